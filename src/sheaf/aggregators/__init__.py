@@ -1,0 +1,5 @@
+"""sheaf.aggregators."""
+
+from __future__ import annotations
+
+__all__: list[str] = []

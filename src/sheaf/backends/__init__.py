@@ -1,0 +1,5 @@
+"""sheaf.backends."""
+
+from __future__ import annotations
+
+__all__: list[str] = []

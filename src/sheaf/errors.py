@@ -1,0 +1,147 @@
+"""sheaf's error tree.
+
+Expected failures of *data* are values, not exceptions: a job that exits non-zero is an event the
+engine records, and a ClassAd data error is the value ``classad.ERROR``.  Exceptions are for input
+that cannot be used at all and for usage mistakes.  Each error also subclasses the matching
+built-in, so callers that know nothing of sheaf can still catch it::
+
+    SheafError                         (Exception)  root of everything sheaf raises on purpose
+    ├── InputError                     (ValueError) bad input -> exit code 2, one clear message
+    │   ├── FormatError                              a file does not parse / breaks its format
+    │   ├── ValidationError                          parses, but the workflow or catalog is invalid
+    │   └── PlanningError                            valid, but no executable workflow can be made
+    ├── UsageError                     (ValueError) wrong command-line usage -> exit code 2
+    └── EngineError                    (RuntimeError) the engine cannot go on (journal unusable, ...)
+
+The ClassAd package is a leaf and defines its own ``ClassAdSyntaxError(ValueError)``; the CLI maps
+it to exit code 2 as well.
+
+Every ``InputError`` carries where the problem is (``path``, ``line``, ``column``, all optional),
+the ``rule`` that was broken (a short phrase) and the offending ``value``; ``str()`` renders them as
+one line such as::
+
+    workflow.yml:42:7: duplicate job id (rule: job ids are unique): 'ID0000002'
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "SheafError",
+    "InputError",
+    "FormatError",
+    "ValidationError",
+    "PlanningError",
+    "UsageError",
+    "EngineError",
+    "Location",
+]
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class Location:
+    """A place in an input file; ``line`` and ``column`` are 1-based."""
+
+    path: str | None = None
+    line: int | None = None
+    column: int | None = None
+
+    def __str__(self) -> str:
+        parts = [self.path or "<input>"]
+        if self.line is not None:
+            parts.append(str(self.line))
+            if self.column is not None:
+                parts.append(str(self.column))
+        return ":".join(parts)
+
+
+class SheafError(Exception):
+    """Root of the errors sheaf raises on purpose."""
+
+
+_NO_VALUE: Any = object()
+
+
+class InputError(SheafError, ValueError):
+    """Input that cannot be used: rendered as one line, exit code 2.
+
+    ``message`` says what is wrong, ``rule`` names the rule broken, ``value`` is the offending value
+    (shown with ``repr``), ``path``/``line``/``column`` say where.  ``detail`` is extra text shown
+    on the following lines (a caret under a source line, a cycle's path).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        rule: str | None = None,
+        value: Any = _NO_VALUE,
+        path: str | None = None,
+        line: int | None = None,
+        column: int | None = None,
+        detail: str | None = None,
+    ) -> None:
+        self.message = message
+        self.rule = rule
+        self.value = value
+        self.path = path
+        self.line = line
+        self.column = column
+        self.detail = detail
+        super().__init__(self.render())
+
+    @property
+    def has_value(self) -> bool:
+        return self.value is not _NO_VALUE
+
+    @property
+    def location(self) -> Location:
+        return Location(self.path, self.line, self.column)
+
+    def located(
+        self, path: str | None = None, line: int | None = None, column: int | None = None
+    ) -> InputError:
+        """Fill in the location where it is still unknown (returns self, updated)."""
+        if self.path is None and path is not None:
+            self.path = path
+        if self.line is None and line is not None:
+            self.line = line
+            self.column = column
+        self.args = (self.render(),)
+        return self
+
+    def render(self) -> str:
+        head = f"{self.location}: " if (self.path or self.line is not None) else ""
+        text = f"{head}{self.message}"
+        if self.rule:
+            text += f" (rule: {self.rule})"
+        if self.has_value:
+            text += f": {self.value!r}"
+        if self.detail:
+            text += "\n" + self.detail
+        return text
+
+    def __str__(self) -> str:
+        return self.render()
+
+
+class FormatError(InputError):
+    """A file does not parse, or breaks the grammar/schema of its format."""
+
+
+class ValidationError(InputError):
+    """The input parses but is not a valid workflow or catalog (cycle, duplicate id, ...)."""
+
+
+class PlanningError(InputError):
+    """The input is valid but cannot be planned (no site can run a job, bad labelling, ...)."""
+
+
+class UsageError(SheafError, ValueError):
+    """Wrong use of the command line or the API (exit code 2)."""
+
+
+class EngineError(SheafError, RuntimeError):
+    """The engine cannot go on (journal unreadable, run directory unusable)."""

@@ -1,0 +1,5 @@
+"""sheaf.formats."""
+
+from __future__ import annotations
+
+__all__: list[str] = []

@@ -1,0 +1,5 @@
+"""sheaf.model."""
+
+from __future__ import annotations
+
+__all__: list[str] = []
