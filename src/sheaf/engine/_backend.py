@@ -1,0 +1,46 @@
+# src/sheaf/engine/_backend.py   -- OWNED BY "engine"; written first, verbatim as below, then only extended
+from __future__ import annotations
+from dataclasses import dataclass, field
+from typing import Mapping, Protocol, Sequence
+from sheaf.classad import ClassAd
+
+@dataclass(frozen=True, slots=True)
+class Launch:
+    key: str                  # unique per attempt: f"{node}#{attempt}" (plus a run id if needed)
+    node: str                 # DAG node name
+    attempt: int              # retry number, 0 on the first try (== DAGNodeRetry)
+    argv: tuple[str, ...]     # executable + arguments, exec'd directly (never a shell)
+    env: Mapping[str, str]    # the complete environment of the process
+    cwd: str                  # initialdir
+    stdout: str               # file path (created/truncated by the backend)
+    stderr: str               # file path (may equal stdout)
+    job_ad: ClassAd           # job ClassAd: RequestCpus/RequestMemory/RequestDisk (expressions allowed),
+                              #   Requirements, Rank, JobUniverse/"Universe" ("vanilla"|"local"|...),
+                              #   ConcurrencyLimits, DAGNodeRetry, JobPrio, Owner, Cmd, ...
+    priority: int = 0         # DAG node PRIORITY (higher first)
+
+@dataclass(frozen=True, slots=True)
+class Exited:
+    key: str
+    exit_code: int | None     # None when killed by a signal
+    signal: int | None
+    reason: str | None        # why the backend stopped it, e.g. "memory usage 1536 MB exceeded request 1024 MB"
+    started: float            # wall-clock (time.time()) when the process started
+    ended: float
+    slot: str | None = None   # e.g. "slot1_1@localhost"
+
+@dataclass(frozen=True, slots=True)
+class Held:
+    key: str
+    reason: str               # the job can never run as submitted (no slot could ever match, bad request_* expression,
+                              # unexpandable $$(...)); the engine treats it as a failed attempt with this reason
+
+Event = Exited | Held
+
+class Backend(Protocol):
+    def submit(self, launch: Launch) -> None: ...       # non-blocking; queue until resources allow
+    def wait(self, timeout: float | None) -> list[Event]: ...  # block up to timeout for >=1 event; [] on timeout
+    def cancel(self, key: str) -> None: ...              # stop a queued or running attempt (no event is reported)
+    def idle(self) -> int: ...                          # attempts submitted but not yet started (for maxidle)
+    def running(self) -> int: ...
+    def close(self) -> None: ...                        # stop everything still running, release all resources
