@@ -1,0 +1,200 @@
+"""The job graph: explicit and file-implied dependencies over dense integer node ids.
+
+``build_graph(workflow)`` numbers the jobs ``0..n-1`` in file order and returns an immutable
+``Graph`` in compressed sparse row form (two ``array('i')`` pairs: parents and children), which is
+what the planner walks at 10^6 jobs.  Edges:
+
+- every explicit dependency (``Workflow.dependencies``);
+- every file-implied one: the job that produces ``f`` (an ``output`` or ``checkpoint`` use) is a
+  parent of every other job that consumes ``f`` (an ``input`` or ``checkpoint`` use).
+
+Duplicate edges are merged; a node's parents and children are kept in ascending id order, so
+every traversal is deterministic whatever ``PYTHONHASHSEED`` is.
+
+Rules checked while building (``ValidationError`` naming the offending value): a dependency names an
+unknown job; a job depends on itself; a file is produced by two jobs.  Cycles are *data*:
+``topological_order`` returns ``None`` when there is one and ``find_cycle`` returns its path.
+
+All traversals are iterative with in-degree counters (graphlib-shaped): O(V + E), no recursion,
+no rescans of parent lists.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Iterable, Sequence
+
+from sheaf.errors import ValidationError
+from sheaf.model._workflow import Workflow
+
+
+class Graph:
+    """An immutable DAG candidate over node ids ``0..n-1`` with string names ``ids[i]``."""
+
+    __slots__ = ("ids", "index", "_pptr", "_parents", "_cptr", "_children")
+
+    def __init__(self, ids: Sequence[str], parent_lists: Sequence[Iterable[int]]) -> None:
+        self.ids = list(ids)
+        self.index = {name: i for i, name in enumerate(self.ids)}
+        n = len(self.ids)
+        pptr = array("l", [0]) * (n + 1)
+        parents = array("i")
+        indeg_children = array("l", [0]) * (n + 1)
+        for i, plist in enumerate(parent_lists):
+            unique = sorted(set(plist))
+            parents.extend(unique)
+            pptr[i + 1] = len(parents)
+            for p in unique:
+                indeg_children[p + 1] += 1
+        # children CSR by counting sort over parents (ascending child ids per parent)
+        cptr = array("l", [0]) * (n + 1)
+        for i in range(n):
+            cptr[i + 1] = cptr[i] + indeg_children[i + 1]
+        fill = array("l", cptr[:n]) if n else array("l")
+        children = array("i", [0]) * len(parents)
+        for child in range(n):
+            for k in range(pptr[child], pptr[child + 1]):
+                p = parents[k]
+                children[fill[p]] = child
+                fill[p] += 1
+        self._pptr, self._parents, self._cptr, self._children = pptr, parents, cptr, children
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    @property
+    def edge_count(self) -> int:
+        return len(self._parents)
+
+    def parents(self, node: int) -> array[int]:
+        return self._parents[self._pptr[node]:self._pptr[node + 1]]
+
+    def children(self, node: int) -> array[int]:
+        return self._children[self._cptr[node]:self._cptr[node + 1]]
+
+    def in_degree(self, node: int) -> int:
+        return self._pptr[node + 1] - self._pptr[node]
+
+    def out_degree(self, node: int) -> int:
+        return self._cptr[node + 1] - self._cptr[node]
+
+    def edges(self) -> Iterable[tuple[int, int]]:
+        """All edges ``(parent, child)``, ordered by child then parent."""
+        pptr, parents = self._pptr, self._parents
+        for child in range(len(self.ids)):
+            for k in range(pptr[child], pptr[child + 1]):
+                yield parents[k], child
+
+    def roots(self) -> list[int]:
+        pptr = self._pptr
+        return [i for i in range(len(self.ids)) if pptr[i + 1] == pptr[i]]
+
+    def topological_order(self) -> list[int] | None:
+        """Kahn's order (smallest ready id first among a level's ties: file order); None on a cycle."""
+        n = len(self.ids)
+        pptr, cptr, children = self._pptr, self._cptr, self._children
+        indeg = [pptr[i + 1] - pptr[i] for i in range(n)]
+        order = [i for i in range(n) if indeg[i] == 0]
+        head = 0
+        while head < len(order):
+            node = order[head]
+            head += 1
+            for k in range(cptr[node], cptr[node + 1]):
+                child = children[k]
+                indeg[child] -= 1
+                if indeg[child] == 0:
+                    order.append(child)
+        return order if len(order) == n else None
+
+    def levels(self, order: Sequence[int] | None = None) -> list[int]:
+        """Level of each node: 1 for a root, else 1 + the maximum level of its parents (O(V+E))."""
+        if order is None:
+            order = self.topological_order()
+            if order is None:
+                raise ValidationError("the workflow has a cycle", rule="the job graph is acyclic",
+                                      value=" -> ".join(self.find_cycle() or []))
+        level = [1] * len(self.ids)
+        cptr, children = self._cptr, self._children
+        for node in order:
+            next_level = level[node] + 1
+            for k in range(cptr[node], cptr[node + 1]):
+                child = children[k]
+                if level[child] < next_level:
+                    level[child] = next_level
+        return level
+
+    def find_cycle(self) -> list[str] | None:
+        """A cycle's path as job ids (first id repeated at the end), or None if acyclic."""
+        n = len(self.ids)
+        pptr, parents, cptr, children = self._pptr, self._parents, self._cptr, self._children
+        indeg = [pptr[i + 1] - pptr[i] for i in range(n)]
+        stack = [i for i in range(n) if indeg[i] == 0]
+        removed = [False] * n
+        while stack:
+            node = stack.pop()
+            removed[node] = True
+            for k in range(cptr[node], cptr[node + 1]):
+                child = children[k]
+                indeg[child] -= 1
+                if indeg[child] == 0:
+                    stack.append(child)
+        remaining = [i for i in range(n) if not removed[i]]
+        if not remaining:
+            return None
+        # Every remaining node has a remaining parent: walk parents until a node repeats.
+        seen: dict[int, int] = {}
+        path: list[int] = []
+        node = remaining[0]
+        while node not in seen:
+            seen[node] = len(path)
+            path.append(node)
+            node = next(parents[k] for k in range(pptr[node], pptr[node + 1]) if not removed[parents[k]])
+        cycle = path[seen[node]:]
+        cycle.reverse()  # parent walk -> dependency direction
+        return [self.ids[i] for i in cycle] + [self.ids[cycle[0]]]
+
+
+def build_graph(workflow: Workflow, *, infer: bool = True) -> Graph:
+    """The job graph of ``workflow`` (module docstring); raises ``ValidationError`` on bad references."""
+    ids = list(workflow.jobs)
+    index = {name: i for i, name in enumerate(ids)}
+    parent_lists: list[list[int]] = [[] for _ in ids]
+    for parent, children in workflow.dependencies.items():
+        p = index.get(parent)
+        if p is None:
+            raise ValidationError("a dependency names an unknown job",
+                                  rule="jobDependencies name jobs of the workflow", value=parent)
+        for child in children:
+            c = index.get(child)
+            if c is None:
+                raise ValidationError(f"a dependency of job '{parent}' names an unknown job",
+                                      rule="jobDependencies name jobs of the workflow", value=child)
+            if c == p:
+                raise ValidationError("a job depends on itself", rule="the job graph is acyclic",
+                                      value=parent)
+            parent_lists[c].append(p)
+    if infer:
+        _add_file_edges(workflow, index, parent_lists)
+    return Graph(ids, parent_lists)
+
+
+def _add_file_edges(workflow: Workflow, index: dict[str, int], parent_lists: list[list[int]]) -> None:
+    ids = list(index)
+    producer: dict[str, int] = {}
+    for i, job in enumerate(workflow.jobs.values()):
+        for use in job.uses:
+            if use.type == "input":
+                continue
+            other = producer.setdefault(use.lfn, i)
+            if other != i:
+                raise ValidationError(
+                    f"file '{use.lfn}' is produced by two jobs: '{ids[other]}' and '{job.id}'",
+                    rule="a file has at most one producer", value=use.lfn)
+    for i, job in enumerate(workflow.jobs.values()):
+        for use in job.uses:
+            if use.type == "output":
+                continue
+            p = producer.get(use.lfn)
+            if p is not None and p != i:
+                parent_lists[i].append(p)
+

@@ -1,0 +1,128 @@
+"""Properties: Pegasus/sheaf configuration keys (``pegasus.*``, ``condor.*``, ``dagman.*``, ``sheaf.*``).
+
+A ``Properties`` object is an immutable ``str -> str`` mapping built from layers, later layers
+winning: ``./pegasus.properties`` if present, then ``--conf FILE``, then ``-D key=value`` options
+(the order of ``../shared/CONTRACTS.md``).  Keys are kept as written; lookups are exact, as in
+Pegasus.
+
+Some keys are *profiles* in disguise (the lowest layer of profile precedence): ``condor.X``,
+``dagman.X``, ``env.X``, ``globus.X`` and ``pegasus.X`` where ``X`` is a known Pegasus profile key
+or alias (``pegasus.clusters.size``).  Everything else under ``pegasus.`` is a planner setting
+(``pegasus.clusterer.preference``), and ``dagman.<category>.maxjobs`` is a category throttle, not a
+profile -- ``profiles()`` leaves those out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+
+from sheaf.errors import ValidationError
+from sheaf.model._profiles import (
+    PEGASUS_ALIASES,
+    PEGASUS_KEYS,
+    Profiles,
+    canonical_key,
+)
+
+_TRUE = {"true", "yes", "on", "1"}
+_FALSE = {"false", "no", "off", "0"}
+#: dagman profile keys that may be set from properties (``dagman.retry``); other ``dagman.x.y`` keys
+#: are category settings.
+_DAGMAN_PROFILE_KEYS = {"retry", "priority", "category", "pre", "pre.arguments", "post",
+                        "post.arguments", "post.scope", "abort-dag-on", "maxjobs", "maxidle", "maxpre",
+                        "maxpost"}
+
+
+class Properties(Mapping[str, str]):
+    """An immutable layered mapping of property keys to string values."""
+
+    __slots__ = ("_data", "sources")
+
+    def __init__(self, data: Mapping[str, str] | None = None, sources: tuple[str, ...] = ()) -> None:
+        self._data: dict[str, str] = dict(data or {})
+        self.sources = sources
+
+    @classmethod
+    def layered(cls, *layers: tuple[str, Mapping[str, str]]) -> Properties:
+        """Build from ``(source name, mapping)`` layers, later layers winning."""
+        data: dict[str, str] = {}
+        for _, layer in layers:
+            data.update(layer)
+        return cls(data, tuple(name for name, _ in layers))
+
+    def with_overrides(self, overrides: Mapping[str, str], source: str = "-D") -> Properties:
+        return Properties({**self._data, **overrides}, self.sources + (source,))
+
+    def __getitem__(self, key: str) -> str:
+        return self._data[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __repr__(self) -> str:
+        return f"Properties({self._data!r})"
+
+    def get_bool(self, key: str, default: bool = False) -> bool:
+        raw = self._data.get(key)
+        if raw is None or raw.strip() == "":
+            return default
+        text = raw.strip().lower()
+        if text in _TRUE:
+            return True
+        if text in _FALSE:
+            return False
+        raise ValidationError(f"malformed property '{key}'", rule="must be true or false", value=raw)
+
+    def get_int(self, key: str, default: int | None = None, *, minimum: int | None = None) -> int | None:
+        raw = self._data.get(key)
+        if raw is None or raw.strip() == "":
+            return default
+        try:
+            value = int(raw.strip())
+        except ValueError:
+            raise ValidationError(f"malformed property '{key}'", rule="must be an integer",
+                                  value=raw) from None
+        if minimum is not None and value < minimum:
+            raise ValidationError(f"malformed property '{key}'", rule=f"must be >= {minimum}", value=raw)
+        return value
+
+    def get_str(self, key: str, default: str | None = None) -> str | None:
+        raw = self._data.get(key)
+        return default if raw is None else raw.strip()
+
+    def profiles(self) -> Profiles:
+        """The profile layer these properties define (see the module docstring)."""
+        result: Profiles = {}
+        for key, value in self._data.items():
+            ns, _, rest = key.partition(".")
+            if not rest:
+                continue
+            if ns in ("condor", "env", "globus"):
+                canon, _ = canonical_key(ns, rest)
+            elif ns == "dagman":
+                if rest.lower() not in _DAGMAN_PROFILE_KEYS:
+                    continue
+                canon = rest.lower()
+            elif ns == "pegasus":
+                lowered = rest.lower()
+                canon = lowered if lowered in PEGASUS_KEYS else PEGASUS_ALIASES.get(lowered, "")
+                if not canon:
+                    continue
+            else:
+                continue
+            result.setdefault(ns, {})[canon] = value.strip()
+        return result
+
+    def category_maxjobs(self) -> dict[str, int]:
+        """``dagman.<category>.maxjobs`` throttles (e.g. the seeds' ``dagman.stage-in.maxjobs 4``)."""
+        found: dict[str, int] = {}
+        for key, value in self._data.items():
+            parts = key.split(".")
+            if len(parts) >= 3 and parts[0] == "dagman" and parts[-1].lower() == "maxjobs":
+                category = ".".join(parts[1:-1])
+                found[category] = self.get_int(key, minimum=0) or 0
+        return found
+

@@ -1,0 +1,134 @@
+"""Validation of an abstract workflow against its catalogs, and the summary ``sheaf validate`` prints.
+
+Rules, checked in this order, the first broken one raised as a ``ValidationError`` whose ``value``
+is the offending id or lfn (readers use it to find the line in the file):
+
+1. dependencies name known jobs, no job depends on itself (``build_graph``);
+2. no file is produced by two jobs (``build_graph``);
+3. the graph is acyclic -- the error's detail is the cycle's path ``a -> b -> c -> a``;
+4. with a transformation catalog, every compute job's transformation is declared in it;
+5. profile values that sheaf reads as numbers are numbers (``clusters.size`` = ``"three"`` is an
+   error), on jobs and in every catalog entry.
+
+Duplicate job ids are a reader's concern (the model holds a dict), reported with their line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from sheaf.errors import ValidationError
+from sheaf.model._catalogs import SiteCatalog, TransformationCatalog
+from sheaf.model._graph import Graph, build_graph
+from sheaf.model._profiles import Profiles, check_profile_values, merge_profiles
+from sheaf.model._properties import Properties
+from sheaf.model._workflow import Job, Workflow
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    """What ``sheaf validate`` prints about a valid workflow."""
+
+    name: str
+    jobs: int
+    compute_jobs: int
+    subworkflow_jobs: int
+    files: int
+    edges: int
+    levels: int
+    transformations: int
+    sites: tuple[str, ...]
+
+
+def validate(
+    workflow: Workflow,
+    tc: TransformationCatalog | None = None,
+    sc: SiteCatalog | None = None,
+) -> tuple[Graph, list[int], Summary]:
+    """Check ``workflow`` (module docstring); return its graph, levels and summary."""
+    graph = build_graph(workflow)
+    order = graph.topological_order()
+    if order is None:
+        cycle = graph.find_cycle() or []
+        raise ValidationError(
+            "the workflow has a cycle", rule="the job graph is acyclic", value=cycle[0] if cycle else None,
+            detail="cycle: " + " -> ".join(cycle))
+    levels = graph.levels(order)
+    _check_transformations(workflow, tc)
+    _check_profiles(workflow, tc, sc)
+    return graph, levels, _summary(workflow, graph, levels, tc, sc)
+
+
+def _check_transformations(workflow: Workflow, tc: TransformationCatalog | None) -> None:
+    if tc is None:
+        return
+    for job in workflow.jobs.values():
+        if job.is_subworkflow:
+            continue
+        if tc.lookup(job.namespace, job.name, job.version) is None:
+            many = tc.candidates(job.namespace, job.name, job.version)
+            why = (f"ambiguous: {', '.join(t.fqn for t in many)} all match" if many
+                   else "not in the transformation catalog")
+            raise ValidationError(
+                f"job '{job.id}' uses transformation '{job.transformation}', {why}",
+                rule="every compute job's transformation is declared", value=job.id)
+
+
+def _check_profiles(workflow: Workflow, tc: TransformationCatalog | None, sc: SiteCatalog | None) -> None:
+    for job in workflow.jobs.values():
+        if job.profiles:
+            check_profile_values(job.profiles, subject=f"job '{job.id}'")
+    for transformation in tc or ():
+        check_profile_values(transformation.profiles, subject=f"transformation '{transformation.fqn}'")
+        for entry in transformation.sites:
+            check_profile_values(entry.profiles,
+                                 subject=f"transformation '{transformation.fqn}' on site '{entry.name}'")
+    for site in sc or ():
+        check_profile_values(site.profiles, subject=f"site '{site.name}'")
+
+
+def _summary(workflow: Workflow, graph: Graph, levels: list[int], tc: TransformationCatalog | None,
+             sc: SiteCatalog | None) -> Summary:
+    files: set[str] = set()
+    transformations: set[tuple[str | None, str, str | None]] = set()
+    subworkflows = 0
+    for job in workflow.jobs.values():
+        files.update(use.lfn for use in job.uses)
+        if job.is_subworkflow:
+            subworkflows += 1
+        else:
+            transformations.add((job.namespace, job.name, job.version))
+    sites: set[str] = set(sc.sites) if sc else set()
+    for transformation in tc or ():
+        sites.update(entry.name for entry in transformation.sites)
+    return Summary(
+        name=workflow.name, jobs=len(workflow.jobs), compute_jobs=len(workflow.jobs) - subworkflows,
+        subworkflow_jobs=subworkflows, files=len(files), edges=graph.edge_count,
+        levels=max(levels, default=0), transformations=len(transformations), sites=tuple(sorted(sites)))
+
+
+def effective_profiles(
+    job: Job,
+    site: str | None,
+    tc: TransformationCatalog | None = None,
+    sc: SiteCatalog | None = None,
+    properties: Properties | Mapping[str, Mapping[str, str]] | None = None,
+) -> Profiles:
+    """A job's profiles on ``site`` with the seeds' precedence (lowest first):
+
+    properties < the job in the workflow < the site catalog entry of ``site`` < the transformation
+    catalog (transformation-level profiles, then those of its entry for ``site``).
+    """
+    prop_layer = properties.profiles() if isinstance(properties, Properties) else properties
+    site_entry = sc.get(site) if (sc is not None and site is not None) else None
+    transformation = (tc.lookup(job.namespace, job.name, job.version)
+                      if tc is not None and not job.is_subworkflow else None)
+    tc_site = transformation.site(site) if (transformation is not None and site is not None) else None
+    return merge_profiles(
+        prop_layer,
+        job.profiles,
+        site_entry.profiles if site_entry else None,
+        transformation.profiles if transformation else None,
+        tc_site.profiles if tc_site else None,
+    )

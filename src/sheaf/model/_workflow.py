@@ -1,0 +1,137 @@
+"""The abstract workflow: jobs, the files they use, and their explicit dependencies.
+
+Designed for 10^6 jobs: records are slotted dataclasses; sequences are tuples; empty profile,
+hook and metadata mappings share one immutable empty mapping instead of a dict per job.  The
+model is read-only by convention: readers build it, later stages derive new structures from it
+(the planner never edits an abstract job).
+
+Invariants (enforced by readers and by ``validate``):
+
+- ``Workflow.jobs`` maps each job id to its job, in file order; ids are unique.
+- ``Workflow.dependencies`` holds the *explicit* dependencies (``jobDependencies``, DAX
+  ``<child>/<parent>``) as ``parent id -> children ids``, in file order.  Dependencies implied by
+  files (a job that consumes a file another job produces depends on it) are not stored here: the
+  graph builder (``sheaf.model.build_graph``) adds them, so a round trip keeps what the user wrote.
+- Job arguments mix strings and ``FileRef`` (DAX ``<filename file=.../>``); Pegasus 5 YAML holds only
+  strings, so a YAML round trip never creates a ``FileRef``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from sheaf.model._empty import EMPTY
+from sheaf.model._catalogs import ReplicaCatalog, SiteCatalog, TransformationCatalog
+
+JobType = Literal["job", "pegasusWorkflow", "condorWorkflow"]
+UseType = Literal["input", "output", "checkpoint"]
+JOB_TYPES: tuple[JobType, ...] = ("job", "pegasusWorkflow", "condorWorkflow")
+USE_TYPES: tuple[UseType, ...] = ("input", "output", "checkpoint")
+
+
+
+@dataclass(frozen=True, slots=True)
+class FileRef:
+    """A file named inside a job's arguments (DAX ``<filename file="f.a"/>``)."""
+
+    lfn: str
+
+    def __str__(self) -> str:
+        return self.lfn
+
+
+@dataclass(frozen=True, slots=True)
+class Use:
+    """One job's use of one logical file.
+
+    ``stage_out`` and ``register_replica`` matter for outputs and checkpoints, ``bypass_staging`` for
+    inputs.  The record's defaults are all false; readers apply their format's defaults (an output
+    without ``stageOut``/``registerReplica`` is staged out and registered, as in DAX 3 and the
+    Pegasus API).
+    """
+
+    lfn: str
+    type: UseType = "input"
+    stage_out: bool = False
+    register_replica: bool = False
+    optional: bool = False
+    bypass_staging: bool = False
+    size: int | None = None
+    metadata: Mapping[str, str] = EMPTY
+
+    @property
+    def produces(self) -> bool:
+        return self.type != "input"
+
+    @property
+    def consumes(self) -> bool:
+        return self.type != "output"
+
+
+Argument = str | FileRef
+
+
+@dataclass(slots=True, eq=True)
+class Job:
+    """An abstract job: a compute job (``type == "job"``) or a sub-workflow job.
+
+    For a compute job ``name``/``namespace``/``version`` name its transformation.  For
+    ``pegasusWorkflow``/``condorWorkflow`` jobs ``file`` is the lfn of the workflow or DAG file and
+    ``name`` repeats it (as Pegasus does).
+    """
+
+    id: str
+    name: str
+    namespace: str | None = None
+    version: str | None = None
+    type: JobType = "job"
+    arguments: tuple[Argument, ...] = ()
+    uses: tuple[Use, ...] = ()
+    profiles: Mapping[str, Mapping[str, str]] = EMPTY
+    node_label: str | None = None
+    file: str | None = None
+    stdin: str | None = None
+    stdout: str | None = None
+    stderr: str | None = None
+    hooks: Mapping[str, Any] = EMPTY
+    metadata: Mapping[str, str] = EMPTY
+
+    @property
+    def is_subworkflow(self) -> bool:
+        return self.type != "job"
+
+    @property
+    def transformation(self) -> str:
+        """``namespace::name:version`` with absent parts omitted."""
+        return transformation_fqn(self.namespace, self.name, self.version)
+
+
+def transformation_fqn(namespace: str | None, name: str, version: str | None) -> str:
+    text = f"{namespace}::{name}" if namespace else name
+    return f"{text}:{version}" if version else text
+
+
+@dataclass(slots=True, eq=True)
+class Workflow:
+    """An abstract workflow (Pegasus 5.0 YAML, DAX 3 or WfCommons, all read into this)."""
+
+    name: str
+    jobs: dict[str, Job] = field(default_factory=dict)
+    dependencies: dict[str, list[str]] = field(default_factory=dict)
+    transformation_catalog: TransformationCatalog | None = None
+    site_catalog: SiteCatalog | None = None
+    replica_catalog: ReplicaCatalog | None = None
+    hooks: Mapping[str, Any] = EMPTY
+    metadata: Mapping[str, str] = EMPTY
+    #: ``pegasus:`` format version of the file read (``"5.0"``); informative only.
+    format_version: str = "5.0"
+    #: the ``x-pegasus`` header (apiLang, createdBy, createdOn), kept through a round trip.
+    header: Mapping[str, Any] = EMPTY
+
+    def add_dependency(self, parent: str, *children: str) -> None:
+        self.dependencies.setdefault(parent, []).extend(children)
+
+    def __len__(self) -> int:
+        return len(self.jobs)

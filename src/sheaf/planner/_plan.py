@@ -1,0 +1,84 @@
+"""The executable workflow: what the planner produces and codegen writes out.
+
+An ``ExecutableWorkflow`` is a DAG of ``ExecJob`` records over dense ids ``0..n-1`` (list order is
+the deterministic output order).  Each executable job runs one or more abstract tasks:
+
+- ``compute``: one abstract compute job, ``tasks == (its id,)``, ``aggregator is None``;
+- ``cluster``: several abstract jobs of one site run by an aggregator (``seqexec`` | ``mpiexec`` |
+  ``decaf``), ``tasks`` in the order they run (topological within the cluster);
+- ``subworkflow``: a ``pegasusWorkflow``/``condorWorkflow`` job, ``tasks == (its id,)``;
+- auxiliary jobs (``stage_in``, ``stage_out``, ``inter_site``, ``create_dir``, ``cleanup``,
+  ``register``) run no abstract task, ``tasks == ()`` (later work: data staging).
+
+Every task carries the ``Task`` record of how it runs: its executable (pfn on its site), its argv
+(file references already rendered as lfns) and its effective profiles.  A cluster's own
+``profiles`` are the combination of its tasks' (runtime summed, memory max, ...).
+
+Invariants (tested by the planner's property tests, relied on by codegen):
+- every abstract compute/sub-workflow job id appears in exactly one job's ``tasks``;
+- ``edges`` are unique ``(parent, child)`` pairs of job ids, the graph is acyclic;
+- for every abstract edge a -> b whose tasks land in different jobs A != B, B is reachable from A;
+- a cluster's tasks share one site; a horizontal cluster's tasks share level and transformation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+from sheaf.model import Profiles, Properties, Workflow
+
+JobKind = Literal["compute", "cluster", "stage_in", "stage_out", "inter_site", "create_dir", "cleanup",
+                  "register", "subworkflow"]
+Aggregator = Literal["seqexec", "mpiexec", "decaf"]
+JOB_KINDS: tuple[JobKind, ...] = ("compute", "cluster", "stage_in", "stage_out", "inter_site",
+                                  "create_dir", "cleanup", "register", "subworkflow")
+
+
+@dataclass(frozen=True, slots=True)
+class Task:
+    """How one abstract job runs on its site."""
+
+    id: str                      # abstract job id
+    transformation: str          # namespace::name:version
+    executable: str              # pfn on the job's site
+    argv: tuple[str, ...]        # arguments (not including the executable)
+    profiles: Profiles           # effective profiles (TC > site > job > properties)
+    level: int
+
+
+@dataclass(slots=True)
+class ExecJob:
+    """One node of the executable workflow (one DAGMan JOB)."""
+
+    id: str                               # DAG node name, e.g. preprocess_ID0000001, merge_..._PID2_ID1
+    type: JobKind
+    site: str | None
+    transformation: str | None            # shared transformation of its tasks, else None
+    level: int
+    tasks: tuple[Task, ...] = ()
+    aggregator: Aggregator | None = None
+    profiles: Profiles = field(default_factory=dict)
+    executable: str | None = None         # what the submit description runs (aggregator pfn for clusters)
+    arguments: tuple[str, ...] = ()       # its arguments (aggregator options for clusters)
+    label: str | None = None              # label value for label/whole clusters
+
+    @property
+    def task_ids(self) -> list[str]:
+        return [task.id for task in self.tasks]
+
+
+@dataclass(slots=True)
+class ExecutableWorkflow:
+    name: str
+    workflow: Workflow                    # the abstract workflow it was planned from
+    properties: Properties
+    jobs: list[ExecJob] = field(default_factory=list)
+    edges: list[tuple[int, int]] = field(default_factory=list)
+    sites: tuple[str, ...] = ()           # --sites
+    output_sites: tuple[str, ...] = ()    # --output-sites (recorded; used by data staging later)
+    clustering: tuple[str, ...] = ()      # --cluster techniques in order
+    notes: list[str] = field(default_factory=list)      # what -v prints (merged-profile notes, ...)
+    warnings: list[str] = field(default_factory=list)   # printed always
+    metadata: Mapping[str, str] = field(default_factory=dict)
