@@ -1,0 +1,247 @@
+"""WfCommons workflow JSON (WfFormat schema 1.4 and 1.5) <-> the abstract workflow.
+
+WfCommons traces are real executions of real workflows; sheaf reads them as abstract workflows so
+they can be planned, clustered and simulated.  Mapping (read):
+
+- each task becomes a compute job; its id is the task's ``id`` (``name`` when there is no id);
+- the transformation is ``command.program`` (its basename; the trace has no category field), and
+  when a task has no command, the task name with its ``_ID...`` suffix removed;
+- ``command.arguments`` become the job's arguments (strings);
+- ``runtimeInSeconds`` (1.3 and older: ``runtime``) becomes the pegasus profile ``runtime``, and
+  ``coreCount``/``cores`` the pegasus profile ``cores``;
+- input files become ``input`` uses, output files ``output`` uses (staged out and registered, the
+  Pegasus defaults), with ``sizeInBytes`` as the use's size;
+- ``parents``/``children`` become explicit dependencies (merged, deduplicated, in file order).
+
+Schema 1.5 splits the document into ``workflow.specification`` (tasks, files) and
+``workflow.execution`` (tasks with runtime and command); schema 1.4 keeps everything in
+``workflow.tasks`` with per-task ``files`` carrying a ``link``.  Both are read; 1.5 is written.
+
+Bad input (malformed JSON, a missing ``workflow``, a task without an id, a duplicate id, a parent
+naming an unknown task) is a ``FormatError`` with the file, the line found for the offending
+value, the rule and the value.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from sheaf.errors import FormatError, InputError
+from sheaf.model import Job, Use, Workflow, stringify
+
+_TASK_ID_SUFFIX = "_ID"
+
+
+def read_wfcommons(path: str | os.PathLike[str], *, warnings: list[str] | None = None) -> Workflow:
+    """Read a WfCommons JSON file into a ``Workflow`` (mapping in the module docstring)."""
+    data = Path(path).read_bytes()
+    try:
+        return loads_wfcommons(data, source=str(path), warnings=warnings)
+    except InputError as exc:
+        if exc.line is None:
+            exc.located(str(path), *_locate(data, exc.value if exc.has_value else None))
+        raise exc.located(str(path))
+
+
+def loads_wfcommons(data: bytes | str, *, source: str = "<wfcommons>",
+                    warnings: list[str] | None = None) -> Workflow:
+    raw = data.encode() if isinstance(data, str) else data
+    try:
+        doc = msgspec.json.decode(raw)
+    except msgspec.DecodeError as exc:
+        line, column = _byte_position(raw, str(exc))
+        raise FormatError("malformed JSON", rule="WfCommons files are JSON", value=str(exc),
+                          path=source, line=line, column=column) from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("workflow"), dict):
+        raise FormatError("not a WfCommons workflow", rule="a top-level object with a 'workflow' object",
+                          value=type(doc).__name__, path=source, line=1)
+    workflow = doc["workflow"]
+    if "specification" in workflow:
+        tasks = _tasks_15(workflow)
+    else:
+        tasks = _tasks_14(workflow)
+    return _build(doc, tasks)
+
+
+def _tasks_15(workflow: Mapping[str, Any]) -> list[dict[str, Any]]:
+    spec = workflow["specification"]
+    if not isinstance(spec, dict) or not isinstance(spec.get("tasks"), list):
+        raise FormatError("workflow.specification has no task list", rule="schema 1.5: specification.tasks",
+                          value="specification")
+    sizes = {f.get("id"): f.get("sizeInBytes") for f in spec.get("files", ()) if isinstance(f, dict)}
+    execution = {t.get("id"): t for t in (workflow.get("execution") or {}).get("tasks", ())
+                 if isinstance(t, dict)}
+    tasks = []
+    for task in spec["tasks"]:
+        if not isinstance(task, dict):
+            raise FormatError("a task is not an object", rule="tasks are objects", value=task)
+        tid = _task_id(task)
+        run = execution.get(tid, {})
+        files = [(f, "input", sizes.get(f)) for f in task.get("inputFiles", ())]
+        files += [(f, "output", sizes.get(f)) for f in task.get("outputFiles", ())]
+        tasks.append({"id": tid, "name": task.get("name", tid), "parents": task.get("parents", ()),
+                      "children": task.get("children", ()), "files": files,
+                      "command": run.get("command") or task.get("command"),
+                      "runtime": run.get("runtimeInSeconds", task.get("runtimeInSeconds")),
+                      "cores": run.get("coreCount", task.get("coreCount"))})
+    return tasks
+
+
+def _tasks_14(workflow: Mapping[str, Any]) -> list[dict[str, Any]]:
+    raw_tasks = workflow.get("tasks", workflow.get("jobs"))
+    if not isinstance(raw_tasks, list):
+        raise FormatError("workflow has no task list", rule="schema 1.4: workflow.tasks", value="workflow")
+    tasks = []
+    for task in raw_tasks:
+        if not isinstance(task, dict):
+            raise FormatError("a task is not an object", rule="tasks are objects", value=task)
+        files = []
+        for f in task.get("files", ()):
+            link = f.get("link")
+            if link not in ("input", "output"):
+                raise FormatError("a file's link must be 'input' or 'output'", rule="files[].link", value=link)
+            files.append((f.get("name", f.get("id")), link, f.get("sizeInBytes", f.get("size"))))
+        tasks.append({"id": _task_id(task), "name": task.get("name"), "parents": task.get("parents", ()),
+                      "children": task.get("children", ()), "files": files, "command": task.get("command"),
+                      "runtime": task.get("runtimeInSeconds", task.get("runtime")),
+                      "cores": task.get("cores", task.get("coreCount"))})
+    return tasks
+
+
+def _task_id(task: Mapping[str, Any]) -> str:
+    tid = task.get("id", task.get("name"))
+    if not isinstance(tid, (str, int)) or tid == "":
+        raise FormatError("a task has no id", rule="every task has an 'id' (or a 'name')", value=task.get("id"))
+    return str(tid)
+
+
+def _transformation(task: Mapping[str, Any]) -> str:
+    command = task.get("command")
+    if isinstance(command, dict) and command.get("program"):
+        return os.path.basename(str(command["program"])) or str(command["program"])
+    name = str(task.get("name") or task["id"])
+    cut = name.rfind(_TASK_ID_SUFFIX)
+    return name[:cut] if cut > 0 else name
+
+
+def _build(doc: Mapping[str, Any], tasks: list[dict[str, Any]]) -> Workflow:
+    wf = Workflow(name=str(doc.get("name") or "workflow"), format_version=str(doc.get("schemaVersion", "1.5")))
+    by_name: dict[str, str] = {}
+    for task in tasks:
+        job = _job(task)
+        if job.id in wf.jobs:
+            raise FormatError("duplicate task id", rule="task ids are unique", value=job.id)
+        wf.jobs[job.id] = job
+        if task["name"] is not None:
+            by_name.setdefault(str(task["name"]), job.id)
+    seen: dict[str, set[str]] = {}
+    for task in tasks:
+        for parent in task["parents"]:
+            _add_edge(wf, seen, _resolve(wf, by_name, parent, task["id"]), task["id"])
+        for child in task["children"]:
+            _add_edge(wf, seen, task["id"], _resolve(wf, by_name, child, task["id"]))
+    return wf
+
+
+def _job(task: Mapping[str, Any]) -> Job:
+    command = task.get("command") if isinstance(task.get("command"), dict) else {}
+    arguments = tuple(stringify(a) for a in (command or {}).get("arguments", ()) or ())
+    pegasus: dict[str, str] = {}
+    if task.get("runtime") is not None:
+        pegasus["runtime"] = stringify(task["runtime"])
+    if task.get("cores") is not None:
+        pegasus["cores"] = stringify(task["cores"])
+    uses = []
+    for lfn, link, size in task["files"]:
+        output = link == "output"
+        uses.append(Use(str(lfn), link, stage_out=output, register_replica=output,
+                        size=int(size) if isinstance(size, (int, float)) else None))
+    return Job(id=task["id"], name=_transformation(task), arguments=arguments, uses=tuple(uses),
+               profiles={"pegasus": pegasus} if pegasus else {})
+
+
+def _resolve(wf: Workflow, by_name: Mapping[str, str], ref: Any, owner: str) -> str:
+    key = str(ref)
+    if key in wf.jobs:
+        return key
+    if key in by_name:
+        return by_name[key]
+    raise FormatError(f"task '{owner}' names an unknown task", rule="parents/children name tasks of the workflow",
+                      value=key)
+
+
+def _add_edge(wf: Workflow, seen: dict[str, set[str]], parent: str, child: str) -> None:
+    children = seen.setdefault(parent, set())
+    if child not in children:
+        children.add(child)
+        wf.add_dependency(parent, child)
+
+
+def dumps_wfcommons(workflow: Workflow) -> bytes:
+    """The workflow as WfFormat 1.5 JSON (what ``read_wfcommons`` reads back to an equal workflow
+    for workflows that WfCommons can express: compute jobs with runtime/cores profiles)."""
+    children: dict[str, list[str]] = {job_id: [] for job_id in workflow.jobs}
+    parents: dict[str, list[str]] = {job_id: [] for job_id in workflow.jobs}
+    for parent, kids in workflow.dependencies.items():
+        for child in kids:
+            children[parent].append(child)
+            parents[child].append(parent)
+    files: dict[str, int | None] = {}
+    spec_tasks, exec_tasks = [], []
+    for job in workflow.jobs.values():
+        for use in job.uses:
+            if files.get(use.lfn) is None:
+                files[use.lfn] = use.size
+        spec_tasks.append({
+            "name": job.id, "id": job.id, "children": children[job.id], "parents": parents[job.id],
+            "inputFiles": [u.lfn for u in job.uses if u.type == "input"],
+            "outputFiles": [u.lfn for u in job.uses if u.type != "input"]})
+        run: dict[str, Any] = {"id": job.id, "command": {"program": job.name, "arguments": [str(a) for a in job.arguments]}}
+        pegasus = job.profiles.get("pegasus", {})
+        if "runtime" in pegasus:
+            run["runtimeInSeconds"] = float(pegasus["runtime"])
+        if "cores" in pegasus:
+            run["coreCount"] = int(float(pegasus["cores"]))
+        exec_tasks.append(run)
+    doc = {
+        "name": workflow.name, "schemaVersion": "1.5",
+        "workflow": {
+            "specification": {"tasks": spec_tasks,
+                              "files": [{"id": lfn, **({"sizeInBytes": size} if size is not None else {})}
+                                        for lfn, size in files.items()]},
+            "execution": {"tasks": exec_tasks}}}
+    return msgspec.json.format(msgspec.json.encode(doc), indent=1)
+
+
+def write_wfcommons(workflow: Workflow, path: str | os.PathLike[str]) -> None:
+    Path(path).write_bytes(dumps_wfcommons(workflow))
+
+
+def _byte_position(raw: bytes, message: str) -> tuple[int | None, int | None]:
+    marker = "(byte "
+    at = message.rfind(marker)
+    if at < 0:
+        return None, None
+    try:
+        offset = int(message[at + len(marker):].rstrip(")"))
+    except ValueError:
+        return None, None
+    line = raw.count(b"\n", 0, offset) + 1
+    return line, offset - (raw.rfind(b"\n", 0, offset) + 1) + 1
+
+
+def _locate(raw: bytes, value: Any) -> tuple[int | None, int | None]:
+    """Line and column of the first JSON string equal to ``value`` (error path only)."""
+    if value is None:
+        return None, None
+    needle = msgspec.json.encode(str(value))
+    offset = raw.find(needle)
+    if offset < 0:
+        return None, None
+    line = raw.count(b"\n", 0, offset) + 1
+    return line, offset - (raw.rfind(b"\n", 0, offset) + 1) + 1
