@@ -1,0 +1,229 @@
+"""Concurrency limits that hold across every sheaf run on this machine at once.
+
+HTCondor keeps concurrency limits in the negotiator, so they bind every workflow of the pool;
+sheaf has no daemon, so the counts live in a machine-wide store that each run opens:
+
+- **Store**: ``limits.sqlite`` in the state directory (env ``SHEAF_STATE_DIR``, else
+  ``~/.local/state/sheaf/``), SQLite in WAL mode.  One table of *holdings*: (owner, key, name,
+  weight), one row per limit name a running job holds.
+- **Grant**: ``try_acquire(key, demand)`` runs in one ``BEGIN IMMEDIATE`` transaction (a write lock
+  taken before reading, so two runs never both see the same free capacity): it sums the holdings of
+  every name in the demand, and inserts the demand's rows only if, for every name,
+  ``held + weight <= limit``.  All or nothing; never blocks beyond SQLite's short busy wait.
+- **Owners** are identified by pid *and* process start time (``/proc/<pid>/stat`` field 22), so a
+  recycled pid is not mistaken for the run that died.  Holdings of an owner that no longer exists
+  (a run killed with ``kill -9``) are deleted when the store is opened and whenever a demand is
+  refused (at most once a second), so a crash never leaks capacity for long.
+- **Limits** (the maxima) come from this run's pool configuration: ``<NAME>_LIMIT``, then
+  ``CONCURRENCY_LIMIT_DEFAULT_<PREFIX>`` for a dotted name, then ``CONCURRENCY_LIMIT_DEFAULT``, then
+  HTCondor's built-in default (in effect unlimited) -- as HTCondor's negotiator looks them up.
+- Names are case-insensitive (folded to lower case); weights come from ``"a, b:2"``.
+
+Jobs of the local universe never come here (the backend skips them), as in HTCondor.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import sqlite3
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+from sheaf.engine._slotconfig import PoolConfig
+from sheaf.errors import FormatError
+
+__all__ = ["ConcurrencyLimits", "Demand", "parse_limits", "state_dir"]
+
+STATE_ENV = "SHEAF_STATE_DIR"
+HTCONDOR_DEFAULT_LIMIT = 2308032.0
+_SPLIT = re.compile(r"[\s,]+")
+
+Demand = tuple[tuple[str, float], ...]
+"""What one job consumes: ``((name, weight), ...)``, names lower-cased, in declaration order."""
+_RECLAIM_EVERY = 1.0
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS holdings (
+    owner_pid   INTEGER NOT NULL,
+    owner_start INTEGER NOT NULL,
+    key         TEXT    NOT NULL,
+    name        TEXT    NOT NULL,
+    weight      REAL    NOT NULL,
+    PRIMARY KEY (owner_pid, owner_start, key, name)
+);
+CREATE INDEX IF NOT EXISTS holdings_by_name ON holdings (name);
+"""
+
+
+def parse_limits(text: str) -> Demand:
+    """``"a, b:2"`` -> ``(("a", 1.0), ("b", 2.0))``; a repeated name adds up, a bad weight counts 1."""
+    totals: dict[str, float] = {}
+    for item in _SPLIT.split(text.strip()):
+        name, _, weight_text = item.partition(":")
+        if name:
+            totals[name.lower()] = totals.get(name.lower(), 0.0) + _weight(weight_text)
+    return tuple(totals.items())
+
+
+def _weight(text: str) -> float:
+    try:
+        weight = float(text) if text else 1.0
+    except ValueError:
+        return 1.0
+    return weight if weight > 0 and math.isfinite(weight) else 1.0
+
+
+def state_dir() -> Path:
+    """The machine-wide state directory (created on demand by the users of it)."""
+    explicit = os.environ.get(STATE_ENV)
+    return Path(explicit) if explicit else Path("~/.local/state/sheaf").expanduser()
+
+
+def process_start(pid: int) -> int | None:
+    """The start time of ``pid`` in clock ticks since boot, or None if there is no such process."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            stat = handle.read()
+    except OSError:
+        return None
+    # The command name (field 2) may hold spaces and parentheses: split after the last ')'.
+    fields = stat[stat.rindex(b")") + 2:].split()
+    return int(fields[19])
+
+
+class ConcurrencyLimits:
+    """Machine-wide counting semaphores for named limits (see the module docstring)."""
+
+    def __init__(self, config: Mapping[str, object] | None = None, *, path: str | os.PathLike[str] | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self._knobs = _limit_knobs(config)
+        self._maxima: dict[str, float] = {}
+        self.path = Path(path) if path is not None else state_dir() / "limits.sqlite"
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._pid = os.getpid()
+        start = process_start(self._pid)
+        self._start = start if start is not None else 0
+        self._clock = clock
+        self._last_reclaim = float("-inf")
+        self._db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.executescript(_SCHEMA)
+        self._granted = 0
+        self._refused = 0
+        self.reclaim()
+
+    def limit(self, name: str) -> float:
+        """The maximum configured for ``name``."""
+        key = name.lower()
+        found = self._maxima.get(key)
+        if found is None:
+            found = self._maxima[key] = self._lookup(key.upper())
+        return found
+
+    def _lookup(self, upper: str) -> float:
+        candidates = [f"{upper}_LIMIT"]
+        if "." in upper:
+            candidates.append(f"CONCURRENCY_LIMIT_DEFAULT_{upper.split('.', 1)[0]}")
+        candidates.append("CONCURRENCY_LIMIT_DEFAULT")
+        for candidate in candidates:
+            if candidate in self._knobs:
+                return self._knobs[candidate]
+        return HTCONDOR_DEFAULT_LIMIT
+
+    def try_acquire(self, key: str, demand: Demand | str) -> bool:
+        """Grant every limit of ``demand`` to ``key`` or none of them; never blocks."""
+        wanted = parse_limits(demand) if isinstance(demand, str) else demand
+        if not wanted:
+            return True
+        if self._grant(key, wanted):
+            self._granted += 1
+            return True
+        if self._clock() - self._last_reclaim >= _RECLAIM_EVERY and self.reclaim() and self._grant(key, wanted):
+            self._granted += 1
+            return True
+        self._refused += 1
+        return False
+
+    def _grant(self, key: str, demand: Demand) -> bool:
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            for name, weight in demand:
+                (held,) = db.execute("SELECT COALESCE(SUM(weight), 0) FROM holdings WHERE name = ?",
+                                     (name,)).fetchone()
+                if held + weight > self.limit(name):
+                    db.execute("ROLLBACK")
+                    return False
+            db.executemany("INSERT OR REPLACE INTO holdings VALUES (?, ?, ?, ?, ?)",
+                           [(self._pid, self._start, key, name, weight) for name, weight in demand])
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        return True
+
+    def release(self, key: str) -> None:
+        """Give back everything ``key`` holds (a no-op if it holds nothing)."""
+        self._db.execute("DELETE FROM holdings WHERE owner_pid = ? AND owner_start = ? AND key = ?",
+                         (self._pid, self._start, key))
+
+    def release_all(self) -> None:
+        """Give back everything this process holds."""
+        self._db.execute("DELETE FROM holdings WHERE owner_pid = ? AND owner_start = ?",
+                         (self._pid, self._start))
+
+    def reclaim(self) -> int:
+        """Delete the holdings of owners that no longer run; returns how many owners were gone."""
+        self._last_reclaim = self._clock()
+        owners = self._db.execute("SELECT DISTINCT owner_pid, owner_start FROM holdings").fetchall()
+        dead = [(pid, start) for pid, start in owners if process_start(pid) != start]
+        if dead:
+            self._db.executemany("DELETE FROM holdings WHERE owner_pid = ? AND owner_start = ?", dead)
+        return len(dead)
+
+    def usage(self) -> dict[str, float]:
+        """Machine-wide usage per limit name (every run's holdings), sorted by name."""
+        rows = self._db.execute("SELECT name, SUM(weight) FROM holdings GROUP BY name ORDER BY name")
+        return {name: float(total) for name, total in rows}
+
+    def statistics(self) -> dict[str, object]:
+        usage = self.usage()
+        return {
+            "granted": self._granted,
+            "refused": self._refused,
+            "limits": {name: (used, self.limit(name)) for name, used in usage.items()},
+        }
+
+    def close(self) -> None:
+        """Release this process's holdings and close the store."""
+        try:
+            self.release_all()
+        finally:
+            self._db.close()
+
+
+def _limit_knobs(config: Mapping[str, object] | None) -> dict[str, float]:
+    """The limit knobs of a configuration (``*_LIMIT``, ``CONCURRENCY_LIMIT_DEFAULT*``)."""
+    knobs: dict[str, float] = {}
+    for key in config or {}:
+        upper = key.upper()
+        if not (upper.endswith("_LIMIT") or upper.startswith("CONCURRENCY_LIMIT_DEFAULT")):
+            continue
+        value = config[key] if config is not None else None
+        try:
+            number = float(str(value).strip())
+        except ValueError:
+            number = -1.0
+        if not number >= 0:
+            raise _bad_limit(config, key, value)
+        knobs[upper] = number
+    return knobs
+
+
+def _bad_limit(config: Mapping[str, object] | None, key: str, value: object) -> FormatError:
+    if isinstance(config, PoolConfig):
+        return config.error(key, "not a limit", "a concurrency limit is a number >= 0")
+    return FormatError(f"{key}: not a limit", rule="a concurrency limit is a number >= 0", value=value)
