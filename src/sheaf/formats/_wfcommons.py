@@ -73,19 +73,22 @@ def _tasks_15(workflow: Mapping[str, Any]) -> list[dict[str, Any]]:
     if not isinstance(spec, dict) or not isinstance(spec.get("tasks"), list):
         raise FormatError("workflow.specification has no task list", rule="schema 1.5: specification.tasks",
                           value="specification")
-    sizes = {f.get("id"): f.get("sizeInBytes") for f in spec.get("files", ()) if isinstance(f, dict)}
-    execution = {t.get("id"): t for t in (workflow.get("execution") or {}).get("tasks", ())
-                 if isinstance(t, dict)}
+    sizes = {f.get("id"): f.get("sizeInBytes") for f in _list(spec, "files") if isinstance(f, dict)}
+    execution_doc = workflow.get("execution") or {}
+    if not isinstance(execution_doc, dict):
+        raise FormatError("workflow.execution is not an object", rule="schema 1.5: execution.tasks",
+                          value="execution")
+    execution = {t.get("id"): t for t in _list(execution_doc, "tasks") if isinstance(t, dict)}
     tasks = []
     for task in spec["tasks"]:
         if not isinstance(task, dict):
             raise FormatError("a task is not an object", rule="tasks are objects", value=task)
         tid = _task_id(task)
         run = execution.get(tid, {})
-        files = [(f, "input", sizes.get(f)) for f in task.get("inputFiles", ())]
-        files += [(f, "output", sizes.get(f)) for f in task.get("outputFiles", ())]
-        tasks.append({"id": tid, "name": task.get("name", tid), "parents": task.get("parents", ()),
-                      "children": task.get("children", ()), "files": files,
+        files = [(f, "input", sizes.get(f)) for f in _str_list(task, "inputFiles")]
+        files += [(f, "output", sizes.get(f)) for f in _str_list(task, "outputFiles")]
+        tasks.append({"id": tid, "name": task.get("name", tid), "parents": _str_list(task, "parents"),
+                      "children": _str_list(task, "children"), "files": files,
                       "command": run.get("command") or task.get("command"),
                       "runtime": run.get("runtimeInSeconds", task.get("runtimeInSeconds")),
                       "cores": run.get("coreCount", task.get("coreCount"))})
@@ -101,21 +104,38 @@ def _tasks_14(workflow: Mapping[str, Any]) -> list[dict[str, Any]]:
         if not isinstance(task, dict):
             raise FormatError("a task is not an object", rule="tasks are objects", value=task)
         files = []
-        for f in task.get("files", ()):
+        for f in _list(task, "files"):
+            if not isinstance(f, dict):
+                raise FormatError("a file entry is not an object", rule="files[] are objects", value=f)
             link = f.get("link")
             if link not in ("input", "output"):
                 raise FormatError("a file's link must be 'input' or 'output'", rule="files[].link", value=link)
             files.append((f.get("name", f.get("id")), link, f.get("sizeInBytes", f.get("size"))))
-        tasks.append({"id": _task_id(task), "name": task.get("name"), "parents": task.get("parents", ()),
-                      "children": task.get("children", ()), "files": files, "command": task.get("command"),
+        tasks.append({"id": _task_id(task), "name": task.get("name"), "parents": _str_list(task, "parents"),
+                      "children": _str_list(task, "children"), "files": files, "command": task.get("command"),
                       "runtime": task.get("runtimeInSeconds", task.get("runtime")),
                       "cores": task.get("cores", task.get("coreCount"))})
     return tasks
 
 
+def _list(owner: Mapping[str, Any], key: str) -> list[Any]:
+    value = owner.get(key, [])
+    if not isinstance(value, list):
+        raise FormatError(f"'{key}' must be a list", rule=f"{key} is a JSON array", value=value)
+    return value
+
+
+def _str_list(owner: Mapping[str, Any], key: str) -> list[str]:
+    values = _list(owner, key)
+    for value in values:
+        if not isinstance(value, (str, int)) or isinstance(value, bool):
+            raise FormatError(f"'{key}' must list names", rule=f"{key} holds strings", value=value)
+    return [str(v) for v in values]
+
+
 def _task_id(task: Mapping[str, Any]) -> str:
     tid = task.get("id", task.get("name"))
-    if not isinstance(tid, (str, int)) or tid == "":
+    if not isinstance(tid, (str, int)) or isinstance(tid, bool) or tid == "":
         raise FormatError("a task has no id", rule="every task has an 'id' (or a 'name')", value=task.get("id"))
     return str(tid)
 
@@ -150,12 +170,16 @@ def _build(doc: Mapping[str, Any], tasks: list[dict[str, Any]]) -> Workflow:
 
 def _job(task: Mapping[str, Any]) -> Job:
     command = task.get("command") if isinstance(task.get("command"), dict) else {}
-    arguments = tuple(stringify(a) for a in (command or {}).get("arguments", ()) or ())
+    arguments = tuple(stringify(a) for a in _list(command or {}, "arguments"))
     pegasus: dict[str, str] = {}
-    if task.get("runtime") is not None:
-        pegasus["runtime"] = stringify(task["runtime"])
-    if task.get("cores") is not None:
-        pegasus["cores"] = stringify(task["cores"])
+    for key in ("runtime", "cores"):
+        value = task.get(key)
+        if value is None:
+            continue
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0:
+            raise FormatError(f"task '{task['id']}' has a bad {key}", rule=f"{key} is a number >= 0",
+                              value=value)
+        pegasus[key] = stringify(value)
     uses = []
     for lfn, link, size in task["files"]:
         output = link == "output"

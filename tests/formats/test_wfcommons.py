@@ -1,0 +1,149 @@
+"""WfCommons JSON: the five real traces, schema 1.4 and 1.5, round trip, malformed input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sheaf.errors import FormatError
+from sheaf.formats._wfcommons import dumps_wfcommons, loads_wfcommons, read_wfcommons
+from sheaf.model import Job, Use, Workflow, build_graph, validate
+
+TRACES = Path("/work/shared/traces")
+if not TRACES.is_dir():
+    TRACES = Path(__file__).resolve().parents[3] / "shared" / "traces"
+EXPECTED = {  # file: (tasks, levels, transformations) -- from the traces' README and their content
+    "montage-chameleon-2mass-005d-001.json": (58, 8, 8),
+    "seismology-chameleon-1000p-001.json": (1001, 2, 2),
+    "1000genome-chameleon-22ch-250k-001.json": (902, 3, 5),
+    "bwa-chameleon-large-001.json": (1004, 3, 5),
+    "epigenomics-chameleon-ilmn-6seq-50k-001.json": (1695, 9, 8),
+}
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_real_traces_load_validate_and_round_trip(name: str) -> None:
+    path = TRACES / name
+    if not path.exists():
+        pytest.skip(f"trace {name} not available")
+    workflow = read_wfcommons(path)
+    _, levels, summary = validate(workflow)
+    assert (summary.jobs, summary.levels, summary.transformations) == EXPECTED[name]
+    raw = json.loads(path.read_text())["workflow"]
+    runtimes = {t["id"]: t["runtimeInSeconds"] for t in raw["execution"]["tasks"]}
+    for job in workflow.jobs.values():
+        assert float(job.profiles["pegasus"]["runtime"]) == runtimes[job.id]
+    # every explicit parent of the trace is an edge of the graph
+    graph = build_graph(workflow)
+    for task in raw["specification"]["tasks"]:
+        child = graph.index[task["id"]]
+        assert {graph.ids[p] for p in graph.parents(child)} >= set(task["parents"])
+    assert loads_wfcommons(dumps_wfcommons(workflow)) == workflow
+
+
+def test_seismology_is_the_textbook_horizontal_shape() -> None:
+    path = TRACES / "seismology-chameleon-1000p-001.json"
+    if not path.exists():
+        pytest.skip("trace not available")
+    workflow = read_wfcommons(path)
+    names = {job.name for job in workflow.jobs.values()}
+    assert len(names) == 2
+    _, levels, _ = validate(workflow)
+    assert sorted(levels).count(1) == 1000
+
+
+def test_schema_14_tasks_with_files_and_links() -> None:
+    doc = {"name": "w", "schemaVersion": "1.4", "workflow": {"tasks": [
+        {"name": "a_ID01", "id": "ID01", "type": "compute", "command": {"program": "/usr/bin/a", "arguments": ["-x", 1]},
+         "parents": [], "children": ["ID02"], "runtimeInSeconds": 2.5, "cores": 2,
+         "files": [{"link": "input", "name": "in", "sizeInBytes": 10}, {"link": "output", "name": "mid"}]},
+        {"name": "b_ID02", "id": "ID02", "parents": ["a_ID01"], "runtime": 1,
+         "files": [{"link": "input", "name": "mid"}, {"link": "output", "name": "out", "size": 3}]},
+    ]}}
+    workflow = loads_wfcommons(json.dumps(doc))
+    a, b = workflow.jobs["ID01"], workflow.jobs["ID02"]
+    assert a.name == "a" and a.arguments == ("-x", "1")
+    assert a.profiles == {"pegasus": {"runtime": "2.5", "cores": "2"}}
+    assert b.name == "b" and b.profiles == {"pegasus": {"runtime": "1"}}
+    assert a.uses[0] == Use("in", "input", size=10)
+    assert b.uses[1] == Use("out", "output", stage_out=True, register_replica=True, size=3)
+    assert workflow.dependencies == {"ID01": ["ID02"]}
+
+
+@pytest.mark.parametrize(("text", "rule", "line"), [
+    ('{"name": "w",\n "workflow": {"specification": {"tasks": [\n}', "WfCommons files are JSON", 3),
+    ('[1, 2]', "a top-level object with a 'workflow' object", 1),
+    ('{"workflow": {"specification": {"tasks": [{"id": "a"},\n {"id": "a"}]}}}', "task ids are unique", 1),
+    ('{"workflow": {"specification": {"tasks": [\n{"id": "a", "parents": ["ghost"]}]}}}',
+     "parents/children name tasks of the workflow", 2),
+    ('{"workflow": {"tasks": [{"id": "a", "files": [{"link": "both", "name": "f"}]}]}}', "files[].link", 1),
+])
+def test_malformed_files_are_format_errors_with_a_line(tmp_path: Path, text: str, rule: str, line: int) -> None:
+    path = tmp_path / "bad.json"
+    path.write_text(text)
+    with pytest.raises(FormatError) as info:
+        read_wfcommons(path)
+    assert info.value.rule == rule
+    assert info.value.path == str(path) and info.value.line == line
+
+
+_ids = st.from_regex(r"[a-z][a-z0-9_]{0,6}", fullmatch=True)
+
+
+@st.composite
+def wfcommons_workflows(draw: st.DrawFn) -> Workflow:
+    ids = draw(st.lists(_ids, min_size=1, max_size=8, unique=True))
+    workflow = Workflow(draw(_ids))
+    for i, job_id in enumerate(ids):
+        uses = tuple(Use(f"{job_id}.out{k}", "output", stage_out=True, register_replica=True,
+                         size=draw(st.none() | st.integers(0, 10**9))) for k in range(draw(st.integers(0, 2))))
+        runtime = draw(st.floats(0, 1e5, allow_nan=False).map(lambda x: round(x, 3)))
+        workflow.jobs[job_id] = Job(job_id, draw(_ids), arguments=tuple(draw(st.lists(_ids, max_size=3))),
+                                    uses=uses, profiles={"pegasus": {"runtime": repr(float(runtime))}})
+        for parent in ids[:i]:
+            if draw(st.booleans()):
+                workflow.add_dependency(parent, job_id)
+    return workflow
+
+
+@settings(max_examples=50, deadline=None)
+@given(wfcommons_workflows())
+def test_round_trip(workflow: Workflow) -> None:
+    back = loads_wfcommons(dumps_wfcommons(workflow))
+    assert back.jobs == workflow.jobs
+    assert {p: sorted(c) for p, c in back.dependencies.items()} == \
+        {p: sorted(c) for p, c in workflow.dependencies.items() if c}
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.binary(max_size=120) | st.text(alphabet='{}[]":,workflowtasksidparents 1\n', max_size=120))
+def test_fuzz_only_format_errors(data: bytes | str) -> None:
+    try:
+        loads_wfcommons(data, source="fuzz")
+    except FormatError as error:
+        assert error.path == "fuzz"
+
+
+@pytest.mark.parametrize(("task", "rule"), [
+    ({"id": "a", "inputFiles": 5}, "inputFiles is a JSON array"),
+    ({"id": "a", "parents": [{"x": 1}]}, "parents holds strings"),
+    ({"id": "a", "children": "b"}, "children is a JSON array"),
+    ({"id": "a", "runtimeInSeconds": "fast"}, "runtime is a number >= 0"),
+    ({"id": "a", "command": {"program": "p", "arguments": "-x"}}, "arguments is a JSON array"),
+    ({"id": True}, "every task has an 'id' (or a 'name')"),
+])
+def test_wrongly_typed_fields_are_format_errors(task: dict[str, object], rule: str) -> None:
+    doc = {"workflow": {"specification": {"tasks": [task]}}}
+    with pytest.raises(FormatError) as info:
+        loads_wfcommons(json.dumps(doc))
+    assert info.value.rule == rule
+
+
+def test_wrongly_typed_execution_block() -> None:
+    doc = {"workflow": {"specification": {"tasks": []}, "execution": {"tasks": {"a": 1}}}}
+    with pytest.raises(FormatError, match="tasks"):
+        loads_wfcommons(json.dumps(doc))
