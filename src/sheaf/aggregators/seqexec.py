@@ -1,0 +1,139 @@
+"""``sheaf-cluster``: what a seqexec cluster job runs (sheaf's pegasus-cluster).
+
+Usage, as pegasus-cluster's::
+
+    sheaf-cluster [-d] [-e | -f] [-S ec]... [-s fn] [-R fn] [-n nr|auto] [inputfile]
+
+    -d      more debug output (on stderr)
+    -e      run everything and always exit 0 (the old default)
+    -f      fail hard: start nothing new after the first failed task
+    -S ec   also count exit code ec (1..255) as success; repeatable
+    -s fn   write everything that would go to stdout (records and task output) to fn
+    -R fn   append progress lines to fn (default $SEQEXEC_PROGRESS_REPORT)
+    -n nr   run nr tasks at once; "auto" = the CPUs this process may use (default $SEQEXEC_CPUS or 1)
+    inputfile   the .in file (default stdin)
+
+Exit status: 0 all tasks succeeded (or ``-e``); 5 a task failed; 2 usage error or a malformed input
+file (checked whole, before any task runs); 3 the input file cannot be read; 2 the ``-s`` file
+cannot be opened; 1 the ``-R`` file cannot be opened (pegasus-cluster's codes for those three).
+"""
+
+from __future__ import annotations
+
+import getopt
+import os
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import NoReturn
+
+from sheaf.aggregators._cli import ToolExit, run_guarded
+from sheaf.aggregators._progress import ProgressReport
+from sheaf.aggregators._seqexec_run import SeqexecRun, Settings
+from sheaf.errors import UsageError
+from sheaf.formats._seqexec_in import parse_seqexec_input
+
+PROG = "sheaf-cluster"
+SYNOPSIS = "sheaf-cluster [-d] [-e | -f] [-S ec] [-s fn] [-R fn] [-n nr|auto] [inputfile]"
+
+
+@dataclass(slots=True)
+class _Options:
+    debug: int = 0
+    mode: str = ""  # "", "e" or "f"
+    success: set[int] = field(default_factory=lambda: {0})
+    status_file: str | None = None
+    progress_file: str | None = field(default_factory=lambda: os.environ.get("SEQEXEC_PROGRESS_REPORT"))
+    cpus: str | None = field(default_factory=lambda: os.environ.get("SEQEXEC_CPUS"))
+    input: str | None = None
+
+
+def _cpus(text: str | None) -> int:
+    if text is None:
+        return 1
+    if text.lower() == "auto":
+        return max(1, len(os.sched_getaffinity(0)))
+    if not text.isdigit() or int(text) < 1:
+        raise UsageError(f"-n takes a number of CPUs >= 1 or 'auto', not {text!r}")
+    return int(text)
+
+
+def _success_code(text: str) -> int:
+    if not text.isdigit() or not 1 <= int(text) <= 255:
+        raise UsageError(f"-S takes an exit code 1..255, not {text!r}")
+    return int(text)
+
+
+def _parse(args: list[str]) -> _Options:
+    try:
+        pairs, rest = getopt.getopt(args, "R:S:defhn:s:")
+    except getopt.GetoptError as exc:
+        raise UsageError(f"{exc.msg} (usage: {SYNOPSIS})") from None
+    opts = _Options()
+    for flag, value in pairs:
+        if flag == "-h":
+            print(__doc__ or SYNOPSIS)
+            raise ToolExit(0)
+        if flag in ("-e", "-f"):
+            if opts.mode and opts.mode != flag[1]:
+                raise UsageError(f"-e and -f are mutually exclusive (usage: {SYNOPSIS})")
+            opts.mode = flag[1]
+        opts.debug += flag == "-d"
+        if flag == "-S":
+            opts.success.add(_success_code(value))
+        opts.status_file = value if flag == "-s" else opts.status_file
+        opts.progress_file = value if flag == "-R" else opts.progress_file
+        opts.cpus = value if flag == "-n" else opts.cpus
+    if len(rest) > 1:
+        raise UsageError(f"at most one input file, got {len(rest)} (usage: {SYNOPSIS})")
+    opts.input = rest[0] if rest else None
+    return opts
+
+
+def _redirect_stdout(path: str) -> None:
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
+    except OSError as exc:
+        raise ToolExit(2, f"open status {path}: {exc.errno}: {exc.strerror}") from None
+    sys.stdout.flush()
+    os.dup2(fd, 1)
+    os.close(fd)
+
+
+def _read_input(path: str | None) -> str:
+    if path is None:
+        return sys.stdin.buffer.read().decode("utf-8", "surrogateescape")
+    try:
+        with open(path, "rb") as stream:
+            return stream.read().decode("utf-8", "surrogateescape")
+    except OSError as exc:
+        raise ToolExit(3, f"open input {path}: {exc.errno}: {exc.strerror}") from None
+
+
+def _line_count(text: str) -> int:
+    return text.count("\n") + (0 if text.endswith("\n") or not text else 1)
+
+
+def _main(args: list[str]) -> int:
+    opts = _parse(args)
+    cpus = _cpus(opts.cpus)
+    if opts.status_file is not None:
+        _redirect_stdout(opts.status_file)
+    progress = None
+    if opts.progress_file:
+        try:
+            progress = ProgressReport(opts.progress_file)
+        except OSError as exc:
+            raise ToolExit(1, f"open progress {opts.progress_file}: {exc.errno}: {exc.strerror}") from None
+    text = _read_input(opts.input)
+    tasks = parse_seqexec_input(text, opts.input or "<stdin>")
+    if opts.debug:
+        print(f"{PROG}: {len(tasks)} tasks, {cpus} at once", file=sys.stderr)
+    settings = Settings(cpus, opts.mode == "f", opts.mode == "e", frozenset(opts.success),
+                        sys.argv[0] if sys.argv and sys.argv[0] else PROG, tuple(sys.argv), progress)
+    return SeqexecRun(tasks, _line_count(text), settings).run()
+
+
+def main(argv: Sequence[str] | None = None) -> NoReturn:
+    """Console entry point of ``sheaf-cluster``."""
+    run_guarded(PROG, _main, argv)
