@@ -1,0 +1,152 @@
+"""DAX 3.x XML: the 4.x seed's job, file references in arguments, round trip, malformed input."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sheaf.errors import FormatError
+from sheaf.formats._dax import dumps_dax, loads_dax, read_dax
+from sheaf.model import PFN, FileRef, Job, Replica, Use, Workflow, validate
+
+SEED_JOB = """<adag xmlns="http://pegasus.isi.edu/schema/DAX" version="3.6" name="labels">
+  <job id="ID000004" namespace="app" name="analyze" version="1.0" level="1" >
+    <argument>-a bottom -T60  -i <filename file="user.f.c1"/>  -o <filename file="user.f.d"/></argument>
+    <profile namespace="pegasus" key="user_label">p1</profile>
+    <uses file="user.f.c1" link="input" register="true" transfer="true"/>
+    <uses file="user.f.c2" link="input" register="true" transfer="true"/>
+    <uses file="user.f.d" link="output" register="true" transfer="true"/>
+  </job>
+</adag>"""
+
+DIAMOND = """<?xml version="1.0" encoding="UTF-8"?>
+<adag xmlns="http://pegasus.isi.edu/schema/DAX" version="3.4" name="diamond">
+  <file name="f.a"><pfn url="file:///data/f.a" site="local"/></file>
+  <executable namespace="diamond" name="preprocess" version="4.0" arch="x86_64" os="LINUX" installed="false">
+    <pfn url="file:///bin/keg" site="local"/>
+    <profile namespace="pegasus" key="clusters.size">3</profile>
+  </executable>
+  <job id="ID1" namespace="diamond" name="preprocess" version="4.0">
+    <argument>-i <filename name="f.a"/> -o <filename name="f.b"/></argument>
+    <uses name="f.a" link="input"/>
+    <uses name="f.b" link="output" transfer="false" register="false"/>
+    <uses name="keg" link="input" executable="true"/>
+    <stdout name="pre.out" link="output"/>
+  </job>
+  <job id="ID2" namespace="diamond" name="analyze" version="4.0">
+    <argument>-i <filename name="f.b"/></argument>
+    <uses name="f.b" link="input"/>
+    <uses name="f.ckpt" link="inout"/>
+  </job>
+  <dag id="ID3" file="black.dag"/>
+  <child ref="ID2"><parent ref="ID1"/></child>
+  <child ref="ID3"><parent ref="ID1"/><parent ref="ID2"/></child>
+</adag>"""
+
+
+def test_the_seeds_labelled_job() -> None:
+    job = loads_dax(SEED_JOB).jobs["ID000004"]
+    assert job.arguments == ("-a", "bottom", "-T60", "-i", FileRef("user.f.c1"), "-o", FileRef("user.f.d"))
+    assert job.profiles == {"pegasus": {"user_label": "p1"}}
+    assert (job.namespace, job.name, job.version) == ("app", "analyze", "1.0")
+    assert [u.type for u in job.uses] == ["input", "input", "output"]
+    assert job.uses[2] == Use("user.f.d", "output", stage_out=True, register_replica=True)
+
+
+def test_dax_34_with_catalogs_streams_inout_and_a_dag_job() -> None:
+    wf = loads_dax(DIAMOND)
+    pre, ana, dag = wf.jobs["ID1"], wf.jobs["ID2"], wf.jobs["ID3"]
+    assert pre.uses == (Use("f.a"), Use("f.b", "output"))  # transfer/register false; executable use skipped
+    assert pre.stdout == "pre.out"
+    assert ana.uses[1].type == "checkpoint"
+    assert dag.type == "condorWorkflow" and dag.file == "black.dag"
+    assert wf.dependencies == {"ID1": ["ID2", "ID3"], "ID2": ["ID3"]}
+    assert wf.replica_catalog is not None and list(wf.replica_catalog) == [
+        Replica("f.a", (PFN("file:///data/f.a", "local"),))]
+    tc = wf.transformation_catalog
+    assert tc is not None
+    entry = tc.lookup("diamond", "preprocess", "4.0")
+    assert entry is not None and entry.sites[0].type == "stageable" and entry.sites[0].os_type == "linux"
+    assert entry.profiles == {"pegasus": {"clusters.size": "3"}}
+    _, levels, summary = validate(wf)
+    assert summary.levels == 3
+
+
+def test_round_trip_of_a_real_document() -> None:
+    wf = loads_dax(DIAMOND)
+    assert wf.format_version == "3.4"
+    wf.format_version = "3.6"  # the writer writes DAX 3.6
+    assert loads_dax(dumps_dax(wf)) == wf
+
+
+@pytest.mark.parametrize(("text", "rule", "line"), [
+    ("<adag>\n<job id='a' name='x'>\n</adag>", "a DAX is well-formed XML", 3),
+    ("<sitecatalog/>", "the root element is <adag>", 1),
+    ("<adag>\n<job name='x'/></adag>", "<job> requires the 'id' attribute", 2),
+    ("<adag><job id='a' name='x'/>\n<job id='a' name='y'/></adag>", "job ids are unique", 2),
+    ("<adag><job id='a' name='x'>\n<uses file='f' link='sideways'/></job></adag>",
+     "link is input, output or inout", 2),
+    ("<adag><job id='a' name='x'>\n<uses file='f' link='output' transfer='maybe'/></job></adag>",
+     "'transfer' is true or false", 2),
+    ("<adag>\n<child><parent ref='a'/></child></adag>", "<child> requires the 'ref' attribute", 2),
+])
+def test_malformed_documents(tmp_path: Path, text: str, rule: str, line: int) -> None:
+    path = tmp_path / "wf.dax"
+    path.write_text(text)
+    with pytest.raises(FormatError) as info:
+        read_dax(path)
+    assert info.value.rule == rule and info.value.line == line and info.value.path == str(path)
+
+
+_words = st.from_regex(r"[A-Za-z0-9_.=-]{1,8}", fullmatch=True)
+
+
+@st.composite
+def dax_workflows(draw: st.DrawFn) -> Workflow:
+    ids = draw(st.lists(st.from_regex(r"ID[0-9]{1,4}", fullmatch=True), min_size=1, max_size=6, unique=True))
+    wf = Workflow(draw(_words))
+    for i, job_id in enumerate(ids):
+        args = tuple(draw(st.lists(_words | _words.map(FileRef), max_size=5)))
+        uses = tuple(draw(st.lists(st.builds(
+            lambda lfn, kind, flags: Use(lfn, kind, stage_out=kind != "input" and flags[0],
+                                         register_replica=kind != "input" and flags[1], optional=flags[2]),
+            _words, st.sampled_from(["input", "output", "checkpoint"]), st.tuples(st.booleans(), st.booleans(),
+                                                                                   st.booleans())),
+            max_size=3, unique_by=lambda u: u.lfn)))
+        profiles = draw(st.dictionaries(st.sampled_from(["env", "condor"]),
+                                        st.dictionaries(st.from_regex(r"[a-z]{1,5}", fullmatch=True), _words,
+                                                        min_size=1, max_size=2), max_size=2))
+        kind = draw(st.sampled_from(["job", "job", "pegasusWorkflow", "condorWorkflow"]))
+        if kind == "job":
+            job = Job(job_id, draw(_words), draw(st.none() | _words), draw(st.none() | _words), "job", args,
+                      uses, profiles, draw(st.none() | _words))
+        else:
+            file = draw(_words)
+            job = Job(job_id, file, type=kind, arguments=args, uses=uses, profiles=profiles, file=file)
+        wf.jobs[job_id] = job
+        for parent in ids[:i]:
+            if draw(st.booleans()):
+                wf.add_dependency(parent, job_id)
+    return wf
+
+
+@settings(max_examples=60, deadline=None)
+@given(dax_workflows())
+def test_round_trip(wf: Workflow) -> None:
+    back = loads_dax(dumps_dax(wf))
+    assert back.jobs == wf.jobs
+    assert {c: sorted(p for p, cs in back.dependencies.items() if c in cs) for c in back.jobs} == \
+        {c: sorted(p for p, cs in wf.dependencies.items() if c in cs) for c in wf.jobs}
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text(alphabet="<>/=\"' adag job id name uses file link argument filename child parent ref\n",
+               max_size=120))
+def test_fuzz_only_format_errors(text: str) -> None:
+    try:
+        loads_dax(text, source="fuzz")
+    except FormatError as error:
+        assert error.path == "fuzz"
