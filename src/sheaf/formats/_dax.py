@@ -50,7 +50,7 @@ _TRUE = {"true", "1", "yes"}
 
 
 def _name(element: Any) -> str:
-    return etree.QName(element).localname if isinstance(element.tag, str) else ""
+    return str(etree.QName(element).localname) if isinstance(element.tag, str) else ""
 
 
 class _Reader:

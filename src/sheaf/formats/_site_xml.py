@@ -37,7 +37,7 @@ _JOB_TYPES = {"vanilla": "compute", "transfer": "auxillary", "globus": "compute"
 
 
 def _name(element: etree._Element) -> str:
-    return etree.QName(element).localname if isinstance(element.tag, str) else ""
+    return str(etree.QName(element).localname) if isinstance(element.tag, str) else ""
 
 
 class _Reader:
@@ -56,7 +56,7 @@ class _Reader:
                               rule=f"<{_name(element)}> requires the '{attribute}' attribute",
                               value=etree.tostring(element, encoding="unicode").split(">")[0] + ">",
                               path=self.path, line=element.sourceline)
-        return value.strip()
+        return str(value).strip()
 
     def catalog(self, root: etree._Element) -> SiteCatalog:
         catalog = SiteCatalog()

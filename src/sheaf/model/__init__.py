@@ -43,7 +43,8 @@ from sheaf.model._profiles import (
 )
 from sheaf.model._properties import Properties
 from sheaf.model._validate import Summary, effective_profiles, validate
-from sheaf.model._workflow import EMPTY, JOB_TYPES, USE_TYPES, FileRef, Job, Use, Workflow, transformation_fqn
+from sheaf.model._empty import EMPTY
+from sheaf.model._workflow import JOB_TYPES, USE_TYPES, FileRef, Job, Use, Workflow, transformation_fqn
 
 __all__ = [
     "EMPTY", "JOB_TYPES", "NAMESPACES", "PEGASUS_ALIASES", "PEGASUS_KEYS", "PFN", "USE_TYPES",
