@@ -1,5 +1,29 @@
-"""sheaf.engine."""
+"""sheaf.engine: run a DAGMan DAG (as pegasus-plan or sheaf plan writes it) with DAGMan semantics.
+
+Layers, inside out: ``_state`` is the pure state machine (events in, journal changes and
+instructions out); ``_dagfile`` and ``_submit`` parse the DAG and HTCondor submit descriptions;
+``_journal`` makes every change durable before the loop (``_loop``) acts on it; a
+:class:`Backend` (``_backend``, implemented by ``sheaf.backends``) runs the node jobs.
+
+Public entry point::
+
+    result = run_workflow("DIR", backend=LocalBackend)   # -> RunResult; resumes after a crash
+"""
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from sheaf.engine._backend import Backend, Event, Exited, Held, Launch
+from sheaf.engine._dagfile import Dag, parse_dag
+from sheaf.engine._journal import Replay, replay as read_journal
+from sheaf.engine._limits import ConcurrencyLimits
+from sheaf.engine._loop import Progress, RunResult, find_dag, run_workflow, state_paths
+from sheaf.engine._pool import Pool
+from sheaf.engine._state import STATES, DagState, Limits, NodeState
+from sheaf.engine._submit import parse_submit, split_arguments, split_environment
+
+__all__: list[str] = [
+    "Backend", "ConcurrencyLimits", "Dag", "DagState", "Event", "Exited", "Held", "Launch", "Limits",
+    "NodeState", "Pool", "Progress", "Replay", "RunResult", "STATES", "find_dag", "parse_dag",
+    "parse_submit", "read_journal", "run_workflow", "split_arguments", "split_environment",
+    "state_paths",
+]

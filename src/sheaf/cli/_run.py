@@ -1,0 +1,109 @@
+"""``sheaf run DIR``: run (or resume) a planned workflow on the embedded engine and the local pool.
+
+Thin: parse options, call :func:`run_planned` (one library call), render progress and a summary.
+A terminal gets a rich progress bar (done/failed/running, ETA); anything else gets one plain line
+per second.  Exit codes (``_exit``): 0 the workflow succeeded, 1 it ran and failed (rescue DAG
+kept), 2 bad input or usage (including a second ``sheaf run`` on the same DAG).
+
+``sheaf plan --submit`` calls :func:`run_planned` too.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+from sheaf.backends.local import LocalBackend
+from sheaf.cli import _exit
+from sheaf.engine import Backend, Pool, RunResult, run_workflow
+from sheaf.engine import Progress as EngineProgress
+
+__all__ = ["command", "run_planned", "render_summary"]
+
+
+def run_planned(directory: str, *, dag_file: str | None = None, maxjobs: int | None = None,
+                maxidle: int | None = None, maxpre: int | None = None, maxpost: int | None = None,
+                pool_config: str | None = None,
+                on_progress: Callable[[EngineProgress], None] | None = None) -> RunResult:
+    """Run the planned workflow in ``directory`` on a :class:`LocalBackend` (pool from ``pool_config``)."""
+
+    def backend() -> Backend:
+        return LocalBackend(Pool.from_config(pool_config))
+
+    return run_workflow(directory, backend=backend, dag_file=dag_file, maxjobs=maxjobs, maxidle=maxidle,
+                        maxpre=maxpre, maxpost=maxpost, on_progress=on_progress)
+
+
+class _PlainProgress:
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self.last = 0.0
+
+    def __call__(self, p: EngineProgress) -> None:
+        now = time.monotonic()
+        if not p.finished and now - self.last < 1.0:
+            return
+        self.last = now
+        self.console.print(f"[{p.elapsed:7.1f}s] done {p.done}/{p.total}  failed {p.failed}  "
+                           f"running {p.running}  retries {p.retries}", highlight=False)
+
+
+class _BarProgress:
+    def __init__(self, console: Console) -> None:
+        self.bar = Progress(TextColumn("[bold]sheaf run"), BarColumn(), MofNCompleteColumn(),
+                            TextColumn("failed {task.fields[failed]}  running {task.fields[running]}"),
+                            TimeRemainingColumn(), console=console, transient=False)
+        self.task = self.bar.add_task("run", total=None, failed=0, running=0)
+        self.bar.start()
+
+    def __call__(self, p: EngineProgress) -> None:
+        self.bar.update(self.task, total=p.total, completed=p.done, failed=p.failed, running=p.running)
+
+    def stop(self) -> None:
+        self.bar.stop()
+
+
+def render_summary(result: RunResult, console: Console) -> None:
+    outcome = "[green]succeeded[/]" if result.succeeded else "[red]FAILED[/]"
+    if result.source == "complete":
+        console.print(f"workflow {result.dag}: already complete, nothing to run")
+        return
+    console.print(f"workflow {outcome}: {result.done} of {result.total} nodes done, {result.failed} failed, "
+                  f"{result.retries} retries; wall time {result.wall_time:.1f}s, "
+                  f"cumulative job time {result.job_time:.1f}s (started from: {result.source})")
+    for name, reason in result.failed_nodes[:20]:
+        console.print(f"  failed: {name}: {reason or 'unknown'}", highlight=False)
+    if len(result.failed_nodes) > 20:
+        console.print(f"  ... and {len(result.failed_nodes) - 20} more (sheaf status shows all)")
+    if result.rescue:
+        console.print(f"rescue DAG: {result.rescue}; run `sheaf run` again to continue from it")
+
+
+@click.command(name="run")
+@click.argument("directory", type=click.Path(exists=True, file_okay=False))
+@click.option("--dag", "dag_file", help="The DAG file, when DIRECTORY holds more than one *.dag.")
+@click.option("--maxjobs", type=int, help="At most N node jobs submitted at once (0 = no limit).")
+@click.option("--maxidle", type=int, help="No new submissions while N jobs wait for a slot.")
+@click.option("--maxpre", type=int, help="At most N PRE scripts at once.")
+@click.option("--maxpost", type=int, help="At most N POST scripts at once.")
+@click.option("--pool-config", type=click.Path(exists=True, dir_okay=False),
+              help="Local pool configuration (HTCondor knobs: NUM_CPUS, MEMORY, SLOT_TYPE_N, ...).")
+def command(directory: str, dag_file: str | None, maxjobs: int | None, maxidle: int | None,
+            maxpre: int | None, maxpost: int | None, pool_config: str | None) -> None:
+    """Run (or resume) the planned workflow in DIRECTORY on this machine."""
+    console = Console(stderr=False)
+    bar = _BarProgress(console) if console.is_terminal else None
+    progress = bar if bar is not None else _PlainProgress(console)
+    try:
+        result = run_planned(directory, dag_file=dag_file, maxjobs=maxjobs, maxidle=maxidle, maxpre=maxpre,
+                             maxpost=maxpost, pool_config=pool_config, on_progress=progress)
+    finally:
+        if bar is not None:
+            bar.stop()
+    render_summary(result, console)
+    sys.exit(_exit.OK if result.succeeded else _exit.WORKFLOW_FAILED)

@@ -1,0 +1,40 @@
+"""``sheaf status DIR``: counts per node state and the failed nodes with their reasons.
+
+Reads the engine's journal (append-only, complete lines only), so it is safe while ``sheaf run``
+writes it.  Exit code 0 whatever the workflow's state; 2 when DIR has no DAG or no journal.
+"""
+
+from __future__ import annotations
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from sheaf.monitor import workflow_status
+
+__all__ = ["command"]
+
+_ORDER = ("done", "failed", "futile", "submitted", "pre", "post", "ready", "pre_ready", "post_ready",
+          "pre_deferred", "post_deferred", "waiting")
+
+
+@click.command(name="status")
+@click.argument("directory", type=click.Path(exists=True, file_okay=False))
+@click.option("--dag", "dag_file", help="The DAG file, when DIRECTORY holds more than one *.dag.")
+def command(directory: str, dag_file: str | None) -> None:
+    """Show the state of the workflow in DIRECTORY (running or finished)."""
+    status = workflow_status(directory, dag_file)
+    console = Console()
+    elapsed = f", {status.elapsed:.1f}s in the latest run" if status.elapsed is not None else ""
+    console.print(f"workflow {status.dag}: [bold]{status.state}[/] ({status.runs} engine run(s), "
+                  f"{status.retries} retries{elapsed})", highlight=False)
+    table = Table("state", "nodes")
+    for state in _ORDER:
+        if status.counts.get(state):
+            table.add_row(state, str(status.counts[state]))
+    table.add_row("[bold]total", str(status.total))
+    console.print(table)
+    for name, reason in status.failed:
+        console.print(f"failed: {name}: {reason or 'unknown'}", highlight=False)
+    if status.rescue:
+        console.print(f"rescue DAG: {status.rescue}")

@@ -1,0 +1,533 @@
+"""The DAGMan input file: ``<name>.dag`` as pegasus-plan (or a person) writes it, parsed into a :class:`Dag`.
+
+Grammar (one command per line; keywords case-insensitive; ``#`` starts a comment line)::
+
+    JOB name submit [DIR d] [NOOP] [DONE]        FINAL name submit [DIR d] [NOOP]
+    SUBDAG EXTERNAL name dagfile [DIR d] [NOOP] [DONE]
+    SPLICE name dagfile [DIR d]                  INCLUDE file
+    PARENT p1 p2 ... CHILD c1 c2 ...
+    RETRY node n [UNLESS-EXIT v]                 VARS node [PREPEND|APPEND] key="value" ...
+    SCRIPT [DEFER status time] [DEBUG f type] PRE|POST|HOLD node exe args...
+    PRE_SKIP node code    PRIORITY node n    CATEGORY node cat    MAXJOBS cat n
+    ABORT-DAG-ON node value [RETURN v]           DONE node         (rescue files)
+    CONFIG file    DOT file [opts]    NODE_STATUS_FILE file [secs] [ALWAYS-UPDATE]    JOBSTATE_LOG file
+
+``node`` may be ``ALL_NODES`` for RETRY, VARS, SCRIPT, PRE_SKIP, PRIORITY, CATEGORY and ABORT-DAG-ON:
+the setting applies to every node of *that file* (not to splices' nodes) unless the node has its own.
+
+Invariants of a parsed :class:`Dag`: node names are unique; every PARENT/CHILD name is a node (a splice
+name stands for the splice's sink nodes as a parent and its source nodes as a child); spliced nodes
+are named ``splice+node``; every path is absolute (resolved against the DAG file's directory and the
+node's ``DIR``); the graph is acyclic (checked with in-degree counters, the cycle returned in the
+error).  Parsing never touches anything but the files it reads.  A broken line raises
+:class:`sheaf.errors.FormatError` with path, line, rule and value.
+"""
+
+from __future__ import annotations
+
+__all__ = ["Dag", "NodeSpec", "Script", "parse_dag", "parse_rescue", "Rescue"]
+
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Literal
+
+from sheaf.errors import FormatError, ValidationError
+
+ScriptKind = Literal["PRE", "POST"]
+ALL_NODES = "ALL_NODES"
+
+
+@dataclass(frozen=True, slots=True)
+class Script:
+    kind: ScriptKind
+    argv: tuple[str, ...]  # executable first; $JOB, $RETRY, $RETURN ... substituted when run
+    cwd: str
+    defer_status: int | None = None
+    defer_time: float = 0.0
+
+
+@dataclass(slots=True)
+class NodeSpec:
+    name: str
+    submit: str  # absolute path of the submit description (the sub-DAG file for SUBDAG EXTERNAL)
+    directory: str  # absolute: where the node's files are resolved and scripts run
+    line: int
+    path: str
+    subdag: bool = False
+    final: bool = False
+    noop: bool = False
+    done: bool = False
+    retries: int = 0
+    unless_exit: int | None = None
+    vars: dict[str, str] = field(default_factory=dict)
+    pre: Script | None = None
+    post: Script | None = None
+    pre_skip: int | None = None
+    priority: int = 0
+    category: str | None = None
+    abort_on: tuple[int, int | None] | None = None  # (node exit value, DAG return value)
+    explicit: set[str] = field(default_factory=set)  # settings given by name (ALL_NODES defers)
+
+
+@dataclass(slots=True)
+class Dag:
+    path: str
+    nodes: dict[str, NodeSpec]
+    children: dict[str, list[str]]
+    parents: dict[str, list[str]]
+    maxjobs: dict[str, int]  # per CATEGORY
+    config: dict[str, str]  # DAGMan configuration (CONFIG file), upper-case keys
+    config_path: str | None = None
+    final: str | None = None
+    dot: str | None = None
+    node_status_file: tuple[str, float] | None = None
+    jobstate_log: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Rescue:
+    path: str
+    done: frozenset[str]
+    retries: dict[str, int]
+
+
+_VARS_RE = re.compile(r'\s*([A-Za-z_+][\w.+]*)\s*=\s*"((?:[^"\\]|\\.)*)"')
+_NODE_SETTINGS = ("RETRY", "VARS", "SCRIPT", "PRE_SKIP", "PRIORITY", "CATEGORY", "ABORT-DAG-ON")
+
+
+class _File:
+    """Parse state of one DAG file (the top file, or a splice/include)."""
+
+    def __init__(self, path: str, directory: str, prefix: str, dag: Dag, stack: tuple[str, ...]) -> None:
+        self.path = path
+        self.dir = directory
+        self.prefix = prefix
+        self.dag = dag
+        self.stack = stack
+        self.local: list[str] = []  # node names defined in this file (for ALL_NODES)
+        self.splices: dict[str, tuple[list[str], list[str]]] = {}  # name -> (sources, sinks)
+        self.all_nodes: list[tuple[str, list[str], int, str]] = []  # deferred ALL_NODES commands
+        self.edges: list[tuple[list[str], list[str], int]] = []
+        self.lineno = 0
+        self.current = ""  # the line being parsed (VARS values keep their spacing)
+
+    def error(self, message: str, rule: str, value: object) -> FormatError:
+        return FormatError(message, rule=rule, value=value, path=self.path, line=self.lineno)
+
+
+def _int(f: _File, text: str, what: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise f.error(f"{what} is not an integer", f"{what} is an integer", text) from None
+
+
+def _resolve(base: str, name: str) -> str:
+    return os.path.normpath(os.path.join(base, name))
+
+
+def _read_lines(f: _File) -> list[tuple[int, list[str], str]]:
+    try:
+        with open(f.path, encoding="utf-8") as handle:
+            text = handle.read()
+    except OSError as exc:
+        raise FormatError("cannot read DAG file", rule="the DAG file exists and is readable",
+                          value=f.path, path=f.path) from exc
+    out = []
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if line and not line.startswith("#"):
+            out.append((number, line.split(), line))
+    return out
+
+
+def _parse_node_decl(f: _File, words: list[str], *, subdag: bool, final: bool) -> None:
+    if len(words) < 3:
+        raise f.error("a node needs a name and a file", "JOB name file [DIR d] [NOOP] [DONE]",
+                      " ".join(words))
+    name, file_name, rest = words[1], words[2], words[3:]
+    directory = f.dir
+    flags: set[str] = set()
+    i = 0
+    while i < len(rest):
+        word = rest[i].upper()
+        if word == "DIR" and i + 1 < len(rest):
+            directory = _resolve(f.dir, rest[i + 1])
+            i += 2
+            continue
+        if word in ("NOOP", "DONE") and not (final and word == "DONE"):
+            flags.add(word)
+            i += 1
+            continue
+        raise f.error("unexpected word in node declaration", "JOB name file [DIR d] [NOOP] [DONE]",
+                      rest[i])
+    full = f.prefix + name
+    if "+" in name or full in f.dag.nodes or name.upper() in (ALL_NODES, "PARENT", "CHILD"):
+        raise f.error("duplicate or reserved node name", "node names are unique", name)
+    spec = NodeSpec(full, _resolve(directory, file_name), directory, f.lineno, f.path, subdag=subdag,
+                    final=final, noop="NOOP" in flags, done="DONE" in flags)
+    if final:
+        if f.dag.final is not None:
+            raise f.error("more than one FINAL node", "a DAG has at most one FINAL node", name)
+        f.dag.final = full
+    f.dag.nodes[full] = spec
+    f.dag.children[full] = []
+    f.dag.parents[full] = []
+    f.local.append(full)
+
+
+def _parse_splice(f: _File, words: list[str]) -> None:
+    if len(words) < 3:
+        raise f.error("a splice needs a name and a DAG file", "SPLICE name file [DIR d]", " ".join(words))
+    name, file_name = words[1], words[2]
+    directory = f.dir
+    if len(words) == 5 and words[3].upper() == "DIR":
+        directory = _resolve(f.dir, words[4])
+    elif len(words) != 3:
+        raise f.error("unexpected words after SPLICE", "SPLICE name file [DIR d]", " ".join(words[3:]))
+    path = _resolve(directory, file_name)
+    if path in f.stack:
+        raise f.error("a splice includes itself", "splices do not nest cyclically", path)
+    if name in f.splices or f.prefix + name in f.dag.nodes:
+        raise f.error("duplicate splice name", "node and splice names are unique", name)
+    sub = _File(path, directory, f.prefix + name + "+", f.dag, f.stack + (path,))
+    _parse_file(sub)
+    inner = set(sub.local)
+    sources = [n for n in sub.local if not any(p in inner for p in f.dag.parents[n])]
+    sinks = [n for n in sub.local if not any(c in inner for c in f.dag.children[n])]
+    f.splices[name] = (sources, sinks)
+
+
+def _targets(f: _File, names: list[str], role: Literal["parent", "child"]) -> list[str]:
+    out: list[str] = []
+    for name in names:
+        if name in f.splices:
+            sources, sinks = f.splices[name]
+            out.extend(sinks if role == "parent" else sources)
+        elif f.prefix + name in f.dag.nodes:
+            out.append(f.prefix + name)
+        else:
+            raise f.error(f"unknown {role} node", "PARENT/CHILD name declared nodes or splices", name)
+    return out
+
+
+def _parse_edges(f: _File, words: list[str]) -> None:
+    upper = [w.upper() for w in words]
+    if "CHILD" not in upper:
+        raise f.error("PARENT without CHILD", "PARENT p... CHILD c...", " ".join(words))
+    cut = upper.index("CHILD")
+    parents, children = words[1:cut], words[cut + 1:]
+    if not parents or not children:
+        raise f.error("PARENT and CHILD each need at least one node", "PARENT p... CHILD c...",
+                      " ".join(words))
+    f.edges.append((parents, children, f.lineno))
+
+
+def _settings_target(f: _File, name: str) -> list[NodeSpec] | None:
+    """The node named (None for ALL_NODES, resolved at the end of the file)."""
+    if name.upper() == ALL_NODES:
+        return None
+    spec = f.dag.nodes.get(f.prefix + name)
+    if spec is None:
+        raise f.error("unknown node", "settings name a node declared earlier", name)
+    return [spec]
+
+
+def _apply(f: _File, keyword: str, words: list[str], specs: list[NodeSpec], explicit: bool) -> None:
+    handler = _SETTINGS[keyword]
+    for spec in specs:
+        if keyword == "VARS" and not explicit:
+            own = dict(spec.vars)  # VARS add up: the node's own keys win over ALL_NODES
+            handler(f, words, spec)
+            spec.vars.update(own)
+            continue
+        if not explicit and keyword in spec.explicit:
+            continue
+        handler(f, words, spec)
+        if explicit:
+            spec.explicit.add(keyword)
+
+
+def _set_retry(f: _File, words: list[str], spec: NodeSpec) -> None:
+    if len(words) not in (3, 5) or (len(words) == 5 and words[3].upper() != "UNLESS-EXIT"):
+        raise f.error("bad RETRY", "RETRY node n [UNLESS-EXIT value]", " ".join(words))
+    spec.retries = _int(f, words[2], "retry count")
+    if spec.retries < 0:
+        raise f.error("negative retry count", "retry count >= 0", words[2])
+    spec.unless_exit = _int(f, words[4], "UNLESS-EXIT value") if len(words) == 5 else None
+
+
+def _set_vars(f: _File, words: list[str], spec: NodeSpec) -> None:
+    text = f.current.split(None, 2)[2] if len(words) > 2 else ""
+    if text.split(None, 1)[0].upper() in ("PREPEND", "APPEND"):
+        text = text.split(None, 1)[1] if len(text.split(None, 1)) > 1 else ""
+    pos = 0
+    found = False
+    while pos < len(text):
+        if text[pos:].strip() == "":
+            break
+        match = _VARS_RE.match(text, pos)
+        if match is None:
+            raise f.error("bad VARS entry", 'VARS node key="value" ...', text[pos:].strip())
+        key, value = match.group(1), re.sub(r"\\(.)", r"\1", match.group(2))
+        if key.lower().startswith("queue"):
+            raise f.error("reserved VARS name", "VARS names are not reserved words", key)
+        spec.vars[key] = value
+        pos = match.end()
+        found = True
+    if not found:
+        raise f.error("VARS without a value", 'VARS node key="value" ...', " ".join(words))
+
+
+def _set_pre_skip(f: _File, words: list[str], spec: NodeSpec) -> None:
+    if len(words) != 3:
+        raise f.error("bad PRE_SKIP", "PRE_SKIP node exit-code", " ".join(words))
+    spec.pre_skip = _int(f, words[2], "PRE_SKIP exit code")
+
+
+def _set_priority(f: _File, words: list[str], spec: NodeSpec) -> None:
+    if len(words) != 3:
+        raise f.error("bad PRIORITY", "PRIORITY node n", " ".join(words))
+    spec.priority = _int(f, words[2], "priority")
+
+
+def _set_category(f: _File, words: list[str], spec: NodeSpec) -> None:
+    if len(words) != 3:
+        raise f.error("bad CATEGORY", "CATEGORY node name", " ".join(words))
+    spec.category = words[2] if words[2].startswith("+") else f.prefix + words[2] if f.prefix else words[2]
+
+
+def _set_abort(f: _File, words: list[str], spec: NodeSpec) -> None:
+    if len(words) not in (3, 5) or (len(words) == 5 and words[3].upper() != "RETURN"):
+        raise f.error("bad ABORT-DAG-ON", "ABORT-DAG-ON node value [RETURN v]", " ".join(words))
+    value = _int(f, words[2], "abort exit value")
+    ret = _int(f, words[4], "DAG return value") if len(words) == 5 else None
+    if ret is not None and not 0 <= ret <= 255:
+        raise f.error("DAG return value out of range", "RETURN value is 0..255", words[4])
+    spec.abort_on = (value, ret)
+
+
+def _script_parts(f: _File, words: list[str]) -> tuple[int | None, float, str, str, list[str]]:
+    i = 1
+    defer_status, defer_time = None, 0.0
+    if len(words) > i and words[i].upper() == "DEFER":
+        if len(words) < i + 3:
+            raise f.error("bad DEFER", "SCRIPT DEFER status time ...", " ".join(words))
+        defer_status = _int(f, words[i + 1], "DEFER status")
+        defer_time = float(_int(f, words[i + 2], "DEFER time"))
+        i += 3
+    if len(words) > i and words[i].upper() == "DEBUG":
+        i += 3  # DEBUG file type: output capture for dagman.out, not needed here
+    if len(words) < i + 3:
+        raise f.error("bad SCRIPT", "SCRIPT [DEFER s t] PRE|POST node executable [args]", " ".join(words))
+    return defer_status, defer_time, words[i].upper(), words[i + 1], words[i + 2:]
+
+
+def _set_script(f: _File, words: list[str], spec: NodeSpec) -> None:
+    defer_status, defer_time, kind, _name, argv = _script_parts(f, words)
+    if kind == "HOLD":
+        return  # HOLD scripts run when a job goes on hold: the local backend never holds a job
+    if kind not in ("PRE", "POST"):
+        raise f.error("unknown script type", "SCRIPT type is PRE, POST or HOLD", kind)
+    local = _resolve(spec.directory, argv[0])
+    exe = local if not os.path.isabs(argv[0]) and os.path.exists(local) else argv[0]
+    if kind == "PRE":
+        spec.pre = Script("PRE", (exe, *argv[1:]), spec.directory, defer_status, defer_time)
+    else:
+        spec.post = Script("POST", (exe, *argv[1:]), spec.directory, defer_status, defer_time)
+
+
+_SETTINGS = {
+    "RETRY": _set_retry, "VARS": _set_vars, "SCRIPT": _set_script, "PRE_SKIP": _set_pre_skip,
+    "PRIORITY": _set_priority, "CATEGORY": _set_category, "ABORT-DAG-ON": _set_abort,
+}
+
+
+def _settings(f: _File, keyword: str, words: list[str]) -> None:
+    if keyword == "SCRIPT":
+        name = _script_parts(f, words)[3]
+    elif len(words) < 2:
+        raise f.error(f"{keyword} needs a node name", f"{keyword} node ...", " ".join(words))
+    else:
+        name = words[1]
+    specs = _settings_target(f, name)
+    if specs is None:
+        f.all_nodes.append((keyword, words, f.lineno, f.current))
+    else:
+        _apply(f, keyword, words, specs, explicit=True)
+
+
+def _file_option(f: _File, words: list[str], keyword: str) -> str:
+    if len(words) < 2:
+        raise f.error(f"{keyword} needs a file name", f"{keyword} file", " ".join(words))
+    return _resolve(f.dir, words[1])
+
+
+def _parse_config(f: _File, words: list[str]) -> None:
+    path = _file_option(f, words, "CONFIG")
+    if f.dag.config_path is not None and f.dag.config_path != path:
+        raise f.error("a second CONFIG file", "a DAG has at most one CONFIG file", words[1])
+    f.dag.config_path = path
+    f.dag.config.update(parse_config(path))
+
+
+def parse_config(path: str) -> dict[str, str]:
+    """A DAGMan configuration file (HTCondor config syntax, ``KEY = value``); keys upper-cased."""
+    out: dict[str, str] = {}
+    try:
+        with open(path, encoding="utf-8") as handle:
+            lines = handle.read().splitlines()
+    except OSError as exc:
+        raise FormatError("cannot read DAGMan config file", rule="CONFIG names a readable file",
+                          value=path, path=path) from exc
+    for number, raw in enumerate(lines, 1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        key, eq, value = line.partition("=")
+        if not eq or not key.strip() or " " in key.strip():
+            raise FormatError("not a configuration assignment", rule="KEY = value", value=line,
+                              path=path, line=number)
+        out[key.strip().upper()] = value.strip()
+    return out
+
+
+def _parse_misc(f: _File, keyword: str, words: list[str]) -> None:
+    dag = f.dag
+    if keyword == "MAXJOBS":
+        if len(words) != 3:
+            raise f.error("bad MAXJOBS", "MAXJOBS category n", " ".join(words))
+        value = _int(f, words[2], "MAXJOBS value")
+        if value < 0:
+            raise f.error("negative MAXJOBS", "MAXJOBS value >= 0", words[2])
+        dag.maxjobs[words[1] if not f.prefix or words[1].startswith("+") else f.prefix + words[1]] = value
+    elif keyword == "CONFIG":
+        _parse_config(f, words)
+    elif keyword == "DOT":
+        dag.dot = dag.dot or _file_option(f, words, "DOT")
+    elif keyword == "JOBSTATE_LOG":
+        dag.jobstate_log = dag.jobstate_log or _file_option(f, words, "JOBSTATE_LOG")
+    elif keyword == "NODE_STATUS_FILE":
+        secs = float(_int(f, words[2], "update time")) if len(words) > 2 else 60.0
+        dag.node_status_file = dag.node_status_file or (_file_option(f, words, "NODE_STATUS_FILE"), secs)
+    elif keyword == "DONE":
+        _settings_target(f, words[1] if len(words) == 2 else "")
+        dag.nodes[f.prefix + words[1]].done = True
+    elif keyword == "INCLUDE":
+        sub = _File(_file_option(f, words, "INCLUDE"), f.dir, f.prefix, dag, f.stack)
+        sub.splices = f.splices
+        sub.local = f.local
+        _parse_body(sub)
+        f.edges.extend(sub.edges)
+        f.all_nodes.extend(sub.all_nodes)
+
+
+_IGNORED = {"SET_JOB_ATTR", "ENV", "SAVE_POINT_FILE"}  # affect only a real schedd's bookkeeping
+
+
+def _parse_body(f: _File) -> None:
+    for lineno, words, line in _read_lines(f):
+        f.lineno = lineno
+        f.current = line
+        keyword = words[0].upper()
+        if keyword == "JOB":
+            _parse_node_decl(f, words, subdag=False, final=False)
+        elif keyword == "FINAL":
+            _parse_node_decl(f, words, subdag=False, final=True)
+        elif keyword == "SUBDAG":
+            if len(words) < 2 or words[1].upper() != "EXTERNAL":
+                raise f.error("SUBDAG must be EXTERNAL", "SUBDAG EXTERNAL name file", " ".join(words))
+            _parse_node_decl(f, words[1:], subdag=True, final=False)
+        elif keyword == "SPLICE":
+            _parse_splice(f, words)
+        elif keyword == "PARENT":
+            _parse_edges(f, words)
+        elif keyword in _SETTINGS:
+            _settings(f, keyword, words)
+        elif keyword in ("MAXJOBS", "CONFIG", "DOT", "JOBSTATE_LOG", "NODE_STATUS_FILE", "DONE", "INCLUDE"):
+            _parse_misc(f, keyword, words)
+        elif keyword in _IGNORED:
+            continue
+        elif keyword == "REJECT":
+            raise f.error("the DAG file is marked REJECT", "a REJECT DAG cannot run", line)
+        else:
+            raise f.error("unknown DAG command", "a known DAGMan command", words[0])
+
+
+def _parse_file(f: _File) -> None:
+    _parse_body(f)
+    for parents, children, lineno in f.edges:
+        f.lineno = lineno
+        for p in _targets(f, parents, "parent"):
+            for c in _targets(f, children, "child"):
+                if f.dag.nodes[p].final or f.dag.nodes[c].final:
+                    raise f.error("a FINAL node cannot have parents or children",
+                                  "FINAL nodes are not in PARENT/CHILD", p if f.dag.nodes[p].final else c)
+                f.dag.children[p].append(c)
+                f.dag.parents[c].append(p)
+    specs = [f.dag.nodes[n] for n in f.local]
+    for keyword, words, lineno, line in f.all_nodes:
+        f.lineno = lineno
+        f.current = line
+        _apply(f, keyword, words, specs, explicit=False)
+
+
+def _check_acyclic(dag: Dag) -> None:
+    indegree = {n: len(dag.parents[n]) for n in dag.nodes}
+    ready = [n for n, d in indegree.items() if d == 0]
+    seen = 0
+    while ready:
+        node = ready.pop()
+        seen += 1
+        for child in dag.children[node]:
+            indegree[child] -= 1
+            if indegree[child] == 0:
+                ready.append(child)
+    if seen == len(dag.nodes):
+        return
+    cycle = _find_cycle(dag, {n for n, d in indegree.items() if d > 0})
+    raise ValidationError("the DAG has a cycle", rule="PARENT/CHILD edges form no cycle",
+                          value=" -> ".join(cycle), path=dag.path)
+
+
+def _find_cycle(dag: Dag, remaining: set[str]) -> list[str]:
+    """Walk parents inside the unresolved set until a node repeats (every such node has one)."""
+    node = min(remaining)
+    order: dict[str, int] = {}
+    path: list[str] = []
+    while node not in order:
+        order[node] = len(path)
+        path.append(node)
+        node = min(p for p in dag.parents[node] if p in remaining)
+    cycle = path[order[node]:] + [node]
+    cycle.reverse()
+    return cycle
+
+
+def parse_dag(path: str) -> Dag:
+    """Parse a DAG file (with its splices, includes and CONFIG file) into a :class:`Dag`."""
+    path = os.path.abspath(path)
+    dag = Dag(path, {}, {}, {}, {}, {})
+    f = _File(path, os.path.dirname(path), "", dag, (path,))
+    _parse_file(f)
+    _check_acyclic(dag)
+    return dag
+
+
+def parse_rescue(path: str, dag: Dag) -> Rescue:
+    """A partial rescue DAG: ``DONE node`` and ``RETRY node n`` lines naming nodes of ``dag``."""
+    done: set[str] = set()
+    retries: dict[str, int] = {}
+    f = _File(path, os.path.dirname(path), "", dag, (path,))
+    for lineno, words, _line in _read_lines(f):
+        f.lineno = lineno
+        keyword = words[0].upper()
+        if keyword not in ("DONE", "RETRY") or len(words) < 2 or words[1] not in dag.nodes:
+            raise f.error("not a rescue DAG line for this DAG", "DONE node | RETRY node n",
+                          " ".join(words))
+        if keyword == "DONE":
+            done.add(words[1])
+        else:
+            retries[words[1]] = _int(f, words[2] if len(words) > 2 else "", "retry count")
+    return Rescue(path, frozenset(done), retries)

@@ -1,0 +1,449 @@
+"""The thin loop around :class:`DagState`: the only part of the engine that touches the world.
+
+One turn: gather events (backend exits, script exits, DEFER timers, a signal), let the pure state
+machine turn them into a :class:`Step`, **journal the step's changes and fsync (one commit per
+turn)**, then carry out its instructions - submit launches, run or kill scripts, cancel jobs, write
+the rescue DAG - and append the turn to ``jobstate.log``.  Nothing the engine does depends on a
+change that is not yet durable.
+
+Starting a run (``run_workflow``) decides where state comes from, as DAGMan does:
+
+* no journal: a fresh run (the newest rescue DAG, if one exists, marks nodes DONE);
+* a journal whose last run never ended (the engine was killed): *recovery* - nodes journaled done
+  stay done, nodes journaled failed stay failed, nodes that were in flight run again with the same
+  attempt number;
+* a journal whose last run ended in failure: a *rescue* run from the newest ``<dag>.rescueNNN``
+  (retries reset unless ``DAGMAN_RESET_RETRIES_UPON_RESCUE = False``);
+* a journal whose last run succeeded: nothing to do.
+
+Everything is validated before anything is written: the DAG file, its CONFIG, every submit
+description (expanded once for attempt 0) and every SUBDAG's DAG file; a bad one raises
+:class:`FormatError`.  A second engine on the same DAG refuses to start (an ``flock`` on
+``.sheaf/<dag>.lock``).
+"""
+
+from __future__ import annotations
+
+__all__ = ["run_workflow", "RunResult", "Progress", "find_dag", "state_paths"]
+
+import fcntl
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from sheaf.classad import ClassAd
+from sheaf.engine._backend import Backend, Exited, Launch
+from sheaf.engine._dagfile import Dag, NodeSpec, parse_dag, parse_rescue
+from sheaf.engine._journal import Journal, Replay, replay
+from sheaf.engine._reports import (JobstateLog, dot_text, newest_rescue, node_status_text, write_atomic,
+                                   write_rescue)
+from sheaf.engine._scripts import ScriptRunner
+from sheaf.engine._state import (Cancel, DagState, Defer, EngineEvent, Finish, Interrupted, JobExited,
+                                 JobHeld, KillScript, Limits, RunScript, Step, Submit, WriteRescue)
+from sheaf.engine._submit import JobSpec, SubmitDescription, parse_submit, render
+from sheaf.errors import EngineError, FormatError, InputError, UsageError
+
+STATE_DIR = ".sheaf"
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    total: int
+    counts: Mapping[str, int]
+    retries: int
+    elapsed: float
+    job_time: float
+    finished: bool = False
+
+    @property
+    def done(self) -> int:
+        return self.counts.get("done", 0)
+
+    @property
+    def failed(self) -> int:
+        return self.counts.get("failed", 0)
+
+    @property
+    def running(self) -> int:
+        return sum(self.counts.get(s, 0) for s in ("pre", "submitted", "post"))
+
+
+@dataclass(frozen=True, slots=True)
+class RunResult:
+    dag: str
+    succeeded: bool
+    exit_code: int  # the DAG's own exit value (ABORT-DAG-ON RETURN), 0 on success
+    dag_status: int
+    total: int
+    done: int
+    failed: int
+    retries: int
+    wall_time: float
+    job_time: float
+    source: str  # fresh | recovery | rescue:<file> | complete
+    failed_nodes: tuple[tuple[str, str | None], ...] = ()
+    rescue: str | None = None
+    journal: str = ""
+    journal_bytes: int = 0
+    journal_commits: int = 0
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+def find_dag(directory: str, dag_file: str | None = None) -> str:
+    """The DAG file of a planned directory: ``dag_file`` or the one ``*.dag`` in ``directory``."""
+    if dag_file:
+        path = dag_file if os.path.isabs(dag_file) else os.path.join(directory, dag_file)
+        if not os.path.isfile(path):
+            raise UsageError(f"no DAG file {path}")
+        return os.path.abspath(path)
+    if os.path.isfile(directory):
+        return os.path.abspath(directory)
+    if not os.path.isdir(directory):
+        raise UsageError(f"no such directory: {directory}")
+    dags = sorted(n for n in os.listdir(directory) if n.endswith(".dag"))
+    if len(dags) != 1:
+        found = ", ".join(dags) or "none"
+        raise UsageError(f"{directory}: expected exactly one *.dag file (found {found}); use --dag")
+    return os.path.abspath(os.path.join(directory, dags[0]))
+
+
+def state_paths(dag_path: str) -> dict[str, str]:
+    base = os.path.basename(dag_path)
+    state = os.path.join(os.path.dirname(dag_path), STATE_DIR)
+    return {"dir": state, "journal": os.path.join(state, base + ".journal"),
+            "lock": os.path.join(state, base + ".lock"), "scripts": os.path.join(state, base + ".scripts.log")}
+
+
+# ---- configuration and validation ----------------------------------------------------------------
+
+def _config_int(dag: Dag, key: str, default: int) -> int:
+    raw = dag.config.get(key)
+    if raw is None:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise FormatError("not an integer", rule=f"{key} is an integer", value=raw,
+                          path=dag.config_path) from None
+    if value < 0:
+        raise FormatError("negative throttle", rule=f"{key} >= 0", value=raw, path=dag.config_path)
+    return value
+
+
+def _config_bool(dag: Dag, key: str, default: bool) -> bool:
+    raw = dag.config.get(key)
+    return default if raw is None else raw.strip().lower() in ("true", "1", "yes")
+
+
+def _limits(dag: Dag, overrides: Mapping[str, int | None]) -> Limits:
+    values = {
+        "maxjobs": _config_int(dag, "DAGMAN_MAX_JOBS_SUBMITTED", 0),
+        "maxidle": _config_int(dag, "DAGMAN_MAX_JOBS_IDLE", 1000),
+        "maxpre": _config_int(dag, "DAGMAN_MAX_PRE_SCRIPTS", 20),
+        "maxpost": _config_int(dag, "DAGMAN_MAX_POST_SCRIPTS", 20),
+    }
+    for key, value in overrides.items():
+        if value is not None:
+            if value < 0:
+                raise UsageError(f"--{key} must be >= 0 (0 = unlimited), got {value}")
+            values[key] = value
+    return Limits(**values, always_run_post=_config_bool(dag, "DAGMAN_ALWAYS_RUN_POST", False))
+
+
+def _load_descriptions(dag: Dag) -> dict[str, SubmitDescription]:
+    """Parse (and expand once) every node's submit description: bad input fails before any write."""
+    cache: dict[str, SubmitDescription] = {}
+    for spec in dag.nodes.values():
+        if spec.subdag:
+            parse_dag(spec.submit)
+            continue
+        if spec.noop and not os.path.exists(spec.submit):
+            continue
+        desc = cache.get(spec.submit)
+        if desc is None:
+            desc = cache[spec.submit] = parse_submit(spec.submit)
+        try:
+            render(desc, spec.name, 0, 0, spec.directory, spec.vars)
+        except InputError as exc:
+            raise exc.located(desc.path) from None
+    return cache
+
+
+# ---- the run ------------------------------------------------------------------------------------
+
+class _Lock:
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(self.fd, 64, 0).decode(errors="replace").strip() or "another process"
+            os.close(self.fd)
+            raise UsageError(f"another sheaf run is already running this workflow (pid {holder}); "
+                             f"lock file {path}") from None
+        os.ftruncate(self.fd, 0)
+        os.pwrite(self.fd, f"{os.getpid()}\n".encode(), 0)
+
+    def release(self) -> None:
+        fcntl.flock(self.fd, fcntl.LOCK_UN)
+        os.close(self.fd)
+
+
+class _Run:
+    """One engine run: owns the backend, scripts, journal and reports for its duration."""
+
+    def __init__(self, dag: Dag, descs: dict[str, SubmitDescription], backend: Backend, journal: Journal,
+                 paths: dict[str, str], clock: Callable[[], float],
+                 on_progress: Callable[[Progress], None] | None, progress_interval: float) -> None:
+        self.dag, self.descs, self.backend, self.journal = dag, descs, backend, journal
+        self.clock = clock
+        self.scripts = ScriptRunner(paths["scripts"], clock)
+        jobstate = dag.jobstate_log or os.path.join(os.path.dirname(dag.path), "jobstate.log")
+        self.jobstate = JobstateLog(jobstate, self._site)
+        self.keys: dict[str, tuple[str, int]] = {}
+        self.pending: list[EngineEvent] = []
+        self.rescue: str | None = None
+        self.on_progress = on_progress
+        self.progress_interval = progress_interval
+        self._last_progress = -1e18
+        self._last_status = -1e18
+        self.stop_requested: str | None = None
+        self.started = clock()
+
+    def _site(self, node: str) -> str | None:
+        spec = self.dag.nodes[node]
+        desc = self.descs.get(spec.submit)
+        if desc is None:
+            return None
+        raw = spec.vars.get("+pegasus_site") or desc.attrs.get("pegasus_site")
+        return raw.strip().strip('"') if raw else None
+
+    # -- instructions -----------------------------------------------------------------------------
+
+    def act(self, machine: DagState, step: Step) -> None:
+        self.journal.changes(step.changes)
+        self.journal.commit()  # durable before anything below depends on it
+        self.jobstate.changes(step.changes)
+        for instruction in step.instructions:
+            if isinstance(instruction, Submit):
+                self._submit(instruction)
+            elif isinstance(instruction, RunScript):
+                failed = self.scripts.start(instruction.node, instruction.kind, instruction.attempt,
+                                            instruction.argv, instruction.cwd)
+                if failed is not None:
+                    self.pending.append(failed)
+            elif isinstance(instruction, Defer):
+                self.scripts.defer(instruction.node, instruction.kind, instruction.attempt,
+                                   instruction.seconds)
+            elif isinstance(instruction, Cancel):
+                key = f"{instruction.node}#{instruction.attempt}"
+                if self.keys.pop(key, None) is not None:
+                    self.backend.cancel(key)
+            elif isinstance(instruction, KillScript):
+                self.scripts.kill(instruction.node, instruction.kind)
+            elif isinstance(instruction, WriteRescue):
+                self.rescue = write_rescue(self.dag.path, instruction.done, instruction.retries_left,
+                                           instruction.failed, time.strftime("%Y-%m-%d %H:%M:%S"))
+            elif isinstance(instruction, Finish):
+                self._finish(instruction)
+        self.jobstate.flush()
+        self._report(machine, force=machine.finished is not None)
+
+    def _finish(self, finish: Finish) -> None:
+        rescue = os.path.basename(self.rescue) if self.rescue else None
+        self.journal.end(self.clock(), finish.succeeded, finish.dag_status, finish.exit_code, rescue)
+        self.journal.commit()
+        self.jobstate.internal(self.clock(), f"DAGMAN_FINISHED {finish.exit_code}")
+
+    def _submit(self, sub: Submit) -> None:
+        spec = self.dag.nodes[sub.node]
+        key = f"{sub.node}#{sub.attempt}"
+        try:
+            launch = self._launch(spec, sub, key)
+        except (InputError, ValueError) as exc:  # e.g. a VARS value that breaks the submit file
+            self.pending.append(JobHeld(sub.node, sub.attempt, f"cannot submit: {exc}"))
+            return
+        self.keys[key] = (sub.node, sub.attempt)
+        self.backend.submit(launch)
+
+    def _launch(self, spec: NodeSpec, sub: Submit, key: str) -> Launch:
+        if spec.subdag:
+            job = _subdag_job(spec, sub)
+        else:
+            job = render(self.descs[spec.submit], spec.name, sub.attempt, sub.cluster, spec.directory,
+                         spec.vars)
+        return Launch(key, spec.name, sub.attempt, job.argv, job.env, job.cwd, job.stdout, job.stderr,
+                      ClassAd.parse_old(job.ad_text), sub.priority)
+
+    # -- events -----------------------------------------------------------------------------------
+
+    def gather(self) -> list[EngineEvent]:
+        events: list[EngineEvent] = list(self.pending)
+        self.pending.clear()
+        if self.stop_requested is not None:
+            events.append(Interrupted(self.stop_requested))
+            self.stop_requested = ""
+        events.extend(self.scripts.poll())
+        timeout: float | None = 0.0 if events else self.scripts.next_timeout()
+        if timeout is None:
+            timeout = 0.25  # wake up now and then to notice a signal
+        if self.keys:
+            for event in self.backend.wait(timeout):
+                target = self.keys.pop(event.key, None)
+                if target is None:
+                    continue  # a cancelled attempt
+                if isinstance(event, Exited):
+                    events.append(JobExited(target[0], target[1], event.exit_code, event.signal,
+                                            event.reason, event.started, event.ended, event.slot))
+                else:
+                    events.append(JobHeld(target[0], target[1], event.reason))
+        elif not events:
+            if not self.scripts.busy():
+                raise EngineError("the engine stalled: nothing in flight but the DAG is not finished")
+            time.sleep(timeout)
+            events.extend(self.scripts.poll())
+        return events
+
+    # -- reports ----------------------------------------------------------------------------------
+
+    def _report(self, machine: DagState, force: bool = False) -> None:
+        now = self.clock()
+        if self.on_progress is not None and (force or now - self._last_progress >= self.progress_interval):
+            self._last_progress = now
+            self.on_progress(Progress(len(machine.nodes), dict(machine.counts), machine.retries,
+                                      now - self.started, machine.job_time, machine.finished is not None))
+        status = self.dag.node_status_file
+        if status is not None and (force or now - self._last_status >= status[1]):
+            self._last_status = now
+            states = {n: machine.node_state(n) for n in machine.nodes}
+            reasons = {n: machine.node_reason(n) for n in machine.nodes}
+            write_atomic(status[0], node_status_text(states, reasons, now))
+
+    def close(self) -> None:
+        try:
+            self.backend.close()
+        finally:
+            self.scripts.close()
+            self.jobstate.close()
+
+
+def _subdag_job(spec: NodeSpec, sub: Submit) -> JobSpec:
+    """SUBDAG EXTERNAL: a nested ``sheaf run`` of the sub-DAG, as a local-universe job."""
+    boot = "import sys; from sheaf.cli import main; sys.argv[0] = 'sheaf'; main()"
+    argv = (sys.executable, "-c", boot, "run", spec.directory, "--dag", spec.submit)
+    ad = "\n".join([f"ClusterId = {sub.cluster}", "ProcId = 0", 'Universe = "local"', "JobUniverse = 12",
+                    f'DAGNodeName = "{spec.name}"', f"DAGNodeRetry = {sub.attempt}", "RequestCpus = 0",
+                    f'Cmd = "{sys.executable}"'])
+    return JobSpec(argv, dict(os.environ), spec.directory, spec.submit + ".lib.out", spec.submit + ".lib.err",
+                   "local", ad, None)
+
+
+def _starting_point(dag: Dag, prior: Replay) -> tuple[str, set[str], set[str], dict[str, int]]:
+    """(source, done, failed, attempts) for this run; see the module docstring."""
+    if prior.epochs and prior.ended is None:
+        done = {n for n, r in prior.nodes.items() if r.state == "done" and n in dag.nodes}
+        failed = {n for n, r in prior.nodes.items() if r.state == "failed" and n in dag.nodes}
+        attempts = {n: r.attempt for n, r in prior.nodes.items() if n in dag.nodes}
+        return "recovery", done, failed, attempts
+    rescue_path = newest_rescue(dag.path)
+    if rescue_path is None:
+        return "fresh", set(), set(), {}
+    rescue = parse_rescue(rescue_path, dag)
+    attempts: dict[str, int] = {}
+    if not _config_bool(dag, "DAGMAN_RESET_RETRIES_UPON_RESCUE", True):
+        attempts = {n: max(0, dag.nodes[n].retries - left) for n, left in rescue.retries.items()}
+    return f"rescue:{os.path.basename(rescue_path)}", set(rescue.done), set(), attempts
+
+
+def _complete_result(dag: Dag, prior: Replay, journal_path: str) -> RunResult:
+    return RunResult(dag.path, True, 0, 0, len(dag.nodes), len(dag.nodes), 0, prior.retries, 0.0,
+                     prior.job_time, "complete", journal=journal_path)
+
+
+def run_workflow(directory: str, *, backend: Backend | Callable[[], Backend], dag_file: str | None = None,
+                 maxjobs: int | None = None, maxidle: int | None = None, maxpre: int | None = None,
+                 maxpost: int | None = None, clock: Callable[[], float] = time.time,
+                 on_progress: Callable[[Progress], None] | None = None, progress_interval: float = 0.2,
+                 handle_signals: bool = True) -> RunResult:
+    """Run (or resume) the DAG of a planned directory on ``backend``; returns how it went.
+
+    ``backend`` is a :class:`Backend` or a zero-argument factory (called only once the input is
+    known to be good).  Raises :class:`FormatError`/:class:`UsageError` for bad input or a second
+    engine on the same DAG; a workflow that runs and fails is a result, not an exception.
+    """
+    dag_path = find_dag(directory, dag_file)
+    dag = parse_dag(dag_path)
+    limits = _limits(dag, {"maxjobs": maxjobs, "maxidle": maxidle, "maxpre": maxpre, "maxpost": maxpost})
+    descs = _load_descriptions(dag)
+    paths = state_paths(dag_path)
+    os.makedirs(paths["dir"], exist_ok=True)
+    lock = _Lock(paths["lock"])
+    try:
+        prior = replay(paths["journal"])
+        if prior.ended is not None and prior.ended[2]:
+            return _complete_result(dag, prior, paths["journal"])
+        source, done, failed, attempts = _starting_point(dag, prior)
+        machine = DagState(dag, limits, clock, done=done, failed=failed, attempts=attempts,
+                           next_cluster=prior.max_cluster + 1)
+        the_backend = backend() if not hasattr(backend, "submit") else backend  # type: ignore[operator]
+        journal = Journal(paths["journal"])
+        run = _Run(dag, descs, the_backend, journal, paths, clock, on_progress, progress_interval)
+        try:
+            return _drive(run, machine, prior, source, done, handle_signals)
+        finally:
+            run.close()
+            journal.close()
+    finally:
+        lock.release()
+
+
+def _drive(run: _Run, machine: DagState, prior: Replay, source: str, done: set[str],
+           handle_signals: bool) -> RunResult:
+    dag = run.dag
+    initially_done = {n for n in dag.nodes if machine.node_state(n) == "done"}
+    run.journal.begin(run.clock(), prior.epochs + 1, source, len(dag.nodes), initially_done)
+    run.jobstate.internal(run.clock(), f"DAGMAN_STARTED {os.getpid()}.0")
+    if dag.dot:
+        write_atomic(dag.dot, dot_text(dag))
+    restore = _install_signals(run) if handle_signals else None
+    try:
+        run.act(machine, machine.start(idle=0))
+        while machine.finished is None:
+            events = run.gather()
+            run.act(machine, machine.advance(events, idle=run.backend.idle()))
+    finally:
+        if restore is not None:
+            restore()
+    return _result(run, machine, source)
+
+
+def _result(run: _Run, machine: DagState, source: str) -> RunResult:
+    finish = machine.finished
+    assert finish is not None
+    failed_nodes = tuple((n, machine.node_reason(n)) for n in machine.nodes if machine.node_state(n) == "failed")
+    return RunResult(run.dag.path, finish.succeeded, finish.exit_code, finish.dag_status, len(machine.nodes),
+                     machine.counts["done"], machine.counts["failed"], machine.retries,
+                     run.clock() - run.started, machine.job_time, source, failed_nodes, run.rescue,
+                     run.journal.path, run.journal.bytes_written, run.journal.commits)
+
+
+def _install_signals(run: _Run) -> Callable[[], None] | None:
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def stop(signum: int, _frame: Any) -> None:
+        if run.stop_requested is None:
+            run.stop_requested = f"engine received {signal.Signals(signum).name}"
+
+    old = {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM)}
+
+    def restore() -> None:
+        for s, handler in old.items():
+            signal.signal(s, handler)
+    return restore

@@ -1,0 +1,346 @@
+"""HTCondor submit descriptions: parse once, expand per node attempt into what a Backend launches.
+
+The submit language as condor_submit reads it: ``key = value`` lines (keys case-insensitive),
+``+Attr = expr`` and ``MY.Attr = expr`` put a ClassAd expression in the job ad, ``#`` comments,
+a trailing ``\\`` continues a line, and ``queue [1]`` ends the description (one proc per node:
+``queue N`` with N > 1, ``queue ... from/in/matching`` and a second ``queue`` are refused).
+
+Macros ``$(name)`` and ``$(name:default)`` expand from, in order of precedence: the node's DAG
+``VARS`` (DAGMan passes them as ``condor_submit -a``, so they override the file), the file's own
+keys, then ``$(Cluster)``/``$(ClusterId)``, ``$(Process)``/``$(ProcId)``, ``$(Node)``; ``$ENV(X)``
+reads the engine's environment.  ``$$(attr)`` is left alone: it is expanded at match time.  An
+unknown macro expands to the empty string, as in condor_submit.
+
+``arguments`` and ``environment`` are tokenised exactly as HTCondor documents: the *new* syntax is a
+value surrounded by double quotes (whitespace separates, single quotes group, ``''`` is a literal
+single quote, ``""`` a literal double quote); the *old* syntax splits arguments on whitespace with
+``\\"`` for a literal double quote, and environment entries on ``;``.
+
+A broken file raises :class:`sheaf.errors.FormatError` with path, line, rule and value.
+"""
+
+from __future__ import annotations
+
+__all__ = ["SubmitDescription", "parse_submit", "split_arguments", "split_environment", "JobSpec",
+           "render", "memory_mb", "disk_kb"]
+
+import fnmatch
+import math
+import os
+import re
+import shlex
+from dataclasses import dataclass
+
+from sheaf.errors import FormatError
+
+_KEY_RE = re.compile(r"^([+]?[A-Za-z_][\w.\-+]*)\s*=\s*(.*)$", re.S)
+_MACRO_RE = re.compile(r"(?<!\$)\$\(([A-Za-z_][\w.+]*)(?::([^)]*))?\)|\$ENV\(([^)]*)\)")
+_UNITS = {"": 1.0, "k": 1 / 1024, "kb": 1 / 1024, "m": 1.0, "mb": 1.0, "g": 1024.0, "gb": 1024.0,
+          "t": 1024.0**2, "tb": 1024.0**2}
+_SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KkMmGgTt][Bb]?)?\s*$")
+UNIVERSES = {"vanilla": 5, "local": 12, "scheduler": 7, "grid": 9, "java": 10, "parallel": 11,
+             "standard": 1, "vm": 13, "docker": 5, "container": 5}
+
+
+@dataclass(frozen=True, slots=True)
+class SubmitDescription:
+    path: str
+    directory: str
+    values: dict[str, tuple[str, int]]  # lower-case key -> (raw value, line); "+attr" keys keep case
+    attrs: dict[str, str]  # ad attribute name -> raw expression (from +Attr / MY.Attr)
+
+
+@dataclass(frozen=True, slots=True)
+class JobSpec:
+    """One node attempt, expanded: everything a Backend needs except the ClassAd object itself."""
+
+    argv: tuple[str, ...]
+    env: dict[str, str]
+    cwd: str
+    stdout: str
+    stderr: str
+    universe: str
+    ad_text: str  # the job ad in old ClassAd syntax ("Name = expr" per line)
+    site: str | None  # +pegasus_site (the jobTag of jobstate.log)
+
+
+def _error(desc_path: str, line: int | None, message: str, rule: str, value: object) -> FormatError:
+    return FormatError(message, rule=rule, value=value, path=desc_path, line=line)
+
+
+def _logical_lines(text: str) -> list[tuple[int, str]]:
+    out: list[tuple[int, str]] = []
+    pending, start = "", 0
+    for number, raw in enumerate(text.splitlines(), 1):
+        if not pending:
+            start = number
+        stripped = raw.strip()
+        if stripped.endswith("\\"):
+            pending += stripped[:-1] + " "
+            continue
+        out.append((start, pending + stripped))
+        pending = ""
+    if pending:
+        out.append((start, pending))
+    return out
+
+
+def _queue(path: str, number: int, line: str, seen: bool) -> None:
+    rest = line[5:].strip()
+    if seen:
+        raise _error(path, number, "a second queue statement", "one queue per node's submit file", line)
+    if rest not in ("", "1"):
+        raise _error(path, number, "more than one proc per node", "queue or queue 1", line)
+
+
+def parse_submit(path: str) -> SubmitDescription:
+    """Read a submit description; everything after ``queue`` is ignored, as condor_submit does."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
+    except OSError as exc:
+        raise _error(path, None, "cannot read submit description", "the submit file exists", path) from exc
+    values: dict[str, tuple[str, int]] = {}
+    attrs: dict[str, str] = {}
+    queued = False
+    for number, line in _logical_lines(text):
+        if not line or line.startswith("#"):
+            continue
+        if line.lower() == "queue" or line.lower().startswith(("queue ", "queue\t")):
+            _queue(path, number, line, queued)
+            queued = True
+            continue
+        if queued:
+            continue
+        match = _KEY_RE.match(line)
+        if match is None:
+            raise _error(path, number, "not a submit command", "key = value", line)
+        key, value = match.group(1), match.group(2).strip()
+        if key.startswith("+") or key.lower().startswith("my."):
+            name = key[1:] if key.startswith("+") else key[3:]
+            attrs[name] = value
+            values["+" + name.lower()] = (value, number)
+        else:
+            values[key.lower()] = (value, number)
+    if not queued:
+        raise _error(path, None, "no queue statement", "a submit description ends with queue", path)
+    if "executable" not in values:
+        raise _error(path, None, "no executable", "a submit description names its executable", path)
+    return SubmitDescription(path, os.path.dirname(os.path.abspath(path)), values, attrs)
+
+
+class _Expander:
+    """``$(macro)`` expansion over VARS > file keys > predefined macros, cycle-safe."""
+
+    def __init__(self, desc: SubmitDescription, dag_vars: dict[str, str], predefined: dict[str, str]):
+        self.desc = desc
+        self.vars = {k.lower(): v for k, v in dag_vars.items()}
+        self.pre = {k.lower(): v for k, v in predefined.items()}
+        self.active: set[str] = set()
+
+    def lookup(self, name: str, default: str | None) -> str:
+        key = name.lower()
+        if key in self.active:
+            raise _error(self.desc.path, None, "macro refers to itself", "macros are not recursive", name)
+        raw = self.vars.get(key)
+        if raw is None and key in self.desc.values:
+            raw = self.desc.values[key][0]
+        if raw is None:
+            raw = self.pre.get(key, default if default is not None else "")
+        self.active.add(key)
+        try:
+            return self.expand(raw)
+        finally:
+            self.active.discard(key)
+
+    def expand(self, text: str) -> str:
+        if "$" not in text:
+            return text
+        return _MACRO_RE.sub(self._one, text)
+
+    def _one(self, match: re.Match[str]) -> str:
+        if match.group(3) is not None:
+            return os.environ.get(match.group(3), "")
+        return self.lookup(match.group(1), match.group(2))
+
+    def get(self, key: str, default: str = "") -> str:
+        key = key.lower()
+        if key in self.vars or key in self.desc.values:
+            return self.lookup(key, None)
+        return default
+
+
+def split_arguments(value: str, where: str = "<arguments>") -> list[str]:
+    """Tokenise an ``arguments`` value (new syntax when surrounded by double quotes, else old)."""
+    value = value.strip()
+    if value.startswith('"'):
+        if len(value) < 2 or not value.endswith('"') or _unpaired_quote(value[1:-1]):
+            raise FormatError("unterminated double quote", rule='new syntax: arguments = "a b \'c d\'"',
+                              value=value, path=where)
+        return _split_new(value[1:-1], where)
+    out: list[str] = []
+    for word in value.split():
+        if '"' in word.replace('\\"', ""):
+            raise FormatError("a double quote in old-syntax arguments must be escaped as \\\"",
+                              rule='old syntax: arguments = a b \\"c\\"', value=value, path=where)
+        out.append(word.replace('\\"', '"'))
+    return out
+
+
+def _unpaired_quote(inner: str) -> bool:
+    """Inside new syntax a double quote only appears doubled ("")."""
+    return bool(re.search(r'(?<!")"(?!")', inner.replace('""', "")))
+
+
+def _split_new(inner: str, where: str) -> list[str]:
+    inner = inner.replace('""', '"')
+    out: list[str] = []
+    current: list[str] = []
+    started = quoted = False
+    i = 0
+    while i < len(inner):
+        ch = inner[i]
+        if ch == "'":
+            if quoted and inner[i + 1:i + 2] == "'":
+                current.append("'")
+                i += 2
+                continue
+            quoted, started = not quoted, True
+        elif ch.isspace() and not quoted:
+            if started:
+                out.append("".join(current))
+            current, started = [], False
+        else:
+            current.append(ch)
+            started = True
+        i += 1
+    if quoted:
+        raise FormatError("unterminated single quote", rule="single quotes group words in pairs",
+                          value=inner, path=where)
+    if started:
+        out.append("".join(current))
+    return out
+
+
+def split_environment(value: str, where: str = "<environment>") -> dict[str, str]:
+    """Parse an ``environment`` value: quoted new syntax ``"a=b c='d e'"`` or old ``a=b;c=d``."""
+    value = value.strip()
+    if value.startswith('"'):
+        words = split_arguments(value, where)
+    else:
+        words = [w for w in value.split(";") if w.strip()]
+    env: dict[str, str] = {}
+    for word in words:
+        name, eq, val = word.partition("=")
+        if not eq or not name.strip():
+            raise FormatError("environment entry is not name=value", rule="environment = \"a=b c=d\"",
+                              value=word, path=where)
+        env[name.strip()] = val
+    return env
+
+
+def _getenv(value: str) -> dict[str, str]:
+    flag = value.strip().lower()
+    if flag in ("true", "yes", "1"):
+        return dict(os.environ)
+    if flag in ("false", "no", "0", ""):
+        return {}
+    patterns = [p.strip() for p in value.split(",") if p.strip()]
+    return {k: v for k, v in os.environ.items() if any(fnmatch.fnmatchcase(k, p) for p in patterns)}
+
+
+def _size(value: str, scale: float, path: str, key: str) -> str:
+    """request_memory / request_disk: a number with an optional unit becomes an integer; an
+    expression stays an expression (evaluated at match time, DAGNodeRetry in scope)."""
+    match = _SIZE_RE.match(value)
+    if match is None:
+        if not value.strip():
+            raise _error(path, None, f"empty {key}", f"{key} is a size or an expression", value)
+        return value.strip()
+    unit = (match.group(2) or "").lower()
+    return str(max(1, math.ceil(float(match.group(1)) * _UNITS[unit] * scale)))
+
+
+def memory_mb(value: str, path: str = "<request_memory>") -> str:
+    return _size(value, 1.0, path, "request_memory")  # a bare number is MiB
+
+
+def disk_kb(value: str, path: str = "<request_disk>") -> str:
+    match = _SIZE_RE.match(value)
+    if match is not None and not match.group(2):
+        return str(max(0, math.ceil(float(match.group(1)))))  # a bare number is KiB
+    return _size(value, 1024.0, path, "request_disk")
+
+
+def _quote(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _resolve(base: str, name: str) -> str:
+    return name if os.path.isabs(name) else os.path.normpath(os.path.join(base, name))
+
+
+def render(desc: SubmitDescription, node: str, attempt: int, cluster: int, directory: str,
+           dag_vars: dict[str, str]) -> JobSpec:
+    """Expand ``desc`` for one attempt of ``node`` (DAGMan's ``$(JOB)``/``$(RETRY)`` in VARS too)."""
+    vars_ = {k: v.replace("$(JOB)", node).replace("$(RETRY)", str(attempt)) for k, v in dag_vars.items()}
+    predefined = {"Cluster": str(cluster), "ClusterId": str(cluster), "Process": "0", "ProcId": "0",
+                  "Node": "0", "Step": "0", "Row": "0", "Item": ""}
+    ex = _Expander(desc, vars_, predefined)
+    submit_dir = directory
+    iwd = _resolve(submit_dir, ex.get("initialdir", "") or submit_dir)
+    exe = ex.get("executable")
+    exe_path = _resolve(submit_dir, exe) if ("/" in exe or os.path.exists(os.path.join(submit_dir, exe))) else exe
+    args = split_arguments(ex.get("arguments", ex.get("args", "")), desc.path)
+    env = _getenv(ex.get("getenv", "false"))
+    env.update(split_environment(ex.get("environment", ex.get("env", "")), desc.path))
+    stdout = _resolve(iwd, ex.get("output", "") or os.devnull)
+    stderr = _resolve(iwd, ex.get("error", "") or os.devnull)
+    universe = (ex.get("universe", "vanilla") or "vanilla").lower()
+    if universe not in UNIVERSES:
+        raise _error(desc.path, desc.values.get("universe", ("", None))[1], "unknown universe",
+                     "universe is one of " + ", ".join(sorted(UNIVERSES)), universe)
+    attrs = _ad_attributes(desc, ex, node, attempt, cluster, exe_path, args, env, iwd, stdout, stderr,
+                           universe, vars_)
+    site = attrs.get("pegasus_site")
+    ad_text = "\n".join(f"{k} = {v}" for k, v in attrs.items())
+    return JobSpec((exe_path, *args), env, iwd, stdout, stderr, universe, ad_text,
+                   site.strip('"') if site else None)
+
+
+def _ad_attributes(desc: SubmitDescription, ex: _Expander, node: str, attempt: int, cluster: int,
+                   exe: str, args: list[str], env: dict[str, str], iwd: str, stdout: str, stderr: str,
+                   universe: str, vars_: dict[str, str]) -> dict[str, str]:
+    ad: dict[str, str] = {
+        "ClusterId": str(cluster), "ProcId": "0", "Cmd": _quote(exe),
+        "Arguments": _quote(" ".join(shlex.quote(a) for a in args)), "Iwd": _quote(iwd),
+        "Out": _quote(stdout), "Err": _quote(stderr), "JobUniverse": str(UNIVERSES[universe]),
+        "Universe": _quote(universe), "Owner": _quote(os.environ.get("USER", "sheaf")),
+        "RequestCpus": ex.get("request_cpus", "1") or "1", "DAGNodeName": _quote(node),
+    }
+    memory = ex.get("request_memory", "")
+    if memory:
+        ad["RequestMemory"] = memory_mb(memory, desc.path)
+    disk = ex.get("request_disk", "")
+    if disk:
+        ad["RequestDisk"] = disk_kb(disk, desc.path)
+    for key, attr in (("requirements", "Requirements"), ("rank", "Rank")):
+        value = ex.get(key, "")
+        if value:
+            ad[attr] = value
+    limits = ex.get("concurrency_limits", "")
+    if limits:
+        ad["ConcurrencyLimits"] = _quote(limits)
+    prio = ex.get("priority", "")
+    if prio:
+        ad["JobPrio"] = prio
+    log = ex.get("log", "")
+    if log:
+        ad["UserLog"] = _quote(_resolve(iwd, log))
+    for name, raw in desc.attrs.items():
+        ad[name] = ex.expand(raw)
+    for key, raw in vars_.items():  # VARS +Attr="v" and VARS My.Attr="v" go to the ad as-is
+        if key.startswith("+") or key.lower().startswith("my."):
+            ad[key[1:] if key.startswith("+") else key[3:]] = ex.expand(raw)
+    ad["DAGNodeRetry"] = str(attempt)  # always the attempt number, whatever VARS said
+    return ad
