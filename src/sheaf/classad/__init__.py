@@ -1,5 +1,39 @@
-"""sheaf.classad: the HTCondor ClassAd language, matchmaking and a negotiator (a leaf package)."""
+"""sheaf.classad: the HTCondor ClassAd language, matchmaking and a negotiator (a leaf package).
+
+The language (owned here)::
+
+    expr = classad.parse("TARGET.Memory > 1024")           # Expr: immutable, hashable, reusable
+    classad.evaluate(expr, my=None, target="[Memory = 2048]")  # -> True
+    classad.evaluate(expr, my=..., target=..., strict=True)    # strict new-ClassAd semantics
+    ad = classad.ClassAd.parse("[a = 1; b = a + 1]"); classad.ClassAd.parse_old("a = 1\\nb = a + 1")
+    ad.lookup("b") -> Expr;  ad.eval("b", target=None) -> value;  ad["b"] = 3 or an Expr
+    classad.unparse(expr) -> str;  ad.unparse() / str(ad);  ad.unparse_old()
+
+Values: ``UNDEFINED``, ``ERROR``, ``bool``, ``int``, ``float``, ``str``, ``list``, ``ClassAd``,
+``AbsTime``, ``RelTime``.  ``evaluate`` defaults to HTCondor's compat mode (an unqualified name not
+found from MY is looked up in TARGET); ``strict=True`` is the new-ClassAd semantics.  Bad text raises
+``ClassAdSyntaxError`` (a ``ValueError``) showing line, column and a caret; evaluation never raises
+for data -- problems are ``ERROR``.
+
+Fast path for matchmaking: ``expr.evaluate_in(my_ad, target_ad, strict=False)`` with both ads
+already ``ClassAd`` objects (no conversion, no parsing); ``parse`` caches text -> ``Expr``, and
+every ``Expr`` caches its compiled closure.
+"""
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from ._classad import ClassAd
+from ._eval import evaluate
+from ._expr import Expr, parse
+from ._values import ERROR, UNDEFINED, AbsTime, ClassAdSyntaxError, RelTime
+
+
+def unparse(expr: Expr | str) -> str:
+    """ClassAd text for ``expr`` such that ``parse(unparse(expr)) == expr``."""
+    return parse(expr).unparse()
+
+
+__all__ = [
+    "AbsTime", "ClassAd", "ClassAdSyntaxError", "ERROR", "Expr", "RelTime", "UNDEFINED", "evaluate",
+    "parse", "unparse",
+]

@@ -1,0 +1,371 @@
+"""Evaluation: node tuples compiled to closures ``fn(env, scope) -> value``.
+
+Scopes follow the official library.  An unqualified name is looked up in the scope ad, then in its
+enclosing ads (``_parent``); at the first level the special names apply when the ad has no such
+attribute: ``MY`` is the scope ad, ``PARENT`` its enclosing ad, ``ROOT``/``TOPLEVEL`` the outermost.
+When a target is given, evaluation happens inside HTCondor's match ad::
+
+    [ lCtx = [ ad = .LEFT; my = .LEFT; other = .RIGHT; target = .RIGHT ]; LEFT = MY-ad;
+      rCtx = [ ad = .RIGHT; my = .RIGHT; other = .LEFT; target = .LEFT ]; RIGHT = TARGET-ad;
+      leftRankValue = LEFT.rank; rightRankValue = RIGHT.rank; symmetricMatch = RIGHT.requirements &&
+      LEFT.requirements; leftMatchesRight = RIGHT.requirements; rightMatchesLeft = LEFT.requirements ]
+
+with lCtx the parent of MY's ad and rCtx of TARGET's: that is where ``TARGET`` and ``MY`` come from
+(both modes).  The names of those two context ads are answered directly (``_context_lookup``); the
+ads themselves are built only if a value needs them.  In compat mode (the default), an unqualified
+name found nowhere from the MY ad is looked up from the TARGET ad, and vice versa.  ``strict=True``
+drops that fallback.
+
+Each evaluation has an ``Env``: the two ads, the mode, a memo of attribute values (keyed by the ad and
+the name) and the attribute depth.  An attribute being evaluated reads as ``UNDEFINED`` from inside
+itself (so ``[a = a]`` and ``[a = b; b = a]`` give ``UNDEFINED``, as in HTCondor); the memo also makes
+exponentially shared definitions linear.  Attribute chains deeper than ``MAX_ATTR_DEPTH`` are
+``ERROR``, and a Python ``RecursionError`` anywhere in an evaluation makes its value ``ERROR``:
+evaluation never raises for data.
+"""
+
+from __future__ import annotations
+
+__all__ = ["MISSING", "Env", "as_classad", "compile_node", "evaluate", "evaluate_attr", "evaluate_in"]
+
+from collections.abc import Callable
+from typing import Any, Final
+
+from ._classad import ClassAd
+from ._expr import NOT_CONSTANT, Expr, parse
+from ._ops import BINARY, UNARY, identical
+from ._values import ERROR, UNDEFINED
+
+Value = Any
+Fn = Callable[["Env", "ClassAd | None"], Value]
+MISSING: Final = object()
+MAX_ATTR_DEPTH: Final = 1000
+_SPECIAL: Final = frozenset({"my", "parent", "root", "toplevel"})
+_LCTX_SAME: Final = frozenset({"ad", "my"})
+_LCTX_OTHER: Final = frozenset({"other", "target"})
+
+
+class Env:
+    """The state of one evaluation (see the module docstring)."""
+
+    __slots__ = ("context", "depth", "memo", "my", "strict", "target")
+
+    def __init__(self, my: ClassAd | None, target: ClassAd | None, strict: bool) -> None:
+        self.my = my
+        self.target = target
+        self.strict = strict
+        self.memo: dict[tuple[int, str], tuple[ClassAd, Value]] | None = None
+        self.depth = 0
+        self.context: dict[str, ClassAd] | None = None
+
+
+# -- attribute lookup -----------------------------------------------------------------------------
+
+def deref(env: Env, ad: ClassAd, lname: str, expr: Expr) -> Value:
+    """The value of attribute ``lname`` found in ``ad`` (memoised per evaluation)."""
+    const = expr.const
+    if const is not NOT_CONSTANT:
+        return const
+    memo = env.memo
+    if memo is None:
+        memo = env.memo = {}
+    key = (id(ad), lname)
+    hit = memo.get(key)
+    if hit is not None:
+        return hit[1]
+    memo[key] = (ad, UNDEFINED)  # a reference to itself while being evaluated reads UNDEFINED
+    if env.depth >= MAX_ATTR_DEPTH:
+        value: Value = ERROR
+    else:
+        env.depth += 1
+        value = expr.fn(env, ad)
+        env.depth -= 1
+    memo[key] = (ad, value)
+    return value
+
+
+def _is_top(env: Env, ad: ClassAd) -> bool:
+    return env.target is not None and (ad is env.my or ad is env.target)
+
+
+def resolve(env: Env, scope: ClassAd | None, lname: str) -> Value:
+    """Look ``lname`` up from ``scope`` outwards; MISSING when no ad along the way has it."""
+    if scope is None:
+        return MISSING
+    expr = scope._ex.get(lname)
+    if expr is not None:
+        return deref(env, scope, lname, expr)
+    if lname in _SPECIAL:
+        return _special(env, scope, lname)
+    ad = scope
+    while True:
+        parent = ad._parent
+        if parent is None:
+            return _context_lookup(env, ad, lname) if _is_top(env, ad) else MISSING
+        ad = parent
+        expr = ad._ex.get(lname)
+        if expr is not None:
+            return deref(env, ad, lname, expr)
+
+
+def _top(ad: ClassAd) -> ClassAd:
+    while ad._parent is not None:
+        ad = ad._parent
+    return ad
+
+
+def _special(env: Env, scope: ClassAd, lname: str) -> Value:
+    if lname == "my":
+        return scope
+    if lname == "parent":
+        if scope._parent is not None:
+            return scope._parent
+        if _is_top(env, scope):
+            return _context_ads(env)["lctx" if scope is env.my else "rctx"]
+        return UNDEFINED
+    return root_of(env, scope)
+
+
+def root_of(env: Env, scope: ClassAd) -> ClassAd:
+    top = _top(scope)
+    return _context_ads(env)["root"] if _is_top(env, top) else top
+
+
+def _context_lookup(env: Env, top: ClassAd, lname: str) -> Value:
+    """Names of lCtx/rCtx and of the match ad, seen from ``top`` (the MY or the TARGET ad)."""
+    my, target = env.my, env.target
+    other = target if top is my else my
+    if lname in _LCTX_SAME:
+        return top
+    if lname in _LCTX_OTHER:
+        return other
+    if lname == "left":
+        return my
+    if lname == "right":
+        return target
+    if lname in ("lctx", "rctx"):
+        return _context_ads(env)[lname]
+    if lname == "leftrankvalue":
+        return _member(env, my, "rank")
+    if lname == "rightrankvalue":
+        return _member(env, target, "rank")
+    if lname == "leftmatchesright":
+        return _member(env, target, "requirements")
+    if lname == "rightmatchesleft":
+        return _member(env, my, "requirements")
+    if lname == "symmetricmatch":
+        from ._logic import logical_and_values
+        return logical_and_values(_member(env, target, "requirements"), lambda: _member(env, my, "requirements"))
+    return MISSING
+
+
+def _member(env: Env, ad: ClassAd | None, lname: str) -> Value:
+    value = resolve(env, ad, lname)
+    return UNDEFINED if value is MISSING else value
+
+
+def _context_ads(env: Env) -> dict[str, ClassAd]:
+    """Build the match ad and its two context ads (only when a value shows them)."""
+    if env.context is None:
+        from ._context import build_context
+        env.context = build_context(env.my, env.target)
+    return env.context
+
+
+def lookup_unqualified(env: Env, scope: ClassAd | None, lname: str) -> Value:
+    value = resolve(env, scope, lname)
+    if value is MISSING:
+        if not env.strict and scope is not None and env.target is not None:
+            if scope is env.my:
+                value = resolve(env, env.target, lname)
+            elif scope is env.target:
+                value = resolve(env, env.my, lname)
+        if value is MISSING:
+            return UNDEFINED
+    return value
+
+
+def select(env: Env, base: Value, lname: str) -> Value:
+    """``base.name``: look up in an ad (and its enclosing ads); over a list, element by element."""
+    if isinstance(base, ClassAd):
+        value = resolve(env, base, lname)
+        return UNDEFINED if value is MISSING else value
+    if base is UNDEFINED:
+        return UNDEFINED
+    if type(base) is list:
+        return [select(env, item, lname) if isinstance(item, ClassAd) or type(item) is list or item is UNDEFINED
+                else ERROR for item in base]
+    return ERROR
+
+
+def subscript(env: Env, base: Value, index: Value) -> Value:
+    if base is ERROR or index is ERROR:
+        return ERROR
+    if base is UNDEFINED or index is UNDEFINED:
+        return UNDEFINED
+    if type(base) is list:
+        if type(index) is int and 0 <= index < len(base):
+            return base[index]
+        return ERROR
+    if isinstance(base, ClassAd) and type(index) is str:
+        return select(env, base, index.lower())
+    return ERROR
+
+
+# -- compilation ----------------------------------------------------------------------------------
+
+def compile_node(node: tuple[Any, ...]) -> Fn:
+    return _COMPILERS[node[0]](node)
+
+
+def _c_const(node: tuple[Any, ...]) -> Fn:
+    value = Expr(node).const
+    return lambda env, scope: value
+
+
+def _c_attr(node: tuple[Any, ...]) -> Fn:
+    lname = node[1].lower()
+
+    def attr(env: Env, scope: ClassAd | None) -> Value:
+        if scope is not None:
+            expr = scope._ex.get(lname)
+            if expr is not None:
+                return deref(env, scope, lname, expr)
+        return lookup_unqualified(env, scope, lname)
+    return attr
+
+
+def _c_absattr(node: tuple[Any, ...]) -> Fn:
+    lname = node[1].lower()
+
+    def absattr(env: Env, scope: ClassAd | None) -> Value:
+        if scope is None:
+            return ERROR
+        value = resolve(env, root_of(env, scope), lname)
+        return UNDEFINED if value is MISSING else value
+    return absattr
+
+
+def _c_sel(node: tuple[Any, ...]) -> Fn:
+    base, lname = compile_node(node[1]), node[2].lower()
+    return lambda env, scope: select(env, base(env, scope), lname)
+
+
+def _c_sub(node: tuple[Any, ...]) -> Fn:
+    base, index = compile_node(node[1]), compile_node(node[2])
+    return lambda env, scope: subscript(env, base(env, scope), index(env, scope))
+
+
+def _c_paren(node: tuple[Any, ...]) -> Fn:
+    return compile_node(node[1])
+
+
+def _c_un(node: tuple[Any, ...]) -> Fn:
+    operand, op = compile_node(node[2]), UNARY[node[1]]
+
+    def unary(env: Env, scope: ClassAd | None) -> Value:
+        value = operand(env, scope)
+        if value is ERROR or value is UNDEFINED:
+            return value
+        return op(value)
+    return unary
+
+
+def _c_bin(node: tuple[Any, ...]) -> Fn:
+    name = node[1]
+    left, right = compile_node(node[2]), compile_node(node[3])
+    if name in ("&&", "||"):
+        from ._logic import compile_logical
+        return compile_logical(name, left, right)
+    if name in ("is", "isnt"):
+        positive = name == "is"
+
+        def meta(env: Env, scope: ClassAd | None) -> Value:
+            result = identical(left(env, scope), right(env, scope))
+            return result if result is ERROR or positive else not result
+        return meta
+    op = BINARY[name]
+
+    def binary(env: Env, scope: ClassAd | None) -> Value:
+        a = left(env, scope)
+        b = right(env, scope)
+        if a is ERROR or b is ERROR:
+            return ERROR
+        if a is UNDEFINED or b is UNDEFINED:
+            return UNDEFINED
+        return op(a, b)
+    return binary
+
+
+def _c_cond(node: tuple[Any, ...]) -> Fn:
+    from ._logic import compile_conditional
+    return compile_conditional(compile_node(node[1]), compile_node(node[2]), compile_node(node[3]))
+
+
+def _c_elvis(node: tuple[Any, ...]) -> Fn:
+    left, right = compile_node(node[1]), compile_node(node[2])
+
+    def elvis(env: Env, scope: ClassAd | None) -> Value:
+        value = left(env, scope)
+        return right(env, scope) if value is UNDEFINED else value
+    return elvis
+
+
+def _c_list(node: tuple[Any, ...]) -> Fn:
+    items = tuple(compile_node(item) for item in node[1])
+    return lambda env, scope: [item(env, scope) for item in items]
+
+
+def _c_ad(node: tuple[Any, ...]) -> Fn:
+    template = ClassAd._from_node(node)
+    ex, names = template._ex, template._names
+    return lambda env, scope: ClassAd._view(ex, names, scope)
+
+
+def _c_call(node: tuple[Any, ...]) -> Fn:
+    from ._functions import compile_call
+    return compile_call(node[1], tuple(compile_node(arg) for arg in node[2]), node)
+
+
+_COMPILERS: Final[dict[str, Callable[[tuple[Any, ...]], Fn]]] = {
+    "int": _c_const, "real": _c_const, "str": _c_const, "bool": _c_const, "undef": _c_const,
+    "error": _c_const, "abstime": _c_const, "reltime": _c_const, "attr": _c_attr, "absattr": _c_absattr, "sel": _c_sel, "sub": _c_sub,
+    "paren": _c_paren, "un": _c_un, "bin": _c_bin, "cond": _c_cond, "elvis": _c_elvis, "list": _c_list,
+    "ad": _c_ad, "call": _c_call,
+}
+
+
+# -- entry points ---------------------------------------------------------------------------------
+
+def as_classad(value: Any) -> ClassAd | None:
+    """Accept a ClassAd, a string (new or old syntax), a mapping, or None."""
+    if value is None or isinstance(value, ClassAd):
+        return value
+    return ClassAd(value)
+
+
+def evaluate_in(expr: Expr, my: ClassAd | None, target: ClassAd | None = None, strict: bool = False) -> Value:
+    """Evaluate ``expr`` with scope ``my`` and target ``target`` (both ClassAd or None): the fast path."""
+    if my is None and target is not None:
+        my = ClassAd()
+    env = Env(my, target, strict)
+    try:
+        return expr.fn(env, my)
+    except RecursionError:
+        return ERROR
+
+
+def evaluate(expr: Expr | str, my: Any = None, target: Any = None, strict: bool = False) -> Value:
+    """Evaluate ``expr`` (text is parsed first) in HTCondor compat mode, or strict mode."""
+    return evaluate_in(parse(expr), as_classad(my), as_classad(target), strict)
+
+
+def evaluate_attr(ad: ClassAd, name: str, target: Any = None, strict: bool = False) -> Value:
+    env = Env(ad, as_classad(target), strict)
+    expr = ad._ex.get(name.lower())
+    if expr is None:
+        return UNDEFINED
+    try:
+        return deref(env, ad, name.lower(), expr)
+    except RecursionError:
+        return ERROR

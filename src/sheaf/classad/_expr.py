@@ -1,0 +1,103 @@
+"""``Expr``: an immutable, hashable ClassAd expression, compiled to a Python closure on first use.
+
+An ``Expr`` wraps the parser's node tuple; equality and hashing are structural (``parse(unparse(e))
+== e``).  The closure (``Expr.fn``, built by ``_eval.compile_node``) takes ``(env, scope_ad)`` and is
+cached on the object, so parsing once and evaluating many times costs one compilation.  ``parse``
+keeps a bounded cache from source text to ``Expr``: the same text always gives the same object.
+"""
+
+from __future__ import annotations
+
+__all__ = ["NOT_CONSTANT", "Expr", "parse"]
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Final
+
+from ._parser import Node, parse_expr
+from ._unparse import unparse
+
+if TYPE_CHECKING:
+    from ._classad import ClassAd
+    from ._eval import Env
+
+Fn = Callable[["Env", "ClassAd | None"], Any]
+NOT_CONSTANT: Final = object()
+_CONSTANT_KINDS: Final = {"int": None, "real": None, "str": None, "bool": None}
+_PARSE_CACHE: dict[str, Expr] = {}
+_PARSE_CACHE_LIMIT: Final = 65536
+
+
+class Expr:
+    """A parsed ClassAd expression (immutable; evaluate it any number of times)."""
+
+    __slots__ = ("_fn", "_hash", "const", "node")
+
+    def __init__(self, node: Node) -> None:
+        self.node = node
+        self._fn: Fn | None = None
+        self._hash: int | None = None
+        kind = node[0]
+        if kind in _CONSTANT_KINDS:
+            self.const: Any = node[1]
+        elif kind == "undef" or kind == "error":
+            from ._values import ERROR, UNDEFINED
+            self.const = UNDEFINED if kind == "undef" else ERROR
+        elif kind == "abstime" or kind == "reltime":
+            from ._values import AbsTime, RelTime
+            self.const = AbsTime(node[2], node[3]) if kind == "abstime" else RelTime(node[2])
+        elif kind == "un" and node[1] == "-" and node[2][0] in ("int", "real") and node[2][1] != (1 << 63):
+            self.const = -node[2][1]  # what a negative number assigned from Python becomes
+        else:
+            self.const = NOT_CONSTANT
+
+    @property
+    def fn(self) -> Fn:
+        fn = self._fn
+        if fn is None:
+            from ._eval import compile_node
+            fn = self._fn = compile_node(self.node)
+        return fn
+
+    def evaluate(self, my: Any = None, target: Any = None, strict: bool = False) -> Any:
+        """Evaluate with ``my`` as the scope ad and ``target`` as the other ad (see ``classad.evaluate``)."""
+        from ._eval import evaluate
+        return evaluate(self, my, target, strict)
+
+    def evaluate_in(self, my: ClassAd | None, target: ClassAd | None = None, strict: bool = False) -> Any:
+        """Fast path for matchmaking: ``my`` and ``target`` must already be ``ClassAd`` objects."""
+        from ._eval import evaluate_in
+        return evaluate_in(self, my, target, strict)
+
+    def unparse(self) -> str:
+        return unparse(self.node)
+
+    def __str__(self) -> str:
+        return unparse(self.node)
+
+    def __repr__(self) -> str:
+        return f"Expr({unparse(self.node)!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Expr) and (self is other or self.node == other.node)
+
+    def __hash__(self) -> int:
+        h = self._hash
+        if h is None:
+            h = self._hash = hash(self.node)
+        return h
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (parse, (unparse(self.node),))
+
+
+def parse(text: str | Expr) -> Expr:
+    """Parse one ClassAd expression; raise ``ClassAdSyntaxError`` (a ``ValueError``) if it is not one."""
+    if isinstance(text, Expr):
+        return text
+    expr = _PARSE_CACHE.get(text)
+    if expr is None:
+        expr = Expr(parse_expr(text))
+        if len(_PARSE_CACHE) >= _PARSE_CACHE_LIMIT:
+            _PARSE_CACHE.clear()
+        _PARSE_CACHE[text] = expr
+    return expr

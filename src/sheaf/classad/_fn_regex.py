@@ -1,0 +1,193 @@
+"""Regular-expression built-ins: ``regexp``, ``regexpMember``, ``regexps``, ``replace``, ``replaceAll``,
+``stringList_regexpMember``.
+
+HTCondor uses PCRE; Python's ``re`` agrees on the syntax ClassAds use.  POSIX bracket classes
+(``[[:digit:]]``) are translated.  Options: ``i`` caseless, ``m`` multi-line, ``s`` dot-all, ``x``
+extended, and for the substituting functions ``f`` (return the whole target with the replacement
+in place) and ``g`` (every match).  ``replace`` is ``regexps`` with ``f``, ``replaceAll`` with ``fg``.
+In a replacement ``\\N`` inserts group N; a group beyond the highest that took part is ``ERROR``.
+A pattern that does not compile is ``ERROR``.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import Any, Final
+
+from ._functions import strict
+from ._values import ERROR, UNDEFINED
+
+Value = Any
+_POSIX: Final = {"alpha": "a-zA-Z", "digit": "0-9", "alnum": "a-zA-Z0-9", "upper": "A-Z", "lower": "a-z",
+                 "space": r" \t\n\r\f\v", "xdigit": "0-9A-Fa-f", "punct": r"!-/:-@\[-`{-~", "blank": r" \t",
+                 "word": r"\w", "cntrl": r"\x00-\x1f\x7f", "print": r" -~", "graph": r"!-~"}
+_POSIX_CLASS: Final = re.compile(r"\[:(\w+):\]")
+
+
+@functools.lru_cache(maxsize=512)
+def _compile(pattern: str, options: str) -> re.Pattern[str] | None:
+    flags = 0
+    if "i" in options:
+        flags |= re.IGNORECASE
+    if "m" in options:
+        flags |= re.MULTILINE
+    if "s" in options:
+        flags |= re.DOTALL
+    if "x" in options:
+        flags |= re.VERBOSE
+    pattern = _POSIX_CLASS.sub(lambda m: _POSIX.get(m.group(1), m.group(0)), pattern)
+    try:
+        return re.compile(pattern, flags)
+    except (re.error, OverflowError, RecursionError):
+        return None
+
+
+def _groups_taking_part(match: re.Match[str]) -> int:
+    highest = 0
+    for index in range(1, (match.re.groups or 0) + 1):
+        if match.start(index) != -1:
+            highest = index
+    return highest + 1
+
+
+def _expand(replace: str, match: re.Match[str]) -> str | None:
+    count = _groups_taking_part(match)
+    out: list[str] = []
+    i = 0
+    while i < len(replace):
+        char = replace[i]
+        if char == "\\" and i + 1 < len(replace) and replace[i + 1].isdigit():
+            index = int(replace[i + 1])
+            if index >= count:
+                return None
+            out.append(match.group(index) or "")
+            i += 2
+            continue
+        out.append(char)
+        i += 1
+    return "".join(out)
+
+
+def regexp_match(pattern: str, target: str, options: str) -> Value:
+    compiled = _compile(pattern, options)
+    return ERROR if compiled is None else compiled.search(target) is not None
+
+
+def regexp_replace(pattern: str, target: str, replace: str, options: str) -> Value:
+    compiled = _compile(pattern, options)
+    if compiled is None:
+        return ERROR
+    full, every = "f" in options, "g" in options
+    out: list[str] = []
+    index = 0
+    while True:
+        match = compiled.search(target, index)
+        if match is None:
+            break
+        if full:
+            out.append(target[index:match.start()])
+        text = _expand(replace, match)
+        if text is None:
+            return ERROR
+        out.append(text)
+        if match.end() == match.start():
+            if match.end() >= len(target) or not every:
+                index = match.end()
+                break
+            out.append(target[match.end()])  # an empty match: step over one character
+            index = match.end() + 1
+        else:
+            index = match.end()
+        if not every:
+            break
+    if full:
+        out.append(target[index:])
+    return "".join(out)
+
+
+def _check(args: list[Value], strings: int) -> Value:
+    """ERROR beats UNDEFINED; then the options (last, optional) must be a string."""
+    if any(arg is ERROR for arg in args):
+        return ERROR
+    if any(arg is UNDEFINED for arg in args):
+        return UNDEFINED
+    if len(args) > strings and type(args[strings]) is not str:
+        return ERROR
+    return None
+
+
+@strict("regexp")
+def regexp(args: list[Value]) -> Value:
+    if len(args) not in (2, 3):
+        return ERROR
+    problem = _check(args, 2)
+    if problem is not None:
+        return problem
+    if type(args[0]) is not str or type(args[1]) is not str:
+        return ERROR
+    return regexp_match(args[0], args[1], args[2] if len(args) == 3 else "")
+
+
+@strict("regexpMember")
+def regexp_member(args: list[Value]) -> Value:
+    if len(args) not in (2, 3):
+        return ERROR
+    problem = _check(args, 2)
+    if problem is not None:
+        return problem
+    if type(args[0]) is not str or type(args[1]) is not list:
+        return ERROR
+    options = args[2] if len(args) == 3 else ""
+    maybe_undefined = False
+    for item in args[1]:
+        if type(item) is not str:
+            if item is not UNDEFINED:
+                return ERROR
+            maybe_undefined = True
+            continue
+        found = regexp_match(args[0], item, options)
+        if found is ERROR:
+            return ERROR
+        if found:
+            return True
+    return UNDEFINED if maybe_undefined else False
+
+
+def _substitute(extra: str) -> Any:
+    def substitute(args: list[Value]) -> Value:
+        if len(args) not in (3, 4):
+            return ERROR
+        problem = _check(args, 3)
+        if problem is not None:
+            return problem
+        if any(type(arg) is not str for arg in args[:3]):
+            return ERROR
+        options = (args[3] if len(args) == 4 else "") + extra
+        return regexp_replace(args[0], args[1], args[2], options)
+    return substitute
+
+
+strict("regexps")(_substitute(""))
+strict("replace")(_substitute("f"))
+strict("replaceAll")(_substitute("fg"))
+
+
+@strict("stringList_regexpMember")
+def string_list_regexp_member(args: list[Value]) -> Value:
+    from ._fn_strings import split_list
+    if not 2 <= len(args) <= 4:
+        return ERROR
+    if any(arg is ERROR for arg in args):
+        return ERROR
+    if any(arg is UNDEFINED for arg in args):
+        return UNDEFINED
+    if any(type(arg) is not str for arg in args):
+        return ERROR
+    delims = args[2] if len(args) > 2 else None
+    options = args[3] if len(args) > 3 else ""
+    for item in split_list(args[1], delims):
+        found = regexp_match(args[0], item, options)
+        if found is ERROR or found:
+            return found
+    return False

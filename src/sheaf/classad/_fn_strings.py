@@ -1,0 +1,394 @@
+"""String built-ins: ``strcat``, ``join``, ``toUpper``/``toLower``, ``substr``, ``strcmp``/``stricmp``,
+version comparisons, and the string-list family of HTCondor's compatibility layer (``stringList*``,
+``split*``, environment and argument conversions).  Regular expressions live in ``_fn_regex``.
+
+Strings are compared as C does, byte by byte in UTF-8 (``stricmp`` folds ASCII only).  Where a
+built-in takes "a string", other values are converted as ``string()`` converts them, so
+``strcat(1.5)`` is ``"1.500000000000000E+00"``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ._coerce import strtod, to_string
+from ._functions import strict
+from ._ops import ascii_lower
+from ._values import ERROR, UNDEFINED
+
+Value = Any
+
+
+def _join_strings(sep: Value, items: list[Value], is_join: bool) -> Value:
+    parts: list[str] = []
+    for i, item in enumerate([sep, *items] if is_join else items):
+        text = item if type(item) is str else to_string(item)
+        if text is UNDEFINED:
+            return UNDEFINED
+        if type(text) is not str:
+            return ERROR
+        parts.append(text)
+    if is_join:
+        return parts[0].join(parts[1:])
+    return "".join(parts)
+
+
+@strict("strcat")
+def strcat(args: list[Value]) -> Value:
+    return _join_strings(None, args, False)
+
+
+@strict("join")
+def join(args: list[Value]) -> Value:
+    if not args:
+        return ""
+    if len(args) <= 2 and type(args[-1]) is list:
+        sep = args[0] if len(args) == 2 else ""
+        return _join_strings(sep, args[-1], True)
+    return _join_strings(args[0], args[1:], True)
+
+
+def _ascii_upper(text: str) -> str:
+    return text.upper() if text.isascii() else "".join(c.upper() if c.isascii() else c for c in text)
+
+
+def _change_case(convert: Callable[[str], str]) -> Callable[[list[Value]], Value]:
+    def change_case(args: list[Value]) -> Value:
+        if len(args) != 1:
+            return ERROR
+        text = to_string(args[0])
+        return convert(text) if type(text) is str else text
+    return change_case
+
+
+strict("toUpper")(_change_case(_ascii_upper))
+strict("toLower")(_change_case(ascii_lower))
+
+
+@strict("substr")
+def substr(args: list[Value]) -> Value:
+    if len(args) not in (2, 3):
+        return ERROR
+    if any(arg is UNDEFINED for arg in args):
+        return UNDEFINED
+    text, offset = args[0], args[1]
+    length = args[2] if len(args) == 3 else 0
+    if type(text) is not str or type(offset) is not int or type(length) is not int:
+        return ERROR
+    size = len(text)
+    if offset < 0:
+        offset = max(size + offset, 0)
+    elif offset >= size:
+        offset = size
+    if length <= 0:
+        length = max(size - offset + length, 0)
+    elif length > size - offset:
+        length = size - offset
+    if len(args) == 3 and args[2] == 0:
+        length = 0
+    return text[offset:offset + length]
+
+
+def _c_order(a: bytes, b: bytes) -> int:
+    return -1 if a < b else 1 if a > b else 0
+
+
+def _string_pair(args: list[Value]) -> Value:
+    if len(args) != 2:
+        return ERROR
+    if args[0] is UNDEFINED or args[1] is UNDEFINED:
+        return UNDEFINED
+    left, right = to_string(args[0]), to_string(args[1])
+    if type(left) is not str or type(right) is not str:
+        return ERROR
+    return left, right
+
+
+@strict("strcmp")
+def strcmp(args: list[Value]) -> Value:
+    pair = _string_pair(args)
+    return pair if type(pair) is not tuple else _c_order(pair[0].encode(), pair[1].encode())
+
+
+@strict("stricmp")
+def stricmp(args: list[Value]) -> Value:
+    pair = _string_pair(args)
+    if type(pair) is not tuple:
+        return pair
+    return _c_order(ascii_lower(pair[0]).encode(), ascii_lower(pair[1]).encode())
+
+
+def natural_cmp(s1: bytes, s2: bytes) -> int:
+    """HTCondor's version order (strverscmp-like): digit runs compare as numbers."""
+    s1, s2 = s1 + b"\0", s2 + b"\0"
+    i = 0
+    while s1[i] and s1[i] == s2[i]:
+        i += 1
+    if s1[i] == s2[i]:
+        return 0
+    n = i
+    while n > 0 and chr(s1[n - 1]).isdigit():
+        n -= 1
+    digit1, digit2 = chr(s1[i]).isdigit(), chr(s2[i]).isdigit()
+    if n == i and (not digit1 or not digit2):
+        return s1[i] - s2[i]
+    z1 = n
+    while s1[z1] == 0x30:
+        z1 += 1
+    z2 = n
+    while s2[z2] == 0x30:
+        z2 += 1
+    if z1 > n and not chr(s1[z1]).isdigit():
+        z1 -= 1
+    if z2 > n and not chr(s2[z2]).isdigit():
+        z2 -= 1
+    if z1 - n != z2 - n:
+        return (z2 - n) - (z1 - n)
+    if z1 > n:
+        return s1[i] - s2[i]
+    e1 = z1
+    while chr(s1[e1]).isdigit():
+        e1 += 1
+    e2 = z2
+    while chr(s2[e2]).isdigit():
+        e2 += 1
+    if e1 - n != e2 - n:
+        return (e1 - n) - (e2 - n)
+    return s1[i] - s2[i]
+
+
+_VERSION_TESTS: dict[str, Callable[[int], Value]] = {
+    "versioncmp": lambda r: r, "versionLE": lambda r: r <= 0, "versionLT": lambda r: r < 0,
+    "versionGE": lambda r: r >= 0, "versionGT": lambda r: r > 0, "versionEQ": lambda r: r == 0,
+}
+
+
+def _version(test: Callable[[int], Value]) -> Callable[[list[Value]], Value]:
+    def version(args: list[Value]) -> Value:
+        pair = _string_pair(args)
+        return pair if type(pair) is not tuple else test(natural_cmp(pair[0].encode(), pair[1].encode()))
+    return version
+
+
+for _name, _test in _VERSION_TESTS.items():
+    strict(_name)(_version(_test))
+
+
+@strict("version_in_range")
+def version_in_range(args: list[Value]) -> Value:
+    if len(args) != 3:
+        return ERROR
+    if args[1] is UNDEFINED or args[2] is UNDEFINED:
+        return UNDEFINED
+    texts = [to_string(arg) for arg in args]
+    if any(type(text) is not str for text in texts):
+        return ERROR
+    test, low, high = (text.encode() for text in texts)
+    return natural_cmp(low, test) <= 0 and natural_cmp(test, high) <= 0
+
+
+# -- string lists ---------------------------------------------------------------------------------
+
+def split_list(text: str, delims: str | None = None) -> list[str]:
+    """Items of a string list: split on any delimiter character (default space and comma), empty
+    items dropped, each item stripped of surrounding blanks."""
+    delims = delims or " ,"
+    items: list[str] = []
+    current: list[str] = []
+    for char in text:
+        if char in delims:
+            if current:
+                items.append("".join(current))
+            current = []
+        else:
+            current.append(char)
+    if current:
+        items.append("".join(current))
+    return [item.strip() for item in items if item.strip()]
+
+
+def _list_args(args: list[Value], lo: int, hi: int, strings: int) -> Value:
+    """Check arity, UNDEFINED/ERROR, and that the first ``strings`` arguments (and a delimiter) are
+    strings; returns the argument list or the value to answer with."""
+    if not lo <= len(args) <= hi:
+        return ERROR
+    for arg in args:
+        if arg is ERROR:
+            return ERROR
+    for arg in args:
+        if arg is UNDEFINED:
+            return UNDEFINED
+    for arg in args[:strings]:
+        if type(arg) is not str:
+            return ERROR
+    return args
+
+
+def _delims(args: list[Value], index: int) -> Value:
+    if len(args) > index:
+        return args[index] if type(args[index]) is str else ERROR
+    return None
+
+
+@strict("stringListSize")
+def string_list_size(args: list[Value]) -> Value:
+    checked = _list_args(args, 1, 2, 1)
+    if type(checked) is not list:
+        return checked
+    delims = _delims(args, 1)
+    return ERROR if delims is ERROR else len(split_list(args[0], delims))
+
+
+def _list_numbers(args: list[Value]) -> Value:
+    checked = _list_args(args, 1, 2, 1)
+    if type(checked) is not list:
+        return checked
+    delims = _delims(args, 1)
+    if delims is ERROR:
+        return ERROR
+    numbers: list[int | float] = []
+    for item in split_list(args[0], delims):
+        number = strtod(item)
+        if number is None:
+            return ERROR
+        numbers.append(int(number) if number.is_integer() and not any(c in item for c in ".eEnN") else number)
+    return numbers
+
+
+@strict("stringListSum")
+def string_list_sum(args: list[Value]) -> Value:
+    numbers = _list_numbers(args)
+    if type(numbers) is not list:
+        return numbers
+    total = sum(numbers)
+    return float(total) if any(type(n) is float for n in numbers) else int(total)
+
+
+@strict("stringListAvg")
+def string_list_avg(args: list[Value]) -> Value:
+    numbers = _list_numbers(args)
+    if type(numbers) is not list:
+        return numbers
+    if not numbers:
+        return 0.0
+    if any(type(n) is float for n in numbers):
+        return sum(numbers) / len(numbers)
+    return int(sum(numbers) / len(numbers))
+
+
+def _string_list_bound(pick: Callable[[list[Any]], Any]) -> Callable[[list[Value]], Value]:
+    def bound(args: list[Value]) -> Value:
+        numbers = _list_numbers(args)
+        if type(numbers) is not list:
+            return numbers
+        if not numbers:
+            return UNDEFINED
+        best = pick(numbers)
+        return float(best) if any(type(n) is float for n in numbers) else best
+    return bound
+
+
+strict("stringListMin")(_string_list_bound(min))
+strict("stringListMax")(_string_list_bound(max))
+
+
+def _string_list_member(fold: bool) -> Callable[[list[Value]], Value]:
+    def member(args: list[Value]) -> Value:
+        checked = _list_args(args, 2, 3, 0)
+        if type(checked) is not list:
+            return checked
+        needle = to_string(args[0])
+        if type(needle) is not str or type(args[1]) is not str:
+            return ERROR
+        delims = _delims(args, 2)
+        if delims is ERROR:
+            return ERROR
+        items = split_list(args[1], delims)
+        if fold:
+            needle = ascii_lower(needle)
+            return any(ascii_lower(item) == needle for item in items)
+        return needle in items
+    return member
+
+
+strict("stringListMember")(_string_list_member(False))
+strict("stringListIMember")(_string_list_member(True))
+
+
+def _subset(fold: bool) -> Callable[[list[Value]], Value]:
+    def subset(args: list[Value]) -> Value:
+        checked = _list_args(args, 2, 3, 2)
+        if type(checked) is not list:
+            return checked
+        delims = _delims(args, 2)
+        if delims is ERROR:
+            return ERROR
+        norm = ascii_lower if fold else (lambda s: s)
+        have = {norm(item) for item in split_list(args[1], delims)}
+        return all(norm(item) in have for item in split_list(args[0], delims))
+    return subset
+
+
+strict("stringListSubsetMatch")(_subset(False))
+strict("stringListISubsetMatch")(_subset(True))
+
+
+@strict("stringListsIntersect")
+def string_lists_intersect(args: list[Value]) -> Value:
+    checked = _list_args(args, 2, 3, 2)
+    if type(checked) is not list:
+        return checked
+    delims = _delims(args, 2)
+    if delims is ERROR:
+        return ERROR
+    have = set(split_list(args[1], delims))
+    return any(item in have for item in split_list(args[0], delims))
+
+
+@strict("split")
+def split(args: list[Value]) -> Value:
+    checked = _list_args(args, 1, 2, 1)
+    if type(checked) is not list:
+        return checked
+    delims = _delims(args, 1)
+    return ERROR if delims is ERROR else split_list(args[0], delims)
+
+
+def _split_at(args: list[Value], slot: bool) -> Value:
+    checked = _list_args(args, 1, 1, 1)
+    if type(checked) is not list:
+        return checked
+    text = args[0]
+    if "@" not in text:
+        return ["", text] if slot else [text, ""]
+    head, _, tail = text.partition("@")
+    return [head, tail]
+
+
+strict("splitUserName")(lambda args: _split_at(args, False))
+strict("splitSlotName")(lambda args: _split_at(args, True))
+
+
+@strict("userHome")
+def user_home(args: list[Value]) -> Value:
+    if not 1 <= len(args) <= 2:
+        return ERROR
+    default = args[1] if len(args) == 2 else UNDEFINED
+    if type(args[0]) is not str:
+        return default if args[0] is UNDEFINED else ERROR
+    try:
+        import pwd
+        return pwd.getpwnam(args[0]).pw_dir
+    except (KeyError, ImportError):
+        return default
+
+
+@strict("userMap")
+def user_map(args: list[Value]) -> Value:
+    # No map files are configured in sheaf: every lookup misses, giving the default (if any).
+    if not 2 <= len(args) <= 4:
+        return ERROR
+    return args[3] if len(args) == 4 else args[2] if len(args) == 3 and False else UNDEFINED
+
+

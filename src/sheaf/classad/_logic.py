@@ -1,0 +1,87 @@
+"""The non-strict operators: ``&&``, ``||`` and ``c ? a : b``.
+
+A truth value is a boolean, or a number (non-zero is true); ``UNDEFINED`` is unknown; anything else
+(a string, a list, an ad, a time) is ``ERROR``.  ``&&`` looks at its right side only when the left
+is not false, ``||`` only when the left is not true; an unknown left side gives the right side's
+decisive value (``undefined && false`` is false) and ``UNDEFINED`` otherwise.  The conditional needs a
+known truth value: ``UNDEFINED`` and ``ERROR`` conditions pass through.
+"""
+
+from __future__ import annotations
+
+__all__ = ["compile_conditional", "compile_logical", "logical_and_values", "truth"]
+
+from collections.abc import Callable
+from typing import Any
+
+from ._values import ERROR, UNDEFINED
+
+Value = Any
+Fn = Callable[[Any, Any], Value]
+
+
+def truth(value: Value) -> Value:
+    """True/False, UNDEFINED, or ERROR."""
+    kind = type(value)
+    if kind is bool:
+        return value
+    if kind is int or kind is float:
+        return value != 0
+    if value is UNDEFINED:
+        return UNDEFINED
+    return ERROR
+
+
+def logical_and_values(first: Value, second: Callable[[], Value]) -> Value:
+    a = truth(first)
+    if a is ERROR or a is False:
+        return a
+    b = truth(second())
+    if b is ERROR or b is False:
+        return b
+    return UNDEFINED if a is UNDEFINED else b
+
+
+def logical_or_values(first: Value, second: Callable[[], Value]) -> Value:
+    a = truth(first)
+    if a is ERROR or a is True:
+        return a
+    b = truth(second())
+    if b is ERROR or b is True:
+        return b
+    return UNDEFINED if a is UNDEFINED else b
+
+
+def compile_logical(op: str, left: Fn, right: Fn) -> Fn:
+    if op == "&&":
+        def logical_and(env: Any, scope: Any) -> Value:
+            a = left(env, scope)
+            if a is True:  # the common case first
+                b = right(env, scope)
+                return b if type(b) is bool else truth(b)
+            return logical_and_values(a, lambda: right(env, scope))
+        return logical_and
+
+    def logical_or(env: Any, scope: Any) -> Value:
+        a = left(env, scope)
+        if a is False:
+            b = right(env, scope)
+            return b if type(b) is bool else truth(b)
+        return logical_or_values(a, lambda: right(env, scope))
+    return logical_or
+
+
+def compile_conditional(test: Fn, then: Fn, orelse: Fn) -> Fn:
+    def conditional(env: Any, scope: Any) -> Value:
+        value = test(env, scope)
+        if value is True:
+            return then(env, scope)
+        if value is False:
+            return orelse(env, scope)
+        value = truth(value)
+        if value is True:
+            return then(env, scope)
+        if value is False:
+            return orelse(env, scope)
+        return value
+    return conditional

@@ -1,0 +1,172 @@
+"""Unparsing: node tuples back to text, driven by the parser's precedence table.
+
+Two styles.  ``unparse(node)`` is for people and for round trips: ``parse(unparse(e)) == e`` always,
+reals are written with full precision (``repr``), lists as ``{ 1, 2 }`` and ads as ``[ a = 1; b = 2 ]``.
+``unparse(node, condor=True)`` copies the official library's unparser byte for byte, because the
+``unparse()`` ClassAd function must return exactly what HTCondor returns: reals as ``%.15E``
+(``1.000000000000000E+00``; zero as ``0.0``), a space before unary operators, and its multi-line
+layout of lists and ads.  Parentheses written in the source are kept (the parser keeps ``paren``
+nodes); a tree built by hand gets the parentheses its operators' precedence demands.
+"""
+
+from __future__ import annotations
+
+__all__ = ["format_real", "quote_name", "quote_string", "unparse"]
+
+import math
+import re
+from typing import Any, Final
+
+from ._grammar import COND_PREC, POSTFIX_PREC, PRECEDENCE, UNARY_PREC
+from ._timetext import format_abstime, format_reltime
+
+Node = tuple[Any, ...]
+_IDENT: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_RESERVED: Final = frozenset({"true", "false", "undefined", "error", "is", "isnt"})
+_STRING_ESCAPES: Final = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\t": "\\t", "\r": "\\r", "\b": "\\b",
+                          "\f": "\\f"}
+_NEEDS_ESCAPE: Final = re.compile(r'[\\"\n\t\r\b\f]')
+
+
+def quote_string(text: str) -> str:
+    return '"' + _NEEDS_ESCAPE.sub(lambda m: _STRING_ESCAPES[m.group()], text) + '"'
+
+
+def quote_name(name: str) -> str:
+    if _IDENT.match(name) and name.lower() not in _RESERVED:
+        return name
+    return "'" + name.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def format_real(value: float, condor: bool = False) -> str:
+    if value != value:
+        return 'real("NaN")'
+    if value in (math.inf, -math.inf):
+        return 'real("INF")' if value > 0 else '-real("INF")'
+    if not condor:
+        return repr(value)
+    if value == 0:
+        return "-0.0" if math.copysign(1.0, value) < 0 else "0.0"
+    return f"{value:.15E}"
+
+
+def _precedence(node: Node) -> int:
+    kind = node[0]
+    if kind == "bin":
+        return PRECEDENCE[node[1]]
+    if kind in ("cond", "elvis"):
+        return COND_PREC
+    if kind == "un":
+        return UNARY_PREC
+    if kind in ("int", "real") and (node[1] < 0 or (kind == "real" and math.copysign(1, node[1]) < 0)):
+        return UNARY_PREC
+    return POSTFIX_PREC + 1
+
+
+class _Writer:
+    __slots__ = ("condor", "pretty")
+
+    def __init__(self, condor: bool, pretty: bool = True) -> None:
+        self.condor = condor
+        self.pretty = pretty
+
+    def sub(self, node: Node, need: int, indent: int) -> str:
+        text = self.write(node, indent)
+        return f"({text})" if _precedence(node) < need else text
+
+    def write(self, node: Node, indent: int = 0) -> str:
+        kind = node[0]
+        if kind == "bin":
+            level = PRECEDENCE[node[1]]
+            left = self.sub(node[2], level, indent)
+            return f"{left} {node[1]} {self.sub(node[3], level + 1, indent)}"
+        method = getattr(self, "w_" + kind)
+        return str(method(node, indent))
+
+    def w_int(self, node: Node, indent: int) -> str:
+        return str(node[1])
+
+    def w_real(self, node: Node, indent: int) -> str:
+        return format_real(node[1], self.condor)
+
+    def w_str(self, node: Node, indent: int) -> str:
+        return quote_string(node[1])
+
+    def w_bool(self, node: Node, indent: int) -> str:
+        return "true" if node[1] else "false"
+
+    def w_undef(self, node: Node, indent: int) -> str:
+        return "undefined"
+
+    def w_error(self, node: Node, indent: int) -> str:
+        return "error"
+
+    def w_abstime(self, node: Node, indent: int) -> str:
+        return f"{node[1]}({quote_string(format_abstime(node[2], node[3]))})"
+
+    def w_reltime(self, node: Node, indent: int) -> str:
+        return f"{node[1]}({quote_string(format_reltime(node[2]))})"
+
+    def w_attr(self, node: Node, indent: int) -> str:
+        return quote_name(node[1])
+
+    def w_absattr(self, node: Node, indent: int) -> str:
+        return "." + quote_name(node[1])
+
+    def w_sel(self, node: Node, indent: int) -> str:
+        return f"{self.sub(node[1], POSTFIX_PREC, indent)}.{quote_name(node[2])}"
+
+    def w_sub(self, node: Node, indent: int) -> str:
+        return f"{self.sub(node[1], POSTFIX_PREC, indent)}[{self.write(node[2], indent)}]"
+
+    def w_un(self, node: Node, indent: int) -> str:
+        text = f"{node[1]}{self.sub(node[2], UNARY_PREC, indent)}"
+        return " " + text if self.condor else text
+
+    def w_paren(self, node: Node, indent: int) -> str:
+        return f"({self.write(node[1], indent)})"
+
+    def w_cond(self, node: Node, indent: int) -> str:
+        test = self.sub(node[1], COND_PREC + 1, indent)
+        return f"{test} ? {self.write(node[2], indent)} : {self.sub(node[3], COND_PREC, indent)}"
+
+    def w_elvis(self, node: Node, indent: int) -> str:
+        return f"{self.sub(node[1], COND_PREC + 1, indent)} ?: {self.sub(node[2], COND_PREC, indent)}"
+
+    def w_call(self, node: Node, indent: int) -> str:
+        args = ("," if self.condor else ", ").join(self.write(arg, indent) for arg in node[2])
+        return f"{node[1]}({args})"
+
+    def w_list(self, node: Node, indent: int) -> str:
+        if not self.condor:
+            items = ", ".join(self.write(item) for item in node[1])
+            return "{ " + items + " }" if items else "{ }"
+        if not self.pretty:
+            return "{ " + ",".join(self.write(item) for item in node[1]) + " }"
+        inner = indent + 3
+        lines = [f"\n{' ' * (inner + 3)}{self.write(item, inner + 3)}" for item in node[1]]
+        return f"\n{' ' * inner}{{" + ",".join(lines) + f"\n{' ' * inner}}}"
+
+    def w_ad(self, node: Node, indent: int) -> str:
+        if not self.condor or not self.pretty:
+            body = "; ".join(f"{quote_name(name)} = {self.write(value)}" for name, value in node[1])
+            return "[ " + body + " ]" if body else "[ ]"
+        inner = indent + 4
+        lines = [f"\n{' ' * (inner + 4)}{quote_name(name)} = {self.write(value, inner + 4)}"
+                 for name, value in node[1]]
+        return f"\n{' ' * inner}[" + "; ".join(lines) + f"\n{' ' * inner}]"
+
+
+_PLAIN: Final = _Writer(False)
+_CONDOR: Final = _Writer(True)
+_COMPACT: Final = _Writer(True, pretty=False)
+
+
+def unparse(node: Node, condor: bool = False) -> str:
+    """Text for ``node``; ``condor=True`` reproduces the official library's spelling."""
+    return (_CONDOR if condor else _PLAIN).write(node)
+
+
+def unparse_compact(node: Node) -> str:
+    """The official library's one-line spelling (what ``string()`` gives for a list or an ad)."""
+    return _COMPACT.write(node)

@@ -1,0 +1,101 @@
+"""Values of the ClassAd language as Python sees them.
+
+``UNDEFINED`` and ``ERROR`` are the two distinguished values (singletons: compare with ``is``).
+Booleans, integers, reals and strings are Python's ``bool``, ``int``, ``float`` and ``str``; a list is a
+``list``; a nested ad is a ``ClassAd``.  Times have their own types: ``AbsTime`` (seconds since the epoch
+plus the UTC offset, in seconds, it is shown in) and ``RelTime`` (a signed duration in seconds).
+
+Integers are 64-bit two's complement, as in HTCondor: every arithmetic result goes through ``wrap``.
+"""
+
+from __future__ import annotations
+
+__all__ = ["ERROR", "UNDEFINED", "AbsTime", "ClassAdSyntaxError", "Error", "RelTime", "Undefined", "wrap"]
+
+from typing import Final, NamedTuple
+
+
+class Undefined:
+    """The type of ``UNDEFINED``: a reference that names nothing, or an operand that does."""
+
+    __slots__ = ()
+    _instance: Undefined | None = None
+
+    def __new__(cls) -> Undefined:
+        if cls._instance is None:
+            cls._instance = object.__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "UNDEFINED"
+
+    def __str__(self) -> str:
+        return "undefined"
+
+    def __reduce__(self) -> str:
+        return "UNDEFINED"
+
+
+class Error:
+    """The type of ``ERROR``: the value of an expression that makes no sense (``1/0``, ``"a" + 1``)."""
+
+    __slots__ = ()
+    _instance: Error | None = None
+
+    def __new__(cls) -> Error:
+        if cls._instance is None:
+            cls._instance = object.__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "ERROR"
+
+    def __str__(self) -> str:
+        return "error"
+
+    def __reduce__(self) -> str:
+        return "ERROR"
+
+
+UNDEFINED: Final = Undefined()
+ERROR: Final = Error()
+
+
+class AbsTime(NamedTuple):
+    """An absolute time: ``secs`` since the Unix epoch (UTC) and the ``offset`` (seconds east of UTC)."""
+
+    secs: float
+    offset: int = 0
+
+
+class RelTime(NamedTuple):
+    """A relative time (a duration) in seconds."""
+
+    secs: float
+
+
+class ClassAdSyntaxError(ValueError):
+    """Text that is not ClassAd syntax; the message shows line, column and a caret under the spot."""
+
+    def __init__(self, message: str, source: str = "", pos: int = 0) -> None:
+        self.reason = message
+        self.source = source
+        self.pos = pos
+        self.line = source.count("\n", 0, pos) + 1
+        start = source.rfind("\n", 0, pos) + 1
+        self.column = pos - start + 1
+        end = source.find("\n", pos)
+        text = source[start:] if end < 0 else source[start:end]
+        super().__init__(f"line {self.line}, column {self.column}: {message}\n  {text}\n  {' ' * (pos - start)}^")
+
+
+_MASK: Final = (1 << 64) - 1
+_SIGN: Final = 1 << 63
+
+
+def wrap(value: int) -> int:
+    """Reduce ``value`` to a signed 64-bit integer, as C arithmetic on ``long long`` does."""
+    if -_SIGN <= value < _SIGN:
+        return value
+    value &= _MASK
+    return value - (1 << 64) if value & _SIGN else value
