@@ -301,6 +301,14 @@ _TRANSITIONS: dict[tuple[NodeState, NodeState], Transition] = {
 }
 
 
+def _expected_state(event: JobExited | JobHeld | ScriptExited | DeferElapsed) -> NodeState:
+    if isinstance(event, JobExited | JobHeld):
+        return "submitted"
+    if isinstance(event, ScriptExited):
+        return "pre" if event.kind == "PRE" else "post"
+    return "pre_deferred" if event.kind == "PRE" else "post_deferred"
+
+
 class DagState:
     """The whole DAG's state.  Build it, call :meth:`start`, then :meth:`advance` per loop turn."""
 
@@ -462,8 +470,12 @@ class DagState:
         node = self.nodes.get(event.node)
         if node is None:
             raise KeyError(f"event for unknown node {event.node!r}")
-        if event.attempt != node.attempt or self._stale(node, event):
-            return  # a late report about an attempt already cancelled (abort, interrupt)
+        expected = _expected_state(event)
+        if event.attempt != node.attempt or node.state != expected:
+            if self.aborted is not None or self.interrupted:
+                return  # a late report about an attempt already cancelled (abort, interrupt)
+            raise InvalidTransition(node.name, node.state, f"{type(event).__name__} (expects {expected}, "
+                                    f"attempt {event.attempt})", node.history)
         if isinstance(event, JobExited):
             self._on_job_exited(node, event)
         elif isinstance(event, JobHeld):
@@ -473,17 +485,6 @@ class DagState:
             self._on_script(node, event)
         else:
             self._transition(node, "pre_ready" if event.kind == "PRE" else "post_ready")
-
-    def _stale(self, node: _Node, event: EngineEvent) -> bool:
-        if self.aborted is None and not self.interrupted:
-            return False
-        expected = {JobExited: "submitted", JobHeld: "submitted", ScriptExited: None,
-                    DeferElapsed: None}[type(event)]
-        if expected is None:
-            kind = event.kind  # type: ignore[union-attr]
-            expected = ("pre" if kind == "PRE" else "post") if isinstance(event, ScriptExited) else (
-                "pre_deferred" if kind == "PRE" else "post_deferred")
-        return node.state != expected
 
     def _on_job_exited(self, node: _Node, event: JobExited) -> None:
         if event.ended > event.started:
@@ -623,15 +624,18 @@ class DagState:
         return DAG_NODES_FAILED if self.failed_count else DAG_OK
 
     def _conclude(self) -> None:
+        """With a FINAL node, its outcome is the DAG's (overriding failures and ABORT-DAG-ON)."""
         status = self.dag_status()
         final = self.dag.final
-        all_done = all(n.state == "done" for n in self.nodes.values())
-        succeeded = (self.nodes[final].state == "done") if final is not None and not self.interrupted \
-            else all_done
-        exit_code = 0 if succeeded else 1
-        if self.aborted is not None and self.aborted[2] is not None:
-            exit_code = self.aborted[2]
-            succeeded = succeeded or exit_code == 0
+        if final is not None and not self.interrupted:
+            succeeded = self.nodes[final].state == "done"
+            exit_code = 0 if succeeded else 1
+        else:
+            succeeded = all(n.state == "done" for n in self.nodes.values())
+            exit_code = 0 if succeeded else 1
+            if self.aborted is not None:
+                exit_code = self.aborted[2] if self.aborted[2] is not None else self.aborted[1]
+                succeeded = exit_code == 0
         if not succeeded:
             self._emit(self._rescue())
         self.finished = Finish(succeeded, status, exit_code)

@@ -1,0 +1,132 @@
+"""HTCondor submit descriptions: parsing, macro expansion, arguments/environment tokenising, the ad."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from sheaf.classad import ClassAd
+from sheaf.engine._submit import (disk_kb, memory_mb, parse_submit, render, split_arguments,
+                                  split_environment)
+from sheaf.errors import FormatError
+
+
+@pytest.mark.parametrize(("value", "argv"), [
+    # new syntax (HTCondor manual examples)
+    ('"3 simple arguments"', ["3", "simple", "arguments"]),
+    ('"one \'two with spaces\' 3"', ["one", "two with spaces", "3"]),
+    ('"one \'\'\'quoted\'\'\'"', ["one", "'quoted'"]),
+    ('"\'\' empty"', ["", "empty"]),
+    ('"a ""b"" c"', ["a", '"b"', "c"]),
+    ('"don\'\'t"', ["dont"]),
+    # old syntax
+    ('a b  c', ["a", "b", "c"]),
+    ('one \\"two\\" \'three\'', ["one", '"two"', "'three'"]),
+    ('', []),
+])
+def test_arguments(value: str, argv: list[str]) -> None:
+    assert split_arguments(value) == argv
+
+
+@pytest.mark.parametrize("value", ['"unterminated', '"a \'b"', 'old "bare" quote'])
+def test_bad_arguments(value: str) -> None:
+    with pytest.raises(FormatError):
+        split_arguments(value)
+
+
+def _new_syntax(args: list[str]) -> str:
+    """Quote per the manual: each arg in single quotes, ' doubled, " doubled; all in double quotes."""
+    return '"' + " ".join("'" + a.replace("'", "''").replace('"', '""') + "'" for a in args) + '"'
+
+
+@given(st.lists(st.text(alphabet=st.characters(blacklist_categories=("Cs", "Cc")), max_size=12), max_size=6))
+def test_new_syntax_round_trip(args: list[str]) -> None:
+    assert split_arguments(_new_syntax(args)) == args
+
+
+@given(st.lists(st.text(alphabet="abc xyz=-_/.", min_size=1, max_size=8).filter(lambda w: w.strip() == w
+                                                                                  and " " not in w), max_size=6))
+def test_old_syntax_is_whitespace_split(words: list[str]) -> None:
+    assert split_arguments("  ".join(words)) == words
+
+
+def test_environment_both_forms() -> None:
+    assert split_environment("A=1;B=two words;C=") == {"A": "1", "B": "two words", "C": ""}
+    assert split_environment('"A=1 B=\'x y\' C=""q"" D=it\'\'s"') == {"A": "1", "B": "x y", "C": '"q"', "D": "its"}
+    with pytest.raises(FormatError):
+        split_environment('"novalue"')
+
+
+def test_sizes() -> None:
+    assert memory_mb("2GB") == "2048" and memory_mb("512") == "512" and memory_mb("1.5G") == "1536"
+    assert memory_mb("ifthenelse(DAGNodeRetry == 0, 1024, 4096)") == "ifthenelse(DAGNodeRetry == 0, 1024, 4096)"
+    assert disk_kb("100") == "100" and disk_kb("1MB") == "1024" and disk_kb("2G") == str(2 * 1024 * 1024)
+
+
+SUB = """\
+# a comment
+Universe   = vanilla
+Executable = bin/$(tool)
+Arguments  = "-i $(input) 'x y' -n $(Cluster).$(Process)"
+Environment = "PATH=/usr/bin HOME=$(home:/tmp)"
+getenv     = false
+InitialDir = work
+Output     = $(JOB_ID).out
+error      = $(JOB_ID).err
+request_memory = ifthenelse(isundefined(DAGNodeRetry) || DAGNodeRetry == 0, 1024, 4096)
+request_cpus = 2
+request_disk = 1GB
+requirements = (TARGET.Arch == "X86_64") && \\
+               (TARGET.OpSys == "LINUX")
+rank = Memory
+concurrency_limits = pegasus_transfer.stagein:2
+priority = 5
++pegasus_site = "condorpool"
+MY.Extra = 1 + 2
+JOB_ID = job_$(tool)
+tool = kickstart
+queue
+"""
+
+
+def test_render_expands_vars_and_builds_the_ad(tmp_path: Path) -> None:
+    (tmp_path / "j.sub").write_text(SUB)
+    desc = parse_submit(str(tmp_path / "j.sub"))
+    job = render(desc, "N1", 2, 17, str(tmp_path), {"input": "f a.txt", "+DAGNodeRetry": "$(RETRY)",
+                                                   "tool": "override"})
+    assert job.argv == (str(tmp_path / "bin" / "override"), "-i", "f", "a.txt", "x y", "-n", "17.0")
+    assert job.env == {"PATH": "/usr/bin", "HOME": "/tmp"}
+    assert job.cwd == str(tmp_path / "work") and job.stdout == str(tmp_path / "work" / "job_override.out")
+    assert job.site == "condorpool"
+    ad = ClassAd.parse_old(job.ad_text)
+    assert ad.eval("DAGNodeRetry") == 2 and ad.eval("RequestMemory") == 4096
+    assert ad.eval("RequestCpus") == 2 and ad.eval("RequestDisk") == 1024 * 1024
+    assert ad.eval("ConcurrencyLimits") == "pegasus_transfer.stagein:2" and ad.eval("JobPrio") == 5
+    assert ad.eval("Extra") == 3 and ad.eval("JobUniverse") == 5 and ad.eval("DAGNodeName") == "N1"
+    first = ClassAd.parse_old(render(desc, "N1", 0, 1, str(tmp_path), {}).ad_text)
+    assert first.eval("RequestMemory") == 1024
+
+
+@pytest.mark.parametrize(("text", "rule"), [
+    ("executable = /bin/true\n", "a submit description ends with queue"),
+    ("arguments = x\nqueue\n", "a submit description names its executable"),
+    ("executable = /bin/true\nqueue 5\n", "queue or queue 1"),
+    ("executable = /bin/true\nthis is not a command\nqueue\n", "key = value"),
+])
+def test_bad_submit_files(tmp_path: Path, text: str, rule: str) -> None:
+    (tmp_path / "j.sub").write_text(text)
+    with pytest.raises(FormatError) as info:
+        parse_submit(str(tmp_path / "j.sub"))
+    assert info.value.rule == rule and info.value.path == str(tmp_path / "j.sub")
+
+
+def test_local_universe_and_getenv(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SHEAF_TEST_VAR", "yes")
+    (tmp_path / "j.sub").write_text("universe = local\nexecutable = /bin/true\ngetenv = SHEAF_TEST_*\n"
+                                    "environment = A=1;B=2\nqueue\n")
+    job = render(parse_submit(str(tmp_path / "j.sub")), "N", 0, 1, str(tmp_path), {})
+    assert job.universe == "local" and job.env == {"SHEAF_TEST_VAR": "yes", "A": "1", "B": "2"}
+    assert ClassAd.parse_old(job.ad_text).eval("JobUniverse") == 12
