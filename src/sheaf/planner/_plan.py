@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from sheaf.model import Profiles, Properties, Workflow
+from sheaf.model import Profiles, Properties, ReplicaCatalog, SiteCatalog, Workflow
 
 JobKind = Literal["compute", "cluster", "stage_in", "stage_out", "inter_site", "create_dir", "cleanup",
                   "register", "subworkflow"]
@@ -82,3 +82,8 @@ class ExecutableWorkflow:
     notes: list[str] = field(default_factory=list)      # what -v prints (merged-profile notes, ...)
     warnings: list[str] = field(default_factory=list)   # printed always
     metadata: Mapping[str, str] = field(default_factory=dict)
+    # Inputs of the first data-staging slice (codegen's stage-in jobs): ``--input-dir`` and the
+    # merged catalogs (workflow-inline entries plus the standalone files).  None when not given.
+    input_dir: str | None = None
+    site_catalog: SiteCatalog | None = None
+    replica_catalog: ReplicaCatalog | None = None
