@@ -1,0 +1,69 @@
+"""Matchmaking between two ads: ``symmetric_match``, ``half_match`` and ``rank``.
+
+Policy (HTCondor's, checked against the official binding's ``ClassAd.matches``/``symmetricMatch``):
+
+* ``half_match(my, target)``: ``my``'s ``Requirements`` evaluated with ``my`` as MY and ``target`` as
+  TARGET, in compat mode (an unqualified name missing from MY is looked up in TARGET).  True only for
+  ``true`` or a non-zero number; ``false``, ``0``, ``undefined``, ``error``, a string, a list or an ad
+  -- and an ad without ``Requirements`` -- do not match.
+* ``symmetric_match(a, b)``: both halves hold.
+* ``rank(my, target)``: ``my``'s ``Rank`` against ``target`` as a float, as the negotiator reads it
+  (``EvalFloat``): a real or integer as is, a boolean as 1.0/0.0, anything else -- undefined, error,
+  a string, no ``Rank`` at all -- as 0.0.
+
+All three use the language's fast path (``Expr.evaluate_in``): both arguments must be ``ClassAd``s.
+Evaluation never raises for data problems; a bad ad is simply not a match.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._classad import ClassAd
+
+__all__ = ["as_ad", "half_match", "rank", "rank_value", "symmetric_match", "truth"]
+
+
+def as_ad(ad: ClassAd | str) -> ClassAd:
+    """An ad as given, or parsed from text (new syntax if it starts with ``[``, else old syntax)."""
+    return ad if isinstance(ad, ClassAd) else ClassAd(ad)
+
+
+def truth(value: Any) -> bool:
+    """HTCondor's boolean reading of a Requirements value (``IsBooleanValueEquiv``)."""
+    if value is True or value is False:
+        return value
+    if type(value) is int or type(value) is float:
+        return bool(value)
+    return False
+
+
+def rank_value(value: Any) -> float:
+    """HTCondor's float reading of a Rank value (``EvalFloat``): numbers and booleans, else 0.0."""
+    kind = type(value)
+    if kind is float or kind is int or kind is bool:
+        return float(value)
+    return 0.0
+
+
+def half_match(my: ClassAd, target: ClassAd) -> bool:
+    """Whether ``my``'s Requirements accept ``target``."""
+    expr = my.get_expr("Requirements")
+    if expr is None:
+        return False
+    return truth(expr.evaluate_in(my, target))
+
+
+def symmetric_match(a: ClassAd | str, b: ClassAd | str) -> bool:
+    """Whether each ad's Requirements accept the other (HTCondor's ``IsAMatch``); text is parsed."""
+    a, b = as_ad(a), as_ad(b)
+    return half_match(a, b) and half_match(b, a)
+
+
+def rank(my: ClassAd | str, target: ClassAd | str) -> float:
+    """``my``'s Rank of ``target`` as the negotiator reads it (see the module docstring)."""
+    my, target = as_ad(my), as_ad(target)
+    expr = my.get_expr("Rank")
+    if expr is None:
+        return 0.0
+    return rank_value(expr.evaluate_in(my, target))

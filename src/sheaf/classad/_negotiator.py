@@ -1,0 +1,308 @@
+"""The negotiator: one matchmaking cycle of job ads against resource ads, HTCondor's way.
+
+Policy
+------
+* **Job order.** Jobs are served by ``JobPrio`` (higher first; a missing or non-numeric JobPrio is 0),
+  then in the order given.  Each job gets at most one resource per cycle.
+* **Best resource.** Among the resources that match symmetrically (``_match.symmetric_match``), the
+  job takes the one it ranks highest (its ``Rank`` read as the negotiator reads it: undefined, error
+  or non-numeric is 0.0, a boolean is 1.0/0.0, NaN is worse than anything).  Among equal ranks the
+  first in list order wins -- the resource's own Rank of the job only matters to HTCondor for
+  preempting a claimed slot, which this negotiator does not do.
+* **Resources used once.** A resource without ``WantAdRevaluate = True`` leaves the cycle once matched.
+* **WantAdRevaluate.** A resource with ``WantAdRevaluate = True`` stays: after each match its
+  ``CurMatches`` (missing counts as 0) goes up by one in a new copy of its ad, the ad is evaluated
+  again for the rest of the cycle (so ``Requirements = CurMatches < MaxMatches`` caps it), and it
+  moves to the END of the list -- which, among equal ranks, spreads jobs round-robin.
+* **Concurrency limits.** A job's ``ConcurrencyLimits`` (evaluated against the candidate resource, as
+  HTCondor does) is checked against a ``ConcurrencyLimits`` throttle; a candidate whose grant would
+  exceed a limit is passed over, and a job with no acceptable candidate is not matched this cycle.
+* **Autoclusters.** Jobs are grouped into kinds by their significant attributes
+  (``_negotiator_kinds``) and resources into classes; the match/rank/limits of a (kind, class) pair
+  is evaluated once.  A kind that fails to match is skipped for the rest of the cycle with the same
+  reason (resources only get used up, and limits only fill up, during a cycle) -- HTCondor's
+  rejected-autocluster cache.
+
+Invariants: a match always satisfies both Requirements at the moment it is made (with the resource's
+``CurMatches`` of that moment); a WantAdRevaluate resource is re-evaluated after every match it
+takes; no limit's usage exceeds its maximum; the outcome depends only on the inputs (no hashing of
+ids or sets decides anything).
+
+How the best resource is found fast
+-----------------------------------
+Each kind keeps a heap of candidate entries ``(-rank, position, resource, version)``.  A resource
+that changes (WantAdRevaluate) gets a new version and position and is appended to a change log;
+before a kind serves a job it re-evaluates the resources changed since it last looked (a cached
+(kind, class) look-up each) and pushes fresh entries.  Entries of used or changed resources are
+dropped when they surface.  A cycle therefore costs about one evaluation per (kind, class) pair plus
+a heap operation per job, not a scan of every resource for every job.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass
+
+from ._classad import ClassAd
+from ._expr import NOT_CONSTANT
+from ._limits import ConcurrencyLimits, Demand, parse_limits
+from ._match import half_match, rank_value
+from ._negotiator_kinds import JOB_ROOTS, RESOURCE_ROOTS, JobKinds, ResourceClasses, reached
+
+__all__ = ["NO_MATCH", "Cycle", "Match", "cur_matches", "negotiate", "resource_name"]
+
+NO_MATCH = "no matching resource"
+_Verdict = tuple[float, Demand] | None  # (-rank, demand) when the pair matches
+_Entry = tuple[float, int, int, int]  # (-rank, list position, resource index, resource version)
+
+
+@dataclass(frozen=True, slots=True)
+class Match:
+    """One job bound to one resource; ``resource_ad`` is the resource as it was when matched."""
+
+    job: Hashable
+    resource: str
+    rank: float
+    job_ad: ClassAd
+    resource_ad: ClassAd
+    demand: Demand = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Cycle:
+    """What one cycle did: matches in the order made, why the others were not matched, and the
+    resource ads afterwards (CurMatches updated, in their new list order) for the next cycle."""
+
+    matches: list[Match]
+    unmatched: dict[Hashable, str]
+    resources: list[ClassAd]
+    kinds: int
+    limits: ConcurrencyLimits
+
+
+def negotiate(jobs: Mapping[Hashable, ClassAd] | Sequence[ClassAd], resources: Sequence[ClassAd],
+              limits: ConcurrencyLimits | Mapping[str, object] | None = None) -> Cycle:
+    """Run one negotiation cycle (see the module docstring).
+
+    ``jobs`` maps job ids to ads (a sequence is keyed by position).  ``limits`` is a throttle (its
+    usage is updated in place) or a configuration mapping (``<NAME>_LIMIT``,
+    ``CONCURRENCY_LIMIT_DEFAULT``, ``CONCURRENCY_LIMIT_DEFAULT_<PREFIX>``) starting from no usage.
+    """
+    items: list[tuple[Hashable, ClassAd]] = (list(jobs.items()) if isinstance(jobs, Mapping)
+                                              else list(enumerate(jobs)))
+    throttle = limits if isinstance(limits, ConcurrencyLimits) else ConcurrencyLimits(limits)
+    return _Negotiation(items, list(resources), throttle).run()
+
+
+def resource_name(ad: ClassAd, index: int) -> str:
+    """A resource's ``Name`` when it is a string, else ``#<index>``."""
+    name = ad.get("Name")
+    return name if isinstance(name, str) else f"#{index}"
+
+
+def cur_matches(ad: ClassAd) -> int:
+    """``CurMatches`` as the negotiator reads it (``EvalInteger``; 0 when missing or not a number)."""
+    expr = ad.get_expr("CurMatches")
+    if expr is None:
+        return 0
+    value = expr.const if expr.const is not NOT_CONSTANT else expr.evaluate_in(ad, None)
+    if type(value) is float and math.isfinite(value):
+        return int(value)
+    return value if type(value) is int else 0
+
+
+def _priority(ad: ClassAd) -> float:
+    expr = ad.get_expr("JobPrio")
+    if expr is None:
+        return 0
+    value = expr.const if expr.const is not NOT_CONSTANT else expr.evaluate_in(ad, None)
+    return value if (type(value) is int or type(value) is float) and not math.isnan(value) else 0
+
+
+class _Kind:
+    """Per-kind state for one cycle: candidate heap, change-log cursor, failure reason."""
+
+    __slots__ = ("cursor", "failed", "heap")
+
+    def __init__(self) -> None:
+        self.heap: list[_Entry] | None = None
+        self.cursor = 0
+        self.failed: str | None = None
+
+
+class _Negotiation:
+    def __init__(self, jobs: list[tuple[Hashable, ClassAd]], resources: list[ClassAd],
+                 limits: ConcurrencyLimits) -> None:
+        self.jobs, self.ads, self.limits = jobs, resources, limits
+        count = len(resources)
+        self.names = [resource_name(ad, i) for i, ad in enumerate(resources)]
+        self.alive = [True] * count
+        self.version = [0] * count
+        self.seq = list(range(count))
+        self.next_seq = count
+        self.want = [ad.get("WantAdRevaluate") is True for ad in resources]
+        self.changes: list[int] = []
+        self.cache: dict[tuple[int, int], _Verdict] = {}
+        self.bumped: dict[tuple[int, int], int] = {}
+        self.demands: dict[str, Demand] = {}
+        self.matches: list[Match] = []
+        self.unmatched: dict[Hashable, str] = {}
+
+    # -- grouping -------------------------------------------------------------------------------
+    def group(self) -> None:
+        """Kinds for jobs, classes for resources, widened until the significant names settle.
+
+        ``reach`` is what resource expressions may look up in a job; the job side's own closure is
+        followed by ``JobKinds``.  A second pass is needed only when a name the jobs reference leads,
+        through a resource's attributes, to a name not yet in ``reach``.
+        """
+        reach = set().union(*(reached(ad, RESOURCE_ROOTS) for ad in self.ads))
+        while True:
+            kinds = JobKinds(reach)
+            self.kind_of = [kinds.kind(ad) for _, ad in self.jobs]
+            self.rep: dict[int, ClassAd] = {}
+            for (_, ad), kind in zip(self.jobs, self.kind_of):
+                self.rep.setdefault(kind, ad)
+            roots = (*JOB_ROOTS, *kinds.base)
+            job_names = set().union(*(reached(ad, roots) for ad in self.rep.values()))
+            classes = ResourceClasses(job_names)
+            wider = reach.union(*(reached(ad, (*RESOURCE_ROOTS, *job_names)) for ad in self.ads))
+            if wider <= reach or kinds.everything:
+                break
+            reach = wider
+        self.classes = classes
+        self.class_names = [classes.names_for(ad) for ad in self.ads]
+        self.cls = [classes.class_of(ad, names) for ad, names in zip(self.ads, self.class_names)]
+        self.kinds = {kind: _Kind() for kind in self.rep}
+
+    # -- evaluation -----------------------------------------------------------------------------
+    def verdict(self, kind: int, r: int) -> _Verdict:
+        key = (kind, self.cls[r])
+        try:
+            return self.cache[key]
+        except KeyError:
+            found = self.cache[key] = self.judge(self.rep[kind], self.ads[r])
+            return found
+
+    def judge(self, job: ClassAd, resource: ClassAd) -> _Verdict:
+        if not (half_match(job, resource) and half_match(resource, job)):
+            return None
+        expr = job.get_expr("Rank")
+        value = rank_value(expr.evaluate_in(job, resource)) if expr is not None else 0.0
+        return (math.inf if math.isnan(value) else -value, self.demand(job, resource))
+
+    def demand(self, job: ClassAd, resource: ClassAd) -> Demand:
+        expr = job.get_expr("ConcurrencyLimits")
+        if expr is None:
+            return ()
+        text = expr.const if expr.const is not NOT_CONSTANT else expr.evaluate_in(job, resource)
+        if not isinstance(text, str):
+            return ()
+        found = self.demands.get(text)
+        if found is None:
+            found = self.demands[text] = parse_limits(text)
+        return found
+
+    # -- the cycle ------------------------------------------------------------------------------
+    def run(self) -> Cycle:
+        self.group()
+        priorities = [_priority(ad) for _, ad in self.jobs]
+        order: Sequence[int] = range(len(self.jobs))
+        if any(priorities):
+            order = sorted(order, key=priorities.__getitem__, reverse=True)  # stable: ties keep order
+        for index in order:
+            self.serve(index)
+        final = sorted(range(len(self.ads)), key=self.seq.__getitem__)
+        return Cycle(self.matches, self.unmatched, [self.ads[r] for r in final], len(self.kinds), self.limits)
+
+    def serve(self, index: int) -> None:
+        job_id, job = self.jobs[index]
+        kind_id = self.kind_of[index]
+        kind = self.kinds[kind_id]
+        if kind.failed is None:
+            picked = self.pick(self.candidates(kind_id, kind), kind_id, kind)
+            if picked is not None:
+                self.bind(job_id, job, *picked)
+                return
+        self.unmatched[job_id] = kind.failed or NO_MATCH
+
+    def candidates(self, kind_id: int, kind: _Kind) -> list[_Entry]:
+        heap = kind.heap
+        if heap is None:
+            heap = kind.heap = []
+            for r in range(len(self.ads)):
+                self.offer(heap, kind_id, r)
+            heapq.heapify(heap)
+        elif kind.cursor < len(self.changes):
+            for r in dict.fromkeys(self.changes[kind.cursor:]):
+                if self.offer(heap, kind_id, r):
+                    heapq.heappush(heap, heap.pop())
+        kind.cursor = len(self.changes)
+        return heap
+
+    def offer(self, heap: list[_Entry], kind_id: int, r: int) -> bool:
+        """Append r's entry for this kind (not yet in heap order); False if r cannot take the kind."""
+        if not self.alive[r]:
+            return False
+        verdict = self.verdict(kind_id, r)
+        if verdict is None:
+            return False
+        heap.append((verdict[0], self.seq[r], r, self.version[r]))
+        return True
+
+    def pick(self, heap: list[_Entry], kind_id: int, kind: _Kind) -> tuple[int, float, Demand] | None:
+        """Pop the best live candidate the limits allow; candidates passed over go back in the heap.
+
+        With no candidate left the kind fails for the rest of the cycle: with the first limit that
+        refused it, or ``NO_MATCH``.
+        """
+        aside: list[_Entry] = []
+        refused: str | None = None
+        picked = None
+        while heap:
+            entry = heapq.heappop(heap)
+            r = entry[2]
+            if not self.alive[r] or self.version[r] != entry[3]:
+                continue  # stale: used up, or changed since (a fresher entry was pushed)
+            verdict = self.verdict(kind_id, r)
+            assert verdict is not None
+            refusal = self.limits.refusal(verdict[1]) if verdict[1] else None
+            if refusal is None:
+                picked = (r, verdict[0], verdict[1])
+                break
+            refused = refused or refusal
+            aside.append(entry)
+        for entry in aside:
+            heapq.heappush(heap, entry)
+        if picked is None:
+            kind.failed = refused or NO_MATCH
+        return picked
+
+    def bind(self, job_id: Hashable, job: ClassAd, r: int, key: float, demand: Demand) -> None:
+        ad = self.ads[r]
+        self.limits.try_acquire(demand)
+        rank = -key if key != math.inf else math.nan
+        self.matches.append(Match(job_id, self.names[r], rank, job, ad, demand))
+        if not self.want[r]:
+            self.alive[r] = False
+            return
+        count = cur_matches(ad) + 1
+        fresh = ad.copy()
+        fresh["CurMatches"] = count
+        self.ads[r] = fresh
+        self.version[r] += 1
+        self.seq[r] = self.next_seq
+        self.next_seq += 1
+        self.cls[r] = self.reclass(r, fresh, count)
+        self.changes.append(r)
+
+    def reclass(self, r: int, ad: ClassAd, count: int) -> int:
+        """The class of r after CurMatches became ``count`` (cached: the old class and the count
+        decide it, since nothing else changed)."""
+        key = (self.cls[r], count)
+        found = self.bumped.get(key)
+        if found is None:
+            found = self.bumped[key] = self.classes.class_of(ad, self.class_names[r])
+        return found
