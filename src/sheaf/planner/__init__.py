@@ -1,7 +1,14 @@
-"""sheaf.planner: pure passes from the abstract workflow to the executable workflow."""
+"""sheaf.planner: pure passes from the abstract workflow to the executable workflow.
+
+``plan()`` is the entry point (``_planner``); ``ExecutableWorkflow``/``ExecJob``/``Task`` are what it
+returns (``_plan``).  Site selectors are pluggable (``SiteSelector``, ``register_selector``).
+"""
 
 from __future__ import annotations
 
 from sheaf.planner._plan import JOB_KINDS, Aggregator, ExecJob, ExecutableWorkflow, JobKind, Task
+from sheaf.planner._planner import plan
+from sheaf.planner._sites import SiteSelector, register_selector
 
-__all__ = ["JOB_KINDS", "Aggregator", "ExecJob", "ExecutableWorkflow", "JobKind", "Task"]
+__all__ = ["JOB_KINDS", "Aggregator", "ExecJob", "ExecutableWorkflow", "JobKind", "SiteSelector", "Task",
+           "plan", "register_selector"]

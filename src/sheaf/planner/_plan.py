@@ -63,6 +63,7 @@ class ExecJob:
     executable: str | None = None         # what the submit description runs (aggregator pfn for clusters)
     arguments: tuple[str, ...] = ()       # its arguments (aggregator options for clusters)
     label: str | None = None              # label value for label/whole clusters
+    technique: str | None = None          # clusters: horizontal | runtime | label | whole
 
     @property
     def task_ids(self) -> list[str]:

@@ -1,0 +1,39 @@
+"""What every clustering pass reads: the abstract graph, the job table, options, aggregators."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from sheaf.model import Graph
+from sheaf.planner._aggregate import Aggregator, Resolver
+from sheaf.planner._jobs import JobTable
+from sheaf.planner._options import Options
+from sheaf.planner._units import Units, contract
+
+
+@dataclass(slots=True)
+class PassContext:
+    graph: Graph
+    levels: list[int]                # abstract level of each job
+    topo_position: list[int]         # position of each job in the abstract topological order
+    table: JobTable
+    options: Options
+    resolver: Resolver
+    notes: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def aggregator_for(self, members: list[int], site: str, cluster: str) -> tuple[str, Aggregator | None]:
+        """The cluster's aggregator: its last task's choice (a note when its tasks disagree)."""
+        wanted = self.table.aggregators
+        name = wanted[members[-1]]
+        if any(wanted[j] != name for j in members):
+            self.notes.append(f"cluster {cluster}: its tasks ask for different aggregators; "
+                              f"using the last task's, {name}")
+        return name, self.resolver.resolve(site, name)
+
+    def unit_levels(self, units: Units) -> list[int]:
+        """Level of each job's unit in the current unit graph (abstract levels before any cluster)."""
+        if not units.clustered:
+            return self.levels
+        ug = contract(units, self.graph)
+        return [ug.levels[c] for c in ug.compact]

@@ -1,0 +1,173 @@
+"""Horizontal and runtime clustering: merge jobs of one level, site and transformation.
+
+Grouping
+    A *group* is the plain compute jobs (not yet in a cluster, not sub-workflow jobs) sharing
+    ``(level, site, (namespace, name, version))``; the level is the job's unit's level in the
+    current unit graph (the abstract level before any other pass).  Only a group is ever merged,
+    so a horizontal cluster never mixes levels, sites or transformations -- and, since every edge
+    goes from a lower level to a higher one, merging never makes a cycle.  Groups are processed by
+    level, then by their first job in file order; cluster ids count 1.. per level.
+
+Cutting a group (``_bins``)
+    - ``clusters.num`` b: b chunks as even as possible (4 jobs, b = 3: 2, 1, 1); it wins over
+      ``clusters.size`` s: chunks of s (4 jobs, s = 3: 3, 1); neither: size 1, nothing merged;
+    - with ``pegasus.clusterer.preference = Runtime``: ``clusters.maxruntime`` M gives first-fit
+      decreasing bins of summed runtime <= M (a job longer than M stays as it is), else
+      ``clusters.num`` k gives k bins by longest-processing-time; neither: a warning and the rules
+      above.  A member without a ``runtime`` profile is a ``PlanningError`` naming it;
+    - a group of one job is never clustered; a chunk of one runs as the plain job unless
+      ``pegasus.clusterer.allow.single`` is true.
+
+The group's ``clusters.*`` values come from each member's effective profiles; members that
+disagree are a ``PlanningError`` naming two of them.  A group whose site has no executable for
+its aggregator is left unclustered (the resolver warns once per site).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sheaf.errors import PlanningError
+from sheaf.model import profile_float, profile_int
+from sheaf.planner import _bins
+from sheaf.planner._context import PassContext
+from sheaf.planner._jobs import TKey
+from sheaf.planner._naming import horizontal_id
+from sheaf.planner._units import Cluster, Units
+
+GroupKey = tuple[int, str, TKey]
+
+
+@dataclass(frozen=True, slots=True)
+class _Params:
+    size: int | None
+    num: int | None
+    maxruntime: float | None
+
+
+def horizontal(units: Units, ctx: PassContext) -> None:
+    """Apply horizontal (or runtime) clustering to ``units`` (module docstring)."""
+    groups = _groups(units, ctx)
+    counters: dict[int, int] = {}
+    for key in sorted(groups, key=lambda k: (k[0], groups[k][0])):
+        members = groups[key]
+        if len(members) < 2:
+            continue
+        technique, bins, how = _cut(members, key, ctx)
+        made = 0
+        for b in bins:
+            if len(b) == 1 and not ctx.options.allow_single:
+                continue
+            tasks = [members[i] for i in b]
+            level, site, tkey = key
+            name = horizontal_id(*tkey, level, counters.get(level, 0) + 1)
+            aggregator, found = ctx.aggregator_for(tasks, site, name)
+            if found is None:
+                continue
+            counters[level] = counters.get(level, 0) + 1
+            units.add(Cluster(tasks, site, technique, name, tkey, aggregator, None, level))
+            made += 1
+        sizes = _run_lengths([len(b) for b in bins])
+        ctx.notes.append(f"{technique}: level {key[0]}, site {key[1]}, {ctx.table.fqns[members[0]]}: "
+                         f"{len(members)} jobs -> {made} clusters (chunks {sizes}) by {how}")
+
+
+def _run_lengths(sizes: list[int]) -> str:
+    """``[7, 7, 7, 1]`` -> ``"7x3, 1"`` (a short note even for a group of 10^5 jobs)."""
+    runs: list[list[int]] = []
+    for size in sizes:
+        if runs and runs[-1][0] == size:
+            runs[-1][1] += 1
+        else:
+            runs.append([size, 1])
+    return ", ".join(f"{size}x{count}" if count > 1 else str(size) for size, count in runs)
+
+
+def _groups(units: Units, ctx: PassContext) -> dict[GroupKey, list[int]]:
+    levels = ctx.unit_levels(units)
+    sites, tkeys, unit_of = ctx.table.sites, ctx.table.tkeys, units.unit_of
+    groups: dict[GroupKey, list[int]] = {}
+    for j, tkey in enumerate(tkeys):
+        if tkey is None or unit_of[j] != j:
+            continue
+        key = (levels[j], sites[j], tkey)
+        found = groups.get(key)
+        if found is None:
+            groups[key] = [j]
+        else:
+            found.append(j)
+    return groups
+
+
+def _cut(members: list[int], key: GroupKey, ctx: PassContext) -> tuple[str, list[list[int]], str]:
+    """(technique, bins over member positions, how it was cut) for one group."""
+    params = _params(members, key, ctx)
+    if ctx.options.runtime:
+        if params.maxruntime is not None or params.num is not None:
+            return _by_runtime(members, params, ctx)
+        ctx.warnings.append(
+            f"runtime clustering: neither clusters.maxruntime nor clusters.num is set for "
+            f"{ctx.table.fqns[members[0]]} on site {key[1]} at level {key[0]}; using the horizontal rules")
+    n = len(members)
+    if params.num is not None:
+        return "horizontal", _bins.by_num(n, params.num), f"clusters.num {params.num}"
+    if params.size is not None:
+        return "horizontal", _bins.by_size(n, params.size), f"clusters.size {params.size}"
+    return "horizontal", _bins.by_size(n, 1), "no clusters.size or clusters.num (size 1)"
+
+
+def _by_runtime(members: list[int], params: _Params, ctx: PassContext) -> tuple[str, list[list[int]], str]:
+    runtimes = [_runtime(j, ctx) for j in members]
+    if params.maxruntime is not None:
+        bins, too_long = _bins.first_fit_decreasing(runtimes, params.maxruntime)
+        if too_long:
+            ids = ", ".join(ctx.table.jobs[members[i]].id for i in too_long[:5])
+            ctx.notes.append(f"runtime clustering: {len(too_long)} job(s) longer than clusters.maxruntime "
+                             f"{params.maxruntime:g} left unclustered: {ids}")
+        return "runtime", bins, f"clusters.maxruntime {params.maxruntime:g}"
+    assert params.num is not None
+    return "runtime", _bins.longest_processing_time(runtimes, params.num), f"clusters.num {params.num}"
+
+
+def _runtime(j: int, ctx: PassContext) -> float:
+    job = ctx.table.jobs[j]
+    value = profile_float(ctx.table.profiles[j], "pegasus", "runtime", subject=f"job '{job.id}'")
+    if value is None:
+        raise PlanningError(f"job '{job.id}' has no runtime profile, which runtime clustering needs",
+                            rule="with pegasus.clusterer.preference = Runtime, clustered jobs have a "
+                                 "pegasus runtime profile", value=job.id)
+    return value
+
+
+def _params(members: list[int], key: GroupKey, ctx: PassContext) -> _Params:
+    """The group's clusters.* values; members that disagree are a PlanningError."""
+    table = ctx.table
+    first: tuple[int, _Params] | None = None
+    seen: set[int] = set()
+    for j in members:
+        profiles = table.profiles[j]
+        if id(profiles) in seen:
+            continue
+        seen.add(id(profiles))
+        subject = f"job '{table.jobs[j].id}'"
+        params = _Params(profile_int(profiles, "pegasus", "clusters.size", subject=subject),
+                         profile_int(profiles, "pegasus", "clusters.num", subject=subject),
+                         profile_float(profiles, "pegasus", "clusters.maxruntime", subject=subject))
+        if first is None:
+            first = (j, params)
+        elif params != first[1]:
+            _disagree(first, (j, params), key, ctx)
+    assert first is not None
+    return first[1]
+
+
+def _disagree(a: tuple[int, _Params], b: tuple[int, _Params], key: GroupKey, ctx: PassContext) -> None:
+    names = {"size": "clusters.size", "num": "clusters.num", "maxruntime": "clusters.maxruntime"}
+    field_name = next(f for f in names if getattr(a[1], f) != getattr(b[1], f))
+    ida, idb = ctx.table.jobs[a[0]].id, ctx.table.jobs[b[0]].id
+    raise PlanningError(
+        f"jobs '{ida}' and '{idb}' are clustered together (level {key[0]}, site {key[1]}, "
+        f"{ctx.table.fqns[a[0]]}) but have different {names[field_name]} values: "
+        f"{getattr(a[1], field_name)} and {getattr(b[1], field_name)}",
+        rule="jobs of one horizontal group agree on clusters.size, clusters.num and clusters.maxruntime",
+        value=idb)

@@ -1,0 +1,182 @@
+"""Per-job facts the passes need, computed once, in arrays indexed by the job's graph id.
+
+``JobTable`` holds, for job ``i`` (file order, the ``Graph`` numbering): its site, its
+transformation key (``None`` for a sub-workflow job), its executable on that site, its effective
+profiles, and the aggregator it asks for.
+
+Effective profiles follow the model's precedence (properties < job < site catalog < transformation
+catalog: transformation level, then its entry for the site).  Most jobs share their layers, so the
+merge is cached by ``(transformation key, site, id(job.profiles))``: jobs without profiles of their
+own all point at ``EMPTY`` and share one merged dict.  **The dicts are shared: read-only for
+everyone** (the planner and codegen copy before changing one).
+
+The aggregator a job asks for has its own precedence (the seeds' "Specification of Method of
+Execution"): property ``pegasus.clusterer.job.aggregator`` < the site's ``job.aggregator`` profile
+< the job's < the transformation's (transformation level, then its entry for the site).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from sheaf.errors import PlanningError
+from sheaf.model import (
+    EMPTY,
+    Job,
+    Profiles,
+    SiteCatalog,
+    Transformation,
+    TransformationCatalog,
+    Workflow,
+    merge_profiles,
+)
+from sheaf.planner._options import Options, check_aggregator
+from sheaf.planner._sites import SiteSelector, check_known
+
+TKey = tuple[str | None, str, str | None]
+Layers = Mapping[str, Mapping[str, str]]
+
+
+@dataclass(slots=True)
+class JobTable:
+    jobs: list[Job]
+    sites: list[str]
+    tkeys: list[TKey | None]
+    fqns: list[str]
+    executables: list[str]
+    profiles: list[Profiles]
+    aggregators: list[str]
+    #: notes for -v (what was decided and why)
+    notes: list[str] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.jobs)
+
+
+@dataclass(slots=True)
+class _Resolver:
+    tc: TransformationCatalog | None
+    sc: SiteCatalog | None
+    prop_layer: Profiles
+    options: Options
+    selected: tuple[str, ...]
+    selector: SiteSelector
+    _transformations: dict[TKey, Transformation | None] = field(default_factory=dict)
+    _candidates: dict[TKey, tuple[str, ...]] = field(default_factory=dict)
+    _upper: dict[tuple[TKey | None, str], tuple[Profiles, str, str, str]] = field(default_factory=dict)
+    _profiles: dict[tuple[TKey | None, str, int], tuple[Profiles, str]] = field(default_factory=dict)
+
+    def transformation(self, job: Job, key: TKey) -> Transformation | None:
+        if key in self._transformations:
+            return self._transformations[key]
+        found = self.tc.lookup(*key) if self.tc is not None else None
+        if self.tc is not None and found is None:
+            many = self.tc.candidates(*key)
+            why = (f"ambiguous: {', '.join(t.fqn for t in many)} all match" if many
+                   else "not in the transformation catalog")
+            raise PlanningError(f"job '{job.id}' uses transformation '{job.transformation}', {why}",
+                                rule="every compute job's transformation is in the catalog", value=job.id)
+        self._transformations[key] = found
+        return found
+
+    def candidates(self, job: Job, key: TKey) -> tuple[str, ...]:
+        cached = self._candidates.get(key)
+        if cached is not None:
+            return cached
+        t = self.transformation(job, key)
+        found = self.selected if t is None else tuple(s for s in self.selected if _runs_on(t, s))
+        if not found:
+            raise PlanningError(
+                f"no selected site can run job '{job.id}': transformation '{job.transformation}' is not "
+                f"installed on {', '.join(self.selected)}",
+                rule="a job runs on a selected site that has its transformation", value=job.id)
+        self._candidates[key] = found
+        return found
+
+    def site_of(self, job: Job, key: TKey) -> str:
+        pinned = job.profiles.get("selector", EMPTY).get("execution.site")
+        if pinned:
+            check_known(pinned, self.sc, f"the execution.site profile of job '{job.id}'")
+            t = self.transformation(job, key)
+            if t is not None and not _runs_on(t, pinned):
+                raise PlanningError(
+                    f"job '{job.id}' is pinned to site '{pinned}', where transformation "
+                    f"'{job.transformation}' is not installed",
+                    rule="a job runs on a site that has its transformation", value=job.id)
+            return str(pinned)
+        found = self.candidates(job, key)
+        return found[0] if len(found) == 1 else self.selector.select(job, found)
+
+    def upper(self, job: Job, key: TKey | None, site: str) -> tuple[Profiles, str, str, str]:
+        """(site + transformation layers merged, executable, TC's aggregator, site's aggregator)."""
+        cached = self._upper.get((key, site))
+        if cached is not None:
+            return cached
+        site_entry = self.sc.get(site) if self.sc is not None else None
+        site_layer = site_entry.profiles if site_entry is not None else EMPTY
+        t = self.transformation(job, key) if key is not None else None
+        t_layer = t.profiles if t is not None else EMPTY
+        entry = t.site(site) if t is not None else None
+        entry_layer = entry.profiles if entry is not None else EMPTY
+        executable = _executable(job, t, site)
+        tc_agg = _agg(entry_layer) or _agg(t_layer)
+        result = (merge_profiles(site_layer, t_layer, entry_layer), executable, tc_agg, _agg(site_layer))
+        self._upper[(key, site)] = result
+        return result
+
+    def profiles_of(self, job: Job, key: TKey | None, site: str) -> tuple[Profiles, str, str]:
+        """(effective profiles, executable, aggregator) of ``job`` on ``site``."""
+        upper, executable, tc_agg, site_agg = self.upper(job, key, site)
+        cache_key = (key, site, id(job.profiles))
+        cached = self._profiles.get(cache_key)
+        if cached is None:
+            merged = merge_profiles(self.prop_layer, job.profiles, upper)
+            agg = tc_agg or _agg(job.profiles) or site_agg or self.options.aggregator
+            cached = (merged, check_aggregator(agg, f"the job.aggregator profile of job '{job.id}'"))
+            self._profiles[cache_key] = cached
+        return cached[0], executable, cached[1]
+
+
+def _agg(layer: Layers) -> str:
+    return layer.get("pegasus", EMPTY).get("job.aggregator", "")
+
+
+def _runs_on(t: Transformation, site: str) -> bool:
+    return any(entry.name == site or entry.type == "stageable" for entry in t.sites)
+
+
+def _executable(job: Job, t: Transformation | None, site: str) -> str:
+    if job.is_subworkflow:
+        return job.file or job.name
+    if t is None:
+        return job.name
+    entry = t.site(site)
+    if entry is None:
+        entry = next((e for e in t.sites if e.type == "stageable"), None)
+    return entry.pfn if entry is not None else job.name
+
+
+def resolve_jobs(workflow: Workflow, *, tc: TransformationCatalog | None, sc: SiteCatalog | None,
+                 prop_layer: Profiles, options: Options, selected: Sequence[str],
+                 selector: SiteSelector) -> JobTable:
+    """Sites, profiles, executables and aggregators of every job (module docstring)."""
+    resolver = _Resolver(tc, sc, prop_layer, options, tuple(selected), selector)
+    table = JobTable([], [], [], [], [], [], [])
+    fqn_of: dict[TKey, str] = {}
+    for job in workflow.jobs.values():
+        key: TKey | None = None
+        if job.is_subworkflow:
+            site = "local"
+        else:
+            key = (job.namespace, job.name, job.version)
+            site = resolver.site_of(job, key)
+        merged, executable, agg = resolver.profiles_of(job, key, site)
+        table.jobs.append(job)
+        table.sites.append(site)
+        table.tkeys.append(key)
+        table.fqns.append(fqn_of.setdefault(key, job.transformation) if key is not None else job.name)
+        table.executables.append(executable)
+        table.profiles.append(merged)
+        table.aggregators.append(agg)
+    return table

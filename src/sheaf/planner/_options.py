@@ -1,0 +1,97 @@
+"""The planner's settings, read once from the properties and the ``plan()`` arguments.
+
+Everything the clustering passes consult lives in one frozen ``Options`` record, so a pass never
+reads a property itself and bad settings fail before any work is done:
+
+- ``techniques``: the ``--cluster`` list, comma lists flattened, names case-insensitive, each one
+  of ``horizontal``, ``label``, ``whole`` (else ``PlanningError``);
+- ``runtime``: ``pegasus.clusterer.preference`` is ``Runtime`` (``Horizontal`` or unset: false);
+- ``label_key``: ``pegasus.clusterer.label.key`` (default ``label``);
+- ``allow_single``: ``pegasus.clusterer.allow.single`` (default false): a cluster of one task is
+  run as the plain job unless this is true;
+- ``first_job_fail``: ``pegasus.clusterer.job.aggregator.seqexec.firstjobfail`` (default true);
+- ``aggregator``: ``pegasus.clusterer.job.aggregator`` (default ``seqexec``);
+- ``selector``/``seed``: ``pegasus.selector.site`` (default ``Random``) and the seed, from the
+  ``seed`` argument, else ``sheaf.selector.seed``, else 0 -- a plan is reproducible by default;
+- ``embedded_sites``: ``sheaf.embedded.sites`` (a comma list) or ``None`` for the default rule
+  (see ``_aggregate``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from sheaf.errors import PlanningError
+from sheaf.model import Properties
+
+TECHNIQUES = ("horizontal", "label", "whole")
+AGGREGATORS = ("seqexec", "mpiexec", "decaf")
+
+
+@dataclass(frozen=True, slots=True)
+class Options:
+    techniques: tuple[str, ...] = ()
+    runtime: bool = False
+    label_key: str = "label"
+    allow_single: bool = False
+    first_job_fail: bool = True
+    aggregator: str = "seqexec"
+    selector: str = "Random"
+    seed: int = 0
+    embedded_sites: frozenset[str] | None = None
+
+
+def read_options(properties: Properties, clustering: Sequence[str], seed: int | None) -> Options:
+    """The planner's ``Options`` (module docstring); raises ``PlanningError`` on a bad setting."""
+    return Options(
+        techniques=parse_techniques(clustering),
+        runtime=_preference(properties),
+        label_key=properties.get_str("pegasus.clusterer.label.key") or "label",
+        allow_single=properties.get_bool("pegasus.clusterer.allow.single", False),
+        first_job_fail=properties.get_bool("pegasus.clusterer.job.aggregator.seqexec.firstjobfail", True),
+        aggregator=check_aggregator(
+            properties.get_str("pegasus.clusterer.job.aggregator") or "seqexec",
+            "property 'pegasus.clusterer.job.aggregator'"),
+        selector=properties.get_str("pegasus.selector.site") or "Random",
+        seed=seed if seed is not None else (properties.get_int("sheaf.selector.seed") or 0),
+        embedded_sites=_site_list(properties.get_str("sheaf.embedded.sites")),
+    )
+
+
+def parse_techniques(clustering: Sequence[str]) -> tuple[str, ...]:
+    found: list[str] = []
+    for item in clustering:
+        for part in item.split(","):
+            name = part.strip().lower()
+            if not name:
+                continue
+            if name not in TECHNIQUES:
+                raise PlanningError("unknown clustering technique",
+                                    rule="--cluster takes horizontal, label or whole", value=part.strip())
+            found.append(name)
+    return tuple(found)
+
+
+def check_aggregator(value: str, where: str) -> str:
+    name = value.strip().lower()
+    if name not in AGGREGATORS:
+        raise PlanningError(f"unknown job aggregator in {where}",
+                            rule="job.aggregator is seqexec, mpiexec or decaf", value=value)
+    return name
+
+
+def _preference(properties: Properties) -> bool:
+    raw = properties.get_str("pegasus.clusterer.preference")
+    if raw is None or raw == "" or raw.lower() == "horizontal":
+        return False
+    if raw.lower() == "runtime":
+        return True
+    raise PlanningError("unknown clusterer preference", value=raw,
+                        rule="pegasus.clusterer.preference is Runtime or Horizontal")
+
+
+def _site_list(raw: str | None) -> frozenset[str] | None:
+    if raw is None:
+        return None
+    return frozenset(part.strip() for part in raw.split(",") if part.strip())

@@ -1,0 +1,161 @@
+"""``plan()``: the abstract workflow in, the executable workflow out -- pure and deterministic.
+
+Stages, each O(V + E) (clustering adds O(n log n) sorts within groups):
+
+1. catalogs: the standalone ones win over the workflow's inline ones (``merged_with``);
+2. the job graph (``build_graph``), a topological order and levels (``Graph.levels``: 1 for a root,
+   else 1 + the maximum level of the parents); a cycle is a ``ValidationError`` with its path;
+3. site selection and per-job facts (``_sites``, ``_jobs``);
+4. the clustering passes, in the order given (``--cluster label,horizontal``);
+5. assembly: one ``ExecJob`` per unit, edges mapped through the job -> unit array and merged.
+
+Recursive clustering (the passes' contract with one another)
+    Each pass sees the result of the previous ones as its workflow: a cluster made earlier is one
+    opaque node, with its own level in the clustered graph, its site, and no transformation of its
+    own.  Horizontal and label clustering only ever merge *plain* jobs, so they never merge an
+    earlier cluster again (``label,horizontal``: label clusters stay as they are and the unlabelled
+    jobs are clustered horizontally, by their level in the label-clustered graph; ``horizontal,label``:
+    labelled jobs already in a horizontal cluster keep it).  ``whole`` is the exception: it means
+    "one job for the workflow", so it flattens earlier clusters into ``merge_whole-wf``.
+
+Output order and determinism: executable jobs come in the file order of their first task; edges
+are unique ``(parent, child)`` pairs.  Nothing depends on hash order, so the plan is identical
+under any ``PYTHONHASHSEED``; the Random selector is seeded (``Options.seed``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sheaf.errors import PlanningError, ValidationError
+from sheaf.model import (
+    FileRef,
+    Graph,
+    Job,
+    Properties,
+    ReplicaCatalog,
+    SiteCatalog,
+    TransformationCatalog,
+    Workflow,
+    build_graph,
+    merge_profiles,
+)
+from sheaf.planner._aggregate import Resolver, combine
+from sheaf.planner._context import PassContext
+from sheaf.planner._horizontal import horizontal
+from sheaf.planner._jobs import resolve_jobs
+from sheaf.planner._label import label, whole
+from sheaf.planner._naming import job_id, unique
+from sheaf.planner._options import read_options
+from sheaf.planner._plan import ExecJob, ExecutableWorkflow, Task
+from sheaf.planner._sites import make_selector, selected_sites
+from sheaf.planner._units import Cluster, Units, contract
+
+_PASSES = {"horizontal": horizontal, "label": label, "whole": whole}
+
+
+def plan(
+    workflow: Workflow,
+    *,
+    tc: TransformationCatalog | None,
+    sc: SiteCatalog | None,
+    rc: ReplicaCatalog | None,
+    properties: Properties,
+    sites: Sequence[str] | None = None,
+    output_sites: Sequence[str] = (),
+    clustering: Sequence[str] = (),
+    seed: int | None = None,
+) -> ExecutableWorkflow:
+    """The executable workflow of ``workflow`` (module docstring); no file system access."""
+    tc = tc.merged_with(workflow.transformation_catalog) if tc else workflow.transformation_catalog
+    sc = sc.merged_with(workflow.site_catalog) if sc else workflow.site_catalog
+    options = read_options(properties, clustering, seed)
+    chosen = selected_sites(sites, sc)
+    graph, order, levels = _graph(workflow)
+    table = resolve_jobs(workflow, tc=tc, sc=sc, prop_layer=properties.profiles(), options=options,
+                         selected=chosen, selector=make_selector(options.selector, options.seed))
+    position = [0] * len(order)
+    for pos, j in enumerate(order):
+        position[j] = pos
+    warnings: list[str] = []
+    ctx = PassContext(graph, levels, position, table, options, Resolver(tc, sc, options, warnings),
+                      warnings=warnings)
+    units = Units(len(table))
+    for technique in options.techniques:
+        _PASSES[technique](units, ctx)
+    result = ExecutableWorkflow(workflow.name, workflow, properties, sites=chosen,
+                                output_sites=tuple(output_sites), clustering=options.techniques,
+                                notes=ctx.notes, warnings=ctx.warnings)
+    _assemble(result, units, ctx)
+    return result
+
+
+def _graph(workflow: Workflow) -> tuple[Graph, list[int], list[int]]:
+    graph = build_graph(workflow)
+    order = graph.topological_order()
+    if order is None:
+        cycle = graph.find_cycle() or []
+        raise ValidationError("the workflow has a cycle", rule="the job graph is acyclic",
+                              value=cycle[0] if cycle else None, detail="cycle: " + " -> ".join(cycle))
+    return graph, order, graph.levels(order)
+
+
+def _assemble(result: ExecutableWorkflow, units: Units, ctx: PassContext) -> None:
+    table = ctx.table
+    if not units.clustered:
+        jobs = [_plain(j, ctx, ctx.levels[j]) for j in range(len(table))]
+        result.edges = list(ctx.graph.edges())
+    else:
+        ug = contract(units, ctx.graph)
+        if not ug.acyclic:  # the passes check this; a failure here is a planner bug
+            raise PlanningError("clustering produced a cycle", rule="the executable graph is acyclic")
+        jobs = []
+        for c, unit in enumerate(ug.units):
+            cluster = units.cluster(unit)
+            level = ug.levels[c]
+            jobs.append(_plain(unit, ctx, level) if cluster is None
+                        else _cluster(cluster, ctx, level))
+        result.edges = ug.edges()
+    for job, name in zip(jobs, unique([job.id for job in jobs]), strict=True):
+        job.id = name
+    result.jobs = jobs
+
+
+def _task(j: int, ctx: PassContext) -> Task:
+    table = ctx.table
+    job = table.jobs[j]
+    return Task(job.id, table.fqns[j], table.executables[j], _argv(job), table.profiles[j], ctx.levels[j])
+
+
+def _argv(job: Job) -> tuple[str, ...]:
+    args = job.arguments
+    if all(type(a) is str for a in args):
+        return args  # type: ignore[return-value]  # all str: the tuple is already an argv
+    return tuple(a.lfn if isinstance(a, FileRef) else a for a in args)
+
+
+def _plain(j: int, ctx: PassContext, level: int) -> ExecJob:
+    table = ctx.table
+    job = table.jobs[j]
+    task = _task(j, ctx)
+    if job.is_subworkflow:
+        return ExecJob(job_id(job.name, job.id), "subworkflow", "local", None, level, (task,),
+                       profiles=task.profiles, executable=None, arguments=task.argv)
+    return ExecJob(job_id(job.name, job.id), "compute", table.sites[j], table.fqns[j], level, (task,),
+                   profiles=task.profiles, executable=task.executable, arguments=task.argv)
+
+
+def _cluster(cluster: Cluster, ctx: PassContext, level: int) -> ExecJob:
+    table = ctx.table
+    tasks = tuple(_task(j, ctx) for j in cluster.members)
+    aggregator = ctx.resolver.resolve(cluster.site, cluster.aggregator)
+    assert aggregator is not None  # a pass only makes clusters whose aggregator resolved
+    combined = combine([t.profiles for t in tasks], ctx.options.label_key, cluster.name, ctx.notes)
+    profiles = merge_profiles(combined, aggregator.profiles)
+    transformation = table.fqns[cluster.members[0]] if cluster.tkey is not None else None
+    return ExecJob(cluster.name, "cluster", cluster.site, transformation, level, tasks,
+                   aggregator=cluster.aggregator,  # type: ignore[arg-type]  # checked by _options
+                   profiles=profiles, executable=aggregator.executable,
+                   arguments=ctx.resolver.arguments(aggregator, profiles, cluster.name),
+                   label=cluster.label, technique=cluster.technique)
+

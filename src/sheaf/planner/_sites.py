@@ -1,0 +1,98 @@
+"""Site selection: which site each abstract job runs on.
+
+Policy
+    - The *selected sites* are ``--sites`` (in the order given, duplicates dropped); without it,
+      every site of the site catalog except ``local``, or ``local`` when it is the only one (or
+      when there is no site catalog at all).  With a site catalog, a selected site it does not
+      define is a ``PlanningError``.
+    - A compute job's *candidates* are the selected sites where its transformation is installed
+      (a transformation-catalog entry for that site); a *stageable* entry can be staged anywhere,
+      so it makes every selected site a candidate.  Without a transformation catalog every selected
+      site is a candidate and the executable is the transformation's name (found on the ``PATH``).
+    - A job's ``selector`` profile ``execution.site`` pins it to that site (which must be known to
+      the site catalog and have the transformation), whether or not it is among ``--sites``.
+    - Sub-workflow jobs run on the submit host, ``local``.
+    - A job no candidate can run is a ``PlanningError`` naming the job and the transformation.
+
+Selectors are pluggable: a ``SiteSelector`` chooses one of a job's candidates; ``register_selector``
+adds one under a name that property ``pegasus.selector.site`` can then name (case-insensitive).
+``Random`` draws from a ``random.Random`` seeded with the plan's seed; ``RoundRobin`` cycles over
+each distinct candidate list in file order.  Both are deterministic for a given seed and input,
+and are called only for jobs with more than one candidate.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+from typing import Protocol
+
+from sheaf.errors import PlanningError
+from sheaf.model import Job, SiteCatalog
+
+
+class SiteSelector(Protocol):
+    def select(self, job: Job, candidates: Sequence[str]) -> str: ...
+
+
+SelectorFactory = Callable[[int], SiteSelector]
+
+
+class RandomSelector:
+    def __init__(self, seed: int) -> None:
+        self._rng = random.Random(seed)
+
+    def select(self, job: Job, candidates: Sequence[str]) -> str:
+        return candidates[self._rng.randrange(len(candidates))]
+
+
+class RoundRobinSelector:
+    def __init__(self, seed: int) -> None:
+        self._next: dict[tuple[str, ...], int] = {}
+        self._start = seed
+
+    def select(self, job: Job, candidates: Sequence[str]) -> str:
+        key = tuple(candidates)
+        turn = self._next.get(key, self._start)
+        self._next[key] = turn + 1
+        return candidates[turn % len(candidates)]
+
+
+_SELECTORS: dict[str, SelectorFactory] = {}
+
+
+def register_selector(name: str, factory: SelectorFactory) -> None:
+    """Make ``factory(seed)`` available as ``pegasus.selector.site = name``."""
+    _SELECTORS[name.lower()] = factory
+
+
+register_selector("Random", RandomSelector)
+register_selector("RoundRobin", RoundRobinSelector)
+
+
+def make_selector(name: str, seed: int) -> SiteSelector:
+    factory = _SELECTORS.get(name.strip().lower())
+    if factory is None:
+        raise PlanningError("unknown site selector", value=name,
+                            rule="pegasus.selector.site is one of " + ", ".join(sorted(_SELECTORS)))
+    return factory(seed)
+
+
+def selected_sites(sites: Sequence[str] | None, sc: SiteCatalog | None) -> tuple[str, ...]:
+    """The sites jobs may run on (module docstring)."""
+    if sites:
+        chosen = tuple(dict.fromkeys(s.strip() for s in sites if s.strip()))
+        for site in chosen:
+            check_known(site, sc, "--sites")
+        if chosen:
+            return chosen
+    if sc is None or len(sc) == 0:
+        return ("local",)
+    remote = tuple(name for name in sc.sites if name != "local")
+    return remote or ("local",)
+
+
+def check_known(site: str, sc: SiteCatalog | None, where: str) -> None:
+    if sc is not None and site != "local" and site not in sc:
+        raise PlanningError(f"unknown site in {where}", value=site,
+                            rule="a site jobs run on is defined in the site catalog")
