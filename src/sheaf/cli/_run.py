@@ -96,7 +96,7 @@ def render_summary(result: RunResult, console: Console) -> None:
 def command(directory: str, dag_file: str | None, maxjobs: int | None, maxidle: int | None,
             maxpre: int | None, maxpost: int | None, pool_config: str | None) -> None:
     """Run (or resume) the planned workflow in DIRECTORY on this machine."""
-    console = Console(stderr=False)
+    console = Console(soft_wrap=True)
     bar = _BarProgress(console) if console.is_terminal else None
     progress = bar if bar is not None else _PlainProgress(console)
     try:

@@ -24,7 +24,7 @@ _ORDER = ("done", "failed", "futile", "submitted", "pre", "post", "ready", "pre_
 def command(directory: str, dag_file: str | None) -> None:
     """Show the state of the workflow in DIRECTORY (running or finished)."""
     status = workflow_status(directory, dag_file)
-    console = Console()
+    console = Console(soft_wrap=True)
     elapsed = f", {status.elapsed:.1f}s in the latest run" if status.elapsed is not None else ""
     console.print(f"workflow {status.dag}: [bold]{status.state}[/] ({status.runs} engine run(s), "
                   f"{status.retries} retries{elapsed})", highlight=False)
