@@ -133,11 +133,13 @@ def test_a_job_that_can_never_fit_is_diagnosed(attrs: dict[str, object], words: 
     assert reason is not None and words in reason
 
 
-def test_a_job_that_fits_later_is_not_unrunnable() -> None:
-    pool = Pool("", machine=MACHINE)
+@pytest.mark.parametrize("config", ["", PARTITIONABLE])
+def test_a_job_that_fits_later_is_not_unrunnable(config: str) -> None:
+    pool = Pool(config, machine=MACHINE)
     held = [pool.claim(job()) for _ in range(4)]
     assert None not in held and pool.claim(job()) is None
     assert pool.unrunnable(job()) is None
+    assert (pool.unrunnable(job(RequestCpus=4)) is None) == (config == PARTITIONABLE)
 
 
 def test_local_universe_is_throttled_by_start_local_universe_outside_the_slots() -> None:

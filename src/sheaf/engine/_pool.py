@@ -105,7 +105,7 @@ class Pool:
         self._start = self._expression("START", "true")
         self._start_local = self._expression("START_LOCAL_UNIVERSE", "true")
         self._slots = [self._make_slot(defn) for defn in layout(self.config, self.machine)]
-        self._pristine = [slot.ad for slot in self._slots]
+        self._pristine = [slot.ad.copy() for slot in self._slots]  # as if every slot were free
         self._local_running = 0
         self._claims_total = 0
         self._dynamic_total = 0

@@ -1,0 +1,106 @@
+"""The local backend's queue of launches waiting for resources.
+
+Order: highest ``priority`` first, submission order (FIFO) among equals.
+
+Cost: launches that the pool cannot tell apart are grouped in one *bucket*: same match signature
+(``sheaf.engine._poolsig``: requests, requirements, rank and every job attribute they read, so
+``DAGNodeRetry`` where it matters), universe and concurrency limits -- ``shape_of``.  A scheduling
+pass tries only the head of each bucket, best first; when a head cannot start, the rest of its
+bucket could not either and is skipped for that pass.  So a pass costs one match attempt per bucket,
+not per queued launch: 10,000 queued ``/bin/true`` cost one attempt when a slot frees.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from sheaf.classad import ClassAd
+from sheaf.engine import Launch
+from sheaf.engine._poolsig import signature
+
+__all__ = ["LaunchQueue", "Outcome", "shape_of"]
+
+SHAPE_ATTRS = ("ConcurrencyLimits", "JobUniverse", "Universe")
+
+Outcome = str  # "started" | "blocked" | "dropped" (started, waits, or left the queue with an event)
+
+
+def shape_of(ad: ClassAd) -> tuple[object, ...]:
+    """What decides where and whether a job can run: ``(match signature, limits, universe)``."""
+    return (signature(ad), *(ad.get_expr(name) for name in SHAPE_ATTRS))
+
+
+@dataclass(slots=True)
+class _Entry:
+    order: tuple[int, int]  # (-priority, sequence)
+    launch: Launch
+    live: bool = True
+
+
+class LaunchQueue:
+    """Buckets of launches by shape, each bucket ordered by (priority, FIFO)."""
+
+    def __init__(self) -> None:
+        self._buckets: dict[tuple[object, ...], list[tuple[tuple[int, int], _Entry]]] = {}
+        self._entries: dict[str, _Entry] = {}
+        self._seq = itertools.count()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._entries
+
+    def push(self, launch: Launch) -> None:
+        entry = _Entry((-launch.priority, next(self._seq)), launch)
+        self._entries[launch.key] = entry
+        heapq.heappush(self._buckets.setdefault(shape_of(launch.job_ad), []), (entry.order, entry))
+
+    def remove(self, key: str) -> bool:
+        """Drop a queued launch (lazily: its heap item is skipped later)."""
+        entry = self._entries.pop(key, None)
+        if entry is None:
+            return False
+        entry.live = False
+        return True
+
+    def _head(self, shape: tuple[object, ...]) -> _Entry | None:
+        bucket = self._buckets.get(shape)
+        while bucket and not bucket[0][1].live:
+            heapq.heappop(bucket)
+        if not bucket:
+            self._buckets.pop(shape, None)
+            return None
+        return bucket[0][1]
+
+    def _take(self, shape: tuple[object, ...], entry: _Entry) -> None:
+        heapq.heappop(self._buckets[shape])
+        self._entries.pop(entry.launch.key, None)
+        entry.live = False
+
+    def schedule(self, attempt: Callable[[Launch, tuple[object, ...]], Outcome]) -> int:
+        """One pass (see the module docstring); returns how many launches left the queue."""
+        heads = [(e.order, shape) for shape in list(self._buckets) if (e := self._head(shape)) is not None]
+        heapq.heapify(heads)
+        taken = 0
+        while heads:
+            _, shape = heapq.heappop(heads)
+            entry = self._head(shape)
+            if entry is None or attempt(entry.launch, shape) == "blocked":
+                continue
+            self._take(shape, entry)
+            taken += 1
+            following = self._head(shape)
+            if following is not None:
+                heapq.heappush(heads, (following.order, shape))
+        return taken
+
+    def launches(self) -> Iterator[Launch]:
+        return (entry.launch for entry in list(self._entries.values()))
+
+    def clear(self) -> None:
+        self._buckets.clear()
+        self._entries.clear()

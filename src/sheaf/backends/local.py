@@ -1,0 +1,306 @@
+"""``LocalBackend``: runs node attempts as processes on this machine, in the slots of a local pool.
+
+The engine hands over ``Launch``es; the backend queues them, matches them to slots, runs them and
+reports ``Exited``/``Held`` events.  One thread (the engine loop's) drives it: no threads of its own.
+
+Scheduling policy
+    Queued launches are tried highest ``priority`` first, FIFO among equals (``_queue``).  A launch
+    starts when the pool grants it a claim (``Pool.claim``: requirements, rank, requests, slot
+    splitting, ``START_LOCAL_UNIVERSE``) *and* its concurrency limits are granted in the machine-wide
+    store (``ConcurrencyLimits``; skipped for the local universe, as HTCondor does).  Scheduling runs
+    on ``submit`` and after every exit, so a slot freed by an exit is refilled before the engine even
+    sees the event.  A job that could never match (``Pool.unrunnable``), whose executable or
+    directory is missing, or whose output cannot be opened is reported ``Held`` with the reason.
+    While a launch waits on a limit held by another run, the queue is retried every 0.25 s.
+
+Processes (``_spawn``)
+    argv exec'd directly (never a shell), the complete environment of the launch as given, the
+    launch's working directory, stdout/stderr truncated per attempt (as HTCondor does), stdin
+    /dev/null, each job in its own session (so ``cancel``/``close``/memory kills reach its children via
+    the process group), pinned to the claim's CPUs when the pool enforces CPU affinity.  When a job's
+    main process exits, what is left of its process group is killed, as HTCondor's starter does.
+
+Exits
+    Each process has a pidfd registered in one epoll; ``wait`` blocks in ``epoll.poll`` and reaps
+    exactly the pids that ended with ``os.wait4`` (no SIGCHLD handler, no reaper or per-job thread,
+    and never ``waitpid(-1)``, which would steal the engine's own PRE/POST children).
+
+Memory (``_memwatch``)
+    A claim's memory limit (the job's ``RequestMemory``, else its slot's memory) is enforced by
+    polling the RSS of the job's process tree every 0.1 s while ``wait`` runs, for jobs that have
+    lived longer than that; a job over its limit is killed with SIGKILL and reported as
+    ``Exited(signal=9, reason="memory usage ... exceeded request ...")``.  A job whose peak RSS
+    (``wait4``'s ``ru_maxrss``) exceeded the limit between two polls is reported the same way at
+    exit, so enforcement does not depend on polling luck.  The local universe is not limited.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import signal
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Self
+
+from sheaf.backends._memwatch import POLL_INTERVAL, tree_rss_mb
+from sheaf.backends._queue import LaunchQueue, Outcome
+from sheaf.backends._spawn import Spawned, SpawnError, spawn
+from sheaf.classad import ClassAd
+from sheaf.engine import ConcurrencyLimits, Event, Exited, Held, Launch, Pool
+from sheaf.engine._limits import Demand, parse_limits
+from sheaf.engine._pool import Claim
+
+__all__ = ["LocalBackend"]
+
+_LIMIT_RETRY = 0.25
+
+
+@dataclass(slots=True)
+class _Job:
+    launch: Launch
+    claim: Claim
+    spawned: Spawned
+    started: float
+    since: float
+    limited: bool
+    killed: str | None = None
+
+
+class LocalBackend:
+    """Run launches on this machine's pool (see the module docstring)."""
+
+    def __init__(self, pool: Pool | None = None, *, limits: ConcurrencyLimits | None = None,
+                 poll_interval: float = POLL_INTERVAL, clock: Callable[[], float] = time.time) -> None:
+        self.pool = pool if pool is not None else Pool.from_config()
+        self._limits = limits
+        self._own_limits = limits is None
+        self._poll_interval = poll_interval
+        self._clock = clock
+        self._queue = LaunchQueue()
+        self._jobs: dict[int, _Job] = {}  # by pidfd
+        self._keys: dict[str, int] = {}  # launch key -> pidfd
+        self._events: list[Event] = []
+        self._epoll = select.epoll()
+        self._demands: dict[object, Demand] = {}
+        self._next_poll = 0.0
+        self._next_retry = 0.0
+        self._closed = False
+        self.started_total = 0
+
+    # -- the Backend protocol ----------------------------------------------------------------------
+
+    def submit(self, launch: Launch) -> None:
+        """Queue ``launch``; it starts at once if resources allow (never blocks)."""
+        if self._closed:
+            raise RuntimeError("LocalBackend is closed")
+        if launch.key in self._queue or launch.key in self._keys:
+            raise ValueError(f"launch key {launch.key!r} is already submitted")
+        self._queue.push(launch)
+        self._schedule()
+
+    def wait(self, timeout: float | None) -> list[Event]:
+        """Block up to ``timeout`` seconds for at least one event; [] on timeout."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            self._collect(0.0)
+            if self._events:
+                return self._drain()
+            if not self._jobs and not self._queue:
+                return []
+            now = time.monotonic()
+            if deadline is not None and now >= deadline:
+                return []
+            self._collect(self._sleep_for(now, deadline))
+
+    def cancel(self, key: str) -> None:
+        """Stop a queued or running attempt; no event is reported for it."""
+        if self._queue.remove(key):
+            return
+        fd = self._keys.get(key)
+        if fd is None:
+            return
+        job = self._jobs[fd]
+        _kill_group(job.spawned.pid)
+        os.waitpid(job.spawned.pid, 0)
+        self._forget(fd, job)
+        self._events = [e for e in self._events if e.key != key]
+        self._schedule()
+
+    def idle(self) -> int:
+        return len(self._queue)
+
+    def running(self) -> int:
+        return len(self._jobs)
+
+    def close(self) -> None:
+        """Kill every running job (whole process groups), release all claims and limits."""
+        if self._closed:
+            return
+        self._closed = True
+        self._queue.clear()
+        for fd, job in list(self._jobs.items()):
+            _kill_group(job.spawned.pid)
+            os.waitpid(job.spawned.pid, 0)
+            self._forget(fd, job)
+        self._epoll.close()
+        if self._limits is not None and self._own_limits:
+            self._limits.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def statistics(self) -> dict[str, object]:
+        return {"idle": self.idle(), "running": self.running(), "started_total": self.started_total,
+                "pool": self.pool.statistics(),
+                "limits": self._limits.statistics() if self._limits is not None else {}}
+
+    # -- scheduling ------------------------------------------------------------------------------
+
+    def _schedule(self) -> None:
+        if self._queue:
+            self._queue.schedule(self._attempt)
+
+    def _attempt(self, launch: Launch, shape: tuple[object, ...]) -> Outcome:
+        ad = launch.job_ad
+        sig = shape[0]
+        assert isinstance(sig, tuple)
+        claim = self.pool.claim(ad, sig)
+        if claim is None:
+            reason = self.pool.unrunnable(ad, sig)
+            if reason is None:
+                return "blocked"
+            self._events.append(Held(launch.key, reason))
+            return "dropped"
+        if not claim.local and not self._acquire_limits(launch, ad):
+            self.pool.release(claim)
+            return "blocked"
+        return self._start(launch, claim)
+
+    def _acquire_limits(self, launch: Launch, ad: ClassAd) -> bool:
+        demand = self._demand(ad)
+        if not demand:
+            return True
+        if self._limits is None:
+            self._limits = ConcurrencyLimits(self.pool.config)
+        if self._limits.try_acquire(launch.key, demand):
+            return True
+        self._next_retry = time.monotonic() + _LIMIT_RETRY
+        return False
+
+    def _demand(self, ad: ClassAd) -> Demand:
+        expr = ad.get_expr("ConcurrencyLimits")
+        if expr is None:
+            return ()
+        demand = self._demands.get(expr)
+        if demand is None:
+            value = ad.eval("ConcurrencyLimits")
+            demand = self._demands[expr] = parse_limits(value) if isinstance(value, str) else ()
+        return demand
+
+    def _start(self, launch: Launch, claim: Claim) -> Outcome:
+        try:
+            spawned = spawn(launch.argv, launch.env, launch.cwd, launch.stdout, launch.stderr,
+                            claim.cpu_ids)
+        except SpawnError as exc:
+            self._release(launch.key, claim)
+            self._events.append(Held(launch.key, str(exc)))
+            return "dropped"
+        fd = spawned.pidfd
+        self._epoll.register(fd, select.EPOLLIN)
+        self._jobs[fd] = _Job(launch, claim, spawned, self._clock(), time.monotonic(),
+                              claim.memory_limit is not None and not claim.local)
+        self._keys[launch.key] = fd
+        self.started_total += 1
+        return "started"
+
+    def _release(self, key: str, claim: Claim) -> None:
+        self.pool.release(claim)
+        if self._limits is not None and not claim.local:
+            self._limits.release(key)
+
+    # -- exits and memory ---------------------------------------------------------------------------
+
+    def _sleep_for(self, now: float, deadline: float | None) -> float:
+        wake = deadline if deadline is not None else now + 3600.0
+        if any(job.limited for job in self._jobs.values()):
+            wake = min(wake, max(self._next_poll, now + 0.001))
+        if self._queue and self._next_retry:
+            wake = min(wake, self._next_retry)
+        return max(wake - now, 0.0)
+
+    def _collect(self, timeout: float) -> None:
+        """Reap what ended within ``timeout``, police memory, retry limits, refill slots."""
+        ended = 0
+        for fd, _mask in self._epoll.poll(timeout):
+            job = self._jobs.get(fd)
+            if job is not None:
+                self._reap(fd, job)
+                ended += 1
+        now = time.monotonic()
+        if now >= self._next_poll:
+            self._police_memory(now)
+        retry = bool(self._next_retry) and now >= self._next_retry
+        if retry:
+            self._next_retry = 0.0
+        if ended or retry:
+            self._schedule()
+
+    def _reap(self, fd: int, job: _Job) -> None:
+        pid = job.spawned.pid
+        _kill_group(pid)  # leftovers of the job; the zombie leader keeps the group id reserved
+        _, status, usage = os.wait4(pid, 0)
+        ended = self._clock()
+        claim = job.claim
+        self._forget(fd, job)
+        reason = job.killed or self._peak_reason(job, usage.ru_maxrss / 1024)
+        if reason is not None:
+            code, sig = None, signal.SIGKILL.value
+        elif os.WIFSIGNALED(status):
+            code, sig = None, os.WTERMSIG(status)
+        else:
+            code, sig = os.WEXITSTATUS(status), None
+        slot = claim.slot or "local"
+        self._events.append(Exited(job.launch.key, code, sig, reason, job.started, ended, slot))
+
+    def _peak_reason(self, job: _Job, peak_mb: float) -> str | None:
+        limit = job.claim.memory_limit
+        if not job.limited or limit is None or peak_mb <= limit:
+            return None
+        return (f"memory usage {peak_mb:.0f} MB exceeded request {limit} MB "
+                "(peak resident set, measured at exit)")
+
+    def _forget(self, fd: int, job: _Job) -> None:
+        self._epoll.unregister(fd)
+        os.close(fd)
+        del self._jobs[fd]
+        self._keys.pop(job.launch.key, None)
+        self._release(job.launch.key, job.claim)
+
+    def _police_memory(self, now: float) -> None:
+        self._next_poll = now + self._poll_interval
+        watched = {job.spawned.pid: job for job in self._jobs.values()
+                   if job.limited and job.killed is None and now - job.since >= self._poll_interval}
+        if not watched:
+            return
+        for pid, used in tree_rss_mb(watched).items():
+            job = watched[pid]
+            limit = job.claim.memory_limit
+            if limit is not None and used > limit:
+                job.killed = f"memory usage {used:.0f} MB exceeded request {limit} MB"
+                _kill_group(pid)
+
+    def _drain(self) -> list[Event]:
+        events, self._events = self._events, []
+        return events
+
+
+def _kill_group(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass

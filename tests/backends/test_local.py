@@ -1,0 +1,161 @@
+"""What only the local backend does: memory enforcement, CPU affinity, partitionable slots, the local
+universe, never-runnable jobs, and concurrency limits shared by concurrent runs -- all for real."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from sheaf.backends.local import LocalBackend
+from sheaf.engine import ConcurrencyLimits, Held, Pool
+
+from .contract import collect, exited, make_launch
+
+RETRY_MEMORY = "ifthenelse(isundefined(DAGNodeRetry) || DAGNodeRetry == 0, 1024, 4096)"
+# Touches ~1.5 GB (every page written), then holds it a moment, as a memory-hungry step would.
+HUNGRY = "import time; block = b'x' * (1536 * 2**20); time.sleep(1.0); print(len(block) >> 20)"
+
+
+def backend_for(tmp_path: Path, config: str) -> LocalBackend:
+    pool = Pool(config)
+    return LocalBackend(pool, limits=ConcurrencyLimits(pool.config, path=tmp_path / "limits.sqlite"))
+
+
+def test_seed_recipe_memory_is_enforced_then_raised_on_retry(tmp_path: Path) -> None:
+    with backend_for(tmp_path, "NUM_CPUS = 2\nMEMORY = 8192\n") as local:
+        argv = [sys.executable, "-c", HUNGRY]
+        ad = f"RequestMemory = {RETRY_MEMORY}"
+        local.submit(make_launch(tmp_path, "hungry", argv, attempt=0, ad=ad, env=dict(os.environ)))
+        first = exited(collect(local, 1)["hungry#0"])
+        assert (first.exit_code, first.signal) == (None, 9)
+        assert first.reason is not None and "exceeded request 1024 MB" in first.reason
+        assert (tmp_path / "hungry.out").read_text() == ""  # stopped before it could finish
+        local.submit(make_launch(tmp_path, "hungry", argv, attempt=1, ad=ad, env=dict(os.environ)))
+        retry = exited(collect(local, 1)["hungry#1"])
+        assert (retry.exit_code, retry.signal, retry.reason) == (0, None, None)
+        assert (tmp_path / "hungry.out").read_text() == "1536\n"
+
+
+def test_memory_of_the_whole_process_tree_counts(tmp_path: Path) -> None:
+    with backend_for(tmp_path, "NUM_CPUS = 1\nMEMORY = 4096\n") as local:
+        child = "import time; block = b'x' * (300 * 2**20); time.sleep(3)"
+        script = f"import subprocess, sys; [subprocess.Popen([sys.executable, '-c', {child!r}]) " \
+                 "for _ in range(2)]; import time; time.sleep(5)"
+        local.submit(make_launch(tmp_path, "tree", [sys.executable, "-c", script],
+                                 ad="RequestMemory = 400", env=dict(os.environ)))
+        event = exited(collect(local, 1)["tree#0"])
+        assert event.signal == 9 and event.reason and "exceeded request 400 MB" in event.reason
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs 2 CPUs")
+def test_cpu_affinity_pins_the_job_and_its_children(tmp_path: Path) -> None:
+    first, second = sorted(os.sched_getaffinity(0))[:2]
+    config = (f"NUM_CPUS = 2\nENFORCE_CPU_AFFINITY = True\n"
+              f"SLOT1_CPU_AFFINITY = {second}\nSLOT2_CPU_AFFINITY = {first}\n")
+    with backend_for(tmp_path, config) as local:
+        show = ["/bin/sh", "-c", "grep Cpus_allowed_list /proc/self/status"]  # grep is sh's child
+        local.submit(make_launch(tmp_path, "one", show, ad="Requirements = TARGET.SlotID == 1"))
+        local.submit(make_launch(tmp_path, "two", show, ad="Requirements = TARGET.SlotID == 2"))
+        collect(local, 2)
+    assert (tmp_path / "one.out").read_text().split()[-1] == str(second)
+    assert (tmp_path / "two.out").read_text().split()[-1] == str(first)
+    assert os.sched_getaffinity(0) >= {first, second}  # the engine's own thread is restored
+
+
+def test_without_enforcement_jobs_are_not_pinned(tmp_path: Path) -> None:
+    with backend_for(tmp_path, "NUM_CPUS = 1\n") as local:
+        local.submit(make_launch(tmp_path, "free", ["/bin/sh", "-c", "grep Cpus_allowed_list /proc/self/status"]))
+        collect(local, 1)
+    mine = subprocess.run(["grep", "Cpus_allowed_list", "/proc/self/status"], capture_output=True, text=True, check=True)
+    assert (tmp_path / "free.out").read_text().split()[-1] == mine.stdout.split()[-1]
+
+
+def test_partitionable_slot_runs_dynamic_slots_side_by_side(tmp_path: Path) -> None:
+    config = "NUM_CPUS = 2\nMEMORY = 2048\nSLOT_TYPE_1 = 100%\nSLOT_TYPE_1_PARTITIONABLE = True\nNUM_SLOTS_TYPE_1 = 1\n"
+    with backend_for(tmp_path, config) as local:
+        for name in ("a", "b", "c"):
+            local.submit(make_launch(tmp_path, name, ["/bin/sleep", "0.3"], ad="RequestMemory = 1000"))
+        assert (local.running(), local.idle()) == (2, 1)
+        assert local.pool.statistics()["dynamic_slots"] == 2
+        events = {key: exited(e) for key, e in collect(local, 3).items()}
+        assert {events["a#0"].slot, events["b#0"].slot} == {"slot1_1@" + local.pool.machine.hostname,
+                                                            "slot1_2@" + local.pool.machine.hostname}
+        assert events["c#0"].started >= min(events["a#0"].ended, events["b#0"].ended) - 0.05
+        assert local.pool.statistics()["free_memory"] == 2048
+
+
+def test_a_job_too_big_for_the_machine_is_held_not_queued_forever(tmp_path: Path) -> None:
+    with backend_for(tmp_path, "NUM_CPUS = 2\nMEMORY = 2048\n") as local:
+        local.submit(make_launch(tmp_path, "big", ["/bin/true"], ad="RequestMemory = 100000"))
+        local.submit(make_launch(tmp_path, "bad", ["/bin/true"], ad="RequestMemory = \"much\""))
+        events = collect(local, 2)
+    assert isinstance(events["big#0"], Held) and "100000 MB" in events["big#0"].reason
+    assert isinstance(events["bad#0"], Held) and "RequestMemory" in events["bad#0"].reason
+
+
+def test_local_universe_runs_beside_the_slots_under_start_local_universe(tmp_path: Path) -> None:
+    config = "NUM_CPUS = 1\nSTART_LOCAL_UNIVERSE = TotalLocalJobsRunning < 2\n"
+    with backend_for(tmp_path, config) as local:
+        local.submit(make_launch(tmp_path, "vanilla", ["/bin/sleep", "0.3"]))
+        for name in ("l1", "l2", "l3"):
+            local.submit(make_launch(tmp_path, name, ["/bin/sleep", "0.3"],
+                                     ad='JobUniverse = 12\nConcurrencyLimits = "never_granted"\nNEVER_GRANTED_LIMIT = 0'))
+        assert (local.running(), local.idle()) == (3, 1)
+        events = collect(local, 4)
+    assert exited(events["l1#0"]).slot == "local"
+    assert all(exited(e).exit_code == 0 for e in events.values())
+
+
+HOLDER = textwrap.dedent("""
+    import os, sys, time
+    from sheaf.backends.local import LocalBackend
+    from sheaf.classad import ClassAd
+    from sheaf.engine import ConcurrencyLimits, Launch, Pool
+    store, log, tag = sys.argv[1], sys.argv[2], sys.argv[3]
+    pool = Pool("NUM_CPUS = 4\\nMEMORY = 1024\\nPEGASUS_TRANSFER.STAGEIN_LIMIT = 2\\n")
+    local = LocalBackend(pool, limits=ConcurrencyLimits(pool.config, path=store))
+    ad = ClassAd.parse_old('ConcurrencyLimits = "pegasus_transfer.stagein"\\nRequestMemory = 16')
+    script = f"echo start $(date +%s.%N) >> {log}; sleep 0.15; echo end $(date +%s.%N) >> {log}"
+    for i in range(6):
+        local.submit(Launch(f"{tag}{i}#0", f"{tag}{i}", 0, ("/bin/sh", "-c", script),
+                            {"PATH": "/usr/bin:/bin"}, os.getcwd(), os.devnull, os.devnull, ad))
+    done = 0
+    while done < 6:
+        done += len(local.wait(5))
+    local.close()
+""")
+
+
+def test_two_concurrent_runs_share_a_concurrency_limit(tmp_path: Path) -> None:
+    store, log = tmp_path / "limits.sqlite", tmp_path / "spans.log"
+    runs = [subprocess.Popen([sys.executable, "-c", HOLDER, str(store), str(log), tag], cwd=tmp_path)
+            for tag in ("a", "b")]
+    for run in runs:
+        assert run.wait(timeout=60) == 0
+    events = []
+    for line in log.read_text().splitlines():
+        kind, when = line.split()
+        events.append((float(when), 0 if kind == "end" else 1))
+    assert len(events) == 24
+    level = peak = 0
+    for _, start in sorted(events):
+        level += 1 if start else -1
+        peak = max(peak, level)
+    assert peak == 2  # 8 slots between the two runs, but the limit of 2 held across both
+
+
+def test_statistics_and_close_release_everything(tmp_path: Path) -> None:
+    local = backend_for(tmp_path, "NUM_CPUS = 2\nBIG_LIMIT = 1\n")
+    local.submit(make_launch(tmp_path, "x", ["/bin/sleep", "30"], ad='ConcurrencyLimits = "big"'))
+    local.submit(make_launch(tmp_path, "y", ["/bin/sleep", "30"], ad='ConcurrencyLimits = "big"'))
+    stats = local.statistics()
+    assert (stats["running"], stats["idle"]) == (1, 1)
+    local.close()
+    again = ConcurrencyLimits({}, path=tmp_path / "limits.sqlite")
+    assert again.usage() == {}
+    assert local.pool.statistics()["static_claimed"] == 0

@@ -1,0 +1,23 @@
+"""The Backend contract, run against the local backend."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sheaf.backends.local import LocalBackend
+from sheaf.engine import Backend, ConcurrencyLimits, Pool
+
+from .contract import BackendContract
+
+
+class TestLocalBackendContract(BackendContract):
+    def make_backend(self, tmp_path: Path, slots: int) -> Backend:
+        pool = Pool(f"NUM_CPUS = {slots}\nMEMORY = {1024 * slots}\n")
+        return LocalBackend(pool, limits=ConcurrencyLimits(pool.config, path=tmp_path / "limits.sqlite"))
+
+
+def test_public_names() -> None:
+    import sheaf.backends
+
+    assert sheaf.backends.__all__ == ["LocalBackend"]
+    assert sheaf.backends.LocalBackend is LocalBackend
