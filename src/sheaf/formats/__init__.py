@@ -1,5 +1,160 @@
-"""sheaf.formats."""
+"""sheaf.formats: every input format users bring, read into ``sheaf.model``; Pegasus 5.0 YAML written back.
+
+Readers dispatch on *content*, not on the file name:
+
+- workflows: Pegasus 5.0 YAML; DAX 3 XML (the text starts with ``<``); WfCommons JSON (a JSON
+  object with ``schemaVersion``/``workflow``);
+- transformation catalogs: Pegasus 5.0 YAML, or the text formats (``tr ns::name:version { ... }`` and
+  the 4.x one-line form);
+- site catalogs: Pegasus 5.0 YAML, or XML (read only);
+- replica catalogs: Pegasus 5.0 YAML, or the text ``File`` format (``lfn pfn site="x"``, read only);
+- properties: Java properties syntax.
+
+Every reader raises an ``InputError`` subclass naming the file, the line (and column) and the rule
+broken; it never lets another exception out.  Warnings (unknown keys, swapped names, misindented
+headers, profile keys that are not known) are strings ``file:line: message`` appended to the
+``warnings`` list the caller passes.  Writers replace their target atomically (write, then rename).
+
+``load_inputs`` gathers what ``sheaf validate``/``sheaf plan`` need: the workflow, the layered
+properties and the three catalogs, found as ``../shared/CONTRACTS.md`` says (``_discover.py``).
+"""
 
 from __future__ import annotations
 
-__all__: list[str] = []
+import os
+from pathlib import Path
+from typing import Any
+
+from sheaf.errors import FormatError
+from sheaf.formats._common import PathLike, Source, gc_paused, read_text
+from sheaf.formats._discover import Inputs, load_inputs, validate_inputs
+from sheaf.formats._file_rc import looks_like_file_rc, parse_file_rc
+from sheaf.formats._properties import read_properties, write_properties
+from sheaf.formats._yaml_catalogs import (
+    rc_from_data,
+    rc_to_data,
+    sc_from_data,
+    sc_to_data,
+    tc_from_data,
+    tc_to_data,
+)
+from sheaf.formats._yaml_emit import dumps as _emit
+from sheaf.formats._yaml_workflow import workflow_from_data, workflow_to_data
+from sheaf.model import ReplicaCatalog, SiteCatalog, TransformationCatalog, Workflow
+
+__all__ = [
+    "Inputs",
+    "load_inputs",
+    "read_properties",
+    "read_replica_catalog",
+    "read_site_catalog",
+    "read_transformation_catalog",
+    "read_workflow",
+    "validate_inputs",
+    "write_properties",
+    "write_replica_catalog",
+    "write_site_catalog",
+    "write_transformation_catalog",
+    "write_workflow",
+]
+
+
+def _first_char(text: str) -> str:
+    stripped = text.lstrip("\ufeff \t\r\n")
+    return stripped[:1]
+
+
+def read_workflow(path: PathLike, *, warnings: list[str] | None = None) -> Workflow:
+    """A workflow from Pegasus 5.0 YAML, DAX 3 XML or WfCommons JSON (by content)."""
+    src = Source.open(path, warnings)
+    first = _first_char(src.text)
+    if first == "<":
+        dax: Workflow = _other("sheaf.formats._dax", "read_dax", "DAX XML", path, warnings)
+        return dax
+    if first == "{" and ('"schemaVersion"' in src.text[:65536] or '"workflow"' in src.text[:65536]):
+        trace: Workflow = _other("sheaf.formats._wfcommons", "read_wfcommons", "WfCommons JSON", path, warnings)
+        return trace
+    with gc_paused():
+        return workflow_from_data(src.load_yaml(), src)
+
+
+def _other(module: str, function: str, what: str, path: PathLike, warnings: list[str] | None) -> Any:
+    """Call another reader of this package lazily (it may not be built yet)."""
+    import importlib
+
+    try:
+        reader = getattr(importlib.import_module(module), function)
+    except (ImportError, AttributeError):
+        raise FormatError(f"unsupported format: {what} is not readable by this sheaf",
+                          rule="supported formats", path=str(path)) from None
+    return reader(path, warnings=warnings)
+
+
+def _write_atomically(text: str, path: PathLike) -> None:
+    target = Path(path)
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(target)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def dumps_workflow(workflow: Workflow) -> str:
+    return _emit(workflow_to_data(workflow))
+
+
+def write_workflow(workflow: Workflow, path: PathLike) -> None:
+    """Write ``workflow`` as Pegasus 5.0 YAML."""
+    _write_atomically(dumps_workflow(workflow), path)
+
+
+def read_transformation_catalog(path: PathLike, *, warnings: list[str] | None = None) -> TransformationCatalog:
+    """A transformation catalog from Pegasus 5.0 YAML or the text formats (by content)."""
+    src = Source.open(path, warnings)
+    if _is_text_tc(src.text):
+        text_tc: TransformationCatalog = _other("sheaf.formats._text_tc", "read_text_tc",
+                                                "the text transformation catalog", path, warnings)
+        return text_tc
+    return tc_from_data(src.load_yaml(), src)
+
+
+def _is_text_tc(text: str) -> bool:
+    for line in text.splitlines():
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        if stripped.startswith(("tr ", "tr\t")):
+            return True
+        return looks_like_file_rc(text)  # the 4.x one-line form: whitespace-separated words, no 'key:'
+    return False
+
+
+def write_transformation_catalog(tc: TransformationCatalog, path: PathLike) -> None:
+    _write_atomically(_emit(tc_to_data(tc)), path)
+
+
+def read_site_catalog(path: PathLike, *, warnings: list[str] | None = None) -> SiteCatalog:
+    """A site catalog from Pegasus 5.0 YAML or XML (by content)."""
+    src = Source.open(path, warnings)
+    if _first_char(src.text) == "<":
+        xml: SiteCatalog = _other("sheaf.formats._site_xml", "read_site_xml", "site catalog XML", path, warnings)
+        return xml
+    return sc_from_data(src.load_yaml(), src)
+
+
+def write_site_catalog(sc: SiteCatalog, path: PathLike) -> None:
+    _write_atomically(_emit(sc_to_data(sc)), path)
+
+
+def read_replica_catalog(path: PathLike, *, warnings: list[str] | None = None) -> ReplicaCatalog:
+    """A replica catalog from Pegasus 5.0 YAML or the text ``File`` format (by content)."""
+    text = read_text(path)
+    if looks_like_file_rc(text):
+        return parse_file_rc(text, str(path))
+    src = Source(str(path), text, warnings)
+    return rc_from_data(src.load_yaml(), src)
+
+
+def write_replica_catalog(rc: ReplicaCatalog, path: PathLike) -> None:
+    _write_atomically(_emit(rc_to_data(rc)), path)

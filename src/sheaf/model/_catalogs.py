@@ -137,6 +137,7 @@ DirectoryType = Literal["sharedScratch", "sharedStorage", "localScratch", "local
 class FileServer:
     url: str
     operation: str = "all"  # all | get | put
+    profiles: Mapping[str, Mapping[str, str]] = _EMPTY
 
 
 @dataclass(frozen=True, slots=True)

@@ -60,6 +60,8 @@ class Use:
     bypass_staging: bool = False
     size: int | None = None
     metadata: Mapping[str, str] = EMPTY
+    #: Pegasus 5.0.x ``forPlanning``: the file is needed by the planner itself (kept through a round trip).
+    for_planning: bool = False
 
     @property
     def produces(self) -> bool:
@@ -125,6 +127,9 @@ class Workflow:
     replica_catalog: ReplicaCatalog | None = None
     hooks: Mapping[str, Any] = EMPTY
     metadata: Mapping[str, str] = EMPTY
+    #: workflow-level profiles (Pegasus 5 ``profiles:`` at the top level, the Python API's
+    #: ``Workflow.add_profiles``), kept through a round trip; ``effective_profiles`` does not apply them yet.
+    profiles: Mapping[str, Mapping[str, str]] = EMPTY
     #: ``pegasus:`` format version of the file read (``"5.0"``); informative only.
     format_version: str = "5.0"
     #: the ``x-pegasus`` header (apiLang, createdBy, createdOn), kept through a round trip.

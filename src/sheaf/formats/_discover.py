@@ -1,0 +1,186 @@
+"""Gathering a run's inputs: properties in layers, catalogs found as Pegasus 5 finds them.
+
+Properties (``../shared/CONTRACTS.md``), later layers winning: ``./pegasus.properties`` if present,
+then ``--conf FILE``, then each ``-D key=value``.
+
+Each catalog comes from the first of: the command-line option (``--tc``/``--sc``/``--rc``); the
+property ``pegasus.catalog.{transformation,site,replica}.file``; ``transformations.yml`` /
+``sites.yml`` / ``replicas.yml`` in the current directory.  Relative paths are taken from the
+current directory (``cwd``).  A file named by an option or a property must exist; the defaults are
+used only when present.
+
+Inline and standalone entries: a catalog may also be inline in the workflow.  When both name the
+same entry (a transformation ``namespace::name:version``, a site handle, a replica lfn), the
+*standalone* entry wins -- it is what the user pointed at for this run -- and the inline entries
+fill in the rest (``merged_with`` in ``sheaf.model``).  ``Inputs.tc/sc/rc`` are the merged catalogs,
+``None`` when there is none at all.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TypeVar
+
+from sheaf.errors import InputError, UsageError, ValidationError
+from sheaf.formats._common import PathLike, gc_paused, read_text
+from sheaf.formats._locate import locate
+from sheaf.model import (
+    Graph,
+    Properties,
+    ReplicaCatalog,
+    SiteCatalog,
+    Summary,
+    TransformationCatalog,
+    Workflow,
+    validate,
+)
+
+#: catalog kind -> (property naming its file, default file name)
+CATALOG_FILES: Mapping[str, tuple[str, str]] = {
+    "transformation": ("pegasus.catalog.transformation.file", "transformations.yml"),
+    "site": ("pegasus.catalog.site.file", "sites.yml"),
+    "replica": ("pegasus.catalog.replica.file", "replicas.yml"),
+}
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """Everything a run reads: the workflow, properties, merged catalogs, warnings, the paths used."""
+
+    workflow: Workflow
+    properties: Properties
+    tc: TransformationCatalog | None
+    sc: SiteCatalog | None
+    rc: ReplicaCatalog | None
+    warnings: list[str] = field(default_factory=list)
+    #: ``workflow``, ``properties`` (the layers, joined by ``os.pathsep``), ``tc``, ``sc``, ``rc`` ->
+    #: the file read, or ``None``.
+    paths: Mapping[str, str | None] = field(default_factory=dict)
+
+
+def load_inputs(
+    workflow_path: PathLike,
+    *,
+    conf: PathLike | None = None,
+    defines: Iterable[str] = (),
+    tc: PathLike | None = None,
+    sc: PathLike | None = None,
+    rc: PathLike | None = None,
+    cwd: PathLike | None = None,
+) -> Inputs:
+    """Read the workflow, properties and catalogs (module docstring)."""
+    from sheaf import formats  # the package's readers (imported late: they import this module)
+
+    here = Path(cwd) if cwd is not None else Path.cwd()
+    properties, property_files = _properties(here, conf, defines)
+    warnings: list[str] = []
+    workflow = formats.read_workflow(_under(here, workflow_path), warnings=warnings)
+    paths: dict[str, str | None] = {"workflow": str(_under(here, workflow_path)),
+                                    "properties": os.pathsep.join(property_files) or None}
+    found = {kind: _catalog_path(kind, option, properties, here)
+             for kind, option in (("transformation", tc), ("site", sc), ("replica", rc))}
+    tc_file, sc_file, rc_file = found["transformation"], found["site"], found["replica"]
+    for key, file in (("tc", tc_file), ("sc", sc_file), ("rc", rc_file)):
+        paths[key] = str(file) if file else None
+    tcat = formats.read_transformation_catalog(tc_file, warnings=warnings) if tc_file else None
+    scat = formats.read_site_catalog(sc_file, warnings=warnings) if sc_file else None
+    rcat = formats.read_replica_catalog(rc_file, warnings=warnings) if rc_file else None
+    return Inputs(
+        workflow=workflow, properties=properties,
+        tc=_merge(tcat, workflow.transformation_catalog), sc=_merge(scat, workflow.site_catalog),
+        rc=_merge(rcat, workflow.replica_catalog), warnings=warnings, paths=paths)
+
+
+_C = TypeVar("_C", TransformationCatalog, SiteCatalog, ReplicaCatalog)
+
+
+def _merge(standalone: _C | None, inline: _C | None) -> _C | None:
+    """The standalone catalog's entries win; inline entries fill in the rest (module docstring)."""
+    if standalone is None:
+        return inline
+    return standalone.merged_with(inline)
+
+
+def _under(here: Path, path: PathLike) -> Path:
+    candidate = Path(path)
+    return candidate if candidate.is_absolute() else here / candidate
+
+
+def _properties(here: Path, conf: PathLike | None, defines: Iterable[str]) -> tuple[Properties, list[str]]:
+    from sheaf.formats._properties import read_properties
+
+    layers: list[tuple[str, Mapping[str, str]]] = []
+    default = here / "pegasus.properties"
+    if default.is_file():
+        layers.append((str(default), read_properties(default)))
+    if conf is not None:
+        layers.append((str(_under(here, conf)), read_properties(_under(here, conf))))
+    files = [name for name, _ in layers]
+    overrides = parse_defines(defines)
+    if overrides:
+        layers.append(("-D", overrides))
+    return Properties.layered(*layers), files
+
+
+def parse_defines(defines: Iterable[str]) -> dict[str, str]:
+    """``-D key=value`` options as a mapping (a define without ``=`` is a usage error)."""
+    result: dict[str, str] = {}
+    for define in defines:
+        key, sep, value = define.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"-D expects key=value, got {define!r}")
+        result[key.strip()] = value.strip()
+    return result
+
+
+def _catalog_path(kind: str, option: PathLike | None, properties: Properties, here: Path) -> Path | None:
+    prop, default = CATALOG_FILES[kind]
+    if option is not None:
+        return _existing(_under(here, option), f"the {kind} catalog given on the command line")
+    named = properties.get_str(prop)
+    if named:
+        return _existing(_under(here, named), f"the {kind} catalog named by the property {prop}")
+    fallback = here / default
+    return fallback if fallback.is_file() else None
+
+
+def _existing(path: Path, what: str) -> Path:
+    if not path.is_file():
+        raise InputError(f"{what} does not exist", rule="catalog files exist", path=str(path))
+    return path
+
+
+def validate_inputs(inputs: Inputs) -> tuple[Graph, list[int], Summary]:
+    """``sheaf.model.validate`` on ``inputs``, with a ``ValidationError`` located in the files read.
+
+    The model's errors carry the offending job id or lfn as ``value``; this finds its line in the
+    workflow file (then in the catalog files) -- only on the error path.
+    """
+    try:
+        with gc_paused():
+            return validate(inputs.workflow, inputs.tc, inputs.sc)
+    except ValidationError as exc:
+        raise locate_error(exc, [inputs.paths.get(k) for k in ("workflow", "tc", "sc")]) from None
+
+
+def locate_error(exc: ValidationError, paths: Iterable[str | None]) -> ValidationError:
+    """Fill in the file and line where ``exc.value`` appears first (best effort, never raises)."""
+    if exc.path is not None or not exc.has_value or exc.value is None:
+        return exc
+    for path in paths:
+        if not path:
+            continue
+        try:
+            text = read_text(path)
+        except InputError:
+            continue
+        pos = locate(text, exc.value, key="id") or locate(text, exc.value)
+        if pos is not None:
+            exc.located(path, pos[0], pos[1])
+            return exc
+    first = next((p for p in paths if p), None)
+    exc.located(first)
+    return exc

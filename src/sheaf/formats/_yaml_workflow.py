@@ -1,0 +1,446 @@
+"""Pegasus 5.0 YAML abstract workflows: read into ``sheaf.model.Workflow``, write back.
+
+Reading is two steps: ``yaml_rs`` loads the text into plain data, then ``workflow_from_data``
+converts it to the model in one pass.  The conversion is the hot path at 10^6 jobs, so:
+
+- each raw job dict is popped from the loaded list as it is converted (raw data and model never
+  both exist in full);
+- the common case is checked with cheap class tests only; anything unusual (a missing key, a wrong
+  type, an unknown key) leaves the fast path for ``_diagnose``, which finds the exact problem and
+  raises a located ``FormatError`` -- valid input never raises or catches per job;
+- transformation names, namespaces and versions are interned; an input use with default flags is
+  one shared ``Use`` per lfn (which also shares the lfn string); equal profile blocks share one
+  normalized dict (``ProfileReader``); empty mappings are the model's shared ``EMPTY``;
+- the cyclic garbage collector is paused while loading (``gc_paused``): the load builds millions of
+  containers and no cycles.
+
+Semantics (Pegasus 5.0 schema and Python API):
+
+- ``type`` is ``job``, ``pegasusWorkflow`` or ``condorWorkflow`` (the 5.0 schema's older ``dax``/``dag``
+  are read as the latter two); a sub-workflow job's ``name`` is its ``file``.
+- An ``output``/``checkpoint`` use without ``stageOut``/``registerReplica`` gets both true (DAX 3 and
+  the Python API do the same); an ``input`` use gets both false.  ``bypass`` is ``bypass_staging``.
+- Scalars are text: ``version: 4.0`` -> ``"4.0"``, ``id: 7`` -> ``"7"``, argument ``60`` -> ``"60"``.
+- A duplicate job id is an error at the line of its second occurrence.
+- ``x-pegasus`` is kept as the header; ``apiLang``/``createdBy``/``createdOn`` at the top level mean a
+  misindented header and are warned about.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from sheaf.formats._common import (
+    ProfileReader,
+    Source,
+    hooks,
+    mapping,
+    seq,
+    string_map,
+    text,
+    to_text,
+)
+from sheaf.formats._yaml_catalogs import (
+    rc_from_data,
+    rc_to_data,
+    sc_from_data,
+    sc_to_data,
+    tc_from_data,
+    tc_to_data,
+)
+from sheaf.model import EMPTY, FileRef, Job, Use, Workflow
+from sheaf.model._workflow import JobType, UseType
+
+_TOP_KEYS = frozenset({"pegasus", "name", "hooks", "profiles", "metadata", "siteCatalog", "replicaCatalog",
+                       "transformationCatalog", "jobs", "jobDependencies", "x-pegasus"})
+_HEADER_KEYS = frozenset({"apiLang", "createdBy", "createdOn"})
+_JOB_KEYS = frozenset({"type", "id", "name", "namespace", "version", "file", "isPlanned", "nodeLabel",
+                       "arguments", "uses", "stdin", "stdout", "stderr", "profiles", "hooks", "metadata"})
+_USE_KEYS = frozenset({"lfn", "type", "stageOut", "registerReplica", "optional", "bypass", "size", "metadata",
+                       "forPlanning", "namespace", "version", "executable"})
+_DEP_KEYS = frozenset({"id", "children"})
+_JOB_TYPES: dict[Any, JobType] = {"job": "job", "pegasusWorkflow": "pegasusWorkflow", "condorWorkflow": "condorWorkflow",
+              "dax": "pegasusWorkflow", "dag": "condorWorkflow"}
+_USE_TYPES: dict[Any, UseType] = {"input": "input", "output": "output", "checkpoint": "checkpoint"}
+_TRUE_FALSE = (True, False)
+
+
+class _Unusual(Exception):
+    """Raised inside the fast path to hand a job over to ``_diagnose`` (never escapes this module)."""
+
+
+def workflow_from_data(data: Any, src: Source) -> Workflow:
+    """Convert loaded YAML to a ``Workflow`` (module docstring); consumes ``data['jobs']``."""
+    raw = _top(data, src)
+    profiles = ProfileReader(src)
+    workflow = Workflow(name=text(src, raw, "name", "the workflow", required=True) or "")
+    workflow.format_version = to_text(raw["pegasus"]) if raw.get("pegasus") is not None else "5.0"
+    header = raw.get("x-pegasus")
+    workflow.header = header if isinstance(header, dict) and header else EMPTY
+    workflow.hooks = hooks(src, raw.get("hooks"), "the workflow")
+    workflow.metadata = string_map(src, raw.get("metadata"), "metadata of the workflow")
+    workflow.profiles = profiles(raw.get("profiles"), "profiles of the workflow")
+    if raw.get("transformationCatalog") is not None:
+        workflow.transformation_catalog = tc_from_data(raw["transformationCatalog"], src, profiles, inline=True)
+    if raw.get("siteCatalog") is not None:
+        workflow.site_catalog = sc_from_data(raw["siteCatalog"], src, profiles, inline=True)
+    if raw.get("replicaCatalog") is not None:
+        workflow.replica_catalog = rc_from_data(raw["replicaCatalog"], src, inline=True)
+    workflow.jobs = _jobs(seq(src, raw, "jobs", "the workflow"), src, profiles)
+    workflow.dependencies = _dependencies(seq(src, raw, "jobDependencies", "the workflow"), src)
+    return workflow
+
+
+def _top(data: Any, src: Source) -> dict[str, Any]:
+    if not isinstance(data, dict):
+        src.fail("a Pegasus workflow is a YAML mapping with 'pegasus', 'name' and 'jobs'",
+                 rule="the workflow is a YAML mapping", value=type(data).__name__, show_value=False)
+    misplaced = sorted(_HEADER_KEYS & data.keys())
+    if misplaced:
+        src.warn(f"'{misplaced[0]}' is a top-level key: it belongs under 'x-pegasus' (misindented header?)",
+                 key=misplaced[0])
+    for key in ("name", "jobs"):
+        if data.get(key) is None:
+            src.fail(f"the workflow is missing the required key '{key}'", rule=f"a workflow has '{key}'",
+                     show_value=False)
+    if data.get("pegasus") is None:
+        src.warn("the workflow has no 'pegasus' version key; reading it as Pegasus 5.0")
+    return mapping(src, data, "the workflow", _TOP_KEYS | _HEADER_KEYS)
+
+
+def _jobs(raw_jobs: list[Any], src: Source, profiles: ProfileReader) -> dict[str, Job]:
+    """The jobs in file order; pops the raw list as it goes (hot path, module docstring)."""
+    jobs: dict[str, Job] = {}
+    inputs: dict[str, Use] = {}
+    intern = sys.intern
+    raw_jobs.reverse()
+    pop = raw_jobs.pop
+    known_keys = _JOB_KEYS.issuperset
+    while raw_jobs:
+        raw = pop()
+        try:
+            if raw.__class__ is not dict or not known_keys(raw):
+                raise _Unusual
+            job = _job(raw, src, profiles, inputs, intern)
+        except (_Unusual, AttributeError, TypeError, KeyError, ValueError):
+            job = _job_checked(raw, src, profiles, inputs, len(jobs))
+        jid = job.id
+        count = len(jobs)
+        jobs[jid] = job
+        if len(jobs) == count:
+            src.fail("duplicate job id", rule="job ids are unique", value=jid, key="id", nth=2)
+    return jobs
+
+
+def _job_checked(raw: Any, src: Source, profiles: ProfileReader, inputs: dict[str, Use], index: int) -> Job:
+    """The slow path for one job: diagnose (raise, or warn and repair), then convert."""
+    _diagnose(raw, src, index)
+    try:
+        return _job(raw, src, profiles, inputs, sys.intern)
+    except (_Unusual, AttributeError, TypeError, KeyError, ValueError):
+        src.fail(f"job #{index + 1} cannot be read", rule="jobs follow the Pegasus 5.0 schema",
+                 value=raw.get("id"), key="id")
+
+
+def _job(raw: dict[str, Any], src: Source, profiles: ProfileReader, inputs: dict[str, Use],
+         intern: Any) -> Job:
+    get = raw.get
+    kind = _JOB_TYPES[get("type", "job")]
+    jid = raw["id"]
+    if jid.__class__ is not str:
+        jid = _scalar(jid)
+    if kind == "job":
+        name = raw["name"]
+        if name.__class__ is not str:
+            name = _scalar(name)
+        file = None
+    else:
+        file = raw["file"]
+        if file.__class__ is not str:
+            file = _scalar(file)
+        name = get("name") or file
+    namespace = get("namespace")
+    if namespace is not None and namespace.__class__ is not str:
+        namespace = _scalar(namespace)
+    version = get("version")
+    if version is not None and version.__class__ is not str:
+        version = _scalar(version)
+    args = get("arguments")
+    if args:
+        if args.__class__ is not list:
+            raise _Unusual
+        arguments = tuple(args)
+        if set(map(type, arguments)) != {str}:
+            arguments = tuple(map(_scalar, arguments))
+    else:
+        arguments = ()
+    raw_uses = get("uses")
+    uses = _uses(raw_uses, inputs) if raw_uses else ()
+    prof = get("profiles")
+    meta = get("metadata")
+    hook = get("hooks")
+    label, stdin, stdout, stderr = get("nodeLabel"), get("stdin"), get("stdout"), get("stderr")
+    if label is not None or stdin is not None or stdout is not None or stderr is not None:
+        label, stdin, stdout, stderr = _opt(label), _opt(stdin), _opt(stdout), _opt(stderr)
+    return Job(
+        jid, intern(name), namespace and intern(namespace), version and intern(version), kind, arguments,
+        uses, profiles(prof) if prof else EMPTY, label, file, stdin, stdout, stderr,
+        hooks(src, hook, f"job '{jid}'") if hook else EMPTY,
+        string_map(src, meta, f"metadata of job '{jid}'") if meta else EMPTY)
+
+
+def _uses(raw_uses: list[Any], inputs: dict[str, Use]) -> tuple[Use, ...]:
+    if raw_uses.__class__ is not list:
+        raise _Unusual
+    uses: list[Use] = []
+    append = uses.append
+    known_keys = _USE_KEYS.issuperset
+    for u in raw_uses:
+        if u.__class__ is not dict:
+            raise _Unusual
+        size = len(u)
+        if size > 2 and not known_keys(u):  # two keys: 'lfn' and 'type' or a KeyError below
+            raise _Unusual
+        lfn = u["lfn"]
+        if lfn.__class__ is not str:
+            lfn = _scalar(lfn)
+        kind = _USE_TYPES[u["type"]]
+        if size == 2 and kind == "input":
+            # one shared record per lfn for the common input use; it also shares the lfn string
+            use = inputs.get(lfn)
+            if use is None:
+                use = inputs[lfn] = Use(lfn)
+            append(use)
+        else:
+            append(_use(u, lfn, kind))
+    return tuple(uses)
+
+
+def _use(u: dict[str, Any], lfn: str, kind: Any) -> Use:
+    get = u.get
+    produced = kind != "input"
+    stage_out = get("stageOut", produced)
+    register = get("registerReplica", produced)
+    optional = get("optional", False)
+    bypass = get("bypass", False)
+    planning = get("forPlanning", False)
+    if (stage_out not in _TRUE_FALSE or register not in _TRUE_FALSE or optional not in _TRUE_FALSE
+            or bypass not in _TRUE_FALSE or planning not in _TRUE_FALSE):
+        raise _Unusual
+    size = get("size")
+    if size is not None and size.__class__ is not int:
+        size = int(size)
+    meta = get("metadata")
+    if meta is not None and (meta.__class__ is not dict or set(map(type, meta.values())) - {str}):
+        meta = _text_map(meta)  # the Python API writes ``size`` into metadata as a number
+    return Use(lfn, kind, bool(stage_out), bool(register), bool(optional), bool(bypass), size,
+               meta if meta else EMPTY, bool(planning))
+
+
+def _text_map(meta: Any) -> dict[str, str]:
+    if meta.__class__ is not dict:
+        raise _Unusual
+    return {to_text(k): _scalar(v) for k, v in meta.items()}
+
+
+def _scalar(value: Any) -> str:
+    """A scalar that YAML typed (``60``, ``4.0``, ``true``) as the text the user wrote."""
+    if value is None or value.__class__ in (dict, list):
+        raise _Unusual
+    return to_text(value)
+
+
+def _opt(value: Any) -> str | None:
+    if value is None or value.__class__ is str:
+        return value
+    return _scalar(value)
+
+
+# --- the slow path: say exactly what is wrong with one job ---------------------------------------
+
+def _diagnose(raw: Any, src: Source, index: int) -> None:
+    """Raise a located ``FormatError`` for what the fast path could not take, or warn and return."""
+    where = f"job #{index + 1}"
+    if not isinstance(raw, dict):
+        src.fail(f"{where} must be a mapping", rule="jobs are YAML mappings",
+                 value=raw if not isinstance(raw, (dict, list)) else "a list")
+    jid = raw.get("id")
+    anchor = jid if jid is not None and not isinstance(jid, (dict, list)) else None
+    if anchor is None:
+        src.fail(f"{where} has no 'id'" if jid is None else f"the 'id' of {where} must be a single value",
+                 rule="every job has an id", value=raw.get("name") or raw.get("file"),
+                 key="name" if raw.get("name") else "file", show_value=raw.get("name") is not None)
+    where = f"job '{to_text(anchor)}'"
+    for key in raw:
+        if key not in _JOB_KEYS:
+            src.warn(f"unknown key '{key}' in {where} (ignored)", value=key)
+    _diagnose_fields(raw, src, where, anchor)
+    uses = raw.get("uses")
+    if uses is not None:
+        if not isinstance(uses, list):
+            src.fail(f"'uses' of {where} must be a list", rule="uses is a YAML sequence", value=anchor, key="id")
+        for use in uses:
+            _diagnose_use(use, src, where, anchor)
+    for key in list(raw):
+        if key not in _JOB_KEYS:
+            del raw[key]
+
+
+def _diagnose_fields(raw: dict[str, Any], src: Source, where: str, anchor: Any) -> None:
+    kind = raw.get("type", "job")
+    if kind not in _JOB_TYPES:
+        src.fail(f"type of {where} must be job, pegasusWorkflow or condorWorkflow",
+                 rule="job type is job|pegasusWorkflow|condorWorkflow", value=kind, key="type")
+    need = "name" if _JOB_TYPES[kind] == "job" else "file"
+    if raw.get(need) is None:
+        src.fail(f"{where} is missing the required key '{need}'", rule=f"a {kind} job has '{need}'",
+                 value=anchor, key="id")
+    for key in ("name", "file", "namespace", "version", "nodeLabel", "stdin", "stdout", "stderr"):
+        if isinstance(raw.get(key), (dict, list)):
+            src.fail(f"'{key}' of {where} must be a single value", rule=f"'{key}' is a scalar",
+                     value=anchor, key="id")
+    args = raw.get("arguments")
+    if args is not None and not isinstance(args, list):
+        src.fail(f"'arguments' of {where} must be a list", rule="arguments is a YAML sequence",
+                 value=anchor, key="id")
+    for arg in args or ():
+        if arg is None or isinstance(arg, (dict, list)):
+            src.fail(f"an argument of {where} is not a single value", rule="arguments are scalars",
+                     value=anchor, key="id")
+
+
+def _diagnose_use(use: Any, src: Source, where: str, anchor: Any) -> None:
+    if not isinstance(use, dict):
+        src.fail(f"a use of {where} must be a mapping with 'lfn' and 'type'", rule="uses are YAML mappings",
+                 value=anchor, key="id")
+    lfn = use.get("lfn")
+    if lfn is None or isinstance(lfn, (dict, list)):
+        src.fail(f"a use of {where} has no 'lfn'", rule="a use has an lfn", value=anchor, key="id")
+    if use.get("type") not in _USE_TYPES:
+        src.fail(f"use of '{to_text(lfn)}' by {where} must have type input, output or checkpoint",
+                 rule="a use's type is input|output|checkpoint", value=to_text(lfn))
+    for key in ("stageOut", "registerReplica", "optional", "bypass", "forPlanning"):
+        if key in use and use[key] not in _TRUE_FALSE:
+            src.fail(f"'{key}' of the use of '{to_text(lfn)}' by {where} must be true or false",
+                     rule=f"'{key}' is a boolean", value=use[key], key=key)
+    size = use.get("size")
+    if size is not None and not (isinstance(size, int) and not isinstance(size, bool)
+                                 or isinstance(size, str) and size.strip().isdigit()):
+        src.fail(f"size of the use of '{to_text(lfn)}' by {where} must be an integer",
+                 rule="size is an integer", value=size, key="size")
+    meta = use.get("metadata")
+    if meta is not None:
+        use["metadata"] = dict(string_map(src, meta, f"metadata of '{to_text(lfn)}'")) or None
+    for key in list(use):
+        if key not in _USE_KEYS:
+            src.warn(f"unknown key '{key}' in the use of '{to_text(lfn)}' by {where} (ignored)", value=key)
+            del use[key]
+
+
+def _dependencies(raw_deps: list[Any], src: Source) -> dict[str, list[str]]:
+    deps: dict[str, list[str]] = {}
+    for entry in raw_deps:
+        if entry.__class__ is not dict or entry.get("id") is None or not entry.keys() <= _DEP_KEYS:
+            entry = mapping(src, entry, "a job dependency", _DEP_KEYS, required=("id",))
+        parent = entry["id"]
+        children = entry.get("children") or []
+        if parent.__class__ is not str or children.__class__ is not list or set(map(type, children)) - {str}:
+            parent, children = _dependency_slow(entry, src)
+        known = deps.get(parent)
+        if known is None:
+            deps[parent] = list(children)
+        else:
+            known.extend(children)
+    return deps
+
+
+def _dependency_slow(entry: dict[str, Any], src: Source) -> tuple[str, list[str]]:
+    parent = entry["id"]
+    if isinstance(parent, (dict, list)):
+        src.fail("the 'id' of a job dependency must be a single value", rule="dependency ids are scalars",
+                 value=type(parent).__name__, show_value=False)
+    children = entry.get("children") or []
+    if not isinstance(children, list):
+        src.fail(f"'children' of the dependency of '{to_text(parent)}' must be a list",
+                 rule="children is a YAML sequence", value=to_text(parent), key="id")
+    for child in children:
+        if child is None or isinstance(child, (dict, list)):
+            src.fail(f"a child of '{to_text(parent)}' is not a job id", rule="children are job ids",
+                     value=to_text(parent), key="id")
+    return to_text(parent), [to_text(child) for child in children]
+
+
+# --- writing ---------------------------------------------------------------------------------------
+
+def workflow_to_data(workflow: Workflow) -> dict[str, Any]:
+    """Plain data in the key order of the Pegasus Python API (``pegasus: '5.0'``)."""
+    data: dict[str, Any] = {}
+    if workflow.header:
+        data["x-pegasus"] = dict(workflow.header)
+    # the version read is kept when it is a 5.x one (the Python API writes 5.0.4); else this is 5.0
+    data["pegasus"] = workflow.format_version if workflow.format_version.startswith("5.") else "5.0"
+    data["name"] = workflow.name
+    if workflow.hooks:
+        data["hooks"] = dict(workflow.hooks)
+    if workflow.profiles:
+        data["profiles"] = {ns: dict(entries) for ns, entries in workflow.profiles.items()}
+    if workflow.metadata:
+        data["metadata"] = dict(workflow.metadata)
+    if workflow.site_catalog is not None:
+        data["siteCatalog"] = sc_to_data(workflow.site_catalog, inline=True)
+    if workflow.replica_catalog is not None:
+        data["replicaCatalog"] = rc_to_data(workflow.replica_catalog, inline=True)
+    if workflow.transformation_catalog is not None:
+        data["transformationCatalog"] = tc_to_data(workflow.transformation_catalog, inline=True)
+    data["jobs"] = [_job_data(job) for job in workflow.jobs.values()]
+    data["jobDependencies"] = [{"id": parent, "children": list(children)}
+                               for parent, children in workflow.dependencies.items()]
+    return data
+
+
+def _job_data(job: Job) -> dict[str, Any]:
+    data: dict[str, Any] = {"type": job.type}
+    if job.type == "job":
+        if job.namespace is not None:
+            data["namespace"] = job.namespace
+        if job.version is not None:
+            data["version"] = job.version
+        data["name"] = job.name
+    else:
+        data["file"] = job.file
+        if job.name != job.file:
+            data["name"] = job.name
+    data["id"] = job.id
+    for key, value in (("stdin", job.stdin), ("stdout", job.stdout), ("stderr", job.stderr),
+                       ("nodeLabel", job.node_label)):
+        if value is not None:
+            data[key] = value
+    data["arguments"] = [a.lfn if isinstance(a, FileRef) else a for a in job.arguments]
+    data["uses"] = [_use_data(use) for use in job.uses]
+    if job.profiles:
+        data["profiles"] = {ns: dict(entries) for ns, entries in job.profiles.items()}
+    if job.metadata:
+        data["metadata"] = dict(job.metadata)
+    if job.hooks:
+        data["hooks"] = dict(job.hooks)
+    return data
+
+
+def _use_data(use: Use) -> dict[str, Any]:
+    data: dict[str, Any] = {"lfn": use.lfn}
+    if use.metadata:
+        data["metadata"] = dict(use.metadata)
+    if use.size is not None:
+        data["size"] = use.size
+    if use.for_planning:
+        data["forPlanning"] = True
+    data["type"] = use.type
+    if use.type != "input" or use.stage_out or use.register_replica:
+        data["stageOut"] = use.stage_out
+        data["registerReplica"] = use.register_replica
+    if use.optional:
+        data["optional"] = True
+    if use.bypass_staging:
+        data["bypass"] = True
+    return data
