@@ -7,7 +7,8 @@ a trailing ``\\`` continues a line, and ``queue [1]`` ends the description (one 
 
 Macros ``$(name)`` and ``$(name:default)`` expand from, in order of precedence: the node's DAG
 ``VARS`` (DAGMan passes them as ``condor_submit -a``, so they override the file), the file's own
-keys, then ``$(Cluster)``/``$(ClusterId)``, ``$(Process)``/``$(ProcId)``, ``$(Node)``; ``$ENV(X)``
+keys, then ``$(Cluster)``/``$(ClusterId)``, ``$(Process)``/``$(ProcId)``, ``$(dag_node_name)`` (as
+DAGMan passes it); ``$ENV(X)``
 reads the engine's environment.  ``$$(attr)`` is left alone: it is expanded at match time.  An
 unknown macro expands to the empty string, as in condor_submit.
 
@@ -285,7 +286,7 @@ def render(desc: SubmitDescription, node: str, attempt: int, cluster: int, direc
     """Expand ``desc`` for one attempt of ``node`` (DAGMan's ``$(JOB)``/``$(RETRY)`` in VARS too)."""
     vars_ = {k: v.replace("$(JOB)", node).replace("$(RETRY)", str(attempt)) for k, v in dag_vars.items()}
     predefined = {"Cluster": str(cluster), "ClusterId": str(cluster), "Process": "0", "ProcId": "0",
-                  "Node": "0", "Step": "0", "Row": "0", "Item": ""}
+                  "Node": "0", "Step": "0", "Row": "0", "Item": "", "dag_node_name": node}
     ex = _Expander(desc, vars_, predefined)
     submit_dir = directory
     iwd = _resolve(submit_dir, ex.get("initialdir", "") or submit_dir)
