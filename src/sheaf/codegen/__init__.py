@@ -1,5 +1,15 @@
-"""sheaf.codegen."""
+"""sheaf.codegen: the executable workflow written out as files HTCondor DAGMan (and sheaf run) runs.
+
+``write_plan(exec_wf, DIR, force=False) -> PlanFiles`` writes, atomically, ``<name>.dag`` and its
+CONFIG file, one submit description per job, the input files of clustered jobs (seqexec ``.in``,
+PMC DAG, Decaf JSON and run script) and ``plan.json``.  Design and layout: ``_write.py``,
+``_layout.py``; one module per file kind (``_dag``, ``_submit``, ``_clusters``, ``_planjson``); the
+first data-staging slice in ``_staging``; HTCondor quoting in ``_quote``.
+"""
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from sheaf.codegen._quote import quote_arguments, quote_environment
+from sheaf.codegen._write import PlanFiles, check_target, write_plan
+
+__all__ = ["PlanFiles", "check_target", "quote_arguments", "quote_environment", "write_plan"]

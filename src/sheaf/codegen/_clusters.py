@@ -1,0 +1,151 @@
+"""The input files of clustered jobs: seqexec ``.in``, PMC DAG, Decaf JSON graph and run script.
+
+- **seqexec** (pegasus-cluster's format, ``sheaf.formats._seqexec_in``): per task a ``#@ n
+  transformation job-id`` record, then its command line quoted with POSIX shell rules (never run
+  through a shell).  The tasks run in the cluster's order, which is topological.
+- **PMC** (``sheaf.formats._pmcdag``): per task ``TASK id [-m MB] [-c CPUS] [-p PRIO] command args``
+  from the pegasus profiles ``pmc_request_memory`` (MB, rounded up), ``pmc_request_cpus``,
+  ``pmc_priority`` (negative allowed), with ``pmc_task_arguments`` appended last; then
+  ``EDGE parent child`` for every abstract dependency inside the cluster.
+- **Decaf**: the JSON graph Decaf reads (``{"workflow": {"filter_level", "nodes", "edges"}}``) and a
+  run script shaped as the seed's, following its five rules: (1) roots have no inports and leaves
+  no outports; (2) a node's ``func`` is its task's transformation name; (3) an edge's ``name`` joins
+  the ``func`` of its two nodes; (4) ``source``/``target`` are the nodes' integer ids; (5) nodes keep
+  the cluster's (input workflow) order.  Node ``i`` is MPI rank ``i`` (one rank per task), which is
+  also line ``i`` of the ``srun --multi-prog`` configuration.  The script's here-document is quoted
+  (``<<'EOF'``) so the shell leaves ``$`` and backquotes in arguments alone.
+
+Dependencies inside a cluster come from the abstract workflow's graph (built once, only when a PMC
+or Decaf cluster needs it).
+"""
+
+from __future__ import annotations
+
+import math
+import shlex
+from collections.abc import Mapping, Sequence
+
+import msgspec
+
+from sheaf.formats._pmcdag import PmcTask, write_pmc_dag
+from sheaf.formats._seqexec_in import SeqexecTask, write_seqexec_input
+from sheaf.model import Graph, profile_float, profile_int
+from sheaf.planner import ExecJob, Task
+
+
+def seqexec_input(job: ExecJob) -> str:
+    tasks = [SeqexecTask((task.executable, *task.argv), n, task.transformation, task.id)
+             for n, task in enumerate(job.tasks, start=1)]
+    return write_seqexec_input(tasks)
+
+
+def inner_edges(job: ExecJob, graph: Graph) -> list[tuple[str, str]]:
+    """Abstract dependencies between tasks of ``job``, in task order (parent, then child)."""
+    members = {task.id for task in job.tasks}
+    edges: list[tuple[str, str]] = []
+    for task in job.tasks:
+        node = graph.index.get(task.id)
+        if node is None:
+            continue
+        for child in graph.children(node):
+            name = graph.ids[child]
+            if name in members:
+                edges.append((task.id, name))
+    return edges
+
+
+def _pegasus(task: Task, key: str) -> str | None:
+    value = (task.profiles.get("pegasus") or {}).get(key)
+    return value if value else None
+
+
+def _pmc_task(task: Task) -> PmcTask:
+    memory = profile_float(task.profiles, "pegasus", "pmc_request_memory", 0.0, subject=task.id) or 0.0
+    cpus = profile_float(task.profiles, "pegasus", "pmc_request_cpus", 1.0, subject=task.id)
+    priority = profile_int(task.profiles, "pegasus", "pmc_priority", 0, subject=task.id) or 0
+    extra = shlex.split(_pegasus(task, "pmc_task_arguments") or "")
+    return PmcTask(task.id, (task.executable, *task.argv, *extra), memory=math.ceil(memory),
+                   cpus=math.ceil(cpus if cpus is not None else 1.0), priority=priority,
+                   pegasus_id=task.id, transformation=task.transformation, dax_id=task.id)
+
+
+def pmc_dag(job: ExecJob, graph: Graph) -> str:
+    return write_pmc_dag([_pmc_task(task) for task in job.tasks], inner_edges(job, graph))
+
+
+def _func(task: Task) -> str:
+    """Rule 2: the transformation's name (``ns::name:version`` -> ``name``)."""
+    name = task.transformation.rpartition("::")[2]
+    return name.partition(":")[0] or task.id
+
+
+def _command(task: Task) -> str:
+    return shlex.join((task.executable, *task.argv))
+
+
+def decaf_graph(job: ExecJob, graph: Graph) -> bytes:
+    """The Decaf JSON graph of a cluster (rules in the module docstring)."""
+    index = {task.id: i for i, task in enumerate(job.tasks)}
+    edges = inner_edges(job, graph)
+    has_in = {child for _, child in edges}
+    has_out = {parent for parent, _ in edges}
+    nodes = [{"start_proc": i, "nprocs": 1, "func": _func(task), "cmdline": _command(task),
+              "inports": ["in"] if task.id in has_in else [],
+              "outports": ["out"] if task.id in has_out else []}
+             for i, task in enumerate(job.tasks)]
+    funcs = [node["func"] for node in nodes]
+    links = [{"start_proc": 0, "nprocs": 0, "source": index[p], "target": index[c],
+              "name": f"{funcs[index[p]]}_{funcs[index[c]]}", "sourcePort": "out", "targetPort": "in",
+              "prod_dflow_redist": "count", "tokens": 0, "transport": "mpi"}
+             for p, c in edges]
+    document = {"workflow": {"filter_level": "NONE", "nodes": nodes, "edges": links}}
+    return msgspec.json.format(msgspec.json.encode(document), indent=4) + b"\n"
+
+
+def decaf_script(job: ExecJob, json_name: str) -> str:
+    """The run script (the seed's shape): environment, JSON into the scratch dir, srun --multi-prog."""
+    conf = f"{job.id}.conf"
+    ranks = [f"{rank} {_command(task)}" for rank, task in enumerate(job.tasks)]
+    return "\n".join([
+        "#!/bin/bash",
+        "set -e",
+        "",
+        "LAUNCH_DIR=`pwd`",
+        'echo "Job Launched in directory $LAUNCH_DIR"',
+        'source "$DECAF_ENV_SOURCE"',
+        "",
+        "# copy the json file for the job into the directory",
+        "# where we are going to launch decaf",
+        f'cp {shlex.quote(json_name)} "$PEGASUS_SCRATCH_DIR/"',
+        "",
+        'cd "$PEGASUS_SCRATCH_DIR"',
+        'echo "Invoking decaf executable from directory `pwd`"',
+        f"cat <<'EOF' > {conf}",
+        *ranks,
+        "EOF",
+        f"srun --multi-prog ./{conf}",
+        "",
+    ])
+
+
+def decaf_json_name(job: ExecJob) -> str:
+    """The JSON file's name: the basename of the ``dataflow::decaf`` pfn the planner passes as the
+    cluster's executable, else ``<id>.json``."""
+    if job.executable:
+        base = job.executable.rstrip("/").rpartition("/")[2]
+        if base and base not in (".", ".."):
+            return base
+    return f"{job.id}.json"
+
+
+def max_wall_time(profiles: Mapping[str, Mapping[str, str]]) -> str | None:
+    """PMC's ``--max-wall-time`` (minutes): globus ``maxwalltime``, else pegasus ``maxwalltime``."""
+    for namespace in ("globus", "pegasus"):
+        value = (profiles.get(namespace) or {}).get("maxwalltime")
+        if value:
+            return value.strip()
+    return None
+
+
+def has_option(argv: Sequence[str], option: str) -> bool:
+    return any(arg == option or arg.startswith(option + "=") for arg in argv)

@@ -1,0 +1,166 @@
+"""The DAGMan input file and its CONFIG file.
+
+Per job, from its dagman profiles (the properties ``dagman.retry`` ... are their lowest layer)::
+
+    JOB <id> jobs/NNN/<id>.sub
+    RETRY <id> <retry>                      dagman ``retry``
+    VARS <id> +DAGNodeRetry="$(RETRY)"      always: the seeds' retry-memory expressions read it
+    CATEGORY <id> <category>                dagman ``category``; auxiliary jobs default to the
+                                            seeds' table (stage-in, stage-out, stage-inter, cleanup,
+                                            registration)
+    PRIORITY <id> <n>                       dagman ``priority``
+    SCRIPT PRE <id> <pre> <pre.arguments>   dagman ``pre`` (or pegasus ``dagman.pre``)
+    SCRIPT POST <id> ...                    dagman ``post`` (or pegasus ``dagman.post``), see below
+    ABORT-DAG-ON <id> <value>               dagman ``abort-dag-on``
+
+POST scripts: a job with pegasus ``exitcode.successmsg``/``exitcode.failuremsg``, or whose post script
+is named ``pegasus-exitcode``/``sheaf-exitcode``, gets ``sheaf-exitcode -r $RETURN [-s MSG]... [-f
+MSG]... <job>.out`` (messages encoded as pegasus-exitcode's: ``+`` for a space, ``\\+`` for a plus,
+because DAGMan splits script arguments on white space); ``none`` means no script; any other value
+is the path of the user's script, run with ``post.arguments``.
+
+Then ``PARENT p CHILD c...`` (one line per parent, children in plan order), ``MAXJOBS <category> <n>``
+for every category in use (``dagman.<category>.maxjobs``, else the seeds' default: stage-in 10,
+stage-out 10, cleanup 4, registration 1), ``CONFIG`` and ``JOBSTATE_LOG jobstate.log``.
+
+The CONFIG file holds the workflow throttles, dagman ``maxjobs``/``maxidle``/``maxpre``/``maxpost``
+(workflow-level profiles over the properties ``dagman.maxjobs`` ...) as DAGMan's knobs
+``DAGMAN_MAX_JOBS_SUBMITTED``, ``DAGMAN_MAX_JOBS_IDLE``, ``DAGMAN_MAX_PRE_SCRIPTS``,
+``DAGMAN_MAX_POST_SCRIPTS``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from sheaf.codegen._quote import Unwritable, check_line
+from sheaf.errors import PlanningError
+from sheaf.model import Properties, profile_int
+from sheaf.planner import ExecJob
+
+#: The seeds' default categories of auxiliary jobs and their default MAXJOBS (None: no default).
+DEFAULT_CATEGORY = {"stage_in": "stage-in", "stage_out": "stage-out", "inter_site": "stage-inter",
+                    "cleanup": "cleanup", "register": "registration"}
+DEFAULT_MAXJOBS = {"stage-in": 10, "stage-out": 10, "cleanup": 4, "registration": 1}
+THROTTLES = {"maxjobs": "DAGMAN_MAX_JOBS_SUBMITTED", "maxidle": "DAGMAN_MAX_JOBS_IDLE",
+             "maxpre": "DAGMAN_MAX_PRE_SCRIPTS", "maxpost": "DAGMAN_MAX_POST_SCRIPTS"}
+_EXITCODE_NAMES = {"pegasus-exitcode", "sheaf-exitcode"}
+
+
+def encode_message(text: str) -> str:
+    """pegasus-exitcode's encoding of a message on a command line."""
+    return text.replace("+", "\\+").replace(" ", "+")
+
+
+def node_lines(job: ExecJob, submit: str, profiles: Mapping[str, Mapping[str, str]],
+               exitcode_tool: str, out_file: str) -> list[str]:
+    """The DAG lines that declare ``job`` (not its edges)."""
+    try:
+        return _node_lines(job, submit, profiles, exitcode_tool, out_file)
+    except Unwritable as exc:
+        raise PlanningError(f"job '{job.id}' cannot be written to the DAG: {exc}",
+                            rule="DAG values fit on one line", value=job.id) from None
+
+
+def _node_lines(job: ExecJob, submit: str, profiles: Mapping[str, Mapping[str, str]],
+                exitcode_tool: str, out_file: str) -> list[str]:
+    node = job.id
+    dagman = profiles.get("dagman") or {}
+    lines = [f"JOB {node} {submit}"]
+    retry = profile_int(profiles, "dagman", "retry", subject=node)
+    if retry:
+        lines.append(f"RETRY {node} {retry}")
+    lines.append(f'VARS {node} +DAGNodeRetry="$(RETRY)"')
+    category = dagman.get("category") or DEFAULT_CATEGORY.get(job.type)
+    if category:
+        lines.append(f"CATEGORY {node} {_word(category, 'category')}")
+    priority = profile_int(profiles, "dagman", "priority", subject=node)
+    if priority is not None:
+        lines.append(f"PRIORITY {node} {priority}")
+    pre = _script(profiles, "pre")
+    if pre:
+        lines.append(f"SCRIPT PRE {node} {pre}")
+    post = _post_script(profiles, exitcode_tool, out_file)
+    if post:
+        lines.append(f"SCRIPT POST {node} {post}")
+    if dagman.get("abort-dag-on"):
+        lines.append(f"ABORT-DAG-ON {node} {check_line(dagman['abort-dag-on'], 'abort-dag-on')}")
+    return lines
+
+
+def _word(text: str, what: str) -> str:
+    if not text or any(c.isspace() for c in text):
+        raise Unwritable(f"{what} must be one word: {text!r}")
+    return text
+
+
+def _setting(profiles: Mapping[str, Mapping[str, str]], key: str) -> str | None:
+    """dagman ``key`` or pegasus ``dagman.key`` (the spelling the seeds' Decaf entry uses)."""
+    value = (profiles.get("dagman") or {}).get(key) or (profiles.get("pegasus") or {}).get("dagman." + key)
+    return value.strip() if value else None
+
+
+def _script(profiles: Mapping[str, Mapping[str, str]], kind: str) -> str | None:
+    path = _setting(profiles, kind)
+    if not path or path.lower() == "none":
+        return None
+    args = _setting(profiles, kind + ".arguments")
+    return check_line(f"{path} {args}" if args else path, f"{kind} script")
+
+
+def _post_script(profiles: Mapping[str, Mapping[str, str]], tool: str, out_file: str) -> str | None:
+    path = _setting(profiles, "post")
+    pegasus = profiles.get("pegasus") or {}
+    success, failure = pegasus.get("exitcode.successmsg"), pegasus.get("exitcode.failuremsg")
+    if path and path.lower() == "none":
+        return None
+    if path and path not in _EXITCODE_NAMES and path.rpartition("/")[2] not in _EXITCODE_NAMES:
+        return _script(profiles, "post")
+    if not path and not success and not failure:
+        return None
+    words = [tool, "-r", "$RETURN"]
+    if success:
+        words += ["-s", encode_message(success)]
+    if failure:
+        words += ["-f", encode_message(failure)]
+    args = _setting(profiles, "post.arguments")
+    if args:
+        words.append(args)
+    words.append(out_file)
+    return check_line(" ".join(words), "post script")
+
+
+def edge_lines(jobs: Sequence[ExecJob], edges: Sequence[tuple[int, int]]) -> list[str]:
+    """``PARENT p CHILD c1 c2 ...``: one line per parent, parents and children in plan order."""
+    children: dict[int, list[int]] = {}
+    for parent, child in edges:
+        children.setdefault(parent, []).append(child)
+    lines = []
+    for parent in sorted(children):
+        kids = " ".join(jobs[c].id for c in sorted(children[parent]))
+        lines.append(f"PARENT {jobs[parent].id} CHILD {kids}")
+    return lines
+
+
+def maxjobs_lines(categories: Sequence[str], properties: Properties) -> list[str]:
+    configured = properties.category_maxjobs()
+    lines = []
+    for category in categories:
+        limit = configured.get(category, DEFAULT_MAXJOBS.get(category))
+        if limit is not None:
+            lines.append(f"MAXJOBS {category} {limit}")
+    return lines
+
+
+def config_text(workflow_profiles: Mapping[str, Mapping[str, str]], properties: Properties) -> str:
+    """The DAGMan configuration file (workflow throttles)."""
+    layer = properties.profiles().get("dagman", {})
+    own = {key.lower(): value for key, value in (workflow_profiles.get("dagman") or {}).items()}
+    lines = ["# DAGMan configuration written by sheaf plan: workflow throttles"]
+    for key, knob in THROTTLES.items():
+        raw = own.get(key, layer.get(key))
+        if raw is None or raw.strip() == "":
+            continue
+        value = profile_int({"dagman": {key: raw}}, "dagman", key, subject="the workflow")
+        lines.append(f"{knob} = {value}")
+    return "\n".join(lines) + "\n"

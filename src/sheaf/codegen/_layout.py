@@ -1,0 +1,84 @@
+"""Where each file of a plan lives inside DIR.
+
+Layout (paths relative to DIR)::
+
+    <name>.dag            the DAG DAGMan (or ``sheaf run``) runs; the only ``*.dag`` at the top
+    <name>.dag.config     DAGMan configuration named by the DAG's CONFIG line (throttles)
+    plan.json             the record for people and tools (../shared/CONTRACTS.md)
+    jobs/000/<id>.sub     one submit description per job; ``<id>.in`` (seqexec), ``<id>.dag`` (PMC),
+    jobs/000/<id>/        a Decaf cluster's JSON graph and run script
+    jobs/000/<id>.out     the job's stdout/stderr (``.err``), written when it runs
+    scratch/<site>/       the working directory of a site without a local shared-scratch directory
+
+Jobs are spread over ``jobs/NNN/`` by their position in the plan, ``JOBS_PER_DIR`` to a directory,
+so that 10^6 jobs (three files each once they have run) never put millions of entries in one
+directory, as the seeds warn.  Positions are deterministic, so the layout is too.
+
+Every path written *into* a file is absolute and names the final DIR (the plan is written in a
+temporary sibling and renamed into place, so the temporary name never appears in a file).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+
+JOBS_PER_DIR = 10_000
+_UNSAFE_NAME = re.compile(r"[^A-Za-z0-9_.\-]")
+
+
+def dag_basename(workflow_name: str) -> str:
+    """The workflow's name made safe as a file name (``blackdiamond``)."""
+    name = _UNSAFE_NAME.sub("_", workflow_name).lstrip(".")
+    return name or "workflow"
+
+
+def job_subdir(index: int) -> str:
+    return f"jobs/{index // JOBS_PER_DIR:03d}"
+
+
+@dataclass(frozen=True, slots=True)
+class JobPaths:
+    """Paths of one job: ``rel_*`` relative to DIR (for the DAG), ``abs_*`` under the final DIR."""
+
+    rel_dir: str
+    abs_dir: str
+    node: str
+
+    @property
+    def rel_submit(self) -> str:
+        return f"{self.rel_dir}/{self.node}.sub"
+
+    def rel(self, suffix: str) -> str:
+        return f"{self.rel_dir}/{self.node}{suffix}"
+
+    def abs(self, suffix: str) -> str:
+        return f"{self.abs_dir}/{self.node}{suffix}"
+
+
+class Layout:
+    """Paths of a plan whose final directory is ``final_dir`` (absolute)."""
+
+    def __init__(self, final_dir: str, workflow_name: str) -> None:
+        self.final_dir = os.path.abspath(final_dir)
+        self.name = dag_basename(workflow_name)
+
+    @property
+    def dag(self) -> str:
+        return f"{self.name}.dag"
+
+    @property
+    def config(self) -> str:
+        return f"{self.name}.dag.config"
+
+    @property
+    def log(self) -> str:
+        return os.path.join(self.final_dir, f"{self.name}.log")
+
+    def job(self, index: int, node: str) -> JobPaths:
+        rel = job_subdir(index)
+        return JobPaths(rel, f"{self.final_dir}/{rel}", node)
+
+    def scratch(self, site: str) -> str:
+        return os.path.join(self.final_dir, "scratch", _UNSAFE_NAME.sub("_", site))

@@ -1,0 +1,63 @@
+"""``plan.json``: the machine-readable record of the executable workflow (../shared/CONTRACTS.md).
+
+Format ``sheaf-plan/1``: ``workflow``, ``jobs`` (id, type, site, transformation, level, tasks,
+aggregator, profiles) and ``edges`` as ``[parent id, child id]`` pairs, in plan order.  Every job's
+``profiles`` has the four namespaces ``pegasus``, ``condor``, ``dagman``, ``env`` (empty when
+unused), plus any other namespace the job has (``globus``, ``selector``).  After the contract's keys
+the record also names the ``sites``, ``output_sites`` and ``clustering`` the plan was made with.
+
+Encoded with msgspec from slotted structs: 10^6 jobs take about a second.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import msgspec
+
+from sheaf.planner import ExecJob
+
+FORMAT = "sheaf-plan/1"
+FOUR = ("pegasus", "condor", "dagman", "env")
+
+
+class JobRecord(msgspec.Struct, omit_defaults=False):
+    id: str
+    type: str
+    site: str | None
+    transformation: str | None
+    level: int
+    tasks: list[str]
+    aggregator: str | None
+    profiles: dict[str, dict[str, str]]
+
+
+class PlanRecord(msgspec.Struct, omit_defaults=False):
+    format: str
+    workflow: str
+    jobs: list[JobRecord]
+    edges: list[tuple[str, str]]
+    sites: list[str]
+    output_sites: list[str]
+    clustering: list[str]
+
+
+def contract_profiles(profiles: Mapping[str, Mapping[str, str]]) -> dict[str, dict[str, str]]:
+    out: dict[str, dict[str, str]] = {ns: dict(profiles.get(ns) or {}) for ns in FOUR}
+    for ns, entries in profiles.items():
+        if ns not in out and entries:
+            out[ns] = dict(entries)
+    return out
+
+
+def job_record(job: ExecJob, profiles: Mapping[str, Mapping[str, str]]) -> JobRecord:
+    return JobRecord(job.id, job.type, job.site, job.transformation, job.level,
+                     [task.id for task in job.tasks], job.aggregator, contract_profiles(profiles))
+
+
+def encode_plan(workflow: str, records: list[JobRecord], jobs: Sequence[ExecJob],
+                edges: Sequence[tuple[int, int]], sites: Sequence[str], output_sites: Sequence[str],
+                clustering: Sequence[str]) -> bytes:
+    record = PlanRecord(FORMAT, workflow, records, [(jobs[p].id, jobs[c].id) for p, c in edges],
+                        list(sites), list(output_sites), list(clustering))
+    return msgspec.json.encode(record) + b"\n"

@@ -1,0 +1,191 @@
+"""FIRST SLICE of data staging: working directories and stage-in for the embedded engine.
+
+This is deliberately small; the full data-staging work (stage-out, inter-site transfers, cleanup,
+registration, non-file URLs, bypass) comes later and will replace it.
+
+Policy, for every site that runs jobs (all sites run on the embedded engine for now):
+
+- **Working directory.**  A site's jobs run in its ``sharedScratch`` directory from the site
+  catalog when that is a local path (absolute, served by ``file://`` or by nothing), else in
+  ``DIR/scratch/<site>``.  Intermediate files flow between jobs of one site through it.
+- **create_dir.**  One ``create_dir`` job per site (``/bin/mkdir -p <dir>``, local universe) is a
+  parent of every job of the site that has no parent on the same site -- so every job of the site
+  comes after it, transitively, with one edge per such job rather than one per job.
+- **stage_in.**  The workflow's input files (consumed by some job, produced by none) that a site's
+  jobs read are found in ``--input-dir`` (``D/<lfn>``), else as a ``file://`` (or absolute path)
+  replica in the replica catalog -- a replica for the site first, then for ``local``, then any.
+  One ``stage_in`` job per site copies them into the working directory with ``sheaf-transfer``
+  (a file of ``src dst`` pairs, local universe); it is a child of the site's ``create_dir`` job and
+  a parent of every job that reads one of them.  An input found nowhere is a warning: the job must
+  find it by itself.  An lfn that would escape the working directory (absolute, ``..``) is a
+  ``PlanningError``.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from urllib.parse import unquote, urlsplit
+
+from sheaf.codegen._layout import Layout
+from sheaf.errors import PlanningError
+from sheaf.model import ReplicaCatalog, SiteCatalog, Workflow
+from sheaf.planner import ExecJob, ExecutableWorkflow
+
+_RUNS_TASKS = ("compute", "cluster", "subworkflow")
+
+
+@dataclass(slots=True)
+class Staging:
+    """What the slice adds: jobs (placed before the planner's), edges over the combined list."""
+
+    jobs: list[ExecJob] = field(default_factory=list)
+    edges: list[tuple[int, int]] = field(default_factory=list)
+    workdirs: dict[str, str] = field(default_factory=dict)
+    transfers: dict[str, str] = field(default_factory=dict)  # stage_in job id -> pairs file text
+    warnings: list[str] = field(default_factory=list)
+
+
+def site_workdir(site: str, sites: SiteCatalog | None, layout: Layout) -> str:
+    entry = sites.get(site) if sites is not None else None
+    scratch = entry.directory("sharedScratch") if entry is not None else None
+    if scratch is not None and os.path.isabs(scratch.path):
+        urls = [server.url for server in scratch.file_servers]
+        if not urls or any(url.startswith("file://") for url in urls):
+            return os.path.normpath(scratch.path)
+    return layout.scratch(site)
+
+
+def _local_path(pfn: str) -> str | None:
+    if pfn.startswith("file://"):
+        parts = urlsplit(pfn)
+        return unquote(parts.path) if parts.netloc in ("", "localhost") else None
+    return pfn if os.path.isabs(pfn) else None
+
+
+def _find(lfn: str, site: str, input_dir: str | None, rc: ReplicaCatalog | None) -> str | None:
+    if input_dir is not None:
+        candidate = os.path.join(input_dir, lfn)
+        if os.path.isfile(candidate):
+            return os.path.abspath(candidate)
+    if rc is None:
+        return None
+    pfns = rc.lookup(lfn)
+    for wanted in (site, "local", None):
+        for pfn in pfns:
+            path = _local_path(pfn.pfn)
+            if path is not None and (wanted is None or pfn.site == wanted):
+                return path
+    return None
+
+
+def _check_lfn(lfn: str) -> None:
+    parts = lfn.split("/")
+    if os.path.isabs(lfn) or ".." in parts or not lfn or "\0" in lfn or "\n" in lfn:
+        raise PlanningError("an input file name would escape the working directory",
+                            rule="lfns are relative paths without '..'", value=lfn)
+
+
+def _workflow_inputs(workflow: Workflow) -> set[str]:
+    produced = {use.lfn for job in workflow.jobs.values() for use in job.uses if use.produces}
+    return {use.lfn for job in workflow.jobs.values() for use in job.uses
+            if use.consumes and use.lfn not in produced}
+
+
+def plan_staging(exec_wf: ExecutableWorkflow, layout: Layout) -> Staging:
+    """The slice's jobs and edges for ``exec_wf`` (indices: the slice's jobs first)."""
+    out = Staging()
+    jobs = exec_wf.jobs
+    sites = sorted({job.site for job in jobs if job.site is not None and job.type in _RUNS_TASKS})
+    for site in sites:
+        out.workdirs[site] = site_workdir(site, exec_wf.site_catalog, layout)
+    readers = _readers(exec_wf)
+    pairs = _resolve(readers, exec_wf, out)
+    for site in sites:
+        _add_site(out, site, pairs.get(site, {}), exec_wf.name)
+    _link(out, exec_wf, readers)
+    return out
+
+
+def _readers(exec_wf: ExecutableWorkflow) -> dict[str, list[int]]:
+    """Workflow input lfn -> indices (in exec_wf.jobs) of the jobs that read it."""
+    inputs = _workflow_inputs(exec_wf.workflow)
+    readers: dict[str, list[int]] = {}
+    if not inputs:
+        return readers
+    abstract = exec_wf.workflow.jobs
+    for index, job in enumerate(exec_wf.jobs):
+        for task in job.tasks:
+            source = abstract.get(task.id)
+            for use in source.uses if source is not None else ():
+                if use.lfn in inputs and use.consumes:
+                    found = readers.setdefault(use.lfn, [])
+                    if not found or found[-1] != index:
+                        found.append(index)
+    return readers
+
+
+def _resolve(readers: dict[str, list[int]], exec_wf: ExecutableWorkflow,
+             out: Staging) -> dict[str, dict[str, str]]:
+    """site -> {lfn: source path}; unresolved inputs become one warning."""
+    pairs: dict[str, dict[str, str]] = {}
+    missing: list[str] = []
+    for lfn in sorted(readers):
+        _check_lfn(lfn)
+        for site in sorted({exec_wf.jobs[i].site for i in readers[lfn] if exec_wf.jobs[i].site}):
+            assert site is not None
+            source = _find(lfn, site, exec_wf.input_dir, exec_wf.replica_catalog)
+            if source is None:
+                missing.append(lfn)
+            else:
+                pairs.setdefault(site, {})[lfn] = source
+    if missing:
+        shown = ", ".join(sorted(set(missing))[:5]) + (" ..." if len(set(missing)) > 5 else "")
+        out.warnings.append(f"{len(set(missing))} input file(s) found neither in --input-dir nor as a "
+                            f"file:// replica, not staged in: {shown}")
+    return pairs
+
+
+def _add_site(out: Staging, site: str, files: dict[str, str], workflow: str) -> None:
+    workdir = out.workdirs[site]
+    create = ExecJob(id=f"create_dir_{_safe(workflow)}_0_{_safe(site)}", type="create_dir", site=site,
+                     transformation=None, level=0, executable="/bin/mkdir", arguments=("-p", workdir))
+    out.jobs.append(create)
+    if files:
+        stage = ExecJob(id=f"stage_in_local_{_safe(site)}_0_0", type="stage_in", site=site,
+                        transformation=None, level=0)
+        out.transfers[stage.id] = "".join(
+            f"{shlex.quote(src)} {shlex.quote(os.path.join(workdir, lfn))}\n" for lfn, src in files.items())
+        out.edges.append((len(out.jobs) - 1, len(out.jobs)))
+        out.jobs.append(stage)
+
+
+def _safe(text: str) -> str:
+    return "".join(c if c.isalnum() or c in "_.-" else "_" for c in text)
+
+
+def _link(out: Staging, exec_wf: ExecutableWorkflow, readers: dict[str, list[int]]) -> None:
+    shift = len(out.jobs)
+    by_site = {job.site: i for i, job in enumerate(out.jobs) if job.type == "create_dir"}
+    stage_of = {job.site: i for i, job in enumerate(out.jobs) if job.type == "stage_in"}
+    same_site_parent = _has_same_site_parent(exec_wf.jobs, exec_wf.edges)
+    for index, job in enumerate(exec_wf.jobs):
+        if job.site in by_site and job.type in _RUNS_TASKS and not same_site_parent[index]:
+            out.edges.append((by_site[job.site], index + shift))
+    staged: set[tuple[int, int]] = set()
+    for lfn in sorted(readers):
+        for index in readers[lfn]:
+            stage = stage_of.get(exec_wf.jobs[index].site)
+            if stage is not None and (stage, index) not in staged:
+                staged.add((stage, index))
+                out.edges.append((stage, index + shift))
+
+
+def _has_same_site_parent(jobs: Sequence[ExecJob], edges: Iterable[tuple[int, int]]) -> list[bool]:
+    found = [False] * len(jobs)
+    for parent, child in edges:
+        if jobs[parent].site == jobs[child].site:
+            found[child] = True
+    return found

@@ -1,0 +1,160 @@
+"""One HTCondor submit description per job.
+
+What a description holds, in this order (``Command`` says what runs, the job's profiles the rest):
+
+- ``universe`` (``vanilla``; ``local`` for auxiliary jobs; a condor ``universe`` profile wins),
+  ``executable``, ``arguments`` in the new quoted syntax, ``initialdir``;
+- ``environment`` (new syntax) from the env profiles, plus what the command needs (Decaf's
+  ``PEGASUS_SCRATCH_DIR``);
+- ``output``/``error`` beside the submit file and the workflow's shared ``log``, all absolute;
+- ``request_cpus``/``request_memory``/``request_disk``/``request_gpus`` from the pegasus ``cores``/
+  ``memory``/``diskspace`` (MB, written in KiB)/``gpus`` profiles -- only where the condor profile of
+  the same name is absent; a PMC cluster asks for ``xcount`` or ``nodes * ppn`` CPUs;
+- ``batch_extra_submit_args`` from the pegasus ``glite.arguments`` profile;
+- every condor profile verbatim (``requirements``, ``request_memory`` as an expression, ``+Attr``),
+  except ``executable``/``arguments``/``queue``, which sheaf owns (skipped with a warning);
+- the ``+pegasus_*`` attributes Pegasus's tools read (site, workflow name, job class, ids);
+- ``notification = NEVER`` and ``queue``.
+
+Values cannot hold line breaks (a description is line based): such a value is a ``PlanningError``
+naming the job and the key.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from sheaf.codegen._quote import (
+    Unwritable,
+    check_line,
+    classad_string,
+    quote_arguments,
+    quote_environment,
+)
+from sheaf.errors import PlanningError
+from sheaf.planner import ExecJob
+
+#: Pegasus's job classes (``+pegasus_job_class``), read by pegasus-monitord and friends.
+JOB_CLASS = {"compute": 1, "cluster": 1, "stage_in": 2, "stage_out": 3, "register": 4,
+             "inter_site": 5, "create_dir": 6, "cleanup": 8, "subworkflow": 10}
+_OWNED = frozenset({"executable", "arguments", "args", "queue"})
+_KEY = re.compile(r"^(?:[+]|[Mm][Yy]\.)?[A-Za-z_][\w.\-]*$")
+_NUMBER = re.compile(r"^\s*\d+(?:\.\d+)?\s*$")
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    """What a job's submit description runs, and where."""
+
+    executable: str
+    argv: tuple[str, ...]
+    initialdir: str
+    universe: str = "vanilla"
+    environment: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class SubmitContext:
+    workflow: str
+    log: str
+    warnings: list[str] = field(default_factory=list)
+
+
+def render_submit(job: ExecJob, profiles: Mapping[str, Mapping[str, str]], command: Command,
+                  out_base: str, ctx: SubmitContext) -> str:
+    """The submit description of ``job`` (``out_base`` + ``.out``/``.err`` are its stdout/stderr)."""
+    try:
+        return _render(job, profiles, command, out_base, ctx)
+    except Unwritable as exc:
+        raise PlanningError(f"job '{job.id}' cannot be written as a submit description: {exc}",
+                            rule="submit description values fit on one line", value=job.id) from None
+
+
+def _render(job: ExecJob, profiles: Mapping[str, Mapping[str, str]], command: Command,
+            out_base: str, ctx: SubmitContext) -> str:
+    condor = profiles.get("condor") or {}
+    lines = [f"# sheaf: {job.type} job {job.id}"]
+
+    def put(key: str, value: str) -> None:
+        if key not in condor:
+            lines.append(f"{key} = {check_line(value, key)}")
+
+    put("universe", command.universe)
+    lines.append(f"executable = {check_line(command.executable, 'executable')}")
+    if command.argv:
+        lines.append(f"arguments = {quote_arguments(command.argv)}")
+    put("initialdir", command.initialdir)
+    env = [*command.environment, *(profiles.get("env") or {}).items()]
+    if env:
+        put("environment", quote_environment(env))
+    put("output", out_base + ".out")
+    put("error", out_base + ".err")
+    put("log", ctx.log)
+    for key, value in _requests(job, profiles):
+        put(key, value)
+    lines.extend(_condor_profiles(job, condor, ctx))
+    lines.extend(_pegasus_attributes(job, ctx))
+    put("notification", "NEVER")
+    lines.append("queue")
+    return "\n".join(lines) + "\n"
+
+
+def _requests(job: ExecJob, profiles: Mapping[str, Mapping[str, str]]) -> list[tuple[str, str]]:
+    pegasus = profiles.get("pegasus") or {}
+    found: list[tuple[str, str]] = []
+    cpus = pegasus.get("cores") or (_pmc_cpus(profiles) if job.aggregator == "mpiexec" else None)
+    if cpus:
+        found.append(("request_cpus", cpus))
+    if pegasus.get("memory"):
+        found.append(("request_memory", pegasus["memory"]))
+    disk = pegasus.get("diskspace")
+    if disk:  # Pegasus gives MB, a bare request_disk is KiB
+        found.append(("request_disk", str(math.ceil(float(disk) * 1024)) if _NUMBER.match(disk) else disk))
+    if pegasus.get("gpus"):
+        found.append(("request_gpus", pegasus["gpus"]))
+    if pegasus.get("glite.arguments"):
+        found.append(("batch_extra_submit_args", classad_string(pegasus["glite.arguments"])))
+    return found
+
+
+def _pmc_cpus(profiles: Mapping[str, Mapping[str, str]]) -> str | None:
+    """A PMC cluster's CPUs: globus ``xcount``, else pegasus ``nodes * ppn`` (from pegasus::mpiexec)."""
+    xcount = (profiles.get("globus") or {}).get("xcount")
+    if xcount:
+        return xcount
+    pegasus = profiles.get("pegasus") or {}
+    nodes, ppn = pegasus.get("nodes"), pegasus.get("ppn")
+    if nodes and ppn and nodes.strip().isdigit() and ppn.strip().isdigit():
+        return str(int(nodes) * int(ppn))
+    return ppn or None
+
+
+def _condor_profiles(job: ExecJob, condor: Mapping[str, str], ctx: SubmitContext) -> list[str]:
+    lines = []
+    for key, value in condor.items():
+        if key.lower() in _OWNED:
+            ctx.warnings.append(f"job '{job.id}': condor profile '{key}' ignored (sheaf writes it)")
+            continue
+        if not _KEY.match(key):
+            raise Unwritable(f"condor profile key {key!r} is not a submit command name")
+        lines.append(f"{key} = {check_line(value, key)}")
+    return lines
+
+
+def _pegasus_attributes(job: ExecJob, ctx: SubmitContext) -> list[str]:
+    attrs = [("pegasus_generator", classad_string("sheaf")),
+             ("pegasus_wf_name", classad_string(ctx.workflow)),
+             ("pegasus_wf_dag_job_id", classad_string(job.id)),
+             ("pegasus_job_class", str(JOB_CLASS.get(job.type, 1)))]
+    if job.site is not None:
+        attrs.append(("pegasus_site", classad_string(job.site)))
+    if job.transformation:
+        attrs.append(("pegasus_wf_xformation", classad_string(job.transformation)))
+    if job.type in ("compute", "subworkflow") and len(job.tasks) == 1:
+        attrs.append(("pegasus_wf_dax_job_id", classad_string(job.tasks[0].id)))
+    if job.type == "cluster":
+        attrs.append(("pegasus_cluster_size", str(len(job.tasks))))
+    return [f"+{name} = {value}" for name, value in attrs]

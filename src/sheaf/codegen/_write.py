@@ -1,0 +1,274 @@
+"""``write_plan``: the executable workflow written out, atomically.
+
+Atomicity: everything is written into a temporary sibling of DIR (``.<DIR>.sheaf-new-XXXX``) and
+renamed into place only once complete.  DIR must be new or empty; with ``force`` a DIR that holds an
+earlier plan (a ``plan.json``) is replaced -- renamed aside, the new plan renamed in, the old one
+removed -- so a failure at any point leaves either the old plan or the new one, never half of one.
+A non-empty DIR without ``force`` (or a non-empty DIR that is not a plan, even with ``force``) is a
+``PlanningError`` raised before anything is written.
+
+What is written per job (paths in ``_layout``): its submit description (``_submit``), its DAG lines
+(``_dag``), the input file of a cluster (``_clusters``: ``.in`` for seqexec, a PMC DAG, a Decaf
+directory with the JSON graph and the run script) or of a stage-in job (the ``src dst`` pairs
+``sheaf-transfer`` reads), and its ``plan.json`` record (``_planjson``).  The first staging slice
+(``_staging``) adds its ``create_dir``/``stage_in`` jobs before the planner's.
+
+What a clustered job runs: the planner's ``executable`` and ``arguments`` (the aggregator and its
+options), then codegen appends the cluster's input file -- the ``.in`` file for seqexec, the PMC DAG
+(after ``--max-wall-time`` from the ``maxwalltime`` profile unless already given) for mpiexec.  When
+the planner names no aggregator executable, sheaf's own ``sheaf-cluster`` / ``sheaf-mpi-cluster``
+run it.  A Decaf cluster runs its run script; the planner's ``executable`` names the JSON file
+(the ``dataflow::decaf`` pfn, basename taken).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import sys
+import tempfile
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+
+from sheaf.codegen._clusters import (
+    decaf_graph,
+    decaf_json_name,
+    decaf_script,
+    has_option,
+    max_wall_time,
+    pmc_dag,
+    seqexec_input,
+)
+from sheaf.codegen._dag import config_text, edge_lines, maxjobs_lines, node_lines
+from sheaf.codegen._layout import JobPaths, Layout
+from sheaf.codegen._planjson import JobRecord, encode_plan, job_record
+from sheaf.codegen._staging import Staging, plan_staging
+from sheaf.codegen._submit import Command, SubmitContext, render_submit
+from sheaf.errors import PlanningError
+from sheaf.model import Graph, Profiles, build_graph, merge_profiles
+from sheaf.planner import ExecJob, ExecutableWorkflow
+
+_NODE_NAME = re.compile(r"^[A-Za-z0-9_.\-]+$")
+_RESERVED_NODES = {"ALL_NODES", "PARENT", "CHILD"}
+
+
+@dataclass(frozen=True, slots=True)
+class PlanFiles:
+    """What ``write_plan`` wrote (paths absolute, except ``submit_files``: relative to ``directory``)."""
+
+    directory: str
+    dag: str
+    config: str
+    plan_json: str
+    submit_files: tuple[str, ...]
+    job_types: Mapping[str, int]
+    edges: int
+    warnings: tuple[str, ...] = ()
+
+
+def tool_path(name: str) -> str:
+    """An executable named without a path (sheaf's console scripts): beside the running
+    interpreter (the venv), else on PATH, else the name as given."""
+    beside = os.path.join(os.path.dirname(sys.executable), name)
+    if os.path.exists(beside):
+        return beside
+    return shutil.which(name) or name
+
+
+def write_plan(exec_wf: ExecutableWorkflow, directory: str | os.PathLike[str], *,
+               force: bool = False) -> PlanFiles:
+    """Write the DAGMan files, cluster inputs and ``plan.json`` of ``exec_wf`` into ``directory``."""
+    final = os.path.abspath(os.fspath(directory))
+    check_target(final, force)
+    layout = Layout(final, exec_wf.name)
+    staging = plan_staging(exec_wf, layout)
+    jobs = staging.jobs + exec_wf.jobs
+    shift = len(staging.jobs)
+    edges = staging.edges + [(p + shift, c + shift) for p, c in exec_wf.edges]
+    _check_ids(jobs)
+    parent = os.path.dirname(final)
+    os.makedirs(parent, exist_ok=True)
+    tmp = tempfile.mkdtemp(prefix=f".{os.path.basename(final)}.sheaf-new-", dir=parent)
+    try:
+        os.chmod(tmp, 0o755)
+        files = _Writer(exec_wf, layout, tmp, staging).write(jobs, edges)
+        _swap(tmp, final)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return files
+
+
+def check_target(final: str, force: bool) -> None:
+    """Raise ``PlanningError`` unless ``final`` may receive a plan (module docstring)."""
+    if os.path.lexists(final) and not os.path.isdir(final):
+        raise PlanningError("the plan directory exists and is not a directory", path=final,
+                            rule="--dir names a new or empty directory")
+    if not os.path.isdir(final) or _is_empty(final):
+        return
+    if not force:
+        raise PlanningError("the plan directory is not empty; nothing was written", path=final,
+                            rule="--dir names a new or empty directory, or --force replaces an earlier plan")
+    if not os.path.isfile(os.path.join(final, "plan.json")):
+        raise PlanningError("refusing to replace a non-empty directory that holds no earlier plan "
+                            "(no plan.json); nothing was written", path=final,
+                            rule="--force replaces only a directory sheaf plan wrote")
+
+
+def _is_empty(path: str) -> bool:
+    with os.scandir(path) as entries:
+        return next(entries, None) is None
+
+
+def _check_ids(jobs: Sequence[ExecJob]) -> None:
+    seen: set[str] = set()
+    for job in jobs:
+        if not _NODE_NAME.match(job.id) or job.id.upper() in _RESERVED_NODES:
+            raise PlanningError("a job id cannot be a DAGMan node name", value=job.id,
+                                rule="node names use A-Z a-z 0-9 _ . - only")
+        if job.id in seen:
+            raise PlanningError("two jobs of the plan have the same id", value=job.id,
+                                rule="job ids are unique")
+        seen.add(job.id)
+
+
+def _swap(tmp: str, final: str) -> None:
+    if not os.path.isdir(final) or _is_empty(final):
+        os.replace(tmp, final)  # a missing or empty directory is replaced in one rename
+        return
+    old = os.path.join(os.path.dirname(final),
+                       f".{os.path.basename(final)}.sheaf-old-{os.getpid()}-{uuid.uuid4().hex[:8]}")
+    os.rename(final, old)
+    try:
+        os.rename(tmp, final)
+    except BaseException:
+        os.rename(old, final)
+        raise
+    shutil.rmtree(old, ignore_errors=True)
+
+
+@dataclass(slots=True)
+class _Writer:
+    exec_wf: ExecutableWorkflow
+    layout: Layout
+    root: str
+    staging: Staging
+    made: set[str] = field(default_factory=set)
+    graph: Graph | None = None
+    base: Profiles = field(default_factory=dict)
+
+    def write(self, jobs: list[ExecJob], edges: list[tuple[int, int]]) -> PlanFiles:
+        ctx = SubmitContext(self.exec_wf.name, self.layout.log, list(self.staging.warnings))
+        exitcode = tool_path("sheaf-exitcode")
+        self.base = self.exec_wf.properties.profiles()
+        dag: list[str] = []
+        records: list[JobRecord] = []
+        submits: list[str] = []
+        categories: dict[str, None] = {}
+        types: dict[str, int] = {}
+        for index, job in enumerate(jobs):
+            paths = self.layout.job(index, job.id)
+            self._mkdir(paths.rel_dir)
+            profiles = self._profiles(job)
+            command = self._command(job, paths, profiles)
+            if "/" not in command.executable:  # a bare name (sheaf-cluster): HTCondor needs a path
+                command = replace(command, executable=tool_path(command.executable))
+            text = render_submit(job, profiles, command, paths.abs(""), ctx)
+            self._put(paths.rel_submit, text)
+            submits.append(paths.rel_submit)
+            lines = node_lines(job, paths.rel_submit, profiles, exitcode, paths.abs(".out"))
+            categories.update((line.split()[2], None) for line in lines if line.startswith("CATEGORY "))
+            dag.extend(lines)
+            records.append(job_record(job, profiles))
+            types[job.type] = types.get(job.type, 0) + 1
+        self._finish(dag, jobs, edges, list(categories))
+        wf = self.exec_wf
+        self._put("plan.json", encode_plan(wf.name, records, jobs, edges, wf.sites, wf.output_sites,
+                                           wf.clustering))
+        final = self.layout.final_dir
+        return PlanFiles(final, os.path.join(final, self.layout.dag), os.path.join(final, self.layout.config),
+                         os.path.join(final, "plan.json"), tuple(submits), types, len(edges),
+                         tuple(ctx.warnings))
+
+    def _finish(self, dag: list[str], jobs: list[ExecJob], edges: list[tuple[int, int]],
+                categories: list[str]) -> None:
+        wf = self.exec_wf
+        head = [f"# DAG of workflow {wf.name}, written by sheaf plan (HTCondor DAGMan syntax)",
+                f"CONFIG {self.layout.config}", "JOBSTATE_LOG jobstate.log"]
+        tail = edge_lines(jobs, edges) + maxjobs_lines(categories, wf.properties)
+        self._put(self.layout.dag, "\n".join(head + dag + tail) + "\n")
+        self._put(self.layout.config, config_text(wf.workflow.profiles, wf.properties))
+
+    def _profiles(self, job: ExecJob) -> Profiles:
+        own: Profiles = job.profiles or (dict(job.tasks[0].profiles) if len(job.tasks) == 1 else {})
+        return merge_profiles(self.base, own) if self.base else own
+
+    def _workdir(self, job: ExecJob) -> str:
+        site = job.site or "local"
+        return self.staging.workdirs.get(site) or self.layout.scratch(site)
+
+    def _command(self, job: ExecJob, paths: JobPaths, profiles: Profiles) -> Command:
+        if job.type == "compute" and len(job.tasks) == 1:
+            task = job.tasks[0]
+            return Command(task.executable, task.argv, self._workdir(job))
+        if job.type == "cluster":
+            return self._cluster(job, paths, profiles)
+        if job.type == "stage_in":
+            pairs = paths.rel(".in")
+            self._put(pairs, self.staging.transfers.get(job.id, ""))
+            return Command(tool_path("sheaf-transfer"), ("--root", self._workdir(job), paths.abs(".in")),
+                           self.layout.final_dir, "local")
+        if not job.executable:
+            raise PlanningError(f"job '{job.id}' of type {job.type} names no executable",
+                                rule="every job of the plan runs an executable", value=job.id)
+        if job.type in ("compute", "subworkflow"):
+            return Command(job.executable, job.arguments, self._workdir(job))
+        return Command(job.executable, job.arguments, self.layout.final_dir, "local")
+
+    def _cluster(self, job: ExecJob, paths: JobPaths, profiles: Profiles) -> Command:
+        if job.aggregator == "decaf":
+            return self._decaf(job, paths)
+        if job.aggregator == "mpiexec":
+            self._put(paths.rel(".dag"), pmc_dag(job, self._graph()))
+            argv = list(job.arguments)
+            wall = max_wall_time(profiles)
+            if wall and not has_option(argv, "--max-wall-time"):
+                argv += ["--max-wall-time", wall]
+            return Command(job.executable or tool_path("sheaf-mpi-cluster"), (*argv, paths.abs(".dag")),
+                           self._workdir(job))
+        self._put(paths.rel(".in"), seqexec_input(job))
+        return Command(job.executable or tool_path("sheaf-cluster"), (*job.arguments, paths.abs(".in")),
+                       self._workdir(job))
+
+    def _decaf(self, job: ExecJob, paths: JobPaths) -> Command:
+        rel = f"{paths.rel_dir}/{job.id}"
+        self._mkdir(rel)
+        json_name = decaf_json_name(job)
+        self._put(f"{rel}/{json_name}", decaf_graph(job, self._graph()))
+        script = f"{rel}/{job.id}.sh"
+        self._put(script, decaf_script(job, json_name))
+        os.chmod(os.path.join(self.root, script), 0o755)
+        return Command(f"{self.layout.final_dir}/{script}", (), f"{self.layout.final_dir}/{rel}",
+                       environment=(("PEGASUS_SCRATCH_DIR", self._workdir(job)),))
+
+    def _graph(self) -> Graph:
+        if self.graph is None:
+            self.graph = build_graph(self.exec_wf.workflow)
+        return self.graph
+
+    def _mkdir(self, rel: str) -> None:
+        if rel not in self.made:
+            os.makedirs(os.path.join(self.root, rel), exist_ok=True)
+            self.made.add(rel)
+
+    def _put(self, rel: str, content: str | bytes) -> None:
+        data = content.encode() if isinstance(content, str) else content
+        fd = os.open(os.path.join(self.root, rel), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+        finally:
+            os.close(fd)

@@ -1,0 +1,78 @@
+"""Executable workflows built by hand (the planner's output shape), for codegen's tests."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+
+import pytest
+
+os.environ.setdefault("CONDOR_CONFIG", "/dev/null")
+
+from sheaf.model import Job, Properties, Use, Workflow  # noqa: E402
+from sheaf.planner import ExecJob, ExecutableWorkflow, Task  # noqa: E402
+
+KEG = "/opt/keg/bin/keg"
+
+
+def blackdiamond_workflow(width: int = 4) -> Workflow:
+    wf = Workflow("blackdiamond")
+    wf.jobs["ID0000001"] = Job("ID0000001", "preprocess", "diamond", "4.0",
+                               arguments=("-a", "preprocess", "-T", "0", "-i", "f.a", "-o",
+                                          *[f"f.b{i}" for i in range(width)]),
+                               uses=(Use("f.a", "input"),
+                                     *[Use(f"f.b{i}", "output") for i in range(width)]))
+    for i in range(width):
+        jid = f"ID{i + 2:07d}"
+        wf.jobs[jid] = Job(jid, "findrange", "diamond", "4.0",
+                           arguments=("-a", "findrange", "-T", "0", "-i", f"f.b{i}", "-o", f"f.c{i}"),
+                           uses=(Use(f"f.b{i}", "input"), Use(f"f.c{i}", "output")))
+    last = f"ID{width + 2:07d}"
+    wf.jobs[last] = Job(last, "analyze", "diamond", "4.0",
+                        arguments=("-a", "analyze", "-T", "0", "-i", *[f"f.c{i}" for i in range(width)],
+                                   "-o", "f.d"),
+                        uses=(*[Use(f"f.c{i}", "input") for i in range(width)], Use("f.d", "output")))
+    return wf
+
+
+def _task(job: Job, level: int, profiles: dict[str, dict[str, str]] | None = None) -> Task:
+    return Task(job.id, job.transformation, KEG, tuple(str(a) for a in job.arguments),
+                profiles or {"pegasus": {}, "condor": {}, "dagman": {"retry": "2"}, "env": {}}, level)
+
+
+def blackdiamond_plan(width: int = 4, *, cluster: str | None = "seqexec",
+                      properties: dict[str, str] | None = None) -> ExecutableWorkflow:
+    """preprocess -> findrange x width (one cluster of all when ``cluster``) -> analyze, on condorpool."""
+    wf = blackdiamond_workflow(width)
+    props = Properties({"dagman.retry": "2", **(properties or {})})
+    ids = list(wf.jobs)
+    pre = _task(wf.jobs[ids[0]], 1, {"pegasus": {"memory": "512"}, "condor": {},
+                                       "dagman": {"retry": "2"}, "env": {"KEG_MODE": "fast run"}})
+    finds = [_task(wf.jobs[i], 2) for i in ids[1:-1]]
+    post = _task(wf.jobs[ids[-1]], 3, {"pegasus": {"exitcode.successmsg": "all done"}, "condor": {
+        "request_memory": "ifthenelse(isundefined(DAGNodeRetry) || DAGNodeRetry == 0, 1024, 4096)"},
+        "dagman": {"retry": "2", "category": "analysis"}, "env": {}})
+    jobs = [ExecJob("preprocess_ID0000001", "compute", "condorpool", "diamond::preprocess:4.0", 1, (pre,),
+                    profiles=pre.profiles)]
+    if cluster:
+        jobs.append(ExecJob("merge_diamond-findrange-4_0_PID2_ID1", "cluster", "condorpool",
+                            "diamond::findrange:4.0", 2, tuple(finds), aggregator=cluster,  # type: ignore[arg-type]
+                            profiles={"pegasus": {"runtime": "0"}, "condor": {}, "dagman": {"retry": "2"},
+                                      "env": {}},
+                            arguments=("-f",) if cluster == "seqexec" else ()))
+        middle = [1]
+    else:
+        jobs += [ExecJob(f"findrange_{t.id}", "compute", "condorpool", "diamond::findrange:4.0", 2, (t,),
+                         profiles=t.profiles) for t in finds]
+        middle = list(range(1, width + 1))
+    jobs.append(ExecJob(f"analyze_{ids[-1]}", "compute", "condorpool", "diamond::analyze:4.0", 3, (post,),
+                        profiles=post.profiles))
+    last = len(jobs) - 1
+    edges = [(0, m) for m in middle] + [(m, last) for m in middle]
+    return ExecutableWorkflow("blackdiamond", wf, props, jobs, edges, sites=("condorpool",),
+                              clustering=("horizontal",) if cluster else ())
+
+
+@pytest.fixture
+def plan_factory() -> Callable[..., ExecutableWorkflow]:
+    return blackdiamond_plan
