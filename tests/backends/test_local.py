@@ -99,12 +99,12 @@ def test_a_job_too_big_for_the_machine_is_held_not_queued_forever(tmp_path: Path
 
 
 def test_local_universe_runs_beside_the_slots_under_start_local_universe(tmp_path: Path) -> None:
-    config = "NUM_CPUS = 1\nSTART_LOCAL_UNIVERSE = TotalLocalJobsRunning < 2\n"
+    config = "NUM_CPUS = 1\nSTART_LOCAL_UNIVERSE = TotalLocalJobsRunning < 2\nNEVER_GRANTED_LIMIT = 0\n"
     with backend_for(tmp_path, config) as local:
         local.submit(make_launch(tmp_path, "vanilla", ["/bin/sleep", "0.3"]))
         for name in ("l1", "l2", "l3"):
             local.submit(make_launch(tmp_path, name, ["/bin/sleep", "0.3"],
-                                     ad='JobUniverse = 12\nConcurrencyLimits = "never_granted"\nNEVER_GRANTED_LIMIT = 0'))
+                                     ad='JobUniverse = 12\nConcurrencyLimits = "never_granted"'))
         assert (local.running(), local.idle()) == (3, 1)
         events = collect(local, 4)
     assert exited(events["l1#0"]).slot == "local"

@@ -155,6 +155,13 @@ def test_local_universe_is_throttled_by_start_local_universe_outside_the_slots()
     assert pool.claim(job(JobUniverse=12)) is not None
 
 
+def test_local_universe_that_can_never_start_is_diagnosed() -> None:
+    pool = Pool("START_LOCAL_UNIVERSE = False\n", machine=MACHINE)
+    assert pool.claim(job(JobUniverse=12)) is None
+    reason = pool.unrunnable(job(JobUniverse=12))
+    assert reason is not None and "START_LOCAL_UNIVERSE" in reason
+
+
 def test_start_expressions_are_checked_when_the_pool_is_built() -> None:
     with pytest.raises(FormatError) as caught:
         Pool("A = 1\nSTART_LOCAL_UNIVERSE = TotalLocalJobsRunning <\n", machine=MACHINE)

@@ -1,9 +1,10 @@
 """Memory enforcement for the local backend: poll the resident memory of each job's process tree.
 
 Mechanism, and why: cgroup v2 ``memory.max`` would be exact, but it needs a delegated, writable
-cgroup subtree, which an unprivileged user (and a CI runner) rarely has; and cgroup v1 cannot
-place a child atomically at spawn time.  sheaf therefore does what HTCondor's procd does without
-cgroups: it *polls*.
+cgroup subtree with the memory controller, which an unprivileged user (and a CI runner) rarely has
+-- on the machine this was written on, the cgroup v2 mount offers only ``hugetlb`` and memory lives
+in the v1 hierarchy, where a child cannot be placed atomically at spawn time.  sheaf therefore does
+what HTCondor's procd does without cgroups: it *polls*, the same way everywhere.
 
 - A job's process tree is every process of its session (each job leads its own session), plus any
   descendant of its root that left the session (found through parent pids).

@@ -279,7 +279,10 @@ class Pool:
     def unrunnable(self, job_ad: ClassAd, sig: tuple[object, ...] | None = None) -> str | None:
         """Why ``job_ad`` could never run here, even with every slot free; None if it could."""
         if _universe(job_ad) in (LOCAL_UNIVERSE, SCHEDULER_UNIVERSE):
-            return None
+            idle = ClassAd({"TotalLocalJobsRunning": 0, "TotalSchedulerJobsRunning": 0})
+            if self._start_local.evaluate_in(idle, job_ad) is True:
+                return None
+            return f"START_LOCAL_UNIVERSE = {self._start_local} is not true even with no local job running"
         if self._start is not _TRUE:
             return self._diagnose(job_ad)
         key = sig if sig is not None else signature(job_ad)
