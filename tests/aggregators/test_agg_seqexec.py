@@ -161,3 +161,15 @@ def test_bad_usage_and_input(tmp_path: Path, args: list[str], text: str, code: i
     assert res.returncode == code
     assert needle in res.stderr and "Traceback" not in res.stderr
     assert "[cluster-task" not in res.stdout  # a bad file is rejected before anything runs
+
+
+@pytest.mark.parametrize(("args", "pairs", "rest"), [
+    (["-f", "-n2", "job.in"], [("-f", ""), ("-n", "2")], ["job.in"]),
+    (["-dfn", "auto", "-S", "3", "--", "-weird.in"], [("-d", ""), ("-f", ""), ("-n", "auto"), ("-S", "3")],
+     ["-weird.in"]),
+    (["job.in", "-f"], [], ["job.in", "-f"]),  # options end at the first operand, as getopt(3)
+    (["-"], [], ["-"]),
+])
+def test_getopt_follows_posix(args: list[str], pairs: list[tuple[str, str]], rest: list[str]) -> None:
+    from sheaf.aggregators.seqexec import _getopt
+    assert _getopt(args, "R:S:defhn:s:") == (pairs, rest)

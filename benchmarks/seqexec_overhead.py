@@ -1,0 +1,61 @@
+"""Per-task overhead of sheaf-cluster against the fork/exec floor (``xargs``), side by side.
+
+Runs N ``/bin/true`` tasks (default 2,000) three ways in the same run and prints wall time,
+tasks/s and the overhead per task relative to xargs:
+
+    xargs -P{1,2} -n1 /bin/true             the floor: fork/exec and wait, nothing else
+    sheaf-cluster [-n 2] job.in            parse the .in file, posix_spawn, wait4, one record per task
+    sheaf-cluster -R progress.txt job.in   ... plus the progress report (one locked append per task)
+
+    usage: python benchmarks/seqexec_overhead.py [N] [REPEATS]
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+CLUSTER = str(Path(sys.executable).parent / "sheaf-cluster")
+TRUE = shutil.which("true") or "/bin/true"
+
+
+def _best(argv: list[str], repeats: int, stdin: str | None = None, cwd: str | None = None) -> float:
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        subprocess.run(argv, input=stdin, text=True, stdout=subprocess.DEVNULL, check=True, cwd=cwd)
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def main() -> None:
+    n = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
+    repeats = int(sys.argv[2]) if len(sys.argv) > 2 else 3
+    with tempfile.TemporaryDirectory() as tmp:
+        job = os.path.join(tmp, "job.in")
+        with open(job, "w") as stream:
+            stream.writelines(f"#@ {i + 1} bench::true ID{i + 1:07d}\n{TRUE} x\n" for i in range(n))
+        startup = _best([CLUSTER, os.devnull], repeats)  # interpreter start + empty run
+        rows = []
+        for cpus in (1, 2):
+            floor = _best(["xargs", f"-P{cpus}", "-n1", TRUE], repeats, stdin="x\n" * n)
+            rows.append((f"xargs -P{cpus} -n1 true", floor, floor))
+            rows.append((f"sheaf-cluster -n {cpus}",
+                         _best([CLUSTER, "-n", str(cpus), job], repeats), floor))
+            rows.append((f"sheaf-cluster -n {cpus} -R progress",
+                         _best([CLUSTER, "-n", str(cpus), "-R", os.path.join(tmp, "p.txt"), job],
+                               repeats), floor))
+    print(f"{n} tasks of {TRUE}, best of {repeats}; sheaf-cluster start-up (empty .in) {startup * 1e3:.0f} ms")
+    print(f"{'runner':34} {'wall s':>8} {'tasks/s':>9} {'vs floor':>9} {'overhead/task':>14}")
+    for name, wall, floor in rows:
+        over = (wall - floor) / n * 1e6
+        print(f"{name:34} {wall:8.3f} {n / wall:9.0f} {floor / wall:8.2f}x {over:11.1f} us")
+
+
+if __name__ == "__main__":
+    main()
