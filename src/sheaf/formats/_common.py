@@ -111,8 +111,23 @@ class Source:
         detail = "\n".join(lines[1:-1]) or None
         if at is None:
             return FormatError(f"YAML syntax error: {what}", rule="YAML 1.2", path=self.path)
-        return FormatError(f"YAML syntax error: {what}", rule="YAML 1.2", path=self.path,
-                           line=int(at.group(1)), column=int(at.group(2)), detail=detail)
+        line = int(at.group(1))
+        return FormatError(f"YAML syntax error: {what}{self._indent_hint(line)}", rule="YAML 1.2",
+                           path=self.path, line=line, column=int(at.group(2)), detail=detail)
+
+    def _indent_hint(self, line: int) -> str:
+        """Name a misindented line: one indented deeper than the plain ``key: value`` line above it."""
+        lines = self.text.splitlines()
+        if not 1 < line <= len(lines):
+            return ""
+        here = lines[line - 1]
+        above = next((t for t in reversed(lines[:line - 1]) if t.strip() and not t.lstrip().startswith("#")), "")
+        indent_here = len(here) - len(here.lstrip(" "))
+        indent_above = len(above) - len(above.lstrip(" "))
+        if indent_here > indent_above and not above.rstrip().endswith(":") and ":" in above:
+            return (f" (line {line} is indented {indent_here - indent_above} more than the line above it:"
+                    " misindented?)")
+        return ""
 
     def where(self, value: Any = None, key: str | None = None, nth: int = 1) -> Position | None:
         if value is None or isinstance(value, (dict, list)):
@@ -139,6 +154,18 @@ class Source:
         pos = self.where(value, key)
         head = f"{self.path}:{pos[0]}" if pos else self.path
         self.warnings.append(f"{head}: {message}")
+
+
+HEADER_KEYS = frozenset({"apiLang", "createdBy", "createdOn"})
+
+
+def check_header(src: Source, data: dict[str, Any]) -> None:
+    """Warn about ``x-pegasus`` fields found at the top level: a misindented ``x-pegasus:`` block."""
+    misplaced = [key for key in data if key in HEADER_KEYS]
+    if misplaced:
+        empty = " and 'x-pegasus' is empty" if "x-pegasus" in data and not data["x-pegasus"] else ""
+        src.warn(f"{', '.join(repr(k) for k in misplaced)} at the top level belong under 'x-pegasus'"
+                 f"{empty}: the 'x-pegasus' block is misindented", key=misplaced[0])
 
 
 # --- typed field access for the small, cold parts of a file (catalogs, the workflow header) -------

@@ -20,8 +20,10 @@ from __future__ import annotations
 from typing import Any
 
 from sheaf.formats._common import (
+    HEADER_KEYS,
     ProfileReader,
     Source,
+    check_header,
     flag,
     hooks,
     integer,
@@ -53,21 +55,21 @@ KNOWN_TRANSFORMATIONS = frozenset({
     ("pegasus", "pegasus-plan"),
 })
 
-_TC_KEYS = frozenset({"pegasus", "transformations", "containers"})
+_TC_KEYS = frozenset({"pegasus", "transformations", "containers"}) | HEADER_KEYS
 _TR_KEYS = frozenset({"namespace", "name", "version", "requires", "sites", "profiles", "hooks", "metadata",
                       "checksum"})
 _TR_SITE_KEYS = frozenset({"name", "pfn", "type", "bypass", "arch", "os.type", "os.release", "os.version",
                            "container", "profiles", "metadata", "glibc"})
 _CONTAINER_KEYS = frozenset({"name", "type", "image", "mounts", "mount", "bypass", "image.site", "imageSite",
                              "checksum", "metadata", "profiles"})
-_SC_KEYS = frozenset({"pegasus", "scVersion", "sites"})
+_SC_KEYS = frozenset({"pegasus", "scVersion", "sites"}) | HEADER_KEYS
 _SITE_KEYS = frozenset({"name", "arch", "os.type", "os.release", "os.version", "directories", "grids",
                         "profiles", "metadata", "glibc", "replica-catalogs"})
 _DIR_KEYS = frozenset({"type", "path", "sharedFileSystem", "fileServers", "freeSize", "totalSize"})
 _FS_KEYS = frozenset({"url", "operation", "profiles"})
 _GRID_KEYS = frozenset({"type", "contact", "scheduler", "jobtype", "freeMem", "totalMem", "maxCount",
                         "maxCPUTime", "runningJobs", "jobsInQueue", "idleNodes", "totalNodes"})
-_RC_KEYS = frozenset({"pegasus", "rcVersion", "replicas"})
+_RC_KEYS = frozenset({"pegasus", "rcVersion", "replicas"}) | HEADER_KEYS
 _REPLICA_KEYS = frozenset({"lfn", "pfns", "pfn", "site", "checksum", "metadata", "regex"})
 _PFN_KEYS = frozenset({"pfn", "site"})
 _TR_TYPES = ("installed", "stageable")
@@ -81,6 +83,7 @@ def tc_from_data(data: Any, src: Source, profiles: ProfileReader | None = None, 
                  inline: bool = False) -> TransformationCatalog:
     what = "the inline transformation catalog" if inline else "a transformation catalog"
     raw = mapping(src, data, what, _TC_KEYS)
+    check_header(src, raw)
     read_profiles = profiles or ProfileReader(src)
     catalog = TransformationCatalog()
     for entry in seq(src, raw, "containers", what):
@@ -197,6 +200,7 @@ def sc_from_data(data: Any, src: Source, profiles: ProfileReader | None = None, 
                  inline: bool = False) -> SiteCatalog:
     what = "the inline site catalog" if inline else "a site catalog"
     raw = mapping(src, data, what, _SC_KEYS)
+    check_header(src, raw)
     read_profiles = profiles or ProfileReader(src)
     catalog = SiteCatalog()
     for entry in seq(src, raw, "sites", what):
@@ -299,6 +303,7 @@ def _grid_data(g: Grid) -> dict[str, Any]:
 def rc_from_data(data: Any, src: Source, *, inline: bool = False) -> ReplicaCatalog:
     what = "the inline replica catalog" if inline else "a replica catalog"
     raw = mapping(src, data, what, _RC_KEYS)
+    check_header(src, raw)
     catalog = ReplicaCatalog()
     for entry in seq(src, raw, "replicas", what):
         catalog.add(_replica(entry, src))

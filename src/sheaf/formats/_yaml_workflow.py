@@ -32,8 +32,10 @@ import sys
 from typing import Any
 
 from sheaf.formats._common import (
+    HEADER_KEYS,
     ProfileReader,
     Source,
+    check_header,
     hooks,
     mapping,
     seq,
@@ -54,7 +56,6 @@ from sheaf.model._workflow import JobType, UseType
 
 _TOP_KEYS = frozenset({"pegasus", "name", "hooks", "profiles", "metadata", "siteCatalog", "replicaCatalog",
                        "transformationCatalog", "jobs", "jobDependencies", "x-pegasus"})
-_HEADER_KEYS = frozenset({"apiLang", "createdBy", "createdOn"})
 _JOB_KEYS = frozenset({"type", "id", "name", "namespace", "version", "file", "isPlanned", "nodeLabel",
                        "arguments", "uses", "stdin", "stdout", "stderr", "profiles", "hooks", "metadata"})
 _USE_KEYS = frozenset({"lfn", "type", "stageOut", "registerReplica", "optional", "bypass", "size", "metadata",
@@ -96,17 +97,14 @@ def _top(data: Any, src: Source) -> dict[str, Any]:
     if not isinstance(data, dict):
         src.fail("a Pegasus workflow is a YAML mapping with 'pegasus', 'name' and 'jobs'",
                  rule="the workflow is a YAML mapping", value=type(data).__name__, show_value=False)
-    misplaced = sorted(_HEADER_KEYS & data.keys())
-    if misplaced:
-        src.warn(f"'{misplaced[0]}' is a top-level key: it belongs under 'x-pegasus' (misindented header?)",
-                 key=misplaced[0])
+    check_header(src, data)
     for key in ("name", "jobs"):
         if data.get(key) is None:
             src.fail(f"the workflow is missing the required key '{key}'", rule=f"a workflow has '{key}'",
                      show_value=False)
     if data.get("pegasus") is None:
         src.warn("the workflow has no 'pegasus' version key; reading it as Pegasus 5.0")
-    return mapping(src, data, "the workflow", _TOP_KEYS | _HEADER_KEYS)
+    return mapping(src, data, "the workflow", _TOP_KEYS | HEADER_KEYS)
 
 
 def _jobs(raw_jobs: list[Any], src: Source, profiles: ProfileReader) -> dict[str, Job]:
