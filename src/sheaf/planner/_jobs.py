@@ -95,7 +95,7 @@ class _Resolver:
         return found
 
     def site_of(self, job: Job, key: TKey) -> str:
-        pinned = job.profiles.get("selector", EMPTY).get("execution.site")
+        pinned = None if job.profiles is EMPTY else job.profiles.get("selector", EMPTY).get("execution.site")
         if pinned:
             check_known(pinned, self.sc, f"the execution.site profile of job '{job.id}'")
             t = self.transformation(job, key)
@@ -163,20 +163,37 @@ def resolve_jobs(workflow: Workflow, *, tc: TransformationCatalog | None, sc: Si
     """Sites, profiles, executables and aggregators of every job (module docstring)."""
     resolver = _Resolver(tc, sc, prop_layer, options, tuple(selected), selector)
     table = JobTable([], [], [], [], [], [], [])
-    fqn_of: dict[TKey, str] = {}
+    # Fast path: a job without profiles of its own whose transformation has one candidate site is
+    # settled by its transformation key alone (most jobs of large workflows).
+    settled: dict[TKey, tuple[str, str, str, Profiles, str]] = {}
+    jobs, sites, tkeys, fqns = table.jobs, table.sites, table.tkeys, table.fqns
+    executables, profiles, aggregators = table.executables, table.profiles, table.aggregators
     for job in workflow.jobs.values():
         key: TKey | None = None
         if job.is_subworkflow:
             site = "local"
         else:
             key = (job.namespace, job.name, job.version)
+            known = settled.get(key) if job.profiles is EMPTY else None
+            if known is not None:
+                jobs.append(job)
+                tkeys.append(key)
+                site, fqn, executable, merged, agg = known
+                sites.append(site)
+                fqns.append(fqn)
+                executables.append(executable)
+                profiles.append(merged)
+                aggregators.append(agg)
+                continue
             site = resolver.site_of(job, key)
         merged, executable, agg = resolver.profiles_of(job, key, site)
-        table.jobs.append(job)
-        table.sites.append(site)
-        table.tkeys.append(key)
-        table.fqns.append(fqn_of.setdefault(key, job.transformation) if key is not None else job.name)
-        table.executables.append(executable)
-        table.profiles.append(merged)
-        table.aggregators.append(agg)
+        jobs.append(job)
+        sites.append(site)
+        tkeys.append(key)
+        fqns.append(job.transformation if key is not None else job.name)
+        executables.append(executable)
+        profiles.append(merged)
+        aggregators.append(agg)
+        if key is not None and job.profiles is EMPTY and len(resolver.candidates(job, key)) == 1:
+            settled[key] = (site, fqns[-1], executable, merged, agg)
     return table

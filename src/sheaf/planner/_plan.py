@@ -36,9 +36,13 @@ JOB_KINDS: tuple[JobKind, ...] = ("compute", "cluster", "stage_in", "stage_out",
                                   "create_dir", "cleanup", "register", "subworkflow")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Task:
-    """How one abstract job runs on its site."""
+    """How one abstract job runs on its site.
+
+    Read-only by convention, not ``frozen``: a frozen dataclass costs 3x as much to build, and the
+    planner builds one per abstract job (10^6).  ``profiles`` is shared between tasks: never mutate.
+    """
 
     id: str                      # abstract job id
     transformation: str          # namespace::name:version

@@ -25,7 +25,9 @@ under any ``PYTHONHASHSEED``; the Random selector is seeded (``Options.seed``).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+import gc
+from collections.abc import Iterable, Iterator, Sequence
 
 from sheaf.errors import PlanningError, ValidationError
 from sheaf.model import (
@@ -45,7 +47,7 @@ from sheaf.planner._context import PassContext
 from sheaf.planner._horizontal import horizontal
 from sheaf.planner._jobs import resolve_jobs
 from sheaf.planner._label import label, whole
-from sheaf.planner._naming import job_id, unique
+from sheaf.planner._naming import safe, unique
 from sheaf.planner._options import read_options
 from sheaf.planner._plan import ExecJob, ExecutableWorkflow, Task
 from sheaf.planner._sites import make_selector, selected_sites
@@ -67,8 +69,29 @@ def plan(
     seed: int | None = None,
 ) -> ExecutableWorkflow:
     """The executable workflow of ``workflow`` (module docstring); no file system access."""
-    tc = tc.merged_with(workflow.transformation_catalog) if tc else workflow.transformation_catalog
-    sc = sc.merged_with(workflow.site_catalog) if sc else workflow.site_catalog
+    with _no_gc():
+        return _plan(workflow, tc, sc, rc, properties, sites, output_sites, clustering, seed)
+
+
+@contextlib.contextmanager
+def _no_gc() -> Iterator[None]:
+    """Pause the cyclic garbage collector: planning allocates millions of small acyclic objects, and
+    each generation-2 collection would walk all of them (quadratic in effect at 10^6 jobs)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _plan(workflow: Workflow, tc: TransformationCatalog | None, sc: SiteCatalog | None,
+          rc: ReplicaCatalog | None, properties: Properties, sites: Sequence[str] | None, output_sites: Sequence[str],
+          clustering: Sequence[str], seed: int | None) -> ExecutableWorkflow:
+    tc = tc.merged_with(workflow.transformation_catalog) if tc is not None else workflow.transformation_catalog
+    sc = sc.merged_with(workflow.site_catalog) if sc is not None else workflow.site_catalog
+    rc = rc.merged_with(workflow.replica_catalog) if rc is not None else workflow.replica_catalog
     options = read_options(properties, clustering, seed)
     chosen = selected_sites(sites, sc)
     graph, order, levels = _graph(workflow)
@@ -85,7 +108,7 @@ def plan(
         _PASSES[technique](units, ctx)
     result = ExecutableWorkflow(workflow.name, workflow, properties, sites=chosen,
                                 output_sites=tuple(output_sites), clustering=options.techniques,
-                                notes=ctx.notes, warnings=ctx.warnings)
+                                notes=ctx.notes, warnings=ctx.warnings, site_catalog=sc, replica_catalog=rc)
     _assemble(result, units, ctx)
     return result
 
@@ -101,24 +124,30 @@ def _graph(workflow: Workflow) -> tuple[Graph, list[int], list[int]]:
 
 
 def _assemble(result: ExecutableWorkflow, units: Units, ctx: PassContext) -> None:
-    table = ctx.table
     if not units.clustered:
-        jobs = [_plain(j, ctx, ctx.levels[j]) for j in range(len(table))]
+        jobs = _plain_jobs(range(len(ctx.table)), ctx.levels, ctx)
         result.edges = list(ctx.graph.edges())
     else:
         ug = contract(units, ctx.graph)
         if not ug.acyclic:  # the passes check this; a failure here is a planner bug
             raise PlanningError("clustering produced a cycle", rule="the executable graph is acyclic")
+        plain = [u for u in ug.units if u < units.n]
+        plain_jobs = iter(_plain_jobs(plain, [ug.levels[ug.compact[j]] for j in plain], ctx))
         jobs = []
         for c, unit in enumerate(ug.units):
             cluster = units.cluster(unit)
-            level = ug.levels[c]
-            jobs.append(_plain(unit, ctx, level) if cluster is None
-                        else _cluster(cluster, ctx, level))
+            jobs.append(next(plain_jobs) if cluster is None else _cluster(cluster, ctx, ug.levels[c]))
         result.edges = ug.edges()
     for job, name in zip(jobs, unique([job.id for job in jobs]), strict=True):
         job.id = name
     result.jobs = jobs
+
+
+def _argv(job: Job) -> tuple[str, ...]:
+    args = job.arguments
+    if FileRef in map(type, args):
+        return tuple(a.lfn if isinstance(a, FileRef) else a for a in args)
+    return args  # type: ignore[return-value]  # all str: the tuple is already an argv
 
 
 def _task(j: int, ctx: PassContext) -> Task:
@@ -127,22 +156,27 @@ def _task(j: int, ctx: PassContext) -> Task:
     return Task(job.id, table.fqns[j], table.executables[j], _argv(job), table.profiles[j], ctx.levels[j])
 
 
-def _argv(job: Job) -> tuple[str, ...]:
-    args = job.arguments
-    if all(type(a) is str for a in args):
-        return args  # type: ignore[return-value]  # all str: the tuple is already an argv
-    return tuple(a.lfn if isinstance(a, FileRef) else a for a in args)
-
-
-def _plain(j: int, ctx: PassContext, level: int) -> ExecJob:
+def _plain_jobs(selection: Iterable[int], levels: Sequence[int], ctx: PassContext) -> list[ExecJob]:
+    """One ExecJob per plain job of ``selection`` (hot at 10^6 jobs: a flat loop, names cached)."""
     table = ctx.table
-    job = table.jobs[j]
-    task = _task(j, ctx)
-    if job.is_subworkflow:
-        return ExecJob(job_id(job.name, job.id), "subworkflow", "local", None, level, (task,),
-                       profiles=task.profiles, executable=None, arguments=task.argv)
-    return ExecJob(job_id(job.name, job.id), "compute", table.sites[j], table.fqns[j], level, (task,),
-                   profiles=task.profiles, executable=task.executable, arguments=task.argv)
+    jobs, sites, fqns, executables, profiles = (table.jobs, table.sites, table.fqns, table.executables,
+                                                table.profiles)
+    abstract_levels = ctx.levels
+    prefix: dict[str, str] = {}
+    result: list[ExecJob] = []
+    for j, level in zip(selection, levels, strict=True):
+        job = jobs[j]
+        name = prefix.get(job.name)
+        if name is None:
+            name = prefix[job.name] = safe(job.name) + "_"
+        task = Task(job.id, fqns[j], executables[j], _argv(job), profiles[j], abstract_levels[j])
+        if job.is_subworkflow:
+            result.append(ExecJob(name + safe(job.id), "subworkflow", "local", None, level, (task,), None,
+                                  task.profiles, None, task.argv))
+        else:
+            result.append(ExecJob(name + safe(job.id), "compute", sites[j], fqns[j], level, (task,), None,
+                                  task.profiles, task.executable, task.argv))
+    return result
 
 
 def _cluster(cluster: Cluster, ctx: PassContext, level: int) -> ExecJob:
