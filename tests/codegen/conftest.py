@@ -9,8 +9,8 @@ import pytest
 
 os.environ.setdefault("CONDOR_CONFIG", "/dev/null")
 
-from sheaf.model import Job, Properties, Use, Workflow  # noqa: E402
-from sheaf.planner import ExecJob, ExecutableWorkflow, Task  # noqa: E402
+from sheaf.model import Job, Properties, Use, Workflow
+from sheaf.planner import ExecJob, ExecutableWorkflow, Task
 
 KEG = "/opt/keg/bin/keg"
 

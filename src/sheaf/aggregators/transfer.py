@@ -28,7 +28,6 @@ import argparse
 import os
 import shlex
 import shutil
-import sys
 from collections.abc import Sequence
 from typing import NoReturn
 from urllib.parse import unquote, urlsplit

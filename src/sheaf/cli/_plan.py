@@ -16,7 +16,7 @@ import os
 import sys
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import click
 
@@ -93,6 +93,10 @@ def _plan(inputs: Inputs, sites: tuple[str, ...], output_sites: tuple[str, ...],
                 sites=sites or None, output_sites=output_sites, clustering=clustering)
 
 
+def _counts(counts: Mapping[str, int]) -> str:
+    return ", ".join(f"{n} {kind}" for kind, n in sorted(counts.items()))
+
+
 def _technique(label: str | None) -> str:
     if label is None:
         return "horizontal"
@@ -107,10 +111,8 @@ def _rows(inputs: Inputs, exec_wf: ExecutableWorkflow, files: PlanFiles, plan_s:
     rows = [
         ("workflow", exec_wf.name),
         ("abstract jobs", str(len(inputs.workflow.jobs))),
-        ("executable jobs", f"{sum(files.job_types.values())} "
-                            f"({', '.join(f'{n} {kind}' for kind, n in sorted(files.job_types.items()))})"),
-        ("clusters", f"{len(clusters)} holding {tasks} tasks" + (
-            " (" + ", ".join(f"{n} {kind}" for kind, n in sorted(by_kind.items())) + ")" if by_kind else "")),
+        ("executable jobs", f"{sum(files.job_types.values())} ({_counts(files.job_types)})"),
+        ("clusters", f"{len(clusters)} holding {tasks} tasks" + (f" ({_counts(by_kind)})" if by_kind else "")),
         ("clustering", ",".join(exec_wf.clustering) or "none"),
         ("edges", str(files.edges)),
         ("directory", files.directory),

@@ -12,6 +12,8 @@ syntax of ``environment``:
 condor_submit also expands macros in every value: ``$(name)``, ``$$(attr)`` and the function forms
 ``$ENV(x)``, ``$INT(x)``...  A ``$`` that could start one of those is written ``$(DOLLAR)``, the
 predefined macro that expands to a literal dollar sign; any other ``$`` (``$HOME``) is literal already.
+Two texts cannot be written at all: ``$$(`` (left for the execute side to expand) and ``$(DOLLAR)``
+itself (condor_submit replaces it until none is left).
 
 Nothing here accepts a newline, a carriage return or a NUL: a submit description is line based, so
 such a value cannot be written and the caller reports the job it belongs to.
@@ -22,7 +24,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-_MACRO_START = re.compile(r"\$(?=[($]|[A-Za-z_][A-Za-z0-9_]*\()")
+_MACRO_START = re.compile(r"\$+(?=\(|[A-Za-z_][A-Za-z0-9_]*\()")
+_LITERAL_DOLLAR_MACRO = re.compile(r"\$\(dollar\)", re.IGNORECASE)
 _NEEDS_SINGLE = re.compile(r"[\s']")
 _BAD = re.compile(r"[\n\r\0]")
 
@@ -38,8 +41,23 @@ def check_line(text: str, what: str) -> str:
 
 
 def escape_macros(text: str) -> str:
-    """``$`` that condor_submit would take as a macro start becomes ``$(DOLLAR)``."""
-    return _MACRO_START.sub("$(DOLLAR)", text) if "$" in text else text
+    """``$`` that condor_submit would take as a macro start becomes ``$(DOLLAR)``.
+
+    Two or more dollars before a macro-like name (``$$(attr)``) cannot be written: condor_submit
+    leaves ``$$(...)`` for the execute side to expand, whatever precedes it.
+    """
+    if "$" not in text:
+        return text
+    if _LITERAL_DOLLAR_MACRO.search(text):  # condor_submit replaces $(DOLLAR) until none is left
+        raise Unwritable(f"'$(DOLLAR)' cannot be written literally: {text!r}")
+    return _MACRO_START.sub(_dollar, text)
+
+
+def _dollar(match: re.Match[str]) -> str:
+    if len(match.group()) > 1:
+        raise Unwritable(f"'$$(' cannot be written literally (HTCondor expands it at match time): "
+                         f"{match.string!r}")
+    return "$(DOLLAR)"
 
 
 def quote_word(word: str) -> str:

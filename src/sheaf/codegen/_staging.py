@@ -134,8 +134,7 @@ def _resolve(readers: dict[str, list[int]], exec_wf: ExecutableWorkflow,
     missing: list[str] = []
     for lfn in sorted(readers):
         _check_lfn(lfn)
-        for site in sorted({exec_wf.jobs[i].site for i in readers[lfn] if exec_wf.jobs[i].site}):
-            assert site is not None
+        for site in sorted({s for i in readers[lfn] if (s := exec_wf.jobs[i].site) is not None}):
             source = _find(lfn, site, exec_wf.input_dir, exec_wf.replica_catalog)
             if source is None:
                 missing.append(lfn)

@@ -1,0 +1,84 @@
+"""``sheaf plan`` as users run it: the bundled example planned and run for real, and bad input
+(one message, exit 2, nothing written)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import msgspec
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "examples" / "blackdiamond"
+SHEAF = [str(Path(sys.executable).parent / "sheaf")]
+
+
+def _sheaf(*args: str, cwd: Path = EXAMPLE) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}"}
+    return subprocess.run([*SHEAF, *args], cwd=cwd, capture_output=True, text=True, env=env, timeout=300,
+                          check=False)
+
+
+@pytest.fixture(scope="module")
+def catalogs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
+    run = tmp_path_factory.mktemp("bd")
+    subprocess.run([sys.executable, str(EXAMPLE / "generate.py"), "--catalogs", str(run), "--scratch",
+                    str(run / "scratch")], check=True)
+    return run, ["--tc", str(run / "transformations.yml"), "--sc", str(run / "sites.yml")]
+
+
+def test_plan_and_submit_the_bundled_example(catalogs: tuple[Path, list[str]]) -> None:
+    run, opts = catalogs
+    done = _sheaf("plan", "workflow.yml", "-d", str(run / "plan"), "--cluster", "horizontal",
+                  "--input-dir", "input", "-v", "--submit", *opts)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "abstract jobs: 10" in done.stdout
+    assert "clusters: 3 holding 8 tasks (3 horizontal/seqexec)" in done.stdout
+    assert "site condorpool: 5 jobs, 3 clusters, 10 tasks" in done.stdout
+    assert "note: horizontal" in done.stdout  # -v prints the planner's notes
+    assert "workflow succeeded: 7 of 7 nodes done" in done.stdout
+    output = (run / "scratch" / "f.d").read_text()
+    assert output.startswith("analyze on ") and output.count("findrange on ") == 8
+    doc = msgspec.json.decode((run / "plan" / "plan.json").read_bytes())
+    assert [j["type"] for j in doc["jobs"]].count("cluster") == 3
+    assert {tuple(len(j["tasks"]) for j in doc["jobs"] if j["type"] == "cluster")} == {(3, 3, 2)}
+
+
+def test_non_empty_dir_without_force(catalogs: tuple[Path, list[str]], tmp_path: Path) -> None:
+    _, opts = catalogs
+    target = tmp_path / "busy"
+    target.mkdir()
+    (target / "x").write_text("x")
+    done = _sheaf("plan", "workflow.yml", "-d", str(target), *opts)
+    assert done.returncode == 2
+    assert "not empty" in done.stderr and "Traceback" not in done.stderr
+    assert os.listdir(target) == ["x"] and os.listdir(tmp_path) == ["busy"]
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--cluster", "vertical"], "vertical"),
+    (["--sites", "nosuchsite"], "nosuchsite"),
+    (["-D", "pegasus.clusterer.job.aggregator=bogus"], "bogus"),
+    (["--input-dir", "/nonexistent/dir"], "no such directory"),
+])
+def test_bad_input_is_one_message_and_exit_2(catalogs: tuple[Path, list[str]], tmp_path: Path,
+                                             args: list[str], message: str) -> None:
+    _, opts = catalogs
+    done = _sheaf("plan", "workflow.yml", "-d", str(tmp_path / "p"), *args, *opts)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert message in done.stderr and "Traceback" not in done.stderr
+    assert os.listdir(tmp_path) == []
+
+
+def test_force_replaces_an_earlier_plan(catalogs: tuple[Path, list[str]], tmp_path: Path) -> None:
+    _, opts = catalogs
+    target = tmp_path / "p"
+    assert _sheaf("plan", "workflow.yml", "-d", str(target), *opts).returncode == 0
+    first = (target / "plan.json").read_bytes()
+    again = _sheaf("plan", "workflow.yml", "-d", str(target), "--cluster", "horizontal", "--force", *opts)
+    assert again.returncode == 0, again.stderr
+    assert (target / "plan.json").read_bytes() != first
+    assert os.listdir(tmp_path) == ["p"]

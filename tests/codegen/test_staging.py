@@ -1,0 +1,97 @@
+"""The first staging slice: working directories, create_dir/stage_in jobs, and sheaf-transfer run as
+a real process."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import blackdiamond_plan
+
+from sheaf.codegen import write_plan
+from sheaf.engine import parse_dag
+from sheaf.errors import PlanningError
+from sheaf.model import PFN, Directory, FileServer, Replica, ReplicaCatalog, Site, SiteCatalog, Use
+
+TRANSFER = [sys.executable, "-m", "sheaf.aggregators.transfer"]
+
+
+def test_stage_in_from_input_dir_and_replicas(tmp_path: Path) -> None:
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    (inputs / "f.a").write_text("A")
+    plan = blackdiamond_plan(2)
+    extra = tmp_path / "extra.dat"
+    extra.write_text("E")
+    job = plan.workflow.jobs["ID0000003"]
+    job.uses = (*job.uses, Use("extra.dat"), Use("nowhere.dat"))
+    plan.input_dir = str(inputs)
+    plan.replica_catalog = ReplicaCatalog([Replica("extra.dat", (PFN("gsiftp://x/extra.dat", "condorpool"),
+                                                                 PFN(f"file://{extra}", "local")))])
+    files = write_plan(plan, tmp_path / "plan")
+    assert any("nowhere.dat" in w for w in files.warnings)
+    dag = parse_dag(files.dag)
+    stage = "stage_in_local_condorpool_0_0"
+    assert dag.parents[stage] == ["create_dir_blackdiamond_0_condorpool"]
+    assert sorted(dag.children[stage]) == ["merge_diamond-findrange-4_0_PID2_ID1", "preprocess_ID0000001"]
+    scratch = os.path.join(files.directory, "scratch", "condorpool")
+    pairs = Path(files.directory, "jobs", "000", stage + ".in").read_text().splitlines()
+    assert pairs == [f"{extra} {scratch}/extra.dat", f"{inputs}/f.a {scratch}/f.a"]
+
+
+def test_shared_scratch_from_the_site_catalog(tmp_path: Path) -> None:
+    plan = blackdiamond_plan(2)
+    shared = tmp_path / "shared"
+    plan.site_catalog = SiteCatalog({"condorpool": Site("condorpool", directories=(
+        Directory("sharedScratch", str(shared), True, (FileServer(f"file://{shared}"),)),))})
+    files = write_plan(plan, tmp_path / "plan")
+    text = Path(files.directory, "jobs", "000", "preprocess_ID0000001.sub").read_text()
+    assert f"initialdir = {shared}\n" in text
+    remote = blackdiamond_plan(2)
+    remote.site_catalog = SiteCatalog({"condorpool": Site("condorpool", directories=(
+        Directory("sharedScratch", "/remote/scratch", True, (FileServer("gsiftp://h/remote/scratch"),)),))})
+    files = write_plan(remote, tmp_path / "plan2")
+    text = Path(files.directory, "jobs", "000", "preprocess_ID0000001.sub").read_text()
+    assert f"initialdir = {files.directory}/scratch/condorpool\n" in text
+
+
+def test_an_lfn_escaping_the_working_directory_is_refused(tmp_path: Path) -> None:
+    plan = blackdiamond_plan(2)
+    job = plan.workflow.jobs["ID0000001"]
+    job.uses = (*job.uses, Use("../../etc/passwd"))
+    with pytest.raises(PlanningError, match="escape"):
+        write_plan(plan, tmp_path / "plan")
+    assert not (tmp_path / "plan").exists()
+
+
+def _run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*TRANSFER, *args], capture_output=True, text=True, check=False)
+
+
+def test_sheaf_transfer_copies_and_refuses(tmp_path: Path) -> None:
+    root = tmp_path / "scratch"
+    src = tmp_path / "a b.txt"
+    src.write_text("data")
+    pairs = tmp_path / "pairs"
+    pairs.write_text(f"# comment\n'file://{src}' '{root}/sub/a b.txt'\n'{src}' {root}/c.txt\n")
+    done = _run("--root", str(root), str(pairs))
+    assert done.returncode == 0, done.stderr
+    assert (root / "sub" / "a b.txt").read_text() == "data" and (root / "c.txt").read_text() == "data"
+    pairs.write_text(f"'{src}' {root}/../escaped.txt\n")
+    refused = _run("--root", str(root), str(pairs))
+    assert refused.returncode == 2 and "escapes" in refused.stderr
+    assert not (tmp_path / "escaped.txt").exists()
+    os.symlink(tmp_path, root / "link")
+    pairs.write_text(f"'{src}' {root}/link/escaped.txt\n")
+    assert _run("--root", str(root), str(pairs)).returncode == 2  # through a symbolic link
+    pairs.write_text(f"gsiftp://host/x {root}/x\n")
+    assert _run("--root", str(root), str(pairs)).returncode == 2
+    pairs.write_text(f"{tmp_path}/missing {root}/m\n")
+    missing = _run("--root", str(root), str(pairs))
+    assert missing.returncode == 1 and "source missing" in missing.stderr
+    pairs.write_text(f"'{src}' {root}/linked\n")
+    assert _run("--link", "--root", str(root), str(pairs)).returncode == 0
+    assert os.readlink(root / "linked") == str(src)
