@@ -7,8 +7,10 @@ import os
 
 os.environ.setdefault("CONDOR_CONFIG", "/dev/null")
 
-import classad2
 import htcondor2  # noqa: F401  (must be imported before classad2)
+
+# isort: split
+import classad2
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st

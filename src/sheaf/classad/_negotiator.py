@@ -46,10 +46,10 @@ from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ._classad import ClassAd
-from ._expr import NOT_CONSTANT
+from ._expr import NOT_CONSTANT, Expr, parse
 from ._limits import ConcurrencyLimits, Demand, parse_limits
 from ._match import half_match, rank_value
-from ._negotiator_kinds import JOB_ROOTS, RESOURCE_ROOTS, JobKinds, ResourceClasses, reached
+from ._negotiator_kinds import JOB_ROOTS, RESOURCE_ROOTS, JobKinds, ResourceClasses, _exprs, lookups
 
 __all__ = ["NO_MATCH", "Cycle", "Match", "cur_matches", "negotiate", "resource_name"]
 
@@ -114,11 +114,21 @@ def cur_matches(ad: ClassAd) -> int:
 
 
 def _priority(ad: ClassAd) -> float:
-    expr = ad.get_expr("JobPrio")
+    expr = _exprs(ad).get("jobprio")
     if expr is None:
         return 0
     value = expr.const if expr.const is not NOT_CONSTANT else expr.evaluate_in(ad, None)
     return value if (type(value) is int or type(value) is float) and not math.isnan(value) else 0
+
+
+def _count_expr(count: int) -> Expr:
+    found = _COUNTS.get(count)
+    if found is None:
+        found = _COUNTS[count] = parse(str(count))
+    return found
+
+
+_COUNTS: dict[int, Expr] = {}
 
 
 class _Kind:
@@ -158,7 +168,7 @@ class _Negotiation:
         followed by ``JobKinds``.  A second pass is needed only when a name the jobs reference leads,
         through a resource's attributes, to a name not yet in ``reach``.
         """
-        reach = set().union(*(reached(ad, RESOURCE_ROOTS) for ad in self.ads))
+        reach = set().union(*(lookups(ad, RESOURCE_ROOTS)[1] for ad in self.ads))
         while True:
             kinds = JobKinds(reach)
             self.kind_of = [kinds.kind(ad) for _, ad in self.jobs]
@@ -166,9 +176,9 @@ class _Negotiation:
             for (_, ad), kind in zip(self.jobs, self.kind_of):
                 self.rep.setdefault(kind, ad)
             roots = (*JOB_ROOTS, *kinds.base)
-            job_names = set().union(*(reached(ad, roots) for ad in self.rep.values()))
+            job_names = set().union(*(lookups(ad, roots)[1] for ad in self.rep.values()))
             classes = ResourceClasses(job_names)
-            wider = reach.union(*(reached(ad, (*RESOURCE_ROOTS, *job_names)) for ad in self.ads))
+            wider = reach.union(*(lookups(ad, (*RESOURCE_ROOTS, *job_names))[1] for ad in self.ads))
             if wider <= reach or kinds.everything:
                 break
             reach = wider
@@ -232,8 +242,10 @@ class _Negotiation:
         heap = kind.heap
         if heap is None:
             heap = kind.heap = []
+            alive, verdict = self.alive, self.verdict
             for r in range(len(self.ads)):
-                self.offer(heap, kind_id, r)
+                if alive[r] and (found := verdict(kind_id, r)) is not None:
+                    heap.append((found[0], self.seq[r], r, self.version[r]))
             heapq.heapify(heap)
         elif kind.cursor < len(self.changes):
             for r in dict.fromkeys(self.changes[kind.cursor:]):
@@ -290,7 +302,7 @@ class _Negotiation:
             return
         count = cur_matches(ad) + 1
         fresh = ad.copy()
-        fresh["CurMatches"] = count
+        fresh["CurMatches"] = _count_expr(count)
         self.ads[r] = fresh
         self.version[r] += 1
         self.seq[r] = self.next_seq

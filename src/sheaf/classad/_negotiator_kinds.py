@@ -32,7 +32,7 @@ from typing import Any
 from ._classad import ClassAd
 from ._expr import Expr
 
-__all__ = ["ALL", "JOB_ROOTS", "RESOURCE_ROOTS", "JobKinds", "ResourceClasses", "closure", "reached", "references"]
+__all__ = ["ALL", "JOB_ROOTS", "RESOURCE_ROOTS", "JobKinds", "ResourceClasses", "lookups", "references"]
 
 Node = tuple[Any, ...]
 ALL = "*"  # stands for "every attribute" in a set of names
@@ -46,7 +46,11 @@ _REFS: dict[Node, frozenset[str]] = {}
 
 
 def references(expr: Expr) -> frozenset[str]:
-    """Lower-cased names an expression may look up (``ALL`` if it calls ``eval``); memoised."""
+    """Lower-cased names an expression may look up; memoised per distinct expression.
+
+    ``TARGET.x`` gives ``"target.x"`` (looked up in the other ad); ``MY.x`` and a plain ``x`` give
+    ``"x"``; ``ALL`` stands for a call to ``eval()`` or a bare ``TARGET``/``MY`` (the whole ad).
+    """
     node = expr.node
     found = _REFS.get(node)
     if found is None:
@@ -66,15 +70,20 @@ def _walk(root: Node) -> set[str]:
             name = node[1].lower()
             names.add(ALL if kind == "attr" and name in _WHOLE_AD_NAMES else name)
         elif kind == "sel":
-            names.add(node[2].lower())
-            base = node[1]
-            if not (base[0] == "attr" and base[1].lower() in _SCOPES):
+            base, name = node[1], node[2].lower()
+            scope = base[1].lower() if base[0] == "attr" else ""
+            if scope == "target":
+                names.add("target." + name)
+            elif scope == "my":
+                names.add(name)
+            else:
+                names.add(name)
                 stack.append(base)
         elif kind == "call":
             if node[1].lower() in _DYNAMIC_CALLS:
                 names.add(ALL)
             stack.extend(node[2])
-        elif kind in ("list",):
+        elif kind == "list":
             stack.extend(node[1])
         elif kind == "ad":
             stack.extend(value for _, value in node[1])
@@ -85,26 +94,30 @@ def _walk(root: Node) -> set[str]:
     return names
 
 
-def reached(ad: ClassAd, roots: Iterable[str]) -> set[str]:
-    """Every name referenced by the expressions of ``roots``, followed through ``ad``'s attributes."""
+def lookups(ad: ClassAd, roots: Iterable[str]) -> tuple[set[str], set[str]]:
+    """Evaluating the attributes ``roots`` of ``ad``: (names looked up in ``ad`` itself, names that
+    may be looked up in the other ad).  A plain name ``ad`` lacks falls back to the other ad (compat
+    mode); ``ALL`` in the second set means the other ad is read as a whole."""
     stack = list(dict.fromkeys(roots))
-    visited = set(stack)
-    found: set[str] = set()
+    own = set(stack)
+    other: set[str] = set()
+    is_root = set(stack)
     while stack:
-        expr = ad.get_expr(stack.pop())
+        name = stack.pop()
+        expr = ad.get_expr(name)
         if expr is None:
+            if name not in is_root:
+                other.add(name)
             continue
-        fresh = references(expr) - found
-        found |= fresh
-        stack.extend(name for name in fresh if name not in visited)
-        visited |= fresh
-    return found
-
-
-def closure(ad: ClassAd, roots: Iterable[str]) -> set[str]:
-    """``roots`` plus every name their expressions reach through ``ad``'s own attributes."""
-    roots = set(roots)
-    return roots | reached(ad, roots)
+        for ref in references(expr):
+            if ref == ALL:
+                other.add(ALL)
+            elif ref.startswith("target."):
+                other.add(ref[7:])
+            elif ref not in own:
+                own.add(ref)
+                stack.append(ref)
+    return own, other
 
 
 def _exprs(ad: ClassAd) -> dict[str, Expr]:
@@ -122,21 +135,48 @@ class JobKinds:
         self._levels: dict[tuple[int, tuple[Node | None, ...]], tuple[int, tuple[str, ...]]] = {}
         self._seen: dict[int, frozenset[str]] = {0: frozenset(self.base)}
         self._whole: dict[tuple[tuple[str, Node], ...], int] = {}
+        self._by_identity: dict[tuple[int, ...], int] = {}
+        self._flat: tuple[str, ...] = self.base
+        self._pinned: list[tuple[Expr | None, ...]] = []
 
     def kind(self, ad: ClassAd) -> int:
         ex = _exprs(ad)
         if self.everything:
             return self._whole_ad(ex)
+        # Fast path: the jobs of one cluster share their expression objects, so the ids of the
+        # objects bound to every name any walk has visited (``_flat``) decide the kind.  Those
+        # objects are kept alive (``_pinned``) so that no id is ever reused for another object.
+        exprs = tuple(map(ex.get, self._flat))
+        ident = tuple(map(id, exprs))
+        found = self._by_identity.get(ident)
+        if found is None:
+            found = self._walk_levels(ex)
+            if len(self._flat) != len(ident):  # the walk met new names: older keys are too short
+                self._by_identity.clear()
+                self._pinned.clear()
+                exprs = tuple(map(ex.get, self._flat))
+                ident = tuple(map(id, exprs))
+            self._by_identity[ident] = found
+            self._pinned.append(exprs)
+        return found
+
+    def _walk_levels(self, ex: dict[str, Expr]) -> int:
         token, names = 0, self.base
         while names:
-            key = tuple([e.node if (e := ex.get(name)) is not None else None for name in names])
-            entry = self._levels.get((token, key))
-            if entry is None:
-                entry = self._levels[(token, key)] = self._next_level(token, ex, names)
+            exprs = tuple(map(ex.get, names))
+            entry = self._level(token, exprs, ex, names)
             if entry[0] < 0:
                 return self._whole_ad(ex)
             token, names = entry
         return token
+
+    def _level(self, token: int, exprs: tuple[Expr | None, ...], ex: dict[str, Expr],
+               names: tuple[str, ...]) -> tuple[int, tuple[str, ...]]:
+        key = (token, tuple([None if e is None else e.node for e in exprs]))
+        entry = self._levels.get(key)
+        if entry is None:
+            entry = self._levels[key] = self._next_level(token, ex, names)
+        return entry
 
     def _next_level(self, token: int, ex: dict[str, Expr], names: tuple[str, ...]) -> tuple[int, tuple[str, ...]]:
         seen = self._seen[token]
@@ -147,8 +187,10 @@ class JobKinds:
                 reached |= references(expr)
         if ALL in reached:
             return (-1, ())
+        reached = {name for name in reached if not name.startswith("target.")}
         fresh = len(self._seen)
         self._seen[fresh] = seen | reached
+        self._flat += tuple(sorted(reached - set(self._flat)))
         return (fresh, tuple(sorted(reached - seen)))
 
     def _whole_ad(self, ex: dict[str, Expr]) -> int:
@@ -169,8 +211,8 @@ class ResourceClasses:
 
     def names_for(self, ad: ClassAd) -> tuple[str, ...]:
         """The names whose expressions decide how ``ad`` evaluates (sorted)."""
-        names = closure(ad, (*RESOURCE_ROOTS, *self.job_names))
-        if self.everything or ALL in names:
+        names, other = lookups(ad, (*RESOURCE_ROOTS, *self.job_names))
+        if self.everything or ALL in other:
             names = set(_exprs(ad))
         return tuple(sorted(names - {ALL}))
 
