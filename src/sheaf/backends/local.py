@@ -98,7 +98,8 @@ class LocalBackend:
         if launch.key in self._queue or launch.key in self._keys:
             raise ValueError(f"launch key {launch.key!r} is already submitted")
         self._queue.push(launch)
-        self._schedule()
+        if not self.pool.saturated or self.pool.is_local(launch.job_ad):
+            self._schedule()
 
     def wait(self, timeout: float | None) -> list[Event]:
         """Block up to ``timeout`` seconds for at least one event; [] on timeout."""
@@ -170,6 +171,8 @@ class LocalBackend:
         sig = shape[0]
         assert isinstance(sig, tuple)
         claim = self.pool.claim(ad, sig)
+        if claim is None and self.pool.saturated and not self.pool.is_local(ad):
+            return "blocked"  # judged when a slot is free: whether it could ever fit
         if claim is None:
             reason = self.pool.unrunnable(ad, sig)
             if reason is None:

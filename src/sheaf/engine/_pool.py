@@ -110,6 +110,8 @@ class Pool:
         self._claims_total = 0
         self._dynamic_total = 0
         self._idle_static = sum(1 for s in self._slots if not s.defn.partitionable)
+        self._partitionable = [s for s in self._slots if s.defn.partitionable]
+        self._local_universe: dict[object, bool] = {}
         self._unrunnable_cache: dict[object, str | None] = {}
         self._matches: dict[object, tuple[float, tuple[int, int, int] | None]] = {}
 
@@ -156,6 +158,19 @@ class Pool:
 
     # -- matchmaking -------------------------------------------------------------------------------
 
+    @property
+    def saturated(self) -> bool:
+        """True when no slot could take any job now (every static slot claimed, no CPU left)."""
+        return self._idle_static == 0 and not any(s.cpus for s in self._partitionable)
+
+    def is_local(self, job_ad: ClassAd) -> bool:
+        """Whether the job runs in the local (or scheduler) universe, outside the slots."""
+        key = (job_ad.get_expr("JobUniverse"), job_ad.get_expr("Universe"))
+        local = self._local_universe.get(key)
+        if local is None:
+            local = self._local_universe[key] = _universe(job_ad) in (LOCAL_UNIVERSE, SCHEDULER_UNIVERSE)
+        return local
+
     def slot_ads(self) -> list[ClassAd]:
         """The current slot ads (static and partitionable; dynamic slots live in their claims)."""
         return [slot.ad for slot in self._slots]
@@ -165,9 +180,9 @@ class Pool:
 
         ``sig`` is ``signature(job_ad)`` when the caller has it already.
         """
-        if _universe(job_ad) in (LOCAL_UNIVERSE, SCHEDULER_UNIVERSE):
+        if self.is_local(job_ad):
             return self._claim_local(job_ad)
-        if self._idle_static == 0 and not any(s.defn.partitionable and s.cpus for s in self._slots):
+        if self.saturated:
             return None
         if sig is None and self._start is _TRUE:
             sig = signature(job_ad)
@@ -278,7 +293,7 @@ class Pool:
 
     def unrunnable(self, job_ad: ClassAd, sig: tuple[object, ...] | None = None) -> str | None:
         """Why ``job_ad`` could never run here, even with every slot free; None if it could."""
-        if _universe(job_ad) in (LOCAL_UNIVERSE, SCHEDULER_UNIVERSE):
+        if self.is_local(job_ad):
             idle = ClassAd({"TotalLocalJobsRunning": 0, "TotalSchedulerJobsRunning": 0})
             if self._start_local.evaluate_in(idle, job_ad) is True:
                 return None
