@@ -94,9 +94,11 @@ def _one_site(value: str, members: list[int], ctx: PassContext) -> str:
 def _check_acyclic(units: Units, ug: UnitGraph, ctx: PassContext) -> None:
     if ug.acyclic:
         return
-    cycle = ug.find_cycle()
+    cycle = ug.find_cycle()[:-1]
+    start = next(i for i, c in enumerate(cycle) if units.cluster(ug.units[c]) is not None)
+    cycle = cycle[start:] + cycle[:start] + [cycle[start]]  # begin (and end) at a cluster
     hops = [ug.witness[(cycle[i], cycle[i + 1])] for i in range(len(cycle) - 1)]
-    culprit = next(units.cluster(ug.units[c]) for c in cycle if units.cluster(ug.units[c]) is not None)
+    culprit = units.cluster(ug.units[cycle[0]])
     assert culprit is not None
     path = _render(hops, units, ctx)
     what = ("whole-workflow clustering is impossible: a job outside the cluster (a sub-workflow job) "
