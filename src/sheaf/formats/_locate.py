@@ -44,12 +44,14 @@ def locate_all(text: str, value: object, *, key: str | None = None) -> list[Posi
 
 
 def locate(text: str, value: object, *, key: str | None = None, nth: int = 1) -> Position | None:
-    """The ``nth`` (1-based) position of ``value``, after ``key:`` when given; ``None`` if not found."""
+    """The ``nth`` (1-based; ``-1`` the last) position of ``value``, after ``key:`` when given, or ``None``."""
     found = locate_all(text, value, key=key)
-    if len(found) >= nth:
+    if nth < 0 and found:
+        return found[nth]
+    if 0 < nth <= len(found):
         return found[nth - 1]
     if key is not None:
-        return locate(text, value, nth=nth) if nth == 1 else None
+        return locate(text, value, nth=nth) if nth in (1, -1) else None
     return None
 
 

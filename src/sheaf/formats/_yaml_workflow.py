@@ -51,6 +51,7 @@ from sheaf.formats._yaml_catalogs import (
     tc_from_data,
     tc_to_data,
 )
+from sheaf.errors import InputError
 from sheaf.model import EMPTY, FileRef, Job, Use, Workflow
 from sheaf.model._workflow import JobType, UseType
 
@@ -121,6 +122,8 @@ def _jobs(raw_jobs: list[Any], src: Source, profiles: ProfileReader) -> dict[str
             if raw.__class__ is not dict or not known_keys(raw):
                 raise _Unusual
             job = _job(raw, src, profiles, inputs, intern)
+        except InputError:
+            raise  # already located by the part that found it
         except (_Unusual, AttributeError, TypeError, KeyError, ValueError):
             job = _job_checked(raw, src, profiles, inputs, len(jobs))
         jid = job.id
@@ -136,6 +139,8 @@ def _job_checked(raw: Any, src: Source, profiles: ProfileReader, inputs: dict[st
     _diagnose(raw, src, index)
     try:
         return _job(raw, src, profiles, inputs, sys.intern)
+    except InputError:
+        raise
     except (_Unusual, AttributeError, TypeError, KeyError, ValueError):
         src.fail(f"job #{index + 1} cannot be read", rule="jobs follow the Pegasus 5.0 schema",
                  value=raw.get("id"), key="id")
@@ -361,11 +366,11 @@ def _dependency_slow(entry: dict[str, Any], src: Source) -> tuple[str, list[str]
     children = entry.get("children") or []
     if not isinstance(children, list):
         src.fail(f"'children' of the dependency of '{to_text(parent)}' must be a list",
-                 rule="children is a YAML sequence", value=to_text(parent), key="id")
+                 rule="children is a YAML sequence", value=to_text(parent), key="id", nth=-1)
     for child in children:
         if child is None or isinstance(child, (dict, list)):
             src.fail(f"a child of '{to_text(parent)}' is not a job id", rule="children are job ids",
-                     value=to_text(parent), key="id")
+                     value=to_text(parent), key="id", nth=-1)
     return to_text(parent), [to_text(child) for child in children]
 
 
