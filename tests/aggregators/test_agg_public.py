@@ -1,0 +1,31 @@
+"""The aggregators' public surface: console scripts only (the formats they read live in
+sheaf.formats, where codegen reaches them)."""
+
+from __future__ import annotations
+
+import importlib
+import tomllib
+from pathlib import Path
+
+import sheaf.aggregators
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_all_is_pinned() -> None:
+    assert sheaf.aggregators.__all__ == []
+
+
+def test_console_scripts_exist() -> None:
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+    for name in ("sheaf-cluster", "sheaf-mpi-cluster", "sheaf-exitcode"):
+        module, _, attr = scripts[name].partition(":")
+        assert module.startswith("sheaf.aggregators.")
+        assert callable(getattr(importlib.import_module(module), attr))
+
+
+def test_format_helpers_for_codegen() -> None:
+    from sheaf.formats import _pmcdag, _seqexec_in
+
+    assert {"PmcTask", "PmcDag", "parse_pmc_dag", "parse_rescue", "write_pmc_dag"} == set(_pmcdag.__all__)
+    assert {"SeqexecTask", "parse_seqexec_input", "write_seqexec_input"} == set(_seqexec_in.__all__)
