@@ -63,11 +63,15 @@ def match_command(job_ad: str, resource_ads: tuple[str, ...]) -> None:
     """Say, for each RESOURCE_AD, whether it matches JOB_AD and the job's rank of it."""
     job = _load_ad("JOB_AD", job_ad)
     rows = [_row(job, argument, _load_ad("RESOURCE_AD", argument)) for argument in resource_ads]
-    if sys.stdout.isatty():
+    if _on_terminal():
         _print_table(rows)
     else:
         for row in rows:
             click.echo(f"{row.resource}\t{'match' if row.matches else 'no match'}\t{row.rank:g}\t{row.why}")
+
+
+def _on_terminal() -> bool:
+    return sys.stdout.isatty()
 
 
 def _row(job: classad.ClassAd, argument: str, resource: classad.ClassAd) -> _Row:
