@@ -171,6 +171,31 @@ def test_bad_slot_knobs_are_located_format_errors(text: str, name: str) -> None:
     assert error.rule and name in error.message
 
 
+def test_manual_examples_types_one_to_three_and_four_to_six_are_equal() -> None:
+    machine = Machine(cpus=4, memory=256, disk=1000, swap=400, cpu_ids=(0, 1, 2, 3))
+    config = parse_config(
+        "SLOT_TYPE_1 = cpus=2, ram=128, swap=25%, disk=1/2\n"
+        "SLOT_TYPE_2 = cpus=1/2, memory=128, virt=25%, disk=50%\n"
+        "SLOT_TYPE_3 = c=1/2, m=50%, v=1/4, disk=1/2\n"
+        "SLOT_TYPE_4 = c=25%, m=64, v=1/4, d=25%\n"
+        "SLOT_TYPE_5 = 25%\n"
+        "SLOT_TYPE_6 = 1/4\n"
+    )
+    sizes = []
+    for type_id in range(1, 7):
+        single = parse_config(f"SLOT_TYPE_{type_id} = {config[f'SLOT_TYPE_{type_id}']}\n"
+                              f"NUM_SLOTS_TYPE_{type_id} = 1\n")
+        (slot,) = layout(single, machine)
+        sizes.append((slot.cpus, slot.memory, slot.swap, slot.disk))
+    assert sizes[0] == sizes[1] == sizes[2] == (2, 128, 100, 500)
+    assert sizes[3] == sizes[4] == sizes[5] == (1, 64, 100, 250)
+
+
+def test_blanket_share_with_named_exceptions() -> None:
+    config = parse_config("A = cpus=1, ram=1/2, swap=50%\nB = cpus=1, disk=auto, 50%\n")
+    assert parse_slot_type(config, "A") == parse_slot_type(config, "B")
+
+
 def test_slot_type_amount_forms() -> None:
     config = parse_config("T = c=3, r=25%, s=1/2, d=0.5\nU = auto\n")
     assert parse_slot_type(config, "T") == {

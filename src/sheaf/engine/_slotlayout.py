@@ -10,12 +10,15 @@ Slots (``layout``):
 
 - ``MAX_SLOT_TYPES`` (default 10, HTCondor's) bounds N in ``SLOT_TYPE_N``,
   ``NUM_SLOTS_TYPE_N`` (default 0) and ``SLOT_TYPE_N_PARTITIONABLE`` (default False).
-- ``SLOT_TYPE_N`` is a comma-separated list of ``resource=amount``; resources are ``cpus`` (``c``,
-  ``cpu``), ``ram`` (``r``, ``mem``, ``memory``), ``swap`` (``s``, ``v``, ``virtualmemory``) and
-  ``disk`` (``d``).  An amount is ``auto``, a percentage (``50%``), a fraction (``1/4``, or a
-  decimal below 1 such as ``0.25``), or an absolute amount: CPUs, memory in MB, disk and swap in
-  KiB, each optionally with a unit suffix ``K``, ``M``, ``G`` or ``T`` (``ram=2G``, ``disk=10G``).
-  A bare amount (``SLOT_TYPE_1 = 1/4``) applies to every resource.  A resource not named is ``auto``.
+- ``SLOT_TYPE_N`` is a comma-separated list of ``resource=amount``; the first letter of a resource
+  name tells which it is, case-insensitively, as in HTCondor: ``cpus`` (``c``, ``cpu``), ``ram``
+  (``r``, ``m``, ``mem``, ``memory``), ``swap`` (``s``, ``v``, ``virt``, ``VirtualMemory``), ``disk``
+  (``d``).  An amount is ``auto``, a percentage (``50%``), a fraction (``1/4``, or a decimal below 1
+  such as ``0.25``), or an absolute amount: CPUs, memory in MB, disk and swap in KiB, each
+  optionally with a unit suffix ``K``, ``M``, ``G`` or ``T`` (``ram=2G``; HTCondor itself takes
+  only shares for disk and swap).  An item without ``=`` is a *blanket* share for every resource
+  the list does not name (``SLOT_TYPE_1 = 1/4``; ``cpus=1, disk=auto, 50%``).  A resource given no
+  amount is ``auto``.
 - Fractions and percentages are of the whole machine; ``auto`` shares what the explicit amounts
   leave, evenly among the slots that ask for ``auto`` (a CPU count never below 1).
 - When no ``NUM_SLOTS_TYPE_N`` is set (or all are 0), the machine gets ``NUM_SLOTS`` (default: the
@@ -44,12 +47,8 @@ from sheaf.engine._slotconfig import PoolConfig
 __all__ = ["Machine", "SlotDef", "layout", "parse_cpu_list"]
 
 RESOURCES = ("cpus", "memory", "swap", "disk")
-_ALIASES = {
-    "c": "cpus", "cpu": "cpus", "cpus": "cpus",
-    "r": "memory", "ram": "memory", "mem": "memory", "memory": "memory",
-    "s": "swap", "v": "swap", "swap": "swap", "virtualmemory": "swap",
-    "d": "disk", "disk": "disk",
-}
+# As in HTCondor, the first letter of a resource's name tells which one it is.
+_ALIASES = {"c": "cpus", "r": "memory", "m": "memory", "s": "swap", "v": "swap", "d": "disk"}
 # Absolute amounts: memory counts MB, disk and swap count KiB; a suffix names the unit instead.
 _BASE_KIB = {"cpus": 0, "memory": 1024, "swap": 1, "disk": 1}
 _UNIT_KIB = {"K": 1, "M": 1024, "G": 1024**2, "T": 1024**3}
@@ -174,25 +173,33 @@ def parse_slot_type(config: PoolConfig, name: str) -> dict[str, Amount]:
     """``SLOT_TYPE_N``'s value as ``{resource: amount}`` (every resource present)."""
     text = config[name].strip()
     amounts: dict[str, Amount] = dict.fromkeys(RESOURCES)
-    if not text:
-        return amounts
+    blanket: Amount = None
+    named: dict[str, Amount] = {}
     try:
-        if "=" not in text:
-            share = _amount("memory", text)
-            if not isinstance(share, Fraction) and share is not None:
-                raise ValueError(text)
-            return dict.fromkeys(RESOURCES, share)
-        for item in text.split(","):
-            key, _, value = item.partition("=")
-            resource = _ALIASES.get(key.strip().lower())
+        for item in filter(None, (part.strip() for part in text.split(","))):
+            key, equals, value = item.partition("=")
+            if not equals:  # a blanket share for every resource not named
+                blanket = _share(item)
+                continue
+            resource = _ALIASES.get(key.strip()[:1].lower())
             if resource is None:
                 raise config.error(name, f"unknown resource {key.strip()!r}",
-                                   "resources are cpus, ram, swap, disk", item.strip())
-            amounts[resource] = _amount(resource, value)
+                                   "resources are cpus, ram (memory), swap (virtualmemory), disk", item)
+            named[resource] = _amount(resource, value)
     except (ValueError, ZeroDivisionError):
         raise config.error(name, "bad amount", "an amount is auto, N%, a/b, or a number with K/M/G/T",
                            text) from None
+    for resource in RESOURCES:
+        amounts[resource] = named.get(resource, blanket)
     return amounts
+
+
+def _share(text: str) -> Amount:
+    """A blanket amount: a fraction, a percentage or ``auto`` (never an absolute amount)."""
+    share = _amount("memory", text)
+    if share is not None and not isinstance(share, Fraction):
+        raise ValueError(text)
+    return share
 
 
 @dataclass(slots=True)
