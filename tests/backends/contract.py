@@ -178,6 +178,8 @@ class BackendContract:
         backend.close()
         wait_for(lambda: not alive(child))
         assert backend.running() == 0
+        assert backend.wait(0.1) == []
+        backend.close()  # closing twice is harmless
 
     def test_many_short_jobs_each_reported_once(self, backend: Backend, tmp_path: Path) -> None:
         for i in range(200):

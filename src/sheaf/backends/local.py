@@ -103,6 +103,8 @@ class LocalBackend:
 
     def wait(self, timeout: float | None) -> list[Event]:
         """Block up to ``timeout`` seconds for at least one event; [] on timeout."""
+        if self._closed:
+            return self._drain()
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
             self._collect(0.0)

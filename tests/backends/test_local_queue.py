@@ -1,0 +1,57 @@
+"""The local backend's queue: priority first, FIFO among equals, one attempt per bucket per pass."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sheaf.backends._queue import LaunchQueue, shape_of
+from sheaf.classad import ClassAd
+from sheaf.engine import Launch
+
+ADS = [ClassAd.parse_old("RequestMemory = 64"), ClassAd.parse_old("RequestMemory = 128"),
+       ClassAd.parse_old('RequestMemory = 64\nConcurrencyLimits = "x"')]
+
+
+def launch(i: int, priority: int, kind: int) -> Launch:
+    return Launch(f"n{i}#0", f"n{i}", 0, ("/bin/true",), {}, "/", "o", "e", ADS[kind], priority)
+
+
+@settings(max_examples=50)
+@given(st.lists(st.tuples(st.integers(-3, 3), st.integers(0, 2)), max_size=40))
+def test_everything_startable_leaves_in_priority_then_fifo_order(items: list[tuple[int, int]]) -> None:
+    queue = LaunchQueue()
+    for i, (priority, kind) in enumerate(items):
+        queue.push(launch(i, priority, kind))
+    started: list[str] = []
+    assert queue.schedule(lambda lnch, shape: started.append(lnch.key) or "started") == len(items)
+    expected = [f"n{i}#0" for i, _ in sorted(enumerate(items), key=lambda p: (-p[1][0], p[0]))]
+    assert started == expected and len(queue) == 0
+
+
+@settings(max_examples=50)
+@given(st.lists(st.tuples(st.integers(-3, 3), st.integers(0, 2)), min_size=1, max_size=40),
+       st.sets(st.integers(0, 2)))
+def test_a_blocked_bucket_costs_one_attempt_and_keeps_its_order(items: list[tuple[int, int]],
+                                                                 blocked: set[int]) -> None:
+    queue = LaunchQueue()
+    for i, (priority, kind) in enumerate(items):
+        queue.push(launch(i, priority, kind))
+    blocked_shapes = {shape_of(ADS[k]) for k in blocked}
+    attempts: list[tuple[object, ...]] = []
+
+    def attempt(lnch: Launch, shape: tuple[object, ...]) -> str:
+        attempts.append(shape)
+        return "blocked" if shape in blocked_shapes else "started"
+
+    queue.schedule(attempt)
+    assert all(attempts.count(shape) == 1 for shape in blocked_shapes if shape in attempts)
+    waiting = sum(1 for _, kind in items if kind in blocked)
+    assert len(queue) == waiting
+    queue.remove("n0#0")
+    assert len(queue) == waiting - (1 if items[0][1] in blocked else 0)
+
+
+def test_shapes_tell_apart_what_matching_can() -> None:
+    assert shape_of(ADS[0]) == shape_of(ClassAd.parse_old("RequestMemory = 64\nCmd = \"/bin/other\""))
+    assert len({shape_of(ad) for ad in ADS}) == 3
