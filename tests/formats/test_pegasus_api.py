@@ -83,7 +83,7 @@ def test_blackdiamond(tmp_path: Path) -> None:
     assert uses["f.b1"].type == "output" and uses["f.b1"].stage_out and uses["f.b1"].register_replica
     last = {u.lfn: u for u in wf.jobs["ID0000004"].uses}
     assert not last["f.d"].stage_out and not last["f.d"].register_replica
-    graph, levels, summary = validate(wf)
+    _, levels, summary = validate(wf)
     assert (summary.jobs, summary.files, summary.edges, summary.levels) == (4, 6, 4, 3)
     assert levels == [1, 2, 2, 3]
     _round_trip_workflow(path, tmp_path)
@@ -126,7 +126,7 @@ def test_file_dependencies_across_subworkflows(tmp_path: Path) -> None:
     root.add_jobs(j1, j2)
     read = formats.read_workflow(_write(root, tmp_path / "root.yml"))
     assert read.dependencies == {"subwf1": ["subwf2"]}  # the API infers the edge from k1.txt
-    graph, levels, summary = validate(read)
+    _, levels, summary = validate(read)
     assert levels == [1, 2] and summary.subworkflow_jobs == 2
 
 

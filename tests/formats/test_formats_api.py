@@ -1,0 +1,27 @@
+"""The public surface of ``sheaf.formats`` (others call these names)."""
+
+from __future__ import annotations
+
+import inspect
+
+from sheaf import formats
+
+
+def test_all_is_pinned() -> None:
+    assert sorted(formats.__all__) == [
+        "Inputs", "load_inputs", "read_properties", "read_replica_catalog", "read_site_catalog",
+        "read_transformation_catalog", "read_workflow", "validate_inputs", "write_properties",
+        "write_replica_catalog", "write_site_catalog", "write_transformation_catalog", "write_workflow",
+    ]
+    for name in formats.__all__:
+        assert hasattr(formats, name)
+
+
+def test_signatures() -> None:
+    params = inspect.signature(formats.load_inputs).parameters
+    assert list(params) == ["workflow_path", "conf", "defines", "tc", "sc", "rc", "cwd"]
+    for reader in (formats.read_workflow, formats.read_transformation_catalog, formats.read_site_catalog,
+                   formats.read_replica_catalog):
+        assert list(inspect.signature(reader).parameters) == ["path", "warnings"]
+    assert [f.name for f in formats.Inputs.__dataclass_fields__.values()] == [
+        "workflow", "properties", "tc", "sc", "rc", "warnings", "paths"]
