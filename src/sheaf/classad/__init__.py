@@ -25,6 +25,19 @@ from __future__ import annotations
 from ._classad import ClassAd
 from ._eval import evaluate
 from ._expr import Expr, parse
+from ._match_api import (
+    ConcurrencyLimits,
+    Cycle,
+    Expansion,
+    Match,
+    expand,
+    half_match,
+    negotiate,
+    rank,
+    recount_matches,
+    symmetric_match,
+    unmatch,
+)
 from ._values import ERROR, UNDEFINED, AbsTime, ClassAdSyntaxError, RelTime
 
 
@@ -36,4 +49,6 @@ def unparse(expr: Expr | str) -> str:
 __all__ = [
     "AbsTime", "ClassAd", "ClassAdSyntaxError", "ERROR", "Expr", "RelTime", "UNDEFINED", "evaluate",
     "parse", "unparse",
+    "ConcurrencyLimits", "Cycle", "Expansion", "Match", "expand", "half_match", "negotiate", "rank",
+    "recount_matches", "symmetric_match", "unmatch",
 ]

@@ -11,7 +11,8 @@ Policy (HTCondor's, checked against the official binding's ``ClassAd.matches``/`
   (``EvalFloat``): a real or integer as is, a boolean as 1.0/0.0, anything else -- undefined, error,
   a string, no ``Rank`` at all -- as 0.0.
 
-All three use the language's fast path (``Expr.evaluate_in``): both arguments must be ``ClassAd``s.
+All three use the language's fast path (``_eval.evaluate_in``, and a constant's value without
+evaluating); ``symmetric_match`` and ``rank`` also accept ad text.
 Evaluation never raises for data problems; a bad ad is simply not a match.
 """
 
@@ -20,6 +21,8 @@ from __future__ import annotations
 from typing import Any
 
 from ._classad import ClassAd
+from ._eval import evaluate_in
+from ._expr import NOT_CONSTANT
 
 __all__ = ["as_ad", "half_match", "rank", "rank_value", "symmetric_match", "truth"]
 
@@ -48,22 +51,25 @@ def rank_value(value: Any) -> float:
 
 def half_match(my: ClassAd, target: ClassAd) -> bool:
     """Whether ``my``'s Requirements accept ``target``."""
-    expr = my.get_expr("Requirements")
+    expr = my._ex.get("requirements")  # the ad's own dict: names are stored lower-cased
     if expr is None:
         return False
-    return truth(expr.evaluate_in(my, target))
+    const = expr.const
+    return truth(const if const is not NOT_CONSTANT else evaluate_in(expr, my, target))
 
 
 def symmetric_match(a: ClassAd | str, b: ClassAd | str) -> bool:
     """Whether each ad's Requirements accept the other (HTCondor's ``IsAMatch``); text is parsed."""
-    a, b = as_ad(a), as_ad(b)
+    if type(a) is not ClassAd or type(b) is not ClassAd:
+        a, b = as_ad(a), as_ad(b)
     return half_match(a, b) and half_match(b, a)
 
 
 def rank(my: ClassAd | str, target: ClassAd | str) -> float:
     """``my``'s Rank of ``target`` as the negotiator reads it (see the module docstring)."""
     my, target = as_ad(my), as_ad(target)
-    expr = my.get_expr("Rank")
+    expr = my._ex.get("rank")
     if expr is None:
         return 0.0
-    return rank_value(expr.evaluate_in(my, target))
+    const = expr.const
+    return rank_value(const if const is not NOT_CONSTANT else evaluate_in(expr, my, target))

@@ -23,7 +23,6 @@ from typing import TypeVar
 import click
 
 from sheaf import classad
-from sheaf.classad._match import half_match, rank
 from sheaf.errors import FormatError
 
 __all__ = ["command"]
@@ -77,12 +76,12 @@ def _on_terminal() -> bool:
 def _row(job: classad.ClassAd, argument: str, resource: classad.ClassAd) -> _Row:
     name = resource.get("Name")
     label = name if isinstance(name, str) else argument
-    job_wants = half_match(job, resource)
-    resource_wants = half_match(resource, job)
+    job_wants = classad.half_match(job, resource)
+    resource_wants = classad.half_match(resource, job)
     why = {(True, True): "", (False, True): "job Requirements not met",
            (True, False): "resource Requirements not met"}.get((job_wants, resource_wants),
                                                               "neither side's Requirements met")
-    return _Row(label, job_wants and resource_wants, rank(job, resource), why)
+    return _Row(label, job_wants and resource_wants, classad.rank(job, resource), why)
 
 
 def _print_table(rows: list[_Row]) -> None:
