@@ -77,7 +77,7 @@ def test_recovery_after_a_crash_reruns_only_in_flight_nodes(tmp_path: Path) -> N
     crashing = FakeBackend(per_wait=1)
 
     def crash_on(launch: object) -> None:
-        if getattr(launch, "node") == "C":
+        if launch.node == "C":
             raise Crash
 
     crashing.hook = crash_on

@@ -7,9 +7,23 @@ from pathlib import Path
 import pytest
 
 from sheaf.engine._dagfile import parse_dag
-from sheaf.engine._state import (Cancel, DagState, Defer, DeferElapsed, Finish, Interrupted,
-                                 InvalidTransition, JobExited, JobHeld, KillScript, Limits, RunScript,
-                                 ScriptExited, Submit, WriteRescue)
+from sheaf.engine._state import (
+    Cancel,
+    DagState,
+    Defer,
+    DeferElapsed,
+    Finish,
+    Interrupted,
+    InvalidTransition,
+    JobExited,
+    JobHeld,
+    KillScript,
+    Limits,
+    RunScript,
+    ScriptExited,
+    Submit,
+    WriteRescue,
+)
 
 
 class FakeClock:

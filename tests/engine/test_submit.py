@@ -8,9 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sheaf.classad import ClassAd
-from sheaf.engine._submit import (disk_kb, memory_mb, parse_submit, render, split_arguments,
-                                  split_environment)
+from sheaf.engine._submit import disk_kb, memory_mb, parse_submit, render, split_arguments, split_environment
 from sheaf.errors import FormatError
 
 
@@ -101,12 +99,12 @@ def test_render_expands_vars_and_builds_the_ad(tmp_path: Path) -> None:
     assert job.env == {"PATH": "/usr/bin", "HOME": "/tmp"}
     assert job.cwd == str(tmp_path / "work") and job.stdout == str(tmp_path / "work" / "job_override.out")
     assert job.site == "condorpool"
-    ad = ClassAd.parse_old(job.ad_text)
+    ad = job.ad
     assert ad.eval("DAGNodeRetry") == 2 and ad.eval("RequestMemory") == 4096
     assert ad.eval("RequestCpus") == 2 and ad.eval("RequestDisk") == 1024 * 1024
     assert ad.eval("ConcurrencyLimits") == "pegasus_transfer.stagein:2" and ad.eval("JobPrio") == 5
     assert ad.eval("Extra") == 3 and ad.eval("JobUniverse") == 5 and ad.eval("DAGNodeName") == "N1"
-    first = ClassAd.parse_old(render(desc, "N1", 0, 1, str(tmp_path), {}).ad_text)
+    first = render(desc, "N1", 0, 1, str(tmp_path), {}).ad
     assert first.eval("RequestMemory") == 1024
 
 
@@ -129,4 +127,4 @@ def test_local_universe_and_getenv(tmp_path: Path, monkeypatch: pytest.MonkeyPat
                                     "environment = A=1;B=2\nqueue\n")
     job = render(parse_submit(str(tmp_path / "j.sub")), "N", 0, 1, str(tmp_path), {})
     assert job.universe == "local" and job.env == {"SHEAF_TEST_VAR": "yes", "A": "1", "B": "2"}
-    assert ClassAd.parse_old(job.ad_text).eval("JobUniverse") == 12
+    assert job.ad.eval("JobUniverse") == 12

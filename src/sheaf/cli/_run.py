@@ -23,7 +23,7 @@ from sheaf.cli import _exit
 from sheaf.engine import Backend, Pool, RunResult, run_workflow
 from sheaf.engine import Progress as EngineProgress
 
-__all__ = ["command", "run_planned", "render_summary"]
+__all__ = ["command", "render_summary", "run_planned"]
 
 
 def run_planned(directory: str, *, dag_file: str | None = None, maxjobs: int | None = None,

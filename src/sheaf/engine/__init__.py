@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from sheaf.engine._backend import Backend, Event, Exited, Held, Launch
 from sheaf.engine._dagfile import Dag, parse_dag
-from sheaf.engine._journal import Replay, replay as read_journal
+from sheaf.engine._journal import Replay
+from sheaf.engine._journal import replay as read_journal
 from sheaf.engine._limits import ConcurrencyLimits
 from sheaf.engine._loop import Progress, RunResult, find_dag, run_workflow, state_paths
 from sheaf.engine._pool import Pool
@@ -22,8 +23,27 @@ from sheaf.engine._state import STATES, DagState, Limits, NodeState
 from sheaf.engine._submit import parse_submit, split_arguments, split_environment
 
 __all__: list[str] = [
-    "Backend", "ConcurrencyLimits", "Dag", "DagState", "Event", "Exited", "Held", "Launch", "Limits",
-    "NodeState", "Pool", "Progress", "Replay", "RunResult", "STATES", "find_dag", "parse_dag",
-    "parse_submit", "read_journal", "run_workflow", "split_arguments", "split_environment",
+    "STATES",
+    "Backend",
+    "ConcurrencyLimits",
+    "Dag",
+    "DagState",
+    "Event",
+    "Exited",
+    "Held",
+    "Launch",
+    "Limits",
+    "NodeState",
+    "Pool",
+    "Progress",
+    "Replay",
+    "RunResult",
+    "find_dag",
+    "parse_dag",
+    "parse_submit",
+    "read_journal",
+    "run_workflow",
+    "split_arguments",
+    "split_environment",
     "state_paths",
 ]

@@ -25,7 +25,7 @@ error).  Parsing never touches anything but the files it reads.  A broken line r
 
 from __future__ import annotations
 
-__all__ = ["Dag", "NodeSpec", "Script", "parse_dag", "parse_rescue", "Rescue"]
+__all__ = ["Dag", "NodeSpec", "Rescue", "Script", "parse_dag", "parse_rescue"]
 
 import os
 import re

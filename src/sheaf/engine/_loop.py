@@ -24,7 +24,7 @@ description (expanded once for attempt 0) and every SUBDAG's DAG file; a bad one
 
 from __future__ import annotations
 
-__all__ = ["run_workflow", "RunResult", "Progress", "find_dag", "state_paths"]
+__all__ = ["Progress", "RunResult", "find_dag", "run_workflow", "state_paths"]
 
 import fcntl
 import os
@@ -37,14 +37,34 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sheaf.classad import ClassAd
-from sheaf.engine._backend import Backend, Exited, Launch
+from sheaf.engine._backend import Backend, Event, Exited, Launch
 from sheaf.engine._dagfile import Dag, NodeSpec, parse_dag, parse_rescue
 from sheaf.engine._journal import Journal, Replay, replay
-from sheaf.engine._reports import (JobstateLog, dot_text, newest_rescue, node_status_text, write_atomic,
-                                   write_rescue)
+from sheaf.engine._reports import (
+    JobstateLog,
+    dot_text,
+    newest_rescue,
+    node_status_text,
+    write_atomic,
+    write_rescue,
+)
 from sheaf.engine._scripts import ScriptRunner
-from sheaf.engine._state import (Cancel, DagState, Defer, EngineEvent, Finish, Interrupted, JobExited,
-                                 JobHeld, KillScript, Limits, RunScript, Step, Submit, WriteRescue)
+from sheaf.engine._state import (
+    Cancel,
+    DagState,
+    Defer,
+    EngineEvent,
+    Finish,
+    Interrupted,
+    JobExited,
+    JobHeld,
+    KillScript,
+    Limits,
+    RunScript,
+    Step,
+    Submit,
+    WriteRescue,
+)
 from sheaf.engine._submit import JobSpec, SubmitDescription, parse_submit, render
 from sheaf.errors import EngineError, FormatError, InputError, UsageError
 
@@ -155,9 +175,19 @@ def _limits(dag: Dag, overrides: Mapping[str, int | None]) -> Limits:
     return Limits(**values, always_run_post=_config_bool(dag, "DAGMAN_ALWAYS_RUN_POST", False))
 
 
-def _load_descriptions(dag: Dag) -> dict[str, SubmitDescription]:
-    """Parse (and expand once) every node's submit description: bad input fails before any write."""
+def _uses_cluster(desc: SubmitDescription, dag_vars: Mapping[str, str]) -> bool:
+    texts = [v for v, _ in desc.values.values()] + list(dag_vars.values())
+    return any("$(cluster" in t.lower() for t in texts)
+
+
+def _load_descriptions(dag: Dag) -> tuple[dict[str, SubmitDescription], dict[str, JobSpec]]:
+    """Parse and expand every node's submit description: bad input fails before anything is written.
+
+    The expansion for attempt 0 is kept (when it does not depend on ``$(Cluster)``, which is only
+    known at submission) so that a first attempt is not expanded twice.
+    """
     cache: dict[str, SubmitDescription] = {}
+    first: dict[str, JobSpec] = {}
     for spec in dag.nodes.values():
         if spec.subdag:
             parse_dag(spec.submit)
@@ -168,10 +198,12 @@ def _load_descriptions(dag: Dag) -> dict[str, SubmitDescription]:
         if desc is None:
             desc = cache[spec.submit] = parse_submit(spec.submit)
         try:
-            render(desc, spec.name, 0, 0, spec.directory, spec.vars)
+            job = render(desc, spec.name, 0, 0, spec.directory, spec.vars)
         except InputError as exc:
             raise exc.located(desc.path) from None
-    return cache
+        if not _uses_cluster(desc, spec.vars):
+            first[spec.name] = job
+    return cache, first
 
 
 # ---- the run ------------------------------------------------------------------------------------
@@ -198,16 +230,18 @@ class _Lock:
 class _Run:
     """One engine run: owns the backend, scripts, journal and reports for its duration."""
 
-    def __init__(self, dag: Dag, descs: dict[str, SubmitDescription], backend: Backend, journal: Journal,
-                 paths: dict[str, str], clock: Callable[[], float],
+    def __init__(self, dag: Dag, descs: dict[str, SubmitDescription], first: dict[str, JobSpec],
+                 backend: Backend, journal: Journal, paths: dict[str, str], clock: Callable[[], float],
                  on_progress: Callable[[Progress], None] | None, progress_interval: float) -> None:
         self.dag, self.descs, self.backend, self.journal = dag, descs, backend, journal
+        self.first = first  # expansions of attempt 0 made while validating
         self.clock = clock
         self.scripts = ScriptRunner(paths["scripts"], clock)
         jobstate = dag.jobstate_log or os.path.join(os.path.dirname(dag.path), "jobstate.log")
         self.jobstate = JobstateLog(jobstate, self._site)
         self.keys: dict[str, tuple[str, int]] = {}
         self.pending: list[EngineEvent] = []
+        self.early: list[Event] = []  # backend events collected while a commit was in flight
         self.rescue: str | None = None
         self.on_progress = on_progress
         self.progress_interval = progress_interval
@@ -228,7 +262,7 @@ class _Run:
 
     def act(self, machine: DagState, step: Step) -> None:
         self.journal.changes(step.changes)
-        self.journal.commit()  # durable before anything below depends on it
+        self._durable(self.journal.commit_start())  # nothing below runs before the changes are durable
         self.jobstate.changes(step.changes)
         for instruction in step.instructions:
             if isinstance(instruction, Submit):
@@ -255,6 +289,17 @@ class _Run:
         self.jobstate.flush()
         self._report(machine, force=machine.finished is not None)
 
+    def _durable(self, done: threading.Event | None) -> None:
+        """Wait for a commit; meanwhile the backend may start attempts submitted in earlier turns
+        and its exits are kept for the next turn (the engine acts on nothing new)."""
+        if done is None:
+            return
+        while not done.is_set():
+            if self.keys:
+                self.early.extend(self.backend.wait(0.0005))
+            else:
+                done.wait()
+
     def _finish(self, finish: Finish) -> None:
         rescue = os.path.basename(self.rescue) if self.rescue else None
         self.journal.end(self.clock(), finish.succeeded, finish.dag_status, finish.exit_code, rescue)
@@ -273,13 +318,16 @@ class _Run:
         self.backend.submit(launch)
 
     def _launch(self, spec: NodeSpec, sub: Submit, key: str) -> Launch:
-        if spec.subdag:
+        job = self.first.pop(spec.name, None) if sub.attempt == 0 else None
+        if job is not None:
+            job.ad["ClusterId"] = sub.cluster
+        elif spec.subdag:
             job = _subdag_job(spec, sub)
         else:
             job = render(self.descs[spec.submit], spec.name, sub.attempt, sub.cluster, spec.directory,
                          spec.vars)
         return Launch(key, spec.name, sub.attempt, job.argv, job.env, job.cwd, job.stdout, job.stderr,
-                      ClassAd.parse_old(job.ad_text), sub.priority)
+                      job.ad, sub.priority)
 
     # -- events -----------------------------------------------------------------------------------
 
@@ -294,7 +342,8 @@ class _Run:
         if timeout is None:
             timeout = 0.25  # wake up now and then to notice a signal
         if self.keys:
-            for event in self.backend.wait(timeout):
+            raw, self.early = self.early + self.backend.wait(0.0 if self.early else timeout), []
+            for event in raw:
                 target = self.keys.pop(event.key, None)
                 if target is None:
                     continue  # a cancelled attempt
@@ -337,9 +386,9 @@ def _subdag_job(spec: NodeSpec, sub: Submit) -> JobSpec:
     """SUBDAG EXTERNAL: a nested ``sheaf run`` of the sub-DAG, as a local-universe job."""
     boot = "import sys; from sheaf.cli import main; sys.argv[0] = 'sheaf'; main()"
     argv = (sys.executable, "-c", boot, "run", spec.directory, "--dag", spec.submit)
-    ad = "\n".join([f"ClusterId = {sub.cluster}", "ProcId = 0", 'Universe = "local"', "JobUniverse = 12",
-                    f'DAGNodeName = "{spec.name}"', f"DAGNodeRetry = {sub.attempt}", "RequestCpus = 0",
-                    f'Cmd = "{sys.executable}"'])
+    ad = ClassAd({"ClusterId": sub.cluster, "ProcId": 0, "Universe": "local", "JobUniverse": 12,
+                  "DAGNodeName": spec.name, "DAGNodeRetry": sub.attempt, "RequestCpus": 0,
+                  "Cmd": sys.executable})
     return JobSpec(argv, dict(os.environ), spec.directory, spec.submit + ".lib.out", spec.submit + ".lib.err",
                    "local", ad, None)
 
@@ -349,8 +398,7 @@ def _starting_point(dag: Dag, prior: Replay) -> tuple[str, set[str], set[str], d
     if prior.epochs and prior.ended is None:
         done = {n for n, r in prior.nodes.items() if r.state == "done" and n in dag.nodes}
         failed = {n for n, r in prior.nodes.items() if r.state == "failed" and n in dag.nodes}
-        attempts = {n: r.attempt for n, r in prior.nodes.items() if n in dag.nodes}
-        return "recovery", done, failed, attempts
+        return "recovery", done, failed, {n: r.attempt for n, r in prior.nodes.items() if n in dag.nodes}
     rescue_path = newest_rescue(dag.path)
     if rescue_path is None:
         return "fresh", set(), set(), {}
@@ -380,7 +428,7 @@ def run_workflow(directory: str, *, backend: Backend | Callable[[], Backend], da
     dag_path = find_dag(directory, dag_file)
     dag = parse_dag(dag_path)
     limits = _limits(dag, {"maxjobs": maxjobs, "maxidle": maxidle, "maxpre": maxpre, "maxpost": maxpost})
-    descs = _load_descriptions(dag)
+    descs, first = _load_descriptions(dag)
     paths = state_paths(dag_path)
     os.makedirs(paths["dir"], exist_ok=True)
     lock = _Lock(paths["lock"])
@@ -391,9 +439,9 @@ def run_workflow(directory: str, *, backend: Backend | Callable[[], Backend], da
         source, done, failed, attempts = _starting_point(dag, prior)
         machine = DagState(dag, limits, clock, done=done, failed=failed, attempts=attempts,
                            next_cluster=prior.max_cluster + 1)
-        the_backend = backend() if not hasattr(backend, "submit") else backend  # type: ignore[operator]
+        the_backend = _backend_of(backend)
         journal = Journal(paths["journal"])
-        run = _Run(dag, descs, the_backend, journal, paths, clock, on_progress, progress_interval)
+        run = _Run(dag, descs, first, the_backend, journal, paths, clock, on_progress, progress_interval)
         try:
             return _drive(run, machine, prior, source, done, handle_signals)
         finally:
@@ -401,6 +449,12 @@ def run_workflow(directory: str, *, backend: Backend | Callable[[], Backend], da
             journal.close()
     finally:
         lock.release()
+
+
+def _backend_of(backend: Backend | Callable[[], Backend]) -> Backend:
+    if hasattr(backend, "submit"):
+        return backend  # type: ignore[return-value]
+    return backend()
 
 
 def _drive(run: _Run, machine: DagState, prior: Replay, source: str, done: set[str],
@@ -430,7 +484,8 @@ def _result(run: _Run, machine: DagState, source: str) -> RunResult:
     return RunResult(run.dag.path, finish.succeeded, finish.exit_code, finish.dag_status, len(machine.nodes),
                      machine.counts["done"], machine.counts["failed"], machine.retries,
                      run.clock() - run.started, machine.job_time, source, failed_nodes, run.rescue,
-                     run.journal.path, run.journal.bytes_written, run.journal.commits)
+                     run.journal.path, run.journal.bytes_written, run.journal.commits,
+                     {"journal_seconds": run.journal.seconds})
 
 
 def _install_signals(run: _Run) -> Callable[[], None] | None:

@@ -13,8 +13,14 @@
 
 from __future__ import annotations
 
-__all__ = ["JobstateLog", "write_rescue", "newest_rescue", "write_atomic", "dot_text",
-           "node_status_text"]
+__all__ = [
+    "JobstateLog",
+    "dot_text",
+    "newest_rescue",
+    "node_status_text",
+    "write_atomic",
+    "write_rescue",
+]
 
 import glob
 import os

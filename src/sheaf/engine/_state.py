@@ -35,10 +35,28 @@ maxpost, per-category MAXJOBS) are :mod:`._throttle` objects; a NOOP node takes 
 from __future__ import annotations
 
 __all__ = [
-    "NodeState", "DagState", "Limits", "Step", "Change", "InvalidTransition",
-    "JobExited", "JobHeld", "ScriptExited", "DeferElapsed", "Interrupted", "EngineEvent",
-    "Submit", "RunScript", "Defer", "Cancel", "KillScript", "WriteRescue", "Finish", "Instruction",
-    "ACTIVE_STATES", "STATES",
+    "ACTIVE_STATES",
+    "STATES",
+    "Cancel",
+    "Change",
+    "DagState",
+    "Defer",
+    "DeferElapsed",
+    "EngineEvent",
+    "Finish",
+    "Instruction",
+    "Interrupted",
+    "InvalidTransition",
+    "JobExited",
+    "JobHeld",
+    "KillScript",
+    "Limits",
+    "NodeState",
+    "RunScript",
+    "ScriptExited",
+    "Step",
+    "Submit",
+    "WriteRescue",
 ]
 
 import heapq
@@ -200,8 +218,21 @@ class Limits:
 # ---- the node record ---------------------------------------------------------------------------
 
 class _Node:
-    __slots__ = ("spec", "name", "order", "state", "attempt", "unmet", "history", "job_return",
-                 "pre_return", "cluster", "reason", "token", "value")
+    __slots__ = (
+        "attempt",
+        "cluster",
+        "history",
+        "job_return",
+        "name",
+        "order",
+        "pre_return",
+        "reason",
+        "spec",
+        "state",
+        "token",
+        "unmet",
+        "value",
+    )
 
     def __init__(self, spec: NodeSpec, order: int) -> None:
         self.spec = spec
@@ -419,10 +450,10 @@ class DagState:
                                  node.spec.directory))
         self.maxidle.observe(idle)
         while self._ready_heaps:
-            node = self._next_ready()
-            if node is None:
+            ready = self._next_ready()
+            if ready is None:
                 break
-            self._submit(node)
+            self._submit(ready)
 
     def _next_ready(self) -> _Node | None:
         """The highest-priority ready node whose throttles allow it (a NOOP needs no token)."""

@@ -22,23 +22,33 @@ A broken file raises :class:`sheaf.errors.FormatError` with path, line, rule and
 
 from __future__ import annotations
 
-__all__ = ["SubmitDescription", "parse_submit", "split_arguments", "split_environment", "JobSpec",
-           "render", "memory_mb", "disk_kb"]
+__all__ = [
+    "JobSpec",
+    "SubmitDescription",
+    "disk_kb",
+    "memory_mb",
+    "parse_submit",
+    "render",
+    "split_arguments",
+    "split_environment",
+]
 
 import fnmatch
 import math
 import os
 import re
-import shlex
 from dataclasses import dataclass
 
+from sheaf import classad
+from sheaf.classad import ClassAd
 from sheaf.errors import FormatError
 
-_KEY_RE = re.compile(r"^([+]?[A-Za-z_][\w.\-+]*)\s*=\s*(.*)$", re.S)
+_KEY_RE = re.compile(r"^([+]?[A-Za-z_][\w.\-+]*)\s*=\s*(.*)$", re.DOTALL)
 _MACRO_RE = re.compile(r"(?<!\$)\$\(([A-Za-z_][\w.+]*)(?::([^)]*))?\)|\$ENV\(([^)]*)\)")
 _UNITS = {"": 1.0, "k": 1 / 1024, "kb": 1 / 1024, "m": 1.0, "mb": 1.0, "g": 1024.0, "gb": 1024.0,
           "t": 1024.0**2, "tb": 1024.0**2}
 _SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KkMmGgTt][Bb]?)?\s*$")
+_OWNER = os.environ.get("USER", "sheaf")
 UNIVERSES = {"vanilla": 5, "local": 12, "scheduler": 7, "grid": 9, "java": 10, "parallel": 11,
              "standard": 1, "vm": 13, "docker": 5, "container": 5}
 
@@ -61,7 +71,7 @@ class JobSpec:
     stdout: str
     stderr: str
     universe: str
-    ad_text: str  # the job ad in old ClassAd syntax ("Name = expr" per line)
+    ad: ClassAd  # the job ad: request_* stay expressions (DAGNodeRetry in scope at match time)
     site: str | None  # +pegasus_site (the jobTag of jobstate.log)
 
 
@@ -273,10 +283,6 @@ def disk_kb(value: str, path: str = "<request_disk>") -> str:
     return _size(value, 1024.0, path, "request_disk")
 
 
-def _quote(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
 def _resolve(base: str, name: str) -> str:
     return name if os.path.isabs(name) else os.path.normpath(os.path.join(base, name))
 
@@ -301,47 +307,49 @@ def render(desc: SubmitDescription, node: str, attempt: int, cluster: int, direc
     if universe not in UNIVERSES:
         raise _error(desc.path, desc.values.get("universe", ("", None))[1], "unknown universe",
                      "universe is one of " + ", ".join(sorted(UNIVERSES)), universe)
-    attrs = _ad_attributes(desc, ex, node, attempt, cluster, exe_path, args, env, iwd, stdout, stderr,
-                           universe, vars_)
-    site = attrs.get("pegasus_site")
-    ad_text = "\n".join(f"{k} = {v}" for k, v in attrs.items())
-    return JobSpec((exe_path, *args), env, iwd, stdout, stderr, universe, ad_text,
-                   site.strip('"') if site else None)
+    ad = _job_ad(desc, ex, node, attempt, cluster, exe_path, iwd, universe, vars_)
+    site = ad.get("pegasus_site")
+    return JobSpec((exe_path, *args), env, iwd, stdout, stderr, universe, ad,
+                   site if isinstance(site, str) else None)
 
 
-def _ad_attributes(desc: SubmitDescription, ex: _Expander, node: str, attempt: int, cluster: int,
-                   exe: str, args: list[str], env: dict[str, str], iwd: str, stdout: str, stderr: str,
-                   universe: str, vars_: dict[str, str]) -> dict[str, str]:
-    ad: dict[str, str] = {
-        "ClusterId": str(cluster), "ProcId": "0", "Cmd": _quote(exe),
-        "Arguments": _quote(" ".join(shlex.quote(a) for a in args)), "Iwd": _quote(iwd),
-        "Out": _quote(stdout), "Err": _quote(stderr), "JobUniverse": str(UNIVERSES[universe]),
-        "Universe": _quote(universe), "Owner": _quote(os.environ.get("USER", "sheaf")),
-        "RequestCpus": ex.get("request_cpus", "1") or "1", "DAGNodeName": _quote(node),
-    }
+def _expr(desc: SubmitDescription, key: str, text: str) -> classad.Expr:
+    """A ClassAd expression from the submit file (``classad.parse`` caches text -> Expr)."""
+    try:
+        return classad.parse(text)
+    except ValueError as exc:
+        line = desc.values.get(key.lower(), ("", None))[1]
+        raise _error(desc.path, line, f"{key} is not a ClassAd expression",
+                     "the value is a ClassAd expression", text) from exc
+
+
+def _job_ad(desc: SubmitDescription, ex: _Expander, node: str, attempt: int, cluster: int, exe: str,
+            iwd: str, universe: str, vars_: dict[str, str]) -> ClassAd:
+    """The job ad, built attribute by attribute (literals need no parsing; expressions are cached)."""
+    ad = ClassAd()
+    for name, value in (("ClusterId", cluster), ("ProcId", 0), ("Cmd", exe), ("Iwd", iwd),
+                        ("JobUniverse", UNIVERSES[universe]), ("Universe", universe), ("Owner", _OWNER),
+                        ("DAGNodeName", node)):
+        ad[name] = value
+    ad["RequestCpus"] = _expr(desc, "request_cpus", ex.get("request_cpus", "1") or "1")
     memory = ex.get("request_memory", "")
     if memory:
-        ad["RequestMemory"] = memory_mb(memory, desc.path)
+        ad["RequestMemory"] = _expr(desc, "request_memory", memory_mb(memory, desc.path))
     disk = ex.get("request_disk", "")
     if disk:
-        ad["RequestDisk"] = disk_kb(disk, desc.path)
-    for key, attr in (("requirements", "Requirements"), ("rank", "Rank")):
+        ad["RequestDisk"] = _expr(desc, "request_disk", disk_kb(disk, desc.path))
+    for key, attr in (("requirements", "Requirements"), ("rank", "Rank"), ("priority", "JobPrio")):
         value = ex.get(key, "")
         if value:
-            ad[attr] = value
+            ad[attr] = _expr(desc, key, value)
     limits = ex.get("concurrency_limits", "")
     if limits:
-        ad["ConcurrencyLimits"] = _quote(limits)
-    prio = ex.get("priority", "")
-    if prio:
-        ad["JobPrio"] = prio
-    log = ex.get("log", "")
-    if log:
-        ad["UserLog"] = _quote(_resolve(iwd, log))
+        ad["ConcurrencyLimits"] = limits
     for name, raw in desc.attrs.items():
-        ad[name] = ex.expand(raw)
+        ad[name] = _expr(desc, "+" + name, ex.expand(raw))
     for key, raw in vars_.items():  # VARS +Attr="v" and VARS My.Attr="v" go to the ad as-is
         if key.startswith("+") or key.lower().startswith("my."):
-            ad[key[1:] if key.startswith("+") else key[3:]] = ex.expand(raw)
-    ad["DAGNodeRetry"] = str(attempt)  # always the attempt number, whatever VARS said
+            name = key[1:] if key.startswith("+") else key[3:]
+            ad[name] = _expr(desc, key, ex.expand(raw))
+    ad["DAGNodeRetry"] = attempt  # always the attempt number, whatever VARS said
     return ad

@@ -18,7 +18,7 @@ Invariant: ``0 <= borrowed <= capacity`` whenever ``capacity > 0``.
 
 from __future__ import annotations
 
-__all__ = ["Throttle", "IdleThrottle", "ThrottleStatistics"]
+__all__ = ["IdleThrottle", "Throttle", "ThrottleStatistics"]
 
 from dataclasses import dataclass
 
@@ -41,7 +41,7 @@ def _validated(name: str, capacity: int) -> int:
 class Throttle:
     """At most ``capacity`` holders at once; ``capacity == 0`` means no limit."""
 
-    __slots__ = ("name", "_capacity", "_borrowed", "_refused")
+    __slots__ = ("_borrowed", "_capacity", "_refused", "name")
 
     def __init__(self, name: str, capacity: int) -> None:
         self.name = name
@@ -86,7 +86,7 @@ class IdleThrottle:
     submission is assumed idle until the next observation.
     """
 
-    __slots__ = ("name", "_capacity", "_idle", "_refused")
+    __slots__ = ("_capacity", "_idle", "_refused", "name")
 
     def __init__(self, name: str, capacity: int) -> None:
         self.name = name
