@@ -1,0 +1,94 @@
+"""Throttles as objects, random DAGs through the loop (hypothesis), and the pinned public surface."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+from conftest import FakeBackend, write_dag
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import sheaf.engine
+import sheaf.monitor
+from sheaf.engine import run_workflow
+from sheaf.engine._throttle import IdleThrottle, Throttle
+
+
+def test_throttle_capacity_is_validated() -> None:
+    for bad in (-1, 1.5, True, "3"):
+        with pytest.raises(ValueError, match="capacity must be an integer >= 0"):
+            Throttle("maxjobs", bad)  # type: ignore[arg-type]
+
+
+def test_throttle_acquire_is_non_blocking_and_counted() -> None:
+    t = Throttle("maxpre", 2)
+    assert t.try_acquire() and t.try_acquire() and not t.try_acquire()
+    assert (t.statistics().borrowed, t.statistics().refused) == (2, 1)
+    t.release()
+    assert t.try_acquire()
+    for _ in range(2):
+        t.release()
+    with pytest.raises(RuntimeError, match="without a matching acquire"):
+        t.release()
+
+
+def test_zero_means_unlimited() -> None:
+    t = Throttle("maxjobs", 0)
+    assert all(t.try_acquire() for _ in range(10_000))
+
+
+def test_idle_throttle_follows_the_backend() -> None:
+    t = IdleThrottle("maxidle", 2)
+    t.observe(1)
+    assert t.try_acquire() and not t.try_acquire()
+    t.observe(0)
+    assert t.try_acquire()
+
+
+def test_public_surface_is_pinned() -> None:
+    assert sorted(sheaf.engine.__all__) == sorted([
+        "Backend", "ConcurrencyLimits", "Dag", "DagState", "Event", "Exited", "Held", "Launch", "Limits",
+        "NodeState", "Pool", "Progress", "Replay", "RunResult", "STATES", "find_dag", "parse_dag",
+        "parse_submit", "read_journal", "run_workflow", "split_arguments", "split_environment", "state_paths",
+    ])
+    assert sheaf.monitor.__all__ == ["WorkflowStatus", "workflow_status"]
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 10**6), nodes=st.integers(1, 30), maxjobs=st.integers(0, 3))
+def test_random_dags_respect_dependencies_retries_and_throttles(tmp_path_factory: pytest.TempPathFactory,
+                                                                seed: int, nodes: int, maxjobs: int) -> None:
+    rng = random.Random(seed)
+    tmp = tmp_path_factory.mktemp("dag")
+    names = [f"n{i}" for i in range(nodes)]
+    parents = {n: sorted(rng.sample(names[:i], rng.randint(0, min(i, 3)))) for i, n in enumerate(names)}
+    retries = {n: rng.randint(0, 2) for n in names}
+    body = "".join(f"JOB {n} {n}.sub\nRETRY {n} {retries[n]}\nPRIORITY {n} {rng.randint(0, 5)}\n" for n in names)
+    body += "".join(f"PARENT {' '.join(p)} CHILD {n}\n" for n, p in parents.items() if p)
+    write_dag(tmp, body)
+    backend = FakeBackend(per_wait=rng.randint(1, 4))
+    failures = {n: rng.choice([0, 0, 1, 2, 3]) for n in names}
+    for n in names:
+        backend.script(n, [1] * failures[n])
+    peak = 0
+
+    def observe(launch: object) -> None:
+        nonlocal peak
+        peak = max(peak, len(backend.queue) + 1)
+
+    backend.hook = observe
+    result = run_workflow(str(tmp), backend=backend, maxjobs=maxjobs, handle_signals=False)
+    ok = {n for n in names if failures[n] <= retries[n]}
+    done: set[str] = set()
+    for n in names:  # a node is done iff it and all its ancestors could succeed
+        if n in ok and all(p in done for p in parents[n]):
+            done.add(n)
+    assert result.done == len(done) and result.succeeded == (len(done) == nodes)
+    order = backend.nodes()
+    first = {n: order.index(n) for n in set(order)}
+    for n in first:
+        assert all(p in done and first[p] < first[n] for p in parents[n]), "a child ran before its parents"
+        assert order.count(n) == min(failures[n], retries[n]) + 1, "attempts = failures survived + 1"
+    assert not maxjobs or peak <= maxjobs
