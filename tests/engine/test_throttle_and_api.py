@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import random
-from pathlib import Path
 
 import pytest
 from conftest import FakeBackend, write_dag
@@ -88,7 +87,7 @@ def test_random_dags_respect_dependencies_retries_and_throttles(tmp_path_factory
     assert result.done == len(done) and result.succeeded == (len(done) == nodes)
     order = backend.nodes()
     first = {n: order.index(n) for n in set(order)}
-    for n in first:
-        assert all(p in done and first[p] < first[n] for p in parents[n]), "a child ran before its parents"
+    for n, position in first.items():
+        assert all(p in done and first[p] < position for p in parents[n]), "a child ran before its parents"
         assert order.count(n) == min(failures[n], retries[n]) + 1, "attempts = failures survived + 1"
     assert not maxjobs or peak <= maxjobs
