@@ -33,7 +33,7 @@ def _strip_lines(tasks: list[SeqexecTask]) -> list[tuple[object, ...]]:
     return [(t.argv, t.number, t.transformation, t.job_id) for t in tasks]
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(_seq_tasks())
 def test_seqexec_writer_round_trips(tasks: list[SeqexecTask]) -> None:
     text = write_seqexec_input(tasks)
@@ -93,7 +93,7 @@ def _pmc(draw: st.DrawFn) -> tuple[list[PmcTask], list[tuple[str, str]]]:
     return tasks, edges
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(_pmc())
 def test_pmc_writer_round_trips(case: tuple[list[PmcTask], list[tuple[str, str]]]) -> None:
     tasks, edges = case

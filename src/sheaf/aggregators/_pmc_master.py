@@ -188,8 +188,8 @@ class MasterRun:
                 grace = time.monotonic() + 10
                 for rank in list(self.sched.running):
                     self.link.send(rank, ("abort", {}))
-            if grace is not None and time.monotonic() > grace:
-                break  # workers that ignore abort are left to the shutdown
+            if grace is not None and (not self.sched.running or time.monotonic() > grace):
+                break  # aborted: nothing left running (or workers ignoring abort, left to shutdown)
 
     def _submit(self, a: Assign) -> None:
         t = a.task
