@@ -149,6 +149,12 @@ class BackendContract:
         assert single.running() == 0
         assert single.wait(0.3) == []
 
+    def test_cancel_drops_an_event_not_yet_taken(self, backend: Backend, tmp_path: Path) -> None:
+        backend.submit(make_launch(tmp_path, "quick", ["/bin/true"]))
+        time.sleep(0.3)  # it has ended, its event is waiting
+        backend.cancel("quick#0")
+        assert backend.wait(0.2) == []
+
     def test_priority_first_then_submission_order(self, single: Backend, tmp_path: Path) -> None:
         log = tmp_path / "order.log"
         single.submit(make_launch(tmp_path, "first", ["/bin/sleep", "0.3"], priority=-100))

@@ -118,7 +118,8 @@ class LocalBackend:
             self._collect(self._sleep_for(now, deadline))
 
     def cancel(self, key: str) -> None:
-        """Stop a queued or running attempt; no event is reported for it."""
+        """Stop a queued or running attempt; no event is reported for it (even one not yet taken)."""
+        self._events = [e for e in self._events if e.key != key]
         if self._queue.remove(key):
             return
         fd = self._keys.get(key)
@@ -128,7 +129,6 @@ class LocalBackend:
         _kill_group(job.spawned.pid)
         os.waitpid(job.spawned.pid, 0)
         self._forget(fd, job)
-        self._events = [e for e in self._events if e.key != key]
         self._schedule()
 
     def idle(self) -> int:
