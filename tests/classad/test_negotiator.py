@@ -198,3 +198,28 @@ def test_the_negotiator_agrees_with_a_naive_scan_and_keeps_its_invariants(
             assert cur_matches(ad) + used[name] <= max(ad["MaxMatches"], cur_matches(ad))
     assert all(u <= limit for u, limit in cycle.limits.statistics().values())
     assert set(cycle.unmatched) | {m.job for m in cycle.matches} == set(range(len(jobs)))
+
+
+def test_computed_want_ad_revaluate_and_name_are_evaluated() -> None:
+    resources = _ads('[Site = "x"; Name = strcat(Site, "-1"); WantAdRevaluate = 1 == 1; CurMatches = 0;'
+                     ' Requirements = CurMatches < 2]')
+    assert _pairs(negotiate(_ads(*["[Requirements = true]"] * 3), resources)) == [(0, "x-1"), (1, "x-1")]
+
+
+_SCRIPT = """
+from sheaf.classad import ClassAd, negotiate
+sites = [ClassAd.parse(f'[Name = "s{i}"; WantAdRevaluate = true; CurMatches = {i % 2}; MaxMatches = 3;'
+                       f' Mem = {i % 3}; Requirements = CurMatches < MaxMatches]') for i in range(6)]
+jobs = {f"j{i}": ClassAd.parse(f'[Requirements = TARGET.Mem >= {i % 3}; Rank = TARGET.Mem; JobPrio = {i % 2};'
+                                f' ConcurrencyLimits = "l{i % 2}"]') for i in range(20)}
+cycle = negotiate(jobs, sites, {"L1_LIMIT": 4})
+print([(m.job, m.resource) for m in cycle.matches], sorted(cycle.unmatched.items()))
+"""
+
+
+def test_the_outcome_does_not_depend_on_hash_seeds() -> None:
+    import subprocess
+    import sys
+    outputs = {subprocess.run([sys.executable, "-c", _SCRIPT], env={"PYTHONHASHSEED": seed}, capture_output=True,
+                              text=True, check=True, timeout=120).stdout for seed in ("1", "2")}
+    assert len(outputs) == 1 and "j0" in outputs.pop()

@@ -51,7 +51,7 @@ from ._limits import ConcurrencyLimits, Demand, parse_limits
 from ._match import half_match, rank_value
 from ._negotiator_kinds import JOB_ROOTS, RESOURCE_ROOTS, JobKinds, ResourceClasses, _exprs, lookups
 
-__all__ = ["NO_MATCH", "Cycle", "Match", "cur_matches", "negotiate", "resource_name"]
+__all__ = ["NO_MATCH", "Cycle", "Match", "cur_matches", "negotiate", "resource_name", "wants_revaluation"]
 
 NO_MATCH = "no matching resource"
 _Verdict = tuple[float, Demand] | None  # (-rank, demand) when the pair matches
@@ -98,8 +98,13 @@ def negotiate(jobs: Mapping[Hashable, ClassAd] | Sequence[ClassAd], resources: S
 
 def resource_name(ad: ClassAd, index: int) -> str:
     """A resource's ``Name`` when it is a string, else ``#<index>``."""
-    name = ad.get("Name")
+    name = ad.eval("Name") if "Name" in ad else None
     return name if isinstance(name, str) else f"#{index}"
+
+
+def wants_revaluation(ad: ClassAd) -> bool:
+    """``WantAdRevaluate`` evaluates to true (HTCondor's spelling of the attribute, kept)."""
+    return "WantAdRevaluate" in ad and ad.eval("WantAdRevaluate") is True
 
 
 def cur_matches(ad: ClassAd) -> int:
@@ -152,7 +157,7 @@ class _Negotiation:
         self.version = [0] * count
         self.seq = list(range(count))
         self.next_seq = count
-        self.want = [ad.get("WantAdRevaluate") is True for ad in resources]
+        self.want = [wants_revaluation(ad) for ad in resources]
         self.changes: list[int] = []
         self.cache: dict[tuple[int, int], _Verdict] = {}
         self.bumped: dict[tuple[int, int], int] = {}

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Sequence
 
 from ._classad import ClassAd
 from ._limits import ConcurrencyLimits
-from ._negotiator import Match, cur_matches, resource_name
+from ._negotiator import Match, cur_matches, resource_name, wants_revaluation
 
 __all__ = ["recount_matches", "unmatch"]
 
@@ -51,7 +51,7 @@ def unmatch(resources: Sequence[ClassAd], match: Match,
         limits.release(match.demand)
     fresh = list(resources)
     for index, ad in enumerate(fresh):
-        if resource_name(ad, index) == match.resource and ad.get("WantAdRevaluate") is True:
+        if resource_name(ad, index) == match.resource and wants_revaluation(ad):
             fresh[index] = _with_cur_matches(ad, max(0, cur_matches(ad) - 1))
             break
     return fresh

@@ -74,7 +74,7 @@ def _on_terminal() -> bool:
 
 
 def _row(job: classad.ClassAd, argument: str, resource: classad.ClassAd) -> _Row:
-    name = resource.get("Name")
+    name = resource.eval("Name")
     label = name if isinstance(name, str) else argument
     job_wants = classad.half_match(job, resource)
     resource_wants = classad.half_match(resource, job)
