@@ -1,0 +1,156 @@
+"""The job graph: CSR structure, topological order, levels, cycles as data, file-implied edges."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sheaf.errors import ValidationError
+from sheaf.model import Job, Use, Workflow, build_graph, validate
+
+
+def _workflow(n: int, edges: list[tuple[int, int]], names: list[str] | None = None) -> Workflow:
+    ids = names or [f"j{i}" for i in range(n)]
+    wf = Workflow("g")
+    for jid in ids:
+        wf.jobs[jid] = Job(jid, "t")
+    for parent, child in edges:
+        wf.add_dependency(ids[parent], ids[child])
+    return wf
+
+
+@st.composite
+def dags(draw: Any) -> tuple[int, list[tuple[int, int]], list[int]]:
+    """A random DAG: edges go forward in a random permutation of the nodes."""
+    n = draw(st.integers(1, 25))
+    perm = draw(st.permutations(list(range(n))))
+    pairs = [(a, b) for a in range(n) for b in range(a + 1, n)]
+    chosen = draw(st.lists(st.sampled_from(pairs), max_size=60)) if pairs else []
+    return n, [(perm[a], perm[b]) for a, b in chosen], perm
+
+
+def _reference_levels(n: int, edges: list[tuple[int, int]]) -> list[int]:
+    level = [1] * n
+    for _ in range(n):  # Bellman-Ford-style relaxation: fine for small graphs, obviously right
+        for parent, child in edges:
+            level[child] = max(level[child], level[parent] + 1)
+    return level
+
+
+@settings(max_examples=150, deadline=None)
+@given(dags())
+def test_dag_order_levels_and_csr(case: tuple[int, list[tuple[int, int]], list[int]]) -> None:
+    n, edges, _ = case
+    graph = build_graph(_workflow(n, edges))
+    unique = set(edges)
+    assert graph.edge_count == len(unique)
+    assert set(graph.edges()) == unique
+    for node in range(n):
+        assert list(graph.parents(node)) == sorted({p for p, c in unique if c == node})
+        assert list(graph.children(node)) == sorted({c for p, c in unique if p == node})
+    order = graph.topological_order()
+    assert order is not None and sorted(order) == list(range(n))
+    position = {node: i for i, node in enumerate(order)}
+    assert all(position[p] < position[c] for p, c in unique)
+    assert graph.levels(order) == _reference_levels(n, edges)
+    assert graph.find_cycle() is None
+    assert graph.roots() == [i for i in range(n) if not any(c == i for _, c in unique)]
+
+
+@settings(max_examples=150, deadline=None)
+@given(dags(), st.data())
+def test_a_back_edge_makes_a_cycle_reported_as_a_path(case: tuple[int, list[tuple[int, int]], list[int]],
+                                                      data: st.DataObject) -> None:
+    n, edges, perm = case
+    if n < 2:
+        return
+    a, b = sorted(data.draw(st.lists(st.integers(0, n - 1), min_size=2, max_size=2, unique=True)))
+    # a forward path perm[a] -> perm[b] plus the edge back closes a cycle
+    edges = [*edges, (perm[a], perm[b]), (perm[b], perm[a])]
+    wf = _workflow(n, edges)
+    graph = build_graph(wf)
+    assert graph.topological_order() is None
+    cycle = graph.find_cycle()
+    assert cycle is not None and cycle[0] == cycle[-1] and len(cycle) >= 3
+    index = graph.index
+    unique = set(edges)
+    assert all((index[x], index[y]) in unique for x, y in zip(cycle, cycle[1:], strict=False))
+    with pytest.raises(ValidationError, match="cycle") as info:
+        validate(wf)
+    assert info.value.detail is not None and info.value.detail.startswith("cycle: ")
+
+
+def test_file_implied_edges() -> None:
+    wf = Workflow("f")
+    wf.jobs["a"] = Job("a", "t", uses=(Use("x", "output"),))
+    wf.jobs["b"] = Job("b", "t", uses=(Use("x"), Use("y", "output")))
+    wf.jobs["c"] = Job("c", "t", uses=(Use("x"), Use("y"), Use("z", "checkpoint")))
+    wf.jobs["d"] = Job("d", "t", uses=(Use("z"),))
+    graph = build_graph(wf)
+    assert sorted(graph.edges()) == [(0, 1), (0, 2), (1, 2), (2, 3)]
+    assert graph.levels() == [1, 2, 3, 4]
+    assert build_graph(wf, infer=False).edge_count == 0
+    assert wf.dependencies == {}  # the graph never writes implied edges back into the model
+
+
+@pytest.mark.parametrize(("edit", "words"), [
+    (lambda wf: wf.add_dependency("nope", "j0"), "names an unknown job"),
+    (lambda wf: wf.add_dependency("j0", "nope"), "of job 'j0' names an unknown job"),
+    (lambda wf: wf.add_dependency("j1", "j1"), "depends on itself"),
+])
+def test_bad_references(edit: Any, words: str) -> None:
+    wf = _workflow(3, [])
+    edit(wf)
+    with pytest.raises(ValidationError, match=words):
+        build_graph(wf)
+
+
+def test_two_producers() -> None:
+    wf = Workflow("p")
+    wf.jobs["a"] = Job("a", "t", uses=(Use("f", "output"),))
+    wf.jobs["b"] = Job("b", "t", uses=(Use("f", "checkpoint"),))
+    with pytest.raises(ValidationError) as info:
+        build_graph(wf)
+    assert info.value.value == "f" and "'a' and 'b'" in str(info.value)
+
+
+def test_deep_chain_is_iterative() -> None:
+    n = 50_000  # deeper than any recursion limit
+    graph = build_graph(_workflow(n, [(i, i + 1) for i in range(n - 1)]))
+    assert graph.levels()[-1] == n
+    cyclic = build_graph(_workflow(n, [(i, i + 1) for i in range(n - 1)] + [(n - 1, 0)]))
+    assert len(cyclic.find_cycle() or []) == n + 1
+
+
+_PROGRAM = """
+import json, random
+from sheaf.model import Job, Use, Workflow, validate
+rng = random.Random(7)
+wf = Workflow("h")
+names = [f"job-{i}" for i in range(300)]
+for i, name in enumerate(names):
+    uses = [Use(f"out-{i}", "output")] + [Use(f"out-{rng.randrange(i)}") for _ in range(3) if i]
+    wf.jobs[name] = Job(name, "t", uses=tuple(uses))
+for _ in range(200):
+    a, b = sorted(rng.sample(range(300), 2))
+    wf.add_dependency(names[a], names[b])
+graph, levels, summary = validate(wf)
+print(json.dumps([list(graph.edges()), graph.topological_order(), levels, summary.edges]))
+"""
+
+
+def test_deterministic_under_two_hash_seeds() -> None:
+    outputs = []
+    for seed in ("1", "4242"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        done = subprocess.run([sys.executable, "-c", _PROGRAM], env=env, capture_output=True, text=True,
+                              check=True, timeout=120)
+        outputs.append(json.loads(done.stdout))
+    assert outputs[0] == outputs[1]
