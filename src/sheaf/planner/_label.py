@@ -83,6 +83,12 @@ def _one_site(value: str, members: list[int], ctx: PassContext) -> str:
     for j in members:
         if sites[j] != sites[first]:
             a, b = ctx.table.jobs[first].id, ctx.table.jobs[j].id
+            if value == WHOLE_LABEL:
+                raise PlanningError(
+                    f"whole-workflow clustering needs every job on one site, but '{a}' runs on "
+                    f"'{sites[first]}' and '{b}' on '{sites[j]}'",
+                    rule="whole clustering runs the workflow as one job on one site (choose one with --sites)",
+                    value=b)
             raise PlanningError(
                 f"jobs '{a}' and '{b}' carry label '{value}' but run on different sites "
                 f"('{sites[first]}' and '{sites[j]}')",
