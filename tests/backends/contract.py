@@ -118,6 +118,15 @@ class BackendContract:
         assert (tmp_path / "pwd.out").read_text() == f"{work.resolve()}\n"
         assert (tmp_path / "pwd.err").read_text() == "oops\n"
 
+    def test_a_job_inherits_only_stdin_stdout_stderr(self, backend: Backend, tmp_path: Path) -> None:
+        keep = open(tmp_path / "engine-file", "w")  # noqa: SIM115 - an open descriptor of "the engine"
+        try:
+            backend.submit(make_launch(tmp_path, "fds", ["/bin/sh", "-c", "ls /proc/$$/fd"]))
+            collect(backend, 1)
+        finally:
+            keep.close()
+        assert sorted(int(fd) for fd in (tmp_path / "fds.out").read_text().split()) == [0, 1, 2]
+
     def test_stdout_and_stderr_may_share_a_file(self, backend: Backend, tmp_path: Path) -> None:
         backend.submit(make_launch(tmp_path, "both", ["/bin/sh", "-c", "echo out; echo err >&2; echo out2"],
                                    stderr="both.out"))

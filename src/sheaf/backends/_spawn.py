@@ -18,6 +18,10 @@ environment, output files): ``os.posix_spawn`` 1,700-1,790/s, ``subprocess.Popen
 - CPU affinity without ``preexec_fn`` or ``taskset``: a child inherits the CPU mask of the thread
   that forks it, so the spawning thread pins *itself* to the slot's CPUs around the call and
   restores its mask after -- two syscalls, no race with the job's own forks.
+- Descriptors: posix_spawn closes only close-on-exec descriptors.  Python opens everything
+  close-on-exec, but a process may have *inherited* open descriptors (a make jobserver pipe, a
+  harness's log); ``seal_descriptors`` marks every descriptor above 2 close-on-exec once, when the
+  backend starts, so a job sees only its stdin, stdout and stderr, as with HTCondor.
 - Exit is watched through a pidfd (``os.pidfd_open``): the backend's epoll sees it readable when
   the process ends and then reaps exactly that pid with ``os.wait4`` (no SIGCHLD handler, no
   reaper thread, no ``waitpid(-1)`` that would steal the engine's own children).
@@ -29,7 +33,7 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-__all__ = ["SpawnError", "Spawned", "spawn"]
+__all__ = ["SpawnError", "Spawned", "seal_descriptors", "spawn"]
 
 _OUT_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
 
@@ -85,6 +89,17 @@ def _explain(exc: OSError, program: str, cwd: str) -> str:
     if exc.filename is not None and str(exc.filename) == cwd:
         return f"cannot enter working directory {cwd!r}: {exc.strerror}"
     return f"cannot execute {program!r} (or open its output files) in {cwd!r}: {exc.strerror}"
+
+
+def seal_descriptors() -> None:
+    """Make every open descriptor above 2 close-on-exec (see the module docstring)."""
+    for name in os.listdir("/proc/self/fd"):
+        fd = int(name)
+        if fd > 2:
+            try:
+                os.set_inheritable(fd, False)
+            except OSError:
+                pass  # the descriptor of the listing itself, closed by now
 
 
 def _pin(cpus: frozenset[int] | None) -> set[int] | None:

@@ -16,7 +16,7 @@ Scheduling policy
 Processes (``_spawn``)
     argv exec'd directly (never a shell), the complete environment of the launch as given, the
     launch's working directory, stdout/stderr truncated per attempt (as HTCondor does), stdin
-    /dev/null, each job in its own session (so ``cancel``/``close``/memory kills reach its children via
+    /dev/null, no other descriptor of the engine, each job in its own session (so ``cancel``/``close``/memory kills reach its children via
     the process group), pinned to the claim's CPUs when the pool enforces CPU affinity.  When a job's
     main process exits, what is left of its process group is killed, as HTCondor's starter does.
 
@@ -46,7 +46,7 @@ from typing import Self
 
 from sheaf.backends._memwatch import POLL_INTERVAL, tree_rss_mb
 from sheaf.backends._queue import LaunchQueue, Outcome
-from sheaf.backends._spawn import Spawned, SpawnError, spawn
+from sheaf.backends._spawn import Spawned, SpawnError, seal_descriptors, spawn
 from sheaf.classad import ClassAd
 from sheaf.engine import ConcurrencyLimits, Event, Exited, Held, Launch, Pool
 from sheaf.engine._limits import Demand, parse_limits
@@ -88,6 +88,7 @@ class LocalBackend:
         self._next_retry = 0.0
         self._closed = False
         self.started_total = 0
+        seal_descriptors()
 
     # -- the Backend protocol ----------------------------------------------------------------------
 
