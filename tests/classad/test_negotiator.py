@@ -223,3 +223,12 @@ def test_the_outcome_does_not_depend_on_hash_seeds() -> None:
     outputs = {subprocess.run([sys.executable, "-c", _SCRIPT], env={"PYTHONHASHSEED": seed}, capture_output=True,
                               text=True, check=True, timeout=120).stdout for seed in ("1", "2")}
     assert len(outputs) == 1 and "j0" in outputs.pop()
+
+
+def test_a_job_calling_eval_is_keyed_by_its_whole_ad() -> None:
+    resources = _ads('[Name = "r"; WantAdRevaluate = true; Requirements = true]')
+    jobs = _ads('[Requirements = eval("A") > 1; A = 1]', '[Requirements = eval("A") > 1; A = 2]')
+    jobs[1] = jobs[0].copy()
+    jobs[1]["A"] = 2  # shares every other expression object with jobs[0]
+    cycle = negotiate(jobs, resources)
+    assert _pairs(cycle) == [(1, "r")] and cycle.kinds == 2

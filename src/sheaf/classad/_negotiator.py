@@ -46,7 +46,7 @@ from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ._classad import ClassAd
-from ._expr import NOT_CONSTANT, Expr, parse
+from ._expr import NOT_CONSTANT, parse
 from ._limits import ConcurrencyLimits, Demand, parse_limits
 from ._match import half_match, rank_value
 from ._negotiator_kinds import JOB_ROOTS, RESOURCE_ROOTS, JobKinds, ResourceClasses, _exprs, lookups
@@ -124,16 +124,6 @@ def _priority(ad: ClassAd) -> float:
         return 0
     value = expr.const if expr.const is not NOT_CONSTANT else expr.evaluate_in(ad, None)
     return value if (type(value) is int or type(value) is float) and not math.isnan(value) else 0
-
-
-def _count_expr(count: int) -> Expr:
-    found = _COUNTS.get(count)
-    if found is None:
-        found = _COUNTS[count] = parse(str(count))
-    return found
-
-
-_COUNTS: dict[int, Expr] = {}
 
 
 class _Kind:
@@ -307,7 +297,7 @@ class _Negotiation:
             return
         count = cur_matches(ad) + 1
         fresh = ad.copy()
-        fresh["CurMatches"] = _count_expr(count)
+        fresh["CurMatches"] = parse(str(count))  # parse caches: one Expr per count
         self.ads[r] = fresh
         self.version[r] += 1
         self.seq[r] = self.next_seq

@@ -156,8 +156,9 @@ class JobKinds:
                 self._pinned.clear()
                 exprs = tuple(map(ex.get, self._flat))
                 ident = tuple(map(id, exprs))
-            self._by_identity[ident] = found
-            self._pinned.append(exprs)
+            if found >= 0:  # a whole-ad kind depends on more than these names: never cache it
+                self._by_identity[ident] = found
+                self._pinned.append(exprs)
         return found
 
     def _walk_levels(self, ex: dict[str, Expr]) -> int:
