@@ -172,7 +172,7 @@ class Pool:
         return local
 
     def slot_ads(self) -> list[ClassAd]:
-        """The current slot ads (static and partitionable; dynamic slots live in their claims)."""
+        """The current slot ads (static and partitionable; a dynamic slot is described by its claim)."""
         return [slot.ad for slot in self._slots]
 
     def claim(self, job_ad: ClassAd, sig: tuple[object, ...] | None = None) -> Claim | None:
@@ -304,6 +304,8 @@ class Pool:
         if key in self._unrunnable_cache:
             return self._unrunnable_cache[key]
         reason = self._diagnose(job_ad)
+        if len(self._unrunnable_cache) >= _CACHE_LIMIT:
+            self._unrunnable_cache.clear()
         self._unrunnable_cache[key] = reason
         return reason
 
