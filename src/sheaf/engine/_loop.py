@@ -320,7 +320,7 @@ class _Run:
     def _launch(self, spec: NodeSpec, sub: Submit, key: str) -> Launch:
         job = self.first.pop(spec.name, None) if sub.attempt == 0 else None
         if job is not None:
-            job.ad["ClusterId"] = sub.cluster
+            job.ad["ClusterId"] = sub.cluster  # known only now; nothing else in the ad depends on it
         elif spec.subdag:
             job = _subdag_job(spec, sub)
         else:

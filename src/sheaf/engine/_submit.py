@@ -34,6 +34,7 @@ __all__ = [
 ]
 
 import fnmatch
+import functools
 import math
 import os
 import re
@@ -323,33 +324,50 @@ def _expr(desc: SubmitDescription, key: str, text: str) -> classad.Expr:
                      "the value is a ClassAd expression", text) from exc
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def _literal(value: str | int) -> classad.Expr:
+    """The Expr of a literal, shared between ads (most values repeat: executables, directories, ints)."""
+    scratch = ClassAd()
+    scratch["v"] = value
+    return scratch.lookup("v")
+
+
 def _job_ad(desc: SubmitDescription, ex: _Expander, node: str, attempt: int, cluster: int, exe: str,
             iwd: str, universe: str, vars_: dict[str, str]) -> ClassAd:
-    """The job ad, built attribute by attribute (literals need no parsing; expressions are cached)."""
-    ad = ClassAd()
-    for name, value in (("ClusterId", cluster), ("ProcId", 0), ("Cmd", exe), ("Iwd", iwd),
-                        ("JobUniverse", UNIVERSES[universe]), ("Universe", universe), ("Owner", _OWNER),
-                        ("DAGNodeName", node)):
-        ad[name] = value
-    ad["RequestCpus"] = _expr(desc, "request_cpus", ex.get("request_cpus", "1") or "1")
+    """The job ad: a copy of a shared template (same attributes, same expressions) plus the three
+    attributes that differ per attempt.  Literals need no parsing; expressions are parsed once."""
+    attrs: list[tuple[str, classad.Expr]] = [
+        ("ProcId", _literal(0)), ("Cmd", _literal(exe)), ("Iwd", _literal(iwd)),
+        ("JobUniverse", _literal(UNIVERSES[universe])), ("Universe", _literal(universe)),
+        ("Owner", _literal(_OWNER)), ("RequestCpus", _expr(desc, "request_cpus", ex.get("request_cpus", "1") or "1"))]
     memory = ex.get("request_memory", "")
     if memory:
-        ad["RequestMemory"] = _expr(desc, "request_memory", memory_mb(memory, desc.path))
+        attrs.append(("RequestMemory", _expr(desc, "request_memory", memory_mb(memory, desc.path))))
     disk = ex.get("request_disk", "")
     if disk:
-        ad["RequestDisk"] = _expr(desc, "request_disk", disk_kb(disk, desc.path))
+        attrs.append(("RequestDisk", _expr(desc, "request_disk", disk_kb(disk, desc.path))))
     for key, attr in (("requirements", "Requirements"), ("rank", "Rank"), ("priority", "JobPrio")):
         value = ex.get(key, "")
         if value:
-            ad[attr] = _expr(desc, key, value)
+            attrs.append((attr, _expr(desc, key, value)))
     limits = ex.get("concurrency_limits", "")
     if limits:
-        ad["ConcurrencyLimits"] = limits
+        attrs.append(("ConcurrencyLimits", _literal(limits)))
     for name, raw in desc.attrs.items():
-        ad[name] = _expr(desc, "+" + name, ex.expand(raw))
+        attrs.append((name, _expr(desc, "+" + name, ex.expand(raw))))
     for key, raw in vars_.items():  # VARS +Attr="v" and VARS My.Attr="v" go to the ad as-is
         if key.startswith("+") or key.lower().startswith("my."):
-            name = key[1:] if key.startswith("+") else key[3:]
-            ad[name] = _expr(desc, key, ex.expand(raw))
-    ad["DAGNodeRetry"] = attempt  # always the attempt number, whatever VARS said
+            attrs.append((key[1:] if key.startswith("+") else key[3:], _expr(desc, key, ex.expand(raw))))
+    ad = _template(tuple(attrs)).copy()
+    ad["ClusterId"] = _literal(cluster)
+    ad["DAGNodeName"] = _literal(node)
+    ad["DAGNodeRetry"] = _literal(attempt)  # always the attempt number, whatever VARS said
+    return ad
+
+
+@functools.lru_cache(maxsize=4096)
+def _template(attrs: tuple[tuple[str, classad.Expr], ...]) -> ClassAd:
+    ad = ClassAd()
+    for name, expr in attrs:
+        ad[name] = expr
     return ad
