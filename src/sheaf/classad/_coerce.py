@@ -50,6 +50,14 @@ def c_int(value: float) -> int:
     return result if -(1 << 63) <= result < (1 << 63) else _INT_MIN
 
 
+def c_int32(value: float) -> int:
+    """C's ``(int)`` cast of a double (what HTCondor uses for relative times): out of range -> INT32_MIN."""
+    if value != value or value in (math.inf, -math.inf):
+        return -(1 << 31)
+    result = int(value)
+    return result if -(1 << 31) <= result < (1 << 31) else -(1 << 31)
+
+
 def to_string(value: Value) -> Value:
     kind = type(value)
     if kind is str or value is UNDEFINED or value is ERROR:
@@ -64,7 +72,8 @@ def to_string(value: Value) -> Value:
         return format_reltime(value.secs)
     from ._convert import value_node
     from ._unparse import unparse_compact
-    return unparse_compact(value_node(value))
+    node = getattr(value, "node", None)  # a list literal prints its source, as HTCondor does
+    return unparse_compact(node if node is not None else value_node(value))
 
 
 def to_int(value: Value) -> Value:
@@ -81,7 +90,7 @@ def to_int(value: Value) -> Value:
     if kind is AbsTime:
         return int(value.secs)
     if kind is RelTime:
-        return c_int(value.secs)
+        return c_int32(value.secs)
     return UNDEFINED if value is UNDEFINED else ERROR
 
 
@@ -97,5 +106,5 @@ def to_real(value: Value) -> Value:
     if kind is AbsTime:
         return float(value.secs)
     if kind is RelTime:
-        return float(c_int(value.secs))
+        return float(c_int32(value.secs))
     return UNDEFINED if value is UNDEFINED else ERROR

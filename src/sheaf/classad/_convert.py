@@ -1,8 +1,7 @@
 """Conversions between Python values and ClassAd literal nodes.
 
-``to_expr`` turns what a caller assigns into an ``Expr``; negative numbers become unary minus over a
-positive literal (the parser's reading of ``-5``), so that ``parse(unparse(e)) == e`` holds for
-assigned values too.  ``constant_value`` is the inverse for ``ClassAd.__getitem__``: a node that is a
+``to_expr`` turns what a caller assigns into an ``Expr``; negative numbers are literals, as the lexer
+reads ``-5``, so that ``parse(unparse(e)) == e`` holds for assigned values too.  ``constant_value`` is the inverse for ``ClassAd.__getitem__``: a node that is a
 constant (possibly a list or ad of constants) comes back as a Python value.
 """
 
@@ -30,9 +29,7 @@ def to_expr(value: Any) -> Expr:
 
 
 def _number(kind: str, value: Any) -> Node:
-    if value < 0 or (kind == "real" and math.copysign(1.0, value) < 0 and value == 0):
-        return ("un", "-", (kind, -value))
-    return (kind, value)
+    return (kind, value)  # negative numbers are literals too (the lexer reads "-5" as one token)
 
 
 def value_node(value: Any) -> Node:
@@ -45,8 +42,6 @@ def value_node(value: Any) -> Node:
     if isinstance(value, bool):
         return ("bool", value)
     if isinstance(value, int):
-        if value == -(1 << 63):
-            return ("bin", "-", ("un", "-", ("int", (1 << 63) - 1)), ("int", 1))
         return _number("int", value)
     if isinstance(value, float):
         if value != value:
@@ -60,7 +55,7 @@ def value_node(value: Any) -> Node:
     if isinstance(value, AbsTime):
         return ("abstime", "absTime", value.secs, value.offset)
     if isinstance(value, RelTime):
-        return ("reltime", "relTime", value.secs)
+        return ("call", "relTime", (_number("real", float(value.secs)),))
     if isinstance(value, ClassAd):
         return ("ad", tuple((value._names[k], e.node) for k, e in value._ex.items()))
     if isinstance(value, Mapping):
@@ -81,7 +76,7 @@ def constant_value(node: Node, scope: ClassAd | None) -> Any:
     if kind == "abstime":
         return AbsTime(node[2], node[3])
     if kind == "reltime":
-        return RelTime(node[2])
+        return float(node[2])
     if kind == "error":
         return ERROR
     if kind == "list":

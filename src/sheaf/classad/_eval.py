@@ -19,27 +19,33 @@ drops that fallback.
 Each evaluation has an ``Env``: the two ads, the mode, a memo of attribute values (keyed by the ad and
 the name) and the attribute depth.  An attribute being evaluated reads as ``UNDEFINED`` from inside
 itself (so ``[a = a]`` and ``[a = b; b = a]`` give ``UNDEFINED``, as in HTCondor); the memo also makes
-exponentially shared definitions linear.  Attribute chains deeper than ``MAX_ATTR_DEPTH`` are
-``ERROR``, and a Python ``RecursionError`` anywhere in an evaluation makes its value ``ERROR``:
-evaluation never raises for data.
+exponentially shared definitions linear (see ``deref``).  Attribute chains deeper than
+``MAX_ATTR_DEPTH``, or more than ``MAX_STEPS`` attribute evaluations, are ``ERROR``; a Python
+``RecursionError`` anywhere in an evaluation makes its value ``ERROR``: evaluation never raises for
+data and always ends.
 """
 
 from __future__ import annotations
 
 __all__ = ["MISSING", "Env", "as_classad", "compile_node", "evaluate", "evaluate_attr", "evaluate_in"]
 
+import os
 from collections.abc import Callable
 from typing import Any, Final
 
 from ._classad import ClassAd
 from ._expr import NOT_CONSTANT, Expr, parse
 from ._ops import BINARY, UNARY, identical
-from ._values import ERROR, UNDEFINED
+from ._values import ERROR, UNDEFINED, ListValue
 
 Value = Any
 Fn = Callable[["Env", "ClassAd | None"], Value]
 MISSING: Final = object()
+# Tests set SHEAF_CLASSAD_RAISE=1 to see internal failures instead of their ERROR value.
+_RAISE_INTERNAL: Final = os.environ.get("SHEAF_CLASSAD_RAISE") == "1"
 MAX_ATTR_DEPTH: Final = 1000
+MAX_STEPS: Final = 1_000_000  # attribute evaluations per evaluation: a bound on time, not only on depth
+_IN_PROGRESS: Final = object()
 _SPECIAL: Final = frozenset({"my", "parent", "root", "toplevel"})
 _LCTX_SAME: Final = frozenset({"ad", "my"})
 _LCTX_OTHER: Final = frozenset({"other", "target"})
@@ -48,7 +54,7 @@ _LCTX_OTHER: Final = frozenset({"other", "target"})
 class Env:
     """The state of one evaluation (see the module docstring)."""
 
-    __slots__ = ("context", "depth", "memo", "my", "strict", "target")
+    __slots__ = ("context", "cycles", "depth", "each", "memo", "my", "steps", "strict", "target")
 
     def __init__(self, my: ClassAd | None, target: ClassAd | None, strict: bool) -> None:
         self.my = my
@@ -57,12 +63,22 @@ class Env:
         self.memo: dict[tuple[int, str], tuple[ClassAd, Value]] | None = None
         self.depth = 0
         self.context: dict[str, ClassAd] | None = None
+        self.cycles = 0
+        self.steps = 0
+        # evalInEachContext's current ad: last resort for unqualified names, and what MY means, while
+        # its argument expression itself is evaluated (not inside the attributes it reaches)
+        self.each: ClassAd | None = None
 
 
 # -- attribute lookup -----------------------------------------------------------------------------
 
 def deref(env: Env, ad: ClassAd, lname: str, expr: Expr) -> Value:
-    """The value of attribute ``lname`` found in ``ad`` (memoised per evaluation)."""
+    """The value of attribute ``lname`` found in ``ad``.
+
+    While an attribute is being evaluated, a reference back to it reads UNDEFINED (HTCondor's rule
+    for cycles).  Values are memoised for the rest of the evaluation -- which makes shared
+    definitions linear instead of exponential -- unless their computation met such a cycle: those
+    depend on the path that led to them, and are recomputed like HTCondor does."""
     const = expr.const
     if const is not NOT_CONSTANT:
         return const
@@ -72,15 +88,28 @@ def deref(env: Env, ad: ClassAd, lname: str, expr: Expr) -> Value:
     key = (id(ad), lname)
     hit = memo.get(key)
     if hit is not None:
+        if hit[1] is _IN_PROGRESS:
+            env.cycles += 1
+            return UNDEFINED
         return hit[1]
-    memo[key] = (ad, UNDEFINED)  # a reference to itself while being evaluated reads UNDEFINED
-    if env.depth >= MAX_ATTR_DEPTH:
-        value: Value = ERROR
-    else:
-        env.depth += 1
+    env.steps += 1
+    if env.depth >= MAX_ATTR_DEPTH or env.steps > MAX_STEPS:
+        return ERROR
+    memo[key] = (ad, _IN_PROGRESS)
+    cycles = env.cycles
+    env.depth += 1
+    each = env.each
+    if each is None:
         value = expr.fn(env, ad)
-        env.depth -= 1
-    memo[key] = (ad, value)
+    else:
+        env.each = None
+        value = expr.fn(env, ad)
+        env.each = each
+    env.depth -= 1
+    if env.cycles == cycles:
+        memo[key] = (ad, value)
+    else:
+        del memo[key]
     return value
 
 
@@ -95,8 +124,8 @@ def resolve(env: Env, scope: ClassAd | None, lname: str) -> Value:
     expr = scope._ex.get(lname)
     if expr is not None:
         return deref(env, scope, lname, expr)
-    if lname in _SPECIAL:
-        return _special(env, scope, lname)
+    if lname in _SPECIAL and (lname != "my" or not env.strict):
+        return _special(env, scope, lname)  # in strict mode MY exists only inside a match (lCtx)
     ad = scope
     while True:
         parent = ad._parent
@@ -116,7 +145,7 @@ def _top(ad: ClassAd) -> ClassAd:
 
 def _special(env: Env, scope: ClassAd, lname: str) -> Value:
     if lname == "my":
-        return scope
+        return scope if env.each is None else env.each
     if lname == "parent":
         if scope._parent is not None:
             return scope._parent
@@ -180,6 +209,8 @@ def lookup_unqualified(env: Env, scope: ClassAd | None, lname: str) -> Value:
                 value = resolve(env, env.target, lname)
             elif scope is env.target:
                 value = resolve(env, env.my, lname)
+        if value is MISSING and env.each is not None:
+            value = resolve(env, env.each, lname)
         if value is MISSING:
             return UNDEFINED
     return value
@@ -192,8 +223,8 @@ def select(env: Env, base: Value, lname: str) -> Value:
         return UNDEFINED if value is MISSING else value
     if base is UNDEFINED:
         return UNDEFINED
-    if type(base) is list:
-        return [select(env, item, lname) if isinstance(item, ClassAd) or type(item) is list or item is UNDEFINED
+    if isinstance(base, list):
+        return [select(env, item, lname) if isinstance(item, ClassAd) or isinstance(item, list) or item is UNDEFINED
                 else ERROR for item in base]
     return ERROR
 
@@ -203,12 +234,22 @@ def subscript(env: Env, base: Value, index: Value) -> Value:
         return ERROR
     if base is UNDEFINED or index is UNDEFINED:
         return UNDEFINED
-    if type(base) is list:
+    if isinstance(base, list):
         if type(index) is int and 0 <= index < len(base):
             return base[index]
         return ERROR
     if isinstance(base, ClassAd) and type(index) is str:
-        return select(env, base, index.lower())
+        # ad["name"] looks in that ad only (unlike ad.name, it does not climb to enclosing ads), and
+        # evaluates the expression found directly: it is not marked as being evaluated, as in HTCondor
+        expr = base._ex.get(index.lower())
+        if expr is None:
+            return UNDEFINED
+        if env.depth >= MAX_ATTR_DEPTH:
+            return ERROR
+        env.depth += 1
+        value = expr.fn(env, base)
+        env.depth -= 1
+        return value
     return ERROR
 
 
@@ -313,7 +354,12 @@ def _c_elvis(node: tuple[Any, ...]) -> Fn:
 
 def _c_list(node: tuple[Any, ...]) -> Fn:
     items = tuple(compile_node(item) for item in node[1])
-    return lambda env, scope: [item(env, scope) for item in items]
+
+    def list_literal(env: Env, scope: ClassAd | None) -> Value:
+        value = ListValue(item(env, scope) for item in items)
+        value.node = node
+        return value
+    return list_literal
 
 
 def _c_ad(node: tuple[Any, ...]) -> Fn:
@@ -353,6 +399,10 @@ def evaluate_in(expr: Expr, my: ClassAd | None, target: ClassAd | None = None, s
         return expr.fn(env, my)
     except RecursionError:
         return ERROR
+    except Exception:  # a data problem a built-in did not foresee is still only ERROR
+        if _RAISE_INTERNAL:
+            raise
+        return ERROR
 
 
 def evaluate(expr: Expr | str, my: Any = None, target: Any = None, strict: bool = False) -> Value:
@@ -368,4 +418,8 @@ def evaluate_attr(ad: ClassAd, name: str, target: Any = None, strict: bool = Fal
     try:
         return deref(env, ad, name.lower(), expr)
     except RecursionError:
+        return ERROR
+    except Exception:
+        if _RAISE_INTERNAL:
+            raise
         return ERROR

@@ -43,8 +43,10 @@ class Expr:
             from ._values import ERROR, UNDEFINED
             self.const = UNDEFINED if kind == "undef" else ERROR
         elif kind == "abstime" or kind == "reltime":
-            from ._values import AbsTime, RelTime
-            self.const = AbsTime(node[2], node[3]) if kind == "abstime" else RelTime(node[2])
+            from ._values import AbsTime
+            # HTCondor quirk: a relTime("...") literal is a *real* number of seconds (isReal is true,
+            # getSeconds is ERROR); only its spelling remembers it was a time.
+            self.const = AbsTime(node[2], node[3]) if kind == "abstime" else float(node[2])
         elif kind == "un" and node[1] == "-" and node[2][0] in ("int", "real") and node[2][1] != (1 << 63):
             self.const = -node[2][1]  # what a negative number assigned from Python becomes
         else:

@@ -28,7 +28,7 @@ _TYPE_TESTS: Final[dict[str, Callable[[Value], bool]]] = {
     "isString": lambda v: type(v) is str,
     "isInteger": lambda v: type(v) is int,
     "isReal": lambda v: type(v) is float,
-    "isList": lambda v: type(v) is list,
+    "isList": lambda v: isinstance(v, list),
     "isClassAd": _is_ad,
     "isBoolean": lambda v: type(v) is bool,
     "isAbstime": lambda v: type(v) is AbsTime,
@@ -157,7 +157,7 @@ def quantize(args: list[Value]) -> Value:
     real = to_real(value)
     if type(real) is not float:
         return ERROR
-    if type(base) is list:
+    if isinstance(base, list):
         answer, base = _quantize_list(value, real, base)
         if answer is not None:
             return answer
@@ -169,10 +169,14 @@ def quantize(args: list[Value]) -> Value:
             return value
         if type(value) is int:
             return _c_div(value + base - 1, base) * base
-        return math.ceil(real / base) * base
+        return _fceil(real / base) * base
     if -1e-8 <= real_base <= 1e-8:
         return value
-    return math.ceil(real / real_base) * real_base
+    return _fceil(real / real_base) * real_base
+
+
+def _fceil(value: float) -> float:
+    return value if value != value or value in (math.inf, -math.inf) else float(math.ceil(value))
 
 
 def _c_div(a: int, b: int) -> int:
@@ -248,6 +252,7 @@ def interval(args: list[Value]) -> Value:
     total = to_int(args[0])
     if type(total) is not int:
         return ERROR
+    total = ((total & 0xFFFFFFFF) ^ 0x80000000) - 0x80000000  # HTCondor reads it into a C int
     days, total = _c_divmod(total, 86400)
     hours, total = _c_divmod(total, 3600)
     minutes, seconds = _c_divmod(total, 60)

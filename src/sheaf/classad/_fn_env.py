@@ -1,6 +1,8 @@
 """Environment and argument built-ins: ``envV1ToV2``, ``mergeEnvironment``, ``listToArgs``,
 ``argsToList`` -- HTCondor's two environment syntaxes (V1: ``A=1;B=2``; V2: ``"A=1 B='x y'"``) and
-its argument quoting (V2: blanks separate, single quotes group, ``''`` is a literal quote)."""
+its argument quoting (V2: blanks separate, single quotes group, two quotes in a quoted part are one
+quote).  Variables come out sorted by name, as HTCondor's environment object keeps them;
+``mergeEnvironment`` reads each argument in V2 syntax (later arguments win), skipping UNDEFINED."""
 
 from __future__ import annotations
 
@@ -62,9 +64,23 @@ def split_v2_args(text: str) -> list[str] | None:
 
 
 def quote_v2(word: str) -> str:
-    if word and not any(c in word for c in " \t\n\r'\""):
-        return word
-    return "'" + word.replace("'", "''") + "'"
+    """V2 quoting as HTCondor writes it: each run of blanks and quotes goes in its own '...' (a quote
+    inside doubled), the rest stays bare: a b -> a' 'b."""
+    if not word:
+        return "''"
+    out: list[str] = []
+    run: list[str] = []
+    for char in word:
+        if char in " \t\n\r'":
+            run.append("''" if char == "'" else char)
+            continue
+        if run:
+            out.append("'" + "".join(run) + "'")
+            run = []
+        out.append(char)
+    if run:
+        out.append("'" + "".join(run) + "'")
+    return "".join(out)
 
 
 def _v2_pairs(text: str) -> list[tuple[str, str]] | None:
@@ -84,7 +100,7 @@ def _format_v2(pairs: list[tuple[str, str]]) -> str:
     merged: dict[str, str] = {}
     for name, value in pairs:
         merged[name] = value
-    return " ".join(quote_v2(f"{name}={value}") for name, value in merged.items())
+    return " ".join(quote_v2(f"{name}={merged[name]}") for name in sorted(merged))
 
 
 @strict("envV1ToV2")
@@ -99,13 +115,6 @@ def env_v1_to_v2(args: list[Value]) -> Value:
     return ERROR if pairs is None else _format_v2(pairs)
 
 
-def _env_pairs(text: str) -> list[tuple[str, str]] | None:
-    stripped = text.strip()
-    if stripped.startswith('"'):
-        return _v2_pairs(stripped.strip('"'))
-    return _v1_pairs(text)
-
-
 @strict("mergeEnvironment")
 def merge_environment(args: list[Value]) -> Value:
     pairs: list[tuple[str, str]] = []
@@ -114,7 +123,7 @@ def merge_environment(args: list[Value]) -> Value:
             continue
         if type(arg) is not str:
             return ERROR
-        more = _env_pairs(arg)
+        more = _v2_pairs(arg)
         if more is None:
             return ERROR
         pairs.extend(more)
@@ -125,20 +134,14 @@ def merge_environment(args: list[Value]) -> Value:
 def list_to_args(args: list[Value]) -> Value:
     if len(args) != 1:
         return ERROR
-    if args[0] is UNDEFINED:
-        return UNDEFINED
-    if type(args[0]) is not list or any(type(item) is not str for item in args[0]):
+    if not isinstance(args[0], list) or any(type(item) is not str for item in args[0]):
         return ERROR
     return " ".join(quote_v2(item) for item in args[0])
 
 
 @strict("argsToList")
 def args_to_list(args: list[Value]) -> Value:
-    if len(args) != 1:
-        return ERROR
-    if args[0] is UNDEFINED:
-        return UNDEFINED
-    if type(args[0]) is not str:
+    if len(args) != 1 or type(args[0]) is not str:
         return ERROR
     words = split_v2_args(args[0])
     return ERROR if words is None else words

@@ -2,7 +2,8 @@
 ``anyCompare``, ``allCompare``, ``evalInEachContext``, ``countMatches``.
 
 Quirks kept from HTCondor: ``sum`` and ``avg`` of ``{}`` are integer 0 (``avg`` sets UNDEFINED, then
-overwrites it); ``min``/``max`` of ``{}`` are UNDEFINED; numbers only (a boolean element is ERROR);
+overwrites it); ``min``/``max`` of ``{}`` are UNDEFINED; numbers and booleans only (``sum({true})``
+is ``true``, ``min`` turns booleans into integers);
 ``anyCompare`` stops at the first comparison that is UNDEFINED and answers false.
 """
 
@@ -13,7 +14,7 @@ from typing import Any
 
 from ._functions import builtin, strict
 from ._ops import BINARY, compare, identical
-from ._values import ERROR, UNDEFINED
+from ._values import ERROR, UNDEFINED, RelTime
 
 Value = Any
 Fn = Callable[[Any, Any], Value]
@@ -24,7 +25,7 @@ def size(args: list[Value]) -> Value:
     if len(args) != 1:
         return ERROR
     value = args[0]
-    if type(value) in (list, str):
+    if isinstance(value, (list, str)):
         return len(value)
     if hasattr(value, "_ex"):
         return len(value)
@@ -37,12 +38,16 @@ def _numbers(args: list[Value]) -> Value:
     items = args[0]
     if items is UNDEFINED:
         return UNDEFINED
-    if type(items) is not list:
+    if not isinstance(items, list):
         return ERROR
+    numbers = []
     for item in items:
-        if type(item) is not int and type(item) is not float:
+        if item is UNDEFINED:
+            continue  # undefined elements are skipped (not counted by avg either)
+        if type(item) not in (int, float, bool):
             return ERROR
-    return items
+        numbers.append(item)
+    return numbers
 
 
 def _sum(items: list[Value]) -> Value:
@@ -55,13 +60,13 @@ def _sum(items: list[Value]) -> Value:
 @strict("sum")
 def sum_(args: list[Value]) -> Value:
     items = _numbers(args)
-    return _sum(items) if type(items) is list else items
+    return _sum(items) if isinstance(items, list) else items
 
 
 @strict("avg")
 def avg(args: list[Value]) -> Value:
     items = _numbers(args)
-    if type(items) is not list:
+    if not isinstance(items, list):
         return items
     total = _sum(items)
     return BINARY["/"](total, float(len(items))) if items else total
@@ -70,12 +75,18 @@ def avg(args: list[Value]) -> Value:
 def _bound(op: str) -> Callable[[list[Value]], Value]:
     def bound(args: list[Value]) -> Value:
         items = _numbers(args)
-        if type(items) is not list:
+        if not isinstance(items, list):
             return items
         best: Value = UNDEFINED
         for i, item in enumerate(items):
             if i == 0 or compare(op, item, best) is True:
                 best = item
+        # the answer takes the widest type present (bool < int < real); comparing turns a boolean
+        # into an integer, so only a lone boolean comes back as one
+        if any(type(item) is float for item in items):
+            return float(best)
+        if len(items) > 1 or type(best) is int:
+            return int(best)
         return best
     return bound
 
@@ -91,7 +102,7 @@ def _member(identical_test: bool) -> Callable[[list[Value]], Value]:
         needle, items = args
         if items is UNDEFINED or (not identical_test and needle is UNDEFINED):
             return UNDEFINED
-        if type(items) is not list or type(needle) is list or hasattr(needle, "_ex"):
+        if not isinstance(items, list) or isinstance(needle, list) or hasattr(needle, "_ex"):
             return ERROR
         if not identical_test and needle is ERROR:
             return ERROR
@@ -140,7 +151,7 @@ def _list_compare(need_all: bool) -> Callable[[list[Value]], Value]:
             return ERROR
         if items is UNDEFINED:
             return UNDEFINED
-        if type(items) is not list:
+        if not isinstance(items, list):
             return ERROR
         for item in items:
             result = _operate(op, item, other)
@@ -157,18 +168,26 @@ strict("allCompare")(_list_compare(True))
 
 
 def _in_each_context(env: Any, scope: Any, args: tuple[Fn, ...]) -> Value:
-    """The values of args[0] evaluated inside each ad of the list args[1] (None when not a list)."""
+    """The values of args[0] in the context of each ad of the list args[1]: as the official library
+    does it, names are looked up from the call's own scope first (then TARGET in compat mode), and
+    only then in the ad; ``MY`` is the ad."""
     items = args[1](env, scope)
     if items is UNDEFINED or items is ERROR:
         return items
-    if type(items) is not list:
+    if not isinstance(items, list):
         return ERROR
     results = []
     for item in items:
         if not hasattr(item, "_ex"):
             results.append(ERROR if item is not UNDEFINED else UNDEFINED)
             continue
-        results.append(args[0](env, item))
+        # the expression keeps its own scope; the ad answers names found nowhere else, and MY
+        saved, env.each = env.each, item
+        value = args[0](env, scope)
+        env.each = saved
+        # the official library stores each result as a literal, which turns a relative time into a
+        # real number of whole seconds
+        results.append(float(int(value.secs)) if type(value) is RelTime else value)
     return results
 
 
@@ -182,6 +201,7 @@ def count_matches(env: Any, scope: Any, args: tuple[Fn, ...]) -> Value:
     if len(args) != 2:
         return ERROR
     results = _in_each_context(env, scope, args)
-    if type(results) is not list:
-        return results
-    return sum(1 for result in results if result is True)
+    if not isinstance(results, list):
+        return 0 if results is UNDEFINED else results
+    from ._logic import truth
+    return sum(1 for result in results if truth(result) is True)

@@ -91,14 +91,9 @@ def regexp_replace(pattern: str, target: str, replace: str, options: str) -> Val
         if text is None:
             return ERROR
         out.append(text)
-        if match.end() == match.start():
-            if match.end() >= len(target) or not every:
-                index = match.end()
-                break
-            out.append(target[match.end()])  # an empty match: step over one character
-            index = match.end() + 1
-        else:
-            index = match.end()
+        if match.end() == match.start() and every:
+            return ERROR  # the official library fails on an empty match in a global replace
+        index = match.end()
         if not every:
             break
     if full:
@@ -136,7 +131,7 @@ def regexp_member(args: list[Value]) -> Value:
     problem = _check(args, 2)
     if problem is not None:
         return problem
-    if type(args[0]) is not str or type(args[1]) is not list:
+    if type(args[0]) is not str or not isinstance(args[1], list):
         return ERROR
     options = args[2] if len(args) == 3 else ""
     maybe_undefined = False
@@ -146,10 +141,7 @@ def regexp_member(args: list[Value]) -> Value:
                 return ERROR
             maybe_undefined = True
             continue
-        found = regexp_match(args[0], item, options)
-        if found is ERROR:
-            return ERROR
-        if found:
+        if regexp_match(args[0], item, options) is True:  # a bad pattern matches nothing here
             return True
     return UNDEFINED if maybe_undefined else False
 
@@ -178,15 +170,16 @@ def string_list_regexp_member(args: list[Value]) -> Value:
     from ._fn_strings import split_list
     if not 2 <= len(args) <= 4:
         return ERROR
-    if any(arg is ERROR for arg in args):
-        return ERROR
-    if any(arg is UNDEFINED for arg in args):
-        return UNDEFINED
     if any(type(arg) is not str for arg in args):
-        return ERROR
+        return ERROR  # UNDEFINED included: the compatibility layer wants strings
     delims = args[2] if len(args) > 2 else None
     options = args[3] if len(args) > 3 else ""
-    for item in split_list(args[1], delims):
+    items = split_list(args[1], delims)
+    if _compile(args[0], options) is None:
+        return ERROR
+    if not items:
+        return UNDEFINED
+    for item in items:
         found = regexp_match(args[0], item, options)
         if found is ERROR or found:
             return found

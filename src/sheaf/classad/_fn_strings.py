@@ -10,6 +10,7 @@ built-in takes "a string", other values are converted as ``string()`` converts t
 from __future__ import annotations
 
 from collections.abc import Callable
+import re
 from typing import Any
 
 from ._coerce import strtod, to_string
@@ -22,7 +23,13 @@ Value = Any
 
 def _join_strings(sep: Value, items: list[Value], is_join: bool) -> Value:
     parts: list[str] = []
-    for i, item in enumerate([sep, *items] if is_join else items):
+    undefined = False
+    for item in [sep, *items] if is_join else items:
+        if is_join and item is UNDEFINED:
+            undefined = True
+            if not parts:
+                parts.append("")  # an undefined separator is no separator
+            continue  # join skips undefined items...
         text = item if type(item) is str else to_string(item)
         if text is UNDEFINED:
             return UNDEFINED
@@ -30,7 +37,7 @@ def _join_strings(sep: Value, items: list[Value], is_join: bool) -> Value:
             return ERROR
         parts.append(text)
     if is_join:
-        return parts[0].join(parts[1:])
+        return UNDEFINED if undefined and len(parts) < 2 else parts[0].join(parts[1:])  # ...unless all are
     return "".join(parts)
 
 
@@ -43,7 +50,11 @@ def strcat(args: list[Value]) -> Value:
 def join(args: list[Value]) -> Value:
     if not args:
         return ""
-    if len(args) <= 2 and type(args[-1]) is list:
+    if args[0] is ERROR:
+        return ERROR
+    if len(args) <= 2 and args[-1] is UNDEFINED:
+        return UNDEFINED
+    if len(args) <= 2 and isinstance(args[-1], list):
         sep = args[0] if len(args) == 2 else ""
         return _join_strings(sep, args[-1], True)
     return _join_strings(args[0], args[1:], True)
@@ -190,10 +201,12 @@ def version_in_range(args: list[Value]) -> Value:
 
 # -- string lists ---------------------------------------------------------------------------------
 
-def split_list(text: str, delims: str | None = None) -> list[str]:
-    """Items of a string list: split on any delimiter character (default space and comma), empty
-    items dropped, each item stripped of surrounding blanks."""
-    delims = delims or " ,"
+def split_list(text: str, delims: str | None = None, trim: bool = True, blanks: bool = False) -> list[str]:
+    """Items of a string list: split on any delimiter character (default space and comma; an empty
+    delimiter string splits nothing), items trimmed of blanks unless ``trim`` is false (``split()`` keeps them), empty items dropped)."""
+    delims = " ," if delims is None else delims
+    if blanks and " " in delims:
+        delims += "\t\n\r"  # the membership tests split on any blank where a space is a delimiter
     items: list[str] = []
     current: list[str] = []
     for char in text:
@@ -205,7 +218,9 @@ def split_list(text: str, delims: str | None = None) -> list[str]:
             current.append(char)
     if current:
         items.append("".join(current))
-    return [item.strip() for item in items if item.strip()]
+    if trim:
+        items = [item.strip(" \t\r\n") for item in items]
+    return [item for item in items if item]
 
 
 def _list_args(args: list[Value], lo: int, hi: int, strings: int) -> Value:
@@ -214,11 +229,8 @@ def _list_args(args: list[Value], lo: int, hi: int, strings: int) -> Value:
     if not lo <= len(args) <= hi:
         return ERROR
     for arg in args:
-        if arg is ERROR:
+        if arg is ERROR or arg is UNDEFINED:
             return ERROR
-    for arg in args:
-        if arg is UNDEFINED:
-            return UNDEFINED
     for arg in args[:strings]:
         if type(arg) is not str:
             return ERROR
@@ -234,15 +246,18 @@ def _delims(args: list[Value], index: int) -> Value:
 @strict("stringListSize")
 def string_list_size(args: list[Value]) -> Value:
     checked = _list_args(args, 1, 2, 1)
-    if type(checked) is not list:
+    if not isinstance(checked, list):
         return checked
     delims = _delims(args, 1)
     return ERROR if delims is ERROR else len(split_list(args[0], delims))
 
 
+_INTEGER = re.compile(r"\s*[+-]?\d+\s*\Z")
+
+
 def _list_numbers(args: list[Value]) -> Value:
     checked = _list_args(args, 1, 2, 1)
-    if type(checked) is not list:
+    if not isinstance(checked, list):
         return checked
     delims = _delims(args, 1)
     if delims is ERROR:
@@ -252,23 +267,23 @@ def _list_numbers(args: list[Value]) -> Value:
         number = strtod(item)
         if number is None:
             return ERROR
-        numbers.append(int(number) if number.is_integer() and not any(c in item for c in ".eEnN") else number)
+        numbers.append(int(item) if _INTEGER.match(item) else number)
     return numbers
 
 
 @strict("stringListSum")
 def string_list_sum(args: list[Value]) -> Value:
     numbers = _list_numbers(args)
-    if type(numbers) is not list:
+    if not isinstance(numbers, list):
         return numbers
     total = sum(numbers)
-    return float(total) if any(type(n) is float for n in numbers) else int(total)
+    return float(total) if not numbers or any(type(n) is float for n in numbers) else int(total)
 
 
 @strict("stringListAvg")
 def string_list_avg(args: list[Value]) -> Value:
     numbers = _list_numbers(args)
-    if type(numbers) is not list:
+    if not isinstance(numbers, list):
         return numbers
     if not numbers:
         return 0.0
@@ -277,34 +292,58 @@ def string_list_avg(args: list[Value]) -> Value:
     return int(sum(numbers) / len(numbers))
 
 
-def _string_list_bound(pick: Callable[[list[Any]], Any]) -> Callable[[list[Value]], Value]:
+_FLT_MIN = 1.1754943508222875e-38
+_FLT_MAX = 3.4028234663852886e38
+
+
+def _string_list_bound(pick: Callable[[list[Any]], Any], start_int: int, start_real: float) -> Any:
+    """HTCondor starts its running bound at 0 (integers) or FLT_MIN (reals) for the maximum -- so a
+    maximum below that is not found -- and at the type's largest value for the minimum."""
     def bound(args: list[Value]) -> Value:
         numbers = _list_numbers(args)
-        if type(numbers) is not list:
+        if not isinstance(numbers, list):
             return numbers
         if not numbers:
             return UNDEFINED
-        best = pick(numbers)
-        return float(best) if any(type(n) is float for n in numbers) else best
+        if any(type(n) is float for n in numbers):
+            return float(pick([start_real, *numbers]))
+        return pick([start_int, *numbers])
     return bound
 
 
-strict("stringListMin")(_string_list_bound(min))
-strict("stringListMax")(_string_list_bound(max))
+strict("stringListMin")(_string_list_bound(min, (1 << 63) - 1, _FLT_MAX))
+strict("stringListMax")(_string_list_bound(max, 0, _FLT_MIN))
+
+
+def _lists_or_empty(args: list[Value], lists: int) -> Value:
+    """The compatibility layer's reading of (item, list) arguments: UNDEFINED reads as an empty
+    string unless every one of them is UNDEFINED (then the answer is UNDEFINED); an UNDEFINED
+    delimiter means the default."""
+    head = args[:lists]
+    if any(arg is ERROR for arg in args):
+        return ERROR
+    delims = args[lists] if len(args) > lists else None
+    if delims is UNDEFINED:
+        delims = None
+    if delims is not None and type(delims) is not str:
+        return ERROR
+    if all(arg is UNDEFINED for arg in head):
+        return UNDEFINED
+    values = ["" if arg is UNDEFINED else arg for arg in head]
+    return values, delims
 
 
 def _string_list_member(fold: bool) -> Callable[[list[Value]], Value]:
     def member(args: list[Value]) -> Value:
-        checked = _list_args(args, 2, 3, 0)
-        if type(checked) is not list:
-            return checked
-        needle = to_string(args[0])
-        if type(needle) is not str or type(args[1]) is not str:
+        if not 2 <= len(args) <= 3:
             return ERROR
-        delims = _delims(args, 2)
-        if delims is ERROR:
+        read = _lists_or_empty(args, 2)
+        if type(read) is not tuple:
+            return read
+        (needle, text), delims = read
+        if type(needle) is not str or type(text) is not str:
             return ERROR
-        items = split_list(args[1], delims)
+        items = split_list(text, delims, blanks=True)
         if fold:
             needle = ascii_lower(needle)
             return any(ascii_lower(item) == needle for item in items)
@@ -318,15 +357,17 @@ strict("stringListIMember")(_string_list_member(True))
 
 def _subset(fold: bool) -> Callable[[list[Value]], Value]:
     def subset(args: list[Value]) -> Value:
-        checked = _list_args(args, 2, 3, 2)
-        if type(checked) is not list:
-            return checked
-        delims = _delims(args, 2)
-        if delims is ERROR:
+        if not 2 <= len(args) <= 3:
             return ERROR
-        norm = ascii_lower if fold else (lambda s: s)
-        have = {norm(item) for item in split_list(args[1], delims)}
-        return all(norm(item) in have for item in split_list(args[0], delims))
+        read = _lists_or_empty(args, 2)
+        if type(read) is not tuple:
+            return read
+        (small, big), delims = read
+        if type(small) is not str or type(big) is not str:
+            return ERROR
+        norm = ascii_lower if fold else (lambda text: text)
+        have = {norm(item) for item in split_list(big, delims, blanks=True)}
+        return all(norm(item) in have for item in split_list(small, delims, blanks=True))
     return subset
 
 
@@ -336,28 +377,33 @@ strict("stringListISubsetMatch")(_subset(True))
 
 @strict("stringListsIntersect")
 def string_lists_intersect(args: list[Value]) -> Value:
-    checked = _list_args(args, 2, 3, 2)
-    if type(checked) is not list:
-        return checked
-    delims = _delims(args, 2)
-    if delims is ERROR:
+    # from the core library: ERROR beats UNDEFINED, UNDEFINED passes through
+    if not 2 <= len(args) <= 3:
         return ERROR
-    have = set(split_list(args[1], delims))
-    return any(item in have for item in split_list(args[0], delims))
+    if any(arg is ERROR for arg in args):
+        return ERROR
+    if any(arg is UNDEFINED for arg in args):
+        return UNDEFINED
+    if any(type(arg) is not str for arg in args):
+        return ERROR
+    delims = _delims(args, 2)
+    delims = delims or None  # this one (from the core library) treats "" as the default, trims nothing
+    have = set(split_list(args[1], delims, trim=False))
+    return any(item in have for item in split_list(args[0], delims, trim=False))
 
 
 @strict("split")
 def split(args: list[Value]) -> Value:
     checked = _list_args(args, 1, 2, 1)
-    if type(checked) is not list:
+    if not isinstance(checked, list):
         return checked
     delims = _delims(args, 1)
-    return ERROR if delims is ERROR else split_list(args[0], delims)
+    return ERROR if delims is ERROR else split_list(args[0], delims, trim=False)
 
 
 def _split_at(args: list[Value], slot: bool) -> Value:
     checked = _list_args(args, 1, 1, 1)
-    if type(checked) is not list:
+    if not isinstance(checked, list):
         return checked
     text = args[0]
     if "@" not in text:
@@ -372,16 +418,30 @@ strict("splitSlotName")(lambda args: _split_at(args, True))
 
 @strict("userHome")
 def user_home(args: list[Value]) -> Value:
+    """Home directory of a user; the default (2nd argument) answers for a user that is not a string
+    or not known, but only if it is a non-empty string."""
     if not 1 <= len(args) <= 2:
         return ERROR
-    default = args[1] if len(args) == 2 else UNDEFINED
-    if type(args[0]) is not str:
-        return default if args[0] is UNDEFINED else ERROR
+    user = args[0]
+    if len(args) == 1:
+        if type(user) is not str:
+            return UNDEFINED if user is UNDEFINED else ERROR
+        return _home(user)
+    default = args[1] if type(args[1]) is str and args[1] else UNDEFINED
+    if type(user) is not str:
+        if default is UNDEFINED and user is not UNDEFINED:
+            return ERROR
+        return default
+    home = _home(user)
+    return default if home is UNDEFINED else home
+
+
+def _home(user: str) -> Value:
     try:
         import pwd
-        return pwd.getpwnam(args[0]).pw_dir
-    except (KeyError, ImportError):
-        return default
+        return pwd.getpwnam(user).pw_dir
+    except (KeyError, ImportError, ValueError):
+        return UNDEFINED
 
 
 @strict("userMap")

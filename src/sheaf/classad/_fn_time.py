@@ -8,9 +8,9 @@ import datetime
 import time
 from typing import Any, Final
 
-from ._coerce import c_int
+from ._coerce import c_int, c_int32
 from ._functions import strict
-from ._timetext import local_offset
+from ._timetext import gmtime, local_offset
 from ._values import ERROR, UNDEFINED, AbsTime, RelTime
 
 Value = Any
@@ -55,6 +55,11 @@ def _offset_arg(value: Value) -> Value:
     return ERROR
 
 
+def _low32(value: int) -> int:
+    value &= 0xFFFFFFFF
+    return value - (1 << 32) if value & 0x80000000 else value
+
+
 @strict("absTime")
 def abs_time(args: list[Value]) -> Value:
     if not args:
@@ -67,7 +72,7 @@ def abs_time(args: list[Value]) -> Value:
     value = args[0]
     kind = type(value)
     if kind is int or kind is float or kind is RelTime:
-        secs = c_int(value.secs if kind is RelTime else value)
+        secs = _low32(value) if kind is int else c_int32(value.secs if kind is RelTime else value)
         return AbsTime(secs, local_offset(secs) if offset is None else offset)
     if kind is AbsTime or kind is str:
         return value
@@ -80,12 +85,16 @@ def rel_time(args: list[Value]) -> Value:
         return ERROR
     value = args[0]
     kind = type(value)
-    if kind is int or kind is float:
-        return RelTime(float(value))
+    if kind is int:
+        return RelTime(float(_low32(value)))  # HTCondor reads the integer into a C int
+    if kind is float:
+        return RelTime(value)
     if kind is AbsTime:
         return RelTime(float(value.secs))
     if kind is RelTime:
         return value
+    if kind is str:
+        return RelTime(0.0)  # the official library reads no number out of a computed string
     return UNDEFINED if value is UNDEFINED else ERROR
 
 
@@ -98,6 +107,13 @@ _REL_FIELDS: Final = {
     "getDays": lambda s: s // 86400, "getHours": lambda s: (s % 86400) // 3600,
     "getMinutes": lambda s: (s % 3600) // 60, "getSeconds": lambda s: s % 60,
 }
+
+
+def _localtime(secs: float) -> time.struct_time:
+    try:
+        return time.localtime(int(secs))
+    except (OverflowError, OSError, ValueError):
+        return gmtime(secs)
 
 
 def _c_rem(a: int, b: int) -> int:
@@ -117,7 +133,7 @@ def _field(name: str) -> Any:
         value = args[0]
         if type(value) is AbsTime:
             get = _ABS_FIELDS.get(name)
-            return ERROR if get is None else get(time.localtime(int(value.secs)))
+            return ERROR if get is None else get(_localtime(value.secs))
         if type(value) is RelTime:
             secs = c_int(value.secs)
             if name == "getDays":
@@ -145,7 +161,7 @@ def _split(value: Value) -> Value:
         secs = c_int(value)
         value, kind = AbsTime(secs, local_offset(secs)), AbsTime
     if kind is AbsTime:
-        wall = time.gmtime(int(value.secs) + value.offset)
+        wall = gmtime(int(value.secs) + value.offset)
         return ClassAd({"Type": "AbsoluteTime", "Year": wall.tm_year, "Month": wall.tm_mon,
                         "Day": wall.tm_mday, "Hours": wall.tm_hour, "Minutes": wall.tm_min,
                         "Seconds": wall.tm_sec, "Offset": value.offset})
@@ -177,6 +193,8 @@ def _split_rel(rsecs: float) -> Any:
 def split_time(args: list[Value]) -> Value:
     if len(args) != 1:
         return ERROR
+    if args[0] is UNDEFINED:
+        return UNDEFINED
     split = _split(args[0])
     return ERROR if split is None else split
 

@@ -5,6 +5,9 @@ syntax error can point at the source.  Kinds: ``int``, ``real``, ``str`` (escape
 (an identifier), ``qname`` (a 'quoted' attribute name), ``op`` (punctuation and the keywords ``is`` and
 ``isnt``), ``eof``.  ``true``/``false``/``undefined``/``error`` stay names: the parser decides.
 
+A ``-`` directly followed by a number, where an operand may start (not after an operand), is part of
+the number (``x * -1`` holds the literal -1, ``- 1`` is unary minus on 1), as in HTCondor's lexer;
+this matters for ``?:`` (``a ?: -1`` is valid, ``a ?: - 1`` is not) and for unparsing.
 HTCondor's rules kept here: integers have no leading zero (``007`` is not a number), an integer too
 big for 64 bits reads as 0 (what the official parser does), reals need a digit after the point or
 exponent, an unknown escape keeps the character (``"\\x41"`` is ``x41``), octal escapes ``\\101`` work.
@@ -74,6 +77,17 @@ def tokenize(src: str, pos: int = 0, end: int | None = None) -> list[Token]:
             lowered = text.lower()
             append(("op", lowered, pos) if lowered in ("is", "isnt") else ("name", text, pos))
         elif kind == "op":
+            if text == "-" and _starts_number(src, pos + 1, end) and not _after_operand(tokens):
+                m = _TOKEN.match(src, pos + 1, end)  # a negative literal, as HTCondor's lexer reads it
+                assert m is not None
+                number = m.group()
+                if m.lastgroup == "int":
+                    value = int(number)
+                    append(("int", -value if value <= (1 << 63) else 0, pos))
+                else:
+                    append(("real", -float(number), pos))
+                pos = m.end()
+                continue
             append(("op", text, pos))
         elif kind == "int":
             append(("int", _integer(text), pos))
@@ -86,6 +100,19 @@ def tokenize(src: str, pos: int = 0, end: int | None = None) -> list[Token]:
         pos = m.end()
     append(("eof", None, end))
     return tokens
+
+
+def _starts_number(src: str, pos: int, end: int) -> bool:
+    m = _TOKEN.match(src, pos, end)
+    return m is not None and m.lastgroup in ("int", "real")
+
+
+def _after_operand(tokens: list[Token]) -> bool:
+    """Whether a '-' here is binary: it follows something that ends an operand."""
+    if not tokens:
+        return False
+    kind, value, _ = tokens[-1]
+    return kind != "op" or value in (")", "]", "}")
 
 
 def _fail(src: str, pos: int) -> None:

@@ -7,8 +7,9 @@ receive values that are neither; ``_eval`` checks strictness before calling them
 Coercions (measured against the official library): booleans count as integers in arithmetic and
 comparison (``true + 1`` is 2, ``true == 1`` is true) but not in unary minus/plus nor in bit
 operators; integers and reals promote to real; a real result that overflows to infinity is ``ERROR``
-(``1e308 * 10``), while ``0.0/0`` is NaN; integer ``/`` and ``%`` truncate toward zero like C, by zero
-they are ``ERROR``; ``%`` on reals is ``ERROR``; shift counts are taken modulo 64.  Strings compare
+(``1e308 * 10``; oddly not negative infinity, ``-1.0/0.0`` is ``-inf``), while ``0.0/0`` is NaN; integer ``/`` and ``%`` truncate toward zero like C, by zero
+they are ``ERROR``; ``%`` on reals is ``ERROR``; shift counts are taken modulo 64 (right shifts of
+negative numbers follow the official library's own rules, see ``bitwise``).  Strings compare
 without regard to ASCII case for ``== != < <= > >=``; ``is``/``isnt`` compare exactly and by type.
 Times: absolute +/- relative, relative +/- relative, absolute - absolute, relative * / number.
 """
@@ -38,7 +39,7 @@ def ascii_lower(text: str) -> str:
 
 
 def _real(value: float) -> Value:
-    return ERROR if value in (math.inf, -math.inf) else value
+    return ERROR if value == math.inf else value  # only +inf: the official library lets -inf through
 
 
 def _time_arith(op: str, a: Value, b: Value) -> Value:
@@ -88,7 +89,9 @@ def _int_mod(a: int, b: int) -> Value:
 
 def _real_div(a: float, b: float) -> Value:
     if b == 0:
-        return math.nan if a == 0 or a != a else ERROR
+        if a == 0 or a != a:
+            return math.nan
+        return ERROR if (a > 0) == (math.copysign(1.0, b) > 0) else -math.inf
     return _real(a / b)
 
 
@@ -147,12 +150,12 @@ def compare(op: str, a: Value, b: Value) -> Value:
 
 
 def identical(a: Value, b: Value) -> Value:
-    """``is``: same type and same value, strings case-sensitive; lists and ads are ERROR."""
+    """``is``: same type and same value, strings case-sensitive; two lists or ads are ERROR."""
     ta = type(a)
-    if ta is not type(b):
-        return ERROR if ta is list or type(b) is list or _is_ad(a) or _is_ad(b) else False
-    if ta is list or _is_ad(a):
+    if (isinstance(a, list) and isinstance(b, list)) or (_is_ad(a) and _is_ad(b)):
         return ERROR
+    if ta is not type(b):
+        return False
     if ta is AbsTime:
         return a.secs == b.secs
     return a == b
@@ -175,9 +178,12 @@ def bitwise(op: str, a: Value, b: Value) -> Value:
     count = b & 63
     if op == "<<":
         return wrap(a << count)
+    if a >= 0:
+        return a >> count  # x86 semantics: the count is taken modulo 64
+    # A negative left operand takes other paths in the official library (measured):
     if op == ">>":
-        return a >> count
-    return wrap((a & _MASK) >> count)
+        return a if b < 0 else -1 if b >= 64 else a >> b
+    return (a >> count) & ~wrap(-1 << ((64 - b) & 63))
 
 
 def negate(a: Value) -> Value:

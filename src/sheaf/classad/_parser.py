@@ -85,7 +85,7 @@ class _Parser:
         return pos, node
 
     def conditional(self, pos: int) -> tuple[int, Node]:
-        """conditional := binary ( '?' expression ':' conditional | '?:' conditional )?"""
+        """conditional := binary ( '?' expression ':' conditional )?"""
         pos, test = self.binary(pos, 1)
         if self.is_op(pos, "?"):
             pos, then = self.expression(pos + 1)
@@ -94,11 +94,6 @@ class _Parser:
             pos, orelse = self.conditional(pos)
             self.depth -= 1
             return pos, ("cond", test, then, orelse)
-        if self.is_op(pos, "?:"):
-            self.enter(pos)
-            pos, orelse = self.conditional(pos + 1)
-            self.depth -= 1
-            return pos, ("elvis", test, orelse)
         return pos, test
 
     def binary(self, pos: int, min_level: int) -> tuple[int, Node]:
@@ -130,7 +125,19 @@ class _Parser:
         return self.postfix(pos)
 
     def postfix(self, pos: int) -> tuple[int, Node]:
-        """postfix := primary ( '.' name | '[' expression ']' )*"""
+        """postfix := selection ( '?:' selection )*   -- HTCondor's elvis binds tighter than any
+        other operator: ``-a ?: b`` is ``-(a ?: b)`` and ``a ?: b[1]`` is ``a ?: (b[1])``."""
+        pos, node = self.selection(pos)
+        depth = self.depth
+        while self.is_op(pos, "?:"):
+            pos, orelse = self.selection(pos + 1)
+            node = ("elvis", node, orelse)
+            self.enter(pos)
+        self.depth = depth
+        return pos, node
+
+    def selection(self, pos: int) -> tuple[int, Node]:
+        """selection := primary ( '.' name | '[' expression ']' )*"""
         pos, node = self.primary(pos)
         toks = self.toks
         depth = self.depth

@@ -24,8 +24,11 @@ _REL_UNITS: Final = re.compile(r"\s*(-)?\s*(?:(\d+)d)?\s*(?:(\d+)h)?\s*(?:(\d+)m
 
 
 def local_offset(secs: float) -> int:
-    """Seconds east of UTC of the local zone at ``secs``."""
-    return int(time.localtime(secs).tm_gmtoff)
+    """Seconds east of UTC of the local zone at ``secs`` (0 outside the platform's range)."""
+    try:
+        return int(time.localtime(secs).tm_gmtoff)
+    except (OverflowError, OSError, ValueError):
+        return 0
 
 
 def parse_abstime(text: str) -> tuple[int, int] | None:
@@ -66,19 +69,32 @@ def parse_reltime(text: str) -> float | None:
     return float(-secs if sign else secs)
 
 
+def gmtime(secs: float) -> time.struct_time:
+    """``time.gmtime`` that clamps instead of failing outside the platform's range."""
+    try:
+        return time.gmtime(secs)
+    except (OverflowError, OSError, ValueError):
+        return time.gmtime(0 if secs < 0 else 253402300799)
+
+
 def format_abstime(secs: float, offset: int) -> str:
-    wall = time.gmtime(int(secs) + offset)
+    wall = gmtime(int(secs) + offset)
     sign = "+" if offset > 0 else "-"
     hours, minutes = divmod(abs(offset) // 60, 60)
     return time.strftime("%Y-%m-%dT%H:%M:%S", wall) + f"{sign}{hours:02d}:{minutes:02d}"
 
 
 def format_reltime(secs: float) -> str:
-    total = int(abs(secs))
-    days, rest = divmod(total, 86400)
-    hours, rest = divmod(rest, 3600)
-    minutes, seconds = divmod(rest, 60)
-    sign = "-" if secs < 0 and total else ""
+    """HTCondor's text for a relative time, computed as it does in 32-bit C ints (so that huge
+    values come out as it writes them, e.g. ``--24855+-3:-14:-8``)."""
+    total = _int32(secs)
+    sign = ""
+    if total < 0:
+        sign = "-"
+        total = _int32(-total)  # negating INT_MIN leaves it negative, as in C
+    days, rest = _c_divmod(total, 86400)
+    hours, rest = _c_divmod(rest, 3600)
+    minutes, seconds = _c_divmod(rest, 60)
     if days:
         return f"{sign}{days}+{hours:02d}:{minutes:02d}:{seconds:02d}"
     if hours:
@@ -86,3 +102,16 @@ def format_reltime(secs: float) -> str:
     if minutes:
         return f"{sign}{minutes:02d}:{seconds:02d}"
     return f"{sign}{seconds:02d}"
+
+
+def _int32(value: float) -> int:
+    if value != value or abs(value) == float("inf"):
+        return -(1 << 31)
+    result = int(value)
+    return result if -(1 << 31) <= result < (1 << 31) else -(1 << 31)
+
+
+def _c_divmod(a: int, b: int) -> tuple[int, int]:
+    q = abs(a) // b
+    q = -q if a < 0 else q
+    return q, a - q * b

@@ -17,7 +17,7 @@ import math
 import re
 from typing import Any, Final
 
-from ._grammar import COND_PREC, POSTFIX_PREC, PRECEDENCE, UNARY_PREC
+from ._grammar import COND_PREC, ELVIS_PREC, POSTFIX_PREC, PRECEDENCE, UNARY_PREC
 from ._timetext import format_abstime, format_reltime
 
 Node = tuple[Any, ...]
@@ -32,8 +32,8 @@ def quote_string(text: str) -> str:
     return '"' + _NEEDS_ESCAPE.sub(lambda m: _STRING_ESCAPES[m.group()], text) + '"'
 
 
-def quote_name(name: str) -> str:
-    if _IDENT.match(name) and name.lower() not in _RESERVED:
+def quote_name(name: str, condor: bool = False) -> str:
+    if _IDENT.match(name) and name.lower() not in _RESERVED and not (condor and name.lower() == "parent"):
         return name
     return "'" + name.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
@@ -54,11 +54,11 @@ def _precedence(node: Node) -> int:
     kind = node[0]
     if kind == "bin":
         return PRECEDENCE[node[1]]
-    if kind in ("cond", "elvis"):
+    if kind == "cond":
         return COND_PREC
+    if kind == "elvis":
+        return ELVIS_PREC
     if kind == "un":
-        return UNARY_PREC
-    if kind in ("int", "real") and (node[1] < 0 or (kind == "real" and math.copysign(1, node[1]) < 0)):
         return UNARY_PREC
     return POSTFIX_PREC + 1
 
@@ -108,7 +108,7 @@ class _Writer:
         return f"{node[1]}({quote_string(format_reltime(node[2]))})"
 
     def w_attr(self, node: Node, indent: int) -> str:
-        return quote_name(node[1])
+        return quote_name(node[1], self.condor)
 
     def w_absattr(self, node: Node, indent: int) -> str:
         return "." + quote_name(node[1])
@@ -120,7 +120,10 @@ class _Writer:
         return f"{self.sub(node[1], POSTFIX_PREC, indent)}[{self.write(node[2], indent)}]"
 
     def w_un(self, node: Node, indent: int) -> str:
-        text = f"{node[1]}{self.sub(node[2], UNARY_PREC, indent)}"
+        operand = self.sub(node[2], UNARY_PREC, indent)
+        if not self.condor and node[1] == "-" and (operand[:1].isdigit() or operand[:1] == "."):
+            operand = f"({operand})"  # "-5" would read back as the literal -5, not as minus 5
+        text = f"{node[1]}{operand}"
         return " " + text if self.condor else text
 
     def w_paren(self, node: Node, indent: int) -> str:
@@ -131,7 +134,7 @@ class _Writer:
         return f"{test} ? {self.write(node[2], indent)} : {self.sub(node[3], COND_PREC, indent)}"
 
     def w_elvis(self, node: Node, indent: int) -> str:
-        return f"{self.sub(node[1], COND_PREC + 1, indent)} ?: {self.sub(node[2], COND_PREC, indent)}"
+        return f"{self.sub(node[1], ELVIS_PREC, indent)} ?: {self.sub(node[2], POSTFIX_PREC, indent)}"
 
     def w_call(self, node: Node, indent: int) -> str:
         args = ("," if self.condor else ", ").join(self.write(arg, indent) for arg in node[2])

@@ -74,6 +74,13 @@ class RelTime(NamedTuple):
     secs: float
 
 
+class ListValue(list):  # type: ignore[type-arg]
+    """A list made by a list literal: it remembers its source, because HTCondor turns such a list
+    into text (``string({a, 1})``) by unparsing the expressions, not their values."""
+
+    __slots__ = ("node",)
+
+
 class ClassAdSyntaxError(ValueError):
     """Text that is not ClassAd syntax; the message shows line, column and a caret under the spot."""
 
