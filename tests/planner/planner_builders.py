@@ -17,7 +17,7 @@ from sheaf.model import (
     TransformationSite,
     Workflow,
 )
-from sheaf.planner import ExecutableWorkflow, plan
+from sheaf.planner import ExecJob, ExecutableWorkflow, plan
 
 TRACES = Path("/work/shared/traces")
 if not TRACES.is_dir():
@@ -82,7 +82,7 @@ def run(wf: Workflow, tc: TransformationCatalog | None = None, sc: SiteCatalog |
     return plan(wf, tc=tc, sc=sc, rc=None, properties=p, **kw)  # type: ignore[arg-type]
 
 
-def by_id(ew: ExecutableWorkflow) -> dict[str, object]:
+def by_id(ew: ExecutableWorkflow) -> dict[str, ExecJob]:
     return {j.id: j for j in ew.jobs}
 
 

@@ -48,7 +48,7 @@ def test_first_fit_decreasing(rt: list[float], limit: float) -> None:
     assert all(load <= limit for load in loads)
     # first fit: the job that opened bin j did not fit into any earlier bin (which only grew since)
     order = sorted(range(len(rt)), key=lambda i: -rt[i])
-    opener = {}
+    opener: dict[int, int] = {}
     for i in order:
         for k, b in enumerate(bins):
             if i in b:

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 import pytest
-from planner_builders import blackdiamond, by_id, catalog, job, props, run, sites, tasks_of, workflow
+from planner_builders import blackdiamond, by_id, catalog, job, run, sites, tasks_of, workflow
 
 from sheaf.errors import PlanningError, ValidationError
-from sheaf.planner import ExecJob
+from sheaf.model import TransformationCatalog, Workflow
+from sheaf.planner import ExecJob, ExecutableWorkflow
+
+Prof = Mapping[str, Mapping[str, str]]
 
 
-def fan(n: int, name: str = "B", profiles: dict[str, dict[str, str]] | None = None,
-        per_job: list[dict[str, dict[str, str]] | None] | None = None) -> tuple[object, object]:
+def fan(n: int, name: str = "B", profiles: Prof | None = None,
+        per_job: Sequence[Prof | None] | None = None) -> tuple[Workflow, TransformationCatalog]:
     """A root A feeding n jobs of transformation ``name`` (all at level 2)."""
     jobs = [job("a", "A")] + [job(f"b{i}", name, profiles=(per_job[i] if per_job else None))
                              for i in range(n)]
@@ -18,8 +23,8 @@ def fan(n: int, name: str = "B", profiles: dict[str, dict[str, str]] | None = No
     return wf, catalog("A", name, profiles=profiles)
 
 
-def clusters(ew: object) -> list[ExecJob]:
-    return [j for j in ew.jobs if j.type == "cluster"]  # type: ignore[attr-defined]
+def clusters(ew: ExecutableWorkflow) -> list[ExecJob]:
+    return [j for j in ew.jobs if j.type == "cluster"]
 
 
 def test_blackdiamond_names_levels_and_edges() -> None:
@@ -127,9 +132,9 @@ def test_subworkflow_jobs_are_never_clustered() -> None:
 RUNTIME = {"pegasus.clusterer.preference": "Runtime"}
 
 
-def runtime_fan(runtimes: list[float], profiles: dict[str, str]) -> tuple[object, object]:
+def runtime_fan(runtimes: list[float], profiles: dict[str, str]) -> tuple[Workflow, TransformationCatalog]:
     per_job = [{"pegasus": {"runtime": str(r)}} for r in runtimes]
-    return fan(len(runtimes), per_job=per_job, profiles={"pegasus": profiles})  # type: ignore[arg-type]
+    return fan(len(runtimes), per_job=per_job, profiles={"pegasus": profiles})
 
 
 def test_maxruntime_alone_packs_first_fit_decreasing() -> None:

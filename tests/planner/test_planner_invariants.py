@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import subprocess
 import sys
@@ -17,7 +15,6 @@ from planner_invariants import check, label_cycle, sites_of, whole_cycle
 
 from sheaf.errors import PlanningError
 from sheaf.model import Job, Workflow
-from sheaf.planner import ExecutableWorkflow
 
 TECHNIQUES = [[], ["horizontal"], ["label"], ["whole"], ["label", "horizontal"], ["horizontal", "label"],
               ["horizontal", "whole"], ["label", "whole"]]

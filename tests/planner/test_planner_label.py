@@ -6,6 +6,7 @@ import pytest
 from planner_builders import blackdiamond, by_id, catalog, job, run, sites, tasks_of, workflow
 
 from sheaf.errors import PlanningError
+from sheaf.model import TransformationCatalog, Workflow
 
 
 def lab(value: str) -> dict[str, dict[str, str]]:
@@ -99,7 +100,7 @@ def test_whole_around_a_subworkflow_job_is_a_cycle_error() -> None:
 
 # -- recursive clustering -----------------------------------------------------------------------
 
-def layered() -> tuple[object, object]:
+def layered() -> tuple[Workflow, TransformationCatalog]:
     """r -> four X jobs (two labelled x) -> z."""
     jobs = [job("r", "R")] + [job(f"x{i}", "X", profiles=lab("x") if i < 2 else None) for i in range(4)]
     jobs.append(job("z", "Z"))

@@ -139,7 +139,7 @@ class _Resolver:
 
 
 def _agg(layer: Layers) -> str:
-    return layer.get("pegasus", EMPTY).get("job.aggregator", "")
+    return str(layer.get("pegasus", EMPTY).get("job.aggregator", ""))
 
 
 def _runs_on(t: Transformation, site: str) -> bool:

@@ -31,7 +31,7 @@ from sheaf.errors import PlanningError
 from sheaf.model import EMPTY
 from sheaf.planner._context import PassContext
 from sheaf.planner._naming import WHOLE_ID, WHOLE_LABEL, label_id
-from sheaf.planner._units import Cluster, Units, UnitGraph, contract
+from sheaf.planner._units import Cluster, UnitGraph, Units, contract
 
 
 def label(units: Units, ctx: PassContext) -> None:

@@ -151,8 +151,7 @@ def _kahn(parents: list[list[int]], children: list[list[int]]) -> tuple[list[int
         head += 1
         next_level = level[u] + 1
         for c in children[u]:
-            if level[c] < next_level:
-                level[c] = next_level
+            level[c] = max(level[c], next_level)
             indeg[c] -= 1
             if indeg[c] == 0:
                 order.append(c)
