@@ -48,6 +48,10 @@ def _run(*args: str) -> tuple[int, str, str]:
     (["x"], "undefined"),
     (["1/0"], "error"),
     (["[a = 1; b = a + 1].b"], "2"),
+    (["[a = 1; b = a + 1]"], "[ a = 1; b = a + 1 ]"),
+    (["-CurMatches/MaxMatches", "--target", "[CurMatches = 1; MaxMatches = 2]"], "0"),
+    (["--target", "[CurMatches = 1]", "-TARGET.CurMatches / 2.0"], "-0.5"),
+    (["--my=[x = -1]", "-x"], "1"),
 ])
 def test_eval_prints_the_value_in_classad_syntax(args: list[str], printed: str) -> None:
     assert _run("eval", *args) == (0, printed + "\n", "")

@@ -35,7 +35,25 @@ def command() -> None:
     """Evaluate ClassAd expressions and match ads (HTCondor's language)."""
 
 
-@command.command(name="eval")
+class _ExprCommand(click.Command):
+    """Lets EXPR start with ``-`` (``-CurMatches/MaxMatches``): a leading-dash word that is not one of
+    the command's options is moved behind ``--``, so click reads it as the argument."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        params = [param for param in self.get_params(ctx) if isinstance(param, click.Option)]
+        options = {name for param in params for name in param.opts}
+        valued = {name for param in params if not param.is_flag for name in param.opts}
+        for index, word in enumerate(args):
+            if word == "--":
+                break
+            is_value = index > 0 and args[index - 1] in valued
+            if word.startswith("-") and not is_value and word.split("=", 1)[0] not in options:
+                args = [*args[:index], *args[index + 1:], "--", word]
+                break
+        return super().parse_args(ctx, args)
+
+
+@command.command(name="eval", cls=_ExprCommand)
 @click.argument("expr")
 @click.option("--my", "my_ad", metavar="AD", help="The ad MY refers to: a file or an inline [ ... ] ad.")
 @click.option("--target", "target_ad", metavar="AD", help="The ad TARGET refers to (file or inline).")
