@@ -141,3 +141,19 @@ def test_subdag_external_runs_as_a_nested_engine(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stdout + result.stderr
     assert (tmp_path / "log").read_text().split() == ["first", "x", "nx", "y", "ny", "last"]
     assert read_journal(state_paths(str(inner / "inner.dag"))["journal"]).ended is not None
+
+
+def test_sigterm_stops_the_run_and_keeps_a_rescue(tmp_path: Path) -> None:
+    (tmp_path / "slow.sub").write_text("executable = /bin/sleep\narguments = 30\nqueue\n")
+    (tmp_path / "fast.sub").write_text("executable = /bin/true\nqueue\n")
+    (tmp_path / "wf.dag").write_text("JOB fast fast.sub\nJOB slow slow.sub\nPARENT fast CHILD slow\n")
+    runner = subprocess.Popen([SHEAF, "run", str(tmp_path)], stdout=subprocess.PIPE, text=True)
+    journal = state_paths(str(tmp_path / "wf.dag"))["journal"]
+    deadline = time.time() + 20
+    while time.time() < deadline and getattr(read_journal(journal).nodes.get("slow"), "state", "") != "submitted":
+        time.sleep(0.05)
+    runner.terminate()
+    out, _ = runner.communicate(timeout=20)
+    assert runner.returncode == 1 and "FAILED" in out, out
+    assert "DONE fast" in (tmp_path / "wf.dag.rescue001").read_text()
+    assert read_journal(journal).ended is not None
