@@ -225,6 +225,15 @@ class TestPmc:
         assert jobstate.rstrip().endswith("PMC_FINISHED 0 ***")
 
 
+    def test_missing_executable_is_a_failed_task(self, tmp_path: Path, transport: str) -> None:
+        r = PmcRun(tmp_path, transport)
+        res = r.run(["TASK ghost -t 2 no-such-program-here --flag", r.task("other")])
+        assert res.returncode == 1
+        assert res.stderr.count("Unable to exec command no-such-program-here for task ghost") == 2
+        records = [m for m in TASK_RECORD.findall(res.stdout) if m[1] == "ghost"]
+        assert [m[2] for m in records] == ["256", "256"]
+        assert _summary(res.stdout)[:5] == ("failed", "2", "3", "1", "2")
+
     def test_wall_time_aborts_and_kills_running_tasks(self, tmp_path: Path, transport: str) -> None:
         r = PmcRun(tmp_path, transport)
         res = r.run([r.task("slow", "--victim"), r.task("next"), "EDGE slow next"], "--max-wall-time", "0.02")

@@ -7,7 +7,8 @@ Then write the ``[cluster-summary ...]`` record, merge the workers' task stdio i
 stdout/stderr (or ``-o``/``-e``), shut the workers down.
 
 Journal first: a task's forwarded I/O is appended to its destinations, then ``DONE name`` is
-appended to the rescue log and fdatasync'ed, and only then are its children released.  The
+appended to the rescue log; the records of one batch of results are fdatasync'ed together, before
+the loop starts anything again (so before any child of those tasks runs).  The
 rescue log is started anew each run (the DONE records carried over are written to a temporary file
 that replaces the old one by rename), so it never grows with repeats and is never half-rewritten.
 """
@@ -70,7 +71,7 @@ class Log:
 
 
 class RescueLog:
-    """Append-only ``DONE name`` records, flushed and fdatasync'ed one by one."""
+    """Append-only ``DONE name`` records, made durable by ``sync()`` (one fdatasync per batch)."""
 
     def __init__(self, path: str, carried: list[str]) -> None:
         tmp = f"{path}.tmp.{os.getpid()}"
@@ -80,13 +81,21 @@ class RescueLog:
             os.fsync(stream.fileno())
         os.replace(tmp, path)
         self._stream: TextIO = open(path, "a")  # noqa: SIM115 - held for the whole run
+        self._dirty = False
 
     def done(self, name: str) -> None:
         self._stream.write(f"DONE {name}\n")
-        self._stream.flush()
-        os.fdatasync(self._stream.fileno())
+        self._dirty = True
+
+    def sync(self) -> None:
+        """Make the records durable; the loop calls it before it starts anything new."""
+        if self._dirty:
+            self._stream.flush()
+            os.fdatasync(self._stream.fileno())
+            self._dirty = False
 
     def close(self) -> None:
+        self.sync()
         self._stream.close()
 
 
@@ -180,6 +189,8 @@ class MasterRun:
                     self._submit(assign)
             for rank, message in self.link.recv(0.5):
                 self._event(rank, message)
+            if self.rescue is not None:
+                self.rescue.sync()  # journal first: nothing is started on unsynced DONE records
             self._check_silence()
             if self.abort is None and deadline is not None and time.time() >= deadline:
                 self.abort = "workflow wall time exceeded"
