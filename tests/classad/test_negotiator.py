@@ -159,25 +159,37 @@ _JOB = st.fixed_dictionaries({
     "JobPrio": st.sampled_from(["0", "1", "2"]),
     "RequestMemory": st.sampled_from(["1", "2", "4", "ifThenElse(isUndefined(DAGNodeRetry), 1, 4)"]),
     "Requirements": st.sampled_from(["true", "TARGET.Memory >= RequestMemory", 'TARGET.Kind == "grid"',
-                                     "TARGET.Memory >= 2 || TARGET.CurMatches =?= 0"]),
+                                     "TARGET.Memory >= 2 || TARGET.CurMatches =?= 0", "TARGET.Start =!= false"]),
     "Rank": st.sampled_from(["0", "TARGET.Memory", "-TARGET.CurMatches", "TARGET.Memory / 2.0", "undefined"]),
-}, optional={"ConcurrencyLimits": st.sampled_from(['"a"', '"b:2"', '"pegasus_transfer.x, a"']),
-             "DAGNodeRetry": st.sampled_from(["0", "1"])})
+}, optional={"ConcurrencyLimits": st.sampled_from(['"a"', '"b:2"', '"pegasus_transfer.x, a"', "TARGET.Lic"]),
+             "DAGNodeRetry": st.sampled_from(["0", "1"]), "X": st.sampled_from(["0", "2"])})
 _RESOURCE = st.fixed_dictionaries({
     "Memory": st.sampled_from(["1", "2", "4", "8"]),
     "Kind": st.sampled_from(['"grid"', '"slot"']),
     "Requirements": st.sampled_from(["TARGET.RequestMemory <= Memory", "CurMatches < MaxMatches",
                                      "CurMatches < MaxMatches && TARGET.RequestMemory <= Memory"]),
     "MaxMatches": st.sampled_from(["1", "2", "3"]),
-}, optional={"WantAdRevaluate": st.just("true"), "CurMatches": st.sampled_from(["0", "1"])})
+}, optional={"WantAdRevaluate": st.just("true"), "CurMatches": st.sampled_from(["0", "1"]),
+             "Start": st.just("TARGET.X > 1"), "Lic": st.sampled_from(['"a"', '"b"'])})
 
 
 def _text(attrs: dict[str, str]) -> str:
     return "[ " + "; ".join(f"{k} = {v}" for k, v in attrs.items()) + " ]"
 
 
-@settings(max_examples=150, deadline=None)
-@given(st.lists(_JOB, max_size=14), st.lists(_RESOURCE, max_size=6), st.integers(0, 3))
+@st.composite
+def _job_lists(draw: st.DrawFn) -> list[dict[str, str]]:
+    """Jobs drawn from a few templates, some with X or DAGNodeRetry changed: many jobs share a kind,
+    and jobs differing only in an attribute reached indirectly must not."""
+    templates = draw(st.lists(_JOB, min_size=1, max_size=4))
+    picks = draw(st.lists(st.tuples(st.integers(0, len(templates) - 1),
+                                    st.sampled_from([{}, {"X": "0"}, {"X": "2"}, {"DAGNodeRetry": "1"}])),
+                          max_size=16))
+    return [templates[index] | tweak for index, tweak in picks]
+
+
+@settings(max_examples=200, deadline=None)
+@given(_job_lists(), st.lists(_RESOURCE, max_size=6), st.integers(0, 3))
 def test_the_negotiator_agrees_with_a_naive_scan_and_keeps_its_invariants(
         job_attrs: list[dict[str, str]], resource_attrs: list[dict[str, str]], cap: int) -> None:
     jobs = [ClassAd.parse(_text(attrs)) for attrs in job_attrs]
