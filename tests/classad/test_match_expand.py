@@ -93,3 +93,16 @@ def test_the_scanner_never_fails_and_finds_well_formed_references(text: str) -> 
     while (ref := find_reference(text, pos)) is not None:
         assert text[ref.start:ref.end] == f"$$({ref.body})"
         pos = ref.end
+
+
+@given(st.one_of(st.text(max_size=20), st.integers(-5, 5)), st.text(alphabet=st.characters(blacklist_characters="$"),
+                                                                    max_size=10))
+def test_any_value_is_spliced_into_the_string_exactly(value: str | int, around: str) -> None:
+    resource = ClassAd()
+    resource["Value"] = value
+    job = ClassAd()
+    job["Text"] = f"{around}$$(Value){around}"
+    result = expand(job, resource)
+    assert result.ok
+    assert result.ad["Text"] == f"{around}{value}{around}"
+    assert ClassAd.parse(result.ad.unparse()) == result.ad  # the expanded ad is still a well-formed ad
