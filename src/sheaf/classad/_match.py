@@ -29,7 +29,7 @@ __all__ = ["as_ad", "half_match", "rank", "rank_value", "symmetric_match", "trut
 
 def as_ad(ad: ClassAd | str) -> ClassAd:
     """An ad as given, or parsed from text (new syntax if it starts with ``[``, else old syntax)."""
-    return ad if isinstance(ad, ClassAd) else ClassAd(ad)
+    return ad if type(ad) is ClassAd or isinstance(ad, ClassAd) else ClassAd(ad)
 
 
 def truth(value: Any) -> bool:
@@ -49,20 +49,24 @@ def rank_value(value: Any) -> float:
     return 0.0
 
 
-def half_match(my: ClassAd, target: ClassAd) -> bool:
-    """Whether ``my``'s Requirements accept ``target``."""
-    expr = my._ex.get("requirements")  # the ad's own dict: names are stored lower-cased
-    if expr is None:
-        return False
-    const = expr.const
-    return truth(const if const is not NOT_CONSTANT else evaluate_in(expr, my, target))
+def half_match(my: ClassAd | str, target: ClassAd | str) -> bool:
+    """Whether ``my``'s Requirements accept ``target``; text is parsed."""
+    return _accepts(as_ad(my), as_ad(target))
 
 
 def symmetric_match(a: ClassAd | str, b: ClassAd | str) -> bool:
     """Whether each ad's Requirements accept the other (HTCondor's ``IsAMatch``); text is parsed."""
     if type(a) is not ClassAd or type(b) is not ClassAd:
         a, b = as_ad(a), as_ad(b)
-    return half_match(a, b) and half_match(b, a)
+    return _accepts(a, b) and _accepts(b, a)
+
+
+def _accepts(my: ClassAd, target: ClassAd) -> bool:
+    expr = my._ex.get("requirements")  # the ad's own dict: names are stored lower-cased
+    if expr is None:
+        return False
+    const = expr.const
+    return truth(const if const is not NOT_CONSTANT else evaluate_in(expr, my, target))
 
 
 def rank(my: ClassAd | str, target: ClassAd | str) -> float:

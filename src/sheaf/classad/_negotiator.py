@@ -48,7 +48,7 @@ from dataclasses import dataclass
 from ._classad import ClassAd
 from ._expr import NOT_CONSTANT, parse
 from ._limits import ConcurrencyLimits, Demand, parse_limits
-from ._match import half_match, rank_value
+from ._match import _accepts, rank_value
 from ._negotiator_kinds import JOB_ROOTS, RESOURCE_ROOTS, JobKinds, ResourceClasses, _exprs, lookups
 
 __all__ = ["NO_MATCH", "Cycle", "Match", "cur_matches", "negotiate", "resource_name", "wants_revaluation"]
@@ -192,7 +192,7 @@ class _Negotiation:
             return found
 
     def judge(self, job: ClassAd, resource: ClassAd) -> _Verdict:
-        if not (half_match(job, resource) and half_match(resource, job)):
+        if not (_accepts(job, resource) and _accepts(resource, job)):
             return None
         expr = job.get_expr("Rank")
         value = rank_value(expr.evaluate_in(job, resource)) if expr is not None else 0.0
