@@ -24,7 +24,6 @@ application after any pegasus-kickstart wrapper and its options.
 
 from __future__ import annotations
 
-import fnmatch
 import time
 from collections.abc import Sequence
 
@@ -46,7 +45,7 @@ def iso_time(seconds: float) -> str:
 
 def find_application(argv: Sequence[str]) -> int:
     """Index of the real application in ``argv``: past a leading kickstart and its options."""
-    if not argv or not fnmatch.fnmatchcase(argv[0], "*kickstart"):
+    if not argv or not argv[0].endswith("kickstart"):  # pegasus-cluster's fnmatch "*kickstart"
         return 0
     i = 1
     while i < len(argv):

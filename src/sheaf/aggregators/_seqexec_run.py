@@ -25,17 +25,19 @@ from __future__ import annotations
 import os
 import resource
 import shlex
-import shutil
 import signal
 import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from types import FrameType
+from typing import TYPE_CHECKING
 
 from sheaf.aggregators import _records
-from sheaf.aggregators._progress import ProgressReport
 from sheaf.formats._seqexec_in import SeqexecTask
+
+if TYPE_CHECKING:
+    from sheaf.aggregators._progress import ProgressReport
 
 EXEC_FAILED = 127 << 8  # the wait status of a child whose execve failed in pegasus-cluster
 FAILURE_EXIT = 5
@@ -82,13 +84,22 @@ class _Spawner:
         name = argv[0]
         if "/" not in name and name:
             if name not in self._paths:
-                self._paths[name] = shutil.which(name) or name
+                self._paths[name] = _which(name) or name
             return (self._paths[name], *argv[1:])
         return tuple(argv)
 
     def spawn(self, argv: Sequence[str]) -> int:
         return os.posix_spawn(argv[0], list(argv), os.environ, file_actions=self._actions,
                               setsigdef=self._sigdef)
+
+
+def _which(name: str) -> str | None:
+    """The first executable ``name`` on PATH (shutil.which, without importing shutil at start-up)."""
+    for folder in os.environ.get("PATH", os.defpath).split(os.pathsep):
+        path = os.path.join(folder or ".", name)
+        if os.access(path, os.X_OK) and not os.path.isdir(path):
+            return path
+    return None
 
 
 def _is_failure(status: int, settings: Settings) -> bool:

@@ -27,7 +27,6 @@ from dataclasses import dataclass, field
 from typing import NoReturn
 
 from sheaf.aggregators._cli import ToolExit, run_guarded
-from sheaf.aggregators._progress import ProgressReport
 from sheaf.aggregators._seqexec_run import SeqexecRun, Settings
 from sheaf.errors import UsageError
 from sheaf.formats._seqexec_in import parse_seqexec_input
@@ -148,6 +147,8 @@ def _main(args: list[str]) -> int:
         _redirect_stdout(opts.status_file)
     progress = None
     if opts.progress_file:
+        from sheaf.aggregators._progress import ProgressReport  # imported only with -R
+
         try:
             progress = ProgressReport(opts.progress_file)
         except OSError as exc:
