@@ -54,7 +54,7 @@ _LCTX_OTHER: Final = frozenset({"other", "target"})
 class Env:
     """The state of one evaluation (see the module docstring)."""
 
-    __slots__ = ("context", "cycles", "depth", "each", "memo", "my", "steps", "strict", "target")
+    __slots__ = ("context", "cycles", "depth", "each", "inside", "memo", "my", "steps", "strict", "target")
 
     def __init__(self, my: ClassAd | None, target: ClassAd | None, strict: bool) -> None:
         self.my = my
@@ -68,6 +68,8 @@ class Env:
         # evalInEachContext's current ad: last resort for unqualified names, and what MY means, while
         # its argument expression itself is evaluated (not inside the attributes it reaches)
         self.each: ClassAd | None = None
+        # countMatches' current ad: it is the scope, and in compat mode falls back to TARGET like MY
+        self.inside: ClassAd | None = None
 
 
 # -- attribute lookup -----------------------------------------------------------------------------
@@ -209,6 +211,8 @@ def lookup_unqualified(env: Env, scope: ClassAd | None, lname: str) -> Value:
                 value = resolve(env, env.target, lname)
             elif scope is env.target:
                 value = resolve(env, env.my, lname)
+            elif scope is env.inside:
+                value = resolve(env, env.target, lname)
         if value is MISSING and env.each is not None:
             value = resolve(env, env.each, lname)
         if value is MISSING:
@@ -289,7 +293,40 @@ def _c_absattr(node: tuple[Any, ...]) -> Fn:
 
 def _c_sel(node: tuple[Any, ...]) -> Fn:
     base, lname = compile_node(node[1]), node[2].lower()
-    return lambda env, scope: select(env, base(env, scope), lname)
+
+    def selection(env: Env, scope: ClassAd | None) -> Value:
+        return select(env, base(env, scope), lname)
+    if node[1][0] == "attr" and node[1][1].lower() == "target" and lname not in _NOT_PLAIN:
+        return _target_selection(lname, selection)
+    return selection
+
+
+# Names whose lookup is not a plain dictionary probe in the ad (specials, match-ad names).
+_NOT_PLAIN: Final = _SPECIAL | _LCTX_SAME | _LCTX_OTHER | frozenset({
+    "left", "right", "lctx", "rctx", "leftrankvalue", "rightrankvalue", "leftmatchesright", "rightmatchesleft",
+    "symmetricmatch"})
+
+
+def _target_selection(lname: str, generic: Fn) -> Fn:
+    """``TARGET.name`` from the top of the MY or TARGET ad -- the matchmaking case -- straight to the
+    other ad's dictionary; anything unusual (no target, an ad that defines TARGET itself, a nested
+    scope) takes the generic path, which gives the same answer more slowly."""
+    def target_selection(env: Env, scope: ClassAd | None) -> Value:
+        target = env.target
+        if target is not None and scope is not None and scope._parent is None and "target" not in scope._ex:
+            if scope is env.my:
+                other = target
+            elif scope is target:
+                other = env.my
+            else:
+                return generic(env, scope)
+            expr = other._ex.get(lname)
+            if expr is None:
+                return generic(env, scope) if other._parent is not None else UNDEFINED
+            const = expr.const
+            return const if const is not NOT_CONSTANT else deref(env, other, lname, expr)
+        return generic(env, scope)
+    return target_selection
 
 
 def _c_sub(node: tuple[Any, ...]) -> Fn:
@@ -325,6 +362,8 @@ def _c_bin(node: tuple[Any, ...]) -> Fn:
             result = identical(left(env, scope), right(env, scope))
             return result if result is ERROR or positive else not result
         return meta
+    if name in _NUMERIC_COMPARE:
+        return _compile_compare(name, left, right, BINARY[name])
     op = BINARY[name]
 
     def binary(env: Env, scope: ClassAd | None) -> Value:
@@ -336,6 +375,51 @@ def _c_bin(node: tuple[Any, ...]) -> Fn:
             return UNDEFINED
         return op(a, b)
     return binary
+
+
+_NUMERIC_COMPARE: Final = {
+    "<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b,
+    "==": lambda a, b: a == b, "!=": lambda a, b: a != b,
+}
+_FAST_TYPES: Final = (int, float)
+
+
+def _compile_compare(name: str, left: Fn, right: Fn, generic: Callable[[Value, Value], Value]) -> Fn:
+    """A comparison with the common cases inline: two numbers (not booleans: they go the generic
+    way, which gives the same answer), or two ASCII strings for ``==``/``!=``."""
+    test = _NUMERIC_COMPARE[name]
+    if name in ("==", "!="):
+        negate = name == "!="
+
+        def equality(env: Env, scope: ClassAd | None) -> Value:
+            a = left(env, scope)
+            b = right(env, scope)
+            ta = type(a)
+            if ta is type(b) and (ta is str or ta is int or ta is float):
+                if ta is str:
+                    if a.isascii() and b.isascii():
+                        return (a.lower() != b.lower()) if negate else (a.lower() == b.lower())
+                else:
+                    return (a != b) if negate else (a == b)
+            if a is ERROR or b is ERROR:
+                return ERROR
+            if a is UNDEFINED or b is UNDEFINED:
+                return UNDEFINED
+            return generic(a, b)
+        return equality
+
+    def comparison(env: Env, scope: ClassAd | None) -> Value:
+        a = left(env, scope)
+        b = right(env, scope)
+        ta, tb = type(a), type(b)
+        if (ta is int or ta is float) and (tb is int or tb is float):
+            return test(a, b)
+        if a is ERROR or b is ERROR:
+            return ERROR
+        if a is UNDEFINED or b is UNDEFINED:
+            return UNDEFINED
+        return generic(a, b)
+    return comparison
 
 
 def _c_cond(node: tuple[Any, ...]) -> Fn:
@@ -395,8 +479,9 @@ def evaluate_in(expr: Expr, my: ClassAd | None, target: ClassAd | None = None, s
     if my is None and target is not None:
         my = ClassAd()
     env = Env(my, target, strict)
+    fn = expr._fn or expr.fn
     try:
-        return expr.fn(env, my)
+        return fn(env, my)
     except RecursionError:
         return ERROR
     except Exception:  # a data problem a built-in did not foresee is still only ERROR
@@ -423,3 +508,11 @@ def evaluate_attr(ad: ClassAd, name: str, target: Any = None, strict: bool = Fal
         if _RAISE_INTERNAL:
             raise
         return ERROR
+
+
+def _install_fast_path() -> None:
+    from . import _expr
+    _expr._evaluate_in = evaluate_in  # type: ignore[assignment]
+
+
+_install_fast_path()

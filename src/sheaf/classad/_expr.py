@@ -67,8 +67,7 @@ class Expr:
 
     def evaluate_in(self, my: ClassAd | None, target: ClassAd | None = None, strict: bool = False) -> Any:
         """Fast path for matchmaking: ``my`` and ``target`` must already be ``ClassAd`` objects."""
-        from ._eval import evaluate_in
-        return evaluate_in(self, my, target, strict)
+        return _evaluate_in(self, my, target, strict)
 
     def unparse(self) -> str:
         return unparse(self.node)
@@ -90,6 +89,12 @@ class Expr:
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (parse, (unparse(self.node),))
+
+
+def _evaluate_in(expr: Expr, my: Any, target: Any, strict: bool) -> Any:
+    # replaced by _eval.evaluate_in when _eval loads (it imports this module; this avoids the cycle)
+    from ._eval import evaluate_in
+    return evaluate_in(expr, my, target, strict)
 
 
 def parse(text: str | Expr) -> Expr:

@@ -167,10 +167,10 @@ strict("anyCompare")(_list_compare(False))
 strict("allCompare")(_list_compare(True))
 
 
-def _in_each_context(env: Any, scope: Any, args: tuple[Fn, ...]) -> Value:
+def _in_each_context(env: Any, scope: Any, args: tuple[Fn, ...], inside: bool = False) -> Value:
     """The values of args[0] in the context of each ad of the list args[1]: as the official library
     does it, names are looked up from the call's own scope first (then TARGET in compat mode), and
-    only then in the ad; ``MY`` is the ad."""
+    only then in the ad; ``MY`` is the ad.  ``inside`` (countMatches): the ad is the scope itself."""
     items = args[1](env, scope)
     if items is UNDEFINED or items is ERROR:
         return items
@@ -181,10 +181,15 @@ def _in_each_context(env: Any, scope: Any, args: tuple[Fn, ...]) -> Value:
         if not hasattr(item, "_ex"):
             results.append(ERROR if item is not UNDEFINED else UNDEFINED)
             continue
-        # the expression keeps its own scope; the ad answers names found nowhere else, and MY
-        saved, env.each = env.each, item
-        value = args[0](env, scope)
-        env.each = saved
+        if inside:
+            saved, env.inside = env.inside, item
+            value = args[0](env, item)
+            env.inside = saved
+        else:
+            # the expression keeps its own scope; the ad answers names found nowhere else, and MY
+            saved, env.each = env.each, item
+            value = args[0](env, scope)
+            env.each = saved
         # the official library stores each result as a literal, which turns a relative time into a
         # real number of whole seconds
         results.append(float(int(value.secs)) if type(value) is RelTime else value)
@@ -200,7 +205,7 @@ def eval_in_each_context(env: Any, scope: Any, args: tuple[Fn, ...]) -> Value:
 def count_matches(env: Any, scope: Any, args: tuple[Fn, ...]) -> Value:
     if len(args) != 2:
         return ERROR
-    results = _in_each_context(env, scope, args)
+    results = _in_each_context(env, scope, args, inside=True)
     if not isinstance(results, list):
         return 0 if results is UNDEFINED else results
     from ._logic import truth

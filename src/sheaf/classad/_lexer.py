@@ -24,20 +24,22 @@ from ._values import ClassAdSyntaxError
 
 Token = tuple[str, object, int]
 
-_OPS: Final = sorted(
-    ["||", "&&", "|", "^", "&", "==", "!=", "=?=", "=!=", "<", "<=", ">", ">=", "<<", ">>", ">>>", "+", "-",
-     "*", "/", "%", "!", "~", "?", ":", "?:", "(", ")", "[", "]", "{", "}", ",", ";", ".", "="],
-    key=len, reverse=True)
-
+_BLANK = r"\s*(?:(?://[^\n]*|/\*.*?\*/)\s*)*"
+_REAL = r"(?:\d+\.\d+|\.\d+)(?:[eE][+-]?\d+)?|\d+[eE][+-]?\d+"
+_INT = r"0(?![0-9])|[1-9]\d*"
+# One pattern for a token with the blanks and comments before it; finditer walks the text in C.
 _TOKEN: Final = re.compile(
-    r"""(?P<ws>(?:\s+|//[^\n]*|/\*.*?\*/)+)
-      | (?P<real>(?:\d+\.\d+|\.\d+)(?:[eE][+-]?\d+)?|\d+[eE][+-]?\d+)
-      | (?P<int>0(?![0-9])|[1-9]\d*)
+    _BLANK + r"""(?:(?P<neg>-(?:""" + _REAL + "|" + _INT + r"""))
+      | (?P<real>""" + _REAL + r""")
+      | (?P<int>""" + _INT + r""")
       | (?P<name>[A-Za-z_][A-Za-z0-9_]*)
       | (?P<str>"(?:[^"\\]|\\.)*")
       | (?P<qname>'(?:[^'\\]|\\.)*')
-      | (?P<op>""" + "|".join(re.escape(op) for op in _OPS) + r")",
+      | (?P<op>\|\||&&|=\?=|=!=|==|!=|<=|>=|<<|>>>|>>|\?:|[-+*/%^~!?:(){}\[\],;.<>=|&]))""",
     re.VERBOSE | re.DOTALL)
+_ONLY_BLANK: Final = re.compile(_BLANK + r"\Z", re.DOTALL)
+_SKIP_BLANK: Final = re.compile(_BLANK, re.DOTALL)
+_NUMBER: Final = re.compile(_REAL + "|" + _INT)
 
 _ESCAPES: Final = {"n": "\n", "t": "\t", "b": "\b", "f": "\f", "r": "\r", "\\": "\\", '"': '"', "'": "'"}
 _ESCAPE: Final = re.compile(r"\\([0-3][0-7]{0,2}|[4-7][0-7]?|.)", re.DOTALL)
@@ -66,45 +68,50 @@ def tokenize(src: str, pos: int = 0, end: int | None = None) -> list[Token]:
     tokens: list[Token] = []
     append = tokens.append
     end = len(src) if end is None else end
-    match = _TOKEN.match
-    while pos < end:
-        m = match(src, pos, end)
-        if m is None:
-            _fail(src, pos)
+    for m in _TOKEN.finditer(src, pos, end):
+        if m.start() != pos:
+            break  # finditer skipped something that is not a token
         kind = m.lastgroup
-        text = m.group()
+        start = m.start(kind)  # type: ignore[arg-type]
+        text = m.group(kind)  # type: ignore[arg-type]
         if kind == "name":
             lowered = text.lower()
-            append(("op", lowered, pos) if lowered in ("is", "isnt") else ("name", text, pos))
+            append(("op", lowered, start) if lowered == "is" or lowered == "isnt" else ("name", text, start))
         elif kind == "op":
-            if text == "-" and _starts_number(src, pos + 1, end) and not _after_operand(tokens):
-                m = _TOKEN.match(src, pos + 1, end)  # a negative literal, as HTCondor's lexer reads it
-                assert m is not None
-                number = m.group()
-                if m.lastgroup == "int":
-                    value = int(number)
-                    append(("int", -value if value <= (1 << 63) else 0, pos))
-                else:
-                    append(("real", -float(number), pos))
-                pos = m.end()
-                continue
-            append(("op", text, pos))
+            append(("op", text, start))
         elif kind == "int":
-            append(("int", _integer(text), pos))
+            append(("int", _integer(text), start))
         elif kind == "real":
-            append(("real", float(text), pos))
+            append(("real", float(text), start))
         elif kind == "str":
-            append(("str", unescape(text[1:-1]), pos))
+            append(("str", unescape(text[1:-1]), start))
         elif kind == "qname":
-            append(("qname", unescape(text[1:-1]), pos))
+            append(("qname", unescape(text[1:-1]), start))
+        else:
+            _negative(text, start, tokens)
         pos = m.end()
+    if pos < end and not _ONLY_BLANK.match(src, pos, end):
+        blank = _SKIP_BLANK.match(src, pos, end)
+        _fail(src, blank.end() if blank else pos)
     append(("eof", None, end))
     return tokens
 
 
-def _starts_number(src: str, pos: int, end: int) -> bool:
-    m = _TOKEN.match(src, pos, end)
-    return m is not None and m.lastgroup in ("int", "real")
+def _negative(text: str, start: int, tokens: list[Token]) -> None:
+    """"-5": a negative literal where an operand may start, else binary minus and 5."""
+    number = text[1:]
+    is_int = _INT_ONLY.match(number) is not None
+    if _after_operand(tokens):
+        tokens.append(("op", "-", start))
+        tokens.append(("int", _integer(number), start + 1) if is_int else ("real", float(number), start + 1))
+    elif is_int:
+        value = int(number)
+        tokens.append(("int", -value if value <= (1 << 63) else 0, start))
+    else:
+        tokens.append(("real", -float(number), start))
+
+
+_INT_ONLY: Final = re.compile(r"(?:" + _INT + r")\Z")
 
 
 def _after_operand(tokens: list[Token]) -> bool:

@@ -53,6 +53,10 @@ def logical_or_values(first: Value, second: Callable[[], Value]) -> Value:
 
 
 def compile_logical(op: str, left: Fn, right: Fn) -> Fn:
+    # a chain a && b && c (left-associative) becomes one loop over its operands: the same fold
+    chain = _flatten(op, left) + (right,)
+    if len(chain) > 2:
+        return _compile_chain(op, chain)
     if op == "&&":
         def logical_and(env: Any, scope: Any) -> Value:
             a = left(env, scope)
@@ -60,6 +64,8 @@ def compile_logical(op: str, left: Fn, right: Fn) -> Fn:
                 b = right(env, scope)
                 return b if type(b) is bool else truth(b)
             return logical_and_values(a, lambda: right(env, scope))
+        logical_and.chain = (left, right)  # type: ignore[attr-defined]
+        logical_and.chain_op = "&&"  # type: ignore[attr-defined]
         return logical_and
 
     def logical_or(env: Any, scope: Any) -> Value:
@@ -68,7 +74,32 @@ def compile_logical(op: str, left: Fn, right: Fn) -> Fn:
             b = right(env, scope)
             return b if type(b) is bool else truth(b)
         return logical_or_values(a, lambda: right(env, scope))
+    logical_or.chain = (left, right)  # type: ignore[attr-defined]
+    logical_or.chain_op = "||"  # type: ignore[attr-defined]
     return logical_or
+
+
+def _flatten(op: str, fn: Fn) -> tuple[Fn, ...]:
+    operands = getattr(fn, "chain", None)
+    return operands if operands is not None and getattr(fn, "chain_op", None) == op else (fn,)
+
+
+def _compile_chain(op: str, operands: tuple[Fn, ...]) -> Fn:
+    decisive = op == "||"  # the value that ends the chain: true for ||, false for &&
+    combine = logical_or_values if decisive else logical_and_values
+
+    def chain(env: Any, scope: Any) -> Value:
+        acc = operands[0](env, scope)
+        for operand in operands[1:]:
+            if acc is (not decisive):  # the common case: keep going, the next operand decides
+                value = operand(env, scope)
+                acc = value if type(value) is bool else truth(value)
+            else:
+                acc = combine(acc, lambda operand=operand: operand(env, scope))
+        return acc if type(acc) is bool else truth(acc)
+    chain.chain = operands  # type: ignore[attr-defined]
+    chain.chain_op = op  # type: ignore[attr-defined]
+    return chain
 
 
 def compile_conditional(test: Fn, then: Fn, orelse: Fn) -> Fn:

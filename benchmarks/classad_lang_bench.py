@@ -1,0 +1,76 @@
+"""ClassAd language speed, side by side with the official binding (classad2) in the same run.
+
+    .venv/bin/python benchmarks/classad_lang_bench.py [--seconds S]
+
+Rates per second for: parsing a Requirements expression (sheaf: the same text again, which hits the
+parse cache, and distinct texts, which run the parser), evaluating it against a target ad, and a
+symmetric match of a job ad with a machine ad.  Nothing here is a test: it prints figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from typing import Callable
+
+os.environ.setdefault("CONDOR_CONFIG", "/dev/null")
+
+REQUIREMENTS = ('(TARGET.Arch == "X86_64") && (TARGET.OpSys == "LINUX") && (TARGET.Disk >= RequestDisk) && '
+                '(TARGET.Memory >= RequestMemory) && (TARGET.Cpus >= RequestCpus)')
+JOB = ('[RequestMemory = 2048; RequestDisk = 1000; RequestCpus = 1; Owner = "alice"; '
+       f'Requirements = {REQUIREMENTS}; Rank = TARGET.Memory]')
+MACHINE = ('[Arch = "X86_64"; OpSys = "LINUX"; Disk = 100000; Memory = 8192; Cpus = 4; '
+           'Requirements = TARGET.RequestMemory <= Memory && TARGET.Owner =!= "mallory"; Rank = 0]')
+
+
+def rate(fn: Callable[[], object], seconds: float) -> float:
+    count, start = 0, time.perf_counter()
+    deadline = start + seconds
+    while True:
+        for _ in range(1000):
+            fn()
+        count += 1000
+        now = time.perf_counter()
+        if now >= deadline:
+            return count / (now - start)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--seconds", type=float, default=1.0)
+    seconds = parser.parse_args().seconds
+
+    import htcondor2  # noqa: F401  (before classad2)
+    import classad2
+
+    from sheaf import classad
+
+    texts = [REQUIREMENTS.replace("2048", str(i)) + f" && (TARGET.Slot != {i})" for i in range(200_000)]
+    counter = iter(range(10**9))
+
+    def fresh_parse() -> object:
+        return classad.parse(texts[next(counter) % len(texts)] + " ")  # never cached: a new text
+
+    req_theirs, job_theirs, machine_theirs = (classad2.ExprTree(REQUIREMENTS), classad2.ClassAd(JOB),
+                                              classad2.ClassAd(MACHINE))
+    req_mine, job_mine, machine_mine = classad.parse(REQUIREMENTS), classad.ClassAd.parse(JOB), classad.ClassAd.parse(MACHINE)
+    assert req_theirs.eval(job_theirs, machine_theirs) is True and req_mine.evaluate_in(job_mine, machine_mine) is True
+    assert job_theirs.symmetricMatch(machine_theirs) and classad.symmetric_match(job_mine, machine_mine)
+
+    rows = [
+        ("parse Requirements (same text)", lambda: classad2.ExprTree(REQUIREMENTS), lambda: classad.parse(REQUIREMENTS)),
+        ("parse Requirements (new text)", lambda: classad2.ExprTree(REQUIREMENTS), fresh_parse),
+        ("evaluate Requirements vs target", lambda: req_theirs.eval(job_theirs, machine_theirs),
+         lambda: req_mine.evaluate_in(job_mine, machine_mine)),
+        ("symmetric match", lambda: job_theirs.symmetricMatch(machine_theirs),
+         lambda: classad.symmetric_match(job_mine, machine_mine)),
+    ]
+    print(f"{'operation':36} {'classad2/s':>12} {'sheaf/s':>12} {'ratio':>7}")
+    for name, theirs, mine in rows:
+        a, b = rate(theirs, seconds), rate(mine, seconds)
+        print(f"{name:36} {a:12,.0f} {b:12,.0f} {b / a:7.2f}")
+
+
+if __name__ == "__main__":
+    main()
