@@ -138,6 +138,10 @@ class _Kind:
 
 
 class _Negotiation:
+    """One cycle's state.  Resources are indexed by their input position ``r``: ``ads[r]`` is the
+    current ad, ``seq[r]`` its list position (moving to the end = a new, larger seq), ``version[r]``
+    counts its changes, ``alive[r]`` is False once a use-once resource is taken, ``cls[r]`` its class."""
+
     def __init__(self, jobs: list[tuple[Hashable, ClassAd]], resources: list[ClassAd],
                  limits: ConcurrencyLimits) -> None:
         self.jobs, self.ads, self.limits = jobs, resources, limits

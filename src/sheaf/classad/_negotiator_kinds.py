@@ -2,26 +2,28 @@
 
 Two jobs are of one *kind* when every attribute that can influence matchmaking is bound to the same
 expression in both.  Those *significant* attributes are computed from the expressions themselves,
-never from a fixed list:
+never from a fixed list, with scopes respected (``references``: ``TARGET.x`` is read in the other ad,
+``MY.x`` and a plain ``x`` in the ad itself, a plain ``x`` the ad lacks falls back to the other ad):
 
-* every name referenced by a resource's ``Requirements`` and ``Rank``, followed through the
-  resource's own attributes (``Requirements = Start; Start = TARGET.Memory > 1``) -- any of those
-  names might be looked up in the job;
-* the job's own ``Requirements``, ``Rank``, ``ConcurrencyLimits`` and the ``Request*`` quantities,
-  followed through the job's attributes (``request_memory = ifThenElse(isUndefined(DAGNodeRetry) ...``
+* every name a resource's ``Requirements`` and ``Rank`` may read in a job, followed through the
+  resource's own attributes (``Requirements = Start; Start = TARGET.Memory > 1``);
+* the job's own ``Requirements``, ``Rank``, ``ConcurrencyLimits`` and ``Request*`` quantities,
+  followed through the job's attributes (``RequestMemory = ifThenElse(isUndefined(DAGNodeRetry) ...``
   makes ``DAGNodeRetry`` significant).
 
-Because the closure through a job's attributes depends on what those attributes say, a job's kind is
+Because the walk through a job's attributes depends on what those attributes say, a job's kind is
 found level by level: the expressions of the base names, then of the names they reference, and so
 on; each distinct path through that walk gets a small integer token, and the last token is the kind.
-A job costs one tuple and one dict look-up per level; the references of an expression are computed
-once per distinct expression.
+The jobs of one cluster share their expression objects, so a kind is first looked up by the ids of
+the objects bound to every name any walk has visited -- one tuple and one dict look-up per job; the
+structural walk runs only for a new combination of objects.  References are memoised per distinct
+expression.
 
-An expression calling ``eval()`` can reach any attribute: a job whose walk meets one is keyed by its
-whole ad, and if a resource's expressions call ``eval()`` every attribute of every job is significant.
-Resources are grouped the same way into *classes* (the names jobs can reach in them, plus their own
-closure), so that an evaluation is done once per (job kind, resource class) and reused by every job
-of the kind and every resource of the class.
+An expression that can read any attribute (``eval()``, a bare ``TARGET``) makes the whole ad
+significant: such a job is keyed by its whole ad, and if a resource's expressions do it, every job
+is.  Resources are grouped the same way into *classes* (the names jobs can read in them, plus their
+own closure), so that an evaluation is done once per (job kind, resource class) and reused by every
+job of the kind and every resource of the class.
 """
 
 from __future__ import annotations
