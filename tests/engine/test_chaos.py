@@ -23,7 +23,7 @@ NODES, LEVELS, KILLS = 200, 10, 20
 
 TASK = """#!/bin/sh
 # $1: side-effect file, $2: attempt (DAGNodeRetry), $3: attempts that fail before one succeeds
-sleep 0.1
+sleep 0.15
 if [ "$2" -lt "$3" ]; then echo "$2 fail" >> "$1"; exit 1; fi
 echo "$2 ok" >> "$1"
 """
@@ -68,6 +68,10 @@ def _lines(tmp: Path) -> dict[str, int]:
     return out
 
 
+def _begins(journal: str) -> int:
+    return sum(1 for r in read_records(journal) if r[0] == "B")
+
+
 def _start(tmp: Path) -> subprocess.Popen[bytes]:
     return subprocess.Popen([SHEAF, "run", str(tmp), "--pool-config", str(tmp / "pool.conf")],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -81,14 +85,21 @@ def test_kill_minus_nine_at_random_moments_and_resume(tmp_path: Path) -> None:
     frozen: dict[str, int] = {}  # node -> its side-effect lines when it was first seen journaled done
     kills = 0
     while kills < KILLS:
+        begins = _begins(journal)
         proc = _start(tmp_path)
-        time.sleep(rng.uniform(0.05, 1.1))
+        if rng.random() < 0.2:  # now and then, while it starts up (before it journals anything)
+            time.sleep(rng.uniform(0.0, 0.3))
+        else:  # mostly once it runs: a random moment after its "B" record
+            deadline = time.time() + 30
+            while _begins(journal) == begins and proc.poll() is None and time.time() < deadline:
+                time.sleep(0.01)
+            time.sleep(rng.uniform(0.0, 0.5))
         if proc.poll() is not None:
             break  # the workflow finished before this kill: no more moments to kill at
         proc.send_signal(signal.SIGKILL)
         proc.wait()
         kills += 1
-        time.sleep(0.12)  # let orphaned tasks of the dead engine finish their last write
+        time.sleep(0.2)  # let orphaned tasks of the dead engine finish their last write
         done = {n for n, r in read_journal(journal).nodes.items() if r.state == "done"}
         counts = _lines(tmp_path)
         for node in done:
@@ -110,7 +121,7 @@ def test_kill_minus_nine_at_random_moments_and_resume(tmp_path: Path) -> None:
     assert sorted(done_records) == sorted(fails), "every node is journaled done exactly once"
     begins = [r for r in read_records(journal) if r[0] == "B"]
     # kills before an engine wrote its "B" record hit it while starting up: also a moment to survive
-    assert len(begins) >= KILLS // 4 and all(b[3] in ("fresh", "recovery") for b in begins)
+    assert len(begins) >= KILLS // 2 and all(b[3] in ("fresh", "recovery") for b in begins)
 
     again = subprocess.run([SHEAF, "run", str(tmp_path), "--pool-config", str(tmp_path / "pool.conf")],
                            capture_output=True, text=True, check=False)
