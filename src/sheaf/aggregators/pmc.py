@@ -36,6 +36,7 @@ from __future__ import annotations
 import fcntl
 import os
 import sys
+import time
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
@@ -189,10 +190,11 @@ def _master(opts: PmcOptions, make_link: Callable[[], MasterLink]) -> int:
     try:
         run.configure()
         run.register()
-        bad = run.sched.unrunnable() if run.sched.hosts else "(no worker registered)"
-        if bad is not None:
-            run.log(0, f"FATAL ERROR: no host is capable of running task {bad}")
-            run.summary(0.0, True)
+        bad = run.sched.unrunnable()
+        if bad is not None or not run.sched.hosts:
+            run.log(0, f"FATAL ERROR: no host is capable of running task {bad}" if run.sched.hosts
+                    else "FATAL ERROR: no worker registered")
+            run.summary(time.time(), True)
             return 1
         ok = run.run(rescue_path, carried)
         run.merge_stdio()
