@@ -243,3 +243,12 @@ def test_two_producers_are_located(tmp_path: Path) -> None:
     with pytest.raises(ValidationError) as info:
         formats.validate_inputs(formats.load_inputs(_write(tmp_path, text), cwd=tmp_path))
     assert info.value.line == 4 and "produced by two jobs" in str(info.value)
+
+
+def test_equal_profile_blocks_of_different_types_are_not_confused(tmp_path: Path) -> None:
+    path = _write(tmp_path, _HEAD + "- {type: job, id: a, name: t, profiles: {pegasus: {runtime: 1}}}\n"
+                  "- {type: job, id: b, name: t, profiles: {pegasus: {runtime: true}}}\n"
+                  "- {type: job, id: c, name: t, profiles: {pegasus: {runtime: 1}}}\n")
+    wf = formats.read_workflow(path)
+    assert [j.profiles["pegasus"]["runtime"] for j in wf.jobs.values()] == ["1", "true", "1"]
+    assert wf.jobs["a"].profiles is wf.jobs["c"].profiles  # equal blocks share one normalized dict

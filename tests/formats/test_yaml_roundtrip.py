@@ -74,4 +74,5 @@ def test_plain_only_where_safe() -> None:
     assert scalar("f.a") == "f.a" and scalar("-a") == "-a" and scalar("/usr/bin/x") == "/usr/bin/x"
     for tricky in ("true", "No", "null", "007", "4.0", "-", "a: b", "", " x", "=", "y", ".inf"):
         assert scalar(tricky).startswith('"'), tricky
+    assert scalar("_0") == "\"_0\"" and scalar("-_1") == "\"-_1\"" and scalar("_x") == "_x"
     assert scalar("\U0001f600") == '"\\U0001f600"'

@@ -297,7 +297,9 @@ class ProfileReader:
         if raw is None:
             return EMPTY
         try:
-            key = tuple([(ns, tuple(entries.items())) for ns, entries in raw.items()])
+            # the value classes are part of the key: 1, 1.0 and true are equal but read differently
+            key = tuple([(ns, tuple(entries.items()), tuple(map(type, entries.values())))
+                         for ns, entries in raw.items()])
             found = self._cache.get(key)
         except (AttributeError, TypeError):  # not a mapping, or unhashable values: no caching
             key, found = None, None

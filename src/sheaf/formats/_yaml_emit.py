@@ -7,7 +7,7 @@ bytes of an all-block dump, which halves the parse time of a 10^6-job workflow.
 
 Scalars: a string is written plain only when it matches a conservative pattern (letters, digits,
 ``_ . / @ + -``, starting with a letter, ``_`` or ``/``, optionally after one or two ``-``) and
-is not a word YAML 1.1 or 1.2 reads as a boolean or null; every other string is double-quoted with
+is not a word YAML 1.1 or 1.2 reads as a boolean, null or (yaml_rs drops underscores) a number; every other string is double-quoted with
 JSON escapes, non-ASCII as ``\\uXXXX``/``\\UXXXXXXXX``.  So PyYAML (YAML 1.1, what Pegasus uses) and
 yaml_rs (YAML 1.2) read back the same strings.
 """
@@ -32,7 +32,7 @@ def _astral(match: re.Match[str]) -> str:
 
 def scalar(value: Any, _plain: Any = _PLAIN.match, _reserved: frozenset[str] = _RESERVED) -> str:
     if value.__class__ is str:
-        if _plain(value) and value.lower() not in _reserved:
+        if _plain(value) and value.lower() not in _reserved and not (value[0] in "_-" and _numeric(value)):
             return value
         quoted = json.dumps(value)
         return _ASTRAL.sub(_astral, quoted) if "\\ud" in quoted else quoted
@@ -51,6 +51,15 @@ def scalar(value: Any, _plain: Any = _PLAIN.match, _reserved: frozenset[str] = _
             return ".inf" if value > 0 else "-.inf"
         return repr(value)
     return scalar(str(value))
+
+
+def _numeric(value: str) -> bool:
+    """yaml_rs reads ``_0`` and ``-_1`` as numbers (it drops underscores): such strings are quoted."""
+    try:
+        float(value.replace("_", ""))
+    except ValueError:
+        return False
+    return True
 
 
 def _is_flat(value: Any) -> bool:

@@ -65,7 +65,6 @@ _DEP_KEYS = frozenset({"id", "children"})
 _JOB_TYPES: dict[Any, JobType] = {"job": "job", "pegasusWorkflow": "pegasusWorkflow", "condorWorkflow": "condorWorkflow",
               "dax": "pegasusWorkflow", "dag": "condorWorkflow"}
 _USE_TYPES: dict[Any, UseType] = {"input": "input", "output": "output", "checkpoint": "checkpoint"}
-_TRUE_FALSE = (True, False)
 
 
 class _Unusual(Exception):
@@ -225,11 +224,14 @@ def _use(u: dict[str, Any], lfn: str, kind: Any) -> Use:
     produced = kind != "input"
     stage_out = get("stageOut", produced)
     register = get("registerReplica", produced)
+    if stage_out.__class__ is not bool or register.__class__ is not bool:
+        raise _Unusual
+    if len(u) == 4 and produced and "stageOut" in u and "registerReplica" in u:  # the common output
+        return Use(lfn, kind, stage_out, register)
     optional = get("optional", False)
     bypass = get("bypass", False)
     planning = get("forPlanning", False)
-    if (stage_out not in _TRUE_FALSE or register not in _TRUE_FALSE or optional not in _TRUE_FALSE
-            or bypass not in _TRUE_FALSE or planning not in _TRUE_FALSE):
+    if optional.__class__ is not bool or bypass.__class__ is not bool or planning.__class__ is not bool:
         raise _Unusual
     size = get("size")
     if size is not None and size.__class__ is not int:
@@ -237,8 +239,7 @@ def _use(u: dict[str, Any], lfn: str, kind: Any) -> Use:
     meta = get("metadata")
     if meta is not None and (meta.__class__ is not dict or set(map(type, meta.values())) - {str}):
         meta = _text_map(meta)  # the Python API writes ``size`` into metadata as a number
-    return Use(lfn, kind, bool(stage_out), bool(register), bool(optional), bool(bypass), size,
-               meta if meta else EMPTY, bool(planning))
+    return Use(lfn, kind, stage_out, register, optional, bypass, size, meta if meta else EMPTY, planning)
 
 
 def _text_map(meta: Any) -> dict[str, str]:
@@ -324,7 +325,7 @@ def _diagnose_use(use: Any, src: Source, where: str, anchor: Any) -> None:
         src.fail(f"use of '{to_text(lfn)}' by {where} must have type input, output or checkpoint",
                  rule="a use's type is input|output|checkpoint", value=to_text(lfn))
     for key in ("stageOut", "registerReplica", "optional", "bypass", "forPlanning"):
-        if key in use and use[key] not in _TRUE_FALSE:
+        if key in use and not isinstance(use[key], bool):
             src.fail(f"'{key}' of the use of '{to_text(lfn)}' by {where} must be true or false",
                      rule=f"'{key}' is a boolean", value=use[key], key=key)
     size = use.get("size")
