@@ -244,3 +244,10 @@ def test_a_job_calling_eval_is_keyed_by_its_whole_ad() -> None:
     jobs[1]["A"] = 2  # shares every other expression object with jobs[0]
     cycle = negotiate(jobs, resources)
     assert _pairs(cycle) == [(1, "r")] and cycle.kinds == 2
+
+
+def test_empty_inputs_and_ads_without_requirements() -> None:
+    assert negotiate([], []).matches == []
+    cycle = negotiate(_ads("[Rank = 1]", "[Requirements = true]"), _ads('[Name = "n"]', '[Name = "y"; Requirements = 1]'))
+    assert _pairs(cycle) == [(1, "y")] and cycle.unmatched == {0: NO_MATCH}
+    assert negotiate(_ads("[Requirements = true]"), []).unmatched == {0: NO_MATCH}
