@@ -75,7 +75,9 @@ def read_workflow(path: PathLike, *, warnings: list[str] | None = None) -> Workf
         trace: Workflow = _other("sheaf.formats._wfcommons", "read_wfcommons", "WfCommons JSON", path, warnings)
         return trace
     with gc_paused():
-        return workflow_from_data(src.load_yaml(), src)
+        data = src.load_yaml()
+        src.release()
+        return workflow_from_data(data, src)
 
 
 def _other(module: str, function: str, what: str, path: PathLike, warnings: list[str] | None) -> Any:

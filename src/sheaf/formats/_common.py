@@ -76,13 +76,24 @@ def to_text(value: Any) -> str:
 class Source:
     """One input file being read (see the module docstring)."""
 
-    __slots__ = ("_said", "path", "text", "warnings")
+    __slots__ = ("_said", "_text", "path", "warnings")
 
     def __init__(self, path: str, text: str, warnings: list[str] | None) -> None:
         self.path = path
-        self.text = text
+        self._text: str | None = text
         self.warnings = warnings
         self._said: set[str] = set()
+
+    @property
+    def text(self) -> str:
+        """The source text; read again from the file if ``release()`` dropped it (error path only)."""
+        if self._text is None:
+            self._text = read_text(self.path)
+        return self._text
+
+    def release(self) -> None:
+        """Drop the text once loaded: at 10^6 jobs it is ~400 MB that the model does not need."""
+        self._text = None
 
     @classmethod
     def open(cls, path: PathLike, warnings: list[str] | None) -> Source:
