@@ -106,3 +106,10 @@ def test_any_value_is_spliced_into_the_string_exactly(value: str | int, around: 
     assert result.ok
     assert result.ad["Text"] == f"{around}{value}{around}"
     assert ClassAd.parse(result.ad.unparse()) == result.ad  # the expanded ad is still a well-formed ad
+
+
+def test_the_old_cmd_spelling_is_expanded() -> None:
+    resource = ClassAd.parse('[ OpSys = "LINUX"; Arch = "X86_64" ]')
+    result = expand(ClassAd.parse('[ Cmd = "/home/u/prog.$$OpSys.$$Arch"; Other = "x.$$OPSYS.$$ARCH" ]'), resource)
+    assert result.ad["Cmd"] == "/home/u/prog.LINUX.X86_64" and result.ad["Other"] == "x.$$OPSYS.$$ARCH"
+    assert result.ad["MATCH_OPSYS"] == "LINUX"

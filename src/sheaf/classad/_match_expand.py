@@ -12,7 +12,8 @@ Policy (the schedd's ``dollarDollarExpand``, re-implemented at the value level):
   as ``MATCH_<Name>`` (spelled as in the reference) -- the seeds' ``MATCH_SiteEnvironment``, which
   the matchmaker monitor reads.  ``$$(Name:default)`` uses the default text (quotes around it
   dropped) when the resource has no ``Name``; a default is not recorded.  ``$$(DOLLARDOLLAR)`` is a
-  literal ``$$``.
+  literal ``$$``.  ``Cmd`` ending in ``$$OPSYS.$$ARCH`` (the spelling before parentheses) is read
+  as ``$$(OPSYS).$$(ARCH)``.
 * ``$$([expression])`` is replaced by ``string(expression)`` evaluated with the job as MY and the
   resource as TARGET; a result that is not a string (undefined, error) cannot be expanded.
 * Each job attribute that changed is recorded as ``MATCH_EXP_<Attr>`` with its expanded expression
@@ -98,6 +99,8 @@ class _State:
             self.ad[name] = cached
             return
         node = self.job.lookup(name).node
+        if name.lower() == "cmd":
+            node = _old_cmd_form(node)
         if not _mentions_dollar_dollar(node):
             return
         expanded = Expr(self.rewrite(node))
@@ -162,6 +165,16 @@ class _State:
         if not isinstance(value, str):
             raise _CannotExpand(ref.body)
         return value
+
+
+def _old_cmd_form(node: Node) -> Node:
+    """``Cmd = "prog.$$OPSYS.$$ARCH"`` is the pre-parenthesis spelling; the schedd reads it as
+    ``$$(OPSYS).$$(ARCH)``."""
+    if node[0] == "str":
+        at = node[1].upper().find("$$OPSYS.$$ARCH")
+        if at >= 0 and len(node[1]) == at + len("$$OPSYS.$$ARCH"):
+            return ("str", node[1][:at] + "$$(OPSYS).$$(ARCH)")
+    return node
 
 
 def _mentions_dollar_dollar(node: Node) -> bool:
