@@ -76,9 +76,11 @@ def _check_transformations(workflow: Workflow, tc: TransformationCatalog | None)
 
 
 def _check_profiles(workflow: Workflow, tc: TransformationCatalog | None, sc: SiteCatalog | None) -> None:
+    checked: set[int] = set()  # readers share one dict among jobs with equal profiles: check it once
     for job in workflow.jobs.values():
-        if job.profiles:
+        if job.profiles and id(job.profiles) not in checked:
             check_profile_values(job.profiles, subject=f"job '{job.id}'")
+            checked.add(id(job.profiles))
     for transformation in tc or ():
         check_profile_values(transformation.profiles, subject=f"transformation '{transformation.fqn}'")
         for entry in transformation.sites:
