@@ -107,16 +107,17 @@ class LocalBackend:
         if self._closed:
             return self._drain()
         deadline = None if timeout is None else time.monotonic() + timeout
+        polled = False
         while True:
-            self._collect(0.0)
             if self._events:
                 return self._drain()
             if not self._jobs and not self._queue:
                 return []
             now = time.monotonic()
-            if deadline is not None and now >= deadline:
+            if polled and deadline is not None and now >= deadline:
                 return []
             self._collect(self._sleep_for(now, deadline))
+            polled = True
 
     def cancel(self, key: str) -> None:
         """Stop a queued or running attempt; no event is reported for it (even one not yet taken)."""
