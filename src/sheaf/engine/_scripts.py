@@ -11,7 +11,6 @@ from __future__ import annotations
 __all__ = ["ScriptRunner"]
 
 import heapq
-import os
 import subprocess
 from collections.abc import Callable
 from typing import IO, Literal
@@ -77,11 +76,3 @@ class ScriptRunner:
         for node, kind in list(self._running):
             self.kill(node, kind)
         self._log.close()
-
-    @staticmethod
-    def pid_alive(pid: int) -> bool:
-        try:
-            os.kill(pid, 0)
-        except OSError:
-            return False
-        return True
