@@ -77,8 +77,9 @@ def test_match_says_which_resources_match_and_their_rank(ads: dict[str, Path]) -
 
 def test_match_renders_a_table_on_a_terminal(ads: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_classad, "_on_terminal", lambda: True)
-    code, out, _ = _run("match", str(ads["job"]), str(ads["site"]))
+    code, out, _ = _run("match", str(ads["job"]), str(ads["site"]), "[Requirements = false]")
     assert code == 0 and "resource" in out and "uw-hep-USCMS-Site" in out and "yes" in out
+    assert "[Requirements = false]" in out and "no" in out
 
 
 def test_a_syntax_error_is_one_message_with_a_caret_and_exit_2(ads: dict[str, Path]) -> None:

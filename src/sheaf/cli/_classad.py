@@ -104,11 +104,12 @@ def _row(job: classad.ClassAd, argument: str, resource: classad.ClassAd) -> _Row
 
 def _print_table(rows: list[_Row]) -> None:
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     table = Table("resource", "match", "rank", "why not")
-    for row in rows:
-        table.add_row(row.resource, "[green]yes[/]" if row.matches else "[red]no[/]", f"{row.rank:g}", row.why)
+    for row in rows:  # a label may be an inline ad, "[ ... ]": escape it, it is not markup
+        table.add_row(escape(row.resource), "[green]yes[/]" if row.matches else "[red]no[/]", f"{row.rank:g}", row.why)
     Console().print(table)
 
 
