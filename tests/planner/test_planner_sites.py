@@ -173,3 +173,12 @@ def test_cycle_in_the_workflow_is_a_validation_error() -> None:
     with pytest.raises(ValidationError) as info:
         run(workflow([job("a", "T"), job("b", "T")], [("a", "b"), ("b", "a")]), catalog("T"))
     assert "a -> b -> a" in (info.value.detail or "") or "b -> a -> b" in (info.value.detail or "")
+
+
+def test_pinned_job_may_use_a_site_outside_sites_where_only_it_has_the_transformation() -> None:
+    pinned = {"selector": {"execution.site": "s3"}}
+    wf = workflow([job("a", "T", profiles=pinned), job("b", "U")])
+    tc = catalog("T", sites=("s3",))
+    tc.transformations.update(catalog("U", sites=("s1",)).transformations)
+    ew = run(wf, tc, sites("s1", "s3"), sites=["s1"])
+    assert [j.site for j in ew.jobs] == ["s3", "s1"]

@@ -166,6 +166,7 @@ def resolve_jobs(workflow: Workflow, *, tc: TransformationCatalog | None, sc: Si
     # Fast path: a job without profiles of its own whose transformation has one candidate site is
     # settled by its transformation key alone (most jobs of large workflows).
     settled: dict[TKey, tuple[str, str, str, Profiles, str]] = {}
+    single: dict[TKey, str] = {}  # transformations with one candidate site (jobs not pinned go there)
     jobs, sites, tkeys, fqns = table.jobs, table.sites, table.tkeys, table.fqns
     executables, profiles, aggregators = table.executables, table.profiles, table.aggregators
     for job in workflow.jobs.values():
@@ -185,7 +186,9 @@ def resolve_jobs(workflow: Workflow, *, tc: TransformationCatalog | None, sc: Si
                 profiles.append(merged)
                 aggregators.append(agg)
                 continue
-            site = resolver.site_of(job, key)
+            site = single.get(key) if "selector" not in job.profiles else None
+            if site is None:
+                site = resolver.site_of(job, key)
         merged, executable, agg = resolver.profiles_of(job, key, site)
         jobs.append(job)
         sites.append(site)
@@ -194,6 +197,10 @@ def resolve_jobs(workflow: Workflow, *, tc: TransformationCatalog | None, sc: Si
         executables.append(executable)
         profiles.append(merged)
         aggregators.append(agg)
-        if key is not None and job.profiles is EMPTY and len(resolver.candidates(job, key)) == 1:
+        if key is not None and key not in single and "selector" not in job.profiles:
+            found = resolver.candidates(job, key)  # computed by site_of already: cached
+            if len(found) == 1:
+                single[key] = found[0]
+        if key is not None and job.profiles is EMPTY and key in single:
             settled[key] = (site, fqns[-1], executable, merged, agg)
     return table
