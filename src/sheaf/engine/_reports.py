@@ -41,6 +41,11 @@ def write_atomic(path: str, text: str) -> None:
         handle.flush()
         os.fsync(handle.fileno())
     os.replace(tmp, path)
+    fd = os.open(os.path.dirname(os.path.abspath(path)), os.O_RDONLY)
+    try:
+        os.fsync(fd)  # the rename itself is durable too
+    finally:
+        os.close(fd)
 
 
 def newest_rescue(dag_path: str) -> str | None:
