@@ -24,6 +24,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import math
 import subprocess
 import sys
 import tempfile
@@ -105,7 +106,7 @@ def reference_levels(parents: list[list[int]], children: list[list[int]]) -> lis
 
 def _baseline_seconds(size: int) -> float:
     sys.path.insert(0, str(HERE))
-    from load import SHAPES  # noqa: PLC0415 - the sibling benchmark's workflow shapes
+    from load import SHAPES  # the sibling benchmark's workflow shapes
 
     from sheaf.model import build_graph
 
@@ -139,7 +140,7 @@ def main() -> None:
                 base = f"~{measured[1] * (jobs / measured[0]) ** 2:16.0f}" if measured else f"{'-':>17}"
             for mode in args.modes:
                 load_s, plan_s, write_s, rss, exec_jobs, _ = _child(_PLAN_CHILD, path, mode, Path(tmp) / mode)
-                total = load_s + plan_s + (0.0 if write_s != write_s else write_s)
+                total = load_s + plan_s + (0.0 if math.isnan(write_s) else write_s)
                 target = TARGETS.get((size, mode))
                 ok = total <= target and rss <= RSS_TARGET_MB if target else None
                 verdict = "-" if ok is None else ("ok" if ok else "MISS")

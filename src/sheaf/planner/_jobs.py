@@ -186,9 +186,8 @@ def resolve_jobs(workflow: Workflow, *, tc: TransformationCatalog | None, sc: Si
                 profiles.append(merged)
                 aggregators.append(agg)
                 continue
-            site = single.get(key) if "selector" not in job.profiles else None
-            if site is None:
-                site = resolver.site_of(job, key)
+            one = single.get(key) if "selector" not in job.profiles else None
+            site = one if one is not None else resolver.site_of(job, key)
         merged, executable, agg = resolver.profiles_of(job, key, site)
         jobs.append(job)
         sites.append(site)
