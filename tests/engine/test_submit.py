@@ -128,3 +128,11 @@ def test_local_universe_and_getenv(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     job = render(parse_submit(str(tmp_path / "j.sub")), "N", 0, 1, str(tmp_path), {})
     assert job.universe == "local" and job.env == {"SHEAF_TEST_VAR": "yes", "A": "1", "B": "2"}
     assert job.ad.eval("JobUniverse") == 12
+
+
+def test_bad_expression_names_its_line(tmp_path: Path) -> None:
+    (tmp_path / "j.sub").write_text("executable = /bin/true\nrequirements = (Memory >\nqueue\n")
+    desc = parse_submit(str(tmp_path / "j.sub"))
+    with pytest.raises(FormatError) as info:
+        render(desc, "N", 0, 1, str(tmp_path), {})
+    assert (info.value.line, info.value.rule) == (2, "the value is a ClassAd expression")
