@@ -86,6 +86,7 @@ class _Slot:
     disk: int = 0
     free_cpu_ids: list[int] = field(default_factory=list)
     children: set[int] = field(default_factory=set)
+    name: str = ""
 
     @property
     def usable(self) -> bool:
@@ -133,7 +134,8 @@ class Pool:
     def _make_slot(self, defn: SlotDef) -> _Slot:
         slot = _Slot(defn, ClassAd(), cpus=defn.cpus, memory=defn.memory, disk=defn.disk,
                      free_cpu_ids=list(defn.cpu_ids))
-        slot.ad = self._slot_ad(defn, self._slot_name(defn.slot_id), defn.cpus, defn.memory, defn.disk,
+        slot.name = self._slot_name(defn.slot_id)
+        slot.ad = self._slot_ad(defn, slot.name, defn.cpus, defn.memory, defn.disk,
                                 "Partitionable" if defn.partitionable else "Static")
         return slot
 
@@ -244,7 +246,7 @@ class Pool:
             slot.claimed = True
             self._idle_static -= 1
             pinned = frozenset(slot.defn.cpu_ids) if self.enforce_affinity else None
-            return Claim(slot.ad["Name"], slot.defn.cpus, slot.defn.memory, slot.defn.disk, pinned,
+            return Claim(slot.name, slot.defn.cpus, slot.defn.memory, slot.defn.disk, pinned,
                          limit if limit is not None else slot.defn.memory, slot_id=slot.defn.slot_id)
         sub_id = next(i for i in range(1, len(slot.children) + 2) if i not in slot.children)
         slot.children.add(sub_id)
