@@ -2,6 +2,7 @@
 
 The engine hands over ``Launch``es; the backend queues them, matches them to slots, runs them and
 reports ``Exited``/``Held`` events.  One thread (the engine loop's) drives it: no threads of its own.
+Linux only (pidfd, ``/proc``, ``sched_setaffinity``).
 
 Scheduling policy
     Queued launches are tried highest ``priority`` first, FIFO among equals (``_queue``).  A launch
