@@ -5,6 +5,9 @@ input}``, ``[-a, preprocess]``), everything else in block style, as PyYAML's
 ``default_flow_style=None`` does -- the layout of the seeds' examples.  It is also about half the
 bytes of an all-block dump, which halves the parse time of a 10^6-job workflow.
 
+A key longer than YAML's 1024-character limit for implicit keys is written as an explicit
+``? key`` / ``: value`` pair.
+
 Scalars: a string is written plain only when it matches a conservative pattern (letters, digits,
 ``_ . / @ + -``, starting with a letter, ``_`` or ``/``, optionally after one or two ``-``) and
 is not a word YAML 1.1 or 1.2 reads as a boolean, null or (yaml_rs drops underscores) a number; every other string is double-quoted with
@@ -53,6 +56,10 @@ def scalar(value: Any, _plain: Any = _PLAIN.match, _reserved: frozenset[str] = _
     return scalar(str(value))
 
 
+_LONG_KEY = 1000
+_SHORT_KEY = 150  # a key this long stays under _LONG_KEY even with every character escaped
+
+
 def _numeric(value: str) -> bool:
     """yaml_rs reads ``_0`` and ``-_1`` as numbers (it drops underscores): such strings are quoted."""
     try:
@@ -64,7 +71,7 @@ def _numeric(value: str) -> bool:
 
 def _is_flat(value: Any) -> bool:
     if value.__class__ is dict:
-        return not any(v.__class__ in (dict, list) for v in value.values())
+        return not any(v.__class__ in (dict, list) or len(str(k)) > _SHORT_KEY for k, v in value.items())
     return not any(v.__class__ in (dict, list) for v in value)
 
 
@@ -86,6 +93,9 @@ def _mapping(data: dict[str, Any], indent: str, out: list[str]) -> None:
     append = out.append
     for key, value in data.items():
         head = f"{indent}{scalar(key)}:"
+        if len(head) > _LONG_KEY:  # YAML limits implicit keys to 1024 characters: an explicit key
+            append(f"{indent}? {scalar(key)}")
+            head = f"{indent}:"
         cls = value.__class__
         if cls is dict or cls is list:
             if not value or _is_flat(value):
