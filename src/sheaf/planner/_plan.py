@@ -14,6 +14,24 @@ Every task carries the ``Task`` record of how it runs: its executable (pfn on it
 (file references already rendered as lfns) and its effective profiles.  A cluster's own
 ``profiles`` are the combination of its tasks' (runtime summed, memory max, ...).
 
+What the planner fills in (``sheaf.planner.plan``), for codegen:
+- profiles dicts are *shared* between jobs and tasks (most jobs have the same effective profiles):
+  read-only, copy before changing one;
+- ``compute``: ``executable`` is the pfn, ``arguments`` the argv, ``profiles`` the task's;
+- ``subworkflow``: ``site == "local"``, ``executable is None``, ``tasks[0].executable`` is the
+  workflow/DAG file (lfn), ``arguments`` the job's arguments;
+- ``cluster``: ``executable`` is the aggregator's path (``pegasus::seqexec``/``mpiexec`` pfn,
+  ``$PEGASUS_HOME/bin/pegasus-cluster``, or ``sheaf-cluster``/``sheaf-mpi-cluster``) -- for
+  ``decaf`` the *basename of the JSON file* (the ``dataflow::decaf`` pfn), codegen writing the
+  JSON and the run script; ``arguments`` are the aggregator's options (seqexec ``-f``, PMC
+  ``--max-wall-time N``, then ``job.aggregator.arguments``); ``profiles`` hold the combined task
+  profiles with the aggregator entry's profiles on top (PMC ``nodes``/``ppn``, globus
+  ``xcount``/``host_xcount``/``maxwalltime``; Decaf ``glite.arguments``, ``dagman.post``, env...);
+  per-task PMC options (``pmc_request_memory``, ``pmc_request_cpus``, ``pmc_priority``,
+  ``pmc_task_arguments``) stay on each ``Task.profiles``; ``technique`` says which pass made it
+  (``horizontal``, ``runtime``, ``label``, ``whole``) and ``label`` the label value;
+- ``level`` is the job's level in the executable graph (``Task.level``: in the abstract one).
+
 Invariants (tested by the planner's property tests, relied on by codegen):
 - every abstract compute/sub-workflow job id appears in exactly one job's ``tasks``;
 - ``edges`` are unique ``(parent, child)`` pairs of job ids, the graph is acyclic;
