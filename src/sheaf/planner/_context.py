@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from sheaf.model import Graph
 from sheaf.planner._aggregate import Aggregator, Resolver
 from sheaf.planner._jobs import JobTable
-from sheaf.planner._options import Options
+from sheaf.planner._options import Options, check_aggregator
 from sheaf.planner._units import Units, contract
 
 
@@ -25,7 +25,8 @@ class PassContext:
     def aggregator_for(self, members: list[int], site: str, cluster: str) -> tuple[str, Aggregator | None]:
         """The cluster's aggregator: its last task's choice (a note when its tasks disagree)."""
         wanted = self.table.aggregators
-        name = wanted[members[-1]]
+        last = members[-1]
+        name = check_aggregator(wanted[last], f"the job.aggregator profile of job '{self.table.jobs[last].id}'")
         if any(wanted[j] != name for j in members):
             self.notes.append(f"cluster {cluster}: its tasks ask for different aggregators; "
                               f"using the last task's, {name}")

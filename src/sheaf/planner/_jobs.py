@@ -31,7 +31,7 @@ from sheaf.model import (
     Workflow,
     merge_profiles,
 )
-from sheaf.planner._options import Options, check_aggregator
+from sheaf.planner._options import Options
 from sheaf.planner._sites import SiteSelector, check_known
 
 TKey = tuple[str | None, str, str | None]
@@ -133,7 +133,7 @@ class _Resolver:
         if cached is None:
             merged = merge_profiles(self.prop_layer, job.profiles, upper)
             agg = tc_agg or _agg(job.profiles) or site_agg or self.options.aggregator
-            cached = (merged, check_aggregator(agg, f"the job.aggregator profile of job '{job.id}'"))
+            cached = (merged, agg.strip().lower())  # checked when a cluster uses it (aggregator_for)
             self._profiles[cache_key] = cached
         return cached[0], executable, cached[1]
 
