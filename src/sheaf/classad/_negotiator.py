@@ -46,10 +46,18 @@ from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ._classad import ClassAd
-from ._expr import NOT_CONSTANT, parse
+from ._expr import NOT_CONSTANT, Expr, parse
 from ._limits import ConcurrencyLimits, Demand, parse_limits
 from ._match import _accepts, rank_value
-from ._negotiator_kinds import JOB_ROOTS, RESOURCE_ROOTS, JobKinds, ResourceClasses, _exprs, lookups
+from ._negotiator_kinds import (
+    JOB_ROOTS,
+    RESOURCE_ROOTS,
+    JobKinds,
+    ResourceClasses,
+    _exprs,
+    lookups,
+    with_expr,
+)
 
 __all__ = ["NO_MATCH", "Cycle", "Match", "cur_matches", "negotiate", "resource_name", "wants_revaluation"]
 
@@ -155,6 +163,8 @@ class _Negotiation:
         self.changes: list[int] = []
         self.cache: dict[tuple[int, int], _Verdict] = {}
         self.bumped: dict[tuple[int, int], int] = {}
+        self.counts: dict[int, int] = {}  # CurMatches of the resources that took a match this cycle
+        self.count_exprs: dict[int, Expr] = {}
         self.demands: dict[str, Demand] = {}
         self.matches: list[Match] = []
         self.unmatched: dict[Hashable, str] = {}
@@ -299,10 +309,11 @@ class _Negotiation:
         if not self.want[r]:
             self.alive[r] = False
             return
-        count = cur_matches(ad) + 1
-        fresh = ad.copy()
-        fresh["CurMatches"] = parse(str(count))  # parse caches: one Expr per count
-        self.ads[r] = fresh
+        count = self.counts[r] = (self.counts[r] if r in self.counts else cur_matches(ad)) + 1
+        count_expr = self.count_exprs.get(count)
+        if count_expr is None:
+            count_expr = self.count_exprs[count] = parse(str(count))
+        fresh = self.ads[r] = with_expr(ad, "CurMatches", count_expr)
         self.version[r] += 1
         self.seq[r] = self.next_seq
         self.next_seq += 1

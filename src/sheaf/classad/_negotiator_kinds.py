@@ -34,7 +34,7 @@ from typing import Any
 from ._classad import ClassAd
 from ._expr import Expr
 
-__all__ = ["ALL", "JOB_ROOTS", "RESOURCE_ROOTS", "JobKinds", "ResourceClasses", "lookups", "references"]
+__all__ = ["ALL", "JOB_ROOTS", "RESOURCE_ROOTS", "JobKinds", "ResourceClasses", "lookups", "references", "with_expr"]
 
 Node = tuple[Any, ...]
 ALL = "*"  # stands for "every attribute" in a set of names
@@ -123,9 +123,19 @@ def lookups(ad: ClassAd, roots: Iterable[str]) -> tuple[set[str], set[str]]:
 
 
 def _exprs(ad: ClassAd) -> dict[str, Expr]:
-    # The language keeps an ad's expressions in a dict keyed by lower-cased name; reading it directly
-    # is what makes grouping 100,000 jobs cheap (ClassAd.get_expr lower-cases on every call).
+    # The language keeps an ad's expressions in a dict keyed by lower-cased name (``_ex``; the
+    # spellings are in ``_names``); reading it directly is what makes grouping 100,000 jobs cheap
+    # (ClassAd.get_expr lower-cases on every call).
     return ad._ex
+
+
+def with_expr(ad: ClassAd, name: str, expr: Expr) -> ClassAd:
+    """A copy of ``ad`` with ``name`` bound to ``expr`` -- ``copy()`` and ``ad[name] = expr`` without
+    the per-call conversions of ``__setitem__`` (the negotiator does this once per match)."""
+    fresh = ad.copy()  # a fresh ad owns its dicts: writing them directly is safe
+    fresh._ex[name.lower()] = expr
+    fresh._names.setdefault(name.lower(), name)
+    return fresh
 
 
 class JobKinds:
