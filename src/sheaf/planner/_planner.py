@@ -101,6 +101,9 @@ def _plan(workflow: Workflow, tc: TransformationCatalog | None, sc: SiteCatalog 
     for pos, j in enumerate(order):
         position[j] = pos
     warnings: list[str] = []
+    if tc is None:
+        warnings.append("no transformation catalog: every job runs its transformation's name, "
+                        "found on the PATH of its site")
     ctx = PassContext(graph, levels, position, table, options, Resolver(tc, sc, options, warnings),
                       warnings=warnings)
     units = Units(len(table))
