@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from collections import Counter
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from sheaf import classad
 from sheaf.classad._limits import ConcurrencyLimits
 from sheaf.classad._match_expand import expand
@@ -106,3 +109,20 @@ def test_backing_out_releases_concurrency_limits() -> None:
     freed = unmatch(cycle.resources, cycle.matches[0], limits)
     assert limits.usage("pegasus_transfer.stagein") == 0 and cur_matches(freed[0]) == 0
     assert len(negotiate([job], freed, limits).matches) == 1
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.integers(0, 3), min_size=1, max_size=5), st.integers(0, 12))
+def test_the_monitor_recounts_what_the_negotiator_counted_and_backing_out_undoes_it(
+        maxima: list[int], dags: int) -> None:
+    sites = [_site(f"s{i}", m) for i, m in enumerate(maxima)]
+    cycle = negotiate([_dag_job(g) for g in range(dags)], sites)
+    assert len(cycle.matches) == min(dags, sum(maxima))
+    started = [expand(m.job_ad, m.resource_ad).ad for m in cycle.matches]
+    recounted = recount_matches(cycle.resources, started)
+    assert [cur_matches(ad) for ad in recounted] == [cur_matches(ad) for ad in cycle.resources]
+    assert all(cur_matches(ad) <= ad["MaxMatches"] for ad in cycle.resources)
+    resources = cycle.resources
+    for match in cycle.matches:
+        resources = unmatch(resources, match)
+    assert all(cur_matches(ad) == 0 for ad in resources)
