@@ -147,3 +147,13 @@ def test_whole_after_horizontal_flattens_earlier_clusters() -> None:
 def test_label_twice_is_idempotent() -> None:
     wf, tc = layered()
     assert tasks_of(run(wf, tc, clustering=["label", "label"])) == tasks_of(run(wf, tc, clustering=["label"]))
+
+
+def test_cycle_through_an_earlier_horizontal_cluster_names_the_label() -> None:
+    jobs = [job("a", "A", profiles=lab("x")), job("b1", "B"), job("b2", "B"), job("c", "C", profiles=lab("x"))]
+    wf = workflow(jobs, [("a", "b1"), ("a", "b2"), ("b1", "c")])
+    tc = catalog("A", "B", "C", profiles={"pegasus": {"clusters.size": "2"}})
+    with pytest.raises(PlanningError) as info:
+        run(wf, tc, clustering=["horizontal", "label"])
+    assert info.value.value == "x"
+    assert (info.value.detail or "").startswith("cycle: a(x) -> b1 -> c(x)")

@@ -101,8 +101,10 @@ def _check_acyclic(units: Units, ug: UnitGraph, ctx: PassContext) -> None:
     if ug.acyclic:
         return
     cycle = ug.find_cycle()[:-1]
-    start = next(i for i, c in enumerate(cycle) if units.cluster(ug.units[c]) is not None)
-    cycle = cycle[start:] + cycle[:start] + [cycle[start]]  # begin (and end) at a cluster
+    # The graph before this pass was acyclic, so the cycle passes through a cluster of this pass:
+    # begin (and end) there.
+    start = next(i for i, c in enumerate(cycle) if _new(units.cluster(ug.units[c])))
+    cycle = cycle[start:] + cycle[:start] + [cycle[start]]
     hops = [ug.witness[(cycle[i], cycle[i + 1])] for i in range(len(cycle) - 1)]
     culprit = units.cluster(ug.units[cycle[0]])
     assert culprit is not None
@@ -113,6 +115,11 @@ def _check_acyclic(units: Units, ug: UnitGraph, ctx: PassContext) -> None:
                  f"({culprit.name}): a job outside the label would have to run both after and before it")
     raise PlanningError(what, rule="a label's jobs do not depend on each other through jobs outside "
                         "the label", value=culprit.label, detail=f"cycle: {path}  ('~': same cluster)")
+
+
+def _new(cluster: Cluster | None) -> bool:
+    """A cluster of the pass being checked (its aggregator is chosen only after the check)."""
+    return cluster is not None and cluster.technique in ("label", "whole") and not cluster.aggregator
 
 
 def _render(hops: list[tuple[int, int]], units: Units, ctx: PassContext) -> str:

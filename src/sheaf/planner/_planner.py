@@ -18,7 +18,7 @@ Recursive clustering (the passes' contract with one another)
     labelled jobs already in a horizontal cluster keep it).  ``whole`` is the exception: it means
     "one job for the workflow", so it flattens earlier clusters into ``merge_whole-wf``.
 
-Output order and determinism: executable jobs come in the file order of their first task; edges
+Output order and determinism: executable jobs come in the file order of the earliest of their tasks; edges
 are unique ``(parent, child)`` pairs.  Nothing depends on hash order, so the plan is identical
 under any ``PYTHONHASHSEED``; the Random selector is seeded (``Options.seed``).
 """
