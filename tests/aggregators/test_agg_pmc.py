@@ -72,6 +72,10 @@ def transport(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
+# Tests of master-side logic run over the local transport only (keeps CI time down).
+master_only = pytest.mark.parametrize("transport", ["local"])
+
+
 class PmcRun:
     def __init__(self, tmp: Path, transport: str) -> None:
         self.tmp, self.transport = tmp, transport
@@ -155,6 +159,7 @@ class TestPmc:
             res = r2.run([r2.task("huge", pmc="-m 101")], "--host-memory", "100", "--no-rescue")
             assert res.returncode == 1 and "no host is capable of running task huge" in res.stderr
 
+    @master_only
     def test_priority_orders_ready_tasks(self, tmp_path: Path, transport: str) -> None:
         r = PmcRun(tmp_path, transport)
         res = r.run([r.task("low", pmc="-p -5"), r.task("mid"), r.task("high", pmc="-p 10")], workers=1)
@@ -206,6 +211,7 @@ class TestPmc:
         assert events.count("end after") == 1 and events.index("end doomed") < events.index("start after")
         assert "DONE doomed" in (tmp_path / "wf.dag.rescue").read_text()
 
+    @master_only
     def test_per_task_stdio_jobstate_and_forwarding(self, tmp_path: Path, transport: str) -> None:
         r = PmcRun(tmp_path, transport)
         fwd = f"-f PIPEVAR={tmp_path / 'piped.txt'} -F {r.logdir / 'src.T'}={tmp_path / 'filed.txt'}"
@@ -225,6 +231,7 @@ class TestPmc:
         assert jobstate.rstrip().endswith("PMC_FINISHED 0 ***")
 
 
+    @master_only
     def test_missing_executable_is_a_failed_task(self, tmp_path: Path, transport: str) -> None:
         r = PmcRun(tmp_path, transport)
         res = r.run(["TASK ghost -t 2 no-such-program-here --flag", r.task("other")])
