@@ -88,6 +88,14 @@ def test_dags_spread_over_sites_by_rank_without_exceeding_max_matches() -> None:
     republished = recount_matches(cycle.resources, running, by="SiteEnvironment")
     counts = {ad["Name"].split("-")[0]: cur_matches(ad) for ad in republished}
     assert counts == {"uw": 2, "fnal": 1, "ufl": 1, "caltech": 2}
+    # the seeds' monitor keys sites by the name inside the environment: a site that republishes a
+    # changed environment is still counted right that way, and not by comparing whole values
+    changed = [ad.copy() for ad in cycle.resources]
+    changed[0]["SiteEnvironment"] = changed[0]["SiteEnvironment"] + ";SiteExportDir=/scratch/export"
+    by_value = recount_matches(changed, running)
+    by_name = recount_matches(changed, running, key=lambda env: _site_of(ClassAd({"MATCH_SiteEnvironment": env})))
+    assert cur_matches(by_value[0]) == 0 and cur_matches(by_name[0]) == cur_matches(republished[0]) > 0
+    assert [cur_matches(ad) for ad in by_name] == [cur_matches(ad) for ad in republished]
     refill = negotiate(waiting, republished)
     assert [m.resource for m in refill.matches] == ["fnal-USCMS-Site"] * 2
 
