@@ -7,7 +7,7 @@
     classad.negotiate(jobs, resources, limits) -> Cycle    one negotiator cycle: .matches (Match),
                                                            .unmatched {job: reason}, .resources, .kinds
     classad.ConcurrencyLimits(config, usage)           the limits throttle (try_acquire/release/statistics)
-    classad.recount_matches(resources, jobs, by=...)   the USCMS matchmaker monitor: CurMatches from MATCH_<by>
+    classad.recount_matches(resources, jobs, by, key)  the USCMS matchmaker monitor: CurMatches from MATCH_<by>
     classad.unmatch(resources, match, limits)          back out of one match
 
 Policies are stated in the implementing modules: ``_match``, ``_match_expand``, ``_negotiator``
