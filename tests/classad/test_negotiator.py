@@ -251,3 +251,12 @@ def test_empty_inputs_and_ads_without_requirements() -> None:
     cycle = negotiate(_ads("[Rank = 1]", "[Requirements = true]"), _ads('[Name = "n"]', '[Name = "y"; Requirements = 1]'))
     assert _pairs(cycle) == [(1, "y")] and cycle.unmatched == {0: NO_MATCH}
     assert negotiate(_ads("[Requirements = true]"), []).unmatched == {0: NO_MATCH}
+
+
+def test_references_respect_scopes_and_know_every_node_kind() -> None:
+    from sheaf.classad._negotiator_kinds import ALL, references
+    expr = classad.parse('TARGET.Memory > MY.Req + x && f(y, {z}, [a = w]) ? absTime("2020-01-01") : relTime(5)')
+    assert references(expr) == {"target.memory", "req", "x", "y", "z", "w"}
+    assert references(classad.parse('eval("x")')) == {ALL}
+    assert references(classad.parse("size(TARGET)")) == {ALL}
+    assert ALL not in references(classad.parse('a[1].b ?: (c is undefined) + .d'))

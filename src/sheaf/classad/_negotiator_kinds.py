@@ -44,6 +44,7 @@ RESOURCE_ROOTS = ("requirements", "rank")
 _DYNAMIC_CALLS = frozenset({"eval"})
 _SCOPES = frozenset({"my", "target"})  # ``TARGET.x`` reads x; a bare ``TARGET`` reads the whole ad
 _WHOLE_AD_NAMES = frozenset({"my", "target", "parent", "root", "toplevel"})
+_LITERALS = frozenset({"int", "real", "str", "bool", "undef", "error", "abstime", "reltime"})
 _REFS: dict[Node, frozenset[str]] = {}
 
 
@@ -93,6 +94,8 @@ def _walk(root: Node) -> set[str]:
             stack.extend(node[2:])
         elif kind in ("cond", "elvis", "paren", "sub"):
             stack.extend(node[1:])
+        elif kind not in _LITERALS:
+            names.add(ALL)  # a node kind this walker does not know: assume it may read anything
     return names
 
 
