@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import blackdiamond_plan
+from codegen_plans import blackdiamond_plan
 
 from sheaf.codegen import write_plan
 from sheaf.engine import parse_dag

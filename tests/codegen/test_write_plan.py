@@ -14,7 +14,7 @@ os.environ.setdefault("CONDOR_CONFIG", "/dev/null")
 import htcondor2
 import msgspec
 import pytest
-from conftest import blackdiamond_plan
+from codegen_plans import blackdiamond_plan
 
 import sheaf.codegen
 from sheaf.codegen import PlanFiles, write_plan
@@ -265,7 +265,7 @@ def test_jobs_are_spread_over_subdirectories(tmp_path: Path, monkeypatch: pytest
 _DUMP = """
 import sys, os
 sys.path.insert(0, {tests!r})
-from conftest import blackdiamond_plan
+from codegen_plans import blackdiamond_plan
 from sheaf.codegen import write_plan
 files = write_plan(blackdiamond_plan(5), {target!r}, force=True)
 for root, _, names in sorted(os.walk(files.directory)):

@@ -32,6 +32,7 @@ The CONFIG file holds the workflow throttles, dagman ``maxjobs``/``maxidle``/``m
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 from sheaf.codegen._quote import Unwritable, check_line
 from sheaf.errors import PlanningError
@@ -52,39 +53,52 @@ def encode_message(text: str) -> str:
     return text.replace("+", "\\+").replace(" ", "+")
 
 
-def node_lines(job: ExecJob, submit: str, profiles: Mapping[str, Mapping[str, str]],
-               exitcode_tool: str, out_file: str) -> list[str]:
-    """The DAG lines that declare ``job`` (not its edges)."""
+@dataclass(frozen=True, slots=True)
+class NodeSettings:
+    """A job's DAG settings from its profiles; computed once per distinct profile set and job type."""
+
+    retry: int | None
+    category: str | None
+    priority: int | None
+    pre: str | None
+    post: str | None  # with ``{out}`` where the job's stdout file goes
+    abort: str | None
+
+
+def node_settings(job_type: str, profiles: Mapping[str, Mapping[str, str]], exitcode_tool: str,
+                  subject: str) -> NodeSettings:
     try:
-        return _node_lines(job, submit, profiles, exitcode_tool, out_file)
+        dagman = profiles.get("dagman") or {}
+        category = dagman.get("category") or DEFAULT_CATEGORY.get(job_type)
+        abort = dagman.get("abort-dag-on")
+        return NodeSettings(
+            profile_int(profiles, "dagman", "retry", subject=subject),
+            _word(category, "category") if category else None,
+            profile_int(profiles, "dagman", "priority", subject=subject),
+            _script(profiles, "pre"),
+            _post_script(profiles, exitcode_tool),
+            check_line(abort, "abort-dag-on") if abort else None)
     except Unwritable as exc:
-        raise PlanningError(f"job '{job.id}' cannot be written to the DAG: {exc}",
-                            rule="DAG values fit on one line", value=job.id) from None
+        raise PlanningError(f"job '{subject}' cannot be written to the DAG: {exc}",
+                            rule="DAG values fit on one line", value=subject) from None
 
 
-def _node_lines(job: ExecJob, submit: str, profiles: Mapping[str, Mapping[str, str]],
-                exitcode_tool: str, out_file: str) -> list[str]:
-    node = job.id
-    dagman = profiles.get("dagman") or {}
+def node_lines(node: str, submit: str, settings: NodeSettings, out_file: str) -> list[str]:
+    """The DAG lines that declare one job (not its edges)."""
     lines = [f"JOB {node} {submit}"]
-    retry = profile_int(profiles, "dagman", "retry", subject=node)
-    if retry:
-        lines.append(f"RETRY {node} {retry}")
+    if settings.retry:
+        lines.append(f"RETRY {node} {settings.retry}")
     lines.append(f'VARS {node} +DAGNodeRetry="$(RETRY)"')
-    category = dagman.get("category") or DEFAULT_CATEGORY.get(job.type)
-    if category:
-        lines.append(f"CATEGORY {node} {_word(category, 'category')}")
-    priority = profile_int(profiles, "dagman", "priority", subject=node)
-    if priority is not None:
-        lines.append(f"PRIORITY {node} {priority}")
-    pre = _script(profiles, "pre")
-    if pre:
-        lines.append(f"SCRIPT PRE {node} {pre}")
-    post = _post_script(profiles, exitcode_tool, out_file)
-    if post:
-        lines.append(f"SCRIPT POST {node} {post}")
-    if dagman.get("abort-dag-on"):
-        lines.append(f"ABORT-DAG-ON {node} {check_line(dagman['abort-dag-on'], 'abort-dag-on')}")
+    if settings.category:
+        lines.append(f"CATEGORY {node} {settings.category}")
+    if settings.priority is not None:
+        lines.append(f"PRIORITY {node} {settings.priority}")
+    if settings.pre:
+        lines.append(f"SCRIPT PRE {node} {settings.pre}")
+    if settings.post:
+        lines.append(f"SCRIPT POST {node} {settings.post.replace('{out}', out_file)}")
+    if settings.abort:
+        lines.append(f"ABORT-DAG-ON {node} {settings.abort}")
     return lines
 
 
@@ -108,7 +122,7 @@ def _script(profiles: Mapping[str, Mapping[str, str]], kind: str) -> str | None:
     return check_line(f"{path} {args}" if args else path, f"{kind} script")
 
 
-def _post_script(profiles: Mapping[str, Mapping[str, str]], tool: str, out_file: str) -> str | None:
+def _post_script(profiles: Mapping[str, Mapping[str, str]], tool: str) -> str | None:
     path = _setting(profiles, "post")
     pegasus = profiles.get("pegasus") or {}
     success, failure = pegasus.get("exitcode.successmsg"), pegasus.get("exitcode.failuremsg")
@@ -126,7 +140,7 @@ def _post_script(profiles: Mapping[str, Mapping[str, str]], tool: str, out_file:
     args = _setting(profiles, "post.arguments")
     if args:
         words.append(args)
-    words.append(out_file)
+    words.append("{out}")
     return check_line(" ".join(words), "post script")
 
 

@@ -43,6 +43,7 @@ class PlanRecord(msgspec.Struct, omit_defaults=False):
 
 
 def contract_profiles(profiles: Mapping[str, Mapping[str, str]]) -> dict[str, dict[str, str]]:
+    """The four namespaces always, then any other non-empty one (a copy: records never share)."""
     out: dict[str, dict[str, str]] = {ns: dict(profiles.get(ns) or {}) for ns in FOUR}
     for ns, entries in profiles.items():
         if ns not in out and entries:

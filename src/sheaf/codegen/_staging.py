@@ -89,9 +89,16 @@ def _check_lfn(lfn: str) -> None:
 
 
 def _workflow_inputs(workflow: Workflow) -> set[str]:
-    produced = {use.lfn for job in workflow.jobs.values() for use in job.uses if use.produces}
-    return {use.lfn for job in workflow.jobs.values() for use in job.uses
-            if use.consumes and use.lfn not in produced}
+    produced: set[str] = set()
+    consumed: set[str] = set()
+    for job in workflow.jobs.values():
+        for use in job.uses:
+            kind = use.type  # plain attribute reads: this loop sees every use of 10^6 jobs
+            if kind != "input":
+                produced.add(use.lfn)
+            if kind != "output":
+                consumed.add(use.lfn)
+    return consumed - produced
 
 
 def plan_staging(exec_wf: ExecutableWorkflow, layout: Layout) -> Staging:

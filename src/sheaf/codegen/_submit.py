@@ -56,11 +56,27 @@ class Command:
     environment: tuple[tuple[str, str], ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class SubmitContext:
+    """Per-plan constants, and caches of the ``+pegasus_*`` lines many jobs share."""
+
     workflow: str
     log: str
     warnings: list[str] = field(default_factory=list)
+    head: str = ""
+    _lines: dict[tuple[str, str], str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.head = (f"+pegasus_generator = \"sheaf\"\n"
+                      f"+pegasus_wf_name = {classad_string(self.workflow)}")
+
+    def attr(self, name: str, text: str) -> str:
+        """``+name = "text"``, cached (sites and transformations repeat across jobs)."""
+        key = (name, text)
+        line = self._lines.get(key)
+        if line is None:
+            line = self._lines[key] = f"+{name} = {classad_string(text)}"
+        return line
 
 
 def render_submit(job: ExecJob, profiles: Mapping[str, Mapping[str, str]], command: Command,
@@ -73,33 +89,35 @@ def render_submit(job: ExecJob, profiles: Mapping[str, Mapping[str, str]], comma
                             rule="submit description values fit on one line", value=job.id) from None
 
 
+_NO_PROFILES: Mapping[str, str] = {}
+
+
 def _render(job: ExecJob, profiles: Mapping[str, Mapping[str, str]], command: Command,
             out_base: str, ctx: SubmitContext) -> str:
-    condor = profiles.get("condor") or {}
+    condor = profiles.get("condor") or _NO_PROFILES
+    check_line(command.executable + command.initialdir + out_base, "a path")
     lines = [f"# sheaf: {job.type} job {job.id}"]
-
-    def put(key: str, value: str) -> None:
-        if key not in condor:
-            lines.append(f"{key} = {check_line(value, key)}")
-
-    put("universe", command.universe)
-    lines.append(f"executable = {check_line(command.executable, 'executable')}")
+    if "universe" not in condor:
+        lines.append(f"universe = {command.universe}")
+    lines.append(f"executable = {command.executable}")
     if command.argv:
         lines.append(f"arguments = {quote_arguments(command.argv)}")
-    put("initialdir", command.initialdir)
-    env = [*command.environment, *(profiles.get("env") or {}).items()]
-    if env:
-        put("environment", quote_environment(env))
-    put("output", out_base + ".out")
-    put("error", out_base + ".err")
-    put("log", ctx.log)
-    for key, value in _requests(job, profiles):
-        put(key, value)
-    lines.extend(_condor_profiles(job, condor, ctx))
-    lines.extend(_pegasus_attributes(job, ctx))
-    put("notification", "NEVER")
-    lines.append("queue")
-    return "\n".join(lines) + "\n"
+    defaults = [("initialdir", command.initialdir)]
+    env = profiles.get("env")
+    if env or command.environment:
+        defaults.append(("environment", quote_environment([*command.environment, *(env or {}).items()])))
+    defaults += [("output", out_base + ".out"), ("error", out_base + ".err"), ("log", ctx.log)]
+    if profiles.get("pegasus") or job.aggregator == "mpiexec":
+        defaults += _requests(job, profiles)
+    lines += [f"{key} = {value}" for key, value in defaults if key not in condor]
+    if condor:
+        lines += _condor_profiles(job, condor, ctx)
+    lines.append(ctx.head)
+    lines += _pegasus_attributes(job, ctx)
+    if "notification" not in condor:
+        lines.append("notification = NEVER")
+    lines.append("queue\n")
+    return "\n".join(lines)
 
 
 def _requests(job: ExecJob, profiles: Mapping[str, Mapping[str, str]]) -> list[tuple[str, str]]:
@@ -145,16 +163,14 @@ def _condor_profiles(job: ExecJob, condor: Mapping[str, str], ctx: SubmitContext
 
 
 def _pegasus_attributes(job: ExecJob, ctx: SubmitContext) -> list[str]:
-    attrs = [("pegasus_generator", classad_string("sheaf")),
-             ("pegasus_wf_name", classad_string(ctx.workflow)),
-             ("pegasus_wf_dag_job_id", classad_string(job.id)),
-             ("pegasus_job_class", str(JOB_CLASS.get(job.type, 1)))]
+    # job ids are DAGMan node names (checked by the writer): no quoting needed
+    attrs = [f'+pegasus_wf_dag_job_id = "{job.id}"', f"+pegasus_job_class = {JOB_CLASS.get(job.type, 1)}"]
     if job.site is not None:
-        attrs.append(("pegasus_site", classad_string(job.site)))
+        attrs.append(ctx.attr("pegasus_site", job.site))
     if job.transformation:
-        attrs.append(("pegasus_wf_xformation", classad_string(job.transformation)))
+        attrs.append(ctx.attr("pegasus_wf_xformation", job.transformation))
     if job.type in ("compute", "subworkflow") and len(job.tasks) == 1:
-        attrs.append(("pegasus_wf_dax_job_id", classad_string(job.tasks[0].id)))
+        attrs.append(f"+pegasus_wf_dax_job_id = {classad_string(job.tasks[0].id)}")
     if job.type == "cluster":
-        attrs.append(("pegasus_cluster_size", str(len(job.tasks))))
-    return [f"+{name} = {value}" for name, value in attrs]
+        attrs.append(f"+pegasus_cluster_size = {len(job.tasks)}")
+    return attrs

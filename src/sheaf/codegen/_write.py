@@ -41,9 +41,9 @@ from sheaf.codegen._clusters import (
     pmc_dag,
     seqexec_input,
 )
-from sheaf.codegen._dag import config_text, edge_lines, maxjobs_lines, node_lines
+from sheaf.codegen._dag import NodeSettings, config_text, edge_lines, maxjobs_lines, node_lines, node_settings
 from sheaf.codegen._layout import JobPaths, Layout
-from sheaf.codegen._planjson import JobRecord, encode_plan, job_record
+from sheaf.codegen._planjson import JobRecord, contract_profiles, encode_plan
 from sheaf.codegen._staging import Staging, plan_staging
 from sheaf.codegen._submit import Command, SubmitContext, render_submit
 from sheaf.errors import PlanningError
@@ -158,6 +158,7 @@ class _Writer:
     made: set[str] = field(default_factory=set)
     graph: Graph | None = None
     base: Profiles = field(default_factory=dict)
+    merged: dict[int, tuple[Profiles, Profiles]] = field(default_factory=dict)
 
     def write(self, jobs: list[ExecJob], edges: list[tuple[int, int]]) -> PlanFiles:
         ctx = SubmitContext(self.exec_wf.name, self.layout.log, list(self.staging.warnings))
@@ -168,20 +169,27 @@ class _Writer:
         submits: list[str] = []
         categories: dict[str, None] = {}
         types: dict[str, int] = {}
+        settings: dict[tuple[int, str], tuple[Profiles, NodeSettings, dict[str, dict[str, str]]]] = {}
         for index, job in enumerate(jobs):
             paths = self.layout.job(index, job.id)
             self._mkdir(paths.rel_dir)
             profiles = self._profiles(job)
+            key = (id(profiles), job.type)
+            cached = settings.get(key)
+            if cached is None or cached[0] is not profiles:
+                cached = settings[key] = (profiles, node_settings(job.type, profiles, exitcode, job.id),
+                                          contract_profiles(profiles))
             command = self._command(job, paths, profiles)
             if "/" not in command.executable:  # a bare name (sheaf-cluster): HTCondor needs a path
                 command = replace(command, executable=tool_path(command.executable))
-            text = render_submit(job, profiles, command, paths.abs(""), ctx)
-            self._put(paths.rel_submit, text)
+            out_base = paths.abs("")
+            self._put(paths.rel_submit, render_submit(job, profiles, command, out_base, ctx))
             submits.append(paths.rel_submit)
-            lines = node_lines(job, paths.rel_submit, profiles, exitcode, paths.abs(".out"))
-            categories.update((line.split()[2], None) for line in lines if line.startswith("CATEGORY "))
-            dag.extend(lines)
-            records.append(job_record(job, profiles))
+            dag += node_lines(job.id, paths.rel_submit, cached[1], out_base + ".out")
+            if cached[1].category:
+                categories[cached[1].category] = None
+            records.append(JobRecord(job.id, job.type, job.site, job.transformation, job.level,
+                                     [task.id for task in job.tasks], job.aggregator, cached[2]))
             types[job.type] = types.get(job.type, 0) + 1
         self._finish(dag, jobs, edges, list(categories))
         wf = self.exec_wf
@@ -202,8 +210,15 @@ class _Writer:
         self._put(self.layout.config, config_text(wf.workflow.profiles, wf.properties))
 
     def _profiles(self, job: ExecJob) -> Profiles:
-        own: Profiles = job.profiles or (dict(job.tasks[0].profiles) if len(job.tasks) == 1 else {})
-        return merge_profiles(self.base, own) if self.base else own
+        """The job's profiles over the properties' layer; merged once per distinct profile dict
+        (the planner shares them between jobs)."""
+        own: Profiles = job.profiles or (job.tasks[0].profiles if len(job.tasks) == 1 else {})
+        if not self.base:
+            return own
+        hit = self.merged.get(id(own))
+        if hit is None or hit[0] is not own:
+            hit = self.merged[id(own)] = (own, merge_profiles(self.base, own))
+        return hit[1]
 
     def _workdir(self, job: ExecJob) -> str:
         site = job.site or "local"

@@ -1,11 +1,10 @@
-"""Executable workflows built by hand (the planner's output shape), for codegen's tests."""
+"""Executable workflows built by hand (the planner's output shape), for codegen's tests.
+
+A plain module (not conftest.py): test modules import it by name."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
-
-import pytest
 
 os.environ.setdefault("CONDOR_CONFIG", "/dev/null")
 
@@ -71,8 +70,3 @@ def blackdiamond_plan(width: int = 4, *, cluster: str | None = "seqexec",
     edges = [(0, m) for m in middle] + [(m, last) for m in middle]
     return ExecutableWorkflow("blackdiamond", wf, props, jobs, edges, sites=("condorpool",),
                               clustering=("horizontal",) if cluster else ())
-
-
-@pytest.fixture
-def plan_factory() -> Callable[..., ExecutableWorkflow]:
-    return blackdiamond_plan
