@@ -154,3 +154,16 @@ def test_rescue_log() -> None:
     with pytest.raises(FormatError) as info:
         parse_rescue("DONE A\nFAILED B\n", "r", ["A", "B"])
     assert info.value.line == 2
+
+
+_junk = st.text(st.sampled_from(list("TASKEDGE #@-'\"\\\t\n mcpt0123=.x/")), max_size=80)
+
+
+@settings(max_examples=100, deadline=None)
+@given(_junk)
+def test_parsers_fail_only_with_located_input_errors(text: str) -> None:
+    for parse in (parse_seqexec_input, parse_pmc_dag):
+        try:
+            parse(text, "f")
+        except InputError as exc:  # nothing else may escape: the CLI turns this into exit 2
+            assert exc.path == "f" and exc.line is not None and exc.rule
