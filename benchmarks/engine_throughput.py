@@ -87,7 +87,7 @@ def timed(cmd: list[str], **kw: object) -> float:
 def floors(root: Path, n: int) -> dict[str, float]:
     (root / "list").write_text("x\n" * n)
     batches = root / "batches"
-    batches.mkdir()
+    batches.mkdir(exist_ok=True)
     for i in range(n // CLUSTER):
         (batches / f"b{i}.sh").write_text("/bin/true\n" * CLUSTER)
     (root / "blist").write_text("".join(f"{batches}/b{i}.sh\n" for i in range(n // CLUSTER)))
@@ -180,7 +180,7 @@ def run_peer(python: Path, name: str, root: Path, n: int) -> float | str:
         done = subprocess.run([str(exe), "-j2", "--quiet", "all"], cwd=work, capture_output=True, text=True,
                               check=False)
         return time.perf_counter() - start if done.returncode == 0 else f"failed: {done.stderr[-200:]}"
-    script = root / f"{name}.py"
+    script = root / f"peer_{name}.py"  # not "<name>.py": it would shadow the package it imports
     script.write_text(textwrap.dedent(PEER_SCRIPTS[name]))
     done = subprocess.run([str(python), str(script), str(n)], capture_output=True, text=True, cwd=root, check=False,
                           timeout=900)
@@ -237,13 +237,17 @@ def main() -> None:
     rows.append(("floor: xargs -P2", n, floor["xargs"], "xargs"))
     rows.append(("floor: xargs -P2, batched by 50", n, floor["batched"], "batched"))
     engine: dict[str, dict[str, float]] = {}
+    adjacent: dict[str, float] = {}  # the floor measured right before each engine run (load drifts)
     for name, levels, clustered in (("independent", 1, False), ("dag-4-level", 4, False),
                                     ("independent-clustered", 1, True), ("dag-4-level-clustered", 4, True)):
+        base = "batched" if clustered else "xargs"
         if clustered and not (BIN / "sheaf-cluster").exists():
-            rows.append((f"sheaf {name}", n, "skipped: sheaf-cluster not installed", "batched"))
+            rows.append((f"sheaf {name}", n, "skipped: sheaf-cluster not installed", base))
             continue
-        engine[name] = run_engine(build(root, name, n, levels, clustered), n)
-        rows.append((f"sheaf {name}", n, engine[name]["seconds"], "batched" if clustered else "xargs"))
+        directory = build(root, name, n, levels, clustered)
+        adjacent[name] = floors(root / name, n)[base]
+        engine[name] = run_engine(directory, n)
+        rows.append((f"sheaf {name}", n, engine[name]["seconds"], base))
     made = make_peer(root, n)
     rows.append(("peer: GNU make -j2", n, made if made is not None else "skipped: no make", "xargs"))
     if not args.no_peers:
@@ -252,14 +256,15 @@ def main() -> None:
         for peer in ("ray", "parsl", "dask", "snakemake"):
             k = min(m, 500) if peer == "snakemake" else m
             rows.append((f"peer: {peer}", k, run_peer(python, peer, root, k) if python else "no venv", "xargs"))
-    print(f"\n{'run':40} {'tasks':>7} {'seconds':>9} {'tasks/s':>9} {'vs floor':>9}")
+    print(f"\n{'run':40} {'tasks':>7} {'seconds':>9} {'tasks/s':>9} {'vs floor':>9} {'vs adjacent floor':>18}")
     for label, tasks, seconds, base in rows:
         if isinstance(seconds, str):
             print(f"{label:40} {tasks:7d} {seconds}")
             continue
         rate = tasks / seconds
-        ratio = rate / (n / floor[base])
-        print(f"{label:40} {tasks:7d} {seconds:9.2f} {rate:9.0f} {ratio:8.2f}x")
+        near = adjacent.get(label.removeprefix("sheaf "))
+        beside = f"{rate / (n / near):17.2f}x" if near else ""
+        print(f"{label:40} {tasks:7d} {seconds:9.2f} {rate:9.0f} {rate / (n / floor[base]):8.2f}x {beside}")
     print("\njournal cost per node (engine runs): ")
     for name, stats in engine.items():
         print(f"  {name:28} {stats['journal_bytes_per_node']:6.0f} bytes, {stats['journal_us_per_node']:6.0f} µs "
