@@ -1,9 +1,16 @@
-"""The negotiator: one cycle's policy, autoclusters, limits, and a naive reference as oracle."""
+"""The negotiator: one cycle's policy, autoclusters, limits; a naive scan (sheaf and classad2) as oracle."""
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 
+os.environ.setdefault("CONDOR_CONFIG", "/dev/null")
+
+import htcondor2  # noqa: F401  (must be imported before classad2)
+
+# isort: split
+import classad2
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -155,6 +162,45 @@ def _naive(jobs: list[ClassAd], resources: list[ClassAd], config: dict[str, int]
     return made
 
 
+def _official(job_texts: list[str], resource_texts: list[str], config: dict[str, int]) -> list[tuple[int, str, float]]:
+    """The same naive policy with every evaluation done by the official library (classad2)."""
+    limits = ConcurrencyLimits(config)
+    jobs = [classad2.ClassAd(text) for text in job_texts]
+    order = sorted(range(len(jobs)), key=lambda i: -jobs[i].get("JobPrio", 0))
+    pool = [classad2.ClassAd(text) for text in resource_texts]
+    made = []
+    for i in order:
+        job, best = jobs[i], None
+        for position, ad in enumerate(pool):
+            if not job.symmetricMatch(ad):
+                continue
+            wanted = job.lookup("ConcurrencyLimits").eval(job, ad) if "ConcurrencyLimits" in job else None
+            demand = parse_limits(wanted) if isinstance(wanted, str) else ()
+            value = _official_rank(job, ad)
+            if limits.refusal(demand) is None and (best is None or value > best[0]):
+                best = (value, position, demand)
+        if best is None:
+            continue
+        value, position, demand = best
+        limits.try_acquire(demand)
+        ad = pool.pop(position)
+        made.append((i, ad["Name"], value))
+        if ad.get("WantAdRevaluate") is True:
+            count = ad.get("CurMatches", 0)
+            ad["CurMatches"] = (count if type(count) is int else 0) + 1
+            pool.append(ad)
+    return made
+
+
+def _official_rank(job: classad2.ClassAd, ad: classad2.ClassAd) -> float:
+    if "Rank" not in job:
+        return 0.0
+    value = job.lookup("Rank").eval(job, ad)
+    if isinstance(value, classad2.Value):  # Undefined/Error are IntEnum members: test them first
+        return 0.0
+    return float(value) if isinstance(value, (bool, int, float)) else 0.0
+
+
 _JOB = st.fixed_dictionaries({
     "JobPrio": st.sampled_from(["0", "1", "2"]),
     "RequestMemory": st.sampled_from(["1", "2", "4", "ifThenElse(isUndefined(DAGNodeRetry), 1, 4)"]),
@@ -260,3 +306,14 @@ def test_references_respect_scopes_and_know_every_node_kind() -> None:
     assert references(classad.parse('eval("x")')) == {ALL}
     assert references(classad.parse("size(TARGET)")) == {ALL}
     assert ALL not in references(classad.parse('a[1].b ?: (c is undefined) + .d'))
+
+
+@settings(max_examples=100, deadline=None)
+@given(_job_lists(), st.lists(_RESOURCE, max_size=6), st.integers(0, 3))
+def test_the_negotiator_agrees_with_the_naive_policy_evaluated_by_the_official_library(
+        job_attrs: list[dict[str, str]], resource_attrs: list[dict[str, str]], cap: int) -> None:
+    job_texts = [_text(attrs) for attrs in job_attrs]
+    resource_texts = [_text(attrs | {"Name": f'"r{i}"'}) for i, attrs in enumerate(resource_attrs)]
+    config = {"A_LIMIT": cap, "CONCURRENCY_LIMIT_DEFAULT_PEGASUS_TRANSFER": 1}
+    cycle = negotiate([ClassAd.parse(t) for t in job_texts], [ClassAd.parse(t) for t in resource_texts], config)
+    assert [(m.job, m.resource, m.rank) for m in cycle.matches] == _official(job_texts, resource_texts, config)
