@@ -13,6 +13,9 @@ The maximum for a name comes from a configuration mapping (keys case-insensitive
 3. ``CONCURRENCY_LIMIT_DEFAULT``;
 4. HTCondor's built-in default, 2308032 (in effect: unlimited).
 
+Other keys are ignored, so a whole configuration may be passed; the limit values must be numbers >= 0
+(``TypeError``/``ValueError`` otherwise: a throttle's capacity is validated once, up front).
+
 Invariant: a demand is granted only if, for every name it lists, ``usage + weight <= limit``
 (HTCondor rejects a match when ``count + increment > max``); a grant adds every weight, a release
 subtracts them.  ``try_acquire`` never blocks and never half-grants.
