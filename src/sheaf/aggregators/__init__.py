@@ -1,4 +1,17 @@
-"""sheaf.aggregators."""
+"""sheaf.aggregators: the programs a clustered job runs, and the POST script that judges a job.
+
+- ``sheaf-cluster`` (``seqexec.py``): pegasus-cluster's semantics -- the tasks of a ``.in`` file in
+  order (``-n`` at once), ``[cluster-task ...]``/``[cluster-summary ...]`` records, exit 5 on failure.
+- ``sheaf-mpi-cluster`` (``pmc.py``): pegasus-mpi-cluster's -- a master/worker runner of a PMC DAG
+  over MPI ranks or local worker processes, with resources, priorities, retries, a rescue log and
+  recovery from lost workers.
+- ``sheaf-exitcode`` (``exitcode.py``): pegasus-exitcode's -- a job succeeded if its exit code, its
+  success/failure messages and its cluster summary say so.
+
+They are separate processes with a command-line contract, so the package exports no Python names.
+They read their inputs with ``sheaf.formats._seqexec_in`` and ``sheaf.formats._pmcdag`` (the same
+code codegen writes them with) and import nothing of the engine or the backends.
+"""
 
 from __future__ import annotations
 
