@@ -7,6 +7,7 @@
   recovery from lost workers.
 - ``sheaf-exitcode`` (``exitcode.py``): pegasus-exitcode's -- a job succeeded if its exit code, its
   success/failure messages and its cluster summary say so.
+- ``sheaf-transfer`` (``transfer.py``): what a stage-in job runs (see its docstring).
 
 They are separate processes with a command-line contract, so the package exports no Python names.
 They read their inputs with ``sheaf.formats._seqexec_in`` and ``sheaf.formats._pmcdag`` (the same
