@@ -51,6 +51,7 @@ if "--fail-until" in opts and attempt < int(opts[opts.index("--fail-until") + 1]
 if "--need" in opts and not os.path.exists(opts[opts.index("--need") + 1]):
     log("fail " + name); sys.exit(4)
 if "--victim" in opts and attempt == 1:
+    open(os.path.join(logdir, "victim.pid"), "w").write(str(os.getpid()))
     with open(os.path.join(logdir, "victim.tmp"), "w") as f: f.write(str(os.getppid()))
     os.rename(os.path.join(logdir, "victim.tmp"), os.path.join(logdir, "victim"))
     time.sleep(120)
@@ -266,6 +267,31 @@ def test_sigterm_aborts_and_a_second_run_of_a_locked_dag_is_refused(tmp_path: Pa
     assert proc.returncode == 1 and "caught signal 15" in err
     assert _summary(out)[0] == "failed" and r.events() == ["start slow"]
     assert "DONE" not in (tmp_path / "wf.dag.rescue").read_text()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"  # a zombie has finished
+    except FileNotFoundError:
+        return False
+
+
+def test_a_killed_master_leaves_no_task_behind(tmp_path: Path) -> None:
+    r = PmcRun(tmp_path, "local")
+    r.dag.write_text(r.task("slow", "--victim") + "\n")
+    proc = subprocess.Popen(r.command(), cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 60
+    while not (r.logdir / "victim").exists() and time.time() < deadline:
+        time.sleep(0.05)
+    task = int((r.logdir / "victim.pid").read_text())
+    assert _alive(task)
+    proc.kill()  # SIGKILL: no clean-up code runs in the master
+    proc.wait(timeout=30)
+    deadline = time.time() + 30  # its workers see end of file and exit; the task dies with them
+    while _alive(task) and time.time() < deadline:
+        time.sleep(0.05)
+    assert not _alive(task)
 
 
 @pytest.mark.parametrize(("lines", "args", "needle"), [
