@@ -97,16 +97,10 @@ def _counts(counts: Mapping[str, int]) -> str:
     return ", ".join(f"{n} {kind}" for kind, n in sorted(counts.items()))
 
 
-def _technique(label: str | None) -> str:
-    if label is None:
-        return "horizontal"
-    return "whole" if label == "whole-wf" else "label"
-
-
 def _rows(inputs: Inputs, exec_wf: ExecutableWorkflow, files: PlanFiles, plan_s: float,
           write_s: float) -> list[tuple[str, str]]:
     clusters = [job for job in exec_wf.jobs if job.type == "cluster"]
-    by_kind = Counter(f"{_technique(job.label)}/{job.aggregator}" for job in clusters)
+    by_kind = Counter(f"{job.technique or 'cluster'}/{job.aggregator}" for job in clusters)
     tasks = sum(len(job.tasks) for job in clusters)
     rows = [
         ("workflow", exec_wf.name),

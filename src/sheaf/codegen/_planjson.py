@@ -51,11 +51,6 @@ def contract_profiles(profiles: Mapping[str, Mapping[str, str]]) -> dict[str, di
     return out
 
 
-def job_record(job: ExecJob, profiles: Mapping[str, Mapping[str, str]]) -> JobRecord:
-    return JobRecord(job.id, job.type, job.site, job.transformation, job.level,
-                     [task.id for task in job.tasks], job.aggregator, contract_profiles(profiles))
-
-
 def encode_plan(workflow: str, records: list[JobRecord], jobs: Sequence[ExecJob],
                 edges: Sequence[tuple[int, int]], sites: Sequence[str], output_sites: Sequence[str],
                 clustering: Sequence[str]) -> bytes:

@@ -235,10 +235,14 @@ class _Writer:
             self._put(pairs, self.staging.transfers.get(job.id, ""))
             return Command(tool_path("sheaf-transfer"), ("--root", self._workdir(job), paths.abs(".in")),
                            self.layout.final_dir, "local")
+        if job.type == "subworkflow":
+            raise PlanningError(f"job '{job.id}' is a sub-workflow, which sheaf cannot write yet",
+                                rule="sub-workflow jobs (pegasusWorkflow, condorWorkflow) come with later work",
+                                value=job.id)
         if not job.executable:
             raise PlanningError(f"job '{job.id}' of type {job.type} names no executable",
                                 rule="every job of the plan runs an executable", value=job.id)
-        if job.type in ("compute", "subworkflow"):
+        if job.type == "compute":
             return Command(job.executable, job.arguments, self._workdir(job))
         return Command(job.executable, job.arguments, self.layout.final_dir, "local")
 
