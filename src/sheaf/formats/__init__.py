@@ -38,6 +38,7 @@ from sheaf.formats._yaml_catalogs import (
     tc_from_data,
     tc_to_data,
 )
+from sheaf.formats._yaml_chunks import read_in_slices
 from sheaf.formats._yaml_emit import dumps as _emit
 from sheaf.formats._yaml_workflow import workflow_from_data, workflow_to_data
 from sheaf.model import ReplicaCatalog, SiteCatalog, TransformationCatalog, Workflow
@@ -75,9 +76,13 @@ def read_workflow(path: PathLike, *, warnings: list[str] | None = None) -> Workf
         trace: Workflow = _other("sheaf.formats._wfcommons", "read_wfcommons", "WfCommons JSON", path, warnings)
         return trace
     with gc_paused():
-        data = src.load_yaml()
+        workflow = read_in_slices(src, workflow_from_data)
+        if workflow is None:
+            data = src.load_yaml()
+            src.release()
+            workflow = workflow_from_data(data, src)
         src.release()
-        return workflow_from_data(data, src)
+        return workflow
 
 
 def _other(module: str, function: str, what: str, path: PathLike, warnings: list[str] | None) -> Any:

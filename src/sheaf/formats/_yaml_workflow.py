@@ -29,8 +29,10 @@ Semantics (Pegasus 5.0 schema and Python API):
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterable
 from typing import Any
 
+from sheaf.errors import InputError
 from sheaf.formats._common import (
     HEADER_KEYS,
     ProfileReader,
@@ -51,7 +53,6 @@ from sheaf.formats._yaml_catalogs import (
     tc_from_data,
     tc_to_data,
 )
-from sheaf.errors import InputError
 from sheaf.model import EMPTY, FileRef, Job, Use, Workflow
 from sheaf.model._workflow import JobType, UseType
 
@@ -71,8 +72,11 @@ class _Unusual(Exception):
     """Raised inside the fast path to hand a job over to ``_diagnose`` (never escapes this module)."""
 
 
-def workflow_from_data(data: Any, src: Source) -> Workflow:
-    """Convert loaded YAML to a ``Workflow`` (module docstring); consumes ``data['jobs']``."""
+def workflow_from_data(data: Any, src: Source, chunks: Iterable[list[Any]] | None = None) -> Workflow:
+    """Convert loaded YAML to a ``Workflow`` (module docstring); consumes ``data['jobs']``.
+
+    With ``chunks`` (``_yaml_chunks``), the jobs come from those lists instead, in order.
+    """
     raw = _top(data, src)
     profiles = ProfileReader(src)
     workflow = Workflow(name=text(src, raw, "name", "the workflow", required=True) or "")
@@ -88,7 +92,11 @@ def workflow_from_data(data: Any, src: Source) -> Workflow:
         workflow.site_catalog = sc_from_data(raw["siteCatalog"], src, profiles, inline=True)
     if raw.get("replicaCatalog") is not None:
         workflow.replica_catalog = rc_from_data(raw["replicaCatalog"], src, inline=True)
-    workflow.jobs = _jobs(seq(src, raw, "jobs", "the workflow"), src, profiles)
+    jobs: dict[str, Job] = {}
+    inputs: dict[str, Use] = {}
+    for chunk in chunks if chunks is not None else (seq(src, raw, "jobs", "the workflow"),):
+        _jobs(chunk, src, profiles, jobs, inputs)
+    workflow.jobs = jobs
     workflow.dependencies = _dependencies(seq(src, raw, "jobDependencies", "the workflow"), src)
     return workflow
 
@@ -107,10 +115,9 @@ def _top(data: Any, src: Source) -> dict[str, Any]:
     return mapping(src, data, "the workflow", _TOP_KEYS | HEADER_KEYS)
 
 
-def _jobs(raw_jobs: list[Any], src: Source, profiles: ProfileReader) -> dict[str, Job]:
-    """The jobs in file order; pops the raw list as it goes (hot path, module docstring)."""
-    jobs: dict[str, Job] = {}
-    inputs: dict[str, Use] = {}
+def _jobs(raw_jobs: list[Any], src: Source, profiles: ProfileReader, jobs: dict[str, Job],
+          inputs: dict[str, Use]) -> None:
+    """Add the jobs of ``raw_jobs`` in file order, popping the list as it goes (hot path, module doc)."""
     intern = sys.intern
     raw_jobs.reverse()
     pop = raw_jobs.pop
@@ -130,7 +137,6 @@ def _jobs(raw_jobs: list[Any], src: Source, profiles: ProfileReader) -> dict[str
         jobs[jid] = job
         if len(jobs) == count:
             src.fail("duplicate job id", rule="job ids are unique", value=jid, key="id", nth=2)
-    return jobs
 
 
 def _job_checked(raw: Any, src: Source, profiles: ProfileReader, inputs: dict[str, Use], index: int) -> Job:
