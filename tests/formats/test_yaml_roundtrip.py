@@ -15,7 +15,7 @@ from sheaf import formats
 from sheaf.formats._yaml_emit import dumps, scalar
 from sheaf.model import ReplicaCatalog, SiteCatalog, TransformationCatalog, Workflow
 
-# Few examples each: the strategies draw whole catalogs; CI time is shared (see DEVELOPERS.md).
+# Few examples each: the strategies draw whole catalogs, and CI time is shared.
 _SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 _CATALOG_SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
