@@ -4,7 +4,8 @@ Policy
     - The *selected sites* are ``--sites`` (in the order given, duplicates dropped); without it,
       every site of the site catalog except ``local``, or ``local`` when it is the only one (or
       when there is no site catalog at all).  With a site catalog, a selected site it does not
-      define is a ``PlanningError``.
+      define is a ``PlanningError`` -- except ``local``, the submit host, which always exists (as in
+      Pegasus, which adds it when the catalog lacks it).
     - A compute job's *candidates* are the selected sites where its transformation is installed
       (a transformation-catalog entry for that site); a *stageable* entry can be staged anywhere,
       so it makes every selected site a candidate.  Without a transformation catalog every selected
