@@ -317,3 +317,16 @@ def test_the_negotiator_agrees_with_the_naive_policy_evaluated_by_the_official_l
     config = {"A_LIMIT": cap, "CONCURRENCY_LIMIT_DEFAULT_PEGASUS_TRANSFER": 1}
     cycle = negotiate([ClassAd.parse(t) for t in job_texts], [ClassAd.parse(t) for t in resource_texts], config)
     assert [(m.job, m.resource, m.rank) for m in cycle.matches] == _official(job_texts, resource_texts, config)
+
+
+def test_the_garbage_collector_is_left_as_it_was() -> None:
+    import gc
+    assert gc.isenabled()
+    negotiate(_ads("[Requirements = true]"), _ads('[Name = "r"; Requirements = true]'))
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        negotiate(_ads("[Requirements = true]"), _ads('[Name = "r"; Requirements = true]'))
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
