@@ -83,12 +83,15 @@ def node_settings(job_type: str, profiles: Mapping[str, Mapping[str, str]], exit
                             rule="DAG values fit on one line", value=subject) from None
 
 
-def node_lines(node: str, submit: str, settings: NodeSettings, out_file: str) -> list[str]:
-    """The DAG lines that declare one job (not its edges)."""
-    lines = [f"JOB {node} {submit}"]
+def node_lines(node: str, submit: str, settings: NodeSettings, out_file: str, *,
+               subdag: bool = False) -> list[str]:
+    """The DAG lines that declare one job (not its edges); ``subdag``: ``submit`` is a DAG file run
+    as ``SUBDAG EXTERNAL`` (no VARS: there is no submit description to pass them to)."""
+    lines = [f"SUBDAG EXTERNAL {node} {submit}" if subdag else f"JOB {node} {submit}"]
     if settings.retry:
         lines.append(f"RETRY {node} {settings.retry}")
-    lines.append(f'VARS {node} +DAGNodeRetry="$(RETRY)"')
+    if not subdag:
+        lines.append(f'VARS {node} +DAGNodeRetry="$(RETRY)"')
     if settings.category:
         lines.append(f"CATEGORY {node} {settings.category}")
     if settings.priority is not None:

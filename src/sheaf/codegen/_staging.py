@@ -65,7 +65,8 @@ def _local_path(pfn: str) -> str | None:
     return pfn if os.path.isabs(pfn) else None
 
 
-def _find(lfn: str, site: str, input_dir: str | None, rc: ReplicaCatalog | None) -> str | None:
+def find_local(lfn: str, site: str, input_dir: str | None, rc: ReplicaCatalog | None) -> str | None:
+    """A local path of ``lfn``: ``input_dir/lfn``, else a local replica (``site``, then ``local``, then any)."""
     if input_dir is not None:
         candidate = os.path.join(input_dir, lfn)
         if os.path.isfile(candidate):
@@ -142,7 +143,7 @@ def _resolve(readers: dict[str, list[int]], exec_wf: ExecutableWorkflow,
     for lfn in sorted(readers):
         _check_lfn(lfn)
         for site in sorted({s for i in readers[lfn] if (s := exec_wf.jobs[i].site) is not None}):
-            source = _find(lfn, site, exec_wf.input_dir, exec_wf.replica_catalog)
+            source = find_local(lfn, site, exec_wf.input_dir, exec_wf.replica_catalog)
             if source is None:
                 missing.append(lfn)
             else:

@@ -46,6 +46,7 @@ from sheaf.codegen._layout import JobPaths, Layout
 from sheaf.codegen._planjson import JobRecord, contract_profiles, encode_plan
 from sheaf.codegen._staging import Staging, plan_staging
 from sheaf.codegen._submit import Command, SubmitContext, render_submit
+from sheaf.codegen._subworkflow import properties_text, subworkflow_file
 from sheaf.errors import PlanningError
 from sheaf.model import Graph, Profiles, build_graph, merge_profiles
 from sheaf.planner import ExecJob, ExecutableWorkflow
@@ -179,13 +180,17 @@ class _Writer:
             if cached is None or cached[0] is not profiles:
                 cached = settings[key] = (profiles, node_settings(job.type, profiles, exitcode, job.id),
                                           contract_profiles(profiles))
-            command = self._command(job, paths, profiles)
-            if "/" not in command.executable:  # a bare name (sheaf-cluster): HTCondor needs a path
-                command = replace(command, executable=tool_path(command.executable))
             out_base = paths.abs("")
-            self._put(paths.rel_submit, render_submit(job, profiles, command, out_base, ctx))
-            submits.append(paths.rel_submit)
-            dag += node_lines(job.id, paths.rel_submit, cached[1], out_base + ".out")
+            subdag = self._subdag(job)
+            if subdag is not None:
+                dag += node_lines(job.id, subdag, cached[1], out_base + ".out", subdag=True)
+            else:
+                command = self._command(job, paths, profiles)
+                if "/" not in command.executable:  # a bare name (sheaf-cluster): HTCondor needs a path
+                    command = replace(command, executable=tool_path(command.executable))
+                self._put(paths.rel_submit, render_submit(job, profiles, command, out_base, ctx))
+                submits.append(paths.rel_submit)
+                dag += node_lines(job.id, paths.rel_submit, cached[1], out_base + ".out")
             if cached[1].category:
                 categories[cached[1].category] = None
             records.append(JobRecord(job.id, job.type, job.site, job.transformation, job.level,
@@ -236,15 +241,33 @@ class _Writer:
             return Command(tool_path("sheaf-transfer"), ("--root", self._workdir(job), paths.abs(".in")),
                            self.layout.final_dir, "local")
         if job.type == "subworkflow":
-            raise PlanningError(f"job '{job.id}' is a sub-workflow, which sheaf cannot write yet",
-                                rule="sub-workflow jobs (pegasusWorkflow, condorWorkflow) come with later work",
-                                value=job.id)
+            return self._pegasus_workflow(job, paths)
         if not job.executable:
             raise PlanningError(f"job '{job.id}' of type {job.type} names no executable",
                                 rule="every job of the plan runs an executable", value=job.id)
         if job.type == "compute":
             return Command(job.executable, job.arguments, self._workdir(job))
         return Command(job.executable, job.arguments, self.layout.final_dir, "local")
+
+    def _subdag(self, job: ExecJob) -> str | None:
+        """The DAG file of a ``condorWorkflow`` job (run as SUBDAG EXTERNAL), else None."""
+        if job.type != "subworkflow":
+            return None
+        kind, path = subworkflow_file(job, self.exec_wf)
+        if kind != "condorWorkflow":
+            return None
+        if any(c.isspace() for c in path):
+            raise PlanningError("a sub-DAG's path cannot hold white space in a DAG file", value=path,
+                                rule="SUBDAG EXTERNAL name file: one word")
+        return path
+
+    def _pegasus_workflow(self, job: ExecJob, paths: JobPaths) -> Command:
+        _, path = subworkflow_file(job, self.exec_wf)
+        props = paths.rel(".properties")
+        self._put(props, properties_text(self.exec_wf.properties))
+        argv = ("plan", path, "-d", paths.abs(".plan"), "--force", "--submit", "-c", paths.abs(".properties"),
+                *job.tasks[0].argv)
+        return Command(tool_path("sheaf"), argv, os.path.dirname(path), "local")
 
     def _cluster(self, job: ExecJob, paths: JobPaths, profiles: Profiles) -> Command:
         if job.aggregator == "decaf":
