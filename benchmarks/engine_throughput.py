@@ -181,8 +181,11 @@ def run_peer(python: Path, name: str, root: Path, n: int) -> float | str:
                               check=False)
         return time.perf_counter() - start if done.returncode == 0 else f"failed: {done.stderr[-200:]}"
     script = root / f"peer_{name}.py"  # not "<name>.py": it would shadow the package it imports
-    script.write_text(textwrap.dedent(PEER_SCRIPTS[name]))
+    body = textwrap.indent(textwrap.dedent(PEER_SCRIPTS[name]), "    ")
+    script.write_text(f"if __name__ == '__main__':  # worker processes re-import this file\n{body}")
+    env = {**os.environ, "PATH": f"{python.parent}:{os.environ.get('PATH', '')}"}  # parsl's interchange
     done = subprocess.run([str(python), str(script), str(n)], capture_output=True, text=True, cwd=root, check=False,
+                          env=env,
                           timeout=900)
     if done.returncode:
         return "not installed" if "ModuleNotFoundError" in done.stderr else f"failed: {done.stderr[-200:]}"
