@@ -5,7 +5,7 @@ past-tense events (:class:`JobExited`, :class:`JobHeld`, :class:`ScriptExited`,
 :class:`DeferElapsed`, :class:`Interrupted`) to :meth:`DagState.advance` and gets back a
 :class:`Step`: the state *changes* to journal durably first, then the imperative *instructions*
 (:class:`Submit`, :class:`RunScript`, :class:`Defer`, :class:`Cancel`, :class:`KillScript`,
-:class:`WriteRescue`, :class:`Finish`) to carry out.  Time comes from an injected clock.
+:class:`WriteRescue`, :class:`Finish`) to carry out; these records live in ``_events.py``.  Time comes from an injected clock.
 
 Node states (a ``Literal``) and the life of one attempt::
 
@@ -61,10 +61,28 @@ __all__ = [
 
 import heapq
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
 from sheaf.engine._dagfile import Dag, NodeSpec, Script
+from sheaf.engine._events import (
+    Cancel,
+    Change,
+    Defer,
+    DeferElapsed,
+    EngineEvent,
+    Finish,
+    Instruction,
+    Interrupted,
+    JobExited,
+    JobHeld,
+    KillScript,
+    RunScript,
+    ScriptExited,
+    Step,
+    Submit,
+    WriteRescue,
+)
 from sheaf.engine._throttle import IdleThrottle, Throttle
 
 NodeState = Literal["waiting", "pre_ready", "pre", "pre_deferred", "ready", "submitted",
@@ -76,125 +94,6 @@ ACTIVE_STATES = frozenset({"pre_ready", "pre", "pre_deferred", "ready", "submitt
 RETURN_HELD = -1001
 RETURN_PRE_FAILED = -1004
 DAG_OK, DAG_NODES_FAILED, DAG_ABORTED, DAG_REMOVED = 0, 2, 3, 4
-
-
-# ---- events (past tense) ---------------------------------------------------------------------
-
-@dataclass(frozen=True, slots=True)
-class JobExited:
-    node: str
-    attempt: int
-    exit_code: int | None
-    signal: int | None = None
-    reason: str | None = None
-    started: float = 0.0
-    ended: float = 0.0
-    slot: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class JobHeld:
-    node: str
-    attempt: int
-    reason: str
-
-
-@dataclass(frozen=True, slots=True)
-class ScriptExited:
-    node: str
-    kind: Literal["PRE", "POST"]
-    attempt: int
-    exit_code: int | None
-    signal: int | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class DeferElapsed:
-    node: str
-    kind: Literal["PRE", "POST"]
-    attempt: int
-
-
-@dataclass(frozen=True, slots=True)
-class Interrupted:
-    reason: str
-
-
-EngineEvent = JobExited | JobHeld | ScriptExited | DeferElapsed | Interrupted
-
-
-# ---- instructions (imperative) -----------------------------------------------------------------
-
-@dataclass(frozen=True, slots=True)
-class Submit:
-    node: str
-    attempt: int
-    cluster: int
-    priority: int
-
-
-@dataclass(frozen=True, slots=True)
-class RunScript:
-    node: str
-    kind: Literal["PRE", "POST"]
-    attempt: int
-    argv: tuple[str, ...]
-    cwd: str
-
-
-@dataclass(frozen=True, slots=True)
-class Defer:
-    node: str
-    kind: Literal["PRE", "POST"]
-    attempt: int
-    seconds: float
-
-
-@dataclass(frozen=True, slots=True)
-class Cancel:
-    node: str
-    attempt: int
-
-
-@dataclass(frozen=True, slots=True)
-class KillScript:
-    node: str
-    kind: Literal["PRE", "POST"]
-
-
-@dataclass(frozen=True, slots=True)
-class WriteRescue:
-    done: tuple[str, ...]
-    retries_left: tuple[tuple[str, int], ...]
-    failed: int
-
-
-@dataclass(frozen=True, slots=True)
-class Finish:
-    succeeded: bool
-    dag_status: int  # $DAG_STATUS: 0 ok, 2 nodes failed, 3 aborted, 4 removed
-    exit_code: int  # what DAGMan would exit with (ABORT-DAG-ON RETURN, else 0/1)
-
-
-Instruction = Submit | RunScript | Defer | Cancel | KillScript | WriteRescue | Finish
-
-
-@dataclass(frozen=True, slots=True)
-class Change:
-    """One journaled state change: ``node`` went from ``start`` to ``finish`` at ``time``."""
-
-    time: float
-    node: str
-    start: str
-    finish: str
-    attempt: int
-    info: Mapping[str, Any] | None = None
-
-
-@dataclass(slots=True)
-class Step:
-    changes: list[Change] = field(default_factory=list)
-    instructions: list[Instruction] = field(default_factory=list)
 
 
 class InvalidTransition(RuntimeError):
