@@ -5,7 +5,8 @@ past-tense events (:class:`JobExited`, :class:`JobHeld`, :class:`ScriptExited`,
 :class:`DeferElapsed`, :class:`Interrupted`) to :meth:`DagState.advance` and gets back a
 :class:`Step`: the state *changes* to journal durably first, then the imperative *instructions*
 (:class:`Submit`, :class:`RunScript`, :class:`Defer`, :class:`Cancel`, :class:`KillScript`,
-:class:`WriteRescue`, :class:`Finish`) to carry out; these records live in ``_events.py``.  Time comes from an injected clock.
+:class:`WriteRescue`, :class:`Finish`) to carry out; these records live in ``_events.py``.
+Time comes from an injected clock.
 
 Node states (a ``Literal``) and the life of one attempt::
 
