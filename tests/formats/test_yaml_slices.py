@@ -5,10 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from Pegasus.api import File, Job, Workflow
 
 from sheaf import formats
-from sheaf.errors import FormatError
+from sheaf.errors import FormatError, InputError
 from sheaf.formats import _yaml_chunks
 from sheaf.formats._common import Source
 from sheaf.formats._yaml_workflow import workflow_from_data
@@ -83,3 +85,51 @@ def test_errors_late_in_the_file_keep_their_line(tmp_path: Path, bad: str, line:
 ])
 def test_layouts_that_are_not_sliced(text: str) -> None:
     assert _yaml_chunks.plan_slices(text, slice_chars=1) is None
+
+
+_BASE = None
+
+
+def _base_text() -> str:
+    global _BASE
+    if _BASE is None:
+        import tempfile
+
+        _BASE = _api_workflow(Path(tempfile.mkdtemp()) / "wf.yml", n=25).read_text()
+    return _BASE
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.data())
+def test_mutated_files_read_the_same_sliced_or_whole(small_slices: None, tmp_path_factory: pytest.TempPathFactory,
+                                                     data: st.DataObject) -> None:
+    text = _base_text()
+    lines = text.split("\n")
+    for _ in range(data.draw(st.integers(1, 3))):
+        i = data.draw(st.integers(0, len(lines) - 1))
+        op = data.draw(st.sampled_from(["dup", "del", "indent", "dedent", "anchor", "alias", "junk"]))
+        if op == "dup":
+            lines.insert(i, lines[i])
+        elif op == "del":
+            del lines[i]
+        elif op == "indent":
+            lines[i] = "  " + lines[i]
+        elif op == "dedent":
+            lines[i] = lines[i][2:]
+        elif op == "anchor":
+            lines[i] = lines[i].replace(": ", ": &a ", 1)
+        elif op == "alias":
+            lines[i] = lines[i].split(": ")[0] + ": *a" if ": " in lines[i] else lines[i]
+        else:
+            lines[i] = data.draw(st.sampled_from(["jobs:", "name: x", "- 1", "x-y: 2", "---", "#", ""]))
+    path = tmp_path_factory.mktemp("m") / "wf.yml"
+    path.write_text("\n".join(lines))
+    try:
+        whole: object = _whole(path)
+    except InputError as exc:
+        whole = type(exc)
+    try:
+        sliced: object = formats.read_workflow(path)
+    except InputError as exc:
+        sliced = type(exc)
+    assert sliced == whole
