@@ -1,41 +1,33 @@
 #!/usr/bin/env bash
 # `make demo`: validate, plan (horizontal clustering) and run the bundled blackdiamond example.
 #
-# Everything lands in demo-run/ at the top of the repository (gitignored): the catalogs for this
-# checkout (they name absolute paths), the plan (demo-run/plan, replaced with --force each time)
-# and the condorpool site's shared scratch directory, where the jobs run and f.d appears.
+# The plan goes to demo-run/plan at the top of the repository (gitignored; replaced with --force on
+# every run).  Jobs run in demo-run/plan/scratch/condorpool, where f.a is staged in and f.d appears.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-EXAMPLE="$ROOT/examples/blackdiamond"
 RUN="$ROOT/demo-run"
-BIN="$ROOT/.venv/bin"
-SHEAF="$BIN/sheaf"
+SHEAF="$ROOT/.venv/bin/sheaf"
 
 step() { printf '\n==> %s\n' "$*"; }
 
 mkdir -p "$RUN"
-rm -rf "$RUN/scratch"
-step "catalogs for this checkout -> $RUN"
-"$BIN/python" "$EXAMPLE/generate.py" --catalogs "$RUN" --scratch "$RUN/scratch"
-
-cd "$EXAMPLE"   # ./pegasus.properties is read from here
-CATALOGS=(--tc "$RUN/transformations.yml" --sc "$RUN/sites.yml")
+cd "$ROOT/examples/blackdiamond"   # catalogs and pegasus.properties are found here, bin/keg from here
 
 step "sheaf validate workflow.yml"
-"$SHEAF" validate workflow.yml "${CATALOGS[@]}"
+"$SHEAF" validate workflow.yml
 
 step "sheaf plan workflow.yml -d $RUN/plan --cluster horizontal --input-dir input --force -v"
-"$SHEAF" plan workflow.yml -d "$RUN/plan" --cluster horizontal --input-dir input --force -v "${CATALOGS[@]}"
+"$SHEAF" plan workflow.yml -d "$RUN/plan" --cluster horizontal --input-dir input --force -v
 
-step "the DAG DAGMan (or sheaf run) executes"
+step "the DAG that HTCondor DAGMan (or sheaf run) executes: $RUN/plan/blackdiamond.dag"
 cat "$RUN/plan/blackdiamond.dag"
 
 step "sheaf run $RUN/plan"
 "$SHEAF" run "$RUN/plan"
 
 step "sheaf status $RUN/plan"
-"$SHEAF" status "$RUN/plan" || true
+"$SHEAF" status "$RUN/plan"
 
-step "the workflow's output: $RUN/scratch/f.d"
-cat "$RUN/scratch/f.d"
+step "the workflow's output: $RUN/plan/scratch/condorpool/f.d"
+cat "$RUN/plan/scratch/condorpool/f.d"

@@ -1,34 +1,31 @@
 #!/usr/bin/env python3
 """The bundled blackdiamond example, written with the Pegasus 5 Python API.
 
-    python generate.py                      # (re)writes workflow.yml beside this script (committed)
-    python generate.py --catalogs DIR --scratch PATH
-                                            # writes DIR/transformations.yml and DIR/sites.yml
+    python generate.py        # (re)writes workflow.yml and the three catalogs beside it
 
-The workflow is the seeds' black diamond made wider so that clustering shows: ``preprocess`` reads
-``f.a`` and writes ``f.b0..f.b7``; eight ``findrange`` jobs each turn one ``f.bN`` into ``f.cN``;
-``analyze`` reads them all and writes ``f.d``.  All transformations are ``diamond::*:4.0``.
-Dependencies are the ones the files imply.
+The output is committed; run this again only to change the example.  The workflow is the seeds'
+black diamond made wider so that clustering shows: ``preprocess`` reads ``f.a`` and writes
+``f.b0..f.b7``; eight ``findrange`` jobs each turn one ``f.bN`` into ``f.cN``; ``analyze`` reads
+them all and writes ``f.d``.  All transformations are ``diamond::*:4.0``; dependencies are the ones
+the files imply.
 
-The catalogs name absolute paths (the ``keg`` executable of this checkout, the scratch directory of
-a run), so they are written per run (``examples/demo.sh`` does) rather than committed.  The
-transformation catalog gives ``findrange`` the pegasus profile ``clusters.size = 3``: horizontal
-clustering makes clusters of 3, 3 and 2 tasks.  ``f.a`` comes from ``input/`` (``--input-dir``).
+The transformation catalog names ``bin/keg`` relative to this directory (sheaf writes a relative
+executable path as absolute from where ``sheaf plan`` runs, so plan from here), and gives
+``findrange`` the pegasus profile ``clusters.size = 3``: horizontal clustering makes clusters of 3, 3
+and 2 tasks.  The site catalog names no scratch directory, so jobs run in ``DIR/scratch/condorpool``
+under the plan directory.  ``f.a`` is ``input/f.a``, named by the replica catalog (relative, like
+the executable) -- or pass ``--input-dir input``.
 """
 
 from __future__ import annotations
 
-import argparse
-import os
 from pathlib import Path
 
 from Pegasus.api import (
-    Directory,
     File,
-    FileServer,
     Job,
     Namespace,
-    Operation,
+    ReplicaCatalog,
     Site,
     SiteCatalog,
     Transformation,
@@ -70,29 +67,17 @@ def transformations(keg: str) -> TransformationCatalog:
     return tc
 
 
-def sites(scratch: str) -> SiteCatalog:
-    sc = SiteCatalog()
-    local = Site("local")
-    pool = Site("condorpool")
-    pool.add_directories(Directory(Directory.SHARED_SCRATCH, scratch)
-                         .add_file_servers(FileServer("file://" + scratch, Operation.ALL)))
-    pool.add_profiles(Namespace.CONDOR, key="universe", value="vanilla")
-    sc.add_sites(local, pool)
-    return sc
+def sites() -> SiteCatalog:
+    pool = Site("condorpool").add_profiles(Namespace.CONDOR, key="universe", value="vanilla")
+    return SiteCatalog().add_sites(Site("local"), pool)
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--catalogs", metavar="DIR", help="write transformations.yml and sites.yml into DIR")
-    parser.add_argument("--scratch", metavar="PATH", help="the condorpool site's shared scratch directory")
-    args = parser.parse_args()
-    if not args.catalogs:
+    if not (HERE / "workflow.yml").exists():  # generated once and committed: the catalogs may change
         workflow().write(str(HERE / "workflow.yml"))
-        return
-    scratch = os.path.abspath(args.scratch or os.path.join(args.catalogs, "scratch"))
-    os.makedirs(args.catalogs, exist_ok=True)
-    transformations(str(HERE / "bin" / "keg")).write(os.path.join(args.catalogs, "transformations.yml"))
-    sites(scratch).write(os.path.join(args.catalogs, "sites.yml"))
+    transformations("bin/keg").write(str(HERE / "transformations.yml"))
+    sites().write(str(HERE / "sites.yml"))
+    ReplicaCatalog().add_replica("local", "f.a", "input/f.a").write(str(HERE / "replicas.yml"))
 
 
 if __name__ == "__main__":

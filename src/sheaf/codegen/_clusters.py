@@ -22,6 +22,7 @@ or Decaf cluster needs it).
 from __future__ import annotations
 
 import math
+import os
 import shlex
 from collections.abc import Mapping, Sequence
 
@@ -33,8 +34,19 @@ from sheaf.model import Graph, profile_float, profile_int
 from sheaf.planner import ExecJob, Task
 
 
+def local_executable(path: str) -> str:
+    """A relative executable path (``bin/keg``) taken from the directory ``sheaf plan`` runs in.
+
+    Pegasus wants absolute pfns; sheaf also accepts relative ones (the bundled example's catalog
+    uses one) and writes them absolute, because jobs run elsewhere (their working directory).  A bare
+    name (``sheaf-cluster``) is left alone: it is looked up as a command.  Decaf programs are the
+    exception: the seed's run script starts them relative to the scratch directory (``./individuals``).
+    """
+    return os.path.abspath(path) if "/" in path and not os.path.isabs(path) else path
+
+
 def seqexec_input(job: ExecJob) -> str:
-    tasks = [SeqexecTask((task.executable, *task.argv), n, task.transformation, task.id)
+    tasks = [SeqexecTask((local_executable(task.executable), *task.argv), n, task.transformation, task.id)
              for n, task in enumerate(job.tasks, start=1)]
     return write_seqexec_input(tasks)
 
@@ -64,7 +76,7 @@ def _pmc_task(task: Task) -> PmcTask:
     cpus = profile_float(task.profiles, "pegasus", "pmc_request_cpus", 1.0, subject=task.id)
     priority = profile_int(task.profiles, "pegasus", "pmc_priority", 0, subject=task.id) or 0
     extra = shlex.split(_pegasus(task, "pmc_task_arguments") or "")
-    return PmcTask(task.id, (task.executable, *task.argv, *extra), memory=math.ceil(memory),
+    return PmcTask(task.id, (local_executable(task.executable), *task.argv, *extra), memory=math.ceil(memory),
                    cpus=math.ceil(cpus if cpus is not None else 1.0), priority=priority,
                    pegasus_id=task.id, transformation=task.transformation, dax_id=task.id)
 

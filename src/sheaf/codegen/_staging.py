@@ -12,8 +12,8 @@ Policy, for every site that runs jobs (all sites run on the embedded engine for 
   parent of every job of the site that has no parent on the same site -- so every job of the site
   comes after it, transitively, with one edge per such job rather than one per job.
 - **stage_in.**  The workflow's input files (consumed by some job, produced by none) that a site's
-  jobs read are found in ``--input-dir`` (``D/<lfn>``), else as a ``file://`` (or absolute path)
-  replica in the replica catalog -- a replica for the site first, then for ``local``, then any.
+  jobs read are found in ``--input-dir`` (``D/<lfn>``), else as a ``file://`` URL or a path (relative:
+  from where ``sheaf plan`` runs) in the replica catalog -- a replica for the site first, then for ``local``, then any.
   One ``stage_in`` job per site copies them into the working directory with ``sheaf-transfer``
   (a file of ``src dst`` pairs, local universe); it is a child of the site's ``create_dir`` job and
   a parent of every job that reads one of them.  An input found nowhere is a warning: the job must
@@ -59,10 +59,12 @@ def site_workdir(site: str, sites: SiteCatalog | None, layout: Layout) -> str:
 
 
 def _local_path(pfn: str) -> str | None:
+    """The local file a replica names: a ``file://`` URL, or a path (a relative one from the directory
+    ``sheaf plan`` runs in, as relative executables are); None for other URLs."""
     if pfn.startswith("file://"):
         parts = urlsplit(pfn)
         return unquote(parts.path) if parts.netloc in ("", "localhost") else None
-    return pfn if os.path.isabs(pfn) else None
+    return None if "://" in pfn else os.path.abspath(pfn)
 
 
 def find_local(lfn: str, site: str, input_dir: str | None, rc: ReplicaCatalog | None) -> str | None:

@@ -19,6 +19,10 @@ options), then codegen appends the cluster's input file -- the ``.in`` file for 
 the planner names no aggregator executable, sheaf's own ``sheaf-cluster`` / ``sheaf-mpi-cluster``
 run it.  A Decaf cluster runs its run script; the planner's ``executable`` names the JSON file
 (the ``dataflow::decaf`` pfn, basename taken).
+
+Paths: an executable or a replica given as a relative path (``bin/keg``) is written absolute, from
+the directory ``sheaf plan`` runs in (jobs run elsewhere); a bare command name (``sheaf-cluster``) is
+looked up beside the running interpreter, then on PATH.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ from sheaf.codegen._clusters import (
     decaf_json_name,
     decaf_script,
     has_option,
+    local_executable,
     max_wall_time,
     pmc_dag,
     seqexec_input,
@@ -232,7 +237,7 @@ class _Writer:
     def _command(self, job: ExecJob, paths: JobPaths, profiles: Profiles) -> Command:
         if job.type == "compute" and len(job.tasks) == 1:
             task = job.tasks[0]
-            return Command(task.executable, task.argv, self._workdir(job))
+            return Command(local_executable(task.executable), task.argv, self._workdir(job))
         if job.type == "cluster":
             return self._cluster(job, paths, profiles)
         if job.type == "stage_in":
