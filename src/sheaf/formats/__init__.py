@@ -22,6 +22,7 @@ properties and the three catalogs, found as ``../shared/CONTRACTS.md`` says (``_
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +41,7 @@ from sheaf.formats._yaml_catalogs import (
 )
 from sheaf.formats._yaml_chunks import read_in_slices
 from sheaf.formats._yaml_emit import dumps as _emit
-from sheaf.formats._yaml_workflow import workflow_from_data, workflow_to_data
+from sheaf.formats._yaml_workflow import workflow_from_data, workflow_yaml
 from sheaf.model import ReplicaCatalog, SiteCatalog, TransformationCatalog, Workflow
 
 __all__ = [
@@ -97,23 +98,20 @@ def _other(module: str, function: str, what: str, path: PathLike, warnings: list
     return reader(path, warnings=warnings)
 
 
-def _write_atomically(text: str, path: PathLike) -> None:
+def _write_atomically(text: str | Iterable[str], path: PathLike) -> None:
     target = Path(path)
     tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
     try:
-        tmp.write_text(text, encoding="utf-8")
+        with tmp.open("w", encoding="utf-8") as out:
+            out.writelines([text] if isinstance(text, str) else text)
         tmp.replace(target)
     finally:
         tmp.unlink(missing_ok=True)
 
 
-def dumps_workflow(workflow: Workflow) -> str:
-    return _emit(workflow_to_data(workflow))
-
-
 def write_workflow(workflow: Workflow, path: PathLike) -> None:
-    """Write ``workflow`` as Pegasus 5.0 YAML."""
-    _write_atomically(dumps_workflow(workflow), path)
+    """Write ``workflow`` as Pegasus 5.0 YAML (a batch of jobs at a time)."""
+    _write_atomically(workflow_yaml(workflow), path)
 
 
 def read_transformation_catalog(path: PathLike, *, warnings: list[str] | None = None) -> TransformationCatalog:

@@ -89,6 +89,14 @@ def dumps(data: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
+def dumps_sequence(items: list[Any]) -> str:
+    """A block sequence at indentation 0 (the items of a top-level key written just before)."""
+    out: list[str] = []
+    _sequence(items, "", out)
+    out.append("")
+    return "\n".join(out)
+
+
 def _mapping(data: dict[str, Any], indent: str, out: list[str]) -> None:
     append = out.append
     for key, value in data.items():

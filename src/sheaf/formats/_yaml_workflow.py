@@ -29,7 +29,7 @@ Semantics (Pegasus 5.0 schema and Python API):
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from sheaf.errors import InputError
@@ -53,6 +53,7 @@ from sheaf.formats._yaml_catalogs import (
     tc_from_data,
     tc_to_data,
 )
+from sheaf.formats._yaml_emit import dumps, dumps_sequence
 from sheaf.model import EMPTY, FileRef, Job, Use, Workflow
 from sheaf.model._workflow import JobType, UseType
 
@@ -383,7 +384,23 @@ def _dependency_slow(entry: dict[str, Any], src: Source) -> tuple[str, list[str]
 
 # --- writing ---------------------------------------------------------------------------------------
 
-def workflow_to_data(workflow: Workflow) -> dict[str, Any]:
+def workflow_yaml(workflow: Workflow, batch: int = 2000) -> Iterator[str]:
+    """The workflow as YAML text, in pieces: jobs are turned into data and emitted a batch at a time,
+    so writing 10^6 jobs never holds their plain-data form all at once."""
+    data = workflow_to_data(workflow, with_jobs=False)
+    dependencies = data.pop("jobDependencies")
+    yield dumps(data)
+    if not workflow.jobs:
+        yield "jobs: []\n"
+    else:
+        yield "jobs:\n"
+        jobs = list(workflow.jobs.values())
+        for at in range(0, len(jobs), batch):
+            yield dumps_sequence([_job_data(job) for job in jobs[at:at + batch]])
+    yield dumps({"jobDependencies": dependencies})
+
+
+def workflow_to_data(workflow: Workflow, *, with_jobs: bool = True) -> dict[str, Any]:
     """Plain data in the key order of the Pegasus Python API (``pegasus: '5.0'``)."""
     data: dict[str, Any] = {}
     if workflow.header:
@@ -403,7 +420,8 @@ def workflow_to_data(workflow: Workflow) -> dict[str, Any]:
         data["replicaCatalog"] = rc_to_data(workflow.replica_catalog, inline=True)
     if workflow.transformation_catalog is not None:
         data["transformationCatalog"] = tc_to_data(workflow.transformation_catalog, inline=True)
-    data["jobs"] = [_job_data(job) for job in workflow.jobs.values()]
+    if with_jobs:
+        data["jobs"] = [_job_data(job) for job in workflow.jobs.values()]
     data["jobDependencies"] = [{"id": parent, "children": list(children)}
                                for parent, children in workflow.dependencies.items()]
     return data
