@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import os
 import time
-from typing import Callable
+from collections.abc import Callable
 
 os.environ.setdefault("CONDOR_CONFIG", "/dev/null")
 
@@ -41,8 +41,8 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=1.0)
     seconds = parser.parse_args().seconds
 
-    import htcondor2  # noqa: F401  (before classad2)
     import classad2
+    import htcondor2  # noqa: F401  (before classad2)
 
     from sheaf import classad
 

@@ -44,7 +44,7 @@ def strtod(text: str) -> float | None:
 
 def c_int(value: float) -> int:
     """C's ``(long long)`` cast of a double on x86: truncation, out of range -> INT64_MIN."""
-    if value != value or value in (math.inf, -math.inf):
+    if math.isnan(value) or value in (math.inf, -math.inf):
         return _INT_MIN
     result = int(value)
     return result if -(1 << 63) <= result < (1 << 63) else _INT_MIN
@@ -52,7 +52,7 @@ def c_int(value: float) -> int:
 
 def c_int32(value: float) -> int:
     """C's ``(int)`` cast of a double (what HTCondor uses for relative times): out of range -> INT32_MIN."""
-    if value != value or value in (math.inf, -math.inf):
+    if math.isnan(value) or value in (math.inf, -math.inf):
         return -(1 << 31)
     result = int(value)
     return result if -(1 << 31) <= result < (1 << 31) else -(1 << 31)

@@ -44,7 +44,7 @@ def value_node(value: Any) -> Node:
     if isinstance(value, int):
         return _number("int", value)
     if isinstance(value, float):
-        if value != value:
+        if math.isnan(value):
             return ("call", "real", (("str", "NaN"),))
         if math.isinf(value):
             node: Node = ("call", "real", (("str", "INF"),))

@@ -12,7 +12,7 @@ from typing import Any, Final
 from ._coerce import c_int, to_int, to_real, to_string
 from ._functions import builtin, strict
 from ._logic import truth
-from ._values import ERROR, UNDEFINED, AbsTime, RelTime
+from ._values import ERROR, UNDEFINED, AbsTime, RelTime, wrap
 
 Value = Any
 Fn = Callable[[Any, Any], Value]
@@ -105,11 +105,11 @@ def _rounding(op: Callable[[float], float]) -> Callable[[list[Value]], Value]:
 
 
 def _rint(value: float) -> float:
-    return value if math.isinf(value) or value != value else float(round(value))
+    return value if math.isinf(value) or math.isnan(value) else float(round(value))
 
 
-strict("floor")(_rounding(lambda v: v if math.isinf(v) or v != v else float(math.floor(v))))
-strict("ceil", "ceiling")(_rounding(lambda v: v if math.isinf(v) or v != v else float(math.ceil(v))))
+strict("floor")(_rounding(lambda v: v if math.isinf(v) or math.isnan(v) else float(math.floor(v))))
+strict("ceil", "ceiling")(_rounding(lambda v: v if math.isinf(v) or math.isnan(v) else float(math.ceil(v))))
 strict("round")(_rounding(_rint))
 
 
@@ -168,7 +168,7 @@ def quantize(args: list[Value]) -> Value:
         if base == 0:
             return value
         if type(value) is int:
-            return _c_div(value + base - 1, base) * base
+            return wrap(_c_div(wrap(value + base - 1), base) * base)  # 64-bit, as the C code overflows
         return _fceil(real / base) * base
     if -1e-8 <= real_base <= 1e-8:
         return value
@@ -176,7 +176,7 @@ def quantize(args: list[Value]) -> Value:
 
 
 def _fceil(value: float) -> float:
-    return value if value != value or value in (math.inf, -math.inf) else float(math.ceil(value))
+    return value if math.isnan(value) or value in (math.inf, -math.inf) else float(math.ceil(value))
 
 
 def _c_div(a: int, b: int) -> int:

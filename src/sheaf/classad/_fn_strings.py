@@ -9,8 +9,8 @@ built-in takes "a string", other values are converted as ``string()`` converts t
 
 from __future__ import annotations
 
-from collections.abc import Callable
 import re
+from collections.abc import Callable
 from typing import Any
 
 from ._coerce import strtod, to_string

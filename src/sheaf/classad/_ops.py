@@ -89,7 +89,7 @@ def _int_mod(a: int, b: int) -> Value:
 
 def _real_div(a: float, b: float) -> Value:
     if b == 0:
-        if a == 0 or a != a:
+        if a == 0 or math.isnan(a):
             return math.nan
         return ERROR if (a > 0) == (math.copysign(1.0, b) > 0) else -math.inf
     return _real(a / b)

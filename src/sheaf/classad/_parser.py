@@ -12,7 +12,8 @@ Every rule is ``(pos) -> (pos, node)`` over the token list of ``_lexer``.  Nodes
 
 Names keep the case they were written in; evaluation folds case.  Binary operators are parsed by
 precedence climbing over ``_grammar.BINARY_LEVELS``, the same table the unparser reads.  Nesting is
-bounded (``MAX_DEPTH``): deeper text raises ``ClassAdSyntaxError`` instead of exhausting the stack.
+bounded: brackets at most ``MAX_BRACKETS`` deep (what the official parser accepts), everything at
+most ``MAX_DEPTH``; deeper text raises ``ClassAdSyntaxError`` instead of exhausting the stack.
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ from ._values import ClassAdSyntaxError
 Node = tuple[Any, ...]
 
 MAX_DEPTH: Final = 1000
+# Brackets -- ( { [ and call parentheses -- nest at most this deep: the official parser's limit.
+MAX_BRACKETS: Final = 165
 # A nesting level costs up to six Python frames in the parser; make room for MAX_DEPTH of them.
 if sys.getrecursionlimit() < 10 * MAX_DEPTH:
     sys.setrecursionlimit(10 * MAX_DEPTH)
@@ -45,12 +48,13 @@ _SPELLING: Final = {"=?=": "is", "=!=": "isnt"}
 class _Parser:
     """Parsing state: the source (for messages), its tokens and the current nesting depth."""
 
-    __slots__ = ("depth", "src", "toks")
+    __slots__ = ("brackets", "depth", "src", "toks")
 
     def __init__(self, src: str, start: int = 0, stop: int | None = None) -> None:
         self.src = src
         self.toks: list[Token] = tokenize(src, start, stop)
         self.depth = 0
+        self.brackets = 0
 
     # -- helpers -------------------------------------------------------------------------------
     def fail(self, pos: int, message: str) -> ClassAdSyntaxError:
@@ -72,6 +76,11 @@ class _Parser:
         self.depth += cost
         if self.depth > MAX_DEPTH:
             raise self.fail(pos, f"expression nested deeper than {MAX_DEPTH} levels")
+
+    def open_bracket(self, pos: int) -> None:
+        self.brackets += 1
+        if self.brackets > MAX_BRACKETS:
+            raise self.fail(pos, f"brackets nested deeper than {MAX_BRACKETS} (the official parser's limit)")
 
     def is_op(self, pos: int, op: str) -> bool:
         tok = self.toks[pos]
@@ -147,7 +156,9 @@ class _Parser:
                 pos, name = self.attribute_name(pos + 1)
                 node = ("sel", node, name)
             elif op == "[":
+                self.open_bracket(pos)
                 pos, index = self.expression(pos + 1)
+                self.brackets -= 1
                 pos = self.expect(pos, "]", "']' closing the subscript")
                 node = ("sub", node, index)
             else:
@@ -176,7 +187,9 @@ class _Parser:
             return pos + 1, ("attr", value)
         if kind == "op":
             if value == "(":
+                self.open_bracket(pos)
                 pos, inner = self.expression(pos + 1)
+                self.brackets -= 1
                 return self.expect(pos, ")", "')'"), ("paren", inner)
             if value == "{":
                 return self.exprlist(pos)
@@ -216,7 +229,9 @@ class _Parser:
 
     def sequence(self, pos: int, close: str, what: str) -> tuple[int, tuple[Node, ...]]:
         items: list[Node] = []
+        self.open_bracket(pos - 1)
         if self.is_op(pos, close):
+            self.brackets -= 1
             return pos + 1, ()
         while True:
             pos, item = self.expression(pos)
@@ -224,10 +239,12 @@ class _Parser:
             if self.is_op(pos, ","):
                 pos += 1
                 continue
+            self.brackets -= 1
             return self.expect(pos, close, what), tuple(items)
 
     def record(self, pos: int) -> tuple[int, Node]:
         """ad := '[' ( binding ( ';' binding )* ';'? )? ']'   binding := name '=' expression"""
+        self.open_bracket(pos)
         pos += 1
         bindings: list[tuple[str, Node]] = []
         while not self.is_op(pos, "]"):
@@ -237,6 +254,7 @@ class _Parser:
                 pos += 1
             elif not self.is_op(pos, "]"):
                 raise self.fail(pos, f"expected ';' or ']' in the ad, found {self.describe(pos)}")
+        self.brackets -= 1
         return pos + 1, ("ad", tuple(bindings))
 
     def binding(self, pos: int) -> tuple[int, tuple[str, Node]]:

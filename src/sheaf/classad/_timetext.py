@@ -13,6 +13,7 @@ from __future__ import annotations
 __all__ = ["format_abstime", "format_reltime", "local_offset", "parse_abstime", "parse_reltime"]
 
 import calendar
+import math
 import re
 import time
 from typing import Final
@@ -105,7 +106,7 @@ def format_reltime(secs: float) -> str:
 
 
 def _int32(value: float) -> int:
-    if value != value or abs(value) == float("inf"):
+    if math.isnan(value) or abs(value) == float("inf"):
         return -(1 << 31)
     result = int(value)
     return result if -(1 << 31) <= result < (1 << 31) else -(1 << 31)

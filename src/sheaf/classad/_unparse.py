@@ -39,7 +39,7 @@ def quote_name(name: str, condor: bool = False) -> str:
 
 
 def format_real(value: float, condor: bool = False) -> str:
-    if value != value:
+    if math.isnan(value):
         return 'real("NaN")'
     if value in (math.inf, -math.inf):
         return 'real("INF")' if value > 0 else '-real("INF")'
@@ -122,7 +122,7 @@ class _Writer:
     def w_un(self, node: Node, indent: int) -> str:
         operand = self.sub(node[2], UNARY_PREC, indent)
         if not self.condor and node[1] == "-" and (operand[:1].isdigit() or operand[:1] == "."):
-            operand = f"({operand})"  # "-5" would read back as the literal -5, not as minus 5
+            operand = " " + operand  # "-5" would read back as the literal -5; "- 5" is minus 5
         text = f"{node[1]}{operand}"
         return " " + text if self.condor else text
 
