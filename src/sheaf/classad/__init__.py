@@ -16,8 +16,15 @@ found from MY is looked up in TARGET); ``strict=True`` is the new-ClassAd semant
 for data -- problems are ``ERROR``.
 
 Fast path for matchmaking: ``expr.evaluate_in(my_ad, target_ad, strict=False)`` with both ads
-already ``ClassAd`` objects (no conversion, no parsing); ``parse`` caches text -> ``Expr``, and
-every ``Expr`` caches its compiled closure.
+already ``ClassAd`` objects (no conversion, no parsing); ``expr.const`` is the value of a constant
+expression (else ``_expr.NOT_CONSTANT``); ``parse`` caches text -> ``Expr``; every ``Expr`` caches its
+compiled closure.
+
+Conformance: differential tests against the official library (``classad2``) in both modes.  Known,
+deliberate differences: ``parse_old`` refuses a line it cannot parse (the library drops it); list
+values are evaluated eagerly (the library hands back unevaluated elements); ``unparse()``/``string()``
+of an ad literal keeps the source order of attributes (the library uses its hash order); junk date
+strings in ``absTime("...")`` are syntax errors (the library reads some of them leniently).
 """
 
 from __future__ import annotations
