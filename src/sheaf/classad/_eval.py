@@ -29,6 +29,7 @@ from __future__ import annotations
 
 __all__ = ["MISSING", "Env", "as_classad", "compile_node", "evaluate", "evaluate_attr", "evaluate_in"]
 
+import operator
 import os
 from collections.abc import Callable
 from typing import Any, Final
@@ -316,7 +317,7 @@ def _target_selection(lname: str, generic: Fn) -> Fn:
         if target is not None and scope is not None and scope._parent is None and "target" not in scope._ex:
             if scope is env.my:
                 other = target
-            elif scope is target:
+            elif scope is target and env.my is not None:
                 other = env.my
             else:
                 return generic(env, scope)
@@ -377,11 +378,9 @@ def _c_bin(node: tuple[Any, ...]) -> Fn:
     return binary
 
 
-_NUMERIC_COMPARE: Final = {
-    "<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b,
-    "==": lambda a, b: a == b, "!=": lambda a, b: a != b,
+_NUMERIC_COMPARE: Final[dict[str, Callable[[Any, Any], bool]]] = {
+    "<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge, "==": operator.eq, "!=": operator.ne,
 }
-_FAST_TYPES: Final = (int, float)
 
 
 def _compile_compare(name: str, left: Fn, right: Fn, generic: Callable[[Value, Value], Value]) -> Fn:
@@ -441,7 +440,7 @@ def _c_list(node: tuple[Any, ...]) -> Fn:
 
     def list_literal(env: Env, scope: ClassAd | None) -> Value:
         value = ListValue(item(env, scope) for item in items)
-        value.node = node
+        value.node = node  # type: ignore[attr-defined]
         return value
     return list_literal
 
@@ -512,7 +511,7 @@ def evaluate_attr(ad: ClassAd, name: str, target: Any = None, strict: bool = Fal
 
 def _install_fast_path() -> None:
     from . import _expr
-    _expr._evaluate_in = evaluate_in  # type: ignore[assignment]
+    _expr._evaluate_in = evaluate_in
 
 
 _install_fast_path()

@@ -9,6 +9,8 @@ known truth value: ``UNDEFINED`` and ``ERROR`` conditions pass through.
 
 from __future__ import annotations
 
+import functools
+
 __all__ = ["compile_conditional", "compile_logical", "logical_and_values", "truth"]
 
 from collections.abc import Callable
@@ -95,7 +97,7 @@ def _compile_chain(op: str, operands: tuple[Fn, ...]) -> Fn:
                 value = operand(env, scope)
                 acc = value if type(value) is bool else truth(value)
             else:
-                acc = combine(acc, lambda operand=operand: operand(env, scope))
+                acc = combine(acc, functools.partial(operand, env, scope))
         return acc if type(acc) is bool else truth(acc)
     chain.chain = operands  # type: ignore[attr-defined]
     chain.chain_op = op  # type: ignore[attr-defined]

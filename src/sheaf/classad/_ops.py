@@ -18,6 +18,7 @@ from __future__ import annotations
 
 __all__ = ["BINARY", "UNARY", "ascii_lower", "identical"]
 
+import functools
 import math
 from collections.abc import Callable
 from typing import Any, Final
@@ -216,12 +217,12 @@ def complement(a: Value) -> Value:
 
 def _binary_table() -> dict[str, Callable[[Value, Value], Value]]:
     table: dict[str, Callable[[Value, Value], Value]] = {}
-    for op in ("+", "-", "*", "/", "%"):
-        table[op] = lambda a, b, op=op: arith(op, a, b)
-    for op in ("==", "!=", "<", "<=", ">", ">="):
-        table[op] = lambda a, b, op=op: compare(op, a, b)
-    for op in ("&", "|", "^", "<<", ">>", ">>>"):
-        table[op] = lambda a, b, op=op: bitwise(op, a, b)
+    families: tuple[tuple[Callable[[str, Value, Value], Value], tuple[str, ...]], ...] = (
+        (arith, ("+", "-", "*", "/", "%")), (compare, ("==", "!=", "<", "<=", ">", ">=")),
+        (bitwise, ("&", "|", "^", "<<", ">>", ">>>")))
+    for family, ops in families:
+        for op in ops:
+            table[op] = functools.partial(family, op)
     return table
 
 
