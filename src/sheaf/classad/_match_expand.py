@@ -34,6 +34,7 @@ from typing import Any
 
 from ._classad import ClassAd
 from ._expr import Expr, parse
+from ._match import as_ad
 from ._match_dollar import Reference, find_reference
 from ._unparse import unparse
 from ._values import ClassAdSyntaxError
@@ -62,9 +63,10 @@ class _CannotExpand(Exception):
         super().__init__(f"Cannot expand $$({body}).")
 
 
-def expand(job: ClassAd, resource: ClassAd | None = None) -> Expansion:
-    """Expand every ``$$()`` of ``job`` against ``resource`` (see the module docstring)."""
-    state = _State(job, resource)
+def expand(job: ClassAd | str, resource: ClassAd | str | None = None) -> Expansion:
+    """Expand every ``$$()`` of ``job`` against ``resource`` (see the module docstring); text is parsed."""
+    job = as_ad(job)
+    state = _State(job, None if resource is None else as_ad(resource))
     for name in _names_to_expand(job):
         try:
             state.expand_attribute(name)
