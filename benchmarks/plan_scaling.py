@@ -8,7 +8,8 @@ For each size this script
 2. in a *fresh subprocess* per mode (so peak RSS is that run's alone) reads it
    (``sheaf.formats.read_workflow``), plans it (``sheaf.planner.plan``, site ``condorpool``) and
    writes the executable workflow (``sheaf.codegen.write_plan``: DAG, submit files, ``.in`` files,
-   ``plan.json``), timing each phase and reporting ``ru_maxrss``.  Modes: ``clustered``
+   ``plan.json``), timing each phase (wall clock; the planner also in CPU seconds, which a busy
+   shared machine does not inflate) and reporting ``ru_maxrss``.  Modes: ``clustered``
    (``--cluster horizontal`` with ``pegasus.clusters.size = 100``) and ``unclustered``;
 3. times a baseline in the same run: the reference planner's level computation (a BFS that, each
    time it reaches a child, rescans the child's whole parent list), which is what makes the
@@ -67,7 +68,9 @@ for name in ("condorpool", "local"):
 props = Properties({"pegasus.clusters.size": "100"} if mode == "clustered" else {})
 clustering = ("horizontal",) if mode == "clustered" else ()
 t2 = time.perf_counter()
+c2 = time.process_time()
 ew = plan(wf, tc=tc, sc=sc, rc=None, properties=props, clustering=clustering)
+plan_cpu = time.process_time() - c2
 t3 = time.perf_counter()
 try:
     from sheaf.codegen import write_plan
@@ -77,7 +80,7 @@ else:
     write_plan(ew, out, force=True)
     write_s = time.perf_counter() - t3
 rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-print(t1 - t0, t3 - t2, write_s, rss, len(ew.jobs), len(ew.edges))
+print(t1 - t0, t3 - t2, plan_cpu, write_s, rss, len(ew.jobs), len(ew.edges))
 """
 
 
@@ -126,7 +129,8 @@ def main() -> None:
     parser.add_argument("--baseline-max", type=int, default=20_000,
                         help="largest size the quadratic baseline runs on; larger sizes are extrapolated")
     args = parser.parse_args()
-    print(f"{'jobs':>8} {'mode':11} {'load s':>7} {'plan s':>7} {'write s':>8} {'total s':>8} {'RSS MB':>7} "
+    print(f"{'jobs':>8} {'mode':11} {'load s':>7} {'plan s':>7} {'plan cpu':>8} {'write s':>8} {'total s':>8} "
+          f"{'RSS MB':>7} "
           f"{'exec jobs':>9} {'target':>7}  {'baseline levels s':>17}")
     measured: tuple[int, float] | None = None
     with tempfile.TemporaryDirectory() as tmp:
@@ -139,12 +143,14 @@ def main() -> None:
             else:
                 base = f"~{measured[1] * (jobs / measured[0]) ** 2:16.0f}" if measured else f"{'-':>17}"
             for mode in args.modes:
-                load_s, plan_s, write_s, rss, exec_jobs, _ = _child(_PLAN_CHILD, path, mode, Path(tmp) / mode)
+                load_s, plan_s, cpu_s, write_s, rss, exec_jobs, _ = _child(_PLAN_CHILD, path, mode,
+                                                                         Path(tmp) / mode)
                 total = load_s + plan_s + (0.0 if math.isnan(write_s) else write_s)
                 target = TARGETS.get((size, mode))
                 ok = total <= target and rss <= RSS_TARGET_MB if target else None
                 verdict = "-" if ok is None else ("ok" if ok else "MISS")
-                print(f"{jobs:8d} {mode:11} {load_s:7.2f} {plan_s:7.2f} {write_s:8.2f} {total:8.2f} {rss:7.0f} "
+                print(f"{jobs:8d} {mode:11} {load_s:7.2f} {plan_s:7.2f} {cpu_s:8.2f} {write_s:8.2f} {total:8.2f} "
+                      f"{rss:7.0f} "
                       f"{int(exec_jobs):9d} {verdict:>7}  {base}", flush=True)
             path.unlink()
     print(f"reference Java planner at 10^5 jobs (issue 3, same machine): "
