@@ -33,6 +33,7 @@ def test_unclustered_blackdiamond_tasks_and_records() -> None:
     assert (task.id, task.transformation, task.level) == ("ID0000001", "diamond::preprocess:4.0", 1)
     assert sorted(ew.edges) == [(0, 1), (0, 2), (1, 3), (2, 3)]
     assert ew.sites == ("condorpool",) and ew.output_sites == ("local",) and ew.clustering == ()
+    assert ew.metadata == {"selector": "Random", "seed": "0"} and ew.notes[0].startswith("site selection")
 
 
 def test_default_sites_exclude_local_unless_it_is_the_only_one() -> None:

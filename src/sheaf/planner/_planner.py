@@ -109,7 +109,9 @@ def _plan(workflow: Workflow, tc: TransformationCatalog | None, sc: SiteCatalog 
     units = Units(len(table))
     for technique in options.techniques:
         _PASSES[technique](units, ctx)
+    ctx.notes.insert(0, f"site selection: {options.selector} (seed {options.seed}) over {', '.join(chosen)}")
     result = ExecutableWorkflow(workflow.name, workflow, properties, sites=chosen,
+                                metadata={"selector": options.selector, "seed": str(options.seed)},
                                 output_sites=tuple(output_sites), clustering=options.techniques,
                                 notes=ctx.notes, warnings=ctx.warnings, site_catalog=sc, replica_catalog=rc)
     _assemble(result, units, ctx)
