@@ -29,7 +29,7 @@ _REAL = r"(?:\d+\.\d+|\.\d+)(?:[eE][+-]?\d+)?|\d+[eE][+-]?\d+"
 _INT = r"0(?![0-9])|[1-9]\d*"
 # One pattern for a token with the blanks and comments before it; finditer walks the text in C.
 _TOKEN: Final = re.compile(
-    _BLANK + r"""(?:(?P<neg>-(?:""" + _REAL + "|" + _INT + r"""))
+    "(?P<blank>" + _BLANK + r""")(?:(?P<neg>-(?:""" + _REAL + "|" + _INT + r"""))
       | (?P<real>""" + _REAL + r""")
       | (?P<int>""" + _INT + r""")
       | (?P<name>[A-Za-z_][A-Za-z0-9_]*)
@@ -64,14 +64,54 @@ def _integer(text: str) -> int:
 
 def tokenize(src: str, pos: int = 0, end: int | None = None) -> list[Token]:
     """Split ``src[pos:end]`` into tokens (positions stay absolute); raise ClassAdSyntaxError at the
-    first character that starts none."""
+    first character that starts none.
+
+    The fast way lets ``findall`` do the scanning and recomputes positions from the lengths; if the
+    pieces do not add up to the text (``findall`` skipped a character that starts no token), the
+    careful way (``_tokenize_exactly``) finds and reports the spot."""
+    end = len(src) if end is None else end
     tokens: list[Token] = []
     append = tokens.append
-    end = len(src) if end is None else end
+    at = pos
+    for blank, neg, real, integer, name, string, qname, op in _TOKEN.findall(src, pos, end):
+        at += len(blank)
+        if op:
+            append(("op", op, at))
+            at += len(op)
+        elif name:
+            lowered = name.lower()
+            append(("op", lowered, at) if lowered == "is" or lowered == "isnt" else ("name", name, at))
+            at += len(name)
+        elif integer:
+            append(("int", _integer(integer), at))
+            at += len(integer)
+        elif real:
+            append(("real", float(real), at))
+            at += len(real)
+        elif string:
+            append(("str", unescape(string[1:-1]), at))
+            at += len(string)
+        elif qname:
+            append(("qname", unescape(qname[1:-1]), at))
+            at += len(qname)
+        else:
+            _negative(neg, at, tokens)
+            at += len(neg)
+    if at != end and not _ONLY_BLANK.match(src, at, end):
+        return _tokenize_exactly(src, pos, end)
+    append(("eof", None, end))
+    return tokens
+
+
+def _tokenize_exactly(src: str, pos: int, end: int) -> list[Token]:
+    tokens: list[Token] = []
+    append = tokens.append
     for m in _TOKEN.finditer(src, pos, end):
         if m.start() != pos:
             break  # finditer skipped something that is not a token
         kind = m.lastgroup
+        if kind == "blank":
+            break  # only blanks matched: a character that starts no token follows
         start = m.start(kind)  # type: ignore[arg-type]
         text = m.group(kind)  # type: ignore[arg-type]
         if kind == "name":

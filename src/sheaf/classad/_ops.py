@@ -23,7 +23,7 @@ import math
 from collections.abc import Callable
 from typing import Any, Final
 
-from ._values import ERROR, AbsTime, RelTime, wrap
+from ._values import ERROR, AbsTime, ListValue, RelTime, wrap
 
 Value = Any
 _INT_MIN: Final = -(1 << 63)
@@ -153,7 +153,10 @@ def compare(op: str, a: Value, b: Value) -> Value:
 def identical(a: Value, b: Value) -> Value:
     """``is``: same type and same value, strings case-sensitive; two lists or ads are ERROR."""
     ta = type(a)
-    if (isinstance(a, list) and isinstance(b, list)) or (_is_ad(a) and _is_ad(b)):
+    if isinstance(a, list) and isinstance(b, list):
+        # two lists are ERROR, except a literal list against one a built-in made (measured: false)
+        return ERROR if isinstance(a, ListValue) == isinstance(b, ListValue) else False
+    if _is_ad(a) and _is_ad(b):
         return ERROR
     if ta is not type(b):
         return False
