@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -98,23 +99,23 @@ _SHEAF_CHILD = """
 import resource, sys, time
 from sheaf.formats import read_workflow
 from sheaf.model import validate
-t0 = time.perf_counter()
+c0, t0 = time.process_time(), time.perf_counter()
 wf = read_workflow(sys.argv[1])
 t1 = time.perf_counter()
 graph, levels, summary = validate(wf)
-t2 = time.perf_counter()
+c2, t2 = time.process_time(), time.perf_counter()
 rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-print(t1 - t0, t2 - t1, rss, summary.jobs, summary.edges, summary.levels)
+print(t1 - t0, t2 - t1, c2 - c0, rss, summary.jobs, summary.edges, summary.levels)
 """
 
 _PYYAML_CHILD = """
 import resource, sys, time
 import yaml
-t0 = time.perf_counter()
+c0, t0 = time.process_time(), time.perf_counter()
 with open(sys.argv[1]) as fh:
     data = yaml.load(fh, Loader=yaml.CSafeLoader)
-t1 = time.perf_counter()
-print(t1 - t0, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, len(data["jobs"]))
+c1, t1 = time.process_time(), time.perf_counter()
+print(t1 - t0, c1 - c0, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, len(data["jobs"]))
 """
 
 
@@ -151,31 +152,34 @@ def main() -> None:
     args = parser.parse_args()
     rows = []
     header = (f"{'shape':8} {'jobs':>8} {'MB':>6} {'write s':>8} {'read s':>7} {'valid. s':>8} {'total s':>8} "
-              f"{'RSS MB':>7} {'PyYAML s':>9} {'PyY RSS':>8} {'target':>7}")
+              f"{'cpu s':>6} {'RSS MB':>7} {'PyYAML s':>9} {'PyY cpu':>8} {'PyY RSS':>8} {'target':>7}")
+    print(f"# load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; wall-clock seconds unless 'cpu'")
     print(header)
     with tempfile.TemporaryDirectory() as tmp:
         for shape in args.shapes:
-            per_job = None
+            per_job: tuple[float, float] | None = None
             for size in sorted(args.sizes):
                 path = Path(tmp) / f"{shape}-{size}.yml"
                 write_s, jobs_f = _child(_WRITE_CHILD, shape, size, path)
                 jobs = int(jobs_f)
-                read_s, valid_s, rss, *_ = _child(_SHEAF_CHILD, path)
+                read_s, valid_s, cpu_s, rss, *_ = _child(_SHEAF_CHILD, path)
                 if size <= args.pyyaml_max:
-                    py_s, py_rss, _ = _child(_PYYAML_CHILD, path)
-                    per_job = py_s / jobs
-                    py_text, py_rss_text = f"{py_s:9.1f}", f"{py_rss:8.0f}"
-                else:
-                    py_text = f"~{per_job * jobs:8.0f}" if per_job else f"{'-':>9}"
+                    py_s, py_cpu, py_rss, _ = _child(_PYYAML_CHILD, path)
+                    per_job = (py_s / jobs, py_cpu / jobs)
+                    py_text, py_cpu_text, py_rss_text = f"{py_s:9.1f}", f"{py_cpu:8.1f}", f"{py_rss:8.0f}"
+                elif per_job:  # extrapolated linearly from the largest measured size, marked '~'
+                    py_text, py_cpu_text = f"~{per_job[0] * jobs:8.0f}", f"~{per_job[1] * jobs:7.0f}"
                     py_rss_text = f"{'-':>8}"
+                else:
+                    py_text, py_cpu_text, py_rss_text = f"{'-':>9}", f"{'-':>8}", f"{'-':>8}"
                 total = read_s + valid_s
                 target = TARGETS.get(size)
                 verdict = "-" if target is None else ("ok" if total <= target and rss <= RSS_TARGET_MB else "MISS")
                 mb = path.stat().st_size / 2**20
                 print(f"{shape:8} {jobs:8d} {mb:6.0f} {write_s:8.2f} {read_s:7.2f} {valid_s:8.2f} {total:8.2f} "
-                      f"{rss:7.0f} {py_text} {py_rss_text} {verdict:>7}", flush=True)
+                      f"{cpu_s:6.2f} {rss:7.0f} {py_text} {py_cpu_text} {py_rss_text} {verdict:>7}", flush=True)
                 rows.append({"shape": shape, "jobs": jobs, "mb": mb, "write_s": write_s, "read_s": read_s,
-                             "validate_s": valid_s, "rss_mb": rss, "pyyaml_s": py_text.strip()})
+                             "validate_s": valid_s, "cpu_s": cpu_s, "rss_mb": rss, "pyyaml_s": py_text.strip()})
                 path.unlink()
     if args.json:
         print(json.dumps(rows, indent=1))
