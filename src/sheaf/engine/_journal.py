@@ -13,10 +13,10 @@ Policy
 * **Why a log and not SQLite** (``benchmarks/engine_throughput.py`` writes the engine's own records
   with the engine's own group sizes both ways, in the same run): on this shared 2-core machine a
   commit cost 22-355 µs per record as ``write+fsync`` against 108-500 µs for SQLite in WAL mode with
-  ``synchronous=FULL`` (the log was faster in 3 of 4 runs, the 4th under a load spike); SQLite's file
-  is about 15 % smaller (87 vs 104 bytes per record).  Commit latency is what the loop waits on, and a
-  reader (``sheaf status``) of a log needs no lock: it reads complete lines.  The engine's journal
-  costs about 285 bytes per node (three changes: ready, submitted, done).
+  ``synchronous=FULL`` (the log faster in 3 of 5 runs, even in one, slower in one under a load spike);
+  SQLite's file is about 15 % smaller (87 vs 104 bytes per record).  Commit latency is what the
+  loop waits on, and a reader (``sheaf status``) of a log needs no lock: it reads complete lines.
+  The engine's journal costs about 285 bytes per node (three changes: ready, submitted, done).
 
 Records (``t`` is the injected clock's time)::
 
