@@ -87,6 +87,11 @@ def test_exponential_sharing_is_linear() -> None:
     assert ClassAd.parse(f"[a0 = 1; {body}]").eval("a200") == 0  # 2**200 wraps to 0 in 64 bits
 
 
+def test_string_doubling_is_bounded() -> None:
+    body = "; ".join(f"s{i + 1} = strcat(s{i}, s{i})" for i in range(40))
+    assert ClassAd.parse(f'[s0 = "x"; {body}]').eval("s40") is ERROR  # 2**40 characters: refused
+
+
 def test_deep_nesting_is_a_syntax_error_not_a_crash() -> None:
     with pytest.raises(ClassAdSyntaxError):
         parse("(" * 5000 + "1" + ")" * 5000)

@@ -271,12 +271,23 @@ def _c_const(node: tuple[Any, ...]) -> Fn:
 
 def _c_attr(node: tuple[Any, ...]) -> Fn:
     lname = node[1].lower()
+    plain = lname not in _NOT_PLAIN
 
     def attr(env: Env, scope: ClassAd | None) -> Value:
         if scope is not None:
             expr = scope._ex.get(lname)
             if expr is not None:
                 return deref(env, scope, lname, expr)
+            # compat matchmaking: a name the top ad lacks, found in the other ad (the generic path
+            # would reach the same ad after finding nothing in the match context)
+            target = env.target
+            if plain and target is not None and scope._parent is None and not env.strict:
+                other = target if scope is env.my else env.my if scope is target else None
+                if other is not None:
+                    expr = other._ex.get(lname)
+                    if expr is not None:
+                        const = expr.const
+                        return const if const is not NOT_CONSTANT else deref(env, other, lname, expr)
         return lookup_unqualified(env, scope, lname)
     return attr
 

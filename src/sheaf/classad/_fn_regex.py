@@ -98,6 +98,8 @@ def regexp_replace(pattern: str, target: str, replace: str, options: str) -> Val
             break
     if full:
         out.append(target[index:])
+    if sum(map(len, out)) > (1 << 24):
+        return ERROR  # the same size bound as strcat
     return "".join(out)
 
 

@@ -21,6 +21,9 @@ from ._values import ERROR, UNDEFINED
 Value = Any
 
 
+MAX_STRING = 1 << 24  # characters; longer results of strcat/join/replace* are ERROR
+
+
 def _join_strings(sep: Value, items: list[Value], is_join: bool) -> Value:
     parts: list[str] = []
     undefined = False
@@ -36,6 +39,8 @@ def _join_strings(sep: Value, items: list[Value], is_join: bool) -> Value:
         if type(text) is not str:
             return ERROR
         parts.append(text)
+    if sum(map(len, parts)) * (2 if is_join else 1) > MAX_STRING:
+        return ERROR  # a bound on size: doubling strcat(a, a) chains must not eat the memory
     if is_join:
         return UNDEFINED if undefined and len(parts) < 2 else parts[0].join(parts[1:])  # ...unless all are
     return "".join(parts)
