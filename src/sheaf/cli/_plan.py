@@ -53,7 +53,7 @@ def command(workflow: str, directory: str, sites: tuple[str, ...], output_sites:
             sc: str | None, rc: str | None, input_dir: str | None, verbose: int, force: bool,
             submit: bool) -> None:
     """Plan WORKFLOW into DIR: the files HTCondor DAGMan (or sheaf run) runs, and plan.json."""
-    check_target(os.path.abspath(directory), force)
+    check_target(os.path.realpath(directory), force)
     if input_dir is not None and not os.path.isdir(input_dir):
         raise UsageError(f"--input-dir {input_dir}: no such directory")
     started = time.perf_counter()

@@ -86,7 +86,7 @@ def tool_path(name: str) -> str:
 def write_plan(exec_wf: ExecutableWorkflow, directory: str | os.PathLike[str], *,
                force: bool = False) -> PlanFiles:
     """Write the DAGMan files, cluster inputs and ``plan.json`` of ``exec_wf`` into ``directory``."""
-    final = os.path.abspath(os.fspath(directory))
+    final = os.path.realpath(os.fspath(directory))  # through a symbolic link to the real directory
     check_target(final, force)
     layout = Layout(final, exec_wf.name)
     staging = plan_staging(exec_wf, layout)
