@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import random
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
 
 import pytest
 from conftest import FakeBackend, write_dag
@@ -91,3 +96,24 @@ def test_random_dags_respect_dependencies_retries_and_throttles(tmp_path_factory
         assert all(p in done and first[p] < position for p in parents[n]), "a child ran before its parents"
         assert order.count(n) == min(failures[n], retries[n]) + 1, "attempts = failures survived + 1"
     assert not maxjobs or peak <= maxjobs
+
+
+def test_dispatch_order_does_not_depend_on_hash_seed(tmp_path_factory: pytest.TempPathFactory) -> None:
+    tmp = tmp_path_factory.mktemp("seed")
+    body = "".join(f"JOB n{i} n{i}.sub\nCATEGORY n{i} c{i % 3}\nPRIORITY n{i} {i % 4}\n" for i in range(40))
+    body += "MAXJOBS c0 1\nMAXJOBS c1 2\n" + "".join(f"PARENT n{i} CHILD n{i + 7}\n" for i in range(0, 30, 3))
+    script = textwrap.dedent(f"""
+        import shutil, sys, tempfile
+        from pathlib import Path
+        sys.path.insert(0, {str(Path(__file__).parent)!r})
+        from conftest import FakeBackend, write_dag
+        from sheaf.engine import run_workflow
+        d = Path(tempfile.mkdtemp(dir={str(tmp)!r}))
+        write_dag(d, {body!r})
+        fake = FakeBackend(per_wait=2)
+        run_workflow(str(d), backend=fake, maxjobs=3, handle_signals=False)
+        print(" ".join(fake.nodes()))
+    """)
+    orders = {subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
+                             env={**os.environ, "PYTHONHASHSEED": seed}).stdout for seed in ("0", "12345")}
+    assert len(orders) == 1 and len(orders.pop().split()) == 40
