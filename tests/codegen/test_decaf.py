@@ -84,7 +84,7 @@ def test_cluster_submit_runs_the_script(decaf_dir: Path) -> None:
     sub = htcondor2.Submit((decaf_dir / "jobs" / "000" / "merge_cluster1.sub").read_text())
     assert sub["executable"] == str(decaf_dir / "jobs" / "000" / "merge_cluster1" / "merge_cluster1.sh")
     assert sub["initialdir"] == str(decaf_dir / "jobs" / "000" / "merge_cluster1")
-    assert sub["batch_extra_submit_args"] == '"--qos=regular --nodes=17"'
+    assert sub["batch_extra_submit_args"] == "--qos=regular --nodes=17"
     env = sub["environment"]
     assert f"PEGASUS_SCRATCH_DIR={decaf_dir}/scratch/cori" in env and "DECAF_ENV_SOURCE=/global/env.sh" in env
     dag = (decaf_dir / "1000genome.dag").read_text()

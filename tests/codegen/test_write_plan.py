@@ -280,3 +280,11 @@ def test_output_is_the_same_under_two_hash_seeds(tmp_path: Path) -> None:
     outs = [subprocess.run([sys.executable, "-c", code], env={**os.environ, "PYTHONHASHSEED": seed},
                            capture_output=True, text=True, check=True).stdout for seed in ("1", "2")]
     assert outs[0] == outs[1] and "blackdiamond.dag" in outs[0]
+
+
+def test_a_profile_value_cannot_inject_submit_lines(tmp_path: Path) -> None:
+    plan = blackdiamond_plan()
+    plan.jobs[1].profiles = {"pegasus": {"memory": "100\nexecutable = /bin/evil"}}
+    with pytest.raises(PlanningError, match="one line"):
+        write_plan(plan, tmp_path / "p")
+    assert not (tmp_path / "p").exists()

@@ -108,7 +108,7 @@ def _render(job: ExecJob, profiles: Mapping[str, Mapping[str, str]], command: Co
         defaults.append(("environment", quote_environment([*command.environment, *(env or {}).items()])))
     defaults += [("output", out_base + ".out"), ("error", out_base + ".err"), ("log", ctx.log)]
     if profiles.get("pegasus") or job.aggregator == "mpiexec":
-        defaults += _requests(job, profiles)
+        defaults += [(key, check_line(value, key)) for key, value in _requests(job, profiles)]
     lines += [f"{key} = {value}" for key, value in defaults if key not in condor]
     if condor:
         lines += _condor_profiles(job, condor, ctx)
@@ -134,7 +134,7 @@ def _requests(job: ExecJob, profiles: Mapping[str, Mapping[str, str]]) -> list[t
     if pegasus.get("gpus"):
         found.append(("request_gpus", pegasus["gpus"]))
     if pegasus.get("glite.arguments"):
-        found.append(("batch_extra_submit_args", classad_string(pegasus["glite.arguments"])))
+        found.append(("batch_extra_submit_args", pegasus["glite.arguments"]))  # a plain string command
     return found
 
 
