@@ -157,3 +157,33 @@ def test_sigterm_stops_the_run_and_keeps_a_rescue(tmp_path: Path) -> None:
     assert runner.returncode == 1 and "FAILED" in out, out
     assert "DONE fast" in (tmp_path / "wf.dag.rescue001").read_text()
     assert read_journal(journal).ended is not None
+
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "blackdiamond"
+
+
+@pytest.mark.slow
+def test_sheaf_plan_output_with_hand_edits(tmp_path: Path) -> None:
+    """The bundled example planned by ``sheaf plan``; a RETRY line and a request_memory line edited by hand."""
+    plan = tmp_path / "plan"
+    planned = subprocess.run([SHEAF, "plan", "workflow.yml", "-d", str(plan), "--cluster", "horizontal",
+                              "--input-dir", "input", "--force"], cwd=EXAMPLE, capture_output=True, text=True,
+                             check=False)
+    assert planned.returncode == 0, planned.stderr
+    dag = plan / "blackdiamond.dag"
+    node = "analyze_ID0000010"
+    sub = next(plan.rglob(f"{node}.sub"))
+    sub.write_text(sub.read_text().replace("queue", "request_memory = ifthenelse(isundefined(DAGNodeRetry) || "
+                                                    "DAGNodeRetry == 0, 1, 4096)\nqueue"))
+    text = dag.read_text()
+    assert f"RETRY {node} 2" in text
+    dag.write_text(text.replace(f"RETRY {node} 2", f"RETRY {node} 0"))
+    first = sheaf("run", str(plan))
+    assert first.returncode == 1 and node in first.stdout and "memory" in first.stdout, first.stdout
+    dag.write_text(dag.read_text().replace(f"RETRY {node} 0", f"RETRY {node} 1"))
+    second = sheaf("run", str(plan))
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert "rescue:blackdiamond.dag.rescue001" in second.stdout and "1 retries" in second.stdout
+    ends = [ln.split()[2] for ln in (plan / "jobstate.log").read_text().splitlines()
+            if f" {node} JOB_" in ln and "TERMINATED" not in ln]
+    assert ends == ["JOB_FAILURE", "JOB_FAILURE", "JOB_SUCCESS"]
