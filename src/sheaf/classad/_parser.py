@@ -41,6 +41,8 @@ _KEYWORD_LITERALS: Final[dict[str, Node]] = {
     "true": ("bool", True), "false": ("bool", False), "undefined": ("undef",), "error": ("error",),
 }
 _LEVEL_OF: Final = PRECEDENCE
+_UNARY: Final = frozenset({"-", "+", "!", "~"})
+_POSTFIX: Final = frozenset({".", "[", "?:"})
 # ``=?=`` and ``=!=`` are other spellings of ``is`` and ``isnt`` (HTCondor unparses them so too).
 _SPELLING: Final = {"=?=": "is", "=!=": "isnt"}
 
@@ -126,7 +128,7 @@ class _Parser:
     def unary(self, pos: int) -> tuple[int, Node]:
         """unary := ('-' | '+' | '!' | '~') unary | postfix"""
         kind, op, _ = self.toks[pos]
-        if kind == "op" and op in ("-", "+", "!", "~"):
+        if kind == "op" and op in _UNARY:
             self.enter(pos)
             pos, operand = self.unary(pos + 1)
             self.depth -= 1
@@ -136,7 +138,11 @@ class _Parser:
     def postfix(self, pos: int) -> tuple[int, Node]:
         """postfix := selection ( '?:' selection )*   -- HTCondor's elvis binds tighter than any
         other operator: ``-a ?: b`` is ``-(a ?: b)`` and ``a ?: b[1]`` is ``a ?: (b[1])``."""
-        pos, node = self.selection(pos)
+        pos, node = self.primary(pos)
+        kind, op, _ = self.toks[pos]
+        if kind != "op" or op not in _POSTFIX:
+            return pos, node  # the common case: a bare primary
+        pos, node = self.selection_tail(pos, node)
         depth = self.depth
         while self.is_op(pos, "?:"):
             pos, orelse = self.selection(pos + 1)
@@ -148,6 +154,9 @@ class _Parser:
     def selection(self, pos: int) -> tuple[int, Node]:
         """selection := primary ( '.' name | '[' expression ']' )*"""
         pos, node = self.primary(pos)
+        return self.selection_tail(pos, node)
+
+    def selection_tail(self, pos: int, node: Node) -> tuple[int, Node]:
         toks = self.toks
         depth = self.depth
         while toks[pos][0] == "op":
