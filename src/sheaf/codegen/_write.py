@@ -35,6 +35,7 @@ import tempfile
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import TextIO
 
 from sheaf.codegen._clusters import (
     decaf_graph,
@@ -156,6 +157,14 @@ def _swap(tmp: str, final: str) -> None:
 
 
 @dataclass(slots=True)
+class _Written:
+    records: list[JobRecord] = field(default_factory=list)
+    submits: list[str] = field(default_factory=list)
+    categories: dict[str, None] = field(default_factory=dict)
+    types: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
 class _Writer:
     exec_wf: ExecutableWorkflow
     layout: Layout
@@ -168,56 +177,57 @@ class _Writer:
 
     def write(self, jobs: list[ExecJob], edges: list[tuple[int, int]]) -> PlanFiles:
         ctx = SubmitContext(self.exec_wf.name, self.layout.log, list(self.staging.warnings))
-        exitcode = tool_path("sheaf-exitcode")
         self.base = self.exec_wf.properties.profiles()
-        dag: list[str] = []
-        records: list[JobRecord] = []
-        submits: list[str] = []
-        categories: dict[str, None] = {}
-        types: dict[str, int] = {}
+        wf = self.exec_wf
+        # the DAG is streamed: at 10^6 jobs its lines never sit in memory at once
+        with open(os.path.join(self.root, self.layout.dag), "x", encoding="utf-8", buffering=1 << 20) as dag:
+            dag.write(f"# DAG of workflow {self.layout.name}, written by sheaf plan (HTCondor DAGMan syntax)\n"
+                      f"CONFIG {self.layout.config}\nJOBSTATE_LOG jobstate.log\n")
+            out = self._jobs(jobs, dag, ctx)
+            dag.writelines(line + "\n" for line in edge_lines(jobs, edges) + maxjobs_lines(list(out.categories), wf.properties))
+        self._put(self.layout.config, config_text(wf.workflow.profiles, wf.properties))
+        self._put("plan.json", encode_plan(wf.name, out.records, jobs, edges, wf.sites, wf.output_sites,
+                                           wf.clustering))
+        final = self.layout.final_dir
+        return PlanFiles(final, os.path.join(final, self.layout.dag), os.path.join(final, self.layout.config),
+                         os.path.join(final, "plan.json"), tuple(out.submits), out.types, len(edges),
+                         tuple(ctx.warnings))
+
+    def _jobs(self, jobs: list[ExecJob], dag: TextIO, ctx: SubmitContext) -> _Written:
+        """Each job's files and DAG lines; settings computed once per distinct (profiles, type)."""
+        out = _Written()
+        exitcode = tool_path("sheaf-exitcode")
         settings: dict[tuple[int, str], tuple[Profiles, NodeSettings, dict[str, dict[str, str]]]] = {}
         for index, job in enumerate(jobs):
             paths = self.layout.job(index, job.id)
             self._mkdir(paths.rel_dir)
             profiles = self._profiles(job)
-            key = (id(profiles), job.type)
-            cached = settings.get(key)
+            cached = settings.get((id(profiles), job.type))
             if cached is None or cached[0] is not profiles:
-                cached = settings[key] = (profiles, node_settings(job.type, profiles, exitcode, job.id),
-                                          contract_profiles(profiles))
+                cached = settings[(id(profiles), job.type)] = (
+                    profiles, node_settings(job.type, profiles, exitcode, job.id), contract_profiles(profiles))
             out_base = paths.abs("")
             subdag = self._subdag(job)
             if subdag is not None:
-                dag += node_lines(job.id, subdag, cached[1], out_base + ".out", subdag=True)
+                lines = node_lines(job.id, subdag, cached[1], out_base + ".out", subdag=True)
             else:
-                command = self._command(job, paths, profiles)
-                if "/" not in command.executable:  # a bare name (sheaf-cluster): HTCondor needs a path
-                    command = replace(command, executable=tool_path(command.executable))
-                self._put(paths.rel_submit, render_submit(job, profiles, command, out_base, ctx))
-                submits.append(paths.rel_submit)
-                dag += node_lines(job.id, paths.rel_submit, cached[1], out_base + ".out")
+                self._put(paths.rel_submit, render_submit(job, profiles, self._resolved(job, paths, profiles),
+                                                          out_base, ctx))
+                out.submits.append(paths.rel_submit)
+                lines = node_lines(job.id, paths.rel_submit, cached[1], out_base + ".out")
+            dag.write("\n".join(lines) + "\n")
             if cached[1].category:
-                categories[cached[1].category] = None
-            records.append(JobRecord(job.id, job.type, job.site, job.transformation, job.level,
-                                     [task.id for task in job.tasks], job.aggregator, cached[2]))
-            types[job.type] = types.get(job.type, 0) + 1
-        self._finish(dag, jobs, edges, list(categories))
-        wf = self.exec_wf
-        self._put("plan.json", encode_plan(wf.name, records, jobs, edges, wf.sites, wf.output_sites,
-                                           wf.clustering))
-        final = self.layout.final_dir
-        return PlanFiles(final, os.path.join(final, self.layout.dag), os.path.join(final, self.layout.config),
-                         os.path.join(final, "plan.json"), tuple(submits), types, len(edges),
-                         tuple(ctx.warnings))
+                out.categories[cached[1].category] = None
+            out.records.append(JobRecord(job.id, job.type, job.site, job.transformation, job.level,
+                                         [task.id for task in job.tasks], job.aggregator, cached[2]))
+            out.types[job.type] = out.types.get(job.type, 0) + 1
+        return out
 
-    def _finish(self, dag: list[str], jobs: list[ExecJob], edges: list[tuple[int, int]],
-                categories: list[str]) -> None:
-        wf = self.exec_wf
-        head = [f"# DAG of workflow {wf.name}, written by sheaf plan (HTCondor DAGMan syntax)",
-                f"CONFIG {self.layout.config}", "JOBSTATE_LOG jobstate.log"]
-        tail = edge_lines(jobs, edges) + maxjobs_lines(categories, wf.properties)
-        self._put(self.layout.dag, "\n".join(head + dag + tail) + "\n")
-        self._put(self.layout.config, config_text(wf.workflow.profiles, wf.properties))
+    def _resolved(self, job: ExecJob, paths: JobPaths, profiles: Profiles) -> Command:
+        command = self._command(job, paths, profiles)
+        if "/" not in command.executable:  # a bare name (sheaf-cluster): HTCondor needs a path
+            command = replace(command, executable=tool_path(command.executable))
+        return command
 
     def _profiles(self, job: ExecJob) -> Profiles:
         """The job's profiles over the properties' layer; merged once per distinct profile dict
