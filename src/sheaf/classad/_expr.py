@@ -24,7 +24,7 @@ Fn = Callable[["Env", "ClassAd | None"], Any]
 NOT_CONSTANT: Final = object()
 _CONSTANT_KINDS: Final = {"int": None, "real": None, "str": None, "bool": None}
 _PARSE_CACHE: dict[str, Expr] = {}
-_PARSE_CACHE_LIMIT: Final = 65536
+_PARSE_CACHE_LIMIT: Final = 4096  # small: a big cache of node tuples makes the GC slow
 
 
 class Expr:
