@@ -87,6 +87,12 @@ def test_exponential_sharing_is_linear() -> None:
     assert ClassAd.parse(f"[a0 = 1; {body}]").eval("a200") == 0  # 2**200 wraps to 0 in 64 bits
 
 
+def test_catastrophic_regexp_backtracking_ends() -> None:
+    # PCRE stops at its match limit (ERROR); sheaf's engine answers at once or times out (ERROR)
+    assert evaluate('regexp("(a+)+$", "' + "a" * 40 + '!")') in (False, ERROR)
+    assert evaluate('regexp("^(\\w+\\s?)*$", "' + "word " * 12 + '!")') in (False, ERROR)
+
+
 def test_string_doubling_is_bounded() -> None:
     body = "; ".join(f"s{i + 1} = strcat(s{i}, s{i})" for i in range(40))
     assert ClassAd.parse(f'[s0 = "x"; {body}]').eval("s40") is ERROR  # 2**40 characters: refused

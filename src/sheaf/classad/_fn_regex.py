@@ -1,8 +1,9 @@
 """Regular-expression built-ins: ``regexp``, ``regexpMember``, ``regexps``, ``replace``, ``replaceAll``,
 ``stringList_regexpMember``.
 
-HTCondor uses PCRE; Python's ``re`` agrees on the syntax ClassAds use.  POSIX bracket classes
-(``[[:digit:]]``) are translated.  Options: ``i`` caseless, ``m`` multi-line, ``s`` dot-all, ``x``
+HTCondor uses PCRE; the ``regex`` package agrees on the syntax ClassAds use (POSIX bracket classes
+such as ``[[:digit:]]`` included) and, unlike ``re``, takes a timeout: a match that runs longer than
+``TIMEOUT`` seconds (catastrophic backtracking) is ``ERROR``, as PCRE's match limit makes it.  Options: ``i`` caseless, ``m`` multi-line, ``s`` dot-all, ``x``
 extended, and for the substituting functions ``f`` (return the whole target with the replacement
 in place) and ``g`` (every match).  ``replace`` is ``regexps`` with ``f``, ``replaceAll`` with ``fg``.
 In a replacement ``\\N`` inserts group N; a group beyond the highest that took part is ``ERROR``.
@@ -12,17 +13,15 @@ A pattern that does not compile is ``ERROR``.
 from __future__ import annotations
 
 import functools
-import re
 from typing import Any, Final
+
+import regex as re  # type: ignore[import-untyped]
 
 from ._functions import strict
 from ._values import ERROR, UNDEFINED
 
 Value = Any
-_POSIX: Final = {"alpha": "a-zA-Z", "digit": "0-9", "alnum": "a-zA-Z0-9", "upper": "A-Z", "lower": "a-z",
-                 "space": r" \t\n\r\f\v", "xdigit": "0-9A-Fa-f", "punct": r"!-/:-@\[-`{-~", "blank": r" \t",
-                 "word": r"\w", "cntrl": r"\x00-\x1f\x7f", "print": r" -~", "graph": r"!-~"}
-_POSIX_CLASS: Final = re.compile(r"\[:(\w+):\]")
+TIMEOUT: Final = 1.0
 
 
 @functools.lru_cache(maxsize=512)
@@ -36,10 +35,9 @@ def _compile(pattern: str, options: str) -> re.Pattern[str] | None:
         flags |= re.DOTALL
     if "x" in options:
         flags |= re.VERBOSE
-    pattern = _POSIX_CLASS.sub(lambda m: _POSIX.get(m.group(1), m.group(0)), pattern)
     try:
         return re.compile(pattern, flags)
-    except (re.error, OverflowError, RecursionError):
+    except (re.error, OverflowError, RecursionError, ValueError):
         return None
 
 
@@ -71,7 +69,12 @@ def _expand(replace: str, match: re.Match[str]) -> str | None:
 
 def regexp_match(pattern: str, target: str, options: str) -> Value:
     compiled = _compile(pattern, options)
-    return ERROR if compiled is None else compiled.search(target) is not None
+    if compiled is None:
+        return ERROR
+    try:
+        return compiled.search(target, timeout=TIMEOUT) is not None
+    except TimeoutError:
+        return ERROR
 
 
 def regexp_replace(pattern: str, target: str, replace: str, options: str) -> Value:
@@ -82,7 +85,10 @@ def regexp_replace(pattern: str, target: str, replace: str, options: str) -> Val
     out: list[str] = []
     index = 0
     while True:
-        match = compiled.search(target, index)
+        try:
+            match = compiled.search(target, index, timeout=TIMEOUT)
+        except TimeoutError:
+            return ERROR
         if match is None:
             break
         if full:
