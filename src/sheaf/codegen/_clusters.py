@@ -42,7 +42,9 @@ def local_executable(path: str) -> str:
     name (``sheaf-cluster``) is left alone: it is looked up as a command.  Decaf programs are the
     exception: the seed's run script starts them relative to the scratch directory (``./individuals``).
     """
-    return os.path.abspath(path) if "/" in path and not os.path.isabs(path) else path
+    if path.startswith("/") or "/" not in path:  # the common cases, without a call (10^6 tasks)
+        return path
+    return os.path.abspath(path)
 
 
 def seqexec_input(job: ExecJob) -> str:
