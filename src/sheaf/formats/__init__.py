@@ -26,7 +26,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from sheaf.errors import FormatError
+from sheaf.errors import FormatError, InputError
 from sheaf.formats._common import PathLike, Source, gc_paused, read_text
 from sheaf.formats._discover import Inputs, load_inputs, validate_inputs
 from sheaf.formats._file_rc import looks_like_file_rc, parse_file_rc
@@ -68,14 +68,15 @@ def _first_char(text: str) -> str:
 
 def read_workflow(path: PathLike, *, warnings: list[str] | None = None) -> Workflow:
     """A workflow from Pegasus 5.0 YAML, DAX 3 XML or WfCommons JSON (by content)."""
-    src = Source.open(path, warnings)
-    first = _first_char(src.text)
+    head = _head(path)
+    first = _first_char(head)
     if first == "<":
         dax: Workflow = _other("sheaf.formats._dax", "read_dax", "DAX XML", path, warnings)
         return dax
-    if first == "{" and ('"schemaVersion"' in src.text[:65536] or '"workflow"' in src.text[:65536]):
+    if first == "{" and ('"schemaVersion"' in head or '"workflow"' in head):
         trace: Workflow = _other("sheaf.formats._wfcommons", "read_wfcommons", "WfCommons JSON", path, warnings)
         return trace
+    src = Source(str(path), None, warnings)  # the text is read only if it is needed
     with gc_paused():
         workflow = read_in_slices(src, workflow_from_data)
         if workflow is None:
@@ -84,6 +85,15 @@ def read_workflow(path: PathLike, *, warnings: list[str] | None = None) -> Workf
             workflow = workflow_from_data(data, src)
         src.release()
         return workflow
+
+
+def _head(path: PathLike, size: int = 65536) -> str:
+    """The first characters of a file, to tell formats apart (``InputError`` if unreadable)."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(size).decode("utf-8", "replace")
+    except OSError as exc:
+        raise InputError(f"cannot read file: {exc.strerror or exc}", path=str(path)) from None
 
 
 def _other(module: str, function: str, what: str, path: PathLike, warnings: list[str] | None) -> Any:

@@ -78,7 +78,7 @@ class Source:
 
     __slots__ = ("_said", "_text", "path", "warnings")
 
-    def __init__(self, path: str, text: str, warnings: list[str] | None) -> None:
+    def __init__(self, path: str, text: str | None, warnings: list[str] | None) -> None:
         self.path = path
         self._text: str | None = text
         self.warnings = warnings

@@ -22,6 +22,8 @@ back too.
 
 from __future__ import annotations
 
+import mmap
+import os
 from collections.abc import Iterator
 from typing import Any
 
@@ -31,56 +33,59 @@ from sheaf.formats._common import Source
 from sheaf.model import Workflow
 
 SLICE_CHARS = 4 << 20
-_AFTER_JOBS = ("pegasus:", "name:", "hooks:", "profiles:", "metadata:", "siteCatalog:", "replicaCatalog:",
-               "transformationCatalog:", "jobDependencies:", "x-")
+_AFTER_JOBS = (b"pegasus:", b"name:", b"hooks:", b"profiles:", b"metadata:", b"siteCatalog:", b"replicaCatalog:",
+               b"transformationCatalog:", b"jobDependencies:", b"x-")
+_PAGE = mmap.PAGESIZE
+Buffer = bytes | mmap.mmap
 
 
 class _Fallback(Exception):
     """The slices cannot be trusted: parse the whole document instead."""
 
 
-def plan_slices(text: str, slice_chars: int | None = None) -> tuple[str, list[tuple[int, int]]] | None:
-    """``(rest of the document with 'jobs: []', [(start, end) of each slice])``, or ``None``."""
+def plan_slices(data: Buffer, slice_chars: int | None = None) -> tuple[bytes, list[tuple[int, int]]] | None:
+    """``(rest of the document with 'jobs: []', [(start, end) byte offsets of each slice])``, or ``None``."""
     slice_chars = SLICE_CHARS if slice_chars is None else slice_chars
-    if len(text) <= slice_chars or text.find("\n---", 1) != -1 or "\n..." in text:
+    if len(data) <= slice_chars or data.find(b"\n---", 1) != -1 or data.find(b"\n...") != -1:
         return None
-    if text.startswith("jobs:"):
+    if data[:5] == b"jobs:":
         key = 0
     else:
-        found = text.find("\njobs:")
+        found = data.find(b"\njobs:")
         if found == -1:
             return None
         key = found + 1
-    line_end = text.find("\n", key)
-    after = text[key + 5:line_end].strip() if line_end != -1 else "?"
-    if (after and not after.startswith("#")) or text.find("\njobs:", key) != -1:
+    line_end = data.find(b"\n", key)
+    after = data[key + 5:line_end].strip() if line_end != -1 else b"?"
+    if (after and not after.startswith(b"#")) or data.find(b"\njobs:", key) != -1:
         return None  # flow style (jobs: [...]) or a second 'jobs:'
     start = line_end + 1
-    indent = _item_indent(text, start)
+    indent = _item_indent(data, start)
     if indent is None:
         return None
-    end = min((p for p in (text.find("\n" + k, start) for k in _AFTER_JOBS) if p != -1), default=len(text))
-    separator = "\n" + " " * indent + "- "
+    found_keys = (data.find(b"\n" + k, start) for k in _AFTER_JOBS)
+    end = min((p for p in found_keys if p != -1), default=len(data))
+    separator = b"\n" + b" " * indent + b"- "
     slices: list[tuple[int, int]] = []
     at = start
     while at < end:
-        cut = text.find(separator, at + slice_chars, end)
+        cut = data.find(separator, at + slice_chars, end)
         cut = end if cut == -1 else cut + 1
         slices.append((at, cut))
         at = cut
-    rest = text[:key] + "jobs: []\n" + text[end + 1:]
+    rest = data[:key] + b"jobs: []\n" + data[end + 1:]
     return rest, slices
 
 
-def _item_indent(text: str, start: int) -> int | None:
+def _item_indent(data: Buffer, start: int) -> int | None:
     """The indentation of the first job item (``<indent>- ``) after ``start``, skipping comments."""
     at = start
-    while at < len(text):
-        line_end = text.find("\n", at)
-        line = text[at:line_end if line_end != -1 else len(text)]
-        stripped = line.lstrip(" ")
-        if stripped and not stripped.startswith("#"):
-            return len(line) - len(stripped) if stripped.startswith("- ") else None
+    while at < len(data):
+        line_end = data.find(b"\n", at)
+        line = data[at:line_end if line_end != -1 else len(data)]
+        stripped = line.lstrip(b" ")
+        if stripped.strip() and not stripped.startswith(b"#"):
+            return len(line) - len(stripped) if stripped.startswith(b"- ") else None
         if line_end == -1:
             return None
         at = line_end + 1
@@ -91,31 +96,52 @@ def read_in_slices(src: Source, convert: Any) -> Workflow | None:
     """The workflow read slice by slice (module docstring), or ``None`` to parse it whole.
 
     ``convert(data, src, chunks)`` is ``workflow_from_data``; ``chunks`` yields lists of raw jobs.
+    The file is mapped, not read: each slice's pages are dropped from memory once parsed.
     """
-    plan = plan_slices(src.text)
+    try:
+        with open(src.path, "rb") as handle:
+            if os.fstat(handle.fileno()).st_size <= SLICE_CHARS:
+                return None
+            with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
+                return _read_mapped(data, src, convert)
+    except (OSError, ValueError):
+        return None  # not a regular file, cannot be mapped: the whole-document path reports it
+
+
+def _read_mapped(data: mmap.mmap, src: Source, convert: Any) -> Workflow | None:
+    plan = plan_slices(data)
+    _drop(data, 0, len(data))  # planning touched every page
     if plan is None:
         return None
     rest, slices = plan
     try:
-        data = yaml_rs.loads(rest, parse_datetime=False)
+        loaded = yaml_rs.loads(rest.decode("utf-8"), parse_datetime=False)
     except (ValueError, TypeError, OverflowError, RecursionError):
         return None
     del rest
-    if not isinstance(data, dict) or data.get("jobs") != []:
+    if not isinstance(loaded, dict) or loaded.get("jobs") != []:
         return None
     try:
-        workflow: Workflow = convert(data, src, _chunks(src.text, slices))
+        workflow: Workflow = convert(loaded, src, _chunks(data, slices))
     except _Fallback:
         return None
     return workflow
 
 
-def _chunks(text: str, slices: list[tuple[int, int]]) -> Iterator[list[Any]]:
+def _drop(data: mmap.mmap, start: int, end: int) -> None:
+    """Let the kernel drop the pages of ``[start, end)``; they are read again only if touched."""
+    aligned = start - start % _PAGE
+    if end > aligned and hasattr(data, "madvise"):
+        data.madvise(mmap.MADV_DONTNEED, aligned, end - aligned)
+
+
+def _chunks(data: mmap.mmap, slices: list[tuple[int, int]]) -> Iterator[list[Any]]:
     for start, end in slices:
         try:
-            items = yaml_rs.loads(text[start:end], parse_datetime=False)
-        except (ValueError, TypeError, OverflowError, RecursionError):
+            items = yaml_rs.loads(data[start:end].decode("utf-8"), parse_datetime=False)
+        except (ValueError, TypeError, OverflowError, RecursionError):  # UnicodeDecodeError is a ValueError
             raise _Fallback from None
+        _drop(data, start, end)
         if items is None:
             continue
         if not isinstance(items, list):
