@@ -92,11 +92,11 @@ def _check_profiles(workflow: Workflow, tc: TransformationCatalog | None, sc: Si
 
 def _summary(workflow: Workflow, graph: Graph, levels: list[int], tc: TransformationCatalog | None,
              sc: SiteCatalog | None) -> Summary:
-    files: set[str] = set()
+    jobs = workflow.jobs.values()
+    files = {use.lfn for job in jobs for use in job.uses}  # one comprehension: no generator per job
     transformations: set[tuple[str | None, str, str | None]] = set()
     subworkflows = 0
-    for job in workflow.jobs.values():
-        files.update(use.lfn for use in job.uses)
+    for job in jobs:
         if job.is_subworkflow:
             subworkflows += 1
         else:
