@@ -8,10 +8,11 @@ be opened, for example).
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Sequence
-from typing import NoReturn
 
-from sheaf.errors import InputError, UsageError
+TYPE_CHECKING = False  # typing and sheaf.errors are not imported at start-up (sheaf-cluster's cost)
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+    from typing import NoReturn
 
 BAD_INPUT = 2
 
@@ -25,18 +26,26 @@ class ToolExit(Exception):
         self.message = message
 
 
+def _is_bad_input(exc: Exception) -> bool:
+    """An ``InputError``/``UsageError``?  If ``sheaf.errors`` was never imported, it cannot be one."""
+    errors = sys.modules.get("sheaf.errors")
+    return errors is not None and isinstance(exc, (errors.InputError, errors.UsageError))
+
+
 def run_guarded(prog: str, body: Callable[[list[str]], int], argv: Sequence[str] | None) -> NoReturn:
     args = list(sys.argv[1:] if argv is None else argv)
     try:
         code = body(args)
-    except (InputError, UsageError) as exc:
-        print(f"{prog}: error: {exc}", file=sys.stderr, flush=True)
-        code = BAD_INPUT
     except ToolExit as exc:
         if exc.message:
             print(f"{prog}: {exc.message}", file=sys.stderr, flush=True)
         code = exc.code
     except KeyboardInterrupt:
         code = 130
+    except Exception as exc:
+        if not _is_bad_input(exc):
+            raise
+        print(f"{prog}: error: {exc}", file=sys.stderr, flush=True)
+        code = BAD_INPUT
     sys.stdout.flush()
     sys.exit(code)

@@ -25,7 +25,10 @@ application after any pegasus-kickstart wrapper and its options.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+
+TYPE_CHECKING = False  # imported by sheaf-cluster at start-up: nothing not already loaded
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 # pegasus-kickstart's options that take a value, and those that do not (from its usage).
 KS_WITH_VALUE = "ioelnNRBLTIwWSsKk"

@@ -23,53 +23,85 @@ Policy (pegasus-cluster's, which pegasus-monitord and pegasus-exitcode rely on):
 from __future__ import annotations
 
 import os
-import resource
-import shlex
-import signal
 import sys
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass, field
-from types import FrameType
-from typing import TYPE_CHECKING
 
 from sheaf.aggregators import _records
-from sheaf.formats._seqexec_in import SeqexecTask
 
+# Imported at start-up of every cluster job: only modules the interpreter has already loaded (see
+# seqexec.py); dataclasses, typing, shlex and sheaf.formats would cost more than 50 tasks' spawns.
+TYPE_CHECKING = False  # mypy honours the name
 if TYPE_CHECKING:
+    import signal
+else:  # the C module behind signal, without its enum wrappers (enum is a fifth of start-up)
+    import _signal as signal
+if TYPE_CHECKING:
+    import resource
+    from collections.abc import Sequence
+    from types import FrameType
+    from typing import Protocol
+
     from sheaf.aggregators._progress import ProgressReport
+
+    class TaskLike(Protocol):
+        """What a run needs of a task (``sheaf.formats._seqexec_in.SeqexecTask`` is one)."""
+
+        @property
+        def argv(self) -> tuple[str, ...]: ...
+        @property
+        def line(self) -> int: ...
 
 EXEC_FAILED = 127 << 8  # the wait status of a child whose execve failed in pegasus-cluster
 FAILURE_EXIT = 5
 _FORWARDED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 
 
-@dataclass(frozen=True, slots=True)
+class Task:
+    """One command of a ``.in`` file as the quick reader gives it: argv and its 1-based line."""
+
+    __slots__ = ("argv", "line")
+
+    def __init__(self, argv: tuple[str, ...], line: int) -> None:
+        self.argv = argv
+        self.line = line
+
+
 class Settings:
-    cpus: int = 1
-    fail_hard: bool = False
-    always_succeed: bool = False
-    success_codes: frozenset[int] = frozenset({0})
-    app: str = "sheaf-cluster"
-    argv: tuple[str, ...] = ()
-    progress: ProgressReport | None = None
+    """How a run behaves (the options of ``sheaf-cluster``)."""
+
+    __slots__ = ("always_succeed", "app", "argv", "cpus", "fail_hard", "progress", "success_codes")
+
+    def __init__(self, cpus: int = 1, fail_hard: bool = False, always_succeed: bool = False,
+                 success_codes: frozenset[int] = frozenset({0}), app: str = "sheaf-cluster",
+                 argv: tuple[str, ...] = (), progress: ProgressReport | None = None) -> None:
+        self.cpus = cpus
+        self.fail_hard = fail_hard
+        self.always_succeed = always_succeed
+        self.success_codes = success_codes
+        self.app = app
+        self.argv = argv
+        self.progress = progress
 
 
-@dataclass(slots=True)
 class _Child:
-    count: int
-    line: int
-    argv: tuple[str, ...]
-    start: float
+    __slots__ = ("argv", "count", "line", "start")
+
+    def __init__(self, count: int, line: int, argv: tuple[str, ...], start: float) -> None:
+        self.count = count
+        self.line = line
+        self.argv = argv
+        self.start = start
 
 
-@dataclass(slots=True)
 class _State:
-    running: dict[int, _Child] = field(default_factory=dict)
-    started: int = 0
-    failed: int = 0
-    extra: int = 0
-    stop_signal: int | None = None
+    __slots__ = ("extra", "failed", "running", "started", "stop_signal")
+
+    def __init__(self) -> None:
+        self.running: dict[int, _Child] = {}
+        self.started = 0
+        self.failed = 0
+        self.extra = 0
+        self.stop_signal: int | None = None
 
 
 class _Spawner:
@@ -115,7 +147,7 @@ def _emit(text: str) -> None:
 class SeqexecRun:
     """One execution of a list of tasks; ``run()`` returns the exit status."""
 
-    def __init__(self, tasks: Sequence[SeqexecTask], total_lines: int, settings: Settings) -> None:
+    def __init__(self, tasks: Sequence[TaskLike], total_lines: int, settings: Settings) -> None:
         self._tasks = tasks
         self._lines = total_lines
         self._settings = settings
@@ -145,7 +177,7 @@ class SeqexecRun:
             self._start(task)
         return self._lines
 
-    def _start(self, task: SeqexecTask) -> None:
+    def _start(self, task: TaskLike) -> None:
         state = self._state
         argv = self._spawner.resolve(task.argv)
         state.started += 1
@@ -184,6 +216,8 @@ class SeqexecRun:
         if command is None:
             return
         self._state.extra += 1
+        import shlex  # only for SEQEXEC_SETUP/SEQEXEC_CLEANUP (shlex imports re)
+
         try:
             argv = self._spawner.resolve(shlex.split(command))
         except (ValueError, IndexError):

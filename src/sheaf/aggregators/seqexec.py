@@ -22,28 +22,44 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import NoReturn
 
 from sheaf.aggregators._cli import ToolExit, run_guarded
-from sheaf.aggregators._seqexec_run import SeqexecRun, Settings
-from sheaf.errors import UsageError
-from sheaf.formats._seqexec_in import parse_seqexec_input
+from sheaf.aggregators._seqexec_run import SeqexecRun, Settings, Task
+
+# Start-up is part of every clustered job's cost (a cluster of 50 ``/bin/true`` runs in ~35 ms from a
+# shell), so this module and what it imports at start-up use the standard library's already-loaded
+# modules only: no dataclasses, typing, shlex/re or ``sheaf.formats`` (whose package imports the
+# model).  A plain ``.in`` file (ASCII, no quotes or backslashes: what codegen writes for ordinary
+# argv) is read by ``_quick_tasks``, which accepts only files on which it provably agrees with
+# ``sheaf.formats._seqexec_in.parse_seqexec_input``; anything else goes to that parser (a test pins
+# the agreement).
+TYPE_CHECKING = False  # typing is not imported at start-up; mypy honours the name
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import NoReturn
+
+    from sheaf.aggregators._seqexec_run import TaskLike
 
 PROG = "sheaf-cluster"
 SYNOPSIS = "sheaf-cluster [-d] [-e | -f] [-S ec] [-s fn] [-R fn] [-n nr|auto] [inputfile]"
 
 
-@dataclass(slots=True)
 class _Options:
-    debug: int = 0
-    mode: str = ""  # "", "e" or "f"
-    success: set[int] = field(default_factory=lambda: {0})
-    status_file: str | None = None
-    progress_file: str | None = field(default_factory=lambda: os.environ.get("SEQEXEC_PROGRESS_REPORT"))
-    cpus: str | None = field(default_factory=lambda: os.environ.get("SEQEXEC_CPUS"))
-    input: str | None = None
+    __slots__ = ("cpus", "debug", "input", "mode", "progress_file", "status_file", "success")
+
+    def __init__(self) -> None:
+        self.debug = 0
+        self.mode = ""  # "", "e" or "f"
+        self.success = {0}
+        self.status_file: str | None = None
+        self.progress_file = os.environ.get("SEQEXEC_PROGRESS_REPORT")
+        self.cpus = os.environ.get("SEQEXEC_CPUS")
+        self.input: str | None = None
+
+
+def _usage(message: str) -> ToolExit:
+    """A usage error: exit 2 with one line, as ``sheaf.errors.UsageError`` renders at the boundary."""
+    return ToolExit(2, f"error: {message}")
 
 
 def _cpus(text: str | None) -> int:
@@ -52,13 +68,13 @@ def _cpus(text: str | None) -> int:
     if text.lower() == "auto":
         return max(1, len(os.sched_getaffinity(0)))
     if not text.isdigit() or int(text) < 1:
-        raise UsageError(f"-n takes a number of CPUs >= 1 or 'auto', not {text!r}")
+        raise _usage(f"-n takes a number of CPUs >= 1 or 'auto', not {text!r}")
     return int(text)
 
 
 def _success_code(text: str) -> int:
     if not text.isdigit() or not 1 <= int(text) <= 255:
-        raise UsageError(f"-S takes an exit code 1..255, not {text!r}")
+        raise _usage(f"-S takes an exit code 1..255, not {text!r}")
     return int(text)
 
 
@@ -76,7 +92,7 @@ def _getopt(args: list[str], spec: str) -> tuple[list[tuple[str, str]], list[str
             flag = word[j]
             where = spec.find(flag)
             if flag == ":" or where < 0:
-                raise UsageError(f"option -{flag} not recognized (usage: {SYNOPSIS})")
+                raise _usage(f"option -{flag} not recognized (usage: {SYNOPSIS})")
             if spec[where + 1:where + 2] != ":":
                 pairs.append((f"-{flag}", ""))
                 j += 1
@@ -87,7 +103,7 @@ def _getopt(args: list[str], spec: str) -> tuple[list[tuple[str, str]], list[str
                 i += 1
                 pairs.append((f"-{flag}", args[i]))
             else:
-                raise UsageError(f"option -{flag} requires an argument (usage: {SYNOPSIS})")
+                raise _usage(f"option -{flag} requires an argument (usage: {SYNOPSIS})")
             break
         i += 1
     return pairs, args[i:]
@@ -102,7 +118,7 @@ def _parse(args: list[str]) -> _Options:
             raise ToolExit(0)
         if flag in ("-e", "-f"):
             if opts.mode and opts.mode != flag[1]:
-                raise UsageError(f"-e and -f are mutually exclusive (usage: {SYNOPSIS})")
+                raise _usage(f"-e and -f are mutually exclusive (usage: {SYNOPSIS})")
             opts.mode = flag[1]
         opts.debug += flag == "-d"
         if flag == "-S":
@@ -111,7 +127,7 @@ def _parse(args: list[str]) -> _Options:
         opts.progress_file = value if flag == "-R" else opts.progress_file
         opts.cpus = value if flag == "-n" else opts.cpus
     if len(rest) > 1:
-        raise UsageError(f"at most one input file, got {len(rest)} (usage: {SYNOPSIS})")
+        raise _usage(f"at most one input file, got {len(rest)} (usage: {SYNOPSIS})")
     opts.input = rest[0] if rest else None
     return opts
 
@@ -140,6 +156,48 @@ def _line_count(text: str) -> int:
     return text.count("\n") + (0 if text.endswith("\n") or not text else 1)
 
 
+# Characters that shlex (POSIX mode, whitespace_split) and str.split()/str.strip() treat differently,
+# or that need shlex at all.  Outside them, shlex.split(line) == line.split().
+_NOT_QUICK = frozenset("'\"\\\x0b\x0c\x1c\x1d\x1e\x1f")
+
+
+def _quick_meta_ok(body: str) -> bool:
+    fields = body[2:].split()
+    return len(fields) >= 3 and fields[0].isdigit() and int(fields[0]) >= 1
+
+
+def _quick_tasks(text: str) -> list[TaskLike] | None:
+    """The tasks of a plain ``.in`` file, or None: then the full parser decides (and reports errors).
+
+    Accepts only ASCII text without quotes, backslashes and the whitespace that shlex and ``str.split``
+    disagree on, whose ``#@`` records are well formed and each followed by a command."""
+    if not text.isascii() or not _NOT_QUICK.isdisjoint(text):
+        return None
+    tasks: list[TaskLike] = []
+    pending = False
+    for lineno, raw in enumerate(text.split("\n"), start=1):
+        argv = raw.split()
+        if not argv:
+            continue
+        if raw.startswith("#@"):
+            if pending or not _quick_meta_ok(raw):
+                return None
+            pending = True
+        elif not raw.startswith("#"):
+            tasks.append(Task(tuple(argv), lineno))
+            pending = False
+    return None if pending else tasks
+
+
+def _read_tasks(text: str, path: str) -> Sequence[TaskLike]:
+    quick = _quick_tasks(text)
+    if quick is not None:
+        return quick
+    from sheaf.formats._seqexec_in import parse_seqexec_input  # raises FormatError on a bad file
+
+    return parse_seqexec_input(text, path)
+
+
 def _main(args: list[str]) -> int:
     opts = _parse(args)
     cpus = _cpus(opts.cpus)
@@ -154,7 +212,7 @@ def _main(args: list[str]) -> int:
         except OSError as exc:
             raise ToolExit(1, f"open progress {opts.progress_file}: {exc.errno}: {exc.strerror}") from None
     text = _read_input(opts.input)
-    tasks = parse_seqexec_input(text, opts.input or "<stdin>")
+    tasks = _read_tasks(text, opts.input or "<stdin>")
     if opts.debug:
         print(f"{PROG}: {len(tasks)} tasks, {cpus} at once", file=sys.stderr)
     settings = Settings(cpus, opts.mode == "f", opts.mode == "e", frozenset(opts.success),
