@@ -6,9 +6,10 @@ profiles, and the aggregator it asks for.
 
 Effective profiles follow the model's precedence (properties < job < site catalog < transformation
 catalog: transformation level, then its entry for the site).  Most jobs share their layers, so the
-merge is cached by ``(transformation key, site, id(job.profiles))``: jobs without profiles of their
-own all point at ``EMPTY`` and share one merged dict.  **The dicts are shared: read-only for
-everyone** (the planner and codegen copy before changing one).
+merge is cached by ``(transformation key, site, the job's own profiles)`` -- ``EMPTY`` by identity,
+a job's own dicts by content (key order included) -- and jobs with equal inputs share one merged
+dict.  **The dicts are shared: read-only for everyone** (the planner and codegen copy before
+changing one).
 
 The aggregator a job asks for has its own precedence (the seeds' "Specification of Method of
 Execution"): property ``pegasus.clusterer.job.aggregator`` < the site's ``job.aggregator`` profile
@@ -65,7 +66,7 @@ class _Resolver:
     _transformations: dict[TKey, Transformation | None] = field(default_factory=dict)
     _candidates: dict[TKey, tuple[str, ...]] = field(default_factory=dict)
     _upper: dict[tuple[TKey | None, str], tuple[Profiles, str, str, str]] = field(default_factory=dict)
-    _profiles: dict[tuple[TKey | None, str, int], tuple[Profiles, str]] = field(default_factory=dict)
+    _profiles: dict[tuple[TKey | None, str, object], tuple[Profiles, str]] = field(default_factory=dict)
 
     def transformation(self, job: Job, key: TKey) -> Transformation | None:
         if key in self._transformations:
@@ -128,14 +129,21 @@ class _Resolver:
     def profiles_of(self, job: Job, key: TKey | None, site: str) -> tuple[Profiles, str, str]:
         """(effective profiles, executable, aggregator) of ``job`` on ``site``."""
         upper, executable, tc_agg, site_agg = self.upper(job, key, site)
-        cache_key = (key, site, id(job.profiles))
+        own = job.profiles
+        # Jobs without profiles share EMPTY (keyed by identity); jobs with their own dicts are keyed by
+        # content, so the 10^6 jobs of a generated workflow that all say runtime=30 share one merge.
+        cache_key = (key, site, 0 if own is EMPTY else _frozen(own))
         cached = self._profiles.get(cache_key)
         if cached is None:
-            merged = merge_profiles(self.prop_layer, job.profiles, upper)
-            agg = tc_agg or _agg(job.profiles) or site_agg or self.options.aggregator
+            merged = merge_profiles(self.prop_layer, own, upper)
+            agg = tc_agg or _agg(own) or site_agg or self.options.aggregator
             cached = (merged, agg.strip().lower())  # checked when a cluster uses it (aggregator_for)
             self._profiles[cache_key] = cached
         return cached[0], executable, cached[1]
+
+
+def _frozen(profiles: Layers) -> tuple[tuple[str, tuple[tuple[str, str], ...]], ...]:
+    return tuple([(ns, tuple(entries.items())) for ns, entries in profiles.items()])
 
 
 def _agg(layer: Layers) -> str:
@@ -163,43 +171,50 @@ def resolve_jobs(workflow: Workflow, *, tc: TransformationCatalog | None, sc: Si
     """Sites, profiles, executables and aggregators of every job (module docstring)."""
     resolver = _Resolver(tc, sc, prop_layer, options, tuple(selected), selector)
     table = JobTable([], [], [], [], [], [], [])
-    # Fast path: a job without profiles of its own whose transformation has one candidate site is
-    # settled by its transformation key alone (most jobs of large workflows).
-    settled: dict[TKey, tuple[str, str, str, Profiles, str]] = {}
+    # Fast path: a job that is not pinned, whose transformation has one candidate site, is settled by
+    # its transformation and its own profiles' content (most jobs of large workflows).
+    settled: dict[object, tuple[str, str, str, Profiles, str]] = {}
     single: dict[TKey, str] = {}  # transformations with one candidate site (jobs not pinned go there)
-    jobs, sites, tkeys, fqns = table.jobs, table.sites, table.tkeys, table.fqns
-    executables, profiles, aggregators = table.executables, table.profiles, table.aggregators
+    fqn_of: dict[TKey, str] = {}
+    add_job, add_site, add_tkey, add_fqn = (table.jobs.append, table.sites.append, table.tkeys.append,
+                                            table.fqns.append)
+    add_executable, add_profiles, add_agg = (table.executables.append, table.profiles.append,
+                                             table.aggregators.append)
     for job in workflow.jobs.values():
-        key: TKey | None = None
         if job.is_subworkflow:
-            site = "local"
+            merged, executable, agg = resolver.profiles_of(job, None, "local")
+            known: tuple[str, str, str, Profiles, str] = ("local", job.name, executable, merged, agg)
+            key: TKey | None = None
         else:
             key = (job.namespace, job.name, job.version)
-            known = settled.get(key) if job.profiles is EMPTY else None
-            if known is not None:
-                jobs.append(job)
-                tkeys.append(key)
-                site, fqn, executable, merged, agg = known
-                sites.append(site)
-                fqns.append(fqn)
-                executables.append(executable)
-                profiles.append(merged)
-                aggregators.append(agg)
-                continue
-            one = single.get(key) if "selector" not in job.profiles else None
-            site = one if one is not None else resolver.site_of(job, key)
+            known = _settle(job, key, settled, single, fqn_of, resolver)
+        add_job(job)
+        add_tkey(key)
+        add_site(known[0])
+        add_fqn(known[1])
+        add_executable(known[2])
+        add_profiles(known[3])
+        add_agg(known[4])
+    return table
+
+
+def _settle(job: Job, key: TKey, settled: dict[object, tuple[str, str, str, Profiles, str]],
+            single: dict[TKey, str], fqn_of: dict[TKey, str],
+            resolver: _Resolver) -> tuple[str, str, str, Profiles, str]:
+    """(site, fqn, executable, profiles, aggregator) of a compute job, from the fast path if it can."""
+    own = job.profiles
+    ck = key if own is EMPTY else (None if "selector" in own else (key, _frozen(own)))
+    known = settled.get(ck) if ck is not None else None
+    if known is None:
+        one = single.get(key) if ck is not None else None
+        site = one if one is not None else resolver.site_of(job, key)
         merged, executable, agg = resolver.profiles_of(job, key, site)
-        jobs.append(job)
-        sites.append(site)
-        tkeys.append(key)
-        fqns.append(job.transformation if key is not None else job.name)
-        executables.append(executable)
-        profiles.append(merged)
-        aggregators.append(agg)
-        if key is not None and key not in single and "selector" not in job.profiles:
+        fqn = fqn_of.setdefault(key, job.transformation)
+        known = (site, fqn, executable, merged, agg)
+        if ck is not None and key not in single:
             found = resolver.candidates(job, key)  # computed by site_of already: cached
             if len(found) == 1:
                 single[key] = found[0]
-        if key is not None and job.profiles is EMPTY and key in single:
-            settled[key] = (site, fqns[-1], executable, merged, agg)
-    return table
+        if ck is not None and key in single:
+            settled[ck] = known
+    return known
