@@ -68,12 +68,12 @@ def run(jobs: int, size: int, out: str, width: int) -> None:
         ("clustered", {"pegasus.clusters.size": str(size)}, ("horizontal",)),
         ("unclustered", {}, ()),
     ):
+        target = os.path.join(out, label)
+        shutil.rmtree(target, ignore_errors=True)  # an earlier run's files: removing them is not timed
         t0 = time.perf_counter()
         exec_wf = plan(wf, tc=tc, sc=sc, rc=None, properties=Properties(props), sites=["local"],
                        clustering=clustering)
         t1 = time.perf_counter()
-        target = os.path.join(out, label)
-        shutil.rmtree(target, ignore_errors=True)
         files = write_plan(exec_wf, target)
         t2 = time.perf_counter()
         base_dir = os.path.join(out, label + "-baseline")
@@ -82,6 +82,7 @@ def run(jobs: int, size: int, out: str, width: int) -> None:
         print(f"{jobs:>8} jobs {label:<11}: {len(exec_wf.jobs):>7} executable jobs  plan {t1 - t0:6.2f}s  "
               f"write {t2 - t1:6.2f}s  | baseline: {len(files.submit_files)} bare files {floor:6.2f}s")
         shutil.rmtree(base_dir, ignore_errors=True)
+        shutil.rmtree(target, ignore_errors=True)
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"peak RSS {rss:.0f} MB")
 
