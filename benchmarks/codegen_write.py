@@ -39,7 +39,7 @@ def synthetic(jobs: int, width: int) -> tuple[Workflow, TransformationCatalog, S
     for level in range(levels):
         tc.add(Transformation(f"t{level}", "bench", "1.0", (TransformationSite("local", "/bin/true"),)))
     for n in range(jobs):
-        level, pos = divmod(n, width)
+        level = n // width
         jid = f"ID{n:07d}"
         uses = [Use(f"f{n}", "output")]
         args = ["-o", f"f{n}"]
