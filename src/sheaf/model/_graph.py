@@ -33,31 +33,40 @@ class Graph:
 
     __slots__ = ("ids", "index", "_pptr", "_parents", "_cptr", "_children")
 
-    def __init__(self, ids: Sequence[str], parent_lists: Sequence[Iterable[int]]) -> None:
-        self.ids = list(ids)
-        self.index = {name: i for i, name in enumerate(self.ids)}
+    def __init__(self, ids: Sequence[str], parent_lists: Sequence[Sequence[int]],
+                 index: dict[str, int] | None = None) -> None:
+        self.ids = ids if isinstance(ids, list) else list(ids)
+        self.index = index if index is not None else {name: i for i, name in enumerate(self.ids)}
         n = len(self.ids)
-        pptr = array("l", [0]) * (n + 1)
-        parents = array("i")
-        indeg_children = array("l", [0]) * (n + 1)
+        pptr = array("l", bytes(8 * (n + 1)))
+        flat: list[int] = []
+        extend = flat.extend
         for i, plist in enumerate(parent_lists):
-            unique = sorted(set(plist))
-            parents.extend(unique)
-            pptr[i + 1] = len(parents)
-            for p in unique:
-                indeg_children[p + 1] += 1
-        # children CSR by counting sort over parents (ascending child ids per parent)
-        cptr = array("l", [0]) * (n + 1)
-        for i in range(n):
-            cptr[i + 1] = cptr[i] + indeg_children[i + 1]
-        fill = array("l", cptr[:n]) if n else array("l")
-        children = array("i", [0]) * len(parents)
+            if len(plist) > 1:
+                plist = sorted(set(plist))
+            extend(plist)
+            pptr[i + 1] = len(flat)
+        parents = array("i", flat)
+        # children CSR by a counting sort over parents: ascending child ids per parent
+        counts = [0] * (n + 1)
+        for p in flat:
+            counts[p + 1] += 1
+        running = 0
+        for i in range(n + 1):
+            running += counts[i]
+            counts[i] = running
+        cptr = array("l", counts)
+        fill = counts  # reused as the next free position of each parent
+        children = [0] * len(flat)
+        k = 0
         for child in range(n):
-            for k in range(pptr[child], pptr[child + 1]):
-                p = parents[k]
+            end = pptr[child + 1]
+            while k < end:
+                p = flat[k]
                 children[fill[p]] = child
                 fill[p] += 1
-        self._pptr, self._parents, self._cptr, self._children = pptr, parents, cptr, children
+                k += 1
+        self._pptr, self._parents, self._cptr, self._children = pptr, parents, cptr, array("i", children)
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -174,27 +183,31 @@ def build_graph(workflow: Workflow, *, infer: bool = True) -> Graph:
                                       value=parent)
             parent_lists[c].append(p)
     if infer:
-        _add_file_edges(workflow, index, parent_lists)
-    return Graph(ids, parent_lists)
+        _add_file_edges(workflow, ids, parent_lists)
+    return Graph(ids, parent_lists, index)
 
 
-def _add_file_edges(workflow: Workflow, index: dict[str, int], parent_lists: list[list[int]]) -> None:
-    ids = list(index)
+def _add_file_edges(workflow: Workflow, ids: list[str], parent_lists: list[list[int]]) -> None:
+    """One pass records producers and consumers; a second resolves consumers to their producer."""
     producer: dict[str, int] = {}
+    setdefault = producer.setdefault
+    consumer_lfns: list[str] = []
+    consumer_jobs: list[int] = []
+    add_lfn, add_job = consumer_lfns.append, consumer_jobs.append
     for i, job in enumerate(workflow.jobs.values()):
         for use in job.uses:
-            if use.type == "input":
-                continue
-            other = producer.setdefault(use.lfn, i)
-            if other != i:
-                raise ValidationError(
-                    f"file '{use.lfn}' is produced by two jobs: '{ids[other]}' and '{job.id}'",
-                    rule="a file has at most one producer", value=use.lfn)
-    for i, job in enumerate(workflow.jobs.values()):
-        for use in job.uses:
-            if use.type == "output":
-                continue
-            p = producer.get(use.lfn)
-            if p is not None and p != i:
-                parent_lists[i].append(p)
-
+            kind = use.type
+            if kind != "input":
+                other = setdefault(use.lfn, i)
+                if other != i:
+                    raise ValidationError(
+                        f"file '{use.lfn}' is produced by two jobs: '{ids[other]}' and '{job.id}'",
+                        rule="a file has at most one producer", value=use.lfn)
+            if kind != "output":
+                add_lfn(use.lfn)
+                add_job(i)
+    get = producer.get
+    for lfn, i in zip(consumer_lfns, consumer_jobs):
+        p = get(lfn)
+        if p is not None and p != i:
+            parent_lists[i].append(p)
