@@ -293,7 +293,7 @@ def render(desc: SubmitDescription, node: str, attempt: int, cluster: int, direc
     """Expand ``desc`` for one attempt of ``node`` (DAGMan's ``$(JOB)``/``$(RETRY)`` in VARS too)."""
     vars_ = {k: v.replace("$(JOB)", node).replace("$(RETRY)", str(attempt)) for k, v in dag_vars.items()}
     predefined = {"Cluster": str(cluster), "ClusterId": str(cluster), "Process": "0", "ProcId": "0",
-                  "Node": "0", "Step": "0", "Row": "0", "Item": "", "dag_node_name": node}
+                  "Node": "0", "Step": "0", "Row": "0", "Item": "", "dag_node_name": node, "DOLLAR": "$"}
     ex = _Expander(desc, vars_, predefined)
     submit_dir = directory
     iwd = _resolve(submit_dir, ex.get("initialdir", "") or submit_dir)
