@@ -25,6 +25,7 @@ from __future__ import annotations
 
 __all__ = ["SeqexecTask", "parse_seqexec_input", "write_seqexec_input"]
 
+import re
 import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -98,14 +99,18 @@ def parse_seqexec_input(text: str, path: str | None = None) -> list[SeqexecTask]
     return tasks
 
 
+_NOT_ONE_LINE = re.compile(r"[\n\r\0]")
+_SPACE = re.compile(r"\s")
+
+
 def _check_writable(task: SeqexecTask) -> None:
     if not task.argv:
         raise ValueError("a seqexec task needs at least an executable")
     for arg in task.argv:
-        if "\n" in arg or "\r" in arg or "\0" in arg:
+        if _NOT_ONE_LINE.search(arg):
             raise ValueError(f"argument cannot be written on one line: {arg!r}")
     for field in (task.transformation, task.job_id):
-        if field is not None and (not field or any(c.isspace() for c in field)):
+        if field is not None and (not field or _SPACE.search(field)):
             raise ValueError(f"'#@' fields are non-empty words: {field!r}")
 
 
