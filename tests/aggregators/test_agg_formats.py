@@ -93,7 +93,7 @@ def _pmc(draw: st.DrawFn) -> tuple[list[PmcTask], list[tuple[str, str]]]:
     return tasks, edges
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(_pmc())
 def test_pmc_writer_round_trips(case: tuple[list[PmcTask], list[tuple[str, str]]]) -> None:
     tasks, edges = case
