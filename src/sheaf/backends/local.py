@@ -21,6 +21,10 @@ Processes (``_spawn``)
     the process group), pinned to the claim's CPUs when the pool enforces CPU affinity.  When a job's
     main process exits, what is left of its process group is killed, as HTCondor's starter does.
 
+Started processes
+    Each started attempt's pid and start time (``/proc/<pid>/stat``) are kept until ``started()``
+    takes them (the engine journals them, to stop a killed engine's orphans on resume).
+
 Exits
     Each process has a pidfd registered in one epoll; ``wait`` blocks in ``epoll.poll`` and reaps
     exactly the pids that ended with ``os.wait4`` (no SIGCHLD handler, no reaper or per-job thread,
@@ -49,8 +53,9 @@ from sheaf.backends._memwatch import POLL_INTERVAL, tree_rss_mb
 from sheaf.backends._queue import LaunchQueue, Outcome
 from sheaf.backends._spawn import Spawned, SpawnError, seal_descriptors, spawn
 from sheaf.classad import ClassAd
-from sheaf.engine import ConcurrencyLimits, Event, Exited, Held, Launch, Pool
+from sheaf.engine import ConcurrencyLimits, Event, Exited, Held, Launch, Pool, Started
 from sheaf.engine._limits import Demand, parse_limits
+from sheaf.engine._orphans import start_ticks
 from sheaf.engine._pool import Claim
 
 __all__ = ["LocalBackend"]
@@ -83,6 +88,7 @@ class LocalBackend:
         self._jobs: dict[int, _Job] = {}  # by pidfd
         self._keys: dict[str, int] = {}  # launch key -> pidfd
         self._events: list[Event] = []
+        self._started: list[Started] = []
         self._epoll = select.epoll()
         self._demands: dict[object, Demand] = {}
         self._next_poll = 0.0
@@ -133,6 +139,11 @@ class LocalBackend:
         os.waitpid(job.spawned.pid, 0)
         self._forget(fd, job)
         self._schedule()
+
+    def started(self) -> list[Started]:
+        """The attempts started since the last call: pid and start time, for the engine's journal."""
+        started, self._started = self._started, []
+        return started
 
     def idle(self) -> int:
         return len(self._queue)
@@ -224,6 +235,9 @@ class LocalBackend:
                               claim.memory_limit is not None and not claim.local)
         self._keys[launch.key] = fd
         self.started_total += 1
+        ticks = start_ticks(spawned.pid)  # None only if it is already a zombie: nothing to orphan
+        if ticks is not None:
+            self._started.append(Started(launch.key, spawned.pid, ticks))
         return "started"
 
     def _release(self, key: str, claim: Claim) -> None:

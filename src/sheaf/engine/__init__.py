@@ -12,7 +12,7 @@ Public entry point::
 
 from __future__ import annotations
 
-from sheaf.engine._backend import Backend, Event, Exited, Held, Launch
+from sheaf.engine._backend import Backend, Event, Exited, Held, Launch, Started
 from sheaf.engine._dagfile import Dag, parse_dag
 from sheaf.engine._journal import Replay
 from sheaf.engine._journal import replay as read_journal
@@ -38,6 +38,7 @@ __all__: list[str] = [
     "Progress",
     "Replay",
     "RunResult",
+    "Started",
     "find_dag",
     "parse_dag",
     "parse_submit",

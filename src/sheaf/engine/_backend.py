@@ -37,6 +37,13 @@ class Held:
 
 Event = Exited | Held
 
+@dataclass(frozen=True, slots=True)
+class Started:                # extension: an attempt's process began (backends whose jobs can outlive the engine)
+    key: str
+    pid: int                  # the job's process; it leads its own session and process group (pgid == pid)
+    start_ticks: int          # its start time, field 22 of /proc/<pid>/stat (clock ticks since boot):
+                              #   with the pid it names the process uniquely, even after the pid is reused
+
 class Backend(Protocol):
     def submit(self, launch: Launch) -> None: ...       # non-blocking; queue until resources allow
     def wait(self, timeout: float | None) -> list[Event]: ...  # block up to timeout for >=1 event; [] on timeout
@@ -44,3 +51,7 @@ class Backend(Protocol):
     def idle(self) -> int: ...                          # attempts submitted but not yet started (for maxidle)
     def running(self) -> int: ...
     def close(self) -> None: ...                        # stop everything still running, release all resources
+    # Optional extension, looked up with getattr (a backend without it is fine):
+    #   def started(self) -> list[Started]: ...   the attempts started since the last call.  The engine
+    #   journals them ("P" records) so that a run resumed after the engine was killed stops the jobs the
+    #   dead engine left running (``sheaf.engine._orphans``) before it runs their nodes again.

@@ -23,10 +23,13 @@ Records (``t`` is the injected clock's time)::
     ["B", t, epoch, source, total, [initially done nodes]]   an engine run begins
                                                               source: fresh | recovery | rescue:<file>
     ["C", t, node, start, finish, attempt, info|null]         a node changed state
+    ["P", t, node, attempt, pid, start_ticks]                 an attempt's process started (backends
+                                                              that report ``Started``; see _orphans)
     ["E", t, succeeded, dag_status, exit_code, rescue|null]   the run ended
 
 Replaying the records gives, per node, its last state and attempt number: a node whose last state
-is ``done`` is never run again; one that was in flight when the engine died runs again.
+is ``done`` is never run again; one that was in flight when the engine died runs again, after the
+processes journaled for it (``Replay.processes``) are stopped.
 """
 
 from __future__ import annotations
@@ -74,6 +77,7 @@ class Replay:
     retries: int = 0
     job_time: float = 0.0
     records: int = 0
+    processes: dict[str, tuple[int, int]] = field(default_factory=dict)  # in-flight node -> (pid, ticks)
 
 
 def read_records(path: str) -> Iterator[list[Any]]:
@@ -113,11 +117,16 @@ def _apply(state: Replay, record: list[Any]) -> None:
                 state.job_time += max(0.0, info["ended"] - info["started"])
         if finish == "done":
             rec.reason = None
+        if finish not in ACTIVE_STATES:
+            state.processes.pop(node, None)
+    elif kind == "P":
+        state.processes[record[2]] = (record[4], record[5])
     elif kind == "B":
         _, t, epoch, source, total, done = record
         state.epochs, state.source, state.total, state.ended = epoch, source, total, None
         state.started = t if state.started is None else state.started
         state.run_started = t
+        state.processes = {}  # the run that wrote this record stopped them first
         if source == "recovery":
             for rec in state.nodes.values():
                 if rec.state in ACTIVE_STATES:
@@ -163,6 +172,9 @@ class Journal:
         for c in changes:
             self._add(["C", c.time, c.node, c.start, c.finish, c.attempt,
                        dict(c.info) if c.info else None])
+
+    def process(self, time: float, node: str, attempt: int, pid: int, ticks: int) -> None:
+        self._add(["P", time, node, attempt, pid, ticks])
 
     def end(self, time: float, succeeded: bool, dag_status: int, exit_code: int,
             rescue: str | None) -> None:

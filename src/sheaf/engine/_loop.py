@@ -37,9 +37,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sheaf.classad import ClassAd
-from sheaf.engine._backend import Backend, Event, Exited, Launch
+from sheaf.engine._backend import Backend, Event, Exited, Launch, Started
 from sheaf.engine._dagfile import Dag, NodeSpec, parse_dag, parse_rescue
 from sheaf.engine._journal import Journal, Replay, replay
+from sheaf.engine._orphans import stop_orphans
 from sheaf.engine._reports import (
     JobstateLog,
     dot_text,
@@ -249,6 +250,7 @@ class _Run:
         self._last_status = -1e18
         self.stop_requested: str | None = None
         self.started = clock()
+        self._started: Callable[[], list[Started]] | None = getattr(backend, "started", None)
 
     def _site(self, node: str) -> str | None:
         spec = self.dag.nodes[node]
@@ -261,6 +263,7 @@ class _Run:
     # -- instructions -----------------------------------------------------------------------------
 
     def act(self, machine: DagState, step: Step) -> None:
+        self._journal_started()  # before the changes: an attempt that started and ended in one turn
         self.journal.changes(step.changes)
         self._durable(self.journal.commit_start())  # nothing below runs before the changes are durable
         self.jobstate.changes(step.changes)
@@ -288,6 +291,15 @@ class _Run:
                 self._finish(instruction)
         self.jobstate.flush()
         self._report(machine, force=machine.finished is not None)
+
+    def _journal_started(self) -> None:
+        """Journal the processes the backend started since the last turn (see ``_orphans``)."""
+        if self._started is None:
+            return
+        for event in self._started():
+            target = self.keys.get(event.key)
+            if target is not None:
+                self.journal.process(self.clock(), target[0], target[1], event.pid, event.start_ticks)
 
     def _durable(self, done: threading.Event | None) -> None:
         """Wait for a commit; meanwhile the backend may start attempts submitted in earlier turns
@@ -437,6 +449,7 @@ def run_workflow(directory: str, *, backend: Backend | Callable[[], Backend], da
         if prior.ended is not None and prior.ended[2]:
             return _complete_result(dag, prior, paths["journal"])
         source, done, failed, attempts = _starting_point(dag, prior)
+        stop_orphans(prior.processes.values())  # a killed engine's jobs: gone before their nodes rerun
         machine = DagState(dag, limits, clock, done=done, failed=failed, attempts=attempts,
                            next_cluster=prior.max_cluster + 1)
         the_backend = _backend_of(backend)

@@ -1,0 +1,81 @@
+"""``kill -9`` of a real ``sheaf run`` while its jobs sleep: on resume the dead engine's jobs are
+stopped (found by the pid and start time journaled when they started) before their nodes run
+again, so each node's side effect happens once per completed attempt."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from sheaf.engine import read_journal, state_paths
+from sheaf.engine._journal import read_records
+from sheaf.engine._orphans import start_ticks
+
+SHEAF = str(Path(sys.executable).parent / "sheaf")
+NODES = ("a", "b")
+
+# Sleeps as long as the file "duration" says when it starts, then leaves its mark.
+TASK = """#!/bin/sh
+sleep "$(cat "$1/duration")"
+echo "$2" >> "$1/effect.$2"
+"""
+
+SUB = """universe = vanilla
+executable = {task}
+arguments = "{dir} $(node)"
+output = /dev/null
+error = /dev/null
+queue
+"""
+
+
+def _build(tmp: Path) -> None:
+    task = tmp / "task.sh"
+    task.write_text(TASK)
+    task.chmod(0o755)
+    (tmp / "task.sub").write_text(SUB.format(task=task, dir=tmp))
+    (tmp / "pool.conf").write_text("NUM_CPUS = 2\nMEMORY = 2048\n")
+    (tmp / "duration").write_text("60\n")
+    (tmp / "wf.dag").write_text("".join(f'JOB {n} task.sub\nVARS {n} node="{n}"\n' for n in NODES))
+
+
+def _journaled_processes(journal: str) -> dict[str, tuple[int, int]]:
+    return {r[2]: (r[4], r[5]) for r in read_records(journal) if r[0] == "P"}
+
+
+def _run(tmp: Path) -> subprocess.Popen[bytes]:
+    return subprocess.Popen([SHEAF, "run", str(tmp), "--pool-config", str(tmp / "pool.conf")],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+
+def test_resume_stops_the_killed_engines_jobs_before_rerunning_them(tmp_path: Path) -> None:
+    _build(tmp_path)
+    journal = state_paths(str(tmp_path / "wf.dag"))["journal"]
+    engine = _run(tmp_path)
+    deadline = time.time() + 60
+    while len(_journaled_processes(journal)) < len(NODES) and time.time() < deadline:
+        time.sleep(0.05)
+    old = _journaled_processes(journal)
+    assert set(old) == set(NODES), "the jobs' processes were never journaled"
+    assert all(start_ticks(pid) == ticks for pid, ticks in old.values())  # the long sleeps run
+    engine.send_signal(signal.SIGKILL)
+    engine.wait()
+    assert all(start_ticks(pid) == ticks for pid, ticks in old.values())  # orphaned, still running
+
+    (tmp_path / "duration").write_text("0.1\n")
+    resumed = _run(tmp_path)
+    try:
+        _, err = resumed.communicate(timeout=120)
+    finally:
+        left = [(pid, ticks) for pid, ticks in old.values() if start_ticks(pid) == ticks]
+        for pid, _ in left:  # a failing run must not leave minute-long sleeps behind
+            os.killpg(pid, signal.SIGKILL)
+    assert resumed.returncode == 0, err.decode()
+    assert not left, "the old jobs still ran after the resumed run"
+    for node in NODES:
+        assert (tmp_path / f"effect.{node}").read_text() == f"{node}\n"  # once: the resumed attempt
+    assert {r.state for r in read_journal(journal).nodes.values()} == {"done"}
