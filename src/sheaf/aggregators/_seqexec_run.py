@@ -110,6 +110,7 @@ class _Spawner:
     def __init__(self) -> None:
         self._paths: dict[str, str] = {}
         self._actions = [(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0)]
+        self._env = dict(os.environ)  # iterating os.environ decodes every entry again at each spawn
         self._sigdef = [s for s in (signal.SIGPIPE, getattr(signal, "SIGXFSZ", None), *_FORWARDED) if s]
 
     def resolve(self, argv: Sequence[str]) -> tuple[str, ...]:
@@ -121,7 +122,7 @@ class _Spawner:
         return tuple(argv)
 
     def spawn(self, argv: Sequence[str]) -> int:
-        return os.posix_spawn(argv[0], list(argv), os.environ, file_actions=self._actions,
+        return os.posix_spawn(argv[0], list(argv), self._env, file_actions=self._actions,
                               setsigdef=self._sigdef)
 
 
