@@ -1,9 +1,15 @@
-"""The ClassAd lexer: text in, a list of tokens out (one pass, one compiled pattern).
+"""The ClassAd lexer: text in, tokens out, one compiled pattern walked in C.
 
-A token is ``(kind, value, pos)`` with ``pos`` the offset of its first character, so that every
-syntax error can point at the source.  Kinds: ``int``, ``real``, ``str`` (escapes resolved), ``name``
-(an identifier), ``qname`` (a 'quoted' attribute name), ``op`` (punctuation and the keywords ``is`` and
-``isnt``), ``eof``.  ``true``/``false``/``undefined``/``error`` stay names: the parser decides.
+Two ways over the same pattern.  ``scan`` is the hot path: ``re.findall`` returns the token *texts*
+only (a flat ``list[str]``, no positions, no kinds), ending in ``""``; the parser tells kinds apart by
+the text itself (a string keeps its quotes, a name starts with a letter).  A character that starts no
+token ends the list early with an extra ``""``, so the parser stops there and reports.  ``tokenize``
+is the careful way, run only to report an error: tokens ``(kind, value, pos)`` with ``pos`` the offset
+of the first character, and a ``ClassAdSyntaxError`` at the first character that starts none.  Both
+yield the same token sequence for the same text (the parser relies on it to place its carets), except
+that ``scan`` leaves every ``-5`` whole and the parser splits one found after an operand.
+Kinds: ``int``, ``real``, ``str`` (escapes resolved), ``name`` (an identifier), ``qname`` (a 'quoted'
+attribute name), ``op`` (punctuation and the keywords ``is`` and ``isnt``), ``eof``.
 
 A ``-`` directly followed by a number, where an operand may start (not after an operand), is part of
 the number (``x * -1`` holds the literal -1, ``- 1`` is unary minus on 1), as in HTCondor's lexer;
@@ -15,7 +21,7 @@ exponent, an unknown escape keeps the character (``"\\x41"`` is ``x41``), octal 
 
 from __future__ import annotations
 
-__all__ = ["Token", "tokenize"]
+__all__ = ["Token", "integer", "scan", "tokenize", "unescape"]
 
 import re
 from typing import Final
@@ -24,7 +30,9 @@ from ._values import ClassAdSyntaxError
 
 Token = tuple[str, object, int]
 
-_BLANK = r"\s*(?:(?://[^\n]*|/\*.*?\*/)\s*)*"
+# A // comment ends at a newline, which it needs: at the very end of the text it is no comment
+# (the official parser refuses ``a // c`` but takes ``a // c\n``).
+_BLANK = r"\s*(?:(?://[^\n]*\n|/\*.*?\*/)\s*)*"
 _REAL = r"(?:\d+\.\d+|\.\d+)(?:[eE][+-]?\d+)?|\d+[eE][+-]?\d+"
 _INT = r"0(?![0-9])|[1-9]\d*"
 # One pattern for a token with the blanks and comments before it; finditer walks the text in C.
@@ -37,6 +45,14 @@ _TOKEN: Final = re.compile(
       | (?P<qname>'(?:[^'\\]|\\.)*')
       | (?P<op>\|\||&&|=\?=|=!=|==|!=|<=|>=|<<|>>>|>>|\?:|[-+*/%^~!?:(){}\[\],;.<>=|&]))""",
     re.VERBOSE | re.DOTALL)
+_NEG = r"-(?:" + _REAL + "|" + _INT + ")"
+_OP = r"\|\||&&|=\?=|=!=|==|!=|<=|>=|<<|>>>|>>|\?:|[-+*/%^~!?:(){}\[\],;.<>=|&]"
+# The same alternatives in the same order, each token followed by its blanks (atomic: a blank is
+# never given back), so that every match starts where the last one ended and ``findall`` never skips;
+# ``[\s\S]+`` (outside the group: it yields "") takes the rest at a character that starts no token.
+_SCAN: Final = re.compile(
+    "(" + _NEG + "|" + _REAL + "|" + _INT + r"""|[A-Za-z_][A-Za-z0-9_]*|"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|"""
+    + _OP + ")(?>" + _BLANK + r")|[\s\S]+|\Z", re.DOTALL)
 _ONLY_BLANK: Final = re.compile(_BLANK + r"\Z", re.DOTALL)
 _SKIP_BLANK: Final = re.compile(_BLANK, re.DOTALL)
 _NUMBER: Final = re.compile(_REAL + "|" + _INT)
@@ -57,9 +73,16 @@ def unescape(body: str) -> str:
     return _ESCAPE.sub(_unescape_one, body) if "\\" in body else body
 
 
-def _integer(text: str) -> int:
+def integer(text: str) -> int:
     value = int(text)
     return value if value < (1 << 63) else 0
+
+
+def scan(src: str, pos: int = 0, end: int | None = None) -> list[str]:
+    """The token texts of ``src[pos:end]``, then ``""``; an early ``""`` marks a character that
+    starts no token (``tokenize`` says which and where)."""
+    end = len(src) if end is None else end
+    return _SCAN.findall(src, _SKIP_BLANK.match(src, pos, end).end(), end)  # type: ignore[union-attr]
 
 
 def tokenize(src: str, pos: int = 0, end: int | None = None) -> list[Token]:
@@ -73,7 +96,7 @@ def tokenize(src: str, pos: int = 0, end: int | None = None) -> list[Token]:
     tokens: list[Token] = []
     append = tokens.append
     at = pos
-    for blank, neg, real, integer, name, string, qname, op in _TOKEN.findall(src, pos, end):
+    for blank, neg, real, int_text, name, string, qname, op in _TOKEN.findall(src, pos, end):
         at += len(blank)
         if op:
             append(("op", op, at))
@@ -82,9 +105,9 @@ def tokenize(src: str, pos: int = 0, end: int | None = None) -> list[Token]:
             lowered = name.lower()
             append(("op", lowered, at) if lowered == "is" or lowered == "isnt" else ("name", name, at))
             at += len(name)
-        elif integer:
-            append(("int", _integer(integer), at))
-            at += len(integer)
+        elif int_text:
+            append(("int", integer(int_text), at))
+            at += len(int_text)
         elif real:
             append(("real", float(real), at))
             at += len(real)
@@ -120,7 +143,7 @@ def _tokenize_exactly(src: str, pos: int, end: int) -> list[Token]:
         elif kind == "op":
             append(("op", text, start))
         elif kind == "int":
-            append(("int", _integer(text), start))
+            append(("int", integer(text), start))
         elif kind == "real":
             append(("real", float(text), start))
         elif kind == "str":
@@ -143,7 +166,7 @@ def _negative(text: str, start: int, tokens: list[Token]) -> None:
     is_int = _INT_ONLY.match(number) is not None
     if _after_operand(tokens):
         tokens.append(("op", "-", start))
-        tokens.append(("int", _integer(number), start + 1) if is_int else ("real", float(number), start + 1))
+        tokens.append(("int", integer(number), start + 1) if is_int else ("real", float(number), start + 1))
     elif is_int:
         value = int(number)
         tokens.append(("int", -value if value <= (1 << 63) else 0, start))

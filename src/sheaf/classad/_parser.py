@@ -1,7 +1,7 @@
 """The ClassAd parser: hand-written recursive descent, one method per grammar rule.
 
-Every rule is ``(pos) -> (pos, node)`` over the token list of ``_lexer``.  Nodes are plain tuples
-(hashable, compared structurally; ``Expr`` wraps the root):
+Every rule is ``(pos) -> (pos, node)`` over the token texts of ``_lexer.scan``.  Nodes are plain
+tuples (hashable, compared structurally; ``Expr`` wraps the root):
 
     ("int", v) ("real", v) ("str", v) ("bool", v) ("undef",) ("error",)      literals
     ("attr", name)          unqualified reference      ("absattr", name)   ``.name`` from the root ad
@@ -14,6 +14,13 @@ Names keep the case they were written in; evaluation folds case.  Binary operato
 precedence climbing over ``_grammar.BINARY_LEVELS``, the same table the unparser reads.  Nesting is
 bounded: brackets at most ``MAX_BRACKETS`` deep (what the official parser accepts), everything at
 most ``MAX_DEPTH``; deeper text raises ``ClassAdSyntaxError`` instead of exhausting the stack.
+
+Speed (parsing text never seen before is the hot path of reading job ads): tokens are bare strings,
+with no position kept; a syntax error re-reads the text with ``_lexer.tokenize`` to place its caret
+(and to report a bad character first, as a lexer would).  A leaf -- a name, a number, a string --
+is looked up by its text in ``_LEAVES``, a bounded cache of ready nodes, so a name seen before costs
+one dict lookup and its node (and name string) is shared; an operator's level is one lookup in
+``_LEVEL_OF``, which holds every case spelling of ``is``/``isnt`` so no text is lowered.
 """
 
 from __future__ import annotations
@@ -21,10 +28,11 @@ from __future__ import annotations
 __all__ = ["MAX_DEPTH", "Node", "parse_ad", "parse_expr", "parse_old_ad"]
 
 import sys
+from itertools import product
 from typing import Any, Final
 
-from ._grammar import PRECEDENCE
-from ._lexer import Token, tokenize
+from ._grammar import PRECEDENCE, UNARY_OPS
+from ._lexer import Token, integer, scan, tokenize, unescape
 from ._timetext import parse_abstime, parse_reltime
 from ._values import ClassAdSyntaxError
 
@@ -40,95 +48,174 @@ if sys.getrecursionlimit() < 10 * MAX_DEPTH:
 _KEYWORD_LITERALS: Final[dict[str, Node]] = {
     "true": ("bool", True), "false": ("bool", False), "undefined": ("undef",), "error": ("error",),
 }
-_LEVEL_OF: Final = PRECEDENCE
-_UNARY: Final = frozenset({"-", "+", "!", "~"})
-_POSTFIX: Final = frozenset({".", "[", "?:"})
+
+
+def _spellings(word: str) -> list[str]:
+    """Every upper/lower case spelling of ``word`` (``is`` -> is, iS, Is, IS)."""
+    return ["".join(chars) for chars in product(*((c, c.upper()) for c in word))]
+
+
+_KEYWORD_OPS: Final = {spelling: word for word in ("is", "isnt") for spelling in _spellings(word)}
 # ``=?=`` and ``=!=`` are other spellings of ``is`` and ``isnt`` (HTCondor unparses them so too).
-_SPELLING: Final = {"=?=": "is", "=!=": "isnt"}
+_SPELLING: Final = {"=?=": "is", "=!=": "isnt", **_KEYWORD_OPS}
+_LEVEL_OF: Final = {**PRECEDENCE, **{spelling: PRECEDENCE[word] for spelling, word in _KEYWORD_OPS.items()}}
+_UNARY: Final = UNARY_OPS
+_POSTFIX: Final = frozenset({".", "[", "?:"})
+_AFTER_LEAF: Final = _POSTFIX | {"("}  # what makes a leaf more than itself
+_NAME_START: Final = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
+_DIGITS: Final = frozenset("0123456789")
+_LEAVES: dict[str, Node] = {}
+_LEAVES_LIMIT: Final = 16384  # leaves only: small tuples of atoms, which the GC stops tracking
+
+
+def _leaf(tok: str) -> Node | None:
+    """The node of a literal or attribute token (cached by its text), or None for anything else."""
+    node = _LEAVES.get(tok)
+    if node is None:
+        node = _new_leaf(tok)
+        if node is not None:
+            if len(_LEAVES) >= _LEAVES_LIMIT:
+                _LEAVES.clear()
+            _LEAVES[tok] = node
+    return node
+
+
+def _new_leaf(tok: str) -> Node | None:
+    first = tok[:1]
+    if first in _NAME_START:
+        if tok in _KEYWORD_OPS:
+            return None
+        return _KEYWORD_LITERALS.get(tok.lower()) or ("attr", sys.intern(tok))
+    if first == '"':
+        return ("str", unescape(tok[1:-1]))
+    if first == "'":
+        return ("attr", sys.intern(unescape(tok[1:-1])))
+    if len(tok) > 1 and first in "-." or first in _DIGITS:
+        return _number(tok)
+    return None
+
+
+def _number(tok: str) -> Node:
+    """``12``, ``1.5e3``, ``-7``: a leading minus is part of a literal read where an operand starts."""
+    negative = tok[0] == "-"
+    digits = tok[1:] if negative else tok
+    if digits.isdigit():
+        value = integer(digits) if not negative else int(digits)
+        return ("int", (-value if value <= (1 << 63) else 0) if negative else value)
+    return ("real", -float(digits) if negative else float(digits))
 
 
 class _Parser:
-    """Parsing state: the source (for messages), its tokens and the current nesting depth."""
+    """Parsing state: the source (for messages), its token texts and the current nesting depth."""
 
-    __slots__ = ("brackets", "depth", "src", "toks")
+    __slots__ = ("brackets", "depth", "exact", "span", "src", "toks")
 
     def __init__(self, src: str, start: int = 0, stop: int | None = None) -> None:
         self.src = src
-        self.toks: list[Token] = tokenize(src, start, stop)
+        self.span = (start, stop)
+        self.toks: list[str] = scan(src, start, stop)
+        self.exact: list[Token] | None = None
         self.depth = 0
         self.brackets = 0
 
     # -- helpers -------------------------------------------------------------------------------
+    def located(self) -> list[Token]:
+        """The tokens with their positions (only to report an error; a bad character raises here)."""
+        if self.exact is None:
+            self.exact = tokenize(self.src, *self.span)
+        return self.exact
+
     def fail(self, pos: int, message: str) -> ClassAdSyntaxError:
-        return ClassAdSyntaxError(message, self.src, self.toks[pos][2])
+        return ClassAdSyntaxError(message, self.src, self.located()[pos][2])
 
     def expect(self, pos: int, op: str, what: str) -> int:
-        kind, value, _ = self.toks[pos]
-        if kind != "op" or value != op:
+        if self.toks[pos] != op:
             raise self.fail(pos, f"expected {what}, found {self.describe(pos)}")
         return pos + 1
 
     def describe(self, pos: int) -> str:
-        kind, value, at = self.toks[pos]
+        toks = self.located()
+        kind, value, at = toks[pos]
         if kind == "eof":
             return "end of input"
-        return repr(self.src[at:self.toks[pos + 1][2]].strip() or value)
+        return repr(self.src[at:toks[pos + 1][2]].strip() or value)
 
-    def enter(self, pos: int, cost: int = 1) -> None:
-        self.depth += cost
+    def enter(self, pos: int) -> None:
+        self.depth += 1
         if self.depth > MAX_DEPTH:
-            raise self.fail(pos, f"expression nested deeper than {MAX_DEPTH} levels")
+            raise self.too_deep(pos)
+
+    def too_deep(self, pos: int) -> ClassAdSyntaxError:
+        return self.fail(pos, f"expression nested deeper than {MAX_DEPTH} levels")
 
     def open_bracket(self, pos: int) -> None:
         self.brackets += 1
         if self.brackets > MAX_BRACKETS:
             raise self.fail(pos, f"brackets nested deeper than {MAX_BRACKETS} (the official parser's limit)")
 
-    def is_op(self, pos: int, op: str) -> bool:
-        tok = self.toks[pos]
-        return tok[0] == "op" and tok[1] == op
-
     # -- expression := conditional ------------------------------------------------------------
     def expression(self, pos: int) -> tuple[int, Node]:
-        self.enter(pos)
-        pos, node = self.conditional(pos)
+        self.depth += 1  # enter(), inlined with the first step of conditional(): this is hot
+        if self.depth > MAX_DEPTH:
+            raise self.too_deep(pos)
+        pos, node = self.binary(pos, 1)
+        if self.toks[pos] == "?":
+            pos, node = self.conditional_tail(pos, node)
         self.depth -= 1
         return pos, node
 
     def conditional(self, pos: int) -> tuple[int, Node]:
         """conditional := binary ( '?' expression ':' conditional )?"""
         pos, test = self.binary(pos, 1)
-        if self.is_op(pos, "?"):
-            pos, then = self.expression(pos + 1)
-            pos = self.expect(pos, ":", "':' of the conditional")
-            self.enter(pos)
-            pos, orelse = self.conditional(pos)
-            self.depth -= 1
-            return pos, ("cond", test, then, orelse)
+        if self.toks[pos] == "?":
+            return self.conditional_tail(pos, test)
         return pos, test
+
+    def conditional_tail(self, pos: int, test: Node) -> tuple[int, Node]:
+        pos, then = self.expression(pos + 1)
+        pos = self.expect(pos, ":", "':' of the conditional")
+        self.enter(pos)
+        pos, orelse = self.conditional(pos)
+        self.depth -= 1
+        return pos, ("cond", test, then, orelse)
 
     def binary(self, pos: int, min_level: int) -> tuple[int, Node]:
         """binary := unary ( op binary )*  by precedence climbing: an operator of level L takes as its
         right operand only operators above L, so equal levels group to the left."""
-        pos, left = self.unary(pos)
-        chain = 0
         toks = self.toks
+        tok = toks[pos]
+        left = _LEAVES.get(tok)
+        if left is not None and toks[pos + 1] not in _AFTER_LEAF:
+            pos += 1  # the common operand, a bare leaf seen before: no call at all
+        elif tok in _UNARY:
+            pos, left = self.unary(pos)
+        else:
+            pos, left = self.postfix(pos)
+        chain = 0
         while True:
-            kind, op, _ = toks[pos]
-            level = _LEVEL_OF.get(op, 0) if kind == "op" else 0  # type: ignore[call-overload]
-            if level < min_level or level == 0:
+            op = toks[pos]
+            level = _LEVEL_OF.get(op)
+            if level is None:
+                if op[:1] != "-":
+                    break
+                # "-5" right after an operand: binary minus and 5 (the lexer kept them as one token)
+                toks[pos:pos + 1] = ["-", op[1:]]
+                op, level = "-", _LEVEL_OF["-"]
+            if level < min_level:
                 break
-            self.enter(pos)
+            self.depth += 1
+            if self.depth > MAX_DEPTH:
+                raise self.too_deep(pos)
             chain += 1
             pos, right = self.binary(pos + 1, level + 1)
-            left = ("bin", _SPELLING.get(op, op), left, right)  # type: ignore[call-overload]
+            left = ("bin", _SPELLING.get(op, op), left, right)
         self.depth -= chain
         return pos, left
 
     def unary(self, pos: int) -> tuple[int, Node]:
         """unary := ('-' | '+' | '!' | '~') unary | postfix"""
-        kind, op, _ = self.toks[pos]
-        if kind == "op" and op in _UNARY:
+        op = self.toks[pos]
+        if op in _UNARY:
             self.enter(pos)
             pos, operand = self.unary(pos + 1)
             self.depth -= 1
@@ -139,12 +226,12 @@ class _Parser:
         """postfix := selection ( '?:' selection )*   -- HTCondor's elvis binds tighter than any
         other operator: ``-a ?: b`` is ``-(a ?: b)`` and ``a ?: b[1]`` is ``a ?: (b[1])``."""
         pos, node = self.primary(pos)
-        kind, op, _ = self.toks[pos]
-        if kind != "op" or op not in _POSTFIX:
+        toks = self.toks
+        if toks[pos] not in _POSTFIX:
             return pos, node  # the common case: a bare primary
         pos, node = self.selection_tail(pos, node)
         depth = self.depth
-        while self.is_op(pos, "?:"):
+        while toks[pos] == "?:":
             pos, orelse = self.selection(pos + 1)
             node = ("elvis", node, orelse)
             self.enter(pos)
@@ -159,8 +246,8 @@ class _Parser:
     def selection_tail(self, pos: int, node: Node) -> tuple[int, Node]:
         toks = self.toks
         depth = self.depth
-        while toks[pos][0] == "op":
-            op = toks[pos][1]
+        while True:
+            op = toks[pos]
             if op == ".":
                 pos, name = self.attribute_name(pos + 1)
                 node = ("sel", node, name)
@@ -177,46 +264,46 @@ class _Parser:
         return pos, node
 
     def attribute_name(self, pos: int) -> tuple[int, str]:
-        kind, value, _ = self.toks[pos]
-        if kind in ("name", "qname"):
-            return pos + 1, str(value)
+        tok = self.toks[pos]
+        leaf = _leaf(tok)
+        if leaf is not None and leaf[0] == "attr":
+            return pos + 1, leaf[1]
+        if leaf is not None and tok[:1] in _NAME_START:
+            return pos + 1, tok  # true, false, undefined, error: names here
         raise self.fail(pos, f"expected an attribute name, found {self.describe(pos)}")
 
     def primary(self, pos: int) -> tuple[int, Node]:
         """primary := literal | name | name '(' args ')' | '(' expr ')' | '{' list '}' | '[' ad ']' | '.' name"""
-        kind, value, _ = self.toks[pos]
-        if kind == "name":
-            if self.is_op(pos + 1, "("):
+        toks = self.toks
+        tok = toks[pos]
+        if tok == "(":
+            self.open_bracket(pos)
+            pos, inner = self.expression(pos + 1)
+            self.brackets -= 1
+            return self.expect(pos, ")", "')'"), ("paren", inner)
+        leaf = _leaf(tok)
+        if leaf is not None:
+            if toks[pos + 1] == "(" and tok[:1] in _NAME_START:
                 return self.call(pos)
-            literal = _KEYWORD_LITERALS.get(str(value).lower())
-            return pos + 1, literal if literal is not None else ("attr", value)
-        if kind in ("int", "real", "str"):
-            return pos + 1, (kind, value)
-        if kind == "qname":
-            return pos + 1, ("attr", value)
-        if kind == "op":
-            if value == "(":
-                self.open_bracket(pos)
-                pos, inner = self.expression(pos + 1)
-                self.brackets -= 1
-                return self.expect(pos, ")", "')'"), ("paren", inner)
-            if value == "{":
-                return self.exprlist(pos)
-            if value == "[":
-                return self.record(pos)
-            if value == ".":
-                pos, name = self.attribute_name(pos + 1)
-                return pos, ("absattr", name)
+            return pos + 1, leaf
+        if tok == "{":
+            return self.exprlist(pos)
+        if tok == "[":
+            return self.record(pos)
+        if tok == ".":
+            pos, name = self.attribute_name(pos + 1)
+            return pos, ("absattr", name)
         raise self.fail(pos, f"expected an expression, found {self.describe(pos)}")
 
     def call(self, pos: int) -> tuple[int, Node]:
         """call := name '(' ( expression ( ',' expression )* )? ')'"""
-        name = str(self.toks[pos][1])
+        name = sys.intern(self.toks[pos])
         start = pos
         pos, args = self.sequence(pos + 2, ")", "')' or ',' in the argument list")
-        lowered = name.lower()
-        if lowered in ("abstime", "reltime") and len(args) == 1 and args[0][0] == "str":
-            return pos, self.time_literal(start, lowered, name, args[0][1])
+        if len(args) == 1 and args[0][0] == "str" and len(name) == 7:
+            lowered = name.lower()
+            if lowered == "abstime" or lowered == "reltime":
+                return pos, self.time_literal(start, lowered, name, args[0][1])
         return pos, ("call", name, args)
 
     def time_literal(self, pos: int, kind: str, name: str, text: str) -> Node:
@@ -237,15 +324,16 @@ class _Parser:
         return pos, ("list", items)
 
     def sequence(self, pos: int, close: str, what: str) -> tuple[int, tuple[Node, ...]]:
+        toks = self.toks
         items: list[Node] = []
         self.open_bracket(pos - 1)
-        if self.is_op(pos, close):
+        if toks[pos] == close:
             self.brackets -= 1
             return pos + 1, ()
         while True:
             pos, item = self.expression(pos)
             items.append(item)
-            if self.is_op(pos, ","):
+            if toks[pos] == ",":
                 pos += 1
                 continue
             self.brackets -= 1
@@ -253,15 +341,16 @@ class _Parser:
 
     def record(self, pos: int) -> tuple[int, Node]:
         """ad := '[' ( binding ( ';' binding )* ';'? )? ']'   binding := name '=' expression"""
+        toks = self.toks
         self.open_bracket(pos)
         pos += 1
         bindings: list[tuple[str, Node]] = []
-        while not self.is_op(pos, "]"):
+        while toks[pos] != "]":
             pos, binding = self.binding(pos)
             bindings.append(binding)
-            if self.is_op(pos, ";"):
+            if toks[pos] == ";":
                 pos += 1
-            elif not self.is_op(pos, "]"):
+            elif toks[pos] != "]":
                 raise self.fail(pos, f"expected ';' or ']' in the ad, found {self.describe(pos)}")
         self.brackets -= 1
         return pos + 1, ("ad", tuple(bindings))
@@ -273,7 +362,8 @@ class _Parser:
         return pos, (name, value)
 
     def end(self, pos: int) -> None:
-        if self.toks[pos][0] != "eof":
+        # The first "" ends the text; one before the last marks a character that starts no token.
+        if pos != len(self.toks) - 1:
             raise self.fail(pos, f"unexpected {self.describe(pos)} after the expression")
 
 
@@ -288,7 +378,7 @@ def parse_expr(src: str) -> Node:
 def parse_ad(src: str) -> Node:
     """Parse a new-syntax ad ``[ a = 1; b = a ]`` (the whole text)."""
     parser = _Parser(src)
-    if not parser.is_op(0, "["):
+    if parser.toks[0] != "[":
         raise parser.fail(0, f"expected '[' starting a ClassAd, found {parser.describe(0)}")
     pos, node = parser.record(0)
     parser.end(pos)
