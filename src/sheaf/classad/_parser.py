@@ -31,7 +31,7 @@ import sys
 from itertools import product
 from typing import Any, Final
 
-from ._grammar import PRECEDENCE, UNARY_OPS
+from ._grammar import PRECEDENCE, UNARY_OPS, UNARY_PREC
 from ._lexer import Token, integer, scan, tokenize, unescape
 from ._timetext import parse_abstime, parse_reltime
 from ._values import ClassAdSyntaxError
@@ -64,6 +64,9 @@ _POSTFIX: Final = frozenset({".", "[", "?:"})
 _AFTER_LEAF: Final = _POSTFIX | {"("}  # what makes a leaf more than itself
 _NAME_START: Final = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
 _DIGITS: Final = frozenset("0123456789")
+# The level of what may follow an operand; closers stop every operator, anything else (a "-5" to
+# split, a syntax error) is sent the slow way by a level above every binary operator.
+_FOLLOW_LEVEL: Final = {**_LEVEL_OF, **dict.fromkeys((")", "]", "}", ",", ";", ":", "?", ""), 0)}
 _LEAVES: dict[str, Node] = {}
 _LEAVES_LIMIT: Final = 16384  # leaves only: small tuples of atoms, which the GC stops tracking
 
@@ -185,12 +188,14 @@ class _Parser:
         toks = self.toks
         tok = toks[pos]
         left = _LEAVES.get(tok)
-        if left is not None and toks[pos + 1] not in _AFTER_LEAF:
+        if left is None:
+            pos, left = self.unary(pos) if tok in _UNARY else self.postfix(pos)
+        elif toks[pos + 1] not in _AFTER_LEAF:
             pos += 1  # the common operand, a bare leaf seen before: no call at all
-        elif tok in _UNARY:
-            pos, left = self.unary(pos)
+        elif toks[pos + 1] == "(":
+            pos, left = self.postfix(pos)  # a call
         else:
-            pos, left = self.postfix(pos)
+            pos, left = self.postfix_tail(pos + 1, left)  # TARGET.Memory and the like
         chain = 0
         while True:
             op = toks[pos]
@@ -207,7 +212,11 @@ class _Parser:
             if self.depth > MAX_DEPTH:
                 raise self.too_deep(pos)
             chain += 1
-            pos, right = self.binary(pos + 1, level + 1)
+            right = _LEAVES.get(toks[pos + 1])
+            if right is not None and _FOLLOW_LEVEL.get(toks[pos + 2], UNARY_PREC) <= level:
+                pos += 2  # a bare leaf, and no tighter operator after it: no call at all
+            else:
+                pos, right = self.binary(pos + 1, level + 1)
             left = ("bin", _SPELLING.get(op, op), left, right)
         self.depth -= chain
         return pos, left
@@ -226,9 +235,12 @@ class _Parser:
         """postfix := selection ( '?:' selection )*   -- HTCondor's elvis binds tighter than any
         other operator: ``-a ?: b`` is ``-(a ?: b)`` and ``a ?: b[1]`` is ``a ?: (b[1])``."""
         pos, node = self.primary(pos)
-        toks = self.toks
-        if toks[pos] not in _POSTFIX:
+        if self.toks[pos] not in _POSTFIX:
             return pos, node  # the common case: a bare primary
+        return self.postfix_tail(pos, node)
+
+    def postfix_tail(self, pos: int, node: Node) -> tuple[int, Node]:
+        toks = self.toks
         pos, node = self.selection_tail(pos, node)
         depth = self.depth
         while toks[pos] == "?:":
@@ -249,8 +261,13 @@ class _Parser:
         while True:
             op = toks[pos]
             if op == ".":
-                pos, name = self.attribute_name(pos + 1)
-                node = ("sel", node, name)
+                leaf = _LEAVES.get(toks[pos + 1])
+                if leaf is not None and leaf[0] == "attr":
+                    pos += 2
+                    node = ("sel", node, leaf[1])  # attribute_name(), inlined
+                else:
+                    pos, name = self.attribute_name(pos + 1)
+                    node = ("sel", node, name)
             elif op == "[":
                 self.open_bracket(pos)
                 pos, index = self.expression(pos + 1)
@@ -259,7 +276,9 @@ class _Parser:
                 node = ("sub", node, index)
             else:
                 break
-            self.enter(pos)
+            self.depth += 1
+            if self.depth > MAX_DEPTH:
+                raise self.too_deep(pos)
         self.depth = depth
         return pos, node
 
