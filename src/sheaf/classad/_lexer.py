@@ -47,11 +47,13 @@ _TOKEN: Final = re.compile(
     re.VERBOSE | re.DOTALL)
 _NEG = r"-(?:" + _REAL + "|" + _INT + ")"
 _OP = r"\|\||&&|=\?=|=!=|==|!=|<=|>=|<<|>>>|>>|\?:|[-+*/%^~!?:(){}\[\],;.<>=|&]"
-# The same alternatives in the same order, each token followed by its blanks (atomic: a blank is
-# never given back), so that every match starts where the last one ended and ``findall`` never skips;
-# ``[\s\S]+`` (outside the group: it yields "") takes the rest at a character that starts no token.
+# The same alternatives, each token followed by its blanks (atomic: a blank is never given back), so
+# that every match starts where the last one ended and ``findall`` never skips; ``[\s\S]+`` (outside
+# the group: it yields "") takes the rest at a character that starts no token.  Names and strings
+# come first (the commonest; no other token starts with their first character); numbers keep their
+# order before the operators, as in ``_TOKEN``.
 _SCAN: Final = re.compile(
-    "(" + _NEG + "|" + _REAL + "|" + _INT + r"""|[A-Za-z_][A-Za-z0-9_]*|"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|"""
+    r"""([A-Za-z_][A-Za-z0-9_]*|"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|""" + _NEG + "|" + _REAL + "|" + _INT + "|"
     + _OP + ")(?>" + _BLANK + r")|[\s\S]+|\Z", re.DOTALL)
 _ONLY_BLANK: Final = re.compile(_BLANK + r"\Z", re.DOTALL)
 _SKIP_BLANK: Final = re.compile(_BLANK, re.DOTALL)
