@@ -67,6 +67,7 @@ _DIGITS: Final = frozenset("0123456789")
 # The level of what may follow an operand; closers stop every operator, anything else (a "-5" to
 # split, a syntax error) is sent the slow way by a level above every binary operator.
 _FOLLOW_LEVEL: Final = {**_LEVEL_OF, **dict.fromkeys((")", "]", "}", ",", ";", ":", "?", ""), 0)}
+_ENDS_BINDING: Final = frozenset({";", "]", ""})
 _LEAVES: dict[str, Node] = {}
 _LEAVES_LIMIT: Final = 16384  # leaves only: small tuples of atoms, which the GC stops tracking
 
@@ -377,6 +378,10 @@ class _Parser:
     def binding(self, pos: int) -> tuple[int, tuple[str, Node]]:
         pos, name = self.attribute_name(pos)
         pos = self.expect(pos, "=", "'=' after the attribute name")
+        toks = self.toks
+        value = _LEAVES.get(toks[pos])
+        if value is not None and toks[pos + 1] in _ENDS_BINDING:
+            return pos + 1, (name, value)  # ``Cpus = 4;``: a known leaf, no expression() needed
         pos, value = self.expression(pos)
         return pos, (name, value)
 
