@@ -103,3 +103,11 @@ def test_well_formed_values() -> None:
     check_profile_values({"pegasus": {"clusters.size": "3", "runtime": "12.5", "pmc_priority": "-5"}})
     assert profile_int({"pegasus": {"clusters.size": "3.0"}}, "pegasus", "clusters.size") == 3
     assert profile_int({}, "pegasus", "clusters.size", 7) == 7
+
+
+def test_workflow_profiles_sit_between_properties_and_the_job() -> None:
+    job = Job("j", "keg", profiles={"env": {"A": "job"}})
+    props = Properties({"env.A": "props", "env.B": "props", "env.C": "props"})
+    result = effective_profiles(job, None, None, None, props,
+                                workflow_profiles={"env": {"A": "wf", "B": "wf"}})
+    assert result == {"env": {"A": "job", "B": "wf", "C": "props"}}

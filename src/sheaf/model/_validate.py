@@ -116,11 +116,14 @@ def effective_profiles(
     tc: TransformationCatalog | None = None,
     sc: SiteCatalog | None = None,
     properties: Properties | Mapping[str, Mapping[str, str]] | None = None,
+    workflow_profiles: Mapping[str, Mapping[str, str]] | None = None,
 ) -> Profiles:
     """A job's profiles on ``site`` with the seeds' precedence (lowest first):
 
-    properties < the job in the workflow < the site catalog entry of ``site`` < the transformation
-    catalog (transformation-level profiles, then those of its entry for ``site``).
+    properties < the workflow's own profiles < the job in the workflow < the site catalog entry of
+    ``site`` < the transformation catalog (transformation-level profiles, then those of its entry
+    for ``site``).  The workflow level (Pegasus 5's top-level ``profiles``) is not in the seeds;
+    it sits where its scope puts it: wider than a job, narrower than the properties.
     """
     prop_layer = properties.profiles() if isinstance(properties, Properties) else properties
     site_entry = sc.get(site) if (sc is not None and site is not None) else None
@@ -129,6 +132,7 @@ def effective_profiles(
     tc_site = transformation.site(site) if (transformation is not None and site is not None) else None
     return merge_profiles(
         prop_layer,
+        workflow_profiles,
         job.profiles,
         site_entry.profiles if site_entry else None,
         transformation.profiles if transformation else None,

@@ -128,7 +128,7 @@ class Workflow:
     hooks: Mapping[str, Any] = EMPTY
     metadata: Mapping[str, str] = EMPTY
     #: workflow-level profiles (Pegasus 5 ``profiles:`` at the top level, the Python API's
-    #: ``Workflow.add_profiles``), kept through a round trip; ``effective_profiles`` does not apply them yet.
+    #: ``Workflow.add_profiles``): the layer just above properties in ``effective_profiles``.
     profiles: Mapping[str, Mapping[str, str]] = EMPTY
     #: ``pegasus:`` format version of the file read (``"5.0"``); informative only.
     format_version: str = "5.0"

@@ -95,7 +95,9 @@ def _plan(workflow: Workflow, tc: TransformationCatalog | None, sc: SiteCatalog 
     options = read_options(properties, clustering, seed)
     chosen = selected_sites(sites, sc)
     graph, order, levels = _graph(workflow)
-    table = resolve_jobs(workflow, tc=tc, sc=sc, prop_layer=properties.profiles(), options=options,
+    # workflow-level profiles sit just above properties (model.effective_profiles)
+    prop_layer = merge_profiles(properties.profiles(), workflow.profiles)
+    table = resolve_jobs(workflow, tc=tc, sc=sc, prop_layer=prop_layer, options=options,
                          selected=chosen, selector=make_selector(options.selector, options.seed))
     position = [0] * len(order)
     for pos, j in enumerate(order):
