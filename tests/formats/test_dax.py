@@ -150,3 +150,14 @@ def test_fuzz_only_format_errors(text: str) -> None:
         loads_dax(text, source="fuzz")
     except FormatError as error:
         assert error.path == "fuzz"
+
+
+def test_a_declared_label_key_is_not_warned_about(tmp_path: Path) -> None:
+    from sheaf.formats import load_inputs
+
+    dax = tmp_path / "wf.dax"
+    dax.write_text(SEED_JOB)
+    plain = load_inputs(dax, cwd=tmp_path)
+    assert any("'user_label'" in w for w in plain.warnings)
+    declared = load_inputs(dax, cwd=tmp_path, defines=["pegasus.clusterer.label.key=user_label"])
+    assert not any("'user_label'" in w for w in declared.warnings)

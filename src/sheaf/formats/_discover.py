@@ -91,7 +91,18 @@ def load_inputs(
     return Inputs(
         workflow=workflow, properties=properties,
         tc=_merge(tcat, workflow.transformation_catalog), sc=_merge(scat, workflow.site_catalog),
-        rc=_merge(rcat, workflow.replica_catalog), warnings=warnings, paths=paths)
+        rc=_merge(rcat, workflow.replica_catalog), warnings=_known_label_key(warnings, properties),
+        paths=paths)
+
+
+def _known_label_key(warnings: list[str], properties: Properties) -> list[str]:
+    """Drop the reader's 'unknown key' warning for the key ``pegasus.clusterer.label.key`` names:
+    the user declared it (the seeds' ``user_label``), so it is known after all."""
+    key = properties.get_str("pegasus.clusterer.label.key")
+    if not key:
+        return warnings
+    needle = f"unknown pegasus profile key '{key}' "
+    return [w for w in warnings if needle not in w]
 
 
 _C = TypeVar("_C", TransformationCatalog, SiteCatalog, ReplicaCatalog)
