@@ -26,15 +26,24 @@ MACHINE = ('[Arch = "X86_64"; OpSys = "LINUX"; Disk = 100000; Memory = 8192; Cpu
 
 
 def rate(fn: Callable[[], object], seconds: float) -> float:
-    count, start = 0, time.perf_counter()
+    """Calls per second of CPU time (the machine is shared: CPU time is steadier than wall time)."""
+    count, start = 0, time.process_time()
     deadline = start + seconds
     while True:
         for _ in range(1000):
             fn()
         count += 1000
-        now = time.perf_counter()
+        now = time.process_time()
         if now >= deadline:
             return count / (now - start)
+
+
+def best_of_three(theirs: Callable[[], object], mine: Callable[[], object], seconds: float) -> tuple[float, float]:
+    """Both rates, each the best of three rounds taken in turn, so that both meet the same load."""
+    a = b = 0.0
+    for _ in range(3):
+        a, b = max(a, rate(theirs, seconds / 3)), max(b, rate(mine, seconds / 3))
+    return a, b
 
 
 def main() -> None:
@@ -73,9 +82,9 @@ def main() -> None:
         ("symmetric match", lambda: job_theirs.symmetricMatch(machine_theirs),
          lambda: classad.symmetric_match(job_mine, machine_mine)),
     ]
-    print(f"{'operation':36} {'classad2/s':>12} {'sheaf/s':>12} {'ratio':>7}")
+    print(f"{'per second (CPU time)':36} {'classad2/s':>12} {'sheaf/s':>12} {'ratio':>7}")
     for name, theirs, mine in rows:
-        a, b = rate(theirs, seconds), rate(mine, seconds)
+        a, b = best_of_three(theirs, mine, seconds)
         print(f"{name:36} {a:12,.0f} {b:12,.0f} {b / a:7.2f}")
 
 
