@@ -189,14 +189,17 @@ class _Parser:
         toks = self.toks
         tok = toks[pos]
         left = _LEAVES.get(tok)
-        if left is None:
-            pos, left = self.unary(pos) if tok in _UNARY else self.postfix(pos)
-        elif toks[pos + 1] not in _AFTER_LEAF:
+        if left is not None and toks[pos + 1] not in _AFTER_LEAF:
             pos += 1  # the common operand, a bare leaf seen before: no call at all
-        elif toks[pos + 1] == "(":
-            pos, left = self.postfix(pos)  # a call
-        else:
-            pos, left = self.postfix_tail(pos + 1, left)  # TARGET.Memory and the like
+        elif tok in _UNARY:
+            pos, left = self.unary(pos)
+        else:  # postfix(), inlined; a known leaf before '.', '[' or '?:' is its own primary
+            if left is None or toks[pos + 1] == "(":
+                pos, left = self.primary(pos)
+            else:
+                pos += 1
+            if toks[pos] in _POSTFIX:
+                pos, left = self.postfix_tail(pos, left)  # TARGET.Memory and the like
         chain = 0
         while True:
             op = toks[pos]
