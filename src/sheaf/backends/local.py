@@ -22,8 +22,9 @@ Processes (``_spawn``)
     main process exits, what is left of its process group is killed, as HTCondor's starter does.
 
 Started processes
-    Each started attempt's pid and start time (``/proc/<pid>/stat``) are kept until ``started()``
-    takes them (the engine journals them, to stop a killed engine's orphans on resume).
+    Each started attempt's pid is kept until ``started()`` takes it with its start time
+    (``/proc/<pid>/stat``), for attempts still running then; the engine journals them, to stop a
+    killed engine's orphans on resume.
 
 Exits
     Each process has a pidfd registered in one epoll; ``wait`` blocks in ``epoll.poll`` and reaps
@@ -88,7 +89,7 @@ class LocalBackend:
         self._jobs: dict[int, _Job] = {}  # by pidfd
         self._keys: dict[str, int] = {}  # launch key -> pidfd
         self._events: list[Event] = []
-        self._started: list[Started] = []
+        self._started: list[tuple[str, int]] = []  # (key, pid) not yet taken by started()
         self._epoll = select.epoll()
         self._demands: dict[object, Demand] = {}
         self._next_poll = 0.0
@@ -141,8 +142,16 @@ class LocalBackend:
         self._schedule()
 
     def started(self) -> list[Started]:
-        """The attempts started since the last call: pid and start time, for the engine's journal."""
-        started, self._started = self._started, []
+        """The attempts started since the last call and still running: pid and start time.
+
+        The start time is read here, not at spawn: a short job is reaped by the time the engine
+        asks, and then costs no ``/proc`` read (~35 us a job on this machine)."""
+        started: list[Started] = []
+        for key, pid in self._started:
+            ticks = start_ticks(pid) if key in self._keys else None  # None: gone or a zombie
+            if ticks is not None:
+                started.append(Started(key, pid, ticks))
+        self._started = []
         return started
 
     def idle(self) -> int:
@@ -235,9 +244,7 @@ class LocalBackend:
                               claim.memory_limit is not None and not claim.local)
         self._keys[launch.key] = fd
         self.started_total += 1
-        ticks = start_ticks(spawned.pid)  # None only if it is already a zombie: nothing to orphan
-        if ticks is not None:
-            self._started.append(Started(launch.key, spawned.pid, ticks))
+        self._started.append((launch.key, spawned.pid))
         return "started"
 
     def _release(self, key: str, claim: Claim) -> None:
