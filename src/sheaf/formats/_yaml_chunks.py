@@ -18,21 +18,39 @@ located syntax error:
 Where the block ends is found by looking for the top-level keys a workflow may have after
 ``jobs``; an unexpected top-level line inside the block makes its slice fail to parse, and so falls
 back too.
+
+With two or more CPUs and more than one slice, the slices are parsed on two cores
+(``_slice_worker``): a second process parses seven slices in eight while this one parses the rest
+and converts every slice in order; the worker's frames are read by a thread into a short queue, so
+it runs ahead without holding more than a few slices.  ``SHEAF_LOAD_WORKER=0`` turns this off.
+Anything wrong with the worker (it cannot start, it dies, it cannot carry a slice) means that
+slice, or the rest, is parsed here: the result never depends on the worker.
 """
 
 from __future__ import annotations
 
 import mmap
 import os
+import queue
+import subprocess
+import sys
+import threading
 from collections.abc import Iterator
-from typing import Any
+from pathlib import Path
+from typing import IO, Any
 
+import msgspec
 import yaml_rs
 
 from sheaf.formats._common import Source
 from sheaf.model import Workflow
 
 SLICE_CHARS = 4 << 20
+#: one slice in WORKER_SHARE is parsed here, the others by the worker (parsing costs about twice
+#: what decoding and converting a slice cost, so this keeps both cores about equally busy)
+WORKER_SHARE = 8
+_WORKER = str(Path(__file__).with_name("_slice_worker.py"))
+_FRAME_HEAD = 9  # _slice_worker.FRAME: status byte + 8-byte little-endian length
 _AFTER_JOBS = (b"pegasus:", b"name:", b"hooks:", b"profiles:", b"metadata:", b"siteCatalog:", b"replicaCatalog:",
                b"transformationCatalog:", b"jobDependencies:", b"x-")
 _PAGE = mmap.PAGESIZE
@@ -122,7 +140,8 @@ def _read_mapped(data: mmap.mmap, src: Source, convert: Any) -> Workflow | None:
     if not isinstance(loaded, dict) or loaded.get("jobs") != []:
         return None
     try:
-        workflow: Workflow = convert(loaded, src, _chunks(data, slices))
+        chunks = _two_core_chunks(data, src.path, slices) if _use_worker(slices) else _chunks(data, slices)
+        workflow: Workflow = convert(loaded, src, chunks)
     except _Fallback:
         return None
     return workflow
@@ -137,13 +156,107 @@ def _drop(data: mmap.mmap, start: int, end: int) -> None:
 
 def _chunks(data: mmap.mmap, slices: list[tuple[int, int]]) -> Iterator[list[Any]]:
     for start, end in slices:
+        items = _parse_slice(data, start, end)
+        if items is not None:
+            yield items
+
+
+def _parse_slice(data: mmap.mmap, start: int, end: int) -> list[Any] | None:
+    try:
+        items = yaml_rs.loads(data[start:end].decode("utf-8"), parse_datetime=False)
+    except (ValueError, TypeError, OverflowError, RecursionError):  # UnicodeDecodeError is a ValueError
+        raise _Fallback from None
+    _drop(data, start, end)
+    return _checked(items)
+
+
+def _checked(items: Any) -> list[Any] | None:
+    if items is not None and not isinstance(items, list):
+        raise _Fallback
+    return items
+
+
+# --- two cores: a worker process parses most slices (module docstring) -----------------------------
+
+def _use_worker(slices: list[tuple[int, int]]) -> bool:
+    return len(slices) > 1 and (os.cpu_count() or 1) > 1 and os.environ.get("SHEAF_LOAD_WORKER", "1") != "0"
+
+
+def _two_core_chunks(data: mmap.mmap, path: str, slices: list[tuple[int, int]]) -> Iterator[list[Any]]:
+    """Like ``_chunks``, with the slices whose index is not a multiple of ``WORKER_SHARE`` parsed by the worker."""
+    theirs = [i for i in range(len(slices)) if i % WORKER_SHARE]
+    worker = _Worker.start(path, [slices[i] for i in theirs])
+    try:
+        for index, (start, end) in enumerate(slices):
+            items = worker.take() if worker is not None and index % WORKER_SHARE else _parse_slice(data, start, end)
+            if items is _LOCAL:  # the worker could not: parse it here
+                items = _parse_slice(data, start, end)
+            if items is not None:
+                yield _checked(items)  # type: ignore[misc]
+    finally:
+        if worker is not None:
+            worker.stop()
+
+
+_LOCAL: Any = object()  # a frame that says "parse this slice yourself"
+
+
+class _Worker:
+    """The ``_slice_worker`` process, and a thread that reads its frames into a bounded queue."""
+
+    def __init__(self, process: subprocess.Popen[bytes], frames: int) -> None:
+        self.process = process
+        self.frames: queue.Queue[bytes | None] = queue.Queue(maxsize=3)
+        self.reader = threading.Thread(target=self._read, args=(process.stdout, frames), daemon=True)
+        self.reader.start()
+        self.broken = False
+        self.decode = msgspec.msgpack.Decoder().decode
+
+    @classmethod
+    def start(cls, path: str, spans: list[tuple[int, int]]) -> _Worker | None:
+        argv = [sys.executable, "-P", _WORKER, path, *(f"{start}:{end}" for start, end in spans)]
         try:
-            items = yaml_rs.loads(data[start:end].decode("utf-8"), parse_datetime=False)
-        except (ValueError, TypeError, OverflowError, RecursionError):  # UnicodeDecodeError is a ValueError
-            raise _Fallback from None
-        _drop(data, start, end)
-        if items is None:
-            continue
-        if not isinstance(items, list):
-            raise _Fallback
-        yield items
+            process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                       stderr=subprocess.DEVNULL)
+        except OSError:
+            return None
+        return cls(process, len(spans))
+
+    def _read(self, stream: IO[bytes], frames: int) -> None:
+        """Runs in the thread: one queue item per frame, ``None`` if the worker died."""
+        for _ in range(frames):
+            head = stream.read(_FRAME_HEAD)
+            size = int.from_bytes(head[1:], "little") if len(head) == _FRAME_HEAD else -1
+            payload = stream.read(size) if size > 0 else b""
+            if size < 0 or len(payload) != size or head[:1] not in (b"D", b"L"):
+                self.frames.put(None)
+                return
+            self.frames.put(payload if head[:1] == b"D" else b"")
+
+    def take(self) -> Any:
+        """The next slice's data, or ``_LOCAL``."""
+        if self.broken:
+            return _LOCAL
+        payload = self.frames.get()
+        if payload is None:
+            self.broken = True  # every later slice is parsed here
+            return _LOCAL
+        if not payload:
+            return _LOCAL
+        try:
+            return self.decode(payload)
+        except (msgspec.DecodeError, ValueError):
+            return _LOCAL
+
+    def stop(self) -> None:
+        """End the worker (done, or the reader stopped early on an error) and the thread."""
+        if self.process.poll() is None:
+            self.process.kill()
+        while self.reader.is_alive():
+            try:  # unblock a reader waiting for room in the queue
+                self.frames.get(timeout=0.05)
+            except queue.Empty:
+                pass
+        self.process.wait()
+        if self.process.stdout is not None:
+            self.process.stdout.close()
