@@ -11,7 +11,14 @@ For each shape and size this script
    and ``ru_maxrss``;
 3. in another fresh subprocess loads the same file with PyYAML's ``CSafeLoader`` (the baseline),
    up to ``--pyyaml-max`` jobs; above that the PyYAML time is extrapolated linearly from the largest
-   measured size of the same shape and marked ``~``.
+   measured size of the same shape and marked ``~``;
+4. in another fresh subprocess parses the same file with ``yaml_rs`` alone (no conversion, no
+   validation): the floor a one-process reader cannot go under, and a yardstick that a busy shared
+   machine slows down as much as it slows sheaf (compare the CPU columns, and ``cpu/yrs``).
+
+sheaf parses most slices of a large file in a second process (``sheaf.formats._slice_worker``):
+``cpu s`` is the loading process's CPU time, ``wkr cpu`` the worker's; on two idle cores the wall
+time is about the larger of the two.
 
 Usage::
 
@@ -105,7 +112,8 @@ t1 = time.perf_counter()
 graph, levels, summary = validate(wf)
 c2, t2 = time.process_time(), time.perf_counter()
 rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-print(t1 - t0, t2 - t1, c2 - c0, rss, summary.jobs, summary.edges, summary.levels)
+kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(t1 - t0, t2 - t1, c2 - c0, rss, kids.ru_utime + kids.ru_stime, kids.ru_maxrss / 1024, summary.jobs)
 """
 
 _PYYAML_CHILD = """
@@ -116,6 +124,16 @@ with open(sys.argv[1]) as fh:
     data = yaml.load(fh, Loader=yaml.CSafeLoader)
 c1, t1 = time.process_time(), time.perf_counter()
 print(t1 - t0, c1 - c0, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, len(data["jobs"]))
+"""
+
+
+_YAML_RS_CHILD = """
+import resource, sys, time
+import yaml_rs
+c0 = time.process_time()
+with open(sys.argv[1], encoding="utf-8") as fh:
+    data = yaml_rs.loads(fh.read(), parse_datetime=False)
+print(time.process_time() - c0, len(data["jobs"]))
 """
 
 
@@ -152,7 +170,7 @@ def main() -> None:
     args = parser.parse_args()
     rows = []
     header = (f"{'shape':8} {'jobs':>8} {'MB':>6} {'write s':>8} {'read s':>7} {'valid. s':>8} {'total s':>8} "
-              f"{'cpu s':>6} {'RSS MB':>7} {'PyYAML s':>9} {'PyY cpu':>8} {'PyY RSS':>8} {'target':>7}")
+              f"{'cpu s':>6} {'wkr cpu':>7} {'RSS MB':>7} {'wkr RSS':>7} {'yaml_rs cpu':>11} {'cpu/yrs':>7} {'PyYAML s':>9} {'PyY cpu':>8} {'PyY RSS':>8} {'target':>7}")
     print(f"# load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; wall-clock seconds unless 'cpu'")
     print(header)
     with tempfile.TemporaryDirectory() as tmp:
@@ -162,7 +180,8 @@ def main() -> None:
                 path = Path(tmp) / f"{shape}-{size}.yml"
                 write_s, jobs_f = _child(_WRITE_CHILD, shape, size, path)
                 jobs = int(jobs_f)
-                read_s, valid_s, cpu_s, rss, *_ = _child(_SHEAF_CHILD, path)
+                read_s, valid_s, cpu_s, rss, wkr_cpu, wkr_rss, _ = _child(_SHEAF_CHILD, path)
+                yrs_cpu = _child(_YAML_RS_CHILD, path)[0]
                 if size <= args.pyyaml_max:
                     py_s, py_cpu, py_rss, _ = _child(_PYYAML_CHILD, path)
                     per_job = (py_s / jobs, py_cpu / jobs)
@@ -177,9 +196,10 @@ def main() -> None:
                 verdict = "-" if target is None else ("ok" if total <= target and rss <= RSS_TARGET_MB else "MISS")
                 mb = path.stat().st_size / 2**20
                 print(f"{shape:8} {jobs:8d} {mb:6.0f} {write_s:8.2f} {read_s:7.2f} {valid_s:8.2f} {total:8.2f} "
-                      f"{cpu_s:6.2f} {rss:7.0f} {py_text} {py_cpu_text} {py_rss_text} {verdict:>7}", flush=True)
+                      f"{cpu_s:6.2f} {wkr_cpu:7.2f} {rss:7.0f} {wkr_rss:7.0f} {yrs_cpu:11.2f} {cpu_s / yrs_cpu:7.2f} {py_text} {py_cpu_text} {py_rss_text} {verdict:>7}", flush=True)
                 rows.append({"shape": shape, "jobs": jobs, "mb": mb, "write_s": write_s, "read_s": read_s,
-                             "validate_s": valid_s, "cpu_s": cpu_s, "rss_mb": rss, "pyyaml_s": py_text.strip()})
+                             "validate_s": valid_s, "cpu_s": cpu_s, "worker_cpu_s": wkr_cpu, "rss_mb": rss,
+                             "worker_rss_mb": wkr_rss, "yaml_rs_cpu_s": yrs_cpu, "pyyaml_s": py_text.strip()})
                 path.unlink()
     if args.json:
         print(json.dumps(rows, indent=1))

@@ -94,13 +94,17 @@ def _check_lfn(lfn: str) -> None:
 def _workflow_inputs(workflow: Workflow) -> set[str]:
     produced: set[str] = set()
     consumed: set[str] = set()
+    produce, consume = produced.add, consumed.add
     for job in workflow.jobs.values():
         for use in job.uses:
             kind = use.type  # plain attribute reads: this loop sees every use of 10^6 jobs
-            if kind != "input":
-                produced.add(use.lfn)
-            if kind != "output":
-                consumed.add(use.lfn)
+            if kind == "input":
+                consume(use.lfn)
+            elif kind == "output":
+                produce(use.lfn)
+            else:  # checkpoint: both
+                produce(use.lfn)
+                consume(use.lfn)
     return consumed - produced
 
 
@@ -125,14 +129,19 @@ def _readers(exec_wf: ExecutableWorkflow) -> dict[str, list[int]]:
     readers: dict[str, list[int]] = {}
     if not inputs:
         return readers
-    abstract = exec_wf.workflow.jobs
-    for index, job in enumerate(exec_wf.jobs):
+    get = exec_wf.workflow.jobs.get
+    for index, job in enumerate(exec_wf.jobs):  # every use of 10^6 jobs: plain reads, no calls
         for task in job.tasks:
-            source = abstract.get(task.id)
-            for use in source.uses if source is not None else ():
-                if use.lfn in inputs and use.consumes:
-                    found = readers.setdefault(use.lfn, [])
-                    if not found or found[-1] != index:
+            source = get(task.id)
+            if source is None:
+                continue
+            for use in source.uses:
+                lfn = use.lfn
+                if lfn in inputs and use.type != "output":  # ``use.consumes``
+                    found = readers.get(lfn)
+                    if found is None:
+                        readers[lfn] = [index]
+                    elif found[-1] != index:
                         found.append(index)
     return readers
 
