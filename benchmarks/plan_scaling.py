@@ -14,7 +14,15 @@ For each size this script
 3. times a baseline in the same run: the reference planner's level computation (a BFS that, each
    time it reaches a child, rescans the child's whole parent list), which is what makes the
    reference take 19.2 s (clustered) and 400.8 s (unclustered) at 10^5 jobs on this machine.  It runs
-   up to ``--baseline-max`` jobs and is extrapolated quadratically above that (marked ``~``).
+   up to ``--baseline-max`` jobs and is extrapolated quadratically above that (marked ``~``);
+4. times a second baseline right after each plan, in the same run: creating as many bare files as
+   the plan wrote (one 1 KB file per executable job and per cluster input, ``os.open``/``os.write``,
+   10^4 to a directory as the plan's layout does).  The unclustered plan is one submit file per job
+   (the contract), so its write time cannot go under this; on this shared VM it varies from run to
+   run by a factor of several with what the other helpers write, hence ``write/bare``.
+
+``load s`` includes the YAML worker process (``sheaf.formats._slice_worker``), whose CPU time is
+not in ``plan cpu``.
 
 Usage::
 
@@ -84,6 +92,21 @@ print(t1 - t0, t3 - t2, plan_cpu, write_s, rss, len(ew.jobs), len(ew.edges))
 """
 
 
+_BARE_CHILD = """
+import os, sys, time
+root, count = sys.argv[1], int(sys.argv[2])
+body = b"x" * 1023 + b"\\n"
+t0 = time.perf_counter()
+for i in range(count):
+    if i % 10000 == 0:
+        os.makedirs(f"{root}/jobs/{i // 10000:03d}")
+    fd = os.open(f"{root}/jobs/{i // 10000:03d}/f{i}.sub", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    os.write(fd, body)
+    os.close(fd)
+print(time.perf_counter() - t0)
+"""
+
+
 def _child(code: str, *args: object) -> list[float]:
     out = subprocess.run([sys.executable, "-c", code, *map(str, args)], check=True, capture_output=True,
                          text=True)
@@ -131,7 +154,7 @@ def main() -> None:
     args = parser.parse_args()
     print(f"{'jobs':>8} {'mode':11} {'load s':>7} {'plan s':>7} {'plan cpu':>8} {'write s':>8} {'total s':>8} "
           f"{'RSS MB':>7} "
-          f"{'exec jobs':>9} {'target':>7}  {'baseline levels s':>17}")
+          f"{'exec jobs':>9} {'bare files s':>12} {'write/bare':>10} {'target':>7}  {'baseline levels s':>17}")
     measured: tuple[int, float] | None = None
     with tempfile.TemporaryDirectory() as tmp:
         for size in sorted(args.sizes):
@@ -146,12 +169,14 @@ def main() -> None:
                 load_s, plan_s, cpu_s, write_s, rss, exec_jobs, _ = _child(_PLAN_CHILD, path, mode,
                                                                          Path(tmp) / mode)
                 total = load_s + plan_s + (0.0 if math.isnan(write_s) else write_s)
+                files = int(exec_jobs) + (int(exec_jobs) if mode == "clustered" else 0)  # .sub (+ .in)
+                bare_s = _child(_BARE_CHILD, Path(tmp) / f"bare-{mode}", files)[0]
                 target = TARGETS.get((size, mode))
                 ok = total <= target and rss <= RSS_TARGET_MB if target else None
                 verdict = "-" if ok is None else ("ok" if ok else "MISS")
                 print(f"{jobs:8d} {mode:11} {load_s:7.2f} {plan_s:7.2f} {cpu_s:8.2f} {write_s:8.2f} {total:8.2f} "
                       f"{rss:7.0f} "
-                      f"{int(exec_jobs):9d} {verdict:>7}  {base}", flush=True)
+                      f"{int(exec_jobs):9d} {bare_s:12.2f} {write_s / bare_s:10.1f} {verdict:>7}  {base}", flush=True)
             path.unlink()
     print(f"reference Java planner at 10^5 jobs (issue 3, same machine): "
           f"{REFERENCE_JAVA_S['clustered']} s clustered, {REFERENCE_JAVA_S['unclustered']} s unclustered")
