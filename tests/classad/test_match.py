@@ -147,3 +147,15 @@ def test_matchmaking_names_are_public() -> None:
     assert set(classad.__all__) >= {"ConcurrencyLimits", "Cycle", "Expansion", "Match", "expand", "half_match",
                                     "negotiate", "rank", "recount_matches", "symmetric_match", "unmatch"}
     assert classad.symmetric_match is symmetric_match
+
+
+def test_limit_semantics_are_shared_with_the_engine() -> None:
+    from sheaf.classad import limit_for, parse_limits
+
+    assert parse_limits("A, b:2, a:0.5, c:bad") == (("a", 1.5), ("b", 2.0), ("c", 1.0))
+    knobs = {"PEGASUS_TRANSFER.STAGEIN_LIMIT": 4.0, "CONCURRENCY_LIMIT_DEFAULT_PEGASUS_TRANSFER": 2.0,
+             "CONCURRENCY_LIMIT_DEFAULT": 9.0}
+    assert limit_for("pegasus_transfer.stagein", knobs) == 4.0
+    assert limit_for("pegasus_transfer.stageout", knobs) == 2.0
+    assert limit_for("other", knobs) == 9.0
+    assert limit_for("other", {}) == 2308032.0

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from sheaf.engine._limits import ConcurrencyLimits, parse_limits
+from sheaf.classad import parse_limits
+from sheaf.engine._limits import ConcurrencyLimits
 from sheaf.engine._slotconfig import parse_config
 from sheaf.errors import FormatError
 

@@ -55,7 +55,7 @@ from sheaf.backends._queue import LaunchQueue, Outcome
 from sheaf.backends._spawn import Spawned, SpawnError, seal_descriptors, spawn
 from sheaf.classad import ClassAd
 from sheaf.engine import ConcurrencyLimits, Event, Exited, Held, Launch, Pool, Started
-from sheaf.engine._limits import Demand, parse_limits
+from sheaf.classad import Demand, parse_limits
 from sheaf.engine._orphans import start_ticks
 from sheaf.engine._pool import Claim
 

@@ -27,7 +27,7 @@ import math
 import re
 from collections.abc import Iterable, Mapping
 
-__all__ = ["ConcurrencyLimits", "Demand", "parse_limits"]
+__all__ = ["HTCONDOR_DEFAULT_LIMIT", "ConcurrencyLimits", "Demand", "limit_for", "parse_limits"]
 
 HTCONDOR_DEFAULT_LIMIT = 2308032.0
 _SPLIT = re.compile(r"[\s,]+")
@@ -48,6 +48,19 @@ def parse_limits(text: str) -> Demand:
         key = name.lower()
         totals[key] = totals.get(key, 0.0) + _weight(weight_text)
     return tuple(totals.items())
+
+
+def limit_for(name: str, knobs: Mapping[str, float]) -> float:
+    """HTCondor's maximum for limit ``name`` given upper-case knobs: ``<NAME>_LIMIT``, else (for a
+    dotted name) ``CONCURRENCY_LIMIT_DEFAULT_<prefix before the first dot>``, else
+    ``CONCURRENCY_LIMIT_DEFAULT``, else HTCondor's built-in default."""
+    upper = name.upper()
+    found = knobs.get(f"{upper}_LIMIT")
+    if found is None and "." in upper:
+        found = knobs.get(f"CONCURRENCY_LIMIT_DEFAULT_{upper.split('.', 1)[0]}")
+    if found is None:
+        found = knobs.get("CONCURRENCY_LIMIT_DEFAULT")
+    return HTCONDOR_DEFAULT_LIMIT if found is None else found
 
 
 def _weight(text: str) -> float:
@@ -95,15 +108,7 @@ class ConcurrencyLimits:
         return found
 
     def _lookup(self, key: str) -> float:
-        upper = key.upper()
-        candidates = [f"{upper}_LIMIT"]
-        if "." in upper:
-            candidates.append(f"CONCURRENCY_LIMIT_DEFAULT_{upper.split('.', 1)[0]}")
-        candidates.append("CONCURRENCY_LIMIT_DEFAULT")
-        for candidate in candidates:
-            if candidate in self._config:
-                return self._config[candidate]
-        return HTCONDOR_DEFAULT_LIMIT
+        return limit_for(key, self._config)
 
     def usage(self, name: str) -> float:
         return self._usage.get(name.lower(), 0.0)

@@ -7,6 +7,7 @@
     classad.negotiate(jobs, resources, limits) -> Cycle    one negotiator cycle: .matches (Match),
                                                            .unmatched {job: reason}, .resources, .kinds
     classad.ConcurrencyLimits(config, usage)           the limits throttle (try_acquire/release/statistics)
+    classad.parse_limits(text), limit_for(name, knobs) ConcurrencyLimits strings and HTCondor's limit lookup
     classad.recount_matches(resources, jobs, by, key)  the USCMS matchmaker monitor: CurMatches from MATCH_<by>
     classad.unmatch(resources, match, limits)          back out of one match
 
@@ -16,11 +17,11 @@ Policies are stated in the implementing modules: ``_match``, ``_match_expand``, 
 
 from __future__ import annotations
 
-from ._limits import ConcurrencyLimits
+from ._limits import ConcurrencyLimits, Demand, limit_for, parse_limits
 from ._match import half_match, rank, symmetric_match
 from ._match_expand import Expansion, expand
 from ._negotiator import Cycle, Match, negotiate
 from ._negotiator_monitor import recount_matches, unmatch
 
-__all__ = ["ConcurrencyLimits", "Cycle", "Expansion", "Match", "expand", "half_match", "negotiate", "rank",
-           "recount_matches", "symmetric_match", "unmatch"]
+__all__ = ["ConcurrencyLimits", "Cycle", "Demand", "Expansion", "Match", "expand", "half_match", "limit_for",
+           "negotiate", "parse_limits", "rank", "recount_matches", "symmetric_match", "unmatch"]

@@ -32,17 +32,13 @@ import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
+from sheaf.classad import Demand, limit_for, parse_limits
 from sheaf.engine._slotconfig import PoolConfig
 from sheaf.errors import FormatError
 
 __all__ = ["ConcurrencyLimits", "Demand", "parse_limits", "state_dir"]
 
 STATE_ENV = "SHEAF_STATE_DIR"
-HTCONDOR_DEFAULT_LIMIT = 2308032.0
-_SPLIT = re.compile(r"[\s,]+")
-
-Demand = tuple[tuple[str, float], ...]
-"""What one job consumes: ``((name, weight), ...)``, names lower-cased, in declaration order."""
 _RECLAIM_EVERY = 1.0
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS holdings (
@@ -55,24 +51,6 @@ CREATE TABLE IF NOT EXISTS holdings (
 );
 CREATE INDEX IF NOT EXISTS holdings_by_name ON holdings (name);
 """
-
-
-def parse_limits(text: str) -> Demand:
-    """``"a, b:2"`` -> ``(("a", 1.0), ("b", 2.0))``; a repeated name adds up, a bad weight counts 1."""
-    totals: dict[str, float] = {}
-    for item in _SPLIT.split(text.strip()):
-        name, _, weight_text = item.partition(":")
-        if name:
-            totals[name.lower()] = totals.get(name.lower(), 0.0) + _weight(weight_text)
-    return tuple(totals.items())
-
-
-def _weight(text: str) -> float:
-    try:
-        weight = float(text) if text else 1.0
-    except ValueError:
-        return 1.0
-    return weight if weight > 0 and math.isfinite(weight) else 1.0
 
 
 def state_dir() -> Path:
@@ -124,14 +102,7 @@ class ConcurrencyLimits:
         return found
 
     def _lookup(self, upper: str) -> float:
-        candidates = [f"{upper}_LIMIT"]
-        if "." in upper:
-            candidates.append(f"CONCURRENCY_LIMIT_DEFAULT_{upper.split('.', 1)[0]}")
-        candidates.append("CONCURRENCY_LIMIT_DEFAULT")
-        for candidate in candidates:
-            if candidate in self._knobs:
-                return self._knobs[candidate]
-        return HTCONDOR_DEFAULT_LIMIT
+        return limit_for(upper, self._knobs)
 
     def try_acquire(self, key: str, demand: Demand | str) -> bool:
         """Grant every limit of ``demand`` to ``key`` or none of them; never blocks."""
