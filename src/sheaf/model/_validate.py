@@ -93,7 +93,9 @@ def _check_profiles(workflow: Workflow, tc: TransformationCatalog | None, sc: Si
 def _summary(workflow: Workflow, graph: Graph, levels: list[int], tc: TransformationCatalog | None,
              sc: SiteCatalog | None) -> Summary:
     jobs = workflow.jobs.values()
-    files = {use.lfn for job in jobs for use in job.uses}  # one comprehension: no generator per job
+    files = graph.file_count  # counted while inferring file edges
+    if files is None:
+        files = len({use.lfn for job in jobs for use in job.uses})  # one comprehension: no generator per job
     transformations: set[tuple[str | None, str, str | None]] = set()
     subworkflows = 0
     for job in jobs:
@@ -106,7 +108,7 @@ def _summary(workflow: Workflow, graph: Graph, levels: list[int], tc: Transforma
         sites.update(entry.name for entry in transformation.sites)
     return Summary(
         name=workflow.name, jobs=len(workflow.jobs), compute_jobs=len(workflow.jobs) - subworkflows,
-        subworkflow_jobs=subworkflows, files=len(files), edges=graph.edge_count,
+        subworkflow_jobs=subworkflows, files=files, edges=graph.edge_count,
         levels=max(levels, default=0), transformations=len(transformations), sites=tuple(sorted(sites)))
 
 
