@@ -173,3 +173,27 @@ def test_started_reports_running_attempts_once_with_their_start_time(tmp_path: P
         assert started[0].start_ticks == start_ticks(started[0].pid)
         assert os.getpgid(started[0].pid) == started[0].pid  # its own process group, as killed on resume
         assert backend.started() == []
+
+
+def test_a_large_engine_does_not_make_small_jobs_fail_for_memory(tmp_path: Path) -> None:
+    """wait4's ru_maxrss of a posix_spawn'd child starts at the spawner's high-water mark (Linux
+    keeps the pre-exec peak across execve), so a 300 MB engine must not fail a /bin/true that asked
+    for 64 MB."""
+    ballast = b"x" * (300 * 2**20)  # written, so resident: the engine process is now large
+    with backend_for(tmp_path, "NUM_CPUS = 1\nMEMORY = 64\n") as local:
+        for i in range(3):
+            local.submit(make_launch(tmp_path, f"small{i}", ["/bin/sh", "-c", "exit 0"]))
+        events = collect(local, 3)
+    assert len(ballast) > 0
+    for event in events.values():
+        assert (exited(event).exit_code, exited(event).reason) == (0, None)
+
+
+def test_a_short_spike_is_caught_by_polling_or_at_exit(tmp_path: Path) -> None:
+    """A job that grows far past its request (and past the engine's own peak) and exits at once
+    fails, whichever catches it: a poll, or its own ru_maxrss at exit."""
+    spike = "import sys; block = b'x' * (1200 * 2**20); sys.exit(0)"
+    with backend_for(tmp_path, "NUM_CPUS = 1\nMEMORY = 256\n") as local:
+        local.submit(make_launch(tmp_path, "spike", [sys.executable, "-c", spike]))
+        event = exited(collect(local, 1)["spike#0"])
+    assert event.signal == 9 and event.reason is not None and "exceeded request" in event.reason

@@ -15,7 +15,9 @@ what HTCondor's procd does without cgroups: it *polls*, the same way everywhere.
 - A tree over its limit is killed (SIGKILL to its process group) and reported with the measured
   usage as reason text.
 - A spike shorter than the poll interval can slip between polls; at exit the kernel's peak RSS of
-  the job (``wait4``'s ``ru_maxrss``) is compared with the limit as well, so such a job still fails.
+  the job (``wait4``'s ``ru_maxrss``) is compared with the limit as well, so such a job still fails
+  -- when that peak exceeds the engine's own, since a spawned child inherits the spawner's
+  high-water mark (see ``sheaf.backends.local``).
 """
 
 from __future__ import annotations

@@ -37,12 +37,15 @@ Memory (``_memwatch``)
     lived longer than that; a job over its limit is killed with SIGKILL and reported as
     ``Exited(signal=9, reason="memory usage ... exceeded request ...")``.  A job whose peak RSS
     (``wait4``'s ``ru_maxrss``) exceeded the limit between two polls is reported the same way at
-    exit, so enforcement does not depend on polling luck.  The local universe is not limited.
+    exit -- when that peak is above the engine's own: Linux carries the pre-exec high-water mark
+    across execve, so a spawned child's ``ru_maxrss`` is at least the spawner's RSS and says nothing
+    about the job below that.  The local universe is not limited.
 """
 
 from __future__ import annotations
 
 import os
+import resource
 import select
 import signal
 import time
@@ -299,6 +302,11 @@ class LocalBackend:
     def _peak_reason(self, job: _Job, peak_mb: float) -> str | None:
         limit = job.claim.memory_limit
         if not job.limited or limit is None or peak_mb <= limit:
+            return None
+        # Linux keeps the pre-exec high-water mark across execve, and a posix_spawn'd child starts
+        # in (a copy of) this process's memory: its ru_maxrss is at least our own peak at spawn
+        # time.  Only a peak above ours says something about the job itself.
+        if peak_mb <= resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:
             return None
         return (f"memory usage {peak_mb:.0f} MB exceeded request {limit} MB "
                 "(peak resident set, measured at exit)")
