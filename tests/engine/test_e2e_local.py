@@ -173,8 +173,10 @@ def test_sheaf_plan_output_with_hand_edits(tmp_path: Path) -> None:
     dag = plan / "blackdiamond.dag"
     node = "analyze_ID0000010"
     sub = next(plan.rglob(f"{node}.sub"))
-    sub.write_text(sub.read_text().replace("queue", "request_memory = ifthenelse(isundefined(DAGNodeRetry) || "
-                                                    "DAGNodeRetry == 0, 1, 4096)\nqueue"))
+    # keg (a Python script, ~10 MB) lives 0.5 s so the memory poll sees it over the 1 MB first request
+    # (a job that ends before the first poll and stays under the engine's own peak cannot be measured)
+    sub.write_text(sub.read_text().replace("-T 0", "-T 0.5").replace(
+        "queue", "request_memory = ifthenelse(isundefined(DAGNodeRetry) || DAGNodeRetry == 0, 1, 4096)\nqueue"))
     text = dag.read_text()
     assert f"RETRY {node} 2" in text
     dag.write_text(text.replace(f"RETRY {node} 2", f"RETRY {node} 0"))
