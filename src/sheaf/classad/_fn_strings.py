@@ -338,16 +338,26 @@ def _lists_or_empty(args: list[Value], lists: int) -> Value:
     return values, delims
 
 
+def _two_strings(args: list[Value]) -> Value:
+    """``(a, b, delims)`` for ``f(a, b [, delims])`` where a and b must be strings, else the value
+    the function returns (ERROR, or UNDEFINED as ``_lists_or_empty`` decides)."""
+    if not 2 <= len(args) <= 3:
+        return ERROR
+    read = _lists_or_empty(args, 2)
+    if type(read) is not tuple:
+        return read
+    (first, second), delims = read
+    if type(first) is not str or type(second) is not str:
+        return ERROR
+    return first, second, delims
+
+
 def _string_list_member(fold: bool) -> Callable[[list[Value]], Value]:
     def member(args: list[Value]) -> Value:
-        if not 2 <= len(args) <= 3:
-            return ERROR
-        read = _lists_or_empty(args, 2)
+        read = _two_strings(args)
         if type(read) is not tuple:
             return read
-        (needle, text), delims = read
-        if type(needle) is not str or type(text) is not str:
-            return ERROR
+        needle, text, delims = read
         items = split_list(text, delims, blanks=True)
         if fold:
             needle = ascii_lower(needle)
@@ -362,14 +372,10 @@ strict("stringListIMember")(_string_list_member(True))
 
 def _subset(fold: bool) -> Callable[[list[Value]], Value]:
     def subset(args: list[Value]) -> Value:
-        if not 2 <= len(args) <= 3:
-            return ERROR
-        read = _lists_or_empty(args, 2)
+        read = _two_strings(args)
         if type(read) is not tuple:
             return read
-        (small, big), delims = read
-        if type(small) is not str or type(big) is not str:
-            return ERROR
+        small, big, delims = read
         norm = ascii_lower if fold else (lambda text: text)
         have = {norm(item) for item in split_list(big, delims, blanks=True)}
         return all(norm(item) in have for item in split_list(small, delims, blanks=True))
