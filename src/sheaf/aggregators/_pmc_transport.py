@@ -21,7 +21,7 @@ import subprocess
 import sys
 import time
 from multiprocessing.connection import Connection, wait
-from typing import Any, Protocol
+from typing import Any, NoReturn, Protocol
 
 Message = tuple[str, dict[str, Any]]
 
@@ -153,12 +153,17 @@ class MpiMaster:
         self._watched: dict[int, int] = {}
         self._host = socket.gethostname()
         self.configured: set[int] = set()  # ranks that were sent their configuration
+        #: a rank died: MPI_Finalize would wait on it (OpenMPI's finalize synchronises every process,
+        #: and a SIGKILLed rank never arrives), so the survivors leave without finalizing.
+        self.lost_any = False
 
     def ranks(self) -> list[int]:
         return sorted(self._live)
 
     def send(self, rank: int, message: Message) -> None:
         if rank in self._live:
+            if message[0] == "shutdown" and self.lost_any:
+                message = ("shutdown", {**message[1], "abandon": True})
             self._comm.send(message, dest=rank)
             if message[0] == "config":
                 self.configured.add(rank)
@@ -187,6 +192,7 @@ class MpiMaster:
         for rank in gone:
             del self._watched[rank]
             self._live.discard(rank)
+            self.lost_any = True
         return [(rank, ("lost", {"why": "its process is gone"})) for rank in gone]
 
     def watch(self, rank: int, hostname: str, pid: int) -> None:
@@ -196,9 +202,17 @@ class MpiMaster:
     def forget(self, rank: int) -> None:
         self._live.discard(rank)
         self._watched.pop(rank, None)
+        self.lost_any = True
 
     def close(self) -> None:
-        """MPI is finalised by mpi4py at exit."""
+        """MPI is finalised by mpi4py at exit, unless a rank was lost (``lost_any``)."""
+
+
+def exit_without_finalize(code: int) -> NoReturn:
+    """Flush and leave at once: after a rank died, MPI_Finalize can wait forever."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 class MpiWorker:
@@ -209,6 +223,7 @@ class MpiWorker:
         self._comm = comm
         self.rank = comm.Get_rank()
         self.master: tuple[str, int] | None = None  # (hostname, pid) once configured
+        self.abandon = False  # the master lost a rank: leave without MPI_Finalize (see MpiMaster)
 
     def send(self, message: Message) -> None:
         self._comm.send(message, dest=0)

@@ -306,6 +306,8 @@ def serve(link: WorkerLink) -> int:
         elif kind == "run":
             link.send(("result", run_task(worker, payload)))
         elif kind == "shutdown":
+            if payload.get("abandon") and hasattr(link, "abandon"):
+                link.abandon = True
             return 0
 
 

@@ -43,7 +43,7 @@ from typing import Any, NoReturn
 from sheaf import __version__
 from sheaf.aggregators._cli import ToolExit, run_guarded
 from sheaf.aggregators._pmc_master import MasterRun, PmcOptions
-from sheaf.aggregators._pmc_transport import LocalMaster, MasterLink, MpiMaster, MpiWorker
+from sheaf.aggregators._pmc_transport import LocalMaster, MasterLink, MpiMaster, MpiWorker, exit_without_finalize
 from sheaf.aggregators._pmc_worker import host_cpus, serve
 from sheaf.errors import UsageError
 from sheaf.formats._pmcdag import PmcDag, parse_pmc_dag, parse_rescue
@@ -220,17 +220,24 @@ def _mpi_main(args: list[str]) -> int:
                           "(pip install mpi4py, or --transport local)") from None
     comm = MPI.COMM_WORLD
     if comm.Get_rank() > 0:
-        return serve(MpiWorker(comm))
+        worker = MpiWorker(comm)
+        code = serve(worker)
+        if worker.abandon:
+            exit_without_finalize(code)
+        return code
     link = MpiMaster(comm)
     try:
         opts = parse_options(args)
         if comm.Get_size() < 2:
             raise UsageError("at least one worker process is required (mpiexec -n 2 or more)")
-        return _master(opts, lambda: link)
+        code = _master(opts, lambda: link)
     finally:
         for rank in range(1, comm.Get_size()):
             if rank not in link.configured:
                 link.send(rank, ("shutdown", {}))  # workers still waiting for a config leave too
+    if link.lost_any:
+        exit_without_finalize(code)
+    return code
 
 
 def _main(args: list[str]) -> int:
