@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -137,3 +138,26 @@ def test_holdings_of_a_killed_run_are_reclaimed(store: Path) -> None:
     clock[0] += 1.5
     assert limits.try_acquire("mine", "shared")  # ...and then frees the dead run's share
     limits.close()
+
+
+OPENER = textwrap.dedent("""
+    import sys, time
+    from sheaf.engine._limits import ConcurrencyLimits
+    start = float(sys.argv[2])
+    while time.time() < start:
+        pass
+    ConcurrencyLimits(path=sys.argv[1])
+    print("ok")
+""")
+
+
+def test_runs_starting_together_on_a_fresh_store_all_open_it(tmp_path: Path) -> None:
+    # Switching a new database to WAL answers "database is locked" without waiting when another
+    # process switches it at the same moment; every opener must still get the store.
+    for round_ in range(3):
+        path = tmp_path / f"limits{round_}.sqlite"
+        start = time.time() + 0.6
+        openers = [subprocess.Popen([sys.executable, "-c", OPENER, str(path), repr(start)],
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(4)]
+        results = [o.communicate(timeout=60) for o in openers]
+        assert [out for out, _ in results] == ["ok\n"] * 4, [err for _, err in results]

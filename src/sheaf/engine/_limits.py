@@ -71,6 +71,30 @@ def process_start(pid: int) -> int | None:
     return int(fields[19])
 
 
+def _open_store(path: Path, patience: float = 30.0) -> sqlite3.Connection:
+    """Open (creating if needed) the store in WAL mode.
+
+    Switching a new database to WAL takes an exclusive lock, and SQLite answers ``database is locked``
+    at once - without calling the busy handler - when another process is switching it at the same
+    moment (two runs starting together on a fresh machine).  So the set-up is retried for a while.
+    """
+    db = sqlite3.connect(path, timeout=patience, isolation_level=None, check_same_thread=False)
+    deadline = time.monotonic() + patience
+    pause = 0.005
+    while True:
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.executescript(_SCHEMA)
+            return db
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() >= deadline:
+                db.close()
+                raise
+            time.sleep(pause)
+            pause = min(pause * 2, 0.2)
+
+
 class ConcurrencyLimits:
     """Machine-wide counting semaphores for named limits (see the module docstring)."""
 
@@ -85,10 +109,7 @@ class ConcurrencyLimits:
         self._start = start if start is not None else 0
         self._clock = clock
         self._last_reclaim = float("-inf")
-        self._db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.executescript(_SCHEMA)
+        self._db = _open_store(self.path)
         self._granted = 0
         self._refused = 0
         self.reclaim()
