@@ -14,7 +14,6 @@ the suite cover the same ground in bulk.  Exit status: 0 when every case holds, 
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import signal
 import subprocess
