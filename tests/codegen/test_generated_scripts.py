@@ -156,3 +156,34 @@ def test_multiprog_reader_follows_slurm() -> None:
     assert parse_multiprog(conf, 4) == ["./b", "2"]
     assert parse_multiprog(conf, 3) == ["c3", "skipped"]  # the word goes on with the next line
     assert parse_multiprog(conf, 5) == ["./d"]
+
+
+# -- DAG and submit lines --------------------------------------------------------------------------
+
+def test_post_script_arguments_stay_words(tmp_path: Path) -> None:
+    """The POST line's words are split on white space by DAGMan: a plan directory or a message that
+    would split them is refused, not run with the wrong arguments."""
+    from codegen_plans import blackdiamond_plan
+
+    from sheaf.codegen import write_plan
+    from sheaf.errors import PlanningError
+
+    with pytest.raises(PlanningError, match="white space"):
+        write_plan(blackdiamond_plan(), tmp_path / "a b")
+    assert not (tmp_path / "a b").exists()
+    plan = blackdiamond_plan()
+    plan.jobs[-1].tasks[0].profiles["pegasus"]["exitcode.successmsg"] = "all\tdone"
+    with pytest.raises(PlanningError, match="exit-code message"):
+        write_plan(plan, tmp_path / "tab")
+
+
+def test_a_submit_value_ending_in_a_backslash_is_refused(tmp_path: Path) -> None:
+    from codegen_plans import blackdiamond_plan
+
+    from sheaf.codegen import write_plan
+    from sheaf.errors import PlanningError
+
+    plan = blackdiamond_plan()
+    plan.jobs[0].tasks[0].profiles["condor"]["requirements"] = "true \\"
+    with pytest.raises(PlanningError, match="backslash"):
+        write_plan(plan, tmp_path / "plan")
