@@ -56,12 +56,15 @@ def test_run_script_matches_golden(decaf_dir: Path) -> None:
     assert script.read_text() == (GOLDEN / "merge_cluster1.sh").read_text()
     assert os.access(script, os.X_OK)
     text = script.read_text()
-    # lines exactly as in the seed's script from a 1000Genome run on Cori
+    assert "srun --multi-prog ./merge_cluster1.conf" in text and text.startswith("#!/bin/bash\nset -e\n")
+    # the multi-prog configuration is its own file (no job argument in the script), its lines
+    # exactly as in the seed's script from a 1000Genome run on Cori
+    conf = (decaf_dir / "jobs" / "000" / "merge_cluster1" / "merge_cluster1.conf").read_text()
+    assert conf == (GOLDEN / "merge_cluster1.conf").read_text()
     for line in ("0 ./individuals ALL.chr1.250000.vcf 1 1 15626 250000",
                  "7 ./individuals ALL.chr1.250000.vcf 1 234376 250001 250000",
-                 "16 ./individuals_merge 1 chr1n-1-15626.tar.gz chr1n-15626-31251.tar.gz",
-                 "srun --multi-prog ./merge_cluster1.conf", "#!/bin/bash\nset -e\n"):
-        assert line in text
+                 "16 ./individuals_merge 1 chr1n-1-15626.tar.gz chr1n-15626-31251.tar.gz"):
+        assert line in conf and line not in text
 
 
 def test_json_matches_golden_and_the_five_rules(decaf_dir: Path) -> None:

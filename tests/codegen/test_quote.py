@@ -38,9 +38,11 @@ def _submit(value: str, key: str = "arguments") -> htcondor2.Submit:
     return htcondor2.Submit(f"executable = /bin/echo\n{key} = {value}\nqueue\n")
 
 
-# Arguments as users write them: anything printable on one line, quotes, dollars, tabs included.
-ARG = st.text(st.one_of(st.sampled_from(list("$()'\" \tab")),
-                        st.characters(blacklist_characters="\n\r\0", blacklist_categories=("Cs",))),
+# What ends a line for str.splitlines (sheaf's submit and DAG readers), and NUL: never written.
+LINE_BREAKS = "\n\r\0\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+# Arguments as users write them: anything on one line, quotes, dollars, tabs included.
+ARG = st.text(st.one_of(st.sampled_from(list("$()'\" \tab\x1f\xa0")),
+                        st.characters(blacklist_characters=LINE_BREAKS, blacklist_categories=("Cs",))),
               max_size=12)
 
 
@@ -77,7 +79,7 @@ def test_unwritable_dollars_are_refused(bad: str) -> None:
         quote_arguments([bad])
 
 
-@pytest.mark.parametrize("bad", ["a\nb", "a\rb", "a\0b"])
+@pytest.mark.parametrize("bad", [f"a{c}b" for c in LINE_BREAKS])
 def test_line_breaks_are_refused(bad: str) -> None:
     with pytest.raises(Unwritable):
         quote_arguments(["ok", bad])
@@ -87,3 +89,31 @@ def test_line_breaks_are_refused(bad: str) -> None:
 
 def test_classad_string_escapes() -> None:
     assert classad_string('a "b" \\c') == '"a \\"b\\" \\\\c"'
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.text(st.one_of(st.sampled_from(list("$()'\" \\#=")), st.sampled_from(list(LINE_BREAKS)),
+                                  st.characters(blacklist_categories=("Cs",))), max_size=10), max_size=5))
+def test_whole_submit_file_round_trip_through_the_engine(tmp_path_factory: pytest.TempPathFactory,
+                                                         argv: list[str]) -> None:
+    """render_submit -> file -> the engine's reader gives back argv, or the plan refuses it."""
+    from sheaf.codegen._submit import Command, SubmitContext, render_submit
+    from sheaf.engine import parse_submit
+    from sheaf.engine._submit import render
+    from sheaf.errors import PlanningError
+    from sheaf.planner import ExecJob, Task
+
+    assume(not any(re.search(r"\$\$\(|\$\(dollar\)", arg, re.IGNORECASE) for arg in argv))
+    task = Task("ID1", "tr", "/bin/echo", tuple(argv), {}, 1)
+    job = ExecJob("j1", "compute", "local", "tr", 1, (task,))
+    directory = tmp_path_factory.mktemp("sub")
+    command = Command("/bin/echo", tuple(argv), str(directory))
+    try:
+        text = render_submit(job, {}, command, str(directory / "j1"), SubmitContext("wf", str(directory / "log")))
+    except PlanningError:
+        assert any(c in arg for arg in argv for c in LINE_BREAKS)
+        return
+    path = directory / "j1.sub"
+    path.write_text(text, encoding="utf-8")
+    spec = render(parse_submit(str(path)), "j1", 0, 1, str(directory), {})
+    assert list(spec.argv[1:]) == argv

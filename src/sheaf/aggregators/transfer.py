@@ -4,8 +4,9 @@ Usage::
 
     sheaf-transfer [--link] --root DIR PAIRS_FILE
 
-``PAIRS_FILE`` holds one transfer per line, two words quoted with POSIX shell rules (never run
-through a shell): the source, a ``file://`` URL (host empty or ``localhost``) or an absolute path,
+``PAIRS_FILE`` (UTF-8) holds one transfer per line -- lines end at LF only, so a file name may hold
+any other character -- two words quoted with POSIX shell rules (``sheaf.formats._shellwords``, never
+run through a shell): the source, a ``file://`` URL (host empty or ``localhost``) or an absolute path,
 and the destination, an absolute path.  Blank lines and lines starting with ``#`` are skipped.
 
 Policy:
@@ -26,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shlex
 import shutil
 from collections.abc import Sequence
 from typing import NoReturn
@@ -34,6 +34,7 @@ from urllib.parse import unquote, urlsplit
 
 from sheaf.aggregators._cli import ToolExit, run_guarded
 from sheaf.errors import FormatError, UsageError
+from sheaf.formats._shellwords import split_words
 
 PROG = "sheaf-transfer"
 
@@ -64,24 +65,37 @@ def inside(root: str, dst: str) -> bool:
     return os.path.commonpath([real_root, real_dst]) == real_root and real_dst != real_root
 
 
-def read_pairs(path: str, root: str) -> list[tuple[str, str]]:
-    """The transfers of ``path``, every line checked before any transfer starts."""
+def _read_text(path: str) -> str:
     try:
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read()
+        with open(path, "rb") as handle:
+            data = handle.read()
     except OSError as exc:
         raise UsageError(f"cannot read the pairs file {path}: {exc.strerror}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise FormatError(f"the pairs file is not UTF-8 (byte {exc.start})", rule="pairs files are UTF-8 "
+                          "text", value=data[exc.start:exc.start + 1], path=path, line=line) from None
+
+
+def read_pairs(path: str, root: str) -> list[tuple[str, str]]:
+    """The transfers of ``path``, every line checked before any transfer starts."""
     pairs = []
-    for number, raw in enumerate(text.splitlines(), start=1):
+    for number, raw in enumerate(_read_text(path).split("\n"), start=1):
+        raw = raw.removesuffix("\r")
         if not raw.strip() or raw.lstrip().startswith("#"):
             continue
         try:
-            words = shlex.split(raw)
+            words = split_words(raw)
         except ValueError as exc:
             raise FormatError(f"cannot split the line ({exc})", rule="POSIX shell quoting",
                               value=raw, path=path, line=number) from None
         if len(words) != 2:
             raise FormatError("a transfer is two words", rule="src dst", value=raw, path=path, line=number)
+        if "\0" in raw:
+            raise FormatError("a file name holds a NUL byte", rule="file names hold no NUL", value=raw,
+                              path=path, line=number)
         src, dst = source_path(words[0], path, number), words[1]
         if not os.path.isabs(dst) or not inside(root, dst):
             raise FormatError("the destination escapes the working directory", rule=f"destinations "

@@ -12,8 +12,20 @@
   no outports; (2) a node's ``func`` is its task's transformation name; (3) an edge's ``name`` joins
   the ``func`` of its two nodes; (4) ``source``/``target`` are the nodes' integer ids; (5) nodes keep
   the cluster's (input workflow) order.  Node ``i`` is MPI rank ``i`` (one rank per task), which is
-  also line ``i`` of the ``srun --multi-prog`` configuration.  The script's here-document is quoted
-  (``<<'EOF'``) so the shell leaves ``$`` and backquotes in arguments alone.
+  also line ``i`` of the ``srun --multi-prog`` configuration (``sheaf.formats._multiprog``).
+
+Workflow data is only ever *data* in these files.  The Decaf run script is bash, so it holds no job
+argument at all: the multi-prog configuration is its own file, written at plan time beside the JSON
+graph, and the script only copies it (``cp -- <id>.conf``) and hands it to ``srun``, which reads it
+with its own quoting.  (An earlier script built it with a here-document, which an argument holding a
+newline and ``EOF`` could end, running the next line in bash.)  The only names the script holds are
+the JSON file's (quoted with ``shlex.quote``) and the job id (a DAGMan node name).
+
+A value a format cannot carry -- a newline or NUL in an argument (a carriage return, too, in
+the seqexec and PMC files), a task name with white space, a
+PMC executable starting with ``-``, more words than ``srun --multi-prog`` keeps -- is a
+``PlanningError`` naming the job and the value, raised while the plan is written (so nothing of the
+plan is left behind).
 
 Dependencies inside a cluster come from the abstract workflow's graph (built once, only when a PMC
 or Decaf cluster needs it).
@@ -28,6 +40,8 @@ from collections.abc import Mapping, Sequence
 
 import msgspec
 
+from sheaf.errors import PlanningError
+from sheaf.formats._multiprog import write_multiprog
 from sheaf.formats._pmcdag import PmcTask, write_pmc_dag
 from sheaf.formats._seqexec_in import SeqexecTask, write_seqexec_input
 from sheaf.model import Graph, profile_float, profile_int
@@ -47,10 +61,19 @@ def local_executable(path: str) -> str:
     return os.path.abspath(path)
 
 
+def _unwritable(job: ExecJob, what: str, exc: ValueError) -> PlanningError:
+    return PlanningError(f"cluster '{job.id}': a task cannot be written to its {what}: {exc}",
+                         rule=f"the {what} carries every argument as data, one line per task: no "
+                         "line break or NUL", value=job.id)
+
+
 def seqexec_input(job: ExecJob) -> str:
     tasks = [SeqexecTask((local_executable(task.executable), *task.argv), n, task.transformation, task.id)
              for n, task in enumerate(job.tasks, start=1)]
-    return write_seqexec_input(tasks)
+    try:
+        return write_seqexec_input(tasks)
+    except ValueError as exc:
+        raise _unwritable(job, "seqexec input file", exc) from None
 
 
 def inner_edges(job: ExecJob, graph: Graph) -> list[tuple[str, str]]:
@@ -77,14 +100,23 @@ def _pmc_task(task: Task) -> PmcTask:
     memory = profile_float(task.profiles, "pegasus", "pmc_request_memory", 0.0, subject=task.id) or 0.0
     cpus = profile_float(task.profiles, "pegasus", "pmc_request_cpus", 1.0, subject=task.id)
     priority = profile_int(task.profiles, "pegasus", "pmc_priority", 0, subject=task.id) or 0
-    extra = shlex.split(_pegasus(task, "pmc_task_arguments") or "")
+    extra_text = _pegasus(task, "pmc_task_arguments") or ""
+    try:
+        extra = shlex.split(extra_text)
+    except ValueError as exc:
+        raise PlanningError(f"task '{task.id}': pmc_task_arguments do not parse ({exc})",
+                            rule="pmc_task_arguments is a shell-quoted argument list", value=extra_text) from None
     return PmcTask(task.id, (local_executable(task.executable), *task.argv, *extra), memory=math.ceil(memory),
                    cpus=math.ceil(cpus if cpus is not None else 1.0), priority=priority,
                    pegasus_id=task.id, transformation=task.transformation, dax_id=task.id)
 
 
 def pmc_dag(job: ExecJob, graph: Graph) -> str:
-    return write_pmc_dag([_pmc_task(task) for task in job.tasks], inner_edges(job, graph))
+    tasks = [_pmc_task(task) for task in job.tasks]
+    try:
+        return write_pmc_dag(tasks, inner_edges(job, graph))
+    except ValueError as exc:
+        raise _unwritable(job, "PMC DAG file", exc) from None
 
 
 def _func(task: Task) -> str:
@@ -116,10 +148,22 @@ def decaf_graph(job: ExecJob, graph: Graph) -> bytes:
     return msgspec.json.format(msgspec.json.encode(document), indent=4) + b"\n"
 
 
+def decaf_conf(job: ExecJob) -> str:
+    """The ``srun --multi-prog`` configuration: line ``i`` runs task ``i`` as MPI rank ``i``."""
+    try:
+        return write_multiprog((task.executable, *task.argv) for task in job.tasks)
+    except ValueError as exc:
+        raise _unwritable(job, "srun --multi-prog configuration", exc) from None
+
+
+def decaf_conf_name(job: ExecJob) -> str:
+    return f"{job.id}.conf"
+
+
 def decaf_script(job: ExecJob, json_name: str) -> str:
-    """The run script (the seed's shape): environment, JSON into the scratch dir, srun --multi-prog."""
-    conf = f"{job.id}.conf"
-    ranks = [f"{rank} {_command(task)}" for rank, task in enumerate(job.tasks)]
+    """The run script (the seed's shape): environment, the JSON graph and the multi-prog configuration
+    (both written at plan time) into the scratch dir, ``srun --multi-prog``.  No job argument in it."""
+    conf = decaf_conf_name(job)
     return "\n".join([
         "#!/bin/bash",
         "set -e",
@@ -128,15 +172,12 @@ def decaf_script(job: ExecJob, json_name: str) -> str:
         'echo "Job Launched in directory $LAUNCH_DIR"',
         'source "$DECAF_ENV_SOURCE"',
         "",
-        "# copy the json file for the job into the directory",
-        "# where we are going to launch decaf",
-        f'cp {shlex.quote(json_name)} "$PEGASUS_SCRATCH_DIR/"',
+        "# copy the json file and the multi-prog configuration for the job into",
+        "# the directory where we are going to launch decaf",
+        f'cp -- {shlex.quote(json_name)} {conf} "$PEGASUS_SCRATCH_DIR/"',
         "",
         'cd "$PEGASUS_SCRATCH_DIR"',
         'echo "Invoking decaf executable from directory `pwd`"',
-        f"cat <<'EOF' > {conf}",
-        *ranks,
-        "EOF",
         f"srun --multi-prog ./{conf}",
         "",
     ])
@@ -147,7 +188,11 @@ def decaf_json_name(job: ExecJob) -> str:
     cluster's executable, else ``<id>.json``."""
     if job.executable:
         base = job.executable.rstrip("/").rpartition("/")[2]
-        if base and base not in (".", ".."):
+        if base and base not in (".", "..", decaf_conf_name(job), f"{job.id}.sh"):
+            if not base.isprintable():
+                raise PlanningError(f"cluster '{job.id}': the Decaf JSON file's name holds a control "
+                                    "character", rule="file names sheaf writes are printable",
+                                    value=base)
             return base
     return f"{job.id}.json"
 

@@ -49,7 +49,10 @@ _EXITCODE_NAMES = {"pegasus-exitcode", "sheaf-exitcode"}
 
 
 def encode_message(text: str) -> str:
-    """pegasus-exitcode's encoding of a message on a command line."""
+    """pegasus-exitcode's encoding of a message on a command line.  It has a code for the space only:
+    other white space (a tab) would split the word in the DAG file, and an empty message vanish."""
+    if not text or any(c.isspace() and c != " " for c in text):
+        raise Unwritable(f"an exit-code message must be non-empty, with no white space but spaces: {text!r}")
     return text.replace("+", "\\+").replace(" ", "+")
 
 
@@ -99,10 +102,18 @@ def node_lines(node: str, submit: str, settings: NodeSettings, out_file: str, *,
     if settings.pre:
         lines.append(f"SCRIPT PRE {node} {settings.pre}")
     if settings.post:
+        if "{out}" in settings.post and _has_space(out_file):
+            raise PlanningError("the plan directory's path holds white space, which splits the POST "
+                                "script's arguments in the DAG file", value=out_file,
+                                rule="SCRIPT arguments are words: no white space in the plan directory")
         lines.append(f"SCRIPT POST {node} {settings.post.replace('{out}', out_file)}")
     if settings.abort:
         lines.append(f"ABORT-DAG-ON {node} {settings.abort}")
     return lines
+
+
+def _has_space(text: str) -> bool:
+    return any(c.isspace() for c in text)
 
 
 def _word(text: str, what: str) -> str:
@@ -135,6 +146,8 @@ def _post_script(profiles: Mapping[str, Mapping[str, str]], tool: str) -> str | 
         return _script(profiles, "post")
     if not path and not success and not failure:
         return None
+    if _has_space(tool):
+        raise Unwritable(f"the exit-code tool's path holds white space: {tool!r}")
     words = [tool, "-r", "$RETURN"]
     if success:
         words += ["-s", encode_message(success)]

@@ -15,8 +15,10 @@ predefined macro that expands to a literal dollar sign; any other ``$`` (``$HOME
 Two texts cannot be written at all: ``$$(`` (left for the execute side to expand) and ``$(DOLLAR)``
 itself (condor_submit replaces it until none is left).
 
-Nothing here accepts a newline, a carriage return or a NUL: a submit description is line based, so
-such a value cannot be written and the caller reports the job it belongs to.
+Nothing here accepts a NUL or a line break -- LF, CR, and every other character ``str.splitlines``
+ends a line at (VT, FF, FS, GS, RS, NEL, U+2028, U+2029), because sheaf's own readers of submit and
+DAG files split lines that way: a submit description is line based, so such a value cannot be
+written and the caller reports the job it belongs to.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from collections.abc import Iterable
 _MACRO_START = re.compile(r"\$+(?=\(|[A-Za-z_][A-Za-z0-9_]*\()")
 _LITERAL_DOLLAR_MACRO = re.compile(r"\$\(dollar\)", re.IGNORECASE)
 _NEEDS_SINGLE = re.compile(r"[\s']")
-_BAD = re.compile(r"[\n\r\0]")
+_BAD = re.compile("[\n\r\0\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 _SAFE_WORD = re.compile(r"[^\s'\"$\0]+")
 
 
@@ -37,7 +39,7 @@ class Unwritable(ValueError):
 
 def check_line(text: str, what: str) -> str:
     if _BAD.search(text):
-        raise Unwritable(f"{what} holds a newline, carriage return or NUL: {text!r}")
+        raise Unwritable(f"{what} holds a line break or NUL: {text!r}")
     return text
 
 

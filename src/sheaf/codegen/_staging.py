@@ -24,13 +24,13 @@ Policy, for every site that runs jobs (all sites run on the embedded engine for 
 from __future__ import annotations
 
 import os
-import shlex
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from urllib.parse import unquote, urlsplit
 
 from sheaf.codegen._layout import Layout
 from sheaf.errors import PlanningError
+from sheaf.formats._shellwords import join_words
 from sheaf.model import ReplicaCatalog, SiteCatalog, Workflow
 from sheaf.planner import ExecJob, ExecutableWorkflow
 
@@ -174,10 +174,30 @@ def _add_site(out: Staging, site: str, files: dict[str, str], workflow: str) -> 
     if files:
         stage = ExecJob(id=f"stage_in_local_{_safe(site)}_0_0", type="stage_in", site=site,
                         transformation=None, level=0)
-        out.transfers[stage.id] = "".join(
-            f"{shlex.quote(src)} {shlex.quote(os.path.join(workdir, lfn))}\n" for lfn, src in files.items())
+        out.transfers[stage.id] = pairs_text((src, os.path.join(workdir, lfn)) for lfn, src in files.items())
         out.edges.append((len(out.jobs) - 1, len(out.jobs)))
         out.jobs.append(stage)
+
+
+def pairs_text(pairs: Iterable[tuple[str, str]]) -> str:
+    """``sheaf-transfer``'s pairs file: per line two words quoted as POSIX shell words.  A path that
+    one line cannot carry (LF, NUL) or that is not text (an undecodable byte) is a ``PlanningError``."""
+    lines = []
+    for pair in pairs:
+        for path in pair:
+            if "\n" in path or "\0" in path or not path.isprintable() and not _encodable(path):
+                raise PlanningError("a path to stage in cannot be written to the pairs file",
+                                    rule="staged paths hold no newline, NUL or undecodable byte", value=path)
+        lines.append(join_words(pair) + "\n")
+    return "".join(lines)
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _safe(text: str) -> str:

@@ -16,8 +16,8 @@ What a description holds, in this order (``Command`` says what runs, the job's p
 - the ``+pegasus_*`` attributes Pegasus's tools read (site, workflow name, job class, ids);
 - ``notification = NEVER`` and ``queue``.
 
-Values cannot hold line breaks (a description is line based): such a value is a ``PlanningError``
-naming the job and the key.
+Values cannot hold line breaks (a description is line based) nor end in a backslash (which continues
+a line): such a value is a ``PlanningError`` naming the job and the key.
 """
 
 from __future__ import annotations
@@ -116,6 +116,9 @@ def _render(job: ExecJob, profiles: Mapping[str, Mapping[str, str]], command: Co
     lines += _pegasus_attributes(job, ctx)
     if "notification" not in condor:
         lines.append("notification = NEVER")
+    for line in lines:
+        if line.endswith("\\"):  # it would continue on the next line sheaf writes
+            raise Unwritable(f"a value ends in a backslash: {line!r}")
     lines.append("queue\n")
     return "\n".join(lines)
 

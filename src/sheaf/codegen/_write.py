@@ -38,6 +38,8 @@ from dataclasses import dataclass, field, replace
 from typing import TextIO
 
 from sheaf.codegen._clusters import (
+    decaf_conf,
+    decaf_conf_name,
     decaf_graph,
     decaf_json_name,
     decaf_script,
@@ -304,6 +306,7 @@ class _Writer:
         self._mkdir(rel)
         json_name = decaf_json_name(job)
         self._put(f"{rel}/{json_name}", decaf_graph(job, self._graph()))
+        self._put(f"{rel}/{decaf_conf_name(job)}", decaf_conf(job))
         script = f"{rel}/{job.id}.sh"
         self._put(script, decaf_script(job, json_name))
         os.chmod(os.path.join(self.root, script), 0o755)

@@ -18,9 +18,10 @@ Grammar, one record per line (surrounding whitespace trimmed)::
 Policy and invariants:
 
 - Options come before the executable; the first word not starting with ``-`` is the executable and
-  everything after it is the task's argv, tokenised with POSIX shell quoting (``shlex``), never run
-  through a shell.  (PMC's own splitter ends an argument at any quote; sheaf reads the POSIX
-  superset, and ``write_pmc_dag`` writes only what both read alike when no quoting is needed.)
+  everything after it is the task's argv, tokenised with POSIX shell quoting (``_shellwords``:
+  ``shlex.split``'s rules, in linear time), never run through a shell.  (PMC's own splitter ends an
+  argument at any quote; sheaf reads the POSIX superset, and ``write_pmc_dag`` writes only what both
+  read alike when no quoting is needed.)
 - Task names are unique words; every EDGE names known tasks; the graph is acyclic (checked
   iteratively with in-degree counters; a cycle is reported with its path).  Duplicate edges collapse.
 - Every violation raises ``FormatError`` (syntax) or ``ValidationError`` (graph) with the path, the
@@ -33,12 +34,12 @@ from __future__ import annotations
 __all__ = ["PmcDag", "PmcTask", "parse_pmc_dag", "parse_rescue", "write_pmc_dag"]
 
 import math
-import shlex
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
 
 from sheaf.errors import FormatError, ValidationError
+from sheaf.formats._shellwords import join_words, quote_word, split_words
 
 _RULE_TASK = "TASK name [options] executable [arguments]"
 
@@ -146,7 +147,7 @@ def _task(rest: str, meta: tuple[str, str, str] | None, cur: _Cursor) -> PmcTask
         raise cur.error("incomplete TASK record", _RULE_TASK, ("TASK " + rest).strip())
     name = head[0]
     try:
-        words = shlex.split(head[1], comments=False, posix=True)
+        words = split_words(head[1])
     except ValueError as exc:
         raise cur.error(f"cannot split TASK {name} ({exc})", "POSIX shell quoting: quotes balanced, "
                         "no dangling backslash", head[1]) from None
@@ -288,8 +289,8 @@ def _task_line(task: PmcTask) -> str:
         for left, right in pairs:
             if not left or "=" in left or not right:
                 raise ValueError(f"task {task.name}: {flag} takes NAME=PATH with '=' only as separator")
-            words += [flag, shlex.quote(f"{left}={right}")]
-    return " ".join(words + [shlex.join(task.argv)])
+            words += [flag, quote_word(f"{left}={right}")]
+    return " ".join(words + [join_words(task.argv)])
 
 
 def write_pmc_dag(tasks: Iterable[PmcTask], edges: Sequence[tuple[str, str]]) -> str:

@@ -6,7 +6,8 @@ Grammar, one record per line (lines end with LF, CR LF or CR LF LF ...; the term
     blank    := whitespace only
     comment  := "#" anything          (not "#@")
     meta     := "#@" WS n WS transformation WS job-id     -- describes the NEXT command
-    command  := a command line, split with POSIX shell quoting rules (``shlex.split``)
+    command  := a command line, split with POSIX shell quoting rules (``shlex.split``'s rules,
+                read in linear time by ``_shellwords``)
 
 Policy and invariants:
 
@@ -26,11 +27,11 @@ from __future__ import annotations
 __all__ = ["SeqexecTask", "parse_seqexec_input", "write_seqexec_input"]
 
 import re
-import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from sheaf.errors import FormatError
+from sheaf.formats._shellwords import join_words, split_words
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,7 +64,7 @@ def _parse_meta(body: str, path: str | None, lineno: int) -> tuple[int, str, str
 
 def _split_command(body: str, path: str | None, lineno: int) -> tuple[str, ...]:
     try:
-        return tuple(shlex.split(body, comments=False, posix=True))
+        return tuple(split_words(body))
     except ValueError as exc:  # "No closing quotation" / "No escaped character"
         raise FormatError(f"cannot split command line ({exc})",
                           rule="POSIX shell quoting: quotes balanced, no dangling backslash",
@@ -100,7 +101,7 @@ def parse_seqexec_input(text: str, path: str | None = None) -> list[SeqexecTask]
 
 
 _NOT_ONE_LINE = re.compile(r"[\n\r\0]")
-_SPACE = re.compile(r"\s")
+_NOT_A_WORD = re.compile(r"[\s\0]")
 
 
 def _check_writable(task: SeqexecTask) -> None:
@@ -114,8 +115,8 @@ def _check_writable(task: SeqexecTask) -> None:
 
 def _check_fields(task: SeqexecTask) -> None:
     for field in (task.transformation, task.job_id):
-        if field is not None and (not field or _SPACE.search(field)):
-            raise ValueError(f"'#@' fields are non-empty words: {field!r}")
+        if field is not None and (not field or _NOT_A_WORD.search(field)):
+            raise ValueError(f"'#@' fields are non-empty words without NUL: {field!r}")
 
 
 #: characters ``shlex.quote`` leaves unquoted, plus the unit separator used to test a whole argv at once
@@ -141,4 +142,4 @@ def _command_line(task: SeqexecTask) -> str:
     if argv and "" not in argv and joined.count("\x1f") == len(argv) - 1 and _ALL_PLAIN.fullmatch(joined):
         return " ".join(argv)  # no argument needs quotes (nor holds the separator), and none spans lines
     _check_writable(task)
-    return shlex.join(argv)
+    return join_words(argv)
