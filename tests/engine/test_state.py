@@ -1,7 +1,12 @@
-"""The pure state machine: feed events, compare instructions and journal changes - no processes."""
+"""The pure state machine: feed events, compare instructions and journal changes - no processes.
+
+Every machine a test builds is checked with ``validate_state()`` after each of its steps and once
+more when the test ends (the autouse fixture below).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import pytest
@@ -12,6 +17,7 @@ from sheaf.engine._state import (
     DagState,
     Defer,
     DeferElapsed,
+    EngineEvent,
     Finish,
     Interrupted,
     InvalidTransition,
@@ -21,7 +27,9 @@ from sheaf.engine._state import (
     Limits,
     RunScript,
     ScriptExited,
+    Step,
     Submit,
+    SubmitFailed,
     WriteRescue,
 )
 
@@ -35,9 +43,36 @@ class FakeClock:
         return self.now
 
 
+class Checked(DagState):
+    """A DagState that validates its invariants after every step."""
+
+    def start(self, idle: int = 0) -> Step:
+        step = super().start(idle)
+        self.validate_state()
+        return step
+
+    def advance(self, events: Iterable[EngineEvent], idle: int = 0) -> Step:
+        step = super().advance(events, idle)
+        self.validate_state()
+        return step
+
+
+_BUILT: list[DagState] = []
+
+
+@pytest.fixture(autouse=True)
+def _validate_every_machine() -> Iterator[None]:
+    _BUILT.clear()
+    yield
+    for m in _BUILT:
+        m.validate_state()
+
+
 def machine(tmp_path: Path, body: str, limits: Limits | None = None, **kw: object) -> DagState:
     (tmp_path / "x.dag").write_text(body)
-    return DagState(parse_dag(str(tmp_path / "x.dag")), limits or Limits(), FakeClock(), **kw)  # type: ignore[arg-type]
+    m = Checked(parse_dag(str(tmp_path / "x.dag")), limits or Limits(), FakeClock(), **kw)  # type: ignore[arg-type]
+    _BUILT.append(m)
+    return m
 
 
 def submits(step: object) -> list[str]:
@@ -237,7 +272,8 @@ def test_abort_without_final_exits_with_the_return_value(tmp_path: Path) -> None
     m = machine(tmp_path, "JOB A a.sub\nABORT-DAG-ON A 3 RETURN 0\n")
     m.start()
     step = m.advance([JobExited("A", 0, 3)])
-    assert of(step, Finish) == [Finish(True, 3, 0)] and not of(step, WriteRescue)
+    # RETURN 0: DAGMan sets DAG_STATUS_OK (CheckForDagAbort) and writes no rescue DAG
+    assert of(step, Finish) == [Finish(True, 0, 0)] and not of(step, WriteRescue)
 
 
 def test_final_node_decides_and_sees_dag_status(tmp_path: Path) -> None:
@@ -256,11 +292,11 @@ def test_noop_and_done_nodes_take_no_job(tmp_path: Path) -> None:
 
 
 def test_interrupt_cancels_kills_scripts_and_rescues(tmp_path: Path) -> None:
-    m = machine(tmp_path, "JOB A a.sub\nJOB B b.sub\nSCRIPT PRE B pre.sh\nFINAL F f.sub\n")
+    m = machine(tmp_path, "JOB A a.sub\nJOB B b.sub\nSCRIPT PRE B pre.sh\n")
     m.start()
     step = m.advance([Interrupted("SIGTERM")])
     assert of(step, Cancel) == [Cancel("A", 0)] and of(step, KillScript) == [KillScript("B", "PRE")]
-    assert of(step, Finish) == [Finish(False, 4, 1)]
+    assert of(step, WriteRescue) and of(step, Finish) == [Finish(False, 4, 1)]
 
 
 def test_recovered_state_never_reruns_done_nodes(tmp_path: Path) -> None:
@@ -275,9 +311,10 @@ def test_impossible_transition_raises_with_history(tmp_path: Path) -> None:
     m.advance([JobExited("A", 0, 0)])
     with pytest.raises(InvalidTransition) as info:
         m._transition(m.nodes["A"], "submitted")
-    assert "done -> submitted" in str(info.value) and "ready->submitted" in str(info.value)
-    assert [h[1:] for h in info.value.history] == [("waiting", "ready"), ("ready", "submitted"),
-                                                   ("submitted", "done")]
+    assert "done -> submitted" in str(info.value) and "ready->submitted #0 (cluster 1)" in str(info.value)
+    assert "submitted->done #0 (return 0)" in str(info.value)
+    assert [(h.start, h.finish) for h in info.value.history] == [("waiting", "ready"), ("ready", "submitted"),
+                                                                 ("submitted", "done")]
 
 
 def test_an_unexpected_event_is_an_impossible_transition(tmp_path: Path) -> None:

@@ -13,13 +13,18 @@ Grammar (one command per line; keywords case-insensitive; ``#`` starts a comment
     CONFIG file    DOT file [opts]    NODE_STATUS_FILE file [secs] [ALWAYS-UPDATE]    JOBSTATE_LOG file
 
 ``node`` may be ``ALL_NODES`` for RETRY, VARS, SCRIPT, PRE_SKIP, PRIORITY, CATEGORY and ABORT-DAG-ON:
-the setting applies to every node of *that file* (not to splices' nodes) unless the node has its own.
+the setting applies to every node of *that file* (not to splices' nodes, not to the FINAL node).  When
+several commands set one property of a node (one VARS macro, the PRE script, the retries ...), the
+last one in the file wins, an ALL_NODES command included (the DAGMan manual's ALL_NODES example).
+A VARS line's ``PREPEND``/``APPEND`` is kept per macro (``NodeSpec.var_modes``; "" when the line
+names neither, for ``DAGMAN_DEFAULT_APPEND_VARS`` to decide at submission).
 
 Invariants of a parsed :class:`Dag`: node names are unique; every PARENT/CHILD name is a node (a splice
 name stands for the splice's sink nodes as a parent and its source nodes as a child); spliced nodes
 are named ``splice+node``; every path is absolute (resolved against the DAG file's directory and the
-node's ``DIR``); the graph is acyclic (checked with in-degree counters, the cycle returned in the
-error).  Parsing never touches anything but the files it reads.  A broken line raises
+node's ``DIR``).  A cycle is not an error here: DAGMan runs what it can and reports the cycle at the
+end (``DAG_STATUS_CYCLE``); :attr:`Dag.cycle` holds one, as a path, for the messages.  Parsing never
+touches anything but the files it reads.  A broken line raises
 :class:`sheaf.errors.FormatError` with path, line, rule and value.
 """
 
@@ -32,7 +37,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal
 
-from sheaf.errors import FormatError, ValidationError
+from sheaf.errors import FormatError
 
 ScriptKind = Literal["PRE", "POST"]
 ALL_NODES = "ALL_NODES"
@@ -67,7 +72,9 @@ class NodeSpec:
     priority: int = 0
     category: str | None = None
     abort_on: tuple[int, int | None] | None = None  # (node exit value, DAG return value)
-    explicit: set[str] = field(default_factory=set)  # settings given by name (ALL_NODES defers)
+    var_modes: dict[str, str] = field(default_factory=dict)  # VARS key -> "PREPEND" | "APPEND" | ""
+    explicit: dict[str, int] = field(default_factory=dict)  # property -> order of the command that set it
+    var_order: dict[str, int] = field(default_factory=dict)  # VARS key -> order of the command that set it
 
 
 @dataclass(slots=True)
@@ -83,6 +90,7 @@ class Dag:
     dot: str | None = None
     node_status_file: tuple[str, float] | None = None
     jobstate_log: str | None = None
+    cycle: tuple[str, ...] = ()  # a cycle of PARENT/CHILD edges (its first node repeated last), if any
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,7 +115,8 @@ class _File:
         self.stack = stack
         self.local: list[str] = []  # node names defined in this file (for ALL_NODES)
         self.splices: dict[str, tuple[list[str], list[str]]] = {}  # name -> (sources, sinks)
-        self.all_nodes: list[tuple[str, list[str], int, str]] = []  # deferred ALL_NODES commands
+        self.all_nodes: list[tuple[str, list[str], int, str, int]] = []  # deferred ALL_NODES commands
+        self.order = [0]  # commands seen so far (shared with INCLUDEd files): "the last one wins"
         self.edges: list[tuple[list[str], list[str], int]] = []
         self.lineno = 0
         self.current = ""  # the line being parsed (VARS values keep their spacing)
@@ -234,19 +243,26 @@ def _settings_target(f: _File, name: str) -> list[NodeSpec] | None:
     return [spec]
 
 
-def _apply(f: _File, keyword: str, words: list[str], specs: list[NodeSpec], explicit: bool) -> None:
+def _property(f: _File, keyword: str, words: list[str]) -> str:
+    """What a settings command sets: SCRIPT PRE and SCRIPT POST are different properties."""
+    return f"SCRIPT {_script_parts(f, words)[2]}" if keyword == "SCRIPT" else keyword
+
+
+def _apply(f: _File, keyword: str, words: list[str], specs: list[NodeSpec], order: int) -> None:
+    """Apply a command to ``specs`` unless a later command (by ``order``) already set the property."""
+    if keyword == "VARS":
+        mode, entries = _vars_entries(f, words)
+        for spec in specs:
+            for key, value in entries:
+                if spec.var_order.get(key, -1) < order:
+                    spec.vars[key], spec.var_modes[key], spec.var_order[key] = value, mode, order
+        return
+    prop = _property(f, keyword, words)
     handler = _SETTINGS[keyword]
     for spec in specs:
-        if keyword == "VARS" and not explicit:
-            own = dict(spec.vars)  # VARS add up: the node's own keys win over ALL_NODES
+        if spec.explicit.get(prop, -1) < order:
             handler(f, words, spec)
-            spec.vars.update(own)
-            continue
-        if not explicit and keyword in spec.explicit:
-            continue
-        handler(f, words, spec)
-        if explicit:
-            spec.explicit.add(keyword)
+            spec.explicit[prop] = order
 
 
 def _set_retry(f: _File, words: list[str], spec: NodeSpec) -> None:
@@ -258,12 +274,15 @@ def _set_retry(f: _File, words: list[str], spec: NodeSpec) -> None:
     spec.unless_exit = _int(f, words[4], "UNLESS-EXIT value") if len(words) == 5 else None
 
 
-def _set_vars(f: _File, words: list[str], spec: NodeSpec) -> None:
+def _vars_entries(f: _File, words: list[str]) -> tuple[str, list[tuple[str, str]]]:
+    """The mode (PREPEND, APPEND or "") and the ``key="value"`` entries of a VARS line."""
     text = f.current.split(None, 2)[2] if len(words) > 2 else ""
+    mode = ""
     if text.split(None, 1)[0].upper() in ("PREPEND", "APPEND"):
+        mode = text.split(None, 1)[0].upper()
         text = text.split(None, 1)[1] if len(text.split(None, 1)) > 1 else ""
     pos = 0
-    found = False
+    entries: list[tuple[str, str]] = []
     while pos < len(text):
         if text[pos:].strip() == "":
             break
@@ -273,11 +292,11 @@ def _set_vars(f: _File, words: list[str], spec: NodeSpec) -> None:
         key, value = match.group(1), re.sub(r"\\(.)", r"\1", match.group(2))
         if key.lower().startswith("queue"):
             raise f.error("reserved VARS name", "VARS names are not reserved words", key)
-        spec.vars[key] = value
+        entries.append((key, value))
         pos = match.end()
-        found = True
-    if not found:
+    if not entries:
         raise f.error("VARS without a value", 'VARS node key="value" ...', " ".join(words))
+    return mode, entries
 
 
 def _set_pre_skip(f: _File, words: list[str], spec: NodeSpec) -> None:
@@ -339,7 +358,7 @@ def _set_script(f: _File, words: list[str], spec: NodeSpec) -> None:
 
 
 _SETTINGS = {
-    "RETRY": _set_retry, "VARS": _set_vars, "SCRIPT": _set_script, "PRE_SKIP": _set_pre_skip,
+    "RETRY": _set_retry, "SCRIPT": _set_script, "PRE_SKIP": _set_pre_skip,
     "PRIORITY": _set_priority, "CATEGORY": _set_category, "ABORT-DAG-ON": _set_abort,
 }
 
@@ -352,10 +371,11 @@ def _settings(f: _File, keyword: str, words: list[str]) -> None:
     else:
         name = words[1]
     specs = _settings_target(f, name)
+    f.order[0] += 1
     if specs is None:
-        f.all_nodes.append((keyword, words, f.lineno, f.current))
+        f.all_nodes.append((keyword, words, f.lineno, f.current, f.order[0]))
     else:
-        _apply(f, keyword, words, specs, explicit=True)
+        _apply(f, keyword, words, specs, f.order[0])
 
 
 def _file_option(f: _File, words: list[str], keyword: str) -> str:
@@ -418,6 +438,7 @@ def _parse_misc(f: _File, keyword: str, words: list[str]) -> None:
         sub = _File(_file_option(f, words, "INCLUDE"), f.dir, f.prefix, dag, f.stack)
         sub.splices = f.splices
         sub.local = f.local
+        sub.order = f.order
         _parse_body(sub)
         f.edges.extend(sub.edges)
         f.all_nodes.extend(sub.all_nodes)
@@ -443,7 +464,7 @@ def _parse_body(f: _File) -> None:
             _parse_splice(f, words)
         elif keyword == "PARENT":
             _parse_edges(f, words)
-        elif keyword in _SETTINGS:
+        elif keyword in _SETTINGS or keyword == "VARS":  # VARS: _apply keeps its entries per macro
             _settings(f, keyword, words)
         elif keyword in ("MAXJOBS", "CONFIG", "DOT", "JOBSTATE_LOG", "NODE_STATUS_FILE", "DONE", "INCLUDE"):
             _parse_misc(f, keyword, words)
@@ -466,14 +487,14 @@ def _parse_file(f: _File) -> None:
                                   "FINAL nodes are not in PARENT/CHILD", p if f.dag.nodes[p].final else c)
                 f.dag.children[p].append(c)
                 f.dag.parents[c].append(p)
-    specs = [f.dag.nodes[n] for n in f.local]
-    for keyword, words, lineno, line in f.all_nodes:
+    specs = [f.dag.nodes[n] for n in f.local if not f.dag.nodes[n].final]  # ALL_NODES skips FINAL
+    for keyword, words, lineno, line, order in f.all_nodes:
         f.lineno = lineno
         f.current = line
-        _apply(f, keyword, words, specs, explicit=False)
+        _apply(f, keyword, words, specs, order)
 
 
-def _check_acyclic(dag: Dag) -> None:
+def _cycle_of(dag: Dag) -> tuple[str, ...]:
     indegree = {n: len(dag.parents[n]) for n in dag.nodes}
     ready = [n for n, d in indegree.items() if d == 0]
     seen = 0
@@ -485,10 +506,8 @@ def _check_acyclic(dag: Dag) -> None:
             if indegree[child] == 0:
                 ready.append(child)
     if seen == len(dag.nodes):
-        return
-    cycle = _find_cycle(dag, {n for n, d in indegree.items() if d > 0})
-    raise ValidationError("the DAG has a cycle", rule="PARENT/CHILD edges form no cycle",
-                          value=" -> ".join(cycle), path=dag.path)
+        return ()
+    return tuple(_find_cycle(dag, {n for n, d in indegree.items() if d > 0}))
 
 
 def _find_cycle(dag: Dag, remaining: set[str]) -> list[str]:
@@ -511,7 +530,7 @@ def parse_dag(path: str) -> Dag:
     dag = Dag(path, {}, {}, {}, {}, {})
     f = _File(path, os.path.dirname(path), "", dag, (path,))
     _parse_file(f)
-    _check_acyclic(dag)
+    dag.cycle = _cycle_of(dag)
     return dag
 
 

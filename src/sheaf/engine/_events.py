@@ -4,18 +4,22 @@ Events are past tense (what happened: :class:`JobExited`, :class:`ScriptExited`,
 are imperative (what to do next: :class:`Submit`, :class:`RunScript`, :class:`WriteRescue`, ...); a
 :class:`Change` is one node state change, journaled before any instruction of its step is carried
 out.  All are frozen, slotted records: plain data, no behaviour.
+
+A change's details (:class:`Details`) are a ``TypedDict``: the journal writes them as a JSON object
+unchanged (the journal format does not depend on this module), and every key that the journal,
+``jobstate.log`` and ``sheaf status`` read is named and typed here, in one place.
 """
 
 from __future__ import annotations
 
 __all__ = [
-    "Cancel", "Change", "Defer", "DeferElapsed", "EngineEvent", "Finish", "Instruction", "Interrupted",
-    "JobExited", "JobHeld", "KillScript", "RunScript", "ScriptExited", "Step", "Submit", "WriteRescue",
+    "Cancel", "Change", "Defer", "DeferElapsed", "Details", "EngineEvent", "Finish", "Instruction",
+    "Interrupted", "JobExited", "JobHeld", "KillScript", "RunScript", "ScriptExited", "Step", "Submit",
+    "SubmitFailed", "WriteRescue",
 ]
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal, TypedDict
 
 # ---- events (past tense) ---------------------------------------------------------------------
 
@@ -55,11 +59,23 @@ class DeferElapsed:
 
 
 @dataclass(frozen=True, slots=True)
-class Interrupted:
+class SubmitFailed:
+    """The attempt could not be submitted (a missing or unreadable submit file or sub-DAG file, a
+    description that does not expand): DAGMan's submit failure."""
+
+    node: str
+    attempt: int
     reason: str
 
 
-EngineEvent = JobExited | JobHeld | ScriptExited | DeferElapsed | Interrupted
+@dataclass(frozen=True, slots=True)
+class Interrupted:
+    """The engine was told to stop (SIGTERM/SIGINT: DAGMan's ``condor_rm``)."""
+
+    reason: str
+
+
+EngineEvent = JobExited | JobHeld | SubmitFailed | ScriptExited | DeferElapsed | Interrupted
 
 
 # ---- instructions (imperative) -----------------------------------------------------------------
@@ -69,7 +85,9 @@ class Submit:
     node: str
     attempt: int
     cluster: int
-    priority: int
+    priority: int  # the effective priority: the node's PRIORITY plus the DAG's own (DAGMan's rule)
+    dag_status: int = 0  # $(DAG_STATUS) and $(FAILED_COUNT) at submission (the FINAL node reads them)
+    failed_count: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,11 +129,33 @@ class WriteRescue:
 @dataclass(frozen=True, slots=True)
 class Finish:
     succeeded: bool
-    dag_status: int  # $DAG_STATUS: 0 ok, 2 nodes failed, 3 aborted, 4 removed
+    dag_status: int  # $DAG_STATUS: 0 ok, 2 nodes failed, 3 aborted, 4 removed, 5 cycle
     exit_code: int  # what DAGMan would exit with (ABORT-DAG-ON RETURN, else 0/1)
 
 
 Instruction = Submit | RunScript | Defer | Cancel | KillScript | WriteRescue | Finish
+
+
+# What the state machine says about one change (journaled as a JSON object).  The functional form
+# because one key, ``return``, is a Python keyword.
+Details = TypedDict("Details", {
+    "return": int,  # the node's value after this change (the job's, a script's, a failure's)
+    "exit": int,  # the job's end (JobExited) ...
+    "signal": int,
+    "reason": str,
+    "started": float,
+    "ended": float,
+    "slot": str,
+    "cluster": int,  # the ClusterId of a submission
+    "noop": bool,  # a NOOP node's job: nothing was submitted
+    "submit_failed": bool,  # the submission failed ($RETURN is -1001)
+    "script": Literal["PRE", "POST"],
+    "skipped": bool,  # PRE_SKIP
+    "retry": int,  # the attempt number the node retries with
+    "why": str,  # why the node failed, was cancelled or stopped
+    "cancelled": bool,
+    "abort": bool,  # ABORT-DAG-ON
+}, total=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,7 +167,7 @@ class Change:
     start: str
     finish: str
     attempt: int
-    info: Mapping[str, Any] | None = None
+    info: Details | None = None
 
 
 @dataclass(slots=True)

@@ -18,7 +18,11 @@ Starting a run (``run_workflow``) decides where state comes from, as DAGMan does
 
 Everything is validated before anything is written: the DAG file, its CONFIG, every submit
 description (expanded once for attempt 0) and every SUBDAG's DAG file; a bad one raises
-:class:`FormatError`.  A second engine on the same DAG refuses to start (an ``flock`` on
+:class:`FormatError`.  A submit file or sub-DAG file that does not exist yet is not an error: as in
+DAGMan it is read when its node is submitted (a PRE script or an earlier node may write it), and if
+it is still missing then, that node alone fails to submit (:class:`SubmitFailed`; its POST script
+runs with ``$RETURN`` -1001).  A node with a PRE script has its submit file read again at
+submission, for the same reason.  A second engine on the same DAG refuses to start (an ``flock`` on
 ``.sheaf/<dag>.lock``).
 """
 
@@ -64,6 +68,7 @@ from sheaf.engine._state import (
     RunScript,
     Step,
     Submit,
+    SubmitFailed,
     WriteRescue,
 )
 from sheaf.engine._submit import JobSpec, SubmitDescription, parse_submit, render
@@ -161,7 +166,16 @@ def _config_bool(dag: Dag, key: str, default: bool) -> bool:
     return default if raw is None else raw.strip().lower() in ("true", "1", "yes")
 
 
-def _limits(dag: Dag, overrides: Mapping[str, int | None]) -> Limits:
+def _config_signed(dag: Dag, key: str, default: int) -> int:
+    raw = dag.config.get(key)
+    try:
+        return default if raw is None else int(raw)
+    except ValueError:
+        raise FormatError("not an integer", rule=f"{key} is an integer", value=raw,
+                          path=dag.config_path) from None
+
+
+def _limits(dag: Dag, overrides: Mapping[str, int | None], priority: int | None = None) -> Limits:
     values = {
         "maxjobs": _config_int(dag, "DAGMAN_MAX_JOBS_SUBMITTED", 0),
         "maxidle": _config_int(dag, "DAGMAN_MAX_JOBS_IDLE", 1000),
@@ -173,7 +187,10 @@ def _limits(dag: Dag, overrides: Mapping[str, int | None]) -> Limits:
             if value < 0:
                 raise UsageError(f"--{key} must be >= 0 (0 = unlimited), got {value}")
             values[key] = value
-    return Limits(**values, always_run_post=_config_bool(dag, "DAGMAN_ALWAYS_RUN_POST", False))
+    return Limits(**values, always_run_post=_config_bool(dag, "DAGMAN_ALWAYS_RUN_POST", False),
+                  depth_first=_config_bool(dag, "DAGMAN_SUBMIT_DEPTH_FIRST", False),
+                  retry_node_first=_config_bool(dag, "DAGMAN_RETRY_NODE_FIRST", False),
+                  dag_priority=priority if priority else _config_signed(dag, "DAGMAN_DEFAULT_PRIORITY", 0))
 
 
 def _uses_cluster(desc: SubmitDescription, dag_vars: Mapping[str, str]) -> bool:
@@ -190,10 +207,10 @@ def _load_descriptions(dag: Dag) -> tuple[dict[str, SubmitDescription], dict[str
     cache: dict[str, SubmitDescription] = {}
     first: dict[str, JobSpec] = {}
     for spec in dag.nodes.values():
+        if not os.path.exists(spec.submit):
+            continue  # read at submission: a PRE script or an earlier node may write it
         if spec.subdag:
             parse_dag(spec.submit)
-            continue
-        if spec.noop and not os.path.exists(spec.submit):
             continue
         desc = cache.get(spec.submit)
         if desc is None:
@@ -202,7 +219,7 @@ def _load_descriptions(dag: Dag) -> tuple[dict[str, SubmitDescription], dict[str
             job = render(desc, spec.name, 0, 0, spec.directory, spec.vars)
         except InputError as exc:
             raise exc.located(desc.path) from None
-        if not _uses_cluster(desc, spec.vars):
+        if not _uses_cluster(desc, spec.vars) and spec.pre is None:
             first[spec.name] = job
     return cache, first
 
@@ -250,6 +267,7 @@ class _Run:
         self._last_status = -1e18
         self.stop_requested: str | None = None
         self.started = clock()
+        self.append_vars = _config_bool(dag, "DAGMAN_DEFAULT_APPEND_VARS", False)
         self._started: Callable[[], list[Started]] | None = getattr(backend, "started", None)
 
     def _site(self, node: str) -> str | None:
@@ -268,27 +286,26 @@ class _Run:
         self._durable(self.journal.commit_start())  # nothing below runs before the changes are durable
         self.jobstate.changes(step.changes)
         for instruction in step.instructions:
-            if isinstance(instruction, Submit):
-                self._submit(instruction)
-            elif isinstance(instruction, RunScript):
-                failed = self.scripts.start(instruction.node, instruction.kind, instruction.attempt,
-                                            instruction.argv, instruction.cwd)
-                if failed is not None:
-                    self.pending.append(failed)
-            elif isinstance(instruction, Defer):
-                self.scripts.defer(instruction.node, instruction.kind, instruction.attempt,
-                                   instruction.seconds)
-            elif isinstance(instruction, Cancel):
-                key = f"{instruction.node}#{instruction.attempt}"
-                if self.keys.pop(key, None) is not None:
-                    self.backend.cancel(key)
-            elif isinstance(instruction, KillScript):
-                self.scripts.kill(instruction.node, instruction.kind)
-            elif isinstance(instruction, WriteRescue):
-                self.rescue = write_rescue(self.dag.path, instruction.done, instruction.retries_left,
-                                           instruction.failed, time.strftime("%Y-%m-%d %H:%M:%S"))
-            elif isinstance(instruction, Finish):
-                self._finish(instruction)
+            match instruction:
+                case Submit():
+                    self._submit(instruction)
+                case RunScript(node=node, kind=kind, attempt=attempt, argv=argv, cwd=cwd):
+                    failed = self.scripts.start(node, kind, attempt, argv, cwd)
+                    if failed is not None:
+                        self.pending.append(failed)
+                case Defer(node=node, kind=kind, attempt=attempt, seconds=seconds):
+                    self.scripts.defer(node, kind, attempt, seconds)
+                case Cancel(node=node, attempt=attempt):
+                    key = f"{node}#{attempt}"
+                    if self.keys.pop(key, None) is not None:
+                        self.backend.cancel(key)
+                case KillScript(node=node, kind=kind):
+                    self.scripts.kill(node, kind)
+                case WriteRescue(done=done, retries_left=left, failed=failed_count):
+                    self.rescue = write_rescue(self.dag.path, done, left, failed_count,
+                                               time.strftime("%Y-%m-%d %H:%M:%S"))
+                case Finish():
+                    self._finish(instruction)
         self.jobstate.flush()
         self._report(machine, force=machine.finished is not None)
 
@@ -323,8 +340,8 @@ class _Run:
         key = f"{sub.node}#{sub.attempt}"
         try:
             launch = self._launch(spec, sub, key)
-        except (InputError, ValueError) as exc:  # e.g. a VARS value that breaks the submit file
-            self.pending.append(JobHeld(sub.node, sub.attempt, f"cannot submit: {exc}"))
+        except (InputError, ValueError) as exc:  # a missing submit file, a VARS value that breaks it
+            self.pending.append(SubmitFailed(sub.node, sub.attempt, str(exc)))
             return
         self.keys[key] = (sub.node, sub.attempt)
         self.backend.submit(launch)
@@ -336,17 +353,27 @@ class _Run:
         elif spec.subdag:
             job = _subdag_job(spec, sub)
         else:
-            job = render(self.descs[spec.submit], spec.name, sub.attempt, sub.cluster, spec.directory,
-                         spec.vars)
+            appended, prepended = _split_vars(spec, self.append_vars)
+            prepended = {**_dagman_values(spec, sub), **prepended}
+            job = render(self._description(spec), spec.name, sub.attempt, sub.cluster, spec.directory,
+                         appended, prepended)
         return Launch(key, spec.name, sub.attempt, job.argv, job.env, job.cwd, job.stdout, job.stderr,
                       job.ad, sub.priority)
+
+    def _description(self, spec: NodeSpec) -> SubmitDescription:
+        """The node's submit description, read now if it was missing at start or if the node's PRE
+        script may have rewritten it."""
+        desc = self.descs.get(spec.submit)
+        if desc is None or spec.pre is not None:
+            desc = self.descs[spec.submit] = parse_submit(spec.submit)
+        return desc
 
     # -- events -----------------------------------------------------------------------------------
 
     def gather(self) -> list[EngineEvent]:
         events: list[EngineEvent] = list(self.pending)
         self.pending.clear()
-        if self.stop_requested is not None:
+        if self.stop_requested:  # "" once handed on: a second signal sets it again
             events.append(Interrupted(self.stop_requested))
             self.stop_requested = ""
         events.extend(self.scripts.poll())
@@ -394,10 +421,38 @@ class _Run:
             self.jobstate.close()
 
 
+def _split_vars(spec: NodeSpec, append_default: bool) -> tuple[dict[str, str], dict[str, str]]:
+    """(appended, prepended) VARS of a node: each macro as its VARS line said, else as
+    ``DAGMAN_DEFAULT_APPEND_VARS`` says (default: prepended, so the submit file's own value wins)."""
+    appended: dict[str, str] = {}
+    prepended: dict[str, str] = {}
+    for key, value in spec.vars.items():
+        mode = spec.var_modes.get(key, "")
+        append = mode == "APPEND" or (mode == "" and append_default)
+        (appended if append else prepended)[key] = value
+    return appended, prepended
+
+
+def _dagman_values(spec: NodeSpec, sub: Submit) -> dict[str, str]:
+    """What DAGMan passes before every submit file (``dagman_submit.cpp``, ``InitVars``)."""
+    values = {"JOB": spec.name, "RETRY": str(sub.attempt), "DAG_STATUS": str(sub.dag_status),
+              "FAILED_COUNT": str(sub.failed_count)}
+    if sub.priority:
+        values["priority"] = str(sub.priority)
+    return values
+
+
 def _subdag_job(spec: NodeSpec, sub: Submit) -> JobSpec:
-    """SUBDAG EXTERNAL: a nested ``sheaf run`` of the sub-DAG, as a local-universe job."""
+    """SUBDAG EXTERNAL: a nested ``sheaf run`` of the sub-DAG, as a local-universe job; the node's
+    effective priority is passed down (``condor_submit_dag -priority``).  A sub-DAG file that does
+    not exist at submission is a submit failure, as in DAGMan."""
+    if not os.path.isfile(spec.submit):
+        raise InputError("cannot submit the SUBDAG: no such DAG file", rule="the sub-DAG file exists",
+                         value=spec.submit, path=spec.path, line=spec.line)
     boot = "import sys; from sheaf.cli import main; sys.argv[0] = 'sheaf'; main()"
-    argv = (sys.executable, "-c", boot, "run", spec.directory, "--dag", spec.submit)
+    argv: tuple[str, ...] = (sys.executable, "-c", boot, "run", spec.directory, "--dag", spec.submit)
+    if sub.priority:
+        argv += ("--priority", str(sub.priority))
     ad = ClassAd({"ClusterId": sub.cluster, "ProcId": 0, "Universe": "local", "JobUniverse": 12,
                   "DAGNodeName": spec.name, "DAGNodeRetry": sub.attempt, "RequestCpus": 0,
                   "Cmd": sys.executable})
@@ -430,16 +485,19 @@ def run_workflow(directory: str, *, backend: Backend | Callable[[], Backend], da
                  maxjobs: int | None = None, maxidle: int | None = None, maxpre: int | None = None,
                  maxpost: int | None = None, clock: Callable[[], float] = time.time,
                  on_progress: Callable[[Progress], None] | None = None, progress_interval: float = 0.2,
-                 handle_signals: bool = True) -> RunResult:
+                 handle_signals: bool = True, priority: int | None = None) -> RunResult:
     """Run (or resume) the DAG of a planned directory on ``backend``; returns how it went.
 
     ``backend`` is a :class:`Backend` or a zero-argument factory (called only once the input is
     known to be good).  Raises :class:`FormatError`/:class:`UsageError` for bad input or a second
     engine on the same DAG; a workflow that runs and fails is a result, not an exception.
+    ``priority`` is the DAG's own priority (``condor_submit_dag -priority``; a SUBDAG's run gets its
+    node's), added to every node's; without it, ``DAGMAN_DEFAULT_PRIORITY``.
     """
     dag_path = find_dag(directory, dag_file)
     dag = parse_dag(dag_path)
-    limits = _limits(dag, {"maxjobs": maxjobs, "maxidle": maxidle, "maxpre": maxpre, "maxpost": maxpost})
+    limits = _limits(dag, {"maxjobs": maxjobs, "maxidle": maxidle, "maxpre": maxpre, "maxpost": maxpost},
+                     priority)
     descs, first = _load_descriptions(dag)
     paths = state_paths(dag_path)
     os.makedirs(paths["dir"], exist_ok=True)
@@ -506,7 +564,7 @@ def _install_signals(run: _Run) -> Callable[[], None] | None:
         return None
 
     def stop(signum: int, _frame: Any) -> None:
-        if run.stop_requested is None:
+        if not run.stop_requested:  # None, or "" once the first stop was handed on: a second stop
             run.stop_requested = f"engine received {signal.Signals(signum).name}"
 
     old = {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM)}

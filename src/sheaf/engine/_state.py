@@ -1,12 +1,12 @@
 """DAGMan semantics as a pure state machine: events in, (journal changes, instructions) out.
 
 Nothing here touches a process, a file or a clock of its own: the loop (``_loop.py``) feeds
-past-tense events (:class:`JobExited`, :class:`JobHeld`, :class:`ScriptExited`,
-:class:`DeferElapsed`, :class:`Interrupted`) to :meth:`DagState.advance` and gets back a
-:class:`Step`: the state *changes* to journal durably first, then the imperative *instructions*
-(:class:`Submit`, :class:`RunScript`, :class:`Defer`, :class:`Cancel`, :class:`KillScript`,
-:class:`WriteRescue`, :class:`Finish`) to carry out; these records live in ``_events.py``.
-Time comes from an injected clock.
+past-tense events (:class:`JobExited`, :class:`JobHeld`, :class:`SubmitFailed`,
+:class:`ScriptExited`, :class:`DeferElapsed`, :class:`Interrupted`) to :meth:`DagState.advance` and
+gets back a :class:`Step`: the state *changes* to journal durably first, then the imperative
+*instructions* (:class:`Submit`, :class:`RunScript`, :class:`Defer`, :class:`Cancel`,
+:class:`KillScript`, :class:`WriteRescue`, :class:`Finish`) to carry out; these records live in
+``_events.py``, the node record and its story in ``_nodes.py``.  Time comes from an injected clock.
 
 Node states (a ``Literal``) and the life of one attempt::
 
@@ -15,22 +15,39 @@ Node states (a ``Literal``) and the life of one attempt::
                   └── retry ─┴──────────────────────┴──────────────────┴──► failed
 
 Every transition is a small function in ``_TRANSITIONS[(start, finish)]``; any pair not in the
-table raises :class:`InvalidTransition` carrying the node's history.
+table raises :class:`InvalidTransition` carrying the node's story.  :meth:`DagState.validate_state`
+checks the invariants (counters against node states, queues against ready nodes, throttle tokens
+against nodes in flight); the tests call it after every step.
 
 Success rules (HTCondor "Node Success/Failure"): the last component that ran decides.  A POST
-script, when present, always runs after the job and its exit code is the node's; ``$RETURN`` is the
-job's exit code, ``-signal`` when killed, -1001 when the job could never run (held), -1004 when
-the PRE script failed (with ``DAGMAN_ALWAYS_RUN_POST``).  ``PRE_SKIP`` marks the node done.  A
-failed node is retried (whole node: PRE, job, POST) while retries remain, unless its exit value
-is the ``UNLESS-EXIT`` value.  ``ABORT-DAG-ON`` is checked against the PRE script's value, the
-job's value when there is no POST script, and the POST script's value; an abort overrides retries,
-cancels everything in flight, still runs the FINAL node, and exits with ``RETURN`` (or the node's
-value).  With a FINAL node, the DAG succeeds iff the FINAL node does.
+script, when present, always runs after the job - a NOOP node's "job" included, with ``$RETURN`` 0 -
+and its exit code is the node's; ``$RETURN`` is the job's exit code, ``-signal`` when killed, -1001
+when the job could not be submitted (a missing submit file, possibly one a PRE script or an earlier
+node was to write: DAGMan's submit failure, which also cancels the node's retries) or could never
+run (held), -1004 when the PRE script failed (with ``DAGMAN_ALWAYS_RUN_POST``).  ``PRE_SKIP`` marks
+the node done.  A failed node is retried (whole node: PRE, job, POST) while retries remain, unless
+its exit value is the ``UNLESS-EXIT`` value.  ``ABORT-DAG-ON`` is checked against the PRE script's
+value, the job's value when there is no POST script, and the POST script's value; an abort
+overrides retries and cancels everything in flight; the DAG then exits with ``RETURN r`` (status
+``DAG_STATUS_OK`` when r is 0), else with the node's value.
 
-Scheduling: ready nodes wait in heaps keyed ``(-priority, declaration order)`` - one heap per
-CATEGORY, plus one for PRE and one for POST scripts - so each event costs O(log n) and nothing is
-ever rescanned; children are released by in-degree counters.  Throttles (maxjobs, maxidle, maxpre,
-maxpost, per-category MAXJOBS) are :mod:`._throttle` objects; a NOOP node takes no job token.
+The end of a run, as ``main_shutdown_rescue`` in DAGMan's ``dagman_main.cpp``: once nothing is in
+flight, a DAG that failed (a node failed, an abort with a non-zero value, a stop by SIGTERM/SIGINT,
+or nodes that can never become ready because of a cycle: ``DAG_STATUS_CYCLE``) gets its rescue DAG
+*before* the FINAL node starts - so a rescue DAG exists even when FINAL then succeeds; FINAL runs in
+every case (also after a stop: a second stop ends it too), sees ``$DAG_STATUS``/``$FAILED_COUNT``,
+and decides the DAG's outcome: exit 0 when it succeeds, 1 when it fails.  Without FINAL a failed
+DAG exits 1 (an abort: its value).
+
+Scheduling (DAGMan's ``DagPriorityQ``): ready nodes wait in heaps keyed ``(-effective priority,
+seq)`` - one heap per CATEGORY - where ``seq`` grows as nodes become ready (first ready, first
+submitted: breadth first) or, with ``DAGMAN_SUBMIT_DEPTH_FIRST``, shrinks (last ready, first
+submitted); a retried node goes first with ``DAGMAN_RETRY_NODE_FIRST``.  The effective priority
+is the node's PRIORITY plus the DAG's (``DAGMAN_DEFAULT_PRIORITY``, or the SUBDAG node's effective
+priority passed down).  PRE and POST scripts wait in first-come queues, as DAGMan's script queues.
+Each event costs O(log n); children are released by in-degree counters.  Throttles (maxjobs,
+maxidle, maxpre, maxpost, per-category MAXJOBS) are :mod:`._throttle` objects; a NOOP node takes
+no job token.
 """
 
 from __future__ import annotations
@@ -43,6 +60,7 @@ __all__ = [
     "DagState",
     "Defer",
     "DeferElapsed",
+    "Details",
     "EngineEvent",
     "Finish",
     "Instruction",
@@ -52,25 +70,27 @@ __all__ = [
     "JobHeld",
     "KillScript",
     "Limits",
+    "Moment",
     "NodeState",
     "RunScript",
     "ScriptExited",
     "Step",
     "Submit",
+    "SubmitFailed",
     "WriteRescue",
 ]
 
 import heapq
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, get_args
 
-from sheaf.engine._dagfile import Dag, NodeSpec, Script
+from sheaf.engine._dagfile import Dag, Script
 from sheaf.engine._events import (
     Cancel,
     Change,
     Defer,
     DeferElapsed,
+    Details,
     EngineEvent,
     Finish,
     Instruction,
@@ -82,105 +102,87 @@ from sheaf.engine._events import (
     ScriptExited,
     Step,
     Submit,
+    SubmitFailed,
     WriteRescue,
 )
-from sheaf.engine._throttle import IdleThrottle, Throttle
+from sheaf.engine._invariants import check_invariants
+from sheaf.engine._nodes import (
+    ACTIVE_STATES,
+    DAG_ABORTED,
+    DAG_CYCLE,
+    DAG_NODES_FAILED,
+    DAG_OK,
+    DAG_REMOVED,
+    RETURN_HELD,
+    RETURN_PRE_FAILED,
+    RETURN_SUBMIT_FAILED,
+    STATES,
+    InvalidTransition,
+    Moment,
+    Node,
+    NodeState,
+    note_of,
+)
+from sheaf.engine._throttle import IdleThrottle, Throttle, ThrottleStatistics
 
-NodeState = Literal["waiting", "pre_ready", "pre", "pre_deferred", "ready", "submitted",
-                    "post_ready", "post", "post_deferred", "done", "failed"]
-STATES: tuple[NodeState, ...] = get_args(NodeState)
-ACTIVE_STATES = frozenset({"pre_ready", "pre", "pre_deferred", "ready", "submitted", "post_ready",
-                           "post", "post_deferred"})
-
-RETURN_HELD = -1001
-RETURN_PRE_FAILED = -1004
-DAG_OK, DAG_NODES_FAILED, DAG_ABORTED, DAG_REMOVED = 0, 2, 3, 4
-
-
-class InvalidTransition(RuntimeError):
-    def __init__(self, node: str, start: str, finish: str, history: list[tuple[float, str, str]]):
-        self.node, self.start, self.finish, self.history = node, start, finish, history
-        trail = "; ".join(f"{t:.3f} {a}->{b}" for t, a, b in history[-20:])
-        super().__init__(f"node {node!r}: impossible transition {start} -> {finish} (history: {trail})")
+Key = tuple[int, int, str]
 
 
 @dataclass(frozen=True, slots=True)
 class Limits:
-    """Per-workflow throttles (DAGMan's knobs); 0 means unlimited."""
+    """Per-workflow throttles and ordering knobs (DAGMan's); 0 means unlimited for a throttle."""
 
     maxjobs: int = 0
     maxidle: int = 1000
     maxpre: int = 20
     maxpost: int = 20
     always_run_post: bool = False
+    depth_first: bool = False  # DAGMAN_SUBMIT_DEPTH_FIRST
+    retry_node_first: bool = False  # DAGMAN_RETRY_NODE_FIRST
+    dag_priority: int = 0  # DAGMAN_DEFAULT_PRIORITY, or the SUBDAG node's effective priority
 
 
-# ---- the node record ---------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class _Abort:
+    node: str
+    value: int  # the node's value that matched ABORT-DAG-ON
+    returns: int | None  # its RETURN value
 
-class _Node:
-    __slots__ = (
-        "attempt",
-        "cluster",
-        "history",
-        "job_return",
-        "name",
-        "order",
-        "pre_return",
-        "reason",
-        "spec",
-        "state",
-        "token",
-        "unmet",
-        "value",
-    )
-
-    def __init__(self, spec: NodeSpec, order: int) -> None:
-        self.spec = spec
-        self.name = spec.name
-        self.order = order
-        self.state: NodeState = "waiting"
-        self.attempt = 0
-        self.unmet = 0
-        self.history: list[tuple[float, str, str]] = []
-        self.job_return: int | None = None
-        self.pre_return: int | None = None
-        self.cluster = 0
-        self.reason: str | None = None
-        self.token = False  # holds a maxjobs/category token while submitted
-        self.value: int | None = None  # the node's exit value (the last component's)
-
-    def key(self) -> tuple[int, int, str]:
-        return (-self.spec.priority, self.order, self.name)
+    @property
+    def exit_code(self) -> int:
+        return self.returns if self.returns is not None else self.value
 
 
-Transition = Callable[["DagState", _Node, Mapping[str, Any]], None]
+# ---- the transition table ----------------------------------------------------------------------
+
+Transition = Callable[["DagState", Node], None]
 
 
-def _noop(machine: DagState, node: _Node, info: Mapping[str, Any]) -> None:
+def _noop(machine: DagState, node: Node) -> None:
     return None
 
 
-def _enqueue_pre(machine: DagState, node: _Node, info: Mapping[str, Any]) -> None:
-    heapq.heappush(machine._pre_heap, node.key())
+def _enqueue_pre(machine: DagState, node: Node) -> None:
+    machine._enqueue_script(machine._pre_heap, node)
 
 
-def _enqueue_ready(machine: DagState, node: _Node, info: Mapping[str, Any]) -> None:
-    heapq.heappush(machine._ready_heaps.setdefault(node.spec.category, []), node.key())
+def _enqueue_ready(machine: DagState, node: Node) -> None:
+    machine._enqueue(machine._ready_heaps.setdefault(node.spec.category, []), node)
 
 
-def _enqueue_post(machine: DagState, node: _Node, info: Mapping[str, Any]) -> None:
-    heapq.heappush(machine._post_heap, node.key())
+def _enqueue_post(machine: DagState, node: Node) -> None:
+    machine._enqueue_script(machine._post_heap, node)
 
 
-def _release_pre(machine: DagState, node: _Node, info: Mapping[str, Any]) -> None:
+def _release_pre(machine: DagState, node: Node) -> None:
     machine.maxpre.release()
 
 
-def _release_post(machine: DagState, node: _Node, info: Mapping[str, Any]) -> None:
+def _release_post(machine: DagState, node: Node) -> None:
     machine.maxpost.release()
 
 
-def _release_job(machine: DagState, node: _Node, info: Mapping[str, Any]) -> None:
+def _release_job(machine: DagState, node: Node) -> None:
     if node.token:
         node.token = False
         machine.maxjobs.release()
@@ -190,13 +192,13 @@ def _release_job(machine: DagState, node: _Node, info: Mapping[str, Any]) -> Non
 
 
 def _then(*steps: Transition) -> Transition:
-    def run(machine: DagState, node: _Node, info: Mapping[str, Any]) -> None:
+    def run(machine: DagState, node: Node) -> None:
         for one in steps:
-            one(machine, node, info)
+            one(machine, node)
     return run
 
 
-def _done(machine: DagState, node: _Node, info: Mapping[str, Any]) -> None:
+def _done(machine: DagState, node: Node) -> None:
     machine._release_children(node)
 
 
@@ -232,12 +234,22 @@ _TRANSITIONS: dict[tuple[NodeState, NodeState], Transition] = {
 }
 
 
-def _expected_state(event: JobExited | JobHeld | ScriptExited | DeferElapsed) -> NodeState:
-    if isinstance(event, JobExited | JobHeld):
-        return "submitted"
-    if isinstance(event, ScriptExited):
-        return "pre" if event.kind == "PRE" else "post"
-    return "pre_deferred" if event.kind == "PRE" else "post_deferred"
+def _expected_state(event: JobExited | JobHeld | SubmitFailed | ScriptExited | DeferElapsed) -> NodeState:
+    match event:
+        case JobExited() | JobHeld() | SubmitFailed():
+            return "submitted"
+        case ScriptExited(kind="PRE"):
+            return "pre"
+        case ScriptExited():
+            return "post"
+        case DeferElapsed(kind="PRE"):
+            return "pre_deferred"
+        case _:
+            return "post_deferred"
+
+
+def _value(exit_code: int | None, signal: int | None) -> int:
+    return exit_code if exit_code is not None else -(signal or 0)
 
 
 class DagState:
@@ -245,7 +257,8 @@ class DagState:
 
     def __init__(self, dag: Dag, limits: Limits, clock: Callable[[], float], *,
                  done: Iterable[str] = (), failed: Iterable[str] = (),
-                 attempts: Mapping[str, int] | None = None, next_cluster: int = 1) -> None:
+                 attempts: Mapping[str, int] | None = None, next_cluster: int = 1,
+                 reasons: Mapping[str, str | None] | None = None) -> None:
         self.dag = dag
         self.clock = clock
         self.limits = limits
@@ -254,39 +267,46 @@ class DagState:
         self.maxpre = Throttle("maxpre", limits.maxpre)
         self.maxpost = Throttle("maxpost", limits.maxpost)
         self._categories = {name: Throttle(f"category {name}", n) for name, n in dag.maxjobs.items()}
-        self.nodes: dict[str, _Node] = {n: _Node(s, i) for i, (n, s) in enumerate(dag.nodes.items())}
-        self.counts: dict[str, int] = {s: 0 for s in STATES}
-        self._pre_heap: list[tuple[int, int, str]] = []
-        self._post_heap: list[tuple[int, int, str]] = []
-        self._ready_heaps: dict[str | None, list[tuple[int, int, str]]] = {}
+        self.nodes: dict[str, Node] = {n: Node(s, i, limits.dag_priority)
+                                       for i, (n, s) in enumerate(dag.nodes.items())}
+        self.counts: dict[str, int] = dict.fromkeys(STATES, 0)
+        self._pre_heap: list[Key] = []
+        self._post_heap: list[Key] = []
+        self._ready_heaps: dict[str | None, list[Key]] = {}
+        self._generation = 0
+        self._retry_first = False  # set while a retried node is queued (DAGMAN_RETRY_NODE_FIRST)
         self._step = Step()
         self._next_cluster = next_cluster
         self.active = 0
         self.failed_count = 0
         self.retries = 0
         self.job_time = 0.0
-        self.aborted: tuple[str, int, int | None] | None = None
+        self.aborted: _Abort | None = None
         self.interrupted = False
+        self.cycle = False  # nodes left waiting with no failure to explain it
         self.finished: Finish | None = None
         self._final_started = False
-        self._restore(set(done), set(failed), attempts or {})
+        self._rescued = False
+        self._restore(set(done), set(failed), attempts or {}, reasons or {})
 
     # -- set-up ---------------------------------------------------------------------------------
 
-    def _restore(self, done: set[str], failed: set[str], attempts: Mapping[str, int]) -> None:
+    def _restore(self, done: set[str], failed: set[str], attempts: Mapping[str, int],
+                 reasons: Mapping[str, str | None]) -> None:
         for name, node in self.nodes.items():
             node.attempt = attempts.get(name, 0)
             if node.spec.done or name in done:
                 node.state = "done"
             elif name in failed:
                 node.state = "failed"
+                node.reason = reasons.get(name)
                 self.failed_count += 1
             self.counts[node.state] += 1
         for name, node in self.nodes.items():
             node.unmet = sum(1 for p in self.dag.parents[name] if self.nodes[p].state != "done")
 
     def start(self, idle: int = 0) -> Step:
-        """Release every node whose parents are all done, then dispatch."""
+        """Release every node whose parents are all done (in declaration order), then dispatch."""
         for node in self.nodes.values():
             if node.state == "waiting" and node.unmet == 0 and not node.spec.final:
                 self._make_ready(node)
@@ -307,27 +327,42 @@ class DagState:
         step, self._step = self._step, Step()
         return step
 
-    def _transition(self, node: _Node, finish: NodeState, info: Mapping[str, Any] | None = None) -> None:
+    def _transition(self, node: Node, finish: NodeState, info: Details | None = None) -> None:
         start = node.state
         fn = _TRANSITIONS.get((start, finish))
         if fn is None:
-            raise InvalidTransition(node.name, start, finish, node.history)
+            raise InvalidTransition(node.name, start, finish, node.history, attempt=node.attempt,
+                                    reason=node.reason)
         now = self.clock()
         node.state = finish
         self.counts[start] -= 1
         self.counts[finish] += 1
         self.active += (finish in ACTIVE_STATES) - (start in ACTIVE_STATES)
-        node.history.append((now, start, finish))
+        node.history.append(Moment(now, start, finish, node.attempt, note_of(info)))
         self._step.changes.append(Change(now, node.name, start, finish, node.attempt, info))
-        fn(self, node, info or {})  # after the record: children released here come later in the log
+        fn(self, node)  # after the record: children released here come later in the log
 
     def _emit(self, instruction: Instruction) -> None:
         self._step.instructions.append(instruction)
 
-    def _make_ready(self, node: _Node) -> None:
+    def _enqueue(self, heap: list[Key], node: Node) -> None:
+        """Queue a node behind the others of its priority (breadth first) or, depth first or a retry
+        with ``DAGMAN_RETRY_NODE_FIRST``, before them (DAGMan's ``append``/``prepend``)."""
+        self._generation += 1
+        front = self._retry_first or self.limits.depth_first
+        node.seq = -self._generation if front else self._generation
+        heapq.heappush(heap, node.key())
+
+    def _enqueue_script(self, heap: list[Key], node: Node) -> None:
+        """Scripts wait first come, first served, whatever the priority (DAGMan's script queue)."""
+        self._generation += 1
+        node.seq = self._generation
+        heapq.heappush(heap, (0, node.seq, node.name))
+
+    def _make_ready(self, node: Node) -> None:
         self._transition(node, "pre_ready" if node.spec.pre is not None else "ready")
 
-    def _release_children(self, node: _Node) -> None:
+    def _release_children(self, node: Node) -> None:
         for child_name in self.dag.children[node.name]:
             child = self.nodes[child_name]
             child.unmet -= 1
@@ -338,26 +373,38 @@ class DagState:
     # -- dispatch -------------------------------------------------------------------------------
 
     def _dispatch(self, idle: int) -> None:
-        while self._pre_heap and self.maxpre.try_acquire():
-            node = self.nodes[heapq.heappop(self._pre_heap)[2]]
-            self._transition(node, "pre")
-            self._emit(RunScript(node.name, "PRE", node.attempt, self._script_argv(node, node.spec.pre),
-                                 node.spec.directory))
-        while self._post_heap and self.maxpost.try_acquire():
-            node = self.nodes[heapq.heappop(self._post_heap)[2]]
-            self._transition(node, "post")
-            self._emit(RunScript(node.name, "POST", node.attempt, self._script_argv(node, node.spec.post),
-                                 node.spec.directory))
+        """Start scripts and submit jobs until nothing more can start: a NOOP node's POST script
+        becomes ready during the submissions and must start in the same step."""
         self.maxidle.observe(idle)
+        while self._start_scripts() + self._submit_ready():
+            pass
+
+    def _start_scripts(self) -> int:
+        started = 0
+        for heap, kind, throttle in ((self._pre_heap, "PRE", self.maxpre),
+                                     (self._post_heap, "POST", self.maxpost)):
+            while heap and throttle.try_acquire():
+                node = self.nodes[heapq.heappop(heap)[2]]
+                self._transition(node, "pre" if kind == "PRE" else "post")
+                script = node.spec.pre if kind == "PRE" else node.spec.post
+                self._emit(RunScript(node.name, "PRE" if kind == "PRE" else "POST", node.attempt,
+                                     self._script_argv(node, script), node.spec.directory))
+                started += 1
+        return started
+
+    def _submit_ready(self) -> int:
+        submitted = 0
         while self._ready_heaps:
             ready = self._next_ready()
             if ready is None:
                 break
             self._submit(ready)
+            submitted += 1
+        return submitted
 
-    def _next_ready(self) -> _Node | None:
+    def _next_ready(self) -> Node | None:
         """The highest-priority ready node whose throttles allow it (a NOOP needs no token)."""
-        best: tuple[int, int, str] | None = None
+        best: Key | None = None
         best_cat: str | None = None
         job_ok = self.maxjobs.available() and self.maxidle.available()
         for category, heap in list(self._ready_heaps.items()):
@@ -376,10 +423,10 @@ class DagState:
         heapq.heappop(self._ready_heaps[best_cat])
         return self.nodes[best[2]]
 
-    def _submit(self, node: _Node) -> None:
+    def _submit(self, node: Node) -> None:
         if node.spec.noop:
             self._transition(node, "submitted", {"noop": True})
-            self._job_finished(node, 0, None)
+            self._job_finished(node, 0, {"noop": True})
             return
         self.maxjobs.try_acquire()
         self.maxidle.try_acquire()
@@ -390,7 +437,8 @@ class DagState:
         node.cluster = self._next_cluster
         self._next_cluster += 1
         self._transition(node, "submitted", {"cluster": node.cluster})
-        self._emit(Submit(node.name, node.attempt, node.cluster, node.spec.priority))
+        self._emit(Submit(node.name, node.attempt, node.cluster, node.prio, self.dag_status(),
+                          self.failed_count))
 
     # -- events ---------------------------------------------------------------------------------
 
@@ -406,33 +454,42 @@ class DagState:
             if self.aborted is not None or self.interrupted:
                 return  # a late report about an attempt already cancelled (abort, interrupt)
             raise InvalidTransition(node.name, node.state, f"{type(event).__name__} (expects {expected}, "
-                                    f"attempt {event.attempt})", node.history)
-        if isinstance(event, JobExited):
-            self._on_job_exited(node, event)
-        elif isinstance(event, JobHeld):
-            node.reason = event.reason
-            self._job_finished(node, RETURN_HELD, event.reason)
-        elif isinstance(event, ScriptExited):
-            self._on_script(node, event)
-        else:
-            self._transition(node, "pre_ready" if event.kind == "PRE" else "post_ready")
+                                    f"attempt {event.attempt})", node.history, attempt=node.attempt,
+                                    reason=node.reason)
+        match event:
+            case JobExited():
+                self._on_job_exited(node, event)
+            case JobHeld(reason=reason):
+                node.reason = reason
+                self._job_finished(node, RETURN_HELD, {"reason": reason})
+            case SubmitFailed(reason=reason):
+                node.reason = f"submit failed: {reason}"
+                node.poisoned = True  # DAGMan: a submit failure short-circuits the node's retries
+                self._job_finished(node, RETURN_SUBMIT_FAILED, {"reason": node.reason, "submit_failed": True})
+            case ScriptExited():
+                self._on_script(node, event)
+            case DeferElapsed(kind=kind):
+                self._transition(node, "pre_ready" if kind == "PRE" else "post_ready")
 
-    def _on_job_exited(self, node: _Node, event: JobExited) -> None:
+    def _on_job_exited(self, node: Node, event: JobExited) -> None:
         if event.ended > event.started:
             self.job_time += event.ended - event.started
-        value = event.exit_code if event.exit_code is not None else -(event.signal or 0)
-        info = {"exit": event.exit_code, "signal": event.signal, "reason": event.reason,
-                "started": event.started, "ended": event.ended, "slot": event.slot}
+        value = _value(event.exit_code, event.signal)
+        info: Details = {"started": event.started, "ended": event.ended}
+        if event.exit_code is not None:
+            info["exit"] = event.exit_code
+        if event.signal is not None:
+            info["signal"] = event.signal
+        if event.reason is not None:
+            info["reason"] = event.reason
+        if event.slot is not None:
+            info["slot"] = event.slot
         node.reason = event.reason or (f"exit code {value}" if value else None)
         self._job_finished(node, value, info)
 
-    def _job_finished(self, node: _Node, value: int, info: Mapping[str, Any] | str | None) -> None:
+    def _job_finished(self, node: Node, value: int, info: Details) -> None:
         node.job_return = value
-        details: dict[str, Any] = {"return": value}
-        if isinstance(info, Mapping):
-            details.update({k: v for k, v in info.items() if v is not None})
-        elif info is not None:
-            details["reason"] = info
+        details: Details = {"return": value, **info}
         if node.spec.post is not None:
             self._transition(node, "post_ready", details)
         elif self._abort_matches(node, value):
@@ -443,11 +500,11 @@ class DagState:
         else:
             self._failed(node, value, details)
 
-    def _on_script(self, node: _Node, event: ScriptExited) -> None:
-        value = event.exit_code if event.exit_code is not None else -(event.signal or 0)
+    def _on_script(self, node: Node, event: ScriptExited) -> None:
+        value = _value(event.exit_code, event.signal)
         script = node.spec.pre if event.kind == "PRE" else node.spec.post
         assert script is not None
-        info: dict[str, Any] = {"script": event.kind, "return": value}
+        info: Details = {"script": event.kind, "return": value}
         if script.defer_status is not None and value == script.defer_status:
             self._transition(node, "pre_deferred" if event.kind == "PRE" else "post_deferred", info)
             self._emit(Defer(node.name, event.kind, node.attempt, script.defer_time))
@@ -456,7 +513,7 @@ class DagState:
         else:
             self._on_post(node, value, info)
 
-    def _on_pre(self, node: _Node, value: int, info: dict[str, Any]) -> None:
+    def _on_pre(self, node: Node, value: int, info: Details) -> None:
         node.pre_return = value
         if node.spec.pre_skip is not None and value == node.spec.pre_skip:
             node.value = 0
@@ -472,7 +529,7 @@ class DagState:
             node.reason = f"PRE script exited with {value}"
             self._failed(node, value, info)
 
-    def _on_post(self, node: _Node, value: int, info: dict[str, Any]) -> None:
+    def _on_post(self, node: Node, value: int, info: Details) -> None:
         if self._abort_matches(node, value):
             self._abort(node, value, info)
         elif value == 0:
@@ -483,36 +540,46 @@ class DagState:
                 f" (job: {node.reason})" if node.reason else "")
             self._failed(node, value, info)
 
-    def _failed(self, node: _Node, value: int, info: Mapping[str, Any]) -> None:
+    def _failed(self, node: Node, value: int, info: Details) -> None:
         node.value = value
         spec = node.spec
-        if node.attempt < spec.retries and value != spec.unless_exit and not self.interrupted:
+        if node.attempt < spec.retries and value != spec.unless_exit and not self.interrupted \
+                and not node.poisoned:
             node.attempt += 1
             self.retries += 1
-            self._transition(node, "pre_ready" if spec.pre is not None else "ready",
-                             {**info, "retry": node.attempt, "why": node.reason})
+            why: Details = {"why": node.reason} if node.reason else {}
+            target: NodeState = "pre_ready" if spec.pre is not None else "ready"
+            self._retry_first = self.limits.retry_node_first
+            try:
+                self._transition(node, target, {**info, "retry": node.attempt, **why})
+            finally:
+                self._retry_first = False
             return
+        node.poisoned = False
         self.failed_count += 1
-        self._transition(node, "failed", {**info, "why": node.reason})
+        self._transition(node, "failed", {**info, "why": node.reason or f"exit value {value}"})
 
     # -- abort, interrupt, end ------------------------------------------------------------------
 
-    def _abort_matches(self, node: _Node, value: int) -> bool:
+    def _abort_matches(self, node: Node, value: int) -> bool:
         return node.spec.abort_on is not None and node.spec.abort_on[0] == value and self.aborted is None
 
-    def _abort(self, node: _Node, value: int, info: Mapping[str, Any]) -> None:
+    def _abort(self, node: Node, value: int, info: Details) -> None:
         node.value = value
         node.reason = f"ABORT-DAG-ON: exit value {value}"
         self.failed_count += 1
         self._transition(node, "failed", {**info, "why": node.reason, "abort": True})
-        self.aborted = (node.name, value, node.spec.abort_on[1] if node.spec.abort_on else None)
+        self.aborted = _Abort(node.name, value, node.spec.abort_on[1] if node.spec.abort_on else None)
         self._stop_everything("DAG aborted by ABORT-DAG-ON")
 
     def _interrupt(self, reason: str) -> None:
-        if self.interrupted or self.finished is not None:
+        """A stop (DAGMan's ``condor_rm``): cancel everything, then run FINAL; a second stop while
+        FINAL runs ends that too."""
+        if self.finished is not None:
+            return
+        if self.interrupted and not self._final_started:
             return
         self.interrupted = True
-        self._final_started = True  # a removed DAG stops now; the FINAL node is not started
         self._stop_everything(reason)
 
     def _stop_everything(self, reason: str) -> None:
@@ -536,51 +603,73 @@ class DagState:
                 self._transition(node, "waiting", {"why": reason})
 
     def _end(self) -> None:
-        final = self.dag.final
-        if final is not None and not self._final_started:
+        """Nothing in flight: write the rescue DAG of a failed DAG, then run FINAL, or conclude."""
+        final = self.nodes[self.dag.final] if self.dag.final is not None else None
+        if not self._final_started:
             self._final_started = True
-            node = self.nodes[final]
-            if node.state == "waiting":
-                self._make_ready(node)
+            self.cycle = self._left_waiting()
+            if self._dag_exit_value() != 0:
+                self._write_rescue()
+            if final is not None and final.state == "waiting":
+                self._make_ready(final)
                 self._dispatch(0)
                 if self.active:
                     return
         self._conclude()
 
+    def _left_waiting(self) -> bool:
+        """Regular nodes that never became ready although no node failed: a cycle (DAGMan checks
+        for one at this point and reports ``DAG_STATUS_CYCLE``)."""
+        if self.failed_count or self.aborted is not None or self.interrupted:
+            return False
+        return any(n.state != "done" for n in self.nodes.values() if not n.spec.final)
+
+    def _dag_exit_value(self) -> int:
+        """The value DAGMan's shutdown would exit with before FINAL runs (non-zero: a rescue DAG)."""
+        if self.aborted is not None:
+            return self.aborted.exit_code
+        if self.interrupted or self.failed_count or self.cycle:
+            return 1
+        return 0
+
     def dag_status(self) -> int:
         if self.interrupted:
             return DAG_REMOVED
         if self.aborted is not None:
-            return DAG_ABORTED
-        return DAG_NODES_FAILED if self.failed_count else DAG_OK
+            return DAG_OK if self.aborted.returns == 0 else DAG_ABORTED
+        if self.failed_count:
+            return DAG_NODES_FAILED
+        return DAG_CYCLE if self.cycle else DAG_OK
 
     def _conclude(self) -> None:
-        """With a FINAL node, its outcome is the DAG's (overriding failures and ABORT-DAG-ON)."""
-        status = self.dag_status()
-        final = self.dag.final
-        if final is not None and not self.interrupted:
-            succeeded = self.nodes[final].state == "done"
+        """With a FINAL node that ran, its outcome is the DAG's (overriding failures and aborts)."""
+        final = self.nodes[self.dag.final] if self.dag.final is not None else None
+        if self.aborted is not None and self.aborted.returns == 0:
+            succeeded, exit_code = True, 0  # ABORT-DAG-ON ... RETURN 0: DAGMan's DAG_STATUS_OK
+        elif final is not None and final.state in ("done", "failed"):
+            succeeded = final.state == "done"
             exit_code = 0 if succeeded else 1
         else:
-            succeeded = all(n.state == "done" for n in self.nodes.values())
-            exit_code = 0 if succeeded else 1
-            if self.aborted is not None:
-                exit_code = self.aborted[2] if self.aborted[2] is not None else self.aborted[1]
-                succeeded = exit_code == 0
+            exit_code = self._dag_exit_value()
+            succeeded = exit_code == 0
         if not succeeded:
-            self._emit(self._rescue())
-        self.finished = Finish(succeeded, status, exit_code)
+            self._write_rescue()
+        self.finished = Finish(succeeded, self.dag_status(), exit_code)
         self._emit(self.finished)
 
-    def _rescue(self) -> WriteRescue:
+    def _write_rescue(self) -> None:
+        """One rescue DAG per run (DAGMan overwrites its own when FINAL fails after it)."""
+        if self._rescued:
+            return
+        self._rescued = True
         done = tuple(n for n, node in self.nodes.items() if node.state == "done" and not node.spec.final)
         left = tuple((n, node.spec.retries - node.attempt) for n, node in self.nodes.items()
                      if node.state != "done" and node.spec.retries)
-        return WriteRescue(done, left, self.failed_count)
+        self._emit(WriteRescue(done, left, self.failed_count))
 
     # -- script macros --------------------------------------------------------------------------
 
-    def _script_argv(self, node: _Node, script: Script | None) -> tuple[str, ...]:
+    def _script_argv(self, node: Node, script: Script | None) -> tuple[str, ...]:
         assert script is not None
         macros = {
             "$JOB": node.name, "$RETRY": str(node.attempt), "$MAX_RETRIES": str(node.spec.retries),
@@ -600,11 +689,15 @@ class DagState:
     def node_reason(self, name: str) -> str | None:
         return self.nodes[name].reason
 
-    def node_history(self, name: str) -> list[tuple[float, str, str]]:
+    def node_history(self, name: str) -> list[Moment]:
         return list(self.nodes[name].history)
 
-    def throttle_statistics(self) -> list[Any]:
+    def throttle_statistics(self) -> list[ThrottleStatistics]:
         out = [t.statistics() for t in (self.maxjobs, self.maxpre, self.maxpost)]
         out.append(self.maxidle.statistics())
         out.extend(t.statistics() for t in self._categories.values())
         return out
+
+    def validate_state(self) -> None:
+        """Raise ``AssertionError`` naming every broken invariant (see ``_invariants``)."""
+        check_invariants(self)

@@ -5,10 +5,13 @@ The submit language as condor_submit reads it: ``key = value`` lines (keys case-
 a trailing ``\\`` continues a line, and ``queue [1]`` ends the description (one proc per node:
 ``queue N`` with N > 1, ``queue ... from/in/matching`` and a second ``queue`` are refused).
 
-Macros ``$(name)`` and ``$(name:default)`` expand from, in order of precedence: the node's DAG
-``VARS`` (DAGMan passes them as ``condor_submit -a``, so they override the file), the file's own
-keys, then ``$(Cluster)``/``$(ClusterId)``, ``$(Process)``/``$(ProcId)``, ``$(dag_node_name)`` (as
-DAGMan passes it); ``$ENV(X)``
+Macros ``$(name)`` and ``$(name:default)`` expand from, in order of precedence: the node's
+*appended* DAG ``VARS`` (set after the file is read, so they override it), the file's own keys, the
+*prepended* values (set before the file is read: ``VARS ... PREPEND``, plain VARS unless
+``DAGMAN_DEFAULT_APPEND_VARS`` is true, and what DAGMan itself passes - ``JOB``, ``RETRY``,
+``DAG_STATUS``, ``FAILED_COUNT``, ``priority`` - so a file's own ``priority`` wins over the node's
+PRIORITY, as the manual says), then ``$(Cluster)``/``$(ClusterId)``, ``$(Process)``/``$(ProcId)``,
+``$(dag_node_name)`` (as DAGMan passes it); ``$ENV(X)``
 reads the engine's environment.  ``$$(attr)`` is left alone: it is expanded at match time.  An
 unknown macro expands to the empty string, as in condor_submit.
 
@@ -38,6 +41,7 @@ import functools
 import math
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from sheaf import classad
@@ -153,12 +157,16 @@ def parse_submit(path: str) -> SubmitDescription:
 
 
 class _Expander:
-    """``$(macro)`` expansion over VARS > file keys > predefined macros, cycle-safe."""
+    """``$(macro)`` expansion over appended VARS > file keys > prepended values > predefined macros,
+    cycle-safe."""
 
-    def __init__(self, desc: SubmitDescription, dag_vars: dict[str, str], predefined: dict[str, str]):
+    def __init__(self, desc: SubmitDescription, dag_vars: Mapping[str, str], predefined: dict[str, str],
+                 prepend: Mapping[str, str] | None = None):
         self.desc = desc
         self.vars = {k.lower(): v for k, v in dag_vars.items()}
         self.pre = {k.lower(): v for k, v in predefined.items()}
+        self.pre.update((k.lower(), v) for k, v in (prepend or {}).items())
+        self.prepended = frozenset(k.lower() for k in (prepend or {}))
         self.active: set[str] = set()
 
     def lookup(self, name: str, default: str | None) -> str:
@@ -188,7 +196,7 @@ class _Expander:
 
     def get(self, key: str, default: str = "") -> str:
         key = key.lower()
-        if key in self.vars or key in self.desc.values:
+        if key in self.vars or key in self.desc.values or key in self.prepended:
             return self.lookup(key, None)
         return default
 
@@ -300,12 +308,15 @@ def _resolve(base: str, name: str) -> str:
 
 
 def render(desc: SubmitDescription, node: str, attempt: int, cluster: int, directory: str,
-           dag_vars: dict[str, str]) -> JobSpec:
-    """Expand ``desc`` for one attempt of ``node`` (DAGMan's ``$(JOB)``/``$(RETRY)`` in VARS too)."""
+           dag_vars: Mapping[str, str], prepend: Mapping[str, str] | None = None) -> JobSpec:
+    """Expand ``desc`` for one attempt of ``node`` (DAGMan's ``$(JOB)``/``$(RETRY)`` in VARS too):
+    ``dag_vars`` are appended (they override the file), ``prepend`` the values the file overrides."""
     vars_ = {k: v.replace("$(JOB)", node).replace("$(RETRY)", str(attempt)) for k, v in dag_vars.items()}
+    before = {k: v.replace("$(JOB)", node).replace("$(RETRY)", str(attempt))
+              for k, v in (prepend or {}).items()}
     predefined = {"Cluster": str(cluster), "ClusterId": str(cluster), "Process": "0", "ProcId": "0",
                   "Node": "0", "Step": "0", "Row": "0", "Item": "", "dag_node_name": node, "DOLLAR": "$"}
-    ex = _Expander(desc, vars_, predefined)
+    ex = _Expander(desc, vars_, predefined, before)
     submit_dir = directory
     iwd = _resolve(submit_dir, ex.get("initialdir", "") or submit_dir)
     exe = ex.get("executable")
@@ -319,7 +330,7 @@ def render(desc: SubmitDescription, node: str, attempt: int, cluster: int, direc
     if universe not in UNIVERSES:
         raise _error(desc.path, desc.values.get("universe", ("", None))[1], "unknown universe",
                      "universe is one of " + ", ".join(sorted(UNIVERSES)), universe)
-    ad = _job_ad(desc, ex, node, attempt, cluster, exe_path, iwd, universe, vars_)
+    ad = _job_ad(desc, ex, node, attempt, cluster, exe_path, iwd, universe, vars_, before)
     site = ad.get("pegasus_site")
     return JobSpec((exe_path, *args), env, iwd, stdout, stderr, universe, ad,
                    site if isinstance(site, str) else None)
@@ -343,8 +354,17 @@ def _literal(value: str | int) -> classad.Expr:
     return scratch.lookup("v")
 
 
+def _ad_vars(desc: SubmitDescription, ex: _Expander, values: Mapping[str, str]) -> list[tuple[str, classad.Expr]]:
+    """VARS ``+Attr="v"`` and ``My.Attr="v"`` go to the ad as-is."""
+    out = []
+    for key, raw in values.items():
+        if key.startswith("+") or key.lower().startswith("my."):
+            out.append((key[1:] if key.startswith("+") else key[3:], _expr(desc, key, ex.expand(raw))))
+    return out
+
+
 def _job_ad(desc: SubmitDescription, ex: _Expander, node: str, attempt: int, cluster: int, exe: str,
-            iwd: str, universe: str, vars_: dict[str, str]) -> ClassAd:
+            iwd: str, universe: str, vars_: Mapping[str, str], before: Mapping[str, str]) -> ClassAd:
     """The job ad: a copy of a shared template (same attributes, same expressions) plus the three
     attributes that differ per attempt.  Literals need no parsing; expressions are parsed once."""
     attrs: list[tuple[str, classad.Expr]] = [
@@ -364,11 +384,10 @@ def _job_ad(desc: SubmitDescription, ex: _Expander, node: str, attempt: int, clu
     limits = ex.get("concurrency_limits", "")
     if limits:
         attrs.append(("ConcurrencyLimits", _literal(limits)))
+    attrs.extend(_ad_vars(desc, ex, before))  # prepended: the file's own +Attr lines win
     for name, raw in desc.attrs.items():
         attrs.append((name, _expr(desc, "+" + name, ex.expand(raw))))
-    for key, raw in vars_.items():  # VARS +Attr="v" and VARS My.Attr="v" go to the ad as-is
-        if key.startswith("+") or key.lower().startswith("my."):
-            attrs.append((key[1:] if key.startswith("+") else key[3:], _expr(desc, key, ex.expand(raw))))
+    attrs.extend(_ad_vars(desc, ex, vars_))
     ad = _template(tuple(attrs)).copy()
     ad["ClusterId"] = _literal(cluster)
     ad["DAGNodeName"] = _literal(node)

@@ -1,0 +1,130 @@
+"""The node record of the state machine, its story, and the error an impossible transition raises.
+
+A node's *story* is the list of its state changes (:class:`Moment`: when, from, to, attempt and a
+short note such as ``return 1``).  The state machine appends to it on every transition, so an
+:class:`InvalidTransition` can say how the node got where it is - the first thing a maintainer asks.
+
+DAGMan's numbers live here too: the ``$RETURN`` values of the ways a job can fail without an exit
+code (``dag.h``: -1001 submit failed, -1002 job aborted, -1004 job skipped after a failed PRE script)
+and the ``$DAG_STATUS`` values (``DagStatus``: 0 ok, 1 error, 2 node failed, 3 abort, 4 removed,
+5 cycle, 6 halted).
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ACTIVE_STATES",
+    "DAG_ABORTED",
+    "DAG_CYCLE",
+    "DAG_NODES_FAILED",
+    "DAG_OK",
+    "DAG_REMOVED",
+    "RETURN_HELD",
+    "RETURN_PRE_FAILED",
+    "RETURN_SUBMIT_FAILED",
+    "STATES",
+    "InvalidTransition",
+    "Moment",
+    "Node",
+    "NodeState",
+]
+
+from dataclasses import dataclass
+from typing import Literal, get_args
+
+from sheaf.engine._dagfile import NodeSpec
+from sheaf.engine._events import Details
+
+NodeState = Literal["waiting", "pre_ready", "pre", "pre_deferred", "ready", "submitted",
+                    "post_ready", "post", "post_deferred", "done", "failed"]
+STATES: tuple[NodeState, ...] = get_args(NodeState)
+ACTIVE_STATES = frozenset({"pre_ready", "pre", "pre_deferred", "ready", "submitted", "post_ready",
+                           "post", "post_deferred"})
+
+RETURN_SUBMIT_FAILED = -1001  # DAG_ERROR_CONDOR_SUBMIT_FAILED
+RETURN_HELD = -1001  # a job that can never run is, to DAGMan, one that could not be submitted
+RETURN_PRE_FAILED = -1004  # DAG_ERROR_JOB_SKIPPED (DAGMAN_ALWAYS_RUN_POST)
+DAG_OK, DAG_NODES_FAILED, DAG_ABORTED, DAG_REMOVED, DAG_CYCLE = 0, 2, 3, 4, 5
+
+
+@dataclass(frozen=True, slots=True)
+class Moment:
+    """One line of a node's story."""
+
+    time: float
+    start: NodeState
+    finish: NodeState
+    attempt: int
+    note: str = ""
+
+    def __str__(self) -> str:
+        note = f" ({self.note})" if self.note else ""
+        return f"{self.time:.3f} {self.start}->{self.finish} #{self.attempt}{note}"
+
+
+_NOTE_KEYS = ("return", "cluster", "retry", "why", "script")
+
+
+def note_of(info: Details | None) -> str:
+    """The few details worth keeping in a story (the journal keeps them all)."""
+    if not info:
+        return ""
+    found = info.items()  # a TypedDict is a dict at run time
+    return ", ".join(f"{k} {v}" for k, v in found if k in _NOTE_KEYS)
+
+
+class InvalidTransition(RuntimeError):
+    """A transition (or an event) the state machine has no rule for: a bug, never bad input."""
+
+    def __init__(self, node: str, start: str, finish: str, history: list[Moment], *,
+                 attempt: int = 0, reason: str | None = None) -> None:
+        self.node, self.start, self.finish, self.history = node, start, finish, history
+        self.attempt, self.reason = attempt, reason
+        trail = "; ".join(str(m) for m in history[-20:]) or "(no changes yet)"
+        why = f", last reason: {reason}" if reason else ""
+        super().__init__(f"node {node!r} (attempt {attempt}{why}): impossible transition {start} -> "
+                         f"{finish}; its story: {trail}")
+
+
+class Node:
+    """One node's run-time record (its spec is the parsed DAG's, shared and never changed)."""
+
+    __slots__ = (
+        "attempt",
+        "cluster",
+        "history",
+        "job_return",
+        "name",
+        "order",
+        "poisoned",
+        "pre_return",
+        "prio",
+        "reason",
+        "seq",
+        "spec",
+        "state",
+        "token",
+        "unmet",
+        "value",
+    )
+
+    def __init__(self, spec: NodeSpec, order: int, dag_priority: int) -> None:
+        self.spec = spec
+        self.name = spec.name
+        self.order = order  # declaration order (the order DAGMan starts the initially ready nodes)
+        self.prio = spec.priority + dag_priority  # DAGMan's effective priority
+        self.seq = 0  # place among nodes of equal priority in its queue (see DagState._enqueue)
+        self.state: NodeState = "waiting"
+        self.attempt = 0
+        self.unmet = 0
+        self.history: list[Moment] = []
+        self.job_return: int | None = None
+        self.pre_return: int | None = None
+        self.cluster = 0
+        self.reason: str | None = None
+        self.token = False  # holds a maxjobs/category token while submitted
+        self.poisoned = False  # a submit failure: no more retries (DAGMan's PoisonRetries)
+        self.value: int | None = None  # the node's exit value (the last component's)
+
+    def key(self) -> tuple[int, int, str]:
+        return (-self.prio, self.seq, self.name)
