@@ -6,18 +6,15 @@ more when the test ends (the autouse fixture below).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import pytest
+from machines import machine, of, submits, validate_every_machine
 
-from sheaf.engine._dagfile import parse_dag
 from sheaf.engine._state import (
     Cancel,
-    DagState,
     Defer,
     DeferElapsed,
-    EngineEvent,
     Finish,
     Interrupted,
     InvalidTransition,
@@ -27,60 +24,11 @@ from sheaf.engine._state import (
     Limits,
     RunScript,
     ScriptExited,
-    Step,
     Submit,
-    SubmitFailed,
     WriteRescue,
 )
 
-
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        self.now += 0.001
-        return self.now
-
-
-class Checked(DagState):
-    """A DagState that validates its invariants after every step."""
-
-    def start(self, idle: int = 0) -> Step:
-        step = super().start(idle)
-        self.validate_state()
-        return step
-
-    def advance(self, events: Iterable[EngineEvent], idle: int = 0) -> Step:
-        step = super().advance(events, idle)
-        self.validate_state()
-        return step
-
-
-_BUILT: list[DagState] = []
-
-
-@pytest.fixture(autouse=True)
-def _validate_every_machine() -> Iterator[None]:
-    _BUILT.clear()
-    yield
-    for m in _BUILT:
-        m.validate_state()
-
-
-def machine(tmp_path: Path, body: str, limits: Limits | None = None, **kw: object) -> DagState:
-    (tmp_path / "x.dag").write_text(body)
-    m = Checked(parse_dag(str(tmp_path / "x.dag")), limits or Limits(), FakeClock(), **kw)  # type: ignore[arg-type]
-    _BUILT.append(m)
-    return m
-
-
-def submits(step: object) -> list[str]:
-    return [i.node for i in step.instructions if isinstance(i, Submit)]  # type: ignore[attr-defined]
-
-
-def of(step: object, kind: type) -> list[object]:
-    return [i for i in step.instructions if isinstance(i, kind)]  # type: ignore[attr-defined]
+__all__ = ["validate_every_machine"]  # the autouse fixture, imported to be collected
 
 
 DIAMOND = """

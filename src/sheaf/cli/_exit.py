@@ -1,7 +1,28 @@
-"""The one table that maps outcomes to exit codes (../shared/CONTRACTS.md)."""
+"""The one table that maps outcomes to exit codes (../shared/CONTRACTS.md).
+
+==========================================  =====================================================
+outcome                                     exit status
+==========================================  =====================================================
+success                                     0 (``OK``)
+the workflow ran and failed                 1 (``WORKFLOW_FAILED``; a rescue DAG is kept)
+``ABORT-DAG-ON node v RETURN r`` fired      r, 0..255 - even 0, 1 or 2 - as DAGMan exits with r
+... without ``RETURN``                      the node's value v, modulo 256 as a process exit is
+bad input or usage                          2 (``BAD_INPUT``: one message, file, line and rule)
+==========================================  =====================================================
+
+An ``ABORT-DAG-ON ... RETURN 2`` therefore exits 2 like bad input does: DAGMan's rule, which scripts
+written for DAGMan rely on; the run's summary (and ``sheaf status``) tells the two apart.
+"""
 
 from __future__ import annotations
 
 OK = 0
 WORKFLOW_FAILED = 1
 BAD_INPUT = 2
+
+
+def of_run(succeeded: bool, dag_exit: int) -> int:
+    """The exit status of ``sheaf run``: ``dag_exit`` is the DAG's own (``RunResult.exit_code``)."""
+    if succeeded and dag_exit == 0:
+        return OK
+    return dag_exit & 0xFF if dag_exit else WORKFLOW_FAILED

@@ -159,4 +159,4 @@ def _submit(directory: str) -> None:
 
     result = run_planned(directory)
     render_summary(result, Console())
-    sys.exit(_exit.OK if result.succeeded else _exit.WORKFLOW_FAILED)
+    sys.exit(_exit.of_run(result.succeeded, result.exit_code))

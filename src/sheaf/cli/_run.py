@@ -3,7 +3,8 @@
 Thin: parse options, call :func:`run_planned` (one library call), render progress and a summary.
 A terminal gets a rich progress bar (done/failed/running, ETA); anything else gets one plain line
 per second.  Exit codes (``_exit``): 0 the workflow succeeded, 1 it ran and failed (rescue DAG
-kept), 2 bad input or usage (including a second ``sheaf run`` on the same DAG).
+kept), 2 bad input or usage (including a second ``sheaf run`` on the same DAG); an
+``ABORT-DAG-ON ... RETURN r`` exits with r, as DAGMan does.
 
 ``sheaf plan --submit`` calls :func:`run_planned` too.
 """
@@ -28,7 +29,7 @@ __all__ = ["command", "render_summary", "run_planned"]
 
 def run_planned(directory: str, *, dag_file: str | None = None, maxjobs: int | None = None,
                 maxidle: int | None = None, maxpre: int | None = None, maxpost: int | None = None,
-                pool_config: str | None = None,
+                pool_config: str | None = None, priority: int | None = None,
                 on_progress: Callable[[EngineProgress], None] | None = None) -> RunResult:
     """Run the planned workflow in ``directory`` on a :class:`LocalBackend` (pool from ``pool_config``)."""
 
@@ -36,7 +37,7 @@ def run_planned(directory: str, *, dag_file: str | None = None, maxjobs: int | N
         return LocalBackend(Pool.from_config(pool_config))
 
     return run_workflow(directory, backend=backend, dag_file=dag_file, maxjobs=maxjobs, maxidle=maxidle,
-                        maxpre=maxpre, maxpost=maxpost, on_progress=on_progress)
+                        maxpre=maxpre, maxpost=maxpost, on_progress=on_progress, priority=priority)
 
 
 class _PlainProgress:
@@ -93,17 +94,19 @@ def render_summary(result: RunResult, console: Console) -> None:
 @click.option("--maxpost", type=int, help="At most N POST scripts at once.")
 @click.option("--pool-config", type=click.Path(exists=True, dir_okay=False),
               help="Local pool configuration (HTCondor knobs: NUM_CPUS, MEMORY, SLOT_TYPE_N, ...).")
+@click.option("--priority", type=int, help="The DAG's priority, added to every node's "
+              "(condor_submit_dag -priority; default DAGMAN_DEFAULT_PRIORITY).")
 def command(directory: str, dag_file: str | None, maxjobs: int | None, maxidle: int | None,
-            maxpre: int | None, maxpost: int | None, pool_config: str | None) -> None:
+            maxpre: int | None, maxpost: int | None, pool_config: str | None, priority: int | None) -> None:
     """Run (or resume) the planned workflow in DIRECTORY on this machine."""
     console = Console(soft_wrap=True)
     bar = _BarProgress(console) if console.is_terminal else None
     progress = bar if bar is not None else _PlainProgress(console)
     try:
         result = run_planned(directory, dag_file=dag_file, maxjobs=maxjobs, maxidle=maxidle, maxpre=maxpre,
-                             maxpost=maxpost, pool_config=pool_config, on_progress=progress)
+                             maxpost=maxpost, pool_config=pool_config, priority=priority, on_progress=progress)
     finally:
         if bar is not None:
             bar.stop()
     render_summary(result, console)
-    sys.exit(_exit.OK if result.succeeded else _exit.WORKFLOW_FAILED)
+    sys.exit(_exit.of_run(result.succeeded, result.exit_code))
