@@ -193,12 +193,15 @@ def _limits(dag: Dag, overrides: Mapping[str, int | None], priority: int | None 
                   dag_priority=priority if priority else _config_signed(dag, "DAGMAN_DEFAULT_PRIORITY", 0))
 
 
-def _uses_cluster(desc: SubmitDescription, dag_vars: Mapping[str, str]) -> bool:
-    texts = [v for v, _ in desc.values.values()] + list(dag_vars.values())
-    return any("$(cluster" in t.lower() for t in texts)
+_RUN_TIME_MACROS = ("$(cluster", "$(dag_status", "$(failed_count")  # known only at submission
 
 
-def _load_descriptions(dag: Dag) -> tuple[dict[str, SubmitDescription], dict[str, JobSpec]]:
+def _uses_run_time_values(desc: SubmitDescription, dag_vars: Mapping[str, str]) -> bool:
+    texts = [v for v, _ in desc.values.values()] + [*desc.attrs.values(), *dag_vars.values()]
+    return any(m in t.lower() for t in texts for m in _RUN_TIME_MACROS)
+
+
+def _load_descriptions(dag: Dag, limits: Limits) -> tuple[dict[str, SubmitDescription], dict[str, JobSpec]]:
     """Parse and expand every node's submit description: bad input fails before anything is written.
 
     The expansion for attempt 0 is kept (when it does not depend on ``$(Cluster)``, which is only
@@ -215,11 +218,12 @@ def _load_descriptions(dag: Dag) -> tuple[dict[str, SubmitDescription], dict[str
         desc = cache.get(spec.submit)
         if desc is None:
             desc = cache[spec.submit] = parse_submit(spec.submit)
+        sub = Submit(spec.name, 0, 0, spec.priority + limits.dag_priority)
         try:
-            job = render(desc, spec.name, 0, 0, spec.directory, spec.vars)
+            job = _render(desc, spec, sub, _config_bool(dag, "DAGMAN_DEFAULT_APPEND_VARS", False))
         except InputError as exc:
             raise exc.located(desc.path) from None
-        if not _uses_cluster(desc, spec.vars) and spec.pre is None:
+        if not _uses_run_time_values(desc, spec.vars) and spec.pre is None:
             first[spec.name] = job
     return cache, first
 
@@ -353,10 +357,7 @@ class _Run:
         elif spec.subdag:
             job = _subdag_job(spec, sub)
         else:
-            appended, prepended = _split_vars(spec, self.append_vars)
-            prepended = {**_dagman_values(spec, sub), **prepended}
-            job = render(self._description(spec), spec.name, sub.attempt, sub.cluster, spec.directory,
-                         appended, prepended)
+            job = _render(self._description(spec), spec, sub, self.append_vars)
         return Launch(key, spec.name, sub.attempt, job.argv, job.env, job.cwd, job.stdout, job.stderr,
                       job.ad, sub.priority)
 
@@ -433,6 +434,13 @@ def _split_vars(spec: NodeSpec, append_default: bool) -> tuple[dict[str, str], d
     return appended, prepended
 
 
+def _render(desc: SubmitDescription, spec: NodeSpec, sub: Submit, append_default: bool) -> JobSpec:
+    """Expand a node's submit description for one submission, VARS and DAGMan's values in place."""
+    appended, prepended = _split_vars(spec, append_default)
+    return render(desc, spec.name, sub.attempt, sub.cluster, spec.directory, appended,
+                  {**_dagman_values(spec, sub), **prepended})
+
+
 def _dagman_values(spec: NodeSpec, sub: Submit) -> dict[str, str]:
     """What DAGMan passes before every submit file (``dagman_submit.cpp``, ``InitVars``)."""
     values = {"JOB": spec.name, "RETRY": str(sub.attempt), "DAG_STATUS": str(sub.dag_status),
@@ -498,7 +506,7 @@ def run_workflow(directory: str, *, backend: Backend | Callable[[], Backend], da
     dag = parse_dag(dag_path)
     limits = _limits(dag, {"maxjobs": maxjobs, "maxidle": maxidle, "maxpre": maxpre, "maxpost": maxpost},
                      priority)
-    descs, first = _load_descriptions(dag)
+    descs, first = _load_descriptions(dag, limits)
     paths = state_paths(dag_path)
     os.makedirs(paths["dir"], exist_ok=True)
     lock = _Lock(paths["lock"])

@@ -1,0 +1,192 @@
+"""DAGMan's semantics end to end: ``sheaf run`` on hand-written DAGs, real processes, real files.
+
+One scenario per defect of issue 8 this branch fixes (our own versions of the scenarios of DAGMan's
+tests ``job_dagman_*``): NOOP + POST, submit failures, cycles, FINAL after SIGTERM, VARS
+precedence, ABORT-DAG-ON RETURN as the exit status, ready order and priority.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from conftest import FakeBackend, executable
+
+from sheaf.engine import run_workflow
+
+SHEAF = str(Path(sys.executable).parent / "sheaf")
+
+SUB = """\
+universe = local
+executable = {exe}
+arguments = "{args}"
+output = {out}
+error = {out}.err
+queue
+"""
+
+
+def sub(directory: Path, name: str, exe: str = "/bin/true", args: str = "", out: str = "/dev/null",
+        extra: str = "") -> None:
+    (directory / name).write_text(extra + SUB.format(exe=exe, args=args, out=out))
+
+
+def sheaf_run(directory: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([SHEAF, "run", str(directory), *args], capture_output=True, text=True, check=False,
+                          timeout=120)
+
+
+def test_noop_node_with_post_script_finishes(tmp_path: Path) -> None:
+    post = executable(tmp_path / "post.sh", '#!/bin/sh\necho "$1 $2" >> post.out\nexit 0\n')
+    sub(tmp_path, "b.sub", "/bin/sh", f"-c 'echo B >> {tmp_path}/post.out'")
+    (tmp_path / "wf.dag").write_text(f"JOB A a.sub NOOP\nSCRIPT POST A {post} $JOB $RETURN\nJOB B b.sub\n"
+                                     "PARENT A CHILD B\n")
+    done = sheaf_run(tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "post.out").read_text() == "A 0\nB\n"
+    assert sheaf_run(tmp_path).returncode == 0  # a second run: complete, nothing to do
+
+
+def test_missing_submit_files_fail_only_their_node_when_submitted(tmp_path: Path) -> None:
+    # A's PRE script writes A's submit file; B's never appears and its POST script rescues it
+    # ($RETURN -1001); C's never appears and C fails; D (independent) runs; FINAL runs.
+    text = SUB.format(exe="/bin/true", args="", out="/dev/null").replace("\n", "\\n")
+    pre = executable(tmp_path / "pre.sh", f'#!/bin/sh\nprintf "{text}" > a.sub\n')
+    post = executable(tmp_path / "post.sh", '#!/bin/sh\necho "$1 $2" >> post.out\nexit 0\n')
+    sub(tmp_path, "d.sub")
+    sub(tmp_path, "f.sub")
+    (tmp_path / "wf.dag").write_text(
+        f"JOB A a.sub\nSCRIPT PRE A {pre}\nJOB B b.sub\nSCRIPT POST B {post} $JOB $RETURN\nJOB C c.sub\n"
+        "RETRY C 2\nJOB D d.sub\nSUBDAG EXTERNAL S missing.dag\nFINAL F f.sub\n")
+    done = sheaf_run(tmp_path)
+    assert done.returncode == 0, done.stderr  # FINAL succeeded: it decides, as in DAGMan
+    assert (tmp_path / "post.out").read_text() == "B -1001\n"
+    assert "failed: C: submit failed" in done.stdout and "failed: S: submit failed" in done.stdout
+    rescue = (tmp_path / "wf.dag.rescue001").read_text().split("\n")
+    assert {"DONE A", "DONE B", "DONE D"} <= set(rescue) and "DONE C" not in rescue
+
+
+def test_a_cycle_runs_the_rest_then_final(tmp_path: Path) -> None:
+    final = executable(tmp_path / "final.sh", '#!/bin/sh\necho "$1 $2" > final.out\n')
+    for name in ("a.sub", "b.sub", "c.sub", "f.sub"):
+        sub(tmp_path, name)
+    body = "JOB A a.sub\nJOB B b.sub\nJOB C c.sub\nPARENT B CHILD C\nPARENT C CHILD B\n"
+    (tmp_path / "wf.dag").write_text(body)
+    done = sheaf_run(tmp_path)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert "DONE A" in (tmp_path / "wf.dag.rescue001").read_text()
+    (tmp_path / "g.dag").write_text(body + f"FINAL F f.sub\nSCRIPT PRE F {final} $DAG_STATUS $FAILED_COUNT\n")
+    done = sheaf_run(tmp_path, "--dag", "g.dag")
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "final.out").read_text() == "5 0\n"  # DAG_STATUS_CYCLE
+    assert (tmp_path / "g.dag.rescue001").exists()  # written before FINAL, kept after its success
+
+
+def test_final_runs_when_the_run_is_stopped(tmp_path: Path) -> None:
+    sub(tmp_path, "a.sub", "/bin/sleep", "60")
+    sub(tmp_path, "b.sub")
+    final = executable(tmp_path / "final.sh", '#!/bin/sh\necho "$1 $2" > final.out\n')
+    sub(tmp_path, "f.sub", "/bin/sh", f"-c 'echo $(DAG_STATUS) $(FAILED_COUNT) > {tmp_path}/final.sub.out'")
+    (tmp_path / "wf.dag").write_text(f"JOB A a.sub\nJOB B b.sub\nPARENT A CHILD B\nFINAL F f.sub\n"
+                                     f"SCRIPT POST F {final} $DAG_STATUS $FAILED_COUNT\n")
+    proc = subprocess.Popen([SHEAF, "run", str(tmp_path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    deadline = time.monotonic() + 30
+    while b"SUBMIT" not in _read(tmp_path / "jobstate.log") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    _out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err  # FINAL succeeded: DAGMan exits 0
+    assert (tmp_path / "final.out").read_text() == "4 1\n"  # DAG_STATUS_RM, A removed
+    assert (tmp_path / "final.sub.out").read_text() == "4 1\n"  # $(DAG_STATUS) in its submit file
+    assert (tmp_path / "wf.dag.rescue001").exists()
+
+
+def test_vars_precedence_against_the_submit_files_own_values(tmp_path: Path) -> None:
+    # DAGMAN_DEFAULT_APPEND_VARS is false: plain VARS are prepended and the file's own value wins;
+    # APPEND overrides it; PREPEND lets the file win even with the knob set.
+    own = 'x = file\n'
+    sub(tmp_path, "n.sub", "/bin/sh", "-c 'echo $(x) >> $(JOB).out'", extra=own)
+    dag = ('JOB A n.sub\nJOB B n.sub\nJOB C n.sub\nVARS A x="dag"\nVARS B APPEND x="dag"\n'
+           'VARS C PREPEND x="dag"\nVARS ALL_NODES y="1"\n')
+    (tmp_path / "wf.dag").write_text(dag)
+    assert sheaf_run(tmp_path).returncode == 0
+    assert [(tmp_path / f"{n}.out").read_text() for n in "ABC"] == ["file\n", "dag\n", "file\n"]
+    for n in "ABC":
+        (tmp_path / f"{n}.out").unlink()
+    (tmp_path / "append.conf").write_text("DAGMAN_DEFAULT_APPEND_VARS = True\n")
+    (tmp_path / "knob.dag").write_text("CONFIG append.conf\n" + dag)
+    assert sheaf_run(tmp_path, "--dag", "knob.dag").returncode == 0
+    assert [(tmp_path / f"{n}.out").read_text() for n in "ABC"] == ["dag\n", "dag\n", "file\n"]
+
+
+def test_abort_dag_on_return_is_the_exit_status(tmp_path: Path) -> None:
+    sub(tmp_path, "a.sub", "/bin/sh", "-c 'exit 3'")
+    sub(tmp_path, "b.sub", "/bin/sleep", "30")
+    for ret, status in (("RETURN 2", 2), ("RETURN 0", 0), ("RETURN 7", 7), ("", 3)):
+        directory = tmp_path / f"r{status}"
+        directory.mkdir()
+        for name in ("a.sub", "b.sub"):
+            (directory / name).write_text((tmp_path / name).read_text())
+        (directory / "wf.dag").write_text(f"JOB A a.sub\nJOB B b.sub\nABORT-DAG-ON A 3 {ret}\n")
+        done = sheaf_run(directory)
+        assert done.returncode == status, (ret, done.stdout, done.stderr)
+        assert "Traceback" not in done.stderr
+
+
+def test_ready_nodes_run_breadth_first_or_depth_first(tmp_path: Path) -> None:
+    for mode, expected in (("False", "A B C E\n"), ("True", "A C B E\n")):
+        directory = tmp_path / mode
+        directory.mkdir()
+        log = directory / "order.log"
+        sub(directory, "n.sub", "/bin/sh", f"-c 'echo $(JOB) >> {log}'")
+        (directory / "order.conf").write_text(f"DAGMAN_SUBMIT_DEPTH_FIRST = {mode}\nDAGMAN_MAX_JOBS_SUBMITTED = 1\n")
+        (directory / "wf.dag").write_text("CONFIG order.conf\nJOB A n.sub\nJOB B n.sub\nJOB E n.sub\nJOB C n.sub\n"
+                                          "PARENT A CHILD B C\nPARENT B CHILD E\n")
+        done = sheaf_run(directory)
+        assert done.returncode == 0, done.stderr
+        assert " ".join(log.read_text().split()) + "\n" == expected
+
+
+def test_priority_is_the_jobs_jobprio_and_passes_into_subdags(tmp_path: Path) -> None:
+    sub(tmp_path, "n.sub")
+    sub(tmp_path, "own.sub", extra="priority = 3\n")
+    (tmp_path / "inner.dag").write_text("JOB X n.sub\n")
+    (tmp_path / "prio.conf").write_text("DAGMAN_DEFAULT_PRIORITY = 5\n")
+    (tmp_path / "wf.dag").write_text("CONFIG prio.conf\nJOB A n.sub\nJOB B own.sub\nSUBDAG EXTERNAL S inner.dag\n"
+                                     "PRIORITY A 10\nPRIORITY B 10\nPRIORITY S 100\n")
+    fake = FakeBackend()
+    result = run_workflow(str(tmp_path), backend=fake, dag_file="wf.dag", handle_signals=False)
+    assert result.succeeded
+    launches = {x.node: x for x in fake.launches}
+    assert (launches["A"].priority, launches["A"].job_ad["JobPrio"]) == (15, 15)
+    assert (launches["B"].priority, launches["B"].job_ad["JobPrio"]) == (15, 3)  # the file's own wins
+    assert launches["S"].argv[-2:] == ("--priority", "105")
+
+
+def test_a_subdag_gets_its_nodes_priority(tmp_path: Path) -> None:
+    inner = tmp_path / "inner"
+    inner.mkdir()
+    sub(inner, "x.sub", "/bin/sh", f"-c 'echo $(JOB) > {inner}/x.out'", extra="")
+    (inner / "inner.dag").write_text("JOB X x.sub\nPRIORITY X 10\n")
+    (tmp_path / "wf.dag").write_text("SUBDAG EXTERNAL S inner.dag DIR inner\nPRIORITY S 100\n")
+    done = sheaf_run(tmp_path)
+    assert done.returncode == 0, done.stderr
+    fake = FakeBackend()
+    (inner / "again.dag").write_text("JOB X x.sub\nPRIORITY X 10\n")
+    run_workflow(str(inner), backend=fake, dag_file="again.dag", handle_signals=False, priority=100)
+    assert fake.launches[0].priority == 110 and fake.launches[0].job_ad["JobPrio"] == 110
+
+
+def _read(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        return b""
+
+
+assert os.sep == "/"  # the scripts above are POSIX shell
