@@ -29,6 +29,7 @@ from sheaf.engine._state import (
     SubmitFailed,
     WriteRescue,
 )
+from sheaf.errors import FormatError
 
 __all__ = ["validate_every_machine"]
 
@@ -167,6 +168,21 @@ def test_all_nodes_settings_skip_the_final_node(tmp_path: Path) -> None:
     final, a = dag.nodes["F"], dag.nodes["A"]
     assert (a.retries, a.pre is not None, a.vars, a.priority, a.category) == (2, True, {"x": "1"}, 5, "c")
     assert (final.retries, final.pre, final.vars, final.priority, final.category) == (0, None, {}, 0, None)
+
+
+@pytest.mark.parametrize("line", ["RETRY F 2", "PRIORITY F 3", "CATEGORY F c", "ABORT-DAG-ON F 1", "DONE F"])
+def test_final_node_refuses_what_dagman_refuses(tmp_path: Path, line: str) -> None:
+    path = _write(tmp_path, f"JOB A a.sub\nFINAL F f.sub\n{line}\n")
+    with pytest.raises(FormatError) as info:
+        parse_dag(str(path))
+    assert (info.value.line, info.value.value) == (3, "F") and "FINAL" in str(info.value)
+
+
+def test_a_splice_cannot_have_a_final_node(tmp_path: Path) -> None:
+    (tmp_path / "inner.dag").write_text("JOB X x.sub\nFINAL F f.sub\n")
+    with pytest.raises(FormatError) as info:
+        parse_dag(str(_write(tmp_path, "JOB A a.sub\nSPLICE S inner.dag\n")))
+    assert info.value.path == str(tmp_path / "inner.dag") and info.value.line == 2
 
 
 # ---- defect 6: the order of VARS commands --------------------------------------------------------

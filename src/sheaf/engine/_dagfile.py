@@ -177,6 +177,9 @@ def _parse_node_decl(f: _File, words: list[str], *, subdag: bool, final: bool) -
     spec = NodeSpec(full, _resolve(directory, file_name), directory, f.lineno, f.path, subdag=subdag,
                     final=final, noop="NOOP" in flags, done="DONE" in flags)
     if final:
+        if f.prefix:
+            raise f.error("a splice cannot have a FINAL node", "FINAL only in the top DAG file (or its INCLUDEs)",
+                          name)
         if f.dag.final is not None:
             raise f.error("more than one FINAL node", "a DAG has at most one FINAL node", name)
         f.dag.final = full
@@ -248,6 +251,16 @@ def _property(f: _File, keyword: str, words: list[str]) -> str:
     return f"SCRIPT {_script_parts(f, words)[2]}" if keyword == "SCRIPT" else keyword
 
 
+_NOT_FOR_FINAL = ("RETRY", "PRIORITY", "CATEGORY", "ABORT-DAG-ON", "DONE")
+
+
+def _final_error(f: _File, keyword: str, spec: NodeSpec) -> FormatError:
+    """DAGMan's parse.cpp refuses these on a FINAL node (DONE: a warning, fatal under the default
+    DAGMAN_USE_STRICT = 1)."""
+    return f.error(f"a FINAL node cannot have {keyword}", "FINAL nodes take no " + ", ".join(_NOT_FOR_FINAL),
+                   spec.name)
+
+
 def _apply(f: _File, keyword: str, words: list[str], specs: list[NodeSpec], order: int) -> None:
     """Apply a command to ``specs`` unless a later command (by ``order``) already set the property."""
     if keyword == "VARS":
@@ -260,6 +273,8 @@ def _apply(f: _File, keyword: str, words: list[str], specs: list[NodeSpec], orde
     prop = _property(f, keyword, words)
     handler = _SETTINGS[keyword]
     for spec in specs:
+        if spec.final and keyword in _NOT_FOR_FINAL:  # ALL_NODES never lists FINAL: named here
+            raise _final_error(f, keyword, spec)
         if spec.explicit.get(prop, -1) < order:
             handler(f, words, spec)
             spec.explicit[prop] = order
@@ -433,7 +448,10 @@ def _parse_misc(f: _File, keyword: str, words: list[str]) -> None:
         dag.node_status_file = dag.node_status_file or (_file_option(f, words, "NODE_STATUS_FILE"), secs)
     elif keyword == "DONE":
         _settings_target(f, words[1] if len(words) == 2 else "")
-        dag.nodes[f.prefix + words[1]].done = True
+        spec = dag.nodes[f.prefix + words[1]]
+        if spec.final:
+            raise _final_error(f, "DONE", spec)
+        spec.done = True
     elif keyword == "INCLUDE":
         sub = _File(_file_option(f, words, "INCLUDE"), f.dir, f.prefix, dag, f.stack)
         sub.splices = f.splices
