@@ -14,7 +14,7 @@ Node states (a ``Literal``) and the life of one attempt::
                   ▲          │ └► pre_deferred ─┘   │                  │ └► post_deferred ─┘
                   └── retry ─┴──────────────────────┴──────────────────┴──► failed
 
-Every transition is a small function in ``_TRANSITIONS[(start, finish)]``; any pair not in the
+Every transition is a small function in ``TRANSITIONS[(start, finish)]`` (``_transitions.py``); any pair not in the
 table raises :class:`InvalidTransition` carrying the node's story.  :meth:`DagState.validate_state`
 checks the invariants (counters against node states, queues against ready nodes, throttle tokens
 against nodes in flight); the tests call it after every step.
@@ -124,6 +124,7 @@ from sheaf.engine._nodes import (
     note_of,
 )
 from sheaf.engine._throttle import IdleThrottle, Throttle, ThrottleStatistics
+from sheaf.engine._transitions import TRANSITIONS
 
 Key = tuple[int, int, str]
 
@@ -151,87 +152,6 @@ class _Abort:
     @property
     def exit_code(self) -> int:
         return self.returns if self.returns is not None else self.value
-
-
-# ---- the transition table ----------------------------------------------------------------------
-
-Transition = Callable[["DagState", Node], None]
-
-
-def _noop(machine: DagState, node: Node) -> None:
-    return None
-
-
-def _enqueue_pre(machine: DagState, node: Node) -> None:
-    machine._enqueue_script(machine._pre_heap, node)
-
-
-def _enqueue_ready(machine: DagState, node: Node) -> None:
-    machine._enqueue(machine._ready_heaps.setdefault(node.spec.category, []), node)
-
-
-def _enqueue_post(machine: DagState, node: Node) -> None:
-    machine._enqueue_script(machine._post_heap, node)
-
-
-def _release_pre(machine: DagState, node: Node) -> None:
-    machine.maxpre.release()
-
-
-def _release_post(machine: DagState, node: Node) -> None:
-    machine.maxpost.release()
-
-
-def _release_job(machine: DagState, node: Node) -> None:
-    if node.token:
-        node.token = False
-        machine.maxjobs.release()
-        category = machine._categories.get(node.spec.category or "")
-        if category is not None:
-            category.release()
-
-
-def _then(*steps: Transition) -> Transition:
-    def run(machine: DagState, node: Node) -> None:
-        for one in steps:
-            one(machine, node)
-    return run
-
-
-def _done(machine: DagState, node: Node) -> None:
-    machine._release_children(node)
-
-
-_TRANSITIONS: dict[tuple[NodeState, NodeState], Transition] = {
-    ("waiting", "pre_ready"): _enqueue_pre,
-    ("waiting", "ready"): _enqueue_ready,
-    ("pre_ready", "pre"): _noop,  # token taken by the dispatcher
-    ("pre_ready", "waiting"): _noop,  # abort: never started
-    ("pre", "ready"): _then(_release_pre, _enqueue_ready),
-    ("pre", "pre_deferred"): _release_pre,
-    ("pre", "done"): _then(_release_pre, _done),  # PRE_SKIP
-    ("pre", "post_ready"): _then(_release_pre, _enqueue_post),  # DAGMAN_ALWAYS_RUN_POST
-    ("pre", "pre_ready"): _then(_release_pre, _enqueue_pre),  # retry
-    ("pre", "failed"): _release_pre,
-    ("pre_deferred", "pre_ready"): _enqueue_pre,
-    ("pre_deferred", "waiting"): _noop,
-    ("ready", "submitted"): _noop,
-    ("ready", "waiting"): _noop,
-    ("submitted", "post_ready"): _then(_release_job, _enqueue_post),
-    ("submitted", "done"): _then(_release_job, _done),
-    ("submitted", "ready"): _then(_release_job, _enqueue_ready),  # retry
-    ("submitted", "pre_ready"): _then(_release_job, _enqueue_pre),  # retry
-    ("submitted", "failed"): _release_job,
-    ("post_ready", "post"): _noop,
-    ("post_ready", "waiting"): _noop,
-    ("post", "done"): _then(_release_post, _done),
-    ("post", "post_deferred"): _release_post,
-    ("post", "ready"): _then(_release_post, _enqueue_ready),
-    ("post", "pre_ready"): _then(_release_post, _enqueue_pre),
-    ("post", "failed"): _release_post,
-    ("post_deferred", "post_ready"): _enqueue_post,
-    ("post_deferred", "waiting"): _noop,
-}
 
 
 def _expected_state(event: JobExited | JobHeld | SubmitFailed | ScriptExited | DeferElapsed) -> NodeState:
@@ -329,7 +249,7 @@ class DagState:
 
     def _transition(self, node: Node, finish: NodeState, info: Details | None = None) -> None:
         start = node.state
-        fn = _TRANSITIONS.get((start, finish))
+        fn = TRANSITIONS.get((start, finish))
         if fn is None:
             raise InvalidTransition(node.name, start, finish, node.history, attempt=node.attempt,
                                     reason=node.reason)
