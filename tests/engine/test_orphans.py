@@ -14,6 +14,7 @@ from pathlib import Path
 from sheaf.engine import read_journal, state_paths
 from sheaf.engine._journal import read_records
 from sheaf.engine._orphans import start_ticks
+from sheaf.engine._records import ProcessRecord
 
 SHEAF = str(Path(sys.executable).parent / "sheaf")
 NODES = ("a", "b")
@@ -44,7 +45,7 @@ def _build(tmp: Path) -> None:
 
 
 def _journaled_processes(journal: str) -> dict[str, tuple[int, int]]:
-    return {r[2]: (r[4], r[5]) for r in read_records(journal) if r[0] == "P"}
+    return {r.node: (r.pid, r.ticks) for r in read_records(journal) if isinstance(r, ProcessRecord)}
 
 
 def _run(tmp: Path) -> subprocess.Popen[bytes]:

@@ -36,7 +36,11 @@ def run_planned(directory: str, *, dag_file: str | None = None, maxjobs: int | N
         return LocalBackend(Pool.from_config(pool_config))
 
     return run_workflow(directory, backend=backend, dag_file=dag_file, maxjobs=maxjobs, maxidle=maxidle,
-                        maxpre=maxpre, maxpost=maxpost, on_progress=on_progress)
+                        maxpre=maxpre, maxpost=maxpost, on_progress=on_progress, on_warning=_warn)
+
+
+def _warn(text: str) -> None:
+    click.echo(f"sheaf: warning: {text}", err=True)
 
 
 class _PlainProgress:

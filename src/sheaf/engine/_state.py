@@ -245,7 +245,8 @@ class DagState:
 
     def __init__(self, dag: Dag, limits: Limits, clock: Callable[[], float], *,
                  done: Iterable[str] = (), failed: Iterable[str] = (),
-                 attempts: Mapping[str, int] | None = None, next_cluster: int = 1) -> None:
+                 attempts: Mapping[str, int] | None = None, next_cluster: int = 1,
+                 reasons: Mapping[str, str | None] | None = None) -> None:
         self.dag = dag
         self.clock = clock
         self.limits = limits
@@ -269,17 +270,19 @@ class DagState:
         self.interrupted = False
         self.finished: Finish | None = None
         self._final_started = False
-        self._restore(set(done), set(failed), attempts or {})
+        self._restore(set(done), set(failed), attempts or {}, reasons or {})
 
     # -- set-up ---------------------------------------------------------------------------------
 
-    def _restore(self, done: set[str], failed: set[str], attempts: Mapping[str, int]) -> None:
+    def _restore(self, done: set[str], failed: set[str], attempts: Mapping[str, int],
+                 reasons: Mapping[str, str | None]) -> None:
         for name, node in self.nodes.items():
             node.attempt = attempts.get(name, 0)
             if node.spec.done or name in done:
                 node.state = "done"
             elif name in failed:
                 node.state = "failed"
+                node.reason = reasons.get(name)  # a recovered failure keeps the reason journaled
                 self.failed_count += 1
             self.counts[node.state] += 1
         for name, node in self.nodes.items():
