@@ -511,9 +511,9 @@ def run_workflow(directory: str, *, backend: Backend | Callable[[], Backend], da
         if prior.ended is not None and prior.ended.succeeded:
             return _complete_result(dag, prior, paths["journal"])
         source, done, failed, attempts = _starting_point(dag, prior)
-        run_id = prior.run_id or uuid.uuid4().hex
         # a killed engine's jobs, journaled or not: gone before their nodes run again
-        stop_run_processes(run_id, prior.processes.values())
+        stop_run_processes(prior.run_id, prior.processes.values())
+        run_id = prior.run_id or uuid.uuid4().hex
         remove_stale_temporaries(_report_files(dag))
         reasons = {n: r.reason for n, r in prior.nodes.items() if n in failed}
         machine = DagState(dag, limits, clock, done=done, failed=failed, attempts=attempts,
