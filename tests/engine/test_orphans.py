@@ -53,6 +53,15 @@ def _run(tmp: Path) -> subprocess.Popen[bytes]:
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
 
+def _sleeping(pid: int) -> bool:
+    """Whether the task ``pid`` has forked its ``sleep`` (so it has read its duration)."""
+    try:
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+        return any(Path(f"/proc/{child}/comm").read_text().strip() == "sleep" for child in children)
+    except OSError:
+        return False
+
+
 def _kill_engine_while_jobs_run(tmp: Path) -> tuple[str, dict[str, tuple[int, int]]]:
     """Start the engine, wait until both jobs' pids are journaled, ``kill -9`` it: (journal, jobs)."""
     _build(tmp)
@@ -63,6 +72,8 @@ def _kill_engine_while_jobs_run(tmp: Path) -> tuple[str, dict[str, tuple[int, in
         time.sleep(0.05)
     old = _journaled_processes(journal)
     assert set(old) == set(NODES), "the jobs' processes were never journaled"
+    while not all(_sleeping(pid) for pid, _ in old.values()) and time.time() < deadline:
+        time.sleep(0.01)  # each task has read its (long) duration: changing it now cannot shorten them
     assert all(start_ticks(pid) == ticks for pid, ticks in old.values())  # the long sleeps run
     engine.send_signal(signal.SIGKILL)
     engine.wait()

@@ -82,33 +82,42 @@ def run_processes(run_id: str) -> list[tuple[int, int]]:
     return found
 
 
-def _kill(pid: int, ticks: int) -> bool:
-    """SIGKILL ``pid`` and its process group (the job's session) if it is still the recorded process."""
-    if pid <= 1 or start_ticks(pid) != ticks:
-        return False
-    try:
-        group = os.getpgid(pid)
-        os.kill(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        return False
+def _signal(pid: int, group: int, signum: int) -> None:
+    # the group first, in one call: killing a job's child alone would let the job's shell run on
+    # (and write its side effect) before the group's signal arrived
     if group > 1 and group != os.getpgrp():
         try:
-            os.killpg(group, signal.SIGKILL)
+            os.killpg(group, signum)
         except (ProcessLookupError, PermissionError):
             pass
-    return True
+    try:
+        os.kill(pid, signum)  # also one that left the job's group (a session of its own)
+    except (ProcessLookupError, PermissionError):
+        pass
 
 
 def stop_orphans(processes: Iterable[tuple[int, int]]) -> list[int]:
     """Kill the ``(pid, start_ticks)`` still alive as recorded, with their process groups; returns
-    the pids killed, once they are gone (or after 5 s)."""
-    targets = list(processes)
-    killed = [(pid, ticks) for pid, ticks in targets if _kill(pid, ticks)]
+    the pids killed, once they are gone (or after 5 s).
+
+    Every target is stopped (SIGSTOP) before any is killed, so no part of a job's tree sees another
+    part die and acts on it (an aggregator recording a task as failed, a shell running its next
+    line)."""
+    targets = []
+    for pid, ticks in processes:
+        if pid > 1 and start_ticks(pid) == ticks:
+            try:
+                targets.append((pid, ticks, os.getpgid(pid)))
+            except ProcessLookupError:
+                continue
+    for signum in (signal.SIGSTOP, signal.SIGKILL):
+        for pid, _, group in targets:
+            _signal(pid, group, signum)
     deadline = time.monotonic() + _GONE_WAIT
-    for pid, ticks in killed:
+    for pid, ticks, _ in targets:
         while start_ticks(pid) == ticks and time.monotonic() < deadline:
             time.sleep(0.005)
-    return [pid for pid, _ in killed]
+    return [pid for pid, _, _ in targets]
 
 
 def stop_run_processes(run_id: str, journaled: Iterable[tuple[int, int]] = ()) -> list[int]:
