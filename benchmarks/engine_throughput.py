@@ -32,6 +32,8 @@ import textwrap
 import time
 from pathlib import Path
 
+import msgspec
+
 from sheaf.cli._run import run_planned
 from sheaf.engine import state_paths
 from sheaf.engine._journal import read_records
@@ -194,7 +196,7 @@ def run_peer(python: Path, name: str, root: Path, n: int) -> float | str:
 
 def journal_formats(journal: str, commits: int) -> dict[str, tuple[float, float]]:
     """The same records, same group sizes: (µs per record, bytes per record) for log vs SQLite WAL."""
-    records = list(read_records(journal))
+    records = [msgspec.to_builtins(r) for r in read_records(journal)]  # as the lines on disk
     lines = [repr(r).encode() + b"\n" for r in records]
     group = max(1, len(records) // max(1, commits))
     out: dict[str, tuple[float, float]] = {}

@@ -11,7 +11,9 @@ built-in, so callers that know nothing of sheaf can still catch it::
     │   ├── ValidationError                          parses, but the workflow or catalog is invalid
     │   └── PlanningError                            valid, but no executable workflow can be made
     ├── UsageError                     (ValueError) wrong command-line usage -> exit code 2
-    └── EngineError                    (RuntimeError) the engine cannot go on (journal unusable, ...)
+    ├── EngineError                    (RuntimeError) the engine cannot go on (journal unusable, ...)
+    └── StorageError                   (OSError)    a file could not be written (disk full, I/O
+                                                    error) -> exit code 1; nothing half-written
 
 The ClassAd package is a leaf and defines its own ``ClassAdSyntaxError(ValueError)``; the CLI maps
 it to exit code 2 as well.
@@ -26,16 +28,18 @@ one line such as::
 from __future__ import annotations
 
 __all__ = [
-    "SheafError",
-    "InputError",
-    "FormatError",
-    "ValidationError",
-    "PlanningError",
-    "UsageError",
     "EngineError",
+    "FormatError",
+    "InputError",
     "Location",
+    "PlanningError",
+    "SheafError",
+    "StorageError",
+    "UsageError",
+    "ValidationError",
 ]
 
+import errno
 from dataclasses import dataclass
 from typing import Any
 
@@ -145,3 +149,31 @@ class UsageError(SheafError, ValueError):
 
 class EngineError(SheafError, RuntimeError):
     """The engine cannot go on (journal unreadable, run directory unusable)."""
+
+
+class StorageError(SheafError, OSError):
+    """A file could not be written (disk full, quota, I/O error, read-only file system): exit code 1.
+
+    Not bad input, so not exit code 2: the same command succeeds once the storage is fixed.  Raised
+    only after what was being written is cleaned up (a plan's temporary directory, a ``.tmp`` file)
+    or left consistent (the journal); the message says what was kept and what to do.
+    """
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+    @classmethod
+    def of(cls, exc: OSError, what: str, consequence: str) -> StorageError:
+        """``cannot write <what> (<cause>: <strerror>); <consequence>`` for the ``OSError`` ``exc``."""
+        if isinstance(exc, StorageError):
+            return exc
+        cause = _CAUSES.get(exc.errno or 0)
+        detail = f"{cause}: {exc.strerror}" if cause else (exc.strerror or str(exc))
+        return cls(f"cannot write {what} ({detail}); {consequence}")
+
+
+_CAUSES = {errno.ENOSPC: "the disk is full", errno.EDQUOT: "the disk quota is used up",
+           errno.EIO: "an I/O error", errno.EROFS: "the file system is read-only"}

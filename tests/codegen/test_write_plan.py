@@ -28,7 +28,7 @@ from sheaf.planner import ExecJob
 
 def test_public_api() -> None:
     assert sheaf.codegen.__all__ == ["PlanFiles", "check_target", "quote_arguments", "quote_environment",
-                                     "write_plan"]
+                                     "remove_stale_siblings", "write_plan"]
 
 
 @pytest.fixture

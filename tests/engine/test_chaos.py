@@ -17,6 +17,7 @@ import pytest
 
 from sheaf.engine import read_journal, state_paths
 from sheaf.engine._journal import read_records
+from sheaf.engine._records import BeginRecord, ChangeRecord
 
 SHEAF = str(Path(sys.executable).parent / "sheaf")
 NODES, LEVELS, KILLS = 200, 10, 20
@@ -69,7 +70,7 @@ def _lines(tmp: Path) -> dict[str, int]:
 
 
 def _begins(journal: str) -> int:
-    return sum(1 for r in read_records(journal) if r[0] == "B")
+    return sum(1 for r in read_records(journal) if isinstance(r, BeginRecord))
 
 
 def _start(tmp: Path) -> subprocess.Popen[bytes]:
@@ -117,11 +118,11 @@ def test_kill_minus_nine_at_random_moments_and_resume(tmp_path: Path) -> None:
         assert text[-1].endswith(" ok") and int(text[-1].split()[0]) >= k, (node, text)
         assert all(line.endswith(" fail") for line in text if int(line.split()[0]) < k)
 
-    done_records = [r[2] for r in read_records(journal) if r[0] == "C" and r[4] == "done"]
+    done_records = [r.node for r in read_records(journal) if isinstance(r, ChangeRecord) and r.finish == "done"]
     assert sorted(done_records) == sorted(fails), "every node is journaled done exactly once"
-    begins = [r for r in read_records(journal) if r[0] == "B"]
+    begins = [r for r in read_records(journal) if isinstance(r, BeginRecord)]
     # kills before an engine wrote its "B" record hit it while starting up: also a moment to survive
-    assert len(begins) >= KILLS // 2 and all(b[3] in ("fresh", "recovery") for b in begins)
+    assert len(begins) >= KILLS // 2 and all(b.source in ("fresh", "recovery") for b in begins)
 
     again = subprocess.run([SHEAF, "run", str(tmp_path), "--pool-config", str(tmp_path / "pool.conf")],
                            capture_output=True, text=True, check=False)

@@ -14,6 +14,7 @@ from pathlib import Path
 from sheaf.engine import read_journal, state_paths
 from sheaf.engine._journal import read_records
 from sheaf.engine._orphans import start_ticks
+from sheaf.engine._records import ProcessRecord
 
 SHEAF = str(Path(sys.executable).parent / "sheaf")
 NODES = ("a", "b")
@@ -44,7 +45,7 @@ def _build(tmp: Path) -> None:
 
 
 def _journaled_processes(journal: str) -> dict[str, tuple[int, int]]:
-    return {r[2]: (r[4], r[5]) for r in read_records(journal) if r[0] == "P"}
+    return {r.node: (r.pid, r.ticks) for r in read_records(journal) if isinstance(r, ProcessRecord)}
 
 
 def _run(tmp: Path) -> subprocess.Popen[bytes]:
@@ -52,22 +53,38 @@ def _run(tmp: Path) -> subprocess.Popen[bytes]:
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
 
-def test_resume_stops_the_killed_engines_jobs_before_rerunning_them(tmp_path: Path) -> None:
-    _build(tmp_path)
-    journal = state_paths(str(tmp_path / "wf.dag"))["journal"]
-    engine = _run(tmp_path)
+def _sleeping(pid: int) -> bool:
+    """Whether the task ``pid`` has forked its ``sleep`` (so it has read its duration)."""
+    try:
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+        return any(Path(f"/proc/{child}/comm").read_text().strip() == "sleep" for child in children)
+    except OSError:
+        return False
+
+
+def _kill_engine_while_jobs_run(tmp: Path) -> tuple[str, dict[str, tuple[int, int]]]:
+    """Start the engine, wait until both jobs' pids are journaled, ``kill -9`` it: (journal, jobs)."""
+    _build(tmp)
+    journal = state_paths(str(tmp / "wf.dag"))["journal"]
+    engine = _run(tmp)
     deadline = time.time() + 60
     while len(_journaled_processes(journal)) < len(NODES) and time.time() < deadline:
         time.sleep(0.05)
     old = _journaled_processes(journal)
     assert set(old) == set(NODES), "the jobs' processes were never journaled"
+    while not all(_sleeping(pid) for pid, _ in old.values()) and time.time() < deadline:
+        time.sleep(0.01)  # each task has read its (long) duration: changing it now cannot shorten them
     assert all(start_ticks(pid) == ticks for pid, ticks in old.values())  # the long sleeps run
     engine.send_signal(signal.SIGKILL)
     engine.wait()
     assert all(start_ticks(pid) == ticks for pid, ticks in old.values())  # orphaned, still running
+    return journal, old
 
-    (tmp_path / "duration").write_text("0.1\n")
-    resumed = _run(tmp_path)
+
+def _resume_and_check(tmp: Path, journal: str, old: dict[str, tuple[int, int]]) -> None:
+    """Resume with short jobs: the old ones must be gone first, each side effect happens once."""
+    (tmp / "duration").write_text("0.1\n")
+    resumed = _run(tmp)
     try:
         _, err = resumed.communicate(timeout=120)
     finally:
@@ -77,5 +94,24 @@ def test_resume_stops_the_killed_engines_jobs_before_rerunning_them(tmp_path: Pa
     assert resumed.returncode == 0, err.decode()
     assert not left, "the old jobs still ran after the resumed run"
     for node in NODES:
-        assert (tmp_path / f"effect.{node}").read_text() == f"{node}\n"  # once: the resumed attempt
+        assert (tmp / f"effect.{node}").read_text() == f"{node}\n"  # once: the resumed attempt
     assert {r.state for r in read_journal(journal).nodes.values()} == {"done"}
+
+
+def test_resume_stops_the_killed_engines_jobs_before_rerunning_them(tmp_path: Path) -> None:
+    journal, old = _kill_engine_while_jobs_run(tmp_path)
+    _resume_and_check(tmp_path, journal, old)
+
+
+def test_resume_finds_a_job_whose_pid_never_reached_the_journal(tmp_path: Path) -> None:
+    """The engine dies between spawning a job and journaling its pid: the job's attempt token
+    (``SHEAF_ATTEMPT`` in its environment) still names it, and the resume stops it."""
+    journal, old = _kill_engine_while_jobs_run(tmp_path)
+    for pid, _ in old.values():
+        environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+        assert any(v.startswith(b"SHEAF_ATTEMPT=") and v.endswith(b"/0") for v in environ)
+    with open(journal, "rb") as handle:  # as if the kill had come before the "P" records
+        kept = [line for line in handle.read().split(b"\n") if not line.startswith(b'["P"')]
+    Path(journal).write_bytes(b"\n".join(kept))
+    assert _journaled_processes(journal) == {}
+    _resume_and_check(tmp_path, journal, old)

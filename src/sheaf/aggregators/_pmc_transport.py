@@ -23,6 +23,8 @@ import time
 from multiprocessing.connection import Connection, wait
 from typing import Any, NoReturn, Protocol
 
+from sheaf.model._runlock import pid_alive
+
 Message = tuple[str, dict[str, Any]]
 
 
@@ -131,16 +133,6 @@ class LocalWorker:
 
 
 # -- MPI -----------------------------------------------------------------------------------------
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 class MpiMaster:
     """Rank 0 of ``MPI.COMM_WORLD``; polls with a short sleep as PMC does (MPI_Recv cannot time out)."""
 
@@ -188,7 +180,7 @@ class MpiMaster:
         return events
 
     def _lost(self) -> list[tuple[int, Message]]:
-        gone = [rank for rank, pid in self._watched.items() if not _pid_alive(pid)]
+        gone = [rank for rank, pid in self._watched.items() if not pid_alive(pid)]
         for rank in gone:
             del self._watched[rank]
             self._live.discard(rank)
@@ -245,4 +237,4 @@ class MpiWorker:
     def master_alive(self) -> bool:
         if self.master is None or self.master[0] != socket.gethostname():
             return True
-        return _pid_alive(self.master[1])
+        return pid_alive(self.master[1])

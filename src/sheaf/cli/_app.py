@@ -2,7 +2,9 @@
 
 Commands are registered from their own modules by ``_register()``; a command module defines a
 ``click.Command`` named ``command`` (or a group).  No traceback ever reaches the user for bad input:
-``InputError``/``UsageError`` (and the ClassAd package's syntax error) print one message and exit 2.
+``InputError``/``UsageError`` (and the ClassAd package's syntax error) print one message and exit 2;
+``StorageError`` (a file that cannot be written: disk full, I/O error) and ``EngineError`` print one
+message and exit 1 - not bad input: the same command succeeds once the storage is fixed.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import click
 
 from sheaf import __version__
 from sheaf.cli import _exit
-from sheaf.errors import EngineError, InputError, UsageError
+from sheaf.errors import EngineError, InputError, StorageError, UsageError
 
 COMMAND_MODULES = ("_validate", "_plan", "_run", "_status", "_classad")
 
@@ -36,6 +38,9 @@ class _Group(click.Group):
         except (InputError, UsageError) as exc:
             click.echo(f"sheaf: error: {exc}", err=True)
             sys.exit(_exit.BAD_INPUT)
+        except StorageError as exc:
+            click.echo(f"sheaf: error: {exc}", err=True)
+            sys.exit(_exit.STORAGE_FAILED)
         except EngineError as exc:
             click.echo(f"sheaf: engine error: {exc}", err=True)
             sys.exit(_exit.WORKFLOW_FAILED)

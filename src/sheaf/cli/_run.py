@@ -3,8 +3,10 @@
 Thin: parse options, call :func:`run_planned` (one library call), render progress and a summary.
 A terminal gets a rich progress bar (done/failed/running, ETA); anything else gets one plain line
 per second.  Exit codes (``_exit``): 0 the workflow succeeded, 1 it ran and failed (rescue DAG
-kept), 2 bad input or usage (including a second ``sheaf run`` on the same DAG); an
-``ABORT-DAG-ON ... RETURN r`` exits with r, as DAGMan does.
+ kept) or stopped because a file could not be written (disk full: the journal stays consistent, the
+ jobs are stopped, ``sheaf run`` again resumes), 2 bad input or usage (including a second
+ ``sheaf run`` on the same DAG, and a journal damaged where it could hide a finished node); an
+ ``ABORT-DAG-ON ... RETURN r`` exits with r, as DAGMan does.
 
 ``sheaf plan --submit`` calls :func:`run_planned` too.
 """
@@ -21,6 +23,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from sheaf.backends.local import LocalBackend
 from sheaf.cli import _exit
+from sheaf.codegen import remove_stale_siblings
 from sheaf.engine import Backend, Pool, RunResult, run_workflow
 from sheaf.engine import Progress as EngineProgress
 
@@ -36,8 +39,15 @@ def run_planned(directory: str, *, dag_file: str | None = None, maxjobs: int | N
     def backend() -> Backend:
         return LocalBackend(Pool.from_config(pool_config))
 
+    remove_stale_siblings(directory)  # what an interrupted `sheaf plan --force` into it left
+
     return run_workflow(directory, backend=backend, dag_file=dag_file, maxjobs=maxjobs, maxidle=maxidle,
-                        maxpre=maxpre, maxpost=maxpost, on_progress=on_progress, priority=priority)
+                        maxpre=maxpre, maxpost=maxpost, on_progress=on_progress, priority=priority,
+                        on_warning=_warn)
+
+
+def _warn(text: str) -> None:
+    click.echo(f"sheaf: warning: {text}", err=True)
 
 
 class _PlainProgress:

@@ -24,6 +24,8 @@ _ORDER = ("done", "failed", "futile", "submitted", "pre", "post", "ready", "pre_
 def command(directory: str, dag_file: str | None) -> None:
     """Show the state of the workflow in DIRECTORY (running or finished)."""
     status = workflow_status(directory, dag_file)
+    for damage in status.damage:
+        click.echo(f"sheaf: warning: {damage} (skipped; the counts below may miss what it said)", err=True)
     console = Console(soft_wrap=True)
     elapsed = f", {status.elapsed:.1f}s in the latest run" if status.elapsed is not None else ""
     console.print(f"workflow {status.dag}: [bold]{status.state}[/] ({status.runs} engine run(s), "

@@ -10,6 +10,7 @@ first data-staging slice in ``_staging``; HTCondor quoting in ``_quote``.
 from __future__ import annotations
 
 from sheaf.codegen._quote import quote_arguments, quote_environment
-from sheaf.codegen._write import PlanFiles, check_target, write_plan
+from sheaf.codegen._write import PlanFiles, check_target, remove_stale_siblings, write_plan
 
-__all__ = ["PlanFiles", "check_target", "quote_arguments", "quote_environment", "write_plan"]
+__all__ = ["PlanFiles", "check_target", "quote_arguments", "quote_environment", "remove_stale_siblings",
+           "write_plan"]

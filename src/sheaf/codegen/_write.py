@@ -5,7 +5,16 @@ renamed into place only once complete.  DIR must be new or empty; with ``force``
 earlier plan (a ``plan.json``) is replaced -- renamed aside, the new plan renamed in, the old one
 removed -- so a failure at any point leaves either the old plan or the new one, never half of one.
 A non-empty DIR without ``force`` (or a non-empty DIR that is not a plan, even with ``force``) is a
-``PlanningError`` raised before anything is written.
+``PlanningError`` raised before anything is written.  So is a DIR in which a workflow runs: ``--force``
+takes every run lock of DIR (``sheaf.model._runlock``) and holds them until the swap is done, so a
+running engine's directory and journal are never replaced under it.
+
+Leftovers: the temporary directories are named ``.<DIR>.sheaf-new-<pid>-XXXX`` and
+``.<DIR>.sheaf-old-<pid>-XXXX`` after the planning process, which holds an ``flock`` on each while
+it works in it.  One whose owner is dead (no such pid) and whose lock is free was left by an
+interrupted plan and is removed by the next plan into DIR or ``sheaf run DIR``
+(:func:`remove_stale_siblings`).  A storage failure (disk full) while writing removes the temporary
+directory and raises ``StorageError``: nothing half-written, the earlier plan untouched.
 
 What is written per job (paths in ``_layout``): its submit description (``_submit``), its DAG lines
 (``_dag``), the input file of a cluster (``_clusters``: ``.in`` for seqexec, a PMC DAG, a Decaf
@@ -27,6 +36,7 @@ looked up beside the running interpreter, then on PATH.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import re
 import shutil
@@ -55,8 +65,9 @@ from sheaf.codegen._planjson import JobRecord, contract_profiles, encode_plan
 from sheaf.codegen._staging import Staging, plan_staging
 from sheaf.codegen._submit import Command, SubmitContext, render_submit
 from sheaf.codegen._subworkflow import properties_text, subworkflow_file
-from sheaf.errors import PlanningError
+from sheaf.errors import PlanningError, StorageError
 from sheaf.model import Graph, Profiles, build_graph, merge_profiles
+from sheaf.model._runlock import RunLocks, pid_alive
 from sheaf.planner import ExecJob, ExecutableWorkflow
 
 _NODE_NAME = re.compile(r"^[A-Za-z0-9_.\-]+$")
@@ -98,16 +109,83 @@ def write_plan(exec_wf: ExecutableWorkflow, directory: str | os.PathLike[str], *
     edges = staging.edges + [(p + shift, c + shift) for p, c in exec_wf.edges]
     _check_ids(jobs)
     parent = os.path.dirname(final)
-    os.makedirs(parent, exist_ok=True)
-    tmp = tempfile.mkdtemp(prefix=f".{os.path.basename(final)}.sheaf-new-", dir=parent)
+    try:
+        os.makedirs(parent, exist_ok=True)
+        remove_stale_siblings(final)
+        tmp = tempfile.mkdtemp(prefix=f"{_sibling(final, 'new')}{os.getpid()}-", dir=parent)
+    except OSError as exc:
+        raise StorageError.of(exc, f"the plan directory {final}", "nothing was written") from None
+    guard = _hold(tmp)
     try:
         os.chmod(tmp, 0o755)
         files = _Writer(exec_wf, layout, tmp, staging).write(jobs, edges)
-        _swap(tmp, final)
+        with RunLocks(final) as locks:
+            _refuse_running(final, locks)
+            _swap(tmp, final)
+    except OSError as exc:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise StorageError.of(exc, f"the plan into {final}", "nothing was written; an earlier plan "
+                              "there is untouched") from None
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+    finally:
+        os.close(guard)
     return files
+
+
+def _sibling(final: str, kind: str) -> str:
+    return os.path.join(os.path.dirname(final), f".{os.path.basename(final)}.sheaf-{kind}-")
+
+
+def _hold(path: str) -> int:
+    """An ``flock`` on directory ``path`` for as long as this process works in it."""
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    return fd
+
+
+_SIBLING_RE = re.compile(r"\.sheaf-(?:new|old)-(\d+)-[^/]*$")
+
+
+def remove_stale_siblings(final: str) -> list[str]:
+    """Remove the temporary directories interrupted plans into ``final`` left (module docstring)."""
+    final = os.path.realpath(final)
+    parent = os.path.dirname(final)
+    try:
+        names = os.listdir(parent)
+    except OSError:
+        return []
+    removed: list[str] = []
+    prefixes = (_sibling(final, "new"), _sibling(final, "old"))
+    for name in names:
+        path = os.path.join(parent, name)
+        match = _SIBLING_RE.search(name)
+        if path.startswith(prefixes) and match and not pid_alive(int(match.group(1))) and _lock_free(path):
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(path)
+    return removed
+
+
+def _lock_free(path: str) -> bool:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return True
+    except BlockingIOError:
+        return False
+    finally:
+        os.close(fd)
+
+
+def _refuse_running(final: str, locks: RunLocks) -> None:
+    if locks.held:
+        raise PlanningError("a workflow is running in the plan directory; nothing was written",
+                            path=final, rule="--force never replaces the directory of a running workflow",
+                            value=locks.held[0])
 
 
 def check_target(final: str, force: bool) -> None:
@@ -124,6 +202,8 @@ def check_target(final: str, force: bool) -> None:
         raise PlanningError("refusing to replace a non-empty directory that holds no earlier plan "
                             "(no plan.json); nothing was written", path=final,
                             rule="--force replaces only a directory sheaf plan wrote")
+    with RunLocks(final) as locks:
+        _refuse_running(final, locks)
 
 
 def _is_empty(path: str) -> bool:
@@ -147,15 +227,18 @@ def _swap(tmp: str, final: str) -> None:
     if not os.path.isdir(final) or _is_empty(final):
         os.replace(tmp, final)  # a missing or empty directory is replaced in one rename
         return
-    old = os.path.join(os.path.dirname(final),
-                       f".{os.path.basename(final)}.sheaf-old-{os.getpid()}-{uuid.uuid4().hex[:8]}")
-    os.rename(final, old)
+    old = f"{_sibling(final, 'old')}{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    guard = _hold(final)  # the old plan, wherever it is renamed to, until it is removed
     try:
-        os.rename(tmp, final)
-    except BaseException:
-        os.rename(old, final)
-        raise
-    shutil.rmtree(old, ignore_errors=True)
+        os.rename(final, old)
+        try:
+            os.rename(tmp, final)
+        except BaseException:
+            os.rename(old, final)
+            raise
+        shutil.rmtree(old, ignore_errors=True)
+    finally:
+        os.close(guard)
 
 
 @dataclass(slots=True)

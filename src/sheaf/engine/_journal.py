@@ -18,23 +18,34 @@ Policy
   loop waits on, and a reader (``sheaf status``) of a log needs no lock: it reads complete lines.
   The engine's journal costs about 285 bytes per node (three changes: ready, submitted, done).
 
-Records (``t`` is the injected clock's time)::
+Records (``t`` is the injected clock's time; typed and validated in ``_records``)::
 
-    ["B", t, epoch, source, total, [initially done nodes]]   an engine run begins
+    ["B", t, epoch, source, total, [initially done nodes], run]   an engine run begins
                                                               source: fresh | recovery | rescue:<file>
+                                                              run: the run id, the same for every
+                                                              run of the journal (see _orphans)
     ["C", t, node, start, finish, attempt, info|null]         a node changed state
     ["P", t, node, attempt, pid, start_ticks]                 an attempt's process started (backends
                                                               that report ``Started``; see _orphans)
     ["E", t, succeeded, dag_status, exit_code, rescue|null]   the run ended
 
-Replaying the records gives, per node, its last state and attempt number: a node whose last state
-is ``done`` is never run again; one that was in flight when the engine died runs again, after the
-processes journaled for it (``Replay.processes``) are stopped.
+Replaying the records gives, per node, its last state, attempt number and failure reason: a node
+whose last state is ``done`` is never run again; one that was in flight when the engine died runs
+again, after the processes journaled for it (``Replay.processes``) are stopped.
+
+Damage
+------
+Every record is validated on replay (``_records``), and each change must start in the state the
+node's previous change finished in.  A line that fails either is *damage*, listed with its byte
+offset in ``Replay.damage`` and skipped.  Damage before the latest ``B`` record cannot hide a done
+node: that record lists every node done when its run began.  Damage after it can (it may have been
+the change that made a node done), so ``Replay.damage_in_latest_run`` makes the loop refuse to run
+rather than guess; ``sheaf status`` shows what it can read and warns.
 """
 
 from __future__ import annotations
 
-__all__ = ["Journal", "NodeRecord", "Replay", "read_records", "replay"]
+__all__ = ["Journal", "JournalWriteError", "NodeRecord", "Replay", "read_records", "replay"]
 
 import os
 import queue
@@ -42,15 +53,20 @@ import threading
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
 
-import msgspec
-
+from sheaf.engine._records import (
+    BeginRecord,
+    ChangeRecord,
+    Damage,
+    EndRecord,
+    ProcessRecord,
+    Record,
+    encode,
+    info_of,
+    scan,
+)
 from sheaf.engine._state import ACTIVE_STATES, Change
-from sheaf.errors import EngineError
-
-_encoder = msgspec.json.Encoder()
-_decoder = msgspec.json.Decoder()
+from sheaf.errors import EngineError, StorageError
 
 
 @dataclass(slots=True)
@@ -68,8 +84,9 @@ class Replay:
     nodes: dict[str, NodeRecord] = field(default_factory=dict)
     epochs: int = 0
     total: int = 0
-    ended: list[Any] | None = None  # the last "E" record of the latest run, None while running
+    ended: EndRecord | None = None  # the "E" record of the latest run, None while running
     source: str | None = None
+    run_id: str = ""  # the id of the journal's runs (the first "B" record that named one)
     started: float | None = None  # when the first run began
     run_started: float | None = None  # when the latest run began
     last_time: float | None = None
@@ -78,123 +95,169 @@ class Replay:
     job_time: float = 0.0
     records: int = 0
     processes: dict[str, tuple[int, int]] = field(default_factory=dict)  # in-flight node -> (pid, ticks)
+    damage: list[Damage] = field(default_factory=list)  # unusable lines, in file order
+    damage_in_latest_run: list[Damage] = field(default_factory=list)  # ... after the latest "B"
 
 
-def read_records(path: str) -> Iterator[list[Any]]:
-    """Complete records of the journal at ``path`` (a torn last line is skipped)."""
+def _read(path: str) -> bytes:
     try:
         with open(path, "rb") as handle:
-            data = handle.read()
+            return handle.read()
     except FileNotFoundError:
-        return
-    for line in data.split(b"\n")[:-1]:  # the text after the last newline is incomplete
-        if not line:
-            continue
-        try:
-            record = _decoder.decode(line)
-        except msgspec.DecodeError:
-            continue  # a torn line left by a crash, followed by a fresh start
-        if isinstance(record, list) and record:
-            yield record
+        return b""
+    except OSError as exc:
+        raise EngineError(f"cannot read the journal {path}: {exc.strerror}") from None
 
 
-def _apply(state: Replay, record: list[Any]) -> None:
-    kind = record[0]
+def read_records(path: str) -> Iterator[Record]:
+    """The usable records of the journal at ``path`` (torn and damaged lines are skipped)."""
+    for _, _, item in scan(_read(path)):
+        if not isinstance(item, Damage):
+            yield item
+
+
+def _change(state: Replay, record: ChangeRecord) -> str | None:
+    rec = state.nodes.get(record.node)
+    if (rec.state if rec is not None else "waiting") != record.start:
+        # every change starts where the node's previous one finished: a record that does not was
+        # damaged (its node name, say), or one before it was lost
+        was = rec.state if rec is not None else "waiting"
+        return f"node {record.node!r} changes {record.start} -> {record.finish} but was {was}"
+    if rec is None:
+        rec = state.nodes[record.node] = NodeRecord()
+    info = info_of(record)
+    rec.state, rec.attempt = record.finish, record.attempt
+    rec.reason = info.why or info.reason or rec.reason
+    if info.cluster is not None:
+        rec.cluster = info.cluster
+        state.max_cluster = max(state.max_cluster, info.cluster)
+    if info.retry is not None:
+        state.retries += 1
+    if info.started is not None and info.ended is not None:
+        state.job_time += max(0.0, info.ended - info.started)
+    if record.finish == "done":
+        rec.reason = None
+    if record.finish not in ACTIVE_STATES:
+        state.processes.pop(record.node, None)
+    return None
+
+
+def _begin(state: Replay, record: BeginRecord) -> None:
+    state.epochs, state.source, state.total, state.ended = record.epoch, record.source, record.total, None
+    state.run_id = state.run_id or record.run
+    state.started = record.time if state.started is None else state.started
+    state.run_started = record.time
+    state.processes = {}  # the run that wrote this record stopped them first
+    state.damage_in_latest_run = []
+    if record.source == "recovery":
+        for rec in state.nodes.values():
+            if rec.state in ACTIVE_STATES:
+                rec.state = "waiting"  # in flight when the engine died: runs again
+    else:
+        state.nodes = {}
+    for name in record.done:
+        rec = state.nodes.setdefault(name, NodeRecord())
+        rec.state, rec.reason = "done", None
+
+
+def _apply(state: Replay, record: Record) -> str | None:
+    """Apply one record; returns why it cannot be applied (it contradicts the records before it)."""
     state.records += 1
-    state.last_time = record[1]
-    if kind == "C":
-        _, _, node, _start, finish, attempt, info = record
-        rec = state.nodes.setdefault(node, NodeRecord())
-        rec.state, rec.attempt = finish, attempt
-        if info:
-            rec.reason = info.get("why") or info.get("reason") or rec.reason
-            if "cluster" in info:
-                rec.cluster = info["cluster"]
-                state.max_cluster = max(state.max_cluster, info["cluster"])
-            if "retry" in info:
-                state.retries += 1
-            if "started" in info and "ended" in info:
-                state.job_time += max(0.0, info["ended"] - info["started"])
-        if finish == "done":
-            rec.reason = None
-        if finish not in ACTIVE_STATES:
-            state.processes.pop(node, None)
-    elif kind == "P":
-        state.processes[record[2]] = (record[4], record[5])
-    elif kind == "B":
-        _, t, epoch, source, total, done = record
-        state.epochs, state.source, state.total, state.ended = epoch, source, total, None
-        state.started = t if state.started is None else state.started
-        state.run_started = t
-        state.processes = {}  # the run that wrote this record stopped them first
-        if source == "recovery":
-            for rec in state.nodes.values():
-                if rec.state in ACTIVE_STATES:
-                    rec.state = "waiting"  # in flight when the engine died: runs again
-        else:
-            state.nodes = {}
-        for name in done:
-            state.nodes.setdefault(name, NodeRecord()).state = "done"
-    elif kind == "E":
+    state.last_time = record.time
+    if isinstance(record, ChangeRecord):
+        return _change(state, record)
+    if isinstance(record, ProcessRecord):
+        state.processes[record.node] = (record.pid, record.ticks)
+    elif isinstance(record, BeginRecord):
+        _begin(state, record)
+    else:
         state.ended = record
+    return None
 
 
 def replay(path: str) -> Replay:
+    """Replay the journal at ``path``; damaged lines are listed in ``damage`` (see ``_records``)."""
     state = Replay()
-    for record in read_records(path):
-        _apply(state, record)
+    data = _read(path)
+    for offset, line, item in scan(data):
+        if not isinstance(item, Damage):
+            why = _apply(state, item)
+            if why is None:
+                continue
+            item = Damage(offset, line, why, data[offset:offset + 80])
+        state.damage.append(item)
+        state.damage_in_latest_run.append(item)
     return state
 
 
-class Journal:
-    """Appends records; :meth:`commit` makes every appended record durable with one fsync."""
+class JournalWriteError(StorageError):
+    """The journal could not be written (disk full, I/O error): the run must stop."""
 
-    def __init__(self, path: str) -> None:
+
+class Journal:
+    """Appends records; :meth:`commit` makes every appended record durable with one fsync.
+
+    A failed write or fsync (``ENOSPC``, ``EIO``, ...) ends the journal: the syncer cuts the file
+    back to the end of the last durable commit (so no half record is left for a later writer to
+    append after), marks every waiting commit done, and from then on :attr:`failure` is set and
+    :meth:`commit_start` raises :class:`JournalWriteError`.  The loop checks :attr:`failure` after
+    each wait and stops the run.
+    """
+
+    def __init__(self, path: str, run_id: str = "") -> None:
         self.path = path
+        self.run_id = run_id
         self._pending: list[bytes] = []
         self.bytes_written = 0
         self.commits = 0
         self.seconds = 0.0  # spent in write + fsync (reported by benchmarks/engine_throughput.py)
+        self.failure: JournalWriteError | None = None
         self._queue: queue.SimpleQueue[tuple[bytes, threading.Event] | None] = queue.SimpleQueue()
         self._syncer: threading.Thread | None = None
         try:
             self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+            self._size = os.fstat(self._fd).st_size  # the end of the last durable commit
+            if _ends_torn(path):
+                self._pending.append(b"\n")  # never glue a new record onto a torn one
+            self._sync_dir(os.path.dirname(path))
         except OSError as exc:
-            raise EngineError(f"cannot open the journal {path}: {exc.strerror}") from exc
-        if _ends_torn(path):
-            self._pending.append(b"\n")  # never glue a new record onto a torn one
-        self._sync_dir(os.path.dirname(path))
+            raise _write_error(path, exc) from None
 
     def begin(self, time: float, epoch: int, source: str, total: int, done: Iterable[str]) -> None:
-        self._add(["B", time, epoch, source, total, sorted(done)])
+        self._add(BeginRecord(time, epoch, source, total, sorted(done), self.run_id))
 
     def changes(self, changes: Iterable[Change]) -> None:
         for c in changes:
-            self._add(["C", c.time, c.node, c.start, c.finish, c.attempt,
-                       dict(c.info) if c.info else None])
+            self._add(ChangeRecord(c.time, c.node, c.start, c.finish, c.attempt,  # type: ignore[arg-type]
+                                   dict(c.info) if c.info else None))
 
     def process(self, time: float, node: str, attempt: int, pid: int, ticks: int) -> None:
-        self._add(["P", time, node, attempt, pid, ticks])
+        self._add(ProcessRecord(time, node, attempt, pid, ticks))
 
     def end(self, time: float, succeeded: bool, dag_status: int, exit_code: int,
             rescue: str | None) -> None:
-        self._add(["E", time, succeeded, dag_status, exit_code, rescue])
+        self._add(EndRecord(time, succeeded, dag_status, exit_code, rescue))
 
-    def _add(self, record: list[Any]) -> None:
-        self._pending.append(_encoder.encode(record) + b"\n")
+    def _add(self, record: Record) -> None:
+        self._pending.append(encode(record))
 
     def commit(self) -> None:
         """Write everything appended since the last commit, then fsync (a no-op when empty)."""
         done = self.commit_start()
         if done is not None:
             done.wait()
+        if self.failure is not None:
+            raise self.failure
 
     def commit_start(self) -> threading.Event | None:
-        """Hand the pending records to the syncer thread; the event is set once they are durable.
+        """Hand the pending records to the syncer thread; the event is set once they are durable
+        (or the journal failed: then :attr:`failure` is set).
 
         Commits complete in order.  The loop waits for the event before acting on the records, and
         meanwhile lets the backend refill its slots from work journaled earlier.
         """
+        if self.failure is not None:
+            raise self.failure
         if not self._pending:
             return None
         data = b"".join(self._pending)
@@ -211,9 +274,15 @@ class Journal:
             item = self._queue.get()
             if item is None:
                 return
-            self._write(*item)
+            data, done = item
+            if self.failure is None:
+                try:
+                    self._write(data)
+                except OSError as exc:
+                    self._fail(exc)
+            done.set()
 
-    def _write(self, data: bytes, done: threading.Event) -> None:
+    def _write(self, data: bytes) -> None:
         start = time.perf_counter()
         view = memoryview(data)
         while view:
@@ -221,16 +290,29 @@ class Journal:
             view = view[written:]
         os.fsync(self._fd)
         self.seconds += time.perf_counter() - start
+        self._size += len(data)
         self.bytes_written += len(data)
         self.commits += 1
-        done.set()
+
+    def _fail(self, exc: OSError) -> None:
+        try:  # the failed commit was never durable and nothing acted on it: drop what reached the file
+            os.ftruncate(self._fd, self._size)
+            os.fsync(self._fd)
+        except OSError:
+            pass  # left as a torn tail, which readers skip; nothing is appended after it
+        self.failure = _write_error(self.path, exc)
 
     def close(self) -> None:
-        self.commit()
-        if self._syncer is not None:
-            self._queue.put(None)
-            self._syncer.join()
-        os.close(self._fd)
+        """Commit what is pending (unless the journal failed) and stop the syncer; never hangs on a
+        failed journal."""
+        try:
+            if self.failure is None:
+                self.commit()
+        finally:
+            if self._syncer is not None:
+                self._queue.put(None)
+                self._syncer.join(timeout=None if self.failure is None else 5.0)
+            os.close(self._fd)
 
     @staticmethod
     def _sync_dir(directory: str) -> None:
@@ -239,6 +321,12 @@ class Journal:
             os.fsync(fd)
         finally:
             os.close(fd)
+
+
+def _write_error(path: str, exc: OSError) -> JournalWriteError:
+    return JournalWriteError.of(exc, f"the journal {path}", "the run stopped and its jobs were stopped; "
+                                "the journal keeps every change made durable so far: run `sheaf run` "
+                                "again to resume once the problem is fixed")  # type: ignore[return-value]
 
 
 def _ends_torn(path: str) -> bool:

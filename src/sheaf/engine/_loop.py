@@ -31,25 +31,28 @@ from __future__ import annotations
 __all__ = ["Progress", "RunResult", "find_dag", "run_workflow", "state_paths"]
 
 import fcntl
+import glob
 import os
 import signal
 import sys
 import threading
 import time
+import uuid
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sheaf.classad import ClassAd
 from sheaf.engine._backend import Backend, Event, Exited, Launch, Started
 from sheaf.engine._dagfile import Dag, NodeSpec, parse_dag, parse_rescue
 from sheaf.engine._journal import Journal, Replay, replay
-from sheaf.engine._orphans import stop_orphans
+from sheaf.engine._orphans import ATTEMPT_VARIABLE, attempt_token, stop_run_processes
 from sheaf.engine._reports import (
     JobstateLog,
     dot_text,
     newest_rescue,
     node_status_text,
+    remove_stale_temporaries,
     write_atomic,
     write_rescue,
 )
@@ -72,9 +75,8 @@ from sheaf.engine._state import (
     WriteRescue,
 )
 from sheaf.engine._submit import JobSpec, SubmitDescription, parse_submit, render
-from sheaf.errors import EngineError, FormatError, InputError, UsageError
-
-STATE_DIR = ".sheaf"
+from sheaf.errors import EngineError, FormatError, InputError, StorageError, UsageError
+from sheaf.model._runlock import STATE_DIR, lock_path
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +120,7 @@ class RunResult:
     journal_bytes: int = 0
     journal_commits: int = 0
     extra: Mapping[str, Any] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
 
 
 def find_dag(directory: str, dag_file: str | None = None) -> str:
@@ -142,7 +145,7 @@ def state_paths(dag_path: str) -> dict[str, str]:
     base = os.path.basename(dag_path)
     state = os.path.join(os.path.dirname(dag_path), STATE_DIR)
     return {"dir": state, "journal": os.path.join(state, base + ".journal"),
-            "lock": os.path.join(state, base + ".lock"), "scripts": os.path.join(state, base + ".scripts.log")}
+            "lock": lock_path(dag_path), "scripts": os.path.join(state, base + ".scripts.log")}
 
 
 # ---- configuration and validation ----------------------------------------------------------------
@@ -230,6 +233,9 @@ def _load_descriptions(dag: Dag, limits: Limits) -> tuple[dict[str, SubmitDescri
 
 # ---- the run ------------------------------------------------------------------------------------
 
+_SIGNAL_GRACE = 30.0  # seconds a commit may still take after SIGTERM/SIGINT before the engine gives up
+
+
 class _Lock:
     def __init__(self, path: str) -> None:
         self.path = path
@@ -241,8 +247,11 @@ class _Lock:
             os.close(self.fd)
             raise UsageError(f"another sheaf run is already running this workflow (pid {holder}); "
                              f"lock file {path}") from None
-        os.ftruncate(self.fd, 0)
-        os.pwrite(self.fd, f"{os.getpid()}\n".encode(), 0)
+        try:  # the pid is for people reading the file; a full disk must not stop the run here
+            os.ftruncate(self.fd, 0)
+            os.pwrite(self.fd, f"{os.getpid()}\n".encode(), 0)
+        except OSError:
+            pass
 
     def release(self) -> None:
         fcntl.flock(self.fd, fcntl.LOCK_UN)
@@ -270,6 +279,7 @@ class _Run:
         self._last_progress = -1e18
         self._last_status = -1e18
         self.stop_requested: str | None = None
+        self.stop_time: float | None = None  # monotonic time of the signal
         self.started = clock()
         self.append_vars = _config_bool(dag, "DAGMAN_DEFAULT_APPEND_VARS", False)
         self._started: Callable[[], list[Started]] | None = getattr(backend, "started", None)
@@ -306,8 +316,10 @@ class _Run:
                 case KillScript(node=node, kind=kind):
                     self.scripts.kill(node, kind)
                 case WriteRescue(done=done, retries_left=left, failed=failed_count):
+                    reasons = {n: machine.node_reason(n) for n in machine.nodes
+                               if machine.node_state(n) == "failed"}
                     self.rescue = write_rescue(self.dag.path, done, left, failed_count,
-                                               time.strftime("%Y-%m-%d %H:%M:%S"))
+                                               time.strftime("%Y-%m-%d %H:%M:%S"), reasons)
                 case Finish():
                     self._finish(instruction)
         self.jobstate.flush()
@@ -324,14 +336,22 @@ class _Run:
 
     def _durable(self, done: threading.Event | None) -> None:
         """Wait for a commit; meanwhile the backend may start attempts submitted in earlier turns
-        and its exits are kept for the next turn (the engine acts on nothing new)."""
+        and its exits are kept for the next turn (the engine acts on nothing new).
+
+        A failed commit raises the journal's error (the caller stops the run); so does a commit
+        still not durable ``_SIGNAL_GRACE`` seconds after SIGTERM/SIGINT (a hung file system)."""
         if done is None:
             return
         while not done.is_set():
             if self.keys:
                 self.early.extend(self.backend.wait(0.0005))
             else:
-                done.wait()
+                done.wait(0.25)
+            if self.stop_time is not None and time.monotonic() - self.stop_time > _SIGNAL_GRACE:
+                raise EngineError(f"{self.stop_requested or 'a signal'}: the journal {self.journal.path} "
+                                  f"did not become durable within {_SIGNAL_GRACE:.0f} s; stopped without it")
+        if self.journal.failure is not None:
+            raise self.journal.failure
 
     def _finish(self, finish: Finish) -> None:
         rescue = os.path.basename(self.rescue) if self.rescue else None
@@ -358,7 +378,9 @@ class _Run:
             job = _subdag_job(spec, sub)
         else:
             job = _render(self._description(spec), spec, sub, self.append_vars)
-        return Launch(key, spec.name, sub.attempt, job.argv, job.env, job.cwd, job.stdout, job.stderr,
+        # the token makes the process findable without the journal (see _orphans)
+        env = {**job.env, ATTEMPT_VARIABLE: attempt_token(self.journal.run_id, spec.name, sub.attempt)}
+        return Launch(key, spec.name, sub.attempt, job.argv, env, job.cwd, job.stdout, job.stderr,
                       job.ad, sub.priority)
 
     def _description(self, spec: NodeSpec) -> SubmitDescription:
@@ -472,6 +494,7 @@ def _starting_point(dag: Dag, prior: Replay) -> tuple[str, set[str], set[str], d
     """(source, done, failed, attempts) for this run; see the module docstring."""
     if prior.epochs and prior.ended is None:
         done = {n for n, r in prior.nodes.items() if r.state == "done" and n in dag.nodes}
+        done |= _rescue_done(dag, prior.source)
         failed = {n for n, r in prior.nodes.items() if r.state == "failed" and n in dag.nodes}
         return "recovery", done, failed, {n: r.attempt for n, r in prior.nodes.items() if n in dag.nodes}
     rescue_path = newest_rescue(dag.path)
@@ -484,6 +507,36 @@ def _starting_point(dag: Dag, prior: Replay) -> tuple[str, set[str], set[str], d
     return f"rescue:{os.path.basename(rescue_path)}", set(rescue.done), set(), attempts
 
 
+def _rescue_done(dag: Dag, source: str | None) -> set[str]:
+    """The nodes the rescue DAG a killed run started from marks done: a second witness of what its
+    ``B`` record lists, so damage to that record cannot make them run again."""
+    if not source or not source.startswith("rescue:"):
+        return set()
+    path = os.path.join(os.path.dirname(dag.path), source[len("rescue:"):])
+    if os.path.basename(path) != source[len("rescue:"):] or not os.path.isfile(path):
+        return set()
+    return {n for n in parse_rescue(path, dag).done if n in dag.nodes}
+
+
+def _damage_warnings(prior: Replay, journal_path: str) -> list[str]:
+    """Warnings for damaged journal lines; raises :class:`FormatError` when damage lies in the
+    latest run, where it may hide a node that finished (module docstring of ``_journal``)."""
+    if prior.damage_in_latest_run:
+        first = prior.damage_in_latest_run[0]
+        more = len(prior.damage_in_latest_run) - 1
+        raise FormatError(
+            f"damaged journal record at byte offset {first.offset}: {first.why}"
+            + (f" (and {more} more damaged line(s))" if more else "")
+            + "; it lies in the latest run, so sheaf cannot tell which nodes finished after it and runs "
+            "nothing rather than run a finished node again",
+            rule="journal records after the latest run's start are complete and valid",
+            value=first.text.decode("utf-8", "replace"), path=journal_path, line=first.line,
+            detail="to go on: restore the journal from a backup, or move it aside and run again from "
+                   "the newest rescue DAG (the nodes it does not mark DONE run again)")
+    return [d.describe(journal_path) + " (before the latest run's start, which lists the nodes done "
+            "then; skipped)" for d in prior.damage]
+
+
 def _complete_result(dag: Dag, prior: Replay, journal_path: str) -> RunResult:
     return RunResult(dag.path, True, 0, 0, len(dag.nodes), len(dag.nodes), 0, prior.retries, 0.0,
                      prior.job_time, "complete", journal=journal_path)
@@ -493,14 +546,18 @@ def run_workflow(directory: str, *, backend: Backend | Callable[[], Backend], da
                  maxjobs: int | None = None, maxidle: int | None = None, maxpre: int | None = None,
                  maxpost: int | None = None, clock: Callable[[], float] = time.time,
                  on_progress: Callable[[Progress], None] | None = None, progress_interval: float = 0.2,
-                 handle_signals: bool = True, priority: int | None = None) -> RunResult:
+                 handle_signals: bool = True, priority: int | None = None,
+                 on_warning: Callable[[str], None] | None = None) -> RunResult:
     """Run (or resume) the DAG of a planned directory on ``backend``; returns how it went.
 
     ``backend`` is a :class:`Backend` or a zero-argument factory (called only once the input is
-    known to be good).  Raises :class:`FormatError`/:class:`UsageError` for bad input or a second
-    engine on the same DAG; a workflow that runs and fails is a result, not an exception.
-    ``priority`` is the DAG's own priority (``condor_submit_dag -priority``; a SUBDAG's run gets its
-    node's), added to every node's; without it, ``DAGMAN_DEFAULT_PRIORITY``.
+    known to be good).  Raises :class:`FormatError`/:class:`UsageError` for bad input, a journal
+    damaged where it matters, or a second engine on the same DAG; :class:`StorageError` when a file
+    cannot be written (the run stops, its jobs are stopped, the journal stays consistent); a
+    workflow that runs and fails is a result, not an exception.  ``on_warning`` receives warnings
+    (damaged journal lines that did not matter), which the result lists too.  ``priority`` is the
+    DAG's own priority (``condor_submit_dag -priority``; a SUBDAG's run gets its node's), added to
+    every node's; without it, ``DAGMAN_DEFAULT_PRIORITY``.
     """
     dag_path = find_dag(directory, dag_file)
     dag = parse_dag(dag_path)
@@ -508,26 +565,44 @@ def run_workflow(directory: str, *, backend: Backend | Callable[[], Backend], da
                      priority)
     descs, first = _load_descriptions(dag, limits)
     paths = state_paths(dag_path)
-    os.makedirs(paths["dir"], exist_ok=True)
+    try:
+        os.makedirs(paths["dir"], exist_ok=True)
+    except OSError as exc:
+        raise StorageError.of(exc, paths["dir"], "nothing was run") from None
     lock = _Lock(paths["lock"])
     try:
         prior = replay(paths["journal"])
-        if prior.ended is not None and prior.ended[2]:
+        warnings = _damage_warnings(prior, paths["journal"])
+        for warning in warnings:
+            if on_warning is not None:
+                on_warning(warning)
+        if prior.ended is not None and prior.ended.succeeded:
             return _complete_result(dag, prior, paths["journal"])
         source, done, failed, attempts = _starting_point(dag, prior)
-        stop_orphans(prior.processes.values())  # a killed engine's jobs: gone before their nodes rerun
+        # a killed engine's jobs, journaled or not: gone before their nodes run again
+        stop_run_processes(prior.run_id, prior.processes.values())
+        run_id = prior.run_id or uuid.uuid4().hex
+        remove_stale_temporaries(_report_files(dag))
+        reasons = {n: r.reason for n, r in prior.nodes.items() if n in failed}
         machine = DagState(dag, limits, clock, done=done, failed=failed, attempts=attempts,
-                           next_cluster=prior.max_cluster + 1)
+                           next_cluster=prior.max_cluster + 1, reasons=reasons)
         the_backend = _backend_of(backend)
-        journal = Journal(paths["journal"])
+        journal = Journal(paths["journal"], run_id)
         run = _Run(dag, descs, first, the_backend, journal, paths, clock, on_progress, progress_interval)
         try:
-            return _drive(run, machine, prior, source, done, handle_signals)
+            result = _drive(run, machine, prior, source, done, handle_signals)
         finally:
             run.close()
             journal.close()
+        return replace(result, warnings=tuple(warnings))
     finally:
         lock.release()
+
+
+def _report_files(dag: Dag) -> list[str]:
+    """The files the engine replaces atomically (their stale temporaries are removed on start)."""
+    files = [glob.escape(p) for p in (dag.dot, dag.node_status_file[0] if dag.node_status_file else None) if p]
+    return [glob.escape(dag.path) + ".rescue[0-9][0-9][0-9]*", *files]
 
 
 def _backend_of(backend: Backend | Callable[[], Backend]) -> Backend:
@@ -574,6 +649,7 @@ def _install_signals(run: _Run) -> Callable[[], None] | None:
     def stop(signum: int, _frame: Any) -> None:
         if not run.stop_requested:  # None, or "" once the first stop was handed on: a second stop
             run.stop_requested = f"engine received {signal.Signals(signum).name}"
+            run.stop_time = time.monotonic()
 
     old = {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM)}
 

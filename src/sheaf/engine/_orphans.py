@@ -2,30 +2,40 @@
 
 Policy
 ------
-* The backend reports each attempt's process as it starts (``Started``: pid and start time); the
-  loop journals it as a ``P`` record in the next commit (at most one loop turn, <= 0.25 s, later).
-  A node that was in flight when the engine died runs again on resume, so its old process must
-  not keep running beside the new attempt (and repeat its side effects).
-* On resume, every journaled process of a node still in flight is checked in ``/proc``: if the pid
-  is alive *and* has the journaled start time it is the old job, and its whole process group (the
-  job leads its own session) is killed with SIGKILL.  A pid that was reused by another process has
-  another start time and is left alone.  Then the resume waits (up to 5 s) until the killed
-  leaders are gone, so nothing of the old attempt runs once the node is submitted again.
-* Limits: a job started in the last turn before the kill is not journaled yet and cannot be found;
-  a job whose leader already exited but whose children live on is not found either (its pid no
-  longer names it).  Linux only (``/proc``).
+* A node that was in flight when the engine died runs again on resume, so its old process must
+  not keep running beside the new attempt (and repeat its side effects).  Two ways find it:
+* **The attempt token.**  Every job's environment carries ``SHEAF_ATTEMPT=<run id>/<node>/<attempt>``
+  (:func:`attempt_token`), set before the process exists.  The run id is journaled in the ``B``
+  records and is the same for every run of one journal, so on resume :func:`stop_run_processes`
+  scans ``/proc/*/environ`` (readable for the processes of the same user) for this run's token
+  and kills each carrier's process group -- the job leads its own session, and an aggregator's
+  children inherit the token, so the whole tree is found, even a child whose leader has exited
+  or that moved to a session of its own.  This covers a job started in the last instant before a
+  ``kill -9``, before its pid could be journaled.  No engine runs this DAG while the resuming one
+  holds the run lock, so every carrier of the token is an orphan.
+* **The journaled pid.**  The backend reports each attempt's process as it starts (``Started``:
+  pid and start time); the loop journals it as a ``P`` record.  A journaled process still alive
+  *with the journaled start time* is the old job (a reused pid has another start time) and its
+  process group is killed too: this finds a job that cleared its environment.
+* Then the resume waits (up to 5 s) until the killed processes are gone (or zombies), so nothing
+  of the old attempt runs once the node is submitted again.  Linux only (``/proc``).
 """
 
 from __future__ import annotations
 
-__all__ = ["start_ticks", "stop_orphans"]
+__all__ = ["ATTEMPT_VARIABLE", "attempt_token", "start_ticks", "stop_orphans", "stop_run_processes"]
 
 import os
 import signal
 import time
 from collections.abc import Iterable
 
+ATTEMPT_VARIABLE = "SHEAF_ATTEMPT"
 _GONE_WAIT = 5.0
+
+
+def attempt_token(run_id: str, node: str, attempt: int) -> str:
+    return f"{run_id}/{node}/{attempt}"
 
 
 def start_ticks(pid: int) -> int | None:
@@ -46,18 +56,70 @@ def start_ticks(pid: int) -> int | None:
     return int(fields[19])
 
 
+def _environ(pid: int) -> bytes:
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as handle:
+            return handle.read()
+    except OSError:  # gone, or another user's
+        return b""
+
+
+def run_processes(run_id: str) -> list[tuple[int, int]]:
+    """``(pid, start_ticks)`` of every live process whose environment carries a token of ``run_id``."""
+    if not run_id:
+        return []
+    needle = f"{ATTEMPT_VARIABLE}={run_id}/".encode()
+    me = os.getpid()
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) == me:
+            continue
+        env = _environ(int(name))
+        if env.startswith(needle) or b"\0" + needle in env:
+            ticks = start_ticks(int(name))
+            if ticks is not None:
+                found.append((int(name), ticks))
+    return found
+
+
+def _signal(pid: int, group: int, signum: int) -> None:
+    # the group first, in one call: killing a job's child alone would let the job's shell run on
+    # (and write its side effect) before the group's signal arrived
+    if group > 1 and group != os.getpgrp():
+        try:
+            os.killpg(group, signum)
+        except (ProcessLookupError, PermissionError):
+            pass
+    try:
+        os.kill(pid, signum)  # also one that left the job's group (a session of its own)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
 def stop_orphans(processes: Iterable[tuple[int, int]]) -> list[int]:
-    """Kill the process groups of the ``(pid, start_ticks)`` still alive as journaled; returns their pids."""
-    killed = []
+    """Kill the ``(pid, start_ticks)`` still alive as recorded, with their process groups; returns
+    the pids killed, once they are gone (or after 5 s).
+
+    Every target is stopped (SIGSTOP) before any is killed, so no part of a job's tree sees another
+    part die and acts on it (an aggregator recording a task as failed, a shell running its next
+    line)."""
+    targets = []
     for pid, ticks in processes:
         if pid > 1 and start_ticks(pid) == ticks:
             try:
-                os.killpg(pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
+                targets.append((pid, ticks, os.getpgid(pid)))
+            except ProcessLookupError:
                 continue
-            killed.append(pid)
+    for signum in (signal.SIGSTOP, signal.SIGKILL):
+        for pid, _, group in targets:
+            _signal(pid, group, signum)
     deadline = time.monotonic() + _GONE_WAIT
-    for pid, ticks in processes:
-        while pid in killed and start_ticks(pid) == ticks and time.monotonic() < deadline:
+    for pid, ticks, _ in targets:
+        while start_ticks(pid) == ticks and time.monotonic() < deadline:
             time.sleep(0.005)
-    return killed
+    return [pid for pid, _, _ in targets]
+
+
+def stop_run_processes(run_id: str, journaled: Iterable[tuple[int, int]] = ()) -> list[int]:
+    """Stop every process of the run ``run_id``: its token's carriers and the journaled pids."""
+    return stop_orphans({*run_processes(run_id), *journaled})

@@ -7,8 +7,14 @@
 * A rescue DAG ``<dag>.rescueNNN`` (NNN = one more than the newest) is a *new* file, written to a
   temporary name, fsync'd and renamed into place: ``DONE`` lines for finished nodes and ``RETRY``
   lines with the retries left, as DAGMan's partial rescue DAG.
+  Comment lines name each failed node with its reason.
 * The DOT file and the NODE_STATUS_FILE are snapshots, replaced atomically (write, fsync, rename);
   nothing is rewritten in place.
+
+Storage failures (a full disk, an I/O error) raise :class:`StorageError` naming the file: the loop
+stops the run, which resumes from the journal.  An atomic write that fails removes its temporary
+file (``<file>.tmp<pid>``); one left by a killed engine (its pid no longer runs) is removed by the
+next run (:func:`remove_stale_temporaries`).
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ __all__ = [
     "dot_text",
     "newest_rescue",
     "node_status_text",
+    "remove_stale_temporaries",
     "write_atomic",
     "write_rescue",
 ]
@@ -30,22 +37,52 @@ from typing import IO
 
 from sheaf.engine._dagfile import Dag
 from sheaf.engine._state import Change
+from sheaf.errors import StorageError
+from sheaf.model._runlock import pid_alive
 
 _RESCUE_RE = re.compile(r"\.rescue(\d{3,})$")
+_TMP_RE = re.compile(r"\.tmp(\d+)$")
+_RESUME = "the run stopped and its jobs were stopped; run `sheaf run` again to resume once the disk has room"
 
 
 def write_atomic(path: str, text: str) -> None:
+    """Replace ``path`` by ``text`` (write a temporary, fsync, rename); on failure the temporary is
+    removed and :class:`StorageError` raised."""
     tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8") as handle:
-        handle.write(text)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except OSError as exc:
+        _unlink(tmp)
+        raise StorageError.of(exc, path, _RESUME) from None
     fd = os.open(os.path.dirname(os.path.abspath(path)), os.O_RDONLY)
     try:
         os.fsync(fd)  # the rename itself is durable too
     finally:
         os.close(fd)
+
+
+def _unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+def remove_stale_temporaries(patterns: Iterable[str]) -> list[str]:
+    """Remove ``<file>.tmp<pid>`` files, ``<file>`` matching one of the glob ``patterns``, whose
+    writer (``pid``) no longer runs; returns them."""
+    removed = []
+    for pattern in patterns:
+        for path in glob.glob(pattern + ".tmp*"):
+            match = _TMP_RE.search(path)
+            if match and not pid_alive(int(match.group(1))):
+                _unlink(path)
+                removed.append(path)
+    return removed
 
 
 def newest_rescue(dag_path: str) -> str | None:
@@ -55,13 +92,16 @@ def newest_rescue(dag_path: str) -> str | None:
 
 
 def write_rescue(dag_path: str, done: Iterable[str], retries_left: Iterable[tuple[str, int]],
-                 failed: int, when: str) -> str:
+                 failed: int, when: str, reasons: Mapping[str, str | None] | None = None) -> str:
     newest = newest_rescue(dag_path)
     number = int(_RESCUE_RE.search(newest).group(1)) + 1 if newest else 1  # type: ignore[union-attr]
     path = f"{dag_path}.rescue{number:03d}"
     done = list(done)
     lines = [f"# Rescue DAG file, created by sheaf {when}", f"# From DAG {os.path.basename(dag_path)}",
-             f"# Nodes done: {len(done)}", f"# Nodes failed: {failed}", ""]
+             f"# Nodes done: {len(done)}", f"# Nodes failed: {failed}"]
+    lines += [f"# FAILED {name}: {' '.join((reason or 'unknown').split())}"
+              for name, reason in (reasons or {}).items()]
+    lines.append("")
     lines += [f"DONE {name}" for name in done]
     lines += [f"RETRY {name} {max(0, left)}" for name, left in retries_left]
     write_atomic(path, "\n".join(lines) + "\n")
@@ -74,17 +114,23 @@ class JobstateLog:
     def __init__(self, path: str, site_of: Callable[[str], str | None]) -> None:
         self.path = path
         self.site_of = site_of
-        self._handle: IO[str] = open(path, "a", encoding="utf-8")  # noqa: SIM115 - kept open
+        try:
+            self._handle: IO[str] = open(path, "a", encoding="utf-8")  # noqa: SIM115 - kept open
+        except OSError as exc:
+            raise StorageError.of(exc, path, _RESUME) from None
         self._clusters: dict[str, int] = {}
 
     def internal(self, time: float, text: str) -> None:
-        self._handle.write(f"{int(time)} INTERNAL *** {text} ***\n")
+        self._write([f"{int(time)} INTERNAL *** {text} ***\n"])
 
     def changes(self, changes: Iterable[Change]) -> None:
-        write = self._handle.write
-        for c in changes:
-            for line in self._lines(c):
-                write(line)
+        self._write([line for c in changes for line in self._lines(c)])
+
+    def _write(self, lines: list[str]) -> None:
+        try:
+            self._handle.writelines(lines)
+        except OSError as exc:  # the buffer spilled onto a full disk
+            raise StorageError.of(exc, self.path, _RESUME) from None
 
     def _lines(self, c: Change) -> list[str]:
         info: Mapping[str, object] = c.info or {}
@@ -119,10 +165,16 @@ class JobstateLog:
         return out
 
     def flush(self) -> None:
-        self._handle.flush()
+        try:
+            self._handle.flush()
+        except OSError as exc:
+            raise StorageError.of(exc, self.path, _RESUME) from None
 
     def close(self) -> None:
-        self._handle.close()
+        try:
+            self._handle.close()
+        except OSError:
+            pass  # a history file: what could not be written was reported by flush already
 
 
 def dot_text(dag: Dag) -> str:

@@ -219,7 +219,7 @@ class DagState:
                 node.state = "done"
             elif name in failed:
                 node.state = "failed"
-                node.reason = reasons.get(name)
+                node.reason = reasons.get(name)  # a recovered failure keeps the reason journaled
                 self.failed_count += 1
             self.counts[node.state] += 1
         for name, node in self.nodes.items():

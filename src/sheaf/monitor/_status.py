@@ -4,7 +4,8 @@ The journal is append-only and every record is one line; a reader takes the comp
 finds (a line still being written has no newline yet and is ignored), so ``sheaf status`` needs
 no lock and never blocks or disturbs a running engine.  Counts are per node state; nodes the
 journal never mentions are ``waiting`` (and ``futile`` once a failed ancestor makes them unrunnable
-- computed from the DAG file when it still parses).
+- computed from the DAG file when it still parses).  Damaged journal lines (``sheaf.engine``
+validates every record) are skipped and listed in ``damage``; status never refuses to report.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ class WorkflowStatus:
     source: str | None
     elapsed: float | None
     rescue: str | None
+    damage: tuple[str, ...] = ()  # damaged journal lines (skipped): counts may miss what they said
 
 
 def _engine_alive(lock_path: str) -> bool:
@@ -80,12 +82,13 @@ def workflow_status(directory: str, dag_file: str | None = None) -> WorkflowStat
         counts["waiting"] -= len(futile)
     failed = tuple((n, r.reason) for n, r in replay.nodes.items() if r.state == "failed")
     if replay.ended is not None:
-        state = "succeeded" if replay.ended[2] else "failed"
+        state = "succeeded" if replay.ended.succeeded else "failed"
     elif replay.epochs == 0:
         state = "not started"
     else:
         state = "running" if _engine_alive(paths["lock"]) else "interrupted"
     elapsed = (replay.last_time - replay.run_started) if replay.run_started and replay.last_time else None
-    rescue = replay.ended[5] if replay.ended is not None and len(replay.ended) > 5 else None
+    rescue = replay.ended.rescue if replay.ended is not None else None
+    damage = tuple(d.describe(paths["journal"]) for d in replay.damage)
     return WorkflowStatus(dag_path, state, replay.total, counts, failed, replay.retries, replay.epochs,
-                          replay.source, elapsed, rescue)
+                          replay.source, elapsed, rescue, damage)
