@@ -61,6 +61,16 @@ def decode_utf8(data: bytes, path: str | None) -> str:
                           line=line, value=data[exc.start:exc.start + 4]) from None
 
 
+def refuse_nul(text: str, path: str | None) -> None:
+    """A NUL in a line-based text file is a ``FormatError`` at its line (no program, file name or
+    environment can take one)."""
+    at = text.find("\x00")
+    if at >= 0:
+        line, column = position(text, at)
+        raise FormatError("the text holds a NUL character", rule="names, lfns and arguments hold no NUL",
+                          path=path, line=line, column=column)
+
+
 @contextlib.contextmanager
 def gc_paused() -> Iterator[None]:
     """Pause the cyclic garbage collector while building large acyclic data (a 10^6-job load).

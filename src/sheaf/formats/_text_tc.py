@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sheaf.errors import FormatError
-from sheaf.formats._common import read_text
+from sheaf.formats._common import read_text, refuse_nul
 from sheaf.model import (
     Container,
     Transformation,
@@ -307,6 +307,7 @@ def _one_line_profiles(text: str, path: str, line: int) -> dict[str, dict[str, o
 
 def loads_text_tc(text: str, *, source: str = "<text tc>", warnings: list[str] | None = None) -> TransformationCatalog:
     """Parse either text format (detected as in the module docstring)."""
+    refuse_nul(text, source)
     first = next((t for t in _tokens(text, source) if t.kind != "eol"), None)
     if first is None:
         return TransformationCatalog()

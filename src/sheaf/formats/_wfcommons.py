@@ -37,6 +37,7 @@ import msgspec
 from sheaf.errors import FormatError, InputError
 from sheaf.formats._common import decode_utf8, read_text
 from sheaf.model import Job, Use, Workflow, stringify
+from sheaf.model._validate import nul_problem
 
 _TASK_ID_SUFFIX = "_ID"
 
@@ -75,7 +76,11 @@ def loads_wfcommons(data: bytes | str, *, source: str = "<wfcommons>",
         tasks = _tasks_15(workflow)
     else:
         tasks = _tasks_14(workflow)
-    return _build(doc, tasks)
+    built = _build(doc, tasks)
+    problem = nul_problem(built) if b"\\u0000" in raw else None
+    if problem is not None:
+        raise FormatError(problem.message, rule=problem.rule, value=problem.value, path=source)
+    return built
 
 
 def _tasks_15(workflow: Mapping[str, Any]) -> list[dict[str, Any]]:
