@@ -42,13 +42,17 @@ _WINDOW = 60
 NESTING_RULE = f"YAML nests at most {MAX_DEPTH} levels deep"
 
 
-def read_text(path: PathLike) -> str:
-    """The text of ``path`` (UTF-8); an unreadable file is an ``InputError`` naming it."""
+def read_bytes(path: PathLike) -> bytes:
+    """The bytes of ``path``; an unreadable file is an ``InputError`` naming it."""
     try:
-        data = Path(path).read_bytes()
+        return Path(path).read_bytes()
     except OSError as exc:
         raise InputError(f"cannot read file: {exc.strerror or exc}", path=str(path)) from None
-    return decode_utf8(data, str(path))
+
+
+def read_text(path: PathLike) -> str:
+    """The text of ``path`` (UTF-8); an unreadable file is an ``InputError`` naming it."""
+    return decode_utf8(read_bytes(path), str(path))
 
 
 def decode_utf8(data: bytes, path: str | None) -> str:

@@ -77,9 +77,9 @@ def loads_wfcommons(data: bytes | str, *, source: str = "<wfcommons>",
     else:
         tasks = _tasks_14(workflow)
     built = _build(doc, tasks)
-    problem = nul_problem(built) if b"\\u0000" in raw else None
-    if problem is not None:
-        raise FormatError(problem.message, rule=problem.rule, value=problem.value, path=source)
+    found = nul_problem(built) if b"\\u0000" in raw else None
+    if found is not None:
+        raise FormatError(found[1].message, rule=found[1].rule, value=found[0], path=source)
     return built
 
 

@@ -302,8 +302,10 @@ def _diagnose(raw: Any, src: Source, index: int) -> None:
 def _diagnose_fields(raw: dict[str, Any], src: Source, where: str, anchor: Any) -> None:
     kind = raw.get("type", "job")
     if not isinstance(kind, str) or kind not in _JOB_TYPES:
-        src.fail(f"type of {where} must be job, pegasusWorkflow or condorWorkflow",
-                 rule="job type is job|pegasusWorkflow|condorWorkflow", value=shown(kind), key="type")
+        typed = isinstance(kind, str)  # a list or mapping is found by the job's id
+        src.fail(f"type of {where} must be job, pegasusWorkflow or condorWorkflow, not {shown(kind)!r}",
+                 rule="job type is job|pegasusWorkflow|condorWorkflow", value=kind if typed else anchor,
+                 key="type" if typed else "id")
     need = "name" if _JOB_TYPES[kind] == "job" else "file"
     if raw.get(need) is None:
         src.fail(f"{where} is missing the required key '{need}'", rule=f"a {kind} job has '{need}'",

@@ -9,7 +9,7 @@ is the offending id or lfn (readers use it to find the line in the file):
 4. with a transformation catalog, every compute job's transformation is declared in it;
 5. profile values that sheaf reads as numbers are numbers (``clusters.size`` = ``"three"`` is an
    error), on jobs and in every catalog entry;
-6. names fit in file names and text holds no NUL (``_check_names``): the workflow name, a job id,
+6. names fit in file names and text holds no NUL (``check_names``): the workflow name, a job id,
    a transformation name and a node label take at most ``MAX_NAME_BYTES`` bytes (UTF-8), a
    transformation namespace and version at most ``MAX_PART_BYTES``.  They become DAGMan node and
    file names (``<name>_<id>.sub``, ``merge_<namespace-name-version>_PID<l>_ID<n>.sub``,
@@ -63,9 +63,8 @@ def validate(
             "the workflow has a cycle", rule="the job graph is acyclic", value=cycle[0] if cycle else None,
             detail="cycle: " + " -> ".join(cycle))
     levels = graph.levels(order)
-    transformations = {(job.namespace, job.name, job.version) for job in workflow.jobs.values()
-                       if not job.is_subworkflow}
-    _check_names(workflow, transformations)
+    transformations = _transformations(workflow)
+    check_names(workflow, transformations)
     _check_transformations(workflow, tc)
     _check_profiles(workflow, tc, sc)
     return graph, levels, _summary(workflow, graph, levels, tc, sc, len(transformations))
@@ -89,10 +88,12 @@ def _check_name(value: str | None, what: str, limit: int = MAX_NAME_BYTES) -> No
                               value=value)
 
 
-def _check_names(workflow: Workflow, transformations: set[TransformationKey]) -> None:
+def check_names(workflow: Workflow, transformations: set[TransformationKey] | None = None) -> None:
     """Rule 6 of the module docstring, at C speed on valid input: each distinct value checked once,
     ids only when one is long enough to matter or a NUL is among them.  (Lfns, arguments and
     streams are checked by ``nul_problem`` when the reader saw that its text can hold a NUL.)"""
+    if transformations is None:
+        transformations = _transformations(workflow)
     _check_name(workflow.name, "the workflow name")
     ids = workflow.jobs.keys()
     if ids and (max(map(len, ids)) * 4 > MAX_NAME_BYTES or "\x00" in "".join(ids)):
@@ -106,15 +107,19 @@ def _check_names(workflow: Workflow, transformations: set[TransformationKey]) ->
         _check_name(label, "a node label")
 
 
-def nul_problem(workflow: Workflow) -> ValidationError | None:
-    """The error for the first lfn, argument or stream of ``workflow`` that holds a NUL, or ``None``.
+def _transformations(workflow: Workflow) -> set[TransformationKey]:
+    return {(job.namespace, job.name, job.version) for job in workflow.jobs.values() if not job.is_subworkflow}
+
+
+def nul_problem(workflow: Workflow) -> tuple[str, ValidationError] | None:
+    """The id of the first job with an lfn, argument or stream holding a NUL, and the error, or ``None``.
 
     A full walk: readers call it only when their text can hold a NUL (an escape such as ``\\0``)."""
     for job in workflow.jobs.values():
         for text in (*(use.lfn for use in job.uses), *job.arguments, job.stdin, job.stdout, job.stderr, job.file):
             if text is not None and "\x00" in str(text):
-                return ValidationError(f"an lfn, argument or stream of job '{job.id}' holds a NUL character",
-                                       rule="names, lfns and arguments hold no NUL", value=str(text))
+                return job.id, ValidationError(f"an lfn, argument or stream of job '{job.id}' holds a NUL character",
+                                               rule="names, lfns and arguments hold no NUL", value=str(text))
     return None
 
 
