@@ -221,8 +221,12 @@ def _job(task: Mapping[str, Any]) -> Job:
 
 
 def _count(value: Any) -> bool:
-    """A finite JSON number >= 0."""
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value >= 0
+    """A finite JSON number >= 0 (an integer below 2**63: a 400-digit one is no count)."""
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return 0 <= value < 2**63
+    return isinstance(value, float) and math.isfinite(value) and value >= 0
 
 
 def _argument(value: Any) -> str:

@@ -15,14 +15,16 @@ is the offending id or lfn (readers use it to find the line in the file):
    file names (``<name>_<id>.sub``, ``merge_<namespace-name-version>_PID<l>_ID<n>.sub``,
    ``<workflow>.dag.config``, ``create_dir_<workflow>_0_<site>``), which Linux and HTCondor limit to
    255 bytes; refusing a longer name here, with its line, is clearer than a plan failing with
-   ENAMETOOLONG.  A NUL can reach no program, file name or environment, so no id, name, label, lfn,
-   stream or argument may hold one.
+   ENAMETOOLONG.  These names also go into submit descriptions as ClassAd strings, which hold no
+   line break: no newline or carriage return in them.  A NUL can reach no program, file name or
+   environment, so no id, name, label, lfn, stream or argument may hold one.
 
 Duplicate job ids are a reader's concern (the model holds a dict), reported with their line.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -76,11 +78,17 @@ MAX_NAME_BYTES = 100
 MAX_PART_BYTES = 50
 
 
+_UNSAFE = re.compile("[\x00\n\r]")
+
+
 def _check_name(value: str | None, what: str, limit: int = MAX_NAME_BYTES) -> None:
     if value is None:
         return
     if "\x00" in value:
         raise ValidationError(f"{what} holds a NUL character", rule="names, lfns and arguments hold no NUL",
+                              value=value)
+    if "\n" in value or "\r" in value:
+        raise ValidationError(f"{what} holds a line break", rule="names hold no newline or carriage return",
                               value=value)
     if len(value) * 4 > limit and len(value.encode("utf-8", "surrogatepass")) > limit:
         raise ValidationError(f"{what} is longer than {limit} bytes",
@@ -96,7 +104,7 @@ def check_names(workflow: Workflow, transformations: set[TransformationKey] | No
         transformations = _transformations(workflow)
     _check_name(workflow.name, "the workflow name")
     ids = workflow.jobs.keys()
-    if ids and (max(map(len, ids)) * 4 > MAX_NAME_BYTES or "\x00" in "".join(ids)):
+    if ids and (max(map(len, ids)) * 4 > MAX_NAME_BYTES or _UNSAFE.search("".join(ids))):
         for job_id in ids:
             _check_name(job_id, "a job id")
     for namespace, name, version in transformations:
