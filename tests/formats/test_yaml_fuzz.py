@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fuzz_strategies import byte_mutations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -72,53 +73,27 @@ def _read(kind: str, data: bytes) -> None:
         assert rendered.startswith(str(path))
 
 
-@st.composite
-def mutated(draw: Any, base: str) -> bytes:
-    data = bytearray(base.encode())
-    for _ in range(draw(st.integers(1, 4))):
-        op = draw(st.sampled_from(["delete", "insert", "replace", "duplicate_line", "indent"]))
-        pos = draw(st.integers(0, len(data)))
-        if op == "delete":
-            del data[pos:pos + draw(st.integers(1, 20))]
-        elif op == "insert":
-            data[pos:pos] = draw(st.sampled_from([b":", b" ", b"\n", b"- ", b"{", b"]", b"'", b'"', b"&a", b"*a",
-                                                  b"!!binary", b"\t", b"\xff", b"null", b"[]", b"{}", b"#"]))
-        elif op == "replace" and pos < len(data):
-            data[pos] = draw(st.integers(0, 255))
-        elif op == "duplicate_line":
-            lines = bytes(data).split(b"\n")
-            i = draw(st.integers(0, len(lines) - 1))
-            lines.insert(i, lines[i])
-            data = bytearray(b"\n".join(lines))
-        else:
-            lines = bytes(data).split(b"\n")
-            i = draw(st.integers(0, len(lines) - 1))
-            lines[i] = b" " + lines[i]
-            data = bytearray(b"\n".join(lines))
-    return bytes(data)
-
-
 @_SETTINGS
-@given(mutated(_VALID_WORKFLOW))
+@given(byte_mutations(_VALID_WORKFLOW.encode()))
 def test_mutated_workflows(data: bytes) -> None:
     _read("workflow", data)
 
 
 @_SETTINGS
 @given(st.sampled_from(sorted(p.name for p in SEEDS.glob("tc_*.yml"))).flatmap(
-    lambda name: mutated((SEEDS / name).read_text())))
+    lambda name: byte_mutations((SEEDS / name).read_bytes())))
 def test_mutated_transformation_catalogs(data: bytes) -> None:
     _read("tc", data)
 
 
 @_SETTINGS
-@given(mutated(_VALID_RC))
+@given(byte_mutations(_VALID_RC.encode()))
 def test_mutated_text_replica_catalogs(data: bytes) -> None:
     _read("rc", data)
 
 
 @_SETTINGS
-@given(mutated(_VALID_PROPS))
+@given(byte_mutations(_VALID_PROPS.encode()))
 def test_mutated_properties(data: bytes) -> None:
     _read("properties", data)
 

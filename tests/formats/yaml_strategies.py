@@ -35,9 +35,13 @@ _TRICKY = st.sampled_from(["", " ", "-", "--x", "-a", "007", "4.0", "1e3", "0x1F
                            "a: b", "a #b", "[x]", "{y}", "'q'", '"d"', "multi\nline", "tab\there",
                            "caf\u00e9", "\U0001f600", "x\u2028y", "\\back", "*star", "&amp", "!bang", "@at",
                            "%pct", "`tick`", "?q", "|pipe", ">gt", "=", "<<", ".inf", ".nan", "y", "_0", "-_1", "_.5"])
-text = st.one_of(_TRICKY, st.text(max_size=12))
-name = st.one_of(st.from_regex(r"[A-Za-z][A-Za-z0-9_.-]{0,8}", fullmatch=True), _TRICKY.filter(bool),
-                 st.text(min_size=1, max_size=8))
+# no NUL: readers refuse it (no program, file name or environment can take one); names (which
+# become file names and ClassAd strings) hold no line break either
+_CHARS = st.characters(exclude_categories=("Cs",), exclude_characters="\x00")
+_NAME_CHARS = st.characters(exclude_categories=("Cs",), exclude_characters="\x00\n\r")
+text = st.one_of(_TRICKY, st.text(_CHARS, max_size=12))
+name = st.one_of(st.from_regex(r"[A-Za-z][A-Za-z0-9_.-]{0,8}", fullmatch=True),
+                 _TRICKY.filter(lambda t: t and "\n" not in t), st.text(_NAME_CHARS, min_size=1, max_size=8))
 small_map = st.dictionaries(text, text, max_size=3)
 _LOWER_KEY = st.from_regex(r"[a-z][a-z0-9_.]{0,10}", fullmatch=True)
 

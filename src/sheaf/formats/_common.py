@@ -9,7 +9,10 @@ warning; both take the offending value (and optionally the key it follows) and f
 
 YAML is loaded with ``yaml_rs`` (YAML 1.2, safe, with alias-expansion limits), dates left as text;
 its syntax errors already carry line and column and become ``FormatError`` with the source line
-and a caret as detail.  A duplicate mapping key is an error, located at its second occurrence.
+(clipped to a window around the column: a 1 MB line is not echoed) and a caret as detail.  A
+duplicate mapping key is an error, located at its second occurrence.  Before the library sees a
+text, ``_nesting`` refuses block nesting past ``MAX_DEPTH`` levels (the library would overflow its
+stack); its own flow-nesting limit is reported under the same rule.
 """
 
 from __future__ import annotations
@@ -25,27 +28,51 @@ from typing import Any, NoReturn
 import yaml_rs
 
 from sheaf.errors import FormatError, InputError, ValidationError
-from sheaf.formats._locate import Position, locate, locate_key
+from sheaf.formats._locate import Position, locate, locate_key, position
+from sheaf.formats._nesting import MAX_DEPTH, too_deep
 from sheaf.model import EMPTY, normalize_profiles
 
 PathLike = str | os.PathLike[str]
 
 _YAML_AT = re.compile(r"line (\d+), column (\d+)")
 _DUPLICATE = re.compile(r"duplicate mapping key: '(.*)'")
+_GUTTER = re.compile(r"^(\s*\d*\s*\| ?)(.*)$")
+#: characters of a source line shown on each side of an error's column
+_WINDOW = 60
+NESTING_RULE = f"YAML nests at most {MAX_DEPTH} levels deep"
+
+
+def read_bytes(path: PathLike) -> bytes:
+    """The bytes of ``path``; an unreadable file is an ``InputError`` naming it."""
+    try:
+        return Path(path).read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read file: {exc.strerror or exc}", path=str(path)) from None
 
 
 def read_text(path: PathLike) -> str:
     """The text of ``path`` (UTF-8); an unreadable file is an ``InputError`` naming it."""
-    try:
-        data = Path(path).read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read file: {exc.strerror or exc}", path=str(path)) from None
+    return decode_utf8(read_bytes(path), str(path))
+
+
+def decode_utf8(data: bytes, path: str | None) -> str:
+    """``data`` as UTF-8 text; anything else is a ``FormatError`` with the line of the first bad byte."""
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
-        raise FormatError("file is not UTF-8 text", rule="input files are UTF-8", path=str(path),
+        raise FormatError("file is not UTF-8 text", rule="input files are UTF-8", path=path,
                           line=line, value=data[exc.start:exc.start + 4]) from None
+
+
+def refuse_nul(text: str, path: str | None) -> None:
+    """A NUL in a line-based text file is a ``FormatError`` at its line (no program, file name or
+    environment can take one)."""
+    at = text.find("\x00")
+    if at >= 0:
+        line, column = position(text, at)
+        raise FormatError("the text holds a NUL character", rule="names, lfns and arguments hold no NUL",
+                          path=path, line=line, column=column)
 
 
 @contextlib.contextmanager
@@ -100,7 +127,12 @@ class Source:
         return cls(str(path), read_text(path), warnings)
 
     def load_yaml(self) -> Any:
-        """The YAML document of this source (``FormatError`` on a syntax error)."""
+        """The YAML document of this source (``FormatError`` on a syntax error or too deep a nesting)."""
+        deep = too_deep(self.text)
+        if deep is not None:
+            line, column = position(self.text, deep)
+            raise FormatError(f"YAML nested more than {MAX_DEPTH} levels deep", rule=NESTING_RULE,
+                              path=self.path, line=line, column=column)
         try:
             return yaml_rs.loads(self.text, parse_datetime=False)
         except yaml_rs.YAMLDecodeError as exc:
@@ -119,12 +151,15 @@ class Source:
         at = _YAML_AT.search(message)
         lines = message.splitlines()
         what = lines[-1].strip() if lines else message
-        detail = "\n".join(lines[1:-1]) or None
         if at is None:
             return FormatError(f"YAML syntax error: {what}", rule="YAML 1.2", path=self.path)
-        line = int(at.group(1))
+        line, column = int(at.group(1)), int(at.group(2))
+        detail = clip(lines[1:-1], column)
+        if what == "recursion limit exceeded":  # the library's own bound on flow nesting
+            return FormatError(f"YAML nested more than {MAX_DEPTH} levels deep", rule=NESTING_RULE,
+                               path=self.path, line=line, column=column, detail=detail)
         return FormatError(f"YAML syntax error: {what}{self._indent_hint(line)}", rule="YAML 1.2",
-                           path=self.path, line=line, column=int(at.group(2)), detail=detail)
+                           path=self.path, line=line, column=column, detail=detail)
 
     def _indent_hint(self, line: int) -> str:
         """Name a misindented line: one indented deeper than the plain ``key: value`` line above it."""
@@ -167,6 +202,24 @@ class Source:
         self.warnings.append(f"{head}: {message}")
 
 
+def clip(detail: list[str], column: int) -> str | None:
+    """The source line and caret line of an error's detail, cut to a window around ``column``."""
+    if not detail:
+        return None
+    if max(map(len, detail)) <= 2 * _WINDOW + 20:
+        return "\n".join(detail)
+    start, end = max(0, column - 1 - _WINDOW), column - 1 + _WINDOW
+    clipped = []
+    for text in detail:
+        gutter = _GUTTER.match(text)
+        head, body = gutter.groups() if gutter else ("", text)
+        if not body.strip():
+            clipped.append(text)
+            continue
+        clipped.append(head + ("..." if start else "") + body[start:end] + ("..." if end < len(body) else ""))
+    return "\n".join(clipped)
+
+
 HEADER_KEYS = frozenset({"apiLang", "createdBy", "createdOn"})
 
 
@@ -186,7 +239,7 @@ def mapping(src: Source, raw: Any, what: str, keys: frozenset[str], *, required:
     """``raw`` as a mapping with only ``keys`` (``x-*`` vendor keys allowed); unknown keys warn."""
     if not isinstance(raw, dict):
         src.fail(f"{what} must be a mapping", rule=f"{what} is a YAML mapping",
-                 value=_shown(raw), key=None)
+                 value=shown(raw), key=None)
     for key in raw:
         if not isinstance(key, str):
             src.fail(f"{what} has a key that is not a string", rule="mapping keys are strings", value=key)
@@ -207,7 +260,8 @@ def _nearest(key: str, keys: frozenset[str]) -> str:
     return f"; did you mean '{close[0]}'?" if close else ""
 
 
-def _shown(raw: Any) -> Any:
+def shown(raw: Any) -> Any:
+    """A value as an error shows it: a mapping or list by its type's name."""
     return raw if not isinstance(raw, (dict, list)) else type(raw).__name__
 
 
@@ -253,7 +307,7 @@ def seq(src: Source, raw: dict[str, Any], key: str, what: str) -> list[Any]:
         return []
     if not isinstance(value, list):
         src.fail(f"'{key}' of {what} must be a list", rule=f"'{key}' is a YAML sequence",
-                 value=_shown(value), key=key if isinstance(value, (dict, list)) else None)
+                 value=shown(value), key=key if isinstance(value, (dict, list)) else None)
     return value
 
 
@@ -262,7 +316,7 @@ def texts(src: Source, raw: dict[str, Any], key: str, what: str) -> tuple[str, .
     for item in items:
         if item is None or isinstance(item, (dict, list)):
             src.fail(f"'{key}' of {what} must list single values", rule=f"'{key}' lists scalars",
-                     value=_shown(item), key=key)
+                     value=shown(item), key=key)
     return tuple(to_text(item) for item in items)
 
 
@@ -271,7 +325,7 @@ def string_map(src: Source, raw: Any, what: str) -> Mapping[str, str]:
     if raw is None or raw == {}:
         return EMPTY
     if not isinstance(raw, dict):
-        src.fail(f"{what} must be a mapping", rule=f"{what} is a YAML mapping", value=_shown(raw))
+        src.fail(f"{what} must be a mapping", rule=f"{what} is a YAML mapping", value=shown(raw))
     result: dict[str, str] = {}
     for key, value in raw.items():
         if isinstance(value, (dict, list)):
@@ -287,7 +341,7 @@ def hooks(src: Source, raw: Any, what: str) -> Mapping[str, Any]:
         return EMPTY
     if not isinstance(raw, dict) or not all(isinstance(v, list) for v in raw.values()):
         src.fail(f"hooks of {what} must map a hook type to a list of hooks",
-                 rule="hooks are {type: [hook, ...]}", value=_shown(raw), key="hooks")
+                 rule="hooks are {type: [hook, ...]}", value=shown(raw), key="hooks")
     return raw
 
 
@@ -325,7 +379,7 @@ class ProfileReader:
         src = self.src
         if not isinstance(raw, dict):
             src.fail(f"{what} must map a namespace to its keys", rule="profiles are {namespace: {key: value}}",
-                     value=_shown(raw), key="profiles")
+                     value=shown(raw), key="profiles")
         for namespace, entries in raw.items():
             if isinstance(entries, dict):
                 for key, value in entries.items():

@@ -17,7 +17,8 @@ Read (``read_dax``):
   version arch os installed><pfn url site/><profile/></executable>`` -> transformations.
 
 Write (``dumps_dax``): DAX 3.6 with the same elements, so ``read(write(x)) == x`` for what DAX can
-express.  Errors: ``FormatError`` with the element's line.
+express.  Errors: ``FormatError`` with the element's line.  Parsing (``_xml``): internal entities
+are expanded, external ones refused, libxml2's nesting and amplification limits kept.
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ from typing import Any
 from lxml import etree
 
 from sheaf.errors import FormatError
+from sheaf.formats._common import read_bytes
+from sheaf.formats._xml import parse_xml
 from sheaf.model import (
     PFN,
     FileRef,
@@ -186,12 +189,14 @@ class _Reader:
             raise self.fail(element, "bad link", "link is input, output or inout", link)
         kind = _LINKS[link]
         size = element.get("size")
+        if size is not None and not (size.isascii() and size.isdigit() and len(size) <= 18):
+            raise self.fail(element, "bad size", "size is a number of bytes (at most 18 digits)", size)
         produced = kind != "input"
         return Use(lfn, kind,  # type: ignore[arg-type]
                    stage_out=produced and self.flag(element, "transfer", True),
                    register_replica=produced and self.flag(element, "register", True),
                    optional=self.flag(element, "optional", False),
-                   size=int(size) if size and size.isdigit() else None)
+                   size=int(size) if size else None)
 
     def child(self, element: Any, wf: Workflow) -> None:
         child = self.required(element, "ref")
@@ -223,18 +228,11 @@ class _Reader:
 
 def loads_dax(data: bytes | str, *, source: str = "<dax>", warnings: list[str] | None = None) -> Workflow:
     raw = data.encode() if isinstance(data, str) else data
-    parser = etree.XMLParser(resolve_entities=False, no_network=True, remove_comments=True)
-    try:
-        root = etree.fromstring(raw, parser)
-    except etree.XMLSyntaxError as exc:
-        line, column = exc.position if exc.position else (None, None)
-        raise FormatError("malformed XML", rule="a DAX is well-formed XML", value=exc.msg, path=source,
-                          line=line, column=(column + 1) if column is not None else None) from None
-    return _Reader(source, warnings).workflow(root)
+    return _Reader(source, warnings).workflow(parse_xml(raw, source, "a DAX"))
 
 
 def read_dax(path: str | os.PathLike[str], *, warnings: list[str] | None = None) -> Workflow:
-    return loads_dax(Path(path).read_bytes(), source=str(path), warnings=warnings)
+    return loads_dax(read_bytes(path), source=str(path), warnings=warnings)
 
 
 def _sub(parent: Any, tag: str, attrib: Mapping[str, str | None] | None = None, text: str | None = None) -> Any:

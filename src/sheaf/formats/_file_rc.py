@@ -11,7 +11,8 @@ The lfn and the pfn are words or double-quoted strings (``\\"`` and ``\\\\`` esc
 attributes are ``key="value"`` (or ``key=value``).  ``site`` (alias ``pool``) names the pfn's site,
 ``regex="true"`` makes the lfn a regular expression, ``checksum.*`` go to the replica's checksum and
 every other attribute to its metadata.  Lines with the same lfn add pfns to one replica, as in
-Pegasus.  A malformed line is a ``FormatError`` with its line and column.
+Pegasus.  A malformed line is a ``FormatError`` with its line and column, and so is a regex entry
+that does not compile or whose pfn names a group it lacks (found here, not when planning).
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from __future__ import annotations
 import re
 
 from sheaf.errors import FormatError
+from sheaf.formats._common import refuse_nul
+from sheaf.formats._yaml_catalogs import REGEX_RULE
 from sheaf.model import EMPTY, PFN, Replica, ReplicaCatalog
 
 _WORD = re.compile(r'\s*(?:"((?:[^"\\]|\\.)*)"|(\S+))')
@@ -26,7 +29,9 @@ _TOKEN = re.compile(r'\s*(?:"((?:[^"\\]|\\.)*)"|([^\s"=]+)(?:=(?:"((?:[^"\\]|\\.
 
 
 def parse_file_rc(text: str, path: str | None = None) -> ReplicaCatalog:
+    refuse_nul(text, path)
     entries: dict[tuple[str, bool], list[PFN]] = {}
+    lines: dict[tuple[str, bool], int] = {}
     extras: dict[tuple[str, bool], tuple[dict[str, str], dict[str, str]]] = {}
     for number, line in enumerate(text.splitlines(), start=1):
         stripped = line.strip()
@@ -41,6 +46,7 @@ def parse_file_rc(text: str, path: str | None = None) -> ReplicaCatalog:
         regex = attrs.pop("regex", "false").lower() == "true"
         site = attrs.pop("site", None) or attrs.pop("pool", None)
         key = (lfn, regex)
+        lines.setdefault(key, number)
         entries.setdefault(key, []).append(PFN(pfn, site))
         checksum, metadata = extras.setdefault(key, ({}, {}))
         for name, value in attrs.items():
@@ -51,7 +57,12 @@ def parse_file_rc(text: str, path: str | None = None) -> ReplicaCatalog:
     catalog = ReplicaCatalog()
     for (lfn, regex), pfns in entries.items():
         checksum, metadata = extras[(lfn, regex)]
-        catalog.add(Replica(lfn, tuple(pfns), regex=regex, checksum=checksum or EMPTY, metadata=metadata or EMPTY))
+        replica = Replica(lfn, tuple(pfns), regex=regex, checksum=checksum or EMPTY, metadata=metadata or EMPTY)
+        problem = replica.regex_problem()
+        if problem:
+            raise FormatError(f"regex replica: {problem}", rule=REGEX_RULE, value=lfn, path=path,
+                              line=lines[(lfn, regex)], column=1)
+        catalog.add(replica)
     return catalog
 
 

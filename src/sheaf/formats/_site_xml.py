@@ -14,17 +14,19 @@ Read into ``sheaf.model.SiteCatalog``.  Elements (namespace URIs are ignored, na
 
 The root may be ``<sitecatalog>`` or a single ``<site>`` (seed snippets).  Unknown elements are
 warned about and skipped; a malformed document or a missing required attribute is a
-``FormatError`` with the element's line.
+``FormatError`` with the element's line; parsing is ``_xml``'s (internal entities expanded,
+external ones refused).
 """
 
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 from lxml import etree
 
 from sheaf.errors import FormatError
+from sheaf.formats._common import read_bytes
+from sheaf.formats._xml import parse_xml
 from sheaf.model import Directory, FileServer, Grid, Site, SiteCatalog, normalize_profiles
 
 _DIRECTORY_TYPES = {
@@ -147,15 +149,8 @@ def _lower(value: str | None) -> str | None:
 def loads_site_xml(data: bytes | str, *, source: str = "<site catalog>",
                    warnings: list[str] | None = None) -> SiteCatalog:
     raw = data.encode() if isinstance(data, str) else data
-    parser = etree.XMLParser(resolve_entities=False, no_network=True, remove_comments=True, huge_tree=False)
-    try:
-        root = etree.fromstring(raw, parser)
-    except etree.XMLSyntaxError as exc:
-        line, column = exc.position if exc.position else (None, None)
-        raise FormatError("malformed XML", rule="a site catalog is well-formed XML", value=exc.msg,
-                          path=source, line=line, column=(column + 1) if column is not None else None) from None
-    return _Reader(source, warnings).catalog(root)
+    return _Reader(source, warnings).catalog(parse_xml(raw, source, "a site catalog"))
 
 
 def read_site_xml(path: str | os.PathLike[str], *, warnings: list[str] | None = None) -> SiteCatalog:
-    return loads_site_xml(Path(path).read_bytes(), source=str(path), warnings=warnings)
+    return loads_site_xml(read_bytes(path), source=str(path), warnings=warnings)

@@ -8,7 +8,8 @@ slice to stdout: a status byte, an 8-byte length, and the slice's data as msgpac
 msgpack costs a third of parsing the YAML).
 
 Status ``D`` carries data; status ``L`` says "parse this slice yourself" -- the slice did not
-parse, or its data has something msgpack cannot carry (an integer past 64 bits).  The reader then
+parse, its data has something msgpack cannot carry (an integer past 64 bits), or it may nest too
+deep for the YAML library's stack (``_nesting``, loaded by path: the reader then refuses it).  The reader then
 parses the slice in-process, which gives the same data or the same error as the one-process path:
 the worker never decides what a slice means, so it cannot change the result.
 """
@@ -16,9 +17,12 @@ the worker never decides what a slice means, so it cannot change the result.
 from __future__ import annotations
 
 import gc
+import importlib.util
 import mmap
 import struct
 import sys
+from pathlib import Path
+from types import ModuleType
 
 FRAME = struct.Struct("<cQ")  # status, payload length
 
@@ -30,11 +34,21 @@ def _drop(data: mmap.mmap, start: int, end: int) -> None:
         data.madvise(mmap.MADV_DONTNEED, aligned, end - aligned)
 
 
+def _nesting() -> ModuleType:
+    """``sheaf.formats._nesting`` without importing sheaf (it imports only ``re``)."""
+    spec = importlib.util.spec_from_file_location("_sheaf_nesting", Path(__file__).with_name("_nesting.py"))
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def main(argv: list[str]) -> None:
     """Parse the slices ``argv[1:]`` (``start:end`` byte offsets) of the file ``argv[0]``."""
     import msgspec
     import yaml_rs
 
+    may_be_deep = _nesting().may_be_deep
     gc.disable()  # parsing builds acyclic data only
     out = sys.stdout.buffer
     encode = msgspec.msgpack.Encoder().encode
@@ -42,7 +56,10 @@ def main(argv: list[str]) -> None:
         for span in argv[1:]:
             start, end = map(int, span.split(":"))
             try:
-                payload = encode(yaml_rs.loads(data[start:end].decode("utf-8"), parse_datetime=False))
+                chunk = data[start:end]
+                if may_be_deep(chunk):
+                    raise ValueError("the reader refuses this slice itself")
+                payload = encode(yaml_rs.loads(chunk.decode("utf-8"), parse_datetime=False))
                 _drop(data, start, end)
             except Exception:  # noqa: BLE001 -- any doubt: the reader parses this slice itself
                 out.write(FRAME.pack(b"L", 0))

@@ -17,13 +17,16 @@ Schema 1.5 splits the document into ``workflow.specification`` (tasks, files) an
 ``workflow.execution`` (tasks with runtime and command); schema 1.4 keeps everything in
 ``workflow.tasks`` with per-task ``files`` carrying a ``link``.  Both are read; 1.5 is written.
 
-Bad input (malformed JSON, a missing ``workflow``, a task without an id, a duplicate id, a parent
-naming an unknown task) is a ``FormatError`` with the file, the line found for the offending
-value, the rule and the value.
+Bad input (text that is not UTF-8, malformed JSON, JSON nested past the decoder's recursion limit,
+a missing ``workflow``, a task without an id, a duplicate id, a parent naming an unknown task, a
+value of the wrong JSON type anywhere: an object where a name belongs, a non-finite or negative
+number) is a ``FormatError`` with the file, the line found for the offending value, the rule and
+the value -- never another exception.
 """
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -32,14 +35,16 @@ from typing import Any
 import msgspec
 
 from sheaf.errors import FormatError, InputError
+from sheaf.formats._common import decode_utf8, read_text
 from sheaf.model import Job, Use, Workflow, stringify
+from sheaf.model._validate import nul_problem
 
 _TASK_ID_SUFFIX = "_ID"
 
 
 def read_wfcommons(path: str | os.PathLike[str], *, warnings: list[str] | None = None) -> Workflow:
     """Read a WfCommons JSON file into a ``Workflow`` (mapping in the module docstring)."""
-    data = Path(path).read_bytes()
+    data = read_text(path).encode()
     try:
         return loads_wfcommons(data, source=str(path), warnings=warnings)
     except InputError as exc:
@@ -57,6 +62,12 @@ def loads_wfcommons(data: bytes | str, *, source: str = "<wfcommons>",
         line, column = _byte_position(raw, str(exc))
         raise FormatError("malformed JSON", rule="WfCommons files are JSON", value=str(exc),
                           path=source, line=line, column=column) from None
+    except UnicodeDecodeError:
+        decode_utf8(raw, source)
+        raise
+    except RecursionError:
+        raise FormatError("JSON nested too deep", rule="JSON nests within the decoder's recursion limit",
+                          path=source) from None
     if not isinstance(doc, dict) or not isinstance(doc.get("workflow"), dict):
         raise FormatError("not a WfCommons workflow", rule="a top-level object with a 'workflow' object",
                           value=type(doc).__name__, path=source, line=1)
@@ -65,7 +76,11 @@ def loads_wfcommons(data: bytes | str, *, source: str = "<wfcommons>",
         tasks = _tasks_15(workflow)
     else:
         tasks = _tasks_14(workflow)
-    return _build(doc, tasks)
+    built = _build(doc, tasks)
+    found = nul_problem(built) if b"\\u0000" in raw else None
+    if found is not None:
+        raise FormatError(found[1].message, rule=found[1].rule, value=found[0], path=source)
+    return built
 
 
 def _tasks_15(workflow: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -73,12 +88,14 @@ def _tasks_15(workflow: Mapping[str, Any]) -> list[dict[str, Any]]:
     if not isinstance(spec, dict) or not isinstance(spec.get("tasks"), list):
         raise FormatError("workflow.specification has no task list", rule="schema 1.5: specification.tasks",
                           value="specification")
-    sizes = {f.get("id"): f.get("sizeInBytes") for f in _list(spec, "files") if isinstance(f, dict)}
+    sizes = {_name(f.get("id"), "files[].id"): f.get("sizeInBytes") for f in _list(spec, "files")
+             if isinstance(f, dict)}
     execution_doc = workflow.get("execution") or {}
     if not isinstance(execution_doc, dict):
         raise FormatError("workflow.execution is not an object", rule="schema 1.5: execution.tasks",
                           value="execution")
-    execution = {t.get("id"): t for t in _list(execution_doc, "tasks") if isinstance(t, dict)}
+    execution = {_name(t.get("id"), "execution.tasks[].id"): t for t in _list(execution_doc, "tasks")
+                 if isinstance(t, dict)}
     tasks = []
     for task in spec["tasks"]:
         if not isinstance(task, dict):
@@ -110,7 +127,8 @@ def _tasks_14(workflow: Mapping[str, Any]) -> list[dict[str, Any]]:
             link = f.get("link")
             if link not in ("input", "output"):
                 raise FormatError("a file's link must be 'input' or 'output'", rule="files[].link", value=link)
-            files.append((f.get("name", f.get("id")), link, f.get("sizeInBytes", f.get("size"))))
+            files.append((_name(f.get("name", f.get("id")), "files[].name"), link,
+                          f.get("sizeInBytes", f.get("size"))))
         tasks.append({"id": _task_id(task), "name": task.get("name"), "parents": _str_list(task, "parents"),
                       "children": _str_list(task, "children"), "files": files, "command": task.get("command"),
                       "runtime": task.get("runtimeInSeconds", task.get("runtime")),
@@ -133,6 +151,14 @@ def _str_list(owner: Mapping[str, Any], key: str) -> list[str]:
     return [str(v) for v in values]
 
 
+def _name(value: Any, what: str) -> str:
+    """A name (of a file, a task): a JSON string or integer."""
+    if not isinstance(value, (str, int)) or isinstance(value, bool) or value == "":
+        raise FormatError(f"'{what}' must be a name", rule=f"{what} is a non-empty string",
+                          value=value if not isinstance(value, (dict, list)) else type(value).__name__)
+    return str(value)
+
+
 def _task_id(task: Mapping[str, Any]) -> str:
     tid = task.get("id", task.get("name"))
     if not isinstance(tid, (str, int)) or isinstance(tid, bool) or tid == "":
@@ -143,14 +169,16 @@ def _task_id(task: Mapping[str, Any]) -> str:
 def _transformation(task: Mapping[str, Any]) -> str:
     command = task.get("command")
     if isinstance(command, dict) and command.get("program"):
-        return os.path.basename(str(command["program"])) or str(command["program"])
-    name = str(task.get("name") or task["id"])
+        program = _name(command["program"], "command.program")
+        return os.path.basename(program) or program
+    name = _name(task.get("name") or task["id"], "tasks[].name")
     cut = name.rfind(_TASK_ID_SUFFIX)
     return name[:cut] if cut > 0 else name
 
 
 def _build(doc: Mapping[str, Any], tasks: list[dict[str, Any]]) -> Workflow:
-    wf = Workflow(name=str(doc.get("name") or "workflow"), format_version=str(doc.get("schemaVersion", "1.5")))
+    wf = Workflow(name=_name(doc.get("name") or "workflow", "name"),
+                  format_version=_name(doc.get("schemaVersion", "1.5"), "schemaVersion"))
     by_name: dict[str, str] = {}
     for task in tasks:
         job = _job(task)
@@ -158,7 +186,7 @@ def _build(doc: Mapping[str, Any], tasks: list[dict[str, Any]]) -> Workflow:
             raise FormatError("duplicate task id", rule="task ids are unique", value=job.id)
         wf.jobs[job.id] = job
         if task["name"] is not None:
-            by_name.setdefault(str(task["name"]), job.id)
+            by_name.setdefault(_name(task["name"], "tasks[].name"), job.id)
     seen: dict[str, set[str]] = {}
     for task in tasks:
         for parent in task["parents"]:
@@ -170,23 +198,42 @@ def _build(doc: Mapping[str, Any], tasks: list[dict[str, Any]]) -> Workflow:
 
 def _job(task: Mapping[str, Any]) -> Job:
     command = task.get("command") if isinstance(task.get("command"), dict) else {}
-    arguments = tuple(stringify(a) for a in _list(command or {}, "arguments"))
+    arguments = tuple(_argument(a) for a in _list(command or {}, "arguments"))
     pegasus: dict[str, str] = {}
     for key in ("runtime", "cores"):
         value = task.get(key)
         if value is None:
             continue
-        if not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0:
+        if not _count(value):
             raise FormatError(f"task '{task['id']}' has a bad {key}", rule=f"{key} is a number >= 0",
                               value=value)
         pegasus[key] = stringify(value)
     uses = []
     for lfn, link, size in task["files"]:
         output = link == "output"
-        uses.append(Use(str(lfn), link, stage_out=output, register_replica=output,
-                        size=int(size) if isinstance(size, (int, float)) else None))
+        if size is not None and not _count(size):
+            raise FormatError(f"file '{lfn}' of task '{task['id']}' has a bad size", rule="sizeInBytes is a number >= 0",
+                              value=size)
+        uses.append(Use(lfn, link, stage_out=output, register_replica=output,
+                        size=int(size) if size is not None else None))
     return Job(id=task["id"], name=_transformation(task), arguments=arguments, uses=tuple(uses),
                profiles={"pegasus": pegasus} if pegasus else {})
+
+
+def _count(value: Any) -> bool:
+    """A finite JSON number >= 0 (an integer below 2**63: a 400-digit one is no count)."""
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return 0 <= value < 2**63
+    return isinstance(value, float) and math.isfinite(value) and value >= 0
+
+
+def _argument(value: Any) -> str:
+    if isinstance(value, (dict, list)) or value is None:
+        raise FormatError("a command argument must be a single value", rule="arguments are strings or numbers",
+                          value=type(value).__name__)
+    return stringify(value)
 
 
 def _resolve(wf: Workflow, by_name: Mapping[str, str], ref: Any, owner: str) -> str:

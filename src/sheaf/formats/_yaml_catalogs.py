@@ -322,22 +322,17 @@ def _replica(entry: Any, src: Source) -> Replica:
         pfns.append(PFN(text(src, raw, "pfn", what) or "", text(src, raw, "site", what)))
     if not pfns:
         src.fail(f"{what} has no pfns", rule="a replica lists at least one pfn", value=lfn, key="lfn")
-    regex = flag(src, raw, "regex", what)
-    if regex:
-        _check_regex(src, lfn)
-    return Replica(lfn=lfn, pfns=tuple(pfns), regex=regex,
-                   checksum=string_map(src, raw.get("checksum"), f"checksum of {what}"),
-                   metadata=string_map(src, raw.get("metadata"), f"metadata of {what}"))
+    replica = Replica(lfn=lfn, pfns=tuple(pfns), regex=flag(src, raw, "regex", what),
+                      checksum=string_map(src, raw.get("checksum"), f"checksum of {what}"),
+                      metadata=string_map(src, raw.get("metadata"), f"metadata of {what}"))
+    problem = replica.regex_problem()
+    if problem:
+        src.fail(f"regex replica: {problem}", rule=REGEX_RULE, value=lfn, key="lfn")
+    return replica
 
 
-def _check_regex(src: Source, pattern: str) -> None:
-    import re
-
-    try:
-        re.compile(pattern)
-    except re.error as exc:
-        src.fail(f"regex replica lfn does not compile: {exc}", rule="a regex lfn is a valid regular expression",
-                 value=pattern)
+#: the rule a regex replica entry breaks when ``Replica.regex_problem`` finds a problem
+REGEX_RULE = "a regex lfn compiles and its pfns name only groups it has"
 
 
 def rc_to_data(rc: ReplicaCatalog, *, inline: bool = False) -> dict[str, Any]:

@@ -12,6 +12,8 @@ Safety: any doubt falls back to parsing the whole document, which gives the same
 located syntax error:
 
 - the layout is not recognized (flow-style ``jobs: [...]``, several documents, ``jobs:`` twice);
+- a line may nest too deep (``_nesting.may_be_deep``): the whole-document path refuses it with its
+  line before the YAML library, which would overflow its stack, sees any of it;
 - a slice or the rest does not parse, or is not what it should be (a list of jobs; a mapping whose
   ``jobs`` is empty) -- an alias to an anchor in another slice fails this way.
 
@@ -44,6 +46,7 @@ import msgspec
 import yaml_rs
 
 from sheaf.formats._common import Source
+from sheaf.formats._nesting import may_be_deep
 from sheaf.model import Workflow
 
 SLICE_CHARS = 4 << 20
@@ -151,6 +154,8 @@ def read_in_slices(src: Source, convert: Any) -> Workflow | None:
 
 
 def _read_mapped(data: mmap.mmap, src: Source, convert: Any) -> Workflow | None:
+    if may_be_deep(data):  # type: ignore[arg-type]  # a regex searches a mapped file as bytes
+        return None
     plan = plan_slices(data)
     _drop(data, 0, len(data))  # planning touched every page
     if plan is None:

@@ -41,6 +41,7 @@ from sheaf.formats._common import (
     hooks,
     mapping,
     seq,
+    shown,
     string_map,
     text,
     to_text,
@@ -300,9 +301,11 @@ def _diagnose(raw: Any, src: Source, index: int) -> None:
 
 def _diagnose_fields(raw: dict[str, Any], src: Source, where: str, anchor: Any) -> None:
     kind = raw.get("type", "job")
-    if kind not in _JOB_TYPES:
-        src.fail(f"type of {where} must be job, pegasusWorkflow or condorWorkflow",
-                 rule="job type is job|pegasusWorkflow|condorWorkflow", value=kind, key="type")
+    if not isinstance(kind, str) or kind not in _JOB_TYPES:
+        typed = isinstance(kind, str)  # a list or mapping is found by the job's id
+        src.fail(f"type of {where} must be job, pegasusWorkflow or condorWorkflow, not {shown(kind)!r}",
+                 rule="job type is job|pegasusWorkflow|condorWorkflow", value=kind if typed else anchor,
+                 key="type" if typed else "id")
     need = "name" if _JOB_TYPES[kind] == "job" else "file"
     if raw.get(need) is None:
         src.fail(f"{where} is missing the required key '{need}'", rule=f"a {kind} job has '{need}'",
@@ -328,7 +331,7 @@ def _diagnose_use(use: Any, src: Source, where: str, anchor: Any) -> None:
     lfn = use.get("lfn")
     if lfn is None or isinstance(lfn, (dict, list)):
         src.fail(f"a use of {where} has no 'lfn'", rule="a use has an lfn", value=anchor, key="id")
-    if use.get("type") not in _USE_TYPES:
+    if not isinstance(use.get("type"), str) or use["type"] not in _USE_TYPES:
         src.fail(f"use of '{to_text(lfn)}' by {where} must have type input, output or checkpoint",
                  rule="a use's type is input|output|checkpoint", value=to_text(lfn))
     for key in ("stageOut", "registerReplica", "optional", "bypass", "forPlanning"):

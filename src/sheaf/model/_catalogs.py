@@ -22,6 +22,7 @@ properties), and inline entries fill in what it does not name.  ``merged_with`` 
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -224,6 +225,25 @@ class Replica:
     checksum: Mapping[str, str] = _EMPTY
     metadata: Mapping[str, str] = _EMPTY
 
+    def regex_problem(self) -> str | None:
+        """Why this regex entry cannot be used -- its lfn does not compile, or a pfn names a group
+        (``[n]``) it does not have -- or ``None``.  Readers refuse such an entry when they read it,
+        so that planning never meets it."""
+        if not self.regex:
+            return None
+        try:
+            with warnings.catch_warnings():  # a FutureWarning on stderr is not an answer
+                warnings.simplefilter("ignore")
+                pattern = re.compile(self.lfn)
+        except (re.error, RecursionError, OverflowError) as exc:
+            return f"the regular expression does not compile: {exc}"
+        for pfn in self.pfns:
+            for group in _GROUP.finditer(pfn.pfn):
+                if _group_number(group.group(1)) > pattern.groups:
+                    return (f"pfn '{pfn.pfn}' names group {group.group(0)} but the expression has "
+                            f"{pattern.groups} group(s)")
+        return None
+
 
 @dataclass(slots=True, eq=True)
 class ReplicaCatalog:
@@ -260,6 +280,19 @@ class ReplicaCatalog:
         return ReplicaCatalog(self.replicas + [r for r in fallback.replicas if r.lfn not in mine])
 
 
+_GROUP = re.compile(r"\[(\d+)\]")
+
+
+def _group_number(digits: str) -> int:
+    """``[n]``'s group number; past nine digits, more than any expression has (and no 4,300-digit ``int``)."""
+    return int(digits) if len(digits) <= 9 else 10**9
+
+
 def _expand_groups(pfn: str, match: re.Match[str]) -> str:
-    """Pegasus regex replicas write ``[1]`` for the first group of the lfn's match."""
-    return re.sub(r"\[(\d+)\]", lambda m: match.group(int(m.group(1))) or "", pfn)
+    """Pegasus regex replicas write ``[1]`` for the first group of the lfn's match (a group the
+    expression lacks, which readers refuse, expands to nothing)."""
+    def group(found: re.Match[str]) -> str:
+        number = _group_number(found.group(1))
+        return (match.group(number) or "") if number <= match.re.groups else ""
+
+    return _GROUP.sub(group, pfn)

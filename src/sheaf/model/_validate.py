@@ -8,18 +8,28 @@ is the offending id or lfn (readers use it to find the line in the file):
 3. the graph is acyclic -- the error's detail is the cycle's path ``a -> b -> c -> a``;
 4. with a transformation catalog, every compute job's transformation is declared in it;
 5. profile values that sheaf reads as numbers are numbers (``clusters.size`` = ``"three"`` is an
-   error), on jobs and in every catalog entry.
+   error), on jobs and in every catalog entry;
+6. names fit in file names and text holds no NUL (``check_names``): the workflow name, a job id,
+   a transformation name and a node label take at most ``MAX_NAME_BYTES`` bytes (UTF-8), a
+   transformation namespace and version at most ``MAX_PART_BYTES``.  They become DAGMan node and
+   file names (``<name>_<id>.sub``, ``merge_<namespace-name-version>_PID<l>_ID<n>.sub``,
+   ``<workflow>.dag.config``, ``create_dir_<workflow>_0_<site>``), which Linux and HTCondor limit to
+   255 bytes; refusing a longer name here, with its line, is clearer than a plan failing with
+   ENAMETOOLONG.  These names also go into submit descriptions as ClassAd strings, which hold no
+   line break: no newline or carriage return in them.  A NUL can reach no program, file name or
+   environment, so no id, name, label, lfn, stream or argument may hold one.
 
 Duplicate job ids are a reader's concern (the model holds a dict), reported with their line.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from sheaf.errors import ValidationError
-from sheaf.model._catalogs import SiteCatalog, TransformationCatalog
+from sheaf.model._catalogs import SiteCatalog, TransformationCatalog, TransformationKey
 from sheaf.model._graph import Graph, build_graph
 from sheaf.model._profiles import Profiles, check_profile_values, merge_profiles
 from sheaf.model._properties import Properties
@@ -55,9 +65,70 @@ def validate(
             "the workflow has a cycle", rule="the job graph is acyclic", value=cycle[0] if cycle else None,
             detail="cycle: " + " -> ".join(cycle))
     levels = graph.levels(order)
+    transformations = _transformations(workflow)
+    check_names(workflow, transformations)
     _check_transformations(workflow, tc)
     _check_profiles(workflow, tc, sc)
-    return graph, levels, _summary(workflow, graph, levels, tc, sc)
+    return graph, levels, _summary(workflow, graph, levels, tc, sc, len(transformations))
+
+
+#: bytes a workflow name, job id, transformation name or node label may take (module docstring)
+MAX_NAME_BYTES = 100
+#: bytes a transformation namespace or version may take
+MAX_PART_BYTES = 50
+
+
+_UNSAFE = re.compile("[\x00\n\r]")
+
+
+def _check_name(value: str | None, what: str, limit: int = MAX_NAME_BYTES) -> None:
+    if value is None:
+        return
+    if "\x00" in value:
+        raise ValidationError(f"{what} holds a NUL character", rule="names, lfns and arguments hold no NUL",
+                              value=value)
+    if "\n" in value or "\r" in value:
+        raise ValidationError(f"{what} holds a line break", rule="names hold no newline or carriage return",
+                              value=value)
+    if len(value) * 4 > limit and len(value.encode("utf-8", "surrogatepass")) > limit:
+        raise ValidationError(f"{what} is longer than {limit} bytes",
+                              rule=f"{what.split(' ')[0]} names fit in file names ({limit} bytes at most)",
+                              value=value)
+
+
+def check_names(workflow: Workflow, transformations: set[TransformationKey] | None = None) -> None:
+    """Rule 6 of the module docstring, at C speed on valid input: each distinct value checked once,
+    ids only when one is long enough to matter or a NUL is among them.  (Lfns, arguments and
+    streams are checked by ``nul_problem`` when the reader saw that its text can hold a NUL.)"""
+    if transformations is None:
+        transformations = _transformations(workflow)
+    _check_name(workflow.name, "the workflow name")
+    ids = workflow.jobs.keys()
+    if ids and (max(map(len, ids)) * 4 > MAX_NAME_BYTES or _UNSAFE.search("".join(ids))):
+        for job_id in ids:
+            _check_name(job_id, "a job id")
+    for namespace, name, version in transformations:
+        _check_name(name, "a transformation name")
+        _check_name(namespace, "a transformation namespace", MAX_PART_BYTES)
+        _check_name(version, "a transformation version", MAX_PART_BYTES)
+    for label in {job.node_label for job in workflow.jobs.values()}:
+        _check_name(label, "a node label")
+
+
+def _transformations(workflow: Workflow) -> set[TransformationKey]:
+    return {(job.namespace, job.name, job.version) for job in workflow.jobs.values() if not job.is_subworkflow}
+
+
+def nul_problem(workflow: Workflow) -> tuple[str, ValidationError] | None:
+    """The id of the first job with an lfn, argument or stream holding a NUL, and the error, or ``None``.
+
+    A full walk: readers call it only when their text can hold a NUL (an escape such as ``\\0``)."""
+    for job in workflow.jobs.values():
+        for text in (*(use.lfn for use in job.uses), *job.arguments, job.stdin, job.stdout, job.stderr, job.file):
+            if text is not None and "\x00" in str(text):
+                return job.id, ValidationError(f"an lfn, argument or stream of job '{job.id}' holds a NUL character",
+                                               rule="names, lfns and arguments hold no NUL", value=str(text))
+    return None
 
 
 def _check_transformations(workflow: Workflow, tc: TransformationCatalog | None) -> None:
@@ -91,25 +162,19 @@ def _check_profiles(workflow: Workflow, tc: TransformationCatalog | None, sc: Si
 
 
 def _summary(workflow: Workflow, graph: Graph, levels: list[int], tc: TransformationCatalog | None,
-             sc: SiteCatalog | None) -> Summary:
+             sc: SiteCatalog | None, transformations: int) -> Summary:
     jobs = workflow.jobs.values()
     files = graph.file_count  # counted while inferring file edges
     if files is None:
         files = len({use.lfn for job in jobs for use in job.uses})  # one comprehension: no generator per job
-    transformations: set[tuple[str | None, str, str | None]] = set()
-    subworkflows = 0
-    for job in jobs:
-        if job.is_subworkflow:
-            subworkflows += 1
-        else:
-            transformations.add((job.namespace, job.name, job.version))
+    subworkflows = sum(1 for job in jobs if job.is_subworkflow)
     sites: set[str] = set(sc.sites) if sc else set()
     for transformation in tc or ():
         sites.update(entry.name for entry in transformation.sites)
     return Summary(
         name=workflow.name, jobs=len(workflow.jobs), compute_jobs=len(workflow.jobs) - subworkflows,
         subworkflow_jobs=subworkflows, files=files, edges=graph.edge_count,
-        levels=max(levels, default=0), transformations=len(transformations), sites=tuple(sorted(sites)))
+        levels=max(levels, default=0), transformations=transformations, sites=tuple(sorted(sites)))
 
 
 def effective_profiles(

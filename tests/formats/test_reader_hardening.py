@@ -1,0 +1,300 @@
+"""Regressions of issue 16 for the readers: deep nesting, super-linear error paths, tracebacks where a
+clear message belongs, DAX entities.  Each test failed before its fix."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+import tracemalloc
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sheaf import formats
+from sheaf.errors import FormatError, InputError, ValidationError
+from sheaf.formats import _yaml_chunks
+from sheaf.formats._common import NESTING_RULE
+from sheaf.formats._dax import loads_dax
+from sheaf.formats._locate import locate, locate_key
+from sheaf.formats._site_xml import loads_site_xml
+from sheaf.formats._text_tc import loads_text_tc
+from sheaf.formats._wfcommons import loads_wfcommons
+from sheaf.model import FileRef
+
+SHEAF = str(Path(sys.executable).with_name("sheaf"))
+YAML_READERS: dict[str, Callable[..., Any]] = {
+    "workflow": formats.read_workflow, "tc": formats.read_transformation_catalog,
+    "sc": formats.read_site_catalog, "rc": formats.read_replica_catalog}
+
+
+def _cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([SHEAF, *args], check=False, capture_output=True, text=True, timeout=120, cwd=cwd)
+
+
+def _one_message(result: subprocess.CompletedProcess[str]) -> None:
+    assert result.returncode == 2, result.stderr[-2000:]
+    assert "Traceback" not in result.stderr
+    assert result.stderr.startswith("sheaf: error: ")
+    assert len(result.stderr) < 2000  # a 100 KB source line is not echoed
+
+
+# --- defect 2: deep YAML -------------------------------------------------------------------------
+
+DEEP = {
+    "dashes": "- " * 50_000 + "x\n",
+    "explicit keys": "? " * 50_000 + "x\n",
+    "indentation": "".join(" " * i + "-\n" for i in range(600)),
+    "flow": "[" * 50_000 + "]" * 50_000 + "\n",
+}
+
+
+@pytest.mark.parametrize("shape", sorted(DEEP))
+@pytest.mark.parametrize("kind", sorted(YAML_READERS))
+def test_deep_yaml_is_refused_before_the_library_sees_it(tmp_path: Path, kind: str, shape: str) -> None:
+    path = tmp_path / "deep.yml"
+    path.write_text(DEEP[shape])
+    with pytest.raises(FormatError) as info:
+        YAML_READERS[kind](path, warnings=[])
+    if kind in ("tc", "rc") and shape == "explicit keys":
+        return  # '? ? ?' reads as the text catalog format: a FormatError of that format
+    assert info.value.rule == NESTING_RULE and info.value.line is not None
+
+
+def test_deep_yaml_on_the_command_line(tmp_path: Path) -> None:
+    (tmp_path / "deep.yml").write_text(DEEP["dashes"])
+    _one_message(_cli("validate", str(tmp_path / "deep.yml")))
+
+
+def test_nesting_a_real_file_uses_is_accepted(tmp_path: Path) -> None:
+    path = tmp_path / "wf.yml"
+    path.write_text("pegasus: '5.0'\nname: w\njobs:\n- {type: job, id: a, name: t, arguments: "
+                    + "[" * 200 + "]" * 200 + "}\n")
+    with pytest.raises(FormatError) as info:  # nested, but within the bound: read, then refused as an argument
+        formats.read_workflow(path)
+    assert info.value.rule != NESTING_RULE
+
+
+def test_deep_item_in_a_sliced_workflow(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_yaml_chunks, "SLICE_CHARS", 300)
+    jobs = "".join(f"- {{type: job, id: j{i}, name: t}}\n" for i in range(60))
+    path = tmp_path / "wf.yml"
+    path.write_text("pegasus: '5.0'\nname: w\njobs:\n" + jobs + "- " * 20_000 + "x\n" + jobs.replace("j", "k"))
+    with pytest.raises(FormatError) as info:
+        formats.read_workflow(path)
+    assert info.value.rule == NESTING_RULE and info.value.line == 64
+
+
+def test_the_slice_worker_hands_a_deep_slice_back(tmp_path: Path) -> None:
+    path = tmp_path / "deep.yml"
+    path.write_bytes(DEEP["dashes"].encode())
+    worker = Path(_yaml_chunks.__file__).with_name("_slice_worker.py")
+    result = subprocess.run([sys.executable, "-P", str(worker), str(path), f"0:{path.stat().st_size}"],
+                            check=False, capture_output=True, timeout=60)
+    assert result.returncode == 0 and result.stdout[:1] == b"L"
+
+
+def test_deep_json_and_xml_are_format_errors() -> None:
+    with pytest.raises(FormatError):
+        loads_wfcommons('{"workflow": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    with pytest.raises(FormatError):
+        loads_dax("<adag>" + "<a>" * 1000 + "</a>" * 1000 + "</adag>")
+
+
+# --- defect 8: linear error paths ----------------------------------------------------------------
+
+def _seconds(call: Callable[[], object]) -> float:
+    start = time.perf_counter()
+    call()
+    return time.perf_counter() - start
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("x: " + "-" * 200_000 + "\n", "-" * 100_000),       # every offset a candidate
+    ("x: '" + " " * 100_000 + "'\n", " "),                # a white-space value
+    ("x: " + "a, " * 100_000 + "\n", "a, " * 50_000 + "b"),
+], ids=["dashes", "blank", "commas"])
+def test_locating_is_linear(text: str, value: str) -> None:
+    plain = "x: " + "".join(f"v{i} " for i in range(len(text) // 8)) + "\nid: wanted\n"
+    baseline = _seconds(lambda: locate(plain, "wanted", key="id"))
+    took = _seconds(lambda: (locate(text, value, nth=2), locate(text, value, key="id"), locate_key(text, value)))
+    assert took < 20 * baseline + 0.2, (took, baseline)  # was 2 to 30 s
+
+
+def test_locating_still_finds_values_and_keys() -> None:
+    text = "jobs:\n- id: a\n  name: 'it''s'\n- {id: \"b\\\"c\", name: x}\nchildren: [a, b]\n  a : 1\n"
+    assert locate(text, "a", key="id") == (2, 7)
+    assert locate(text, "it's") == (3, 9)
+    assert locate(text, 'b"c', key="id") == (4, 8)
+    assert locate(text, "a", nth=2) == (5, 12)
+    assert locate(text, "a", nth=-1) == (6, 3)
+    assert locate_key(text, "a") == (6, 3)
+    assert locate(text, "") is None and locate(text, "zz") is None
+
+
+def test_a_text_catalog_of_braces_fails_at_once_in_little_memory() -> None:
+    text = "tr x {\n" + "{" * 1_000_000
+    tracemalloc.start()
+    try:
+        with pytest.raises(FormatError) as info:
+            loads_text_tc(text)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert info.value.line == 2 and info.value.column == 1
+    assert peak < 10 << 20, peak  # was 115 MB of tokens for 1 MB
+
+
+# --- defect 9: one clear message, never a traceback ----------------------------------------------
+
+@pytest.mark.parametrize(("kind", "text"), [
+    ("workflow", b'{"schemaVersion": "1.5", "name": "\xff\xfe", "workflow": {}}'),
+    ("workflow", b"pegasus: '5.0'\nname: \xc3\n"),
+    ("tc", b"tr x { site s { pfn \"/\xff\" } }\n"),
+    ("rc", b"f.a /d/\xff site=\"l\"\n"),
+])
+def test_files_that_are_not_utf8(tmp_path: Path, kind: str, text: bytes) -> None:
+    path = tmp_path / "input"
+    path.write_bytes(text)
+    with pytest.raises(FormatError) as info:
+        YAML_READERS[kind](path, warnings=[])
+    assert info.value.rule == "input files are UTF-8" and info.value.line is not None
+
+
+@pytest.mark.parametrize("job", [
+    "{type: [job], id: a, name: t}",
+    "{type: {a: 1}, id: a, name: t}",
+    "{type: job, id: a, name: t, uses: [{lfn: f, type: [input]}]}",
+    "{type: job, id: a, name: t, uses: [{lfn: f, type: {k: v}}]}",
+])
+def test_a_list_or_mapping_where_a_type_belongs(tmp_path: Path, job: str) -> None:
+    path = tmp_path / "wf.yml"
+    path.write_text(f"pegasus: '5.0'\nname: w\njobs:\n- {job}\n")
+    with pytest.raises(FormatError) as info:
+        formats.read_workflow(path)
+    assert "type" in (info.value.rule or "") and info.value.line == 4
+
+
+@pytest.mark.parametrize("doc", [
+    {"workflow": {"specification": {"tasks": [{"id": "a"}], "files": [{"id": {"x": 1}}]}}},
+    {"workflow": {"specification": {"tasks": [{"id": "a"}]}, "execution": {"tasks": [{"id": ["a"]}]}}},
+    {"workflow": {"tasks": [{"id": "a", "files": [{"link": "input", "name": {"n": 1}}]}]}},
+    {"workflow": {"tasks": [{"id": "a", "files": [{"link": "input", "name": "f", "size": -1}]}]}},
+    {"workflow": {"specification": {"tasks": [{"id": "a", "command": {"program": ["p"]}}]}}},
+    {"workflow": {"specification": {"tasks": [{"id": "a", "command": {"program": "p", "arguments": [{}]}}]}}},
+    {"name": {"n": 1}, "workflow": {"specification": {"tasks": [{"id": "a"}]}}},
+    {"workflow": {"specification": {"tasks": [{"id": "a", "inputFiles": ["f\u0000"]}]}}},
+    {"workflow": {"tasks": [{"id": "a", "runtime": 10**400}]}},
+    {"workflow": {"tasks": [{"id": "a", "files": [{"link": "input", "name": "f", "size": 10**400}]}]}},
+])
+def test_wrong_types_inside_wfcommons_files(doc: dict[str, Any]) -> None:
+    with pytest.raises(FormatError):
+        loads_wfcommons(json.dumps(doc))
+
+
+@pytest.mark.parametrize(("line", "problem"), [
+    ('f\\.(a   /d/f   site="l" regex="true"\n', "does not compile"),
+    ('f\\.(a)  /d/[2] site="l" regex="true"\n', "group [2]"),
+    ('f\\.(a)  /d/[' + "9" * 5000 + '] site="l" regex="true"\n', "group ["),
+])
+def test_invalid_regex_replicas_are_refused_when_read(tmp_path: Path, line: str, problem: str) -> None:
+    path = tmp_path / "rc.txt"
+    path.write_text("f.b /d/f.b site=\"l\"\n" + line)
+    with pytest.raises(FormatError) as info:
+        formats.read_replica_catalog(path)
+    assert problem in info.value.message and info.value.line == 2
+
+
+def test_invalid_regex_replica_in_yaml(tmp_path: Path) -> None:
+    path = tmp_path / "rc.yml"
+    path.write_text("pegasus: '5.0'\nreplicas:\n- {lfn: 'f(', regex: true, pfns: [{pfn: /x, site: l}]}\n")
+    with pytest.raises(FormatError) as info:
+        formats.read_replica_catalog(path)
+    assert info.value.line == 3
+
+
+@pytest.mark.parametrize(("text", "rule_part"), [
+    ('pegasus: "5.0"\nname: w\njobs:\n- {type: job, id: a, name: t, uses: [{lfn: "f\\0a", type: input}]}\n', "NUL"),
+    ('pegasus: "5.0"\nname: w\njobs:\n- {type: job, id: a, name: t, arguments: ["-i\\x00"]}\n', "NUL"),
+    ('pegasus: "5.0"\nname: w\njobs:\n- {type: job, id: "a\\u0000", name: t}\n', "NUL"),
+    ("pegasus: '5.0'\nname: " + "w" * 300 + "\njobs:\n- {type: job, id: a, name: t}\n", "file names"),
+    ("pegasus: '5.0'\nname: w\njobs:\n- {type: job, id: " + "j" * 300 + ", name: t}\n", "file names"),
+    ("pegasus: '5.0'\nname: w\njobs:\n- {type: job, id: a, name: " + "\u00e9" * 60 + "}\n", "file names"),
+    ('pegasus: "5.0"\nname: "a\\nb"\njobs:\n- {type: job, id: a, name: t}\n', "newline"),
+    ('pegasus: "5.0"\nname: w\njobs:\n- {type: job, id: "a\\rb", name: t}\n', "newline"),
+])
+def test_nul_and_names_too_long_for_file_names(tmp_path: Path, text: str, rule_part: str) -> None:
+    path = tmp_path / "wf.yml"
+    path.write_text(text)
+    with pytest.raises(InputError) as info:
+        formats.validate_inputs(formats.load_inputs(path, cwd=tmp_path))
+    assert rule_part in (info.value.rule or "")
+    assert info.value.line is not None or "\\" in text  # an escaped character in a name cannot be found back
+
+
+def test_a_300_character_job_id_is_refused_by_plan(tmp_path: Path) -> None:
+    path = tmp_path / "wf.yml"
+    path.write_text("pegasus: '5.0'\nname: w\njobs:\n- {type: job, id: " + "j" * 300 + ", name: t}\n")
+    result = _cli("plan", str(path), "-d", str(tmp_path / "out"), cwd=tmp_path)
+    _one_message(result)
+    assert "file names" in result.stderr and not (tmp_path / "out").exists()
+
+
+def test_nul_in_a_text_replica_catalog(tmp_path: Path) -> None:
+    path = tmp_path / "rc.txt"
+    path.write_bytes(b"f.a /d/f.a site=\"l\"\nf\x00b /d/f.b site=\"l\"\n")
+    with pytest.raises(FormatError) as info:
+        formats.read_replica_catalog(path)
+    assert info.value.line == 2
+
+
+# --- defect 10: DAX entities ---------------------------------------------------------------------
+
+_JOB = '<adag name="w"><job id="a" name="t"><argument>-i &dir;/f.a -o <filename file="&dir;.b"/></argument></job></adag>'
+
+
+def test_internal_entities_are_expanded() -> None:
+    workflow = loads_dax('<!DOCTYPE adag [<!ENTITY dir "/data">]>' + _JOB)
+    assert workflow.jobs["a"].arguments == ("-i", "/data/f.a", "-o", FileRef("/data.b"))
+
+
+@pytest.mark.parametrize("declaration", [
+    '<!ENTITY dir SYSTEM "file:///etc/hostname">',
+    '<!ENTITY dir PUBLIC "-//x//y" "file:///etc/hostname">',
+    '<!ENTITY dir "/d"><!ENTITY unused SYSTEM "file:///etc/passwd">',
+    '<!ENTITY % p SYSTEM "file:///etc/hostname"> %p;',
+])
+def test_external_entities_are_refused(declaration: str) -> None:
+    with pytest.raises(FormatError) as info:
+        loads_dax(f"<!DOCTYPE adag [{declaration}]>\n" + _JOB)
+    assert "SYSTEM or PUBLIC" in (info.value.rule or "") and info.value.line == 1
+    with pytest.raises(FormatError):
+        loads_site_xml(f'<!DOCTYPE site [{declaration}]><site handle="&dir;"/>')
+
+
+def test_entity_bombs_stay_bounded() -> None:
+    levels = "".join(f'<!ENTITY e{i} "{f"&e{i - 1};" * 10}">' for i in range(1, 10))
+    bomb = f'<!DOCTYPE adag [<!ENTITY e0 "aaaaaaaaaa">{levels}]><adag name="&e9;"/>'
+    took = _seconds(lambda: pytest.raises(FormatError, loads_dax, bomb))
+    assert took < 5
+
+
+def test_yaml_alias_bombs_stay_bounded(tmp_path: Path) -> None:
+    lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
+    lines += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]" for i in range(1, 10)]
+    path = tmp_path / "bomb.yml"
+    path.write_text("\n".join(lines) + "\n")
+    took = _seconds(lambda: pytest.raises(InputError, formats.read_workflow, path))
+    assert took < 5
+
+
+def test_validation_errors_keep_their_location(tmp_path: Path) -> None:
+    path = tmp_path / "wf.yml"
+    path.write_text("pegasus: '5.0'\nname: w\njobs:\n- {type: job, id: a, name: t}\njobDependencies:\n"
+                    "- {id: a, children: [ghost]}\n")
+    with pytest.raises(ValidationError) as info:
+        formats.validate_inputs(formats.load_inputs(path, cwd=tmp_path))
+    assert info.value.line == 6
