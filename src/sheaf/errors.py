@@ -122,13 +122,28 @@ class InputError(SheafError, ValueError):
         if self.rule:
             text += f" (rule: {self.rule})"
         if self.has_value:
-            text += f": {self.value!r}"
+            text += f": {shown_value(self.value)}"
         if self.detail:
             text += "\n" + self.detail
         return text
 
     def __str__(self) -> str:
         return self.render()
+
+
+SHOWN_VALUE = 200  # characters of an offending value's repr shown in a message
+
+
+def shown_value(value: Any) -> str:
+    """``repr(value)``, cut in the middle past :data:`SHOWN_VALUE` characters with the full length.
+
+    An offending value can be a whole 1 MB line; the message must stay one readable line.
+    """
+    text = repr(value)
+    if len(text) <= SHOWN_VALUE:
+        return text
+    half = SHOWN_VALUE // 2
+    return f"{text[:half]}...{text[-half:]} ({len(text)} characters)"
 
 
 class FormatError(InputError):
