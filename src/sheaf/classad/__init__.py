@@ -48,7 +48,7 @@ from ._match_api import (
     symmetric_match,
     unmatch,
 )
-from ._values import ERROR, UNDEFINED, AbsTime, ClassAdSyntaxError, RelTime
+from ._values import ERROR, UNDEFINED, AbsTime, ClassAdSyntaxError, RelTime, excerpt
 
 
 def unparse(expr: Expr | str) -> str:
@@ -70,6 +70,7 @@ __all__ = [
     "Match",
     "RelTime",
     "evaluate",
+    "excerpt",
     "expand",
     "half_match",
     "limit_for",

@@ -32,7 +32,7 @@ from itertools import product
 from typing import Any, Final
 
 from ._grammar import PRECEDENCE, UNARY_OPS, UNARY_PREC
-from ._lexer import Token, integer, scan, tokenize, unescape
+from ._lexer import Token, integer, negative, scan, tokenize, unescape
 from ._timetext import parse_abstime, parse_reltime
 from ._values import ClassAdSyntaxError
 
@@ -101,12 +101,11 @@ def _new_leaf(tok: str) -> Node | None:
 
 def _number(tok: str) -> Node:
     """``12``, ``1.5e3``, ``-7``: a leading minus is part of a literal read where an operand starts."""
-    negative = tok[0] == "-"
-    digits = tok[1:] if negative else tok
+    minus = tok[0] == "-"
+    digits = tok[1:] if minus else tok
     if digits.isdigit():
-        value = integer(digits) if not negative else int(digits)
-        return ("int", (-value if value <= (1 << 63) else 0) if negative else value)
-    return ("real", -float(digits) if negative else float(digits))
+        return ("int", negative(digits) if minus else integer(digits))
+    return ("real", -float(digits) if minus else float(digits))
 
 
 class _Parser:
