@@ -174,3 +174,16 @@ def test_a_request_that_turns_bad_at_run_time_makes_that_attempt_unrunnable(tmp_
     assert pool.claim(retry) is None  # was: ValueError: cannot convert float NaN to integer
     reason = pool.unrunnable(retry)
     assert reason is not None and "RequestMemory" in reason and "inf" in reason
+
+
+@pytest.mark.parametrize(("data", "line", "word"), [
+    (b"executable = /bin/true\narguments = caf\xe9\nqueue\n", 2, "UTF-8"),
+    (b"executable = /bin/true\narguments = a\x00b\nqueue\n", 2, "NUL"),
+])
+def test_a_submit_description_that_is_not_utf8_or_holds_nul_is_refused(tmp_path: Path, data: bytes, line: int,
+                                                                       word: str) -> None:
+    path = tmp_path / "a.sub"
+    path.write_bytes(data)
+    with pytest.raises(FormatError) as caught:
+        parse_submit(str(path))
+    assert (caught.value.path, caught.value.line) == (str(path), line) and word in caught.value.message

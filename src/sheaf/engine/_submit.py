@@ -45,6 +45,7 @@ from dataclasses import dataclass
 
 from sheaf import classad
 from sheaf.classad import ClassAd
+from sheaf.engine._text import read_text
 from sheaf.errors import FormatError
 
 _KEY_RE = re.compile(r"^([+]?[A-Za-z_][\w.\-+]*)\s*=\s*(.*)$", re.DOTALL)
@@ -105,24 +106,9 @@ def _queue(path: str, number: int, line: str, seen: bool) -> None:
         raise _error(path, number, "more than one proc per node", "queue or queue 1", line)
 
 
-def _read_utf8(path: str) -> str:
-    """The file's text (one submit file per node: os-level reads cost a third of ``open``'s)."""
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        chunks = []
-        while chunk := os.read(fd, 1 << 16):
-            chunks.append(chunk)
-    finally:
-        os.close(fd)
-    return b"".join(chunks).decode("utf-8")
-
-
 def parse_submit(path: str) -> SubmitDescription:
     """Read a submit description; everything after ``queue`` is ignored, as condor_submit does."""
-    try:
-        text = _read_utf8(path)
-    except OSError as exc:
-        raise _error(path, None, "cannot read submit description", "the submit file exists", path) from exc
+    text = read_text(path, "submit description")
     values: dict[str, tuple[str, int]] = {}
     attrs: dict[str, str] = {}
     queued = False
