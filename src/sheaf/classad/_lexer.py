@@ -160,9 +160,10 @@ def _scan_in_phases(src: str, at: int, end: int, cuts: tuple[int, int]) -> list[
         at = match.end()
 
 
-def tokenize(src: str, pos: int = 0, end: int | None = None) -> list[Token]:
+def tokenize(src: str, pos: int = 0, end: int | None = None, limit: int | None = None) -> list[Token]:
     """Split ``src[pos:end]`` into tokens (positions stay absolute); raise ClassAdSyntaxError at the
-    first character that starts none.
+    first character that starts none.  With ``limit``, stop after that many tokens (an error report
+    needs the tokens up to its spot only; the list then ends without ``eof``).
 
     One anchored match per token: a search (``findall``) would retry at every later position after a
     character that starts no token, each try reading on to the end (quadratic in trailing blanks)."""
@@ -171,6 +172,8 @@ def tokenize(src: str, pos: int = 0, end: int | None = None) -> list[Token]:
     tokens: list[Token] = []
     append = tokens.append
     while (m := _TOKENS[(pos < cuts[0], pos < cuts[1])].match(src, pos, end)) is not None:
+        if limit is not None and len(tokens) >= limit:
+            return tokens
         kind = m.lastgroup
         start = m.start(kind)  # type: ignore[arg-type]
         text = m.group(kind)  # type: ignore[arg-type]

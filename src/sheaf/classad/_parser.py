@@ -122,14 +122,15 @@ class _Parser:
         self.brackets = 0
 
     # -- helpers -------------------------------------------------------------------------------
-    def located(self) -> list[Token]:
-        """The tokens with their positions (only to report an error; a bad character raises here)."""
-        if self.exact is None:
-            self.exact = tokenize(self.src, *self.span)
+    def located(self, pos: int) -> list[Token]:
+        """The tokens with their positions, up to the one after ``pos`` (only to report an error at
+        ``pos``: the text past it is not read again; a bad character before it raises here)."""
+        if self.exact is None or (len(self.exact) <= pos + 1 and self.exact[-1][0] != "eof"):
+            self.exact = tokenize(self.src, *self.span, limit=pos + 2)
         return self.exact
 
     def fail(self, pos: int, message: str) -> ClassAdSyntaxError:
-        return ClassAdSyntaxError(message, self.src, self.located()[pos][2])
+        return ClassAdSyntaxError(message, self.src, self.located(pos)[pos][2])
 
     def expect(self, pos: int, op: str, what: str) -> int:
         if self.toks[pos] != op:
@@ -137,7 +138,7 @@ class _Parser:
         return pos + 1
 
     def describe(self, pos: int) -> str:
-        toks = self.located()
+        toks = self.located(pos)
         kind, value, at = toks[pos]
         if kind == "eof":
             return "end of input"
