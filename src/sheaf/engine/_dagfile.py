@@ -37,6 +37,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal
 
+from sheaf.engine._text import read_text
 from sheaf.errors import FormatError
 
 ScriptKind = Literal["PRE", "POST"]
@@ -125,24 +126,28 @@ class _File:
         return FormatError(message, rule=rule, value=value, path=self.path, line=self.lineno)
 
 
-def _int(f: _File, text: str, what: str) -> int:
-    try:
-        return int(text)
-    except ValueError:
-        raise f.error(f"{what} is not an integer", f"{what} is an integer", text) from None
+_INT_RE = re.compile(r"[-+]?[0-9]{1,10}\Z")  # ASCII digits only (``int`` also takes "1_0" and "١")
+INT_MIN, INT_MAX = -(1 << 31), (1 << 31) - 1  # DAGMan reads every number into a C int
+
+
+def _int(f: _File, text: str, what: str, low: int = INT_MIN) -> int:
+    """An integer of the DAG grammar: ``low`` (default INT_MIN) to INT_MAX, as DAGMan's ``int``."""
+    if _INT_RE.match(text) is None:
+        if re.fullmatch(r"[-+]?[0-9]+", text) is None:
+            raise f.error(f"{what} is not an integer", f"{what} is an integer", text)
+        raise f.error(f"{what} is out of range", f"{what} is {low} to {INT_MAX}", text)
+    value = int(text)
+    if not low <= value <= INT_MAX:
+        raise f.error(f"{what} is out of range", f"{what} is {low} to {INT_MAX}", text)
+    return value
 
 
 def _resolve(base: str, name: str) -> str:
     return os.path.normpath(os.path.join(base, name))
 
 
-def _read_lines(f: _File) -> list[tuple[int, list[str], str]]:
-    try:
-        with open(f.path, encoding="utf-8") as handle:
-            text = handle.read()
-    except OSError as exc:
-        raise FormatError("cannot read DAG file", rule="the DAG file exists and is readable",
-                          value=f.path, path=f.path) from exc
+def _read_lines(f: _File, what: str = "DAG file") -> list[tuple[int, list[str], str]]:
+    text = read_text(f.path, what)
     out = []
     for number, raw in enumerate(text.splitlines(), 1):
         line = raw.strip()
@@ -199,8 +204,7 @@ def _parse_splice(f: _File, words: list[str]) -> None:
     elif len(words) != 3:
         raise f.error("unexpected words after SPLICE", "SPLICE name file [DIR d]", " ".join(words[3:]))
     path = _resolve(directory, file_name)
-    if path in f.stack:
-        raise f.error("a splice includes itself", "splices do not nest cyclically", path)
+    _check_nesting(f, path, "SPLICE")
     if name in f.splices or f.prefix + name in f.dag.nodes:
         raise f.error("duplicate splice name", "node and splice names are unique", name)
     sub = _File(path, directory, f.prefix + name + "+", f.dag, f.stack + (path,))
@@ -209,6 +213,32 @@ def _parse_splice(f: _File, words: list[str]) -> None:
     sources = [n for n in sub.local if not any(p in inner for p in f.dag.parents[n])]
     sinks = [n for n in sub.local if not any(c in inner for c in f.dag.children[n])]
     f.splices[name] = (sources, sinks)
+
+
+MAX_NESTING = 64  # INCLUDE and SPLICE files within one another (each level costs a few frames)
+
+
+def _check_nesting(f: _File, path: str, keyword: str) -> None:
+    """INCLUDE and SPLICE form no cycle (a file reached from itself) and nest at most MAX_NESTING deep."""
+    if path in f.stack:
+        cycle = " -> ".join((*f.stack[f.stack.index(path):], path))
+        raise f.error(f"{keyword} of a file that is being read", "INCLUDE and SPLICE files form no cycle", cycle)
+    if len(f.stack) > MAX_NESTING:
+        raise f.error(f"{keyword} nested too deep", f"INCLUDE and SPLICE nest at most {MAX_NESTING} deep", path)
+
+
+def _set_done(f: _File, words: list[str]) -> None:
+    """``DONE node``: one node, never ALL_NODES (DAGMan looks the name up as one node: ALL_NODES is
+    not one of the commands it applies to)."""
+    if len(words) != 2:
+        raise f.error("bad DONE", "DONE node", " ".join(words))
+    if words[1].upper() == ALL_NODES:
+        raise f.error("DONE does not take ALL_NODES", "DONE names one node (ALL_NODES is not allowed)", words[1])
+    specs = _settings_target(f, words[1])
+    assert specs is not None
+    if specs[0].final:
+        raise _final_error(f, "DONE", specs[0])
+    specs[0].done = True
 
 
 def _targets(f: _File, names: list[str], role: Literal["parent", "child"]) -> list[str]:
@@ -283,15 +313,15 @@ def _apply(f: _File, keyword: str, words: list[str], specs: list[NodeSpec], orde
 def _set_retry(f: _File, words: list[str], spec: NodeSpec) -> None:
     if len(words) not in (3, 5) or (len(words) == 5 and words[3].upper() != "UNLESS-EXIT"):
         raise f.error("bad RETRY", "RETRY node n [UNLESS-EXIT value]", " ".join(words))
-    spec.retries = _int(f, words[2], "retry count")
-    if spec.retries < 0:
-        raise f.error("negative retry count", "retry count >= 0", words[2])
+    spec.retries = _int(f, words[2], "retry count", low=0)
     spec.unless_exit = _int(f, words[4], "UNLESS-EXIT value") if len(words) == 5 else None
 
 
 def _vars_entries(f: _File, words: list[str]) -> tuple[str, list[tuple[str, str]]]:
     """The mode (PREPEND, APPEND or "") and the ``key="value"`` entries of a VARS line."""
     text = f.current.split(None, 2)[2] if len(words) > 2 else ""
+    if not text.strip():
+        raise f.error("VARS without a value", 'VARS node key="value" ...', " ".join(words))
     mode = ""
     if text.split(None, 1)[0].upper() in ("PREPEND", "APPEND"):
         mode = text.split(None, 1)[0].upper()
@@ -349,7 +379,7 @@ def _script_parts(f: _File, words: list[str]) -> tuple[int | None, float, str, s
         if len(words) < i + 3:
             raise f.error("bad DEFER", "SCRIPT DEFER status time ...", " ".join(words))
         defer_status = _int(f, words[i + 1], "DEFER status")
-        defer_time = float(_int(f, words[i + 2], "DEFER time"))
+        defer_time = float(_int(f, words[i + 2], "DEFER time", low=0))
         i += 3
     if len(words) > i and words[i].upper() == "DEBUG":
         i += 3  # DEBUG file type: output capture for dagman.out, not needed here
@@ -410,12 +440,7 @@ def _parse_config(f: _File, words: list[str]) -> None:
 def parse_config(path: str) -> dict[str, str]:
     """A DAGMan configuration file (HTCondor config syntax, ``KEY = value``); keys upper-cased."""
     out: dict[str, str] = {}
-    try:
-        with open(path, encoding="utf-8") as handle:
-            lines = handle.read().splitlines()
-    except OSError as exc:
-        raise FormatError("cannot read DAGMan config file", rule="CONFIG names a readable file",
-                          value=path, path=path) from exc
+    lines = read_text(path, "DAGMan config file").splitlines()
     for number, raw in enumerate(lines, 1):
         line = raw.strip()
         if not line or line.startswith("#"):
@@ -433,9 +458,7 @@ def _parse_misc(f: _File, keyword: str, words: list[str]) -> None:
     if keyword == "MAXJOBS":
         if len(words) != 3:
             raise f.error("bad MAXJOBS", "MAXJOBS category n", " ".join(words))
-        value = _int(f, words[2], "MAXJOBS value")
-        if value < 0:
-            raise f.error("negative MAXJOBS", "MAXJOBS value >= 0", words[2])
+        value = _int(f, words[2], "MAXJOBS value", low=0)
         dag.maxjobs[words[1] if not f.prefix or words[1].startswith("+") else f.prefix + words[1]] = value
     elif keyword == "CONFIG":
         _parse_config(f, words)
@@ -444,16 +467,15 @@ def _parse_misc(f: _File, keyword: str, words: list[str]) -> None:
     elif keyword == "JOBSTATE_LOG":
         dag.jobstate_log = dag.jobstate_log or _file_option(f, words, "JOBSTATE_LOG")
     elif keyword == "NODE_STATUS_FILE":
-        secs = float(_int(f, words[2], "update time")) if len(words) > 2 else 60.0
+        timed = len(words) > 2 and words[2].upper() != "ALWAYS-UPDATE"
+        secs = float(_int(f, words[2], "update time", low=0)) if timed else 60.0
         dag.node_status_file = dag.node_status_file or (_file_option(f, words, "NODE_STATUS_FILE"), secs)
     elif keyword == "DONE":
-        _settings_target(f, words[1] if len(words) == 2 else "")
-        spec = dag.nodes[f.prefix + words[1]]
-        if spec.final:
-            raise _final_error(f, "DONE", spec)
-        spec.done = True
+        _set_done(f, words)
     elif keyword == "INCLUDE":
-        sub = _File(_file_option(f, words, "INCLUDE"), f.dir, f.prefix, dag, f.stack)
+        path = _file_option(f, words, "INCLUDE")
+        _check_nesting(f, path, "INCLUDE")
+        sub = _File(path, f.dir, f.prefix, dag, f.stack + (path,))
         sub.splices = f.splices
         sub.local = f.local
         sub.order = f.order
@@ -557,7 +579,7 @@ def parse_rescue(path: str, dag: Dag) -> Rescue:
     done: set[str] = set()
     retries: dict[str, int] = {}
     f = _File(path, os.path.dirname(path), "", dag, (path,))
-    for lineno, words, _line in _read_lines(f):
+    for lineno, words, _line in _read_lines(f, "rescue DAG"):
         f.lineno = lineno
         keyword = words[0].upper()
         if keyword not in ("DONE", "RETRY") or len(words) < 2 or words[1] not in dag.nodes:
@@ -566,5 +588,5 @@ def parse_rescue(path: str, dag: Dag) -> Rescue:
         if keyword == "DONE":
             done.add(words[1])
         else:
-            retries[words[1]] = _int(f, words[2] if len(words) > 2 else "", "retry count")
+            retries[words[1]] = _int(f, words[2] if len(words) > 2 else "", "retry count", low=0)
     return Rescue(path, frozenset(done), retries)

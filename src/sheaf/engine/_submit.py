@@ -38,7 +38,6 @@ __all__ = [
 
 import fnmatch
 import functools
-import math
 import os
 import re
 from collections.abc import Mapping
@@ -46,13 +45,11 @@ from dataclasses import dataclass
 
 from sheaf import classad
 from sheaf.classad import ClassAd
+from sheaf.engine._text import read_text
 from sheaf.errors import FormatError
 
 _KEY_RE = re.compile(r"^([+]?[A-Za-z_][\w.\-+]*)\s*=\s*(.*)$", re.DOTALL)
 _MACRO_RE = re.compile(r"(?<!\$)\$\(([A-Za-z_][\w.+]*)(?::([^)]*))?\)|\$ENV\(([^)]*)\)")
-_UNITS = {"": 1.0, "k": 1 / 1024, "kb": 1 / 1024, "m": 1.0, "mb": 1.0, "g": 1024.0, "gb": 1024.0,
-          "t": 1024.0**2, "tb": 1024.0**2}
-_SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KkMmGgTt][Bb]?)?\s*$")
 _OWNER = os.environ.get("USER", "sheaf")
 UNIVERSES = {"vanilla": 5, "local": 12, "scheduler": 7, "grid": 9, "java": 10, "parallel": 11,
              "standard": 1, "vm": 13, "docker": 5, "container": 5}
@@ -109,24 +106,9 @@ def _queue(path: str, number: int, line: str, seen: bool) -> None:
         raise _error(path, number, "more than one proc per node", "queue or queue 1", line)
 
 
-def _read_utf8(path: str) -> str:
-    """The file's text (one submit file per node: os-level reads cost a third of ``open``'s)."""
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        chunks = []
-        while chunk := os.read(fd, 1 << 16):
-            chunks.append(chunk)
-    finally:
-        os.close(fd)
-    return b"".join(chunks).decode("utf-8")
-
-
 def parse_submit(path: str) -> SubmitDescription:
     """Read a submit description; everything after ``queue`` is ignored, as condor_submit does."""
-    try:
-        text = _read_utf8(path)
-    except OSError as exc:
-        raise _error(path, None, "cannot read submit description", "the submit file exists", path) from exc
+    text = read_text(path, "submit description")
     values: dict[str, tuple[str, int]] = {}
     attrs: dict[str, str] = {}
     queued = False
@@ -280,27 +262,21 @@ def _getenv(value: str) -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if any(fnmatch.fnmatchcase(k, p) for p in patterns)}
 
 
-def _size(value: str, scale: float, path: str, key: str) -> str:
-    """request_memory / request_disk: a number with an optional unit becomes an integer; an
-    expression stays an expression (evaluated at match time, DAGNodeRetry in scope)."""
-    match = _SIZE_RE.match(value)
-    if match is None:
-        if not value.strip():
-            raise _error(path, None, f"empty {key}", f"{key} is a size or an expression", value)
-        return value.strip()
-    unit = (match.group(2) or "").lower()
-    return str(max(1, math.ceil(float(match.group(1)) * _UNITS[unit] * scale)))
+def _request(key: str, value: str, path: str, line: int | None = None) -> str:
+    """A request or priority as ClassAd text (``classad.request_expr``: sizes in the request's unit,
+    infinite, NaN, negative and out-of-range constants refused), or a located ``FormatError``."""
+    try:
+        return classad.request_expr(key, value)
+    except classad.RequestError as exc:
+        raise _error(path, line, exc.message, exc.rule, value) from None
 
 
 def memory_mb(value: str, path: str = "<request_memory>") -> str:
-    return _size(value, 1.0, path, "request_memory")  # a bare number is MiB
+    return _request("request_memory", value, path)  # a bare number is MiB
 
 
 def disk_kb(value: str, path: str = "<request_disk>") -> str:
-    match = _SIZE_RE.match(value)
-    if match is not None and not match.group(2):
-        return str(max(0, math.ceil(float(match.group(1)))))  # a bare number is KiB
-    return _size(value, 1024.0, path, "request_disk")
+    return _request("request_disk", value, path)  # a bare number is KiB
 
 
 def _resolve(base: str, name: str) -> str:
@@ -346,6 +322,12 @@ def _expr(desc: SubmitDescription, key: str, text: str) -> classad.Expr:
                      "the value is a ClassAd expression", text) from exc
 
 
+# submit command -> job ad attribute, checked by ``classad.request_expr`` (request_gpus is checked
+# and advertised, though the local pool has no GPUs to match it against)
+_REQUESTS = (("request_cpus", "RequestCpus"), ("request_memory", "RequestMemory"), ("request_disk", "RequestDisk"),
+             ("request_gpus", "RequestGpus"), ("priority", "JobPrio"))
+
+
 @functools.lru_cache(maxsize=1 << 16)
 def _literal(value: str | int) -> classad.Expr:
     """The Expr of a literal, shared between ads (most values repeat: executables, directories, ints)."""
@@ -370,14 +352,13 @@ def _job_ad(desc: SubmitDescription, ex: _Expander, node: str, attempt: int, clu
     attrs: list[tuple[str, classad.Expr]] = [
         ("ProcId", _literal(0)), ("Cmd", _literal(exe)), ("Iwd", _literal(iwd)),
         ("JobUniverse", _literal(UNIVERSES[universe])), ("Universe", _literal(universe)),
-        ("Owner", _literal(_OWNER)), ("RequestCpus", _expr(desc, "request_cpus", ex.get("request_cpus", "1") or "1"))]
-    memory = ex.get("request_memory", "")
-    if memory:
-        attrs.append(("RequestMemory", _expr(desc, "request_memory", memory_mb(memory, desc.path))))
-    disk = ex.get("request_disk", "")
-    if disk:
-        attrs.append(("RequestDisk", _expr(desc, "request_disk", disk_kb(disk, desc.path))))
-    for key, attr in (("requirements", "Requirements"), ("rank", "Rank"), ("priority", "JobPrio")):
+        ("Owner", _literal(_OWNER))]
+    for key, attr in _REQUESTS:
+        value = ex.get(key, "1" if key == "request_cpus" else "")
+        if value or key == "request_cpus":
+            line = desc.values.get(key, ("", None))[1]
+            attrs.append((attr, _expr(desc, key, _request(key, value or "1", desc.path, line))))
+    for key, attr in (("requirements", "Requirements"), ("rank", "Rank")):
         value = ex.get(key, "")
         if value:
             attrs.append((attr, _expr(desc, key, value)))
