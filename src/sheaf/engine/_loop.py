@@ -629,7 +629,8 @@ def run_workflow(directory: str, *, backend: Backend | Callable[[], Backend],
     dag = parse_dag(dag_path, *dag_paths[1:])
     limits = _limits(dag, {"maxjobs": maxjobs, "maxidle": maxidle, "maxpre": maxpre, "maxpost": maxpost},
                      priority)
-    descs, first = _load_descriptions(dag, limits)
+    with _Environment(dag.env):  # $ENV() and getenv of the expansions made now see ENV SET too
+        descs, first = _load_descriptions(dag, limits)
     paths = state_paths(dag_path)
     try:
         os.makedirs(paths["dir"], exist_ok=True)

@@ -189,6 +189,21 @@ def proc_rows(desc: SubmitDescription, directory: str) -> list[dict[str, str]]:
     return rows
 
 
+#: Submit commands whose meaning the local backend does not carry out: refused, naming the line,
+#: rather than ignored (a job that should have been removed or held would run on).
+_UNSUPPORTED = {
+    "periodic_remove": "the local backend does not evaluate periodic_remove",
+    "periodic_hold": "the local backend does not evaluate periodic_hold",
+    "periodic_release": "the local backend does not evaluate periodic_release",
+}
+
+
+def _refuse_unsupported(desc: SubmitDescription, values: Mapping[str, tuple[str, int]]) -> None:
+    for key, why in _UNSUPPORTED.items():
+        if key in values:
+            raise _error(desc.path, values[key][1], f"{key} is not supported", why, values[key][0])
+
+
 def _evaluate(text: str) -> object:
     """``$INT()``/``$REAL()``: a ClassAd expression with no attribute references."""
     try:
@@ -213,6 +228,7 @@ def render(desc: SubmitDescription, node: str, attempt: int, cluster: int, direc
                 evaluate=_evaluate)
     values, attrs = effective_values(desc, ex)
     ex.file = values
+    _refuse_unsupported(desc, values)
     submit_dir = directory
     iwd = _resolve(submit_dir, ex.get("initialdir", "") or submit_dir)
     exe = ex.get("executable")

@@ -236,7 +236,9 @@ def _condition(text: str, macros: Macros, path: str, line: int) -> bool:
                   ">": have > want, "<": have < want}[version.group(1)]
     else:
         value = macros.expand(body).strip().lower()
-        if value in _TRUE | _FALSE:
+        if value == "":  # an undefined macro: false, as condor_submit decides it
+            result = False
+        elif value in _TRUE | _FALSE:
             result = value in _TRUE
         elif re.fullmatch(r"[-+]?[0-9]+", value):
             result = int(value) != 0
