@@ -20,6 +20,12 @@ from sheaf.planner import plan
 
 BIN = Path(sys.executable).parent
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sheaf.codegen._subworkflow import properties_text
+from sheaf.formats._properties import parse_properties
+
 
 def _inner(tmp: Path) -> Path:
     wf = PWorkflow("inner")
@@ -57,3 +63,10 @@ def test_pegasus_and_condor_sub_workflows_run(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     assert (tmp_path / "inner-ran").exists() and (tmp_path / "dag-ran").exists()
     assert list(Path(files.directory, "jobs", "000").glob("*.plan/plan.json"))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.dictionaries(st.text(min_size=1, max_size=12), st.text(max_size=20), max_size=6))
+def test_the_properties_passed_down_read_back_the_same(props: dict[str, str]) -> None:
+    # keys starting with '#' or '!', values with leading blanks, separators and line breaks
+    assert parse_properties(properties_text(props)) == props
