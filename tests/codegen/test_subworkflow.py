@@ -8,23 +8,21 @@ import subprocess
 import sys
 from pathlib import Path
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from Pegasus.api import Job as PJob
 from Pegasus.api import Site, SiteCatalog, Transformation, TransformationCatalog
 from Pegasus.api import Workflow as PWorkflow
 
 from sheaf.codegen import write_plan
+from sheaf.codegen._subworkflow import properties_text
 from sheaf.engine import parse_dag
+from sheaf.formats._properties import parse_properties
 from sheaf.model import Job, Properties
 from sheaf.model import Workflow as SWorkflow
 from sheaf.planner import plan
 
 BIN = Path(sys.executable).parent
-
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
-from sheaf.codegen._subworkflow import properties_text
-from sheaf.formats._properties import parse_properties
 
 
 def _inner(tmp: Path) -> Path:
