@@ -379,7 +379,7 @@ class _Writer:
         if job.aggregator == "mpiexec":
             self._put(paths.rel(".dag"), pmc_dag(job, self._graph()))
             argv = list(job.arguments)
-            wall = max_wall_time(profiles)
+            wall = max_wall_time(profiles, f"cluster {job.id}")
             if wall and not has_option(argv, "--max-wall-time"):
                 argv += ["--max-wall-time", wall]
             return Command(job.executable or tool_path("sheaf-mpi-cluster"), (*argv, paths.abs(".dag")),
