@@ -48,6 +48,8 @@ CASES = [
     ("B = b\nA = x$(B)y$(C:dflt)z\n", "A"),
     ("A = keep $$(Memory) as is\n", "A"),
     ("A = long \\\n  line\n", "A"),
+    ("A = a\nA = $(A) b\n", "A"),
+    ("B =\nif defined B\n  A = yes\nelse\n  A = no\nendif\n", "A"),
 ]
 
 

@@ -190,6 +190,9 @@ def _flatten(statements: Iterable[Statement]) -> tuple[dict[str, tuple[str, int]
 
 
 def _assign(values: dict[str, tuple[str, int]], attrs: dict[str, str], key: str, value: str, line: int) -> None:
+    if "$(" in value and not key.startswith("+"):  # ``A = $(A) more``: the earlier value, as condor_submit
+        previous = values.get(key.lower(), ("", 0))[0]
+        value = re.sub(r"\$\(" + re.escape(key) + r"\)", lambda _m: previous, value, flags=re.IGNORECASE)
     if key.startswith("+") or key.lower().startswith("my."):
         name = key[1:] if key.startswith("+") else key[3:]
         attrs[name] = value
@@ -416,7 +419,8 @@ class Macros:
         return value
 
     def defined(self, name: str) -> bool:
-        return self.raw(name) is not None
+        """``if defined NAME``: set to a non-empty value (condor_submit's test, made before expansion)."""
+        return bool(self.raw(name))
 
     def lookup(self, name: str, default: str | None = None) -> str:
         key = name.lower()
