@@ -489,6 +489,9 @@ def _set_script(f: _File, words: list[str], spec: NodeSpec) -> None:
     exe = local if not os.path.isabs(argv[0]) and os.path.exists(local) else argv[0]
     script = Script(kind, (exe, *argv[1:]), spec.directory, defer_status, defer_time,  # type: ignore[arg-type]
                     _script_debug(f, words, spec.directory))
+    if script.debug is not None:
+        _warn(f, "SCRIPT DEBUG: sheaf run appends every script's output to .sheaf/<dag>.scripts.log; the "
+              "DEBUG file is not written")
     if kind == "PRE":
         spec.pre = script
     elif kind == "POST":
@@ -626,6 +629,9 @@ def _parse_dot(f: _File, words: list[str]) -> None:
     if f.dag.dot is None:
         f.dag.dot = path
         f.dag.dot_options = DotOptions(update, overwrite, include)
+        if update or not overwrite or include:
+            _warn(f, "DOT: sheaf run writes the graph once, at the start of the run; UPDATE, DONT-OVERWRITE "
+                  "and INCLUDE are not carried out")
 
 
 def _parse_env(f: _File, words: list[str]) -> None:
