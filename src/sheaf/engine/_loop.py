@@ -47,15 +47,9 @@ from sheaf.engine._backend import Backend, Event, Exited, Launch, Started
 from sheaf.engine._dagfile import Dag, NodeSpec, parse_dag, parse_rescue
 from sheaf.engine._journal import Journal, Replay, replay
 from sheaf.engine._orphans import ATTEMPT_VARIABLE, attempt_token, stop_run_processes
-from sheaf.engine._reports import (
-    JobstateLog,
-    dot_text,
-    newest_rescue,
-    node_status_text,
-    remove_stale_temporaries,
-    write_atomic,
-    write_rescue,
-)
+from sheaf.engine._reports import dot_text, newest_rescue, remove_stale_temporaries, write_atomic
+from sheaf.engine._runfiles import PARENT_ID_VARIABLE, RunFiles, dagman_id
+from sheaf.engine._scriptmacros import check_scripts
 from sheaf.engine._scripts import ScriptRunner
 from sheaf.engine._state import (
     Cancel,
@@ -223,7 +217,8 @@ def _load_descriptions(dag: Dag, limits: Limits) -> tuple[dict[str, SubmitDescri
             desc = cache[spec.submit] = parse_submit(spec.submit)
         sub = Submit(spec.name, 0, 0, spec.priority + limits.dag_priority)
         try:
-            job = _render(desc, spec, sub, _config_bool(dag, "DAGMAN_DEFAULT_APPEND_VARS", False))
+            job = _render(desc, spec, sub, _config_bool(dag, "DAGMAN_DEFAULT_APPEND_VARS", False),
+                          dag.parents[spec.name])
         except InputError as exc:
             raise exc.located(desc.path) from None
         if not _uses_run_time_values(desc, spec.vars) and spec.pre is None:
@@ -263,13 +258,14 @@ class _Run:
 
     def __init__(self, dag: Dag, descs: dict[str, SubmitDescription], first: dict[str, JobSpec],
                  backend: Backend, journal: Journal, paths: dict[str, str], clock: Callable[[], float],
-                 on_progress: Callable[[Progress], None] | None, progress_interval: float) -> None:
+                 on_progress: Callable[[Progress], None] | None, progress_interval: float,
+                 source: str = "fresh", pre_done: frozenset[str] = frozenset()) -> None:
         self.dag, self.descs, self.backend, self.journal = dag, descs, backend, journal
         self.first = first  # expansions of attempt 0 made while validating
         self.clock = clock
         self.scripts = ScriptRunner(paths["scripts"], clock)
-        jobstate = dag.jobstate_log or os.path.join(os.path.dirname(dag.path), "jobstate.log")
-        self.jobstate = JobstateLog(jobstate, self._site)
+        self.files = RunFiles(dag, self._job_tag, dag_files=(os.path.basename(dag.path),), source=source,
+                              pre_done=pre_done)
         self.keys: dict[str, tuple[str, int]] = {}
         self.pending: list[EngineEvent] = []
         self.early: list[Event] = []  # backend events collected while a commit was in flight
@@ -277,19 +273,21 @@ class _Run:
         self.on_progress = on_progress
         self.progress_interval = progress_interval
         self._last_progress = -1e18
-        self._last_status = -1e18
         self.stop_requested: str | None = None
         self.stop_time: float | None = None  # monotonic time of the signal
         self.started = clock()
         self.append_vars = _config_bool(dag, "DAGMAN_DEFAULT_APPEND_VARS", False)
         self._started: Callable[[], list[Started]] | None = getattr(backend, "started", None)
 
-    def _site(self, node: str) -> str | None:
+    def _job_tag(self, node: str) -> str | None:
+        """jobstate.log's job tag: the attribute ``+job_tag_name`` names, else ``+pegasus_site``, from
+        the submit description (or the node's VARS), quotes removed (``Node::GetJobstateJobTag``)."""
         spec = self.dag.nodes[node]
         desc = self.descs.get(spec.submit)
-        if desc is None:
-            return None
-        raw = spec.vars.get("+pegasus_site") or desc.attrs.get("pegasus_site")
+        attrs = {k.lower(): v for k, v in (desc.attrs.items() if desc is not None else ())}
+        attrs.update((k[1:].lower(), v) for k, v in spec.vars.items() if k.startswith("+"))
+        name = attrs.get("job_tag_name", "+pegasus_site").strip().strip('"').lstrip("+").lower()
+        raw = attrs.get(name)
         return raw.strip().strip('"') if raw else None
 
     # -- instructions -----------------------------------------------------------------------------
@@ -298,7 +296,7 @@ class _Run:
         self._journal_started()  # before the changes: an attempt that started and ended in one turn
         self.journal.changes(step.changes)
         self._durable(self.journal.commit_start())  # nothing below runs before the changes are durable
-        self.jobstate.changes(step.changes)
+        finish: Finish | None = None
         for instruction in step.instructions:
             match instruction:
                 case Submit():
@@ -315,14 +313,15 @@ class _Run:
                         self.backend.cancel(key)
                 case KillScript(node=node, kind=kind):
                     self.scripts.kill(node, kind)
-                case WriteRescue(done=done, retries_left=left, failed=failed_count):
-                    reasons = {n: machine.node_reason(n) for n in machine.nodes
-                               if machine.node_state(n) == "failed"}
-                    self.rescue = write_rescue(self.dag.path, done, left, failed_count,
-                                               time.strftime("%Y-%m-%d %H:%M:%S"), reasons)
+                case WriteRescue():
+                    self.rescue = self.files.write_rescue(machine, self.clock())
                 case Finish():
-                    self._finish(instruction)
-        self.jobstate.flush()
+                    finish = instruction
+        self.files.record(step.changes, frozenset((e.node, e.attempt) for e in self.pending
+                                                  if isinstance(e, SubmitFailed)))
+        if finish is not None:
+            self._finish(machine, finish)
+        self.files.flush()
         self._report(machine, force=machine.finished is not None)
 
     def _journal_started(self) -> None:
@@ -332,6 +331,7 @@ class _Run:
         for event in self._started():
             target = self.keys.get(event.key)
             if target is not None:
+                self.files.started_keys.add(target)
                 self.journal.process(self.clock(), target[0], target[1], event.pid, event.start_ticks)
 
     def _durable(self, done: threading.Event | None) -> None:
@@ -353,11 +353,11 @@ class _Run:
         if self.journal.failure is not None:
             raise self.journal.failure
 
-    def _finish(self, finish: Finish) -> None:
+    def _finish(self, machine: DagState, finish: Finish) -> None:
         rescue = os.path.basename(self.rescue) if self.rescue else None
         self.journal.end(self.clock(), finish.succeeded, finish.dag_status, finish.exit_code, rescue)
         self.journal.commit()
-        self.jobstate.internal(self.clock(), f"DAGMAN_FINISHED {finish.exit_code}")
+        self.files.finish(machine, finish, self.clock())
 
     def _submit(self, sub: Submit) -> None:
         spec = self.dag.nodes[sub.node]
@@ -377,7 +377,7 @@ class _Run:
         elif spec.subdag:
             job = _subdag_job(spec, sub)
         else:
-            job = _render(self._description(spec), spec, sub, self.append_vars)
+            job = _render(self._description(spec), spec, sub, self.append_vars, self.dag.parents[spec.name])
         # the token makes the process findable without the journal (see _orphans)
         env = {**job.env, ATTEMPT_VARIABLE: attempt_token(self.journal.run_id, spec.name, sub.attempt)}
         return Launch(key, spec.name, sub.attempt, job.argv, env, job.cwd, job.stdout, job.stderr,
@@ -429,19 +429,14 @@ class _Run:
             self._last_progress = now
             self.on_progress(Progress(len(machine.nodes), dict(machine.counts), machine.retries,
                                       now - self.started, machine.job_time, machine.finished is not None))
-        status = self.dag.node_status_file
-        if status is not None and (force or now - self._last_status >= status[1]):
-            self._last_status = now
-            states = {n: machine.node_state(n) for n in machine.nodes}
-            reasons = {n: machine.node_reason(n) for n in machine.nodes}
-            write_atomic(status[0], node_status_text(states, reasons, now))
+        self.files.status(machine, now, force)
 
     def close(self) -> None:
         try:
             self.backend.close()
         finally:
             self.scripts.close()
-            self.jobstate.close()
+            self.files.close()
 
 
 def _split_vars(spec: NodeSpec, append_default: bool) -> tuple[dict[str, str], dict[str, str]]:
@@ -456,20 +451,41 @@ def _split_vars(spec: NodeSpec, append_default: bool) -> tuple[dict[str, str], d
     return appended, prepended
 
 
-def _render(desc: SubmitDescription, spec: NodeSpec, sub: Submit, append_default: bool) -> JobSpec:
+def _render(desc: SubmitDescription, spec: NodeSpec, sub: Submit, append_default: bool,
+            parents: list[str]) -> JobSpec:
     """Expand a node's submit description for one submission, VARS and DAGMan's values in place."""
     appended, prepended = _split_vars(spec, append_default)
-    return render(desc, spec.name, sub.attempt, sub.cluster, spec.directory, appended,
-                  {**_dagman_values(spec, sub), **prepended})
+    return render(desc, spec.name, sub.attempt, sub.cluster, spec.directory, {**appended, **_dagman_after()},
+                  {**_dagman_values(spec, sub, parents), **prepended})
 
 
-def _dagman_values(spec: NodeSpec, sub: Submit) -> dict[str, str]:
-    """What DAGMan passes before every submit file (``dagman_submit.cpp``, ``InitVars``)."""
+def _dagman_values(spec: NodeSpec, sub: Submit, parents: list[str]) -> dict[str, str]:
+    """What DAGMan passes before every submit file (``dagman_submit.cpp``, ``InitVars``): the file's
+    own values win over these.  ``DAG_PARENT_NAMES`` is set only for a node with parents (and cut
+    after 2000 characters, as DAGMan cuts it); the job ad's ``DAGParentNodeNames`` is made from it."""
     values = {"JOB": spec.name, "RETRY": str(sub.attempt), "DAG_STATUS": str(sub.dag_status),
-              "FAILED_COUNT": str(sub.failed_count)}
+              "FAILED_COUNT": str(sub.failed_count), "MY.DAGParentNodeNames": '"$(DAG_PARENT_NAMES)"'}
+    if parents:
+        values["DAG_PARENT_NAMES"] = _parent_names(parents)
     if sub.priority:
         values["priority"] = str(sub.priority)
     return values
+
+
+def _parent_names(parents: list[str], limit: int = 2000) -> str:
+    text = ""
+    for name in parents:
+        if len(text) + len(name) + 1 > limit:
+            break
+        text = f"{text},{name}" if text else name
+    return text
+
+
+def _dagman_after() -> dict[str, str]:
+    """What DAGMan passes after every submit file (it overrides the file): the DAGMan job id, as a
+    macro and as the job ad's ``DAGManJobId``."""
+    ident = str(dagman_id())
+    return {"DAGManJobId": ident, "MY.DAGManJobId": ident}
 
 
 def _subdag_job(spec: NodeSpec, sub: Submit) -> JobSpec:
@@ -486,7 +502,8 @@ def _subdag_job(spec: NodeSpec, sub: Submit) -> JobSpec:
     ad = ClassAd({"ClusterId": sub.cluster, "ProcId": 0, "Universe": "local", "JobUniverse": 12,
                   "DAGNodeName": spec.name, "DAGNodeRetry": sub.attempt, "RequestCpus": 0,
                   "Cmd": sys.executable})
-    return JobSpec(argv, dict(os.environ), spec.directory, spec.submit + ".lib.out", spec.submit + ".lib.err",
+    env = {**os.environ, PARENT_ID_VARIABLE: str(dagman_id())}  # the nested run's parent_dagman_id
+    return JobSpec(argv, env, spec.directory, spec.submit + ".lib.out", spec.submit + ".lib.err",
                    "local", ad, None)
 
 
@@ -561,6 +578,8 @@ def run_workflow(directory: str, *, backend: Backend | Callable[[], Backend], da
     """
     dag_path = find_dag(directory, dag_file)
     dag = parse_dag(dag_path)
+    script_warnings: list[str] = []
+    check_scripts(dag, script_warnings.append)
     limits = _limits(dag, {"maxjobs": maxjobs, "maxidle": maxidle, "maxpre": maxpre, "maxpost": maxpost},
                      priority)
     descs, first = _load_descriptions(dag, limits)
@@ -572,7 +591,7 @@ def run_workflow(directory: str, *, backend: Backend | Callable[[], Backend], da
     lock = _Lock(paths["lock"])
     try:
         prior = replay(paths["journal"])
-        warnings = _damage_warnings(prior, paths["journal"])
+        warnings = script_warnings + _damage_warnings(prior, paths["journal"])
         for warning in warnings:
             if on_warning is not None:
                 on_warning(warning)
@@ -586,9 +605,12 @@ def run_workflow(directory: str, *, backend: Backend | Callable[[], Backend], da
         reasons = {n: r.reason for n, r in prior.nodes.items() if n in failed}
         machine = DagState(dag, limits, clock, done=done, failed=failed, attempts=attempts,
                            next_cluster=prior.max_cluster + 1, reasons=reasons)
+        machine.dag_id = dagman_id()
         the_backend = _backend_of(backend)
         journal = Journal(paths["journal"], run_id)
-        run = _Run(dag, descs, first, the_backend, journal, paths, clock, on_progress, progress_interval)
+        pre_done = frozenset(n for n, spec in dag.nodes.items() if spec.done or n in done)
+        run = _Run(dag, descs, first, the_backend, journal, paths, clock, on_progress, progress_interval,
+                   source, pre_done)
         try:
             result = _drive(run, machine, prior, source, done, handle_signals)
         finally:
@@ -601,7 +623,8 @@ def run_workflow(directory: str, *, backend: Backend | Callable[[], Backend], da
 
 def _report_files(dag: Dag) -> list[str]:
     """The files the engine replaces atomically (their stale temporaries are removed on start)."""
-    files = [glob.escape(p) for p in (dag.dot, dag.node_status_file[0] if dag.node_status_file else None) if p]
+    files = [glob.escape(p) for p in (dag.dot, dag.node_status_file[0] if dag.node_status_file else None,
+                                      dag.path + ".metrics") if p]
     return [glob.escape(dag.path) + ".rescue[0-9][0-9][0-9]*", *files]
 
 
@@ -616,7 +639,7 @@ def _drive(run: _Run, machine: DagState, prior: Replay, source: str, done: set[s
     dag = run.dag
     initially_done = {n for n in dag.nodes if machine.node_state(n) == "done"}
     run.journal.begin(run.clock(), prior.epochs + 1, source, len(dag.nodes), initially_done)
-    run.jobstate.internal(run.clock(), f"DAGMAN_STARTED {os.getpid()}.0")
+    run.files.begin(run.clock())
     if dag.dot:
         write_atomic(dag.dot, dot_text(dag))
     restore = _install_signals(run) if handle_signals else None
