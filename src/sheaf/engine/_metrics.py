@@ -19,8 +19,8 @@ __all__ = ["RunCounts", "graph_shape", "metrics_text"]
 
 import json
 from dataclasses import dataclass
-from importlib import metadata
 
+from sheaf import __version__
 from sheaf.engine._dagfile import Dag
 
 
@@ -30,13 +30,6 @@ class RunCounts:
 
     jobs_submitted: int = 0
     jobs_succeeded: int = 0
-
-
-def _version() -> str:
-    try:
-        return metadata.version("sheaf")
-    except metadata.PackageNotFoundError:
-        return "0"
 
 
 def graph_shape(dag: Dag) -> tuple[int, int]:
@@ -68,7 +61,7 @@ def metrics_text(dag: Dag, states: dict[str, str], counts: RunCounts, *, start: 
         tally["succeeded"] += states[name] == "done"
     word = "nodes" if version >= 2 else "jobs"
     out: dict[str, object] = {
-        "client": "condor_dagman", "version": _version(), "type": "metrics"}
+        "client": "condor_dagman", "version": __version__, "type": "metrics"}
     if version >= 2:
         out["metrics_version"] = 2
     out.update({"start_time": round(start, 3), "end_time": round(end, 3), "duration": round(end - start, 3),
