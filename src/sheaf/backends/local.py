@@ -56,9 +56,8 @@ from typing import Self
 from sheaf.backends._memwatch import POLL_INTERVAL, tree_rss_mb
 from sheaf.backends._queue import LaunchQueue, Outcome
 from sheaf.backends._spawn import Spawned, SpawnError, seal_descriptors, spawn
-from sheaf.classad import ClassAd
+from sheaf.classad import ClassAd, Demand, parse_limits
 from sheaf.engine import ConcurrencyLimits, Event, Exited, Held, Launch, Pool, Started
-from sheaf.classad import Demand, parse_limits
 from sheaf.engine._dollar import expand_launch, needs_expansion
 from sheaf.engine._orphans import start_ticks
 from sheaf.engine._pool import Claim

@@ -9,6 +9,10 @@ environment and file names, so the expansion is applied to each of those texts t
 ad; the ``MATCH_`` records of the references go into the launch's job ad.  A reference that cannot
 be expanded means the job cannot start: HTCondor holds it with ``Cannot expand $$(Name).``, and the
 backend reports that reason as a hold.
+
+One difference: the schedd expands ``arguments`` before the starter splits it, sheaf after the
+engine split it, so a ``$$([expression])`` with blanks in ``arguments`` must be one word - inside
+single quotes in the new syntax (``arguments = "'$$([Memory * 2])'"``), which HTCondor reads alike.
 """
 
 from __future__ import annotations
