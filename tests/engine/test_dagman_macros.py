@@ -115,3 +115,24 @@ def test_a_subdag_writes_its_own_jobstate_log_and_metrics(tmp_path: Path) -> Non
     parent = json.loads((tmp_path / "outer.dag.metrics").read_text())["dagman_id"]
     assert json.loads((tmp_path / "inner.dag.metrics").read_text())["parent_dagman_id"] == parent
     assert (tmp_path / "inner.dag.nodes.log").exists() and (tmp_path / "outer.dag.nodes.log").exists()
+
+
+def test_several_dag_files_run_as_one_named_after_the_first(tmp_path: Path) -> None:
+    """``sheaf run DIR --dag a.dag --dag b.dag`` as ``condor_submit_dag a.dag b.dag``: one DAG, node
+    names prefixed with the file's number, DAGMan's files named after the first DAG."""
+    (tmp_path / "t.sub").write_text("universe = local\nexecutable = /bin/true\nqueue\n")
+    (tmp_path / "f.sub").write_text("universe = local\nexecutable = /bin/false\nqueue\n")
+    (tmp_path / "a.dag").write_text("JOB A t.sub\nJOB B t.sub\nPARENT A CHILD B\n")
+    (tmp_path / "b.dag").write_text("JOB A t.sub\nJOB X f.sub\nPARENT A CHILD X\n")
+    done = sheaf_run(tmp_path, "--dag", "a.dag", "--dag", "b.dag")
+    assert done.returncode == 1, done.stdout + done.stderr
+    rescue = (tmp_path / "a.dag_multi.rescue001").read_text()
+    assert [ln for ln in rescue.splitlines() if ln.startswith("DONE")] == ["DONE 0.A", "DONE 0.B", "DONE 1.A"]
+    assert "#   the a.dag b.dag DAG file" in rescue
+    assert (tmp_path / "a.dag.nodes.log").exists() and (tmp_path / "a.dag.metrics").exists()
+    assert not (tmp_path / "b.dag.metrics").exists()
+    (tmp_path / "b.dag").write_text("JOB A t.sub\nJOB X t.sub\nPARENT A CHILD X\n")
+    again = sheaf_run(tmp_path, "--dag", "a.dag", "--dag", "b.dag")
+    assert again.returncode == 0, again.stdout + again.stderr
+    ran = [ln.split()[1] for ln in (tmp_path / "jobstate.log").read_text().splitlines() if " SUBMIT " in ln]
+    assert ran == ["0.A", "1.A", "0.B", "1.X", "1.X"]  # the second run: only 1.X, from the rescue DAG

@@ -38,7 +38,7 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -46,6 +46,7 @@ from sheaf.classad import ClassAd
 from sheaf.engine._backend import Backend, Event, Exited, Launch, Started
 from sheaf.engine._dagfile import Dag, NodeSpec, parse_dag, parse_rescue
 from sheaf.engine._journal import Journal, Replay, replay
+from sheaf.engine._multidag import combine_dags
 from sheaf.engine._orphans import ATTEMPT_VARIABLE, attempt_token, stop_run_processes
 from sheaf.engine._reports import dot_text, newest_rescue, remove_stale_temporaries, write_atomic
 from sheaf.engine._runfiles import PARENT_ID_VARIABLE, RunFiles, dagman_id
@@ -259,13 +260,14 @@ class _Run:
     def __init__(self, dag: Dag, descs: dict[str, SubmitDescription], first: dict[str, JobSpec],
                  backend: Backend, journal: Journal, paths: dict[str, str], clock: Callable[[], float],
                  on_progress: Callable[[Progress], None] | None, progress_interval: float,
-                 source: str = "fresh", pre_done: frozenset[str] = frozenset()) -> None:
+                 source: str = "fresh", pre_done: frozenset[str] = frozenset(),
+                 dag_files: tuple[str, ...] = ()) -> None:
         self.dag, self.descs, self.backend, self.journal = dag, descs, backend, journal
         self.first = first  # expansions of attempt 0 made while validating
         self.clock = clock
         self.scripts = ScriptRunner(paths["scripts"], clock)
-        self.files = RunFiles(dag, self._job_tag, dag_files=(os.path.basename(dag.path),), source=source,
-                              pre_done=pre_done)
+        self.files = RunFiles(dag, self._job_tag, dag_files=dag_files or (os.path.basename(dag.path),),
+                              multi=len(dag_files) > 1, source=source, pre_done=pre_done)
         self.keys: dict[str, tuple[str, int]] = {}
         self.pending: list[EngineEvent] = []
         self.early: list[Event] = []  # backend events collected while a commit was in flight
@@ -507,14 +509,14 @@ def _subdag_job(spec: NodeSpec, sub: Submit) -> JobSpec:
                    "local", ad, None)
 
 
-def _starting_point(dag: Dag, prior: Replay) -> tuple[str, set[str], set[str], dict[str, int]]:
+def _starting_point(dag: Dag, prior: Replay, multi: bool = False) -> tuple[str, set[str], set[str], dict[str, int]]:
     """(source, done, failed, attempts) for this run; see the module docstring."""
     if prior.epochs and prior.ended is None:
         done = {n for n, r in prior.nodes.items() if r.state == "done" and n in dag.nodes}
         done |= _rescue_done(dag, prior.source)
         failed = {n for n, r in prior.nodes.items() if r.state == "failed" and n in dag.nodes}
         return "recovery", done, failed, {n: r.attempt for n, r in prior.nodes.items() if n in dag.nodes}
-    rescue_path = newest_rescue(dag.path)
+    rescue_path = newest_rescue(dag.path, multi)
     if rescue_path is None:
         return "fresh", set(), set(), {}
     rescue = parse_rescue(rescue_path, dag)
@@ -559,7 +561,8 @@ def _complete_result(dag: Dag, prior: Replay, journal_path: str) -> RunResult:
                      prior.job_time, "complete", journal=journal_path)
 
 
-def run_workflow(directory: str, *, backend: Backend | Callable[[], Backend], dag_file: str | None = None,
+def run_workflow(directory: str, *, backend: Backend | Callable[[], Backend],
+                 dag_file: str | Sequence[str] | None = None,
                  maxjobs: int | None = None, maxidle: int | None = None, maxpre: int | None = None,
                  maxpost: int | None = None, clock: Callable[[], float] = time.time,
                  on_progress: Callable[[Progress], None] | None = None, progress_interval: float = 0.2,
@@ -574,16 +577,17 @@ def run_workflow(directory: str, *, backend: Backend | Callable[[], Backend], da
     workflow that runs and fails is a result, not an exception.  ``on_warning`` receives warnings
     (damaged journal lines that did not matter), which the result lists too.  ``priority`` is the
     DAG's own priority (``condor_submit_dag -priority``; a SUBDAG's run gets its node's), added to
-    every node's; without it, ``DAGMAN_DEFAULT_PRIORITY``.
+    every node's; without it, ``DAGMAN_DEFAULT_PRIORITY``.  Several ``dag_file``s run as one DAG, as
+    ``condor_submit_dag a.dag b.dag`` runs them (``_multidag``).
     """
-    dag_path = find_dag(directory, dag_file)
-    dag = parse_dag(dag_path)
+    dag_path, dag, names = _read_dags(directory, dag_file)
+    multi = len(names) > 1
     script_warnings: list[str] = []
     check_scripts(dag, script_warnings.append)
     limits = _limits(dag, {"maxjobs": maxjobs, "maxidle": maxidle, "maxpre": maxpre, "maxpost": maxpost},
                      priority)
     descs, first = _load_descriptions(dag, limits)
-    paths = state_paths(dag_path)
+    paths = state_paths(dag_path + "_multi" if multi else dag_path)
     try:
         os.makedirs(paths["dir"], exist_ok=True)
     except OSError as exc:
@@ -597,7 +601,7 @@ def run_workflow(directory: str, *, backend: Backend | Callable[[], Backend], da
                 on_warning(warning)
         if prior.ended is not None and prior.ended.succeeded:
             return _complete_result(dag, prior, paths["journal"])
-        source, done, failed, attempts = _starting_point(dag, prior)
+        source, done, failed, attempts = _starting_point(dag, prior, multi)
         # a killed engine's jobs, journaled or not: gone before their nodes run again
         stop_run_processes(prior.run_id, prior.processes.values())
         run_id = prior.run_id or uuid.uuid4().hex
@@ -610,7 +614,7 @@ def run_workflow(directory: str, *, backend: Backend | Callable[[], Backend], da
         journal = Journal(paths["journal"], run_id)
         pre_done = frozenset(n for n, spec in dag.nodes.items() if spec.done or n in done)
         run = _Run(dag, descs, first, the_backend, journal, paths, clock, on_progress, progress_interval,
-                   source, pre_done)
+                   source, pre_done, names)
         try:
             result = _drive(run, machine, prior, source, done, handle_signals)
         finally:
@@ -621,11 +625,21 @@ def run_workflow(directory: str, *, backend: Backend | Callable[[], Backend], da
         lock.release()
 
 
+def _read_dags(directory: str, dag_file: str | Sequence[str] | None) -> tuple[str, Dag, tuple[str, ...]]:
+    """(primary DAG path, the DAG, the DAG files' names) for one or several DAG files."""
+    files = [dag_file] if dag_file is None or isinstance(dag_file, str) else list(dag_file)
+    found = [find_dag(directory, f) for f in files or [None]]
+    names = tuple(os.path.basename(p) for p in found)
+    if len(found) == 1:
+        return found[0], parse_dag(found[0]), names
+    return found[0], combine_dags([parse_dag(p) for p in found]), names
+
+
 def _report_files(dag: Dag) -> list[str]:
     """The files the engine replaces atomically (their stale temporaries are removed on start)."""
     files = [glob.escape(p) for p in (dag.dot, dag.node_status_file[0] if dag.node_status_file else None,
                                       dag.path + ".metrics") if p]
-    return [glob.escape(dag.path) + ".rescue[0-9][0-9][0-9]*", *files]
+    return [glob.escape(dag.path) + suffix + ".rescue[0-9][0-9][0-9]*" for suffix in ("", "_multi")] + files
 
 
 def _backend_of(backend: Backend | Callable[[], Backend]) -> Backend:
