@@ -34,7 +34,6 @@ import fcntl
 import glob
 import os
 import signal
-import sys
 import threading
 import time
 import uuid
@@ -42,14 +41,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from sheaf.classad import ClassAd
 from sheaf.engine._backend import Backend, Event, Exited, Launch, Started
 from sheaf.engine._dagfile import Dag, NodeSpec, parse_dag, parse_rescue
 from sheaf.engine._journal import Journal, Replay, replay
 from sheaf.engine._multidag import combine_dags
+from sheaf.engine._nodejob import render_node, subdag_job
 from sheaf.engine._orphans import ATTEMPT_VARIABLE, attempt_token, stop_run_processes
 from sheaf.engine._reports import dot_text, newest_rescue, remove_stale_temporaries, write_atomic
-from sheaf.engine._runfiles import PARENT_ID_VARIABLE, RunFiles, dagman_id
+from sheaf.engine._runfiles import RunFiles, dagman_id
 from sheaf.engine._scriptmacros import check_scripts
 from sheaf.engine._scripts import ScriptRunner
 from sheaf.engine._state import (
@@ -69,7 +68,7 @@ from sheaf.engine._state import (
     SubmitFailed,
     WriteRescue,
 )
-from sheaf.engine._submit import JobSpec, SubmitDescription, parse_submit, render
+from sheaf.engine._submit import JobSpec, SubmitDescription, parse_submit
 from sheaf.errors import EngineError, FormatError, InputError, StorageError, UsageError
 from sheaf.model._runlock import STATE_DIR, lock_path
 
@@ -218,7 +217,7 @@ def _load_descriptions(dag: Dag, limits: Limits) -> tuple[dict[str, SubmitDescri
             desc = cache[spec.submit] = parse_submit(spec.submit)
         sub = Submit(spec.name, 0, 0, spec.priority + limits.dag_priority)
         try:
-            job = _render(desc, spec, sub, _config_bool(dag, "DAGMAN_DEFAULT_APPEND_VARS", False),
+            job = render_node(desc, spec, sub, _config_bool(dag, "DAGMAN_DEFAULT_APPEND_VARS", False),
                           dag.parents[spec.name])
         except InputError as exc:
             raise exc.located(desc.path) from None
@@ -377,9 +376,9 @@ class _Run:
         if job is not None:
             job.ad["ClusterId"] = sub.cluster  # known only now; nothing else in the ad depends on it
         elif spec.subdag:
-            job = _subdag_job(spec, sub)
+            job = subdag_job(spec, sub)
         else:
-            job = _render(self._description(spec), spec, sub, self.append_vars, self.dag.parents[spec.name])
+            job = render_node(self._description(spec), spec, sub, self.append_vars, self.dag.parents[spec.name])
         # the token makes the process findable without the journal (see _orphans)
         env = {**job.env, ATTEMPT_VARIABLE: attempt_token(self.journal.run_id, spec.name, sub.attempt)}
         return Launch(key, spec.name, sub.attempt, job.argv, env, job.cwd, job.stdout, job.stderr,
@@ -439,74 +438,6 @@ class _Run:
         finally:
             self.scripts.close()
             self.files.close()
-
-
-def _split_vars(spec: NodeSpec, append_default: bool) -> tuple[dict[str, str], dict[str, str]]:
-    """(appended, prepended) VARS of a node: each macro as its VARS line said, else as
-    ``DAGMAN_DEFAULT_APPEND_VARS`` says (default: prepended, so the submit file's own value wins)."""
-    appended: dict[str, str] = {}
-    prepended: dict[str, str] = {}
-    for key, value in spec.vars.items():
-        mode = spec.var_modes.get(key, "")
-        append = mode == "APPEND" or (mode == "" and append_default)
-        (appended if append else prepended)[key] = value
-    return appended, prepended
-
-
-def _render(desc: SubmitDescription, spec: NodeSpec, sub: Submit, append_default: bool,
-            parents: list[str]) -> JobSpec:
-    """Expand a node's submit description for one submission, VARS and DAGMan's values in place."""
-    appended, prepended = _split_vars(spec, append_default)
-    return render(desc, spec.name, sub.attempt, sub.cluster, spec.directory, {**appended, **_dagman_after()},
-                  {**_dagman_values(spec, sub, parents), **prepended})
-
-
-def _dagman_values(spec: NodeSpec, sub: Submit, parents: list[str]) -> dict[str, str]:
-    """What DAGMan passes before every submit file (``dagman_submit.cpp``, ``InitVars``): the file's
-    own values win over these.  ``DAG_PARENT_NAMES`` is set only for a node with parents (and cut
-    after 2000 characters, as DAGMan cuts it); the job ad's ``DAGParentNodeNames`` is made from it."""
-    values = {"JOB": spec.name, "RETRY": str(sub.attempt), "DAG_STATUS": str(sub.dag_status),
-              "FAILED_COUNT": str(sub.failed_count), "MY.DAGParentNodeNames": '"$(DAG_PARENT_NAMES)"'}
-    if parents:
-        values["DAG_PARENT_NAMES"] = _parent_names(parents)
-    if sub.priority:
-        values["priority"] = str(sub.priority)
-    return values
-
-
-def _parent_names(parents: list[str], limit: int = 2000) -> str:
-    text = ""
-    for name in parents:
-        if len(text) + len(name) + 1 > limit:
-            break
-        text = f"{text},{name}" if text else name
-    return text
-
-
-def _dagman_after() -> dict[str, str]:
-    """What DAGMan passes after every submit file (it overrides the file): the DAGMan job id, as a
-    macro and as the job ad's ``DAGManJobId``."""
-    ident = str(dagman_id())
-    return {"DAGManJobId": ident, "MY.DAGManJobId": ident}
-
-
-def _subdag_job(spec: NodeSpec, sub: Submit) -> JobSpec:
-    """SUBDAG EXTERNAL: a nested ``sheaf run`` of the sub-DAG, as a local-universe job; the node's
-    effective priority is passed down (``condor_submit_dag -priority``).  A sub-DAG file that does
-    not exist at submission is a submit failure, as in DAGMan."""
-    if not os.path.isfile(spec.submit):
-        raise InputError("cannot submit the SUBDAG: no such DAG file", rule="the sub-DAG file exists",
-                         value=spec.submit, path=spec.path, line=spec.line)
-    boot = "import sys; from sheaf.cli import main; sys.argv[0] = 'sheaf'; main()"
-    argv: tuple[str, ...] = (sys.executable, "-c", boot, "run", spec.directory, "--dag", spec.submit)
-    if sub.priority:
-        argv += ("--priority", str(sub.priority))
-    ad = ClassAd({"ClusterId": sub.cluster, "ProcId": 0, "Universe": "local", "JobUniverse": 12,
-                  "DAGNodeName": spec.name, "DAGNodeRetry": sub.attempt, "RequestCpus": 0,
-                  "Cmd": sys.executable})
-    env = {**os.environ, PARENT_ID_VARIABLE: str(dagman_id())}  # the nested run's parent_dagman_id
-    return JobSpec(argv, env, spec.directory, spec.submit + ".lib.out", spec.submit + ".lib.err",
-                   "local", ad, None)
 
 
 def _starting_point(dag: Dag, prior: Replay, multi: bool = False) -> tuple[str, set[str], set[str], dict[str, int]]:
