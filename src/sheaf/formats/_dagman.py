@@ -111,6 +111,7 @@ class Dag:
     final: str | None = None
     dot: str | None = None
     node_status_file: tuple[str, float] | None = None
+    node_status_always: bool = False  # NODE_STATUS_FILE ... ALWAYS-UPDATE
     jobstate_log: str | None = None
     cycle: tuple[str, ...] = ()  # a cycle of PARENT/CHILD edges (its first node repeated last), if any
     files: tuple[str, ...] = ()  # every DAG file of the run (``condor_submit_dag a.dag b.dag``), first first
@@ -594,7 +595,9 @@ def _parse_misc(f: _File, keyword: str, words: list[str]) -> None:
     elif keyword == "NODE_STATUS_FILE":
         timed = len(words) > 2 and words[2].upper() != "ALWAYS-UPDATE"
         secs = float(_int(f, words[2], "update time", low=0)) if timed else 60.0
-        dag.node_status_file = dag.node_status_file or (_file_option(f, words, "NODE_STATUS_FILE"), secs)
+        if dag.node_status_file is None:
+            dag.node_status_file = (_file_option(f, words, "NODE_STATUS_FILE"), secs)
+            dag.node_status_always = words[-1].upper() == "ALWAYS-UPDATE"
     elif keyword == "DONE":
         _set_done(f, words)
     elif keyword == "INCLUDE":
