@@ -229,7 +229,7 @@ def select(env: Env, base: Value, lname: str) -> Value:
     if base is UNDEFINED:
         return UNDEFINED
     if isinstance(base, list):
-        return [select(env, item, lname) if isinstance(item, ClassAd) or isinstance(item, list) or item is UNDEFINED
+        return [select(env, item, lname) if isinstance(item, (ClassAd, list)) or item is UNDEFINED
                 else ERROR for item in base]
     return ERROR
 

@@ -72,9 +72,8 @@ def _time_arith(op: str, a: Value, b: Value) -> Value:
             return RelTime(a.secs * b)
         if tb is RelTime and ta in _NUMERIC and ta is not bool:
             return RelTime(a * b.secs)
-    elif op == "/":
-        if ta is RelTime and tb in _NUMERIC and tb is not bool:
-            return ERROR if b == 0 else RelTime(a.secs / b)
+    elif op == "/" and ta is RelTime and tb in _NUMERIC and tb is not bool:
+        return ERROR if b == 0 else RelTime(a.secs / b)
     return ERROR
 
 

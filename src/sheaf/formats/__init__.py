@@ -82,7 +82,7 @@ def read_workflow(path: PathLike, *, warnings: list[str] | None = None) -> Workf
     ``sheaf plan`` refuses what ``sheaf validate`` refuses, with the line."""
     head = _head(path)
     first = _first_char(head)
-    if first == "<" or first == "{" and ('"schemaVersion"' in head or '"workflow"' in head):
+    if first == "<" or (first == "{" and ('"schemaVersion"' in head or '"workflow"' in head)):
         module, what = ("_dax", "DAX XML") if first == "<" else ("_wfcommons", "WfCommons JSON")
         other: Workflow = _other(f"sheaf.formats.{module}", f"read{module}", what, path, warnings)
         return _names_checked(other, path)

@@ -50,7 +50,8 @@ def read_wfcommons(path: str | os.PathLike[str], *, warnings: list[str] | None =
     except InputError as exc:
         if exc.line is None:
             exc.located(str(path), *_locate(data, exc.value if exc.has_value else None))
-        raise exc.located(str(path))
+        exc.located(str(path))
+        raise
 
 
 def loads_wfcommons(data: bytes | str, *, source: str = "<wfcommons>",
@@ -72,10 +73,7 @@ def loads_wfcommons(data: bytes | str, *, source: str = "<wfcommons>",
         raise FormatError("not a WfCommons workflow", rule="a top-level object with a 'workflow' object",
                           value=type(doc).__name__, path=source, line=1)
     workflow = doc["workflow"]
-    if "specification" in workflow:
-        tasks = _tasks_15(workflow)
-    else:
-        tasks = _tasks_14(workflow)
+    tasks = _tasks_15(workflow) if "specification" in workflow else _tasks_14(workflow)
     built = _build(doc, tasks)
     found = nul_problem(built) if b"\\u0000" in raw else None
     if found is not None:

@@ -31,6 +31,7 @@ slice, or the rest, is parsed here: the result never depends on the worker.
 
 from __future__ import annotations
 
+import contextlib
 import mmap
 import os
 import queue
@@ -282,10 +283,8 @@ class _Worker:
         if self.process.poll() is None:
             self.process.kill()
         while self.reader.is_alive():
-            try:  # unblock a reader waiting for room in the queue
+            with contextlib.suppress(queue.Empty):  # unblock a reader waiting for room in the queue
                 self.frames.get(timeout=0.05)
-            except queue.Empty:
-                pass
         self.process.wait()
         if self.process.stdout is not None:
             self.process.stdout.close()

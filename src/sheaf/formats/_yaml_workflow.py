@@ -247,7 +247,7 @@ def _use(u: dict[str, Any], lfn: str, kind: Any) -> Use:
     meta = get("metadata")
     if meta is not None and (meta.__class__ is not dict or set(map(type, meta.values())) - {str}):
         meta = _text_map(meta)  # the Python API writes ``size`` into metadata as a number
-    return Use(lfn, kind, stage_out, register, optional, bypass, size, meta if meta else EMPTY, planning)
+    return Use(lfn, kind, stage_out, register, optional, bypass, size, meta or EMPTY, planning)
 
 
 def _text_map(meta: Any) -> dict[str, str]:
@@ -339,8 +339,8 @@ def _diagnose_use(use: Any, src: Source, where: str, anchor: Any) -> None:
             src.fail(f"'{key}' of the use of '{to_text(lfn)}' by {where} must be true or false",
                      rule=f"'{key}' is a boolean", value=use[key], key=key)
     size = use.get("size")
-    if size is not None and not (isinstance(size, int) and not isinstance(size, bool)
-                                 or isinstance(size, str) and size.strip().isdigit()):
+    if size is not None and not ((isinstance(size, int) and not isinstance(size, bool))
+                                 or (isinstance(size, str) and size.strip().isdigit())):
         src.fail(f"size of the use of '{to_text(lfn)}' by {where} must be an integer",
                  rule="size is an integer", value=size, key="size")
     meta = use.get("metadata")
@@ -354,9 +354,10 @@ def _diagnose_use(use: Any, src: Source, where: str, anchor: Any) -> None:
 
 def _dependencies(raw_deps: list[Any], src: Source) -> dict[str, list[str]]:
     deps: dict[str, list[str]] = {}
-    for entry in raw_deps:
+    for raw in raw_deps:
+        entry = raw
         if entry.__class__ is not dict or entry.get("id") is None or not entry.keys() <= _DEP_KEYS:
-            entry = mapping(src, entry, "a job dependency", _DEP_KEYS, required=("id",))
+            entry = mapping(src, raw, "a job dependency", _DEP_KEYS, required=("id",))
         parent = entry["id"]
         children = entry.get("children") or []
         if parent.__class__ is not str or children.__class__ is not list or set(map(type, children)) - {str}:
@@ -443,10 +444,9 @@ def _job_data(job: Job) -> dict[str, Any]:
         if job.name != job.file:
             data["name"] = job.name
     data["id"] = job.id
-    for key, value in (("stdin", job.stdin), ("stdout", job.stdout), ("stderr", job.stderr),
-                       ("nodeLabel", job.node_label)):
-        if value is not None:
-            data[key] = value
+    streams = (("stdin", job.stdin), ("stdout", job.stdout), ("stderr", job.stderr),
+               ("nodeLabel", job.node_label))
+    data.update({key: value for key, value in streams if value is not None})
     data["arguments"] = [a.lfn if isinstance(a, FileRef) else a for a in job.arguments]
     data["uses"] = [_use_data(use) for use in job.uses]
     if job.profiles:

@@ -92,7 +92,7 @@ def _check_name(value: str | None, what: str, limit: int = MAX_NAME_BYTES) -> No
                               value=value)
     if len(value) * 4 > limit and len(value.encode("utf-8", "surrogatepass")) > limit:
         raise ValidationError(f"{what} is longer than {limit} bytes",
-                              rule=f"{what.split(' ')[0]} names fit in file names ({limit} bytes at most)",
+                              rule=f"{what.split(' ', maxsplit=1)[0]} names fit in file names ({limit} bytes at most)",
                               value=value)
 
 
