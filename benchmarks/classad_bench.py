@@ -103,16 +103,17 @@ def _kind_text(kind: int, rng: random.Random) -> str:
 
 
 def _resources(rng: random.Random) -> list[str]:
-    ads = []
-    for i in range(800):
-        ads.append(f'[ Name = "slot{i}@node{i // 8}"; Arch = "{"X86_64" if i % 4 else "aarch64"}"; OpSys = "LINUX";'
-                   f' Memory = {rng.choice([2048, 4096, 8192, 16384, 32768])}; Cpus = {rng.choice([1, 2, 4, 8])};'
-                   ' Requirements = TARGET.WANT_GRID =!= true && TARGET.RequestMemory <= MY.Memory; Rank = 0 ]')
-    for i in range(200):
-        ads.append(f'[ Name = "site{i}"; WantAdRevaluate = true; CurMatches = {i % 3}; MaxMatches = 200;'
-                   ' Is_Grid_Site = true; Requirements = CurMatches < MaxMatches && TARGET.WANT_GRID =?= true;'
-                   f' SiteEnvironment = "SITE=site{i}"; MatchmakerURL = "gk{i}.example.org/jobmanager-condor" ]')
-    return ads
+    slots = [f'[ Name = "slot{i}@node{i // 8}"; Arch = "{"X86_64" if i % 4 else "aarch64"}";'
+             f' OpSys = "LINUX"; Memory = {rng.choice([2048, 4096, 8192, 16384, 32768])};'
+             f' Cpus = {rng.choice([1, 2, 4, 8])};'
+             ' Requirements = TARGET.WANT_GRID =!= true && TARGET.RequestMemory <= MY.Memory; Rank = 0 ]'
+             for i in range(800)]
+    sites = [f'[ Name = "site{i}"; WantAdRevaluate = true; CurMatches = {i % 3}; MaxMatches = 200;'
+             ' Is_Grid_Site = true; Requirements = CurMatches < MaxMatches && TARGET.WANT_GRID =?= true;'
+             f' SiteEnvironment = "SITE=site{i}";'
+             f' MatchmakerURL = "gk{i}.example.org/jobmanager-condor" ]'
+             for i in range(200)]
+    return slots + sites
 
 
 def cycle(jobs_count: int, kinds: int) -> None:

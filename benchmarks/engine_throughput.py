@@ -160,7 +160,7 @@ def peer_venv() -> Path | None:
                                  capture_output=True, check=False).returncode]
     if missing and subprocess.run(pip + missing, capture_output=True, check=False).returncode:
         for p in missing:  # install what installs; the rest are reported as skipped
-            subprocess.run(pip + [p], capture_output=True, check=False)
+            subprocess.run([*pip, p], capture_output=True, check=False)
     return python
 
 

@@ -88,7 +88,7 @@ def genome(n: int) -> Workflow:
             parts.append(out)
             jobs[f"ind_{c}_{i}"] = _job(f"ind_{c}_{i}", "individuals", [f"ALL.chr{c}.vcf", str(c), str(i), str(per_chr)],
                                         [f"ALL.chr{c}.vcf", "columns.txt"], [out])
-        jobs[f"merge_{c}"] = _job(f"merge_{c}", "individuals_merge", [str(c)] + parts[:3], parts, [f"chr{c}n.tar.gz"])
+        jobs[f"merge_{c}"] = _job(f"merge_{c}", "individuals_merge", [str(c), *parts[:3]], parts, [f"chr{c}n.tar.gz"])
         jobs[f"sift_{c}"] = _job(f"sift_{c}", "sifting", [f"ALL.chr{c}.annotation.vcf", str(c)],
                                  [f"ALL.chr{c}.annotation.vcf"], [f"sifted.SIFT.chr{c}.txt"])
         for p in range(populations):

@@ -78,7 +78,7 @@ def _pmc(draw: st.DrawFn) -> tuple[list[PmcTask], list[tuple[str, str]]]:
     names = draw(st.lists(_word, min_size=1, max_size=6, unique=True))
     tasks = []
     for name in names:
-        argv = (draw(_word),) + tuple(draw(st.lists(_arg, max_size=3)))
+        argv = (draw(_word), *draw(st.lists(_arg, max_size=3)))
         meta = draw(st.one_of(st.none(), st.tuples(_word, _word, _word)))
         fwd = st.tuples(_word.filter(lambda w: "=" not in w), _word)
         tasks.append(PmcTask(

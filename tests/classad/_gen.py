@@ -176,7 +176,7 @@ class Generator:
             # the official library (a documented difference): keep to well-formed ones
             args = [arg if not arg.startswith('"') else r.choice(_TIMES[:5]) for arg in args]
         if r.random() < 0.05 and name not in ("absTime", "formatTime"):  # wrong arity (not "now")
-            args = args[:-1] if args and r.random() < 0.5 else args + [self.expr(depth)]
+            args = args[:-1] if args and r.random() < 0.5 else [*args, self.expr(depth)]
         spelled = name if r.random() < 0.8 else r.choice((name.lower(), name.upper()))
         return f"{spelled}({', '.join(args)})"
 
@@ -187,7 +187,7 @@ class Generator:
         table = {
             "s": _STRINGS, "v": _VERSIONS, "p": _PATTERNS, "o": _OPTIONS, "S": _STRING_LISTS, "N": _NUMBER_LISTS,
             "d": _DELIMS, "t": _TIMES, "T": _TIME_ARGS, "F": _FORMATS, "E": _ENVS, "A": _ARGS, "u": _USERS,
-            "c": _COMPARE_OPS, "U": ('"root"', '"nosuchuser"', "undefined"), "i": _INTS[:9] + ("-1", "-2"),
+            "c": _COMPARE_OPS, "U": ('"root"', '"nosuchuser"', "undefined"), "i": (*_INTS[:9], "-1", "-2"),
             "n": _INTS[:8] + _REALS + ('"2.5"', "true"),
         }
         if kind in table:

@@ -47,12 +47,12 @@ def test_bulk_differential(capsys: pytest.CaptureFixture[str]) -> None:
         print("cases per feature: " + ", ".join(f"{f}={counts[f]}" for f in sorted(features, key=counts.__getitem__)))
     rare = {f: counts[f] for f in features if counts[f] < MIN_PER_FEATURE}
     assert not rare, f"features exercised fewer than {MIN_PER_FEATURE} times: {rare}"
-    for mode, bad in mismatches.items():
+    for mode, reported in mismatches.items():
         # evalInEachContext/countMatches inside larger ads still differ now and then (about 1 case in
         # 20,000): which scope the official library consults for them depends on state we have not
         # pinned down.  Those are reported, not failed; every other mismatch fails.
-        murky = [line for line in bad if _EACH.search(line)]
-        bad = [line for line in bad if not _EACH.search(line)]
+        murky = [line for line in reported if _EACH.search(line)]
+        bad = [line for line in reported if not _EACH.search(line)]
         if murky:
             with capsys.disabled():
                 print(f"{mode}: {len(murky)} known evalInEachContext/countMatches difference(s):\n  "

@@ -141,7 +141,7 @@ def _naive(jobs: list[ClassAd], resources: list[ClassAd], config: dict[str, int]
     made = []
     for i in order:
         job, best = jobs[i], None
-        for position, (name, ad) in enumerate(pool):
+        for position, (_name, ad) in enumerate(pool):
             if not symmetric_match(job, ad):
                 continue
             wanted = job.eval("ConcurrencyLimits", ad)

@@ -71,7 +71,7 @@ def test_dax_34_with_catalogs_streams_inout_and_a_dag_job() -> None:
     entry = tc.lookup("diamond", "preprocess", "4.0")
     assert entry is not None and entry.sites[0].type == "stageable" and entry.sites[0].os_type == "linux"
     assert entry.profiles == {"pegasus": {"clusters.size": "3"}}
-    _, levels, summary = validate(wf)
+    _, _, summary = validate(wf)
     assert summary.levels == 3
 
 

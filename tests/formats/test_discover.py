@@ -77,7 +77,7 @@ def test_properties_layers(here: Path) -> None:
 def test_named_but_missing_catalogs_are_errors(here: Path) -> None:
     with pytest.raises(InputError, match="given on the command line does not exist"):
         formats.load_inputs("wf.yml", cwd=here, sc="nope.yml")
-    with pytest.raises(InputError, match="named by the property pegasus.catalog.replica.file"):
+    with pytest.raises(InputError, match=r"named by the property pegasus\.catalog\.replica\.file"):
         formats.load_inputs("wf.yml", cwd=here, defines=["pegasus.catalog.replica.file=gone.txt"])
     with pytest.raises(UsageError, match="key=value"):
         formats.load_inputs("wf.yml", cwd=here, defines=["novalue"])

@@ -112,6 +112,11 @@ def _seconds(call: Callable[[], object]) -> float:
     return time.perf_counter() - start
 
 
+def _refused(error: type[Exception], read: Callable[[Any], object], arg: Any) -> None:
+    with pytest.raises(error):
+        read(arg)
+
+
 @pytest.mark.parametrize(("text", "value"), [
     ("x: " + "-" * 200_000 + "\n", "-" * 100_000),       # every offset a candidate
     ("x: '" + " " * 100_000 + "'\n", " "),                # a white-space value
@@ -297,7 +302,7 @@ def test_external_entities_are_refused(declaration: str) -> None:
 def test_entity_bombs_stay_bounded() -> None:
     levels = "".join(f'<!ENTITY e{i} "{f"&e{i - 1};" * 10}">' for i in range(1, 10))
     bomb = f'<!DOCTYPE adag [<!ENTITY e0 "aaaaaaaaaa">{levels}]><adag name="&e9;"/>'
-    took = _seconds(lambda: pytest.raises(FormatError, loads_dax, bomb))
+    took = _seconds(lambda: _refused(FormatError, loads_dax, bomb))
     assert took < 5
 
 
@@ -306,7 +311,7 @@ def test_yaml_alias_bombs_stay_bounded(tmp_path: Path) -> None:
     lines += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]" for i in range(1, 10)]
     path = tmp_path / "bomb.yml"
     path.write_text("\n".join(lines) + "\n")
-    took = _seconds(lambda: pytest.raises(InputError, formats.read_workflow, path))
+    took = _seconds(lambda: _refused(InputError, formats.read_workflow, path))
     assert took < 5
 
 

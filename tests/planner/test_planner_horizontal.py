@@ -251,7 +251,7 @@ def test_aggregator_precedence_property_site_job_transformation() -> None:
     tc_mpi = catalog("A", "B", sites=("pool",), profiles={"pegasus": {"clusters.size": "2", agg: "mpiexec"}})
     assert clusters(run(wf_job, tc_mpi, sc, clustering=["horizontal"]))[0].aggregator == "mpiexec"
     bad = catalog("A", "B", sites=("pool",), profiles={"pegasus": {"clusters.size": "2", agg: "parallel"}})
-    with pytest.raises(PlanningError, match="job.aggregator"):
+    with pytest.raises(PlanningError, match=r"job\.aggregator"):
         run(wf, bad, sc, clustering=["horizontal"])
 
 
