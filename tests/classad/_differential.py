@@ -102,7 +102,8 @@ def same(mine: Any, theirs: Any) -> bool:
     if mine[0] != theirs[0]:
         return False
     if mine[0] == "list":
-        return len(mine[1]) == len(theirs[1]) and all(same(a, b) for a, b in zip(mine[1], theirs[1], strict=True))
+        return len(mine[1]) == len(theirs[1]) and all(
+            same(a, b) for a, b in zip(mine[1], theirs[1], strict=True))
     if mine[0] == "real":
         a, b = float(mine[1]), float(theirs[1])
         return a == b or (math.isnan(a) and math.isnan(b)) or math.isclose(a, b, rel_tol=1e-12)
@@ -170,4 +171,5 @@ def run(cases: list[Case]) -> tuple[dict[str, list[str]], int]:
         strict = pool.submit(run_oracle, cases, True, workdir)
         theirs_compat, theirs_strict = compat.result(), strict.result()
     crashes = sum(1 for result in theirs_compat + theirs_strict if result == ["crash"])
-    return {"compat": compare(cases, False, theirs_compat), "strict": compare(cases, True, theirs_strict)}, crashes
+    return {"compat": compare(cases, False, theirs_compat),
+            "strict": compare(cases, True, theirs_strict)}, crashes

@@ -223,7 +223,8 @@ class SeqexecRun:
         try:
             argv = self._spawner.resolve(shlex.split(command))
         except (ValueError, IndexError):
-            print(f"{os.path.basename(self._settings.app)}: unparsable {what} string, ignoring", file=sys.stderr)
+            print(f"{os.path.basename(self._settings.app)}: unparsable {what} string, ignoring",
+                  file=sys.stderr)
             return
         begin, status, pid = time.time(), EXEC_FAILED, -1
         try:

@@ -7,10 +7,11 @@ receive values that are neither; ``_eval`` checks strictness before calling them
 Coercions (measured against the official library): booleans count as integers in arithmetic and
 comparison (``true + 1`` is 2, ``true == 1`` is true) but not in unary minus/plus nor in bit
 operators; integers and reals promote to real; a real result that overflows to infinity is ``ERROR``
-(``1e308 * 10``; oddly not negative infinity, ``-1.0/0.0`` is ``-inf``), while ``0.0/0`` is NaN; integer ``/`` and ``%`` truncate toward zero like C, by zero
-they are ``ERROR``; ``%`` on reals is ``ERROR``; shift counts are taken modulo 64 (right shifts of
-negative numbers follow the official library's own rules, see ``bitwise``).  Strings compare
-without regard to ASCII case for ``== != < <= > >=``; ``is``/``isnt`` compare exactly and by type.
+(``1e308 * 10``; oddly not negative infinity, ``-1.0/0.0`` is ``-inf``), while ``0.0/0`` is NaN;
+integer ``/`` and ``%`` truncate toward zero like C, by zero they are ``ERROR``; ``%`` on reals is
+``ERROR``; shift counts are taken modulo 64 (right shifts of negative numbers follow the official
+library's own rules, see ``bitwise``).  Strings compare without regard to ASCII case for
+``== != < <= > >=``; ``is``/``isnt`` compare exactly and by type.
 Times: absolute +/- relative, relative +/- relative, absolute - absolute, relative * / number.
 """
 
@@ -237,4 +238,6 @@ def _binary_table() -> dict[str, Callable[[Value, Value], Value]]:
 
 
 BINARY: Final = _binary_table()
-UNARY: Final[dict[str, Callable[[Value], Value]]] = {"-": negate, "+": plus, "!": logical_not, "~": complement}
+UNARY: Final[dict[str, Callable[[Value], Value]]] = {
+    "-": negate, "+": plus, "!": logical_not, "~": complement,
+}

@@ -296,7 +296,8 @@ class _Parser:
         raise self.fail(pos, f"expected an attribute name, found {self.describe(pos)}")
 
     def primary(self, pos: int) -> tuple[int, Node]:
-        """primary := literal | name | name '(' args ')' | '(' expr ')' | '{' list '}' | '[' ad ']' | '.' name"""
+        """primary := literal | name | name '(' args ')' | '(' expr ')' | '{' list '}' | '[' ad ']'
+                   | '.' name"""
         toks = self.toks
         tok = toks[pos]
         if tok == "(":

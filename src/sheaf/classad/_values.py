@@ -10,7 +10,9 @@ Integers are 64-bit two's complement, as in HTCondor: every arithmetic result go
 
 from __future__ import annotations
 
-__all__ = ["ERROR", "UNDEFINED", "AbsTime", "ClassAdSyntaxError", "Error", "RelTime", "Undefined", "excerpt", "wrap"]
+__all__ = [
+    "ERROR", "UNDEFINED", "AbsTime", "ClassAdSyntaxError", "Error", "RelTime", "Undefined", "excerpt", "wrap",
+]
 
 from typing import Final, NamedTuple, Self
 

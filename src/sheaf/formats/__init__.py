@@ -121,7 +121,8 @@ def _refuse_nul(workflow: Workflow, path: PathLike) -> None:
     found = nul_problem(workflow)
     if found is not None:
         job_id, problem = found
-        where = locate_error(ValidationError("", value=job_id), [str(path)])  # the NUL is escaped: find the job
+        # the NUL is escaped in the text: find the job instead
+        where = locate_error(ValidationError("", value=job_id), [str(path)])
         raise problem.located(str(path), where.line, where.column)
 
 
@@ -170,7 +171,8 @@ def write_workflow(workflow: Workflow, path: PathLike) -> None:
     _write_atomically(workflow_yaml(workflow), path)
 
 
-def read_transformation_catalog(path: PathLike, *, warnings: list[str] | None = None) -> TransformationCatalog:
+def read_transformation_catalog(path: PathLike, *,
+                                warnings: list[str] | None = None) -> TransformationCatalog:
     """A transformation catalog from Pegasus 5.0 YAML or the text formats (by content)."""
     src = Source.open(path, warnings)
     if _is_text_tc(src.text):
@@ -199,7 +201,8 @@ def read_site_catalog(path: PathLike, *, warnings: list[str] | None = None) -> S
     """A site catalog from Pegasus 5.0 YAML or XML (by content)."""
     src = Source.open(path, warnings)
     if _first_char(src.text) == "<":
-        xml: SiteCatalog = _other("sheaf.formats._site_xml", "read_site_xml", "site catalog XML", path, warnings)
+        xml: SiteCatalog = _other("sheaf.formats._site_xml", "read_site_xml", "site catalog XML", path,
+                                  warnings)
         return xml
     return sc_from_data(src.load_yaml(), src)
 

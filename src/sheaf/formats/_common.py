@@ -167,7 +167,8 @@ class Source:
         if not 1 < line <= len(lines):
             return ""
         here = lines[line - 1]
-        above = next((t for t in reversed(lines[:line - 1]) if t.strip() and not t.lstrip().startswith("#")), "")
+        above = next((t for t in reversed(lines[:line - 1])
+                      if t.strip() and not t.lstrip().startswith("#")), "")
         indent_here = len(here) - len(here.lstrip(" "))
         indent_above = len(above) - len(above.lstrip(" "))
         if indent_here > indent_above and not above.rstrip().endswith(":") and ":" in above:
@@ -380,8 +381,8 @@ class ProfileReader:
     def _normalize(self, raw: Any, what: str) -> Mapping[str, Mapping[str, str]]:
         src = self.src
         if not isinstance(raw, dict):
-            src.fail(f"{what} must map a namespace to its keys", rule="profiles are {namespace: {key: value}}",
-                     value=shown(raw), key="profiles")
+            src.fail(f"{what} must map a namespace to its keys",
+                     rule="profiles are {namespace: {key: value}}", value=shown(raw), key="profiles")
         for namespace, entries in raw.items():
             if isinstance(entries, dict):
                 for key, value in entries.items():

@@ -153,7 +153,8 @@ def locate_all(text: str, value: object, *, key: str | None = None) -> list[Posi
 
 
 def locate(text: str, value: object, *, key: str | None = None, nth: int = 1) -> Position | None:
-    """The ``nth`` (1-based; ``-1`` the last) position of ``value``, after ``key:`` when given, or ``None``."""
+    """The ``nth`` (1-based; ``-1`` the last) position of ``value``, after ``key:`` when given, or
+    ``None``."""
     offsets = _offsets(text, value, key)
     chosen: int | None = None
     for count, offset in enumerate(offsets, 1):

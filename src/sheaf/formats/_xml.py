@@ -40,6 +40,7 @@ def parse_xml(data: bytes, source: str, what: str) -> Any:
 def _refuse_external(data: bytes, source: str, what: str) -> None:
     found = _EXTERNAL.search(data)
     if found is not None:
-        raise FormatError("external entities are not read", rule=f"{what} declares no SYSTEM or PUBLIC entity",
+        raise FormatError("external entities are not read",
+                          rule=f"{what} declares no SYSTEM or PUBLIC entity",
                           value=found.group(1).decode("utf-8", "replace"), path=source,
                           line=data.count(b"\n", 0, found.start()) + 1)

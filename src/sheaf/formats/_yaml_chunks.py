@@ -56,8 +56,8 @@ SLICE_CHARS = 4 << 20
 WORKER_SHARE = 8
 _WORKER = str(Path(__file__).with_name("_slice_worker.py"))
 _FRAME_HEAD = 9  # _slice_worker.FRAME: status byte + 8-byte little-endian length
-_AFTER_JOBS = (b"pegasus:", b"name:", b"hooks:", b"profiles:", b"metadata:", b"siteCatalog:", b"replicaCatalog:",
-               b"transformationCatalog:", b"jobDependencies:", b"x-")
+_AFTER_JOBS = (b"pegasus:", b"name:", b"hooks:", b"profiles:", b"metadata:", b"siteCatalog:",
+               b"replicaCatalog:", b"transformationCatalog:", b"jobDependencies:", b"x-")
 _MARKS = re.compile(rb"\n(?:(---|\.\.\.)|(jobs:)|" + b"|".join(map(re.escape, _AFTER_JOBS)) + rb")")
 _PAGE = mmap.PAGESIZE
 Buffer = bytes | mmap.mmap
@@ -213,12 +213,16 @@ def _use_worker(slices: list[tuple[int, int]]) -> bool:
 
 
 def _two_core_chunks(data: mmap.mmap, path: str, slices: list[tuple[int, int]]) -> Iterator[list[Any]]:
-    """Like ``_chunks``, with the slices whose index is not a multiple of ``WORKER_SHARE`` parsed by the worker."""
+    """Like ``_chunks``, with the slices whose index is not a multiple of ``WORKER_SHARE`` parsed by
+    the worker."""
     theirs = [i for i in range(len(slices)) if i % WORKER_SHARE]
     worker = _Worker.start(path, [slices[i] for i in theirs])
     try:
         for index, (start, end) in enumerate(slices):
-            items = worker.take() if worker is not None and index % WORKER_SHARE else _parse_slice(data, start, end)
+            if worker is not None and index % WORKER_SHARE:
+                items = worker.take()
+            else:
+                items = _parse_slice(data, start, end)
             if items is _LOCAL:  # the worker could not: parse it here
                 items = _parse_slice(data, start, end)
             if items is not None:

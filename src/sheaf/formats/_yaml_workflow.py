@@ -65,8 +65,10 @@ _JOB_KEYS = frozenset({"type", "id", "name", "namespace", "version", "file", "is
 _USE_KEYS = frozenset({"lfn", "type", "stageOut", "registerReplica", "optional", "bypass", "size", "metadata",
                        "forPlanning", "namespace", "version", "executable"})
 _DEP_KEYS = frozenset({"id", "children"})
-_JOB_TYPES: dict[Any, JobType] = {"job": "job", "pegasusWorkflow": "pegasusWorkflow", "condorWorkflow": "condorWorkflow",
-              "dax": "pegasusWorkflow", "dag": "condorWorkflow"}
+_JOB_TYPES: dict[Any, JobType] = {
+    "job": "job", "pegasusWorkflow": "pegasusWorkflow", "condorWorkflow": "condorWorkflow",
+    "dax": "pegasusWorkflow", "dag": "condorWorkflow",
+}
 _USE_TYPES: dict[Any, UseType] = {"input": "input", "output": "output", "checkpoint": "checkpoint"}
 
 
@@ -89,7 +91,8 @@ def workflow_from_data(data: Any, src: Source, chunks: Iterable[list[Any]] | Non
     workflow.metadata = string_map(src, raw.get("metadata"), "metadata of the workflow")
     workflow.profiles = profiles(raw.get("profiles"), "profiles of the workflow")
     if raw.get("transformationCatalog") is not None:
-        workflow.transformation_catalog = tc_from_data(raw["transformationCatalog"], src, profiles, inline=True)
+        workflow.transformation_catalog = tc_from_data(raw["transformationCatalog"], src, profiles,
+                                                       inline=True)
     if raw.get("siteCatalog") is not None:
         workflow.site_catalog = sc_from_data(raw["siteCatalog"], src, profiles, inline=True)
     if raw.get("replicaCatalog") is not None:
@@ -291,7 +294,8 @@ def _diagnose(raw: Any, src: Source, index: int) -> None:
     uses = raw.get("uses")
     if uses is not None:
         if not isinstance(uses, list):
-            src.fail(f"'uses' of {where} must be a list", rule="uses is a YAML sequence", value=anchor, key="id")
+            src.fail(f"'uses' of {where} must be a list", rule="uses is a YAML sequence", value=anchor,
+                     key="id")
         for use in uses:
             _diagnose_use(use, src, where, anchor)
     for key in list(raw):
