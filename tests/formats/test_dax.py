@@ -113,8 +113,8 @@ def dax_workflows(draw: st.DrawFn) -> Workflow:
         uses = tuple(draw(st.lists(st.builds(
             lambda lfn, kind, flags: Use(lfn, kind, stage_out=kind != "input" and flags[0],
                                          register_replica=kind != "input" and flags[1], optional=flags[2]),
-            _words, st.sampled_from(["input", "output", "checkpoint"]), st.tuples(st.booleans(), st.booleans(),
-                                                                                   st.booleans())),
+            _words, st.sampled_from(["input", "output", "checkpoint"]),
+            st.tuples(st.booleans(), st.booleans(), st.booleans())),
             max_size=3, unique_by=lambda u: u.lfn)))
         profiles = draw(st.dictionaries(st.sampled_from(["env", "condor"]),
                                         st.dictionaries(st.from_regex(r"[a-z]{1,5}", fullmatch=True), _words,

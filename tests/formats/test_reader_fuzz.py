@@ -141,12 +141,15 @@ def test_fuzz_reader(name: str) -> None:
 WORST: dict[str, tuple[str, bytes]] = {
     "deep yaml": ("wf.yml", b"- " * 50_000 + b"x\n"),
     "deep flow": ("wf.yml", b"[" * 50_000 + b"]" * 50_000),
-    "1 MB value": ("wf.yml", b"pegasus: '5.0'\nname: w\njobs:\n- {type: job, id: a, name: t}\njobDependencies:\n"
-                   b"- {id: a, children: [" + b"-" * 1_000_000 + b"]}\n"),
+    "1 MB value": ("wf.yml", b"pegasus: '5.0'\nname: w\njobs:\n- {type: job, id: a, name: t}\n"
+                   b"jobDependencies:\n- {id: a, children: [" + b"-" * 1_000_000 + b"]}\n"),
     "not utf-8 wfcommons": ("wf.json", b'{"schemaVersion": "1.5", "name": "\xff", "workflow": {}}'),
-    "nul lfn": ("wf.yml", b'pegasus: "5.0"\nname: w\njobs:\n- {type: job, id: a, name: t, uses: [{lfn: "\\0", type: input}]}\n'),
-    "long id": ("wf.yml", b"pegasus: '5.0'\nname: w\njobs:\n- {type: job, id: " + b"j" * 300 + b", name: t}\n"),
-    "external entity": ("wf.dax", b'<!DOCTYPE adag [<!ENTITY d SYSTEM "file:///etc/passwd">]><adag name="&d;"/>'),
+    "nul lfn": ("wf.yml", (b'pegasus: "5.0"\nname: w\njobs:\n'
+                           b'- {type: job, id: a, name: t, uses: [{lfn: "\\0", type: input}]}\n')),
+    "long id": ("wf.yml", b"pegasus: '5.0'\nname: w\njobs:\n- {type: job, id: " + b"j" * 300
+                + b", name: t}\n"),
+    "external entity": ("wf.dax",
+                        b'<!DOCTYPE adag [<!ENTITY d SYSTEM "file:///etc/passwd">]><adag name="&d;"/>'),
     "type list": ("wf.yml", b"pegasus: '5.0'\nname: w\njobs:\n- {type: [job], id: a, name: t}\n"),
 }
 
