@@ -41,7 +41,8 @@ from sheaf.engine._journal import read_records
 BIN = Path(sys.executable).parent
 CLUSTER = 50
 PEER_VENV = Path("/tmp/sheaf-bench-peers")
-SUB = "universe = vanilla\nexecutable = {exe}\narguments = {args}\noutput = /dev/null\nerror = /dev/null\nqueue\n"
+SUB = ("universe = vanilla\nexecutable = {exe}\narguments = {args}\n"
+       "output = /dev/null\nerror = /dev/null\nqueue\n")
 
 
 def build(root: Path, name: str, n: int, levels: int, clustered: bool) -> Path:
@@ -114,7 +115,8 @@ PEER_SCRIPTS = {
         import subprocess, sys, time
         from dask.distributed import Client, LocalCluster
         n = int(sys.argv[1])
-        with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as c, Client(c) as cl:
+        cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
+        with cluster as c, Client(c) as cl:
             t = time.perf_counter()
             cl.gather(cl.map(lambda i: subprocess.run(["/bin/true"]).returncode, range(n)))
             print(time.perf_counter() - t)
@@ -160,7 +162,7 @@ def peer_venv() -> Path | None:
                                  capture_output=True, check=False).returncode]
     if missing and subprocess.run(pip + missing, capture_output=True, check=False).returncode:
         for p in missing:  # install what installs; the rest are reported as skipped
-            subprocess.run(pip + [p], capture_output=True, check=False)
+            subprocess.run([*pip, p], capture_output=True, check=False)
     return python
 
 
@@ -186,9 +188,8 @@ def run_peer(python: Path, name: str, root: Path, n: int) -> float | str:
     body = textwrap.indent(textwrap.dedent(PEER_SCRIPTS[name]), "    ")
     script.write_text(f"if __name__ == '__main__':  # worker processes re-import this file\n{body}")
     env = {**os.environ, "PATH": f"{python.parent}:{os.environ.get('PATH', '')}"}  # parsl's interchange
-    done = subprocess.run([str(python), str(script), str(n)], capture_output=True, text=True, cwd=root, check=False,
-                          env=env,
-                          timeout=900)
+    done = subprocess.run([str(python), str(script), str(n)], capture_output=True, text=True, cwd=root,
+                          check=False, env=env, timeout=900)
     if done.returncode:
         return "not installed" if "ModuleNotFoundError" in done.stderr else f"failed: {done.stderr[-200:]}"
     return float(done.stdout.strip().splitlines()[-1])
@@ -247,7 +248,8 @@ def main() -> None:
     n = args.tasks
     compile_sheaf()
     root = Path(tempfile.mkdtemp(prefix="sheaf-bench-"))
-    print(f"{n} /bin/true tasks, 2 slots, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}; work dir {root}")
+    print(f"{n} /bin/true tasks, 2 slots, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}; "
+          f"work dir {root}")
     rows: list[tuple[str, int, float | str, str]] = []
     floor = floors(root, n)
     rows.append(("floor: xargs -P2", n, floor["xargs"], "xargs"))
@@ -271,8 +273,10 @@ def main() -> None:
         m = args.peer_tasks
         for peer in ("ray", "parsl", "dask", "snakemake"):
             k = min(m, 500) if peer == "snakemake" else m
-            rows.append((f"peer: {peer}", k, run_peer(python, peer, root, k) if python else "no venv", "xargs"))
-    print(f"\n{'run':40} {'tasks':>7} {'seconds':>9} {'tasks/s':>9} {'vs floor':>9} {'vs adjacent floor':>18}")
+            seconds = run_peer(python, peer, root, k) if python else "no venv"
+            rows.append((f"peer: {peer}", k, seconds, "xargs"))
+    print(f"\n{'run':40} {'tasks':>7} {'seconds':>9} {'tasks/s':>9} {'vs floor':>9} "
+          f"{'vs adjacent floor':>18}")
     for label, tasks, seconds, base in rows:
         if isinstance(seconds, str):
             print(f"{label:40} {tasks:7d} {seconds}")
@@ -283,8 +287,9 @@ def main() -> None:
         print(f"{label:40} {tasks:7d} {seconds:9.2f} {rate:9.0f} {rate / (n / floor[base]):8.2f}x {beside}")
     print("\njournal cost per node (engine runs): ")
     for name, stats in engine.items():
-        print(f"  {name:28} {stats['journal_bytes_per_node']:6.0f} bytes, {stats['journal_us_per_node']:6.0f} µs "
-              f"write+fsync, {stats['commits']:.0f} commits for {stats['nodes']:.0f} nodes")
+        print(f"  {name:28} {stats['journal_bytes_per_node']:6.0f} bytes, "
+              f"{stats['journal_us_per_node']:6.0f} µs write+fsync, "
+              f"{stats['commits']:.0f} commits for {stats['nodes']:.0f} nodes")
     if engine:
         first = next(iter(engine))
         journal = state_paths(str(root / first / "wf.dag"))["journal"]

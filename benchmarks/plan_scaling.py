@@ -61,7 +61,9 @@ print(len(wf))
 _PLAN_CHILD = """
 import resource, sys, time
 from sheaf.formats import read_workflow
-from sheaf.model import Properties, Site, SiteCatalog, Transformation, TransformationCatalog, TransformationSite
+from sheaf.model import (
+    Properties, Site, SiteCatalog, Transformation, TransformationCatalog, TransformationSite,
+)
 from sheaf.planner import plan
 path, mode, out = sys.argv[1:4]
 t0 = time.perf_counter()
@@ -152,9 +154,10 @@ def main() -> None:
     parser.add_argument("--baseline-max", type=int, default=20_000,
                         help="largest size the quadratic baseline runs on; larger sizes are extrapolated")
     args = parser.parse_args()
-    print(f"{'jobs':>8} {'mode':11} {'load s':>7} {'plan s':>7} {'plan cpu':>8} {'write s':>8} {'total s':>8} "
-          f"{'RSS MB':>7} "
-          f"{'exec jobs':>9} {'bare files s':>12} {'write/bare':>10} {'target':>7}  {'baseline levels s':>17}")
+    print(f"{'jobs':>8} {'mode':11} {'load s':>7} {'plan s':>7} {'plan cpu':>8} {'write s':>8} "
+          f"{'total s':>8} {'RSS MB':>7} "
+          f"{'exec jobs':>9} {'bare files s':>12} {'write/bare':>10} {'target':>7}  "
+          f"{'baseline levels s':>17}")
     measured: tuple[int, float] | None = None
     with tempfile.TemporaryDirectory() as tmp:
         for size in sorted(args.sizes):
@@ -174,9 +177,10 @@ def main() -> None:
                 target = TARGETS.get((size, mode))
                 ok = total <= target and rss <= RSS_TARGET_MB if target else None
                 verdict = "-" if ok is None else ("ok" if ok else "MISS")
-                print(f"{jobs:8d} {mode:11} {load_s:7.2f} {plan_s:7.2f} {cpu_s:8.2f} {write_s:8.2f} {total:8.2f} "
-                      f"{rss:7.0f} "
-                      f"{int(exec_jobs):9d} {bare_s:12.2f} {write_s / bare_s:10.1f} {verdict:>7}  {base}", flush=True)
+                print(f"{jobs:8d} {mode:11} {load_s:7.2f} {plan_s:7.2f} {cpu_s:8.2f} {write_s:8.2f} "
+                      f"{total:8.2f} {rss:7.0f} "
+                      f"{int(exec_jobs):9d} {bare_s:12.2f} {write_s / bare_s:10.1f} {verdict:>7}  {base}",
+                      flush=True)
             path.unlink()
     print(f"reference Java planner at 10^5 jobs (issue 3, same machine): "
           f"{REFERENCE_JAVA_S['clustered']} s clustered, {REFERENCE_JAVA_S['unclustered']} s unclustered")

@@ -67,7 +67,8 @@ def test_properties_layers(here: Path) -> None:
     (here / "conf.properties").write_text("b = conf\nc = conf\n")
     inputs = formats.load_inputs("wf.yml", cwd=here, conf="conf.properties", defines=["c=define", "d = x"])
     assert dict(inputs.properties) == {"a": "base", "b": "conf", "c": "define", "d": "x"}
-    assert inputs.properties.sources == (str(here / "pegasus.properties"), str(here / "conf.properties"), "-D")
+    assert inputs.properties.sources == (str(here / "pegasus.properties"), str(here / "conf.properties"),
+                                         "-D")
     # a property file named on -D is honoured too (the layers are merged before discovery)
     (here / "d-sites.yml").write_text(SC % "from-define")
     inputs = formats.load_inputs("wf.yml", cwd=here, defines=["pegasus.catalog.site.file=d-sites.yml"])
@@ -77,7 +78,7 @@ def test_properties_layers(here: Path) -> None:
 def test_named_but_missing_catalogs_are_errors(here: Path) -> None:
     with pytest.raises(InputError, match="given on the command line does not exist"):
         formats.load_inputs("wf.yml", cwd=here, sc="nope.yml")
-    with pytest.raises(InputError, match="named by the property pegasus.catalog.replica.file"):
+    with pytest.raises(InputError, match=r"named by the property pegasus\.catalog\.replica\.file"):
         formats.load_inputs("wf.yml", cwd=here, defines=["pegasus.catalog.replica.file=gone.txt"])
     with pytest.raises(UsageError, match="key=value"):
         formats.load_inputs("wf.yml", cwd=here, defines=["novalue"])

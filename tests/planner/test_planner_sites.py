@@ -94,7 +94,8 @@ def test_transformation_missing_from_catalog_is_an_error() -> None:
 
 
 def test_without_catalogs_jobs_run_on_local_with_their_names() -> None:
-    ew = plan(workflow([job("a", "echo", args=("hi",))]), tc=None, sc=None, rc=None, properties=Properties({}))
+    ew = plan(workflow([job("a", "echo", args=("hi",))]), tc=None, sc=None, rc=None,
+              properties=Properties({}))
     assert (ew.jobs[0].site, ew.jobs[0].executable) == ("local", "echo")
     assert any("no transformation catalog" in w for w in ew.warnings)
 

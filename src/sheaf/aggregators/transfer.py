@@ -82,8 +82,8 @@ def _read_text(path: str) -> str:
 def read_pairs(path: str, root: str) -> list[tuple[str, str]]:
     """The transfers of ``path``, every line checked before any transfer starts."""
     pairs = []
-    for number, raw in enumerate(_read_text(path).split("\n"), start=1):
-        raw = raw.removesuffix("\r")
+    for number, line in enumerate(_read_text(path).split("\n"), start=1):
+        raw = line.removesuffix("\r")
         if not raw.strip() or raw.lstrip().startswith("#"):
             continue
         try:

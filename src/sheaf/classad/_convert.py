@@ -1,8 +1,9 @@
 """Conversions between Python values and ClassAd literal nodes.
 
 ``to_expr`` turns what a caller assigns into an ``Expr``; negative numbers are literals, as the lexer
-reads ``-5``, so that ``parse(unparse(e)) == e`` holds for assigned values too.  ``constant_value`` is the inverse for ``ClassAd.__getitem__``: a node that is a
-constant (possibly a list or ad of constants) comes back as a Python value.
+reads ``-5``, so that ``parse(unparse(e)) == e`` holds for assigned values too.  ``constant_value`` is
+the inverse for ``ClassAd.__getitem__``: a node that is a constant (possibly a list or ad of constants)
+comes back as a Python value.
 """
 
 from __future__ import annotations

@@ -187,7 +187,8 @@ def _context_lookup(env: Env, top: ClassAd, lname: str) -> Value:
         return _member(env, my, "requirements")
     if lname == "symmetricmatch":
         from ._logic import logical_and_values
-        return logical_and_values(_member(env, target, "requirements"), lambda: _member(env, my, "requirements"))
+        return logical_and_values(_member(env, target, "requirements"),
+                                  lambda: _member(env, my, "requirements"))
     return MISSING
 
 
@@ -229,7 +230,7 @@ def select(env: Env, base: Value, lname: str) -> Value:
     if base is UNDEFINED:
         return UNDEFINED
     if isinstance(base, list):
-        return [select(env, item, lname) if isinstance(item, ClassAd) or isinstance(item, list) or item is UNDEFINED
+        return [select(env, item, lname) if isinstance(item, (ClassAd, list)) or item is UNDEFINED
                 else ERROR for item in base]
     return ERROR
 
@@ -315,8 +316,8 @@ def _c_sel(node: tuple[Any, ...]) -> Fn:
 
 # Names whose lookup is not a plain dictionary probe in the ad (specials, match-ad names).
 _NOT_PLAIN: Final = _SPECIAL | _LCTX_SAME | _LCTX_OTHER | frozenset({
-    "left", "right", "lctx", "rctx", "leftrankvalue", "rightrankvalue", "leftmatchesright", "rightmatchesleft",
-    "symmetricmatch"})
+    "left", "right", "lctx", "rctx", "leftrankvalue", "rightrankvalue", "leftmatchesright",
+    "rightmatchesleft", "symmetricmatch"})
 
 
 def _target_selection(lname: str, generic: Fn) -> Fn:
@@ -390,7 +391,8 @@ def _c_bin(node: tuple[Any, ...]) -> Fn:
 
 
 _NUMERIC_COMPARE: Final[dict[str, Callable[[Any, Any], bool]]] = {
-    "<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge, "==": operator.eq, "!=": operator.ne,
+    "<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
+    "==": operator.eq, "!=": operator.ne,
 }
 
 
@@ -469,7 +471,8 @@ def _c_call(node: tuple[Any, ...]) -> Fn:
 
 _COMPILERS: Final[dict[str, Callable[[tuple[Any, ...]], Fn]]] = {
     "int": _c_const, "real": _c_const, "str": _c_const, "bool": _c_const, "undef": _c_const,
-    "error": _c_const, "abstime": _c_const, "reltime": _c_const, "attr": _c_attr, "absattr": _c_absattr, "sel": _c_sel, "sub": _c_sub,
+    "error": _c_const, "abstime": _c_const, "reltime": _c_const,
+    "attr": _c_attr, "absattr": _c_absattr, "sel": _c_sel, "sub": _c_sub,
     "paren": _c_paren, "un": _c_un, "bin": _c_bin, "cond": _c_cond, "elvis": _c_elvis, "list": _c_list,
     "ad": _c_ad, "call": _c_call,
 }

@@ -39,10 +39,10 @@ class Expr:
         kind = node[0]
         if kind in _CONSTANT_KINDS:
             self.const: Any = node[1]
-        elif kind == "undef" or kind == "error":
+        elif kind in {"undef", "error"}:
             from ._values import ERROR, UNDEFINED
             self.const = UNDEFINED if kind == "undef" else ERROR
-        elif kind == "abstime" or kind == "reltime":
+        elif kind in {"abstime", "reltime"}:
             from ._values import AbsTime
             # HTCondor quirk: a relTime("...") literal is a *real* number of seconds (isReal is true,
             # getSeconds is ERROR); only its spelling remembers it was a time.

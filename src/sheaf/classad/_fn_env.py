@@ -102,9 +102,7 @@ def _v2_pairs(text: str) -> list[tuple[str, str]] | None:
 
 
 def _format_v2(pairs: list[tuple[str, str]]) -> str:
-    merged: dict[str, str] = {}
-    for name, value in pairs:
-        merged[name] = value
+    merged = dict(pairs)  # a later definition of a name wins
     return " ".join(quote_v2(f"{name}={merged[name]}") for name in sorted(merged))
 
 

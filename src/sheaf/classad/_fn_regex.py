@@ -3,11 +3,12 @@
 
 HTCondor uses PCRE; the ``regex`` package agrees on the syntax ClassAds use (POSIX bracket classes
 such as ``[[:digit:]]`` included) and, unlike ``re``, takes a timeout: a match that runs longer than
-``TIMEOUT`` seconds (catastrophic backtracking) is ``ERROR``, as PCRE's match limit makes it.  Options: ``i`` caseless, ``m`` multi-line, ``s`` dot-all, ``x``
-extended, and for the substituting functions ``f`` (return the whole target with the replacement
-in place) and ``g`` (every match).  ``replace`` is ``regexps`` with ``f``, ``replaceAll`` with ``fg``.
-In a replacement ``\\N`` inserts group N; a group beyond the highest that took part is ``ERROR``.
-A pattern that does not compile is ``ERROR``.
+``TIMEOUT`` seconds (catastrophic backtracking) is ``ERROR``, as PCRE's match limit makes it.
+Options: ``i`` caseless, ``m`` multi-line, ``s`` dot-all, ``x`` extended, and for the substituting
+functions ``f`` (return the whole target with the replacement in place) and ``g`` (every match).
+``replace`` is ``regexps`` with ``f``, ``replaceAll`` with ``fg``.  In a replacement ``\\N`` inserts
+group N; a group beyond the highest that took part is ``ERROR``.  A pattern that does not compile is
+``ERROR``.
 """
 
 from __future__ import annotations

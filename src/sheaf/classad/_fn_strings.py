@@ -209,7 +209,8 @@ def version_in_range(args: list[Value]) -> Value:
 
 def split_list(text: str, delims: str | None = None, trim: bool = True, blanks: bool = False) -> list[str]:
     """Items of a string list: split on any delimiter character (default space and comma; an empty
-    delimiter string splits nothing), items trimmed of blanks unless ``trim`` is false (``split()`` keeps them), empty items dropped)."""
+    delimiter string splits nothing), items trimmed of blanks unless ``trim`` is false (``split()``
+    keeps them), empty items dropped)."""
     delims = " ," if delims is None else delims
     if blanks and " " in delims:
         delims += "\t\n\r"  # the membership tests split on any blank where a space is a delimiter

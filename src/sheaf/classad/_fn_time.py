@@ -186,7 +186,8 @@ def _split_rel(rsecs: float) -> Any:
             minutes = -minutes
         else:
             secs = -secs
-    return ClassAd({"Type": "RelativeTime", "Days": days, "Hours": hours, "Minutes": minutes, "Seconds": secs})
+    return ClassAd({"Type": "RelativeTime", "Days": days, "Hours": hours, "Minutes": minutes,
+                    "Seconds": secs})
 
 
 @strict("splitTime")

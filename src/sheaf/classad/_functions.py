@@ -61,7 +61,9 @@ _loaded = False
 
 
 def _load() -> None:
-    global _loaded
+    # a flag set before the imports, not functools.cache: the library modules import this one, and a
+    # call made while they load must not start loading them again
+    global _loaded  # noqa: PLW0603
     if not _loaded:
         _loaded = True
         from . import _fn_core, _fn_env, _fn_lists, _fn_regex, _fn_strings, _fn_time  # noqa: F401

@@ -179,7 +179,7 @@ def tokenize(src: str, pos: int = 0, end: int | None = None, limit: int | None =
         text = m.group(kind)  # type: ignore[arg-type]
         if kind == "name":
             lowered = text.lower()
-            append(("op", lowered, start) if lowered == "is" or lowered == "isnt" else ("name", text, start))
+            append(("op", lowered, start) if lowered in {"is", "isnt"} else ("name", text, start))
         elif kind == "op":
             append(("op", text, start))
         elif kind == "int":

@@ -94,7 +94,7 @@ def _new_leaf(tok: str) -> Node | None:
         return ("str", unescape(tok[1:-1]))
     if first == "'":
         return ("attr", sys.intern(unescape(tok[1:-1])))
-    if len(tok) > 1 and first in "-." or first in _DIGITS:
+    if (len(tok) > 1 and first in "-.") or first in _DIGITS:
         return _number(tok)
     return None
 
@@ -296,7 +296,8 @@ class _Parser:
         raise self.fail(pos, f"expected an attribute name, found {self.describe(pos)}")
 
     def primary(self, pos: int) -> tuple[int, Node]:
-        """primary := literal | name | name '(' args ')' | '(' expr ')' | '{' list '}' | '[' ad ']' | '.' name"""
+        """primary := literal | name | name '(' args ')' | '(' expr ')' | '{' list '}' | '[' ad ']'
+                   | '.' name"""
         toks = self.toks
         tok = toks[pos]
         if tok == "(":
@@ -325,7 +326,7 @@ class _Parser:
         pos, args = self.sequence(pos + 2, ")", "')' or ',' in the argument list")
         if len(args) == 1 and args[0][0] == "str" and len(name) == 7:
             lowered = name.lower()
-            if lowered == "abstime" or lowered == "reltime":
+            if lowered in {"abstime", "reltime"}:
                 return pos, self.time_literal(start, lowered, name, args[0][1])
         return pos, ("call", name, args)
 

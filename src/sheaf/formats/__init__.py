@@ -82,7 +82,7 @@ def read_workflow(path: PathLike, *, warnings: list[str] | None = None) -> Workf
     ``sheaf plan`` refuses what ``sheaf validate`` refuses, with the line."""
     head = _head(path)
     first = _first_char(head)
-    if first == "<" or first == "{" and ('"schemaVersion"' in head or '"workflow"' in head):
+    if first == "<" or (first == "{" and ('"schemaVersion"' in head or '"workflow"' in head)):
         module, what = ("_dax", "DAX XML") if first == "<" else ("_wfcommons", "WfCommons JSON")
         other: Workflow = _other(f"sheaf.formats.{module}", f"read{module}", what, path, warnings)
         return _names_checked(other, path)
@@ -121,7 +121,8 @@ def _refuse_nul(workflow: Workflow, path: PathLike) -> None:
     found = nul_problem(workflow)
     if found is not None:
         job_id, problem = found
-        where = locate_error(ValidationError("", value=job_id), [str(path)])  # the NUL is escaped: find the job
+        # the NUL is escaped in the text: find the job instead
+        where = locate_error(ValidationError("", value=job_id), [str(path)])
         raise problem.located(str(path), where.line, where.column)
 
 
@@ -170,7 +171,8 @@ def write_workflow(workflow: Workflow, path: PathLike) -> None:
     _write_atomically(workflow_yaml(workflow), path)
 
 
-def read_transformation_catalog(path: PathLike, *, warnings: list[str] | None = None) -> TransformationCatalog:
+def read_transformation_catalog(path: PathLike, *,
+                                warnings: list[str] | None = None) -> TransformationCatalog:
     """A transformation catalog from Pegasus 5.0 YAML or the text formats (by content)."""
     src = Source.open(path, warnings)
     if _is_text_tc(src.text):
@@ -199,7 +201,8 @@ def read_site_catalog(path: PathLike, *, warnings: list[str] | None = None) -> S
     """A site catalog from Pegasus 5.0 YAML or XML (by content)."""
     src = Source.open(path, warnings)
     if _first_char(src.text) == "<":
-        xml: SiteCatalog = _other("sheaf.formats._site_xml", "read_site_xml", "site catalog XML", path, warnings)
+        xml: SiteCatalog = _other("sheaf.formats._site_xml", "read_site_xml", "site catalog XML", path,
+                                  warnings)
         return xml
     return sc_from_data(src.load_yaml(), src)
 

@@ -27,6 +27,7 @@ from sheaf.model._catalogs import (
     TransformationCatalog,
     TransformationSite,
 )
+from sheaf.model._empty import EMPTY
 from sheaf.model._graph import Graph, build_graph
 from sheaf.model._profiles import (
     NAMESPACES,
@@ -43,7 +44,6 @@ from sheaf.model._profiles import (
 )
 from sheaf.model._properties import Properties
 from sheaf.model._validate import Summary, effective_profiles, validate
-from sheaf.model._empty import EMPTY
 from sheaf.model._workflow import JOB_TYPES, USE_TYPES, FileRef, Job, Use, Workflow, transformation_fqn
 
 __all__ = [

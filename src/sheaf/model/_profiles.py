@@ -29,6 +29,7 @@ transformation's entry for the site).  ``merge_profiles`` applies layers in that
 from __future__ import annotations
 
 import difflib
+import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -53,7 +54,7 @@ PEGASUS_KEYS = frozenset(
     container.launcher.arguments label pegasus_lite_env_source relative.submit.dir tag
     dagman.post dagman.post.arguments dagman.pre dagman.pre.arguments transfer.threads
     transfer.arguments cleanup.arguments nosetup enable_for_data_reuse bypass.staging
-    """.split()
+    """.split()  # noqa: SIM905 -- a word list reads best as words
 )
 
 #: Spellings users write for Pegasus keys -> canonical key.  Explicit on purpose (see module doc).
@@ -228,8 +229,7 @@ def normalize_profiles(raw: Mapping[str, Any] | None) -> tuple[Profiles, list[st
                 warnings.append(warning)
             if value is None:
                 warnings.append(f"{ns} profile '{key}' has no value (a missing space after ':'?)")
-                value = ""
-            target[canon] = stringify(value)
+            target[canon] = stringify("" if value is None else value)
     return result, warnings
 
 
@@ -294,7 +294,7 @@ def parse_number(raw: str, namespace: str, key: str, subject: str | None = None)
         value = float(raw.strip())
     except ValueError:
         raise _malformed(namespace, key, raw, "a number", subject) from None
-    if value != value or value in (float("inf"), float("-inf")):
+    if not math.isfinite(value):
         raise _malformed(namespace, key, raw, "a finite number", subject)
     minimum = NUMBER_KEYS.get((namespace, key))
     if minimum is not None and value < minimum:

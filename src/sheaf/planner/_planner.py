@@ -87,9 +87,10 @@ def _no_gc() -> Iterator[None]:
 
 
 def _plan(workflow: Workflow, tc: TransformationCatalog | None, sc: SiteCatalog | None,
-          rc: ReplicaCatalog | None, properties: Properties, sites: Sequence[str] | None, output_sites: Sequence[str],
-          clustering: Sequence[str], seed: int | None) -> ExecutableWorkflow:
-    tc = tc.merged_with(workflow.transformation_catalog) if tc is not None else workflow.transformation_catalog
+          rc: ReplicaCatalog | None, properties: Properties, sites: Sequence[str] | None,
+          output_sites: Sequence[str], clustering: Sequence[str], seed: int | None) -> ExecutableWorkflow:
+    tc = (tc.merged_with(workflow.transformation_catalog) if tc is not None
+          else workflow.transformation_catalog)
     sc = sc.merged_with(workflow.site_catalog) if sc is not None else workflow.site_catalog
     rc = rc.merged_with(workflow.replica_catalog) if rc is not None else workflow.replica_catalog
     options = read_options(properties, clustering, seed)
