@@ -74,6 +74,8 @@ class _Resolver:
     options: Options
     selected: tuple[str, ...]
     selector: SiteSelector
+    #: where a job runs when no selected site has its transformation (``local`` without ``--sites``)
+    fallback: tuple[str, ...] = ()
     _transformations: dict[TKey, Transformation | None] = field(default_factory=dict)
     _candidates: dict[TKey, tuple[str, ...]] = field(default_factory=dict)
     _upper: dict[tuple[TKey | None, str], tuple[Profiles, str, str, str]] = field(default_factory=dict)
@@ -100,6 +102,8 @@ class _Resolver:
             return cached
         t = self.transformation(job, key)
         found = self.selected if t is None else tuple(s for s in self.selected if _runs_on(t, s))
+        if not found and t is not None:
+            found = tuple(s for s in self.fallback if _runs_on(t, s))
         if not found:
             raise PlanningError(
                 f"no selected site can run job '{job.id}': transformation '{job.transformation}' is not "
@@ -204,9 +208,9 @@ def installed_path(pfn: str, what: str) -> str:
 
 def resolve_jobs(workflow: Workflow, *, tc: TransformationCatalog | None, sc: SiteCatalog | None,
                  prop_layer: Profiles, options: Options, selected: Sequence[str],
-                 selector: SiteSelector) -> JobTable:
+                 selector: SiteSelector, fallback: Sequence[str] = ()) -> JobTable:
     """Sites, profiles, executables and aggregators of every job (module docstring)."""
-    resolver = _Resolver(tc, sc, prop_layer, options, tuple(selected), selector)
+    resolver = _Resolver(tc, sc, prop_layer, options, tuple(selected), selector, tuple(fallback))
     table = JobTable([], [], [], [], [], [], [])
     # Fast path: a job that is not pinned, whose transformation has one candidate site, is settled by
     # its transformation and its own profiles' content (most jobs of large workflows).

@@ -100,7 +100,8 @@ def _plan(workflow: Workflow, tc: TransformationCatalog | None, sc: SiteCatalog 
     # workflow-level profiles sit just above properties (model.effective_profiles)
     prop_layer = merge_profiles(properties.profiles(), workflow.profiles)
     table = resolve_jobs(workflow, tc=tc, sc=sc, prop_layer=prop_layer, options=options,
-                         selected=chosen, selector=make_selector(options.selector, options.seed))
+                         selected=chosen, selector=make_selector(options.selector, options.seed),
+                         fallback=() if sites else ("local",))
     position = [0] * len(order)
     for pos, j in enumerate(order):
         position[j] = pos
