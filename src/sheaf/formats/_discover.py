@@ -28,6 +28,7 @@ from sheaf.formats._catalog_files import catalog_path, holds_nothing, remote_sit
 from sheaf.formats._common import PathLike, gc_paused, read_text
 from sheaf.formats._expand import Variables
 from sheaf.formats._locate import locate
+from sheaf.formats._pegasus_notes import deprecated_layer, feature_warnings
 from sheaf.model import (
     Graph,
     Properties,
@@ -69,8 +70,8 @@ def load_inputs(
     from sheaf import formats  # the package's readers (imported late: they import this module)
 
     here = Path(cwd) if cwd is not None else Path.cwd()
-    properties, property_files = _properties(here, conf, defines)
     warnings: list[str] = []
+    properties, property_files = _properties(here, conf, defines, warnings)
     variables = Variables.of(properties.profiles().get("env"))
     workflow = formats.read_workflow(under(here, workflow_path), warnings=warnings, variables=variables)
     paths: dict[str, str | None] = {"workflow": str(under(here, workflow_path)),
@@ -94,7 +95,8 @@ def load_inputs(
     return Inputs(
         workflow=workflow, properties=properties,
         tc=_merge(tcat, workflow.transformation_catalog), sc=_merge(scat, workflow.site_catalog),
-        rc=_merge(rcat, workflow.replica_catalog), warnings=_known_label_key(warnings, properties),
+        rc=_merge(rcat, workflow.replica_catalog),
+        warnings=_known_label_key(warnings + feature_warnings(properties, workflow, tcat), properties),
         paths=paths)
 
 
@@ -118,7 +120,8 @@ def _merge(standalone: _C | None, inline: _C | None) -> _C | None:
     return standalone.merged_with(inline)
 
 
-def _properties(here: Path, conf: PathLike | None, defines: Iterable[str]) -> tuple[Properties, list[str]]:
+def _properties(here: Path, conf: PathLike | None, defines: Iterable[str],
+                warnings: list[str]) -> tuple[Properties, list[str]]:
     from sheaf.formats._properties import read_properties
 
     layers: list[tuple[str, Mapping[str, str]]] = []
@@ -131,6 +134,9 @@ def _properties(here: Path, conf: PathLike | None, defines: Iterable[str]) -> tu
     overrides = parse_defines(defines)
     if overrides:
         layers.append(("-D", overrides))
+    renamed = deprecated_layer(Properties.layered(*layers), warnings)
+    if renamed:  # under every layer: a key set under its new name wins
+        layers.insert(0, ("deprecated keys", renamed))
     return Properties.layered(*layers), files
 
 

@@ -50,7 +50,7 @@ from sheaf.planner._horizontal import horizontal
 from sheaf.planner._jobs import resolve_jobs
 from sheaf.planner._label import label, whole
 from sheaf.planner._naming import safe, unique
-from sheaf.planner._options import read_options
+from sheaf.planner._options import code_generator, read_options
 from sheaf.planner._plan import ExecJob, ExecutableWorkflow, Task
 from sheaf.planner._sites import make_selector, selected_sites
 from sheaf.planner._units import Cluster, Units, contract
@@ -94,7 +94,8 @@ def _plan(workflow: Workflow, tc: TransformationCatalog | None, sc: SiteCatalog 
     tc = tc.merged_with(workflow.transformation_catalog) if tc is not None else workflow.transformation_catalog
     sc = sc.merged_with(workflow.site_catalog) if sc is not None else workflow.site_catalog
     rc = rc.merged_with(workflow.replica_catalog) if rc is not None else workflow.replica_catalog
-    options = read_options(properties, clustering, seed)
+    warnings: list[str] = []
+    options = code_generator(properties, read_options(properties, clustering, seed), warnings)
     chosen = selected_sites(sites, sc)
     graph, order, levels = _graph(workflow)
     # workflow-level profiles sit just above properties (model.effective_profiles)
@@ -105,7 +106,6 @@ def _plan(workflow: Workflow, tc: TransformationCatalog | None, sc: SiteCatalog 
     position = [0] * len(order)
     for pos, j in enumerate(order):
         position[j] = pos
-    warnings: list[str] = []
     if tc is None:
         warnings.append("no transformation catalog: every job runs its transformation's name, "
                         "found on the PATH of its site")
