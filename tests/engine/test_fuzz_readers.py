@@ -21,12 +21,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sheaf.classad import ClassAdSyntaxError
-from sheaf.engine._dagfile import parse_dag, parse_rescue
 from sheaf.engine._pool import Pool
 from sheaf.engine._slotconfig import parse_config as parse_pool_config
 from sheaf.engine._slotlayout import Machine, layout
 from sheaf.engine._submit import parse_submit, render
 from sheaf.errors import SheafError
+from sheaf.formats._dagman import parse_dag, parse_rescue
 
 SHEAF = Path(sys.executable).with_name("sheaf")
 FUZZ = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -111,7 +111,11 @@ def test_render_expands_vars_and_builds_the_ad(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("text", "rule"), [
     ("executable = /bin/true\n", "a submit description ends with queue"),
     ("arguments = x\nqueue\n", "a submit description names its executable"),
-    ("executable = /bin/true\nqueue 5\n", "queue or queue 1"),
+    ("executable = /bin/true\nqueue abc\n", "queue [N] [vars in|from|matching items]"),
+    ("executable = /bin/true\nqueue\nqueue\n", "one queue statement per node's submit description (one cluster per node)"),
+    ("executable = /bin/true\nif $(x) == 3\nendif\nqueue\n", "if [!] defined NAME | version OP x.y.z | true/false/yes/no/integer (after $(macro) expansion)"),
+    ("executable = /bin/true\nif true\nqueue\n", "queue is not inside if ... endif"),
+    ("executable = /bin/true\nelse\nqueue\n", "elif, else and endif follow an if"),
     ("executable = /bin/true\nthis is not a command\nqueue\n", "key = value"),
 ])
 def test_bad_submit_files(tmp_path: Path, text: str, rule: str) -> None:

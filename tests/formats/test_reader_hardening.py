@@ -106,10 +106,14 @@ def test_deep_json_and_xml_are_format_errors() -> None:
 
 # --- defect 8: linear error paths ----------------------------------------------------------------
 
-def _seconds(call: Callable[[], object]) -> float:
-    start = time.perf_counter()
-    call()
-    return time.perf_counter() - start
+def _seconds(call: Callable[[], object], rounds: int = 3) -> float:
+    """The best of ``rounds`` CPU times of ``call`` (the machine is shared: wall time and one round are noisy)."""
+    best = float("inf")
+    for _ in range(rounds):
+        start = time.process_time()
+        call()
+        best = min(best, time.process_time() - start)
+    return best
 
 
 @pytest.mark.parametrize(("text", "value"), [
@@ -121,7 +125,7 @@ def test_locating_is_linear(text: str, value: str) -> None:
     plain = "x: " + "".join(f"v{i} " for i in range(len(text) // 8)) + "\nid: wanted\n"
     baseline = _seconds(lambda: locate(plain, "wanted", key="id"))
     took = _seconds(lambda: (locate(text, value, nth=2), locate(text, value, key="id"), locate_key(text, value)))
-    assert took < 20 * baseline + 0.2, (took, baseline)  # was 2 to 30 s
+    assert took < 20 * baseline + 0.5, (took, baseline)  # was 2 to 30 s
 
 
 def test_locating_still_finds_values_and_keys() -> None:

@@ -56,9 +56,9 @@ from typing import Self
 from sheaf.backends._memwatch import POLL_INTERVAL, tree_rss_mb
 from sheaf.backends._queue import LaunchQueue, Outcome
 from sheaf.backends._spawn import Spawned, SpawnError, seal_descriptors, spawn
-from sheaf.classad import ClassAd
+from sheaf.classad import ClassAd, Demand, parse_limits
 from sheaf.engine import ConcurrencyLimits, Event, Exited, Held, Launch, Pool, Started
-from sheaf.classad import Demand, parse_limits
+from sheaf.engine._dollar import expand_launch, needs_expansion
 from sheaf.engine._orphans import start_ticks
 from sheaf.engine._pool import Claim
 
@@ -234,6 +234,12 @@ class LocalBackend:
         return demand
 
     def _start(self, launch: Launch, claim: Claim) -> Outcome:
+        if needs_expansion(launch):  # $$(attr), $$([expr]): against the matched slot, as the schedd
+            launch, reason = expand_launch(launch, self.pool.slot_ad(claim))
+            if reason is not None:
+                self._release(launch.key, claim)
+                self._events.append(Held(launch.key, reason))
+                return "dropped"
         try:
             spawned = spawn(launch.argv, launch.env, launch.cwd, launch.stdout, launch.stderr,
                             claim.cpu_ids)

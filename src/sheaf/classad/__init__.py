@@ -33,6 +33,7 @@ from __future__ import annotations
 from ._classad import ClassAd
 from ._eval import evaluate
 from ._expr import Expr, parse
+from ._fn_env import split_v2_args
 from ._match_api import (
     ConcurrencyLimits,
     Cycle,
@@ -79,11 +80,12 @@ __all__ = [
     "half_match",
     "limit_for",
     "negotiate",
-    "parse_limits",
     "parse",
+    "parse_limits",
     "rank",
     "recount_matches",
     "request_expr",
+    "split_v2_args",
     "symmetric_match",
     "unmatch",
     "unparse",

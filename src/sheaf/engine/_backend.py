@@ -1,8 +1,12 @@
 # src/sheaf/engine/_backend.py   -- OWNED BY "engine"; written first, verbatim as below, then only extended
 from __future__ import annotations
-from dataclasses import dataclass, field
-from typing import Mapping, Protocol, Sequence
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Protocol
+
 from sheaf.classad import ClassAd
+
 
 @dataclass(frozen=True, slots=True)
 class Launch:

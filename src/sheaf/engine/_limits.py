@@ -24,9 +24,7 @@ Jobs of the local universe never come here (the backend skips them), as in HTCon
 
 from __future__ import annotations
 
-import math
 import os
-import re
 import sqlite3
 import time
 from collections.abc import Callable, Mapping

@@ -34,28 +34,22 @@ import fcntl
 import glob
 import os
 import signal
-import sys
 import threading
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from sheaf.classad import ClassAd
 from sheaf.engine._backend import Backend, Event, Exited, Launch, Started
-from sheaf.engine._dagfile import Dag, NodeSpec, parse_dag, parse_rescue
 from sheaf.engine._journal import Journal, Replay, replay
+from sheaf.engine._multidag import combine_dags, munges_names
+from sheaf.engine._nodejob import render_node, subdag_job
 from sheaf.engine._orphans import ATTEMPT_VARIABLE, attempt_token, stop_run_processes
-from sheaf.engine._reports import (
-    JobstateLog,
-    dot_text,
-    newest_rescue,
-    node_status_text,
-    remove_stale_temporaries,
-    write_atomic,
-    write_rescue,
-)
+from sheaf.engine._procs import ProcGroups
+from sheaf.engine._reports import dot_text, newest_rescue, remove_stale_temporaries, write_atomic
+from sheaf.engine._runfiles import RunFiles, dagman_id
+from sheaf.engine._scriptmacros import check_scripts
 from sheaf.engine._scripts import ScriptRunner
 from sheaf.engine._state import (
     Cancel,
@@ -74,8 +68,9 @@ from sheaf.engine._state import (
     SubmitFailed,
     WriteRescue,
 )
-from sheaf.engine._submit import JobSpec, SubmitDescription, parse_submit, render
+from sheaf.engine._submit import JobSpec, SubmitDescription, node_description, proc_rows
 from sheaf.errors import EngineError, FormatError, InputError, StorageError, UsageError
+from sheaf.formats._dagman import Dag, NodeSpec, parse_dag, parse_rescue
 from sheaf.model._runlock import STATE_DIR, lock_path
 
 
@@ -196,6 +191,42 @@ def _limits(dag: Dag, overrides: Mapping[str, int | None], priority: int | None 
                   dag_priority=priority if priority else _config_signed(dag, "DAGMAN_DEFAULT_PRIORITY", 0))
 
 
+#: The DAGMan configuration knobs ``sheaf run`` honours; a CONFIG file setting any other is warned
+#: about, naming the knob (whoever teaches the engine a knob adds it here).
+HONOURED_KNOBS = frozenset({
+    "DAGMAN_ALWAYS_RUN_POST", "DAGMAN_DEFAULT_APPEND_VARS", "DAGMAN_DEFAULT_PRIORITY", "DAGMAN_MAX_JOBS_IDLE",
+    "DAGMAN_MAX_JOBS_SUBMITTED", "DAGMAN_MAX_POST_SCRIPTS", "DAGMAN_MAX_PRE_SCRIPTS",
+    "DAGMAN_RESET_RETRIES_UPON_RESCUE", "DAGMAN_RETRY_NODE_FIRST", "DAGMAN_SUBMIT_DEPTH_FIRST",
+})
+
+
+def _config_warnings(dag: Dag) -> list[str]:
+    return [f"{dag.config_path}: configuration knob {key} is not honoured by sheaf run (it is ignored)"
+            for key in dag.config if key not in HONOURED_KNOBS]
+
+
+class _Environment:
+    """``ENV SET`` of the DAG file: DAGMan's own environment, which its scripts inherit and its jobs'
+    ``getenv``/``$ENV()`` read; set for the run and restored after it (``run_workflow`` is the
+    entry point that owns the process for the run's duration)."""
+
+    def __init__(self, values: Mapping[str, str]) -> None:
+        self.values = dict(values)
+        self.saved: dict[str, str | None] = {}
+
+    def __enter__(self) -> None:
+        for key, value in self.values.items():
+            self.saved[key] = os.environ.get(key)
+            os.environ[key] = value
+
+    def __exit__(self, *_exc: object) -> None:
+        for key, old in self.saved.items():
+            if old is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = old
+
+
 _RUN_TIME_MACROS = ("$(cluster", "$(dag_status", "$(failed_count")  # known only at submission
 
 
@@ -213,17 +244,20 @@ def _load_descriptions(dag: Dag, limits: Limits) -> tuple[dict[str, SubmitDescri
     cache: dict[str, SubmitDescription] = {}
     first: dict[str, JobSpec] = {}
     for spec in dag.nodes.values():
-        if not os.path.exists(spec.submit):
+        if spec.description is None and not os.path.exists(spec.submit):
             continue  # read at submission: a PRE script or an earlier node may write it
         if spec.subdag:
             parse_dag(spec.submit)
             continue
         desc = cache.get(spec.submit)
         if desc is None:
-            desc = cache[spec.submit] = parse_submit(spec.submit)
+            desc = cache[spec.submit] = node_description(spec, dag.descriptions)
+        if not desc.queue.simple:
+            continue  # expanded per proc at submission (a queue from-file may be written by then)
         sub = Submit(spec.name, 0, 0, spec.priority + limits.dag_priority)
         try:
-            job = _render(desc, spec, sub, _config_bool(dag, "DAGMAN_DEFAULT_APPEND_VARS", False))
+            job = render_node(desc, spec, sub, _config_bool(dag, "DAGMAN_DEFAULT_APPEND_VARS", False),
+                          dag.parents[spec.name])
         except InputError as exc:
             raise exc.located(desc.path) from None
         if not _uses_run_time_values(desc, spec.vars) and spec.pre is None:
@@ -263,33 +297,38 @@ class _Run:
 
     def __init__(self, dag: Dag, descs: dict[str, SubmitDescription], first: dict[str, JobSpec],
                  backend: Backend, journal: Journal, paths: dict[str, str], clock: Callable[[], float],
-                 on_progress: Callable[[Progress], None] | None, progress_interval: float) -> None:
+                 on_progress: Callable[[Progress], None] | None, progress_interval: float,
+                 source: str = "fresh", pre_done: frozenset[str] = frozenset(),
+                 dag_files: tuple[str, ...] = ()) -> None:
         self.dag, self.descs, self.backend, self.journal = dag, descs, backend, journal
         self.first = first  # expansions of attempt 0 made while validating
         self.clock = clock
         self.scripts = ScriptRunner(paths["scripts"], clock)
-        jobstate = dag.jobstate_log or os.path.join(os.path.dirname(dag.path), "jobstate.log")
-        self.jobstate = JobstateLog(jobstate, self._site)
+        self.files = RunFiles(dag, self._job_tag, dag_files=dag_files or (os.path.basename(dag.path),),
+                              multi=len(dag_files) > 1, source=source, pre_done=pre_done)
         self.keys: dict[str, tuple[str, int]] = {}
+        self.procs = ProcGroups()
         self.pending: list[EngineEvent] = []
         self.early: list[Event] = []  # backend events collected while a commit was in flight
         self.rescue: str | None = None
         self.on_progress = on_progress
         self.progress_interval = progress_interval
         self._last_progress = -1e18
-        self._last_status = -1e18
         self.stop_requested: str | None = None
         self.stop_time: float | None = None  # monotonic time of the signal
         self.started = clock()
         self.append_vars = _config_bool(dag, "DAGMAN_DEFAULT_APPEND_VARS", False)
         self._started: Callable[[], list[Started]] | None = getattr(backend, "started", None)
 
-    def _site(self, node: str) -> str | None:
+    def _job_tag(self, node: str) -> str | None:
+        """jobstate.log's job tag: the attribute ``+job_tag_name`` names, else ``+pegasus_site``, from
+        the submit description (or the node's VARS), quotes removed (``Node::GetJobstateJobTag``)."""
         spec = self.dag.nodes[node]
         desc = self.descs.get(spec.submit)
-        if desc is None:
-            return None
-        raw = spec.vars.get("+pegasus_site") or desc.attrs.get("pegasus_site")
+        attrs = {k.lower(): v for k, v in (desc.attrs.items() if desc is not None else ())}
+        attrs.update((k[1:].lower(), v) for k, v in spec.vars.items() if k.startswith("+"))
+        name = attrs.get("job_tag_name", "+pegasus_site").strip().strip('"').lstrip("+").lower()
+        raw = attrs.get(name)
         return raw.strip().strip('"') if raw else None
 
     # -- instructions -----------------------------------------------------------------------------
@@ -298,7 +337,7 @@ class _Run:
         self._journal_started()  # before the changes: an attempt that started and ended in one turn
         self.journal.changes(step.changes)
         self._durable(self.journal.commit_start())  # nothing below runs before the changes are durable
-        self.jobstate.changes(step.changes)
+        finish: Finish | None = None
         for instruction in step.instructions:
             match instruction:
                 case Submit():
@@ -311,18 +350,20 @@ class _Run:
                     self.scripts.defer(node, kind, attempt, seconds)
                 case Cancel(node=node, attempt=attempt):
                     key = f"{node}#{attempt}"
-                    if self.keys.pop(key, None) is not None:
-                        self.backend.cancel(key)
+                    for one in self.procs.cancel(key):
+                        if self.keys.pop(one, None) is not None:
+                            self.backend.cancel(one)
                 case KillScript(node=node, kind=kind):
                     self.scripts.kill(node, kind)
-                case WriteRescue(done=done, retries_left=left, failed=failed_count):
-                    reasons = {n: machine.node_reason(n) for n in machine.nodes
-                               if machine.node_state(n) == "failed"}
-                    self.rescue = write_rescue(self.dag.path, done, left, failed_count,
-                                               time.strftime("%Y-%m-%d %H:%M:%S"), reasons)
+                case WriteRescue():
+                    self.rescue = self.files.write_rescue(machine, self.clock())
                 case Finish():
-                    self._finish(instruction)
-        self.jobstate.flush()
+                    finish = instruction
+        self.files.record(step.changes, frozenset((e.node, e.attempt) for e in self.pending
+                                                  if isinstance(e, SubmitFailed)))
+        if finish is not None:
+            self._finish(machine, finish)
+        self.files.flush()
         self._report(machine, force=machine.finished is not None)
 
     def _journal_started(self) -> None:
@@ -332,6 +373,7 @@ class _Run:
         for event in self._started():
             target = self.keys.get(event.key)
             if target is not None:
+                self.files.started_keys.add(target)
                 self.journal.process(self.clock(), target[0], target[1], event.pid, event.start_ticks)
 
     def _durable(self, done: threading.Event | None) -> None:
@@ -353,31 +395,46 @@ class _Run:
         if self.journal.failure is not None:
             raise self.journal.failure
 
-    def _finish(self, finish: Finish) -> None:
+    def _finish(self, machine: DagState, finish: Finish) -> None:
         rescue = os.path.basename(self.rescue) if self.rescue else None
         self.journal.end(self.clock(), finish.succeeded, finish.dag_status, finish.exit_code, rescue)
         self.journal.commit()
-        self.jobstate.internal(self.clock(), f"DAGMAN_FINISHED {finish.exit_code}")
+        self.files.finish(machine, finish, self.clock())
 
     def _submit(self, sub: Submit) -> None:
         spec = self.dag.nodes[sub.node]
         key = f"{sub.node}#{sub.attempt}"
         try:
-            launch = self._launch(spec, sub, key)
+            launches = self._launches(spec, sub, key)
         except (InputError, ValueError) as exc:  # a missing submit file, a VARS value that breaks it
             self.pending.append(SubmitFailed(sub.node, sub.attempt, str(exc)))
             return
-        self.keys[key] = (sub.node, sub.attempt)
-        self.backend.submit(launch)
+        if len(launches) != 1:
+            self.procs.start(key, [launch.key for launch in launches])
+        if not launches:  # queue 0, or an empty item list: a cluster of no jobs succeeds at once
+            now = self.clock()
+            self.pending.append(JobExited(sub.node, sub.attempt, 0, None, None, now, now, None))
+        for launch in launches:
+            self.keys[launch.key] = (sub.node, sub.attempt)
+            self.backend.submit(launch)
 
-    def _launch(self, spec: NodeSpec, sub: Submit, key: str) -> Launch:
+    def _launches(self, spec: NodeSpec, sub: Submit, key: str) -> list[Launch]:
+        """The node's jobs: one, or one per proc of a ``queue N``/``queue ... in/from/matching``."""
         job = self.first.pop(spec.name, None) if sub.attempt == 0 else None
         if job is not None:
             job.ad["ClusterId"] = sub.cluster  # known only now; nothing else in the ad depends on it
         elif spec.subdag:
-            job = _subdag_job(spec, sub)
+            job = subdag_job(spec, sub)
         else:
-            job = _render(self._description(spec), spec, sub, self.append_vars)
+            desc = self._description(spec)
+            if not desc.queue.simple:
+                rows = proc_rows(desc, spec.directory)
+                return [self._launch(spec, sub, f"{key}.{row['Process']}",
+                                     render_node(desc, spec, sub, self.append_vars, self.dag.parents[spec.name], row)) for row in rows]
+            job = render_node(desc, spec, sub, self.append_vars, self.dag.parents[spec.name])
+        return [self._launch(spec, sub, key, job)]
+
+    def _launch(self, spec: NodeSpec, sub: Submit, key: str, job: JobSpec) -> Launch:
         # the token makes the process findable without the journal (see _orphans)
         env = {**job.env, ATTEMPT_VARIABLE: attempt_token(self.journal.run_id, spec.name, sub.attempt)}
         return Launch(key, spec.name, sub.attempt, job.argv, env, job.cwd, job.stdout, job.stderr,
@@ -388,7 +445,7 @@ class _Run:
         script may have rewritten it."""
         desc = self.descs.get(spec.submit)
         if desc is None or spec.pre is not None:
-            desc = self.descs[spec.submit] = parse_submit(spec.submit)
+            desc = self.descs[spec.submit] = node_description(spec, self.dag.descriptions)
         return desc
 
     # -- events -----------------------------------------------------------------------------------
@@ -409,11 +466,15 @@ class _Run:
                 target = self.keys.pop(event.key, None)
                 if target is None:
                     continue  # a cancelled attempt
-                if isinstance(event, Exited):
-                    events.append(JobExited(target[0], target[1], event.exit_code, event.signal,
-                                            event.reason, event.started, event.ended, event.slot))
-                else:
-                    events.append(JobHeld(target[0], target[1], event.reason))
+                ended, rest = self.procs.finished(event)
+                for one in rest:  # a held proc ends its node's cluster (DAGMan removes the others)
+                    if self.keys.pop(one, None) is not None:
+                        self.backend.cancel(one)
+                if isinstance(ended, Exited):
+                    events.append(JobExited(target[0], target[1], ended.exit_code, ended.signal,
+                                            ended.reason, ended.started, ended.ended, ended.slot))
+                elif ended is not None:  # None: other procs of the node still run
+                    events.append(JobHeld(target[0], target[1], ended.reason))
         elif not events:
             if not self.scripts.busy():
                 raise EngineError("the engine stalled: nothing in flight but the DAG is not finished")
@@ -429,75 +490,24 @@ class _Run:
             self._last_progress = now
             self.on_progress(Progress(len(machine.nodes), dict(machine.counts), machine.retries,
                                       now - self.started, machine.job_time, machine.finished is not None))
-        status = self.dag.node_status_file
-        if status is not None and (force or now - self._last_status >= status[1]):
-            self._last_status = now
-            states = {n: machine.node_state(n) for n in machine.nodes}
-            reasons = {n: machine.node_reason(n) for n in machine.nodes}
-            write_atomic(status[0], node_status_text(states, reasons, now))
+        self.files.status(machine, now, force)
 
     def close(self) -> None:
         try:
             self.backend.close()
         finally:
             self.scripts.close()
-            self.jobstate.close()
+            self.files.close()
 
 
-def _split_vars(spec: NodeSpec, append_default: bool) -> tuple[dict[str, str], dict[str, str]]:
-    """(appended, prepended) VARS of a node: each macro as its VARS line said, else as
-    ``DAGMAN_DEFAULT_APPEND_VARS`` says (default: prepended, so the submit file's own value wins)."""
-    appended: dict[str, str] = {}
-    prepended: dict[str, str] = {}
-    for key, value in spec.vars.items():
-        mode = spec.var_modes.get(key, "")
-        append = mode == "APPEND" or (mode == "" and append_default)
-        (appended if append else prepended)[key] = value
-    return appended, prepended
-
-
-def _render(desc: SubmitDescription, spec: NodeSpec, sub: Submit, append_default: bool) -> JobSpec:
-    """Expand a node's submit description for one submission, VARS and DAGMan's values in place."""
-    appended, prepended = _split_vars(spec, append_default)
-    return render(desc, spec.name, sub.attempt, sub.cluster, spec.directory, appended,
-                  {**_dagman_values(spec, sub), **prepended})
-
-
-def _dagman_values(spec: NodeSpec, sub: Submit) -> dict[str, str]:
-    """What DAGMan passes before every submit file (``dagman_submit.cpp``, ``InitVars``)."""
-    values = {"JOB": spec.name, "RETRY": str(sub.attempt), "DAG_STATUS": str(sub.dag_status),
-              "FAILED_COUNT": str(sub.failed_count)}
-    if sub.priority:
-        values["priority"] = str(sub.priority)
-    return values
-
-
-def _subdag_job(spec: NodeSpec, sub: Submit) -> JobSpec:
-    """SUBDAG EXTERNAL: a nested ``sheaf run`` of the sub-DAG, as a local-universe job; the node's
-    effective priority is passed down (``condor_submit_dag -priority``).  A sub-DAG file that does
-    not exist at submission is a submit failure, as in DAGMan."""
-    if not os.path.isfile(spec.submit):
-        raise InputError("cannot submit the SUBDAG: no such DAG file", rule="the sub-DAG file exists",
-                         value=spec.submit, path=spec.path, line=spec.line)
-    boot = "import sys; from sheaf.cli import main; sys.argv[0] = 'sheaf'; main()"
-    argv: tuple[str, ...] = (sys.executable, "-c", boot, "run", spec.directory, "--dag", spec.submit)
-    if sub.priority:
-        argv += ("--priority", str(sub.priority))
-    ad = ClassAd({"ClusterId": sub.cluster, "ProcId": 0, "Universe": "local", "JobUniverse": 12,
-                  "DAGNodeName": spec.name, "DAGNodeRetry": sub.attempt, "RequestCpus": 0,
-                  "Cmd": sys.executable})
-    return JobSpec(argv, dict(os.environ), spec.directory, spec.submit + ".lib.out", spec.submit + ".lib.err",
-                   "local", ad, None)
-
-
-def _starting_point(dag: Dag, prior: Replay) -> tuple[str, set[str], set[str], dict[str, int]]:
+def _starting_point(dag: Dag, prior: Replay, multi: bool = False) -> tuple[str, set[str], set[str], dict[str, int]]:
     """(source, done, failed, attempts) for this run; see the module docstring."""
     if prior.epochs and prior.ended is None:
         done = {n for n, r in prior.nodes.items() if r.state == "done" and n in dag.nodes}
         done |= _rescue_done(dag, prior.source)
         failed = {n for n, r in prior.nodes.items() if r.state == "failed" and n in dag.nodes}
         return "recovery", done, failed, {n: r.attempt for n, r in prior.nodes.items() if n in dag.nodes}
-    rescue_path = newest_rescue(dag.path)
+    rescue_path = newest_rescue(dag.path, multi)
     if rescue_path is None:
         return "fresh", set(), set(), {}
     rescue = parse_rescue(rescue_path, dag)
@@ -542,7 +552,8 @@ def _complete_result(dag: Dag, prior: Replay, journal_path: str) -> RunResult:
                      prior.job_time, "complete", journal=journal_path)
 
 
-def run_workflow(directory: str, *, backend: Backend | Callable[[], Backend], dag_file: str | None = None,
+def run_workflow(directory: str, *, backend: Backend | Callable[[], Backend],
+                 dag_file: str | Sequence[str] | None = None,
                  maxjobs: int | None = None, maxidle: int | None = None, maxpre: int | None = None,
                  maxpost: int | None = None, clock: Callable[[], float] = time.time,
                  on_progress: Callable[[Progress], None] | None = None, progress_interval: float = 0.2,
@@ -557,14 +568,18 @@ def run_workflow(directory: str, *, backend: Backend | Callable[[], Backend], da
     workflow that runs and fails is a result, not an exception.  ``on_warning`` receives warnings
     (damaged journal lines that did not matter), which the result lists too.  ``priority`` is the
     DAG's own priority (``condor_submit_dag -priority``; a SUBDAG's run gets its node's), added to
-    every node's; without it, ``DAGMAN_DEFAULT_PRIORITY``.
+    every node's; without it, ``DAGMAN_DEFAULT_PRIORITY``.  Several ``dag_file``s run as one DAG, as
+    ``condor_submit_dag a.dag b.dag`` runs them (``_multidag``).
     """
-    dag_path = find_dag(directory, dag_file)
-    dag = parse_dag(dag_path)
+    dag_path, dag, names = _read_dags(directory, dag_file)
+    multi = len(names) > 1
+    script_warnings: list[str] = []
+    check_scripts(dag, script_warnings.append)
     limits = _limits(dag, {"maxjobs": maxjobs, "maxidle": maxidle, "maxpre": maxpre, "maxpost": maxpost},
                      priority)
-    descs, first = _load_descriptions(dag, limits)
-    paths = state_paths(dag_path)
+    with _Environment(dag.env):  # $ENV() and getenv of the expansions made now see ENV SET too
+        descs, first = _load_descriptions(dag, limits)
+    paths = state_paths(dag_path + "_multi" if multi else dag_path)
     try:
         os.makedirs(paths["dir"], exist_ok=True)
     except OSError as exc:
@@ -572,13 +587,14 @@ def run_workflow(directory: str, *, backend: Backend | Callable[[], Backend], da
     lock = _Lock(paths["lock"])
     try:
         prior = replay(paths["journal"])
-        warnings = _damage_warnings(prior, paths["journal"])
+        warnings = [*dag.warnings, *_config_warnings(dag), *script_warnings,
+                    *_damage_warnings(prior, paths["journal"])]
         for warning in warnings:
             if on_warning is not None:
                 on_warning(warning)
         if prior.ended is not None and prior.ended.succeeded:
             return _complete_result(dag, prior, paths["journal"])
-        source, done, failed, attempts = _starting_point(dag, prior)
+        source, done, failed, attempts = _starting_point(dag, prior, multi)
         # a killed engine's jobs, journaled or not: gone before their nodes run again
         stop_run_processes(prior.run_id, prior.processes.values())
         run_id = prior.run_id or uuid.uuid4().hex
@@ -586,11 +602,15 @@ def run_workflow(directory: str, *, backend: Backend | Callable[[], Backend], da
         reasons = {n: r.reason for n, r in prior.nodes.items() if n in failed}
         machine = DagState(dag, limits, clock, done=done, failed=failed, attempts=attempts,
                            next_cluster=prior.max_cluster + 1, reasons=reasons)
+        machine.dag_id = dagman_id()
         the_backend = _backend_of(backend)
         journal = Journal(paths["journal"], run_id)
-        run = _Run(dag, descs, first, the_backend, journal, paths, clock, on_progress, progress_interval)
+        pre_done = frozenset(n for n, spec in dag.nodes.items() if spec.done or n in done)
+        run = _Run(dag, descs, first, the_backend, journal, paths, clock, on_progress, progress_interval,
+                   source, pre_done, names)
         try:
-            result = _drive(run, machine, prior, source, done, handle_signals)
+            with _Environment(dag.env):
+                result = _drive(run, machine, prior, source, done, handle_signals)
         finally:
             run.close()
             journal.close()
@@ -599,10 +619,24 @@ def run_workflow(directory: str, *, backend: Backend | Callable[[], Backend], da
         lock.release()
 
 
+def _read_dags(directory: str, dag_file: str | Sequence[str] | None) -> tuple[str, Dag, tuple[str, ...]]:
+    """(primary DAG path, the DAG, the DAG files' names) for one or several DAG files."""
+    files = [dag_file] if dag_file is None or isinstance(dag_file, str) else list(dag_file)
+    found = [find_dag(directory, f) for f in files or [None]]
+    names = tuple(os.path.basename(p) for p in found)
+    first = parse_dag(found[0])
+    if len(found) == 1:
+        return found[0], first, names
+    if not munges_names(first):
+        return found[0], parse_dag(*found), names  # one name space, the files read in turn
+    return found[0], combine_dags([first, *(parse_dag(p) for p in found[1:])]), names
+
+
 def _report_files(dag: Dag) -> list[str]:
     """The files the engine replaces atomically (their stale temporaries are removed on start)."""
-    files = [glob.escape(p) for p in (dag.dot, dag.node_status_file[0] if dag.node_status_file else None) if p]
-    return [glob.escape(dag.path) + ".rescue[0-9][0-9][0-9]*", *files]
+    files = [glob.escape(p) for p in (dag.dot, dag.node_status_file[0] if dag.node_status_file else None,
+                                      dag.path + ".metrics") if p]
+    return [glob.escape(dag.path) + suffix + ".rescue[0-9][0-9][0-9]*" for suffix in ("", "_multi")] + files
 
 
 def _backend_of(backend: Backend | Callable[[], Backend]) -> Backend:
@@ -616,7 +650,7 @@ def _drive(run: _Run, machine: DagState, prior: Replay, source: str, done: set[s
     dag = run.dag
     initially_done = {n for n in dag.nodes if machine.node_state(n) == "done"}
     run.journal.begin(run.clock(), prior.epochs + 1, source, len(dag.nodes), initially_done)
-    run.jobstate.internal(run.clock(), f"DAGMAN_STARTED {os.getpid()}.0")
+    run.files.begin(run.clock())
     if dag.dot:
         write_atomic(dag.dot, dot_text(dag))
     restore = _install_signals(run) if handle_signals else None

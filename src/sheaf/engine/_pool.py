@@ -173,6 +173,13 @@ class Pool:
             local = self._local_universe[key] = _universe(job_ad) in (LOCAL_UNIVERSE, SCHEDULER_UNIVERSE)
         return local
 
+    def slot_ad(self, claim: Claim) -> ClassAd | None:
+        """The ad of the slot ``claim`` holds (a partitionable slot's own), for ``$$()`` expansion;
+        None for the local universe, which matches no slot."""
+        if claim.local:
+            return None
+        return next((slot.ad for slot in self._slots if slot.defn.slot_id == claim.slot_id), None)
+
     def slot_ads(self) -> list[ClassAd]:
         """The current slot ads (static and partitionable; a dynamic slot is described by its claim)."""
         return [slot.ad for slot in self._slots]

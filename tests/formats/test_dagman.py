@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from sheaf.engine._dagfile import parse_dag, parse_rescue
 from sheaf.errors import FormatError
+from sheaf.formats._dagman import parse_dag, parse_rescue
 
 PEGASUS_DAG = """\
 ######################################################################
@@ -111,7 +111,7 @@ def test_subdag_external(tmp_path: Path) -> None:
     ("JOB A a.sub\nPARENT A\n", 2, "PARENT p... CHILD c..."),
     ("JOB A a.sub\nSCRIPT MIDDLE A x.sh\n", 2, "SCRIPT type is PRE, POST or HOLD"),
     ("JOB A a.sub\nABORT-DAG-ON A 1 RETURN 300\n", 2, "RETURN value is 0..255"),
-    ("# c\nJOB\n", 2, "JOB name file [DIR d] [NOOP] [DONE]"),
+    ("# c\nJOB\n", 2, "JOB name submit-file|{ inline description } [DIR d] [NOOP] [DONE]"),
 ])
 def test_bad_lines_name_path_line_and_rule(tmp_path: Path, text: str, line: int, rule: str) -> None:
     path = write(tmp_path, text)

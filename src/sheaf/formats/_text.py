@@ -10,7 +10,7 @@ escapes, so every reader turns a damaged file into one message and exit code 2.
 
 from __future__ import annotations
 
-__all__ = ["read_text"]
+__all__ = ["logical_lines", "read_text"]
 
 import os
 
@@ -50,3 +50,34 @@ def read_text(path: str, what: str) -> str:
         raise FormatError(f"the {what} holds a NUL byte", rule=f"a {what} holds no NUL byte",
                           path=path, line=text.count("\n", 0, nul) + 1)
     return text
+
+
+def logical_lines(text: str) -> list[tuple[int, str]]:
+    """HTCondor's line reading for DAG files and submit descriptions: lines stripped, a line ending in
+    ``\\`` continues on the next (``\\`` and line break become one space), blank lines and ``#`` comment
+    lines dropped.  Each logical line comes with the number of its first physical line.  A comment
+    line inside a continuation ends nothing: it is skipped, as HTCondor's reader skips it."""
+    out: list[tuple[int, str]] = []
+    pending: list[str] = []
+    start = 0
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if pending and line.startswith("#"):
+            continue
+        if not pending:
+            if not line or line.startswith("#"):
+                continue
+            start = number
+        if line.endswith("\\"):
+            pending.append(line[:-1].rstrip())
+            continue
+        pending.append(line)
+        joined = " ".join(p for p in pending if p)
+        pending = []
+        if joined:
+            out.append((start, joined))
+    if pending:
+        joined = " ".join(p for p in pending if p)
+        if joined:
+            out.append((start, joined))
+    return out
