@@ -75,11 +75,14 @@ def test_properties_layers(here: Path) -> None:
     assert inputs.sc is not None and "from-define" in inputs.sc
 
 
-def test_named_but_missing_catalogs_are_errors(here: Path) -> None:
+def test_missing_catalogs_an_option_is_an_error_a_property_a_warning(here: Path) -> None:
     with pytest.raises(InputError, match="given on the command line does not exist"):
         formats.load_inputs("wf.yml", cwd=here, sc="nope.yml")
-    with pytest.raises(InputError, match=r"named by the property pegasus\.catalog\.replica\.file"):
-        formats.load_inputs("wf.yml", cwd=here, defines=["pegasus.catalog.replica.file=gone.txt"])
+    # as in Pegasus: a catalog named by a property but absent is planned without, and said so
+    inputs = formats.load_inputs("wf.yml", cwd=here, defines=["pegasus.catalog.replica.file=gone.txt"])
+    assert inputs.paths["rc"] is None  # the inline entries only
+    assert [w for w in inputs.warnings if str(here / "gone.txt") in w and
+            "pegasus.catalog.replica.file does not exist" in w]
     with pytest.raises(UsageError, match="key=value"):
         formats.load_inputs("wf.yml", cwd=here, defines=["novalue"])
 
