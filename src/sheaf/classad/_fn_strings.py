@@ -14,12 +14,14 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from ._builtins import Library
 from ._coerce import strtod, to_string
-from ._functions import strict
 from ._ops import ascii_lower
 from ._values import ERROR, UNDEFINED
 
 Value = Any
+LIBRARY = Library()
+strict = LIBRARY.strict
 
 
 MAX_STRING = 1 << 24  # characters; longer results of strcat/join/replace* are ERROR
