@@ -32,7 +32,7 @@ from ._eval import Env, compiled, deref, run
 from ._functions import FUNCTIONS
 from ._nodes import NOT_CONSTANT, Node, const_of, value_node
 from ._parser import parse_ad, parse_expr, parse_old_ad
-from ._unparse import quote_name, unparse
+from ._unparse import quote_name, unparse, unparse_old
 from ._values import UNDEFINED
 
 Fn = Callable[[Env, "ClassAd | None"], Any]
@@ -205,7 +205,7 @@ class ClassAd(MutableMapping[str, Any]):
 
     def unparse_old(self) -> str:
         """Old syntax: one ``Name = expression`` per line."""
-        return "".join(f"{quote_name(self._names[k])} = {unparse(e.node)}\n" for k, e in self._ex.items())
+        return "".join(f"{quote_name(self._names[k])} = {unparse_old(e.node)}\n" for k, e in self._ex.items())
 
     def __str__(self) -> str:
         return self.unparse()

@@ -76,6 +76,5 @@ def _real_node(value: float) -> Node:
     if math.isnan(value):
         return ("call", "real", (("str", "NaN"),))
     if math.isinf(value):
-        node: Node = ("call", "real", (("str", "INF"),))
-        return node if value > 0 else ("un", "-", node)
+        return ("call", "real", (("str", "INF" if value > 0 else "-INF"),))
     return _number("real", value)
