@@ -174,7 +174,8 @@ class _OldWriter(_Writer):
         return super().write(node, indent)
 
     def w_str(self, node: Node, indent: int) -> str:
-        return '"' + node[1].replace('"', '\\"') + '"'
+        text: str = node[1]
+        return '"' + text.replace('"', '\\"') + '"'
 
 
 _OLD_SPELLING: Final = {"is": "=?=", "isnt": "=!="}
