@@ -72,7 +72,8 @@ class StatusSnapshot:
     update_time: float
 
 
-def dag_outcome(succeeded: bool | None, dag_status: int, interrupted: bool, final_pending: bool) -> tuple[int, str]:
+def dag_outcome(succeeded: bool | None, dag_status: int, interrupted: bool,
+                final_pending: bool) -> tuple[int, str]:
     """The DagStatus ad's ``DagStatus`` and note: ``succeeded`` is None while the DAG runs."""
     if succeeded:
         return 5, "success"

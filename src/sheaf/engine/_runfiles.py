@@ -64,7 +64,8 @@ class RunFiles:
         self.pre_done = frozenset(pre_done)
         self.parent_id = os.environ.get(PARENT_ID_VARIABLE, "")
         default = "jobstate.log" if not self.parent_id else os.path.basename(dag.path) + ".jobstate.log"
-        self.jobstate = JobstateLog(dag.jobstate_log or os.path.join(os.path.dirname(dag.path), default), tag_of)
+        jobstate = dag.jobstate_log or os.path.join(os.path.dirname(dag.path), default)
+        self.jobstate = JobstateLog(jobstate, tag_of)
         self.nodes_log = NodesLog(nodes_log_path(dag.path))
         self.translator = EventTranslator()
         self.counts = RunCounts()
