@@ -50,14 +50,10 @@ from sheaf import classad
 from sheaf.classad import ClassAd
 from sheaf.errors import FormatError
 from sheaf.formats._dagman import InlineDescription, NodeSpec
-from sheaf.formats._submit_lang import (
-    Macros,
-    SubmitDescription,
-    effective_values,
-    parse_submit,
-    parse_submit_lines,
-    queue_items,
-)
+from sheaf.formats._submit_lang import effective_values, parse_submit, parse_submit_lines
+from sheaf.formats._submit_macros import Macros
+from sheaf.formats._submit_queue import queue_items
+from sheaf.formats._submit_records import SubmitDescription
 
 _OWNER = os.environ.get("USER", "sheaf")
 UNIVERSES = {"vanilla": 5, "local": 12, "scheduler": 7, "grid": 9, "java": 10, "parallel": 11,
