@@ -21,7 +21,7 @@ import json
 from dataclasses import dataclass
 
 from sheaf import __version__
-from sheaf.formats._dagman import Dag
+from sheaf.formats._dagman_records import Dag
 
 
 @dataclass(slots=True)

@@ -32,7 +32,7 @@ import time
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 
-from sheaf.formats._dagman import Dag
+from sheaf.formats._dagman_records import Dag
 
 STATUS_NAMES = ("STATUS_NOT_READY", "STATUS_READY", "STATUS_PRERUN", "STATUS_SUBMITTED", "STATUS_POSTRUN",
                 "STATUS_DONE", "STATUS_ERROR", "STATUS_FUTILE")

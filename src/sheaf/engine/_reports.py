@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from typing import IO
 
 from sheaf.errors import StorageError
-from sheaf.formats._dagman import Dag
+from sheaf.formats._dagman_records import Dag
 from sheaf.model._runlock import pid_alive
 
 _RESCUE_RE = re.compile(r"\.rescue(\d{3,})$")

@@ -35,7 +35,7 @@ from sheaf.engine._nodelog import NodesLog, nodes_log_path
 from sheaf.engine._nodestatus import StatusSnapshot, dag_outcome, futile_nodes, node_status_text
 from sheaf.engine._reports import RescueNode, rescue_text, write_atomic, write_rescue
 from sheaf.engine._runevents import EventTranslator
-from sheaf.formats._dagman import Dag
+from sheaf.formats._dagman_records import Dag
 
 if TYPE_CHECKING:
     from sheaf.engine._state import DagState

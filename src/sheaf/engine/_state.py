@@ -125,7 +125,7 @@ from sheaf.engine._nodes import (
 from sheaf.engine._scriptmacros import script_argv
 from sheaf.engine._throttle import IdleThrottle, Throttle, ThrottleStatistics
 from sheaf.engine._transitions import TRANSITIONS
-from sheaf.formats._dagman import Dag, Script
+from sheaf.formats._dagman_records import Dag, Script
 
 Key = tuple[int, int, str]
 

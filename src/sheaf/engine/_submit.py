@@ -49,7 +49,7 @@ from dataclasses import dataclass
 from sheaf import classad
 from sheaf.classad import ClassAd
 from sheaf.errors import FormatError
-from sheaf.formats._dagman import InlineDescription, NodeSpec
+from sheaf.formats._dagman_records import InlineDescription, NodeSpec
 from sheaf.formats._submit_lang import effective_values, parse_submit, parse_submit_lines
 from sheaf.formats._submit_macros import Macros
 from sheaf.formats._submit_queue import queue_items
