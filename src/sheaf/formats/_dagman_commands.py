@@ -1,12 +1,12 @@
 """DAG-wide commands of a DAG file, one function each, found through one table (:data:`COMMANDS`).
 
 MAXJOBS, CONFIG (the DAGMan configuration file, read here), DOT, JOBSTATE_LOG, NODE_STATUS_FILE,
-ENV, SET_JOB_ATTR, SAVE_POINT_FILE, and the splice wiring PIN_IN, PIN_OUT and CONNECT.  A file that
-may be named only once per run (CONFIG) is refused a second time; DOT, JOBSTATE_LOG and
+ENV, SET_JOB_ATTR, SAVE_POINT_FILE, and the splice wiring PIN_IN, PIN_OUT and CONNECT.  A run has
+at most one CONFIG file (naming the same one again is harmless); DOT, JOBSTATE_LOG and
 NODE_STATUS_FILE keep the first one named.  What sheaf keeps but does not carry out (DOT's UPDATE,
-SET_JOB_ATTR, SAVE_POINT_FILE) is warned about, naming the line.  Pins are checked, and CONNECT
-carried out, once the file is read (:func:`connect_splices`): PIN_OUT n of the output splice's nodes
-become parents of PIN_IN n's nodes.
+DONT-OVERWRITE and INCLUDE, SET_JOB_ATTR, SAVE_POINT_FILE) is warned about, naming the line.
+Pins are checked, and CONNECT carried out, once the file is read (:func:`connect_splices`): PIN_OUT n
+of the output splice's nodes become parents of PIN_IN n's nodes.
 """
 
 from __future__ import annotations
@@ -152,7 +152,7 @@ def _parse_connect(f: DagFile, words: list[str]) -> None:
     f.connects.append((words[1], words[2], f.lineno))
 
 
-def connect(f: DagFile, out_name: str, in_name: str) -> None:
+def _connect(f: DagFile, out_name: str, in_name: str) -> None:
     """CONNECT: PIN_OUT n of the output splice's nodes become parents of PIN_IN n's nodes."""
     for name in (out_name, in_name):
         if name not in f.pins:
@@ -196,4 +196,4 @@ def connect_splices(f: DagFile) -> None:
                                   name[len(f.prefix):])
     for out_name, in_name, lineno in f.connects:
         f.lineno = lineno
-        connect(f, out_name, in_name)
+        _connect(f, out_name, in_name)
