@@ -117,7 +117,8 @@ def negotiate(jobs: Mapping[Hashable, ClassAd] | Sequence[ClassAd], resources: S
     ``CONCURRENCY_LIMIT_DEFAULT``, ``CONCURRENCY_LIMIT_DEFAULT_<PREFIX>``) starting from no usage.
     ``pre_job_rank``/``post_job_rank`` are ``NEGOTIATOR_PRE_JOB_RANK``/``NEGOTIATOR_POST_JOB_RANK``.
     """
-    ranks = tuple(None if text is None else parse(text) for text in (pre_job_rank, post_job_rank))
+    ranks = (None if pre_job_rank is None else parse(pre_job_rank),
+             None if post_job_rank is None else parse(post_job_rank))
     items: list[tuple[Hashable, ClassAd]] = (list(jobs.items()) if isinstance(jobs, Mapping)
                                               else list(enumerate(jobs)))
     throttle = limits if isinstance(limits, ConcurrencyLimits) else ConcurrencyLimits(limits)
