@@ -44,7 +44,7 @@ FUNCTIONS: Final[dict[str, tuple[str, ...]]] = {
     "absTime": ("T", "i?"), "relTime": ("T",), "getYear": ("t",), "getMonth": ("t",),
     "getDayOfYear": ("t",), "getDayOfMonth": ("t",), "getDayOfWeek": ("t",), "getDays": ("t",),
     "getHours": ("t",), "getMinutes": ("t",), "getSeconds": ("t",), "splitTime": ("t",),
-    "formatTime": ("t", "F?"), "timeZoneOffset": (), "userHome": ("U", "s?"), "unresolved": ("r", "p?"),
+    "formatTime": ("t", "F?"), "timeZoneOffset": (), "userHome": ("U", "s?"),
 }
 # Built-ins whose value depends on the clock or on chance: tested by properties, not by value.
 NONDETERMINISTIC: Final = ("random", "time", "currentTime", "dayTime")
@@ -52,7 +52,7 @@ NONDETERMINISTIC: Final = ("random", "time", "currentTime", "dayTime")
 _LIST_MAKERS: Final = re.compile(r"(?i)(split\w*|argsToList|evalInEachContext)\(")
 NAMES: Final = ("a", "b", "c", "x", "Memory", "Name", "Rank", "Requirements")
 _STRINGS: Final = ('"abc"', '"ABC"', '""', '"a b,c"', '"x\\ny"', '"12"', '"1.5e3"', '"true"', '"FALSE"',
-                   '"ab\\"c"', '" 7 "', '"0x1F"', '"inf"', '"a,b"', '"b"', '"\\101\\t"', '"12abc"', '"a" "b"')
+                   '"ab\\"c"', '" 7 "', '"0x1F"', '"inf"', '"a,b"', '"b"', '"\\101\\t"', '"12abc"')
 _REALS: Final = ("0.0", "1.5", "2.0", "-0.5", "1e308", "3.25e-3", "100.0", "0.1", ".5", "7.0")
 _INTS: Final = ("0", "1", "2", "3", "7", "10", "42", "255", "1024", "9223372036854775807", "65", "64")
 _VERSIONS: Final = ('"1.10"', '"1.9"', '"1.2.3"', '"8.9.11"', '"1.010"', '"10"', '"1.0a"', '"1.0b"', '"01"',
@@ -64,8 +64,7 @@ _STRING_LISTS: Final = ('"a,b,c"', '"a b, c"', '"A,B"', '""', '"b"', '"c,d"', '"
 _NUMBER_LISTS: Final = ('"1,2,3"', '"1.5, 2"', '"-1,4"', '""', '"7"', '"1,x"', '"2e1,3"', '"0x10,1"')
 _DELIMS: Final = ('","', '";"', '" "', '""', '",;"')
 _TIMES: Final = ('absTime("2020-06-01T12:00:00Z")', 'absTime("2001-02-03T04:05:06+02:00")',
-                 'relTime("1+02:03:04")', 'relTime("2+25:14:16.123")', 'relTime("1d2h3m4.5s")',
-                 'absTime("2020-06-01T12Z")', 'absTime("2020-13-01Z")', 'relTime("90")', 'relTime("-1:00")', "absTime(1700000000, 3600)",
+                 'relTime("1+02:03:04")', 'relTime("90")', 'relTime("-1:00")', "absTime(1700000000, 3600)",
                  "relTime(100000.5)", "absTime(86400)", "relTime(-59)", "0", "1700000000", "1.5e9")
 _TIME_ARGS: Final = ("0", "1700000000", "86400.5", '"x"', 'relTime("10")', "-3600", "1e10")
 _FORMATS: Final = ('"%Y-%m-%d"', '"%H:%M:%S"', '"%j %a %b"', '"%c"', '"%y%%"', '""')

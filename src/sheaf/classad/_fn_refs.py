@@ -3,7 +3,7 @@
 
 ``referenced(env, scope, node)`` is HTCondor's ``AttributeReference::Deref``: the expression an
 attribute reference (``a``, ``.a``, ``x.a``) names, and the ad that holds it -- looked up from the scope
-outwards (enclosing ads, no compat fall-back to the other ad); ``x.a`` evaluates ``x`` first.  ``MY``
+outwards (enclosing ads; in compat mode then the other ad of a match); ``x.a`` evaluates ``x`` first.  ``MY``
 outside a match is no ad in strict mode, so ``unresolved(MY.a)`` is ``UNDEFINED`` there.
 
 ``unresolved(attr[, pattern])`` (the manual: "the external attribute references and unresolved
@@ -79,7 +79,12 @@ def referenced(env: Any, scope: Any, node: Node) -> tuple[Any, Any] | None:
         return None
     kind = node[0]
     if kind == "attr":
-        return _find(scope, node[1].lower())
+        found = _find(scope, node[1].lower())
+        if found is None and not env.strict and env.target is not None:
+            # compat mode: a name the MY (TARGET) ad lacks is looked up in the other one
+            other = env.target if scope is env.my else env.my if scope is env.target else None
+            found = None if other is None else _find(other, node[1].lower())
+        return found
     if kind == "absattr":
         return _find(root_of(env, scope), node[1].lower())
     base = compile_node(node[1])(env, scope)
