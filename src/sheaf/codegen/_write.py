@@ -20,7 +20,9 @@ What is written per job (paths in ``_layout``): its submit description (``_submi
 (``_dag``), the input file of a cluster (``_clusters``: ``.in`` for seqexec, a PMC DAG, a Decaf
 directory with the JSON graph and the run script) or of a stage-in job (the ``src dst`` pairs
 ``sheaf-transfer`` reads), and its ``plan.json`` record (``_planjson``).  The first staging slice
-(``_staging``) adds its ``create_dir``/``stage_in`` jobs before the planner's.
+(``_staging``) adds its ``create_dir``/``stage_in`` jobs before the planner's; then the tasks of
+containerized transformations are wrapped to run in their container (``_containers``), whose podman
+configuration the plan holds.
 
 What a clustered job runs: the planner's ``executable`` and ``arguments`` (the aggregator and its
 options), then codegen appends the cluster's input file -- the ``.in`` file for seqexec, the PMC DAG
@@ -59,9 +61,10 @@ from sheaf.codegen._clusters import (
     pmc_dag,
     seqexec_input,
 )
+from sheaf.codegen._containers import ContainerRun, containerize
 from sheaf.codegen._dag import NodeSettings, config_text, edge_lines, maxjobs_lines, node_lines, node_settings
 from sheaf.codegen._layout import JobPaths, Layout
-from sheaf.codegen._planjson import JobRecord, contract_profiles, encode_plan
+from sheaf.codegen._planjson import JobRecord, container_record, contract_profiles, encode_plan
 from sheaf.codegen._staging import Staging, plan_staging
 from sheaf.codegen._submit import Command, SubmitContext, render_submit
 from sheaf.codegen._subworkflow import properties_text, subworkflow_file
@@ -104,6 +107,7 @@ def write_plan(exec_wf: ExecutableWorkflow, directory: str | os.PathLike[str], *
     check_target(final, force)
     layout = Layout(final, exec_wf.name)
     staging = plan_staging(exec_wf, layout)
+    containers = containerize(exec_wf, layout.final_dir, staging.workdirs)
     jobs = staging.jobs + exec_wf.jobs
     shift = len(staging.jobs)
     edges = staging.edges + [(p + shift, c + shift) for p, c in exec_wf.edges]
@@ -118,7 +122,7 @@ def write_plan(exec_wf: ExecutableWorkflow, directory: str | os.PathLike[str], *
     guard = _hold(tmp)
     try:
         os.chmod(tmp, 0o755)
-        files = _Writer(exec_wf, layout, tmp, staging).write(jobs, edges)
+        files = _Writer(exec_wf, layout, tmp, staging, containers).write(jobs, edges)
         with RunLocks(final) as locks:
             _refuse_running(final, locks)
             _swap(tmp, final)
@@ -259,6 +263,7 @@ class _Writer:
     layout: Layout
     root: str
     staging: Staging
+    containers: ContainerRun
     made: set[str] = field(default_factory=set)
     graph: Graph | None = None
     base: Profiles = field(default_factory=dict)
@@ -275,6 +280,9 @@ class _Writer:
             out = self._jobs(jobs, dag, ctx)
             dag.writelines(line + "\n" for line in edge_lines(jobs, edges) + maxjobs_lines(list(out.categories), wf.properties))
         self._put(self.layout.config, config_text(wf.workflow.profiles, wf.properties))
+        for rel, text in self.containers.files.items():
+            self._mkdir(os.path.dirname(rel))
+            self._put(rel, text)
         self._put("plan.json", encode_plan(wf.name, out.records, jobs, edges, wf.sites, wf.output_sites,
                                            wf.clustering))
         final = self.layout.final_dir
@@ -308,7 +316,8 @@ class _Writer:
             if cached[1].category:
                 out.categories[cached[1].category] = None
             out.records.append(JobRecord(job.id, job.type, job.site, job.transformation, job.level,
-                                         [task.id for task in job.tasks], job.aggregator, cached[2]))
+                                         [task.id for task in job.tasks], job.aggregator, cached[2],
+                                         container_record(self.containers.jobs.get(job.id))))
             out.types[job.type] = out.types.get(job.type, 0) + 1
         return out
 
