@@ -38,6 +38,7 @@ from sheaf.errors import PlanningError
 from sheaf.formats._shellwords import join_words
 from sheaf.model import ReplicaCatalog, SiteCatalog, Workflow
 from sheaf.model._urls import file_url_path, url_scheme
+from sheaf.model._workflow import all_uses
 from sheaf.planner import ExecJob, ExecutableWorkflow
 
 _RUNS_TASKS = ("compute", "cluster", "subworkflow")
@@ -103,7 +104,7 @@ def _workflow_inputs(workflow: Workflow) -> set[str]:
     consumed: set[str] = set()
     produce, consume = produced.add, consumed.add
     for job in workflow.jobs.values():
-        for use in job.uses:
+        for use in all_uses(job):
             kind = use.type  # plain attribute reads: this loop sees every use of 10^6 jobs
             if kind == "input":
                 consume(use.lfn)
@@ -129,7 +130,21 @@ def plan_staging(exec_wf: ExecutableWorkflow, layout: Layout) -> Staging:
         _add_site(out, site, pairs.get(site, {}), exec_wf.name, out.executables.get(site, {}))
     _link(out, exec_wf, readers)
     _link_runners(out, exec_wf, runners)
+    out.warnings += _clustered_streams(exec_wf)
     return out
+
+
+def _clustered_streams(exec_wf: ExecutableWorkflow) -> list[str]:
+    """Clustered tasks keep the cluster's stdin/stdout/stderr: their own redirection (Pegasus gives it
+    to kickstart) is not applied yet, which the plan says rather than lose it silently."""
+    get = exec_wf.workflow.jobs.get
+    found = [task.id for job in exec_wf.jobs if job.type == "cluster" for task in job.tasks
+             if (source := get(task.id)) is not None and (source.stdin or source.stdout or source.stderr)]
+    if not found:
+        return []
+    shown = ", ".join(found[:5]) + (f" and {len(found) - 5} more" if len(found) > 5 else "")
+    return [(f"clustered jobs {shown} redirect stdin/stdout/stderr to files: inside a cluster they share "
+             "the cluster's streams (run them unclustered to have the files)")]
 
 
 def _stage_executables(exec_wf: ExecutableWorkflow, out: Staging) -> list[int]:
@@ -176,7 +191,7 @@ def _readers(exec_wf: ExecutableWorkflow) -> dict[str, list[int]]:
             source = get(task.id)
             if source is None:
                 continue
-            for use in source.uses:
+            for use in all_uses(source):
                 lfn = use.lfn
                 if lfn in inputs and use.type != "output":  # ``use.consumes``
                     found = readers.get(lfn)
@@ -229,7 +244,7 @@ def pairs_text(pairs: Iterable[tuple[str, ...]]) -> str:
     lines = []
     for pair in pairs:
         for path in pair:
-            if "\n" in path or "\0" in path or not path.isprintable() and not _encodable(path):
+            if "\n" in path or "\0" in path or (not path.isprintable() and not _encodable(path)):
                 raise PlanningError("a path to stage in cannot be written to the pairs file",
                                     rule="staged paths hold no newline, NUL or undecodable byte", value=path)
         lines.append(join_words(pair) + "\n")

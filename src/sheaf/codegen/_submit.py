@@ -6,7 +6,11 @@ What a description holds, in this order (``Command`` says what runs, the job's p
   ``executable``, ``arguments`` in the new quoted syntax, ``initialdir``;
 - ``environment`` (new syntax) from the env profiles, plus what the command needs (Decaf's
   ``PEGASUS_SCRATCH_DIR``);
-- ``output``/``error`` beside the submit file and the workflow's shared ``log``, all absolute;
+- ``output``/``error`` beside the submit file and the workflow's shared ``log``, all absolute; a job
+  whose stdin/stdout/stderr Pegasus redirects to files (API ``set_stdin``/``set_stdout``/
+  ``set_stderr``, YAML ``stdin``/``stdout``/``stderr``) has ``input``/``output``/``error`` naming
+  those files in its working directory instead (``with_streams``), where stage-in puts the input and
+  from where outputs are taken;
 - ``request_cpus``/``request_memory``/``request_disk``/``request_gpus`` from the pegasus ``cores``/
   ``memory``/``diskspace`` (MB, written in KiB)/``gpus`` profiles -- only where the condor profile of
   the same name is absent; a PMC cluster asks for ``xcount`` or ``nodes * ppn`` CPUs;
@@ -23,9 +27,10 @@ a line): such a value is a ``PlanningError`` naming the job and the key.
 from __future__ import annotations
 
 import math
+import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from sheaf.errors import PlanningError
 from sheaf.formats._submit_lang import (
@@ -35,6 +40,7 @@ from sheaf.formats._submit_lang import (
     quote_arguments,
     quote_environment,
 )
+from sheaf.model import Job
 from sheaf.planner import ExecJob
 
 #: Pegasus's job classes (``+pegasus_job_class``), read by pegasus-monitord and friends.
@@ -54,6 +60,18 @@ class Command:
     initialdir: str
     universe: str = "vanilla"
     environment: tuple[tuple[str, str], ...] = ()
+    stdin: str | None = None      # absolute paths of redirected streams (``with_streams``)
+    stdout: str | None = None
+    stderr: str | None = None
+
+
+def with_streams(command: Command, job: Job | None) -> Command:
+    """``command`` with the abstract job's redirected streams, as files of its working directory."""
+    if job is None or not (job.stdin or job.stdout or job.stderr):
+        return command
+    stdin, stdout, stderr = (os.path.join(command.initialdir, lfn) if lfn else None
+                             for lfn in (job.stdin, job.stdout, job.stderr))
+    return replace(command, stdin=stdin, stdout=stdout, stderr=stderr)
 
 
 @dataclass(slots=True)
@@ -106,7 +124,10 @@ def _render(job: ExecJob, profiles: Mapping[str, Mapping[str, str]], command: Co
     env = profiles.get("env")
     if env or command.environment:
         defaults.append(("environment", quote_environment([*command.environment, *(env or {}).items()])))
-    defaults += [("output", out_base + ".out"), ("error", out_base + ".err"), ("log", ctx.log)]
+    if command.stdin:
+        defaults.append(("input", command.stdin))
+    defaults += [("output", command.stdout or out_base + ".out"),
+                 ("error", command.stderr or out_base + ".err"), ("log", ctx.log)]
     if profiles.get("pegasus") or job.aggregator == "mpiexec":
         defaults += [(key, check_line(value, key)) for key, value in _requests(job, profiles)]
     lines += [f"{key} = {value}" for key, value in defaults if key not in condor]
