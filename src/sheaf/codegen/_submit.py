@@ -3,7 +3,9 @@
 What a description holds, in this order (``Command`` says what runs, the job's profiles the rest):
 
 - ``universe`` (``vanilla``; ``local`` for auxiliary jobs; a condor ``universe`` profile wins),
-  ``executable``, ``arguments`` in the new quoted syntax, ``initialdir``;
+  ``executable``, ``arguments`` in the new quoted syntax (under the pegasus profile
+  ``condor.arguments.quote = false``, a compute job's argument string as Pegasus joins it, written
+  as it is, as Pegasus does), ``initialdir``;
 - ``environment`` (new syntax) from the env profiles, plus what the command needs (Decaf's
   ``PEGASUS_SCRATCH_DIR``);
 - ``output``/``error`` beside the submit file and the workflow's shared ``log``, all absolute; a job
@@ -40,7 +42,7 @@ from sheaf.formats._submit_lang import (
     quote_arguments,
     quote_environment,
 )
-from sheaf.model import Job
+from sheaf.model import Job, join_arguments
 from sheaf.planner import ExecJob
 
 #: Pegasus's job classes (``+pegasus_job_class``), read by pegasus-monitord and friends.
@@ -63,15 +65,22 @@ class Command:
     stdin: str | None = None      # absolute paths of redirected streams (``with_streams``)
     stdout: str | None = None
     stderr: str | None = None
+    #: Pegasus's argument string, written as it is under ``condor.arguments.quote = false``
+    raw_arguments: str | None = None
 
 
-def with_streams(command: Command, job: Job | None) -> Command:
-    """``command`` with the abstract job's redirected streams, as files of its working directory."""
-    if job is None or not (job.stdin or job.stdout or job.stderr):
+def with_streams(command: Command, job: Job | None, *, raw: bool = False) -> Command:
+    """``command`` with what the abstract job adds: its redirected streams, as files of its working
+    directory, and with ``raw`` (``arguments_unquoted`` and the job runs its own program, not a
+    container) its argument string."""
+    if job is None:
         return command
+    text = join_arguments(job.arguments) if raw and job.arguments else None
+    if not (job.stdin or job.stdout or job.stderr):
+        return replace(command, raw_arguments=text) if text is not None else command
     stdin, stdout, stderr = (os.path.join(command.initialdir, lfn) if lfn else None
                              for lfn in (job.stdin, job.stdout, job.stderr))
-    return replace(command, stdin=stdin, stdout=stdout, stderr=stderr)
+    return replace(command, stdin=stdin, stdout=stdout, stderr=stderr, raw_arguments=text)
 
 
 @dataclass(slots=True)
@@ -118,7 +127,9 @@ def _render(job: ExecJob, profiles: Mapping[str, Mapping[str, str]], command: Co
     if "universe" not in condor:
         lines.append(f"universe = {command.universe}")
     lines.append(f"executable = {command.executable}")
-    if command.argv:
+    if command.raw_arguments is not None:
+        lines.append(f"arguments = {check_line(command.raw_arguments, 'arguments')}")
+    elif command.argv:
         lines.append(f"arguments = {quote_arguments(command.argv)}")
     defaults = [("initialdir", command.initialdir)]
     env = profiles.get("env")
@@ -142,6 +153,13 @@ def _render(job: ExecJob, profiles: Mapping[str, Mapping[str, str]], command: Co
             raise Unwritable(f"a value ends in a backslash: {line!r}")
     lines.append("queue\n")
     return "\n".join(lines)
+
+
+def arguments_unquoted(profiles: Mapping[str, Mapping[str, str]]) -> bool:
+    """Pegasus's ``condor.arguments.quote = false``: the argument string goes to HTCondor as written
+    (HTCondor then reads it in its old or new syntax), not quoted by sheaf."""
+    value = (profiles.get("pegasus") or _NO_PROFILES).get("condor.arguments.quote")
+    return value is not None and value.strip().lower() == "false"
 
 
 def _requests(job: ExecJob, profiles: Mapping[str, Mapping[str, str]]) -> list[tuple[str, str]]:

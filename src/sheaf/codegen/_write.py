@@ -66,7 +66,7 @@ from sheaf.codegen._dag import NodeSettings, config_text, edge_lines, maxjobs_li
 from sheaf.codegen._layout import JobPaths, Layout
 from sheaf.codegen._planjson import JobRecord, container_record, contract_profiles, encode_plan
 from sheaf.codegen._staging import Staging, plan_staging
-from sheaf.codegen._submit import Command, SubmitContext, render_submit, with_streams
+from sheaf.codegen._submit import Command, SubmitContext, arguments_unquoted, render_submit, with_streams
 from sheaf.codegen._subworkflow import properties_text, subworkflow_file
 from sheaf.errors import PlanningError, StorageError
 from sheaf.model import Graph, Profiles, build_graph, merge_profiles
@@ -346,7 +346,9 @@ class _Writer:
         if job.type == "compute" and len(job.tasks) == 1:
             task = job.tasks[0]
             command = Command(local_executable(task.executable), task.argv, self._workdir(job))
-            return with_streams(command, self.exec_wf.workflow.jobs.get(task.id))
+            raw = (arguments_unquoted(profiles)
+                   and (job.site, task.transformation) not in self.exec_wf.containers)
+            return with_streams(command, self.exec_wf.workflow.jobs.get(task.id), raw=raw)
         if job.type == "cluster":
             return self._cluster(job, paths, profiles)
         if job.type == "stage_in":
