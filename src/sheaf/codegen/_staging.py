@@ -260,7 +260,9 @@ def _encodable(text: str) -> bool:
 
 
 def _safe(text: str) -> str:
-    return "".join(c if c.isalnum() or c in "_.-" else "_" for c in text)
+    """``text`` as part of a DAGMan node name (ASCII letters, digits, ``_.-``): a workflow named
+    ``analyse-données`` gets ``create_dir_analyse-donn_es_0_site``."""
+    return "".join(c if (c.isascii() and c.isalnum()) or c in "_.-" else "_" for c in text)
 
 
 def _link(out: Staging, exec_wf: ExecutableWorkflow, readers: dict[str, list[int]]) -> None:
