@@ -7,7 +7,9 @@ Policy, for every site that runs jobs (all sites run on the embedded engine for 
 
 - **Working directory.**  A site's jobs run in its ``sharedScratch`` directory from the site
   catalog when that is a local path (absolute, served by ``file://`` or by nothing), else in
-  ``DIR/scratch/<site>``.  Intermediate files flow between jobs of one site through it.
+  ``DIR/scratch/<site>``; the ``local`` site that no catalog defines has Pegasus's default
+  scratch directory, ``wf-scratch/LOCAL`` beside the submit directory (its ``wf-output`` storage
+  beside it is for stage-out, the next issue's).  Intermediate files flow between jobs of one site through it.
 - **create_dir.**  One ``create_dir`` job per site (``/bin/mkdir -p <dir>``, local universe) is a
   parent of every job of the site that has no parent on the same site -- so every job of the site
   comes after it, transitively, with one edge per such job rather than one per job.
@@ -59,6 +61,8 @@ class Staging:
 
 def site_workdir(site: str, sites: SiteCatalog | None, layout: Layout) -> str:
     entry = sites.get(site) if sites is not None else None
+    if entry is None and site == "local":  # Pegasus's default local site: beside the submit directory
+        return os.path.join(os.path.dirname(layout.final_dir), "wf-scratch", "LOCAL")
     scratch = entry.directory("sharedScratch") if entry is not None else None
     if scratch is not None and os.path.isabs(scratch.path):
         urls = [server.url for server in scratch.file_servers]

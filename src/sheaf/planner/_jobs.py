@@ -31,6 +31,7 @@ transformation)`` to the catalog's ``Container``; a container the catalog does n
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -51,7 +52,7 @@ from sheaf.model._urls import file_url_path, url_scheme
 from sheaf.planner._naming import safe
 from sheaf.planner._options import Options
 from sheaf.planner._requests import check_requests
-from sheaf.planner._sites import SiteSelector, check_known
+from sheaf.planner._sites import SiteSelector, check_known, local_site_layer
 
 TKey = tuple[str | None, str, str | None]
 Layers = Mapping[str, Mapping[str, str]]
@@ -145,6 +146,8 @@ class _Resolver:
             return cached
         site_entry = self.sc.get(site) if self.sc is not None else None
         site_layer = site_entry.profiles if site_entry is not None else EMPTY
+        if site == "local":
+            site_layer = local_site_layer(site_layer, os.environ)
         t = self.transformation(job, key) if key is not None else None
         t_layer = t.profiles if t is not None else EMPTY
         entry = site_entry_of(t, site) if t is not None and not job.is_subworkflow else None
