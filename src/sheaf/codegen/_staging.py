@@ -75,10 +75,11 @@ def _local_path(pfn: str) -> str | None:
 
 
 def find_local(lfn: str, site: str, input_dir: str | None, rc: ReplicaCatalog | None) -> str | None:
-    """A local path of ``lfn``: ``input_dir/lfn``, else a local replica (``site``, then ``local``, then any)."""
-    if input_dir is not None:
-        candidate = os.path.join(input_dir, lfn)
-        if os.path.isfile(candidate):
+    """A local path of ``lfn``: ``<input dir>/lfn``, else a local replica (``site``, then ``local``, then
+    any).  ``input_dir`` lists the ``--input-dir`` directories as PATH does, the first holding it wins."""
+    for directory in (input_dir or "").split(os.pathsep):
+        candidate = os.path.join(directory, lfn)
+        if directory and os.path.isfile(candidate):
             return os.path.abspath(candidate)
     if rc is None:
         return None
