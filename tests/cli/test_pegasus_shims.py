@@ -95,3 +95,19 @@ def test_pegasus_remove_stops_a_running_workflow(tmp_path: Path) -> None:
     again = subprocess.run([str(bindir / "pegasus-remove"), str(plan)], capture_output=True, text=True,
                            check=False)
     assert again.returncode == 2 and "no workflow is running" in again.stderr
+
+
+def test_status_right_after_a_detached_start_says_starting(tmp_path: Path) -> None:
+    """Between --submit starting the engine and its first journal record, status is not an error."""
+    (tmp_path / "wf.dag").write_text("JOB S s.sub\n")
+    assert subprocess.run([str(BIN / "sheaf"), "status", str(tmp_path)], capture_output=True,
+                          check=False).returncode == 2  # never started: no journal
+    stand_in = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "run", str(tmp_path)])
+    try:
+        (tmp_path / "sheaf-run.pid").write_text(f"{stand_in.pid}\n")
+        done = subprocess.run([str(BIN / "sheaf"), "status", str(tmp_path)], capture_output=True, text=True,
+                              check=False)
+        assert done.returncode == 0 and "starting" in done.stdout, done.stderr
+    finally:
+        stand_in.kill()
+        stand_in.wait()

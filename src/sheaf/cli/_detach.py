@@ -41,14 +41,20 @@ def start(directory: str) -> int:
     return proc.pid
 
 
-def stop(directory: str) -> int:
-    """SIGTERM to the engine running in DIR (module docstring); returns its pid."""
+def running(directory: str) -> int | None:
+    """The pid of the background ``sheaf run DIR`` while it runs, else None."""
     try:
         with open(os.path.join(directory, PID), encoding="ascii") as file:
             pid = int(file.read().strip())
     except (OSError, ValueError):
-        raise UsageError(f"{directory}: no run started in the background here ({PID} missing)") from None
-    if not _runs_in(pid, os.path.abspath(directory)):
+        return None
+    return pid if _runs_in(pid, os.path.abspath(directory)) else None
+
+
+def stop(directory: str) -> int:
+    """SIGTERM to the engine running in DIR (module docstring); returns its pid."""
+    pid = running(directory)
+    if pid is None:
         raise UsageError(f"{directory}: no workflow is running there")
     try:
         os.kill(pid, signal.SIGTERM)
