@@ -7,6 +7,10 @@ official binding; ``ad.lookup(name)`` always gives the ``Expr``; ``ad.eval(name,
 (a missing attribute evaluates to ``UNDEFINED``).  Assigning accepts an ``Expr`` or a Python value
 (``bool``/``int``/``float``/``str``/``list``/``dict``/``ClassAd``/``UNDEFINED``/``ERROR``/times).
 
+With the compiled parser, ``parse``/``parse_old`` build the two dicts in C (``_cparse.load_ad``), and an
+attribute whose value is an expression of three tokens or more holds a ``LazyExpr``: checked now,
+parsed on first use.  Without it (``SHEAF_PURE_PYTHON=1``), the Python parser reads every value.
+
 A nested ad met during evaluation is a *view*: it shares its parent expression's dicts and has a
 ``_parent`` (the enclosing ad, for scoping).  Views copy their dicts before the first write.
 """
@@ -18,9 +22,15 @@ __all__ = ["ClassAd"]
 from collections.abc import Iterator, Mapping, MutableMapping
 from typing import Any
 
-from ._expr import NOT_CONSTANT, Expr
-from ._parser import parse_ad, parse_old_ad
+from ._expr import NOT_CONSTANT, Expr, LazyExpr
+from ._lexer import unescape
+from ._parser import accelerator, parse_ad, parse_old_ad
 from ._unparse import quote_name, unparse
+from ._values import ERROR, UNDEFINED
+
+_C = accelerator()
+if _C is not None:
+    _C.configure_load(Expr, LazyExpr, NOT_CONSTANT, UNDEFINED, ERROR, unescape)
 
 
 class ClassAd(MutableMapping[str, Any]):
@@ -44,12 +54,22 @@ class ClassAd(MutableMapping[str, Any]):
     @classmethod
     def parse(cls, text: str) -> ClassAd:
         """Parse new syntax: ``[ a = 1; b = a + 1 ]``."""
+        if _C is not None and (loaded := _C.load_ad(text)) is not None:
+            return cls._loaded(*loaded)
         return cls._from_node(parse_ad(text))
 
     @classmethod
     def parse_old(cls, text: str) -> ClassAd:
         """Parse old syntax: one ``Name = expression`` per line (blank and ``#`` lines skipped)."""
+        if _C is not None and (loaded := _C.load_old(text)) is not None:
+            return cls._loaded(*loaded)
         return cls._from_node(parse_old_ad(text))
+
+    @classmethod
+    def _loaded(cls, ex: dict[str, Expr], names: dict[str, str]) -> ClassAd:
+        ad = cls.__new__(cls)
+        ad._ex, ad._names, ad._parent, ad._shared = ex, names, None, False
+        return ad
 
     @classmethod
     def _from_node(cls, node: tuple[Any, ...]) -> ClassAd:

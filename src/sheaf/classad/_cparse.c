@@ -17,10 +17,11 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <structmember.h> /* PyMemberDef: the offsets of Expr's slots */
 #include <string.h>
 #include <stdint.h>
 
-enum { T_EOF, T_NAME, T_STR, T_QNAME, T_INT, T_REAL, T_NEGINT, T_NEGREAL, T_OP };
+enum { K_EOF, K_NAME, K_STR, K_QNAME, K_INT, K_REAL, K_NEGINT, K_NEGREAL, K_OP };
 
 /* Operators: codes index OP_TEXT. */
 static const char *const OP_TEXT[] = {
@@ -60,6 +61,8 @@ typedef struct {
     Py_ssize_t ntok, cap;
     int on_heap;  /* toks grew out of the caller's stack array */
     int depth, brackets;
+    int build;    /* 0: check the grammar only, every node is None (an ad's values read lazily) */
+    PyObject *unescape;
 } Parser;
 
 #define CH(P, i) PyUnicode_READ((P)->kind, (P)->data, (i))
@@ -219,31 +222,31 @@ static int scan(Parser *P, Py_ssize_t i, Py_ssize_t end) {
     for (;;) {
         i = skip_blank(P, i, end);
         if (i < 0) return 1;
-        if (i >= end) return push(P, T_EOF, 0, end, end);
+        if (i >= end) return push(P, K_EOF, 0, end, end);
         Py_UCS4 c = CH(P, i);
         Py_ssize_t j;
         int real, op;
         if (is_name_start(c)) {
             for (j = i + 1; j < end && is_name_char(CH(P, j)); j++) {}
-            Tok t = {T_NAME, 0, i, j};
-            if (lower_is(P, &t, "is")) { t.kind = T_OP; t.op = O_IS; }
-            else if (lower_is(P, &t, "isnt")) { t.kind = T_OP; t.op = O_ISNT; }
+            Tok t = {K_NAME, 0, i, j};
+            if (lower_is(P, &t, "is")) { t.kind = K_OP; t.op = O_IS; }
+            else if (lower_is(P, &t, "isnt")) { t.kind = K_OP; t.op = O_ISNT; }
             if (push(P, t.kind, t.op, i, j) < 0) return -1;
         } else if (c == '"' || c == '\'') {
             j = quoted(P, i, end, c);
             if (j < 0) return 1;
-            if (push(P, c == '"' ? T_STR : T_QNAME, 0, i, j) < 0) return -1;
+            if (push(P, c == '"' ? K_STR : K_QNAME, 0, i, j) < 0) return -1;
         } else if (is_digit(c) || (c == '.' && i + 1 < end && is_digit(CH(P, i + 1)))) {
             j = number(P, i, end, &real);
             if (j < 0) return 1;
-            if (push(P, real ? T_REAL : T_INT, 0, i, j) < 0) return -1;
+            if (push(P, real ? K_REAL : K_INT, 0, i, j) < 0) return -1;
         } else if (c == '-' && i + 1 < end
                    && (is_digit(CH(P, i + 1))
                        || (CH(P, i + 1) == '.' && i + 2 < end && is_digit(CH(P, i + 2))))
                    && (j = number(P, i + 1, end, &real)) >= 0) {
-            if (push(P, real ? T_NEGREAL : T_NEGINT, 0, i, j) < 0) return -1;
+            if (push(P, real ? K_NEGREAL : K_NEGINT, 0, i, j) < 0) return -1;
         } else if ((op = op_at(P, i, end, &j)) >= 0) {
-            if (push(P, T_OP, op, i, i + j) < 0) return -1;
+            if (push(P, K_OP, op, i, i + j) < 0) return -1;
             j += i;
         } else {
             return 1;  /* a character that starts no token (or one outside ASCII) */
@@ -271,8 +274,10 @@ static PyObject *text(Parser *P, Py_ssize_t s, Py_ssize_t e) {
     return PyUnicode_Substring(P->src, s, e);
 }
 
-static PyObject *pair(PyObject *kind, PyObject *value) {
-    if (value == NULL) return NULL;
+static PyObject *none(void) { return Py_NewRef(Py_None); }
+
+static PyObject *pair(Parser *P, PyObject *kind, PyObject *value) {
+    if (value == NULL || !P->build) return value;
     PyObject *t = PyTuple_Pack(2, kind, value);
     Py_DECREF(value);
     return settle(t);
@@ -280,10 +285,11 @@ static PyObject *pair(PyObject *kind, PyObject *value) {
 
 /* The body of a quoted token, escapes resolved (by the Python helper: one reading of escapes). */
 static PyObject *body(Parser *P, const Tok *t) {
+    if (!P->build) return none();
     PyObject *raw = text(P, t->s + 1, t->e - 1);
     if (raw == NULL) return NULL;
     if (PyUnicode_FindChar(raw, '\\', 0, PyUnicode_GET_LENGTH(raw), 1) == -1) return raw;
-    PyObject *out = PyObject_CallOneArg(g_unescape, raw);
+    PyObject *out = PyObject_CallOneArg(P->unescape, raw);
     Py_DECREF(raw);
     return out;
 }
@@ -330,26 +336,74 @@ static PyObject *keyword_literal(Parser *P, const Tok *t) {
     return NULL;
 }
 
+static int is_leaf(const Tok *t) { return t->kind != K_OP && t->kind != K_EOF; }
+static int is_op(const Tok *t, int op) { return t->kind == K_OP && t->op == op; }
+
 /* The node of a leaf token (a name, literal or quoted name), or NULL (BAIL) for any other token. */
-static PyObject *leaf(Parser *P, const Tok *t) {
+static PyObject *new_leaf(Parser *P, const Tok *t) {
     PyObject *node;
     switch (t->kind) {
-    case T_NAME:
+    case K_NAME:
         node = keyword_literal(P, t);
         if (node != NULL) return Py_NewRef(node);
-        return pair(S_attr, interned(text(P, t->s, t->e)));
-    case T_STR: return pair(S_str, body(P, t));
-    case T_QNAME: return pair(S_attr, interned(body(P, t)));
-    case T_INT: return pair(S_int, int_value(P, t->s, t->e, 0));
-    case T_NEGINT: return pair(S_int, int_value(P, t->s + 1, t->e, 1));
-    case T_REAL: return pair(S_real, real_value(P, t->s, t->e, 0));
-    case T_NEGREAL: return pair(S_real, real_value(P, t->s + 1, t->e, 1));
+        return pair(P, S_attr, interned(text(P, t->s, t->e)));
+    case K_STR: return pair(P, S_str, body(P, t));
+    case K_QNAME: return pair(P, S_attr, interned(body(P, t)));
+    case K_INT: return pair(P, S_int, int_value(P, t->s, t->e, 0));
+    case K_NEGINT: return pair(P, S_int, int_value(P, t->s + 1, t->e, 1));
+    case K_REAL: return pair(P, S_real, real_value(P, t->s, t->e, 0));
+    case K_NEGREAL: return pair(P, S_real, real_value(P, t->s + 1, t->e, 1));
     default: return BAIL;
     }
 }
 
-static int is_leaf(const Tok *t) { return t->kind != T_OP && t->kind != T_EOF; }
-static int is_op(const Tok *t, int op) { return t->kind == T_OP && t->op == op; }
+
+/* Leaves seen before, by their text: a direct-mapped table of ready nodes (names repeat: TARGET,
+ * Memory, ...), so a known leaf costs a hash of its characters and no allocation.  Bounded: a new
+ * leaf replaces the one in its slot.  A string's node depends on the escape rules: part of the key. */
+#define LEAF_SLOTS 4096
+typedef struct {
+    Py_hash_t hash;
+    int kind;
+    PyObject *unescape;
+    Py_ssize_t length;
+    PyObject *text;  /* the token's text (compared on a hit) */
+    PyObject *node;
+} LeafSlot;
+static LeafSlot g_leaves[LEAF_SLOTS];
+
+static Py_hash_t token_hash(Parser *P, const Tok *t) {
+    Py_uhash_t h = 2166136261u ^ (Py_uhash_t)t->kind;
+    for (Py_ssize_t k = t->s; k < t->e; k++) h = (h ^ CH(P, k)) * 16777619u;
+    return (Py_hash_t)h;
+}
+
+static int same_text(Parser *P, const Tok *t, PyObject *text) {
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    for (Py_ssize_t k = 0; k < t->e - t->s; k++)
+        if (PyUnicode_READ(kind, data, k) != CH(P, t->s + k)) return 0;
+    return 1;
+}
+
+static PyObject *leaf(Parser *P, const Tok *t) {
+    if (!P->build) return is_leaf(t) ? none() : BAIL;
+    if (!is_leaf(t)) return BAIL;
+    Py_hash_t h = token_hash(P, t);
+    LeafSlot *slot = &g_leaves[(Py_uhash_t)h % LEAF_SLOTS];
+    if (slot->node != NULL && slot->hash == h && slot->kind == t->kind && slot->unescape == P->unescape
+        && slot->length == t->e - t->s && same_text(P, t, slot->text))
+        return Py_NewRef(slot->node);
+    PyObject *node = new_leaf(P, t), *text_ = node ? text(P, t->s, t->e) : NULL;
+    if (text_ == NULL) return node;
+    Py_XSETREF(slot->node, Py_NewRef(node));
+    Py_XSETREF(slot->text, text_);
+    slot->hash = h;
+    slot->kind = t->kind;
+    slot->unescape = P->unescape;  /* held by configure() for the module's life */
+    slot->length = t->e - t->s;
+    return node;
+}
 
 /* ---- the grammar (mirrors _parser._Parser) ------------------------------------------------------ */
 
@@ -362,7 +416,11 @@ static PyObject *primary(Parser *P, Py_ssize_t *pos);
 static int enter(Parser *P) { return ++P->depth <= g_max_depth - 8; }
 static int open_bracket(Parser *P) { return ++P->brackets <= g_max_brackets; }
 
-static PyObject *tuple3(PyObject *a, PyObject *b, PyObject *c) {
+static PyObject *tuple3(Parser *P, PyObject *a, PyObject *b, PyObject *c) {
+    if (!P->build) {
+        Py_DECREF(c);
+        return b;
+    }
     PyObject *t = PyTuple_Pack(3, a, b, c);
     Py_DECREF(b);
     Py_DECREF(c);
@@ -371,12 +429,18 @@ static PyObject *tuple3(PyObject *a, PyObject *b, PyObject *c) {
 
 static PyObject *attribute_name(Parser *P, Py_ssize_t *pos) {
     const Tok *t = &P->toks[*pos];
-    if (t->kind == T_NAME) {
+    if (!P->build && (t->kind == K_NAME || t->kind == K_QNAME)) {
         (*pos)++;
-        PyObject *name = text(P, t->s, t->e);
-        return keyword_literal(P, t) != NULL ? name : interned(name);
+        return none();
     }
-    if (t->kind == T_QNAME) {
+    if (t->kind == K_NAME) {
+        (*pos)++;
+        if (keyword_literal(P, t) != NULL) return text(P, t->s, t->e);
+        PyObject *node = leaf(P, t), *name = node ? Py_NewRef(PyTuple_GET_ITEM(node, 1)) : NULL;
+        Py_XDECREF(node);
+        return name;  /* the ("attr", name) leaf's name: interned, shared */
+    }
+    if (t->kind == K_QNAME) {
         (*pos)++;
         return interned(body(P, t));
     }
@@ -392,7 +456,7 @@ static PyObject *selection_tail(Parser *P, Py_ssize_t *pos, PyObject *node) {
             (*pos)++;
             part = attribute_name(P, pos);
             if (part == NULL) break;
-            node = tuple3(S_sel, node, part);
+            node = tuple3(P, S_sel, node, part);
         } else if (is_op(t, O_LBRACKET)) {
             if (!open_bracket(P)) break;
             (*pos)++;
@@ -404,7 +468,7 @@ static PyObject *selection_tail(Parser *P, Py_ssize_t *pos, PyObject *node) {
                 break;
             }
             (*pos)++;
-            node = tuple3(S_sub, node, part);
+            node = tuple3(P, S_sub, node, part);
         } else {
             P->depth = depth;
             return node;
@@ -424,7 +488,7 @@ static PyObject *postfix_tail(Parser *P, Py_ssize_t *pos, PyObject *node) {
         (*pos)++;
         PyObject *orelse = primary(P, pos);
         if (orelse != NULL) orelse = selection_tail(P, pos, orelse);
-        if (orelse == NULL || (node = tuple3(S_elvis, node, orelse)) == NULL || !enter(P)) {
+        if (orelse == NULL || (node = tuple3(P, S_elvis, node, orelse)) == NULL || !enter(P)) {
             Py_XDECREF(node);
             return NULL;
         }
@@ -436,13 +500,14 @@ static PyObject *postfix_tail(Parser *P, Py_ssize_t *pos, PyObject *node) {
 /* unary := ('-' | '+' | '!' | '~') unary | postfix */
 static PyObject *unary(Parser *P, Py_ssize_t *pos) {
     const Tok *t = &P->toks[*pos];
-    if (t->kind == T_OP && (t->op == O_MINUS || t->op == O_PLUS || t->op == O_BANG || t->op == O_TILDE)) {
+    if (t->kind == K_OP && (t->op == O_MINUS || t->op == O_PLUS || t->op == O_BANG || t->op == O_TILDE)) {
         int op = t->op;
         if (!enter(P)) return BAIL;
         (*pos)++;
         PyObject *operand = unary(P, pos);
         if (operand == NULL) return NULL;
         P->depth--;
+        if (!P->build) return operand;
         PyObject *node = PyTuple_Pack(3, S_un, g_optext[op], operand);
         Py_DECREF(operand);
         return settle(node);
@@ -462,14 +527,14 @@ static PyObject *binary(Parser *P, Py_ssize_t *pos, int min_level) {
     int chain = 0;
     for (;;) {
         Tok *t = &P->toks[*pos];
-        int op, split = t->kind == T_NEGINT || t->kind == T_NEGREAL;
-        if (t->kind == T_OP) op = t->op;
+        int op, split = t->kind == K_NEGINT || t->kind == K_NEGREAL;
+        if (t->kind == K_OP) op = t->op;
         else if (split) op = O_MINUS;
         else break;
         int level = g_level[op];
         if (level == 0 || level < min_level) break;
         if (split) {
-            t->kind = t->kind == T_NEGINT ? T_INT : T_REAL;
+            t->kind = t->kind == K_NEGINT ? K_INT : K_REAL;
             t->s += 1;
         } else {
             (*pos)++;
@@ -478,6 +543,10 @@ static PyObject *binary(Parser *P, Py_ssize_t *pos, int min_level) {
         if (!enter(P)) goto bail;
         PyObject *right = binary(P, pos, level + 1);
         if (right == NULL) goto bail;
+        if (!P->build) {
+            Py_DECREF(right);
+            continue;
+        }
         PyObject *node = settle(PyTuple_Pack(4, S_bin, g_spelled[op], left, right));
         Py_DECREF(left);
         Py_DECREF(right);
@@ -501,7 +570,7 @@ static PyObject *conditional_tail(Parser *P, Py_ssize_t *pos, PyObject *test) {
     orelse = conditional(P, pos);
     if (orelse == NULL) goto fail;
     P->depth--;
-    PyObject *node = settle(PyTuple_Pack(4, S_cond, test, then, orelse));
+    PyObject *node = P->build ? settle(PyTuple_Pack(4, S_cond, test, then, orelse)) : Py_NewRef(test);
     Py_DECREF(test);
     Py_DECREF(then);
     Py_DECREF(orelse);
@@ -528,7 +597,7 @@ static PyObject *expression(Parser *P, Py_ssize_t *pos) {
 /* Append a new reference (NULL: a failure or a fall-back, passed on as -1). */
 static int append(PyObject *list, PyObject *item) {
     if (item == NULL) return -1;
-    int failed = PyList_Append(list, item);
+    int failed = list == Py_None ? 0 : PyList_Append(list, item);
     Py_DECREF(item);
     return failed;
 }
@@ -536,7 +605,7 @@ static int append(PyObject *list, PyObject *item) {
 /* items ( ',' items )* up to close, after an opening bracket at pos - 1. */
 static PyObject *sequence(Parser *P, Py_ssize_t *pos, int close) {
     if (!open_bracket(P)) return BAIL;
-    PyObject *items = PyList_New(0);
+    PyObject *items = P->build ? PyList_New(0) : none();
     if (items == NULL) return NULL;
     if (is_op(&P->toks[*pos], close)) {
         (*pos)++;
@@ -559,14 +628,42 @@ static PyObject *sequence(Parser *P, Py_ssize_t *pos, int close) {
         }
     }
     P->brackets--;
+    if (!P->build) return items;
     PyObject *tuple = settle(PyList_AsTuple(items));
     Py_DECREF(items);
     return tuple;
 }
 
+/* absTime("...") / relTime("...") of one string literal: the Python helper reads it and answers a
+ * node, None (no time function: a plain call) or False (bad time text: fall back). */
+static PyObject *time_literal(Parser *P, Py_ssize_t pos) {
+    const Tok *t = &P->toks[pos], *arg = &P->toks[pos + 2];
+    if (t->e - t->s != 7 || arg->kind != K_STR || !is_op(&P->toks[pos + 3], O_RPAREN)) return none();
+    if (P->brackets >= g_max_brackets || P->depth + 1 > g_max_depth - 8) return BAIL;  /* as sequence() */
+    int build = P->build;
+    P->build = 1;
+    PyObject *name = interned(text(P, t->s, t->e)), *value = name ? body(P, arg) : NULL, *node = NULL;
+    P->build = build;
+    if (value != NULL) node = PyObject_CallFunctionObjArgs(g_time_literal, name, value, NULL);
+    Py_XDECREF(name);
+    Py_XDECREF(value);
+    if (node == Py_False) {
+        Py_DECREF(node);
+        return BAIL;
+    }
+    if (node != NULL && node != Py_None && !build) Py_SETREF(node, none());
+    return node;
+}
+
 static PyObject *call(Parser *P, Py_ssize_t *pos) {
+    PyObject *node = time_literal(P, *pos);
+    if (node != Py_None) {
+        if (node != NULL) *pos += 4;
+        return node;
+    }
+    Py_DECREF(node);
     const Tok *t = &P->toks[*pos];
-    PyObject *name = interned(text(P, t->s, t->e));
+    PyObject *name = P->build ? interned(text(P, t->s, t->e)) : none();
     if (name == NULL) return NULL;
     *pos += 2;
     PyObject *args = sequence(P, pos, O_RPAREN);
@@ -574,26 +671,7 @@ static PyObject *call(Parser *P, Py_ssize_t *pos) {
         Py_DECREF(name);
         return NULL;
     }
-    if (PyTuple_GET_SIZE(args) == 1 && PyUnicode_GET_LENGTH(name) == 7) {
-        PyObject *arg = PyTuple_GET_ITEM(args, 0);
-        if (PyTuple_GET_ITEM(arg, 0) == S_str
-            || PyUnicode_Compare(PyTuple_GET_ITEM(arg, 0), S_str) == 0) {
-            /* absTime("...") / relTime("..."): the Python helper reads it; it answers a node, None
-             * (not a time function: a plain call) or False (bad time text: fall back) */
-            PyObject *node = PyObject_CallFunctionObjArgs(g_time_literal, name, PyTuple_GET_ITEM(arg, 1), NULL);
-            if (node != Py_None) {
-                Py_DECREF(name);
-                Py_DECREF(args);
-                if (node == Py_False) {
-                    Py_DECREF(node);
-                    return BAIL;
-                }
-                return node;
-            }
-            Py_DECREF(node);
-        }
-    }
-    return tuple3(S_call, name, args);
+    return tuple3(P, S_call, name, args);
 }
 
 static PyObject *record(Parser *P, Py_ssize_t *pos);
@@ -602,11 +680,11 @@ static PyObject *record(Parser *P, Py_ssize_t *pos);
 static PyObject *primary(Parser *P, Py_ssize_t *pos) {
     const Tok *t = &P->toks[*pos];
     if (is_leaf(t)) {
-        if (t->kind == T_NAME && is_op(&P->toks[*pos + 1], O_LPAREN)) return call(P, pos);
+        if (t->kind == K_NAME && is_op(&P->toks[*pos + 1], O_LPAREN)) return call(P, pos);
         (*pos)++;
         return leaf(P, t);
     }
-    if (t->kind != T_OP) return BAIL;
+    if (t->kind != K_OP) return BAIL;
     switch (t->op) {
     case O_LPAREN: {
         if (!open_bracket(P)) return BAIL;
@@ -619,16 +697,16 @@ static PyObject *primary(Parser *P, Py_ssize_t *pos) {
             return BAIL;
         }
         (*pos)++;
-        return pair(S_paren, inner);
+        return pair(P, S_paren, inner);
     }
     case O_LBRACE:
         (*pos)++;
-        return pair(S_list, sequence(P, pos, O_RBRACE));
+        return pair(P, S_list, sequence(P, pos, O_RBRACE));
     case O_LBRACKET:
         return record(P, pos);
     case O_DOT:
         (*pos)++;
-        return pair(S_absattr, attribute_name(P, pos));
+        return pair(P, S_absattr, attribute_name(P, pos));
     default:
         return BAIL;
     }
@@ -648,6 +726,10 @@ static PyObject *binding(Parser *P, Py_ssize_t *pos) {
         Py_DECREF(name);
         return NULL;
     }
+    if (!P->build) {
+        Py_DECREF(name);
+        return value;
+    }
     PyObject *b = settle(PyTuple_Pack(2, name, value));
     Py_DECREF(name);
     Py_DECREF(value);
@@ -658,7 +740,7 @@ static PyObject *binding(Parser *P, Py_ssize_t *pos) {
 static PyObject *record(Parser *P, Py_ssize_t *pos) {
     if (!open_bracket(P)) return BAIL;
     (*pos)++;
-    PyObject *bindings = PyList_New(0);
+    PyObject *bindings = P->build ? PyList_New(0) : none();
     if (bindings == NULL) return NULL;
     while (!is_op(&P->toks[*pos], O_RBRACKET)) {
         if (append(bindings, binding(P, pos)) < 0) {
@@ -674,9 +756,10 @@ static PyObject *record(Parser *P, Py_ssize_t *pos) {
     }
     (*pos)++;
     P->brackets--;
+    if (!P->build) return bindings;
     PyObject *tuple = settle(PyList_AsTuple(bindings));
     Py_DECREF(bindings);
-    return pair(S_ad, tuple);
+    return pair(P, S_ad, tuple);
 }
 
 /* ---- entry points ------------------------------------------------------------------------------ */
@@ -695,7 +778,7 @@ static PyObject *run(PyObject *args, int rule) {
     if (stop > length) stop = length;
     if (start < 0 || start > stop) Py_RETURN_NONE;
     Tok local[128];
-    Parser P = {src, PyUnicode_KIND(src), PyUnicode_DATA(src), local, 0, 128, 0, 0, 0};
+    Parser P = {src, PyUnicode_KIND(src), PyUnicode_DATA(src), local, 0, 128, 0, 0, 0, 1, g_unescape};
     PyObject *node = NULL;
     int scanned = scan(&P, start, stop);
     Py_ssize_t pos = 0;
@@ -707,12 +790,252 @@ static PyObject *run(PyObject *args, int rule) {
         } else {
             node = binding(&P, &pos);
         }
-        if (node != NULL && P.toks[pos].kind != T_EOF) Py_CLEAR(node);  /* text after the end */
+        if (node != NULL && P.toks[pos].kind != K_EOF) Py_CLEAR(node);  /* text after the end */
     }
     if (P.on_heap) PyMem_Free(P.toks);
     if (node == NULL && (scanned < 0 || PyErr_Occurred())) return NULL;
     if (node == NULL) Py_RETURN_NONE;
     return node;
+}
+
+static PyObject *py_expr(PyObject *self, PyObject *args);
+
+/* ---- loading whole ads: Expr objects made here, compound values parsed on first use ------------- */
+
+static PyTypeObject *g_expr_type, *g_lazy_type;
+static Py_ssize_t off_node, off_const, off_fn, off_hash, off_used, off_src, off_start, off_stop;
+static PyObject *g_not_constant, *g_undefined_value, *g_error_value, *g_old_unescape, *S_lower;
+
+static void put(PyObject *obj, Py_ssize_t offset, PyObject *value) {
+    PyObject **slot = (PyObject **)((char *)obj + offset);
+    Py_XSETREF(*slot, value);
+}
+
+/* The value a leaf node stands for when the expression is that constant, else NULL. */
+static PyObject *leaf_const(PyObject *node) {
+    PyObject *kind = PyTuple_GET_ITEM(node, 0);
+    if (kind == S_int || kind == S_real || kind == S_str) return PyTuple_GET_ITEM(node, 1);
+    if (node == g_true || node == g_false) return PyTuple_GET_ITEM(node, 1);
+    if (node == g_undef) return g_undefined_value;
+    if (node == g_error) return g_error_value;
+    return NULL;
+}
+
+/* An Expr for node: leaves and attribute references here, anything else by Expr(node) (one reading
+ * of what is constant). */
+static PyObject *make_expr(PyObject *node) {
+    PyObject *kind = PyTuple_GET_ITEM(node, 0), *value = leaf_const(node);
+    int compound = kind == S_attr || kind == S_bin || kind == S_sel || kind == S_call || kind == S_cond
+        || kind == S_paren || kind == S_list || kind == S_ad || kind == S_sub || kind == S_absattr
+        || kind == S_elvis;
+    if (value == NULL && !compound) return PyObject_CallOneArg((PyObject *)g_expr_type, node);
+    PyObject *e = g_expr_type->tp_alloc(g_expr_type, 0);
+    if (e == NULL) return NULL;
+    put(e, off_node, Py_NewRef(node));
+    put(e, off_const, Py_NewRef(value ? value : g_not_constant));
+    put(e, off_fn, none());
+    put(e, off_hash, none());
+    put(e, off_used, Py_NewRef(Py_False));
+    return e;
+}
+
+/* An Expr whose node is read from src[start:stop] on first use (the text was checked already). */
+static PyObject *make_lazy(PyObject *src, Py_ssize_t start, Py_ssize_t stop) {
+    PyObject *e = g_lazy_type->tp_alloc(g_lazy_type, 0), *a = NULL, *b = NULL;
+    if (e == NULL || (a = PyLong_FromSsize_t(start)) == NULL || (b = PyLong_FromSsize_t(stop)) == NULL) {
+        Py_XDECREF(e);
+        Py_XDECREF(a);
+        return NULL;
+    }
+    put(e, off_const, Py_NewRef(g_not_constant));
+    put(e, off_fn, none());
+    put(e, off_hash, none());
+    put(e, off_used, Py_NewRef(Py_False));
+    put(e, off_src, Py_NewRef(src));
+    put(e, off_start, a);
+    put(e, off_stop, b);
+    return e;
+}
+
+/* Where the value starting at pos ends: the first ';' or ']' outside brackets (or the end). */
+static Py_ssize_t value_end(Parser *P, Py_ssize_t pos) {
+    int nest = 0;
+    for (;; pos++) {
+        const Tok *t = &P->toks[pos];
+        if (t->kind == K_EOF) return pos;
+        if (t->kind != K_OP) continue;
+        if (t->op == O_LPAREN || t->op == O_LBRACKET || t->op == O_LBRACE) nest++;
+        else if (nest > 0 && (t->op == O_RPAREN || t->op == O_RBRACKET || t->op == O_RBRACE)) nest--;
+        else if (nest == 0 && (t->op == O_SEMI || t->op == O_RBRACKET)) return pos;
+    }
+}
+
+/* name '=' value into ex/names ({lower name: Expr}, {lower name: first spelling}), as
+ * ClassAd._from_node does; a value of three tokens or more (never a constant, unless a time literal)
+ * is checked now and parsed when first used.  1 done, 0 fall back, -1 failure. */
+static int load_binding(Parser *P, Py_ssize_t *pos, PyObject *ex, PyObject *names) {
+    P->build = 1;
+    PyObject *name = attribute_name(P, pos), *lname = NULL, *expr = NULL;
+    if (name == NULL || !is_op(&P->toks[*pos], O_ASSIGN)) goto done;
+    Py_ssize_t start = ++*pos, stop = value_end(P, start);
+    int eager = stop - start <= 2 || (stop - start == 4 && P->toks[start].kind == K_NAME);
+    P->build = eager;
+    PyObject *node = expression(P, pos);
+    if (node == NULL || *pos != stop) {
+        Py_XDECREF(node);
+        goto done;
+    }
+    if (eager) expr = make_expr(node);
+    else expr = make_lazy(P->src, P->toks[start].s, P->toks[stop - 1].e);
+    Py_DECREF(node);
+    if (expr == NULL) goto done;
+    lname = PyObject_CallMethodNoArgs(name, S_lower);
+    if (lname == NULL || PyDict_SetItem(ex, lname, expr) < 0) goto done;
+    if (PyDict_SetDefault(names, lname, name) == NULL) goto done;
+    Py_DECREF(name);
+    Py_DECREF(lname);
+    Py_DECREF(expr);
+    return 1;
+done:
+    Py_XDECREF(name);
+    Py_XDECREF(lname);
+    Py_XDECREF(expr);
+    return PyErr_Occurred() ? -1 : 0;
+}
+
+static int load_record(Parser *P, PyObject *ex, PyObject *names) {
+    Py_ssize_t pos = 1;
+    if (!is_op(&P->toks[0], O_LBRACKET) || !open_bracket(P)) return 0;
+    while (!is_op(&P->toks[pos], O_RBRACKET)) {
+        int loaded = load_binding(P, &pos, ex, names);
+        if (loaded <= 0) return loaded;
+        if (is_op(&P->toks[pos], O_SEMI)) pos++;
+        else if (!is_op(&P->toks[pos], O_RBRACKET)) return 0;
+    }
+    return P->toks[pos + 1].kind == K_EOF;
+}
+
+static int load_line(Parser *P, PyObject *ex, PyObject *names) {
+    Py_ssize_t pos = 0;
+    int loaded = load_binding(P, &pos, ex, names);
+    return loaded <= 0 ? loaded : P->toks[pos].kind == K_EOF;
+}
+
+/* Parse src[start:stop] with rule into ex/names: 1 done, 0 fall back, -1 failure. */
+static int load_span(PyObject *src, Py_ssize_t start, Py_ssize_t stop, PyObject *unescape,
+                     int (*rule)(Parser *, PyObject *, PyObject *), PyObject *ex, PyObject *names) {
+    Tok local[256];
+    Parser P = {src, PyUnicode_KIND(src), PyUnicode_DATA(src), local, 0, 256, 0, 0, 0, 1, unescape};
+    int done = scan(&P, start, stop);
+    done = done == 0 ? rule(&P, ex, names) : done > 0 ? 0 : -1;
+    if (P.on_heap) PyMem_Free(P.toks);
+    return done;
+}
+
+static PyObject *loaded(int done, PyObject *ex, PyObject *names) {
+    if (done > 0) return PyTuple_Pack(2, ex, names);
+    if (done == 0) Py_RETURN_NONE;
+    return NULL;
+}
+
+static int ready(void) {
+    if (g_expr_type != NULL) return 1;
+    PyErr_SetString(PyExc_RuntimeError, "_cparse.configure() was not called");
+    return 0;
+}
+
+/* parse(src) -> Expr of the whole text, or None (fall back). */
+static PyObject *py_parse(PyObject *self, PyObject *src) {
+    if (!ready()) return NULL;
+    PyObject *args = PyTuple_Pack(1, src), *node = args ? py_expr(self, args) : NULL;
+    Py_XDECREF(args);
+    if (node == NULL || node == Py_None) return node;
+    PyObject *e = make_expr(node);
+    Py_DECREF(node);
+    return e;
+}
+
+/* load_ad(src) -> (ex, names) of a new-syntax ad, or None (fall back). */
+static PyObject *py_load_ad(PyObject *self, PyObject *src) {
+    (void)self;
+    if (!ready()) return NULL;
+    if (!PyUnicode_Check(src)) return PyErr_Format(PyExc_TypeError, "str expected");
+    PyObject *ex = PyDict_New(), *names = PyDict_New(), *out = NULL;
+    if (ex != NULL && names != NULL)
+        out = loaded(load_span(src, 0, PyUnicode_GET_LENGTH(src), g_unescape, load_record, ex, names), ex, names);
+    Py_XDECREF(ex);
+    Py_XDECREF(names);
+    return out;
+}
+
+static int blank_or_comment(PyObject *line, Py_ssize_t *stop) {
+    Py_ssize_t n = PyUnicode_GET_LENGTH(line), k = 0;
+    int kind = PyUnicode_KIND(line);
+    const void *data = PyUnicode_DATA(line);
+    while (k < n && Py_UNICODE_ISSPACE(PyUnicode_READ(kind, data, k))) k++;
+    for (*stop = n; *stop > 0; --*stop) {
+        Py_UCS4 c = PyUnicode_READ(kind, data, *stop - 1);
+        if (c != '\r' && c != '\n') break;
+    }
+    return k == n || PyUnicode_READ(kind, data, k) == '#';
+}
+
+/* load_old(src) -> (ex, names) of an old-syntax ad (one binding a line, as _parser.parse_old_ad),
+ * or None (fall back). */
+static PyObject *py_load_old(PyObject *self, PyObject *src) {
+    (void)self;
+    if (!ready()) return NULL;
+    if (!PyUnicode_Check(src)) return PyErr_Format(PyExc_TypeError, "str expected");
+    PyObject *lines = PyUnicode_Splitlines(src, 1), *ex = PyDict_New(), *names = PyDict_New(), *out = NULL;
+    if (lines != NULL && ex != NULL && names != NULL) {
+        Py_ssize_t offset = 0, stop;
+        int done = 1;
+        for (Py_ssize_t k = 0; k < PyList_GET_SIZE(lines) && done > 0; k++) {
+            PyObject *line = PyList_GET_ITEM(lines, k);
+            if (!blank_or_comment(line, &stop))
+                done = load_span(src, offset, offset + stop, g_old_unescape, load_line, ex, names);
+            offset += PyUnicode_GET_LENGTH(line);
+        }
+        out = loaded(done, ex, names);
+    }
+    Py_XDECREF(lines);
+    Py_XDECREF(ex);
+    Py_XDECREF(names);
+    return out;
+}
+
+static Py_ssize_t slot_offset(PyTypeObject *type, const char *name) {
+    PyObject *d = PyObject_GetAttrString((PyObject *)type, name);
+    Py_ssize_t offset = -1;
+    if (d != NULL && Py_IS_TYPE(d, &PyMemberDescr_Type))
+        offset = ((PyMemberDescrObject *)d)->d_member->offset;
+    else if (!PyErr_Occurred())
+        PyErr_Format(PyExc_TypeError, "%s is not a slot", name);
+    Py_XDECREF(d);
+    return offset;
+}
+
+/* configure_load(Expr, LazyExpr, NOT_CONSTANT, UNDEFINED, ERROR, old_unescape) */
+static PyObject *py_configure_load(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *expr_type, *lazy_type, *not_constant, *undefined, *error, *old_unescape;
+    if (!PyArg_ParseTuple(args, "O!O!OOOO", &PyType_Type, &expr_type, &PyType_Type, &lazy_type, &not_constant,
+                          &undefined, &error, &old_unescape))
+        return NULL;
+    PyTypeObject *e = (PyTypeObject *)expr_type, *l = (PyTypeObject *)lazy_type;
+    if ((off_node = slot_offset(e, "node")) < 0 || (off_const = slot_offset(e, "const")) < 0
+        || (off_fn = slot_offset(e, "_fn")) < 0 || (off_hash = slot_offset(e, "_hash")) < 0
+        || (off_used = slot_offset(e, "_used")) < 0
+        || (off_src = slot_offset(l, "_src")) < 0 || (off_start = slot_offset(l, "_start")) < 0
+        || (off_stop = slot_offset(l, "_stop")) < 0)
+        return NULL;
+    Py_XSETREF(g_expr_type, (PyTypeObject *)Py_NewRef(expr_type));
+    Py_XSETREF(g_lazy_type, (PyTypeObject *)Py_NewRef(lazy_type));
+    Py_XSETREF(g_not_constant, Py_NewRef(not_constant));
+    Py_XSETREF(g_undefined_value, Py_NewRef(undefined));
+    Py_XSETREF(g_error_value, Py_NewRef(error));
+    Py_XSETREF(g_old_unescape, Py_NewRef(old_unescape));
+    Py_RETURN_NONE;
 }
 
 static PyObject *py_expr(PyObject *self, PyObject *args) { (void)self; return run(args, R_EXPR); }
@@ -762,12 +1085,19 @@ static PyMethodDef methods[] = {
     {"expr", py_expr, METH_VARARGS, "expr(src, start=0, stop=len) -> node or None (fall back)"},
     {"ad", py_ad, METH_VARARGS, "ad(src, start=0, stop=len) -> ('ad', bindings) or None (fall back)"},
     {"binding", py_binding, METH_VARARGS, "binding(src, start=0, stop=len) -> (name, node) or None"},
+    {"configure_load", py_configure_load, METH_VARARGS,
+     "configure_load(Expr, LazyExpr, NOT_CONSTANT, UNDEFINED, ERROR, old_unescape)"},
+    {"parse", py_parse, METH_O, "parse(src) -> Expr, or None (fall back)"},
+    {"load_ad", py_load_ad, METH_O, "load_ad(src) -> ({lower name: Expr}, {lower name: name}) or None"},
+    {"load_old", py_load_old, METH_O, "load_old(src) -> ({lower name: Expr}, {lower name: name}) or None"},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_cparse", NULL, -1, methods};
 
 PyMODINIT_FUNC PyInit__cparse(void) {
+    S_lower = PyUnicode_InternFromString("lower");
+    if (S_lower == NULL) return NULL;
     PyObject **strings[] = {&S_bin, &S_un, &S_attr, &S_absattr, &S_sel, &S_sub, &S_cond, &S_elvis,
                             &S_paren, &S_call, &S_list, &S_ad, &S_int, &S_real, &S_str};
     const char *names[] = {"bin", "un", "attr", "absattr", "sel", "sub", "cond", "elvis",

@@ -27,7 +27,10 @@ data and always ends.
 
 from __future__ import annotations
 
-__all__ = ["MISSING", "Env", "as_classad", "compile_node", "evaluate", "evaluate_attr", "evaluate_in"]
+__all__ = [
+    "MISSING", "NOT_PLAIN", "NUMERIC_COMPARE", "Env", "as_classad", "compile_node", "evaluate",
+    "evaluate_attr", "evaluate_in", "lookup_unqualified", "select", "target_member",
+]
 
 import operator
 import os
@@ -272,7 +275,7 @@ def _c_const(node: tuple[Any, ...]) -> Fn:
 
 def _c_attr(node: tuple[Any, ...]) -> Fn:
     lname = node[1].lower()
-    plain = lname not in _NOT_PLAIN
+    plain = lname not in NOT_PLAIN
 
     def attr(env: Env, scope: ClassAd | None) -> Value:
         if scope is not None:
@@ -309,36 +312,41 @@ def _c_sel(node: tuple[Any, ...]) -> Fn:
 
     def selection(env: Env, scope: ClassAd | None) -> Value:
         return select(env, base(env, scope), lname)
-    if node[1][0] == "attr" and node[1][1].lower() == "target" and lname not in _NOT_PLAIN:
+    if node[1][0] == "attr" and node[1][1].lower() == "target" and lname not in NOT_PLAIN:
         return _target_selection(lname, selection)
     return selection
 
 
 # Names whose lookup is not a plain dictionary probe in the ad (specials, match-ad names).
-_NOT_PLAIN: Final = _SPECIAL | _LCTX_SAME | _LCTX_OTHER | frozenset({
+NOT_PLAIN: Final = _SPECIAL | _LCTX_SAME | _LCTX_OTHER | frozenset({
     "left", "right", "lctx", "rctx", "leftrankvalue", "rightrankvalue", "leftmatchesright",
     "rightmatchesleft", "symmetricmatch"})
 
 
+def target_member(env: Env, scope: ClassAd | None, lname: str) -> Value:
+    """``TARGET.name`` from the top of the MY or TARGET ad -- the matchmaking case -- straight from the
+    other ad's dictionary; MISSING for anything unusual (no target, an ad that defines TARGET itself,
+    a nested scope), which the generic path answers, the same way but more slowly."""
+    target = env.target
+    if target is None or scope is None or scope._parent is not None or "target" in scope._ex:
+        return MISSING
+    if scope is env.my:
+        other = target
+    elif scope is target and env.my is not None:
+        other = env.my
+    else:
+        return MISSING
+    expr = other._ex.get(lname)
+    if expr is None:
+        return MISSING if other._parent is not None else UNDEFINED
+    const = expr.const
+    return const if const is not NOT_CONSTANT else deref(env, other, lname, expr)
+
+
 def _target_selection(lname: str, generic: Fn) -> Fn:
-    """``TARGET.name`` from the top of the MY or TARGET ad -- the matchmaking case -- straight to the
-    other ad's dictionary; anything unusual (no target, an ad that defines TARGET itself, a nested
-    scope) takes the generic path, which gives the same answer more slowly."""
     def target_selection(env: Env, scope: ClassAd | None) -> Value:
-        target = env.target
-        if target is not None and scope is not None and scope._parent is None and "target" not in scope._ex:
-            if scope is env.my:
-                other = target
-            elif scope is target and env.my is not None:
-                other = env.my
-            else:
-                return generic(env, scope)
-            expr = other._ex.get(lname)
-            if expr is None:
-                return generic(env, scope) if other._parent is not None else UNDEFINED
-            const = expr.const
-            return const if const is not NOT_CONSTANT else deref(env, other, lname, expr)
-        return generic(env, scope)
+        value = target_member(env, scope, lname)
+        return generic(env, scope) if value is MISSING else value
     return target_selection
 
 
@@ -375,7 +383,7 @@ def _c_bin(node: tuple[Any, ...]) -> Fn:
             result = identical(left(env, scope), right(env, scope))
             return result if result is ERROR or positive else not result
         return meta
-    if name in _NUMERIC_COMPARE:
+    if name in NUMERIC_COMPARE:
         return _compile_compare(name, left, right, BINARY[name])
     op = BINARY[name]
 
@@ -390,7 +398,7 @@ def _c_bin(node: tuple[Any, ...]) -> Fn:
     return binary
 
 
-_NUMERIC_COMPARE: Final[dict[str, Callable[[Any, Any], bool]]] = {
+NUMERIC_COMPARE: Final[dict[str, Callable[[Any, Any], bool]]] = {
     "<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
     "==": operator.eq, "!=": operator.ne,
 }
@@ -399,7 +407,7 @@ _NUMERIC_COMPARE: Final[dict[str, Callable[[Any, Any], bool]]] = {
 def _compile_compare(name: str, left: Fn, right: Fn, generic: Callable[[Value, Value], Value]) -> Fn:
     """A comparison with the common cases inline: two numbers (not booleans: they go the generic
     way, which gives the same answer), or two ASCII strings for ``==``/``!=``."""
-    test = _NUMERIC_COMPARE[name]
+    test = NUMERIC_COMPARE[name]
     if name in ("==", "!="):
         negate = name == "!="
 

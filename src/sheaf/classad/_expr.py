@@ -1,19 +1,25 @@
-"""``Expr``: an immutable, hashable ClassAd expression, compiled to a Python closure on first use.
+"""``Expr``: an immutable, hashable ClassAd expression, interpreted on first use, compiled on the next.
 
 An ``Expr`` wraps the parser's node tuple; equality and hashing are structural (``parse(unparse(e))
-== e``).  The closure (``Expr.fn``, built by ``_eval.compile_node``) takes ``(env, scope_ad)`` and is
-cached on the object, so parsing once and evaluating many times costs one compilation.  ``parse``
+== e``).  ``Expr.fn`` is what evaluates it, ``fn(env, scope_ad)``: on the first use a walk over the
+nodes (``_interp.interpret``), from the second on a closure built by ``_eval.compile_node`` and cached
+on the object -- compiling costs many evaluations, and most expressions are evaluated once.  ``parse``
 keeps a bounded cache from source text to ``Expr``: the same text always gives the same object.
+
+``LazyExpr`` is an ad's compound value read by the compiled loader (``_cparse.load_ad``): its text
+was checked against the grammar when the ad was read -- a syntax error is reported there and then --
+but its node is built from ``src[start:stop]`` on first use.  Such a value is never a constant (the
+loader builds every value of one or two tokens, and time literals, at once).
 """
 
 from __future__ import annotations
 
-__all__ = ["NOT_CONSTANT", "Expr", "parse"]
+__all__ = ["NOT_CONSTANT", "Expr", "LazyExpr", "parse"]
 
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
 
-from ._parser import Node, parse_expr
+from ._parser import Node, accelerator, parse_expr, parse_span
 from ._unparse import unparse
 
 if TYPE_CHECKING:
@@ -30,11 +36,12 @@ _PARSE_CACHE_LIMIT: Final = 4096  # small: a big cache of node tuples makes the 
 class Expr:
     """A parsed ClassAd expression (immutable; evaluate it any number of times)."""
 
-    __slots__ = ("_fn", "_hash", "const", "node")
+    __slots__ = ("_fn", "_hash", "_used", "const", "node")
 
     def __init__(self, node: Node) -> None:
         self.node = node
         self._fn: Fn | None = None
+        self._used = False
         self._hash: int | None = None
         kind = node[0]
         if kind in _CONSTANT_KINDS:
@@ -56,9 +63,16 @@ class Expr:
     def fn(self) -> Fn:
         fn = self._fn
         if fn is None:
+            if not self._used:
+                self._used = True
+                return self._interpreted
             from ._eval import compile_node
             fn = self._fn = compile_node(self.node)
         return fn
+
+    def _interpreted(self, env: Env, scope: ClassAd | None) -> Any:
+        from ._interp import interpret
+        return interpret(self.node, env, scope)
 
     def evaluate(self, my: Any = None, target: Any = None, strict: bool = False) -> Any:
         """Evaluate with ``my`` as the scope ad and ``target`` as the other ad (see ``classad.evaluate``)."""
@@ -91,6 +105,32 @@ class Expr:
         return (parse, (unparse(self.node),))
 
 
+_C: Final = accelerator()  # builds an Expr in C (configured by _classad, which imports this module)
+_NODE: Final = Expr.__dict__["node"]  # the slot, which LazyExpr's property fills on first use
+
+
+class LazyExpr(Expr):
+    """An ad's compound value, parsed on first use (see the module docstring); made by the loader."""
+
+    __slots__ = ("_src", "_start", "_stop")
+    _src: str
+    _start: int
+    _stop: int
+
+    @property
+    def node(self) -> Node:
+        try:
+            node: Node = _NODE.__get__(self, Expr)
+        except AttributeError:
+            node = parse_span(self._src, self._start, self._stop)
+            _NODE.__set__(self, node)
+        return node
+
+    @node.setter
+    def node(self, node: Node) -> None:
+        _NODE.__set__(self, node)
+
+
 def _evaluate_in(expr: Expr, my: Any, target: Any, strict: bool) -> Any:
     # replaced by _eval.evaluate_in when _eval loads (it imports this module; this avoids the cycle)
     from ._eval import evaluate_in
@@ -103,7 +143,7 @@ def parse(text: str | Expr) -> Expr:
         return text
     expr = _PARSE_CACHE.get(text)
     if expr is None:
-        expr = Expr(parse_expr(text))
+        expr = (_C is not None and _C.parse(text)) or Expr(parse_expr(text))
         if len(_PARSE_CACHE) >= _PARSE_CACHE_LIMIT:
             _PARSE_CACHE.clear()
         _PARSE_CACHE[text] = expr

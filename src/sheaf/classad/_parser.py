@@ -31,7 +31,9 @@ says whether it is in use.
 
 from __future__ import annotations
 
-__all__ = ["ACCELERATED", "MAX_DEPTH", "Node", "parse_ad", "parse_expr", "parse_old_ad"]
+__all__ = [
+    "ACCELERATED", "MAX_DEPTH", "Node", "accelerator", "parse_ad", "parse_expr", "parse_old_ad", "parse_span",
+]
 
 import os
 import sys
@@ -437,6 +439,21 @@ def parse_expr(src: str) -> Node:
     pos, node = parser.expression(0)
     parser.end(pos)
     return node
+
+
+def parse_span(src: str, start: int, stop: int) -> Node:
+    """Parse the expression ``src[start:stop]`` (errors placed in the whole text)."""
+    if _C is not None and (node := _C.expr(src, start, stop)) is not None:
+        return node  # type: ignore[no-any-return]
+    parser = _Parser(src, start, stop)
+    pos, node = parser.expression(0)
+    parser.end(pos)
+    return node
+
+
+def accelerator() -> ModuleType | None:
+    """The compiled parser module in use, or None."""
+    return _C
 
 
 def parse_ad(src: str) -> Node:
