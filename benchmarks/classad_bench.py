@@ -7,8 +7,9 @@ never seen before (new and old syntax) and evaluating their Requirements against
 evaluation of an expression just parsed; evaluating one parsed Requirements expression again and
 again against a target ad; and a symmetric match of a job ad and a machine ad.  The header names the
 build (``compiled``: the C parser; ``pure``: ``SHEAF_PURE_PYTHON=1``) and the load average.  Then
-one negotiator cycle of 100,000 job ads (200 distinct kinds) against 1,000 resource ads, beside what the same cycle would cost as a naive loop over classad2.symmetricMatch (every job against
-every resource, measured on a slice and extrapolated; the binding has no negotiator of its own).
+one negotiator cycle of 100,000 job ads (200 distinct kinds) against 1,000 resource ads, beside what the
+same cycle would cost as a naive loop over classad2.symmetricMatch (every job against every resource,
+measured on a slice and extrapolated; the binding has no negotiator of its own).
 
 The jobs of one kind are copies of one prototype sharing its expressions, as the procs of an
 HTCondor cluster share their cluster ad; ClusterId/ProcId differ per job.  Resources: 800 slots used
