@@ -9,6 +9,7 @@ the grammar generator's expressions.
 from __future__ import annotations
 
 import gc
+import re
 import sys
 from typing import Any
 
@@ -35,8 +36,9 @@ SOUP = st.lists(st.tuples(TOKENS, BLANKS), max_size=25).map(lambda p: "".join(t 
 
 
 def pure(rule: str, text: str, start: int = 0, stop: int | None = None) -> Any:
-    """What the pure-Python parser makes of ``text``: a node, or the error type."""
-    parser = _parser._Parser(text, start, stop)
+    """What the pure-Python parser makes of ``text``: a node, or the error type (rule "old": an
+    old-syntax line)."""
+    parser = _parser._Parser(text, start, stop, old=rule == "old")
     try:
         if rule == "expr":
             pos, node = parser.expression(0)
@@ -53,8 +55,8 @@ def pure(rule: str, text: str, start: int = 0, stop: int | None = None) -> Any:
 
 
 def agree(text: str) -> None:
-    for rule in ("expr", "ad", "binding"):
-        compiled = getattr(cparse, rule)(text)
+    for rule in ("expr", "ad", "binding", "old"):
+        compiled = cparse.binding(text, 0, len(text), True) if rule == "old" else getattr(cparse, rule)(text)
         expected = pure(rule, text)
         if compiled is not None:
             assert compiled == expected, (rule, text)
@@ -64,9 +66,11 @@ def agree(text: str) -> None:
 
 
 def _falls_back_on_purpose(text: str) -> bool:
-    """Valid text the compiled parser leaves to Python: characters outside ASCII between tokens, and
-    a comment opener that never closes (``a//**/b`` is ``a / b``)."""
-    return any(ord(c) > 127 for c in text) or "//" in text or "/*" in text
+    """Valid text the compiled parser leaves to Python: characters outside ASCII between tokens, a
+    comment opener that never closes (``a//**/b`` is ``a / b``), adjacent string literals and empty
+    statements in an ad (``[ ;; a = 1 ]``)."""
+    return (any(ord(c) > 127 for c in text) or "//" in text or "/*" in text
+            or re.search(r'"\s*"|;\s*;|\[\s*;', text) is not None)
 
 
 @settings(max_examples=400, deadline=None)

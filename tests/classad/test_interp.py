@@ -1,6 +1,6 @@
 """Interpret first, compile on the next use: the first evaluation and the later ones agree.
 
-``Expr.fn`` walks the nodes on an expression's first use (``_interp.interpret``) and compiles it to
+``_eval.compiled`` walks the nodes on an expression's first use (``_eval.interpret``) and compiles it to
 closures on the second; both must give the same value for every expression, in both modes.  The
 grammar generator's cases are evaluated both ways, each with fresh ads (whose own attributes are
 then also interpreted, then compiled).
@@ -14,8 +14,9 @@ import _gen
 import pytest
 
 from sheaf.classad import ClassAd, ClassAdSyntaxError, Expr
-from sheaf.classad._eval import Env, compile_node, evaluate_in
-from sheaf.classad._interp import interpret
+from sheaf.classad._classad import evaluate_in
+from sheaf.classad._eval import Env, compile_node, interpret
+from sheaf.classad._functions import FUNCTIONS
 from sheaf.classad._parser import parse_expr
 
 
@@ -27,7 +28,7 @@ def run(way: str, text: str, my: str | None, target: str | None, strict: bool) -
     node = parse_expr(text)
     my_ad = ClassAd(my) if my is not None else None
     target_ad = ClassAd(target) if target is not None else None
-    env = Env(my_ad, target_ad, strict)
+    env = Env(my_ad, target_ad, strict, ClassAd, FUNCTIONS)
     fn = compile_node(node) if way == "compiled" else (lambda env, scope: interpret(node, env, scope))
     try:
         return fn(env, my_ad)

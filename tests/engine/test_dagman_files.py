@@ -130,7 +130,8 @@ def test_jobstate_preskip_and_noop_lines(mixed: Path) -> None:
 
 
 def test_rescue_dag_header_and_retries_read_back_unchanged(tmp_path: Path) -> None:
-    body = "JOB A A.sub\nJOB B B.sub\nRETRY A 3 UNLESS-EXIT 42\nRETRY B 2\nPARENT A CHILD B\nCONFIG wf.config\n"
+    body = ("JOB A A.sub\nJOB B B.sub\nRETRY A 3 UNLESS-EXIT 42\nRETRY B 2\nPARENT A CHILD B\n"
+            "CONFIG wf.config\n")
     (tmp_path / "wf.config").write_text("DAGMAN_RESET_RETRIES_UPON_RESCUE = False\n")
     write_dag(tmp_path, body)
     fake = FakeBackend()
@@ -168,7 +169,8 @@ def test_metrics_file_has_dagmans_keys(mixed: Path) -> None:
 
 
 def test_metrics_version_1_and_graph_metrics(tmp_path: Path) -> None:
-    (tmp_path / "wf.config").write_text("DAGMAN_METRICS_FILE_VERSION = 1\nDAGMAN_REPORT_GRAPH_METRICS = True\n")
+    (tmp_path / "wf.config").write_text("DAGMAN_METRICS_FILE_VERSION = 1\n"
+                                        "DAGMAN_REPORT_GRAPH_METRICS = True\n")
     write_dag(tmp_path, "CONFIG wf.config\nJOB A A.sub\nJOB B B.sub\nJOB C C.sub\nPARENT A CHILD B C\n")
     run(tmp_path, FakeBackend())
     metrics = json.loads((tmp_path / "wf.dag.metrics").read_text())
@@ -178,4 +180,5 @@ def test_metrics_version_1_and_graph_metrics(tmp_path: Path) -> None:
 
 def test_nodes_log_timestamps_are_local_iso(mixed: Path) -> None:
     first = (mixed / "wf.dag.nodes.log").read_text().splitlines()[0]
-    assert re.fullmatch(r"000 \(001\.000\.000\) \d{4}-\d\d-\d\d \d\d:\d\d:\d\d Job submitted from host: .*", first)
+    assert re.fullmatch(r"000 \(001\.000\.000\) \d{4}-\d\d-\d\d \d\d:\d\d:\d\d "
+                        r"Job submitted from host: .*", first)

@@ -26,7 +26,8 @@ def run(directory: Path, backend: FakeBackend, **kw: object) -> object:
     return run_workflow(str(directory), backend=backend, handle_signals=False, **kw)  # type: ignore[arg-type]
 
 
-def sheaf_run(directory: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def sheaf_run(directory: Path, *args: str,
+              env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run([SHEAF, "run", str(directory), *args], capture_output=True, text=True, check=False,
                           timeout=120, env=env)
 
@@ -47,9 +48,11 @@ def test_post_script_macros_have_dagmans_values(tmp_path: Path) -> None:
 def test_script_macros_count_futile_and_failed_nodes(tmp_path: Path) -> None:
     log = tmp_path / "args.txt"
     executable(tmp_path / "pre.sh", f'#!/bin/sh\necho "$@" >> {log}\n')
-    write_dag(tmp_path, "JOB A A.sub\nJOB B B.sub\nJOB C C.sub\nJOB Z Z.sub\nPARENT A CHILD B\nPARENT B CHILD C\n"
+    write_dag(tmp_path, "JOB A A.sub\nJOB B B.sub\nJOB C C.sub\nJOB Z Z.sub\n"
+                        "PARENT A CHILD B\nPARENT B CHILD C\n"
                         "PARENT A CHILD Z\nSCRIPT PRE Z pre.sh $JOB\nFINAL F F.sub\n"
-                        "SCRIPT PRE F pre.sh $FAILED_COUNT $FUTILE_COUNT $DAG_STATUS $DONE_COUNT $NODE_COUNT\n")
+                        "SCRIPT PRE F pre.sh $FAILED_COUNT $FUTILE_COUNT $DAG_STATUS "
+                        "$DONE_COUNT $NODE_COUNT\n")
     fake = FakeBackend()
     fake.script("B", [1])
     run(tmp_path, fake)
@@ -85,7 +88,8 @@ def test_submit_description_gets_dagmans_values(tmp_path: Path) -> None:
     run(tmp_path, fake)
     launch = fake.launches[-1]
     assert launch.argv[1:] == ("C", "0", "0", "0", str(os.getpid()), "A,B")
-    assert launch.job_ad.eval("DAGParentNodeNames") == "A,B" and launch.job_ad.eval("DAGManJobId") == os.getpid()
+    assert launch.job_ad.eval("DAGParentNodeNames") == "A,B"
+    assert launch.job_ad.eval("DAGManJobId") == os.getpid()
     assert fake.launches[0].job_ad.eval("DAGParentNodeNames") == ""  # no parents: the macro is unset
 
 
@@ -95,7 +99,8 @@ def test_dollar_dollar_expands_against_the_matched_slot(tmp_path: Path) -> None:
     (tmp_path / "wf.dag").write_text("JOB A a.sub\nJOB B b.sub\n")
     (tmp_path / "a.sub").write_text("executable = /bin/echo\narguments = \"$$(Cpus) '$$([Memory * 2])' "
                                     '$$(Nope:dflt)"\noutput = a.out\nqueue\n')
-    (tmp_path / "b.sub").write_text('executable = /bin/echo\narguments = "$$(NoSuchAttr)"\noutput = b.out\nqueue\n')
+    (tmp_path / "b.sub").write_text('executable = /bin/echo\narguments = "$$(NoSuchAttr)"\n'
+                                    'output = b.out\nqueue\n')
     done = sheaf_run(tmp_path, "--pool-config", str(tmp_path / "pool.conf"))
     assert done.returncode == 1, done.stdout + done.stderr
     assert (tmp_path / "a.out").read_text() == "1 2048 dflt\n"  # slot 1 of 2: one CPU, 1024 MB

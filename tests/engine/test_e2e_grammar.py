@@ -62,7 +62,8 @@ def test_if_else_choice_and_env_set(tmp_path: Path) -> None:
     (tmp_path / "c.sub").write_text(
         "if defined fancy\n  word = $CHOICE(1, zero, one)\nelse\n  word = plain\nendif\n"
         + _append(out, "$(word)-$ENV(SHEAF_TEST_ENV)") + "queue\n")
-    (tmp_path / "wf.dag").write_text("ENV SET SHEAF_TEST_ENV=set\nJOB A c.sub\nVARS A fancy=\"1\"\nJOB B c.sub\n"
+    (tmp_path / "wf.dag").write_text("ENV SET SHEAF_TEST_ENV=set\nJOB A c.sub\nVARS A fancy=\"1\"\n"
+                                     "JOB B c.sub\n"
                                      "PARENT A CHILD B\n")
     done = sheaf_run(tmp_path)
     assert done.returncode == 0, done.stderr

@@ -61,7 +61,8 @@ def test_failure_leaves_rescue_and_rerun_continues_from_it(tmp_path: Path, fake:
     assert [ln for ln in rescue.read_text().splitlines() if not ln.startswith("#") and ln] == [
         "DONE A", "DONE B"]
     status = workflow_status(str(tmp_path))
-    assert status.state == "failed" and status.counts["futile"] == 1 and status.failed == (("C", "exit code 1"),)
+    assert status.state == "failed" and status.counts["futile"] == 1
+    assert status.failed == (("C", "exit code 1"),)
     second = FakeBackend()
     result = run(tmp_path, second)
     assert result.succeeded and second.nodes() == ["C", "D"]  # type: ignore[attr-defined]
@@ -133,7 +134,8 @@ def test_pre_and_post_scripts_run_for_real(tmp_path: Path, fake: FakeBackend) ->
 
 def test_memory_retry_recipe_reaches_the_ad(tmp_path: Path, fake: FakeBackend) -> None:
     recipe = "ifthenelse(isundefined(DAGNodeRetry) || DAGNodeRetry == 0, 1024, 4096)"
-    write_dag(tmp_path, 'JOB A A.sub\nRETRY A 2\nVARS A +DAGNodeRetry="$(RETRY)"\n', jobs={"A": {"memory": recipe}})
+    write_dag(tmp_path, 'JOB A A.sub\nRETRY A 2\nVARS A +DAGNodeRetry="$(RETRY)"\n',
+              jobs={"A": {"memory": recipe}})
     fake.script("A", [-9, 0])
     assert run(tmp_path, fake).succeeded  # type: ignore[attr-defined]
     asked = [(x.job_ad.eval("DAGNodeRetry"), x.job_ad.eval("RequestMemory")) for x in fake.launches]

@@ -48,7 +48,7 @@ static int g_level[N_OPS];          /* binary level, 0 when not a binary operato
 static PyObject *g_spelled[N_OPS];  /* the operator's name in a "bin" node */
 static PyObject *g_optext[N_OPS];   /* the operator's text (a "un" node keeps it) */
 static PyObject *g_true, *g_false, *g_undef, *g_error;  /* keyword literal nodes */
-static PyObject *g_unescape, *g_time_literal;
+static PyObject *g_unescape, *g_old_string, *g_time_literal;
 static int g_max_depth = 0, g_max_brackets = 0;
 static PyObject *S_bin, *S_un, *S_attr, *S_absattr, *S_sel, *S_sub, *S_cond, *S_elvis, *S_paren,
     *S_call, *S_list, *S_ad, *S_int, *S_real, *S_str;
@@ -62,7 +62,7 @@ typedef struct {
     int on_heap;  /* toks grew out of the caller's stack array */
     int depth, brackets;
     int build;    /* 0: check the grammar only, every node is None (an ad's values read lazily) */
-    PyObject *unescape;
+    int old;      /* old syntax: a backslash in a string is itself, but before a quote */
 } Parser;
 
 #define CH(P, i) PyUnicode_READ((P)->kind, (P)->data, (i))
@@ -283,13 +283,16 @@ static PyObject *pair(Parser *P, PyObject *kind, PyObject *value) {
     return settle(t);
 }
 
-/* The body of a quoted token, escapes resolved (by the Python helper: one reading of escapes). */
+/* The body of a quoted token, escapes resolved by the Python helpers (one reading of escapes): an
+ * old-syntax string goes whole to its own helper. */
 static PyObject *body(Parser *P, const Tok *t) {
     if (!P->build) return none();
-    PyObject *raw = text(P, t->s + 1, t->e - 1);
+    Py_ssize_t at = PyUnicode_FindChar(P->src, '\\', t->s + 1, t->e - 1, 1);
+    if (at < 0) return at == -1 ? text(P, t->s + 1, t->e - 1) : NULL;
+    int whole = P->old && t->kind == K_STR;
+    PyObject *raw = whole ? text(P, t->s, t->e) : text(P, t->s + 1, t->e - 1);
     if (raw == NULL) return NULL;
-    if (PyUnicode_FindChar(raw, '\\', 0, PyUnicode_GET_LENGTH(raw), 1) == -1) return raw;
-    PyObject *out = PyObject_CallOneArg(P->unescape, raw);
+    PyObject *out = PyObject_CallOneArg(whole ? g_old_string : g_unescape, raw);
     Py_DECREF(raw);
     return out;
 }
@@ -365,7 +368,7 @@ static PyObject *new_leaf(Parser *P, const Tok *t) {
 typedef struct {
     Py_hash_t hash;
     int kind;
-    PyObject *unescape;
+    int old;
     Py_ssize_t length;
     PyObject *text;  /* the token's text (compared on a hit) */
     PyObject *node;
@@ -391,7 +394,7 @@ static PyObject *leaf(Parser *P, const Tok *t) {
     if (!is_leaf(t)) return BAIL;
     Py_hash_t h = token_hash(P, t);
     LeafSlot *slot = &g_leaves[(Py_uhash_t)h % LEAF_SLOTS];
-    if (slot->node != NULL && slot->hash == h && slot->kind == t->kind && slot->unescape == P->unescape
+    if (slot->node != NULL && slot->hash == h && slot->kind == t->kind && slot->old == P->old
         && slot->length == t->e - t->s && same_text(P, t, slot->text))
         return Py_NewRef(slot->node);
     PyObject *node = new_leaf(P, t), *text_ = node ? text(P, t->s, t->e) : NULL;
@@ -400,7 +403,7 @@ static PyObject *leaf(Parser *P, const Tok *t) {
     Py_XSETREF(slot->text, text_);
     slot->hash = h;
     slot->kind = t->kind;
-    slot->unescape = P->unescape;  /* held by configure() for the module's life */
+    slot->old = P->old;
     slot->length = t->e - t->s;
     return node;
 }
@@ -773,12 +776,13 @@ static PyObject *run(PyObject *args, int rule) {
         PyErr_SetString(PyExc_RuntimeError, "_cparse.configure() was not called");
         return NULL;
     }
-    if (!PyArg_ParseTuple(args, "U|nn", &src, &start, &stop)) return NULL;
+    int old = 0;
+    if (!PyArg_ParseTuple(args, "U|nnp", &src, &start, &stop, &old)) return NULL;
     Py_ssize_t length = PyUnicode_GET_LENGTH(src);
     if (stop > length) stop = length;
     if (start < 0 || start > stop) Py_RETURN_NONE;
     Tok local[128];
-    Parser P = {src, PyUnicode_KIND(src), PyUnicode_DATA(src), local, 0, 128, 0, 0, 0, 1, g_unescape};
+    Parser P = {src, PyUnicode_KIND(src), PyUnicode_DATA(src), local, 0, 128, 0, 0, 0, 1, old};
     PyObject *node = NULL;
     int scanned = scan(&P, start, stop);
     Py_ssize_t pos = 0;
@@ -804,7 +808,7 @@ static PyObject *py_expr(PyObject *self, PyObject *args);
 
 static PyTypeObject *g_expr_type, *g_lazy_type;
 static Py_ssize_t off_node, off_const, off_fn, off_hash, off_used, off_src, off_start, off_stop;
-static PyObject *g_not_constant, *g_undefined_value, *g_error_value, *g_old_unescape, *S_lower;
+static PyObject *g_not_constant, *g_undefined_value, *g_error_value, *S_lower;
 
 static void put(PyObject *obj, Py_ssize_t offset, PyObject *value) {
     PyObject **slot = (PyObject **)((char *)obj + offset);
@@ -870,6 +874,14 @@ static Py_ssize_t value_end(Parser *P, Py_ssize_t pos) {
     }
 }
 
+static int backslash_string(Parser *P, Py_ssize_t start, Py_ssize_t stop) {
+    for (Py_ssize_t k = start; k < stop; k++) {
+        const Tok *t = &P->toks[k];
+        if (t->kind == K_STR && PyUnicode_FindChar(P->src, '\\', t->s, t->e, 1) >= 0) return 1;
+    }
+    return 0;
+}
+
 /* name '=' value into ex/names ({lower name: Expr}, {lower name: first spelling}), as
  * ClassAd._from_node does; a value of three tokens or more (never a constant, unless a time literal)
  * is checked now and parsed when first used.  1 done, 0 fall back, -1 failure. */
@@ -878,7 +890,10 @@ static int load_binding(Parser *P, Py_ssize_t *pos, PyObject *ex, PyObject *name
     PyObject *name = attribute_name(P, pos), *lname = NULL, *expr = NULL;
     if (name == NULL || !is_op(&P->toks[*pos], O_ASSIGN)) goto done;
     Py_ssize_t start = ++*pos, stop = value_end(P, start);
-    int eager = stop - start <= 2 || (stop - start == 4 && P->toks[start].kind == K_NAME);
+    /* built now: what may be a constant, and an old-syntax value with a backslash in a string (read
+     * lazily it would be read as new syntax, the same in everything else) */
+    int eager = stop - start <= 2 || (stop - start == 4 && P->toks[start].kind == K_NAME)
+        || (P->old && backslash_string(P, start, stop));
     P->build = eager;
     PyObject *node = expression(P, pos);
     if (node == NULL || *pos != stop) {
@@ -922,10 +937,10 @@ static int load_line(Parser *P, PyObject *ex, PyObject *names) {
 }
 
 /* Parse src[start:stop] with rule into ex/names: 1 done, 0 fall back, -1 failure. */
-static int load_span(PyObject *src, Py_ssize_t start, Py_ssize_t stop, PyObject *unescape,
+static int load_span(PyObject *src, Py_ssize_t start, Py_ssize_t stop, int old,
                      int (*rule)(Parser *, PyObject *, PyObject *), PyObject *ex, PyObject *names) {
     Tok local[256];
-    Parser P = {src, PyUnicode_KIND(src), PyUnicode_DATA(src), local, 0, 256, 0, 0, 0, 1, unescape};
+    Parser P = {src, PyUnicode_KIND(src), PyUnicode_DATA(src), local, 0, 256, 0, 0, 0, 1, old};
     int done = scan(&P, start, stop);
     done = done == 0 ? rule(&P, ex, names) : done > 0 ? 0 : -1;
     if (P.on_heap) PyMem_Free(P.toks);
@@ -962,7 +977,7 @@ static PyObject *py_load_ad(PyObject *self, PyObject *src) {
     if (!PyUnicode_Check(src)) return PyErr_Format(PyExc_TypeError, "str expected");
     PyObject *ex = PyDict_New(), *names = PyDict_New(), *out = NULL;
     if (ex != NULL && names != NULL)
-        out = loaded(load_span(src, 0, PyUnicode_GET_LENGTH(src), g_unescape, load_record, ex, names), ex, names);
+        out = loaded(load_span(src, 0, PyUnicode_GET_LENGTH(src), 0, load_record, ex, names), ex, names);
     Py_XDECREF(ex);
     Py_XDECREF(names);
     return out;
@@ -993,7 +1008,7 @@ static PyObject *py_load_old(PyObject *self, PyObject *src) {
         for (Py_ssize_t k = 0; k < PyList_GET_SIZE(lines) && done > 0; k++) {
             PyObject *line = PyList_GET_ITEM(lines, k);
             if (!blank_or_comment(line, &stop))
-                done = load_span(src, offset, offset + stop, g_old_unescape, load_line, ex, names);
+                done = load_span(src, offset, offset + stop, 1, load_line, ex, names);
             offset += PyUnicode_GET_LENGTH(line);
         }
         out = loaded(done, ex, names);
@@ -1015,12 +1030,12 @@ static Py_ssize_t slot_offset(PyTypeObject *type, const char *name) {
     return offset;
 }
 
-/* configure_load(Expr, LazyExpr, NOT_CONSTANT, UNDEFINED, ERROR, old_unescape) */
+/* configure_load(Expr, LazyExpr, NOT_CONSTANT, UNDEFINED, ERROR) */
 static PyObject *py_configure_load(PyObject *self, PyObject *args) {
     (void)self;
-    PyObject *expr_type, *lazy_type, *not_constant, *undefined, *error, *old_unescape;
-    if (!PyArg_ParseTuple(args, "O!O!OOOO", &PyType_Type, &expr_type, &PyType_Type, &lazy_type, &not_constant,
-                          &undefined, &error, &old_unescape))
+    PyObject *expr_type, *lazy_type, *not_constant, *undefined, *error;
+    if (!PyArg_ParseTuple(args, "O!O!OOO", &PyType_Type, &expr_type, &PyType_Type, &lazy_type, &not_constant,
+                          &undefined, &error))
         return NULL;
     PyTypeObject *e = (PyTypeObject *)expr_type, *l = (PyTypeObject *)lazy_type;
     if ((off_node = slot_offset(e, "node")) < 0 || (off_const = slot_offset(e, "const")) < 0
@@ -1034,7 +1049,6 @@ static PyObject *py_configure_load(PyObject *self, PyObject *args) {
     Py_XSETREF(g_not_constant, Py_NewRef(not_constant));
     Py_XSETREF(g_undefined_value, Py_NewRef(undefined));
     Py_XSETREF(g_error_value, Py_NewRef(error));
-    Py_XSETREF(g_old_unescape, Py_NewRef(old_unescape));
     Py_RETURN_NONE;
 }
 
@@ -1044,10 +1058,10 @@ static PyObject *py_binding(PyObject *self, PyObject *args) { (void)self; return
 
 static PyObject *py_configure(PyObject *self, PyObject *args) {
     (void)self;
-    PyObject *levels, *literals, *unescape, *time_literal;
+    PyObject *levels, *literals, *unescape, *old_string, *time_literal;
     int max_depth, max_brackets;
-    if (!PyArg_ParseTuple(args, "O!O!OOii", &PyDict_Type, &levels, &PyDict_Type, &literals, &unescape,
-                          &time_literal, &max_depth, &max_brackets))
+    if (!PyArg_ParseTuple(args, "O!O!OOOii", &PyDict_Type, &levels, &PyDict_Type, &literals, &unescape,
+                          &old_string, &time_literal, &max_depth, &max_brackets))
         return NULL;
     for (int op = 0; op < N_OPS; op++) {
         PyObject *entry = PyDict_GetItemString(levels, OP_TEXT[op]);  /* (level, spelled) or absent */
@@ -1073,6 +1087,7 @@ static PyObject *py_configure(PyObject *self, PyObject *args) {
         Py_XSETREF(*slots[k], Py_NewRef(node));
     }
     Py_XSETREF(g_unescape, Py_NewRef(unescape));
+    Py_XSETREF(g_old_string, Py_NewRef(old_string));
     Py_XSETREF(g_time_literal, Py_NewRef(time_literal));
     g_max_depth = max_depth;
     g_max_brackets = max_brackets;
@@ -1081,12 +1096,13 @@ static PyObject *py_configure(PyObject *self, PyObject *args) {
 
 static PyMethodDef methods[] = {
     {"configure", py_configure, METH_VARARGS,
-     "configure(levels, keyword_literals, unescape, time_literal, max_depth, max_brackets)"},
+     "configure(levels, keyword_literals, unescape, old_string_value, time_literal, max_depth, max_brackets)"},
     {"expr", py_expr, METH_VARARGS, "expr(src, start=0, stop=len) -> node or None (fall back)"},
     {"ad", py_ad, METH_VARARGS, "ad(src, start=0, stop=len) -> ('ad', bindings) or None (fall back)"},
-    {"binding", py_binding, METH_VARARGS, "binding(src, start=0, stop=len) -> (name, node) or None"},
+    {"binding", py_binding, METH_VARARGS,
+     "binding(src, start=0, stop=len, old=False) -> (name, node) or None"},
     {"configure_load", py_configure_load, METH_VARARGS,
-     "configure_load(Expr, LazyExpr, NOT_CONSTANT, UNDEFINED, ERROR, old_unescape)"},
+     "configure_load(Expr, LazyExpr, NOT_CONSTANT, UNDEFINED, ERROR)"},
     {"parse", py_parse, METH_O, "parse(src) -> Expr, or None (fall back)"},
     {"load_ad", py_load_ad, METH_O, "load_ad(src) -> ({lower name: Expr}, {lower name: name}) or None"},
     {"load_old", py_load_old, METH_O, "load_old(src) -> ({lower name: Expr}, {lower name: name}) or None"},

@@ -1,4 +1,4 @@
-"""Evaluation: node tuples compiled to closures ``fn(env, scope) -> value``.
+"""Evaluation: node tuples walked once, then compiled to closures ``fn(env, scope) -> value``.
 
 Scopes follow the official library.  An unqualified name is looked up in the scope ad, then in its
 enclosing ads (``_parent``); at the first level the special names apply when the ad has no such
@@ -23,27 +23,49 @@ exponentially shared definitions linear (see ``deref``).  Attribute chains deepe
 ``MAX_ATTR_DEPTH``, or more than ``MAX_STEPS`` attribute evaluations, are ``ERROR``; a Python
 ``RecursionError`` anywhere in an evaluation makes its value ``ERROR``: evaluation never raises for
 data and always ends.
+
+Interpret first, compile what is evaluated again.  Compiling an expression to closures costs ten to
+twenty evaluations of it, and most expressions -- the Requirements of a job ad read once and matched
+once -- are evaluated once; so ``compiled`` hands out ``interpret``, a walk over the nodes, on an
+expression's first use and compiles it on the second.  The walk gives the closures' answers by the
+same helpers (the generic lookups, which the closures' matchmaking shortcuts agree with; ``_ops`` and
+``_logic`` for the operators); calls, lists, ads, subscripts and ``.name`` it compiles on the spot
+(that subtree only).  ``tests/classad/test_interp.py`` checks both ways agree.
 """
 
 from __future__ import annotations
 
 __all__ = [
-    "MISSING", "NOT_PLAIN", "NUMERIC_COMPARE", "Env", "as_classad", "compile_node", "evaluate",
-    "evaluate_attr", "evaluate_in", "lookup_unqualified", "select", "target_member",
+    "MAX_ATTR_DEPTH", "MISSING", "Env", "compile_node", "compiled", "deref", "interpret",
+    "lookup_unqualified", "run", "select", "target_member",
 ]
 
-import operator
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from functools import partial
 from typing import Any, Final
 
-from ._classad import ClassAd
-from ._expr import NOT_CONSTANT, Expr, parse
+from ._context import build_context
+from ._logic import (
+    NUMERIC_COMPARE,
+    compile_compare,
+    compile_conditional,
+    compile_logical,
+    logical_and_values,
+    logical_or_values,
+    strict_apply,
+    truth,
+)
+from ._nodes import NOT_CONSTANT, const_of
 from ._ops import BINARY, UNARY, identical
 from ._values import ERROR, UNDEFINED, ListValue
 
 Value = Any
-Fn = Callable[["Env", "ClassAd | None"], Value]
+# An ad is a ClassAd (the class is defined above this module, which knows ads by their slots: ``_ex``
+# name -> expression, ``_names``, ``_parent``) and an expression an Expr (``node``, ``const``, ``_fn``).
+ClassAd = Any
+Expr = Any
+Fn = Callable[["Env", Any], Value]
 MISSING: Final = object()
 # Tests set SHEAF_CLASSAD_RAISE=1 to see internal failures instead of their ERROR value.
 _RAISE_INTERNAL: Final = os.environ.get("SHEAF_CLASSAD_RAISE") == "1"
@@ -58,12 +80,16 @@ _LCTX_OTHER: Final = frozenset({"other", "target"})
 class Env:
     """The state of one evaluation (see the module docstring)."""
 
-    __slots__ = ("context", "cycles", "depth", "each", "inside", "memo", "my", "steps", "strict", "target")
+    __slots__ = ("ad_type", "context", "cycles", "depth", "each", "functions", "inside", "memo", "my",
+                 "steps", "strict", "target")
 
-    def __init__(self, my: ClassAd | None, target: ClassAd | None, strict: bool) -> None:
+    def __init__(self, my: ClassAd | None, target: ClassAd | None, strict: bool, ad_type: Any,
+                 functions: Mapping[str, Callable[..., Value]]) -> None:
         self.my = my
         self.target = target
         self.strict = strict
+        self.ad_type = ad_type  # the class of the ads an evaluation makes (ad literals, the match ad)
+        self.functions = functions  # the built-in table, by lower-cased name
         self.memo: dict[tuple[int, str], tuple[ClassAd, Value]] | None = None
         self.depth = 0
         self.context: dict[str, ClassAd] | None = None
@@ -105,11 +131,12 @@ def deref(env: Env, ad: ClassAd, lname: str, expr: Expr) -> Value:
     cycles = env.cycles
     env.depth += 1
     each = env.each
+    fn = expr._fn or compiled(expr)
     if each is None:
-        value = expr.fn(env, ad)
+        value = fn(env, ad)
     else:
         env.each = None
-        value = expr.fn(env, ad)
+        value = fn(env, ad)
         env.each = each
     env.depth -= 1
     if env.cycles == cycles:
@@ -189,7 +216,6 @@ def _context_lookup(env: Env, top: ClassAd, lname: str) -> Value:
     if lname == "rightmatchesleft":
         return _member(env, my, "requirements")
     if lname == "symmetricmatch":
-        from ._logic import logical_and_values
         return logical_and_values(_member(env, target, "requirements"),
                                   lambda: _member(env, my, "requirements"))
     return MISSING
@@ -203,8 +229,7 @@ def _member(env: Env, ad: ClassAd | None, lname: str) -> Value:
 def _context_ads(env: Env) -> dict[str, ClassAd]:
     """Build the match ad and its two context ads (only when a value shows them)."""
     if env.context is None:
-        from ._context import build_context
-        env.context = build_context(env.my, env.target)
+        env.context = build_context(env.ad_type, env.my, env.target)
     return env.context
 
 
@@ -227,13 +252,13 @@ def lookup_unqualified(env: Env, scope: ClassAd | None, lname: str) -> Value:
 
 def select(env: Env, base: Value, lname: str) -> Value:
     """``base.name``: look up in an ad (and its enclosing ads); over a list, element by element."""
-    if isinstance(base, ClassAd):
+    if isinstance(base, env.ad_type):
         value = resolve(env, base, lname)
         return UNDEFINED if value is MISSING else value
     if base is UNDEFINED:
         return UNDEFINED
     if isinstance(base, list):
-        return [select(env, item, lname) if isinstance(item, (ClassAd, list)) or item is UNDEFINED
+        return [select(env, item, lname) if isinstance(item, (env.ad_type, list)) or item is UNDEFINED
                 else ERROR for item in base]
     return ERROR
 
@@ -247,7 +272,7 @@ def subscript(env: Env, base: Value, index: Value) -> Value:
         if type(index) is int and 0 <= index < len(base):
             return base[index]
         return ERROR
-    if isinstance(base, ClassAd) and type(index) is str:
+    if isinstance(base, env.ad_type) and type(index) is str:
         # ad["name"] looks in that ad only (unlike ad.name, it does not climb to enclosing ads), and
         # evaluates the expression found directly: it is not marked as being evaluated, as in HTCondor
         expr = base._ex.get(index.lower())
@@ -256,7 +281,7 @@ def subscript(env: Env, base: Value, index: Value) -> Value:
         if env.depth >= MAX_ATTR_DEPTH:
             return ERROR
         env.depth += 1
-        value = expr.fn(env, base)
+        value = (expr._fn or compiled(expr))(env, base)
         env.depth -= 1
         return value
     return ERROR
@@ -268,8 +293,20 @@ def compile_node(node: tuple[Any, ...]) -> Fn:
     return _COMPILERS[node[0]](node)
 
 
+def compiled(expr: Expr) -> Fn:
+    """What evaluates ``expr``: on its first use a walk over its nodes (``interpret``), from the second
+    on its closure, compiled then and kept on the expression (see "Interpret first" above)."""
+    fn: Fn = expr._fn
+    if fn is None:
+        if not expr._used:
+            expr._used = True
+            return partial(interpret, expr.node)
+        fn = expr._fn = compile_node(expr.node)
+    return fn
+
+
 def _c_const(node: tuple[Any, ...]) -> Fn:
-    value = Expr(node).const
+    value = const_of(node)
     return lambda env, scope: value
 
 
@@ -374,7 +411,6 @@ def _c_bin(node: tuple[Any, ...]) -> Fn:
     name = node[1]
     left, right = compile_node(node[2]), compile_node(node[3])
     if name in ("&&", "||"):
-        from ._logic import compile_logical
         return compile_logical(name, left, right)
     if name in ("is", "isnt"):
         positive = name == "is"
@@ -384,7 +420,7 @@ def _c_bin(node: tuple[Any, ...]) -> Fn:
             return result if result is ERROR or positive else not result
         return meta
     if name in NUMERIC_COMPARE:
-        return _compile_compare(name, left, right, BINARY[name])
+        return compile_compare(name, left, right, BINARY[name])
     op = BINARY[name]
 
     def binary(env: Env, scope: ClassAd | None) -> Value:
@@ -398,52 +434,7 @@ def _c_bin(node: tuple[Any, ...]) -> Fn:
     return binary
 
 
-NUMERIC_COMPARE: Final[dict[str, Callable[[Any, Any], bool]]] = {
-    "<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
-    "==": operator.eq, "!=": operator.ne,
-}
-
-
-def _compile_compare(name: str, left: Fn, right: Fn, generic: Callable[[Value, Value], Value]) -> Fn:
-    """A comparison with the common cases inline: two numbers (not booleans: they go the generic
-    way, which gives the same answer), or two ASCII strings for ``==``/``!=``."""
-    test = NUMERIC_COMPARE[name]
-    if name in ("==", "!="):
-        negate = name == "!="
-
-        def equality(env: Env, scope: ClassAd | None) -> Value:
-            a = left(env, scope)
-            b = right(env, scope)
-            ta = type(a)
-            if ta is type(b) and (ta is str or ta is int or ta is float):
-                if ta is str:
-                    if a.isascii() and b.isascii():
-                        return (a.lower() != b.lower()) if negate else (a.lower() == b.lower())
-                else:
-                    return (a != b) if negate else (a == b)
-            if a is ERROR or b is ERROR:
-                return ERROR
-            if a is UNDEFINED or b is UNDEFINED:
-                return UNDEFINED
-            return generic(a, b)
-        return equality
-
-    def comparison(env: Env, scope: ClassAd | None) -> Value:
-        a = left(env, scope)
-        b = right(env, scope)
-        ta, tb = type(a), type(b)
-        if (ta is int or ta is float) and (tb is int or tb is float):
-            return test(a, b)
-        if a is ERROR or b is ERROR:
-            return ERROR
-        if a is UNDEFINED or b is UNDEFINED:
-            return UNDEFINED
-        return generic(a, b)
-    return comparison
-
-
 def _c_cond(node: tuple[Any, ...]) -> Fn:
-    from ._logic import compile_conditional
     return compile_conditional(compile_node(node[1]), compile_node(node[2]), compile_node(node[3]))
 
 
@@ -467,14 +458,40 @@ def _c_list(node: tuple[Any, ...]) -> Fn:
 
 
 def _c_ad(node: tuple[Any, ...]) -> Fn:
-    template = ClassAd._from_node(node)
-    ex, names = template._ex, template._names
-    return lambda env, scope: ClassAd._view(ex, names, scope)
+    # the template's expressions are made once, by the ad class of the first evaluation that meets
+    # the literal (there is one ad class; the evaluator only does not import it)
+    template: list[Any] = []
+
+    def ad_literal(env: Env, scope: ClassAd | None) -> Value:
+        if not template:
+            template.append(env.ad_type._from_node(node))
+        return env.ad_type._view(template[0]._ex, template[0]._names, scope)
+    return ad_literal
 
 
 def _c_call(node: tuple[Any, ...]) -> Fn:
-    from ._functions import compile_call
-    return compile_call(node[1], tuple(compile_node(arg) for arg in node[2]), node)
+    lname = node[1].lower()
+    args = tuple(compile_node(arg) for arg in node[2])
+    bound: list[Fn] = []
+
+    def call(env: Env, scope: ClassAd | None) -> Value:
+        if not bound:
+            bound.append(_bind(env.functions.get(lname), args, node))
+        return bound[0](env, scope)
+    return call
+
+
+def _bind(impl: Callable[..., Value] | None, args: tuple[Fn, ...], node: tuple[Any, ...]) -> Fn:
+    """A built-in bound to a call's arguments (its node, for one that reads them unevaluated)."""
+    if impl is None:
+        return _error
+    if getattr(impl, "wants_node", False):
+        return lambda env, scope: impl(env, scope, (node,))
+    return lambda env, scope: impl(env, scope, args)
+
+
+def _error(env: Env, scope: ClassAd | None) -> Value:
+    return ERROR
 
 
 _COMPILERS: Final[dict[str, Callable[[tuple[Any, ...]], Fn]]] = {
@@ -486,54 +503,71 @@ _COMPILERS: Final[dict[str, Callable[[tuple[Any, ...]], Fn]]] = {
 }
 
 
-# -- entry points ---------------------------------------------------------------------------------
+# -- the first evaluation: a walk over the nodes ---------------------------------------------------
 
-def as_classad(value: Any) -> ClassAd | None:
-    """Accept a ClassAd, a string (new or old syntax), a mapping, or None."""
-    if value is None or isinstance(value, ClassAd):
+_LITERALS: Final = frozenset({"int", "real", "str", "bool"})
+
+
+def interpret(node: tuple[Any, ...], env: Env, scope: ClassAd | None) -> Value:
+    """The value of ``node`` with ``scope`` as the scope ad, as ``compile_node(node)(env, scope)``."""
+    kind = node[0]
+    if kind == "bin":
+        return _walk_binary(node, env, scope)
+    if kind == "sel":
+        base, lname = node[1], node[2].lower()
+        if base[0] == "attr" and base[1].lower() == "target" and lname not in NOT_PLAIN:
+            value = target_member(env, scope, lname)  # TARGET.name, the closures' shortcut
+            if value is not MISSING:
+                return value
+        return select(env, interpret(base, env, scope), lname)
+    if kind == "attr":
+        return lookup_unqualified(env, scope, node[1].lower())
+    if kind in _LITERALS:
+        return node[1]
+    if kind == "paren":
+        return interpret(node[1], env, scope)
+    if kind == "un":
+        value = interpret(node[2], env, scope)
+        return value if value is ERROR or value is UNDEFINED else UNARY[node[1]](value)
+    if kind == "cond":
+        value = truth(interpret(node[1], env, scope))
+        if value is True or value is False:
+            return interpret(node[2] if value else node[3], env, scope)
         return value
-    return ClassAd(value)
+    if kind == "elvis":
+        value = interpret(node[1], env, scope)
+        return interpret(node[2], env, scope) if value is UNDEFINED else value
+    return compile_node(node)(env, scope)
 
 
-def evaluate_in(expr: Expr, my: ClassAd | None, target: ClassAd | None = None, strict: bool = False) -> Value:
-    """Evaluate ``expr`` with scope ``my`` and target ``target`` (both ClassAd or None): the fast path."""
-    if my is None and target is not None:
-        my = ClassAd()
-    env = Env(my, target, strict)
-    fn = expr._fn or expr.fn
+def _walk_binary(node: tuple[Any, ...], env: Env, scope: ClassAd | None) -> Value:
+    op = node[1]
+    if op == "&&":
+        return logical_and_values(interpret(node[2], env, scope), partial(interpret, node[3], env, scope))
+    if op == "||":
+        return logical_or_values(interpret(node[2], env, scope), partial(interpret, node[3], env, scope))
+    a = interpret(node[2], env, scope)
+    b = interpret(node[3], env, scope)
+    if op in {"is", "isnt"}:
+        result = identical(a, b)
+        return result if result is ERROR or op == "is" else not result
+    test = NUMERIC_COMPARE.get(op)
+    if test is not None:
+        ta, tb = type(a), type(b)
+        if (ta is int or ta is float) and (tb is int or tb is float):
+            return test(a, b)  # two numbers (not booleans), as the compiled comparison does
+    return strict_apply(BINARY[op], a, b)
+
+
+# -- running ------------------------------------------------------------------------------------
+
+def run(fn: Fn, env: Env, scope: ClassAd | None) -> Value:
+    """Call a compiled closure: what goes wrong inside is the value ERROR, never an exception."""
     try:
-        return fn(env, my)
+        return fn(env, scope)
     except RecursionError:
         return ERROR
     except Exception:  # a data problem a built-in did not foresee is still only ERROR
         if _RAISE_INTERNAL:
             raise
         return ERROR
-
-
-def evaluate(expr: Expr | str, my: Any = None, target: Any = None, strict: bool = False) -> Value:
-    """Evaluate ``expr`` (text is parsed first) in HTCondor compat mode, or strict mode."""
-    return evaluate_in(parse(expr), as_classad(my), as_classad(target), strict)
-
-
-def evaluate_attr(ad: ClassAd, name: str, target: Any = None, strict: bool = False) -> Value:
-    env = Env(ad, as_classad(target), strict)
-    expr = ad._ex.get(name.lower())
-    if expr is None:
-        return UNDEFINED
-    try:
-        return deref(env, ad, name.lower(), expr)
-    except RecursionError:
-        return ERROR
-    except Exception:
-        if _RAISE_INTERNAL:
-            raise
-        return ERROR
-
-
-def _install_fast_path() -> None:
-    from . import _expr
-    _expr._evaluate_in = evaluate_in
-
-
-_install_fast_path()

@@ -13,10 +13,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._functions import strict
+from ._builtins import Library
 from ._values import ERROR, UNDEFINED
 
 Value = Any
+LIBRARY = Library()
+strict = LIBRARY.strict
 
 
 def _v1_pairs(text: str) -> list[tuple[str, str]] | None:

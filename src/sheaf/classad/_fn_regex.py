@@ -18,10 +18,13 @@ from typing import Any, Final
 
 import regex as re  # type: ignore[import-untyped]
 
-from ._functions import strict
+from ._builtins import Library
+from ._fn_strings import split_list
 from ._values import ERROR, UNDEFINED
 
 Value = Any
+LIBRARY = Library()
+strict = LIBRARY.strict
 TIMEOUT: Final = 1.0
 
 
@@ -176,7 +179,6 @@ strict("replaceAll")(_substitute("fg"))
 
 @strict("stringList_regexpMember")
 def string_list_regexp_member(args: list[Value]) -> Value:
-    from ._fn_strings import split_list
     if not 2 <= len(args) <= 4:
         return ERROR
     if any(type(arg) is not str for arg in args):

@@ -46,8 +46,7 @@ import math
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
-from ._classad import ClassAd
-from ._expr import NOT_CONSTANT, Expr, parse
+from ._classad import NOT_CONSTANT, ClassAd, Expr, parse
 from ._limits import ConcurrencyLimits, Demand, parse_limits
 from ._match import _accepts, rank_value
 from ._negotiator_kinds import (

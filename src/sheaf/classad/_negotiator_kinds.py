@@ -31,8 +31,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ._classad import ClassAd
-from ._expr import Expr
+from ._classad import ClassAd, Expr
 
 __all__ = [
     "ALL", "JOB_ROOTS", "RESOURCE_ROOTS", "JobKinds", "ResourceClasses", "lookups", "references", "with_expr",

@@ -22,9 +22,10 @@ is looked up by its text in ``_LEAVES``, a bounded cache of ready nodes, so a na
 one dict lookup and its node (and name string) is shared; an operator's level is one lookup in
 ``_LEVEL_OF``, which holds every case spelling of ``is``/``isnt`` so no text is lowered.
 
-The compiled accelerator ``_cparse`` (C, built by ``pip install`` when a compiler is there) reads the
-same grammar into the same nodes, ten times faster; it answers None for anything unusual -- every
-syntax error among them -- and this parser then reads the text (``_cparse.c`` states the contract).
+The compiled accelerator ``_cparse`` (C, built by ``pip install`` where a compiler is found) reads the
+same grammar into the same nodes, several times faster; it answers None for anything unusual --
+every syntax error among them, and the rarer spellings (adjacent string literals, empty statements
+in an ad) -- and this parser then reads the text (``_cparse.c`` states the contract).
 ``SHEAF_PURE_PYTHON=1`` in the environment, read at import, leaves the accelerator out; ``ACCELERATED``
 says whether it is in use.
 """
@@ -35,14 +36,16 @@ __all__ = [
     "ACCELERATED", "MAX_DEPTH", "Node", "accelerator", "parse_ad", "parse_expr", "parse_old_ad", "parse_span",
 ]
 
+import importlib
 import os
+import re
 import sys
 from itertools import product
 from types import ModuleType
 from typing import Any, Final
 
 from ._grammar import PRECEDENCE, UNARY_OPS, UNARY_PREC
-from ._lexer import Token, integer, negative, scan, tokenize, unescape
+from ._lexer import Token, integer, join_strings, negative, scan, tokenize, unescape
 from ._timetext import parse_abstime, parse_reltime
 from ._values import ClassAdSyntaxError
 
@@ -109,6 +112,17 @@ def _new_leaf(tok: str) -> Node | None:
     return None
 
 
+_ADJACENT_STRINGS: Final = re.compile(r'"\s*"')
+
+
+def _old_string(tok: str) -> str:
+    """An old-syntax string token respelled in new syntax: there a backslash is itself, except
+    before a quote (HTCondor's old lexer), so every other backslash is doubled."""
+    if "\\" not in tok:
+        return tok
+    return tok.replace('\\"', "\0").replace("\\", "\\\\").replace("\0", '\\"')
+
+
 def _number(tok: str) -> Node:
     """``12``, ``1.5e3``, ``-7``: a leading minus is part of a literal read where an operand starts."""
     minus = tok[0] == "-"
@@ -131,15 +145,25 @@ def _time_node(name: str, text: str) -> Node | bool | None:
     return None
 
 
+def _old_string_value(tok: str) -> str:
+    """The value of an old-syntax string token (quotes included), as ``_new_leaf`` reads it."""
+    return unescape(_old_string(tok)[1:-1])
+
+
 class _Parser:
     """Parsing state: the source (for messages), its token texts and the current nesting depth."""
 
     __slots__ = ("brackets", "depth", "exact", "span", "src", "toks")
 
-    def __init__(self, src: str, start: int = 0, stop: int | None = None) -> None:
+    def __init__(self, src: str, start: int = 0, stop: int | None = None, old: bool = False) -> None:
         self.src = src
         self.span = (start, stop)
         self.toks: list[str] = scan(src, start, stop)
+        if '"' in src:  # rare spellings of strings, each found by a search in C before any token pass
+            if old and "\\" in src[start:stop]:
+                self.toks = [_old_string(tok) if tok[:1] == '"' else tok for tok in self.toks]
+            elif not old and _ADJACENT_STRINGS.search(src, start, len(src) if stop is None else stop):
+                self.toks = join_strings(self.toks)
         self.exact: list[Token] | None = None
         self.depth = 0
         self.brackets = 0
@@ -387,11 +411,17 @@ class _Parser:
         self.open_bracket(pos)
         pos += 1
         bindings: list[tuple[str, Node]] = []
+        if toks[pos] == ";":  # empty statements: HTCondor reads "[ ;; a = 3;; ]" as [ a = 3 ]
+            while toks[pos] == ";":
+                pos += 1
+            if toks[pos] == "]":  # but not an ad of semicolons only
+                raise self.fail(pos, "expected an attribute name, found ']'")
         while toks[pos] != "]":
             pos, binding = self.binding(pos)
             bindings.append(binding)
             if toks[pos] == ";":
-                pos += 1
+                while toks[pos] == ";":
+                    pos += 1
             elif toks[pos] != "]":
                 raise self.fail(pos, f"expected ';' or ']' in the ad, found {self.describe(pos)}")
         self.brackets -= 1
@@ -417,18 +447,24 @@ def _accelerator() -> ModuleType | None:
     """The compiled parser, configured from this module's tables, or None (pure Python)."""
     if os.environ.get("SHEAF_PURE_PYTHON") == "1":
         return None
-    try:
-        from . import _cparse  # type: ignore[attr-defined]
+    try:  # the optional C extension, a leaf: imported by name, as it may be missing
+        _cparse = importlib.import_module("._cparse", __package__)
     except ImportError:
         return None
     levels = {op: (level, _SPELLING.get(op, op)) for op, level in PRECEDENCE.items()}
-    _cparse.configure(levels, _KEYWORD_LITERALS, unescape, _time_node, MAX_DEPTH, MAX_BRACKETS)
+    _cparse.configure(levels, _KEYWORD_LITERALS, unescape, _old_string_value, _time_node, MAX_DEPTH,
+                      MAX_BRACKETS)
     module: ModuleType = _cparse
     return module
 
 
 _C: Final = _accelerator()
 ACCELERATED: Final = _C is not None
+
+
+def accelerator() -> ModuleType | None:
+    """The compiled parser module in use, or None."""
+    return _C
 
 
 def parse_expr(src: str) -> Node:
@@ -442,18 +478,13 @@ def parse_expr(src: str) -> Node:
 
 
 def parse_span(src: str, start: int, stop: int) -> Node:
-    """Parse the expression ``src[start:stop]`` (errors placed in the whole text)."""
+    """Parse the (new-syntax) expression ``src[start:stop]``; errors are placed in the whole text."""
     if _C is not None and (node := _C.expr(src, start, stop)) is not None:
         return node  # type: ignore[no-any-return]
     parser = _Parser(src, start, stop)
     pos, node = parser.expression(0)
     parser.end(pos)
     return node
-
-
-def accelerator() -> ModuleType | None:
-    """The compiled parser module in use, or None."""
-    return _C
 
 
 def parse_ad(src: str) -> Node:
@@ -483,9 +514,9 @@ def parse_old_ad(src: str) -> Node:
 def _old_line(src: str, offset: int, line: str) -> tuple[str, Node]:
     # Parse the line on its own, but report errors against the whole text (right line and column).
     stop = offset + len(line.rstrip("\r\n"))
-    if _C is not None and (binding := _C.binding(src, offset, stop)) is not None:
+    if _C is not None and (binding := _C.binding(src, offset, stop, True)) is not None:
         return binding  # type: ignore[no-any-return]
-    parser = _Parser(src, offset, offset + len(line.rstrip("\r\n")))
+    parser = _Parser(src, offset, stop, old=True)
     pos, binding = parser.binding(0)
     parser.end(pos)
     return binding

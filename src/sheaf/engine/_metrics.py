@@ -21,7 +21,7 @@ import json
 from dataclasses import dataclass
 
 from sheaf import __version__
-from sheaf.formats._dagman import Dag
+from sheaf.formats._dagman_records import Dag
 
 
 @dataclass(slots=True)
@@ -69,7 +69,8 @@ def metrics_text(dag: Dag, states: dict[str, str], counts: RunCounts, *, start: 
                 "rescue_dag_number": rescue_number})
     if version >= 2:
         out["has_final_node"] = dag.final is not None
-    out.update({word: plain["total"], f"{word}_failed": plain["failed"], f"{word}_succeeded": plain["succeeded"],
+    out.update({word: plain["total"], f"{word}_failed": plain["failed"],
+                f"{word}_succeeded": plain["succeeded"],
                 f"dag_{word}": subdag["total"], f"dag_{word}_failed": subdag["failed"],
                 f"dag_{word}_succeeded": subdag["succeeded"]})
     if version >= 2:

@@ -18,7 +18,7 @@ __all__ = ["combine_dags", "munges_names"]
 from dataclasses import replace
 
 from sheaf.errors import FormatError
-from sheaf.formats._dagman import Dag
+from sheaf.formats._dagman_records import Dag
 
 
 def munges_names(first: Dag) -> bool:

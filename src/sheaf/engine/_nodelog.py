@@ -4,11 +4,12 @@ DAGMan has every node job write its events to one log (``DAGMAN_DEFAULT_NODE_LOG
 ``<dag>.nodes.log`` beside the primary DAG file) and writes there itself the events it makes up:
 a NOOP node's submit and terminate, PRE_SKIP, POST script terminated.  Tools read that file
 (``condor_wait``, ``htcondor2.JobEventLog``, Pegasus); sheaf writes the same events, rendered as
-``condor_event.cpp`` formats them (the ``ISO_DATE`` header, local time)::
+``condor_event.cpp`` formats them (the ``ISO_DATE`` header, local time; the lines under the
+header start with a tab, shown here as spaces)::
 
     005 (042.000.000) 2024-05-01 12:00:03 Job terminated.
-    	(1) Normal termination (return value 1)
-    	...
+            (1) Normal termination (return value 1)
+            ...
     ...
 
 Events come from ``_runevents`` (the ones with a number in ``ULOG``).  Resource usage is not
@@ -55,7 +56,8 @@ def _body(e: NodeEvent) -> list[str]:
         case "EXECUTE":
             return [f"Job executing on host: {HOST}"] + ([f"\tSlotName: {e.slot}"] if e.slot else [])
         case "JOB_TERMINATED":
-            usage = [_USAGE.format(f"{a} Usage") for a in ("Run Remote", "Run Local", "Total Remote", "Total Local")]
+            usage = [_USAGE.format(f"{a} Usage")
+                     for a in ("Run Remote", "Run Local", "Total Remote", "Total Local")]
             size = [f"\t0  -  {what} By Job" for what in ("Run Bytes Sent", "Run Bytes Received",
                                                            "Total Bytes Sent", "Total Bytes Received")]
             return ["Job terminated.", *_termination(e), *usage, *size]

@@ -32,7 +32,7 @@ import time
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 
-from sheaf.formats._dagman import Dag
+from sheaf.formats._dagman_records import Dag
 
 STATUS_NAMES = ("STATUS_NOT_READY", "STATUS_READY", "STATUS_PRERUN", "STATUS_SUBMITTED", "STATUS_POSTRUN",
                 "STATUS_DONE", "STATUS_ERROR", "STATUS_FUTILE")
@@ -72,7 +72,8 @@ class StatusSnapshot:
     update_time: float
 
 
-def dag_outcome(succeeded: bool | None, dag_status: int, interrupted: bool, final_pending: bool) -> tuple[int, str]:
+def dag_outcome(succeeded: bool | None, dag_status: int, interrupted: bool,
+                final_pending: bool) -> tuple[int, str]:
     """The DagStatus ad's ``DagStatus`` and note: ``succeeded`` is None while the DAG runs."""
     if succeeded:
         return 5, "success"

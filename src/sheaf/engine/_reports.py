@@ -27,6 +27,7 @@ __all__ = [
     "write_rescue",
 ]
 
+import contextlib
 import glob
 import os
 import re
@@ -36,7 +37,7 @@ from dataclasses import dataclass
 from typing import IO
 
 from sheaf.errors import StorageError
-from sheaf.formats._dagman import Dag
+from sheaf.formats._dagman_records import Dag
 from sheaf.model._runlock import pid_alive
 
 _RESCUE_RE = re.compile(r"\.rescue(\d{3,})$")
@@ -65,10 +66,8 @@ def write_atomic(path: str, text: str) -> None:
 
 
 def _unlink(path: str) -> None:
-    try:
+    with contextlib.suppress(OSError):
         os.unlink(path)
-    except OSError:
-        pass
 
 
 def remove_stale_temporaries(patterns: Iterable[str]) -> list[str]:
@@ -110,7 +109,8 @@ class RescueNode:
     reason: str | None = None
 
 
-def rescue_text(dag_files: Iterable[str], nodes: Iterable[RescueNode], reset_retries: bool, now: float) -> str:
+def rescue_text(dag_files: Iterable[str], nodes: Iterable[RescueNode], reset_retries: bool,
+                now: float) -> str:
     """A rescue DAG as DAGMan's ``Dag::WriteRescue`` writes it (version 2.1.0, a partial rescue DAG
     read on top of the original DAG): the header, a ``DONE`` line per finished node (never the FINAL
     node) and - only when ``DAGMAN_RESET_RETRIES_UPON_RESCUE`` is false - a ``RETRY`` line with the
@@ -121,7 +121,8 @@ def rescue_text(dag_files: Iterable[str], nodes: Iterable[RescueNode], reset_ret
     failed = [n for n in nodes if n.failed]
     lines = ["# Rescue DAG file, created after running",
              f"#   the {' '.join(dag_files)} DAG file",
-             f"# Created {stamp.tm_mon}/{stamp.tm_mday}/{stamp.tm_year} {time.strftime('%H:%M:%S', stamp)} UTC",
+             (f"# Created {stamp.tm_mon}/{stamp.tm_mday}/{stamp.tm_year} "
+              f"{time.strftime('%H:%M:%S', stamp)} UTC"),
              "# Rescue DAG version: 2.1.0", "#",
              f"# Total number of Nodes: {len(nodes)}",
              f"# Nodes premarked DONE: {sum(1 for n in nodes if n.done)}",
@@ -175,18 +176,15 @@ class AppendFile:
             raise StorageError.of(exc, self.path, _RESUME) from None
 
     def close(self) -> None:
-        try:
+        # a history file: what could not be written was reported by flush already
+        with contextlib.suppress(OSError):
             self._handle.close()
-        except OSError:
-            pass  # a history file: what could not be written was reported by flush already
 
 
 def dot_text(dag: Dag) -> str:
     lines = [f'digraph "{os.path.basename(dag.path)}" {{']
-    for name in dag.nodes:
-        lines.append(f'    "{name}";')
-    for name, children in dag.children.items():
-        for child in children:
-            lines.append(f'    "{name}" -> "{child}";')
+    lines.extend(f'    "{name}";' for name in dag.nodes)
+    lines.extend(f'    "{name}" -> "{child}";'
+                 for name, children in dag.children.items() for child in children)
     lines.append("}")
     return "\n".join(lines) + "\n"

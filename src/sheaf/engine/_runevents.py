@@ -107,7 +107,8 @@ class EventTranslator:
             out.append(self._event(c, "POST_SCRIPT_STARTED"))
         elif c.finish == "submitted":
             out.extend(self._submitted(c, info, failed_submits))
-        if c.start in ("pre", "post") and "return" in info and c.finish not in ("pre_deferred", "post_deferred"):
+        deferred = c.finish in ("pre_deferred", "post_deferred")
+        if c.start in ("pre", "post") and "return" in info and not deferred:
             out.extend(self._script_ended(c, info))
         elif c.start == "submitted" and "return" in info:
             out.extend(self._job_ended(c, info))

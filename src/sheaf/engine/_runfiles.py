@@ -35,7 +35,7 @@ from sheaf.engine._nodelog import NodesLog, nodes_log_path
 from sheaf.engine._nodestatus import StatusSnapshot, dag_outcome, futile_nodes, node_status_text
 from sheaf.engine._reports import RescueNode, rescue_text, write_atomic, write_rescue
 from sheaf.engine._runevents import EventTranslator
-from sheaf.formats._dagman import Dag
+from sheaf.formats._dagman_records import Dag
 
 if TYPE_CHECKING:
     from sheaf.engine._state import DagState
@@ -64,7 +64,8 @@ class RunFiles:
         self.pre_done = frozenset(pre_done)
         self.parent_id = os.environ.get(PARENT_ID_VARIABLE, "")
         default = "jobstate.log" if not self.parent_id else os.path.basename(dag.path) + ".jobstate.log"
-        self.jobstate = JobstateLog(dag.jobstate_log or os.path.join(os.path.dirname(dag.path), default), tag_of)
+        jobstate = dag.jobstate_log or os.path.join(os.path.dirname(dag.path), default)
+        self.jobstate = JobstateLog(jobstate, tag_of)
         self.nodes_log = NodesLog(nodes_log_path(dag.path))
         self.translator = EventTranslator()
         self.counts = RunCounts()

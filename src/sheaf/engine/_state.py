@@ -14,10 +14,10 @@ Node states (a ``Literal``) and the life of one attempt::
                   ▲          │ └► pre_deferred ─┘   │                  │ └► post_deferred ─┘
                   └── retry ─┴──────────────────────┴──────────────────┴──► failed
 
-Every transition is a small function in ``TRANSITIONS[(start, finish)]`` (``_transitions.py``); any pair not in the
-table raises :class:`InvalidTransition` carrying the node's story.  :meth:`DagState.validate_state`
-checks the invariants (counters against node states, queues against ready nodes, throttle tokens
-against nodes in flight); the tests call it after every step.
+Every transition is a small function in ``TRANSITIONS[(start, finish)]`` (``_transitions.py``); any
+pair not in the table raises :class:`InvalidTransition` carrying the node's story.
+:meth:`DagState.validate_state` checks the invariants (counters against node states, queues against
+ready nodes, throttle tokens against nodes in flight); the tests call it after every step.
 
 Success rules (HTCondor "Node Success/Failure"): the last component that ran decides.  A POST
 script, when present, always runs after the job - a NOOP node's "job" included, with ``$RETURN`` 0 -
@@ -125,7 +125,7 @@ from sheaf.engine._nodes import (
 from sheaf.engine._scriptmacros import script_argv
 from sheaf.engine._throttle import IdleThrottle, Throttle, ThrottleStatistics
 from sheaf.engine._transitions import TRANSITIONS
-from sheaf.formats._dagman import Dag, Script
+from sheaf.formats._dagman_records import Dag, Script
 
 Key = tuple[int, int, str]
 
