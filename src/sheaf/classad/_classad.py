@@ -36,7 +36,7 @@ __all__ = ["NOT_CONSTANT", "ClassAd", "Expr", "LazyExpr", "as_classad", "constan
 from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from typing import Any, Final
 
-from ._eval import Env, compiled, deref, run
+from ._eval import NOT_PLAIN, Env, compiled, deref, run
 from ._functions import FUNCTIONS
 from ._nodes import NOT_CONSTANT, Node, const_of, value_node
 from ._parser import accelerator, parse_ad, parse_expr, parse_old_ad, parse_span
@@ -313,3 +313,7 @@ def evaluate_attr(ad: ClassAd, name: str, target: Any = None, strict: bool = Fal
         return UNDEFINED
     env = Env(ad, as_classad(target), strict, ClassAd, FUNCTIONS)
     return run(lambda env, scope: deref(env, ad, name.lower(), expr), env, ad)
+
+
+if _C is not None:  # the compiled first evaluation reads ads' slots (see _eval.first_evaluation)
+    _C.configure_evaluation(ClassAd, NOT_PLAIN)

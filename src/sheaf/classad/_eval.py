@@ -30,14 +30,17 @@ once -- are evaluated once; so ``compiled`` hands out ``interpret``, a walk over
 expression's first use and compiles it on the second.  The walk gives the closures' answers by the
 same helpers (the generic lookups, which the closures' matchmaking shortcuts agree with; ``_ops`` and
 ``_logic`` for the operators); calls, lists, ads, subscripts and ``.name`` it compiles on the spot
-(that subtree only).  ``tests/classad/test_interp.py`` checks both ways agree.
+(that subtree only).  Before it, the compiled parser's ``first_evaluation`` (C) tries the commonest
+shapes -- comparisons and ``&&``/``||`` of literals and of names bound to constants, ``TARGET.name``
+included -- and leaves anything else to the walk.  ``tests/classad/test_interp.py`` checks all three
+ways agree.
 """
 
 from __future__ import annotations
 
 __all__ = [
-    "MAX_ATTR_DEPTH", "MISSING", "Env", "compile_node", "compiled", "deref", "interpret",
-    "lookup_unqualified", "run", "select", "target_member",
+    "MAX_ATTR_DEPTH", "MISSING", "NOT_PLAIN", "Env", "compile_node", "compiled", "deref", "first_evaluation",
+    "interpret", "lookup_unqualified", "run", "select", "target_member",
 ]
 
 import os
@@ -58,6 +61,7 @@ from ._logic import (
 )
 from ._nodes import NOT_CONSTANT, const_of
 from ._ops import BINARY, UNARY, identical
+from ._parser import accelerator
 from ._values import ERROR, UNDEFINED, ListValue
 
 Value = Any
@@ -300,7 +304,7 @@ def compiled(expr: Expr) -> Fn:
     if fn is None:
         if not expr._used:
             expr._used = True
-            return partial(interpret, expr.node)
+            return partial(first_evaluation, expr.node)
         fn = expr._fn = compile_node(expr.node)
     return fn
 
@@ -504,6 +508,18 @@ _COMPILERS: Final[dict[str, Callable[[tuple[Any, ...]], Fn]]] = {
 
 
 # -- the first evaluation: a walk over the nodes ---------------------------------------------------
+
+_QUICK: Final = getattr(accelerator(), "first_evaluation", None)
+
+
+def first_evaluation(node: tuple[Any, ...], env: Env, scope: ClassAd | None) -> Value:
+    """An expression's first evaluation: the compiled walk where it is sure, else ``interpret``."""
+    if _QUICK is not None:
+        value = _QUICK(node, scope, env.my, env.target)
+        if value is not None:
+            return value
+    return interpret(node, env, scope)
+
 
 _LITERALS: Final = frozenset({"int", "real", "str", "bool"})
 
