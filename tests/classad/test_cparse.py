@@ -152,3 +152,15 @@ def test_parsed_trees_are_left_out_of_garbage_collection() -> None:
     ad = ClassAd.parse('[ a = 1; b = [ c = {1, 2} ] ]')
     assert ad.eval("b").eval("c") == [1, 2]
     assert sys.getrefcount(node) > 0
+
+
+def test_expressions_made_in_c_are_left_to_the_collector_only_once_they_hold_a_closure() -> None:
+    expr = parse('TARGET.Memory >= 2048 && Owner == "u-tracked"')
+    ad = ClassAd.parse('[ Requirements = TARGET.Memory > 1 && true; Memory = 4 ]')
+    lazy = ad.lookup("Requirements")
+    assert not gc.is_tracked(expr) and not gc.is_tracked(lazy)
+    slot = ClassAd.parse("[ Memory = 4096 ]")
+    for _ in range(2):  # interpreted, then compiled
+        assert expr.evaluate_in(ClassAd({"Owner": "u-tracked"}), slot) is True
+        assert lazy.evaluate_in(ad, slot) is True
+    assert gc.is_tracked(expr) and gc.is_tracked(lazy)

@@ -840,6 +840,7 @@ static PyObject *make_expr(PyObject *node) {
     put(e, off_fn, none());
     put(e, off_hash, none());
     put(e, off_used, Py_NewRef(Py_False));
+    PyObject_GC_UnTrack(e);  /* atoms and a settled tree only; tracked again with a closure (track()) */
     return e;
 }
 
@@ -874,7 +875,15 @@ static PyObject *make_lazy(PyObject *src, Py_ssize_t start, Py_ssize_t stop) {
     put(e, off_src, Py_NewRef(src));
     put(e, off_start, a);
     put(e, off_stop, b);
+    PyObject_GC_UnTrack(e);
     return e;
+}
+
+/* track(expr): the collector follows expr again (it now holds a closure, which might reach back). */
+static PyObject *py_track(PyObject *self, PyObject *obj) {
+    (void)self;
+    if (PyObject_IS_GC(obj) && !PyObject_GC_IsTracked(obj)) PyObject_GC_Track(obj);
+    Py_RETURN_NONE;
 }
 
 /* Where the value starting at pos ends: the first ';' or ']' outside brackets (or the end). */
@@ -1320,6 +1329,7 @@ static PyMethodDef methods[] = {
     {"configure_load", py_configure_load, METH_VARARGS,
      "configure_load(Expr, LazyExpr, NOT_CONSTANT, UNDEFINED, ERROR)"},
     {"parse", py_parse, METH_O, "parse(src) -> Expr, or None (fall back)"},
+    {"track", py_track, METH_O, "track(obj): the garbage collector follows obj (again)"},
     {"configure_evaluation", py_configure_evaluation, METH_VARARGS, "configure_evaluation(ClassAd, NOT_PLAIN)"},
     {"first_evaluation", py_first_evaluation, METH_VARARGS,
      "first_evaluation(node, scope, my, target) -> value, or None (the Python walk answers)"},

@@ -297,6 +297,12 @@ def compile_node(node: tuple[Any, ...]) -> Fn:
     return _COMPILERS[node[0]](node)
 
 
+# The compiled parser's helpers (None without it): a first evaluation of the commonest shapes, and
+# the collector's tracking of an Expr made in C untracked, once it holds a closure.
+_QUICK: Final = getattr(accelerator(), "first_evaluation", None)
+_TRACK: Final = getattr(accelerator(), "track", None)
+
+
 def compiled(expr: Expr) -> Fn:
     """What evaluates ``expr``: on its first use a walk over its nodes (``interpret``), from the second
     on its closure, compiled then and kept on the expression (see "Interpret first" above)."""
@@ -306,6 +312,8 @@ def compiled(expr: Expr) -> Fn:
             expr._used = True
             return partial(first_evaluation, expr.node)
         fn = expr._fn = compile_node(expr.node)
+        if _TRACK is not None:
+            _TRACK(expr)  # made in C untracked (atoms only); a closure might reach back to it
     return fn
 
 
@@ -509,7 +517,6 @@ _COMPILERS: Final[dict[str, Callable[[tuple[Any, ...]], Fn]]] = {
 
 # -- the first evaluation: a walk over the nodes ---------------------------------------------------
 
-_QUICK: Final = getattr(accelerator(), "first_evaluation", None)
 
 
 def first_evaluation(node: tuple[Any, ...], env: Env, scope: ClassAd | None) -> Value:
