@@ -109,9 +109,8 @@ class LazyExpr(Expr):
 
     @property
     def node(self) -> Node:
-        try:
-            node: Node = _NODE.__get__(self, Expr)
-        except AttributeError:
+        node: Node | None = _NODE.__get__(self, Expr)  # None until parsed
+        if node is None:
             node = parse_span(self._src, self._start, self._stop)
             _NODE.__set__(self, node)
         return node
@@ -160,22 +159,16 @@ class ClassAd(MutableMapping[str, Any]):
     @classmethod
     def parse(cls, text: str) -> ClassAd:
         """Parse new syntax: ``[ a = 1; b = a + 1 ]``."""
-        if _C is not None and (loaded := _C.load_ad(text)) is not None:
-            return cls._loaded(*loaded)
+        if _C is not None and (ad := _C.load_ad(text, cls)) is not None:
+            return ad  # type: ignore[no-any-return]
         return cls._from_node(parse_ad(text))
 
     @classmethod
     def parse_old(cls, text: str) -> ClassAd:
         """Parse old syntax: one ``Name = expression`` per line (blank and ``#`` lines skipped)."""
-        if _C is not None and (loaded := _C.load_old(text)) is not None:
-            return cls._loaded(*loaded)
+        if _C is not None and (ad := _C.load_old(text, cls)) is not None:
+            return ad  # type: ignore[no-any-return]
         return cls._from_node(parse_old_ad(text))
-
-    @classmethod
-    def _loaded(cls, ex: dict[str, Expr], names: dict[str, str]) -> ClassAd:
-        ad = cls.__new__(cls)
-        ad._ex, ad._names, ad._parent, ad._shared = ex, names, None, False
-        return ad
 
     @classmethod
     def _from_node(cls, node: tuple[Any, ...]) -> ClassAd:

@@ -206,8 +206,7 @@ static int op_at(Parser *P, Py_ssize_t i, Py_ssize_t end, Py_ssize_t *len) {
     }
 }
 
-static int lower_is(Parser *P, const Tok *t, const char *word) {
-    Py_ssize_t n = (Py_ssize_t)strlen(word);
+static int lower_is(Parser *P, const Tok *t, const char *word, Py_ssize_t n) {
     if (t->e - t->s != n) return 0;
     for (Py_ssize_t k = 0; k < n; k++) {
         Py_UCS4 c = CH(P, t->s + k);
@@ -229,8 +228,8 @@ static int scan(Parser *P, Py_ssize_t i, Py_ssize_t end) {
         if (is_name_start(c)) {
             for (j = i + 1; j < end && is_name_char(CH(P, j)); j++) {}
             Tok t = {K_NAME, 0, i, j};
-            if (lower_is(P, &t, "is")) { t.kind = K_OP; t.op = O_IS; }
-            else if (lower_is(P, &t, "isnt")) { t.kind = K_OP; t.op = O_ISNT; }
+            if (lower_is(P, &t, "is", 2)) { t.kind = K_OP; t.op = O_IS; }
+            else if (lower_is(P, &t, "isnt", 4)) { t.kind = K_OP; t.op = O_ISNT; }
             if (push(P, t.kind, t.op, i, j) < 0) return -1;
         } else if (c == '"' || c == '\'') {
             j = quoted(P, i, end, c);
@@ -332,10 +331,10 @@ static PyObject *real_value(Parser *P, Py_ssize_t s, Py_ssize_t e, int negative)
 }
 
 static PyObject *keyword_literal(Parser *P, const Tok *t) {
-    if (lower_is(P, t, "true")) return g_true;
-    if (lower_is(P, t, "false")) return g_false;
-    if (lower_is(P, t, "undefined")) return g_undef;
-    if (lower_is(P, t, "error")) return g_error;
+    if (lower_is(P, t, "true", 4)) return g_true;
+    if (lower_is(P, t, "false", 5)) return g_false;
+    if (lower_is(P, t, "undefined", 9)) return g_undef;
+    if (lower_is(P, t, "error", 5)) return g_error;
     return NULL;
 }
 
@@ -375,15 +374,24 @@ typedef struct {
 } LeafSlot;
 static LeafSlot g_leaves[LEAF_SLOTS];
 
+#define LEAF_CACHED_LENGTH 40  /* longer leaves (paths, arguments) are seldom seen twice */
+
 static Py_hash_t token_hash(Parser *P, const Tok *t) {
     Py_uhash_t h = 2166136261u ^ (Py_uhash_t)t->kind;
-    for (Py_ssize_t k = t->s; k < t->e; k++) h = (h ^ CH(P, k)) * 16777619u;
+    if (P->kind == PyUnicode_1BYTE_KIND) {
+        const Py_UCS1 *p = (const Py_UCS1 *)P->data;
+        for (Py_ssize_t k = t->s; k < t->e; k++) h = (h ^ p[k]) * 16777619u;
+    } else {
+        for (Py_ssize_t k = t->s; k < t->e; k++) h = (h ^ CH(P, k)) * 16777619u;
+    }
     return (Py_hash_t)h;
 }
 
 static int same_text(Parser *P, const Tok *t, PyObject *text) {
     int kind = PyUnicode_KIND(text);
     const void *data = PyUnicode_DATA(text);
+    if (kind == PyUnicode_1BYTE_KIND && P->kind == PyUnicode_1BYTE_KIND)
+        return memcmp(data, (const Py_UCS1 *)P->data + t->s, (size_t)(t->e - t->s)) == 0;
     for (Py_ssize_t k = 0; k < t->e - t->s; k++)
         if (PyUnicode_READ(kind, data, k) != CH(P, t->s + k)) return 0;
     return 1;
@@ -392,6 +400,7 @@ static int same_text(Parser *P, const Tok *t, PyObject *text) {
 static PyObject *leaf(Parser *P, const Tok *t) {
     if (!P->build) return is_leaf(t) ? none() : BAIL;
     if (!is_leaf(t)) return BAIL;
+    if (t->e - t->s > LEAF_CACHED_LENGTH) return new_leaf(P, t);
     Py_hash_t h = token_hash(P, t);
     LeafSlot *slot = &g_leaves[(Py_uhash_t)h % LEAF_SLOTS];
     if (slot->node != NULL && slot->hash == h && slot->kind == t->kind && slot->old == P->old
@@ -868,6 +877,7 @@ static PyObject *make_lazy(PyObject *src, Py_ssize_t start, Py_ssize_t stop) {
         Py_XDECREF(a);
         return NULL;
     }
+    put(e, off_node, none());  /* not parsed yet */
     put(e, off_const, Py_NewRef(g_not_constant));
     put(e, off_fn, none());
     put(e, off_hash, none());
@@ -972,10 +982,24 @@ static int load_span(PyObject *src, Py_ssize_t start, Py_ssize_t stop, int old,
     return done;
 }
 
-static PyObject *loaded(int done, PyObject *ex, PyObject *names) {
-    if (done > 0) return PyTuple_Pack(2, ex, names);
-    if (done == 0) Py_RETURN_NONE;
-    return NULL;
+static PyTypeObject *g_ad_type;
+static Py_ssize_t off_ex, off_names, off_parent, off_shared;
+
+/* The ad of cls (ClassAd or a subclass) holding ex and names, made as ClassAd._view makes one (no
+ * __init__); the pair (ex, names) when cls is None. */
+static PyObject *loaded(int done, PyObject *ex, PyObject *names, PyObject *cls) {
+    if (done <= 0) return done < 0 ? NULL : Py_NewRef(Py_None);
+    if (cls == Py_None) return PyTuple_Pack(2, ex, names);
+    if (g_ad_type == NULL) Py_RETURN_NONE;  /* not configured yet: the Python parser answers */
+    if (!PyType_Check(cls) || !PyType_IsSubtype((PyTypeObject *)cls, g_ad_type))
+        return PyErr_Format(PyExc_TypeError, "a ClassAd class expected");
+    PyObject *ad = ((PyTypeObject *)cls)->tp_alloc((PyTypeObject *)cls, 0);
+    if (ad == NULL) return NULL;
+    put(ad, off_ex, Py_NewRef(ex));
+    put(ad, off_names, Py_NewRef(names));
+    put(ad, off_parent, none());
+    put(ad, off_shared, Py_NewRef(Py_False));
+    return ad;
 }
 
 static int ready(void) {
@@ -996,13 +1020,13 @@ static PyObject *py_parse(PyObject *self, PyObject *src) {
 }
 
 /* load_ad(src) -> (ex, names) of a new-syntax ad, or None (fall back). */
-static PyObject *py_load_ad(PyObject *self, PyObject *src) {
+static PyObject *py_load_ad(PyObject *self, PyObject *args) {
     (void)self;
-    if (!ready()) return NULL;
-    if (!PyUnicode_Check(src)) return PyErr_Format(PyExc_TypeError, "str expected");
+    PyObject *src, *cls = Py_None;
+    if (!ready() || !PyArg_ParseTuple(args, "U|O", &src, &cls)) return NULL;
     PyObject *ex = PyDict_New(), *names = PyDict_New(), *out = NULL;
     if (ex != NULL && names != NULL)
-        out = loaded(load_span(src, 0, PyUnicode_GET_LENGTH(src), 0, load_record, ex, names), ex, names);
+        out = loaded(load_span(src, 0, PyUnicode_GET_LENGTH(src), 0, load_record, ex, names), ex, names, cls);
     Py_XDECREF(ex);
     Py_XDECREF(names);
     return out;
@@ -1022,10 +1046,10 @@ static int blank_or_comment(PyObject *line, Py_ssize_t *stop) {
 
 /* load_old(src) -> (ex, names) of an old-syntax ad (one binding a line, as _parser.parse_old_ad),
  * or None (fall back). */
-static PyObject *py_load_old(PyObject *self, PyObject *src) {
+static PyObject *py_load_old(PyObject *self, PyObject *args) {
     (void)self;
-    if (!ready()) return NULL;
-    if (!PyUnicode_Check(src)) return PyErr_Format(PyExc_TypeError, "str expected");
+    PyObject *src, *cls = Py_None;
+    if (!ready() || !PyArg_ParseTuple(args, "U|O", &src, &cls)) return NULL;
     PyObject *lines = PyUnicode_Splitlines(src, 1), *ex = PyDict_New(), *names = PyDict_New(), *out = NULL;
     if (lines != NULL && ex != NULL && names != NULL) {
         Py_ssize_t offset = 0, stop;
@@ -1036,7 +1060,7 @@ static PyObject *py_load_old(PyObject *self, PyObject *src) {
                 done = load_span(src, offset, offset + stop, 1, load_line, ex, names);
             offset += PyUnicode_GET_LENGTH(line);
         }
-        out = loaded(done, ex, names);
+        out = loaded(done, ex, names, cls);
     }
     Py_XDECREF(lines);
     Py_XDECREF(ex);
@@ -1087,8 +1111,6 @@ static PyObject *py_configure_load(PyObject *self, PyObject *args) {
  * UNDEFINED and ERROR -- and gives up (None) on anything else: the Python walk then answers.  It
  * reads ads and never changes them, so giving up half-way costs only time. */
 
-static PyTypeObject *g_ad_type;
-static Py_ssize_t off_ex, off_parent;
 static PyObject *g_not_plain, *S_target;
 
 static PyObject *slot_of(PyObject *obj, Py_ssize_t offset) { return *(PyObject **)((char *)obj + offset); }
@@ -1269,7 +1291,9 @@ static PyObject *py_configure_evaluation(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "O!O!", &PyType_Type, &ad_type, &PyFrozenSet_Type, &not_plain)) return NULL;
     if (g_expr_type == NULL) return PyErr_Format(PyExc_RuntimeError, "configure_load() first");
     if ((off_ex = slot_offset((PyTypeObject *)ad_type, "_ex")) < 0
-        || (off_parent = slot_offset((PyTypeObject *)ad_type, "_parent")) < 0)
+        || (off_names = slot_offset((PyTypeObject *)ad_type, "_names")) < 0
+        || (off_parent = slot_offset((PyTypeObject *)ad_type, "_parent")) < 0
+        || (off_shared = slot_offset((PyTypeObject *)ad_type, "_shared")) < 0)
         return NULL;
     if (S_target == NULL && (S_target = PyUnicode_InternFromString("target")) == NULL) return NULL;
     Py_XSETREF(g_not_plain, Py_NewRef(not_plain));
@@ -1333,8 +1357,10 @@ static PyMethodDef methods[] = {
     {"configure_evaluation", py_configure_evaluation, METH_VARARGS, "configure_evaluation(ClassAd, NOT_PLAIN)"},
     {"first_evaluation", py_first_evaluation, METH_VARARGS,
      "first_evaluation(node, scope, my, target) -> value, or None (the Python walk answers)"},
-    {"load_ad", py_load_ad, METH_O, "load_ad(src) -> ({lower name: Expr}, {lower name: name}) or None"},
-    {"load_old", py_load_old, METH_O, "load_old(src) -> ({lower name: Expr}, {lower name: name}) or None"},
+    {"load_ad", py_load_ad, METH_VARARGS,
+     "load_ad(src, cls=None) -> an ad of cls, or ({lower name: Expr}, {lower name: name}); None: fall back"},
+    {"load_old", py_load_old, METH_VARARGS,
+     "load_old(src, cls=None) -> an ad of cls, or ({lower name: Expr}, {lower name: name}); None: fall back"},
     {NULL, NULL, 0, NULL},
 };
 
