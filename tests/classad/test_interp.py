@@ -34,7 +34,7 @@ def run(way: str, text: str, my: str | None, target: str | None, strict: bool) -
     if way == "compiled":
         fn = compile_node(node)
     elif way == "first":  # the C walk where it answers, else the Python walk
-        fn = lambda env, scope: first_evaluation(node, env, scope)  # noqa: E731
+        fn = lambda env, scope: first_evaluation(Expr(node), env, scope)  # noqa: E731
     else:
         fn = lambda env, scope: interpret(node, env, scope)  # noqa: E731
     try:

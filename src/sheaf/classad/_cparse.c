@@ -363,7 +363,7 @@ static PyObject *new_leaf(Parser *P, const Tok *t) {
 /* Leaves seen before, by their text: a direct-mapped table of ready nodes (names repeat: TARGET,
  * Memory, ...), so a known leaf costs a hash of its characters and no allocation.  Bounded: a new
  * leaf replaces the one in its slot.  A string's node depends on the escape rules: part of the key. */
-#define LEAF_SLOTS 4096
+#define LEAF_SLOTS 1024
 typedef struct {
     Py_hash_t hash;
     int kind;
@@ -778,15 +778,8 @@ static PyObject *record(Parser *P, Py_ssize_t *pos) {
 
 enum { R_EXPR, R_AD, R_BINDING };
 
-static PyObject *run(PyObject *args, int rule) {
-    PyObject *src;
-    Py_ssize_t start = 0, stop = PY_SSIZE_T_MAX;
-    if (g_unescape == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "_cparse.configure() was not called");
-        return NULL;
-    }
-    int old = 0;
-    if (!PyArg_ParseTuple(args, "U|nnp", &src, &start, &stop, &old)) return NULL;
+/* The node of rule over src[start:stop], or None (fall back); NULL on a failure. */
+static PyObject *parse_rule(PyObject *src, Py_ssize_t start, Py_ssize_t stop, int old, int rule) {
     Py_ssize_t length = PyUnicode_GET_LENGTH(src);
     if (stop > length) stop = length;
     if (start < 0 || start > stop) Py_RETURN_NONE;
@@ -809,6 +802,18 @@ static PyObject *run(PyObject *args, int rule) {
     if (node == NULL && (scanned < 0 || PyErr_Occurred())) return NULL;
     if (node == NULL) Py_RETURN_NONE;
     return node;
+}
+
+static PyObject *run(PyObject *args, int rule) {
+    PyObject *src;
+    Py_ssize_t start = 0, stop = PY_SSIZE_T_MAX;
+    int old = 0;
+    if (g_unescape == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "_cparse.configure() was not called");
+        return NULL;
+    }
+    if (!PyArg_ParseTuple(args, "U|nnp", &src, &start, &stop, &old)) return NULL;
+    return parse_rule(src, start, stop, old, rule);
 }
 
 static PyObject *py_expr(PyObject *self, PyObject *args);
@@ -1269,13 +1274,33 @@ static PyObject *quick(Quick *Q, PyObject *node) {
     return NULL;
 }
 
-/* first_evaluation(node, scope, my, target) -> the value, or None (the Python walk answers). */
+/* The node of an Expr, a LazyExpr's parsed here on first use (as LazyExpr.node would); borrowed. */
+static PyObject *node_of(PyObject *expr) {
+    PyObject *node = slot_of(expr, off_node);
+    if (node != NULL && node != Py_None) return node;
+    if (!PyObject_TypeCheck(expr, g_lazy_type)) return NULL;
+    PyObject *src = slot_of(expr, off_src), *start = slot_of(expr, off_start), *stop = slot_of(expr, off_stop);
+    if (src == NULL || start == NULL || stop == NULL || !PyUnicode_Check(src)) return NULL;
+    node = parse_rule(src, PyLong_AsSsize_t(start), PyLong_AsSsize_t(stop), 0, R_EXPR);
+    if (node == NULL || node == Py_None) {
+        Py_XDECREF(node);
+        return NULL;  /* the Python path parses it (and would report) */
+    }
+    put(expr, off_node, node);
+    return node;
+}
+
+/* first_evaluation(expr or node, scope, my, target) -> the value, or None (the Python walk answers). */
 static PyObject *py_first_evaluation(PyObject *self, PyObject *args) {
     (void)self;
     PyObject *node;
     Quick Q;
     if (!PyArg_ParseTuple(args, "OOOO", &node, &Q.scope, &Q.my, &Q.target)) return NULL;
     if (g_ad_type == NULL) Py_RETURN_NONE;
+    if (PyObject_TypeCheck(node, g_expr_type) && (node = node_of(node)) == NULL) {
+        PyErr_Clear();
+        Py_RETURN_NONE;
+    }
     PyObject *value = quick(&Q, node);
     if (value == NULL) {
         PyErr_Clear();  /* whatever went wrong, the Python walk answers (and reports) */

@@ -310,7 +310,7 @@ def compiled(expr: Expr) -> Fn:
     if fn is None:
         if not expr._used:
             expr._used = True
-            return partial(first_evaluation, expr.node)
+            return partial(first_evaluation, expr)
         fn = expr._fn = compile_node(expr.node)
         if _TRACK is not None:
             _TRACK(expr)  # made in C untracked (atoms only); a closure might reach back to it
@@ -519,13 +519,14 @@ _COMPILERS: Final[dict[str, Callable[[tuple[Any, ...]], Fn]]] = {
 
 
 
-def first_evaluation(node: tuple[Any, ...], env: Env, scope: ClassAd | None) -> Value:
-    """An expression's first evaluation: the compiled walk where it is sure, else ``interpret``."""
+def first_evaluation(expr: Expr, env: Env, scope: ClassAd | None) -> Value:
+    """An expression's first evaluation: the compiled walk where it is sure (it parses a lazily read
+    value itself), else ``interpret``."""
     if _QUICK is not None:
-        value = _QUICK(node, scope, env.my, env.target)
+        value = _QUICK(expr, scope, env.my, env.target)
         if value is not None:
             return value
-    return interpret(node, env, scope)
+    return interpret(expr.node, env, scope)
 
 
 _LITERALS: Final = frozenset({"int", "real", "str", "bool"})
