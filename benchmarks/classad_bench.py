@@ -230,8 +230,9 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="fewer repetitions (a smoke run)")
     parser.add_argument("--micro", action="store_true", help="the per-operation rates only, no cycles")
     args = parser.parse_args()
-    from sheaf.classad._parser import ACCELERATED
-    build = "compiled" if ACCELERATED else "pure (SHEAF_PURE_PYTHON=1 or no C extension)"
+    from sheaf.classad import _parser
+    accelerated = getattr(_parser, "ACCELERATED", False)  # absent before the C parser: a pure build
+    build = "compiled" if accelerated else "pure (SHEAF_PURE_PYTHON=1 or no C extension)"
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
     print(f"sheaf ({build}) vs classad2 {classad2.version()}, Python {sys.version.split()[0]},"
           f" load average {load}\n")
