@@ -100,7 +100,7 @@ def test_the_compiled_first_evaluation_answers_the_common_shapes() -> None:
 
 def test_every_comparison_of_every_pair_of_operands() -> None:
     operands = ['"abc"', '"ABC"', '"abd"', '"ab"', '""', '"é"', "0", "-3", "2.5", "true", "false",
-                "undefined", "error", "TARGET.s", "s", "TARGET.b", "b", "u", "e"]
+                "undefined", "error", "TARGET.s", "s", "TARGET.b", "b", "u", "e", "TARGET.CurrentTime"]
     for op in ("==", "!=", "<", "<=", ">", ">=", "&&", "||"):
         for a in operands:
             for b in operands:

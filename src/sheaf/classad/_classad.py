@@ -311,4 +311,4 @@ def evaluate_attr(ad: ClassAd, name: str, target: Any = None, strict: bool = Fal
 
 
 if _C is not None:  # the compiled first evaluation reads ads' slots (see _eval.first_evaluation)
-    _C.configure_evaluation(ClassAd, NOT_PLAIN)
+    _C.configure_evaluation(ClassAd, NOT_PLAIN | {"currenttime"})  # names it leaves to Python
