@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed-stamp
 .PHONY: demo test system-deps bench lint clean
 
 # The install compiles the ClassAd parser's C accelerator (setup.py; optional: pure Python without it).
-$(STAMP): pyproject.toml setup.py src/sheaf/classad/_cparse.c
+$(STAMP): pyproject.toml setup.py $(wildcard src/sheaf/classad/_cparse*)
 	bash scripts/system-deps.sh build $(PYTHON)
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip

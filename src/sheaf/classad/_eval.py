@@ -25,16 +25,12 @@ exponentially shared definitions linear (see ``deref``).  Attribute chains deepe
 ``RecursionError`` anywhere in an evaluation makes its value ``ERROR``: evaluation never raises for
 data and always ends.
 
-Interpret first, compile what is evaluated again.  Compiling an expression to closures costs ten to
-twenty evaluations of it, and most expressions -- the Requirements of a job ad read once and matched
-once -- are evaluated once; so ``compiled`` hands out ``interpret``, a walk over the nodes, on an
-expression's first use and compiles it on the second.  The walk gives the closures' answers by the
-same helpers (the generic lookups, which the closures' matchmaking shortcuts agree with; ``_ops`` and
-``_logic`` for the operators); calls, lists, ads, subscripts and ``.name`` it compiles on the spot
-(that subtree only).  Before it, the compiled parser's ``first_evaluation`` (C) tries the commonest
-shapes -- comparisons and ``&&``/``||`` of literals and of names bound to constants, ``TARGET.name``
-included -- and leaves anything else to the walk.  ``tests/classad/test_interp.py`` checks all three
-ways agree.
+Interpret first, compile what is evaluated again: compiling costs ten to twenty evaluations, and most
+expressions (a job's Requirements, read and matched once) are evaluated once.  ``compiled`` hands out
+``first_evaluation`` on an expression's first use -- the C walk of the commonest shapes where the
+compiled parser is there, else ``interpret``, which walks the nodes by the closures' own helpers (and
+compiles calls, lists, ads, subscripts and ``.name`` on the spot) -- and compiles on the second.
+``tests/classad/test_interp.py`` checks the three ways agree.
 """
 
 from __future__ import annotations
@@ -305,8 +301,7 @@ def compile_node(node: tuple[Any, ...]) -> Fn:
     return _COMPILERS[node[0]](node)
 
 
-# The compiled parser's helpers (None without it): a first evaluation of the commonest shapes, and
-# the collector's tracking of an Expr made in C untracked, once it holds a closure.
+# From the compiled parser (None without it): a first evaluation, and tracking an Expr made in C.
 _QUICK: Final = getattr(accelerator(), "first_evaluation", None)
 _TRACK: Final = getattr(accelerator(), "track", None)
 
