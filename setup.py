@@ -11,7 +11,8 @@ setup(
     ext_modules=[
         Extension(
             "sheaf.classad._cparse",
-            sources=[f"src/sheaf/classad/_cparse{part}.c" for part in ("", "_scan", "_parse", "_load", "_eval")],
+            sources=[f"src/sheaf/classad/_cparse{part}.c"
+                     for part in ("", "_scan", "_parse", "_load", "_eval")],
             depends=["src/sheaf/classad/_cparse.h"],
             optional=True,  # a failed compile warns; the pure-Python parser is then used
         ),
