@@ -114,7 +114,7 @@ def micro(count: int) -> None:
     # (compat mode finds Cpus in the machine: sheaf's Python walk answers)
     tails = (("constants", "RequestCpus <= {run}"), ("compat lookup", '(Cpus < {run} || Owner == "u{i}")'))
     for what, tail in tails:
-        fresh = [[f'TARGET.Memory >= {i % 4000} && TARGET.Arch == "X86_64" && {tail.format(run=run + 7, i=i)}'
+        fresh = [[f'TARGET.Memory > -{i} && TARGET.Arch == "X86_64" && {tail.format(run=run + 7, i=i)}'
                   for i in range(count)] for run in range(6)]
         firsts = [[classad.parse(t) for t in fresh[run]] for run in range(3)]
         cfirsts = [[classad2.ExprTree(t) for t in fresh[3 + run]] for run in range(3)]
