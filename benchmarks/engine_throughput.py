@@ -136,12 +136,12 @@ def measure(root: Path, n: int, rounds: int) -> list[tuple[str, float, dict[str,
         plan_s = plan(wf, directory, clustered)
         batches = sorted(glob.glob(str(directory / "jobs" / "*" / "*.in")))
         bases: dict[str, object] = (
-            {"xargs sh": lambda: xargs_sh(root, batches)} if clustered
+            {"xargs sh": lambda b=batches: xargs_sh(root, b)} if clustered
             else {"xargs": lambda: xargs(root, n), "make": lambda: make(root, n)})
         best: tuple[str, float, dict[str, float], float] | None = None
         for _ in range(rounds):
             load = os.getloadavg()[0]
-            base, seconds = around(bases, lambda: sheaf_run(directory, pool))
+            base, seconds = around(bases, lambda d=directory: sheaf_run(d, pool))
             ratio = min(base[k] / seconds for k in base)
             if best is None or ratio > min(best[2][k] / best[1] for k in best[2]):
                 best = (shape, seconds, base, load)
