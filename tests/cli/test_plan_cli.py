@@ -88,3 +88,20 @@ def test_force_replaces_an_earlier_plan(catalogs: tuple[Path, list[str]], tmp_pa
     assert again.returncode == 0, again.stderr
     assert (target / "plan.json").read_bytes() != first
     assert os.listdir(tmp_path) == ["p"]
+
+
+def test_a_malformed_max_wall_time_of_the_aggregator_entry_is_refused_at_plan_time(tmp_path: Path) -> None:
+    (tmp_path / "wf.yml").write_text(
+        "pegasus: '5.0'\nname: w\njobs:\n- {type: job, name: keg, id: ID1, arguments: [a]}\n"
+        "- {type: job, name: keg, id: ID2, arguments: [b]}\njobDependencies: []\n")
+    (tmp_path / "tc.yml").write_text(
+        "pegasus: '5.0'\ntransformations:\n- name: keg\n  sites:\n  - {name: local, pfn: /bin/echo, type: installed}\n"
+        "  profiles:\n    pegasus: {clusters.size: 2, job.aggregator: mpiexec}\n"
+        "- namespace: pegasus\n  name: mpiexec\n  sites:\n  - {name: local, pfn: sheaf-mpi-cluster, type: installed}\n"
+        "  profiles:\n    globus: {maxwalltime: abc}\n")
+    (tmp_path / "sites.yml").write_text("pegasus: '5.0'\nsites:\n- {name: local, directories: []}\n")
+    done = subprocess.run([str(Path(sys.executable).with_name("sheaf")), "plan", "wf.yml", "--tc", "tc.yml",
+                           "--sc", "sites.yml", "-d", "p", "-C", "horizontal"], cwd=tmp_path,
+                          capture_output=True, text=True, check=False)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert "maxwalltime" in done.stderr and "'abc'" in done.stderr and not (tmp_path / "p").exists()

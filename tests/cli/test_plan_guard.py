@@ -65,12 +65,13 @@ def test_plan_force_refuses_the_directory_of_a_running_workflow(tmp_path: Path) 
 
 def test_leftovers_of_interrupted_plans_are_removed_by_the_next_plan_and_run(tmp_path: Path) -> None:
     target = tmp_path / "plan"
-    stale = [tmp_path / f".plan.sheaf-new-{DEAD_PID}-abcd", tmp_path / f".plan.sheaf-old-{DEAD_PID}-12345678"]
+    stale = [tmp_path / f".plan.sheaf-new-{DEAD_PID}-abcd", tmp_path / f".plan.sheaf-old-{DEAD_PID}-12345678",
+             tmp_path / ".plan.sheaf-new-k3j_l5m6"]  # sheaf 0.1's name: no pid, no lock
     live = tmp_path / f".plan.sheaf-new-{os.getpid()}-efgh"  # its owner runs: not stale
     for path in [*stale, live]:
         (path / "jobs").mkdir(parents=True)
     assert plan(target).returncode == 0
-    assert [p.exists() for p in stale] == [False, False] and live.exists()
+    assert [p.exists() for p in stale] == [False, False, False] and live.exists()
     stale[0].mkdir()
     done = sheaf("run", str(target))
     assert done.returncode == 0, done.stderr

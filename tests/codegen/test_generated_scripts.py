@@ -144,7 +144,10 @@ def test_what_a_cluster_file_cannot_carry_is_refused(tmp_path: Path, mark: Path,
     done = _plan(work, tmp_path / "plan")
     assert done.returncode == 2, done.stdout + done.stderr
     assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
-    assert "merge_" in done.stderr and repr(bad)[1:-1] in done.stderr  # names the cluster and the value
+    # names the value, and the cluster that cannot carry it (a NUL is refused earlier, when the
+    # workflow is read, naming the job)
+    assert repr(bad)[1:-1] in done.stderr
+    assert ("ID0000002" if "\0" in bad else "merge_") in done.stderr
     assert not (tmp_path / "plan").exists() and not mark.exists()
     assert not [p for p in tmp_path.iterdir() if ".sheaf-new-" in p.name]
 

@@ -8,12 +8,16 @@ import subprocess
 import sys
 from pathlib import Path
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from Pegasus.api import Job as PJob
 from Pegasus.api import Site, SiteCatalog, Transformation, TransformationCatalog
 from Pegasus.api import Workflow as PWorkflow
 
 from sheaf.codegen import write_plan
+from sheaf.codegen._subworkflow import properties_text
 from sheaf.engine import parse_dag
+from sheaf.formats._properties import parse_properties
 from sheaf.model import Job, Properties
 from sheaf.model import Workflow as SWorkflow
 from sheaf.planner import plan
@@ -57,3 +61,10 @@ def test_pegasus_and_condor_sub_workflows_run(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     assert (tmp_path / "inner-ran").exists() and (tmp_path / "dag-ran").exists()
     assert list(Path(files.directory, "jobs", "000").glob("*.plan/plan.json"))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.dictionaries(st.text(min_size=1, max_size=12), st.text(max_size=20), max_size=6))
+def test_the_properties_passed_down_read_back_the_same(props: dict[str, str]) -> None:
+    # keys starting with '#' or '!', values with leading blanks, separators and line breaks
+    assert parse_properties(properties_text(props)) == props

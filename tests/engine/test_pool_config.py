@@ -216,3 +216,32 @@ def test_layout_never_exceeds_the_machine(cpus: int, slots: int, memory: int) ->
     assert sum(s.memory for s in made) <= memory and all(s.cpus >= 1 for s in made)
     if slots <= cpus:
         assert sum(s.cpus for s in made) <= cpus
+
+
+# ---- hostile configurations (issue 16, defect 9): one FormatError, in bounded time ---------------
+
+@pytest.mark.parametrize("text", [
+    "NUM_SLOTS_TYPE_1 = " + "1" * 400 + "\nSLOT_TYPE_1 = cpus=1\n",   # hung: 10**400 slots built one by one
+    "NUM_SLOTS = 5000\n",
+    "NUM_SLOTS_TYPE_1 = 3000\nNUM_SLOTS_TYPE_2 = 3000\n",
+    "MAX_SLOT_TYPES = " + "9" * 5000 + "\n",
+    "NUM_SLOTS = 1_0\n",
+    "SLOT1_CPU_AFFINITY = 0-" + "9" * 30 + "\n",
+])
+def test_counts_and_cpu_lists_are_bounded(text: str) -> None:
+    with pytest.raises(FormatError):
+        layout(parse_config(text), MACHINE)
+
+
+def test_num_cpus_is_bounded() -> None:
+    with pytest.raises(FormatError):
+        Machine.detect(parse_config("NUM_CPUS = 1000000000\nMEMORY = 1000\nDISK = 1000\n"))
+
+
+def test_a_pool_configuration_that_is_not_utf8_or_holds_nul_is_refused(tmp_path: Path) -> None:
+    for data, line in ((b"NUM_CPUS = 4\nX = \xff\n", 2), (b"NUM_CPUS = 4\x00\n", 1)):
+        path = tmp_path / "pool.conf"
+        path.write_bytes(data)
+        with pytest.raises(FormatError) as caught:
+            load_config(path)
+        assert (caught.value.path, caught.value.line) == (str(path), line)

@@ -14,7 +14,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from machines import FakeClock, machine, of, submits, validate_every_machine
 
-from sheaf.engine._dagfile import Dag, NodeSpec, parse_dag
 from sheaf.engine._state import (
     Cancel,
     DagState,
@@ -30,6 +29,7 @@ from sheaf.engine._state import (
     WriteRescue,
 )
 from sheaf.errors import FormatError
+from sheaf.formats._dagman import Dag, NodeSpec, parse_dag
 
 __all__ = ["validate_every_machine"]
 

@@ -111,7 +111,11 @@ def test_render_expands_vars_and_builds_the_ad(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("text", "rule"), [
     ("executable = /bin/true\n", "a submit description ends with queue"),
     ("arguments = x\nqueue\n", "a submit description names its executable"),
-    ("executable = /bin/true\nqueue 5\n", "queue or queue 1"),
+    ("executable = /bin/true\nqueue abc\n", "queue [N] [vars in|from|matching items]"),
+    ("executable = /bin/true\nqueue\nqueue\n", "one queue statement per node's submit description (one cluster per node)"),
+    ("executable = /bin/true\nif $(x) == 3\nendif\nqueue\n", "if [!] defined NAME | version OP x.y.z | true/false/yes/no/integer (after $(macro) expansion)"),
+    ("executable = /bin/true\nif true\nqueue\n", "queue is not inside if ... endif"),
+    ("executable = /bin/true\nelse\nqueue\n", "elif, else and endif follow an if"),
     ("executable = /bin/true\nthis is not a command\nqueue\n", "key = value"),
 ])
 def test_bad_submit_files(tmp_path: Path, text: str, rule: str) -> None:
@@ -136,3 +140,54 @@ def test_bad_expression_names_its_line(tmp_path: Path) -> None:
     with pytest.raises(FormatError) as info:
         render(desc, "N", 0, 1, str(tmp_path), {})
     assert (info.value.line, info.value.rule) == (2, "the value is a ClassAd expression")
+
+
+# ---- resource requests (issue 16, defect 5) ----------------------------------------------------
+
+BAD_REQUESTS = [
+    ("request_memory", "1e400"), ("request_memory", "1" * 400), ("request_memory", "nan"),
+    ("request_memory", "inf"), ("request_memory", "-1"), ("request_memory", "1e399 TB"),
+    ("request_memory", "9" * 5000), ("request_cpus", "1e400"), ("request_cpus", "-INF"),
+    ("request_disk", 'real("nan")'), ("request_gpus", "nan"), ("priority", "1 +"), ("priority", "1e400"),
+]
+
+
+@pytest.mark.parametrize(("key", "value"), BAD_REQUESTS)
+def test_bad_request_values_are_refused_when_the_description_is_expanded(tmp_path: Path, key: str,
+                                                                         value: str) -> None:
+    path = tmp_path / "a.sub"
+    path.write_text(f"executable = /bin/true\n{key} = {value}\nqueue\n")
+    desc = parse_submit(str(path))
+    with pytest.raises(FormatError) as caught:
+        render(desc, "A", 0, 1, str(tmp_path), {})
+    assert (caught.value.path, caught.value.line, caught.value.value) == (str(path), 2, value)
+    assert caught.value.rule and key in caught.value.rule
+
+
+def test_a_request_that_turns_bad_at_run_time_makes_that_attempt_unrunnable(tmp_path: Path) -> None:
+    from sheaf.engine._pool import Pool
+    path = tmp_path / "a.sub"
+    path.write_text("executable = /bin/true\nrequest_memory = ifthenelse(DAGNodeRetry > 0, 1e400, 1)\nqueue\n")
+    desc = parse_submit(str(path))
+    pool = Pool("NUM_CPUS = 2\nMEMORY = 4000\n")
+    first = render(desc, "A", 0, 1, str(tmp_path), {}).ad
+    claim = pool.claim(first)
+    assert claim is not None
+    pool.release(claim)
+    retry = render(desc, "A", 1, 2, str(tmp_path), {}).ad
+    assert pool.claim(retry) is None  # was: ValueError: cannot convert float NaN to integer
+    reason = pool.unrunnable(retry)
+    assert reason is not None and "RequestMemory" in reason and "inf" in reason
+
+
+@pytest.mark.parametrize(("data", "line", "word"), [
+    (b"executable = /bin/true\narguments = caf\xe9\nqueue\n", 2, "UTF-8"),
+    (b"executable = /bin/true\narguments = a\x00b\nqueue\n", 2, "NUL"),
+])
+def test_a_submit_description_that_is_not_utf8_or_holds_nul_is_refused(tmp_path: Path, data: bytes, line: int,
+                                                                       word: str) -> None:
+    path = tmp_path / "a.sub"
+    path.write_bytes(data)
+    with pytest.raises(FormatError) as caught:
+        parse_submit(str(path))
+    assert (caught.value.path, caught.value.line) == (str(path), line) and word in caught.value.message

@@ -9,7 +9,7 @@ from sheaf import formats
 
 def test_all_is_pinned() -> None:
     assert sorted(formats.__all__) == [
-        "Inputs", "load_inputs", "read_properties", "read_replica_catalog", "read_site_catalog",
+        "Inputs", "format_properties", "load_inputs", "read_properties", "read_replica_catalog", "read_site_catalog",
         "read_transformation_catalog", "read_workflow", "validate_inputs", "write_properties",
         "write_replica_catalog", "write_site_catalog", "write_transformation_catalog", "write_workflow",
     ]

@@ -216,6 +216,25 @@ def test_invalid_regex_replica_in_yaml(tmp_path: Path) -> None:
     assert info.value.line == 3
 
 
+def test_a_backtracking_regex_replica_is_one_message_in_bounded_time(tmp_path: Path) -> None:
+    # (a|a)+$ backtracks exponentially on "aaa...b": lookup must end with a message naming it
+    (tmp_path / "rc.txt").write_text('(a|a)+ /d/x site="local" regex="true"\n')
+    (tmp_path / "wf.yml").write_text(
+        "pegasus: '5.0'\nname: w\njobs:\n- {type: job, id: ID1, name: t, uses: [{lfn: " + "a" * 40
+        + "b, type: input}]}\n")
+    (tmp_path / "tc.yml").write_text(
+        "pegasus: '5.0'\ntransformations:\n- name: t\n  sites: [{name: local, pfn: /bin/true, type: installed}]\n")
+    (tmp_path / "sites.yml").write_text("pegasus: '5.0'\nsites:\n- {name: local, directories: []}\n")
+    start = time.monotonic()
+    done = subprocess.run([SHEAF, "plan", "wf.yml", "--rc", "rc.txt", "--tc", "tc.yml",
+                           "--sc", "sites.yml", "-d", "plan"], cwd=tmp_path, capture_output=True, text=True,
+                          check=False, timeout=120)
+    assert time.monotonic() - start < 60
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert "regex replicas match in bounded time" in done.stderr and "(a|a)+" in done.stderr
+    assert not (tmp_path / "plan").exists()
+
+
 @pytest.mark.parametrize(("text", "rule_part"), [
     ('pegasus: "5.0"\nname: w\njobs:\n- {type: job, id: a, name: t, uses: [{lfn: "f\\0a", type: input}]}\n', "NUL"),
     ('pegasus: "5.0"\nname: w\njobs:\n- {type: job, id: a, name: t, arguments: ["-i\\x00"]}\n', "NUL"),

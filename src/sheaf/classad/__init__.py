@@ -13,7 +13,8 @@ Values: ``UNDEFINED``, ``ERROR``, ``bool``, ``int``, ``float``, ``str``, ``list`
 ``AbsTime``, ``RelTime``.  ``evaluate`` defaults to HTCondor's compat mode (an unqualified name not
 found from MY is looked up in TARGET); ``strict=True`` is the new-ClassAd semantics.  Bad text raises
 ``ClassAdSyntaxError`` (a ``ValueError``) showing line, column and a caret; evaluation never raises
-for data -- problems are ``ERROR``.
+for data -- problems are ``ERROR``.  ``request_expr``/``usable_request`` hold the submit language's
+rules for resource requests and priorities, shared by the planner and the engine.
 
 Fast path for matchmaking: ``expr.evaluate_in(my_ad, target_ad, strict=False)`` with both ads
 already ``ClassAd`` objects (no conversion, no parsing); ``expr.const`` is the value of a constant
@@ -32,6 +33,7 @@ from __future__ import annotations
 from ._classad import ClassAd
 from ._eval import evaluate
 from ._expr import Expr, parse
+from ._fn_env import split_v2_args
 from ._match_api import (
     ConcurrencyLimits,
     Cycle,
@@ -48,7 +50,8 @@ from ._match_api import (
     symmetric_match,
     unmatch,
 )
-from ._values import ERROR, UNDEFINED, AbsTime, ClassAdSyntaxError, RelTime
+from ._requests import REQUEST_KEYS, RequestError, request_expr, usable_request
+from ._values import ERROR, UNDEFINED, AbsTime, ClassAdSyntaxError, RelTime, excerpt
 
 
 def unparse(expr: Expr | str) -> str:
@@ -58,6 +61,7 @@ def unparse(expr: Expr | str) -> str:
 
 __all__ = [
     "ERROR",
+    "REQUEST_KEYS",
     "UNDEFINED",
     "AbsTime",
     "ClassAd",
@@ -69,16 +73,21 @@ __all__ = [
     "Expr",
     "Match",
     "RelTime",
+    "RequestError",
     "evaluate",
+    "excerpt",
     "expand",
     "half_match",
     "limit_for",
     "negotiate",
-    "parse_limits",
     "parse",
+    "parse_limits",
     "rank",
     "recount_matches",
+    "request_expr",
+    "split_v2_args",
     "symmetric_match",
     "unmatch",
     "unparse",
+    "usable_request",
 ]

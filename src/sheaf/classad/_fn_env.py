@@ -2,7 +2,12 @@
 ``argsToList`` -- HTCondor's two environment syntaxes (V1: ``A=1;B=2``; V2: ``"A=1 B='x y'"``) and
 its argument quoting (V2: blanks separate, single quotes group, two quotes in a quoted part are one
 quote).  Variables come out sorted by name, as HTCondor's environment object keeps them;
-``mergeEnvironment`` reads each argument in V2 syntax (later arguments win), skipping UNDEFINED."""
+``mergeEnvironment`` reads each argument in V2 syntax (later arguments win), skipping UNDEFINED.
+
+``split_v2_args`` is sheaf's one reader of the V2 syntax: as HTCondor's ``ArgList`` serves both its
+ClassAd functions and condor_submit, the engine reads a submit description's new-syntax ``arguments``
+and ``environment`` through it (``sheaf.classad`` is a leaf, so the reader lives here and the submit
+language in ``sheaf.formats`` holds only the writer)."""
 
 from __future__ import annotations
 

@@ -9,6 +9,7 @@ built-in takes "a string", other values are converted as ``string()`` converts t
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
 from typing import Any
@@ -272,8 +273,22 @@ def _list_numbers(args: list[Value]) -> Value:
         number = strtod(item)
         if number is None:
             return ERROR
-        numbers.append(int(item) if _INTEGER.match(item) else number)
+        numbers.append(_list_int(item, number) if _INTEGER.match(item) else number)
     return numbers
+
+
+def _list_int(item: str, number: float) -> int:
+    """An integer item, exact within 64 bits; beyond, the double's value (HTCondor works in doubles
+    there), read without converting the digits (Python refuses more than 4,300, in quadratic time).
+    The results go through ``_in_range``."""
+    if len(item.strip().lstrip("+-")) <= 19:
+        return int(item)
+    return int(number) if math.isfinite(number) else -(1 << 63)
+
+
+def _in_range(total: int) -> int:
+    """An integer result as HTCondor's double-to-long-long cast leaves it: out of range is INT64_MIN."""
+    return total if -(1 << 63) <= total < (1 << 63) else -(1 << 63)
 
 
 @strict("stringListSum")
@@ -282,7 +297,7 @@ def string_list_sum(args: list[Value]) -> Value:
     if not isinstance(numbers, list):
         return numbers
     total = sum(numbers)
-    return float(total) if not numbers or any(type(n) is float for n in numbers) else int(total)
+    return float(total) if not numbers or any(type(n) is float for n in numbers) else _in_range(int(total))
 
 
 @strict("stringListAvg")
@@ -294,7 +309,7 @@ def string_list_avg(args: list[Value]) -> Value:
         return 0.0
     if any(type(n) is float for n in numbers):
         return sum(numbers) / len(numbers)
-    return int(sum(numbers) / len(numbers))
+    return _in_range(int(sum(numbers) / len(numbers)))
 
 
 _FLT_MIN = 1.1754943508222875e-38
@@ -312,7 +327,7 @@ def _string_list_bound(pick: Callable[[list[Any]], Any], start_int: int, start_r
             return UNDEFINED
         if any(type(n) is float for n in numbers):
             return float(pick([start_real, *numbers]))
-        return pick([start_int, *numbers])
+        return _in_range(pick([start_int, *numbers]))
     return bound
 
 

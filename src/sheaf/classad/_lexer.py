@@ -21,7 +21,7 @@ exponent, an unknown escape keeps the character (``"\\x41"`` is ``x41``), octal 
 
 from __future__ import annotations
 
-__all__ = ["Token", "integer", "scan", "tokenize", "unescape"]
+__all__ = ["Token", "integer", "negative", "scan", "tokenize", "unescape"]
 
 import re
 from typing import Final
@@ -32,31 +32,54 @@ Token = tuple[str, object, int]
 
 # A // comment ends at a newline, which it needs: at the very end of the text it is no comment
 # (the official parser refuses ``a // c`` but takes ``a // c\n``).
-_BLANK = r"\s*(?:(?://[^\n]*\n|/\*.*?\*/)\s*)*"
+_LINE_COMMENT = r"//[^\n]*\n"
+_BLOCK_COMMENT = r"/\*.*?\*/"
 _REAL = r"(?:\d+\.\d+|\.\d+)(?:[eE][+-]?\d+)?|\d+[eE][+-]?\d+"
 _INT = r"0(?![0-9])|[1-9]\d*"
-# One pattern for a token with the blanks and comments before it; finditer walks the text in C.
-_TOKEN: Final = re.compile(
-    "(?P<blank>" + _BLANK + r""")(?:(?P<neg>-(?:""" + _REAL + "|" + _INT + r"""))
-      | (?P<real>""" + _REAL + r""")
-      | (?P<int>""" + _INT + r""")
-      | (?P<name>[A-Za-z_][A-Za-z0-9_]*)
-      | (?P<str>"(?:[^"\\]|\\.)*")
-      | (?P<qname>'(?:[^'\\]|\\.)*')
-      | (?P<op>\|\||&&|=\?=|=!=|==|!=|<=|>=|<<|>>>|>>|\?:|[-+*/%^~!?:(){}\[\],;.<>=|&]))""",
-    re.VERBOSE | re.DOTALL)
 _NEG = r"-(?:" + _REAL + "|" + _INT + ")"
 _OP = r"\|\||&&|=\?=|=!=|==|!=|<=|>=|<<|>>>|>>|\?:|[-+*/%^~!?:(){}\[\],;.<>=|&]"
-# The same alternatives, each token followed by its blanks (atomic: a blank is never given back), so
-# that every match starts where the last one ended and ``findall`` never skips; ``[\s\S]+`` (outside
-# the group: it yields "") takes the rest at a character that starts no token.  Names and strings
-# come first (the commonest; no other token starts with their first character); numbers keep their
-# order before the operators, as in ``_TOKEN``.
-_SCAN: Final = re.compile(
-    r"""([A-Za-z_][A-Za-z0-9_]*|"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|""" + _NEG + "|" + _REAL + "|" + _INT + "|"
-    + _OP + ")(?>" + _BLANK + r")|[\s\S]+|\Z", re.DOTALL)
-_ONLY_BLANK: Final = re.compile(_BLANK + r"\Z", re.DOTALL)
-_SKIP_BLANK: Final = re.compile(_BLANK, re.DOTALL)
+# Which comments may still close where a match starts: (block, line).  Past the last "*/" no "/*"
+# opens a comment that ends, and past the last newline no "//" does; there the patterns leave the
+# comment out, because each failed try would read on to the end of the text (quadratic in all).
+Closable = tuple[bool, bool]
+_KEYS: Final[tuple[Closable, ...]] = ((True, True), (True, False), (False, True), (False, False))
+
+
+def _blank(closable: Closable) -> str:
+    comments = [c for c, on in zip((_BLOCK_COMMENT, _LINE_COMMENT), closable, strict=True) if on]
+    if not comments:
+        return r"\s*"
+    return r"\s*(?:(?:" + "|".join(comments) + r")\s*)*"
+
+
+def _token_pattern(closable: Closable) -> re.Pattern[str]:
+    """One token with the blanks and comments before it (atomic: a blank is never given back)."""
+    return re.compile(
+        "(?P<blank>(?>" + _blank(closable) + r"))(?:(?P<neg>" + _NEG + r""")
+          | (?P<real>""" + _REAL + r""")
+          | (?P<int>""" + _INT + r""")
+          | (?P<name>[A-Za-z_][A-Za-z0-9_]*)
+          | (?P<str>"(?:[^"\\]|\\.)*")
+          | (?P<qname>'(?:[^'\\]|\\.)*')
+          | (?P<op>""" + _OP + "))", re.VERBOSE | re.DOTALL)
+
+
+def _scan_pattern(closable: Closable) -> re.Pattern[str]:
+    r"""The same alternatives, each token followed by its blanks (atomic), so that every match starts
+    where the last one ended and ``findall`` never skips; ``[\s\S]+`` (outside the group: it yields
+    "") takes the rest at a character that starts no token.  Names and strings come first (the
+    commonest; no other token starts with their first character); numbers keep their order before
+    the operators, as in the token pattern."""
+    return re.compile(
+        r"""([A-Za-z_][A-Za-z0-9_]*|"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|""" + _NEG + "|" + _REAL + "|"
+        + _INT + "|" + _OP + ")(?>" + _blank(closable) + r")|[\s\S]+|\Z", re.DOTALL)
+
+
+_TOKENS: Final = {key: _token_pattern(key) for key in _KEYS}
+_SCANS: Final = {key: _scan_pattern(key) for key in _KEYS}
+_SKIPS: Final = {key: re.compile(_blank(key), re.DOTALL) for key in _KEYS}
+_SCAN: Final = _SCANS[(True, True)]
+_SKIP_BLANK: Final = _SKIPS[(True, True)]
 _NUMBER: Final = re.compile(_REAL + "|" + _INT)
 
 _ESCAPES: Final = {"n": "\n", "t": "\t", "b": "\b", "f": "\f", "r": "\r", "\\": "\\", '"': '"', "'": "'"}
@@ -75,68 +98,83 @@ def unescape(body: str) -> str:
     return _ESCAPE.sub(_unescape_one, body) if "\\" in body else body
 
 
+# 2**63 has 19 digits, and a literal has no leading zero: a longer one is out of range without
+# converting it (Python refuses to convert more than 4,300 digits, and it would take quadratic time).
+_MAX_DIGITS: Final = 19
+
+
 def integer(text: str) -> int:
+    """An integer literal's value: one too big for 64 bits reads as 0, as in HTCondor."""
+    if len(text) > _MAX_DIGITS:
+        return 0
     value = int(text)
     return value if value < (1 << 63) else 0
+
+
+def negative(digits: str) -> int:
+    """The value of ``-digits`` read as one literal: -2**63 is the last that fits, below it reads 0."""
+    if len(digits) > _MAX_DIGITS:
+        return 0
+    value = int(digits)
+    return -value if value <= (1 << 63) else 0
+
+
+def _cuts(src: str, pos: int, end: int) -> tuple[int, int]:
+    """Where block and line comments stop being closable (``end`` when every opener closes)."""
+    if src.find("/", pos, end) < 0:
+        return end, end
+    close = src.rfind("*/", pos, end)
+    block = close + 2 if close >= 0 else pos
+    if src.find("/*", block, end) < 0:
+        block = end
+    newline = src.rfind("\n", pos, end)
+    line = newline + 1 if newline >= 0 else pos
+    if src.find("//", line, end) < 0:
+        line = end
+    return block, line
 
 
 def scan(src: str, pos: int = 0, end: int | None = None) -> list[str]:
     """The token texts of ``src[pos:end]``, then ``""``; an early ``""`` marks a character that
     starts no token (``tokenize`` says which and where)."""
     end = len(src) if end is None else end
-    return _SCAN.findall(src, _SKIP_BLANK.match(src, pos, end).end(), end)  # type: ignore[union-attr]
+    cuts = _cuts(src, pos, end)
+    start = _SKIP_BLANK.match(src, pos, end).end()  # type: ignore[union-attr]
+    if cuts == (end, end):
+        return _SCAN.findall(src, start, end)  # every comment closes: one walk in C
+    return _scan_in_phases(src, start, end, cuts)
 
 
-def tokenize(src: str, pos: int = 0, end: int | None = None) -> list[Token]:
+def _scan_in_phases(src: str, at: int, end: int, cuts: tuple[int, int]) -> list[str]:
+    """``findall`` of the scan pattern, choosing at each token which comments may still close."""
+    out: list[str] = []
+    while True:
+        match = _SCANS[(at < cuts[0], at < cuts[1])].match(src, at, end)
+        assert match is not None  # the pattern matches anywhere (``[\s\S]+|\Z``)
+        text = match.group(1)
+        out.append(text or "")
+        if text is None:
+            if match.end() > at:
+                out.append("")  # junk to the end, then the end itself, as findall gives them
+            return out
+        at = match.end()
+
+
+def tokenize(src: str, pos: int = 0, end: int | None = None, limit: int | None = None) -> list[Token]:
     """Split ``src[pos:end]`` into tokens (positions stay absolute); raise ClassAdSyntaxError at the
-    first character that starts none.
+    first character that starts none.  With ``limit``, stop after that many tokens (an error report
+    needs the tokens up to its spot only; the list then ends without ``eof``).
 
-    The fast way lets ``findall`` do the scanning and recomputes positions from the lengths; if the
-    pieces do not add up to the text (``findall`` skipped a character that starts no token), the
-    careful way (``_tokenize_exactly``) finds and reports the spot."""
+    One anchored match per token: a search (``findall``) would retry at every later position after a
+    character that starts no token, each try reading on to the end (quadratic in trailing blanks)."""
     end = len(src) if end is None else end
+    cuts = _cuts(src, pos, end)
     tokens: list[Token] = []
     append = tokens.append
-    at = pos
-    for blank, neg, real, int_text, name, string, qname, op in _TOKEN.findall(src, pos, end):
-        at += len(blank)
-        if op:
-            append(("op", op, at))
-            at += len(op)
-        elif name:
-            lowered = name.lower()
-            append(("op", lowered, at) if lowered == "is" or lowered == "isnt" else ("name", name, at))
-            at += len(name)
-        elif int_text:
-            append(("int", integer(int_text), at))
-            at += len(int_text)
-        elif real:
-            append(("real", float(real), at))
-            at += len(real)
-        elif string:
-            append(("str", unescape(string[1:-1]), at))
-            at += len(string)
-        elif qname:
-            append(("qname", unescape(qname[1:-1]), at))
-            at += len(qname)
-        else:
-            _negative(neg, at, tokens)
-            at += len(neg)
-    if at != end and not _ONLY_BLANK.match(src, at, end):
-        return _tokenize_exactly(src, pos, end)
-    append(("eof", None, end))
-    return tokens
-
-
-def _tokenize_exactly(src: str, pos: int, end: int) -> list[Token]:
-    tokens: list[Token] = []
-    append = tokens.append
-    for m in _TOKEN.finditer(src, pos, end):
-        if m.start() != pos:
-            break  # finditer skipped something that is not a token
+    while (m := _TOKENS[(pos < cuts[0], pos < cuts[1])].match(src, pos, end)) is not None:
+        if limit is not None and len(tokens) >= limit:
+            return tokens
         kind = m.lastgroup
-        if kind == "blank":
-            break  # only blanks matched: a character that starts no token follows
         start = m.start(kind)  # type: ignore[arg-type]
         text = m.group(kind)  # type: ignore[arg-type]
         if kind == "name":
@@ -155,9 +193,9 @@ def _tokenize_exactly(src: str, pos: int, end: int) -> list[Token]:
         else:
             _negative(text, start, tokens)
         pos = m.end()
-    if pos < end and not _ONLY_BLANK.match(src, pos, end):
-        blank = _SKIP_BLANK.match(src, pos, end)
-        _fail(src, blank.end() if blank else pos)
+    rest = _SKIPS[(pos < cuts[0], pos < cuts[1])].match(src, pos, end)
+    if rest is not None and rest.end() < end:
+        _fail(src, rest.end())
     append(("eof", None, end))
     return tokens
 
@@ -170,8 +208,7 @@ def _negative(text: str, start: int, tokens: list[Token]) -> None:
         tokens.append(("op", "-", start))
         tokens.append(("int", integer(number), start + 1) if is_int else ("real", float(number), start + 1))
     elif is_int:
-        value = int(number)
-        tokens.append(("int", -value if value <= (1 << 63) else 0, start))
+        tokens.append(("int", negative(number), start))
     else:
         tokens.append(("real", -float(number), start))
 

@@ -32,7 +32,7 @@ from itertools import product
 from typing import Any, Final
 
 from ._grammar import PRECEDENCE, UNARY_OPS, UNARY_PREC
-from ._lexer import Token, integer, scan, tokenize, unescape
+from ._lexer import Token, integer, negative, scan, tokenize, unescape
 from ._timetext import parse_abstime, parse_reltime
 from ._values import ClassAdSyntaxError
 
@@ -101,12 +101,11 @@ def _new_leaf(tok: str) -> Node | None:
 
 def _number(tok: str) -> Node:
     """``12``, ``1.5e3``, ``-7``: a leading minus is part of a literal read where an operand starts."""
-    negative = tok[0] == "-"
-    digits = tok[1:] if negative else tok
+    minus = tok[0] == "-"
+    digits = tok[1:] if minus else tok
     if digits.isdigit():
-        value = integer(digits) if not negative else int(digits)
-        return ("int", (-value if value <= (1 << 63) else 0) if negative else value)
-    return ("real", -float(digits) if negative else float(digits))
+        return ("int", negative(digits) if minus else integer(digits))
+    return ("real", -float(digits) if minus else float(digits))
 
 
 class _Parser:
@@ -123,14 +122,15 @@ class _Parser:
         self.brackets = 0
 
     # -- helpers -------------------------------------------------------------------------------
-    def located(self) -> list[Token]:
-        """The tokens with their positions (only to report an error; a bad character raises here)."""
-        if self.exact is None:
-            self.exact = tokenize(self.src, *self.span)
+    def located(self, pos: int) -> list[Token]:
+        """The tokens with their positions, up to the one after ``pos`` (only to report an error at
+        ``pos``: the text past it is not read again; a bad character before it raises here)."""
+        if self.exact is None or (len(self.exact) <= pos + 1 and self.exact[-1][0] != "eof"):
+            self.exact = tokenize(self.src, *self.span, limit=pos + 2)
         return self.exact
 
     def fail(self, pos: int, message: str) -> ClassAdSyntaxError:
-        return ClassAdSyntaxError(message, self.src, self.located()[pos][2])
+        return ClassAdSyntaxError(message, self.src, self.located(pos)[pos][2])
 
     def expect(self, pos: int, op: str, what: str) -> int:
         if self.toks[pos] != op:
@@ -138,7 +138,7 @@ class _Parser:
         return pos + 1
 
     def describe(self, pos: int) -> str:
-        toks = self.located()
+        toks = self.located(pos)
         kind, value, at = toks[pos]
         if kind == "eof":
             return "end of input"

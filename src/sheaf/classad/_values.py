@@ -10,7 +10,7 @@ Integers are 64-bit two's complement, as in HTCondor: every arithmetic result go
 
 from __future__ import annotations
 
-__all__ = ["ERROR", "UNDEFINED", "AbsTime", "ClassAdSyntaxError", "Error", "RelTime", "Undefined", "wrap"]
+__all__ = ["ERROR", "UNDEFINED", "AbsTime", "ClassAdSyntaxError", "Error", "RelTime", "Undefined", "excerpt", "wrap"]
 
 from typing import Final, NamedTuple
 
@@ -81,6 +81,20 @@ class ListValue(list):  # type: ignore[type-arg]
     __slots__ = ("node",)
 
 
+_EXCERPT: Final = 60  # characters shown on each side of the caret: a 1 MB line is not echoed whole
+
+
+def excerpt(source: str, pos: int) -> tuple[str, int]:
+    """The part of ``pos``'s line shown under an error (at most ``_EXCERPT`` characters either side,
+    ``...`` where it is cut) and the caret's offset in it."""
+    start = source.rfind("\n", 0, pos) + 1
+    end = source.find("\n", pos)
+    end = len(source) if end < 0 else end
+    left, right = max(start, pos - _EXCERPT), min(end, pos + _EXCERPT)
+    head = "..." if left > start else ""
+    return head + source[left:right] + ("..." if right < end else ""), len(head) + pos - left
+
+
 class ClassAdSyntaxError(ValueError):
     """Text that is not ClassAd syntax; the message shows line, column and a caret under the spot."""
 
@@ -89,11 +103,9 @@ class ClassAdSyntaxError(ValueError):
         self.source = source
         self.pos = pos
         self.line = source.count("\n", 0, pos) + 1
-        start = source.rfind("\n", 0, pos) + 1
-        self.column = pos - start + 1
-        end = source.find("\n", pos)
-        text = source[start:] if end < 0 else source[start:end]
-        super().__init__(f"line {self.line}, column {self.column}: {message}\n  {text}\n  {' ' * (pos - start)}^")
+        self.column = pos - (source.rfind("\n", 0, pos) + 1) + 1
+        text, caret = excerpt(source, pos)
+        super().__init__(f"line {self.line}, column {self.column}: {message}\n  {text}\n  {' ' * caret}^")
 
 
 _MASK: Final = (1 << 64) - 1

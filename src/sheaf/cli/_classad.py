@@ -135,10 +135,8 @@ def _parsed(where: str, text: str, parse: Callable[[str], _T]) -> _T:
 
 def _format_error(where: str, exc: classad.ClassAdSyntaxError) -> FormatError:
     """The language's error as sheaf's bad-input error: where, line, column, and the caret."""
-    start = exc.source.rfind("\n", 0, exc.pos) + 1
-    end = exc.source.find("\n", exc.pos)
-    line = exc.source[start:] if end < 0 else exc.source[start:end]
-    caret = f"  {line}\n  {' ' * (exc.pos - start)}^"
+    line, at = classad.excerpt(exc.source, exc.pos)
+    caret = f"  {line}\n  {' ' * at}^"
     return FormatError(exc.reason, rule="ClassAd syntax", path=where, line=exc.line, column=exc.column,
                        detail=caret)
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import click
 from rich.console import Console
@@ -30,8 +30,9 @@ from sheaf.engine import Progress as EngineProgress
 __all__ = ["command", "render_summary", "run_planned"]
 
 
-def run_planned(directory: str, *, dag_file: str | None = None, maxjobs: int | None = None,
-                maxidle: int | None = None, maxpre: int | None = None, maxpost: int | None = None,
+def run_planned(directory: str, *, dag_file: str | Sequence[str] | None = None,
+                maxjobs: int | None = None, maxidle: int | None = None, maxpre: int | None = None,
+                maxpost: int | None = None,
                 pool_config: str | None = None, priority: int | None = None,
                 on_progress: Callable[[EngineProgress], None] | None = None) -> RunResult:
     """Run the planned workflow in ``directory`` on a :class:`LocalBackend` (pool from ``pool_config``)."""
@@ -97,7 +98,9 @@ def render_summary(result: RunResult, console: Console) -> None:
 
 @click.command(name="run")
 @click.argument("directory", type=click.Path(exists=True, file_okay=False))
-@click.option("--dag", "dag_file", help="The DAG file, when DIRECTORY holds more than one *.dag.")
+@click.option("--dag", "dag_files", multiple=True,
+              help="The DAG file, when DIRECTORY holds more than one *.dag; repeated, several DAG files run "
+                   "as one DAG (as condor_submit_dag a.dag b.dag), the first naming the run.")
 @click.option("--maxjobs", type=int, help="At most N node jobs submitted at once (0 = no limit).")
 @click.option("--maxidle", type=int, help="No new submissions while N jobs wait for a slot.")
 @click.option("--maxpre", type=int, help="At most N PRE scripts at once.")
@@ -106,15 +109,16 @@ def render_summary(result: RunResult, console: Console) -> None:
               help="Local pool configuration (HTCondor knobs: NUM_CPUS, MEMORY, SLOT_TYPE_N, ...).")
 @click.option("--priority", type=int, help="The DAG's priority, added to every node's "
               "(condor_submit_dag -priority; default DAGMAN_DEFAULT_PRIORITY).")
-def command(directory: str, dag_file: str | None, maxjobs: int | None, maxidle: int | None,
+def command(directory: str, dag_files: tuple[str, ...], maxjobs: int | None, maxidle: int | None,
             maxpre: int | None, maxpost: int | None, pool_config: str | None, priority: int | None) -> None:
     """Run (or resume) the planned workflow in DIRECTORY on this machine."""
     console = Console(soft_wrap=True)
     bar = _BarProgress(console) if console.is_terminal else None
     progress = bar if bar is not None else _PlainProgress(console)
     try:
-        result = run_planned(directory, dag_file=dag_file, maxjobs=maxjobs, maxidle=maxidle, maxpre=maxpre,
-                             maxpost=maxpost, pool_config=pool_config, priority=priority, on_progress=progress)
+        result = run_planned(directory, dag_file=list(dag_files) or None, maxjobs=maxjobs, maxidle=maxidle,
+                             maxpre=maxpre, maxpost=maxpost, pool_config=pool_config, priority=priority,
+                             on_progress=progress)
     finally:
         if bar is not None:
             bar.stop()

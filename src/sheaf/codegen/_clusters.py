@@ -197,11 +197,16 @@ def decaf_json_name(job: ExecJob) -> str:
     return f"{job.id}.json"
 
 
-def max_wall_time(profiles: Mapping[str, Mapping[str, str]]) -> str | None:
-    """PMC's ``--max-wall-time`` (minutes): globus ``maxwalltime``, else pegasus ``maxwalltime``."""
+def max_wall_time(profiles: Mapping[str, Mapping[str, str]], subject: str | None = None) -> str | None:
+    """PMC's ``--max-wall-time`` (minutes): globus ``maxwalltime``, else pegasus ``maxwalltime``.
+
+    Checked here, where it becomes an argument: an aggregator's catalog entry may set it, and a
+    value that is not a finite, non-negative number is refused at plan time, not by PMC at run time.
+    """
     for namespace in ("globus", "pegasus"):
         value = (profiles.get(namespace) or {}).get("maxwalltime")
         if value:
+            profile_float(profiles, namespace, "maxwalltime", subject=subject)
             return value.strip()
     return None
 

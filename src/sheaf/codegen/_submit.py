@@ -27,14 +27,14 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from sheaf.codegen._quote import (
+from sheaf.errors import PlanningError
+from sheaf.formats._submit_lang import (
     Unwritable,
     check_line,
     classad_string,
     quote_arguments,
     quote_environment,
 )
-from sheaf.errors import PlanningError
 from sheaf.planner import ExecJob
 
 #: Pegasus's job classes (``+pegasus_job_class``), read by pegasus-monitord and friends.

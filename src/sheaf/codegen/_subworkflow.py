@@ -21,6 +21,7 @@ import os
 from collections.abc import Mapping
 
 from sheaf.codegen._staging import find_local
+from sheaf.formats import format_properties
 from sheaf.errors import PlanningError
 from sheaf.planner import ExecJob, ExecutableWorkflow
 
@@ -44,15 +45,6 @@ def subworkflow_file(job: ExecJob, exec_wf: ExecutableWorkflow) -> tuple[str, st
 
 
 def properties_text(properties: Mapping[str, str]) -> str:
-    """Java properties syntax (backslash, newline and the separators escaped)."""
-    lines = ["# the parent workflow's properties, passed to its sub-workflow by sheaf plan"]
-    for key, value in properties.items():
-        lines.append(f"{_escape(key, True)} = {_escape(value, False)}")
-    return "\n".join(lines) + "\n"
-
-
-def _escape(text: str, key: bool) -> str:
-    text = text.replace("\\", "\\\\").replace("\n", "\\n").replace("\r", "\\r")
-    if key:
-        text = text.replace("=", "\\=").replace(":", "\\:").replace(" ", "\\ ")
-    return text
+    """The parent's properties in Java properties syntax, as the properties reader reads them back."""
+    return "# the parent workflow's properties, passed to its sub-workflow by sheaf plan\n" + \
+        format_properties(properties)

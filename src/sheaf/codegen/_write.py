@@ -145,7 +145,7 @@ def _hold(path: str) -> int:
     return fd
 
 
-_SIBLING_RE = re.compile(r"\.sheaf-(?:new|old)-(\d+)-[^/]*$")
+_SIBLING_RE = re.compile(r"\.sheaf-(?:new|old)-(?:(\d+)-)?[^/]*$")
 
 
 def remove_stale_siblings(final: str) -> list[str]:
@@ -161,7 +161,11 @@ def remove_stale_siblings(final: str) -> list[str]:
     for name in names:
         path = os.path.join(parent, name)
         match = _SIBLING_RE.search(name)
-        if path.startswith(prefixes) and match and not pid_alive(int(match.group(1))) and _lock_free(path):
+        if not (path.startswith(prefixes) and match):
+            continue
+        # sheaf 0.1 named them without the pid and took no lock: never one of a running plan now
+        owner = match.group(1)
+        if (owner is None or not pid_alive(int(owner))) and _lock_free(path):
             shutil.rmtree(path, ignore_errors=True)
             removed.append(path)
     return removed
@@ -375,7 +379,7 @@ class _Writer:
         if job.aggregator == "mpiexec":
             self._put(paths.rel(".dag"), pmc_dag(job, self._graph()))
             argv = list(job.arguments)
-            wall = max_wall_time(profiles)
+            wall = max_wall_time(profiles, f"cluster {job.id}")
             if wall and not has_option(argv, "--max-wall-time"):
                 argv += ["--max-wall-time", wall]
             return Command(job.executable or tool_path("sheaf-mpi-cluster"), (*argv, paths.abs(".dag")),

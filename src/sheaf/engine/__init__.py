@@ -1,7 +1,7 @@
 """sheaf.engine: run a DAGMan DAG (as pegasus-plan or sheaf plan writes it) with DAGMan semantics.
 
 Layers, inside out: ``_state`` is the pure state machine (events in, journal changes and
-instructions out); ``_dagfile`` and ``_submit`` parse the DAG and HTCondor submit descriptions;
+instructions out); ``sheaf.formats._dagman`` and ``_submit`` read the DAG and HTCondor submit descriptions;
 ``_journal`` makes every change durable before the loop (``_loop``) acts on it; a
 :class:`Backend` (``_backend``, implemented by ``sheaf.backends``) runs the node jobs.
 
@@ -13,7 +13,6 @@ Public entry point::
 from __future__ import annotations
 
 from sheaf.engine._backend import Backend, Event, Exited, Held, Launch, Started
-from sheaf.engine._dagfile import Dag, parse_dag
 from sheaf.engine._journal import Replay
 from sheaf.engine._journal import replay as read_journal
 from sheaf.engine._limits import ConcurrencyLimits
@@ -21,6 +20,7 @@ from sheaf.engine._loop import Progress, RunResult, find_dag, run_workflow, stat
 from sheaf.engine._pool import Pool
 from sheaf.engine._state import STATES, DagState, Limits, NodeState
 from sheaf.engine._submit import parse_submit, split_arguments, split_environment
+from sheaf.formats._dagman import Dag, parse_dag
 
 __all__: list[str] = [
     "STATES",

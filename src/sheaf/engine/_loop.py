@@ -38,15 +38,15 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sheaf.classad import ClassAd
 from sheaf.engine._backend import Backend, Event, Exited, Launch, Started
-from sheaf.engine._dagfile import Dag, NodeSpec, parse_dag, parse_rescue
 from sheaf.engine._journal import Journal, Replay, replay
 from sheaf.engine._orphans import ATTEMPT_VARIABLE, attempt_token, stop_run_processes
+from sheaf.engine._procs import ProcGroups
 from sheaf.engine._reports import (
     JobstateLog,
     dot_text,
@@ -74,8 +74,9 @@ from sheaf.engine._state import (
     SubmitFailed,
     WriteRescue,
 )
-from sheaf.engine._submit import JobSpec, SubmitDescription, parse_submit, render
+from sheaf.engine._submit import JobSpec, SubmitDescription, node_description, proc_rows, render
 from sheaf.errors import EngineError, FormatError, InputError, StorageError, UsageError
+from sheaf.formats._dagman import Dag, NodeSpec, parse_dag, parse_rescue
 from sheaf.model._runlock import STATE_DIR, lock_path
 
 
@@ -196,6 +197,42 @@ def _limits(dag: Dag, overrides: Mapping[str, int | None], priority: int | None 
                   dag_priority=priority if priority else _config_signed(dag, "DAGMAN_DEFAULT_PRIORITY", 0))
 
 
+#: The DAGMan configuration knobs ``sheaf run`` honours; a CONFIG file setting any other is warned
+#: about, naming the knob (whoever teaches the engine a knob adds it here).
+HONOURED_KNOBS = frozenset({
+    "DAGMAN_ALWAYS_RUN_POST", "DAGMAN_DEFAULT_APPEND_VARS", "DAGMAN_DEFAULT_PRIORITY", "DAGMAN_MAX_JOBS_IDLE",
+    "DAGMAN_MAX_JOBS_SUBMITTED", "DAGMAN_MAX_POST_SCRIPTS", "DAGMAN_MAX_PRE_SCRIPTS",
+    "DAGMAN_RESET_RETRIES_UPON_RESCUE", "DAGMAN_RETRY_NODE_FIRST", "DAGMAN_SUBMIT_DEPTH_FIRST",
+})
+
+
+def _config_warnings(dag: Dag) -> list[str]:
+    return [f"{dag.config_path}: configuration knob {key} is not honoured by sheaf run (it is ignored)"
+            for key in dag.config if key not in HONOURED_KNOBS]
+
+
+class _Environment:
+    """``ENV SET`` of the DAG file: DAGMan's own environment, which its scripts inherit and its jobs'
+    ``getenv``/``$ENV()`` read; set for the run and restored after it (``run_workflow`` is the
+    entry point that owns the process for the run's duration)."""
+
+    def __init__(self, values: Mapping[str, str]) -> None:
+        self.values = dict(values)
+        self.saved: dict[str, str | None] = {}
+
+    def __enter__(self) -> None:
+        for key, value in self.values.items():
+            self.saved[key] = os.environ.get(key)
+            os.environ[key] = value
+
+    def __exit__(self, *_exc: object) -> None:
+        for key, old in self.saved.items():
+            if old is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = old
+
+
 _RUN_TIME_MACROS = ("$(cluster", "$(dag_status", "$(failed_count")  # known only at submission
 
 
@@ -213,14 +250,16 @@ def _load_descriptions(dag: Dag, limits: Limits) -> tuple[dict[str, SubmitDescri
     cache: dict[str, SubmitDescription] = {}
     first: dict[str, JobSpec] = {}
     for spec in dag.nodes.values():
-        if not os.path.exists(spec.submit):
+        if spec.description is None and not os.path.exists(spec.submit):
             continue  # read at submission: a PRE script or an earlier node may write it
         if spec.subdag:
             parse_dag(spec.submit)
             continue
         desc = cache.get(spec.submit)
         if desc is None:
-            desc = cache[spec.submit] = parse_submit(spec.submit)
+            desc = cache[spec.submit] = node_description(spec, dag.descriptions)
+        if not desc.queue.simple:
+            continue  # expanded per proc at submission (a queue from-file may be written by then)
         sub = Submit(spec.name, 0, 0, spec.priority + limits.dag_priority)
         try:
             job = _render(desc, spec, sub, _config_bool(dag, "DAGMAN_DEFAULT_APPEND_VARS", False))
@@ -271,6 +310,7 @@ class _Run:
         jobstate = dag.jobstate_log or os.path.join(os.path.dirname(dag.path), "jobstate.log")
         self.jobstate = JobstateLog(jobstate, self._site)
         self.keys: dict[str, tuple[str, int]] = {}
+        self.procs = ProcGroups()
         self.pending: list[EngineEvent] = []
         self.early: list[Event] = []  # backend events collected while a commit was in flight
         self.rescue: str | None = None
@@ -311,8 +351,9 @@ class _Run:
                     self.scripts.defer(node, kind, attempt, seconds)
                 case Cancel(node=node, attempt=attempt):
                     key = f"{node}#{attempt}"
-                    if self.keys.pop(key, None) is not None:
-                        self.backend.cancel(key)
+                    for one in self.procs.cancel(key):
+                        if self.keys.pop(one, None) is not None:
+                            self.backend.cancel(one)
                 case KillScript(node=node, kind=kind):
                     self.scripts.kill(node, kind)
                 case WriteRescue(done=done, retries_left=left, failed=failed_count):
@@ -363,21 +404,36 @@ class _Run:
         spec = self.dag.nodes[sub.node]
         key = f"{sub.node}#{sub.attempt}"
         try:
-            launch = self._launch(spec, sub, key)
+            launches = self._launches(spec, sub, key)
         except (InputError, ValueError) as exc:  # a missing submit file, a VARS value that breaks it
             self.pending.append(SubmitFailed(sub.node, sub.attempt, str(exc)))
             return
-        self.keys[key] = (sub.node, sub.attempt)
-        self.backend.submit(launch)
+        if len(launches) != 1:
+            self.procs.start(key, [launch.key for launch in launches])
+        if not launches:  # queue 0, or an empty item list: a cluster of no jobs succeeds at once
+            now = self.clock()
+            self.pending.append(JobExited(sub.node, sub.attempt, 0, None, None, now, now, None))
+        for launch in launches:
+            self.keys[launch.key] = (sub.node, sub.attempt)
+            self.backend.submit(launch)
 
-    def _launch(self, spec: NodeSpec, sub: Submit, key: str) -> Launch:
+    def _launches(self, spec: NodeSpec, sub: Submit, key: str) -> list[Launch]:
+        """The node's jobs: one, or one per proc of a ``queue N``/``queue ... in/from/matching``."""
         job = self.first.pop(spec.name, None) if sub.attempt == 0 else None
         if job is not None:
             job.ad["ClusterId"] = sub.cluster  # known only now; nothing else in the ad depends on it
         elif spec.subdag:
             job = _subdag_job(spec, sub)
         else:
-            job = _render(self._description(spec), spec, sub, self.append_vars)
+            desc = self._description(spec)
+            if not desc.queue.simple:
+                rows = proc_rows(desc, spec.directory)
+                return [self._launch(spec, sub, f"{key}.{row['Process']}",
+                                     _render(desc, spec, sub, self.append_vars, row)) for row in rows]
+            job = _render(desc, spec, sub, self.append_vars)
+        return [self._launch(spec, sub, key, job)]
+
+    def _launch(self, spec: NodeSpec, sub: Submit, key: str, job: JobSpec) -> Launch:
         # the token makes the process findable without the journal (see _orphans)
         env = {**job.env, ATTEMPT_VARIABLE: attempt_token(self.journal.run_id, spec.name, sub.attempt)}
         return Launch(key, spec.name, sub.attempt, job.argv, env, job.cwd, job.stdout, job.stderr,
@@ -388,7 +444,7 @@ class _Run:
         script may have rewritten it."""
         desc = self.descs.get(spec.submit)
         if desc is None or spec.pre is not None:
-            desc = self.descs[spec.submit] = parse_submit(spec.submit)
+            desc = self.descs[spec.submit] = node_description(spec, self.dag.descriptions)
         return desc
 
     # -- events -----------------------------------------------------------------------------------
@@ -409,11 +465,15 @@ class _Run:
                 target = self.keys.pop(event.key, None)
                 if target is None:
                     continue  # a cancelled attempt
-                if isinstance(event, Exited):
-                    events.append(JobExited(target[0], target[1], event.exit_code, event.signal,
-                                            event.reason, event.started, event.ended, event.slot))
-                else:
-                    events.append(JobHeld(target[0], target[1], event.reason))
+                ended, rest = self.procs.finished(event)
+                for one in rest:  # a held proc ends its node's cluster (DAGMan removes the others)
+                    if self.keys.pop(one, None) is not None:
+                        self.backend.cancel(one)
+                if isinstance(ended, Exited):
+                    events.append(JobExited(target[0], target[1], ended.exit_code, ended.signal,
+                                            ended.reason, ended.started, ended.ended, ended.slot))
+                elif ended is not None:  # None: other procs of the node still run
+                    events.append(JobHeld(target[0], target[1], ended.reason))
         elif not events:
             if not self.scripts.busy():
                 raise EngineError("the engine stalled: nothing in flight but the DAG is not finished")
@@ -456,11 +516,13 @@ def _split_vars(spec: NodeSpec, append_default: bool) -> tuple[dict[str, str], d
     return appended, prepended
 
 
-def _render(desc: SubmitDescription, spec: NodeSpec, sub: Submit, append_default: bool) -> JobSpec:
-    """Expand a node's submit description for one submission, VARS and DAGMan's values in place."""
+def _render(desc: SubmitDescription, spec: NodeSpec, sub: Submit, append_default: bool,
+            proc: Mapping[str, str] | None = None) -> JobSpec:
+    """Expand a node's submit description for one submission (one proc of it), VARS and DAGMan's
+    values in place."""
     appended, prepended = _split_vars(spec, append_default)
     return render(desc, spec.name, sub.attempt, sub.cluster, spec.directory, appended,
-                  {**_dagman_values(spec, sub), **prepended})
+                  {**_dagman_values(spec, sub), **prepended}, proc)
 
 
 def _dagman_values(spec: NodeSpec, sub: Submit) -> dict[str, str]:
@@ -542,7 +604,8 @@ def _complete_result(dag: Dag, prior: Replay, journal_path: str) -> RunResult:
                      prior.job_time, "complete", journal=journal_path)
 
 
-def run_workflow(directory: str, *, backend: Backend | Callable[[], Backend], dag_file: str | None = None,
+def run_workflow(directory: str, *, backend: Backend | Callable[[], Backend],
+                 dag_file: str | Sequence[str] | None = None,
                  maxjobs: int | None = None, maxidle: int | None = None, maxpre: int | None = None,
                  maxpost: int | None = None, clock: Callable[[], float] = time.time,
                  on_progress: Callable[[Progress], None] | None = None, progress_interval: float = 0.2,
@@ -557,13 +620,17 @@ def run_workflow(directory: str, *, backend: Backend | Callable[[], Backend], da
     workflow that runs and fails is a result, not an exception.  ``on_warning`` receives warnings
     (damaged journal lines that did not matter), which the result lists too.  ``priority`` is the
     DAG's own priority (``condor_submit_dag -priority``; a SUBDAG's run gets its node's), added to
-    every node's; without it, ``DAGMAN_DEFAULT_PRIORITY``.
+    every node's; without it, ``DAGMAN_DEFAULT_PRIORITY``.  ``dag_file`` may list several DAG files,
+    run as one DAG (``condor_submit_dag a.dag b.dag``); the first names the run.
     """
-    dag_path = find_dag(directory, dag_file)
-    dag = parse_dag(dag_path)
+    names = [dag_file] if dag_file is None or isinstance(dag_file, str) else list(dag_file)
+    dag_paths = [find_dag(directory, name) for name in names or [None]]
+    dag_path = dag_paths[0]
+    dag = parse_dag(dag_path, *dag_paths[1:])
     limits = _limits(dag, {"maxjobs": maxjobs, "maxidle": maxidle, "maxpre": maxpre, "maxpost": maxpost},
                      priority)
-    descs, first = _load_descriptions(dag, limits)
+    with _Environment(dag.env):  # $ENV() and getenv of the expansions made now see ENV SET too
+        descs, first = _load_descriptions(dag, limits)
     paths = state_paths(dag_path)
     try:
         os.makedirs(paths["dir"], exist_ok=True)
@@ -572,7 +639,7 @@ def run_workflow(directory: str, *, backend: Backend | Callable[[], Backend], da
     lock = _Lock(paths["lock"])
     try:
         prior = replay(paths["journal"])
-        warnings = _damage_warnings(prior, paths["journal"])
+        warnings = [*dag.warnings, *_config_warnings(dag), *_damage_warnings(prior, paths["journal"])]
         for warning in warnings:
             if on_warning is not None:
                 on_warning(warning)
@@ -590,7 +657,8 @@ def run_workflow(directory: str, *, backend: Backend | Callable[[], Backend], da
         journal = Journal(paths["journal"], run_id)
         run = _Run(dag, descs, first, the_backend, journal, paths, clock, on_progress, progress_interval)
         try:
-            result = _drive(run, machine, prior, source, done, handle_signals)
+            with _Environment(dag.env):
+                result = _drive(run, machine, prior, source, done, handle_signals)
         finally:
             run.close()
             journal.close()

@@ -13,8 +13,8 @@ processes here; the local backend runs what the pool grants):
   ``JOB_DEFAULT_REQUESTMEMORY``, 128 as in HTCondor) and ``RequestDisk`` (KiB; default
   ``JOB_DEFAULT_REQUESTDISK``, 1024 here -- HTCondor uses the job's ``DiskUsage``) may be
   expressions; they are evaluated with the job as MY and the slot as TARGET, so ``DAGNodeRetry``
-  of the job ad is in scope.  A request that is not a non-negative number makes the job *never
-  runnable*.
+  of the job ad is in scope.  A request that is not a finite non-negative number within 64 bits
+  (``classad.usable_request``) makes the job *never runnable*.
 - **Match**: a slot is a candidate if it is free (a static slot unclaimed, a partitionable slot with
   what the job asks for left), the requests fit, the job's ``Requirements`` evaluate to true and the
   slot's ``Requirements`` (``START``) too.  Among candidates the highest ``Rank`` (the job's, with
@@ -234,7 +234,7 @@ class Pool:
         values: list[int] = []
         for name, default in zip(_REQUEST_ATTRS, defaults, strict=True):
             value = job_ad.eval(name, slot_ad) if name in job_ad else default
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+            if not classad.usable_request(value):  # not a number, negative, infinite, NaN, > 64 bits
                 return None
             values.append(int(-(-value // 1)))  # HTCondor rounds a fractional request up
         return values[0], values[1], values[2]
@@ -319,8 +319,8 @@ class Pool:
             if expr is None:
                 continue
             value = job_ad.eval(name, self._pristine[0])
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-                return f"{name} = {expr} evaluates to {value!r}, not a non-negative number"
+            if not classad.usable_request(value):
+                return f"{name} = {expr} evaluates to {value!r}, not a non-negative number (finite, within 64 bits)"
         if any(self._fit(job_ad, ad) is not None for ad in self._pristine):
             return None
         asked = self._requests(job_ad, self._pristine[0]) or (0, 0, 0)

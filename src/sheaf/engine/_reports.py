@@ -35,9 +35,9 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import IO
 
-from sheaf.engine._dagfile import Dag
 from sheaf.engine._state import Change
 from sheaf.errors import StorageError
+from sheaf.formats._dagman import Dag
 from sheaf.model._runlock import pid_alive
 
 _RESCUE_RE = re.compile(r"\.rescue(\d{3,})$")

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sheaf.errors import FormatError
+from sheaf.formats._text import read_text
 
 __all__ = ["PoolConfig", "find_config", "load_config", "parse_config"]
 
@@ -45,6 +46,8 @@ USER_FILE = Path("~/.config/sheaf/pool.conf")
 
 _ASSIGN = re.compile(r"^([A-Za-z_][A-Za-z0-9_.]*)\s*=(.*)$", re.DOTALL)
 _REF = re.compile(r"\$(ENV)?\(([A-Za-z_][A-Za-z0-9_.]*)(?::([^)]*))?\)")
+_INTEGER = re.compile(r"[-+]?[0-9]+\Z")  # ASCII digits (``int`` also takes "1_0" and other scripts' digits)
+INT64_MAX = (1 << 63) - 1
 _TRUE = {"true", "yes", "t", "y", "1"}
 _FALSE = {"false", "no", "f", "n", "0"}
 
@@ -84,16 +87,19 @@ class PoolConfig(Mapping[str, str]):
         return FormatError(f"{name.upper()}: {message}", rule=rule, value=shown, path=self.path,
                            line=self.line_of(name))
 
-    def integer(self, name: str, default: int, *, minimum: int = 0) -> int:
+    def integer(self, name: str, default: int, *, minimum: int = 0, maximum: int = INT64_MAX) -> int:
+        """The knob as an integer from ``minimum`` to ``maximum`` (HTCondor's 64-bit range unless the
+        knob counts something that is built one by one, like slots)."""
         if name not in self:
             return default
         text = self[name].strip()
-        try:
-            number = int(text)
-        except ValueError:
-            raise self.error(name, "not an integer", "an integer is expected") from None
+        if _INTEGER.match(text) is None:
+            raise self.error(name, "not an integer", "an integer is expected")
+        number = int(text) if len(text) <= 20 else (maximum + 1 if text[0] != "-" else minimum - 1)
         if number < minimum:
             raise self.error(name, f"must be >= {minimum}", f"a number >= {minimum} is expected")
+        if number > maximum:
+            raise self.error(name, f"must be <= {maximum}", f"a number <= {maximum} is expected")
         return number
 
     def boolean(self, name: str, default: bool) -> bool:
@@ -192,14 +198,7 @@ def load_config(explicit: str | os.PathLike[str] | None = None) -> PoolConfig:
     path = find_config(explicit)
     if path is None:
         return PoolConfig()
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise FormatError("cannot read the pool configuration", rule="the file must be readable",
-                          value=exc.strerror, path=str(path)) from None
-    except UnicodeDecodeError:
-        raise FormatError("not UTF-8 text", rule="the file must be UTF-8 text", path=str(path)) from None
-    return parse_config(text, str(path))
+    return parse_config(read_text(str(path), "pool configuration"), str(path))
 
 
 def as_mapping(config: Mapping[str, str] | str | None, path: str | None = None) -> PoolConfig:

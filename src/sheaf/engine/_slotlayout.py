@@ -10,6 +10,8 @@ Slots (``layout``):
 
 - ``MAX_SLOT_TYPES`` (default 10, HTCondor's) bounds N in ``SLOT_TYPE_N``,
   ``NUM_SLOTS_TYPE_N`` (default 0) and ``SLOT_TYPE_N_PARTITIONABLE`` (default False).
+- Counts are bounded by ``MAX_SLOTS`` (4096): ``NUM_CPUS``, ``MAX_SLOT_TYPES``, ``NUM_SLOTS`` and the
+  sum of the ``NUM_SLOTS_TYPE_N``; a larger one is a ``FormatError`` (slots are built one by one).
 - ``SLOT_TYPE_N`` is a comma-separated list of ``resource=amount``; the first letter of a resource
   name tells which it is, case-insensitively, as in HTCondor: ``cpus`` (``c``, ``cpu``), ``ram``
   (``r``, ``m``, ``mem``, ``memory``), ``swap`` (``s``, ``v``, ``virt``, ``VirtualMemory``), ``disk``
@@ -54,6 +56,7 @@ _BASE_KIB = {"cpus": 0, "memory": 1024, "swap": 1, "disk": 1}
 _UNIT_KIB = {"K": 1, "M": 1024, "G": 1024**2, "T": 1024**3}
 _ABSOLUTE = re.compile(r"^(\d+)\s*([KMGT])?B?$", re.IGNORECASE)
 _DEFAULT_MAX_TYPES = 10
+MAX_SLOTS = 4096  # slots (and CPUs) of one machine: each is built one by one, so the count is bounded
 
 Amount = Fraction | int | None  # a share of the machine, an absolute amount, or None for auto
 
@@ -74,7 +77,7 @@ class Machine:
     @classmethod
     def detect(cls, config: PoolConfig, execute_dir: str | None = None) -> Machine:
         cpu_ids = tuple(sorted(os.sched_getaffinity(0)))
-        cpus = config.integer("NUM_CPUS", len(cpu_ids), minimum=1)
+        cpus = config.integer("NUM_CPUS", len(cpu_ids), minimum=1, maximum=MAX_SLOTS)
         memory = config.integer("MEMORY", _physical_mb(), minimum=1)
         memory -= config.integer("RESERVED_MEMORY", 0)
         disk = config.integer("DISK", _free_kib(execute_dir or os.getcwd()), minimum=0)
@@ -135,6 +138,8 @@ def parse_cpu_list(text: str) -> tuple[int, ...]:
         low, dash, high = part.partition("-")
         if not low.isdigit() or (dash and not high.isdigit()):
             raise ValueError(part)
+        if len(low) > 6 or len(high) > 6 or (dash and int(high) - int(low) > MAX_SLOTS):
+            raise ValueError(part)  # no machine has that many CPUs: refuse before listing them
         ids.extend(range(int(low), int(high) + 1) if dash else [int(low)])
     if not ids:
         raise ValueError(text)
@@ -210,10 +215,10 @@ class _Planned:
 
 
 def _planned_slots(config: PoolConfig, machine: Machine) -> list[_Planned]:
-    max_types = config.integer("MAX_SLOT_TYPES", _DEFAULT_MAX_TYPES, minimum=0)
+    max_types = config.integer("MAX_SLOT_TYPES", _DEFAULT_MAX_TYPES, minimum=0, maximum=MAX_SLOTS)
     planned: list[_Planned] = []
     for type_id in range(1, max_types + 1):
-        count = config.integer(f"NUM_SLOTS_TYPE_{type_id}", 0)
+        count = config.integer(f"NUM_SLOTS_TYPE_{type_id}", 0, maximum=MAX_SLOTS - len(planned))
         if count == 0:
             continue
         name = f"SLOT_TYPE_{type_id}"
@@ -221,7 +226,7 @@ def _planned_slots(config: PoolConfig, machine: Machine) -> list[_Planned]:
         partitionable = config.boolean(f"{name}_PARTITIONABLE", False)
         planned.extend(_Planned(type_id, partitionable, dict(amounts)) for _ in range(count))
     if not planned:
-        count = config.integer("NUM_SLOTS", machine.cpus, minimum=1)
+        count = config.integer("NUM_SLOTS", machine.cpus, minimum=1, maximum=MAX_SLOTS)
         planned = [_Planned(0, False, dict.fromkeys(RESOURCES)) for _ in range(count)]
     return planned
 

@@ -84,7 +84,6 @@ import heapq
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
-from sheaf.engine._dagfile import Dag, Script
 from sheaf.engine._events import (
     Cancel,
     Change,
@@ -125,6 +124,7 @@ from sheaf.engine._nodes import (
 )
 from sheaf.engine._throttle import IdleThrottle, Throttle, ThrottleStatistics
 from sheaf.engine._transitions import TRANSITIONS
+from sheaf.formats._dagman import Dag, Script
 
 Key = tuple[int, int, str]
 

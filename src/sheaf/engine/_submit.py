@@ -1,24 +1,25 @@
-"""HTCondor submit descriptions: parse once, expand per node attempt into what a Backend launches.
+"""HTCondor submit descriptions expanded per node attempt into what a Backend launches.
 
-The submit language as condor_submit reads it: ``key = value`` lines (keys case-insensitive),
-``+Attr = expr`` and ``MY.Attr = expr`` put a ClassAd expression in the job ad, ``#`` comments,
-a trailing ``\\`` continues a line, and ``queue [1]`` ends the description (one proc per node:
-``queue N`` with N > 1, ``queue ... from/in/matching`` and a second ``queue`` are refused).
+The language itself (lines, if/else, ``queue``, macros and their functions) is read by
+``sheaf.formats._submit_lang``; this module decides the values DAGMan and condor_submit give a node's
+job: the layers of macros (the node's *appended* DAG ``VARS``, set after the file is read so they
+override it; the file's own keys; the *prepended* values, set before the file is read: ``VARS ...
+PREPEND``, plain VARS unless ``DAGMAN_DEFAULT_APPEND_VARS`` is true, and what DAGMan itself passes -
+``JOB``, ``RETRY``, ``DAG_STATUS``, ``FAILED_COUNT``, ``priority`` - so a file's own ``priority`` wins
+over the node's PRIORITY, as the manual says; then ``$(Cluster)``/``$(ClusterId)``,
+``$(Process)``/``$(ProcId)``, ``$(Step)``, ``$(Row)``, ``$(ItemIndex)``, the queue statement's item
+variables and ``$(dag_node_name)``).  ``$$(attr)`` is left alone: it is expanded at match time.  An
+unknown macro expands to the empty string, as in condor_submit.  ``$INT()``/``$REAL()`` evaluate with
+the ClassAd evaluator.
 
-Macros ``$(name)`` and ``$(name:default)`` expand from, in order of precedence: the node's
-*appended* DAG ``VARS`` (set after the file is read, so they override it), the file's own keys, the
-*prepended* values (set before the file is read: ``VARS ... PREPEND``, plain VARS unless
-``DAGMAN_DEFAULT_APPEND_VARS`` is true, and what DAGMan itself passes - ``JOB``, ``RETRY``,
-``DAG_STATUS``, ``FAILED_COUNT``, ``priority`` - so a file's own ``priority`` wins over the node's
-PRIORITY, as the manual says), then ``$(Cluster)``/``$(ClusterId)``, ``$(Process)``/``$(ProcId)``,
-``$(dag_node_name)`` (as DAGMan passes it); ``$ENV(X)``
-reads the engine's environment.  ``$$(attr)`` is left alone: it is expanded at match time.  An
-unknown macro expands to the empty string, as in condor_submit.
+``queue N`` and ``queue ... in/from/matching`` give a node several procs (``proc_rows``): one
+:class:`JobSpec` per proc, all in the node's cluster.
 
 ``arguments`` and ``environment`` are tokenised exactly as HTCondor documents: the *new* syntax is a
-value surrounded by double quotes (whitespace separates, single quotes group, ``''`` is a literal
-single quote, ``""`` a literal double quote); the *old* syntax splits arguments on whitespace with
-``\\"`` for a literal double quote, and environment entries on ``;``.
+value surrounded by double quotes (read by ``sheaf.classad.split_v2_args``, HTCondor's V2 reader:
+whitespace separates, single quotes group, ``''`` is a literal single quote; ``""`` a literal double
+quote); the *old* syntax splits arguments on whitespace with ``\\"`` for a literal double quote, and
+environment entries on ``;``.
 
 A broken file raises :class:`sheaf.errors.FormatError` with path, line, rule and value.
 """
@@ -30,7 +31,9 @@ __all__ = [
     "SubmitDescription",
     "disk_kb",
     "memory_mb",
+    "node_description",
     "parse_submit",
+    "proc_rows",
     "render",
     "split_arguments",
     "split_environment",
@@ -38,7 +41,6 @@ __all__ = [
 
 import fnmatch
 import functools
-import math
 import os
 import re
 from collections.abc import Mapping
@@ -47,23 +49,19 @@ from dataclasses import dataclass
 from sheaf import classad
 from sheaf.classad import ClassAd
 from sheaf.errors import FormatError
+from sheaf.formats._dagman import InlineDescription, NodeSpec
+from sheaf.formats._submit_lang import (
+    Macros,
+    SubmitDescription,
+    effective_values,
+    parse_submit,
+    parse_submit_lines,
+    queue_items,
+)
 
-_KEY_RE = re.compile(r"^([+]?[A-Za-z_][\w.\-+]*)\s*=\s*(.*)$", re.DOTALL)
-_MACRO_RE = re.compile(r"(?<!\$)\$\(([A-Za-z_][\w.+]*)(?::([^)]*))?\)|\$ENV\(([^)]*)\)")
-_UNITS = {"": 1.0, "k": 1 / 1024, "kb": 1 / 1024, "m": 1.0, "mb": 1.0, "g": 1024.0, "gb": 1024.0,
-          "t": 1024.0**2, "tb": 1024.0**2}
-_SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KkMmGgTt][Bb]?)?\s*$")
 _OWNER = os.environ.get("USER", "sheaf")
 UNIVERSES = {"vanilla": 5, "local": 12, "scheduler": 7, "grid": 9, "java": 10, "parallel": 11,
              "standard": 1, "vm": 13, "docker": 5, "container": 5}
-
-
-@dataclass(frozen=True, slots=True)
-class SubmitDescription:
-    path: str
-    directory: str
-    values: dict[str, tuple[str, int]]  # lower-case key -> (raw value, line); "+attr" keys keep case
-    attrs: dict[str, str]  # ad attribute name -> raw expression (from +Attr / MY.Attr)
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,123 +80,6 @@ class JobSpec:
 
 def _error(desc_path: str, line: int | None, message: str, rule: str, value: object) -> FormatError:
     return FormatError(message, rule=rule, value=value, path=desc_path, line=line)
-
-
-def _logical_lines(text: str) -> list[tuple[int, str]]:
-    out: list[tuple[int, str]] = []
-    pending, start = "", 0
-    for number, raw in enumerate(text.splitlines(), 1):
-        if not pending:
-            start = number
-        stripped = raw.strip()
-        if stripped.endswith("\\"):
-            pending += stripped[:-1] + " "
-            continue
-        out.append((start, pending + stripped))
-        pending = ""
-    if pending:
-        out.append((start, pending))
-    return out
-
-
-def _queue(path: str, number: int, line: str, seen: bool) -> None:
-    rest = line[5:].strip()
-    if seen:
-        raise _error(path, number, "a second queue statement", "one queue per node's submit file", line)
-    if rest not in ("", "1"):
-        raise _error(path, number, "more than one proc per node", "queue or queue 1", line)
-
-
-def _read_utf8(path: str) -> str:
-    """The file's text (one submit file per node: os-level reads cost a third of ``open``'s)."""
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        chunks = []
-        while chunk := os.read(fd, 1 << 16):
-            chunks.append(chunk)
-    finally:
-        os.close(fd)
-    return b"".join(chunks).decode("utf-8")
-
-
-def parse_submit(path: str) -> SubmitDescription:
-    """Read a submit description; everything after ``queue`` is ignored, as condor_submit does."""
-    try:
-        text = _read_utf8(path)
-    except OSError as exc:
-        raise _error(path, None, "cannot read submit description", "the submit file exists", path) from exc
-    values: dict[str, tuple[str, int]] = {}
-    attrs: dict[str, str] = {}
-    queued = False
-    for number, line in _logical_lines(text):
-        if not line or line.startswith("#"):
-            continue
-        if line.lower() == "queue" or line.lower().startswith(("queue ", "queue\t")):
-            _queue(path, number, line, queued)
-            queued = True
-            continue
-        if queued:
-            continue
-        match = _KEY_RE.match(line)
-        if match is None:
-            raise _error(path, number, "not a submit command", "key = value", line)
-        key, value = match.group(1), match.group(2).strip()
-        if key.startswith("+") or key.lower().startswith("my."):
-            name = key[1:] if key.startswith("+") else key[3:]
-            attrs[name] = value
-            values["+" + name.lower()] = (value, number)
-        else:
-            values[key.lower()] = (value, number)
-    if not queued:
-        raise _error(path, None, "no queue statement", "a submit description ends with queue", path)
-    if "executable" not in values:
-        raise _error(path, None, "no executable", "a submit description names its executable", path)
-    return SubmitDescription(path, os.path.dirname(os.path.abspath(path)), values, attrs)
-
-
-class _Expander:
-    """``$(macro)`` expansion over appended VARS > file keys > prepended values > predefined macros,
-    cycle-safe."""
-
-    def __init__(self, desc: SubmitDescription, dag_vars: Mapping[str, str], predefined: dict[str, str],
-                 prepend: Mapping[str, str] | None = None):
-        self.desc = desc
-        self.vars = {k.lower(): v for k, v in dag_vars.items()}
-        self.pre = {k.lower(): v for k, v in predefined.items()}
-        self.pre.update((k.lower(), v) for k, v in (prepend or {}).items())
-        self.prepended = frozenset(k.lower() for k in (prepend or {}))
-        self.active: set[str] = set()
-
-    def lookup(self, name: str, default: str | None) -> str:
-        key = name.lower()
-        if key in self.active:
-            raise _error(self.desc.path, None, "macro refers to itself", "macros are not recursive", name)
-        raw = self.vars.get(key)
-        if raw is None and key in self.desc.values:
-            raw = self.desc.values[key][0]
-        if raw is None:
-            raw = self.pre.get(key, default if default is not None else "")
-        self.active.add(key)
-        try:
-            return self.expand(raw)
-        finally:
-            self.active.discard(key)
-
-    def expand(self, text: str) -> str:
-        if "$" not in text:
-            return text
-        return _MACRO_RE.sub(self._one, text)
-
-    def _one(self, match: re.Match[str]) -> str:
-        if match.group(3) is not None:
-            return os.environ.get(match.group(3), "")
-        return self.lookup(match.group(1), match.group(2))
-
-    def get(self, key: str, default: str = "") -> str:
-        key = key.lower()
-        if key in self.vars or key in self.desc.values or key in self.prepended:
-            return self.lookup(key, None)
-        return default
 
 
 def split_arguments(value: str, where: str = "<arguments>") -> list[str]:
@@ -224,33 +105,11 @@ def _unpaired_quote(inner: str) -> bool:
 
 
 def _split_new(inner: str, where: str) -> list[str]:
-    inner = inner.replace('""', '"')
-    out: list[str] = []
-    current: list[str] = []
-    started = quoted = False
-    i = 0
-    while i < len(inner):
-        ch = inner[i]
-        if ch == "'":
-            if quoted and inner[i + 1:i + 2] == "'":
-                current.append("'")
-                i += 2
-                continue
-            quoted, started = not quoted, True
-        elif ch.isspace() and not quoted:
-            if started:
-                out.append("".join(current))
-            current, started = [], False
-        else:
-            current.append(ch)
-            started = True
-        i += 1
-    if quoted:
+    words = classad.split_v2_args(inner.replace('""', '"'))
+    if words is None:
         raise FormatError("unterminated single quote", rule="single quotes group words in pairs",
                           value=inner, path=where)
-    if started:
-        out.append("".join(current))
-    return out
+    return words
 
 
 def split_environment(value: str, where: str = "<environment>") -> dict[str, str]:
@@ -280,43 +139,96 @@ def _getenv(value: str) -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if any(fnmatch.fnmatchcase(k, p) for p in patterns)}
 
 
-def _size(value: str, scale: float, path: str, key: str) -> str:
-    """request_memory / request_disk: a number with an optional unit becomes an integer; an
-    expression stays an expression (evaluated at match time, DAGNodeRetry in scope)."""
-    match = _SIZE_RE.match(value)
-    if match is None:
-        if not value.strip():
-            raise _error(path, None, f"empty {key}", f"{key} is a size or an expression", value)
-        return value.strip()
-    unit = (match.group(2) or "").lower()
-    return str(max(1, math.ceil(float(match.group(1)) * _UNITS[unit] * scale)))
+def _request(key: str, value: str, path: str, line: int | None = None) -> str:
+    """A request or priority as ClassAd text (``classad.request_expr``: sizes in the request's unit,
+    infinite, NaN, negative and out-of-range constants refused), or a located ``FormatError``."""
+    try:
+        return classad.request_expr(key, value)
+    except classad.RequestError as exc:
+        raise _error(path, line, exc.message, exc.rule, value) from None
 
 
 def memory_mb(value: str, path: str = "<request_memory>") -> str:
-    return _size(value, 1.0, path, "request_memory")  # a bare number is MiB
+    return _request("request_memory", value, path)  # a bare number is MiB
 
 
 def disk_kb(value: str, path: str = "<request_disk>") -> str:
-    match = _SIZE_RE.match(value)
-    if match is not None and not match.group(2):
-        return str(max(0, math.ceil(float(match.group(1)))))  # a bare number is KiB
-    return _size(value, 1024.0, path, "request_disk")
+    return _request("request_disk", value, path)  # a bare number is KiB
 
 
 def _resolve(base: str, name: str) -> str:
     return name if os.path.isabs(name) else os.path.normpath(os.path.join(base, name))
 
 
+def node_description(spec: NodeSpec, descriptions: Mapping[str, InlineDescription]) -> SubmitDescription:
+    """A node's submit description: an inline one of the DAG file (DAGMan queues it once when it has no
+    queue statement), else its submit file."""
+    if spec.description is not None:
+        inline = descriptions[spec.description]
+        return parse_submit_lines(inline.lines, inline.path, spec.directory, need_queue=False)
+    return parse_submit(spec.submit)
+
+
+def proc_rows(desc: SubmitDescription, directory: str) -> list[dict[str, str]]:
+    """The procs a node's job has, each with its predefined per-proc macros: ``queue N`` gives N,
+    ``queue ... in/from/matching`` N per item (``$(Item)`` or the named variables, ``$(ItemIndex)``,
+    ``$(Row)``, ``$(Step)``), always numbered by ``$(Process)`` from 0."""
+    queue = desc.queue
+    if queue.simple:
+        return [{}]
+    try:
+        items = queue_items(queue, directory)
+    except FormatError as exc:
+        raise exc.located(desc.path) from None
+    rows: list[dict[str, str]] = []
+    for index, item in enumerate(items):
+        for step in range(queue.count):
+            proc = str(len(rows))
+            rows.append({**item, "Process": proc, "ProcId": proc, "Step": str(step), "Row": str(index),
+                         "ItemIndex": str(index), "Node": proc})
+    return rows
+
+
+#: Submit commands whose meaning the local backend does not carry out: refused, naming the line,
+#: rather than ignored (a job that should have been removed or held would run on).
+_UNSUPPORTED = {
+    "periodic_remove": "the local backend does not evaluate periodic_remove",
+    "periodic_hold": "the local backend does not evaluate periodic_hold",
+    "periodic_release": "the local backend does not evaluate periodic_release",
+}
+
+
+def _refuse_unsupported(desc: SubmitDescription, values: Mapping[str, tuple[str, int]]) -> None:
+    for key, why in _UNSUPPORTED.items():
+        if key in values:
+            raise _error(desc.path, values[key][1], f"{key} is not supported", why, values[key][0])
+
+
+def _evaluate(text: str) -> object:
+    """``$INT()``/``$REAL()``: a ClassAd expression with no attribute references."""
+    try:
+        return classad.evaluate(classad.parse(text))
+    except ValueError:
+        return None
+
+
 def render(desc: SubmitDescription, node: str, attempt: int, cluster: int, directory: str,
-           dag_vars: Mapping[str, str], prepend: Mapping[str, str] | None = None) -> JobSpec:
+           dag_vars: Mapping[str, str], prepend: Mapping[str, str] | None = None,
+           proc: Mapping[str, str] | None = None) -> JobSpec:
     """Expand ``desc`` for one attempt of ``node`` (DAGMan's ``$(JOB)``/``$(RETRY)`` in VARS too):
-    ``dag_vars`` are appended (they override the file), ``prepend`` the values the file overrides."""
+    ``dag_vars`` are appended (they override the file), ``prepend`` the values the file overrides,
+    ``proc`` one row of :func:`proc_rows`."""
     vars_ = {k: v.replace("$(JOB)", node).replace("$(RETRY)", str(attempt)) for k, v in dag_vars.items()}
     before = {k: v.replace("$(JOB)", node).replace("$(RETRY)", str(attempt))
               for k, v in (prepend or {}).items()}
     predefined = {"Cluster": str(cluster), "ClusterId": str(cluster), "Process": "0", "ProcId": "0",
-                  "Node": "0", "Step": "0", "Row": "0", "Item": "", "dag_node_name": node, "DOLLAR": "$"}
-    ex = _Expander(desc, vars_, predefined, before)
+                  "Node": "0", "Step": "0", "Row": "0", "Item": "", "ItemIndex": "0", "dag_node_name": node,
+                  **(proc or {})}
+    ex = Macros(desc.path, desc.values, appended=vars_, prepended=before, predefined=predefined,
+                evaluate=_evaluate)
+    values, attrs = effective_values(desc, ex)
+    ex.file = values
+    _refuse_unsupported(desc, values)
     submit_dir = directory
     iwd = _resolve(submit_dir, ex.get("initialdir", "") or submit_dir)
     exe = ex.get("executable")
@@ -328,9 +240,11 @@ def render(desc: SubmitDescription, node: str, attempt: int, cluster: int, direc
     stderr = _resolve(iwd, ex.get("error", "") or os.devnull)
     universe = (ex.get("universe", "vanilla") or "vanilla").lower()
     if universe not in UNIVERSES:
-        raise _error(desc.path, desc.values.get("universe", ("", None))[1], "unknown universe",
+        raise _error(desc.path, values.get("universe", ("", None))[1], "unknown universe",
                      "universe is one of " + ", ".join(sorted(UNIVERSES)), universe)
-    ad = _job_ad(desc, ex, node, attempt, cluster, exe_path, iwd, universe, vars_, before)
+    ad = _job_ad(desc, ex, attrs, node, attempt, cluster, exe_path, iwd, universe, vars_, before)
+    if proc:
+        ad["ProcId"] = _literal(int(proc.get("ProcId", "0")))
     site = ad.get("pegasus_site")
     return JobSpec((exe_path, *args), env, iwd, stdout, stderr, universe, ad,
                    site if isinstance(site, str) else None)
@@ -346,6 +260,12 @@ def _expr(desc: SubmitDescription, key: str, text: str) -> classad.Expr:
                      "the value is a ClassAd expression", text) from exc
 
 
+# submit command -> job ad attribute, checked by ``classad.request_expr`` (request_gpus is checked
+# and advertised, though the local pool has no GPUs to match it against)
+_REQUESTS = (("request_cpus", "RequestCpus"), ("request_memory", "RequestMemory"), ("request_disk", "RequestDisk"),
+             ("request_gpus", "RequestGpus"), ("priority", "JobPrio"))
+
+
 @functools.lru_cache(maxsize=1 << 16)
 def _literal(value: str | int) -> classad.Expr:
     """The Expr of a literal, shared between ads (most values repeat: executables, directories, ints)."""
@@ -354,7 +274,7 @@ def _literal(value: str | int) -> classad.Expr:
     return scratch.lookup("v")
 
 
-def _ad_vars(desc: SubmitDescription, ex: _Expander, values: Mapping[str, str]) -> list[tuple[str, classad.Expr]]:
+def _ad_vars(desc: SubmitDescription, ex: Macros, values: Mapping[str, str]) -> list[tuple[str, classad.Expr]]:
     """VARS ``+Attr="v"`` and ``My.Attr="v"`` go to the ad as-is."""
     out = []
     for key, raw in values.items():
@@ -363,21 +283,21 @@ def _ad_vars(desc: SubmitDescription, ex: _Expander, values: Mapping[str, str]) 
     return out
 
 
-def _job_ad(desc: SubmitDescription, ex: _Expander, node: str, attempt: int, cluster: int, exe: str,
-            iwd: str, universe: str, vars_: Mapping[str, str], before: Mapping[str, str]) -> ClassAd:
+def _job_ad(desc: SubmitDescription, ex: Macros, attrs_raw: Mapping[str, str], node: str, attempt: int,
+            cluster: int, exe: str, iwd: str, universe: str, vars_: Mapping[str, str],
+            before: Mapping[str, str]) -> ClassAd:
     """The job ad: a copy of a shared template (same attributes, same expressions) plus the three
     attributes that differ per attempt.  Literals need no parsing; expressions are parsed once."""
     attrs: list[tuple[str, classad.Expr]] = [
         ("ProcId", _literal(0)), ("Cmd", _literal(exe)), ("Iwd", _literal(iwd)),
         ("JobUniverse", _literal(UNIVERSES[universe])), ("Universe", _literal(universe)),
-        ("Owner", _literal(_OWNER)), ("RequestCpus", _expr(desc, "request_cpus", ex.get("request_cpus", "1") or "1"))]
-    memory = ex.get("request_memory", "")
-    if memory:
-        attrs.append(("RequestMemory", _expr(desc, "request_memory", memory_mb(memory, desc.path))))
-    disk = ex.get("request_disk", "")
-    if disk:
-        attrs.append(("RequestDisk", _expr(desc, "request_disk", disk_kb(disk, desc.path))))
-    for key, attr in (("requirements", "Requirements"), ("rank", "Rank"), ("priority", "JobPrio")):
+        ("Owner", _literal(_OWNER))]
+    for key, attr in _REQUESTS:
+        value = ex.get(key, "1" if key == "request_cpus" else "")
+        if value or key == "request_cpus":
+            line = desc.values.get(key, ("", None))[1]
+            attrs.append((attr, _expr(desc, key, _request(key, value or "1", desc.path, line))))
+    for key, attr in (("requirements", "Requirements"), ("rank", "Rank")):
         value = ex.get(key, "")
         if value:
             attrs.append((attr, _expr(desc, key, value)))
@@ -385,7 +305,7 @@ def _job_ad(desc: SubmitDescription, ex: _Expander, node: str, attempt: int, clu
     if limits:
         attrs.append(("ConcurrencyLimits", _literal(limits)))
     attrs.extend(_ad_vars(desc, ex, before))  # prepended: the file's own +Attr lines win
-    for name, raw in desc.attrs.items():
+    for name, raw in attrs_raw.items():
         attrs.append((name, _expr(desc, "+" + name, ex.expand(raw))))
     attrs.extend(_ad_vars(desc, ex, vars_))
     ad = _template(tuple(attrs)).copy()

@@ -33,7 +33,7 @@ from sheaf.errors import FormatError, InputError, ValidationError
 from sheaf.formats._common import PathLike, Source, gc_paused, read_text
 from sheaf.formats._discover import Inputs, load_inputs, locate_error, validate_inputs
 from sheaf.formats._file_rc import looks_like_file_rc, parse_file_rc
-from sheaf.formats._properties import read_properties, write_properties
+from sheaf.formats._properties import format_properties, read_properties, write_properties
 from sheaf.formats._yaml_catalogs import (
     rc_from_data,
     rc_to_data,
@@ -50,6 +50,7 @@ from sheaf.model._validate import check_names, nul_problem
 
 __all__ = [
     "Inputs",
+    "format_properties",
     "load_inputs",
     "read_properties",
     "read_replica_catalog",

@@ -21,12 +21,16 @@ properties), and inline entries fill in what it does not name.  ``merged_with`` 
 
 from __future__ import annotations
 
+import functools
 import re
 import warnings
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+import regex  # type: ignore[import-untyped]
+
+from sheaf.errors import ValidationError
 from sheaf.model._empty import EMPTY as _EMPTY
 
 TransformationKey = tuple[str | None, str, str | None]
@@ -232,10 +236,8 @@ class Replica:
         if not self.regex:
             return None
         try:
-            with warnings.catch_warnings():  # a FutureWarning on stderr is not an answer
-                warnings.simplefilter("ignore")
-                pattern = re.compile(self.lfn)
-        except (re.error, RecursionError, OverflowError) as exc:
+            pattern = _compiled(self.lfn)  # warnings silenced: a FutureWarning on stderr is not an answer
+        except (regex.error, RecursionError, OverflowError, ValueError) as exc:
             return f"the regular expression does not compile: {exc}"
         for pfn in self.pfns:
             for group in _GROUP.finditer(pfn.pfn):
@@ -268,7 +270,7 @@ class ReplicaCatalog:
                 found.extend(replica.pfns)
         for replica in self.replicas:
             if replica.regex:
-                match = re.fullmatch(replica.lfn, lfn)
+                match = _regex_match(replica.lfn, lfn)
                 if match:
                     found.extend(PFN(_expand_groups(p.pfn, match), p.site) for p in replica.pfns)
         return found
@@ -281,6 +283,27 @@ class ReplicaCatalog:
 
 
 _GROUP = re.compile(r"\[(\d+)\]")
+REGEX_TIMEOUT = 2.0  # seconds one regex replica may take to match one lfn
+
+
+@functools.lru_cache(maxsize=1024)
+def _compiled(pattern: str) -> regex.Pattern[str]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return regex.compile(pattern)
+
+
+def _regex_match(pattern: str, lfn: str) -> regex.Match[str] | None:
+    """``pattern`` matched against the whole ``lfn``, bounded in time.
+
+    The ``regex`` engine (not ``re``) because it takes a timeout: a user's expression that
+    backtracks exponentially (``(a|a)+$``) must end in a message naming it, never stall planning.
+    """
+    try:
+        return _compiled(pattern).fullmatch(lfn, timeout=REGEX_TIMEOUT)
+    except TimeoutError:
+        raise ValidationError(f"regex replica took over {REGEX_TIMEOUT:g} s to match lfn {lfn!r}",
+                              rule="regex replicas match in bounded time", value=pattern) from None
 
 
 def _group_number(digits: str) -> int:
@@ -288,7 +311,7 @@ def _group_number(digits: str) -> int:
     return int(digits) if len(digits) <= 9 else 10**9
 
 
-def _expand_groups(pfn: str, match: re.Match[str]) -> str:
+def _expand_groups(pfn: str, match: regex.Match[str]) -> str:
     """Pegasus regex replicas write ``[1]`` for the first group of the lfn's match (a group the
     expression lacks, which readers refuse, expands to nothing)."""
     def group(found: re.Match[str]) -> str:

@@ -33,6 +33,7 @@ from sheaf.model import (
     merge_profiles,
 )
 from sheaf.planner._options import Options
+from sheaf.planner._requests import check_requests
 from sheaf.planner._sites import SiteSelector, check_known
 
 TKey = tuple[str | None, str, str | None]
@@ -136,6 +137,7 @@ class _Resolver:
         cached = self._profiles.get(cache_key)
         if cached is None:
             merged = merge_profiles(self.prop_layer, own, upper)
+            check_requests(merged, job.id)  # once per distinct merge: what `sheaf run` would refuse
             agg = tc_agg or _agg(own) or site_agg or self.options.aggregator
             cached = (merged, agg.strip().lower())  # checked when a cluster uses it (aggregator_for)
             self._profiles[cache_key] = cached

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from sheaf.engine._dagfile import parse_dag, parse_rescue
 from sheaf.errors import FormatError
+from sheaf.formats._dagman import parse_dag, parse_rescue
 
 PEGASUS_DAG = """\
 ######################################################################
@@ -111,7 +111,7 @@ def test_subdag_external(tmp_path: Path) -> None:
     ("JOB A a.sub\nPARENT A\n", 2, "PARENT p... CHILD c..."),
     ("JOB A a.sub\nSCRIPT MIDDLE A x.sh\n", 2, "SCRIPT type is PRE, POST or HOLD"),
     ("JOB A a.sub\nABORT-DAG-ON A 1 RETURN 300\n", 2, "RETURN value is 0..255"),
-    ("# c\nJOB\n", 2, "JOB name file [DIR d] [NOOP] [DONE]"),
+    ("# c\nJOB\n", 2, "JOB name submit-file|{ inline description } [DIR d] [NOOP] [DONE]"),
 ])
 def test_bad_lines_name_path_line_and_rule(tmp_path: Path, text: str, line: int, rule: str) -> None:
     path = write(tmp_path, text)
@@ -134,3 +134,98 @@ def test_rescue_file(tmp_path: Path) -> None:
     assert rescue.done == {"A"} and rescue.retries == {"B": 2}
     with pytest.raises(FormatError):
         parse_rescue(str(write(tmp_path, "DONE nosuch\n", "wf.dag.rescue002")), dag)
+
+
+# ---- hostile DAG files (issue 16, defect 9): one FormatError, never a traceback ----------------
+
+def _refused(path: Path) -> FormatError:
+    with pytest.raises(FormatError) as caught:
+        parse_dag(str(path))
+    return caught.value
+
+
+@pytest.mark.parametrize("target", ["wf.dag", "inc.dag", "inner.dag", "wf.config"])
+def test_a_file_that_is_not_utf8_is_refused_with_its_line(tmp_path: Path, target: str) -> None:
+    write(tmp_path, "CONFIG wf.config\nJOB A a.sub\nINCLUDE inc.dag\nSPLICE S inner.dag\n")
+    write(tmp_path, "JOB B a.sub\n", "inc.dag")
+    write(tmp_path, "JOB X a.sub\n", "inner.dag")
+    write(tmp_path, "DAGMAN_MAX_JOBS_SUBMITTED = 2\n", "wf.config")
+    path = tmp_path / target
+    before = path.read_bytes()
+    path.write_bytes(before + b"# caf\xe9\n")
+    error = _refused(tmp_path / "wf.dag")
+    assert error.path == str(path) and error.line == before.count(b"\n") + 1 and "UTF-8" in error.message
+
+
+def test_a_rescue_dag_that_is_not_utf8_is_refused(tmp_path: Path) -> None:
+    dag = parse_dag(str(write(tmp_path, "JOB A a.sub\n")))
+    rescue = tmp_path / "wf.dag.rescue001"
+    rescue.write_bytes(b"DONE A\n\xff\n")
+    with pytest.raises(FormatError) as caught:
+        parse_rescue(str(rescue), dag)
+    assert (caught.value.path, caught.value.line) == (str(rescue), 2)
+
+
+@pytest.mark.parametrize("line", ["JOB B b\x00c.sub", "INCLUDE inc\x00.dag", "# a NUL \x00 in a comment"])
+def test_a_nul_byte_is_refused(tmp_path: Path, line: str) -> None:
+    error = _refused(write(tmp_path, f"JOB A a.sub\n{line}\n"))
+    assert error.line == 2 and "NUL" in error.message
+
+
+@pytest.mark.parametrize(("text", "rule"), [
+    ("JOB A a.sub\nVARS A\n", "VARS"),
+    ("JOB A a.sub\nVARS A   \n", "VARS"),
+    ("JOB A a.sub\nDONE ALL_NODES\n", "ALL_NODES"),
+    ("JOB A a.sub\nDONE\n", "DONE node"),
+    ("JOB A a.sub\nDONE A A\n", "DONE node"),
+])
+def test_commands_missing_their_values_or_misusing_all_nodes(tmp_path: Path, text: str, rule: str) -> None:
+    error = _refused(write(tmp_path, text))
+    assert error.line == 2 and rule in (error.rule or "")
+
+
+def test_done_all_nodes_is_refused_as_dagman_refuses_it(tmp_path: Path) -> None:
+    error = _refused(write(tmp_path, "JOB A a.sub\nJOB B a.sub\nDONE ALL_NODES\n"))
+    assert error.value == "ALL_NODES" and "not allowed" in (error.rule or "")
+
+
+@pytest.mark.parametrize(("files", "cycle"), [
+    ({"wf.dag": "JOB A a.sub\nINCLUDE wf.dag\n"}, "wf.dag -> "),
+    ({"wf.dag": "INCLUDE b.dag\n", "b.dag": "INCLUDE c.dag\n", "c.dag": "INCLUDE b.dag\n"}, "b.dag -> "),
+    ({"wf.dag": "SPLICE S wf.dag\n"}, "wf.dag -> "),
+    ({"wf.dag": "SPLICE S b.dag\n", "b.dag": "INCLUDE wf.dag\n"}, "wf.dag -> "),
+])
+def test_include_and_splice_cycles_are_refused_with_the_cycle(tmp_path: Path, files: dict[str, str],
+                                                               cycle: str) -> None:
+    for name, text in files.items():
+        write(tmp_path, text, name)
+    error = _refused(tmp_path / "wf.dag")
+    assert "cycle" in (error.rule or "") and cycle in str(error.value)
+
+
+def test_deep_distinct_includes_are_bounded(tmp_path: Path) -> None:
+    for i in range(200):
+        write(tmp_path, f"INCLUDE d{i + 1}.dag\n", f"d{i}.dag")
+    write(tmp_path, "JOB A a.sub\n", "d200.dag")
+    assert "nest" in (_refused(tmp_path / "d0.dag").rule or "")
+
+
+BIG = "1" * 400
+
+
+@pytest.mark.parametrize("line", [
+    f"RETRY A {BIG}", f"RETRY A 2 UNLESS-EXIT {BIG}", f"PRIORITY A {BIG}", f"PRIORITY A -{BIG}",
+    f"PRE_SKIP A {BIG}", f"ABORT-DAG-ON A {BIG}", f"MAXJOBS cat {BIG}", f"SCRIPT DEFER 1 {BIG} PRE A x",
+    f"SCRIPT DEFER {BIG} 1 PRE A x", f"NODE_STATUS_FILE st {BIG}", "PRIORITY A 2147483648",
+    "RETRY A 9" + "9" * 5000, "PRIORITY A 1_000", "RETRY A ٣",
+])
+def test_every_integer_of_the_grammar_is_bounded(tmp_path: Path, line: str) -> None:
+    error = _refused(write(tmp_path, f"JOB A a.sub\n{line}\n"))
+    assert error.line == 2 and ("range" in error.message or "integer" in error.message)
+
+
+def test_integers_at_the_bounds_are_read(tmp_path: Path) -> None:
+    dag = parse_dag(str(write(tmp_path, "JOB A a.sub\nPRIORITY A -2147483648\nRETRY A 2147483647\n"
+                                        "NODE_STATUS_FILE st ALWAYS-UPDATE\n")))
+    assert (dag.nodes["A"].priority, dag.nodes["A"].retries) == (-(1 << 31), (1 << 31) - 1)
+    assert dag.node_status_file == (str(tmp_path / "st"), 60.0)

@@ -1,0 +1,105 @@
+"""The DAG grammar's newer commands end to end: ``sheaf run`` on hand-written DAGs, real processes.
+
+Our own versions of DAGMan's test scenarios: inline and SUBMIT-DESCRIPTION descriptions, continued
+lines, commands before their JOB line, ``queue N`` and ``queue ... in`` as one node of several procs,
+if/else and ``$CHOICE`` in a submit description, ENV SET, several DAG files in one run, and the
+refusals (a clear message naming the line, exit code 2, nothing run).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+SHEAF = str(Path(sys.executable).parent / "sheaf")
+
+
+def sheaf_run(directory: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([SHEAF, "run", str(directory), *args], capture_output=True, text=True, check=False,
+                          timeout=120)
+
+
+def _append(out: Path, text: str) -> str:
+    return f'universe = local\nexecutable = /bin/sh\narguments = "-c \'echo {text} >> {out}\'"\n'
+
+
+def test_inline_descriptions_continuations_and_forward_references(tmp_path: Path) -> None:
+    out = tmp_path / "out.txt"
+    (tmp_path / "wf.dag").write_text(
+        "RETRY B 1\n"
+        "VARS B word=\"bee\"\n"
+        "PARENT A \\\n  CHILD B\n"
+        "SUBMIT-DESCRIPTION shared {\n" + _append(out, "$(word)") + "}\n"
+        "JOB A {\n" + _append(out, "inline-a") + "}\n"
+        "JOB B shared\n")
+    done = sheaf_run(tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert out.read_text() == "inline-a\nbee\n"
+
+
+def test_queue_n_is_one_node_of_several_procs(tmp_path: Path) -> None:
+    out = tmp_path / "out.txt"
+    (tmp_path / "p.sub").write_text(_append(out, "p$(Process)") + "queue 3\n")
+    (tmp_path / "i.sub").write_text(_append(out, "$(Item)") + "queue in (x, y)\n")
+    (tmp_path / "wf.dag").write_text("JOB P p.sub\nJOB I i.sub\nPARENT P CHILD I\n")
+    done = sheaf_run(tmp_path)
+    assert done.returncode == 0, done.stderr
+    lines = out.read_text().split()
+    assert sorted(lines[:3]) == ["p0", "p1", "p2"] and sorted(lines[3:]) == ["x", "y"]
+
+
+def test_a_failing_proc_fails_its_node(tmp_path: Path) -> None:
+    (tmp_path / "p.sub").write_text('universe = local\nexecutable = /bin/sh\n'
+                                    'arguments = "-c \'exit $(Process)\'"\nqueue 3\n')
+    (tmp_path / "wf.dag").write_text("JOB P p.sub\n")
+    done = sheaf_run(tmp_path)
+    assert done.returncode == 1, done.stderr
+
+
+def test_if_else_choice_and_env_set(tmp_path: Path) -> None:
+    out = tmp_path / "out.txt"
+    (tmp_path / "c.sub").write_text(
+        "if defined fancy\n  word = $CHOICE(1, zero, one)\nelse\n  word = plain\nendif\n"
+        + _append(out, "$(word)-$ENV(SHEAF_TEST_ENV)") + "queue\n")
+    (tmp_path / "wf.dag").write_text("ENV SET SHEAF_TEST_ENV=set\nJOB A c.sub\nVARS A fancy=\"1\"\nJOB B c.sub\n"
+                                     "PARENT A CHILD B\n")
+    done = sheaf_run(tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert out.read_text() == "one-set\nplain-set\n"
+
+
+def test_several_dag_files_run_as_one(tmp_path: Path) -> None:
+    out = tmp_path / "out.txt"
+    (tmp_path / "a.sub").write_text(_append(out, "a") + "queue\n")
+    (tmp_path / "b.sub").write_text(_append(out, "b") + "queue\n")
+    (tmp_path / "a.dag").write_text("JOB A a.sub\n")
+    (tmp_path / "b.dag").write_text("JOB B b.sub\nPARENT A CHILD B\n")
+    done = sheaf_run(tmp_path, "--dag", "a.dag", "--dag", "b.dag")
+    assert done.returncode == 0, done.stderr
+    assert out.read_text() == "a\nb\n"
+    assert list(tmp_path.glob(".sheaf/a.dag.journal"))
+
+
+def test_refusals_name_the_line_and_run_nothing(tmp_path: Path) -> None:
+    out = tmp_path / "out.txt"
+    (tmp_path / "a.sub").write_text(_append(out, "a") + "queue\n")
+    (tmp_path / "wf.dag").write_text("JOB A a.sub\nJOB B a.sub\nWEAK PARENT A CHILD B\n")
+    done = sheaf_run(tmp_path)
+    assert done.returncode == 2
+    assert "wf.dag:3" in done.stderr and "WEAK" in done.stderr and "Traceback" not in done.stderr
+    assert not out.exists()
+    (tmp_path / "wf.dag").write_text("JOB A a.sub\n")
+    (tmp_path / "a.sub").write_text(_append(out, "a") + "periodic_remove = true\nqueue\n")
+    done = sheaf_run(tmp_path)
+    assert done.returncode == 2 and "a.sub:4" in done.stderr and "periodic_remove" in done.stderr
+    assert not out.exists()
+
+
+def test_unhonoured_config_knob_is_warned(tmp_path: Path) -> None:
+    (tmp_path / "a.sub").write_text("universe = local\nexecutable = /bin/true\nqueue\n")
+    (tmp_path / "wf.config").write_text("DAGMAN_FROBNICATE = 1\n")
+    (tmp_path / "wf.dag").write_text("CONFIG wf.config\nJOB A a.sub\n")
+    done = sheaf_run(tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "DAGMAN_FROBNICATE" in done.stderr

@@ -1,0 +1,136 @@
+"""The DAG-file grammar, driven by data folders: every ``valid/*.dag`` parses to what its ``.json``
+says, every ``invalid/*.dag`` fails with the line and the message its first line names
+(``# expect: LINE: text``).  Plus several DAG files in one DAG, and writer -> reader round trips."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sheaf.errors import FormatError
+from sheaf.formats._dagman import Dag, parse_dag
+
+DATA = Path(__file__).parent / "data" / "dagman"
+VALID = sorted((DATA / "valid").glob("*.dag"))
+INVALID = sorted((DATA / "invalid").glob("*.dag"))
+
+
+def _rel(path: str | None, base: Path) -> str | None:
+    return None if path is None else os.path.relpath(path, base)
+
+
+def _node_view(dag: Dag, name: str, base: Path) -> dict[str, Any]:
+    spec = dag.nodes[name]
+    return {
+        "vars": spec.vars, "directory": _rel(spec.directory, base), "retries": spec.retries,
+        "priority": spec.priority, "category": spec.category, "done": spec.done, "noop": spec.noop,
+        "description": spec.description, "submit": _rel(spec.submit, base),
+        "pre": spec.pre and os.path.basename(spec.pre.argv[0]),
+        "pre_debug": spec.pre and spec.pre.debug and [_rel(spec.pre.debug[0], base), spec.pre.debug[1]],
+        "post": spec.post and os.path.basename(spec.post.argv[0]),
+        "hold": spec.hold and os.path.basename(spec.hold.argv[0]),
+        "save_point": _rel(spec.save_point, base),
+    }
+
+
+@pytest.mark.parametrize("path", VALID, ids=lambda p: p.stem)
+def test_valid(path: Path) -> None:
+    expected = json.loads(path.with_suffix(".json").read_text())
+    dag = parse_dag(str(path))
+    base = path.parent
+    assert set(dag.nodes) == set(expected["nodes"])
+    for name, want in expected["nodes"].items():
+        view = _node_view(dag, name, base)
+        assert {k: view[k] for k in want} == want, name
+    if "edges" in expected:
+        edges = sorted([p, c] for p in dag.children for c in dag.children[p])
+        assert edges == sorted(expected["edges"])
+    if "cycle" in expected:
+        assert list(dag.cycle) == expected["cycle"]
+    if "descriptions" in expected:
+        assert {k: len(v.lines) for k, v in dag.descriptions.items()} == expected["descriptions"]
+    for key in ("env", "job_attrs"):
+        if key in expected:
+            assert getattr(dag, key) == expected[key]
+    if "env_get" in expected:
+        assert list(dag.env_get) == expected["env_get"]
+    if "dot" in expected:
+        o = dag.dot_options
+        assert [_rel(dag.dot, base), o.update, o.overwrite, _rel(o.include, base)] == expected["dot"]
+    assert len(dag.warnings) == expected.get("warnings", 0), dag.warnings
+
+
+@pytest.mark.parametrize("path", INVALID, ids=lambda p: p.stem)
+def test_invalid(path: Path) -> None:
+    header = re.match(r"# expect: (\d+): (.*)", path.read_text().splitlines()[0])
+    assert header is not None, path
+    with pytest.raises(FormatError) as info:
+        parse_dag(str(path))
+    assert info.value.line == int(header.group(1)), str(info.value)
+    assert header.group(2) in str(info.value)
+    assert info.value.path is not None and info.value.path.endswith((".dag", ".inc"))
+
+
+def test_several_dag_files_make_one_dag(tmp_path: Path) -> None:
+    (tmp_path / "a.dag").write_text("JOB A a.sub\nRETRY ALL_NODES 2\n")
+    (tmp_path / "b.dag").write_text("JOB B b.sub\nPARENT A CHILD B\nCONFIG b.config\n")
+    (tmp_path / "b.config").write_text("DAGMAN_MAX_JOBS_SUBMITTED = 3\n")
+    dag = parse_dag(str(tmp_path / "a.dag"), str(tmp_path / "b.dag"))
+    assert dag.path == str(tmp_path / "a.dag")
+    assert dag.children["A"] == ["B"]
+    assert (dag.nodes["A"].retries, dag.nodes["B"].retries) == (2, 0)  # ALL_NODES is per file
+    assert dag.config["DAGMAN_MAX_JOBS_SUBMITTED"] == "3"
+
+
+def test_several_dag_files_need_unique_names(tmp_path: Path) -> None:
+    (tmp_path / "a.dag").write_text("JOB A a.sub\n")
+    (tmp_path / "b.dag").write_text("JOB A b.sub\n")
+    with pytest.raises(FormatError) as info:
+        parse_dag(str(tmp_path / "a.dag"), str(tmp_path / "b.dag"))
+    assert (info.value.path, info.value.line, info.value.rule) == (str(tmp_path / "b.dag"), 1,
+                                                                   "node names are unique")
+
+
+_NAME = st.from_regex(r"[A-Za-z][A-Za-z0-9_.-]{0,8}", fullmatch=True)
+_VALUE = st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=126, exclude_characters='"\\'), max_size=12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.dictionaries(_NAME, st.tuples(st.integers(0, 5), st.integers(-10, 10), st.dictionaries(
+    st.from_regex(r"[a-z][a-z0-9_]{0,5}", fullmatch=True).filter(lambda k: not k.startswith("queue")), _VALUE,
+    max_size=3)), min_size=1, max_size=6), st.booleans(), st.data())
+def test_writer_reader_round_trip(tmp_path_factory: pytest.TempPathFactory,
+                                  nodes: dict[str, tuple[int, int, dict[str, str]]], continued: bool,
+                                  data: st.DataObject) -> None:
+    """What codegen writes (its record lines) reads back as written, with lines continued or not."""
+    from sheaf.codegen._dag import NodeSettings, node_lines
+
+    names = sorted(nodes)
+    edges = sorted({(a, b) for a, b in data.draw(st.lists(st.tuples(st.sampled_from(names),
+                                                                    st.sampled_from(names))))
+                    if names.index(a) < names.index(b)})
+    lines: list[str] = []
+    for name in names:
+        retry, priority, vars_ = nodes[name]
+        lines += node_lines(name, f"{name}.sub", NodeSettings(retry, "cat", priority, None, None, None), "o")
+        lines += [f'VARS {name} {k}="{v}"' for k, v in vars_.items()]
+    lines += [f"PARENT {a} CHILD {b}" for a, b in edges]
+    if continued:
+        lines = [line.replace(" ", " \\\n  ", 1) for line in lines]
+    directory = tmp_path_factory.mktemp("rt")
+    (directory / "x.dag").write_text("\n".join(lines) + "\n")
+    dag = parse_dag(str(directory / "x.dag"))
+    assert sorted(dag.nodes) == names
+    for name in names:
+        retry, priority, vars_ = nodes[name]
+        spec = dag.nodes[name]
+        assert (spec.retries, spec.priority, spec.category) == (retry, priority, "cat")
+        assert spec.vars == {"+DAGNodeRetry": "$(RETRY)", **vars_}
+    assert sorted((p, c) for p in dag.children for c in dag.children[p]) == edges
