@@ -114,21 +114,21 @@ def render_shared_submit(job: ExecJob, profiles: Mapping[str, Mapping[str, str]]
 
 
 def shared_vars(job: ExecJob, command: Command, rel_dir: str) -> str:
-    """The ``key="value"`` entries of ``job``'s VARS line that fill in its shared description."""
+    """The ``key="value"`` VARS entries that fill in ``job``'s shared description (``rel_dir`` is its
+    ``jobs/NNN``).  Each value lands inside a quoted value of the description, never at a line's end."""
     try:
         args = quote_arguments(command.argv) if command.argv else ""
         task = classad_string(job.tasks[0].id)[1:-1]
-        entries = ((SHARED_DIR, check_line(rel_dir, "a path")), (SHARED_ARGS, args), (SHARED_TASK, task))
-        for _, value in entries:
-            if value.endswith("\\"):  # it would continue the line once put in the description
-                raise Unwritable(f"a value ends in a backslash: {value!r}")
-        return " ".join(f'{key}="{dag_vars_value(value)}"' for key, value in entries)
     except Unwritable as exc:
         raise _unwritable(job, exc) from None
+    return (f'{SHARED_DIR}="{rel_dir}" {SHARED_ARGS}="{dag_vars_value(args)}" '
+            f'{SHARED_TASK}="{dag_vars_value(task)}"')
 
 
 def dag_vars_value(text: str) -> str:
     """A VARS value between its double quotes: DAGMan reads ``\\"`` as ``"`` and ``\\\\`` as ``\\``."""
+    if "\\" not in text and '"' not in text:
+        return text
     return text.replace("\\", "\\\\").replace('"', '\\"')
 
 

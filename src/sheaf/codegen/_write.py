@@ -26,7 +26,7 @@ Shared submit descriptions: unclustered compute jobs of one transformation at on
 profiles and command (arguments aside), share one description (``_submit.render_shared_submit``),
 written into the DAG as a ``SUBMIT-DESCRIPTION shared.<k>.<transformation>.<site> { ... }`` block
 right before the first job that uses it (HTCondor >= 10 reads them; a name no job id takes), and
-get their own values from a second ``VARS`` line -- what DAGMan's manual shows for nodes that "only
+get their own values from their ``VARS`` line -- what DAGMan's manual shows for nodes that "only
 vary in filenames".  So a plan of 10^5 such jobs writes no submit file for them, where it wrote 10^5.
 Every other job (clusters with their ``.in``, auxiliary jobs, sub-workflows) keeps its own file.
 The property ``sheaf.submit.shared = false`` writes one description file per job, as before.
@@ -322,8 +322,8 @@ class _Writer:
             elif share and job.type == "compute" and len(job.tasks) == 1:
                 command = self._resolved(job, paths, profiles)
                 name = self._shared(job, profiles, command, ctx, dag)
-                lines = node_lines(job.id, name, cached[1], out_base + ".out")
-                lines.append(f"VARS {job.id} {shared_vars(job, command, paths.rel_dir)}")
+                lines = node_lines(job.id, name, cached[1], out_base + ".out",
+                                   more_vars=shared_vars(job, command, paths.rel_dir))
             else:
                 self._put(paths.rel_submit, render_submit(job, profiles, self._resolved(job, paths, profiles),
                                                           out_base, ctx))
