@@ -38,7 +38,7 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -236,9 +236,12 @@ class _Environment:
 _RUN_TIME_MACROS = ("$(cluster", "$(dag_status", "$(failed_count")  # known only at submission
 
 
-def _uses_run_time_values(desc: SubmitDescription, dag_vars: Mapping[str, str]) -> bool:
-    texts = [v for v, _ in desc.values.values()] + [*desc.attrs.values(), *dag_vars.values()]
+def _uses_run_time_values(texts: Iterable[str]) -> bool:
     return any(m in t.lower() for t in texts for m in _RUN_TIME_MACROS)
+
+
+def _description_uses_run_time_values(desc: SubmitDescription) -> bool:
+    return _uses_run_time_values([*(v for v, _ in desc.values.values()), *desc.attrs.values()])
 
 
 def _load_descriptions(dag: Dag, limits: Limits) -> tuple[dict[str, SubmitDescription], dict[str, JobSpec]]:
@@ -249,6 +252,7 @@ def _load_descriptions(dag: Dag, limits: Limits) -> tuple[dict[str, SubmitDescri
     """
     cache: dict[str, SubmitDescription] = {}
     first: dict[str, JobSpec] = {}
+    run_time: dict[str, bool] = {}  # by description: whether its own text uses run-time values
     for spec in dag.nodes.values():
         if spec.description is None and not os.path.exists(spec.submit):
             continue  # read at submission: a PRE script or an earlier node may write it
@@ -258,6 +262,7 @@ def _load_descriptions(dag: Dag, limits: Limits) -> tuple[dict[str, SubmitDescri
         desc = cache.get(spec.submit)
         if desc is None:
             desc = cache[spec.submit] = node_description(spec, dag.descriptions)
+            run_time[spec.submit] = _description_uses_run_time_values(desc)
         if not desc.queue.simple:
             continue  # expanded per proc at submission (a queue from-file may be written by then)
         sub = Submit(spec.name, 0, 0, spec.priority + limits.dag_priority)
@@ -265,7 +270,7 @@ def _load_descriptions(dag: Dag, limits: Limits) -> tuple[dict[str, SubmitDescri
             job = _render(desc, spec, sub, _config_bool(dag, "DAGMAN_DEFAULT_APPEND_VARS", False))
         except InputError as exc:
             raise exc.located(desc.path) from None
-        if not _uses_run_time_values(desc, spec.vars) and spec.pre is None:
+        if spec.pre is None and not run_time[spec.submit] and not _uses_run_time_values(spec.vars.values()):
             first[spec.name] = job
     return cache, first
 
@@ -308,6 +313,7 @@ class _Run:
         self.clock = clock
         self.scripts = ScriptRunner(paths["scripts"], clock)
         jobstate = dag.jobstate_log or os.path.join(os.path.dirname(dag.path), "jobstate.log")
+        self._sites: dict[str, tuple[SubmitDescription, str | None]] = {}
         self.jobstate = JobstateLog(jobstate, self._site)
         self.keys: dict[str, tuple[str, int]] = {}
         self.procs = ProcGroups()
@@ -325,12 +331,18 @@ class _Run:
         self._started: Callable[[], list[Started]] | None = getattr(backend, "started", None)
 
     def _site(self, node: str) -> str | None:
+        """The node's ``+pegasus_site`` (jobstate.log's site column), looked up once per description."""
         spec = self.dag.nodes[node]
         desc = self.descs.get(spec.submit)
         if desc is None:
             return None
+        known = self._sites.get(node)
+        if known is not None and known[0] is desc:
+            return known[1]
         raw = spec.vars.get("+pegasus_site") or desc.attrs.get("pegasus_site")
-        return raw.strip().strip('"') if raw else None
+        site = raw.strip().strip('"') if raw else None
+        self._sites[node] = (desc, site)
+        return site
 
     # -- instructions -----------------------------------------------------------------------------
 
