@@ -7,12 +7,15 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
+import time
 from pathlib import Path
 
 import pytest
 
+from sheaf.backends._spawn import THREADED
 from sheaf.backends.local import LocalBackend
-from sheaf.engine import ConcurrencyLimits, Held, Pool
+from sheaf.engine import ConcurrencyLimits, Held, Launch, Pool
 
 from .contract import collect, exited, make_launch
 
@@ -197,3 +200,29 @@ def test_a_short_spike_is_caught_by_polling_or_at_exit(tmp_path: Path) -> None:
         local.submit(make_launch(tmp_path, "spike", [sys.executable, "-c", spike]))
         event = exited(collect(local, 1)["spike#0"])
     assert event.signal == 9 and event.reason is not None and "exceeded request" in event.reason
+
+
+@pytest.mark.skipif(not THREADED, reason="spawns run in the caller's thread without glibc's addchdir_np")
+def test_a_spawn_that_blocks_does_not_block_the_engine(tmp_path: Path) -> None:
+    """A child stuck before its execve (here: opening a FIFO nobody reads as its stdout) holds
+    ``posix_spawn``'s caller; the backend spawns from its own thread, so ``submit`` returns at once
+    and ``wait`` still reports other jobs.  (Spawned in the caller, ``submit`` hung until the reader came.)"""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    release = threading.Timer(8.0, lambda: os.close(os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)))
+    release.start()  # a last resort, so that a regression fails the test instead of hanging it
+    with backend_for(tmp_path, "NUM_CPUS = 2\nMEMORY = 2048\n") as local:
+        local.submit(make_launch(tmp_path, "first", ["/bin/sleep", "0.3"]))
+        begin = time.monotonic()
+        blocked = make_launch(tmp_path, "blocked", ["/bin/true"])
+        local.submit(Launch(**{**{f: getattr(blocked, f) for f in blocked.__dataclass_fields__},
+                               "stdout": str(fifo)}))
+        assert time.monotonic() - begin < 1.0
+        assert exited(collect(local, 1, timeout=5.0)["first#0"]).exit_code == 0
+        assert time.monotonic() - begin < 5.0  # the blocked spawn is still waiting for its reader
+        reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+        try:
+            assert exited(collect(local, 1)["blocked#0"]).exit_code == 0
+        finally:
+            os.close(reader)
+    release.cancel()
