@@ -10,8 +10,9 @@ every resource, measured on a slice and extrapolated; the binding has no negotia
 
 The jobs of one kind are copies of one prototype sharing its expressions, as the procs of an
 HTCondor cluster share their cluster ad; ClusterId/ProcId differ per job.  Resources: 800 slots used
-once per cycle (no WantAdRevaluate) and 200 grid sites with WantAdRevaluate and MaxMatches 200.  A second cycle has only WantAdRevaluate
-sites (1,000, MaxMatches 100), so most of its 100,000 jobs are matched and every match re-evaluates.
+once per cycle (no WantAdRevaluate) and 200 grid sites with WantAdRevaluate and MaxMatches 200.  A
+second cycle has only WantAdRevaluate sites (1,000, MaxMatches 100), so most of its 100,000 jobs are
+matched and every match re-evaluates.
 """
 
 from __future__ import annotations
@@ -87,7 +88,8 @@ def _kind_text(kind: int, rng: random.Random) -> str:
     attrs = {
         "Owner": f'"user{kind % 17}"', "Cmd": f'"/opt/app/bin/task{kind}"', "JobPrio": str(kind % 4),
         "RequestCpus": str(cpus),
-        "RequestMemory": f"ifThenElse(isUndefined(DAGNodeRetry) || DAGNodeRetry == 0, {memory}, {memory * 2})",
+        "RequestMemory": f"ifThenElse(isUndefined(DAGNodeRetry) || DAGNodeRetry == 0, {memory},"
+                         f" {memory * 2})",
         "Requirements": ('TARGET.Is_Grid_Site =?= true' if grid else
                          f'TARGET.Arch == "{rng.choice(["X86_64", "aarch64"])}" && TARGET.OpSys == "LINUX"'
                          ' && TARGET.Memory >= RequestMemory && TARGET.Cpus >= RequestCpus'),
@@ -103,16 +105,17 @@ def _kind_text(kind: int, rng: random.Random) -> str:
 
 
 def _resources(rng: random.Random) -> list[str]:
-    ads = []
-    for i in range(800):
-        ads.append(f'[ Name = "slot{i}@node{i // 8}"; Arch = "{"X86_64" if i % 4 else "aarch64"}"; OpSys = "LINUX";'
-                   f' Memory = {rng.choice([2048, 4096, 8192, 16384, 32768])}; Cpus = {rng.choice([1, 2, 4, 8])};'
-                   ' Requirements = TARGET.WANT_GRID =!= true && TARGET.RequestMemory <= MY.Memory; Rank = 0 ]')
-    for i in range(200):
-        ads.append(f'[ Name = "site{i}"; WantAdRevaluate = true; CurMatches = {i % 3}; MaxMatches = 200;'
-                   ' Is_Grid_Site = true; Requirements = CurMatches < MaxMatches && TARGET.WANT_GRID =?= true;'
-                   f' SiteEnvironment = "SITE=site{i}"; MatchmakerURL = "gk{i}.example.org/jobmanager-condor" ]')
-    return ads
+    slots = [f'[ Name = "slot{i}@node{i // 8}"; Arch = "{"X86_64" if i % 4 else "aarch64"}";'
+             f' OpSys = "LINUX"; Memory = {rng.choice([2048, 4096, 8192, 16384, 32768])};'
+             f' Cpus = {rng.choice([1, 2, 4, 8])};'
+             ' Requirements = TARGET.WANT_GRID =!= true && TARGET.RequestMemory <= MY.Memory; Rank = 0 ]'
+             for i in range(800)]
+    sites = [f'[ Name = "site{i}"; WantAdRevaluate = true; CurMatches = {i % 3}; MaxMatches = 200;'
+             ' Is_Grid_Site = true; Requirements = CurMatches < MaxMatches && TARGET.WANT_GRID =?= true;'
+             f' SiteEnvironment = "SITE=site{i}";'
+             f' MatchmakerURL = "gk{i}.example.org/jobmanager-condor" ]'
+             for i in range(200)]
+    return slots + sites
 
 
 def cycle(jobs_count: int, kinds: int) -> None:
@@ -144,8 +147,8 @@ def cycle(jobs_count: int, kinds: int) -> None:
     naive = (time.process_time() - start) / sample * len(jobs)
     print(f"\nnegotiator cycle: {len(jobs):,} jobs, {result.kinds} kinds, {len(resources):,} resources "
           f"(setup {setup:.1f} s, not timed)")
-    print(f"  sheaf negotiate            {ours:8.2f} s wall, {ours_cpu:.2f} s CPU   {len(result.matches):,} matches, "
-          f"{len(result.unmatched):,} unmatched")
+    print(f"  sheaf negotiate            {ours:8.2f} s wall, {ours_cpu:.2f} s CPU   "
+          f"{len(result.matches):,} matches, {len(result.unmatched):,} unmatched")
     print(f"  classad2 naive loop        {naive:8.0f} s CPU   (every job x every resource; extrapolated from "
           f"{sample} jobs x {len(cres)} resources)")
 
@@ -153,13 +156,16 @@ def cycle(jobs_count: int, kinds: int) -> None:
 def revaluation_cycle() -> None:
     """The WantAdRevaluate path under load: 1,000 grid sites that each take up to 100 matches."""
     sites = [classad.ClassAd.parse(
-        f'[ Name = "site{i}"; WantAdRevaluate = true; CurMatches = 0; MaxMatches = 100; Memory = {1024 * (1 + i % 8)};'
-        f' Requirements = CurMatches < MaxMatches && TARGET.RequestMemory <= Memory; SiteEnvironment = "S={i}" ]')
+        f'[ Name = "site{i}"; WantAdRevaluate = true; CurMatches = 0; MaxMatches = 100;'
+        f' Memory = {1024 * (1 + i % 8)};'
+        ' Requirements = CurMatches < MaxMatches && TARGET.RequestMemory <= Memory;'
+        f' SiteEnvironment = "S={i}" ]')
         for i in range(1000)]
     jobs = {}
     for k in range(200):
         proto = classad.ClassAd.parse(f"[ RequestMemory = {40 * (1 + k)}; JobPrio = {k % 4};"
-                                      f" Requirements = TARGET.Memory >= RequestMemory; Rank = -CurMatches/MaxMatches + {k % 3} ]")
+                                      " Requirements = TARGET.Memory >= RequestMemory;"
+                                      f" Rank = -CurMatches/MaxMatches + {k % 3} ]")
         for p in range(500):
             job = proto.copy()
             job["ProcId"] = p
@@ -167,8 +173,9 @@ def revaluation_cycle() -> None:
     start, cpu = time.perf_counter(), time.process_time()
     result = classad.negotiate(jobs, sites)
     wall, cpu = time.perf_counter() - start, time.process_time() - cpu
-    print(f"  sheaf, all WantAdRevaluate {wall:8.2f} s wall, {cpu:.2f} s CPU   {len(result.matches):,} matches "
-          f"({result.kinds} kinds; every match re-evaluates a site and moves it to the end)")
+    print(f"  sheaf, all WantAdRevaluate {wall:8.2f} s wall, {cpu:.2f} s CPU   "
+          f"{len(result.matches):,} matches ({result.kinds} kinds; "
+          "every match re-evaluates a site and moves it to the end)")
 
 
 def main() -> None:

@@ -38,7 +38,8 @@ def rate(fn: Callable[[], object], seconds: float) -> float:
             return count / (now - start)
 
 
-def best_of_three(theirs: Callable[[], object], mine: Callable[[], object], seconds: float) -> tuple[float, float]:
+def best_of_three(theirs: Callable[[], object], mine: Callable[[], object],
+                  seconds: float) -> tuple[float, float]:
     """Both rates, each the best of three rounds taken in turn, so that both meet the same load."""
     a = b = 0.0
     for _ in range(3):
@@ -68,15 +69,19 @@ def main() -> None:
 
     req_theirs, job_theirs, machine_theirs = (classad2.ExprTree(REQUIREMENTS), classad2.ClassAd(JOB),
                                               classad2.ClassAd(MACHINE))
-    req_mine, job_mine, machine_mine = classad.parse(REQUIREMENTS), classad.ClassAd.parse(JOB), classad.ClassAd.parse(MACHINE)
-    assert req_theirs.eval(job_theirs, machine_theirs) is True and req_mine.evaluate_in(job_mine, machine_mine) is True
+    req_mine, job_mine, machine_mine = (classad.parse(REQUIREMENTS), classad.ClassAd.parse(JOB),
+                                        classad.ClassAd.parse(MACHINE))
+    assert req_theirs.eval(job_theirs, machine_theirs) is True
+    assert req_mine.evaluate_in(job_mine, machine_mine) is True
     assert job_theirs.symmetricMatch(machine_theirs) and classad.symmetric_match(job_mine, machine_mine)
 
     rows = [
-        ("parse Requirements (same text)", lambda: classad2.ExprTree(REQUIREMENTS), lambda: classad.parse(REQUIREMENTS)),
+        ("parse Requirements (same text)", lambda: classad2.ExprTree(REQUIREMENTS),
+         lambda: classad.parse(REQUIREMENTS)),
         ("parse Requirements (new text)", lambda: classad2.ExprTree(new_requirements()),
          lambda: classad.parse(new_requirements())),
-        ("parse job ad (new text)", lambda: classad2.ClassAd(new_job()), lambda: classad.ClassAd.parse(new_job())),
+        ("parse job ad (new text)", lambda: classad2.ClassAd(new_job()),
+         lambda: classad.ClassAd.parse(new_job())),
         ("evaluate Requirements vs target", lambda: req_theirs.eval(job_theirs, machine_theirs),
          lambda: req_mine.evaluate_in(job_mine, machine_mine)),
         ("symmetric match", lambda: job_theirs.symmetricMatch(machine_theirs),

@@ -70,7 +70,8 @@ def workflow(path: Path, n: int) -> None:
           - {name: local, directories: []}
         jobs:
         """)
-    jobs = "".join(f'- {{type: job, name: "true", id: ID{i:07d}, arguments: [], uses: []}}\n' for i in range(n))
+    job = '- {{type: job, name: "true", id: ID{:07d}, arguments: [], uses: []}}\n'
+    jobs = "".join(job.format(i) for i in range(n))
     path.write_text(head + jobs + "jobDependencies: []\n")
 
 
@@ -212,7 +213,8 @@ PEER_SCRIPTS = {
         import subprocess, sys, time
         from dask.distributed import Client, LocalCluster
         n = int(sys.argv[1])
-        with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as c, Client(c) as cl:
+        with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                          dashboard_address=None) as c, Client(c) as cl:
             t = time.perf_counter()
             cl.gather(cl.map(lambda i: subprocess.run(["/bin/true"]).returncode, range(n)))
             print(time.perf_counter() - t)
@@ -258,7 +260,7 @@ def peer_venv() -> Path:
                                  capture_output=True, check=False).returncode]
     if missing and subprocess.run(pip + missing, capture_output=True, check=False).returncode:
         for p in missing:  # install what installs; the rest are reported as skipped
-            subprocess.run(pip + [p], capture_output=True, check=False)
+            subprocess.run([*pip, p], capture_output=True, check=False)
     return python
 
 
@@ -284,8 +286,8 @@ def run_peer(python: Path, name: str, root: Path, n: int) -> float | str:
     body = textwrap.indent(textwrap.dedent(PEER_SCRIPTS[name]), "    ")
     script.write_text(f"if __name__ == '__main__':  # worker processes re-import this file\n{body}")
     env = {**os.environ, "PATH": f"{python.parent}:{os.environ.get('PATH', '')}"}  # parsl's interchange
-    done = subprocess.run([str(python), str(script), str(n)], capture_output=True, text=True, cwd=root, check=False,
-                          env=env, timeout=900)
+    done = subprocess.run([str(python), str(script), str(n)], capture_output=True, text=True, cwd=root,
+                          check=False, env=env, timeout=900)
     if done.returncode:
         return "not installed" if "ModuleNotFoundError" in done.stderr else f"failed: {done.stderr[-200:]}"
     return float(done.stdout.strip().splitlines()[-1])

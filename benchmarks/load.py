@@ -56,8 +56,10 @@ def montage(n: int) -> Workflow:
     jobs = wf.jobs
     prof = {"pegasus": {"runtime": "30"}}
     for i in range(k):
-        jobs[f"project_{i}"] = _job(f"project_{i}", "mProject", ["-X", f"raw_{i}.fits", f"p_{i}.fits", "region.hdr"],
-                                    [f"raw_{i}.fits", "region.hdr"], [f"p_{i}.fits", f"p_{i}_area.fits"], prof)
+        jobs[f"project_{i}"] = _job(f"project_{i}", "mProject",
+                                    ["-X", f"raw_{i}.fits", f"p_{i}.fits", "region.hdr"],
+                                    [f"raw_{i}.fits", "region.hdr"], [f"p_{i}.fits", f"p_{i}_area.fits"],
+                                    prof)
     for i in range(k - 1):
         jobs[f"diff_{i}"] = _job(f"diff_{i}", "mDiffFit", ["-d", "-s", f"fit_{i}.txt", f"p_{i}.fits",
                                                            f"p_{i + 1}.fits"],
@@ -67,9 +69,10 @@ def montage(n: int) -> Workflow:
     jobs["bgmodel"] = _job("bgmodel", "mBgModel", ["images.tbl", "fits.tbl", "corrections.tbl"],
                            ["fits.tbl"], ["corrections.tbl"])
     for i in range(k):
-        jobs[f"background_{i}"] = _job(f"background_{i}", "mBackground", ["-t", f"p_{i}.fits", f"c_{i}.fits"],
-                                       [f"p_{i}.fits", f"p_{i}_area.fits", "corrections.tbl"], [f"c_{i}.fits"],
-                                       prof)
+        jobs[f"background_{i}"] = _job(f"background_{i}", "mBackground",
+                                       ["-t", f"p_{i}.fits", f"c_{i}.fits"],
+                                       [f"p_{i}.fits", f"p_{i}_area.fits", "corrections.tbl"],
+                                       [f"c_{i}.fits"], prof)
     jobs["add"] = _job("add", "mAdd", ["-e", "images.tbl", "region.hdr", "mosaic.fits"],
                        [f"c_{i}.fits" for i in range(k)], ["mosaic.fits"])
     return wf
@@ -86,15 +89,17 @@ def genome(n: int) -> Workflow:
         for i in range(per_chr):
             out = f"chr{c}n-{i}.tar.gz"
             parts.append(out)
-            jobs[f"ind_{c}_{i}"] = _job(f"ind_{c}_{i}", "individuals", [f"ALL.chr{c}.vcf", str(c), str(i), str(per_chr)],
+            jobs[f"ind_{c}_{i}"] = _job(f"ind_{c}_{i}", "individuals",
+                                        [f"ALL.chr{c}.vcf", str(c), str(i), str(per_chr)],
                                         [f"ALL.chr{c}.vcf", "columns.txt"], [out])
-        jobs[f"merge_{c}"] = _job(f"merge_{c}", "individuals_merge", [str(c)] + parts[:3], parts, [f"chr{c}n.tar.gz"])
+        jobs[f"merge_{c}"] = _job(f"merge_{c}", "individuals_merge", [str(c), *parts[:3]], parts,
+                                  [f"chr{c}n.tar.gz"])
         jobs[f"sift_{c}"] = _job(f"sift_{c}", "sifting", [f"ALL.chr{c}.annotation.vcf", str(c)],
                                  [f"ALL.chr{c}.annotation.vcf"], [f"sifted.SIFT.chr{c}.txt"])
         for p in range(populations):
             ins = [f"chr{c}n.tar.gz", f"sifted.SIFT.chr{c}.txt", f"pop{p}"]
-            jobs[f"mut_{c}_{p}"] = _job(f"mut_{c}_{p}", "mutation_overlap", ["-c", str(c), "-pop", f"pop{p}"], ins,
-                                        [f"chr{c}-pop{p}.tar.gz"])
+            jobs[f"mut_{c}_{p}"] = _job(f"mut_{c}_{p}", "mutation_overlap", ["-c", str(c), "-pop", f"pop{p}"],
+                                        ins, [f"chr{c}-pop{p}.tar.gz"])
             jobs[f"freq_{c}_{p}"] = _job(f"freq_{c}_{p}", "frequency", ["-c", str(c), "-pop", f"pop{p}"], ins,
                                          [f"chr{c}-pop{p}-freq.tar.gz"])
     return wf
@@ -169,9 +174,11 @@ def main() -> None:
     parser.add_argument("--json", action="store_true", help="also print the rows as JSON")
     args = parser.parse_args()
     rows = []
-    header = (f"{'shape':8} {'jobs':>8} {'MB':>6} {'write s':>8} {'read s':>7} {'valid. s':>8} {'total s':>8} "
-              f"{'cpu s':>6} {'wkr cpu':>7} {'RSS MB':>7} {'wkr RSS':>7} {'yaml_rs cpu':>11} {'cpu/yrs':>7} {'PyYAML s':>9} {'PyY cpu':>8} {'PyY RSS':>8} {'target':>7}")
-    print(f"# load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; wall-clock seconds unless 'cpu'")
+    header = (f"{'shape':8} {'jobs':>8} {'MB':>6} {'write s':>8} {'read s':>7} {'valid. s':>8} "
+              f"{'total s':>8} {'cpu s':>6} {'wkr cpu':>7} {'RSS MB':>7} {'wkr RSS':>7} {'yaml_rs cpu':>11} "
+              f"{'cpu/yrs':>7} {'PyYAML s':>9} {'PyY cpu':>8} {'PyY RSS':>8} {'target':>7}")
+    print(f"# load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; "
+          "wall-clock seconds unless 'cpu'")
     print(header)
     with tempfile.TemporaryDirectory() as tmp:
         for shape in args.shapes:
@@ -193,10 +200,13 @@ def main() -> None:
                     py_text, py_cpu_text, py_rss_text = f"{'-':>9}", f"{'-':>8}", f"{'-':>8}"
                 total = read_s + valid_s
                 target = TARGETS.get(size)
-                verdict = "-" if target is None else ("ok" if total <= target and rss <= RSS_TARGET_MB else "MISS")
+                met = target is not None and total <= target and rss <= RSS_TARGET_MB
+                verdict = "-" if target is None else ("ok" if met else "MISS")
                 mb = path.stat().st_size / 2**20
-                print(f"{shape:8} {jobs:8d} {mb:6.0f} {write_s:8.2f} {read_s:7.2f} {valid_s:8.2f} {total:8.2f} "
-                      f"{cpu_s:6.2f} {wkr_cpu:7.2f} {rss:7.0f} {wkr_rss:7.0f} {yrs_cpu:11.2f} {cpu_s / yrs_cpu:7.2f} {py_text} {py_cpu_text} {py_rss_text} {verdict:>7}", flush=True)
+                print(f"{shape:8} {jobs:8d} {mb:6.0f} {write_s:8.2f} {read_s:7.2f} {valid_s:8.2f} "
+                      f"{total:8.2f} {cpu_s:6.2f} {wkr_cpu:7.2f} {rss:7.0f} {wkr_rss:7.0f} {yrs_cpu:11.2f} "
+                      f"{cpu_s / yrs_cpu:7.2f} {py_text} {py_cpu_text} {py_rss_text} {verdict:>7}",
+                      flush=True)
                 rows.append({"shape": shape, "jobs": jobs, "mb": mb, "write_s": write_s, "read_s": read_s,
                              "validate_s": valid_s, "cpu_s": cpu_s, "worker_cpu_s": wkr_cpu, "rss_mb": rss,
                              "worker_rss_mb": wkr_rss, "yaml_rs_cpu_s": yrs_cpu, "pyyaml_s": py_text.strip()})

@@ -64,7 +64,8 @@ print(len(wf))
 _PLAN_CHILD = """
 import resource, sys, time
 from sheaf.formats import read_workflow
-from sheaf.model import Properties, Site, SiteCatalog, Transformation, TransformationCatalog, TransformationSite
+from sheaf.model import (Properties, Site, SiteCatalog, Transformation, TransformationCatalog,
+                         TransformationSite)
 from sheaf.planner import plan
 path, mode, out = sys.argv[1:4]
 t0 = time.perf_counter()
@@ -150,8 +151,9 @@ def main() -> None:
     parser.add_argument("--baseline-max", type=int, default=20_000,
                         help="largest size the quadratic baseline runs on; larger sizes are extrapolated")
     args = parser.parse_args()
-    print(f"{'jobs':>8} {'mode':11} {'load s':>7} {'plan s':>7} {'plan cpu':>8} {'write s':>8} {'total s':>8} "
-          f"{'RSS MB':>7} {'exec jobs':>9} {'files':>8} {'yaml_rs s':>9} {'total/yaml':>10} {'target':>7} {'load':>5}  "
+    print(f"{'jobs':>8} {'mode':11} {'load s':>7} {'plan s':>7} {'plan cpu':>8} {'write s':>8} "
+          f"{'total s':>8} {'RSS MB':>7} {'exec jobs':>9} {'files':>8} {'yaml_rs s':>9} {'total/yaml':>10} "
+          f"{'target':>7} {'load':>5}  "
           f"{'baseline levels s':>17}")
     measured: tuple[int, float] | None = None
     with tempfile.TemporaryDirectory() as tmp:
@@ -175,7 +177,8 @@ def main() -> None:
                 target = TARGETS.get((size, mode))
                 ok = ratio <= target and rss <= RSS_TARGET_MB if target else None
                 verdict = "-" if ok is None else ("ok" if ok else "MISS")
-                print(f"{jobs:8d} {mode:11} {load_s:7.2f} {plan_s:7.2f} {cpu_s:8.2f} {write_s:8.2f} {total:8.2f} "
+                print(f"{jobs:8d} {mode:11} {load_s:7.2f} {plan_s:7.2f} {cpu_s:8.2f} {write_s:8.2f} "
+                      f"{total:8.2f} "
                       f"{rss:7.0f} {int(exec_jobs):9d} {files:8d} {yaml_s:9.2f} {ratio:10.2f} {verdict:>7} "
                       f"{load:5.1f}  {base}", flush=True)
             path.unlink()

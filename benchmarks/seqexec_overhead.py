@@ -58,7 +58,8 @@ def main() -> None:
             rows.append((f"sheaf-cluster -n {cpus} -R progress",
                          _best([CLUSTER, "-n", str(cpus), "-R", os.path.join(tmp, "p.txt"), job],
                                repeats), floor))
-    print(f"{n} tasks of {TRUE}, best of {repeats}; sheaf-cluster start-up (empty .in) {startup * 1e3:.0f} ms")
+    print(f"{n} tasks of {TRUE}, best of {repeats}; "
+          f"sheaf-cluster start-up (empty .in) {startup * 1e3:.0f} ms")
     print(f"{'runner':32} {'wall s':>7} {'tasks/s':>8} {'vs floor':>8} {'wall/task':>10} "
           f"{'CPU s':>7} {'CPU/task':>9}")
     for name, (wall, cpu), (floor_wall, floor_cpu) in rows:

@@ -202,7 +202,8 @@ def case_inf_memory(a: Attack, tmp: Path) -> None:
 
 
 def case_classad(a: Attack, tmp: Path) -> None:
-    a.check("ClassAd with 8,000 trailing spaces", a.run(["classad", "eval", "1 +" + " " * 8000], tmp), bound=2)
+    a.check("ClassAd with 8,000 trailing spaces", a.run(["classad", "eval", "1 +" + " " * 8000], tmp),
+            bound=2)
     a.check("ClassAd integer of 5,000 digits", a.run(["classad", "eval", "9" * 5000], tmp), codes=(0, 2))
 
 
@@ -274,7 +275,8 @@ def case_corrupt_journal(a: Attack, tmp: Path) -> None:
     good = b"".join(ln for ln in journal.read_bytes().splitlines(keepends=True) if not ln.startswith(b'["E"'))
     lines = good.splitlines(keepends=True)
     for name, data in (("invalid UTF-8 byte", lines[0] + b"\xff" + b"".join(lines[1:])),
-                       ("record of the wrong shape", lines[0] + b'["C", 1.0, {"x": 1}]\n' + b"".join(lines[1:])),
+                       ("record of the wrong shape",
+                        lines[0] + b'["C", 1.0, {"x": 1}]\n' + b"".join(lines[1:])),
                        ("unknown state string", good.replace(b'"done"', b'"zzz"', 1))):
         journal.write_bytes(data)
         a.check(f"journal: {name} (status)", a.run(["status", str(d)], tmp), codes=(0, 1, 2))

@@ -78,7 +78,7 @@ def _pmc(draw: st.DrawFn) -> tuple[list[PmcTask], list[tuple[str, str]]]:
     names = draw(st.lists(_word, min_size=1, max_size=6, unique=True))
     tasks = []
     for name in names:
-        argv = (draw(_word),) + tuple(draw(st.lists(_arg, max_size=3)))
+        argv = (draw(_word), *draw(st.lists(_arg, max_size=3)))
         meta = draw(st.one_of(st.none(), st.tuples(_word, _word, _word)))
         fwd = st.tuples(_word.filter(lambda w: "=" not in w), _word)
         tasks.append(PmcTask(
@@ -86,7 +86,7 @@ def _pmc(draw: st.DrawFn) -> tuple[list[PmcTask], list[tuple[str, str]]]:
             draw(st.one_of(st.none(), st.integers(1, 9))), draw(st.integers(-100, 100)),
             tuple(draw(st.lists(fwd, max_size=2, unique_by=lambda p: p[0]))),
             tuple(draw(st.lists(fwd, max_size=2, unique_by=lambda p: p[0]))),
-            *(meta if meta else (None, None, None))))
+            *(meta or (None, None, None))))
     # edges only forward in the list order: acyclic by construction
     pairs = [(a, b) for i, a in enumerate(names) for b in names[i + 1:]]
     edges = draw(st.lists(st.sampled_from(pairs), unique=True)) if pairs else []

@@ -196,8 +196,8 @@ class TestPmc:
         r = PmcRun(tmp_path, transport)
         r.dag.write_text("\n".join([r.task("first"), r.task("doomed", "--victim"), r.task("after"),
                                     "EDGE first doomed", "EDGE doomed after"]) + "\n")
-        proc = subprocess.Popen(r.command("--worker-timeout", "30", recovery=True), cwd=tmp_path, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True, env=_env())
+        proc = subprocess.Popen(r.command("--worker-timeout", "30", recovery=True), cwd=tmp_path,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env())
         victim = r.logdir / "victim"
         deadline = time.time() + 60
         while not victim.exists() and time.time() < deadline and proc.poll() is None:

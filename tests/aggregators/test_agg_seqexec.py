@@ -157,7 +157,8 @@ def test_status_and_progress_files_and_setup(tmp_path: Path) -> None:
 ])
 def test_bad_usage_and_input(tmp_path: Path, args: list[str], text: str, code: int, needle: str) -> None:
     (tmp_path / "job.in").write_text(text)
-    res = subprocess.run([CLUSTER, *args], check=False, cwd=tmp_path, capture_output=True, text=True, timeout=30)
+    res = subprocess.run([CLUSTER, *args], check=False, cwd=tmp_path, capture_output=True, text=True,
+                         timeout=30)
     assert res.returncode == code
     assert needle in res.stderr and "Traceback" not in res.stderr
     assert "[cluster-task" not in res.stdout  # a bad file is rejected before anything runs

@@ -53,6 +53,7 @@ def test_start_up_imports_nothing_heavy() -> None:
     code = ("import sys; import sheaf.aggregators.seqexec; "
             "print(' '.join(sorted(m for m in sys.modules if m.split('.')[0] in "
             "('dataclasses', 'typing', 're', 'shlex', 'enum', 'sheaf') )))")
-    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
-    assert set(loaded) == {"sheaf", "sheaf.aggregators", "sheaf.aggregators.seqexec",
-                           "sheaf.aggregators._cli", "sheaf.aggregators._seqexec_run", "sheaf.aggregators._records"}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert set(done.stdout.split()) == {
+        "sheaf", "sheaf.aggregators", "sheaf.aggregators.seqexec",
+        "sheaf.aggregators._cli", "sheaf.aggregators._seqexec_run", "sheaf.aggregators._records"}

@@ -33,7 +33,7 @@ def test_pairs_round_trip(tmp_path_factory: pytest.TempPathFactory, names: list[
     path = os.path.join(root, "pairs.in")
     with open(path, "w", encoding="utf-8", newline="") as handle:
         handle.write(pairs_text(pairs))
-    assert read_pairs(path, root) == pairs
+    assert read_pairs(path, root) == [(src, dst, False) for src, dst in pairs]
 
 
 @pytest.mark.parametrize("bad", ["/a\nb", "/a\0b", "/a\udcffb"])
@@ -74,6 +74,6 @@ def test_a_1mb_line_is_read_in_linear_time(tmp_path: Path) -> None:
     sum(1 for c in name if c == " ")  # a linear pass in Python over the same length
     baseline = time.perf_counter() - start
     start = time.perf_counter()
-    assert read_pairs(str(path), str(root)) == [(f"/src/{name}", f"{root}/{name}")]
+    assert read_pairs(str(path), str(root)) == [(f"/src/{name}", f"{root}/{name}", False)]
     took = time.perf_counter() - start
     assert took < 100 * baseline + 1.0, f"{took:.2f} s"  # shlex.split took ~10 s

@@ -47,8 +47,8 @@ def test_seed_recipe_memory_is_enforced_then_raised_on_retry(tmp_path: Path) -> 
 def test_memory_of_the_whole_process_tree_counts(tmp_path: Path) -> None:
     with backend_for(tmp_path, "NUM_CPUS = 1\nMEMORY = 4096\n") as local:
         child = "import time; block = b'x' * (300 * 2**20); time.sleep(3)"
-        script = f"import subprocess, sys; [subprocess.Popen([sys.executable, '-c', {child!r}]) " \
-                 "for _ in range(2)]; import time; time.sleep(5)"
+        script = (f"import subprocess, sys; [subprocess.Popen([sys.executable, '-c', {child!r}]) "
+                  "for _ in range(2)]; import time; time.sleep(5)")
         local.submit(make_launch(tmp_path, "tree", [sys.executable, "-c", script],
                                  ad="RequestMemory = 400", env=dict(os.environ)))
         event = exited(collect(local, 1)["tree#0"])
@@ -72,14 +72,17 @@ def test_cpu_affinity_pins_the_job_and_its_children(tmp_path: Path) -> None:
 
 def test_without_enforcement_jobs_are_not_pinned(tmp_path: Path) -> None:
     with backend_for(tmp_path, "NUM_CPUS = 1\n") as local:
-        local.submit(make_launch(tmp_path, "free", ["/bin/sh", "-c", "grep Cpus_allowed_list /proc/self/status"]))
+        argv = ["/bin/sh", "-c", "grep Cpus_allowed_list /proc/self/status"]
+        local.submit(make_launch(tmp_path, "free", argv))
         collect(local, 1)
-    mine = subprocess.run(["grep", "Cpus_allowed_list", "/proc/self/status"], capture_output=True, text=True, check=True)
+    mine = subprocess.run(["grep", "Cpus_allowed_list", "/proc/self/status"], capture_output=True, text=True,
+                          check=True)
     assert (tmp_path / "free.out").read_text().split()[-1] == mine.stdout.split()[-1]
 
 
 def test_partitionable_slot_runs_dynamic_slots_side_by_side(tmp_path: Path) -> None:
-    config = "NUM_CPUS = 2\nMEMORY = 2048\nSLOT_TYPE_1 = 100%\nSLOT_TYPE_1_PARTITIONABLE = True\nNUM_SLOTS_TYPE_1 = 1\n"
+    config = ("NUM_CPUS = 2\nMEMORY = 2048\nSLOT_TYPE_1 = 100%\nSLOT_TYPE_1_PARTITIONABLE = True\n"
+              "NUM_SLOTS_TYPE_1 = 1\n")
     with backend_for(tmp_path, config) as local:
         for name in ("a", "b", "c"):
             local.submit(make_launch(tmp_path, name, ["/bin/sleep", "0.3"], ad="RequestMemory = 1000"))

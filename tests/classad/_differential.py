@@ -34,7 +34,7 @@ def run_oracle(cases: list[Case], strict: bool, workdir: str) -> list[Any]:
     done = 0
     while done < len(cases):
         code = subprocess.run([sys.executable, str(WORKER), cases_path, results_path, str(done)], env=env,
-                              timeout=900).returncode
+                              timeout=900, check=False).returncode
         with open(results_path) as f:
             done = sum(1 for _ in f)
         if code != 0 and done < len(cases):
@@ -102,7 +102,8 @@ def same(mine: Any, theirs: Any) -> bool:
     if mine[0] != theirs[0]:
         return False
     if mine[0] == "list":
-        return len(mine[1]) == len(theirs[1]) and all(same(a, b) for a, b in zip(mine[1], theirs[1]))
+        return len(mine[1]) == len(theirs[1]) and all(
+            same(a, b) for a, b in zip(mine[1], theirs[1], strict=True))
     if mine[0] == "real":
         a, b = float(mine[1]), float(theirs[1])
         return a == b or (math.isnan(a) and math.isnan(b)) or math.isclose(a, b, rel_tol=1e-12)
@@ -157,7 +158,8 @@ def _walk(stack: list[Any], seen: set[str]) -> None:
 
 def compare(cases: list[Case], strict: bool, theirs: list[Any]) -> list[str]:
     mine = ours(cases, strict)
-    return [f"{case!r}: sheaf {a!r} != htcondor {b!r}" for case, a, b in zip(cases, mine, theirs) if not same(a, b)]
+    return [f"{case!r}: sheaf {a!r} != htcondor {b!r}" for case, a, b in zip(cases, mine, theirs, strict=True)
+            if not same(a, b)]
 
 
 def run(cases: list[Case]) -> tuple[dict[str, list[str]], int]:
@@ -169,4 +171,5 @@ def run(cases: list[Case]) -> tuple[dict[str, list[str]], int]:
         strict = pool.submit(run_oracle, cases, True, workdir)
         theirs_compat, theirs_strict = compat.result(), strict.result()
     crashes = sum(1 for result in theirs_compat + theirs_strict if result == ["crash"])
-    return {"compat": compare(cases, False, theirs_compat), "strict": compare(cases, True, theirs_strict)}, crashes
+    return {"compat": compare(cases, False, theirs_compat),
+            "strict": compare(cases, True, theirs_strict)}, crashes

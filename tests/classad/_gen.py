@@ -176,7 +176,7 @@ class Generator:
             # the official library (a documented difference): keep to well-formed ones
             args = [arg if not arg.startswith('"') else r.choice(_TIMES[:5]) for arg in args]
         if r.random() < 0.05 and name not in ("absTime", "formatTime"):  # wrong arity (not "now")
-            args = args[:-1] if args and r.random() < 0.5 else args + [self.expr(depth)]
+            args = args[:-1] if args and r.random() < 0.5 else [*args, self.expr(depth)]
         spelled = name if r.random() < 0.8 else r.choice((name.lower(), name.upper()))
         return f"{spelled}({', '.join(args)})"
 
@@ -185,9 +185,10 @@ class Generator:
         if r.random() < 0.25 and kind not in ("L", "P"):
             return self.expr(depth)
         table = {
-            "s": _STRINGS, "v": _VERSIONS, "p": _PATTERNS, "o": _OPTIONS, "S": _STRING_LISTS, "N": _NUMBER_LISTS,
+            "s": _STRINGS, "v": _VERSIONS, "p": _PATTERNS, "o": _OPTIONS,
+            "S": _STRING_LISTS, "N": _NUMBER_LISTS,
             "d": _DELIMS, "t": _TIMES, "T": _TIME_ARGS, "F": _FORMATS, "E": _ENVS, "A": _ARGS, "u": _USERS,
-            "c": _COMPARE_OPS, "U": ('"root"', '"nosuchuser"', "undefined"), "i": _INTS[:9] + ("-1", "-2"),
+            "c": _COMPARE_OPS, "U": ('"root"', '"nosuchuser"', "undefined"), "i": (*_INTS[:9], "-1", "-2"),
             "n": _INTS[:8] + _REALS + ('"2.5"', "true"),
         }
         if kind in table:
@@ -224,7 +225,8 @@ class Generator:
             body = [f"{n} = {self.expr(1)}" for n in names]
             body = [text for text in body if not _LIST_MAKERS.search(text)] or ["a = 1"]
             if r.random() < 0.6:
-                body.append(f"nested = [inner = {self.expr(2)}; up = parent.{self.name()}; a = {self.expr(2)}]")
+                body.append(f"nested = [inner = {self.expr(2)}; up = parent.{self.name()};"
+                            f" a = {self.expr(2)}]")
             r.shuffle(body)
             return "[" + "; ".join(body) + "]"
         finally:
@@ -241,7 +243,8 @@ class Generator:
         return self.expr(), my, target
 
 
-def batch(seed: int, count: int, max_depth: int = 5, pool: int = 300) -> list[tuple[str, str | None, str | None]]:
+def batch(seed: int, count: int, max_depth: int = 5,
+          pool: int = 300) -> list[tuple[str, str | None, str | None]]:
     """``count`` cases; scope ads are drawn from a pool of ``pool`` generated ads (cheaper to parse)."""
     generator = Generator(seed, max_depth)
     ads = [generator.scope_ad() for _ in range(pool)] + ["[]"]

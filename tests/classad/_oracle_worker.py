@@ -14,6 +14,7 @@ import datetime
 import json
 import os
 import sys
+from collections.abc import Callable
 from typing import Any
 
 os.environ.setdefault("CONDOR_CONFIG", "/dev/null")
@@ -35,7 +36,7 @@ def normalise(value: Any) -> Any:
     if isinstance(value, datetime.datetime):
         return ["abstime", int(value.timestamp())]
     if isinstance(value, classad2.ClassAd):
-        return ["ad", sorted(key.lower() for key in value.keys())]
+        return ["ad", sorted(key.lower() for key in value)]
     if isinstance(value, list):
         return ["list", [normalise(item) for item in value]]
     if isinstance(value, classad2.ExprTree):
@@ -44,7 +45,8 @@ def normalise(value: Any) -> Any:
 
 
 def main() -> None:
-    cases = json.load(open(sys.argv[1]))
+    with open(sys.argv[1]) as f:
+        cases = json.load(f)
     ads: dict[tuple[str, str], Any] = {}
 
     def ad(text: str | None, role: str) -> Any:
@@ -55,30 +57,29 @@ def main() -> None:
             ads[text, role] = classad2.ClassAd(text)
         return ads[text, role]
 
-    out = open(sys.argv[2], "a")
+    with open(sys.argv[2], "a") as out:
+        for expr_text, my_text, target_text in cases[int(sys.argv[3]):]:
+            out.write(json.dumps(_evaluate(expr_text, my_text, target_text, ad)) + "\n")
+            out.flush()
 
-    def emit(result: Any) -> None:
-        out.write(json.dumps(result) + "\n")
-        out.flush()
 
-    for expr_text, my_text, target_text in cases[int(sys.argv[3]):]:
-        try:
-            expr = classad2.ExprTree(expr_text)
-            my, target = ad(my_text, "my"), ad(target_text, "target")
-        except Exception:  # noqa: BLE001  (the binding raises many kinds)
-            emit(["syntax"])
-            continue
-        try:
-            if my is None:
-                value = expr.eval()
-            elif target is None:
-                value = expr.eval(my)
-            else:
-                value = expr.eval(my, target)
-            result = normalise(value)
-        except Exception as exc:  # noqa: BLE001  (the binding raises when evaluation fails outright)
-            result = ["exception", str(exc)[:80]]
-        emit(result)
+def _evaluate(expr_text: str, my_text: str | None, target_text: str | None,
+              ad: Callable[[str | None, str], Any]) -> Any:
+    try:
+        expr = classad2.ExprTree(expr_text)
+        my, target = ad(my_text, "my"), ad(target_text, "target")
+    except Exception:  # noqa: BLE001  (the binding raises many kinds)
+        return ["syntax"]
+    try:
+        if my is None:
+            value = expr.eval()
+        elif target is None:
+            value = expr.eval(my)
+        else:
+            value = expr.eval(my, target)
+        return normalise(value)
+    except Exception as exc:  # noqa: BLE001  (the binding raises when evaluation fails outright)
+        return ["exception", str(exc)[:80]]
 
 
 if __name__ == "__main__":

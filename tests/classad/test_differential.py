@@ -44,32 +44,35 @@ def test_bulk_differential(capsys: pytest.CaptureFixture[str]) -> None:
         print(f"\nClassAd differential: {2 * len(cases)} evaluations ({len(cases)} cases x compat+strict), "
               f"{crashes} crashed the official library; mismatches compat={len(mismatches['compat'])} "
               f"strict={len(mismatches['strict'])}")
-        print("cases per feature: " + ", ".join(f"{f}={counts[f]}" for f in sorted(features, key=counts.__getitem__)))
+        print("cases per feature: "
+              + ", ".join(f"{f}={counts[f]}" for f in sorted(features, key=counts.__getitem__)))
     rare = {f: counts[f] for f in features if counts[f] < MIN_PER_FEATURE}
     assert not rare, f"features exercised fewer than {MIN_PER_FEATURE} times: {rare}"
-    for mode, bad in mismatches.items():
+    for mode, reported in mismatches.items():
         # evalInEachContext/countMatches inside larger ads still differ now and then (about 1 case in
         # 20,000): which scope the official library consults for them depends on state we have not
         # pinned down.  Those are reported, not failed; every other mismatch fails.
-        murky = [line for line in bad if _EACH.search(line)]
-        bad = [line for line in bad if not _EACH.search(line)]
+        murky = [line for line in reported if _EACH.search(line)]
+        bad = [line for line in reported if not _EACH.search(line)]
         if murky:
             with capsys.disabled():
                 print(f"{mode}: {len(murky)} known evalInEachContext/countMatches difference(s):\n  "
                       + "\n  ".join(line[:300] for line in murky))
-        assert len(murky) <= len(cases) // 5000, f"too many evalInEachContext/countMatches differences: {len(murky)}"
+        assert len(murky) <= len(cases) // 5000, (
+            f"too many evalInEachContext/countMatches differences: {len(murky)}")
         assert not bad, f"{len(bad)} {mode} mismatches, first ones:\n" + "\n".join(bad[:10])
 
 
 # -- one at a time, with hypothesis ------------------------------------------------------------
 
-_LEAVES = st.sampled_from(["0", "1", "-3", "7", "2.5", "-0.5", "1e308", '"abc"', '"ABC"', '""', "true", "false",
-                           "undefined", "error", "a", "b", "x", "MY.a", "TARGET.a", "TARGET.x", "nested.inner",
-                           "Memory", '"1,2"', "{1, 2}", "{}", "[a = 1]"])
+_LEAVES = st.sampled_from(["0", "1", "-3", "7", "2.5", "-0.5", "1e308", '"abc"', '"ABC"', '""', "true",
+                           "false", "undefined", "error", "a", "b", "x", "MY.a", "TARGET.a", "TARGET.x",
+                           "nested.inner", "Memory", '"1,2"', "{1, 2}", "{}", "[a = 1]"])
 
 
 def _extend(children: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
-    binary = st.tuples(children, st.sampled_from(_gen.BINARY_OPS), children).map(lambda t: f"({t[0]} {t[1]} {t[2]})")
+    binary = st.tuples(children, st.sampled_from(_gen.BINARY_OPS), children).map(
+        lambda t: f"({t[0]} {t[1]} {t[2]})")
     unary = st.tuples(st.sampled_from(_gen.UNARY_OPS), children).map(lambda t: f"{t[0]}({t[1]})")
     cond = st.tuples(children, children, children).map(lambda t: f"({t[0]} ? {t[1]} : {t[2]})")
     elvis = st.tuples(children, children).map(lambda t: f"({t[0]}) ?: ({t[1]})")
@@ -98,7 +101,8 @@ def test_hypothesis_differential(text: str) -> None:
         return
     import _oracle_worker
     try:
-        theirs = _oracle_worker.normalise(theirs_expr.eval(classad2.ClassAd(MY_AD), classad2.ClassAd(TARGET_AD)))
+        theirs = _oracle_worker.normalise(theirs_expr.eval(classad2.ClassAd(MY_AD),
+                                                           classad2.ClassAd(TARGET_AD)))
     except Exception:  # noqa: BLE001  (the binding raises when its evaluation fails outright)
         return
 

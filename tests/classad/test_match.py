@@ -144,8 +144,9 @@ def test_symmetric_match_and_rank_agree_with_classad2(left: str, right: str) -> 
 
 
 def test_matchmaking_names_are_public() -> None:
-    assert set(classad.__all__) >= {"ConcurrencyLimits", "Cycle", "Expansion", "Match", "expand", "half_match",
-                                    "negotiate", "rank", "recount_matches", "symmetric_match", "unmatch"}
+    assert set(classad.__all__) >= {"ConcurrencyLimits", "Cycle", "Expansion", "Match", "expand",
+                                    "half_match", "negotiate", "rank", "recount_matches", "symmetric_match",
+                                    "unmatch"}
     assert classad.symmetric_match is symmetric_match
 
 

@@ -32,15 +32,16 @@ def test_the_seeds_dag_job_gets_the_sites_environment_and_gatekeeper() -> None:
     assert result.ad["MATCH_SiteEnvironment"] == SITE["SiteEnvironment"]
     assert result.ad["MATCH_MatchmakerURL"] == "ramen.fnal.gov:/jobmanager-condor"
     assert result.ad["MATCH_EXP_GlobusScheduler"] == "ramen.fnal.gov:/jobmanager-condor"
-    assert set(result.recorded) == {"MATCH_MatchmakerURL", "MATCH_SiteEnvironment", "MATCH_EXP_GlobusScheduler",
-                                    "MATCH_EXP_Environment"}
+    assert set(result.recorded) == {"MATCH_MatchmakerURL", "MATCH_SiteEnvironment",
+                                    "MATCH_EXP_GlobusScheduler", "MATCH_EXP_Environment"}
     assert job["GlobusScheduler"] == "$$(MatchmakerURL)"  # the job ad given is not modified
 
 
 def test_defaults_expressions_and_non_string_values() -> None:
     job = ClassAd.parse('[ A = "$$(Nearest:turkey)"; B = "$$(Nearest:)"; C = "$$(Nearest:\\"x y\\")";'
                         ' D = "mem=$$(Memory) twice=$$(Twice)"; E = "$$([TARGET.Memory * 2 + 1])";'
-                        ' F = strcat("$$(Quoted)", "!"); G = { "$$(Memory)", 3 }; H = "$$(DOLLARDOLLAR)(x)" ]')
+                        ' F = strcat("$$(Quoted)", "!"); G = { "$$(Memory)", 3 };'
+                        ' H = "$$(DOLLARDOLLAR)(x)" ]')
     result = expand(job, SITE)
     assert result.ok, result.reason
     ad = result.ad
@@ -95,8 +96,8 @@ def test_the_scanner_never_fails_and_finds_well_formed_references(text: str) -> 
         pos = ref.end
 
 
-@given(st.one_of(st.text(max_size=20), st.integers(-5, 5)), st.text(alphabet=st.characters(blacklist_characters="$"),
-                                                                    max_size=10))
+@given(st.one_of(st.text(max_size=20), st.integers(-5, 5)),
+       st.text(alphabet=st.characters(blacklist_characters="$"), max_size=10))
 def test_any_value_is_spliced_into_the_string_exactly(value: str | int, around: str) -> None:
     resource = ClassAd()
     resource["Value"] = value
@@ -110,6 +111,7 @@ def test_any_value_is_spliced_into_the_string_exactly(value: str | int, around: 
 
 def test_the_old_cmd_spelling_is_expanded() -> None:
     resource = ClassAd.parse('[ OpSys = "LINUX"; Arch = "X86_64" ]')
-    result = expand(ClassAd.parse('[ Cmd = "/home/u/prog.$$OpSys.$$Arch"; Other = "x.$$OPSYS.$$ARCH" ]'), resource)
+    job = ClassAd.parse('[ Cmd = "/home/u/prog.$$OpSys.$$Arch"; Other = "x.$$OPSYS.$$ARCH" ]')
+    result = expand(job, resource)
     assert result.ad["Cmd"] == "/home/u/prog.LINUX.X86_64" and result.ad["Other"] == "x.$$OPSYS.$$ARCH"
     assert result.ad["MATCH_OPSYS"] == "LINUX"

@@ -50,7 +50,8 @@ def test_undefined_and_error_ranks_count_as_zero() -> None:
 
 def test_job_priority_then_given_order() -> None:
     resources = _ads('[Name = "only"; Requirements = true]')
-    jobs = {"a": ClassAd.parse("[Requirements = true]"), "b": ClassAd.parse("[Requirements = true; JobPrio = 5]"),
+    jobs = {"a": ClassAd.parse("[Requirements = true]"),
+            "b": ClassAd.parse("[Requirements = true; JobPrio = 5]"),
             "c": ClassAd.parse("[Requirements = true; JobPrio = 5]")}
     cycle = negotiate(jobs, resources)
     assert _pairs(cycle) == [("b", "only")]
@@ -100,7 +101,8 @@ def test_concurrency_limits_stop_matching_with_a_reason_naming_the_limit() -> No
 
 
 def test_concurrency_limits_may_depend_on_the_candidate() -> None:
-    resources = _ads('[Name = "x"; Lic = "full"; Requirements = true]', '[Name = "y"; Lic = "free"; Requirements = true]')
+    resources = _ads('[Name = "x"; Lic = "full"; Requirements = true]',
+                     '[Name = "y"; Lic = "free"; Requirements = true]')
     jobs = _ads("[Requirements = true; ConcurrencyLimits = TARGET.Lic]")
     cycle = negotiate(jobs, resources, {"FULL_LIMIT": 0})
     assert _pairs(cycle) == [(0, "y")]
@@ -112,7 +114,8 @@ def test_jobs_group_into_kinds_by_significant_attributes_only() -> None:
     jobs = _ads(f'[{base}; Owner = "alice"; ClusterId = 1]', f'[{base}; Owner = "alice"; ClusterId = 2]',
                 f'[{base}; Owner = "bob"]', f'[{base}; Owner = "alice"; DAGNodeRetry = 1]')
     cycle = negotiate(jobs, resources)
-    assert cycle.kinds == 3  # ClusterId is not significant; Owner (the resource reads it) and DAGNodeRetry are
+    # ClusterId is not significant; Owner (the resource reads it) and DAGNodeRetry are
+    assert cycle.kinds == 3
     assert _pairs(cycle) == [(0, "r")]
     assert cycle.unmatched == {1: NO_MATCH, 2: NO_MATCH, 3: NO_MATCH}
 
@@ -133,7 +136,8 @@ def test_eval_makes_the_whole_job_significant() -> None:
 
 # -- differential: the negotiator against a naive scan -------------------------------------------
 
-def _naive(jobs: list[ClassAd], resources: list[ClassAd], config: dict[str, int]) -> list[tuple[int, str, float]]:
+def _naive(jobs: list[ClassAd], resources: list[ClassAd],
+           config: dict[str, int]) -> list[tuple[int, str, float]]:
     """Every job in priority order scans every resource in list order: the policy, nothing clever."""
     limits = ConcurrencyLimits(config)
     order = sorted(range(len(jobs)), key=lambda i: -(jobs[i].get("JobPrio") or 0))
@@ -141,7 +145,7 @@ def _naive(jobs: list[ClassAd], resources: list[ClassAd], config: dict[str, int]
     made = []
     for i in order:
         job, best = jobs[i], None
-        for position, (name, ad) in enumerate(pool):
+        for position, (_name, ad) in enumerate(pool):
             if not symmetric_match(job, ad):
                 continue
             wanted = job.eval("ConcurrencyLimits", ad)
@@ -162,7 +166,8 @@ def _naive(jobs: list[ClassAd], resources: list[ClassAd], config: dict[str, int]
     return made
 
 
-def _official(job_texts: list[str], resource_texts: list[str], config: dict[str, int]) -> list[tuple[int, str, float]]:
+def _official(job_texts: list[str], resource_texts: list[str],
+              config: dict[str, int]) -> list[tuple[int, str, float]]:
     """The same naive policy with every evaluation done by the official library (classad2)."""
     limits = ConcurrencyLimits(config)
     jobs = [classad2.ClassAd(text) for text in job_texts]
@@ -205,7 +210,8 @@ _JOB = st.fixed_dictionaries({
     "JobPrio": st.sampled_from(["0", "1", "2"]),
     "RequestMemory": st.sampled_from(["1", "2", "4", "ifThenElse(isUndefined(DAGNodeRetry), 1, 4)"]),
     "Requirements": st.sampled_from(["true", "TARGET.Memory >= RequestMemory", 'TARGET.Kind == "grid"',
-                                     "TARGET.Memory >= 2 || TARGET.CurMatches =?= 0", "TARGET.Start =!= false"]),
+                                     "TARGET.Memory >= 2 || TARGET.CurMatches =?= 0",
+                                     "TARGET.Start =!= false"]),
     "Rank": st.sampled_from(["0", "TARGET.Memory", "-TARGET.CurMatches", "TARGET.Memory / 2.0", "undefined"]),
 }, optional={"ConcurrencyLimits": st.sampled_from(['"a"', '"b:2"', '"pegasus_transfer.x, a"', "TARGET.Lic"]),
              "DAGNodeRetry": st.sampled_from(["0", "1"]), "X": st.sampled_from(["0", "2"])})
@@ -278,8 +284,9 @@ print([(m.job, m.resource) for m in cycle.matches], sorted(cycle.unmatched.items
 def test_the_outcome_does_not_depend_on_hash_seeds() -> None:
     import subprocess
     import sys
-    outputs = {subprocess.run([sys.executable, "-c", _SCRIPT], env={"PYTHONHASHSEED": seed}, capture_output=True,
-                              text=True, check=True, timeout=120).stdout for seed in ("1", "2")}
+    outputs = {subprocess.run([sys.executable, "-c", _SCRIPT], env={"PYTHONHASHSEED": seed},
+                              capture_output=True, text=True, check=True, timeout=120).stdout
+               for seed in ("1", "2")}
     assert len(outputs) == 1 and "j0" in outputs.pop()
 
 
@@ -294,14 +301,16 @@ def test_a_job_calling_eval_is_keyed_by_its_whole_ad() -> None:
 
 def test_empty_inputs_and_ads_without_requirements() -> None:
     assert negotiate([], []).matches == []
-    cycle = negotiate(_ads("[Rank = 1]", "[Requirements = true]"), _ads('[Name = "n"]', '[Name = "y"; Requirements = 1]'))
+    cycle = negotiate(_ads("[Rank = 1]", "[Requirements = true]"),
+                      _ads('[Name = "n"]', '[Name = "y"; Requirements = 1]'))
     assert _pairs(cycle) == [(1, "y")] and cycle.unmatched == {0: NO_MATCH}
     assert negotiate(_ads("[Requirements = true]"), []).unmatched == {0: NO_MATCH}
 
 
 def test_references_respect_scopes_and_know_every_node_kind() -> None:
     from sheaf.classad._negotiator_kinds import ALL, references
-    expr = classad.parse('TARGET.Memory > MY.Req + x && f(y, {z}, [a = w]) ? absTime("2020-01-01") : relTime(5)')
+    expr = classad.parse('TARGET.Memory > MY.Req + x && f(y, {z}, [a = w])'
+                         ' ? absTime("2020-01-01") : relTime(5)')
     assert references(expr) == {"target.memory", "req", "x", "y", "z", "w"}
     assert references(classad.parse('eval("x")')) == {ALL}
     assert references(classad.parse("size(TARGET)")) == {ALL}
@@ -315,8 +324,10 @@ def test_the_negotiator_agrees_with_the_naive_policy_evaluated_by_the_official_l
     job_texts = [_text(attrs) for attrs in job_attrs]
     resource_texts = [_text(attrs | {"Name": f'"r{i}"'}) for i, attrs in enumerate(resource_attrs)]
     config = {"A_LIMIT": cap, "CONCURRENCY_LIMIT_DEFAULT_PEGASUS_TRANSFER": 1}
-    cycle = negotiate([ClassAd.parse(t) for t in job_texts], [ClassAd.parse(t) for t in resource_texts], config)
-    assert [(m.job, m.resource, m.rank) for m in cycle.matches] == _official(job_texts, resource_texts, config)
+    cycle = negotiate([ClassAd.parse(t) for t in job_texts], [ClassAd.parse(t) for t in resource_texts],
+                      config)
+    official = _official(job_texts, resource_texts, config)
+    assert [(m.job, m.resource, m.rank) for m in cycle.matches] == official
 
 
 def test_the_garbage_collector_is_left_as_it_was() -> None:

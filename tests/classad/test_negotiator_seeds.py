@@ -34,7 +34,7 @@ Is_USCMS_Site = True
 MatchmakerURL = "ramen.fnal.gov:/jobmanager-condor"
 SiteEnvironment = "SiteName={name};SiteGatekeeperURL={name}.example.org:/jobmanager-condor;SiteVDTLocation=/dpe"
 MOP_SITE="{name}"
-""")
+""")  # noqa: E501  (the seeds' site ad, verbatim)
 
 
 def _dag_job(group: int) -> ClassAd:
@@ -44,7 +44,7 @@ def _dag_job(group: int) -> ClassAd:
         Requirements = Is_USCMS_Site =?= True; Rank = -CurMatches/MaxMatches;
         Environment = "$$(SiteEnvironment);PATH=/usr/bin;USER=cms;_CONDOR_DAGMAN_LOG=group{group}.dag.dagman.out";
         GlobusScheduler = "$$(MatchmakerURL)"; Arguments = "-f -l . -Dag group{group}.dag";
-        GlobusRSL = "(condor_submit=(universe scheduler)(remove_kill_sig SIGUSR1))" ]""")
+        GlobusRSL = "(condor_submit=(universe scheduler)(remove_kill_sig SIGUSR1))" ]""")  # noqa: E501  (verbatim)
 
 
 def _site_of(job: ClassAd) -> str:
@@ -93,7 +93,8 @@ def test_dags_spread_over_sites_by_rank_without_exceeding_max_matches() -> None:
     changed = [ad.copy() for ad in cycle.resources]
     changed[0]["SiteEnvironment"] = changed[0]["SiteEnvironment"] + ";SiteExportDir=/scratch/export"
     by_value = recount_matches(changed, running)
-    by_name = recount_matches(changed, running, key=lambda env: _site_of(ClassAd({"MATCH_SiteEnvironment": env})))
+    by_name = recount_matches(changed, running,
+                              key=lambda env: _site_of(ClassAd({"MATCH_SiteEnvironment": env})))
     assert cur_matches(by_value[0]) == 0 and cur_matches(by_name[0]) == cur_matches(republished[0]) > 0
     assert [cur_matches(ad) for ad in by_name] == [cur_matches(ad) for ad in republished]
     refill = negotiate(waiting, republished)
@@ -104,12 +105,13 @@ def test_dags_spread_over_sites_by_rank_without_exceeding_max_matches() -> None:
     freed = unmatch(refill.resources, decision)
     assert cur_matches(next(ad for ad in freed if ad["Name"] == decision.resource)) == 2
     rest = {job: ad for job, ad in waiting.items() if job not in {m.job for m in refill.matches}}
-    assert [(m.job, m.resource) for m in negotiate({decision.job: decision.job_ad, **rest}, freed).matches] == [
-        (decision.job, decision.resource)]
+    again = negotiate({decision.job: decision.job_ad, **rest}, freed)
+    assert [(m.job, m.resource) for m in again.matches] == [(decision.job, decision.resource)]
 
 
 def test_backing_out_releases_concurrency_limits() -> None:
-    site = ClassAd.parse('[ Name = "s"; WantAdRevaluate = true; CurMatches = 0; Requirements = CurMatches < 5 ]')
+    site = ClassAd.parse('[ Name = "s"; WantAdRevaluate = true; CurMatches = 0;'
+                         ' Requirements = CurMatches < 5 ]')
     job = ClassAd.parse('[ Requirements = true; ConcurrencyLimits = "pegasus_transfer.stagein" ]')
     limits = ConcurrencyLimits({"CONCURRENCY_LIMIT_DEFAULT_PEGASUS_TRANSFER": 1})
     cycle = negotiate([job, job], [site], limits)

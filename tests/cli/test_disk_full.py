@@ -63,7 +63,8 @@ def _workflow(directory: Path, marks: Path) -> None:
     (directory / "wf.dag").write_text("\n".join(lines) + "\n")
 
 
-def test_sheaf_run_on_a_full_disk_stops_with_one_message_and_resumes(small_disk: Path, tmp_path: Path) -> None:
+def test_sheaf_run_on_a_full_disk_stops_with_one_message_and_resumes(small_disk: Path,
+                                                                     tmp_path: Path) -> None:
     work, marks = small_disk / "wf", tmp_path / "marks"
     _workflow(work, marks)
     filler = fill(small_disk, 24 * 1024)

@@ -46,7 +46,8 @@ def test_plan_and_submit_the_bundled_example(tmp_path: Path) -> None:
     assert sorted(len(j["tasks"]) for j in doc["jobs"] if j["type"] == "cluster") == [2, 3, 3]
     dag = parse_dag(str(tmp_path / "plan" / "blackdiamond.dag"))
     description = dag.descriptions[dag.nodes["preprocess_ID0000001"].description or ""]
-    assert f"executable = {EXAMPLE}/bin/keg" in (text for _, text in description.lines)  # a SUBMIT-DESCRIPTION  # the catalog's relative pfn, made absolute
+    # a SUBMIT-DESCRIPTION; the catalog's relative pfn, made absolute
+    assert f"executable = {EXAMPLE}/bin/keg" in (text for _, text in description.lines)
 
 
 def test_demo_script_runs() -> None:
@@ -98,9 +99,11 @@ def test_a_malformed_max_wall_time_of_the_aggregator_entry_is_refused_at_plan_ti
         "pegasus: '5.0'\nname: w\njobs:\n- {type: job, name: keg, id: ID1, arguments: [a]}\n"
         "- {type: job, name: keg, id: ID2, arguments: [b]}\njobDependencies: []\n")
     (tmp_path / "tc.yml").write_text(
-        "pegasus: '5.0'\ntransformations:\n- name: keg\n  sites:\n  - {name: local, pfn: /bin/echo, type: installed}\n"
+        "pegasus: '5.0'\ntransformations:\n- name: keg\n"
+        "  sites:\n  - {name: local, pfn: /bin/echo, type: installed}\n"
         "  profiles:\n    pegasus: {clusters.size: 2, job.aggregator: mpiexec}\n"
-        "- namespace: pegasus\n  name: mpiexec\n  sites:\n  - {name: local, pfn: sheaf-mpi-cluster, type: installed}\n"
+        "- namespace: pegasus\n  name: mpiexec\n"
+        "  sites:\n  - {name: local, pfn: sheaf-mpi-cluster, type: installed}\n"
         "  profiles:\n    globus: {maxwalltime: abc}\n")
     (tmp_path / "sites.yml").write_text("pegasus: '5.0'\nsites:\n- {name: local, directories: []}\n")
     done = subprocess.run([str(Path(sys.executable).with_name("sheaf")), "plan", "wf.yml", "--tc", "tc.yml",

@@ -50,7 +50,8 @@ def test_plan_force_refuses_the_directory_of_a_running_workflow(tmp_path: Path) 
     try:
         journal = target / ".sheaf" / "wf.dag.journal"
         deadline = time.time() + 60
-        while b'"submitted"' not in (journal.read_bytes() if journal.exists() else b"") and time.time() < deadline:
+        while (b'"submitted"' not in (journal.read_bytes() if journal.exists() else b"")
+               and time.time() < deadline):
             time.sleep(0.05)
         done = plan(target, "--force")
         assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr

@@ -23,6 +23,7 @@ import yaml
 from sheaf.formats._multiprog import parse_multiprog
 from sheaf.formats._pmcdag import parse_pmc_dag
 from sheaf.formats._seqexec_in import parse_seqexec_input
+from sheaf.model import join_arguments, split_arguments
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "blackdiamond"
@@ -69,8 +70,9 @@ def _cluster(plan: Path) -> tuple[dict[str, object], Path]:
 
 
 def _expected(work: Path, task_ids: list[str]) -> list[list[str]]:
+    """Each task's argv: its arguments joined with spaces and split again, as Pegasus does."""
     jobs = {j["id"]: j for j in json.loads((work / "workflow.yml").read_text())["jobs"]}
-    return [[str(a) for a in jobs[t]["arguments"]] for t in task_ids]
+    return [list(split_arguments(join_arguments([str(a) for a in jobs[t]["arguments"]]))) for t in task_ids]
 
 
 @pytest.fixture()
@@ -140,7 +142,7 @@ def test_cluster_files_give_back_each_argv(tmp_path: Path, mark: Path, aggregato
 def test_what_a_cluster_file_cannot_carry_is_refused(tmp_path: Path, mark: Path, aggregator: str,
                                                      bad: str) -> None:
     bad = bad.replace("{mark}", str(mark))
-    work = _example(tmp_path, aggregator, [bad])
+    work = _example(tmp_path, aggregator, [f"'{bad}'"])  # quoted: a line break unquoted separates words
     done = _plan(work, tmp_path / "plan")
     assert done.returncode == 2, done.stdout + done.stderr
     assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr

@@ -118,7 +118,8 @@ def test_kill_minus_nine_at_random_moments_and_resume(tmp_path: Path) -> None:
         assert text[-1].endswith(" ok") and int(text[-1].split()[0]) >= k, (node, text)
         assert all(line.endswith(" fail") for line in text if int(line.split()[0]) < k)
 
-    done_records = [r.node for r in read_records(journal) if isinstance(r, ChangeRecord) and r.finish == "done"]
+    done_records = [r.node for r in read_records(journal)
+                    if isinstance(r, ChangeRecord) and r.finish == "done"]
     assert sorted(done_records) == sorted(fails), "every node is journaled done exactly once"
     begins = [r for r in read_records(journal) if isinstance(r, BeginRecord)]
     # kills before an engine wrote its "B" record hit it while starting up: also a moment to survive

@@ -69,7 +69,8 @@ def _children(pid: int) -> set[int]:
 
 
 def _starts(tmp: Path) -> dict[str, int]:
-    return {p.name: p.read_text().count("start") for p in (tmp / "marks").iterdir() if not p.name.endswith(".lock")}
+    return {p.name: p.read_text().count("start")
+            for p in (tmp / "marks").iterdir() if not p.name.endswith(".lock")}
 
 
 def _start(tmp: Path) -> subprocess.Popen[bytes]:

@@ -144,8 +144,10 @@ def test_ready_nodes_run_breadth_first_or_depth_first(tmp_path: Path) -> None:
         directory.mkdir()
         log = directory / "order.log"
         sub(directory, "n.sub", "/bin/sh", f"-c 'echo $(JOB) >> {log}'")
-        (directory / "order.conf").write_text(f"DAGMAN_SUBMIT_DEPTH_FIRST = {mode}\nDAGMAN_MAX_JOBS_SUBMITTED = 1\n")
-        (directory / "wf.dag").write_text("CONFIG order.conf\nJOB A n.sub\nJOB B n.sub\nJOB E n.sub\nJOB C n.sub\n"
+        (directory / "order.conf").write_text(f"DAGMAN_SUBMIT_DEPTH_FIRST = {mode}\n"
+                                              "DAGMAN_MAX_JOBS_SUBMITTED = 1\n")
+        (directory / "wf.dag").write_text("CONFIG order.conf\n"
+                                          "JOB A n.sub\nJOB B n.sub\nJOB E n.sub\nJOB C n.sub\n"
                                           "PARENT A CHILD B C\nPARENT B CHILD E\n")
         done = sheaf_run(directory)
         assert done.returncode == 0, done.stderr
@@ -157,7 +159,8 @@ def test_priority_is_the_jobs_jobprio_and_passes_into_subdags(tmp_path: Path) ->
     sub(tmp_path, "own.sub", extra="priority = 3\n")
     (tmp_path / "inner.dag").write_text("JOB X n.sub\n")
     (tmp_path / "prio.conf").write_text("DAGMAN_DEFAULT_PRIORITY = 5\n")
-    (tmp_path / "wf.dag").write_text("CONFIG prio.conf\nJOB A n.sub\nJOB B own.sub\nSUBDAG EXTERNAL S inner.dag\n"
+    (tmp_path / "wf.dag").write_text("CONFIG prio.conf\nJOB A n.sub\nJOB B own.sub\n"
+                                     "SUBDAG EXTERNAL S inner.dag\n"
                                      "PRIORITY A 10\nPRIORITY B 10\nPRIORITY S 100\n")
     fake = FakeBackend()
     result = run_workflow(str(tmp_path), backend=fake, dag_file="wf.dag", handle_signals=False)

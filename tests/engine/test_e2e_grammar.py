@@ -62,7 +62,8 @@ def test_if_else_choice_and_env_set(tmp_path: Path) -> None:
     (tmp_path / "c.sub").write_text(
         "if defined fancy\n  word = $CHOICE(1, zero, one)\nelse\n  word = plain\nendif\n"
         + _append(out, "$(word)-$ENV(SHEAF_TEST_ENV)") + "queue\n")
-    (tmp_path / "wf.dag").write_text("ENV SET SHEAF_TEST_ENV=set\nJOB A c.sub\nVARS A fancy=\"1\"\nJOB B c.sub\n"
+    (tmp_path / "wf.dag").write_text("ENV SET SHEAF_TEST_ENV=set\nJOB A c.sub\nVARS A fancy=\"1\"\n"
+                                     "JOB B c.sub\n"
                                      "PARENT A CHILD B\n")
     done = sheaf_run(tmp_path)
     assert done.returncode == 0, done.stderr
@@ -73,12 +74,14 @@ def test_several_dag_files_run_as_one(tmp_path: Path) -> None:
     out = tmp_path / "out.txt"
     (tmp_path / "a.sub").write_text(_append(out, "a") + "queue\n")
     (tmp_path / "b.sub").write_text(_append(out, "b") + "queue\n")
-    (tmp_path / "a.dag").write_text("JOB A a.sub\n")
+    # DAGMAN_MUNGE_NODE_NAMES = False (in the first file's CONFIG): one name space, so b may name A
+    (tmp_path / "a.dag").write_text("CONFIG a.config\nJOB A a.sub\n")
+    (tmp_path / "a.config").write_text("DAGMAN_MUNGE_NODE_NAMES = False\n")
     (tmp_path / "b.dag").write_text("JOB B b.sub\nPARENT A CHILD B\n")
     done = sheaf_run(tmp_path, "--dag", "a.dag", "--dag", "b.dag")
     assert done.returncode == 0, done.stderr
     assert out.read_text() == "a\nb\n"
-    assert list(tmp_path.glob(".sheaf/a.dag.journal"))
+    assert list(tmp_path.glob(".sheaf/a.dag_multi.journal"))
 
 
 def test_refusals_name_the_line_and_run_nothing(tmp_path: Path) -> None:

@@ -33,11 +33,12 @@ FUZZ = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCh
 BOUND = 3.0  # seconds for one input; the slow inputs found by the attack took 7 s to hours
 MACHINE = Machine(cpus=4, memory=8000, disk=100_000, swap=0, cpu_ids=(0, 1, 2, 3))
 
-HOSTILE = [b"\xff", b"\xc3\x28", b"\x00", b"\r", b"\t", b"\\", b'"', b"'", b"$(", b"#", b"\xe2\x80\xa8", b"\x0c",
-           b"1" * 400, b"9" * 5000, b"1e400", b"-1e400", b"nan", b"inf", b"-1", b"2147483648", b" " * 8000,
-           b"ALL_NODES", b"\n"]
-DAG_WORDS = [b"JOB A a.sub", b"JOB B a.sub DIR sub", b"FINAL F a.sub", b"SPLICE S inner.dag", b"INCLUDE inc.dag",
-             b"INCLUDE wf.dag", b"SPLICE T wf.dag", b"RETRY A 3 UNLESS-EXIT 2", b'VARS A x="1"', b"VARS A",
+HOSTILE = [b"\xff", b"\xc3\x28", b"\x00", b"\r", b"\t", b"\\", b'"', b"'", b"$(", b"#", b"\xe2\x80\xa8",
+           b"\x0c", b"1" * 400, b"9" * 5000, b"1e400", b"-1e400", b"nan", b"inf", b"-1", b"2147483648",
+           b" " * 8000, b"ALL_NODES", b"\n"]
+DAG_WORDS = [b"JOB A a.sub", b"JOB B a.sub DIR sub", b"FINAL F a.sub", b"SPLICE S inner.dag",
+             b"INCLUDE inc.dag", b"INCLUDE wf.dag", b"SPLICE T wf.dag", b"RETRY A 3 UNLESS-EXIT 2",
+             b'VARS A x="1"', b"VARS A",
              b"SCRIPT DEFER 4 30 PRE A /bin/true", b"SCRIPT POST B x", b"PRE_SKIP A 1", b"PRIORITY A 10",
              b"CATEGORY A c", b"MAXJOBS c 2", b"ABORT-DAG-ON A 3 RETURN 1", b"PARENT A CHILD B", b"DONE A",
              b"DONE ALL_NODES", b"RETRY ALL_NODES", b"CONFIG wf.config", b"NODE_STATUS_FILE st",

@@ -158,6 +158,7 @@ def test_runs_starting_together_on_a_fresh_store_all_open_it(tmp_path: Path) -> 
         path = tmp_path / f"limits{round_}.sqlite"
         start = time.time() + 0.6
         openers = [subprocess.Popen([sys.executable, "-c", OPENER, str(path), repr(start)],
-                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(4)]
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                   for _ in range(4)]
         results = [o.communicate(timeout=60) for o in openers]
         assert [out for out, _ in results] == ["ok\n"] * 4, [err for _, err in results]

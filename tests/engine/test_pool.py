@@ -34,7 +34,8 @@ def test_default_pool_advertises_one_static_slot_per_cpu() -> None:
     assert (first["Cpus"], first["Memory"], first["Disk"]) == (1, 4096, 1_000_000)
     assert (first["SlotType"], first["PartitionableSlot"], first["Machine"]) == ("Static", False, "node")
     assert (first["TotalCpus"], first["TotalMemory"], first["OpSys"]) == (4, 16384, "LINUX")
-    assert classad.evaluate("TARGET.Memory >= 4096 && TARGET.Arch == \"X86_64\"", my=None, target=first) is True
+    requirements = "TARGET.Memory >= 4096 && TARGET.Arch == \"X86_64\""
+    assert classad.evaluate(requirements, my=None, target=first) is True
 
 
 def test_requirements_and_rank_pick_the_slot() -> None:
@@ -105,7 +106,8 @@ def test_signature_includes_what_the_match_reads_and_nothing_else() -> None:
     plain = job(Requirements="TARGET.Memory > 1", DAGNodeRetry=1)
     assert signature(plain) == signature(job(Requirements="TARGET.Memory > 1", DAGNodeRetry=2))
     indirect = job(Requirements="TARGET.Memory > MY.Need", Need="Base * 2", Base=1)
-    assert signature(indirect) != signature(job(Requirements="TARGET.Memory > MY.Need", Need="Base * 2", Base=9))
+    other_base = job(Requirements="TARGET.Memory > MY.Need", Need="Base * 2", Base=9)
+    assert signature(indirect) != signature(other_base)
 
 
 def test_cached_matches_still_honour_other_job_attributes() -> None:

@@ -33,7 +33,8 @@ def test_assignments_comments_case_and_continuations() -> None:
     assert config.line_of("X") == 6
 
 
-def test_macro_references_are_lazy_with_defaults_env_and_self_reference(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_macro_references_are_lazy_with_defaults_env_and_self_reference(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SHEAF_TEST_VAR", "from-env")
     config = parse_config(
         "A = $(B)-$(MISSING:fallback)-$(NOPE)\n"

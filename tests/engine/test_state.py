@@ -126,7 +126,8 @@ def test_pre_failure_skips_job_and_post(tmp_path: Path) -> None:
 
 
 def test_pre_failure_runs_post_with_always_run_post(tmp_path: Path) -> None:
-    m = machine(tmp_path, "JOB A a.sub\nSCRIPT PRE A pre.sh\nSCRIPT POST A post.sh $RETURN $PRE_SCRIPT_RETURN\n",
+    m = machine(tmp_path, "JOB A a.sub\nSCRIPT PRE A pre.sh\n"
+                          "SCRIPT POST A post.sh $RETURN $PRE_SCRIPT_RETURN\n",
                 Limits(always_run_post=True))
     m.start()
     step = m.advance([ScriptExited("A", "PRE", 0, 2)])

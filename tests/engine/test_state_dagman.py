@@ -41,7 +41,8 @@ def argv(step: object, node: str) -> tuple[str, ...]:
 # ---- defect 1: a NOOP node with a POST script ---------------------------------------------------
 
 def test_noop_node_runs_its_post_script_with_return_zero(tmp_path: Path) -> None:
-    m = machine(tmp_path, "JOB A a.sub NOOP\nSCRIPT POST A post.sh $JOB $RETURN\nJOB B b.sub\nPARENT A CHILD B\n")
+    m = machine(tmp_path, "JOB A a.sub NOOP\nSCRIPT POST A post.sh $JOB $RETURN\n"
+                          "JOB B b.sub\nPARENT A CHILD B\n")
     step = m.start()
     assert argv(step, "A") == ("post.sh", "A", "0") and submits(step) == []
     step = m.advance([ScriptExited("A", "POST", 0, 0)])
@@ -91,7 +92,8 @@ def test_a_later_attempt_may_submit_after_an_earlier_job_failure(tmp_path: Path)
     assert of(m.advance([JobExited("A", 1, 0)]), Finish) == [Finish(True, 0, 0)]
 
 
-CYCLE = "JOB A a.sub\nJOB B b.sub\nJOB C c.sub\nJOB D d.sub\nPARENT A CHILD B\nPARENT B CHILD C\nPARENT C CHILD B\n"
+CYCLE = ("JOB A a.sub\nJOB B b.sub\nJOB C c.sub\nJOB D d.sub\n"
+         "PARENT A CHILD B\nPARENT B CHILD C\nPARENT C CHILD B\n")
 
 
 def test_a_cycle_leaves_the_other_nodes_runnable_and_ends_with_dag_status_cycle(tmp_path: Path) -> None:
@@ -163,8 +165,9 @@ def test_final_submission_carries_dag_status_and_failed_count(tmp_path: Path) ->
 
 
 def test_all_nodes_settings_skip_the_final_node(tmp_path: Path) -> None:
-    dag = parse_dag(str(_write(tmp_path, "JOB A a.sub\nFINAL F f.sub\nRETRY ALL_NODES 2\nSCRIPT PRE ALL_NODES p.sh\n"
-                                         'VARS ALL_NODES x="1"\nPRIORITY ALL_NODES 5\nCATEGORY ALL_NODES c\n')))
+    text = ("JOB A a.sub\nFINAL F f.sub\nRETRY ALL_NODES 2\nSCRIPT PRE ALL_NODES p.sh\n"
+            'VARS ALL_NODES x="1"\nPRIORITY ALL_NODES 5\nCATEGORY ALL_NODES c\n')
+    dag = parse_dag(str(_write(tmp_path, text)))
     final, a = dag.nodes["F"], dag.nodes["A"]
     assert (a.retries, a.pre is not None, a.vars, a.priority, a.category) == (2, True, {"x": "1"}, 5, "c")
     assert (final.retries, final.pre, final.vars, final.priority, final.category) == (0, None, {}, 0, None)

@@ -45,22 +45,24 @@ def test_new_syntax_round_trip(args: list[str]) -> None:
     assert split_arguments(_new_syntax(args)) == args
 
 
-@given(st.lists(st.text(alphabet="abc xyz=-_/.", min_size=1, max_size=8).filter(lambda w: w.strip() == w
-                                                                                  and " " not in w), max_size=6))
+@given(st.lists(st.text(alphabet="abc xyz=-_/.", min_size=1, max_size=8)
+                .filter(lambda w: w.strip() == w and " " not in w), max_size=6))
 def test_old_syntax_is_whitespace_split(words: list[str]) -> None:
     assert split_arguments("  ".join(words)) == words
 
 
 def test_environment_both_forms() -> None:
     assert split_environment("A=1;B=two words;C=") == {"A": "1", "B": "two words", "C": ""}
-    assert split_environment('"A=1 B=\'x y\' C=""q"" D=it\'\'s"') == {"A": "1", "B": "x y", "C": '"q"', "D": "its"}
+    expected = {"A": "1", "B": "x y", "C": '"q"', "D": "its"}
+    assert split_environment('"A=1 B=\'x y\' C=""q"" D=it\'\'s"') == expected
     with pytest.raises(FormatError):
         split_environment('"novalue"')
 
 
 def test_sizes() -> None:
     assert memory_mb("2GB") == "2048" and memory_mb("512") == "512" and memory_mb("1.5G") == "1536"
-    assert memory_mb("ifthenelse(DAGNodeRetry == 0, 1024, 4096)") == "ifthenelse(DAGNodeRetry == 0, 1024, 4096)"
+    expression = "ifthenelse(DAGNodeRetry == 0, 1024, 4096)"
+    assert memory_mb(expression) == expression
     assert disk_kb("100") == "100" and disk_kb("1MB") == "1024" and disk_kb("2G") == str(2 * 1024 * 1024)
 
 
@@ -112,8 +114,10 @@ def test_render_expands_vars_and_builds_the_ad(tmp_path: Path) -> None:
     ("executable = /bin/true\n", "a submit description ends with queue"),
     ("arguments = x\nqueue\n", "a submit description names its executable"),
     ("executable = /bin/true\nqueue abc\n", "queue [N] [vars in|from|matching items]"),
-    ("executable = /bin/true\nqueue\nqueue\n", "one queue statement per node's submit description (one cluster per node)"),
-    ("executable = /bin/true\nif $(x) == 3\nendif\nqueue\n", "if [!] defined NAME | version OP x.y.z | true/false/yes/no/integer (after $(macro) expansion)"),
+    ("executable = /bin/true\nqueue\nqueue\n",
+     "one queue statement per node's submit description (one cluster per node)"),
+    ("executable = /bin/true\nif $(x) == 3\nendif\nqueue\n",
+     "if [!] defined NAME | version OP x.y.z | true/false/yes/no/integer (after $(macro) expansion)"),
     ("executable = /bin/true\nif true\nqueue\n", "queue is not inside if ... endif"),
     ("executable = /bin/true\nelse\nqueue\n", "elif, else and endif follow an if"),
     ("executable = /bin/true\nthis is not a command\nqueue\n", "key = value"),
@@ -167,7 +171,8 @@ def test_bad_request_values_are_refused_when_the_description_is_expanded(tmp_pat
 def test_a_request_that_turns_bad_at_run_time_makes_that_attempt_unrunnable(tmp_path: Path) -> None:
     from sheaf.engine._pool import Pool
     path = tmp_path / "a.sub"
-    path.write_text("executable = /bin/true\nrequest_memory = ifthenelse(DAGNodeRetry > 0, 1e400, 1)\nqueue\n")
+    path.write_text("executable = /bin/true\n"
+                    "request_memory = ifthenelse(DAGNodeRetry > 0, 1e400, 1)\nqueue\n")
     desc = parse_submit(str(path))
     pool = Pool("NUM_CPUS = 2\nMEMORY = 4000\n")
     first = render(desc, "A", 0, 1, str(tmp_path), {}).ad

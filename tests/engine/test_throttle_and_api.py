@@ -69,7 +69,8 @@ def test_random_dags_respect_dependencies_retries_and_throttles(tmp_path_factory
     names = [f"n{i}" for i in range(nodes)]
     parents = {n: sorted(rng.sample(names[:i], rng.randint(0, min(i, 3)))) for i, n in enumerate(names)}
     retries = {n: rng.randint(0, 2) for n in names}
-    body = "".join(f"JOB {n} {n}.sub\nRETRY {n} {retries[n]}\nPRIORITY {n} {rng.randint(0, 5)}\n" for n in names)
+    body = "".join(f"JOB {n} {n}.sub\nRETRY {n} {retries[n]}\nPRIORITY {n} {rng.randint(0, 5)}\n"
+                   for n in names)
     body += "".join(f"PARENT {' '.join(p)} CHILD {n}\n" for n, p in parents.items() if p)
     write_dag(tmp, body)
     backend = FakeBackend(per_wait=rng.randint(1, 4))

@@ -2,11 +2,22 @@
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
 import pytest
 
+import sheaf.formats
 from sheaf.errors import FormatError
+from sheaf.formats import (
+    _dagman,
+    _dagman_records,
+    _submit_lang,
+    _submit_macros,
+    _submit_queue,
+    _submit_records,
+    _submit_write,
+)
 from sheaf.formats._dagman import parse_dag, parse_rescue
 
 PEGASUS_DAG = """\
@@ -48,7 +59,7 @@ NODE_STATUS_FILE blackdiamond.status 5
 ######################################################################
 # End of DAG
 ######################################################################
-"""
+"""  # noqa: E501  (the DAG file as pegasus-plan writes it, verbatim)
 
 
 def write(tmp_path: Path, text: str, name: str = "wf.dag") -> Path:
@@ -64,14 +75,16 @@ def test_pegasus_generated_dag(tmp_path: Path) -> None:
                                "preprocess_ID0000001", "noop_node", "already", "final_node"]
     create = dag.nodes["create_dir_blackdiamond_0_local"]
     assert create.retries == 3 and create.pre_skip == 1 and create.vars == {"+DAGNodeRetry": "$(RETRY)"}
-    assert create.post is not None and create.post.argv[-2:] == ("$RETURN", "create_dir_blackdiamond_0_local.out")
+    assert create.post is not None
+    assert create.post.argv[-2:] == ("$RETURN", "create_dir_blackdiamond_0_local.out")
     stage = dag.nodes["stage_in_local_local_0"]
-    assert stage.directory == str(tmp_path / "stage") and stage.submit == str(tmp_path / "stage" /
-                                                                                  "stage_in_local_local_0.sub")
+    assert stage.directory == str(tmp_path / "stage")
+    assert stage.submit == str(tmp_path / "stage" / "stage_in_local_local_0.sub")
     assert (stage.retries, stage.unless_exit, stage.priority, stage.category) == (3, 42, 20, "stage-in")
     assert stage.vars["label"] == 'with "quotes" and spaces'
     pre = dag.nodes["preprocess_ID0000001"]
-    assert pre.abort_on == (3, 1) and pre.pre is not None and (pre.pre.defer_status, pre.pre.defer_time) == (4, 30.0)
+    assert pre.abort_on == (3, 1) and pre.pre is not None
+    assert (pre.pre.defer_status, pre.pre.defer_time) == (4, 30.0)
     assert dag.nodes["noop_node"].noop and dag.nodes["already"].done and dag.final == "final_node"
     assert sorted(dag.parents["preprocess_ID0000001"]) == ["already", "noop_node", "stage_in_local_local_0"]
     assert dag.maxjobs == {"stage-in": 10, "cleanup": 4}
@@ -98,7 +111,8 @@ def test_splice_names_and_edges(tmp_path: Path) -> None:
 
 
 def test_subdag_external(tmp_path: Path) -> None:
-    dag = parse_dag(str(write(tmp_path, "SUBDAG EXTERNAL sub inner.dag DIR d\nJOB A a.sub\nPARENT sub CHILD A\n")))
+    text = "SUBDAG EXTERNAL sub inner.dag DIR d\nJOB A a.sub\nPARENT sub CHILD A\n"
+    dag = parse_dag(str(write(tmp_path, text)))
     assert dag.nodes["sub"].subdag and dag.nodes["sub"].submit == str(tmp_path / "d" / "inner.dag")
 
 
@@ -229,3 +243,32 @@ def test_integers_at_the_bounds_are_read(tmp_path: Path) -> None:
                                         "NODE_STATUS_FILE st ALWAYS-UPDATE\n")))
     assert (dag.nodes["A"].priority, dag.nodes["A"].retries) == (-(1 << 31), (1 << 31) - 1)
     assert dag.node_status_file == (str(tmp_path / "st"), 60.0)
+
+
+# The DAG-file reader and the submit language are each split in parts; a part imports only the parts
+# ranked below it (siblings of one rank import neither), so no circle forms inside sheaf.formats.
+_RANKS = {
+    "_dagman_records": 0, "_dagman_file": 1, "_dagman_nodes": 2, "_dagman_settings": 2, "_dagman_commands": 2,
+    "_dagman": 3,
+    "_submit_records": 0, "_submit_write": 0, "_submit_queue": 1, "_submit_macros": 1, "_submit_lang": 2,
+}
+
+
+def test_the_parts_of_the_dag_and_submit_readers_import_one_way() -> None:
+    formats = Path(sheaf.formats.__file__).parent
+    for module, rank in _RANKS.items():
+        tree = ast.parse((formats / f"{module}.py").read_text())
+        imported = {node.module.rpartition(".")[2] for node in ast.walk(tree)
+                    if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("sheaf.formats.")}
+        for other in imported & _RANKS.keys():
+            assert _RANKS[other] < rank, f"{module} imports {other}"
+
+
+def test_the_split_modules_keep_their_names_importable_from_the_old_paths() -> None:
+    records = set(_dagman.__all__) & set(_dagman_records.__all__)
+    assert {"Dag", "NodeSpec", "Script", "InlineDescription"} <= records
+    assert all(getattr(_dagman, name) is getattr(_dagman_records, name) for name in records)
+    assert _submit_lang.Macros is _submit_macros.Macros and _submit_lang.Queue is _submit_records.Queue
+    assert _submit_lang.queue_items is _submit_queue.queue_items
+    assert _submit_lang.quote_arguments is _submit_write.quote_arguments
+    assert all(hasattr(_submit_lang, name) for name in _submit_lang.__all__)

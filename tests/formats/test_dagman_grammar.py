@@ -99,7 +99,8 @@ def test_several_dag_files_need_unique_names(tmp_path: Path) -> None:
 
 
 _NAME = st.from_regex(r"[A-Za-z][A-Za-z0-9_.-]{0,8}", fullmatch=True)
-_VALUE = st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=126, exclude_characters='"\\'), max_size=12)
+_VALUE = st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=126, exclude_characters='"\\'),
+                 max_size=12)
 
 
 @settings(max_examples=60, deadline=None)

@@ -71,7 +71,7 @@ def test_dax_34_with_catalogs_streams_inout_and_a_dag_job() -> None:
     entry = tc.lookup("diamond", "preprocess", "4.0")
     assert entry is not None and entry.sites[0].type == "stageable" and entry.sites[0].os_type == "linux"
     assert entry.profiles == {"pegasus": {"clusters.size": "3"}}
-    _, levels, summary = validate(wf)
+    _, _, summary = validate(wf)
     assert summary.levels == 3
 
 
@@ -113,8 +113,8 @@ def dax_workflows(draw: st.DrawFn) -> Workflow:
         uses = tuple(draw(st.lists(st.builds(
             lambda lfn, kind, flags: Use(lfn, kind, stage_out=kind != "input" and flags[0],
                                          register_replica=kind != "input" and flags[1], optional=flags[2]),
-            _words, st.sampled_from(["input", "output", "checkpoint"]), st.tuples(st.booleans(), st.booleans(),
-                                                                                   st.booleans())),
+            _words, st.sampled_from(["input", "output", "checkpoint"]),
+            st.tuples(st.booleans(), st.booleans(), st.booleans())),
             max_size=3, unique_by=lambda u: u.lfn)))
         profiles = draw(st.dictionaries(st.sampled_from(["env", "condor"]),
                                         st.dictionaries(st.from_regex(r"[a-z]{1,5}", fullmatch=True), _words,

@@ -67,18 +67,22 @@ def test_properties_layers(here: Path) -> None:
     (here / "conf.properties").write_text("b = conf\nc = conf\n")
     inputs = formats.load_inputs("wf.yml", cwd=here, conf="conf.properties", defines=["c=define", "d = x"])
     assert dict(inputs.properties) == {"a": "base", "b": "conf", "c": "define", "d": "x"}
-    assert inputs.properties.sources == (str(here / "pegasus.properties"), str(here / "conf.properties"), "-D")
+    assert inputs.properties.sources == (str(here / "pegasus.properties"), str(here / "conf.properties"),
+                                         "-D")
     # a property file named on -D is honoured too (the layers are merged before discovery)
     (here / "d-sites.yml").write_text(SC % "from-define")
     inputs = formats.load_inputs("wf.yml", cwd=here, defines=["pegasus.catalog.site.file=d-sites.yml"])
     assert inputs.sc is not None and "from-define" in inputs.sc
 
 
-def test_named_but_missing_catalogs_are_errors(here: Path) -> None:
+def test_missing_catalogs_an_option_is_an_error_a_property_a_warning(here: Path) -> None:
     with pytest.raises(InputError, match="given on the command line does not exist"):
         formats.load_inputs("wf.yml", cwd=here, sc="nope.yml")
-    with pytest.raises(InputError, match="named by the property pegasus.catalog.replica.file"):
-        formats.load_inputs("wf.yml", cwd=here, defines=["pegasus.catalog.replica.file=gone.txt"])
+    # as in Pegasus: a catalog named by a property but absent is planned without, and said so
+    inputs = formats.load_inputs("wf.yml", cwd=here, defines=["pegasus.catalog.replica.file=gone.txt"])
+    assert inputs.paths["rc"] is None  # the inline entries only
+    assert [w for w in inputs.warnings if str(here / "gone.txt") in w and
+            "pegasus.catalog.replica.file does not exist" in w]
     with pytest.raises(UsageError, match="key=value"):
         formats.load_inputs("wf.yml", cwd=here, defines=["novalue"])
 

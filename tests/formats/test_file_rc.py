@@ -16,7 +16,8 @@ def test_text_replica_catalog(tmp_path: Path) -> None:
         "# file-based replica catalog\n"
         "f.a file:///data/f.a site=\"local\"\n"
         "f.a gsiftp://remote/f.a site=\"remote\"\n"
-        "\"f b\" \"file:///data/f b\" site=\"local\" checksum.type=\"sha256\" checksum.value=\"ab\" owner=me\n"
+        "\"f b\" \"file:///data/f b\" site=\"local\" checksum.type=\"sha256\" checksum.value=\"ab\""
+        " owner=me\n"
         "f\\.c[0-9]+ file:///data/[0] site=\"local\" regex=\"true\"\n"
         "q http://host/get?a=b pool=web\n")
     rc = formats.read_replica_catalog(path)

@@ -9,8 +9,9 @@ from sheaf import formats
 
 def test_all_is_pinned() -> None:
     assert sorted(formats.__all__) == [
-        "Inputs", "format_properties", "load_inputs", "read_properties", "read_replica_catalog", "read_site_catalog",
-        "read_transformation_catalog", "read_workflow", "validate_inputs", "write_properties",
+        "Inputs", "Variables", "format_properties", "load_inputs", "read_properties",
+        "read_replica_catalog", "read_site_catalog", "read_transformation_catalog", "read_workflow",
+        "validate_inputs", "write_properties",
         "write_replica_catalog", "write_site_catalog", "write_transformation_catalog", "write_workflow",
     ]
     for name in formats.__all__:
@@ -22,6 +23,6 @@ def test_signatures() -> None:
     assert list(params) == ["workflow_path", "conf", "defines", "tc", "sc", "rc", "cwd"]
     for reader in (formats.read_workflow, formats.read_transformation_catalog, formats.read_site_catalog,
                    formats.read_replica_catalog):
-        assert list(inspect.signature(reader).parameters) == ["path", "warnings"]
+        assert list(inspect.signature(reader).parameters) == ["path", "warnings", "variables"]
     assert [f.name for f in formats.Inputs.__dataclass_fields__.values()] == [
         "workflow", "properties", "tc", "sc", "rc", "warnings", "paths"]

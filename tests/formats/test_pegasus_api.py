@@ -167,11 +167,13 @@ def test_everything_a_job_can_carry(tmp_path: Path) -> None:
           .add_site_catalog(sc).add_metadata(project="sheaf"))
     read = formats.read_workflow(_write(wf, tmp_path / "full.yml"))
     got = read.jobs["j1"]
-    assert got.node_label == "first" and (got.stdin, got.stdout, got.stderr) == ("stdin.txt", "log.out", "log.err")
+    assert got.node_label == "first"
+    assert (got.stdin, got.stdout, got.stderr) == ("stdin.txt", "log.out", "log.err")
     assert got.arguments == ("-i", "in.txt", "-n", "5")
     assert got.metadata == {"owner": "me", "attempt": "2"}
     assert got.hooks == {"shell": [{"_on": "end", "cmd": "echo done"}]}
-    assert got.profiles["env"] == {"PATH": "/bin"} and got.profiles["condor"] == {"request_memory": "2048"}  # the API converts to MB
+    assert got.profiles["env"] == {"PATH": "/bin"}
+    assert got.profiles["condor"] == {"request_memory": "2048"}  # the API converts to MB
     uses = {u.lfn: u for u in got.uses}
     assert uses["in.txt"].size == 1024 and uses["in.txt"].metadata == {"origin": "lab", "size": "1024"}
     assert uses["state.chk"].type == "checkpoint"
@@ -230,8 +232,8 @@ def test_seed_aggregator_entries_as_written_are_swapped(tmp_path: Path, name: st
                        is_stageable=False).add_profiles(Namespace.PEGASUS, key="nodes", value=1))
     read, warnings = _read_tc(tc, tmp_path)
     assert read.lookup(name, "pegasus", None) is not None
-    assert any(f"transformation '{name}::pegasus' looks like 'pegasus::{name}' with namespace and name swapped"
-               in w for w in warnings)
+    swapped = f"transformation '{name}::pegasus' looks like 'pegasus::{name}' with namespace and name swapped"
+    assert any(swapped in w for w in warnings)
 
 
 def test_aggregator_entries_written_right(tmp_path: Path) -> None:
@@ -249,7 +251,8 @@ def test_aggregator_entries_written_right(tmp_path: Path) -> None:
 
 def test_decaf_entry(tmp_path: Path) -> None:
     n_nodes = 17
-    decaf = (Transformation("decaf", namespace="dataflow", site="cori", pfn="1Kgenome.json", is_stageable=False)
+    decaf = (Transformation("decaf", namespace="dataflow", site="cori", pfn="1Kgenome.json",
+                            is_stageable=False)
              .add_pegasus_profile(runtime="18000",
                                   glite_arguments=f"--qos=regular --constraint=haswell --nodes={n_nodes}")
              .add_profiles(Namespace.PEGASUS, key="exitcode.successmsg", value="Execution time in seconds:")
@@ -259,9 +262,9 @@ def test_decaf_entry(tmp_path: Path) -> None:
     assert warnings == []
     got = read.lookup("dataflow", "decaf", None)
     assert got is not None
-    assert got.profiles["pegasus"] == {"runtime": "18000", "glite.arguments": f"--qos=regular --constraint=haswell "
-                                       f"--nodes={n_nodes}", "exitcode.successmsg": "Execution time in seconds:",
-                                       "dagman.post": "pegasus-exitcode"}
+    assert got.profiles["pegasus"] == {
+        "runtime": "18000", "glite.arguments": f"--qos=regular --constraint=haswell --nodes={n_nodes}",
+        "exitcode.successmsg": "Execution time in seconds:", "dagman.post": "pegasus-exitcode"}
     assert got.profiles["env"] == {"DECAF_ENV_SOURCE": "/global/env.sh"}
 
 
@@ -281,7 +284,8 @@ def test_job_aggregator_and_containers_requires_metadata(tmp_path: Path) -> None
     assert got is not None and got.requires == ("helper",) and got.metadata == {"size": "12"}
     assert [s.name for s in got.sites] == ["siteX", "siteY"] and got.sites[0].type == "stageable"
     assert got.sites[0].container == "centos" and got.sites[1].arch == "ppc64le"
-    assert read.containers["centos"].image == "docker://centos:7" and read.containers["centos"].mounts == ("/a:/b",)
+    centos = read.containers["centos"]
+    assert centos.image == "docker://centos:7" and centos.mounts == ("/a:/b",)
 
 
 def test_site_catalog(tmp_path: Path) -> None:
@@ -290,7 +294,8 @@ def test_site_catalog(tmp_path: Path) -> None:
                              .add_file_servers(FileServer("gsiftp://x/scratch", Operation.PUT)),
                              Directory(Directory.LOCAL_STORAGE, "/storage")
                              .add_file_servers(FileServer("file:///storage", Operation.ALL)))
-            .add_grids(Grid(Grid.BATCH, "x.edu/jobmanager-pbs", Scheduler.PBS, job_type=SupportedJobs.COMPUTE))
+            .add_grids(Grid(Grid.BATCH, "x.edu/jobmanager-pbs", Scheduler.PBS,
+                            job_type=SupportedJobs.COMPUTE))
             .add_pegasus_profile(style="condor", clusters_size=3).add_env(JAVA_HOME="/opt/java"))
     path = _write(SiteCatalog().add_sites(site, Site("local")), tmp_path / "sites.yml")
     read = formats.read_site_catalog(path)
@@ -298,7 +303,8 @@ def test_site_catalog(tmp_path: Path) -> None:
     assert got is not None and got.arch == "x86_64" and got.os_release == "rhel" and got.os_version == "7"
     assert got.directory("sharedScratch").file_servers[0].operation == "put"  # type: ignore[union-attr]
     assert got.grids[0].scheduler == "pbs" and got.grids[0].job_type == "compute"
-    assert got.profiles == {"pegasus": {"style": "condor", "clusters.size": "3"}, "env": {"JAVA_HOME": "/opt/java"}}
+    assert got.profiles == {"pegasus": {"style": "condor", "clusters.size": "3"},
+                            "env": {"JAVA_HOME": "/opt/java"}}
     formats.write_site_catalog(read, tmp_path / "again.yml")
     assert formats.read_site_catalog(tmp_path / "again.yml") == read
 

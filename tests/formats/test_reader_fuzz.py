@@ -11,6 +11,7 @@ Bounded for CI on two cores: about 100 examples per reader, a few seconds each.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import subprocess
@@ -114,10 +115,8 @@ def _attack(name: str, data: bytes) -> None:
         path = Path(tmp) / "input"
         path.write_bytes(data)
         start = time.perf_counter()
-        try:
+        with contextlib.suppress(SheafError):  # anything else escapes and fails the test, with the input
             read(path)
-        except SheafError:
-            pass  # anything else escapes and fails the test, with the input
         took = time.perf_counter() - start
     assert took < BOUND, f"{name}: {len(data)} bytes took {took:.1f} s"
 
@@ -142,12 +141,15 @@ def test_fuzz_reader(name: str) -> None:
 WORST: dict[str, tuple[str, bytes]] = {
     "deep yaml": ("wf.yml", b"- " * 50_000 + b"x\n"),
     "deep flow": ("wf.yml", b"[" * 50_000 + b"]" * 50_000),
-    "1 MB value": ("wf.yml", b"pegasus: '5.0'\nname: w\njobs:\n- {type: job, id: a, name: t}\njobDependencies:\n"
-                   b"- {id: a, children: [" + b"-" * 1_000_000 + b"]}\n"),
+    "1 MB value": ("wf.yml", b"pegasus: '5.0'\nname: w\njobs:\n- {type: job, id: a, name: t}\n"
+                   b"jobDependencies:\n- {id: a, children: [" + b"-" * 1_000_000 + b"]}\n"),
     "not utf-8 wfcommons": ("wf.json", b'{"schemaVersion": "1.5", "name": "\xff", "workflow": {}}'),
-    "nul lfn": ("wf.yml", b'pegasus: "5.0"\nname: w\njobs:\n- {type: job, id: a, name: t, uses: [{lfn: "\\0", type: input}]}\n'),
-    "long id": ("wf.yml", b"pegasus: '5.0'\nname: w\njobs:\n- {type: job, id: " + b"j" * 300 + b", name: t}\n"),
-    "external entity": ("wf.dax", b'<!DOCTYPE adag [<!ENTITY d SYSTEM "file:///etc/passwd">]><adag name="&d;"/>'),
+    "nul lfn": ("wf.yml", (b'pegasus: "5.0"\nname: w\njobs:\n'
+                           b'- {type: job, id: a, name: t, uses: [{lfn: "\\0", type: input}]}\n')),
+    "long id": ("wf.yml", b"pegasus: '5.0'\nname: w\njobs:\n- {type: job, id: " + b"j" * 300
+                + b", name: t}\n"),
+    "external entity": ("wf.dax",
+                        b'<!DOCTYPE adag [<!ENTITY d SYSTEM "file:///etc/passwd">]><adag name="&d;"/>'),
     "type list": ("wf.yml", b"pegasus: '5.0'\nname: w\njobs:\n- {type: [job], id: a, name: t}\n"),
 }
 

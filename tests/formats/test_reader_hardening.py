@@ -73,7 +73,8 @@ def test_nesting_a_real_file_uses_is_accepted(tmp_path: Path) -> None:
     path = tmp_path / "wf.yml"
     path.write_text("pegasus: '5.0'\nname: w\njobs:\n- {type: job, id: a, name: t, arguments: "
                     + "[" * 200 + "]" * 200 + "}\n")
-    with pytest.raises(FormatError) as info:  # nested, but within the bound: read, then refused as an argument
+    # nested, but within the bound: read, then refused as an argument
+    with pytest.raises(FormatError) as info:
         formats.read_workflow(path)
     assert info.value.rule != NESTING_RULE
 
@@ -82,7 +83,8 @@ def test_deep_item_in_a_sliced_workflow(tmp_path: Path, monkeypatch: pytest.Monk
     monkeypatch.setattr(_yaml_chunks, "SLICE_CHARS", 300)
     jobs = "".join(f"- {{type: job, id: j{i}, name: t}}\n" for i in range(60))
     path = tmp_path / "wf.yml"
-    path.write_text("pegasus: '5.0'\nname: w\njobs:\n" + jobs + "- " * 20_000 + "x\n" + jobs.replace("j", "k"))
+    path.write_text("pegasus: '5.0'\nname: w\njobs:\n" + jobs + "- " * 20_000 + "x\n"
+                    + jobs.replace("j", "k"))
     with pytest.raises(FormatError) as info:
         formats.read_workflow(path)
     assert info.value.rule == NESTING_RULE and info.value.line == 64
@@ -106,10 +108,20 @@ def test_deep_json_and_xml_are_format_errors() -> None:
 
 # --- defect 8: linear error paths ----------------------------------------------------------------
 
-def _seconds(call: Callable[[], object]) -> float:
-    start = time.perf_counter()
-    call()
-    return time.perf_counter() - start
+def _seconds(call: Callable[[], object], rounds: int = 3) -> float:
+    """The best of ``rounds`` CPU times of ``call`` (on a shared machine, wall time and one round
+    are noisy)."""
+    best = float("inf")
+    for _ in range(rounds):
+        start = time.process_time()
+        call()
+        best = min(best, time.process_time() - start)
+    return best
+
+
+def _refused(error: type[Exception], read: Callable[[Any], object], arg: Any) -> None:
+    with pytest.raises(error):
+        read(arg)
 
 
 @pytest.mark.parametrize(("text", "value"), [
@@ -120,8 +132,9 @@ def _seconds(call: Callable[[], object]) -> float:
 def test_locating_is_linear(text: str, value: str) -> None:
     plain = "x: " + "".join(f"v{i} " for i in range(len(text) // 8)) + "\nid: wanted\n"
     baseline = _seconds(lambda: locate(plain, "wanted", key="id"))
-    took = _seconds(lambda: (locate(text, value, nth=2), locate(text, value, key="id"), locate_key(text, value)))
-    assert took < 20 * baseline + 0.2, (took, baseline)  # was 2 to 30 s
+    took = _seconds(lambda: (locate(text, value, nth=2), locate(text, value, key="id"),
+                             locate_key(text, value)))
+    assert took < 20 * baseline + 0.5, (took, baseline)  # was 2 to 30 s
 
 
 def test_locating_still_finds_values_and_keys() -> None:
@@ -223,7 +236,8 @@ def test_a_backtracking_regex_replica_is_one_message_in_bounded_time(tmp_path: P
         "pegasus: '5.0'\nname: w\njobs:\n- {type: job, id: ID1, name: t, uses: [{lfn: " + "a" * 40
         + "b, type: input}]}\n")
     (tmp_path / "tc.yml").write_text(
-        "pegasus: '5.0'\ntransformations:\n- name: t\n  sites: [{name: local, pfn: /bin/true, type: installed}]\n")
+        "pegasus: '5.0'\ntransformations:\n- name: t\n"
+        "  sites: [{name: local, pfn: /bin/true, type: installed}]\n")
     (tmp_path / "sites.yml").write_text("pegasus: '5.0'\nsites:\n- {name: local, directories: []}\n")
     start = time.monotonic()
     done = subprocess.run([SHEAF, "plan", "wf.yml", "--rc", "rc.txt", "--tc", "tc.yml",
@@ -236,7 +250,8 @@ def test_a_backtracking_regex_replica_is_one_message_in_bounded_time(tmp_path: P
 
 
 @pytest.mark.parametrize(("text", "rule_part"), [
-    ('pegasus: "5.0"\nname: w\njobs:\n- {type: job, id: a, name: t, uses: [{lfn: "f\\0a", type: input}]}\n', "NUL"),
+    ('pegasus: "5.0"\nname: w\njobs:\n- {type: job, id: a, name: t, uses: [{lfn: "f\\0a", type: input}]}\n',
+     "NUL"),
     ('pegasus: "5.0"\nname: w\njobs:\n- {type: job, id: a, name: t, arguments: ["-i\\x00"]}\n', "NUL"),
     ('pegasus: "5.0"\nname: w\njobs:\n- {type: job, id: "a\\u0000", name: t}\n', "NUL"),
     ("pegasus: '5.0'\nname: " + "w" * 300 + "\njobs:\n- {type: job, id: a, name: t}\n", "file names"),
@@ -272,7 +287,8 @@ def test_nul_in_a_text_replica_catalog(tmp_path: Path) -> None:
 
 # --- defect 10: DAX entities ---------------------------------------------------------------------
 
-_JOB = '<adag name="w"><job id="a" name="t"><argument>-i &dir;/f.a -o <filename file="&dir;.b"/></argument></job></adag>'
+_JOB = ('<adag name="w"><job id="a" name="t">'
+        '<argument>-i &dir;/f.a -o <filename file="&dir;.b"/></argument></job></adag>')
 
 
 def test_internal_entities_are_expanded() -> None:
@@ -297,7 +313,7 @@ def test_external_entities_are_refused(declaration: str) -> None:
 def test_entity_bombs_stay_bounded() -> None:
     levels = "".join(f'<!ENTITY e{i} "{f"&e{i - 1};" * 10}">' for i in range(1, 10))
     bomb = f'<!DOCTYPE adag [<!ENTITY e0 "aaaaaaaaaa">{levels}]><adag name="&e9;"/>'
-    took = _seconds(lambda: pytest.raises(FormatError, loads_dax, bomb))
+    took = _seconds(lambda: _refused(FormatError, loads_dax, bomb))
     assert took < 5
 
 
@@ -306,7 +322,7 @@ def test_yaml_alias_bombs_stay_bounded(tmp_path: Path) -> None:
     lines += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]" for i in range(1, 10)]
     path = tmp_path / "bomb.yml"
     path.write_text("\n".join(lines) + "\n")
-    took = _seconds(lambda: pytest.raises(InputError, formats.read_workflow, path))
+    took = _seconds(lambda: _refused(InputError, formats.read_workflow, path))
     assert took < 5
 
 

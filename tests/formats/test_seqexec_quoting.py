@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 
 from sheaf.formats._seqexec_in import SeqexecTask, _command_line
 
-_PIECES = st.sampled_from(["a", "b/c", "-x", "=", "x y", "", "'", "\u00e9", "\x1f", "@%+", ",.:", "$", "\t", "\n"])
+_PIECES = st.sampled_from(["a", "b/c", "-x", "=", "x y", "", "'", "\u00e9", "\x1f", "@%+", ",.:", "$", "\t",
+                           "\n"])
 _ARG = st.lists(_PIECES, max_size=3).map("".join) | st.text(max_size=6)
 
 

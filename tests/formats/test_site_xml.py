@@ -90,8 +90,8 @@ def test_schema_4_catalog_with_namespace_grids_metadata_and_the_retry_expression
     ("<sitecatalog><site handle='a'/>\n<site handle='a'/></sitecatalog>", "site handles are unique", 2),
     ("<site handle='a'>\n<directory type='scratch' path='/x'/></site>",
      "type is shared-scratch, shared-storage, local-scratch or local-storage", 2),
-    ("<site handle='a'><directory type='local-scratch' path='/x'>\n<file-server operation='copy' url='u'/>"
-     "</directory></site>", "operation is all, get or put", 2),
+    (("<site handle='a'><directory type='local-scratch' path='/x'>\n<file-server operation='copy' url='u'/>"
+      "</directory></site>"), "operation is all, get or put", 2),
     ("<adag/>", "the root element is <sitecatalog> or <site>", 1),
     ("<site handle='a'><profile key='k'>v</profile></site>", "<profile> requires the 'namespace' attribute", 1),
 ])

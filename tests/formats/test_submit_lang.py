@@ -60,7 +60,8 @@ def test_expansion_matches_htcondor(body: str, key: str) -> None:
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from(["A", "B", "C"]), st.sampled_from(["1", "0", "x", "$(A)", "$(B)y"])),
+@given(st.lists(st.tuples(st.sampled_from(["A", "B", "C"]),
+                          st.sampled_from(["1", "0", "x", "$(A)", "$(B)y"])),
                 max_size=5),
        st.sampled_from(["defined A", "! defined B", "$(C)", "true", "0"]))
 def test_conditionals_match_htcondor(assigns: list[tuple[str, str]], cond: str) -> None:
@@ -97,7 +98,8 @@ def test_queue_statements_match_htcondor(queue: str, rows: list[dict[str, str]])
 def test_queue_matching(tmp_path: os.PathLike[str]) -> None:
     for name in ("a.txt", "b.txt", "c.dat"):
         open(os.path.join(tmp_path, name), "w").close()
-    desc = parse_submit_lines(logical_lines("executable = x\nqueue f matching files *.txt\n"), "t", str(tmp_path))
+    desc = parse_submit_lines(logical_lines("executable = x\nqueue f matching files *.txt\n"), "t",
+                              str(tmp_path))
     assert queue_items(desc.queue, str(tmp_path)) == [{"f": "a.txt"}, {"f": "b.txt"}]
 
 

@@ -31,7 +31,7 @@ def test_real_traces_load_validate_and_round_trip(name: str) -> None:
     if not path.exists():
         pytest.skip(f"trace {name} not available")
     workflow = read_wfcommons(path)
-    _, levels, summary = validate(workflow)
+    _, _, summary = validate(workflow)
     assert (summary.jobs, summary.levels, summary.transformations) == EXPECTED[name]
     raw = json.loads(path.read_text())["workflow"]
     runtimes = {t["id"]: t["runtimeInSeconds"] for t in raw["execution"]["tasks"]}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -87,16 +89,9 @@ def test_layouts_that_are_not_sliced(text: str) -> None:
     assert _yaml_chunks.plan_slices(text.encode(), slice_chars=1) is None
 
 
-_BASE = None
-
-
+@functools.cache
 def _base_text() -> str:
-    global _BASE
-    if _BASE is None:
-        import tempfile
-
-        _BASE = _api_workflow(Path(tempfile.mkdtemp()) / "wf.yml", n=25).read_text()
-    return _BASE
+    return _api_workflow(Path(tempfile.mkdtemp()) / "wf.yml", n=25).read_text()
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

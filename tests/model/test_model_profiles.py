@@ -51,11 +51,13 @@ def test_unknown_key_is_kept_and_names_the_nearest() -> None:
 def test_case_rules_per_namespace() -> None:
     profiles, _ = normalize_profiles({"DAGMAN": {"MAXJOBS": "10"}, "env": {"Path": "/bin"},
                                       "hints": {"execution.site": "x"}})
-    assert profiles == {"dagman": {"maxjobs": "10"}, "env": {"Path": "/bin"}, "selector": {"execution.site": "x"}}
+    assert profiles == {"dagman": {"maxjobs": "10"}, "env": {"Path": "/bin"},
+                        "selector": {"execution.site": "x"}}
 
 
 def test_values_are_strings_and_missing_values_warn() -> None:
-    profiles, warnings = normalize_profiles({"pegasus": {"runtime": 1.5, "nodes": True, "clusters.size:3": None}})
+    profiles, warnings = normalize_profiles(
+        {"pegasus": {"runtime": 1.5, "nodes": True, "clusters.size:3": None}})
     assert profiles["pegasus"] == {"runtime": "1.5", "nodes": "true", "clusters.size:3": ""}
     assert any("'clusters.size:3' has no value (a missing space after ':'?)" in w for w in warnings)
 

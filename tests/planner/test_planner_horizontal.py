@@ -251,7 +251,7 @@ def test_aggregator_precedence_property_site_job_transformation() -> None:
     tc_mpi = catalog("A", "B", sites=("pool",), profiles={"pegasus": {"clusters.size": "2", agg: "mpiexec"}})
     assert clusters(run(wf_job, tc_mpi, sc, clustering=["horizontal"]))[0].aggregator == "mpiexec"
     bad = catalog("A", "B", sites=("pool",), profiles={"pegasus": {"clusters.size": "2", agg: "parallel"}})
-    with pytest.raises(PlanningError, match="job.aggregator"):
+    with pytest.raises(PlanningError, match=r"job\.aggregator"):
         run(wf, bad, sc, clustering=["horizontal"])
 
 
@@ -280,7 +280,8 @@ def test_decaf_needs_its_catalog_entry() -> None:
         "env": {"DECAF_ENV_SOURCE": "/env.sh"}})
     entry = decaf.transformations[("dataflow", "decaf", None)]
     from dataclasses import replace
-    decaf.transformations[entry.key] = replace(entry, sites=(replace(entry.sites[0], pfn="/x/1Kgenome.json"),))
+    site = replace(entry.sites[0], pfn="/x/1Kgenome.json")
+    decaf.transformations[entry.key] = replace(entry, sites=(site,))
     tc.transformations.update(decaf.transformations)
     merge = clusters(run(wf, tc, clustering=["horizontal"]))[0]
     assert merge.aggregator == "decaf" and merge.executable == "1Kgenome.json"

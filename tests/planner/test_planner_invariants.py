@@ -53,7 +53,8 @@ def random_workflows(draw: st.DrawFn) -> tuple[Workflow, dict[str, str], list[st
 
 @settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(random_workflows(), st.integers(0, 3))
-def test_random_dags_keep_every_invariant(case: tuple[Workflow, dict[str, str], list[str]], seed: int) -> None:
+def test_random_dags_keep_every_invariant(case: tuple[Workflow, dict[str, str], list[str]],
+                                          seed: int) -> None:
     wf, properties, techniques = case
     tc = catalog("T0", "T1", "T2", sites=("s1", "s2"))
     sc = sites("s1", "s2", "local")
@@ -103,7 +104,8 @@ def test_real_traces_keep_every_invariant(name: str, setup: str) -> None:
     sc = sites("s1", "s2", "local")
     chosen = ["s1"] if "whole" in techniques else None  # whole: one site, else an error (tested above)
     ew = run(wf, tc, sc, properties=properties, clustering=techniques, seed=3, sites=chosen)
-    check(wf, ew, sites_of(run(wf, tc, sc, seed=3, sites=chosen)), horizontal_only=techniques == ["horizontal"])
+    check(wf, ew, sites_of(run(wf, tc, sc, seed=3, sites=chosen)),
+          horizontal_only=techniques == ["horizontal"])
     if techniques:
         assert len(ew.jobs) < len(wf.jobs)
 
@@ -136,7 +138,8 @@ tc = trace_catalog(wf, sites_=("s1", "s2", "s3"))
 out = []
 for techniques, props, only in [
         (["horizontal"], {"pegasus.clusters.size": "5"}, None),
-        (["horizontal"], {"pegasus.clusterer.preference": "Runtime", "pegasus.clusters.maxruntime": "200"}, None),
+        (["horizontal"], {"pegasus.clusterer.preference": "Runtime",
+                          "pegasus.clusters.maxruntime": "200"}, None),
         (["label", "horizontal"], {"pegasus.clusters.size": "3"}, ["s2"]),
         (["whole"], {}, ["s1"])]:
     ew = run(wf, tc, sites("s1", "s2", "s3", "local"), properties=props, clustering=techniques, seed=11,

@@ -15,8 +15,8 @@ def lab(value: str) -> dict[str, dict[str, str]]:
 
 def test_label_cluster_runs_its_tasks_in_topological_order() -> None:
     # file order c, b, a but a -> b -> c: the cluster runs a, b, c
-    jobs = [job("c", "C", profiles=lab("x")), job("b", "B", profiles=lab("x")), job("a", "A", profiles=lab("x")),
-            job("u", "U")]
+    jobs = [job("c", "C", profiles=lab("x")), job("b", "B", profiles=lab("x")),
+            job("a", "A", profiles=lab("x")), job("u", "U")]
     ew = run(workflow(jobs, [("a", "b"), ("b", "c"), ("c", "u")]), catalog("A", "B", "C", "U"),
              clustering=["label"])
     assert tasks_of(ew) == [["a", "b", "c"], ["u"]]
@@ -150,7 +150,8 @@ def test_label_twice_is_idempotent() -> None:
 
 
 def test_cycle_through_an_earlier_horizontal_cluster_names_the_label() -> None:
-    jobs = [job("a", "A", profiles=lab("x")), job("b1", "B"), job("b2", "B"), job("c", "C", profiles=lab("x"))]
+    jobs = [job("a", "A", profiles=lab("x")), job("b1", "B"), job("b2", "B"),
+            job("c", "C", profiles=lab("x"))]
     wf = workflow(jobs, [("a", "b1"), ("a", "b2"), ("b1", "c")])
     tc = catalog("A", "B", "C", profiles={"pegasus": {"clusters.size": "2"}})
     with pytest.raises(PlanningError) as info:

@@ -1,4 +1,5 @@
-"""``sheaf plan`` refuses the request and priority profiles ``sheaf run`` would refuse (issue 16, defect 5)."""
+"""``sheaf plan`` refuses the request and priority profiles ``sheaf run`` would refuse
+(issue 16, defect 5)."""
 
 from __future__ import annotations
 

@@ -93,9 +93,10 @@ def test_transformation_missing_from_catalog_is_an_error() -> None:
         run(workflow([job("a", "Nope")]), catalog("T"))
 
 
-def test_without_catalogs_jobs_run_on_local_with_their_names() -> None:
-    ew = plan(workflow([job("a", "echo", args=("hi",))]), tc=None, sc=None, rc=None, properties=Properties({}))
-    assert (ew.jobs[0].site, ew.jobs[0].executable) == ("local", "echo")
+def test_without_catalogs_jobs_run_on_the_default_condorpool_with_their_names() -> None:
+    ew = plan(workflow([job("a", "echo", args=("hi",))]), tc=None, sc=None, rc=None,
+              properties=Properties({}))
+    assert (ew.jobs[0].site, ew.jobs[0].executable) == ("condorpool", "echo")  # Pegasus 5's default site
     assert any("no transformation catalog" in w for w in ew.warnings)
 
 

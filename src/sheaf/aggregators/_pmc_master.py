@@ -297,7 +297,8 @@ class MasterRun:
             return
         sys.stdout.flush()
         sys.stderr.flush()
-        out = 1 if self.opts.stdout == "stdout" else os.open(self.opts.stdout, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        out = 1 if self.opts.stdout == "stdout" else os.open(self.opts.stdout,
+                                                              os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         if self.opts.stderr == "stderr":
             err = 2
         elif self.opts.stderr == self.opts.stdout:

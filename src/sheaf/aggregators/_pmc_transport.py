@@ -15,6 +15,7 @@ job unless ``mpiexec --enable-recovery`` is given; with it, the survivors carry 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import subprocess
@@ -69,10 +70,8 @@ class LocalMaster:
     def send(self, rank: int, message: Message) -> None:
         conn = self._conns.get(rank)
         if conn is not None:
-            try:
+            with contextlib.suppress(OSError):  # the worker is gone; its end of file is reported by recv
                 conn.send(message)
-            except OSError:
-                pass  # the worker is gone; its end of file is reported by recv
 
     def recv(self, timeout: float) -> list[tuple[int, Message]]:
         by_fd = {conn.fileno(): (rank, conn) for rank, conn in self._conns.items()}

@@ -20,6 +20,7 @@ Per task (as PMC's worker does):
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import functools
 import os
@@ -50,10 +51,8 @@ def host_cpus() -> int:
 
 
 def clear_affinity() -> None:
-    try:
+    with contextlib.suppress(OSError):  # a cpuset we may not leave: keep what we were given
         os.sched_setaffinity(0, range(os.cpu_count() or 1))
-    except OSError:
-        pass  # a cpuset we may not leave: keep what we were given
 
 
 @dataclass(slots=True)
@@ -186,10 +185,8 @@ def _drain_pipes(run: _Running) -> None:
 
 
 def _kill(proc: subprocess.Popen[bytes], sig: int) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def _file_forwards(spec: dict[str, Any]) -> tuple[list[tuple[str, bytes]], bool]:
@@ -259,10 +256,8 @@ def run_task(worker: _Worker, spec: dict[str, Any]) -> dict[str, Any]:
                                worker.hostname, worker.link.rank, spec["cpus"], spec["memory"])
     os.write(out, record.encode("utf-8", "surrogateescape"))
     for src, _ in spec["file_forwards"]:
-        try:
+        with contextlib.suppress(OSError):
             os.unlink(src)
-        except OSError:
-            pass
     if worker.config["per_task_stdio"]:
         os.close(out)
         os.close(err)

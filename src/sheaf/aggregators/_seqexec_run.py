@@ -22,6 +22,7 @@ Policy (pegasus-cluster's, which pegasus-monitord and pegasus-exitcode rely on):
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import time
@@ -222,7 +223,8 @@ class SeqexecRun:
         try:
             argv = self._spawner.resolve(shlex.split(command))
         except (ValueError, IndexError):
-            print(f"{os.path.basename(self._settings.app)}: unparsable {what} string, ignoring", file=sys.stderr)
+            print(f"{os.path.basename(self._settings.app)}: unparsable {what} string, ignoring",
+                  file=sys.stderr)
             return
         begin, status, pid = time.time(), EXEC_FAILED, -1
         try:
@@ -239,17 +241,12 @@ class SeqexecRun:
     def _on_signal(self, signum: int, frame: FrameType | None) -> None:
         self._state.stop_signal = signum
         for pid in list(self._state.running):
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signum)
-            except ProcessLookupError:
-                pass
 
     def _finish(self, start: float, lines: int) -> int:
         state, settings = self._state, self._settings
-        if settings.always_succeed:
-            code = 0
-        else:
-            code = FAILURE_EXIT if state.failed else 0
+        code = FAILURE_EXIT if state.failed and not settings.always_succeed else 0
         stopped = state.stop_signal is not None
         _emit(_records.seqexec_summary(code != 0 or stopped, lines, state.started, state.failed,
                                        state.extra, time.time() - start, start, os.getpid(),

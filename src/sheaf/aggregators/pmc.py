@@ -43,7 +43,13 @@ from typing import Any, NoReturn
 from sheaf import __version__
 from sheaf.aggregators._cli import ToolExit, run_guarded
 from sheaf.aggregators._pmc_master import MasterRun, PmcOptions
-from sheaf.aggregators._pmc_transport import LocalMaster, MasterLink, MpiMaster, MpiWorker, exit_without_finalize
+from sheaf.aggregators._pmc_transport import (
+    LocalMaster,
+    MasterLink,
+    MpiMaster,
+    MpiWorker,
+    exit_without_finalize,
+)
 from sheaf.aggregators._pmc_worker import host_cpus, serve
 from sheaf.errors import UsageError
 from sheaf.formats._pmcdag import PmcDag, parse_pmc_dag, parse_rescue

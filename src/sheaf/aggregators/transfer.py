@@ -5,9 +5,11 @@ Usage::
     sheaf-transfer [--link] --root DIR PAIRS_FILE
 
 ``PAIRS_FILE`` (UTF-8) holds one transfer per line -- lines end at LF only, so a file name may hold
-any other character -- two words quoted with POSIX shell rules (``sheaf.formats._shellwords``, never
-run through a shell): the source, a ``file://`` URL (host empty or ``localhost``) or an absolute path,
-and the destination, an absolute path.  Blank lines and lines starting with ``#`` are skipped.
+any other character -- two or three words quoted with POSIX shell rules (``sheaf.formats._shellwords``,
+never run through a shell): the source, a ``file://`` URL (host empty or ``localhost``), an
+``http://``/``https://`` URL or an absolute path; the destination, an absolute path; and optionally
+``x``, to make the copy executable (a stageable executable: ``chmod +x``, for whoever may read it).
+Blank lines and lines starting with ``#`` are skipped.
 
 Policy:
 
@@ -15,7 +17,8 @@ Policy:
   symbolic links in its existing part are resolved: a path escaping it is refused before anything is
   copied (exit 2).  So is any other URL scheme, and a malformed line.
 - A missing or unreadable source is a failure (exit 1, the source named on stderr); the transfers
-  before it stay done and the job's retry redoes the rest.
+  before it stay done and the job's retry redoes the rest.  So is a URL that cannot be fetched (the
+  URL and the reason named); a URL is fetched with a 60 s timeout per read.
 - A file is copied (content and mode) to a temporary name beside the destination, then renamed:
   a reader never sees half a file.  ``--link`` makes a symbolic link instead.  Parent directories
   of the destination are created.
@@ -52,8 +55,10 @@ def source_path(src: str, path: str, line: int) -> str:
             raise FormatError("a file:// URL on another host", rule="sources are local files",
                               value=src, path=path, line=line)
         return unquote(parts.path)
+    if src.startswith(("http://", "https://")):
+        return src
     if "://" in src or not os.path.isabs(src):
-        raise FormatError("not a local file", rule="sources are file:// URLs or absolute paths",
+        raise FormatError("not a local file", rule="sources are file:// or http(s):// URLs or absolute paths",
                           value=src, path=path, line=line)
     return src
 
@@ -79,11 +84,14 @@ def _read_text(path: str) -> str:
                           "text", value=data[exc.start:exc.start + 1], path=path, line=line) from None
 
 
-def read_pairs(path: str, root: str) -> list[tuple[str, str]]:
+Pair = tuple[str, str, bool]  # source, destination, make it executable
+
+
+def read_pairs(path: str, root: str) -> list[Pair]:
     """The transfers of ``path``, every line checked before any transfer starts."""
     pairs = []
-    for number, raw in enumerate(_read_text(path).split("\n"), start=1):
-        raw = raw.removesuffix("\r")
+    for number, line in enumerate(_read_text(path).split("\n"), start=1):
+        raw = line.removesuffix("\r")
         if not raw.strip() or raw.lstrip().startswith("#"):
             continue
         try:
@@ -91,8 +99,9 @@ def read_pairs(path: str, root: str) -> list[tuple[str, str]]:
         except ValueError as exc:
             raise FormatError(f"cannot split the line ({exc})", rule="POSIX shell quoting",
                               value=raw, path=path, line=number) from None
-        if len(words) != 2:
-            raise FormatError("a transfer is two words", rule="src dst", value=raw, path=path, line=number)
+        if len(words) not in (2, 3) or len(words) == 3 and words[2] != "x":
+            raise FormatError("a transfer is two words, and 'x' for an executable", rule="src dst [x]",
+                              value=raw, path=path, line=number)
         if "\0" in raw:
             raise FormatError("a file name holds a NUL byte", rule="file names hold no NUL", value=raw,
                               path=path, line=number)
@@ -100,25 +109,44 @@ def read_pairs(path: str, root: str) -> list[tuple[str, str]]:
         if not os.path.isabs(dst) or not inside(root, dst):
             raise FormatError("the destination escapes the working directory", rule=f"destinations "
                               f"lie inside --root {root}", value=dst, path=path, line=number)
-        pairs.append((src, dst))
+        pairs.append((src, dst, len(words) == 3))
     return pairs
 
 
-def transfer(src: str, dst: str, link: bool) -> None:
-    if not os.path.isfile(src):
+def transfer(src: str, dst: str, link: bool, executable: bool = False) -> None:
+    remote = src.startswith(("http://", "https://"))
+    if not remote and not os.path.isfile(src):
         raise ToolExit(1, f"source missing: {src}")
     os.makedirs(os.path.dirname(dst), exist_ok=True)
     tmp = f"{dst}.sheaf-transfer-{os.getpid()}"
     try:
-        if link:
+        if remote:
+            _fetch(src, tmp)
+        elif link and not executable:  # an executable is copied: its mode is changed
             os.symlink(os.path.abspath(src), tmp)
         else:
             shutil.copy2(src, tmp)
+        if executable:
+            mode = os.stat(tmp).st_mode
+            os.chmod(tmp, mode | (mode & 0o444) >> 2 | 0o100)  # +x wherever +r, and for the owner
         os.replace(tmp, dst)
     except OSError as exc:
         if os.path.lexists(tmp):
             os.unlink(tmp)
-        raise ToolExit(1, f"cannot transfer {src} to {dst}: {exc.strerror}") from None
+        raise ToolExit(1, f"cannot transfer {src} to {dst}: {exc.strerror or exc}") from None
+
+
+def _fetch(url: str, target: str) -> None:
+    """``url``'s content into ``target`` (``OSError`` naming the URL when it cannot be fetched)."""
+    import urllib.error
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(url, timeout=60) as response, open(target, "wb") as out:
+            shutil.copyfileobj(response, out)
+    except (urllib.error.URLError, TimeoutError, ValueError) as exc:
+        reason = getattr(exc, "reason", exc)
+        raise OSError(f"cannot fetch {url}: {reason}") from None
 
 
 def _main(argv: list[str]) -> int:
@@ -128,8 +156,8 @@ def _main(argv: list[str]) -> int:
     parser.add_argument("pairs", help="file of 'src dst' lines")
     args = parser.parse_args(argv)
     pairs = read_pairs(args.pairs, args.root)
-    for src, dst in pairs:
-        transfer(src, dst, args.link)
+    for src, dst, executable in pairs:
+        transfer(src, dst, args.link, executable)
     print(f"{PROG}: {len(pairs)} file(s) {'linked' if args.link else 'copied'} into {args.root}")
     return 0
 

@@ -39,6 +39,7 @@ environment, output files): ``os.posix_spawn`` 1,700-1,790/s, ``subprocess.Popen
 
 from __future__ import annotations
 
+import contextlib
 import os
 import queue
 import threading
@@ -136,10 +137,8 @@ def seal_descriptors() -> None:
     for name in os.listdir("/proc/self/fd"):
         fd = int(name)
         if fd > 2:
-            try:
+            with contextlib.suppress(OSError):  # the descriptor of the listing itself, closed by now
                 os.set_inheritable(fd, False)
-            except OSError:
-                pass  # the descriptor of the listing itself, closed by now
 
 
 def _pin(cpus: frozenset[int] | None) -> set[int] | None:
@@ -188,10 +187,8 @@ class Spawner(Generic[T]):
         self._requests.put(request)
 
     def results(self) -> list[SpawnResult[T]]:
-        try:
+        with contextlib.suppress(BlockingIOError):  # nothing written since the last call
             os.eventfd_read(self.wakeup)
-        except BlockingIOError:
-            pass
         with self._lock:
             done, self._results = self._results, []
         return done

@@ -17,7 +17,8 @@ Scheduling policy
 Processes (``_spawn``, ``_libcspawn``)
     argv exec'd directly (never a shell), the complete environment of the launch as given, the
     launch's working directory, stdout/stderr truncated per attempt (as HTCondor does), stdin
-    /dev/null, no other descriptor of the engine, each job in its own session (so ``cancel``/``close``/memory kills reach its children via
+    /dev/null, no other descriptor of the engine, each job in its own session (so ``cancel``/``close``/
+    memory kills reach its children via
     the process group), pinned to the claim's CPUs when the pool enforces CPU affinity.  When a job's
     main process exits, what is left of its process group is killed, as HTCondor's starter does.
     Where glibc allows it, spawns run in a thread of their own (``_spawn.Spawner``), so the engine
@@ -49,6 +50,7 @@ Memory (``_memwatch``)
 
 from __future__ import annotations
 
+import contextlib
 import os
 import resource
 import select
@@ -72,6 +74,7 @@ from sheaf.backends._spawn import (
 )
 from sheaf.classad import ClassAd, Demand, parse_limits
 from sheaf.engine import ConcurrencyLimits, Event, Exited, Held, Launch, Pool, Started
+from sheaf.engine._dollar import expand_launch, needs_expansion
 from sheaf.engine._orphans import start_ticks
 from sheaf.engine._pool import Claim
 
@@ -263,6 +266,12 @@ class LocalBackend:
         return demand
 
     def _start(self, launch: Launch, claim: Claim) -> Outcome:
+        if needs_expansion(launch):  # $$(attr), $$([expr]): against the matched slot, as the schedd
+            launch, reason = expand_launch(launch, self.pool.slot_ad(claim))
+            if reason is not None:
+                self._release(launch.key, claim)
+                self._events.append(Held(launch.key, reason))
+                return "dropped"
         if self._spawner is not None:
             self._starting[launch.key] = (launch, claim)
             self._spawner.submit(SpawnRequest((launch, claim), launch.argv, launch.env, launch.cwd,
@@ -396,7 +405,5 @@ class LocalBackend:
 
 
 def _kill_group(pid: int) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):  # the whole group is gone already
         os.killpg(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass

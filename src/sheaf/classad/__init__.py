@@ -18,7 +18,7 @@ rules for resource requests and priorities, shared by the planner and the engine
 
 Fast path for matchmaking: ``expr.evaluate_in(my_ad, target_ad, strict=False)`` with both ads
 already ``ClassAd`` objects (no conversion, no parsing); ``expr.const`` is the value of a constant
-expression (else ``_expr.NOT_CONSTANT``); ``parse`` caches text -> ``Expr``; every ``Expr`` caches its
+expression (else ``_nodes.NOT_CONSTANT``); ``parse`` caches text -> ``Expr``; every ``Expr`` caches its
 compiled closure.
 
 Conformance: differential tests against the official library (``classad2``) in both modes.  Known,
@@ -30,9 +30,7 @@ strings in ``absTime("...")`` are syntax errors (the library reads some of them 
 
 from __future__ import annotations
 
-from ._classad import ClassAd
-from ._eval import evaluate
-from ._expr import Expr, parse
+from ._classad import ClassAd, Expr, evaluate, parse
 from ._fn_env import split_v2_args
 from ._match_api import (
     ConcurrencyLimits,

@@ -1,26 +1,101 @@
-"""``ClassAd``: a mutable mapping from case-insensitive attribute names to expressions.
+"""``Expr`` and ``ClassAd``, the objects users hold, and the evaluation entry points.
 
-Storage is two dicts keyed by the lower-cased name: ``_ex`` (name -> ``Expr``) and ``_names`` (name ->
-the spelling first used, kept for printing).  ``ad[name]`` gives the value when the attribute is a
+An ``Expr`` wraps the parser's node tuple; equality and hashing are structural (``parse(unparse(e))
+== e``).  Its closure (``Expr.fn``, built by ``_eval.compiled``) takes ``(env, scope_ad)`` and is kept
+on the object, so parsing once and evaluating many times costs one compilation.  ``parse`` keeps a
+bounded cache from source text to ``Expr``: the same text always gives the same object.
+
+A ``ClassAd`` is a mutable mapping from case-insensitive attribute names to expressions.  Storage is
+two dicts keyed by the lower-cased name: ``_ex`` (name -> ``Expr``) and ``_names`` (name -> the
+spelling first used, kept for printing).  ``ad[name]`` gives the value when the attribute is a
 constant (``1``, ``"x"``, ``true``, a list or ad of constants) and the ``Expr`` otherwise, like the
 official binding; ``ad.lookup(name)`` always gives the ``Expr``; ``ad.eval(name, target)`` evaluates
 (a missing attribute evaluates to ``UNDEFINED``).  Assigning accepts an ``Expr`` or a Python value
 (``bool``/``int``/``float``/``str``/``list``/``dict``/``ClassAd``/``UNDEFINED``/``ERROR``/times).
-
 A nested ad met during evaluation is a *view*: it shares its parent expression's dicts and has a
 ``_parent`` (the enclosing ad, for scoping).  Views copy their dicts before the first write.
+
+Layering: these classes sit above the evaluator and the built-ins (they evaluate), which know ads and
+expressions only by their slots; each evaluation hands the evaluator this ``ClassAd`` class (for the
+ads it makes) and the built-in table through its ``Env``.
 """
 
 from __future__ import annotations
 
-__all__ = ["ClassAd"]
+__all__ = ["NOT_CONSTANT", "ClassAd", "Expr", "as_classad", "constant_value", "evaluate", "evaluate_attr",
+           "evaluate_in", "parse", "to_expr"]
 
-from collections.abc import Iterator, Mapping, MutableMapping
-from typing import Any
+from collections.abc import Callable, Iterator, Mapping, MutableMapping
+from typing import Any, Final
 
-from ._expr import NOT_CONSTANT, Expr
-from ._parser import parse_ad, parse_old_ad
-from ._unparse import quote_name, unparse
+from ._eval import Env, compiled, deref, run
+from ._functions import FUNCTIONS
+from ._nodes import NOT_CONSTANT, Node, const_of, value_node
+from ._parser import parse_ad, parse_expr, parse_old_ad
+from ._unparse import quote_name, unparse, unparse_old
+from ._values import UNDEFINED
+
+Fn = Callable[[Env, "ClassAd | None"], Any]
+_PARSE_CACHE: dict[str, Expr] = {}
+_PARSE_CACHE_LIMIT: Final = 4096  # small: a big cache of node tuples makes the GC slow
+
+
+class Expr:
+    """A parsed ClassAd expression (immutable; evaluate it any number of times)."""
+
+    __slots__ = ("_fn", "_hash", "const", "node")
+
+    def __init__(self, node: Node) -> None:
+        self.node = node
+        self._fn: Fn | None = None
+        self._hash: int | None = None
+        self.const: Any = const_of(node)
+
+    @property
+    def fn(self) -> Fn:
+        return self._fn or compiled(self)
+
+    def evaluate(self, my: Any = None, target: Any = None, strict: bool = False) -> Any:
+        """Evaluate with ``my`` as the scope ad and ``target`` as the other ad (see ``classad.evaluate``)."""
+        return evaluate_in(self, as_classad(my), as_classad(target), strict)
+
+    def evaluate_in(self, my: ClassAd | None, target: ClassAd | None = None, strict: bool = False) -> Any:
+        """Fast path for matchmaking: ``my`` and ``target`` must already be ``ClassAd`` objects."""
+        return evaluate_in(self, my, target, strict)
+
+    def unparse(self) -> str:
+        return unparse(self.node)
+
+    def __str__(self) -> str:
+        return unparse(self.node)
+
+    def __repr__(self) -> str:
+        return f"Expr({unparse(self.node)!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Expr) and (self is other or self.node == other.node)
+
+    def __hash__(self) -> int:
+        h = self._hash
+        if h is None:
+            h = self._hash = hash(self.node)
+        return h
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (parse, (unparse(self.node),))
+
+
+def parse(text: str | Expr) -> Expr:
+    """Parse one ClassAd expression; raise ``ClassAdSyntaxError`` (a ``ValueError``) if it is not one."""
+    if isinstance(text, Expr):
+        return text
+    expr = _PARSE_CACHE.get(text)
+    if expr is None:
+        expr = Expr(parse_expr(text))
+        if len(_PARSE_CACHE) >= _PARSE_CACHE_LIMIT:
+            _PARSE_CACHE.clear()
+        _PARSE_CACHE[text] = expr
+    return expr
 
 
 class ClassAd(MutableMapping[str, Any]):
@@ -75,12 +150,10 @@ class ClassAd(MutableMapping[str, Any]):
         expr = self._ex[name.lower()]
         if expr.const is not NOT_CONSTANT:
             return expr.const
-        from ._convert import constant_value
         value = constant_value(expr.node, self)
         return expr if value is NOT_CONSTANT else value
 
     def __setitem__(self, name: str, value: Any) -> None:
-        from ._convert import to_expr
         self._own()
         lname = name.lower()
         self._ex[lname] = to_expr(value)
@@ -118,7 +191,6 @@ class ClassAd(MutableMapping[str, Any]):
 
     def eval(self, name: str, target: Any = None, strict: bool = False) -> Any:
         """Evaluate attribute ``name`` with this ad as MY (and ``target`` as TARGET)."""
-        from ._eval import evaluate_attr
         return evaluate_attr(self, name, target, strict)
 
     def copy(self) -> ClassAd:
@@ -133,10 +205,62 @@ class ClassAd(MutableMapping[str, Any]):
 
     def unparse_old(self) -> str:
         """Old syntax: one ``Name = expression`` per line."""
-        return "".join(f"{quote_name(self._names[k])} = {unparse(e.node)}\n" for k, e in self._ex.items())
+        return "".join(f"{quote_name(self._names[k])} = {unparse_old(e.node)}\n" for k, e in self._ex.items())
 
     def __str__(self) -> str:
         return self.unparse()
 
     def __repr__(self) -> str:
         return f"ClassAd({self.unparse()!r})"
+
+
+def to_expr(value: Any) -> Expr:
+    """An ``Expr`` for what a caller assigns: an ``Expr`` as it is, a Python value as its literal."""
+    if isinstance(value, Expr):
+        return value
+    return Expr(value_node(value))
+
+
+def constant_value(node: Node, scope: ClassAd | None) -> Any:
+    """The value of a constant node (a list or ad of constants included), or NOT_CONSTANT."""
+    kind = node[0]
+    if kind == "list":
+        items = [constant_value(item, scope) for item in node[1]]
+        return NOT_CONSTANT if any(item is NOT_CONSTANT for item in items) else items
+    if kind == "ad":
+        ad = ClassAd._from_node(node)
+        ad._parent = scope
+        return ad
+    if kind == "un" and node[1] == "-" and node[2][0] in ("int", "real"):
+        return -node[2][1]
+    return const_of(node)
+
+
+# -- evaluation entry points ----------------------------------------------------------------------
+
+def as_classad(value: Any) -> ClassAd | None:
+    """Accept a ClassAd, a string (new or old syntax), a mapping, or None."""
+    if value is None or isinstance(value, ClassAd):
+        return value
+    return ClassAd(value)
+
+
+def evaluate_in(expr: Expr, my: ClassAd | None, target: ClassAd | None = None, strict: bool = False) -> Any:
+    """Evaluate ``expr`` with scope ``my`` and target ``target`` (both ClassAd or None): the fast path."""
+    if my is None and target is not None:
+        my = ClassAd()
+    return run(expr._fn or compiled(expr), Env(my, target, strict, ClassAd, FUNCTIONS), my)
+
+
+def evaluate(expr: Expr | str, my: Any = None, target: Any = None, strict: bool = False) -> Any:
+    """Evaluate ``expr`` (text is parsed first) in HTCondor compat mode, or strict mode."""
+    return evaluate_in(parse(expr), as_classad(my), as_classad(target), strict)
+
+
+def evaluate_attr(ad: ClassAd, name: str, target: Any = None, strict: bool = False) -> Any:
+    """The value of attribute ``name`` of ``ad`` (UNDEFINED if it has none)."""
+    expr = ad._ex.get(name.lower())
+    if expr is None:
+        return UNDEFINED
+    env = Env(ad, as_classad(target), strict, ClassAd, FUNCTIONS)
+    return run(lambda env, scope: deref(env, ad, name.lower(), expr), env, ad)

@@ -17,7 +17,9 @@ import math
 import re
 from typing import Any, Final
 
+from ._nodes import value_node
 from ._timetext import format_abstime, format_reltime
+from ._unparse import unparse_compact
 from ._values import ERROR, UNDEFINED, AbsTime, RelTime
 
 Value = Any
@@ -70,8 +72,6 @@ def to_string(value: Value) -> Value:
         return format_abstime(value.secs, value.offset)
     if kind is RelTime:
         return format_reltime(value.secs)
-    from ._convert import value_node
-    from ._unparse import unparse_compact
     node = getattr(value, "node", None)  # a list literal prints its source, as HTCondor does
     return unparse_compact(node if node is not None else value_node(value))
 

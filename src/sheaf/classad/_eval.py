@@ -27,20 +27,25 @@ data and always ends.
 
 from __future__ import annotations
 
-__all__ = ["MISSING", "Env", "as_classad", "compile_node", "evaluate", "evaluate_attr", "evaluate_in"]
+__all__ = ["MAX_ATTR_DEPTH", "MISSING", "Env", "compile_node", "compiled", "deref", "run"]
 
 import operator
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Final
 
-from ._classad import ClassAd
-from ._expr import NOT_CONSTANT, Expr, parse
+from ._context import build_context
+from ._logic import compile_conditional, compile_logical, logical_and_values
+from ._nodes import NOT_CONSTANT, const_of
 from ._ops import BINARY, UNARY, identical
 from ._values import ERROR, UNDEFINED, ListValue
 
 Value = Any
-Fn = Callable[["Env", "ClassAd | None"], Value]
+# An ad is a ClassAd (the class is defined above this module, which knows ads by their slots: ``_ex``
+# name -> expression, ``_names``, ``_parent``) and an expression an Expr (``node``, ``const``, ``_fn``).
+ClassAd = Any
+Expr = Any
+Fn = Callable[["Env", Any], Value]
 MISSING: Final = object()
 # Tests set SHEAF_CLASSAD_RAISE=1 to see internal failures instead of their ERROR value.
 _RAISE_INTERNAL: Final = os.environ.get("SHEAF_CLASSAD_RAISE") == "1"
@@ -55,12 +60,16 @@ _LCTX_OTHER: Final = frozenset({"other", "target"})
 class Env:
     """The state of one evaluation (see the module docstring)."""
 
-    __slots__ = ("context", "cycles", "depth", "each", "inside", "memo", "my", "steps", "strict", "target")
+    __slots__ = ("ad_type", "context", "cycles", "depth", "each", "functions", "inside", "memo", "my",
+                 "steps", "strict", "target")
 
-    def __init__(self, my: ClassAd | None, target: ClassAd | None, strict: bool) -> None:
+    def __init__(self, my: ClassAd | None, target: ClassAd | None, strict: bool, ad_type: Any,
+                 functions: Mapping[str, Callable[..., Value]]) -> None:
         self.my = my
         self.target = target
         self.strict = strict
+        self.ad_type = ad_type  # the class of the ads an evaluation makes (ad literals, the match ad)
+        self.functions = functions  # the built-in table, by lower-cased name
         self.memo: dict[tuple[int, str], tuple[ClassAd, Value]] | None = None
         self.depth = 0
         self.context: dict[str, ClassAd] | None = None
@@ -102,11 +111,12 @@ def deref(env: Env, ad: ClassAd, lname: str, expr: Expr) -> Value:
     cycles = env.cycles
     env.depth += 1
     each = env.each
+    fn = expr._fn or compiled(expr)
     if each is None:
-        value = expr.fn(env, ad)
+        value = fn(env, ad)
     else:
         env.each = None
-        value = expr.fn(env, ad)
+        value = fn(env, ad)
         env.each = each
     env.depth -= 1
     if env.cycles == cycles:
@@ -186,8 +196,8 @@ def _context_lookup(env: Env, top: ClassAd, lname: str) -> Value:
     if lname == "rightmatchesleft":
         return _member(env, my, "requirements")
     if lname == "symmetricmatch":
-        from ._logic import logical_and_values
-        return logical_and_values(_member(env, target, "requirements"), lambda: _member(env, my, "requirements"))
+        return logical_and_values(_member(env, target, "requirements"),
+                                  lambda: _member(env, my, "requirements"))
     return MISSING
 
 
@@ -199,8 +209,7 @@ def _member(env: Env, ad: ClassAd | None, lname: str) -> Value:
 def _context_ads(env: Env) -> dict[str, ClassAd]:
     """Build the match ad and its two context ads (only when a value shows them)."""
     if env.context is None:
-        from ._context import build_context
-        env.context = build_context(env.my, env.target)
+        env.context = build_context(env.ad_type, env.my, env.target)
     return env.context
 
 
@@ -223,13 +232,13 @@ def lookup_unqualified(env: Env, scope: ClassAd | None, lname: str) -> Value:
 
 def select(env: Env, base: Value, lname: str) -> Value:
     """``base.name``: look up in an ad (and its enclosing ads); over a list, element by element."""
-    if isinstance(base, ClassAd):
+    if isinstance(base, env.ad_type):
         value = resolve(env, base, lname)
         return UNDEFINED if value is MISSING else value
     if base is UNDEFINED:
         return UNDEFINED
     if isinstance(base, list):
-        return [select(env, item, lname) if isinstance(item, ClassAd) or isinstance(item, list) or item is UNDEFINED
+        return [select(env, item, lname) if isinstance(item, (env.ad_type, list)) or item is UNDEFINED
                 else ERROR for item in base]
     return ERROR
 
@@ -243,7 +252,7 @@ def subscript(env: Env, base: Value, index: Value) -> Value:
         if type(index) is int and 0 <= index < len(base):
             return base[index]
         return ERROR
-    if isinstance(base, ClassAd) and type(index) is str:
+    if isinstance(base, env.ad_type) and type(index) is str:
         # ad["name"] looks in that ad only (unlike ad.name, it does not climb to enclosing ads), and
         # evaluates the expression found directly: it is not marked as being evaluated, as in HTCondor
         expr = base._ex.get(index.lower())
@@ -252,7 +261,7 @@ def subscript(env: Env, base: Value, index: Value) -> Value:
         if env.depth >= MAX_ATTR_DEPTH:
             return ERROR
         env.depth += 1
-        value = expr.fn(env, base)
+        value = (expr._fn or compiled(expr))(env, base)
         env.depth -= 1
         return value
     return ERROR
@@ -264,8 +273,16 @@ def compile_node(node: tuple[Any, ...]) -> Fn:
     return _COMPILERS[node[0]](node)
 
 
+def compiled(expr: Expr) -> Fn:
+    """``expr``'s closure, compiled on first use and kept on the expression."""
+    fn: Fn = expr._fn
+    if fn is None:
+        fn = expr._fn = compile_node(expr.node)
+    return fn
+
+
 def _c_const(node: tuple[Any, ...]) -> Fn:
-    value = Expr(node).const
+    value = const_of(node)
     return lambda env, scope: value
 
 
@@ -315,8 +332,8 @@ def _c_sel(node: tuple[Any, ...]) -> Fn:
 
 # Names whose lookup is not a plain dictionary probe in the ad (specials, match-ad names).
 _NOT_PLAIN: Final = _SPECIAL | _LCTX_SAME | _LCTX_OTHER | frozenset({
-    "left", "right", "lctx", "rctx", "leftrankvalue", "rightrankvalue", "leftmatchesright", "rightmatchesleft",
-    "symmetricmatch"})
+    "left", "right", "lctx", "rctx", "leftrankvalue", "rightrankvalue", "leftmatchesright",
+    "rightmatchesleft", "symmetricmatch"})
 
 
 def _target_selection(lname: str, generic: Fn) -> Fn:
@@ -365,7 +382,6 @@ def _c_bin(node: tuple[Any, ...]) -> Fn:
     name = node[1]
     left, right = compile_node(node[2]), compile_node(node[3])
     if name in ("&&", "||"):
-        from ._logic import compile_logical
         return compile_logical(name, left, right)
     if name in ("is", "isnt"):
         positive = name == "is"
@@ -390,7 +406,8 @@ def _c_bin(node: tuple[Any, ...]) -> Fn:
 
 
 _NUMERIC_COMPARE: Final[dict[str, Callable[[Any, Any], bool]]] = {
-    "<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge, "==": operator.eq, "!=": operator.ne,
+    "<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
+    "==": operator.eq, "!=": operator.ne,
 }
 
 
@@ -433,7 +450,6 @@ def _compile_compare(name: str, left: Fn, right: Fn, generic: Callable[[Value, V
 
 
 def _c_cond(node: tuple[Any, ...]) -> Fn:
-    from ._logic import compile_conditional
     return compile_conditional(compile_node(node[1]), compile_node(node[2]), compile_node(node[3]))
 
 
@@ -457,72 +473,60 @@ def _c_list(node: tuple[Any, ...]) -> Fn:
 
 
 def _c_ad(node: tuple[Any, ...]) -> Fn:
-    template = ClassAd._from_node(node)
-    ex, names = template._ex, template._names
-    return lambda env, scope: ClassAd._view(ex, names, scope)
+    # the template's expressions are made once, by the ad class of the first evaluation that meets
+    # the literal (there is one ad class; the evaluator only does not import it)
+    template: list[Any] = []
+
+    def ad_literal(env: Env, scope: ClassAd | None) -> Value:
+        if not template:
+            template.append(env.ad_type._from_node(node))
+        return env.ad_type._view(template[0]._ex, template[0]._names, scope)
+    return ad_literal
 
 
 def _c_call(node: tuple[Any, ...]) -> Fn:
-    from ._functions import compile_call
-    return compile_call(node[1], tuple(compile_node(arg) for arg in node[2]), node)
+    lname = node[1].lower()
+    args = tuple(compile_node(arg) for arg in node[2])
+    bound: list[Fn] = []
+
+    def call(env: Env, scope: ClassAd | None) -> Value:
+        if not bound:
+            bound.append(_bind(env.functions.get(lname), args, node))
+        return bound[0](env, scope)
+    return call
+
+
+def _bind(impl: Callable[..., Value] | None, args: tuple[Fn, ...], node: tuple[Any, ...]) -> Fn:
+    """A built-in bound to a call's arguments (its node, for one that reads them unevaluated)."""
+    if impl is None:
+        return _error
+    if getattr(impl, "wants_node", False):
+        return lambda env, scope: impl(env, scope, (node,))
+    return lambda env, scope: impl(env, scope, args)
+
+
+def _error(env: Env, scope: ClassAd | None) -> Value:
+    return ERROR
 
 
 _COMPILERS: Final[dict[str, Callable[[tuple[Any, ...]], Fn]]] = {
     "int": _c_const, "real": _c_const, "str": _c_const, "bool": _c_const, "undef": _c_const,
-    "error": _c_const, "abstime": _c_const, "reltime": _c_const, "attr": _c_attr, "absattr": _c_absattr, "sel": _c_sel, "sub": _c_sub,
+    "error": _c_const, "abstime": _c_const, "reltime": _c_const,
+    "attr": _c_attr, "absattr": _c_absattr, "sel": _c_sel, "sub": _c_sub,
     "paren": _c_paren, "un": _c_un, "bin": _c_bin, "cond": _c_cond, "elvis": _c_elvis, "list": _c_list,
     "ad": _c_ad, "call": _c_call,
 }
 
 
-# -- entry points ---------------------------------------------------------------------------------
+# -- running ------------------------------------------------------------------------------------
 
-def as_classad(value: Any) -> ClassAd | None:
-    """Accept a ClassAd, a string (new or old syntax), a mapping, or None."""
-    if value is None or isinstance(value, ClassAd):
-        return value
-    return ClassAd(value)
-
-
-def evaluate_in(expr: Expr, my: ClassAd | None, target: ClassAd | None = None, strict: bool = False) -> Value:
-    """Evaluate ``expr`` with scope ``my`` and target ``target`` (both ClassAd or None): the fast path."""
-    if my is None and target is not None:
-        my = ClassAd()
-    env = Env(my, target, strict)
-    fn = expr._fn or expr.fn
+def run(fn: Fn, env: Env, scope: ClassAd | None) -> Value:
+    """Call a compiled closure: what goes wrong inside is the value ERROR, never an exception."""
     try:
-        return fn(env, my)
+        return fn(env, scope)
     except RecursionError:
         return ERROR
     except Exception:  # a data problem a built-in did not foresee is still only ERROR
         if _RAISE_INTERNAL:
             raise
         return ERROR
-
-
-def evaluate(expr: Expr | str, my: Any = None, target: Any = None, strict: bool = False) -> Value:
-    """Evaluate ``expr`` (text is parsed first) in HTCondor compat mode, or strict mode."""
-    return evaluate_in(parse(expr), as_classad(my), as_classad(target), strict)
-
-
-def evaluate_attr(ad: ClassAd, name: str, target: Any = None, strict: bool = False) -> Value:
-    env = Env(ad, as_classad(target), strict)
-    expr = ad._ex.get(name.lower())
-    if expr is None:
-        return UNDEFINED
-    try:
-        return deref(env, ad, name.lower(), expr)
-    except RecursionError:
-        return ERROR
-    except Exception:
-        if _RAISE_INTERNAL:
-            raise
-        return ERROR
-
-
-def _install_fast_path() -> None:
-    from . import _expr
-    _expr._evaluate_in = evaluate_in
-
-
-_install_fast_path()

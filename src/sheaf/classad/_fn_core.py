@@ -9,12 +9,17 @@ import random as _random
 from collections.abc import Callable
 from typing import Any, Final
 
+from ._builtins import Library
 from ._coerce import c_int, to_int, to_real, to_string
-from ._functions import builtin, strict
+from ._eval import MAX_ATTR_DEPTH, compile_node
 from ._logic import truth
-from ._values import ERROR, UNDEFINED, AbsTime, RelTime, wrap
+from ._parser import parse_expr
+from ._unparse import unparse
+from ._values import ERROR, UNDEFINED, AbsTime, ClassAdSyntaxError, RelTime, wrap
 
 Value = Any
+LIBRARY = Library()
+builtin, strict = LIBRARY.builtin, LIBRARY.strict
 Fn = Callable[[Any, Any], Value]
 
 
@@ -203,19 +208,31 @@ def eval_(env: Any, scope: Any, args: tuple[Fn, ...]) -> Value:
     text = to_string(args[0](env, scope))
     if type(text) is not str:
         return ERROR
-    from ._expr import parse
-    from ._values import ClassAdSyntaxError
-    try:
-        expr = parse(text)
-    except ClassAdSyntaxError:
-        return ERROR
-    from ._eval import MAX_ATTR_DEPTH
-    if env.depth >= MAX_ATTR_DEPTH:
+    fn = _compile_text(text)
+    if fn is None or env.depth >= MAX_ATTR_DEPTH:
         return ERROR
     env.depth += 1
-    value = expr.fn(env, scope)
+    value = fn(env, scope)
     env.depth -= 1
     return value
+
+
+_EVAL_CACHE: dict[str, Fn | None] = {}
+_EVAL_CACHE_LIMIT: Final = 1024
+
+
+def _compile_text(text: str) -> Fn | None:
+    """The closure of the expression ``text`` (None if it is not one), kept for the next call."""
+    if text in _EVAL_CACHE:
+        return _EVAL_CACHE[text]
+    try:
+        fn: Fn | None = compile_node(parse_expr(text))
+    except ClassAdSyntaxError:
+        fn = None
+    if len(_EVAL_CACHE) >= _EVAL_CACHE_LIMIT:
+        _EVAL_CACHE.clear()
+    _EVAL_CACHE[text] = fn
+    return fn
 
 
 def unparse_(env: Any, scope: Any, args: tuple[Any, ...]) -> Value:
@@ -223,7 +240,6 @@ def unparse_(env: Any, scope: Any, args: tuple[Any, ...]) -> Value:
     call_args = node[2]
     if len(call_args) != 1 or call_args[0][0] not in ("attr", "absattr", "sel"):
         return ERROR
-    from ._unparse import unparse
     target = call_args[0]
     if target[0] != "attr" or scope is None:
         return ""

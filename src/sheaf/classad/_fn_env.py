@@ -13,10 +13,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._functions import strict
+from ._builtins import Library
 from ._values import ERROR, UNDEFINED
 
 Value = Any
+LIBRARY = Library()
+strict = LIBRARY.strict
 
 
 def _v1_pairs(text: str) -> list[tuple[str, str]] | None:
@@ -102,9 +104,7 @@ def _v2_pairs(text: str) -> list[tuple[str, str]] | None:
 
 
 def _format_v2(pairs: list[tuple[str, str]]) -> str:
-    merged: dict[str, str] = {}
-    for name, value in pairs:
-        merged[name] = value
+    merged = dict(pairs)  # a later definition of a name wins
     return " ".join(quote_v2(f"{name}={merged[name]}") for name in sorted(merged))
 
 

@@ -12,11 +12,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ._functions import builtin, strict
+from ._builtins import Library
+from ._logic import truth
 from ._ops import BINARY, compare, identical
 from ._values import ERROR, UNDEFINED, RelTime
 
 Value = Any
+LIBRARY = Library()
+builtin, strict = LIBRARY.builtin, LIBRARY.strict
 Fn = Callable[[Any, Any], Value]
 
 
@@ -208,5 +211,4 @@ def count_matches(env: Any, scope: Any, args: tuple[Fn, ...]) -> Value:
     results = _in_each_context(env, scope, args, inside=True)
     if not isinstance(results, list):
         return 0 if results is UNDEFINED else results
-    from ._logic import truth
     return sum(1 for result in results if truth(result) is True)

@@ -3,11 +3,12 @@
 
 HTCondor uses PCRE; the ``regex`` package agrees on the syntax ClassAds use (POSIX bracket classes
 such as ``[[:digit:]]`` included) and, unlike ``re``, takes a timeout: a match that runs longer than
-``TIMEOUT`` seconds (catastrophic backtracking) is ``ERROR``, as PCRE's match limit makes it.  Options: ``i`` caseless, ``m`` multi-line, ``s`` dot-all, ``x``
-extended, and for the substituting functions ``f`` (return the whole target with the replacement
-in place) and ``g`` (every match).  ``replace`` is ``regexps`` with ``f``, ``replaceAll`` with ``fg``.
-In a replacement ``\\N`` inserts group N; a group beyond the highest that took part is ``ERROR``.
-A pattern that does not compile is ``ERROR``.
+``TIMEOUT`` seconds (catastrophic backtracking) is ``ERROR``, as PCRE's match limit makes it.
+Options: ``i`` caseless, ``m`` multi-line, ``s`` dot-all, ``x`` extended, and for the substituting
+functions ``f`` (return the whole target with the replacement in place) and ``g`` (every match).
+``replace`` is ``regexps`` with ``f``, ``replaceAll`` with ``fg``.  In a replacement ``\\N`` inserts
+group N; a group beyond the highest that took part is ``ERROR``.  A pattern that does not compile is
+``ERROR``.
 """
 
 from __future__ import annotations
@@ -17,10 +18,13 @@ from typing import Any, Final
 
 import regex as re  # type: ignore[import-untyped]
 
-from ._functions import strict
+from ._builtins import Library
+from ._fn_strings import split_list
 from ._values import ERROR, UNDEFINED
 
 Value = Any
+LIBRARY = Library()
+strict = LIBRARY.strict
 TIMEOUT: Final = 1.0
 
 
@@ -175,7 +179,6 @@ strict("replaceAll")(_substitute("fg"))
 
 @strict("stringList_regexpMember")
 def string_list_regexp_member(args: list[Value]) -> Value:
-    from ._fn_strings import split_list
     if not 2 <= len(args) <= 4:
         return ERROR
     if any(type(arg) is not str for arg in args):

@@ -14,12 +14,14 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from ._builtins import Library
 from ._coerce import strtod, to_string
-from ._functions import strict
 from ._ops import ascii_lower
 from ._values import ERROR, UNDEFINED
 
 Value = Any
+LIBRARY = Library()
+strict = LIBRARY.strict
 
 
 MAX_STRING = 1 << 24  # characters; longer results of strcat/join/replace* are ERROR
@@ -209,7 +211,8 @@ def version_in_range(args: list[Value]) -> Value:
 
 def split_list(text: str, delims: str | None = None, trim: bool = True, blanks: bool = False) -> list[str]:
     """Items of a string list: split on any delimiter character (default space and comma; an empty
-    delimiter string splits nothing), items trimmed of blanks unless ``trim`` is false (``split()`` keeps them), empty items dropped)."""
+    delimiter string splits nothing), items trimmed of blanks unless ``trim`` is false (``split()``
+    keeps them), empty items dropped)."""
     delims = " ," if delims is None else delims
     if blanks and " " in delims:
         delims += "\t\n\r"  # the membership tests split on any blank where a space is a delimiter
@@ -391,9 +394,14 @@ def _subset(fold: bool) -> Callable[[list[Value]], Value]:
         if type(read) is not tuple:
             return read
         small, big, delims = read
+        if not small:
+            return True  # the empty string is a subset of anything
         norm = ascii_lower if fold else (lambda text: text)
         have = {norm(item) for item in split_list(big, delims, blanks=True)}
-        return all(norm(item) in have for item in split_list(small, delims, blanks=True))
+        wanted = split_list(small, delims, blanks=True)
+        # HTCondor answers with the last item's test, starting from false: a list of blank items
+        # only (" ", ", ,") is not a subset
+        return bool(wanted) and all(norm(item) in have for item in wanted)
     return subset
 
 

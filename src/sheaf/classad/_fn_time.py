@@ -6,14 +6,18 @@ from __future__ import annotations
 
 import datetime
 import time
+from collections.abc import Callable
 from typing import Any, Final
 
+from ._builtins import Library
 from ._coerce import c_int, c_int32
-from ._functions import strict
 from ._timetext import gmtime, local_offset
 from ._values import ERROR, UNDEFINED, AbsTime, RelTime
 
 Value = Any
+Fn = Callable[[Any, Any], Value]
+LIBRARY = Library()
+builtin, strict = LIBRARY.builtin, LIBRARY.strict
 
 
 @strict("time")
@@ -153,25 +157,23 @@ for _name in ("getYear", "getMonth", "getDayOfYear", "getDayOfMonth", "getDayOfW
     strict(_name)(_field(_name))
 
 
-def _split(value: Value) -> Value:
-    """The ad of ``splitTime`` (None when the value has no time in it)."""
-    from ._classad import ClassAd
+def _split(value: Value) -> dict[str, Value] | None:
+    """The attributes of ``splitTime``'s ad (None when the value has no time in it)."""
     kind = type(value)
     if kind is int or kind is float:
         secs = c_int(value)
         value, kind = AbsTime(secs, local_offset(secs)), AbsTime
     if kind is AbsTime:
         wall = gmtime(int(value.secs) + value.offset)
-        return ClassAd({"Type": "AbsoluteTime", "Year": wall.tm_year, "Month": wall.tm_mon,
-                        "Day": wall.tm_mday, "Hours": wall.tm_hour, "Minutes": wall.tm_min,
-                        "Seconds": wall.tm_sec, "Offset": value.offset})
+        return {"Type": "AbsoluteTime", "Year": wall.tm_year, "Month": wall.tm_mon,
+                "Day": wall.tm_mday, "Hours": wall.tm_hour, "Minutes": wall.tm_min,
+                "Seconds": wall.tm_sec, "Offset": value.offset}
     if kind is RelTime:
         return _split_rel(value.secs)
     return None
 
 
-def _split_rel(rsecs: float) -> Any:
-    from ._classad import ClassAd
+def _split_rel(rsecs: float) -> dict[str, Value]:
     negative = rsecs < 0
     rsecs = abs(rsecs)
     whole = int(rsecs)
@@ -186,17 +188,19 @@ def _split_rel(rsecs: float) -> Any:
             minutes = -minutes
         else:
             secs = -secs
-    return ClassAd({"Type": "RelativeTime", "Days": days, "Hours": hours, "Minutes": minutes, "Seconds": secs})
+    return {"Type": "RelativeTime", "Days": days, "Hours": hours, "Minutes": minutes,
+            "Seconds": secs}
 
 
-@strict("splitTime")
-def split_time(args: list[Value]) -> Value:
+@builtin("splitTime")
+def split_time(env: Any, scope: Any, args: tuple[Fn, ...]) -> Value:
     if len(args) != 1:
         return ERROR
-    if args[0] is UNDEFINED:
+    value = args[0](env, scope)
+    if value is UNDEFINED:
         return UNDEFINED
-    split = _split(args[0])
-    return ERROR if split is None else split
+    split = _split(value)
+    return ERROR if split is None else env.ad_type(split)  # a new ad of the evaluation's ad class
 
 
 def _strftime(fields: tuple[int, int, int, int, int, int], fmt: str) -> str:
@@ -212,8 +216,8 @@ def _strftime(fields: tuple[int, int, int, int, int, int], fmt: str) -> str:
         return ""
 
 
-def _int_field(ad: Any, name: str) -> int:
-    value = ad.eval(name)
+def _int_field(split: Any, name: str) -> int:
+    value = split.get(name, 0) if isinstance(split, dict) else split.eval(name)
     return value if type(value) is int else int(value) if type(value) in (float, bool) else 0
 
 

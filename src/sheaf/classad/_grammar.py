@@ -3,13 +3,16 @@
 Binary operators by level, loosest first, all left-associative (HTCondor's grammar, C's ordering of
 the bit operators).  The conditional ``c ? a : b`` sits below level 1 and groups to the right;
 unary ``- + ! ~`` bind tighter than every binary operator; the elvis ``a ?: b`` tighter still (in
-HTCondor ``-a ?: b`` is ``-(a ?: b)``); selection ``a.b`` and subscript ``a[i]`` tightest.  ``=?=`` and ``=!=`` are spellings of ``is`` and ``isnt``: the
-parser keeps the spelling it read so that unparsing gives the text back.
+HTCondor ``-a ?: b`` is ``-(a ?: b)``); selection ``a.b`` and subscript ``a[i]`` tightest.
+``=?=`` and ``=!=`` are spellings of ``is`` and ``isnt``: the parser keeps the spelling it read so
+that unparsing gives the text back.
 """
 
 from __future__ import annotations
 
-__all__ = ["BINARY_LEVELS", "COND_PREC", "KEYWORD_OPS", "POSTFIX_PREC", "PRECEDENCE", "UNARY_OPS", "UNARY_PREC"]
+__all__ = [
+    "BINARY_LEVELS", "COND_PREC", "KEYWORD_OPS", "POSTFIX_PREC", "PRECEDENCE", "UNARY_OPS", "UNARY_PREC",
+]
 
 from typing import Final
 

@@ -21,7 +21,7 @@ exponent, an unknown escape keeps the character (``"\\x41"`` is ``x41``), octal 
 
 from __future__ import annotations
 
-__all__ = ["Token", "integer", "negative", "scan", "tokenize", "unescape"]
+__all__ = ["Token", "integer", "join_strings", "negative", "scan", "tokenize", "unescape"]
 
 import re
 from typing import Final
@@ -145,6 +145,18 @@ def scan(src: str, pos: int = 0, end: int | None = None) -> list[str]:
     return _scan_in_phases(src, start, end, cuts)
 
 
+def join_strings(texts: list[str]) -> list[str]:
+    """Adjacent string literals as one (``"a" "b"`` is ``"ab"``): HTCondor's lexer joins their bodies
+    before it reads the escapes.  ``tokenize`` joins them the same way."""
+    out: list[str] = []
+    for text in texts:
+        if text[:1] == '"' and out and out[-1][:1] == '"':
+            out[-1] = out[-1][:-1] + text[1:]
+        else:
+            out.append(text)
+    return out
+
+
 def _scan_in_phases(src: str, at: int, end: int, cuts: tuple[int, int]) -> list[str]:
     """``findall`` of the scan pattern, choosing at each token which comments may still close."""
     out: list[str] = []
@@ -171,6 +183,7 @@ def tokenize(src: str, pos: int = 0, end: int | None = None, limit: int | None =
     cuts = _cuts(src, pos, end)
     tokens: list[Token] = []
     append = tokens.append
+    joined = ""  # the raw body of the last string literal (adjacent literals join before escapes)
     while (m := _TOKENS[(pos < cuts[0], pos < cuts[1])].match(src, pos, end)) is not None:
         if limit is not None and len(tokens) >= limit:
             return tokens
@@ -179,7 +192,7 @@ def tokenize(src: str, pos: int = 0, end: int | None = None, limit: int | None =
         text = m.group(kind)  # type: ignore[arg-type]
         if kind == "name":
             lowered = text.lower()
-            append(("op", lowered, start) if lowered == "is" or lowered == "isnt" else ("name", text, start))
+            append(("op", lowered, start) if lowered in {"is", "isnt"} else ("name", text, start))
         elif kind == "op":
             append(("op", text, start))
         elif kind == "int":
@@ -187,7 +200,12 @@ def tokenize(src: str, pos: int = 0, end: int | None = None, limit: int | None =
         elif kind == "real":
             append(("real", float(text), start))
         elif kind == "str":
-            append(("str", unescape(text[1:-1]), start))
+            if tokens and tokens[-1][0] == "str":
+                joined = f"{joined}{text[1:-1]}"  # adjacent literals are one string
+                tokens[-1] = ("str", unescape(joined), tokens[-1][2])
+            else:
+                joined = text[1:-1]
+                append(("str", unescape(joined), start))
         elif kind == "qname":
             append(("qname", unescape(text[1:-1]), start))
         else:

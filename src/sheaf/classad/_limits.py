@@ -93,7 +93,8 @@ class ConcurrencyLimits:
     def __init__(self, config: Mapping[str, object] | None = None,
                  usage: Mapping[str, float] | None = None) -> None:
         self._config = {key.upper(): _number(key, value) for key, value in (config or {}).items()
-                        if key.upper().endswith("_LIMIT") or key.upper().startswith("CONCURRENCY_LIMIT_DEFAULT")}
+                        if key.upper().endswith("_LIMIT")
+                        or key.upper().startswith("CONCURRENCY_LIMIT_DEFAULT")}
         self._usage: dict[str, float] = {}
         for name, count in (usage or {}).items():
             self._usage[name.lower()] = self._usage.get(name.lower(), 0.0) + _number(name, count)

@@ -56,7 +56,7 @@ def logical_or_values(first: Value, second: Callable[[], Value]) -> Value:
 
 def compile_logical(op: str, left: Fn, right: Fn) -> Fn:
     # a chain a && b && c (left-associative) becomes one loop over its operands: the same fold
-    chain = _flatten(op, left) + (right,)
+    chain = (*_flatten(op, left), right)
     if len(chain) > 2:
         return _compile_chain(op, chain)
     if op == "&&":

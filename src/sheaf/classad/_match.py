@@ -11,7 +11,7 @@ Policy (HTCondor's, checked against the official binding's ``ClassAd.matches``/`
   (``EvalFloat``): a real or integer as is, a boolean as 1.0/0.0, anything else -- undefined, error,
   a string, no ``Rank`` at all -- as 0.0.
 
-All three use the language's fast path (``_eval.evaluate_in``, and a constant's value without
+All three use the language's fast path (``_classad.evaluate_in``, and a constant's value without
 evaluating); ``symmetric_match`` and ``rank`` also accept ad text.
 Evaluation never raises for data problems; a bad ad is simply not a match.
 """
@@ -20,9 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._classad import ClassAd
-from ._eval import evaluate_in
-from ._expr import NOT_CONSTANT
+from ._classad import NOT_CONSTANT, ClassAd, evaluate_in
 
 __all__ = ["as_ad", "half_match", "rank", "rank_value", "symmetric_match", "truth"]
 

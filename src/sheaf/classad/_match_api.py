@@ -8,7 +8,8 @@
                                                            .unmatched {job: reason}, .resources, .kinds
     classad.ConcurrencyLimits(config, usage)           the limits throttle (try_acquire/release/statistics)
     classad.parse_limits(text), limit_for(name, knobs) ConcurrencyLimits strings and HTCondor's limit lookup
-    classad.recount_matches(resources, jobs, by, key)  the USCMS matchmaker monitor: CurMatches from MATCH_<by>
+    classad.recount_matches(resources, jobs, by, key)  the USCMS matchmaker monitor: CurMatches
+                                                       from MATCH_<by>
     classad.unmatch(resources, match, limits)          back out of one match
 
 Policies are stated in the implementing modules: ``_match``, ``_match_expand``, ``_negotiator``

@@ -32,8 +32,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._classad import ClassAd
-from ._expr import Expr, parse
+from ._classad import ClassAd, Expr, parse
 from ._match import as_ad
 from ._match_dollar import Reference, find_reference
 from ._unparse import unparse

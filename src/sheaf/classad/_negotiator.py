@@ -46,8 +46,7 @@ import math
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
-from ._classad import ClassAd
-from ._expr import NOT_CONSTANT, Expr, parse
+from ._classad import NOT_CONSTANT, ClassAd, Expr, parse
 from ._limits import ConcurrencyLimits, Demand, parse_limits
 from ._match import _accepts, rank_value
 from ._negotiator_kinds import (
@@ -192,7 +191,7 @@ class _Negotiation:
             kinds = JobKinds(reach)
             self.kind_of = [kinds.kind(ad) for _, ad in self.jobs]
             self.rep: dict[int, ClassAd] = {}
-            for (_, ad), kind in zip(self.jobs, self.kind_of):
+            for (_, ad), kind in zip(self.jobs, self.kind_of, strict=True):
                 self.rep.setdefault(kind, ad)
             roots = (*JOB_ROOTS, *kinds.base)
             job_names = set().union(*(lookups(ad, roots)[1] for ad in self.rep.values()))
@@ -203,7 +202,7 @@ class _Negotiation:
             reach = wider
         self.classes = classes
         self.class_names = [classes.names_for(ad) for ad in self.ads]
-        self.cls = [classes.class_of(ad, names) for ad, names in zip(self.ads, self.class_names)]
+        self.cls = [classes.class_of(ad, names) for ad, names in zip(self.ads, self.class_names, strict=True)]
         self.kinds = {kind: _Kind() for kind in self.rep}
 
     # -- evaluation -----------------------------------------------------------------------------

@@ -31,10 +31,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ._classad import ClassAd
-from ._expr import Expr
+from ._classad import ClassAd, Expr
 
-__all__ = ["ALL", "JOB_ROOTS", "RESOURCE_ROOTS", "JobKinds", "ResourceClasses", "lookups", "references", "with_expr"]
+__all__ = [
+    "ALL", "JOB_ROOTS", "RESOURCE_ROOTS", "JobKinds", "ResourceClasses", "lookups", "references", "with_expr",
+]
 
 Node = tuple[Any, ...]
 ALL = "*"  # stands for "every attribute" in a set of names
@@ -194,7 +195,8 @@ class JobKinds:
             entry = self._levels[key] = self._next_level(token, ex, names)
         return entry
 
-    def _next_level(self, token: int, ex: dict[str, Expr], names: tuple[str, ...]) -> tuple[int, tuple[str, ...]]:
+    def _next_level(self, token: int, ex: dict[str, Expr],
+                    names: tuple[str, ...]) -> tuple[int, tuple[str, ...]]:
         seen = self._seen[token]
         reached: set[str] = set()
         for name in names:

@@ -21,8 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import Any
 
-from ._classad import ClassAd
-from ._expr import Expr
+from ._classad import ClassAd, Expr
 from ._limits import ConcurrencyLimits
 from ._negotiator import Match, cur_matches, resource_name, wants_revaluation
 

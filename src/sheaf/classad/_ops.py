@@ -7,10 +7,11 @@ receive values that are neither; ``_eval`` checks strictness before calling them
 Coercions (measured against the official library): booleans count as integers in arithmetic and
 comparison (``true + 1`` is 2, ``true == 1`` is true) but not in unary minus/plus nor in bit
 operators; integers and reals promote to real; a real result that overflows to infinity is ``ERROR``
-(``1e308 * 10``; oddly not negative infinity, ``-1.0/0.0`` is ``-inf``), while ``0.0/0`` is NaN; integer ``/`` and ``%`` truncate toward zero like C, by zero
-they are ``ERROR``; ``%`` on reals is ``ERROR``; shift counts are taken modulo 64 (right shifts of
-negative numbers follow the official library's own rules, see ``bitwise``).  Strings compare
-without regard to ASCII case for ``== != < <= > >=``; ``is``/``isnt`` compare exactly and by type.
+(``1e308 * 10``; oddly not negative infinity, ``-1.0/0.0`` is ``-inf``), while ``0.0/0`` is NaN;
+integer ``/`` and ``%`` truncate toward zero like C, by zero they are ``ERROR``; ``%`` on reals is
+``ERROR``; shift counts are taken modulo 64 (right shifts of negative numbers follow the official
+library's own rules, see ``bitwise``).  Strings compare without regard to ASCII case for
+``== != < <= > >=``; ``is``/``isnt`` compare exactly and by type.
 Times: absolute +/- relative, relative +/- relative, absolute - absolute, relative * / number.
 """
 
@@ -72,9 +73,8 @@ def _time_arith(op: str, a: Value, b: Value) -> Value:
             return RelTime(a.secs * b)
         if tb is RelTime and ta in _NUMERIC and ta is not bool:
             return RelTime(a * b.secs)
-    elif op == "/":
-        if ta is RelTime and tb in _NUMERIC and tb is not bool:
-            return ERROR if b == 0 else RelTime(a.secs / b)
+    elif op == "/" and ta is RelTime and tb in _NUMERIC and tb is not bool:
+        return ERROR if b == 0 else RelTime(a.secs / b)
     return ERROR
 
 
@@ -238,4 +238,6 @@ def _binary_table() -> dict[str, Callable[[Value, Value], Value]]:
 
 
 BINARY: Final = _binary_table()
-UNARY: Final[dict[str, Callable[[Value], Value]]] = {"-": negate, "+": plus, "!": logical_not, "~": complement}
+UNARY: Final[dict[str, Callable[[Value], Value]]] = {
+    "-": negate, "+": plus, "!": logical_not, "~": complement,
+}

@@ -27,12 +27,13 @@ from __future__ import annotations
 
 __all__ = ["MAX_DEPTH", "Node", "parse_ad", "parse_expr", "parse_old_ad"]
 
+import re
 import sys
 from itertools import product
 from typing import Any, Final
 
 from ._grammar import PRECEDENCE, UNARY_OPS, UNARY_PREC
-from ._lexer import Token, integer, negative, scan, tokenize, unescape
+from ._lexer import Token, integer, join_strings, negative, scan, tokenize, unescape
 from ._timetext import parse_abstime, parse_reltime
 from ._values import ClassAdSyntaxError
 
@@ -94,9 +95,20 @@ def _new_leaf(tok: str) -> Node | None:
         return ("str", unescape(tok[1:-1]))
     if first == "'":
         return ("attr", sys.intern(unescape(tok[1:-1])))
-    if len(tok) > 1 and first in "-." or first in _DIGITS:
+    if (len(tok) > 1 and first in "-.") or first in _DIGITS:
         return _number(tok)
     return None
+
+
+_ADJACENT_STRINGS: Final = re.compile(r'"\s*"')
+
+
+def _old_string(tok: str) -> str:
+    """An old-syntax string token respelled in new syntax: there a backslash is itself, except
+    before a quote (HTCondor's old lexer), so every other backslash is doubled."""
+    if "\\" not in tok:
+        return tok
+    return tok.replace('\\"', "\0").replace("\\", "\\\\").replace("\0", '\\"')
 
 
 def _number(tok: str) -> Node:
@@ -113,10 +125,15 @@ class _Parser:
 
     __slots__ = ("brackets", "depth", "exact", "span", "src", "toks")
 
-    def __init__(self, src: str, start: int = 0, stop: int | None = None) -> None:
+    def __init__(self, src: str, start: int = 0, stop: int | None = None, old: bool = False) -> None:
         self.src = src
         self.span = (start, stop)
         self.toks: list[str] = scan(src, start, stop)
+        if '"' in src:  # rare spellings of strings, each found by a search in C before any token pass
+            if old and "\\" in src[start:stop]:
+                self.toks = [_old_string(tok) if tok[:1] == '"' else tok for tok in self.toks]
+            elif not old and _ADJACENT_STRINGS.search(src, start, len(src) if stop is None else stop):
+                self.toks = join_strings(self.toks)
         self.exact: list[Token] | None = None
         self.depth = 0
         self.brackets = 0
@@ -296,7 +313,8 @@ class _Parser:
         raise self.fail(pos, f"expected an attribute name, found {self.describe(pos)}")
 
     def primary(self, pos: int) -> tuple[int, Node]:
-        """primary := literal | name | name '(' args ')' | '(' expr ')' | '{' list '}' | '[' ad ']' | '.' name"""
+        """primary := literal | name | name '(' args ')' | '(' expr ')' | '{' list '}' | '[' ad ']'
+                   | '.' name"""
         toks = self.toks
         tok = toks[pos]
         if tok == "(":
@@ -325,7 +343,7 @@ class _Parser:
         pos, args = self.sequence(pos + 2, ")", "')' or ',' in the argument list")
         if len(args) == 1 and args[0][0] == "str" and len(name) == 7:
             lowered = name.lower()
-            if lowered == "abstime" or lowered == "reltime":
+            if lowered in {"abstime", "reltime"}:
                 return pos, self.time_literal(start, lowered, name, args[0][1])
         return pos, ("call", name, args)
 
@@ -368,11 +386,17 @@ class _Parser:
         self.open_bracket(pos)
         pos += 1
         bindings: list[tuple[str, Node]] = []
+        if toks[pos] == ";":  # empty statements: HTCondor reads "[ ;; a = 3;; ]" as [ a = 3 ]
+            while toks[pos] == ";":
+                pos += 1
+            if toks[pos] == "]":  # but not an ad of semicolons only
+                raise self.fail(pos, "expected an attribute name, found ']'")
         while toks[pos] != "]":
             pos, binding = self.binding(pos)
             bindings.append(binding)
             if toks[pos] == ";":
-                pos += 1
+                while toks[pos] == ";":
+                    pos += 1
             elif toks[pos] != "]":
                 raise self.fail(pos, f"expected ';' or ']' in the ad, found {self.describe(pos)}")
         self.brackets -= 1
@@ -426,7 +450,7 @@ def parse_old_ad(src: str) -> Node:
 
 def _old_line(src: str, offset: int, line: str) -> tuple[str, Node]:
     # Parse the line on its own, but report errors against the whole text (right line and column).
-    parser = _Parser(src, offset, offset + len(line.rstrip("\r\n")))
+    parser = _Parser(src, offset, offset + len(line.rstrip("\r\n")), old=True)
     pos, binding = parser.binding(0)
     parser.end(pos)
     return binding

@@ -26,7 +26,7 @@ import math
 import re
 from typing import Any, Final
 
-from ._expr import Expr, parse
+from ._classad import Expr, parse
 from ._values import ClassAdSyntaxError
 
 REQUEST_KEYS: Final = ("request_cpus", "request_gpus", "request_memory", "request_disk", "priority")

@@ -19,9 +19,11 @@ import time
 from typing import Final
 
 _ABS: Final = re.compile(
-    r"\s*(\d{4})-?(\d\d)-?(\d\d)(?:[T ](\d\d):?(\d\d)(?::?(\d\d))?)?\s*(Z|[+-]\d\d:?\d\d)?\s*\Z", re.IGNORECASE)
+    r"\s*(\d{4})-?(\d\d)-?(\d\d)(?:[T ](\d\d):?(\d\d)(?::?(\d\d))?)?\s*(Z|[+-]\d\d:?\d\d)?\s*\Z",
+    re.IGNORECASE)
 _REL_CLOCK: Final = re.compile(r"\s*(-)?\s*(?:(\d+)\+)?(\d+)(?::(\d+))?(?::(\d+))?\s*\Z")
-_REL_UNITS: Final = re.compile(r"\s*(-)?\s*(?:(\d+)d)?\s*(?:(\d+)h)?\s*(?:(\d+)m)?\s*(?:(\d+)s?)?\s*\Z", re.IGNORECASE)
+_REL_UNITS: Final = re.compile(r"\s*(-)?\s*(?:(\d+)d)?\s*(?:(\d+)h)?\s*(?:(\d+)m)?\s*(?:(\d+)s?)?\s*\Z",
+                               re.IGNORECASE)
 
 
 def local_offset(secs: float) -> int:

@@ -11,7 +11,7 @@ nodes); a tree built by hand gets the parentheses its operators' precedence dema
 
 from __future__ import annotations
 
-__all__ = ["format_real", "quote_name", "quote_string", "unparse"]
+__all__ = ["format_real", "quote_name", "quote_string", "unparse", "unparse_compact", "unparse_old"]
 
 import math
 import re
@@ -42,7 +42,7 @@ def format_real(value: float, condor: bool = False) -> str:
     if math.isnan(value):
         return 'real("NaN")'
     if value in (math.inf, -math.inf):
-        return 'real("INF")' if value > 0 else '-real("INF")'
+        return 'real("INF")' if value > 0 else 'real("-INF")'  # the official library's spelling
     if not condor:
         return repr(value)
     if value == 0:
@@ -160,6 +160,26 @@ class _Writer:
         return f"\n{' ' * inner}[" + "; ".join(lines) + f"\n{' ' * inner}]"
 
 
+class _OldWriter(_Writer):
+    """Old ClassAd syntax: ``=?=``/``=!=`` for the meta-comparisons, and strings as the old lexer reads
+    them (a backslash is itself; only a quote is escaped)."""
+
+    __slots__ = ()
+
+    def write(self, node: Node, indent: int = 0) -> str:
+        if node[0] == "bin" and node[1] in _OLD_SPELLING:
+            level = PRECEDENCE[node[1]]
+            left = self.sub(node[2], level, indent)
+            return f"{left} {_OLD_SPELLING[node[1]]} {self.sub(node[3], level + 1, indent)}"
+        return super().write(node, indent)
+
+    def w_str(self, node: Node, indent: int) -> str:
+        text: str = node[1]
+        return '"' + text.replace('"', '\\"') + '"'
+
+
+_OLD_SPELLING: Final = {"is": "=?=", "isnt": "=!="}
+_OLD: Final = _OldWriter(False)
 _PLAIN: Final = _Writer(False)
 _CONDOR: Final = _Writer(True)
 _COMPACT: Final = _Writer(True, pretty=False)
@@ -168,6 +188,11 @@ _COMPACT: Final = _Writer(True, pretty=False)
 def unparse(node: Node, condor: bool = False) -> str:
     """Text for ``node``; ``condor=True`` reproduces the official library's spelling."""
     return (_CONDOR if condor else _PLAIN).write(node)
+
+
+def unparse_old(node: Node) -> str:
+    """Text for ``node`` in old ClassAd syntax (what ``ClassAd.unparse_old`` writes)."""
+    return _OLD.write(node)
 
 
 def unparse_compact(node: Node) -> str:

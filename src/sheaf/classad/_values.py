@@ -10,18 +10,20 @@ Integers are 64-bit two's complement, as in HTCondor: every arithmetic result go
 
 from __future__ import annotations
 
-__all__ = ["ERROR", "UNDEFINED", "AbsTime", "ClassAdSyntaxError", "Error", "RelTime", "Undefined", "excerpt", "wrap"]
+__all__ = [
+    "ERROR", "UNDEFINED", "AbsTime", "ClassAdSyntaxError", "Error", "RelTime", "Undefined", "excerpt", "wrap",
+]
 
-from typing import Final, NamedTuple
+from typing import Final, NamedTuple, Self
 
 
 class Undefined:
     """The type of ``UNDEFINED``: a reference that names nothing, or an operand that does."""
 
     __slots__ = ()
-    _instance: Undefined | None = None
+    _instance: Self | None = None
 
-    def __new__(cls) -> Undefined:
+    def __new__(cls) -> Self:
         if cls._instance is None:
             cls._instance = object.__new__(cls)
         return cls._instance
@@ -40,9 +42,9 @@ class Error:
     """The type of ``ERROR``: the value of an expression that makes no sense (``1/0``, ``"a" + 1``)."""
 
     __slots__ = ()
-    _instance: Error | None = None
+    _instance: Self | None = None
 
-    def __new__(cls) -> Error:
+    def __new__(cls) -> Self:
         if cls._instance is None:
             cls._instance = object.__new__(cls)
         return cls._instance

@@ -23,7 +23,7 @@ COMMAND_MODULES = ("_validate", "_plan", "_run", "_status", "_classad")
 
 
 class _Group(click.Group):
-    def main(self, *args: Any, **kwargs: Any) -> Any:  # noqa: D401 - click API
+    def main(self, *args: Any, **kwargs: Any) -> Any:
         kwargs.setdefault("standalone_mode", True)
         try:
             return super().main(*args, **{**kwargs, "standalone_mode": False})

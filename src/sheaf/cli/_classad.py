@@ -109,7 +109,8 @@ def _print_table(rows: list[_Row]) -> None:
 
     table = Table("resource", "match", "rank", "why not")
     for row in rows:  # a label may be an inline ad, "[ ... ]": escape it, it is not markup
-        table.add_row(escape(row.resource), "[green]yes[/]" if row.matches else "[red]no[/]", f"{row.rank:g}", row.why)
+        matched = "[green]yes[/]" if row.matches else "[red]no[/]"
+        table.add_row(escape(row.resource), matched, f"{row.rank:g}", row.why)
     Console().print(table)
 
 

@@ -39,14 +39,17 @@ def _split(values: Sequence[str]) -> tuple[str, ...]:
 @click.option("-o", "--output-sites", multiple=True, metavar="S", help="Output sites (recorded in the plan).")
 @click.option("-C", "--cluster", multiple=True, metavar="T1,T2",
               help="Clustering techniques in order: horizontal, label, whole.")
-@click.option("-c", "--conf", type=click.Path(dir_okay=False), help="Properties file (over ./pegasus.properties).")
+@click.option("-c", "--conf", type=click.Path(dir_okay=False),
+              help="Properties file (over ./pegasus.properties).")
 @click.option("-D", "defines", multiple=True, metavar="KEY=VALUE", help="Set a property (over --conf).")
 @click.option("--tc", type=click.Path(dir_okay=False), help="Transformation catalog (YAML or text).")
 @click.option("--sc", type=click.Path(dir_okay=False), help="Site catalog (YAML or XML).")
 @click.option("--rc", type=click.Path(dir_okay=False), help="Replica catalog (YAML or text).")
-@click.option("--input-dir", type=click.Path(file_okay=False), help="Directory holding the workflow's input files.")
+@click.option("--input-dir", type=click.Path(file_okay=False),
+              help="Directory holding the workflow's input files.")
 @click.option("-v", "--verbose", count=True, help="Also print the planner's notes.")
-@click.option("--force", is_flag=True, help="Replace an earlier plan in DIR (only once the new one is complete).")
+@click.option("--force", is_flag=True,
+              help="Replace an earlier plan in DIR (only once the new one is complete).")
 @click.option("--submit", is_flag=True, help="Run the plan on the embedded engine once written.")
 def command(workflow: str, directory: str, sites: tuple[str, ...], output_sites: tuple[str, ...],
             cluster: tuple[str, ...], conf: str | None, defines: tuple[str, ...], tc: str | None,
@@ -102,18 +105,18 @@ def _rows(inputs: Inputs, exec_wf: ExecutableWorkflow, files: PlanFiles, plan_s:
     clusters = [job for job in exec_wf.jobs if job.type == "cluster"]
     by_kind = Counter(f"{job.technique or 'cluster'}/{job.aggregator}" for job in clusters)
     tasks = sum(len(job.tasks) for job in clusters)
-    rows = [
+    kinds = f" ({_counts(by_kind)})" if by_kind else ""
+    return [
         ("workflow", exec_wf.name),
         ("abstract jobs", str(len(inputs.workflow.jobs))),
         ("executable jobs", f"{sum(files.job_types.values())} ({_counts(files.job_types)})"),
-        ("clusters", f"{len(clusters)} holding {tasks} tasks" + (f" ({_counts(by_kind)})" if by_kind else "")),
+        ("clusters", f"{len(clusters)} holding {tasks} tasks{kinds}"),
         ("clustering", ",".join(exec_wf.clustering) or "none"),
         ("edges", str(files.edges)),
         ("directory", files.directory),
         ("dag", os.path.basename(files.dag)),
         ("time", f"load+plan {plan_s:.2f}s, write {write_s:.2f}s"),
     ]
-    return rows
 
 
 def _site_rows(exec_wf: ExecutableWorkflow) -> list[tuple[str, int, int, int]]:

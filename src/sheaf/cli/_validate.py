@@ -19,7 +19,8 @@ from sheaf.model import Summary
 
 @click.command("validate")
 @click.argument("workflow", type=click.Path(dir_okay=False))
-@click.option("-c", "--conf", type=click.Path(dir_okay=False), help="Properties file (over ./pegasus.properties).")
+@click.option("-c", "--conf", type=click.Path(dir_okay=False),
+              help="Properties file (over ./pegasus.properties).")
 @click.option("-D", "defines", multiple=True, metavar="KEY=VALUE", help="Set a property (over --conf).")
 @click.option("--tc", type=click.Path(dir_okay=False), help="Transformation catalog (YAML or text).")
 @click.option("--sc", type=click.Path(dir_okay=False), help="Site catalog (YAML or XML).")

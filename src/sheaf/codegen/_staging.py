@@ -19,19 +19,25 @@ Policy, for every site that runs jobs (all sites run on the embedded engine for 
   a parent of every job that reads one of them.  An input found nowhere is a warning: the job must
   find it by itself.  An lfn that would escape the working directory (absolute, ``..``) is a
   ``PlanningError``.
+- **stageable executables.**  A task whose transformation entry is ``type: stageable``
+  (``ExecutableWorkflow.stageable``) runs the copy its site's ``stage_in`` job puts in the working
+  directory (``<workdir>/<namespace-name-version>``, made executable by ``sheaf-transfer``): the
+  slice adds the transfer, the edge to the job, and points the task (and a compute job's
+  ``executable``) at the copy.  The source is a path (relative: from where ``sheaf plan`` runs), a
+  ``file://`` or an ``http(s)://`` URL.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
-from urllib.parse import unquote, urlsplit
+from dataclasses import dataclass, field, replace
 
 from sheaf.codegen._layout import Layout
 from sheaf.errors import PlanningError
 from sheaf.formats._shellwords import join_words
 from sheaf.model import ReplicaCatalog, SiteCatalog, Workflow
+from sheaf.model._urls import file_url_path, url_scheme
 from sheaf.planner import ExecJob, ExecutableWorkflow
 
 _RUNS_TASKS = ("compute", "cluster", "subworkflow")
@@ -45,6 +51,8 @@ class Staging:
     edges: list[tuple[int, int]] = field(default_factory=list)
     workdirs: dict[str, str] = field(default_factory=dict)
     transfers: dict[str, str] = field(default_factory=dict)  # stage_in job id -> pairs file text
+    #: site -> {file name in the working directory: source} of the stageable executables its jobs run
+    executables: dict[str, dict[str, str]] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
 
 
@@ -61,10 +69,9 @@ def site_workdir(site: str, sites: SiteCatalog | None, layout: Layout) -> str:
 def _local_path(pfn: str) -> str | None:
     """The local file a replica names: a ``file://`` URL, or a path (a relative one from the directory
     ``sheaf plan`` runs in, as relative executables are); None for other URLs."""
-    if pfn.startswith("file://"):
-        parts = urlsplit(pfn)
-        return unquote(parts.path) if parts.netloc in ("", "localhost") else None
-    return None if "://" in pfn else os.path.abspath(pfn)
+    if url_scheme(pfn) is not None:
+        return file_url_path(pfn)
+    return os.path.abspath(pfn)
 
 
 def find_local(lfn: str, site: str, input_dir: str | None, rc: ReplicaCatalog | None) -> str | None:
@@ -117,10 +124,44 @@ def plan_staging(exec_wf: ExecutableWorkflow, layout: Layout) -> Staging:
         out.workdirs[site] = site_workdir(site, exec_wf.site_catalog, layout)
     readers = _readers(exec_wf)
     pairs = _resolve(readers, exec_wf, out)
+    runners = _stage_executables(exec_wf, out)
     for site in sites:
-        _add_site(out, site, pairs.get(site, {}), exec_wf.name)
+        _add_site(out, site, pairs.get(site, {}), exec_wf.name, out.executables.get(site, {}))
     _link(out, exec_wf, readers)
+    _link_runners(out, exec_wf, runners)
     return out
+
+
+def _stage_executables(exec_wf: ExecutableWorkflow, out: Staging) -> list[int]:
+    """Point tasks that run a stageable executable at its copy in their site's working directory;
+    return the indices of their jobs (module docstring)."""
+    if not exec_wf.stageable:
+        return []
+    runners = []
+    for index, job in enumerate(exec_wf.jobs):
+        if job.site is None or job.type not in ("compute", "cluster"):
+            continue
+        tasks = []
+        for task in job.tasks:
+            name = exec_wf.stageable.get((job.site, task.executable))
+            if name is not None:
+                source = task.executable if url_scheme(task.executable) else os.path.abspath(task.executable)
+                out.executables.setdefault(job.site, {})[name] = source
+                task = replace(task, executable=os.path.join(out.workdirs[job.site], name))
+            tasks.append(task)
+        if any(new is not old for new, old in zip(tasks, job.tasks, strict=True)):
+            job.tasks = tuple(tasks)
+            if job.type == "compute":
+                job.executable = tasks[0].executable
+            runners.append(index)
+    return runners
+
+
+def _link_runners(out: Staging, exec_wf: ExecutableWorkflow, runners: list[int]) -> None:
+    shift = len(out.jobs)
+    stage_of = {job.site: i for i, job in enumerate(out.jobs) if job.type == "stage_in"}
+    for index in runners:
+        out.edges.append((stage_of[exec_wf.jobs[index].site], index + shift))
 
 
 def _readers(exec_wf: ExecutableWorkflow) -> dict[str, list[int]]:
@@ -166,21 +207,24 @@ def _resolve(readers: dict[str, list[int]], exec_wf: ExecutableWorkflow,
     return pairs
 
 
-def _add_site(out: Staging, site: str, files: dict[str, str], workflow: str) -> None:
+def _add_site(out: Staging, site: str, files: dict[str, str], workflow: str, executables: dict[str, str]) -> None:
     workdir = out.workdirs[site]
     create = ExecJob(id=f"create_dir_{_safe(workflow)}_0_{_safe(site)}", type="create_dir", site=site,
                      transformation=None, level=0, executable="/bin/mkdir", arguments=("-p", workdir))
     out.jobs.append(create)
-    if files:
+    if files or executables:
         stage = ExecJob(id=f"stage_in_local_{_safe(site)}_0_0", type="stage_in", site=site,
                         transformation=None, level=0)
-        out.transfers[stage.id] = pairs_text((src, os.path.join(workdir, lfn)) for lfn, src in files.items())
+        out.transfers[stage.id] = (
+            pairs_text((src, os.path.join(workdir, lfn)) for lfn, src in files.items())
+            + pairs_text(((src, os.path.join(workdir, name), "x") for name, src in sorted(executables.items()))))
         out.edges.append((len(out.jobs) - 1, len(out.jobs)))
         out.jobs.append(stage)
 
 
-def pairs_text(pairs: Iterable[tuple[str, str]]) -> str:
-    """``sheaf-transfer``'s pairs file: per line two words quoted as POSIX shell words.  A path that
+def pairs_text(pairs: Iterable[tuple[str, ...]]) -> str:
+    """``sheaf-transfer``'s pairs file: per line two words quoted as POSIX shell words (and ``x`` for
+    a file to make executable).  A path that
     one line cannot carry (LF, NUL) or that is not text (an undecodable byte) is a ``PlanningError``."""
     lines = []
     for pair in pairs:

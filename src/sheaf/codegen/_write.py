@@ -288,10 +288,12 @@ class _Writer:
         wf = self.exec_wf
         # the DAG is streamed: at 10^6 jobs its lines never sit in memory at once
         with open(os.path.join(self.root, self.layout.dag), "x", encoding="utf-8", buffering=1 << 20) as dag:
-            dag.write(f"# DAG of workflow {self.layout.name}, written by sheaf plan (HTCondor DAGMan syntax)\n"
+            dag.write(f"# DAG of workflow {self.layout.name}, written by sheaf plan "
+                      "(HTCondor DAGMan syntax)\n"
                       f"CONFIG {self.layout.config}\nJOBSTATE_LOG jobstate.log\n")
             out = self._jobs(jobs, dag, ctx)
-            dag.writelines(line + "\n" for line in edge_lines(jobs, edges) + maxjobs_lines(list(out.categories), wf.properties))
+            tail = edge_lines(jobs, edges) + maxjobs_lines(list(out.categories), wf.properties)
+            dag.writelines(line + "\n" for line in tail)
         self._put(self.layout.config, config_text(wf.workflow.profiles, wf.properties))
         self._put("plan.json", encode_plan(wf.name, out.records, jobs, edges, wf.sites, wf.output_sites,
                                            wf.clustering))
@@ -314,7 +316,8 @@ class _Writer:
             cached = settings.get((id(profiles), job.type))
             if cached is None or cached[0] is not profiles:
                 cached = settings[(id(profiles), job.type)] = (
-                    profiles, node_settings(job.type, profiles, exitcode, job.id), contract_profiles(profiles))
+                    profiles, node_settings(job.type, profiles, exitcode, job.id),
+                    contract_profiles(profiles))
             out_base = paths.abs("")
             subdag = self._subdag(job)
             if subdag is not None:
@@ -344,7 +347,8 @@ class _Writer:
                job.transformation, job.site)
         hit = self.shared.get(key)
         if hit is None or hit[0] is not profiles:
-            name = f"shared.{len(self.shared)}.{safe_name(job.transformation or 'job')}.{safe_name(job.site or '')}"
+            name = (f"shared.{len(self.shared)}.{safe_name(job.transformation or 'job')}."
+                    f"{safe_name(job.site or '')}")
             while name in self.ids:  # DAGMan: a description's name is no node's
                 name += "_"
             text = render_shared_submit(job, profiles, command, self.layout.final_dir, ctx)

@@ -1,8 +1,20 @@
-# src/sheaf/engine/_backend.py   -- OWNED BY "engine"; written first, verbatim as below, then only extended
+"""The interface between the engine and a backend: what the engine submits and the events it gets back.
+
+The engine hands a backend one :class:`Launch` per attempt and learns what became of it only through
+:meth:`Backend.wait`: an attempt ends as :class:`Exited` (a failing job is an event, not an exception)
+or :class:`Held` (it can never run as submitted).  The interface is only ever extended (a new field
+has a default; a new method is optional, looked up with ``getattr``), so every backend written
+against it keeps working.
+"""
+
 from __future__ import annotations
-from dataclasses import dataclass, field
-from typing import Mapping, Protocol, Sequence
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Protocol
+
 from sheaf.classad import ClassAd
+
 
 @dataclass(frozen=True, slots=True)
 class Launch:
@@ -24,7 +36,8 @@ class Exited:
     key: str
     exit_code: int | None     # None when killed by a signal
     signal: int | None
-    reason: str | None        # why the backend stopped it, e.g. "memory usage 1536 MB exceeded request 1024 MB"
+    reason: str | None        # why the backend stopped it,
+                              #   e.g. "memory usage 1536 MB exceeded request 1024 MB"
     started: float            # wall-clock (time.time()) when the process started
     ended: float
     slot: str | None = None   # e.g. "slot1_1@localhost"
@@ -32,25 +45,38 @@ class Exited:
 @dataclass(frozen=True, slots=True)
 class Held:
     key: str
-    reason: str               # the job can never run as submitted (no slot could ever match, bad request_* expression,
-                              # unexpandable $$(...)); the engine treats it as a failed attempt with this reason
+    reason: str               # the job can never run as submitted (no slot could ever match, bad
+                              #   request_* expression, unexpandable $$(...)); the engine treats it
+                              #   as a failed attempt with this reason
 
 Event = Exited | Held
 
 @dataclass(frozen=True, slots=True)
-class Started:                # extension: an attempt's process began (backends whose jobs can outlive the engine)
+class Started:                # extension: an attempt's process began
+                              #   (backends whose jobs can outlive the engine)
     key: str
     pid: int                  # the job's process; it leads its own session and process group (pgid == pid)
     start_ticks: int          # its start time, field 22 of /proc/<pid>/stat (clock ticks since boot):
                               #   with the pid it names the process uniquely, even after the pid is reused
 
 class Backend(Protocol):
-    def submit(self, launch: Launch) -> None: ...       # non-blocking; queue until resources allow
-    def wait(self, timeout: float | None) -> list[Event]: ...  # block up to timeout for >=1 event; [] on timeout
-    def cancel(self, key: str) -> None: ...              # stop a queued or running attempt (no event is reported)
-    def idle(self) -> int: ...                          # attempts submitted but not yet started (for maxidle)
+    def submit(self, launch: Launch) -> None:
+        """Non-blocking: queue the attempt until resources allow."""
+
+    def wait(self, timeout: float | None) -> list[Event]:
+        """Block up to ``timeout`` for at least one event; [] on timeout."""
+
+    def cancel(self, key: str) -> None:
+        """Stop a queued or running attempt (no event is reported)."""
+
+    def idle(self) -> int:
+        """Attempts submitted but not yet started (for maxidle)."""
+
     def running(self) -> int: ...
-    def close(self) -> None: ...                        # stop everything still running, release all resources
+
+    def close(self) -> None:
+        """Stop everything still running; release all resources."""
+
     # Optional extension, looked up with getattr (a backend without it is fine):
     #   def started(self) -> list[Started]: ...   the attempts started since the last call.  The engine
     #   journals them ("P" records) so that a run resumed after the engine was killed stops the jobs the

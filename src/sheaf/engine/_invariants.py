@@ -74,18 +74,16 @@ def _tokens(machine: DagState) -> list[str]:
     out: list[str] = []
     nodes = machine.nodes.values()
     held = [n for n in nodes if n.token]
-    for node in held:
-        if node.state != "submitted" or node.spec.noop:
-            out.append(f"{node.name} holds a job token while {node.state}")
+    out.extend(f"{node.name} holds a job token while {node.state}"
+               for node in held if node.state != "submitted" or node.spec.noop)
     expect = {"maxpre": sum(1 for n in nodes if n.state == "pre"),
               "maxpost": sum(1 for n in nodes if n.state == "post"), "maxjobs": len(held)}
-    for throttle in (machine.maxpre, machine.maxpost, machine.maxjobs):
-        if throttle.borrowed != expect[throttle.name]:
-            out.append(f"{throttle.name} lends {throttle.borrowed} tokens, nodes hold {expect[throttle.name]}")
     per_category = Counter(n.spec.category or "" for n in held)
-    for name, throttle in machine._categories.items():
-        if throttle.borrowed != per_category.get(name, 0):
-            out.append(f"{throttle.name} lends {throttle.borrowed} tokens, nodes hold {per_category.get(name, 0)}")
+    pools = (machine.maxpre, machine.maxpost, machine.maxjobs)
+    lent = [(throttle, expect[throttle.name]) for throttle in pools]
+    lent += [(throttle, per_category.get(name, 0)) for name, throttle in machine._categories.items()]
+    out.extend(f"{throttle.name} lends {throttle.borrowed} tokens, nodes hold {holding}"
+               for throttle, holding in lent if throttle.borrowed != holding)
     return out
 
 

@@ -24,9 +24,7 @@ Jobs of the local universe never come here (the backend skips them), as in HTCon
 
 from __future__ import annotations
 
-import math
 import os
-import re
 import sqlite3
 import time
 from collections.abc import Callable, Mapping
@@ -98,7 +96,8 @@ def _open_store(path: Path, patience: float = 30.0) -> sqlite3.Connection:
 class ConcurrencyLimits:
     """Machine-wide counting semaphores for named limits (see the module docstring)."""
 
-    def __init__(self, config: Mapping[str, object] | None = None, *, path: str | os.PathLike[str] | None = None,
+    def __init__(self, config: Mapping[str, object] | None = None, *,
+                 path: str | os.PathLike[str] | None = None,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self._knobs = _limit_knobs(config)
         self._maxima: dict[str, float] = {}
@@ -133,7 +132,8 @@ class ConcurrencyLimits:
         if self._grant(key, wanted):
             self._granted += 1
             return True
-        if self._clock() - self._last_reclaim >= _RECLAIM_EVERY and self.reclaim() and self._grant(key, wanted):
+        due = self._clock() - self._last_reclaim >= _RECLAIM_EVERY
+        if due and self.reclaim() and self._grant(key, wanted):
             self._granted += 1
             return True
         self._refused += 1

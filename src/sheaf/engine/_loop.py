@@ -34,7 +34,6 @@ import fcntl
 import glob
 import os
 import signal
-import sys
 import threading
 import time
 import uuid
@@ -42,20 +41,15 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from sheaf.classad import ClassAd
 from sheaf.engine._backend import Backend, Event, Exited, Launch, Started
 from sheaf.engine._journal import Journal, Replay, replay
+from sheaf.engine._multidag import combine_dags, munges_names
+from sheaf.engine._nodejob import render_node, subdag_job
 from sheaf.engine._orphans import ATTEMPT_VARIABLE, attempt_token, stop_run_processes
 from sheaf.engine._procs import ProcGroups
-from sheaf.engine._reports import (
-    JobstateLog,
-    dot_text,
-    newest_rescue,
-    node_status_text,
-    remove_stale_temporaries,
-    write_atomic,
-    write_rescue,
-)
+from sheaf.engine._reports import dot_text, newest_rescue, remove_stale_temporaries, write_atomic
+from sheaf.engine._runfiles import RunFiles, dagman_id
+from sheaf.engine._scriptmacros import check_scripts
 from sheaf.engine._scripts import ScriptRunner
 from sheaf.engine._state import (
     Cancel,
@@ -74,7 +68,7 @@ from sheaf.engine._state import (
     SubmitFailed,
     WriteRescue,
 )
-from sheaf.engine._submit import JobSpec, SubmitDescription, node_description, proc_rows, render
+from sheaf.engine._submit import JobSpec, SubmitDescription, node_description, proc_rows
 from sheaf.errors import EngineError, FormatError, InputError, StorageError, UsageError
 from sheaf.formats._dagman import Dag, NodeSpec, parse_dag, parse_rescue
 from sheaf.model._runlock import STATE_DIR, lock_path
@@ -194,7 +188,7 @@ def _limits(dag: Dag, overrides: Mapping[str, int | None], priority: int | None 
     return Limits(**values, always_run_post=_config_bool(dag, "DAGMAN_ALWAYS_RUN_POST", False),
                   depth_first=_config_bool(dag, "DAGMAN_SUBMIT_DEPTH_FIRST", False),
                   retry_node_first=_config_bool(dag, "DAGMAN_RETRY_NODE_FIRST", False),
-                  dag_priority=priority if priority else _config_signed(dag, "DAGMAN_DEFAULT_PRIORITY", 0))
+                  dag_priority=priority or _config_signed(dag, "DAGMAN_DEFAULT_PRIORITY", 0))
 
 
 #: The DAGMan configuration knobs ``sheaf run`` honours; a CONFIG file setting any other is warned
@@ -267,7 +261,8 @@ def _load_descriptions(dag: Dag, limits: Limits) -> tuple[dict[str, SubmitDescri
             continue  # expanded per proc at submission (a queue from-file may be written by then)
         sub = Submit(spec.name, 0, 0, spec.priority + limits.dag_priority)
         try:
-            job = _render(desc, spec, sub, _config_bool(dag, "DAGMAN_DEFAULT_APPEND_VARS", False))
+            job = render_node(desc, spec, sub, _config_bool(dag, "DAGMAN_DEFAULT_APPEND_VARS", False),
+                          dag.parents[spec.name])
         except InputError as exc:
             raise exc.located(desc.path) from None
         if spec.pre is None and not run_time[spec.submit] and not _uses_run_time_values(spec.vars.values()):
@@ -307,14 +302,16 @@ class _Run:
 
     def __init__(self, dag: Dag, descs: dict[str, SubmitDescription], first: dict[str, JobSpec],
                  backend: Backend, journal: Journal, paths: dict[str, str], clock: Callable[[], float],
-                 on_progress: Callable[[Progress], None] | None, progress_interval: float) -> None:
+                 on_progress: Callable[[Progress], None] | None, progress_interval: float,
+                 source: str = "fresh", pre_done: frozenset[str] = frozenset(),
+                 dag_files: tuple[str, ...] = ()) -> None:
         self.dag, self.descs, self.backend, self.journal = dag, descs, backend, journal
         self.first = first  # expansions of attempt 0 made while validating
         self.clock = clock
         self.scripts = ScriptRunner(paths["scripts"], clock)
-        jobstate = dag.jobstate_log or os.path.join(os.path.dirname(dag.path), "jobstate.log")
-        self._sites: dict[str, tuple[SubmitDescription, str | None]] = {}
-        self.jobstate = JobstateLog(jobstate, self._site)
+        self._tags: dict[str, tuple[SubmitDescription | None, str | None]] = {}
+        self.files = RunFiles(dag, self._job_tag, dag_files=dag_files or (os.path.basename(dag.path),),
+                              multi=len(dag_files) > 1, source=source, pre_done=pre_done)
         self.keys: dict[str, tuple[str, int]] = {}
         self.procs = ProcGroups()
         self.pending: list[EngineEvent] = []
@@ -323,26 +320,28 @@ class _Run:
         self.on_progress = on_progress
         self.progress_interval = progress_interval
         self._last_progress = -1e18
-        self._last_status = -1e18
         self.stop_requested: str | None = None
         self.stop_time: float | None = None  # monotonic time of the signal
         self.started = clock()
         self.append_vars = _config_bool(dag, "DAGMAN_DEFAULT_APPEND_VARS", False)
         self._started: Callable[[], list[Started]] | None = getattr(backend, "started", None)
 
-    def _site(self, node: str) -> str | None:
-        """The node's ``+pegasus_site`` (jobstate.log's site column), looked up once per description."""
+    def _job_tag(self, node: str) -> str | None:
+        """jobstate.log's job tag: the attribute ``+job_tag_name`` names, else ``+pegasus_site``, from
+        the submit description (or the node's VARS), quotes removed (``Node::GetJobstateJobTag``).
+        Worked out once per node and description (it is asked for at every change of the node)."""
         spec = self.dag.nodes[node]
         desc = self.descs.get(spec.submit)
-        if desc is None:
-            return None
-        known = self._sites.get(node)
+        known = self._tags.get(node)
         if known is not None and known[0] is desc:
             return known[1]
-        raw = spec.vars.get("+pegasus_site") or desc.attrs.get("pegasus_site")
-        site = raw.strip().strip('"') if raw else None
-        self._sites[node] = (desc, site)
-        return site
+        attrs = {k.lower(): v for k, v in (desc.attrs.items() if desc is not None else ())}
+        attrs.update((k[1:].lower(), v) for k, v in spec.vars.items() if k.startswith("+"))
+        name = attrs.get("job_tag_name", "+pegasus_site").strip().strip('"').lstrip("+").lower()
+        raw = attrs.get(name)
+        tag = raw.strip().strip('"') if raw else None
+        self._tags[node] = (desc, tag)
+        return tag
 
     # -- instructions -----------------------------------------------------------------------------
 
@@ -350,7 +349,7 @@ class _Run:
         self._journal_started()  # before the changes: an attempt that started and ended in one turn
         self.journal.changes(step.changes)
         self._durable(self.journal.commit_start())  # nothing below runs before the changes are durable
-        self.jobstate.changes(step.changes)
+        finish: Finish | None = None
         for instruction in step.instructions:
             match instruction:
                 case Submit():
@@ -368,14 +367,15 @@ class _Run:
                             self.backend.cancel(one)
                 case KillScript(node=node, kind=kind):
                     self.scripts.kill(node, kind)
-                case WriteRescue(done=done, retries_left=left, failed=failed_count):
-                    reasons = {n: machine.node_reason(n) for n in machine.nodes
-                               if machine.node_state(n) == "failed"}
-                    self.rescue = write_rescue(self.dag.path, done, left, failed_count,
-                                               time.strftime("%Y-%m-%d %H:%M:%S"), reasons)
+                case WriteRescue():
+                    self.rescue = self.files.write_rescue(machine, self.clock())
                 case Finish():
-                    self._finish(instruction)
-        self.jobstate.flush()
+                    finish = instruction
+        self.files.record(step.changes, frozenset((e.node, e.attempt) for e in self.pending
+                                                  if isinstance(e, SubmitFailed)))
+        if finish is not None:
+            self._finish(machine, finish)
+        self.files.flush()
         self._report(machine, force=machine.finished is not None)
 
     def _journal_started(self) -> None:
@@ -385,6 +385,7 @@ class _Run:
         for event in self._started():
             target = self.keys.get(event.key)
             if target is not None:
+                self.files.started_keys.add(target)
                 self.journal.process(self.clock(), target[0], target[1], event.pid, event.start_ticks)
 
     def _durable(self, done: threading.Event | None) -> None:
@@ -406,11 +407,11 @@ class _Run:
         if self.journal.failure is not None:
             raise self.journal.failure
 
-    def _finish(self, finish: Finish) -> None:
+    def _finish(self, machine: DagState, finish: Finish) -> None:
         rescue = os.path.basename(self.rescue) if self.rescue else None
         self.journal.end(self.clock(), finish.succeeded, finish.dag_status, finish.exit_code, rescue)
         self.journal.commit()
-        self.jobstate.internal(self.clock(), f"DAGMAN_FINISHED {finish.exit_code}")
+        self.files.finish(machine, finish, self.clock())
 
     def _submit(self, sub: Submit) -> None:
         spec = self.dag.nodes[sub.node]
@@ -435,14 +436,16 @@ class _Run:
         if job is not None:
             job.ad["ClusterId"] = sub.cluster  # known only now; nothing else in the ad depends on it
         elif spec.subdag:
-            job = _subdag_job(spec, sub)
+            job = subdag_job(spec, sub)
         else:
             desc = self._description(spec)
             if not desc.queue.simple:
                 rows = proc_rows(desc, spec.directory)
+                parents = self.dag.parents[spec.name]
                 return [self._launch(spec, sub, f"{key}.{row['Process']}",
-                                     _render(desc, spec, sub, self.append_vars, row)) for row in rows]
-            job = _render(desc, spec, sub, self.append_vars)
+                                     render_node(desc, spec, sub, self.append_vars, parents, row))
+                        for row in rows]
+            job = render_node(desc, spec, sub, self.append_vars, self.dag.parents[spec.name])
         return [self._launch(spec, sub, key, job)]
 
     def _launch(self, spec: NodeSpec, sub: Submit, key: str, job: JobSpec) -> Launch:
@@ -501,77 +504,25 @@ class _Run:
             self._last_progress = now
             self.on_progress(Progress(len(machine.nodes), dict(machine.counts), machine.retries,
                                       now - self.started, machine.job_time, machine.finished is not None))
-        status = self.dag.node_status_file
-        if status is not None and (force or now - self._last_status >= status[1]):
-            self._last_status = now
-            states = {n: machine.node_state(n) for n in machine.nodes}
-            reasons = {n: machine.node_reason(n) for n in machine.nodes}
-            write_atomic(status[0], node_status_text(states, reasons, now))
+        self.files.status(machine, now, force)
 
     def close(self) -> None:
         try:
             self.backend.close()
         finally:
             self.scripts.close()
-            self.jobstate.close()
+            self.files.close()
 
 
-def _split_vars(spec: NodeSpec, append_default: bool) -> tuple[dict[str, str], dict[str, str]]:
-    """(appended, prepended) VARS of a node: each macro as its VARS line said, else as
-    ``DAGMAN_DEFAULT_APPEND_VARS`` says (default: prepended, so the submit file's own value wins)."""
-    appended: dict[str, str] = {}
-    prepended: dict[str, str] = {}
-    for key, value in spec.vars.items():
-        mode = spec.var_modes.get(key, "")
-        append = mode == "APPEND" or (mode == "" and append_default)
-        (appended if append else prepended)[key] = value
-    return appended, prepended
-
-
-def _render(desc: SubmitDescription, spec: NodeSpec, sub: Submit, append_default: bool,
-            proc: Mapping[str, str] | None = None) -> JobSpec:
-    """Expand a node's submit description for one submission (one proc of it), VARS and DAGMan's
-    values in place."""
-    appended, prepended = _split_vars(spec, append_default)
-    return render(desc, spec.name, sub.attempt, sub.cluster, spec.directory, appended,
-                  {**_dagman_values(spec, sub), **prepended}, proc)
-
-
-def _dagman_values(spec: NodeSpec, sub: Submit) -> dict[str, str]:
-    """What DAGMan passes before every submit file (``dagman_submit.cpp``, ``InitVars``)."""
-    values = {"JOB": spec.name, "RETRY": str(sub.attempt), "DAG_STATUS": str(sub.dag_status),
-              "FAILED_COUNT": str(sub.failed_count)}
-    if sub.priority:
-        values["priority"] = str(sub.priority)
-    return values
-
-
-def _subdag_job(spec: NodeSpec, sub: Submit) -> JobSpec:
-    """SUBDAG EXTERNAL: a nested ``sheaf run`` of the sub-DAG, as a local-universe job; the node's
-    effective priority is passed down (``condor_submit_dag -priority``).  A sub-DAG file that does
-    not exist at submission is a submit failure, as in DAGMan."""
-    if not os.path.isfile(spec.submit):
-        raise InputError("cannot submit the SUBDAG: no such DAG file", rule="the sub-DAG file exists",
-                         value=spec.submit, path=spec.path, line=spec.line)
-    boot = "import sys; from sheaf.cli import main; sys.argv[0] = 'sheaf'; main()"
-    argv: tuple[str, ...] = (sys.executable, "-c", boot, "run", spec.directory, "--dag", spec.submit)
-    if sub.priority:
-        argv += ("--priority", str(sub.priority))
-    ad = ClassAd({"ClusterId": sub.cluster, "ProcId": 0, "Universe": "local", "JobUniverse": 12,
-                  "DAGNodeName": spec.name, "DAGNodeRetry": sub.attempt, "RequestCpus": 0,
-                  "Cmd": sys.executable})
-    return JobSpec(argv, dict(os.environ), spec.directory, spec.submit + ".lib.out", spec.submit + ".lib.err",
-                   "local", ad, None)
-
-
-def _starting_point(dag: Dag, prior: Replay) -> tuple[str, set[str], set[str], dict[str, int]]:
+def _starting_point(dag: Dag, prior: Replay,
+                    multi: bool = False) -> tuple[str, set[str], set[str], dict[str, int]]:
     """(source, done, failed, attempts) for this run; see the module docstring."""
     if prior.epochs and prior.ended is None:
         done = {n for n, r in prior.nodes.items() if r.state == "done" and n in dag.nodes}
         done |= _rescue_done(dag, prior.source)
         failed = {n for n, r in prior.nodes.items() if r.state == "failed" and n in dag.nodes}
         return "recovery", done, failed, {n: r.attempt for n, r in prior.nodes.items() if n in dag.nodes}
-    rescue_path = newest_rescue(dag.path)
+    rescue_path = newest_rescue(dag.path, multi)
     if rescue_path is None:
         return "fresh", set(), set(), {}
     rescue = parse_rescue(rescue_path, dag)
@@ -632,18 +583,18 @@ def run_workflow(directory: str, *, backend: Backend | Callable[[], Backend],
     workflow that runs and fails is a result, not an exception.  ``on_warning`` receives warnings
     (damaged journal lines that did not matter), which the result lists too.  ``priority`` is the
     DAG's own priority (``condor_submit_dag -priority``; a SUBDAG's run gets its node's), added to
-    every node's; without it, ``DAGMAN_DEFAULT_PRIORITY``.  ``dag_file`` may list several DAG files,
-    run as one DAG (``condor_submit_dag a.dag b.dag``); the first names the run.
+    every node's; without it, ``DAGMAN_DEFAULT_PRIORITY``.  Several ``dag_file``s run as one DAG, as
+    ``condor_submit_dag a.dag b.dag`` runs them (``_multidag``).
     """
-    names = [dag_file] if dag_file is None or isinstance(dag_file, str) else list(dag_file)
-    dag_paths = [find_dag(directory, name) for name in names or [None]]
-    dag_path = dag_paths[0]
-    dag = parse_dag(dag_path, *dag_paths[1:])
+    dag_path, dag, names = _read_dags(directory, dag_file)
+    multi = len(names) > 1
+    script_warnings: list[str] = []
+    check_scripts(dag, script_warnings.append)
     limits = _limits(dag, {"maxjobs": maxjobs, "maxidle": maxidle, "maxpre": maxpre, "maxpost": maxpost},
                      priority)
     with _Environment(dag.env):  # $ENV() and getenv of the expansions made now see ENV SET too
         descs, first = _load_descriptions(dag, limits)
-    paths = state_paths(dag_path)
+    paths = state_paths(dag_path + "_multi" if multi else dag_path)
     try:
         os.makedirs(paths["dir"], exist_ok=True)
     except OSError as exc:
@@ -651,13 +602,14 @@ def run_workflow(directory: str, *, backend: Backend | Callable[[], Backend],
     lock = _Lock(paths["lock"])
     try:
         prior = replay(paths["journal"])
-        warnings = [*dag.warnings, *_config_warnings(dag), *_damage_warnings(prior, paths["journal"])]
+        warnings = [*dag.warnings, *_config_warnings(dag), *script_warnings,
+                    *_damage_warnings(prior, paths["journal"])]
         for warning in warnings:
             if on_warning is not None:
                 on_warning(warning)
         if prior.ended is not None and prior.ended.succeeded:
             return _complete_result(dag, prior, paths["journal"])
-        source, done, failed, attempts = _starting_point(dag, prior)
+        source, done, failed, attempts = _starting_point(dag, prior, multi)
         # a killed engine's jobs, journaled or not: gone before their nodes run again
         stop_run_processes(prior.run_id, prior.processes.values())
         run_id = prior.run_id or uuid.uuid4().hex
@@ -665,9 +617,12 @@ def run_workflow(directory: str, *, backend: Backend | Callable[[], Backend],
         reasons = {n: r.reason for n, r in prior.nodes.items() if n in failed}
         machine = DagState(dag, limits, clock, done=done, failed=failed, attempts=attempts,
                            next_cluster=prior.max_cluster + 1, reasons=reasons)
+        machine.dag_id = dagman_id()
         the_backend = _backend_of(backend)
         journal = Journal(paths["journal"], run_id)
-        run = _Run(dag, descs, first, the_backend, journal, paths, clock, on_progress, progress_interval)
+        pre_done = frozenset(n for n, spec in dag.nodes.items() if spec.done or n in done)
+        run = _Run(dag, descs, first, the_backend, journal, paths, clock, on_progress, progress_interval,
+                   source, pre_done, names)
         try:
             with _Environment(dag.env):
                 result = _drive(run, machine, prior, source, done, handle_signals)
@@ -679,10 +634,24 @@ def run_workflow(directory: str, *, backend: Backend | Callable[[], Backend],
         lock.release()
 
 
+def _read_dags(directory: str, dag_file: str | Sequence[str] | None) -> tuple[str, Dag, tuple[str, ...]]:
+    """(primary DAG path, the DAG, the DAG files' names) for one or several DAG files."""
+    files = [dag_file] if dag_file is None or isinstance(dag_file, str) else list(dag_file)
+    found = [find_dag(directory, f) for f in files or [None]]
+    names = tuple(os.path.basename(p) for p in found)
+    first = parse_dag(found[0])
+    if len(found) == 1:
+        return found[0], first, names
+    if not munges_names(first):
+        return found[0], parse_dag(*found), names  # one name space, the files read in turn
+    return found[0], combine_dags([first, *(parse_dag(p) for p in found[1:])]), names
+
+
 def _report_files(dag: Dag) -> list[str]:
     """The files the engine replaces atomically (their stale temporaries are removed on start)."""
-    files = [glob.escape(p) for p in (dag.dot, dag.node_status_file[0] if dag.node_status_file else None) if p]
-    return [glob.escape(dag.path) + ".rescue[0-9][0-9][0-9]*", *files]
+    files = [glob.escape(p) for p in (dag.dot, dag.node_status_file[0] if dag.node_status_file else None,
+                                      dag.path + ".metrics") if p]
+    return [glob.escape(dag.path) + suffix + ".rescue[0-9][0-9][0-9]*" for suffix in ("", "_multi")] + files
 
 
 def _backend_of(backend: Backend | Callable[[], Backend]) -> Backend:
@@ -696,7 +665,7 @@ def _drive(run: _Run, machine: DagState, prior: Replay, source: str, done: set[s
     dag = run.dag
     initially_done = {n for n in dag.nodes if machine.node_state(n) == "done"}
     run.journal.begin(run.clock(), prior.epochs + 1, source, len(dag.nodes), initially_done)
-    run.jobstate.internal(run.clock(), f"DAGMAN_STARTED {os.getpid()}.0")
+    run.files.begin(run.clock())
     if dag.dot:
         write_atomic(dag.dot, dot_text(dag))
     restore = _install_signals(run) if handle_signals else None
@@ -714,7 +683,8 @@ def _drive(run: _Run, machine: DagState, prior: Replay, source: str, done: set[s
 def _result(run: _Run, machine: DagState, source: str) -> RunResult:
     finish = machine.finished
     assert finish is not None
-    failed_nodes = tuple((n, machine.node_reason(n)) for n in machine.nodes if machine.node_state(n) == "failed")
+    failed_nodes = tuple((n, machine.node_reason(n)) for n in machine.nodes
+                         if machine.node_state(n) == "failed")
     return RunResult(run.dag.path, finish.succeeded, finish.exit_code, finish.dag_status, len(machine.nodes),
                      machine.counts["done"], machine.counts["failed"], machine.retries,
                      run.clock() - run.started, machine.job_time, source, failed_nodes, run.rescue,

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import Literal, get_args
 
 from sheaf.engine._events import Details
-from sheaf.formats._dagman import NodeSpec
+from sheaf.formats._dagman_records import NodeSpec
 
 NodeState = Literal["waiting", "pre_ready", "pre", "pre_deferred", "ready", "submitted",
                     "post_ready", "post", "post_deferred", "done", "failed"]

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 __all__ = ["ATTEMPT_VARIABLE", "attempt_token", "start_ticks", "stop_orphans", "stop_run_processes"]
 
+import contextlib
 import os
 import signal
 import time
@@ -86,14 +87,10 @@ def _signal(pid: int, group: int, signum: int) -> None:
     # the group first, in one call: killing a job's child alone would let the job's shell run on
     # (and write its side effect) before the group's signal arrived
     if group > 1 and group != os.getpgrp():
-        try:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(group, signum)
-        except (ProcessLookupError, PermissionError):
-            pass
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.kill(pid, signum)  # also one that left the job's group (a session of its own)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def stop_orphans(processes: Iterable[tuple[int, int]]) -> list[int]:

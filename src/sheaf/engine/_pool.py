@@ -7,8 +7,9 @@ processes here; the local backend runs what the pool grants):
   ``Name`` (``slot1@host``), ``Machine``, ``SlotID``, ``SlotType`` (``"Static"``,
   ``"Partitionable"``, ``"Dynamic"``), ``PartitionableSlot``, ``DynamicSlot``, ``Cpus``, ``Memory``
   (MB), ``Disk`` (KiB), ``VirtualMemory`` (KiB), ``TotalSlotCpus``/``Memory``/``Disk``,
-  ``TotalCpus``/``TotalMemory``/``TotalDisk`` (the machine), ``Arch``, ``OpSys``, ``MyType = "Machine"``, ``Start`` and ``Requirements`` (true unless ``START`` is
-  configured).  A partitionable slot's ``Cpus``/``Memory``/``Disk`` are what it has *left*.
+  ``TotalCpus``/``TotalMemory``/``TotalDisk`` (the machine), ``Arch``, ``OpSys``,
+  ``MyType = "Machine"``, ``Start`` and ``Requirements`` (true unless ``START`` is configured).
+  A partitionable slot's ``Cpus``/``Memory``/``Disk`` are what it has *left*.
 - **Requests**: the job's ``RequestCpus`` (default 1), ``RequestMemory`` (MB; default
   ``JOB_DEFAULT_REQUESTMEMORY``, 128 as in HTCondor) and ``RequestDisk`` (KiB; default
   ``JOB_DEFAULT_REQUESTDISK``, 1024 here -- HTCondor uses the job's ``DiskUsage``) may be
@@ -173,6 +174,13 @@ class Pool:
             local = self._local_universe[key] = _universe(job_ad) in (LOCAL_UNIVERSE, SCHEDULER_UNIVERSE)
         return local
 
+    def slot_ad(self, claim: Claim) -> ClassAd | None:
+        """The ad of the slot ``claim`` holds (a partitionable slot's own), for ``$$()`` expansion;
+        None for the local universe, which matches no slot."""
+        if claim.local:
+            return None
+        return next((slot.ad for slot in self._slots if slot.defn.slot_id == claim.slot_id), None)
+
     def slot_ads(self) -> list[ClassAd]:
         """The current slot ads (static and partitionable; a dynamic slot is described by its claim)."""
         return [slot.ad for slot in self._slots]
@@ -320,7 +328,8 @@ class Pool:
                 continue
             value = job_ad.eval(name, self._pristine[0])
             if not classad.usable_request(value):
-                return f"{name} = {expr} evaluates to {value!r}, not a non-negative number (finite, within 64 bits)"
+                return (f"{name} = {expr} evaluates to {value!r}, "
+                        "not a non-negative number (finite, within 64 bits)")
         if any(self._fit(job_ad, ad) is not None for ad in self._pristine):
             return None
         asked = self._requests(job_ad, self._pristine[0]) or (0, 0, 0)
@@ -337,7 +346,8 @@ class Pool:
             "slots": len(self._slots),
             "static_claimed": sum(1 for s in static if s.claimed),
             "dynamic_slots": sum(len(s.children) for s in partitionable),
-            "free_cpus": sum(s.cpus for s in partitionable) + sum(s.defn.cpus for s in static if not s.claimed),
+            "free_cpus": sum(s.cpus for s in partitionable)
+            + sum(s.defn.cpus for s in static if not s.claimed),
             "free_memory": sum(s.memory for s in partitionable)
             + sum(s.defn.memory for s in static if not s.claimed),
             "local_running": self._local_running,

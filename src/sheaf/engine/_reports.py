@@ -1,15 +1,11 @@
-"""Files the engine writes for people and tools: jobstate.log, the rescue DAG, DOT, node status.
+"""Files the engine writes for people and tools: the rescue DAG, DOT, and the helpers the others use.
 
-* ``jobstate.log`` (Pegasus/DAGMan format) is appended to and flushed once per loop turn, after the
-  journal commit: ``<unix time> <node> <EVENT> <condor id|exit code|-> <site|-> - <attempt+1>``,
-  plus ``INTERNAL *** DAGMAN_STARTED <id> ***`` / ``*** DAGMAN_FINISHED <exit> ***`` lines.
-  It is a history, not state: the journal is what a restart reads.
 * A rescue DAG ``<dag>.rescueNNN`` (NNN = one more than the newest) is a *new* file, written to a
-  temporary name, fsync'd and renamed into place: ``DONE`` lines for finished nodes and ``RETRY``
-  lines with the retries left, as DAGMan's partial rescue DAG.
-  Comment lines name each failed node with its reason.
-* The DOT file and the NODE_STATUS_FILE are snapshots, replaced atomically (write, fsync, rename);
-  nothing is rewritten in place.
+  temporary name, fsync'd and renamed into place, in DAGMan's format (:func:`rescue_text`).
+* The DOT file (and the node status file, ``_nodestatus``, and the metrics file, ``_metrics``) are
+  snapshots, replaced atomically (write, fsync, rename); nothing is rewritten in place.
+* ``jobstate.log`` (``_jobstate``) and the node job event log (``_nodelog``) are appended to
+  (:class:`AppendFile`) and flushed once per loop turn, after the journal commit.
 
 Storage failures (a full disk, an I/O error) raise :class:`StorageError` naming the file: the loop
 stops the run, which resumes from the journal.  An atomic write that fails removes its temporary
@@ -20,24 +16,28 @@ next run (:func:`remove_stale_temporaries`).
 from __future__ import annotations
 
 __all__ = [
-    "JobstateLog",
+    "AppendFile",
+    "RescueNode",
     "dot_text",
     "newest_rescue",
-    "node_status_text",
     "remove_stale_temporaries",
+    "rescue_name",
+    "rescue_text",
     "write_atomic",
     "write_rescue",
 ]
 
+import contextlib
 import glob
 import os
 import re
-from collections.abc import Callable, Iterable, Mapping
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import IO
 
-from sheaf.engine._state import Change
 from sheaf.errors import StorageError
-from sheaf.formats._dagman import Dag
+from sheaf.formats._dagman_records import Dag
 from sheaf.model._runlock import pid_alive
 
 _RESCUE_RE = re.compile(r"\.rescue(\d{3,})$")
@@ -66,10 +66,8 @@ def write_atomic(path: str, text: str) -> None:
 
 
 def _unlink(path: str) -> None:
-    try:
+    with contextlib.suppress(OSError):
         os.unlink(path)
-    except OSError:
-        pass
 
 
 def remove_stale_temporaries(patterns: Iterable[str]) -> list[str]:
@@ -85,84 +83,91 @@ def remove_stale_temporaries(patterns: Iterable[str]) -> list[str]:
     return removed
 
 
-def newest_rescue(dag_path: str) -> str | None:
-    found = [(int(m.group(1)), p) for p in glob.glob(glob.escape(dag_path) + ".rescue*")
+def newest_rescue(dag_path: str, multi: bool = False) -> str | None:
+    base = dag_path + ("_multi" if multi else "")
+    found = [(int(m.group(1)), p) for p in glob.glob(glob.escape(base) + ".rescue*")
              if (m := _RESCUE_RE.search(p))]
     return max(found)[1] if found else None
 
 
-def write_rescue(dag_path: str, done: Iterable[str], retries_left: Iterable[tuple[str, int]],
-                 failed: int, when: str, reasons: Mapping[str, str | None] | None = None) -> str:
-    newest = newest_rescue(dag_path)
-    number = int(_RESCUE_RE.search(newest).group(1)) + 1 if newest else 1  # type: ignore[union-attr]
-    path = f"{dag_path}.rescue{number:03d}"
-    done = list(done)
-    lines = [f"# Rescue DAG file, created by sheaf {when}", f"# From DAG {os.path.basename(dag_path)}",
-             f"# Nodes done: {len(done)}", f"# Nodes failed: {failed}"]
-    lines += [f"# FAILED {name}: {' '.join((reason or 'unknown').split())}"
-              for name, reason in (reasons or {}).items()]
+def rescue_name(dag_path: str, number: int, multi: bool = False) -> str:
+    """``<primary dag>.rescueNNN``; ``<primary dag>_multi.rescueNNN`` for a run of several DAG files."""
+    return f"{dag_path}{'_multi' if multi else ''}.rescue{number:03d}"
+
+
+@dataclass(frozen=True, slots=True)
+class RescueNode:
+    """What a rescue DAG says about one node (in the DAG's node order)."""
+
+    name: str
+    done: bool
+    failed: bool = False
+    final: bool = False
+    retries: int = 0  # RETRY n
+    retried: int = 0  # retries already performed
+    unless_exit: int | None = None
+    reason: str | None = None
+
+
+def rescue_text(dag_files: Iterable[str], nodes: Iterable[RescueNode], reset_retries: bool,
+                now: float) -> str:
+    """A rescue DAG as DAGMan's ``Dag::WriteRescue`` writes it (version 2.1.0, a partial rescue DAG
+    read on top of the original DAG): the header, a ``DONE`` line per finished node (never the FINAL
+    node) and - only when ``DAGMAN_RESET_RETRIES_UPON_RESCUE`` is false - a ``RETRY`` line with the
+    retries left, so that reading it back never changes a retry limit otherwise.  Each failed node's
+    reason follows the header as a comment (DAGMan's reader skips comments)."""
+    nodes = list(nodes)
+    stamp = time.gmtime(now)
+    failed = [n for n in nodes if n.failed]
+    lines = ["# Rescue DAG file, created after running",
+             f"#   the {' '.join(dag_files)} DAG file",
+             (f"# Created {stamp.tm_mon}/{stamp.tm_mday}/{stamp.tm_year} "
+              f"{time.strftime('%H:%M:%S', stamp)} UTC"),
+             "# Rescue DAG version: 2.1.0", "#",
+             f"# Total number of Nodes: {len(nodes)}",
+             f"# Nodes premarked DONE: {sum(1 for n in nodes if n.done)}",
+             f"# Nodes that failed: {len(failed)}",
+             "#   " + "".join(f"{n.name}," for n in failed) + "<ENDLIST>"]
+    lines += [f"# FAILED {n.name}: {' '.join((n.reason or 'unknown').split())}" for n in failed]
     lines.append("")
-    lines += [f"DONE {name}" for name in done]
-    lines += [f"RETRY {name} {max(0, left)}" for name, left in retries_left]
-    write_atomic(path, "\n".join(lines) + "\n")
+    for node in nodes:
+        if node.done and not node.final:
+            lines.append(f"DONE {node.name}")
+        if node.retries > 0 and not reset_retries:
+            left = max(0, node.retries - node.retried)
+            lines.append(f"# {node.retried} of {node.retries} retries already performed; {left} remaining")
+            unless = f" UNLESS-EXIT {node.unless_exit}" if node.unless_exit is not None else ""
+            lines.append(f"RETRY {node.name} {left}{unless}")
+    return "\n".join(lines) + "\n"
+
+
+def write_rescue(dag_path: str, text: str, multi: bool = False, path: str | None = None) -> str:
+    """Write a rescue DAG atomically: to ``path`` (the run's own, when it writes a second time: DAGMan
+    overwrites it) or a new ``<dag>.rescueNNN`` numbered one more than the newest."""
+    if path is None:
+        newest = newest_rescue(dag_path, multi)
+        number = int(_RESCUE_RE.search(newest).group(1)) + 1 if newest else 1  # type: ignore[union-attr]
+        path = rescue_name(dag_path, number, multi)
+    write_atomic(path, text)
     return path
 
 
-class JobstateLog:
-    """Translates journaled changes into Pegasus ``jobstate.log`` lines."""
+class AppendFile:
+    """A history file appended to for the whole run (jobstate.log, the node job event log); a write
+    or flush that fails raises :class:`StorageError` naming the file."""
 
-    def __init__(self, path: str, site_of: Callable[[str], str | None]) -> None:
+    def __init__(self, path: str) -> None:
         self.path = path
-        self.site_of = site_of
         try:
             self._handle: IO[str] = open(path, "a", encoding="utf-8")  # noqa: SIM115 - kept open
         except OSError as exc:
             raise StorageError.of(exc, path, _RESUME) from None
-        self._clusters: dict[str, int] = {}
 
-    def internal(self, time: float, text: str) -> None:
-        self._write([f"{int(time)} INTERNAL *** {text} ***\n"])
-
-    def changes(self, changes: Iterable[Change]) -> None:
-        self._write([line for c in changes for line in self._lines(c)])
-
-    def _write(self, lines: list[str]) -> None:
+    def write(self, lines: list[str]) -> None:
         try:
             self._handle.writelines(lines)
         except OSError as exc:  # the buffer spilled onto a full disk
             raise StorageError.of(exc, self.path, _RESUME) from None
-
-    def _lines(self, c: Change) -> list[str]:
-        info: Mapping[str, object] = c.info or {}
-        if info.get("cancelled"):
-            return []
-        # a retry transition carries the *next* attempt number; its job/script lines are the old one's
-        t, node, seq = int(c.time), c.node, c.attempt + (0 if "retry" in info else 1)
-        site = self.site_of(node) or "-"
-        jid = f"{self._clusters.get(node, 0)}.0"
-
-        def line(event: str, ident: str = "-", when: int | None = None) -> str:
-            return f"{when if when is not None else t} {node} {event} {ident} {site} - {seq}\n"
-
-        out: list[str] = []
-        if c.finish in ("pre", "post"):
-            out.append(line(f"{c.finish.upper()}_SCRIPT_STARTED", jid if c.finish == "post" else "-"))
-        elif c.finish == "submitted" and not info.get("noop"):
-            self._clusters[node] = int(info.get("cluster", 0))  # type: ignore[call-overload]
-            out.append(line("SUBMIT", f"{self._clusters[node]}.0"))
-        if c.start in ("pre", "post") and "return" in info:
-            kind = c.start.upper()
-            ok = info.get("return") == 0 or bool(info.get("skipped"))
-            out.append(line(f"{kind}_SCRIPT_TERMINATED", jid if kind == "POST" else "-"))
-            out.append(line(f"{kind}_SCRIPT_{'SUCCESS' if ok else 'FAILURE'}", jid if kind == "POST" else "-"))
-        elif c.start == "submitted" and "return" in info and not info.get("noop"):
-            started = info.get("started")
-            if isinstance(started, float | int) and started:
-                out.append(line("EXECUTE", jid, int(started)))
-            out.append(line("JOB_TERMINATED", jid))
-            code = info.get("return")
-            out.append(line("JOB_SUCCESS" if code == 0 else "JOB_FAILURE", str(code)))
-        return out
 
     def flush(self) -> None:
         try:
@@ -171,40 +176,15 @@ class JobstateLog:
             raise StorageError.of(exc, self.path, _RESUME) from None
 
     def close(self) -> None:
-        try:
+        # a history file: what could not be written was reported by flush already
+        with contextlib.suppress(OSError):
             self._handle.close()
-        except OSError:
-            pass  # a history file: what could not be written was reported by flush already
 
 
 def dot_text(dag: Dag) -> str:
     lines = [f'digraph "{os.path.basename(dag.path)}" {{']
-    for name in dag.nodes:
-        lines.append(f'    "{name}";')
-    for name, children in dag.children.items():
-        for child in children:
-            lines.append(f'    "{name}" -> "{child}";')
+    lines.extend(f'    "{name}";' for name in dag.nodes)
+    lines.extend(f'    "{name}" -> "{child}";'
+                 for name, children in dag.children.items() for child in children)
     lines.append("}")
-    return "\n".join(lines) + "\n"
-
-
-_STATUS_NAMES = {"waiting": "STATUS_NOT_READY", "pre_ready": "STATUS_READY", "ready": "STATUS_READY",
-                 "pre": "STATUS_PRERUN", "pre_deferred": "STATUS_PRERUN", "submitted": "STATUS_SUBMITTED",
-                 "post_ready": "STATUS_POSTRUN", "post": "STATUS_POSTRUN", "post_deferred": "STATUS_POSTRUN",
-                 "done": "STATUS_DONE", "failed": "STATUS_ERROR"}
-
-
-def node_status_text(states: Mapping[str, str], reasons: Mapping[str, str | None], time: float) -> str:
-    """A NODE_STATUS_FILE snapshot (ClassAd-like blocks, as DAGMan writes them)."""
-    counts: dict[str, int] = {}
-    for state in states.values():
-        counts[state] = counts.get(state, 0) + 1
-    lines = ["[", '  Type = "DagStatus";', f"  Timestamp = {int(time)};",
-             f"  NodesTotal = {len(states)};", f"  NodesDone = {counts.get('done', 0)};",
-             f"  NodesFailed = {counts.get('failed', 0)};", "]"]
-    for name, state in states.items():
-        reason = (reasons.get(name) or "").replace('"', "'")
-        lines += ["[", '  Type = "NodeStatus";', f'  Node = "{name}";',
-                  f'  NodeStatus = "{_STATUS_NAMES.get(state, state)}";',
-                  f'  StatusDetails = "{reason}";', "]"]
     return "\n".join(lines) + "\n"

@@ -27,7 +27,8 @@ class ScriptRunner:
         self._running: dict[tuple[str, Kind], tuple[subprocess.Popen[bytes], int]] = {}
         self._timers: list[tuple[float, str, Kind, int]] = []
 
-    def start(self, node: str, kind: Kind, attempt: int, argv: tuple[str, ...], cwd: str) -> ScriptExited | None:
+    def start(self, node: str, kind: Kind, attempt: int, argv: tuple[str, ...],
+              cwd: str) -> ScriptExited | None:
         """Start a script; returns an immediate failure event when it cannot be started."""
         try:
             proc = subprocess.Popen(list(argv), cwd=cwd, stdin=subprocess.DEVNULL, stdout=self._log,

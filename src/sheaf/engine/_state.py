@@ -14,10 +14,10 @@ Node states (a ``Literal``) and the life of one attempt::
                   ▲          │ └► pre_deferred ─┘   │                  │ └► post_deferred ─┘
                   └── retry ─┴──────────────────────┴──────────────────┴──► failed
 
-Every transition is a small function in ``TRANSITIONS[(start, finish)]`` (``_transitions.py``); any pair not in the
-table raises :class:`InvalidTransition` carrying the node's story.  :meth:`DagState.validate_state`
-checks the invariants (counters against node states, queues against ready nodes, throttle tokens
-against nodes in flight); the tests call it after every step.
+Every transition is a small function in ``TRANSITIONS[(start, finish)]`` (``_transitions.py``); any
+pair not in the table raises :class:`InvalidTransition` carrying the node's story.
+:meth:`DagState.validate_state` checks the invariants (counters against node states, queues against
+ready nodes, throttle tokens against nodes in flight); the tests call it after every step.
 
 Success rules (HTCondor "Node Success/Failure"): the last component that ran decides.  A POST
 script, when present, always runs after the job - a NOOP node's "job" included, with ``$RETURN`` 0 -
@@ -122,9 +122,10 @@ from sheaf.engine._nodes import (
     NodeState,
     note_of,
 )
+from sheaf.engine._scriptmacros import script_argv
 from sheaf.engine._throttle import IdleThrottle, Throttle, ThrottleStatistics
 from sheaf.engine._transitions import TRANSITIONS
-from sheaf.formats._dagman import Dag, Script
+from sheaf.formats._dagman_records import Dag, Script
 
 Key = tuple[int, int, str]
 
@@ -207,6 +208,7 @@ class DagState:
         self.finished: Finish | None = None
         self._final_started = False
         self._rescued = False
+        self.dag_id = 0  # DAGMan's job id of this run ($DAGID), set by the loop
         self._restore(set(done), set(failed), attempts or {}, reasons or {})
 
     # -- set-up ---------------------------------------------------------------------------------
@@ -591,15 +593,7 @@ class DagState:
 
     def _script_argv(self, node: Node, script: Script | None) -> tuple[str, ...]:
         assert script is not None
-        macros = {
-            "$JOB": node.name, "$RETRY": str(node.attempt), "$MAX_RETRIES": str(node.spec.retries),
-            "$DAG_STATUS": str(self.dag_status()), "$FAILED_COUNT": str(self.failed_count),
-        }
-        if script.kind == "POST":
-            macros["$RETURN"] = str(node.job_return if node.job_return is not None else -1)
-            macros["$PRE_SCRIPT_RETURN"] = str(node.pre_return if node.pre_return is not None else -1)
-            macros["$JOBID"] = f"{node.cluster}.0"
-        return tuple(macros.get(word, word) for word in script.argv)
+        return script_argv(self, node, script)
 
     # -- read-only views ------------------------------------------------------------------------
 

@@ -49,15 +49,11 @@ from dataclasses import dataclass
 from sheaf import classad
 from sheaf.classad import ClassAd
 from sheaf.errors import FormatError
-from sheaf.formats._dagman import InlineDescription, NodeSpec
-from sheaf.formats._submit_lang import (
-    Macros,
-    SubmitDescription,
-    effective_values,
-    parse_submit,
-    parse_submit_lines,
-    queue_items,
-)
+from sheaf.formats._dagman_records import InlineDescription, NodeSpec
+from sheaf.formats._submit_lang import effective_values, parse_submit, parse_submit_lines
+from sheaf.formats._submit_macros import Macros
+from sheaf.formats._submit_queue import queue_items
+from sheaf.formats._submit_records import SubmitDescription
 
 _OWNER = os.environ.get("USER", "sheaf")
 UNIVERSES = {"vanilla": 5, "local": 12, "scheduler": 7, "grid": 9, "java": 10, "parallel": 11,
@@ -232,7 +228,8 @@ def render(desc: SubmitDescription, node: str, attempt: int, cluster: int, direc
     submit_dir = directory
     iwd = _resolve(submit_dir, ex.get("initialdir", "") or submit_dir)
     exe = ex.get("executable")
-    exe_path = _resolve(submit_dir, exe) if ("/" in exe or os.path.exists(os.path.join(submit_dir, exe))) else exe
+    local = "/" in exe or os.path.exists(os.path.join(submit_dir, exe))
+    exe_path = _resolve(submit_dir, exe) if local else exe
     args = split_arguments(ex.get("arguments", ex.get("args", "")), desc.path)
     env = _getenv(ex.get("getenv", "false"))
     env.update(split_environment(ex.get("environment", ex.get("env", "")), desc.path))
@@ -262,8 +259,8 @@ def _expr(desc: SubmitDescription, key: str, text: str) -> classad.Expr:
 
 # submit command -> job ad attribute, checked by ``classad.request_expr`` (request_gpus is checked
 # and advertised, though the local pool has no GPUs to match it against)
-_REQUESTS = (("request_cpus", "RequestCpus"), ("request_memory", "RequestMemory"), ("request_disk", "RequestDisk"),
-             ("request_gpus", "RequestGpus"), ("priority", "JobPrio"))
+_REQUESTS = (("request_cpus", "RequestCpus"), ("request_memory", "RequestMemory"),
+             ("request_disk", "RequestDisk"), ("request_gpus", "RequestGpus"), ("priority", "JobPrio"))
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -274,7 +271,8 @@ def _literal(value: str | int) -> classad.Expr:
     return scratch.lookup("v")
 
 
-def _ad_vars(desc: SubmitDescription, ex: Macros, values: Mapping[str, str]) -> list[tuple[str, classad.Expr]]:
+def _ad_vars(desc: SubmitDescription, ex: Macros,
+             values: Mapping[str, str]) -> list[tuple[str, classad.Expr]]:
     """VARS ``+Attr="v"`` and ``My.Attr="v"`` go to the ad as-is."""
     out = []
     for key, raw in values.items():

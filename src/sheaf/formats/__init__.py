@@ -32,6 +32,7 @@ from typing import Any
 from sheaf.errors import FormatError, InputError, ValidationError
 from sheaf.formats._common import PathLike, Source, gc_paused, read_text
 from sheaf.formats._discover import Inputs, load_inputs, locate_error, validate_inputs
+from sheaf.formats._expand import Variables, expand_text
 from sheaf.formats._file_rc import looks_like_file_rc, parse_file_rc
 from sheaf.formats._properties import format_properties, read_properties, write_properties
 from sheaf.formats._yaml_catalogs import (
@@ -50,6 +51,7 @@ from sheaf.model._validate import check_names, nul_problem
 
 __all__ = [
     "Inputs",
+    "Variables",
     "format_properties",
     "load_inputs",
     "read_properties",
@@ -75,14 +77,18 @@ def _first_char(text: str) -> str:
     return stripped[:1]
 
 
-def read_workflow(path: PathLike, *, warnings: list[str] | None = None) -> Workflow:
+def read_workflow(path: PathLike, *, warnings: list[str] | None = None,
+                  variables: Variables | None = None) -> Workflow:
     """A workflow from Pegasus 5.0 YAML, DAX 3 XML or WfCommons JSON (by content).
 
     Whatever the format, names that become file names are checked here (``check_names``), so that
-    ``sheaf plan`` refuses what ``sheaf validate`` refuses, with the line."""
+    ``sheaf plan`` refuses what ``sheaf validate`` refuses, with the line.  With ``variables``,
+    ``${NAME}`` in a YAML or DAX workflow is expanded first (``_expand``)."""
     head = _head(path)
     first = _first_char(head)
-    if first == "<" or first == "{" and ('"schemaVersion"' in head or '"workflow"' in head):
+    if variables is not None and not (first == "{" and '"schemaVersion"' in head) and _has_reference(path):
+        return _read_expanded_workflow(path, warnings, variables, first)
+    if first == "<" or (first == "{" and ('"schemaVersion"' in head or '"workflow"' in head)):
         module, what = ("_dax", "DAX XML") if first == "<" else ("_wfcommons", "WfCommons JSON")
         other: Workflow = _other(f"sheaf.formats.{module}", f"read{module}", what, path, warnings)
         return _names_checked(other, path)
@@ -109,6 +115,30 @@ def read_workflow(path: PathLike, *, warnings: list[str] | None = None) -> Workf
 _NUL_ESCAPE = re.compile(rb"\\(?:0|x00|u0000|U00000000)")
 
 
+def _has_reference(path: PathLike) -> bool:
+    """Whether the file holds ``${`` (one search over the mapped file)."""
+    try:
+        with open(path, "rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            return data.find(b"${") >= 0
+    except (OSError, ValueError):  # empty, or not a regular file: the readers report it
+        return False
+
+
+def _read_expanded_workflow(path: PathLike, warnings: list[str] | None, variables: Variables,
+                            first: str) -> Workflow:
+    """A YAML or DAX workflow read from its text with ``${NAME}`` expanded (whole, not in slices)."""
+    text = expand_text(read_text(path), variables, str(path))
+    if first == "<":
+        from sheaf.formats._dax import loads_dax
+
+        return _names_checked(loads_dax(text, source=str(path), warnings=warnings), path)
+    src = Source(str(path), text, warnings)
+    with gc_paused():
+        workflow = workflow_from_data(src.load_yaml(), src)
+    _refuse_nul(workflow, path)
+    return _names_checked(workflow, path)
+
+
 def _refuse_nul(workflow: Workflow, path: PathLike) -> None:
     """Refuse an lfn, argument or stream holding a NUL -- looked for only when the file has an
     escape that can make one (one regex pass over the mapped file, 40 ms per 80 MB)."""
@@ -121,7 +151,8 @@ def _refuse_nul(workflow: Workflow, path: PathLike) -> None:
     found = nul_problem(workflow)
     if found is not None:
         job_id, problem = found
-        where = locate_error(ValidationError("", value=job_id), [str(path)])  # the NUL is escaped: find the job
+        # the NUL is escaped in the text: find the job instead
+        where = locate_error(ValidationError("", value=job_id), [str(path)])
         raise problem.located(str(path), where.line, where.column)
 
 
@@ -170,13 +201,16 @@ def write_workflow(workflow: Workflow, path: PathLike) -> None:
     _write_atomically(workflow_yaml(workflow), path)
 
 
-def read_transformation_catalog(path: PathLike, *, warnings: list[str] | None = None) -> TransformationCatalog:
-    """A transformation catalog from Pegasus 5.0 YAML or the text formats (by content)."""
-    src = Source.open(path, warnings)
-    if _is_text_tc(src.text):
-        text_tc: TransformationCatalog = _other("sheaf.formats._text_tc", "read_text_tc",
-                                                "the text transformation catalog", path, warnings)
-        return text_tc
+def read_transformation_catalog(path: PathLike, *, warnings: list[str] | None = None,
+                                variables: Variables | None = None) -> TransformationCatalog:
+    """A transformation catalog from Pegasus 5.0 YAML or the text formats (by content); with
+    ``variables``, ``${NAME}`` expanded first."""
+    text = expand_text(read_text(path), variables, str(path))
+    if _is_text_tc(text):
+        from sheaf.formats._text_tc import loads_text_tc
+
+        return loads_text_tc(text, source=str(path), warnings=warnings)
+    src = Source(str(path), text, warnings)
     return tc_from_data(src.load_yaml(), src)
 
 
@@ -195,12 +229,14 @@ def write_transformation_catalog(tc: TransformationCatalog, path: PathLike) -> N
     _write_atomically(_emit(tc_to_data(tc)), path)
 
 
-def read_site_catalog(path: PathLike, *, warnings: list[str] | None = None) -> SiteCatalog:
-    """A site catalog from Pegasus 5.0 YAML or XML (by content)."""
-    src = Source.open(path, warnings)
+def read_site_catalog(path: PathLike, *, warnings: list[str] | None = None,
+                      variables: Variables | None = None) -> SiteCatalog:
+    """A site catalog from Pegasus 5.0 YAML or XML (by content); ``${NAME}`` expanded with ``variables``."""
+    src = Source(str(path), expand_text(read_text(path), variables, str(path)), warnings)
     if _first_char(src.text) == "<":
-        xml: SiteCatalog = _other("sheaf.formats._site_xml", "read_site_xml", "site catalog XML", path, warnings)
-        return xml
+        from sheaf.formats._site_xml import loads_site_xml
+
+        return loads_site_xml(src.text, source=str(path), warnings=warnings)
     return sc_from_data(src.load_yaml(), src)
 
 
@@ -208,9 +244,11 @@ def write_site_catalog(sc: SiteCatalog, path: PathLike) -> None:
     _write_atomically(_emit(sc_to_data(sc)), path)
 
 
-def read_replica_catalog(path: PathLike, *, warnings: list[str] | None = None) -> ReplicaCatalog:
-    """A replica catalog from Pegasus 5.0 YAML or the text ``File`` format (by content)."""
-    text = read_text(path)
+def read_replica_catalog(path: PathLike, *, warnings: list[str] | None = None,
+                         variables: Variables | None = None) -> ReplicaCatalog:
+    """A replica catalog from Pegasus 5.0 YAML or the text ``File`` format (by content); ``${NAME}``
+    expanded with ``variables``."""
+    text = expand_text(read_text(path), variables, str(path))
     if looks_like_file_rc(text):
         return parse_file_rc(text, str(path))
     src = Source(str(path), text, warnings)

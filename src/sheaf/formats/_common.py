@@ -167,7 +167,8 @@ class Source:
         if not 1 < line <= len(lines):
             return ""
         here = lines[line - 1]
-        above = next((t for t in reversed(lines[:line - 1]) if t.strip() and not t.lstrip().startswith("#")), "")
+        above = next((t for t in reversed(lines[:line - 1])
+                      if t.strip() and not t.lstrip().startswith("#")), "")
         indent_here = len(here) - len(here.lstrip(" "))
         indent_above = len(above) - len(above.lstrip(" "))
         if indent_here > indent_above and not above.rstrip().endswith(":") and ":" in above:
@@ -183,7 +184,7 @@ class Source:
     def error(self, cls: type[InputError], message: str, *, rule: str, value: Any = None,
               key: str | None = None, nth: int = 1, show_value: bool = True) -> InputError:
         pos = self.where(value, key, nth)
-        line, column = pos if pos else (None, None)
+        line, column = pos or (None, None)
         if show_value:
             return cls(message, rule=rule, value=value, path=self.path, line=line, column=column)
         return cls(message, rule=rule, path=self.path, line=line, column=column)
@@ -287,7 +288,8 @@ def flag(src: Source, raw: dict[str, Any], key: str, what: str, default: bool = 
         return value
     if isinstance(value, str) and value.lower() in ("true", "false"):
         return value.lower() == "true"
-    src.fail(f"'{key}' of {what} must be true or false", rule=f"'{key}' is a boolean", value=value, key=key)
+    raise src.error(FormatError, f"'{key}' of {what} must be true or false", rule=f"'{key}' is a boolean",
+                    value=value, key=key)
 
 
 def integer(src: Source, raw: dict[str, Any], key: str, what: str) -> int | None:
@@ -298,7 +300,8 @@ def integer(src: Source, raw: dict[str, Any], key: str, what: str) -> int | None
         return value
     if isinstance(value, str) and value.strip().lstrip("-").isdigit():
         return int(value)
-    src.fail(f"'{key}' of {what} must be an integer", rule=f"'{key}' is an integer", value=value, key=key)
+    raise src.error(FormatError, f"'{key}' of {what} must be an integer", rule=f"'{key}' is an integer",
+                    value=value, key=key)
 
 
 def seq(src: Source, raw: dict[str, Any], key: str, what: str) -> list[Any]:
@@ -378,8 +381,8 @@ class ProfileReader:
     def _normalize(self, raw: Any, what: str) -> Mapping[str, Mapping[str, str]]:
         src = self.src
         if not isinstance(raw, dict):
-            src.fail(f"{what} must map a namespace to its keys", rule="profiles are {namespace: {key: value}}",
-                     value=shown(raw), key="profiles")
+            src.fail(f"{what} must map a namespace to its keys",
+                     rule="profiles are {namespace: {key: value}}", value=shown(raw), key="profiles")
         for namespace, entries in raw.items():
             if isinstance(entries, dict):
                 for key, value in entries.items():
@@ -395,7 +398,7 @@ class ProfileReader:
         for warning in warnings:
             quoted = _QUOTED.search(warning)
             src.warn(warning, value=quoted.group(1) if quoted else None)
-        return profiles if profiles else EMPTY
+        return profiles or EMPTY
 
 
 _QUOTED = re.compile(r"'([^']*)'")

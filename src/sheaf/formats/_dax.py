@@ -128,8 +128,8 @@ class _Reader:
             if sub == "argument":
                 arguments = self.arguments(child)
             elif sub == "profile":
-                raw_profiles.setdefault(self.required(child, "namespace"), {})[self.required(child, "key")] = \
-                    (child.text or "").strip()
+                namespace = raw_profiles.setdefault(self.required(child, "namespace"), {})
+                namespace[self.required(child, "key")] = (child.text or "").strip()
             elif sub == "uses":
                 use = self.use(child)
                 if use is not None:
@@ -213,8 +213,8 @@ class _Reader:
         raw_profiles: dict[str, dict[str, str]] = {}
         for child in element:
             if _name(child) == "profile":
-                raw_profiles.setdefault(self.required(child, "namespace"), {})[self.required(child, "key")] = \
-                    (child.text or "").strip()
+                namespace = raw_profiles.setdefault(self.required(child, "namespace"), {})
+                namespace[self.required(child, "key")] = (child.text or "").strip()
         profiles, _ = normalize_profiles(raw_profiles)
         installed = self.flag(element, "installed", True)
         sites = tuple(
@@ -222,8 +222,8 @@ class _Reader:
                                "installed" if installed else "stageable",
                                arch=element.get("arch"), os_type=(element.get("os") or "").lower() or None)
             for p in element if _name(p) == "pfn")
-        tc.add(Transformation(self.required(element, "name"), element.get("namespace"), element.get("version"),
-                              sites=sites, profiles=profiles))
+        tc.add(Transformation(self.required(element, "name"), element.get("namespace"),
+                              element.get("version"), sites=sites, profiles=profiles))
 
 
 def loads_dax(data: bytes | str, *, source: str = "<dax>", warnings: list[str] | None = None) -> Workflow:
@@ -235,7 +235,8 @@ def read_dax(path: str | os.PathLike[str], *, warnings: list[str] | None = None)
     return loads_dax(read_bytes(path), source=str(path), warnings=warnings)
 
 
-def _sub(parent: Any, tag: str, attrib: Mapping[str, str | None] | None = None, text: str | None = None) -> Any:
+def _sub(parent: Any, tag: str, attrib: Mapping[str, str | None] | None = None,
+         text: str | None = None) -> Any:
     element = etree.SubElement(parent, f"{{{_NS}}}{tag}",
                                {k: v for k, v in (attrib or {}).items() if v is not None})
     if text is not None:

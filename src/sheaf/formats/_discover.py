@@ -1,13 +1,12 @@
 """Gathering a run's inputs: properties in layers, catalogs found as Pegasus 5 finds them.
 
-Properties (``../shared/CONTRACTS.md``), later layers winning: ``./pegasus.properties`` if present,
-then ``--conf FILE``, then each ``-D key=value``.
+Properties (``../shared/CONTRACTS.md``), later layers winning: ``~/.pegasusrc`` if present (as in
+Pegasus, under everything), ``./pegasus.properties`` if present, then ``--conf FILE``, then each
+``-D key=value``.
 
-Each catalog comes from the first of: the command-line option (``--tc``/``--sc``/``--rc``); the
-property ``pegasus.catalog.{transformation,site,replica}.file``; ``transformations.yml`` /
-``sites.yml`` / ``replicas.yml`` in the current directory.  Relative paths are taken from the
-current directory (``cwd``).  A file named by an option or a property must exist; the defaults are
-used only when present.
+Each catalog comes from the option, the property or the default names Pegasus looks for
+(``_catalog_files``); relative paths are taken from the current directory (``cwd``).  ``${NAME}`` in
+the workflow and the catalogs is expanded before they are parsed (``_expand``).
 
 Inline and standalone entries: a catalog may also be inline in the workflow.  When both name the
 same entry (a transformation ``namespace::name:version``, a site handle, a replica lfn), the
@@ -25,8 +24,11 @@ from pathlib import Path
 from typing import TypeVar
 
 from sheaf.errors import InputError, UsageError, ValidationError
+from sheaf.formats._catalog_files import catalog_path, holds_nothing, remote_site_catalog, under
 from sheaf.formats._common import PathLike, gc_paused, read_text
+from sheaf.formats._expand import Variables
 from sheaf.formats._locate import locate
+from sheaf.formats._pegasus_notes import deprecated_layer, feature_warnings
 from sheaf.model import (
     Graph,
     Properties,
@@ -37,13 +39,6 @@ from sheaf.model import (
     Workflow,
     validate,
 )
-
-#: catalog kind -> (property naming its file, default file name)
-CATALOG_FILES: Mapping[str, tuple[str, str]] = {
-    "transformation": ("pegasus.catalog.transformation.file", "transformations.yml"),
-    "site": ("pegasus.catalog.site.file", "sites.yml"),
-    "replica": ("pegasus.catalog.replica.file", "replicas.yml"),
-}
 
 
 @dataclass(frozen=True)
@@ -75,23 +70,33 @@ def load_inputs(
     from sheaf import formats  # the package's readers (imported late: they import this module)
 
     here = Path(cwd) if cwd is not None else Path.cwd()
-    properties, property_files = _properties(here, conf, defines)
     warnings: list[str] = []
-    workflow = formats.read_workflow(_under(here, workflow_path), warnings=warnings)
-    paths: dict[str, str | None] = {"workflow": str(_under(here, workflow_path)),
+    properties, property_files = _properties(here, conf, defines, warnings)
+    variables = Variables.of(properties.profiles().get("env"))
+    workflow = formats.read_workflow(under(here, workflow_path), warnings=warnings, variables=variables)
+    paths: dict[str, str | None] = {"workflow": str(under(here, workflow_path)),
                                     "properties": os.pathsep.join(property_files) or None}
-    found = {kind: _catalog_path(kind, option, properties, here)
+    found = {kind: catalog_path(kind, option, properties, here, warnings)
              for kind, option in (("transformation", tc), ("site", sc), ("replica", rc))}
+    found = {kind: None if path is None or holds_nothing(path, kind, warnings) else path
+             for kind, path in found.items()}
     tc_file, sc_file, rc_file = found["transformation"], found["site"], found["replica"]
-    for key, file in (("tc", tc_file), ("sc", sc_file), ("rc", rc_file)):
+    remote = remote_site_catalog(properties, here, warnings)
+    for key, file in (("tc", tc_file), ("sc", sc_file or remote), ("rc", rc_file)):
         paths[key] = str(file) if file else None
-    tcat = formats.read_transformation_catalog(tc_file, warnings=warnings) if tc_file else None
-    scat = formats.read_site_catalog(sc_file, warnings=warnings) if sc_file else None
-    rcat = formats.read_replica_catalog(rc_file, warnings=warnings) if rc_file else None
+    tc_variables = variables if properties.get_bool("pegasus.catalog.transformation.expand", True) else None
+    tcat = formats.read_transformation_catalog(tc_file, warnings=warnings, variables=tc_variables) if tc_file else None
+    scat = formats.read_site_catalog(sc_file, warnings=warnings, variables=variables) if sc_file else None
+    if remote is not None:
+        downloaded = formats.read_site_catalog(remote, warnings=warnings, variables=variables)
+        scat = scat.merged_with(downloaded) if scat is not None else downloaded
+    rc_variables = Variables.of() if properties.get_bool("pegasus.catalog.replica.expand", True) else None
+    rcat = formats.read_replica_catalog(rc_file, warnings=warnings, variables=rc_variables) if rc_file else None
     return Inputs(
         workflow=workflow, properties=properties,
         tc=_merge(tcat, workflow.transformation_catalog), sc=_merge(scat, workflow.site_catalog),
-        rc=_merge(rcat, workflow.replica_catalog), warnings=_known_label_key(warnings, properties),
+        rc=_merge(rcat, workflow.replica_catalog),
+        warnings=_known_label_key(warnings + feature_warnings(properties, workflow, tcat), properties),
         paths=paths)
 
 
@@ -115,24 +120,23 @@ def _merge(standalone: _C | None, inline: _C | None) -> _C | None:
     return standalone.merged_with(inline)
 
 
-def _under(here: Path, path: PathLike) -> Path:
-    candidate = Path(path)
-    return candidate if candidate.is_absolute() else here / candidate
-
-
-def _properties(here: Path, conf: PathLike | None, defines: Iterable[str]) -> tuple[Properties, list[str]]:
+def _properties(here: Path, conf: PathLike | None, defines: Iterable[str],
+                warnings: list[str]) -> tuple[Properties, list[str]]:
     from sheaf.formats._properties import read_properties
 
     layers: list[tuple[str, Mapping[str, str]]] = []
-    default = here / "pegasus.properties"
-    if default.is_file():
-        layers.append((str(default), read_properties(default)))
+    for default in (_pegasusrc(), here / "pegasus.properties"):
+        if default is not None and default.is_file():
+            layers.append((str(default), read_properties(default)))
     if conf is not None:
-        layers.append((str(_under(here, conf)), read_properties(_under(here, conf))))
+        layers.append((str(under(here, conf)), read_properties(under(here, conf))))
     files = [name for name, _ in layers]
     overrides = parse_defines(defines)
     if overrides:
         layers.append(("-D", overrides))
+    renamed = deprecated_layer(Properties.layered(*layers), warnings)
+    if renamed:  # under every layer: a key set under its new name wins
+        layers.insert(0, ("deprecated keys", renamed))
     return Properties.layered(*layers), files
 
 
@@ -147,21 +151,10 @@ def parse_defines(defines: Iterable[str]) -> dict[str, str]:
     return result
 
 
-def _catalog_path(kind: str, option: PathLike | None, properties: Properties, here: Path) -> Path | None:
-    prop, default = CATALOG_FILES[kind]
-    if option is not None:
-        return _existing(_under(here, option), f"the {kind} catalog given on the command line")
-    named = properties.get_str(prop)
-    if named:
-        return _existing(_under(here, named), f"the {kind} catalog named by the property {prop}")
-    fallback = here / default
-    return fallback if fallback.is_file() else None
-
-
-def _existing(path: Path, what: str) -> Path:
-    if not path.is_file():
-        raise InputError(f"{what} does not exist", rule="catalog files exist", path=str(path))
-    return path
+def _pegasusrc() -> Path | None:
+    """``~/.pegasusrc`` (``$HOME``), the user's properties under every other layer."""
+    home = os.environ.get("HOME")
+    return Path(home) / ".pegasusrc" if home else None
 
 
 def validate_inputs(inputs: Inputs) -> tuple[Graph, list[int], Summary]:

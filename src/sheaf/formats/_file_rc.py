@@ -57,7 +57,8 @@ def parse_file_rc(text: str, path: str | None = None) -> ReplicaCatalog:
     catalog = ReplicaCatalog()
     for (lfn, regex), pfns in entries.items():
         checksum, metadata = extras[(lfn, regex)]
-        replica = Replica(lfn, tuple(pfns), regex=regex, checksum=checksum or EMPTY, metadata=metadata or EMPTY)
+        replica = Replica(lfn, tuple(pfns), regex=regex, checksum=checksum or EMPTY,
+                          metadata=metadata or EMPTY)
         problem = replica.regex_problem()
         if problem:
             raise FormatError(f"regex replica: {problem}", rule=REGEX_RULE, value=lfn, path=path,
@@ -81,7 +82,8 @@ def _tokens(line: str, path: str | None, number: int) -> tuple[list[str], dict[s
                 continue
         match = _TOKEN.match(line, pos)
         if match is None or match.end() == pos:
-            raise FormatError("unexpected text in a replica line", rule="words, \"quoted words\" or key=\"value\"",
+            raise FormatError("unexpected text in a replica line",
+                              rule='words, "quoted words" or key="value"',
                               value=line[pos:].strip(), path=path, line=number, column=pos + 1)
         quoted, word, attr_quoted, attr_plain = match.groups()
         if quoted is not None:

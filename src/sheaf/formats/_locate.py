@@ -128,7 +128,7 @@ def _keys(text: str, form: str, budget: _Budget) -> Iterator[int]:
 def _after_key(text: str, at: int, keys: list[str], budget: _Budget) -> bool:
     """``at`` follows ``key:`` and white space (``key`` in one of its forms, as a whole scalar)."""
     before = budget.skip_blanks_back(text, at)
-    if before == at or before == 0 or text[before - 1] != ":":
+    if before in (at, 0) or text[before - 1] != ":":
         return False
     before = budget.skip_blanks_back(text, before - 1)
     return any(before >= len(k) and text.startswith(k, before - len(k)) and _starts(text, before - len(k))
@@ -153,7 +153,8 @@ def locate_all(text: str, value: object, *, key: str | None = None) -> list[Posi
 
 
 def locate(text: str, value: object, *, key: str | None = None, nth: int = 1) -> Position | None:
-    """The ``nth`` (1-based; ``-1`` the last) position of ``value``, after ``key:`` when given, or ``None``."""
+    """The ``nth`` (1-based; ``-1`` the last) position of ``value``, after ``key:`` when given, or
+    ``None``."""
     offsets = _offsets(text, value, key)
     chosen: int | None = None
     for count, offset in enumerate(offsets, 1):

@@ -188,7 +188,7 @@ def parse_pmc_dag(text: str, path: str | None = None) -> PmcDag:
         body = raw.strip()
         if not body:
             continue
-        keyword, rest = (body.split(None, 1) + [""])[:2]
+        keyword, rest = [*body.split(None, 1), ""][:2]
         if body.startswith("#@"):
             meta = _meta(body, cur)
         elif body.startswith("#"):
@@ -240,7 +240,7 @@ def _find_cycle(start: str, parents: dict[str, list[str]], indegree: dict[str, i
         seen[node] = len(walk)
         walk.append(node)
         node = next(p for p in parents[node] if indegree[p] > 0)
-    cycle = walk[seen[node]:] + [node]
+    cycle = [*walk[seen[node]:], node]
     cycle.reverse()  # parent -> child order
     return cycle
 
@@ -290,7 +290,7 @@ def _task_line(task: PmcTask) -> str:
             if not left or "=" in left or not right:
                 raise ValueError(f"task {task.name}: {flag} takes NAME=PATH with '=' only as separator")
             words += [flag, quote_word(f"{left}={right}")]
-    return " ".join(words + [join_words(task.argv)])
+    return " ".join([*words, join_words(task.argv)])
 
 
 def write_pmc_dag(tasks: Iterable[PmcTask], edges: Sequence[tuple[str, str]]) -> str:

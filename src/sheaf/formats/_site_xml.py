@@ -93,7 +93,8 @@ class _Reader:
                 grids.append(self.grid(child))
             elif kind == "profile":
                 namespace = self.required(child, "namespace")
-                raw_profiles.setdefault(namespace, {})[self.required(child, "key")] = (child.text or "").strip()
+                value = (child.text or "").strip()
+                raw_profiles.setdefault(namespace, {})[self.required(child, "key")] = value
             elif kind == "metadata":
                 metadata[self.required(child, "key")] = (child.text or "").strip()
             elif kind == "jobmanager":
@@ -105,8 +106,8 @@ class _Reader:
                 directories.append(Directory("sharedScratch", path, True, (FileServer(f"file://{path}"),)))
             elif kind == "gridftp":
                 storage = child.get("storage", "/")
-                directories.append(Directory("sharedStorage", storage, False,
-                                             (FileServer(self.required(child, "url").rstrip("/") + storage),)))
+                server = FileServer(self.required(child, "url").rstrip("/") + storage)
+                directories.append(Directory("sharedStorage", storage, False, (server,)))
             elif kind:
                 self.warn(child, f"<{kind}> in site '{handle}' has no meaning in sheaf; ignored")
         profiles, found = normalize_profiles(raw_profiles)

@@ -159,7 +159,8 @@ class _Parser:
             elif token.text == "site":
                 sites.append(self.site())
             else:
-                raise self.error("unexpected entry in a tr block", "a tr block holds profiles and sites", token)
+                raise self.error("unexpected entry in a tr block", "a tr block holds profiles and sites",
+                                 token)
         return Transformation(name=name, namespace=namespace, version=version, sites=tuple(sites),
                               profiles=self.normalized(profiles, start))
 
@@ -222,7 +223,8 @@ class _Parser:
         key = self.value("profile key")
         into.setdefault(namespace, {})[key] = self.value("profile value")
 
-    def normalized(self, raw: dict[str, dict[str, object]], where: _Token | None) -> dict[str, dict[str, str]]:
+    def normalized(self, raw: dict[str, dict[str, object]],
+                   where: _Token | None) -> dict[str, dict[str, str]]:
         profiles, warnings = normalize_profiles(raw)
         if self.warnings is not None:
             prefix = f"{self.path}:{where.line}: " if where else f"{self.path}: "
@@ -295,7 +297,8 @@ def _one_line_profiles(text: str, path: str, line: int) -> dict[str, dict[str, o
     while pos < end:
         match = _ONE_LINE_PROFILE.match(text, pos)
         if not match or match.end() == pos:
-            raise FormatError("bad profile list", rule='profiles are NULL or ns::key="value" items joined by ;',
+            raise FormatError("bad profile list",
+                              rule='profiles are NULL or ns::key="value" items joined by ;',
                               value=text[pos:], path=path, line=line)
         value = match.group(3).strip()
         if value.startswith('"'):
@@ -305,7 +308,8 @@ def _one_line_profiles(text: str, path: str, line: int) -> dict[str, dict[str, o
     return result
 
 
-def loads_text_tc(text: str, *, source: str = "<text tc>", warnings: list[str] | None = None) -> TransformationCatalog:
+def loads_text_tc(text: str, *, source: str = "<text tc>",
+                  warnings: list[str] | None = None) -> TransformationCatalog:
     """Parse either text format (detected as in the module docstring)."""
     refuse_nul(text, source)
     first = next((t for t in _tokens(text, source) if t.kind != "eol"), None)

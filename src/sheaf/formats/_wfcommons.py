@@ -50,7 +50,8 @@ def read_wfcommons(path: str | os.PathLike[str], *, warnings: list[str] | None =
     except InputError as exc:
         if exc.line is None:
             exc.located(str(path), *_locate(data, exc.value if exc.has_value else None))
-        raise exc.located(str(path))
+        exc.located(str(path))
+        raise
 
 
 def loads_wfcommons(data: bytes | str, *, source: str = "<wfcommons>",
@@ -72,10 +73,7 @@ def loads_wfcommons(data: bytes | str, *, source: str = "<wfcommons>",
         raise FormatError("not a WfCommons workflow", rule="a top-level object with a 'workflow' object",
                           value=type(doc).__name__, path=source, line=1)
     workflow = doc["workflow"]
-    if "specification" in workflow:
-        tasks = _tasks_15(workflow)
-    else:
-        tasks = _tasks_14(workflow)
+    tasks = _tasks_15(workflow) if "specification" in workflow else _tasks_14(workflow)
     built = _build(doc, tasks)
     found = nul_problem(built) if b"\\u0000" in raw else None
     if found is not None:
@@ -126,7 +124,8 @@ def _tasks_14(workflow: Mapping[str, Any]) -> list[dict[str, Any]]:
                 raise FormatError("a file entry is not an object", rule="files[] are objects", value=f)
             link = f.get("link")
             if link not in ("input", "output"):
-                raise FormatError("a file's link must be 'input' or 'output'", rule="files[].link", value=link)
+                raise FormatError("a file's link must be 'input' or 'output'", rule="files[].link",
+                                  value=link)
             files.append((_name(f.get("name", f.get("id")), "files[].name"), link,
                           f.get("sizeInBytes", f.get("size"))))
         tasks.append({"id": _task_id(task), "name": task.get("name"), "parents": _str_list(task, "parents"),
@@ -162,7 +161,8 @@ def _name(value: Any, what: str) -> str:
 def _task_id(task: Mapping[str, Any]) -> str:
     tid = task.get("id", task.get("name"))
     if not isinstance(tid, (str, int)) or isinstance(tid, bool) or tid == "":
-        raise FormatError("a task has no id", rule="every task has an 'id' (or a 'name')", value=task.get("id"))
+        raise FormatError("a task has no id", rule="every task has an 'id' (or a 'name')",
+                          value=task.get("id"))
     return str(tid)
 
 
@@ -212,8 +212,8 @@ def _job(task: Mapping[str, Any]) -> Job:
     for lfn, link, size in task["files"]:
         output = link == "output"
         if size is not None and not _count(size):
-            raise FormatError(f"file '{lfn}' of task '{task['id']}' has a bad size", rule="sizeInBytes is a number >= 0",
-                              value=size)
+            raise FormatError(f"file '{lfn}' of task '{task['id']}' has a bad size",
+                              rule="sizeInBytes is a number >= 0", value=size)
         uses.append(Use(lfn, link, stage_out=output, register_replica=output,
                         size=int(size) if size is not None else None))
     return Job(id=task["id"], name=_transformation(task), arguments=arguments, uses=tuple(uses),
@@ -231,8 +231,8 @@ def _count(value: Any) -> bool:
 
 def _argument(value: Any) -> str:
     if isinstance(value, (dict, list)) or value is None:
-        raise FormatError("a command argument must be a single value", rule="arguments are strings or numbers",
-                          value=type(value).__name__)
+        raise FormatError("a command argument must be a single value",
+                          rule="arguments are strings or numbers", value=type(value).__name__)
     return stringify(value)
 
 
@@ -242,8 +242,8 @@ def _resolve(wf: Workflow, by_name: Mapping[str, str], ref: Any, owner: str) -> 
         return key
     if key in by_name:
         return by_name[key]
-    raise FormatError(f"task '{owner}' names an unknown task", rule="parents/children name tasks of the workflow",
-                      value=key)
+    raise FormatError(f"task '{owner}' names an unknown task",
+                      rule="parents/children name tasks of the workflow", value=key)
 
 
 def _add_edge(wf: Workflow, seen: dict[str, set[str]], parent: str, child: str) -> None:
@@ -272,7 +272,8 @@ def dumps_wfcommons(workflow: Workflow) -> bytes:
             "name": job.id, "id": job.id, "children": children[job.id], "parents": parents[job.id],
             "inputFiles": [u.lfn for u in job.uses if u.type == "input"],
             "outputFiles": [u.lfn for u in job.uses if u.type != "input"]})
-        run: dict[str, Any] = {"id": job.id, "command": {"program": job.name, "arguments": [str(a) for a in job.arguments]}}
+        command = {"program": job.name, "arguments": [str(a) for a in job.arguments]}
+        run: dict[str, Any] = {"id": job.id, "command": command}
         pegasus = job.profiles.get("pegasus", {})
         if "runtime" in pegasus:
             run["runtimeInSeconds"] = float(pegasus["runtime"])

@@ -29,7 +29,7 @@ def parse_xml(data: bytes, source: str, what: str) -> Any:
         root = etree.fromstring(data, parser)
     except etree.XMLSyntaxError as exc:
         _refuse_external(data, source, what)  # an undefined entity may be an external one
-        line, column = exc.position if exc.position else (None, None)
+        line, column = exc.position or (None, None)
         raise FormatError("malformed XML", rule=f"{what} is well-formed XML", value=exc.msg, path=source,
                           line=line, column=(column + 1) if column is not None else None) from None
     if root.getroottree().docinfo.internalDTD is not None:
@@ -40,6 +40,7 @@ def parse_xml(data: bytes, source: str, what: str) -> Any:
 def _refuse_external(data: bytes, source: str, what: str) -> None:
     found = _EXTERNAL.search(data)
     if found is not None:
-        raise FormatError("external entities are not read", rule=f"{what} declares no SYSTEM or PUBLIC entity",
+        raise FormatError("external entities are not read",
+                          rule=f"{what} declares no SYSTEM or PUBLIC entity",
                           value=found.group(1).decode("utf-8", "replace"), path=source,
                           line=data.count(b"\n", 0, found.start()) + 1)

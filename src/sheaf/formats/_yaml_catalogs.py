@@ -237,9 +237,9 @@ def _directory(entry: Any, src: Source, profiles: ProfileReader, site: str) -> D
         if operation not in _OPERATIONS:
             src.fail(f"operation of a file server of {site} must be all, get or put",
                      rule="operation is all|get|put", value=operation, key="operation")
-        servers.append(FileServer(url=text(src, fs, "url", "a file server", required=True) or "",
-                                  operation=operation,
-                                  profiles=profiles(fs.get("profiles"), f"profiles of a file server of {site}")))
+        url = text(src, fs, "url", "a file server", required=True) or ""
+        server_profiles = profiles(fs.get("profiles"), f"profiles of a file server of {site}")
+        servers.append(FileServer(url=url, operation=operation, profiles=server_profiles))
     return Directory(type=kind, path=text(src, raw, "path", what) or "",
                      shared_file_system=flag(src, raw, "sharedFileSystem", what),
                      file_servers=tuple(servers))

@@ -31,6 +31,7 @@ slice, or the rest, is parsed here: the result never depends on the worker.
 
 from __future__ import annotations
 
+import contextlib
 import mmap
 import os
 import queue
@@ -55,8 +56,8 @@ SLICE_CHARS = 4 << 20
 WORKER_SHARE = 8
 _WORKER = str(Path(__file__).with_name("_slice_worker.py"))
 _FRAME_HEAD = 9  # _slice_worker.FRAME: status byte + 8-byte little-endian length
-_AFTER_JOBS = (b"pegasus:", b"name:", b"hooks:", b"profiles:", b"metadata:", b"siteCatalog:", b"replicaCatalog:",
-               b"transformationCatalog:", b"jobDependencies:", b"x-")
+_AFTER_JOBS = (b"pegasus:", b"name:", b"hooks:", b"profiles:", b"metadata:", b"siteCatalog:",
+               b"replicaCatalog:", b"transformationCatalog:", b"jobDependencies:", b"x-")
 _MARKS = re.compile(rb"\n(?:(---|\.\.\.)|(jobs:)|" + b"|".join(map(re.escape, _AFTER_JOBS)) + rb")")
 _PAGE = mmap.PAGESIZE
 Buffer = bytes | mmap.mmap
@@ -212,12 +213,16 @@ def _use_worker(slices: list[tuple[int, int]]) -> bool:
 
 
 def _two_core_chunks(data: mmap.mmap, path: str, slices: list[tuple[int, int]]) -> Iterator[list[Any]]:
-    """Like ``_chunks``, with the slices whose index is not a multiple of ``WORKER_SHARE`` parsed by the worker."""
+    """Like ``_chunks``, with the slices whose index is not a multiple of ``WORKER_SHARE`` parsed by
+    the worker."""
     theirs = [i for i in range(len(slices)) if i % WORKER_SHARE]
     worker = _Worker.start(path, [slices[i] for i in theirs])
     try:
         for index, (start, end) in enumerate(slices):
-            items = worker.take() if worker is not None and index % WORKER_SHARE else _parse_slice(data, start, end)
+            if worker is not None and index % WORKER_SHARE:
+                items = worker.take()
+            else:
+                items = _parse_slice(data, start, end)
             if items is _LOCAL:  # the worker could not: parse it here
                 items = _parse_slice(data, start, end)
             if items is not None:
@@ -282,10 +287,8 @@ class _Worker:
         if self.process.poll() is None:
             self.process.kill()
         while self.reader.is_alive():
-            try:  # unblock a reader waiting for room in the queue
+            with contextlib.suppress(queue.Empty):  # unblock a reader waiting for room in the queue
                 self.frames.get(timeout=0.05)
-            except queue.Empty:
-                pass
         self.process.wait()
         if self.process.stdout is not None:
             self.process.stdout.close()

@@ -10,9 +10,9 @@ A key longer than YAML's 1024-character limit for implicit keys is written as an
 
 Scalars: a string is written plain only when it matches a conservative pattern (letters, digits,
 ``_ . / @ + -``, starting with a letter, ``_`` or ``/``, optionally after one or two ``-``) and
-is not a word YAML 1.1 or 1.2 reads as a boolean, null or (yaml_rs drops underscores) a number; every other string is double-quoted with
-JSON escapes, non-ASCII as ``\\uXXXX``/``\\UXXXXXXXX``.  So PyYAML (YAML 1.1, what Pegasus uses) and
-yaml_rs (YAML 1.2) read back the same strings.
+is not a word YAML 1.1 or 1.2 reads as a boolean, null or (yaml_rs drops underscores) a number;
+every other string is double-quoted with JSON escapes, non-ASCII as ``\\uXXXX``/``\\UXXXXXXXX``.
+So PyYAML (YAML 1.1, what Pegasus uses) and yaml_rs (YAML 1.2) read back the same strings.
 """
 
 from __future__ import annotations

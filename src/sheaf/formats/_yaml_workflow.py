@@ -65,8 +65,10 @@ _JOB_KEYS = frozenset({"type", "id", "name", "namespace", "version", "file", "is
 _USE_KEYS = frozenset({"lfn", "type", "stageOut", "registerReplica", "optional", "bypass", "size", "metadata",
                        "forPlanning", "namespace", "version", "executable"})
 _DEP_KEYS = frozenset({"id", "children"})
-_JOB_TYPES: dict[Any, JobType] = {"job": "job", "pegasusWorkflow": "pegasusWorkflow", "condorWorkflow": "condorWorkflow",
-              "dax": "pegasusWorkflow", "dag": "condorWorkflow"}
+_JOB_TYPES: dict[Any, JobType] = {
+    "job": "job", "pegasusWorkflow": "pegasusWorkflow", "condorWorkflow": "condorWorkflow",
+    "dax": "pegasusWorkflow", "dag": "condorWorkflow",
+}
 _USE_TYPES: dict[Any, UseType] = {"input": "input", "output": "output", "checkpoint": "checkpoint"}
 
 
@@ -89,7 +91,8 @@ def workflow_from_data(data: Any, src: Source, chunks: Iterable[list[Any]] | Non
     workflow.metadata = string_map(src, raw.get("metadata"), "metadata of the workflow")
     workflow.profiles = profiles(raw.get("profiles"), "profiles of the workflow")
     if raw.get("transformationCatalog") is not None:
-        workflow.transformation_catalog = tc_from_data(raw["transformationCatalog"], src, profiles, inline=True)
+        workflow.transformation_catalog = tc_from_data(raw["transformationCatalog"], src, profiles,
+                                                       inline=True)
     if raw.get("siteCatalog") is not None:
         workflow.site_catalog = sc_from_data(raw["siteCatalog"], src, profiles, inline=True)
     if raw.get("replicaCatalog") is not None:
@@ -247,7 +250,7 @@ def _use(u: dict[str, Any], lfn: str, kind: Any) -> Use:
     meta = get("metadata")
     if meta is not None and (meta.__class__ is not dict or set(map(type, meta.values())) - {str}):
         meta = _text_map(meta)  # the Python API writes ``size`` into metadata as a number
-    return Use(lfn, kind, stage_out, register, optional, bypass, size, meta if meta else EMPTY, planning)
+    return Use(lfn, kind, stage_out, register, optional, bypass, size, meta or EMPTY, planning)
 
 
 def _text_map(meta: Any) -> dict[str, str]:
@@ -291,7 +294,8 @@ def _diagnose(raw: Any, src: Source, index: int) -> None:
     uses = raw.get("uses")
     if uses is not None:
         if not isinstance(uses, list):
-            src.fail(f"'uses' of {where} must be a list", rule="uses is a YAML sequence", value=anchor, key="id")
+            src.fail(f"'uses' of {where} must be a list", rule="uses is a YAML sequence", value=anchor,
+                     key="id")
         for use in uses:
             _diagnose_use(use, src, where, anchor)
     for key in list(raw):
@@ -339,8 +343,8 @@ def _diagnose_use(use: Any, src: Source, where: str, anchor: Any) -> None:
             src.fail(f"'{key}' of the use of '{to_text(lfn)}' by {where} must be true or false",
                      rule=f"'{key}' is a boolean", value=use[key], key=key)
     size = use.get("size")
-    if size is not None and not (isinstance(size, int) and not isinstance(size, bool)
-                                 or isinstance(size, str) and size.strip().isdigit()):
+    if size is not None and not ((isinstance(size, int) and not isinstance(size, bool))
+                                 or (isinstance(size, str) and size.strip().isdigit())):
         src.fail(f"size of the use of '{to_text(lfn)}' by {where} must be an integer",
                  rule="size is an integer", value=size, key="size")
     meta = use.get("metadata")
@@ -354,9 +358,10 @@ def _diagnose_use(use: Any, src: Source, where: str, anchor: Any) -> None:
 
 def _dependencies(raw_deps: list[Any], src: Source) -> dict[str, list[str]]:
     deps: dict[str, list[str]] = {}
-    for entry in raw_deps:
+    for raw in raw_deps:
+        entry = raw
         if entry.__class__ is not dict or entry.get("id") is None or not entry.keys() <= _DEP_KEYS:
-            entry = mapping(src, entry, "a job dependency", _DEP_KEYS, required=("id",))
+            entry = mapping(src, raw, "a job dependency", _DEP_KEYS, required=("id",))
         parent = entry["id"]
         children = entry.get("children") or []
         if parent.__class__ is not str or children.__class__ is not list or set(map(type, children)) - {str}:
@@ -443,10 +448,9 @@ def _job_data(job: Job) -> dict[str, Any]:
         if job.name != job.file:
             data["name"] = job.name
     data["id"] = job.id
-    for key, value in (("stdin", job.stdin), ("stdout", job.stdout), ("stderr", job.stderr),
-                       ("nodeLabel", job.node_label)):
-        if value is not None:
-            data[key] = value
+    streams = (("stdin", job.stdin), ("stdout", job.stdout), ("stderr", job.stderr),
+               ("nodeLabel", job.node_label))
+    data.update({key: value for key, value in streams if value is not None})
     data["arguments"] = [a.lfn if isinstance(a, FileRef) else a for a in job.arguments]
     data["uses"] = [_use_data(use) for use in job.uses]
     if job.profiles:

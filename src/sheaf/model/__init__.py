@@ -13,6 +13,7 @@ The first stage of the data's path; it imports nothing of sheaf but ``sheaf.erro
 
 from __future__ import annotations
 
+from sheaf.model._arguments import join_arguments, split_arguments
 from sheaf.model._catalogs import (
     PFN,
     Container,
@@ -27,6 +28,7 @@ from sheaf.model._catalogs import (
     TransformationCatalog,
     TransformationSite,
 )
+from sheaf.model._empty import EMPTY
 from sheaf.model._graph import Graph, build_graph
 from sheaf.model._profiles import (
     NAMESPACES,
@@ -43,7 +45,6 @@ from sheaf.model._profiles import (
 )
 from sheaf.model._properties import Properties
 from sheaf.model._validate import Summary, effective_profiles, validate
-from sheaf.model._empty import EMPTY
 from sheaf.model._workflow import JOB_TYPES, USE_TYPES, FileRef, Job, Use, Workflow, transformation_fqn
 
 __all__ = [
@@ -51,6 +52,7 @@ __all__ = [
     "Container", "Directory", "FileRef", "FileServer", "Graph", "Grid", "Job", "Profiles", "Properties",
     "Replica", "ReplicaCatalog", "Site", "SiteCatalog", "Summary", "Transformation",
     "TransformationCatalog", "TransformationSite", "Use", "Workflow",
-    "build_graph", "canonical_key", "check_profile_values", "effective_profiles", "merge_profiles",
-    "normalize_profiles", "profile_float", "profile_int", "stringify", "transformation_fqn", "validate",
+    "build_graph", "canonical_key", "check_profile_values", "effective_profiles", "join_arguments",
+    "merge_profiles", "normalize_profiles", "profile_float", "profile_int", "split_arguments", "stringify",
+    "transformation_fqn", "validate",
 ]

@@ -29,6 +29,7 @@ transformation's entry for the site).  ``merge_profiles`` applies layers in that
 from __future__ import annotations
 
 import difflib
+import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -53,8 +54,19 @@ PEGASUS_KEYS = frozenset(
     container.launcher.arguments label pegasus_lite_env_source relative.submit.dir tag
     dagman.post dagman.post.arguments dagman.pre dagman.pre.arguments transfer.threads
     transfer.arguments cleanup.arguments nosetup enable_for_data_reuse bypass.staging
-    """.split()
+    cluster.arguments bundle.stageout bundle.remote.stagein chain.stagein collapse collapser workdir
+    wntmp type transfer.lite.arguments transfer.lite.threads nosymlink local.visible gpus
+    ssh_private_key s3cfg pegasus_credentials irodsenvfile x509_user_proxy boto_config google_pkcs12
+    """.split()  # noqa: SIM905 -- a word list reads best as words
 )
+"""Every key of Pegasus 5's profile tables (configuration.rst) and of its ``Pegasus`` namespace class,
+credential file keys included (``SSH_PRIVATE_KEY``, ``S3CFG``, ...: Pegasus compares them lower-case)."""
+
+#: deprecated Pegasus keys -> the key Pegasus 5 reads instead; accepted with a warning naming it
+PEGASUS_DEPRECATED: Mapping[str, str] = {
+    "job.runtime": "runtime",
+    "bundle.stagein": "stagein.clusters",
+}
 
 #: Spellings users write for Pegasus keys -> canonical key.  Explicit on purpose (see module doc).
 PEGASUS_ALIASES: Mapping[str, str] = {
@@ -177,6 +189,9 @@ def canonical_key(namespace: str, key: str) -> tuple[str, str | None]:
         alias = PEGASUS_ALIASES.get(lowered)
         if alias is not None:
             return alias, None
+        new = PEGASUS_DEPRECATED.get(lowered)
+        if new is not None:
+            return new, f"pegasus profile key '{key}' is deprecated: read as '{new}'"
         return key, _unknown_key_warning(namespace, key, PEGASUS_KEYS)
     if namespace == "env":
         return key, None
@@ -228,8 +243,7 @@ def normalize_profiles(raw: Mapping[str, Any] | None) -> tuple[Profiles, list[st
                 warnings.append(warning)
             if value is None:
                 warnings.append(f"{ns} profile '{key}' has no value (a missing space after ':'?)")
-                value = ""
-            target[canon] = stringify(value)
+            target[canon] = stringify("" if value is None else value)
     return result, warnings
 
 
@@ -294,7 +308,7 @@ def parse_number(raw: str, namespace: str, key: str, subject: str | None = None)
         value = float(raw.strip())
     except ValueError:
         raise _malformed(namespace, key, raw, "a number", subject) from None
-    if value != value or value in (float("inf"), float("-inf")):
+    if not math.isfinite(value):
         raise _malformed(namespace, key, raw, "a finite number", subject)
     minimum = NUMBER_KEYS.get((namespace, key))
     if minimum is not None and value < minimum:

@@ -51,7 +51,7 @@ class Properties(Mapping[str, str]):
         return cls(data, tuple(name for name, _ in layers))
 
     def with_overrides(self, overrides: Mapping[str, str], source: str = "-D") -> Properties:
-        return Properties({**self._data, **overrides}, self.sources + (source,))
+        return Properties({**self._data, **overrides}, (*self.sources, source))
 
     def __getitem__(self, key: str) -> str:
         return self._data[key]
@@ -119,7 +119,7 @@ class Properties(Mapping[str, str]):
     def category_maxjobs(self) -> dict[str, int]:
         """``dagman.<category>.maxjobs`` throttles (e.g. the seeds' ``dagman.stage-in.maxjobs 4``)."""
         found: dict[str, int] = {}
-        for key, value in self._data.items():
+        for key in self._data:
             parts = key.split(".")
             if len(parts) >= 3 and parts[0] == "dagman" and parts[-1].lower() == "maxjobs":
                 category = ".".join(parts[1:-1])

@@ -91,9 +91,9 @@ def _check_name(value: str | None, what: str, limit: int = MAX_NAME_BYTES) -> No
         raise ValidationError(f"{what} holds a line break", rule="names hold no newline or carriage return",
                               value=value)
     if len(value) * 4 > limit and len(value.encode("utf-8", "surrogatepass")) > limit:
+        kind = what.split(" ", maxsplit=1)[0]
         raise ValidationError(f"{what} is longer than {limit} bytes",
-                              rule=f"{what.split(' ')[0]} names fit in file names ({limit} bytes at most)",
-                              value=value)
+                              rule=f"{kind} names fit in file names ({limit} bytes at most)", value=value)
 
 
 def check_names(workflow: Workflow, transformations: set[TransformationKey] | None = None) -> None:
@@ -116,7 +116,8 @@ def check_names(workflow: Workflow, transformations: set[TransformationKey] | No
 
 
 def _transformations(workflow: Workflow) -> set[TransformationKey]:
-    return {(job.namespace, job.name, job.version) for job in workflow.jobs.values() if not job.is_subworkflow}
+    return {(job.namespace, job.name, job.version) for job in workflow.jobs.values()
+            if not job.is_subworkflow}
 
 
 def nul_problem(workflow: Workflow) -> tuple[str, ValidationError] | None:
@@ -124,10 +125,12 @@ def nul_problem(workflow: Workflow) -> tuple[str, ValidationError] | None:
 
     A full walk: readers call it only when their text can hold a NUL (an escape such as ``\\0``)."""
     for job in workflow.jobs.values():
-        for text in (*(use.lfn for use in job.uses), *job.arguments, job.stdin, job.stdout, job.stderr, job.file):
+        texts = (*(use.lfn for use in job.uses), *job.arguments, job.stdin, job.stdout, job.stderr, job.file)
+        for text in texts:
             if text is not None and "\x00" in str(text):
-                return job.id, ValidationError(f"an lfn, argument or stream of job '{job.id}' holds a NUL character",
-                                               rule="names, lfns and arguments hold no NUL", value=str(text))
+                return job.id, ValidationError(
+                    f"an lfn, argument or stream of job '{job.id}' holds a NUL character",
+                    rule="names, lfns and arguments hold no NUL", value=str(text))
     return None
 
 

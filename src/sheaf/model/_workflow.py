@@ -22,8 +22,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from sheaf.model._empty import EMPTY
 from sheaf.model._catalogs import ReplicaCatalog, SiteCatalog, TransformationCatalog
+from sheaf.model._empty import EMPTY
 
 JobType = Literal["job", "pegasusWorkflow", "condorWorkflow"]
 UseType = Literal["input", "output", "checkpoint"]

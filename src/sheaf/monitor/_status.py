@@ -72,7 +72,7 @@ def workflow_status(directory: str, dag_file: str | None = None) -> WorkflowStat
         raise UsageError(f"{directory}: no engine journal yet ({paths['journal']}); run `sheaf run` first")
     replay = read_journal(paths["journal"])
     states = {n: r.state for n, r in replay.nodes.items()}
-    counts: dict[str, int] = {s: 0 for s in STATES}
+    counts: dict[str, int] = dict.fromkeys(STATES, 0)
     for state in states.values():
         counts[state] = counts.get(state, 0) + 1
     counts["waiting"] += max(0, replay.total - len(states))

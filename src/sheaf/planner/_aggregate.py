@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 
 from sheaf.errors import PlanningError
 from sheaf.model import EMPTY, Profiles, SiteCatalog, TransformationCatalog, merge_profiles
+from sheaf.planner._jobs import installed_path
 from sheaf.planner._options import Options
 
 _ENTRIES = {"seqexec": ("pegasus", "seqexec"), "mpiexec": ("pegasus", "mpiexec"),
@@ -101,7 +102,8 @@ class Resolver:
                     f"transformation '{swapped.fqn}' is not the {name} aggregator (namespace and name are "
                     f"swapped); name it '{namespace}::{tname}' to use it on site '{site}'")
             return None
-        pfn = posixpath.basename(entry.pfn) if name == "decaf" else entry.pfn
+        where = f"transformation '{t.fqn}' on site '{site}'"
+        pfn = posixpath.basename(entry.pfn) if name == "decaf" else installed_path(entry.pfn, where)
         return Aggregator(name, pfn, f"transformation {t.fqn}", merge_profiles(t.profiles, entry.profiles))
 
     def embedded(self, site: str) -> bool:

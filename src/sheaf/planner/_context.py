@@ -26,7 +26,8 @@ class PassContext:
         """The cluster's aggregator: its last task's choice (a note when its tasks disagree)."""
         wanted = self.table.aggregators
         last = members[-1]
-        name = check_aggregator(wanted[last], f"the job.aggregator profile of job '{self.table.jobs[last].id}'")
+        name = check_aggregator(wanted[last],
+                                f"the job.aggregator profile of job '{self.table.jobs[last].id}'")
         if any(wanted[j] != name for j in members):
             self.notes.append(f"cluster {cluster}: its tasks ask for different aggregators; "
                               f"using the last task's, {name}")

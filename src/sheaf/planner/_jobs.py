@@ -14,6 +14,12 @@ changing one).
 The aggregator a job asks for has its own precedence (the seeds' "Specification of Method of
 Execution"): property ``pegasus.clusterer.job.aggregator`` < the site's ``job.aggregator`` profile
 < the job's < the transformation's (transformation level, then its entry for the site).
+
+Executables: an installed entry's pfn is a path or a ``file://`` URL (``file:///opt/bin/keg`` runs
+``/opt/bin/keg``); another scheme is a ``PlanningError`` naming it.  A stageable entry's pfn (a path,
+``file://`` or ``http(s)://`` URL) is a source: the task's executable is that source, and
+``JobTable.staged`` maps ``(site, source)`` to the name the file gets in the site's working
+directory (``namespace-name-version``), which codegen transfers it to and makes executable.
 """
 
 from __future__ import annotations
@@ -32,6 +38,8 @@ from sheaf.model import (
     Workflow,
     merge_profiles,
 )
+from sheaf.model._urls import file_url_path, url_scheme
+from sheaf.planner._naming import safe
 from sheaf.planner._options import Options
 from sheaf.planner._requests import check_requests
 from sheaf.planner._sites import SiteSelector, check_known
@@ -49,6 +57,8 @@ class JobTable:
     executables: list[str]
     profiles: list[Profiles]
     aggregators: list[str]
+    #: stageable executables: (site, source path or URL) -> file name in the site's working directory
+    staged: dict[tuple[str, str], str] = field(default_factory=dict)
     #: notes for -v (what was decided and why)
     notes: list[str] = field(default_factory=list)
 
@@ -64,10 +74,14 @@ class _Resolver:
     options: Options
     selected: tuple[str, ...]
     selector: SiteSelector
+    #: where a job runs when no selected site has its transformation (``local`` without ``--sites``)
+    fallback: tuple[str, ...] = ()
     _transformations: dict[TKey, Transformation | None] = field(default_factory=dict)
     _candidates: dict[TKey, tuple[str, ...]] = field(default_factory=dict)
     _upper: dict[tuple[TKey | None, str], tuple[Profiles, str, str, str]] = field(default_factory=dict)
     _profiles: dict[tuple[TKey | None, str, object], tuple[Profiles, str]] = field(default_factory=dict)
+    #: (site, source) -> the file name a stageable executable gets in the site's working directory
+    staged: dict[tuple[str, str], str] = field(default_factory=dict)
 
     def transformation(self, job: Job, key: TKey) -> Transformation | None:
         if key in self._transformations:
@@ -88,6 +102,8 @@ class _Resolver:
             return cached
         t = self.transformation(job, key)
         found = self.selected if t is None else tuple(s for s in self.selected if _runs_on(t, s))
+        if not found and t is not None:
+            found = tuple(s for s in self.fallback if _runs_on(t, s))
         if not found:
             raise PlanningError(
                 f"no selected site can run job '{job.id}': transformation '{job.transformation}' is not "
@@ -121,7 +137,7 @@ class _Resolver:
         t_layer = t.profiles if t is not None else EMPTY
         entry = t.site(site) if t is not None else None
         entry_layer = entry.profiles if entry is not None else EMPTY
-        executable = _executable(job, t, site)
+        executable = _executable(job, t, site, self.staged)
         tc_agg = _agg(entry_layer) or _agg(t_layer)
         result = (merge_profiles(site_layer, t_layer, entry_layer), executable, tc_agg, _agg(site_layer))
         self._upper[(key, site)] = result
@@ -156,7 +172,9 @@ def _runs_on(t: Transformation, site: str) -> bool:
     return any(entry.name == site or entry.type == "stageable" for entry in t.sites)
 
 
-def _executable(job: Job, t: Transformation | None, site: str) -> str:
+def _executable(job: Job, t: Transformation | None, site: str, staged: dict[tuple[str, str], str]) -> str:
+    """What the job runs on ``site``: the catalog entry's path (a ``file://`` PFN as its path), or for
+    a stageable entry its source, recorded in ``staged`` for codegen to transfer (module docstring)."""
     if job.is_subworkflow:
         return job.file or job.name
     if t is None:
@@ -164,14 +182,35 @@ def _executable(job: Job, t: Transformation | None, site: str) -> str:
     entry = t.site(site)
     if entry is None:
         entry = next((e for e in t.sites if e.type == "stageable"), None)
-    return entry.pfn if entry is not None else job.name
+    if entry is None:
+        return job.name
+    if entry.type == "stageable":
+        source = file_url_path(entry.pfn) or entry.pfn
+        staged[(site, source)] = safe("-".join(p for p in (t.namespace, t.name, t.version) if p))
+        return source
+    return installed_path(entry.pfn, f"transformation '{t.fqn}' on site '{entry.name}'")
+
+
+def installed_path(pfn: str, what: str) -> str:
+    """The path of an installed executable: a path as written, a ``file://`` URL's path; any other
+    URL is a ``PlanningError`` naming its scheme (only stageable executables are fetched)."""
+    scheme = url_scheme(pfn)
+    if scheme is None:
+        return pfn
+    path = file_url_path(pfn)
+    if path is None:
+        why = "a file:// URL on another host" if scheme == "file" else f"a {scheme}:// URL"
+        raise PlanningError(f"{what} is installed at {why}, which is not a path on that site",
+                            rule="an installed executable's pfn is a path or a file:// URL on the site "
+                                 "(type: stageable to have it transferred)", value=pfn)
+    return path
 
 
 def resolve_jobs(workflow: Workflow, *, tc: TransformationCatalog | None, sc: SiteCatalog | None,
                  prop_layer: Profiles, options: Options, selected: Sequence[str],
-                 selector: SiteSelector) -> JobTable:
+                 selector: SiteSelector, fallback: Sequence[str] = ()) -> JobTable:
     """Sites, profiles, executables and aggregators of every job (module docstring)."""
-    resolver = _Resolver(tc, sc, prop_layer, options, tuple(selected), selector)
+    resolver = _Resolver(tc, sc, prop_layer, options, tuple(selected), selector, tuple(fallback))
     table = JobTable([], [], [], [], [], [], [])
     # Fast path: a job that is not pinned, whose transformation has one candidate site, is settled by
     # its transformation and its own profiles' content (most jobs of large workflows).
@@ -197,6 +236,7 @@ def resolve_jobs(workflow: Workflow, *, tc: TransformationCatalog | None, sc: Si
         add_executable(known[2])
         add_profiles(known[3])
         add_agg(known[4])
+    table.staged = resolver.staged
     return table
 
 

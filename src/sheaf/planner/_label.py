@@ -87,7 +87,8 @@ def _one_site(value: str, members: list[int], ctx: PassContext) -> str:
                 raise PlanningError(
                     f"whole-workflow clustering needs every job on one site, but '{a}' runs on "
                     f"'{sites[first]}' and '{b}' on '{sites[j]}'",
-                    rule="whole clustering runs the workflow as one job on one site (choose one with --sites)",
+                    rule="whole clustering runs the workflow as one job on one site "
+                         "(choose one with --sites)",
                     value=b)
             raise PlanningError(
                 f"jobs '{a}' and '{b}' carry label '{value}' but run on different sites "

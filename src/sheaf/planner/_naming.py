@@ -50,12 +50,13 @@ def unique(names: Sequence[str]) -> list[str]:
     seen: set[str] = set()
     result: list[str] = []
     for name in names:
+        unique = name
         if name in seen:
             n = 2
             while f"{name}_{n}" in taken:
                 n += 1
-            name = f"{name}_{n}"
-            taken.add(name)
-        seen.add(name)
-        result.append(name)
+            unique = f"{name}_{n}"
+            taken.add(unique)
+        seen.add(unique)
+        result.append(unique)
     return result

@@ -15,12 +15,17 @@ reads a property itself and bad settings fail before any work is done:
   ``seed`` argument, else ``sheaf.selector.seed``, else 0 -- a plan is reproducible by default;
 - ``embedded_sites``: ``sheaf.embedded.sites`` (a comma list) or ``None`` for the default rule
   (see ``_aggregate``).
+
+``pegasus.code.generator = PMC`` (Pegasus 4: the whole workflow as one PMC job) is read as what it
+means in Pegasus 5 terms, ``--cluster whole`` with ``pegasus.clusterer.job.aggregator = mpiexec``,
+with a warning naming them (``code_generator``); ``Condor`` (the default) needs nothing, any other
+generator is a ``PlanningError``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sheaf.errors import PlanningError
 from sheaf.model import Properties
@@ -57,6 +62,20 @@ def read_options(properties: Properties, clustering: Sequence[str], seed: int | 
         seed=seed if seed is not None else (properties.get_int("sheaf.selector.seed") or 0),
         embedded_sites=_site_list(properties.get_str("sheaf.embedded.sites")),
     )
+
+
+def code_generator(properties: Properties, options: Options, warnings: list[str]) -> Options:
+    """``options`` as ``pegasus.code.generator`` makes them (module docstring)."""
+    raw = properties.get_str("pegasus.code.generator")
+    name = (raw or "condor").strip().lower()
+    if name == "condor":
+        return options
+    if name != "pmc":
+        raise PlanningError("unsupported code generator", value=raw,
+                            rule="pegasus.code.generator is Condor or PMC (the whole workflow as one PMC job)")
+    warnings.append("pegasus.code.generator = PMC is deprecated: planned as --cluster whole with "
+                    "pegasus.clusterer.job.aggregator = mpiexec")
+    return replace(options, techniques=("whole",), aggregator="mpiexec")
 
 
 def parse_techniques(clustering: Sequence[str]) -> tuple[str, ...]:

@@ -110,3 +110,6 @@ class ExecutableWorkflow:
     input_dir: str | None = None
     site_catalog: SiteCatalog | None = None
     replica_catalog: ReplicaCatalog | None = None
+    #: stageable executables (``type: stageable``): (site, source path or URL, as in ``Task.executable``)
+    #: -> the file name codegen transfers it to in the site's working directory before the job runs
+    stageable: dict[tuple[str, str], str] = field(default_factory=dict)

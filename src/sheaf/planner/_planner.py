@@ -31,7 +31,6 @@ from collections.abc import Iterable, Iterator, Sequence
 
 from sheaf.errors import PlanningError, ValidationError
 from sheaf.model import (
-    FileRef,
     Graph,
     Job,
     Properties,
@@ -40,15 +39,18 @@ from sheaf.model import (
     TransformationCatalog,
     Workflow,
     build_graph,
+    join_arguments,
     merge_profiles,
+    split_arguments,
 )
+from sheaf.model._arguments import needs_splitting
 from sheaf.planner._aggregate import Resolver, combine
 from sheaf.planner._context import PassContext
 from sheaf.planner._horizontal import horizontal
 from sheaf.planner._jobs import resolve_jobs
 from sheaf.planner._label import label, whole
 from sheaf.planner._naming import safe, unique
-from sheaf.planner._options import read_options
+from sheaf.planner._options import code_generator, read_options
 from sheaf.planner._plan import ExecJob, ExecutableWorkflow, Task
 from sheaf.planner._sites import make_selector, selected_sites
 from sheaf.planner._units import Cluster, Units, contract
@@ -87,22 +89,24 @@ def _no_gc() -> Iterator[None]:
 
 
 def _plan(workflow: Workflow, tc: TransformationCatalog | None, sc: SiteCatalog | None,
-          rc: ReplicaCatalog | None, properties: Properties, sites: Sequence[str] | None, output_sites: Sequence[str],
-          clustering: Sequence[str], seed: int | None) -> ExecutableWorkflow:
-    tc = tc.merged_with(workflow.transformation_catalog) if tc is not None else workflow.transformation_catalog
+          rc: ReplicaCatalog | None, properties: Properties, sites: Sequence[str] | None,
+          output_sites: Sequence[str], clustering: Sequence[str], seed: int | None) -> ExecutableWorkflow:
+    tc = (tc.merged_with(workflow.transformation_catalog) if tc is not None
+          else workflow.transformation_catalog)
     sc = sc.merged_with(workflow.site_catalog) if sc is not None else workflow.site_catalog
     rc = rc.merged_with(workflow.replica_catalog) if rc is not None else workflow.replica_catalog
-    options = read_options(properties, clustering, seed)
+    warnings: list[str] = []
+    options = code_generator(properties, read_options(properties, clustering, seed), warnings)
     chosen = selected_sites(sites, sc)
     graph, order, levels = _graph(workflow)
     # workflow-level profiles sit just above properties (model.effective_profiles)
     prop_layer = merge_profiles(properties.profiles(), workflow.profiles)
     table = resolve_jobs(workflow, tc=tc, sc=sc, prop_layer=prop_layer, options=options,
-                         selected=chosen, selector=make_selector(options.selector, options.seed))
+                         selected=chosen, selector=make_selector(options.selector, options.seed),
+                         fallback=() if sites else ("local",))
     position = [0] * len(order)
     for pos, j in enumerate(order):
         position[j] = pos
-    warnings: list[str] = []
     if tc is None:
         warnings.append("no transformation catalog: every job runs its transformation's name, "
                         "found on the PATH of its site")
@@ -115,7 +119,8 @@ def _plan(workflow: Workflow, tc: TransformationCatalog | None, sc: SiteCatalog 
     result = ExecutableWorkflow(workflow.name, workflow, properties, sites=chosen,
                                 metadata={"selector": options.selector, "seed": str(options.seed)},
                                 output_sites=tuple(output_sites), clustering=options.techniques,
-                                notes=ctx.notes, warnings=ctx.warnings, site_catalog=sc, replica_catalog=rc)
+                                notes=ctx.notes, warnings=ctx.warnings, site_catalog=sc, replica_catalog=rc,
+                                stageable=table.staged)
     _assemble(result, units, ctx)
     return result
 
@@ -151,12 +156,20 @@ def _assemble(result: ExecutableWorkflow, units: Units, ctx: PassContext) -> Non
 
 
 def _argv(job: Job) -> tuple[str, ...]:
+    """The argv the job's program receives: Pegasus joins the arguments with spaces and HTCondor
+    splits the string again (``sheaf.model._arguments``)."""
     args = job.arguments
     try:
-        "".join(args)  # type: ignore[arg-type]  # the cheapest "all str?" test (hot at 10^6 jobs)
-    except TypeError:
-        return tuple(a.lfn if isinstance(a, FileRef) else str(a) for a in args)
-    return args  # type: ignore[return-value]  # all str: the tuple is already an argv
+        if not needs_splitting(args):  # type: ignore[arg-type]  # all str and plain: the common case
+            return args  # type: ignore[return-value]  # the tuple is already the argv
+    except TypeError:  # a FileRef among them (DAX)
+        pass
+    try:
+        return split_arguments(join_arguments(args))
+    except ValueError as exc:
+        raise ValidationError(f"the arguments of job '{job.id}' cannot be split into words: {exc}",
+                              rule="quotes in a job's arguments are closed, as HTCondor needs them",
+                              value=job.id, detail="arguments: " + join_arguments(args)) from None
 
 
 def _tasks(members: list[int], ctx: PassContext) -> tuple[Task, ...]:

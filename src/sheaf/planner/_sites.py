@@ -1,11 +1,15 @@
 """Site selection: which site each abstract job runs on.
 
 Policy
-    - The *selected sites* are ``--sites`` (in the order given, duplicates dropped); without it,
-      every site of the site catalog except ``local``, or ``local`` when it is the only one (or
-      when there is no site catalog at all).  With a site catalog, a selected site it does not
-      define is a ``PlanningError`` -- except ``local``, the submit host, which always exists (as in
-      Pegasus, which adds it when the catalog lacks it).
+    - Default sites, as in Pegasus 5: a site catalog always has ``local`` (the submit host) and
+      ``condorpool`` (the local HTCondor pool -- for sheaf, the embedded engine's pool of slots);
+      when the catalog lacks them, they exist with no directories or profiles.
+    - The *selected sites* are ``--sites`` (in the order given, duplicates dropped; ``*`` means
+      every site); without it, as pegasus-plan: a site named ``compute`` alone when the catalog has
+      one, else every site of the catalog except ``local``, ``condorpool`` included.  Sheaf's one
+      leniency: a transformation catalogued only for ``local`` keeps running there when ``--sites``
+      is absent (Pegasus would find no site for it), because a plan that ran before must still run.
+      A selected site the catalog does not define (nor is a default site) is a ``PlanningError``.
     - A compute job's *candidates* are the selected sites where its transformation is installed
       (a transformation-catalog entry for that site); a *stageable* entry can be staged anywhere,
       so it makes every selected site a candidate.  Without a transformation catalog every selected
@@ -79,21 +83,30 @@ def make_selector(name: str, seed: int) -> SiteSelector:
     return factory(seed)
 
 
+DEFAULT_SITES = ("local", "condorpool")
+
+
 def selected_sites(sites: Sequence[str] | None, sc: SiteCatalog | None) -> tuple[str, ...]:
     """The sites jobs may run on (module docstring)."""
     if sites:
         chosen = tuple(dict.fromkeys(s.strip() for s in sites if s.strip()))
+        if "*" in chosen:
+            return _every_site(sc)
         for site in chosen:
             check_known(site, sc, "--sites")
         if chosen:
             return chosen
-    if sc is None or len(sc) == 0:
-        return ("local",)
-    remote = tuple(name for name in sc.sites if name != "local")
-    return remote or ("local",)
+    if sc is not None and "compute" in sc:
+        return ("compute",)
+    return _every_site(sc)
+
+
+def _every_site(sc: SiteCatalog | None) -> tuple[str, ...]:
+    named = tuple(name for name in (sc.sites if sc is not None else ()) if name != "local")
+    return named if "condorpool" in named else (*named, "condorpool")
 
 
 def check_known(site: str, sc: SiteCatalog | None, where: str) -> None:
-    if sc is not None and site != "local" and site not in sc:
+    if sc is not None and site not in DEFAULT_SITES and site not in sc:
         raise PlanningError(f"unknown site in {where}", value=site,
                             rule="a site jobs run on is defined in the site catalog")

@@ -98,7 +98,7 @@ class UnitGraph:
             node = next(p for p in self.parents[node] if not done[p])
         cycle = path[seen[node]:]
         cycle.reverse()
-        return cycle + [cycle[0]]
+        return [*cycle, cycle[0]]
 
 
 def contract(units: Units, graph: Graph, *, witness: bool = False) -> UnitGraph:

@@ -1,0 +1,62 @@
+"""``$$(attr)`` and ``$$([expression])`` in a node's submit description, expanded at match time.
+
+condor_submit leaves ``$$()`` alone; once the job is matched, condor_schedd replaces each reference
+by the matched slot's attribute (or the expression evaluated with the job as MY and the slot as
+TARGET) and records what it used in the job ad (``MATCH_<Name>``, ``MATCH_EXP_<Attr>``): see
+``sheaf.classad.expand``.  The engine has already split the description into an argv, an
+environment and file names, so the expansion is applied to each of those texts that holds a ``$$(``
+(the same text the schedd would see inside the attribute), with the job ad and the claimed slot's
+ad; the ``MATCH_`` records of the references go into the launch's job ad.  A reference that cannot
+be expanded means the job cannot start: HTCondor holds it with ``Cannot expand $$(Name).``, and the
+backend reports that reason as a hold.
+
+One difference: the schedd expands ``arguments`` before the starter splits it, sheaf after the
+engine split it, so a ``$$([expression])`` with blanks in ``arguments`` must be one word - inside
+single quotes in the new syntax (``arguments = "'$$([Memory * 2])'"``), which HTCondor reads alike.
+"""
+
+from __future__ import annotations
+
+__all__ = ["expand_launch", "needs_expansion"]
+
+from dataclasses import replace
+
+from sheaf import classad
+from sheaf.classad import ClassAd
+from sheaf.engine._backend import Launch
+
+_MARK = "$$("
+_PREFIX = "SheafText"
+
+
+def needs_expansion(launch: Launch) -> bool:
+    return any(_MARK in text for text in _texts(launch))
+
+
+def _texts(launch: Launch) -> list[str]:
+    return [*launch.argv, *launch.env.values(), launch.cwd, launch.stdout, launch.stderr]
+
+
+def expand_launch(launch: Launch, slot: ClassAd | None) -> tuple[Launch, str | None]:
+    """``launch`` with every ``$$()`` expanded against ``slot``, or (launch, the hold reason)."""
+    texts = _texts(launch)
+    scratch = launch.job_ad.copy()
+    marked = [i for i, text in enumerate(texts) if _MARK in text]
+    for i in marked:
+        scratch[f"{_PREFIX}{i}"] = texts[i]
+    result = classad.expand(scratch, slot)
+    if not result.ok:
+        return launch, result.reason
+    out = list(texts)
+    for i in marked:
+        value = result.ad.eval(f"{_PREFIX}{i}")
+        out[i] = value if isinstance(value, str) else texts[i]
+    ad = launch.job_ad.copy()
+    for name, expr in result.recorded.items():
+        if not name.startswith(f"MATCH_EXP_{_PREFIX}"):
+            ad[name] = expr
+    argc, envc = len(launch.argv), len(launch.env)
+    env = dict(zip(launch.env.keys(), out[argc:argc + envc], strict=True))
+    cwd, stdout, stderr = out[argc + envc:]
+    return replace(launch, argv=tuple(out[:argc]), env=env, cwd=cwd, stdout=stdout, stderr=stderr,
+                   job_ad=ad), None

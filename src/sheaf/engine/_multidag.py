@@ -1,0 +1,67 @@
+"""Several DAG files in one run, as ``condor_submit_dag a.dag b.dag`` runs them.
+
+DAGMan reads every file into one DAG.  With ``DAGMAN_MUNGE_NODE_NAMES`` (true by default) each
+node is renamed ``<n>.<name>``, ``n`` the file's place on the command line counting from 0, so two
+files may use the same names and the DAGs stay independent (:func:`combine_dags`); without it the
+files are read in turn into one name space (``parse_dag(a, b)``), where a name used twice is an
+error.  The setting is read from the first file's CONFIG.  The files DAGMan writes
+are named after the first (*primary*) DAG file: ``<primary>.nodes.log``, ``<primary>.metrics``,
+and the rescue DAG ``<primary>_multi.rescueNNN``.  One FINAL node in all; the first file's
+settings (CONFIG, DOT, NODE_STATUS_FILE, JOBSTATE_LOG) win over later files', as a second
+setting of each does within one file.
+"""
+
+from __future__ import annotations
+
+__all__ = ["combine_dags", "munges_names"]
+
+from dataclasses import replace
+
+from sheaf.errors import FormatError
+from sheaf.formats._dagman_records import Dag
+
+
+def munges_names(first: Dag) -> bool:
+    """``DAGMAN_MUNGE_NODE_NAMES`` as the first DAG file's CONFIG sets it (default true)."""
+    raw = first.config.get("DAGMAN_MUNGE_NODE_NAMES", "true")
+    return raw.strip().lower() in ("true", "1", "yes")
+
+
+def combine_dags(dags: list[Dag]) -> Dag:
+    """One DAG of ``dags`` (at least two, independent), named after the first, nodes renamed."""
+    first = dags[0]
+    out = Dag(first.path, {}, {}, {}, {}, {}, first.config_path, files=tuple(d.path for d in dags),
+              dot_options=first.dot_options)
+    for index, dag in enumerate(dags):
+        def name(n: str, i: int = index) -> str:
+            return f"{i}.{n}"
+
+        for old, spec in dag.nodes.items():
+            new = name(old)
+            out.nodes[new] = replace(spec, name=new)
+            out.children[new] = [name(c) for c in dag.children[old]]
+            out.parents[new] = [name(p) for p in dag.parents[old]]
+        if dag.final is not None:
+            if out.final is not None:
+                raise FormatError("a second FINAL node", rule="one FINAL node in all the DAG files of a run",
+                                  value=dag.final, path=dag.path, line=dag.nodes[dag.final].line)
+            out.final = name(dag.final)
+        for category, limit in dag.maxjobs.items():
+            out.maxjobs.setdefault(category, limit)
+        for key, value in dag.config.items():
+            out.config.setdefault(key, value)
+        out.config_path = out.config_path or dag.config_path
+        out.dot = out.dot or dag.dot
+        out.jobstate_log = out.jobstate_log or dag.jobstate_log
+        if out.node_status_file is None and dag.node_status_file is not None:
+            out.node_status_file, out.node_status_always = dag.node_status_file, dag.node_status_always
+        out.cycle = out.cycle or tuple(name(n) for n in dag.cycle)
+        for label, description in dag.descriptions.items():
+            out.descriptions.setdefault(label, description)
+        for key, value in dag.env.items():
+            out.env.setdefault(key, value)
+        out.env_get += tuple(v for v in dag.env_get if v not in out.env_get)
+        for key, value in dag.job_attrs.items():
+            out.job_attrs.setdefault(key, value)
+        out.warnings.extend(dag.warnings)
+    return out

@@ -1,0 +1,93 @@
+"""What a node submits: its submit description expanded with DAGMan's values, or a SUBDAG's run.
+
+DAGMan passes values around every submit description (``dagman_submit.cpp``, ``InitVars``): before
+the file (the file's own values win) ``JOB``, ``RETRY``, ``DAG_STATUS``, ``FAILED_COUNT``,
+``DAG_PARENT_NAMES`` (only for a node with parents) with the job ad's ``DAGParentNodeNames``, and
+the node's effective ``priority``; after the file (they win over it) the DAGMan job id, as the macro
+``DAGManJobId`` and the job ad's ``DAGManJobId``.  A node's VARS go before or after the file by
+their PREPEND/APPEND mode, else by ``DAGMAN_DEFAULT_APPEND_VARS``.
+"""
+
+from __future__ import annotations
+
+__all__ = ["render_node", "subdag_job"]
+
+import os
+import sys
+from collections.abc import Mapping
+
+from sheaf.classad import ClassAd
+from sheaf.engine._events import Submit
+from sheaf.engine._runfiles import PARENT_ID_VARIABLE, dagman_id
+from sheaf.engine._submit import JobSpec, SubmitDescription, render
+from sheaf.errors import InputError
+from sheaf.formats._dagman_records import NodeSpec
+
+
+def _split_vars(spec: NodeSpec, append_default: bool) -> tuple[dict[str, str], dict[str, str]]:
+    """(appended, prepended) VARS of a node: each macro as its VARS line said, else as
+    ``DAGMAN_DEFAULT_APPEND_VARS`` says (default: prepended, so the submit file's own value wins)."""
+    appended: dict[str, str] = {}
+    prepended: dict[str, str] = {}
+    for key, value in spec.vars.items():
+        mode = spec.var_modes.get(key, "")
+        append = mode == "APPEND" or (mode == "" and append_default)
+        (appended if append else prepended)[key] = value
+    return appended, prepended
+
+
+def render_node(desc: SubmitDescription, spec: NodeSpec, sub: Submit, append_default: bool,
+                parents: list[str], proc: Mapping[str, str] | None = None) -> JobSpec:
+    """Expand a node's submit description for one submission (one ``proc`` of a ``queue`` with
+    several), VARS and DAGMan's values in place."""
+    appended, prepended = _split_vars(spec, append_default)
+    return render(desc, spec.name, sub.attempt, sub.cluster, spec.directory, {**appended, **_dagman_after()},
+                  {**_dagman_values(spec, sub, parents), **prepended}, proc)
+
+
+def _dagman_values(spec: NodeSpec, sub: Submit, parents: list[str]) -> dict[str, str]:
+    """What DAGMan passes before every submit file (``dagman_submit.cpp``, ``InitVars``): the file's
+    own values win over these.  ``DAG_PARENT_NAMES`` is set only for a node with parents (and cut
+    after 2000 characters, as DAGMan cuts it); the job ad's ``DAGParentNodeNames`` is made from it."""
+    values = {"JOB": spec.name, "RETRY": str(sub.attempt), "DAG_STATUS": str(sub.dag_status),
+              "FAILED_COUNT": str(sub.failed_count), "MY.DAGParentNodeNames": '"$(DAG_PARENT_NAMES)"'}
+    if parents:
+        values["DAG_PARENT_NAMES"] = _parent_names(parents)
+    if sub.priority:
+        values["priority"] = str(sub.priority)
+    return values
+
+
+def _parent_names(parents: list[str], limit: int = 2000) -> str:
+    text = ""
+    for name in parents:
+        if len(text) + len(name) + 1 > limit:
+            break
+        text = f"{text},{name}" if text else name
+    return text
+
+
+def _dagman_after() -> dict[str, str]:
+    """What DAGMan passes after every submit file (it overrides the file): the DAGMan job id, as a
+    macro and as the job ad's ``DAGManJobId``."""
+    ident = str(dagman_id())
+    return {"DAGManJobId": ident, "MY.DAGManJobId": ident}
+
+
+def subdag_job(spec: NodeSpec, sub: Submit) -> JobSpec:
+    """SUBDAG EXTERNAL: a nested ``sheaf run`` of the sub-DAG, as a local-universe job; the node's
+    effective priority is passed down (``condor_submit_dag -priority``).  A sub-DAG file that does
+    not exist at submission is a submit failure, as in DAGMan."""
+    if not os.path.isfile(spec.submit):
+        raise InputError("cannot submit the SUBDAG: no such DAG file", rule="the sub-DAG file exists",
+                         value=spec.submit, path=spec.path, line=spec.line)
+    boot = "import sys; from sheaf.cli import main; sys.argv[0] = 'sheaf'; main()"
+    argv: tuple[str, ...] = (sys.executable, "-c", boot, "run", spec.directory, "--dag", spec.submit)
+    if sub.priority:
+        argv += ("--priority", str(sub.priority))
+    ad = ClassAd({"ClusterId": sub.cluster, "ProcId": 0, "Universe": "local", "JobUniverse": 12,
+                  "DAGNodeName": spec.name, "DAGNodeRetry": sub.attempt, "RequestCpus": 0,
+                  "Cmd": sys.executable})
+    env = {**os.environ, PARENT_ID_VARIABLE: str(dagman_id())}  # the nested run's parent_dagman_id
+    return JobSpec(argv, env, spec.directory, spec.submit + ".lib.out", spec.submit + ".lib.err",
+                   "local", ad, None)

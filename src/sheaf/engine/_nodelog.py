@@ -1,0 +1,88 @@
+"""``<dag>.nodes.log``: the node jobs' events in HTCondor's job event log format.
+
+DAGMan has every node job write its events to one log (``DAGMAN_DEFAULT_NODE_LOG``, by default
+``<dag>.nodes.log`` beside the primary DAG file) and writes there itself the events it makes up:
+a NOOP node's submit and terminate, PRE_SKIP, POST script terminated.  Tools read that file
+(``condor_wait``, ``htcondor2.JobEventLog``, Pegasus); sheaf writes the same events, rendered as
+``condor_event.cpp`` formats them (the ``ISO_DATE`` header, local time; the lines under the
+header start with a tab, shown here as spaces)::
+
+    005 (042.000.000) 2024-05-01 12:00:03 Job terminated.
+            (1) Normal termination (return value 1)
+            ...
+    ...
+
+Events come from ``_runevents`` (the ones with a number in ``ULOG``).  Resource usage is not
+measured: the usage lines read zero, as for a job whose usage HTCondor did not collect.  The
+submit and execute hosts are this machine (``<127.0.0.1:0>``); the slot is named when known.
+"""
+
+from __future__ import annotations
+
+__all__ = ["NodesLog", "format_event", "nodes_log_path"]
+
+import time
+from collections.abc import Iterable
+
+from sheaf.engine._reports import AppendFile
+from sheaf.engine._runevents import ULOG, NodeEvent
+
+HOST = "<127.0.0.1:0>"
+_USAGE = "\t\tUsr 0 00:00:00, Sys 0 00:00:00  -  {}"
+
+
+def nodes_log_path(primary_dag: str) -> str:
+    """DAGMan's default node log: ``@(DAG_DIR)/@(DAG_FILE).nodes.log``."""
+    return primary_dag + ".nodes.log"
+
+
+def _header(e: NodeEvent) -> str:
+    stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(e.time))
+    return f"{ULOG[e.kind]:03d} ({e.cluster:03d}.{e.proc:03d}.{e.subproc:03d}) {stamp} "
+
+
+def _termination(e: NodeEvent, indent: str = "\t") -> list[str]:
+    if e.signal is not None:
+        return [f"{indent}(0) Abnormal termination (signal {e.signal})", f"{indent}(0) No core file"]
+    return [f"{indent}(1) Normal termination (return value {e.value or 0})"]
+
+
+def _body(e: NodeEvent) -> list[str]:
+    notes = f"    DAG Node: {e.node}"
+    match e.kind:
+        case "SUBMIT":
+            host = "<dummy-submit-for-noop-job>" if e.cluster == 0 else HOST
+            return [f"Job submitted from host: {host}", notes]
+        case "EXECUTE":
+            return [f"Job executing on host: {HOST}"] + ([f"\tSlotName: {e.slot}"] if e.slot else [])
+        case "JOB_TERMINATED":
+            usage = [_USAGE.format(f"{a} Usage")
+                     for a in ("Run Remote", "Run Local", "Total Remote", "Total Local")]
+            size = [f"\t0  -  {what} By Job" for what in ("Run Bytes Sent", "Run Bytes Received",
+                                                           "Total Bytes Sent", "Total Bytes Received")]
+            return ["Job terminated.", *_termination(e), *usage, *size]
+        case "JOB_ABORTED":
+            return ["Job was aborted.", f"\t{_one_line(e.reason or 'removed by sheaf')}"]
+        case "JOB_HELD":
+            return ["Job was held.", f"\t{_one_line(e.reason or 'Reason unspecified')}", "\tCode 0 Subcode 0"]
+        case "POST_SCRIPT_TERMINATED":
+            return ["POST Script terminated.", *_termination(e), notes]
+        case _:  # PRESKIP
+            return ["PRE script return value is PRE_SKIP value", notes]
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def format_event(e: NodeEvent) -> str:
+    """One event's text, ending with the ``...`` line."""
+    first, *rest = _body(e)
+    return _header(e) + first + "\n" + "".join(line + "\n" for line in rest) + "...\n"
+
+
+class NodesLog(AppendFile):
+    """Appends the job events among node events."""
+
+    def events(self, events: Iterable[NodeEvent]) -> None:
+        self.write([format_event(e) for e in events if e.kind in ULOG])

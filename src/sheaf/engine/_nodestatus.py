@@ -1,0 +1,140 @@
+"""The node status file (``NODE_STATUS_FILE``), in the layout of DAGMan's ``Dag::DumpNodeStatus``.
+
+A sequence of new-syntax ClassAds: one ``DagStatus`` ad (the DAG files, a timestamp, the DAG's
+status as an integer with its name in a comment, and the node counters), one ``NodeStatus`` ad per
+node (its integer ``NodeStatus``, the status name in a comment, ``StatusDetails``, ``RetryCount``,
+``JobProcsQueued``, ``JobProcsHeld``) and a ``StatusEnd`` ad (``EndTime``, ``NextUpdate``)::
+
+    [
+      Type = "NodeStatus";
+      Node = "B";
+      NodeStatus = 7; /* "STATUS_FUTILE" */
+      StatusDetails = "Had an ancestor node fail";
+      ...
+    ]
+
+Status numbers are DAGMan's (``Node::status_t``, which the file format fixes): 0 NOT_READY, 1 READY,
+2 PRERUN, 3 SUBMITTED, 4 POSTRUN, 5 DONE, 6 ERROR, 7 FUTILE.  sheaf's node states map onto them:
+a node waiting for its parents is NOT_READY, or FUTILE when a node it depends on has failed (it
+can never run: DAGMan's ``SetDescendantsToFutile``); a node waiting for its PRE script's turn is
+PRERUN, a node waiting for its POST script's turn POSTRUN, as in DAGMan.
+
+When the file is written (the loop decides; DAGMan's rules): when something changed and at least the
+file's update time has passed since the last write, or - with ``ALWAYS-UPDATE`` - even when nothing
+changed; always when the run ends or is stopped.  The file is replaced atomically.
+"""
+
+from __future__ import annotations
+
+__all__ = ["STATUS_NUMBERS", "StatusSnapshot", "futile_nodes", "node_status_text"]
+
+import time
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass
+
+from sheaf.formats._dagman_records import Dag
+
+STATUS_NAMES = ("STATUS_NOT_READY", "STATUS_READY", "STATUS_PRERUN", "STATUS_SUBMITTED", "STATUS_POSTRUN",
+                "STATUS_DONE", "STATUS_ERROR", "STATUS_FUTILE")
+STATUS_NUMBERS: dict[str, int] = {
+    "waiting": 0, "ready": 1, "pre_ready": 2, "pre": 2, "pre_deferred": 2, "submitted": 3,
+    "post_ready": 4, "post": 4, "post_deferred": 4, "done": 5, "failed": 6}
+FUTILE = 7
+
+
+def futile_nodes(dag: Dag, state_of: Callable[[str], str]) -> set[str]:
+    """Nodes waiting for a parent that failed, directly or through other waiting nodes: they can
+    never run (iterative, each node visited once)."""
+    futile: set[str] = set()
+    stack = [n for n in dag.nodes if state_of(n) == "failed"]
+    while stack:
+        for child in dag.children[stack.pop()]:
+            if child not in futile and state_of(child) == "waiting":
+                futile.add(child)
+                stack.append(child)
+    return futile
+
+
+@dataclass(frozen=True, slots=True)
+class StatusSnapshot:
+    """What the file says, gathered by the loop from the state machine and the backend."""
+
+    dag_files: tuple[str, ...]
+    states: Mapping[str, str]
+    reasons: Mapping[str, str | None]
+    retries: Mapping[str, int]  # retries performed per node
+    futile: Collection[str]
+    pre_done: Collection[str]  # nodes marked DONE in the DAG or its rescue DAG
+    started: Collection[str]  # submitted nodes whose job runs (the others are idle)
+    noop: Collection[str]
+    outcome: tuple[int, str]  # the DAG's status number and its note (see dag_outcome)
+    finished: bool
+    update_time: float
+
+
+def dag_outcome(succeeded: bool | None, dag_status: int, interrupted: bool,
+                final_pending: bool) -> tuple[int, str]:
+    """The DagStatus ad's ``DagStatus`` and note: ``succeeded`` is None while the DAG runs."""
+    if succeeded:
+        return 5, "success"
+    if succeeded is False:
+        if dag_status == 5:
+            return 6, "cycle"
+        return 6, {3: "aborted", 4: "removed"}.get(dag_status, "failed")
+    if interrupted:
+        return (3 if final_pending else 6), "removed"
+    return 3, ""
+
+
+def _quote(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+def _stamp(seconds: float) -> str:
+    return _quote(time.ctime(seconds))
+
+
+def _counts(s: StatusSnapshot) -> list[tuple[str, int]]:
+    numbers = [FUTILE if n in s.futile else STATUS_NUMBERS[state] for n, state in s.states.items()]
+    tally = [numbers.count(i) for i in range(8)]
+    idle = sum(1 for n, state in s.states.items() if state == "submitted" and n not in s.started
+               and n not in s.noop)
+    return [("NodesTotal", len(numbers)), ("NodesDone", tally[5]), ("NodesPre", tally[2]),
+            ("NodesQueued", tally[3]), ("NodesPost", tally[4]), ("NodesReady", tally[1]),
+            ("NodesUnready", tally[0]), ("NodesFutile", tally[7]), ("NodesFailed", tally[6]),
+            ("JobProcsHeld", 0), ("JobProcsIdle", idle)]
+
+
+def _node_ad(s: StatusSnapshot, name: str, state: str) -> list[str]:
+    number = FUTILE if name in s.futile else STATUS_NUMBERS[state]
+    note = ""
+    if number == 3:
+        note = "not_idle" if name in s.started or name in s.noop else "idle"
+    elif number == 6:
+        note = s.reasons.get(name) or ""
+    elif number == FUTILE:
+        note = "Had an ancestor node fail"
+    elif number == 5 and name in s.pre_done:
+        note = "User defined as DONE"
+    queued = int(number == 3 and name not in s.noop)
+    return ["[", '  Type = "NodeStatus";', f"  Node = {_quote(name)};",
+            f"  NodeStatus = {number}; /* {_quote(STATUS_NAMES[number])} */",
+            f"  StatusDetails = {_quote(note)};", f"  RetryCount = {s.retries.get(name, 0)};",
+            f"  JobProcsQueued = {queued};", "  JobProcsHeld = 0;", "]"]
+
+
+def node_status_text(s: StatusSnapshot, now: float) -> str:
+    number, note = s.outcome
+    files = ",\n".join(f"    {_quote(f)}" for f in s.dag_files)
+    lines = ["[", '  Type = "DagStatus";', "  DagFiles = {", files, "  };",
+             f"  Timestamp = {int(now)}; /* {_stamp(now)} */",
+             f"  DagStatus = {number}; /* {_quote(f'{STATUS_NAMES[number]} ({note})')} */"]
+    for key, value in _counts(s):
+        lines.append(f"  {key} = {value};" + (" /* includes held */" if key == "JobProcsIdle" else ""))
+    lines.append("]")
+    for name, state in s.states.items():
+        lines += _node_ad(s, name, state)
+    following = 0 if s.finished else int(now + s.update_time)
+    lines += ["[", '  Type = "StatusEnd";', f"  EndTime = {int(now)}; /* {_stamp(now)} */",
+              f"  NextUpdate = {following}; /* {_stamp(following) if following else _quote('none')} */", "]"]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,155 @@
+"""The files a run writes for people and tools, as DAGMan writes them, kept by one object per run.
+
+* ``jobstate.log`` (``_jobstate``): the ``JOBSTATE_LOG`` file, else ``jobstate.log`` beside the DAG
+  for a top-level run (where Pegasus looks for it) and ``<dag>.jobstate.log`` for a SUBDAG's run, so
+  that a SUBDAG sharing its parent's directory writes its own file;
+* ``<primary dag>.nodes.log`` (``_nodelog``): the node jobs' events in HTCondor's event log format;
+* the ``NODE_STATUS_FILE`` (``_nodestatus``), when the DAG names one;
+* the rescue DAG (``_reports.rescue_text``), when the state machine asks for one;
+* ``<primary dag>.metrics`` (``_metrics``) when the run ends.
+
+Order within a loop turn (``record``): the turn's changes are journaled first (by the loop), its
+instructions carried out, then the node events of the turn are appended to jobstate.log and the node
+log - after the submissions, so that a submission that failed is written as ``SUBMIT_FAILURE``
+rather than ``SUBMIT`` - and both files flushed.  None of these files is read back to resume a run:
+the journal is.
+
+The DAGMan job id of a run (``$(DAGManJobId)``, ``$DAGID``, the metrics' ``dagman_id``, the
+``DAGMAN_STARTED`` line) is the engine's process id; a SUBDAG's run learns its parent's from
+:data:`PARENT_ID_VARIABLE` in its environment.
+"""
+
+from __future__ import annotations
+
+__all__ = ["PARENT_ID_VARIABLE", "RunFiles", "dagman_id"]
+
+import os
+import re
+from collections.abc import Callable, Collection, Iterable
+from typing import TYPE_CHECKING
+
+from sheaf.engine._events import Change, Finish
+from sheaf.engine._jobstate import JobstateLog
+from sheaf.engine._metrics import RunCounts, metrics_text
+from sheaf.engine._nodelog import NodesLog, nodes_log_path
+from sheaf.engine._nodestatus import StatusSnapshot, dag_outcome, futile_nodes, node_status_text
+from sheaf.engine._reports import RescueNode, rescue_text, write_atomic, write_rescue
+from sheaf.engine._runevents import EventTranslator
+from sheaf.formats._dagman_records import Dag
+
+if TYPE_CHECKING:
+    from sheaf.engine._state import DagState
+
+PARENT_ID_VARIABLE = "SHEAF_DAGMAN_PARENT_ID"
+_RESCUE_NUMBER = re.compile(r"\.rescue(\d+)$")
+
+
+def dagman_id() -> int:
+    """This run's DAGMan job id (see the module docstring)."""
+    return os.getpid()
+
+
+def _flag(dag: Dag, key: str, default: bool) -> bool:
+    raw = dag.config.get(key)
+    return default if raw is None else raw.strip().lower() in ("true", "1", "yes")
+
+
+class RunFiles:
+    def __init__(self, dag: Dag, tag_of: Callable[[str], str | None], *, dag_files: tuple[str, ...],
+                 multi: bool = False, source: str = "fresh", pre_done: Collection[str] = ()) -> None:
+        self.dag = dag
+        self.dag_files = dag_files
+        self.multi = multi
+        self.source = source
+        self.pre_done = frozenset(pre_done)
+        self.parent_id = os.environ.get(PARENT_ID_VARIABLE, "")
+        default = "jobstate.log" if not self.parent_id else os.path.basename(dag.path) + ".jobstate.log"
+        jobstate = dag.jobstate_log or os.path.join(os.path.dirname(dag.path), default)
+        self.jobstate = JobstateLog(jobstate, tag_of)
+        self.nodes_log = NodesLog(nodes_log_path(dag.path))
+        self.translator = EventTranslator()
+        self.counts = RunCounts()
+        self.rescue: str | None = None
+        self.started_keys: set[tuple[str, int]] = set()
+        self._outdated = True
+        self._last_status = -1e18
+        self.start_time = 0.0
+
+    # -- the run's life -------------------------------------------------------------------------
+
+    def begin(self, now: float) -> None:
+        self.start_time = now
+        self.jobstate.internal(now, f"DAGMAN_STARTED {dagman_id()}.0")
+
+    def record(self, changes: Iterable[Change], failed_submits: frozenset[tuple[str, int]]) -> None:
+        events = self.translator.events(changes, failed_submits)
+        if events:
+            self._outdated = True
+        for event in events:
+            if event.kind == "SUBMIT":
+                self.counts.jobs_submitted += 1
+            elif event.kind == "JOB_SUCCESS":
+                self.counts.jobs_succeeded += 1
+        self.jobstate.events(events)
+        self.nodes_log.events(events)
+
+    def flush(self) -> None:
+        self.jobstate.flush()
+        self.nodes_log.flush()
+
+    def write_rescue(self, machine: DagState, now: float) -> str:
+        nodes = [RescueNode(name, node.state == "done", node.state == "failed", node.spec.final,
+                            node.spec.retries, min(node.attempt, node.spec.retries), node.spec.unless_exit,
+                            node.reason)
+                 for name, node in machine.nodes.items()]
+        reset = _flag(self.dag, "DAGMAN_RESET_RETRIES_UPON_RESCUE", True)
+        text = rescue_text(self.dag_files, nodes, reset, now)
+        self.rescue = write_rescue(self.dag.path, text, self.multi, self.rescue)
+        return self.rescue
+
+    def finish(self, machine: DagState, finish: Finish, now: float) -> None:
+        self.status(machine, now, force=True)
+        write_atomic(self.dag.path + ".metrics", self._metrics(machine, finish, now))
+        self.jobstate.internal(now, f"DAGMAN_FINISHED {finish.exit_code}")
+
+    def close(self) -> None:
+        self.jobstate.close()
+        self.nodes_log.close()
+
+    # -- snapshots ------------------------------------------------------------------------------
+
+    def status(self, machine: DagState, now: float, force: bool = False) -> None:
+        """Write the node status file by DAGMan's rules (``_nodestatus``)."""
+        config = self.dag.node_status_file
+        if config is None:
+            return
+        path, every = config
+        due = self._outdated or self.dag.node_status_always
+        if not force and (not due or now - self._last_status < every):
+            return
+        self._last_status, self._outdated = now, False
+        write_atomic(path, node_status_text(self._snapshot(machine, every), now))
+
+    def _snapshot(self, machine: DagState, every: float) -> StatusSnapshot:
+        nodes = machine.nodes
+        final = machine.dag.final
+        final_pending = final is not None and nodes[final].state not in ("done", "failed")
+        finished = machine.finished
+        outcome = dag_outcome(finished.succeeded if finished else None, machine.dag_status(),
+                              machine.interrupted, final_pending)
+        started = {n for n, a in self.started_keys if n in nodes and nodes[n].attempt == a}
+        return StatusSnapshot(
+            self.dag_files, {n: node.state for n, node in nodes.items()},
+            {n: node.reason for n, node in nodes.items()}, {n: node.attempt for n, node in nodes.items()},
+            futile_nodes(machine.dag, machine.node_state), self.pre_done, started,
+            {n for n, node in nodes.items() if node.spec.noop}, outcome, finished is not None, every)
+
+    def _metrics(self, machine: DagState, finish: Finish, now: float) -> str:
+        match = _RESCUE_NUMBER.search(self.source)
+        raw = self.dag.config.get("DAGMAN_METRICS_FILE_VERSION", "2").strip()
+        version = int(raw) if raw.isdigit() else 2
+        return metrics_text(self.dag, {n: node.state for n, node in machine.nodes.items()}, self.counts,
+                            start=self.start_time, end=now, exit_code=finish.exit_code,
+                            dag_status=finish.dag_status, dagman_id=str(dagman_id()),
+                            parent_id=self.parent_id, rescue_number=int(match.group(1)) if match else 0,
+                            version=version, graph=_flag(self.dag, "DAGMAN_REPORT_GRAPH_METRICS", False))

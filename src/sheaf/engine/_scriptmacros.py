@@ -1,0 +1,148 @@
+"""The ``$macros`` of PRE and POST script arguments, as DAGMan's ``Script::BackgroundRun`` expands them.
+
+A script's command line is split on blanks; a *whole word* that names a macro, compared without
+regard to case (``$job``, ``$Return``), is replaced by its value.  A macro inside a word
+(``out.$JOB``, ``$JOB.log``) is not expanded: DAGMan compares whole words only.
+
+For every script: ``$NODE``/``$JOB`` (the node's name), ``$RETRY`` (retries done so far, 0 the first
+time), ``$MAX_RETRIES``, ``$NODE_COUNT`` (every node, FINAL included), ``$QUEUED_COUNT`` (nodes whose
+job is in the queue), ``$DONE_COUNT``, ``$FAILED_COUNT``, ``$FUTILE_COUNT`` (nodes that can never run
+because a node they depend on failed), ``$DAGID`` (the DAG's DAGMan job id), ``$DAG_STATUS``.
+For POST scripts only, about the node's job: ``$JOBID`` (``cluster.proc``; ``-1.-1`` when nothing was
+submitted; a NOOP node's fake ``0.2147483647``), ``$CLUSTERID``, ``$JOB_COUNT`` (jobs submitted: 1,
+or 0), ``$SUCCESS`` (``True``/``False``), ``$RETURN`` (the job's exit code, ``-signal``, -1001 when it
+could not be submitted or never ran, -1004 after a failed PRE script), ``$EXIT_CODES``,
+``$EXIT_CODE_LIST`` and ``$EXIT_CODE_COUNTS`` (``code:count``; empty when the job has no exit code),
+``$JOB_ABORT_COUNT``, ``$PRE_SCRIPT_RETURN`` (-1 without a PRE script).
+
+Any other word starting with ``$``, and a POST-only macro in a PRE script, is *not* expanded and
+draws DAGMan's "unrecognized macro" warning, which ``DAGMAN_USE_STRICT`` >= 1 (DAGMan's default is 1)
+turns into a fatal error.  DAGMan finds it when the script is about to run and then stops the whole
+DAG; sheaf checks every script before the run starts (:func:`check_scripts`), so the same DAG is
+refused - one message naming the DAG file, the node and the word, exit 2 - before anything runs,
+and with ``DAGMAN_USE_STRICT = 0`` it is a warning and the word is passed unchanged.
+"""
+
+from __future__ import annotations
+
+__all__ = ["check_scripts", "script_argv"]
+
+from collections.abc import Callable
+from typing import Protocol
+
+from sheaf.engine._nodes import RETURN_PRE_FAILED, RETURN_SUBMIT_FAILED, Node
+from sheaf.engine._nodestatus import futile_nodes
+from sheaf.engine._runevents import NOOP_PROC
+from sheaf.errors import FormatError
+from sheaf.formats._dagman_records import Dag, Script
+
+
+class DagView(Protocol):
+    """What the macros read from the state machine (``DagState``)."""
+
+    dag: Dag
+    nodes: dict[str, Node]
+    counts: dict[str, int]
+    failed_count: int
+    dag_id: int
+
+    def dag_status(self) -> int: ...
+
+    def node_state(self, name: str) -> str: ...
+
+
+Value = Callable[[DagView, Node], str]
+
+_ALL: dict[str, Value] = {
+    "$NODE": lambda m, n: n.name,
+    "$JOB": lambda m, n: n.name,
+    "$RETRY": lambda m, n: str(n.attempt),
+    "$MAX_RETRIES": lambda m, n: str(n.spec.retries),
+    "$DAG_STATUS": lambda m, n: str(m.dag_status()),
+    "$FAILED_COUNT": lambda m, n: str(m.failed_count),
+    "$FUTILE_COUNT": lambda m, n: str(len(futile_nodes(m.dag, m.node_state))),
+    "$DONE_COUNT": lambda m, n: str(m.counts["done"]),
+    "$QUEUED_COUNT": lambda m, n: str(m.counts["submitted"]),
+    "$NODE_COUNT": lambda m, n: str(len(m.nodes)),
+    "$DAGID": lambda m, n: str(m.dag_id),
+}
+
+
+def _job_id(node: Node) -> tuple[int, int]:
+    """(cluster, proc) of the node's job, as DAGMan has it: (-1, -1) when none was submitted."""
+    if node.spec.noop:
+        return (0, NOOP_PROC)
+    if node.job_return == RETURN_PRE_FAILED or _never_submitted(node):
+        return (-1, -1)
+    return (node.cluster, 0)
+
+
+def _never_submitted(node: Node) -> bool:
+    return node.job_return == RETURN_SUBMIT_FAILED and (node.reason or "").startswith("submit failed")
+
+
+def _exit_codes(node: Node) -> list[int]:
+    value = node.job_return
+    return [value] if value is not None and value >= 0 and not node.spec.noop else []
+
+
+def _aborted(node: Node) -> int:
+    return int(node.job_return == RETURN_SUBMIT_FAILED and not _never_submitted(node))
+
+
+_POST: dict[str, Value] = {
+    "$JOBID": lambda m, n: "{}.{}".format(*_job_id(n)),
+    "$CLUSTERID": lambda m, n: str(_job_id(n)[0]),
+    "$JOB_COUNT": lambda m, n: str(int(_job_id(n)[0] > 0)),
+    "$SUCCESS": lambda m, n: "True" if n.job_return == 0 else "False",
+    "$RETURN": lambda m, n: str(n.job_return if n.job_return is not None else -1),
+    "$EXIT_CODES": lambda m, n: ",".join(map(str, _exit_codes(n))),
+    "$EXIT_CODE_LIST": lambda m, n: ",".join(map(str, _exit_codes(n))),
+    "$EXIT_CODE_COUNTS": lambda m, n: ",".join(f"{c}:1" for c in _exit_codes(n)),
+    "$PRE_SCRIPT_RETURN": lambda m, n: str(n.pre_return if n.pre_return is not None else -1),
+    "$JOB_ABORT_COUNT": lambda m, n: str(_aborted(n)),
+}
+
+
+def _table(kind: str) -> dict[str, Value]:
+    return {**_ALL, **_POST} if kind == "POST" else _ALL
+
+
+def script_argv(machine: DagView, node: Node, script: Script) -> tuple[str, ...]:
+    """The script's argv with DAGMan's macros expanded (unknown ``$words`` pass unchanged)."""
+    table = _table(script.kind)
+    out = []
+    for word in script.argv:
+        value = table.get(word.upper()) if word.startswith("$") else None
+        out.append(value(machine, node) if value is not None else word)
+    return tuple(out)
+
+
+def check_scripts(dag: Dag, warn: Callable[[str], None]) -> None:
+    """Every ``$word`` of every script that DAGMan would not expand: a :class:`FormatError` under
+    ``DAGMAN_USE_STRICT`` >= 1 (the default), else a warning each."""
+    strict = _strictness(dag)
+    for spec in dag.nodes.values():
+        for script in (spec.pre, spec.post):
+            if script is None:
+                continue
+            table = _table(script.kind)
+            for word in script.argv:
+                if not word.startswith("$") or word.upper() in table:
+                    continue
+                message = (f"unrecognized macro {word} in node {spec.name} {script.kind} script arguments"
+                           + (" (a POST script macro)" if word.upper() in _POST else ""))
+                if strict >= 1:
+                    raise FormatError(message, rule="script arguments use DAGMan's script macros "
+                                      "(DAGMAN_USE_STRICT >= 1 makes this warning fatal)", value=word,
+                                      path=spec.path, line=spec.line)
+                warn(f"{spec.path}: {message}; passed unchanged")
+
+
+def _strictness(dag: Dag) -> int:
+    raw = dag.config.get("DAGMAN_USE_STRICT", "1").strip()
+    try:
+        return int(raw)
+    except ValueError:
+        raise FormatError("not an integer", rule="DAGMAN_USE_STRICT is an integer 0..3", value=raw,
+                          path=dag.config_path) from None

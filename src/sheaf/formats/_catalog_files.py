@@ -1,0 +1,132 @@
+"""Which file each catalog comes from, found as the Pegasus 5 planner finds it.
+
+Per catalog, the first of:
+
+1. the command-line option (``--tc``/``--sc``/``--rc``): the file must exist;
+2. the property ``pegasus.catalog.{transformation,site,replica}.file``: a file that does not exist is
+   a *warning* naming it, and the run goes on without that catalog (Pegasus logs it and uses an
+   empty catalog);
+3. the default names Pegasus looks for in the directory it runs in, YAML first, then the older
+   format: ``transformations.yml`` then ``tc.txt``; ``sites.yml`` then ``sites.xml``;
+   ``replicas.yml`` then ``rc.txt``.
+
+A catalog file that holds nothing (empty, or only blanks and comments) is a warning naming it and an
+empty catalog, as in Pegasus; it is not parsed.
+
+Remote site catalog (Pegasus's "site catalog repository"): with ``pegasus.catalog.site.repo.file =
+NAME`` the planner downloads ``<repo>/5.0/conf/NAME``, ``<repo>`` being
+``pegasus.catalog.site.repo`` (default Pegasus's GitHub repository of site catalogs), into ``NAME``
+in the directory it runs in -- again only when that copy is older than
+``pegasus.catalog.site.repo.interval`` seconds (default a day).  Its sites are merged under those of
+the local site catalog (a local entry wins).  A download that fails is an ``InputError`` naming the
+URL and the reason.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Mapping
+from pathlib import Path
+
+from sheaf.errors import InputError
+from sheaf.formats._common import PathLike, read_text
+from sheaf.model import Properties
+
+#: catalog kind -> (property naming its file, default file names in the order Pegasus looks for them)
+CATALOG_FILES: Mapping[str, tuple[str, tuple[str, ...]]] = {
+    "transformation": ("pegasus.catalog.transformation.file", ("transformations.yml", "tc.txt")),
+    "site": ("pegasus.catalog.site.file", ("sites.yml", "sites.xml")),
+    "replica": ("pegasus.catalog.replica.file", ("replicas.yml", "rc.txt")),
+}
+
+DEFAULT_SITE_REPO = "https://raw.githubusercontent.com/pegasushub/pegasus-site-catalogs"
+#: the Pegasus release whose site catalogs are fetched (the format sheaf reads)
+SITE_REPO_RELEASE = "5.0"
+_FETCH_TIMEOUT = 30.0
+_NOTHING = re.compile(r"\A(?:[ \t\r\n]*(?:#[^\n]*)?\n?)*\Z")
+
+
+def under(here: Path, path: PathLike) -> Path:
+    candidate = Path(path)
+    return candidate if candidate.is_absolute() else here / candidate
+
+
+def catalog_path(kind: str, option: PathLike | None, properties: Properties, here: Path,
+                 warnings: list[str]) -> Path | None:
+    """The file the ``kind`` catalog is read from, or ``None`` (module docstring)."""
+    prop, defaults = CATALOG_FILES[kind]
+    if option is not None:
+        path = under(here, option)
+        if not path.is_file():
+            raise InputError(f"the {kind} catalog given on the command line does not exist",
+                             rule="catalog files exist", path=str(path))
+        return path
+    named = properties.get_str(prop)
+    if named:
+        path = under(here, named)
+        if path.is_file():
+            return path
+        warnings.append(f"{path}: the {kind} catalog named by the property {prop} does not exist; "
+                        f"planning without it")
+        return None
+    return next((here / name for name in defaults if (here / name).is_file()), None)
+
+
+def holds_nothing(path: Path, kind: str, warnings: list[str]) -> bool:
+    """Whether the catalog file is empty (blanks and comments only): then a warning naming it."""
+    if path.stat().st_size > 65536 or not _NOTHING.match(read_text(path)):
+        return False
+    warnings.append(f"{path}: the {kind} catalog is empty")
+    return True
+
+
+def remote_site_catalog(properties: Properties, here: Path, warnings: list[str]) -> Path | None:
+    """The site catalog downloaded from the repository ``pegasus.catalog.site.repo.file`` names, or
+    ``None`` when the property is not set (module docstring)."""
+    name = properties.get_str("pegasus.catalog.site.repo.file")
+    if not name:
+        return None
+    if "/" in name or name in (".", ".."):
+        raise InputError("pegasus.catalog.site.repo.file names a file of the repository's conf directory",
+                         rule="a base name", value=name)
+    base = (properties.get_str("pegasus.catalog.site.repo") or DEFAULT_SITE_REPO).rstrip("/")
+    url = f"{base}/{SITE_REPO_RELEASE}/conf/{name}"
+    target = here / name
+    interval = _interval(properties)
+    if target.is_file() and time.time() - target.stat().st_mtime < interval:
+        return target
+    _download(url, target)
+    warnings.append(f"{target}: site catalog downloaded from {url}")
+    return target
+
+
+def _interval(properties: Properties) -> float:
+    raw = properties.get_str("pegasus.catalog.site.repo.interval") or "86400"
+    try:
+        return float(raw)
+    except ValueError:
+        raise InputError("pegasus.catalog.site.repo.interval is a number of seconds",
+                         rule="an interval in seconds", value=raw) from None
+
+
+def _download(url: str, target: Path) -> None:
+    if not url.startswith(("http://", "https://")):
+        raise InputError("the site catalog repository is not an http(s):// URL",
+                         rule="pegasus.catalog.site.repo is an http(s):// URL", value=url)
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.download")
+    try:
+        with urllib.request.urlopen(url, timeout=_FETCH_TIMEOUT) as response:
+            data = response.read()
+        tmp.write_bytes(data)
+        tmp.replace(target)
+    except (urllib.error.URLError, TimeoutError, ValueError, OSError) as exc:
+        reason = getattr(exc, "reason", None) or exc
+        raise InputError(f"cannot download the site catalog from {url}: {reason}",
+                         rule="pegasus.catalog.site.repo.file names a file the repository serves",
+                         value=url) from None
+    finally:
+        tmp.unlink(missing_ok=True)

@@ -1,0 +1,199 @@
+"""DAG-wide commands of a DAG file, one function each, found through one table (:data:`COMMANDS`).
+
+MAXJOBS, CONFIG (the DAGMan configuration file, read here), DOT, JOBSTATE_LOG, NODE_STATUS_FILE,
+ENV, SET_JOB_ATTR, SAVE_POINT_FILE, and the splice wiring PIN_IN, PIN_OUT and CONNECT.  A run has
+at most one CONFIG file (naming the same one again is harmless); DOT, JOBSTATE_LOG and
+NODE_STATUS_FILE keep the first one named.  What sheaf keeps but does not carry out (DOT's UPDATE,
+DONT-OVERWRITE and INCLUDE, SET_JOB_ATTR, SAVE_POINT_FILE) is warned about, naming the line.
+Pins are checked, and CONNECT carried out, once the file is read (:func:`connect_splices`): PIN_OUT n
+of the output splice's nodes become parents of PIN_IN n's nodes.
+"""
+
+from __future__ import annotations
+
+__all__ = ["COMMANDS", "connect_splices", "parse_config"]
+
+import os
+import re
+from collections.abc import Callable
+
+from sheaf.errors import FormatError
+from sheaf.formats._dagman_file import DagFile, dag_int, file_option, resolve, warn
+from sheaf.formats._dagman_records import ALL_NODES, DotOptions
+from sheaf.formats._text import read_text
+
+
+def _parse_maxjobs(f: DagFile, words: list[str]) -> None:
+    if len(words) != 3:
+        raise f.error("bad MAXJOBS", "MAXJOBS category n", " ".join(words))
+    value = dag_int(f, words[2], "MAXJOBS value", low=0)
+    f.dag.maxjobs[words[1] if not f.prefix or words[1].startswith("+") else f.prefix + words[1]] = value
+
+
+def _parse_jobstate_log(f: DagFile, words: list[str]) -> None:
+    f.dag.jobstate_log = f.dag.jobstate_log or file_option(f, words, "JOBSTATE_LOG")
+
+
+def _parse_node_status_file(f: DagFile, words: list[str]) -> None:
+    dag = f.dag
+    timed = len(words) > 2 and words[2].upper() != "ALWAYS-UPDATE"
+    secs = float(dag_int(f, words[2], "update time", low=0)) if timed else 60.0
+    if dag.node_status_file is None:
+        dag.node_status_file = (file_option(f, words, "NODE_STATUS_FILE"), secs)
+        dag.node_status_always = words[-1].upper() == "ALWAYS-UPDATE"
+
+
+def _parse_config(f: DagFile, words: list[str]) -> None:
+    path = file_option(f, words, "CONFIG")
+    if f.dag.config_path is not None and f.dag.config_path != path:
+        raise f.error("a second CONFIG file", "a DAG has at most one CONFIG file", words[1])
+    f.dag.config_path = path
+    f.dag.config.update(parse_config(path))
+
+
+def parse_config(path: str) -> dict[str, str]:
+    """A DAGMan configuration file (HTCondor config syntax, ``KEY = value``); keys upper-cased."""
+    out: dict[str, str] = {}
+    lines = read_text(path, "DAGMan config file").splitlines()
+    for number, raw in enumerate(lines, 1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        key, eq, value = line.partition("=")
+        if not eq or not key.strip() or " " in key.strip():
+            raise FormatError("not a configuration assignment", rule="KEY = value", value=line,
+                              path=path, line=number)
+        out[key.strip().upper()] = value.strip()
+    return out
+
+
+def _parse_dot(f: DagFile, words: list[str]) -> None:
+    """``DOT file [UPDATE|DONT-UPDATE] [OVERWRITE|DONT-OVERWRITE] [INCLUDE header]``; the first DOT wins."""
+    path = file_option(f, words, "DOT")
+    update, overwrite, include = False, True, None
+    i = 2
+    while i < len(words):
+        word = words[i].upper()
+        if word in ("UPDATE", "DONT-UPDATE"):
+            update = word == "UPDATE"
+        elif word in ("OVERWRITE", "DONT-OVERWRITE"):
+            overwrite = word == "OVERWRITE"
+        elif word == "INCLUDE" and i + 1 < len(words):
+            include = resolve(f.dir, words[i + 1])
+            i += 1
+        else:
+            raise f.error("unknown DOT option",
+                          "DOT file [UPDATE|DONT-UPDATE] [OVERWRITE|DONT-OVERWRITE] [INCLUDE header]",
+                          words[i])
+        i += 1
+    if f.dag.dot is None:
+        f.dag.dot = path
+        f.dag.dot_options = DotOptions(update, overwrite, include)
+        if update or not overwrite or include:
+            warn(f, "DOT: sheaf run writes the graph once, at the start of the run; UPDATE, DONT-OVERWRITE "
+                  "and INCLUDE are not carried out")
+
+
+def _parse_env(f: DagFile, words: list[str]) -> None:
+    """``ENV GET name...`` / ``ENV SET name=value;...`` (DAGMan's own environment, which its scripts
+    inherit and ``$ENV()``/``getenv`` read)."""
+    rule = "ENV GET name [name ...] | ENV SET name=value[;name=value...]"
+    if len(words) < 3 or words[1].upper() not in ("GET", "SET"):
+        raise f.error("bad ENV", rule, " ".join(words))
+    if words[1].upper() == "GET":
+        f.dag.env_get += tuple(n for w in words[2:] for n in w.replace(",", " ").split())
+        return
+    text = f.current.split(None, 2)[2]
+    for item in text.split(";"):
+        if not item.strip():
+            continue
+        name, eq, value = item.strip().partition("=")
+        if not eq or not name or any(c.isspace() for c in name):
+            raise f.error("bad ENV SET entry", rule, item.strip())
+        f.dag.env[name] = value
+
+
+def _parse_set_job_attr(f: DagFile, words: list[str]) -> None:
+    text = f.current.split(None, 1)[1] if len(words) > 1 else ""
+    name, eq, value = text.partition("=")
+    if not eq or not re.fullmatch(r"[A-Za-z_][\w.]*", name.strip()) or not value.strip():
+        raise f.error("bad SET_JOB_ATTR", "SET_JOB_ATTR name = value", text)
+    f.dag.job_attrs[name.strip()] = value.strip()
+    warn(f, f"SET_JOB_ATTR {name.strip()}: sheaf run has no DAGMan job ad in a schedd; the attribute is "
+          "kept with the DAG but nothing reads it")
+
+
+def _parse_save_point(f: DagFile, words: list[str]) -> None:
+    if len(words) not in (2, 3) or words[1].upper() == ALL_NODES:
+        raise f.error("bad SAVE_POINT_FILE", "SAVE_POINT_FILE node [file] (one node, not ALL_NODES)",
+                      " ".join(words))
+    spec = f.dag.nodes.get(f.prefix + words[1])
+    if spec is None:
+        raise f.error("unknown node", "SAVE_POINT_FILE names a node declared before it", words[1])
+    default = f"{words[1]}-{os.path.basename(f.dag.path)}.save"
+    spec.save_point = resolve(os.path.join(os.path.dirname(f.dag.path), "save_files"),
+                               words[2] if len(words) == 3 else default)
+    warn(f, f"SAVE_POINT_FILE {words[1]}: sheaf run keeps a durable journal instead and does not write "
+          "save files (condor_submit_dag -load_save has no sheaf equivalent)")
+
+
+def _parse_pin(f: DagFile, words: list[str]) -> None:
+    keyword = words[0].upper()
+    if len(words) != 3:
+        raise f.error(f"bad {keyword}", f"{keyword} node pin-number", " ".join(words))
+    number = dag_int(f, words[2], "pin number", low=1)
+    pins = f.pin_in if keyword == "PIN_IN" else f.pin_out
+    pins.setdefault(number, []).append(f.prefix + words[1])  # checked once the file is read
+
+
+def _parse_connect(f: DagFile, words: list[str]) -> None:
+    if len(words) != 3:
+        raise f.error("bad CONNECT", "CONNECT output-splice input-splice", " ".join(words))
+    f.connects.append((words[1], words[2], f.lineno))
+
+
+def _connect(f: DagFile, out_name: str, in_name: str) -> None:
+    """CONNECT: PIN_OUT n of the output splice's nodes become parents of PIN_IN n's nodes."""
+    for name in (out_name, in_name):
+        if name not in f.pins:
+            raise f.error("CONNECT names no splice", "CONNECT joins two splices of this file", name)
+    outs, ins = f.pins[out_name][1], f.pins[in_name][0]
+    for pins, name, kind in ((outs, out_name, "PIN_OUT"), (ins, in_name, "PIN_IN")):
+        if sorted(pins) != list(range(1, len(pins) + 1)):
+            raise f.error(f"{kind}s are not numbered 1..n", "pins are numbered consecutively from 1",
+                          f"{name}: {sorted(pins)}")
+    if len(outs) != len(ins):
+        raise f.error("pin counts differ", "the output splice's PIN_OUTs match the input splice's PIN_INs",
+                      f"{out_name}: {len(outs)} PIN_OUT, {in_name}: {len(ins)} PIN_IN")
+    pinned = {n for nodes in ins.values() for n in nodes}
+    loose = [n for n in f.splices[in_name][0] if n not in pinned]
+    if loose:
+        raise f.error("an initial node of the input splice has no PIN_IN",
+                      "every initial node of a CONNECT's input splice is on a PIN_IN", loose[0])
+    for number, parents in outs.items():
+        for p in parents:
+            for c in ins[number]:
+                f.dag.children[p].append(c)
+                f.dag.parents[c].append(p)
+
+
+COMMANDS: dict[str, Callable[[DagFile, list[str]], None]] = {
+    "MAXJOBS": _parse_maxjobs, "CONFIG": _parse_config, "DOT": _parse_dot,
+    "JOBSTATE_LOG": _parse_jobstate_log, "NODE_STATUS_FILE": _parse_node_status_file,
+    "ENV": _parse_env, "SET_JOB_ATTR": _parse_set_job_attr, "SAVE_POINT_FILE": _parse_save_point,
+    "CONNECT": _parse_connect, "PIN_IN": _parse_pin, "PIN_OUT": _parse_pin,
+}
+
+
+def connect_splices(f: DagFile) -> None:
+    """Once the file is read: its PIN_IN/PIN_OUT name its nodes; its CONNECTs are carried out."""
+    for pins in (f.pin_in, f.pin_out):
+        for nodes in pins.values():
+            for name in nodes:
+                if name not in f.dag.nodes:
+                    f.lineno = 0
+                    raise f.error("unknown node", "PIN_IN/PIN_OUT name nodes of their splice",
+                                  name[len(f.prefix):])
+    for out_name, in_name, lineno in f.connects:
+        f.lineno = lineno
+        _connect(f, out_name, in_name)

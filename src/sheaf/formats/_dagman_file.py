@@ -1,0 +1,83 @@
+"""The parse state of one DAG file, and the pieces of the grammar every command uses.
+
+A :class:`DagFile` is the top file, a splice or an INCLUDEd file; an INCLUDEd file shares its
+includer's node list, splices and command order (its commands are the includer's), a splice has
+its own, with its name as the prefix of its nodes.  Numbers are read as DAGMan reads them, into a C
+``int``; a file named in a command is resolved against the directory of the file that names it.
+Warnings (what sheaf does not carry out) are kept once each, as ``file:line: message``.
+"""
+
+from __future__ import annotations
+
+__all__ = ["INT_MAX", "INT_MIN", "DagFile", "dag_int", "file_option", "read_lines", "resolve", "warn"]
+
+import os
+import re
+
+from sheaf.errors import FormatError
+from sheaf.formats._dagman_records import Dag
+from sheaf.formats._text import logical_lines, read_text
+
+
+class DagFile:
+    """Parse state of one DAG file (the top file, or a splice/include)."""
+
+    def __init__(self, path: str, directory: str, prefix: str, dag: Dag, stack: tuple[str, ...]) -> None:
+        self.path = path
+        self.dir = directory
+        self.prefix = prefix
+        self.dag = dag
+        self.stack = stack
+        self.local: list[str] = []  # node names defined in this file (for ALL_NODES)
+        self.splices: dict[str, tuple[list[str], list[str]]] = {}  # name -> (sources, sinks)
+        self.pins: dict[str, tuple[dict[int, list[str]], dict[int, list[str]]]] = {}  # splice -> (in, out)
+        self.pin_in: dict[int, list[str]] = {}  # this file's PIN_IN / PIN_OUT (a splice's own)
+        self.pin_out: dict[int, list[str]] = {}
+        self.all_nodes: list[tuple[str, list[str], int, str, int]] = []  # deferred ALL_NODES commands
+        self.later: list[tuple[str, list[str], int, str, int]] = []  # commands naming a node declared later
+        self.connects: list[tuple[str, str, int]] = []
+        self.order = [0]  # commands seen so far (shared with INCLUDEd files): "the last one wins"
+        self.edges: list[tuple[list[str], list[str], int]] = []
+        self.lineno = 0
+        self.current = ""  # the line being parsed (VARS values keep their spacing)
+
+    def error(self, message: str, rule: str, value: object) -> FormatError:
+        return FormatError(message, rule=rule, value=value, path=self.path, line=self.lineno)
+
+
+# ASCII digits only: ``int`` also takes "1_0" and "\u0661" (an Arabic-Indic one)
+_INT_RE = re.compile(r"[-+]?[0-9]{1,10}\Z")
+INT_MIN, INT_MAX = -(1 << 31), (1 << 31) - 1  # DAGMan reads every number into a C int
+
+
+def dag_int(f: DagFile, text: str, what: str, low: int = INT_MIN) -> int:
+    """An integer of the DAG grammar: ``low`` (default INT_MIN) to INT_MAX, as DAGMan's ``int``."""
+    if _INT_RE.match(text) is None:
+        if re.fullmatch(r"[-+]?[0-9]+", text) is None:
+            raise f.error(f"{what} is not an integer", f"{what} is an integer", text)
+        raise f.error(f"{what} is out of range", f"{what} is {low} to {INT_MAX}", text)
+    value = int(text)
+    if not low <= value <= INT_MAX:
+        raise f.error(f"{what} is out of range", f"{what} is {low} to {INT_MAX}", text)
+    return value
+
+
+def resolve(base: str, name: str) -> str:
+    return os.path.normpath(os.path.join(base, name))
+
+
+def read_lines(f: DagFile, what: str = "DAG file") -> list[tuple[int, list[str], str]]:
+    """Logical lines (``\\`` continues a line, as DAGMan's reader does), split into words."""
+    return [(number, line.split(), line) for number, line in logical_lines(read_text(f.path, what))]
+
+
+def file_option(f: DagFile, words: list[str], keyword: str) -> str:
+    if len(words) < 2:
+        raise f.error(f"{keyword} needs a file name", f"{keyword} file", " ".join(words))
+    return resolve(f.dir, words[1])
+
+
+def warn(f: DagFile, message: str) -> None:
+    text = f"{f.path}:{f.lineno}: {message}"
+    if text not in f.dag.warnings:
+        f.dag.warnings.append(text)

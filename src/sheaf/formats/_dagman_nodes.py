@@ -1,0 +1,131 @@
+"""Node declarations of a DAG file: JOB, FINAL, SUBDAG EXTERNAL and SUBMIT-DESCRIPTION.
+
+A declaration names the node and its submit file (double-quoted when the name holds blanks, as in
+DAGMan), or opens an inline description (``{`` ... ``}``, or ``@=TAG`` ... ``@TAG``) whose lines are
+kept, numbered as lines of the DAG file, for the engine to read as a submit description; the node
+options (``DIR``, ``NOOP``, ``DONE``) follow the file name or the closing token.  A node's
+``description`` names a SUBMIT-DESCRIPTION until ``parse_dag`` finds there is none of that name (a
+submit file after all).  Node names are unique; ``+`` (the splice separator), ``ALL_NODES``,
+``PARENT`` and ``CHILD`` are not node names; only the top DAG file (or its INCLUDEs) has a FINAL node.
+"""
+
+from __future__ import annotations
+
+__all__ = ["parse_declaration"]
+
+from sheaf.formats._dagman_file import DagFile, resolve
+from sheaf.formats._dagman_records import ALL_NODES, InlineDescription, NodeSpec
+
+_NODE_RULE = "JOB name submit-file|{ inline description } [DIR d] [NOOP] [DONE]"
+
+
+def _node_words(f: DagFile, line: str) -> list[str]:
+    """A node line's words; the submit file may be double-quoted (a name holding blanks), as in DAGMan."""
+    head = line.split(None, 2)
+    if len(head) == 3 and head[2].startswith('"'):
+        end = head[2].find('"', 1)
+        if end < 0:
+            raise f.error("unterminated quoted file name", _NODE_RULE, head[2])
+        return [head[0], head[1], head[2][1:end], *head[2][end + 1:].split()]
+    return line.split()
+
+
+def _inline_end(token: str) -> str | None:
+    """The closing token of an inline description opened by ``token`` (``{`` or ``@=TAG``), if any."""
+    if token.startswith("{"):
+        return "}"
+    if token.startswith("@="):
+        return "@" + token[2:]
+    return None
+
+
+def _inline(f: DagFile, lines: list[tuple[int, list[str], str]], index: int, opener: str,
+            name: str) -> tuple[InlineDescription, list[str], int]:
+    """Read an inline description that starts after line ``index - 1``: its lines up to the closing
+    token; returns it, the words after the closing token (node options) and the next line's index."""
+    end = _inline_end(opener)
+    assert end is not None
+    if end == "@":
+        raise f.error("an inline description needs a closing tag", "@=TAG ... @TAG", opener)
+    start = f.lineno
+    body: list[tuple[int, str]] = []
+    for i in range(index, len(lines)):
+        number, words, line = lines[i]
+        if line == end or line.startswith((end + " ", end + "\t")):
+            return InlineDescription(name, f.path, tuple(body)), words[1:], i + 1
+        body.append((number, line))
+    f.lineno = start
+    raise f.error("inline submit description not closed", f"an inline description ends with a line '{end}'",
+                  opener)
+
+
+def _parse_node_decl(f: DagFile, words: list[str], *, subdag: bool, final: bool,
+                     inline: InlineDescription | None = None) -> None:
+    if len(words) < 3:
+        raise f.error("a node needs a name and a file", _NODE_RULE, " ".join(words))
+    name, file_name, rest = words[1], words[2], words[3:]
+    if inline is not None:
+        file_name = inline.name
+    directory = f.dir
+    flags: set[str] = set()
+    i = 0
+    while i < len(rest):
+        word = rest[i].upper()
+        if word == "DIR" and i + 1 < len(rest):
+            directory = resolve(f.dir, rest[i + 1])
+            i += 2
+            continue
+        if word in ("NOOP", "DONE") and not (final and word == "DONE"):
+            flags.add(word)
+            i += 1
+            continue
+        raise f.error("unexpected word in node declaration", _NODE_RULE, rest[i])
+    full = f.prefix + name
+    if "+" in name or full in f.dag.nodes or name.upper() in (ALL_NODES, "PARENT", "CHILD"):
+        raise f.error("duplicate or reserved node name", "node names are unique", name)
+    spec = NodeSpec(full, resolve(directory, file_name), directory, f.lineno, f.path, subdag=subdag,
+                    final=final, noop="NOOP" in flags, done="DONE" in flags)
+    if inline is not None:
+        f.dag.descriptions[inline.name] = inline
+        spec.description = inline.name
+    elif not subdag:
+        spec.description = file_name  # kept only if a SUBMIT-DESCRIPTION of that name exists (parse_dag)
+    if final:
+        if f.prefix:
+            raise f.error("a splice cannot have a FINAL node",
+                          "FINAL only in the top DAG file (or its INCLUDEs)", name)
+        if f.dag.final is not None:
+            raise f.error("more than one FINAL node", "a DAG has at most one FINAL node", name)
+        f.dag.final = full
+    f.dag.nodes[full] = spec
+    f.dag.children[full] = []
+    f.dag.parents[full] = []
+    f.local.append(full)
+
+
+def parse_declaration(f: DagFile, keyword: str, lines: list[tuple[int, list[str], str]], i: int) -> int:
+    """JOB, FINAL, SUBDAG EXTERNAL and SUBMIT-DESCRIPTION, which may open an inline description."""
+    words = _node_words(f, f.current)
+    subdag = keyword == "SUBDAG"
+    if subdag:
+        if len(words) < 2 or words[1].upper() != "EXTERNAL":
+            raise f.error("SUBDAG must be EXTERNAL", "SUBDAG EXTERNAL name file", " ".join(words))
+        words = words[1:]
+    inline = None
+    if len(words) >= 3 and _inline_end(words[2]) is not None and not subdag:
+        if len(words) > 3 or (words[2] != "{" and not words[2].startswith("@=")):
+            raise f.error("text after the opening of an inline description",
+                          "the opening { (or @=TAG) ends its line; node options follow the closing }",
+                          " ".join(words[2:]))
+        name = words[1] if keyword == "SUBMIT-DESCRIPTION" else f"{f.prefix}{words[1]}-InlineDesc"
+        inline, rest, i = _inline(f, lines, i, words[2], name)
+        words = [*words[:3], *rest]
+    if keyword == "SUBMIT-DESCRIPTION":
+        if inline is None or len(words) != 3:
+            raise f.error("bad SUBMIT-DESCRIPTION", "SUBMIT-DESCRIPTION name { ... }", f.current)
+        if inline.name in f.dag.descriptions:
+            raise f.error("duplicate SUBMIT-DESCRIPTION name", "description names are unique", inline.name)
+        f.dag.descriptions[inline.name] = inline
+        return i
+    _parse_node_decl(f, words, subdag=subdag, final=keyword == "FINAL", inline=inline)
+    return i

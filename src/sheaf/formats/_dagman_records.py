@@ -1,0 +1,107 @@
+"""The records a DAG file is parsed into: a :class:`Dag` of :class:`NodeSpec` nodes.
+
+Invariants of a parsed :class:`Dag`: node names are unique; every PARENT/CHILD name is a node (a splice
+name stands for the splice's sink nodes as a parent and its source nodes as a child); spliced nodes
+are named ``splice+node``; every path is absolute (resolved against the DAG file's directory and the
+node's ``DIR``).  A cycle is not an error here: DAGMan runs what it can and reports the cycle at the
+end (``DAG_STATUS_CYCLE``); :attr:`Dag.cycle` holds one, as a path, for the messages.  A VARS line's
+``PREPEND``/``APPEND`` is kept per macro (``NodeSpec.var_modes``; "" when the line names neither,
+for ``DAGMAN_DEFAULT_APPEND_VARS`` to decide at submission).
+"""
+
+from __future__ import annotations
+
+__all__ = ["ALL_NODES", "Dag", "DotOptions", "InlineDescription", "NodeSpec", "Rescue", "Script",
+           "ScriptKind"]
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+ScriptKind = Literal["PRE", "POST", "HOLD"]
+ALL_NODES = "ALL_NODES"
+
+
+@dataclass(frozen=True, slots=True)
+class Script:
+    kind: ScriptKind
+    argv: tuple[str, ...]  # executable first; $JOB, $RETRY, $RETURN ... substituted when run
+    cwd: str
+    defer_status: int | None = None
+    defer_time: float = 0.0
+    debug: tuple[str, str] | None = None  # SCRIPT DEBUG: (absolute file, STDOUT | STDERR | ALL)
+
+
+@dataclass(frozen=True, slots=True)
+class InlineDescription:
+    """A submit description written in the DAG file (``SUBMIT-DESCRIPTION name {...}``, ``JOB n {...}``):
+    its logical lines, numbered as lines of the DAG file ``path``."""
+
+    name: str
+    path: str
+    lines: tuple[tuple[int, str], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class DotOptions:
+    update: bool = False  # DAGMan's default is DONT-UPDATE
+    overwrite: bool = True
+    include: str | None = None  # a header file copied into the graph
+
+
+@dataclass(slots=True)
+class NodeSpec:
+    name: str
+    submit: str  # absolute path of the submit description (the sub-DAG file for SUBDAG EXTERNAL)
+    directory: str  # absolute: where the node's files are resolved and scripts run
+    line: int
+    path: str
+    subdag: bool = False
+    final: bool = False
+    noop: bool = False
+    done: bool = False
+    retries: int = 0
+    unless_exit: int | None = None
+    vars: dict[str, str] = field(default_factory=dict)
+    pre: Script | None = None
+    post: Script | None = None
+    pre_skip: int | None = None
+    priority: int = 0
+    category: str | None = None
+    abort_on: tuple[int, int | None] | None = None  # (node exit value, DAG return value)
+    var_modes: dict[str, str] = field(default_factory=dict)  # VARS key -> "PREPEND" | "APPEND" | ""
+    explicit: dict[str, int] = field(default_factory=dict)  # property -> order of the command that set it
+    var_order: dict[str, int] = field(default_factory=dict)  # VARS key -> order of the command that set it
+    description: str | None = None  # the name of an InlineDescription that ``submit`` names
+    hold: Script | None = None
+    save_point: str | None = None  # SAVE_POINT_FILE (absolute)
+
+
+@dataclass(slots=True)
+class Dag:
+    path: str
+    nodes: dict[str, NodeSpec]
+    children: dict[str, list[str]]
+    parents: dict[str, list[str]]
+    maxjobs: dict[str, int]  # per CATEGORY
+    config: dict[str, str]  # DAGMan configuration (CONFIG file), upper-case keys
+    config_path: str | None = None
+    final: str | None = None
+    dot: str | None = None
+    node_status_file: tuple[str, float] | None = None
+    node_status_always: bool = False  # NODE_STATUS_FILE ... ALWAYS-UPDATE
+    jobstate_log: str | None = None
+    cycle: tuple[str, ...] = ()  # a cycle of PARENT/CHILD edges (its first node repeated last), if any
+    files: tuple[str, ...] = ()  # every DAG file of the run (``condor_submit_dag a.dag b.dag``), first first
+    descriptions: dict[str, InlineDescription] = field(default_factory=dict)
+    dot_options: DotOptions = field(default_factory=DotOptions)
+    env: dict[str, str] = field(default_factory=dict)  # ENV SET: DAGMan's own environment
+    env_get: tuple[str, ...] = ()  # ENV GET: names DAGMan takes from the submitter's environment
+    job_attrs: dict[str, str] = field(default_factory=dict)  # SET_JOB_ATTR: DAGMan's own job ad
+    warnings: list[str] = field(default_factory=list)  # "file:line: message" for what sheaf does not do
+
+
+@dataclass(frozen=True, slots=True)
+class Rescue:
+    path: str
+    done: frozenset[str]
+    retries: dict[str, int]

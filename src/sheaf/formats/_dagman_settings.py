@@ -1,0 +1,239 @@
+"""Per-node settings of a DAG file: RETRY, VARS, SCRIPT, PRE_SKIP, PRIORITY, CATEGORY, ABORT-DAG-ON, DONE.
+
+``node`` may be ``ALL_NODES`` (not for DONE): the setting applies to every node of *that file* (not
+to splices' nodes, not to the FINAL node), once the file is read.  A command may also name a node
+declared later in the file (DAGMan reads node declarations first); it is applied when the file is
+read.  When several commands set one property of a node (one VARS macro, the PRE script, the
+retries ...), the last one in the file wins, an ALL_NODES command included (the DAGMan manual's
+ALL_NODES example): every command gets its order in the file, and a property remembers the order of
+the command that set it.  Each command is one ``_set_*`` function in one table (VARS is kept per
+macro, so it is applied apart).  RETRY, PRIORITY, CATEGORY, ABORT-DAG-ON and DONE are refused on a
+FINAL node, as DAGMan's parser refuses them.
+"""
+
+from __future__ import annotations
+
+__all__ = ["SETTINGS", "apply_later", "apply_setting", "parse_setting", "set_done"]
+
+import os
+import re
+
+from sheaf.errors import FormatError
+from sheaf.formats._dagman_file import DagFile, dag_int, resolve, warn
+from sheaf.formats._dagman_records import ALL_NODES, NodeSpec, Script
+
+_VARS_RE = re.compile(r'\s*([A-Za-z_+][\w.+]*)\s*=\s*"((?:[^"\\]|\\.)*)"')
+
+
+def set_done(f: DagFile, words: list[str]) -> None:
+    """``DONE node``: one node, never ALL_NODES (DAGMan looks the name up as one node: ALL_NODES is
+    not one of the commands it applies to)."""
+    if len(words) != 2:
+        raise f.error("bad DONE", "DONE node", " ".join(words))
+    if words[1].upper() == ALL_NODES:
+        raise f.error("DONE does not take ALL_NODES", "DONE names one node (ALL_NODES is not allowed)",
+                      words[1])
+    spec = f.dag.nodes.get(f.prefix + words[1])
+    if spec is None:
+        f.order[0] += 1
+        f.later.append(("DONE", words, f.lineno, f.current, f.order[0]))
+        return
+    if spec.final:
+        raise _final_error(f, "DONE", spec)
+    spec.done = True
+
+
+def _settings_target(f: DagFile, name: str) -> list[NodeSpec] | None:
+    """The node named (None for ALL_NODES, resolved at the end of the file; [] for a node not
+    declared yet: DAGMan reads node declarations first, so a command may come before its JOB line)."""
+    if name.upper() == ALL_NODES:
+        return None
+    spec = f.dag.nodes.get(f.prefix + name)
+    return [] if spec is None else [spec]
+
+
+def _property(f: DagFile, keyword: str, words: list[str]) -> str:
+    """What a settings command sets: SCRIPT PRE and SCRIPT POST are different properties."""
+    return f"SCRIPT {_script_parts(f, words)[2]}" if keyword == "SCRIPT" else keyword
+
+
+_NOT_FOR_FINAL = ("RETRY", "PRIORITY", "CATEGORY", "ABORT-DAG-ON", "DONE")
+
+
+def _final_error(f: DagFile, keyword: str, spec: NodeSpec) -> FormatError:
+    """DAGMan's parse.cpp refuses these on a FINAL node (DONE: a warning, fatal under the default
+    DAGMAN_USE_STRICT = 1)."""
+    return f.error(f"a FINAL node cannot have {keyword}", "FINAL nodes take no " + ", ".join(_NOT_FOR_FINAL),
+                   spec.name)
+
+
+def apply_setting(f: DagFile, keyword: str, words: list[str], specs: list[NodeSpec], order: int) -> None:
+    """Apply a command to ``specs`` unless a later command (by ``order``) already set the property."""
+    if keyword == "VARS":
+        mode, entries = _vars_entries(f, words)
+        for spec in specs:
+            for key, value in entries:
+                if spec.var_order.get(key, -1) < order:
+                    spec.vars[key], spec.var_modes[key], spec.var_order[key] = value, mode, order
+        return
+    prop = _property(f, keyword, words)
+    handler = SETTINGS[keyword]
+    for spec in specs:
+        if spec.final and keyword in _NOT_FOR_FINAL:  # ALL_NODES never lists FINAL: named here
+            raise _final_error(f, keyword, spec)
+        if spec.explicit.get(prop, -1) < order:
+            handler(f, words, spec)
+            spec.explicit[prop] = order
+
+
+def _set_retry(f: DagFile, words: list[str], spec: NodeSpec) -> None:
+    if len(words) not in (3, 5) or (len(words) == 5 and words[3].upper() != "UNLESS-EXIT"):
+        raise f.error("bad RETRY", "RETRY node n [UNLESS-EXIT value]", " ".join(words))
+    spec.retries = dag_int(f, words[2], "retry count", low=0)
+    spec.unless_exit = dag_int(f, words[4], "UNLESS-EXIT value") if len(words) == 5 else None
+
+
+def _vars_entries(f: DagFile, words: list[str]) -> tuple[str, list[tuple[str, str]]]:
+    """The mode (PREPEND, APPEND or "") and the ``key="value"`` entries of a VARS line."""
+    text = f.current.split(None, 2)[2] if len(words) > 2 else ""
+    if not text.strip():
+        raise f.error("VARS without a value", 'VARS node key="value" ...', " ".join(words))
+    mode = ""
+    if text.split(None, 1)[0].upper() in ("PREPEND", "APPEND"):
+        mode = text.split(None, 1)[0].upper()
+        text = text.split(None, 1)[1] if len(text.split(None, 1)) > 1 else ""
+    pos = 0
+    entries: list[tuple[str, str]] = []
+    while pos < len(text):
+        if text[pos:].strip() == "":
+            break
+        match = _VARS_RE.match(text, pos)
+        if match is None:
+            raise f.error("bad VARS entry", 'VARS node key="value" ...', text[pos:].strip())
+        key, value = match.group(1), re.sub(r"\\(.)", r"\1", match.group(2))
+        if key.lower().startswith("queue"):
+            raise f.error("reserved VARS name", "VARS names are not reserved words", key)
+        entries.append((key, value))
+        pos = match.end()
+    if not entries:
+        raise f.error("VARS without a value", 'VARS node key="value" ...', " ".join(words))
+    return mode, entries
+
+
+def _set_pre_skip(f: DagFile, words: list[str], spec: NodeSpec) -> None:
+    if len(words) != 3:
+        raise f.error("bad PRE_SKIP", "PRE_SKIP node exit-code", " ".join(words))
+    spec.pre_skip = dag_int(f, words[2], "PRE_SKIP exit code")
+
+
+def _set_priority(f: DagFile, words: list[str], spec: NodeSpec) -> None:
+    if len(words) != 3:
+        raise f.error("bad PRIORITY", "PRIORITY node n", " ".join(words))
+    spec.priority = dag_int(f, words[2], "priority")
+
+
+def _set_category(f: DagFile, words: list[str], spec: NodeSpec) -> None:
+    if len(words) != 3:
+        raise f.error("bad CATEGORY", "CATEGORY node name", " ".join(words))
+    spec.category = words[2] if words[2].startswith("+") else f.prefix + words[2] if f.prefix else words[2]
+
+
+def _set_abort(f: DagFile, words: list[str], spec: NodeSpec) -> None:
+    if len(words) not in (3, 5) or (len(words) == 5 and words[3].upper() != "RETURN"):
+        raise f.error("bad ABORT-DAG-ON", "ABORT-DAG-ON node value [RETURN v]", " ".join(words))
+    value = dag_int(f, words[2], "abort exit value")
+    ret = dag_int(f, words[4], "DAG return value") if len(words) == 5 else None
+    if ret is not None and not 0 <= ret <= 255:
+        raise f.error("DAG return value out of range", "RETURN value is 0..255", words[4])
+    spec.abort_on = (value, ret)
+
+
+_SCRIPT_RULE = ("SCRIPT [DEFER status time] [DEBUG file STDOUT|STDERR|ALL] PRE|POST|HOLD node "
+                "executable [args]")
+
+
+def _script_parts(f: DagFile, words: list[str]) -> tuple[int | None, float, str, str, list[str]]:
+    i = 1
+    defer_status, defer_time = None, 0.0
+    if len(words) > i and words[i].upper() == "DEFER":
+        if len(words) < i + 3:
+            raise f.error("bad DEFER", _SCRIPT_RULE, " ".join(words))
+        defer_status = dag_int(f, words[i + 1], "DEFER status")
+        defer_time = float(dag_int(f, words[i + 2], "DEFER time", low=0))
+        i += 3
+    if len(words) > i and words[i].upper() == "DEBUG":
+        if len(words) < i + 3 or words[i + 2].upper() not in ("STDOUT", "STDERR", "ALL"):
+            raise f.error("bad DEBUG", _SCRIPT_RULE, " ".join(words))
+        i += 3
+    if len(words) < i + 3:
+        raise f.error("bad SCRIPT", _SCRIPT_RULE, " ".join(words))
+    if words[i].upper() not in ("PRE", "POST", "HOLD"):
+        raise f.error("unknown script type", "SCRIPT type is PRE, POST or HOLD", words[i])
+    return defer_status, defer_time, words[i].upper(), words[i + 1], words[i + 2:]
+
+
+def _script_debug(f: DagFile, words: list[str], directory: str) -> tuple[str, str] | None:
+    upper = [w.upper() for w in words[:5]]
+    if "DEBUG" not in upper:
+        return None
+    at = upper.index("DEBUG")
+    return resolve(directory, words[at + 1]), words[at + 2].upper()
+
+
+def _set_script(f: DagFile, words: list[str], spec: NodeSpec) -> None:
+    defer_status, defer_time, kind, _name, argv = _script_parts(f, words)
+    local = resolve(spec.directory, argv[0])
+    exe = local if not os.path.isabs(argv[0]) and os.path.exists(local) else argv[0]
+    script = Script(kind, (exe, *argv[1:]), spec.directory, defer_status, defer_time,  # type: ignore[arg-type]
+                    _script_debug(f, words, spec.directory))
+    if script.debug is not None:
+        warn(f, "SCRIPT DEBUG: sheaf run appends every script's output to .sheaf/<dag>.scripts.log; the "
+              "DEBUG file is not written")
+    if kind == "PRE":
+        spec.pre = script
+    elif kind == "POST":
+        spec.post = script
+    else:
+        spec.hold = script
+        warn(f, "SCRIPT HOLD: sheaf run never leaves a job held (a held attempt fails at once), so HOLD "
+              "scripts are not run")
+
+
+SETTINGS = {
+    "RETRY": _set_retry, "SCRIPT": _set_script, "PRE_SKIP": _set_pre_skip,
+    "PRIORITY": _set_priority, "CATEGORY": _set_category, "ABORT-DAG-ON": _set_abort,
+}
+
+
+def parse_setting(f: DagFile, keyword: str, words: list[str]) -> None:
+    if keyword == "SCRIPT":
+        name = _script_parts(f, words)[3]
+    elif len(words) < 2:
+        raise f.error(f"{keyword} needs a node name", f"{keyword} node ...", " ".join(words))
+    else:
+        name = words[1]
+    specs = _settings_target(f, name)
+    f.order[0] += 1
+    if specs is None:
+        f.all_nodes.append((keyword, words, f.lineno, f.current, f.order[0]))
+    elif not specs:
+        f.later.append((keyword, words, f.lineno, f.current, f.order[0]))
+    else:
+        apply_setting(f, keyword, words, specs, f.order[0])
+
+
+def apply_later(f: DagFile) -> None:
+    """Commands that named a node before its declaration, in file order (``order`` keeps "the last
+    one wins" against commands applied earlier)."""
+    for keyword, words, lineno, line, order in f.later:
+        f.lineno, f.current = lineno, line
+        name = _script_parts(f, words)[3] if keyword == "SCRIPT" else words[1]
+        spec = f.dag.nodes.get(f.prefix + name)
+        if spec is None:
+            raise f.error("unknown node", "settings name a node declared in the DAG file", name)
+        if keyword == "DONE":
+            if spec.final:
+                raise _final_error(f, "DONE", spec)
+            spec.done = True
+        else:
+            apply_setting(f, keyword, words, [spec], order)

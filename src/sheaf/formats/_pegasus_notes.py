@@ -1,0 +1,65 @@
+"""Pegasus properties and features users' inputs hold that sheaf renames or does not do yet.
+
+Policy: nothing a Pegasus user wrote is dropped in silence.
+
+- **Deprecated property keys** are read under their new name, with a warning naming it
+  (``DEPRECATED``): ``pegasus.job.aggregator`` is ``pegasus.clusterer.job.aggregator``.  The new key
+  wins when both are set.  (``pegasus.code.generator = PMC``, the whole workflow as one PMC job, is
+  handled by the planner: it is ``--cluster whole`` with the ``mpiexec`` aggregator.)
+- **Features not implemented yet** are a warning naming the property or the feature and the issue
+  that implements it (``NOT_YET``): ``pegasus.mode`` other than ``production``,
+  ``pegasus.integrity.checking`` other than ``none``, ``pegasus.transfer.bypass.input.staging``,
+  and hooks (notifications) in the workflow, on jobs or on transformations.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from sheaf.model import Properties, TransformationCatalog, Workflow
+
+__all__ = ["deprecated_layer", "feature_warnings"]
+
+#: old property key -> its Pegasus 5 name
+DEPRECATED: Mapping[str, str] = {
+    "pegasus.job.aggregator": "pegasus.clusterer.job.aggregator",
+}
+
+_STAGING = "issue 10 (data staging, cleanup and registration)"
+_LATER = "a later issue (not planned by issues 9 and 10)"
+
+#: property -> (values that need nothing, what implements it)
+NOT_YET: Mapping[str, tuple[tuple[str, ...], str]] = {
+    "pegasus.mode": (("production",), _LATER),
+    "pegasus.integrity.checking": (("none",), _STAGING),
+    "pegasus.transfer.bypass.input.staging": (("false",), _STAGING),
+}
+
+
+def deprecated_layer(properties: Properties, warnings: list[str]) -> dict[str, str]:
+    """The deprecated keys set in ``properties``, under their new names (a layer below the others)."""
+    layer: dict[str, str] = {}
+    for old, new in DEPRECATED.items():
+        value = properties.get_str(old)
+        if value is None:
+            continue
+        warnings.append(f"property {old} is deprecated: read as {new}")
+        if properties.get_str(new) is None:
+            layer[new] = value
+    return layer
+
+
+def feature_warnings(properties: Properties, workflow: Workflow, tc: TransformationCatalog | None) -> list[str]:
+    """A warning per property or feature in the inputs that sheaf does not implement yet."""
+    found = []
+    for key, (fine, owner) in NOT_YET.items():
+        value = properties.get_str(key)
+        if value is not None and value.strip().lower() not in fine:
+            found.append(f"property {key} = {value} is not implemented yet (ignored): {owner}")
+    hooked = [job.id for job in workflow.jobs.values() if job.hooks]
+    hooked += [t.fqn for t in (tc or ()) if t.hooks]
+    if workflow.hooks or hooked:
+        shown = (["the workflow"] if workflow.hooks else []) + hooked[:3]
+        where = ", ".join(shown) + (" ..." if len(hooked) > 3 else "")
+        found.append(f"hooks (notifications) are not implemented yet (ignored) on {where}: {_LATER}")
+    return found

@@ -1,0 +1,133 @@
+"""Queue statements of the submit language: ``queue [N] [vars in|from|matching ...]``.
+
+``in`` takes a comma/space separated list (inline, or ``in (`` ... ``)`` over several lines),
+``from`` a file or an inline ``(`` ... ``)`` list of lines whose fields fill the variables,
+``matching [files|dirs]`` glob patterns; everything after the queue statement is ignored, as
+condor_submit does.  A second queue statement would make DAGMan's node a second cluster and is
+refused.  Reading a statement (:func:`parse_queue`) touches no file: the rows of ``from FILE`` (which
+a PRE script may write) and the names ``matching`` finds are read when the node is expanded
+(:func:`queue_items`).
+"""
+
+from __future__ import annotations
+
+__all__ = ["QUEUE_RE", "parse_queue", "queue_items"]
+
+import glob
+import os
+import re
+from collections.abc import Sequence
+
+from sheaf.formats._submit_records import Queue, submit_error
+from sheaf.formats._text import logical_lines, read_text
+
+QUEUE_RE = re.compile(r"queue(?:\s+|$)", re.IGNORECASE)
+_QUEUE_ARGS_RE = re.compile(r"^(?:(\S+)\s*)?(?:(.*?)\s+)?(in|from|matching)\b\s*(.*)$",
+                            re.IGNORECASE | re.DOTALL)
+
+
+def parse_queue(lines: Sequence[tuple[int, str]], index: int, path: str) -> tuple[Queue, int]:
+    number, line = lines[index]
+    rest = line[5:].strip()
+    for later_number, later in lines[index + 1:]:
+        if QUEUE_RE.match(later) and not rest.rstrip().endswith("("):
+            raise submit_error(path, later_number, "a second queue statement",
+                               "one queue statement per node's submit description (one cluster per node)",
+                               later)
+    if not rest:
+        return Queue(line=number), index
+    match = re.fullmatch(r"[0-9]+", rest)
+    if match is not None:
+        return Queue(_count(path, number, rest), line=number), index
+    found = _QUEUE_ARGS_RE.match(rest)
+    if found is None:
+        raise submit_error(path, number, "not a queue statement", "queue [N] [vars in|from|matching items]",
+                           line)
+    first, middle, mode, tail = found.group(1), found.group(2), found.group(3).lower(), found.group(4).strip()
+    if first and first.isdigit():
+        count_text, names_text = first, middle
+    else:
+        count_text, names_text = None, " ".join(p for p in (first, middle) if p)
+    count = _count(path, number, count_text) if count_text else 1
+    names = tuple(n for n in re.split(r"[\s,]+", names_text or "") if n) or ("Item",)
+    for name in names:
+        if not re.fullmatch(r"[A-Za-z_][\w.]*", name):
+            raise submit_error(path, number, "not a queue variable name",
+                               "queue [N] var[,var...] in|from ...", name)
+    items, from_file = _queue_items(lines, index, path, mode, tail)
+    if mode == "matching" and names != ("Item",) and len(names) != 1:
+        raise submit_error(path, number, "queue matching takes one variable",
+                           "queue [N] [var] matching patterns", line)
+    return Queue(count, names, mode, items, from_file, number), index  # type: ignore[arg-type]
+
+
+def _count(path: str, number: int, text: str) -> int:
+    if not re.fullmatch(r"[0-9]{1,7}", text):
+        raise submit_error(path, number, "queue count is not a small integer", "queue N: 0 <= N < 10**7",
+                           text)
+    return int(text)
+
+
+def _queue_items(lines: Sequence[tuple[int, str]], index: int, path: str, mode: str,
+                 tail: str) -> tuple[tuple[str, ...], str | None]:
+    number = lines[index][0]
+    if tail.startswith("("):
+        body = tail[1:]
+        if ")" in body:
+            inline = [body[:body.rindex(")")]]
+        else:  # a list over the following lines, up to a line that is ")"
+            inline = [body] if body.strip() else []
+            for _n, later in lines[index + 1:]:
+                if later.strip() == ")":
+                    break
+                inline.append(later)
+            else:
+                raise submit_error(path, number, "unterminated queue item list", "queue ... ( items ... )",
+                                   tail)
+        if mode == "from":
+            return tuple(item.strip() for item in inline if item.strip()), None
+        return tuple(w for part in inline for w in re.split(r"[\s,]+", part) if w), None
+    if mode == "from":
+        if not tail:
+            raise submit_error(path, number, "queue from needs a file or a list", "queue vars from file",
+                               tail)
+        return (), tail
+    if mode == "matching":
+        words = tail.split()
+        if words and words[0].lower() in ("files", "dirs"):
+            words = [words[0].lower(), *words[1:]]
+        return tuple(words), None
+    return tuple(w for w in re.split(r"[\s,]+", tail) if w), None
+
+
+def queue_items(queue: Queue, directory: str) -> list[dict[str, str]]:
+    """The item rows of a queue statement, each a dict of its variables (``[{}]`` without items).
+    ``from FILE`` is read now (it may be written by a PRE script) relative to ``directory``."""
+    if queue.mode == "":
+        return [{}]
+    if queue.mode == "matching":
+        return [{queue.names[0]: name} for name in _matching(queue.items, directory)]
+    rows = queue.items
+    if queue.from_file is not None:
+        path = queue.from_file if os.path.isabs(queue.from_file) else os.path.join(directory, queue.from_file)
+        rows = tuple(line for _n, line in logical_lines(read_text(path, "queue item file")))
+    if queue.mode == "in":
+        return [{queue.names[0]: item} for item in rows]
+    out = []
+    for row in rows:
+        fields = [f for f in re.split(r"[\s,]+", row.strip(), maxsplit=len(queue.names) - 1) if f != ""]
+        out.append({name: fields[i] if i < len(fields) else "" for i, name in enumerate(queue.names)})
+    return out
+
+
+def _matching(words: Sequence[str], directory: str) -> list[str]:
+    kind = words[0] if words and words[0] in ("files", "dirs") else ""
+    found: list[str] = []
+    for pattern in words[1:] if kind else words:
+        for name in sorted(glob.glob(pattern, root_dir=directory)):
+            full = os.path.join(directory, name)
+            if (kind == "files" and not os.path.isfile(full)) or (kind == "dirs" and not os.path.isdir(full)):
+                continue
+            if name not in found:
+                found.append(name)
+    return found

@@ -1,0 +1,72 @@
+"""Keys and features from Pegasus users' inputs: known profile keys are not warned about,
+deprecated ones are read under their new names with a warning, features not implemented yet are
+a warning naming them -- never silence."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from Pegasus.api import EventType, Job, Namespace, Workflow
+
+from sheaf import formats
+from sheaf.planner import plan
+
+
+@pytest.fixture
+def here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    return tmp_path
+
+
+def _load(here: Path, wf: Workflow, *defines: str) -> formats.Inputs:
+    wf.write(str(here / "workflow.yml"))
+    return formats.load_inputs("workflow.yml", cwd=here, defines=defines)
+
+
+def test_profile_keys_pegasus_knows_are_not_unknown(here: Path) -> None:
+    job = Job("keg", _id="J1")
+    for key in ("SSH_PRIVATE_KEY", "cluster.arguments", "s3cfg", "pegasus_credentials", "transfer.lite.arguments",
+                "nosymlink", "gpus", "BOTO_CONFIG"):
+        job.add_profiles(Namespace.PEGASUS, key=key, value="x")
+    inputs = _load(here, Workflow("w").add_jobs(job))
+    assert not [w for w in inputs.warnings if "unknown" in w], inputs.warnings
+
+
+def test_job_runtime_is_read_as_runtime_with_a_warning(here: Path) -> None:
+    inputs = _load(here, Workflow("w").add_jobs(Job("keg", _id="J1").add_profiles(
+        Namespace.PEGASUS, key="job.runtime", value="30")))
+    assert inputs.workflow.jobs["J1"].profiles["pegasus"] == {"runtime": "30"}
+    assert [w for w in inputs.warnings if "'job.runtime' is deprecated: read as 'runtime'" in w]
+
+
+def test_deprecated_property_is_read_under_its_new_name(here: Path) -> None:
+    inputs = _load(here, Workflow("w").add_jobs(Job("keg")), "pegasus.job.aggregator=mpiexec")
+    assert inputs.properties.get_str("pegasus.clusterer.job.aggregator") == "mpiexec"
+    assert "property pegasus.job.aggregator is deprecated: read as pegasus.clusterer.job.aggregator" in inputs.warnings
+    newer = _load(here, Workflow("w").add_jobs(Job("keg")), "pegasus.job.aggregator=mpiexec",
+                  "pegasus.clusterer.job.aggregator=seqexec")
+    assert newer.properties.get_str("pegasus.clusterer.job.aggregator") == "seqexec"
+
+
+@pytest.mark.parametrize("define", ["pegasus.mode=development", "pegasus.integrity.checking=full",
+                                    "pegasus.transfer.bypass.input.staging=true"])
+def test_features_not_implemented_yet_are_warned_naming_them(here: Path, define: str) -> None:
+    inputs = _load(here, Workflow("w").add_jobs(Job("keg")), define)
+    key = define.split("=")[0]
+    assert [w for w in inputs.warnings if key in w and "not implemented yet" in w and "issue" in w]
+
+
+def test_hooks_are_warned_naming_where(here: Path) -> None:
+    wf = Workflow("w").add_jobs(Job("keg", _id="J1").add_shell_hook(EventType.END, "/bin/date"))
+    wf.add_shell_hook(EventType.ALL, "/bin/true")
+    inputs = _load(here, wf)
+    assert [w for w in inputs.warnings if "hooks" in w and "the workflow" in w and "J1" in w]
+
+
+def test_code_generator_pmc_is_the_whole_workflow_in_one_pmc_job(here: Path) -> None:
+    wf = Workflow("w").add_jobs(Job("keg", _id="A"), Job("keg", _id="B"))
+    inputs = _load(here, wf, "pegasus.code.generator=PMC")
+    ew = plan(inputs.workflow, tc=None, sc=None, rc=None, properties=inputs.properties)
+    assert [(j.id, j.aggregator, j.task_ids) for j in ew.jobs] == [("merge_whole-wf", "mpiexec", ["A", "B"])]
+    assert [w for w in ew.warnings if "pegasus.code.generator = PMC is deprecated" in w]

@@ -1,0 +1,100 @@
+"""Executables and arguments as Pegasus users catalog and write them, planned and run for real:
+``file://`` PFNs, stageable executables, argument lists joined and split as Pegasus does."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from Pegasus.api import File, Job, Site, SiteCatalog, Transformation, TransformationCatalog, Workflow
+from pegasus_inputs import argv_seen, plan_into, recorder, run
+
+from sheaf.errors import PlanningError, ValidationError
+from sheaf.model import split_arguments
+
+
+def _catalogs(tmp: Path, *transformations: Transformation) -> None:
+    SiteCatalog().add_sites(Site("condorpool"), Site("local")).write(str(tmp / "sites.yml"))
+    TransformationCatalog().add_transformations(*transformations).write(str(tmp / "transformations.yml"))
+
+
+def test_file_url_pfn_runs_the_path_and_arguments_split_as_pegasus(tmp_path: Path) -> None:
+    keg = recorder(tmp_path / "pegasus-keg")
+    _catalogs(tmp_path, Transformation("keg", namespace="diamond", version="4.0", site="condorpool",
+                                       pfn=f"file://{keg}"))
+    Workflow("urls").add_jobs(
+        Job("keg", namespace="diamond", version="4.0")
+        .add_args("-a preprocess", "-T", 60, "'hello world'", '"it\'s"', File("f.a"), "", "x\\ y")
+    ).write(str(tmp_path / "workflow.yml"))
+    target = tmp_path / "plan"
+    _, exec_wf = plan_into(tmp_path, "workflow.yml", target)
+    assert exec_wf.jobs[0].executable == str(keg)  # not <cwd>/file:/...
+    sub = next((target / "jobs" / "000").glob("keg_*.sub")).read_text()
+    assert f"executable = {keg}\n" in sub
+    done = run(target)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert argv_seen(target / "scratch" / "condorpool" / "argv.json") == [
+        "-a", "preprocess", "-T", "60", "hello world", "it's", "f.a", "x y"]
+
+
+def test_stageable_executable_is_transferred_and_made_executable(tmp_path: Path) -> None:
+    source = recorder(tmp_path / "keg.py", executable=False)  # as downloaded: not executable
+    _catalogs(tmp_path, Transformation("keg", site="condorpool", pfn=f"file://{source}", is_stageable=True))
+    Workflow("staged").add_jobs(Job("keg").add_args("-i", File("f.a"))).write(str(tmp_path / "workflow.yml"))
+    target = tmp_path / "plan"
+    plan_into(tmp_path, "workflow.yml", target)
+    done = run(target)
+    assert done.returncode == 0, done.stdout + done.stderr
+    staged = target / "scratch" / "condorpool" / "keg"
+    assert staged.stat().st_mode & 0o111 and not source.stat().st_mode & 0o111
+    assert argv_seen(target / "scratch" / "condorpool" / "argv.json") == ["-i", "f.a"]
+
+
+@pytest.mark.parametrize("pfn", ["gsiftp://example.org/bin/keg", "file://otherhost/bin/keg"])
+def test_installed_executable_at_a_url_is_refused_naming_it(tmp_path: Path, pfn: str) -> None:
+    _catalogs(tmp_path, Transformation("keg", site="condorpool", pfn=pfn))
+    Workflow("remote").add_jobs(Job("keg")).write(str(tmp_path / "workflow.yml"))
+    with pytest.raises(PlanningError) as caught:
+        plan_into(tmp_path, "workflow.yml", tmp_path / "plan")
+    assert pfn.split(":")[0] + "://" in str(caught.value) and pfn in str(caught.value)
+
+
+def test_unclosed_quote_in_arguments_is_one_error_naming_the_job(tmp_path: Path) -> None:
+    keg = recorder(tmp_path / "keg")
+    _catalogs(tmp_path, Transformation("keg", site="condorpool", pfn=str(keg)))
+    Workflow("quote").add_jobs(Job("keg", _id="J1").add_args("'open")).write(str(tmp_path / "workflow.yml"))
+    with pytest.raises(ValidationError) as caught:
+        plan_into(tmp_path, "workflow.yml", tmp_path / "plan")
+    assert "J1" in str(caught.value) and "unclosed" in str(caught.value)
+
+
+_WORD = st.text(st.sampled_from("ab \t'\"\\$"), max_size=8)
+
+
+def _quote(word: str) -> str:
+    """A word quoted so that split_arguments gives it back (single quotes, a ' escaped outside)."""
+    return "'" + word.replace("'", "'\\''") + "'"
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_WORD, max_size=6))
+def test_split_inverts_quoting(words: list[str]) -> None:
+    assert split_arguments(" ".join(_quote(w) for w in words)) == tuple(words)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(st.sampled_from("ab-=.,/:"), min_size=1, max_size=6), max_size=6))
+def test_plain_arguments_are_unchanged(words: list[str]) -> None:
+    assert split_arguments(" ".join(words)) == tuple(words)
+
+
+def test_split_is_linear() -> None:
+    import time
+
+    text = "'" + "a " * 500_000 + "'" + ' "b' + "\\" * 100_000  # a long quote, then an unclosed one
+    start = time.perf_counter()
+    with pytest.raises(ValueError, match="unclosed"):
+        split_arguments(text)
+    assert time.perf_counter() - start < 5.0
