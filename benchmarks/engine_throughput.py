@@ -1,7 +1,7 @@
 """Engine throughput: N ``/bin/true`` jobs planned by ``sheaf plan`` and run by ``sheaf run``, against
 ``xargs -P2`` and ``make -j2`` over the same N commands, all measured in one run.
 
-    .venv/bin/python benchmarks/engine_throughput.py [--tasks 10000] [--rounds 2] [--peers]
+    .venv/bin/python benchmarks/engine_throughput.py [--tasks 10000] [--rounds 3] [--peers]
 
 What is timed
     ``sheaf run DIR --pool-config pool.conf`` (``NUM_CPUS = 2``) as a subprocess, from start to exit:
@@ -18,8 +18,9 @@ Shapes
 Baselines, measured right before *and* right after each engine run (the machine is shared and its
 load drifts; the ratio uses the mean of the two): ``xargs -P2 -n1 /bin/true`` over N lines and GNU
 ``make -j2`` over N phony targets running ``/bin/true`` (unclustered); ``xargs -P2 -n1 /bin/sh`` over
-the plan's own ``.in`` batch files, 50 ``/bin/true`` lines each (clustered).  The best of
-``--rounds`` rounds is reported for each, with the 1-minute load average at the time.
+the plan's own ``.in`` batch files, 50 ``/bin/true`` lines each (clustered).  Each shape runs
+``--rounds`` rounds; the round with the median ratio is reported, with the 1-minute load average
+at its start (the best round would reward a lucky moment on a machine whose load swings from 1 to 5).
 
 Targets (issue 8): unclustered >= 1.0x xargs and >= 0.7x make -j2; clustered >= 0.8x xargs sh.
 
@@ -126,7 +127,7 @@ def around(baseline: dict[str, object], engine: object) -> tuple[dict[str, float
 
 
 def measure(root: Path, n: int, rounds: int) -> list[tuple[str, float, dict[str, float], float]]:
-    """Rows (shape, engine seconds, baseline seconds by name, load) - the best round of each shape."""
+    """Rows (shape, engine seconds, baseline seconds by name, load) - the median round of each shape."""
     wf = root / "wf.yml"
     workflow(wf, n)
     pool = root / "pool.conf"
@@ -139,16 +140,15 @@ def measure(root: Path, n: int, rounds: int) -> list[tuple[str, float, dict[str,
         bases: dict[str, object] = (
             {"xargs sh": lambda b=batches: xargs_sh(root, b)} if clustered
             else {"xargs": lambda: xargs(root, n), "make": lambda: make(root, n)})
-        best: tuple[str, float, dict[str, float], float] | None = None
+        runs: list[tuple[float, tuple[str, float, dict[str, float], float]]] = []
         for _ in range(rounds):
             load = os.getloadavg()[0]
             base, seconds = around(bases, lambda d=directory: sheaf_run(d, pool))
-            ratio = min(base[k] / seconds for k in base)
-            if best is None or ratio > min(best[2][k] / best[1] for k in best[2]):
-                best = (shape, seconds, base, load)
-        assert best is not None
-        print(f"  {shape}: planned in {plan_s:.2f} s; best of {rounds} rounds kept", flush=True)
-        rows.append(best)
+            runs.append((min(base[k] / seconds for k in base), (shape, seconds, base, load)))
+            print(f"  {shape}: {seconds:.2f} s, ratio {runs[-1][0]:.2f} (load {load:.1f})", flush=True)
+        runs.sort(key=lambda run: run[0])
+        print(f"  {shape}: planned in {plan_s:.2f} s; the median of {rounds} rounds kept", flush=True)
+        rows.append(runs[len(runs) // 2][1])
     return rows
 
 
@@ -315,7 +315,7 @@ def compile_sheaf() -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", type=int, default=10_000)
-    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--peers", action="store_true")
     parser.add_argument("--peer-tasks", type=int, default=2_000)
     args = parser.parse_args()
