@@ -3,6 +3,7 @@ empty catalogs, ``~/.pegasusrc`` and a site catalog fetched from a repository ov
 
 from __future__ import annotations
 
+import functools
 import http.server
 import threading
 from collections.abc import Iterator
@@ -33,8 +34,8 @@ def here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("SHEAF_TEST_ROOT", str(tmp_path))
     monkeypatch.delenv("SHEAF_TEST_UNSET", raising=False)
     monkeypatch.setenv("PROJECT", "from-env")
-    Workflow("w").add_jobs(Job("keg", _id="ID1").add_profiles(Namespace.ENV, key="PROJECT", value="${Project}")
-                           ).write(str(tmp_path / "workflow.yml"))
+    job = Job("keg", _id="ID1").add_profiles(Namespace.ENV, key="PROJECT", value="${Project}")
+    Workflow("w").add_jobs(job).write(str(tmp_path / "workflow.yml"))
     return tmp_path
 
 
@@ -42,18 +43,19 @@ def _sites(path: Path, scratch: str) -> None:
     """A site catalog as the Pegasus API writes it (by hand when a path holds a variable: the API
     refuses a path that does not start with '/', as the manual's ``${PWD}/LOCAL`` example does)."""
     if scratch.startswith("/"):
-        SiteCatalog().add_sites(Site("condorpool").add_directories(Directory(
-            Directory.SHARED_SCRATCH, scratch).add_file_servers(FileServer(f"file://{scratch}", Operation.ALL))
-        )).write(str(path))
+        directory = Directory(Directory.SHARED_SCRATCH, scratch).add_file_servers(
+            FileServer(f"file://{scratch}", Operation.ALL))
+        SiteCatalog().add_sites(Site("condorpool").add_directories(directory)).write(str(path))
         return
-    path.write_text(f"pegasus: '5.0'\nsites:\n- name: condorpool\n  directories:\n  - type: sharedScratch\n"
-                    f"    path: {scratch}\n    fileServers:\n    - {{url: 'file://{scratch}', operation: all}}\n")
+    path.write_text(f"pegasus: '5.0'\nsites:\n- name: condorpool\n"
+                    f"  directories:\n  - type: sharedScratch\n    path: {scratch}\n"
+                    f"    fileServers:\n    - {{url: 'file://{scratch}', operation: all}}\n")
 
 
 def test_variables_in_every_catalog_are_expanded(here: Path) -> None:
     _sites(here / "sites.yml", "${SHEAF_TEST_ROOT}/scratch")
-    TransformationCatalog().add_transformations(Transformation(
-        "keg", site="condorpool", pfn="file://${SHEAF_TEST_ROOT}/bin/keg")).write(str(here / "transformations.yml"))
+    keg = Transformation("keg", site="condorpool", pfn="file://${SHEAF_TEST_ROOT}/bin/keg")
+    TransformationCatalog().add_transformations(keg).write(str(here / "transformations.yml"))
     (here / "rc.txt").write_text('f.a file://${SHEAF_TEST_ROOT}/f.a site="local"\n'
                                  "# $SHEAF_TEST_ROOT and \\${SHEAF_TEST_ROOT} stay as written\n")
     inputs = formats.load_inputs("workflow.yml", cwd=here)
@@ -75,7 +77,8 @@ def test_env_profiles_of_the_properties_are_variables(here: Path, monkeypatch: p
 
 def test_escaped_and_dollar_only_references_stay(here: Path) -> None:
     (here / "wf.yml").write_text("pegasus: '5.0'\nname: w\njobs:\n- type: job\n  id: a\n  name: keg\n"
-                                 "  arguments: ['\\${SHEAF_TEST_UNSET}', $SHEAF_TEST_ROOT, '${SHEAF_TEST_ROOT']\n")
+                                 "  arguments: ['\\${SHEAF_TEST_UNSET}', $SHEAF_TEST_ROOT,"
+                                 " '${SHEAF_TEST_ROOT']\n")
     wf = formats.load_inputs("wf.yml", cwd=here).workflow
     assert wf.jobs["a"].arguments == ("${SHEAF_TEST_UNSET}", "$SHEAF_TEST_ROOT", "${SHEAF_TEST_ROOT")
 
@@ -85,7 +88,8 @@ def test_an_unset_variable_is_an_error_with_its_line(here: Path) -> None:
     with pytest.raises(FormatError) as caught:
         formats.load_inputs("workflow.yml", cwd=here)
     error = caught.value
-    assert error.path == str(here / "sites.yml") and error.line is not None and error.value == "SHEAF_TEST_UNSET"
+    assert error.path == str(here / "sites.yml") and error.line is not None
+    assert error.value == "SHEAF_TEST_UNSET"
     assert "${SHEAF_TEST_UNSET}" in str(error)
 
 
@@ -130,7 +134,7 @@ def repository(tmp_path: Path) -> Iterator[str]:
     root = tmp_path / "repo"
     (root / "5.0" / "conf").mkdir(parents=True)
     _sites(root / "5.0" / "conf" / "cluster.yml", "/remote/scratch")
-    handler = lambda *a: http.server.SimpleHTTPRequestHandler(*a, directory=str(root))
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(root))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()

@@ -47,7 +47,7 @@ SEED_RETRY_MEMORY = """<sitecatalog xmlns="http://pegasus.isi.edu/schema/sitecat
     <metadata key="owner">lab</metadata>
   </site>
   <site handle="local"><directory type="local-scratch" path="/tmp/x"/></site>
-</sitecatalog>"""
+</sitecatalog>"""  # noqa: E501  (the seed's request_memory profile, verbatim: spaces around its text and all)
 
 
 def test_the_seeds_local_site_for_vanilla_universe() -> None:
@@ -56,7 +56,8 @@ def test_the_seeds_local_site_for_vanilla_universe() -> None:
     assert site.directory("sharedScratch") == Directory(
         "sharedScratch", "/shared-scratch/local", True, (FileServer("file:///shared-scratch/local", "all"),))
     assert site.directory("localStorage") is not None
-    assert site.profiles == {"condor": {"universe": "vanilla", "requirements": '(Machine=="submit.example.com")'}}
+    assert site.profiles == {
+        "condor": {"universe": "vanilla", "requirements": '(Machine=="submit.example.com")'}}
 
 
 def test_the_4x_seeds_site_x_with_old_elements_and_warnings() -> None:
@@ -93,7 +94,8 @@ def test_schema_4_catalog_with_namespace_grids_metadata_and_the_retry_expression
     (("<site handle='a'><directory type='local-scratch' path='/x'>\n<file-server operation='copy' url='u'/>"
       "</directory></site>"), "operation is all, get or put", 2),
     ("<adag/>", "the root element is <sitecatalog> or <site>", 1),
-    ("<site handle='a'><profile key='k'>v</profile></site>", "<profile> requires the 'namespace' attribute", 1),
+    ("<site handle='a'><profile key='k'>v</profile></site>",
+     "<profile> requires the 'namespace' attribute", 1),
 ])
 def test_malformed_catalogs(tmp_path: Path, text: str, rule: str, line: int) -> None:
     path = tmp_path / "sites.xml"
@@ -116,7 +118,8 @@ def test_external_entities_are_not_resolved(tmp_path: Path) -> None:
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.text(alphabet="<>/=\"' sitecatalog handle directory type path profile namespace key\n", max_size=100))
+@given(st.text(alphabet="<>/=\"' sitecatalog handle directory type path profile namespace key\n",
+               max_size=100))
 def test_fuzz_only_format_errors(text: str) -> None:
     try:
         loads_site_xml(text, source="fuzz")

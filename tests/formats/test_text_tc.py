@@ -84,8 +84,10 @@ def test_unquoted_values_and_transformation_level_profiles() -> None:
 def test_one_line_format_of_the_4x_seed() -> None:
     tc = loads_text_tc(
         "#site  transformation   pfn            type                 architecture    profiles\n\n"
-        "siteX    pegasus::seqexec     /usr/pegasus/bin/pegasus-cluster INSTALLED       INTEL32::LINUX NULL\n"
-        'siteY    diamond::keg:4.0 /bin/keg STAGEABLE INTEL64::LINUX ENV::PATH="/bin";PEGASUS::clusters_size="3"\n')
+        "siteX    pegasus::seqexec     /usr/pegasus/bin/pegasus-cluster"
+        " INSTALLED       INTEL32::LINUX NULL\n"
+        'siteY    diamond::keg:4.0 /bin/keg STAGEABLE INTEL64::LINUX'
+        ' ENV::PATH="/bin";PEGASUS::clusters_size="3"\n')
     seqexec = tc.lookup("pegasus", "seqexec", None)
     assert seqexec is not None
     assert seqexec.sites[0] == TransformationSite("siteX", "/usr/pegasus/bin/pegasus-cluster", "installed",
@@ -153,13 +155,15 @@ def catalogs(draw: st.DrawFn) -> TransformationCatalog:
     tc = TransformationCatalog()
     for name in draw(st.lists(_names, max_size=4, unique=True)):
         sites = tuple(
-            TransformationSite(site, draw(_values.filter(bool)), draw(st.sampled_from(["installed", "stageable"])),
+            TransformationSite(site, draw(_values.filter(bool)),
+                               draw(st.sampled_from(["installed", "stageable"])),
                                arch=draw(st.none() | st.sampled_from(["x86", "x86_64", "aarch64"])),
                                os_type=draw(st.none() | st.just("linux")),
                                profiles=normalize_profiles(draw(_profiles))[0])
             for site in draw(st.lists(_names, min_size=1, max_size=3, unique=True)))
-        tc.add(Transformation(name, namespace=draw(st.none() | _names), version=draw(st.none() | st.just("4.0")),
-                              sites=sites, profiles=normalize_profiles(draw(_profiles))[0]))
+        tc.add(Transformation(name, namespace=draw(st.none() | _names),
+                              version=draw(st.none() | st.just("4.0")), sites=sites,
+                              profiles=normalize_profiles(draw(_profiles))[0]))
     return tc
 
 

@@ -26,10 +26,12 @@ jobs:
 """
 TC = """pegasus: '5.0'
 transformations:
-- {namespace: diamond, version: '4.0', name: preprocess, sites: [{name: condorpool, pfn: /bin/p, type: installed}]}
-- {namespace: diamond, version: '4.0', name: findrange, sites: [{name: condorpool, pfn: /bin/f, type: installed}],
-   profiles: {pegasus: {clusters_size: 2}}}
-- {namespace: diamond, version: '4.0', name: analyze, sites: [{name: condorpool, pfn: /bin/a, type: installed}]}
+- {namespace: diamond, version: '4.0', name: preprocess,
+   sites: [{name: condorpool, pfn: /bin/p, type: installed}]}
+- {namespace: diamond, version: '4.0', name: findrange,
+   sites: [{name: condorpool, pfn: /bin/f, type: installed}], profiles: {pegasus: {clusters_size: 2}}}
+- {namespace: diamond, version: '4.0', name: analyze,
+   sites: [{name: condorpool, pfn: /bin/a, type: installed}]}
 """
 
 
@@ -61,7 +63,8 @@ def test_options(here: Path) -> None:
     (here / "sites.yml").write_text("pegasus: '5.0'\nsites:\n- {name: local, directories: []}\n")
     (here / "conf.properties").write_text("pegasus.catalog.site.file = sites.yml\n")
     code, out, _ = _run("workflow.yml", "--tc", "tc.yml", "-c", "conf.properties", "-D", "dagman.retry=3")
-    assert code == 0 and "sites: condorpool, local" in out and "properties: " + str(here / "conf.properties") in out
+    assert code == 0 and "sites: condorpool, local" in out
+    assert "properties: " + str(here / "conf.properties") in out
 
 
 def test_warnings_go_to_stderr(here: Path) -> None:
@@ -74,7 +77,8 @@ def test_warnings_go_to_stderr(here: Path) -> None:
 
 @pytest.mark.parametrize(("setup", "args", "words"), [
     ({}, ["missing.yml"], "cannot read file"),
-    ({"w.yml": "pegasus: '5.0'\nname: w\njobs:\n- {type: job, id: a, name: t}\n- {type: job, id: a, name: t}\n"},
+    ({"w.yml": "pegasus: '5.0'\nname: w\njobs:\n"
+              "- {type: job, id: a, name: t}\n- {type: job, id: a, name: t}\n"},
      ["w.yml"], "w.yml:5:"),
     ({"w.yml": "pegasus: '5.0'\nname: w\njobs: [\n"}, ["w.yml"], "YAML syntax error"),
     ({"w.yml": "pegasus: '5.0'\nname: w\njobs:\n- {type: job, id: a, name: t}\njobDependencies:\n"

@@ -58,7 +58,8 @@ def test_seismology_is_the_textbook_horizontal_shape() -> None:
 
 def test_schema_14_tasks_with_files_and_links() -> None:
     doc = {"name": "w", "schemaVersion": "1.4", "workflow": {"tasks": [
-        {"name": "a_ID01", "id": "ID01", "type": "compute", "command": {"program": "/usr/bin/a", "arguments": ["-x", 1]},
+        {"name": "a_ID01", "id": "ID01", "type": "compute",
+         "command": {"program": "/usr/bin/a", "arguments": ["-x", 1]},
          "parents": [], "children": ["ID02"], "runtimeInSeconds": 2.5, "cores": 2,
          "files": [{"link": "input", "name": "in", "sizeInBytes": 10}, {"link": "output", "name": "mid"}]},
         {"name": "b_ID02", "id": "ID02", "parents": ["a_ID01"], "runtime": 1,
@@ -82,7 +83,8 @@ def test_schema_14_tasks_with_files_and_links() -> None:
      "parents/children name tasks of the workflow", 2),
     ('{"workflow": {"tasks": [{"id": "a", "files": [{"link": "both", "name": "f"}]}]}}', "files[].link", 1),
 ])
-def test_malformed_files_are_format_errors_with_a_line(tmp_path: Path, text: str, rule: str, line: int) -> None:
+def test_malformed_files_are_format_errors_with_a_line(tmp_path: Path, text: str, rule: str,
+                                                       line: int) -> None:
     path = tmp_path / "bad.json"
     path.write_text(text)
     with pytest.raises(FormatError) as info:
@@ -100,7 +102,8 @@ def wfcommons_workflows(draw: st.DrawFn) -> Workflow:
     workflow = Workflow(draw(_ids))
     for i, job_id in enumerate(ids):
         uses = tuple(Use(f"{job_id}.out{k}", "output", stage_out=True, register_replica=True,
-                         size=draw(st.none() | st.integers(0, 10**9))) for k in range(draw(st.integers(0, 2))))
+                         size=draw(st.none() | st.integers(0, 10**9)))
+                     for k in range(draw(st.integers(0, 2))))
         runtime = draw(st.floats(0, 1e5, allow_nan=False).map(lambda x: round(x, 3)))
         workflow.jobs[job_id] = Job(job_id, draw(_ids), arguments=tuple(draw(st.lists(_ids, max_size=3))),
                                     uses=uses, profiles={"pegasus": {"runtime": repr(float(runtime))}})

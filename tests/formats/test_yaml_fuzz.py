@@ -1,4 +1,5 @@
-"""Fuzzing the readers: random bytes and mutated valid files give a model or an ``InputError``, nothing else."""
+"""Fuzzing the readers: random bytes and mutated valid files give a model or an ``InputError``,
+nothing else."""
 
 from __future__ import annotations
 
@@ -50,7 +51,8 @@ jobDependencies:
   children: [ID0000002]
 """
 _VALID_RC = "# replicas\nf.a file:///d/f.a site=\"local\"\n\"f b\" /d/f_b pool=x regex=\"false\"\n"
-_VALID_PROPS = "# props\npegasus.catalog.site.file = sites.yml\ndagman.retry: 3\nkey\\ with\\ space value \\\n  continued\n"
+_VALID_PROPS = ("# props\npegasus.catalog.site.file = sites.yml\ndagman.retry: 3\n"
+                "key\\ with\\ space value \\\n  continued\n")
 
 READERS: dict[str, Callable[..., Any]] = {
     "workflow": formats.read_workflow,
@@ -109,8 +111,8 @@ def test_random_bytes(kind: str, data: bytes) -> None:
 @given(st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=5) | st.floats(),
                     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
                         st.sampled_from(["jobs", "name", "pegasus", "id", "type", "uses", "lfn", "arguments",
-                                         "profiles", "jobDependencies", "children", "transformations", "sites",
-                                         "replicas", "pfns", "pegasus", "file"]), inner, max_size=4),
+                                         "profiles", "jobDependencies", "children", "transformations",
+                                         "sites", "replicas", "pfns", "pegasus", "file"]), inner, max_size=4),
                     max_leaves=20))
 def test_random_structures(value: Any) -> None:
     """Well-formed YAML of the wrong shape: every reader says what is wrong."""

@@ -165,7 +165,8 @@ def test_bad_jobs_are_located(tmp_path: Path, body: str, line: int | None, words
 
 
 def test_duplicate_job_id_is_reported_at_the_second(tmp_path: Path) -> None:
-    body = "".join(f"- type: job\n  id: j{i}\n  name: t\n" for i in range(5)) + "- type: job\n  id: j3\n  name: t\n"
+    body = "".join(f"- type: job\n  id: j{i}\n  name: t\n" for i in range(5))
+    body += "- type: job\n  id: j3\n  name: t\n"
     with pytest.raises(FormatError) as info:
         formats.read_workflow(_write(tmp_path, _HEAD + body))
     assert (info.value.line, info.value.column, info.value.value) == (20, 7, "j3")

@@ -58,7 +58,8 @@ def test_sheaf_written_file_in_slices(tmp_path: Path) -> None:
 @pytest.mark.usefixtures("small_slices")
 def test_anchor_in_another_slice_falls_back(tmp_path: Path) -> None:
     jobs = "".join(f"- {{type: job, id: j{i}, name: t, arguments: [a, b, c, d]}}\n" for i in range(40))
-    text = ("pegasus: '5.0'\nname: w\njobs:\n- {type: job, id: first, name: t, profiles: &p {pegasus: {runtime: '5'}}}\n"
+    text = ("pegasus: '5.0'\nname: w\njobs:\n"
+            "- {type: job, id: first, name: t, profiles: &p {pegasus: {runtime: '5'}}}\n"
             + jobs + "- {type: job, id: last, name: t, profiles: *p}\n")
     path = tmp_path / "wf.yml"
     path.write_text(text)
@@ -96,7 +97,8 @@ def _base_text() -> str:
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.data())
-def test_mutated_files_read_the_same_sliced_or_whole(small_slices: None, tmp_path_factory: pytest.TempPathFactory,
+def test_mutated_files_read_the_same_sliced_or_whole(small_slices: None,
+                                                     tmp_path_factory: pytest.TempPathFactory,
                                                      data: st.DataObject) -> None:
     text = _base_text()
     lines = text.split("\n")

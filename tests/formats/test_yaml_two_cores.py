@@ -29,8 +29,10 @@ def started(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
 
 def _file(path: Path, odd: str = "") -> Path:
-    jobs = "".join(f"- type: job\n  id: j{i}\n  name: t{i % 3}\n  arguments: [-i, f{i}, {i}, 4.0{odd if i == 57 else ''}]\n"
-                   f"  uses:\n  - {{lfn: f{i}, type: input}}\n  - {{lfn: f{i + 1}, type: output, stageOut: false, registerReplica: true}}\n"
+    jobs = "".join(f"- type: job\n  id: j{i}\n  name: t{i % 3}\n"
+                   f"  arguments: [-i, f{i}, {i}, 4.0{odd if i == 57 else ''}]\n"
+                   f"  uses:\n  - {{lfn: f{i}, type: input}}\n"
+                   f"  - {{lfn: f{i + 1}, type: output, stageOut: false, registerReplica: true}}\n"
                    for i in range(120))
     path.write_text(f"pegasus: '5.0'\nname: w\njobs:\n{jobs}jobDependencies: []\n")
     return path
@@ -41,7 +43,8 @@ def _read(path: Path, monkeypatch: pytest.MonkeyPatch, worker: str) -> Workflow:
     return formats.read_workflow(path)
 
 
-def test_worker_slices_equal_local_slices(started: list[int], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_worker_slices_equal_local_slices(started: list[int], tmp_path: Path,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
     path = _file(tmp_path / "wf.yml")
     local = _read(path, monkeypatch, "0")
     assert not started

@@ -34,7 +34,8 @@ from sheaf.model import (
 _TRICKY = st.sampled_from(["", " ", "-", "--x", "-a", "007", "4.0", "1e3", "0x1F", "true", "No", "null", "~",
                            "a: b", "a #b", "[x]", "{y}", "'q'", '"d"', "multi\nline", "tab\there",
                            "caf\u00e9", "\U0001f600", "x\u2028y", "\\back", "*star", "&amp", "!bang", "@at",
-                           "%pct", "`tick`", "?q", "|pipe", ">gt", "=", "<<", ".inf", ".nan", "y", "_0", "-_1", "_.5"])
+                           "%pct", "`tick`", "?q", "|pipe", ">gt", "=", "<<", ".inf", ".nan", "y",
+                           "_0", "-_1", "_.5"])
 # no NUL: readers refuse it (no program, file name or environment can take one); names (which
 # become file names and ClassAd strings) hold no line break either
 _CHARS = st.characters(exclude_categories=("Cs",), exclude_characters="\x00")
@@ -97,8 +98,8 @@ def transformation_catalogs(draw: Any) -> TransformationCatalog:
         tc.containers[container_name] = Container(
             name=container_name, type=draw(st.sampled_from(["docker", "singularity", "shifter"])),
             image=draw(name), image_site=draw(st.none() | name), checksum=draw(small_map),
-            mounts=tuple(draw(st.lists(name, max_size=2))), bypass=draw(st.booleans()), profiles=draw(profiles()),
-            metadata=draw(small_map))
+            mounts=tuple(draw(st.lists(name, max_size=2))), bypass=draw(st.booleans()),
+            profiles=draw(profiles()), metadata=draw(small_map))
     for _ in range(draw(st.integers(0, 3))):
         sites = tuple(TransformationSite(
             name=draw(name), pfn=draw(name), type=draw(st.sampled_from(["installed", "stageable"])),
@@ -123,11 +124,13 @@ def site_catalogs(draw: Any) -> SiteCatalog:
             file_servers=tuple(FileServer(draw(name), draw(st.sampled_from(["all", "get", "put"])),
                                           draw(profiles())) for _ in range(draw(st.integers(0, 2)))))
             for _ in range(draw(st.integers(0, 2))))
-        grids = tuple(Grid(draw(name), draw(name), draw(name), draw(st.none() | name), *[draw(count) for _ in range(8)])
+        grids = tuple(Grid(draw(name), draw(name), draw(name), draw(st.none() | name),
+                           *[draw(count) for _ in range(8)])
                       for _ in range(draw(st.integers(0, 1))))
         sc.add(Site(name=site_name, arch=draw(st.none() | name), os_type=draw(st.none() | name),
-                    os_release=draw(st.none() | name), os_version=draw(st.none() | name), directories=directories,
-                    grids=grids, profiles=draw(profiles()), metadata=draw(small_map)))
+                    os_release=draw(st.none() | name), os_version=draw(st.none() | name),
+                    directories=directories, grids=grids, profiles=draw(profiles()),
+                    metadata=draw(small_map)))
     return sc
 
 

@@ -58,7 +58,7 @@ def test_installed_executable_at_a_url_is_refused_naming_it(tmp_path: Path, pfn:
     Workflow("remote").add_jobs(Job("keg")).write(str(tmp_path / "workflow.yml"))
     with pytest.raises(PlanningError) as caught:
         plan_into(tmp_path, "workflow.yml", tmp_path / "plan")
-    assert pfn.split(":")[0] + "://" in str(caught.value) and pfn in str(caught.value)
+    assert pfn.split(":", 1)[0] + "://" in str(caught.value) and pfn in str(caught.value)
 
 
 def test_unclosed_quote_in_arguments_is_one_error_naming_the_job(tmp_path: Path) -> None:

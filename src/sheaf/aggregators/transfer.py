@@ -99,7 +99,7 @@ def read_pairs(path: str, root: str) -> list[Pair]:
         except ValueError as exc:
             raise FormatError(f"cannot split the line ({exc})", rule="POSIX shell quoting",
                               value=raw, path=path, line=number) from None
-        if len(words) not in (2, 3) or len(words) == 3 and words[2] != "x":
+        if len(words) not in (2, 3) or (len(words) == 3 and words[2] != "x"):
             raise FormatError("a transfer is two words, and 'x' for an executable", rule="src dst [x]",
                               value=raw, path=path, line=number)
         if "\0" in raw:

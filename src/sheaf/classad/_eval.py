@@ -13,8 +13,9 @@ When a target is given, evaluation happens inside HTCondor's match ad::
 with lCtx the parent of MY's ad and rCtx of TARGET's: that is where ``TARGET`` and ``MY`` come from
 (both modes).  The names of those two context ads are answered directly (``_context_lookup``); the
 ads themselves are built only if a value needs them.  In compat mode (the default), an unqualified
-name found nowhere from the MY ad is looked up from the TARGET ad, and vice versa.  ``strict=True``
-drops that fallback.
+name found nowhere from the MY ad is looked up from the TARGET ad, and vice versa, and a name found in
+no ad at all is ``UNDEFINED`` except ``CurrentTime``, the current time (``missing``).  ``strict=True``
+drops both.
 
 Each evaluation has an ``Env``: the two ads, the mode, a memo of attribute values (keyed by the ad and
 the name) and the attribute depth.  An attribute being evaluated reads as ``UNDEFINED`` from inside
@@ -27,10 +28,12 @@ data and always ends.
 
 from __future__ import annotations
 
-__all__ = ["MAX_ATTR_DEPTH", "MISSING", "Env", "compile_node", "compiled", "deref", "run"]
+__all__ = ["MAX_ATTR_DEPTH", "MISSING", "Env", "compile_node", "compiled", "deref", "missing", "resolve",
+           "root_of", "run"]
 
 import operator
 import os
+import time
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
@@ -226,15 +229,21 @@ def lookup_unqualified(env: Env, scope: ClassAd | None, lname: str) -> Value:
         if value is MISSING and env.each is not None:
             value = resolve(env, env.each, lname)
         if value is MISSING:
-            return UNDEFINED
+            return UNDEFINED if scope is None else missing(env, lname)
     return value
+
+
+def missing(env: Env, lname: str) -> Value:
+    """The value of a name no ad has: UNDEFINED -- but in compat mode every ad has HTCondor's implicit
+    ``CurrentTime`` (the manual's old-ClassAd environment: the integer ``time(2)`` returns)."""
+    return int(time.time()) if lname == "currenttime" and not env.strict else UNDEFINED
 
 
 def select(env: Env, base: Value, lname: str) -> Value:
     """``base.name``: look up in an ad (and its enclosing ads); over a list, element by element."""
     if isinstance(base, env.ad_type):
         value = resolve(env, base, lname)
-        return UNDEFINED if value is MISSING else value
+        return missing(env, lname) if value is MISSING else value
     if base is UNDEFINED:
         return UNDEFINED
     if isinstance(base, list):
@@ -351,7 +360,7 @@ def _target_selection(lname: str, generic: Fn) -> Fn:
                 return generic(env, scope)
             expr = other._ex.get(lname)
             if expr is None:
-                return generic(env, scope) if other._parent is not None else UNDEFINED
+                return generic(env, scope) if other._parent is not None else missing(env, lname)
             const = expr.const
             return const if const is not NOT_CONSTANT else deref(env, other, lname, expr)
         return generic(env, scope)

@@ -13,6 +13,8 @@ from collections.abc import Callable
 from typing import Any
 
 from ._builtins import Library
+from ._eval import compiled
+from ._fn_refs import arg_closures, referenced
 from ._logic import truth
 from ._ops import BINARY, compare, identical
 from ._values import ERROR, UNDEFINED, RelTime
@@ -170,45 +172,61 @@ strict("anyCompare")(_list_compare(False))
 strict("allCompare")(_list_compare(True))
 
 
-def _in_each_context(env: Any, scope: Any, args: tuple[Fn, ...], inside: bool = False) -> Value:
-    """The values of args[0] in the context of each ad of the list args[1]: as the official library
-    does it, names are looked up from the call's own scope first (then TARGET in compat mode), and
-    only then in the ad; ``MY`` is the ad.  ``inside`` (countMatches): the ad is the scope itself."""
-    items = args[1](env, scope)
+def _in_each_context(env: Any, scope: Any, call: tuple[Any, ...], inside: bool = False) -> Value:
+    """The values of the call's first argument in the context of each ad of its second.
+
+    An attribute reference that names an expression (``evalInEachContext(e, l)`` with ``e = p + 1``
+    in the ad) stands for that expression, evaluated with the listed ad as its scope -- names from
+    the listed ad outwards, then TARGET in compat mode -- as HTCondor looks the reference up first
+    (``referenced``).  Any other expression keeps the call's scope: names are looked up there first
+    (then TARGET in compat mode) and only then in the listed ad, which is also what ``MY`` means;
+    ``inside`` (countMatches): the listed ad is the scope itself."""
+    first, second = arg_closures(call)
+    items = second(env, scope)
     if items is UNDEFINED or items is ERROR:
         return items
     if not isinstance(items, list):
         return ERROR
+    found = referenced(env, scope, call[2][0])
+    if found is not None:
+        first, inside = compiled(found[0]), True
     results = []
     for item in items:
         if not hasattr(item, "_ex"):
             results.append(ERROR if item is not UNDEFINED else UNDEFINED)
             continue
-        if inside:
-            saved, env.inside = env.inside, item
-            value = args[0](env, item)
-            env.inside = saved
-        else:
-            # the expression keeps its own scope; the ad answers names found nowhere else, and MY
-            saved, env.each = env.each, item
-            value = args[0](env, scope)
-            env.each = saved
-        # the official library stores each result as a literal, which turns a relative time into a
-        # real number of whole seconds
-        results.append(float(int(value.secs)) if type(value) is RelTime else value)
+        results.append(_in_context(env, scope, first, item, inside))
     return results
 
 
-@builtin("evalInEachContext")
-def eval_in_each_context(env: Any, scope: Any, args: tuple[Fn, ...]) -> Value:
-    return ERROR if len(args) != 2 else _in_each_context(env, scope, args)
+def _in_context(env: Any, scope: Any, fn: Fn, item: Any, inside: bool) -> Value:
+    if inside:
+        saved, env.inside = env.inside, item
+        value = fn(env, item)
+        env.inside = saved
+    else:
+        # the expression keeps its own scope; the ad answers names found nowhere else, and MY
+        saved, env.each = env.each, item
+        value = fn(env, scope)
+        env.each = saved
+    # the official library stores each result as a literal, which turns a relative time into a
+    # real number of whole seconds
+    return float(int(value.secs)) if type(value) is RelTime else value
 
 
-@builtin("countMatches")
-def count_matches(env: Any, scope: Any, args: tuple[Fn, ...]) -> Value:
-    if len(args) != 2:
+def eval_in_each_context(env: Any, scope: Any, args: tuple[Any, ...]) -> Value:
+    return ERROR if len(args[0][2]) != 2 else _in_each_context(env, scope, args[0])
+
+
+def count_matches(env: Any, scope: Any, args: tuple[Any, ...]) -> Value:
+    if len(args[0][2]) != 2:
         return ERROR
-    results = _in_each_context(env, scope, args, inside=True)
+    results = _in_each_context(env, scope, args[0], inside=True)
     if not isinstance(results, list):
         return 0 if results is UNDEFINED else results
     return sum(1 for result in results if truth(result) is True)
+
+
+for _name, _impl in (("evalInEachContext", eval_in_each_context), ("countMatches", count_matches)):
+    _impl.wants_node = True  # type: ignore[attr-defined]  # reads its first argument's node
+    builtin(_name)(_impl)

@@ -71,6 +71,11 @@ def _expand(replace: str, match: re.Match[str]) -> str | None:
     return "".join(out)
 
 
+def compile_pattern(pattern: str, options: str) -> Any:
+    """``pattern`` compiled with ``options`` (the letters above), or None if it does not compile."""
+    return _compile(pattern, options)
+
+
 def regexp_match(pattern: str, target: str, options: str) -> Value:
     compiled = _compile(pattern, options)
     if compiled is None:

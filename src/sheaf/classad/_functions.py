@@ -12,11 +12,11 @@ __all__ = ["FUNCTIONS"]
 from types import MappingProxyType
 from typing import Final
 
-from . import _fn_core, _fn_env, _fn_lists, _fn_regex, _fn_strings, _fn_time
+from . import _fn_core, _fn_env, _fn_lists, _fn_refs, _fn_regex, _fn_strings, _fn_time
 
 FUNCTIONS: Final = MappingProxyType({
     name: impl
-    for library in (_fn_core.LIBRARY, _fn_env.LIBRARY, _fn_lists.LIBRARY, _fn_regex.LIBRARY,
+    for library in (_fn_core.LIBRARY, _fn_env.LIBRARY, _fn_lists.LIBRARY, _fn_refs.LIBRARY, _fn_regex.LIBRARY,
                     _fn_strings.LIBRARY, _fn_time.LIBRARY)
     for name, impl in library.table.items()
 })

@@ -5,15 +5,23 @@ Policy
 * **Job order.** Jobs are served by ``JobPrio`` (higher first; a missing or non-numeric JobPrio is 0),
   then in the order given.  Each job gets at most one resource per cycle.
 * **Best resource.** Among the resources that match symmetrically (``_match.symmetric_match``), the
-  job takes the one it ranks highest (its ``Rank`` read as the negotiator reads it: undefined, error
-  or non-numeric is 0.0, a boolean is 1.0/0.0, NaN is worse than anything).  Among equal ranks the
-  first in list order wins -- the resource's own Rank of the job only matters to HTCondor for
-  preempting a claimed slot, which this negotiator does not do.
-* **Resources used once.** A resource without ``WantAdRevaluate = True`` leaves the cycle once matched.
-* **WantAdRevaluate.** A resource with ``WantAdRevaluate = True`` stays: after each match its
-  ``CurMatches`` (missing counts as 0) goes up by one in a new copy of its ad, the ad is evaluated
-  again for the rest of the cycle (so ``Requirements = CurMatches < MaxMatches`` caps it), and it
-  moves to the END of the list -- which, among equal ranks, spreads jobs round-robin.
+  job takes the best by HTCondor's lexicographic order (``matchmaker.cpp``): first
+  ``NEGOTIATOR_PRE_JOB_RANK``, then the job's ``Rank``, then ``NEGOTIATOR_POST_JOB_RANK``, then the
+  list order.  The two negotiator ranks are evaluated with the resource as MY and the job as TARGET,
+  rounded to single precision as HTCondor stores them, anything but a number being the worst value;
+  their defaults are HTCondor's (``PRE_JOB_RANK``: the slot's own Rank of the job first, then idle
+  slots, then best fit -- fewest Cpus, least Memory; ``POST_JOB_RANK``: idle, fast, low SlotID, not
+  offline); ``None`` leaves one out.  The job's ``Rank`` is read as ``EvalFloat`` reads it: from the
+  job, or -- when the job has none -- the resource's Rank evaluated in the resource; undefined, error
+  or non-numeric is 0.0, a boolean 1.0/0.0, NaN worse than anything.  ``PREEMPTION_RANK`` only orders
+  matches that preempt a claimed slot, which this negotiator does not make.
+* **Resources used once.** A resource whose ``WantAdRevaluate`` is not true leaves the cycle once
+  matched.  It is read as ``LookupBool`` reads it: a boolean, or a number other than 0 (``1`` is true).
+* **WantAdRevaluate.** A resource with ``WantAdRevaluate`` true stays: after each match its
+  ``CurMatches`` (missing or not a number counts as 0, ``true`` as 1) goes up by one in a new copy
+  of its ad, the ad is evaluated again for the rest of the cycle (so ``Requirements = CurMatches <
+  MaxMatches`` caps it), and it moves to the END of the list -- which, among equal ranks, spreads
+  jobs round-robin.
 * **Concurrency limits.** A job's ``ConcurrencyLimits`` (evaluated against the candidate resource, as
   HTCondor does) is checked against a ``ConcurrencyLimits`` throttle; a candidate whose grant would
   exceed a limit is passed over, and a job with no acceptable candidate is not matched this cycle.
@@ -43,8 +51,10 @@ from __future__ import annotations
 import gc
 import heapq
 import math
+import struct
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Final
 
 from ._classad import NOT_CONSTANT, ClassAd, Expr, parse
 from ._limits import ConcurrencyLimits, Demand, parse_limits
@@ -56,14 +66,21 @@ from ._negotiator_kinds import (
     ResourceClasses,
     _exprs,
     lookups,
+    references,
     with_expr,
 )
 
 __all__ = ["NO_MATCH", "Cycle", "Match", "cur_matches", "negotiate", "resource_name", "wants_revaluation"]
 
 NO_MATCH = "no matching resource"
-_Verdict = tuple[float, Demand] | None  # (-rank, demand) when the pair matches
-_Entry = tuple[float, int, int, int]  # (-rank, list position, resource index, resource version)
+_Key = tuple[float, float, float]  # (-pre-job rank, -job rank, -post-job rank): smaller is better
+_Verdict = tuple[_Key, Demand] | None  # (key, demand) when the pair matches
+_Entry = tuple[_Key, int, int, int]  # (key, list position, resource index, resource version)
+PRE_JOB_RANK: Final = ("(10000000 * My.Rank) + (1000000 * (RemoteOwner =?= UNDEFINED)) - (100000 * Cpus)"
+                       " - Memory")
+POST_JOB_RANK: Final = ("(RemoteOwner =?= UNDEFINED) * (ifthenElse(isUndefined(KFlops), 1000, Kflops)"
+                        " - SlotID - 1.0e10*(Offline=?=True))")
+_WORST: Final = math.inf  # the negated -DBL_MAX a negotiator rank that is not a number gets
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,13 +108,17 @@ class Cycle:
 
 
 def negotiate(jobs: Mapping[Hashable, ClassAd] | Sequence[ClassAd], resources: Sequence[ClassAd],
-              limits: ConcurrencyLimits | Mapping[str, object] | None = None) -> Cycle:
+              limits: ConcurrencyLimits | Mapping[str, object] | None = None, *,
+              pre_job_rank: str | None = PRE_JOB_RANK, post_job_rank: str | None = POST_JOB_RANK) -> Cycle:
     """Run one negotiation cycle (see the module docstring).
 
     ``jobs`` maps job ids to ads (a sequence is keyed by position).  ``limits`` is a throttle (its
     usage is updated in place) or a configuration mapping (``<NAME>_LIMIT``,
     ``CONCURRENCY_LIMIT_DEFAULT``, ``CONCURRENCY_LIMIT_DEFAULT_<PREFIX>``) starting from no usage.
+    ``pre_job_rank``/``post_job_rank`` are ``NEGOTIATOR_PRE_JOB_RANK``/``NEGOTIATOR_POST_JOB_RANK``.
     """
+    ranks = (None if pre_job_rank is None else parse(pre_job_rank),
+             None if post_job_rank is None else parse(post_job_rank))
     items: list[tuple[Hashable, ClassAd]] = (list(jobs.items()) if isinstance(jobs, Mapping)
                                               else list(enumerate(jobs)))
     throttle = limits if isinstance(limits, ConcurrencyLimits) else ConcurrencyLimits(limits)
@@ -107,7 +128,7 @@ def negotiate(jobs: Mapping[Hashable, ClassAd] | Sequence[ClassAd], resources: S
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _Negotiation(items, list(resources), throttle).run()
+        return _Negotiation(items, list(resources), throttle, ranks).run()
     finally:
         if collecting:
             gc.enable()
@@ -121,7 +142,10 @@ def resource_name(ad: ClassAd, index: int) -> str:
 
 def wants_revaluation(ad: ClassAd) -> bool:
     """``WantAdRevaluate`` evaluates to true (HTCondor's spelling of the attribute, kept)."""
-    return "WantAdRevaluate" in ad and ad.eval("WantAdRevaluate") is True
+    if "WantAdRevaluate" not in ad:
+        return False
+    value = ad.eval("WantAdRevaluate")
+    return value is True or (type(value) in (int, float) and value != 0)
 
 
 def cur_matches(ad: ClassAd) -> int:
@@ -132,6 +156,8 @@ def cur_matches(ad: ClassAd) -> int:
     value = expr.const if expr.const is not NOT_CONSTANT else expr.evaluate_in(ad, None)
     if type(value) is float and math.isfinite(value):
         return int(value)
+    if type(value) is bool:
+        return int(value)
     return value if type(value) is int else 0
 
 
@@ -141,6 +167,24 @@ def _priority(ad: ClassAd) -> float:
         return 0
     value = expr.const if expr.const is not NOT_CONSTANT else expr.evaluate_in(ad, None)
     return value if (type(value) is int or type(value) is float) and not math.isnan(value) else 0
+
+
+def _negotiator_rank(expr: Expr | None, job: ClassAd, resource: ClassAd) -> float:
+    """A negotiator rank of the pair, negated for the heap: evaluated with the resource as MY, kept
+    as the C ``float`` HTCondor stores; not a number (or no expression) is the worst value."""
+    if expr is None:
+        return _WORST
+    value = expr.evaluate_in(resource, job)
+    if type(value) not in (int, float, bool) or math.isnan(value):
+        return _WORST
+    return -_single(float(value))
+
+
+def _single(value: float) -> float:
+    try:
+        return float(struct.unpack("f", struct.pack("f", value))[0])
+    except OverflowError:
+        return math.copysign(math.inf, value)
 
 
 class _Kind:
@@ -160,8 +204,13 @@ class _Negotiation:
     counts its changes, ``alive[r]`` is False once a use-once resource is taken, ``cls[r]`` its class."""
 
     def __init__(self, jobs: list[tuple[Hashable, ClassAd]], resources: list[ClassAd],
-                 limits: ConcurrencyLimits) -> None:
-        self.jobs, self.ads, self.limits = jobs, resources, limits
+                 limits: ConcurrencyLimits, ranks: tuple[Expr | None, Expr | None]) -> None:
+        self.jobs, self.ads, self.limits, self.ranks = jobs, resources, limits, ranks
+        # what the negotiator's ranks read: plain names in the resource (else, compat, the job),
+        # TARGET.x in the job
+        refs = set().union(*(references(expr) for expr in ranks if expr is not None))
+        self.rank_resource_names = {name for name in refs if not name.startswith("target.")}
+        self.rank_job_names = {name.removeprefix("target.") for name in refs}
         count = len(resources)
         self.names = [resource_name(ad, i) for i, ad in enumerate(resources)]
         self.alive = [True] * count
@@ -186,7 +235,7 @@ class _Negotiation:
         followed by ``JobKinds``.  A second pass is needed only when a name the jobs reference leads,
         through a resource's attributes, to a name not yet in ``reach``.
         """
-        reach = set().union(*(lookups(ad, RESOURCE_ROOTS)[1] for ad in self.ads))
+        reach = self.rank_job_names.union(*(lookups(ad, RESOURCE_ROOTS)[1] for ad in self.ads))
         while True:
             kinds = JobKinds(reach)
             self.kind_of = [kinds.kind(ad) for _, ad in self.jobs]
@@ -195,7 +244,7 @@ class _Negotiation:
                 self.rep.setdefault(kind, ad)
             roots = (*JOB_ROOTS, *kinds.base)
             job_names = set().union(*(lookups(ad, roots)[1] for ad in self.rep.values()))
-            classes = ResourceClasses(job_names)
+            classes = ResourceClasses(job_names | self.rank_resource_names)
             wider = reach.union(*(lookups(ad, (*RESOURCE_ROOTS, *job_names))[1] for ad in self.ads))
             if wider <= reach or kinds.everything:
                 break
@@ -217,9 +266,14 @@ class _Negotiation:
     def judge(self, job: ClassAd, resource: ClassAd) -> _Verdict:
         if not (_accepts(job, resource) and _accepts(resource, job)):
             return None
+        pre, post = (_negotiator_rank(expr, job, resource) for expr in self.ranks)
         expr = job.get_expr("Rank")
-        value = rank_value(expr.evaluate_in(job, resource)) if expr is not None else 0.0
-        return (math.inf if math.isnan(value) else -value, self.demand(job, resource))
+        if expr is not None:
+            value = rank_value(expr.evaluate_in(job, resource))
+        else:  # EvalFloat: an attribute the job lacks is read from the other ad, in that ad
+            expr = resource.get_expr("Rank")
+            value = rank_value(expr.evaluate_in(resource, job)) if expr is not None else 0.0
+        return ((pre, math.inf if math.isnan(value) else -value, post), self.demand(job, resource))
 
     def demand(self, job: ClassAd, resource: ClassAd) -> Demand:
         expr = job.get_expr("ConcurrencyLimits")
@@ -282,7 +336,7 @@ class _Negotiation:
         heap.append((verdict[0], self.seq[r], r, self.version[r]))
         return True
 
-    def pick(self, heap: list[_Entry], kind_id: int, kind: _Kind) -> tuple[int, float, Demand] | None:
+    def pick(self, heap: list[_Entry], kind_id: int, kind: _Kind) -> tuple[int, _Key, Demand] | None:
         """Pop the best live candidate the limits allow; candidates passed over go back in the heap.
 
         With no candidate left the kind fails for the rest of the cycle: with the first limit that
@@ -310,10 +364,10 @@ class _Negotiation:
             kind.failed = refused or NO_MATCH
         return picked
 
-    def bind(self, job_id: Hashable, job: ClassAd, r: int, key: float, demand: Demand) -> None:
+    def bind(self, job_id: Hashable, job: ClassAd, r: int, key: _Key, demand: Demand) -> None:
         ad = self.ads[r]
         self.limits.try_acquire(demand)
-        rank = -key if key != math.inf else math.nan
+        rank = -key[1] if key[1] != math.inf else math.nan
         self.matches.append(Match(job_id, self.names[r], rank, job, ad, demand))
         if not self.want[r]:
             self.alive[r] = False

@@ -1,29 +1,45 @@
 """Text forms of absolute and relative times, as HTCondor writes and reads them.
 
-Absolute: ISO 8601 ``2020-06-01T12:00:00+02:00`` (also ``20200601T120000``, a space for ``T``,
-seconds optional, ``Z``, ``+0200``); without a zone the local zone applies.  HTCondor writes a zero
-offset as ``-00:00``.  Relative: ``[-][D+]HH:MM:SS`` with empty leading fields dropped (``90`` seconds
-is ``01:30``, none is ``00``), or fields with units ``1d2h3m4s``.  ``absTime("...")`` and
-``relTime("...")`` with a literal string are read by the parser (bad text is a syntax error there, as
-in the official parser).
+Absolute: ISO 8601 ``2020-06-01T12:00:00+02:00`` (also ``20200601T120000``, a space or nothing for
+``T``, minutes and seconds optional, ``Z``, ``+0200``), and the shorter forms the official library
+reads: ``2020-06``, ``2020``, ``2020-06-01T12``, fields that carry over (``2020-13-01``); without a
+zone the local zone applies.  Other junk the library reads somehow (``2020/06/01``, two- or five-digit
+years) stays a syntax error.  HTCondor writes a zero offset as ``-00:00``.
+
+Relative: ``[-][D+]HH:MM:SS`` with empty leading fields dropped (``90`` seconds is ``01:30``, none is
+``00``), or fields with units ``1d2h3m4s``; the seconds may have a fraction (``2+25:14:16.123``,
+``1d2h3m4.5s``, ``4.5``, ``.5``), no other field may.  ``format_reltime`` is the text of ``string()``
+(whole seconds, as HTCondor converts); ``format_reltime_literal`` is the text of a ``relTime("...")``
+literal, which HTCondor writes with its fraction (``1+02:03:4.5``: ``%02g``, so unpadded); where that
+loses digits sheaf writes all of them, so that what it prints reads back the same.
+
+``absTime("...")`` and ``relTime("...")`` with a literal string are read by the parser (bad text is a
+syntax error there, as in the official parser).
 """
 
 from __future__ import annotations
 
-__all__ = ["format_abstime", "format_reltime", "local_offset", "parse_abstime", "parse_reltime"]
+__all__ = [
+    "format_abstime", "format_reltime", "format_reltime_literal", "local_offset", "parse_abstime",
+    "parse_reltime",
+]
 
 import calendar
+import decimal
 import math
 import re
 import time
 from typing import Final
 
 _ABS: Final = re.compile(
-    r"\s*(\d{4})-?(\d\d)-?(\d\d)(?:[T ](\d\d):?(\d\d)(?::?(\d\d))?)?\s*(Z|[+-]\d\d:?\d\d)?\s*\Z",
-    re.IGNORECASE)
-_REL_CLOCK: Final = re.compile(r"\s*(-)?\s*(?:(\d+)\+)?(\d+)(?::(\d+))?(?::(\d+))?\s*\Z")
-_REL_UNITS: Final = re.compile(r"\s*(-)?\s*(?:(\d+)d)?\s*(?:(\d+)h)?\s*(?:(\d+)m)?\s*(?:(\d+)s?)?\s*\Z",
-                               re.IGNORECASE)
+    r"\s*(\d{4})(?:-?(\d\d)(?:-?(\d\d)(?:[T ]?(\d\d)(?::?(\d\d)(?::?(\d\d))?)?|T)?)?)?"
+    r"\s*(Z|[+-]\d\d:?\d\d)?\s*\Z", re.IGNORECASE)
+# the last field of either form may have a fraction: seconds
+_SECS: Final = r"(\d+(?:\.\d+)?|\.\d+)"
+_REL_CLOCK: Final = re.compile(
+    r"\s*([-+])?\s*(?:(\d+)\+)?(?:(\d+):)??(?:(\d+):)?" + _SECS + r"\s*\Z")
+_REL_UNITS: Final = re.compile(
+    r"\s*([-+])?\s*(?:(\d+)d)?\s*(?:(\d+)h)?\s*(?:(\d+)m)?\s*(?:" + _SECS + r"s?)?\s*\Z", re.IGNORECASE)
 
 
 def local_offset(secs: float) -> int:
@@ -40,11 +56,15 @@ def parse_abstime(text: str) -> tuple[int, int] | None:
     if m is None:
         return None
     year, month, day, hour, minute, sec, zone = m.groups()
+    # fields out of range carry over as HTCondor's mktime-style reading does (month 13 is January of
+    # the next year, day 0 the last day of the month before); a missing month is January and a
+    # missing day 0, as in the official library
+    months = int(year) * 12 + int(month or 1) - 1
     try:
-        wall = calendar.timegm((int(year), int(month), int(day), int(hour or 0), int(minute or 0),
-                                int(sec or 0), 0, 0, 0))
+        wall = calendar.timegm((months // 12, months % 12 + 1, 1, 0, 0, 0, 0, 0, 0))
     except (ValueError, OverflowError):
         return None
+    wall += (int(day or 0) - 1) * 86400 + int(hour or 0) * 3600 + int(minute or 0) * 60 + int(sec or 0)
     if zone is None:
         offset = local_offset(wall)
     elif zone.upper() == "Z":
@@ -56,20 +76,14 @@ def parse_abstime(text: str) -> tuple[int, int] | None:
 
 
 def parse_reltime(text: str) -> float | None:
-    m = _REL_CLOCK.match(text)
-    if m is not None:
-        sign, days, first, second, third = m.groups()
-        fields = [int(f) for f in (first, second, third) if f is not None]
-        while len(fields) < 3:
-            fields.insert(0, 0)
-        secs = int(days or 0) * 86400 + fields[0] * 3600 + fields[1] * 60 + fields[2]
-        return float(-secs if sign else secs)
-    m = _REL_UNITS.match(text)
+    """Seconds of a relative time's text (see the module docstring), or None."""
+    m = _REL_CLOCK.match(text) or _REL_UNITS.match(text)
     if m is None or not any(m.groups()[1:]):
         return None
-    sign, days, hours, minutes, secs_text = m.groups()
-    secs = int(days or 0) * 86400 + int(hours or 0) * 3600 + int(minutes or 0) * 60 + int(secs_text or 0)
-    return float(-secs if sign else secs)
+    sign, days, hours, minutes, secs = m.groups()
+    whole = int(days or 0) * 86400 + int(hours or 0) * 3600 + int(minutes or 0) * 60
+    total = whole + float(secs or 0) if secs is not None and "." in secs else float(whole + int(secs or 0))
+    return -total if sign == "-" else total
 
 
 def gmtime(secs: float) -> time.struct_time:
@@ -105,6 +119,27 @@ def format_reltime(secs: float) -> str:
     if minutes:
         return f"{sign}{minutes:02d}:{seconds:02d}"
     return f"{sign}{seconds:02d}"
+
+
+def format_reltime_literal(secs: float) -> str:
+    """The text of a ``relTime("...")`` literal: HTCondor's, with the fraction of a second; more
+    digits where HTCondor's six significant ones (or its exponent) would not read back as ``secs``."""
+    if secs == int(secs) or math.isinf(secs) or math.isnan(secs):
+        return format_reltime(secs)
+    sign = "-" if secs < 0 else ""
+    whole = int(abs(secs))
+    days, rest = divmod(whole, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes, seconds = divmod(rest, 60)
+    head = (f"{days}+{hours:02d}:{minutes:02d}:" if days else f"{hours:02d}:{minutes:02d}:" if hours
+            else f"{minutes:02d}:" if minutes else "")
+    fraction = abs(secs) - (whole - seconds)
+    # HTCondor's text; else the shortest decimal of the seconds, written without an exponent (the
+    # grammar has none); else as many digits as it takes
+    candidates = [f"{fraction:02g}", format(decimal.Decimal(repr(fraction)), "f")]
+    candidates += [f"{fraction:.{digits}f}" for digits in range(1, 21)]
+    texts = (f"{sign}{head}{text}" for text in candidates)
+    return next((text for text in texts if parse_reltime(text) == secs), f"{sign}{head}{candidates[1]}")
 
 
 def _int32(value: float) -> int:

@@ -18,7 +18,7 @@ import re
 from typing import Any, Final
 
 from ._grammar import COND_PREC, ELVIS_PREC, POSTFIX_PREC, PRECEDENCE, UNARY_PREC
-from ._timetext import format_abstime, format_reltime
+from ._timetext import format_abstime, format_reltime_literal
 
 Node = tuple[Any, ...]
 _IDENT: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -105,7 +105,7 @@ class _Writer:
         return f"{node[1]}({quote_string(format_abstime(node[2], node[3]))})"
 
     def w_reltime(self, node: Node, indent: int) -> str:
-        return f"{node[1]}({quote_string(format_reltime(node[2]))})"
+        return f"{node[1]}({quote_string(format_reltime_literal(node[2]))})"
 
     def w_attr(self, node: Node, indent: int) -> str:
         return quote_name(node[1], self.condor)

@@ -85,13 +85,15 @@ def load_inputs(
     for key, file in (("tc", tc_file), ("sc", sc_file or remote), ("rc", rc_file)):
         paths[key] = str(file) if file else None
     tc_variables = variables if properties.get_bool("pegasus.catalog.transformation.expand", True) else None
-    tcat = formats.read_transformation_catalog(tc_file, warnings=warnings, variables=tc_variables) if tc_file else None
+    tcat = (formats.read_transformation_catalog(tc_file, warnings=warnings, variables=tc_variables)
+            if tc_file else None)
     scat = formats.read_site_catalog(sc_file, warnings=warnings, variables=variables) if sc_file else None
     if remote is not None:
         downloaded = formats.read_site_catalog(remote, warnings=warnings, variables=variables)
         scat = scat.merged_with(downloaded) if scat is not None else downloaded
     rc_variables = Variables.of() if properties.get_bool("pegasus.catalog.replica.expand", True) else None
-    rcat = formats.read_replica_catalog(rc_file, warnings=warnings, variables=rc_variables) if rc_file else None
+    rcat = (formats.read_replica_catalog(rc_file, warnings=warnings, variables=rc_variables)
+            if rc_file else None)
     return Inputs(
         workflow=workflow, properties=properties,
         tc=_merge(tcat, workflow.transformation_catalog), sc=_merge(scat, workflow.site_catalog),
@@ -124,10 +126,10 @@ def _properties(here: Path, conf: PathLike | None, defines: Iterable[str],
                 warnings: list[str]) -> tuple[Properties, list[str]]:
     from sheaf.formats._properties import read_properties
 
-    layers: list[tuple[str, Mapping[str, str]]] = []
-    for default in (_pegasusrc(), here / "pegasus.properties"):
-        if default is not None and default.is_file():
-            layers.append((str(default), read_properties(default)))
+    layers: list[tuple[str, Mapping[str, str]]] = [
+        (str(default), read_properties(default))
+        for default in (_pegasusrc(), here / "pegasus.properties")
+        if default is not None and default.is_file()]
     if conf is not None:
         layers.append((str(under(here, conf)), read_properties(under(here, conf))))
     files = [name for name, _ in layers]

@@ -49,7 +49,8 @@ def deprecated_layer(properties: Properties, warnings: list[str]) -> dict[str, s
     return layer
 
 
-def feature_warnings(properties: Properties, workflow: Workflow, tc: TransformationCatalog | None) -> list[str]:
+def feature_warnings(properties: Properties, workflow: Workflow,
+                     tc: TransformationCatalog | None) -> list[str]:
     """A warning per property or feature in the inputs that sheaf does not implement yet."""
     found = []
     for key, (fine, owner) in NOT_YET.items():

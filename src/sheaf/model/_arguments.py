@@ -65,7 +65,7 @@ def split_arguments(text: str) -> tuple[str, ...]:
                 current, started = [], False
             continue
         started = True
-        if first == "'" or first == '"':
+        if first in {"'", '"'}:
             if len(piece) == 1:
                 raise ValueError(f"unclosed {first} quote at offset {match.start()}")
             current.append(piece[1:-1])

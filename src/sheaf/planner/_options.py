@@ -72,7 +72,8 @@ def code_generator(properties: Properties, options: Options, warnings: list[str]
         return options
     if name != "pmc":
         raise PlanningError("unsupported code generator", value=raw,
-                            rule="pegasus.code.generator is Condor or PMC (the whole workflow as one PMC job)")
+                            rule="pegasus.code.generator is Condor or PMC "
+                                 "(the whole workflow as one PMC job)")
     warnings.append("pegasus.code.generator = PMC is deprecated: planned as --cluster whole with "
                     "pegasus.clusterer.job.aggregator = mpiexec")
     return replace(options, techniques=("whole",), aggregator="mpiexec")
