@@ -101,7 +101,7 @@ def test_a_full_disk_while_planning_is_one_error_and_leaves_the_earlier_plan(
 
     def write(fd: int, data: bytes) -> int:
         calls["n"] += 1
-        if calls["n"] > 5:
+        if calls["n"] > 1:  # a few files only: unclustered jobs share SUBMIT-DESCRIPTIONs in the DAG
             raise OSError(errno.ENOSPC, "No space left on device")
         return real(fd, data)
 

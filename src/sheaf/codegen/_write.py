@@ -22,6 +22,15 @@ directory with the JSON graph and the run script) or of a stage-in job (the ``sr
 ``sheaf-transfer`` reads), and its ``plan.json`` record (``_planjson``).  The first staging slice
 (``_staging``) adds its ``create_dir``/``stage_in`` jobs before the planner's.
 
+Shared submit descriptions: unclustered compute jobs of one transformation at one site, with the same
+profiles and command (arguments aside), share one description (``_submit.render_shared_submit``),
+written into the DAG as a ``SUBMIT-DESCRIPTION shared.<k>.<transformation>.<site> { ... }`` block
+right before the first job that uses it (HTCondor >= 10 reads them; a name no job id takes), and
+get their own values from their ``VARS`` line -- what DAGMan's manual shows for nodes that "only
+vary in filenames".  So a plan of 10^5 such jobs writes no submit file for them, where it wrote 10^5.
+Every other job (clusters with their ``.in``, auxiliary jobs, sub-workflows) keeps its own file.
+The property ``sheaf.submit.shared = false`` writes one description file per job, as before.
+
 What a clustered job runs: the planner's ``executable`` and ``arguments`` (the aggregator and its
 options), then codegen appends the cluster's input file -- the ``.in`` file for seqexec, the PMC DAG
 (after ``--max-wall-time`` from the ``maxwalltime`` profile unless already given) for mpiexec.  When
@@ -60,10 +69,16 @@ from sheaf.codegen._clusters import (
     seqexec_input,
 )
 from sheaf.codegen._dag import NodeSettings, config_text, edge_lines, maxjobs_lines, node_lines, node_settings
-from sheaf.codegen._layout import JobPaths, Layout
+from sheaf.codegen._layout import JobPaths, Layout, safe_name
 from sheaf.codegen._planjson import JobRecord, contract_profiles, encode_plan
 from sheaf.codegen._staging import Staging, plan_staging
-from sheaf.codegen._submit import Command, SubmitContext, render_submit
+from sheaf.codegen._submit import (
+    Command,
+    SubmitContext,
+    render_shared_submit,
+    render_submit,
+    shared_vars,
+)
 from sheaf.codegen._subworkflow import properties_text, subworkflow_file
 from sheaf.errors import PlanningError, StorageError
 from sheaf.model import Graph, Profiles, build_graph, merge_profiles
@@ -263,6 +278,9 @@ class _Writer:
     graph: Graph | None = None
     base: Profiles = field(default_factory=dict)
     merged: dict[int, tuple[Profiles, Profiles]] = field(default_factory=dict)
+    # shared descriptions by (command without argv, profiles' id, transformation, site)
+    shared: dict[tuple[object, ...], tuple[Profiles, str]] = field(default_factory=dict)
+    ids: frozenset[str] = frozenset()
 
     def write(self, jobs: list[ExecJob], edges: list[tuple[int, int]]) -> PlanFiles:
         ctx = SubmitContext(self.exec_wf.name, self.layout.log, list(self.staging.warnings))
@@ -270,10 +288,12 @@ class _Writer:
         wf = self.exec_wf
         # the DAG is streamed: at 10^6 jobs its lines never sit in memory at once
         with open(os.path.join(self.root, self.layout.dag), "x", encoding="utf-8", buffering=1 << 20) as dag:
-            dag.write(f"# DAG of workflow {self.layout.name}, written by sheaf plan (HTCondor DAGMan syntax)\n"
+            dag.write(f"# DAG of workflow {self.layout.name}, written by sheaf plan "
+                      "(HTCondor DAGMan syntax)\n"
                       f"CONFIG {self.layout.config}\nJOBSTATE_LOG jobstate.log\n")
             out = self._jobs(jobs, dag, ctx)
-            dag.writelines(line + "\n" for line in edge_lines(jobs, edges) + maxjobs_lines(list(out.categories), wf.properties))
+            tail = edge_lines(jobs, edges) + maxjobs_lines(list(out.categories), wf.properties)
+            dag.writelines(line + "\n" for line in tail)
         self._put(self.layout.config, config_text(wf.workflow.profiles, wf.properties))
         self._put("plan.json", encode_plan(wf.name, out.records, jobs, edges, wf.sites, wf.output_sites,
                                            wf.clustering))
@@ -285,6 +305,8 @@ class _Writer:
     def _jobs(self, jobs: list[ExecJob], dag: TextIO, ctx: SubmitContext) -> _Written:
         """Each job's files and DAG lines; settings computed once per distinct (profiles, type)."""
         out = _Written()
+        share = self.exec_wf.properties.get_bool("sheaf.submit.shared", True)
+        self.ids = frozenset(job.id for job in jobs)
         exitcode = tool_path("sheaf-exitcode")
         settings: dict[tuple[int, str], tuple[Profiles, NodeSettings, dict[str, dict[str, str]]]] = {}
         for index, job in enumerate(jobs):
@@ -294,11 +316,17 @@ class _Writer:
             cached = settings.get((id(profiles), job.type))
             if cached is None or cached[0] is not profiles:
                 cached = settings[(id(profiles), job.type)] = (
-                    profiles, node_settings(job.type, profiles, exitcode, job.id), contract_profiles(profiles))
+                    profiles, node_settings(job.type, profiles, exitcode, job.id),
+                    contract_profiles(profiles))
             out_base = paths.abs("")
             subdag = self._subdag(job)
             if subdag is not None:
                 lines = node_lines(job.id, subdag, cached[1], out_base + ".out", subdag=True)
+            elif share and job.type == "compute" and len(job.tasks) == 1:
+                command = self._resolved(job, paths, profiles)
+                name = self._shared(job, profiles, command, ctx, dag)
+                lines = node_lines(job.id, name, cached[1], out_base + ".out",
+                                   more_vars=shared_vars(job, command, paths.rel_dir))
             else:
                 self._put(paths.rel_submit, render_submit(job, profiles, self._resolved(job, paths, profiles),
                                                           out_base, ctx))
@@ -311,6 +339,22 @@ class _Writer:
                                          [task.id for task in job.tasks], job.aggregator, cached[2]))
             out.types[job.type] = out.types.get(job.type, 0) + 1
         return out
+
+    def _shared(self, job: ExecJob, profiles: Profiles, command: Command, ctx: SubmitContext,
+                dag: TextIO) -> str:
+        """The name of the shared description ``job`` uses, written into the DAG on first use."""
+        key = (command.executable, command.initialdir, command.universe, command.environment, id(profiles),
+               job.transformation, job.site)
+        hit = self.shared.get(key)
+        if hit is None or hit[0] is not profiles:
+            name = (f"shared.{len(self.shared)}.{safe_name(job.transformation or 'job')}."
+                    f"{safe_name(job.site or '')}")
+            while name in self.ids:  # DAGMan: a description's name is no node's
+                name += "_"
+            text = render_shared_submit(job, profiles, command, self.layout.final_dir, ctx)
+            dag.write(f"SUBMIT-DESCRIPTION {name} {{\n{text}}}\n")
+            hit = self.shared[key] = (profiles, name)
+        return hit[1]
 
     def _resolved(self, job: ExecJob, paths: JobPaths, profiles: Profiles) -> Command:
         command = self._command(job, paths, profiles)
