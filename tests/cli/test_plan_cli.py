@@ -13,6 +13,8 @@ from pathlib import Path
 import msgspec
 import pytest
 
+from sheaf.engine import parse_dag
+
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "blackdiamond"
 SHEAF = [str(Path(sys.executable).parent / "sheaf")]
@@ -55,8 +57,10 @@ def test_plan_and_submit_the_bundled_example(tmp_path: Path) -> None:
     doc = msgspec.json.decode((tmp_path / "plan" / "plan.json").read_bytes())
     assert [j["type"] for j in doc["jobs"]].count("cluster") == 3
     assert sorted(len(j["tasks"]) for j in doc["jobs"] if j["type"] == "cluster") == [2, 3, 3]
-    sub = (tmp_path / "plan" / "jobs" / "000" / "preprocess_ID0000001.sub").read_text()
-    assert f"executable = {EXAMPLE}/bin/keg\n" in sub  # the catalog's relative pfn, made absolute
+    dag = parse_dag(str(tmp_path / "plan" / "blackdiamond.dag"))
+    description = dag.descriptions[dag.nodes["preprocess_ID0000001"].description or ""]
+    # a SUBMIT-DESCRIPTION; the catalog's relative pfn, made absolute
+    assert f"executable = {EXAMPLE}/bin/keg" in (text for _, text in description.lines)
 
 
 def test_demo_script_runs() -> None:

@@ -1,6 +1,7 @@
-"""``sheaf plan --force`` against a directory in use: a running workflow is never replaced (its run
-lock is held), what an interrupted plan left beside DIR is removed by the next plan or run, and a
-disk that fills while the plan is written is one message, exit 1, the earlier plan untouched."""
+"""Replanning into a directory in use (``sheaf plan --deferred``, a sub-workflow's retry): a running
+workflow is never replaced (its run lock is held), what an interrupted plan left beside DIR is
+removed by the next plan or run, and a disk that fills while the plan is written is one message,
+exit 1, the earlier plan untouched."""
 
 from __future__ import annotations
 
@@ -102,7 +103,7 @@ def test_a_full_disk_while_planning_is_one_error_and_leaves_the_earlier_plan(
 
     def write(fd: int, data: bytes) -> int:
         calls["n"] += 1
-        if calls["n"] > 5:
+        if calls["n"] > 1:  # a few files only: unclustered jobs share SUBMIT-DESCRIPTIONs in the DAG
             raise OSError(errno.ENOSPC, "No space left on device")
         return real(fd, data)
 

@@ -14,7 +14,7 @@ os.environ.setdefault("CONDOR_CONFIG", "/dev/null")
 import htcondor2
 import msgspec
 import pytest
-from codegen_plans import blackdiamond_plan
+from codegen_plans import PER_JOB, blackdiamond_plan
 
 import sheaf.codegen
 from sheaf.codegen import PlanFiles, write_plan
@@ -33,7 +33,7 @@ def test_public_api() -> None:
 
 @pytest.fixture
 def written(tmp_path: Path) -> PlanFiles:
-    return write_plan(blackdiamond_plan(), tmp_path / "plan")
+    return write_plan(blackdiamond_plan(properties=PER_JOB), tmp_path / "plan")
 
 
 def _submits(files: PlanFiles) -> dict[str, htcondor2.Submit]:
@@ -254,7 +254,7 @@ def test_force_replaces_only_once_the_new_plan_is_complete(tmp_path: Path) -> No
 
 def test_jobs_are_spread_over_subdirectories(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("sheaf.codegen._layout.JOBS_PER_DIR", 3)
-    files = write_plan(blackdiamond_plan(6, cluster=None), tmp_path / "p")
+    files = write_plan(blackdiamond_plan(6, cluster=None, properties=PER_JOB), tmp_path / "p")
     dirs = sorted(os.listdir(tmp_path / "p" / "jobs"))
     assert dirs == ["000", "001", "002"]
     assert all(len(os.listdir(tmp_path / "p" / "jobs" / d)) <= 3 for d in dirs)
@@ -265,7 +265,7 @@ def test_jobs_are_spread_over_subdirectories(tmp_path: Path, monkeypatch: pytest
 _DUMP = """
 import sys, os
 sys.path.insert(0, {tests!r})
-from codegen_plans import blackdiamond_plan
+from codegen_plans import PER_JOB, blackdiamond_plan
 from sheaf.codegen import write_plan
 files = write_plan(blackdiamond_plan(5), {target!r}, replace=True)
 for root, _, names in sorted(os.walk(files.directory)):

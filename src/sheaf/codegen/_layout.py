@@ -5,7 +5,7 @@ Layout (paths relative to DIR)::
     <name>.dag            the DAG DAGMan (or ``sheaf run``) runs; the only ``*.dag`` at the top
     <name>.dag.config     DAGMan configuration named by the DAG's CONFIG line (throttles)
     plan.json             the record for people and tools (../shared/CONTRACTS.md)
-    jobs/000/<id>.sub     one submit description per job; ``<id>.in`` (seqexec), ``<id>.dag`` (PMC),
+    jobs/000/<id>.sub     a job's own submit description; ``<id>.in`` (seqexec), ``<id>.dag`` (PMC),
     jobs/000/<id>/        a Decaf cluster's JSON graph and run script
     jobs/000/<id>.out     the job's stdout/stderr (``.err``), written when it runs
     scratch/<site>/       the working directory of a site without a local shared-scratch directory
@@ -37,6 +37,11 @@ JOBS_PER_DIR = 10_000
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9_.\-]")
 _RUN_DIR = re.compile(r"^run(\d+)$")
 VO_GROUP = "pegasus"  # pegasus-plan's default VO group, the middle part of the default submit path
+
+
+def safe_name(text: str) -> str:
+    """``text`` with every character outside ``A-Z a-z 0-9 _ . -`` made ``_`` (a file-name part)."""
+    return _UNSAFE_NAME.sub("_", text)
 
 
 def dag_basename(workflow_name: str) -> str:

@@ -26,6 +26,15 @@ directory with the JSON graph and the run script) or of a stage-in job (the ``sr
 ``sheaf-transfer`` reads), and its ``plan.json`` record (``_planjson``).  The first staging slice
 (``_staging``) adds its ``create_dir``/``stage_in`` jobs before the planner's.
 
+Shared submit descriptions: unclustered compute jobs of one transformation at one site, with the same
+profiles and command (arguments aside), share one description (``_submit.render_shared_submit``),
+written into the DAG as a ``SUBMIT-DESCRIPTION shared.<k>.<transformation>.<site> { ... }`` block
+right before the first job that uses it (HTCondor >= 10 reads them; a name no job id takes), and
+get their own values from their ``VARS`` line -- what DAGMan's manual shows for nodes that "only
+vary in filenames".  So a plan of 10^5 such jobs writes no submit file for them, where it wrote 10^5.
+Every other job (clusters with their ``.in``, auxiliary jobs, sub-workflows) keeps its own file.
+The property ``sheaf.submit.shared = false`` writes one description file per job, as before.
+
 What a clustered job runs: the planner's ``executable`` and ``arguments`` (the aggregator and its
 options), then codegen appends the cluster's input file -- the ``.in`` file for seqexec, the PMC DAG
 (after ``--max-wall-time`` from the ``maxwalltime`` profile unless already given) for mpiexec.  When
@@ -65,10 +74,16 @@ from sheaf.codegen._clusters import (
     seqexec_input,
 )
 from sheaf.codegen._dag import NodeSettings, config_text, edge_lines, maxjobs_lines, node_lines, node_settings
-from sheaf.codegen._layout import JobPaths, Layout, reserve_run_dir
+from sheaf.codegen._layout import JobPaths, Layout, reserve_run_dir, safe_name
 from sheaf.codegen._planjson import JobRecord, contract_profiles, encode_plan
 from sheaf.codegen._staging import Staging, plan_staging
-from sheaf.codegen._submit import Command, SubmitContext, render_submit
+from sheaf.codegen._submit import (
+    Command,
+    SubmitContext,
+    render_shared_submit,
+    render_submit,
+    shared_vars,
+)
 from sheaf.codegen._subworkflow import properties_text, subworkflow_file
 from sheaf.errors import PlanningError, StorageError
 from sheaf.model import Graph, Profiles, build_graph, merge_profiles
@@ -310,6 +325,9 @@ class _Writer:
     graph: Graph | None = None
     base: Profiles = field(default_factory=dict)
     merged: dict[int, tuple[Profiles, Profiles]] = field(default_factory=dict)
+    # shared descriptions by (command without argv, profiles' id, transformation, site)
+    shared: dict[tuple[object, ...], tuple[Profiles, str]] = field(default_factory=dict)
+    ids: frozenset[str] = frozenset()
     options: dict[str, object] = field(default_factory=dict)  # the command line's, for plan.json
 
     def write(self, jobs: list[ExecJob], edges: list[tuple[int, int]]) -> PlanFiles:
@@ -326,7 +344,7 @@ class _Writer:
             dag.writelines(line + "\n" for line in tail)
         self.put(self.layout.config, config_text(wf.workflow.profiles, wf.properties))
         self.put("plan.json", encode_plan(wf.name, out.records, jobs, edges, wf.sites, wf.output_sites,
-                                           wf.clustering, self.options))
+                                          wf.clustering, self.options))
         final = self.layout.final_dir
         return PlanFiles(final, os.path.join(final, self.layout.dag), os.path.join(final, self.layout.config),
                          os.path.join(final, "plan.json"), tuple(out.submits), out.types, len(edges),
@@ -335,6 +353,8 @@ class _Writer:
     def _jobs(self, jobs: list[ExecJob], dag: TextIO, ctx: SubmitContext) -> _Written:
         """Each job's files and DAG lines; settings computed once per distinct (profiles, type)."""
         out = _Written()
+        share = self.exec_wf.properties.get_bool("sheaf.submit.shared", True)
+        self.ids = frozenset(job.id for job in jobs)
         exitcode = tool_path("sheaf-exitcode")
         settings: dict[tuple[int, str], tuple[Profiles, NodeSettings, dict[str, dict[str, str]]]] = {}
         for index, job in enumerate(jobs):
@@ -350,6 +370,11 @@ class _Writer:
             subdag = self._subdag(job)
             if subdag is not None:
                 lines = node_lines(job.id, subdag, cached[1], out_base + ".out", subdag=True)
+            elif share and job.type == "compute" and len(job.tasks) == 1:
+                command = self._resolved(job, paths, profiles)
+                name = self._shared(job, profiles, command, ctx, dag)
+                lines = node_lines(job.id, name, cached[1], out_base + ".out",
+                                   more_vars=shared_vars(job, command, paths.rel_dir))
             else:
                 self.put(paths.rel_submit, render_submit(job, profiles, self._resolved(job, paths, profiles),
                                                           out_base, ctx))
@@ -362,6 +387,22 @@ class _Writer:
                                          [task.id for task in job.tasks], job.aggregator, cached[2]))
             out.types[job.type] = out.types.get(job.type, 0) + 1
         return out
+
+    def _shared(self, job: ExecJob, profiles: Profiles, command: Command, ctx: SubmitContext,
+                dag: TextIO) -> str:
+        """The name of the shared description ``job`` uses, written into the DAG on first use."""
+        key = (command.executable, command.initialdir, command.universe, command.environment, id(profiles),
+               job.transformation, job.site)
+        hit = self.shared.get(key)
+        if hit is None or hit[0] is not profiles:
+            name = (f"shared.{len(self.shared)}.{safe_name(job.transformation or 'job')}."
+                    f"{safe_name(job.site or '')}")
+            while name in self.ids:  # DAGMan: a description's name is no node's
+                name += "_"
+            text = render_shared_submit(job, profiles, command, self.layout.final_dir, ctx)
+            dag.write(f"SUBMIT-DESCRIPTION {name} {{\n{text}}}\n")
+            hit = self.shared[key] = (profiles, name)
+        return hit[1]
 
     def _resolved(self, job: ExecJob, paths: JobPaths, profiles: Profiles) -> Command:
         command = self._command(job, paths, profiles)
@@ -420,10 +461,10 @@ class _Writer:
         _, path = subworkflow_file(job, self.exec_wf)
         props = paths.rel(".properties")
         self.put(props, properties_text(self.exec_wf.properties))
-        # pegasus-plan's --deferred: replan into the same directory on every retry, run in the foreground
-        argv = ("plan", path, "--dir", paths.abs(".plan"), "--relative-submit-dir", ".", "--deferred",
-                "--submit", "-c", paths.abs(".properties"),
-                *job.tasks[0].argv)
+        # pegasus-plan's --deferred: replan into the same directory on every retry, run in the
+        # foreground; after the job's own pegasus-plan arguments, so that its --dir cannot move it
+        argv = ("plan", path, "-c", paths.abs(".properties"), *job.tasks[0].argv,
+                "--dir", paths.abs(".plan"), "--relative-submit-dir", ".", "--deferred", "--submit")
         return Command(tool_path("sheaf"), argv, os.path.dirname(path), "local")
 
     def _cluster(self, job: ExecJob, paths: JobPaths, profiles: Profiles) -> Command:
