@@ -82,7 +82,8 @@ def test_random_plans_write_valid_files(wf: Workflow, clustering: tuple[str, ...
         for rel in files.submit_files:
             path = Path(files.directory, rel)
             sub = htcondor2.Submit(path.read_text())
-            assert sub["executable"].startswith("/") and sub["log"] == os.path.join(files.directory, "random.log")
+            assert sub["executable"].startswith("/")
+            assert sub["log"] == os.path.join(files.directory, "random.log")
             for extra, parse in ((".in", parse_seqexec_input), (".dag", parse_pmc_dag)):
                 side = path.with_suffix(extra)
                 if side.exists() and "merge_" in side.name:

@@ -118,7 +118,8 @@ def _reachable(graph: dict[str, list[str]], start: str, goal: str) -> bool:
     return False
 
 
-def check_contract(plan_json: str, workflow_jobs: dict[str, object], abstract_edges: list[tuple[str, str]]) -> dict:
+def check_contract(plan_json: str, workflow_jobs: dict[str, object],
+                   abstract_edges: list[tuple[str, str]]) -> dict:
     """The invariants of plan.json in ../shared/CONTRACTS.md."""
     doc = msgspec.json.decode(Path(plan_json).read_bytes())
     assert doc["format"] == "sheaf-plan/1"
@@ -128,7 +129,8 @@ def check_contract(plan_json: str, workflow_jobs: dict[str, object], abstract_ed
     ids = [job["id"] for job in doc["jobs"]]
     assert len(ids) == len(set(ids))
     for job in doc["jobs"]:
-        assert set(job) >= {"id", "type", "site", "transformation", "level", "tasks", "aggregator", "profiles"}
+        assert set(job) >= {"id", "type", "site", "transformation", "level", "tasks", "aggregator",
+                            "profiles"}
         assert job["type"] in kinds
         assert {"pegasus", "condor", "dagman", "env"} <= set(job["profiles"])
         assert (job["aggregator"] in ("seqexec", "mpiexec", "decaf")) == (job["type"] == "cluster")
@@ -142,7 +144,7 @@ def check_contract(plan_json: str, workflow_jobs: dict[str, object], abstract_ed
     for parent, child in doc["edges"]:
         assert parent in ids and child in ids
         children.setdefault(parent, []).append(child)
-    indegree = {i: 0 for i in ids}
+    indegree = dict.fromkeys(ids, 0)
     for kids in children.values():
         for kid in kids:
             indegree[kid] += 1
