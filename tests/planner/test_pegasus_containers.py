@@ -98,8 +98,8 @@ def test_job_runs_inside_its_docker_container_through_podman(tmp_path: Path, ima
     ).write(str(tmp_path / "workflow.yml"))
     target = tmp_path / "plan"
     plan_into(tmp_path, "workflow.yml", target, sites=["condorpool"])
-    sub = next((target / "jobs" / "000").glob("mark_*.sub")).read_text()
-    assert "executable = /usr/bin/env\n" in sub and "podman" in sub and "docker-archive:" in sub
+    dag = next(target.glob("*.dag")).read_text()  # the jobs share a description written in the DAG
+    assert "executable = /usr/bin/env\n" in dag and "podman" in dag and "docker-archive:" in dag
     done = run(target)
     assert done.returncode == 0, done.stdout + done.stderr
     work = target / "scratch" / "condorpool"

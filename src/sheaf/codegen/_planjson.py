@@ -5,8 +5,10 @@ aggregator, profiles) and ``edges`` as ``[parent id, child id]`` pairs, in plan 
 ``profiles`` has the four namespaces ``pegasus``, ``condor``, ``dagman``, ``env`` (empty when
 unused), plus any other namespace the job has (``globus``, ``selector``).  After the contract's keys
 the record also names the ``sites``, ``output_sites`` and ``clustering`` the plan was made with, and
-each job that runs in a container its ``container`` (``name``, ``type``, ``image`` as catalogued; the
-key is absent for the others).
+``options``: the pegasus-plan options that later passes act on (``staging_sites``, ``output_dir``,
+``cleanup``, ``input_dirs``, ``force``, ``random_dir``, ``basename``, ``submit_dir``; additive keys);
+each job that runs in a container has its ``container`` (``name``, ``type``, ``image`` as
+catalogued; the key is absent for the others).
 
 Encoded with msgspec from slotted structs: 10^6 jobs take about a second.
 """
@@ -44,6 +46,7 @@ class PlanRecord(msgspec.Struct, omit_defaults=False):
     sites: list[str]
     output_sites: list[str]
     clustering: list[str]
+    options: dict[str, object] = msgspec.field(default_factory=dict)
 
 
 def container_record(container: Container | None) -> dict[str, str] | None:
@@ -63,7 +66,7 @@ def contract_profiles(profiles: Mapping[str, Mapping[str, str]]) -> dict[str, di
 
 def encode_plan(workflow: str, records: list[JobRecord], jobs: Sequence[ExecJob],
                 edges: Sequence[tuple[int, int]], sites: Sequence[str], output_sites: Sequence[str],
-                clustering: Sequence[str]) -> bytes:
+                clustering: Sequence[str], options: Mapping[str, object] | None = None) -> bytes:
     record = PlanRecord(FORMAT, workflow, records, [(jobs[p].id, jobs[c].id) for p, c in edges],
-                        list(sites), list(output_sites), list(clustering))
+                        list(sites), list(output_sites), list(clustering), dict(options or {}))
     return msgspec.json.encode(record) + b"\n"
