@@ -97,6 +97,7 @@ class RunScript:
     attempt: int
     argv: tuple[str, ...]
     cwd: str
+    debug: tuple[str, str] | None = None  # SCRIPT DEBUG: (file, STDOUT | STDERR | ALL)
 
 
 @dataclass(frozen=True, slots=True)

@@ -180,13 +180,15 @@ def replay(path: str) -> Replay:
     state = Replay()
     data = _read(path)
     for offset, line, item in scan(data):
-        if not isinstance(item, Damage):
+        if isinstance(item, Damage):
+            damage = item
+        else:
             why = _apply(state, item)
             if why is None:
                 continue
-            item = Damage(offset, line, why, data[offset:offset + 80])
-        state.damage.append(item)
-        state.damage_in_latest_run.append(item)
+            damage = Damage(offset, line, why, data[offset:offset + 80])
+        state.damage.append(damage)
+        state.damage_in_latest_run.append(damage)
     return state
 
 

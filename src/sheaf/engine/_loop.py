@@ -188,7 +188,7 @@ def _limits(dag: Dag, overrides: Mapping[str, int | None], priority: int | None 
     return Limits(**values, always_run_post=_config_bool(dag, "DAGMAN_ALWAYS_RUN_POST", False),
                   depth_first=_config_bool(dag, "DAGMAN_SUBMIT_DEPTH_FIRST", False),
                   retry_node_first=_config_bool(dag, "DAGMAN_RETRY_NODE_FIRST", False),
-                  dag_priority=priority if priority else _config_signed(dag, "DAGMAN_DEFAULT_PRIORITY", 0))
+                  dag_priority=priority or _config_signed(dag, "DAGMAN_DEFAULT_PRIORITY", 0))
 
 
 #: The DAGMan configuration knobs ``sheaf run`` honours; a CONFIG file setting any other is warned
@@ -342,8 +342,8 @@ class _Run:
             match instruction:
                 case Submit():
                     self._submit(instruction)
-                case RunScript(node=node, kind=kind, attempt=attempt, argv=argv, cwd=cwd):
-                    failed = self.scripts.start(node, kind, attempt, argv, cwd)
+                case RunScript(node=node, kind=kind, attempt=attempt, argv=argv, cwd=cwd, debug=debug):
+                    failed = self.scripts.start(node, kind, attempt, argv, cwd, debug)
                     if failed is not None:
                         self.pending.append(failed)
                 case Defer(node=node, kind=kind, attempt=attempt, seconds=seconds):
@@ -429,8 +429,10 @@ class _Run:
             desc = self._description(spec)
             if not desc.queue.simple:
                 rows = proc_rows(desc, spec.directory)
+                parents = self.dag.parents[spec.name]
                 return [self._launch(spec, sub, f"{key}.{row['Process']}",
-                                     render_node(desc, spec, sub, self.append_vars, self.dag.parents[spec.name], row)) for row in rows]
+                                     render_node(desc, spec, sub, self.append_vars, parents, row))
+                        for row in rows]
             job = render_node(desc, spec, sub, self.append_vars, self.dag.parents[spec.name])
         return [self._launch(spec, sub, key, job)]
 
@@ -500,7 +502,8 @@ class _Run:
             self.files.close()
 
 
-def _starting_point(dag: Dag, prior: Replay, multi: bool = False) -> tuple[str, set[str], set[str], dict[str, int]]:
+def _starting_point(dag: Dag, prior: Replay,
+                    multi: bool = False) -> tuple[str, set[str], set[str], dict[str, int]]:
     """(source, done, failed, attempts) for this run; see the module docstring."""
     if prior.epochs and prior.ended is None:
         done = {n for n, r in prior.nodes.items() if r.state == "done" and n in dag.nodes}
@@ -668,7 +671,8 @@ def _drive(run: _Run, machine: DagState, prior: Replay, source: str, done: set[s
 def _result(run: _Run, machine: DagState, source: str) -> RunResult:
     finish = machine.finished
     assert finish is not None
-    failed_nodes = tuple((n, machine.node_reason(n)) for n in machine.nodes if machine.node_state(n) == "failed")
+    failed_nodes = tuple((n, machine.node_reason(n)) for n in machine.nodes
+                         if machine.node_state(n) == "failed")
     return RunResult(run.dag.path, finish.succeeded, finish.exit_code, finish.dag_status, len(machine.nodes),
                      machine.counts["done"], machine.counts["failed"], machine.retries,
                      run.clock() - run.started, machine.job_time, source, failed_nodes, run.rescue,

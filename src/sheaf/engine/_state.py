@@ -310,7 +310,8 @@ class DagState:
                 self._transition(node, "pre" if kind == "PRE" else "post")
                 script = node.spec.pre if kind == "PRE" else node.spec.post
                 self._emit(RunScript(node.name, "PRE" if kind == "PRE" else "POST", node.attempt,
-                                     self._script_argv(node, script), node.spec.directory))
+                                     self._script_argv(node, script), node.spec.directory,
+                                     script.debug if script is not None else None))
                 started += 1
         return started
 

@@ -186,9 +186,6 @@ def _set_script(f: DagFile, words: list[str], spec: NodeSpec) -> None:
     exe = local if not os.path.isabs(argv[0]) and os.path.exists(local) else argv[0]
     script = Script(kind, (exe, *argv[1:]), spec.directory, defer_status, defer_time,  # type: ignore[arg-type]
                     _script_debug(f, words, spec.directory))
-    if script.debug is not None:
-        warn(f, "SCRIPT DEBUG: sheaf run appends every script's output to .sheaf/<dag>.scripts.log; the "
-              "DEBUG file is not written")
     if kind == "PRE":
         spec.pre = script
     elif kind == "POST":

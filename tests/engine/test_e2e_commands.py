@@ -1,0 +1,51 @@
+"""DAG-file commands carried out as DAGMan carries them out, end to end: ``sheaf run`` on hand-written
+DAGs with real processes (our own versions of DAGMan's test scenarios).
+
+SCRIPT DEBUG (a script's chosen streams appended to the DEBUG file after DAGMan's banner line).
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+SHEAF = str(Path(sys.executable).parent / "sheaf")
+
+
+def sheaf_run(directory: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([SHEAF, "run", str(directory), *args], capture_output=True, text=True, check=False,
+                          timeout=120)
+
+
+def _job(text: str = "true") -> str:
+    return f'universe = local\nexecutable = /bin/sh\narguments = "-c \'{text}\'"\nqueue\n'
+
+
+def _script(path: Path, body: str) -> str:
+    path.write_text("#!/bin/sh\n" + body)
+    path.chmod(0o755)
+    return path.name
+
+
+def test_script_debug_captures_the_chosen_streams(tmp_path: Path) -> None:
+    (tmp_path / "a.sub").write_text(_job())
+    _script(tmp_path / "both.sh", "echo out-$1\necho err-$1 >&2\nexit 0\n")
+    (tmp_path / "wf.dag").write_text(
+        "JOB A a.sub\nJOB B a.sub\nJOB C a.sub\nPARENT A CHILD B\nPARENT B CHILD C\n"
+        "SCRIPT DEBUG all.log ALL PRE A both.sh $JOB\n"
+        "SCRIPT DEBUG out.log STDOUT POST B both.sh $JOB\n"
+        "SCRIPT DEBUG err.log STDERR PRE C both.sh $JOB\n"
+        "SCRIPT DEBUG all.log ALL POST C both.sh $JOB\n")
+    done = sheaf_run(tmp_path)
+    assert done.returncode == 0, done.stderr
+    banner = r"\*\*\* Node={} Type={} ExitCode=0 Completion=\d+ Cmd='{}'\n"
+    text = (tmp_path / "all.log").read_text()
+    assert re.fullmatch(banner.format("A", "PRE", r"\S*both.sh A") + "out-A\nerr-A\n"
+                        + banner.format("C", "POST", r"\S*both.sh C") + "out-C\nerr-C\n", text), text
+    assert re.fullmatch(banner.format("B", "POST", r"\S*both.sh B") + "out-B\n",
+                        (tmp_path / "out.log").read_text())
+    assert re.fullmatch(banner.format("C", "PRE", r"\S*both.sh C") + "err-C\n",
+                        (tmp_path / "err.log").read_text())
+    assert not list((tmp_path / ".sheaf").glob(".debug-*"))
