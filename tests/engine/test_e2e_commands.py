@@ -1,7 +1,8 @@
 """DAG-file commands carried out as DAGMan carries them out, end to end: ``sheaf run`` on hand-written
 DAGs with real processes (our own versions of DAGMan's test scenarios).
 
-SCRIPT DEBUG (a script's chosen streams appended to the DEBUG file after DAGMan's banner line).
+SCRIPT DEBUG (a script's chosen streams appended to the DEBUG file after DAGMan's banner line);
+DOT with UPDATE, DONT-OVERWRITE (numbered files) and INCLUDE, in DAGMan's layout.
 """
 
 from __future__ import annotations
@@ -49,3 +50,37 @@ def test_script_debug_captures_the_chosen_streams(tmp_path: Path) -> None:
     assert re.fullmatch(banner.format("C", "PRE", r"\S*both.sh C") + "err-C\n",
                         (tmp_path / "err.log").read_text())
     assert not list((tmp_path / ".sheaf").glob(".debug-*"))
+
+
+def _dot_nodes(text: str) -> dict[str, str]:
+    return dict(re.findall(r'^    "(\w+)" \[shape=\w+ label="\w+ \(([^)]*)\)"', text, re.MULTILINE))
+
+
+def test_dot_update_dont_overwrite_and_include(tmp_path: Path) -> None:
+    (tmp_path / "a.sub").write_text(_job())
+    (tmp_path / "bad.sub").write_text(_job("exit 3"))
+    (tmp_path / "header.dot").write_text("    node [color=red];\n")
+    (tmp_path / "old.dot.0").write_text("taken\n")  # numbering continues after the files there
+    (tmp_path / "wf.dag").write_text("JOB A a.sub\nJOB B bad.sub\nPARENT A CHILD B\n"
+                                     "DOT old.dot UPDATE DONT-OVERWRITE INCLUDE header.dot\n")
+    done = sheaf_run(tmp_path)
+    assert done.returncode == 1, done.stderr
+    numbered = sorted(tmp_path.glob("old.dot.*"), key=lambda p: int(p.suffix[1:]))
+    assert not (tmp_path / "old.dot").exists() and len(numbered) >= 3, numbered
+    assert numbered[0].read_text() == "taken\n"
+    first, last = numbered[1].read_text(), numbered[-1].read_text()
+    assert first.startswith('digraph DAG {\n    label="DAGMan Job status at ')
+    header = tmp_path / "header.dot"
+    assert f"// Beginning of commands included from {header}.\n    node [color=red];\n" in first
+    assert _dot_nodes(first) == {"A": "I", "B": "I"}
+    assert _dot_nodes(last) == {"A": "Done", "B": "E"} and '    "A" -> "B";\n}\n' in last
+
+
+def test_dot_default_is_written_once_and_overwritten(tmp_path: Path) -> None:
+    (tmp_path / "a.sub").write_text(_job())
+    (tmp_path / "wf.dag").write_text("JOB A a.sub\nDOT wf.dot\n")
+    (tmp_path / "wf.dot").write_text("old\n")
+    done = sheaf_run(tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert _dot_nodes((tmp_path / "wf.dot").read_text()) == {"A": "I"}  # DONT-UPDATE: the start only
+    assert [p.name for p in tmp_path.glob("wf.dot*")] == ["wf.dot"]

@@ -47,7 +47,7 @@ from sheaf.engine._multidag import combine_dags, munges_names
 from sheaf.engine._nodejob import render_node, subdag_job
 from sheaf.engine._orphans import ATTEMPT_VARIABLE, attempt_token, stop_run_processes
 from sheaf.engine._procs import ProcGroups
-from sheaf.engine._reports import dot_text, newest_rescue, remove_stale_temporaries, write_atomic
+from sheaf.engine._reports import newest_rescue, remove_stale_temporaries
 from sheaf.engine._runfiles import RunFiles, dagman_id
 from sheaf.engine._scriptmacros import check_scripts
 from sheaf.engine._scripts import ScriptRunner
@@ -639,6 +639,8 @@ def _report_files(dag: Dag) -> list[str]:
     """The files the engine replaces atomically (their stale temporaries are removed on start)."""
     files = [glob.escape(p) for p in (dag.dot, dag.node_status_file[0] if dag.node_status_file else None,
                                       dag.path + ".metrics") if p]
+    if dag.dot and not dag.dot_options.overwrite:
+        files.append(glob.escape(dag.dot) + ".[0-9]*")  # DOT ... DONT-OVERWRITE: numbered files
     return [glob.escape(dag.path) + suffix + ".rescue[0-9][0-9][0-9]*" for suffix in ("", "_multi")] + files
 
 
@@ -654,8 +656,7 @@ def _drive(run: _Run, machine: DagState, prior: Replay, source: str, done: set[s
     initially_done = {n for n in dag.nodes if machine.node_state(n) == "done"}
     run.journal.begin(run.clock(), prior.epochs + 1, source, len(dag.nodes), initially_done)
     run.files.begin(run.clock())
-    if dag.dot:
-        write_atomic(dag.dot, dot_text(dag))
+    run.files.draw(machine, run.clock())
     restore = _install_signals(run) if handle_signals else None
     try:
         run.act(machine, machine.start(idle=0))

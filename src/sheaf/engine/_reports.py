@@ -18,7 +18,6 @@ from __future__ import annotations
 __all__ = [
     "AppendFile",
     "RescueNode",
-    "dot_text",
     "newest_rescue",
     "remove_stale_temporaries",
     "rescue_name",
@@ -37,7 +36,6 @@ from dataclasses import dataclass
 from typing import IO
 
 from sheaf.errors import StorageError
-from sheaf.formats._dagman_records import Dag
 from sheaf.model._runlock import pid_alive
 
 _RESCUE_RE = re.compile(r"\.rescue(\d{3,})$")
@@ -179,12 +177,3 @@ class AppendFile:
         # a history file: what could not be written was reported by flush already
         with contextlib.suppress(OSError):
             self._handle.close()
-
-
-def dot_text(dag: Dag) -> str:
-    lines = [f'digraph "{os.path.basename(dag.path)}" {{']
-    lines.extend(f'    "{name}";' for name in dag.nodes)
-    lines.extend(f'    "{name}" -> "{child}";'
-                 for name, children in dag.children.items() for child in children)
-    lines.append("}")
-    return "\n".join(lines) + "\n"

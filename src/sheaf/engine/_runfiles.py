@@ -4,7 +4,7 @@
   for a top-level run (where Pegasus looks for it) and ``<dag>.jobstate.log`` for a SUBDAG's run, so
   that a SUBDAG sharing its parent's directory writes its own file;
 * ``<primary dag>.nodes.log`` (``_nodelog``): the node jobs' events in HTCondor's event log format;
-* the ``NODE_STATUS_FILE`` (``_nodestatus``), when the DAG names one;
+* the ``NODE_STATUS_FILE`` (``_nodestatus``) and the ``DOT`` file (``_dot``), when the DAG names them;
 * the rescue DAG (``_reports.rescue_text``), when the state machine asks for one;
 * ``<primary dag>.metrics`` (``_metrics``) when the run ends.
 
@@ -28,6 +28,7 @@ import re
 from collections.abc import Callable, Collection, Iterable
 from typing import TYPE_CHECKING
 
+from sheaf.engine._dot import DotFile
 from sheaf.engine._events import Change, Finish
 from sheaf.engine._jobstate import JobstateLog
 from sheaf.engine._metrics import RunCounts, metrics_text
@@ -73,6 +74,7 @@ class RunFiles:
         self.started_keys: set[tuple[str, int]] = set()
         self._outdated = True
         self._last_status = -1e18
+        self.dot = DotFile(dag) if dag.dot else None
         self.start_time = 0.0
 
     # -- the run's life -------------------------------------------------------------------------
@@ -85,6 +87,8 @@ class RunFiles:
         events = self.translator.events(changes, failed_submits)
         if events:
             self._outdated = True
+            if self.dot is not None:
+                self.dot.changed()
         for event in events:
             if event.kind == "SUBMIT":
                 self.counts.jobs_submitted += 1
@@ -107,6 +111,11 @@ class RunFiles:
         self.rescue = write_rescue(self.dag.path, text, self.multi, self.rescue)
         return self.rescue
 
+    def draw(self, machine: DagState, now: float) -> None:
+        """The DOT file as the run starts."""
+        if self.dot is not None:
+            self.dot.write(machine.node_state, now)
+
     def finish(self, machine: DagState, finish: Finish, now: float) -> None:
         self.status(machine, now, force=True)
         write_atomic(self.dag.path + ".metrics", self._metrics(machine, finish, now))
@@ -119,7 +128,9 @@ class RunFiles:
     # -- snapshots ------------------------------------------------------------------------------
 
     def status(self, machine: DagState, now: float, force: bool = False) -> None:
-        """Write the node status file by DAGMan's rules (``_nodestatus``)."""
+        """Write the node status file by DAGMan's rules (``_nodestatus``), the DOT file by ``_dot``'s."""
+        if self.dot is not None:
+            self.dot.update(machine.node_state, now, force)
         config = self.dag.node_status_file
         if config is None:
             return

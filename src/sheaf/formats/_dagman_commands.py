@@ -3,8 +3,9 @@
 MAXJOBS, CONFIG (the DAGMan configuration file, read here), DOT, JOBSTATE_LOG, NODE_STATUS_FILE,
 ENV, SET_JOB_ATTR, SAVE_POINT_FILE, and the splice wiring PIN_IN, PIN_OUT and CONNECT.  A run has
 at most one CONFIG file (naming the same one again is harmless); DOT, JOBSTATE_LOG and
-NODE_STATUS_FILE keep the first one named.  What sheaf keeps but does not carry out (DOT's UPDATE,
-DONT-OVERWRITE and INCLUDE, SET_JOB_ATTR, SAVE_POINT_FILE) is warned about, naming the line.
+NODE_STATUS_FILE keep the first one named (the engine's ``_dot`` writes the DOT file with its
+options).  What sheaf keeps but does not carry out (SET_JOB_ATTR, SAVE_POINT_FILE) is warned about,
+naming the line.
 Pins are checked, and CONNECT carried out, once the file is read (:func:`connect_splices`): PIN_OUT n
 of the output splice's nodes become parents of PIN_IN n's nodes.
 """
@@ -89,9 +90,6 @@ def _parse_dot(f: DagFile, words: list[str]) -> None:
     if f.dag.dot is None:
         f.dag.dot = path
         f.dag.dot_options = DotOptions(update, overwrite, include)
-        if update or not overwrite or include:
-            warn(f, "DOT: sheaf run writes the graph once, at the start of the run; UPDATE, DONT-OVERWRITE "
-                  "and INCLUDE are not carried out")
 
 
 def _parse_env(f: DagFile, words: list[str]) -> None:
