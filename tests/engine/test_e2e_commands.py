@@ -2,7 +2,7 @@
 DAGs with real processes (our own versions of DAGMan's test scenarios).
 
 SCRIPT DEBUG (a script's chosen streams appended to the DEBUG file after DAGMan's banner line);
-DOT with UPDATE, DONT-OVERWRITE (numbered files) and INCLUDE, in DAGMan's layout.
+DOT with UPDATE, DONT-OVERWRITE (numbered files) and INCLUDE, in DAGMan's layout; SAVE_POINT_FILE.
 """
 
 from __future__ import annotations
@@ -84,3 +84,21 @@ def test_dot_default_is_written_once_and_overwritten(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert _dot_nodes((tmp_path / "wf.dot").read_text()) == {"A": "I"}  # DONT-UPDATE: the start only
     assert [p.name for p in tmp_path.glob("wf.dot*")] == ["wf.dot"]
+
+
+def test_save_point_files_in_rescue_format_rolling_to_old(tmp_path: Path) -> None:
+    (tmp_path / "a.sub").write_text(_job())
+    (tmp_path / "wf.dag").write_text(
+        "JOB A a.sub\nJOB B a.sub\nJOB C a.sub\nJOB D a.sub\nPARENT A CHILD B\nPARENT B CHILD C\n"
+        "PARENT C CHILD D\nRETRY B 2\n"
+        "SAVE_POINT_FILE A\nSAVE_POINT_FILE B progress.save\nSAVE_POINT_FILE C progress.save\n"
+        "SAVE_POINT_FILE D ./here.save\n")
+    done = sheaf_run(tmp_path)
+    assert done.returncode == 0, done.stderr
+    save = tmp_path / "save_files"
+    first = (save / "A-wf.dag.save").read_text()
+    assert first.startswith("# Save file written at Start Node A\n# Created ")
+    assert "# Rescue DAG version: 2.1.0\n" in first and first.endswith("<ENDLIST>\n\n")
+    assert "\nDONE A\nDONE B\n" in (save / "progress.save").read_text()  # written as C started
+    assert "\nDONE A\n" in (save / "progress.save.old").read_text()  # B's, kept as .old
+    assert (tmp_path / "here.save").read_text().endswith("DONE A\nDONE B\nDONE C\n")

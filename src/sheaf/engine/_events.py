@@ -15,7 +15,7 @@ from __future__ import annotations
 __all__ = [
     "Cancel", "Change", "Defer", "DeferElapsed", "Details", "EngineEvent", "Finish", "Instruction",
     "Interrupted", "JobExited", "JobHeld", "KillScript", "RunScript", "ScriptExited", "Step", "Submit",
-    "SubmitFailed", "WriteRescue",
+    "SubmitFailed", "WriteRescue", "WriteSavePoint",
 ]
 
 from dataclasses import dataclass, field
@@ -128,13 +128,22 @@ class WriteRescue:
 
 
 @dataclass(frozen=True, slots=True)
+class WriteSavePoint:
+    """SAVE_POINT_FILE: the node starts for the first time; the DAG's state as it starts."""
+
+    node: str
+    done: tuple[str, ...]
+    failed: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class Finish:
     succeeded: bool
     dag_status: int  # $DAG_STATUS: 0 ok, 2 nodes failed, 3 aborted, 4 removed, 5 cycle
     exit_code: int  # what DAGMan would exit with (ABORT-DAG-ON RETURN, else 0/1)
 
 
-Instruction = Submit | RunScript | Defer | Cancel | KillScript | WriteRescue | Finish
+Instruction = Submit | RunScript | Defer | Cancel | KillScript | WriteRescue | WriteSavePoint | Finish
 
 
 # What the state machine says about one change (journaled as a JSON object).  The functional form

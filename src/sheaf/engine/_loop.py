@@ -67,6 +67,7 @@ from sheaf.engine._state import (
     Submit,
     SubmitFailed,
     WriteRescue,
+    WriteSavePoint,
 )
 from sheaf.engine._submit import JobSpec, SubmitDescription, node_description, proc_rows
 from sheaf.errors import EngineError, FormatError, InputError, StorageError, UsageError
@@ -357,6 +358,8 @@ class _Run:
                     self.scripts.kill(node, kind)
                 case WriteRescue():
                     self.rescue = self.files.write_rescue(machine, self.clock())
+                case WriteSavePoint():
+                    self.files.write_save_point(machine, instruction, self.clock())
                 case Finish():
                     finish = instruction
         self.files.record(step.changes, frozenset((e.node, e.attempt) for e in self.pending

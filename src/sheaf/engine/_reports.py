@@ -24,6 +24,7 @@ __all__ = [
     "rescue_text",
     "write_atomic",
     "write_rescue",
+    "write_save_point",
 ]
 
 import contextlib
@@ -108,17 +109,19 @@ class RescueNode:
 
 
 def rescue_text(dag_files: Iterable[str], nodes: Iterable[RescueNode], reset_retries: bool,
-                now: float) -> str:
+                now: float, header: str | None = None) -> str:
     """A rescue DAG as DAGMan's ``Dag::WriteRescue`` writes it (version 2.1.0, a partial rescue DAG
     read on top of the original DAG): the header, a ``DONE`` line per finished node (never the FINAL
     node) and - only when ``DAGMAN_RESET_RETRIES_UPON_RESCUE`` is false - a ``RETRY`` line with the
     retries left, so that reading it back never changes a retry limit otherwise.  Each failed node's
-    reason follows the header as a comment (DAGMan's reader skips comments)."""
+    reason follows the header as a comment (DAGMan's reader skips comments).  A save point file is
+    written in this format with its own ``header`` line (and retries reset)."""
     nodes = list(nodes)
     stamp = time.gmtime(now)
     failed = [n for n in nodes if n.failed]
-    lines = ["# Rescue DAG file, created after running",
-             f"#   the {' '.join(dag_files)} DAG file",
+    heading = [header] if header is not None else ["# Rescue DAG file, created after running",
+                                                    f"#   the {' '.join(dag_files)} DAG file"]
+    lines = [*heading,
              (f"# Created {stamp.tm_mon}/{stamp.tm_mday}/{stamp.tm_year} "
               f"{time.strftime('%H:%M:%S', stamp)} UTC"),
              "# Rescue DAG version: 2.1.0", "#",
@@ -148,6 +151,18 @@ def write_rescue(dag_path: str, text: str, multi: bool = False, path: str | None
         path = rescue_name(dag_path, number, multi)
     write_atomic(path, text)
     return path
+
+
+def write_save_point(path: str, text: str) -> None:
+    """A SAVE_POINT_FILE: its directory made, a file already there kept as ``<path>.old`` (one older
+    version, as DAGMan keeps it), then written atomically."""
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        if os.path.exists(path):
+            os.replace(path, path + ".old")
+    except OSError as exc:
+        raise StorageError.of(exc, path, _RESUME) from None
+    write_atomic(path, text)
 
 
 class AppendFile:

@@ -5,7 +5,9 @@
   that a SUBDAG sharing its parent's directory writes its own file;
 * ``<primary dag>.nodes.log`` (``_nodelog``): the node jobs' events in HTCondor's event log format;
 * the ``NODE_STATUS_FILE`` (``_nodestatus``) and the ``DOT`` file (``_dot``), when the DAG names them;
-* the rescue DAG (``_reports.rescue_text``), when the state machine asks for one;
+* the rescue DAG (``_reports.rescue_text``), when the state machine asks for one, and a
+  ``SAVE_POINT_FILE`` (the same format, retries reset, DAGMan's header) when a node with a save point
+  starts for the first time - a file already there is kept as ``<file>.old``, as DAGMan keeps it;
 * ``<primary dag>.metrics`` (``_metrics``) when the run ends.
 
 Order within a loop turn (``record``): the turn's changes are journaled first (by the loop), its
@@ -29,12 +31,12 @@ from collections.abc import Callable, Collection, Iterable
 from typing import TYPE_CHECKING
 
 from sheaf.engine._dot import DotFile
-from sheaf.engine._events import Change, Finish
+from sheaf.engine._events import Change, Finish, WriteSavePoint
 from sheaf.engine._jobstate import JobstateLog
 from sheaf.engine._metrics import RunCounts, metrics_text
 from sheaf.engine._nodelog import NodesLog, nodes_log_path
 from sheaf.engine._nodestatus import StatusSnapshot, dag_outcome, futile_nodes, node_status_text
-from sheaf.engine._reports import RescueNode, rescue_text, write_atomic, write_rescue
+from sheaf.engine._reports import RescueNode, rescue_text, write_atomic, write_rescue, write_save_point
 from sheaf.engine._runevents import EventTranslator
 from sheaf.formats._dagman_records import Dag
 
@@ -115,6 +117,16 @@ class RunFiles:
         """The DOT file as the run starts."""
         if self.dot is not None:
             self.dot.write(machine.node_state, now)
+
+    def write_save_point(self, machine: DagState, save: WriteSavePoint, now: float) -> None:
+        path = machine.nodes[save.node].spec.save_point
+        assert path is not None
+        done, failed = set(save.done), set(save.failed)
+        nodes = [RescueNode(name, name in done, name in failed, node.spec.final, node.spec.retries,
+                            reason=node.reason)
+                 for name, node in machine.nodes.items()]
+        text = rescue_text(self.dag_files, nodes, True, now, f"# Save file written at Start Node {save.node}")
+        write_save_point(path, text)
 
     def finish(self, machine: DagState, finish: Finish, now: float) -> None:
         self.status(machine, now, force=True)

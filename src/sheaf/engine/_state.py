@@ -53,31 +53,10 @@ no job token.
 from __future__ import annotations
 
 __all__ = [
-    "ACTIVE_STATES",
-    "STATES",
-    "Cancel",
-    "Change",
-    "DagState",
-    "Defer",
-    "DeferElapsed",
-    "Details",
-    "EngineEvent",
-    "Finish",
-    "Instruction",
-    "Interrupted",
-    "InvalidTransition",
-    "JobExited",
-    "JobHeld",
-    "KillScript",
-    "Limits",
-    "Moment",
-    "NodeState",
-    "RunScript",
-    "ScriptExited",
-    "Step",
-    "Submit",
-    "SubmitFailed",
-    "WriteRescue",
+    "ACTIVE_STATES", "STATES", "Cancel", "Change", "DagState", "Defer", "DeferElapsed", "Details",
+    "EngineEvent", "Finish", "Instruction", "Interrupted", "InvalidTransition", "JobExited", "JobHeld",
+    "KillScript", "Limits", "Moment", "NodeState", "RunScript", "ScriptExited", "Step", "Submit",
+    "SubmitFailed", "WriteRescue", "WriteSavePoint"
 ]
 
 import heapq
@@ -103,6 +82,7 @@ from sheaf.engine._events import (
     Submit,
     SubmitFailed,
     WriteRescue,
+    WriteSavePoint,
 )
 from sheaf.engine._invariants import check_invariants
 from sheaf.engine._nodes import (
@@ -282,7 +262,13 @@ class DagState:
         heapq.heappush(heap, (0, node.seq, node.name))
 
     def _make_ready(self, node: Node) -> None:
+        """A node starts (DAGMan's ``StartNode``; a retry does not come here): its save point first."""
+        if node.spec.save_point is not None:
+            self._emit(WriteSavePoint(node.name, self._named("done"), self._named("failed")))
         self._transition(node, "pre_ready" if node.spec.pre is not None else "ready")
+
+    def _named(self, state: NodeState) -> tuple[str, ...]:
+        return tuple(n for n, node in self.nodes.items() if node.state == state)
 
     def _release_children(self, node: Node) -> None:
         for child_name in self.dag.children[node.name]:

@@ -128,11 +128,10 @@ def _parse_save_point(f: DagFile, words: list[str]) -> None:
     spec = f.dag.nodes.get(f.prefix + words[1])
     if spec is None:
         raise f.error("unknown node", "SAVE_POINT_FILE names a node declared before it", words[1])
-    default = f"{words[1]}-{os.path.basename(f.dag.path)}.save"
-    spec.save_point = resolve(os.path.join(os.path.dirname(f.dag.path), "save_files"),
-                               words[2] if len(words) == 3 else default)
-    warn(f, f"SAVE_POINT_FILE {words[1]}: sheaf run keeps a durable journal instead and does not write "
-          "save files (condor_submit_dag -load_save has no sheaf equivalent)")
+    name = words[2] if len(words) == 3 else f"{words[1]}-{os.path.basename(f.path)}.save"
+    # a bare file name goes to save_files/ beside the (primary) DAG; a path is the DAG's directory's
+    top = os.path.dirname(f.dag.path)
+    spec.save_point = resolve(top if "/" in name else os.path.join(top, "save_files"), name)
 
 
 def _parse_pin(f: DagFile, words: list[str]) -> None:
