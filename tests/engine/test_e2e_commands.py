@@ -2,11 +2,13 @@
 DAGs with real processes (our own versions of DAGMan's test scenarios).
 
 SCRIPT DEBUG (a script's chosen streams appended to the DEBUG file after DAGMan's banner line);
-DOT with UPDATE, DONT-OVERWRITE (numbered files) and INCLUDE, in DAGMan's layout; SAVE_POINT_FILE.
+DOT with UPDATE, DONT-OVERWRITE (numbered files) and INCLUDE, in DAGMan's layout; SAVE_POINT_FILE;
+SCRIPT HOLD with the local backend's periodic_hold/periodic_release/periodic_remove.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -102,3 +104,29 @@ def test_save_point_files_in_rescue_format_rolling_to_old(tmp_path: Path) -> Non
     assert "\nDONE A\nDONE B\n" in (save / "progress.save").read_text()  # written as C started
     assert "\nDONE A\n" in (save / "progress.save.old").read_text()  # B's, kept as .old
     assert (tmp_path / "here.save").read_text().endswith("DONE A\nDONE B\nDONE C\n")
+
+
+def _pool_config(tmp_path: Path) -> dict[str, str]:
+    (tmp_path / "pool.conf").write_text("PERIODIC_EXPR_INTERVAL = 0.2\n")
+    return {**os.environ, "SHEAF_CONFIG": str(tmp_path / "pool.conf")}
+
+
+def test_periodic_hold_runs_the_hold_script_and_release_runs_the_job_again(tmp_path: Path) -> None:
+    out = tmp_path / "out.txt"
+    # held while running its first time (killed), released at once, finishes the second time
+    (tmp_path / "a.sub").write_text(
+        f"universe = local\nexecutable = /bin/sh\narguments = \"-c 'echo run >> {out}; sleep 30'\"\n"
+        "periodic_hold = NumJobStarts == 1 && JobStatus == 2\n"
+        "periodic_hold_reason = \"first run\"\nperiodic_hold_subcode = 7\n"
+        "periodic_release = JobStatus == 5 && HoldReasonSubCode == 7 && HoldReason == \"first run\"\n"
+        "periodic_remove = NumJobStarts >= 2 && JobStatus == 2\nqueue\n")
+    (tmp_path / "b.sub").write_text(_job())
+    _script(tmp_path / "hold.sh", f"echo held-$1 >> {out}\nexit 3\n")
+    (tmp_path / "wf.dag").write_text("JOB A a.sub\nJOB B b.sub\nPARENT A CHILD B\n"
+                                     "SCRIPT HOLD A hold.sh $JOB\nSCRIPT POST A post.sh $RETURN\n")
+    _script(tmp_path / "post.sh", f"echo post-$1 >> {out}\nexit 0\n")
+    done = subprocess.run([SHEAF, "run", str(tmp_path)], capture_output=True, text=True, check=False,
+                          timeout=120, env=_pool_config(tmp_path))
+    assert done.returncode == 0, done.stderr
+    # the second run is removed (JOB_ABORTED: $RETURN -1002); the POST script rescues the node
+    assert out.read_text().split() == ["run", "held-A", "run", "post--1002"]

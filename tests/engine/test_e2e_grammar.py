@@ -92,11 +92,6 @@ def test_refusals_name_the_line_and_run_nothing(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert "wf.dag:3" in done.stderr and "WEAK" in done.stderr and "Traceback" not in done.stderr
     assert not out.exists()
-    (tmp_path / "wf.dag").write_text("JOB A a.sub\n")
-    (tmp_path / "a.sub").write_text(_append(out, "a") + "periodic_remove = true\nqueue\n")
-    done = sheaf_run(tmp_path)
-    assert done.returncode == 2 and "a.sub:4" in done.stderr and "periodic_remove" in done.stderr
-    assert not out.exists()
 
 
 def test_unhonoured_config_knob_is_warned(tmp_path: Path) -> None:

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 __all__ = [
     "Cancel", "Change", "Defer", "DeferElapsed", "Details", "EngineEvent", "Finish", "Instruction",
-    "Interrupted", "JobExited", "JobHeld", "KillScript", "RunScript", "ScriptExited", "Step", "Submit",
-    "SubmitFailed", "WriteRescue", "WriteSavePoint",
+    "Interrupted", "JobExited", "JobHeld", "JobRemoved", "JobSuspended", "KillScript", "RunScript",
+    "ScriptExited", "Step", "Submit", "SubmitFailed", "WriteRescue", "WriteSavePoint",
 ]
 
 from dataclasses import dataclass, field
@@ -43,9 +43,27 @@ class JobHeld:
 
 
 @dataclass(frozen=True, slots=True)
+class JobSuspended:
+    """The node's job was put on hold (its periodic_hold) and waits, queued, to be released."""
+
+    node: str
+    attempt: int
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class JobRemoved:
+    """The node's job was removed (its periodic_remove): HTCondor's JOB_ABORTED."""
+
+    node: str
+    attempt: int
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
 class ScriptExited:
     node: str
-    kind: Literal["PRE", "POST"]
+    kind: Literal["PRE", "POST", "HOLD"]
     attempt: int
     exit_code: int | None
     signal: int | None = None
@@ -75,7 +93,8 @@ class Interrupted:
     reason: str
 
 
-EngineEvent = JobExited | JobHeld | SubmitFailed | ScriptExited | DeferElapsed | Interrupted
+EngineEvent = (JobExited | JobHeld | JobSuspended | JobRemoved | SubmitFailed | ScriptExited | DeferElapsed
+               | Interrupted)
 
 
 # ---- instructions (imperative) -----------------------------------------------------------------
@@ -93,7 +112,7 @@ class Submit:
 @dataclass(frozen=True, slots=True)
 class RunScript:
     node: str
-    kind: Literal["PRE", "POST"]
+    kind: Literal["PRE", "POST", "HOLD"]
     attempt: int
     argv: tuple[str, ...]
     cwd: str

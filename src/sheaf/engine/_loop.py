@@ -41,7 +41,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from sheaf.engine._backend import Backend, Event, Exited, Launch, Started
+from sheaf.engine._backend import Backend, Event, Exited, Launch, Released, Removed, Started, Suspended
 from sheaf.engine._journal import Journal, Replay, replay
 from sheaf.engine._multidag import combine_dags, munges_names
 from sheaf.engine._nodejob import render_node, subdag_job
@@ -60,6 +60,8 @@ from sheaf.engine._state import (
     Interrupted,
     JobExited,
     JobHeld,
+    JobRemoved,
+    JobSuspended,
     KillScript,
     Limits,
     RunScript,
@@ -468,6 +470,11 @@ class _Run:
         if self.keys:
             raw, self.early = self.early + self.backend.wait(0.0 if self.early else timeout), []
             for event in raw:
+                if isinstance(event, Suspended | Released):  # the attempt goes on (held, queued again)
+                    held = self.keys.get(event.key)
+                    if held is not None and isinstance(event, Suspended):
+                        events.append(JobSuspended(held[0], held[1], event.reason))
+                    continue
                 target = self.keys.pop(event.key, None)
                 if target is None:
                     continue  # a cancelled attempt
@@ -478,6 +485,8 @@ class _Run:
                 if isinstance(ended, Exited):
                     events.append(JobExited(target[0], target[1], ended.exit_code, ended.signal,
                                             ended.reason, ended.started, ended.ended, ended.slot))
+                elif isinstance(ended, Removed):
+                    events.append(JobRemoved(target[0], target[1], ended.reason))
                 elif ended is not None:  # None: other procs of the node still run
                     events.append(JobHeld(target[0], target[1], ended.reason))
         elif not events:

@@ -19,6 +19,7 @@ __all__ = [
     "DAG_NODES_FAILED",
     "DAG_OK",
     "DAG_REMOVED",
+    "RETURN_ABORTED",
     "RETURN_HELD",
     "RETURN_PRE_FAILED",
     "RETURN_SUBMIT_FAILED",
@@ -27,12 +28,22 @@ __all__ = [
     "Moment",
     "Node",
     "NodeState",
+    "expected_state",
 ]
 
 from dataclasses import dataclass
 from typing import Literal, get_args
 
-from sheaf.engine._events import Details
+from sheaf.engine._events import (
+    DeferElapsed,
+    Details,
+    JobExited,
+    JobHeld,
+    JobRemoved,
+    JobSuspended,
+    ScriptExited,
+    SubmitFailed,
+)
 from sheaf.formats._dagman_records import NodeSpec
 
 NodeState = Literal["waiting", "pre_ready", "pre", "pre_deferred", "ready", "submitted",
@@ -43,6 +54,7 @@ ACTIVE_STATES = frozenset({"pre_ready", "pre", "pre_deferred", "ready", "submitt
 
 RETURN_SUBMIT_FAILED = -1001  # DAG_ERROR_CONDOR_SUBMIT_FAILED
 RETURN_HELD = -1001  # a job that can never run is, to DAGMan, one that could not be submitted
+RETURN_ABORTED = -1002  # DAG_ERROR_CONDOR_JOB_ABORTED: the job was removed (periodic_remove)
 RETURN_PRE_FAILED = -1004  # DAG_ERROR_JOB_SKIPPED (DAGMAN_ALWAYS_RUN_POST)
 DAG_OK, DAG_NODES_FAILED, DAG_ABORTED, DAG_REMOVED, DAG_CYCLE = 0, 2, 3, 4, 5
 
@@ -128,3 +140,19 @@ class Node:
 
     def key(self) -> tuple[int, int, str]:
         return (-self.prio, self.seq, self.name)
+
+
+def expected_state(event: JobExited | JobHeld | JobSuspended | JobRemoved | SubmitFailed | ScriptExited
+                    | DeferElapsed) -> NodeState:
+    """The state a node is in when ``event`` about its current attempt arrives."""
+    match event:
+        case JobExited() | JobHeld() | JobSuspended() | JobRemoved() | SubmitFailed():
+            return "submitted"
+        case ScriptExited(kind="PRE"):
+            return "pre"
+        case ScriptExited():
+            return "post"
+        case DeferElapsed(kind="PRE"):
+            return "pre_deferred"
+        case _:
+            return "post_deferred"

@@ -14,7 +14,7 @@ __all__ = ["ProcGroups"]
 
 from dataclasses import dataclass, field, replace
 
-from sheaf.engine._backend import Event, Exited, Held
+from sheaf.engine._backend import Exited, Held, Removed
 
 
 @dataclass(slots=True)
@@ -49,13 +49,13 @@ class ProcGroups:
             self._by_proc.pop(proc, None)
         return sorted(group.waiting)
 
-    def finished(self, event: Event) -> tuple[Event | None, list[str]]:
+    def finished(self, event: Exited | Held | Removed) -> tuple[Exited | Held | Removed | None, list[str]]:
         """(the node's event once its cluster has ended, else None; procs to cancel now)."""
         group = self._by_proc.pop(event.key, None)
         if group is None:
             return event, []
         group.waiting.discard(event.key)
-        if isinstance(event, Held):
+        if isinstance(event, Held | Removed):
             rest = self.cancel(group.key)
             return replace(event, key=group.key), rest
         group.started = min(group.started, event.started)

@@ -25,7 +25,7 @@ from typing import IO, Literal
 
 from sheaf.engine._state import DeferElapsed, ScriptExited
 
-Kind = Literal["PRE", "POST"]
+Kind = Literal["PRE", "POST", "HOLD"]
 
 
 class _Debug:
@@ -55,11 +55,14 @@ class ScriptRunner:
         self._running: dict[tuple[str, Kind], tuple[subprocess.Popen[bytes], int]] = {}
         self._debug: dict[tuple[str, Kind], _Debug] = {}
         self._spool_dir = os.path.dirname(os.path.abspath(log_path))
-        self._timers: list[tuple[float, str, Kind, int]] = []
+        self._timers: list[tuple[float, str, Literal["PRE", "POST"], int]] = []
 
     def start(self, node: str, kind: Kind, attempt: int, argv: tuple[str, ...],
               cwd: str, debug: tuple[str, str] | None = None) -> ScriptExited | None:
-        """Start a script; returns an immediate failure event when it cannot be started."""
+        """Start a script; returns an immediate failure event when it cannot be started.  A HOLD
+        script is not started again while the node's previous one still runs."""
+        if (node, kind) in self._running:
+            return None
         stdout: IO[bytes] | int = self._log
         stderr: IO[bytes] | int = subprocess.STDOUT
         capture = None
@@ -90,7 +93,7 @@ class ScriptRunner:
         if capture is not None:
             capture.finish(node, kind, -9)
 
-    def defer(self, node: str, kind: Kind, attempt: int, seconds: float) -> None:
+    def defer(self, node: str, kind: Literal["PRE", "POST"], attempt: int, seconds: float) -> None:
         heapq.heappush(self._timers, (self.clock() + seconds, node, kind, attempt))
 
     def poll(self) -> list[ScriptExited | DeferElapsed]:

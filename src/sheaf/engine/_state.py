@@ -55,8 +55,8 @@ from __future__ import annotations
 __all__ = [
     "ACTIVE_STATES", "STATES", "Cancel", "Change", "DagState", "Defer", "DeferElapsed", "Details",
     "EngineEvent", "Finish", "Instruction", "Interrupted", "InvalidTransition", "JobExited", "JobHeld",
-    "KillScript", "Limits", "Moment", "NodeState", "RunScript", "ScriptExited", "Step", "Submit",
-    "SubmitFailed", "WriteRescue", "WriteSavePoint"
+    "JobRemoved", "JobSuspended", "KillScript", "Limits", "Moment", "NodeState", "RunScript", "ScriptExited",
+    "Step", "Submit", "SubmitFailed", "WriteRescue", "WriteSavePoint"
 ]
 
 import heapq
@@ -75,6 +75,8 @@ from sheaf.engine._events import (
     Interrupted,
     JobExited,
     JobHeld,
+    JobRemoved,
+    JobSuspended,
     KillScript,
     RunScript,
     ScriptExited,
@@ -92,6 +94,7 @@ from sheaf.engine._nodes import (
     DAG_NODES_FAILED,
     DAG_OK,
     DAG_REMOVED,
+    RETURN_ABORTED,
     RETURN_HELD,
     RETURN_PRE_FAILED,
     RETURN_SUBMIT_FAILED,
@@ -100,28 +103,15 @@ from sheaf.engine._nodes import (
     Moment,
     Node,
     NodeState,
+    expected_state,
     note_of,
 )
 from sheaf.engine._scriptmacros import script_argv
-from sheaf.engine._throttle import IdleThrottle, Throttle, ThrottleStatistics
+from sheaf.engine._throttle import IdleThrottle, Limits, Throttle, ThrottleStatistics
 from sheaf.engine._transitions import TRANSITIONS
 from sheaf.formats._dagman_records import Dag, Script
 
 Key = tuple[int, int, str]
-
-
-@dataclass(frozen=True, slots=True)
-class Limits:
-    """Per-workflow throttles and ordering knobs (DAGMan's); 0 means unlimited for a throttle."""
-
-    maxjobs: int = 0
-    maxidle: int = 1000
-    maxpre: int = 20
-    maxpost: int = 20
-    always_run_post: bool = False
-    depth_first: bool = False  # DAGMAN_SUBMIT_DEPTH_FIRST
-    retry_node_first: bool = False  # DAGMAN_RETRY_NODE_FIRST
-    dag_priority: int = 0  # DAGMAN_DEFAULT_PRIORITY, or the SUBDAG node's effective priority
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,20 +123,6 @@ class _Abort:
     @property
     def exit_code(self) -> int:
         return self.returns if self.returns is not None else self.value
-
-
-def _expected_state(event: JobExited | JobHeld | SubmitFailed | ScriptExited | DeferElapsed) -> NodeState:
-    match event:
-        case JobExited() | JobHeld() | SubmitFailed():
-            return "submitted"
-        case ScriptExited(kind="PRE"):
-            return "pre"
-        case ScriptExited():
-            return "post"
-        case DeferElapsed(kind="PRE"):
-            return "pre_deferred"
-        case _:
-            return "post_deferred"
 
 
 def _value(exit_code: int | None, signal: int | None) -> int:
@@ -355,10 +331,12 @@ class DagState:
         if isinstance(event, Interrupted):
             self._interrupt(event.reason)
             return
+        if isinstance(event, ScriptExited) and event.kind == "HOLD":
+            return  # DAGMan ignores what a HOLD script returns
         node = self.nodes.get(event.node)
         if node is None:
             raise KeyError(f"event for unknown node {event.node!r}")
-        expected = _expected_state(event)
+        expected = expected_state(event)
         if event.attempt != node.attempt or node.state != expected:
             if self.aborted is not None or self.interrupted:
                 return  # a late report about an attempt already cancelled (abort, interrupt)
@@ -371,6 +349,14 @@ class DagState:
             case JobHeld(reason=reason):
                 node.reason = reason
                 self._job_finished(node, RETURN_HELD, {"reason": reason})
+            case JobSuspended():  # stays submitted until released or removed; its HOLD script runs
+                hold = node.spec.hold
+                if hold is not None:
+                    self._emit(RunScript(node.name, "HOLD", node.attempt, self._script_argv(node, hold),
+                                         node.spec.directory, hold.debug))
+            case JobRemoved(reason=reason):
+                node.reason = f"removed: {reason}"
+                self._job_finished(node, RETURN_ABORTED, {"reason": node.reason})
             case SubmitFailed(reason=reason):
                 node.reason = f"submit failed: {reason}"
                 node.poisoned = True  # DAGMan: a submit failure short-circuits the node's retries
@@ -411,13 +397,15 @@ class DagState:
 
     def _on_script(self, node: Node, event: ScriptExited) -> None:
         value = _value(event.exit_code, event.signal)
-        script = node.spec.pre if event.kind == "PRE" else node.spec.post
+        kind = event.kind
+        assert kind != "HOLD"  # ignored by _handle
+        script = node.spec.pre if kind == "PRE" else node.spec.post
         assert script is not None
-        info: Details = {"script": event.kind, "return": value}
+        info: Details = {"script": kind, "return": value}
         if script.defer_status is not None and value == script.defer_status:
-            self._transition(node, "pre_deferred" if event.kind == "PRE" else "post_deferred", info)
-            self._emit(Defer(node.name, event.kind, node.attempt, script.defer_time))
-        elif event.kind == "PRE":
+            self._transition(node, "pre_deferred" if kind == "PRE" else "post_deferred", info)
+            self._emit(Defer(node.name, kind, node.attempt, script.defer_time))
+        elif kind == "PRE":
             self._on_pre(node, value, info)
         else:
             self._on_post(node, value, info)

@@ -19,7 +19,7 @@ import os
 import re
 
 from sheaf.errors import FormatError
-from sheaf.formats._dagman_file import DagFile, dag_int, resolve, warn
+from sheaf.formats._dagman_file import DagFile, dag_int, resolve
 from sheaf.formats._dagman_records import ALL_NODES, NodeSpec, Script
 
 _VARS_RE = re.compile(r'\s*([A-Za-z_+][\w.+]*)\s*=\s*"((?:[^"\\]|\\.)*)"')
@@ -192,8 +192,6 @@ def _set_script(f: DagFile, words: list[str], spec: NodeSpec) -> None:
         spec.post = script
     else:
         spec.hold = script
-        warn(f, "SCRIPT HOLD: sheaf run never leaves a job held (a held attempt fails at once), so HOLD "
-              "scripts are not run")
 
 
 SETTINGS = {
