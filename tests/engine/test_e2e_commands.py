@@ -3,7 +3,7 @@ DAGs with real processes (our own versions of DAGMan's test scenarios).
 
 SCRIPT DEBUG (a script's chosen streams appended to the DEBUG file after DAGMan's banner line);
 DOT with UPDATE, DONT-OVERWRITE (numbered files) and INCLUDE, in DAGMan's layout; SAVE_POINT_FILE;
-SCRIPT HOLD with the local backend's periodic_hold/periodic_release/periodic_remove.
+SCRIPT HOLD with the local backend's periodic_hold/periodic_release/periodic_remove; WEAK edges.
 """
 
 from __future__ import annotations
@@ -130,3 +130,18 @@ def test_periodic_hold_runs_the_hold_script_and_release_runs_the_job_again(tmp_p
     assert done.returncode == 0, done.stderr
     # the second run is removed (JOB_ABORTED: $RETURN -1002); the POST script rescues the node
     assert out.read_text().split() == ["run", "held-A", "run", "post--1002"]
+
+
+def test_weak_child_runs_after_a_failed_parent_and_the_rescue_marks_it_done(tmp_path: Path) -> None:
+    out = tmp_path / "out.txt"
+    (tmp_path / "bad.sub").write_text(_job("exit 4"))
+    (tmp_path / "ok.sub").write_text(_job(f"echo $(JOB) >> {out}"))
+    (tmp_path / "wf.dag").write_text("JOB A bad.sub\nJOB B ok.sub\nJOB C ok.sub\nJOB D ok.sub\n"
+                                     "WEAK PARENT A CHILD B\nPARENT B CHILD C\nPARENT A CHILD D\n"
+                                     "JOB E bad.sub\nWEAK PARENT E CHILD C\n")
+    done = sheaf_run(tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert sorted(out.read_text().split()) == ["B", "C"]  # D: a strong child of A, futile
+    rescue = (tmp_path / "wf.dag.rescue001").read_text()
+    assert "# Failed node with only weak child dependencies:\nDONE E\n" in rescue
+    assert "DONE A" not in rescue and "DONE B\n" in rescue

@@ -1,5 +1,5 @@
 """The state machine for DAG-file commands carried out as DAGMan carries them out: SAVE_POINT_FILE,
-SCRIPT HOLD and held, released and removed jobs (the job policy of the local backend).
+SCRIPT HOLD and held, released and removed jobs (the job policy of the local backend), WEAK edges.
 
 Pure: events in, instructions out, no processes; ``validate_state()`` after every step.
 """
@@ -10,6 +10,8 @@ from pathlib import Path
 
 from machines import machine, of, submits, validate_every_machine
 
+from sheaf.engine._nodestatus import futile_nodes
+from sheaf.engine._reports import RescueNode, rescue_text
 from sheaf.engine._state import (
     Finish,
     JobExited,
@@ -63,3 +65,38 @@ def test_removed_job_is_an_aborted_attempt_that_retries(tmp_path: Path) -> None:
     step = m.advance([ScriptExited("A", "POST", 1, 1)])
     assert of(step, Finish) == [Finish(False, 2, 1)]
     assert "removed: periodic_remove" in (m.node_reason("A") or "")
+
+
+# ---- WEAK dependencies ---------------------------------------------------------------------------
+
+def test_weak_child_runs_after_its_parent_failed_but_not_transitively(tmp_path: Path) -> None:
+    """dagman-introduction.rst "Weak Dependencies": B (weak child of A) runs although A failed; C
+    (strong child of A) is futile, and so is D, C's weak child: C never ran."""
+    m = machine(tmp_path, "JOB A a.sub\nJOB B b.sub\nJOB C c.sub\nJOB D d.sub\nJOB E e.sub\n"
+                          "WEAK PARENT A CHILD B\nPARENT A CHILD C\nWEAK PARENT C CHILD D\n"
+                          "PARENT B CHILD E\n")
+    assert submits(m.start()) == ["A"]
+    assert submits(m.advance([JobExited("A", 0, 1)])) == ["B"]
+    assert submits(m.advance([JobExited("B", 0, 0)])) == ["E"]
+    step = m.advance([JobExited("E", 0, 0)])
+    assert of(step, Finish) == [Finish(False, 2, 1)]  # A still failed: the DAG failed
+    assert [m.node_state(n) for n in "ABCDE"] == ["failed", "done", "waiting", "waiting", "done"]
+    assert futile_nodes(m.dag, m.node_state) == {"C", "D"}
+
+
+def test_weak_and_strong_parents_together_and_resume(tmp_path: Path) -> None:
+    body = "JOB A a.sub\nJOB B b.sub\nJOB C c.sub\nWEAK PARENT A CHILD C\nPARENT B CHILD C\n"
+    m = machine(tmp_path, body)
+    assert submits(m.start()) == ["A", "B"]
+    assert submits(m.advance([JobExited("A", 0, 3)])) == []  # C still waits for B
+    assert submits(m.advance([JobExited("B", 0, 0)])) == ["C"]
+    resumed = machine(tmp_path, body, failed=["A"], done=["B"])  # a resumed run: C is ready
+    assert submits(resumed.start()) == ["C"]
+
+
+def test_failed_node_with_only_weak_children_is_done_in_the_rescue_dag(tmp_path: Path) -> None:
+    """dag.cpp ``WriteRescue``: ``AllChildrenWeak`` -> DONE, after DAGMan's comment line."""
+    nodes = [RescueNode("A", False, True, weak_only=True), RescueNode("B", True),
+             RescueNode("C", False, True)]
+    text = rescue_text(["x.dag"], nodes, True, 0.0)
+    assert text.endswith("\n# Failed node with only weak child dependencies:\nDONE A\nDONE B\n")

@@ -54,6 +54,8 @@ def test_valid(path: Path) -> None:
         assert edges == sorted(expected["edges"])
     if "cycle" in expected:
         assert list(dag.cycle) == expected["cycle"]
+    if "weak" in expected:
+        assert sorted([p, c] for p, c in dag.weak) == sorted(expected["weak"])
     if "descriptions" in expected:
         assert {k: len(v.lines) for k, v in dag.descriptions.items()} == expected["descriptions"]
     for key in ("env", "job_attrs"):

@@ -29,8 +29,10 @@ __all__ = [
     "Node",
     "NodeState",
     "expected_state",
+    "unmet_parents",
 ]
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal, get_args
 
@@ -44,7 +46,7 @@ from sheaf.engine._events import (
     ScriptExited,
     SubmitFailed,
 )
-from sheaf.formats._dagman_records import NodeSpec
+from sheaf.formats._dagman_records import Dag, NodeSpec
 
 NodeState = Literal["waiting", "pre_ready", "pre", "pre_deferred", "ready", "submitted",
                     "post_ready", "post", "post_deferred", "done", "failed"]
@@ -156,3 +158,11 @@ def expected_state(event: JobExited | JobHeld | JobSuspended | JobRemoved | Subm
             return "pre_deferred"
         case _:
             return "post_deferred"
+
+
+def unmet_parents(dag: Dag, nodes: Mapping[str, Node], name: str) -> int:
+    """The parents ``name`` still waits for: those not done, but a failed parent of a WEAK edge is
+    finished, which is all its child needs."""
+    weak = dag.weak
+    return sum(1 for p in dag.parents[name] if nodes[p].state != "done"
+               and not (nodes[p].state == "failed" and (p, name) in weak))

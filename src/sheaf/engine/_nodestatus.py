@@ -44,11 +44,15 @@ FUTILE = 7
 
 def futile_nodes(dag: Dag, state_of: Callable[[str], str]) -> set[str]:
     """Nodes waiting for a parent that failed, directly or through other waiting nodes: they can
-    never run (iterative, each node visited once)."""
+    never run (iterative, each node visited once).  A failed node's WEAK children are not futile
+    (it finished, which is all they need); a futile node's children all are (it never ran)."""
     futile: set[str] = set()
     stack = [n for n in dag.nodes if state_of(n) == "failed"]
     while stack:
-        for child in dag.children[stack.pop()]:
+        parent = stack.pop()
+        for child in dag.children[parent]:
+            if (parent, child) in dag.weak and parent not in futile:
+                continue
             if child not in futile and state_of(child) == "waiting":
                 futile.add(child)
                 stack.append(child)

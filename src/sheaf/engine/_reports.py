@@ -106,6 +106,7 @@ class RescueNode:
     retried: int = 0  # retries already performed
     unless_exit: int | None = None
     reason: str | None = None
+    weak_only: bool = False  # every child is a WEAK child (a failed node is then DONE in a rescue DAG)
 
 
 def rescue_text(dag_files: Iterable[str], nodes: Iterable[RescueNode], reset_retries: bool,
@@ -134,6 +135,8 @@ def rescue_text(dag_files: Iterable[str], nodes: Iterable[RescueNode], reset_ret
     for node in nodes:
         if node.done and not node.final:
             lines.append(f"DONE {node.name}")
+        elif node.failed and node.weak_only and not node.final:  # it ran: its WEAK children are served
+            lines.extend(("# Failed node with only weak child dependencies:", f"DONE {node.name}"))
         if node.retries > 0 and not reset_retries:
             left = max(0, node.retries - node.retried)
             lines.append(f"# {node.retried} of {node.retries} retries already performed; {left} remaining")

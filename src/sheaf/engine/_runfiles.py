@@ -57,6 +57,12 @@ def _flag(dag: Dag, key: str, default: bool) -> bool:
     return default if raw is None else raw.strip().lower() in ("true", "1", "yes")
 
 
+def _weak_only(dag: Dag, name: str) -> bool:
+    """DAGMan's ``AllChildrenWeak``: the node has children and every one is a WEAK child."""
+    children = dag.children[name]
+    return bool(dag.weak) and bool(children) and all((name, c) in dag.weak for c in children)
+
+
 class RunFiles:
     def __init__(self, dag: Dag, tag_of: Callable[[str], str | None], *, dag_files: tuple[str, ...],
                  multi: bool = False, source: str = "fresh", pre_done: Collection[str] = ()) -> None:
@@ -106,7 +112,7 @@ class RunFiles:
     def write_rescue(self, machine: DagState, now: float) -> str:
         nodes = [RescueNode(name, node.state == "done", node.state == "failed", node.spec.final,
                             node.spec.retries, min(node.attempt, node.spec.retries), node.spec.unless_exit,
-                            node.reason)
+                            node.reason, _weak_only(self.dag, name))
                  for name, node in machine.nodes.items()]
         reset = _flag(self.dag, "DAGMAN_RESET_RETRIES_UPON_RESCUE", True)
         text = rescue_text(self.dag_files, nodes, reset, now)

@@ -105,6 +105,7 @@ from sheaf.engine._nodes import (
     NodeState,
     expected_state,
     note_of,
+    unmet_parents,
 )
 from sheaf.engine._scriptmacros import script_argv
 from sheaf.engine._throttle import IdleThrottle, Limits, Throttle, ThrottleStatistics
@@ -181,7 +182,7 @@ class DagState:
                 self.failed_count += 1
             self.counts[node.state] += 1
         for name, node in self.nodes.items():
-            node.unmet = sum(1 for p in self.dag.parents[name] if self.nodes[p].state != "done")
+            node.unmet = unmet_parents(self.dag, self.nodes, name)
 
     def start(self, idle: int = 0) -> Step:
         """Release every node whose parents are all done (in declaration order), then dispatch."""
@@ -246,8 +247,12 @@ class DagState:
     def _named(self, state: NodeState) -> tuple[str, ...]:
         return tuple(n for n, node in self.nodes.items() if node.state == state)
 
-    def _release_children(self, node: Node) -> None:
+    def _release_children(self, node: Node, weak_only: bool = False) -> None:
+        """A parent done releases its children; a parent failed, its WEAK children (which need it
+        finished, not successful; its other children become futile)."""
         for child_name in self.dag.children[node.name]:
+            if weak_only and (node.name, child_name) not in self.dag.weak:
+                continue
             child = self.nodes[child_name]
             child.unmet -= 1
             if child.unmet == 0 and child.state == "waiting" and self.aborted is None \
@@ -455,6 +460,8 @@ class DagState:
         node.poisoned = False
         self.failed_count += 1
         self._transition(node, "failed", {**info, "why": node.reason or f"exit value {value}"})
+        if self.dag.weak:
+            self._release_children(node, weak_only=True)
 
     # -- abort, interrupt, end ------------------------------------------------------------------
 

@@ -98,6 +98,7 @@ class Dag:
     env_get: tuple[str, ...] = ()  # ENV GET: names DAGMan takes from the submitter's environment
     job_attrs: dict[str, str] = field(default_factory=dict)  # SET_JOB_ATTR: DAGMan's own job ad
     warnings: list[str] = field(default_factory=list)  # "file:line: message" for what sheaf does not do
+    weak: set[tuple[str, str]] = field(default_factory=set)  # WEAK (parent, child) edges (never also strong)
 
 
 @dataclass(frozen=True, slots=True)
