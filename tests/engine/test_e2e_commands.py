@@ -3,7 +3,8 @@ DAGs with real processes (our own versions of DAGMan's test scenarios).
 
 SCRIPT DEBUG (a script's chosen streams appended to the DEBUG file after DAGMan's banner line);
 DOT with UPDATE, DONT-OVERWRITE (numbered files) and INCLUDE, in DAGMan's layout; SAVE_POINT_FILE;
-SCRIPT HOLD with the local backend's periodic_hold/periodic_release/periodic_remove; WEAK edges.
+SCRIPT HOLD with the local backend's periodic_hold/periodic_release/periodic_remove; WEAK edges;
+TOLERANCE of multi-proc nodes.
 """
 
 from __future__ import annotations
@@ -145,3 +146,27 @@ def test_weak_child_runs_after_a_failed_parent_and_the_rescue_marks_it_done(tmp_
     rescue = (tmp_path / "wf.dag.rescue001").read_text()
     assert "# Failed node with only weak child dependencies:\nDONE E\n" in rescue
     assert "DONE A" not in rescue and "DONE B\n" in rescue
+
+
+def test_tolerance_of_a_multi_proc_node(tmp_path: Path) -> None:
+    out = tmp_path / "out.txt"
+    # procs 0 and 1 fail, 2 and 3 succeed (after a pause, so that FAIL-FAST has something to remove)
+    (tmp_path / "p.sub").write_text(
+        "universe = local\nexecutable = /bin/sh\n"
+        f"arguments = \"-c 'if [ $(Process) -lt 2 ]; then exit 7; fi; sleep 1; echo $(JOB) >> {out}'\"\n"
+        "queue 4\n")
+    (tmp_path / "wf.dag").write_text("JOB WITHIN p.sub\nTOLERANCE WITHIN 50%\n"
+                                     "JOB WAITS p.sub\nTOLERANCE WAITS 1 WAIT\n"
+                                     "JOB FAST p.sub\nTOLERANCE FAST 1\n")
+    done = sheaf_run(tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert sorted(out.read_text().split()) == ["WAITS", "WAITS", "WITHIN", "WITHIN"]  # FAST's were removed
+    rescue = (tmp_path / "wf.dag.rescue001").read_text()
+    assert "DONE WITHIN\n" in rescue and "DONE WAITS" not in rescue and "DONE FAST" not in rescue
+    # the DAG-wide default from the CONFIG file
+    (tmp_path / "wf.dag").write_text("CONFIG wf.config\nJOB ALL p.sub\n")
+    (tmp_path / "wf.config").write_text("DAGMAN_NODE_JOB_FAILURE_TOLERANCE = 2\n")
+    for stale in tmp_path.glob("wf.dag.rescue*"):
+        stale.unlink()
+    done = sheaf_run(tmp_path)
+    assert done.returncode == 0, done.stderr

@@ -1,5 +1,6 @@
 """The state machine for DAG-file commands carried out as DAGMan carries them out: SAVE_POINT_FILE,
-SCRIPT HOLD and held, released and removed jobs (the job policy of the local backend), WEAK edges.
+SCRIPT HOLD and held, released and removed jobs (the job policy of the local backend), WEAK edges,
+TOLERANCE of a node's job list.
 
 Pure: events in, instructions out, no processes; ``validate_state()`` after every step.
 """
@@ -10,7 +11,9 @@ from pathlib import Path
 
 from machines import machine, of, submits, validate_every_machine
 
+from sheaf.engine._backend import Exited
 from sheaf.engine._nodestatus import futile_nodes
+from sheaf.engine._procs import ProcGroups, Tolerance
 from sheaf.engine._reports import RescueNode, rescue_text
 from sheaf.engine._state import (
     Finish,
@@ -100,3 +103,31 @@ def test_failed_node_with_only_weak_children_is_done_in_the_rescue_dag(tmp_path:
              RescueNode("C", False, True)]
     text = rescue_text(["x.dag"], nodes, True, 0.0)
     assert text.endswith("\n# Failed node with only weak child dependencies:\nDONE A\nDONE B\n")
+
+
+# ---- TOLERANCE: the proc failures a node's job list tolerates (node.cpp ``CheckBatchFailed``) -----
+
+def _exited(key: str, code: int) -> Exited:
+    return Exited(key, code, None, None, 1.0, 2.0)
+
+
+def test_tolerance_counts_failures_and_fail_fast_removes_the_rest() -> None:
+    groups = ProcGroups()
+    procs = [f"A#0.{i}" for i in range(4)]
+    groups.start("A#0", procs, Tolerance(1))
+    assert groups.finished(_exited(procs[0], 3)) == (None, [])  # one failure: tolerated
+    ended, rest = groups.finished(_exited(procs[1], 5))  # two: the list failed, the rest removed
+    assert ended == _exited("A#0", 3) and rest == procs[2:]
+
+
+def test_tolerance_wait_lets_the_rest_run_and_within_tolerance_succeeds() -> None:
+    groups = ProcGroups()
+    procs = [f"B#0.{i}" for i in range(4)]
+    groups.start("B#0", procs, Tolerance(25, percent=True, fail_fast=False))  # 25% of 4: one
+    assert groups.finished(_exited(procs[0], 3)) == (None, [])
+    assert groups.finished(_exited(procs[1], 4)) == (None, [])  # failed, but WAIT: no removal
+    assert groups.finished(_exited(procs[2], 0)) == (None, [])
+    assert groups.finished(_exited(procs[3], 0)) == (_exited("B#0", 3), [])
+    groups.start("B#1", procs[:2], Tolerance(1))
+    assert groups.finished(_exited(procs[0], 9)) == (None, [])
+    assert groups.finished(_exited(procs[1], 0)) == (_exited("B#1", 0), [])  # within tolerance: success

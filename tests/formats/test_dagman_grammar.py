@@ -37,6 +37,7 @@ def _node_view(dag: Dag, name: str, base: Path) -> dict[str, Any]:
         "post": spec.post and os.path.basename(spec.post.argv[0]),
         "hold": spec.hold and os.path.basename(spec.hold.argv[0]),
         "save_point": _rel(spec.save_point, base),
+        "tolerance": spec.tolerance and list(spec.tolerance),
     }
 
 

@@ -46,7 +46,7 @@ from sheaf.engine._journal import Journal, Replay, replay
 from sheaf.engine._multidag import combine_dags, munges_names
 from sheaf.engine._nodejob import render_node, subdag_job
 from sheaf.engine._orphans import ATTEMPT_VARIABLE, attempt_token, stop_run_processes
-from sheaf.engine._procs import ProcGroups
+from sheaf.engine._procs import NO_TOLERANCE, ProcGroups, Tolerance
 from sheaf.engine._reports import newest_rescue, remove_stale_temporaries
 from sheaf.engine._runfiles import RunFiles, dagman_id
 from sheaf.engine._scriptmacros import check_scripts
@@ -191,7 +191,9 @@ def _limits(dag: Dag, overrides: Mapping[str, int | None], priority: int | None 
     return Limits(**values, always_run_post=_config_bool(dag, "DAGMAN_ALWAYS_RUN_POST", False),
                   depth_first=_config_bool(dag, "DAGMAN_SUBMIT_DEPTH_FIRST", False),
                   retry_node_first=_config_bool(dag, "DAGMAN_RETRY_NODE_FIRST", False),
-                  dag_priority=priority or _config_signed(dag, "DAGMAN_DEFAULT_PRIORITY", 0))
+                  dag_priority=priority or _config_signed(dag, "DAGMAN_DEFAULT_PRIORITY", 0),
+                  job_failure_tolerance=_config_int(dag, "DAGMAN_NODE_JOB_FAILURE_TOLERANCE", 0),
+                  remove_job_list_on_failure=_config_bool(dag, "DAGMAN_REMOVE_JOB_LIST_ON_FAILURE", True))
 
 
 #: The DAGMan configuration knobs ``sheaf run`` honours; a CONFIG file setting any other is warned
@@ -199,6 +201,7 @@ def _limits(dag: Dag, overrides: Mapping[str, int | None], priority: int | None 
 HONOURED_KNOBS = frozenset({
     "DAGMAN_ALWAYS_RUN_POST", "DAGMAN_DEFAULT_APPEND_VARS", "DAGMAN_DEFAULT_PRIORITY", "DAGMAN_MAX_JOBS_IDLE",
     "DAGMAN_MAX_JOBS_SUBMITTED", "DAGMAN_MAX_POST_SCRIPTS", "DAGMAN_MAX_PRE_SCRIPTS",
+    "DAGMAN_NODE_JOB_FAILURE_TOLERANCE", "DAGMAN_REMOVE_JOB_LIST_ON_FAILURE",
     "DAGMAN_RESET_RETRIES_UPON_RESCUE", "DAGMAN_RETRY_NODE_FIRST", "DAGMAN_SUBMIT_DEPTH_FIRST",
 })
 
@@ -302,8 +305,9 @@ class _Run:
                  backend: Backend, journal: Journal, paths: dict[str, str], clock: Callable[[], float],
                  on_progress: Callable[[Progress], None] | None, progress_interval: float,
                  source: str = "fresh", pre_done: frozenset[str] = frozenset(),
-                 dag_files: tuple[str, ...] = ()) -> None:
+                 dag_files: tuple[str, ...] = (), tolerance: Tolerance = NO_TOLERANCE) -> None:
         self.dag, self.descs, self.backend, self.journal = dag, descs, backend, journal
+        self.tolerance = tolerance  # the DAG's default for a node without TOLERANCE
         self.first = first  # expansions of attempt 0 made while validating
         self.clock = clock
         self.scripts = ScriptRunner(paths["scripts"], clock)
@@ -415,13 +419,20 @@ class _Run:
             self.pending.append(SubmitFailed(sub.node, sub.attempt, str(exc)))
             return
         if len(launches) != 1:
-            self.procs.start(key, [launch.key for launch in launches])
+            self.procs.start(key, [launch.key for launch in launches], self._tolerance(spec))
         if not launches:  # queue 0, or an empty item list: a cluster of no jobs succeeds at once
             now = self.clock()
             self.pending.append(JobExited(sub.node, sub.attempt, 0, None, None, now, now, None))
         for launch in launches:
             self.keys[launch.key] = (sub.node, sub.attempt)
             self.backend.submit(launch)
+
+    def _tolerance(self, spec: NodeSpec) -> Tolerance:
+        """TOLERANCE, else DAGMAN_NODE_JOB_FAILURE_TOLERANCE / DAGMAN_REMOVE_JOB_LIST_ON_FAILURE."""
+        if spec.tolerance is None:
+            return self.tolerance
+        value, percent, mode = spec.tolerance
+        return Tolerance(value, percent, self.tolerance.fail_fast if mode == "" else mode == "FAIL-FAST")
 
     def _launches(self, spec: NodeSpec, sub: Submit, key: str) -> list[Launch]:
         """The node's jobs: one, or one per proc of a ``queue N``/``queue ... in/from/matching``."""
@@ -622,7 +633,8 @@ def run_workflow(directory: str, *, backend: Backend | Callable[[], Backend],
         journal = Journal(paths["journal"], run_id)
         pre_done = frozenset(n for n, spec in dag.nodes.items() if spec.done or n in done)
         run = _Run(dag, descs, first, the_backend, journal, paths, clock, on_progress, progress_interval,
-                   source, pre_done, names)
+                   source, pre_done, names,
+                   Tolerance(limits.job_failure_tolerance, False, limits.remove_job_list_on_failure))
         try:
             with _Environment(dag.env):
                 result = _drive(run, machine, prior, source, done, handle_signals)

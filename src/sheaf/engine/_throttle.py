@@ -127,3 +127,5 @@ class Limits:
     depth_first: bool = False  # DAGMAN_SUBMIT_DEPTH_FIRST
     retry_node_first: bool = False  # DAGMAN_RETRY_NODE_FIRST
     dag_priority: int = 0  # DAGMAN_DEFAULT_PRIORITY, or the SUBDAG node's effective priority
+    job_failure_tolerance: int = 0  # DAGMAN_NODE_JOB_FAILURE_TOLERANCE (procs of a node that may fail)
+    remove_job_list_on_failure: bool = True  # DAGMAN_REMOVE_JOB_LIST_ON_FAILURE

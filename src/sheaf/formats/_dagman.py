@@ -9,10 +9,12 @@ Grammar (one command per line; keywords case-insensitive; ``#`` starts a comment
     RETRY node n [UNLESS-EXIT v]                 VARS node [PREPEND|APPEND] key="value" ...
     SCRIPT [DEFER status time] [DEBUG f type] PRE|POST|HOLD node exe args...
     PRE_SKIP node code    PRIORITY node n    CATEGORY node cat    MAXJOBS cat n
+    TOLERANCE node value[%] [FAIL-FAST|WAIT]
     ABORT-DAG-ON node value [RETURN v]           DONE node         (rescue files)
     CONFIG file    DOT file [opts]    NODE_STATUS_FILE file [secs] [ALWAYS-UPDATE]    JOBSTATE_LOG file
 
-``node`` may be ``ALL_NODES`` for RETRY, VARS, SCRIPT, PRE_SKIP, PRIORITY, CATEGORY and ABORT-DAG-ON
+``node`` may be ``ALL_NODES`` for RETRY, VARS, SCRIPT, PRE_SKIP, PRIORITY, CATEGORY, ABORT-DAG-ON and
+TOLERANCE
 (``_dagman_settings`` says how such settings combine).  Parsing never touches anything but the files
 it reads.  A broken line raises :class:`sheaf.errors.FormatError` with path, line, rule and value.
 
@@ -123,13 +125,11 @@ def _parse_edges(f: DagFile, words: list[str]) -> None:
 _REFUSED = {
     "SERVICE": "SERVICE nodes (run beside the DAG, removed when it ends) are not run by sheaf run",
     "PROVISIONER": "PROVISIONER nodes (which provision a pool for the DAG) are not run by sheaf run",
-    "TOLERANCE": "TOLERANCE (the job failures a multi-proc node tolerates) is not run by sheaf run; "
-                 "a node fails when any of its procs fails",
 }
 _KNOWN = ("JOB, FINAL, SUBDAG EXTERNAL, SPLICE, SUBMIT-DESCRIPTION, PARENT/CHILD, SCRIPT, RETRY, VARS, "
-          "WEAK PARENT/CHILD, PRE_SKIP, PRIORITY, CATEGORY, MAXJOBS, ABORT-DAG-ON, DONE, CONFIG, DOT, "
-          "NODE_STATUS_FILE, JOBSTATE_LOG, INCLUDE, ENV, SET_JOB_ATTR, SAVE_POINT_FILE, CONNECT, PIN_IN, "
-          "PIN_OUT, REJECT")
+          "WEAK PARENT/CHILD, TOLERANCE, PRE_SKIP, PRIORITY, CATEGORY, MAXJOBS, ABORT-DAG-ON, DONE, CONFIG, "
+          "DOT, NODE_STATUS_FILE, JOBSTATE_LOG, INCLUDE, ENV, SET_JOB_ATTR, SAVE_POINT_FILE, CONNECT, "
+          "PIN_IN, PIN_OUT, REJECT")
 
 
 def _parse_body(f: DagFile) -> None:

@@ -74,6 +74,7 @@ class NodeSpec:
     description: str | None = None  # the name of an InlineDescription that ``submit`` names
     hold: Script | None = None
     save_point: str | None = None  # SAVE_POINT_FILE (absolute)
+    tolerance: tuple[int, bool, str] | None = None  # TOLERANCE: (value, a percentage?, "" | FAIL-FAST | WAIT)
 
 
 @dataclass(slots=True)

@@ -1,4 +1,5 @@
-"""Per-node settings of a DAG file: RETRY, VARS, SCRIPT, PRE_SKIP, PRIORITY, CATEGORY, ABORT-DAG-ON, DONE.
+"""Per-node settings of a DAG file: RETRY, VARS, SCRIPT, PRE_SKIP, PRIORITY, CATEGORY, ABORT-DAG-ON,
+TOLERANCE, DONE.
 
 ``node`` may be ``ALL_NODES`` (not for DONE): the setting applies to every node of *that file* (not
 to splices' nodes, not to the FINAL node), once the file is read.  A command may also name a node
@@ -148,6 +149,18 @@ def _set_abort(f: DagFile, words: list[str], spec: NodeSpec) -> None:
     spec.abort_on = (value, ret)
 
 
+def _set_tolerance(f: DagFile, words: list[str], spec: NodeSpec) -> None:
+    """``TOLERANCE node value[%] [FAIL-FAST|WAIT]``: the proc failures a node's job list tolerates."""
+    rule = "TOLERANCE node value[%] [FAIL-FAST|WAIT]"
+    if len(words) not in (3, 4) or (len(words) == 4 and words[3].upper() not in ("FAIL-FAST", "WAIT")):
+        raise f.error("bad TOLERANCE", rule, " ".join(words))
+    percent = words[2].endswith("%")
+    value = dag_int(f, words[2][:-1] if percent else words[2], "TOLERANCE value", low=0)
+    if percent and value > 100:
+        raise f.error("TOLERANCE percentage out of range", "a percentage is 0..100%", words[2])
+    spec.tolerance = (value, percent, words[3].upper() if len(words) == 4 else "")
+
+
 _SCRIPT_RULE = ("SCRIPT [DEFER status time] [DEBUG file STDOUT|STDERR|ALL] PRE|POST|HOLD node "
                 "executable [args]")
 
@@ -197,6 +210,7 @@ def _set_script(f: DagFile, words: list[str], spec: NodeSpec) -> None:
 SETTINGS = {
     "RETRY": _set_retry, "SCRIPT": _set_script, "PRE_SKIP": _set_pre_skip,
     "PRIORITY": _set_priority, "CATEGORY": _set_category, "ABORT-DAG-ON": _set_abort,
+    "TOLERANCE": _set_tolerance,
 }
 
 
