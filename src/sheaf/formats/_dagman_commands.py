@@ -4,8 +4,9 @@ MAXJOBS, CONFIG (the DAGMan configuration file, read here), DOT, JOBSTATE_LOG, N
 ENV, SET_JOB_ATTR, SAVE_POINT_FILE, and the splice wiring PIN_IN, PIN_OUT and CONNECT.  A run has
 at most one CONFIG file (naming the same one again is harmless); DOT, JOBSTATE_LOG and
 NODE_STATUS_FILE keep the first one named (the engine's ``_dot`` writes the DOT file with its
-options).  What sheaf keeps but does not carry out (SET_JOB_ATTR, SAVE_POINT_FILE) is warned about,
-naming the line.
+options).  SET_JOB_ATTR sets an attribute of DAGMan's own job ad: sheaf has no schedd, so the
+engine writes these attributes into the node status file's ``DagStatus`` ad, where a DAGMan job's
+status can be read.
 Pins are checked, and CONNECT carried out, once the file is read (:func:`connect_splices`): PIN_OUT n
 of the output splice's nodes become parents of PIN_IN n's nodes.
 """
@@ -19,7 +20,7 @@ import re
 from collections.abc import Callable
 
 from sheaf.errors import FormatError
-from sheaf.formats._dagman_file import DagFile, dag_int, file_option, resolve, warn
+from sheaf.formats._dagman_file import DagFile, dag_int, file_option, resolve
 from sheaf.formats._dagman_records import ALL_NODES, DotOptions
 from sheaf.formats._text import read_text
 
@@ -116,9 +117,7 @@ def _parse_set_job_attr(f: DagFile, words: list[str]) -> None:
     name, eq, value = text.partition("=")
     if not eq or not re.fullmatch(r"[A-Za-z_][\w.]*", name.strip()) or not value.strip():
         raise f.error("bad SET_JOB_ATTR", "SET_JOB_ATTR name = value", text)
-    f.dag.job_attrs[name.strip()] = value.strip()
-    warn(f, f"SET_JOB_ATTR {name.strip()}: sheaf run has no DAGMan job ad in a schedd; the attribute is "
-          "kept with the DAG but nothing reads it")
+    f.dag.job_attrs[name.strip()] = value.strip()  # the last one named wins
 
 
 def _parse_save_point(f: DagFile, words: list[str]) -> None:
