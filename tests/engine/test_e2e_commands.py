@@ -4,7 +4,7 @@ DAGs with real processes (our own versions of DAGMan's test scenarios).
 SCRIPT DEBUG (a script's chosen streams appended to the DEBUG file after DAGMan's banner line);
 DOT with UPDATE, DONT-OVERWRITE (numbered files) and INCLUDE, in DAGMan's layout; SAVE_POINT_FILE;
 SCRIPT HOLD with the local backend's periodic_hold/periodic_release/periodic_remove; WEAK edges;
-TOLERANCE of multi-proc nodes.
+TOLERANCE of multi-proc nodes; SERVICE nodes.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 SHEAF = str(Path(sys.executable).parent / "sheaf")
@@ -170,3 +171,19 @@ def test_tolerance_of_a_multi_proc_node(tmp_path: Path) -> None:
         stale.unlink()
     done = sheaf_run(tmp_path)
     assert done.returncode == 0, done.stderr
+
+
+def test_service_nodes_run_beside_the_dag_and_are_removed_when_it_ends(tmp_path: Path) -> None:
+    out = tmp_path / "out.txt"
+    (tmp_path / "svc.sub").write_text(_job(f"echo started >> {out}; sleep 60; echo survived >> {out}"))
+    (tmp_path / "bad.sub").write_text(_job("exit 9"))
+    (tmp_path / "a.sub").write_text(_job(f"sleep 1; echo $(JOB) >> {out}"))
+    (tmp_path / "wf.dag").write_text("JOB A a.sub\nSERVICE S svc.sub\nSERVICE FAILS bad.sub\n"
+                                     "SERVICE MISSING nowhere.sub\n")
+    started = time.monotonic()
+    done = sheaf_run(tmp_path)
+    assert done.returncode == 0, done.stderr  # the failing and unsubmittable services do not count
+    assert time.monotonic() - started < 30  # S, still running, was removed
+    assert out.read_text().split() == ["started", "A"]
+    log = (tmp_path / ".sheaf" / "wf.dag.scripts.log").read_text()
+    assert "SERVICE node MISSING could not be submitted" in log

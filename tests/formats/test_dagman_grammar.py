@@ -27,7 +27,7 @@ def _rel(path: str | None, base: Path) -> str | None:
 
 
 def _node_view(dag: Dag, name: str, base: Path) -> dict[str, Any]:
-    spec = dag.nodes[name]
+    spec = dag.nodes[name] if name in dag.nodes else dag.services[name]
     return {
         "vars": spec.vars, "directory": _rel(spec.directory, base), "retries": spec.retries,
         "priority": spec.priority, "category": spec.category, "done": spec.done, "noop": spec.noop,
@@ -47,7 +47,8 @@ def test_valid(path: Path) -> None:
     dag = parse_dag(str(path))
     base = path.parent
     assert set(dag.nodes) == set(expected["nodes"])
-    for name, want in expected["nodes"].items():
+    assert set(dag.services) == set(expected.get("services", {}))
+    for name, want in (*expected["nodes"].items(), *expected.get("services", {}).items()):
         view = _node_view(dag, name, base)
         assert {k: view[k] for k in want} == want, name
     if "edges" in expected:

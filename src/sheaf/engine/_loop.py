@@ -315,6 +315,7 @@ class _Run:
                               multi=len(dag_files) > 1, source=source, pre_done=pre_done)
         self.keys: dict[str, tuple[str, int]] = {}
         self.procs = ProcGroups()
+        self.services: set[str] = set()  # backend keys of SERVICE nodes' jobs still running
         self.pending: list[EngineEvent] = []
         self.early: list[Event] = []  # backend events collected while a commit was in flight
         self.rescue: str | None = None
@@ -405,6 +406,7 @@ class _Run:
             raise self.journal.failure
 
     def _finish(self, machine: DagState, finish: Finish) -> None:
+        self.stop_services()
         rescue = os.path.basename(self.rescue) if self.rescue else None
         self.journal.end(self.clock(), finish.succeeded, finish.dag_status, finish.exit_code, rescue)
         self.journal.commit()
@@ -427,6 +429,27 @@ class _Run:
             self.keys[launch.key] = (sub.node, sub.attempt)
             self.backend.submit(launch)
 
+    def start_services(self) -> None:
+        """SERVICE nodes: submitted as the run starts, best effort (a node that cannot be submitted is
+        noted in the scripts log, nothing more); what becomes of them never reaches the DAG."""
+        for name, spec in self.dag.services.items():
+            if spec.noop:
+                continue
+            try:
+                launches = self._launches(spec, Submit(name, 0, 0, spec.priority), f"{name}#service")
+            except (InputError, ValueError) as exc:
+                self.scripts.note(f"SERVICE node {name} could not be submitted: {exc}")
+                continue
+            for launch in launches:
+                self.services.add(launch.key)
+                self.backend.submit(launch)
+
+    def stop_services(self) -> None:
+        """The DAG has ended: SERVICE nodes still running are removed, as DAGMan removes them."""
+        for key in sorted(self.services):
+            self.backend.cancel(key)
+        self.services.clear()
+
     def _tolerance(self, spec: NodeSpec) -> Tolerance:
         """TOLERANCE, else DAGMAN_NODE_JOB_FAILURE_TOLERANCE / DAGMAN_REMOVE_JOB_LIST_ON_FAILURE."""
         if spec.tolerance is None:
@@ -445,11 +468,11 @@ class _Run:
             desc = self._description(spec)
             if not desc.queue.simple:
                 rows = proc_rows(desc, spec.directory)
-                parents = self.dag.parents[spec.name]
+                parents = self.dag.parents.get(spec.name, [])
                 return [self._launch(spec, sub, f"{key}.{row['Process']}",
                                      render_node(desc, spec, sub, self.append_vars, parents, row))
                         for row in rows]
-            job = render_node(desc, spec, sub, self.append_vars, self.dag.parents[spec.name])
+            job = render_node(desc, spec, sub, self.append_vars, self.dag.parents.get(spec.name, []))
         return [self._launch(spec, sub, key, job)]
 
     def _launch(self, spec: NodeSpec, sub: Submit, key: str, job: JobSpec) -> Launch:
@@ -481,6 +504,10 @@ class _Run:
         if self.keys:
             raw, self.early = self.early + self.backend.wait(0.0 if self.early else timeout), []
             for event in raw:
+                if event.key in self.services:  # a SERVICE node's job: not the DAG's business
+                    if not isinstance(event, Suspended | Released):
+                        self.services.discard(event.key)
+                    continue
                 if isinstance(event, Suspended | Released):  # the attempt goes on (held, queued again)
                     held = self.keys.get(event.key)
                     if held is not None and isinstance(event, Suspended):
@@ -683,6 +710,7 @@ def _drive(run: _Run, machine: DagState, prior: Replay, source: str, done: set[s
     run.files.draw(machine, run.clock())
     restore = _install_signals(run) if handle_signals else None
     try:
+        run.start_services()  # before every other node, as DAGMan starts them
         run.act(machine, machine.start(idle=0))
         while machine.finished is None:
             events = run.gather()

@@ -75,7 +75,7 @@ class ScriptRunner:
             proc = subprocess.Popen(list(argv), cwd=cwd, stdin=subprocess.DEVNULL, stdout=stdout,
                                     stderr=stderr, close_fds=True)
         except OSError as exc:
-            self._log.write(f"sheaf: {kind} script of {node} could not start: {exc}\n".encode())
+            self.note(f"{kind} script of {node} could not start: {exc}")
             if capture is not None:
                 capture.finish(node, kind, 127)
             return ScriptExited(node, kind, attempt, 127)
@@ -83,6 +83,10 @@ class ScriptRunner:
         if capture is not None:
             self._debug[(node, kind)] = capture
         return None
+
+    def note(self, text: str) -> None:
+        """A line of the engine's own in the scripts log."""
+        self._log.write(f"sheaf: {text}\n".encode())
 
     def kill(self, node: str, kind: Kind) -> None:
         entry = self._running.pop((node, kind), None)

@@ -3,6 +3,7 @@
 Grammar (one command per line; keywords case-insensitive; ``#`` starts a comment line)::
 
     JOB name submit [DIR d] [NOOP] [DONE]        FINAL name submit [DIR d] [NOOP]
+    SERVICE name submit [DIR d] [NOOP]
     SUBDAG EXTERNAL name dagfile [DIR d] [NOOP] [DONE]
     SPLICE name dagfile [DIR d]                  INCLUDE file
     [WEAK] PARENT p1 p2 ... CHILD c1 c2 ...
@@ -99,7 +100,8 @@ def _targets(f: DagFile, names: list[str], role: Literal["parent", "child"]) -> 
         elif f.prefix + name in f.dag.nodes:
             out.append(f.prefix + name)
         else:
-            raise f.error(f"unknown {role} node", "PARENT/CHILD name declared nodes or splices", name)
+            raise f.error(f"unknown {role} node", "PARENT/CHILD name declared nodes or splices (not SERVICE "
+                          "nodes)", name)
     return out
 
 
@@ -123,13 +125,12 @@ def _parse_edges(f: DagFile, words: list[str]) -> None:
 
 # Commands DAGMan knows that sheaf refuses, each with why (a refusal names the line).
 _REFUSED = {
-    "SERVICE": "SERVICE nodes (run beside the DAG, removed when it ends) are not run by sheaf run",
     "PROVISIONER": "PROVISIONER nodes (which provision a pool for the DAG) are not run by sheaf run",
 }
-_KNOWN = ("JOB, FINAL, SUBDAG EXTERNAL, SPLICE, SUBMIT-DESCRIPTION, PARENT/CHILD, SCRIPT, RETRY, VARS, "
-          "WEAK PARENT/CHILD, TOLERANCE, PRE_SKIP, PRIORITY, CATEGORY, MAXJOBS, ABORT-DAG-ON, DONE, CONFIG, "
-          "DOT, NODE_STATUS_FILE, JOBSTATE_LOG, INCLUDE, ENV, SET_JOB_ATTR, SAVE_POINT_FILE, CONNECT, "
-          "PIN_IN, PIN_OUT, REJECT")
+_KNOWN = ("JOB, FINAL, SERVICE, SUBDAG EXTERNAL, SPLICE, SUBMIT-DESCRIPTION, PARENT/CHILD, SCRIPT, RETRY, "
+          "VARS, WEAK PARENT/CHILD, TOLERANCE, PRE_SKIP, PRIORITY, CATEGORY, MAXJOBS, ABORT-DAG-ON, DONE, "
+          "CONFIG, DOT, NODE_STATUS_FILE, JOBSTATE_LOG, INCLUDE, ENV, SET_JOB_ATTR, SAVE_POINT_FILE, "
+          "CONNECT, PIN_IN, PIN_OUT, REJECT")
 
 
 def _parse_body(f: DagFile) -> None:
@@ -139,7 +140,7 @@ def _parse_body(f: DagFile) -> None:
         f.lineno, words, f.current = lines[i]
         i += 1
         keyword = words[0].upper()
-        if keyword in ("JOB", "FINAL", "SUBDAG", "SUBMIT-DESCRIPTION"):
+        if keyword in ("JOB", "FINAL", "SERVICE", "SUBDAG", "SUBMIT-DESCRIPTION"):
             i = parse_declaration(f, keyword, lines, i)
         elif keyword == "SPLICE":
             _parse_splice(f, words)
@@ -228,7 +229,7 @@ def parse_dag(path: str, *more: str) -> Dag:
     for one in paths:
         f = DagFile(one, os.path.dirname(one), "", dag, (one,))
         _parse_file(f)
-    for spec in dag.nodes.values():
+    for spec in (*dag.nodes.values(), *dag.services.values()):
         if spec.description is not None and spec.description not in dag.descriptions:
             spec.description = None  # a submit file after all
     dag.cycle = _cycle_of(dag)

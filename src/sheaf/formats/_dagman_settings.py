@@ -49,7 +49,7 @@ def _settings_target(f: DagFile, name: str) -> list[NodeSpec] | None:
     declared yet: DAGMan reads node declarations first, so a command may come before its JOB line)."""
     if name.upper() == ALL_NODES:
         return None
-    spec = f.dag.nodes.get(f.prefix + name)
+    spec = f.dag.nodes.get(f.prefix + name) or f.dag.services.get(f.prefix + name)
     return [] if spec is None else [spec]
 
 
@@ -237,7 +237,7 @@ def apply_later(f: DagFile) -> None:
     for keyword, words, lineno, line, order in f.later:
         f.lineno, f.current = lineno, line
         name = _script_parts(f, words)[3] if keyword == "SCRIPT" else words[1]
-        spec = f.dag.nodes.get(f.prefix + name)
+        spec = f.dag.nodes.get(f.prefix + name) or f.dag.services.get(f.prefix + name)
         if spec is None:
             raise f.error("unknown node", "settings name a node declared in the DAG file", name)
         if keyword == "DONE":
