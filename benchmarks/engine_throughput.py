@@ -1,28 +1,40 @@
-"""Engine throughput: N ``/bin/true`` tasks on a 2-slot local pool, side by side with the floors and peers.
+"""Engine throughput: N ``/bin/true`` jobs planned by ``sheaf plan`` and run by ``sheaf run``, against
+``xargs -P2`` and ``make -j2`` over the same N commands, all measured in one run.
 
-    .venv/bin/python benchmarks/engine_throughput.py [--tasks 10000] [--peer-tasks 2000] [--no-peers]
+    .venv/bin/python benchmarks/engine_throughput.py [--tasks 10000] [--rounds 3] [--peers]
 
-Shapes (all in one run): independent tasks and a 4-level DAG (each node has 2 parents in the level
-above), unclustered (one node per task, one submit file per node, as pegasus-plan writes them) and
-clustered (seqexec: one ``sheaf-cluster`` node per 50 tasks).  The engine runs in this process
-through ``run_planned`` (the library call behind ``sheaf run``; interpreter start-up excluded, DAG
-and submit-file parsing included).
+What is timed
+    ``sheaf run DIR --pool-config pool.conf`` (``NUM_CPUS = 2``) as a subprocess, from start to exit:
+    interpreter start-up, imports, reading the DAG and every submit description, running every node
+    with each state change journaled and fsync'd before the engine acts on it, and the reports.
+    Planning (``sheaf plan``) is timed apart and not counted.
 
-Floors: ``xargs -P2`` fork/exec of the same tasks; batched: ``xargs -P2`` over shell scripts of 50
-``/bin/true`` each.  Peers: GNU make -j2 (same N); Snakemake, Parsl, Dask, Ray installed into a
-throwaway venv under /tmp (not project dependencies), run on ``--peer-tasks`` tasks (Snakemake on
-at most 500: it manages a few dozen tasks/s), skipped with a note when they cannot be installed.
+Shapes
+    ``unclustered``: a workflow of N independent ``/bin/true`` jobs (transformation ``true`` at site
+    ``local``), planned as ``sheaf plan`` writes it (one node per job, plus the plan's create-dir
+    job); ``clustered``: the same workflow with ``-C horizontal`` and ``pegasus.clusters.size = 50``
+    (one ``sheaf-cluster`` node per 50 tasks).
 
-Also measured: the journal's cost per node (bytes, and µs of write+fsync) in the engine runs, and the
-same records written with the same group-commit sizes to SQLite in WAL mode (synchronous=FULL) versus
-the append-only log with fsync - the numbers behind the journal's design.
+Baselines, measured right before *and* right after each engine run (the machine is shared and its
+load drifts; the ratio uses the mean of the two): ``xargs -P2 -n1 /bin/true`` over N lines and GNU
+``make -j2`` over N phony targets running ``/bin/true`` (unclustered); ``xargs -P2 -n1 /bin/sh`` over
+the plan's own ``.in`` batch files, 50 ``/bin/true`` lines each (clustered).  Each shape runs
+``--rounds`` rounds; the round with the median ratio is reported, with the 1-minute load average
+at its start (the best round would reward a lucky moment on a machine whose load swings from 1 to 5).
+
+Targets (issue 8): unclustered >= 1.0x xargs and >= 0.7x make -j2; clustered >= 0.8x xargs sh.
+
+``--peers``: Snakemake, Parsl, Dask and Ray installed into a throwaway venv under /tmp (not project
+dependencies), run on ``--peer-tasks`` tasks.  The journal section compares the engine's own
+records written as an append-only log with fsync against SQLite in WAL mode (synchronous=FULL), at
+the same group-commit sizes -- the numbers behind the journal's design.
 """
 
 from __future__ import annotations
 
 import argparse
+import glob
 import os
-import random
 import shutil
 import sqlite3
 import subprocess
@@ -34,80 +46,166 @@ from pathlib import Path
 
 import msgspec
 
-from sheaf.cli._run import run_planned
-from sheaf.engine import state_paths
 from sheaf.engine._journal import read_records
 
 BIN = Path(sys.executable).parent
 CLUSTER = 50
 PEER_VENV = Path("/tmp/sheaf-bench-peers")
-SUB = ("universe = vanilla\nexecutable = {exe}\narguments = {args}\n"
-       "output = /dev/null\nerror = /dev/null\nqueue\n")
+TARGETS = {"xargs": 1.0, "make": 0.7, "xargs sh": 0.8}
 
 
-def build(root: Path, name: str, n: int, levels: int, clustered: bool) -> Path:
-    d = root / name
-    d.mkdir()
-    (d / "pool.conf").write_text("NUM_CPUS = 2\n")
-    rng = random.Random(7)
-    jobs = n // CLUSTER if clustered else n
-    per_level = jobs // levels
-    lines = []
-    for i in range(jobs):
-        job = f"j{i:06d}"
-        if clustered:
-            (d / f"{job}.in").write_text("/bin/true\n" * CLUSTER)
-            (d / f"{job}.sub").write_text(SUB.format(exe=BIN / "sheaf-cluster", args=f"{d / job}.in"))
-        else:
-            (d / f"{job}.sub").write_text(SUB.format(exe="/bin/true", args=""))
-        lines.append(f"JOB {job} {job}.sub")
-        level = i // per_level
-        if 0 < level < levels:
-            parents = rng.sample(range((level - 1) * per_level, level * per_level), 2)
-            lines.append(f"PARENT {' '.join(f'j{p:06d}' for p in parents)} CHILD {job}")
-    (d / "wf.dag").write_text("\n".join(lines) + "\n")
-    return d
+def workflow(path: Path, n: int) -> None:
+    """N independent /bin/true jobs, catalogs inline (Pegasus 5.0 YAML)."""
+    head = textwrap.dedent("""\
+        pegasus: 5.0.4
+        name: bench
+        transformationCatalog:
+          pegasus: 5.0.4
+          transformations:
+          - name: "true"
+            sites:
+            - {name: local, pfn: /bin/true, type: installed}
+        siteCatalog:
+          pegasus: 5.0.4
+          sites:
+          - {name: local, directories: []}
+        jobs:
+        """)
+    job = '- {{type: job, name: "true", id: ID{:07d}, arguments: [], uses: []}}\n'
+    jobs = "".join(job.format(i) for i in range(n))
+    path.write_text(head + jobs + "jobDependencies: []\n")
 
 
-def run_engine(d: Path, n: int) -> dict[str, float]:
-    start = time.perf_counter()
-    result = run_planned(str(d), pool_config=str(d / "pool.conf"))
-    wall = time.perf_counter() - start
-    assert result.succeeded, result.failed_nodes[:3]
-    journal = state_paths(str(d / "wf.dag"))["journal"]
-    nodes = result.total
-    return {"seconds": wall, "tasks": n, "journal_bytes_per_node": os.path.getsize(journal) / nodes,
-            "journal_us_per_node": result.extra.get("journal_seconds", 0.0) / nodes * 1e6,
-            "commits": result.journal_commits, "nodes": nodes}
+def plan(wf: Path, out: Path, clustered: bool) -> float:
+    cmd = [str(BIN / "sheaf"), "plan", str(wf), "-d", str(out), "-s", "local"]
+    if clustered:
+        cmd += ["-C", "horizontal", "-D", f"pegasus.clusters.size={CLUSTER}"]
+    return timed(cmd)
 
 
 def timed(cmd: list[str], **kw: object) -> float:
     start = time.perf_counter()
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, **kw)  # type: ignore[call-overload]
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, **kw)  # type: ignore[call-overload]
     return time.perf_counter() - start
 
 
-def floors(root: Path, n: int) -> dict[str, float]:
+def sheaf_run(directory: Path, pool: Path) -> float:
+    for stale in (".sheaf", "jobstate.log"):  # a second round starts fresh, not "already complete"
+        target = directory / stale
+        shutil.rmtree(target) if target.is_dir() else target.unlink(missing_ok=True)
+    for rescue in glob.glob(str(directory / "*.rescue*")):
+        os.unlink(rescue)
+    return timed([str(BIN / "sheaf"), "run", str(directory), "--pool-config", str(pool)])
+
+
+def xargs(root: Path, n: int) -> float:
     (root / "list").write_text("x\n" * n)
-    batches = root / "batches"
-    batches.mkdir(exist_ok=True)
-    for i in range(n // CLUSTER):
-        (batches / f"b{i}.sh").write_text("/bin/true\n" * CLUSTER)
-    (root / "blist").write_text("".join(f"{batches}/b{i}.sh\n" for i in range(n // CLUSTER)))
     with open(root / "list") as stdin:
-        xargs = timed(["xargs", "-P2", "-n1", "/bin/true"], stdin=stdin)
+        return timed(["xargs", "-P2", "-n1", "/bin/true"], stdin=stdin)
+
+
+def xargs_sh(root: Path, batches: list[str]) -> float:
+    (root / "blist").write_text("".join(b + "\n" for b in batches))
     with open(root / "blist") as stdin:
-        batched = timed(["xargs", "-P2", "-n1", "/bin/sh"], stdin=stdin)
-    return {"xargs": xargs, "batched": batched}
+        return timed(["xargs", "-P2", "-n1", "/bin/sh"], stdin=stdin)
 
 
-def make_peer(root: Path, n: int) -> float | None:
-    if shutil.which("make") is None:
-        return None
-    targets = " ".join(f"t{i}" for i in range(n))
-    rules = "".join(f"t{i}:\n\t@/bin/true\n" for i in range(n))
-    (root / "Makefile").write_text(f".PHONY: all {targets}\nall: {targets}\n{rules}")
+def make(root: Path, n: int) -> float:
+    if not (root / "Makefile").exists():
+        targets = " ".join(f"t{i}" for i in range(n))
+        rules = "".join(f"t{i}:\n\t@/bin/true\n" for i in range(n))
+        (root / "Makefile").write_text(f".PHONY: all {targets}\nall: {targets}\n{rules}")
     return timed(["make", "-j2", "-s", "-f", str(root / "Makefile")], cwd=root)
+
+
+def around(baseline: dict[str, object], engine: object) -> tuple[dict[str, float], float]:
+    """Each baseline before and after the engine run: (mean baseline seconds, engine seconds)."""
+    before = {name: fn() for name, fn in baseline.items()}  # type: ignore[operator]
+    seconds = engine()  # type: ignore[operator]
+    after = {name: fn() for name, fn in baseline.items()}  # type: ignore[operator]
+    return {name: (before[name] + after[name]) / 2 for name in baseline}, seconds
+
+
+def measure(root: Path, n: int, rounds: int) -> list[tuple[str, float, dict[str, float], float]]:
+    """Rows (shape, engine seconds, baseline seconds by name, load) - the median round of each shape."""
+    wf = root / "wf.yml"
+    workflow(wf, n)
+    pool = root / "pool.conf"
+    pool.write_text("NUM_CPUS = 2\n")
+    rows = []
+    for shape, clustered in (("unclustered", False), ("clustered", True)):
+        directory = root / shape
+        plan_s = plan(wf, directory, clustered)
+        batches = sorted(glob.glob(str(directory / "jobs" / "*" / "*.in")))
+        bases: dict[str, object] = (
+            {"xargs sh": lambda b=batches: xargs_sh(root, b)} if clustered
+            else {"xargs": lambda: xargs(root, n), "make": lambda: make(root, n)})
+        runs: list[tuple[float, tuple[str, float, dict[str, float], float]]] = []
+        for _ in range(rounds):
+            load = os.getloadavg()[0]
+            base, seconds = around(bases, lambda d=directory: sheaf_run(d, pool))
+            runs.append((min(base[k] / seconds for k in base), (shape, seconds, base, load)))
+            print(f"  {shape}: {seconds:.2f} s, ratio {runs[-1][0]:.2f} (load {load:.1f})", flush=True)
+        runs.sort(key=lambda run: run[0])
+        print(f"  {shape}: planned in {plan_s:.2f} s; the median of {rounds} rounds kept", flush=True)
+        rows.append(runs[len(runs) // 2][1])
+    return rows
+
+
+def report(rows: list[tuple[str, float, dict[str, float], float]], n: int) -> None:
+    print(f"\n{'shape':12} {'tasks':>6} {'sheaf s':>8} {'tasks/s':>8} {'baseline':>9} {'base s':>7} "
+          f"{'ratio':>6} {'target':>7} {'load':>5}")
+    for shape, seconds, base, load in rows:
+        for name, base_s in base.items():
+            ratio = base_s / seconds
+            verdict = "ok" if ratio >= TARGETS[name] else "MISS"
+            print(f"{shape:12} {n:6d} {seconds:8.2f} {n / seconds:8.0f} {name:>9} {base_s:7.2f} "
+                  f"{ratio:5.2f}x {TARGETS[name]:4.1f}x {verdict:4} {load:4.1f}")
+
+
+def journal_formats(journal: str, group: int) -> dict[str, tuple[float, float]]:
+    """The same records in groups of ``group``: (µs per record, bytes per record), log vs SQLite."""
+    records = [msgspec.to_builtins(r) for r in read_records(journal)]  # as the lines on disk
+    lines = [repr(r).encode() + b"\n" for r in records]
+    out: dict[str, tuple[float, float]] = {}
+    with tempfile.TemporaryDirectory(dir=os.path.dirname(journal)) as tmp:
+        path = os.path.join(tmp, "log")
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+        start = time.perf_counter()
+        for i in range(0, len(lines), group):
+            os.write(fd, b"".join(lines[i:i + group]))
+            os.fsync(fd)
+        out["append-only log + fsync"] = ((time.perf_counter() - start) / len(lines) * 1e6,
+                                          os.path.getsize(path) / len(lines))
+        os.close(fd)
+        db = sqlite3.connect(os.path.join(tmp, "j.db"), isolation_level=None)
+        db.execute("pragma journal_mode=wal")
+        db.execute("pragma synchronous=full")
+        db.execute("create table j (k text, t real, node text, a text, b text, attempt int, info text)")
+        rows = [(r[0], r[1], *(str(x) for x in (r[2:] + [None] * 5)[:5])) for r in records]
+        start = time.perf_counter()
+        for i in range(0, len(rows), group):
+            db.execute("begin")
+            db.executemany("insert into j values (?,?,?,?,?,?,?)", rows[i:i + group])
+            db.execute("commit")
+        seconds = time.perf_counter() - start
+        db.execute("pragma wal_checkpoint(truncate)")
+        db.close()
+        out["SQLite WAL, synchronous=FULL"] = (seconds / len(rows) * 1e6,
+                                               os.path.getsize(os.path.join(tmp, "j.db")) / len(rows))
+    return out
+
+
+def journal_report(root: Path) -> None:
+    journal = root / "unclustered" / ".sheaf" / "bench.dag.journal"
+    if not journal.exists():
+        return
+    nodes = sum(1 for r in read_records(str(journal)) if getattr(r, "finish", None) == "done")
+    print(f"\njournal: {journal.stat().st_size / max(1, nodes):.0f} bytes per node; the same records written "
+          "in groups:")
+    for group in (1, 8):
+        for fmt, (us, size) in journal_formats(str(journal), group).items():
+            print(f"  {group} per commit  {fmt:30} {us:7.1f} µs/record {size:6.0f} bytes/record")
 
 
 PEER_SCRIPTS = {
@@ -115,8 +213,8 @@ PEER_SCRIPTS = {
         import subprocess, sys, time
         from dask.distributed import Client, LocalCluster
         n = int(sys.argv[1])
-        cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
-        with cluster as c, Client(c) as cl:
+        with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                          dashboard_address=None) as c, Client(c) as cl:
             t = time.perf_counter()
             cl.gather(cl.map(lambda i: subprocess.run(["/bin/true"]).returncode, range(n)))
             print(time.perf_counter() - t)
@@ -152,7 +250,7 @@ PEER_SCRIPTS = {
 }
 
 
-def peer_venv() -> Path | None:
+def peer_venv() -> Path:
     python = PEER_VENV / "bin" / "python"
     if not python.exists():
         subprocess.run([sys.executable, "-m", "venv", str(PEER_VENV)], check=True)
@@ -195,43 +293,18 @@ def run_peer(python: Path, name: str, root: Path, n: int) -> float | str:
     return float(done.stdout.strip().splitlines()[-1])
 
 
-def journal_formats(journal: str, commits: int) -> dict[str, tuple[float, float]]:
-    """The same records, same group sizes: (µs per record, bytes per record) for log vs SQLite WAL."""
-    records = [msgspec.to_builtins(r) for r in read_records(journal)]  # as the lines on disk
-    lines = [repr(r).encode() + b"\n" for r in records]
-    group = max(1, len(records) // max(1, commits))
-    out: dict[str, tuple[float, float]] = {}
-    with tempfile.TemporaryDirectory(dir=os.path.dirname(journal)) as tmp:
-        path = os.path.join(tmp, "log")
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
-        start = time.perf_counter()
-        for i in range(0, len(lines), group):
-            os.write(fd, b"".join(lines[i:i + group]))
-            os.fsync(fd)
-        out["append-only log + fsync"] = ((time.perf_counter() - start) / len(lines) * 1e6,
-                                          os.path.getsize(path) / len(lines))
-        os.close(fd)
-        db = sqlite3.connect(os.path.join(tmp, "j.db"), isolation_level=None)
-        db.execute("pragma journal_mode=wal")
-        db.execute("pragma synchronous=full")
-        db.execute("create table j (k text, t real, node text, a text, b text, attempt int, info text)")
-        rows = [(r[0], r[1], *(str(x) for x in (r[2:] + [None] * 5)[:5])) for r in records]
-        start = time.perf_counter()
-        for i in range(0, len(rows), group):
-            db.execute("begin")
-            db.executemany("insert into j values (?,?,?,?,?,?,?)", rows[i:i + group])
-            db.execute("commit")
-        seconds = time.perf_counter() - start
-        db.execute("pragma wal_checkpoint(truncate)")
-        db.close()
-        out["SQLite WAL, synchronous=FULL"] = (seconds / len(rows) * 1e6,
-                                               os.path.getsize(os.path.join(tmp, "j.db")) / len(rows))
-    return out
+def peers(root: Path, m: int) -> None:
+    python = peer_venv()
+    print(f"\npeers ({m} tasks; Snakemake at most 500):")
+    for peer in ("ray", "parsl", "dask", "snakemake"):
+        k = min(m, 500) if peer == "snakemake" else m
+        result = run_peer(python, peer, root, k)
+        print(f"  {peer:10} {result if isinstance(result, str) else f'{k / result:8.0f} tasks/s'}")
 
 
 def compile_sheaf() -> None:
-    """Write sheaf's bytecode first: with PYTHONDONTWRITEBYTECODE set and stale caches every
-    ``sheaf-cluster`` start would compile its modules again (installed packages ship compiled)."""
+    """Write sheaf's bytecode first: with stale caches every ``sheaf`` and ``sheaf-cluster`` start would
+    compile its modules again (installed packages ship compiled)."""
     import compileall
 
     import sheaf
@@ -242,61 +315,21 @@ def compile_sheaf() -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", type=int, default=10_000)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--peers", action="store_true")
     parser.add_argument("--peer-tasks", type=int, default=2_000)
-    parser.add_argument("--no-peers", action="store_true")
     args = parser.parse_args()
-    n = args.tasks
     compile_sheaf()
     root = Path(tempfile.mkdtemp(prefix="sheaf-bench-"))
-    print(f"{n} /bin/true tasks, 2 slots, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}; "
+    print(f"{args.tasks} /bin/true tasks, 2 slots, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}; "
           f"work dir {root}")
-    rows: list[tuple[str, int, float | str, str]] = []
-    floor = floors(root, n)
-    rows.append(("floor: xargs -P2", n, floor["xargs"], "xargs"))
-    rows.append(("floor: xargs -P2, batched by 50", n, floor["batched"], "batched"))
-    engine: dict[str, dict[str, float]] = {}
-    adjacent: dict[str, float] = {}  # the floor measured right before each engine run (load drifts)
-    for name, levels, clustered in (("independent", 1, False), ("dag-4-level", 4, False),
-                                    ("independent-clustered", 1, True), ("dag-4-level-clustered", 4, True)):
-        base = "batched" if clustered else "xargs"
-        if clustered and not (BIN / "sheaf-cluster").exists():
-            rows.append((f"sheaf {name}", n, "skipped: sheaf-cluster not installed", base))
-            continue
-        directory = build(root, name, n, levels, clustered)
-        adjacent[name] = floors(root / name, n)[base]
-        engine[name] = run_engine(directory, n)
-        rows.append((f"sheaf {name}", n, engine[name]["seconds"], base))
-    made = make_peer(root, n)
-    rows.append(("peer: GNU make -j2", n, made if made is not None else "skipped: no make", "xargs"))
-    if not args.no_peers:
-        python = peer_venv()
-        m = args.peer_tasks
-        for peer in ("ray", "parsl", "dask", "snakemake"):
-            k = min(m, 500) if peer == "snakemake" else m
-            seconds = run_peer(python, peer, root, k) if python else "no venv"
-            rows.append((f"peer: {peer}", k, seconds, "xargs"))
-    print(f"\n{'run':40} {'tasks':>7} {'seconds':>9} {'tasks/s':>9} {'vs floor':>9} "
-          f"{'vs adjacent floor':>18}")
-    for label, tasks, seconds, base in rows:
-        if isinstance(seconds, str):
-            print(f"{label:40} {tasks:7d} {seconds}")
-            continue
-        rate = tasks / seconds
-        near = adjacent.get(label.removeprefix("sheaf "))
-        beside = f"{rate / (n / near):17.2f}x" if near else ""
-        print(f"{label:40} {tasks:7d} {seconds:9.2f} {rate:9.0f} {rate / (n / floor[base]):8.2f}x {beside}")
-    print("\njournal cost per node (engine runs): ")
-    for name, stats in engine.items():
-        print(f"  {name:28} {stats['journal_bytes_per_node']:6.0f} bytes, "
-              f"{stats['journal_us_per_node']:6.0f} µs write+fsync, "
-              f"{stats['commits']:.0f} commits for {stats['nodes']:.0f} nodes")
-    if engine:
-        first = next(iter(engine))
-        journal = state_paths(str(root / first / "wf.dag"))["journal"]
-        print(f"journal formats, same records and group sizes as '{first}':")
-        for fmt, (us, size) in journal_formats(journal, int(engine[first]["commits"])).items():
-            print(f"  {fmt:32} {us:7.1f} µs/record {size:6.0f} bytes/record")
-    shutil.rmtree(root, ignore_errors=True)
+    try:
+        report(measure(root, args.tasks, args.rounds), args.tasks)
+        journal_report(root)
+        if args.peers:
+            peers(root, args.peer_tasks)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
 
 
 if __name__ == "__main__":

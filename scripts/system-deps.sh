@@ -5,6 +5,29 @@
 # reported and the MPI tests skip themselves (the local transport is always tested).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+# `system-deps.sh build PYTHON`: what compiles the ClassAd parser's C accelerator (setup.py) for
+# PYTHON -- a C compiler and that Python's headers.  Run before the venv is made; without them (and
+# without root) the build warns and sheaf uses its pure-Python parser.
+if [ "${1:-}" = "build" ]; then
+  python="${2:-python3}"
+  include="$("$python" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')"
+  build=()
+  command -v gcc >/dev/null 2>&1 || build+=(gcc libc6-dev)
+  [ -f "$include/Python.h" ] || build+=(python3-dev)
+  if [ "${#build[@]}" -gt 0 ]; then
+    if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then
+      echo "system-deps: missing ${build[*]}; the ClassAd parser will run in pure Python" >&2
+      exit 0
+    fi
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends "${build[@]}" >/dev/null \
+      || echo "system-deps: could not install ${build[*]}; the ClassAd parser will run in pure Python" >&2
+  fi
+  exit 0
+fi
+
 need=()
 command -v mpiexec >/dev/null 2>&1 || need+=(openmpi-bin)
 command -v mpicc >/dev/null 2>&1 || need+=(libopenmpi-dev)   # mpi4py builds against it if no wheel fits

@@ -186,7 +186,8 @@ class BackendContract:
 
     def test_close_kills_the_whole_process_group(self, tmp_path: Path) -> None:
         backend = self.make_backend(tmp_path, 1)
-        backend.submit(make_launch(tmp_path, "tree", ["/bin/sh", "-c", "sleep 60 & echo $! > child.pid; wait"]))
+        argv = ["/bin/sh", "-c", "sleep 60 & echo $! > child.pid; wait"]
+        backend.submit(make_launch(tmp_path, "tree", argv))
         wait_for(lambda: (tmp_path / "child.pid").exists() and (tmp_path / "child.pid").read_text().strip())
         child = int((tmp_path / "child.pid").read_text())
         assert alive(child)

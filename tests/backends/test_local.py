@@ -7,12 +7,15 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
+import time
 from pathlib import Path
 
 import pytest
 
+from sheaf.backends._spawn import THREADED
 from sheaf.backends.local import LocalBackend
-from sheaf.engine import ConcurrencyLimits, Held, Pool
+from sheaf.engine import ConcurrencyLimits, Held, Launch, Pool
 
 from .contract import collect, exited, make_launch
 
@@ -44,8 +47,8 @@ def test_seed_recipe_memory_is_enforced_then_raised_on_retry(tmp_path: Path) -> 
 def test_memory_of_the_whole_process_tree_counts(tmp_path: Path) -> None:
     with backend_for(tmp_path, "NUM_CPUS = 1\nMEMORY = 4096\n") as local:
         child = "import time; block = b'x' * (300 * 2**20); time.sleep(3)"
-        script = f"import subprocess, sys; [subprocess.Popen([sys.executable, '-c', {child!r}]) " \
-                 "for _ in range(2)]; import time; time.sleep(5)"
+        script = (f"import subprocess, sys; [subprocess.Popen([sys.executable, '-c', {child!r}]) "
+                  "for _ in range(2)]; import time; time.sleep(5)")
         local.submit(make_launch(tmp_path, "tree", [sys.executable, "-c", script],
                                  ad="RequestMemory = 400", env=dict(os.environ)))
         event = exited(collect(local, 1)["tree#0"])
@@ -69,14 +72,17 @@ def test_cpu_affinity_pins_the_job_and_its_children(tmp_path: Path) -> None:
 
 def test_without_enforcement_jobs_are_not_pinned(tmp_path: Path) -> None:
     with backend_for(tmp_path, "NUM_CPUS = 1\n") as local:
-        local.submit(make_launch(tmp_path, "free", ["/bin/sh", "-c", "grep Cpus_allowed_list /proc/self/status"]))
+        argv = ["/bin/sh", "-c", "grep Cpus_allowed_list /proc/self/status"]
+        local.submit(make_launch(tmp_path, "free", argv))
         collect(local, 1)
-    mine = subprocess.run(["grep", "Cpus_allowed_list", "/proc/self/status"], capture_output=True, text=True, check=True)
+    mine = subprocess.run(["grep", "Cpus_allowed_list", "/proc/self/status"], capture_output=True, text=True,
+                          check=True)
     assert (tmp_path / "free.out").read_text().split()[-1] == mine.stdout.split()[-1]
 
 
 def test_partitionable_slot_runs_dynamic_slots_side_by_side(tmp_path: Path) -> None:
-    config = "NUM_CPUS = 2\nMEMORY = 2048\nSLOT_TYPE_1 = 100%\nSLOT_TYPE_1_PARTITIONABLE = True\nNUM_SLOTS_TYPE_1 = 1\n"
+    config = ("NUM_CPUS = 2\nMEMORY = 2048\nSLOT_TYPE_1 = 100%\nSLOT_TYPE_1_PARTITIONABLE = True\n"
+              "NUM_SLOTS_TYPE_1 = 1\n")
     with backend_for(tmp_path, config) as local:
         for name in ("a", "b", "c"):
             local.submit(make_launch(tmp_path, name, ["/bin/sleep", "0.3"], ad="RequestMemory = 1000"))
@@ -197,3 +203,29 @@ def test_a_short_spike_is_caught_by_polling_or_at_exit(tmp_path: Path) -> None:
         local.submit(make_launch(tmp_path, "spike", [sys.executable, "-c", spike]))
         event = exited(collect(local, 1)["spike#0"])
     assert event.signal == 9 and event.reason is not None and "exceeded request" in event.reason
+
+
+@pytest.mark.skipif(not THREADED, reason="spawns run in the caller's thread without glibc's addchdir_np")
+def test_a_spawn_that_blocks_does_not_block_the_engine(tmp_path: Path) -> None:
+    """A child stuck before its execve (here: opening a FIFO nobody reads as its stdout) holds
+    ``posix_spawn``'s caller; the backend spawns from its own thread, so ``submit`` returns at once
+    and ``wait`` still reports other jobs.  (Spawned in the caller, ``submit`` hung until the reader came.)"""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    release = threading.Timer(8.0, lambda: os.close(os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)))
+    release.start()  # a last resort, so that a regression fails the test instead of hanging it
+    with backend_for(tmp_path, "NUM_CPUS = 2\nMEMORY = 2048\n") as local:
+        local.submit(make_launch(tmp_path, "first", ["/bin/sleep", "0.3"]))
+        begin = time.monotonic()
+        blocked = make_launch(tmp_path, "blocked", ["/bin/true"])
+        local.submit(Launch(**{**{f: getattr(blocked, f) for f in blocked.__dataclass_fields__},
+                               "stdout": str(fifo)}))
+        assert time.monotonic() - begin < 1.0
+        assert exited(collect(local, 1, timeout=5.0)["first#0"]).exit_code == 0
+        assert time.monotonic() - begin < 5.0  # the blocked spawn is still waiting for its reader
+        reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+        try:
+            assert exited(collect(local, 1)["blocked#0"]).exit_code == 0
+        finally:
+            os.close(reader)
+    release.cancel()

@@ -17,6 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from fuzzing import examples
 from sheaf import classad
 from sheaf.classad import ClassAdSyntaxError
 
@@ -91,7 +92,7 @@ HOSTILE = st.lists(st.sampled_from([
 ]), max_size=25).map("".join)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(HOSTILE)
 def test_any_text_parses_or_raises_a_syntax_error_quickly(text: str) -> None:
     started = time.perf_counter()

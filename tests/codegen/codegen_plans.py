@@ -5,6 +5,7 @@ A plain module (not conftest.py): test modules import it by name."""
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 os.environ.setdefault("CONDOR_CONFIG", "/dev/null")
 
@@ -70,3 +71,26 @@ def blackdiamond_plan(width: int = 4, *, cluster: str | None = "seqexec",
     edges = [(0, m) for m in middle] + [(m, last) for m in middle]
     return ExecutableWorkflow("blackdiamond", wf, props, jobs, edges, sites=("condorpool",),
                               clustering=("horizontal",) if cluster else ())
+
+
+PER_JOB = {"sheaf.submit.shared": "false"}  # one submit description per job (tests of its content)
+
+
+def node_description(dag: object, name: str) -> object:
+    """The submit description of node ``name`` of ``dag`` (``sheaf.engine.parse_dag``'s) -- its file, or
+    the DAG's SUBMIT-DESCRIPTION it names -- as the official bindings read it, with the node's VARS
+    set as DAGMan passes them (``$(JOB)`` too): what ``condor_submit_dag`` submits for it.  ``+Attr``
+    VARS are left out (they go to the job ad)."""
+    import htcondor2  # after CONDOR_CONFIG above
+
+    node = dag.nodes[name]  # type: ignore[attr-defined]
+    if node.description is not None:
+        text = "\n".join(line for _, line in dag.descriptions[node.description].lines)  # type: ignore[attr-defined]
+    else:
+        text = Path(node.submit).read_text(encoding="utf-8")
+    sub = htcondor2.Submit(text)
+    sub["JOB"] = node.name
+    for key, value in node.vars.items():
+        if not key.startswith("+"):
+            sub[key] = value
+    return sub

@@ -33,7 +33,7 @@ def genome_plan() -> ExecutableWorkflow:
         tasks.append(Task(jid, "1000genome::individuals:1.0", "./individuals", argv, {}, 1))
     argv = ("1", *merged)
     wf.jobs["ID0000017"] = Job("ID0000017", "individuals_merge", "1000genome", "1.0", arguments=argv,
-                               uses=tuple(Use(m) for m in merged) + (Use("chr1n.tar.gz", "output"),))
+                               uses=(*(Use(m) for m in merged), Use("chr1n.tar.gz", "output")))
     tasks.append(Task("ID0000017", "1000genome::individuals_merge:1.0", "./individuals_merge", argv, {}, 2))
     cluster = ExecJob("merge_cluster1", "cluster", "cori", None, 1, tuple(tasks), aggregator="decaf",
                       profiles={"pegasus": {"runtime": "18000", "glite.arguments": "--qos=regular --nodes=17",

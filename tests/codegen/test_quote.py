@@ -109,7 +109,8 @@ def test_whole_submit_file_round_trip_through_the_engine(tmp_path_factory: pytes
     directory = tmp_path_factory.mktemp("sub")
     command = Command("/bin/echo", tuple(argv), str(directory))
     try:
-        text = render_submit(job, {}, command, str(directory / "j1"), SubmitContext("wf", str(directory / "log")))
+        text = render_submit(job, {}, command, str(directory / "j1"),
+                             SubmitContext("wf", str(directory / "log")))
     except PlanningError:
         assert any(c in arg for arg in argv for c in LINE_BREAKS)
         return

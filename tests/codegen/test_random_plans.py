@@ -12,7 +12,8 @@ from pathlib import Path
 os.environ.setdefault("CONDOR_CONFIG", "/dev/null")
 
 import htcondor2
-from codegen_plans import blackdiamond_plan
+import pytest
+from codegen_plans import blackdiamond_plan, node_description
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_write_plan import check_contract
@@ -73,11 +74,16 @@ def test_random_plans_write_valid_files(wf: Workflow, clustering: tuple[str, ...
         graph = build_graph(wf)
         check_contract(files.plan_json, wf.jobs, [(graph.ids[p], graph.ids[c]) for p, c in graph.edges()])
         dag = parse_dag(files.dag)
-        assert len(dag.nodes) == len(files.submit_files)
+        used = {os.path.relpath(node.submit, files.directory) for node in dag.nodes.values()
+                if node.description is None}  # a job's own file, or a SUBMIT-DESCRIPTION shared by many
+        assert used == set(files.submit_files)
+        for name in dag.nodes:
+            assert node_description(dag, name).expand("arguments") is not None  # type: ignore[attr-defined]
         for rel in files.submit_files:
             path = Path(files.directory, rel)
             sub = htcondor2.Submit(path.read_text())
-            assert sub["executable"].startswith("/") and sub["log"] == os.path.join(files.directory, "random.log")
+            assert sub["executable"].startswith("/")
+            assert sub["log"] == os.path.join(files.directory, "random.log")
             for extra, parse in ((".in", parse_seqexec_input), (".dag", parse_pmc_dag)):
                 side = path.with_suffix(extra)
                 if side.exists() and "merge_" in side.name:
@@ -86,11 +92,12 @@ def test_random_plans_write_valid_files(wf: Workflow, clustering: tuple[str, ...
         shutil.rmtree(root)
 
 
-def test_arguments_with_spaces_and_quotes_survive_the_submit_description(tmp_path: Path) -> None:
-    plan_ = blackdiamond_plan(2, cluster=None)
-    argv = ("-m", "two words", "it's", 'say "hi"', "", "$HOME", "$(x)", "tab\there")
+@pytest.mark.parametrize("shared", ["true", "false"])
+def test_arguments_with_spaces_and_quotes_survive_the_submit_description(tmp_path: Path, shared: str) -> None:
+    plan_ = blackdiamond_plan(2, cluster=None, properties={"sheaf.submit.shared": shared})
+    argv = ("-m", "two words", "it's", 'say "hi"', "", "$HOME", "$(x)", "tab\there", "back\\", '\\"')
     task = plan_.jobs[0].tasks[0]
     plan_.jobs[0].tasks = (Task(task.id, task.transformation, task.executable, argv, task.profiles, 1),)
     files = write_plan(plan_, tmp_path / "p")
-    sub = htcondor2.Submit(Path(files.directory, "jobs", "000", "preprocess_ID0000001.sub").read_text())
-    assert split_arguments(sub.expand("arguments")) == list(argv)
+    sub = node_description(parse_dag(files.dag), "preprocess_ID0000001")
+    assert split_arguments(sub.expand("arguments")) == list(argv)  # type: ignore[attr-defined]

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from codegen_plans import blackdiamond_plan
+from codegen_plans import blackdiamond_plan, node_description
 
 from sheaf.codegen import write_plan
 from sheaf.engine import parse_dag
@@ -48,14 +48,14 @@ def test_shared_scratch_from_the_site_catalog(tmp_path: Path) -> None:
     plan.site_catalog = SiteCatalog({"condorpool": Site("condorpool", directories=(
         Directory("sharedScratch", str(shared), True, (FileServer(f"file://{shared}"),)),))})
     files = write_plan(plan, tmp_path / "plan")
-    text = Path(files.directory, "jobs", "000", "preprocess_ID0000001.sub").read_text()
-    assert f"initialdir = {shared}\n" in text
+    text = node_description(parse_dag(files.dag), "preprocess_ID0000001").expand("initialdir")  # type: ignore[attr-defined]
+    assert text == str(shared)
     remote = blackdiamond_plan(2)
     remote.site_catalog = SiteCatalog({"condorpool": Site("condorpool", directories=(
         Directory("sharedScratch", "/remote/scratch", True, (FileServer("gsiftp://h/remote/scratch"),)),))})
     files = write_plan(remote, tmp_path / "plan2")
-    text = Path(files.directory, "jobs", "000", "preprocess_ID0000001.sub").read_text()
-    assert f"initialdir = {files.directory}/scratch/condorpool\n" in text
+    text = node_description(parse_dag(files.dag), "preprocess_ID0000001").expand("initialdir")  # type: ignore[attr-defined]
+    assert text == f"{files.directory}/scratch/condorpool"
 
 
 def test_an_lfn_escaping_the_working_directory_is_refused(tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ os.environ.setdefault("CONDOR_CONFIG", "/dev/null")
 import htcondor2
 import msgspec
 import pytest
-from codegen_plans import blackdiamond_plan
+from codegen_plans import PER_JOB, blackdiamond_plan
 
 import sheaf.codegen
 from sheaf.codegen import PlanFiles, write_plan
@@ -33,7 +33,7 @@ def test_public_api() -> None:
 
 @pytest.fixture
 def written(tmp_path: Path) -> PlanFiles:
-    return write_plan(blackdiamond_plan(), tmp_path / "plan")
+    return write_plan(blackdiamond_plan(properties=PER_JOB), tmp_path / "plan")
 
 
 def _submits(files: PlanFiles) -> dict[str, htcondor2.Submit]:
@@ -118,7 +118,8 @@ def _reachable(graph: dict[str, list[str]], start: str, goal: str) -> bool:
     return False
 
 
-def check_contract(plan_json: str, workflow_jobs: dict[str, object], abstract_edges: list[tuple[str, str]]) -> dict:
+def check_contract(plan_json: str, workflow_jobs: dict[str, object],
+                   abstract_edges: list[tuple[str, str]]) -> dict:
     """The invariants of plan.json in ../shared/CONTRACTS.md."""
     doc = msgspec.json.decode(Path(plan_json).read_bytes())
     assert doc["format"] == "sheaf-plan/1"
@@ -128,7 +129,8 @@ def check_contract(plan_json: str, workflow_jobs: dict[str, object], abstract_ed
     ids = [job["id"] for job in doc["jobs"]]
     assert len(ids) == len(set(ids))
     for job in doc["jobs"]:
-        assert set(job) >= {"id", "type", "site", "transformation", "level", "tasks", "aggregator", "profiles"}
+        assert set(job) >= {"id", "type", "site", "transformation", "level", "tasks", "aggregator",
+                            "profiles"}
         assert job["type"] in kinds
         assert {"pegasus", "condor", "dagman", "env"} <= set(job["profiles"])
         assert (job["aggregator"] in ("seqexec", "mpiexec", "decaf")) == (job["type"] == "cluster")
@@ -142,7 +144,7 @@ def check_contract(plan_json: str, workflow_jobs: dict[str, object], abstract_ed
     for parent, child in doc["edges"]:
         assert parent in ids and child in ids
         children.setdefault(parent, []).append(child)
-    indegree = {i: 0 for i in ids}
+    indegree = dict.fromkeys(ids, 0)
     for kids in children.values():
         for kid in kids:
             indegree[kid] += 1
@@ -226,7 +228,7 @@ def test_non_empty_dir_without_force_writes_nothing(tmp_path: Path) -> None:
         write_plan(blackdiamond_plan(), target)
     assert sorted(os.listdir(target)) == ["keep.txt"]
     with pytest.raises(PlanningError, match="no earlier plan"):
-        write_plan(blackdiamond_plan(), target, force=True)  # --force replaces only a plan
+        write_plan(blackdiamond_plan(), target, replace=True)  # --force replaces only a plan
     assert sorted(os.listdir(target)) == ["keep.txt"]
     assert sorted(os.listdir(tmp_path)) == ["plan"]
 
@@ -239,22 +241,22 @@ def test_force_replaces_only_once_the_new_plan_is_complete(tmp_path: Path) -> No
     broken = blackdiamond_plan()
     broken.jobs.append(ExecJob("bad id with spaces", "compute", "condorpool", None, 9, ()))
     with pytest.raises(PlanningError, match="DAGMan node name"):
-        write_plan(broken, target, force=True)
+        write_plan(broken, target, replace=True)
     assert {p: p.read_bytes() for p in target.rglob("*") if p.is_file()} == before
     bad_value = blackdiamond_plan()
     bad_value.jobs[0].profiles = {"condor": {"requirements": "a\nqueue"}}
     with pytest.raises(PlanningError, match="one line"):
-        write_plan(bad_value, target, force=True)  # fails half-way through writing
+        write_plan(bad_value, target, replace=True)  # fails half-way through writing
     assert {p: p.read_bytes() for p in target.rglob("*") if p.is_file()} == before
     assert sorted(os.listdir(tmp_path)) == ["plan"]  # no temporary sibling left behind
-    write_plan(blackdiamond_plan(2, cluster=None), target, force=True)
+    write_plan(blackdiamond_plan(2, cluster=None), target, replace=True)
     assert not (target / "old-run-output").exists()
     assert sorted(os.listdir(tmp_path)) == ["plan"]
 
 
 def test_jobs_are_spread_over_subdirectories(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("sheaf.codegen._layout.JOBS_PER_DIR", 3)
-    files = write_plan(blackdiamond_plan(6, cluster=None), tmp_path / "p")
+    files = write_plan(blackdiamond_plan(6, cluster=None, properties=PER_JOB), tmp_path / "p")
     dirs = sorted(os.listdir(tmp_path / "p" / "jobs"))
     assert dirs == ["000", "001", "002"]
     assert all(len(os.listdir(tmp_path / "p" / "jobs" / d)) <= 3 for d in dirs)
@@ -265,9 +267,9 @@ def test_jobs_are_spread_over_subdirectories(tmp_path: Path, monkeypatch: pytest
 _DUMP = """
 import sys, os
 sys.path.insert(0, {tests!r})
-from codegen_plans import blackdiamond_plan
+from codegen_plans import PER_JOB, blackdiamond_plan
 from sheaf.codegen import write_plan
-files = write_plan(blackdiamond_plan(5), {target!r}, force=True)
+files = write_plan(blackdiamond_plan(5), {target!r}, replace=True)
 for root, _, names in sorted(os.walk(files.directory)):
     for name in sorted(names):
         path = os.path.join(root, name)

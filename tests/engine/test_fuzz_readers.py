@@ -20,6 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from fuzzing import examples
 from sheaf.classad import ClassAdSyntaxError
 from sheaf.engine._pool import Pool
 from sheaf.engine._slotconfig import parse_config as parse_pool_config
@@ -29,7 +30,8 @@ from sheaf.errors import SheafError
 from sheaf.formats._dagman import parse_dag, parse_rescue
 
 SHEAF = Path(sys.executable).with_name("sheaf")
-FUZZ = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+FUZZ = settings(max_examples=examples(120), deadline=None,
+                suppress_health_check=[HealthCheck.function_scoped_fixture])
 BOUND = 3.0  # seconds for one input; the slow inputs found by the attack took 7 s to hours
 MACHINE = Machine(cpus=4, memory=8000, disk=100_000, swap=0, cpu_ids=(0, 1, 2, 3))
 

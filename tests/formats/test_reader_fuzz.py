@@ -28,6 +28,7 @@ from fuzz_strategies import byte_mutations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from fuzzing import examples
 from sheaf import formats
 from sheaf.errors import SheafError
 from sheaf.model import ReplicaCatalog, validate
@@ -122,7 +123,7 @@ def _attack(name: str, data: bytes) -> None:
 
 
 def _fuzz(name: str) -> Callable[[], None]:
-    @settings(max_examples=100, deadline=None, derandomize=False,
+    @settings(max_examples=examples(100), deadline=None, derandomize=False,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
     @given(data=_inputs(name))
     def run(data: bytes) -> None:

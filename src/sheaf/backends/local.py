@@ -14,13 +14,18 @@ Scheduling policy
     directory is missing, or whose output cannot be opened is reported ``Held`` with the reason.
     While a launch waits on a limit held by another run, the queue is retried every 0.25 s.
 
-Processes (``_spawn``)
+Processes (``_spawn``, ``_libcspawn``)
     argv exec'd directly (never a shell), the complete environment of the launch as given, the
     launch's working directory, stdout/stderr truncated per attempt (as HTCondor does), stdin
     /dev/null, no other descriptor of the engine, each job in its own session (so ``cancel``/``close``/
-    memory kills reach its children via the process group), pinned to the claim's CPUs when the pool
-    enforces CPU affinity.  When a job's main process exits, what is left of its process group is
-    killed, as HTCondor's starter does.
+    memory kills reach its children via
+    the process group), pinned to the claim's CPUs when the pool enforces CPU affinity.  When a job's
+    main process exits, what is left of its process group is killed, as HTCondor's starter does.
+    Where glibc allows it, spawns run in a thread of their own (``_spawn.Spawner``), so the engine
+    loop does not wait for each child's ``execve``: a launch granted a claim is *starting* until the
+    thread hands its pid back (through an eventfd in the same epoll); everything else -- claims,
+    events, reaping -- stays in the engine loop's thread.  A launch cancelled while starting is
+    killed as soon as its pid comes back.
 
 Started processes
     Each started attempt's pid is kept until ``started()`` takes it with its start time
@@ -65,7 +70,16 @@ from typing import Self
 from sheaf.backends._memwatch import POLL_INTERVAL, tree_rss_mb
 from sheaf.backends._periodic import HELD, IDLE, JobRecord, decide, has_policy, policy_interval
 from sheaf.backends._queue import LaunchQueue, Outcome
-from sheaf.backends._spawn import Spawned, SpawnError, seal_descriptors, spawn
+from sheaf.backends._spawn import (
+    THREADED,
+    Spawned,
+    Spawner,
+    SpawnError,
+    SpawnRequest,
+    SpawnResult,
+    seal_descriptors,
+    spawn,
+)
 from sheaf.classad import ClassAd, Demand, parse_limits
 from sheaf.engine import ConcurrencyLimits, Event, Exited, Held, Launch, Pool, Started
 from sheaf.engine._backend import Released, Removed, Suspended
@@ -114,6 +128,11 @@ class LocalBackend:
         self._policy_every = policy_interval(self.pool.config)
         self._next_policy = 0.0
         seal_descriptors()
+        self._starting: dict[str, tuple[Launch, Claim]] = {}  # handed to the spawner thread
+        self._cancelled: set[str] = set()  # cancelled while starting: killed when the pid comes back
+        self._spawner: Spawner[tuple[Launch, Claim]] | None = Spawner(clock) if THREADED else None
+        if self._spawner is not None:
+            self._epoll.register(self._spawner.wakeup, select.EPOLLIN)
 
     # -- the Backend protocol ----------------------------------------------------------------------
 
@@ -121,7 +140,7 @@ class LocalBackend:
         """Queue ``launch``; it starts at once if resources allow (never blocks)."""
         if self._closed:
             raise RuntimeError("LocalBackend is closed")
-        if launch.key in self._queue or launch.key in self._keys:
+        if launch.key in self._queue or launch.key in self._keys or launch.key in self._starting:
             raise ValueError(f"launch key {launch.key!r} is already submitted")
         self._queue.push(launch)
         if has_policy(launch.job_ad):
@@ -141,7 +160,7 @@ class LocalBackend:
         while True:
             if self._events:
                 return self._drain()
-            if not self._jobs and not self._queue and not self._policy:
+            if not self._jobs and not self._queue and not self._starting and not self._policy:
                 return []
             now = time.monotonic()
             if polled and deadline is not None and now >= deadline:
@@ -155,6 +174,24 @@ class LocalBackend:
         self._policy.pop(key, None)
         self._stop(key)
         self._schedule()
+
+    def _stop(self, key: str) -> None:
+        """Take a job off the queue, or kill its process group (once started) and free its slot."""
+        if self._queue.remove(key):
+            return
+        if key in self._starting and self._spawner is not None:
+            self._cancelled.add(key)
+            while key in self._starting:  # its spawn is a few ms at most: then it is killed
+                select.select([self._spawner.wakeup], [], [], 1.0)
+                self._take_spawns(self._spawner.results())
+            return
+        fd = self._keys.get(key)
+        if fd is None:
+            return
+        job = self._jobs[fd]
+        _kill_group(job.spawned.pid)
+        os.waitpid(job.spawned.pid, 0)
+        self._forget(fd, job)
 
     def started(self) -> list[Started]:
         """The attempts started since the last call and still running: pid and start time.
@@ -173,7 +210,7 @@ class LocalBackend:
         return len(self._queue)
 
     def running(self) -> int:
-        return len(self._jobs)
+        return len(self._jobs) + len(self._starting)
 
     def close(self) -> None:
         """Kill every running job (whole process groups), release all claims and limits."""
@@ -182,6 +219,10 @@ class LocalBackend:
         self._closed = True
         self._queue.clear()
         self._policy.clear()
+        if self._spawner is not None:
+            self._epoll.unregister(self._spawner.wakeup)
+            self._cancelled.update(self._starting)
+            self._take_spawns(self._spawner.close())
         for fd, job in list(self._jobs.items()):
             _kill_group(job.spawned.pid)
             os.waitpid(job.spawned.pid, 0)
@@ -253,24 +294,52 @@ class LocalBackend:
                 self._release(launch.key, claim)
                 self._events.append(Held(launch.key, reason))
                 return "dropped"
+        if self._spawner is not None:
+            self._starting[launch.key] = (launch, claim)
+            self._spawner.submit(SpawnRequest((launch, claim), launch.argv, launch.env, launch.cwd,
+                                              launch.stdout, launch.stderr, claim.cpu_ids))
+            return "started"
+        started, since = self._clock(), time.monotonic()
         try:
             spawned = spawn(launch.argv, launch.env, launch.cwd, launch.stdout, launch.stderr,
                             claim.cpu_ids)
-        except SpawnError as exc:
+        except (SpawnError, ValueError) as exc:
             self._release(launch.key, claim)
             self._events.append(Held(launch.key, str(exc)))
             return "dropped"
+        self._adopt(launch, claim, spawned, started, since)
+        return "started"
+
+    def _adopt(self, launch: Launch, claim: Claim, spawned: Spawned, started: float, since: float) -> None:
         fd = spawned.pidfd
         self._epoll.register(fd, select.EPOLLIN)
-        self._jobs[fd] = _Job(launch, claim, spawned, self._clock(), time.monotonic(),
+        self._jobs[fd] = _Job(launch, claim, spawned, started, since,
                               claim.memory_limit is not None and not claim.local)
         self._keys[launch.key] = fd
         self.started_total += 1
         self._started.append((launch.key, spawned.pid))
         record = self._policy.get(launch.key)
         if record is not None:
-            record.started(self._clock())
-        return "started"
+            record.started(started)
+
+    def _take_spawns(self, results: list[SpawnResult[tuple[Launch, Claim]]]) -> None:
+        """Adopt what the spawner thread started; a failed spawn is ``Held``, a cancelled one killed."""
+        for result in results:
+            launch, claim = result.tag
+            self._starting.pop(launch.key, None)
+            spawned = result.spawned
+            if launch.key in self._cancelled:
+                self._cancelled.discard(launch.key)
+                if spawned is not None:
+                    _kill_group(spawned.pid)
+                    os.waitpid(spawned.pid, 0)
+                    os.close(spawned.pidfd)
+                self._release(launch.key, claim)
+            elif spawned is None:
+                self._release(launch.key, claim)
+                self._events.append(Held(launch.key, result.error or "the job could not be started"))
+            else:
+                self._adopt(launch, claim, spawned, result.started, result.since)
 
     def _release(self, key: str, claim: Claim) -> None:
         self.pool.release(claim)
@@ -297,6 +366,8 @@ class LocalBackend:
             if job is not None:
                 self._reap(fd, job)
                 ended += 1
+            elif self._spawner is not None and fd == self._spawner.wakeup:
+                self._take_spawns(self._spawner.results())
         now = time.monotonic()
         if now >= self._next_poll:
             self._police_memory(now)
@@ -389,22 +460,11 @@ class LocalBackend:
                 self._events.append(Removed(key, reason))
         return changed
 
-    def _stop(self, key: str) -> None:
-        """Take a job off the queue, or kill its process group and free its slot."""
-        if self._queue.remove(key):
-            return
-        fd = self._keys.get(key)
-        if fd is not None:
-            job = self._jobs[fd]
-            _kill_group(job.spawned.pid)
-            os.waitpid(job.spawned.pid, 0)
-            self._forget(fd, job)
-
     def _drain(self) -> list[Event]:
         events, self._events = self._events, []
         return events
 
 
 def _kill_group(pid: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
+    with contextlib.suppress(ProcessLookupError, PermissionError):  # the whole group is gone already
         os.killpg(pid, signal.SIGKILL)

@@ -1,9 +1,19 @@
 """``Expr`` and ``ClassAd``, the objects users hold, and the evaluation entry points.
 
 An ``Expr`` wraps the parser's node tuple; equality and hashing are structural (``parse(unparse(e))
-== e``).  Its closure (``Expr.fn``, built by ``_eval.compiled``) takes ``(env, scope_ad)`` and is kept
-on the object, so parsing once and evaluating many times costs one compilation.  ``parse`` keeps a
-bounded cache from source text to ``Expr``: the same text always gives the same object.
+== e``).  What evaluates it (``Expr.fn``, from ``_eval.compiled``) takes ``(env, scope_ad)``: a walk
+over the nodes on the first use, from the second a closure kept on the object, so parsing once and
+evaluating many times costs one compilation, and evaluating once none.  ``parse`` keeps a bounded
+cache from source text to ``Expr``: the same text always gives the same object.
+
+With the compiled parser (``_parser.ACCELERATED``), ``parse``, ``ClassAd.parse`` and
+``ClassAd.parse_old`` build their ``Expr`` objects and dicts in C (``_cparse``), and an attribute whose
+value has three tokens or more is a ``LazyExpr``: its text was checked against the grammar when the
+ad was read -- a syntax error is reported then, as without it -- and its node is built on first use.
+Such a value is never a constant (every value of one or two tokens, and time literals, are built at
+once).  An ``Expr`` made in C holds atoms and a tree of atoms only, which can be in no reference cycle:
+the garbage collector leaves it alone (half of the time of parsing went to collections walking such
+objects) until it holds a closure (``_eval.compiled`` hands it back to the collector).
 
 A ``ClassAd`` is a mutable mapping from case-insensitive attribute names to expressions.  Storage is
 two dicts keyed by the lower-cased name: ``_ex`` (name -> ``Expr``) and ``_names`` (name -> the
@@ -22,18 +32,18 @@ ads it makes) and the built-in table through its ``Env``.
 
 from __future__ import annotations
 
-__all__ = ["NOT_CONSTANT", "ClassAd", "Expr", "as_classad", "constant_value", "evaluate", "evaluate_attr",
-           "evaluate_in", "parse", "to_expr"]
+__all__ = ["NOT_CONSTANT", "ClassAd", "Expr", "LazyExpr", "as_classad", "constant_value", "evaluate",
+           "evaluate_attr", "evaluate_in", "parse", "to_expr"]
 
 from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from typing import Any, Final
 
-from ._eval import Env, compiled, deref, run
+from ._eval import NOT_PLAIN, Env, compiled, deref, run
 from ._functions import FUNCTIONS
 from ._nodes import NOT_CONSTANT, Node, const_of, value_node
-from ._parser import parse_ad, parse_expr, parse_old_ad
+from ._parser import accelerator, parse_ad, parse_expr, parse_old_ad, parse_span
 from ._unparse import quote_name, unparse, unparse_old
-from ._values import UNDEFINED
+from ._values import ERROR, UNDEFINED
 
 Fn = Callable[[Env, "ClassAd | None"], Any]
 _PARSE_CACHE: dict[str, Expr] = {}
@@ -43,11 +53,12 @@ _PARSE_CACHE_LIMIT: Final = 4096  # small: a big cache of node tuples makes the 
 class Expr:
     """A parsed ClassAd expression (immutable; evaluate it any number of times)."""
 
-    __slots__ = ("_fn", "_hash", "const", "node")
+    __slots__ = ("_fn", "_hash", "_used", "const", "node")
 
     def __init__(self, node: Node) -> None:
         self.node = node
         self._fn: Fn | None = None
+        self._used = False  # evaluated once already: the next evaluation compiles
         self._hash: int | None = None
         self.const: Any = const_of(node)
 
@@ -85,13 +96,42 @@ class Expr:
         return (parse, (unparse(self.node),))
 
 
+_NODE: Final = Expr.__dict__["node"]  # the slot, which LazyExpr's property fills on first use
+
+
+class LazyExpr(Expr):
+    """An ad's compound value, parsed on first use (see the module docstring); made by ``_cparse``."""
+
+    __slots__ = ("_src", "_start", "_stop")
+    _src: str
+    _start: int
+    _stop: int
+
+    @property
+    def node(self) -> Node:
+        node: Node | None = _NODE.__get__(self, Expr)  # None until parsed
+        if node is None:
+            node = parse_span(self._src, self._start, self._stop)
+            _NODE.__set__(self, node)
+        return node
+
+    @node.setter
+    def node(self, node: Node) -> None:
+        _NODE.__set__(self, node)
+
+
+_C: Final = accelerator()
+if _C is not None:
+    _C.configure_load(Expr, LazyExpr, NOT_CONSTANT, UNDEFINED, ERROR)
+
+
 def parse(text: str | Expr) -> Expr:
     """Parse one ClassAd expression; raise ``ClassAdSyntaxError`` (a ``ValueError``) if it is not one."""
     if isinstance(text, Expr):
         return text
     expr = _PARSE_CACHE.get(text)
     if expr is None:
-        expr = Expr(parse_expr(text))
+        expr = (_C is not None and _C.parse(text)) or Expr(parse_expr(text))
         if len(_PARSE_CACHE) >= _PARSE_CACHE_LIMIT:
             _PARSE_CACHE.clear()
         _PARSE_CACHE[text] = expr
@@ -119,11 +159,15 @@ class ClassAd(MutableMapping[str, Any]):
     @classmethod
     def parse(cls, text: str) -> ClassAd:
         """Parse new syntax: ``[ a = 1; b = a + 1 ]``."""
+        if _C is not None and (ad := _C.load_ad(text, cls)) is not None:
+            return ad  # type: ignore[no-any-return]
         return cls._from_node(parse_ad(text))
 
     @classmethod
     def parse_old(cls, text: str) -> ClassAd:
         """Parse old syntax: one ``Name = expression`` per line (blank and ``#`` lines skipped)."""
+        if _C is not None and (ad := _C.load_old(text, cls)) is not None:
+            return ad  # type: ignore[no-any-return]
         return cls._from_node(parse_old_ad(text))
 
     @classmethod
@@ -264,3 +308,7 @@ def evaluate_attr(ad: ClassAd, name: str, target: Any = None, strict: bool = Fal
         return UNDEFINED
     env = Env(ad, as_classad(target), strict, ClassAd, FUNCTIONS)
     return run(lambda env, scope: deref(env, ad, name.lower(), expr), env, ad)
+
+
+if _C is not None:  # the compiled first evaluation reads ads' slots (see _eval.first_evaluation)
+    _C.configure_evaluation(ClassAd, NOT_PLAIN | {"currenttime"})  # names it leaves to Python

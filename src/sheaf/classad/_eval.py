@@ -1,4 +1,4 @@
-"""Evaluation: node tuples compiled to closures ``fn(env, scope) -> value``.
+"""Evaluation: node tuples walked once, then compiled to closures ``fn(env, scope) -> value``.
 
 Scopes follow the official library.  An unqualified name is looked up in the scope ad, then in its
 enclosing ads (``_parent``); at the first level the special names apply when the ad has no such
@@ -24,23 +24,42 @@ exponentially shared definitions linear (see ``deref``).  Attribute chains deepe
 ``MAX_ATTR_DEPTH``, or more than ``MAX_STEPS`` attribute evaluations, are ``ERROR``; a Python
 ``RecursionError`` anywhere in an evaluation makes its value ``ERROR``: evaluation never raises for
 data and always ends.
+
+Interpret first, compile what is evaluated again: compiling costs ten to twenty evaluations, and most
+expressions (a job's Requirements, read and matched once) are evaluated once.  ``compiled`` hands out
+``first_evaluation`` on an expression's first use -- the C walk of the commonest shapes where the
+compiled parser is there, else ``interpret``, which walks the nodes by the closures' own helpers (and
+compiles calls, lists, ads, subscripts and ``.name`` on the spot) -- and compiles on the second.
+``tests/classad/test_interp.py`` checks the three ways agree.
 """
 
 from __future__ import annotations
 
-__all__ = ["MAX_ATTR_DEPTH", "MISSING", "Env", "compile_node", "compiled", "deref", "missing", "resolve",
-           "root_of", "run"]
+__all__ = [
+    "MAX_ATTR_DEPTH", "MISSING", "NOT_PLAIN", "Env", "compile_node", "compiled", "deref", "first_evaluation",
+    "interpret", "lookup_unqualified", "missing", "resolve", "root_of", "run", "select", "target_member",
+]
 
-import operator
 import os
 import time
 from collections.abc import Callable, Mapping
+from functools import partial
 from typing import Any, Final
 
 from ._context import build_context
-from ._logic import compile_conditional, compile_logical, logical_and_values
+from ._logic import (
+    NUMERIC_COMPARE,
+    compile_compare,
+    compile_conditional,
+    compile_logical,
+    logical_and_values,
+    logical_or_values,
+    strict_apply,
+    truth,
+)
 from ._nodes import NOT_CONSTANT, const_of
 from ._ops import BINARY, UNARY, identical
+from ._parser import accelerator
 from ._values import ERROR, UNDEFINED, ListValue
 
 Value = Any
@@ -282,11 +301,22 @@ def compile_node(node: tuple[Any, ...]) -> Fn:
     return _COMPILERS[node[0]](node)
 
 
+# From the compiled parser (None without it): a first evaluation, and tracking an Expr made in C.
+_QUICK: Final = getattr(accelerator(), "first_evaluation", None)
+_TRACK: Final = getattr(accelerator(), "track", None)
+
+
 def compiled(expr: Expr) -> Fn:
-    """``expr``'s closure, compiled on first use and kept on the expression."""
+    """What evaluates ``expr``: on its first use a walk over its nodes (``interpret``), from the second
+    on its closure, compiled then and kept on the expression (see "Interpret first" above)."""
     fn: Fn = expr._fn
     if fn is None:
+        if not expr._used:
+            expr._used = True
+            return partial(first_evaluation, expr)
         fn = expr._fn = compile_node(expr.node)
+        if _TRACK is not None:
+            _TRACK(expr)  # made in C untracked (atoms only); a closure might reach back to it
     return fn
 
 
@@ -297,7 +327,7 @@ def _c_const(node: tuple[Any, ...]) -> Fn:
 
 def _c_attr(node: tuple[Any, ...]) -> Fn:
     lname = node[1].lower()
-    plain = lname not in _NOT_PLAIN
+    plain = lname not in NOT_PLAIN
 
     def attr(env: Env, scope: ClassAd | None) -> Value:
         if scope is not None:
@@ -334,36 +364,41 @@ def _c_sel(node: tuple[Any, ...]) -> Fn:
 
     def selection(env: Env, scope: ClassAd | None) -> Value:
         return select(env, base(env, scope), lname)
-    if node[1][0] == "attr" and node[1][1].lower() == "target" and lname not in _NOT_PLAIN:
+    if node[1][0] == "attr" and node[1][1].lower() == "target" and lname not in NOT_PLAIN:
         return _target_selection(lname, selection)
     return selection
 
 
 # Names whose lookup is not a plain dictionary probe in the ad (specials, match-ad names).
-_NOT_PLAIN: Final = _SPECIAL | _LCTX_SAME | _LCTX_OTHER | frozenset({
+NOT_PLAIN: Final = _SPECIAL | _LCTX_SAME | _LCTX_OTHER | frozenset({
     "left", "right", "lctx", "rctx", "leftrankvalue", "rightrankvalue", "leftmatchesright",
     "rightmatchesleft", "symmetricmatch"})
 
 
+def target_member(env: Env, scope: ClassAd | None, lname: str) -> Value:
+    """``TARGET.name`` from the top of the MY or TARGET ad -- the matchmaking case -- straight from the
+    other ad's dictionary; MISSING for anything unusual (no target, an ad that defines TARGET itself,
+    a nested scope), which the generic path answers, the same way but more slowly."""
+    target = env.target
+    if target is None or scope is None or scope._parent is not None or "target" in scope._ex:
+        return MISSING
+    if scope is env.my:
+        other = target
+    elif scope is target and env.my is not None:
+        other = env.my
+    else:
+        return MISSING
+    expr = other._ex.get(lname)
+    if expr is None:
+        return MISSING if other._parent is not None else missing(env, lname)
+    const = expr.const
+    return const if const is not NOT_CONSTANT else deref(env, other, lname, expr)
+
+
 def _target_selection(lname: str, generic: Fn) -> Fn:
-    """``TARGET.name`` from the top of the MY or TARGET ad -- the matchmaking case -- straight to the
-    other ad's dictionary; anything unusual (no target, an ad that defines TARGET itself, a nested
-    scope) takes the generic path, which gives the same answer more slowly."""
     def target_selection(env: Env, scope: ClassAd | None) -> Value:
-        target = env.target
-        if target is not None and scope is not None and scope._parent is None and "target" not in scope._ex:
-            if scope is env.my:
-                other = target
-            elif scope is target and env.my is not None:
-                other = env.my
-            else:
-                return generic(env, scope)
-            expr = other._ex.get(lname)
-            if expr is None:
-                return generic(env, scope) if other._parent is not None else missing(env, lname)
-            const = expr.const
-            return const if const is not NOT_CONSTANT else deref(env, other, lname, expr)
-        return generic(env, scope)
+        value = target_member(env, scope, lname)
+        return generic(env, scope) if value is MISSING else value
     return target_selection
 
 
@@ -399,8 +434,8 @@ def _c_bin(node: tuple[Any, ...]) -> Fn:
             result = identical(left(env, scope), right(env, scope))
             return result if result is ERROR or positive else not result
         return meta
-    if name in _NUMERIC_COMPARE:
-        return _compile_compare(name, left, right, BINARY[name])
+    if name in NUMERIC_COMPARE:
+        return compile_compare(name, left, right, BINARY[name])
     op = BINARY[name]
 
     def binary(env: Env, scope: ClassAd | None) -> Value:
@@ -412,50 +447,6 @@ def _c_bin(node: tuple[Any, ...]) -> Fn:
             return UNDEFINED
         return op(a, b)
     return binary
-
-
-_NUMERIC_COMPARE: Final[dict[str, Callable[[Any, Any], bool]]] = {
-    "<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
-    "==": operator.eq, "!=": operator.ne,
-}
-
-
-def _compile_compare(name: str, left: Fn, right: Fn, generic: Callable[[Value, Value], Value]) -> Fn:
-    """A comparison with the common cases inline: two numbers (not booleans: they go the generic
-    way, which gives the same answer), or two ASCII strings for ``==``/``!=``."""
-    test = _NUMERIC_COMPARE[name]
-    if name in ("==", "!="):
-        negate = name == "!="
-
-        def equality(env: Env, scope: ClassAd | None) -> Value:
-            a = left(env, scope)
-            b = right(env, scope)
-            ta = type(a)
-            if ta is type(b) and (ta is str or ta is int or ta is float):
-                if ta is str:
-                    if a.isascii() and b.isascii():
-                        return (a.lower() != b.lower()) if negate else (a.lower() == b.lower())
-                else:
-                    return (a != b) if negate else (a == b)
-            if a is ERROR or b is ERROR:
-                return ERROR
-            if a is UNDEFINED or b is UNDEFINED:
-                return UNDEFINED
-            return generic(a, b)
-        return equality
-
-    def comparison(env: Env, scope: ClassAd | None) -> Value:
-        a = left(env, scope)
-        b = right(env, scope)
-        ta, tb = type(a), type(b)
-        if (ta is int or ta is float) and (tb is int or tb is float):
-            return test(a, b)
-        if a is ERROR or b is ERROR:
-            return ERROR
-        if a is UNDEFINED or b is UNDEFINED:
-            return UNDEFINED
-        return generic(a, b)
-    return comparison
 
 
 def _c_cond(node: tuple[Any, ...]) -> Fn:
@@ -525,6 +516,74 @@ _COMPILERS: Final[dict[str, Callable[[tuple[Any, ...]], Fn]]] = {
     "paren": _c_paren, "un": _c_un, "bin": _c_bin, "cond": _c_cond, "elvis": _c_elvis, "list": _c_list,
     "ad": _c_ad, "call": _c_call,
 }
+
+
+# -- the first evaluation: a walk over the nodes ---------------------------------------------------
+
+
+
+def first_evaluation(expr: Expr, env: Env, scope: ClassAd | None) -> Value:
+    """An expression's first evaluation: the compiled walk where it is sure (it parses a lazily read
+    value itself), else ``interpret``."""
+    if _QUICK is not None:
+        value = _QUICK(expr, scope, env.my, env.target)
+        if value is not None:
+            return value
+    return interpret(expr.node, env, scope)
+
+
+_LITERALS: Final = frozenset({"int", "real", "str", "bool"})
+
+
+def interpret(node: tuple[Any, ...], env: Env, scope: ClassAd | None) -> Value:
+    """The value of ``node`` with ``scope`` as the scope ad, as ``compile_node(node)(env, scope)``."""
+    kind = node[0]
+    if kind == "bin":
+        return _walk_binary(node, env, scope)
+    if kind == "sel":
+        base, lname = node[1], node[2].lower()
+        if base[0] == "attr" and base[1].lower() == "target" and lname not in NOT_PLAIN:
+            value = target_member(env, scope, lname)  # TARGET.name, the closures' shortcut
+            if value is not MISSING:
+                return value
+        return select(env, interpret(base, env, scope), lname)
+    if kind == "attr":
+        return lookup_unqualified(env, scope, node[1].lower())
+    if kind in _LITERALS:
+        return node[1]
+    if kind == "paren":
+        return interpret(node[1], env, scope)
+    if kind == "un":
+        value = interpret(node[2], env, scope)
+        return value if value is ERROR or value is UNDEFINED else UNARY[node[1]](value)
+    if kind == "cond":
+        value = truth(interpret(node[1], env, scope))
+        if value is True or value is False:
+            return interpret(node[2] if value else node[3], env, scope)
+        return value
+    if kind == "elvis":
+        value = interpret(node[1], env, scope)
+        return interpret(node[2], env, scope) if value is UNDEFINED else value
+    return compile_node(node)(env, scope)
+
+
+def _walk_binary(node: tuple[Any, ...], env: Env, scope: ClassAd | None) -> Value:
+    op = node[1]
+    if op == "&&":
+        return logical_and_values(interpret(node[2], env, scope), partial(interpret, node[3], env, scope))
+    if op == "||":
+        return logical_or_values(interpret(node[2], env, scope), partial(interpret, node[3], env, scope))
+    a = interpret(node[2], env, scope)
+    b = interpret(node[3], env, scope)
+    if op in {"is", "isnt"}:
+        result = identical(a, b)
+        return result if result is ERROR or op == "is" else not result
+    test = NUMERIC_COMPARE.get(op)
+    if test is not None:
+        ta, tb = type(a), type(b)
+        if (ta is int or ta is float) and (tb is int or tb is float):
+            return test(a, b)  # two numbers (not booleans), as the compiled comparison does
+    return strict_apply(BINARY[op], a, b)
 
 
 # -- running ------------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""The non-strict operators: ``&&``, ``||`` and ``c ? a : b``.
+"""The non-strict operators ``&&``, ``||`` and ``c ? a : b``, and comparisons, as closures over closures.
 
 A truth value is a boolean, or a number (non-zero is true); ``UNDEFINED`` is unknown; anything else
 (a string, a list, an ad, a time) is ``ERROR``.  ``&&`` looks at its right side only when the left
@@ -10,11 +10,15 @@ known truth value: ``UNDEFINED`` and ``ERROR`` conditions pass through.
 from __future__ import annotations
 
 import functools
+import operator
 
-__all__ = ["compile_conditional", "compile_logical", "logical_and_values", "truth"]
+__all__ = [
+    "NUMERIC_COMPARE", "compile_compare", "compile_conditional", "compile_logical", "logical_and_values",
+    "logical_or_values", "strict_apply", "truth",
+]
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
 from ._values import ERROR, UNDEFINED
 
@@ -118,3 +122,48 @@ def compile_conditional(test: Fn, then: Fn, orelse: Fn) -> Fn:
             return orelse(env, scope)
         return value
     return conditional
+
+
+NUMERIC_COMPARE: Final[dict[str, Callable[[Any, Any], bool]]] = {
+    "<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
+    "==": operator.eq, "!=": operator.ne,
+}
+
+
+def compile_compare(name: str, left: Fn, right: Fn, generic: Callable[[Value, Value], Value]) -> Fn:
+    """A comparison with the common cases inline: two numbers (not booleans: they go the generic
+    way, which gives the same answer), or two ASCII strings for ``==``/``!=``."""
+    test = NUMERIC_COMPARE[name]
+    if name in ("==", "!="):
+        negate = name == "!="
+
+        def equality(env: Any, scope: Any) -> Value:
+            a = left(env, scope)
+            b = right(env, scope)
+            ta = type(a)
+            if ta is type(b) and (ta is str or ta is int or ta is float):
+                if ta is str:
+                    if a.isascii() and b.isascii():
+                        return (a.lower() != b.lower()) if negate else (a.lower() == b.lower())
+                else:
+                    return (a != b) if negate else (a == b)
+            return strict_apply(generic, a, b)
+        return equality
+
+    def comparison(env: Any, scope: Any) -> Value:
+        a = left(env, scope)
+        b = right(env, scope)
+        ta, tb = type(a), type(b)
+        if (ta is int or ta is float) and (tb is int or tb is float):
+            return test(a, b)
+        return strict_apply(generic, a, b)
+    return comparison
+
+
+def strict_apply(op: Callable[[Value, Value], Value], a: Value, b: Value) -> Value:
+    """A strict operator: ERROR if either side is, else UNDEFINED if either side is, else ``op``."""
+    if a is ERROR or b is ERROR:
+        return ERROR
+    if a is UNDEFINED or b is UNDEFINED:
+        return UNDEFINED
+    return op(a, b)

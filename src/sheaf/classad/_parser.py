@@ -21,15 +21,27 @@ with no position kept; a syntax error re-reads the text with ``_lexer.tokenize``
 is looked up by its text in ``_LEAVES``, a bounded cache of ready nodes, so a name seen before costs
 one dict lookup and its node (and name string) is shared; an operator's level is one lookup in
 ``_LEVEL_OF``, which holds every case spelling of ``is``/``isnt`` so no text is lowered.
+
+The compiled accelerator ``_cparse`` (C, built by ``pip install`` where a compiler is found) reads the
+same grammar into the same nodes, several times faster; it answers None for anything unusual --
+every syntax error among them, and the rarer spellings (adjacent string literals, empty statements
+in an ad) -- and this parser then reads the text (``_cparse.c`` states the contract).
+``SHEAF_PURE_PYTHON=1`` in the environment, read at import, leaves the accelerator out; ``ACCELERATED``
+says whether it is in use.
 """
 
 from __future__ import annotations
 
-__all__ = ["MAX_DEPTH", "Node", "parse_ad", "parse_expr", "parse_old_ad"]
+__all__ = [
+    "ACCELERATED", "MAX_DEPTH", "Node", "accelerator", "parse_ad", "parse_expr", "parse_old_ad", "parse_span",
+]
 
+import importlib
+import os
 import re
 import sys
 from itertools import product
+from types import ModuleType
 from typing import Any, Final
 
 from ._grammar import PRECEDENCE, UNARY_OPS, UNARY_PREC
@@ -118,6 +130,24 @@ def _number(tok: str) -> Node:
     if digits.isdigit():
         return ("int", negative(digits) if minus else integer(digits))
     return ("real", -float(digits) if minus else float(digits))
+
+
+def _time_node(name: str, text: str) -> Node | bool | None:
+    """The time literal ``name("text")`` stands for; None when ``name`` is no time function, False
+    when the text is not a time of its kind."""
+    kind = name.lower()
+    if kind == "abstime":
+        parsed = parse_abstime(text)
+        return False if parsed is None else ("abstime", name, parsed[0], parsed[1])
+    if kind == "reltime":
+        secs = parse_reltime(text)
+        return False if secs is None else ("reltime", name, secs)
+    return None
+
+
+def _old_string_value(tok: str) -> str:
+    """The value of an old-syntax string token (quotes included), as ``_new_leaf`` reads it."""
+    return unescape(_old_string(tok)[1:-1])
 
 
 class _Parser:
@@ -349,15 +379,10 @@ class _Parser:
 
     def time_literal(self, pos: int, kind: str, name: str, text: str) -> Node:
         """``absTime("...")``/``relTime("...")`` of a literal string: a time literal, read now."""
-        if kind == "abstime":
-            parsed = parse_abstime(text)
-            if parsed is not None:
-                return ("abstime", name, parsed[0], parsed[1])
-        else:
-            secs = parse_reltime(text)
-            if secs is not None:
-                return ("reltime", name, secs)
-        raise self.fail(pos + 2, f"not a valid {name} string: {text!r}")
+        node = _time_node(name, text)
+        if not isinstance(node, tuple):
+            raise self.fail(pos + 2, f"not a valid {name} string: {text!r}")
+        return node
 
     def exprlist(self, pos: int) -> tuple[int, Node]:
         """list := '{' ( expression ( ',' expression )* )? '}'"""
@@ -418,9 +443,45 @@ class _Parser:
             raise self.fail(pos, f"unexpected {self.describe(pos)} after the expression")
 
 
+def _accelerator() -> ModuleType | None:
+    """The compiled parser, configured from this module's tables, or None (pure Python)."""
+    if os.environ.get("SHEAF_PURE_PYTHON") == "1":
+        return None
+    try:  # the optional C extension, a leaf: imported by name, as it may be missing
+        _cparse = importlib.import_module("._cparse", __package__)
+    except ImportError:
+        return None
+    levels = {op: (level, _SPELLING.get(op, op)) for op, level in PRECEDENCE.items()}
+    _cparse.configure(levels, _KEYWORD_LITERALS, unescape, _old_string_value, _time_node, MAX_DEPTH,
+                      MAX_BRACKETS)
+    module: ModuleType = _cparse
+    return module
+
+
+_C: Final = _accelerator()
+ACCELERATED: Final = _C is not None
+
+
+def accelerator() -> ModuleType | None:
+    """The compiled parser module in use, or None."""
+    return _C
+
+
 def parse_expr(src: str) -> Node:
     """Parse one whole expression."""
+    if _C is not None and (node := _C.expr(src)) is not None:
+        return node  # type: ignore[no-any-return]
     parser = _Parser(src)
+    pos, node = parser.expression(0)
+    parser.end(pos)
+    return node
+
+
+def parse_span(src: str, start: int, stop: int) -> Node:
+    """Parse the (new-syntax) expression ``src[start:stop]``; errors are placed in the whole text."""
+    if _C is not None and (node := _C.expr(src, start, stop)) is not None:
+        return node  # type: ignore[no-any-return]
+    parser = _Parser(src, start, stop)
     pos, node = parser.expression(0)
     parser.end(pos)
     return node
@@ -428,6 +489,8 @@ def parse_expr(src: str) -> Node:
 
 def parse_ad(src: str) -> Node:
     """Parse a new-syntax ad ``[ a = 1; b = a ]`` (the whole text)."""
+    if _C is not None and (node := _C.ad(src)) is not None:
+        return node  # type: ignore[no-any-return]
     parser = _Parser(src)
     if parser.toks[0] != "[":
         raise parser.fail(0, f"expected '[' starting a ClassAd, found {parser.describe(0)}")
@@ -450,7 +513,10 @@ def parse_old_ad(src: str) -> Node:
 
 def _old_line(src: str, offset: int, line: str) -> tuple[str, Node]:
     # Parse the line on its own, but report errors against the whole text (right line and column).
-    parser = _Parser(src, offset, offset + len(line.rstrip("\r\n")), old=True)
+    stop = offset + len(line.rstrip("\r\n"))
+    if _C is not None and (binding := _C.binding(src, offset, stop, True)) is not None:
+        return binding  # type: ignore[no-any-return]
+    parser = _Parser(src, offset, stop, old=True)
     pos, binding = parser.binding(0)
     parser.end(pos)
     return binding

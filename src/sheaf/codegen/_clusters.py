@@ -93,7 +93,7 @@ def inner_edges(job: ExecJob, graph: Graph) -> list[tuple[str, str]]:
 
 def _pegasus(task: Task, key: str) -> str | None:
     value = (task.profiles.get("pegasus") or {}).get(key)
-    return value if value else None
+    return value or None
 
 
 def _pmc_task(task: Task) -> PmcTask:
@@ -105,7 +105,8 @@ def _pmc_task(task: Task) -> PmcTask:
         extra = shlex.split(extra_text)
     except ValueError as exc:
         raise PlanningError(f"task '{task.id}': pmc_task_arguments do not parse ({exc})",
-                            rule="pmc_task_arguments is a shell-quoted argument list", value=extra_text) from None
+                            rule="pmc_task_arguments is a shell-quoted argument list",
+                            value=extra_text) from None
     return PmcTask(task.id, (local_executable(task.executable), *task.argv, *extra), memory=math.ceil(memory),
                    cpus=math.ceil(cpus if cpus is not None else 1.0), priority=priority,
                    pegasus_id=task.id, transformation=task.transformation, dax_id=task.id)

@@ -87,14 +87,16 @@ def node_settings(job_type: str, profiles: Mapping[str, Mapping[str, str]], exit
 
 
 def node_lines(node: str, submit: str, settings: NodeSettings, out_file: str, *,
-               subdag: bool = False) -> list[str]:
+               subdag: bool = False, more_vars: str = "") -> list[str]:
     """The DAG lines that declare one job (not its edges); ``subdag``: ``submit`` is a DAG file run
-    as ``SUBDAG EXTERNAL`` (no VARS: there is no submit description to pass them to)."""
+    as ``SUBDAG EXTERNAL`` (no VARS: there is no submit description to pass them to); ``more_vars``:
+    ``key="value"`` entries for the VARS line (a shared description's, ``_submit.shared_vars``)."""
     lines = [f"SUBDAG EXTERNAL {node} {submit}" if subdag else f"JOB {node} {submit}"]
     if settings.retry:
         lines.append(f"RETRY {node} {settings.retry}")
     if not subdag:
-        lines.append(f'VARS {node} +DAGNodeRetry="$(RETRY)"')
+        lines.append(f'VARS {node} +DAGNodeRetry="$(RETRY)" {more_vars}' if more_vars
+                     else f'VARS {node} +DAGNodeRetry="$(RETRY)"')
     if settings.category:
         lines.append(f"CATEGORY {node} {settings.category}")
     if settings.priority is not None:

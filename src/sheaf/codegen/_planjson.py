@@ -4,7 +4,9 @@ Format ``sheaf-plan/1``: ``workflow``, ``jobs`` (id, type, site, transformation,
 aggregator, profiles) and ``edges`` as ``[parent id, child id]`` pairs, in plan order.  Every job's
 ``profiles`` has the four namespaces ``pegasus``, ``condor``, ``dagman``, ``env`` (empty when
 unused), plus any other namespace the job has (``globus``, ``selector``).  After the contract's keys
-the record also names the ``sites``, ``output_sites`` and ``clustering`` the plan was made with.
+the record also names the ``sites``, ``output_sites`` and ``clustering`` the plan was made with, and
+``options``: the pegasus-plan options that later passes act on (``staging_sites``, ``output_dir``,
+``cleanup``, ``input_dirs``, ``force``, ``random_dir``, ``basename``, ``submit_dir``; additive keys).
 
 Encoded with msgspec from slotted structs: 10^6 jobs take about a second.
 """
@@ -40,6 +42,7 @@ class PlanRecord(msgspec.Struct, omit_defaults=False):
     sites: list[str]
     output_sites: list[str]
     clustering: list[str]
+    options: dict[str, object] = msgspec.field(default_factory=dict)
 
 
 def contract_profiles(profiles: Mapping[str, Mapping[str, str]]) -> dict[str, dict[str, str]]:
@@ -53,7 +56,7 @@ def contract_profiles(profiles: Mapping[str, Mapping[str, str]]) -> dict[str, di
 
 def encode_plan(workflow: str, records: list[JobRecord], jobs: Sequence[ExecJob],
                 edges: Sequence[tuple[int, int]], sites: Sequence[str], output_sites: Sequence[str],
-                clustering: Sequence[str]) -> bytes:
+                clustering: Sequence[str], options: Mapping[str, object] | None = None) -> bytes:
     record = PlanRecord(FORMAT, workflow, records, [(jobs[p].id, jobs[c].id) for p, c in edges],
-                        list(sites), list(output_sites), list(clustering))
+                        list(sites), list(output_sites), list(clustering), dict(options or {}))
     return msgspec.json.encode(record) + b"\n"

@@ -13,7 +13,8 @@ Policy, for every site that runs jobs (all sites run on the embedded engine for 
   comes after it, transitively, with one edge per such job rather than one per job.
 - **stage_in.**  The workflow's input files (consumed by some job, produced by none) that a site's
   jobs read are found in ``--input-dir`` (``D/<lfn>``), else as a ``file://`` URL or a path (relative:
-  from where ``sheaf plan`` runs) in the replica catalog -- a replica for the site first, then for ``local``, then any.
+  from where ``sheaf plan`` runs) in the replica catalog -- a replica for the site first, then for
+  ``local``, then any.
   One ``stage_in`` job per site copies them into the working directory with ``sheaf-transfer``
   (a file of ``src dst`` pairs, local universe); it is a child of the site's ``create_dir`` job and
   a parent of every job that reads one of them.  An input found nowhere is a warning: the job must
@@ -75,10 +76,11 @@ def _local_path(pfn: str) -> str | None:
 
 
 def find_local(lfn: str, site: str, input_dir: str | None, rc: ReplicaCatalog | None) -> str | None:
-    """A local path of ``lfn``: ``input_dir/lfn``, else a local replica (``site``, then ``local``, then any)."""
-    if input_dir is not None:
-        candidate = os.path.join(input_dir, lfn)
-        if os.path.isfile(candidate):
+    """A local path of ``lfn``: ``<input dir>/lfn``, else a local replica (``site``, then ``local``, then
+    any).  ``input_dir`` lists the ``--input-dir`` directories as PATH does, the first holding it wins."""
+    for directory in (input_dir or "").split(os.pathsep):
+        candidate = os.path.join(directory, lfn)
+        if directory and os.path.isfile(candidate):
             return os.path.abspath(candidate)
     if rc is None:
         return None
@@ -144,11 +146,12 @@ def _stage_executables(exec_wf: ExecutableWorkflow, out: Staging) -> list[int]:
         tasks = []
         for task in job.tasks:
             name = exec_wf.stageable.get((job.site, task.executable))
-            if name is not None:
-                source = task.executable if url_scheme(task.executable) else os.path.abspath(task.executable)
-                out.executables.setdefault(job.site, {})[name] = source
-                task = replace(task, executable=os.path.join(out.workdirs[job.site], name))
-            tasks.append(task)
+            if name is None:
+                tasks.append(task)
+                continue
+            source = task.executable if url_scheme(task.executable) else os.path.abspath(task.executable)
+            out.executables.setdefault(job.site, {})[name] = source
+            tasks.append(replace(task, executable=os.path.join(out.workdirs[job.site], name)))
         if any(new is not old for new, old in zip(tasks, job.tasks, strict=True)):
             job.tasks = tuple(tasks)
             if job.type == "compute":
@@ -207,7 +210,8 @@ def _resolve(readers: dict[str, list[int]], exec_wf: ExecutableWorkflow,
     return pairs
 
 
-def _add_site(out: Staging, site: str, files: dict[str, str], workflow: str, executables: dict[str, str]) -> None:
+def _add_site(out: Staging, site: str, files: dict[str, str], workflow: str,
+              executables: dict[str, str]) -> None:
     workdir = out.workdirs[site]
     create = ExecJob(id=f"create_dir_{_safe(workflow)}_0_{_safe(site)}", type="create_dir", site=site,
                      transformation=None, level=0, executable="/bin/mkdir", arguments=("-p", workdir))
@@ -215,9 +219,10 @@ def _add_site(out: Staging, site: str, files: dict[str, str], workflow: str, exe
     if files or executables:
         stage = ExecJob(id=f"stage_in_local_{_safe(site)}_0_0", type="stage_in", site=site,
                         transformation=None, level=0)
+        staged = sorted(executables.items())
         out.transfers[stage.id] = (
             pairs_text((src, os.path.join(workdir, lfn)) for lfn, src in files.items())
-            + pairs_text(((src, os.path.join(workdir, name), "x") for name, src in sorted(executables.items()))))
+            + pairs_text((src, os.path.join(workdir, name), "x") for name, src in staged))
         out.edges.append((len(out.jobs) - 1, len(out.jobs)))
         out.jobs.append(stage)
 
@@ -229,7 +234,7 @@ def pairs_text(pairs: Iterable[tuple[str, ...]]) -> str:
     lines = []
     for pair in pairs:
         for path in pair:
-            if "\n" in path or "\0" in path or not path.isprintable() and not _encodable(path):
+            if "\n" in path or "\0" in path or (not path.isprintable() and not _encodable(path)):
                 raise PlanningError("a path to stage in cannot be written to the pairs file",
                                     rule="staged paths hold no newline, NUL or undecodable byte", value=path)
         lines.append(join_words(pair) + "\n")

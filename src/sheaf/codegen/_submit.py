@@ -18,6 +18,14 @@ What a description holds, in this order (``Command`` says what runs, the job's p
 
 Values cannot hold line breaks (a description is line based) nor end in a backslash (which continues
 a line): such a value is a ``PlanningError`` naming the job and the key.
+
+Shared descriptions (:func:`render_shared_submit`): unclustered compute jobs that differ only in
+their arguments, ids and output files share one description, which names those through macros the
+DAG's ``VARS`` give each node (:func:`shared_vars`): ``$(JOB)`` (DAGMan's own: the node name, which
+is the job id), ``$(sheaf_dir)`` (the job's ``jobs/NNN`` directory), ``$(sheaf_args)`` (its whole
+``arguments`` value) and ``$(sheaf_task)`` (its abstract job id, ClassAd-escaped).  Expanded with a
+node's VARS, a shared description gives what the job's own description would
+(``tests/codegen/test_shared_submit.py`` checks this with the official bindings).
 """
 
 from __future__ import annotations
@@ -85,22 +93,65 @@ def render_submit(job: ExecJob, profiles: Mapping[str, Mapping[str, str]], comma
     try:
         return _render(job, profiles, command, out_base, ctx)
     except Unwritable as exc:
-        raise PlanningError(f"job '{job.id}' cannot be written as a submit description: {exc}",
-                            rule="submit description values fit on one line", value=job.id) from None
+        raise _unwritable(job, exc) from None
+
+
+#: the macros a shared description reads from each node's VARS (module docstring)
+SHARED_DIR, SHARED_ARGS, SHARED_TASK = "sheaf_dir", "sheaf_args", "sheaf_task"
+
+
+def render_shared_submit(job: ExecJob, profiles: Mapping[str, Mapping[str, str]], command: Command,
+                         final_dir: str, ctx: SubmitContext) -> str:
+    """The description ``job`` shares with the unclustered compute jobs of the same transformation,
+    site, profiles and command (its ``argv`` aside); see the module docstring."""
+    shared = Command(command.executable, (f"$({SHARED_ARGS})",), command.initialdir, command.universe,
+                     command.environment)
+    try:
+        check_line(final_dir, "a path")
+        return _render(job, profiles, shared, f"{final_dir}/$({SHARED_DIR})/$(JOB)", ctx, shared=True)
+    except Unwritable as exc:
+        raise _unwritable(job, exc) from None
+
+
+def shared_vars(job: ExecJob, command: Command, rel_dir: str) -> str:
+    """The ``key="value"`` VARS entries that fill in ``job``'s shared description (``rel_dir`` is its
+    ``jobs/NNN``).  Each value lands inside a quoted value of the description, never at a line's end."""
+    try:
+        args = quote_arguments(command.argv) if command.argv else ""
+        task = classad_string(job.tasks[0].id)[1:-1]
+    except Unwritable as exc:
+        raise _unwritable(job, exc) from None
+    return (f'{SHARED_DIR}="{rel_dir}" {SHARED_ARGS}="{dag_vars_value(args)}" '
+            f'{SHARED_TASK}="{dag_vars_value(task)}"')
+
+
+def dag_vars_value(text: str) -> str:
+    """A VARS value between its double quotes: DAGMan reads ``\\"`` as ``"`` and ``\\\\`` as ``\\``."""
+    if "\\" not in text and '"' not in text:
+        return text
+    return text.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def _unwritable(job: ExecJob, exc: Unwritable) -> PlanningError:
+    return PlanningError(f"job '{job.id}' cannot be written as a submit description: {exc}",
+                         rule="submit description values fit on one line", value=job.id)
 
 
 _NO_PROFILES: Mapping[str, str] = {}
 
 
 def _render(job: ExecJob, profiles: Mapping[str, Mapping[str, str]], command: Command,
-            out_base: str, ctx: SubmitContext) -> str:
+            out_base: str, ctx: SubmitContext, *, shared: bool = False) -> str:
     condor = profiles.get("condor") or _NO_PROFILES
     check_line(command.executable + command.initialdir + out_base, "a path")
-    lines = [f"# sheaf: {job.type} job {job.id}"]
+    lines = [f"# sheaf: {job.type} jobs of {job.transformation} at {job.site}; each node's own values "
+             "in its DAG VARS" if shared else f"# sheaf: {job.type} job {job.id}"]
     if "universe" not in condor:
         lines.append(f"universe = {command.universe}")
     lines.append(f"executable = {command.executable}")
-    if command.argv:
+    if shared:
+        lines.append(f"arguments = {command.argv[0]}")
+    elif command.argv:
         lines.append(f"arguments = {quote_arguments(command.argv)}")
     defaults = [("initialdir", command.initialdir)]
     env = profiles.get("env")
@@ -113,7 +164,7 @@ def _render(job: ExecJob, profiles: Mapping[str, Mapping[str, str]], command: Co
     if condor:
         lines += _condor_profiles(job, condor, ctx)
     lines.append(ctx.head)
-    lines += _pegasus_attributes(job, ctx)
+    lines += _pegasus_attributes(job, ctx, shared)
     if "notification" not in condor:
         lines.append("notification = NEVER")
     for line in lines:
@@ -165,14 +216,17 @@ def _condor_profiles(job: ExecJob, condor: Mapping[str, str], ctx: SubmitContext
     return lines
 
 
-def _pegasus_attributes(job: ExecJob, ctx: SubmitContext) -> list[str]:
+def _pegasus_attributes(job: ExecJob, ctx: SubmitContext, shared: bool = False) -> list[str]:
     # job ids are DAGMan node names (checked by the writer): no quoting needed
-    attrs = [f'+pegasus_wf_dag_job_id = "{job.id}"', f"+pegasus_job_class = {JOB_CLASS.get(job.type, 1)}"]
+    node = "$(JOB)" if shared else job.id
+    attrs = [f'+pegasus_wf_dag_job_id = "{node}"', f"+pegasus_job_class = {JOB_CLASS.get(job.type, 1)}"]
     if job.site is not None:
         attrs.append(ctx.attr("pegasus_site", job.site))
     if job.transformation:
         attrs.append(ctx.attr("pegasus_wf_xformation", job.transformation))
-    if job.type in ("compute", "subworkflow") and len(job.tasks) == 1:
+    if shared:
+        attrs.append(f'+pegasus_wf_dax_job_id = "$({SHARED_TASK})"')
+    elif job.type in ("compute", "subworkflow") and len(job.tasks) == 1:
         attrs.append(f"+pegasus_wf_dax_job_id = {classad_string(job.tasks[0].id)}")
     if job.type == "cluster":
         attrs.append(f"+pegasus_cluster_size = {len(job.tasks)}")

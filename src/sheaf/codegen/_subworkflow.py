@@ -21,8 +21,8 @@ import os
 from collections.abc import Mapping
 
 from sheaf.codegen._staging import find_local
-from sheaf.formats import format_properties
 from sheaf.errors import PlanningError
+from sheaf.formats import format_properties
 from sheaf.planner import ExecJob, ExecutableWorkflow
 
 

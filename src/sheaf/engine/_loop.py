@@ -37,7 +37,7 @@ import signal
 import threading
 import time
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -236,9 +236,12 @@ class _Environment:
 _RUN_TIME_MACROS = ("$(cluster", "$(dag_status", "$(failed_count")  # known only at submission
 
 
-def _uses_run_time_values(desc: SubmitDescription, dag_vars: Mapping[str, str]) -> bool:
-    texts = [v for v, _ in desc.values.values()] + [*desc.attrs.values(), *dag_vars.values()]
+def _uses_run_time_values(texts: Iterable[str]) -> bool:
     return any(m in t.lower() for t in texts for m in _RUN_TIME_MACROS)
+
+
+def _description_uses_run_time_values(desc: SubmitDescription) -> bool:
+    return _uses_run_time_values([*(v for v, _ in desc.values.values()), *desc.attrs.values()])
 
 
 def _load_descriptions(dag: Dag, limits: Limits) -> tuple[dict[str, SubmitDescription], dict[str, JobSpec]]:
@@ -249,6 +252,7 @@ def _load_descriptions(dag: Dag, limits: Limits) -> tuple[dict[str, SubmitDescri
     """
     cache: dict[str, SubmitDescription] = {}
     first: dict[str, JobSpec] = {}
+    run_time: dict[str, bool] = {}  # by description: whether its own text uses run-time values
     for spec in dag.nodes.values():
         if spec.description is None and not os.path.exists(spec.submit):
             continue  # read at submission: a PRE script or an earlier node may write it
@@ -258,6 +262,7 @@ def _load_descriptions(dag: Dag, limits: Limits) -> tuple[dict[str, SubmitDescri
         desc = cache.get(spec.submit)
         if desc is None:
             desc = cache[spec.submit] = node_description(spec, dag.descriptions)
+            run_time[spec.submit] = _description_uses_run_time_values(desc)
         if not desc.queue.simple:
             continue  # expanded per proc at submission (a queue from-file may be written by then)
         sub = Submit(spec.name, 0, 0, spec.priority + limits.dag_priority)
@@ -266,7 +271,7 @@ def _load_descriptions(dag: Dag, limits: Limits) -> tuple[dict[str, SubmitDescri
                           dag.parents[spec.name])
         except InputError as exc:
             raise exc.located(desc.path) from None
-        if not _uses_run_time_values(desc, spec.vars) and spec.pre is None:
+        if spec.pre is None and not run_time[spec.submit] and not _uses_run_time_values(spec.vars.values()):
             first[spec.name] = job
     return cache, first
 
@@ -311,6 +316,7 @@ class _Run:
         self.first = first  # expansions of attempt 0 made while validating
         self.clock = clock
         self.scripts = ScriptRunner(paths["scripts"], clock)
+        self._tags: dict[str, tuple[SubmitDescription | None, str | None]] = {}
         self.files = RunFiles(dag, self._job_tag, dag_files=dag_files or (os.path.basename(dag.path),),
                               multi=len(dag_files) > 1, source=source, pre_done=pre_done)
         self.keys: dict[str, tuple[str, int]] = {}
@@ -330,14 +336,20 @@ class _Run:
 
     def _job_tag(self, node: str) -> str | None:
         """jobstate.log's job tag: the attribute ``+job_tag_name`` names, else ``+pegasus_site``, from
-        the submit description (or the node's VARS), quotes removed (``Node::GetJobstateJobTag``)."""
+        the submit description (or the node's VARS), quotes removed (``Node::GetJobstateJobTag``).
+        Worked out once per node and description (it is asked for at every change of the node)."""
         spec = self.dag.nodes[node]
         desc = self.descs.get(spec.submit)
+        known = self._tags.get(node)
+        if known is not None and known[0] is desc:
+            return known[1]
         attrs = {k.lower(): v for k, v in (desc.attrs.items() if desc is not None else ())}
         attrs.update((k[1:].lower(), v) for k, v in spec.vars.items() if k.startswith("+"))
         name = attrs.get("job_tag_name", "+pegasus_site").strip().strip('"').lstrip("+").lower()
         raw = attrs.get(name)
-        return raw.strip().strip('"') if raw else None
+        tag = raw.strip().strip('"') if raw else None
+        self._tags[node] = (desc, tag)
+        return tag
 
     # -- instructions -----------------------------------------------------------------------------
 

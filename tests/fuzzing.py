@@ -1,0 +1,15 @@
+"""How hard the fuzz tests attack: ``SHEAF_FUZZ_SCALE`` multiplies every fuzz test's example count.
+
+CI runs the default (1: the suite stays within its time on two cores); a release check or a fresh
+attack runs, for example, ``SHEAF_FUZZ_SCALE=50 pytest -k fuzz`` for tens of thousands of inputs.
+"""
+
+from __future__ import annotations
+
+import os
+
+
+def examples(base: int) -> int:
+    """``base`` examples times ``SHEAF_FUZZ_SCALE`` (a positive integer; default 1)."""
+    scale = os.environ.get("SHEAF_FUZZ_SCALE", "1")
+    return base * max(1, int(scale)) if scale.isdigit() else base
