@@ -4,7 +4,7 @@ DAGs with real processes (our own versions of DAGMan's test scenarios).
 SCRIPT DEBUG (a script's chosen streams appended to the DEBUG file after DAGMan's banner line);
 DOT with UPDATE, DONT-OVERWRITE (numbered files) and INCLUDE, in DAGMan's layout; SAVE_POINT_FILE;
 SCRIPT HOLD with the local backend's periodic_hold/periodic_release/periodic_remove; WEAK edges;
-TOLERANCE of multi-proc nodes; SERVICE nodes.
+TOLERANCE of multi-proc nodes; SERVICE and PROVISIONER nodes.
 """
 
 from __future__ import annotations
@@ -187,3 +187,16 @@ def test_service_nodes_run_beside_the_dag_and_are_removed_when_it_ends(tmp_path:
     assert out.read_text().split() == ["started", "A"]
     log = (tmp_path / ".sheaf" / "wf.dag.scripts.log").read_text()
     assert "SERVICE node MISSING could not be submitted" in log
+
+
+def test_provisioner_starts_first_and_the_dag_waits_for_it(tmp_path: Path) -> None:
+    out = tmp_path / "out.txt"
+    # the provisioner marks its start, lives 2 s; A must start after it and the run end after it
+    (tmp_path / "p.sub").write_text(_job(f"echo provisioned >> {out}; sleep 2; echo deprovisioned >> {out}"))
+    (tmp_path / "a.sub").write_text(_job(f"echo $(JOB) >> {out}"))
+    (tmp_path / "wf.dag").write_text("JOB A a.sub\nJOB B a.sub\nPARENT A CHILD B\nPROVISIONER P p.sub\n")
+    done = sheaf_run(tmp_path)
+    assert done.returncode == 0, done.stderr
+    lines = out.read_text().split()
+    assert lines[-1] == "deprovisioned" and lines.index("A") < lines.index("B")
+    assert sorted(lines) == ["A", "B", "deprovisioned", "provisioned"]

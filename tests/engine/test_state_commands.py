@@ -1,6 +1,6 @@
 """The state machine for DAG-file commands carried out as DAGMan carries them out: SAVE_POINT_FILE,
 SCRIPT HOLD and held, released and removed jobs (the job policy of the local backend), WEAK edges,
-TOLERANCE of a node's job list.
+TOLERANCE of a node's job list, PROVISIONER.
 
 Pure: events in, instructions out, no processes; ``validate_state()`` after every step.
 """
@@ -20,6 +20,7 @@ from sheaf.engine._state import (
     JobExited,
     JobRemoved,
     JobSuspended,
+    ProvisionerReady,
     RunScript,
     ScriptExited,
     WriteSavePoint,
@@ -131,3 +132,21 @@ def test_tolerance_wait_lets_the_rest_run_and_within_tolerance_succeeds() -> Non
     groups.start("B#1", procs[:2], Tolerance(1))
     assert groups.finished(_exited(procs[0], 9)) == (None, [])
     assert groups.finished(_exited(procs[1], 0)) == (_exited("B#1", 0), [])  # within tolerance: success
+
+
+# ---- PROVISIONER: every other node waits until its job runs (dag.cpp ``_provisioner_ready``) -------
+
+def test_provisioner_runs_first_and_the_others_wait_until_it_runs(tmp_path: Path) -> None:
+    m = machine(tmp_path, "JOB A a.sub\nPROVISIONER P p.sub\nJOB B b.sub\nPARENT A CHILD B\n")
+    assert submits(m.start()) == ["P"]
+    assert submits(m.advance([ProvisionerReady()])) == ["A"]
+    assert submits(m.advance([JobExited("A", 0, 0)])) == ["B"]
+    m.advance([JobExited("B", 0, 0)])
+    assert of(m.advance([JobExited("P", 0, 0)]), Finish) == [Finish(True, 0, 0)]  # the DAG waits for P
+
+
+def test_provisioner_done_before_seen_running_releases_the_others(tmp_path: Path) -> None:
+    m = machine(tmp_path, "PROVISIONER P p.sub\nJOB A a.sub\n")
+    assert submits(m.start()) == ["P"]
+    assert submits(m.advance([JobExited("P", 0, 0)])) == ["A"]
+    assert submits(machine(tmp_path, "PROVISIONER P p.sub\nJOB A a.sub\n", done=["P"]).start()) == ["A"]

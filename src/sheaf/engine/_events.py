@@ -14,8 +14,9 @@ from __future__ import annotations
 
 __all__ = [
     "Cancel", "Change", "Defer", "DeferElapsed", "Details", "EngineEvent", "Finish", "Instruction",
-    "Interrupted", "JobExited", "JobHeld", "JobRemoved", "JobSuspended", "KillScript", "RunScript",
-    "ScriptExited", "Step", "Submit", "SubmitFailed", "WriteRescue", "WriteSavePoint",
+    "Interrupted", "JobExited", "JobHeld", "JobRemoved", "JobSuspended", "KillScript",
+    "ProvisionerReady", "RunScript", "ScriptExited", "Step", "Submit", "SubmitFailed", "WriteRescue",
+    "WriteSavePoint",
 ]
 
 from dataclasses import dataclass, field
@@ -87,6 +88,11 @@ class SubmitFailed:
 
 
 @dataclass(frozen=True, slots=True)
+class ProvisionerReady:
+    """The PROVISIONER node's job runs: the other nodes may start."""
+
+
+@dataclass(frozen=True, slots=True)
 class Interrupted:
     """The engine was told to stop (SIGTERM/SIGINT: DAGMan's ``condor_rm``)."""
 
@@ -94,7 +100,7 @@ class Interrupted:
 
 
 EngineEvent = (JobExited | JobHeld | JobSuspended | JobRemoved | SubmitFailed | ScriptExited | DeferElapsed
-               | Interrupted)
+               | Interrupted | ProvisionerReady)
 
 
 # ---- instructions (imperative) -----------------------------------------------------------------

@@ -64,6 +64,7 @@ from sheaf.engine._state import (
     JobSuspended,
     KillScript,
     Limits,
+    ProvisionerReady,
     RunScript,
     Step,
     Submit,
@@ -395,6 +396,8 @@ class _Run:
         for event in self._started():
             target = self.keys.get(event.key)
             if target is not None:
+                if target[0] == self.dag.provisioner:
+                    self.pending.append(ProvisionerReady())
                 self.files.started_keys.add(target)
                 self.journal.process(self.clock(), target[0], target[1], event.pid, event.start_ticks)
 
@@ -440,6 +443,8 @@ class _Run:
         for launch in launches:
             self.keys[launch.key] = (sub.node, sub.attempt)
             self.backend.submit(launch)
+        if sub.node == self.dag.provisioner and self._started is None:
+            self.pending.append(ProvisionerReady())  # a backend that cannot tell: running once submitted
 
     def start_services(self) -> None:
         """SERVICE nodes: submitted as the run starts, best effort (a node that cannot be submitted is

@@ -53,10 +53,35 @@ no job token.
 from __future__ import annotations
 
 __all__ = [
-    "ACTIVE_STATES", "STATES", "Cancel", "Change", "DagState", "Defer", "DeferElapsed", "Details",
-    "EngineEvent", "Finish", "Instruction", "Interrupted", "InvalidTransition", "JobExited", "JobHeld",
-    "JobRemoved", "JobSuspended", "KillScript", "Limits", "Moment", "NodeState", "RunScript", "ScriptExited",
-    "Step", "Submit", "SubmitFailed", "WriteRescue", "WriteSavePoint"
+    "ACTIVE_STATES",
+    "STATES",
+    "Cancel",
+    "Change",
+    "DagState",
+    "Defer",
+    "DeferElapsed",
+    "Details",
+    "EngineEvent",
+    "Finish",
+    "Instruction",
+    "Interrupted",
+    "InvalidTransition",
+    "JobExited",
+    "JobHeld",
+    "JobRemoved",
+    "JobSuspended",
+    "KillScript",
+    "Limits",
+    "Moment",
+    "NodeState",
+    "ProvisionerReady",
+    "RunScript",
+    "ScriptExited",
+    "Step",
+    "Submit",
+    "SubmitFailed",
+    "WriteRescue",
+    "WriteSavePoint"
 ]
 
 import heapq
@@ -78,6 +103,7 @@ from sheaf.engine._events import (
     JobRemoved,
     JobSuspended,
     KillScript,
+    ProvisionerReady,
     RunScript,
     ScriptExited,
     Step,
@@ -107,6 +133,7 @@ from sheaf.engine._nodes import (
     note_of,
     unmet_parents,
 )
+from sheaf.engine._readiness import make_ready, provisioned, release_children, start_nodes
 from sheaf.engine._scriptmacros import script_argv
 from sheaf.engine._throttle import IdleThrottle, Limits, Throttle, ThrottleStatistics
 from sheaf.engine._transitions import TRANSITIONS
@@ -166,6 +193,7 @@ class DagState:
         self._final_started = False
         self._rescued = False
         self.dag_id = 0  # DAGMan's job id of this run ($DAGID), set by the loop
+        self.provisioning = False  # the other nodes wait for the PROVISIONER's job to run
         self._restore(set(done), set(failed), attempts or {}, reasons or {})
 
     # -- set-up ---------------------------------------------------------------------------------
@@ -185,10 +213,8 @@ class DagState:
             node.unmet = unmet_parents(self.dag, self.nodes, name)
 
     def start(self, idle: int = 0) -> Step:
-        """Release every node whose parents are all done (in declaration order), then dispatch."""
-        for node in self.nodes.values():
-            if node.state == "waiting" and node.unmet == 0 and not node.spec.final:
-                self._make_ready(node)
+        """Release the nodes that can start (``_readiness.start_nodes``), then dispatch."""
+        start_nodes(self)
         return self._finish_step(idle)
 
     # -- the core -------------------------------------------------------------------------------
@@ -238,26 +264,9 @@ class DagState:
         node.seq = self._generation
         heapq.heappush(heap, (0, node.seq, node.name))
 
-    def _make_ready(self, node: Node) -> None:
-        """A node starts (DAGMan's ``StartNode``; a retry does not come here): its save point first."""
-        if node.spec.save_point is not None:
-            self._emit(WriteSavePoint(node.name, self._named("done"), self._named("failed")))
-        self._transition(node, "pre_ready" if node.spec.pre is not None else "ready")
-
-    def _named(self, state: NodeState) -> tuple[str, ...]:
-        return tuple(n for n, node in self.nodes.items() if node.state == state)
-
-    def _release_children(self, node: Node, weak_only: bool = False) -> None:
-        """A parent done releases its children; a parent failed, its WEAK children (which need it
-        finished, not successful; its other children become futile)."""
-        for child_name in self.dag.children[node.name]:
-            if weak_only and (node.name, child_name) not in self.dag.weak:
-                continue
-            child = self.nodes[child_name]
-            child.unmet -= 1
-            if child.unmet == 0 and child.state == "waiting" and self.aborted is None \
-                    and not self.interrupted:
-                self._make_ready(child)
+    _make_ready = make_ready
+    _release_children = release_children
+    _provisioned = provisioned
 
     # -- dispatch -------------------------------------------------------------------------------
 
@@ -338,6 +347,9 @@ class DagState:
             return
         if isinstance(event, ScriptExited) and event.kind == "HOLD":
             return  # DAGMan ignores what a HOLD script returns
+        if isinstance(event, ProvisionerReady):
+            self._provisioned()
+            return
         node = self.nodes.get(event.node)
         if node is None:
             raise KeyError(f"event for unknown node {event.node!r}")

@@ -3,7 +3,7 @@
 Grammar (one command per line; keywords case-insensitive; ``#`` starts a comment line)::
 
     JOB name submit [DIR d] [NOOP] [DONE]        FINAL name submit [DIR d] [NOOP]
-    SERVICE name submit [DIR d] [NOOP]
+    SERVICE name submit [DIR d] [NOOP]          PROVISIONER name submit [DIR d]
     SUBDAG EXTERNAL name dagfile [DIR d] [NOOP] [DONE]
     SPLICE name dagfile [DIR d]                  INCLUDE file
     [WEAK] PARENT p1 p2 ... CHILD c1 c2 ...
@@ -123,14 +123,10 @@ def _parse_edges(f: DagFile, words: list[str]) -> None:
     f.edges.append((parents, children, f.lineno, weak))
 
 
-# Commands DAGMan knows that sheaf refuses, each with why (a refusal names the line).
-_REFUSED = {
-    "PROVISIONER": "PROVISIONER nodes (which provision a pool for the DAG) are not run by sheaf run",
-}
-_KNOWN = ("JOB, FINAL, SERVICE, SUBDAG EXTERNAL, SPLICE, SUBMIT-DESCRIPTION, PARENT/CHILD, SCRIPT, RETRY, "
-          "VARS, WEAK PARENT/CHILD, TOLERANCE, PRE_SKIP, PRIORITY, CATEGORY, MAXJOBS, ABORT-DAG-ON, DONE, "
-          "CONFIG, DOT, NODE_STATUS_FILE, JOBSTATE_LOG, INCLUDE, ENV, SET_JOB_ATTR, SAVE_POINT_FILE, "
-          "CONNECT, PIN_IN, PIN_OUT, REJECT")
+_KNOWN = ("JOB, FINAL, SERVICE, PROVISIONER, SUBDAG EXTERNAL, SPLICE, SUBMIT-DESCRIPTION, PARENT/CHILD, "
+          "SCRIPT, RETRY, VARS, WEAK PARENT/CHILD, TOLERANCE, PRE_SKIP, PRIORITY, CATEGORY, MAXJOBS, "
+          "ABORT-DAG-ON, DONE, CONFIG, DOT, NODE_STATUS_FILE, JOBSTATE_LOG, INCLUDE, ENV, SET_JOB_ATTR, "
+          "SAVE_POINT_FILE, CONNECT, PIN_IN, PIN_OUT, REJECT")
 
 
 def _parse_body(f: DagFile) -> None:
@@ -140,7 +136,7 @@ def _parse_body(f: DagFile) -> None:
         f.lineno, words, f.current = lines[i]
         i += 1
         keyword = words[0].upper()
-        if keyword in ("JOB", "FINAL", "SERVICE", "SUBDAG", "SUBMIT-DESCRIPTION"):
+        if keyword in ("JOB", "FINAL", "SERVICE", "PROVISIONER", "SUBDAG", "SUBMIT-DESCRIPTION"):
             i = parse_declaration(f, keyword, lines, i)
         elif keyword == "SPLICE":
             _parse_splice(f, words)
@@ -154,8 +150,6 @@ def _parse_body(f: DagFile) -> None:
             set_done(f, words)
         elif keyword in COMMANDS:
             COMMANDS[keyword](f, words)
-        elif keyword in _REFUSED:
-            raise f.error(f"{keyword} is not supported", _REFUSED[keyword], f.current)
         elif keyword == "REJECT":
             raise f.error("the DAG file is marked REJECT", "a REJECT DAG cannot run", f.current)
         else:

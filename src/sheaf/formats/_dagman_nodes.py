@@ -60,7 +60,8 @@ def _inline(f: DagFile, lines: list[tuple[int, list[str], str]], index: int, ope
 
 
 def _parse_node_decl(f: DagFile, words: list[str], *, subdag: bool, final: bool,
-                     inline: InlineDescription | None = None, service: bool = False) -> None:
+                     inline: InlineDescription | None = None, service: bool = False,
+                     provisioner: bool = False) -> None:
     if len(words) < 3:
         raise f.error("a node needs a name and a file", _NODE_RULE, " ".join(words))
     name, file_name, rest = words[1], words[2], words[3:]
@@ -98,6 +99,10 @@ def _parse_node_decl(f: DagFile, words: list[str], *, subdag: bool, final: bool,
         if f.dag.final is not None:
             raise f.error("more than one FINAL node", "a DAG has at most one FINAL node", name)
         f.dag.final = full
+    if provisioner:
+        if f.dag.provisioner is not None:
+            raise f.error("more than one PROVISIONER node", "a DAG has at most one PROVISIONER node", name)
+        f.dag.provisioner = full
     if service:
         f.dag.services[full] = spec  # beside the DAG: no edges, no ALL_NODES settings
         return
@@ -108,8 +113,8 @@ def _parse_node_decl(f: DagFile, words: list[str], *, subdag: bool, final: bool,
 
 
 def parse_declaration(f: DagFile, keyword: str, lines: list[tuple[int, list[str], str]], i: int) -> int:
-    """JOB, FINAL, SERVICE, SUBDAG EXTERNAL and SUBMIT-DESCRIPTION, which may open an inline
-    description."""
+    """JOB, FINAL, SERVICE, PROVISIONER, SUBDAG EXTERNAL and SUBMIT-DESCRIPTION, which may open an
+    inline description."""
     words = _node_words(f, f.current)
     subdag = keyword == "SUBDAG"
     if subdag:
@@ -133,5 +138,5 @@ def parse_declaration(f: DagFile, keyword: str, lines: list[tuple[int, list[str]
         f.dag.descriptions[inline.name] = inline
         return i
     _parse_node_decl(f, words, subdag=subdag, final=keyword == "FINAL", inline=inline,
-                     service=keyword == "SERVICE")
+                     service=keyword == "SERVICE", provisioner=keyword == "PROVISIONER")
     return i

@@ -102,6 +102,7 @@ class Dag:
     warnings: list[str] = field(default_factory=list)  # "file:line: message" for what sheaf does not do
     weak: set[tuple[str, str]] = field(default_factory=set)  # WEAK (parent, child) edges (never also strong)
     services: dict[str, NodeSpec] = field(default_factory=dict)  # SERVICE nodes: beside the DAG, not in it
+    provisioner: str | None = None  # the PROVISIONER node: every other node waits until its job runs
 
 
 @dataclass(frozen=True, slots=True)
