@@ -100,3 +100,17 @@ def test_bad_strings_are_refused_alike(tmp_path: Path, fn: Spawn) -> None:
         fn(["/bin/true", "a\0b"], {}, str(tmp_path), "o", "o", None)
     with pytest.raises(ValueError, match="environment variable name"):
         fn(["/bin/true"], {"A=B": "c"}, str(tmp_path), "o", "o", None)
+
+
+@pytest.mark.parametrize("fn", PATHS.values(), ids=PATHS.keys())
+def test_stdin_is_the_input_file_else_dev_null(tmp_path: Path, fn: Spawn) -> None:
+    (tmp_path / "in.txt").write_text("from the input file\n")
+    argv = [sys.executable, "-S", "-c", "import sys; sys.stdout.write(repr(sys.stdin.read()))"]
+    for stdin, seen in ((str(tmp_path / "in.txt"), "'from the input file\\n'"), (os.devnull, "''")):
+        spawned = fn(argv, {}, str(tmp_path), "o.txt", "o.txt", None, stdin)
+        _, status = os.waitpid(spawned.pid, 0)
+        os.close(spawned.pidfd)
+        assert os.waitstatus_to_exitcode(status) == 0
+        assert (tmp_path / "o.txt").read_text() == seen
+    with pytest.raises(_spawn.SpawnError):  # a missing input file: the job cannot start
+        fn(argv, {}, str(tmp_path), "o.txt", "o.txt", None, str(tmp_path / "missing"))

@@ -7,7 +7,6 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import pytest
 from Pegasus.api import (
     File,
     Job,
@@ -81,8 +80,6 @@ def test_stdout_and_stderr_run_redirected(tmp_path: Path) -> None:
     assert (work / "out.txt").read_text().startswith("seen: ")
 
 
-@pytest.mark.xfail(strict=True, reason="the embedded engine gives every job /dev/null as stdin: the submit "
-                   "description's `input` is not carried into JobSpec/spawn yet")
 def test_stdin_runs_redirected(tmp_path: Path) -> None:
     assert (_ran(tmp_path) / "out.txt").read_text() == "seen: seen: hello\n"
 

@@ -86,13 +86,14 @@ def _environment(env: Mapping[str, str]) -> list[bytes]:
     return out
 
 
-def libc_spawn(argv: Sequence[str], env: Mapping[str, str], cwd: str, stdout: str, stderr: str) -> int:
+def libc_spawn(argv: Sequence[str], env: Mapping[str, str], cwd: str, stdout: str, stderr: str,
+               stdin: str = os.devnull) -> int:
     """Start ``argv`` (see the module docstring); returns its pid, raises ``OSError`` as
     ``os.posix_spawn`` does (``errno`` of the failed open, chdir or exec)."""
     libc = _LIBC
     assert libc is not None, "libc_spawn needs glibc >= 2.29 (check AVAILABLE)"
     encode = os.fsencode
-    if "\0" in cwd or "\0" in stdout or "\0" in stderr:
+    if "\0" in cwd or "\0" in stdout or "\0" in stderr or "\0" in stdin:
         raise ValueError("embedded null byte")
     actions = ctypes.create_string_buffer(_ACTIONS_SIZE)
     attr = ctypes.create_string_buffer(_ATTR_SIZE)
@@ -100,7 +101,7 @@ def libc_spawn(argv: Sequence[str], env: Mapping[str, str], cwd: str, stdout: st
     libc.posix_spawnattr_init(attr)
     try:
         libc.posix_spawn_file_actions_addchdir_np(actions, encode(cwd))
-        libc.posix_spawn_file_actions_addopen(actions, 0, b"/dev/null", os.O_RDONLY, 0)
+        libc.posix_spawn_file_actions_addopen(actions, 0, encode(stdin), os.O_RDONLY, 0)
         libc.posix_spawn_file_actions_addopen(actions, 1, encode(stdout), _OUT_FLAGS, 0o644)
         if stderr == stdout:
             libc.posix_spawn_file_actions_adddup2(actions, 1, 2)

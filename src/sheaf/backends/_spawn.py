@@ -7,10 +7,10 @@ environment, output files): ``os.posix_spawn`` 1,700-1,790/s, ``subprocess.Popen
 - ``os.posix_spawn`` (``posix_spawnp`` when argv[0] has no slash, searching this process's PATH)
   with ``setsid=True``: the job leads its own session and process group, so killing the group
   reaches its children; the environment is the launch's, complete, encoded in C.
-- stdin is /dev/null; stdout/stderr are opened in the child by file actions, created and
-  *truncated* (HTCondor truncates a job's output at each start), relative to the job's working
-  directory; stderr may be the same file (then it is a dup of stdout).  A file that cannot be
-  opened makes the spawn fail with the reason.
+- stdin is the submit description's ``input`` file, else /dev/null; stdout/stderr are opened in the
+  child by file actions, created and *truncated* (HTCondor truncates a job's output at each start),
+  relative to the job's working directory; stderr may be the same file (then it is a dup of
+  stdout).  A file that cannot be opened makes the spawn fail with the reason.
 - Working directory: Python 3.11's posix_spawn has no chdir action, so when the job's directory
   differs from this process's, the process changes directory for the duration of the call and
   back (two syscalls).  Caveat: another thread that resolves a *relative* path at that very moment
@@ -69,9 +69,9 @@ class Spawned:
     pidfd: int
 
 
-def _file_actions(stdout: str, stderr: str) -> list[tuple[object, ...]]:
+def _file_actions(stdout: str, stderr: str, stdin: str = os.devnull) -> list[tuple[object, ...]]:
     actions: list[tuple[object, ...]] = [
-        (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+        (os.POSIX_SPAWN_OPEN, 0, stdin, os.O_RDONLY, 0),
         (os.POSIX_SPAWN_OPEN, 1, stdout, _OUT_FLAGS, 0o644),
     ]
     if stderr == stdout:
@@ -82,16 +82,16 @@ def _file_actions(stdout: str, stderr: str) -> list[tuple[object, ...]]:
 
 
 def spawn(argv: Sequence[str], env: Mapping[str, str], cwd: str, stdout: str, stderr: str,
-          cpus: frozenset[int] | None = None) -> Spawned:
+          cpus: frozenset[int] | None = None, stdin: str = os.devnull) -> Spawned:
     """Start ``argv`` (see the module docstring); raises ``SpawnError`` with the reason."""
     if not argv:
         raise SpawnError("empty argv: no executable")
-    return (_spawn_libc if THREADED else _spawn_os)(argv, env, cwd, stdout, stderr, cpus)
+    return (_spawn_libc if THREADED else _spawn_os)(argv, env, cwd, stdout, stderr, cpus, stdin)
 
 
 def _spawn_os(argv: Sequence[str], env: Mapping[str, str], cwd: str, stdout: str, stderr: str,
-              cpus: frozenset[int] | None) -> Spawned:
-    actions = _file_actions(stdout, stderr)
+              cpus: frozenset[int] | None, stdin: str = os.devnull) -> Spawned:
+    actions = _file_actions(stdout, stderr, stdin)
     here = os.getcwd()
     saved = _pin(cpus)
     try:
@@ -112,10 +112,10 @@ def _spawn_os(argv: Sequence[str], env: Mapping[str, str], cwd: str, stdout: str
 
 
 def _spawn_libc(argv: Sequence[str], env: Mapping[str, str], cwd: str, stdout: str, stderr: str,
-                cpus: frozenset[int] | None) -> Spawned:
+                cpus: frozenset[int] | None, stdin: str = os.devnull) -> Spawned:
     saved = _pin(cpus)
     try:
-        pid = libc_spawn(argv, env, cwd, stdout, stderr)
+        pid = libc_spawn(argv, env, cwd, stdout, stderr, stdin)
     except OSError as exc:
         if not os.path.isdir(cwd):  # the chdir action failed: say so, as the chdir path does
             exc.filename = cwd
@@ -159,6 +159,7 @@ class SpawnRequest(Generic[T]):
     stdout: str
     stderr: str
     cpus: frozenset[int] | None
+    stdin: str = os.devnull
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,7 +199,7 @@ class Spawner(Generic[T]):
             started, since = self._clock(), time.monotonic()
             try:
                 spawned, error = spawn(request.argv, request.env, request.cwd, request.stdout, request.stderr,
-                                       request.cpus), None
+                                       request.cpus, request.stdin), None
             except (SpawnError, ValueError) as exc:
                 spawned, error = None, str(exc)
             with self._lock:

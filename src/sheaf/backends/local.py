@@ -17,9 +17,9 @@ Scheduling policy
 Processes (``_spawn``, ``_libcspawn``)
     argv exec'd directly (never a shell), the complete environment of the launch as given, the
     launch's working directory, stdout/stderr truncated per attempt (as HTCondor does), stdin
-    /dev/null, no other descriptor of the engine, each job in its own session (so ``cancel``/``close``/
-    memory kills reach its children via
-    the process group), pinned to the claim's CPUs when the pool enforces CPU affinity.  When a job's
+    the description's ``input`` (else /dev/null), no other descriptor of the engine, each job in its
+    own session (so ``cancel``/``close``/memory kills reach its children via the process group),
+    pinned to the claim's CPUs when the pool enforces CPU affinity.  When a job's
     main process exits, what is left of its process group is killed, as HTCondor's starter does.
     Where glibc allows it, spawns run in a thread of their own (``_spawn.Spawner``), so the engine
     loop does not wait for each child's ``execve``: a launch granted a claim is *starting* until the
@@ -297,12 +297,12 @@ class LocalBackend:
         if self._spawner is not None:
             self._starting[launch.key] = (launch, claim)
             self._spawner.submit(SpawnRequest((launch, claim), launch.argv, launch.env, launch.cwd,
-                                              launch.stdout, launch.stderr, claim.cpu_ids))
+                                              launch.stdout, launch.stderr, claim.cpu_ids, launch.stdin))
             return "started"
         started, since = self._clock(), time.monotonic()
         try:
             spawned = spawn(launch.argv, launch.env, launch.cwd, launch.stdout, launch.stderr,
-                            claim.cpu_ids)
+                            claim.cpu_ids, launch.stdin)
         except (SpawnError, ValueError) as exc:
             self._release(launch.key, claim)
             self._events.append(Held(launch.key, str(exc)))

@@ -9,6 +9,7 @@ against it keeps working.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol
@@ -30,6 +31,7 @@ class Launch:
                               #   Requirements, Rank, JobUniverse/"Universe" ("vanilla"|"local"|...),
                               #   ConcurrencyLimits, DAGNodeRetry, JobPrio, Owner, Cmd, ...
     priority: int = 0         # DAG node PRIORITY (higher first)
+    stdin: str = os.devnull   # the submit description's ``input`` (a file path), read as stdin
 
 @dataclass(frozen=True, slots=True)
 class Exited:

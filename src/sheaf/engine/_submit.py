@@ -72,6 +72,7 @@ class JobSpec:
     universe: str
     ad: ClassAd  # the job ad: request_* stay expressions (DAGNodeRetry in scope at match time)
     site: str | None  # +pegasus_site (the jobTag of jobstate.log)
+    stdin: str = os.devnull  # ``input``: the file the job reads as its standard input
 
 
 def _error(desc_path: str, line: int | None, message: str, rule: str, value: object) -> FormatError:
@@ -219,6 +220,7 @@ def render(desc: SubmitDescription, node: str, attempt: int, cluster: int, direc
     env.update(split_environment(ex.get("environment", ex.get("env", "")), desc.path))
     stdout = _resolve(iwd, ex.get("output", "") or os.devnull)
     stderr = _resolve(iwd, ex.get("error", "") or os.devnull)
+    stdin = _resolve(iwd, ex.get("input", "") or os.devnull)
     universe = (ex.get("universe", "vanilla") or "vanilla").lower()
     if universe not in UNIVERSES:
         raise _error(desc.path, values.get("universe", ("", None))[1], "unknown universe",
@@ -228,7 +230,7 @@ def render(desc: SubmitDescription, node: str, attempt: int, cluster: int, direc
         ad["ProcId"] = _literal(int(proc.get("ProcId", "0")))
     site = ad.get("pegasus_site")
     return JobSpec((exe_path, *args), env, iwd, stdout, stderr, universe, ad,
-                   site if isinstance(site, str) else None)
+                   site if isinstance(site, str) else None, stdin)
 
 
 def _expr(desc: SubmitDescription, key: str, text: str) -> classad.Expr:
