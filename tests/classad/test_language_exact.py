@@ -100,6 +100,28 @@ def test_old_syntax_output_spells_meta_operators_and_strings_the_old_way() -> No
     assert "x is y" in ClassAd.parse_old(OLD).unparse()  # new syntax keeps is/isnt
 
 
+@pytest.mark.parametrize(("line", "value"), [
+    ('a = "C:\\work\\"', "C:\\work\\"),           # the quote ending the line closes the string
+    ('a = strcat("x", "e\\")', None),                 # (not the last token: ")" follows)
+    ('a = nosuch ?: "e\\"', "e\\"),
+    ('a = "q\\"x\\"', 'q"x\\'),                     # a quote after a backslash mid-line is the string's
+])
+def test_old_syntax_string_ending_in_a_backslash(line: str, value: str | None) -> None:
+    """HTCondor's old lexer: a quote after a backslash is part of the string, unless the line ends
+    there -- then the string ends with the backslash (a Windows directory, ``"C:\\work\\"``)."""
+    if value is None:
+        with pytest.raises(classad.ClassAdSyntaxError):
+            ClassAd.parse_old(line)
+        return
+    for text in (line, line + "\n", "z = 1\n" + line + "\nw = 2\n"):
+        ad = ClassAd.parse_old(text)
+        assert ad.eval("a") == value
+        assert ClassAd.parse_old(ad.unparse_old()) == ad  # written back the old way, read back
+        if ORACLE is not None:
+            assert ORACLE.parseOne(text, parser=ORACLE.Parser.Old).eval("a") == value
+    with pytest.raises(classad.ClassAdSyntaxError):
+        ClassAd.parse_old(line + " ")  # a space after it: the quote is the string's, never closed
+
 # -- values and functions ------------------------------------------------------------------------------
 
 def test_minus_infinity_prints_as_the_official_library_does() -> None:
@@ -275,3 +297,21 @@ def test_lenient_abstime_forms(text: str, utc: str) -> None:
 def test_abstime_junk_stays_a_syntax_error(text: str) -> None:
     with pytest.raises(classad.ClassAdSyntaxError):
         classad.parse(f'absTime("{text}")')
+
+
+# -- list subscripts: the index is read into a C int ---------------------------------------------------
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("({1, 2})[ceil(1e308)]", 1),        # ceil(1e308) is the 64-bit minimum, whose low 32 bits are 0
+    ("({1, 2})[4294967297]", 2),         # 2**32 + 1 -> 1
+    ("({1, 2})[-4294967295]", 2),
+    ("({1, 2})[2147483648]", classad.ERROR),   # 2**31 -> the 32-bit minimum: out of range
+    ("({1, 2})[ceil(1e18)]", classad.ERROR),
+    ("({1, 2})[1]", 2), ("({1, 2})[2]", classad.ERROR), ("({1, 2})[-1]", classad.ERROR),
+    ("({1, 2})[1.0]", classad.ERROR),
+])
+def test_a_list_index_keeps_its_low_32_bits(text: str, value: Any) -> None:
+    """operators.cpp: ``val2.IsIntegerValue(index)`` with ``int index``, then the bounds check."""
+    assert classad.evaluate(text) == value
+    if ORACLE is not None:
+        assert agrees_with_oracle(text, value)

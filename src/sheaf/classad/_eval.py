@@ -277,9 +277,13 @@ def subscript(env: Env, base: Value, index: Value) -> Value:
     if base is UNDEFINED or index is UNDEFINED:
         return UNDEFINED
     if isinstance(base, list):
-        if type(index) is int and 0 <= index < len(base):
-            return base[index]
-        return ERROR
+        if type(index) is not int:
+            return ERROR
+        if not 0 <= index < 2**31:
+            # HTCondor reads the index into a C int: the low 32 bits, two's complement
+            # (4294967297 is 1; ceil(1e308), which is the 64-bit minimum, is 0)
+            index = (index + 2**31) % 2**32 - 2**31
+        return base[index] if 0 <= index < len(base) else ERROR
     if isinstance(base, env.ad_type) and type(index) is str:
         # ad["name"] looks in that ad only (unlike ad.name, it does not climb to enclosing ads), and
         # evaluates the expression found directly: it is not marked as being evaluated, as in HTCondor
