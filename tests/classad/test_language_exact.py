@@ -315,3 +315,45 @@ def test_a_list_index_keeps_its_low_32_bits(text: str, value: Any) -> None:
     assert classad.evaluate(text) == value
     if ORACLE is not None:
         assert agrees_with_oracle(text, value)
+
+
+# -- found by the differential run's Language-list constructs -----------------------------------------
+
+@pytest.mark.parametrize(("text", "value"), [
+    # splitArb_func: empty items dropped, except between two of the same non-blank separator
+    ('split("a,,b")', ["a", "", "b"]), ('split("a, ,c")', ["a", "", "c"]),
+    ('split("a, ,, b")', ["a", "", "", "b"]),
+    ('split(",,")', [""]), ('split(",")', []), ('split(" ")', []), ('split("a, b")', ["a", "b"]),
+    ('split(";a;;b;", ";")', ["a", "", "b"]), ('split("a b", "")', ["a b"]), ('split("a\t\tb")', ["a", "b"]),
+])
+def test_split_keeps_an_empty_item_between_repeated_separators(text: str, value: list[str]) -> None:
+    assert classad.evaluate(text) == value
+    if ORACLE is not None:
+        assert ORACLE.ExprTree(text).eval() == value
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("countMatches(relTime(5), {[p = 1]})", 0),   # a relative time is no boolean (IsBooleanValueEquiv)
+    ('countMatches(q, {[q = 2.5], [q = relTime(3)], [q = 0.0], [q = "x"], [q = 1]})', 2),
+    ("evalInEachContext(q, {[q = relTime(3.7)]})", [3.0]),  # stored as a literal: whole seconds
+])
+def test_count_matches_reads_a_relative_time_as_no_match(text: str, value: Any) -> None:
+    assert classad.evaluate(text) == value
+    if ORACLE is not None:
+        assert agrees_with_oracle(text, value)
+
+
+SCOPES = "[a = TARGET + 1; b = MY + 1; g = parent + 1; d = TARGET.q]"
+
+
+@pytest.mark.parametrize(("expr", "target", "value"), [
+    ("unresolved(b)", None, ""), ("unresolved(b)", "[q = 1]", ""),          # MY is always an ad
+    ("unresolved(a)", None, "TARGET"), ("unresolved(a)", "[q = 1]", ""),    # TARGET only in a match
+    ("unresolved(g)", None, "parent"), ("unresolved(g)", "[q = 1]", ""),
+    ("unresolved(d)", None, "q"), ("unresolved(d)", "[q = 1]", ""),
+])
+def test_unresolved_counts_scope_names_that_name_an_ad_as_resolved(expr: str, target: str | None,
+                                                                   value: str) -> None:
+    assert classad.evaluate(expr, my=SCOPES, target=target) == value
+    if ORACLE is not None:
+        assert agrees_with_oracle(expr, value, SCOPES, target)

@@ -209,9 +209,9 @@ def _in_context(env: Any, scope: Any, fn: Fn, item: Any, inside: bool) -> Value:
         saved, env.each = env.each, item
         value = fn(env, scope)
         env.each = saved
-    # the official library stores each result as a literal, which turns a relative time into a
-    # real number of whole seconds
-    return float(int(value.secs)) if type(value) is RelTime else value
+    # evalInEachContext stores each result as a literal, which turns a relative time into a real
+    # number of whole seconds; countMatches reads the value itself, and a relative time is no boolean
+    return float(int(value.secs)) if type(value) is RelTime and not inside else value
 
 
 def eval_in_each_context(env: Any, scope: Any, args: tuple[Any, ...]) -> Value:

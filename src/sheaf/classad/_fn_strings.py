@@ -432,7 +432,31 @@ def split(args: list[Value]) -> Value:
     if not isinstance(checked, list):
         return checked
     delims = _delims(args, 1)
-    return ERROR if delims is ERROR else split_list(args[0], delims, trim=False)
+    return ERROR if delims is ERROR else _split_arb(args[0], ", \t" if delims is None else delims)
+
+
+_C_SPACE = " \t\n\v\f\r"
+
+
+def _split_arb(text: str, seps: str) -> list[Value]:
+    """``split`` as HTCondor's ``splitArb_func``: empty items are dropped, except between two of the
+    same non-blank separator (``"a,,b"`` has three items, ``"a, ,c"`` too, ``"a, b"`` two); with no
+    separators the whole text is one item."""
+    items: list[Value] = []
+    last, previous = 0, ""
+    for ix, char in enumerate(text):
+        if not seps or char not in seps:
+            continue
+        if ix > last:
+            items.append(text[last:ix])
+        elif char == previous:
+            items.append("")
+        if char not in _C_SPACE:
+            previous = char
+        last = ix + 1
+    if len(text) > last:
+        items.append(text[last:])
+    return items
 
 
 def _split_at(args: list[Value], slot: bool) -> Value:
