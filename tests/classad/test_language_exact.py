@@ -357,3 +357,17 @@ def test_unresolved_counts_scope_names_that_name_an_ad_as_resolved(expr: str, ta
     assert classad.evaluate(expr, my=SCOPES, target=target) == value
     if ORACLE is not None:
         assert agrees_with_oracle(expr, value, SCOPES, target)
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    # a selection from a list is a list of HTCondor's literal kind: "is" against a literal list is
+    # ERROR, against a built-in's list false (the two kinds are different types there)
+    ("({[a = 1]}).a is {1}", classad.ERROR), ("{1} isnt ({}).Rank", classad.ERROR),
+    ('({[a = 1]}).a is split("a")', False), ('split("a") isnt ({}).a', True),
+    ('{1} is split("a")', False), ("{1} is {1}", classad.ERROR),
+    ("string(({[a = 1 + 1]}).a)", "{ 2 }"),
+])
+def test_is_between_lists_by_their_kind(text: str, value: Any) -> None:
+    assert classad.evaluate(text) == value
+    if ORACLE is not None:
+        assert agrees_with_oracle(text, value)

@@ -60,7 +60,7 @@ from ._logic import (
 from ._nodes import NOT_CONSTANT, const_of
 from ._ops import BINARY, UNARY, identical
 from ._parser import accelerator
-from ._values import ERROR, UNDEFINED, ListValue
+from ._values import ERROR, UNDEFINED, ListValue, SelectedList
 
 Value = Any
 # An ad is a ClassAd (the class is defined above this module, which knows ads by their slots: ``_ex``
@@ -266,8 +266,8 @@ def select(env: Env, base: Value, lname: str) -> Value:
     if base is UNDEFINED:
         return UNDEFINED
     if isinstance(base, list):
-        return [select(env, item, lname) if isinstance(item, (env.ad_type, list)) or item is UNDEFINED
-                else ERROR for item in base]
+        return SelectedList(select(env, item, lname) if isinstance(item, (env.ad_type, list))
+                            or item is UNDEFINED else ERROR for item in base)
     return ERROR
 
 

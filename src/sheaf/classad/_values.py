@@ -83,6 +83,14 @@ class ListValue(list):  # type: ignore[type-arg]
     __slots__ = ("node",)
 
 
+class SelectedList(list):  # type: ignore[type-arg]
+    """The list ``.name`` makes of a list (``({[a = 1]}).a``).  HTCondor holds it as it holds a list
+    literal's value, and unlike the lists built-ins make: ``is`` between it and a literal list is
+    ERROR, against a built-in's list false; it turns into text by its values."""
+
+    __slots__ = ()
+
+
 _EXCERPT: Final = 60  # characters shown on each side of the caret: a 1 MB line is not echoed whole
 
 
