@@ -371,3 +371,15 @@ def test_is_between_lists_by_their_kind(text: str, value: Any) -> None:
     assert classad.evaluate(text) == value
     if ORACLE is not None:
         assert agrees_with_oracle(text, value)
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    # the separator goes before an item only once the text so far is not empty
+    ('join(",", {"", "a"})', "a"), ('join(",", {"", "", "a"})', "a"), ('join(",", "", "a")', "a"),
+    ('join(",", {"a", "", "b"})', "a,,b"), ('join(",", {"a", ""})', "a,"), ('join(",", {"", ""})', ""),
+    ('join(false, {"", undefined, 1})', "1"), ('join(",", {"a", undefined, "b"})', "a,b"),
+])
+def test_join_leaves_out_separators_before_the_first_text(text: str, value: str) -> None:
+    assert classad.evaluate(text) == value
+    if ORACLE is not None:
+        assert ORACLE.ExprTree(text).eval() == value

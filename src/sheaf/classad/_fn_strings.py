@@ -45,8 +45,16 @@ def _join_strings(sep: Value, items: list[Value], is_join: bool) -> Value:
     if sum(map(len, parts)) * (2 if is_join else 1) > MAX_STRING:
         return ERROR  # a bound on size: doubling strcat(a, a) chains must not eat the memory
     if is_join:
-        return UNDEFINED if undefined and len(parts) < 2 else parts[0].join(parts[1:])  # ...unless all are
+        # ...unless all are
+        return UNDEFINED if undefined and len(parts) < 2 else _joined(parts[0], parts[1:])
     return "".join(parts)
+
+
+def _joined(sep: str, items: list[str]) -> str:
+    """HTCondor's join puts the separator before an item only once the text so far is not empty:
+    ``join(",", {"", "a"})`` is ``"a"``, ``join(",", {"a", "", "b"})`` is ``"a,,b"``."""
+    first = next((index for index, item in enumerate(items) if item), len(items))
+    return sep.join(items[first:])
 
 
 @strict("strcat")
