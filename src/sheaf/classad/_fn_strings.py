@@ -45,7 +45,7 @@ def _join_strings(sep: Value, items: list[Value], is_join: bool) -> Value:
     if sum(map(len, parts)) * (2 if is_join else 1) > MAX_STRING:
         return ERROR  # a bound on size: doubling strcat(a, a) chains must not eat the memory
     if is_join:
-        # ...unless all are
+        # (undefined items were skipped; when all are, the join is UNDEFINED)
         return UNDEFINED if undefined and len(parts) < 2 else _joined(parts[0], parts[1:])
     return "".join(parts)
 
