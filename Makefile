@@ -30,7 +30,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/load.py
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check src tests benchmarks scripts setup.py
+	$(VENV)/bin/ruff check --no-cache src tests benchmarks scripts setup.py
 	$(VENV)/bin/mypy src
 
 clean:

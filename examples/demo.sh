@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # `make demo`: validate, plan (horizontal clustering) and run the bundled blackdiamond example.
 #
-# The plan goes to demo-run/plan at the top of the repository (gitignored; replaced with --force on
-# every run).  Jobs run in demo-run/plan/scratch/condorpool, where f.a is staged in and f.d appears.
+# demo-run/ at the top of the repository (gitignored) is the base of the submit directories: as with
+# pegasus-plan, each plan goes to a new demo-run/<user>/pegasus/blackdiamond/runNNNN, which sheaf plan
+# prints last.  Jobs run in its scratch/condorpool, where f.a is staged in and f.d appears.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -17,17 +18,18 @@ cd "$ROOT/examples/blackdiamond"   # catalogs and pegasus.properties are found h
 step "sheaf validate workflow.yml"
 "$SHEAF" validate workflow.yml
 
-step "sheaf plan workflow.yml -d $RUN/plan --cluster horizontal --input-dir input --force -v"
-"$SHEAF" plan workflow.yml -d "$RUN/plan" --cluster horizontal --input-dir input --force -v
+step "sheaf plan workflow.yml --dir $RUN --cluster horizontal --input-dir input -v"
+"$SHEAF" plan workflow.yml --dir "$RUN" --cluster horizontal --input-dir input -v | tee "$RUN/plan.out"
+PLAN="$(sed -n 's/^submit directory: //p' "$RUN/plan.out")"
 
-step "the DAG that HTCondor DAGMan (or sheaf run) executes: $RUN/plan/blackdiamond.dag"
-cat "$RUN/plan/blackdiamond.dag"
+step "the DAG that HTCondor DAGMan (or sheaf run) executes: $PLAN/blackdiamond.dag"
+cat "$PLAN/blackdiamond.dag"
 
-step "sheaf run $RUN/plan"
-"$SHEAF" run "$RUN/plan"
+step "sheaf run $PLAN"
+"$SHEAF" run "$PLAN"
 
-step "sheaf status $RUN/plan"
-"$SHEAF" status "$RUN/plan"
+step "sheaf status $PLAN"
+"$SHEAF" status "$PLAN"
 
-step "the workflow's output: $RUN/plan/scratch/condorpool/f.d"
-cat "$RUN/plan/scratch/condorpool/f.d"
+step "the workflow's output: $PLAN/scratch/condorpool/f.d"
+cat "$PLAN/scratch/condorpool/f.d"

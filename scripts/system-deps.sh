@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Installs the native packages that parts of the test-suite need, from Debian's archive:
-# OpenMPI (mpiexec for sheaf-mpi-cluster's MPI transport) and mpi4py in the project's venv.
+# OpenMPI (mpiexec for sheaf-mpi-cluster's MPI transport) and mpi4py in the project's venv; podman
+# and runc (the runtime docker-type containers run through) and busybox-static (the root file system of the
+# image the container tests build locally, since no registry is reachable).
 # Idempotent: does nothing when everything is already present. Without root, missing pieces are
-# reported and the MPI tests skip themselves (the local transport is always tested).
+# reported and the MPI and container tests skip themselves (the local transport is always tested).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -31,9 +33,14 @@ fi
 need=()
 command -v mpiexec >/dev/null 2>&1 || need+=(openmpi-bin)
 command -v mpicc >/dev/null 2>&1 || need+=(libopenmpi-dev)   # mpi4py builds against it if no wheel fits
+command -v podman >/dev/null 2>&1 || need+=(podman)
+# podman's default crun refuses the hybrid cgroup hierarchy many VMs have; sheaf's podman configuration
+# picks runc when it is installed
+command -v runc >/dev/null 2>&1 || need+=(runc)
+[ -x /bin/busybox ] || need+=(busybox-static)
 if [ "${#need[@]}" -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
-    echo "system-deps: missing ${need[*]} and not root; MPI tests will be skipped" >&2
+    echo "system-deps: missing ${need[*]} and not root; MPI/container tests will be skipped" >&2
     exit 0
   fi
   export DEBIAN_FRONTEND=noninteractive

@@ -91,7 +91,8 @@ def test_sheaf_run_on_a_full_disk_stops_with_one_message_and_resumes(small_disk:
 def test_sheaf_plan_on_a_full_disk_is_one_message_and_leaves_nothing(small_disk: Path) -> None:
     fill(small_disk, 8 * 1024)
     target = small_disk / "plan"
-    done = sheaf("plan", "workflow.yml", "-d", str(target), "--input-dir", "input")
+    done = sheaf("plan", "workflow.yml", "-d", str(target.parent), "--relative-dir", target.name,
+                 "--input-dir", "input")
     assert done.returncode == 1, done.stdout + done.stderr
     assert "Traceback" not in done.stderr and "the disk is full" in done.stderr
     assert done.stderr.strip().count("\n") == 0

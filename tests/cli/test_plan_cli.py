@@ -3,9 +3,11 @@
 
 from __future__ import annotations
 
+import getpass
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import msgspec
@@ -30,15 +32,26 @@ def catalogs() -> tuple[Path, list[str]]:
     return EXAMPLE, []
 
 
+def wait_for_detached_run(directory: Path, timeout: float = 240) -> str:
+    """The log of the run ``--submit`` started in the background, once its engine has exited."""
+    pid = int((directory / "sheaf-run.pid").read_text())
+    deadline = time.monotonic() + timeout
+    while Path(f"/proc/{pid}").exists() and b"run" in Path(f"/proc/{pid}/cmdline").read_bytes():
+        assert time.monotonic() < deadline, "the detached run did not finish"
+        time.sleep(0.1)
+    return (directory / "sheaf-run.log").read_text()
+
+
 def test_plan_and_submit_the_bundled_example(tmp_path: Path) -> None:
-    done = _sheaf("plan", "workflow.yml", "-d", str(tmp_path / "plan"), "--cluster", "horizontal",
-                  "--input-dir", "input", "-v", "--submit")
+    done = _sheaf("plan", "workflow.yml", "-d", str(tmp_path), "--relative-dir", "plan", "--cluster",
+                  "horizontal", "--input-dir", "input", "-v", "--submit")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "abstract jobs: 10" in done.stdout
     assert "clusters: 3 holding 8 tasks (3 horizontal/seqexec)" in done.stdout
     assert "site condorpool: 5 jobs, 3 clusters, 10 tasks" in done.stdout
     assert "note: horizontal" in done.stdout  # -v prints the planner's notes
-    assert "workflow succeeded: 7 of 7 nodes done" in done.stdout
+    assert f"watch it with: sheaf status {tmp_path / 'plan'}" in done.stdout  # the run is detached
+    assert "workflow succeeded: 7 of 7 nodes done" in wait_for_detached_run(tmp_path / "plan")
     output = (tmp_path / "plan" / "scratch" / "condorpool" / "f.d").read_text()
     assert output.startswith("analyze on ") and output.count("findrange on ") == 8
     doc = msgspec.json.decode((tmp_path / "plan" / "plan.json").read_bytes())
@@ -57,12 +70,13 @@ def test_demo_script_runs() -> None:
     assert "workflow succeeded" in done.stdout and "analyze on " in done.stdout
 
 
-def test_non_empty_dir_without_force(catalogs: tuple[Path, list[str]], tmp_path: Path) -> None:
+def test_a_named_submit_dir_that_is_not_empty_is_refused(catalogs: tuple[Path, list[str]],
+                                                         tmp_path: Path) -> None:
     _, opts = catalogs
     target = tmp_path / "busy"
     target.mkdir()
     (target / "x").write_text("x")
-    done = _sheaf("plan", "workflow.yml", "-d", str(target), *opts)
+    done = _sheaf("plan", "workflow.yml", "-d", str(tmp_path), "--relative-dir", "busy", *opts)
     assert done.returncode == 2
     assert "not empty" in done.stderr and "Traceback" not in done.stderr
     assert os.listdir(target) == ["x"] and os.listdir(tmp_path) == ["busy"]
@@ -77,21 +91,25 @@ def test_non_empty_dir_without_force(catalogs: tuple[Path, list[str]], tmp_path:
 def test_bad_input_is_one_message_and_exit_2(catalogs: tuple[Path, list[str]], tmp_path: Path,
                                              args: list[str], message: str) -> None:
     _, opts = catalogs
-    done = _sheaf("plan", "workflow.yml", "-d", str(tmp_path / "p"), *args, *opts)
+    done = _sheaf("plan", "workflow.yml", "-d", str(tmp_path), *args, *opts)
     assert done.returncode == 2, done.stdout + done.stderr
     assert message in done.stderr and "Traceback" not in done.stderr
     assert os.listdir(tmp_path) == []
 
 
-def test_force_replaces_an_earlier_plan(catalogs: tuple[Path, list[str]], tmp_path: Path) -> None:
+def test_a_second_plan_never_overwrites_the_first(catalogs: tuple[Path, list[str]], tmp_path: Path) -> None:
+    """sheaf 0.x's --force replaced DIR; now --force is pegasus-plan's (no data reuse) and every plan
+    goes to a new runNNNN under the base."""
     _, opts = catalogs
-    target = tmp_path / "p"
-    assert _sheaf("plan", "workflow.yml", "-d", str(target), *opts).returncode == 0
-    first = (target / "plan.json").read_bytes()
-    again = _sheaf("plan", "workflow.yml", "-d", str(target), "--cluster", "horizontal", "--force", *opts)
+    runs = tmp_path / getpass.getuser() / "pegasus" / "blackdiamond"
+    assert _sheaf("plan", "workflow.yml", "-d", str(tmp_path), *opts).returncode == 0
+    first = (runs / "run0001" / "plan.json").read_bytes()
+    again = _sheaf("plan", "workflow.yml", "-d", str(tmp_path), "--cluster", "horizontal", "--force", *opts)
     assert again.returncode == 0, again.stderr
-    assert (target / "plan.json").read_bytes() != first
-    assert os.listdir(tmp_path) == ["p"]
+    assert f"submit directory: {runs / 'run0002'}\n" in again.stdout
+    assert (runs / "run0001" / "plan.json").read_bytes() == first
+    assert (runs / "run0002" / "plan.json").read_bytes() != first
+    assert sorted(os.listdir(runs)) == ["run0001", "run0002"]
 
 
 def test_a_malformed_max_wall_time_of_the_aggregator_entry_is_refused_at_plan_time(tmp_path: Path) -> None:

@@ -1,6 +1,7 @@
-"""``sheaf plan --force`` against a directory in use: a running workflow is never replaced (its run
-lock is held), what an interrupted plan left beside DIR is removed by the next plan or run, and a
-disk that fills while the plan is written is one message, exit 1, the earlier plan untouched."""
+"""Replanning into a directory in use (``sheaf plan --deferred``, a sub-workflow's retry): a running
+workflow is never replaced (its run lock is held), what an interrupted plan left beside DIR is
+removed by the next plan or run, and a disk that fills while the plan is written is one message,
+exit 1, the earlier plan untouched."""
 
 from __future__ import annotations
 
@@ -30,7 +31,8 @@ def sheaf(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def plan(directory: Path, *extra: str) -> subprocess.CompletedProcess[str]:
-    return sheaf("plan", "workflow.yml", "-d", str(directory), "--input-dir", "input", *extra)
+    return sheaf("plan", "workflow.yml", "-d", str(directory.parent), "--relative-submit-dir", directory.name,
+                 "--input-dir", "input", *extra)
 
 
 def sleeping_dag(directory: Path, seconds: float) -> None:
@@ -42,7 +44,7 @@ def sleeping_dag(directory: Path, seconds: float) -> None:
     (directory / "wf.dag").write_text("JOB S sleep.sub\n")
 
 
-def test_plan_force_refuses_the_directory_of_a_running_workflow(tmp_path: Path) -> None:
+def test_replanning_refuses_the_directory_of_a_running_workflow(tmp_path: Path) -> None:
     target = tmp_path / "plan"
     assert plan(target).returncode == 0
     sleeping_dag(target, 30)
@@ -53,7 +55,7 @@ def test_plan_force_refuses_the_directory_of_a_running_workflow(tmp_path: Path) 
         while (b'"submitted"' not in (journal.read_bytes() if journal.exists() else b"")
                and time.time() < deadline):
             time.sleep(0.05)
-        done = plan(target, "--force")
+        done = plan(target, "--deferred")  # how a sub-workflow job replans into its directory
         assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
         assert "a workflow is running in the plan directory" in done.stderr
         assert journal.exists() and (target / "wf.dag").exists() and engine.poll() is None
@@ -61,7 +63,7 @@ def test_plan_force_refuses_the_directory_of_a_running_workflow(tmp_path: Path) 
     finally:
         engine.send_signal(signal.SIGTERM)
         engine.wait(60)
-    assert plan(target, "--force").returncode == 0  # once it has stopped, --force replaces it
+    assert plan(target, "--deferred").returncode == 0  # once it has stopped, it is replaced
 
 
 def test_leftovers_of_interrupted_plans_are_removed_by_the_next_plan_and_run(tmp_path: Path) -> None:
@@ -107,7 +109,7 @@ def test_a_full_disk_while_planning_is_one_error_and_leaves_the_earlier_plan(
 
     monkeypatch.setattr(_write.os, "write", write)
     with pytest.raises(StorageError, match="the disk is full"):
-        write_plan(exec_wf, target, force=True)
+        write_plan(exec_wf, target, replace=True)
     monkeypatch.undo()
     assert sorted(p.name for p in target.iterdir()) == before
     assert not list(tmp_path.glob(".plan.sheaf-*"))

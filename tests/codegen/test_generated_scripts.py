@@ -58,9 +58,9 @@ def _example(tmp_path: Path, aggregator: str, arguments: list[str]) -> Path:
 
 def _plan(work: Path, target: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PATH": f"{BIN}:{os.environ.get('PATH', '')}"}
-    return subprocess.run([str(BIN / "sheaf"), "plan", "workflow.yml", "-d", str(target), "--cluster",
-                           "horizontal", "--input-dir", "input"], cwd=work, capture_output=True, text=True,
-                          env=env, timeout=300, check=False)
+    return subprocess.run([str(BIN / "sheaf"), "plan", "workflow.yml", "-d", str(target.parent),
+                           "--relative-dir", target.name, "--cluster", "horizontal", "--input-dir", "input"],
+                          cwd=work, capture_output=True, text=True, env=env, timeout=300, check=False)
 
 
 def _cluster(plan: Path) -> tuple[dict[str, object], Path]:

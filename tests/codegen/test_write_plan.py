@@ -228,7 +228,7 @@ def test_non_empty_dir_without_force_writes_nothing(tmp_path: Path) -> None:
         write_plan(blackdiamond_plan(), target)
     assert sorted(os.listdir(target)) == ["keep.txt"]
     with pytest.raises(PlanningError, match="no earlier plan"):
-        write_plan(blackdiamond_plan(), target, force=True)  # --force replaces only a plan
+        write_plan(blackdiamond_plan(), target, replace=True)  # --force replaces only a plan
     assert sorted(os.listdir(target)) == ["keep.txt"]
     assert sorted(os.listdir(tmp_path)) == ["plan"]
 
@@ -241,15 +241,15 @@ def test_force_replaces_only_once_the_new_plan_is_complete(tmp_path: Path) -> No
     broken = blackdiamond_plan()
     broken.jobs.append(ExecJob("bad id with spaces", "compute", "condorpool", None, 9, ()))
     with pytest.raises(PlanningError, match="DAGMan node name"):
-        write_plan(broken, target, force=True)
+        write_plan(broken, target, replace=True)
     assert {p: p.read_bytes() for p in target.rglob("*") if p.is_file()} == before
     bad_value = blackdiamond_plan()
     bad_value.jobs[0].profiles = {"condor": {"requirements": "a\nqueue"}}
     with pytest.raises(PlanningError, match="one line"):
-        write_plan(bad_value, target, force=True)  # fails half-way through writing
+        write_plan(bad_value, target, replace=True)  # fails half-way through writing
     assert {p: p.read_bytes() for p in target.rglob("*") if p.is_file()} == before
     assert sorted(os.listdir(tmp_path)) == ["plan"]  # no temporary sibling left behind
-    write_plan(blackdiamond_plan(2, cluster=None), target, force=True)
+    write_plan(blackdiamond_plan(2, cluster=None), target, replace=True)
     assert not (target / "old-run-output").exists()
     assert sorted(os.listdir(tmp_path)) == ["plan"]
 
@@ -269,7 +269,7 @@ import sys, os
 sys.path.insert(0, {tests!r})
 from codegen_plans import PER_JOB, blackdiamond_plan
 from sheaf.codegen import write_plan
-files = write_plan(blackdiamond_plan(5), {target!r}, force=True)
+files = write_plan(blackdiamond_plan(5), {target!r}, replace=True)
 for root, _, names in sorted(os.walk(files.directory)):
     for name in sorted(names):
         path = os.path.join(root, name)

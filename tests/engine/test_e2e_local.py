@@ -175,8 +175,8 @@ def test_sheaf_plan_output_with_hand_edits(tmp_path: Path) -> None:
     """The bundled example planned by ``sheaf plan``; a RETRY line and a request_memory line
     edited by hand."""
     plan = tmp_path / "plan"
-    planned = subprocess.run([SHEAF, "plan", "workflow.yml", "-d", str(plan), "--cluster", "horizontal",
-                              "--input-dir", "input", "--force",
+    planned = subprocess.run([SHEAF, "plan", "workflow.yml", "-d", str(tmp_path), "--relative-dir", plan.name,
+                              "--cluster", "horizontal", "--input-dir", "input",
                               "-D", "sheaf.submit.shared=false"],  # a file of its own to edit
                              cwd=EXAMPLE, capture_output=True, text=True, check=False)
     assert planned.returncode == 0, planned.stderr

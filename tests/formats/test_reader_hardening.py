@@ -241,8 +241,8 @@ def test_a_backtracking_regex_replica_is_one_message_in_bounded_time(tmp_path: P
     (tmp_path / "sites.yml").write_text("pegasus: '5.0'\nsites:\n- {name: local, directories: []}\n")
     start = time.monotonic()
     done = subprocess.run([SHEAF, "plan", "wf.yml", "--rc", "rc.txt", "--tc", "tc.yml",
-                           "--sc", "sites.yml", "-d", "plan"], cwd=tmp_path, capture_output=True, text=True,
-                          check=False, timeout=120)
+                           "--sc", "sites.yml", "-d", ".", "--relative-dir", "plan"], cwd=tmp_path,
+                          capture_output=True, text=True, check=False, timeout=120)
     assert time.monotonic() - start < 60
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
     assert "regex replicas match in bounded time" in done.stderr and "(a|a)+" in done.stderr
@@ -272,7 +272,7 @@ def test_nul_and_names_too_long_for_file_names(tmp_path: Path, text: str, rule_p
 def test_a_300_character_job_id_is_refused_by_plan(tmp_path: Path) -> None:
     path = tmp_path / "wf.yml"
     path.write_text("pegasus: '5.0'\nname: w\njobs:\n- {type: job, id: " + "j" * 300 + ", name: t}\n")
-    result = _cli("plan", str(path), "-d", str(tmp_path / "out"), cwd=tmp_path)
+    result = _cli("plan", str(path), "-d", str(tmp_path), "--relative-dir", "out", cwd=tmp_path)
     _one_message(result)
     assert "file names" in result.stderr and not (tmp_path / "out").exists()
 

@@ -31,11 +31,11 @@ def recorder(path: Path, *, executable: bool = True) -> Path:
 
 
 def plan_into(cwd: Path, workflow: str, target: Path, *, sites: Iterable[str] | None = None,
-              **options: str) -> tuple[Inputs, ExecutableWorkflow]:
+              clustering: Iterable[str] = (), **options: str) -> tuple[Inputs, ExecutableWorkflow]:
     """Load as ``sheaf plan`` does (from ``cwd``), plan and write into ``target``."""
     inputs = load_inputs(workflow, cwd=cwd, **options)  # type: ignore[arg-type]
     exec_wf = plan(inputs.workflow, tc=inputs.tc, sc=inputs.sc, rc=inputs.rc, properties=inputs.properties,
-                   sites=list(sites) if sites else None)
+                   sites=list(sites) if sites else None, clustering=tuple(clustering))
     exec_wf.site_catalog = exec_wf.site_catalog or inputs.sc
     exec_wf.replica_catalog = exec_wf.replica_catalog or inputs.rc
     old = os.getcwd()

@@ -8,7 +8,16 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from Pegasus.api import File, Job, Site, SiteCatalog, Transformation, TransformationCatalog, Workflow
+from Pegasus.api import (
+    File,
+    Job,
+    Namespace,
+    Site,
+    SiteCatalog,
+    Transformation,
+    TransformationCatalog,
+    Workflow,
+)
 from pegasus_inputs import argv_seen, plan_into, recorder, run
 
 from sheaf.errors import PlanningError, ValidationError
@@ -99,3 +108,18 @@ def test_split_is_linear() -> None:
     with pytest.raises(ValueError, match="unclosed"):
         split_arguments(text)
     assert time.perf_counter() - start < 5.0
+
+
+def test_condor_arguments_quote_false_passes_the_string_as_written(tmp_path: Path) -> None:
+    keg = recorder(tmp_path / "keg")
+    _catalogs(tmp_path, Transformation("keg", site="condorpool", pfn=str(keg)))
+    Workflow("raw").add_jobs(Job("keg").add_args("-a", "'x y'", File("f.a"))
+                             .add_profiles(Namespace.PEGASUS, key="condor.arguments.quote", value="false")) \
+        .write(str(tmp_path / "workflow.yml"))
+    target = tmp_path / "plan"
+    plan_into(tmp_path, "workflow.yml", target, sites=["condorpool"])
+    sub = next((target / "jobs" / "000").glob("keg_*.sub")).read_text()
+    assert "arguments = -a 'x y' f.a\n" in sub  # as Pegasus writes it: HTCondor's old syntax
+    done = run(target)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert argv_seen(target / "scratch" / "condorpool" / "argv.json") == ["-a", "'x", "y'", "f.a"]

@@ -1,13 +1,23 @@
-"""``sheaf plan``: abstract workflow -> executable workflow on disk (DAGMan files and ``plan.json``).
+"""``sheaf plan``: abstract workflow -> executable workflow in a new submit directory.
 
 Thin: ``sheaf.formats.load_inputs`` reads everything, ``sheaf.planner.plan`` plans,
-``sheaf.codegen.write_plan`` writes (atomically), this module only renders what was done: jobs
-before and after clustering, clusters per technique and aggregator, jobs per site (a rich table on a
-terminal, plain ``key: value`` lines otherwise), the planner's notes with ``-v``, warnings on stderr.
-``--submit`` then runs the plan on the embedded engine (``sheaf run``'s ``run_planned``).
+``sheaf.codegen.write_plan`` writes (atomically, into a directory it creates), this module only
+renders what was done: jobs before and after clustering, clusters per technique and aggregator, jobs
+per site (a rich table on a terminal, plain ``key: value`` lines otherwise), the planner's notes with
+``-v``, warnings on stderr, and last the submit directory it made.  ``-q`` leaves only that last
+line; ``--json`` prints pegasus-plan's JSON instead (``_braindump``).  The options are pegasus-plan's
+(``_plan_args``).
 
-DIR is checked before anything is read, so a non-empty DIR without ``--force`` fails at once (exit
-2, nothing written).  Bad input of any kind is one message and exit 2 (the group's error boundary).
+The submit directory (``sheaf.codegen._layout``): ``--dir`` is a base (default: the current
+directory); the plan goes to ``<dir>/<user>/pegasus/<workflow>/runNNNN``, a new number each time,
+unless ``--relative-submit-dir`` (else ``--relative-dir``) names it, and then that directory must be
+new or empty: a plan never overwrites an earlier one.  ``--submit`` starts ``sheaf run`` on it in the
+background, as pegasus-run does (``_detach``), and says how to watch it.  ``--deferred`` (how sheaf's
+own sub-workflow jobs plan, as Pegasus's do) replaces the earlier plan in the named directory and,
+with ``--submit``, runs it in the foreground, the job waiting for its sub-workflow.
+
+Bad input of any kind is one message and exit 2 (the group's error boundary), before anything is
+written.
 """
 
 from __future__ import annotations
@@ -16,27 +26,70 @@ import os
 import sys
 import time
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from dataclasses import dataclass
 
 import click
 
-from sheaf.cli import _exit
+from sheaf import __version__
+from sheaf.cli import _braindump, _detach, _exit
+from sheaf.cli._plan_args import (
+    PegasusCommand,
+    StagingOptions,
+    check_reuse,
+    cleanup_mode,
+    input_dirs,
+    refuse,
+    split_commas,
+    staging_sites,
+    workflow_file,
+)
 from sheaf.codegen import PlanFiles, check_target, write_plan
+from sheaf.codegen._layout import named_submit_dir, runs_parent, user_name
 from sheaf.errors import UsageError
 from sheaf.formats import Inputs, load_inputs
 from sheaf.planner import ExecutableWorkflow, plan
 
 
-def _split(values: Sequence[str]) -> tuple[str, ...]:
-    return tuple(part.strip() for value in values for part in value.split(",") if part.strip())
+def _version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if value:
+        click.echo(f"sheaf {__version__} (reads pegasus-plan 5.x command lines)")
+        ctx.exit(0)
 
 
-@click.command("plan")
-@click.argument("workflow", type=click.Path(dir_okay=False))
-@click.option("-d", "--dir", "directory", required=True, type=click.Path(file_okay=False),
-              help="Directory to write the plan into (new or empty; see --force).")
+def _refused(*names: str) -> click.Option:
+    """A pegasus-plan option sheaf refuses (``_plan_args.REFUSED``): hidden from --help."""
+    return click.Option(list(names), hidden=True, multiple=True, expose_value=False, callback=refuse)
+
+
+@dataclass(frozen=True, slots=True)
+class _Where:
+    """Where the plan goes: a named directory, or the next ``runNNNN`` under ``parent``."""
+
+    base: str
+    named: str | None
+    replace: bool
+
+    def parent(self, workflow: str) -> str:
+        return runs_parent(self.base, workflow)
+
+
+@click.command("plan", cls=PegasusCommand)
+@click.argument("workflow", required=False, type=click.Path(dir_okay=False))
+@click.option("--dax", type=click.Path(dir_okay=False), help="The workflow (pegasus-plan 4.x's name for it).")
+@click.option("-d", "--dir", "directory", type=click.Path(),
+              help="Base of the submit directory (default: here): BASE/<user>/pegasus/<workflow>/runNNNN.")
+@click.option("--relative-dir", metavar="R", help="Submit directory BASE/R instead of the numbered one.")
+@click.option("--relative-submit-dir", metavar="R", help="Submit directory BASE/R (over --relative-dir).")
+@click.option("-b", "--basename", help="Name of the per-workflow files (B.dag, ...).")
 @click.option("-s", "--sites", multiple=True, metavar="S1,S2", help="Execution sites (comma list).")
-@click.option("-o", "--output-sites", multiple=True, metavar="S", help="Output sites (recorded in the plan).")
+@click.option("-o", "--output-sites", multiple=True, metavar="S1,S2", help="Output sites (recorded).")
+@click.option("-O", "--output-dir", type=click.Path(file_okay=False), help="Output directory (recorded).")
+@click.option("--staging-site", multiple=True, metavar="S=SS,...", help="Staging sites (recorded).")
+@click.option("--cleanup", metavar="none|inplace|leaf|constraint", help="Cleanup strategy (recorded).")
+@click.option("-n", "--nocleanup", is_flag=True, help="As --cleanup none (pegasus-plan 4.x).")
+@click.option("-r", "--randomdir", is_flag=False, flag_value="", default=None, metavar="[=NAME]",
+              help="Random directory names on staging sites (recorded).")
 @click.option("-C", "--cluster", multiple=True, metavar="T1,T2",
               help="Clustering techniques in order: horizontal, label, whole.")
 @click.option("-c", "--conf", type=click.Path(dir_okay=False),
@@ -45,37 +98,105 @@ def _split(values: Sequence[str]) -> tuple[str, ...]:
 @click.option("--tc", type=click.Path(dir_okay=False), help="Transformation catalog (YAML or text).")
 @click.option("--sc", type=click.Path(dir_okay=False), help="Site catalog (YAML or XML).")
 @click.option("--rc", type=click.Path(dir_okay=False), help="Replica catalog (YAML or text).")
-@click.option("--input-dir", type=click.Path(file_okay=False),
-              help="Directory holding the workflow's input files.")
+@click.option("-I", "--input-dir", multiple=True, metavar="D1,D2", help="Directories holding input files.")
+@click.option("-f", "--force", is_flag=True, help="No data reuse: every job runs (sheaf's only way yet).")
+@click.option("--force-replan", is_flag=True, help="Replan sub-workflows on retry (sheaf always does).")
+@click.option("-R", "--reuse", multiple=True, metavar="DIR1,DIR2",
+              help="Data reuse (refused until issue 10).")
+@click.option("-S", "--submit", is_flag=True, help="Start the run in the background once planned.")
+@click.option("-J", "--json", "as_json", is_flag=True, help="Print pegasus-plan's JSON (the braindump).")
 @click.option("-v", "--verbose", count=True, help="Also print the planner's notes.")
-@click.option("--force", is_flag=True,
-              help="Replace an earlier plan in DIR (only once the new one is complete).")
-@click.option("--submit", is_flag=True, help="Run the plan on the embedded engine once written.")
-def command(workflow: str, directory: str, sites: tuple[str, ...], output_sites: tuple[str, ...],
-            cluster: tuple[str, ...], conf: str | None, defines: tuple[str, ...], tc: str | None,
-            sc: str | None, rc: str | None, input_dir: str | None, verbose: int, force: bool,
-            submit: bool) -> None:
-    """Plan WORKFLOW into DIR: the files HTCondor DAGMan (or sheaf run) runs, and plan.json."""
-    check_target(os.path.realpath(directory), force)
-    if input_dir is not None and not os.path.isdir(input_dir):
-        raise UsageError(f"--input-dir {input_dir}: no such directory")
+@click.option("-q", "--quiet", count=True, help="Print only the submit directory.")
+@click.option("-X", "jvm_options", multiple=True, hidden=True)
+@click.option("-z", "--deferred", is_flag=True, hidden=True)
+@click.option("-V", "--version", is_flag=True, expose_value=False, is_eager=True, callback=_version,
+              help="Print the version.")
+def command(**opts: object) -> None:
+    """Plan WORKFLOW (default ./workflow.yml) into a new submit directory; options as pegasus-plan's."""
+    _plan_command(**opts)  # type: ignore[arg-type]
+
+
+for _names in (("--cache",), ("--inherited-rc-files",), ("-j", "--job-prefix"),
+               ("-t", "--transformations-dir"), ("-m", "--output-map"), ("-F", "--forward"), ("--rescue",)):
+    command.params.append(_refused(*_names))
+
+
+def _plan_command(*, workflow: str | None, dax: str | None, directory: str | None,
+                  relative_dir: str | None, relative_submit_dir: str | None, basename: str | None,
+                  sites: tuple[str, ...], output_sites: tuple[str, ...], output_dir: str | None,
+                  staging_site: tuple[str, ...], cleanup: str | None, nocleanup: bool, randomdir: str | None,
+                  cluster: tuple[str, ...], conf: str | None, defines: tuple[str, ...], tc: str | None,
+                  sc: str | None, rc: str | None, input_dir: tuple[str, ...], force: bool, force_replan: bool,
+                  reuse: tuple[str, ...], submit: bool, as_json: bool, verbose: int, quiet: int,
+                  jvm_options: tuple[str, ...], deferred: bool) -> None:
+    warnings = [f"-X{option}: a Java VM option; sheaf runs no JVM, ignored" for option in jvm_options]
+    path, base = workflow_file(workflow, dax, directory, warnings)
+    named = relative_submit_dir or relative_dir
+    if deferred and named is None:
+        raise UsageError("--deferred replans into a named submit directory: give --relative-submit-dir")
+    where = _Where(os.path.abspath(base or "."), named, deferred)
+    if named is not None:
+        check_target(os.path.realpath(named_submit_dir(where.base, named)), deferred)
+    check_reuse(reuse)
+    staging = StagingOptions(staging_sites(staging_site), split_commas(output_sites),
+                             os.path.abspath(output_dir) if output_dir else None,
+                             cleanup_mode(cleanup, nocleanup), randomdir)
+    inputs_dirs = input_dirs(input_dir)
     started = time.perf_counter()
-    inputs = _load(workflow, conf, defines, tc, sc, rc)
-    exec_wf = _plan(inputs, _split(sites), _split(output_sites), _split(cluster))
-    exec_wf.input_dir = exec_wf.input_dir or (os.path.abspath(input_dir) if input_dir else None)
+    inputs = _load(path, conf, defines, tc, sc, rc)
+    exec_wf = _plan(inputs, split_commas(sites), staging.output_sites, split_commas(cluster))
+    exec_wf.input_dir = exec_wf.input_dir or (os.pathsep.join(inputs_dirs) or None)
     exec_wf.site_catalog = exec_wf.site_catalog or inputs.sc
     exec_wf.replica_catalog = exec_wf.replica_catalog or inputs.rc
+    record = {**staging.record(), "input_dirs": list(inputs_dirs), "force": force,
+              "force_replan": force_replan, "basename": basename}
     planned = time.perf_counter()
-    files = write_plan(exec_wf, directory, force=force)
+    dump: dict[str, object] = {}
+
+    def extras(files: PlanFiles) -> dict[str, str]:
+        dump.update(_braindump.braindump(workflow=exec_wf.name, workflow_file=path, base=where.base,
+                                         submit_dir=files.directory, dag=files.dag, user=user_name(),
+                                         argv=sys.argv[1:]))
+        return {"braindump.yml": _braindump.yaml_text(dump)}
+
+    files = _write(exec_wf, where, basename, extras, record)
     written = time.perf_counter()
-    for warning in [*exec_wf.warnings, *files.warnings]:
+    for warning in [*warnings, *exec_wf.warnings, *files.warnings, *staging.warnings()]:
         click.echo(f"sheaf: warning: {warning}", err=True)
-    _render(_rows(inputs, exec_wf, files, planned - started, written - planned), exec_wf, files)
-    if verbose:
+    level = verbose - quiet
+    if as_json:
+        click.echo(_braindump.json_text(dump))
+    elif level >= 0:
+        _render(_rows(inputs, exec_wf, files, planned - started, written - planned), exec_wf, files)
+    if level > 0 and not as_json:
         for note in exec_wf.notes:
             click.echo(f"note: {note}")
-    if submit:
-        _submit(files.directory)
+    _after(files.directory, submit=submit, foreground=deferred, as_json=as_json)
+
+
+def _write(exec_wf: ExecutableWorkflow, where: _Where, basename: str | None,
+           extras: object, record: Mapping[str, object]) -> PlanFiles:
+    if where.named is not None:
+        target = named_submit_dir(where.base, where.named)
+        return write_plan(exec_wf, target, replace=where.replace, basename=basename,
+                          extra_files=extras, options=record)  # type: ignore[arg-type]
+    return write_plan(exec_wf, where.parent(exec_wf.name), numbered=True, basename=basename,
+                      extra_files=extras, options=record)  # type: ignore[arg-type]
+
+
+def _after(directory: str, *, submit: bool, foreground: bool, as_json: bool) -> None:
+    """The closing lines: the submit directory, then how to run it or watch the run just started."""
+    say = (lambda text: click.echo(text, err=True)) if as_json else click.echo
+    if not as_json:
+        click.echo(f"submit directory: {directory}")
+    if submit and foreground:
+        _run_here(directory)
+    elif submit:
+        pid = _detach.start(directory)
+        say(f"started: sheaf run {directory} (pid {pid}, log {os.path.join(directory, _detach.LOG)})")
+        say(f"watch it with: sheaf status {directory}")
+    else:
+        say(f"run it with: sheaf run {directory}")
 
 
 def _load(workflow: str, conf: str | None, defines: tuple[str, ...], tc: str | None, sc: str | None,
@@ -155,7 +276,7 @@ def _render(rows: list[tuple[str, str]], exec_wf: ExecutableWorkflow, files: Pla
     console.print(per_site)
 
 
-def _submit(directory: str) -> None:
+def _run_here(directory: str) -> None:
     from rich.console import Console
 
     from sheaf.cli._run import render_summary, run_planned

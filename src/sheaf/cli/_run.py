@@ -40,7 +40,7 @@ def run_planned(directory: str, *, dag_file: str | Sequence[str] | None = None,
     def backend() -> Backend:
         return LocalBackend(Pool.from_config(pool_config))
 
-    remove_stale_siblings(directory)  # what an interrupted `sheaf plan --force` into it left
+    remove_stale_siblings(directory)  # what an interrupted `sheaf plan` into it left
 
     return run_workflow(directory, backend=backend, dag_file=dag_file, maxjobs=maxjobs, maxidle=maxidle,
                         maxpre=maxpre, maxpost=maxpost, on_progress=on_progress, priority=priority,

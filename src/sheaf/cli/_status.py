@@ -1,7 +1,9 @@
 """``sheaf status DIR``: counts per node state and the failed nodes with their reasons.
 
 Reads the engine's journal (append-only, complete lines only), so it is safe while ``sheaf run``
-writes it.  Exit code 0 whatever the workflow's state; 2 when DIR has no DAG or no journal.
+writes it.  Exit code 0 whatever the workflow's state; 2 when DIR has no DAG or no journal -- except
+in the moment between ``sheaf plan --submit`` starting the engine and its first journal record,
+which is reported as ``starting``.
 """
 
 from __future__ import annotations
@@ -10,6 +12,8 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from sheaf.cli import _detach
+from sheaf.errors import UsageError
 from sheaf.monitor import workflow_status
 
 __all__ = ["command"]
@@ -23,7 +27,14 @@ _ORDER = ("done", "failed", "futile", "submitted", "pre", "post", "ready", "pre_
 @click.option("--dag", "dag_file", help="The DAG file, when DIRECTORY holds more than one *.dag.")
 def command(directory: str, dag_file: str | None) -> None:
     """Show the state of the workflow in DIRECTORY (running or finished)."""
-    status = workflow_status(directory, dag_file)
+    try:
+        status = workflow_status(directory, dag_file)
+    except UsageError:
+        pid = _detach.running(directory)
+        if pid is None:
+            raise
+        click.echo(f"workflow in {directory}: starting (sheaf run, pid {pid})")
+        return
     for damage in status.damage:
         click.echo(f"sheaf: warning: {damage} (skipped; the counts below may miss what it said)", err=True)
     console = Console(soft_wrap=True)

@@ -1,6 +1,6 @@
 """sheaf.codegen: the executable workflow written out as files HTCondor DAGMan (and sheaf run) runs.
 
-``write_plan(exec_wf, DIR, force=False) -> PlanFiles`` writes, atomically, ``<name>.dag`` and its
+``write_plan(exec_wf, DIR) -> PlanFiles`` writes, atomically, ``<name>.dag`` and its
 CONFIG file, one submit description per job, the input files of clustered jobs (seqexec ``.in``,
 PMC DAG, Decaf JSON and run script) and ``plan.json``.  Design and layout: ``_write.py``,
 ``_layout.py``; one module per file kind (``_dag``, ``_submit``, ``_clusters``, ``_planjson``); the

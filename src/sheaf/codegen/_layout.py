@@ -16,16 +16,27 @@ directory, as the seeds warn.  Positions are deterministic, so the layout is too
 
 Every path written *into* a file is absolute and names the final DIR (the plan is written in a
 temporary sibling and renamed into place, so the temporary name never appears in a file).
+
+Where DIR is (pegasus-plan's rules, ``CPlanner.determineRelativeSubmitDirectory``): ``--dir`` is a
+base; the submit directory is ``<base>/<user>/pegasus/<workflow>/runNNNN`` -- the next number after
+the highest ``runNNNN`` already there, from ``run0001`` -- unless ``--relative-submit-dir`` (else
+``--relative-dir``) names it, relative to the base.  Pegasus picks the number without a lock
+("not thread safe", its source says); sheaf reserves it with ``mkdir``, which fails when another
+planner took the number first, and then tries the next one, so two plans started at once never
+share a directory (:func:`reserve_run_dir`).
 """
 
 from __future__ import annotations
 
+import getpass
 import os
 import re
 from dataclasses import dataclass
 
 JOBS_PER_DIR = 10_000
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9_.\-]")
+_RUN_DIR = re.compile(r"^run(\d+)$")
+VO_GROUP = "pegasus"  # pegasus-plan's default VO group, the middle part of the default submit path
 
 
 def safe_name(text: str) -> str:
@@ -37,6 +48,49 @@ def dag_basename(workflow_name: str) -> str:
     """The workflow's name made safe as a file name (``blackdiamond``)."""
     name = _UNSAFE_NAME.sub("_", workflow_name).lstrip(".")
     return name or "workflow"
+
+
+def user_name() -> str:
+    """The user named in the default submit path (pegasus-plan: the ``user.name`` of the JVM)."""
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):  # no USER/LOGNAME and no passwd entry (a bare container)
+        return str(os.getuid())
+
+
+def runs_parent(base: str, workflow_name: str) -> str:
+    """``<base>/<user>/pegasus/<workflow>``: where the numbered submit directories of a workflow go."""
+    return os.path.join(base, user_name(), VO_GROUP, dag_basename(workflow_name))
+
+
+def named_submit_dir(base: str, relative: str) -> str:
+    """``--relative-(submit-)dir``: relative to the base even when written absolute (as Java's
+    ``new File(base, relative)`` joins them)."""
+    return os.path.join(base, relative.lstrip(os.sep))
+
+
+def next_run_number(parent: str) -> int:
+    """One more than the highest ``runNNNN`` in ``parent``; 1 when there is none."""
+    try:
+        names = os.listdir(parent)
+    except FileNotFoundError:
+        return 1
+    numbers = [int(match.group(1)) for name in names if (match := _RUN_DIR.match(name))]
+    return max(numbers, default=0) + 1
+
+
+def reserve_run_dir(parent: str) -> str:
+    """Create the next free ``parent/runNNNN`` (empty) and return it (module docstring)."""
+    os.makedirs(parent, exist_ok=True)
+    number = next_run_number(parent)
+    while True:
+        path = os.path.join(parent, f"run{number:04d}")
+        try:
+            os.mkdir(path)
+        except FileExistsError:
+            number += 1
+            continue
+        return path
 
 
 def job_subdir(index: int) -> str:
@@ -65,9 +119,9 @@ class JobPaths:
 class Layout:
     """Paths of a plan whose final directory is ``final_dir`` (absolute)."""
 
-    def __init__(self, final_dir: str, workflow_name: str) -> None:
+    def __init__(self, final_dir: str, workflow_name: str, basename: str | None = None) -> None:
         self.final_dir = os.path.abspath(final_dir)
-        self.name = dag_basename(workflow_name)
+        self.name = dag_basename(basename or workflow_name)  # --basename names the per-workflow files
 
     @property
     def dag(self) -> str:

@@ -4,7 +4,11 @@ Format ``sheaf-plan/1``: ``workflow``, ``jobs`` (id, type, site, transformation,
 aggregator, profiles) and ``edges`` as ``[parent id, child id]`` pairs, in plan order.  Every job's
 ``profiles`` has the four namespaces ``pegasus``, ``condor``, ``dagman``, ``env`` (empty when
 unused), plus any other namespace the job has (``globus``, ``selector``).  After the contract's keys
-the record also names the ``sites``, ``output_sites`` and ``clustering`` the plan was made with.
+the record also names the ``sites``, ``output_sites`` and ``clustering`` the plan was made with, and
+``options``: the pegasus-plan options that later passes act on (``staging_sites``, ``output_dir``,
+``cleanup``, ``input_dirs``, ``force``, ``random_dir``, ``basename``, ``submit_dir``; additive keys);
+each job that runs in a container has its ``container`` (``name``, ``type``, ``image`` as
+catalogued; the key is absent for the others).
 
 Encoded with msgspec from slotted structs: 10^6 jobs take about a second.
 """
@@ -15,13 +19,14 @@ from collections.abc import Mapping, Sequence
 
 import msgspec
 
+from sheaf.model import Container
 from sheaf.planner import ExecJob
 
 FORMAT = "sheaf-plan/1"
 FOUR = ("pegasus", "condor", "dagman", "env")
 
 
-class JobRecord(msgspec.Struct, omit_defaults=False):
+class JobRecord(msgspec.Struct, omit_defaults=True):  # only ``container`` has a default: absent when none
     id: str
     type: str
     site: str | None
@@ -30,6 +35,7 @@ class JobRecord(msgspec.Struct, omit_defaults=False):
     tasks: list[str]
     aggregator: str | None
     profiles: dict[str, dict[str, str]]
+    container: dict[str, str] | None = None
 
 
 class PlanRecord(msgspec.Struct, omit_defaults=False):
@@ -40,6 +46,13 @@ class PlanRecord(msgspec.Struct, omit_defaults=False):
     sites: list[str]
     output_sites: list[str]
     clustering: list[str]
+    options: dict[str, object] = msgspec.field(default_factory=dict)
+
+
+def container_record(container: Container | None) -> dict[str, str] | None:
+    if container is None:
+        return None
+    return {"name": container.name, "type": container.type, "image": container.image}
 
 
 def contract_profiles(profiles: Mapping[str, Mapping[str, str]]) -> dict[str, dict[str, str]]:
@@ -53,7 +66,7 @@ def contract_profiles(profiles: Mapping[str, Mapping[str, str]]) -> dict[str, di
 
 def encode_plan(workflow: str, records: list[JobRecord], jobs: Sequence[ExecJob],
                 edges: Sequence[tuple[int, int]], sites: Sequence[str], output_sites: Sequence[str],
-                clustering: Sequence[str]) -> bytes:
+                clustering: Sequence[str], options: Mapping[str, object] | None = None) -> bytes:
     record = PlanRecord(FORMAT, workflow, records, [(jobs[p].id, jobs[c].id) for p, c in edges],
-                        list(sites), list(output_sites), list(clustering))
+                        list(sites), list(output_sites), list(clustering), dict(options or {}))
     return msgspec.json.encode(record) + b"\n"

@@ -7,7 +7,9 @@ Policy, for every site that runs jobs (all sites run on the embedded engine for 
 
 - **Working directory.**  A site's jobs run in its ``sharedScratch`` directory from the site
   catalog when that is a local path (absolute, served by ``file://`` or by nothing), else in
-  ``DIR/scratch/<site>``.  Intermediate files flow between jobs of one site through it.
+  ``DIR/scratch/<site>``; the ``local`` site that no catalog defines has Pegasus's default
+  scratch directory, ``wf-scratch/LOCAL`` beside the submit directory (its ``wf-output`` storage
+  beside it is for stage-out, the next issue's).  Intermediate files flow between jobs of one site through it.
 - **create_dir.**  One ``create_dir`` job per site (``/bin/mkdir -p <dir>``, local universe) is a
   parent of every job of the site that has no parent on the same site -- so every job of the site
   comes after it, transitively, with one edge per such job rather than one per job.
@@ -39,6 +41,7 @@ from sheaf.errors import PlanningError
 from sheaf.formats._shellwords import join_words
 from sheaf.model import ReplicaCatalog, SiteCatalog, Workflow
 from sheaf.model._urls import file_url_path, url_scheme
+from sheaf.model._workflow import all_uses
 from sheaf.planner import ExecJob, ExecutableWorkflow
 
 _RUNS_TASKS = ("compute", "cluster", "subworkflow")
@@ -59,6 +62,8 @@ class Staging:
 
 def site_workdir(site: str, sites: SiteCatalog | None, layout: Layout) -> str:
     entry = sites.get(site) if sites is not None else None
+    if entry is None and site == "local":  # Pegasus's default local site: beside the submit directory
+        return os.path.join(os.path.dirname(layout.final_dir), "wf-scratch", "LOCAL")
     scratch = entry.directory("sharedScratch") if entry is not None else None
     if scratch is not None and os.path.isabs(scratch.path):
         urls = [server.url for server in scratch.file_servers]
@@ -76,11 +81,11 @@ def _local_path(pfn: str) -> str | None:
 
 
 def find_local(lfn: str, site: str, input_dir: str | None, rc: ReplicaCatalog | None) -> str | None:
-    """A local path of ``lfn``: ``input_dir/lfn``, else a local replica (``site``, then ``local``,
-    then any)."""
-    if input_dir is not None:
-        candidate = os.path.join(input_dir, lfn)
-        if os.path.isfile(candidate):
+    """A local path of ``lfn``: ``<input dir>/lfn``, else a local replica (``site``, then ``local``, then
+    any).  ``input_dir`` lists the ``--input-dir`` directories as PATH does, the first holding it wins."""
+    for directory in (input_dir or "").split(os.pathsep):
+        candidate = os.path.join(directory, lfn)
+        if directory and os.path.isfile(candidate):
             return os.path.abspath(candidate)
     if rc is None:
         return None
@@ -105,7 +110,7 @@ def _workflow_inputs(workflow: Workflow) -> set[str]:
     consumed: set[str] = set()
     produce, consume = produced.add, consumed.add
     for job in workflow.jobs.values():
-        for use in job.uses:
+        for use in all_uses(job):
             kind = use.type  # plain attribute reads: this loop sees every use of 10^6 jobs
             if kind == "input":
                 consume(use.lfn)
@@ -131,7 +136,21 @@ def plan_staging(exec_wf: ExecutableWorkflow, layout: Layout) -> Staging:
         _add_site(out, site, pairs.get(site, {}), exec_wf.name, out.executables.get(site, {}))
     _link(out, exec_wf, readers)
     _link_runners(out, exec_wf, runners)
+    out.warnings += _clustered_streams(exec_wf)
     return out
+
+
+def _clustered_streams(exec_wf: ExecutableWorkflow) -> list[str]:
+    """Clustered tasks keep the cluster's stdin/stdout/stderr: their own redirection (Pegasus gives it
+    to kickstart) is not applied yet, which the plan says rather than lose it silently."""
+    get = exec_wf.workflow.jobs.get
+    found = [task.id for job in exec_wf.jobs if job.type == "cluster" for task in job.tasks
+             if (source := get(task.id)) is not None and (source.stdin or source.stdout or source.stderr)]
+    if not found:
+        return []
+    shown = ", ".join(found[:5]) + (f" and {len(found) - 5} more" if len(found) > 5 else "")
+    return [(f"clustered jobs {shown} redirect stdin/stdout/stderr to files: inside a cluster they share "
+             "the cluster's streams (run them unclustered to have the files)")]
 
 
 def _stage_executables(exec_wf: ExecutableWorkflow, out: Staging) -> list[int]:
@@ -179,7 +198,7 @@ def _readers(exec_wf: ExecutableWorkflow) -> dict[str, list[int]]:
             source = get(task.id)
             if source is None:
                 continue
-            for use in source.uses:
+            for use in all_uses(source):
                 lfn = use.lfn
                 if lfn in inputs and use.type != "output":  # ``use.consumes``
                     found = readers.get(lfn)
@@ -250,7 +269,9 @@ def _encodable(text: str) -> bool:
 
 
 def _safe(text: str) -> str:
-    return "".join(c if c.isalnum() or c in "_.-" else "_" for c in text)
+    """``text`` as part of a DAGMan node name (ASCII letters, digits, ``_.-``): a workflow named
+    ``analyse-données`` gets ``create_dir_analyse-donn_es_0_site``."""
+    return "".join(c if (c.isascii() and c.isalnum()) or c in "_.-" else "_" for c in text)
 
 
 def _link(out: Staging, exec_wf: ExecutableWorkflow, readers: dict[str, list[int]]) -> None:

@@ -3,10 +3,16 @@
 What a description holds, in this order (``Command`` says what runs, the job's profiles the rest):
 
 - ``universe`` (``vanilla``; ``local`` for auxiliary jobs; a condor ``universe`` profile wins),
-  ``executable``, ``arguments`` in the new quoted syntax, ``initialdir``;
+  ``executable``, ``arguments`` in the new quoted syntax (under the pegasus profile
+  ``condor.arguments.quote = false``, a compute job's argument string as Pegasus joins it, written
+  as it is, as Pegasus does), ``initialdir``;
 - ``environment`` (new syntax) from the env profiles, plus what the command needs (Decaf's
   ``PEGASUS_SCRATCH_DIR``);
-- ``output``/``error`` beside the submit file and the workflow's shared ``log``, all absolute;
+- ``output``/``error`` beside the submit file and the workflow's shared ``log``, all absolute; a job
+  whose stdin/stdout/stderr Pegasus redirects to files (API ``set_stdin``/``set_stdout``/
+  ``set_stderr``, YAML ``stdin``/``stdout``/``stderr``) has ``input``/``output``/``error`` naming
+  those files in its working directory instead (``with_streams``), where stage-in puts the input and
+  from where outputs are taken (such a job keeps a description of its own);
 - ``request_cpus``/``request_memory``/``request_disk``/``request_gpus`` from the pegasus ``cores``/
   ``memory``/``diskspace`` (MB, written in KiB)/``gpus`` profiles -- only where the condor profile of
   the same name is absent; a PMC cluster asks for ``xcount`` or ``nodes * ppn`` CPUs;
@@ -31,9 +37,10 @@ node's VARS, a shared description gives what the job's own description would
 from __future__ import annotations
 
 import math
+import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from sheaf.errors import PlanningError
 from sheaf.formats._submit_lang import (
@@ -43,6 +50,7 @@ from sheaf.formats._submit_lang import (
     quote_arguments,
     quote_environment,
 )
+from sheaf.model import Job, join_arguments
 from sheaf.planner import ExecJob
 
 #: Pegasus's job classes (``+pegasus_job_class``), read by pegasus-monitord and friends.
@@ -62,6 +70,31 @@ class Command:
     initialdir: str
     universe: str = "vanilla"
     environment: tuple[tuple[str, str], ...] = ()
+    stdin: str | None = None      # absolute paths of redirected streams (``with_streams``)
+    stdout: str | None = None
+    stderr: str | None = None
+    #: Pegasus's argument string, written as it is under ``condor.arguments.quote = false``
+    raw_arguments: str | None = None
+
+    @property
+    def shareable(self) -> bool:
+        """Whether a shared description can run it (no per-job streams or argument string)."""
+        return (self.stdin is None and self.stdout is None and self.stderr is None
+                and self.raw_arguments is None)
+
+
+def with_streams(command: Command, job: Job | None, *, raw: bool = False) -> Command:
+    """``command`` with what the abstract job adds: its redirected streams, as files of its working
+    directory, and with ``raw`` (``arguments_unquoted`` and the job runs its own program, not a
+    container) its argument string."""
+    if job is None:
+        return command
+    text = join_arguments(job.arguments) if raw and job.arguments else None
+    if not (job.stdin or job.stdout or job.stderr):
+        return replace(command, raw_arguments=text) if text is not None else command
+    stdin, stdout, stderr = (os.path.join(command.initialdir, lfn) if lfn else None
+                             for lfn in (job.stdin, job.stdout, job.stderr))
+    return replace(command, stdin=stdin, stdout=stdout, stderr=stderr, raw_arguments=text)
 
 
 @dataclass(slots=True)
@@ -151,13 +184,18 @@ def _render(job: ExecJob, profiles: Mapping[str, Mapping[str, str]], command: Co
     lines.append(f"executable = {command.executable}")
     if shared:
         lines.append(f"arguments = {command.argv[0]}")
+    elif command.raw_arguments is not None:
+        lines.append(f"arguments = {check_line(command.raw_arguments, 'arguments')}")
     elif command.argv:
         lines.append(f"arguments = {quote_arguments(command.argv)}")
     defaults = [("initialdir", command.initialdir)]
     env = profiles.get("env")
     if env or command.environment:
         defaults.append(("environment", quote_environment([*command.environment, *(env or {}).items()])))
-    defaults += [("output", out_base + ".out"), ("error", out_base + ".err"), ("log", ctx.log)]
+    if command.stdin:
+        defaults.append(("input", command.stdin))
+    defaults += [("output", command.stdout or out_base + ".out"),
+                 ("error", command.stderr or out_base + ".err"), ("log", ctx.log)]
     if profiles.get("pegasus") or job.aggregator == "mpiexec":
         defaults += [(key, check_line(value, key)) for key, value in _requests(job, profiles)]
     lines += [f"{key} = {value}" for key, value in defaults if key not in condor]
@@ -172,6 +210,13 @@ def _render(job: ExecJob, profiles: Mapping[str, Mapping[str, str]], command: Co
             raise Unwritable(f"a value ends in a backslash: {line!r}")
     lines.append("queue\n")
     return "\n".join(lines)
+
+
+def arguments_unquoted(profiles: Mapping[str, Mapping[str, str]]) -> bool:
+    """Pegasus's ``condor.arguments.quote = false``: the argument string goes to HTCondor as written
+    (HTCondor then reads it in its old or new syntax), not quoted by sheaf."""
+    value = (profiles.get("pegasus") or _NO_PROFILES).get("condor.arguments.quote")
+    return value is not None and value.strip().lower() == "false"
 
 
 def _requests(job: ExecJob, profiles: Mapping[str, Mapping[str, str]]) -> list[tuple[str, str]]:

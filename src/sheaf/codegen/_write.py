@@ -1,13 +1,17 @@
 """``write_plan``: the executable workflow written out, atomically.
 
 Atomicity: everything is written into a temporary sibling of DIR (``.<DIR>.sheaf-new-XXXX``) and
-renamed into place only once complete.  DIR must be new or empty; with ``force`` a DIR that holds an
-earlier plan (a ``plan.json``) is replaced -- renamed aside, the new plan renamed in, the old one
-removed -- so a failure at any point leaves either the old plan or the new one, never half of one.
-A non-empty DIR without ``force`` (or a non-empty DIR that is not a plan, even with ``force``) is a
-``PlanningError`` raised before anything is written.  So is a DIR in which a workflow runs: ``--force``
-takes every run lock of DIR (``sheaf.model._runlock``) and holds them until the swap is done, so a
-running engine's directory and journal are never replaced under it.
+renamed into place only once complete.  DIR must be new or empty, so a plan never overwrites an
+earlier one; with ``numbered`` DIR is the parent of the numbered submit directories and the plan
+goes into the next free ``runNNNN`` (``_layout.reserve_run_dir``; a reserved directory is removed
+again when the plan fails).  ``replace`` is for sheaf's own sub-workflow jobs only (pegasus-plan's
+``--deferred``, which replans a sub-workflow on every retry): a DIR that holds an earlier plan (a
+``plan.json``) is replaced -- renamed aside, the new plan renamed in, the old one removed -- so a
+failure at any point leaves either the old plan or the new one, never half of one.  A non-empty DIR
+without ``replace`` (or a non-empty DIR that is not a plan, even with it) is a ``PlanningError``
+raised before anything is written.  So is a DIR in which a workflow runs: ``replace`` takes every
+run lock of DIR (``sheaf.model._runlock``) and holds them until the swap is done, so a running
+engine's directory and journal are never replaced under it.
 
 Leftovers: the temporary directories are named ``.<DIR>.sheaf-new-<pid>-XXXX`` and
 ``.<DIR>.sheaf-old-<pid>-XXXX`` after the planning process, which holds an ``flock`` on each while
@@ -20,13 +24,16 @@ What is written per job (paths in ``_layout``): its submit description (``_submi
 (``_dag``), the input file of a cluster (``_clusters``: ``.in`` for seqexec, a PMC DAG, a Decaf
 directory with the JSON graph and the run script) or of a stage-in job (the ``src dst`` pairs
 ``sheaf-transfer`` reads), and its ``plan.json`` record (``_planjson``).  The first staging slice
-(``_staging``) adds its ``create_dir``/``stage_in`` jobs before the planner's.
+(``_staging``) adds its ``create_dir``/``stage_in`` jobs before the planner's; then the tasks of
+containerized transformations are wrapped to run in their container (``_containers``), whose podman
+configuration the plan holds.
 
 Shared submit descriptions: unclustered compute jobs of one transformation at one site, with the same
 profiles and command (arguments aside), share one description (``_submit.render_shared_submit``),
 written into the DAG as a ``SUBMIT-DESCRIPTION shared.<k>.<transformation>.<site> { ... }`` block
 right before the first job that uses it (HTCondor >= 10 reads them; a name no job id takes), and
-get their own values from their ``VARS`` line -- what DAGMan's manual shows for nodes that "only
+get their own values from their ``VARS`` line (a job with redirected streams or an unquoted argument
+string keeps its own) -- what DAGMan's manual shows for nodes that "only
 vary in filenames".  So a plan of 10^5 such jobs writes no submit file for them, where it wrote 10^5.
 Every other job (clusters with their ``.in``, auxiliary jobs, sub-workflows) keeps its own file.
 The property ``sheaf.submit.shared = false`` writes one description file per job, as before.
@@ -45,6 +52,7 @@ looked up beside the running interpreter, then on PATH.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import re
@@ -52,7 +60,7 @@ import shutil
 import sys
 import tempfile
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TextIO
 
@@ -68,16 +76,19 @@ from sheaf.codegen._clusters import (
     pmc_dag,
     seqexec_input,
 )
+from sheaf.codegen._containers import ContainerRun, containerize
 from sheaf.codegen._dag import NodeSettings, config_text, edge_lines, maxjobs_lines, node_lines, node_settings
-from sheaf.codegen._layout import JobPaths, Layout, safe_name
-from sheaf.codegen._planjson import JobRecord, contract_profiles, encode_plan
+from sheaf.codegen._layout import JobPaths, Layout, reserve_run_dir, safe_name
+from sheaf.codegen._planjson import JobRecord, container_record, contract_profiles, encode_plan
 from sheaf.codegen._staging import Staging, plan_staging
 from sheaf.codegen._submit import (
     Command,
     SubmitContext,
+    arguments_unquoted,
     render_shared_submit,
     render_submit,
     shared_vars,
+    with_streams,
 )
 from sheaf.codegen._subworkflow import properties_text, subworkflow_file
 from sheaf.errors import PlanningError, StorageError
@@ -112,13 +123,52 @@ def tool_path(name: str) -> str:
     return shutil.which(name) or name
 
 
-def write_plan(exec_wf: ExecutableWorkflow, directory: str | os.PathLike[str], *,
-               force: bool = False) -> PlanFiles:
-    """Write the DAGMan files, cluster inputs and ``plan.json`` of ``exec_wf`` into ``directory``."""
-    final = os.path.realpath(os.fspath(directory))  # through a symbolic link to the real directory
-    check_target(final, force)
-    layout = Layout(final, exec_wf.name)
+def write_plan(exec_wf: ExecutableWorkflow, directory: str | os.PathLike[str], *, replace: bool = False,
+               numbered: bool = False, basename: str | None = None,
+               extra_files: Callable[[PlanFiles], Mapping[str, str]] | None = None,
+               options: Mapping[str, object] | None = None) -> PlanFiles:
+    """Write the DAGMan files, cluster inputs and ``plan.json`` of ``exec_wf`` into ``directory`` (or,
+    ``numbered``, into its next ``runNNNN``); ``basename`` names the per-workflow files,
+    ``extra_files`` (given what was written, the final paths: name -> text) are written beside them,
+    and ``options`` is recorded in plan.json."""
+    target = os.path.realpath(os.fspath(directory))  # through a symbolic link to the real directory
+    if not numbered:
+        check_target(target, replace)
+    missing = _missing_dirs(target) if numbered else []
+    try:
+        final = reserve_run_dir(target) if numbered else target
+    except OSError as exc:
+        raise StorageError.of(exc, f"the plan directory under {target}", "nothing was written") from None
+    try:
+        return _write_into(final, exec_wf, basename, extra_files, options or {})
+    except BaseException:
+        if numbered:
+            _remove_empty([final, *missing])
+        raise
+
+
+def _missing_dirs(path: str) -> list[str]:
+    """``path`` and its ancestors that do not exist yet, deepest first."""
+    out: list[str] = []
+    while not os.path.exists(path) and os.path.dirname(path) != path:
+        out.append(path)
+        path = os.path.dirname(path)
+    return out
+
+
+def _remove_empty(paths: Sequence[str]) -> None:
+    """A failed plan leaves nothing: the directories it made, while still empty, deepest first."""
+    for path in paths:
+        with contextlib.suppress(OSError):
+            os.rmdir(path)
+
+
+def _write_into(final: str, exec_wf: ExecutableWorkflow, basename: str | None,
+                extra_files: Callable[[PlanFiles], Mapping[str, str]] | None,
+                options: Mapping[str, object]) -> PlanFiles:
+    layout = Layout(final, exec_wf.name, basename)
     staging = plan_staging(exec_wf, layout)
+    containers = containerize(exec_wf, layout.final_dir, staging.workdirs)
     jobs = staging.jobs + exec_wf.jobs
     shift = len(staging.jobs)
     edges = staging.edges + [(p + shift, c + shift) for p, c in exec_wf.edges]
@@ -133,7 +183,10 @@ def write_plan(exec_wf: ExecutableWorkflow, directory: str | os.PathLike[str], *
     guard = _hold(tmp)
     try:
         os.chmod(tmp, 0o755)
-        files = _Writer(exec_wf, layout, tmp, staging).write(jobs, edges)
+        writer = _Writer(exec_wf, layout, tmp, staging, containers, options=dict(options))
+        files = writer.write(jobs, edges)
+        for name, text in (extra_files(files) if extra_files else {}).items():
+            writer.put(name, text)
         with RunLocks(final) as locks:
             _refuse_running(final, locks)
             _swap(tmp, final)
@@ -203,24 +256,25 @@ def _lock_free(path: str) -> bool:
 def _refuse_running(final: str, locks: RunLocks) -> None:
     if locks.held:
         raise PlanningError("a workflow is running in the plan directory; nothing was written",
-                            path=final, rule="--force never replaces the directory of a running workflow",
+                            path=final, rule="a plan never replaces the directory of a running workflow",
                             value=locks.held[0])
 
 
-def check_target(final: str, force: bool) -> None:
+def check_target(final: str, replace: bool = False) -> None:
     """Raise ``PlanningError`` unless ``final`` may receive a plan (module docstring)."""
     if os.path.lexists(final) and not os.path.isdir(final):
         raise PlanningError("the plan directory exists and is not a directory", path=final,
                             rule="--dir names a new or empty directory")
     if not os.path.isdir(final) or _is_empty(final):
         return
-    if not force:
+    if not replace:
         raise PlanningError("the plan directory is not empty; nothing was written", path=final,
-                            rule="--dir names a new or empty directory, or --force replaces an earlier plan")
+                            rule="a plan never overwrites an earlier one: "
+                                 "the submit directory is new or empty")
     if not os.path.isfile(os.path.join(final, "plan.json")):
         raise PlanningError("refusing to replace a non-empty directory that holds no earlier plan "
                             "(no plan.json); nothing was written", path=final,
-                            rule="--force replaces only a directory sheaf plan wrote")
+                            rule="a sub-workflow's replanning replaces only a directory sheaf plan wrote")
     with RunLocks(final) as locks:
         _refuse_running(final, locks)
 
@@ -274,6 +328,7 @@ class _Writer:
     layout: Layout
     root: str
     staging: Staging
+    containers: ContainerRun
     made: set[str] = field(default_factory=set)
     graph: Graph | None = None
     base: Profiles = field(default_factory=dict)
@@ -281,6 +336,7 @@ class _Writer:
     # shared descriptions by (command without argv, profiles' id, transformation, site)
     shared: dict[tuple[object, ...], tuple[Profiles, str]] = field(default_factory=dict)
     ids: frozenset[str] = frozenset()
+    options: dict[str, object] = field(default_factory=dict)  # the command line's, for plan.json
 
     def write(self, jobs: list[ExecJob], edges: list[tuple[int, int]]) -> PlanFiles:
         ctx = SubmitContext(self.exec_wf.name, self.layout.log, list(self.staging.warnings))
@@ -294,9 +350,12 @@ class _Writer:
             out = self._jobs(jobs, dag, ctx)
             tail = edge_lines(jobs, edges) + maxjobs_lines(list(out.categories), wf.properties)
             dag.writelines(line + "\n" for line in tail)
-        self._put(self.layout.config, config_text(wf.workflow.profiles, wf.properties))
-        self._put("plan.json", encode_plan(wf.name, out.records, jobs, edges, wf.sites, wf.output_sites,
-                                           wf.clustering))
+        self.put(self.layout.config, config_text(wf.workflow.profiles, wf.properties))
+        for rel, text in self.containers.files.items():
+            self._mkdir(os.path.dirname(rel))
+            self.put(rel, text)
+        self.put("plan.json", encode_plan(wf.name, out.records, jobs, edges, wf.sites, wf.output_sites,
+                                          wf.clustering, self.options))
         final = self.layout.final_dir
         return PlanFiles(final, os.path.join(final, self.layout.dag), os.path.join(final, self.layout.config),
                          os.path.join(final, "plan.json"), tuple(out.submits), out.types, len(edges),
@@ -322,13 +381,13 @@ class _Writer:
             subdag = self._subdag(job)
             if subdag is not None:
                 lines = node_lines(job.id, subdag, cached[1], out_base + ".out", subdag=True)
-            elif share and job.type == "compute" and len(job.tasks) == 1:
-                command = self._resolved(job, paths, profiles)
+            elif share and job.type == "compute" and len(job.tasks) == 1 and (
+                    command := self._resolved(job, paths, profiles)).shareable:
                 name = self._shared(job, profiles, command, ctx, dag)
                 lines = node_lines(job.id, name, cached[1], out_base + ".out",
                                    more_vars=shared_vars(job, command, paths.rel_dir))
             else:
-                self._put(paths.rel_submit, render_submit(job, profiles, self._resolved(job, paths, profiles),
+                self.put(paths.rel_submit, render_submit(job, profiles, self._resolved(job, paths, profiles),
                                                           out_base, ctx))
                 out.submits.append(paths.rel_submit)
                 lines = node_lines(job.id, paths.rel_submit, cached[1], out_base + ".out")
@@ -336,7 +395,8 @@ class _Writer:
             if cached[1].category:
                 out.categories[cached[1].category] = None
             out.records.append(JobRecord(job.id, job.type, job.site, job.transformation, job.level,
-                                         [task.id for task in job.tasks], job.aggregator, cached[2]))
+                                         [task.id for task in job.tasks], job.aggregator, cached[2],
+                                         container_record(self.containers.jobs.get(job.id))))
             out.types[job.type] = out.types.get(job.type, 0) + 1
         return out
 
@@ -380,12 +440,15 @@ class _Writer:
     def _command(self, job: ExecJob, paths: JobPaths, profiles: Profiles) -> Command:
         if job.type == "compute" and len(job.tasks) == 1:
             task = job.tasks[0]
-            return Command(local_executable(task.executable), task.argv, self._workdir(job))
+            command = Command(local_executable(task.executable), task.argv, self._workdir(job))
+            raw = (arguments_unquoted(profiles)
+                   and (job.site, task.transformation) not in self.exec_wf.containers)
+            return with_streams(command, self.exec_wf.workflow.jobs.get(task.id), raw=raw)
         if job.type == "cluster":
             return self._cluster(job, paths, profiles)
         if job.type == "stage_in":
             pairs = paths.rel(".in")
-            self._put(pairs, self.staging.transfers.get(job.id, ""))
+            self.put(pairs, self.staging.transfers.get(job.id, ""))
             return Command(tool_path("sheaf-transfer"), ("--root", self._workdir(job), paths.abs(".in")),
                            self.layout.final_dir, "local")
         if job.type == "subworkflow":
@@ -412,23 +475,25 @@ class _Writer:
     def _pegasus_workflow(self, job: ExecJob, paths: JobPaths) -> Command:
         _, path = subworkflow_file(job, self.exec_wf)
         props = paths.rel(".properties")
-        self._put(props, properties_text(self.exec_wf.properties))
-        argv = ("plan", path, "-d", paths.abs(".plan"), "--force", "--submit", "-c", paths.abs(".properties"),
-                *job.tasks[0].argv)
+        self.put(props, properties_text(self.exec_wf.properties))
+        # pegasus-plan's --deferred: replan into the same directory on every retry, run in the
+        # foreground; after the job's own pegasus-plan arguments, so that its --dir cannot move it
+        argv = ("plan", path, "-c", paths.abs(".properties"), *job.tasks[0].argv,
+                "--dir", paths.abs(".plan"), "--relative-submit-dir", ".", "--deferred", "--submit")
         return Command(tool_path("sheaf"), argv, os.path.dirname(path), "local")
 
     def _cluster(self, job: ExecJob, paths: JobPaths, profiles: Profiles) -> Command:
         if job.aggregator == "decaf":
             return self._decaf(job, paths)
         if job.aggregator == "mpiexec":
-            self._put(paths.rel(".dag"), pmc_dag(job, self._graph()))
+            self.put(paths.rel(".dag"), pmc_dag(job, self._graph()))
             argv = list(job.arguments)
             wall = max_wall_time(profiles, f"cluster {job.id}")
             if wall and not has_option(argv, "--max-wall-time"):
                 argv += ["--max-wall-time", wall]
             return Command(job.executable or tool_path("sheaf-mpi-cluster"), (*argv, paths.abs(".dag")),
                            self._workdir(job))
-        self._put(paths.rel(".in"), seqexec_input(job))
+        self.put(paths.rel(".in"), seqexec_input(job))
         return Command(job.executable or tool_path("sheaf-cluster"), (*job.arguments, paths.abs(".in")),
                        self._workdir(job))
 
@@ -436,10 +501,10 @@ class _Writer:
         rel = f"{paths.rel_dir}/{job.id}"
         self._mkdir(rel)
         json_name = decaf_json_name(job)
-        self._put(f"{rel}/{json_name}", decaf_graph(job, self._graph()))
-        self._put(f"{rel}/{decaf_conf_name(job)}", decaf_conf(job))
+        self.put(f"{rel}/{json_name}", decaf_graph(job, self._graph()))
+        self.put(f"{rel}/{decaf_conf_name(job)}", decaf_conf(job))
         script = f"{rel}/{job.id}.sh"
-        self._put(script, decaf_script(job, json_name))
+        self.put(script, decaf_script(job, json_name))
         os.chmod(os.path.join(self.root, script), 0o755)
         return Command(f"{self.layout.final_dir}/{script}", (), f"{self.layout.final_dir}/{rel}",
                        environment=(("PEGASUS_SCRATCH_DIR", self._workdir(job)),))
@@ -454,7 +519,7 @@ class _Writer:
             os.makedirs(os.path.join(self.root, rel), exist_ok=True)
             self.made.add(rel)
 
-    def _put(self, rel: str, content: str | bytes) -> None:
+    def put(self, rel: str, content: str | bytes) -> None:
         data = content.encode() if isinstance(content, str) else content
         fd = os.open(os.path.join(self.root, rel), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         try:

@@ -8,7 +8,9 @@ processes here; the local backend runs what the pool grants):
   ``"Partitionable"``, ``"Dynamic"``), ``PartitionableSlot``, ``DynamicSlot``, ``Cpus``, ``Memory``
   (MB), ``Disk`` (KiB), ``VirtualMemory`` (KiB), ``TotalSlotCpus``/``Memory``/``Disk``,
   ``TotalCpus``/``TotalMemory``/``TotalDisk`` (the machine), ``Arch``, ``OpSys``,
-  ``MyType = "Machine"``, ``Start`` and ``Requirements`` (true unless ``START`` is configured).
+  ``MyType = "Machine"``, ``Start`` and ``Requirements`` (true unless ``START`` is configured), and
+  the attributes HTCondor's startd adds by default (``_slotattrs``: ``FileSystemDomain``,
+  ``UidDomain``, the ``OpSys*`` family, ``Rank = 0.0``, ...).
   A partitionable slot's ``Cpus``/``Memory``/``Disk`` are what it has *left*.
 - **Requests**: the job's ``RequestCpus`` (default 1), ``RequestMemory`` (MB; default
   ``JOB_DEFAULT_REQUESTMEMORY``, 128 as in HTCondor) and ``RequestDisk`` (KiB; default
@@ -46,6 +48,7 @@ from dataclasses import dataclass, field
 from sheaf import classad
 from sheaf.classad import ClassAd
 from sheaf.engine._poolsig import signature
+from sheaf.engine._slotattrs import default_attributes, read_os_release
 from sheaf.engine._slotconfig import PoolConfig, as_mapping, load_config
 from sheaf.engine._slotlayout import Machine, SlotDef, layout
 
@@ -106,6 +109,7 @@ class Pool:
         self._default_disk = self.config.integer("JOB_DEFAULT_REQUESTDISK", _DEFAULT_DISK)
         self._start = self._expression("START", "true")
         self._start_local = self._expression("START_LOCAL_UNIVERSE", "true")
+        self._defaults = default_attributes(self.config, self.machine.hostname, read_os_release())
         self._slots = [self._make_slot(defn) for defn in layout(self.config, self.machine)]
         self._pristine = [slot.ad.copy() for slot in self._slots]  # as if every slot were free
         self._local_running = 0
@@ -153,7 +157,7 @@ class Pool:
             "VirtualMemory": defn.swap, "TotalSlotCpus": defn.cpus, "TotalSlotMemory": defn.memory,
             "TotalSlotDisk": defn.disk, "TotalCpus": machine.cpus, "TotalMemory": machine.memory,
             "TotalDisk": machine.disk, "DetectedCpus": len(machine.cpu_ids), "Arch": machine.arch,
-            "OpSys": machine.opsys,
+            **self._defaults, "OpSys": machine.opsys,
         })
         ad["Start"] = self._start
         ad["Requirements"] = self._start

@@ -25,7 +25,7 @@ from array import array
 from collections.abc import Iterable, Sequence
 
 from sheaf.errors import ValidationError
-from sheaf.model._workflow import Workflow
+from sheaf.model._workflow import Workflow, all_uses
 
 
 class Graph:
@@ -201,7 +201,7 @@ def _add_file_edges(workflow: Workflow, ids: list[str], parent_lists: list[list[
     consumer_jobs: list[int] = []
     add_lfn, add_job = consumer_lfns.append, consumer_jobs.append
     for i, job in enumerate(workflow.jobs.values()):
-        for use in job.uses:
+        for use in all_uses(job):
             kind, lfn = use.type, use.lfn
             if kind != "input":
                 other = setdefault(lfn, i)

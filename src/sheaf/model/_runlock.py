@@ -2,10 +2,10 @@
 
 ``sheaf run`` keeps a DAG's journal and lock in ``<DAG's directory>/.sheaf/`` (``<dag>.journal``,
 ``<dag>.lock``) and holds an exclusive ``flock`` on the lock file for as long as it runs.
-``sheaf plan --force`` must not replace a directory in which a run is going on, so it takes the
-same locks (:class:`RunLocks`) for as long as it swaps the directories: a lock held by anyone
-else means a live engine, and the plan is refused.  ``flock`` locks vanish with their holder, so
-a killed engine never leaves a stale lock behind.
+``sheaf plan --deferred`` (a sub-workflow replanned on retry) must not replace a directory in which
+a run is going on, so it takes the same locks (:class:`RunLocks`) for as long as it swaps the
+directories: a lock held by anyone else means a live engine, and the plan is refused.  ``flock``
+locks vanish with their holder, so a killed engine never leaves a stale lock behind.
 
 Defined here, at the start of the data's path, because ``codegen`` (planning) and ``engine``
 (running) both need it and neither may import the other's side.

@@ -110,6 +110,27 @@ class Job:
         return transformation_fqn(self.namespace, self.name, self.version)
 
 
+def all_uses(job: Job) -> tuple[Use, ...]:
+    """The job's ``uses`` and those its redirected streams imply (``stream_uses``); readers keep the
+    file as written, the graph and staging read this."""
+    if job.stdin is None and job.stdout is None and job.stderr is None:
+        return job.uses
+    return stream_uses(job.uses, job.stdin, job.stdout, job.stderr)
+
+
+def stream_uses(uses: tuple[Use, ...], stdin: str | None, stdout: str | None,
+                stderr: str | None) -> tuple[Use, ...]:
+    """``uses`` plus what the job's redirected streams imply, as in Pegasus (whose API adds them):
+    ``stdin`` is an input, ``stdout``/``stderr`` outputs staged out and registered; a file ``uses``
+    already names keeps its entry."""
+    named = {use.lfn for use in uses}
+    streams: tuple[tuple[str | None, UseType], ...] = (
+        (stdin, "input"), (stdout, "output"), (stderr, "output"))
+    extra = [Use(lfn, kind, stage_out=kind == "output", register_replica=kind == "output")
+             for lfn, kind in streams if lfn and lfn not in named]
+    return (*uses, *extra) if extra else uses
+
+
 def transformation_fqn(namespace: str | None, name: str, version: str | None) -> str:
     text = f"{namespace}::{name}" if namespace else name
     return f"{text}:{version}" if version else text

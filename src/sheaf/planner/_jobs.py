@@ -20,21 +20,31 @@ Executables: an installed entry's pfn is a path or a ``file://`` URL (``file:///
 ``file://`` or ``http(s)://`` URL) is a source: the task's executable is that source, and
 ``JobTable.staged`` maps ``(site, source)`` to the name the file gets in the site's working
 directory (``namespace-name-version``), which codegen transfers it to and makes executable.
+
+Containers: a transformation entry that names a ``container`` runs inside it (codegen wraps the
+command).  As in Pegasus's transformation mapper, such an entry is usable on every site, not only on
+the one it is catalogued for (the image carries the executable); an entry for the site itself wins,
+then a stageable one, then a containerized one.  ``JobTable.containers`` maps ``(site,
+transformation)`` to the catalog's ``Container``; a container the catalog does not define is a
+``PlanningError`` naming it.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from sheaf.errors import PlanningError
 from sheaf.model import (
     EMPTY,
+    Container,
     Job,
     Profiles,
     SiteCatalog,
     Transformation,
     TransformationCatalog,
+    TransformationSite,
     Workflow,
     merge_profiles,
 )
@@ -42,7 +52,7 @@ from sheaf.model._urls import file_url_path, url_scheme
 from sheaf.planner._naming import safe
 from sheaf.planner._options import Options
 from sheaf.planner._requests import check_requests
-from sheaf.planner._sites import SiteSelector, check_known
+from sheaf.planner._sites import SiteSelector, check_known, local_site_layer
 
 TKey = tuple[str | None, str, str | None]
 Layers = Mapping[str, Mapping[str, str]]
@@ -59,6 +69,8 @@ class JobTable:
     aggregators: list[str]
     #: stageable executables: (site, source path or URL) -> file name in the site's working directory
     staged: dict[tuple[str, str], str] = field(default_factory=dict)
+    #: containerized transformations: (site, transformation) -> the container its tasks run in
+    containers: dict[tuple[str, str], Container] = field(default_factory=dict)
     #: notes for -v (what was decided and why)
     notes: list[str] = field(default_factory=list)
 
@@ -82,6 +94,7 @@ class _Resolver:
     _profiles: dict[tuple[TKey | None, str, object], tuple[Profiles, str]] = field(default_factory=dict)
     #: (site, source) -> the file name a stageable executable gets in the site's working directory
     staged: dict[tuple[str, str], str] = field(default_factory=dict)
+    containers: dict[tuple[str, str], Container] = field(default_factory=dict)
 
     def transformation(self, job: Job, key: TKey) -> Transformation | None:
         if key in self._transformations:
@@ -133,15 +146,28 @@ class _Resolver:
             return cached
         site_entry = self.sc.get(site) if self.sc is not None else None
         site_layer = site_entry.profiles if site_entry is not None else EMPTY
+        if site == "local":
+            site_layer = local_site_layer(site_layer, os.environ)
         t = self.transformation(job, key) if key is not None else None
         t_layer = t.profiles if t is not None else EMPTY
-        entry = t.site(site) if t is not None else None
+        entry = site_entry_of(t, site) if t is not None and not job.is_subworkflow else None
         entry_layer = entry.profiles if entry is not None else EMPTY
-        executable = _executable(job, t, site, self.staged)
+        executable = _executable(job, t, entry, site, self.staged)
+        if entry is not None and entry.container is not None and t is not None:
+            self.containers[(site, job.transformation)] = self.container(t, entry)
         tc_agg = _agg(entry_layer) or _agg(t_layer)
         result = (merge_profiles(site_layer, t_layer, entry_layer), executable, tc_agg, _agg(site_layer))
         self._upper[(key, site)] = result
         return result
+
+    def container(self, t: Transformation, entry: TransformationSite) -> Container:
+        found = self.tc.containers.get(entry.container or "") if self.tc is not None else None
+        if found is None:
+            raise PlanningError(f"transformation '{t.fqn}' on site '{entry.name}' names container "
+                                f"'{entry.container}', which the transformation catalog does not define",
+                                rule="a transformation's container is in the catalog's containers",
+                                value=entry.container)
+        return found
 
     def profiles_of(self, job: Job, key: TKey | None, site: str) -> tuple[Profiles, str, str]:
         """(effective profiles, executable, aggregator) of ``job`` on ``site``."""
@@ -169,20 +195,29 @@ def _agg(layer: Layers) -> str:
 
 
 def _runs_on(t: Transformation, site: str) -> bool:
-    return any(entry.name == site or entry.type == "stageable" for entry in t.sites)
+    return any(entry.name == site or entry.type == "stageable" or entry.container is not None
+               for entry in t.sites)
 
 
-def _executable(job: Job, t: Transformation | None, site: str, staged: dict[tuple[str, str], str]) -> str:
-    """What the job runs on ``site``: the catalog entry's path (a ``file://`` PFN as its path), or for
-    a stageable entry its source, recorded in ``staged`` for codegen to transfer (module docstring)."""
-    if job.is_subworkflow:
-        return job.file or job.name
-    if t is None:
-        return job.name
+def site_entry_of(t: Transformation, site: str) -> TransformationSite | None:
+    """The entry a job on ``site`` uses: the site's own, else a stageable one, else a containerized
+    one (both usable anywhere, module docstring)."""
     entry = t.site(site)
     if entry is None:
         entry = next((e for e in t.sites if e.type == "stageable"), None)
     if entry is None:
+        entry = next((e for e in t.sites if e.container is not None), None)
+    return entry
+
+
+def _executable(job: Job, t: Transformation | None, entry: TransformationSite | None, site: str,
+                staged: dict[tuple[str, str], str]) -> str:
+    """What the job runs on ``site``: the catalog entry's path (a ``file://`` PFN as its path; inside
+    the container for a containerized entry), or for a stageable entry its source, recorded in
+    ``staged`` for codegen to transfer (module docstring)."""
+    if job.is_subworkflow:
+        return job.file or job.name
+    if t is None or entry is None:
         return job.name
     if entry.type == "stageable":
         source = file_url_path(entry.pfn) or entry.pfn
@@ -237,6 +272,7 @@ def resolve_jobs(workflow: Workflow, *, tc: TransformationCatalog | None, sc: Si
         add_profiles(known[3])
         add_agg(known[4])
     table.staged = resolver.staged
+    table.containers = resolver.containers
     return table
 
 

@@ -45,7 +45,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from sheaf.model import Profiles, Properties, ReplicaCatalog, SiteCatalog, Workflow
+from sheaf.model import Container, Profiles, Properties, ReplicaCatalog, SiteCatalog, Workflow
 
 JobKind = Literal["compute", "cluster", "stage_in", "stage_out", "inter_site", "create_dir", "cleanup",
                   "register", "subworkflow"]
@@ -113,3 +113,6 @@ class ExecutableWorkflow:
     #: stageable executables (``type: stageable``): (site, source path or URL, as in ``Task.executable``)
     #: -> the file name codegen transfers it to in the site's working directory before the job runs
     stageable: dict[tuple[str, str], str] = field(default_factory=dict)
+    #: containerized transformations: (site, transformation fqn as in ``Task.transformation``) -> the
+    #: catalog's container, which codegen runs the tasks in
+    containers: dict[tuple[str, str], Container] = field(default_factory=dict)

@@ -120,7 +120,7 @@ def _plan(workflow: Workflow, tc: TransformationCatalog | None, sc: SiteCatalog 
                                 metadata={"selector": options.selector, "seed": str(options.seed)},
                                 output_sites=tuple(output_sites), clustering=options.techniques,
                                 notes=ctx.notes, warnings=ctx.warnings, site_catalog=sc, replica_catalog=rc,
-                                stageable=table.staged)
+                                stageable=table.staged, containers=table.containers)
     _assemble(result, units, ctx)
     return result
 

@@ -29,7 +29,7 @@ and are called only for jobs with more than one candidate.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol
 
 from sheaf.errors import PlanningError
@@ -84,6 +84,20 @@ def make_selector(name: str, seed: int) -> SiteSelector:
 
 
 DEFAULT_SITES = ("local", "condorpool")
+#: what Pegasus gives the ``local`` site's environment from the planner's own, unless the site sets it
+LOCAL_ENVIRONMENT = ("PATH", "PYTHONPATH")
+
+
+def local_site_layer(layer: Mapping[str, Mapping[str, str]],
+                     environ: Mapping[str, str]) -> Mapping[str, Mapping[str, str]]:
+    """The ``local`` site's profiles with ``PATH``/``PYTHONPATH`` from the planning environment where
+    the site's ``env`` profiles do not set them (Pegasus does so: jobs on the submit host see the
+    programs and Python modules the planner saw)."""
+    env = layer.get("env") or {}
+    extra = {name: environ[name] for name in LOCAL_ENVIRONMENT if name not in env and environ.get(name)}
+    if not extra:
+        return layer
+    return {**layer, "env": {**env, **extra}}
 
 
 def selected_sites(sites: Sequence[str] | None, sc: SiteCatalog | None) -> tuple[str, ...]:

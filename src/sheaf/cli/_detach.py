@@ -1,0 +1,72 @@
+"""Runs started in the background, and stopped, as pegasus-run and pegasus-remove do.
+
+``start(DIR)`` starts ``sheaf run DIR`` as its own session (``setsid``: it survives the terminal and
+the shell that started it), stdin from ``/dev/null``, stdout and stderr appended to
+``DIR/sheaf-run.log`` (pegasus-run's ``dagman.out``), and records its pid in ``DIR/sheaf-run.pid``.
+``stop(DIR)`` sends that process SIGTERM -- the engine then cancels the running jobs and runs the
+FINAL node, as DAGMan does on ``condor_rm`` -- but only while that pid still runs ``sheaf run DIR``
+(its ``/proc/<pid>/cmdline``), so a pid the system has since given to another process is never
+signalled.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+
+from sheaf.errors import UsageError
+
+LOG = "sheaf-run.log"
+PID = "sheaf-run.pid"
+
+
+def sheaf_argv() -> list[str]:
+    """The sheaf program beside the running interpreter (the venv), else this interpreter running it."""
+    beside = os.path.join(os.path.dirname(sys.executable), "sheaf")
+    if os.access(beside, os.X_OK):
+        return [beside]
+    return [sys.executable, "-c", "import sys; from sheaf.cli import main; sys.argv[0] = 'sheaf'; main()"]
+
+
+def start(directory: str) -> int:
+    """Start ``sheaf run DIR`` detached (module docstring); returns its pid."""
+    directory = os.path.abspath(directory)
+    with open(os.path.join(directory, LOG), "ab") as log:
+        proc = subprocess.Popen([*sheaf_argv(), "run", directory], stdin=subprocess.DEVNULL, stdout=log,
+                                stderr=subprocess.STDOUT, cwd=directory, start_new_session=True)
+    with open(os.path.join(directory, PID), "w", encoding="ascii") as out:
+        out.write(f"{proc.pid}\n")
+    return proc.pid
+
+
+def running(directory: str) -> int | None:
+    """The pid of the background ``sheaf run DIR`` while it runs, else None."""
+    try:
+        with open(os.path.join(directory, PID), encoding="ascii") as file:
+            pid = int(file.read().strip())
+    except (OSError, ValueError):
+        return None
+    return pid if _runs_in(pid, os.path.abspath(directory)) else None
+
+
+def stop(directory: str) -> int:
+    """SIGTERM to the engine running in DIR (module docstring); returns its pid."""
+    pid = running(directory)
+    if pid is None:
+        raise UsageError(f"{directory}: no workflow is running there")
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        raise UsageError(f"{directory}: no workflow is running there (pid {pid} is gone)") from None
+    return pid
+
+
+def _runs_in(pid: int, directory: str) -> bool:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as file:
+            argv = file.read().split(b"\0")
+    except OSError:
+        return False
+    return b"run" in argv and os.fsencode(directory) in argv

@@ -1,0 +1,111 @@
+"""pegasus-plan, pegasus-run, pegasus-status, pegasus-remove and pegasus-version, played by sheaf.
+
+The wrappers ``sheaf shims DIR`` writes call :func:`main` with their own name and argv, so a user's
+unchanged script -- or ``Pegasus.api``, which runs ``<DIR>/../bin/pegasus-*`` once it finds
+``pegasus-version`` on PATH -- drives sheaf.  Each tool takes its Pegasus options and maps them:
+
+- ``pegasus-plan ARGS``: ``sheaf plan ARGS`` (sheaf plan reads pegasus-plan's command line);
+- ``pegasus-run [-v] [--grid|--nogrid] [-j|--json] [DIR]``: starts ``sheaf run DIR`` detached
+  (``_detach``); ``--json`` prints the braindump as pegasus-run does;
+- ``pegasus-status [options] [DIR]``: ``sheaf status DIR`` (Pegasus's display options have no
+  meaning for it and are dropped);
+- ``pegasus-remove [-v] [DIR]``: ``sheaf remove DIR`` (SIGTERM to the engine);
+- ``pegasus-version``: Pegasus's version line, naming sheaf.
+
+DIR defaults to the current directory, as for the Pegasus tools.  An option a tool does not know is
+one usage message and exit 2.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Sequence
+
+import click
+
+from sheaf import __version__
+from sheaf.cli import _detach, _exit
+from sheaf.errors import UsageError
+
+TOOLS = ("pegasus-plan", "pegasus-run", "pegasus-status", "pegasus-remove", "pegasus-version")
+PEGASUS_VERSION = "5.0.0"  # the pegasus-plan whose command line sheaf reads
+
+
+def main(tool: str, argv: Sequence[str]) -> int:
+    """Run ``tool`` (one of ``TOOLS``) with ``argv``; returns its exit status."""
+    from sheaf.cli import main as sheaf
+
+    try:
+        args = _TRANSLATE[tool](list(argv))
+    except UsageError as exc:
+        click.echo(f"{tool}: error: {exc}", err=True)
+        return _exit.BAD_INPUT
+    if args is None:
+        return _exit.OK
+    try:
+        sheaf(args=args, prog_name="sheaf")
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else _exit.BAD_INPUT
+    return _exit.OK
+
+
+def _split(argv: list[str], flags: Sequence[str]) -> tuple[set[str], str]:
+    """The flags given (``-vv`` counts as ``-v``) and the one directory argument (default: here)."""
+    seen: set[str] = set()
+    dirs: list[str] = []
+    for word in argv:
+        if word.startswith("-"):
+            name = "-v" if word.strip("v") == "-" else word
+            if name not in flags:
+                raise UsageError(f"unknown option {word}")
+            seen.add(name)
+        else:
+            dirs.append(word)
+    if len(dirs) > 1:
+        raise UsageError(f"one submit directory expected, got {' '.join(dirs)}")
+    return seen, os.path.abspath(dirs[0] if dirs else ".")
+
+
+def _plan(argv: list[str]) -> list[str]:
+    return ["plan", *argv]
+
+
+def _run(argv: list[str]) -> None:
+    seen, directory = _split(argv, ("-v", "--verbose", "--grid", "--nogrid", "-j", "--json"))
+    braindump = os.path.join(directory, "braindump.yml")
+    if not os.path.isfile(braindump):
+        raise UsageError(f"{directory}: not a submit directory (no braindump.yml)")
+    pid = _detach.start(directory)
+    if seen & {"-j", "--json"}:
+        click.echo(json.dumps(_read_braindump(braindump)))
+    else:
+        click.echo(f"started: sheaf run {directory} (pid {pid}, log {os.path.join(directory, _detach.LOG)})")
+        click.echo(f"watch it with: pegasus-status {directory}")
+
+
+def _read_braindump(path: str) -> dict[str, object]:
+    """``braindump.yml`` as sheaf writes it (``_braindump.yaml_text``: a JSON value per key)."""
+    with open(path, encoding="utf-8") as file:
+        pairs = (line.split(": ", 1) for line in file if ": " in line)
+        return {key: json.loads(value) for key, value in pairs}
+
+
+def _status(argv: list[str]) -> list[str]:
+    directories = [word for word in argv if not word.startswith("-")]
+    return ["status", os.path.abspath(directories[-1] if directories else ".")]
+
+
+def _remove(argv: list[str]) -> list[str]:
+    _, directory = _split(argv, ("-v", "--verbose"))
+    return ["remove", directory]
+
+
+def _version(argv: list[str]) -> None:
+    click.echo(f"{PEGASUS_VERSION} (sheaf {__version__})")
+
+
+_TRANSLATE: dict[str, Callable[[list[str]], list[str] | None]] = {
+    "pegasus-plan": _plan, "pegasus-run": _run, "pegasus-status": _status, "pegasus-remove": _remove,
+    "pegasus-version": _version,
+}

@@ -1,0 +1,23 @@
+"""``sheaf remove DIR``: stop the workflow running in DIR, as pegasus-remove (``condor_rm`` of DAGMan).
+
+Sends SIGTERM to the engine that ``sheaf plan --submit`` (or the ``pegasus-run`` shim) started in the
+background (``_detach.stop``): the engine cancels the running jobs, runs the FINAL node and records
+the run as failed, so ``sheaf run DIR`` can resume it later.  Nothing running there is a usage error
+(exit 2).
+"""
+
+from __future__ import annotations
+
+import click
+
+from sheaf.cli import _detach
+
+__all__ = ["command"]
+
+
+@click.command(name="remove")
+@click.argument("directory", type=click.Path(exists=True, file_okay=False))
+def command(directory: str) -> None:
+    """Stop the workflow running in DIRECTORY (its FINAL node still runs)."""
+    pid = _detach.stop(directory)
+    click.echo(f"stopping the workflow in {directory} (SIGTERM to sheaf run, pid {pid})")

@@ -1,0 +1,239 @@
+"""Containers: the tasks of a containerized transformation run inside its container.
+
+Pegasus runs a job whose transformation names a ``container`` (transformation catalog ``containers:``,
+types docker, singularity, shifter) inside that container, with the job's directory mounted in it.
+sheaf does the same by rewriting each such task's command before the submit descriptions are
+written, so compute jobs, seqexec clusters and PMC clusters need nothing of their own:
+
+- **docker** runs through ``podman`` (Debian's drop-in for the docker CLI).  The task's argv becomes
+  ``/usr/bin/env CONTAINERS_CONF=... CONTAINERS_STORAGE_CONF=... podman run --rm --quiet
+  --network=none -v W:W -v W:/scratch -w W [-v mount]... [-e NAME]... [container.arguments]...
+  IMAGE EXECUTABLE ARGS...`` -- an argv list, never a shell string.  ``W`` is the site's working
+  directory, mounted at its own path (so every path sheaf writes -- staged executables, cluster
+  inputs -- holds inside) and at ``/scratch`` where Pegasus mounts it for docker.  The executable is
+  the catalog's pfn, a path inside the image (a stageable executable: its copy in ``W``).
+- **singularity** (``apptainer``/``singularity``) and **shifter** run through their own command
+  when it is installed (``/srv`` is Pegasus's mount point for singularity); none installed is a
+  ``PlanningError`` naming the runtime.
+- **Images**: ``docker:///name:tag`` is the registry image (normalized as docker does:
+  ``docker.io/library/...`` for a bare name; pulled when missing -- no registry reachable is a job
+  failure whose error names the image); ``file:///path`` or a plain path is an image archive
+  (``podman save``/``docker save``), loaded by each run.  Other schemes are a ``PlanningError``
+  until data staging fetches them.
+- **mounts** from the catalog are added as they are written (``src:dst[:options]``); the task's and
+  the container's ``env`` profiles are passed into the container (Pegasus sets them in the job's
+  script inside it); the pegasus ``container.arguments`` profile is split into extra run options.
+- **podman's configuration** is the plan's own, never ``/etc``: ``DIR/containers/containers.conf``
+  and ``storage.conf`` (vfs storage under ``DIR/containers``; its run-time directory of sockets and
+  locks at ``/tmp/sheaf-podman-<digest of DIR>``, because conmon's sockets under a run root longer
+  than about 50 characters cannot be made and every run then waits out conmon's 20 s timeout; the
+  cgroupfs manager, the ``runc``
+  runtime when installed -- ``crun`` refuses the hybrid cgroup hierarchy of many VMs -- the ``file``
+  events logger, no network, and open-file/process limits a container may set without
+  ``CAP_SYS_RESOURCE``).
+- **Clusters**: as in Pegasus (which refuses to merge jobs with different containers), the tasks of
+  one cluster must share one container, or all run without; otherwise a ``PlanningError``.  Each
+  task of a cluster runs in its own container from that image (sheaf's aggregators are host
+  programs); Pegasus starts one container for the whole cluster.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+
+from sheaf.errors import PlanningError
+from sheaf.formats._shellwords import split_words
+from sheaf.model import Container
+from sheaf.model._urls import file_url_path, url_scheme
+from sheaf.planner import ExecJob, ExecutableWorkflow, Task
+
+#: where Pegasus mounts the job directory, per container type
+MOUNT_POINT = {"docker": "/scratch", "singularity": "/srv", "shifter": "/srv"}
+#: the commands that run each type, in the order they are looked for
+RUNTIMES = {"docker": ("podman",), "singularity": ("apptainer", "singularity"), "shifter": ("shifter",)}
+CONF_DIR = "containers"
+
+
+@dataclass(frozen=True, slots=True)
+class ContainerRun:
+    """What containerized tasks of a plan need: podman's configuration files (relative to DIR)."""
+
+    files: Mapping[str, str]
+    #: job id -> the container its tasks run in (plan.json's ``container``)
+    jobs: Mapping[str, Container]
+
+
+def podman_config(state_dir: str) -> dict[str, str]:
+    """``containers.conf`` and ``storage.conf`` for podman keeping its state under ``state_dir``
+    (module docstring says why each setting)."""
+    runtime = "runc" if shutil.which("runc") else "crun"
+    containers = ("[containers]\n"
+                  'netns = "none"\n'
+                  'default_ulimits = ["nofile=1024:1024", "nproc=4096:4096"]\n'
+                  "[engine]\n"
+                  'cgroup_manager = "cgroupfs"\n'
+                  'events_logger = "file"\n'
+                  f'runtime = "{runtime}"\n')
+    storage = ("[storage]\n"
+               'driver = "vfs"\n'
+               f'graphroot = "{os.path.join(state_dir, "storage")}"\n'
+               f'runroot = "{run_root(state_dir)}"\n')
+    return {"containers.conf": containers, "storage.conf": storage}
+
+
+def run_root(state_dir: str) -> str:
+    """podman's run-time directory for the state kept in ``state_dir``: short (module docstring)."""
+    digest = hashlib.sha256(os.path.abspath(state_dir).encode()).hexdigest()[:16]
+    return f"/tmp/sheaf-podman-{digest}"
+
+
+def podman_env(state_dir: str) -> dict[str, str]:
+    """The environment that points podman at the configuration of ``podman_config(state_dir)``."""
+    return {"CONTAINERS_CONF": os.path.join(state_dir, "containers.conf"),
+            "CONTAINERS_STORAGE_CONF": os.path.join(state_dir, "storage.conf")}
+
+
+def containerize(exec_wf: ExecutableWorkflow, final_dir: str, workdirs: Mapping[str, str]) -> ContainerRun:
+    """Rewrite the tasks of containerized transformations to run in their container (in place, as
+    the staging slice rewrites stageable ones); return the files and records the plan adds."""
+    if not exec_wf.containers:
+        return ContainerRun({}, {})
+    state = os.path.join(final_dir, CONF_DIR)
+    wrapper = _Wrapper(state, {})
+    jobs: dict[str, Container] = {}
+    for job in exec_wf.jobs:
+        container = _job_container(job, exec_wf.containers)
+        if container is None or job.site is None:
+            continue
+        workdir = workdirs.get(job.site) or os.path.join(final_dir, "scratch", job.site)
+        job.tasks = tuple(wrapper.wrap(task, container, workdir) for task in job.tasks)
+        if job.type == "compute" and len(job.tasks) == 1:
+            job.executable, job.arguments = job.tasks[0].executable, job.tasks[0].argv
+        jobs[job.id] = container
+    files = {f"{CONF_DIR}/{name}": text for name, text in podman_config(state).items()} if jobs else {}
+    return ContainerRun(files, jobs)
+
+
+def _job_container(job: ExecJob, containers: Mapping[tuple[str, str], Container]) -> Container | None:
+    if job.site is None or job.type not in ("compute", "cluster") or not job.tasks:
+        return None
+    found = [containers.get((job.site, task.transformation)) for task in job.tasks]
+    first = found[0]
+    for task, other in zip(job.tasks, found, strict=True):
+        if (other is None) != (first is None) or (other is not None and first is not None
+                                                  and other.name != first.name):
+            raise PlanningError(
+                f"cluster '{job.id}' mixes containers: task '{task.id}' runs in "
+                f"{_named(other)}, task '{job.tasks[0].id}' in {_named(first)}",
+                rule="the tasks of a cluster share one container (as Pegasus requires)", value=job.id)
+    return first
+
+
+def _named(container: Container | None) -> str:
+    return "no container" if container is None else f"container '{container.name}'"
+
+
+@dataclass(slots=True)
+class _Wrapper:
+    state: str
+    commands: dict[str, str]
+
+    def wrap(self, task: Task, container: Container, workdir: str) -> Task:
+        kind = container.type.strip().lower()
+        if kind not in RUNTIMES:
+            raise PlanningError(f"container '{container.name}' has type '{container.type}'",
+                                rule="a container's type is docker, singularity or shifter",
+                                value=container.type)
+        command = self.runtime(kind, container)
+        options = _options(task, container, workdir, kind)
+        image = image_reference(container)
+        if kind == "docker":
+            env = podman_env(self.state)
+            argv = (*(f"{k}={v}" for k, v in env.items()), command, "run", "--rm", "--quiet", *options,
+                    image, task.executable, *task.argv)
+            return replace(task, executable="/usr/bin/env", argv=argv)
+        if kind == "singularity":
+            argv = ("exec", *options, image, task.executable, *task.argv)
+            return replace(task, executable=command, argv=argv)
+        return replace(task, executable=command, argv=(f"--image={image}", *options, "--", task.executable,
+                                                       *task.argv))
+
+    def runtime(self, kind: str, container: Container) -> str:
+        found = self.commands.get(kind)
+        if found is None:
+            names = RUNTIMES[kind]
+            found = next((path for path in map(shutil.which, names) if path), None)
+            if found is None:
+                raise PlanningError(
+                    f"container '{container.name}' is a {kind} container, and no {kind} runtime "
+                    f"({' or '.join(names)}) is installed on this machine",
+                    rule=f"{kind} containers run through {' or '.join(names)}", value=container.name)
+            self.commands[kind] = found
+        return found
+
+
+def _options(task: Task, container: Container, workdir: str, kind: str) -> list[str]:
+    point = MOUNT_POINT[kind]
+    flag = {"docker": "-v", "singularity": "-B", "shifter": "--volume"}[kind]
+    options = [f"{flag}={workdir}:{workdir}", f"{flag}={workdir}:{point}"]
+    options += [f"{flag}={mount}" for mount in container.mounts]
+    if kind == "docker":
+        options[:0] = ["--network=none"]
+        options += ["-w", workdir]
+        options += [f"--env={name}" for name in _env_names(task, container)]
+    elif kind == "singularity":
+        options += ["--pwd", workdir]
+    options += _extra_arguments(task, container)
+    return options
+
+
+def _env_names(task: Task, container: Container) -> list[str]:
+    names = dict.fromkeys((task.profiles.get("env") or {}).keys())
+    names.update(dict.fromkeys((container.profiles.get("env") or {}).keys()))
+    return list(names)
+
+
+def _extra_arguments(task: Task, container: Container) -> Sequence[str]:
+    text = ((task.profiles.get("pegasus") or {}).get("container.arguments")
+            or (container.profiles.get("pegasus") or {}).get("container.arguments") or "")
+    try:
+        return split_words(text)
+    except ValueError as exc:
+        raise PlanningError(f"the container.arguments profile of container '{container.name}' cannot be "
+                            f"split into words: {exc}", rule="container.arguments is shell words",
+                            value=text) from None
+
+
+def image_reference(container: Container) -> str:
+    """What the runtime is given for the catalog's image URL (module docstring)."""
+    image = container.image.strip()
+    scheme = url_scheme(image)
+    kind = container.type.strip().lower()
+    if scheme == "docker":
+        name = image.split("://", 1)[1].lstrip("/")
+        return _docker_name(name) if kind == "docker" else image
+    if scheme in (None, "file"):
+        path = file_url_path(image) if scheme == "file" else os.path.abspath(image)
+        if path is None:
+            raise PlanningError(f"container '{container.name}' has image {image}, a file:// URL on another "
+                                "host",
+                                rule="a container image is a docker:// or file:// URL", value=image)
+        return f"docker-archive:{path}" if kind == "docker" else path
+    if kind != "docker" and scheme in ("shub", "library", "oras"):
+        return image
+    raise PlanningError(f"container '{container.name}' has image {image}: {scheme}:// images are not "
+                        "fetched yet (a docker:// name or a file:// archive is)",
+                        rule="a container image is a docker:// or file:// URL", value=image)
+
+
+def _docker_name(name: str) -> str:
+    """``ubuntu:22.04`` -> ``docker.io/library/ubuntu:22.04``, ``me/tool`` -> ``docker.io/me/tool``; a
+    name whose first part is a registry (has a ``.`` or ``:``, or is ``localhost``) as it is."""
+    first, _, rest = name.partition("/")
+    if rest and ("." in first or ":" in first or first == "localhost"):
+        return name
+    return f"docker.io/{name}" if rest else f"docker.io/library/{name}"

@@ -1,0 +1,113 @@
+"""``sheaf shims DIR``: a script written for Pegasus, using the real ``Pegasus.api``, drives sheaf.
+
+The script plans with ``wf.plan(submit=True)`` (``pegasus-plan --json``, whose ``submit_dir`` and
+``braindump.yml`` the API reads), waits for the detached run through ``sheaf status``, then plans
+again, starts it with ``wf.run()`` (``pegasus-run --json``) and stops it with ``wf.remove()``
+(``pegasus-remove``: SIGTERM to the engine, FINAL still runs).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "examples" / "blackdiamond"
+BIN = Path(sys.executable).parent
+
+SCRIPT = '''
+import json, sys
+sys.path.insert(0, ".")
+from generate import workflow
+wf = workflow()
+wf.plan(dir="runs", input_dirs=["input"], cluster=["horizontal"], cleanup="leaf", submit=True,
+        verbose=1, **{"pegasus.mode": "production"})
+print("FIRST", wf.braindump.submit_dir)
+slow = workflow()
+slow.plan(dir="runs", relative_dir="slow", input_dirs=["input"], sites=["condorpool"])
+slow.run()
+print("SECOND", slow.braindump.submit_dir)
+'''
+
+
+def _status(directory: Path) -> str:
+    done = subprocess.run([str(BIN / "sheaf"), "status", str(directory)], capture_output=True, text=True,
+                          check=False, timeout=60)
+    return done.stdout
+
+
+def _wait_for(directory: Path, word: str, timeout: float = 240) -> str:
+    deadline = time.monotonic() + timeout
+    while True:
+        text = _status(directory)
+        if word in text:
+            return text
+        assert time.monotonic() < deadline, text
+        time.sleep(0.2)
+
+
+def test_an_unchanged_pegasus_api_script_plans_runs_and_removes(tmp_path: Path) -> None:
+    work = tmp_path / "bd"
+    shutil.copytree(EXAMPLE, work)
+    made = subprocess.run([str(BIN / "sheaf"), "shims", str(tmp_path / "pegasus" / "bin")],
+                          capture_output=True, text=True, check=False)
+    assert made.returncode == 0 and not made.stderr, made.stderr
+    env = {**os.environ, "PATH": f"{tmp_path / 'pegasus' / 'bin'}:{os.environ['PATH']}"}
+    (work / "script.py").write_text(SCRIPT)
+    done = subprocess.run([sys.executable, "script.py"], cwd=work, env=env, capture_output=True, text=True,
+                          check=False, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    first = Path(done.stdout.split("FIRST ", 1)[1].split()[0])
+    second = Path(done.stdout.split("SECOND ", 1)[1].split()[0])
+    assert first.parent.name == "blackdiamond" and first.name == "run0001"
+    assert second == (work / "runs" / "slow").resolve()
+    assert json.loads((first / "plan.json").read_text())["options"]["cleanup"] == "leaf"
+    assert "succeeded" in _wait_for(first, "succeeded")
+    assert "analyze on" in (first / "scratch" / "condorpool" / "f.d").read_text()
+    _wait_for(second, "succeeded")  # the second run, started by wf.run(), finishes too
+
+
+def test_pegasus_remove_stops_a_running_workflow(tmp_path: Path) -> None:
+    bindir = tmp_path / "bin"
+    assert subprocess.run([str(BIN / "sheaf"), "shims", str(bindir)], check=False).returncode == 0
+    plan = tmp_path / "plan"
+    plan.mkdir()
+    (plan / "sleep.sub").write_text("executable = /bin/sleep\narguments = 60\nuniverse = local\nqueue\n")
+    (plan / "wf.dag").write_text("JOB S sleep.sub\nFINAL F final.sub\n")
+    (plan / "final.sub").write_text("executable = /bin/touch\narguments = final-ran\nuniverse = local\n"
+                                    f"initialdir = {plan}\nqueue\n")
+    (plan / "braindump.yml").write_text(f'submit_dir: "{plan}"\n')
+    started = subprocess.run([str(bindir / "pegasus-run"), "--json", str(plan)], capture_output=True,
+                             text=True, check=False)
+    assert started.returncode == 0, started.stderr
+    assert json.loads(started.stdout)["submit_dir"] == str(plan)
+    _wait_for(plan, "submitted")
+    removed = subprocess.run([str(bindir / "pegasus-remove"), str(plan)], capture_output=True, text=True,
+                             check=False)
+    assert removed.returncode == 0, removed.stderr
+    status = _wait_for(plan, "failed")
+    assert (plan / "final-ran").exists(), status
+    again = subprocess.run([str(bindir / "pegasus-remove"), str(plan)], capture_output=True, text=True,
+                           check=False)
+    assert again.returncode == 2 and "no workflow is running" in again.stderr
+
+
+def test_status_right_after_a_detached_start_says_starting(tmp_path: Path) -> None:
+    """Between --submit starting the engine and its first journal record, status is not an error."""
+    (tmp_path / "wf.dag").write_text("JOB S s.sub\n")
+    assert subprocess.run([str(BIN / "sheaf"), "status", str(tmp_path)], capture_output=True,
+                          check=False).returncode == 2  # never started: no journal
+    stand_in = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "run", str(tmp_path)])
+    try:
+        (tmp_path / "sheaf-run.pid").write_text(f"{stand_in.pid}\n")
+        done = subprocess.run([str(BIN / "sheaf"), "status", str(tmp_path)], capture_output=True, text=True,
+                              check=False)
+        assert done.returncode == 0 and "starting" in done.stdout, done.stderr
+    finally:
+        stand_in.kill()
+        stand_in.wait()

@@ -1,0 +1,167 @@
+"""pegasus-plan's command line as ``sheaf plan`` takes it: each option with its Pegasus meaning, the
+submit-directory rules, and one clear refusal for the options sheaf does not implement."""
+
+from __future__ import annotations
+
+import getpass
+import json
+import os
+import shutil
+import threading
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from sheaf.cli import main
+from sheaf.codegen._layout import reserve_run_dir
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "examples" / "blackdiamond"
+
+
+@pytest.fixture
+def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A copy of the bundled example, the current directory (its catalogs are found there)."""
+    copy = tmp_path / "bd"
+    shutil.copytree(EXAMPLE, copy)
+    monkeypatch.chdir(copy)
+    return copy
+
+
+def plan(*args: str) -> Result:
+    return CliRunner().invoke(main, ["plan", *args])
+
+
+def submit_dir(result: Result) -> Path:
+    assert result.exit_code == 0, result.output
+    return Path(result.output.split("submit directory: ", 1)[1].split("\n", 1)[0])
+
+
+def runs(base: Path) -> Path:
+    return base / getpass.getuser() / "pegasus" / "blackdiamond"
+
+
+def test_dir_is_a_base_and_each_plan_gets_the_next_run_number(work: Path, tmp_path: Path) -> None:
+    (runs(tmp_path / "b") / "run0009").mkdir(parents=True)  # Pegasus counts on from the highest
+    (runs(tmp_path / "b") / "run-old").mkdir()
+    first = submit_dir(plan("workflow.yml", "--dir", str(tmp_path / "b"), "-q"))
+    second = submit_dir(plan("--dax", "workflow.yml", "--dir", str(tmp_path / "b"), "-q"))
+    assert (first, second) == (runs(tmp_path / "b") / "run0010", runs(tmp_path / "b") / "run0011")
+    assert (first / "plan.json").is_file() and (second / "braindump.yml").is_file()
+
+
+def test_without_dir_the_base_is_the_current_directory_and_workflow_yml_the_workflow(work: Path) -> None:
+    assert submit_dir(plan("-q")) == runs(work) / "run0001"
+
+
+def test_relative_submit_dir_overrides_relative_dir(work: Path, tmp_path: Path) -> None:
+    named = submit_dir(plan("--dir", str(tmp_path), "--relative-dir", "a", "--relative-submit-dir", "b/c"))
+    assert named == tmp_path / "b" / "c"
+    assert submit_dir(plan("--dir", str(tmp_path), "--relative-dir", "/abs")) == tmp_path / "abs"
+
+
+def test_concurrent_plans_never_share_a_run_directory(tmp_path: Path) -> None:
+    made: list[str] = []
+    threads = [threading.Thread(target=lambda: made.append(reserve_run_dir(str(tmp_path))))
+               for _ in range(16)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(os.path.basename(p) for p in made) == [f"run{n:04d}" for n in range(1, 17)]
+
+
+def test_pegasus_4_dash_d_naming_the_workflow_file_is_read_as_dax(work: Path) -> None:
+    result = plan("-d", "workflow.yml", "-q")
+    assert submit_dir(result) == runs(work) / "run0001"
+    assert "pegasus-plan's -d (--dax)" in result.output
+
+
+def test_abbreviated_long_options_define_anywhere_and_comma_lists(work: Path, tmp_path: Path) -> None:
+    target = submit_dir(plan("--dir", str(tmp_path), "--output-site", "local", "--relative-d", "p",
+                             "--sites", "condorpool", "-Dpegasus.mode=production", "--cluster", "horizontal",
+                             "--staging-site", "condorpool=local", "--cleanup", "leaf", "-O", "out",
+                             "--randomdir=xyz", "-b", "diamond", "--force", "--force-replan", "-I", "input"))
+    doc = json.loads((target / "plan.json").read_text())
+    assert doc["output_sites"] == ["local"] and doc["clustering"] == ["horizontal"]
+    assert doc["options"] == {"staging_sites": {"condorpool": "local"}, "output_dir": str(work / "out"),
+                              "cleanup": "leaf", "random_dir": "xyz", "input_dirs": [str(work / "input")],
+                              "force": True, "force_replan": True, "basename": "diamond"}
+    assert (target / "diamond.dag").is_file()  # --basename names the per-workflow files
+
+
+def test_recorded_options_say_what_the_plan_does_with_them(work: Path, tmp_path: Path) -> None:
+    result = plan("--dir", str(tmp_path), "--staging-site", "local", "--nocleanup", "-o", "local", "-q")
+    assert "--staging-site local: recorded in plan.json" in result.output
+    assert "--output-sites local: recorded" in result.output and "--cleanup" not in result.output
+    doc = json.loads((submit_dir(result) / "plan.json").read_text())
+    assert doc["options"]["staging_sites"] == {"*": "local"} and doc["options"]["cleanup"] == "none"
+
+
+def test_input_dirs_repeated_and_comma_separated_first_holding_a_file_wins(work: Path,
+                                                                           tmp_path: Path) -> None:
+    empty, second = tmp_path / "empty", tmp_path / "second"
+    empty.mkdir()
+    second.mkdir()
+    (second / "f.a").write_text("from second\n")
+    (work / "replicas.yml").unlink()
+    target = submit_dir(plan("--dir", str(tmp_path), "--input-dir", f"{empty},{second}", "-I", "input", "-q"))
+    pairs = next((target / "jobs" / "000").glob("stage_in_*.in")).read_text()
+    assert str(second / "f.a") in pairs
+
+
+@pytest.mark.parametrize("option", ["--cache", "--inherited-rc-files", "--job-prefix", "-j",
+                                    "--transformations-dir", "-t", "--output-map", "-m", "--forward",
+                                    "-F", "--rescue"])
+def test_options_sheaf_does_not_implement_are_refused_naming_them(work: Path, tmp_path: Path,
+                                                                  option: str) -> None:
+    result = plan("--dir", str(tmp_path / "b"), option, "x")
+    assert result.exit_code == 2
+    long = {"-j": "--job-prefix", "-t": "--transformations-dir", "-m": "--output-map", "-F": "--forward"}
+    assert f"option {long.get(option, option)} is not supported" in result.output
+    assert not (tmp_path / "b").exists()
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--cleanup", "sometimes"], "none, inplace, leaf, constraint"),
+    (["--nocleanup", "--cleanup", "leaf"], "contradicts"),
+    (["--staging-site", "a=b,a=c"], "two staging sites for a"),
+    (["--staging-site", "a="], "SITE=STAGING_SITE"),
+    (["--reuse", "."], "not a submit directory"),
+    (["--dax", "other.yml", "workflow.yml"], "two workflows"),
+    (["--nosuchoption"], "No such option"),
+])
+def test_bad_options_are_one_message_and_nothing_written(work: Path, tmp_path: Path, args: list[str],
+                                                         message: str) -> None:
+    result = plan("--dir", str(tmp_path / "b"), *args)
+    assert result.exit_code == 2 and message in result.output, result.output
+    assert not (tmp_path / "b").exists()
+
+
+def test_reuse_of_an_earlier_submit_dir_is_refused_until_data_reuse_exists(work: Path,
+                                                                           tmp_path: Path) -> None:
+    earlier = submit_dir(plan("--dir", str(tmp_path), "-q"))
+    result = plan("--dir", str(tmp_path), "--reuse", str(earlier))
+    assert result.exit_code == 2 and "data reuse from earlier runs comes with" in result.output
+
+
+def test_json_prints_what_pegasus_plan_prints(work: Path, tmp_path: Path) -> None:
+    from Pegasus import braindump
+
+    result = CliRunner().invoke(main, ["plan", "--dir", str(tmp_path), "--json"])
+    assert result.exit_code == 0, result.stderr
+    printed = json.loads(result.stdout)  # nothing else on stdout
+    target = Path(printed["submit_dir"])
+    assert printed["pegasus-run"] == f"pegasus-run --json {target}" and "message" in printed
+    assert printed["dax_label"] == "blackdiamond" and printed["dag"] == "blackdiamond.dag"
+    loaded = braindump.load((target / "braindump.yml").open())
+    assert str(loaded.submit_dir) == str(target) and loaded.wf_uuid == printed["wf_uuid"]
+
+
+def test_verbosity_quiet_prints_only_the_directory_and_version(work: Path, tmp_path: Path) -> None:
+    quiet = plan("--dir", str(tmp_path), "-q").output.splitlines()
+    assert quiet[0].startswith("submit directory: ") and len(quiet) == 2
+    loud = plan("--dir", str(tmp_path), "-vv").output
+    assert "abstract jobs: 10" in loud and "note:" in loud
+    assert CliRunner().invoke(main, ["plan", "-V"]).output.startswith("sheaf ")

@@ -1,0 +1,193 @@
+"""Containerized transformations as Pegasus users catalog them (``Pegasus.api``'s ``Container``),
+planned and run for real in podman, with an image built here from Debian's busybox-static (no
+registry is reachable): the job runs inside the image, with its working directory mounted."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from Pegasus.api import (
+    Container,
+    File,
+    Job,
+    ReplicaCatalog,
+    Site,
+    SiteCatalog,
+    Transformation,
+    TransformationCatalog,
+    Workflow,
+)
+from pegasus_inputs import plan_into, run
+
+from sheaf.codegen._containers import podman_config, podman_env
+from sheaf.errors import PlanningError
+
+BUSYBOX = "/bin/busybox"
+MARK = "inside the sheaf test image\n"
+
+
+def _podman_skip_reason() -> str | None:
+    if shutil.which("podman") is None:
+        return "podman is not installed (scripts/system-deps.sh installs it when run as root)"
+    if not os.path.exists(BUSYBOX):
+        return "busybox-static is not installed (scripts/system-deps.sh installs it when run as root)"
+    return None
+
+
+@pytest.fixture(scope="module")
+def image(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An image archive (``podman save``) of a root file system holding busybox, its applets and a
+    marker file only the image has."""
+    reason = _podman_skip_reason()
+    if reason:
+        pytest.skip(reason)
+    base = tmp_path_factory.mktemp("image")
+    root = base / "rootfs"
+    (root / "bin").mkdir(parents=True)
+    (root / "etc").mkdir()
+    shutil.copy(BUSYBOX, root / "bin" / "busybox")
+    for applet in ("sh", "cat", "cp", "echo", "wc", "ls", "pwd", "env"):
+        (root / "bin" / applet).symlink_to("busybox")
+    (root / "etc" / "sheaf-image").write_text(MARK)
+    state = base / "podman"
+    state.mkdir()
+    for name, text in podman_config(str(state)).items():
+        (state / name).write_text(text)
+    env = {**os.environ, **podman_env(str(state))}
+    tar = base / "rootfs.tar"
+    subprocess.run(["tar", "-C", str(root), "-cf", str(tar), "."], check=True)
+    made = subprocess.run(["podman", "import", "-q", str(tar), "localhost/sheaf-test:1"], env=env,
+                          capture_output=True, text=True, check=False)
+    if made.returncode != 0:
+        pytest.skip(f"podman cannot import an image here: {made.stderr.strip()}")
+    archive = base / "sheaf-test.tar"
+    subprocess.run(["podman", "save", "-q", "-o", str(archive), "localhost/sheaf-test:1"], env=env,
+                   check=True)
+    return archive
+
+
+def _catalogs(tmp: Path, containers: Container | tuple[Container, ...],
+              *transformations: Transformation) -> None:
+    SiteCatalog().add_sites(Site("condorpool"), Site("local"), Site("other")).write(str(tmp / "sites.yml"))
+    boxes = containers if isinstance(containers, tuple) else (containers,)
+    TransformationCatalog().add_containers(*boxes).add_transformations(*transformations) \
+        .write(str(tmp / "transformations.yml"))
+
+
+def _busybox(image: Path, **extra: object) -> Container:
+    return Container("busybox", Container.DOCKER, f"file://{image}", **extra)  # type: ignore[arg-type]
+
+
+def test_job_runs_inside_its_docker_container_through_podman(tmp_path: Path, image: Path) -> None:
+    tools = _busybox(image, mounts=[f"{tmp_path}:/data:ro"])
+    _catalogs(tmp_path, tools,
+              Transformation("mark", site="condorpool", pfn="/bin/cp", container=tools),
+              Transformation("copy", site="condorpool", pfn="/bin/cp", container=tools))
+    (tmp_path / "in.txt").write_text("from the host\n")
+    replicas = ReplicaCatalog().add_replica("local", "in.txt", str(tmp_path / "in.txt"))
+    replicas.write(str(tmp_path / "replicas.yml"))
+    Workflow("boxed").add_jobs(
+        Job("mark").add_args("/etc/sheaf-image", File("mark.txt")).add_outputs(File("mark.txt")),
+        Job("copy").add_args("/data/in.txt", "/scratch/out.txt"),  # a catalogued mount; Pegasus's /scratch
+        Job("copy").add_args(File("in.txt"), "staged.txt").add_inputs(File("in.txt")),
+    ).write(str(tmp_path / "workflow.yml"))
+    target = tmp_path / "plan"
+    plan_into(tmp_path, "workflow.yml", target, sites=["condorpool"])
+    dag = next(target.glob("*.dag")).read_text()  # the jobs share a description written in the DAG
+    assert "executable = /usr/bin/env\n" in dag and "podman" in dag and "docker-archive:" in dag
+    done = run(target)
+    assert done.returncode == 0, done.stdout + done.stderr
+    work = target / "scratch" / "condorpool"
+    assert (work / "mark.txt").read_text() == MARK  # only the image has /etc/sheaf-image
+    assert (work / "out.txt").read_text() == (work / "staged.txt").read_text() == "from the host\n"
+    assert (target / "containers" / "storage.conf").is_file()
+    jobs = {job["id"]: job for job in json.loads((target / "plan.json").read_text())["jobs"]}
+    records = [job["container"] for job in jobs.values() if job["type"] == "compute"]
+    assert records == [{"name": "busybox", "type": "docker", "image": f"file://{image}"}] * 3
+    assert all("container" not in job for job in jobs.values() if job["type"] != "compute")
+
+
+def test_containerized_transformation_catalogued_elsewhere_runs_on_the_selected_site(
+        tmp_path: Path, image: Path) -> None:
+    tools = _busybox(image)
+    _catalogs(tmp_path, tools, Transformation("mark", site="other", pfn="/bin/cp", container=tools))
+    Workflow("moved").add_jobs(Job("mark").add_args("/etc/sheaf-image", "mark.txt")) \
+        .write(str(tmp_path / "workflow.yml"))
+    target = tmp_path / "plan"
+    _, exec_wf = plan_into(tmp_path, "workflow.yml", target, sites=["condorpool"])
+    assert [job.site for job in exec_wf.jobs] == ["condorpool"]
+    done = run(target)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (target / "scratch" / "condorpool" / "mark.txt").read_text() == MARK
+
+
+def test_clustered_containerized_tasks_each_run_in_the_container(tmp_path: Path, image: Path) -> None:
+    tools = _busybox(image)
+    mark = Transformation("mark", site="condorpool", pfn="/bin/cp", container=tools)
+    mark.add_pegasus_profile(clusters_size=2)
+    _catalogs(tmp_path, tools, mark)
+    jobs = [Job("mark").add_args("/etc/sheaf-image", f"m{i}.txt") for i in range(2)]
+    Workflow("clustered").add_jobs(*jobs).write(str(tmp_path / "workflow.yml"))
+    target = tmp_path / "plan"
+    _, exec_wf = plan_into(tmp_path, "workflow.yml", target, sites=["condorpool"], clustering=["horizontal"])
+    assert [job.type for job in exec_wf.jobs] == ["cluster"]
+    done = run(target)
+    assert done.returncode == 0, done.stdout + done.stderr
+    for i in range(2):
+        assert (target / "scratch" / "condorpool" / f"m{i}.txt").read_text() == MARK
+
+
+def test_cluster_mixing_containers_is_refused_as_in_pegasus(tmp_path: Path) -> None:
+    one = Container("one", Container.DOCKER, "docker:///busybox:latest")
+    two = Container("two", Container.DOCKER, "docker:///alpine:3")
+    _catalogs(tmp_path, (one, two), Transformation("a", site="condorpool", pfn="/bin/true", container=one),
+              Transformation("b", site="condorpool", pfn="/bin/true", container=two))
+    wf = Workflow("mixed")
+    wf.add_jobs(*(Job(name).add_pegasus_profile(label="L") for name in ("a", "b")))
+    wf.write(str(tmp_path / "workflow.yml"))
+    if shutil.which("podman") is None:
+        pytest.skip("podman is not installed: the docker runtime check comes first")
+    with pytest.raises(PlanningError, match="mixes containers"):
+        plan_into(tmp_path, "workflow.yml", tmp_path / "plan", clustering=["label"])
+
+
+@pytest.mark.parametrize(("kind", "runtimes"), [(Container.SINGULARITY, ("apptainer", "singularity")),
+                                                (Container.SHIFTER, ("shifter",))])
+def test_container_runtime_not_installed_is_an_error_naming_it(tmp_path: Path, kind: object,
+                                                               runtimes: tuple[str, ...]) -> None:
+    if any(shutil.which(name) for name in runtimes):
+        pytest.skip(f"{runtimes[0]} is installed here: the refusal cannot be seen")
+    box = Container("box", kind, "file:///images/box.sif")  # type: ignore[arg-type]
+    _catalogs(tmp_path, box, Transformation("t", site="condorpool", pfn="/bin/true", container=box))
+    Workflow("nort").add_jobs(Job("t")).write(str(tmp_path / "workflow.yml"))
+    with pytest.raises(PlanningError) as caught:
+        plan_into(tmp_path, "workflow.yml", tmp_path / "plan")
+    assert runtimes[0] in str(caught.value) and "installed" in str(caught.value)
+
+
+def test_container_the_catalog_does_not_define_is_an_error_naming_it(tmp_path: Path) -> None:
+    ghost = Container("ghost", Container.DOCKER, "docker:///busybox")
+    SiteCatalog().add_sites(Site("condorpool"), Site("local")).write(str(tmp_path / "sites.yml"))
+    TransformationCatalog().add_transformations(
+        Transformation("t", site="condorpool", pfn="/bin/true", container=ghost)).write(
+        str(tmp_path / "transformations.yml"))
+    Workflow("ghost").add_jobs(Job("t")).write(str(tmp_path / "workflow.yml"))
+    with pytest.raises(PlanningError, match="'ghost'"):
+        plan_into(tmp_path, "workflow.yml", tmp_path / "plan")
+
+
+def test_image_that_cannot_be_fetched_fails_the_job_naming_it(tmp_path: Path, image: Path) -> None:
+    absent = Container("absent", Container.DOCKER, "docker:///sheaf-no-such-image:0")
+    _catalogs(tmp_path, absent, Transformation("t", site="condorpool", pfn="/bin/true", container=absent))
+    Workflow("absent").add_jobs(Job("t")).write(str(tmp_path / "workflow.yml"))
+    target = tmp_path / "plan"
+    plan_into(tmp_path, "workflow.yml", target, sites=["condorpool"])
+    done = run(target)
+    assert done.returncode == 1, done.stdout + done.stderr
+    err = next((target / "jobs" / "000").glob("t_*.err")).read_text()
+    assert "sheaf-no-such-image" in err
