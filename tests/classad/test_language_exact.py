@@ -383,3 +383,14 @@ def test_join_leaves_out_separators_before_the_first_text(text: str, value: str)
     assert classad.evaluate(text) == value
     if ORACLE is not None:
         assert ORACLE.ExprTree(text).eval() == value
+
+
+@pytest.mark.parametrize(("text", "year"), [
+    # doSplitTime reads a real into a C int: out of 32-bit range it is INT_MIN, in December 1901
+    ("splitTime(3e9).Year", 1901), ("splitTime(2147483648.0).Year", 1901), ("splitTime(-1e12).Year", 1901),
+    ('formatTime(1e18, "%Y")', "1901"), ("splitTime(1.5e9).Year", 2017), ("splitTime(3000000000).Year", 2065),
+])
+def test_a_real_time_is_read_as_a_c_int(text: str, year: Any) -> None:
+    assert classad.evaluate(text) == year
+    if ORACLE is not None:
+        assert agrees_with_oracle(text, year)
