@@ -182,3 +182,13 @@ def test_nodes_log_timestamps_are_local_iso(mixed: Path) -> None:
     first = (mixed / "wf.dag.nodes.log").read_text().splitlines()[0]
     assert re.fullmatch(r"000 \(001\.000\.000\) \d{4}-\d\d-\d\d \d\d:\d\d:\d\d "
                         r"Job submitted from host: .*", first)
+
+
+def test_set_job_attr_goes_to_the_dag_status_ad(tmp_path: Path) -> None:
+    """DAGMan's own job ad has no schedd to live in: SET_JOB_ATTR's attributes are in the node status
+    file's DagStatus ad (the last value named wins, quotes part of the value, as in DAGMan)."""
+    write_dag(tmp_path, "JOB A A.sub\nNODE_STATUS_FILE st\nSET_JOB_ATTR TestNumber = 16\n"
+                        "SET_JOB_ATTR TestNumber = 17\nSET_JOB_ATTR Label = \"two words\"\n")
+    run(tmp_path, FakeBackend())
+    dag_status = next(iter(classad2.parseAds((tmp_path / "st").read_text())))
+    assert dag_status["TestNumber"] == 17 and dag_status["Label"] == "two words"

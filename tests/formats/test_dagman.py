@@ -119,10 +119,10 @@ def test_subdag_external(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("text", "line", "rule"), [
     ("JOB A a.sub\nRETRY A x\n", 2, "retry count is an integer"),
     ("JOB A a.sub\nJOB A b.sub\n", 2, "node names are unique"),
-    ("JOB A a.sub\nPARENT A CHILD B\n", 2, "PARENT/CHILD name declared nodes or splices"),
+    ("JOB A a.sub\nPARENT A CHILD B\n", 2, "PARENT/CHILD name declared nodes or splices (not SERVICE nodes)"),
     ("JOB A a.sub\nFROB A\n", 2, "a known DAGMan command"),
     ("JOB A a.sub\nVARS A key=unquoted\n", 2, 'VARS node key="value" ...'),
-    ("JOB A a.sub\nPARENT A\n", 2, "PARENT p... CHILD c..."),
+    ("JOB A a.sub\nPARENT A\n", 2, "[WEAK] PARENT p... CHILD c..."),
     ("JOB A a.sub\nSCRIPT MIDDLE A x.sh\n", 2, "SCRIPT type is PRE, POST or HOLD"),
     ("JOB A a.sub\nABORT-DAG-ON A 1 RETURN 300\n", 2, "RETURN value is 0..255"),
     ("# c\nJOB\n", 2, "JOB name submit-file|{ inline description } [DIR d] [NOOP] [DONE]"),

@@ -27,7 +27,7 @@ def _rel(path: str | None, base: Path) -> str | None:
 
 
 def _node_view(dag: Dag, name: str, base: Path) -> dict[str, Any]:
-    spec = dag.nodes[name]
+    spec = dag.nodes[name] if name in dag.nodes else dag.services[name]
     return {
         "vars": spec.vars, "directory": _rel(spec.directory, base), "retries": spec.retries,
         "priority": spec.priority, "category": spec.category, "done": spec.done, "noop": spec.noop,
@@ -37,6 +37,7 @@ def _node_view(dag: Dag, name: str, base: Path) -> dict[str, Any]:
         "post": spec.post and os.path.basename(spec.post.argv[0]),
         "hold": spec.hold and os.path.basename(spec.hold.argv[0]),
         "save_point": _rel(spec.save_point, base),
+        "tolerance": spec.tolerance and list(spec.tolerance),
     }
 
 
@@ -46,7 +47,8 @@ def test_valid(path: Path) -> None:
     dag = parse_dag(str(path))
     base = path.parent
     assert set(dag.nodes) == set(expected["nodes"])
-    for name, want in expected["nodes"].items():
+    assert set(dag.services) == set(expected.get("services", {}))
+    for name, want in (*expected["nodes"].items(), *expected.get("services", {}).items()):
         view = _node_view(dag, name, base)
         assert {k: view[k] for k in want} == want, name
     if "edges" in expected:
@@ -54,6 +56,8 @@ def test_valid(path: Path) -> None:
         assert edges == sorted(expected["edges"])
     if "cycle" in expected:
         assert list(dag.cycle) == expected["cycle"]
+    if "weak" in expected:
+        assert sorted([p, c] for p, c in dag.weak) == sorted(expected["weak"])
     if "descriptions" in expected:
         assert {k: len(v.lines) for k, v in dag.descriptions.items()} == expected["descriptions"]
     for key in ("env", "job_attrs"):

@@ -37,6 +37,13 @@ Exits
     exactly the pids that ended with ``os.wait4`` (no SIGCHLD handler, no reaper or per-job thread,
     and never ``waitpid(-1)``, which would steal the engine's own PRE/POST children).
 
+Job policy (``_periodic``)
+    A launch whose ad has ``PeriodicHold``/``PeriodicRelease``/``PeriodicRemove`` is evaluated every
+    ``PERIODIC_EXPR_INTERVAL`` seconds (pool configuration, default 60) as the schedd evaluates it:
+    hold kills a running job's process group (or takes it off the queue) and reports ``Suspended``;
+    release queues it again (``Released``; it runs from the start, ``NumJobStarts`` counting up);
+    remove stops it wherever it is and reports ``Removed``.
+
 Memory (``_memwatch``)
     A claim's memory limit (the job's ``RequestMemory``, else its slot's memory) is enforced by
     polling the RSS of the job's process tree every 0.1 s while ``wait`` runs, for jobs that have
@@ -61,6 +68,7 @@ from dataclasses import dataclass
 from typing import Self
 
 from sheaf.backends._memwatch import POLL_INTERVAL, tree_rss_mb
+from sheaf.backends._periodic import HELD, IDLE, JobRecord, decide, has_policy, policy_interval
 from sheaf.backends._queue import LaunchQueue, Outcome
 from sheaf.backends._spawn import (
     THREADED,
@@ -74,6 +82,7 @@ from sheaf.backends._spawn import (
 )
 from sheaf.classad import ClassAd, Demand, parse_limits
 from sheaf.engine import ConcurrencyLimits, Event, Exited, Held, Launch, Pool, Started
+from sheaf.engine._backend import Released, Removed, Suspended
 from sheaf.engine._dollar import expand_launch, needs_expansion
 from sheaf.engine._orphans import start_ticks
 from sheaf.engine._pool import Claim
@@ -115,6 +124,9 @@ class LocalBackend:
         self._next_retry = 0.0
         self._closed = False
         self.started_total = 0
+        self._policy: dict[str, JobRecord] = {}  # launches with a periodic_* policy, by key
+        self._policy_every = policy_interval(self.pool.config)
+        self._next_policy = 0.0
         seal_descriptors()
         self._starting: dict[str, tuple[Launch, Claim]] = {}  # handed to the spawner thread
         self._cancelled: set[str] = set()  # cancelled while starting: killed when the pid comes back
@@ -131,6 +143,11 @@ class LocalBackend:
         if launch.key in self._queue or launch.key in self._keys or launch.key in self._starting:
             raise ValueError(f"launch key {launch.key!r} is already submitted")
         self._queue.push(launch)
+        if has_policy(launch.job_ad):
+            now = self._clock()
+            self._policy[launch.key] = JobRecord(launch, now, now)
+            if len(self._policy) == 1:
+                self._next_policy = time.monotonic() + self._policy_every
         if not self.pool.saturated or self.pool.is_local(launch.job_ad):
             self._schedule()
 
@@ -143,7 +160,7 @@ class LocalBackend:
         while True:
             if self._events:
                 return self._drain()
-            if not self._jobs and not self._queue and not self._starting:
+            if not self._jobs and not self._queue and not self._starting and not self._policy:
                 return []
             now = time.monotonic()
             if polled and deadline is not None and now >= deadline:
@@ -154,6 +171,12 @@ class LocalBackend:
     def cancel(self, key: str) -> None:
         """Stop a queued or running attempt; no event is reported for it (even one not yet taken)."""
         self._events = [e for e in self._events if e.key != key]
+        self._policy.pop(key, None)
+        self._stop(key)
+        self._schedule()
+
+    def _stop(self, key: str) -> None:
+        """Take a job off the queue, or kill its process group (once started) and free its slot."""
         if self._queue.remove(key):
             return
         if key in self._starting and self._spawner is not None:
@@ -161,7 +184,6 @@ class LocalBackend:
             while key in self._starting:  # its spawn is a few ms at most: then it is killed
                 select.select([self._spawner.wakeup], [], [], 1.0)
                 self._take_spawns(self._spawner.results())
-            self._schedule()
             return
         fd = self._keys.get(key)
         if fd is None:
@@ -170,7 +192,6 @@ class LocalBackend:
         _kill_group(job.spawned.pid)
         os.waitpid(job.spawned.pid, 0)
         self._forget(fd, job)
-        self._schedule()
 
     def started(self) -> list[Started]:
         """The attempts started since the last call and still running: pid and start time.
@@ -197,6 +218,7 @@ class LocalBackend:
             return
         self._closed = True
         self._queue.clear()
+        self._policy.clear()
         if self._spawner is not None:
             self._epoll.unregister(self._spawner.wakeup)
             self._cancelled.update(self._starting)
@@ -296,6 +318,9 @@ class LocalBackend:
         self._keys[launch.key] = fd
         self.started_total += 1
         self._started.append((launch.key, spawned.pid))
+        record = self._policy.get(launch.key)
+        if record is not None:
+            record.started(started)
 
     def _take_spawns(self, results: list[SpawnResult[tuple[Launch, Claim]]]) -> None:
         """Adopt what the spawner thread started; a failed spawn is ``Held``, a cancelled one killed."""
@@ -329,6 +354,8 @@ class LocalBackend:
             wake = min(wake, max(self._next_poll, now + 0.001))
         if self._queue and self._next_retry:
             wake = min(wake, self._next_retry)
+        if self._policy:
+            wake = min(wake, self._next_policy)
         return max(wake - now, 0.0)
 
     def _collect(self, timeout: float) -> None:
@@ -347,6 +374,9 @@ class LocalBackend:
         retry = bool(self._next_retry) and now >= self._next_retry
         if retry:
             self._next_retry = 0.0
+        if self._policy and now >= self._next_policy:
+            self._next_policy = now + self._policy_every
+            retry = self._apply_policy() or retry
         if ended or retry:
             self._schedule()
 
@@ -357,6 +387,7 @@ class LocalBackend:
         ended = self._clock()
         claim = job.claim
         self._forget(fd, job)
+        self._policy.pop(job.launch.key, None)
         reason = job.killed or self._peak_reason(job, usage.ru_maxrss / 1024)
         if reason is not None:
             code, sig = None, signal.SIGKILL.value
@@ -398,6 +429,36 @@ class LocalBackend:
             if limit is not None and used > limit:
                 job.killed = f"memory usage {used:.0f} MB exceeded request {limit} MB"
                 _kill_group(pid)
+
+    def _apply_policy(self) -> bool:
+        """Evaluate every tracked job's policy (``_periodic``); True when a slot was freed or a job
+        queued again."""
+        now = self._clock()
+        running = {job.spawned.pid: job for job in self._jobs.values() if job.launch.key in self._policy}
+        memory = tree_rss_mb(running) if running else {}
+        by_key = {job.launch.key: pid for pid, job in running.items()}
+        changed = False
+        for key, record in list(self._policy.items()):
+            pid = by_key.get(key)
+            action = decide(record, now, memory.get(pid) if pid is not None else None)
+            if action is None:
+                continue
+            what, reason, subcode = action
+            changed = True
+            if what == "release":
+                record.stopped(now, IDLE)
+                self._queue.push(record.launch)
+                self._events.append(Released(key))
+                continue
+            self._stop(key)
+            record.stopped(now, HELD)
+            if what == "hold":
+                record.holds, record.hold_reason, record.hold_subcode = record.holds + 1, reason, subcode
+                self._events.append(Suspended(key, reason, subcode=subcode))
+            else:
+                del self._policy[key]
+                self._events.append(Removed(key, reason))
+        return changed
 
     def _drain(self) -> list[Event]:
         events, self._events = self._events, []

@@ -49,7 +49,25 @@ class Held:
                               #   request_* expression, unexpandable $$(...)); the engine treats it
                               #   as a failed attempt with this reason
 
-Event = Exited | Held
+@dataclass(frozen=True, slots=True)
+class Suspended:              # extension: put on hold by the job's periodic_hold (the schedd's policy);
+                              #   it stays queued, killed if it ran, until released or removed
+    key: str
+    reason: str               # HoldReason
+    code: int = 3             # HoldReasonCode (3: the job's policy)
+    subcode: int = 0          # HoldReasonSubCode (periodic_hold_subcode)
+
+@dataclass(frozen=True, slots=True)
+class Released:               # extension: a Suspended attempt released by periodic_release: queued again
+    key: str
+
+@dataclass(frozen=True, slots=True)
+class Removed:                # extension: removed by the job's periodic_remove (running, queued or held):
+                              #   the attempt is over, as HTCondor's JOB_ABORTED
+    key: str
+    reason: str
+
+Event = Exited | Held | Suspended | Released | Removed
 
 @dataclass(frozen=True, slots=True)
 class Started:                # extension: an attempt's process began

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 __all__ = [
     "Cancel", "Change", "Defer", "DeferElapsed", "Details", "EngineEvent", "Finish", "Instruction",
-    "Interrupted", "JobExited", "JobHeld", "KillScript", "RunScript", "ScriptExited", "Step", "Submit",
-    "SubmitFailed", "WriteRescue",
+    "Interrupted", "JobExited", "JobHeld", "JobRemoved", "JobSuspended", "KillScript",
+    "ProvisionerReady", "RunScript", "ScriptExited", "Step", "Submit", "SubmitFailed", "WriteRescue",
+    "WriteSavePoint",
 ]
 
 from dataclasses import dataclass, field
@@ -43,9 +44,27 @@ class JobHeld:
 
 
 @dataclass(frozen=True, slots=True)
+class JobSuspended:
+    """The node's job was put on hold (its periodic_hold) and waits, queued, to be released."""
+
+    node: str
+    attempt: int
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class JobRemoved:
+    """The node's job was removed (its periodic_remove): HTCondor's JOB_ABORTED."""
+
+    node: str
+    attempt: int
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
 class ScriptExited:
     node: str
-    kind: Literal["PRE", "POST"]
+    kind: Literal["PRE", "POST", "HOLD"]
     attempt: int
     exit_code: int | None
     signal: int | None = None
@@ -69,13 +88,19 @@ class SubmitFailed:
 
 
 @dataclass(frozen=True, slots=True)
+class ProvisionerReady:
+    """The PROVISIONER node's job runs: the other nodes may start."""
+
+
+@dataclass(frozen=True, slots=True)
 class Interrupted:
     """The engine was told to stop (SIGTERM/SIGINT: DAGMan's ``condor_rm``)."""
 
     reason: str
 
 
-EngineEvent = JobExited | JobHeld | SubmitFailed | ScriptExited | DeferElapsed | Interrupted
+EngineEvent = (JobExited | JobHeld | JobSuspended | JobRemoved | SubmitFailed | ScriptExited | DeferElapsed
+               | Interrupted | ProvisionerReady)
 
 
 # ---- instructions (imperative) -----------------------------------------------------------------
@@ -93,10 +118,11 @@ class Submit:
 @dataclass(frozen=True, slots=True)
 class RunScript:
     node: str
-    kind: Literal["PRE", "POST"]
+    kind: Literal["PRE", "POST", "HOLD"]
     attempt: int
     argv: tuple[str, ...]
     cwd: str
+    debug: tuple[str, str] | None = None  # SCRIPT DEBUG: (file, STDOUT | STDERR | ALL)
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,13 +153,22 @@ class WriteRescue:
 
 
 @dataclass(frozen=True, slots=True)
+class WriteSavePoint:
+    """SAVE_POINT_FILE: the node starts for the first time; the DAG's state as it starts."""
+
+    node: str
+    done: tuple[str, ...]
+    failed: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class Finish:
     succeeded: bool
     dag_status: int  # $DAG_STATUS: 0 ok, 2 nodes failed, 3 aborted, 4 removed, 5 cycle
     exit_code: int  # what DAGMan would exit with (ABORT-DAG-ON RETURN, else 0/1)
 
 
-Instruction = Submit | RunScript | Defer | Cancel | KillScript | WriteRescue | Finish
+Instruction = Submit | RunScript | Defer | Cancel | KillScript | WriteRescue | WriteSavePoint | Finish
 
 
 # What the state machine says about one change (journaled as a JSON object).  The functional form

@@ -10,7 +10,7 @@ What must hold between two steps:
   and every such node is queued exactly once - except that a stopped DAG has cleared its queues;
 * the throttles lend exactly what the nodes hold: maxpre a token per running PRE script, maxpost
   per running POST script, maxjobs and each CATEGORY a token per submitted non-NOOP node;
-* a waiting node's ``unmet`` is the number of its parents not done.
+* a waiting node's ``unmet`` is the number of its parents not done (a failed WEAK parent is met).
 
 Checking is O(nodes + edges); it is for tests and debugging, never called by the loop.
 """
@@ -22,7 +22,7 @@ __all__ = ["check_invariants"]
 from collections import Counter
 from typing import TYPE_CHECKING
 
-from sheaf.engine._nodes import ACTIVE_STATES
+from sheaf.engine._nodes import ACTIVE_STATES, unmet_parents
 
 if TYPE_CHECKING:
     from sheaf.engine._state import DagState
@@ -92,7 +92,7 @@ def _unmet(machine: DagState) -> list[str]:
     for name, node in machine.nodes.items():
         if node.state != "waiting":
             continue
-        want = sum(1 for p in machine.dag.parents[name] if machine.nodes[p].state != "done")
+        want = unmet_parents(machine.dag, machine.nodes, name)
         if node.unmet != want:
-            out.append(f"{name} counts {node.unmet} unmet parents, {want} are not done")
+            out.append(f"{name} counts {node.unmet} unmet parents, {want} are not finished")
     return out

@@ -41,13 +41,13 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from sheaf.engine._backend import Backend, Event, Exited, Launch, Started
+from sheaf.engine._backend import Backend, Event, Exited, Launch, Released, Removed, Started, Suspended
 from sheaf.engine._journal import Journal, Replay, replay
 from sheaf.engine._multidag import combine_dags, munges_names
 from sheaf.engine._nodejob import render_node, subdag_job
 from sheaf.engine._orphans import ATTEMPT_VARIABLE, attempt_token, stop_run_processes
-from sheaf.engine._procs import ProcGroups
-from sheaf.engine._reports import dot_text, newest_rescue, remove_stale_temporaries, write_atomic
+from sheaf.engine._procs import NO_TOLERANCE, ProcGroups, Tolerance
+from sheaf.engine._reports import newest_rescue, remove_stale_temporaries
 from sheaf.engine._runfiles import RunFiles, dagman_id
 from sheaf.engine._scriptmacros import check_scripts
 from sheaf.engine._scripts import ScriptRunner
@@ -60,13 +60,17 @@ from sheaf.engine._state import (
     Interrupted,
     JobExited,
     JobHeld,
+    JobRemoved,
+    JobSuspended,
     KillScript,
     Limits,
+    ProvisionerReady,
     RunScript,
     Step,
     Submit,
     SubmitFailed,
     WriteRescue,
+    WriteSavePoint,
 )
 from sheaf.engine._submit import JobSpec, SubmitDescription, node_description, proc_rows
 from sheaf.errors import EngineError, FormatError, InputError, StorageError, UsageError
@@ -188,7 +192,9 @@ def _limits(dag: Dag, overrides: Mapping[str, int | None], priority: int | None 
     return Limits(**values, always_run_post=_config_bool(dag, "DAGMAN_ALWAYS_RUN_POST", False),
                   depth_first=_config_bool(dag, "DAGMAN_SUBMIT_DEPTH_FIRST", False),
                   retry_node_first=_config_bool(dag, "DAGMAN_RETRY_NODE_FIRST", False),
-                  dag_priority=priority or _config_signed(dag, "DAGMAN_DEFAULT_PRIORITY", 0))
+                  dag_priority=priority or _config_signed(dag, "DAGMAN_DEFAULT_PRIORITY", 0),
+                  job_failure_tolerance=_config_int(dag, "DAGMAN_NODE_JOB_FAILURE_TOLERANCE", 0),
+                  remove_job_list_on_failure=_config_bool(dag, "DAGMAN_REMOVE_JOB_LIST_ON_FAILURE", True))
 
 
 #: The DAGMan configuration knobs ``sheaf run`` honours; a CONFIG file setting any other is warned
@@ -196,6 +202,7 @@ def _limits(dag: Dag, overrides: Mapping[str, int | None], priority: int | None 
 HONOURED_KNOBS = frozenset({
     "DAGMAN_ALWAYS_RUN_POST", "DAGMAN_DEFAULT_APPEND_VARS", "DAGMAN_DEFAULT_PRIORITY", "DAGMAN_MAX_JOBS_IDLE",
     "DAGMAN_MAX_JOBS_SUBMITTED", "DAGMAN_MAX_POST_SCRIPTS", "DAGMAN_MAX_PRE_SCRIPTS",
+    "DAGMAN_NODE_JOB_FAILURE_TOLERANCE", "DAGMAN_REMOVE_JOB_LIST_ON_FAILURE",
     "DAGMAN_RESET_RETRIES_UPON_RESCUE", "DAGMAN_RETRY_NODE_FIRST", "DAGMAN_SUBMIT_DEPTH_FIRST",
 })
 
@@ -304,8 +311,9 @@ class _Run:
                  backend: Backend, journal: Journal, paths: dict[str, str], clock: Callable[[], float],
                  on_progress: Callable[[Progress], None] | None, progress_interval: float,
                  source: str = "fresh", pre_done: frozenset[str] = frozenset(),
-                 dag_files: tuple[str, ...] = ()) -> None:
+                 dag_files: tuple[str, ...] = (), tolerance: Tolerance = NO_TOLERANCE) -> None:
         self.dag, self.descs, self.backend, self.journal = dag, descs, backend, journal
+        self.tolerance = tolerance  # the DAG's default for a node without TOLERANCE
         self.first = first  # expansions of attempt 0 made while validating
         self.clock = clock
         self.scripts = ScriptRunner(paths["scripts"], clock)
@@ -314,6 +322,7 @@ class _Run:
                               multi=len(dag_files) > 1, source=source, pre_done=pre_done)
         self.keys: dict[str, tuple[str, int]] = {}
         self.procs = ProcGroups()
+        self.services: set[str] = set()  # backend keys of SERVICE nodes' jobs still running
         self.pending: list[EngineEvent] = []
         self.early: list[Event] = []  # backend events collected while a commit was in flight
         self.rescue: str | None = None
@@ -354,8 +363,8 @@ class _Run:
             match instruction:
                 case Submit():
                     self._submit(instruction)
-                case RunScript(node=node, kind=kind, attempt=attempt, argv=argv, cwd=cwd):
-                    failed = self.scripts.start(node, kind, attempt, argv, cwd)
+                case RunScript(node=node, kind=kind, attempt=attempt, argv=argv, cwd=cwd, debug=debug):
+                    failed = self.scripts.start(node, kind, attempt, argv, cwd, debug)
                     if failed is not None:
                         self.pending.append(failed)
                 case Defer(node=node, kind=kind, attempt=attempt, seconds=seconds):
@@ -369,6 +378,8 @@ class _Run:
                     self.scripts.kill(node, kind)
                 case WriteRescue():
                     self.rescue = self.files.write_rescue(machine, self.clock())
+                case WriteSavePoint():
+                    self.files.write_save_point(machine, instruction, self.clock())
                 case Finish():
                     finish = instruction
         self.files.record(step.changes, frozenset((e.node, e.attempt) for e in self.pending
@@ -385,6 +396,8 @@ class _Run:
         for event in self._started():
             target = self.keys.get(event.key)
             if target is not None:
+                if target[0] == self.dag.provisioner:
+                    self.pending.append(ProvisionerReady())
                 self.files.started_keys.add(target)
                 self.journal.process(self.clock(), target[0], target[1], event.pid, event.start_ticks)
 
@@ -408,6 +421,7 @@ class _Run:
             raise self.journal.failure
 
     def _finish(self, machine: DagState, finish: Finish) -> None:
+        self.stop_services()
         rescue = os.path.basename(self.rescue) if self.rescue else None
         self.journal.end(self.clock(), finish.succeeded, finish.dag_status, finish.exit_code, rescue)
         self.journal.commit()
@@ -422,13 +436,43 @@ class _Run:
             self.pending.append(SubmitFailed(sub.node, sub.attempt, str(exc)))
             return
         if len(launches) != 1:
-            self.procs.start(key, [launch.key for launch in launches])
+            self.procs.start(key, [launch.key for launch in launches], self._tolerance(spec))
         if not launches:  # queue 0, or an empty item list: a cluster of no jobs succeeds at once
             now = self.clock()
             self.pending.append(JobExited(sub.node, sub.attempt, 0, None, None, now, now, None))
         for launch in launches:
             self.keys[launch.key] = (sub.node, sub.attempt)
             self.backend.submit(launch)
+        if sub.node == self.dag.provisioner and self._started is None:
+            self.pending.append(ProvisionerReady())  # a backend that cannot tell: running once submitted
+
+    def start_services(self) -> None:
+        """SERVICE nodes: submitted as the run starts, best effort (a node that cannot be submitted is
+        noted in the scripts log, nothing more); what becomes of them never reaches the DAG."""
+        for name, spec in self.dag.services.items():
+            if spec.noop:
+                continue
+            try:
+                launches = self._launches(spec, Submit(name, 0, 0, spec.priority), f"{name}#service")
+            except (InputError, ValueError) as exc:
+                self.scripts.note(f"SERVICE node {name} could not be submitted: {exc}")
+                continue
+            for launch in launches:
+                self.services.add(launch.key)
+                self.backend.submit(launch)
+
+    def stop_services(self) -> None:
+        """The DAG has ended: SERVICE nodes still running are removed, as DAGMan removes them."""
+        for key in sorted(self.services):
+            self.backend.cancel(key)
+        self.services.clear()
+
+    def _tolerance(self, spec: NodeSpec) -> Tolerance:
+        """TOLERANCE, else DAGMAN_NODE_JOB_FAILURE_TOLERANCE / DAGMAN_REMOVE_JOB_LIST_ON_FAILURE."""
+        if spec.tolerance is None:
+            return self.tolerance
+        value, percent, mode = spec.tolerance
+        return Tolerance(value, percent, self.tolerance.fail_fast if mode == "" else mode == "FAIL-FAST")
 
     def _launches(self, spec: NodeSpec, sub: Submit, key: str) -> list[Launch]:
         """The node's jobs: one, or one per proc of a ``queue N``/``queue ... in/from/matching``."""
@@ -441,11 +485,11 @@ class _Run:
             desc = self._description(spec)
             if not desc.queue.simple:
                 rows = proc_rows(desc, spec.directory)
-                parents = self.dag.parents[spec.name]
+                parents = self.dag.parents.get(spec.name, [])
                 return [self._launch(spec, sub, f"{key}.{row['Process']}",
                                      render_node(desc, spec, sub, self.append_vars, parents, row))
                         for row in rows]
-            job = render_node(desc, spec, sub, self.append_vars, self.dag.parents[spec.name])
+            job = render_node(desc, spec, sub, self.append_vars, self.dag.parents.get(spec.name, []))
         return [self._launch(spec, sub, key, job)]
 
     def _launch(self, spec: NodeSpec, sub: Submit, key: str, job: JobSpec) -> Launch:
@@ -477,6 +521,15 @@ class _Run:
         if self.keys:
             raw, self.early = self.early + self.backend.wait(0.0 if self.early else timeout), []
             for event in raw:
+                if event.key in self.services:  # a SERVICE node's job: not the DAG's business
+                    if not isinstance(event, Suspended | Released):
+                        self.services.discard(event.key)
+                    continue
+                if isinstance(event, Suspended | Released):  # the attempt goes on (held, queued again)
+                    held = self.keys.get(event.key)
+                    if held is not None and isinstance(event, Suspended):
+                        events.append(JobSuspended(held[0], held[1], event.reason))
+                    continue
                 target = self.keys.pop(event.key, None)
                 if target is None:
                     continue  # a cancelled attempt
@@ -487,6 +540,8 @@ class _Run:
                 if isinstance(ended, Exited):
                     events.append(JobExited(target[0], target[1], ended.exit_code, ended.signal,
                                             ended.reason, ended.started, ended.ended, ended.slot))
+                elif isinstance(ended, Removed):
+                    events.append(JobRemoved(target[0], target[1], ended.reason))
                 elif ended is not None:  # None: other procs of the node still run
                     events.append(JobHeld(target[0], target[1], ended.reason))
         elif not events:
@@ -622,7 +677,8 @@ def run_workflow(directory: str, *, backend: Backend | Callable[[], Backend],
         journal = Journal(paths["journal"], run_id)
         pre_done = frozenset(n for n, spec in dag.nodes.items() if spec.done or n in done)
         run = _Run(dag, descs, first, the_backend, journal, paths, clock, on_progress, progress_interval,
-                   source, pre_done, names)
+                   source, pre_done, names,
+                   Tolerance(limits.job_failure_tolerance, False, limits.remove_job_list_on_failure))
         try:
             with _Environment(dag.env):
                 result = _drive(run, machine, prior, source, done, handle_signals)
@@ -651,6 +707,8 @@ def _report_files(dag: Dag) -> list[str]:
     """The files the engine replaces atomically (their stale temporaries are removed on start)."""
     files = [glob.escape(p) for p in (dag.dot, dag.node_status_file[0] if dag.node_status_file else None,
                                       dag.path + ".metrics") if p]
+    if dag.dot and not dag.dot_options.overwrite:
+        files.append(glob.escape(dag.dot) + ".[0-9]*")  # DOT ... DONT-OVERWRITE: numbered files
     return [glob.escape(dag.path) + suffix + ".rescue[0-9][0-9][0-9]*" for suffix in ("", "_multi")] + files
 
 
@@ -666,10 +724,10 @@ def _drive(run: _Run, machine: DagState, prior: Replay, source: str, done: set[s
     initially_done = {n for n in dag.nodes if machine.node_state(n) == "done"}
     run.journal.begin(run.clock(), prior.epochs + 1, source, len(dag.nodes), initially_done)
     run.files.begin(run.clock())
-    if dag.dot:
-        write_atomic(dag.dot, dot_text(dag))
+    run.files.draw(machine, run.clock())
     restore = _install_signals(run) if handle_signals else None
     try:
+        run.start_services()  # before every other node, as DAGMan starts them
         run.act(machine, machine.start(idle=0))
         while machine.finished is None:
             events = run.gather()

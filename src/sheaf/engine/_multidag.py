@@ -61,6 +61,8 @@ def combine_dags(dags: list[Dag]) -> Dag:
         for key, value in dag.env.items():
             out.env.setdefault(key, value)
         out.env_get += tuple(v for v in dag.env_get if v not in out.env_get)
+        out.weak.update((name(p), name(c)) for p, c in dag.weak)
+        out.services.update((name(old), replace(spec, name=name(old))) for old, spec in dag.services.items())
         for key, value in dag.job_attrs.items():
             out.job_attrs.setdefault(key, value)
         out.warnings.extend(dag.warnings)

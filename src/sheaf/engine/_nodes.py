@@ -19,6 +19,7 @@ __all__ = [
     "DAG_NODES_FAILED",
     "DAG_OK",
     "DAG_REMOVED",
+    "RETURN_ABORTED",
     "RETURN_HELD",
     "RETURN_PRE_FAILED",
     "RETURN_SUBMIT_FAILED",
@@ -27,13 +28,25 @@ __all__ = [
     "Moment",
     "Node",
     "NodeState",
+    "expected_state",
+    "unmet_parents",
 ]
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal, get_args
 
-from sheaf.engine._events import Details
-from sheaf.formats._dagman_records import NodeSpec
+from sheaf.engine._events import (
+    DeferElapsed,
+    Details,
+    JobExited,
+    JobHeld,
+    JobRemoved,
+    JobSuspended,
+    ScriptExited,
+    SubmitFailed,
+)
+from sheaf.formats._dagman_records import Dag, NodeSpec
 
 NodeState = Literal["waiting", "pre_ready", "pre", "pre_deferred", "ready", "submitted",
                     "post_ready", "post", "post_deferred", "done", "failed"]
@@ -43,6 +56,7 @@ ACTIVE_STATES = frozenset({"pre_ready", "pre", "pre_deferred", "ready", "submitt
 
 RETURN_SUBMIT_FAILED = -1001  # DAG_ERROR_CONDOR_SUBMIT_FAILED
 RETURN_HELD = -1001  # a job that can never run is, to DAGMan, one that could not be submitted
+RETURN_ABORTED = -1002  # DAG_ERROR_CONDOR_JOB_ABORTED: the job was removed (periodic_remove)
 RETURN_PRE_FAILED = -1004  # DAG_ERROR_JOB_SKIPPED (DAGMAN_ALWAYS_RUN_POST)
 DAG_OK, DAG_NODES_FAILED, DAG_ABORTED, DAG_REMOVED, DAG_CYCLE = 0, 2, 3, 4, 5
 
@@ -128,3 +142,27 @@ class Node:
 
     def key(self) -> tuple[int, int, str]:
         return (-self.prio, self.seq, self.name)
+
+
+def expected_state(event: JobExited | JobHeld | JobSuspended | JobRemoved | SubmitFailed | ScriptExited
+                    | DeferElapsed) -> NodeState:
+    """The state a node is in when ``event`` about its current attempt arrives."""
+    match event:
+        case JobExited() | JobHeld() | JobSuspended() | JobRemoved() | SubmitFailed():
+            return "submitted"
+        case ScriptExited(kind="PRE"):
+            return "pre"
+        case ScriptExited():
+            return "post"
+        case DeferElapsed(kind="PRE"):
+            return "pre_deferred"
+        case _:
+            return "post_deferred"
+
+
+def unmet_parents(dag: Dag, nodes: Mapping[str, Node], name: str) -> int:
+    """The parents ``name`` still waits for: those not done, but a failed parent of a WEAK edge is
+    finished, which is all its child needs."""
+    weak = dag.weak
+    return sum(1 for p in dag.parents[name] if nodes[p].state != "done"
+               and not (nodes[p].state == "failed" and (p, name) in weak))

@@ -30,7 +30,7 @@ __all__ = ["STATUS_NUMBERS", "StatusSnapshot", "futile_nodes", "node_status_text
 
 import time
 from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from sheaf.formats._dagman_records import Dag
 
@@ -44,11 +44,15 @@ FUTILE = 7
 
 def futile_nodes(dag: Dag, state_of: Callable[[str], str]) -> set[str]:
     """Nodes waiting for a parent that failed, directly or through other waiting nodes: they can
-    never run (iterative, each node visited once)."""
+    never run (iterative, each node visited once).  A failed node's WEAK children are not futile
+    (it finished, which is all they need); a futile node's children all are (it never ran)."""
     futile: set[str] = set()
     stack = [n for n in dag.nodes if state_of(n) == "failed"]
     while stack:
-        for child in dag.children[stack.pop()]:
+        parent = stack.pop()
+        for child in dag.children[parent]:
+            if (parent, child) in dag.weak and parent not in futile:
+                continue
             if child not in futile and state_of(child) == "waiting":
                 futile.add(child)
                 stack.append(child)
@@ -70,6 +74,7 @@ class StatusSnapshot:
     outcome: tuple[int, str]  # the DAG's status number and its note (see dag_outcome)
     finished: bool
     update_time: float
+    job_attrs: Mapping[str, str] = field(default_factory=dict)  # SET_JOB_ATTR: DAGMan's own job ad
 
 
 def dag_outcome(succeeded: bool | None, dag_status: int, interrupted: bool,
@@ -131,6 +136,7 @@ def node_status_text(s: StatusSnapshot, now: float) -> str:
              f"  DagStatus = {number}; /* {_quote(f'{STATUS_NAMES[number]} ({note})')} */"]
     for key, value in _counts(s):
         lines.append(f"  {key} = {value};" + (" /* includes held */" if key == "JobProcsIdle" else ""))
+    lines.extend(f"  {name} = {value};" for name, value in s.job_attrs.items())
     lines.append("]")
     for name, state in s.states.items():
         lines += _node_ad(s, name, state)

@@ -6,15 +6,35 @@ The backend runs each proc under its own key ``node#attempt.proc``; :class:`Proc
 events into one event under the node's key ``node#attempt`` once the last proc has ended.  A held
 proc ends the cluster at once: DAGMan removes the rest of a node's cluster when one of its jobs is
 held, so the node's attempt fails.  Nodes of one proc never enter a group: their events pass through.
+
+Failure tolerance (``Node::CheckBatchFailed``): the job list fails once more procs failed than the
+node's ``TOLERANCE`` (a number, or a percentage of the procs, rounded down), else
+``DAGMAN_NODE_JOB_FAILURE_TOLERANCE`` (default 0).  Once failed, the remaining procs are removed at
+once (``FAIL-FAST``; ``DAGMAN_REMOVE_JOB_LIST_ON_FAILURE``, default true) and the node's event is the
+first failure, or left to run to their end (``WAIT``).  A cluster whose failures stay within the
+tolerance succeeds (exit code 0).
 """
 
 from __future__ import annotations
 
-__all__ = ["ProcGroups"]
+__all__ = ["NO_TOLERANCE", "ProcGroups", "Tolerance"]
 
 from dataclasses import dataclass, field, replace
 
-from sheaf.engine._backend import Event, Exited, Held
+from sheaf.engine._backend import Exited, Held, Removed
+
+
+@dataclass(frozen=True, slots=True)
+class Tolerance:
+    value: int = 0
+    percent: bool = False
+    fail_fast: bool = True
+
+    def allows(self, failures: int, procs: int) -> bool:
+        return failures <= (procs * self.value // 100 if self.percent else self.value)
+
+
+NO_TOLERANCE = Tolerance()  # DAGMan's defaults: no failure tolerated, the rest removed
 
 
 @dataclass(slots=True)
@@ -25,6 +45,8 @@ class _Group:
     started: float = float("inf")
     ended: float = 0.0
     members: list[str] = field(default_factory=list)
+    tolerance: Tolerance = NO_TOLERANCE
+    failures: int = 0
 
 
 class ProcGroups:
@@ -32,10 +54,10 @@ class ProcGroups:
         self._by_proc: dict[str, _Group] = {}
         self._by_key: dict[str, _Group] = {}
 
-    def start(self, key: str, procs: list[str]) -> None:
+    def start(self, key: str, procs: list[str], tolerance: Tolerance = NO_TOLERANCE) -> None:
         if not procs:
             return
-        group = _Group(key, set(procs), members=list(procs))
+        group = _Group(key, set(procs), members=list(procs), tolerance=tolerance)
         self._by_key[key] = group
         for proc in procs:
             self._by_proc[proc] = group
@@ -49,22 +71,28 @@ class ProcGroups:
             self._by_proc.pop(proc, None)
         return sorted(group.waiting)
 
-    def finished(self, event: Event) -> tuple[Event | None, list[str]]:
+    def finished(self, event: Exited | Held | Removed) -> tuple[Exited | Held | Removed | None, list[str]]:
         """(the node's event once its cluster has ended, else None; procs to cancel now)."""
         group = self._by_proc.pop(event.key, None)
         if group is None:
             return event, []
         group.waiting.discard(event.key)
-        if isinstance(event, Held):
+        if isinstance(event, Held | Removed):
             rest = self.cancel(group.key)
             return replace(event, key=group.key), rest
         group.started = min(group.started, event.started)
         group.ended = max(group.ended, event.ended)
-        if group.failed is None and (event.exit_code != 0 or event.signal is not None):
-            group.failed = event
+        if event.exit_code != 0 or event.signal is not None:
+            group.failures += 1
+            group.failed = group.failed or event
+        failed = not group.tolerance.allows(group.failures, len(group.members))
+        if failed and group.failed is not None and group.tolerance.fail_fast and group.waiting:
+            rest = self.cancel(group.key)  # the rest of the job list is removed
+            return replace(group.failed, key=group.key, started=group.started, ended=group.ended), rest
         if group.waiting:
             return None, []
         del self._by_key[group.key]
-        if group.failed is not None:
+        if failed and group.failed is not None:
             return replace(group.failed, key=group.key, started=group.started, ended=group.ended), []
-        return replace(event, key=group.key, started=group.started, ended=group.ended), []
+        return replace(event, key=group.key, started=group.started, ended=group.ended, exit_code=0,
+                       signal=None, reason=None), []

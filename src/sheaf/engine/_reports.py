@@ -18,13 +18,13 @@ from __future__ import annotations
 __all__ = [
     "AppendFile",
     "RescueNode",
-    "dot_text",
     "newest_rescue",
     "remove_stale_temporaries",
     "rescue_name",
     "rescue_text",
     "write_atomic",
     "write_rescue",
+    "write_save_point",
 ]
 
 import contextlib
@@ -37,7 +37,6 @@ from dataclasses import dataclass
 from typing import IO
 
 from sheaf.errors import StorageError
-from sheaf.formats._dagman_records import Dag
 from sheaf.model._runlock import pid_alive
 
 _RESCUE_RE = re.compile(r"\.rescue(\d{3,})$")
@@ -107,20 +106,23 @@ class RescueNode:
     retried: int = 0  # retries already performed
     unless_exit: int | None = None
     reason: str | None = None
+    weak_only: bool = False  # every child is a WEAK child (a failed node is then DONE in a rescue DAG)
 
 
 def rescue_text(dag_files: Iterable[str], nodes: Iterable[RescueNode], reset_retries: bool,
-                now: float) -> str:
+                now: float, header: str | None = None) -> str:
     """A rescue DAG as DAGMan's ``Dag::WriteRescue`` writes it (version 2.1.0, a partial rescue DAG
     read on top of the original DAG): the header, a ``DONE`` line per finished node (never the FINAL
     node) and - only when ``DAGMAN_RESET_RETRIES_UPON_RESCUE`` is false - a ``RETRY`` line with the
     retries left, so that reading it back never changes a retry limit otherwise.  Each failed node's
-    reason follows the header as a comment (DAGMan's reader skips comments)."""
+    reason follows the header as a comment (DAGMan's reader skips comments).  A save point file is
+    written in this format with its own ``header`` line (and retries reset)."""
     nodes = list(nodes)
     stamp = time.gmtime(now)
     failed = [n for n in nodes if n.failed]
-    lines = ["# Rescue DAG file, created after running",
-             f"#   the {' '.join(dag_files)} DAG file",
+    heading = [header] if header is not None else ["# Rescue DAG file, created after running",
+                                                    f"#   the {' '.join(dag_files)} DAG file"]
+    lines = [*heading,
              (f"# Created {stamp.tm_mon}/{stamp.tm_mday}/{stamp.tm_year} "
               f"{time.strftime('%H:%M:%S', stamp)} UTC"),
              "# Rescue DAG version: 2.1.0", "#",
@@ -133,6 +135,8 @@ def rescue_text(dag_files: Iterable[str], nodes: Iterable[RescueNode], reset_ret
     for node in nodes:
         if node.done and not node.final:
             lines.append(f"DONE {node.name}")
+        elif node.failed and node.weak_only and not node.final:  # it ran: its WEAK children are served
+            lines.extend(("# Failed node with only weak child dependencies:", f"DONE {node.name}"))
         if node.retries > 0 and not reset_retries:
             left = max(0, node.retries - node.retried)
             lines.append(f"# {node.retried} of {node.retries} retries already performed; {left} remaining")
@@ -150,6 +154,18 @@ def write_rescue(dag_path: str, text: str, multi: bool = False, path: str | None
         path = rescue_name(dag_path, number, multi)
     write_atomic(path, text)
     return path
+
+
+def write_save_point(path: str, text: str) -> None:
+    """A SAVE_POINT_FILE: its directory made, a file already there kept as ``<path>.old`` (one older
+    version, as DAGMan keeps it), then written atomically."""
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        if os.path.exists(path):
+            os.replace(path, path + ".old")
+    except OSError as exc:
+        raise StorageError.of(exc, path, _RESUME) from None
+    write_atomic(path, text)
 
 
 class AppendFile:
@@ -179,12 +195,3 @@ class AppendFile:
         # a history file: what could not be written was reported by flush already
         with contextlib.suppress(OSError):
             self._handle.close()
-
-
-def dot_text(dag: Dag) -> str:
-    lines = [f'digraph "{os.path.basename(dag.path)}" {{']
-    lines.extend(f'    "{name}";' for name in dag.nodes)
-    lines.extend(f'    "{name}" -> "{child}";'
-                 for name, children in dag.children.items() for child in children)
-    lines.append("}")
-    return "\n".join(lines) + "\n"

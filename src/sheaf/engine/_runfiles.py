@@ -4,8 +4,10 @@
   for a top-level run (where Pegasus looks for it) and ``<dag>.jobstate.log`` for a SUBDAG's run, so
   that a SUBDAG sharing its parent's directory writes its own file;
 * ``<primary dag>.nodes.log`` (``_nodelog``): the node jobs' events in HTCondor's event log format;
-* the ``NODE_STATUS_FILE`` (``_nodestatus``), when the DAG names one;
-* the rescue DAG (``_reports.rescue_text``), when the state machine asks for one;
+* the ``NODE_STATUS_FILE`` (``_nodestatus``) and the ``DOT`` file (``_dot``), when the DAG names them;
+* the rescue DAG (``_reports.rescue_text``), when the state machine asks for one, and a
+  ``SAVE_POINT_FILE`` (the same format, retries reset, DAGMan's header) when a node with a save point
+  starts for the first time - a file already there is kept as ``<file>.old``, as DAGMan keeps it;
 * ``<primary dag>.metrics`` (``_metrics``) when the run ends.
 
 Order within a loop turn (``record``): the turn's changes are journaled first (by the loop), its
@@ -28,12 +30,13 @@ import re
 from collections.abc import Callable, Collection, Iterable
 from typing import TYPE_CHECKING
 
-from sheaf.engine._events import Change, Finish
+from sheaf.engine._dot import DotFile
+from sheaf.engine._events import Change, Finish, WriteSavePoint
 from sheaf.engine._jobstate import JobstateLog
 from sheaf.engine._metrics import RunCounts, metrics_text
 from sheaf.engine._nodelog import NodesLog, nodes_log_path
 from sheaf.engine._nodestatus import StatusSnapshot, dag_outcome, futile_nodes, node_status_text
-from sheaf.engine._reports import RescueNode, rescue_text, write_atomic, write_rescue
+from sheaf.engine._reports import RescueNode, rescue_text, write_atomic, write_rescue, write_save_point
 from sheaf.engine._runevents import EventTranslator
 from sheaf.formats._dagman_records import Dag
 
@@ -52,6 +55,12 @@ def dagman_id() -> int:
 def _flag(dag: Dag, key: str, default: bool) -> bool:
     raw = dag.config.get(key)
     return default if raw is None else raw.strip().lower() in ("true", "1", "yes")
+
+
+def _weak_only(dag: Dag, name: str) -> bool:
+    """DAGMan's ``AllChildrenWeak``: the node has children and every one is a WEAK child."""
+    children = dag.children[name]
+    return bool(dag.weak) and bool(children) and all((name, c) in dag.weak for c in children)
 
 
 class RunFiles:
@@ -73,6 +82,7 @@ class RunFiles:
         self.started_keys: set[tuple[str, int]] = set()
         self._outdated = True
         self._last_status = -1e18
+        self.dot = DotFile(dag) if dag.dot else None
         self.start_time = 0.0
 
     # -- the run's life -------------------------------------------------------------------------
@@ -85,6 +95,8 @@ class RunFiles:
         events = self.translator.events(changes, failed_submits)
         if events:
             self._outdated = True
+            if self.dot is not None:
+                self.dot.changed()
         for event in events:
             if event.kind == "SUBMIT":
                 self.counts.jobs_submitted += 1
@@ -100,12 +112,27 @@ class RunFiles:
     def write_rescue(self, machine: DagState, now: float) -> str:
         nodes = [RescueNode(name, node.state == "done", node.state == "failed", node.spec.final,
                             node.spec.retries, min(node.attempt, node.spec.retries), node.spec.unless_exit,
-                            node.reason)
+                            node.reason, _weak_only(self.dag, name))
                  for name, node in machine.nodes.items()]
         reset = _flag(self.dag, "DAGMAN_RESET_RETRIES_UPON_RESCUE", True)
         text = rescue_text(self.dag_files, nodes, reset, now)
         self.rescue = write_rescue(self.dag.path, text, self.multi, self.rescue)
         return self.rescue
+
+    def draw(self, machine: DagState, now: float) -> None:
+        """The DOT file as the run starts."""
+        if self.dot is not None:
+            self.dot.write(machine.node_state, now)
+
+    def write_save_point(self, machine: DagState, save: WriteSavePoint, now: float) -> None:
+        path = machine.nodes[save.node].spec.save_point
+        assert path is not None
+        done, failed = set(save.done), set(save.failed)
+        nodes = [RescueNode(name, name in done, name in failed, node.spec.final, node.spec.retries,
+                            reason=node.reason)
+                 for name, node in machine.nodes.items()]
+        text = rescue_text(self.dag_files, nodes, True, now, f"# Save file written at Start Node {save.node}")
+        write_save_point(path, text)
 
     def finish(self, machine: DagState, finish: Finish, now: float) -> None:
         self.status(machine, now, force=True)
@@ -119,7 +146,9 @@ class RunFiles:
     # -- snapshots ------------------------------------------------------------------------------
 
     def status(self, machine: DagState, now: float, force: bool = False) -> None:
-        """Write the node status file by DAGMan's rules (``_nodestatus``)."""
+        """Write the node status file by DAGMan's rules (``_nodestatus``), the DOT file by ``_dot``'s."""
+        if self.dot is not None:
+            self.dot.update(machine.node_state, now, force)
         config = self.dag.node_status_file
         if config is None:
             return
@@ -142,7 +171,8 @@ class RunFiles:
             self.dag_files, {n: node.state for n, node in nodes.items()},
             {n: node.reason for n, node in nodes.items()}, {n: node.attempt for n, node in nodes.items()},
             futile_nodes(machine.dag, machine.node_state), self.pre_done, started,
-            {n for n, node in nodes.items() if node.spec.noop}, outcome, finished is not None, every)
+            {n for n, node in nodes.items() if node.spec.noop}, outcome, finished is not None, every,
+            self.dag.job_attrs)
 
     def _metrics(self, machine: DagState, finish: Finish, now: float) -> str:
         match = _RESCUE_NUMBER.search(self.source)

@@ -68,16 +68,20 @@ __all__ = [
     "InvalidTransition",
     "JobExited",
     "JobHeld",
+    "JobRemoved",
+    "JobSuspended",
     "KillScript",
     "Limits",
     "Moment",
     "NodeState",
+    "ProvisionerReady",
     "RunScript",
     "ScriptExited",
     "Step",
     "Submit",
     "SubmitFailed",
     "WriteRescue",
+    "WriteSavePoint"
 ]
 
 import heapq
@@ -96,13 +100,17 @@ from sheaf.engine._events import (
     Interrupted,
     JobExited,
     JobHeld,
+    JobRemoved,
+    JobSuspended,
     KillScript,
+    ProvisionerReady,
     RunScript,
     ScriptExited,
     Step,
     Submit,
     SubmitFailed,
     WriteRescue,
+    WriteSavePoint,
 )
 from sheaf.engine._invariants import check_invariants
 from sheaf.engine._nodes import (
@@ -112,6 +120,7 @@ from sheaf.engine._nodes import (
     DAG_NODES_FAILED,
     DAG_OK,
     DAG_REMOVED,
+    RETURN_ABORTED,
     RETURN_HELD,
     RETURN_PRE_FAILED,
     RETURN_SUBMIT_FAILED,
@@ -120,28 +129,17 @@ from sheaf.engine._nodes import (
     Moment,
     Node,
     NodeState,
+    expected_state,
     note_of,
+    unmet_parents,
 )
+from sheaf.engine._readiness import make_ready, provisioned, release_children, start_nodes
 from sheaf.engine._scriptmacros import script_argv
-from sheaf.engine._throttle import IdleThrottle, Throttle, ThrottleStatistics
+from sheaf.engine._throttle import IdleThrottle, Limits, Throttle, ThrottleStatistics
 from sheaf.engine._transitions import TRANSITIONS
 from sheaf.formats._dagman_records import Dag, Script
 
 Key = tuple[int, int, str]
-
-
-@dataclass(frozen=True, slots=True)
-class Limits:
-    """Per-workflow throttles and ordering knobs (DAGMan's); 0 means unlimited for a throttle."""
-
-    maxjobs: int = 0
-    maxidle: int = 1000
-    maxpre: int = 20
-    maxpost: int = 20
-    always_run_post: bool = False
-    depth_first: bool = False  # DAGMAN_SUBMIT_DEPTH_FIRST
-    retry_node_first: bool = False  # DAGMAN_RETRY_NODE_FIRST
-    dag_priority: int = 0  # DAGMAN_DEFAULT_PRIORITY, or the SUBDAG node's effective priority
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,20 +151,6 @@ class _Abort:
     @property
     def exit_code(self) -> int:
         return self.returns if self.returns is not None else self.value
-
-
-def _expected_state(event: JobExited | JobHeld | SubmitFailed | ScriptExited | DeferElapsed) -> NodeState:
-    match event:
-        case JobExited() | JobHeld() | SubmitFailed():
-            return "submitted"
-        case ScriptExited(kind="PRE"):
-            return "pre"
-        case ScriptExited():
-            return "post"
-        case DeferElapsed(kind="PRE"):
-            return "pre_deferred"
-        case _:
-            return "post_deferred"
 
 
 def _value(exit_code: int | None, signal: int | None) -> int:
@@ -209,6 +193,7 @@ class DagState:
         self._final_started = False
         self._rescued = False
         self.dag_id = 0  # DAGMan's job id of this run ($DAGID), set by the loop
+        self.provisioning = False  # the other nodes wait for the PROVISIONER's job to run
         self._restore(set(done), set(failed), attempts or {}, reasons or {})
 
     # -- set-up ---------------------------------------------------------------------------------
@@ -225,13 +210,11 @@ class DagState:
                 self.failed_count += 1
             self.counts[node.state] += 1
         for name, node in self.nodes.items():
-            node.unmet = sum(1 for p in self.dag.parents[name] if self.nodes[p].state != "done")
+            node.unmet = unmet_parents(self.dag, self.nodes, name)
 
     def start(self, idle: int = 0) -> Step:
-        """Release every node whose parents are all done (in declaration order), then dispatch."""
-        for node in self.nodes.values():
-            if node.state == "waiting" and node.unmet == 0 and not node.spec.final:
-                self._make_ready(node)
+        """Release the nodes that can start (``_readiness.start_nodes``), then dispatch."""
+        start_nodes(self)
         return self._finish_step(idle)
 
     # -- the core -------------------------------------------------------------------------------
@@ -281,16 +264,9 @@ class DagState:
         node.seq = self._generation
         heapq.heappush(heap, (0, node.seq, node.name))
 
-    def _make_ready(self, node: Node) -> None:
-        self._transition(node, "pre_ready" if node.spec.pre is not None else "ready")
-
-    def _release_children(self, node: Node) -> None:
-        for child_name in self.dag.children[node.name]:
-            child = self.nodes[child_name]
-            child.unmet -= 1
-            if child.unmet == 0 and child.state == "waiting" and self.aborted is None \
-                    and not self.interrupted:
-                self._make_ready(child)
+    _make_ready = make_ready
+    _release_children = release_children
+    _provisioned = provisioned
 
     # -- dispatch -------------------------------------------------------------------------------
 
@@ -310,7 +286,8 @@ class DagState:
                 self._transition(node, "pre" if kind == "PRE" else "post")
                 script = node.spec.pre if kind == "PRE" else node.spec.post
                 self._emit(RunScript(node.name, "PRE" if kind == "PRE" else "POST", node.attempt,
-                                     self._script_argv(node, script), node.spec.directory))
+                                     self._script_argv(node, script), node.spec.directory,
+                                     script.debug if script is not None else None))
                 started += 1
         return started
 
@@ -368,10 +345,15 @@ class DagState:
         if isinstance(event, Interrupted):
             self._interrupt(event.reason)
             return
+        if isinstance(event, ScriptExited) and event.kind == "HOLD":
+            return  # DAGMan ignores what a HOLD script returns
+        if isinstance(event, ProvisionerReady):
+            self._provisioned()
+            return
         node = self.nodes.get(event.node)
         if node is None:
             raise KeyError(f"event for unknown node {event.node!r}")
-        expected = _expected_state(event)
+        expected = expected_state(event)
         if event.attempt != node.attempt or node.state != expected:
             if self.aborted is not None or self.interrupted:
                 return  # a late report about an attempt already cancelled (abort, interrupt)
@@ -384,6 +366,14 @@ class DagState:
             case JobHeld(reason=reason):
                 node.reason = reason
                 self._job_finished(node, RETURN_HELD, {"reason": reason})
+            case JobSuspended():  # stays submitted until released or removed; its HOLD script runs
+                hold = node.spec.hold
+                if hold is not None:
+                    self._emit(RunScript(node.name, "HOLD", node.attempt, self._script_argv(node, hold),
+                                         node.spec.directory, hold.debug))
+            case JobRemoved(reason=reason):
+                node.reason = f"removed: {reason}"
+                self._job_finished(node, RETURN_ABORTED, {"reason": node.reason})
             case SubmitFailed(reason=reason):
                 node.reason = f"submit failed: {reason}"
                 node.poisoned = True  # DAGMan: a submit failure short-circuits the node's retries
@@ -424,13 +414,15 @@ class DagState:
 
     def _on_script(self, node: Node, event: ScriptExited) -> None:
         value = _value(event.exit_code, event.signal)
-        script = node.spec.pre if event.kind == "PRE" else node.spec.post
+        kind = event.kind
+        assert kind != "HOLD"  # ignored by _handle
+        script = node.spec.pre if kind == "PRE" else node.spec.post
         assert script is not None
-        info: Details = {"script": event.kind, "return": value}
+        info: Details = {"script": kind, "return": value}
         if script.defer_status is not None and value == script.defer_status:
-            self._transition(node, "pre_deferred" if event.kind == "PRE" else "post_deferred", info)
-            self._emit(Defer(node.name, event.kind, node.attempt, script.defer_time))
-        elif event.kind == "PRE":
+            self._transition(node, "pre_deferred" if kind == "PRE" else "post_deferred", info)
+            self._emit(Defer(node.name, kind, node.attempt, script.defer_time))
+        elif kind == "PRE":
             self._on_pre(node, value, info)
         else:
             self._on_post(node, value, info)
@@ -480,6 +472,8 @@ class DagState:
         node.poisoned = False
         self.failed_count += 1
         self._transition(node, "failed", {**info, "why": node.reason or f"exit value {value}"})
+        if self.dag.weak:
+            self._release_children(node, weak_only=True)
 
     # -- abort, interrupt, end ------------------------------------------------------------------
 

@@ -185,21 +185,6 @@ def proc_rows(desc: SubmitDescription, directory: str) -> list[dict[str, str]]:
     return rows
 
 
-#: Submit commands whose meaning the local backend does not carry out: refused, naming the line,
-#: rather than ignored (a job that should have been removed or held would run on).
-_UNSUPPORTED = {
-    "periodic_remove": "the local backend does not evaluate periodic_remove",
-    "periodic_hold": "the local backend does not evaluate periodic_hold",
-    "periodic_release": "the local backend does not evaluate periodic_release",
-}
-
-
-def _refuse_unsupported(desc: SubmitDescription, values: Mapping[str, tuple[str, int]]) -> None:
-    for key, why in _UNSUPPORTED.items():
-        if key in values:
-            raise _error(desc.path, values[key][1], f"{key} is not supported", why, values[key][0])
-
-
 def _evaluate(text: str) -> object:
     """``$INT()``/``$REAL()``: a ClassAd expression with no attribute references."""
     try:
@@ -224,7 +209,6 @@ def render(desc: SubmitDescription, node: str, attempt: int, cluster: int, direc
                 evaluate=_evaluate)
     values, attrs = effective_values(desc, ex)
     ex.file = values
-    _refuse_unsupported(desc, values)
     submit_dir = directory
     iwd = _resolve(submit_dir, ex.get("initialdir", "") or submit_dir)
     exe = ex.get("executable")
@@ -263,6 +247,14 @@ _REQUESTS = (("request_cpus", "RequestCpus"), ("request_memory", "RequestMemory"
              ("request_disk", "RequestDisk"), ("request_gpus", "RequestGpus"), ("priority", "JobPrio"))
 
 
+# submit command -> job ad attribute holding its ClassAd expression; the periodic_* policy is
+# evaluated by the local backend as the schedd evaluates it
+_EXPRESSIONS = (("requirements", "Requirements"), ("rank", "Rank"), ("periodic_hold", "PeriodicHold"),
+                ("periodic_release", "PeriodicRelease"), ("periodic_remove", "PeriodicRemove"),
+                ("periodic_hold_reason", "PeriodicHoldReason"),
+                ("periodic_hold_subcode", "PeriodicHoldSubCode"))
+
+
 @functools.lru_cache(maxsize=1 << 16)
 def _literal(value: str | int) -> classad.Expr:
     """The Expr of a literal, shared between ads (most values repeat: executables, directories, ints)."""
@@ -295,7 +287,7 @@ def _job_ad(desc: SubmitDescription, ex: Macros, attrs_raw: Mapping[str, str], n
         if value or key == "request_cpus":
             line = desc.values.get(key, ("", None))[1]
             attrs.append((attr, _expr(desc, key, _request(key, value or "1", desc.path, line))))
-    for key, attr in (("requirements", "Requirements"), ("rank", "Rank")):
+    for key, attr in _EXPRESSIONS:
         value = ex.get(key, "")
         if value:
             attrs.append((attr, _expr(desc, key, value)))

@@ -18,7 +18,7 @@ Invariant: ``0 <= borrowed <= capacity`` whenever ``capacity > 0``.
 
 from __future__ import annotations
 
-__all__ = ["IdleThrottle", "Throttle", "ThrottleStatistics"]
+__all__ = ["IdleThrottle", "Limits", "Throttle", "ThrottleStatistics"]
 
 from dataclasses import dataclass
 
@@ -113,3 +113,19 @@ class IdleThrottle:
 
     def statistics(self) -> ThrottleStatistics:
         return ThrottleStatistics(self.name, self._capacity, self._idle, self._refused)
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """Per-workflow throttles and ordering knobs (DAGMan's); 0 means unlimited for a throttle."""
+
+    maxjobs: int = 0
+    maxidle: int = 1000
+    maxpre: int = 20
+    maxpost: int = 20
+    always_run_post: bool = False
+    depth_first: bool = False  # DAGMAN_SUBMIT_DEPTH_FIRST
+    retry_node_first: bool = False  # DAGMAN_RETRY_NODE_FIRST
+    dag_priority: int = 0  # DAGMAN_DEFAULT_PRIORITY, or the SUBDAG node's effective priority
+    job_failure_tolerance: int = 0  # DAGMAN_NODE_JOB_FAILURE_TOLERANCE (procs of a node that may fail)
+    remove_job_list_on_failure: bool = True  # DAGMAN_REMOVE_JOB_LIST_ON_FAILURE

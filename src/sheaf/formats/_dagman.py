@@ -3,16 +3,19 @@
 Grammar (one command per line; keywords case-insensitive; ``#`` starts a comment line)::
 
     JOB name submit [DIR d] [NOOP] [DONE]        FINAL name submit [DIR d] [NOOP]
+    SERVICE name submit [DIR d] [NOOP]          PROVISIONER name submit [DIR d]
     SUBDAG EXTERNAL name dagfile [DIR d] [NOOP] [DONE]
     SPLICE name dagfile [DIR d]                  INCLUDE file
-    PARENT p1 p2 ... CHILD c1 c2 ...
+    [WEAK] PARENT p1 p2 ... CHILD c1 c2 ...
     RETRY node n [UNLESS-EXIT v]                 VARS node [PREPEND|APPEND] key="value" ...
     SCRIPT [DEFER status time] [DEBUG f type] PRE|POST|HOLD node exe args...
     PRE_SKIP node code    PRIORITY node n    CATEGORY node cat    MAXJOBS cat n
+    TOLERANCE node value[%] [FAIL-FAST|WAIT]
     ABORT-DAG-ON node value [RETURN v]           DONE node         (rescue files)
     CONFIG file    DOT file [opts]    NODE_STATUS_FILE file [secs] [ALWAYS-UPDATE]    JOBSTATE_LOG file
 
-``node`` may be ``ALL_NODES`` for RETRY, VARS, SCRIPT, PRE_SKIP, PRIORITY, CATEGORY and ABORT-DAG-ON
+``node`` may be ``ALL_NODES`` for RETRY, VARS, SCRIPT, PRE_SKIP, PRIORITY, CATEGORY, ABORT-DAG-ON and
+TOLERANCE
 (``_dagman_settings`` says how such settings combine).  Parsing never touches anything but the files
 it reads.  A broken line raises :class:`sheaf.errors.FormatError` with path, line, rule and value.
 
@@ -97,34 +100,33 @@ def _targets(f: DagFile, names: list[str], role: Literal["parent", "child"]) -> 
         elif f.prefix + name in f.dag.nodes:
             out.append(f.prefix + name)
         else:
-            raise f.error(f"unknown {role} node", "PARENT/CHILD name declared nodes or splices", name)
+            raise f.error(f"unknown {role} node", "PARENT/CHILD name declared nodes or splices (not SERVICE "
+                          "nodes)", name)
     return out
 
 
 def _parse_edges(f: DagFile, words: list[str]) -> None:
+    """``[WEAK] PARENT p... CHILD c...`` (a WEAK child needs its parents finished, not successful)."""
+    weak = words[0].upper() == "WEAK"
+    if weak:
+        words = words[1:]
+        if not words or words[0].upper() != "PARENT":
+            raise f.error("WEAK without PARENT", "WEAK PARENT p... CHILD c...", f.current)
     upper = [w.upper() for w in words]
     if "CHILD" not in upper:
-        raise f.error("PARENT without CHILD", "PARENT p... CHILD c...", " ".join(words))
+        raise f.error("PARENT without CHILD", "[WEAK] PARENT p... CHILD c...", " ".join(words))
     cut = upper.index("CHILD")
     parents, children = words[1:cut], words[cut + 1:]
     if not parents or not children:
-        raise f.error("PARENT and CHILD each need at least one node", "PARENT p... CHILD c...",
+        raise f.error("PARENT and CHILD each need at least one node", "[WEAK] PARENT p... CHILD c...",
                       " ".join(words))
-    f.edges.append((parents, children, f.lineno))
+    f.edges.append((parents, children, f.lineno, weak))
 
 
-# Commands DAGMan knows that sheaf refuses, each with why (a refusal names the line).
-_REFUSED = {
-    "SERVICE": "SERVICE nodes (run beside the DAG, removed when it ends) are not run by sheaf run",
-    "PROVISIONER": "PROVISIONER nodes (which provision a pool for the DAG) are not run by sheaf run",
-    "TOLERANCE": "TOLERANCE (the job failures a multi-proc node tolerates) is not run by sheaf run; "
-                 "a node fails when any of its procs fails",
-    "WEAK": "WEAK dependencies (a child that waits for its parents to finish, not to succeed) are not run "
-            "by sheaf run",
-}
-_KNOWN = ("JOB, FINAL, SUBDAG EXTERNAL, SPLICE, SUBMIT-DESCRIPTION, PARENT/CHILD, SCRIPT, RETRY, VARS, "
-          "PRE_SKIP, PRIORITY, CATEGORY, MAXJOBS, ABORT-DAG-ON, DONE, CONFIG, DOT, NODE_STATUS_FILE, "
-          "JOBSTATE_LOG, INCLUDE, ENV, SET_JOB_ATTR, SAVE_POINT_FILE, CONNECT, PIN_IN, PIN_OUT, REJECT")
+_KNOWN = ("JOB, FINAL, SERVICE, PROVISIONER, SUBDAG EXTERNAL, SPLICE, SUBMIT-DESCRIPTION, PARENT/CHILD, "
+          "SCRIPT, RETRY, VARS, WEAK PARENT/CHILD, TOLERANCE, PRE_SKIP, PRIORITY, CATEGORY, MAXJOBS, "
+          "ABORT-DAG-ON, DONE, CONFIG, DOT, NODE_STATUS_FILE, JOBSTATE_LOG, INCLUDE, ENV, SET_JOB_ATTR, "
+          "SAVE_POINT_FILE, CONNECT, PIN_IN, PIN_OUT, REJECT")
 
 
 def _parse_body(f: DagFile) -> None:
@@ -134,13 +136,13 @@ def _parse_body(f: DagFile) -> None:
         f.lineno, words, f.current = lines[i]
         i += 1
         keyword = words[0].upper()
-        if keyword in ("JOB", "FINAL", "SUBDAG", "SUBMIT-DESCRIPTION"):
+        if keyword in ("JOB", "FINAL", "SERVICE", "PROVISIONER", "SUBDAG", "SUBMIT-DESCRIPTION"):
             i = parse_declaration(f, keyword, lines, i)
         elif keyword == "SPLICE":
             _parse_splice(f, words)
         elif keyword == "INCLUDE":
             _parse_include(f, words)
-        elif keyword == "PARENT":
+        elif keyword in ("PARENT", "WEAK"):
             _parse_edges(f, words)
         elif keyword in SETTINGS or keyword == "VARS":  # VARS: apply_setting keeps its entries per macro
             parse_setting(f, keyword, words)
@@ -148,8 +150,6 @@ def _parse_body(f: DagFile) -> None:
             set_done(f, words)
         elif keyword in COMMANDS:
             COMMANDS[keyword](f, words)
-        elif keyword in _REFUSED:
-            raise f.error(f"{keyword} is not supported", _REFUSED[keyword], f.current)
         elif keyword == "REJECT":
             raise f.error("the DAG file is marked REJECT", "a REJECT DAG cannot run", f.current)
         else:
@@ -161,7 +161,8 @@ def _parse_file(f: DagFile) -> None:
     _parse_body(f)
     apply_later(f)
     connect_splices(f)
-    for parents, children, lineno in f.edges:
+    weak: dict[tuple[str, str], int] = {}  # WEAK declarations per pair
+    for parents, children, lineno, is_weak in f.edges:
         f.lineno = lineno
         for p in _targets(f, parents, "parent"):
             for c in _targets(f, children, "child"):
@@ -170,6 +171,10 @@ def _parse_file(f: DagFile) -> None:
                                   "FINAL nodes are not in PARENT/CHILD", p if f.dag.nodes[p].final else c)
                 f.dag.children[p].append(c)
                 f.dag.parents[c].append(p)
+                if is_weak:
+                    weak[p, c] = weak.get((p, c), 0) + 1
+    # strongest wins (DAGMan's EDGE.md): a pair is weak only when every declaration of it is WEAK
+    f.dag.weak.update(pair for pair, n in weak.items() if f.dag.children[pair[0]].count(pair[1]) == n)
     specs = [f.dag.nodes[n] for n in f.local if not f.dag.nodes[n].final]  # ALL_NODES skips FINAL
     for keyword, words, lineno, line, order in f.all_nodes:
         f.lineno = lineno
@@ -218,7 +223,7 @@ def parse_dag(path: str, *more: str) -> Dag:
     for one in paths:
         f = DagFile(one, os.path.dirname(one), "", dag, (one,))
         _parse_file(f)
-    for spec in dag.nodes.values():
+    for spec in (*dag.nodes.values(), *dag.services.values()):
         if spec.description is not None and spec.description not in dag.descriptions:
             spec.description = None  # a submit file after all
     dag.cycle = _cycle_of(dag)

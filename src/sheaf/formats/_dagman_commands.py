@@ -3,8 +3,10 @@
 MAXJOBS, CONFIG (the DAGMan configuration file, read here), DOT, JOBSTATE_LOG, NODE_STATUS_FILE,
 ENV, SET_JOB_ATTR, SAVE_POINT_FILE, and the splice wiring PIN_IN, PIN_OUT and CONNECT.  A run has
 at most one CONFIG file (naming the same one again is harmless); DOT, JOBSTATE_LOG and
-NODE_STATUS_FILE keep the first one named.  What sheaf keeps but does not carry out (DOT's UPDATE,
-DONT-OVERWRITE and INCLUDE, SET_JOB_ATTR, SAVE_POINT_FILE) is warned about, naming the line.
+NODE_STATUS_FILE keep the first one named (the engine's ``_dot`` writes the DOT file with its
+options).  SET_JOB_ATTR sets an attribute of DAGMan's own job ad: sheaf has no schedd, so the
+engine writes these attributes into the node status file's ``DagStatus`` ad, where a DAGMan job's
+status can be read.
 Pins are checked, and CONNECT carried out, once the file is read (:func:`connect_splices`): PIN_OUT n
 of the output splice's nodes become parents of PIN_IN n's nodes.
 """
@@ -18,7 +20,7 @@ import re
 from collections.abc import Callable
 
 from sheaf.errors import FormatError
-from sheaf.formats._dagman_file import DagFile, dag_int, file_option, resolve, warn
+from sheaf.formats._dagman_file import DagFile, dag_int, file_option, resolve
 from sheaf.formats._dagman_records import ALL_NODES, DotOptions
 from sheaf.formats._text import read_text
 
@@ -89,9 +91,6 @@ def _parse_dot(f: DagFile, words: list[str]) -> None:
     if f.dag.dot is None:
         f.dag.dot = path
         f.dag.dot_options = DotOptions(update, overwrite, include)
-        if update or not overwrite or include:
-            warn(f, "DOT: sheaf run writes the graph once, at the start of the run; UPDATE, DONT-OVERWRITE "
-                  "and INCLUDE are not carried out")
 
 
 def _parse_env(f: DagFile, words: list[str]) -> None:
@@ -118,9 +117,7 @@ def _parse_set_job_attr(f: DagFile, words: list[str]) -> None:
     name, eq, value = text.partition("=")
     if not eq or not re.fullmatch(r"[A-Za-z_][\w.]*", name.strip()) or not value.strip():
         raise f.error("bad SET_JOB_ATTR", "SET_JOB_ATTR name = value", text)
-    f.dag.job_attrs[name.strip()] = value.strip()
-    warn(f, f"SET_JOB_ATTR {name.strip()}: sheaf run has no DAGMan job ad in a schedd; the attribute is "
-          "kept with the DAG but nothing reads it")
+    f.dag.job_attrs[name.strip()] = value.strip()  # the last one named wins
 
 
 def _parse_save_point(f: DagFile, words: list[str]) -> None:
@@ -130,11 +127,10 @@ def _parse_save_point(f: DagFile, words: list[str]) -> None:
     spec = f.dag.nodes.get(f.prefix + words[1])
     if spec is None:
         raise f.error("unknown node", "SAVE_POINT_FILE names a node declared before it", words[1])
-    default = f"{words[1]}-{os.path.basename(f.dag.path)}.save"
-    spec.save_point = resolve(os.path.join(os.path.dirname(f.dag.path), "save_files"),
-                               words[2] if len(words) == 3 else default)
-    warn(f, f"SAVE_POINT_FILE {words[1]}: sheaf run keeps a durable journal instead and does not write "
-          "save files (condor_submit_dag -load_save has no sheaf equivalent)")
+    name = words[2] if len(words) == 3 else f"{words[1]}-{os.path.basename(f.path)}.save"
+    # a bare file name goes to save_files/ beside the (primary) DAG; a path is the DAG's directory's
+    top = os.path.dirname(f.dag.path)
+    spec.save_point = resolve(top if "/" in name else os.path.join(top, "save_files"), name)
 
 
 def _parse_pin(f: DagFile, words: list[str]) -> None:

@@ -37,7 +37,7 @@ class DagFile:
         self.later: list[tuple[str, list[str], int, str, int]] = []  # commands naming a node declared later
         self.connects: list[tuple[str, str, int]] = []
         self.order = [0]  # commands seen so far (shared with INCLUDEd files): "the last one wins"
-        self.edges: list[tuple[list[str], list[str], int]] = []
+        self.edges: list[tuple[list[str], list[str], int, bool]] = []  # (parents, children, line, WEAK)
         self.lineno = 0
         self.current = ""  # the line being parsed (VARS values keep their spacing)
 

@@ -60,7 +60,8 @@ def _inline(f: DagFile, lines: list[tuple[int, list[str], str]], index: int, ope
 
 
 def _parse_node_decl(f: DagFile, words: list[str], *, subdag: bool, final: bool,
-                     inline: InlineDescription | None = None) -> None:
+                     inline: InlineDescription | None = None, service: bool = False,
+                     provisioner: bool = False) -> None:
     if len(words) < 3:
         raise f.error("a node needs a name and a file", _NODE_RULE, " ".join(words))
     name, file_name, rest = words[1], words[2], words[3:]
@@ -81,7 +82,8 @@ def _parse_node_decl(f: DagFile, words: list[str], *, subdag: bool, final: bool,
             continue
         raise f.error("unexpected word in node declaration", _NODE_RULE, rest[i])
     full = f.prefix + name
-    if "+" in name or full in f.dag.nodes or name.upper() in (ALL_NODES, "PARENT", "CHILD"):
+    if "+" in name or full in f.dag.nodes or full in f.dag.services \
+            or name.upper() in (ALL_NODES, "PARENT", "CHILD"):
         raise f.error("duplicate or reserved node name", "node names are unique", name)
     spec = NodeSpec(full, resolve(directory, file_name), directory, f.lineno, f.path, subdag=subdag,
                     final=final, noop="NOOP" in flags, done="DONE" in flags)
@@ -97,6 +99,13 @@ def _parse_node_decl(f: DagFile, words: list[str], *, subdag: bool, final: bool,
         if f.dag.final is not None:
             raise f.error("more than one FINAL node", "a DAG has at most one FINAL node", name)
         f.dag.final = full
+    if provisioner:
+        if f.dag.provisioner is not None:
+            raise f.error("more than one PROVISIONER node", "a DAG has at most one PROVISIONER node", name)
+        f.dag.provisioner = full
+    if service:
+        f.dag.services[full] = spec  # beside the DAG: no edges, no ALL_NODES settings
+        return
     f.dag.nodes[full] = spec
     f.dag.children[full] = []
     f.dag.parents[full] = []
@@ -104,7 +113,8 @@ def _parse_node_decl(f: DagFile, words: list[str], *, subdag: bool, final: bool,
 
 
 def parse_declaration(f: DagFile, keyword: str, lines: list[tuple[int, list[str], str]], i: int) -> int:
-    """JOB, FINAL, SUBDAG EXTERNAL and SUBMIT-DESCRIPTION, which may open an inline description."""
+    """JOB, FINAL, SERVICE, PROVISIONER, SUBDAG EXTERNAL and SUBMIT-DESCRIPTION, which may open an
+    inline description."""
     words = _node_words(f, f.current)
     subdag = keyword == "SUBDAG"
     if subdag:
@@ -127,5 +137,6 @@ def parse_declaration(f: DagFile, keyword: str, lines: list[tuple[int, list[str]
             raise f.error("duplicate SUBMIT-DESCRIPTION name", "description names are unique", inline.name)
         f.dag.descriptions[inline.name] = inline
         return i
-    _parse_node_decl(f, words, subdag=subdag, final=keyword == "FINAL", inline=inline)
+    _parse_node_decl(f, words, subdag=subdag, final=keyword == "FINAL", inline=inline,
+                     service=keyword == "SERVICE", provisioner=keyword == "PROVISIONER")
     return i

@@ -1,12 +1,13 @@
 """The records a DAG file is parsed into: a :class:`Dag` of :class:`NodeSpec` nodes.
 
 Invariants of a parsed :class:`Dag`: node names are unique; every PARENT/CHILD name is a node (a splice
-name stands for the splice's sink nodes as a parent and its source nodes as a child); spliced nodes
-are named ``splice+node``; every path is absolute (resolved against the DAG file's directory and the
-node's ``DIR``).  A cycle is not an error here: DAGMan runs what it can and reports the cycle at the
-end (``DAG_STATUS_CYCLE``); :attr:`Dag.cycle` holds one, as a path, for the messages.  A VARS line's
-``PREPEND``/``APPEND`` is kept per macro (``NodeSpec.var_modes``; "" when the line names neither,
-for ``DAGMAN_DEFAULT_APPEND_VARS`` to decide at submission).
+name stands for the splice's sink nodes as a parent and its source nodes as a child); spliced nodes are
+named ``splice+node``; SERVICE nodes are kept apart (:attr:`Dag.services`: no edges, not in
+:attr:`Dag.nodes`, their names unique among all nodes); every path is absolute (resolved against the
+DAG file's directory and the node's ``DIR``). A cycle is not an error here: DAGMan runs what it can and
+reports the cycle at the end (``DAG_STATUS_CYCLE``); :attr:`Dag.cycle` holds one, as a path, for the
+messages. A VARS line's ``PREPEND``/``APPEND`` is kept per macro (``NodeSpec.var_modes``; "" when the
+line names neither, for ``DAGMAN_DEFAULT_APPEND_VARS`` to decide at submission).
 """
 
 from __future__ import annotations
@@ -74,6 +75,7 @@ class NodeSpec:
     description: str | None = None  # the name of an InlineDescription that ``submit`` names
     hold: Script | None = None
     save_point: str | None = None  # SAVE_POINT_FILE (absolute)
+    tolerance: tuple[int, bool, str] | None = None  # TOLERANCE: (value, a percentage?, "" | FAIL-FAST | WAIT)
 
 
 @dataclass(slots=True)
@@ -98,6 +100,9 @@ class Dag:
     env_get: tuple[str, ...] = ()  # ENV GET: names DAGMan takes from the submitter's environment
     job_attrs: dict[str, str] = field(default_factory=dict)  # SET_JOB_ATTR: DAGMan's own job ad
     warnings: list[str] = field(default_factory=list)  # "file:line: message" for what sheaf does not do
+    weak: set[tuple[str, str]] = field(default_factory=set)  # WEAK (parent, child) edges (never also strong)
+    services: dict[str, NodeSpec] = field(default_factory=dict)  # SERVICE nodes: beside the DAG, not in it
+    provisioner: str | None = None  # the PROVISIONER node: every other node waits until its job runs
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,4 +1,5 @@
-"""Per-node settings of a DAG file: RETRY, VARS, SCRIPT, PRE_SKIP, PRIORITY, CATEGORY, ABORT-DAG-ON, DONE.
+"""Per-node settings of a DAG file: RETRY, VARS, SCRIPT, PRE_SKIP, PRIORITY, CATEGORY, ABORT-DAG-ON,
+TOLERANCE, DONE.
 
 ``node`` may be ``ALL_NODES`` (not for DONE): the setting applies to every node of *that file* (not
 to splices' nodes, not to the FINAL node), once the file is read.  A command may also name a node
@@ -19,7 +20,7 @@ import os
 import re
 
 from sheaf.errors import FormatError
-from sheaf.formats._dagman_file import DagFile, dag_int, resolve, warn
+from sheaf.formats._dagman_file import DagFile, dag_int, resolve
 from sheaf.formats._dagman_records import ALL_NODES, NodeSpec, Script
 
 _VARS_RE = re.compile(r'\s*([A-Za-z_+][\w.+]*)\s*=\s*"((?:[^"\\]|\\.)*)"')
@@ -48,7 +49,7 @@ def _settings_target(f: DagFile, name: str) -> list[NodeSpec] | None:
     declared yet: DAGMan reads node declarations first, so a command may come before its JOB line)."""
     if name.upper() == ALL_NODES:
         return None
-    spec = f.dag.nodes.get(f.prefix + name)
+    spec = f.dag.nodes.get(f.prefix + name) or f.dag.services.get(f.prefix + name)
     return [] if spec is None else [spec]
 
 
@@ -148,6 +149,18 @@ def _set_abort(f: DagFile, words: list[str], spec: NodeSpec) -> None:
     spec.abort_on = (value, ret)
 
 
+def _set_tolerance(f: DagFile, words: list[str], spec: NodeSpec) -> None:
+    """``TOLERANCE node value[%] [FAIL-FAST|WAIT]``: the proc failures a node's job list tolerates."""
+    rule = "TOLERANCE node value[%] [FAIL-FAST|WAIT]"
+    if len(words) not in (3, 4) or (len(words) == 4 and words[3].upper() not in ("FAIL-FAST", "WAIT")):
+        raise f.error("bad TOLERANCE", rule, " ".join(words))
+    percent = words[2].endswith("%")
+    value = dag_int(f, words[2][:-1] if percent else words[2], "TOLERANCE value", low=0)
+    if percent and value > 100:
+        raise f.error("TOLERANCE percentage out of range", "a percentage is 0..100%", words[2])
+    spec.tolerance = (value, percent, words[3].upper() if len(words) == 4 else "")
+
+
 _SCRIPT_RULE = ("SCRIPT [DEFER status time] [DEBUG file STDOUT|STDERR|ALL] PRE|POST|HOLD node "
                 "executable [args]")
 
@@ -186,22 +199,18 @@ def _set_script(f: DagFile, words: list[str], spec: NodeSpec) -> None:
     exe = local if not os.path.isabs(argv[0]) and os.path.exists(local) else argv[0]
     script = Script(kind, (exe, *argv[1:]), spec.directory, defer_status, defer_time,  # type: ignore[arg-type]
                     _script_debug(f, words, spec.directory))
-    if script.debug is not None:
-        warn(f, "SCRIPT DEBUG: sheaf run appends every script's output to .sheaf/<dag>.scripts.log; the "
-              "DEBUG file is not written")
     if kind == "PRE":
         spec.pre = script
     elif kind == "POST":
         spec.post = script
     else:
         spec.hold = script
-        warn(f, "SCRIPT HOLD: sheaf run never leaves a job held (a held attempt fails at once), so HOLD "
-              "scripts are not run")
 
 
 SETTINGS = {
     "RETRY": _set_retry, "SCRIPT": _set_script, "PRE_SKIP": _set_pre_skip,
     "PRIORITY": _set_priority, "CATEGORY": _set_category, "ABORT-DAG-ON": _set_abort,
+    "TOLERANCE": _set_tolerance,
 }
 
 
@@ -228,7 +237,7 @@ def apply_later(f: DagFile) -> None:
     for keyword, words, lineno, line, order in f.later:
         f.lineno, f.current = lineno, line
         name = _script_parts(f, words)[3] if keyword == "SCRIPT" else words[1]
-        spec = f.dag.nodes.get(f.prefix + name)
+        spec = f.dag.nodes.get(f.prefix + name) or f.dag.services.get(f.prefix + name)
         if spec is None:
             raise f.error("unknown node", "settings name a node declared in the DAG file", name)
         if keyword == "DONE":

@@ -1,0 +1,124 @@
+"""The job policy of the schedd for the local backend: ``periodic_hold``, ``periodic_release`` and
+``periodic_remove`` (with ``periodic_hold_reason``/``periodic_hold_subcode``).
+
+The schedd evaluates a job's policy every ``PERIODIC_EXPR_INTERVAL`` seconds (default 60) against the
+job's ad plus the attributes it keeps for the job: ``JobStatus`` (1 idle, 2 running, 5 held),
+``EnteredCurrentStatus``, ``QDate``, ``JobStartDate`` (first start), ``JobCurrentStartDate``,
+``RemoteWallClockTime`` (all runs so far), ``NumJobStarts``, ``NumHolds``, ``ImageSize`` (KiB) and
+``MemoryUsage`` (MiB) of the running job's process tree, and ``HoldReason``/``HoldReasonCode``/
+``HoldReasonSubCode`` while held.  The order is ``UserPolicy::AnalyzePolicy``'s: a job not held is
+held when ``PeriodicHold`` is true; a held job is released when ``PeriodicRelease`` is true; then any
+job is removed when ``PeriodicRemove`` is true.  An expression is true when it evaluates to true or
+to a non-zero number (undefined and errors are false), as the schedd's ``EvalBool``.
+
+Only launches whose ad has one of the three expressions are tracked (:func:`has_policy`), so a run
+without them pays nothing.  Times are the backend's clock (wall-clock seconds).
+"""
+
+from __future__ import annotations
+
+__all__ = ["HELD", "IDLE", "RUNNING", "Action", "JobRecord", "decide", "has_policy", "policy_interval"]
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+from sheaf.classad import ClassAd, unparse
+from sheaf.engine import Launch
+
+IDLE, RUNNING, HELD = 1, 2, 5
+_POLICY = ("PeriodicHold", "PeriodicRelease", "PeriodicRemove")
+HOLD_CODE_JOB_POLICY = 3  # CONDOR_HOLD_CODE::JobPolicy
+
+
+@dataclass(slots=True)
+class JobRecord:
+    launch: Launch
+    qdate: float
+    entered: float
+    status: int = IDLE
+    starts: int = 0
+    first_start: float | None = None
+    current_start: float | None = None
+    wall: float = 0.0  # RemoteWallClockTime of the runs that ended
+    holds: int = 0
+    hold_reason: str = ""
+    hold_subcode: int = 0
+
+    def started(self, now: float) -> None:
+        self.status, self.entered, self.starts, self.current_start = RUNNING, now, self.starts + 1, now
+        self.first_start = now if self.first_start is None else self.first_start
+
+    def stopped(self, now: float, status: int) -> None:
+        if self.status == RUNNING and self.current_start is not None:
+            self.wall += now - self.current_start
+        self.status, self.entered = status, now
+
+    def ad(self, now: float, memory_mb: float | None) -> ClassAd:
+        ad = self.launch.job_ad.copy()
+        running = self.status == RUNNING and self.current_start is not None
+        run = now - self.current_start if running and self.current_start is not None else 0.0
+        values: dict[str, object] = {
+            "JobStatus": self.status, "EnteredCurrentStatus": int(self.entered), "QDate": int(self.qdate),
+            "NumJobStarts": self.starts, "NumHolds": self.holds,
+            "RemoteWallClockTime": float(self.wall + run),
+        }
+        if self.first_start is not None:
+            values["JobStartDate"] = int(self.first_start)
+        if self.current_start is not None:
+            values["JobCurrentStartDate"] = int(self.current_start)
+        if memory_mb is not None:
+            values["MemoryUsage"], values["ImageSize"] = int(memory_mb + 0.5), int(memory_mb * 1024)
+        if self.status == HELD:
+            values.update(HoldReason=self.hold_reason, HoldReasonCode=HOLD_CODE_JOB_POLICY,
+                          HoldReasonSubCode=self.hold_subcode)
+        for name, value in values.items():
+            ad[name] = value
+        return ad
+
+
+Action = tuple[Literal["hold", "release", "remove"], str, int]  # (what, reason, hold subcode)
+
+
+def has_policy(ad: ClassAd) -> bool:
+    return any(ad.get_expr(name) is not None for name in _POLICY)
+
+
+def policy_interval(config: Mapping[str, str]) -> float:
+    """``PERIODIC_EXPR_INTERVAL`` (seconds; fractions allowed, for tests), default 60."""
+    try:
+        value = float(config.get("PERIODIC_EXPR_INTERVAL", "60").strip() or "60")
+    except ValueError:
+        return 60.0
+    return value if value > 0 else 60.0
+
+
+def _true(ad: ClassAd, name: str) -> bool:
+    if ad.get_expr(name) is None:
+        return False
+    try:
+        value = ad.eval(name)
+    except Exception:  # noqa: BLE001 - an expression that cannot be evaluated is false, as EvalBool's
+        return False
+    if isinstance(value, bool):
+        return value
+    return isinstance(value, int | float) and value != 0
+
+
+def _fired(ad: ClassAd, name: str) -> str:
+    return f"The job attribute {name} expression '{unparse(ad.lookup(name))}' evaluated to TRUE"
+
+
+def decide(record: JobRecord, now: float, memory_mb: float | None = None) -> Action | None:
+    """What the schedd does to the job now, by the order in the module docstring."""
+    ad = record.ad(now, memory_mb)
+    if record.status != HELD and _true(ad, "PeriodicHold"):
+        reason = ad.eval("PeriodicHoldReason") if ad.get_expr("PeriodicHoldReason") is not None else None
+        subcode = ad.eval("PeriodicHoldSubCode") if ad.get_expr("PeriodicHoldSubCode") is not None else 0
+        return ("hold", reason if isinstance(reason, str) and reason else _fired(ad, "PeriodicHold"),
+                subcode if isinstance(subcode, int) and not isinstance(subcode, bool) else 0)
+    if record.status == HELD and _true(ad, "PeriodicRelease"):
+        return ("release", "", 0)
+    if _true(ad, "PeriodicRemove"):
+        return ("remove", _fired(ad, "PeriodicRemove"), 0)
+    return None

@@ -1,0 +1,202 @@
+"""DAG-file commands carried out as DAGMan carries them out, end to end: ``sheaf run`` on hand-written
+DAGs with real processes (our own versions of DAGMan's test scenarios).
+
+SCRIPT DEBUG (a script's chosen streams appended to the DEBUG file after DAGMan's banner line);
+DOT with UPDATE, DONT-OVERWRITE (numbered files) and INCLUDE, in DAGMan's layout; SAVE_POINT_FILE;
+SCRIPT HOLD with the local backend's periodic_hold/periodic_release/periodic_remove; WEAK edges;
+TOLERANCE of multi-proc nodes; SERVICE and PROVISIONER nodes.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+SHEAF = str(Path(sys.executable).parent / "sheaf")
+
+
+def sheaf_run(directory: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([SHEAF, "run", str(directory), *args], capture_output=True, text=True, check=False,
+                          timeout=120)
+
+
+def _job(text: str = "true") -> str:
+    return f'universe = local\nexecutable = /bin/sh\narguments = "-c \'{text}\'"\nqueue\n'
+
+
+def _script(path: Path, body: str) -> str:
+    path.write_text("#!/bin/sh\n" + body)
+    path.chmod(0o755)
+    return path.name
+
+
+def test_script_debug_captures_the_chosen_streams(tmp_path: Path) -> None:
+    (tmp_path / "a.sub").write_text(_job())
+    _script(tmp_path / "both.sh", "echo out-$1\necho err-$1 >&2\nexit 0\n")
+    (tmp_path / "wf.dag").write_text(
+        "JOB A a.sub\nJOB B a.sub\nJOB C a.sub\nPARENT A CHILD B\nPARENT B CHILD C\n"
+        "SCRIPT DEBUG all.log ALL PRE A both.sh $JOB\n"
+        "SCRIPT DEBUG out.log STDOUT POST B both.sh $JOB\n"
+        "SCRIPT DEBUG err.log STDERR PRE C both.sh $JOB\n"
+        "SCRIPT DEBUG all.log ALL POST C both.sh $JOB\n")
+    done = sheaf_run(tmp_path)
+    assert done.returncode == 0, done.stderr
+    banner = r"\*\*\* Node={} Type={} ExitCode=0 Completion=\d+ Cmd='{}'\n"
+    text = (tmp_path / "all.log").read_text()
+    assert re.fullmatch(banner.format("A", "PRE", r"\S*both.sh A") + "out-A\nerr-A\n"
+                        + banner.format("C", "POST", r"\S*both.sh C") + "out-C\nerr-C\n", text), text
+    assert re.fullmatch(banner.format("B", "POST", r"\S*both.sh B") + "out-B\n",
+                        (tmp_path / "out.log").read_text())
+    assert re.fullmatch(banner.format("C", "PRE", r"\S*both.sh C") + "err-C\n",
+                        (tmp_path / "err.log").read_text())
+    assert not list((tmp_path / ".sheaf").glob(".debug-*"))
+
+
+def _dot_nodes(text: str) -> dict[str, str]:
+    return dict(re.findall(r'^    "(\w+)" \[shape=\w+ label="\w+ \(([^)]*)\)"', text, re.MULTILINE))
+
+
+def test_dot_update_dont_overwrite_and_include(tmp_path: Path) -> None:
+    (tmp_path / "a.sub").write_text(_job())
+    (tmp_path / "bad.sub").write_text(_job("exit 3"))
+    (tmp_path / "header.dot").write_text("    node [color=red];\n")
+    (tmp_path / "old.dot.0").write_text("taken\n")  # numbering continues after the files there
+    (tmp_path / "wf.dag").write_text("JOB A a.sub\nJOB B bad.sub\nPARENT A CHILD B\n"
+                                     "DOT old.dot UPDATE DONT-OVERWRITE INCLUDE header.dot\n")
+    done = sheaf_run(tmp_path)
+    assert done.returncode == 1, done.stderr
+    numbered = sorted(tmp_path.glob("old.dot.*"), key=lambda p: int(p.suffix[1:]))
+    assert not (tmp_path / "old.dot").exists() and len(numbered) >= 3, numbered
+    assert numbered[0].read_text() == "taken\n"
+    first, last = numbered[1].read_text(), numbered[-1].read_text()
+    assert first.startswith('digraph DAG {\n    label="DAGMan Job status at ')
+    header = tmp_path / "header.dot"
+    assert f"// Beginning of commands included from {header}.\n    node [color=red];\n" in first
+    assert _dot_nodes(first) == {"A": "I", "B": "I"}
+    assert _dot_nodes(last) == {"A": "Done", "B": "E"} and '    "A" -> "B";\n}\n' in last
+
+
+def test_dot_default_is_written_once_and_overwritten(tmp_path: Path) -> None:
+    (tmp_path / "a.sub").write_text(_job())
+    (tmp_path / "wf.dag").write_text("JOB A a.sub\nDOT wf.dot\n")
+    (tmp_path / "wf.dot").write_text("old\n")
+    done = sheaf_run(tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert _dot_nodes((tmp_path / "wf.dot").read_text()) == {"A": "I"}  # DONT-UPDATE: the start only
+    assert [p.name for p in tmp_path.glob("wf.dot*")] == ["wf.dot"]
+
+
+def test_save_point_files_in_rescue_format_rolling_to_old(tmp_path: Path) -> None:
+    (tmp_path / "a.sub").write_text(_job())
+    (tmp_path / "wf.dag").write_text(
+        "JOB A a.sub\nJOB B a.sub\nJOB C a.sub\nJOB D a.sub\nPARENT A CHILD B\nPARENT B CHILD C\n"
+        "PARENT C CHILD D\nRETRY B 2\n"
+        "SAVE_POINT_FILE A\nSAVE_POINT_FILE B progress.save\nSAVE_POINT_FILE C progress.save\n"
+        "SAVE_POINT_FILE D ./here.save\n")
+    done = sheaf_run(tmp_path)
+    assert done.returncode == 0, done.stderr
+    save = tmp_path / "save_files"
+    first = (save / "A-wf.dag.save").read_text()
+    assert first.startswith("# Save file written at Start Node A\n# Created ")
+    assert "# Rescue DAG version: 2.1.0\n" in first and first.endswith("<ENDLIST>\n\n")
+    assert "\nDONE A\nDONE B\n" in (save / "progress.save").read_text()  # written as C started
+    assert "\nDONE A\n" in (save / "progress.save.old").read_text()  # B's, kept as .old
+    assert (tmp_path / "here.save").read_text().endswith("DONE A\nDONE B\nDONE C\n")
+
+
+def _pool_config(tmp_path: Path) -> dict[str, str]:
+    (tmp_path / "pool.conf").write_text("PERIODIC_EXPR_INTERVAL = 0.2\n")
+    return {**os.environ, "SHEAF_CONFIG": str(tmp_path / "pool.conf")}
+
+
+def test_periodic_hold_runs_the_hold_script_and_release_runs_the_job_again(tmp_path: Path) -> None:
+    out = tmp_path / "out.txt"
+    # held while running its first time (killed), released at once, finishes the second time
+    (tmp_path / "a.sub").write_text(
+        f"universe = local\nexecutable = /bin/sh\narguments = \"-c 'echo run >> {out}; sleep 30'\"\n"
+        "periodic_hold = NumJobStarts == 1 && JobStatus == 2\n"
+        "periodic_hold_reason = \"first run\"\nperiodic_hold_subcode = 7\n"
+        "periodic_release = JobStatus == 5 && HoldReasonSubCode == 7 && HoldReason == \"first run\"\n"
+        "periodic_remove = NumJobStarts >= 2 && JobStatus == 2\nqueue\n")
+    (tmp_path / "b.sub").write_text(_job())
+    _script(tmp_path / "hold.sh", f"echo held-$1 >> {out}\nexit 3\n")
+    (tmp_path / "wf.dag").write_text("JOB A a.sub\nJOB B b.sub\nPARENT A CHILD B\n"
+                                     "SCRIPT HOLD A hold.sh $JOB\nSCRIPT POST A post.sh $RETURN\n")
+    _script(tmp_path / "post.sh", f"echo post-$1 >> {out}\nexit 0\n")
+    done = subprocess.run([SHEAF, "run", str(tmp_path)], capture_output=True, text=True, check=False,
+                          timeout=120, env=_pool_config(tmp_path))
+    assert done.returncode == 0, done.stderr
+    # the second run is removed (JOB_ABORTED: $RETURN -1002); the POST script rescues the node
+    assert out.read_text().split() == ["run", "held-A", "run", "post--1002"]
+
+
+def test_weak_child_runs_after_a_failed_parent_and_the_rescue_marks_it_done(tmp_path: Path) -> None:
+    out = tmp_path / "out.txt"
+    (tmp_path / "bad.sub").write_text(_job("exit 4"))
+    (tmp_path / "ok.sub").write_text(_job(f"echo $(JOB) >> {out}"))
+    (tmp_path / "wf.dag").write_text("JOB A bad.sub\nJOB B ok.sub\nJOB C ok.sub\nJOB D ok.sub\n"
+                                     "WEAK PARENT A CHILD B\nPARENT B CHILD C\nPARENT A CHILD D\n"
+                                     "JOB E bad.sub\nWEAK PARENT E CHILD C\n")
+    done = sheaf_run(tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert sorted(out.read_text().split()) == ["B", "C"]  # D: a strong child of A, futile
+    rescue = (tmp_path / "wf.dag.rescue001").read_text()
+    assert "# Failed node with only weak child dependencies:\nDONE E\n" in rescue
+    assert "DONE A" not in rescue and "DONE B\n" in rescue
+
+
+def test_tolerance_of_a_multi_proc_node(tmp_path: Path) -> None:
+    out = tmp_path / "out.txt"
+    # procs 0 and 1 fail, 2 and 3 succeed (after a pause, so that FAIL-FAST has something to remove)
+    (tmp_path / "p.sub").write_text(
+        "universe = local\nexecutable = /bin/sh\n"
+        f"arguments = \"-c 'if [ $(Process) -lt 2 ]; then exit 7; fi; sleep 1; echo $(JOB) >> {out}'\"\n"
+        "queue 4\n")
+    (tmp_path / "wf.dag").write_text("JOB WITHIN p.sub\nTOLERANCE WITHIN 50%\n"
+                                     "JOB WAITS p.sub\nTOLERANCE WAITS 1 WAIT\n"
+                                     "JOB FAST p.sub\nTOLERANCE FAST 1\n")
+    done = sheaf_run(tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert sorted(out.read_text().split()) == ["WAITS", "WAITS", "WITHIN", "WITHIN"]  # FAST's were removed
+    rescue = (tmp_path / "wf.dag.rescue001").read_text()
+    assert "DONE WITHIN\n" in rescue and "DONE WAITS" not in rescue and "DONE FAST" not in rescue
+    # the DAG-wide default from the CONFIG file
+    (tmp_path / "wf.dag").write_text("CONFIG wf.config\nJOB ALL p.sub\n")
+    (tmp_path / "wf.config").write_text("DAGMAN_NODE_JOB_FAILURE_TOLERANCE = 2\n")
+    for stale in tmp_path.glob("wf.dag.rescue*"):
+        stale.unlink()
+    done = sheaf_run(tmp_path)
+    assert done.returncode == 0, done.stderr
+
+
+def test_service_nodes_run_beside_the_dag_and_are_removed_when_it_ends(tmp_path: Path) -> None:
+    out = tmp_path / "out.txt"
+    (tmp_path / "svc.sub").write_text(_job(f"echo started >> {out}; sleep 60; echo survived >> {out}"))
+    (tmp_path / "bad.sub").write_text(_job("exit 9"))
+    (tmp_path / "a.sub").write_text(_job(f"sleep 1; echo $(JOB) >> {out}"))
+    (tmp_path / "wf.dag").write_text("JOB A a.sub\nSERVICE S svc.sub\nSERVICE FAILS bad.sub\n"
+                                     "SERVICE MISSING nowhere.sub\n")
+    started = time.monotonic()
+    done = sheaf_run(tmp_path)
+    assert done.returncode == 0, done.stderr  # the failing and unsubmittable services do not count
+    assert time.monotonic() - started < 30  # S, still running, was removed
+    assert out.read_text().split() == ["started", "A"]
+    log = (tmp_path / ".sheaf" / "wf.dag.scripts.log").read_text()
+    assert "SERVICE node MISSING could not be submitted" in log
+
+
+def test_provisioner_starts_first_and_the_dag_waits_for_it(tmp_path: Path) -> None:
+    out = tmp_path / "out.txt"
+    # the provisioner marks its start, lives 2 s; A must start after it and the run end after it
+    (tmp_path / "p.sub").write_text(_job(f"echo provisioned >> {out}; sleep 2; echo deprovisioned >> {out}"))
+    (tmp_path / "a.sub").write_text(_job(f"echo $(JOB) >> {out}"))
+    (tmp_path / "wf.dag").write_text("JOB A a.sub\nJOB B a.sub\nPARENT A CHILD B\nPROVISIONER P p.sub\n")
+    done = sheaf_run(tmp_path)
+    assert done.returncode == 0, done.stderr
+    lines = out.read_text().split()
+    assert lines[-1] == "deprovisioned" and lines.index("A") < lines.index("B")
+    assert sorted(lines) == ["A", "B", "deprovisioned", "provisioned"]
