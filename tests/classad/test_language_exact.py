@@ -394,3 +394,15 @@ def test_a_real_time_is_read_as_a_c_int(text: str, year: Any) -> None:
     assert classad.evaluate(text) == year
     if ORACLE is not None:
         assert agrees_with_oracle(text, year)
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    # ad["name"] hands a list literal's value back as a shared list: the built-ins' kind for "is",
+    # but it still turns into text by its source
+    ('{1} isnt [a = {"x"}]["a"]', True), ('[a = {1}]["a"] is split("a")', classad.ERROR),
+    ('string([a = {1 + 1}]["a"])', "{ 1 + 1 }"), ('[a = {1}]["a"][0]', 1),
+])
+def test_a_list_read_by_subscript_is_a_shared_list(text: str, value: Any) -> None:
+    assert classad.evaluate(text) == value
+    if ORACLE is not None:
+        assert agrees_with_oracle(text, value)

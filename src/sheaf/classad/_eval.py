@@ -60,7 +60,7 @@ from ._logic import (
 from ._nodes import NOT_CONSTANT, const_of
 from ._ops import BINARY, UNARY, identical
 from ._parser import accelerator
-from ._values import ERROR, UNDEFINED, ListValue, SelectedList
+from ._values import ERROR, UNDEFINED, ListValue, SelectedList, SharedListValue
 
 Value = Any
 # An ad is a ClassAd (the class is defined above this module, which knows ads by their slots: ``_ex``
@@ -271,6 +271,12 @@ def select(env: Env, base: Value, lname: str) -> Value:
     return ERROR
 
 
+def _shared(value: ListValue) -> SharedListValue:
+    shared = SharedListValue(value)
+    shared.node = getattr(value, "node", None)  # type: ignore[attr-defined]
+    return shared
+
+
 def subscript(env: Env, base: Value, index: Value) -> Value:
     if base is ERROR or index is ERROR:
         return ERROR
@@ -295,7 +301,9 @@ def subscript(env: Env, base: Value, index: Value) -> Value:
         env.depth += 1
         value = (expr._fn or compiled(expr))(env, base)
         env.depth -= 1
-        return value
+        # the value comes back through EvaluateAttr as a shared list: "is" takes it for a list a
+        # built-in made, no literal (``{1} isnt [a = {1}]["a"]`` is true)
+        return _shared(value) if type(value) is ListValue else value
     return ERROR
 
 
