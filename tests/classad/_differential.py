@@ -7,11 +7,12 @@ import collections
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from sheaf import classad
 from sheaf.classad import ERROR, UNDEFINED, AbsTime, ClassAd, RelTime
@@ -77,7 +78,7 @@ def ours(cases: list[Case], strict: bool) -> list[Any]:
         if text is None:
             return None
         if (text, role) not in ads:
-            ads[text, role] = ClassAd.parse(text)
+            ads[text, role] = ClassAd.parse(text) if text.startswith("[") else ClassAd.parse_old(text)
         return ads[text, role]
 
     results = []
@@ -119,13 +120,49 @@ def coverage(cases: list[Case]) -> collections.Counter[str]:
             if text is None:
                 continue
             try:
-                node = classad.parse(text).node if not text.startswith("[") else ClassAd.parse(text)
+                node = classad.parse(text).node if text is case[0] else ClassAd(text)
             except classad.ClassAdSyntaxError:
                 continue
             roots = [e.node for e in node._ex.values()] if isinstance(node, ClassAd) else [node]
             _walk(roots, seen)
         counts.update(seen)
     return counts
+
+
+# The constructs of issue 13's Language list, found in a case's text (expression and ads).
+_STRING = r'"(?:[^"\\]|\\.)*"'
+CONSTRUCTS: Final = {
+    "adjacent strings": re.compile(_STRING + r"\s+\""),
+    "empty statements ;;": re.compile(r"\[\s*;|;\s*;|;\s*\]"),
+    "old-syntax ad": re.compile(r"\A(?!\[)\w+ = ", re.MULTILINE),
+    "minus INF": re.compile(r'(?i)-real\("inf"\)|real\("-inf"\)'),
+    "stringListSubsetMatch blank items": re.compile(
+        r'(?i)stringListI?SubsetMatch\((?:"[ ,]*"|"a,,b"|"a, ,c")'),
+    "fractional relTime": re.compile(r'(?i)relTime\("[^"]*\.\d'),
+    "lenient absTime": re.compile(r'(?i)absTime\("\d{4}(?:-\d\d(?:-\d\dT?)?)?Z"|absTime\("\d{14}Z"'
+                                  r'|absTime\("\d{4}-\d\d-\d\dT\d\dZ"'),
+    "in-each-context reference": re.compile(
+        r"(?i)(?:countMatches|evalInEachContext)\((?:MY\.)?(?:nested\.\w+|pe|qe),"),
+    "unresolved()": re.compile(r"(?i)unresolved\("),
+}
+
+
+def constructs(case: Case) -> list[str]:
+    """The Language-list constructs ``case`` exercises (by its text)."""
+    texts = [text for text in case if text is not None]
+    return [name for name, pattern in CONSTRUCTS.items() if any(pattern.search(text) for text in texts)]
+
+
+def per_construct(cases: list[Case], reported: list[str]) -> dict[str, tuple[int, int]]:
+    """``{construct: (cases, mismatches)}``; ``reported`` are ``compare``'s lines (they start with
+    the case's repr)."""
+    bad = {line.split(": sheaf ", 1)[0] for line in reported}
+    table = {name: [0, 0] for name in CONSTRUCTS}
+    for case in cases:
+        for name in constructs(case):
+            table[name][0] += 1
+            table[name][1] += repr(case) in bad
+    return {name: (count, wrong) for name, (count, wrong) in table.items()}
 
 
 def _walk(stack: list[Any], seen: set[str]) -> None:

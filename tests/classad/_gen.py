@@ -44,7 +44,7 @@ FUNCTIONS: Final[dict[str, tuple[str, ...]]] = {
     "absTime": ("T", "i?"), "relTime": ("T",), "getYear": ("t",), "getMonth": ("t",),
     "getDayOfYear": ("t",), "getDayOfMonth": ("t",), "getDayOfWeek": ("t",), "getDays": ("t",),
     "getHours": ("t",), "getMinutes": ("t",), "getSeconds": ("t",), "splitTime": ("t",),
-    "formatTime": ("t", "F?"), "timeZoneOffset": (), "userHome": ("U", "s?"),
+    "formatTime": ("t", "F?"), "timeZoneOffset": (), "userHome": ("U", "s?"), "unresolved": ("r", "p?"),
 }
 # Built-ins whose value depends on the clock or on chance: tested by properties, not by value.
 NONDETERMINISTIC: Final = ("random", "time", "currentTime", "dayTime")
@@ -60,17 +60,29 @@ _VERSIONS: Final = ('"1.10"', '"1.9"', '"1.2.3"', '"8.9.11"', '"1.010"', '"10"',
 _PATTERNS: Final = ('"a"', '"^a"', '"b$"', '"(a)(b)"', '"[0-9]+"', '"A.*"', '"x*"', '"(a|b)+"', '"["',
                     '"[[:digit:]]"', '"\\\\s"', '"."', '"^$"', '"(c)?b"')
 _OPTIONS: Final = ('"i"', '"f"', '"g"', '"fg"', '"ig"', '"s"', '"m"', '"x"', '""', '"if"')
-_STRING_LISTS: Final = ('"a,b,c"', '"a b, c"', '"A,B"', '""', '"b"', '"c,d"', '" , a"', '"a;b"', '"x,y,a"')
+_STRING_LISTS: Final = ('"a,b,c"', '"a b, c"', '"A,B"', '""', '"b"', '"c,d"', '" , a"', '"a;b"', '"x,y,a"',
+                        '" "', '","', '" , "', '"a,,b"', '"a, ,c"')  # blank items: stringListSubsetMatch
 _NUMBER_LISTS: Final = ('"1,2,3"', '"1.5, 2"', '"-1,4"', '""', '"7"', '"1,x"', '"2e1,3"', '"0x10,1"')
 _DELIMS: Final = ('","', '";"', '" "', '""', '",;"')
 _TIMES: Final = ('absTime("2020-06-01T12:00:00Z")', 'absTime("2001-02-03T04:05:06+02:00")',
                  'relTime("1+02:03:04")', 'relTime("90")', 'relTime("-1:00")', "absTime(1700000000, 3600)",
-                 "relTime(100000.5)", "absTime(86400)", "relTime(-59)", "0", "1700000000", "1.5e9")
+                 "relTime(100000.5)", "absTime(86400)", "relTime(-59)", "0", "1700000000", "1.5e9",
+                 # fractional relTime and the lenient absTime forms the official library reads
+                 'relTime("2+25:14:16.123")', 'relTime("1d2h3m4.5s")', 'relTime("4.5")', 'relTime(".5")',
+                 'relTime("-1+00:00:00.25")', 'absTime("2020-06-01T12Z")', 'absTime("2020-06Z")',
+                 'absTime("2020Z")', 'absTime("20200601120000Z")', 'absTime("2020-13-01Z")',
+                 'absTime("2020-06-01TZ")')
+_WELL_FORMED_TIMES: Final = (*_TIMES[:5], *_TIMES[12:])
 _TIME_ARGS: Final = ("0", "1700000000", "86400.5", '"x"', 'relTime("10")', "-3600", "1e10")
 _FORMATS: Final = ('"%Y-%m-%d"', '"%H:%M:%S"', '"%j %a %b"', '"%c"', '"%y%%"', '""')
 _ENVS: Final = ('"A=1;B=2"', '"A=1"', '"X=a b;Y="', '"\\"A=1 B=\'x y\'\\""', '";"', '"bad"', '"C=3;A=4"')
 _ARGS: Final = ('"a b"', '"\'a b\' c"', '"x  y"', '""', '"it\'\'s"', '"\'unterminated"')
 _USERS: Final = ('"alice@example.org"', '"slot1_2@host"', '"plain"', '"@x"', '"a@b@c"')
+# Literals of the issue's language list: adjacent string literals, minus infinity.
+_SPECIAL_LITERALS: Final = ('"a" "b"', '"a"  "bc" ""', '"x" "\\"y" "z"', '-real("INF")', 'real("-INF")',
+                            'string(-real("INF"))', '-real("inf") * 0', 'string({-real("INF")})')
+# Strings for old-syntax ads, where a backslash is an ordinary character.
+_OLD_STRINGS: Final = ('"C:\\temp\\new"', '"S\\1"', '"a\\tb"', '"end\\"', '"\\\\x"', '"\\101"')
 _COMPARE_OPS: Final = ('"<"', '"<="', '"=="', '"!="', '">"', '">="', '"is"', '"isnt"', '"~"')
 
 
@@ -81,6 +93,7 @@ class Generator:
         self.rng = random.Random(seed)
         self.max_depth = max_depth
         self.functions = sorted(FUNCTIONS)
+        self.old_syntax = False  # adjacent string literals are new syntax only
 
     # -- leaves ------------------------------------------------------------------------------
     def literal(self) -> str:
@@ -96,7 +109,9 @@ class Generator:
             return r.choice(("true", "false", "TRUE", "False"))
         if kind == 8:
             return r.choice(("undefined", "error", "UNDEFINED"))
-        return r.choice(_TIMES[:9])
+        if r.random() < 0.3:
+            return r.choice(_SPECIAL_LITERALS[3:] if self.old_syntax else _SPECIAL_LITERALS)
+        return r.choice(_TIMES[:9] + _TIMES[12:])
 
     def name(self) -> str:
         name = self.rng.choice(NAMES)
@@ -163,7 +178,16 @@ class Generator:
     def ad(self, depth: int) -> str:
         names = self.rng.sample(("a", "b", "x", "A"), self.rng.randrange(1, 4))
         body = "; ".join(f"{n} = {self.expr(depth)}" for n in names if n != "A" or "a" not in names)
-        return f"[{body}]"
+        return f"[{self._semicolons(body)}]"
+
+    def _semicolons(self, body: str) -> str:
+        """Empty statements (``[ ;; a = 3;; ]``) now and then: the official library skips them."""
+        r = self.rng.random()
+        if r < 0.1:
+            return f";; {body.replace('; ', ';; ')};;"
+        if r < 0.15:
+            return f"; {body} ;"
+        return body
 
     def call(self, depth: int) -> str:
         r = self.rng
@@ -174,7 +198,7 @@ class Generator:
         if name in ("absTime", "relTime"):
             # a literal string here is read by the parser, which is lenient about junk dates in
             # the official library (a documented difference): keep to well-formed ones
-            args = [arg if not arg.startswith('"') else r.choice(_TIMES[:5]) for arg in args]
+            args = [arg if not arg.startswith('"') else r.choice(_WELL_FORMED_TIMES) for arg in args]
         if r.random() < 0.05 and name not in ("absTime", "formatTime"):  # wrong arity (not "now")
             args = args[:-1] if args and r.random() < 0.5 else [*args, self.expr(depth)]
         spelled = name if r.random() < 0.8 else r.choice((name.lower(), name.upper()))
@@ -201,6 +225,8 @@ class Generator:
         if kind == "P":
             # names only the listed ads define: which scope wins for a name that MY or TARGET also
             # have is murky in the official library (see the report), so it is not compared
+            if r.random() < 0.3:  # an attribute reference: its expression is evaluated in each ad
+                return r.choice(("nested.inner", "nested.a", "MY.nested.inner", "pe", "MY.pe", "qe"))
             return r.choice(("p", "q", "p + 1", "isUndefined(q)", "p * 2 > 1", "p == 1", "q ?: p"))
         if kind == "q":
             return r.choice(("3", "2.5", "{2, 4, 8}", "0", "{}", "{1.5, 3}", '"x"'))
@@ -215,22 +241,40 @@ class Generator:
         return self.expr(depth)
 
     # -- whole cases --------------------------------------------------------------------------
-    def scope_ad(self, depth: int = 3) -> str:
-        """An ad text for MY or TARGET: a few attributes, possibly (mutually) self-referencing,
-        with a nested ad that refers outwards."""
+    def _bindings(self, depth: int, old_strings: float = 0.0) -> list[str]:
+        """``name = expression`` for a few of NAMES (expressions at most ``depth`` deep); with
+        probability ``old_strings`` a value is one of the backslash strings of old syntax."""
         r = self.rng
         saved, self.max_depth = self.max_depth, depth
         try:
             names = r.sample(NAMES, r.randrange(1, len(NAMES)))
-            body = [f"{n} = {self.expr(1)}" for n in names]
+            body = [f"{n} = {r.choice(_OLD_STRINGS) if r.random() < old_strings else self.expr(1)}"
+                    for n in names]
             body = [text for text in body if not _LIST_MAKERS.search(text)] or ["a = 1"]
-            if r.random() < 0.6:
+            if not old_strings and r.random() < 0.6:
                 body.append(f"nested = [inner = {self.expr(2)}; up = parent.{self.name()};"
                             f" a = {self.expr(2)}]")
-            r.shuffle(body)
-            return "[" + "; ".join(body) + "]"
+            return body
         finally:
             self.max_depth = saved
+
+    def scope_ad(self, depth: int = 3) -> str:
+        """An ad text for MY or TARGET: a few attributes, possibly (mutually) self-referencing,
+        with a nested ad that refers outwards."""
+        body = self._bindings(depth)
+        if self.rng.random() < 0.3:  # expressions for a reference in evalInEachContext/countMatches
+            body.append(self.rng.choice(("pe = p * 2 > 1", "pe = p", "qe = q ?: -1", "pe = p + 1")))
+        self.rng.shuffle(body)
+        return "[" + self._semicolons("; ".join(body)) + "]"
+
+    def old_ad(self, depth: int = 3) -> str:
+        """An ad in old syntax (one ``name = expression`` a line): strings in it keep their
+        backslashes as ordinary characters."""
+        self.old_syntax = True
+        try:
+            return "\n".join(self._bindings(depth, old_strings=0.4))
+        finally:
+            self.old_syntax = False
 
     def case(self, ads: list[str] | None = None) -> tuple[str, str | None, str | None]:
         """(expression, MY ad or None, TARGET ad or None); ads come from ``ads`` when given."""
@@ -248,4 +292,5 @@ def batch(seed: int, count: int, max_depth: int = 5,
     """``count`` cases; scope ads are drawn from a pool of ``pool`` generated ads (cheaper to parse)."""
     generator = Generator(seed, max_depth)
     ads = [generator.scope_ad() for _ in range(pool)] + ["[]"]
+    ads += [generator.old_ad() for _ in range(pool // 10)]  # old syntax: text not starting with "["
     return [generator.case(ads) for _ in range(count)]

@@ -102,6 +102,9 @@ def test_generated_expressions_and_ads() -> None:
         for rule, text in (("expr", gen.expr()), ("ad", gen.scope_ad())):
             expected = pure(rule, text)  # the generator's text is now and then not ClassAd syntax
             node = getattr(cparse, rule)(text)
+            if node is None and expected is not ClassAdSyntaxError:
+                assert _falls_back_on_purpose(text), text  # adjacent strings, ";;": Python's
+                continue
             assert node == (None if expected is ClassAdSyntaxError else expected), text
             parsed += node is not None
     assert parsed > 2500

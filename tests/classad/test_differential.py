@@ -12,6 +12,19 @@ back unevaluated list elements (they are not compared); attribute order when an 
 into text (the library uses its hash order, sheaf the source order); inputs that crash the library
 or make its evaluation fail outright.  ``evalInEachContext``/``countMatches`` get literal lists of ads
 whose attribute names MY and TARGET do not use (which scope wins otherwise is murky in the library).
+
+The cases also carry the constructs of issue 13's Language list (``_differential.CONSTRUCTS``:
+adjacent string literals, ``;;`` in ads, old-syntax ads with backslashes in strings, ``-INF``,
+``stringListSubsetMatch`` with blank items, fractional ``relTime``, lenient ``absTime``,
+``countMatches``/``evalInEachContext`` with an attribute reference, ``unresolved()``); the test prints
+how many cases carried each and how many of those mismatched, and fails if one is carried by fewer
+than ``MIN_PER_FEATURE`` cases.
+
+Known and not copied: after ``unresolved``, ``countMatches`` or ``evalInEachContext`` has run, the
+official library reads a later ``TARGET.`` reference of the same evaluation as UNDEFINED
+(``unresolved(nosuch) && TARGET.e`` with ``e = error`` is UNDEFINED there, ``undefined && TARGET.e``
+is ERROR; ``(countMatches(q, {}) == 0) && TARGET.e`` likewise).  Mismatches in cases that use those
+functions are reported, and fail only above one per 5,000 cases.
 """
 
 from __future__ import annotations
@@ -27,7 +40,7 @@ from hypothesis import strategies as st
 
 from sheaf import classad
 
-_EACH = re.compile(r"(?i)(evalInEachContext|countMatches)\(")
+_EACH = re.compile(r"(?i)(evalInEachContext|countMatches|unresolved)\(")
 CASES = int(os.environ.get("SHEAF_CLASSAD_DIFF_CASES", "50000"))  # per mode: 2 x 50,000 compared in CI
 MIN_PER_FEATURE = 50
 SEED = 20261122
@@ -46,20 +59,27 @@ def test_bulk_differential(capsys: pytest.CaptureFixture[str]) -> None:
               f"strict={len(mismatches['strict'])}")
         print("cases per feature: "
               + ", ".join(f"{f}={counts[f]}" for f in sorted(features, key=counts.__getitem__)))
+    table = {mode: _differential.per_construct(cases, reported) for mode, reported in mismatches.items()}
+    with capsys.disabled():
+        print("Language-list constructs (cases, compat mismatches, strict mismatches): " + ", ".join(
+            f"{name}=({count}, {wrong}, {table['strict'][name][1]})"
+            for name, (count, wrong) in table["compat"].items()))
     rare = {f: counts[f] for f in features if counts[f] < MIN_PER_FEATURE}
+    rare.update({name: count for name, (count, _) in table["compat"].items() if count < MIN_PER_FEATURE})
     assert not rare, f"features exercised fewer than {MIN_PER_FEATURE} times: {rare}"
     for mode, reported in mismatches.items():
-        # evalInEachContext/countMatches inside larger ads still differ now and then (about 1 case in
-        # 20,000): which scope the official library consults for them depends on state we have not
-        # pinned down.  Those are reported, not failed; every other mismatch fails.
+        # evalInEachContext/countMatches/unresolved inside larger expressions differ now and then
+        # (about 1 case in 5,000): the official library's later TARGET lookups after them (see the
+        # module docstring).  Those are reported, not failed; every other mismatch fails.
         murky = [line for line in reported if _EACH.search(line)]
         bad = [line for line in reported if not _EACH.search(line)]
         if murky:
             with capsys.disabled():
-                print(f"{mode}: {len(murky)} known evalInEachContext/countMatches difference(s):\n  "
+                print(f"{mode}: {len(murky)} known evalInEachContext/countMatches/unresolved "
+                      "difference(s):\n  "
                       + "\n  ".join(line[:300] for line in murky))
         assert len(murky) <= len(cases) // 5000, (
-            f"too many evalInEachContext/countMatches differences: {len(murky)}")
+            f"too many evalInEachContext/countMatches/unresolved differences: {len(murky)}")
         assert not bad, f"{len(bad)} {mode} mismatches, first ones:\n" + "\n".join(bad[:10])
 
 

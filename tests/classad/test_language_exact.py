@@ -100,6 +100,28 @@ def test_old_syntax_output_spells_meta_operators_and_strings_the_old_way() -> No
     assert "x is y" in ClassAd.parse_old(OLD).unparse()  # new syntax keeps is/isnt
 
 
+@pytest.mark.parametrize(("line", "value"), [
+    ('a = "C:\\work\\"', "C:\\work\\"),           # the quote ending the line closes the string
+    ('a = strcat("x", "e\\")', None),                 # (not the last token: ")" follows)
+    ('a = nosuch ?: "e\\"', "e\\"),
+    ('a = "q\\"x\\"', 'q"x\\'),                     # a quote after a backslash mid-line is the string's
+])
+def test_old_syntax_string_ending_in_a_backslash(line: str, value: str | None) -> None:
+    """HTCondor's old lexer: a quote after a backslash is part of the string, unless the line ends
+    there -- then the string ends with the backslash (a Windows directory, ``"C:\\work\\"``)."""
+    if value is None:
+        with pytest.raises(classad.ClassAdSyntaxError):
+            ClassAd.parse_old(line)
+        return
+    for text in (line, line + "\n", "z = 1\n" + line + "\nw = 2\n"):
+        ad = ClassAd.parse_old(text)
+        assert ad.eval("a") == value
+        assert ClassAd.parse_old(ad.unparse_old()) == ad  # written back the old way, read back
+        if ORACLE is not None:
+            assert ORACLE.parseOne(text, parser=ORACLE.Parser.Old).eval("a") == value
+    with pytest.raises(classad.ClassAdSyntaxError):
+        ClassAd.parse_old(line + " ")  # a space after it: the quote is the string's, never closed
+
 # -- values and functions ------------------------------------------------------------------------------
 
 def test_minus_infinity_prints_as_the_official_library_does() -> None:
@@ -275,3 +297,112 @@ def test_lenient_abstime_forms(text: str, utc: str) -> None:
 def test_abstime_junk_stays_a_syntax_error(text: str) -> None:
     with pytest.raises(classad.ClassAdSyntaxError):
         classad.parse(f'absTime("{text}")')
+
+
+# -- list subscripts: the index is read into a C int ---------------------------------------------------
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("({1, 2})[ceil(1e308)]", 1),        # ceil(1e308) is the 64-bit minimum, whose low 32 bits are 0
+    ("({1, 2})[4294967297]", 2),         # 2**32 + 1 -> 1
+    ("({1, 2})[-4294967295]", 2),
+    ("({1, 2})[2147483648]", classad.ERROR),   # 2**31 -> the 32-bit minimum: out of range
+    ("({1, 2})[ceil(1e18)]", classad.ERROR),
+    ("({1, 2})[1]", 2), ("({1, 2})[2]", classad.ERROR), ("({1, 2})[-1]", classad.ERROR),
+    ("({1, 2})[1.0]", classad.ERROR),
+])
+def test_a_list_index_keeps_its_low_32_bits(text: str, value: Any) -> None:
+    """operators.cpp: ``val2.IsIntegerValue(index)`` with ``int index``, then the bounds check."""
+    assert classad.evaluate(text) == value
+    if ORACLE is not None:
+        assert agrees_with_oracle(text, value)
+
+
+# -- found by the differential run's Language-list constructs -----------------------------------------
+
+@pytest.mark.parametrize(("text", "value"), [
+    # splitArb_func: empty items dropped, except between two of the same non-blank separator
+    ('split("a,,b")', ["a", "", "b"]), ('split("a, ,c")', ["a", "", "c"]),
+    ('split("a, ,, b")', ["a", "", "", "b"]),
+    ('split(",,")', [""]), ('split(",")', []), ('split(" ")', []), ('split("a, b")', ["a", "b"]),
+    ('split(";a;;b;", ";")', ["a", "", "b"]), ('split("a b", "")', ["a b"]), ('split("a\t\tb")', ["a", "b"]),
+])
+def test_split_keeps_an_empty_item_between_repeated_separators(text: str, value: list[str]) -> None:
+    assert classad.evaluate(text) == value
+    if ORACLE is not None:
+        assert ORACLE.ExprTree(text).eval() == value
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("countMatches(relTime(5), {[p = 1]})", 0),   # a relative time is no boolean (IsBooleanValueEquiv)
+    ('countMatches(q, {[q = 2.5], [q = relTime(3)], [q = 0.0], [q = "x"], [q = 1]})', 2),
+    ("evalInEachContext(q, {[q = relTime(3.7)]})", [3.0]),  # stored as a literal: whole seconds
+])
+def test_count_matches_reads_a_relative_time_as_no_match(text: str, value: Any) -> None:
+    assert classad.evaluate(text) == value
+    if ORACLE is not None:
+        assert agrees_with_oracle(text, value)
+
+
+SCOPES = "[a = TARGET + 1; b = MY + 1; g = parent + 1; d = TARGET.q]"
+
+
+@pytest.mark.parametrize(("expr", "target", "value"), [
+    ("unresolved(b)", None, ""), ("unresolved(b)", "[q = 1]", ""),          # MY is always an ad
+    ("unresolved(a)", None, "TARGET"), ("unresolved(a)", "[q = 1]", ""),    # TARGET only in a match
+    ("unresolved(g)", None, "parent"), ("unresolved(g)", "[q = 1]", ""),
+    ("unresolved(d)", None, "q"), ("unresolved(d)", "[q = 1]", ""),
+])
+def test_unresolved_counts_scope_names_that_name_an_ad_as_resolved(expr: str, target: str | None,
+                                                                   value: str) -> None:
+    assert classad.evaluate(expr, my=SCOPES, target=target) == value
+    if ORACLE is not None:
+        assert agrees_with_oracle(expr, value, SCOPES, target)
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    # a selection from a list is a list of HTCondor's literal kind: "is" against a literal list is
+    # ERROR, against a built-in's list false (the two kinds are different types there)
+    ("({[a = 1]}).a is {1}", classad.ERROR), ("{1} isnt ({}).Rank", classad.ERROR),
+    ('({[a = 1]}).a is split("a")', False), ('split("a") isnt ({}).a', True),
+    ('{1} is split("a")', False), ("{1} is {1}", classad.ERROR),
+    ("string(({[a = 1 + 1]}).a)", "{ 2 }"),
+])
+def test_is_between_lists_by_their_kind(text: str, value: Any) -> None:
+    assert classad.evaluate(text) == value
+    if ORACLE is not None:
+        assert agrees_with_oracle(text, value)
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    # the separator goes before an item only once the text so far is not empty
+    ('join(",", {"", "a"})', "a"), ('join(",", {"", "", "a"})', "a"), ('join(",", "", "a")', "a"),
+    ('join(",", {"a", "", "b"})', "a,,b"), ('join(",", {"a", ""})', "a,"), ('join(",", {"", ""})', ""),
+    ('join(false, {"", undefined, 1})', "1"), ('join(",", {"a", undefined, "b"})', "a,b"),
+])
+def test_join_leaves_out_separators_before_the_first_text(text: str, value: str) -> None:
+    assert classad.evaluate(text) == value
+    if ORACLE is not None:
+        assert ORACLE.ExprTree(text).eval() == value
+
+
+@pytest.mark.parametrize(("text", "year"), [
+    # doSplitTime reads a real into a C int: out of 32-bit range it is INT_MIN, in December 1901
+    ("splitTime(3e9).Year", 1901), ("splitTime(2147483648.0).Year", 1901), ("splitTime(-1e12).Year", 1901),
+    ('formatTime(1e18, "%Y")', "1901"), ("splitTime(1.5e9).Year", 2017), ("splitTime(3000000000).Year", 2065),
+])
+def test_a_real_time_is_read_as_a_c_int(text: str, year: Any) -> None:
+    assert classad.evaluate(text) == year
+    if ORACLE is not None:
+        assert agrees_with_oracle(text, year)
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    # ad["name"] hands a list literal's value back as a shared list: the built-ins' kind for "is",
+    # but it still turns into text by its source
+    ('{1} isnt [a = {"x"}]["a"]', True), ('[a = {1}]["a"] is split("a")', classad.ERROR),
+    ('string([a = {1 + 1}]["a"])', "{ 1 + 1 }"), ('[a = {1}]["a"][0]', 1),
+])
+def test_a_list_read_by_subscript_is_a_shared_list(text: str, value: Any) -> None:
+    assert classad.evaluate(text) == value
+    if ORACLE is not None:
+        assert agrees_with_oracle(text, value)

@@ -153,7 +153,7 @@ def test_matchmaking_names_are_public() -> None:
 def test_limit_semantics_are_shared_with_the_engine() -> None:
     from sheaf.classad import limit_for, parse_limits
 
-    assert parse_limits("A, b:2, a:0.5, c:bad") == (("a", 1.5), ("b", 2.0), ("c", 1.0))
+    assert parse_limits("A, b:2, a:0.5, c:bad") == (("a", 1.0), ("b", 2.0), ("a", 0.5), ("c", 1.0))
     knobs = {"PEGASUS_TRANSFER.STAGEIN_LIMIT": 4.0, "CONCURRENCY_LIMIT_DEFAULT_PEGASUS_TRANSFER": 2.0,
              "CONCURRENCY_LIMIT_DEFAULT": 9.0}
     assert limit_for("pegasus_transfer.stagein", knobs) == 4.0

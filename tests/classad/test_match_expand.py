@@ -45,7 +45,8 @@ def test_defaults_expressions_and_non_string_values() -> None:
     result = expand(job, SITE)
     assert result.ok, result.reason
     ad = result.ad
-    assert (ad["A"], ad["B"], ad["C"]) == ("turkey", "", "x y")
+    assert (ad["A"], ad["B"]) == ("turkey", "")
+    assert ad["C"] == '$$(Nearest:"x y")'  # a quote is not allowed in a default: no reference
     assert ad["D"] == "mem=2048 twice=Memory * 2"
     assert ad["E"] == "4097"
     assert ad.eval("F") == 'say "hi"!'
@@ -57,6 +58,9 @@ def test_defaults_expressions_and_non_string_values() -> None:
 @pytest.mark.parametrize(("text", "name"), [
     ('"$$(NoSuchAttr)"', "NoSuchAttr"), ('"ok $$(Memory) then $$(Gone)"', "Gone"),
     ('"$$([TARGET.Gone + 1])"', "[TARGET.Gone + 1]"), ('"$$([1 +])"', "[1 +]"),
+    # a dotted name is refused whatever the default, and whether or not the slot has it
+    ('"$$(TARGET.Memory)"', "TARGET.Memory"), ('"$$(a.b:default)"', "a.b"),
+    ('"$$(Memory) $$(MY.Memory:1)"', "MY.Memory"), ('"$$(.:x)"', "."),
 ])
 def test_an_unexpandable_reference_keeps_the_job_from_starting(text: str, name: str) -> None:
     result = expand(ClassAd.parse(f"[ Cmd = {text} ]"), SITE)
@@ -78,6 +82,16 @@ def test_match_attributes_are_not_expanded_again_and_expansion_works_without_the
     assert later.ad["GlobusScheduler"] == "ramen.fnal.gov:/jobmanager-condor"
     assert later.ad["Arguments"] == "-x 2048"
     assert expand(ClassAd.parse('[ A = "$$(Memory)" ]'), None).reason == "Cannot expand $$(Memory)."
+
+
+def test_a_default_holds_what_the_schedd_allows() -> None:
+    """Defaults are id characters plus ``$ ,\\:`` and ``(...)`` groups; slashes work in names too."""
+    job = ClassAd.parse('[ A = "$$(Gone:/usr/foo)"; B = "$$(Gone:a b,c:d$e(f=g))"; C = "$$(Gone:x-y)";'
+                        ' D = "$$(Gone:x=1)"; E = "$$(a/b:dflt)"; F = "$$(Nearest:a.b)" ]')
+    result = expand(job, SITE)
+    assert result.ok, result.reason
+    assert [result.ad[name] for name in "ABCDEF"] == [
+        "/usr/foo", "a b,c:d$e(f=g)", "$$(Gone:x-y)", "$$(Gone:x=1)", "dflt", "a.b"]
 
 
 def test_finding_references() -> None:

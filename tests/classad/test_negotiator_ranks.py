@@ -5,6 +5,9 @@ WantAdRevaluate and CurMatches are read."""
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from sheaf.classad import ClassAd, negotiate
 
 
@@ -72,3 +75,26 @@ def test_want_ad_revaluate_and_cur_matches_read_as_htcondor_reads_them() -> None
             ' Requirements = CurMatches < 3]')
     cycle = negotiate([ClassAd.parse("[Requirements = true]") for _ in range(4)], [ClassAd.parse(slot)])
     assert [m.resource for m in cycle.matches] == ["s", "s"]  # CurMatches true is 1: two more
+
+
+# The admin manual's example ("Assume that five slots match one request for three jobs",
+# cm-configuration): the values of NEGOTIATOR_PRE_JOB_RANK, Job.Rank and NEGOTIATOR_POST_JOB_RANK
+# per slot, and the slots the schedd is given for the three jobs, in order.
+MANUAL_TABLE = {"slot1": (100, 1, 10), "slot2": (100, 2, 20), "slot3": (100, 2, 30),
+                "slot4": (0, 1, 40), "slot5": (200, 1, 50)}
+MANUAL_PICKS = ["slot5", "slot3", "slot2"]
+
+
+def _manual_slots(order: list[str]) -> list[ClassAd]:
+    return [ClassAd.parse(f'[Name = "{name}"; Requirements = true; PreValue = {pre}; JobValue = {job};'
+                          f' PostValue = {post}]')
+            for name in order for pre, job, post in [MANUAL_TABLE[name]]]
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.permutations(sorted(MANUAL_TABLE)))
+def test_the_manuals_example_picks_the_manuals_slots(order: list[str]) -> None:
+    jobs = [ClassAd.parse(f'[Id = {n}; Requirements = true; Rank = TARGET.JobValue]') for n in range(3)]
+    cycle = negotiate(jobs, _manual_slots(order), pre_job_rank="MY.PreValue", post_job_rank="MY.PostValue")
+    assert [match.resource for match in cycle.matches] == MANUAL_PICKS
+    assert [match.job for match in cycle.matches] == [0, 1, 2]

@@ -30,7 +30,7 @@ def store(tmp_path: Path) -> Path:
 
 
 def test_parse_limits_names_weights_and_case() -> None:
-    assert parse_limits("a, B:2  c:0.5,a") == (("a", 2.0), ("b", 2.0), ("c", 0.5))
+    assert parse_limits("a, B:2  c:0.5,a") == (("a", 1.0), ("b", 2.0), ("c", 0.5), ("a", 1.0))
     assert parse_limits("x:bogus") == (("x", 1.0),)
     assert parse_limits("") == ()
 
@@ -57,6 +57,14 @@ def test_grants_are_all_or_nothing_with_weights(store: Path) -> None:
     assert stats["granted"] == 2 and stats["refused"] == 1
     limits.close()
     assert ConcurrencyLimits(parse_config(CONFIG), path=store).usage() == {}
+
+
+def test_a_repeated_name_is_checked_per_token_and_held_as_the_sum(store: Path) -> None:
+    limits = ConcurrencyLimits(parse_config("A_LIMIT = 1\n"), path=store)
+    assert limits.try_acquire("j1", "a, a")  # each token: 0 + 1 <= 1, as the negotiator checks
+    assert limits.usage() == {"a": 2.0}
+    assert not limits.try_acquire("j2", "a")
+    limits.close()
 
 
 def test_a_bad_limit_value_is_a_located_format_error(store: Path) -> None:

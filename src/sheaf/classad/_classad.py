@@ -41,7 +41,7 @@ from typing import Any, Final
 from ._eval import NOT_PLAIN, Env, compiled, deref, run
 from ._functions import FUNCTIONS
 from ._nodes import NOT_CONSTANT, Node, const_of, value_node
-from ._parser import accelerator, parse_ad, parse_expr, parse_old_ad, parse_span
+from ._parser import OLD_BACKSLASH_END, accelerator, parse_ad, parse_expr, parse_old_ad, parse_span
 from ._unparse import quote_name, unparse, unparse_old
 from ._values import ERROR, UNDEFINED
 
@@ -166,7 +166,8 @@ class ClassAd(MutableMapping[str, Any]):
     @classmethod
     def parse_old(cls, text: str) -> ClassAd:
         """Parse old syntax: one ``Name = expression`` per line (blank and ``#`` lines skipped)."""
-        if _C is not None and (ad := _C.load_old(text, cls)) is not None:
+        if _C is not None and OLD_BACKSLASH_END.search(text) is None \
+                and (ad := _C.load_old(text, cls)) is not None:
             return ad  # type: ignore[no-any-return]
         return cls._from_node(parse_old_ad(text))
 

@@ -60,7 +60,7 @@ from ._logic import (
 from ._nodes import NOT_CONSTANT, const_of
 from ._ops import BINARY, UNARY, identical
 from ._parser import accelerator
-from ._values import ERROR, UNDEFINED, ListValue
+from ._values import ERROR, UNDEFINED, ListValue, SelectedList, SharedListValue
 
 Value = Any
 # An ad is a ClassAd (the class is defined above this module, which knows ads by their slots: ``_ex``
@@ -266,9 +266,15 @@ def select(env: Env, base: Value, lname: str) -> Value:
     if base is UNDEFINED:
         return UNDEFINED
     if isinstance(base, list):
-        return [select(env, item, lname) if isinstance(item, (env.ad_type, list)) or item is UNDEFINED
-                else ERROR for item in base]
+        return SelectedList(select(env, item, lname) if isinstance(item, (env.ad_type, list))
+                            or item is UNDEFINED else ERROR for item in base)
     return ERROR
+
+
+def _shared(value: ListValue) -> SharedListValue:
+    shared = SharedListValue(value)
+    shared.node = getattr(value, "node", None)  # type: ignore[attr-defined]
+    return shared
 
 
 def subscript(env: Env, base: Value, index: Value) -> Value:
@@ -277,9 +283,13 @@ def subscript(env: Env, base: Value, index: Value) -> Value:
     if base is UNDEFINED or index is UNDEFINED:
         return UNDEFINED
     if isinstance(base, list):
-        if type(index) is int and 0 <= index < len(base):
-            return base[index]
-        return ERROR
+        if type(index) is not int:
+            return ERROR
+        if not 0 <= index < 2**31:
+            # HTCondor reads the index into a C int: the low 32 bits, two's complement
+            # (4294967297 is 1; ceil(1e308), which is the 64-bit minimum, is 0)
+            index = (index + 2**31) % 2**32 - 2**31
+        return base[index] if 0 <= index < len(base) else ERROR
     if isinstance(base, env.ad_type) and type(index) is str:
         # ad["name"] looks in that ad only (unlike ad.name, it does not climb to enclosing ads), and
         # evaluates the expression found directly: it is not marked as being evaluated, as in HTCondor
@@ -291,7 +301,9 @@ def subscript(env: Env, base: Value, index: Value) -> Value:
         env.depth += 1
         value = (expr._fn or compiled(expr))(env, base)
         env.depth -= 1
-        return value
+        # the value comes back through EvaluateAttr as a shared list: "is" takes it for a list a
+        # built-in made, no literal (``{1} isnt [a = {1}]["a"]`` is true)
+        return _shared(value) if type(value) is ListValue else value
     return ERROR
 
 

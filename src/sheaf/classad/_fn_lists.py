@@ -172,7 +172,8 @@ strict("anyCompare")(_list_compare(False))
 strict("allCompare")(_list_compare(True))
 
 
-def _in_each_context(env: Any, scope: Any, call: tuple[Any, ...], inside: bool = False) -> Value:
+def _in_each_context(env: Any, scope: Any, call: tuple[Any, ...], inside: bool = False,
+                     literals: bool = False) -> Value:
     """The values of the call's first argument in the context of each ad of its second.
 
     An attribute reference that names an expression (``evalInEachContext(e, l)`` with ``e = p + 1``
@@ -180,7 +181,9 @@ def _in_each_context(env: Any, scope: Any, call: tuple[Any, ...], inside: bool =
     the listed ad outwards, then TARGET in compat mode -- as HTCondor looks the reference up first
     (``referenced``).  Any other expression keeps the call's scope: names are looked up there first
     (then TARGET in compat mode) and only then in the listed ad, which is also what ``MY`` means;
-    ``inside`` (countMatches): the listed ad is the scope itself."""
+    ``inside`` (countMatches): the listed ad is the scope itself.  ``literals`` (evalInEachContext):
+    each result is stored as a literal, which turns a relative time into a real number of whole
+    seconds; countMatches reads the value itself, and a relative time is no boolean there."""
     first, second = arg_closures(call)
     items = second(env, scope)
     if items is UNDEFINED or items is ERROR:
@@ -195,7 +198,8 @@ def _in_each_context(env: Any, scope: Any, call: tuple[Any, ...], inside: bool =
         if not hasattr(item, "_ex"):
             results.append(ERROR if item is not UNDEFINED else UNDEFINED)
             continue
-        results.append(_in_context(env, scope, first, item, inside))
+        value = _in_context(env, scope, first, item, inside)
+        results.append(float(int(value.secs)) if literals and type(value) is RelTime else value)
     return results
 
 
@@ -209,13 +213,11 @@ def _in_context(env: Any, scope: Any, fn: Fn, item: Any, inside: bool) -> Value:
         saved, env.each = env.each, item
         value = fn(env, scope)
         env.each = saved
-    # the official library stores each result as a literal, which turns a relative time into a
-    # real number of whole seconds
-    return float(int(value.secs)) if type(value) is RelTime else value
+    return value
 
 
 def eval_in_each_context(env: Any, scope: Any, args: tuple[Any, ...]) -> Value:
-    return ERROR if len(args[0][2]) != 2 else _in_each_context(env, scope, args[0])
+    return ERROR if len(args[0][2]) != 2 else _in_each_context(env, scope, args[0], literals=True)
 
 
 def count_matches(env: Any, scope: Any, args: tuple[Any, ...]) -> Value:

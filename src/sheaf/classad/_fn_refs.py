@@ -11,7 +11,8 @@ attribute references of the expression that is the value of the provided attribu
 expression as ``ClassAd::_GetExternalReferences`` with full names does:
 
 - a name that is in scope is followed into its expression (from the ad that holds it); one that is not
-  is an external reference; in compat mode ``CurrentTime`` is always in scope;
+  is an external reference; in compat mode ``CurrentTime`` is always in scope; ``MY``, and
+  ``TARGET``/``PARENT`` where they name an ad (``TARGET`` inside a match), are in scope too;
 - ``x.a`` with ``x`` UNDEFINED is the reference ``x.a`` as written (so ``TARGET.Arch`` outside a match),
   with ``x`` an ad it is ``a`` looked up there, with ``x`` anything else the walk fails;
 - nested ad literals are walked with the same scope as the expression around them;
@@ -33,7 +34,7 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from ._builtins import Library
-from ._eval import MAX_ATTR_DEPTH, compile_node, root_of
+from ._eval import MAX_ATTR_DEPTH, compile_node, resolve, root_of
 from ._fn_regex import compile_pattern
 from ._unparse import unparse
 from ._values import ERROR, UNDEFINED
@@ -91,6 +92,9 @@ def referenced(env: Any, scope: Any, node: Node) -> tuple[Any, Any] | None:
     return _find(base, node[2].lower()) if isinstance(base, env.ad_type) else None
 
 
+_SCOPE_NAMES: Final = frozenset(("my", "target", "parent"))
+
+
 class _Walk:
     """One ``unresolved`` walk: the references found (lower-cased name -> first spelling) and the
     names being followed."""
@@ -140,6 +144,8 @@ class _Walk:
         if found is None:
             if lname == "currenttime" and not self.env.strict:
                 return True  # compat mode's implicit attribute: in scope, a literal
+            if lname in _SCOPE_NAMES and isinstance(resolve(self.env, start, lname), self.env.ad_type):
+                return True  # MY, and TARGET/PARENT where there is such an ad: in scope
             return self.add(name)
         expr, holder = found
         key = (id(holder), lname)

@@ -45,8 +45,16 @@ def _join_strings(sep: Value, items: list[Value], is_join: bool) -> Value:
     if sum(map(len, parts)) * (2 if is_join else 1) > MAX_STRING:
         return ERROR  # a bound on size: doubling strcat(a, a) chains must not eat the memory
     if is_join:
-        return UNDEFINED if undefined and len(parts) < 2 else parts[0].join(parts[1:])  # ...unless all are
+        # (undefined items were skipped; when all are, the join is UNDEFINED)
+        return UNDEFINED if undefined and len(parts) < 2 else _joined(parts[0], parts[1:])
     return "".join(parts)
+
+
+def _joined(sep: str, items: list[str]) -> str:
+    """HTCondor's join puts the separator before an item only once the text so far is not empty:
+    ``join(",", {"", "a"})`` is ``"a"``, ``join(",", {"a", "", "b"})`` is ``"a,,b"``."""
+    first = next((index for index, item in enumerate(items) if item), len(items))
+    return sep.join(items[first:])
 
 
 @strict("strcat")
@@ -432,7 +440,31 @@ def split(args: list[Value]) -> Value:
     if not isinstance(checked, list):
         return checked
     delims = _delims(args, 1)
-    return ERROR if delims is ERROR else split_list(args[0], delims, trim=False)
+    return ERROR if delims is ERROR else _split_arb(args[0], ", \t" if delims is None else delims)
+
+
+_C_SPACE = " \t\n\v\f\r"
+
+
+def _split_arb(text: str, seps: str) -> list[Value]:
+    """``split`` as HTCondor's ``splitArb_func``: empty items are dropped, except between two of the
+    same non-blank separator (``"a,,b"`` has three items, ``"a, ,c"`` too, ``"a, b"`` two); with no
+    separators the whole text is one item."""
+    items: list[Value] = []
+    last, previous = 0, ""
+    for ix, char in enumerate(text):
+        if not seps or char not in seps:
+            continue
+        if ix > last:
+            items.append(text[last:ix])
+        elif char == previous:
+            items.append("")
+        if char not in _C_SPACE:
+            previous = char
+        last = ix + 1
+    if len(text) > last:
+        items.append(text[last:])
+    return items
 
 
 def _split_at(args: list[Value], slot: bool) -> Value:

@@ -161,7 +161,8 @@ def _split(value: Value) -> dict[str, Value] | None:
     """The attributes of ``splitTime``'s ad (None when the value has no time in it)."""
     kind = type(value)
     if kind is int or kind is float:
-        secs = c_int(value)
+        # doSplitTime reads a real into a C int: out of 32-bit range it is INT_MIN (1901)
+        secs = value if kind is int else c_int32(value)
         value, kind = AbsTime(secs, local_offset(secs)), AbsTime
     if kind is AbsTime:
         wall = gmtime(int(value.secs) + value.offset)

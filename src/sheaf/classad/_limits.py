@@ -1,9 +1,22 @@
 """Concurrency limits: HTCondor's pool-wide counting semaphores, as a throttle object.
 
-A job declares the limits it consumes in ``ConcurrencyLimits``, a string such as ``"a, b:2"``:
-names separated by commas or white space, each with an optional ``:weight`` (default 1).  Names are
-case-insensitive, so they are folded to lower case here once.  A weight that is not a positive
-number counts as 1, as HTCondor's ``strtod``-based reader leaves it.
+A job declares the limits it consumes in ``ConcurrencyLimits``, a string such as ``"a, b:2"``, read
+as the negotiator reads it (``ParseConcurrencyLimit``, ``Matchmaker::rejectForConcurrencyLimits``):
+
+* the string is folded to lower case and split into tokens at commas and white space;
+* a token is ``name`` or ``name:weight``.  The weight is what C's ``strtod`` reads from the start of
+  the text after the ``:`` (``2x`` is 2, ``0x10`` is 16, ``1e999`` and ``inf`` are infinite, so the
+  job can never get the limit); a weight that is not positive (``x``, ``-2``, nothing) counts as 1.
+  NaN also counts as 1: in HTCondor it would turn the name's count into NaN and switch the limit off
+  for the whole pool, which sheaf deliberately does not copy;
+* ``name`` is an attribute name (a letter or ``_``, then letters, digits, ``_``), or two of them
+  joined by one dot (``pegasus_transfer.stagein``).  Any other token is ignored, and logged at debug
+  level on the ``sheaf.classad`` logger as HTCondor logs it: ``Ignoring invalid concurrency limit
+  'a-b'``;
+* each token is its own demand, checked on its own: ``"a, a"`` asks twice for one unit of ``a``;
+  both are granted when ``a`` has room for one (each check sees the usage before the job), and the
+  job then holds two -- as the negotiator checks the tokens one by one and the accountant increments
+  once per token.
 
 The maximum for a name comes from a configuration mapping (keys case-insensitive), first match wins:
 
@@ -16,13 +29,15 @@ The maximum for a name comes from a configuration mapping (keys case-insensitive
 Other keys are ignored, so a whole configuration may be passed; the limit values must be numbers >= 0
 (``TypeError``/``ValueError`` otherwise: a throttle's capacity is validated once, up front).
 
-Invariant: a demand is granted only if, for every name it lists, ``usage + weight <= limit``
-(HTCondor rejects a match when ``count + increment > max``); a grant adds every weight, a release
-subtracts them.  ``try_acquire`` never blocks and never half-grants.
+Invariant: a demand is granted only if, for every token it lists, ``usage + weight <= limit``
+(HTCondor rejects a match when ``count + increment > max``), usage being what was held before the
+demand; a grant adds every token's weight, a release subtracts them.  ``try_acquire`` never blocks
+and never half-grants.
 """
 
 from __future__ import annotations
 
+import logging
 import math
 import re
 from collections.abc import Iterable, Mapping
@@ -31,23 +46,31 @@ __all__ = ["HTCONDOR_DEFAULT_LIMIT", "ConcurrencyLimits", "Demand", "limit_for",
 
 HTCONDOR_DEFAULT_LIMIT = 2308032.0
 _SPLIT = re.compile(r"[\s,]+")
+_VALID_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)?")
+# The prefix C's strtod reads: a decimal or hexadecimal number, or inf/infinity/nan(...).
+_STRTOD = re.compile(r"""\s*[+-]?(?:
+    (?P<hex>0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)(?:[pP][+-]?[0-9]+)?)
+  | (?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?
+  | inf(?:inity)? | nan(?:\([0-9A-Za-z_]*\))?)""", re.IGNORECASE | re.VERBOSE)
+_LOG = logging.getLogger("sheaf.classad")
 
 Demand = tuple[tuple[str, float], ...]
-"""What one job consumes: ``((name, weight), ...)``, names lower-cased, in declaration order."""
+"""What one job consumes: ``((name, weight), ...)``, one pair per valid token (a name may repeat),
+names lower-cased, in declaration order."""
 
 
 def parse_limits(text: str) -> Demand:
-    """Parse a ``ConcurrencyLimits`` string; a repeated name adds its weights up."""
-    totals: dict[str, float] = {}
-    for item in _SPLIT.split(text.strip()):
-        if not item:
+    """Parse a ``ConcurrencyLimits`` string (see the module docstring); invalid tokens are dropped."""
+    demand: list[tuple[str, float]] = []
+    for token in _SPLIT.split(text.lower()):
+        if not token:
             continue
-        name, _, weight_text = item.partition(":")
-        if not name:
+        name, _, weight_text = token.partition(":")
+        if _VALID_NAME.fullmatch(name) is None:
+            _LOG.debug("Ignoring invalid concurrency limit '%s'", token)
             continue
-        key = name.lower()
-        totals[key] = totals.get(key, 0.0) + _weight(weight_text)
-    return tuple(totals.items())
+        demand.append((name, _weight(weight_text)))
+    return tuple(demand)
 
 
 def limit_for(name: str, knobs: Mapping[str, float]) -> float:
@@ -64,13 +87,13 @@ def limit_for(name: str, knobs: Mapping[str, float]) -> float:
 
 
 def _weight(text: str) -> float:
-    if not text:
+    """``strtod(text)``, with what is not positive (or NaN) counted as 1."""
+    found = _STRTOD.match(text)
+    if found is None:
         return 1.0
-    try:
-        weight = float(text)
-    except ValueError:
-        return 1.0
-    return weight if weight > 0 and math.isfinite(weight) else 1.0
+    number = found[0].strip()
+    weight = float.fromhex(number) if found["hex"] else float(number.split("(")[0])
+    return weight if weight > 0 and not math.isnan(weight) else 1.0
 
 
 def _number(key: str, value: object) -> float:

@@ -7,10 +7,14 @@ escapes), replaces each reference with text, and parses the result back.  Three 
     $$(Name:default)    the same, with ``default`` (raw text, up to the ``)``) when the resource lacks it
     $$([expression])    ``expression`` evaluated with the job as MY and the resource as TARGET
 
-``Name`` is letters, digits, ``_`` and ``.``; ``$$(...)`` with anything else in the name is not a
-reference and stays as it is.  ``[expression]`` ends at the ``]`` that balances the opening ``[``
-followed by ``)``; brackets inside string literals do not count.  The scan resumes *after* the text
-substituted for a reference, so a value that itself contains ``$$(`` is never expanded again.
+The characters allowed are condor_schedd's (``next_dollardollar_macro``): ``Name`` is letters,
+digits, ``_``, ``.`` and ``/``; a default is those characters plus ``$``, space, ``,``, ``\\`` and
+``:``, and a parenthesised group ``(...)``.  ``$$(...)`` with anything else (a quote, ``-``, ``=``...)
+is not a reference and stays as it is.  A name the scanner accepts may still be one the schedd
+refuses to look up -- a dotted name, see ``_match_expand``.  ``[expression]`` ends at the ``]``
+that balances the opening ``[`` followed by ``)``; brackets inside string literals do not count.
+The scan resumes *after* the text substituted for a reference, so a value that itself contains
+``$$(`` is never expanded again.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from typing import NamedTuple
 
 __all__ = ["Reference", "find_reference"]
 
-_NAME = re.compile(r"([A-Za-z0-9_.]+)(?::([^)]*))?\)")
+_NAME = re.compile(r"([A-Za-z0-9_./]*)(?::((?:[A-Za-z0-9_./$ ,\\:]|\([^)]*\))*))?\)")
 
 
 class Reference(NamedTuple):

@@ -10,8 +10,10 @@ Policy (the schedd's ``dollarDollarExpand``, re-implemented at the value level):
 * ``$$(Name)`` is replaced by the resource's ``Name``: a string's characters, or the unparsed text of
   any other expression (``2048``, ``Cpus * 2``).  The resource's expression is recorded in the job ad
   as ``MATCH_<Name>`` (spelled as in the reference) -- the seeds' ``MATCH_SiteEnvironment``, which
-  the matchmaker monitor reads.  ``$$(Name:default)`` uses the default text (quotes around it
-  dropped) when the resource has no ``Name``; a default is not recorded.  ``$$(DOLLARDOLLAR)`` is a
+  the matchmaker monitor reads.  ``$$(Name:default)`` uses the default text when the resource has
+  no ``Name``; a default is not recorded.  A dotted ``Name`` (``$$(a.b)``, ``$$(a.b:default)``) is
+  never looked up: the schedd refuses it whatever the default, so the job is held, with the name
+  before the ``:`` in the reason.  ``$$(DOLLARDOLLAR)`` is a
   literal ``$$``.  ``Cmd`` ending in ``$$OPSYS.$$ARCH`` (the spelling before parentheses) is read
   as ``$$(OPSYS).$$(ARCH)``.
 * ``$$([expression])`` is replaced by ``string(expression)`` evaluated with the job as MY and the
@@ -140,6 +142,8 @@ class _State:
         if ref.expression is not None:
             return self.evaluated(ref)
         assert ref.name is not None
+        if "." in ref.name:  # the schedd's rule: a scope (``TARGET.x``) has no place in $$(); hold
+            raise _CannotExpand(ref.name)
         if ref.name.lower() == "dollardollar":
             return "$$"
         expr = self.lookup(ref.name)
@@ -147,7 +151,7 @@ class _State:
             return _text_of(expr)
         if ref.default is None:
             raise _CannotExpand(ref.name)
-        return _unquoted(ref.default)
+        return ref.default
 
     def lookup(self, name: str) -> Expr | None:
         if self.resource is None:
@@ -185,9 +189,3 @@ def _mentions_dollar_dollar(node: Node) -> bool:
 def _text_of(expr: Expr) -> str:
     """A string's characters, or any other expression's text (what the schedd splices in)."""
     return expr.const if isinstance(expr.const, str) else unparse(expr.node)
-
-
-def _unquoted(default: str) -> str:
-    if default.startswith('"'):
-        default = default[1:-1] if default.endswith('"') and len(default) > 1 else default[1:]
-    return default

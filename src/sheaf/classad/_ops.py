@@ -24,7 +24,7 @@ import math
 from collections.abc import Callable
 from typing import Any, Final
 
-from ._values import ERROR, AbsTime, ListValue, RelTime, wrap
+from ._values import ERROR, AbsTime, ListValue, RelTime, SelectedList, SharedListValue, wrap
 
 Value = Any
 _INT_MIN: Final = -(1 << 63)
@@ -158,12 +158,20 @@ def compare(op: str, a: Value, b: Value) -> Value:
     return x >= y
 
 
+_LISTS = (ListValue, SelectedList)
+
+
+def _literal_kind(value: list[Value]) -> bool:
+    return isinstance(value, _LISTS) and not isinstance(value, SharedListValue)
+
+
 def identical(a: Value, b: Value) -> Value:
     """``is``: same type and same value, strings case-sensitive; two lists or ads are ERROR."""
     ta = type(a)
     if isinstance(a, list) and isinstance(b, list):
-        # two lists are ERROR, except a literal list against one a built-in made (measured: false)
-        return ERROR if isinstance(a, ListValue) == isinstance(b, ListValue) else False
+        # two lists are ERROR, except a literal list (or a selection from a list) against one a
+        # built-in made: false (HTCondor's LIST and SLIST values are different types)
+        return ERROR if _literal_kind(a) == _literal_kind(b) else False
     if _is_ad(a) and _is_ad(b):
         return ERROR
     if ta is not type(b):

@@ -499,6 +499,38 @@ def parse_ad(src: str) -> Node:
     return node
 
 
+# A line ending in ``\"``: in old syntax that quote may close a string whose last character is a
+# backslash (``Iwd = "C:\\work\"``), which the shared scanner (and the C loader) read as an
+# escaped quote; such text is parsed here, line by line.
+OLD_BACKSLASH_END: Final = re.compile(r'\\"$', re.MULTILINE)
+
+
+def _closes_with_backslash(line: str) -> bool:
+    """Whether the quote ending ``line`` closes a string that ends in a backslash, by HTCondor's old
+    lexer (``tokenizeStringOld``): a backslash is itself, and a quote after one is part of the
+    string unless nothing but the end of the line follows it."""
+    delim, last = "", len(line) - 1
+    for pos, char in enumerate(line):
+        if not delim:
+            delim = char if char in "\"'" else ""
+        elif char == delim and pos == last:
+            return line[pos - 1] == "\\"
+        elif char == delim and line[pos - 1] != "\\":
+            delim = ""
+    return False
+
+
+def _end_string_with_backslash(node: Node) -> Node:
+    """``node`` with its last string literal (the rightmost leaf: the line's last token) ending in a
+    backslash; the line was parsed with a space in the backslash's place."""
+    kind = node[0]
+    if kind == "str":
+        return ("str", node[1][:-1] + "\\")
+    if kind in ("bin", "un", "cond", "elvis"):
+        return (*node[:-1], _end_string_with_backslash(node[-1]))
+    return node
+
+
 def parse_old_ad(src: str) -> Node:
     """Parse an old-syntax ad: one ``Name = expression`` per line; blank and ``#`` lines are skipped."""
     bindings: list[tuple[str, Node]] = []
@@ -514,6 +546,11 @@ def parse_old_ad(src: str) -> Node:
 def _old_line(src: str, offset: int, line: str) -> tuple[str, Node]:
     # Parse the line on its own, but report errors against the whole text (right line and column).
     stop = offset + len(line.rstrip("\r\n"))
+    body = line.rstrip("\n")
+    if body.endswith('\\"') and _closes_with_backslash(body):
+        spaced = body[:-2] + ' "' + line[len(body):]
+        name, node = _old_line(src[:stop - 2] + ' "' + src[stop:], offset, spaced)
+        return name, _end_string_with_backslash(node)
     if _C is not None and (binding := _C.binding(src, offset, stop, True)) is not None:
         return binding  # type: ignore[no-any-return]
     parser = _Parser(src, offset, stop, old=True)

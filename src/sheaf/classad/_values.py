@@ -83,6 +83,21 @@ class ListValue(list):  # type: ignore[type-arg]
     __slots__ = ("node",)
 
 
+class SharedListValue(ListValue):
+    """A list literal's value read through ``ad["name"]``: it still turns into text by its source,
+    but HTCondor hands it back as a shared list, so for ``is`` it is of the built-ins' kind."""
+
+    __slots__ = ()
+
+
+class SelectedList(list):  # type: ignore[type-arg]
+    """The list ``.name`` makes of a list (``({[a = 1]}).a``).  HTCondor holds it as it holds a list
+    literal's value, and unlike the lists built-ins make: ``is`` between it and a literal list is
+    ERROR, against a built-in's list false; it turns into text by its values."""
+
+    __slots__ = ()
+
+
 _EXCERPT: Final = 60  # characters shown on each side of the caret: a 1 MB line is not echoed whole
 
 

@@ -17,7 +17,8 @@ sheaf has no daemon, so the counts live in a machine-wide store that each run op
 - **Limits** (the maxima) come from this run's pool configuration: ``<NAME>_LIMIT``, then
   ``CONCURRENCY_LIMIT_DEFAULT_<PREFIX>`` for a dotted name, then ``CONCURRENCY_LIMIT_DEFAULT``, then
   HTCondor's built-in default (in effect unlimited) -- as HTCondor's negotiator looks them up.
-- Names are case-insensitive (folded to lower case); weights come from ``"a, b:2"``.
+- Names are case-insensitive (folded to lower case); weights come from ``"a, b:2"``, read as
+  ``sheaf.classad.parse_limits`` reads them (HTCondor's rules: each token checked on its own).
 
 Jobs of the local universe never come here (the backend skips them), as in HTCondor.
 """
@@ -149,8 +150,13 @@ class ConcurrencyLimits:
                 if held + weight > self.limit(name):
                     db.execute("ROLLBACK")
                     return False
+            # A name may repeat ("a, a"): each token was checked on its own above, and the
+            # holding is their sum, as HTCondor's accountant increments once per token.
+            totals: dict[str, float] = {}
+            for name, weight in demand:
+                totals[name] = totals.get(name, 0.0) + weight
             db.executemany("INSERT OR REPLACE INTO holdings VALUES (?, ?, ?, ?, ?)",
-                           [(self._pid, self._start, key, name, weight) for name, weight in demand])
+                           [(self._pid, self._start, key, name, weight) for name, weight in totals.items()])
             db.execute("COMMIT")
         except BaseException:
             db.execute("ROLLBACK")
