@@ -77,7 +77,9 @@ def workflow(path: Path, n: int) -> None:
 
 
 def plan(wf: Path, out: Path, clustered: bool) -> float:
-    cmd = [str(BIN / "sheaf"), "plan", str(wf), "-d", str(out), "-s", "local"]
+    # --dir is a base, as pegasus-plan's; --relative-dir puts the submit directory exactly at ``out``
+    cmd = [str(BIN / "sheaf"), "plan", str(wf), "-d", str(out.parent), "--relative-dir", out.name,
+           "-s", "local"]
     if clustered:
         cmd += ["-C", "horizontal", "-D", f"pegasus.clusters.size={CLUSTER}"]
     return timed(cmd)

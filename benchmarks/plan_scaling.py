@@ -89,7 +89,7 @@ try:
 except ImportError:
     write_s = float("nan")
 else:
-    write_plan(ew, out, force=True)
+    write_plan(ew, out, replace=True)
     write_s = time.perf_counter() - t3
 rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 print(t1 - t0, t3 - t2, plan_cpu, write_s, rss, len(ew.jobs), len(ew.edges))

@@ -1,0 +1,23 @@
+"""The benchmark scripts still run against the current program (tiny sizes, no timing asserted):
+a script that broke when an interface changed would only be found when someone needs its figures."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parent.parent / "benchmarks"
+
+
+@pytest.mark.parametrize("args", [
+    ["engine_throughput.py", "--tasks", "60", "--rounds", "1"],
+    ["plan_scaling.py", "--sizes", "300"],
+], ids=lambda a: a[0])
+def test_benchmark_runs(args: list[str]) -> None:
+    done = subprocess.run([sys.executable, str(BENCH / args[0]), *args[1:]], capture_output=True, text=True,
+                          timeout=600, check=False)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "Traceback" not in done.stderr
