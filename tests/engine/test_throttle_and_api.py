@@ -53,8 +53,8 @@ def test_idle_throttle_follows_the_backend() -> None:
 
 def test_public_surface_is_pinned() -> None:
     assert sorted(sheaf.engine.__all__) == sorted([
-        "Backend", "ConcurrencyLimits", "Dag", "DagState", "Event", "Exited", "Held", "Launch", "Limits",
-        "NodeState", "Pool", "Progress", "Replay", "RunResult", "STATES", "Started", "find_dag", "parse_dag",
+        "Backend", "Dag", "DagState", "Event", "Exited", "Held", "Launch", "Limits",
+        "NodeState", "Progress", "Replay", "RunResult", "STATES", "Started", "find_dag", "parse_dag",
         "parse_submit", "read_journal", "run_workflow", "split_arguments", "split_environment", "state_paths",
     ])
     assert sheaf.monitor.__all__ == ["WorkflowStatus", "workflow_status"]

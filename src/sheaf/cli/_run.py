@@ -21,10 +21,11 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
+from sheaf.backends import Pool
 from sheaf.backends.local import LocalBackend
 from sheaf.cli import _exit
 from sheaf.codegen import remove_stale_siblings
-from sheaf.engine import Backend, Pool, RunResult, run_workflow
+from sheaf.engine import Backend, RunResult, run_workflow
 from sheaf.engine import Progress as EngineProgress
 
 __all__ = ["command", "render_summary", "run_planned"]

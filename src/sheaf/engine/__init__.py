@@ -15,9 +15,7 @@ from __future__ import annotations
 from sheaf.engine._backend import Backend, Event, Exited, Held, Launch, Started
 from sheaf.engine._journal import Replay
 from sheaf.engine._journal import replay as read_journal
-from sheaf.engine._limits import ConcurrencyLimits
 from sheaf.engine._loop import Progress, RunResult, find_dag, run_workflow, state_paths
-from sheaf.engine._pool import Pool
 from sheaf.engine._state import STATES, DagState, Limits, NodeState
 from sheaf.engine._submit import parse_submit, split_arguments, split_environment
 from sheaf.formats._dagman import Dag, parse_dag
@@ -25,7 +23,6 @@ from sheaf.formats._dagman import Dag, parse_dag
 __all__: list[str] = [
     "STATES",
     "Backend",
-    "ConcurrencyLimits",
     "Dag",
     "DagState",
     "Event",
@@ -34,7 +31,6 @@ __all__: list[str] = [
     "Launch",
     "Limits",
     "NodeState",
-    "Pool",
     "Progress",
     "Replay",
     "RunResult",
