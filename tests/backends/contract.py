@@ -63,10 +63,21 @@ def alive(pid: int) -> bool:
 
 
 class BackendContract:
-    """Behaviour every backend must show (see the module docstring)."""
+    """Behaviour every backend must show (see the module docstring).
+
+    ``overhead`` is the backend's time budget factor: each wait of the tests is multiplied by it (a
+    batch system takes a second or more to start a job where the local pool takes a millisecond);
+    ``short_jobs`` is how many ``/bin/true`` the many-jobs test runs."""
+
+    overhead: float = 1.0
+    short_jobs: int = 200
 
     def make_backend(self, tmp_path: Path, slots: int) -> Backend:
         raise NotImplementedError
+
+    @property
+    def timeout(self) -> float:
+        return 30.0 * self.overhead
 
     @pytest.fixture
     def backend(self, tmp_path: Path) -> Iterator[Backend]:
@@ -84,7 +95,7 @@ class BackendContract:
         before = time.time()
         for code in (0, 1, 7):
             backend.submit(make_launch(tmp_path, f"exit{code}", ["/bin/sh", "-c", f"exit {code}"]))
-        events = collect(backend, 3)
+        events = collect(backend, 3, self.timeout)
         for code in (0, 1, 7):
             event = exited(events[f"exit{code}#0"])
             assert (event.exit_code, event.signal, event.reason) == (code, None, None)
@@ -92,19 +103,19 @@ class BackendContract:
 
     def test_a_signal_is_reported_as_a_signal(self, backend: Backend, tmp_path: Path) -> None:
         backend.submit(make_launch(tmp_path, "term", ["/bin/sh", "-c", "kill -TERM $$"]))
-        event = exited(collect(backend, 1)["term#0"])
+        event = exited(collect(backend, 1, self.timeout)["term#0"])
         assert (event.exit_code, event.signal) == (None, 15)
 
     def test_argv_is_exec_d_without_a_shell(self, backend: Backend, tmp_path: Path) -> None:
         text = "$HOME; echo injected `id` *"
         backend.submit(make_launch(tmp_path, "echo", ["/bin/echo", text]))
-        assert exited(collect(backend, 1)["echo#0"]).exit_code == 0
+        assert exited(collect(backend, 1, self.timeout)["echo#0"]).exit_code == 0
         assert (tmp_path / "echo.out").read_text() == text + "\n"
 
     def test_environment_is_exactly_the_launch_environment(self, backend: Backend, tmp_path: Path) -> None:
         env = {"PATH": "/usr/bin:/bin", "ONLY": "this one", "EMPTY": ""}
         backend.submit(make_launch(tmp_path, "env", ["/usr/bin/env"], env=env))
-        collect(backend, 1)
+        collect(backend, 1, self.timeout)
         lines = (tmp_path / "env.out").read_text().splitlines()
         assert sorted(lines) == sorted(f"{k}={v}" for k, v in env.items())
 
@@ -114,7 +125,7 @@ class BackendContract:
         (tmp_path / "pwd.out").write_text("old content that must vanish\n" * 10)
         launch = make_launch(tmp_path, "pwd", ["/bin/sh", "-c", "pwd; echo oops >&2"])
         backend.submit(Launch(**{**_fields(launch), "cwd": str(work)}))
-        collect(backend, 1)
+        collect(backend, 1, self.timeout)
         assert (tmp_path / "pwd.out").read_text() == f"{work.resolve()}\n"
         assert (tmp_path / "pwd.err").read_text() == "oops\n"
 
@@ -122,7 +133,7 @@ class BackendContract:
         keep = open(tmp_path / "engine-file", "w")  # noqa: SIM115 - an open descriptor of "the engine"
         try:
             backend.submit(make_launch(tmp_path, "fds", ["/bin/sh", "-c", "ls /proc/$$/fd"]))
-            collect(backend, 1)
+            collect(backend, 1, self.timeout)
         finally:
             keep.close()
         assert sorted(int(fd) for fd in (tmp_path / "fds.out").read_text().split()) == [0, 1, 2]
@@ -130,12 +141,12 @@ class BackendContract:
     def test_stdout_and_stderr_may_share_a_file(self, backend: Backend, tmp_path: Path) -> None:
         backend.submit(make_launch(tmp_path, "both", ["/bin/sh", "-c", "echo out; echo err >&2; echo out2"],
                                    stderr="both.out"))
-        collect(backend, 1)
+        collect(backend, 1, self.timeout)
         assert (tmp_path / "both.out").read_text() == "out\nerr\nout2\n"
 
     def test_a_missing_executable_is_held_with_a_reason(self, backend: Backend, tmp_path: Path) -> None:
         backend.submit(make_launch(tmp_path, "ghost", [str(tmp_path / "no-such-program")]))
-        event = collect(backend, 1)["ghost#0"]
+        event = collect(backend, 1, self.timeout)["ghost#0"]
         assert isinstance(event, Held) and "no-such-program" in event.reason
 
     def test_wait_times_out_with_no_events(self, backend: Backend, tmp_path: Path) -> None:
@@ -148,13 +159,14 @@ class BackendContract:
     def test_cancel_queued_and_running_reports_nothing(self, single: Backend, tmp_path: Path) -> None:
         single.submit(make_launch(tmp_path, "a", ["/bin/sh", "-c", "echo $$ > a.pid; exec sleep 30"]))
         single.submit(make_launch(tmp_path, "b", ["/bin/sleep", "30"]))
-        wait_for(lambda: (tmp_path / "a.pid").exists() and (tmp_path / "a.pid").read_text().strip())
+        wait_for(lambda: (tmp_path / "a.pid").exists() and (tmp_path / "a.pid").read_text().strip(),
+                 10 * self.overhead)
         assert (single.running(), single.idle()) == (1, 1)
         single.cancel("b#0")
         assert single.idle() == 0
         pid = int((tmp_path / "a.pid").read_text())
         single.cancel("a#0")
-        wait_for(lambda: not alive(pid))
+        wait_for(lambda: not alive(pid), 10 * self.overhead)
         assert single.running() == 0
         assert single.wait(0.3) == []
 
@@ -170,7 +182,7 @@ class BackendContract:
         for name, priority in [("low1", 0), ("high1", 5), ("low2", 0), ("high2", 5), ("top", 9)]:
             argv = ["/bin/sh", "-c", f"echo {name} >> {log}"]
             single.submit(make_launch(tmp_path, name, argv, priority=priority))
-        collect(single, 6)
+        collect(single, 6, self.timeout)
         assert log.read_text().split() == ["top", "high1", "high2", "low1", "low2"]
 
     def test_slots_bound_the_running_jobs(self, backend: Backend, tmp_path: Path) -> None:
@@ -178,7 +190,7 @@ class BackendContract:
             backend.submit(make_launch(tmp_path, f"s{i}", ["/bin/sleep", "0.2"]))
         assert backend.running() + backend.idle() == 5
         assert backend.running() <= 2
-        events = collect(backend, 5)
+        events = collect(backend, 5, self.timeout)
         spans = sorted((exited(e).started, exited(e).ended) for e in events.values())
         for i, (start, _) in enumerate(spans):
             overlapping = sum(1 for s, e in spans if s <= start < e)
@@ -188,19 +200,20 @@ class BackendContract:
         backend = self.make_backend(tmp_path, 1)
         argv = ["/bin/sh", "-c", "sleep 60 & echo $! > child.pid; wait"]
         backend.submit(make_launch(tmp_path, "tree", argv))
-        wait_for(lambda: (tmp_path / "child.pid").exists() and (tmp_path / "child.pid").read_text().strip())
+        wait_for(lambda: (tmp_path / "child.pid").exists() and (tmp_path / "child.pid").read_text().strip(),
+                 10 * self.overhead)
         child = int((tmp_path / "child.pid").read_text())
         assert alive(child)
         backend.close()
-        wait_for(lambda: not alive(child))
+        wait_for(lambda: not alive(child), 10 * self.overhead)
         assert backend.running() == 0
         assert backend.wait(0.1) == []
         backend.close()  # closing twice is harmless
 
     def test_many_short_jobs_each_reported_once(self, backend: Backend, tmp_path: Path) -> None:
-        for i in range(200):
+        for i in range(self.short_jobs):
             backend.submit(make_launch(tmp_path, f"t{i}", ["/bin/true"]))
-        events = collect(backend, 200)
+        events = collect(backend, self.short_jobs, self.timeout)
         assert all(exited(e).exit_code == 0 for e in events.values())
         assert (backend.running(), backend.idle()) == (0, 0)
         assert backend.wait(0.05) == []
@@ -211,7 +224,7 @@ class BackendContract:
             backend.submit(make_launch(tmp_path, "dup", ["/bin/true"]))
         backend.cancel("dup#0")
         backend.submit(make_launch(tmp_path, "dup", ["/bin/true"]))
-        assert exited(collect(backend, 1)["dup#0"]).exit_code == 0
+        assert exited(collect(backend, 1, self.timeout)["dup#0"]).exit_code == 0
 
 
 def _fields(launch: Launch) -> dict[str, object]:

@@ -3,14 +3,35 @@
 - ``LocalBackend`` (``sheaf.backends.local``): this machine's slots, as configured for the local pool
   (``Pool``: ``_pool``, laid out by ``_slotlayout`` from ``_slotconfig``), with machine-wide concurrency
   limits (``ConcurrencyLimits``: ``_limits``).
+- ``SlurmBackend`` (``sheaf.backends.slurm``): one Slurm batch job per attempt, run by the job wrapper
+  ``_slurm_job``.
+- ``_registry``: backend names (``sheaf run --backend NAME``) to factories; ``_routing`` sends each
+  launch to the backend of its site.
+
+The package imports its backends lazily (``__getattr__``): the Slurm job wrapper imports a module of
+it at the start of every job, and the local pool's configuration readers cost ~0.2 s to import.
 
 Every backend passes the shared contract test, ``tests/backends/contract.py``.
 """
 
 from __future__ import annotations
 
-from sheaf.backends._limits import ConcurrencyLimits
-from sheaf.backends._pool import Pool
-from sheaf.backends.local import LocalBackend
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from sheaf.backends._limits import ConcurrencyLimits
+    from sheaf.backends._pool import Pool
+    from sheaf.backends.local import LocalBackend
 
 __all__: list[str] = ["ConcurrencyLimits", "LocalBackend", "Pool"]
+
+_HOMES = {"ConcurrencyLimits": "sheaf.backends._limits", "LocalBackend": "sheaf.backends.local",
+          "Pool": "sheaf.backends._pool"}
+
+
+def __getattr__(name: str) -> object:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'sheaf.backends' has no attribute {name!r}")
+    return getattr(importlib.import_module(home), name)

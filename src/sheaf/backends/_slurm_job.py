@@ -1,0 +1,181 @@
+"""The wrapper each Slurm job runs: reproduce one launch exactly, police it, record start and exit.
+
+``sbatch`` runs the backend's batch script (a Python script, so no shell is involved), which calls
+:func:`main` with the path of the attempt's spec (``_slurm_records``).  The wrapper then does what the
+local backend does for a process, reusing its pieces:
+
+- ``$$(attr)`` in argv, environment, directory or file names is expanded against a slot ad of the
+  Slurm node it landed on (``Machine``, ``Cpus``, ``Memory``, ...), as the schedd expands against the
+  matched slot; an unexpandable one ends the attempt as held, with the reason.
+- The process is started by ``_spawn.spawn``: argv exec'd directly, the launch's complete
+  environment (the DAG's ENV is in it), its directory, stdin/stdout/stderr, its own session.
+- Memory: the RSS of the job's process tree is polled (``_memwatch``) and a tree over the
+  request is killed with a memory reason; the kernel's peak at exit is checked as well.
+- ``periodic_hold``/``periodic_remove`` are evaluated as the schedd would (``_periodic.decide``) every
+  ``PERIODIC_EXPR_INTERVAL``; a hold or remove kills the job and is recorded as such, and the backend
+  reports it (a held attempt is released by the backend, which submits it again).
+- SIGTERM from Slurm (``scancel``, the time limit) kills the job's process group and records the
+  attempt as ended by that signal, with the reason: a job stopped by the batch system is a failed
+  attempt, never a success.
+
+Start-up cost matters (it is paid by every job): the wrapper imports only the process and memory
+helpers; the ClassAd library and the engine's pieces are loaded only for a launch whose spec says it
+has ``$$()`` or a ``periodic_*`` policy.
+
+The start record is written before the process starts, the exit record after it ended and its
+group was killed (``_slurm_records`` describes both).  The wrapper's own exit status carries nothing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import platform
+import resource
+import select
+import signal
+import socket
+import sys
+import time
+from typing import TYPE_CHECKING, Any
+
+from sheaf.backends._memwatch import POLL_INTERVAL, tree_rss_mb
+from sheaf.backends._slurm_records import Paths, launch_of, read_record, write_record
+from sheaf.backends._spawn import SpawnError, seal_descriptors, spawn
+
+if TYPE_CHECKING:
+    from sheaf.backends._periodic import JobRecord
+    from sheaf.classad import ClassAd
+
+__all__ = ["main"]
+
+_TERMINATED: list[int] = []
+
+
+def _on_term(signum: int, _frame: object) -> None:
+    _TERMINATED.append(signum)
+
+
+def slot_ad(host: str) -> ClassAd:
+    """What ``$$()`` sees of the Slurm node: the attributes HTCondor's slot ads have for it."""
+    from sheaf.classad import ClassAd
+
+    cpus = int(os.environ.get("SLURM_CPUS_ON_NODE", "1") or 1)
+    memory = int(os.environ.get("SLURM_MEM_PER_NODE", "0") or 0)
+    return ClassAd({"Machine": host, "Name": f"slot1@{host}", "Cpus": cpus, "Memory": memory,
+                    "OpSys": "LINUX", "Arch": platform.machine().upper().replace("AMD64", "X86_64"),
+                    "SlurmJobId": os.environ.get("SLURM_JOB_ID", "")})
+
+
+def _kill_group(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+
+
+class _Watch:
+    """The running process and what stopped it, if the wrapper did."""
+
+    def __init__(self, spec: dict[str, Any], started: float) -> None:
+        self.limit: int | None = spec.get("memory_limit")
+        self.interval = float(spec.get("policy_interval") or 60.0)
+        self.policy: JobRecord | None = None
+        if spec.get("policy"):
+            from sheaf.backends._periodic import JobRecord
+
+            self.policy = JobRecord(launch_of(spec), started, started)
+            self.policy.started(started)
+        self.next_policy = time.monotonic() + self.interval
+        self.killed: dict[str, Any] | None = None
+
+    def check(self, pid: int, since: float) -> None:
+        now = time.monotonic()
+        if _TERMINATED and self.killed is None:
+            self.killed = {"reason": "stopped by Slurm (scancel, time limit or node failure): SIGTERM",
+                           "signal": signal.SIGTERM.value}
+        watched = (self.limit is not None or self.policy is not None) and now - since >= POLL_INTERVAL
+        memory = tree_rss_mb([pid]).get(pid) if watched else None
+        if self.killed is None and self.limit is not None and memory is not None and memory > self.limit:
+            self.killed = {"reason": f"memory usage {memory:.0f} MB exceeded request {self.limit} MB"}
+        if self.killed is None and self.policy is not None and now >= self.next_policy:
+            from sheaf.backends._periodic import decide
+
+            self.next_policy = now + self.interval
+            action = decide(self.policy, time.time(), memory)
+            if action is not None:
+                what, reason, subcode = action
+                self.killed = {"kind": what, "reason": reason, "subcode": subcode}
+        if self.killed is not None:
+            _kill_group(pid)
+
+
+def _run(spec: dict[str, Any], started: float) -> dict[str, Any]:
+    since = time.monotonic()
+    try:
+        spawned = spawn(spec["argv"], spec["env"], spec["cwd"], spec["stdout"], spec["stderr"], None,
+                        spec.get("stdin") or os.devnull)
+    except (SpawnError, ValueError, OSError) as exc:
+        return {"kind": "held", "reason": str(exc)}
+    watch = _Watch(spec, started)
+    poller = select.poll()
+    poller.register(spawned.pidfd, select.POLLIN)
+    while not poller.poll(POLL_INTERVAL * 1000):
+        watch.check(spawned.pid, since)
+    _kill_group(spawned.pid)  # leftovers of the job, as HTCondor's starter kills them
+    _, status, usage = os.wait4(spawned.pid, 0)
+    os.close(spawned.pidfd)
+    if watch.killed is None and _TERMINATED:
+        watch.check(spawned.pid, since)
+    return _outcome(status, usage.ru_maxrss / 1024, watch)
+
+
+def _outcome(status: int, peak_mb: float, watch: _Watch) -> dict[str, Any]:
+    killed = watch.killed
+    if killed is None and watch.limit is not None and peak_mb > watch.limit \
+            and peak_mb > resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:
+        killed = {"reason": f"memory usage {peak_mb:.0f} MB exceeded request {watch.limit} MB "
+                            "(peak resident set, measured at exit)"}
+    if killed is not None:
+        return {"kind": killed.get("kind", "exited"), "exit_code": None,
+                "signal": killed.get("signal", signal.SIGKILL.value), "reason": killed["reason"],
+                "subcode": killed.get("subcode", 0)}
+    if os.WIFSIGNALED(status):
+        return {"kind": "exited", "exit_code": None, "signal": os.WTERMSIG(status), "reason": None}
+    return {"kind": "exited", "exit_code": os.WEXITSTATUS(status), "signal": None, "reason": None}
+
+
+def _expanded(spec: dict[str, Any], host: str) -> tuple[dict[str, Any], str | None]:
+    """``spec`` with ``$$()`` expanded against the node's slot ad, or (spec, the hold reason)."""
+    from sheaf.engine._dollar import expand_launch
+
+    launch, reason = expand_launch(launch_of(spec), slot_ad(host))
+    if reason is not None:
+        return spec, reason
+    return {**spec, "argv": list(launch.argv), "env": dict(launch.env), "cwd": launch.cwd,
+            "stdout": launch.stdout, "stderr": launch.stderr}, None
+
+
+def main(argv: list[str]) -> int:
+    signal.signal(signal.SIGTERM, _on_term)
+    seal_descriptors()  # slurmstepd's descriptors stay out of the job, as the local backend's do
+    spec_path = argv[0]
+    paths = Paths(os.path.dirname(os.path.dirname(spec_path)))
+    stem = os.path.basename(spec_path).removesuffix(".json")
+    spec = read_record(spec_path)
+    if spec is None:
+        print(f"sheaf slurm wrapper: cannot read {spec_path}", file=sys.stderr)
+        return 2
+    host = socket.gethostname()
+    started = time.time()
+    job = os.environ.get("SLURM_JOB_ID")
+    write_record(paths.start(stem), {"job": job, "host": host, "pid": os.getpid(), "started": started})
+    reason = None
+    if spec.get("expand"):
+        spec, reason = _expanded(spec, host)
+    outcome = {"kind": "held", "reason": reason} if reason is not None else _run(spec, started)
+    write_record(paths.exit(stem), {**outcome, "started": started, "ended": time.time(), "slot": host,
+                                    "job": job})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

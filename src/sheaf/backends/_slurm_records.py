@@ -1,0 +1,105 @@
+"""The files through which the Slurm backend and its job wrapper talk: one state directory per run.
+
+Layout (``state`` is the backend's state directory; ``stem`` names one attempt, :func:`stem_of`)::
+
+    state/specs/<stem>.json      the launch, written by the backend before ``sbatch`` (the wrapper's input)
+    state/jobs/<stem>            "<slurm job id> <job name>", written by the backend once ``sbatch`` answered
+    state/inbox/<stem>.start     the wrapper's start record: job id, host, pid, wall-clock start
+    state/inbox/<stem>.exit      the wrapper's exit record: exit code or signal, reason, start and end
+    state/taken/<stem>.exit      an exit record the backend has reported (kept for a resumed engine)
+
+Invariants: every record is written to a temporary name in the same directory and renamed into
+place, so a reader sees a whole record or none; the wrapper writes ``.exit`` only after ``.start``;
+the inbox holds only records not yet seen (the backend moves ``.start`` away once read and ``.exit``
+to ``taken/`` once reported), so a poll scans a directory as small as the number of jobs in flight,
+not the run.  Records are JSON objects.  Nothing here depends on Slurm: the stems, not job ids,
+name the files, so a record found after a crash is matched to its attempt without asking Slurm.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # imported when needed: the job wrapper reads specs and should start in milliseconds
+    from sheaf.engine import Launch
+
+__all__ = ["JOB_PREFIX", "Paths", "launch_of", "read_record", "spec_of", "stem_of", "write_record"]
+
+JOB_PREFIX = "sheaf-"
+
+
+def stem_of(run_id: str, key: str) -> str:
+    """A short file and job name for the attempt ``key`` of run ``run_id`` (the same after a crash)."""
+    return hashlib.sha1(f"{run_id}/{key}".encode()).hexdigest()[:20]
+
+
+@dataclass(frozen=True, slots=True)
+class Paths:
+    root: str
+
+    def __post_init__(self) -> None:
+        for sub in ("specs", "jobs", "inbox", "taken"):
+            os.makedirs(os.path.join(self.root, sub), exist_ok=True)
+
+    def spec(self, stem: str) -> str:
+        return os.path.join(self.root, "specs", stem + ".json")
+
+    def job(self, stem: str) -> str:
+        return os.path.join(self.root, "jobs", stem)
+
+    @property
+    def inbox(self) -> str:
+        return os.path.join(self.root, "inbox")
+
+    def start(self, stem: str) -> str:
+        return os.path.join(self.root, "inbox", stem + ".start")
+
+    def exit(self, stem: str) -> str:
+        return os.path.join(self.root, "inbox", stem + ".exit")
+
+    def taken(self, stem: str) -> str:
+        return os.path.join(self.root, "taken", stem + ".exit")
+
+
+def write_record(path: str, record: Mapping[str, Any]) -> None:
+    """Write ``record`` as JSON to ``path`` atomically (temporary name, fsync-free rename)."""
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "w", encoding="utf-8") as handle:
+        json.dump(record, handle, separators=(",", ":"))
+    os.replace(tmp, path)
+
+
+def read_record(path: str) -> dict[str, Any] | None:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            value = json.load(handle)
+    except (OSError, ValueError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def spec_of(launch: Launch, *, memory_limit: int | None, policy_interval: float, expand: bool,
+            policy: bool) -> dict[str, Any]:
+    """What the wrapper needs to reproduce ``launch`` exactly (and police it) inside the job; ``expand``
+    and ``policy`` say whether it holds ``$$()`` and a ``periodic_*`` policy (only then does the wrapper
+    load the ClassAd library)."""
+    return {"expand": expand, "policy": policy, "key": launch.key, "node": launch.node,
+            "attempt": launch.attempt, "argv": list(launch.argv),
+            "env": dict(launch.env), "cwd": launch.cwd, "stdout": launch.stdout, "stderr": launch.stderr,
+            "stdin": launch.stdin, "priority": launch.priority, "ad": launch.job_ad.unparse(),
+            "memory_limit": memory_limit, "policy_interval": policy_interval}
+
+
+def launch_of(spec: Mapping[str, Any]) -> Launch:
+    from sheaf.classad import ClassAd
+    from sheaf.engine import Launch
+
+    return Launch(key=spec["key"], node=spec["node"], attempt=spec["attempt"], argv=tuple(spec["argv"]),
+                  env=dict(spec["env"]), cwd=spec["cwd"], stdout=spec["stdout"], stderr=spec["stderr"],
+                  job_ad=ClassAd.parse(spec["ad"]), priority=spec.get("priority", 0),
+                  stdin=spec.get("stdin", os.devnull))

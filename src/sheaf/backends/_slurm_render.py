@@ -1,0 +1,116 @@
+"""What the Slurm backend submits for one attempt: a pure ``render`` of the ``sbatch`` command line.
+
+Resources are evaluated from the launch's job ad *per attempt* (the ad carries ``DAGNodeRetry``, so a
+``request_memory`` that grows with retries asks for more on each retry, as on HTCondor):
+
+==========================================  ===============================================
+job ad attribute                            sbatch option
+==========================================  ===============================================
+``RequestCpus``                              ``--cpus-per-task`` (``--ntasks`` when xcount asks)
+``RequestMemory`` (MB)                       ``--mem`` (MB)
+``MaxWallTime`` (minutes, HTCondor-CE's),    ``--time`` (minutes, rounded up; the smallest
+``pegasus_runtime`` (s), ``globus_maxwalltime``  of those given; a cluster's are summed by the planner)
+(min)
+``pegasus_nodes`` / ``globus_host_xcount``    ``--nodes``
+``pegasus_ppn``                              ``--ntasks-per-node``
+``globus_xcount``                            ``--ntasks``
+``pegasus_queue`` / ``batch_queue`` /         ``--partition``
+``globus_queue``
+``pegasus_project`` / ``batch_project`` /     ``--account``
+``globus_project``
+``BatchExtraSubmitArgs`` / ``pegasus_glite_arguments``  split as a shell would and passed through,
+                                             after sheaf's own options (the user's win)
+==========================================  ===============================================
+
+Always: ``--job-name`` (``sheaf-<stem>``: the attempt, found by name after a crash), ``--comment``
+naming run, node and attempt, ``--no-requeue`` (a requeued job would run the attempt twice behind the
+engine's back), ``--export=NONE`` (the wrapper sets the job's environment itself), ``--output``/
+``--error`` for the wrapper's own diagnostics (the job's files are opened by the wrapper),
+``--parsable``.  An attribute that does not evaluate to a positive number is left out.
+"""
+
+from __future__ import annotations
+
+import math
+import shlex
+from collections.abc import Sequence
+
+from sheaf.classad import ClassAd
+from sheaf.engine import Launch
+
+__all__ = ["memory_request", "render"]
+
+
+def _number(ad: ClassAd, *names: str) -> float | None:
+    for name in names:
+        if ad.get_expr(name) is None:
+            continue
+        try:
+            value = ad.eval(name)
+        except Exception:  # noqa: BLE001, S112 - an expression that cannot be evaluated asks for nothing
+            continue
+        if isinstance(value, str):
+            try:
+                value = float(value)
+            except ValueError:
+                continue
+        if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
+            return float(value)
+    return None
+
+
+def _text(ad: ClassAd, *names: str) -> str | None:
+    for name in names:
+        if ad.get_expr(name) is not None:
+            value = ad.eval(name)
+            if isinstance(value, str) and value.strip():
+                return value.strip()
+    return None
+
+
+def memory_request(ad: ClassAd) -> int | None:
+    """The attempt's ``RequestMemory`` in MB (the wrapper's limit), or None."""
+    value = _number(ad, "RequestMemory")
+    return math.ceil(value) if value is not None else None
+
+
+def _minutes(ad: ClassAd) -> int | None:
+    limits = [v for v in (_number(ad, "MaxWallTime"), _number(ad, "globus_maxwalltime"),
+                          _divide(_number(ad, "pegasus_runtime"), 60.0)) if v is not None]
+    return math.ceil(min(limits)) if limits else None
+
+
+def _divide(value: float | None, by: float) -> float | None:
+    return None if value is None else value / by
+
+
+def _options(ad: ClassAd) -> list[str]:
+    options: list[str] = []
+    table: list[tuple[str, float | None]] = [
+        ("--cpus-per-task", _number(ad, "RequestCpus")),
+        ("--mem", _number(ad, "RequestMemory")),
+        ("--time", _minutes(ad)),
+        ("--nodes", _number(ad, "pegasus_nodes", "globus_host_xcount")),
+        ("--ntasks-per-node", _number(ad, "pegasus_ppn")),
+        ("--ntasks", _number(ad, "globus_xcount")),
+    ]
+    for option, value in table:
+        if value is not None:
+            options.append(f"{option}={math.ceil(value)}")
+    for option, names in (("--partition", ("pegasus_queue", "batch_queue", "globus_queue")),
+                          ("--account", ("pegasus_project", "batch_project", "globus_project"))):
+        text = _text(ad, *names)
+        if text is not None:
+            options.append(f"{option}={text}")
+    return options
+
+
+def render(launch: Launch, *, stem: str, run_id: str, script: str, spec: str, log: str,
+           extra: Sequence[str] = ()) -> list[str]:
+    """The ``sbatch`` argv for ``launch`` (see the module docstring); never run through a shell."""
+    ad = launch.job_ad
+    passthrough = _text(ad, "BatchExtraSubmitArgs", "batch_extra_submit_args", "pegasus_glite_arguments")
+    return ["sbatch", "--parsable", f"--job-name=sheaf-{stem}",
+            f"--comment=sheaf run={run_id} node={launch.node} attempt={launch.attempt} key={launch.key}",
+            "--no-requeue", "--export=NONE", f"--output={log}", f"--error={log}",
+            *_options(ad), *extra, *(shlex.split(passthrough) if passthrough else ()), script, spec]
