@@ -6,6 +6,7 @@ Layout (``state`` is the backend's state directory; ``stem`` names one attempt, 
     state/jobs/<stem>            "<slurm job id> <job name>", written by the backend once ``sbatch`` answered
     state/inbox/<stem>.start     the wrapper's start record: job id, host, pid, wall-clock start
     state/inbox/<stem>.exit      the wrapper's exit record: exit code or signal, reason, start and end
+    state/taken/<stem>.start     a start record the backend has read
     state/taken/<stem>.exit      an exit record the backend has reported (kept for a resumed engine)
 
 Invariants: every record is written to a temporary name in the same directory and renamed into
@@ -61,6 +62,10 @@ class Paths:
 
     def exit(self, stem: str) -> str:
         return os.path.join(self.root, "inbox", stem + ".exit")
+
+    def seen(self, stem: str) -> str:
+        """A start record the backend has read."""
+        return os.path.join(self.root, "taken", stem + ".start")
 
     def taken(self, stem: str) -> str:
         return os.path.join(self.root, "taken", stem + ".exit")

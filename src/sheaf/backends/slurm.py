@@ -261,7 +261,7 @@ class SlurmBackend:
         if job is None and not os.path.exists(self.paths.exit(stem)):
             return False  # never reached Slurm: the engine submits it again
         launch = launch_of(spec)
-        self._jobs[key] = _Job(launch, stem, job or "", started=os.path.exists(self.paths.start(stem)))
+        self._jobs[key] = _Job(launch, stem, job or "", started=os.path.exists(self.paths.seen(stem)))
         self._by_stem[stem] = key
         return True
 
@@ -295,7 +295,8 @@ class SlurmBackend:
         write_record(spec, spec_of(launch, memory_limit=memory_request(launch.job_ad),
                                    policy_interval=self._policy_every, expand=needs_expansion(launch),
                                    policy=has_policy(launch.job_ad)))
-        for stale in (self.paths.start(stem), self.paths.exit(stem), self.paths.taken(stem)):
+        for stale in (self.paths.start(stem), self.paths.seen(stem), self.paths.exit(stem),
+                      self.paths.taken(stem)):
             if os.path.exists(stale):
                 os.unlink(stale)  # an earlier submission of this key (released after a hold)
         argv = render(launch, stem=stem, run_id=run_id, script=self._script, spec=spec,
@@ -340,6 +341,7 @@ class SlurmBackend:
                 key = self._by_stem.get(stem)
                 if key is not None:
                     self._jobs[key].started = True
+                os.replace(self.paths.start(stem), self.paths.seen(stem))
             elif kind == "exit":
                 self._take_exit(stem)
 
