@@ -14,11 +14,11 @@ job ad attribute                            sbatch option
 ``pegasus_nodes`` / ``globus_host_xcount``    ``--nodes``
 ``pegasus_ppn``                              ``--ntasks-per-node``
 ``globus_xcount``                            ``--ntasks``
-``pegasus_queue`` / ``batch_queue`` /         ``--partition``
+``pegasus_queue`` / ``BatchQueue`` /          ``--partition``
 ``globus_queue``
-``pegasus_project`` / ``batch_project`` /     ``--account``
+``pegasus_project`` / ``BatchProject`` /      ``--account``
 ``globus_project``
-``BatchExtraSubmitArgs`` / ``pegasus_glite_arguments``  split as a shell would and passed through,
+``BatchExtraSubmitArgs`` (``glite.arguments``)  split as a shell would and passed through,
                                              after sheaf's own options (the user's win)
 ==========================================  ===============================================
 
@@ -97,8 +97,8 @@ def _options(ad: ClassAd) -> list[str]:
     for option, value in table:
         if value is not None:
             options.append(f"{option}={math.ceil(value)}")
-    for option, names in (("--partition", ("pegasus_queue", "batch_queue", "globus_queue")),
-                          ("--account", ("pegasus_project", "batch_project", "globus_project"))):
+    for option, names in (("--partition", ("pegasus_queue", "BatchQueue", "globus_queue")),
+                          ("--account", ("pegasus_project", "BatchProject", "globus_project"))):
         text = _text(ad, *names)
         if text is not None:
             options.append(f"{option}={text}")
@@ -109,7 +109,7 @@ def render(launch: Launch, *, stem: str, run_id: str, script: str, spec: str, lo
            extra: Sequence[str] = ()) -> list[str]:
     """The ``sbatch`` argv for ``launch`` (see the module docstring); never run through a shell."""
     ad = launch.job_ad
-    passthrough = _text(ad, "BatchExtraSubmitArgs", "batch_extra_submit_args", "pegasus_glite_arguments")
+    passthrough = _text(ad, "BatchExtraSubmitArgs", "pegasus_glite_arguments")
     return ["sbatch", "--parsable", f"--job-name=sheaf-{stem}",
             f"--comment=sheaf run={run_id} node={launch.node} attempt={launch.attempt} key={launch.key}",
             "--no-requeue", "--export=NONE", f"--output={log}", f"--error={log}",

@@ -46,6 +46,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import os
+import shlex
 import sys
 import time
 import uuid
@@ -54,6 +55,7 @@ from dataclasses import dataclass
 from typing import Any, Self
 
 from sheaf.backends._periodic import HELD, JobRecord, decide, has_policy, policy_interval
+from sheaf.backends._registry import BackendOptions, state_dir
 from sheaf.backends._slurm_ctl import RateLimit, SlurmCommands
 from sheaf.backends._slurm_records import (
     JOB_PREFIX,
@@ -69,8 +71,9 @@ from sheaf.engine import Event, Exited, Held, Launch
 from sheaf.engine._backend import Released, Removed, Suspended
 from sheaf.engine._dollar import needs_expansion
 from sheaf.engine._orphans import ATTEMPT_VARIABLE
+from sheaf.errors import UsageError
 
-__all__ = ["SlurmBackend"]
+__all__ = ["SlurmBackend", "from_options"]
 
 _ENDED = frozenset({"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "OUT_OF_MEMORY", "NODE_FAIL", "BOOT_FAIL",
                     "DEADLINE", "PREEMPTED", "SPECIAL_EXIT", "REVOKED"})
@@ -85,6 +88,8 @@ class _Job:
     job: str                      # Slurm job id
     started: bool = False
     gone_since: float | None = None
+    claimed: bool = True          # False for an adopted job until the engine submits its key
+    parked: Event | None = None   # its event, held back until then
 
 
 class SlurmBackend:
@@ -141,6 +146,13 @@ class SlurmBackend:
         if self._closed:
             raise RuntimeError("SlurmBackend is closed")
         key = launch.key
+        adopted = self._jobs.get(key)
+        if adopted is not None and not adopted.claimed:  # the resumed engine takes its job back
+            adopted.claimed = True
+            if adopted.parked is not None:
+                del self._jobs[key]
+                self._events.append(adopted.parked)
+            return
         if key in self._waiting_keys or key in self._jobs or key in self._held:
             raise ValueError(f"launch key {key!r} is already submitted")
         self._push(launch)
@@ -261,7 +273,8 @@ class SlurmBackend:
         if job is None and not os.path.exists(self.paths.exit(stem)):
             return False  # never reached Slurm: the engine submits it again
         launch = launch_of(spec)
-        self._jobs[key] = _Job(launch, stem, job or "", started=os.path.exists(self.paths.seen(stem)))
+        self._jobs[key] = _Job(launch, stem, job or "", started=os.path.exists(self.paths.seen(stem)),
+                               claimed=False)
         self._by_stem[stem] = key
         return True
 
@@ -354,8 +367,13 @@ class SlurmBackend:
         key = self._by_stem.pop(stem, None)
         if key is None:
             return  # cancelled, or not ours
-        job = self._jobs.pop(key)
-        self._events.append(self._event(job, record))
+        job = self._jobs[key]
+        event = self._event(job, record)
+        if job.claimed:
+            del self._jobs[key]
+            self._events.append(event)
+        else:
+            job.parked = event
 
     def _event(self, job: _Job, record: Mapping[str, Any]) -> Event:
         key, kind, reason = job.launch.key, record.get("kind", "exited"), record.get("reason")
@@ -382,6 +400,8 @@ class SlurmBackend:
         self._collect()  # an exit record written since the last poll wins over the listing
         states = {row[0]: row[1] for row in listing if len(row) == 2}
         for key, job in list(self._jobs.items()):
+            if job.parked is not None:
+                continue
             state = states.get(job.job)
             if state is not None and state not in _ENDED:
                 job.gone_since = None
@@ -395,12 +415,16 @@ class SlurmBackend:
                 self._next_squeue = min(self._next_squeue, job.gone_since + self.vanish_grace)
 
     def _vanished(self, key: str, job: _Job, state: str | None) -> None:
-        del self._jobs[key]
         self._by_stem.pop(job.stem, None)
         seen = f"Slurm lists it {state}" if state else "it left the queue"
         ended = self._clock()
-        self._events.append(Exited(key, None, 9, f"Slurm job {job.job or '?'} ended without an exit record "
-                                                 f"({seen}): the attempt failed", ended, ended, None))
+        event = Exited(key, None, 9, f"Slurm job {job.job or '?'} ended without an exit record ({seen}): "
+                                     "the attempt failed", ended, ended, None)
+        if job.claimed:
+            del self._jobs[key]
+            self._events.append(event)
+        else:
+            job.parked = event
 
     def _apply_policy(self, now: float) -> None:
         self._next_policy = now + self._policy_every
@@ -419,3 +443,37 @@ class SlurmBackend:
     def _drain(self) -> list[Event]:
         events, self._events = self._events, []
         return events
+
+
+_SETTINGS: dict[str, tuple[str, Callable[[str], object]]] = {
+    "SHEAF_SLURM_MAX_QUEUED": ("max_queued", int),
+    "SHEAF_SLURM_SQUEUE_INTERVAL": ("squeue_interval", float),
+    "SHEAF_SLURM_VANISH_GRACE": ("vanish_grace", float),
+    "SHEAF_SLURM_POLL_INTERVAL": ("poll_interval", float),
+    "SHEAF_SLURM_SBATCH_ARGS": ("extra_args", shlex.split),
+}
+
+
+def from_options(options: BackendOptions) -> SlurmBackend:
+    """The registry's factory (``sheaf run --backend slurm``): state under ``DIR/sheaf-slurm``, the
+    Slurm client configuration from the environment (``SLURM_CONF``), and sheaf's settings from
+    ``SHEAF_SLURM_*`` (``MAX_QUEUED``, ``SQUEUE_INTERVAL``, ``VANISH_GRACE``, ``POLL_INTERVAL``,
+    ``SBATCH_ARGS``, ``RATE`` and ``BURST``); a bad value is a usage error naming the variable."""
+    env = options.env or os.environ
+    kwargs: dict[str, Any] = {}
+    for variable, (name, convert) in _SETTINGS.items():
+        if env.get(variable):
+            kwargs[name] = _setting(variable, env[variable], convert)
+    rate = _setting("SHEAF_SLURM_RATE", env.get("SHEAF_SLURM_RATE") or "50", float)
+    burst = _setting("SHEAF_SLURM_BURST", env.get("SHEAF_SLURM_BURST") or "100", int)
+    try:
+        return SlurmBackend(state_dir(options.directory, "slurm"), rate=RateLimit(rate, burst), **kwargs)
+    except ValueError as exc:
+        raise UsageError(f"Slurm backend settings: {exc}") from None
+
+
+def _setting(variable: str, text: str, convert: Callable[[str], Any]) -> Any:
+    try:
+        return convert(text)
+    except ValueError:
+        raise UsageError(f"{variable}={text!r} is not a valid value") from None

@@ -1,4 +1,8 @@
-"""``sheaf run DIR``: run (or resume) a planned workflow on the embedded engine and the local pool.
+"""``sheaf run DIR``: run (or resume) a planned workflow on the embedded engine and a backend.
+
+``--backend NAME`` picks where jobs run (``sheaf.backends._registry``: ``local`` by default, ``slurm``,
+...); jobs whose site asks for a batch system (``grid_resource = batch slurm``) go there whatever
+the default.
 
 Thin: parse options, call :func:`run_planned` (one library call), render progress and a summary.
 A terminal gets a rich progress bar (done/failed/running, ETA); anything else gets one plain line
@@ -13,6 +17,7 @@ per second.  Exit codes (``_exit``): 0 the workflow succeeded, 1 it ran and fail
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -21,8 +26,7 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from sheaf.backends import Pool
-from sheaf.backends.local import LocalBackend
+from sheaf.backends._registry import BACKENDS, BackendOptions, make_backend
 from sheaf.cli import _exit
 from sheaf.codegen import remove_stale_siblings
 from sheaf.engine import Backend, RunResult, run_workflow
@@ -35,11 +39,14 @@ def run_planned(directory: str, *, dag_file: str | Sequence[str] | None = None,
                 maxjobs: int | None = None, maxidle: int | None = None, maxpre: int | None = None,
                 maxpost: int | None = None,
                 pool_config: str | None = None, priority: int | None = None,
-                on_progress: Callable[[EngineProgress], None] | None = None) -> RunResult:
-    """Run the planned workflow in ``directory`` on a :class:`LocalBackend` (pool from ``pool_config``)."""
+                on_progress: Callable[[EngineProgress], None] | None = None, backend_name: str = "local",
+                scheduler: str | None = None) -> RunResult:
+    """Run the planned workflow in ``directory`` on the backend ``backend_name`` (the local pool from
+    ``pool_config`` by default)."""
+    options = BackendOptions(os.path.abspath(directory), pool_config, scheduler, dict(os.environ))
 
     def backend() -> Backend:
-        return LocalBackend(Pool.from_config(pool_config))
+        return make_backend(backend_name, options)
 
     remove_stale_siblings(directory)  # what an interrupted `sheaf plan` into it left
 
@@ -110,16 +117,21 @@ def render_summary(result: RunResult, console: Console) -> None:
               help="Local pool configuration (HTCondor knobs: NUM_CPUS, MEMORY, SLOT_TYPE_N, ...).")
 @click.option("--priority", type=int, help="The DAG's priority, added to every node's "
               "(condor_submit_dag -priority; default DAGMAN_DEFAULT_PRIORITY).")
+@click.option("--backend", "backend_name", type=click.Choice(sorted(BACKENDS)), default="local",
+              show_default=True, help="Where jobs run: this machine's pool, or a batch system (see README, "
+              "\"Running on a cluster\"); a site whose jobs say grid_resource = batch slurm goes to Slurm.")
+@click.option("--scheduler", help="The scheduler's address, for backends that take one (Dask).")
 def command(directory: str, dag_files: tuple[str, ...], maxjobs: int | None, maxidle: int | None,
-            maxpre: int | None, maxpost: int | None, pool_config: str | None, priority: int | None) -> None:
-    """Run (or resume) the planned workflow in DIRECTORY on this machine."""
+            maxpre: int | None, maxpost: int | None, pool_config: str | None, priority: int | None,
+            backend_name: str, scheduler: str | None) -> None:
+    """Run (or resume) the planned workflow in DIRECTORY."""
     console = Console(soft_wrap=True)
     bar = _BarProgress(console) if console.is_terminal else None
     progress = bar if bar is not None else _PlainProgress(console)
     try:
         result = run_planned(directory, dag_file=list(dag_files) or None, maxjobs=maxjobs, maxidle=maxidle,
                              maxpre=maxpre, maxpost=maxpost, pool_config=pool_config, priority=priority,
-                             on_progress=progress)
+                             on_progress=progress, backend_name=backend_name, scheduler=scheduler)
     finally:
         if bar is not None:
             bar.stop()

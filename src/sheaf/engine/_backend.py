@@ -101,3 +101,11 @@ class Backend(Protocol):
     #   def started(self) -> list[Started]: ...   the attempts started since the last call.  The engine
     #   journals them ("P" records) so that a run resumed after the engine was killed stops the jobs the
     #   dead engine left running (``sheaf.engine._orphans``) before it runs their nodes again.
+    #   def adopt(self, run_id: str, attempts: Collection[tuple[str, int]]) -> Collection[str]: ...
+    #   for backends whose jobs outlive the engine (a batch system): ``attempts`` are the node
+    #   attempts ``(node, attempt)`` an engine of the run ``run_id`` had in flight when it was killed.
+    #   The backend takes over those it still has -- queued, running, or ended with their result
+    #   kept -- and returns their launch keys.  The resumed engine submits each node again as usual;
+    #   a ``submit`` whose key was adopted attaches to the adopted job instead of starting another, and
+    #   the backend reports an adopted job's event only once its key is submitted.  The engine spares
+    #   the processes of adopted attempts when it stops a killed engine's orphans.

@@ -280,6 +280,7 @@ def _load_descriptions(dag: Dag, limits: Limits) -> tuple[dict[str, SubmitDescri
 # ---- the run ------------------------------------------------------------------------------------
 
 _SIGNAL_GRACE = 30.0  # seconds a commit may still take after SIGTERM/SIGINT before the engine gives up
+_SETTLED = frozenset({"done", "failed"})  # journal states of a node no attempt of which is in flight
 
 
 class _Lock:
@@ -665,15 +666,17 @@ def run_workflow(directory: str, *, backend: Backend | Callable[[], Backend],
         if prior.ended is not None and prior.ended.succeeded:
             return _complete_result(dag, prior, paths["journal"])
         source, done, failed, attempts = _starting_point(dag, prior, multi)
-        # a killed engine's jobs, journaled or not: gone before their nodes run again
-        stop_run_processes(prior.run_id, prior.processes.values())
+        the_backend = _backend_of(backend)
+        adopted = _adopt(the_backend, dag, prior) if source == "recovery" else {}
+        # a killed engine's jobs, journaled or not: gone before their nodes run again (unless adopted)
+        stop_run_processes(prior.run_id, [p for n, p in prior.processes.items() if n not in adopted],
+                           spare={attempt_token(prior.run_id, n, a) for n, a in adopted.items()})
         run_id = prior.run_id or uuid.uuid4().hex
         remove_stale_temporaries(_report_files(dag))
         reasons = {n: r.reason for n, r in prior.nodes.items() if n in failed}
         machine = DagState(dag, limits, clock, done=done, failed=failed, attempts=attempts,
                            next_cluster=prior.max_cluster + 1, reasons=reasons)
         machine.dag_id = dagman_id()
-        the_backend = _backend_of(backend)
         journal = Journal(paths["journal"], run_id)
         pre_done = frozenset(n for n, spec in dag.nodes.items() if spec.done or n in done)
         run = _Run(dag, descs, first, the_backend, journal, paths, clock, on_progress, progress_interval,
@@ -710,6 +713,21 @@ def _report_files(dag: Dag) -> list[str]:
     if dag.dot and not dag.dot_options.overwrite:
         files.append(glob.escape(dag.dot) + ".[0-9]*")  # DOT ... DONT-OVERWRITE: numbered files
     return [glob.escape(dag.path) + suffix + ".rescue[0-9][0-9][0-9]*" for suffix in ("", "_multi")] + files
+
+
+def _adopt(backend: Backend, dag: Dag, prior: Replay) -> dict[str, int]:
+    """The node attempts a killed engine left in flight that ``backend`` takes over (``Backend.adopt``):
+    node -> attempt."""
+    adopt = getattr(backend, "adopt", None)
+    if adopt is None or not prior.run_id:
+        return {}
+    inflight = {n: r.attempt for n, r in prior.nodes.items() if n in dag.nodes and r.state not in _SETTLED}
+    if not inflight:
+        return {}
+    bases = {f"{n}#{a}": n for n, a in inflight.items()}
+    keys = adopt(prior.run_id, sorted(inflight.items()))
+    nodes = {bases.get(k) or bases.get(k.rsplit(".", 1)[0]) for k in keys}
+    return {n: inflight[n] for n in nodes if n is not None}
 
 
 def _backend_of(backend: Backend | Callable[[], Backend]) -> Backend:

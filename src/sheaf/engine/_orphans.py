@@ -29,7 +29,7 @@ import contextlib
 import os
 import signal
 import time
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 
 ATTEMPT_VARIABLE = "SHEAF_ATTEMPT"
 _GONE_WAIT = 5.0
@@ -65,8 +65,9 @@ def _environ(pid: int) -> bytes:
         return b""
 
 
-def run_processes(run_id: str) -> list[tuple[int, int]]:
-    """``(pid, start_ticks)`` of every live process whose environment carries a token of ``run_id``."""
+def run_processes(run_id: str, spare: Collection[str] = ()) -> list[tuple[int, int]]:
+    """``(pid, start_ticks)`` of every live process whose environment carries a token of ``run_id``
+    other than the tokens in ``spare`` (attempts a backend adopted)."""
     if not run_id:
         return []
     needle = f"{ATTEMPT_VARIABLE}={run_id}/".encode()
@@ -76,11 +77,19 @@ def run_processes(run_id: str) -> list[tuple[int, int]]:
         if not name.isdigit() or int(name) == me:
             continue
         env = _environ(int(name))
-        if env.startswith(needle) or b"\0" + needle in env:
+        if (env.startswith(needle) or b"\0" + needle in env) and not (spare and _token(env) in spare):
             ticks = start_ticks(int(name))
             if ticks is not None:
                 found.append((int(name), ticks))
     return found
+
+
+def _token(env: bytes) -> str:
+    start = env.find(f"{ATTEMPT_VARIABLE}=".encode())
+    if start > 0 and env[start - 1] != 0:
+        start = env.find(f"\0{ATTEMPT_VARIABLE}=".encode()) + 1
+    value = env[start + len(ATTEMPT_VARIABLE) + 1:]
+    return value.split(b"\0", 1)[0].decode("utf-8", "replace")
 
 
 def _signal(pid: int, group: int, signum: int) -> None:
@@ -117,6 +126,8 @@ def stop_orphans(processes: Iterable[tuple[int, int]]) -> list[int]:
     return [pid for pid, _, _ in targets]
 
 
-def stop_run_processes(run_id: str, journaled: Iterable[tuple[int, int]] = ()) -> list[int]:
-    """Stop every process of the run ``run_id``: its token's carriers and the journaled pids."""
-    return stop_orphans({*run_processes(run_id), *journaled})
+def stop_run_processes(run_id: str, journaled: Iterable[tuple[int, int]] = (),
+                       spare: Collection[str] = ()) -> list[int]:
+    """Stop every process of the run ``run_id``: its token's carriers and the journaled pids, except
+    the carriers of the tokens in ``spare``."""
+    return stop_orphans({*run_processes(run_id, spare), *journaled})

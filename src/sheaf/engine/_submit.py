@@ -257,6 +257,13 @@ _EXPRESSIONS = (("requirements", "Requirements"), ("rank", "Rank"), ("periodic_h
                 ("periodic_hold_subcode", "PeriodicHoldSubCode"))
 
 
+# submit command -> job ad attribute holding its value as a string, as condor_submit sets them; a
+# backend reads them (a grid universe job's ``grid_resource = batch slurm`` routes it to Slurm, and
+# the ``batch_*`` commands are BLAHP's options for the batch system)
+_STRINGS = (("grid_resource", "GridResource"), ("batch_extra_submit_args", "BatchExtraSubmitArgs"),
+            ("batch_queue", "BatchQueue"), ("batch_project", "BatchProject"))
+
+
 @functools.lru_cache(maxsize=1 << 16)
 def _literal(value: str | int) -> classad.Expr:
     """The Expr of a literal, shared between ads (most values repeat: executables, directories, ints)."""
@@ -296,6 +303,10 @@ def _job_ad(desc: SubmitDescription, ex: Macros, attrs_raw: Mapping[str, str], n
     limits = ex.get("concurrency_limits", "")
     if limits:
         attrs.append(("ConcurrencyLimits", _literal(limits)))
+    for key, attr in _STRINGS:
+        value = ex.get(key, "")
+        if value:
+            attrs.append((attr, _literal(value)))
     attrs.extend(_ad_vars(desc, ex, before))  # prepended: the file's own +Attr lines win
     for name, raw in attrs_raw.items():
         attrs.append((name, _expr(desc, "+" + name, ex.expand(raw))))

@@ -1,0 +1,120 @@
+"""``RoutingBackend``: one backend per launch, chosen by the job's ``GridResource`` (its site's choice).
+
+A launch whose job ad has ``GridResource = "batch <system>"`` goes to the backend registered for
+that system (made on first use); every other launch to the default backend.  The router keeps which
+backend holds each key, so ``cancel`` reaches the right one; ``idle``/``running`` are sums; ``wait``
+hands over to the one backend when only one has work (its own blocking wait, no added latency) and
+otherwise polls each in turn without blocking, pausing ``_SLICE`` seconds between rounds.  Optional
+extensions (``started``, ``adopt``) are forwarded to the backends that have them.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Collection, Mapping
+from typing import Self
+
+from sheaf.classad import ClassAd
+from sheaf.engine import Backend, Event, Launch, Started
+
+__all__ = ["RoutingBackend", "route_of"]
+
+_SLICE = 0.01
+
+
+def route_of(ad: ClassAd) -> str | None:
+    """The batch system a job asks for (``grid_resource = batch slurm`` -> ``"slurm"``), or None."""
+    if ad.get_expr("GridResource") is None:
+        return None
+    value = ad.eval("GridResource")
+    if not isinstance(value, str):
+        return None
+    words = value.lower().split()
+    return words[1] if len(words) >= 2 and words[0] == "batch" else None
+
+
+class RoutingBackend:
+    def __init__(self, default: Backend, routes: Mapping[str, Callable[[], Backend]],
+                 stateful: Collection[str] = ()) -> None:
+        self.default = default
+        self._routes = dict(routes)
+        self._stateful = frozenset(stateful)  # routes that may hold a killed engine's jobs
+        self._made: dict[str, Backend] = {}
+        self._owner: dict[str, Backend] = {}
+
+    @property
+    def backends(self) -> list[Backend]:
+        return [self.default, *self._made.values()]
+
+    def _backend_for(self, launch: Launch) -> Backend:
+        system = route_of(launch.job_ad)
+        if system is None or system not in self._routes:
+            return self.default
+        made = self._made.get(system)
+        if made is None:
+            made = self._made[system] = self._routes[system]()
+        return made
+
+    def submit(self, launch: Launch) -> None:
+        backend = self._backend_for(launch)
+        backend.submit(launch)
+        self._owner[launch.key] = backend
+
+    def wait(self, timeout: float | None) -> list[Event]:
+        busy = [b for b in self.backends if b.idle() or b.running()] or [self.default]
+        if len(busy) == 1:
+            return self._forget(busy[0].wait(timeout))
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            events = [event for backend in busy for event in backend.wait(0.0)]
+            if events or (deadline is not None and time.monotonic() >= deadline):
+                return self._forget(events)
+            time.sleep(_SLICE if deadline is None else max(0.0, min(_SLICE, deadline - time.monotonic())))
+
+    def _forget(self, events: list[Event]) -> list[Event]:
+        for event in events:
+            self._owner.pop(event.key, None)
+        return events
+
+    def cancel(self, key: str) -> None:
+        backend = self._owner.pop(key, None)
+        if backend is not None:
+            backend.cancel(key)
+
+    def idle(self) -> int:
+        return sum(b.idle() for b in self.backends)
+
+    def running(self) -> int:
+        return sum(b.running() for b in self.backends)
+
+    def close(self) -> None:
+        for backend in self.backends:
+            backend.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def started(self) -> list[Started]:
+        found: list[Started] = []
+        for backend in self.backends:
+            started = getattr(backend, "started", None)
+            if started is not None:
+                found.extend(started())
+        return found
+
+    def adopt(self, run_id: str, attempts: Collection[tuple[str, int]]) -> set[str]:
+        """The default backend and every route that kept state may hold the killed engine's jobs."""
+        for system in self._stateful & self._routes.keys():
+            if system not in self._made:
+                self._made[system] = self._routes[system]()
+        keys: set[str] = set()
+        for backend in self.backends:
+            adopt = getattr(backend, "adopt", None)
+            if adopt is not None:
+                taken = set(adopt(run_id, attempts))
+                keys |= taken
+                self._owner.update(dict.fromkeys(taken, backend))
+        return keys
