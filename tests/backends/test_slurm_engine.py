@@ -1,0 +1,131 @@
+"""``sheaf run DIR --backend slurm`` end to end on the private test cluster: a DAG runs, a job
+``scancel``ed from outside is a failed attempt that retries, and ``kill -9`` of the engine mid-run
+then ``sheaf run`` again adopts the jobs still in Slurm -- zero tasks run twice (per-task marker
+files), zero lost."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from slurm_cluster import Cluster
+
+SHEAF = str(Path(sys.executable).parent / "sheaf")
+
+# Leaves one line per run in marks/<node>, then sleeps as long as the file "duration" says.
+TASK = """#!/bin/sh
+echo "$2" >> "$1/marks/$2"
+sleep "$(cat "$1/duration")"
+"""
+
+SUB = """universe = vanilla
+executable = {task}
+arguments = "{dir} $(node)"
+output = {dir}/out/$(node).out
+error = {dir}/out/$(node).err
+request_memory = 64
+queue
+"""
+
+
+def _build(tmp: Path, dag: str, duration: str = "0") -> None:
+    for sub in ("marks", "out"):
+        (tmp / sub).mkdir()
+    task = tmp / "task.sh"
+    task.write_text(TASK)
+    task.chmod(0o755)
+    (tmp / "task.sub").write_text(SUB.format(task=task, dir=tmp))
+    (tmp / "duration").write_text(duration + "\n")
+    (tmp / "wf.dag").write_text(dag)
+
+
+def _env(slurm: Cluster) -> dict[str, str]:
+    return {**slurm.env, "SHEAF_SLURM_SQUEUE_INTERVAL": "1", "SHEAF_SLURM_VANISH_GRACE": "3"}
+
+
+def _sheaf_run(tmp: Path, slurm: Cluster, timeout: float = 180) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([SHEAF, "run", str(tmp), "--backend", "slurm"], env=_env(slurm), text=True,
+                          capture_output=True, timeout=timeout, check=False)
+
+
+def _jobs(nodes: list[str], edges: str = "") -> str:
+    return "".join(f'JOB {n} task.sub\nVARS {n} node="{n}"\n' for n in nodes) + edges
+
+
+def _marks(tmp: Path) -> dict[str, int]:
+    return {p.name: len(p.read_text().split()) for p in (tmp / "marks").iterdir()}
+
+
+def test_a_dag_runs_on_slurm(slurm: Cluster, tmp_path: Path) -> None:
+    _build(tmp_path, _jobs(["a", "b", "c"], "PARENT a CHILD b c\n"))
+    done = _sheaf_run(tmp_path, slurm)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert _marks(tmp_path) == {"a": 1, "b": 1, "c": 1}
+    assert slurm.queue() == [] or all("COMPLETED" in row for row in slurm.queue())
+
+
+def test_a_job_scancelled_from_outside_fails_and_retries(slurm: Cluster, tmp_path: Path) -> None:
+    _build(tmp_path, _jobs(["victim"]) + "RETRY victim 1\n", duration="60")
+    engine = subprocess.Popen([SHEAF, "run", str(tmp_path), "--backend", "slurm"], env=_env(slurm),
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not (tmp_path / "marks" / "victim").exists():
+            assert time.monotonic() < deadline and engine.poll() is None
+            time.sleep(0.05)
+        (tmp_path / "duration").write_text("0\n")  # the retry ends at once
+        ids = [row.split()[0] for row in slurm.queue() if "RUNNING" in row]
+        assert len(ids) == 1
+        slurm.run("scancel", ids[0])
+        out, _ = engine.communicate(timeout=120)
+    finally:
+        if engine.poll() is None:
+            engine.kill()
+            engine.wait()
+    assert engine.returncode == 0, out
+    assert "1 retries" in out
+    assert _marks(tmp_path) == {"victim": 2}
+
+
+def _kill_engine_mid_run(tmp: Path, slurm: Cluster) -> None:
+    """Start ``sheaf run``, wait until two of the four jobs have started in Slurm, ``kill -9`` it."""
+    engine = subprocess.Popen([SHEAF, "run", str(tmp), "--backend", "slurm"], env=_env(slurm),
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 60
+    while len(_marks(tmp)) < 2:
+        assert time.monotonic() < deadline and engine.poll() is None, "the jobs never started"
+        time.sleep(0.05)
+    engine.send_signal(signal.SIGKILL)
+    engine.wait()
+
+
+def test_kill_9_of_the_engine_then_resume_adopts_its_jobs(slurm: Cluster, tmp_path: Path) -> None:
+    _build(tmp_path, _jobs(["a", "b", "c", "d", "e"], "PARENT a b c d CHILD e\n"), duration="4")
+    _kill_engine_mid_run(tmp_path, slurm)
+    in_slurm = [row for row in slurm.queue() if "RUNNING" in row or "PENDING" in row]
+    assert in_slurm, "the killed engine's jobs should still be in Slurm"
+    done = _sheaf_run(tmp_path, slurm)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert _marks(tmp_path) == dict.fromkeys("abcde", 1)  # none ran twice, none was lost
+    assert "0 retries" in done.stdout
+
+
+def test_an_interrupted_run_leaves_no_job_behind(slurm: Cluster, tmp_path: Path) -> None:
+    _build(tmp_path, _jobs(["a", "b", "c"]), duration="60")
+    engine = subprocess.Popen([SHEAF, "run", str(tmp_path), "--backend", "slurm"], env=_env(slurm),
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while len(_marks(tmp_path)) < 2:
+        assert time.monotonic() < deadline and engine.poll() is None
+        time.sleep(0.05)
+    engine.send_signal(signal.SIGTERM)
+    assert engine.wait(60) == 1
+    deadline = time.monotonic() + 30
+    while [row for row in slurm.queue() if "RUNNING" in row or "PENDING" in row]:
+        assert time.monotonic() < deadline, slurm.queue()
+        time.sleep(0.2)
+    assert not os.path.exists(tmp_path / "marks" / "c") or _marks(tmp_path)["c"] == 1
