@@ -129,3 +129,58 @@ def test_an_interrupted_run_leaves_no_job_behind(slurm: Cluster, tmp_path: Path)
         assert time.monotonic() < deadline, slurm.queue()
         time.sleep(0.2)
     assert not os.path.exists(tmp_path / "marks" / "c") or _marks(tmp_path)["c"] == 1
+
+
+# -- the per-site choice of a Pegasus site catalog ----------------------------------------------------
+
+MARK = """#!/bin/sh
+tr '\\0' ' ' < /proc/$PPID/cmdline > "$(dirname "$0")/where.$1"
+"""
+
+SITES = """pegasus: "5.0"
+sites:
+- {name: local, directories: []}
+- name: condorpool
+  directories: []
+  profiles: {condor: {universe: vanilla}}
+- name: cluster
+  directories: []
+  profiles:
+    pegasus: {style: glite}
+    condor: {grid_resource: "batch slurm"}
+"""
+
+TRANSFORMATIONS = """pegasus: "5.0"
+transformations:
+- name: mark
+  sites: [{{name: cluster, pfn: {mark}, type: installed}}]
+- name: mark2
+  sites: [{{name: condorpool, pfn: {mark}, type: installed}}]
+"""
+
+WORKFLOW = """pegasus: "5.0"
+name: mix
+jobs:
+- {type: job, name: mark, id: ID1, arguments: [slurm], uses: []}
+- {type: job, name: mark2, id: ID2, arguments: [local], uses: []}
+jobDependencies: []
+"""
+
+
+def test_a_glite_slurm_site_runs_on_slurm_and_the_others_locally(slurm: Cluster, tmp_path: Path) -> None:
+    mark = tmp_path / "mark.sh"
+    mark.write_text(MARK)
+    mark.chmod(0o755)
+    (tmp_path / "sites.yml").write_text(SITES)
+    (tmp_path / "transformations.yml").write_text(TRANSFORMATIONS.format(mark=mark))
+    (tmp_path / "workflow.yml").write_text(WORKFLOW)
+    argv = [SHEAF, "plan", "workflow.yml", "--relative-dir", "run", "--sites", "cluster,condorpool"]
+    plan = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, check=False)
+    assert plan.returncode == 0, plan.stderr
+    done = subprocess.run([SHEAF, "run", str(tmp_path / "run")], env=_env(slurm), capture_output=True,
+                          text=True, timeout=180, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "slurm_script" in (tmp_path / "where.slurm").read_text()  # its parent: the Slurm job wrapper
+    assert "slurm_script" not in (tmp_path / "where.local").read_text()
+    specs = list((tmp_path / "run" / "sheaf-slurm" / "specs").iterdir())
+    assert len(specs) == 1

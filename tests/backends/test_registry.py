@@ -1,0 +1,90 @@
+"""The backend registry and the per-site routing, without a batch system: a recording fake backend."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from sheaf.backends._registry import BACKENDS, BackendOptions, factory, make_backend
+from sheaf.backends._routing import RoutingBackend, route_of
+from sheaf.backends.local import LocalBackend
+from sheaf.classad import ClassAd
+from sheaf.engine import Event, Exited, Launch
+from sheaf.errors import UsageError
+
+from .contract import make_launch
+
+
+class Fake:
+    """Runs nothing: every submitted launch ends at the next ``wait`` with exit code 0."""
+
+    def __init__(self, name: str) -> None:
+        self.name, self.pending, self.cancelled, self.closed = name, [], [], False
+
+    def submit(self, launch: Launch) -> None:
+        self.pending.append(launch.key)
+
+    def wait(self, timeout: float | None) -> list[Event]:
+        events: list[Event] = [Exited(k, 0, None, self.name, 0.0, 0.0) for k in self.pending]
+        self.pending = []
+        return events
+
+    def cancel(self, key: str) -> None:
+        self.cancelled.append(key)
+        self.pending.remove(key)
+
+    def idle(self) -> int:
+        return len(self.pending)
+
+    def running(self) -> int:
+        return 0
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def test_route_of_reads_grid_resource() -> None:
+    assert route_of(ClassAd.parse_old('GridResource = "batch slurm"')) == "slurm"
+    assert route_of(ClassAd.parse_old('GridResource = "Batch SLURM user@login"')) == "slurm"
+    assert route_of(ClassAd.parse_old('GridResource = "condor ce.example.org"')) is None
+    assert route_of(ClassAd.parse_old("RequestCpus = 1")) is None
+
+
+def test_launches_go_to_their_site_s_backend(tmp_path: Path) -> None:
+    local, slurm = Fake("local"), Fake("slurm")
+    made: list[str] = []
+    router = RoutingBackend(local, {"slurm": lambda: made.append("slurm") or slurm})
+    router.submit(make_launch(tmp_path, "a", ["/bin/true"]))
+    assert made == []  # a route's backend is made on first use
+    router.submit(make_launch(tmp_path, "b", ["/bin/true"], ad='GridResource = "batch slurm"'))
+    router.submit(make_launch(tmp_path, "c", ["/bin/true"], ad='GridResource = "batch slurm"'))
+    assert (local.pending, slurm.pending, made) == (["a#0"], ["b#0", "c#0"], ["slurm"])
+    assert router.idle() == 3
+    router.cancel("c#0")
+    assert slurm.cancelled == ["c#0"] and local.cancelled == []
+    events = {e.key: e for e in router.wait(1.0)}
+    reasons = {k: e.reason for k, e in events.items() if isinstance(e, Exited)}
+    assert reasons == {"a#0": "local", "b#0": "slurm"}
+    router.close()
+    assert local.closed and slurm.closed
+
+
+def test_the_registry_names_local_and_slurm(tmp_path: Path) -> None:
+    assert {"local", "slurm"} <= set(BACKENDS)
+    with pytest.raises(UsageError, match="unknown backend 'nope'"):
+        factory("nope")
+    backend = make_backend("local", BackendOptions(str(tmp_path)))
+    try:
+        assert isinstance(backend, RoutingBackend) and isinstance(backend.default, LocalBackend)
+    finally:
+        backend.close()
+    assert not (tmp_path / "sheaf-slurm").exists()  # made only when a launch is routed there
+
+
+def test_a_bad_slurm_setting_is_a_usage_error(tmp_path: Path) -> None:
+    options = BackendOptions(str(tmp_path), env={"SHEAF_SLURM_MAX_QUEUED": "many"})
+    with pytest.raises(UsageError, match="SHEAF_SLURM_MAX_QUEUED='many'"):
+        factory("slurm")(options)
+    with pytest.raises(UsageError, match="max_queued"):
+        factory("slurm")(BackendOptions(str(tmp_path), env={"SHEAF_SLURM_MAX_QUEUED": "0"}))
