@@ -15,6 +15,9 @@ BENCH = Path(__file__).resolve().parent.parent / "benchmarks"
 @pytest.mark.parametrize("args", [
     ["engine_throughput.py", "--tasks", "60", "--rounds", "1"],
     ["plan_scaling.py", "--sizes", "300"],
+    # starts the Slurm test cluster (or prints why it cannot and exits 0)
+    ["backend_overhead.py", "slurm", "--levels", "2", "--width", "2", "--chain", "2", "--tasks", "20",
+     "--sleep", "0"],
 ], ids=lambda a: a[0])
 def test_benchmark_runs(args: list[str]) -> None:
     done = subprocess.run([sys.executable, str(BENCH / args[0]), *args[1:]], capture_output=True, text=True,

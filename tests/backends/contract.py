@@ -1,7 +1,8 @@
 """The Backend contract: one test class that every backend (local, HTCondor, Slurm, Dask) runs.
 
 A backend's test module subclasses ``BackendContract`` and implements ``make_backend(tmp_path,
-slots)``, returning a backend that runs at most ``slots`` ordinary jobs at once.  The tests use only
+slots)``, returning a backend that runs at most ``slots`` ordinary jobs at once and evaluates the
+``periodic_*`` policy every 0.2 s (``PERIODIC_EXPR_INTERVAL``).  The tests use only
 the protocol (``submit``, ``wait``, ``cancel``, ``idle``, ``running``, ``close``) and real processes
 and files: nothing here knows how a backend works inside.
 """
@@ -16,6 +17,7 @@ import pytest
 
 from sheaf.classad import ClassAd
 from sheaf.engine import Backend, Event, Exited, Held, Launch
+from sheaf.engine._backend import Removed
 
 ENV = {"PATH": "/usr/bin:/bin", "LC_ALL": "C"}
 
@@ -217,6 +219,19 @@ class BackendContract:
         assert all(exited(e).exit_code == 0 for e in events.values())
         assert (backend.running(), backend.idle()) == (0, 0)
         assert backend.wait(0.05) == []
+
+    def test_dollar_dollar_is_expanded_where_the_job_runs(self, backend: Backend, tmp_path: Path) -> None:
+        backend.submit(make_launch(tmp_path, "cpus", ["/bin/echo", "cpus=$$(Cpus)"]))
+        assert exited(collect(backend, 1, self.timeout)["cpus#0"]).exit_code == 0
+        text = (tmp_path / "cpus.out").read_text().strip()
+        assert text.startswith("cpus=") and int(text[5:]) >= 1
+
+    def test_periodic_remove_stops_a_running_job(self, backend: Backend, tmp_path: Path) -> None:
+        """``periodic_remove`` is evaluated as the schedd does (the backend's interval is 0.2 s here)."""
+        ad = "PeriodicRemove = JobStatus == 2 && NumJobStarts >= 1"
+        backend.submit(make_launch(tmp_path, "doomed", ["/bin/sleep", "60"], ad=ad))
+        event = collect(backend, 1, self.timeout)["doomed#0"]
+        assert isinstance(event, Removed) and "PeriodicRemove" in event.reason
 
     def test_keys_are_unique_while_submitted(self, backend: Backend, tmp_path: Path) -> None:
         backend.submit(make_launch(tmp_path, "dup", ["/bin/sleep", "5"]))

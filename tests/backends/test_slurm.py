@@ -33,7 +33,7 @@ def _argv(ad: str, attempt: int = 0) -> list[str]:
 def test_render_names_the_attempt_and_never_requeues() -> None:
     argv = _argv("")
     assert argv[:2] == ["sbatch", "--parsable"]
-    assert "--job-name=sheaf-abc" in argv and "--no-requeue" in argv and "--export=NONE" in argv
+    assert "--job-name=sheaf-abc" in argv and "--no-requeue" in argv and "--export=ALL" in argv
     assert "--comment=sheaf run=RUN node=n attempt=0 key=n#0" in argv
     assert argv[-2:] == ["/s/job.py", "/s/spec.json"]
 

@@ -15,7 +15,8 @@ from .contract import BackendContract
 
 
 def slurm_backend(cluster: Cluster, state: Path, slots: int = 1000, **options: object) -> SlurmBackend:
-    options = {"squeue_interval": 2.0, "vanish_grace": 3.0, **options}
+    options = {"squeue_interval": 2.0, "vanish_grace": 3.0, "config": {"PERIODIC_EXPR_INTERVAL": "0.2"},
+               **options}
     return SlurmBackend(str(state), max_queued=slots, env=cluster.env, **options)  # type: ignore[arg-type]
 
 

@@ -30,11 +30,9 @@ from __future__ import annotations
 
 import contextlib
 import os
-import platform
 import resource
 import select
 import signal
-import socket
 import sys
 import time
 from typing import TYPE_CHECKING, Any
@@ -58,6 +56,8 @@ def _on_term(signum: int, _frame: object) -> None:
 
 def slot_ad(host: str) -> ClassAd:
     """What ``$$()`` sees of the Slurm node: the attributes HTCondor's slot ads have for it."""
+    import platform
+
     from sheaf.classad import ClassAd
 
     cpus = int(os.environ.get("SLURM_CPUS_ON_NODE", "1") or 1)
@@ -164,7 +164,7 @@ def main(argv: list[str]) -> int:
     if spec is None:
         print(f"sheaf slurm wrapper: cannot read {spec_path}", file=sys.stderr)
         return 2
-    host = socket.gethostname()
+    host = os.uname().nodename
     started = time.time()
     job = os.environ.get("SLURM_JOB_ID")
     write_record(paths.start(stem), {"job": job, "host": host, "pid": os.getpid(), "started": started})

@@ -19,7 +19,6 @@ name the files, so a record found after a crash is matched to its attempt withou
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from collections.abc import Mapping
@@ -36,6 +35,8 @@ JOB_PREFIX = "sheaf-"
 
 def stem_of(run_id: str, key: str) -> str:
     """A short file and job name for the attempt ``key`` of run ``run_id`` (the same after a crash)."""
+    import hashlib  # here: the job wrapper, which imports this module, never needs it
+
     return hashlib.sha1(f"{run_id}/{key}".encode()).hexdigest()[:20]
 
 
