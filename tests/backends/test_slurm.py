@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import signal
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -13,10 +14,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sheaf.backends._slurm_ctl import RateLimit, classify
-from sheaf.backends._slurm_records import read_record
+from sheaf.backends._slurm_records import read_record, stem_of
 from sheaf.backends._slurm_render import render
 from sheaf.backends.slurm import SlurmBackend
-from sheaf.engine import Exited, Held
+from sheaf.engine import Exited, Held, Launch
 from slurm_cluster import Cluster
 
 from .contract import collect, exited, make_launch, wait_for
@@ -152,3 +153,63 @@ def test_a_qos_refusal_lowers_the_cap_and_requeues(slurm: Cluster, tmp_path: Pat
         time.sleep(0.6)  # the back-off
         events = collect(backend, 1, 60)
     assert isinstance(events["a#0"], Exited) and events["a#0"].exit_code == 0
+
+
+def test_a_decaf_cluster_runs_srun_multi_prog_inside_one_allocation(slurm: Cluster, tmp_path: Path) -> None:
+    """The seed's Decaf script hands a multi-prog configuration to ``srun``: one allocation of 2 tasks,
+    each rank running its own line."""
+    (tmp_path / "ranks.conf").write_text("0 /bin/sh -c 'echo rank0 $SLURM_JOB_ID'\n"
+                                         "1 /bin/sh -c 'echo rank1 $SLURM_JOB_ID'\n")
+    env = {"PATH": os.environ["PATH"]}
+    argv = ["/bin/sh", "-c", "srun --multi-prog ranks.conf"]
+    ad = 'BatchExtraSubmitArgs = "--ntasks=2"\nRequestCpus = 1'
+    with slurm_backend(slurm, tmp_path / "state") as backend:
+        backend.submit(make_launch(tmp_path, "decaf", argv, env=env, ad=ad))
+        event = exited(collect(backend, 1, 60)["decaf#0"])
+    assert event.exit_code == 0, (tmp_path / "decaf.err").read_text()
+    lines = sorted((tmp_path / "decaf.out").read_text().split("\n"))[1:]
+    job = read_record(backend.paths.job(stem_of(backend.run_id, "decaf#0")))
+    assert job is not None
+    assert lines == [f"rank0 {job['job']}", f"rank1 {job['job']}"]  # both ranks in the job's allocation
+
+
+def test_a_single_task_job_gets_exactly_its_environment(slurm: Cluster, tmp_path: Path) -> None:
+    with slurm_backend(slurm, tmp_path / "state") as backend:
+        backend.submit(make_launch(tmp_path, "env", ["/usr/bin/env"], env={"ONLY": "1"}))
+        collect(backend, 1, 60)
+    assert (tmp_path / "env.out").read_text() == "ONLY=1\n"
+
+
+def test_periodic_hold_then_release_runs_the_job_again(slurm: Cluster, tmp_path: Path) -> None:
+    """Held by its policy in the first run, released at once, the job runs again and NumJobStarts
+    counts on (so the hold does not fire a second time)."""
+    ad = "PeriodicHold = NumJobStarts == 1 && JobStatus == 2\nPeriodicRelease = JobStatus == 5"
+    argv = ["/bin/sh", "-c", "if [ -e once ]; then exit 0; fi; touch once; exec sleep 60"]
+    with slurm_backend(slurm, tmp_path / "state", config={"PERIODIC_EXPR_INTERVAL": "0.2"}) as backend:
+        backend.submit(make_launch(tmp_path, "held", argv, ad=ad))
+        kinds: list[str] = []
+        deadline = time.monotonic() + 90
+        while not kinds or kinds[-1] != "Exited":
+            assert time.monotonic() < deadline, kinds
+            kinds += [type(e).__name__ for e in backend.wait(1.0)]
+    assert kinds == ["Suspended", "Released", "Exited"]
+
+
+def test_adopt_finds_a_job_by_name_and_cancels_the_run_s_strays(slurm: Cluster, tmp_path: Path) -> None:
+    """A job submitted just before the engine died, its id never written: found by its name."""
+    def launch(node: str) -> Launch:
+        made = make_launch(tmp_path, node, ["/bin/sh", "-c", "sleep 2; echo done"])
+        return replace(made, env={**made.env, "SHEAF_ATTEMPT": f"RUN/{node}/0"})
+
+    dead = slurm_backend(slurm, tmp_path / "state")  # the killed engine's backend: never closed
+    dead.submit(launch("kept"))
+    dead.submit(launch("stray"))
+    stray = dead._jobs["stray#0"].job
+    os.unlink(dead.paths.job(stem_of("RUN", "kept#0")))
+    with slurm_backend(slurm, tmp_path / "state") as backend:
+        assert backend.adopt("RUN", [("kept", 0), ("never", 0)]) == {"kept#0"}
+        assert backend.wait(3.0) == []  # not reported before the engine submits the key again
+        backend.submit(launch("kept"))
+        event = exited(collect(backend, 1, 60)["kept#0"])
+    assert event.exit_code == 0 and (tmp_path / "kept.out").read_text() == "done\n"
+    assert not [row for row in slurm.queue() if row.startswith(f"{stray} ") and "RUNNING" in row]

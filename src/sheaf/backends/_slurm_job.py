@@ -8,7 +8,9 @@ local backend does for a process, reusing its pieces:
   Slurm node it landed on (``Machine``, ``Cpus``, ``Memory``, ...), as the schedd expands against the
   matched slot; an unexpandable one ends the attempt as held, with the reason.
 - The process is started by ``_spawn.spawn``: argv exec'd directly, the launch's complete
-  environment (the DAG's ENV is in it), its directory, stdin/stdout/stderr, its own session.
+  environment (the DAG's ENV is in it), its directory, stdin/stdout/stderr, its own session.  A
+  multi-task job (a Decaf or PMC cluster) also gets the allocation's ``SLURM_*`` variables, under
+  the launch's own, so that its ``srun --multi-prog`` or ``mpiexec`` runs inside the allocation.
 - Memory: the RSS of the job's process tree is polled (``_memwatch``) and a tree over the
   request is killed with a memory reason; the kernel's peak at exit is checked as well.
 - ``periodic_hold``/``periodic_remove`` are evaluated as the schedd would (``_periodic.decide``) every
@@ -82,7 +84,10 @@ class _Watch:
         if spec.get("policy"):
             from sheaf.backends._periodic import JobRecord
 
-            self.policy = JobRecord(launch_of(spec), started, started)
+            history = spec.get("history") or {}
+            self.policy = JobRecord(launch_of(spec), history.get("qdate", started), started,
+                                    starts=history.get("starts", 0), holds=history.get("holds", 0),
+                                    first_start=history.get("first_start"), wall=history.get("wall", 0.0))
             self.policy.started(started)
         self.next_policy = time.monotonic() + self.interval
         self.killed: dict[str, Any] | None = None
@@ -108,10 +113,19 @@ class _Watch:
             _kill_group(pid)
 
 
+def _environment(spec: dict[str, Any]) -> dict[str, str]:
+    """The launch's environment; for a job that runs tasks inside its allocation (``srun``,
+    ``mpiexec``), the allocation's ``SLURM_*`` variables under it, so those find the allocation."""
+    env: dict[str, str] = spec["env"]
+    if not spec.get("allocation"):
+        return env
+    return {**{k: v for k, v in os.environ.items() if k.startswith("SLURM_")}, **env}
+
+
 def _run(spec: dict[str, Any], started: float) -> dict[str, Any]:
     since = time.monotonic()
     try:
-        spawned = spawn(spec["argv"], spec["env"], spec["cwd"], spec["stdout"], spec["stderr"], None,
+        spawned = spawn(spec["argv"], _environment(spec), spec["cwd"], spec["stdout"], spec["stderr"], None,
                         spec.get("stdin") or os.devnull)
     except (SpawnError, ValueError, OSError) as exc:
         return {"kind": "held", "reason": str(exc)}

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # imported when needed: the job wrapper reads specs and should start in milliseconds
+    from sheaf.backends._periodic import JobRecord
     from sheaf.engine import Launch
 
 __all__ = ["JOB_PREFIX", "Paths", "launch_of", "read_record", "spec_of", "stem_of", "write_record"]
@@ -89,13 +90,21 @@ def read_record(path: str) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
+def history_of(record: JobRecord) -> dict[str, Any]:
+    """What the schedd remembers of a job held and released (``_periodic.JobRecord``): the wrapper of
+    its next run starts from it, so ``NumJobStarts``, ``NumHolds`` and the like count on."""
+    return {"qdate": record.qdate, "starts": record.starts, "holds": record.holds,
+            "first_start": record.first_start, "wall": record.wall}
+
+
 def spec_of(launch: Launch, *, memory_limit: int | None, policy_interval: float, expand: bool,
-            policy: bool) -> dict[str, Any]:
+            policy: bool, allocation: bool = False, history: dict[str, Any] | None = None) -> dict[str, Any]:
     """What the wrapper needs to reproduce ``launch`` exactly (and police it) inside the job; ``expand``
     and ``policy`` say whether it holds ``$$()`` and a ``periodic_*`` policy (only then does the wrapper
-    load the ClassAd library)."""
-    return {"expand": expand, "policy": policy, "key": launch.key, "node": launch.node,
-            "attempt": launch.attempt, "argv": list(launch.argv),
+    load the ClassAd library); ``allocation`` that the job runs tasks inside its Slurm
+    allocation."""
+    return {"expand": expand, "policy": policy, "allocation": allocation, "history": history,
+            "key": launch.key, "node": launch.node, "attempt": launch.attempt, "argv": list(launch.argv),
             "env": dict(launch.env), "cwd": launch.cwd, "stdout": launch.stdout, "stderr": launch.stderr,
             "stdin": launch.stdin, "priority": launch.priority, "ad": launch.job_ad.unparse(),
             "memory_limit": memory_limit, "policy_interval": policy_interval}

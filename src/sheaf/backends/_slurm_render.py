@@ -41,7 +41,9 @@ from collections.abc import Sequence
 from sheaf.classad import ClassAd
 from sheaf.engine import Launch
 
-__all__ = ["memory_request", "render"]
+__all__ = ["memory_request", "multi_task", "render"]
+
+_TASK_OPTIONS = ("--ntasks", "--nodes", "--ntasks-per-node", "-n", "-N")
 
 
 def _number(ad: ClassAd, *names: str) -> float | None:
@@ -75,6 +77,18 @@ def memory_request(ad: ClassAd) -> int | None:
     """The attempt's ``RequestMemory`` in MB (the wrapper's limit), or None."""
     value = _number(ad, "RequestMemory")
     return math.ceil(value) if value is not None else None
+
+
+def multi_task(ad: ClassAd) -> bool:
+    """Whether the job asks Slurm for several tasks or nodes (a Decaf or PMC cluster): then ``srun``
+    or ``mpiexec`` inside it must find the allocation, so the wrapper adds the allocation's
+    ``SLURM_*`` variables to the job's environment (``_slurm_job``)."""
+    counts = (_number(ad, "globus_xcount"), _number(ad, "pegasus_nodes"), _number(ad, "globus_host_xcount"),
+              _number(ad, "pegasus_ppn"))
+    if any(count is not None and count > 1 for count in counts):
+        return True
+    extra = _text(ad, "BatchExtraSubmitArgs", "pegasus_glite_arguments") or ""
+    return any(word.split("=", 1)[0] in _TASK_OPTIONS for word in shlex.split(extra))
 
 
 def _minutes(ad: ClassAd) -> int | None:

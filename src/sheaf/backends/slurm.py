@@ -8,7 +8,10 @@ Submission
     (``_slurm_records``) and submitted with ``sbatch`` (``_slurm_render.render``: resources from the
     job ad, evaluated per attempt; job name ``sheaf-<stem>`` and a comment naming run, node and
     attempt; ``--no-requeue``).  The batch script is a Python script (no shell) that runs
-    ``_slurm_job.main``, the wrapper that reproduces the launch exactly and polices it.
+    ``_slurm_job.main``, the wrapper that reproduces the launch exactly and polices it.  Clusters: a
+    seqexec cluster is one job; a Decaf cluster (its script runs ``srun --multi-prog``) or a PMC
+    cluster (``mpiexec`` inside) asks for several tasks or nodes and runs as one multi-task
+    allocation, its job given the allocation's ``SLURM_*`` variables (``_slurm_render.multi_task``).
     Launches wait in the backend's own queue, highest priority first then FIFO, while the cap of
     this run's jobs in Slurm (``max_queued``) is reached or the rate limit (``RateLimit``) has no
     token.  A transient controller error backs off (0.5 s doubling to 30 s) and submits again; a
@@ -54,19 +57,20 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Self
 
-from sheaf.backends._periodic import HELD, JobRecord, decide, has_policy, policy_interval
+from sheaf.backends._periodic import HELD, IDLE, JobRecord, decide, has_policy, policy_interval
 from sheaf.backends._registry import BackendOptions, state_dir
 from sheaf.backends._slurm_ctl import RateLimit, SlurmCommands
 from sheaf.backends._slurm_records import (
     JOB_PREFIX,
     Paths,
+    history_of,
     launch_of,
     read_record,
     spec_of,
     stem_of,
     write_record,
 )
-from sheaf.backends._slurm_render import memory_request, render
+from sheaf.backends._slurm_render import memory_request, multi_task, render
 from sheaf.engine import Event, Exited, Held, Launch
 from sheaf.engine._backend import Released, Removed, Suspended
 from sheaf.engine._dollar import needs_expansion
@@ -118,7 +122,8 @@ class SlurmBackend:
         self._seq = itertools.count()
         self._jobs: dict[str, _Job] = {}
         self._by_stem: dict[str, str] = {}
-        self._held: dict[str, JobRecord] = {}
+        self._held: dict[str, JobRecord] = {}     # held by periodic_hold, waiting for periodic_release
+        self._history: dict[str, JobRecord] = {}  # keys held at least once: their runs and holds so far
         self._events: list[Event] = []
         self._cancels: list[str] = []
         self._last_scancel = -1e18
@@ -183,6 +188,7 @@ class SlurmBackend:
         """Stop a queued or running attempt; no event is reported for it."""
         self._events = [e for e in self._events if e.key != key]
         self._held.pop(key, None)
+        self._history.pop(key, None)
         if key in self._waiting_keys:
             self._waiting_keys.discard(key)  # its heap entry is skipped when popped
             return
@@ -305,9 +311,12 @@ class SlurmBackend:
         run_id = self._run_id_of(launch)
         stem = stem_of(run_id, launch.key)
         spec = self.paths.spec(stem)
-        write_record(spec, spec_of(launch, memory_limit=memory_request(launch.job_ad),
+        history = self._history.get(launch.key)
+        write_record(spec, spec_of(launch, history=history_of(history) if history is not None else None,
+                                   memory_limit=memory_request(launch.job_ad),
                                    policy_interval=self._policy_every, expand=needs_expansion(launch),
-                                   policy=has_policy(launch.job_ad)))
+                                   policy=has_policy(launch.job_ad),
+                                   allocation=multi_task(launch.job_ad)))
         for stale in (self.paths.start(stem), self.paths.seen(stem), self.paths.exit(stem),
                       self.paths.taken(stem)):
             if os.path.exists(stale):
@@ -369,6 +378,8 @@ class SlurmBackend:
             return  # cancelled, or not ours
         job = self._jobs[key]
         event = self._event(job, record)
+        if not isinstance(event, Suspended):
+            self._history.pop(key, None)
         if job.claimed:
             del self._jobs[key]
             self._events.append(event)
@@ -382,14 +393,24 @@ class SlurmBackend:
         if kind == "remove":
             return Removed(key, reason or "removed by periodic_remove")
         if kind == "hold":
-            now = self._clock()
-            self._held[key] = JobRecord(job.launch, now, now, status=HELD, holds=1, hold_reason=reason or "",
-                                        hold_subcode=int(record.get("subcode") or 0))
+            self._held[key] = self._hold_record(job, record)
             self._next_policy = min(self._next_policy or 1e18, time.monotonic() + self._policy_every)
             return Suspended(key, reason or "held by periodic_hold", subcode=int(record.get("subcode") or 0))
         return Exited(key, record.get("exit_code"), record.get("signal"), reason,
                       float(record.get("started") or 0.0), float(record.get("ended") or 0.0),
                       record.get("slot"))
+
+    def _hold_record(self, job: _Job, record: Mapping[str, Any]) -> JobRecord:
+        """The schedd's record of a held job: its earlier runs and holds (``history``) plus this one."""
+        now = self._clock()
+        held = self._history.get(job.launch.key) or JobRecord(job.launch, now, now)
+        started, ended = float(record.get("started") or now), float(record.get("ended") or now)
+        held.started(started)
+        held.stopped(ended, HELD)
+        held.holds, held.hold_reason = held.holds + 1, str(record.get("reason") or "")
+        held.hold_subcode = int(record.get("subcode") or 0)
+        self._history[job.launch.key] = held
+        return held
 
     def _safety_net(self, now: float) -> None:
         """One batched squeue: jobs gone (or ended) with no exit record fail after the grace."""
@@ -435,9 +456,11 @@ class SlurmBackend:
                 continue
             del self._held[key]
             if action[0] == "release":
+                record.stopped(wall, IDLE)
                 self._events.append(Released(key))
                 self._push(record.launch)
             elif action[0] == "remove":
+                self._history.pop(key, None)
                 self._events.append(Removed(key, action[1]))
 
     def _drain(self) -> list[Event]:
