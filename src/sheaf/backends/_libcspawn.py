@@ -23,7 +23,6 @@ caller then uses ``os.posix_spawn``.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import os
 from collections.abc import Iterator, Mapping, Sequence
 
@@ -38,6 +37,9 @@ _ATTR_SIZE = 1024
 
 def _names() -> Iterator[str | None]:
     yield "libc.so.6"  # glibc's soname first: ctypes.util.find_library runs ldconfig (~15 ms a start)
+    import ctypes.util  # only then: importing it costs ~5-10 ms more (tempfile, shutil, subprocess),
+    #                     paid by every Slurm job's wrapper
+
     yield ctypes.util.find_library("c")
 
 
