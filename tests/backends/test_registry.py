@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -10,7 +12,7 @@ from sheaf.backends._registry import BACKENDS, BackendOptions, factory, make_bac
 from sheaf.backends._routing import RoutingBackend, route_of
 from sheaf.backends.local import LocalBackend
 from sheaf.classad import ClassAd
-from sheaf.engine import Event, Exited, Launch
+from sheaf.engine import Backend, Event, Exited, Launch
 from sheaf.errors import UsageError
 
 from .contract import make_launch
@@ -82,9 +84,32 @@ def test_the_registry_names_local_and_slurm(tmp_path: Path) -> None:
     assert not (tmp_path / "sheaf-slurm").exists()  # made only when a launch is routed there
 
 
+def test_without_slurm_s_commands_the_slurm_backend_is_a_usage_error(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="not found on PATH: sbatch, squeue, scancel"):
+        factory("slurm")(BackendOptions(str(tmp_path), env={"PATH": str(tmp_path)}))
+
+
 def test_a_bad_slurm_setting_is_a_usage_error(tmp_path: Path) -> None:
-    options = BackendOptions(str(tmp_path), env={"SHEAF_SLURM_MAX_QUEUED": "many"})
+    if shutil.which("sbatch") is None:
+        pytest.skip("Slurm's client commands are not installed")
+    env = {"SHEAF_SLURM_MAX_QUEUED": "many", "PATH": os.environ["PATH"]}
+    options = BackendOptions(str(tmp_path), env=env)
     with pytest.raises(UsageError, match="SHEAF_SLURM_MAX_QUEUED='many'"):
         factory("slurm")(options)
     with pytest.raises(UsageError, match="max_queued"):
-        factory("slurm")(BackendOptions(str(tmp_path), env={"SHEAF_SLURM_MAX_QUEUED": "0"}))
+        factory("slurm")(BackendOptions(str(tmp_path), env={"SHEAF_SLURM_MAX_QUEUED": "0",
+                                                            "PATH": os.environ["PATH"]}))
+
+
+def test_a_route_that_cannot_be_made_holds_its_launches(tmp_path: Path) -> None:
+    def broken() -> Backend:
+        raise UsageError("not found on PATH: sbatch")
+
+    local = Fake("local")
+    router = RoutingBackend(local, {"slurm": broken})
+    router.submit(make_launch(tmp_path, "a", ["/bin/true"], ad='GridResource = "batch slurm"'))
+    router.submit(make_launch(tmp_path, "b", ["/bin/true"]))
+    held = router.wait(1.0)
+    assert [(type(e).__name__, e.key) for e in held] == [("Held", "a#0")]
+    assert "batch slurm" in held[0].reason and "sbatch" in held[0].reason
+    assert [e.key for e in router.wait(1.0)] == ["b#0"]

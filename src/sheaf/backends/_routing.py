@@ -5,7 +5,9 @@ that system (made on first use); every other launch to the default backend.  The
 backend holds each key, so ``cancel`` reaches the right one; ``idle``/``running`` are sums; ``wait``
 hands over to the one backend when only one has work (its own blocking wait, no added latency) and
 otherwise polls each in turn without blocking, pausing ``_SLICE`` seconds between rounds.  Optional
-extensions (``started``, ``adopt``) are forwarded to the backends that have them.
+extensions (``started``, ``adopt``) are forwarded to the backends that have them.  A route whose
+backend cannot be made here (no ``sbatch`` on PATH) holds its launches with the reason: the
+site's jobs cannot run as submitted, the rest of the run goes on.
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ from collections.abc import Callable, Collection, Mapping
 from typing import Self
 
 from sheaf.classad import ClassAd
-from sheaf.engine import Backend, Event, Launch, Started
+from sheaf.engine import Backend, Event, Held, Launch, Started
+from sheaf.errors import UsageError
 
 __all__ = ["RoutingBackend", "route_of"]
 
@@ -41,26 +44,37 @@ class RoutingBackend:
         self._stateful = frozenset(stateful)  # routes that may hold a killed engine's jobs
         self._made: dict[str, Backend] = {}
         self._owner: dict[str, Backend] = {}
+        self._broken: dict[str, str] = {}  # route -> why its backend could not be made
+        self._held: list[Event] = []
 
     @property
     def backends(self) -> list[Backend]:
         return [self.default, *self._made.values()]
 
-    def _backend_for(self, launch: Launch) -> Backend:
+    def _backend_for(self, launch: Launch) -> Backend | None:
         system = route_of(launch.job_ad)
         if system is None or system not in self._routes:
             return self.default
         made = self._made.get(system)
-        if made is None:
-            made = self._made[system] = self._routes[system]()
+        if made is None and system not in self._broken:
+            try:
+                made = self._made[system] = self._routes[system]()
+            except UsageError as exc:
+                self._broken[system] = f"grid_resource asks for batch {system}, which is unusable here: {exc}"
         return made
 
     def submit(self, launch: Launch) -> None:
         backend = self._backend_for(launch)
+        if backend is None:
+            self._held.append(Held(launch.key, self._broken[route_of(launch.job_ad) or ""]))
+            return
         backend.submit(launch)
         self._owner[launch.key] = backend
 
     def wait(self, timeout: float | None) -> list[Event]:
+        if self._held:
+            held, self._held = self._held, []
+            return held
         busy = [b for b in self.backends if b.idle() or b.running()] or [self.default]
         if len(busy) == 1:
             return self._forget(busy[0].wait(timeout))
@@ -77,6 +91,7 @@ class RoutingBackend:
         return events
 
     def cancel(self, key: str) -> None:
+        self._held = [e for e in self._held if e.key != key]
         backend = self._owner.pop(key, None)
         if backend is not None:
             backend.cancel(key)
@@ -108,8 +123,11 @@ class RoutingBackend:
     def adopt(self, run_id: str, attempts: Collection[tuple[str, int]]) -> set[str]:
         """The default backend and every route that kept state may hold the killed engine's jobs."""
         for system in self._stateful & self._routes.keys():
-            if system not in self._made:
-                self._made[system] = self._routes[system]()
+            if system not in self._made and system not in self._broken:
+                try:
+                    self._made[system] = self._routes[system]()
+                except UsageError as exc:
+                    self._broken[system] = str(exc)
         keys: set[str] = set()
         for backend in self.backends:
             adopt = getattr(backend, "adopt", None)

@@ -50,6 +50,7 @@ import heapq
 import itertools
 import os
 import shlex
+import shutil
 import sys
 import time
 import uuid
@@ -487,6 +488,10 @@ def from_options(options: BackendOptions) -> SlurmBackend:
     for variable, (name, convert) in _SETTINGS.items():
         if env.get(variable):
             kwargs[name] = _setting(variable, env[variable], convert)
+    missing = [c for c in ("sbatch", "squeue", "scancel") if shutil.which(c, path=env.get("PATH")) is None]
+    if missing:
+        raise UsageError(f"the Slurm backend needs the Slurm client commands; not found on PATH: "
+                         f"{', '.join(missing)}")
     rate = _setting("SHEAF_SLURM_RATE", env.get("SHEAF_SLURM_RATE") or "50", float)
     burst = _setting("SHEAF_SLURM_BURST", env.get("SHEAF_SLURM_BURST") or "100", int)
     try:
