@@ -17,6 +17,10 @@ Policy
   pid and start time); the loop journals it as a ``P`` record.  A journaled process still alive
   *with the journaled start time* is the old job (a reused pid has another start time) and its
   process group is killed too: this finds a job that cleared its environment.
+* **Adopted attempts are spared.**  A backend whose jobs outlive the engine (a batch system) may
+  take the killed engine's in-flight attempts over (``Backend.adopt``); their tokens are passed as
+  ``spare``, so their processes -- visible here when the batch system's node is this machine --
+  go on, and the resumed engine takes their results instead of running them again.
 * Then the resume waits (up to 5 s) until the killed processes are gone (or zombies), so nothing
   of the old attempt runs once the node is submitted again.  Linux only (``/proc``).
 """
