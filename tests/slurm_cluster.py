@@ -197,6 +197,7 @@ def _wait_idle(cluster: Cluster) -> None:
 
 def start_cluster(root: Path | None = None, **settings: str) -> Cluster:
     """Start munged, slurmctld and slurmd under ``root`` (a new temp dir by default); wait until idle."""
+    made = root is None
     root = Path(tempfile.mkdtemp(prefix="sheaf-slurm-")) if root is None else root
     for sub in ("ctld", "spool", "munge"):
         (root / sub).mkdir(parents=True, exist_ok=True)
@@ -207,10 +208,10 @@ def start_cluster(root: Path | None = None, **settings: str) -> Cluster:
     cluster = Cluster(root, conf, env, cpus, memory, settings)
     _become_subreaper()
     key = root / "munge" / "munge.key"
-    subprocess.run([_find("mungekey") or "mungekey", "--create", f"--keyfile={key}"], check=True,
-                   capture_output=True)
-    os.chmod(root / "munge", 0o700)
     try:
+        subprocess.run([_find("mungekey") or "mungekey", "--create", f"--keyfile={key}"], check=True,
+                       capture_output=True)
+        os.chmod(root / "munge", 0o700)
         _start(cluster, [_find("munged") or "munged", "-F", "-f", f"--socket={root}/munge.socket",
                          f"--key-file={key}", f"--log-file={root}/munged.log",
                          f"--pid-file={root}/munged.pid", f"--seed-file={root}/munge/seed"], "munged.out")
@@ -220,6 +221,8 @@ def start_cluster(root: Path | None = None, **settings: str) -> Cluster:
         _wait_idle(cluster)
     except BaseException:
         cluster.stop()
+        if made:
+            shutil.rmtree(root, ignore_errors=True)
         raise
     return cluster
 
