@@ -11,8 +11,9 @@ local backend does for a process, reusing its pieces:
   environment (the DAG's ENV is in it), its directory, stdin/stdout/stderr, its own session.  A
   multi-task job (a Decaf or PMC cluster) also gets the allocation's ``SLURM_*`` variables, under
   the launch's own, so that its ``srun --multi-prog`` or ``mpiexec`` runs inside the allocation.
-- Memory: the RSS of the job's process tree is polled (``_memwatch``) and a tree over the
-  request is killed with a memory reason; the kernel's peak at exit is checked as well.
+- Memory: the RSS of the job's process tree is polled (``_memwatch``; every 0.1 s at first, backing
+  off to 1 s) and a tree over the request is killed with a memory reason; the kernel's peak at exit
+  is checked as well.
 - ``periodic_hold``/``periodic_remove`` are evaluated as the schedd would (``_periodic.decide``) every
   ``PERIODIC_EXPR_INTERVAL``; a hold or remove kills the job and is recorded as such, and the backend
   reports it (a held attempt is released by the backend, which submits it again).
@@ -50,6 +51,10 @@ if TYPE_CHECKING:
 __all__ = ["main"]
 
 _TERMINATED: list[int] = []
+# The memory poll starts at the local backend's 0.1 s and backs off to this: a scan of /proc costs
+# milliseconds of CPU on the job's own node, and a spike between two polls is still caught by the
+# peak resident set at exit.
+_MAX_PAUSE = 1.0
 
 
 def _on_term(signum: int, _frame: object) -> None:
@@ -132,8 +137,10 @@ def _run(spec: dict[str, Any], started: float) -> dict[str, Any]:
     watch = _Watch(spec, started)
     poller = select.poll()
     poller.register(spawned.pidfd, select.POLLIN)
-    while not poller.poll(POLL_INTERVAL * 1000):
+    pause = POLL_INTERVAL
+    while not poller.poll(pause * 1000):
         watch.check(spawned.pid, since)
+        pause = min(pause * 2, _MAX_PAUSE)
     _kill_group(spawned.pid)  # leftovers of the job, as HTCondor's starter kills them
     _, status, usage = os.wait4(spawned.pid, 0)
     os.close(spawned.pidfd)
