@@ -213,3 +213,17 @@ def test_adopt_finds_a_job_by_name_and_cancels_the_run_s_strays(slurm: Cluster, 
         event = exited(collect(backend, 1, 60)["kept#0"])
     assert event.exit_code == 0 and (tmp_path / "kept.out").read_text() == "done\n"
     assert not [row for row in slurm.queue() if row.startswith(f"{stray} ") and "RUNNING" in row]
+
+
+def test_a_key_cancelled_while_queued_and_submitted_again_runs_once(slurm: Cluster, tmp_path: Path) -> None:
+    """The new launch runs, once -- not the cancelled one still lying in the queue."""
+    with slurm_backend(slurm, tmp_path / "state", slots=1) as backend:
+        backend.submit(make_launch(tmp_path, "first", ["/bin/sleep", "1"]))
+        backend.submit(make_launch(tmp_path, "again", ["/bin/sh", "-c", "echo old >> again.log"]))
+        backend.cancel("again#0")  # still in the backend's queue (the cap is 1)
+        backend.submit(make_launch(tmp_path, "again", ["/bin/sh", "-c", "echo ran >> again.log"]))
+        events = collect(backend, 2, 60)
+        assert backend.wait(3.0) == []
+    assert sorted(events) == ["again#0", "first#0"]
+    assert backend.submitted_total == 2
+    assert (tmp_path / "again.log").read_text() == "ran\n"

@@ -119,7 +119,7 @@ class SlurmBackend:
         self._clock = clock
         self._script = self._write_script(python)
         self._waiting: list[tuple[int, int, Launch]] = []   # heap: (-priority, sequence, launch)
-        self._waiting_keys: set[str] = set()
+        self._waiting_keys: dict[str, int] = {}  # queued key -> sequence of its live heap entry
         self._seq = itertools.count()
         self._jobs: dict[str, _Job] = {}
         self._by_stem: dict[str, str] = {}
@@ -190,14 +190,14 @@ class SlurmBackend:
         self._events = [e for e in self._events if e.key != key]
         self._held.pop(key, None)
         self._history.pop(key, None)
-        if key in self._waiting_keys:
-            self._waiting_keys.discard(key)  # its heap entry is skipped when popped
-            return
+        if self._waiting_keys.pop(key, None) is not None:
+            return  # its heap entry is skipped when popped
         job = self._jobs.pop(key, None)
         if job is None:
             return
         self._by_stem.pop(job.stem, None)
-        self._cancels.append(job.job)
+        if job.job:  # an adopted attempt known only by its exit record has no job to cancel
+            self._cancels.append(job.job)
         self._flush_cancels(force=False)
 
     def idle(self) -> int:
@@ -216,7 +216,7 @@ class SlurmBackend:
         self._waiting.clear()
         self._waiting_keys.clear()
         self._held.clear()
-        self._cancels.extend(job.job for job in self._jobs.values())
+        self._cancels.extend(job.job for job in self._jobs.values() if job.job)
         self._jobs.clear()
         self._by_stem.clear()
         self._flush_cancels(force=True)
@@ -288,20 +288,21 @@ class SlurmBackend:
     # -- submission --------------------------------------------------------------------------------
 
     def _push(self, launch: Launch) -> None:
-        heapq.heappush(self._waiting, (-launch.priority, next(self._seq), launch))
-        self._waiting_keys.add(launch.key)
+        seq = next(self._seq)
+        heapq.heappush(self._waiting, (-launch.priority, seq, launch))
+        self._waiting_keys[launch.key] = seq
 
     def _pump(self) -> None:
         """Submit queued launches while the cap, the rate and any back-off allow."""
         while self._waiting and len(self._jobs) < self.cap and time.monotonic() >= self._backoff_until:
-            _, _, launch = self._waiting[0]
-            if launch.key not in self._waiting_keys:  # cancelled while queued
+            _, seq, launch = self._waiting[0]
+            if self._waiting_keys.get(launch.key) != seq:  # cancelled while queued (maybe queued again)
                 heapq.heappop(self._waiting)
                 continue
             if not self.rate.try_acquire():
                 return
             heapq.heappop(self._waiting)
-            self._waiting_keys.discard(launch.key)
+            del self._waiting_keys[launch.key]
             self._sbatch(launch)
 
     def _run_id_of(self, launch: Launch) -> str:
