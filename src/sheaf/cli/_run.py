@@ -21,8 +21,7 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from sheaf.backends import Pool
-from sheaf.backends.local import LocalBackend
+from sheaf.backends._registry import BACKENDS
 from sheaf.cli import _exit
 from sheaf.codegen import remove_stale_siblings
 from sheaf.engine import Backend, RunResult, run_workflow
@@ -35,11 +34,14 @@ def run_planned(directory: str, *, dag_file: str | Sequence[str] | None = None,
                 maxjobs: int | None = None, maxidle: int | None = None, maxpre: int | None = None,
                 maxpost: int | None = None,
                 pool_config: str | None = None, priority: int | None = None,
-                on_progress: Callable[[EngineProgress], None] | None = None) -> RunResult:
-    """Run the planned workflow in ``directory`` on a :class:`LocalBackend` (pool from ``pool_config``)."""
+                on_progress: Callable[[EngineProgress], None] | None = None,
+                backend_name: str = "local", scheduler: str | None = None) -> RunResult:
+    """Run the planned workflow in ``directory`` on the backend named ``backend_name`` (``_registry``;
+    the local pool from ``pool_config``, a Dask cluster at ``scheduler``)."""
 
     def backend() -> Backend:
-        return LocalBackend(Pool.from_config(pool_config))
+        made: Backend = BACKENDS[backend_name](pool_config=pool_config, scheduler=scheduler)
+        return made
 
     remove_stale_siblings(directory)  # what an interrupted `sheaf plan` into it left
 
@@ -110,18 +112,35 @@ def render_summary(result: RunResult, console: Console) -> None:
               help="Local pool configuration (HTCondor knobs: NUM_CPUS, MEMORY, SLOT_TYPE_N, ...).")
 @click.option("--priority", type=int, help="The DAG's priority, added to every node's "
               "(condor_submit_dag -priority; default DAGMAN_DEFAULT_PRIORITY).")
+@click.option("--backend", "backend_name", type=click.Choice(sorted(BACKENDS)), default="local",
+              show_default=True,
+              help="Where jobs run: this machine's pool, a Dask cluster, or (htcondor) the whole DAG "
+                   "handed to DAGMan on the HTCondor pool whose schedd is reachable.")
+@click.option("--scheduler", help="--backend dask: the scheduler's address (default: a LocalCluster "
+              "started and closed by the run).")
 def command(directory: str, dag_files: tuple[str, ...], maxjobs: int | None, maxidle: int | None,
-            maxpre: int | None, maxpost: int | None, pool_config: str | None, priority: int | None) -> None:
-    """Run (or resume) the planned workflow in DIRECTORY on this machine."""
+            maxpre: int | None, maxpost: int | None, pool_config: str | None, priority: int | None,
+            backend_name: str, scheduler: str | None) -> None:
+    """Run (or resume) the planned workflow in DIRECTORY on this machine (or --backend)."""
     console = Console(soft_wrap=True)
+    if backend_name == "htcondor":
+        _hand_to_dagman(directory, dag_files, console)
+        return
     bar = _BarProgress(console) if console.is_terminal else None
     progress = bar if bar is not None else _PlainProgress(console)
     try:
         result = run_planned(directory, dag_file=list(dag_files) or None, maxjobs=maxjobs, maxidle=maxidle,
                              maxpre=maxpre, maxpost=maxpost, pool_config=pool_config, priority=priority,
-                             on_progress=progress)
+                             on_progress=progress, backend_name=backend_name, scheduler=scheduler)
     finally:
         if bar is not None:
             bar.stop()
     render_summary(result, console)
     sys.exit(_exit.of_run(result.succeeded, result.exit_code))
+
+
+def _hand_to_dagman(directory: str, dag_files: Sequence[str], console: Console) -> None:
+    """``--backend htcondor``: DAGMan runs the DAG on the pool (``sheaf.backends.htcondor``)."""
+    done = BACKENDS["htcondor"]().submit_dag(directory, dag_files)
+    console.print(f"DAG {done.dag} handed to DAGMan: job {done.cluster} (submit file {done.submit_file}); "
+                  "follow it with condor_q -dag or sheaf status", highlight=False)
