@@ -20,13 +20,24 @@ Cancel
     each flagged task's thread cancels its own backend within ``_CHECK`` seconds (the local backend
     is driven by one thread only: the task's), killing the job's process group.
 
+Worker exit
+    The job's process group is told to the worker's guard (``_dask_guard``, one process per worker
+    process, started with the first attempt) as soon as it starts, and untold when it ends.  When the
+    worker process is gone -- its nanny or the engine that owned its LocalCluster died, ``dask
+    worker`` stopped, SIGKILL -- the guard kills every group still running, so an attempt does not go
+    on, and finish unrecorded, after the engine that submitted it died: the resumed engine runs it
+    again.  (An ``atexit`` hook would not do: a Dask worker whose nanny dies leaves by ``os._exit``.)
+
 Concurrency limits: the slot's backend takes them from this machine's store, so on Dask they hold
 per worker host, not across the cluster.
 """
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
+from typing import IO
 
 from sheaf.backends._pool import Pool
 from sheaf.backends.local import LocalBackend
@@ -38,6 +49,7 @@ __all__ = ["cancel_attempts", "run_attempt"]
 _CHECK = 0.05  # how often a running task looks for a cancel flag (s)
 _lock = threading.Lock()
 _running: dict[str, threading.Event] = {}  # attempts running in this worker process, by key
+_guard: list[IO[bytes]] = []  # the pipe to this worker process's guard, once started
 
 
 def slot_config(cpus: int, memory: int, policy_interval: float) -> str:
@@ -53,10 +65,14 @@ def run_attempt(launch: Launch, cpus: int, memory: int, policy_interval: float =
         _running[launch.key] = flag
     backend = LocalBackend(Pool(slot_config(cpus, memory, policy_interval)))
     events: list[Event] = []
+    pgid = 0
     try:
         backend.submit(launch)
         while not flag.is_set():
             batch = backend.wait(_CHECK)
+            for started in backend.started():
+                _tell_guard(f"+{started.pid}")
+                pgid = started.pid
             events.extend(batch)
             if any(isinstance(event, Exited | Held | Removed) for event in batch):
                 return events
@@ -64,6 +80,8 @@ def run_attempt(launch: Launch, cpus: int, memory: int, policy_interval: float =
         return []
     finally:
         backend.close()
+        if pgid:
+            _tell_guard(f"-{pgid}")
         with _lock:
             _running.pop(launch.key, None)
 
@@ -80,3 +98,14 @@ def cancel_attempts(keys: list[str] | None = None) -> list[str]:
 def running_attempts() -> int:
     with _lock:
         return len(_running)
+
+
+def _tell_guard(line: str) -> None:
+    with _lock:
+        if not _guard:
+            proc = subprocess.Popen([sys.executable, "-m", "sheaf.backends._dask_guard"],
+                                    stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, start_new_session=True)
+            assert proc.stdin is not None
+            _guard.append(proc.stdin)
+        _guard[0].write(line.encode() + b"\n")
+        _guard[0].flush()

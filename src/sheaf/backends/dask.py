@@ -27,7 +27,7 @@ Resources and order
     pool's reason instead of waiting forever.  Requests are evaluated per attempt (``DAGNodeRetry`` in
     scope), and the task carries Dask resource restrictions ``CPU``/``MEMORY`` of the claim when every
     worker declares them, so Dask places it on a worker with room.  The worker list is read at start
-    (waiting up to ``connect_timeout`` for a first worker); a scheduler whose workers change (adaptive
+    (waiting up to ``worker_timeout`` for a first worker); a scheduler whose workers change (adaptive
     dask-jobqueue clusters) is re-read every ``refresh`` seconds while nothing runs.
 
 Results
@@ -75,7 +75,7 @@ def pool_config(workers: list[Worker]) -> str:
     for size in workers:
         sizes[size] = sizes.get(size, 0) + 1
     lines = [f"NUM_CPUS = {sum(c for c, _ in workers)}", f"MEMORY = {sum(m for _, m in workers)}",
-             f"MAX_SLOT_TYPES = {max(10, len(sizes))}", "JOB_DEFAULT_REQUESTMEMORY = 1"]
+             f"MAX_SLOT_TYPES = {max(10, len(sizes))}"]
     for n, ((cpus, memory), count) in enumerate(sorted(sizes.items()), start=1):
         lines += [f"SLOT_TYPE_{n} = cpus={cpus}, ram={memory}", f"NUM_SLOTS_TYPE_{n} = {count}",
                   f"SLOT_TYPE_{n}_PARTITIONABLE = True"]
@@ -105,7 +105,7 @@ class DaskBackend:
     """Run launches as tasks of a Dask cluster (see the module docstring)."""
 
     def __init__(self, scheduler: str | None = None, *, policy_interval: float = 60.0,
-                 connect_timeout: float = 60.0, refresh: float = 10.0,
+                 connect_timeout: float = 10.0, worker_timeout: float = 60.0, refresh: float = 10.0,
                  cluster_options: dict[str, Any] | None = None) -> None:
         self._cluster: Any = None
         self._client: Any = None
@@ -121,7 +121,7 @@ class DaskBackend:
         self._events: list[Event] = []
         self._closed = False
         self._next_refresh = 0.0
-        self._read_workers(connect_timeout)
+        self._read_workers(worker_timeout)
         self.started_total = 0
 
     # -- the cluster's shape ---------------------------------------------------------------------------
