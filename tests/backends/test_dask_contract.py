@@ -17,6 +17,7 @@ distributed = pytest.importorskip("distributed", reason="the Dask backend needs 
 
 from sheaf.backends.dask import DaskBackend  # noqa: E402
 from sheaf.engine import Backend, Held  # noqa: E402
+from sheaf.engine._backend import Removed  # noqa: E402
 
 _CLUSTERS: dict[int, Any] = {}
 
@@ -78,3 +79,16 @@ def test_an_owned_local_cluster_is_started_and_closed(tmp_path: Path) -> None:
         backend.close()
     with pytest.raises(OSError):
         distributed.Client(address, timeout=2)
+
+
+def test_periodic_policy_and_dollar_dollar_run_on_the_worker(tmp_path: Path) -> None:
+    """The job's periodic_remove is evaluated on the worker (the local backend's policy), and $$(Cpus)
+    is expanded against the worker's slot -- the slot Dask granted: 2 CPUs asked, 2 given."""
+    with closing(DaskBackend(cluster_address(2), policy_interval=0.2)) as backend:
+        backend.submit(make_launch(tmp_path, "stuck", ["/bin/sleep", "30"],
+                                   ad="PeriodicRemove = JobStatus == 2 && NumJobStarts >= 1"))
+        backend.submit(make_launch(tmp_path, "cpus", ["/bin/echo", "$$(Cpus)"], ad="RequestCpus = 2"))
+        events = collect(backend, 2)
+    assert isinstance(events["stuck#0"], Removed) and "PeriodicRemove" in events["stuck#0"].reason
+    assert exited(events["cpus#0"]).exit_code == 0
+    assert (tmp_path / "cpus.out").read_text() == "2\n"
