@@ -26,7 +26,7 @@ def cluster_address(slots: int) -> str:
     """A LocalCluster of one worker with ``slots`` threads and CPUs, started once per module."""
     if slots not in _CLUSTERS:
         _CLUSTERS[slots] = distributed.LocalCluster(
-            n_workers=1, threads_per_worker=slots, processes=True, memory_limit=0, dashboard_address=None,
+            n_workers=1, threads_per_worker=slots, processes=True, memory_limit=0, dashboard_address=":0",
             resources={"CPU": slots, "MEMORY": 1024 * slots})
     return str(_CLUSTERS[slots].scheduler_address)
 

@@ -58,11 +58,15 @@ def slot_config(cpus: int, memory: int, policy_interval: float) -> str:
             f"PERIODIC_EXPR_INTERVAL = {policy_interval}\n")
 
 
-def run_attempt(launch: Launch, cpus: int, memory: int, policy_interval: float = 60.0) -> list[Event]:
-    """Run ``launch`` on a slot of ``cpus`` CPUs and ``memory`` MB; its events (module docstring)."""
+def run_attempt(launch: Launch, cpus: int, memory: int, policy_interval: float = 60.0,
+                task: str | None = None) -> list[Event]:
+    """Run ``launch`` on a slot of ``cpus`` CPUs and ``memory`` MB; its events (module docstring).
+    ``task`` names it for :func:`cancel_attempts` (the Dask key: unique, where a launch key is reused
+    by a resubmission after a cancel)."""
+    name = task or launch.key
     flag = threading.Event()
     with _lock:
-        _running[launch.key] = flag
+        _running[name] = flag
     backend = LocalBackend(Pool(slot_config(cpus, memory, policy_interval)))
     events: list[Event] = []
     pgid = 0
@@ -83,21 +87,17 @@ def run_attempt(launch: Launch, cpus: int, memory: int, policy_interval: float =
         if pgid:
             _tell_guard(f"-{pgid}")
         with _lock:
-            _running.pop(launch.key, None)
+            _running.pop(name, None)
 
 
 def cancel_attempts(keys: list[str] | None = None) -> list[str]:
-    """Flag the attempts ``keys`` (all when None) running in this process; the keys flagged."""
+    """Flag the attempts ``keys`` (their ``task`` names; all when None) running in this process; the
+    names flagged."""
     with _lock:
         flagged = [key for key in _running if keys is None or key in keys]
         for key in flagged:
             _running[key].set()
     return flagged
-
-
-def running_attempts() -> int:
-    with _lock:
-        return len(_running)
 
 
 def _tell_guard(line: str) -> None:

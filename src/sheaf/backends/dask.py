@@ -121,8 +121,14 @@ class DaskBackend:
         self._events: list[Event] = []
         self._closed = False
         self._next_refresh = 0.0
-        self._read_workers(worker_timeout)
         self.started_total = 0
+        try:
+            self._read_workers(worker_timeout)
+        except BaseException:
+            self._client.close()
+            if self._cluster is not None:
+                self._cluster.close()
+            raise
 
     # -- the cluster's shape ---------------------------------------------------------------------------
 
@@ -186,7 +192,7 @@ class DaskBackend:
             return
         future, claim = entry
         self._tasks.pop(future.key, None)
-        self._client.run(cancel_attempts, [key])
+        self._client.run(cancel_attempts, [future.key])
         future.cancel()
         self.pool.release(claim)
         self._schedule()
@@ -235,8 +241,8 @@ class DaskBackend:
             return "dropped"
         cpus, memory = max(claim.cpus, 1), max(claim.memory, 1)
         resources = {"CPU": cpus, "MEMORY": memory} if self._declared and not claim.local else None
-        future = self._client.submit(run_attempt, launch, cpus, memory, self._policy_interval,
-                                     key=f"{self._prefix}{self.started_total}-{launch.key}",
+        task = f"{self._prefix}{self.started_total}-{launch.key}"
+        future = self._client.submit(run_attempt, launch, cpus, memory, self._policy_interval, task, key=task,
                                      pure=False, retries=0,
                                      priority=launch.priority, resources=resources)
         future.add_done_callback(self._done.put)
@@ -292,7 +298,7 @@ def _connect(scheduler: str | None, timeout: float, options: dict[str, Any]) -> 
             raise EngineError(f"cannot reach the Dask scheduler at {scheduler}: {exc}") from None
     cpus = len(os.sched_getaffinity(0))
     settings = {"n_workers": 1, "threads_per_worker": cpus, "processes": True, "memory_limit": 0,
-                "resources": {"CPU": cpus, "MEMORY": _machine_memory()}, "dashboard_address": None,
+                "resources": {"CPU": cpus, "MEMORY": _machine_memory()}, "dashboard_address": ":0",
                 **options}
     with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
         cluster = LocalCluster(**settings)
