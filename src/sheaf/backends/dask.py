@@ -252,19 +252,32 @@ class DaskBackend:
         return "started"
 
     def _finish(self, futures: list[Any]) -> None:
-        """Turn finished futures into events (those of cancelled attempts are dropped)."""
+        """Turn finished futures into events (those of cancelled attempts are dropped).  The slots are
+        refilled first, so the next tasks travel while the results are fetched (one call for all)."""
         mine = [(key, *self._running.pop(key)) for key in (self._tasks.pop(f.key, None) for f in futures)
                 if key is not None and key in self._running]
-        for key, future, claim in mine:
+        for _, _, claim in mine:
             self.pool.release(claim)
-            try:
-                self._events.extend(future.result(timeout=_CLOSE_WAIT))
-            except Exception as exc:  # noqa: BLE001 - a lost task is a failed attempt, whatever the cause
-                now = time.time()
-                self._events.append(Exited(key, None, signal.SIGKILL.value,
-                                           f"the Dask task was lost: {type(exc).__name__}: {exc}", now, now))
-        if mine:
-            self._schedule()
+        if not mine:
+            return
+        self._schedule()
+        good = [(key, future) for key, future, _ in mine if future.status == "finished"]
+        for events in self._client.gather([future for _, future in good]) if good else ():
+            self._events.extend(events)
+        for key, future, _ in mine:
+            if future.status != "finished":
+                self._events.append(_lost(key, future))
+
+
+def _lost(key: str, future: Any) -> Exited:
+    """A task that raised or was lost (its worker died): a failed attempt, never a success."""
+    try:
+        exc = future.exception(timeout=_CLOSE_WAIT)
+    except Exception as error:  # noqa: BLE001 - cancelled by the scheduler, or gone with it
+        exc = error
+    now = time.time()
+    return Exited(key, None, signal.SIGKILL.value, f"the Dask task was lost: {type(exc).__name__}: {exc}",
+                  now, now)
 
 
 def _drain(done: queue.SimpleQueue[Any]) -> list[Any]:
