@@ -8,11 +8,13 @@ per second.  Exit codes (``_exit``): 0 the workflow succeeded, 1 it ran and fail
  ``sheaf run`` on the same DAG, and a journal damaged where it could hide a finished node); an
  ``ABORT-DAG-ON ... RETURN r`` exits with r, as DAGMan does.
 
-``sheaf plan --submit`` calls :func:`run_planned` too.
+``sheaf plan --submit`` calls :func:`run_planned` too.  However the run ends, podman's run root of the
+plan's containers is removed once no container task holds it (``sheaf.aggregators.container``).
 """
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -21,9 +23,11 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
+from sheaf.aggregators.container import release_run_root
 from sheaf.backends.local import LocalBackend
 from sheaf.cli import _exit
 from sheaf.codegen import remove_stale_siblings
+from sheaf.codegen._containers import CONF_DIR, RUN_ROOT_LOCK, run_root
 from sheaf.engine import Backend, Pool, RunResult, run_workflow
 from sheaf.engine import Progress as EngineProgress
 
@@ -41,10 +45,21 @@ def run_planned(directory: str, *, dag_file: str | Sequence[str] | None = None,
         return LocalBackend(Pool.from_config(pool_config))
 
     remove_stale_siblings(directory)  # what an interrupted `sheaf plan` into it left
+    try:
+        return run_workflow(directory, backend=backend, dag_file=dag_file, maxjobs=maxjobs, maxidle=maxidle,
+                            maxpre=maxpre, maxpost=maxpost, on_progress=on_progress, priority=priority,
+                            on_warning=_warn)
+    finally:
+        _release_container_state(directory)
 
-    return run_workflow(directory, backend=backend, dag_file=dag_file, maxjobs=maxjobs, maxidle=maxidle,
-                        maxpre=maxpre, maxpost=maxpost, on_progress=on_progress, priority=priority,
-                        on_warning=_warn)
+
+def _release_container_state(directory: str) -> None:
+    """podman's run root of the plan's containers, once no container task holds it: the engine kills
+    the jobs it stops (SIGKILL to their process groups), so their wrappers cannot remove it."""
+    state = os.path.join(directory, CONF_DIR)
+    lock = os.path.join(state, RUN_ROOT_LOCK)
+    if os.path.exists(lock):
+        release_run_root(lock, run_root(state))
 
 
 def _warn(text: str) -> None:
