@@ -10,7 +10,14 @@ unchanged script -- or ``Pegasus.api``, which runs ``<DIR>/../bin/pegasus-*`` on
 - ``pegasus-status [options] [DIR]``: ``sheaf status DIR`` (Pegasus's display options have no
   meaning for it and are dropped);
 - ``pegasus-remove [-v] [DIR]``: ``sheaf remove DIR`` (SIGTERM to the engine);
-- ``pegasus-version``: Pegasus's version line, naming sheaf.
+- ``pegasus-analyzer [options] [DIR]`` and ``pegasus-statistics [options] [DIR]``: ``sheaf analyze``
+  and ``sheaf statistics`` where this sheaf has them, else ``sheaf status DIR`` (the failed nodes
+  with their reasons, and the counts per state);
+- ``pegasus-version``: Pegasus's version line, naming sheaf;
+- ``condor_q``: ``Pegasus.api``'s ``wf.wait()``/``wf.status()`` run ``condor_q -constraint ... -json``
+  before they read ``<dag>.dagman.out`` (which ``sheaf run`` writes); sheaf's jobs are in no HTCondor
+  queue, so the wrapper runs the next ``condor_q`` on PATH when there is one (a real HTCondor stays
+  usable with the wrappers first on PATH), else answers as an empty queue does (``[]`` with ``-json``).
 
 DIR defaults to the current directory, as for the Pegasus tools.  An option a tool does not know is
 one usage message and exit 2.
@@ -20,6 +27,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from collections.abc import Callable, Sequence
 
 import click
@@ -28,7 +36,8 @@ from sheaf import __version__
 from sheaf.cli import _detach, _exit
 from sheaf.errors import UsageError
 
-TOOLS = ("pegasus-plan", "pegasus-run", "pegasus-status", "pegasus-remove", "pegasus-version")
+TOOLS = ("pegasus-plan", "pegasus-run", "pegasus-status", "pegasus-remove", "pegasus-analyzer",
+         "pegasus-statistics", "pegasus-version", "condor_q")
 PEGASUS_VERSION = "5.0.0"  # the pegasus-plan whose command line sheaf reads
 
 
@@ -96,6 +105,40 @@ def _status(argv: list[str]) -> list[str]:
     return ["status", os.path.abspath(directories[-1] if directories else ".")]
 
 
+def _report(name: str) -> Callable[[list[str]], list[str]]:
+    """pegasus-analyzer/-statistics: ``sheaf NAME DIR`` when sheaf has the command, else its status."""
+
+    def translate(argv: list[str]) -> list[str]:
+        from sheaf.cli import main as sheaf
+
+        directory = _status(argv)[1]
+        return [name if name in sheaf.commands else "status", directory]
+    return translate
+
+
+def _condor_q(argv: list[str]) -> None:
+    """The next condor_q on PATH, else an empty queue (module docstring)."""
+    real = _next_on_path("condor_q")
+    if real is not None:
+        os.execv(real, [real, *argv])
+    if "-json" in argv:
+        click.echo("[]")
+    else:
+        click.echo("0 jobs; 0 completed, 0 removed, 0 idle, 0 running, 0 held, 0 suspended")
+
+
+def _next_on_path(name: str) -> str | None:
+    """``name`` on PATH after the directory of the running wrapper (its own copy is skipped)."""
+    here = os.path.dirname(os.path.realpath(sys.argv[0])) if sys.argv and sys.argv[0] else ""
+    for directory in os.environ.get("PATH", "").split(os.pathsep):
+        candidate = os.path.join(directory or ".", name)
+        if os.path.realpath(directory or ".") == here or not os.access(candidate, os.X_OK):
+            continue
+        if os.path.isfile(candidate):
+            return candidate
+    return None
+
+
 def _remove(argv: list[str]) -> list[str]:
     _, directory = _split(argv, ("-v", "--verbose"))
     return ["remove", directory]
@@ -107,5 +150,6 @@ def _version(argv: list[str]) -> None:
 
 _TRANSLATE: dict[str, Callable[[list[str]], list[str] | None]] = {
     "pegasus-plan": _plan, "pegasus-run": _run, "pegasus-status": _status, "pegasus-remove": _remove,
-    "pegasus-version": _version,
+    "pegasus-analyzer": _report("analyze"), "pegasus-statistics": _report("statistics"),
+    "pegasus-version": _version, "condor_q": _condor_q,
 }
