@@ -8,9 +8,11 @@
   ``--conf``, ``-D``, the catalogs, ``--input-dir`` (repeated and comma lists, the first directory
   holding a file wins), ``--force`` (no data reuse: sheaf never reduces a workflow yet, so every job
   runs), ``--force-replan`` (sheaf replans a sub-workflow on every retry anyway), ``--submit``,
-  ``--json``, ``-v``/``-q``, ``-V``, and ``--deferred`` (how sheaf's sub-workflow jobs replan);
+  ``--json``, ``-v``/``-q``, ``-V``, ``--deferred`` (how sheaf's sub-workflow jobs replan), and
+  ``--randomdir`` with ``--relative-dir`` naming the execution directory under a site's shared
+  scratch directory (``sheaf.codegen._layout``);
 - *recorded for the data-staging pass* (issue 10): ``--staging-site``, ``--output-sites``,
-  ``--output-dir``, ``--cleanup``/``--nocleanup`` and ``--randomdir`` are parsed, validated and
+  ``--output-dir``, ``--cleanup``/``--nocleanup`` are parsed, validated and
   recorded under ``options`` in plan.json, and a warning says what the plan does with them today;
 - *refused* with one message naming the option: ``--cache``, ``--inherited-rc-files``,
   ``--job-prefix``, ``--transformations-dir``, ``--output-map``, ``--forward``, ``--rescue`` and
@@ -113,9 +115,6 @@ class StagingOptions:
         if self.cleanup not in (None, "none"):
             out.append(f"--cleanup {self.cleanup}: {later}; until then no cleanup jobs are planned and "
                        "every file is kept (as --cleanup none)")
-        if self.random_dir is not None:
-            out.append(f"--randomdir{'=' + self.random_dir if self.random_dir else ''}: {later}; until "
-                       "then jobs run in each site's working directory itself")
         return out
 
 

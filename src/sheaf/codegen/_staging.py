@@ -68,7 +68,7 @@ def site_workdir(site: str, sites: SiteCatalog | None, layout: Layout) -> str:
     if scratch is not None and os.path.isabs(scratch.path):
         urls = [server.url for server in scratch.file_servers]
         if not urls or any(url.startswith("file://") for url in urls):
-            return os.path.normpath(scratch.path)
+            return layout.in_scratch(scratch.path)
     return layout.scratch(site)
 
 

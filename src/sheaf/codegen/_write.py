@@ -124,23 +124,30 @@ def tool_path(name: str) -> str:
 
 
 def write_plan(exec_wf: ExecutableWorkflow, directory: str | os.PathLike[str], *, replace: bool = False,
-               numbered: bool = False, basename: str | None = None,
+               numbered: bool = False, run_name: str | None = None, basename: str | None = None,
                extra_files: Callable[[PlanFiles], Mapping[str, str]] | None = None,
-               options: Mapping[str, object] | None = None) -> PlanFiles:
+               options: Mapping[str, object] | None = None,
+               exec_dir: Callable[[str], str] | None = None) -> PlanFiles:
     """Write the DAGMan files, cluster inputs and ``plan.json`` of ``exec_wf`` into ``directory`` (or,
-    ``numbered``, into its next ``runNNNN``); ``basename`` names the per-workflow files,
+    ``numbered``, into its next ``runNNNN``, or ``run_name`` -- a timestamp -- when given: the first free
+    of ``run_name``, ``run_name-2``, ...); ``basename`` names the per-workflow files,
     ``extra_files`` (given what was written, the final paths: name -> text) are written beside them,
-    and ``options`` is recorded in plan.json."""
+    and ``options`` is recorded in plan.json.  ``exec_dir`` (given the final directory) is pegasus-plan's
+    relative execution directory: the working directory of a site with a catalogued shared scratch
+    directory is that directory joined with it (recorded as ``options.exec_dir``); without it jobs run
+    in the shared scratch directory itself."""
     target = os.path.realpath(os.fspath(directory))  # through a symbolic link to the real directory
     if not numbered:
         check_target(target, replace)
     missing = _missing_dirs(target) if numbered else []
     try:
-        final = reserve_run_dir(target) if numbered else target
+        final = reserve_run_dir(target, run_name) if numbered else target
     except OSError as exc:
         raise StorageError.of(exc, f"the plan directory under {target}", "nothing was written") from None
     try:
-        return _write_into(final, exec_wf, basename, extra_files, options or {})
+        relative = exec_dir(final).lstrip(os.sep) if exec_dir is not None else None
+        recorded = {**(options or {}), "exec_dir": relative} if exec_dir is not None else (options or {})
+        return _write_into(final, exec_wf, basename, extra_files, recorded, relative)
     except BaseException:
         if numbered:
             _remove_empty([final, *missing])
@@ -165,8 +172,8 @@ def _remove_empty(paths: Sequence[str]) -> None:
 
 def _write_into(final: str, exec_wf: ExecutableWorkflow, basename: str | None,
                 extra_files: Callable[[PlanFiles], Mapping[str, str]] | None,
-                options: Mapping[str, object]) -> PlanFiles:
-    layout = Layout(final, exec_wf.name, basename)
+                options: Mapping[str, object], exec_dir: str | None = None) -> PlanFiles:
+    layout = Layout(final, exec_wf.name, basename, exec_dir)
     staging = plan_staging(exec_wf, layout)
     containers = containerize(exec_wf, layout.final_dir, staging.workdirs)
     jobs = staging.jobs + exec_wf.jobs
