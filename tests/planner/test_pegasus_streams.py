@@ -7,6 +7,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
 from Pegasus.api import (
     File,
     Job,
@@ -19,10 +20,8 @@ from Pegasus.api import (
 )
 from pegasus_inputs import plan_into, run
 
-from sheaf.codegen import write_plan
-from sheaf.formats import load_inputs, read_workflow
+from sheaf.formats import read_workflow
 from sheaf.model._workflow import all_uses
-from sheaf.planner import plan
 
 #: echoes stdin to stdout with a prefix, and says something on stderr
 ECHO = f"""#!{sys.executable}
@@ -98,14 +97,22 @@ def test_hand_written_streams_imply_uses(tmp_path: Path) -> None:
 
 
 
-def test_clustered_streams_are_a_warning_not_silence(tmp_path: Path) -> None:
+@pytest.mark.parametrize("aggregator", ["seqexec", "mpiexec"])
+def test_clustered_tasks_run_with_their_own_streams(tmp_path: Path, aggregator: str) -> None:
     _setup(tmp_path)
-    jobs = [Job("echo", _id=f"j{i}").set_stdout(File(f"o{i}.txt")).add_pegasus_profile(clusters_size=2)
+    jobs = [Job("echo", _id=f"j{i}").set_stdin(File("in.txt")).set_stdout(File(f"o{i}.txt"))
+            .set_stderr(File(f"e{i}.err")).add_pegasus_profile(clusters_size=2, job_aggregator=aggregator)
             for i in range(2)]
     Workflow("clustered").add_jobs(*jobs).write(str(tmp_path / "workflow.yml"))
-    inputs = load_inputs("workflow.yml", cwd=tmp_path)
-    exec_wf = plan(inputs.workflow, tc=inputs.tc, sc=inputs.sc, rc=inputs.rc, properties=inputs.properties,
-                   sites=["condorpool"], clustering=["horizontal"])
-    files = write_plan(exec_wf, tmp_path / "plan")
-    assert [job.type for job in exec_wf.jobs] == ["cluster"]
-    assert any("j0, j1" in warning and "stdin/stdout/stderr" in warning for warning in files.warnings)
+    target = tmp_path / "plan"
+    _, exec_wf = plan_into(tmp_path, "workflow.yml", target, sites=["condorpool"], clustering=["horizontal"])
+    assert [(job.type, job.aggregator) for job in exec_wf.jobs if job.type == "cluster"] == [
+        ("cluster", aggregator)]
+    done = run(target)
+    assert done.returncode == 0, done.stdout + done.stderr
+    work = target / "scratch" / "condorpool"
+    for i in range(2):  # each task's own files, not the cluster's streams
+        assert (work / f"o{i}.txt").read_text() == "seen: hello\n"
+        assert (work / f"e{i}.err").read_text() == "done\n"
+    cluster_out = "".join(path.read_text() for path in (target / "jobs" / "000").glob("merge_*.out"))
+    assert "seen:" not in cluster_out

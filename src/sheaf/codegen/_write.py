@@ -81,6 +81,7 @@ from sheaf.codegen._dag import NodeSettings, config_text, edge_lines, maxjobs_li
 from sheaf.codegen._layout import JobPaths, Layout, reserve_run_dir, safe_name
 from sheaf.codegen._planjson import JobRecord, container_record, contract_profiles, encode_plan
 from sheaf.codegen._staging import Staging, plan_staging
+from sheaf.codegen._streams import redirect_clustered_streams
 from sheaf.codegen._submit import (
     Command,
     SubmitContext,
@@ -176,6 +177,7 @@ def _write_into(final: str, exec_wf: ExecutableWorkflow, basename: str | None,
     layout = Layout(final, exec_wf.name, basename, exec_dir)
     staging = plan_staging(exec_wf, layout)
     containers = containerize(exec_wf, layout.final_dir, staging.workdirs)
+    redirect_clustered_streams(exec_wf, staging.workdirs, layout)
     jobs = staging.jobs + exec_wf.jobs
     shift = len(staging.jobs)
     edges = staging.edges + [(p + shift, c + shift) for p, c in exec_wf.edges]
