@@ -20,6 +20,7 @@ from Pegasus.api import (
 )
 from pegasus_inputs import plan_into, run
 
+from sheaf.errors import PlanningError
 from sheaf.formats import read_workflow
 from sheaf.model._workflow import all_uses
 
@@ -116,3 +117,50 @@ def test_clustered_tasks_run_with_their_own_streams(tmp_path: Path, aggregator: 
         assert (work / f"e{i}.err").read_text() == "done\n"
     cluster_out = "".join(path.read_text() for path in (target / "jobs" / "000").glob("merge_*.out"))
     assert "seen:" not in cluster_out
+
+
+#: resumes from its checkpoint file when there is one, else waits for SIGTERM and writes it
+RESUMABLE = f"""#!{sys.executable}
+import os, signal, sys, time
+if os.path.exists("state.txt"):
+    open("result.txt", "w").write("resumed from " + open("state.txt").read())
+    sys.exit(0)
+def term(*_):
+    open("state.txt", "w").write("step 7")
+    sys.exit(0)
+signal.signal(signal.SIGTERM, term)
+time.sleep(120)
+"""
+
+
+def test_checkpoint_time_signals_the_job_and_its_retry_resumes_from_the_checkpoint(tmp_path: Path) -> None:
+    _setup(tmp_path)
+    program = tmp_path / "resumable.py"
+    program.write_text(RESUMABLE)
+    program.chmod(0o755)
+    TransformationCatalog().add_transformations(Transformation("work", site="condorpool", pfn=str(program))) \
+        .write(str(tmp_path / "transformations.yml"))
+    job = Job("work").add_checkpoint(File("state.txt")).add_outputs(File("result.txt")) \
+        .add_pegasus_profile(checkpoint_time=0.02).add_dagman_profile(retry=2)  # SIGTERM after 1.2 s
+    Workflow("ckpt").add_jobs(job).write(str(tmp_path / "workflow.yml"))
+    target = tmp_path / "plan"
+    plan_into(tmp_path, "workflow.yml", target, sites=["condorpool"])
+    done = run(target)
+    assert done.returncode == 0, done.stdout + done.stderr
+    work = target / "scratch" / "condorpool"
+    assert (work / "result.txt").read_text() == "resumed from step 7"
+    assert "1 retries" in done.stdout, done.stdout
+
+
+@pytest.mark.parametrize(("profiles", "rule"), [
+    ({"checkpoint_time": 1, "max_walltime": 1.1}, "maxwalltime - checkpoint.time >= 10 s"),
+    ({"checkpoint_time": "soon"}, "checkpoint.time is a positive number of minutes"),
+])
+def test_checkpoint_times_pegasus_refuses_are_refused(tmp_path: Path, profiles: dict[str, object],
+                                                      rule: str) -> None:
+    _setup(tmp_path)
+    Workflow("bad").add_jobs(Job("echo", _id="J1").add_pegasus_profile(**profiles)) \
+        .write(str(tmp_path / "workflow.yml"))
+    with pytest.raises(PlanningError) as caught:
+        plan_into(tmp_path, "workflow.yml", tmp_path / "plan", sites=["condorpool"])
+    assert caught.value.rule is not None and rule in caught.value.rule and "J1" in str(caught.value)

@@ -31,15 +31,13 @@ import contextlib
 import fcntl
 import os
 import shutil
-import signal
-import subprocess
 import sys
 import urllib.error
 import urllib.request
 from collections.abc import Iterator, Sequence
-from types import FrameType
 
-FORWARDED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+from sheaf.aggregators.launch import run_child
+
 FETCH_TIMEOUT_S = 60.0
 _CHUNK = 1 << 20
 
@@ -58,7 +56,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             if args.fetch:
                 fetch_image(args.fetch, args.image, shared=not args.bypass)
-            status = run_forwarding(command)
+            status = run_child(command, prog="sheaf container")
         except FetchError as exc:
             print(f"sheaf container: {exc}", file=sys.stderr, flush=True)
             status = 1
@@ -102,27 +100,6 @@ def release_run_root(lock: str, run_root: str) -> bool:
         return True
     finally:
         os.close(fd)
-
-
-def run_forwarding(command: Sequence[str]) -> int:
-    """Run ``command``, forwarding the stop signals to it; its exit status (signal n: 128 + n)."""
-    try:
-        child = subprocess.Popen(list(command))
-    except OSError as exc:
-        print(f"sheaf container: cannot run {command[0]}: {exc.strerror}", file=sys.stderr, flush=True)
-        return 127
-
-    def forward(signum: int, _frame: FrameType | None) -> None:
-        with contextlib.suppress(ProcessLookupError):
-            child.send_signal(signum)
-
-    previous = {signum: signal.signal(signum, forward) for signum in FORWARDED}
-    try:
-        status = child.wait()
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
-    return 128 - status if status < 0 else status
 
 
 def fetch_image(url: str, path: str, *, shared: bool) -> None:

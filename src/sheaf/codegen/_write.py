@@ -78,10 +78,10 @@ from sheaf.codegen._clusters import (
 )
 from sheaf.codegen._containers import ContainerRun, containerize
 from sheaf.codegen._dag import NodeSettings, config_text, edge_lines, maxjobs_lines, node_lines, node_settings
+from sheaf.codegen._launch import launched, wrap_launched_tasks
 from sheaf.codegen._layout import JobPaths, Layout, reserve_run_dir, safe_name
 from sheaf.codegen._planjson import JobRecord, container_record, contract_profiles, encode_plan
 from sheaf.codegen._staging import Staging, plan_staging
-from sheaf.codegen._streams import redirect_clustered_streams
 from sheaf.codegen._submit import (
     Command,
     SubmitContext,
@@ -177,7 +177,7 @@ def _write_into(final: str, exec_wf: ExecutableWorkflow, basename: str | None,
     layout = Layout(final, exec_wf.name, basename, exec_dir)
     staging = plan_staging(exec_wf, layout)
     containers = containerize(exec_wf, layout.final_dir, staging.workdirs)
-    redirect_clustered_streams(exec_wf, staging.workdirs, layout)
+    wrap_launched_tasks(exec_wf, staging.workdirs, layout)
     jobs = staging.jobs + exec_wf.jobs
     shift = len(staging.jobs)
     edges = staging.edges + [(p + shift, c + shift) for p, c in exec_wf.edges]
@@ -450,7 +450,7 @@ class _Writer:
         if job.type == "compute" and len(job.tasks) == 1:
             task = job.tasks[0]
             command = Command(local_executable(task.executable), task.argv, self._workdir(job))
-            raw = (arguments_unquoted(profiles)
+            raw = (arguments_unquoted(profiles) and not launched(task)
                    and (job.site, task.transformation) not in self.exec_wf.containers)
             return with_streams(command, self.exec_wf.workflow.jobs.get(task.id), raw=raw)
         if job.type == "cluster":
