@@ -129,7 +129,8 @@ def command(**opts: object) -> None:
 
 
 for _names in (("--cache",), ("--inherited-rc-files",), ("-j", "--job-prefix"),
-               ("-t", "--transformations-dir"), ("-m", "--output-map"), ("-F", "--forward"), ("--rescue",)):
+               ("-t", "--transformations-dir"), ("-m", "--output-map"), ("-F", "--forward"), ("--rescue",),
+               ("-g", "--group")):
     command.params.append(_refused(*_names))
 
 

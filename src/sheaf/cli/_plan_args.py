@@ -15,7 +15,8 @@
   ``--output-dir``, ``--cleanup``/``--nocleanup`` are parsed, validated and
   recorded under ``options`` in plan.json, and a warning says what the plan does with them today;
 - *refused* with one message naming the option: ``--cache``, ``--inherited-rc-files``,
-  ``--job-prefix``, ``--transformations-dir``, ``--output-map``, ``--forward``, ``--rescue`` and
+  ``--job-prefix``, ``--transformations-dir``, ``--output-map``, ``--forward``, ``--rescue``,
+  ``--group`` (in pegasus-plan's manual, refused by its 5.x parser) and
   ``--reuse`` (data reuse is issue 10's pass; refused after its directories are checked).
 
 Long options may be abbreviated to any unique prefix, as pegasus-plan's GNU getopt allows
@@ -48,6 +49,8 @@ REFUSED = {
     "--output-map": "output maps come with output registration (issue 10)",
     "--forward": "there is no pegasus-run to forward options to; sheaf run takes its own",
     "--rescue": "sheaf run resumes from the journal, without rescue-DAG counts",
+    "--group": "pegasus-plan 5 no longer reads it either (its manual still lists it); the VO group part "
+               "of the submit directory is always 'pegasus'",
 }
 
 
