@@ -292,3 +292,22 @@ def test_podman_run_root_is_removed_when_the_engine_stops(tmp_path: Path, image:
         engine.kill()
     assert engine.returncode != 0, output
     assert not root.exists(), output
+
+
+def test_containerized_jobs_read_their_stdin_file(tmp_path: Path, image: Path) -> None:
+    box = _busybox(image)
+    cat = Transformation("cat", site="condorpool", pfn="/bin/cat", container=box)
+    cat.add_pegasus_profile(clusters_size=2)
+    _catalogs(tmp_path, box, cat)
+    (tmp_path / "in.txt").write_text("through the container\n")
+    replicas = ReplicaCatalog().add_replica("local", "in.txt", str(tmp_path / "in.txt"))
+    replicas.write(str(tmp_path / "replicas.yml"))
+    jobs = [Job("cat", _id=f"c{i}").set_stdin(File("in.txt")).set_stdout(File(f"o{i}.txt")) for i in range(3)]
+    Workflow("catted").add_jobs(*jobs).write(str(tmp_path / "workflow.yml"))
+    target = tmp_path / "plan"
+    _, exec_wf = plan_into(tmp_path, "workflow.yml", target, sites=["condorpool"], clustering=["horizontal"])
+    assert sorted(job.type for job in exec_wf.jobs if job.tasks) == ["cluster", "compute"]  # 2 + 1
+    done = run(target)
+    assert done.returncode == 0, done.stdout + done.stderr
+    for i in range(3):  # clustered (the launcher's files) and unclustered (the description's)
+        assert (target / "scratch" / "condorpool" / f"o{i}.txt").read_text() == "through the container\n"

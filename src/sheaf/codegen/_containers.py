@@ -28,6 +28,8 @@ written, so compute jobs, seqexec clusters and PMC clusters need nothing of thei
   ``file://`` image lives) is recorded in plan.json: every site of the embedded engine sees the
   submit host's files, so the path is read where it is.  Other schemes are a ``PlanningError``
   until data staging fetches them.
+- **stdin**: a task whose job reads a stdin file runs ``podman run --interactive`` (without it podman
+  gives the container no stdin).
 - **mounts** from the catalog are added as they are written (``src:dst[:options]``); the task's and
   the container's ``env`` profiles are passed into the container (Pegasus sets them in the job's
   script inside it); the pegasus ``container.arguments`` profile is split into extra run options.
@@ -123,12 +125,18 @@ def containerize(exec_wf: ExecutableWorkflow, final_dir: str, workdirs: Mapping[
         if container is None or job.site is None:
             continue
         workdir = workdirs.get(job.site) or os.path.join(final_dir, "scratch", job.site)
-        job.tasks = tuple(wrapper.wrap(task, container, workdir) for task in job.tasks)
+        job.tasks = tuple(wrapper.wrap(task, container, workdir, _reads_stdin(exec_wf, task))
+                          for task in job.tasks)
         if job.type == "compute" and len(job.tasks) == 1:
             job.executable, job.arguments = job.tasks[0].executable, job.tasks[0].argv
         jobs[job.id] = container
     files = {f"{CONF_DIR}/{name}": text for name, text in podman_config(state).items()} if jobs else {}
     return ContainerRun(files, jobs)
+
+
+def _reads_stdin(exec_wf: ExecutableWorkflow, task: Task) -> bool:
+    source = exec_wf.workflow.jobs.get(task.id)
+    return source is not None and bool(source.stdin)
 
 
 def _job_container(job: ExecJob, containers: Mapping[tuple[str, str], Container]) -> Container | None:
@@ -155,7 +163,7 @@ class _Wrapper:
     state: str
     commands: dict[str, str]
 
-    def wrap(self, task: Task, container: Container, workdir: str) -> Task:
+    def wrap(self, task: Task, container: Container, workdir: str, stdin: bool = False) -> Task:
         kind = container.type.strip().lower()
         if kind not in RUNTIMES:
             raise PlanningError(f"container '{container.name}' has type '{container.type}'",
@@ -163,6 +171,8 @@ class _Wrapper:
                                 value=container.type)
         command = self.runtime(kind, container)
         options = _options(task, container, workdir, kind)
+        if stdin and kind == "docker":
+            options[:0] = ["--interactive"]  # podman gives the container no stdin without it
         fetched = fetched_image(container, self.state, workdir, task.id)
         image = f"docker-archive:{fetched}" if fetched else image_reference(container)
         if kind == "docker":
