@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from Pegasus.client.status import Status
 
-from sheaf.cli._dagman_out import DagmanOut
+from sheaf.cli._dagman_out import DagmanOut, pegasus_status
 from sheaf.engine import Progress
 
 STATES = ("waiting", "pre_ready", "pre", "ready", "submitted", "post", "done", "failed")
@@ -43,6 +43,8 @@ def test_pegasus_reads_the_counts_and_the_outcome(tmp_path_factory: object, coun
     assert root["unready"] == counts.get("waiting", 0)
     assert (root["ready"] + root["pre"] + root["post"] + root["unready"] + root["queued"]  # type: ignore[operator]
             + root["succeeded"] + root["failed"]) == total
+    mine = pegasus_status("w.dag", "running", total, counts)["dags"]["root"]  # type: ignore[index]
+    assert {k: v for k, v in mine.items() if k != "state"} == {k: v for k, v in root.items() if k != "state"}
     if status is not None:
         expected = "Success" if status == 0 else "Failure"
     elif counts.get("failed"):

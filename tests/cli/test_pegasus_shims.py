@@ -146,6 +146,11 @@ def test_pegasus_api_waits_for_the_run_and_reads_its_status(tmp_path: Path) -> N
     submit = Path(done.stdout.split("SUBMIT ", 1)[1].split()[0])
     out = next(submit.glob("*.dag.dagman.out")).read_text()
     assert out.rstrip().endswith("EXITING WITH STATUS 0")
+    # pegasus-status --jsonrv (what older Pegasus.api runs for wait/status) answers the same
+    asked = subprocess.run([str(bindir / "pegasus-status"), "-l", "--jsonrv", str(submit)],
+                           capture_output=True, text=True, check=False)
+    assert asked.returncode == 0, asked.stderr
+    assert json.loads(asked.stdout) == status
 
 
 def test_condor_q_wrapper_is_an_empty_queue_without_htcondor(tmp_path: Path) -> None:

@@ -10,7 +10,8 @@ does).  Each block starts with the ``DAG status`` line, which the readers need b
 
 The engine's states map to DAGMan's columns: ``done``; ``pre`` (PRE script running); ``submitted``
 (Queued); ``post_ready``/``post``/``post_deferred`` (Post); ``ready``/``pre_ready``/``pre_deferred``
-(Ready: waiting for a slot or a PRE throttle); ``waiting`` (Un-Ready); ``failed``.
+(Ready: waiting for a slot or a PRE throttle); ``waiting`` (Un-Ready); ``failed``.  The same columns,
+under pegasus-status's names, make its ``--jsonrv`` answer (:func:`pegasus_status`).
 """
 
 from __future__ import annotations
@@ -31,6 +32,22 @@ COLUMNS: dict[str, tuple[str, ...]] = {
     "Failed": ("failed",),
 }
 _WIDTHS = (5, 7, 8, 7, 7, 10, 8)
+
+
+#: pegasus-status's JSON keys for DAGMan's columns (``Pegasus.client.status``)
+STATUS_KEYS = {"Done": "succeeded", "Pre": "pre", "Queued": "queued", "Post": "post", "Ready": "ready",
+               "Un-Ready": "unready", "Failed": "failed"}
+#: sheaf's workflow state (``sheaf.monitor``) -> pegasus-status's
+STATES = {"succeeded": "Success", "failed": "Failure", "interrupted": "Failure"}
+
+
+def pegasus_status(dag_name: str, state: str, total: int, counts: Mapping[str, int]) -> dict[str, object]:
+    """What ``pegasus-status --jsonrv`` prints for a workflow without sub-workflows."""
+    values = dict(zip(STATUS_KEYS.values(), columns(counts), strict=True))
+    done = round(100.0 * values["succeeded"] / total, 2) if total else 0.0
+    totals = {**values, "percent_done": done, "total": total}
+    root = {**totals, "dagname": dag_name, "state": STATES.get(state, "Running")}
+    return {"totals": totals, "dags": {"root": root}}
 
 
 def dagman_out_path(dag_path: str) -> str:

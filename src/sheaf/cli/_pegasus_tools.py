@@ -8,7 +8,8 @@ unchanged script -- or ``Pegasus.api``, which runs ``<DIR>/../bin/pegasus-*`` on
 - ``pegasus-run [-v] [--grid|--nogrid] [-j|--json] [DIR]``: starts ``sheaf run DIR`` detached
   (``_detach``); ``--json`` prints the braindump as pegasus-run does;
 - ``pegasus-status [options] [DIR]``: ``sheaf status DIR`` (Pegasus's display options have no
-  meaning for it and are dropped);
+  meaning for it and are dropped); with ``-j``/``--jsonrv`` the JSON pegasus-status prints, the counts
+  in its keys (``_dagman_out.pegasus_status``);
 - ``pegasus-remove [-v] [DIR]``: ``sheaf remove DIR`` (SIGTERM to the engine);
 - ``pegasus-analyzer [options] [DIR]`` and ``pegasus-statistics [options] [DIR]``: ``sheaf analyze``
   and ``sheaf statistics`` where this sheaf has them, else ``sheaf status DIR`` (the failed nodes
@@ -34,6 +35,7 @@ import click
 
 from sheaf import __version__
 from sheaf.cli import _detach, _exit
+from sheaf.cli._dagman_out import pegasus_status
 from sheaf.errors import UsageError
 
 TOOLS = ("pegasus-plan", "pegasus-run", "pegasus-status", "pegasus-remove", "pegasus-analyzer",
@@ -100,9 +102,30 @@ def _read_braindump(path: str) -> dict[str, object]:
         return {key: json.loads(value) for key, value in pairs}
 
 
-def _status(argv: list[str]) -> list[str]:
-    directories = [word for word in argv if not word.startswith("-")]
-    return ["status", os.path.abspath(directories[-1] if directories else ".")]
+#: pegasus-status's flags (``-w``/``--watch`` takes a value); only ``--jsonrv`` changes what is shown
+_STATUS_FLAGS = ("-l", "--long", "-j", "--jsonrv", "-D", "--dirs", "-L", "--legend", "-Q", "--noqueue",
+                 "-d", "--debug", "-v", "--verbose")
+
+
+def _status(argv: list[str]) -> list[str] | None:
+    words = list(argv)
+    for index, word in enumerate(argv):  # drop --watch's value: sheaf status shows the state once
+        if word in ("-w", "--watch") and index + 1 < len(argv):
+            words[index:index + 2] = ["", ""]
+    words = [word for word in words if word and not word.startswith(("-w", "--watch"))]
+    seen, directory = _split(words, _STATUS_FLAGS)
+    if seen & {"-j", "--jsonrv"}:
+        click.echo(json.dumps(_status_json(directory), indent=2))
+        return None
+    return ["status", directory]
+
+
+def _status_json(directory: str) -> dict[str, object]:
+    """pegasus-status --jsonrv: the counts of ``sheaf.monitor`` in Pegasus's keys."""
+    from sheaf.monitor import workflow_status
+
+    status = workflow_status(directory)
+    return pegasus_status(os.path.basename(status.dag), status.state, status.total, status.counts)
 
 
 def _report(name: str) -> Callable[[list[str]], list[str]]:
@@ -111,7 +134,7 @@ def _report(name: str) -> Callable[[list[str]], list[str]]:
     def translate(argv: list[str]) -> list[str]:
         from sheaf.cli import main as sheaf
 
-        directory = _status(argv)[1]
+        directory = _split([word for word in argv if not word.startswith("-")], ())[1]
         return [name if name in sheaf.commands else "status", directory]
     return translate
 
