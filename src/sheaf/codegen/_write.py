@@ -486,8 +486,11 @@ class _Writer:
         props = paths.rel(".properties")
         self.put(props, properties_text(self.exec_wf.properties))
         # pegasus-plan's --deferred: replan into the same directory on every retry, run in the
-        # foreground; after the job's own pegasus-plan arguments, so that its --dir cannot move it
-        argv = ("plan", path, "-c", paths.abs(".properties"), *job.tasks[0].argv,
+        # foreground; after the job's own pegasus-plan arguments, so that its --dir cannot move it.
+        # The parent's execution directory comes first (its own --relative-dir may name another):
+        # the sub-workflow's jobs share the parent's working directory, as before there was one.
+        inherited = ("--relative-dir", self.layout.exec_dir) if self.layout.exec_dir else ()
+        argv = ("plan", path, "-c", paths.abs(".properties"), *inherited, *job.tasks[0].argv,
                 "--dir", paths.abs(".plan"), "--relative-submit-dir", ".", "--deferred", "--submit")
         return Command(tool_path("sheaf"), argv, os.path.dirname(path), "local")
 
