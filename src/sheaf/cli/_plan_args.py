@@ -8,12 +8,15 @@
   ``--conf``, ``-D``, the catalogs, ``--input-dir`` (repeated and comma lists, the first directory
   holding a file wins), ``--force`` (no data reuse: sheaf never reduces a workflow yet, so every job
   runs), ``--force-replan`` (sheaf replans a sub-workflow on every retry anyway), ``--submit``,
-  ``--json``, ``-v``/``-q``, ``-V``, and ``--deferred`` (how sheaf's sub-workflow jobs replan);
+  ``--json``, ``-v``/``-q``, ``-V``, ``--deferred`` (how sheaf's sub-workflow jobs replan), and
+  ``--randomdir`` with ``--relative-dir`` naming the execution directory under a site's shared
+  scratch directory (``sheaf.codegen._layout``);
 - *recorded for the data-staging pass* (issue 10): ``--staging-site``, ``--output-sites``,
-  ``--output-dir``, ``--cleanup``/``--nocleanup`` and ``--randomdir`` are parsed, validated and
+  ``--output-dir``, ``--cleanup``/``--nocleanup`` are parsed, validated and
   recorded under ``options`` in plan.json, and a warning says what the plan does with them today;
 - *refused* with one message naming the option: ``--cache``, ``--inherited-rc-files``,
-  ``--job-prefix``, ``--transformations-dir``, ``--output-map``, ``--forward``, ``--rescue`` and
+  ``--job-prefix``, ``--transformations-dir``, ``--output-map``, ``--forward``, ``--rescue``,
+  ``--group`` (in pegasus-plan's manual, refused by its 5.x parser) and
   ``--reuse`` (data reuse is issue 10's pass; refused after its directories are checked).
 
 Long options may be abbreviated to any unique prefix, as pegasus-plan's GNU getopt allows
@@ -46,6 +49,8 @@ REFUSED = {
     "--output-map": "output maps come with output registration (issue 10)",
     "--forward": "there is no pegasus-run to forward options to; sheaf run takes its own",
     "--rescue": "sheaf run resumes from the journal, without rescue-DAG counts",
+    "--group": "pegasus-plan 5 no longer reads it either (its manual still lists it); the VO group part "
+               "of the submit directory is always 'pegasus'",
 }
 
 
@@ -113,9 +118,6 @@ class StagingOptions:
         if self.cleanup not in (None, "none"):
             out.append(f"--cleanup {self.cleanup}: {later}; until then no cleanup jobs are planned and "
                        "every file is kept (as --cleanup none)")
-        if self.random_dir is not None:
-            out.append(f"--randomdir{'=' + self.random_dir if self.random_dir else ''}: {later}; until "
-                       "then jobs run in each site's working directory itself")
         return out
 
 

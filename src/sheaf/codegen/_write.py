@@ -78,6 +78,7 @@ from sheaf.codegen._clusters import (
 )
 from sheaf.codegen._containers import ContainerRun, containerize
 from sheaf.codegen._dag import NodeSettings, config_text, edge_lines, maxjobs_lines, node_lines, node_settings
+from sheaf.codegen._launch import launched, wrap_launched_tasks
 from sheaf.codegen._layout import JobPaths, Layout, reserve_run_dir, safe_name
 from sheaf.codegen._planjson import JobRecord, container_record, contract_profiles, encode_plan
 from sheaf.codegen._staging import Staging, plan_staging
@@ -124,23 +125,30 @@ def tool_path(name: str) -> str:
 
 
 def write_plan(exec_wf: ExecutableWorkflow, directory: str | os.PathLike[str], *, replace: bool = False,
-               numbered: bool = False, basename: str | None = None,
+               numbered: bool = False, run_name: str | None = None, basename: str | None = None,
                extra_files: Callable[[PlanFiles], Mapping[str, str]] | None = None,
-               options: Mapping[str, object] | None = None) -> PlanFiles:
+               options: Mapping[str, object] | None = None,
+               exec_dir: Callable[[str], str] | None = None) -> PlanFiles:
     """Write the DAGMan files, cluster inputs and ``plan.json`` of ``exec_wf`` into ``directory`` (or,
-    ``numbered``, into its next ``runNNNN``); ``basename`` names the per-workflow files,
+    ``numbered``, into its next ``runNNNN``, or ``run_name`` -- a timestamp -- when given: the first free
+    of ``run_name``, ``run_name-2``, ...); ``basename`` names the per-workflow files,
     ``extra_files`` (given what was written, the final paths: name -> text) are written beside them,
-    and ``options`` is recorded in plan.json."""
+    and ``options`` is recorded in plan.json.  ``exec_dir`` (given the final directory) is pegasus-plan's
+    relative execution directory: the working directory of a site with a catalogued shared scratch
+    directory is that directory joined with it (recorded as ``options.exec_dir``); without it jobs run
+    in the shared scratch directory itself."""
     target = os.path.realpath(os.fspath(directory))  # through a symbolic link to the real directory
     if not numbered:
         check_target(target, replace)
     missing = _missing_dirs(target) if numbered else []
     try:
-        final = reserve_run_dir(target) if numbered else target
+        final = reserve_run_dir(target, run_name) if numbered else target
     except OSError as exc:
         raise StorageError.of(exc, f"the plan directory under {target}", "nothing was written") from None
     try:
-        return _write_into(final, exec_wf, basename, extra_files, options or {})
+        relative = exec_dir(final).lstrip(os.sep) if exec_dir is not None else None
+        recorded = {**(options or {}), "exec_dir": relative} if exec_dir is not None else (options or {})
+        return _write_into(final, exec_wf, basename, extra_files, recorded, relative)
     except BaseException:
         if numbered:
             _remove_empty([final, *missing])
@@ -165,10 +173,11 @@ def _remove_empty(paths: Sequence[str]) -> None:
 
 def _write_into(final: str, exec_wf: ExecutableWorkflow, basename: str | None,
                 extra_files: Callable[[PlanFiles], Mapping[str, str]] | None,
-                options: Mapping[str, object]) -> PlanFiles:
-    layout = Layout(final, exec_wf.name, basename)
+                options: Mapping[str, object], exec_dir: str | None = None) -> PlanFiles:
+    layout = Layout(final, exec_wf.name, basename, exec_dir)
     staging = plan_staging(exec_wf, layout)
     containers = containerize(exec_wf, layout.final_dir, staging.workdirs)
+    wrap_launched_tasks(exec_wf, staging.workdirs, layout)
     jobs = staging.jobs + exec_wf.jobs
     shift = len(staging.jobs)
     edges = staging.edges + [(p + shift, c + shift) for p, c in exec_wf.edges]
@@ -441,7 +450,7 @@ class _Writer:
         if job.type == "compute" and len(job.tasks) == 1:
             task = job.tasks[0]
             command = Command(local_executable(task.executable), task.argv, self._workdir(job))
-            raw = (arguments_unquoted(profiles)
+            raw = (arguments_unquoted(profiles) and not launched(task)
                    and (job.site, task.transformation) not in self.exec_wf.containers)
             return with_streams(command, self.exec_wf.workflow.jobs.get(task.id), raw=raw)
         if job.type == "cluster":
@@ -477,8 +486,11 @@ class _Writer:
         props = paths.rel(".properties")
         self.put(props, properties_text(self.exec_wf.properties))
         # pegasus-plan's --deferred: replan into the same directory on every retry, run in the
-        # foreground; after the job's own pegasus-plan arguments, so that its --dir cannot move it
-        argv = ("plan", path, "-c", paths.abs(".properties"), *job.tasks[0].argv,
+        # foreground; after the job's own pegasus-plan arguments, so that its --dir cannot move it.
+        # The parent's execution directory comes first (its own --relative-dir may name another):
+        # the sub-workflow's jobs share the parent's working directory, as before there was one.
+        inherited = ("--relative-dir", self.layout.exec_dir) if self.layout.exec_dir else ()
+        argv = ("plan", path, "-c", paths.abs(".properties"), *inherited, *job.tasks[0].argv,
                 "--dir", paths.abs(".plan"), "--relative-submit-dir", ".", "--deferred", "--submit")
         return Command(tool_path("sheaf"), argv, os.path.dirname(path), "local")
 
