@@ -1,0 +1,100 @@
+"""HTTP(S) and WebDAV for ``sheaf-transfer``: GET with resume, PUT.
+
+- ``webdav://``/``webdavs://`` are ``http://``/``https://`` with another name: a WebDAV read is a GET and
+  a write a PUT, so both go through this module.
+- **Resume.**  A GET writes into the runner's temporary file.  When an earlier attempt left part of the
+  file there, the next asks for the rest (``Range: bytes=N-``); a ``206`` whose ``Content-Range`` starts
+  at N is appended, anything else (a ``200``: the server ignores ranges) rewrites the file from the start.
+  A ``416`` on a resume means the part kept is unusable: it is dropped and the attempt retried.
+- **Completeness.**  A body shorter than its ``Content-Length`` (the connection dropped midway) is a
+  failed attempt worth retrying, and the bytes received are kept for the resume.
+- **Which failures are retried**: connection errors, timeouts, a short body, ``408``, ``429`` and
+  every ``5xx``; any other status (``404``, ``403``) is final for that URL.
+- ``timeout`` bounds each connect and each read, not the whole transfer (a 200 MB file over a slow
+  link is not a hang; a server that stops sending is).
+"""
+
+from __future__ import annotations
+
+__all__ = ["http_get", "http_put"]
+
+import http.client
+import os
+import urllib.error
+import urllib.request
+
+from sheaf.aggregators._transfer_schemes import AttemptFailed, scheme_of
+
+CHUNK = 1 << 20
+_RETRIED_STATUS = frozenset({408, 429})
+
+
+def http_url(url: str) -> str:
+    """``url`` with ``webdav``/``webdavs`` spelled as the HTTP scheme it is."""
+    scheme = scheme_of(url)
+    if scheme in ("webdav", "webdavs"):
+        return ("https" if scheme == "webdavs" else "http") + url[len(scheme):]
+    return url
+
+
+def http_get(url: str, target: str, timeout: float) -> None:
+    """``url``'s body into ``target``, resuming a part an earlier attempt left there."""
+    have = os.path.getsize(target) if os.path.exists(target) else 0
+    headers = {"Range": f"bytes={have}-"} if have else {}
+    request = urllib.request.Request(http_url(url), headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            resumed = have > 0 and response.status == 206 and _starts_at(response, have)
+            _receive(response, target, append=resumed)
+    except urllib.error.HTTPError as exc:
+        if exc.code == 416 and have:
+            os.unlink(target)
+            raise AttemptFailed(f"HTTP 416 resuming at byte {have}: starting again", retry=True) from None
+        retry = exc.code >= 500 or exc.code in _RETRIED_STATUS
+        raise AttemptFailed(f"HTTP {exc.code} {exc.reason}", retry=retry) from None
+    except (urllib.error.URLError, http.client.HTTPException, OSError) as exc:
+        raise _connection_failure(exc, timeout) from None
+
+
+def _starts_at(response: http.client.HTTPResponse, offset: int) -> bool:
+    return (response.headers.get("Content-Range") or "").startswith(f"bytes {offset}-")
+
+
+def _receive(response: http.client.HTTPResponse, target: str, *, append: bool) -> None:
+    length = response.headers.get("Content-Length")
+    expected = int(length) if length and length.isdigit() else None
+    got = 0
+    with open(target, "ab" if append else "wb") as out:
+        while chunk := response.read(CHUNK):
+            out.write(chunk)
+            got += len(chunk)
+    if expected is not None and got < expected:
+        raise AttemptFailed(f"the connection closed after {got} of {expected} bytes", retry=True)
+
+
+def _connection_failure(exc: BaseException, timeout: float) -> AttemptFailed:
+    if isinstance(exc, AttemptFailed):
+        return exc
+    reason = getattr(exc, "reason", None) or exc
+    if isinstance(reason, TimeoutError) or "timed out" in str(reason):
+        return AttemptFailed(f"no answer within {timeout:g} s", retry=True)
+    if isinstance(exc, urllib.error.URLError) and isinstance(reason, str):
+        return AttemptFailed(f"bad URL: {reason}", retry=False)
+    return AttemptFailed(f"{type(reason).__name__}: {reason}", retry=True)
+
+
+def http_put(source: str, url: str, timeout: float) -> None:
+    """The local file ``source`` to ``url`` with one PUT (the server's 2xx says it is stored)."""
+    size = os.path.getsize(source)
+    try:
+        with open(source, "rb") as body:
+            request = urllib.request.Request(http_url(url), data=body, method="PUT",
+                                             headers={"Content-Length": str(size),
+                                                      "Content-Type": "application/octet-stream"})
+            with urllib.request.urlopen(request, timeout=timeout) as response:
+                response.read()
+    except urllib.error.HTTPError as exc:
+        retry = exc.code >= 500 or exc.code in _RETRIED_STATUS
+        raise AttemptFailed(f"HTTP {exc.code} {exc.reason} to PUT", retry=retry) from None
+    except (urllib.error.URLError, http.client.HTTPException, OSError) as exc:
+        raise _connection_failure(exc, timeout) from None

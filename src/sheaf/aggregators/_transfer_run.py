@@ -1,0 +1,266 @@
+"""The runner behind ``sheaf-transfer`` and ``sheaf-lite``: checks a whole list, then moves the bytes.
+
+Policy:
+
+- **Check first.**  ``check_transfers`` refuses the list (``ValidationError``, exit 2) before anything
+  moves when a local destination lies outside every root (after ``..`` and existing symbolic links are
+  resolved), a destination's scheme cannot be written, or no source of a transfer can be read by sheaf
+  (the message names the scheme and how to make it available).
+- **Sources in order.**  Each source is tried up to ``attempts`` times; a retryable failure waits
+  ``backoff * 2**(n-1)`` seconds (capped at ``MAX_WAIT``) through the injected ``sleep``; a final one
+  (a 404, a missing file, a checksum mismatch, an unsupported scheme) falls through to the next source
+  at once.  Every failed attempt is logged with the URL, the attempt and the cause; a transfer whose
+  every source failed is reported with all of them.
+- **Atomic writes.**  A local destination is written to ``.<name>.sheaf-part-<pid>`` beside it and
+  renamed; the part survives a failed HTTP attempt so the next one resumes it, and is removed when
+  the runner moves on to another source or gives up.  Parent directories are created.
+- **Links.**  With ``link`` (``pegasus.transfer.links``) a local source becomes a symbolic link, unless
+  the destination must be made executable (its mode would change the source's); a ``symlink://``
+  destination is always a link.
+- **Integrity.**  A transfer's ``checksum`` is verified on the delivered bytes (a mismatch is that
+  source's final failure).  With ``integrity`` ``full``/``nosymlink`` and a ``meta_dir``, a file whose
+  record exists is checked against it, and every delivered file gets a record (``_integrity``).
+- **Remote destinations** (stage-out to http/webdav PUT, scp/sftp, s3): a local source is sent as it
+  is; a remote one is first fetched into a temporary file in ``base`` (or the system's temporary
+  directory), verified, sent, and removed.
+- **Parallel.**  Independent transfers run on up to ``threads`` threads; their order of completion
+  does not matter because no two transfers share a destination.
+"""
+
+from __future__ import annotations
+
+__all__ = ["Options", "Outcome", "check_transfers", "inside", "raise_failures", "run_transfers"]
+
+import os
+import shutil
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Self
+
+from sheaf.aggregators import _integrity
+from sheaf.aggregators._cli import ToolExit
+from sheaf.aggregators._transfer_http import http_get, http_put
+from sheaf.aggregators._transfer_list import Endpoint, Transfer
+from sheaf.aggregators._transfer_s3 import s3_get, s3_put
+from sheaf.aggregators._transfer_schemes import AttemptFailed, local_path, scheme_of, unsupported
+from sheaf.aggregators._transfer_ssh import ssh_get, ssh_put
+from sheaf.errors import ValidationError
+
+MAX_WAIT = 60.0
+Mover = Callable[[str, str, float], None]
+_GET: dict[str, Mover] = {"http": http_get, "https": http_get, "webdav": http_get, "webdavs": http_get,
+                          "scp": ssh_get, "sftp": ssh_get, "s3": s3_get, "s3s": s3_get}
+_PUT: dict[str, Mover] = {"http": http_put, "https": http_put, "webdav": http_put, "webdavs": http_put,
+                          "scp": ssh_put, "sftp": ssh_put, "s3": s3_put, "s3s": s3_put}
+
+
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+@dataclass(frozen=True, slots=True)
+class Options:
+    threads: int = 2
+    link: bool = False
+    roots: tuple[str, ...] = ()
+    integrity: str = "none"
+    meta_dir: str | None = None
+    base: str | None = None  # the job directory relative ``file:`` URLs name files of
+    attempts: int = 3
+    backoff: float = 1.0
+    timeout: float = 60.0
+    sleep: Callable[[float], None] = time.sleep
+    log: Callable[[str], None] = _stderr
+
+
+@dataclass(slots=True)
+class Outcome:
+    transfer: Transfer
+    source: str | None = None  # the URL delivered from; None: every source failed
+    failures: list[str] = field(default_factory=list)
+    sha256: str | None = None
+    linked: bool = False
+
+    def report(self) -> str:
+        return f"{self.transfer.lfn}: every source failed: " + "; ".join(self.failures)
+
+
+def inside(root: str, dst: str) -> bool:
+    """Whether ``dst`` stays inside ``root`` once ``..`` and existing symbolic links are resolved."""
+    real_root = os.path.realpath(root)
+    real_dst = os.path.realpath(dst)
+    return os.path.commonpath([real_root, real_dst]) == real_root and real_dst != real_root
+
+
+def check_transfers(transfers: list[Transfer], options: Options, path: str | None = None) -> None:
+    """Refuse the list before anything moves (module docstring, "Check first")."""
+    for number, item in enumerate(transfers, start=1):
+        problem = _destination_problem(item.dest.url, options) or _sources_problem(item)
+        if problem:
+            what, value, rule = problem
+            raise ValidationError(f"transfer {number} ({item.lfn}): {what}", rule=rule, value=value,
+                                  path=path)
+
+
+def _destination_problem(dest: str, options: Options) -> tuple[str, str, str] | None:
+    problem = unsupported(dest)
+    if problem:
+        return f"cannot write the destination: {problem.cause}", dest, "a destination sheaf can write"
+    if scheme_of(dest) not in ("file", "symlink"):
+        return None
+    target = local_path(dest, options.base)
+    if target is None or not os.path.isabs(target):
+        return ("the destination is not a local path", dest,
+                "file:///absolute or, in a job directory, file:name")
+    if not any(inside(root, target) for root in options.roots):
+        return ("the destination lies outside every --root", dest,
+                "destinations lie inside --root " + " ".join(options.roots or ("(none given)",)))
+    return None
+
+
+def _sources_problem(item: Transfer) -> tuple[str, str, str] | None:
+    if any(unsupported(s.url) is None and scheme_of(s.url) != "symlink" for s in item.sources):
+        return None
+    causes = {problem.cause for s in item.sources if (problem := unsupported(s.url))}
+    return ("no source can be read: " + ("; ".join(sorted(causes)) or "symlink:// is a destination only"),
+            item.sources[0].url, "at least one source sheaf can read")
+
+
+def run_transfers(transfers: list[Transfer], options: Options) -> list[Outcome]:
+    """Deliver every transfer (in parallel up to ``options.threads``); the outcomes in list order."""
+    if options.threads <= 1 or len(transfers) <= 1:
+        return [_deliver(item, options) for item in transfers]
+    with ThreadPoolExecutor(max_workers=options.threads) as pool:
+        return list(pool.map(lambda item: _deliver(item, options), transfers))
+
+
+def raise_failures(outcomes: list[Outcome], what: str = "") -> None:
+    """Stop the tool with exit 1 when a transfer failed, every failed one named with its attempts."""
+    failed = [outcome.report() for outcome in outcomes if outcome.source is None]
+    if failed:
+        raise ToolExit(1, f"{len(failed)} {what}transfer(s) failed:\n" + "\n".join(failed))
+
+
+def _deliver(item: Transfer, options: Options) -> Outcome:
+    outcome = Outcome(item)
+    for source in item.sources:
+        if _try_source(item, source, options, outcome):
+            outcome.source = source.url
+            return outcome
+    return outcome
+
+
+def _try_source(item: Transfer, source: Endpoint, options: Options, outcome: Outcome) -> bool:
+    problem = unsupported(source.url)
+    attempt = 0
+    with _Staging(item, options) as staging:
+        while problem is None:
+            attempt += 1
+            try:
+                _attempt(item, source.url, staging, options, outcome)
+                return True
+            except AttemptFailed as exc:
+                problem = exc
+            except OSError as exc:
+                problem = AttemptFailed(f"{exc.strerror or exc} ({exc.filename or 'no file'})", retry=False)
+            if problem.retry and attempt < options.attempts:
+                _note(item, source.url, attempt, options, problem.cause, outcome)
+                options.sleep(min(MAX_WAIT, options.backoff * 2 ** (attempt - 1)))
+                problem = None
+    _note(item, source.url, max(attempt, 1), options, problem.cause, outcome)
+    return False
+
+
+def _note(item: Transfer, url: str, attempt: int, options: Options, cause: str, outcome: Outcome) -> None:
+    text = f"{url} attempt {attempt}/{options.attempts}: {cause}"
+    outcome.failures.append(text)
+    options.log(f"{item.lfn}: {text}")
+
+
+class _Staging:
+    """Where one source's bytes land before the rename: a part file, kept across attempts (resume)."""
+
+    def __init__(self, item: Transfer, options: Options) -> None:
+        dest = local_path(item.dest.url, options.base)
+        self.dest = dest
+        self._own_dir: str | None = None
+        if dest is not None:
+            parent, name = os.path.split(dest)
+            self.part = os.path.join(parent, f".{name}.sheaf-part-{os.getpid()}-{threading.get_ident()}")
+        else:
+            self._own_dir = tempfile.mkdtemp(prefix=".sheaf-transfer-", dir=options.base)
+            self.part = os.path.join(self._own_dir, "part")
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if os.path.lexists(self.part):
+            os.unlink(self.part)
+        if self._own_dir is not None:
+            shutil.rmtree(self._own_dir, ignore_errors=True)
+
+
+def _attempt(item: Transfer, url: str, staging: _Staging, options: Options, outcome: Outcome) -> None:
+    src = local_path(url, options.base)
+    if src is not None and not os.path.isfile(src):
+        raise AttemptFailed("no such file", retry=False)
+    if staging.dest is not None:
+        os.makedirs(os.path.dirname(staging.dest), exist_ok=True)
+    linked = src is not None and staging.dest is not None and _wants_link(item, options)
+    if linked and src is not None:
+        if os.path.lexists(staging.part):
+            os.unlink(staging.part)
+        os.symlink(os.path.abspath(src), staging.part)
+    elif src is not None and staging.dest is not None:
+        shutil.copy2(src, staging.part)
+    elif src is None:
+        _GET[scheme_of(url)](url, staging.part, options.timeout)
+    local = staging.part if (staging.dest is not None or src is None) else src
+    outcome.sha256 = _verify(item, url, local, linked, options)
+    if staging.dest is None:
+        _PUT[scheme_of(item.dest.url)](local, item.dest.url, options.timeout)
+        return
+    if item.executable:
+        mode = os.stat(staging.part).st_mode
+        os.chmod(staging.part, mode | (mode & 0o444) >> 2 | 0o100)  # +x wherever +r, and for the owner
+    os.replace(staging.part, staging.dest)
+    outcome.linked = linked
+    _record(item, url, outcome.sha256, linked, options)
+
+
+def _wants_link(item: Transfer, options: Options) -> bool:
+    if scheme_of(item.dest.url) == "symlink":
+        return True
+    return options.link and not item.executable  # an executable is copied: its mode is changed
+
+
+def _checks_records(linked: bool, options: Options) -> bool:
+    return options.meta_dir is not None and (options.integrity == "full" or
+                                              (options.integrity == "nosymlink" and not linked))
+
+
+def _verify(item: Transfer, url: str, local: str, linked: bool, options: Options) -> str | None:
+    """The delivered file's sha256 when anything needs it; a mismatch is the source's final failure."""
+    records = _checks_records(linked, options)
+    if item.sha256 is None and not records:
+        return None
+    got = _integrity.file_sha256(local)
+    if item.sha256 is not None and got != item.sha256:
+        raise AttemptFailed(f"checksum mismatch for {item.lfn}: expected sha256 {item.sha256}, got {got}",
+                            retry=False)
+    if records and options.meta_dir is not None:
+        problem = _integrity.check_record(options.meta_dir, item.lfn, local, got, shown=f"read from {url}")
+        if problem:
+            raise AttemptFailed(problem, retry=False)
+    return got
+
+
+def _record(item: Transfer, url: str, sha256: str | None, linked: bool, options: Options) -> None:
+    if sha256 is not None and _checks_records(linked, options) and options.meta_dir is not None:
+        _integrity.write_record(options.meta_dir, item.lfn, sha256, url)
