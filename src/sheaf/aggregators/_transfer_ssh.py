@@ -66,8 +66,10 @@ def _run(argv: list[str], batch: str | None = None) -> None:
     done = subprocess.run(argv, input=batch, capture_output=True, text=True, check=False)
     if done.returncode == 0:
         return
-    lines = [line for line in done.stderr.splitlines() if line.strip()]
-    cause = lines[-1] if lines else f"exit {done.returncode}"
+    # The first lines say why (``connect to host ... Connection refused``); the last is often only
+    # ``Connection closed``.
+    lines = [line.strip() for line in done.stderr.splitlines() if line.strip()]
+    cause = "; ".join(lines[:3]) if lines else f"exit {done.returncode}"
     final = "No such file" in done.stderr or "Permission denied" in done.stderr
     raise AttemptFailed(f"{posixpath.basename(argv[0])}: {cause}",
                         retry=done.returncode == _SSH_FAILED and not final)
@@ -81,11 +83,11 @@ def _quoted(path: str) -> str:
 def ssh_get(url: str, target: str, timeout: float) -> None:
     host, port, path = _target(url)
     if scheme_of(url) == "scp":
-        argv = [_tool("scp"), "-q", "-B", *(["-P", port] if port else []), *_options(timeout),
+        argv = [_tool("scp"), "-B", *(["-P", port] if port else []), *_options(timeout),
                 f"{host}:{path}", target]
         _run(argv)
         return
-    _run([_tool("sftp"), "-q", "-b", "-", *(["-P", port] if port else []), *_options(timeout), host],
+    _run([_tool("sftp"), "-b", "-", *(["-P", port] if port else []), *_options(timeout), host],
          f"get {_quoted(path)} {_quoted(target)}\n")
 
 
@@ -99,5 +101,5 @@ def ssh_put(source: str, url: str, timeout: float) -> None:
         parent = posixpath.dirname(parent)
     batch = [f"-mkdir {_quoted(d)}" for d in reversed(ancestors)]
     batch += [f"put {_quoted(source)} {_quoted(part)}", f"rename {_quoted(part)} {_quoted(path)}"]
-    _run([_tool("sftp"), "-q", "-b", "-", *(["-P", port] if port else []), *_options(timeout), host],
+    _run([_tool("sftp"), "-b", "-", *(["-P", port] if port else []), *_options(timeout), host],
          "\n".join(batch) + "\n")
