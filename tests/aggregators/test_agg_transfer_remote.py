@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import getpass
 import os
-import subprocess
 from pathlib import Path
 
-from transfer_servers import S3, Sshd, entry, run_transfer, tool
+from transfer_servers import S3, Sshd, entry, run_transfer
 
 DATA = os.urandom(300_000)
 
@@ -86,12 +85,8 @@ def test_s3_credentials_others_may_read_are_refused(tmp_path: Path, s3: S3) -> N
 def test_s3_without_boto3_is_a_clear_error(tmp_path: Path) -> None:
     (tmp_path / "boto3").mkdir()
     (tmp_path / "boto3" / "__init__.py").write_text("raise ImportError('hidden by the test')\n")
-    listing = tmp_path / "l.json"
-    listing.write_text(f'[{{"lfn": "x", "src_urls": [{{"url": "s3://u@s/b/x"}}], '
-                       f'"dest_urls": [{{"url": "file://{tmp_path}/r/x"}}]}}]')
-    done = subprocess.run([tool("sheaf-transfer"), "--backoff", "0", "--root", str(tmp_path / "r"), str(listing)],
-                          capture_output=True, text=True, timeout=60, check=False,
-                          env={**os.environ, "PYTHONPATH": str(tmp_path)})
+    done = run_transfer(tmp_path, [entry("x", ["s3://u@s/b/x"], f"file://{tmp_path}/r/x")], "--root",
+                        str(tmp_path / "r"), env={**os.environ, "PYTHONPATH": str(tmp_path)})
     assert done.returncode == 1
     assert "s3:// needs boto3 in the job's Python (pip install boto3)" in done.stderr
     assert "Traceback" not in done.stderr
