@@ -6,9 +6,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import subprocess
 from pathlib import Path
 
-from transfer_servers import FaultyHTTP, entry, run_transfer
+from transfer_servers import FaultyHTTP, entry, run_transfer, tool
 
 DATA = bytes(range(256)) * 4096  # 1 MiB
 
@@ -173,3 +174,16 @@ def test_nosymlink_records_no_linked_file(tmp_path: Path) -> None:
                         str(root), "--link", "--integrity", "nosymlink", "--meta-dir", str(meta))
     assert done.returncode == 0, done.stderr
     assert (root / "f.a").is_symlink() and not meta.exists()
+
+
+def test_pairs_input_never_delivers_a_truncated_download(tmp_path: Path, http_server: FaultyHTTP) -> None:
+    """The first slice's GET took a dropped connection for the end of the file: 300000 of 1048576 bytes
+    delivered, exit 0.  The pairs input now runs through the same resuming GET."""
+    http_server.files["/f.a"] = DATA
+    http_server.faults.drop_after["/f.a"] = 300_000
+    pairs = tmp_path / "pairs.in"
+    pairs.write_text(f"{http_server.url}/f.a {tmp_path}/root/f.a\n")
+    argv = [tool("sheaf-transfer"), "--backoff", "0", "--root", str(tmp_path / "root"), str(pairs)]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "root" / "f.a").read_bytes() == DATA
