@@ -38,25 +38,30 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Self
 
 from sheaf.aggregators import _integrity
 from sheaf.aggregators._cli import ToolExit
-from sheaf.aggregators._transfer_http import http_get, http_put
 from sheaf.aggregators._transfer_list import Endpoint, Transfer
-from sheaf.aggregators._transfer_s3 import s3_get, s3_put
 from sheaf.aggregators._transfer_schemes import AttemptFailed, local_path, scheme_of, unsupported
-from sheaf.aggregators._transfer_ssh import ssh_get, ssh_put
 from sheaf.errors import ValidationError
 
 MAX_WAIT = 60.0
 Mover = Callable[[str, str, float], None]
-_GET: dict[str, Mover] = {"http": http_get, "https": http_get, "webdav": http_get, "webdavs": http_get,
-                          "scp": ssh_get, "sftp": ssh_get, "s3": s3_get, "s3s": s3_get}
-_PUT: dict[str, Mover] = {"http": http_put, "https": http_put, "webdav": http_put, "webdavs": http_put,
-                          "scp": ssh_put, "sftp": ssh_put, "s3": s3_put, "s3s": s3_put}
+# scheme -> the module that moves it (``<name>_get``/``<name>_put``), imported on first use: a job that
+# copies local files does not pay for http.client, email and ssl at start-up.
+_MODULES = {"http": "http", "https": "http", "webdav": "http", "webdavs": "http", "scp": "ssh",
+            "sftp": "ssh", "s3": "s3", "s3s": "s3"}
+
+
+def _mover(url: str, direction: str) -> Mover:
+    import importlib
+
+    name = _MODULES[scheme_of(url)]
+    module = importlib.import_module(f"sheaf.aggregators._transfer_{name}")
+    mover: Mover = getattr(module, f"{name}_{direction}")
+    return mover
 
 
 def _stderr(line: str) -> None:
@@ -135,6 +140,8 @@ def run_transfers(transfers: list[Transfer], options: Options) -> list[Outcome]:
     """Deliver every transfer (in parallel up to ``options.threads``); the outcomes in list order."""
     if options.threads <= 1 or len(transfers) <= 1:
         return [_deliver(item, options) for item in transfers]
+    from concurrent.futures import ThreadPoolExecutor
+
     with ThreadPoolExecutor(max_workers=options.threads) as pool:
         return list(pool.map(lambda item: _deliver(item, options), transfers))
 
@@ -209,7 +216,7 @@ class _Staging:
 def _attempt(item: Transfer, url: str, staging: _Staging, options: Options, outcome: Outcome) -> None:
     src = local_path(url, options.base)
     if src is not None and not os.path.isfile(src):
-        raise AttemptFailed("no such file", retry=False)
+        raise AttemptFailed("source missing: no such file", retry=False)
     if staging.dest is not None:
         os.makedirs(os.path.dirname(staging.dest), exist_ok=True)
     linked = src is not None and staging.dest is not None and _wants_link(item, options)
@@ -220,11 +227,11 @@ def _attempt(item: Transfer, url: str, staging: _Staging, options: Options, outc
     elif src is not None and staging.dest is not None:
         shutil.copy2(src, staging.part)
     elif src is None:
-        _GET[scheme_of(url)](url, staging.part, options.timeout)
+        _mover(url, "get")(url, staging.part, options.timeout)
     local = staging.part if (staging.dest is not None or src is None) else src
     outcome.sha256 = _verify(item, url, local, linked, options)
     if staging.dest is None:
-        _PUT[scheme_of(item.dest.url)](local, item.dest.url, options.timeout)
+        _mover(item.dest.url, "put")(local, item.dest.url, options.timeout)
         return
     if item.executable:
         mode = os.stat(staging.part).st_mode

@@ -31,7 +31,6 @@ from typing import NoReturn
 from sheaf.aggregators._cli import run_guarded
 from sheaf.aggregators._integrity import MODES
 from sheaf.aggregators._transfer_list import Endpoint, Transfer, load_transfer_list, parse_transfer_list
-from sheaf.aggregators._transfer_pairs import pairs_to_transfers, read_pairs, source_path
 from sheaf.aggregators._transfer_run import (
     Options,
     Outcome,
@@ -43,7 +42,7 @@ from sheaf.aggregators._transfer_run import (
 from sheaf.errors import UsageError
 
 __all__ = ["Endpoint", "Options", "Outcome", "Transfer", "check_transfers", "inside", "load_transfer_list",
-           "main", "parse_transfer_list", "read_input", "read_pairs", "run_transfers", "source_path"]
+           "main", "parse_transfer_list", "read_input", "run_transfers"]
 
 PROG = "sheaf-transfer"
 USAGE = (f"{PROG} [--threads N] [--link] [--root DIR ...] [--integrity none|full|nosymlink] "
@@ -91,6 +90,10 @@ def read_input(path: str, roots: Sequence[str]) -> list[Transfer]:
         return load_transfer_list(path)
     if len(roots) != 1:
         raise UsageError(f"a pairs file needs exactly one --root (usage: {USAGE})")
+    # Imported here: the pairs reader needs sheaf.formats (and with it sheaf.model), which a JSON list
+    # does not.
+    from sheaf.aggregators._transfer_pairs import pairs_to_transfers, read_pairs
+
     return pairs_to_transfers(read_pairs(path, roots[0]))
 
 
