@@ -37,6 +37,7 @@ class FaultyHTTP(ThreadingHTTPServer):
     def __init__(self) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
         self.files: dict[str, bytes] = {}
+        self.collections: set[str] | None = None  # a set: WebDAV rules (a PUT needs its collection)
         self.faults = Faults()
         self.lock = threading.Lock()
         threading.Thread(target=self.serve_forever, daemon=True).start()
@@ -98,10 +99,30 @@ class _Handler(BaseHTTPRequestHandler):
         first = spec[len("bytes="):].split("-", 1)[0]
         return int(first) if first.isdigit() and int(first) < size else 0
 
+    def _reply(self, status: int) -> None:
+        self.send_response(status)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def do_MKCOL(self) -> None:
+        collections = self.server.collections
+        if collections is None or self._fault():
+            self._reply(405)
+            return
+        path = self.path.rstrip("/")
+        parent = path.rsplit("/", 1)[0]
+        self._reply(405 if path in collections else 409 if parent and parent not in collections else 201)
+        if parent in collections or not parent:
+            collections.add(path)
+
     def do_PUT(self) -> None:
         length = int(self.headers.get("Content-Length", "0"))
         body = self.rfile.read(length)
         if self._fault():
+            return
+        collections = self.server.collections
+        if collections is not None and self.path.rsplit("/", 1)[0] not in collections | {""}:
+            self._reply(409)
             return
         self.server.files[self.path] = body
         self.send_response(201)

@@ -99,6 +99,20 @@ def test_webdav_reads_and_writes_through_http(tmp_path: Path, http_server: Fault
     assert dest.read_bytes() == DATA
 
 
+def test_a_webdav_put_makes_missing_collections(tmp_path: Path, http_server: FaultyHTTP) -> None:
+    http_server.collections = {"/dav"}
+    src = tmp_path / "out.dat"
+    src.write_bytes(b"result")
+    dav = http_server.url.replace("http://", "webdav://")
+    done = run_transfer(tmp_path, [entry("out.dat", [f"file://{src}"], f"{dav}/dav/run1/a/out.dat",
+                                         linkage="output")])
+    assert done.returncode == 0, done.stderr
+    assert http_server.files["/dav/run1/a/out.dat"] == b"result"
+    assert [(m, p) for m, p, _ in http_server.faults.log] == [
+        ("PUT", "/dav/run1/a/out.dat"), ("MKCOL", "/dav/"), ("MKCOL", "/dav/run1/"),
+        ("MKCOL", "/dav/run1/a/"), ("PUT", "/dav/run1/a/out.dat")]
+
+
 def test_http_to_http_goes_through_a_temporary_file(tmp_path: Path, http_server: FaultyHTTP) -> None:
     http_server.files["/a"] = b"inter-site"
     done = run_transfer(tmp_path, [entry("a", [f"{http_server.url}/a"], f"{http_server.url}/b",

@@ -10,6 +10,7 @@
   failed attempt worth retrying, and the bytes received are kept for the resume.
 - **Which failures are retried**: connection errors, timeouts, a short body, ``408``, ``429`` and
   every ``5xx``; any other status (``404``, ``403``) is final for that URL.
+- **Writing** is one PUT; a WebDAV destination whose collections are missing gets them made (``MKCOL``).
 - ``timeout`` bounds each connect and each read, not the whole transfer (a 200 MB file over a slow
   link is not a hang; a server that stops sending is).
 """
@@ -73,8 +74,6 @@ def _receive(response: http.client.HTTPResponse, target: str, *, append: bool) -
 
 
 def _connection_failure(exc: BaseException, timeout: float) -> AttemptFailed:
-    if isinstance(exc, AttemptFailed):
-        return exc
     reason = getattr(exc, "reason", None) or exc
     if isinstance(reason, TimeoutError) or "timed out" in str(reason):
         return AttemptFailed(f"no answer within {timeout:g} s", retry=True)
@@ -84,7 +83,40 @@ def _connection_failure(exc: BaseException, timeout: float) -> AttemptFailed:
 
 
 def http_put(source: str, url: str, timeout: float) -> None:
-    """The local file ``source`` to ``url`` with one PUT (the server's 2xx says it is stored)."""
+    """The local file ``source`` to ``url`` with one PUT (the server's 2xx says it is stored).
+
+    A WebDAV server answers ``409 Conflict`` when the parent collection does not exist: the
+    collections are then made (``MKCOL``, from the top; an existing one answers 405) and the PUT
+    sent once more.
+    """
+    try:
+        _put(source, url, timeout)
+    except AttemptFailed as exc:
+        if not exc.cause.startswith("HTTP 409") or scheme_of(url) not in ("webdav", "webdavs"):
+            raise
+        _make_collections(url, timeout)
+        _put(source, url, timeout)
+
+
+def _make_collections(url: str, timeout: float) -> None:
+    scheme, _, rest = http_url(url).partition("://")
+    host, _, path = rest.partition("/")
+    parts = path.split("/")[:-1]
+    for depth in range(1, len(parts) + 1):
+        collection = f"{scheme}://{host}/" + "/".join(parts[:depth]) + "/"
+        request = urllib.request.Request(collection, method="MKCOL")
+        try:
+            with urllib.request.urlopen(request, timeout=timeout) as response:
+                response.read()
+        except urllib.error.HTTPError as exc:
+            if exc.code != 405:  # 405: it exists already
+                raise AttemptFailed(f"HTTP {exc.code} {exc.reason} to MKCOL {collection}",
+                                    retry=False) from None
+        except (urllib.error.URLError, http.client.HTTPException, OSError) as exc:
+            raise _connection_failure(exc, timeout) from None
+
+
+def _put(source: str, url: str, timeout: float) -> None:
     size = os.path.getsize(source)
     try:
         with open(source, "rb") as body:
