@@ -42,8 +42,8 @@ def http_get(url: str, target: str, timeout: float) -> None:
     """``url``'s body into ``target``, resuming a part an earlier attempt left there."""
     have = os.path.getsize(target) if os.path.exists(target) else 0
     headers = {"Range": f"bytes={have}-"} if have else {}
-    request = urllib.request.Request(http_url(url), headers=headers)
     try:
+        request = urllib.request.Request(http_url(url), headers=headers)
         with urllib.request.urlopen(request, timeout=timeout) as response:
             resumed = have > 0 and response.status == 206 and _starts_at(response, have)
             _receive(response, target, append=resumed)
@@ -55,6 +55,8 @@ def http_get(url: str, target: str, timeout: float) -> None:
         raise AttemptFailed(f"HTTP {exc.code} {exc.reason}", retry=retry) from None
     except (urllib.error.URLError, http.client.HTTPException, OSError) as exc:
         raise _connection_failure(exc, timeout) from None
+    except ValueError as exc:  # urllib's own parse of the URL (``http://[::1/x``)
+        raise AttemptFailed(f"bad URL: {exc}", retry=False) from None
 
 
 def _starts_at(response: http.client.HTTPResponse, offset: int) -> bool:
@@ -130,3 +132,5 @@ def _put(source: str, url: str, timeout: float) -> None:
         raise AttemptFailed(f"HTTP {exc.code} {exc.reason} to PUT", retry=retry) from None
     except (urllib.error.URLError, http.client.HTTPException, OSError) as exc:
         raise _connection_failure(exc, timeout) from None
+    except ValueError as exc:  # urllib's own parse of the URL (``http://[::1/x``)
+        raise AttemptFailed(f"bad URL: {exc}", retry=False) from None

@@ -19,8 +19,8 @@ not JSON is a ``FormatError`` with its line and column):
   exactly one entry.  Each URL's scheme must be one sheaf knows -- supported or named as unsupported,
   so that the message can say how to make it available (``_transfer_schemes``).
 - ``checksum`` is optional; when present it holds ``sha256``, 64 hex digits (stored lower-case).
-- No NUL in any string (no file name can hold one), and no two transfers share a destination (two
-  writers of one file race; the planner never asks for it).
+- No NUL in any string or decoded file URL and no lone surrogate (no file name can hold them), and
+  no two transfers share a destination (two writers of one file race; the planner never asks for it).
 
 Whether a transfer is *usable* (a source sheaf can read, a destination inside ``--root``) is the
 runner's check, made for the whole list before anything moves.
@@ -35,7 +35,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
-from sheaf.aggregators._transfer_schemes import check_known
+from sheaf.aggregators._transfer_schemes import check_known, local_path
 from sheaf.errors import FormatError, UsageError, ValidationError
 
 LINKAGES = ("input", "output", "inter")
@@ -126,6 +126,10 @@ class _Entry:
             self.fail(key, "is not a non-empty string", f"{key} is a non-empty string", value)
         if "\0" in value:
             self.fail(key, "holds a NUL byte", "names hold no NUL", value)
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:  # JSON's "\ud800": no file name or URL can hold it
+            self.fail(key, "holds a lone surrogate", "strings are valid Unicode", value)
         return str(value)
 
     def endpoints(self, key: str) -> tuple[Endpoint, ...]:
@@ -145,6 +149,8 @@ class _Entry:
         problem = check_known(url)
         if problem:
             self.fail(f"{key}.url", problem, "URLs use a scheme sheaf-transfer knows", url)
+        if "\0" in (local_path(url, "/") or ""):
+            self.fail(f"{key}.url", "names a path with a NUL byte (%00)", "file names hold no NUL", url)
         return Endpoint(url=url, site_label=site, priority=priority)
 
 

@@ -11,7 +11,7 @@ Policy:
   (a 404, a missing file, a checksum mismatch, an unsupported scheme) falls through to the next source
   at once.  Every failed attempt is logged with the URL, the attempt and the cause; a transfer whose
   every source failed is reported with all of them.
-- **Atomic writes.**  A local destination is written to ``.<name>.sheaf-part-<pid>`` beside it and
+- **Atomic writes.**  A local destination is written to ``.<name>.<pid>.<n>.part`` beside it and
   renamed; the part survives a failed HTTP attempt so the next one resumes it, and is removed when
   the runner moves on to another source or gives up.  Parent directories are created.
 - **Links.**  With ``link`` (``pegasus.transfer.links``) a local source becomes a symbolic link, unless
@@ -31,11 +31,11 @@ from __future__ import annotations
 
 __all__ = ["Options", "Outcome", "check_transfers", "inside", "raise_failures", "run_transfers"]
 
+import itertools
 import os
 import shutil
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -48,6 +48,7 @@ from sheaf.aggregators._transfer_schemes import AttemptFailed, local_path, schem
 from sheaf.errors import ValidationError
 
 MAX_WAIT = 60.0
+_PARTS = itertools.count()  # part names unique within the process (threads share the pid)
 Mover = Callable[[str, str, float], None]
 # scheme -> the module that moves it (``<name>_get``/``<name>_put``), imported on first use: a job that
 # copies local files does not pay for http.client, email and ssl at start-up.
@@ -198,7 +199,8 @@ class _Staging:
         self._own_dir: str | None = None
         if dest is not None:
             parent, name = os.path.split(dest)
-            self.part = os.path.join(parent, f".{name}.sheaf-part-{os.getpid()}-{threading.get_ident()}")
+            # Cut so that the part's name stays within NAME_MAX (255) whenever the destination's does.
+            self.part = os.path.join(parent, f".{name[:200]}.{os.getpid()}.{next(_PARTS)}.part")
         else:
             self._own_dir = tempfile.mkdtemp(prefix=".sheaf-transfer-", dir=options.base)
             self.part = os.path.join(self._own_dir, "part")
@@ -231,7 +233,10 @@ def _attempt(item: Transfer, url: str, staging: _Staging, options: Options, outc
     local = staging.part if (staging.dest is not None or src is None) else src
     outcome.sha256 = _verify(item, url, local, linked, options)
     if staging.dest is None:
-        _mover(item.dest.url, "put")(local, item.dest.url, options.timeout)
+        try:
+            _mover(item.dest.url, "put")(local, item.dest.url, options.timeout)
+        except AttemptFailed as exc:  # the attempt is the source's; the message names what failed
+            raise AttemptFailed(f"writing {item.dest.url}: {exc.cause}", retry=exc.retry) from None
         return
     if item.executable:
         mode = os.stat(staging.part).st_mode

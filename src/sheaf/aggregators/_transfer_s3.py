@@ -88,7 +88,10 @@ def _client(url: str) -> tuple[Any, str, str]:
         raise AttemptFailed("s3:// needs boto3 in the job's Python (pip install boto3)",
                             retry=False) from None
     ident, bucket, key = _parse(url)
-    return boto3.client("s3", **_settings(ident, scheme_of(url) == "s3s")), bucket, key
+    try:
+        return boto3.client("s3", **_settings(ident, scheme_of(url) == "s3s")), bucket, key
+    except ValueError as exc:  # botocore's check of the endpoint URL
+        raise AttemptFailed(f"bad S3 endpoint: {exc}", retry=False) from None
 
 
 def _failure(exc: Exception) -> AttemptFailed:

@@ -13,6 +13,7 @@ URLs are ``scp://[user@]host[:port]/absolute/path`` (Pegasus's form; ``%xx`` esc
   ``env`` profile key for it); ``ConnectTimeout`` and ``ServerAlive*`` bound a dead peer.
 - **Retries**: ssh's own failure (exit 255: no connection, reset) is retried; the remote side saying
   the file is missing or the key refused is final for that URL.
+- A host starting with ``-`` is refused and ``--`` ends the options: a URL never becomes an option.
 - Names with SFTP glob characters (``*?[``) are refused: ``sftp``'s ``get`` and ``scp`` expand them.
 """
 
@@ -38,6 +39,9 @@ def _target(url: str) -> tuple[str, str | None, str]:
     host, _, port = authority.rpartition(":") if authority.count(":") == 1 else (authority, "", "")
     if not host or not slash or not path or (port and not port.isdigit()):
         raise AttemptFailed("not an ssh URL of the form scp://[user@]host[:port]/path", retry=False)
+    if host.startswith("-") or any(c.isspace() for c in host):
+        raise AttemptFailed("the host starts with '-' or holds white space (ssh would read an option)",
+                            retry=False)
     real = unquote("/" + path)
     if any(c in real for c in "*?[") or "\n" in real:
         raise AttemptFailed("the path holds a glob character or a newline, which sftp would expand",
@@ -83,11 +87,11 @@ def _quoted(path: str) -> str:
 def ssh_get(url: str, target: str, timeout: float) -> None:
     host, port, path = _target(url)
     if scheme_of(url) == "scp":
-        argv = [_tool("scp"), "-B", *(["-P", port] if port else []), *_options(timeout),
+        argv = [_tool("scp"), "-B", *(["-P", port] if port else []), *_options(timeout), "--",
                 f"{host}:{path}", target]
         _run(argv)
         return
-    _run([_tool("sftp"), "-b", "-", *(["-P", port] if port else []), *_options(timeout), host],
+    _run([_tool("sftp"), "-b", "-", *(["-P", port] if port else []), *_options(timeout), "--", host],
          f"get {_quoted(path)} {_quoted(target)}\n")
 
 
@@ -101,5 +105,5 @@ def ssh_put(source: str, url: str, timeout: float) -> None:
         parent = posixpath.dirname(parent)
     batch = [f"-mkdir {_quoted(d)}" for d in reversed(ancestors)]
     batch += [f"put {_quoted(source)} {_quoted(part)}", f"rename {_quoted(part)} {_quoted(path)}"]
-    _run([_tool("sftp"), "-b", "-", *(["-P", port] if port else []), *_options(timeout), host],
+    _run([_tool("sftp"), "-b", "-", *(["-P", port] if port else []), *_options(timeout), "--", host],
          "\n".join(batch) + "\n")

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 import shutil
 import signal
@@ -97,9 +98,13 @@ def load_manifest(path: str) -> Manifest:
     if threads < 1 or attempts < 1:
         raise ValidationError("threads and attempts are at least 1", rule="positive counts",
                               value=(threads, attempts), path=path)
+    backoff = float(_field(data, "backoff", (int, float), 1.0, path))
+    timeout = float(_field(data, "timeout", (int, float), 60.0, path))
+    if not (math.isfinite(backoff) and math.isfinite(timeout)) or backoff < 0 or timeout <= 0:
+        raise ValidationError("backoff and timeout are finite, timeout above 0", rule="finite waits",
+                              value=(backoff, timeout), path=path)
     options = Options(threads=threads, integrity=integrity if meta_dir else "none", meta_dir=meta_dir,
-                      attempts=attempts, backoff=float(_field(data, "backoff", (int, float), 1.0, path)),
-                      timeout=float(_field(data, "timeout", (int, float), 60.0, path)), log=_log)
+                      attempts=attempts, backoff=backoff, timeout=timeout, log=_log)
     return Manifest(workdir_parent=_field(data, "workdir_parent", (str,), tempfile.gettempdir(), path),
                     inputs=transfers_from(data.get("inputs", []), path, "inputs"),
                     outputs=transfers_from(data.get("outputs", []), path, "outputs"),

@@ -24,6 +24,7 @@ input, with nothing moved.
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from collections.abc import Callable, Sequence
 from typing import NoReturn
@@ -60,8 +61,8 @@ def _positive(kind: Callable[[str], float], least: float) -> Callable[[str], flo
             value = kind(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-        if value < least:
-            raise argparse.ArgumentTypeError(f"{text} is below {least:g}")
+        if not math.isfinite(value) or value < least:
+            raise argparse.ArgumentTypeError(f"{text} is not a finite number of at least {least:g}")
         return value
 
     return convert
