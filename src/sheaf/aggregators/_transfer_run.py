@@ -98,22 +98,25 @@ class Outcome:
 
 def inside(root: str, dst: str) -> bool:
     """Whether ``dst`` stays inside ``root`` once ``..`` and existing symbolic links are resolved."""
-    real_root = os.path.realpath(root)
-    real_dst = os.path.realpath(dst)
+    return _inside_real(os.path.realpath(root), os.path.realpath(dst))
+
+
+def _inside_real(real_root: str, real_dst: str) -> bool:
     return os.path.commonpath([real_root, real_dst]) == real_root and real_dst != real_root
 
 
 def check_transfers(transfers: list[Transfer], options: Options, path: str | None = None) -> None:
     """Refuse the list before anything moves (module docstring, "Check first")."""
+    real_roots = [os.path.realpath(root) for root in options.roots]  # once, not once per transfer
     for number, item in enumerate(transfers, start=1):
-        problem = _destination_problem(item.dest.url, options) or _sources_problem(item)
+        problem = _destination_problem(item.dest.url, options, real_roots) or _sources_problem(item)
         if problem:
             what, value, rule = problem
             raise ValidationError(f"transfer {number} ({item.lfn}): {what}", rule=rule, value=value,
                                   path=path)
 
 
-def _destination_problem(dest: str, options: Options) -> tuple[str, str, str] | None:
+def _destination_problem(dest: str, options: Options, real_roots: list[str]) -> tuple[str, str, str] | None:
     problem = unsupported(dest)
     if problem:
         return f"cannot write the destination: {problem.cause}", dest, "a destination sheaf can write"
@@ -123,7 +126,8 @@ def _destination_problem(dest: str, options: Options) -> tuple[str, str, str] | 
     if target is None or not os.path.isabs(target):
         return ("the destination is not a local path", dest,
                 "file:///absolute or, in a job directory, file:name")
-    if not any(inside(root, target) for root in options.roots):
+    real = os.path.realpath(target)
+    if not any(_inside_real(root, real) for root in real_roots):
         return ("the destination lies outside every --root", dest,
                 "destinations lie inside --root " + " ".join(options.roots or ("(none given)",)))
     return None
