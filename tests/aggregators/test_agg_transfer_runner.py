@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from transfer_servers import FaultyHTTP
 
 from sheaf.aggregators.transfer import Endpoint, Options, Transfer, run_transfers
+from transfer_servers import FaultyHTTP
 
 DATA = os.urandom(200_000)
 
