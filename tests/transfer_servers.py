@@ -9,6 +9,7 @@ server mode and writes a Pegasus-style credentials file for it.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import socket
@@ -28,6 +29,7 @@ class Faults:
     fail_first: dict[str, int] = field(default_factory=dict)   # path -> 503s before serving
     drop_after: dict[str, int] = field(default_factory=dict)   # path -> bytes sent before a drop (once)
     no_ranges: set[str] = field(default_factory=set)
+    replace_after_drop: dict[str, bytes] = field(default_factory=dict)  # path -> its content after a drop
     log: list[tuple[str, str, str | None]] = field(default_factory=list)  # method, path, Range
 
 
@@ -76,9 +78,11 @@ class _Handler(BaseHTTPRequestHandler):
         if data is None:
             self.send_error(404, "no such file")
             return
-        start = self._range_start(len(data))
+        etag = f'"{hashlib.sha256(data).hexdigest()[:16]}"'
+        start = self._range_start(len(data), etag)
         body = data[start:]
         self.send_response(206 if start else 200)
+        self.send_header("ETag", etag)
         if start:
             self.send_header("Content-Range", f"bytes {start}-{len(data) - 1}/{len(data)}")
         self.send_header("Content-Length", str(len(body)))
@@ -87,15 +91,19 @@ class _Handler(BaseHTTPRequestHandler):
         if drop is not None:
             self.wfile.write(body[:drop])
             self.wfile.flush()
+            if self.path in self.server.faults.replace_after_drop:
+                self.server.files[self.path] = self.server.faults.replace_after_drop.pop(self.path)
             self.connection.shutdown(socket.SHUT_RDWR)
             self.close_connection = True
             return
         self.wfile.write(body)
 
-    def _range_start(self, size: int) -> int:
+    def _range_start(self, size: int, etag: str) -> int:
         spec = self.headers.get("Range")
         if not spec or self.path in self.server.faults.no_ranges or not spec.startswith("bytes="):
             return 0
+        if self.headers.get("If-Range") not in (None, etag):
+            return 0  # the file changed since the part was read: the whole file
         first = spec[len("bytes="):].split("-", 1)[0]
         return int(first) if first.isdigit() and int(first) < size else 0
 

@@ -31,6 +31,19 @@ def test_get_resumes_a_dropped_connection_with_a_range(tmp_path: Path, http_serv
     assert os.listdir(dest.parent) == ["f.a"]  # no part file left
 
 
+def test_a_file_changed_between_attempts_is_read_whole(tmp_path: Path, http_server: FaultyHTTP) -> None:
+    """Without If-Range the resume spliced the old file's first 300000 bytes onto the new one's rest."""
+    new = DATA[::-1]
+    http_server.files["/f.a"] = DATA
+    http_server.faults.drop_after["/f.a"] = 300_000
+    http_server.faults.replace_after_drop["/f.a"] = new
+    dest = tmp_path / "f.a"
+    done = run_transfer(tmp_path, [entry("f.a", [f"{http_server.url}/f.a"], f"file://{dest}")],
+                        "--root", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    assert dest.read_bytes() == new
+
+
 def test_a_server_ignoring_ranges_is_read_again_from_the_start(tmp_path: Path,
                                                                http_server: FaultyHTTP) -> None:
     http_server.files["/f.a"] = DATA

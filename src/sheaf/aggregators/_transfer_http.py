@@ -5,7 +5,9 @@
 - **Resume.**  A GET writes into the runner's temporary file.  When an earlier attempt left part of the
   file there, the next asks for the rest (``Range: bytes=N-``); a ``206`` whose ``Content-Range`` starts
   at N is appended, anything else (a ``200``: the server ignores ranges) rewrites the file from the start.
-  A ``416`` on a resume means the part kept is unusable: it is dropped and the attempt retried.
+  A ``416`` on a resume means the part kept is unusable: it is dropped and the attempt retried.  The
+  resume carries ``If-Range`` with the first response's strong ``ETag`` (else its ``Last-Modified``):
+  a file that changed on the server in between comes back whole (``200``), never spliced.
 - **Completeness.**  A body shorter than its ``Content-Length`` (the connection dropped midway) is a
   failed attempt worth retrying, and the bytes received are kept for the resume.
 - **Which failures are retried**: connection errors, timeouts, a short body, ``408``, ``429`` and
@@ -27,6 +29,9 @@ import urllib.request
 from sheaf.aggregators._transfer_schemes import AttemptFailed, scheme_of
 
 CHUNK = 1 << 20
+# part file -> the validator of the body it holds part of.  Part names are unique within the process
+# (the runner's counter), so threads never share a key.
+_VALIDATORS: dict[str, str] = {}
 _RETRIED_STATUS = frozenset({408, 429})
 
 
@@ -42,11 +47,16 @@ def http_get(url: str, target: str, timeout: float) -> None:
     """``url``'s body into ``target``, resuming a part an earlier attempt left there."""
     have = os.path.getsize(target) if os.path.exists(target) else 0
     headers = {"Range": f"bytes={have}-"} if have else {}
+    if have and target in _VALIDATORS:
+        headers["If-Range"] = _VALIDATORS[target]
     try:
         request = urllib.request.Request(http_url(url), headers=headers)
         with urllib.request.urlopen(request, timeout=timeout) as response:
             resumed = have > 0 and response.status == 206 and _starts_at(response, have)
+            if not resumed:
+                _remember(target, response)
             _receive(response, target, append=resumed)
+        _VALIDATORS.pop(target, None)
     except urllib.error.HTTPError as exc:
         if exc.code == 416 and have:
             os.unlink(target)
@@ -57,6 +67,16 @@ def http_get(url: str, target: str, timeout: float) -> None:
         raise _connection_failure(exc, timeout) from None
     except ValueError as exc:  # urllib's own parse of the URL (``http://[::1/x``)
         raise AttemptFailed(f"bad URL: {exc}", retry=False) from None
+
+
+def _remember(target: str, response: http.client.HTTPResponse) -> None:
+    """Keep what identifies the body being written to ``target`` (a strong ETag, else Last-Modified)."""
+    etag = response.headers.get("ETag")
+    validator = etag if etag and not etag.startswith("W/") else response.headers.get("Last-Modified")
+    if validator:
+        _VALIDATORS[target] = validator
+    else:
+        _VALIDATORS.pop(target, None)
 
 
 def _starts_at(response: http.client.HTTPResponse, offset: int) -> bool:
