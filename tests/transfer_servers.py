@@ -29,6 +29,7 @@ class Faults:
     fail_first: dict[str, int] = field(default_factory=dict)   # path -> 503s before serving
     drop_after: dict[str, int] = field(default_factory=dict)   # path -> bytes sent before a drop (once)
     no_ranges: set[str] = field(default_factory=set)
+    trickle: set[str] = field(default_factory=set)  # paths sent a byte every 50 ms
     replace_after_drop: dict[str, bytes] = field(default_factory=dict)  # path -> its content after a drop
     log: list[tuple[str, str, str | None]] = field(default_factory=list)  # method, path, Range
 
@@ -87,6 +88,9 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header("Content-Range", f"bytes {start}-{len(data) - 1}/{len(data)}")
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
+        if self.path in self.server.faults.trickle:
+            self._trickle(body)
+            return
         drop = self.server.faults.drop_after.pop(self.path, None)
         if drop is not None:
             self.wfile.write(body[:drop])
@@ -97,6 +101,15 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             return
         self.wfile.write(body)
+
+    def _trickle(self, body: bytes) -> None:
+        try:
+            for index in range(len(body)):
+                self.wfile.write(body[index:index + 1])
+                self.wfile.flush()
+                time.sleep(0.05)
+        except OSError:  # the client gave up
+            self.close_connection = True
 
     def _range_start(self, size: int, etag: str) -> int:
         spec = self.headers.get("Range")

@@ -44,6 +44,16 @@ def test_a_file_changed_between_attempts_is_read_whole(tmp_path: Path, http_serv
     assert dest.read_bytes() == new
 
 
+def test_a_trickling_server_is_a_failed_attempt(tmp_path: Path, http_server: FaultyHTTP) -> None:
+    """Each byte came within the per-read timeout, so a 20 bytes/s server held the job for ever."""
+    http_server.files["/slow"] = DATA[:2000]
+    http_server.faults.trickle.add("/slow")
+    done = run_transfer(tmp_path, [entry("f", [f"{http_server.url}/slow"], f"file://{tmp_path}/f")],
+                        "--root", str(tmp_path), "--timeout", "0.5", "--attempts", "1")
+    assert done.returncode == 1
+    assert "attempt 1/1: slower than 1024 bytes/s for 0.5 s" in done.stderr
+
+
 def test_a_server_ignoring_ranges_is_read_again_from_the_start(tmp_path: Path,
                                                                http_server: FaultyHTTP) -> None:
     http_server.files["/f.a"] = DATA

@@ -14,7 +14,8 @@
   every ``5xx``; any other status (``404``, ``403``) is final for that URL.
 - **Writing** is one PUT; a WebDAV destination whose collections are missing gets them made (``MKCOL``).
 - ``timeout`` bounds each connect and each read, not the whole transfer (a 200 MB file over a slow
-  link is not a hang; a server that stops sending is).
+  link is not a hang; a server that stops sending is); and a body arriving slower than ``LOW_SPEED``
+  over a window of ``timeout`` seconds is a failed attempt (a server trickling bytes is a hang too).
 """
 
 from __future__ import annotations
@@ -23,12 +24,14 @@ __all__ = ["http_get", "http_put"]
 
 import http.client
 import os
+import time
 import urllib.error
 import urllib.request
 
 from sheaf.aggregators._transfer_schemes import AttemptFailed, scheme_of
 
 CHUNK = 1 << 20
+LOW_SPEED = 1024  # bytes/s, averaged over a window of the timeout (curl's --speed-limit/--speed-time)
 # part file -> the validator of the body it holds part of.  Part names are unique within the process
 # (the runner's counter), so threads never share a key.
 _VALIDATORS: dict[str, str] = {}
@@ -55,7 +58,7 @@ def http_get(url: str, target: str, timeout: float) -> None:
             resumed = have > 0 and response.status == 206 and _starts_at(response, have)
             if not resumed:
                 _remember(target, response)
-            _receive(response, target, append=resumed)
+            _receive(response, target, append=resumed, window=timeout)
         _VALIDATORS.pop(target, None)
     except urllib.error.HTTPError as exc:
         if exc.code == 416 and have:
@@ -83,16 +86,37 @@ def _starts_at(response: http.client.HTTPResponse, offset: int) -> bool:
     return (response.headers.get("Content-Range") or "").startswith(f"bytes {offset}-")
 
 
-def _receive(response: http.client.HTTPResponse, target: str, *, append: bool) -> None:
+def _receive(response: http.client.HTTPResponse, target: str, *, append: bool, window: float) -> None:
     length = response.headers.get("Content-Length")
     expected = int(length) if length and length.isdigit() else None
     got = 0
+    speed = _Speed(window)
     with open(target, "ab" if append else "wb") as out:
-        while chunk := response.read(CHUNK):
+        while chunk := response.read1(CHUNK):  # what has arrived: the speed check sees a trickle
             out.write(chunk)
             got += len(chunk)
+            speed.check(len(chunk), got)
     if expected is not None and got < expected:
         raise AttemptFailed(f"the connection closed after {got} of {expected} bytes", retry=True)
+
+
+class _Speed:
+    """curl's ``--speed-limit``/``--speed-time``: below ``LOW_SPEED`` bytes/s over a whole window fails."""
+
+    def __init__(self, window: float) -> None:
+        self.window = window
+        self.start = time.monotonic()
+        self.bytes = 0
+
+    def check(self, received: int, got: int) -> None:
+        self.bytes += received
+        now = time.monotonic()
+        if now - self.start < self.window:
+            return
+        if self.bytes < LOW_SPEED * (now - self.start):
+            raise AttemptFailed(f"slower than {LOW_SPEED} bytes/s for {self.window:g} s (after {got} bytes)",
+                                retry=True)
+        self.start, self.bytes = now, 0
 
 
 def _connection_failure(exc: BaseException, timeout: float) -> AttemptFailed:
