@@ -83,6 +83,10 @@ class Options:
     sleep: Callable[[float], None] = time.sleep
     log: Callable[[str], None] = _stderr
 
+    def __post_init__(self) -> None:  # the tools check their input first; this guards library callers
+        if self.threads < 1 or self.attempts < 1 or self.integrity not in _integrity.MODES:
+            raise ValueError(f"threads and attempts are at least 1, integrity one of {_integrity.MODES}")
+
 
 @dataclass(slots=True)
 class Outcome:
@@ -168,24 +172,37 @@ def _deliver(item: Transfer, options: Options) -> Outcome:
 
 
 def _try_source(item: Transfer, source: Endpoint, options: Options, outcome: Outcome) -> bool:
-    problem = unsupported(source.url)
-    attempt = 0
-    with _Staging(item, options) as staging:
-        while problem is None:
-            attempt += 1
-            try:
-                _attempt(item, source.url, staging, options, outcome)
-                return True
-            except AttemptFailed as exc:
-                problem = exc
-            except OSError as exc:
-                problem = AttemptFailed(f"{exc.strerror or exc} ({exc.filename or 'no file'})", retry=False)
-            if problem.retry and attempt < options.attempts:
-                _note(item, source.url, attempt, options, problem.cause, outcome)
-                options.sleep(min(MAX_WAIT, options.backoff * 2 ** (attempt - 1)))
-                problem = None
-    _note(item, source.url, max(attempt, 1), options, problem.cause, outcome)
+    problem, attempt = unsupported(source.url), 1
+    if problem is None:
+        try:
+            staging = _Staging(item, options)
+        except OSError as exc:  # no temporary directory for a remote destination
+            problem = AttemptFailed(f"cannot make a temporary directory: {exc.strerror or exc}", retry=False)
+        else:
+            with staging:
+                problem, attempt = _attempts(item, source.url, staging, options, outcome)
+    if problem is None:
+        return True
+    _note(item, source.url, attempt, options, problem.cause, outcome)
     return False
+
+
+def _attempts(item: Transfer, url: str, staging: _Staging, options: Options,
+              outcome: Outcome) -> tuple[AttemptFailed | None, int]:
+    """Try ``url`` until it works, fails for good, or runs out of attempts: the last failure, if any."""
+    for attempt in range(1, options.attempts + 1):
+        try:
+            _attempt(item, url, staging, options, outcome)
+            return None, attempt
+        except AttemptFailed as exc:
+            problem = exc
+        except OSError as exc:
+            problem = AttemptFailed(f"{exc.strerror or exc} ({exc.filename or 'no file'})", retry=False)
+        if not problem.retry or attempt == options.attempts:
+            return problem, attempt
+        _note(item, url, attempt, options, problem.cause, outcome)
+        options.sleep(min(MAX_WAIT, options.backoff * 2 ** (attempt - 1)))
+    raise AssertionError("unreachable: Options.attempts is at least 1")
 
 
 def _note(item: Transfer, url: str, attempt: int, options: Options, cause: str, outcome: Outcome) -> None:
