@@ -124,3 +124,15 @@ def test_sigterm_reaches_the_job_and_the_directory_goes(tmp_path: Path) -> None:
     process.send_signal(signal.SIGTERM)
     assert process.wait(timeout=30) == 9
     assert os.listdir(tmp_path / "local") == []
+
+
+def test_a_staged_executable_runs_from_the_job_directory(tmp_path: Path) -> None:
+    script = tmp_path / "tool.sh"
+    script.write_text("#!/bin/sh\necho ran > f.b\n")
+    script.chmod(0o644)  # not executable where it is kept: staging makes it so
+    staging = tmp_path / "staging"
+    manifest = {"inputs": [entry("tool.sh", [f"file://{script}"], "file:bin/tool.sh", executable=True)],
+                "outputs": [entry("f.b", ["file:f.b"], f"file://{staging}/f.b", linkage="output")]}
+    done = _lite(tmp_path, manifest, ["./bin/tool.sh"])
+    assert done.returncode == 0, done.stderr
+    assert (staging / "f.b").read_text() == "ran\n"
