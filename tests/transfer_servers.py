@@ -29,6 +29,7 @@ class Faults:
     fail_first: dict[str, int] = field(default_factory=dict)   # path -> 503s before serving
     drop_after: dict[str, int] = field(default_factory=dict)   # path -> bytes sent before a drop (once)
     no_ranges: set[str] = field(default_factory=set)
+    auth: dict[str, str] = field(default_factory=dict)  # path -> the Authorization header it needs
     trickle: set[str] = field(default_factory=set)  # paths sent a byte every 50 ms
     replace_after_drop: dict[str, bytes] = field(default_factory=dict)  # path -> its content after a drop
     log: list[tuple[str, str, str | None]] = field(default_factory=list)  # method, path, Range
@@ -74,6 +75,10 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         if self._fault():
+            return
+        needed = self.server.faults.auth.get(self.path)
+        if needed is not None and self.headers.get("Authorization") != needed:
+            self.send_error(401, "who are you")
             return
         data = self.server.files.get(self.path)
         if data is None:

@@ -3,6 +3,7 @@ fall-through, checksums, PUT, links, roots, parallel transfers, and the exit cod
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import os
@@ -52,6 +53,19 @@ def test_a_trickling_server_is_a_failed_attempt(tmp_path: Path, http_server: Fau
                         "--root", str(tmp_path), "--timeout", "0.5", "--attempts", "1")
     assert done.returncode == 1
     assert "attempt 1/1: slower than 1024 bytes/s for 0.5 s" in done.stderr
+
+
+def test_a_password_in_a_url_is_basic_auth_and_never_shown(tmp_path: Path, http_server: FaultyHTTP) -> None:
+    """``user:pass@`` went to the resolver as part of the host name, and the password into every message."""
+    http_server.files["/private"] = b"secret data"
+    http_server.faults.auth["/private"] = "Basic " + base64.b64encode(b"me:p@ss w").decode()
+    base = http_server.url.replace("http://", "http://me:p%40ss%20w@")
+    dest = tmp_path / "root" / "f"
+    done = run_transfer(tmp_path, [entry("f", [f"{base}/missing", f"{base}/private"], f"file://{dest}")],
+                        "--root", str(tmp_path / "root"))
+    assert done.returncode == 0, done.stderr
+    assert dest.read_bytes() == b"secret data"
+    assert "me:***@127.0.0.1" in done.stderr and "p%40ss" not in done.stderr
 
 
 def test_a_server_ignoring_ranges_is_read_again_from_the_start(tmp_path: Path,

@@ -12,6 +12,8 @@
   failed attempt worth retrying, and the bytes received are kept for the resume.
 - **Which failures are retried**: connection errors, timeouts, a short body, ``408``, ``429`` and
   every ``5xx``; any other status (``404``, ``403``) is final for that URL.
+- ``user:password@`` in a URL is sent as Basic authentication, never to a host a redirect leads to,
+  and never shown: messages print the URL with the password replaced (``shown_url``).
 - **Writing** is one PUT; a WebDAV destination whose collections are missing gets them made (``MKCOL``).
 - ``timeout`` bounds each connect and each read, not the whole transfer (a 200 MB file over a slow
   link is not a hang; a server that stops sending is); and a body arriving slower than ``LOW_SPEED``
@@ -22,11 +24,14 @@ from __future__ import annotations
 
 __all__ = ["http_get", "http_put"]
 
+import base64
 import http.client
 import os
 import time
 import urllib.error
 import urllib.request
+from typing import BinaryIO
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from sheaf.aggregators._transfer_schemes import AttemptFailed, scheme_of
 
@@ -53,7 +58,7 @@ def http_get(url: str, target: str, timeout: float) -> None:
     if have and target in _VALIDATORS:
         headers["If-Range"] = _VALIDATORS[target]
     try:
-        request = urllib.request.Request(http_url(url), headers=headers)
+        request = _request(url, headers)
         with urllib.request.urlopen(request, timeout=timeout) as response:
             resumed = have > 0 and response.status == 206 and _starts_at(response, have)
             if not resumed:
@@ -70,6 +75,23 @@ def http_get(url: str, target: str, timeout: float) -> None:
         raise _connection_failure(exc, timeout) from None
     except ValueError as exc:  # urllib's own parse of the URL (``http://[::1/x``)
         raise AttemptFailed(f"bad URL: {exc}", retry=False) from None
+
+
+def _request(url: str, headers: dict[str, str], method: str | None = None,
+             data: BinaryIO | None = None) -> urllib.request.Request:
+    """A request for ``url``; a ``user:password@`` in it becomes Basic authentication.
+
+    The credentials go in an unredirected header: a redirect to another host does not carry them.
+    """
+    parts = urlsplit(http_url(url))
+    userinfo, at, hostport = parts.netloc.rpartition("@")
+    request = urllib.request.Request(urlunsplit(parts._replace(netloc=hostport)), headers=headers,
+                                     method=method, data=data)
+    if at:
+        user, _, password = userinfo.partition(":")
+        token = base64.b64encode(f"{unquote(user)}:{unquote(password)}".encode()).decode("ascii")
+        request.add_unredirected_header("Authorization", f"Basic {token}")
+    return request
 
 
 def _remember(target: str, response: http.client.HTTPResponse) -> None:
@@ -145,12 +167,12 @@ def http_put(source: str, url: str, timeout: float) -> None:
 
 
 def _make_collections(url: str, timeout: float) -> None:
-    scheme, _, rest = http_url(url).partition("://")
+    scheme, _, rest = url.partition("://")  # the collections keep the URL's scheme and user
     host, _, path = rest.partition("/")
     parts = path.split("/")[:-1]
     for depth in range(1, len(parts) + 1):
         collection = f"{scheme}://{host}/" + "/".join(parts[:depth]) + "/"
-        request = urllib.request.Request(collection, method="MKCOL")
+        request = _request(collection, {}, method="MKCOL")
         try:
             with urllib.request.urlopen(request, timeout=timeout) as response:
                 response.read()
@@ -166,9 +188,8 @@ def _put(source: str, url: str, timeout: float) -> None:
     size = os.path.getsize(source)
     try:
         with open(source, "rb") as body:
-            request = urllib.request.Request(http_url(url), data=body, method="PUT",
-                                             headers={"Content-Length": str(size),
-                                                      "Content-Type": "application/octet-stream"})
+            request = _request(url, {"Content-Length": str(size), "Content-Type": "application/octet-stream"},
+                               method="PUT", data=body)
             with urllib.request.urlopen(request, timeout=timeout) as response:
                 response.read()
     except urllib.error.HTTPError as exc:

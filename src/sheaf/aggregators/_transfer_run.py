@@ -44,7 +44,7 @@ from typing import Self
 from sheaf.aggregators import _integrity
 from sheaf.aggregators._cli import ToolExit
 from sheaf.aggregators._transfer_list import Endpoint, Transfer
-from sheaf.aggregators._transfer_schemes import AttemptFailed, local_path, scheme_of, unsupported
+from sheaf.aggregators._transfer_schemes import AttemptFailed, local_path, scheme_of, shown_url, unsupported
 from sheaf.errors import ValidationError
 
 MAX_WAIT = 60.0
@@ -116,8 +116,8 @@ def check_transfers(transfers: list[Transfer], options: Options, path: str | Non
         problem = _destination_problem(item.dest.url, options, real_roots) or _sources_problem(item)
         if problem:
             what, value, rule = problem
-            raise ValidationError(f"transfer {number} ({item.lfn}): {what}", rule=rule, value=value,
-                                  path=path)
+            raise ValidationError(f"transfer {number} ({item.lfn}): {what}", rule=rule,
+                                  value=shown_url(value), path=path)
 
 
 def _destination_problem(dest: str, options: Options, real_roots: list[str]) -> tuple[str, str, str] | None:
@@ -206,7 +206,7 @@ def _attempts(item: Transfer, url: str, staging: _Staging, options: Options,
 
 
 def _note(item: Transfer, url: str, attempt: int, options: Options, cause: str, outcome: Outcome) -> None:
-    text = f"{url} attempt {attempt}/{options.attempts}: {cause}"
+    text = f"{shown_url(url)} attempt {attempt}/{options.attempts}: {cause}"
     outcome.failures.append(text)
     options.log(f"{item.lfn}: {text}")
 
@@ -257,7 +257,7 @@ def _attempt(item: Transfer, url: str, staging: _Staging, options: Options, outc
         try:
             _mover(item.dest.url, "put")(local, item.dest.url, options.timeout)
         except AttemptFailed as exc:  # the attempt is the source's; the message names what failed
-            raise AttemptFailed(f"writing {item.dest.url}: {exc.cause}", retry=exc.retry) from None
+            raise AttemptFailed(f"writing {shown_url(item.dest.url)}: {exc.cause}", retry=exc.retry) from None
         return
     if item.executable:
         mode = os.stat(staging.part).st_mode
@@ -288,7 +288,8 @@ def _verify(item: Transfer, url: str, local: str, linked: bool, options: Options
         raise AttemptFailed(f"checksum mismatch for {item.lfn}: expected sha256 {item.sha256}, got {got}",
                             retry=False)
     if records and options.meta_dir is not None:
-        problem = _integrity.check_record(options.meta_dir, item.lfn, local, got, shown=f"read from {url}")
+        problem = _integrity.check_record(options.meta_dir, item.lfn, local, got,
+                                          shown=f"read from {shown_url(url)}")
         if problem:
             raise AttemptFailed(problem, retry=False)
     return got
@@ -296,4 +297,4 @@ def _verify(item: Transfer, url: str, local: str, linked: bool, options: Options
 
 def _record(item: Transfer, url: str, sha256: str | None, linked: bool, options: Options) -> None:
     if sha256 is not None and _checks_records(linked, options) and options.meta_dir is not None:
-        _integrity.write_record(options.meta_dir, item.lfn, sha256, url)
+        _integrity.write_record(options.meta_dir, item.lfn, sha256, shown_url(url))

@@ -15,7 +15,7 @@ not -- the runner falls through to the next replica at once).
 
 from __future__ import annotations
 
-__all__ = ["AttemptFailed", "check_known", "local_path", "scheme_of"]
+__all__ = ["AttemptFailed", "check_known", "local_path", "scheme_of", "shown_url"]
 
 import os
 from urllib.parse import unquote
@@ -44,6 +44,16 @@ class AttemptFailed(Exception):
         super().__init__(cause)
         self.cause = cause
         self.retry = retry
+
+
+def shown_url(url: str) -> str:
+    """``url`` as messages and records show it: a password in it replaced by ``***``."""
+    scheme, sep, rest = url.partition("://")
+    authority, slash, path = rest.partition("/")
+    userinfo, at, host = authority.rpartition("@")
+    if not sep or not at or ":" not in userinfo:
+        return url
+    return f"{scheme}://{userinfo.split(':', 1)[0]}:***@{host}{slash}{path}"
 
 
 def scheme_of(url: str) -> str:
