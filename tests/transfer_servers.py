@@ -29,6 +29,9 @@ class Faults:
     fail_first: dict[str, int] = field(default_factory=dict)   # path -> 503s before serving
     drop_after: dict[str, int] = field(default_factory=dict)   # path -> bytes sent before a drop (once)
     no_ranges: set[str] = field(default_factory=set)
+    delay: dict[str, float] = field(default_factory=dict)  # path -> seconds before answering
+    busy: int = 0  # GETs being answered now, and the most at once
+    most_busy: int = 0
     auth: dict[str, str] = field(default_factory=dict)  # path -> the Authorization header it needs
     trickle: set[str] = field(default_factory=set)  # paths sent a byte every 50 ms
     replace_after_drop: dict[str, bytes] = field(default_factory=dict)  # path -> its content after a drop
@@ -74,6 +77,18 @@ class _Handler(BaseHTTPRequestHandler):
         return bool(left)
 
     def do_GET(self) -> None:
+        faults = self.server.faults
+        with self.server.lock:
+            faults.busy += 1
+            faults.most_busy = max(faults.most_busy, faults.busy)
+        try:
+            time.sleep(faults.delay.get(self.path, 0.0))
+            self._get()
+        finally:
+            with self.server.lock:
+                faults.busy -= 1
+
+    def _get(self) -> None:
         if self._fault():
             return
         needed = self.server.faults.auth.get(self.path)

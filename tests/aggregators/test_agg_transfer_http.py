@@ -10,6 +10,8 @@ import os
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from transfer_servers import FaultyHTTP, entry, run_transfer, tool
 
 DATA = bytes(range(256)) * 4096  # 1 MiB
@@ -157,6 +159,18 @@ def test_http_to_http_goes_through_a_temporary_file(tmp_path: Path, http_server:
     assert done.returncode == 0, done.stderr
     assert http_server.files["/b"] == b"inter-site"
     assert os.listdir(tmp_path) == ["transfers.json"]
+
+
+@pytest.mark.parametrize("threads", [1, 3])
+def test_threads_bound_the_transfers_at_once(tmp_path: Path, http_server: FaultyHTTP, threads: int) -> None:
+    entries = []
+    for n in range(6):
+        http_server.files[f"/f{n}"] = b"x"
+        http_server.faults.delay[f"/f{n}"] = 0.3
+        entries.append(entry(f"f{n}", [f"{http_server.url}/f{n}"], f"file://{tmp_path}/r/f{n}"))
+    done = run_transfer(tmp_path, entries, "--root", str(tmp_path / "r"), "--threads", str(threads))
+    assert done.returncode == 0, done.stderr
+    assert http_server.faults.most_busy == threads
 
 
 def test_link_executable_and_parallel_local_copies(tmp_path: Path) -> None:
