@@ -27,7 +27,7 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import click
 
@@ -44,7 +44,9 @@ from sheaf.cli._plan_args import (
     staging_sites,
     workflow_file,
 )
-from sheaf.codegen import PlanFiles, check_target, write_plan
+from sheaf.cli._plan_subwf import keep_ran_plan as _keep_ran_plan
+from sheaf.cli._plan_subwf import read_output_map, with_replica_files
+from sheaf.codegen import PlanContext, PlanFiles, check_target, write_plan
 from sheaf.codegen._layout import named_submit_dir, runs_parent, user_name
 from sheaf.errors import UsageError
 from sheaf.formats import Inputs, load_inputs
@@ -109,6 +111,12 @@ class _Where:
 @click.option("-q", "--quiet", count=True, help="Print only the submit directory.")
 @click.option("-X", "jvm_options", multiple=True, hidden=True)
 @click.option("-z", "--deferred", is_flag=True, hidden=True)
+@click.option("--cache", "caches", multiple=True, metavar="F1,F2",
+              help="Replica cache files (an upstream sub-workflow's outputs): preferred over --rc.")
+@click.option("--inherited-rc-files", "inherited_rc", multiple=True, metavar="F1,F2",
+              help="Replica catalogs a parent workflow passes down: below --rc.")
+@click.option("-m", "--output-map", type=click.Path(dir_okay=False),
+              help="Where to place outputs (a replica file): copies are made once produced.")
 @click.option("-V", "--version", is_flag=True, expose_value=False, is_eager=True, callback=_version,
               help="Print the version.")
 def command(**opts: object) -> None:
@@ -116,8 +124,7 @@ def command(**opts: object) -> None:
     _plan_command(**opts)  # type: ignore[arg-type]
 
 
-for _names in (("--cache",), ("--inherited-rc-files",), ("-j", "--job-prefix"),
-               ("-t", "--transformations-dir"), ("-m", "--output-map"), ("-F", "--forward"), ("--rescue",)):
+for _names in (("-j", "--job-prefix"), ("-t", "--transformations-dir"), ("-F", "--forward"), ("--rescue",)):
     command.params.append(_refused(*_names))
 
 
@@ -128,7 +135,8 @@ def _plan_command(*, workflow: str | None, dax: str | None, directory: str | Non
                   cluster: tuple[str, ...], conf: str | None, defines: tuple[str, ...], tc: str | None,
                   sc: str | None, rc: str | None, input_dir: tuple[str, ...], force: bool, force_replan: bool,
                   reuse: tuple[str, ...], submit: bool, as_json: bool, verbose: int, quiet: int,
-                  jvm_options: tuple[str, ...], deferred: bool) -> None:
+                  jvm_options: tuple[str, ...], deferred: bool, caches: tuple[str, ...],
+                  inherited_rc: tuple[str, ...], output_map: str | None) -> None:
     warnings = [f"-X{option}: a Java VM option; sheaf runs no JVM, ignored" for option in jvm_options]
     path, base = workflow_file(workflow, dax, directory, warnings)
     named = relative_submit_dir or relative_dir
@@ -136,7 +144,10 @@ def _plan_command(*, workflow: str | None, dax: str | None, directory: str | Non
         raise UsageError("--deferred replans into a named submit directory: give --relative-submit-dir")
     where = _Where(os.path.abspath(base or "."), named, deferred)
     if named is not None:
-        check_target(os.path.realpath(named_submit_dir(where.base, named)), deferred)
+        target = os.path.realpath(named_submit_dir(where.base, named))
+        if deferred and not force_replan and _keep_ran_plan(target, submit):
+            return
+        check_target(target, deferred)
     check_reuse(reuse)
     staging = StagingOptions(staging_sites(staging_site), split_commas(output_sites),
                              os.path.abspath(output_dir) if output_dir else None,
@@ -144,12 +155,18 @@ def _plan_command(*, workflow: str | None, dax: str | None, directory: str | Non
     inputs_dirs = input_dirs(input_dir)
     started = time.perf_counter()
     inputs = _load(path, conf, defines, tc, sc, rc)
+    inputs = replace(inputs, rc=with_replica_files(
+        inputs.rc, split_commas(caches), split_commas(inherited_rc),
+        inputs.properties.get_bool("pegasus.catalog.replica.cache.asrc", False)))
     exec_wf = _plan(inputs, split_commas(sites), staging.output_sites, split_commas(cluster))
     exec_wf.input_dir = exec_wf.input_dir or (os.pathsep.join(inputs_dirs) or None)
     exec_wf.site_catalog = exec_wf.site_catalog or inputs.sc
     exec_wf.replica_catalog = exec_wf.replica_catalog or inputs.rc
     record = {**staging.record(), "input_dirs": list(inputs_dirs), "force": force,
               "force_replan": force_replan, "basename": basename}
+    context = PlanContext(os.getcwd(), {key: os.path.abspath(value) for key in ("tc", "sc", "rc")
+                                        if (value := inputs.paths.get(key))},
+                          split_commas(sites), read_output_map(output_map))
     planned = time.perf_counter()
     dump: dict[str, object] = {}
 
@@ -159,7 +176,7 @@ def _plan_command(*, workflow: str | None, dax: str | None, directory: str | Non
                                          argv=sys.argv[1:]))
         return {"braindump.yml": _braindump.yaml_text(dump)}
 
-    files = _write(exec_wf, where, basename, extras, record)
+    files = _write(exec_wf, where, basename, extras, record, context)
     written = time.perf_counter()
     for warning in [*warnings, *exec_wf.warnings, *files.warnings, *staging.warnings()]:
         click.echo(f"sheaf: warning: {warning}", err=True)
@@ -175,13 +192,13 @@ def _plan_command(*, workflow: str | None, dax: str | None, directory: str | Non
 
 
 def _write(exec_wf: ExecutableWorkflow, where: _Where, basename: str | None,
-           extras: object, record: Mapping[str, object]) -> PlanFiles:
+           extras: object, record: Mapping[str, object], context: PlanContext) -> PlanFiles:
     if where.named is not None:
         target = named_submit_dir(where.base, where.named)
         return write_plan(exec_wf, target, replace=where.replace, basename=basename,
-                          extra_files=extras, options=record)  # type: ignore[arg-type]
+                          extra_files=extras, options=record, context=context)  # type: ignore[arg-type]
     return write_plan(exec_wf, where.parent(exec_wf.name), numbered=True, basename=basename,
-                      extra_files=extras, options=record)  # type: ignore[arg-type]
+                      extra_files=extras, options=record, context=context)  # type: ignore[arg-type]
 
 
 def _after(directory: str, *, submit: bool, foreground: bool, as_json: bool) -> None:
