@@ -213,7 +213,8 @@ def _output_map(exec_wf: ExecutableWorkflow, layout: Layout, staging: Staging, j
     if not wanted:
         return []
     job, after, pairs = output_map_jobs(
-        exec_wf, jobs, wanted, lambda j: site_workdir(staging, layout, j), os.path.join(layout.final_dir, "output-map.in"), tool_path("sheaf-transfer"))
+        exec_wf, jobs, wanted, lambda j: site_workdir(staging, layout, j),
+        os.path.join(layout.final_dir, "output-map.in"), tool_path("sheaf-transfer"))
     if job is not None:
         jobs.append(job)
         edges.extend((index, len(jobs) - 1) for index in after)
