@@ -81,16 +81,18 @@ class SubworkflowWriter:
         directory = dagman.get("dir")
         limits = throttles(own)
         dag = path
-        if limits:  # a wrapper whose CONFIG throttles the user's DAG, spliced in
+        if limits:  # a wrapper whose CONFIG throttles the user's DAG, spliced in (run in DIR all the same)
             dag = paths.abs(".subdag.dag")
             self.put(paths.rel(".subdag.config"), _config(limits, job.id))
             where = f" DIR {one_word(directory, 'a DIR profile')}" if directory else ""
             self.put(paths.rel(".subdag.dag"), f"# sub-workflow {job.id}: {path}, throttled\n"
                      f"CONFIG {paths.abs('.subdag.config')}\nSPLICE {safe_name(job.id)} {path}{where}\n")
-            directory = None
         lines = node_lines(job.id, dag, settings, out_file, subdag=True)
         if directory:
             lines[0] += f" DIR {one_word(directory, 'a DIR profile')}"
+            if not os.path.isdir(directory):
+                self.warnings.append(f"sub-workflow job '{job.id}': its DIR {directory} does not exist; "
+                                     "create it before the job runs, or the job fails")
         return lines
 
     def _pegasus(self, job: ExecJob, path: str, paths: JobPaths, settings: NodeSettings, out_file: str,
