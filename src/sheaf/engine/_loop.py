@@ -45,7 +45,7 @@ from sheaf.engine._backend import Backend, Event, Exited, Launch, Released, Remo
 from sheaf.engine._journal import Journal, Replay, replay
 from sheaf.engine._multidag import combine_dags, munges_names
 from sheaf.engine._nodejob import render_node, subdag_job
-from sheaf.engine._orphans import ATTEMPT_VARIABLE, attempt_token, stop_run_processes
+from sheaf.engine._orphans import ATTEMPT_VARIABLE, attempt_token, start_guard, stop_run_processes
 from sheaf.engine._procs import NO_TOLERANCE, ProcGroups, Tolerance
 from sheaf.engine._reports import newest_rescue, remove_stale_temporaries
 from sheaf.engine._runfiles import PARENT_ID_VARIABLE, RunFiles, dagman_id
@@ -675,6 +675,8 @@ def run_workflow(directory: str, *, backend: Backend | Callable[[], Backend],
         machine.dag_id = dagman_id()
         the_backend = _backend_of(backend)
         journal = Journal(paths["journal"], run_id)
+        if os.environ.get(PARENT_ID_VARIABLE):  # a SUBDAG's run: its jobs must not outlive it
+            start_guard(run_id)
         pre_done = frozenset(n for n, spec in dag.nodes.items() if spec.done or n in done)
         run = _Run(dag, descs, first, the_backend, journal, paths, clock, on_progress, progress_interval,
                    source, pre_done, names,
