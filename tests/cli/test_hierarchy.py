@@ -14,7 +14,18 @@ from pathlib import Path
 
 import hierarchy_examples as ex
 import pytest
-from Pegasus.api import File, Job, ReplicaCatalog, SubWorkflow, Workflow
+from Pegasus.api import (
+    Directory,
+    File,
+    FileServer,
+    Job,
+    Operation,
+    ReplicaCatalog,
+    Site,
+    SiteCatalog,
+    SubWorkflow,
+    Workflow,
+)
 
 BIN = Path(sys.executable).parent
 
@@ -229,6 +240,19 @@ def test_a_sub_workflow_file_only_at_a_globus_url_is_refused_naming_it(tmp_path:
     assert "Globus Online (go://)" in planned.stderr and "remote.yml" in planned.stderr
 
 
+def test_a_local_site_served_only_by_globus_is_warned_about(tmp_path: Path) -> None:
+    ex.setup(tmp_path)
+    ex.pegasus_workflow_job(tmp_path)
+    scratch = tmp_path / "local-site" / "scratch"
+    directory = Directory(Directory.SHARED_SCRATCH, str(scratch), shared_file_system=False)
+    directory.add_file_servers(FileServer(f"go://565ssssxxxx{scratch}", Operation.ALL))
+    site = Site("local").add_directories(directory)
+    SiteCatalog().add_sites(site, Site("condorpool")).write(str(tmp_path / "sites.yml"))
+    planned = sheaf("plan", "workflow.yml", "--dir", "runs", cwd=tmp_path)
+    assert planned.returncode == 0, planned.stderr
+    assert f"directory {scratch} is served only by a Globus Online endpoint (go://)" in planned.stderr
+
+
 @pytest.mark.parametrize(("argv", "expected"), [
     (["--input-dir", "in", "-vvv"], ["--input-dir", "/base/in", "-vvv"]),
     (["--input-dir=a,/abs,b"], ["--input-dir", "/base/a,/abs,/base/b"]),
@@ -245,3 +269,49 @@ def test_relative_paths_in_arguments_are_resolved_against_where_the_parent_was_p
     warnings: list[str] = []
     assert resolve_arguments(argv, "/base", warnings.append) == expected
     assert len(warnings) == sum(word in ("--dir", "--relative-dir") for word in argv)
+
+
+def test_dagman_maxpre_bounds_the_child_planners_running_at_once(tmp_path: Path) -> None:
+    ex.setup(tmp_path)
+    (tmp_path / "marks").mkdir()
+    for name in ("a", "b", "c"):
+        _leaf(tmp_path, name)
+    rc = ReplicaCatalog()
+    for name in ("a", "b", "c"):
+        rc.add_replica("local", f"{name}.yml", "file://" + str(tmp_path / f"{name}.yml"))
+    Workflow("wide").add_replica_catalog(rc).add_jobs(
+        *(SubWorkflow(f"{name}.yml", False, _id=f"to{name}") for name in ("a", "b", "c"))
+    ).write(str(tmp_path / "workflow.yml"))
+    submit, run = plan_and_run(tmp_path, "-Ddagman.maxpre=1")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "DAGMAN_MAX_PRE_SCRIPTS = 1" in (submit / "wide.dag.config").read_text()
+    running = 0
+    for line in (submit / "jobstate.log").read_text().splitlines():
+        event = line.split()[2]
+        running += event == "PRE_SCRIPT_STARTED"
+        running -= event in ("PRE_SCRIPT_SUCCESS", "PRE_SCRIPT_FAILURE")
+        assert running <= 1, line
+    assert len(list(submit.glob("*.pre.log"))) == 3
+
+
+def test_condor_dagman_is_found_by_the_chapters_rules(tmp_path: Path) -> None:
+    from Pegasus.api import Transformation, TransformationCatalog
+
+    from sheaf.codegen._subworkflow import condor_dagman, properties_text
+    from sheaf.formats import read_transformation_catalog
+
+    tc_file = tmp_path / "tc.yml"
+    TransformationCatalog().add_transformations(Transformation(
+        "dagman", namespace="condor", site="local", pfn="/opt/condor/bin/condor_dagman",
+        is_stageable=False)).write(str(tc_file))
+    tc = read_transformation_catalog(tc_file)
+    env = {"CONDOR_HOME": "/home/c", "CONDOR_LOCATION": "/loc/c", "PATH": str(tmp_path)}
+    assert condor_dagman(tc, env) == "/opt/condor/bin/condor_dagman"
+    assert condor_dagman(None, env) == "/home/c/bin/condor_dagman"
+    assert condor_dagman(None, {**env, "CONDOR_HOME": ""}) == "/loc/c/bin/condor_dagman"
+    assert condor_dagman(None, {"PATH": str(tmp_path)}) is None
+    (tmp_path / "condor_dagman").write_text("#!/bin/sh\n")
+    (tmp_path / "condor_dagman").chmod(0o755)
+    assert condor_dagman(None, {"PATH": str(tmp_path)}) == str(tmp_path / "condor_dagman")
+    # one job's throttles stay with its child: they are not in the properties passed further down
+    assert "sheaf.subdag" not in properties_text({"sheaf.subdag.maxjobs": "3", "dagman.retry": "1"})

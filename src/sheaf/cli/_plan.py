@@ -166,7 +166,7 @@ def _plan_command(*, workflow: str | None, dax: str | None, directory: str | Non
               "force_replan": force_replan, "basename": basename}
     context = PlanContext(os.getcwd(), {key: os.path.abspath(value) for key in ("tc", "sc", "rc")
                                         if (value := inputs.paths.get(key))},
-                          split_commas(sites), read_output_map(output_map))
+                          split_commas(sites), read_output_map(output_map), inputs.tc)
     planned = time.perf_counter()
     dump: dict[str, object] = {}
 

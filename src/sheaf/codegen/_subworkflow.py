@@ -35,6 +35,7 @@ of the parent (at the path that job writes it to, read when the child is planned
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -42,6 +43,8 @@ from sheaf.codegen._dag import THROTTLES
 from sheaf.codegen._staging import find_local
 from sheaf.errors import PlanningError
 from sheaf.formats import format_properties
+from sheaf.model import TransformationCatalog
+from sheaf.model._urls import file_url_path
 from sheaf.model._workflow import all_uses
 from sheaf.planner import ExecJob, ExecutableWorkflow
 
@@ -73,6 +76,21 @@ class PlanContext:
     catalog_files: Mapping[str, str] = field(default_factory=dict)
     sites: tuple[str, ...] = ()
     output_map: Mapping[str, str] = field(default_factory=dict)
+    transformations: TransformationCatalog | None = None
+
+
+def condor_dagman(tc: TransformationCatalog | None, environ: Mapping[str, str]) -> str | None:
+    """The ``condor_dagman`` that runs the sub-DAGs of the HTCondor output, by the chapter's rules:
+    the transformation ``condor::dagman`` on site ``local``, else ``$CONDOR_HOME/bin/condor_dagman``,
+    else ``$CONDOR_LOCATION/bin/condor_dagman``, else the one on ``PATH`` (None: none found)."""
+    entry = tc.lookup("condor", "dagman", None) if tc is not None else None
+    local = entry.site("local") if entry is not None else None
+    if local is not None:
+        return file_url_path(local.pfn) or local.pfn
+    for variable in ("CONDOR_HOME", "CONDOR_LOCATION"):
+        if environ.get(variable):
+            return os.path.join(environ[variable], "bin", "condor_dagman")
+    return shutil.which("condor_dagman", path=environ.get("PATH"))
 
 
 def subworkflow_file(job: ExecJob, exec_wf: ExecutableWorkflow,
@@ -222,3 +240,18 @@ def output_map_jobs(exec_wf: ExecutableWorkflow, jobs: Sequence[ExecJob], wanted
     job = ExecJob(id=f"stage_out_output_map_{exec_wf.name}"[:100], type="stage_out", site="local",
                   transformation=None, level=0, executable=transfer, arguments=("--root", root, pairs_file))
     return job, sorted(set(after)), pairs
+
+
+def globus_warning(exec_wf: ExecutableWorkflow) -> str | None:
+    """The chapter's Globus caveat, when it applies: a directory of the local site served only through a
+    Globus Online endpoint (``go://``) without ``sharedFileSystem``, in a plan with sub-workflows."""
+    site = exec_wf.site_catalog.get("local") if exec_wf.site_catalog is not None else None
+    for directory in (site.directories if site is not None else ()):
+        if directory.shared_file_system or not directory.file_servers:
+            continue
+        if all(server.url.startswith("go://") for server in directory.file_servers):
+            return (f"the local site's {directory.type} directory {directory.path} is served only by a "
+                    "Globus Online endpoint (go://): a sub-workflow's planner on the submit host reads "
+                    "local files, and Globus cannot transfer between go:// and file:// URLs; set "
+                    "sharedFileSystem: true on it (see 'Hierarchical workflows and Globus' in the README)")
+    return None

@@ -16,6 +16,7 @@ from sheaf.codegen._layout import JobPaths, Layout, safe_name
 from sheaf.codegen._subworkflow import (
     SUBDAG_PREFIX,
     PlanContext,
+    globus_warning,
     one_word,
     option_given,
     output_lfns,
@@ -59,6 +60,9 @@ class SubworkflowWriter:
         self.exec_wf, self.layout, self.context, self.paths_of = exec_wf, layout, context, paths_of
         self.put, self.workdir, self.warnings = put, workdir, warnings
         self.produced = produced_files(exec_wf, workdir)
+        caveat = globus_warning(exec_wf)
+        if caveat:
+            warnings.append(caveat)
         self.by_task = {job.tasks[0].id: job for job in exec_wf.jobs if job.type == "subworkflow"}
         self.readers: dict[str, list[ExecJob]] = {}
         owner = {task.id: job for job in exec_wf.jobs for task in job.tasks}

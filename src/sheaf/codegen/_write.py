@@ -90,7 +90,7 @@ from sheaf.codegen._submit import (
     shared_vars,
     with_streams,
 )
-from sheaf.codegen._subworkflow import PlanContext, output_map_jobs, produced_files
+from sheaf.codegen._subworkflow import PlanContext, condor_dagman, output_map_jobs, produced_files
 from sheaf.codegen._subworkflow_node import SubworkflowWriter, cache_text
 from sheaf.errors import PlanningError, StorageError
 from sheaf.model import Graph, Profiles, build_graph, merge_profiles
@@ -385,6 +385,8 @@ class _Writer:
         for rel, text in self.containers.files.items():
             self._mkdir(os.path.dirname(rel))
             self.put(rel, text)
+        if self.subwf is not None:  # for condor_submit_dag -dagman, which passes it down to every sub-DAG
+            self.options["condor_dagman"] = condor_dagman(self.context.transformations, os.environ)
         self.put("plan.json", encode_plan(wf.name, out.records, jobs, edges, wf.sites, wf.output_sites,
                                           wf.clustering, self.options))
         final = self.layout.final_dir
