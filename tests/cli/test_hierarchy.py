@@ -117,6 +117,22 @@ def test_pegasus_plan_options_in_a_sub_workflows_arguments(tmp_path: Path) -> No
     assert not (tmp_path / "elsewhere").exists() and not (tmp_path / "runs" / "x").exists()
 
 
+def test_every_planner_argument_the_python_api_writes_is_taken(tmp_path: Path) -> None:
+    ex.setup(tmp_path)
+    (tmp_path / "in2").mkdir()
+    (tmp_path / "p.props").write_text("pegasus.mode = production\n")
+    job = SubWorkflow("blackdiamond.yml", False, _id="bd").add_planner_args(
+        conf="p.props", basename="bb", cluster=["horizontal"], sites=["condorpool"], output_sites=["local"],
+        staging_sites={"condorpool": "local"}, input_dirs=["input", "in2"], output_dir="out", dir="d",
+        relative_dir="rd", random_dir=True, relative_submit_dir="rsd", cleanup="leaf", verbose=3,
+        force=True, force_replan=True, submit=True, java_options=["mx1g"], **{"pegasus.mode": "production"})
+    Workflow("pa").add_jobs(job).write(str(tmp_path / "workflow.yml"))
+    submit, run = plan_and_run(tmp_path)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "analyze->f.d" in one(submit / "jobs", "f.d").read_text()
+    assert one(submit / "jobs", "bb.dag").is_file()
+
+
 def _leaf(top: Path, name: str) -> None:
     Workflow(name).add_jobs(Job("keg", _id="leafjob").add_args("-a", name, "-M", str(top / "marks"))) \
         .write(str(top / f"{name}.yml"))
@@ -259,6 +275,7 @@ def test_a_local_site_served_only_by_globus_is_warned_about(tmp_path: Path) -> N
     (["-Iin", "--conf", "p.props", "--input", "x"], ["--input-dir", "/base/in", "--conf", "/base/p.props",
                                                     "--input-dir", "/base/x"]),
     (["--dir", "d", "--relative-dir", "r", "--sites", "s"], ["--sites", "s"]),
+    (["-S", "--submit", "-d", "x", "-v"], ["-v"]),
     (["--rc", "file:///x/rc.txt", "--output-sites", "local"], ["--rc", "file:///x/rc.txt", "--output-sites",
                                                                "local"]),
 ])
@@ -268,7 +285,7 @@ def test_relative_paths_in_arguments_are_resolved_against_where_the_parent_was_p
 
     warnings: list[str] = []
     assert resolve_arguments(argv, "/base", warnings.append) == expected
-    assert len(warnings) == sum(word in ("--dir", "--relative-dir") for word in argv)
+    assert len(warnings) == sum(word in ("--dir", "--relative-dir", "-d", "-S", "--submit") for word in argv)
 
 
 def test_dagman_maxpre_bounds_the_child_planners_running_at_once(tmp_path: Path) -> None:

@@ -29,7 +29,8 @@ from sheaf.model._urls import file_url_path
 def _read(paths: Sequence[str]) -> ReplicaCatalog | None:
     merged: ReplicaCatalog | None = None
     for path in paths:
-        if not os.path.exists(path):
+        if not os.path.exists(path):  # an upstream sibling that planned nothing, or a user's typo
+            click.echo(f"sheaf: warning: replica file {path} does not exist; skipped", err=True)
             continue
         catalog = read_replica_catalog(path)
         merged = catalog if merged is None else merged.merged_with(catalog)

@@ -55,8 +55,8 @@ _DIR_OPTIONS = ("--dir", "--relative-dir", "--relative-submit-dir")
 #: pegasus-plan options whose values are paths (comma lists for the repeatable ones)
 _PATH_OPTIONS = ("--input-dir", "--conf", "--tc", "--sc", "--rc", "--output-dir", "--dax", "--reuse",
                  "--cache", "--inherited-rc-files", "--output-map", "--transformations-dir")
-_SHORT = {"-I": "--input-dir", "-c": "--conf", "-O": "--output-dir", "-R": "--reuse", "-d": "--dir",
-          "-m": "--output-map", "-t": "--transformations-dir"}
+_SHORT = {"-S": "--submit", "-I": "--input-dir", "-c": "--conf", "-O": "--output-dir", "-R": "--reuse",
+          "-d": "--dir", "-m": "--output-map", "-t": "--transformations-dir"}
 #: every long option of pegasus-plan 5.x, for GNU-style unique prefixes
 _LONG = ("--basename", "--cache", "--cleanup", "--cluster", "--conf", "--dax", "--deferred", "--dir",
          "--force", "--force-replan", "--forward", "--help", "--inherited-rc-files", "--input-dir",
@@ -156,14 +156,18 @@ def _absolute(value: str, base: str) -> str:
 
 
 def resolve_arguments(argv: Sequence[str], base: str, warn: Callable[[str], None]) -> list[str]:
-    """The job's pegasus-plan arguments with relative paths made absolute against ``base`` and the
-    directory options dropped (with a warning each)."""
+    """The job's pegasus-plan arguments with relative paths made absolute against ``base``, and the
+    directory options and ``--submit`` dropped (with a warning each)."""
     out: list[str] = []
     words = list(argv)
     i = 0
     while i < len(words):
         word = words[i]
         name = _long_name(word)
+        if name == "--submit":
+            warn(f"{word}: a sub-workflow runs as its job in the parent; dropped")
+            i += 1
+            continue
         if name is None or (name not in _PATH_OPTIONS and name not in _DIR_OPTIONS):
             out.append(word)
             i += 1

@@ -63,7 +63,8 @@ class SubworkflowWriter:
         caveat = globus_warning(exec_wf)
         if caveat:
             warnings.append(caveat)
-        self.by_task = {job.tasks[0].id: job for job in exec_wf.jobs if job.type == "subworkflow"}
+        self.by_task = {job.tasks[0].id: job for job in exec_wf.jobs if job.type == "subworkflow"
+                        and _kind(exec_wf, job) == "pegasusWorkflow"}  # those that write a cache file
         self.readers: dict[str, list[ExecJob]] = {}
         owner = {task.id: job for job in exec_wf.jobs for task in job.tasks}
         for parent, children in exec_wf.workflow.dependencies.items():
@@ -167,6 +168,11 @@ class SubworkflowWriter:
 
     def _warn(self, job: ExecJob) -> Callable[[str], None]:
         return lambda text: self.warnings.append(f"sub-workflow job '{job.id}': {text}")
+
+
+def _kind(exec_wf: ExecutableWorkflow, job: ExecJob) -> str:
+    abstract = exec_wf.workflow.jobs.get(job.tasks[0].id)
+    return abstract.type if abstract is not None else "pegasusWorkflow"
 
 
 def _config(limits: Mapping[str, str], subject: str) -> str:
