@@ -13,8 +13,10 @@ directory); the plan goes to ``<dir>/<user>/pegasus/<workflow>/runNNNN``, a new 
 unless ``--relative-submit-dir`` (else ``--relative-dir``) names it, and then that directory must be
 new or empty: a plan never overwrites an earlier one.  ``--submit`` starts ``sheaf run`` on it in the
 background, as pegasus-run does (``_detach``), and says how to watch it.  ``--deferred`` (how sheaf's
-own sub-workflow jobs plan, as Pegasus's do) replaces the earlier plan in the named directory and,
-with ``--submit``, runs it in the foreground, the job waiting for its sub-workflow.
+own sub-workflow jobs plan, in their PRE script, as Pegasus's do) replaces the earlier plan in the
+named directory -- unless the sub-workflow ran there before, which is then kept and resumed
+(``--force-replan`` replans; ``_plan_subwf``) -- and, with ``--submit``, runs it in the foreground.
+``--cache``, ``--inherited-rc-files`` and ``--output-map`` are what a parent passes its child.
 
 Bad input of any kind is one message and exit 2 (the group's error boundary), before anything is
 written.
