@@ -332,3 +332,23 @@ def test_condor_dagman_is_found_by_the_chapters_rules(tmp_path: Path) -> None:
     assert condor_dagman(None, {"PATH": str(tmp_path)}) == str(tmp_path / "condor_dagman")
     # one job's throttles stay with its child: they are not in the properties passed further down
     assert "sheaf.subdag" not in properties_text({"sheaf.subdag.maxjobs": "3", "dagman.retry": "1"})
+
+
+def test_a_throttled_condor_workflow_keeps_its_relative_paths_and_its_final_node(tmp_path: Path) -> None:
+    ex.setup(tmp_path)
+    dags = tmp_path / "dags"
+    dags.mkdir()
+    (dags / "t.sub").write_text("universe = local\nexecutable = /usr/bin/touch\narguments = $(out)\nqueue\n")
+    (dags / "plain.dag").write_text('JOB A t.sub\nVARS A out="plain-ran"\n')
+    (dags / "final.dag").write_text('JOB A t.sub\nVARS A out="a-ran"\nFINAL F t.sub\nVARS F out="final-ran"\n')
+    rc = ReplicaCatalog()
+    for name in ("plain.dag", "final.dag"):
+        rc.add_replica("local", name, "file://" + str(dags / name))
+    Workflow("dags").add_replica_catalog(rc).add_jobs(
+        *(SubWorkflow(name, True).add_dagman_profile(max_jobs="1") for name in ("plain.dag", "final.dag"))
+    ).write(str(tmp_path / "workflow.yml"))
+    planned = sheaf("plan", "workflow.yml", "--dir", "runs", "--relative-dir", "p", cwd=tmp_path)
+    assert "has a FINAL node, so it cannot be spliced" in planned.stderr
+    run = sheaf("run", "runs/p", cwd=tmp_path)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert {p.name for p in dags.glob("*-ran")} == {"plain-ran", "a-ran", "final-ran"}

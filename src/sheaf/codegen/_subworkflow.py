@@ -7,7 +7,9 @@ submitted, so a PRE script or an earlier job may write it.
 - ``condorWorkflow`` (the file is a DAG): ``SUBDAG EXTERNAL <id> <dag> [DIR <d>]``, ``DIR`` from the
   job's dagman ``dir`` profile (it must exist when the node runs, as the chapter says; a missing one
   fails that node).  With throttle profiles the node runs a small wrapper DAG,
-  ``<id>.subdag.dag``, whose ``CONFIG`` holds them and which splices the user's DAG.
+  ``<id>.subdag.dag``, whose ``CONFIG`` holds them and which splices the user's DAG with ``DIR``
+  (the profile's, else the DAG file's directory, so its relative paths mean what they did).  A DAG
+  with a FINAL node cannot be spliced: it runs unwrapped and the throttles are warned about.
 - ``pegasusWorkflow`` (the file is an abstract workflow): *deferred planning*, as Pegasus does it --
   ``SCRIPT DEBUG <submit dir>/<id>.pre.log ALL PRE <id> sheaf plan ... --deferred`` plans the child
   into ``jobs/NNN/<id>.plan`` when the node becomes ready (its inputs exist by then; ``dagman.maxpre``

@@ -86,12 +86,16 @@ class SubworkflowWriter:
         directory = dagman.get("dir")
         limits = throttles(own)
         dag = path
-        if limits:  # a wrapper whose CONFIG throttles the user's DAG, spliced in (run in DIR all the same)
+        if limits and _has_final(path):
+            self.warnings.append(f"sub-workflow job '{job.id}': {path} has a FINAL node, so it cannot be "
+                                 "spliced into a throttled wrapper; its dagman throttles are not applied "
+                                 "(put them in the DAG's own CONFIG file)")
+        elif limits:  # a wrapper whose CONFIG throttles the user's DAG, spliced in from its directory
             dag = paths.abs(".subdag.dag")
             self.put(paths.rel(".subdag.config"), _config(limits, job.id))
-            where = f" DIR {one_word(directory, 'a DIR profile')}" if directory else ""
+            where = one_word(directory or os.path.dirname(path), "a DIR profile")
             self.put(paths.rel(".subdag.dag"), f"# sub-workflow {job.id}: {path}, throttled\n"
-                     f"CONFIG {paths.abs('.subdag.config')}\nSPLICE {safe_name(job.id)} {path}{where}\n")
+                     f"CONFIG {paths.abs('.subdag.config')}\nSPLICE {safe_name(job.id)} {path} DIR {where}\n")
         lines = node_lines(job.id, dag, settings, out_file, subdag=True)
         if directory:
             lines[0] += f" DIR {one_word(directory, 'a DIR profile')}"
@@ -168,6 +172,15 @@ class SubworkflowWriter:
 
     def _warn(self, job: ExecJob) -> Callable[[str], None]:
         return lambda text: self.warnings.append(f"sub-workflow job '{job.id}': {text}")
+
+
+def _has_final(path: str) -> bool:
+    """Whether the DAG file (when it exists yet) declares a FINAL node, which a splice cannot hold."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            return any(line.lstrip().upper().startswith("FINAL") for line in handle)
+    except OSError:
+        return False
 
 
 def _kind(exec_wf: ExecutableWorkflow, job: ExecJob) -> str:
