@@ -340,7 +340,8 @@ def test_a_throttled_condor_workflow_keeps_its_relative_paths_and_its_final_node
     dags.mkdir()
     (dags / "t.sub").write_text("universe = local\nexecutable = /usr/bin/touch\narguments = $(out)\nqueue\n")
     (dags / "plain.dag").write_text('JOB A t.sub\nVARS A out="plain-ran"\n')
-    (dags / "final.dag").write_text('JOB A t.sub\nVARS A out="a-ran"\nFINAL F t.sub\nVARS F out="final-ran"\n')
+    (dags / "final.dag").write_text('JOB A t.sub\nVARS A out="a-ran"\n'
+                                    'FINAL F t.sub\nVARS F out="final-ran"\n')
     rc = ReplicaCatalog()
     for name in ("plain.dag", "final.dag"):
         rc.add_replica("local", name, "file://" + str(dags / name))
