@@ -353,3 +353,13 @@ def test_a_throttled_condor_workflow_keeps_its_relative_paths_and_its_final_node
     run = sheaf("run", "runs/p", cwd=tmp_path)
     assert run.returncode == 0, run.stdout + run.stderr
     assert {p.name for p in dags.glob("*-ran")} == {"plain-ran", "a-ran", "final-ran"}
+
+
+def test_a_sub_workflow_named_by_an_absolute_path_is_read_where_it_is(tmp_path: Path) -> None:
+    ex.setup(tmp_path)
+    (tmp_path / "marks").mkdir()
+    _leaf(tmp_path, "leaf")
+    Workflow("abs").add_jobs(SubWorkflow(str(tmp_path / "leaf.yml"), False)).write(str(tmp_path / "workflow.yml"))
+    submit, run = plan_and_run(tmp_path)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert [p.name.split(".")[0] for p in (tmp_path / "marks").iterdir()] == ["leaf"]
