@@ -359,7 +359,8 @@ def test_a_sub_workflow_named_by_an_absolute_path_is_read_where_it_is(tmp_path: 
     ex.setup(tmp_path)
     (tmp_path / "marks").mkdir()
     _leaf(tmp_path, "leaf")
-    Workflow("abs").add_jobs(SubWorkflow(str(tmp_path / "leaf.yml"), False)).write(str(tmp_path / "workflow.yml"))
-    submit, run = plan_and_run(tmp_path)
+    wf = Workflow("abs").add_jobs(SubWorkflow(str(tmp_path / "leaf.yml"), False))
+    wf.write(str(tmp_path / "workflow.yml"))
+    _, run = plan_and_run(tmp_path)
     assert run.returncode == 0, run.stdout + run.stderr
     assert [p.name.split(".")[0] for p in (tmp_path / "marks").iterdir()] == ["leaf"]
