@@ -288,6 +288,15 @@ def test_relative_paths_in_arguments_are_resolved_against_where_the_parent_was_p
     assert len(warnings) == sum(word in ("--dir", "--relative-dir", "-d", "-S", "--submit") for word in argv)
 
 
+@pytest.mark.parametrize(("argv", "basename"), [
+    (["-v", "--basename", "a"], "a"), (["--basename=b", "-v"], "b"), (["-bc"], "c"),
+    (["-b", "d", "--base", "e"], "e"), (["-v"], None)])
+def test_the_basename_a_sub_workflow_job_gives_its_child(argv: list[str], basename: str | None) -> None:
+    from sheaf.codegen._subworkflow import option_given
+
+    assert option_given(argv, "--basename") == basename
+
+
 def test_dagman_maxpre_bounds_the_child_planners_running_at_once(tmp_path: Path) -> None:
     ex.setup(tmp_path)
     (tmp_path / "marks").mkdir()

@@ -57,8 +57,8 @@ _DIR_OPTIONS = ("--dir", "--relative-dir", "--relative-submit-dir")
 #: pegasus-plan options whose values are paths (comma lists for the repeatable ones)
 _PATH_OPTIONS = ("--input-dir", "--conf", "--tc", "--sc", "--rc", "--output-dir", "--dax", "--reuse",
                  "--cache", "--inherited-rc-files", "--output-map", "--transformations-dir")
-_SHORT = {"-S": "--submit", "-I": "--input-dir", "-c": "--conf", "-O": "--output-dir", "-R": "--reuse",
-          "-d": "--dir", "-m": "--output-map", "-t": "--transformations-dir"}
+_SHORT = {"-b": "--basename", "-S": "--submit", "-I": "--input-dir", "-c": "--conf", "-O": "--output-dir",
+          "-R": "--reuse", "-d": "--dir", "-m": "--output-map", "-t": "--transformations-dir"}
 #: every long option of pegasus-plan 5.x, for GNU-style unique prefixes
 _LONG = ("--basename", "--cache", "--cleanup", "--cluster", "--conf", "--dax", "--deferred", "--dir",
          "--force", "--force-replan", "--forward", "--help", "--inherited-rc-files", "--input-dir",
@@ -157,6 +157,17 @@ def _absolute(value: str, base: str) -> str:
                     else part for part in value.split(","))
 
 
+def _value(words: Sequence[str], i: int) -> tuple[str, int]:
+    """The value of the option at ``words[i]`` (``--name=v``, ``-Xv`` or the next word) and the index
+    of the word after it."""
+    word = words[i]
+    if word.startswith("--") and "=" in word:
+        return word.split("=", 1)[1], i + 1
+    if not word.startswith("--") and len(word) > 2:
+        return word[2:], i + 1
+    return (words[i + 1] if i + 1 < len(words) else ""), i + 2
+
+
 def resolve_arguments(argv: Sequence[str], base: str, warn: Callable[[str], None]) -> list[str]:
     """The job's pegasus-plan arguments with relative paths made absolute against ``base``, and the
     directory options and ``--submit`` dropped (with a warning each)."""
@@ -174,10 +185,7 @@ def resolve_arguments(argv: Sequence[str], base: str, warn: Callable[[str], None
             out.append(word)
             i += 1
             continue
-        attached = word.split("=", 1)[1] if word.startswith("--") and "=" in word else (
-            word[2:] if not word.startswith("--") and len(word) > 2 else None)
-        value = attached if attached is not None else (words[i + 1] if i + 1 < len(words) else "")
-        i += 1 if attached is not None else 2
+        value, i = _value(words, i)
         if name in _DIR_OPTIONS:
             warn(f"{name} {value}: sheaf names a sub-workflow's directory itself; dropped")
             continue
@@ -186,12 +194,14 @@ def resolve_arguments(argv: Sequence[str], base: str, warn: Callable[[str], None
 
 
 def option_given(argv: Sequence[str], name: str) -> str | None:
-    """The value the job's arguments give the long option ``name``, the last one winning."""
-    value = None
-    for i, word in enumerate(argv):
-        if _long_name(word) == name:
-            value = word.split("=", 1)[1] if "=" in word else (argv[i + 1] if i + 1 < len(argv) else "")
-    return value
+    """The value the job's arguments give the option ``name`` (long name), the last one winning."""
+    found, i = None, 0
+    while i < len(argv):
+        if _long_name(argv[i]) == name:
+            found, i = _value(argv, i)
+        else:
+            i += 1
+    return found
 
 
 def produced_files(exec_wf: ExecutableWorkflow, workdir: Callable[[ExecJob], str]) -> dict[str, str]:

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 
 from sheaf.codegen._dag import THROTTLES, NodeSettings, node_lines
-from sheaf.codegen._layout import JobPaths, Layout, safe_name
+from sheaf.codegen._layout import JobPaths, Layout, dag_basename, safe_name
 from sheaf.codegen._subworkflow import (
     SUBDAG_PREFIX,
     PlanContext,
@@ -114,11 +114,13 @@ class SubworkflowWriter:
         child_dir = paths.abs(".plan")
         command = [_tool("sheaf"), "plan", path, *self._inherited(job, paths),
                    *resolve_arguments(argv, self._planned_in(), self._warn(job))]
-        command += [f"-D{SUBDAG_PREFIX}{key}={value}" for key, value in throttles(own).items()]
+        limits = throttles(own)
+        _config(limits, job.id)  # a bad value is this plan's error, not the child planner's
+        command += [f"-D{SUBDAG_PREFIX}{key}={value}" for key, value in limits.items()]
         if option_given(argv, "--basename") is None:
             command += ["--basename", basename]
         command += ["--dir", child_dir, "--relative-submit-dir", ".", "--deferred"]
-        dag = os.path.join(child_dir, f"{safe_name(basename)}.dag")
+        dag = os.path.join(child_dir, f"{dag_basename(basename)}.dag")
         lines = node_lines(job.id, dag, replace(settings, pre=None), out_file, subdag=True)
         log = os.path.join(self.layout.final_dir, f"{job.id}.pre.log")
         script = " ".join(one_word(word, f"sub-workflow job '{job.id}': argument") for word in command)
@@ -151,7 +153,7 @@ class SubworkflowWriter:
     def _cache_of(self, job: ExecJob) -> str:
         child = self.paths_of(job.id).abs(".plan")
         basename = option_given(job.tasks[0].argv, "--basename") or job.tasks[0].id
-        return os.path.join(child, f"{safe_name(basename)}.cache")
+        return os.path.join(child, f"{dag_basename(basename)}.cache")
 
     def _output_map(self, job: ExecJob) -> dict[str, str]:
         """lfn -> where a compute job of the parent that reads the child's output looks for it."""
