@@ -147,9 +147,9 @@ def _plan_command(*, workflow: str | None, dax: str | None, directory: str | Non
     where = _Where(os.path.abspath(base or "."), named, deferred)
     if named is not None:
         target = os.path.realpath(named_submit_dir(where.base, named))
+        check_target(target, deferred)  # first: a directory a workflow runs in is refused, never kept
         if deferred and not force_replan and _keep_ran_plan(target, submit):
             return
-        check_target(target, deferred)
     check_reuse(reuse)
     staging = StagingOptions(staging_sites(staging_site), split_commas(output_sites),
                              os.path.abspath(output_dir) if output_dir else None,
