@@ -373,3 +373,18 @@ def test_a_sub_workflow_named_by_an_absolute_path_is_read_where_it_is(tmp_path: 
     _, run = plan_and_run(tmp_path)
     assert run.returncode == 0, run.stdout + run.stderr
     assert [p.name.split(".")[0] for p in (tmp_path / "marks").iterdir()] == ["leaf"]
+
+
+def test_a_sub_workflow_reads_a_file_a_compute_job_of_its_parent_wrote(tmp_path: Path) -> None:
+    ex.setup(tmp_path)
+    fx, fy = File("f.x"), File("f.y")
+    Workflow("reader").add_jobs(Job("keg", _id="read").add_args("-a", "read", "-i", fx, "-o", fy)
+                                .add_inputs(fx).add_outputs(fy)).write(str(tmp_path / "reader.yml"))
+    rc = ReplicaCatalog().add_replica("local", "reader.yml", "file://" + str(tmp_path / "reader.yml"))
+    top = Workflow("writes").add_replica_catalog(rc)
+    write = Job("keg", _id="write").add_args("-a", "write", "-o", fx).add_outputs(fx)
+    sub = SubWorkflow("reader.yml", False, _id="sub").add_inputs(fx)
+    top.add_jobs(write, sub).add_dependency(write, children=[sub]).write(str(tmp_path / "workflow.yml"))
+    submit, run = plan_and_run(tmp_path)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert one(submit / "jobs", "f.y").read_text() == "write->f.x\nread->f.y\n"

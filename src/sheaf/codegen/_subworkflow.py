@@ -20,7 +20,8 @@ What the child plan inherits (Pegasus's sub-workflow planning): the parent's pro
 ``<id>.properties``), its ``--sites``, the standalone catalogs it read (named or found by default
 names), and its inline replica catalog one level down (``--inherited-rc-files <id>.rc.yml``); an
 edge from another sub-workflow job adds that sibling's cache file (``--cache``: where its outputs
-were planned to be); a compute job of the parent reading one of the child's outputs adds
+were planned to be), and inputs written by compute jobs of the parent a cache file of their own
+(``<id>.inputs.cache``); a compute job of the parent reading one of the child's outputs adds
 ``--output-map <id>.output.map`` (where the parent's job will look for it).  Then come the job's own
 arguments, which win; relative paths in them are resolved against the directory the parent was
 planned in, as Pegasus resolves them.  ``--dir``, ``--relative-dir`` and ``--relative-submit-dir`` in

@@ -144,11 +144,22 @@ class SubworkflowWriter:
             upstream = self.by_task.get(parent)
             if upstream is not None and job.tasks[0].id in children:
                 out += ["--cache", self._cache_of(upstream)]
+        made = self._inputs_made_here(job)
+        if made:  # inputs an earlier job of this workflow writes: where it writes them
+            self.put(paths.rel(".inputs.cache"), cache_text(made))
+            out += ["--cache", paths.abs(".inputs.cache")]
         wanted = self._output_map(job)
         if wanted:
             self.put(paths.rel(".output.map"), cache_text(wanted))
             out += ["--output-map", paths.abs(".output.map")]
         return out
+
+    def _inputs_made_here(self, job: ExecJob) -> dict[str, str]:
+        abstract = self.exec_wf.workflow.jobs.get(job.tasks[0].id)
+        if abstract is None:
+            return {}
+        return {use.lfn: self.produced[use.lfn] for use in abstract.uses
+                if use.type == "input" and use.lfn in self.produced and use.lfn != abstract.file}
 
     def _cache_of(self, job: ExecJob) -> str:
         child = self.paths_of(job.id).abs(".plan")
