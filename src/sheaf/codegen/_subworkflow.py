@@ -17,8 +17,9 @@ submitted, so a PRE script or an earlier job may write it.
   ``<id>.plan/<basename>.dag`` (basename: the job's ``--basename``, else its id).
 
 What the child plan inherits (Pegasus's sub-workflow planning): the parent's properties (in
-``<id>.properties``), its ``--sites``, the standalone catalogs it read (named or found by default
-names), and its inline replica catalog one level down (``--inherited-rc-files <id>.rc.yml``); an
+``subworkflows.properties``, one file for every child of the plan), its ``--sites``, the standalone
+catalogs it read (named or found by default names), and its inline replica catalog one level down
+(``--inherited-rc-files subworkflows.rc.yml``); an
 edge from another sub-workflow job adds that sibling's cache file (``--cache``: where its outputs
 were planned to be), and inputs written by compute jobs of the parent a cache file of their own
 (``<id>.inputs.cache``); a compute job of the parent reading one of the child's outputs adds

@@ -1,7 +1,8 @@
 """The DAG lines and side files of one sub-workflow job (policy in ``_subworkflow``).
 
 ``SubworkflowWriter.lines`` is called once per sub-workflow job by ``_write``; it writes the job's
-side files through the writer's ``put`` (``<id>.properties``, ``<id>.rc.yml``, ``<id>.output.map``,
+side files through the writer's ``put`` (the plan's ``subworkflows.properties`` and
+``subworkflows.rc.yml`` once, ``<id>.inputs.cache``, ``<id>.output.map``,
 a throttled condorWorkflow's wrapper DAG and its CONFIG) and returns the node's DAG lines.
 """
 
@@ -65,12 +66,16 @@ class SubworkflowWriter:
             warnings.append(caveat)
         self.by_task = {job.tasks[0].id: job for job in exec_wf.jobs if job.type == "subworkflow"
                         and _kind(exec_wf, job) == "pegasusWorkflow"}  # those that write a cache file
-        self.readers: dict[str, list[ExecJob]] = {}
+        self.readers: dict[str, list[ExecJob]] = {}  # abstract job id -> the jobs of its children
+        self.upstream: dict[str, list[ExecJob]] = {}  # abstract job id -> its sub-workflow parents
         owner = {task.id: job for job in exec_wf.jobs for task in job.tasks}
         for parent, children in exec_wf.workflow.dependencies.items():
             for child in children:
                 if child in owner:
                     self.readers.setdefault(parent, []).append(owner[child])
+                if parent in self.by_task:
+                    self.upstream.setdefault(child, []).append(self.by_task[parent])
+        self.shared: dict[str, str] = {}  # files every child reads, written once: name -> absolute path
 
     def lines(self, job: ExecJob, paths: JobPaths, settings: NodeSettings, out_file: str) -> list[str]:
         kind, path = subworkflow_file(job, self.exec_wf, self.produced)
@@ -130,20 +135,18 @@ class SubworkflowWriter:
     def _inherited(self, job: ExecJob, paths: JobPaths) -> list[str]:
         """The options the child inherits, before its own arguments (which win)."""
         wf = self.exec_wf
-        self.put(paths.rel(".properties"), properties_text(wf.properties))
-        out = ["--conf", paths.abs(".properties")]
+        out = ["--conf", self._once("subworkflows.properties", lambda: properties_text(wf.properties))]
         if self.context.sites:  # the parent's --sites, as the chapter's table says
             out += ["--sites", ",".join(self.context.sites)]
         for key in ("tc", "sc", "rc"):
             if self.context.catalog_files.get(key):
                 out += [f"--{key}", self.context.catalog_files[key]]
-        if wf.workflow.replica_catalog is not None and len(wf.workflow.replica_catalog):
-            self.put(paths.rel(".rc.yml"), dumps(rc_to_data(wf.workflow.replica_catalog)))
-            out += ["--inherited-rc-files", paths.abs(".rc.yml")]
-        for parent, children in wf.workflow.dependencies.items():
-            upstream = self.by_task.get(parent)
-            if upstream is not None and job.tasks[0].id in children:
-                out += ["--cache", self._cache_of(upstream)]
+        inline = wf.workflow.replica_catalog
+        if inline is not None and len(inline):
+            rc_file = self._once("subworkflows.rc.yml", lambda: dumps(rc_to_data(inline)))
+            out += ["--inherited-rc-files", rc_file]
+        for upstream in self.upstream.get(job.tasks[0].id, ()):
+            out += ["--cache", self._cache_of(upstream)]
         made = self._inputs_made_here(job)
         if made:  # inputs an earlier job of this workflow writes: where it writes them
             self.put(paths.rel(".inputs.cache"), cache_text(made))
@@ -153,6 +156,13 @@ class SubworkflowWriter:
             self.put(paths.rel(".output.map"), cache_text(wanted))
             out += ["--output-map", paths.abs(".output.map")]
         return out
+
+    def _once(self, name: str, text: Callable[[], str]) -> str:
+        """The absolute path of plan file ``name``, written the first time it is asked for."""
+        if name not in self.shared:
+            self.put(name, text())
+            self.shared[name] = os.path.join(self.layout.final_dir, name)
+        return self.shared[name]
 
     def _inputs_made_here(self, job: ExecJob) -> dict[str, str]:
         abstract = self.exec_wf.workflow.jobs.get(job.tasks[0].id)
