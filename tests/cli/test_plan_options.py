@@ -114,15 +114,13 @@ def test_input_dirs_repeated_and_comma_separated_first_holding_a_file_wins(work:
     assert str(second / "f.a") in pairs
 
 
-@pytest.mark.parametrize("option", ["--cache", "--inherited-rc-files", "--job-prefix", "-j",
-                                    "--transformations-dir", "-t", "--output-map", "-m", "--forward",
+@pytest.mark.parametrize("option", ["--job-prefix", "-j", "--transformations-dir", "-t", "--forward",
                                     "-F", "--rescue", "-g", "--group"])
 def test_options_sheaf_does_not_implement_are_refused_naming_them(work: Path, tmp_path: Path,
                                                                   option: str) -> None:
     result = plan("--dir", str(tmp_path / "b"), option, "x")
     assert result.exit_code == 2
-    long = {"-j": "--job-prefix", "-t": "--transformations-dir", "-m": "--output-map", "-F": "--forward",
-            "-g": "--group"}
+    long = {"-j": "--job-prefix", "-t": "--transformations-dir", "-F": "--forward", "-g": "--group"}
     assert f"option {long.get(option, option)} is not supported" in result.output
     assert not (tmp_path / "b").exists()
 

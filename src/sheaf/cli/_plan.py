@@ -17,8 +17,10 @@ directory -- where jobs run under a site's catalogued shared scratch directory -
 pegasus-plan chooses it (``_exec_dir``; ``_layout``'s docstring) and recorded as
 ``options.exec_dir``.  ``--submit`` starts ``sheaf run`` on it in the background, as pegasus-run does
 (``_detach``), and says how to watch it.  ``--deferred`` (how sheaf's
-own sub-workflow jobs plan, as Pegasus's do) replaces the earlier plan in the named directory and,
-with ``--submit``, runs it in the foreground, the job waiting for its sub-workflow.
+own sub-workflow jobs plan, in their PRE script, as Pegasus's do) replaces the earlier plan in the
+named directory -- unless the sub-workflow ran there before, which is then kept and resumed
+(``--force-replan`` replans; ``_plan_subwf``) -- and, with ``--submit``, runs it in the foreground.
+``--cache``, ``--inherited-rc-files`` and ``--output-map`` are what a parent passes its child.
 
 Bad input of any kind is one message and exit 2 (the group's error boundary), before anything is
 written.
@@ -49,7 +51,9 @@ from sheaf.cli._plan_args import (
     staging_sites,
     workflow_file,
 )
-from sheaf.codegen import PlanFiles, check_target, write_plan
+from sheaf.cli._plan_subwf import keep_ran_plan as _keep_ran_plan
+from sheaf.cli._plan_subwf import read_output_map, with_replica_files
+from sheaf.codegen import PlanContext, PlanFiles, check_target, write_plan
 from sheaf.codegen._layout import (
     named_submit_dir,
     next_run_number,
@@ -121,6 +125,12 @@ class _Where:
 @click.option("-q", "--quiet", count=True, help="Print only the submit directory.")
 @click.option("-X", "jvm_options", multiple=True, hidden=True)
 @click.option("-z", "--deferred", is_flag=True, hidden=True)
+@click.option("--cache", "caches", multiple=True, metavar="F1,F2",
+              help="Replica cache files (an upstream sub-workflow's outputs): preferred over --rc.")
+@click.option("--inherited-rc-files", "inherited_rc", multiple=True, metavar="F1,F2",
+              help="Replica catalogs a parent workflow passes down: below --rc.")
+@click.option("-m", "--output-map", type=click.Path(dir_okay=False),
+              help="Where to place outputs (a replica file): copies are made once produced.")
 @click.option("-V", "--version", is_flag=True, expose_value=False, is_eager=True, callback=_version,
               help="Print the version.")
 def command(**opts: object) -> None:
@@ -128,8 +138,7 @@ def command(**opts: object) -> None:
     _plan_command(**opts)  # type: ignore[arg-type]
 
 
-for _names in (("--cache",), ("--inherited-rc-files",), ("-j", "--job-prefix"),
-               ("-t", "--transformations-dir"), ("-m", "--output-map"), ("-F", "--forward"), ("--rescue",),
+for _names in (("-j", "--job-prefix"), ("-t", "--transformations-dir"), ("-F", "--forward"), ("--rescue",),
                ("-g", "--group")):
     command.params.append(_refused(*_names))
 
@@ -141,7 +150,8 @@ def _plan_command(*, workflow: str | None, dax: str | None, directory: str | Non
                   cluster: tuple[str, ...], conf: str | None, defines: tuple[str, ...], tc: str | None,
                   sc: str | None, rc: str | None, input_dir: tuple[str, ...], force: bool, force_replan: bool,
                   reuse: tuple[str, ...], submit: bool, as_json: bool, verbose: int, quiet: int,
-                  jvm_options: tuple[str, ...], deferred: bool) -> None:
+                  jvm_options: tuple[str, ...], deferred: bool, caches: tuple[str, ...],
+                  inherited_rc: tuple[str, ...], output_map: str | None) -> None:
     warnings = [f"-X{option}: a Java VM option; sheaf runs no JVM, ignored" for option in jvm_options]
     path, base = workflow_file(workflow, dax, directory, warnings)
     named = relative_submit_dir or relative_dir
@@ -149,7 +159,10 @@ def _plan_command(*, workflow: str | None, dax: str | None, directory: str | Non
         raise UsageError("--deferred replans into a named submit directory: give --relative-submit-dir")
     where = _Where(os.path.abspath(base or "."), named, deferred)
     if named is not None:
-        check_target(os.path.realpath(named_submit_dir(where.base, named)), deferred)
+        target = os.path.realpath(named_submit_dir(where.base, named))
+        check_target(target, deferred)  # first: a directory a workflow runs in is refused, never kept
+        if deferred and not force_replan and _keep_ran_plan(target, submit):
+            return
     check_reuse(reuse)
     staging = StagingOptions(staging_sites(staging_site), split_commas(output_sites),
                              os.path.abspath(output_dir) if output_dir else None,
@@ -160,12 +173,18 @@ def _plan_command(*, workflow: str | None, dax: str | None, directory: str | Non
     if named is None and inputs.properties.get_bool("pegasus.dir.useTimestamp"):
         extended = inputs.properties.get_bool("pegasus.dir.timestamp.extended")
         where = replace(where, stamp=timestamp_name(time.time(), extended=extended))
+    inputs = replace(inputs, rc=with_replica_files(
+        inputs.rc, split_commas(caches), split_commas(inherited_rc),
+        inputs.properties.get_bool("pegasus.catalog.replica.cache.asrc", False)))
     exec_wf = _plan(inputs, split_commas(sites), staging.output_sites, split_commas(cluster))
     exec_wf.input_dir = exec_wf.input_dir or (os.pathsep.join(inputs_dirs) or None)
     exec_wf.site_catalog = exec_wf.site_catalog or inputs.sc
     exec_wf.replica_catalog = exec_wf.replica_catalog or inputs.rc
     record = {**staging.record(), "input_dirs": list(inputs_dirs), "force": force,
               "force_replan": force_replan, "basename": basename}
+    context = PlanContext(os.getcwd(), {key: os.path.abspath(value) for key in ("tc", "sc", "rc")
+                                        if (value := inputs.paths.get(key))},
+                          split_commas(sites), read_output_map(output_map), inputs.tc)
     planned = time.perf_counter()
     dump: dict[str, object] = {}
 
@@ -178,7 +197,7 @@ def _plan_command(*, workflow: str | None, dax: str | None, directory: str | Non
         return {"braindump.yml": _braindump.yaml_text(dump)}
 
     exec_dir = _exec_dir(where, exec_wf.name, relative_dir, randomdir, basename, wf_uuid)
-    files = _write(exec_wf, where, basename, extras, record, exec_dir)
+    files = _write(exec_wf, where, basename, extras, record, exec_dir, context)
     written = time.perf_counter()
     for warning in [*warnings, *exec_wf.warnings, *files.warnings, *staging.warnings()]:
         click.echo(f"sheaf: warning: {warning}", err=True)
@@ -210,14 +229,16 @@ def _exec_dir(where: _Where, workflow: str, relative_dir: str | None, randomdir:
 
 
 def _write(exec_wf: ExecutableWorkflow, where: _Where, basename: str | None,
-           extras: object, record: Mapping[str, object], exec_dir: Callable[[str], str]) -> PlanFiles:
+           extras: object, record: Mapping[str, object], exec_dir: Callable[[str], str],
+           context: PlanContext) -> PlanFiles:
     if where.named is not None:
         target = named_submit_dir(where.base, where.named)
         return write_plan(exec_wf, target, replace=where.replace, basename=basename,
-                          extra_files=extras, options=record, exec_dir=exec_dir)  # type: ignore[arg-type]
+                          extra_files=extras, options=record, exec_dir=exec_dir,  # type: ignore[arg-type]
+                          context=context)
     return write_plan(exec_wf, where.parent(exec_wf.name), numbered=True, run_name=where.stamp,
                       basename=basename, extra_files=extras, options=record,  # type: ignore[arg-type]
-                      exec_dir=exec_dir)
+                      exec_dir=exec_dir, context=context)
 
 
 def _after(directory: str, *, submit: bool, foreground: bool, as_json: bool) -> None:

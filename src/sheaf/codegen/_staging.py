@@ -184,9 +184,11 @@ def _readers(exec_wf: ExecutableWorkflow) -> dict[str, list[int]]:
             source = get(task.id)
             if source is None:
                 continue
+            # a sub-workflow's own file is read where it is, by its planner on the submit host
+            own = source.file if job.type == "subworkflow" else None
             for use in all_uses(source):
                 lfn = use.lfn
-                if lfn in inputs and use.type != "output":  # ``use.consumes``
+                if lfn in inputs and use.type != "output" and lfn != own:  # ``use.consumes``
                     found = readers.get(lfn)
                     if found is None:
                         readers[lfn] = [index]
