@@ -1,44 +1,140 @@
-"""What a batch backend costs over the batch system used directly, each against its floor in one run.
+"""What each backend costs against its own floor, measured in the same run (issue 12's speed targets).
 
-    .venv/bin/python benchmarks/backend_overhead.py slurm [--levels 4] [--width 25] [--chain 8]
-                                                         [--tasks 1000] [--sleep 1]
+One section per backend; each prints its workload, its floor, both times and the ratio with its target.
 
-Slurm (on the tests' private single-node cluster, ``tests/slurm_cluster.py``, whose configuration
-has ``SchedulerParameters=batch_sched_delay=0``; needs root and Debian's slurm-wlm/munge):
+Dask (``--backend dask``)
+    N ``/bin/true`` tasks (default 10,000) clustered by C (default 100): N/C seqexec cluster jobs
+    (``sheaf-cluster job.in``), each one ``Launch`` handed to a ``DaskBackend`` on a LocalCluster it owns
+    (one worker, a thread per CPU).  Floor: a plain 2-thread pool (``ThreadPoolExecutor``) running the
+    same N commands with ``subprocess.run``.  Target: Dask throughput >= 0.8x the floor's.  A second line
+    runs the N/C cluster jobs themselves on the same 2-thread pool: what clustering through seqexec
+    costs (an interpreter start, ~60-100 ms, per cluster job), apart from what Dask costs.  The
+    cluster's start-up (2-4 s here) is printed apart and not counted: paid once per run, not per task.
 
-- a LEVELS x WIDTH DAG of ``sleep SLEEP`` jobs (each level's nodes children of every node of the
-  level above), run by ``sheaf run --backend slurm``'s engine and backend, against a shell script that
-  submits the same jobs with ``sbatch --dependency=afterok:<parents>`` and waits until ``squeue``
-  lists none (target: <= 1.05x), with the controller RPCs per job from ``sdiag`` before and after
-  (target: <= 2.5; the messages slurmd sends for every job are counted apart, since they are the
-  same however the job was submitted);
-- a chain of CHAIN such jobs, the same two ways (target: <= 1.1x);
-- TASKS ``/bin/true`` clustered into 2 jobs (``sheaf-cluster`` seqexec files, one per job) against
-  one ``sbatch`` job whose script runs the TASKS commands (target: <= 1.5x).
+Slurm (``--backend slurm``)
+    On the tests' private single-node cluster (``tests/slurm_cluster.py``, whose configuration has
+    ``SchedulerParameters=batch_sched_delay=0``; needs root and Debian's slurm-wlm/munge, else the
+    section says why and is skipped):
 
-Every job asks for 1 CPU and 64 MB both ways (without ``--mem`` a job would take the whole node's
-memory and the jobs would run one at a time).  Figures are wall-clock seconds of one run each.
+    - a LEVELS x WIDTH DAG of ``sleep SLEEP`` jobs (each level's nodes children of every node of the
+      level above), run by ``sheaf run --backend slurm``'s engine and backend, against a shell script
+      that submits the same jobs with ``sbatch --dependency=afterok:<parents>`` and waits until
+      ``squeue`` lists none (target: <= 1.05x), with the controller RPCs per job from ``sdiag`` before
+      and after (target: <= 2.5; the messages slurmd sends for every job are counted apart, since they
+      are the same however the job was submitted);
+    - a chain of CHAIN such jobs, the same two ways (target: <= 1.1x);
+    - SLURM_TASKS ``/bin/true`` clustered into 2 jobs (``sheaf-cluster`` seqexec files, one per job)
+      against one ``sbatch`` job whose script runs the commands (target: <= 1.5x).
+
+    Every job asks for 1 CPU and 64 MB both ways (without ``--mem`` a job would take the whole node's
+    memory and the jobs would run one at a time).  Figures are wall-clock seconds of one run each.
+
+    usage: python benchmarks/backend_overhead.py [--backend dask] [--tasks N] [--cluster C] [--repeats R]
+           python benchmarks/backend_overhead.py --backend slurm [--levels 4] [--width 25] [--chain 8]
+                                                 [--slurm-tasks 1000] [--sleep 1]
 """
 
 from __future__ import annotations
 
 import argparse
 import itertools
+import os
+import shutil
 import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+SRC = Path(__file__).resolve().parent.parent / "src"
+if str(SRC) not in sys.path:
+    sys.path.insert(0, str(SRC))
 
-import slurm_cluster
-from sheaf.backends._slurm_ctl import RateLimit, SlurmCommands
-from sheaf.backends.slurm import SlurmBackend
-from sheaf.engine import run_workflow
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # the Slurm test cluster
 
+import slurm_cluster  # noqa: E402
+from sheaf.backends._slurm_ctl import RateLimit, SlurmCommands  # noqa: E402
+from sheaf.backends.slurm import SlurmBackend  # noqa: E402
+from sheaf.classad import ClassAd  # noqa: E402
+from sheaf.engine import Exited, Launch, run_workflow  # noqa: E402
+
+TRUE = shutil.which("true") or "/bin/true"
 CLUSTER = str(Path(sys.executable).parent / "sheaf-cluster")
+
+
+def _best(run: Callable[[], float], repeats: int) -> float:
+    return min(run() for _ in range(repeats))
+
+
+def _thread_pool(commands: list[list[str]]) -> float:
+    """A plain pool of 2 threads running ``commands``, one ``subprocess.run`` each."""
+    start = time.perf_counter()
+    with ThreadPoolExecutor(2) as pool:
+        for _ in pool.map(lambda argv: subprocess.run(argv, check=True, stdout=subprocess.DEVNULL), commands):
+            pass
+    return time.perf_counter() - start
+
+
+# -- Dask --------------------------------------------------------------------------------------------
+def _cluster_launches(tmp: str, n: int, per: int) -> list[Launch]:
+    launches = []
+    ad = ClassAd.parse_old("DAGNodeRetry = 0\nRequestCpus = 1\nRequestMemory = 64")
+    for job in range(0, n, per):
+        path = os.path.join(tmp, f"merge_{job // per}.in")
+        with open(path, "w") as stream:
+            stream.writelines(f"#@ {i + 1} bench::true ID{job + i:07d}\n{TRUE} x\n"
+                              for i in range(min(per, n - job)))
+        name = f"merge_{job // per}"
+        launches.append(Launch(key=f"{name}#0", node=name, attempt=0, argv=(CLUSTER, path),
+                               env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")}, cwd=tmp,
+                               stdout=os.path.join(tmp, f"{name}.out"),
+                               stderr=os.path.join(tmp, f"{name}.err"), job_ad=ad))
+    return launches
+
+
+def _dask_run(backend: object, launches: list[Launch]) -> float:
+    from sheaf.backends.dask import DaskBackend
+
+    assert isinstance(backend, DaskBackend)
+    start = time.perf_counter()
+    for launch in launches:
+        backend.submit(launch)
+    seen = 0
+    while seen < len(launches):
+        for event in backend.wait(5.0):
+            assert isinstance(event, Exited) and event.exit_code == 0, event
+            seen += 1
+    return time.perf_counter() - start
+
+
+def dask_section(n: int, per: int, repeats: int) -> None:
+    from sheaf.backends.dask import DaskBackend
+
+    with tempfile.TemporaryDirectory() as tmp:
+        launches = _cluster_launches(tmp, n, per)
+        started = time.perf_counter()
+        backend = DaskBackend()
+        up = time.perf_counter() - started
+        try:
+            floor = _best(lambda: _thread_pool([[TRUE, "x"]] * n), repeats)
+            clusters = _best(lambda: _thread_pool([list(launch.argv) for launch in launches]), repeats)
+            dask = _best(lambda: _dask_run(backend, launches), repeats)
+        finally:
+            backend.close()
+    print(f"== Dask: {n} /bin/true tasks clustered by {per} ({len(launches)} tasks), best of {repeats}")
+    print(f"   LocalCluster start-up {up:.2f} s (not counted)")
+    for name, took in (("2-thread pool, one command a call", floor),
+                       ("2-thread pool, the seqexec cluster jobs", clusters),
+                       ("DaskBackend, the seqexec cluster jobs", dask)):
+        print(f"   {name:<42} {took:7.2f} s {n / took:8.0f} tasks/s")
+    print(f"   Dask / floor throughput: {floor / dask:.2f}x (target >= 0.80x); "
+          f"Dask's own cost, against the same cluster jobs on the pool: {clusters / dask:.2f}x")
+
+
+
+# -- Slurm -------------------------------------------------------------------------------------------
 # messages slurmd (not the submitting client) sends the controller for every job
 DAEMON_RPCS = frozenset({"REQUEST_COMPLETE_BATCH_SCRIPT", "MESSAGE_EPILOG_COMPLETE", "REQUEST_STEP_COMPLETE",
                          "MESSAGE_NODE_REGISTRATION_STATUS", "REQUEST_COMPLETE_PROLOG",
@@ -142,10 +238,10 @@ def _clustered(cluster: slurm_cluster.Cluster, tasks: int) -> None:
           f"   sheaf {ours:6.2f} s   ratio {ours / raw:5.2f} (target <= 1.5)")
 
 
-def slurm(args: argparse.Namespace) -> None:
+def slurm_section(args: argparse.Namespace) -> None:
     reason = slurm_cluster.unavailable()
     if reason is not None:
-        print(f"slurm: skipped: {reason}")
+        print(f"== Slurm: skipped: {reason}")
         return
     with slurm_cluster.cluster_running() as cluster:
         config = cluster.run("scontrol", "show", "config").stdout
@@ -158,25 +254,26 @@ def slurm(args: argparse.Namespace) -> None:
         _compare(cluster, f"{args.levels}x{args.width} DAG of '{cmd}'", _levels(args.levels, args.width), cmd,
                  1.05)
         _compare(cluster, f"chain of {args.chain} '{cmd}'", _levels(args.chain, 1), cmd, 1.1)
-        _clustered(cluster, args.tasks)
-
-
-SECTIONS: dict[str, Callable[[argparse.Namespace], None]] = {
-    "slurm": slurm,
-}
+        _clustered(cluster, args.slurm_tasks)
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("sections", nargs="*", choices=sorted(SECTIONS), default=sorted(SECTIONS))
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--backend", choices=["dask", "slurm"], action="append")
+    parser.add_argument("--tasks", type=int, default=10_000)
+    parser.add_argument("--cluster", type=int, default=100)
+    parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--levels", type=int, default=4)
     parser.add_argument("--width", type=int, default=25)
     parser.add_argument("--chain", type=int, default=8)
-    parser.add_argument("--tasks", type=int, default=1000)
+    parser.add_argument("--slurm-tasks", type=int, default=1000)
     parser.add_argument("--sleep", default="1")
     args = parser.parse_args()
-    for name in args.sections:
-        SECTIONS[name](args)
+    for name in args.backend or ["dask"]:
+        if name == "dask":
+            dask_section(args.tasks, args.cluster, args.repeats)
+        elif name == "slurm":
+            slurm_section(args)
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from sheaf.backends._registry import BACKENDS, BackendOptions, factory, make_backend
+from sheaf.backends._registry import BACKENDS, make_backend
 from sheaf.backends._routing import RoutingBackend, route_of
 from sheaf.backends.local import LocalBackend
 from sheaf.classad import ClassAd
@@ -75,8 +75,8 @@ def test_launches_go_to_their_site_s_backend(tmp_path: Path) -> None:
 def test_the_registry_names_local_and_slurm(tmp_path: Path) -> None:
     assert {"local", "slurm"} <= set(BACKENDS)
     with pytest.raises(UsageError, match="unknown backend 'nope'"):
-        factory("nope")
-    backend = make_backend("local", BackendOptions(str(tmp_path)))
+        make_backend("nope", directory=str(tmp_path))
+    backend = make_backend("local", directory=str(tmp_path))
     try:
         assert isinstance(backend, RoutingBackend) and isinstance(backend.default, LocalBackend)
     finally:
@@ -86,19 +86,18 @@ def test_the_registry_names_local_and_slurm(tmp_path: Path) -> None:
 
 def test_without_slurm_s_commands_the_slurm_backend_is_a_usage_error(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="not found on PATH: sbatch, squeue, scancel"):
-        factory("slurm")(BackendOptions(str(tmp_path), env={"PATH": str(tmp_path)}))
+        BACKENDS["slurm"](directory=str(tmp_path), env={"PATH": str(tmp_path)})
 
 
 def test_a_bad_slurm_setting_is_a_usage_error(tmp_path: Path) -> None:
     if shutil.which("sbatch") is None:
         pytest.skip("Slurm's client commands are not installed")
     env = {"SHEAF_SLURM_MAX_QUEUED": "many", "PATH": os.environ["PATH"]}
-    options = BackendOptions(str(tmp_path), env=env)
     with pytest.raises(UsageError, match="SHEAF_SLURM_MAX_QUEUED='many'"):
-        factory("slurm")(options)
+        BACKENDS["slurm"](directory=str(tmp_path), env=env)
     with pytest.raises(UsageError, match="max_queued"):
-        factory("slurm")(BackendOptions(str(tmp_path), env={"SHEAF_SLURM_MAX_QUEUED": "0",
-                                                            "PATH": os.environ["PATH"]}))
+        BACKENDS["slurm"](directory=str(tmp_path), env={"SHEAF_SLURM_MAX_QUEUED": "0",
+                                                         "PATH": os.environ["PATH"]})
 
 
 def test_a_route_that_cannot_be_made_holds_its_launches(tmp_path: Path) -> None:

@@ -1,67 +1,83 @@
-"""Backend names (``sheaf run --backend NAME``) to factories, and the choice of a backend per launch.
+"""Backends by the name ``sheaf run --backend NAME`` takes: a plain dict, name -> factory; and the
+choice of a backend per launch.
 
-:data:`BACKENDS` is a plain table, ``name -> "module:function"``: the function takes
-:class:`BackendOptions` and returns a backend; the module is imported only when the backend is
-chosen (a Dask or HTCondor client is not loaded for a local run).  A new backend adds one line.
+A factory takes the run's backend options as keywords (``directory``, ``pool_config``, ``scheduler``,
+``env``) and ignores the ones it has no use for.  It is called once per run, by the engine, after the
+run lock is taken.  Backends import their optional libraries (distributed, htcondor2) only when made.
+A backend whose product has ``whole_dag = True`` takes the whole DAG (``submit_dag``): sheaf's engine
+does not run.
 
-Per-site choice (``make_backend``): Pegasus users pick a batch system per site in their site catalog
-(``pegasus.style = glite`` with ``condor.grid_resource = batch slurm``); the site's condor profiles
-reach each of its jobs' submit descriptions, and the job ad's ``GridResource`` says ``batch slurm``.
-Such launches go to that backend; every other launch goes to the one ``--backend`` names
-(``_routing.RoutingBackend``), so local, Slurm and Dask mix in one run.
+Per-site choice (:func:`make_backend`): Pegasus users pick a batch system per site in their site
+catalog (``pegasus.style = glite`` with ``condor.grid_resource = batch slurm``); the site's condor
+profiles reach each of its jobs' submit descriptions, and the job ad's ``GridResource`` says
+``batch slurm``.  Such launches go to that backend (:data:`BATCH_SYSTEMS`); every other launch goes
+to the one ``--backend`` names (``_routing.RoutingBackend``), so local, Slurm and Dask mix in one run.
 """
 
 from __future__ import annotations
 
-import importlib
 import os
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from typing import Any
 
-from sheaf.engine import Backend
 from sheaf.errors import UsageError
 
-__all__ = ["BACKENDS", "BATCH_SYSTEMS", "BackendOptions", "factory", "make_backend", "state_dir"]
+__all__ = ["BACKENDS", "BATCH_SYSTEMS", "make_backend", "state_dir"]
 
-BACKENDS: dict[str, str] = {
-    "local": "sheaf.backends.local:from_options",
-    "slurm": "sheaf.backends.slurm:from_options",
+
+def _local(*, pool_config: str | None = None, **_: Any) -> Any:
+    from sheaf.backends._pool import Pool
+    from sheaf.backends.local import LocalBackend
+
+    return LocalBackend(Pool.from_config(pool_config))
+
+
+def _dask(*, scheduler: str | None = None, **_: Any) -> Any:
+    from sheaf.backends.dask import DaskBackend
+
+    return DaskBackend(scheduler)
+
+
+def _htcondor(**_: Any) -> Any:
+    from sheaf.backends.htcondor import HTCondorBackend
+
+    return HTCondorBackend()
+
+
+def _slurm(*, directory: str = ".", env: Any = None, **_: Any) -> Any:
+    from sheaf.backends.slurm import from_options
+
+    return from_options(directory=directory, env=env)
+
+
+BACKENDS: dict[str, Callable[..., Any]] = {
+    "local": _local, "dask": _dask, "htcondor": _htcondor,
+    "slurm": _slurm,
 }
 
 # ``grid_resource = batch <system>`` (BLAHP's names) -> the backend that runs it
 BATCH_SYSTEMS: dict[str, str] = {"slurm": "slurm"}
 
 
-@dataclass(frozen=True, slots=True)
-class BackendOptions:
-    directory: str                      # the planned submit directory (a backend keeps its state under it)
-    pool_config: str | None = None      # the local pool's configuration file
-    scheduler: str | None = None        # a scheduler's address (Dask)
-    env: Mapping[str, str] = field(default_factory=dict)  # the settings a backend reads (SHEAF_SLURM_...)
-
-
-def factory(name: str) -> Callable[[BackendOptions], Backend]:
-    where = BACKENDS.get(name)
-    if where is None:
-        raise UsageError(f"unknown backend {name!r}; one of: {', '.join(sorted(BACKENDS))}")
-    module, _, function = where.partition(":")
-    made: Callable[[BackendOptions], Backend] = getattr(importlib.import_module(module), function)
-    return made
-
-
-def make_backend(name: str, options: BackendOptions) -> Backend:
-    """The backend ``name``, with launches whose ``GridResource`` names a batch system routed to it."""
-    from sheaf.backends._routing import RoutingBackend
-
-    routes = {system: (lambda backend=backend: factory(backend)(options))
-              for system, backend in BATCH_SYSTEMS.items() if backend != name}
-    # a route is asked to adopt a killed engine's jobs only if it kept state in this directory
-    stateful = {system for system, backend in BATCH_SYSTEMS.items()
-                if os.path.isdir(state_dir(options.directory, backend))}
-    default = factory(name)(options)
-    return RoutingBackend(default, routes, stateful) if routes else default
-
-
 def state_dir(directory: str, backend: str) -> str:
     """Where backend ``backend`` keeps the records of runs of the submit directory ``directory``."""
     return os.path.join(directory, f"sheaf-{backend}")
+
+
+def make_backend(name: str, **options: Any) -> Any:
+    """The backend ``name``, with launches whose ``GridResource`` names a batch system routed to it."""
+    from sheaf.backends._routing import RoutingBackend
+
+    made = BACKENDS.get(name)
+    if made is None:
+        raise UsageError(f"unknown backend {name!r}; one of: {', '.join(sorted(BACKENDS))}")
+    default = made(**options)
+    if getattr(default, "whole_dag", False):
+        return default  # DAGMan runs the DAG: nothing to route
+    routes = {system: (lambda backend=backend: BACKENDS[backend](**options))
+              for system, backend in BATCH_SYSTEMS.items() if backend != name}
+    # a route is asked to adopt a killed engine's jobs only if it kept state in this directory
+    directory = options.get("directory") or "."
+    stateful = {system for system, backend in BATCH_SYSTEMS.items()
+                if os.path.isdir(state_dir(directory, backend))}
+    return RoutingBackend(default, routes, stateful) if routes else default

@@ -65,7 +65,7 @@ import signal
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Self
+from typing import Self
 
 from sheaf.backends._limits import ConcurrencyLimits
 from sheaf.backends._memwatch import POLL_INTERVAL, tree_rss_mb
@@ -83,15 +83,12 @@ from sheaf.backends._spawn import (
     spawn,
 )
 from sheaf.classad import ClassAd, Demand, parse_limits
-
-if TYPE_CHECKING:
-    from sheaf.backends._registry import BackendOptions
 from sheaf.engine import Event, Exited, Held, Launch, Started
 from sheaf.engine._backend import Released, Removed, Suspended
 from sheaf.engine._dollar import expand_launch, needs_expansion
 from sheaf.engine._orphans import start_ticks
 
-__all__ = ["LocalBackend", "from_options"]
+__all__ = ["LocalBackend"]
 
 _LIMIT_RETRY = 0.25
 
@@ -467,11 +464,6 @@ class LocalBackend:
     def _drain(self) -> list[Event]:
         events, self._events = self._events, []
         return events
-
-
-def from_options(options: BackendOptions) -> LocalBackend:
-    """The registry's factory (``sheaf run --backend local``): the pool from ``--pool-config``."""
-    return LocalBackend(Pool.from_config(options.pool_config))
 
 
 def _kill_group(pid: int) -> None:

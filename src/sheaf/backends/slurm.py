@@ -59,7 +59,7 @@ from dataclasses import dataclass
 from typing import Any, Self
 
 from sheaf.backends._periodic import HELD, IDLE, JobRecord, decide, has_policy, policy_interval
-from sheaf.backends._registry import BackendOptions, state_dir
+from sheaf.backends._registry import state_dir
 from sheaf.backends._slurm_ctl import RateLimit, SlurmCommands
 from sheaf.backends._slurm_records import (
     JOB_PREFIX,
@@ -479,12 +479,12 @@ _SETTINGS: dict[str, tuple[str, Callable[[str], object]]] = {
 }
 
 
-def from_options(options: BackendOptions) -> SlurmBackend:
+def from_options(*, directory: str, env: Mapping[str, str] | None = None) -> SlurmBackend:
     """The registry's factory (``sheaf run --backend slurm``): state under ``DIR/sheaf-slurm``, the
     Slurm client configuration from the environment (``SLURM_CONF``), and sheaf's settings from
     ``SHEAF_SLURM_*`` (``MAX_QUEUED``, ``SQUEUE_INTERVAL``, ``VANISH_GRACE``, ``POLL_INTERVAL``,
     ``SBATCH_ARGS``, ``RATE`` and ``BURST``); a bad value is a usage error naming the variable."""
-    env = options.env or os.environ
+    env = env if env is not None else os.environ
     kwargs: dict[str, Any] = {}
     for variable, (name, convert) in _SETTINGS.items():
         if env.get(variable):
@@ -496,7 +496,7 @@ def from_options(options: BackendOptions) -> SlurmBackend:
     rate = _setting("SHEAF_SLURM_RATE", env.get("SHEAF_SLURM_RATE") or "50", float)
     burst = _setting("SHEAF_SLURM_BURST", env.get("SHEAF_SLURM_BURST") or "100", int)
     try:
-        return SlurmBackend(state_dir(options.directory, "slurm"), rate=RateLimit(rate, burst), **kwargs)
+        return SlurmBackend(state_dir(directory, "slurm"), rate=RateLimit(rate, burst), env=env, **kwargs)
     except ValueError as exc:
         raise UsageError(f"Slurm backend settings: {exc}") from None
 

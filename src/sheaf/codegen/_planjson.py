@@ -8,7 +8,8 @@ the record also names the ``sites``, ``output_sites`` and ``clustering`` the pla
 ``options``: the pegasus-plan options that later passes act on (``staging_sites``, ``output_dir``,
 ``cleanup``, ``input_dirs``, ``force``, ``random_dir``, ``basename``, ``submit_dir``; additive keys);
 each job that runs in a container has its ``container`` (``name``, ``type``, ``image`` as
-catalogued; the key is absent for the others).
+catalogued, and ``image_site`` and ``bypass`` when the catalog sets them; the key is absent for
+the others).
 
 Encoded with msgspec from slotted structs: 10^6 jobs take about a second.
 """
@@ -35,7 +36,7 @@ class JobRecord(msgspec.Struct, omit_defaults=True):  # only ``container`` has a
     tasks: list[str]
     aggregator: str | None
     profiles: dict[str, dict[str, str]]
-    container: dict[str, str] | None = None
+    container: dict[str, str | bool] | None = None
 
 
 class PlanRecord(msgspec.Struct, omit_defaults=False):
@@ -49,10 +50,16 @@ class PlanRecord(msgspec.Struct, omit_defaults=False):
     options: dict[str, object] = msgspec.field(default_factory=dict)
 
 
-def container_record(container: Container | None) -> dict[str, str] | None:
+def container_record(container: Container | None) -> dict[str, str | bool] | None:
+    """name, type, image; ``image_site`` and ``bypass`` only when the catalog sets them."""
     if container is None:
         return None
-    return {"name": container.name, "type": container.type, "image": container.image}
+    record: dict[str, str | bool] = {"name": container.name, "type": container.type, "image": container.image}
+    if container.image_site:
+        record["image_site"] = container.image_site
+    if container.bypass:
+        record["bypass"] = True
+    return record
 
 
 def contract_profiles(profiles: Mapping[str, Mapping[str, str]]) -> dict[str, dict[str, str]]:
