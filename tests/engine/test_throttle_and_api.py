@@ -53,11 +53,16 @@ def test_idle_throttle_follows_the_backend() -> None:
 
 def test_public_surface_is_pinned() -> None:
     assert sorted(sheaf.engine.__all__) == sorted([
-        "Backend", "ConcurrencyLimits", "Dag", "DagState", "Event", "Exited", "Held", "Launch", "Limits",
-        "NodeState", "Pool", "Progress", "Replay", "RunResult", "STATES", "Started", "find_dag", "parse_dag",
-        "parse_submit", "read_journal", "run_workflow", "split_arguments", "split_environment", "state_paths",
+        "Backend", "BeginRecord", "Change", "ChangeRecord", "ConcurrencyLimits", "Dag", "DagState", "Damage",
+        "EndRecord", "Event", "EventTranslator", "Exited", "Held", "Launch", "Limits", "NodeEvent",
+        "NodeState",
+        "Pool", "ProcessRecord", "Progress", "Replay", "RunResult", "STATES", "Started", "find_dag",
+        "node_description", "parse_dag", "parse_submit", "read_journal", "run_workflow", "scan_journal",
+        "split_arguments", "split_environment", "state_paths",
     ])
-    assert sheaf.monitor.__all__ == ["WorkflowStatus", "workflow_status"]
+    assert sheaf.monitor.__all__ == [
+        "EventsLoader", "RunEntry", "RunView", "SubStatus", "WorkflowStatus", "age", "events_enabled",
+        "list_runs", "master_db_path", "open_events", "sub_workflows", "workflow_status"]
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -24,8 +24,10 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from sheaf.backends.local import LocalBackend
 from sheaf.cli import _exit
 from sheaf.codegen import remove_stale_siblings
-from sheaf.engine import Backend, Pool, RunResult, run_workflow
+from sheaf.engine import Backend, Pool, RunResult, find_dag, run_workflow
 from sheaf.engine import Progress as EngineProgress
+from sheaf.errors import UsageError
+from sheaf.monitor import EventsLoader, events_enabled
 
 __all__ = ["command", "render_summary", "run_planned"]
 
@@ -42,9 +44,27 @@ def run_planned(directory: str, *, dag_file: str | Sequence[str] | None = None,
 
     remove_stale_siblings(directory)  # what an interrupted `sheaf plan` into it left
 
-    return run_workflow(directory, backend=backend, dag_file=dag_file, maxjobs=maxjobs, maxidle=maxidle,
-                        maxpre=maxpre, maxpost=maxpost, on_progress=on_progress, priority=priority,
-                        on_warning=_warn)
+    loader = _events_loader(directory, dag_file)
+    try:
+        return run_workflow(directory, backend=backend, dag_file=dag_file, maxjobs=maxjobs, maxidle=maxidle,
+                            maxpre=maxpre, maxpost=maxpost, on_progress=on_progress, priority=priority,
+                            on_warning=_warn)
+    finally:
+        if loader is not None:
+            loader.stop()
+
+
+def _events_loader(directory: str, dag_file: str | Sequence[str] | None) -> EventsLoader | None:
+    """The events database's loader beside the engine (``sheaf.monitor``), unless SHEAF_EVENTS=0;
+    a directory without a DAG gets none (run_workflow reports it)."""
+    if not events_enabled():
+        return None
+    first = dag_file if isinstance(dag_file, str) or dag_file is None else (dag_file[0] if dag_file else None)
+    try:
+        dag = find_dag(directory, first)
+    except UsageError:
+        return None
+    return EventsLoader(dag, on_warning=_warn).start()
 
 
 def _warn(text: str) -> None:

@@ -1,0 +1,147 @@
+"""Opening a run's events database, caught up with its journal; and the loader thread of ``sheaf run``.
+
+Every view (status, statistics, analyze, plots, dashboard) calls :func:`open_events`: it finds the
+DAG of the directory, loads whatever the journal gained since the database was last written (after
+a kill -9 of the run, or a run with loading turned off, that is a rebuild) and returns a read-only
+view.  Nothing else reads the journal or the logs.
+
+:class:`EventsLoader` runs beside the engine during ``sheaf run``: a daemon thread that catches up
+every ``interval`` seconds and once more when stopped, so the database is complete when the run
+returns.  The engine does not know about it (it only reads the journal the engine fsyncs), and a
+loader failure is reported as a warning, never a failed run.  ``SHEAF_EVENTS=0`` turns it off
+(``benchmarks/engine_throughput.py --events`` measures the difference).
+"""
+
+from __future__ import annotations
+
+__all__ = ["EventsLoader", "RunView", "events_enabled", "open_events"]
+
+import fcntl
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from sheaf.engine import find_dag, state_paths
+from sheaf.errors import UsageError
+from sheaf.monitor._loader import Loader
+from sheaf.monitor._master import RunEntry, register_run
+from sheaf.monitor._schema import connect
+
+
+def events_enabled() -> bool:
+    return os.environ.get("SHEAF_EVENTS", "1").strip().lower() not in ("0", "off", "no", "false")
+
+
+@dataclass(frozen=True, slots=True)
+class RunView:
+    """A caught-up events database, opened for reading."""
+
+    dag: str
+    directory: str
+    db_path: str
+    journal: str
+    lock: str
+    conn: sqlite3.Connection
+
+    def one(self, sql: str, args: tuple[object, ...] = ()) -> tuple[object, ...]:
+        row = self.conn.execute(sql, args).fetchone()
+        return tuple(row) if row is not None else ()
+
+    def engine_alive(self) -> bool:
+        try:
+            fd = os.open(self.lock, os.O_RDONLY)
+        except FileNotFoundError:
+            return False
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        finally:
+            os.close(fd)
+        return False
+
+
+def _register(loader: Loader) -> None:
+    conn = loader.conn
+    row = conn.execute("SELECT wf_uuid, dax_label, submit_dir, dag_file_name, parent_submit_dir, ended, "
+                       "succeeded, total, started, epochs FROM workflow WHERE wf_id = 1").fetchone()
+    if row is None:
+        return
+    counts = dict(conn.execute("SELECT state, count(*) FROM job GROUP BY state").fetchall())
+    if row[5] is not None:
+        state = "succeeded" if row[6] else "failed"
+    else:
+        state = "running" if row[9] else "not started"
+    running = sum(v for k, v in counts.items() if k in ("submitted", "pre", "post"))
+    register_run(RunEntry(loader.db_path, row[0] or None, row[1], row[2], row[3], row[4], state,
+                          counts.get("done", 0), counts.get("failed", 0), running, row[7] or 0, row[8],
+                          time.time()))
+
+
+def catch_up(dag_path: str, parent: str | None = None) -> str:
+    """Bring ``dag_path``'s events database up to date with its journal; returns its path."""
+    loader = Loader(dag_path, parent)
+    try:
+        loader.catch_up()
+        _register(loader)
+    finally:
+        loader.close()
+    return loader.db_path
+
+
+def open_events(directory: str, dag_file: str | None = None) -> RunView:
+    """The caught-up events database of the run in ``directory`` (``UsageError`` when there is no
+    run there: no such directory, no DAG, or no journal yet)."""
+    if not os.path.exists(directory):
+        raise UsageError(f"{directory}: no such run directory")
+    dag = find_dag(directory, dag_file)
+    paths = state_paths(dag)
+    if not os.path.exists(paths["journal"]):
+        raise UsageError(f"{directory}: no engine journal yet ({paths['journal']}); run `sheaf run` first")
+    db_path = catch_up(dag)
+    return RunView(dag, os.path.dirname(dag), db_path, paths["journal"], paths["lock"], connect(db_path))
+
+
+class EventsLoader:
+    """Catches a DAG's events database up every ``interval`` seconds in a daemon thread."""
+
+    def __init__(self, dag_path: str, interval: float = 1.0,
+                 on_warning: Callable[[str], None] | None = None) -> None:
+        self.dag_path = dag_path
+        self.interval = interval
+        self.on_warning = on_warning
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="sheaf-events", daemon=True)
+        self.failure: str | None = None
+
+    def start(self) -> EventsLoader:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+        if self.failure and self.on_warning is not None:
+            self.on_warning(f"the events database was not kept up to date ({self.failure}); "
+                            "`sheaf status` rebuilds it from the journal")
+
+    def _run(self) -> None:
+        try:
+            loader = Loader(self.dag_path, os.environ.get("SHEAF_PARENT_SUBMIT_DIR"))
+        except (OSError, sqlite3.Error) as exc:
+            self.failure = str(exc)
+            return
+        try:
+            while True:
+                stopping = self._stop.wait(self.interval)
+                loader.catch_up(verify=False)
+                _register(loader)
+                if stopping:
+                    return
+        except (OSError, sqlite3.Error) as exc:
+            self.failure = str(exc)
+        finally:
+            loader.close()
