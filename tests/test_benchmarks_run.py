@@ -14,6 +14,7 @@ BENCH = Path(__file__).resolve().parent.parent / "benchmarks"
 
 @pytest.mark.parametrize("args", [
     ["engine_throughput.py", "--tasks", "60", "--rounds", "1"],
+    ["engine_throughput.py", "--tasks", "60", "--rounds", "1", "--events"],
     ["plan_scaling.py", "--sizes", "300"],
 ], ids=lambda a: a[0])
 def test_benchmark_runs(args: list[str]) -> None:

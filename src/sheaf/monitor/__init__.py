@@ -8,21 +8,30 @@ afterwards; every view reads that database and nothing else (``_status``, ``_sta
 
 from __future__ import annotations
 
+from sheaf.monitor._analyze import Analysis, FailedJob, FailedTask, analyze
 from sheaf.monitor._events import EventsLoader, RunView, events_enabled, open_events
 from sheaf.monitor._master import RunEntry, list_runs, master_db_path
+from sheaf.monitor._statistics import Statistics, format_seconds, workflow_statistics
 from sheaf.monitor._status import SubStatus, WorkflowStatus, age, sub_workflows, workflow_status
 
 __all__: list[str] = [
+    "Analysis",
     "EventsLoader",
+    "FailedJob",
+    "FailedTask",
     "RunEntry",
     "RunView",
+    "Statistics",
     "SubStatus",
     "WorkflowStatus",
     "age",
+    "analyze",
     "events_enabled",
+    "format_seconds",
     "list_runs",
     "master_db_path",
     "open_events",
     "sub_workflows",
+    "workflow_statistics",
     "workflow_status",
 ]

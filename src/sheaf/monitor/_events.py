@@ -5,24 +5,27 @@ DAG of the directory, loads whatever the journal gained since the database was l
 a kill -9 of the run, or a run with loading turned off, that is a rebuild) and returns a read-only
 view.  Nothing else reads the journal or the logs.
 
-:class:`EventsLoader` runs beside the engine during ``sheaf run``: a daemon thread that catches up
-every ``interval`` seconds and once more when stopped, so the database is complete when the run
-returns.  The engine does not know about it (it only reads the journal the engine fsyncs), and a
-loader failure is reported as a warning, never a failed run.  ``SHEAF_EVENTS=0`` turns it off
+:class:`EventsLoader` runs beside the engine during ``sheaf run``: a process (``_follow``, which
+says why not a thread) that catches up every ``interval`` seconds and once more when stopped, so
+the database is complete when the run returns.  The engine does not know about it (it only reads
+the journal the engine fsyncs), and a loader failure is reported as a warning, never a failed run.
+``SHEAF_EVENTS=0`` turns it off
 (``benchmarks/engine_throughput.py --events`` measures the difference).
 """
 
 from __future__ import annotations
 
-__all__ = ["EventsLoader", "RunView", "events_enabled", "open_events"]
+__all__ = ["EventsLoader", "RunView", "events_enabled", "open_events", "register"]
 
 import fcntl
 import os
 import sqlite3
-import threading
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from sheaf.engine import find_dag, state_paths
 from sheaf.errors import UsageError
@@ -46,7 +49,8 @@ class RunView:
     lock: str
     conn: sqlite3.Connection
 
-    def one(self, sql: str, args: tuple[object, ...] = ()) -> tuple[object, ...]:
+    def one(self, sql: str, args: tuple[object, ...] = ()) -> tuple[Any, ...]:
+        """The first row of a query (SQLite's values: int, float, str, None), () when none."""
         row = self.conn.execute(sql, args).fetchone()
         return tuple(row) if row is not None else ()
 
@@ -64,7 +68,7 @@ class RunView:
         return False
 
 
-def _register(loader: Loader) -> None:
+def register(loader: Loader) -> None:
     conn = loader.conn
     row = conn.execute("SELECT wf_uuid, dax_label, submit_dir, dag_file_name, parent_submit_dir, ended, "
                        "succeeded, total, started, epochs FROM workflow WHERE wf_id = 1").fetchone()
@@ -86,7 +90,7 @@ def catch_up(dag_path: str, parent: str | None = None) -> str:
     loader = Loader(dag_path, parent)
     try:
         loader.catch_up()
-        _register(loader)
+        register(loader)
     finally:
         loader.close()
     return loader.db_path
@@ -106,42 +110,33 @@ def open_events(directory: str, dag_file: str | None = None) -> RunView:
 
 
 class EventsLoader:
-    """Catches a DAG's events database up every ``interval`` seconds in a daemon thread."""
+    """Keeps a DAG's events database caught up while a run goes: a loader process (``_follow``)
+    beside the engine, every ``interval`` seconds and once more when :meth:`stop` is called."""
 
     def __init__(self, dag_path: str, interval: float = 1.0,
                  on_warning: Callable[[str], None] | None = None) -> None:
         self.dag_path = dag_path
         self.interval = interval
         self.on_warning = on_warning
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="sheaf-events", daemon=True)
-        self.failure: str | None = None
+        self._proc: subprocess.Popen[bytes] | None = None
 
     def start(self) -> EventsLoader:
-        self._thread.start()
+        argv = [sys.executable, "-m", "sheaf.monitor._follow", self.dag_path, str(self.interval)]
+        try:  # its own session: a Ctrl-C meant for the engine must not cut the last catch-up short
+            self._proc = subprocess.Popen(argv, stdin=subprocess.PIPE, start_new_session=True)
+        except OSError as exc:
+            self._warn(str(exc))
         return self
 
     def stop(self) -> None:
-        self._stop.set()
-        self._thread.join()
-        if self.failure and self.on_warning is not None:
-            self.on_warning(f"the events database was not kept up to date ({self.failure}); "
-                            "`sheaf status` rebuilds it from the journal")
-
-    def _run(self) -> None:
-        try:
-            loader = Loader(self.dag_path, os.environ.get("SHEAF_PARENT_SUBMIT_DIR"))
-        except (OSError, sqlite3.Error) as exc:
-            self.failure = str(exc)
+        if self._proc is None:
             return
-        try:
-            while True:
-                stopping = self._stop.wait(self.interval)
-                loader.catch_up(verify=False)
-                _register(loader)
-                if stopping:
-                    return
-        except (OSError, sqlite3.Error) as exc:
-            self.failure = str(exc)
-        finally:
-            loader.close()
+        assert self._proc.stdin is not None
+        self._proc.stdin.close()  # end of file: the loader catches up once more and exits
+        if self._proc.wait() != 0:
+            self._warn(f"the loader exited with status {self._proc.returncode}")
+
+    def _warn(self, why: str) -> None:
+        if self.on_warning is not None:
+            self.on_warning(f"the events database was not kept up to date ({why}); "
+                            "`sheaf status` rebuilds it from the journal")

@@ -68,8 +68,9 @@ def job_files(dag: Dag, node: str, cluster: int = 0) -> JobFiles | None:
         return None
     values = {k.lower(): raw for k, (raw, _) in desc.values.items()}
     values.update({k.lower(): v for k, v in spec.vars.items() if not k.startswith("+")})
-    values.update({"job": node, "cluster": str(cluster), "clusterid": str(cluster), "process": "0",
-                   "procid": "0"})
+    values.update(
+        {"job": node, "cluster": str(cluster), "clusterid": str(cluster), "process": "0", "procid": "0"}
+    )
     directory = _expand(values.get("initialdir", spec.directory), values)
     directory = os.path.join(spec.directory, directory)
 
@@ -82,5 +83,14 @@ def job_files(dag: Dag, node: str, cluster: int = 0) -> JobFiles | None:
     except SheafError:
         args = [_expand(values.get("arguments", ""), values)]
     argv = (_expand(values.get("executable", ""), values), *args)
-    return JobFiles(spec.submit, _description_text(spec.submit, spec.description, dag),
-                    path_of("output"), path_of("error"), directory, argv)
+    submit = (
+        spec.submit if spec.description is None else f"{spec.path} (SUBMIT-DESCRIPTION {spec.description})"
+    )
+    return JobFiles(
+        submit,
+        _description_text(spec.submit, spec.description, dag),
+        path_of("output"),
+        path_of("error"),
+        directory,
+        argv,
+    )

@@ -41,7 +41,7 @@ from sheaf.engine import (
     state_paths,
 )
 from sheaf.errors import InputError
-from sheaf.monitor._jobfiles import job_files
+from sheaf.monitor._jobfiles import JobFiles, job_files
 from sheaf.monitor._meta import JobMeta, read_meta
 from sheaf.monitor._schema import connect, events_db_path, remove
 from sheaf.monitor._tasks import TaskRecord, read_task_records
@@ -49,6 +49,7 @@ from sheaf.monitor._tasks import TaskRecord, read_task_records
 _ACTIVE = frozenset({"pre", "submitted", "post", "pre_ready", "post_ready", "pre_deferred", "post_deferred",
                      "ready"})
 _TORN = "a torn record (the prefix of one)"
+_TAIL = 4096  # bytes of a failed attempt's stdout and stderr kept
 
 
 class Loader:
@@ -298,13 +299,35 @@ class Loader:
         events = self._translator.events([change])
         if not events and r.finish not in ("pre", "submitted"):
             return None
-        iid = self._instance(r.node, job_id, r.attempt)
+        # a change that retries the node carries the next attempt's number; what it reports (the
+        # job's end, a script's) belongs to the attempt that just ended
+        attempt = r.attempt - 1 if "retry" in info and r.attempt > 0 else r.attempt
+        iid = self._instance(r.node, job_id, attempt)
         self._update_instance(iid, r, info)
         self.conn.executemany("INSERT INTO jobstate VALUES (?, ?, ?, ?)",
                               ((iid, e.kind, e.time, e.value) for e in events))
         if r.start == "submitted" and ("exit" in info or "signal" in info):
             self._invocations(r.node, iid, info)
+        if r.start == "submitted" and info.get("return", 0) != 0:
+            self._failure_files(r.node, iid, info)
         return None
+
+    def _files(self, node: str, info: dict[str, object]) -> JobFiles | None:
+        dag = self._dag_of()
+        cluster = info.get("cluster", 0)
+        return job_files(dag, node, cluster if isinstance(cluster, int) else 0) if dag is not None else None
+
+    def _failure_files(self, node: str, iid: int, info: dict[str, object]) -> None:
+        """What pegasus-analyzer shows of a failed attempt, kept while the files are there (a retry
+        overwrites them)."""
+        files = self._files(node, info)
+        if files is None:
+            return
+        self.conn.execute(
+            "UPDATE job_instance SET stdout_file = ?, stderr_file = ?, stdout_text = ?, stderr_text = ?, "
+            "submit_file = ?, submit_text = ?, command = ? WHERE job_instance_id = ?",
+            (files.stdout, files.stderr, _tail(files.stdout), _tail(files.stderr), files.submit, files.text,
+             files.command, iid))
 
     def _instance(self, node: str, job_id: int, attempt: int) -> int:
         iid = self._instances.get((node, attempt))
@@ -366,8 +389,7 @@ class Loader:
                 (iid, meta.tasks[0], meta.transformation, started, ended - started, code, host))
 
     def _cluster_tasks(self, node: str, meta: JobMeta, iid: int, info: dict[str, object]) -> None:
-        dag = self._dag_of()
-        files = job_files(dag, node, int(info.get("cluster", 0))) if dag is not None else None  # type: ignore[call-overload]
+        files = self._files(node, info)
         stdout = files.stdout if files is not None else None
         self.conn.execute("UPDATE job_instance SET stdout_file = ?, stderr_file = ? WHERE "
                           "job_instance_id = ?",
@@ -395,6 +417,17 @@ class Loader:
             if rec.name and rec.name.endswith(task):
                 return task
         return rec.ident
+
+
+def _tail(path: str | None, size: int = _TAIL) -> str | None:
+    if not path:
+        return None
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(max(0, os.fstat(handle.fileno()).st_size - size))
+            return handle.read().decode("utf-8", "replace")
+    except OSError:
+        return None
 
 
 class _NewJournal(Exception):

@@ -9,7 +9,8 @@ Tables (stampede's names and meanings, trimmed to what sheaf records)::
                    engine's node state after the last loaded change (``waiting`` when never mentioned)
     job_edge       the DAG's edges (parent, child)
     job_instance   one row per attempt of a node: scheduler id, host, start/end, exit code, signal,
-                   hold reason, stdout/stderr files
+                   hold reason, stdout/stderr files; for a failed attempt also the tails of its
+                   stdout/stderr, its submit file and the command that reruns it (pegasus-analyzer's)
     jobstate       the attempt's events in jobstate.log's vocabulary (SUBMIT, EXECUTE, JOB_TERMINATED, ...)
     task           the abstract workflow's tasks, each with the job that runs it
     invocation     one row per task run: start, duration, exit code, host (a cluster's tasks from the
@@ -57,7 +58,9 @@ CREATE TABLE IF NOT EXISTS job_instance (
     job_instance_id INTEGER PRIMARY KEY, job_id INTEGER NOT NULL, job_submit_seq INTEGER NOT NULL,
     sched_id TEXT, host_id INTEGER, slot TEXT, submitted REAL, start REAL, end REAL,
     local_duration REAL, exitcode INTEGER, signal INTEGER, held_reason TEXT, reason TEXT,
-    stdout_file TEXT, stderr_file TEXT, UNIQUE (job_id, job_submit_seq)
+    stdout_file TEXT, stderr_file TEXT, stdout_text TEXT, stderr_text TEXT, submit_file TEXT,
+    submit_text TEXT, command TEXT,
+    UNIQUE (job_id, job_submit_seq)
 );
 CREATE TABLE IF NOT EXISTS jobstate (
     job_instance_id INTEGER NOT NULL, state TEXT NOT NULL, timestamp REAL NOT NULL, value INTEGER

@@ -11,7 +11,7 @@ journal is read up to its last complete line, the database is SQLite in WAL mode
 
 from __future__ import annotations
 
-__all__ = ["Running", "SubStatus", "WorkflowStatus", "age", "sub_workflows", "workflow_status"]
+__all__ = ["Running", "SubStatus", "WorkflowStatus", "age", "sub_workflows", "tree_views", "workflow_status"]
 
 import glob
 import os
@@ -88,7 +88,7 @@ def _status(view: RunView) -> WorkflowStatus:
     counts: dict[str, int] = dict.fromkeys(STATES, 0)
     for state in states.values():
         counts[state] = counts.get(state, 0) + 1
-    counts["waiting"] = max(0, int(total or 0) - len(states))  # type: ignore[call-overload]
+    counts["waiting"] = max(0, int(total or 0) - len(states))
     futile = _futile(view, states) if counts["failed"] else set()
     if futile:
         counts["futile"] = len(futile)
@@ -101,14 +101,14 @@ def _status(view: RunView) -> WorkflowStatus:
         state = "not started"
     else:
         state = "running" if view.engine_alive() else "interrupted"
-    elapsed = (float(last_time) - float(run_started)) if run_started and last_time else None  # type: ignore[arg-type]
+    elapsed = (float(last_time) - float(run_started)) if run_started and last_time else None
     damage = tuple(f"{view.journal}: damaged record at byte offset {o} (line {n}): {why}"
                    for o, n, why in view.conn.execute("SELECT offset, line, why FROM damage ORDER BY offset"))
     held = tuple(view.conn.execute(
         "SELECT j.exec_job_id, i.held_reason FROM job_instance i JOIN job j USING (job_id) "
         "WHERE i.held_reason IS NOT NULL ORDER BY i.job_instance_id").fetchall())
-    return WorkflowStatus(view.dag, state, int(total or 0), counts, failed, int(retries or 0),  # type: ignore[call-overload]
-                          int(epochs or 0), source, elapsed, rescue, damage, _running(view), held)  # type: ignore[call-overload,arg-type]
+    return WorkflowStatus(view.dag, state, int(total or 0), counts, failed, int(retries or 0),
+                          int(epochs or 0), source, elapsed, rescue, damage, _running(view), held)
 
 
 def workflow_status(directory: str, dag_file: str | None = None) -> WorkflowStatus:
@@ -154,6 +154,15 @@ def sub_workflows(directory: str, dag_file: str | None = None) -> list[SubStatus
         out.append(SubStatus(node, level, status))
         stack.extend((n, d, g, level + 1) for n, d, g in reversed(children))
     return out
+
+
+def tree_views(directory: str, dag_file: str | None = None) -> list[RunView]:
+    """The caught-up events databases of the run in ``directory`` and of its sub-workflows, the top
+    one first; the caller closes them."""
+    views = [open_events(directory, dag_file)]
+    views.extend(open_events(os.path.dirname(s.status.dag), s.status.dag)
+                 for s in sub_workflows(directory, dag_file))
+    return views
 
 
 def age(since: float | None) -> str:
