@@ -31,7 +31,7 @@ from sheaf.engine import find_dag, state_paths
 from sheaf.errors import UsageError
 from sheaf.monitor._loader import Loader
 from sheaf.monitor._master import RunEntry, register_run
-from sheaf.monitor._schema import connect
+from sheaf.monitor._schema import connect, events_db_path, remove
 
 
 def events_enabled() -> bool:
@@ -68,12 +68,13 @@ class RunView:
         return False
 
 
-def register(loader: Loader) -> None:
+def register(loader: Loader) -> bool:
+    """Write the run's row of the master database; False when the run has not begun yet."""
     conn = loader.conn
     row = conn.execute("SELECT wf_uuid, dax_label, submit_dir, dag_file_name, parent_submit_dir, ended, "
                        "succeeded, total, started, epochs FROM workflow WHERE wf_id = 1").fetchone()
-    if row is None:
-        return
+    if row is None or not row[9]:
+        return False
     counts = dict(conn.execute("SELECT state, count(*) FROM job GROUP BY state").fetchall())
     if row[5] is not None:
         state = "succeeded" if row[6] else "failed"
@@ -83,11 +84,21 @@ def register(loader: Loader) -> None:
     register_run(RunEntry(loader.db_path, row[0] or None, row[1], row[2], row[3], row[4], state,
                           counts.get("done", 0), counts.get("failed", 0), running, row[7] or 0, row[8],
                           time.time()))
+    return True
 
 
-def catch_up(dag_path: str, parent: str | None = None) -> str:
-    """Bring ``dag_path``'s events database up to date with its journal; returns its path."""
-    loader = Loader(dag_path, parent)
+def catch_up(dag_path: str) -> str:
+    """Bring ``dag_path``'s events database up to date with its journal; returns its path.  A
+    database SQLite cannot read (damaged, not a database) is derived data: it is rebuilt."""
+    try:
+        return _catch_up(dag_path)
+    except sqlite3.DatabaseError:
+        remove(events_db_path(dag_path))
+        return _catch_up(dag_path)
+
+
+def _catch_up(dag_path: str) -> str:
+    loader = Loader(dag_path)
     try:
         loader.catch_up()
         register(loader)

@@ -56,6 +56,7 @@ def _connect() -> sqlite3.Connection:
     os.makedirs(os.path.dirname(path), exist_ok=True)
     conn = sqlite3.connect(path, timeout=10.0, isolation_level=None)
     conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=NORMAL")  # no fsync per commit: a lost row is re-registered
     conn.execute(_DDL)
     return conn
 

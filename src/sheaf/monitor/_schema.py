@@ -22,7 +22,11 @@ Tables (stampede's names and meanings, trimmed to what sheaf records)::
 Durability policy: the database is a *derived* record.  The journal is the truth; the loader stores
 the journal offset it has loaded in the same transaction as the rows it derived, so after a kill -9
 the database is exactly "the journal up to offset X" and catching up continues from there.  Hence
-``synchronous=NORMAL`` (WAL keeps it consistent; a lost last transaction is reloaded).
+``synchronous=OFF``: the loader never fsyncs.  The engine's throughput is bounded by its own journal
+fsyncs, and on a shared filesystem every other fsync queues beside them (ext4 commits one journal
+at a time) -- measured with ``engine_throughput.py --events``.  A kill -9 of the loader loses nothing
+(SQLite's WAL survives a process crash); an operating-system crash may leave a database SQLite
+refuses, which the next view deletes and rebuilds from the journal.
 """
 
 from __future__ import annotations
@@ -109,7 +113,7 @@ def connect(path: str, *, create: bool = True) -> sqlite3.Connection:
 def _open(path: str) -> sqlite3.Connection:
     conn = sqlite3.connect(path, timeout=60.0, isolation_level=None, check_same_thread=False)
     conn.execute("PRAGMA journal_mode=WAL")
-    conn.execute("PRAGMA synchronous=NORMAL")
+    conn.execute("PRAGMA synchronous=OFF")
     return conn
 
 

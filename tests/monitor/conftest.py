@@ -1,0 +1,38 @@
+"""Real runs for the monitor's tests: the blackdiamond example (clustered), planned and run through
+the ``sheaf`` command as users do, once per module."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BIN = Path(sys.executable).parent
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "blackdiamond"
+
+
+def sheaf(*args: str, cwd: Path | None = None, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(BIN / "sheaf"), *args], capture_output=True, text=True, check=False,
+                          timeout=timeout, cwd=cwd)
+
+
+def plan_and_run(work: Path, name: str, *plan_args: str) -> Path:
+    """Copy the blackdiamond example into ``work``, plan it into ``work/runs/name`` and run it."""
+    example = work / "example"
+    if not example.exists():
+        shutil.copytree(EXAMPLE, example)
+    planned = sheaf("plan", "workflow.yml", "--dir", "runs", "--relative-dir", name, "--input-dir", "input",
+                    "-q", *plan_args, cwd=example)
+    assert planned.returncode == 0, planned.stderr
+    run_dir = example / "runs" / name
+    ran = sheaf("run", str(run_dir))
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    return run_dir
+
+
+@pytest.fixture(scope="module")
+def blackdiamond(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return plan_and_run(tmp_path_factory.mktemp("bd"), "clustered", "--cluster", "horizontal")
