@@ -3,6 +3,7 @@ the ``sheaf`` command as users do, once per module."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -15,8 +16,9 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "blackdiamond"
 
 
 def sheaf(*args: str, cwd: Path | None = None, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "COLUMNS": "200"}  # rich's tables unwrapped, for the asserts
     return subprocess.run([str(BIN / "sheaf"), *args], capture_output=True, text=True, check=False,
-                          timeout=timeout, cwd=cwd)
+                          timeout=timeout, cwd=cwd, env=env)
 
 
 def plan_and_run(work: Path, name: str, *plan_args: str) -> Path:

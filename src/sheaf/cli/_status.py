@@ -11,6 +11,7 @@ journal record, which is reported as ``starting``.
 
 from __future__ import annotations
 
+import os
 import time
 
 import click
@@ -57,10 +58,11 @@ def _tree(status: WorkflowStatus, subs: list[SubStatus]) -> Table:
     table = Table("workflow", "state", "done", "failed", "running", "waiting", "total", "%",
                   title="workflows")
     table.columns[0].overflow = "fold"
-    for depth, name, st in [(0, status.dag, status), *((s.depth, s.node, s.status) for s in subs)]:
+    top = os.path.basename(status.dag)  # the headline names it in full
+    for depth, name, st in [(0, top, status), *((s.depth, s.node, s.status) for s in subs)]:
         running = sum(st.counts.get(k, 0) for k in ("submitted", "pre", "post"))
         pct = f"{100.0 * st.counts.get('done', 0) / (st.total or 1):.1f}"
-        table.add_row("  " * depth + ("└─" if depth else "") + name, st.state, str(st.counts.get("done", 0)),
+        table.add_row("  " * depth + ("↳ " if depth else "") + name, st.state, str(st.counts.get("done", 0)),
                       str(st.counts.get("failed", 0)), str(running), str(st.counts.get("waiting", 0)),
                       str(st.total), pct)
     return table
