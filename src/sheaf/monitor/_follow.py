@@ -26,7 +26,7 @@ from sheaf.monitor._loader import Loader
 
 def follow(dag_path: str, interval: float) -> int:
     os.nice(10)  # the engine's loop is latency-bound: it goes first; this process catches up after
-    loader = Loader(dag_path)
+    loader = Loader(dag_path, hooks=True)
     registered = False
     try:
         while True:

@@ -36,13 +36,15 @@ from sheaf.engine import (
     Damage,
     EndRecord,
     EventTranslator,
+    NodeEvent,
     parse_dag,
     scan_journal,
     state_paths,
 )
 from sheaf.errors import InputError
+from sheaf.monitor._hooks import HookRunner, Hooks
 from sheaf.monitor._jobfiles import JobFiles, job_files
-from sheaf.monitor._meta import JobMeta, read_meta
+from sheaf.monitor._meta import JobMeta, read_hooks, read_meta, run_ids
 from sheaf.monitor._schema import connect, events_db_path, remove
 from sheaf.monitor._tasks import TaskRecord, read_task_records
 
@@ -55,7 +57,7 @@ _TAIL = 4096  # bytes of a failed attempt's stdout and stderr kept
 class Loader:
     """Loads one DAG's journal into ``<dag>.events.db``; not thread-safe (one loader per database)."""
 
-    def __init__(self, dag_path: str, parent_submit_dir: str | None = None) -> None:
+    def __init__(self, dag_path: str, parent_submit_dir: str | None = None, hooks: bool = False) -> None:
         self.dag_path = os.path.abspath(dag_path)
         self.directory = os.path.dirname(self.dag_path)
         self.journal = state_paths(self.dag_path)["journal"]
@@ -71,6 +73,10 @@ class Loader:
         self._translator = EventTranslator()
         self._here = socket.gethostname()
         self._offset = 0
+        self._hooks: HookRunner | None = None
+        self._job_hooks: dict[str, Hooks] = {}
+        if hooks:
+            self._start_hooks()
         self._load_cache()
 
     # ---- public ---------------------------------------------------------------------------------
@@ -118,7 +124,17 @@ class Loader:
         self._load_cache()
 
     def close(self) -> None:
+        if self._hooks is not None:
+            self._hooks.wait()
         self.conn.close()
+
+    def _start_hooks(self) -> None:
+        """Run hooks for the events loaded from now on (only a loader beside a live run does)."""
+        workflow_hooks, self._job_hooks = read_hooks(self.directory)
+        if workflow_hooks or self._job_hooks:
+            uuid, wf_id = run_ids(self.directory, os.path.basename(self.dag_path).removesuffix(".dag"))
+            self._hooks = HookRunner(self.directory, self.dag_path + ".hooks.log", uuid, wf_id,
+                                     workflow_hooks)
 
     # ---- set-up ---------------------------------------------------------------------------------
 
@@ -252,6 +268,8 @@ class Loader:
             "WHERE wf_id = 1", (r.run, r.total, r.source, r.epoch, r.time, r.time, r.time, r.time))
         self.conn.execute("INSERT INTO workflowstate VALUES ('WORKFLOW_STARTED', ?, ?, NULL, ?)",
                           (r.time, r.epoch - 1, r.source))
+        if self._hooks is not None:
+            self._hooks.workflow(True, r.time)
         self._translator = EventTranslator()
         if r.source == "recovery":
             moved = [n for n, s in self._states.items() if s in _ACTIVE]
@@ -272,6 +290,8 @@ class Loader:
         self.conn.execute("UPDATE workflow SET ended = ?, succeeded = ?, exit_code = ?, rescue = ? "
                           "WHERE wf_id = 1",
                           (r.time, int(r.succeeded), r.exit_code, r.rescue))
+        if self._hooks is not None:
+            self._hooks.workflow(False, r.time, r.exit_code)
         self.conn.execute("INSERT INTO workflowstate VALUES ('WORKFLOW_TERMINATED', ?, "
                           "(SELECT epochs - 1 FROM workflow WHERE wf_id = 1), ?, "
                           "NULL)", (r.time, r.exit_code))
@@ -308,9 +328,21 @@ class Loader:
                               ((iid, e.kind, e.time, e.value) for e in events))
         if r.start == "submitted" and ("exit" in info or "signal" in info):
             self._invocations(r.node, iid, info)
+        if self._hooks is not None and r.node in self._job_hooks:
+            self._job_events(r.node, events, info)
         if r.start == "submitted" and info.get("return", 0) != 0:
             self._failure_files(r.node, iid, info)
         return None
+
+    def _job_events(self, node: str, events: list[NodeEvent], info: dict[str, object]) -> None:
+        assert self._hooks is not None
+        dag = self._dag_of()
+        spec = dag.nodes.get(node) if dag is not None else None
+        files = self._files(node, info)
+        has_post = spec is not None and spec.post is not None
+        out, err = (files.stdout, files.stderr) if files is not None else (None, None)
+        for e in events:
+            self._hooks.job(node, e.kind, self._job_hooks[node], e.time, e.value, has_post, out, err)
 
     def _files(self, node: str, info: dict[str, object]) -> JobFiles | None:
         dag = self._dag_of()

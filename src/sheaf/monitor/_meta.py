@@ -7,7 +7,7 @@ node is a ``compute`` job of no transformation, SUBDAG EXTERNAL nodes are ``subd
 
 from __future__ import annotations
 
-__all__ = ["JobMeta", "RunMeta", "read_meta"]
+__all__ = ["JobMeta", "RunMeta", "read_hooks", "read_meta", "run_ids"]
 
 import getpass
 import json
@@ -95,3 +95,32 @@ def read_meta(dag: Dag, directory: str) -> RunMeta:
             for task in job.tasks:
                 meta.task_transformations[task] = job.transformation
     return meta
+
+
+def _hook_list(raw: object) -> tuple[tuple[str, str], ...]:
+    if not isinstance(raw, list):
+        return ()
+    return tuple((str(h["when"]), str(h["cmd"])) for h in raw
+                 if isinstance(h, dict) and "when" in h and "cmd" in h)
+
+
+def read_hooks(directory: str) -> tuple[tuple[tuple[str, str], ...], dict[str, tuple[tuple[str, str], ...]]]:
+    """plan.json's hooks: the workflow's, and each job's that has any."""
+    try:
+        with open(os.path.join(directory, "plan.json"), encoding="utf-8") as handle:
+            data = json.load(handle)
+    except (OSError, ValueError):
+        return (), {}
+    if not isinstance(data, dict):
+        return (), {}
+    jobs = {str(j["id"]): _hook_list(j.get("hooks")) for j in data.get("jobs", [])
+            if isinstance(j, dict) and j.get("hooks")}
+    return _hook_list(data.get("hooks")), jobs
+
+
+def run_ids(directory: str, fallback_label: str) -> tuple[str, str]:
+    """``(wf_uuid, wf_id)`` as pegasus-monitord gives them to hooks: braindump's uuid, and its
+    label and index (``blackdiamond-0``)."""
+    brain = _braindump(directory)
+    label = brain.get("dax_label") or fallback_label
+    return brain.get("wf_uuid", ""), f"{label}-{brain.get('dax_index', '0')}"
