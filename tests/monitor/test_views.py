@@ -137,9 +137,27 @@ def test_a_clustered_run_of_ten_thousand_tasks(tmp_path: Path) -> None:
     assert row["count"] == 10_000 and row["type"] == "successful"
     assert "succeeded" in sheaf("status", str(run_dir)).stdout
     assert " # jobs failed      :      0" in sheaf("analyze", str(run_dir)).stdout
+    plots = sheaf("plots", str(run_dir))
+    assert plots.returncode == 0, plots.stderr
+    page = (run_dir / "plots" / "index.html").read_text()
+    assert page.count('<rect class="task"') == 10_000 and page.count('<rect class="job"') == 11
 
 
-@pytest.mark.parametrize("command", ["status", "statistics", "analyze"])
+def test_plots_are_pngs_and_one_offline_html_page(blackdiamond: Path) -> None:
+    done = sheaf("plots", str(blackdiamond))
+    assert done.returncode == 0, done.stderr
+    written = [Path(line) for line in done.stdout.splitlines()]
+    assert [p.name for p in written] == ["gantt.png", "slots.png", "breakdown.png", "index.html"]
+    for png in written[:3]:
+        data = png.read_bytes()
+        assert data.startswith(b"\x89PNG\r\n\x1a\n") and len(data) > 5000
+    page = written[3].read_text()
+    assert page.count("<svg") == 3 and page.count('<rect class="task"') == 8  # the clusters' 8 tasks
+    assert page.count('<rect class="job"') == 7 and "diamond::findrange:4.0" in page
+    assert "<script>" in page and "<script src" not in page and 'href="http' not in page
+
+
+@pytest.mark.parametrize("command", ["status", "statistics", "analyze", "plots"])
 def test_a_bad_or_missing_run_directory_is_one_message(tmp_path: Path, command: str) -> None:
     (tmp_path / "empty").mkdir()
     (tmp_path / "a-file").write_text("x")

@@ -11,6 +11,7 @@ from __future__ import annotations
 from sheaf.monitor._analyze import Analysis, FailedJob, FailedTask, analyze
 from sheaf.monitor._events import EventsLoader, RunView, events_enabled, open_events
 from sheaf.monitor._master import RunEntry, list_runs, master_db_path
+from sheaf.monitor._plots import PlotData, plot_data, write_plots
 from sheaf.monitor._statistics import Statistics, format_seconds, workflow_statistics
 from sheaf.monitor._status import SubStatus, WorkflowStatus, age, sub_workflows, workflow_status
 
@@ -19,6 +20,7 @@ __all__: list[str] = [
     "EventsLoader",
     "FailedJob",
     "FailedTask",
+    "PlotData",
     "RunEntry",
     "RunView",
     "Statistics",
@@ -31,7 +33,9 @@ __all__: list[str] = [
     "list_runs",
     "master_db_path",
     "open_events",
+    "plot_data",
     "sub_workflows",
     "workflow_statistics",
     "workflow_status",
+    "write_plots",
 ]

@@ -162,10 +162,9 @@ class Loader:
         self._offset = self._progress()[0]
 
     def _init_jobs(self) -> None:
-        dag = self._dag_of()
-        if dag is None:
+        meta = read_meta(self.dag_path, self.directory, self._dag_of)
+        if meta is None:
             return
-        meta = read_meta(dag, self.directory)
         self.conn.execute(
             "INSERT INTO workflow (wf_id, wf_uuid, dag_file_name, submit_dir, dax_label, dax_file, user, "
             "submit_hostname, planner_arguments, parent_submit_dir) VALUES (1, '', ?, ?, ?, ?, ?, ?, ?, ?) "
@@ -174,8 +173,7 @@ class Loader:
              meta.planner_arguments, self.parent))
         for job in meta.jobs:
             self._add_job(job)
-        self.conn.executemany("INSERT INTO job_edge VALUES (?, ?)",
-                              ((p, c) for p, children in dag.children.items() for c in children))
+        self.conn.executemany("INSERT INTO job_edge VALUES (?, ?)", meta.edges)
 
     def _add_job(self, job: JobMeta) -> int:
         cur = self.conn.execute(

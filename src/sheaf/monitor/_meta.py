@@ -7,13 +7,16 @@ node is a ``compute`` job of no transformation, SUBDAG EXTERNAL nodes are ``subd
 
 from __future__ import annotations
 
-__all__ = ["JobMeta", "RunMeta", "read_hooks", "read_meta", "run_ids"]
+__all__ = ["JobMeta", "RunMeta", "plan_json", "read_hooks", "read_meta", "run_ids"]
 
 import getpass
-import json
 import os
 import socket
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
 
 from sheaf.engine import Dag
 
@@ -38,7 +41,7 @@ class RunMeta:
     hostname: str
     planner_arguments: str | None
     jobs: list[JobMeta] = field(default_factory=list)
-    task_transformations: dict[str, str] = field(default_factory=dict)
+    edges: list[tuple[str, str]] = field(default_factory=list)
 
 
 def _braindump(directory: str) -> dict[str, str]:
@@ -54,46 +57,71 @@ def _braindump(directory: str) -> dict[str, str]:
     return out
 
 
-def _plan(directory: str) -> dict[str, dict[str, object]]:
+def plan_json(directory: str) -> dict[str, Any] | None:
+    """plan.json, decoded (None when absent or unreadable)."""
     try:
-        with open(os.path.join(directory, "plan.json"), encoding="utf-8") as handle:
-            data = json.load(handle)
-        return {str(j["id"]): j for j in data.get("jobs", []) if isinstance(j, dict) and "id" in j}
-    except (OSError, ValueError, TypeError, AttributeError):
-        return {}
+        with open(os.path.join(directory, "plan.json"), "rb") as handle:
+            data = msgspec.json.decode(handle.read())
+    except (OSError, msgspec.DecodeError):
+        return None
+    return data if isinstance(data, dict) else None
 
 
-def _job(dag: Dag, name: str, planned: dict[str, object] | None, directory: str) -> JobMeta:
-    spec = dag.nodes[name]
-    if planned is None:
-        return JobMeta(name, "subdag" if spec.subdag else "compute", retries=spec.retries,
-                       subwf_dir=spec.submit if spec.subdag else None)
-    kind = str(planned.get("type") or "compute")
-    tasks = tuple(str(t) for t in planned.get("tasks") or ())  # type: ignore[attr-defined]
-    sub: str | None = None
-    if spec.subdag:
-        sub = spec.submit
-    elif kind == "subworkflow":
+def _dag_lines(dag_path: str) -> tuple[dict[str, str], dict[str, int]]:
+    """``(SUBDAG EXTERNAL node -> DAG file, RETRY node -> retries)``: a scan of the DAG's lines, a
+    tenth of what parsing it costs (the loader runs beside the engine: it spends little)."""
+    subdags: dict[str, str] = {}
+    retries: dict[str, int] = {}
+    base = os.path.dirname(dag_path)
+    with open(dag_path, "rb") as handle:
+        for raw in handle:
+            if raw.startswith((b"RETRY ", b"SUBDAG ")):
+                words = raw.decode("utf-8", "replace").split()
+                if words[0] == "RETRY" and len(words) >= 3 and words[2].isdigit():
+                    retries[words[1]] = int(words[2])
+                elif len(words) >= 4 and words[1].upper() == "EXTERNAL":
+                    subdags[words[2]] = os.path.join(base, words[3])
+    return subdags, retries
+
+
+def _planned_job(raw: dict[str, Any], subdags: dict[str, str], retries: dict[str, int],
+                 directory: str) -> JobMeta:
+    name = str(raw["id"])
+    kind = str(raw.get("type") or "compute")
+    sub: str | None = subdags.get(name)
+    if sub is None and kind == "subworkflow":
         sub = os.path.join(directory, "jobs", "*", name + ".plan")  # where the nested plan goes
-    agg = planned.get("aggregator")
-    tr = planned.get("transformation")
-    site = planned.get("site")
-    return JobMeta(name, kind, str(tr) if tr else None, str(site) if site else None, tasks,
-                   str(agg) if agg else None, spec.retries, sub)
+    agg, tr, site = raw.get("aggregator"), raw.get("transformation"), raw.get("site")
+    return JobMeta(name, kind, str(tr) if tr else None, str(site) if site else None,
+                   tuple(str(t) for t in raw.get("tasks") or ()), str(agg) if agg else None,
+                   retries.get(name, 0), sub)
 
 
-def read_meta(dag: Dag, directory: str) -> RunMeta:
+def _dag_jobs(dag: Dag) -> list[JobMeta]:
+    return [JobMeta(n, "subdag" if s.subdag else "compute", retries=s.retries,
+                    subwf_dir=s.submit if s.subdag else None) for n, s in dag.nodes.items()]
+
+
+def read_meta(dag_path: str, directory: str, parse: Callable[[], Dag | None]) -> RunMeta | None:
+    """The run's identity, jobs and edges: from plan.json and a scan of the DAG when ``sheaf plan``
+    wrote them, else from the DAG (``parse``); None when neither can be read."""
     brain = _braindump(directory)
-    planned = _plan(directory)
-    label = brain.get("dax_label") or os.path.basename(dag.path).removesuffix(".dag")
+    label = brain.get("dax_label") or os.path.basename(dag_path).removesuffix(".dag")
     meta = RunMeta(label, brain.get("dax"), brain.get("user") or getpass.getuser(),
                    brain.get("submit_hostname") or socket.gethostname(), brain.get("planner_arguments"))
-    for name in dag.nodes:
-        job = _job(dag, name, planned.get(name), directory)
-        meta.jobs.append(job)
-        if job.type_desc in ("compute", "cluster") and job.transformation:
-            for task in job.tasks:
-                meta.task_transformations[task] = job.transformation
+    plan = plan_json(directory)
+    jobs = plan.get("jobs") if plan is not None else None
+    if isinstance(jobs, list) and os.path.isfile(dag_path):
+        subdags, retries = _dag_lines(dag_path)
+        meta.jobs = [_planned_job(j, subdags, retries, directory) for j in jobs
+                     if isinstance(j, dict) and "id" in j]
+        meta.edges = [(str(p), str(c)) for p, c in plan.get("edges") or ()]  # type: ignore[union-attr]
+        return meta
+    dag = parse()
+    if dag is None:
+        return None
+    meta.jobs = _dag_jobs(dag)
+    meta.edges = [(p, c) for p, children in dag.children.items() for c in children]
     return meta
 
 
@@ -106,14 +134,10 @@ def _hook_list(raw: object) -> tuple[tuple[str, str], ...]:
 
 def read_hooks(directory: str) -> tuple[tuple[tuple[str, str], ...], dict[str, tuple[tuple[str, str], ...]]]:
     """plan.json's hooks: the workflow's, and each job's that has any."""
-    try:
-        with open(os.path.join(directory, "plan.json"), encoding="utf-8") as handle:
-            data = json.load(handle)
-    except (OSError, ValueError):
+    data = plan_json(directory)
+    if data is None:
         return (), {}
-    if not isinstance(data, dict):
-        return (), {}
-    jobs = {str(j["id"]): _hook_list(j.get("hooks")) for j in data.get("jobs", [])
+    jobs = {str(j["id"]): _hook_list(j.get("hooks")) for j in data.get("jobs") or ()
             if isinstance(j, dict) and j.get("hooks")}
     return _hook_list(data.get("hooks")), jobs
 
