@@ -9,6 +9,7 @@ afterwards; every view reads that database and nothing else (``_status``, ``_sta
 from __future__ import annotations
 
 from sheaf.monitor._analyze import Analysis, FailedJob, FailedTask, analyze
+from sheaf.monitor._dashboard import make_server
 from sheaf.monitor._events import EventsLoader, RunView, events_enabled, open_events
 from sheaf.monitor._master import RunEntry, list_runs, master_db_path
 from sheaf.monitor._plots import PlotData, plot_data, write_plots
@@ -31,6 +32,7 @@ __all__: list[str] = [
     "events_enabled",
     "format_seconds",
     "list_runs",
+    "make_server",
     "master_db_path",
     "open_events",
     "plot_data",
