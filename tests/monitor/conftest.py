@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from Pegasus.api import Job, Site, SiteCatalog, Transformation, TransformationCatalog, Workflow
 
 BIN = Path(sys.executable).parent
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "blackdiamond"
@@ -33,6 +34,19 @@ def plan_and_run(work: Path, name: str, *plan_args: str) -> Path:
     ran = sheaf("run", str(run_dir))
     assert ran.returncode == 0, ran.stdout + ran.stderr
     return run_dir
+
+
+def slow_workflow(tmp: Path, n: int) -> Path:
+    """N jobs of ``sleep 0.3`` planned into ``tmp/run`` (not run)."""
+    wf = Workflow("slow")
+    tc = TransformationCatalog().add_transformations(
+        Transformation("sleep", site="local", pfn="/bin/sleep", is_stageable=False))
+    wf.add_transformation_catalog(tc).add_site_catalog(SiteCatalog().add_sites(Site("local")))
+    wf.add_jobs(*(Job("sleep").add_args("0.3") for _ in range(n)))
+    wf.write(str(tmp / "slow.yml"))
+    done = sheaf("plan", "slow.yml", "--dir", ".", "--relative-dir", "run", "-s", "local", "-q", cwd=tmp)
+    assert done.returncode == 0, done.stderr
+    return tmp / "run"
 
 
 @pytest.fixture(scope="module")

@@ -11,8 +11,7 @@ from pathlib import Path
 
 import pytest
 from matplotlib import image
-from tests.monitor.conftest import BIN
-from tests.monitor.test_events import _slow_workflow
+from tests.monitor.conftest import BIN, slow_workflow
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no chromium: scripts/system-deps.sh installs it "
@@ -44,7 +43,7 @@ def dashboard() -> object:
 
 
 def test_the_page_shows_a_running_workflow_progress(tmp_path: Path, dashboard: str) -> None:
-    run_dir = _slow_workflow(tmp_path, 40)
+    run_dir = slow_workflow(tmp_path, 40)
     engine = subprocess.Popen([str(BIN / "sheaf"), "run", str(run_dir)], stdout=subprocess.DEVNULL)
     try:
         seen: list[dict[str, str]] = []

@@ -12,8 +12,7 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from Pegasus.api import Job, Site, SiteCatalog, Transformation, TransformationCatalog, Workflow
-from tests.monitor.conftest import BIN, sheaf
+from tests.monitor.conftest import BIN, sheaf, slow_workflow
 
 from sheaf.aggregators._records import pmc_task, seqexec_task
 from sheaf.monitor import list_runs, open_events
@@ -71,20 +70,8 @@ def test_a_damaged_or_foreign_database_is_rebuilt(blackdiamond: Path) -> None:
     assert _dump(_db(blackdiamond)) == before
 
 
-def _slow_workflow(tmp: Path, n: int) -> Path:
-    wf = Workflow("slow")
-    tc = TransformationCatalog().add_transformations(
-        Transformation("sleep", site="local", pfn="/bin/sleep", is_stageable=False))
-    wf.add_transformation_catalog(tc).add_site_catalog(SiteCatalog().add_sites(Site("local")))
-    wf.add_jobs(*(Job("sleep").add_args("0.3") for _ in range(n)))
-    wf.write(str(tmp / "slow.yml"))
-    done = sheaf("plan", "slow.yml", "--dir", ".", "--relative-dir", "run", "-s", "local", "-q", cwd=tmp)
-    assert done.returncode == 0, done.stderr
-    return tmp / "run"
-
-
 def test_after_kill_9_status_catches_the_database_up(tmp_path: Path) -> None:
-    run_dir = _slow_workflow(tmp_path, 40)
+    run_dir = slow_workflow(tmp_path, 40)
     engine = subprocess.Popen([str(BIN / "sheaf"), "run", str(run_dir)], stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL)
     journal = next(iter(run_dir.glob(".sheaf/*.journal")), None)
@@ -168,7 +155,7 @@ def test_task_records_read_back_as_the_aggregators_print_them(start: float, dura
 
 
 def test_no_loader_is_left_behind_when_the_engine_is_killed(tmp_path: Path) -> None:
-    run_dir = _slow_workflow(tmp_path, 30)
+    run_dir = slow_workflow(tmp_path, 30)
     engine = subprocess.Popen([str(BIN / "sheaf"), "run", str(run_dir)], stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL)
     time.sleep(1.5)

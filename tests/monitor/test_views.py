@@ -7,6 +7,7 @@ import csv
 import io
 import json
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -21,7 +22,7 @@ from Pegasus.api import (
     TransformationCatalog,
     Workflow,
 )
-from tests.monitor.conftest import sheaf
+from tests.monitor.conftest import BIN, sheaf, slow_workflow
 
 
 def _catalogs(wf: Workflow, *transformations: tuple[str, str]) -> Workflow:
@@ -170,3 +171,15 @@ def test_a_bad_or_missing_run_directory_is_one_message(tmp_path: Path, command: 
         assert done.returncode == 2, (where, done.stdout, done.stderr)
         assert done.stderr.count("\n") == 1 and says in done.stderr and "Traceback" not in done.stderr
         assert not list(where.glob("*.events.db")) if where.exists() else True
+
+
+def test_status_watch_follows_a_run_to_its_end(tmp_path: Path) -> None:
+    run_dir = slow_workflow(tmp_path, 12)
+    engine = subprocess.Popen([str(BIN / "sheaf"), "run", str(run_dir)], stdout=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while not list(run_dir.glob(".sheaf/*.journal")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    watch = sheaf("status", str(run_dir), "--watch", "--interval", "0.3", "-l")
+    assert engine.wait(timeout=120) == 0
+    assert watch.returncode == 0, watch.stderr
+    assert ": succeeded (" in watch.stdout and "running now" in watch.stdout

@@ -73,6 +73,8 @@ class Loader:
         self._translator = EventTranslator()
         self._here = socket.gethostname()
         self._offset = 0
+        self._job_rows: list[tuple[object, ...]] = []
+        self._jobstate_rows: list[tuple[object, ...]] = []
         self._hooks: HookRunner | None = None
         self._job_hooks: dict[str, Hooks] = {}
         if hooks:
@@ -120,6 +122,7 @@ class Loader:
 
     def _reset_cache(self) -> None:
         self._jobs, self._meta, self._states, self._instances, self._hosts = {}, {}, {}, {}, {}
+        self._job_rows, self._jobstate_rows = [], []
         self._translator = EventTranslator()
         self._load_cache()
 
@@ -217,6 +220,7 @@ class Loader:
         if items and isinstance(items[-1][2], Damage) and items[-1][2].why == _TORN:
             consumed = items[-1][0]  # a torn line may be followed by a fresh "B": decide next time
             items.pop()
+        last: float | None = None
         for rel, line, item in items:
             if isinstance(item, Damage):
                 self._damage(offset + rel, lines + line, item.why)
@@ -227,7 +231,11 @@ class Loader:
             why = self._apply(item)
             if why is not None:
                 self._damage(offset + rel, lines + line, why)
+            last = item.time
             loaded += 1
+        self._flush()
+        if last is not None:
+            self.conn.execute("UPDATE workflow SET last_time = ? WHERE wf_id = 1", (last,))
         self._offset = offset + consumed
         self._set_progress(self._offset, lines + data[:consumed].count(b"\n"), run_id,
                            zlib.crc32(data[:consumed], crc))
@@ -253,11 +261,22 @@ class Loader:
             self._begin(record)
         elif isinstance(record, EndRecord):
             self._end(record)
-        if isinstance(record, (BeginRecord, EndRecord, ChangeRecord)):
-            self.conn.execute("UPDATE workflow SET last_time = ? WHERE wf_id = 1", (record.time,))
         return None
 
+    def _flush(self) -> None:
+        """Write the batched job states and jobstate rows (one executemany each: the loader's
+        statements cost the engine's machine CPU, see ``_follow``)."""
+        if self._job_rows:
+            self.conn.executemany(
+                "UPDATE job SET state = ?, attempt = ?, reason = coalesce(?, CASE WHEN ? = 'done' THEN NULL "
+                "ELSE reason END) WHERE job_id = ?", self._job_rows)
+            self._job_rows.clear()
+        if self._jobstate_rows:
+            self.conn.executemany("INSERT INTO jobstate VALUES (?, ?, ?, ?)", self._jobstate_rows)
+            self._jobstate_rows.clear()
+
     def _begin(self, r: BeginRecord) -> None:
+        self._flush()  # the job states below are written at once: after the batched ones
         self.conn.execute(
             "UPDATE workflow SET wf_uuid = CASE WHEN wf_uuid = '' THEN ? ELSE wf_uuid END, total = "
             "?, source = ?, "
@@ -308,9 +327,7 @@ class Loader:
         info = r.info or {}
         self._states[r.node] = r.finish
         reason = None if r.finish == "done" else (info.get("why") or info.get("reason"))
-        self.conn.execute("UPDATE job SET state = ?, attempt = ?, reason = coalesce(?, CASE WHEN ? = 'done' "
-                          "THEN NULL ELSE reason END) WHERE job_id = ?",
-                          (r.finish, r.attempt, reason, r.finish, job_id))
+        self._job_rows.append((r.finish, r.attempt, reason, r.finish, job_id))
         if "retry" in info:
             self.conn.execute("UPDATE workflow SET retries = retries + 1 WHERE wf_id = 1")
         change = Change(r.time, r.node, r.start, r.finish, r.attempt, info)  # type: ignore[arg-type]
@@ -322,8 +339,7 @@ class Loader:
         attempt = r.attempt - 1 if "retry" in info and r.attempt > 0 else r.attempt
         iid = self._instance(r.node, job_id, attempt)
         self._update_instance(iid, r, info)
-        self.conn.executemany("INSERT INTO jobstate VALUES (?, ?, ?, ?)",
-                              ((iid, e.kind, e.time, e.value) for e in events))
+        self._jobstate_rows.extend((iid, e.kind, e.time, e.value) for e in events)
         if r.start == "submitted" and ("exit" in info or "signal" in info):
             self._invocations(r.node, iid, info)
         if self._hooks is not None and r.node in self._job_hooks:
