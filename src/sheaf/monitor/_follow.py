@@ -25,7 +25,8 @@ from sheaf.monitor._loader import Loader
 
 
 def follow(dag_path: str, interval: float) -> int:
-    os.nice(10)  # the engine's loop is latency-bound: it goes first; this process catches up after
+    # not niced: on a loaded machine a niced loader starves, and `sheaf run` waits for its last
+    # catch-up (measured: seconds at load 10); its work is a few per cent of the engine's CPU
     loader = Loader(dag_path, hooks=True)
     registered = False
     try:
