@@ -16,6 +16,7 @@ BENCH = Path(__file__).resolve().parent.parent / "benchmarks"
     ["engine_throughput.py", "--tasks", "60", "--rounds", "1"],
     ["engine_throughput.py", "--tasks", "60", "--rounds", "1", "--events"],
     ["plan_scaling.py", "--sizes", "300"],
+    ["transfer_throughput.py", "--small", "5", "--big-mb", "0.5"],
 ], ids=lambda a: a[0])
 def test_benchmark_runs(args: list[str]) -> None:
     done = subprocess.run([sys.executable, str(BENCH / args[0]), *args[1:]], capture_output=True, text=True,

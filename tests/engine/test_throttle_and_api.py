@@ -53,12 +53,11 @@ def test_idle_throttle_follows_the_backend() -> None:
 
 def test_public_surface_is_pinned() -> None:
     assert sorted(sheaf.engine.__all__) == sorted([
-        "Backend", "BeginRecord", "Change", "ChangeRecord", "ConcurrencyLimits", "Dag", "DagState", "Damage",
-        "EndRecord", "Event", "EventTranslator", "Exited", "Held", "Launch", "Limits", "NodeEvent",
-        "NodeState", "Pool", "ProcessRecord", "Progress", "Replay", "RunResult", "STATES", "Started",
-        "find_dag",
-        "node_description", "parse_dag", "parse_submit", "read_journal", "run_workflow", "scan_journal",
-        "split_arguments", "split_environment", "state_paths",
+        "Backend", "BeginRecord", "Change", "ChangeRecord", "Dag", "DagState", "Damage", "EndRecord", "Event",
+        "EventTranslator", "Exited", "Held", "Launch", "Limits", "NodeEvent", "NodeState", "ProcessRecord",
+        "Progress", "Replay", "RunResult", "STATES", "Started", "find_dag", "node_description", "parse_dag",
+        "parse_submit", "read_journal", "run_workflow", "scan_journal", "split_arguments",
+        "split_environment", "state_paths",
     ])
     assert sheaf.monitor.__all__ == [
         "Analysis", "EventsLoader", "FailedJob", "FailedTask", "PlotData", "RunEntry", "RunView",

@@ -8,11 +8,14 @@ per second.  Exit codes (``_exit``): 0 the workflow succeeded, 1 it ran and fail
  ``sheaf run`` on the same DAG, and a journal damaged where it could hide a finished node); an
  ``ABORT-DAG-ON ... RETURN r`` exits with r, as DAGMan does.
 
-``sheaf plan --submit`` calls :func:`run_planned` too.
+``sheaf plan --submit`` calls :func:`run_planned` too.  However the run ends, podman's run root of the
+plan's containers is removed once no container task holds it (``sheaf.aggregators.container``), and
+DAGMan's progress lines go to ``<dag>.dagman.out`` for Pegasus's tools (``_dagman_out``).
 """
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -21,10 +24,14 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
+from sheaf.aggregators.container import release_run_root
+from sheaf.backends import Pool
 from sheaf.backends.local import LocalBackend
 from sheaf.cli import _exit
+from sheaf.cli._dagman_out import DagmanOut, find_dag_path
 from sheaf.codegen import remove_stale_siblings
-from sheaf.engine import Backend, Pool, RunResult, find_dag, run_workflow
+from sheaf.codegen._containers import CONF_DIR, RUN_ROOT_LOCK, run_root
+from sheaf.engine import Backend, RunResult, find_dag, run_workflow
 from sheaf.engine import Progress as EngineProgress
 from sheaf.errors import UsageError
 from sheaf.monitor import EventsLoader, events_enabled
@@ -43,15 +50,52 @@ def run_planned(directory: str, *, dag_file: str | Sequence[str] | None = None,
         return LocalBackend(Pool.from_config(pool_config))
 
     remove_stale_siblings(directory)  # what an interrupted `sheaf plan` into it left
-
+    dag_path = _dag_path(directory, dag_file)
+    record = DagmanOut(dag_path) if dag_path else None
+    status = 1
     loader = _events_loader(directory, dag_file)
     try:
-        return run_workflow(directory, backend=backend, dag_file=dag_file, maxjobs=maxjobs, maxidle=maxidle,
-                            maxpre=maxpre, maxpost=maxpost, on_progress=on_progress, priority=priority,
-                            on_warning=_warn)
+        result = run_workflow(directory, backend=backend, dag_file=dag_file, maxjobs=maxjobs,
+                              maxidle=maxidle, maxpre=maxpre, maxpost=maxpost,
+                              on_progress=_both(on_progress, record), priority=priority, on_warning=_warn)
+        status = 0 if result.succeeded else (result.exit_code or 1)
+        return result
     finally:
         if loader is not None:
             loader.stop()
+        if record is not None:
+            record.finish(status)
+        _release_container_state(directory)
+
+
+def _dag_path(directory: str, dag_file: str | Sequence[str] | None) -> str | None:
+    """The DAG whose ``.dagman.out`` this run writes: the one named, else the one in DIR."""
+    if isinstance(dag_file, str):
+        return dag_file if os.path.isabs(dag_file) else os.path.join(directory, dag_file)
+    if dag_file:
+        return None  # several DAGs run as one: DAGMan names its file after the first; no reader needs it
+    return find_dag_path(directory)
+
+
+def _both(first: Callable[[EngineProgress], None] | None,
+          second: Callable[[EngineProgress], None] | None) -> Callable[[EngineProgress], None] | None:
+    callbacks = [callback for callback in (first, second) if callback is not None]
+    if len(callbacks) < 2:
+        return callbacks[0] if callbacks else None
+
+    def both(progress: EngineProgress) -> None:
+        for callback in callbacks:
+            callback(progress)
+    return both
+
+
+def _release_container_state(directory: str) -> None:
+    """podman's run root of the plan's containers, once no container task holds it: the engine kills
+    the jobs it stops (SIGKILL to their process groups), so their wrappers cannot remove it."""
+    state = os.path.join(directory, CONF_DIR)
+    lock = os.path.join(state, RUN_ROOT_LOCK)
+    if os.path.exists(lock):
+        release_run_root(lock, run_root(state))
 
 
 def _events_loader(directory: str, dag_file: str | Sequence[str] | None) -> EventsLoader | None:

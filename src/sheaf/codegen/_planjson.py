@@ -8,9 +8,10 @@ the record also names the ``sites``, ``output_sites`` and ``clustering`` the pla
 ``options``: the pegasus-plan options that later passes act on (``staging_sites``, ``output_dir``,
 ``cleanup``, ``input_dirs``, ``force``, ``random_dir``, ``basename``, ``submit_dir``; additive keys);
 each job that runs in a container has its ``container`` (``name``, ``type``, ``image`` as
-catalogued; the key is absent for the others).  ``hooks``, at the top and on a job whose tasks have
-any: the shell hooks to run (``{"when": start|on_error|on_success|at_end|all, "cmd": ...}``, the
-conditions of Pegasus's notifications file), which ``sheaf.monitor`` runs while the DAG does.
+catalogued, and ``image_site`` and ``bypass`` when the catalog sets them; the key is absent for
+the others).  ``hooks``, at the top and on a job whose tasks have any: the shell hooks to run
+(``{"when": start|on_error|on_success|at_end|all, "cmd": ...}``, the conditions of Pegasus's
+notifications file), which ``sheaf.monitor`` runs while the DAG does.
 
 Encoded with msgspec from slotted structs: 10^6 jobs take about a second.
 """
@@ -38,7 +39,7 @@ class JobRecord(msgspec.Struct, omit_defaults=True):  # only ``container`` has a
     tasks: list[str]
     aggregator: str | None
     profiles: dict[str, dict[str, str]]
-    container: dict[str, str] | None = None
+    container: dict[str, str | bool] | None = None
     hooks: list[dict[str, str]] | None = None
 
 
@@ -72,10 +73,16 @@ def hook_records(*sources: Mapping[str, Any]) -> list[dict[str, str]]:
     return out
 
 
-def container_record(container: Container | None) -> dict[str, str] | None:
+def container_record(container: Container | None) -> dict[str, str | bool] | None:
+    """name, type, image; ``image_site`` and ``bypass`` only when the catalog sets them."""
     if container is None:
         return None
-    return {"name": container.name, "type": container.type, "image": container.image}
+    record: dict[str, str | bool] = {"name": container.name, "type": container.type, "image": container.image}
+    if container.image_site:
+        record["image_site"] = container.image_site
+    if container.bypass:
+        record["bypass"] = True
+    return record
 
 
 def contract_profiles(profiles: Mapping[str, Mapping[str, str]]) -> dict[str, dict[str, str]]:

@@ -16,9 +16,7 @@ from sheaf.engine._backend import Backend, Event, Exited, Held, Launch, Started
 from sheaf.engine._events import Change
 from sheaf.engine._journal import Replay
 from sheaf.engine._journal import replay as read_journal
-from sheaf.engine._limits import ConcurrencyLimits
 from sheaf.engine._loop import Progress, RunResult, find_dag, run_workflow, state_paths
-from sheaf.engine._pool import Pool
 from sheaf.engine._records import BeginRecord, ChangeRecord, Damage, EndRecord, ProcessRecord
 from sheaf.engine._records import scan as scan_journal
 from sheaf.engine._runevents import EventTranslator, NodeEvent
@@ -32,7 +30,6 @@ __all__: list[str] = [
     "BeginRecord",
     "Change",
     "ChangeRecord",
-    "ConcurrencyLimits",
     "Dag",
     "DagState",
     "Damage",
@@ -45,7 +42,6 @@ __all__: list[str] = [
     "Limits",
     "NodeEvent",
     "NodeState",
-    "Pool",
     "ProcessRecord",
     "Progress",
     "Replay",

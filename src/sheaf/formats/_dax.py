@@ -15,6 +15,10 @@ Read (``read_dax``):
   to the 5.0 YAML's ``_on`` (on_error -> error, on_success -> success, at_end -> end);
 - sub-workflows: ``<dax file>`` -> ``pegasusWorkflow``, ``<dag file>`` -> ``condorWorkflow``;
 - ``<child ref><parent ref/></child>`` -> explicit dependencies;
+- ``<dflow>`` (DAX 3.6's Decaf data-flow job: ``<job>``s and ``<link>``s run together by one Decaf
+  program, whatever the clustering options) is refused with its line: sheaf's Decaf clusters come from
+  label clustering, so the same jobs written as ``<job>``s with one ``pegasus::label`` and
+  ``pegasus::job.aggregator`` ``decaf`` plan as Decaf runs them.  Skipping it would drop its jobs;
 - catalogs inline: ``<file name><pfn url site/></file>`` -> replicas, ``<executable namespace name
   version arch os installed><pfn url site/><profile/></executable>`` -> transformations.
 
@@ -120,6 +124,12 @@ class _Reader:
                 metadata[self.required(element, "key")] = (element.text or "").strip()
             elif kind == "invoke":
                 invokes.append(self.invoke(element))
+            elif kind == "dflow":
+                raise self.fail(element, "<dflow> (a Decaf data-flow job) is not supported: write its jobs "
+                                "as <job>s sharing a pegasus 'label' profile with 'job.aggregator' decaf "
+                                "and plan with --cluster label",
+                                "a <dflow> is written as <job>s clustered by label with job.aggregator decaf",
+                                element.get("id", "dflow"))
             elif kind:
                 self.warn(element, f"<{kind}> is not read by sheaf; skipped")
         wf.metadata = metadata
