@@ -79,6 +79,8 @@ def test_analyze_explains_a_failed_job_and_its_rerun_command_reproduces_it(tmp_p
     report = sheaf("analyze", str(run_dir)).stdout
     assert " # jobs failed      :      1 (33.33%)" in report and "=bad_ID0000002=" in report
     assert "exitcode: 3" in report and "attempts: 2" in report
+    # each attempt's task run is its own: the retried attempt's end is not booked on the next one
+    assert report.count("failed task: ID0000002") == 1
     assert "out-line" in report and "err-line" in report and "executable = /bin/sh" in report
     command = report.split("To re-run this job, use:\n\n    ")[1].splitlines()[0]
     rerun = subprocess.run(["/bin/sh", "-c", command], capture_output=True, text=True, check=False)
