@@ -30,8 +30,10 @@ from sheaf.cli import _exit
 from sheaf.cli._dagman_out import DagmanOut, find_dag_path
 from sheaf.codegen import remove_stale_siblings
 from sheaf.codegen._containers import CONF_DIR, RUN_ROOT_LOCK, run_root
-from sheaf.engine import Backend, RunResult, run_workflow
+from sheaf.engine import Backend, RunResult, find_dag, run_workflow
 from sheaf.engine import Progress as EngineProgress
+from sheaf.errors import UsageError
+from sheaf.monitor import EventsLoader, events_enabled
 
 __all__ = ["command", "render_summary", "run_planned"]
 
@@ -53,6 +55,7 @@ def run_planned(directory: str, *, dag_file: str | Sequence[str] | None = None,
     dag_path = _dag_path(directory, dag_file)
     record = DagmanOut(dag_path) if dag_path else None
     status = 1
+    loader = _events_loader(directory, dag_file)
     try:
         result = run_workflow(directory, backend=backend, dag_file=dag_file, maxjobs=maxjobs,
                               maxidle=maxidle, maxpre=maxpre, maxpost=maxpost,
@@ -60,6 +63,8 @@ def run_planned(directory: str, *, dag_file: str | Sequence[str] | None = None,
         status = 0 if result.succeeded else (result.exit_code or 1)
         return result
     finally:
+        if loader is not None:
+            loader.stop()
         if record is not None:
             record.finish(status)
         _release_container_state(directory)
@@ -93,6 +98,19 @@ def _release_container_state(directory: str) -> None:
     lock = os.path.join(state, RUN_ROOT_LOCK)
     if os.path.exists(lock):
         release_run_root(lock, run_root(state))
+
+
+def _events_loader(directory: str, dag_file: str | Sequence[str] | None) -> EventsLoader | None:
+    """The events database's loader beside the engine (``sheaf.monitor``), unless SHEAF_EVENTS=0;
+    a directory without a DAG gets none (run_workflow reports it)."""
+    if not events_enabled():
+        return None
+    first = dag_file if isinstance(dag_file, str) or dag_file is None else (dag_file[0] if dag_file else None)
+    try:
+        dag = find_dag(directory, first)
+    except UsageError:
+        return None
+    return EventsLoader(dag, on_warning=_warn).start()
 
 
 def _warn(text: str) -> None:

@@ -80,7 +80,7 @@ from sheaf.codegen._containers import ContainerRun, containerize
 from sheaf.codegen._dag import NodeSettings, config_text, edge_lines, maxjobs_lines, node_lines, node_settings
 from sheaf.codegen._launch import launched, wrap_launched_tasks
 from sheaf.codegen._layout import JobPaths, Layout, reserve_run_dir, safe_name
-from sheaf.codegen._planjson import JobRecord, container_record, contract_profiles, encode_plan
+from sheaf.codegen._planjson import JobRecord, container_record, contract_profiles, encode_plan, hook_records
 from sheaf.codegen._staging import Staging, pairs_text, plan_staging
 from sheaf.codegen._submit import (
     Command,
@@ -400,7 +400,7 @@ class _Writer:
         if self.subwf is not None:  # for condor_submit_dag -dagman, which passes it down to every sub-DAG
             self.options["condor_dagman"] = condor_dagman(self.context.transformations, os.environ)
         self.put("plan.json", encode_plan(wf.name, out.records, jobs, edges, wf.sites, wf.output_sites,
-                                          wf.clustering, self.options))
+                                          wf.clustering, self.options, hook_records(wf.workflow.hooks)))
         final = self.layout.final_dir
         return PlanFiles(final, os.path.join(final, self.layout.dag), os.path.join(final, self.layout.config),
                          os.path.join(final, "plan.json"), tuple(out.submits), out.types, len(edges),
@@ -440,9 +440,16 @@ class _Writer:
                 out.categories[cached[1].category] = None
             out.records.append(JobRecord(job.id, job.type, job.site, job.transformation, job.level,
                                          [task.id for task in job.tasks], job.aggregator, cached[2],
-                                         container_record(self.containers.jobs.get(job.id))))
+                                         container_record(self.containers.jobs.get(job.id)),
+                                         self._hooks(job)))
             out.types[job.type] = out.types.get(job.type, 0) + 1
         return out
+
+    def _hooks(self, job: ExecJob) -> list[dict[str, str]] | None:
+        """The shell hooks of the abstract jobs ``job`` runs (None without any: the key is omitted)."""
+        abstract = self.exec_wf.workflow.jobs
+        found = [abstract[t.id].hooks for t in job.tasks if t.id in abstract and abstract[t.id].hooks]
+        return hook_records(*found) or None
 
     def _shared(self, job: ExecJob, profiles: Profiles, command: Command, ctx: SubmitContext,
                 dag: TextIO) -> str:
