@@ -11,8 +11,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import FakeBackend, executable, write_dag
 
+from engine_helpers import FakeBackend, executable, write_dag
 from sheaf.engine import run_workflow
 from sheaf.errors import FormatError
 

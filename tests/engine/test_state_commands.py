@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from machines import machine, of, submits, validate_every_machine
-
+from engine_machines import machine, of, submits, validate_every_machine
 from sheaf.engine._backend import Exited
 from sheaf.engine._nodestatus import futile_nodes
 from sheaf.engine._procs import ProcGroups, Tolerance

@@ -10,12 +10,12 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from conftest import FakeBackend, write_dag
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import sheaf.engine
 import sheaf.monitor
+from engine_helpers import FakeBackend, write_dag
 from sheaf.engine import run_workflow
 from sheaf.engine._throttle import IdleThrottle, Throttle
 
@@ -106,8 +106,8 @@ def test_dispatch_order_does_not_depend_on_hash_seed(tmp_path_factory: pytest.Te
     script = textwrap.dedent(f"""
         import shutil, sys, tempfile
         from pathlib import Path
-        sys.path.insert(0, {str(Path(__file__).parent)!r})
-        from conftest import FakeBackend, write_dag
+        sys.path.insert(0, {str(Path(__file__).parent.parent)!r})
+        from engine_helpers import FakeBackend, write_dag
         from sheaf.engine import run_workflow
         d = Path(tempfile.mkdtemp(dir={str(tmp)!r}))
         write_dag(d, {body!r})
