@@ -65,6 +65,8 @@ def _body(e: NodeEvent) -> list[str]:
             return ["Job was aborted.", f"\t{_one_line(e.reason or 'removed by sheaf')}"]
         case "JOB_HELD":
             return ["Job was held.", f"\t{_one_line(e.reason or 'Reason unspecified')}", "\tCode 0 Subcode 0"]
+        case "JOB_RELEASED":
+            return ["Job was released.", "\tThe job attribute PeriodicRelease expression evaluated to TRUE"]
         case "POST_SCRIPT_TERMINATED":
             return ["POST Script terminated.", *_termination(e), notes]
         case _:  # PRESKIP

@@ -32,6 +32,7 @@ from sheaf.engine._state import (
     Interrupted,
     JobExited,
     JobHeld,
+    JobReleased,
     JobRemoved,
     JobSuspended,
     KillScript,
@@ -297,8 +298,10 @@ class EngineRun:
                     continue
                 if isinstance(event, Suspended | Released):  # the attempt goes on (held, queued again)
                     held = self.keys.get(event.key)
-                    if held is not None and isinstance(event, Suspended):
-                        events.append(JobSuspended(held[0], held[1], event.reason))
+                    if held is not None:
+                        proc = _proc_of(event.key)
+                        events.append(JobSuspended(held[0], held[1], event.reason, proc) if isinstance(
+                            event, Suspended) else JobReleased(held[0], held[1], proc))
                     continue
                 target = self.keys.pop(event.key, None)
                 if target is None:
@@ -337,3 +340,10 @@ class EngineRun:
         finally:
             self.scripts.close()
             self.files.close()
+
+
+def _proc_of(key: str) -> int:
+    """The proc of a backend key: ``node#attempt`` (proc 0) or ``node#attempt.proc``."""
+    _, _, tail = key.rpartition("#")
+    _, dot, proc = tail.partition(".")
+    return int(proc) if dot else 0

@@ -67,14 +67,15 @@ def run_limits(dag: Dag, overrides: Mapping[str, int | None], priority: int | No
                   retry_node_first=config_bool(dag, "DAGMAN_RETRY_NODE_FIRST", False),
                   dag_priority=priority or config_signed(dag, "DAGMAN_DEFAULT_PRIORITY", 0),
                   job_failure_tolerance=config_int(dag, "DAGMAN_NODE_JOB_FAILURE_TOLERANCE", 0),
-                  remove_job_list_on_failure=config_bool(dag, "DAGMAN_REMOVE_JOB_LIST_ON_FAILURE", True))
+                  remove_job_list_on_failure=config_bool(dag, "DAGMAN_REMOVE_JOB_LIST_ON_FAILURE", True),
+                  max_job_holds=config_int(dag, "DAGMAN_MAX_JOB_HOLDS", 100))
 
 
 #: The DAGMan configuration knobs ``sheaf run`` honours; a CONFIG file setting any other is warned
 #: about, naming the knob (whoever teaches the engine a knob adds it here).
 HONOURED_KNOBS = frozenset({
     "DAGMAN_ALWAYS_RUN_POST", "DAGMAN_DEFAULT_APPEND_VARS", "DAGMAN_DEFAULT_PRIORITY", "DAGMAN_MAX_JOBS_IDLE",
-    "DAGMAN_MAX_JOBS_SUBMITTED", "DAGMAN_MAX_POST_SCRIPTS", "DAGMAN_MAX_PRE_SCRIPTS",
+    "DAGMAN_MAX_JOB_HOLDS", "DAGMAN_MAX_JOBS_SUBMITTED", "DAGMAN_MAX_POST_SCRIPTS", "DAGMAN_MAX_PRE_SCRIPTS",
     "DAGMAN_NODE_JOB_FAILURE_TOLERANCE", "DAGMAN_REMOVE_JOB_LIST_ON_FAILURE",
     "DAGMAN_RESET_RETRIES_UPON_RESCUE", "DAGMAN_RETRY_NODE_FIRST", "DAGMAN_SUBMIT_DEPTH_FIRST",
 })

@@ -40,6 +40,12 @@ every case (also after a stop: a second stop ends it too), sees ``$DAG_STATUS``/
 and decides the DAG's outcome: exit 0 when it succeeds, 1 when it fails.  Without FINAL a failed
 DAG exits 1 (an abort: its value).
 
+Holds (dag.cpp ``ProcessHeldEvent``/``ProcessReleasedEvent``): a proc put on hold or released
+leaves its node submitted; the change is journaled as a note (start = finish) so that
+``jobstate.log``, the node job event log and the node status file show it, and the HOLD script
+runs.  The node's holds are counted over its attempts; once they reach ``DAGMAN_MAX_JOB_HOLDS``
+(default 100, 0 = no limit) the job is removed and the attempt ends as an aborted job (-1002).
+
 Scheduling (DAGMan's ``DagPriorityQ``): ready nodes wait in heaps keyed ``(-effective priority,
 seq)`` - one heap per CATEGORY - where ``seq`` grows as nodes become ready (first ready, first
 submitted: breadth first) or, with ``DAGMAN_SUBMIT_DEPTH_FIRST``, shrinks (last ready, first
@@ -69,6 +75,7 @@ __all__ = [
     "InvalidTransition",
     "JobExited",
     "JobHeld",
+    "JobReleased",
     "JobRemoved",
     "JobSuspended",
     "KillScript",
@@ -101,6 +108,7 @@ from sheaf.engine._events import (
     Interrupted,
     JobExited,
     JobHeld,
+    JobReleased,
     JobRemoved,
     JobSuspended,
     KillScript,
@@ -351,14 +359,12 @@ class DagState:
             case JobHeld(reason=reason):
                 node.reason = reason
                 self._job_finished(node, RETURN_HELD, {"reason": reason})
-            case JobSuspended():  # stays submitted until released or removed; its HOLD script runs
-                hold = node.spec.hold
-                if hold is not None:
-                    self._emit(RunScript(node.name, "HOLD", node.attempt, self._script_argv(node, hold),
-                                         node.spec.directory, hold.debug))
+            case JobSuspended(reason=reason, proc=proc):
+                self._on_hold(node, reason, proc)
+            case JobReleased(proc=proc):
+                self._on_release(node, proc)
             case JobRemoved(reason=reason):
-                node.reason = f"removed: {reason}"
-                self._job_finished(node, RETURN_ABORTED, {"reason": node.reason})
+                self._removed(node, reason)
             case SubmitFailed(reason=reason):
                 node.reason = f"submit failed: {reason}"
                 node.poisoned = True  # DAGMan: a submit failure short-circuits the node's retries
@@ -367,6 +373,40 @@ class DagState:
                 self._on_script(node, event)
             case DeferElapsed(kind=kind):
                 self._transition(node, "pre_ready" if kind == "PRE" else "post_ready")
+
+    def _note(self, node: Node, info: Details) -> None:
+        """Journal what happened to a node that stays in its state (a hold, a release)."""
+        now = self.clock()
+        node.history.append(Moment(now, node.state, node.state, node.attempt, note_of(info)))
+        self._step.changes.append(Change(now, node.name, node.state, node.state, node.attempt, info))
+
+    def _on_hold(self, node: Node, reason: str, proc: int) -> None:
+        """dag.cpp ``ProcessHeldEvent``: the job stays queued (submitted) until released or removed,
+        and the node's HOLD script runs.  Once the node's jobs went on hold ``DAGMAN_MAX_JOB_HOLDS``
+        times (the manual: "as the job goes on hold this number of times, it is removed"), its
+        procs are removed: the attempt ends as an aborted job (-1002)."""
+        if proc in node.held_procs:
+            return  # already on hold: DAGMan ignores a second hold event
+        node.held_procs.add(proc)
+        node.times_held += 1
+        self._note(node, {"held": reason, "proc": proc})
+        hold = node.spec.hold
+        if hold is not None:
+            self._emit(RunScript(node.name, "HOLD", node.attempt, self._script_argv(node, hold),
+                                 node.spec.directory, hold.debug))
+        limit = self.limits.max_job_holds
+        if limit and node.times_held >= limit:
+            self._emit(Cancel(node.name, node.attempt))
+            self._removed(node, "DAG Limit: Max number of held jobs was reached.")
+
+    def _on_release(self, node: Node, proc: int) -> None:
+        if proc in node.held_procs:  # else not on hold: nothing to release (DAGMan warns)
+            node.held_procs.discard(proc)
+            self._note(node, {"released": True, "proc": proc})
+
+    def _removed(self, node: Node, reason: str) -> None:
+        node.reason = f"removed: {reason}"
+        self._job_finished(node, RETURN_ABORTED, {"reason": node.reason, "removed": True})
 
     def _on_job_exited(self, node: Node, event: JobExited) -> None:
         if event.ended > event.started:
@@ -385,6 +425,7 @@ class DagState:
         self._job_finished(node, value, info)
 
     def _job_finished(self, node: Node, value: int, info: Details) -> None:
+        node.held_procs.clear()  # a held job that is removed gets no release event
         node.job_return = value
         details: Details = {"return": value, **info}
         if node.spec.post is not None:
