@@ -21,6 +21,7 @@ from __future__ import annotations
 
 __all__ = ["NodesLog", "format_event", "nodes_log_path"]
 
+import functools
 import time
 from collections.abc import Iterable
 
@@ -36,8 +37,14 @@ def nodes_log_path(primary_dag: str) -> str:
     return primary_dag + ".nodes.log"
 
 
+@functools.lru_cache(maxsize=64)
+def _stamp(second: int) -> str:
+    """The event time as HTCondor writes it; cached by second (most events share theirs)."""
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(second))
+
+
 def _header(e: NodeEvent) -> str:
-    stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(e.time))
+    stamp = _stamp(int(e.time))
     return f"{ULOG[e.kind]:03d} ({e.cluster:03d}.{e.proc:03d}.{e.subproc:03d}) {stamp} "
 
 

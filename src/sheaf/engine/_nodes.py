@@ -70,7 +70,11 @@ class Moment:
     start: NodeState
     finish: NodeState
     attempt: int
-    note: str = ""
+    info: Details | None = None  # the change's details (the note is made only when the story is told)
+
+    @property
+    def note(self) -> str:
+        return note_of(self.info)
 
     def __str__(self) -> str:
         note = f" ({self.note})" if self.note else ""

@@ -134,7 +134,6 @@ from sheaf.engine._nodes import (
     Node,
     NodeState,
     expected_state,
-    note_of,
     unmet_parents,
 )
 from sheaf.engine._readiness import make_ready, provisioned, release_children, start_nodes
@@ -236,7 +235,7 @@ class DagState:
         self.counts[start] -= 1
         self.counts[finish] += 1
         self.active += (finish in ACTIVE_STATES) - (start in ACTIVE_STATES)
-        node.history.append(Moment(now, start, finish, node.attempt, note_of(info)))
+        node.history.append(Moment(now, start, finish, node.attempt, info))
         self._step.changes.append(Change(now, node.name, start, finish, node.attempt, info))
         fn(self, node)  # after the record: children released here come later in the log
 
@@ -377,7 +376,7 @@ class DagState:
     def _note(self, node: Node, info: Details) -> None:
         """Journal what happened to a node that stays in its state (a hold, a release)."""
         now = self.clock()
-        node.history.append(Moment(now, node.state, node.state, node.attempt, note_of(info)))
+        node.history.append(Moment(now, node.state, node.state, node.attempt, info))
         self._step.changes.append(Change(now, node.name, node.state, node.state, node.attempt, info))
 
     def _on_hold(self, node: Node, reason: str, proc: int) -> None:
