@@ -19,7 +19,6 @@ from collections.abc import Callable, Sequence
 
 import click
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from sheaf.backends import Pool
 from sheaf.backends.local import LocalBackend
@@ -68,6 +67,9 @@ class _PlainProgress:
 
 class _BarProgress:
     def __init__(self, console: Console) -> None:
+        # imported here: only a terminal gets the bar, and rich.progress is a third of start-up's imports
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
         self.bar = Progress(TextColumn("[bold]sheaf run"), BarColumn(), MofNCompleteColumn(),
                             TextColumn("failed {task.fields[failed]}  running {task.fields[running]}"),
                             TimeRemainingColumn(), console=console, transient=False)
