@@ -22,7 +22,6 @@ from collections.abc import Callable, Sequence
 
 import click
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from sheaf.aggregators.container import release_run_root
 from sheaf.backends._registry import BACKENDS
@@ -133,6 +132,9 @@ class _PlainProgress:
 
 class _BarProgress:
     def __init__(self, console: Console) -> None:
+        # imported here: only a terminal gets the bar, and rich.progress is a third of start-up's imports
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
         self.bar = Progress(TextColumn("[bold]sheaf run"), BarColumn(), MofNCompleteColumn(),
                             TextColumn("failed {task.fields[failed]}  running {task.fields[running]}"),
                             TimeRemainingColumn(), console=console, transient=False)
