@@ -28,7 +28,7 @@ from sheaf.backends._registry import BACKENDS
 from sheaf.cli import _exit
 from sheaf.cli._dagman_out import DagmanOut, find_dag_path
 from sheaf.codegen import remove_stale_siblings
-from sheaf.codegen._containers import CONF_DIR, RUN_ROOT_LOCK, run_root
+from sheaf.codegen._container_state import CONF_DIR, RUN_ROOT_LOCK, run_root
 from sheaf.engine import Backend, RunResult, find_dag, run_workflow
 from sheaf.engine import Progress as EngineProgress
 from sheaf.errors import UsageError
