@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the native packages that parts of the test-suite need, from Debian's archive:
-# OpenMPI (mpiexec for sheaf-mpi-cluster's MPI transport) and mpi4py in the project's venv; podman
+# OpenMPI (mpiexec for sheaf-mpi-cluster's MPI transport) and mpi4py in the project's venv; Chromium
+# (headless, for the dashboard's tests); podman
 # and runc (the runtime docker-type containers run through) and busybox-static (the root file system of the
 # image the container tests build locally, since no registry is reachable); openssh-server (the sshd
 # the scp/sftp transfer tests run on 127.0.0.1); slurm-wlm and munge (the Slurm backend's tests
@@ -42,11 +43,13 @@ command -v runc >/dev/null 2>&1 || need+=(runc)
 [ -x /bin/busybox ] || need+=(busybox-static)
 command -v slurmctld >/dev/null 2>&1 || [ -x /usr/sbin/slurmctld ] || need+=(slurm-wlm)
 command -v munged >/dev/null 2>&1 || [ -x /usr/sbin/munged ] || need+=(munge)
+# headless Chromium reads the dashboard's page in the monitor tests (--dump-dom, --screenshot)
+command -v chromium >/dev/null 2>&1 || need+=(chromium)
 # sshd: the scp:// and sftp:// transfer tests start one on 127.0.0.1 (the client comes with it)
 [ -x /usr/sbin/sshd ] || need+=(openssh-server)
 if [ "${#need[@]}" -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
-    echo "system-deps: missing ${need[*]} and not root; MPI/container/ssh/Slurm tests will be skipped" >&2
+    echo "system-deps: missing ${need[*]} and not root; MPI/container/ssh/dashboard/Slurm tests will be skipped" >&2
     exit 0
   fi
   export DEBIAN_FRONTEND=noninteractive

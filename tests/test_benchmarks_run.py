@@ -16,6 +16,7 @@ BENCH = Path(__file__).resolve().parent.parent / "benchmarks"
 
 @pytest.mark.parametrize("args", [
     ["engine_throughput.py", "--tasks", "60", "--rounds", "1"],
+    ["engine_throughput.py", "--tasks", "60", "--rounds", "1", "--events"],
     ["plan_scaling.py", "--sizes", "300"],
     ["transfer_throughput.py", "--small", "5", "--big-mb", "0.5"],
     pytest.param(["backend_overhead.py", "--tasks", "40", "--cluster", "20"],

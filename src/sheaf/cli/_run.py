@@ -22,16 +22,17 @@ from collections.abc import Callable, Sequence
 
 import click
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from sheaf.aggregators.container import release_run_root
 from sheaf.backends._registry import BACKENDS, make_backend
 from sheaf.cli import _exit
 from sheaf.cli._dagman_out import DagmanOut, find_dag_path
 from sheaf.codegen import remove_stale_siblings
-from sheaf.codegen._containers import CONF_DIR, RUN_ROOT_LOCK, run_root
-from sheaf.engine import Backend, RunResult, run_workflow
+from sheaf.codegen._container_state import CONF_DIR, RUN_ROOT_LOCK, run_root
+from sheaf.engine import Backend, RunResult, find_dag, run_workflow
 from sheaf.engine import Progress as EngineProgress
+from sheaf.errors import UsageError
+from sheaf.monitor import EventsLoader, events_enabled
 
 __all__ = ["command", "render_summary", "run_planned"]
 
@@ -55,6 +56,7 @@ def run_planned(directory: str, *, dag_file: str | Sequence[str] | None = None,
     dag_path = _dag_path(directory, dag_file)
     record = DagmanOut(dag_path) if dag_path else None
     status = 1
+    loader = _events_loader(directory, dag_file)
     try:
         result = run_workflow(directory, backend=backend, dag_file=dag_file, maxjobs=maxjobs,
                               maxidle=maxidle, maxpre=maxpre, maxpost=maxpost,
@@ -62,6 +64,8 @@ def run_planned(directory: str, *, dag_file: str | Sequence[str] | None = None,
         status = 0 if result.succeeded else (result.exit_code or 1)
         return result
     finally:
+        if loader is not None:
+            loader.stop()
         if record is not None:
             record.finish(status)
         _release_container_state(directory)
@@ -97,6 +101,19 @@ def _release_container_state(directory: str) -> None:
         release_run_root(lock, run_root(state))
 
 
+def _events_loader(directory: str, dag_file: str | Sequence[str] | None) -> EventsLoader | None:
+    """The events database's loader beside the engine (``sheaf.monitor``), unless SHEAF_EVENTS=0;
+    a directory without a DAG gets none (run_workflow reports it)."""
+    if not events_enabled():
+        return None
+    first = dag_file if isinstance(dag_file, str) or dag_file is None else (dag_file[0] if dag_file else None)
+    try:
+        dag = find_dag(directory, first)
+    except UsageError:
+        return None
+    return EventsLoader(dag, on_warning=_warn).start()
+
+
 def _warn(text: str) -> None:
     click.echo(f"sheaf: warning: {text}", err=True)
 
@@ -117,6 +134,9 @@ class _PlainProgress:
 
 class _BarProgress:
     def __init__(self, console: Console) -> None:
+        # imported here: only a terminal gets the bar, and rich.progress is a third of start-up's imports
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
         self.bar = Progress(TextColumn("[bold]sheaf run"), BarColumn(), MofNCompleteColumn(),
                             TextColumn("failed {task.fields[failed]}  running {task.fields[running]}"),
                             TimeRemainingColumn(), console=console, transient=False)

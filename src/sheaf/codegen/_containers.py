@@ -56,6 +56,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
+from sheaf.codegen._container_state import CONF_DIR, RUN_ROOT_LOCK, run_root
 from sheaf.errors import PlanningError
 from sheaf.formats._shellwords import split_words
 from sheaf.model import Container
@@ -66,9 +67,7 @@ from sheaf.planner import ExecJob, ExecutableWorkflow, Task
 MOUNT_POINT = {"docker": "/scratch", "singularity": "/srv", "shifter": "/srv"}
 #: the commands that run each type, in the order they are looked for
 RUNTIMES = {"docker": ("podman",), "singularity": ("apptainer", "singularity"), "shifter": ("shifter",)}
-CONF_DIR = "containers"
 IMAGES_DIR = "images"
-RUN_ROOT_LOCK = "run-root.lock"
 WRAPPER = "sheaf.aggregators.container"
 _FETCHED = ("http", "https")
 
@@ -98,12 +97,6 @@ def podman_config(state_dir: str) -> dict[str, str]:
                f'graphroot = "{os.path.join(state_dir, "storage")}"\n'
                f'runroot = "{run_root(state_dir)}"\n')
     return {"containers.conf": containers, "storage.conf": storage}
-
-
-def run_root(state_dir: str) -> str:
-    """podman's run-time directory for the state kept in ``state_dir``: short (module docstring)."""
-    digest = hashlib.sha256(os.path.abspath(state_dir).encode()).hexdigest()[:16]
-    return f"/tmp/sheaf-podman-{digest}"
 
 
 def podman_env(state_dir: str) -> dict[str, str]:

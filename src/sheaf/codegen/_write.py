@@ -80,7 +80,8 @@ from sheaf.codegen._containers import ContainerRun, containerize
 from sheaf.codegen._dag import NodeSettings, config_text, edge_lines, maxjobs_lines, node_lines, node_settings
 from sheaf.codegen._launch import launched, wrap_launched_tasks
 from sheaf.codegen._layout import JobPaths, Layout, reserve_run_dir, safe_name
-from sheaf.codegen._planjson import JobRecord, container_record, contract_profiles, encode_plan
+from sheaf.codegen._planjson import JobRecord, container_record, contract_profiles, encode_plan, hook_records
+from sheaf.codegen._siblings import remove_stale_siblings, sibling
 from sheaf.codegen._staging import Staging, pairs_text, plan_staging
 from sheaf.codegen._submit import (
     Command,
@@ -95,7 +96,7 @@ from sheaf.codegen._subworkflow import PlanContext, condor_dagman, output_map_jo
 from sheaf.codegen._subworkflow_node import SubworkflowWriter, cache_text
 from sheaf.errors import PlanningError, StorageError
 from sheaf.model import Graph, Profiles, build_graph, merge_profiles
-from sheaf.model._runlock import RunLocks, pid_alive
+from sheaf.model._runlock import RunLocks
 from sheaf.planner import ExecJob, ExecutableWorkflow
 
 _NODE_NAME = re.compile(r"^[A-Za-z0-9_.\-]+$")
@@ -192,7 +193,7 @@ def _write_into(final: str, exec_wf: ExecutableWorkflow, basename: str | None,
     try:
         os.makedirs(parent, exist_ok=True)
         remove_stale_siblings(final)
-        tmp = tempfile.mkdtemp(prefix=f"{_sibling(final, 'new')}{os.getpid()}-", dir=parent)
+        tmp = tempfile.mkdtemp(prefix=f"{sibling(final, 'new')}{os.getpid()}-", dir=parent)
     except OSError as exc:
         raise StorageError.of(exc, f"the plan directory {final}", "nothing was written") from None
     guard = _hold(tmp)
@@ -239,55 +240,11 @@ def site_workdir(staging: Staging, layout: Layout, job: ExecJob) -> str:
     return staging.workdirs.get(site) or layout.scratch(site)
 
 
-def _sibling(final: str, kind: str) -> str:
-    return os.path.join(os.path.dirname(final), f".{os.path.basename(final)}.sheaf-{kind}-")
-
-
 def _hold(path: str) -> int:
     """An ``flock`` on directory ``path`` for as long as this process works in it."""
     fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     fcntl.flock(fd, fcntl.LOCK_EX)
     return fd
-
-
-_SIBLING_RE = re.compile(r"\.sheaf-(?:new|old)-(?:(\d+)-)?[^/]*$")
-
-
-def remove_stale_siblings(final: str) -> list[str]:
-    """Remove the temporary directories interrupted plans into ``final`` left (module docstring)."""
-    final = os.path.realpath(final)
-    parent = os.path.dirname(final)
-    try:
-        names = os.listdir(parent)
-    except OSError:
-        return []
-    removed: list[str] = []
-    prefixes = (_sibling(final, "new"), _sibling(final, "old"))
-    for name in names:
-        path = os.path.join(parent, name)
-        match = _SIBLING_RE.search(name)
-        if not (path.startswith(prefixes) and match):
-            continue
-        # sheaf 0.1 named them without the pid and took no lock: never one of a running plan now
-        owner = match.group(1)
-        if (owner is None or not pid_alive(int(owner))) and _lock_free(path):
-            shutil.rmtree(path, ignore_errors=True)
-            removed.append(path)
-    return removed
-
-
-def _lock_free(path: str) -> bool:
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    except OSError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        return True
-    except BlockingIOError:
-        return False
-    finally:
-        os.close(fd)
 
 
 def _refuse_running(final: str, locks: RunLocks) -> None:
@@ -337,7 +294,7 @@ def _swap(tmp: str, final: str) -> None:
     if not os.path.isdir(final) or _is_empty(final):
         os.replace(tmp, final)  # a missing or empty directory is replaced in one rename
         return
-    old = f"{_sibling(final, 'old')}{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    old = f"{sibling(final, 'old')}{os.getpid()}-{uuid.uuid4().hex[:8]}"
     guard = _hold(final)  # the old plan, wherever it is renamed to, until it is removed
     try:
         os.rename(final, old)
@@ -400,7 +357,7 @@ class _Writer:
         if self.subwf is not None:  # for condor_submit_dag -dagman, which passes it down to every sub-DAG
             self.options["condor_dagman"] = condor_dagman(self.context.transformations, os.environ)
         self.put("plan.json", encode_plan(wf.name, out.records, jobs, edges, wf.sites, wf.output_sites,
-                                          wf.clustering, self.options))
+                                          wf.clustering, self.options, hook_records(wf.workflow.hooks)))
         final = self.layout.final_dir
         return PlanFiles(final, os.path.join(final, self.layout.dag), os.path.join(final, self.layout.config),
                          os.path.join(final, "plan.json"), tuple(out.submits), out.types, len(edges),
@@ -440,9 +397,16 @@ class _Writer:
                 out.categories[cached[1].category] = None
             out.records.append(JobRecord(job.id, job.type, job.site, job.transformation, job.level,
                                          [task.id for task in job.tasks], job.aggregator, cached[2],
-                                         container_record(self.containers.jobs.get(job.id))))
+                                         container_record(self.containers.jobs.get(job.id)),
+                                         self._hooks(job)))
             out.types[job.type] = out.types.get(job.type, 0) + 1
         return out
+
+    def _hooks(self, job: ExecJob) -> list[dict[str, str]] | None:
+        """The shell hooks of the abstract jobs ``job`` runs (None without any: the key is omitted)."""
+        abstract = self.exec_wf.workflow.jobs
+        found = [abstract[t.id].hooks for t in job.tasks if t.id in abstract and abstract[t.id].hooks]
+        return hook_records(*found) or None
 
     def _shared(self, job: ExecJob, profiles: Profiles, command: Command, ctx: SubmitContext,
                 dag: TextIO) -> str:
