@@ -45,6 +45,7 @@ from sheaf.cli._plan_args import (
     workflow_file,
 )
 from sheaf.codegen import PlanFiles, check_target, write_plan
+from sheaf.codegen._groups import GROUP_PROPERTY, write_groups
 from sheaf.codegen._layout import named_submit_dir, runs_parent, user_name
 from sheaf.errors import UsageError
 from sheaf.formats import Inputs, load_inputs
@@ -98,6 +99,9 @@ class _Where:
 @click.option("--tc", type=click.Path(dir_okay=False), help="Transformation catalog (YAML or text).")
 @click.option("--sc", type=click.Path(dir_okay=False), help="Site catalog (YAML or XML).")
 @click.option("--rc", type=click.Path(dir_okay=False), help="Replica catalog (YAML or text).")
+@click.option("--group-size", type=click.IntRange(min=1), metavar="N",
+              help="Cut the DAG into group DAGs of about N jobs matched to grid sites as wholes "
+                   "(property sheaf.group.size; 1 binds each job).")
 @click.option("-I", "--input-dir", multiple=True, metavar="D1,D2", help="Directories holding input files.")
 @click.option("-f", "--force", is_flag=True, help="No data reuse: every job runs (sheaf's only way yet).")
 @click.option("--force-replan", is_flag=True, help="Replan sub-workflows on retry (sheaf always does).")
@@ -128,7 +132,7 @@ def _plan_command(*, workflow: str | None, dax: str | None, directory: str | Non
                   cluster: tuple[str, ...], conf: str | None, defines: tuple[str, ...], tc: str | None,
                   sc: str | None, rc: str | None, input_dir: tuple[str, ...], force: bool, force_replan: bool,
                   reuse: tuple[str, ...], submit: bool, as_json: bool, verbose: int, quiet: int,
-                  jvm_options: tuple[str, ...], deferred: bool) -> None:
+                  jvm_options: tuple[str, ...], deferred: bool, group_size: int | None) -> None:
     warnings = [f"-X{option}: a Java VM option; sheaf runs no JVM, ignored" for option in jvm_options]
     path, base = workflow_file(workflow, dax, directory, warnings)
     named = relative_submit_dir or relative_dir
@@ -160,6 +164,9 @@ def _plan_command(*, workflow: str | None, dax: str | None, directory: str | Non
         return {"braindump.yml": _braindump.yaml_text(dump)}
 
     files = _write(exec_wf, where, basename, extras, record)
+    size = group_size or _group_property(inputs.properties.get(GROUP_PROPERTY))
+    if size is not None:
+        write_groups(files.directory, size, dag_name=os.path.basename(files.dag))
     written = time.perf_counter()
     for warning in [*warnings, *exec_wf.warnings, *files.warnings, *staging.warnings()]:
         click.echo(f"sheaf: warning: {warning}", err=True)
@@ -172,6 +179,14 @@ def _plan_command(*, workflow: str | None, dax: str | None, directory: str | Non
         for note in exec_wf.notes:
             click.echo(f"note: {note}")
     _after(files.directory, submit=submit, foreground=deferred, as_json=as_json)
+
+
+def _group_property(value: str | None) -> int | None:
+    if value is None or not value.strip():
+        return None
+    if not value.strip().isdigit() or int(value) < 1:
+        raise UsageError(f"{GROUP_PROPERTY} must be a positive integer, got {value!r}")
+    return int(value)
 
 
 def _write(exec_wf: ExecutableWorkflow, where: _Where, basename: str | None,

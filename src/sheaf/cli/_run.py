@@ -22,6 +22,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from sheaf.backends import Pool
+from sheaf.backends.grid import BackOut, GridBackend, is_grid_plan
 from sheaf.backends.local import LocalBackend
 from sheaf.cli import _exit
 from sheaf.codegen import remove_stale_siblings
@@ -35,10 +36,13 @@ def run_planned(directory: str, *, dag_file: str | Sequence[str] | None = None,
                 maxjobs: int | None = None, maxidle: int | None = None, maxpre: int | None = None,
                 maxpost: int | None = None,
                 pool_config: str | None = None, priority: int | None = None,
-                on_progress: Callable[[EngineProgress], None] | None = None) -> RunResult:
+                on_progress: Callable[[EngineProgress], None] | None = None,
+                grid_policy: BackOut | None = None, grid_interval: float = 1.0) -> RunResult:
     """Run the planned workflow in ``directory`` on a :class:`LocalBackend` (pool from ``pool_config``)."""
 
     def backend() -> Backend:
+        if is_grid_plan(directory):  # sheaf plan --group-size: group DAG jobs matched to grid sites
+            return GridBackend(policy=grid_policy, interval=grid_interval)
         return LocalBackend(Pool.from_config(pool_config))
 
     remove_stale_siblings(directory)  # what an interrupted `sheaf plan` into it left
@@ -110,8 +114,13 @@ def render_summary(result: RunResult, console: Console) -> None:
               help="Local pool configuration (HTCondor knobs: NUM_CPUS, MEMORY, SLOT_TYPE_N, ...).")
 @click.option("--priority", type=int, help="The DAG's priority, added to every node's "
               "(condor_submit_dag -priority; default DAGMAN_DEFAULT_PRIORITY).")
+@click.option("--negotiation-interval", type=click.FloatRange(min=0.05), default=1.0, show_default=True,
+              help="Grid plans: seconds between negotiation cycles (and matchmaker monitor passes).")
+@click.option("--backout-idle", type=click.FloatRange(min=0.1), default=30.0, show_default=True,
+              help="Grid plans: back out of a site where a group made no progress for this many seconds.")
 def command(directory: str, dag_files: tuple[str, ...], maxjobs: int | None, maxidle: int | None,
-            maxpre: int | None, maxpost: int | None, pool_config: str | None, priority: int | None) -> None:
+            maxpre: int | None, maxpost: int | None, pool_config: str | None, priority: int | None,
+            negotiation_interval: float, backout_idle: float) -> None:
     """Run (or resume) the planned workflow in DIRECTORY on this machine."""
     console = Console(soft_wrap=True)
     bar = _BarProgress(console) if console.is_terminal else None
@@ -119,7 +128,8 @@ def command(directory: str, dag_files: tuple[str, ...], maxjobs: int | None, max
     try:
         result = run_planned(directory, dag_file=list(dag_files) or None, maxjobs=maxjobs, maxidle=maxidle,
                              maxpre=maxpre, maxpost=maxpost, pool_config=pool_config, priority=priority,
-                             on_progress=progress)
+                             on_progress=progress, grid_policy=BackOut(idle=backout_idle),
+                             grid_interval=negotiation_interval)
     finally:
         if bar is not None:
             bar.stop()
