@@ -185,8 +185,10 @@ class GridBackend:
         ticks = process_start(proc.pid)
         if ticks is not None:
             self._new.append(Started(launch.key, proc.pid, ticks))
-        self.note(f"matched {launch.node} to {match.resource} (rank {match.rank:g}); started pid {proc.pid}",
-                  launch)
+        gatekeeper = launch.job_ad.eval("SiteGatekeeper") if "SiteGatekeeper" in launch.job_ad else None
+        bound = f", gatekeeper {gatekeeper}" if isinstance(gatekeeper, str) else ""
+        self.note(f"matched {launch.node} to {match.resource} (rank {match.rank:g}{bound}); "
+                  f"started pid {proc.pid}", launch)
         return None
 
     # -- the group processes and the back-out policy -----------------------------------------------

@@ -138,13 +138,22 @@ def site_backend(env: dict[str, str] | os._Environ[str]) -> Backend:
 
 
 class _ProgressFile:
+    """Progress as the back-out policy needs it: ``running`` counts jobs the site actually started
+    (the engine's own count includes jobs the site merely accepted, which a stalled site keeps)."""
+
     def __init__(self, path: str | None) -> None:
         self.path = path
+        self.backend: Backend | None = None
         self.last: tuple[int, int, int] | None = None
         self.changed = time.time()
 
+    def factory(self) -> Backend:
+        self.backend = site_backend(os.environ)
+        return self.backend
+
     def __call__(self, p: Progress) -> None:
-        now = (p.done, p.failed, p.running)
+        running = self.backend.running() if self.backend is not None else 0
+        now = (p.done, p.failed, running)
         if now == self.last and not p.finished:
             return
         if self.last is None or now[:2] != self.last[:2] or now[2] > self.last[2]:
@@ -152,7 +161,7 @@ class _ProgressFile:
         self.last = now
         if self.path is None:
             return
-        record = {"done": p.done, "failed": p.failed, "running": p.running, "total": p.total,
+        record = {"done": p.done, "failed": p.failed, "running": running, "total": p.total,
                   "changed": self.changed, "finished": p.finished}
         temporary = f"{self.path}.tmp"
         with open(temporary, "w", encoding="utf-8") as handle:
@@ -167,7 +176,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     directory, dag = args
     progress = _ProgressFile(os.environ.get(PROGRESS_ENV))
-    result = run_workflow(directory, backend=lambda: site_backend(os.environ), dag_file=dag,
+    result = run_workflow(directory, backend=progress.factory, dag_file=dag,
                           on_progress=progress, progress_interval=0.2)
     return 0 if result.succeeded else 1
 

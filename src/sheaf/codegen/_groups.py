@@ -18,8 +18,9 @@ Written, beside the planned files:
 
 * ``<wf>.group_NNNN.gdag`` per group: the group's lines of the planned DAG (its JOB/VARS/RETRY/
   SCRIPT/PRIORITY/CATEGORY lines, every SUBMIT-DESCRIPTION block and CONFIG/MAXJOBS line), the
-  edges inside the group, and for every node ``VARS node +SheafSite="$ENV(SheafSite)"``: node
-  descriptions stay generic and learn their site from the environment, as in the report.
+  edges inside the group, and for every node ``VARS node +SheafSite="$ENV(SheafSite)"`` (and
+  ``SheafSite=$ENV(SheafSite)`` in the shared descriptions' environment): node descriptions stay
+  generic and learn their site from the group DAG's environment, as in the report.
 * ``grid/group_NNNN.sub``: the group DAG job with the report's ad (``+WANT_USCMS_MATCHMAKER``,
   ``Requirements = Is_USCMS_Site =?= True``, ``Rank = -CurMatches/MaxMatches``, ``environment =
   $$(SiteEnvironment);...``); with a group size of 1 also ``+SiteGatekeeper = "$$(GatekeeperURL)"``
@@ -124,6 +125,14 @@ def _refuse(dag: Dag, path: Path) -> None:
                             value=bad.name if bad is not None else dag.final)
 
 
+def _with_site(line: str) -> str:
+    """A description line, with ``SheafSite=$ENV(SheafSite)`` added to a new-syntax environment."""
+    key, eq, value = line.partition("=")
+    if eq and key.strip().lower() == "environment" and value.strip().startswith('"'):
+        return f'{key}= "SheafSite=$ENV(SheafSite) {value.strip()[1:]}'
+    return line
+
+
 def _node_of(words: list[str]) -> str | None:
     head = words[0].upper()
     if head in _NODE_COMMANDS and len(words) > 1:
@@ -142,7 +151,7 @@ def _group_text(text: str, dag: Dag, members: set[str], label: str) -> str:
     for line in text.splitlines():
         words = line.split()
         if block:
-            out.append(line)
+            out.append(_with_site(line))
             block = line.strip() != "}"
             continue
         if not words or words[0].startswith("#"):
