@@ -11,16 +11,18 @@ from pathlib import Path
 SHEAF = str(Path(sys.executable).parent / "sheaf")
 
 TASK = """#!/bin/sh
-# records "<task> <site>" once it has run to the end
+# records "<task> <site>" once it has run to the end; events.log: "+task" at start, "-task" at end
+echo "+$1" >> "{events}"
 sleep "$2"
 echo "$1 $SheafSite" >> "{log}"
+echo "-$1" >> "{events}"
 """
 
 
 def workflow(root: Path, tasks: int, seconds: float, chain: bool = False) -> Path:
     """``tasks`` independent (or chained) tasks running task.sh, which logs each finished task."""
     script = root / "task.sh"
-    script.write_text(TASK.format(log=root / "ran.log"))
+    script.write_text(TASK.format(log=root / "ran.log", events=root / "events.log"))
     script.chmod(0o755)
     head = f"""pegasus: 5.0.4
 name: sleepy
@@ -75,3 +77,12 @@ def ran(root: Path) -> Counter[str]:
 def sites_used(root: Path) -> set[str]:
     path = root / "ran.log"
     return {line.split()[1] for line in path.read_text().split("\n") if len(line.split()) > 1}
+
+
+def most_at_once(root: Path) -> int:
+    """The most tasks that were running at the same moment (from events.log)."""
+    now = peak = 0
+    for line in (root / "events.log").read_text().split():
+        now += 1 if line.startswith("+") else -1
+        peak = max(peak, now)
+    return peak

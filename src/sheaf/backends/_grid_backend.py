@@ -23,6 +23,10 @@ Every launch the engine hands it is a group DAG job (``sheaf.codegen._gridsubmit
    ``site_failures`` back-outs.  The group DAG resumes on the next site from its journal: nodes
    done stay done.  A group that failed at ``max_sites`` sites fails (an ``Exited`` event).
 
+The gridmanager's throttles apply per site (``_gridmanager``): at most
+``GRIDMANAGER_MAX_JOBMANAGERS_PER_RESOURCE`` group DAG jobs run at a site, and the group processes
+share ``GRIDMANAGER_MAX_SUBMITTED_JOBS_PER_RESOURCE`` node jobs there.
+
 Every decision is written to ``grid/negotiator.log`` in the outer DAG's directory, one line each.
 The group processes lead their own sessions and are reported through ``started()``, so a run resumed
 after the engine was killed stops the ones the dead engine left (``sheaf.engine._orphans``).
@@ -37,13 +41,14 @@ import signal
 import sqlite3
 import subprocess
 import time
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
 from sheaf.backends._collector import Collector
 from sheaf.backends._grid_group import PROGRESS_ENV
+from sheaf.backends._gridmanager import jobmanager_limit, submitted_limit
 from sheaf.backends._limits import process_start
 from sheaf.backends._sites import sequence_number, site_of_environment
 from sheaf.classad import ClassAd, Match, negotiate, parse, recount_matches
@@ -85,8 +90,11 @@ class GridBackend:
     """See the module docstring."""
 
     def __init__(self, collector: Collector | None = None, *, policy: BackOut | None = None,
-                 interval: float = 1.0, clock: Callable[[], float] = time.time) -> None:
+                 interval: float = 1.0, clock: Callable[[], float] = time.time,
+                 config: Mapping[str, str] | None = None) -> None:
         self.collector = collector if collector is not None else Collector()
+        self.config = dict(config or {})
+        self.jobmanagers = jobmanager_limit(self.config)
         self.policy = policy or BackOut()
         self.interval = interval
         self.clock = clock
@@ -162,10 +170,24 @@ class GridBackend:
         result = negotiate(idle, ads, pre_job_rank=None, post_job_rank=None)
         events: list[Event] = []
         for match in result.matches:
+            if self._at_site(match.resource) >= self.jobmanagers:
+                continue  # GRIDMANAGER_MAX_JOBMANAGERS_PER_RESOURCE: it waits for the next cycle
             held = self._start(self.groups[str(match.job)], match)
             if held is not None:
                 events.append(held)
         return events
+
+    def _at_site(self, site: str) -> int:
+        return sum(1 for g in self.groups.values() if g.proc is not None and g.site == site)
+
+    def _site_limits(self, ad: ClassAd) -> dict[str, str]:
+        """``SiteMaxSubmitted`` for the group process (GRIDMANAGER_MAX_SUBMITTED_JOBS_PER_RESOURCE)."""
+        gatekeeper = ad.eval("GatekeeperURL") if "GatekeeperURL" in ad else None
+        env = ad.eval("SiteEnvironment") if "SiteEnvironment" in ad else None
+        kind = dict(e.partition("=")[::2] for e in env.split(";")).get("SiteBackend", "local") \
+            if isinstance(env, str) else "local"
+        resource = gatekeeper if isinstance(gatekeeper, str) else str(ad.eval("Name"))
+        return {"SiteMaxSubmitted": str(submitted_limit(self.config, resource, kind))}
 
     def _start(self, group: _Group, match: Match) -> Held | None:
         launch, reason = expand_launch(group.launch, match.resource_ad)
@@ -176,7 +198,7 @@ class GridBackend:
         progress = _progress_path(launch)
         with contextlib.suppress(FileNotFoundError):
             os.unlink(progress)
-        env = {**launch.env, PROGRESS_ENV: progress}
+        env = {**launch.env, **self._site_limits(match.resource_ad), PROGRESS_ENV: progress}
         with open(launch.stdout, "ab") as out:
             proc = subprocess.Popen(list(launch.argv), env=env, cwd=launch.cwd, stdin=subprocess.DEVNULL,
                                     stdout=out, stderr=subprocess.STDOUT, start_new_session=True)

@@ -7,7 +7,8 @@ is passed from the site ClassAd into the environment of DAGMan"):
 
 * ``SheafSite`` names the site; node submit descriptions read it with ``$ENV(SheafSite)``.
 * ``SiteBackend`` is the site's kind: ``local`` (a pool of ``SiteSlots`` slots on this machine; every
-  group at the site shares them through the machine-wide concurrency limit ``sheaf_site_<site>``),
+  group at the site shares them through the machine-wide concurrency limit ``sheaf_site_<site>``,
+  and ``SiteMaxSubmitted`` -- the gridmanager's per-resource limit -- through ``sheaf_submitted_<site>``),
   ``stall`` (accepts jobs, never starts them) or ``fail`` (every job exits 1) -- the test sites.
 * ``SHEAF_GROUP_PROGRESS`` (set by the grid backend) is a file rewritten atomically with the run's
   progress (done/failed/running and when a node last started or ended): the backend's back-out
@@ -26,6 +27,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import replace
 
+from sheaf.backends._gridmanager import DEFAULT_SUBMITTED
 from sheaf.backends._pool import Pool
 from sheaf.backends.local import LocalBackend
 from sheaf.engine import Backend, Event, Exited, Launch, Progress, run_workflow
@@ -131,10 +133,11 @@ def site_backend(env: dict[str, str] | os._Environ[str]) -> Backend:
     if kind != "local":
         raise SystemExit(f"sheaf: error: site backend {kind!r} is not available here")
     slots = max(1, int(env.get("SiteSlots", "1")))
-    site = env.get("SheafSite", "site")
-    limit = "sheaf_site_" + "".join(c if c.isalnum() else "_" for c in site)
-    pool = Pool({"NUM_CPUS": str(slots), f"{limit.upper()}_LIMIT": str(slots)})
-    return _SiteLimited(LocalBackend(pool), limit)
+    site = "".join(c if c.isalnum() else "_" for c in env.get("SheafSite", "site"))
+    submitted = env.get("SiteMaxSubmitted", str(DEFAULT_SUBMITTED))
+    pool = Pool({"NUM_CPUS": str(slots), f"SHEAF_SITE_{site.upper()}_LIMIT": str(slots),
+                 f"SHEAF_SUBMITTED_{site.upper()}_LIMIT": submitted})
+    return _SiteLimited(LocalBackend(pool), f"sheaf_site_{site},sheaf_submitted_{site}")
 
 
 class _ProgressFile:

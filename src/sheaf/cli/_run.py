@@ -22,6 +22,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from sheaf.backends import Pool
+from sheaf.backends._slotconfig import load_config
 from sheaf.backends.grid import BackOut, GridBackend, is_grid_plan
 from sheaf.backends.local import LocalBackend
 from sheaf.cli import _exit
@@ -42,7 +43,7 @@ def run_planned(directory: str, *, dag_file: str | Sequence[str] | None = None,
 
     def backend() -> Backend:
         if is_grid_plan(directory):  # sheaf plan --group-size: group DAG jobs matched to grid sites
-            return GridBackend(policy=grid_policy, interval=grid_interval)
+            return GridBackend(policy=grid_policy, interval=grid_interval, config=load_config(pool_config))
         return LocalBackend(Pool.from_config(pool_config))
 
     remove_stale_siblings(directory)  # what an interrupted `sheaf plan` into it left
