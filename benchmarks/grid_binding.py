@@ -24,7 +24,12 @@ Two runs of the same groups, one after the other in this process, each from a fr
 Printed: makespan (first start to last group done), utilisation of the healthy slots (task seconds
 / (7 slots x makespan)), groups finished, back-outs; then the ratio of the makespans.  Target
 (issue 14): every group finishes, the recipe backs out of both bad sites, makespan <= 0.8x static.
-Exit status 1 when a target is missed.
+Exit status 1 when a target is missed (with ``--smoke``, only when a group did not finish).
+
+Measured on the 2-core development machine, shared with other work (full size, two runs):
+recipe 38.7 s / 23.9 s (utilisation 46 % / 74 %), static 52.2 s / 50.0 s (34 % / 35 %): ratio 0.74 / 0.48.
+The first run predates judging idleness per site (a group queued behind its site's other groups
+was backed out of healthy sites as if they had stalled).
 """
 
 from __future__ import annotations
@@ -112,6 +117,8 @@ def main() -> int:
     parser.add_argument("--groups", type=int, default=20)
     parser.add_argument("--tasks", type=int, default=50)
     parser.add_argument("--idle", type=float, default=3.0, help="back-out after this many idle seconds")
+    parser.add_argument("--smoke", action="store_true",
+                        help="tiny sizes: fail only when a group does not finish (no makespan target)")
     args = parser.parse_args()
     slots = sum(s for _, s in HEALTHY)
     with tempfile.TemporaryDirectory(prefix="sheaf-grid-") as tmp:
@@ -129,7 +136,10 @@ def main() -> int:
     print(f"back-outs: stalling site {backed['stuck']}, failing site {backed['broken']}")
     ratio = dyn / fixed
     print(f"makespan ratio recipe/static: {ratio:.2f} (target <= {TARGET})")
-    ok = dyn_done == args.groups and fixed_done == args.groups and all(backed.values()) and ratio <= TARGET
+    finished = dyn_done == args.groups and fixed_done == args.groups
+    if args.smoke:
+        return 0 if finished else 1
+    ok = finished and all(backed.values()) and ratio <= TARGET
     print("target met" if ok else "TARGET MISSED")
     return 0 if ok else 1
 

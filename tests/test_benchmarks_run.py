@@ -15,6 +15,7 @@ BENCH = Path(__file__).resolve().parent.parent / "benchmarks"
 @pytest.mark.parametrize("args", [
     ["engine_throughput.py", "--tasks", "60", "--rounds", "1"],
     ["plan_scaling.py", "--sizes", "300"],
+    ["grid_binding.py", "--groups", "3", "--tasks", "2", "--idle", "1", "--smoke"],
 ], ids=lambda a: a[0])
 def test_benchmark_runs(args: list[str]) -> None:
     done = subprocess.run([sys.executable, str(BENCH / args[0]), *args[1:]], capture_output=True, text=True,

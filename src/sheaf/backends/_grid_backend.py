@@ -16,8 +16,9 @@ Every launch the engine hands it is a group DAG job (``sheaf.codegen._gridsubmit
    reason).  Otherwise the group DAG job starts as a process of its own session, its environment
    holding the site's (``SiteEnvironment``), and runs the group DAG on the site's backend
    (``sheaf.backends._grid_group``).
-4. **Back-out policy** (:class:`BackOut`): a group whose site has shown no progress for ``idle``
-   seconds (nothing running, nothing finished), or whose group DAG failed there, is stopped
+4. **Back-out policy** (:class:`BackOut`): a group at a site that has shown no progress for
+   ``idle`` seconds (none of our jobs running there, none finished), or whose group DAG failed
+   there, is stopped
    (SIGTERM to its process group: its engine stops its jobs and keeps its journal) and put back
    for matching, with that site excluded for it; a site is marked down for every group after
    ``site_failures`` back-outs.  The group DAG resumes on the next site from its journal: nodes
@@ -42,7 +43,7 @@ import sqlite3
 import subprocess
 import time
 from collections.abc import Callable, Hashable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO
 
@@ -195,6 +196,7 @@ class GridBackend:
             self.note(f"held {launch.node}: {reason}", launch)
             del self.groups[launch.key]
             return Held(launch.key, reason)
+        launch = replace(launch, job_ad=_expanded(launch.job_ad))
         progress = _progress_path(launch)
         with contextlib.suppress(FileNotFoundError):
             os.unlink(progress)
@@ -230,16 +232,34 @@ class GridBackend:
         return events
 
     def _police(self) -> None:
-        now = self.clock()
+        """Back out of sites idle for ``policy.idle`` seconds (see :meth:`_idle_sites`)."""
+        idle = self._idle_sites()
         for group in list(self.groups.values()):
-            if group.proc is None or now - group.started < self.policy.idle:
-                continue
-            state = _read_progress(_progress_path(group.launch))
-            running = state.get("running", 0.0)
-            changed = state.get("changed", group.started)
-            if running == 0 and now - max(changed, group.started) >= self.policy.idle:
+            if group.proc is not None and group.site in idle:
                 _stop(group.proc)
                 self._back_out(group, f"no progress there for {self.policy.idle:g}s")
+
+    def _idle_sites(self) -> set[str]:
+        """Sites where none of our groups has a job running or has finished one for ``idle`` s.
+
+        Judged per site, not per group: a group whose jobs wait while the site runs other groups'
+        jobs is queued there, as the report wants queues slightly over-stuffed, not stalled.  A
+        group counts from when its engine first reports (start-up on a loaded machine is not the
+        site's fault); one that has not reported after three times ``idle`` counts as idle."""
+        now, limit = self.clock(), self.policy.idle
+        active: dict[str, float] = {}
+        for group in self.groups.values():
+            if group.proc is None or group.site is None:
+                continue
+            state = _read_progress(_progress_path(group.launch))
+            if not state:
+                last = group.started + 2 * limit  # not reporting yet: a grace of two periods
+            elif state.get("running", 0.0) > 0:
+                last = now
+            else:
+                last = max(state.get("changed", group.started), group.started)
+            active[group.site] = max(active.get(group.site, -1.0), last)
+        return {site for site, last in active.items() if now - last >= limit}
 
     def _back_out(self, group: _Group, why: str) -> Exited | None:
         site = group.site or "?"
@@ -265,6 +285,17 @@ class GridBackend:
             self._log = open(path, "a", encoding="utf-8")  # noqa: SIM115  (open for the backend's life)
         self._log.write(f"{time.strftime('%H:%M:%S')} {text}\n")
         self._log.flush()
+
+
+def _expanded(ad: ClassAd) -> ClassAd:
+    """The job ad as the matched job runs with it: each attribute with a ``MATCH_EXP_<Attr>``
+    record (its ``$$()`` expanded) takes that value, as the schedd's expanded job ad does."""
+    copy = ad.copy()
+    for name in ad:
+        base = name[len("MATCH_EXP_"):]
+        if name.upper().startswith("MATCH_EXP_") and base in ad and (expr := ad.get_expr(name)) is not None:
+            copy[base] = expr
+    return copy
 
 
 def _excluding(ad: ClassAd, rejected: list[str]) -> ClassAd:

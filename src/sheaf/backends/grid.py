@@ -7,6 +7,7 @@ whose group DAG jobs run the group DAGs on the matched site's backend (``_grid_g
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from sheaf.backends._collector import COLLECTOR_PROPERTY, Collector, Update, collector_path, read_ads
@@ -15,8 +16,15 @@ from sheaf.backends._sites import site_ad, site_ads, site_of_environment
 from sheaf.formats._site_config import SiteConfig, SiteSpec, read_site_config
 
 __all__ = ["COLLECTOR_PROPERTY", "BackOut", "Collector", "GridBackend", "SiteConfig", "SiteSpec", "Update",
-           "collector_path", "is_grid_plan", "read_ads", "read_site_config", "site_ad", "site_ads",
-           "site_of_environment"]
+           "collector_path", "is_grid_plan", "plan_collector", "read_ads", "read_site_config", "site_ad",
+           "site_ads", "site_of_environment"]
+
+
+def plan_collector(directory: str) -> Collector:
+    """The collector a grid plan names (``sheaf.collector.file`` at plan time), else the default."""
+    record = json.loads((Path(directory) / "grid" / "groups.json").read_text(encoding="utf-8"))
+    named = record.get("collector") if isinstance(record, dict) else None
+    return Collector(named if isinstance(named, str) else None)
 
 
 def is_grid_plan(directory: str) -> bool:

@@ -166,7 +166,8 @@ def _plan_command(*, workflow: str | None, dax: str | None, directory: str | Non
     files = _write(exec_wf, where, basename, extras, record)
     size = group_size or _group_property(inputs.properties.get(GROUP_PROPERTY))
     if size is not None:
-        write_groups(files.directory, size, dag_name=os.path.basename(files.dag))
+        write_groups(files.directory, size, dag_name=os.path.basename(files.dag),
+                     collector=inputs.properties.get("sheaf.collector.file"))
     written = time.perf_counter()
     for warning in [*warnings, *exec_wf.warnings, *files.warnings, *staging.warnings()]:
         click.echo(f"sheaf: warning: {warning}", err=True)

@@ -23,7 +23,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from sheaf.backends import Pool
 from sheaf.backends._slotconfig import load_config
-from sheaf.backends.grid import BackOut, GridBackend, is_grid_plan
+from sheaf.backends.grid import BackOut, GridBackend, is_grid_plan, plan_collector
 from sheaf.backends.local import LocalBackend
 from sheaf.cli import _exit
 from sheaf.codegen import remove_stale_siblings
@@ -43,7 +43,8 @@ def run_planned(directory: str, *, dag_file: str | Sequence[str] | None = None,
 
     def backend() -> Backend:
         if is_grid_plan(directory):  # sheaf plan --group-size: group DAG jobs matched to grid sites
-            return GridBackend(policy=grid_policy, interval=grid_interval, config=load_config(pool_config))
+            return GridBackend(plan_collector(directory), policy=grid_policy, interval=grid_interval,
+                               config=load_config(pool_config))
         return LocalBackend(Pool.from_config(pool_config))
 
     remove_stale_siblings(directory)  # what an interrupted `sheaf plan` into it left

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from sheaf.formats._submit_write import quote_arguments
 
-__all__ = ["REPORT_AD", "condor_group_submit", "group_submit"]
+__all__ = ["REPORT_AD", "condor_group_submit", "group_submit", "monitor_script"]
 
 REPORT_AD = ("+WANT_USCMS_MATCHMAKER = True\n"
              "Requirements = Is_USCMS_Site =?= True\n"
@@ -63,3 +63,13 @@ def condor_group_submit(root: Path, gdag: str, label: str) -> str:
             '+remote_remove_kill_sig = "SIGUSR1"\n'
             "notification = never\n"
             "queue\n")
+
+
+def monitor_script(python: str) -> str:
+    """The matchmaker monitor for a real pool: recount from ``condor_q -l``, then re-advertise."""
+    return ("#!/bin/sh\n"
+            "# The report's matchmaker monitor: run every couple of minutes (cron, or a loop) with the\n"
+            "# directory of site ad files that `sheaf advertise --site-config ... --write DIR` wrote.\n"
+            'set -e\ndir="${1:?usage: matchmaker-monitor.sh SITE_AD_DIR}"\n'
+            f'condor_q -l | "{python}" -m sheaf.backends._grid_monitor "$dir"\n'
+            'for ad in "$dir"/*.ad; do condor_advertise UPDATE_STARTD_AD "$ad"; done\n')

@@ -24,9 +24,11 @@ Written, beside the planned files:
 * ``grid/group_NNNN.sub``: the group DAG job with the report's ad (``+WANT_USCMS_MATCHMAKER``,
   ``Requirements = Is_USCMS_Site =?= True``, ``Rank = -CurMatches/MaxMatches``, ``environment =
   $$(SiteEnvironment);...``); with a group size of 1 also ``+SiteGatekeeper = "$$(GatekeeperURL)"``
-  (the report's per-job binding).  ``grid/group_NNNN.condor.sub`` is the same job for a real pool.
+  (the report's per-job binding).  ``grid/group_NNNN.condor.sub`` is the same job for a real pool,
+  and ``grid/matchmaker-monitor.sh`` the report's monitor for it (``condor_q -l`` in, site ads out).
 * ``<wf>.dag`` becomes the outer DAG (one node per group, edges between groups); the planned DAG is
-  kept as ``<wf>.dag.flat``; ``grid/groups.json`` records the cut.
+  kept as ``<wf>.dag.flat``; ``grid/groups.json`` records the cut (and the collector's file when
+  the property ``sheaf.collector.file`` named one, for ``sheaf run``).
 
 A DAG with a FINAL node, splices or sub-DAGs is refused (``PlanningError``): their semantics do
 not survive being cut.
@@ -40,7 +42,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from sheaf.codegen._gridsubmit import condor_group_submit, group_submit
+from sheaf.codegen._gridsubmit import condor_group_submit, group_submit, monitor_script
 from sheaf.errors import PlanningError
 from sheaf.formats._dagman import Dag, parse_dag
 from sheaf.model import Graph
@@ -80,8 +82,10 @@ def cut_groups(names: Sequence[str], parents: Sequence[Sequence[int]], compute: 
     return member
 
 
-def write_groups(directory: str | os.PathLike[str], size: int, *, dag_name: str | None = None) -> list[str]:
-    """Cut the planned DAG in ``directory`` into group DAGs of about ``size`` jobs; the group names."""
+def write_groups(directory: str | os.PathLike[str], size: int, *, dag_name: str | None = None,
+                 collector: str | None = None) -> list[str]:
+    """Cut the planned DAG in ``directory`` into group DAGs of about ``size`` jobs; the group names.
+    ``collector`` (the property ``sheaf.collector.file``) is recorded for ``sheaf run``."""
     if size < 1:
         raise PlanningError("the group size must be at least 1", rule="sheaf.group.size >= 1", value=size)
     root = Path(directory).resolve()
@@ -108,10 +112,14 @@ def write_groups(directory: str | os.PathLike[str], size: int, *, dag_name: str 
         argv = (sys.executable, "-m", "sheaf.backends._grid_group", str(root), gdag)
         (root / "grid" / f"{label}.sub").write_text(group_submit(argv, label, len(members[g]), size == 1))
         (root / "grid" / f"{label}.condor.sub").write_text(condor_group_submit(root, gdag, label))
+    script = root / "grid" / "matchmaker-monitor.sh"
+    script.write_text(monitor_script(sys.executable), encoding="utf-8")
+    script.chmod(0o755)
     outer = _outer_text(labels, dag, names, groups)
     os.replace(dag_path, f"{dag_path}.flat")
     dag_path.write_text(outer, encoding="utf-8")
     record = {"size": size, "dag": dag_path.name,
+              "collector": os.path.abspath(collector) if collector else None,
               "groups": {label: members[g] for g, label in enumerate(labels)}}
     (root / "grid" / "groups.json").write_text(json.dumps(record, indent=1), encoding="utf-8")
     return labels
