@@ -105,3 +105,43 @@ def test_group_size_one_binds_each_job_with_the_gatekeeper(tmp_path: Path) -> No
     assert result.returncode == 0, result.stdout + result.stderr
     assert sorted(ran(tmp_path)) == ["ID0000", "ID0001", "ID0002"]
     assert "gatekeeper gk.example.org/jm" in _log(run)  # $$(GatekeeperURL) expanded at the match
+
+
+CHAIN_TASK = """#!/bin/sh
+# a chain step: needs the previous step's output in this site's working area, writes its own there
+work="{work}/$SheafSite"
+mkdir -p "$work"
+n=${{1#ID}}
+if [ "$n" != "0000" ]; then
+    prev=$(printf 'ID%04d' "$(expr "$n" - 1)")
+    [ -f "$work/$prev.out" ] || exit 3
+fi
+sleep 0.1
+echo "$1" > "$work/$1.out"
+echo "$1 $SheafSite" >> "{log}"
+"""
+
+
+def test_intermediates_on_a_site_that_dies_are_recomputed_on_the_next(tmp_path: Path) -> None:
+    """A chain runs two steps (after its create-dir job) at a site that then stops answering; on
+    the next site the steps whose outputs were left behind run again, none twice at one site."""
+    sites = ("sites:\n  aflaky: {max_queued: 4, backend: local, slots: 1, dies_after: 3}\n"
+             "  good: {max_queued: 4, backend: local, slots: 1}\n")
+    run = prepare(tmp_path, sites, tasks=4, size=4, chain=True)
+    (tmp_path / "task.sh").write_text(CHAIN_TASK.format(work=tmp_path / "work", log=tmp_path / "ran.log"))
+    result = sheaf(tmp_path, "run", str(run), "--negotiation-interval", "0.1", "--backout-idle", "2",
+                   check=False)
+    assert result.returncode == 0, result.stdout + result.stderr
+    log = _log(run)
+    assert "matched group_0001 to aflaky-Site" in log and "backed out of aflaky-Site" in log
+    assert "restarts from sleepy.group_0001.gdag.r1" in log
+    lines = (tmp_path / "ran.log").read_text().split("\n")
+    assert [line for line in lines if line.endswith("aflaky")] == ["ID0000 aflaky", "ID0001 aflaky"]
+    assert [line for line in lines if line.endswith("good")] == [f"ID{i:04d} good" for i in range(4)]
+
+
+def test_a_group_with_no_site_left_fails_instead_of_waiting(tmp_path: Path) -> None:
+    run = prepare(tmp_path, "sites:\n  broken: {max_queued: 3, backend: fail}\n", tasks=3, size=3)
+    result = sheaf(tmp_path, "run", str(run), "--negotiation-interval", "0.1", check=False, timeout=120)
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert "backed out of every site" in _log(run)

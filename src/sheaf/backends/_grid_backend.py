@@ -21,8 +21,10 @@ Every launch the engine hands it is a group DAG job (``sheaf.codegen._gridsubmit
    there, is stopped
    (SIGTERM to its process group: its engine stops its jobs and keeps its journal) and put back
    for matching, with that site excluded for it; a site is marked down for every group after
-   ``site_failures`` back-outs.  The group DAG resumes on the next site from its journal: nodes
-   done stay done.  A group that failed at ``max_sites`` sites fails (an ``Exited`` event).
+   ``site_failures`` back-outs.  On the next site the group restarts from a rescue DAG of its own
+   (``_grid_rescue``): nodes done whose outputs were consumed or delivered stay done, intermediates
+   left on the site backed out of are recomputed.  A group that failed at ``max_sites`` sites fails
+   (an ``Exited`` event).  After a crash of our own engine, a group resumes from its journal.
 
 The gridmanager's throttles apply per site (``_gridmanager``): at most
 ``GRIDMANAGER_MAX_JOBMANAGERS_PER_RESOURCE`` group DAG jobs run at a site, and the group processes
@@ -49,6 +51,7 @@ from typing import IO
 
 from sheaf.backends._collector import Collector
 from sheaf.backends._grid_group import PROGRESS_ENV
+from sheaf.backends._grid_rescue import rescue_group
 from sheaf.backends._gridmanager import jobmanager_limit, submitted_limit
 from sheaf.backends._limits import process_start
 from sheaf.backends._sites import sequence_number, site_of_environment
@@ -77,6 +80,8 @@ class _Group:
     ad: ClassAd
     rejected: list[str] = field(default_factory=list)
     failures: int = 0
+    rescue: bool = False  # backed out: restart from a rescue of the group DAG (``_grid_rescue``)
+    original: str | None = None  # the group DAG file the rescues are made from
     match: Match | None = None
     proc: subprocess.Popen[bytes] | None = None
     started: float = 0.0
@@ -164,18 +169,30 @@ class GridBackend:
         """One monitor pass and one negotiation cycle; starts what matched."""
         limit = self.policy.site_failures
         ads = [ad for ad in self.monitor() if self.down.get(str(ad.eval("Name")), 0) < limit]
+        events = self._stranded({str(ad.eval("Name")) for ad in ads})
         idle: dict[Hashable, ClassAd] = {key: _excluding(g.ad, g.rejected)
                                          for key, g in self.groups.items() if g.proc is None}
         if not idle or not ads:
-            return []
+            return events
         result = negotiate(idle, ads, pre_job_rank=None, post_job_rank=None)
-        events: list[Event] = []
         for match in result.matches:
             if self._at_site(match.resource) >= self.jobmanagers:
                 continue  # GRIDMANAGER_MAX_JOBMANAGERS_PER_RESOURCE: it waits for the next cycle
             held = self._start(self.groups[str(match.job)], match)
             if held is not None:
                 events.append(held)
+        return events
+
+    def _stranded(self, sites: set[str]) -> list[Event]:
+        """Fail the idle groups that backed out of every site still advertised and up: no site
+        is left to try (an empty collector strands nobody: sites may yet be advertised)."""
+        events: list[Event] = []
+        for key, group in list(self.groups.items()):
+            if group.proc is None and group.rejected and sites and sites <= set(group.rejected):
+                del self.groups[key]
+                self.note(f"group {group.launch.node} failed: backed out of every site", group.launch)
+                events.append(Exited(key, 1, None, f"backed out of {', '.join(group.rejected)}; no site left",
+                                     group.wall_start, time.time()))
         return events
 
     def _at_site(self, site: str) -> int:
@@ -190,6 +207,17 @@ class GridBackend:
         resource = gatekeeper if isinstance(gatekeeper, str) else str(ad.eval("Name"))
         return {"SiteMaxSubmitted": str(submitted_limit(self.config, resource, kind))}
 
+    def _rescued(self, group: _Group, launch: Launch) -> Launch:
+        """The launch running the group's next rescue DAG (its last argument names the DAG)."""
+        directory, current = launch.argv[-2], group.launch.argv[-1]
+        original = group.original or current
+        name, keep = rescue_group(directory, current, original)
+        group.original, group.rescue = original, False
+        group.launch = replace(group.launch, argv=(*group.launch.argv[:-1], name))
+        self.note(f"{launch.node} restarts from {name} ({len(keep)} nodes kept done; "
+                  "intermediates of the site backed out of are recomputed)", launch)
+        return replace(launch, argv=(*launch.argv[:-1], name))
+
     def _start(self, group: _Group, match: Match) -> Held | None:
         launch, reason = expand_launch(group.launch, match.resource_ad)
         if reason is not None:
@@ -197,6 +225,8 @@ class GridBackend:
             del self.groups[launch.key]
             return Held(launch.key, reason)
         launch = replace(launch, job_ad=_expanded(launch.job_ad))
+        if group.rescue:
+            launch = self._rescued(group, launch)
         progress = _progress_path(launch)
         with contextlib.suppress(FileNotFoundError):
             os.unlink(progress)
@@ -266,7 +296,7 @@ class GridBackend:
         self.down[site] = self.down.get(site, 0) + 1
         group.rejected.append(site)
         group.failures += 1
-        group.proc, group.match = None, None
+        group.proc, group.match, group.rescue = None, None, True
         group.ad = _unmatched(group.ad)
         if self.down[site] >= self.policy.site_failures:
             self.note(f"site {site} marked down after {self.down[site]} back-outs", group.launch)

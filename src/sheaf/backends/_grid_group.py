@@ -9,7 +9,8 @@ is passed from the site ClassAd into the environment of DAGMan"):
 * ``SiteBackend`` is the site's kind: ``local`` (a pool of ``SiteSlots`` slots on this machine; every
   group at the site shares them through the machine-wide concurrency limit ``sheaf_site_<site>``,
   and ``SiteMaxSubmitted`` -- the gridmanager's per-resource limit -- through ``sheaf_submitted_<site>``),
-  ``stall`` (accepts jobs, never starts them) or ``fail`` (every job exits 1) -- the test sites.
+  ``stall`` (accepts jobs, never starts them) or ``fail`` (every job exits 1) -- the test sites;
+  ``SiteDiesAfter=N`` makes a local site stop starting jobs after its first N (dying midway).
 * ``SHEAF_GROUP_PROGRESS`` (set by the grid backend) is a file rewritten atomically with the run's
   progress (done/failed/running and when a node last started or ended): the backend's back-out
   policy reads it to tell a group that makes progress from one idle at its site.
@@ -123,6 +124,30 @@ class _SiteLimited:
         return list(self.inner.started())
 
 
+class _DyingSite(_SiteLimited):
+    """A test site that runs its first ``after`` jobs, then stops answering: later jobs stay queued."""
+
+    def __init__(self, inner: _SiteLimited, after: int) -> None:
+        super().__init__(inner.inner, inner.limit)
+        self.after, self.taken, self.stuck = after, 0, set[str]()
+
+    def submit(self, launch: Launch) -> None:
+        if self.taken >= self.after:
+            self.stuck.add(launch.key)
+            return
+        self.taken += 1
+        super().submit(launch)
+
+    def cancel(self, key: str) -> None:
+        if key in self.stuck:
+            self.stuck.discard(key)
+        else:
+            super().cancel(key)
+
+    def idle(self) -> int:
+        return super().idle() + len(self.stuck)
+
+
 def site_backend(env: dict[str, str] | os._Environ[str]) -> Backend:
     """The backend of the site ``env`` names (see the module docstring)."""
     kind = env.get("SiteBackend", "local")
@@ -137,7 +162,9 @@ def site_backend(env: dict[str, str] | os._Environ[str]) -> Backend:
     submitted = env.get("SiteMaxSubmitted", str(DEFAULT_SUBMITTED))
     pool = Pool({"NUM_CPUS": str(slots), f"SHEAF_SITE_{site.upper()}_LIMIT": str(slots),
                  f"SHEAF_SUBMITTED_{site.upper()}_LIMIT": submitted})
-    return _SiteLimited(LocalBackend(pool), f"sheaf_site_{site},sheaf_submitted_{site}")
+    limited = _SiteLimited(LocalBackend(pool), f"sheaf_site_{site},sheaf_submitted_{site}")
+    dies = env.get("SiteDiesAfter")
+    return _DyingSite(limited, int(dies)) if dies and dies.isdigit() else limited
 
 
 class _ProgressFile:

@@ -51,6 +51,8 @@ def max_matches(spec: SiteSpec, group_size: int) -> int:
 def site_environment(spec: SiteSpec, gatekeeper: str) -> str:
     entries = {SITE_KEY: spec.name, "SiteBackend": spec.backend, "SiteSlots": str(spec.slots),
                "SiteGatekeeperURL": gatekeeper, **spec.environment}
+    if spec.dies_after is not None:
+        entries["SiteDiesAfter"] = str(spec.dies_after)
     return ";".join(f"{name}={value}" for name, value in entries.items())
 
 

@@ -11,6 +11,7 @@
         gatekeeper: dill.hep.wisc.edu:/jobmanager-condor   # optional (else the site catalog's grid)
         environment:               # optional: SiteEnvironment entries besides the ones sheaf sets
           SiteWorkingArea: /scratch/work
+        dies_after: 10             # test sites only: after 10 jobs of a group it never starts another
 
 Policy: sites keep the file's order; names are unique (a YAML mapping); ``max_queued`` and ``slots``
 are positive integers; an environment name or value may not hold ``;`` or ``=`` in a name (the
@@ -28,7 +29,7 @@ from sheaf.formats._common import PathLike, Source, mapping
 __all__ = ["SiteConfig", "SiteSpec", "read_site_config"]
 
 TEST_KINDS = ("stall", "fail")
-_SITE_KEYS = frozenset({"max_queued", "backend", "slots", "gatekeeper", "environment"})
+_SITE_KEYS = frozenset({"max_queued", "backend", "slots", "gatekeeper", "environment", "dies_after"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +42,7 @@ class SiteSpec:
     slots: int = 1
     gatekeeper: str | None = None
     environment: dict[str, str] = field(default_factory=dict)
+    dies_after: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,8 +83,10 @@ def _site(src: Source, name: str, raw: Any) -> SiteSpec:
     gatekeeper = body.get("gatekeeper")
     queued = _positive(src, body["max_queued"], f"site '{name}': max_queued")
     slots = _positive(src, body.get("slots", 1), f"site '{name}': slots")
+    dies = body.get("dies_after")
     return SiteSpec(name, queued, str(body.get("backend") or "local"), slots,
-                    None if gatekeeper is None else str(gatekeeper), {k: str(v) for k, v in env.items()})
+                    None if gatekeeper is None else str(gatekeeper), {k: str(v) for k, v in env.items()},
+                    None if dies is None else _positive(src, dies, f"site '{name}': dies_after"))
 
 
 def _positive(src: Source, value: Any, what: str) -> int:
