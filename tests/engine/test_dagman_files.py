@@ -10,8 +10,8 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import FakeBackend, executable, write_dag
 
+from engine_helpers import FakeBackend, executable, write_dag
 from sheaf.engine import run_workflow
 from sheaf.formats._dagman import parse_dag, parse_rescue
 

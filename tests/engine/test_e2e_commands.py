@@ -16,6 +16,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 SHEAF = str(Path(sys.executable).parent / "sheaf")
 
 
@@ -200,3 +202,75 @@ def test_provisioner_starts_first_and_the_dag_waits_for_it(tmp_path: Path) -> No
     lines = out.read_text().split()
     assert lines[-1] == "deprovisioned" and lines.index("A") < lines.index("B")
     assert sorted(lines) == ["A", "B", "deprovisioned", "provisioned"]
+
+
+def test_held_and_released_jobs_are_in_jobstate_log_the_nodes_log_and_the_status_file(tmp_path: Path) -> None:
+    """As DAGMan and HTCondor write them: ``JOB_HELD``/``JOB_RELEASED`` lines in jobstate.log,
+    events 012/013 in ``<dag>.nodes.log`` (read back by ``htcondor2.JobEventLog``), and the node
+    status file's ``JobProcsHeld`` while the job is held."""
+    # held while running its first time, released 2-3 s later (whole seconds), succeeds the second time
+    (tmp_path / "a.sub").write_text(
+        "universe = local\nexecutable = /bin/sh\n"
+        "arguments = \"-c 'if [ -e ran ]; then exit 0; fi; touch ran; sleep 30'\"\n"
+        "periodic_hold = NumJobStarts == 1 && JobStatus == 2\nperiodic_hold_reason = \"first run\"\n"
+        "periodic_release = JobStatus == 5 && time() - EnteredCurrentStatus >= 3\nqueue\n")
+    # the status file as the HOLD script sees it (written in the turn the hold was journaled)
+    _script(tmp_path / "hold.sh", "sleep 0.5\ncp wf.status held.status\n")
+    (tmp_path / "wf.dag").write_text("JOB A a.sub\nSCRIPT HOLD A hold.sh\nNODE_STATUS_FILE wf.status 0\n")
+    done = subprocess.run([SHEAF, "run", str(tmp_path)], capture_output=True, text=True, check=False,
+                          timeout=120, env=_pool_config(tmp_path))
+    assert done.returncode == 0, done.stderr
+    lines = [line.split()[1:4] for line in (tmp_path / "jobstate.log").read_text().splitlines()]
+    ours = [kind for node, kind, _ in lines if node == "A"]
+    # (EXECUTE is written when the attempt's job ends, with the time its last run started)
+    assert ours == ["SUBMIT", "JOB_HELD", "JOB_RELEASED", "EXECUTE", "JOB_TERMINATED", "JOB_SUCCESS"]
+    assert ["A", "JOB_HELD", "1.0"] in lines and ["A", "JOB_RELEASED", "1.0"] in lines
+    os.environ.setdefault("CONDOR_CONFIG", "/dev/null")
+    htcondor2 = pytest.importorskip("htcondor2")
+    kinds = htcondor2.JobEventType
+    events = list(htcondor2.JobEventLog(str(tmp_path / "wf.dag.nodes.log")).events(0))
+    names = [kinds(int(e.type)).name for e in events]
+    assert names == ["SUBMIT", "JOB_HELD", "JOB_RELEASED", "EXECUTE", "JOB_TERMINATED"]
+    assert events[1]["HoldReason"] == "first run" and (events[1].cluster, events[1].proc) == (1, 0)
+    held = (tmp_path / "held.status").read_text()
+    assert "JobProcsHeld = 1;" in held and re.search(r'Node = "A";(.|\n)*JobProcsHeld = 1;', held)
+    assert "JobProcsHeld = 0;" in (tmp_path / "wf.status").read_text()
+
+
+def test_max_job_holds_removes_a_node_job_held_that_many_times(tmp_path: Path) -> None:
+    out = tmp_path / "out.txt"
+    (tmp_path / "a.sub").write_text(
+        "universe = local\nexecutable = /bin/sh\narguments = \"-c 'sleep 30'\"\n"
+        "periodic_hold = JobStatus == 2\nperiodic_release = JobStatus == 5\nqueue\n")
+    _script(tmp_path / "post.sh", f"echo post-$1 >> {out}\nexit 0\n")
+    (tmp_path / "wf.dag").write_text("CONFIG wf.config\nJOB A a.sub\nSCRIPT POST A post.sh $RETURN\n")
+    (tmp_path / "wf.config").write_text("DAGMAN_MAX_JOB_HOLDS = 2\n")
+    done = subprocess.run([SHEAF, "run", str(tmp_path)], capture_output=True, text=True, check=False,
+                          timeout=120, env=_pool_config(tmp_path))
+    assert done.returncode == 0, done.stderr  # the POST script rescues the removed job
+    assert out.read_text().split() == ["post--1002"]
+    assert "DAGMAN_MAX_JOB_HOLDS" not in done.stderr  # a knob sheaf honours: no warning
+    kinds = [line.split()[2] for line in (tmp_path / "jobstate.log").read_text().splitlines()
+             if line.split()[1] == "A"]
+    assert kinds.count("JOB_HELD") == 2 and kinds.count("JOB_RELEASED") == 1
+    assert kinds[kinds.index("JOB_HELD", kinds.index("JOB_RELEASED")) + 1] == "JOB_ABORTED"
+
+
+def test_periodic_remove_of_one_proc_fails_the_node_unless_tolerated(tmp_path: Path) -> None:
+    """``ProcessAbortEvent``: a removed proc is a failed proc; within the node's TOLERANCE the others
+    run on and the node succeeds; past it the node's value is -1002 (the removal came first)."""
+    out = tmp_path / "out.txt"
+    (tmp_path / "p.sub").write_text(
+        "universe = local\nexecutable = /bin/sh\n"
+        f"arguments = \"-c 'if [ $(Process) -eq 0 ]; then sleep 30; fi; sleep 1; echo $(JOB) >> {out}'\"\n"
+        "periodic_remove = ProcId == 0 && JobStatus == 2\nqueue 3\n")
+    _script(tmp_path / "post.sh", f"echo post-$1 >> {out}\nexit $(( $1 == 0 ? 0 : 1 ))\n")
+    (tmp_path / "wf.dag").write_text("JOB OK p.sub\nTOLERANCE OK 1\nSCRIPT POST OK post.sh $RETURN\n"
+                                     "JOB BAD p.sub\nSCRIPT POST BAD post.sh $RETURN\n")
+    done = subprocess.run([SHEAF, "run", str(tmp_path)], capture_output=True, text=True, check=False,
+                          timeout=120, env=_pool_config(tmp_path))
+    assert done.returncode == 1, done.stderr
+    words = out.read_text().split()
+    assert sorted(words) == ["OK", "OK", "post--1002", "post-0"]  # BAD's other procs were removed
+    rescue = (tmp_path / "wf.dag.rescue001").read_text()
+    assert "DONE OK\n" in rescue and "DONE BAD" not in rescue

@@ -14,8 +14,7 @@ import sys
 import time
 from pathlib import Path
 
-from conftest import FakeBackend, executable
-
+from engine_helpers import FakeBackend, executable
 from sheaf.engine import run_workflow
 
 SHEAF = str(Path(sys.executable).parent / "sheaf")

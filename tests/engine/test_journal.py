@@ -15,10 +15,10 @@ import threading
 from pathlib import Path
 
 import pytest
-from conftest import FakeBackend, write_dag
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from engine_helpers import FakeBackend, write_dag
 from sheaf.engine import _journal as journal_module
 from sheaf.engine import read_journal, run_workflow, state_paths
 from sheaf.engine._journal import read_records

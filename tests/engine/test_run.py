@@ -10,8 +10,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from conftest import FakeBackend, executable, write_dag
 
+from engine_helpers import FakeBackend, executable, write_dag
 from sheaf.engine import read_journal, run_workflow, state_paths
 from sheaf.engine._journal import Journal, read_records
 from sheaf.engine._state import Change

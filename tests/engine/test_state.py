@@ -9,8 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from machines import machine, of, submits, validate_every_machine
 
+from engine_machines import machine, of, submits, validate_every_machine
 from sheaf.engine._state import (
     Cancel,
     Defer,

@@ -9,17 +9,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from machines import machine, of, submits, validate_every_machine
-
+from engine_machines import machine, of, submits, validate_every_machine
 from sheaf.engine._backend import Exited
 from sheaf.engine._nodestatus import futile_nodes
 from sheaf.engine._procs import ProcGroups, Tolerance
 from sheaf.engine._reports import RescueNode, rescue_text
 from sheaf.engine._state import (
+    Cancel,
     Finish,
     JobExited,
+    JobReleased,
     JobRemoved,
     JobSuspended,
+    Limits,
     ProvisionerReady,
     RunScript,
     ScriptExited,
@@ -52,10 +54,51 @@ def test_hold_runs_the_hold_script_and_the_node_waits_for_release(tmp_path: Path
     m.start()
     step = m.advance([JobSuspended("A", 0, "policy")])
     assert of(step, RunScript) == [RunScript("A", "HOLD", 0, ("hold.sh", "A", "0"), str(tmp_path))]
-    assert m.node_state("A") == "submitted" and step.changes == []
+    assert m.node_state("A") == "submitted"
+    assert [(c.start, c.finish, c.info) for c in step.changes] == [
+        ("submitted", "submitted", {"held": "policy", "proc": 0})]  # journaled: JOB_HELD
     step = m.advance([ScriptExited("A", "HOLD", 0, 1)])  # ignored
     assert step.instructions == [] and m.node_state("A") == "submitted"
+    step = m.advance([JobReleased("A", 0)])
+    assert [c.info for c in step.changes] == [{"released": True, "proc": 0}] and step.instructions == []
+    assert m.advance([JobReleased("A", 0)]).changes == []  # not on hold: nothing to release
     assert of(m.advance([JobExited("A", 0, 0)]), Finish) == [Finish(True, 0, 0)]
+
+
+def test_max_job_holds_removes_the_job_as_it_goes_on_hold_that_many_times(tmp_path: Path) -> None:
+    """DAGMAN_MAX_JOB_HOLDS (the manual: with 2, "as the job goes on hold for the second time, it
+    will be removed"): the attempt ends as an aborted job (-1002); holds count over retries, and a
+    second hold event for a proc already on hold is no new hold."""
+    m = machine(tmp_path, "JOB A a.sub\nRETRY A 1\nSCRIPT POST A post.sh $RETURN\n", Limits(max_job_holds=2))
+    m.start()
+    m.advance([JobSuspended("A", 0, "one")])
+    assert m.advance([JobSuspended("A", 0, "one again")]).changes == []  # already on hold
+    m.advance([JobReleased("A", 0)])
+    step = m.advance([JobSuspended("A", 0, "two")])
+    assert of(step, Cancel) == [Cancel("A", 0)]
+    assert [i.argv for i in of(step, RunScript)] == [("post.sh", "-1002")]  # type: ignore[attr-defined]
+    assert step.changes[-2].info == {"return": -1002, "reason": "removed: DAG Limit: Max number of held "
+                                     "jobs was reached.", "removed": True}
+    assert submits(m.advance([ScriptExited("A", "POST", 0, 1)])) == ["A"]  # retried
+    step = m.advance([JobSuspended("A", 1, "three")])  # the third hold of the node: removed at once
+    assert of(step, Cancel) == [Cancel("A", 1)]
+    unlimited = machine(tmp_path, "JOB A a.sub\n", Limits(max_job_holds=0))
+    unlimited.start()
+    for _ in range(5):
+        unlimited.advance([JobSuspended("A", 0, "again")])
+        unlimited.advance([JobReleased("A", 0)])
+    assert unlimited.node_state("A") == "submitted"
+
+
+def test_held_procs_are_counted_per_proc(tmp_path: Path) -> None:
+    m = machine(tmp_path, "JOB A a.sub\n")
+    m.start()
+    m.advance([JobSuspended("A", 0, "x", 1), JobSuspended("A", 0, "x", 3)])
+    assert m.nodes["A"].held_procs == {1, 3}
+    m.advance([JobReleased("A", 0, 3)])
+    assert m.nodes["A"].held_procs == {1}
+    m.advance([JobRemoved("A", 0, "periodic_remove")])  # a removed job gets no release event
+    assert m.nodes["A"].held_procs == set()
 
 
 def test_removed_job_is_an_aborted_attempt_that_retries(tmp_path: Path) -> None:

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from machines import FakeClock, machine, of, submits, validate_every_machine
 
+from engine_machines import FakeClock, machine, of, submits, validate_every_machine
 from sheaf.engine._state import (
     Cancel,
     DagState,

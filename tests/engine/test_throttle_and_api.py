@@ -7,16 +7,18 @@ import random
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
-from conftest import FakeBackend, write_dag
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import sheaf.engine
+import sheaf.engine._run
 import sheaf.monitor
-from sheaf.engine import run_workflow
+from engine_helpers import FakeBackend, write_dag
+from sheaf.engine import Exited, Held, run_workflow
 from sheaf.engine._throttle import IdleThrottle, Throttle
 
 
@@ -53,11 +55,17 @@ def test_idle_throttle_follows_the_backend() -> None:
 
 def test_public_surface_is_pinned() -> None:
     assert sorted(sheaf.engine.__all__) == sorted([
-        "Backend", "Dag", "DagState", "Event", "Exited", "Held", "Launch", "Limits",
-        "NodeState", "Progress", "Replay", "RunResult", "STATES", "Started", "find_dag", "parse_dag",
-        "parse_submit", "read_journal", "run_workflow", "split_arguments", "split_environment", "state_paths",
+        "Backend", "BeginRecord", "Change", "ChangeRecord", "Dag", "DagState", "Damage", "EndRecord", "Event",
+        "EventTranslator", "Exited", "Held", "Launch", "Limits", "NodeEvent", "NodeState", "ProcessRecord",
+        "Progress", "Replay", "RunResult", "STATES", "Started", "find_dag", "node_description", "parse_dag",
+        "parse_submit", "read_journal", "run_workflow", "scan_journal", "split_arguments",
+        "split_environment", "state_paths",
     ])
-    assert sheaf.monitor.__all__ == ["WorkflowStatus", "workflow_status"]
+    assert sheaf.monitor.__all__ == [
+        "Analysis", "EventsLoader", "FailedJob", "FailedTask", "PlotData", "RunEntry", "RunView",
+        "Statistics", "SubStatus", "WorkflowStatus", "age", "analyze", "events_enabled", "format_seconds",
+        "list_runs", "make_server", "master_db_path", "open_events", "plot_data", "sub_workflows",
+        "workflow_statistics", "workflow_status", "write_plots"]
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -106,8 +114,8 @@ def test_dispatch_order_does_not_depend_on_hash_seed(tmp_path_factory: pytest.Te
     script = textwrap.dedent(f"""
         import shutil, sys, tempfile
         from pathlib import Path
-        sys.path.insert(0, {str(Path(__file__).parent)!r})
-        from conftest import FakeBackend, write_dag
+        sys.path.insert(0, {str(Path(__file__).parent.parent)!r})
+        from engine_helpers import FakeBackend, write_dag
         from sheaf.engine import run_workflow
         d = Path(tempfile.mkdtemp(dir={str(tmp)!r}))
         write_dag(d, {body!r})
@@ -118,3 +126,40 @@ def test_dispatch_order_does_not_depend_on_hash_seed(tmp_path_factory: pytest.Te
     orders = {subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
                              env={**os.environ, "PYTHONHASHSEED": seed}).stdout for seed in ("0", "12345")}
     assert len(orders) == 1 and len(orders.pop().split()) == 40
+
+
+class _SlowBackend(FakeBackend):
+    """One exit per wait, each after a pause (a job's run)."""
+
+    def wait(self, timeout: float | None) -> list[Exited | Held]:
+        time.sleep(0.002)
+        return super().wait(timeout)
+
+
+class _RefillingBackend(_SlowBackend):
+    """... whose queued attempts start by themselves (as the local backend's do)."""
+
+    self_refilling = True
+
+
+def test_a_turn_carries_many_exits_while_the_backend_refills_itself(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """While the backend has attempts queued, the loop collects exits for a while before it turns,
+    so that one journal commit carries many; with nothing queued it turns at once (a chain)."""
+    monkeypatch.setattr(sheaf.engine._run, "_BATCH_SECONDS", 60.0)  # bounded by the queue alone
+    body = "".join(f"JOB n{i} n.sub\n" for i in range(300))
+    write_dag(tmp_path / "wide", body)
+    plain = _run(tmp_path / "wide", _SlowBackend(per_wait=1))
+    write_dag(tmp_path / "wide2", body)
+    batched = _run(tmp_path / "wide2", _RefillingBackend(per_wait=1))
+    assert plain.succeeded and batched.succeeded
+    assert plain.journal_commits > 40 and batched.journal_commits < 10
+    chain = "".join(f"JOB c{i} n.sub\n" for i in range(20)) + "".join(
+        f"PARENT c{i} CHILD c{i + 1}\n" for i in range(19))
+    write_dag(tmp_path / "chain", chain)
+    linked = _run(tmp_path / "chain", _RefillingBackend(per_wait=1))
+    assert linked.succeeded and linked.wall_time < 30.0  # each turn at once: nothing was ever queued
+
+
+def _run(directory: Path, backend: FakeBackend) -> sheaf.engine.RunResult:
+    return run_workflow(str(directory), backend=backend, handle_signals=False)

@@ -10,7 +10,9 @@ is passed from the site ClassAd into the environment of DAGMan"):
   group at the site shares them through the machine-wide concurrency limit ``sheaf_site_<site>``,
   and ``SiteMaxSubmitted`` -- the gridmanager's per-resource limit -- through ``sheaf_submitted_<site>``),
   ``stall`` (accepts jobs, never starts them) or ``fail`` (every job exits 1) -- the test sites;
-  ``SiteDiesAfter=N`` makes a local site stop starting jobs after its first N (dying midway).
+  ``SiteDiesAfter=N`` makes a local site stop starting jobs after its first N (dying midway); any
+  other name is a backend of ``sheaf.backends._registry`` (``dask``, with ``SiteScheduler`` as its
+  scheduler address).
 * ``SHEAF_GROUP_PROGRESS`` (set by the grid backend) is a file rewritten atomically with the run's
   progress (done/failed/running and when a node last started or ended): the backend's back-out
   policy reads it to tell a group that makes progress from one idle at its site.
@@ -156,7 +158,12 @@ def site_backend(env: dict[str, str] | os._Environ[str]) -> Backend:
     if kind == "fail":
         return FailingSite()
     if kind != "local":
-        raise SystemExit(f"sheaf: error: site backend {kind!r} is not available here")
+        from sheaf.backends._registry import BACKENDS
+
+        if kind not in BACKENDS or kind == "htcondor":  # htcondor takes whole DAGs, not node jobs
+            raise SystemExit(f"sheaf: error: site backend {kind!r} is not available here")
+        made: Backend = BACKENDS[kind](scheduler=env.get("SiteScheduler") or None)
+        return made
     slots = max(1, int(env.get("SiteSlots", "1")))
     site = "".join(c if c.isalnum() else "_" for c in env.get("SheafSite", "site"))
     submitted = env.get("SiteMaxSubmitted", str(DEFAULT_SUBMITTED))

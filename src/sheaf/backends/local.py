@@ -107,6 +107,8 @@ class _Job:
 class LocalBackend:
     """Run launches on this machine's pool (see the module docstring)."""
 
+    self_refilling = True  # a freed slot takes the next queued launch within wait() (see _collect)
+
     def __init__(self, pool: Pool | None = None, *, limits: ConcurrencyLimits | None = None,
                  poll_interval: float = POLL_INTERVAL, clock: Callable[[], float] = time.time) -> None:
         self.pool = pool if pool is not None else Pool.from_config()

@@ -19,11 +19,25 @@ from sheaf import __version__
 from sheaf.cli import _exit
 from sheaf.errors import EngineError, InputError, StorageError, UsageError
 
-COMMAND_MODULES = ("_validate", "_plan", "_run", "_status", "_remove", "_shims", "_classad", "_advertise",
-                   "_ads")
+#: command name -> the module defining it; a module is imported only when its command runs (or help
+#: lists the commands), so ``sheaf run`` does not pay for the planner's imports at start-up
+COMMAND_MODULES = {"validate": "_validate", "plan": "_plan", "run": "_run", "status": "_status",
+                   "statistics": "_statistics", "analyze": "_analyze", "plots": "_plots",
+                   "dashboard": "_dashboard", "remove": "_remove", "shims": "_shims", "classad": "_classad",
+                   "advertise": "_advertise", "ads": "_ads"}
 
 
 class _Group(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*COMMAND_MODULES, *super().list_commands(ctx)})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        module = COMMAND_MODULES.get(cmd_name)
+        if module is None:
+            return super().get_command(ctx, cmd_name)
+        command: click.Command = importlib.import_module(f"sheaf.cli.{module}").command
+        return command
+
     def main(self, *args: Any, **kwargs: Any) -> Any:
         kwargs.setdefault("standalone_mode", True)
         try:
@@ -56,17 +70,3 @@ class _Group(click.Group):
 @click.version_option(__version__, prog_name="sheaf")
 def main() -> None:
     """Plan and run scientific workflows (Pegasus 5.0 YAML, DAX 3, WfCommons)."""
-
-
-def _register() -> None:
-    for name in COMMAND_MODULES:
-        try:
-            module = importlib.import_module(f"sheaf.cli.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name == f"sheaf.cli.{name}":
-                continue  # command not built yet
-            raise
-        main.add_command(module.command)
-
-
-_register()

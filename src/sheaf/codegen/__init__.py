@@ -9,8 +9,21 @@ first data-staging slice in ``_staging``; HTCondor quoting in ``sheaf.formats._s
 
 from __future__ import annotations
 
-from sheaf.codegen._write import PlanFiles, check_target, remove_stale_siblings, write_plan
+from typing import TYPE_CHECKING
+
+from sheaf._lazy import lazy_exports
 from sheaf.formats._submit_lang import quote_arguments, quote_environment
 
-__all__ = ["PlanFiles", "check_target", "quote_arguments", "quote_environment", "remove_stale_siblings",
-           "write_plan"]
+if TYPE_CHECKING:
+    from sheaf.codegen._siblings import remove_stale_siblings
+    from sheaf.codegen._subworkflow import PlanContext
+    from sheaf.codegen._write import PlanFiles, check_target, write_plan
+
+__all__ = ["PlanContext", "PlanFiles", "check_target", "quote_arguments", "quote_environment",
+           "remove_stale_siblings", "write_plan"]
+
+# where each name lives: imported on first use (sheaf._lazy), so that ``sheaf run`` removing a
+# stale sibling does not import the planner
+_WHERE = {"PlanContext": "_subworkflow", "PlanFiles": "_write", "check_target": "_write",
+          "remove_stale_siblings": "_siblings", "write_plan": "_write"}
+__getattr__ = lazy_exports(__name__, _WHERE)

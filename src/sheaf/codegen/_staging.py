@@ -68,7 +68,7 @@ def site_workdir(site: str, sites: SiteCatalog | None, layout: Layout) -> str:
     if scratch is not None and os.path.isabs(scratch.path):
         urls = [server.url for server in scratch.file_servers]
         if not urls or any(url.startswith("file://") for url in urls):
-            return os.path.normpath(scratch.path)
+            return layout.in_scratch(scratch.path)
     return layout.scratch(site)
 
 
@@ -136,21 +136,7 @@ def plan_staging(exec_wf: ExecutableWorkflow, layout: Layout) -> Staging:
         _add_site(out, site, pairs.get(site, {}), exec_wf.name, out.executables.get(site, {}))
     _link(out, exec_wf, readers)
     _link_runners(out, exec_wf, runners)
-    out.warnings += _clustered_streams(exec_wf)
     return out
-
-
-def _clustered_streams(exec_wf: ExecutableWorkflow) -> list[str]:
-    """Clustered tasks keep the cluster's stdin/stdout/stderr: their own redirection (Pegasus gives it
-    to kickstart) is not applied yet, which the plan says rather than lose it silently."""
-    get = exec_wf.workflow.jobs.get
-    found = [task.id for job in exec_wf.jobs if job.type == "cluster" for task in job.tasks
-             if (source := get(task.id)) is not None and (source.stdin or source.stdout or source.stderr)]
-    if not found:
-        return []
-    shown = ", ".join(found[:5]) + (f" and {len(found) - 5} more" if len(found) > 5 else "")
-    return [(f"clustered jobs {shown} redirect stdin/stdout/stderr to files: inside a cluster they share "
-             "the cluster's streams (run them unclustered to have the files)")]
 
 
 def _stage_executables(exec_wf: ExecutableWorkflow, out: Staging) -> list[int]:
@@ -198,9 +184,11 @@ def _readers(exec_wf: ExecutableWorkflow) -> dict[str, list[int]]:
             source = get(task.id)
             if source is None:
                 continue
+            # a sub-workflow's own file is read where it is, by its planner on the submit host
+            own = source.file if job.type == "subworkflow" else None
             for use in all_uses(source):
                 lfn = use.lfn
-                if lfn in inputs and use.type != "output":  # ``use.consumes``
+                if lfn in inputs and use.type != "output" and lfn != own:  # ``use.consumes``
                     found = readers.get(lfn)
                     if found is None:
                         readers[lfn] = [index]

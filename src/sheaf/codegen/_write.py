@@ -78,9 +78,11 @@ from sheaf.codegen._clusters import (
 )
 from sheaf.codegen._containers import ContainerRun, containerize
 from sheaf.codegen._dag import NodeSettings, config_text, edge_lines, maxjobs_lines, node_lines, node_settings
+from sheaf.codegen._launch import launched, wrap_launched_tasks
 from sheaf.codegen._layout import JobPaths, Layout, reserve_run_dir, safe_name
-from sheaf.codegen._planjson import JobRecord, container_record, contract_profiles, encode_plan
-from sheaf.codegen._staging import Staging, plan_staging
+from sheaf.codegen._planjson import JobRecord, container_record, contract_profiles, encode_plan, hook_records
+from sheaf.codegen._siblings import remove_stale_siblings, sibling
+from sheaf.codegen._staging import Staging, pairs_text, plan_staging
 from sheaf.codegen._submit import (
     Command,
     SubmitContext,
@@ -90,10 +92,11 @@ from sheaf.codegen._submit import (
     shared_vars,
     with_streams,
 )
-from sheaf.codegen._subworkflow import properties_text, subworkflow_file
+from sheaf.codegen._subworkflow import PlanContext, condor_dagman, output_map_jobs, produced_files
+from sheaf.codegen._subworkflow_node import SubworkflowWriter, cache_text
 from sheaf.errors import PlanningError, StorageError
 from sheaf.model import Graph, Profiles, build_graph, merge_profiles
-from sheaf.model._runlock import RunLocks, pid_alive
+from sheaf.model._runlock import RunLocks
 from sheaf.planner import ExecJob, ExecutableWorkflow
 
 _NODE_NAME = re.compile(r"^[A-Za-z0-9_.\-]+$")
@@ -124,23 +127,33 @@ def tool_path(name: str) -> str:
 
 
 def write_plan(exec_wf: ExecutableWorkflow, directory: str | os.PathLike[str], *, replace: bool = False,
-               numbered: bool = False, basename: str | None = None,
+               numbered: bool = False, run_name: str | None = None, basename: str | None = None,
                extra_files: Callable[[PlanFiles], Mapping[str, str]] | None = None,
-               options: Mapping[str, object] | None = None) -> PlanFiles:
+               options: Mapping[str, object] | None = None,
+               exec_dir: Callable[[str], str] | None = None,
+               context: PlanContext | None = None) -> PlanFiles:
     """Write the DAGMan files, cluster inputs and ``plan.json`` of ``exec_wf`` into ``directory`` (or,
-    ``numbered``, into its next ``runNNNN``); ``basename`` names the per-workflow files,
+    ``numbered``, into its next ``runNNNN``, or ``run_name`` -- a timestamp -- when given: the first free
+    of ``run_name``, ``run_name-2``, ...); ``basename`` names the per-workflow files,
     ``extra_files`` (given what was written, the final paths: name -> text) are written beside them,
-    and ``options`` is recorded in plan.json."""
+    ``options`` is recorded in plan.json, and ``context`` is what sub-workflow jobs inherit
+    (``_subworkflow.PlanContext``).  ``exec_dir`` (given the final directory) is pegasus-plan's
+    relative execution directory: the working directory of a site with a catalogued shared scratch
+    directory is that directory joined with it (recorded as ``options.exec_dir``); without it jobs run
+    in the shared scratch directory itself."""
     target = os.path.realpath(os.fspath(directory))  # through a symbolic link to the real directory
     if not numbered:
         check_target(target, replace)
     missing = _missing_dirs(target) if numbered else []
     try:
-        final = reserve_run_dir(target) if numbered else target
+        final = reserve_run_dir(target, run_name) if numbered else target
     except OSError as exc:
         raise StorageError.of(exc, f"the plan directory under {target}", "nothing was written") from None
     try:
-        return _write_into(final, exec_wf, basename, extra_files, options or {})
+        relative = exec_dir(final).lstrip(os.sep) if exec_dir is not None else None
+        recorded = {**(options or {}), "exec_dir": relative} if exec_dir is not None else (options or {})
+        return _write_into(final, exec_wf, basename, extra_files, recorded, context or PlanContext(),
+                           relative)
     except BaseException:
         if numbered:
             _remove_empty([final, *missing])
@@ -165,26 +178,31 @@ def _remove_empty(paths: Sequence[str]) -> None:
 
 def _write_into(final: str, exec_wf: ExecutableWorkflow, basename: str | None,
                 extra_files: Callable[[PlanFiles], Mapping[str, str]] | None,
-                options: Mapping[str, object]) -> PlanFiles:
-    layout = Layout(final, exec_wf.name, basename)
+                options: Mapping[str, object], context: PlanContext,
+                exec_dir: str | None = None) -> PlanFiles:
+    layout = Layout(final, exec_wf.name, basename, exec_dir)
     staging = plan_staging(exec_wf, layout)
     containers = containerize(exec_wf, layout.final_dir, staging.workdirs)
+    wrap_launched_tasks(exec_wf, staging.workdirs, layout)
     jobs = staging.jobs + exec_wf.jobs
     shift = len(staging.jobs)
     edges = staging.edges + [(p + shift, c + shift) for p, c in exec_wf.edges]
+    placed = _output_map(exec_wf, layout, staging, jobs, edges, context.output_map)
     _check_ids(jobs)
     parent = os.path.dirname(final)
     try:
         os.makedirs(parent, exist_ok=True)
         remove_stale_siblings(final)
-        tmp = tempfile.mkdtemp(prefix=f"{_sibling(final, 'new')}{os.getpid()}-", dir=parent)
+        tmp = tempfile.mkdtemp(prefix=f"{sibling(final, 'new')}{os.getpid()}-", dir=parent)
     except OSError as exc:
         raise StorageError.of(exc, f"the plan directory {final}", "nothing was written") from None
     guard = _hold(tmp)
     try:
         os.chmod(tmp, 0o755)
-        writer = _Writer(exec_wf, layout, tmp, staging, containers, options=dict(options))
+        writer = _Writer(exec_wf, layout, tmp, staging, containers, options=dict(options), context=context)
         files = writer.write(jobs, edges)
+        if placed:
+            writer.put("output-map.in", pairs_text(placed))
         for name, text in (extra_files(files) if extra_files else {}).items():
             writer.put(name, text)
         with RunLocks(final) as locks:
@@ -202,8 +220,24 @@ def _write_into(final: str, exec_wf: ExecutableWorkflow, basename: str | None,
     return files
 
 
-def _sibling(final: str, kind: str) -> str:
-    return os.path.join(os.path.dirname(final), f".{os.path.basename(final)}.sheaf-{kind}-")
+def _output_map(exec_wf: ExecutableWorkflow, layout: Layout, staging: Staging, jobs: list[ExecJob],
+                edges: list[tuple[int, int]], wanted: Mapping[str, str]) -> list[tuple[str, str]]:
+    """``--output-map`` (a sub-workflow's): the copying job appended to ``jobs`` and ``edges``."""
+    if not wanted:
+        return []
+    job, after, pairs = output_map_jobs(
+        exec_wf, jobs, wanted, lambda j: site_workdir(staging, layout, j),
+        os.path.join(layout.final_dir, "output-map.in"), tool_path("sheaf-transfer"))
+    if job is not None:
+        jobs.append(job)
+        edges.extend((index, len(jobs) - 1) for index in after)
+    return pairs
+
+
+def site_workdir(staging: Staging, layout: Layout, job: ExecJob) -> str:
+    """Where ``job`` runs: its site's working directory."""
+    site = job.site or "local"
+    return staging.workdirs.get(site) or layout.scratch(site)
 
 
 def _hold(path: str) -> int:
@@ -211,46 +245,6 @@ def _hold(path: str) -> int:
     fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     fcntl.flock(fd, fcntl.LOCK_EX)
     return fd
-
-
-_SIBLING_RE = re.compile(r"\.sheaf-(?:new|old)-(?:(\d+)-)?[^/]*$")
-
-
-def remove_stale_siblings(final: str) -> list[str]:
-    """Remove the temporary directories interrupted plans into ``final`` left (module docstring)."""
-    final = os.path.realpath(final)
-    parent = os.path.dirname(final)
-    try:
-        names = os.listdir(parent)
-    except OSError:
-        return []
-    removed: list[str] = []
-    prefixes = (_sibling(final, "new"), _sibling(final, "old"))
-    for name in names:
-        path = os.path.join(parent, name)
-        match = _SIBLING_RE.search(name)
-        if not (path.startswith(prefixes) and match):
-            continue
-        # sheaf 0.1 named them without the pid and took no lock: never one of a running plan now
-        owner = match.group(1)
-        if (owner is None or not pid_alive(int(owner))) and _lock_free(path):
-            shutil.rmtree(path, ignore_errors=True)
-            removed.append(path)
-    return removed
-
-
-def _lock_free(path: str) -> bool:
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    except OSError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        return True
-    except BlockingIOError:
-        return False
-    finally:
-        os.close(fd)
 
 
 def _refuse_running(final: str, locks: RunLocks) -> None:
@@ -300,7 +294,7 @@ def _swap(tmp: str, final: str) -> None:
     if not os.path.isdir(final) or _is_empty(final):
         os.replace(tmp, final)  # a missing or empty directory is replaced in one rename
         return
-    old = f"{_sibling(final, 'old')}{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    old = f"{sibling(final, 'old')}{os.getpid()}-{uuid.uuid4().hex[:8]}"
     guard = _hold(final)  # the old plan, wherever it is renamed to, until it is removed
     try:
         os.rename(final, old)
@@ -337,10 +331,15 @@ class _Writer:
     shared: dict[tuple[object, ...], tuple[Profiles, str]] = field(default_factory=dict)
     ids: frozenset[str] = frozenset()
     options: dict[str, object] = field(default_factory=dict)  # the command line's, for plan.json
+    context: PlanContext = field(default_factory=PlanContext)
+    subwf: SubworkflowWriter | None = None
+    jobs: list[ExecJob] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
     def write(self, jobs: list[ExecJob], edges: list[tuple[int, int]]) -> PlanFiles:
         ctx = SubmitContext(self.exec_wf.name, self.layout.log, list(self.staging.warnings))
         self.base = self.exec_wf.properties.profiles()
+        self.jobs = jobs
         wf = self.exec_wf
         # the DAG is streamed: at 10^6 jobs its lines never sit in memory at once
         with open(os.path.join(self.root, self.layout.dag), "x", encoding="utf-8", buffering=1 << 20) as dag:
@@ -351,15 +350,18 @@ class _Writer:
             tail = edge_lines(jobs, edges) + maxjobs_lines(list(out.categories), wf.properties)
             dag.writelines(line + "\n" for line in tail)
         self.put(self.layout.config, config_text(wf.workflow.profiles, wf.properties))
+        self.put(f"{self.layout.name}.cache", cache_text(produced_files(wf, self._workdir)))
         for rel, text in self.containers.files.items():
             self._mkdir(os.path.dirname(rel))
             self.put(rel, text)
+        if self.subwf is not None:  # for condor_submit_dag -dagman, which passes it down to every sub-DAG
+            self.options["condor_dagman"] = condor_dagman(self.context.transformations, os.environ)
         self.put("plan.json", encode_plan(wf.name, out.records, jobs, edges, wf.sites, wf.output_sites,
-                                          wf.clustering, self.options))
+                                          wf.clustering, self.options, hook_records(wf.workflow.hooks)))
         final = self.layout.final_dir
         return PlanFiles(final, os.path.join(final, self.layout.dag), os.path.join(final, self.layout.config),
                          os.path.join(final, "plan.json"), tuple(out.submits), out.types, len(edges),
-                         tuple(ctx.warnings))
+                         tuple(ctx.warnings) + tuple(self.warnings))
 
     def _jobs(self, jobs: list[ExecJob], dag: TextIO, ctx: SubmitContext) -> _Written:
         """Each job's files and DAG lines; settings computed once per distinct (profiles, type)."""
@@ -378,9 +380,8 @@ class _Writer:
                     profiles, node_settings(job.type, profiles, exitcode, job.id),
                     contract_profiles(profiles))
             out_base = paths.abs("")
-            subdag = self._subdag(job)
-            if subdag is not None:
-                lines = node_lines(job.id, subdag, cached[1], out_base + ".out", subdag=True)
+            if job.type == "subworkflow":
+                lines = self._subworkflows().lines(job, paths, cached[1], out_base + ".out")
             elif share and job.type == "compute" and len(job.tasks) == 1 and (
                     command := self._resolved(job, paths, profiles)).shareable:
                 name = self._shared(job, profiles, command, ctx, dag)
@@ -396,9 +397,16 @@ class _Writer:
                 out.categories[cached[1].category] = None
             out.records.append(JobRecord(job.id, job.type, job.site, job.transformation, job.level,
                                          [task.id for task in job.tasks], job.aggregator, cached[2],
-                                         container_record(self.containers.jobs.get(job.id))))
+                                         container_record(self.containers.jobs.get(job.id)),
+                                         self._hooks(job)))
             out.types[job.type] = out.types.get(job.type, 0) + 1
         return out
+
+    def _hooks(self, job: ExecJob) -> list[dict[str, str]] | None:
+        """The shell hooks of the abstract jobs ``job`` runs (None without any: the key is omitted)."""
+        abstract = self.exec_wf.workflow.jobs
+        found = [abstract[t.id].hooks for t in job.tasks if t.id in abstract and abstract[t.id].hooks]
+        return hook_records(*found) or None
 
     def _shared(self, job: ExecJob, profiles: Profiles, command: Command, ctx: SubmitContext,
                 dag: TextIO) -> str:
@@ -434,14 +442,13 @@ class _Writer:
         return hit[1]
 
     def _workdir(self, job: ExecJob) -> str:
-        site = job.site or "local"
-        return self.staging.workdirs.get(site) or self.layout.scratch(site)
+        return site_workdir(self.staging, self.layout, job)
 
     def _command(self, job: ExecJob, paths: JobPaths, profiles: Profiles) -> Command:
         if job.type == "compute" and len(job.tasks) == 1:
             task = job.tasks[0]
             command = Command(local_executable(task.executable), task.argv, self._workdir(job))
-            raw = (arguments_unquoted(profiles)
+            raw = (arguments_unquoted(profiles) and not launched(task)
                    and (job.site, task.transformation) not in self.exec_wf.containers)
             return with_streams(command, self.exec_wf.workflow.jobs.get(task.id), raw=raw)
         if job.type == "cluster":
@@ -451,8 +458,6 @@ class _Writer:
             self.put(pairs, self.staging.transfers.get(job.id, ""))
             return Command(tool_path("sheaf-transfer"), ("--root", self._workdir(job), paths.abs(".in")),
                            self.layout.final_dir, "local")
-        if job.type == "subworkflow":
-            return self._pegasus_workflow(job, paths)
         if not job.executable:
             raise PlanningError(f"job '{job.id}' of type {job.type} names no executable",
                                 rule="every job of the plan runs an executable", value=job.id)
@@ -460,27 +465,13 @@ class _Writer:
             return Command(job.executable, job.arguments, self._workdir(job))
         return Command(job.executable, job.arguments, self.layout.final_dir, "local")
 
-    def _subdag(self, job: ExecJob) -> str | None:
-        """The DAG file of a ``condorWorkflow`` job (run as SUBDAG EXTERNAL), else None."""
-        if job.type != "subworkflow":
-            return None
-        kind, path = subworkflow_file(job, self.exec_wf)
-        if kind != "condorWorkflow":
-            return None
-        if any(c.isspace() for c in path):
-            raise PlanningError("a sub-DAG's path cannot hold white space in a DAG file", value=path,
-                                rule="SUBDAG EXTERNAL name file: one word")
-        return path
-
-    def _pegasus_workflow(self, job: ExecJob, paths: JobPaths) -> Command:
-        _, path = subworkflow_file(job, self.exec_wf)
-        props = paths.rel(".properties")
-        self.put(props, properties_text(self.exec_wf.properties))
-        # pegasus-plan's --deferred: replan into the same directory on every retry, run in the
-        # foreground; after the job's own pegasus-plan arguments, so that its --dir cannot move it
-        argv = ("plan", path, "-c", paths.abs(".properties"), *job.tasks[0].argv,
-                "--dir", paths.abs(".plan"), "--relative-submit-dir", ".", "--deferred", "--submit")
-        return Command(tool_path("sheaf"), argv, os.path.dirname(path), "local")
+    def _subworkflows(self) -> SubworkflowWriter:
+        if self.subwf is None:
+            index = {job.id: i for i, job in enumerate(self.jobs)}
+            self.subwf = SubworkflowWriter(self.exec_wf, self.layout, self.context, self.put,
+                                           self._workdir, self.warnings,
+                                           lambda node: self.layout.job(index[node], node))
+        return self.subwf
 
     def _cluster(self, job: ExecJob, paths: JobPaths, profiles: Profiles) -> Command:
         if job.aggregator == "decaf":

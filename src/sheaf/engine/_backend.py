@@ -97,7 +97,10 @@ class Backend(Protocol):
     def close(self) -> None:
         """Stop everything still running; release all resources."""
 
-    # Optional extension, looked up with getattr (a backend without it is fine):
+    # Optional extensions, looked up with getattr (a backend without them is fine):
+    #   self_refilling = True: the backend starts its queued attempts by itself as resources free up,
+    #   within wait(); the engine then gathers exits a little longer while attempts are queued, so
+    #   that one turn (one journal commit) carries many (``_run.EngineRun._gather_while_queued``).
     #   def started(self) -> list[Started]: ...   the attempts started since the last call.  The engine
     #   journals them ("P" records) so that a run resumed after the engine was killed stops the jobs the
     #   dead engine left running (``sheaf.engine._orphans``) before it runs their nodes again.

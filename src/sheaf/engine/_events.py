@@ -14,7 +14,7 @@ from __future__ import annotations
 
 __all__ = [
     "Cancel", "Change", "Defer", "DeferElapsed", "Details", "EngineEvent", "Finish", "Instruction",
-    "Interrupted", "JobExited", "JobHeld", "JobRemoved", "JobSuspended", "KillScript",
+    "Interrupted", "JobExited", "JobHeld", "JobReleased", "JobRemoved", "JobSuspended", "KillScript",
     "ProvisionerReady", "RunScript", "ScriptExited", "Step", "Submit", "SubmitFailed", "WriteRescue",
     "WriteSavePoint",
 ]
@@ -45,11 +45,22 @@ class JobHeld:
 
 @dataclass(frozen=True, slots=True)
 class JobSuspended:
-    """The node's job was put on hold (its periodic_hold) and waits, queued, to be released."""
+    """A proc of the node's job was put on hold (its periodic_hold) and waits, queued, to be
+    released (HTCondor's JOB_HELD event)."""
 
     node: str
     attempt: int
     reason: str
+    proc: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class JobReleased:
+    """A held proc of the node's job was released (its periodic_release): queued again (JOB_RELEASED)."""
+
+    node: str
+    attempt: int
+    proc: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,8 +110,8 @@ class Interrupted:
     reason: str
 
 
-EngineEvent = (JobExited | JobHeld | JobSuspended | JobRemoved | SubmitFailed | ScriptExited | DeferElapsed
-               | Interrupted | ProvisionerReady)
+EngineEvent = (JobExited | JobHeld | JobSuspended | JobReleased | JobRemoved | SubmitFailed | ScriptExited
+               | DeferElapsed | Interrupted | ProvisionerReady)
 
 
 # ---- instructions (imperative) -----------------------------------------------------------------
@@ -190,6 +201,10 @@ Details = TypedDict("Details", {
     "why": str,  # why the node failed, was cancelled or stopped
     "cancelled": bool,
     "abort": bool,  # ABORT-DAG-ON
+    "held": str,  # a proc of the job went on hold, for this reason (the node stays submitted)
+    "released": bool,  # a held proc was released (the node stays submitted)
+    "proc": int,  # the proc a hold or release is about
+    "removed": bool,  # the job was removed (periodic_remove, DAGMAN_MAX_JOB_HOLDS): JOB_ABORTED
 }, total=False)
 
 

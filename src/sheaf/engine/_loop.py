@@ -1,5 +1,9 @@
 """The thin loop around :class:`DagState`: the only part of the engine that touches the world.
 
+Modules: this one starts a run and drives its turns; ``_run`` is one run's world (carrying out
+instructions, gathering events); ``_runconfig`` the CONFIG knobs and up-front validation;
+``_resume`` where state comes from (journal, rescue DAG) and the run lock.
+
 One turn: gather events (backend exits, script exits, DEFER timers, a signal), let the pure state
 machine turn them into a :class:`Step`, **journal the step's changes and fsync (one commit per
 turn)**, then carry out its instructions - submit launches, run or kill scripts, cancel jobs, write
@@ -30,74 +34,33 @@ from __future__ import annotations
 
 __all__ = ["Progress", "RunResult", "find_dag", "run_workflow", "state_paths"]
 
-import fcntl
 import glob
 import os
 import signal
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from sheaf.engine._backend import Backend, Event, Exited, Launch, Released, Removed, Started, Suspended
+from sheaf.engine._backend import Backend
 from sheaf.engine._journal import Journal, Replay, replay
 from sheaf.engine._multidag import combine_dags, munges_names
-from sheaf.engine._nodejob import render_node, subdag_job
-from sheaf.engine._orphans import ATTEMPT_VARIABLE, attempt_token, stop_run_processes
-from sheaf.engine._procs import NO_TOLERANCE, ProcGroups, Tolerance
-from sheaf.engine._reports import newest_rescue, remove_stale_temporaries
-from sheaf.engine._runfiles import RunFiles, dagman_id
+from sheaf.engine._orphans import start_guard, stop_run_processes
+from sheaf.engine._procs import Tolerance
+from sheaf.engine._reports import remove_stale_temporaries
+from sheaf.engine._resume import RunLock, damage_warnings, starting_point
+from sheaf.engine._run import EngineRun, Progress
+from sheaf.engine._runconfig import DagEnvironment, config_warnings, load_descriptions, run_limits
+from sheaf.engine._runfiles import PARENT_ID_VARIABLE, dagman_id
 from sheaf.engine._scriptmacros import check_scripts
-from sheaf.engine._scripts import ScriptRunner
 from sheaf.engine._state import (
-    Cancel,
     DagState,
-    Defer,
-    EngineEvent,
-    Finish,
-    Interrupted,
-    JobExited,
-    JobHeld,
-    JobRemoved,
-    JobSuspended,
-    KillScript,
-    Limits,
-    ProvisionerReady,
-    RunScript,
-    Step,
-    Submit,
-    SubmitFailed,
-    WriteRescue,
-    WriteSavePoint,
 )
-from sheaf.engine._submit import JobSpec, SubmitDescription, node_description, proc_rows
-from sheaf.errors import EngineError, FormatError, InputError, StorageError, UsageError
-from sheaf.formats._dagman import Dag, NodeSpec, parse_dag, parse_rescue
+from sheaf.errors import StorageError, UsageError
+from sheaf.formats._dagman import Dag, parse_dag
 from sheaf.model._runlock import STATE_DIR, lock_path
-
-
-@dataclass(frozen=True, slots=True)
-class Progress:
-    total: int
-    counts: Mapping[str, int]
-    retries: int
-    elapsed: float
-    job_time: float
-    finished: bool = False
-
-    @property
-    def done(self) -> int:
-        return self.counts.get("done", 0)
-
-    @property
-    def failed(self) -> int:
-        return self.counts.get("failed", 0)
-
-    @property
-    def running(self) -> int:
-        return sum(self.counts.get(s, 0) for s in ("pre", "submitted", "post"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,475 +110,6 @@ def state_paths(dag_path: str) -> dict[str, str]:
             "lock": lock_path(dag_path), "scripts": os.path.join(state, base + ".scripts.log")}
 
 
-# ---- configuration and validation ----------------------------------------------------------------
-
-def _config_int(dag: Dag, key: str, default: int) -> int:
-    raw = dag.config.get(key)
-    if raw is None:
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise FormatError("not an integer", rule=f"{key} is an integer", value=raw,
-                          path=dag.config_path) from None
-    if value < 0:
-        raise FormatError("negative throttle", rule=f"{key} >= 0", value=raw, path=dag.config_path)
-    return value
-
-
-def _config_bool(dag: Dag, key: str, default: bool) -> bool:
-    raw = dag.config.get(key)
-    return default if raw is None else raw.strip().lower() in ("true", "1", "yes")
-
-
-def _config_signed(dag: Dag, key: str, default: int) -> int:
-    raw = dag.config.get(key)
-    try:
-        return default if raw is None else int(raw)
-    except ValueError:
-        raise FormatError("not an integer", rule=f"{key} is an integer", value=raw,
-                          path=dag.config_path) from None
-
-
-def _limits(dag: Dag, overrides: Mapping[str, int | None], priority: int | None = None) -> Limits:
-    values = {
-        "maxjobs": _config_int(dag, "DAGMAN_MAX_JOBS_SUBMITTED", 0),
-        "maxidle": _config_int(dag, "DAGMAN_MAX_JOBS_IDLE", 1000),
-        "maxpre": _config_int(dag, "DAGMAN_MAX_PRE_SCRIPTS", 20),
-        "maxpost": _config_int(dag, "DAGMAN_MAX_POST_SCRIPTS", 20),
-    }
-    for key, value in overrides.items():
-        if value is not None:
-            if value < 0:
-                raise UsageError(f"--{key} must be >= 0 (0 = unlimited), got {value}")
-            values[key] = value
-    return Limits(**values, always_run_post=_config_bool(dag, "DAGMAN_ALWAYS_RUN_POST", False),
-                  depth_first=_config_bool(dag, "DAGMAN_SUBMIT_DEPTH_FIRST", False),
-                  retry_node_first=_config_bool(dag, "DAGMAN_RETRY_NODE_FIRST", False),
-                  dag_priority=priority or _config_signed(dag, "DAGMAN_DEFAULT_PRIORITY", 0),
-                  job_failure_tolerance=_config_int(dag, "DAGMAN_NODE_JOB_FAILURE_TOLERANCE", 0),
-                  remove_job_list_on_failure=_config_bool(dag, "DAGMAN_REMOVE_JOB_LIST_ON_FAILURE", True))
-
-
-#: The DAGMan configuration knobs ``sheaf run`` honours; a CONFIG file setting any other is warned
-#: about, naming the knob (whoever teaches the engine a knob adds it here).
-HONOURED_KNOBS = frozenset({
-    "DAGMAN_ALWAYS_RUN_POST", "DAGMAN_DEFAULT_APPEND_VARS", "DAGMAN_DEFAULT_PRIORITY", "DAGMAN_MAX_JOBS_IDLE",
-    "DAGMAN_MAX_JOBS_SUBMITTED", "DAGMAN_MAX_POST_SCRIPTS", "DAGMAN_MAX_PRE_SCRIPTS",
-    "DAGMAN_NODE_JOB_FAILURE_TOLERANCE", "DAGMAN_REMOVE_JOB_LIST_ON_FAILURE",
-    "DAGMAN_RESET_RETRIES_UPON_RESCUE", "DAGMAN_RETRY_NODE_FIRST", "DAGMAN_SUBMIT_DEPTH_FIRST",
-})
-
-
-def _config_warnings(dag: Dag) -> list[str]:
-    return [f"{dag.config_path}: configuration knob {key} is not honoured by sheaf run (it is ignored)"
-            for key in dag.config if key not in HONOURED_KNOBS]
-
-
-class _Environment:
-    """``ENV SET`` of the DAG file: DAGMan's own environment, which its scripts inherit and its jobs'
-    ``getenv``/``$ENV()`` read; set for the run and restored after it (``run_workflow`` is the
-    entry point that owns the process for the run's duration)."""
-
-    def __init__(self, values: Mapping[str, str]) -> None:
-        self.values = dict(values)
-        self.saved: dict[str, str | None] = {}
-
-    def __enter__(self) -> None:
-        for key, value in self.values.items():
-            self.saved[key] = os.environ.get(key)
-            os.environ[key] = value
-
-    def __exit__(self, *_exc: object) -> None:
-        for key, old in self.saved.items():
-            if old is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = old
-
-
-_RUN_TIME_MACROS = ("$(cluster", "$(dag_status", "$(failed_count")  # known only at submission
-
-
-def _uses_run_time_values(texts: Iterable[str]) -> bool:
-    return any(m in t.lower() for t in texts for m in _RUN_TIME_MACROS)
-
-
-def _description_uses_run_time_values(desc: SubmitDescription) -> bool:
-    return _uses_run_time_values([*(v for v, _ in desc.values.values()), *desc.attrs.values()])
-
-
-def _load_descriptions(dag: Dag, limits: Limits) -> tuple[dict[str, SubmitDescription], dict[str, JobSpec]]:
-    """Parse and expand every node's submit description: bad input fails before anything is written.
-
-    The expansion for attempt 0 is kept (when it does not depend on ``$(Cluster)``, which is only
-    known at submission) so that a first attempt is not expanded twice.
-    """
-    cache: dict[str, SubmitDescription] = {}
-    first: dict[str, JobSpec] = {}
-    run_time: dict[str, bool] = {}  # by description: whether its own text uses run-time values
-    for spec in dag.nodes.values():
-        if spec.description is None and not os.path.exists(spec.submit):
-            continue  # read at submission: a PRE script or an earlier node may write it
-        if spec.subdag:
-            parse_dag(spec.submit)
-            continue
-        desc = cache.get(spec.submit)
-        if desc is None:
-            desc = cache[spec.submit] = node_description(spec, dag.descriptions)
-            run_time[spec.submit] = _description_uses_run_time_values(desc)
-        if not desc.queue.simple:
-            continue  # expanded per proc at submission (a queue from-file may be written by then)
-        sub = Submit(spec.name, 0, 0, spec.priority + limits.dag_priority)
-        try:
-            job = render_node(desc, spec, sub, _config_bool(dag, "DAGMAN_DEFAULT_APPEND_VARS", False),
-                          dag.parents[spec.name])
-        except InputError as exc:
-            raise exc.located(desc.path) from None
-        if spec.pre is None and not run_time[spec.submit] and not _uses_run_time_values(spec.vars.values()):
-            first[spec.name] = job
-    return cache, first
-
-
-# ---- the run ------------------------------------------------------------------------------------
-
-_SIGNAL_GRACE = 30.0  # seconds a commit may still take after SIGTERM/SIGINT before the engine gives up
-
-
-class _Lock:
-    def __init__(self, path: str) -> None:
-        self.path = path
-        self.fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = os.pread(self.fd, 64, 0).decode(errors="replace").strip() or "another process"
-            os.close(self.fd)
-            raise UsageError(f"another sheaf run is already running this workflow (pid {holder}); "
-                             f"lock file {path}") from None
-        try:  # the pid is for people reading the file; a full disk must not stop the run here
-            os.ftruncate(self.fd, 0)
-            os.pwrite(self.fd, f"{os.getpid()}\n".encode(), 0)
-        except OSError:
-            pass
-
-    def release(self) -> None:
-        fcntl.flock(self.fd, fcntl.LOCK_UN)
-        os.close(self.fd)
-
-
-class _Run:
-    """One engine run: owns the backend, scripts, journal and reports for its duration."""
-
-    def __init__(self, dag: Dag, descs: dict[str, SubmitDescription], first: dict[str, JobSpec],
-                 backend: Backend, journal: Journal, paths: dict[str, str], clock: Callable[[], float],
-                 on_progress: Callable[[Progress], None] | None, progress_interval: float,
-                 source: str = "fresh", pre_done: frozenset[str] = frozenset(),
-                 dag_files: tuple[str, ...] = (), tolerance: Tolerance = NO_TOLERANCE) -> None:
-        self.dag, self.descs, self.backend, self.journal = dag, descs, backend, journal
-        self.tolerance = tolerance  # the DAG's default for a node without TOLERANCE
-        self.first = first  # expansions of attempt 0 made while validating
-        self.clock = clock
-        self.scripts = ScriptRunner(paths["scripts"], clock)
-        self._tags: dict[str, tuple[SubmitDescription | None, str | None]] = {}
-        self.files = RunFiles(dag, self._job_tag, dag_files=dag_files or (os.path.basename(dag.path),),
-                              multi=len(dag_files) > 1, source=source, pre_done=pre_done)
-        self.keys: dict[str, tuple[str, int]] = {}
-        self.procs = ProcGroups()
-        self.services: set[str] = set()  # backend keys of SERVICE nodes' jobs still running
-        self.pending: list[EngineEvent] = []
-        self.early: list[Event] = []  # backend events collected while a commit was in flight
-        self.rescue: str | None = None
-        self.on_progress = on_progress
-        self.progress_interval = progress_interval
-        self._last_progress = -1e18
-        self.stop_requested: str | None = None
-        self.stop_time: float | None = None  # monotonic time of the signal
-        self.started = clock()
-        self.append_vars = _config_bool(dag, "DAGMAN_DEFAULT_APPEND_VARS", False)
-        self._started: Callable[[], list[Started]] | None = getattr(backend, "started", None)
-
-    def _job_tag(self, node: str) -> str | None:
-        """jobstate.log's job tag: the attribute ``+job_tag_name`` names, else ``+pegasus_site``, from
-        the submit description (or the node's VARS), quotes removed (``Node::GetJobstateJobTag``).
-        Worked out once per node and description (it is asked for at every change of the node)."""
-        spec = self.dag.nodes[node]
-        desc = self.descs.get(spec.submit)
-        known = self._tags.get(node)
-        if known is not None and known[0] is desc:
-            return known[1]
-        attrs = {k.lower(): v for k, v in (desc.attrs.items() if desc is not None else ())}
-        attrs.update((k[1:].lower(), v) for k, v in spec.vars.items() if k.startswith("+"))
-        name = attrs.get("job_tag_name", "+pegasus_site").strip().strip('"').lstrip("+").lower()
-        raw = attrs.get(name)
-        tag = raw.strip().strip('"') if raw else None
-        self._tags[node] = (desc, tag)
-        return tag
-
-    # -- instructions -----------------------------------------------------------------------------
-
-    def act(self, machine: DagState, step: Step) -> None:
-        self._journal_started()  # before the changes: an attempt that started and ended in one turn
-        self.journal.changes(step.changes)
-        self._durable(self.journal.commit_start())  # nothing below runs before the changes are durable
-        finish: Finish | None = None
-        for instruction in step.instructions:
-            match instruction:
-                case Submit():
-                    self._submit(instruction)
-                case RunScript(node=node, kind=kind, attempt=attempt, argv=argv, cwd=cwd, debug=debug):
-                    failed = self.scripts.start(node, kind, attempt, argv, cwd, debug)
-                    if failed is not None:
-                        self.pending.append(failed)
-                case Defer(node=node, kind=kind, attempt=attempt, seconds=seconds):
-                    self.scripts.defer(node, kind, attempt, seconds)
-                case Cancel(node=node, attempt=attempt):
-                    key = f"{node}#{attempt}"
-                    for one in self.procs.cancel(key):
-                        if self.keys.pop(one, None) is not None:
-                            self.backend.cancel(one)
-                case KillScript(node=node, kind=kind):
-                    self.scripts.kill(node, kind)
-                case WriteRescue():
-                    self.rescue = self.files.write_rescue(machine, self.clock())
-                case WriteSavePoint():
-                    self.files.write_save_point(machine, instruction, self.clock())
-                case Finish():
-                    finish = instruction
-        self.files.record(step.changes, frozenset((e.node, e.attempt) for e in self.pending
-                                                  if isinstance(e, SubmitFailed)))
-        if finish is not None:
-            self._finish(machine, finish)
-        self.files.flush()
-        self._report(machine, force=machine.finished is not None)
-
-    def _journal_started(self) -> None:
-        """Journal the processes the backend started since the last turn (see ``_orphans``)."""
-        if self._started is None:
-            return
-        for event in self._started():
-            target = self.keys.get(event.key)
-            if target is not None:
-                if target[0] == self.dag.provisioner:
-                    self.pending.append(ProvisionerReady())
-                self.files.started_keys.add(target)
-                self.journal.process(self.clock(), target[0], target[1], event.pid, event.start_ticks)
-
-    def _durable(self, done: threading.Event | None) -> None:
-        """Wait for a commit; meanwhile the backend may start attempts submitted in earlier turns
-        and its exits are kept for the next turn (the engine acts on nothing new).
-
-        A failed commit raises the journal's error (the caller stops the run); so does a commit
-        still not durable ``_SIGNAL_GRACE`` seconds after SIGTERM/SIGINT (a hung file system)."""
-        if done is None:
-            return
-        while not done.is_set():
-            if self.keys:
-                self.early.extend(self.backend.wait(0.0005))
-            else:
-                done.wait(0.25)
-            if self.stop_time is not None and time.monotonic() - self.stop_time > _SIGNAL_GRACE:
-                raise EngineError(f"{self.stop_requested or 'a signal'}: the journal {self.journal.path} "
-                                  f"did not become durable within {_SIGNAL_GRACE:.0f} s; stopped without it")
-        if self.journal.failure is not None:
-            raise self.journal.failure
-
-    def _finish(self, machine: DagState, finish: Finish) -> None:
-        self.stop_services()
-        rescue = os.path.basename(self.rescue) if self.rescue else None
-        self.journal.end(self.clock(), finish.succeeded, finish.dag_status, finish.exit_code, rescue)
-        self.journal.commit()
-        self.files.finish(machine, finish, self.clock())
-
-    def _submit(self, sub: Submit) -> None:
-        spec = self.dag.nodes[sub.node]
-        key = f"{sub.node}#{sub.attempt}"
-        try:
-            launches = self._launches(spec, sub, key)
-        except (InputError, ValueError) as exc:  # a missing submit file, a VARS value that breaks it
-            self.pending.append(SubmitFailed(sub.node, sub.attempt, str(exc)))
-            return
-        if len(launches) != 1:
-            self.procs.start(key, [launch.key for launch in launches], self._tolerance(spec))
-        if not launches:  # queue 0, or an empty item list: a cluster of no jobs succeeds at once
-            now = self.clock()
-            self.pending.append(JobExited(sub.node, sub.attempt, 0, None, None, now, now, None))
-        for launch in launches:
-            self.keys[launch.key] = (sub.node, sub.attempt)
-            self.backend.submit(launch)
-        if sub.node == self.dag.provisioner and self._started is None:
-            self.pending.append(ProvisionerReady())  # a backend that cannot tell: running once submitted
-
-    def start_services(self) -> None:
-        """SERVICE nodes: submitted as the run starts, best effort (a node that cannot be submitted is
-        noted in the scripts log, nothing more); what becomes of them never reaches the DAG."""
-        for name, spec in self.dag.services.items():
-            if spec.noop:
-                continue
-            try:
-                launches = self._launches(spec, Submit(name, 0, 0, spec.priority), f"{name}#service")
-            except (InputError, ValueError) as exc:
-                self.scripts.note(f"SERVICE node {name} could not be submitted: {exc}")
-                continue
-            for launch in launches:
-                self.services.add(launch.key)
-                self.backend.submit(launch)
-
-    def stop_services(self) -> None:
-        """The DAG has ended: SERVICE nodes still running are removed, as DAGMan removes them."""
-        for key in sorted(self.services):
-            self.backend.cancel(key)
-        self.services.clear()
-
-    def _tolerance(self, spec: NodeSpec) -> Tolerance:
-        """TOLERANCE, else DAGMAN_NODE_JOB_FAILURE_TOLERANCE / DAGMAN_REMOVE_JOB_LIST_ON_FAILURE."""
-        if spec.tolerance is None:
-            return self.tolerance
-        value, percent, mode = spec.tolerance
-        return Tolerance(value, percent, self.tolerance.fail_fast if mode == "" else mode == "FAIL-FAST")
-
-    def _launches(self, spec: NodeSpec, sub: Submit, key: str) -> list[Launch]:
-        """The node's jobs: one, or one per proc of a ``queue N``/``queue ... in/from/matching``."""
-        job = self.first.pop(spec.name, None) if sub.attempt == 0 else None
-        if job is not None:
-            job.ad["ClusterId"] = sub.cluster  # known only now; nothing else in the ad depends on it
-        elif spec.subdag:
-            job = subdag_job(spec, sub)
-        else:
-            desc = self._description(spec)
-            if not desc.queue.simple:
-                rows = proc_rows(desc, spec.directory)
-                parents = self.dag.parents.get(spec.name, [])
-                return [self._launch(spec, sub, f"{key}.{row['Process']}",
-                                     render_node(desc, spec, sub, self.append_vars, parents, row))
-                        for row in rows]
-            job = render_node(desc, spec, sub, self.append_vars, self.dag.parents.get(spec.name, []))
-        return [self._launch(spec, sub, key, job)]
-
-    def _launch(self, spec: NodeSpec, sub: Submit, key: str, job: JobSpec) -> Launch:
-        # the token makes the process findable without the journal (see _orphans)
-        env = {**job.env, ATTEMPT_VARIABLE: attempt_token(self.journal.run_id, spec.name, sub.attempt)}
-        return Launch(key, spec.name, sub.attempt, job.argv, env, job.cwd, job.stdout, job.stderr,
-                      job.ad, sub.priority, job.stdin)
-
-    def _description(self, spec: NodeSpec) -> SubmitDescription:
-        """The node's submit description, read now if it was missing at start or if the node's PRE
-        script may have rewritten it."""
-        desc = self.descs.get(spec.submit)
-        if desc is None or spec.pre is not None:
-            desc = self.descs[spec.submit] = node_description(spec, self.dag.descriptions)
-        return desc
-
-    # -- events -----------------------------------------------------------------------------------
-
-    def gather(self) -> list[EngineEvent]:
-        events: list[EngineEvent] = list(self.pending)
-        self.pending.clear()
-        if self.stop_requested:  # "" once handed on: a second signal sets it again
-            events.append(Interrupted(self.stop_requested))
-            self.stop_requested = ""
-        events.extend(self.scripts.poll())
-        timeout: float | None = 0.0 if events else self.scripts.next_timeout()
-        if timeout is None:
-            timeout = 0.25  # wake up now and then to notice a signal
-        if self.keys:
-            raw, self.early = self.early + self.backend.wait(0.0 if self.early else timeout), []
-            for event in raw:
-                if event.key in self.services:  # a SERVICE node's job: not the DAG's business
-                    if not isinstance(event, Suspended | Released):
-                        self.services.discard(event.key)
-                    continue
-                if isinstance(event, Suspended | Released):  # the attempt goes on (held, queued again)
-                    held = self.keys.get(event.key)
-                    if held is not None and isinstance(event, Suspended):
-                        events.append(JobSuspended(held[0], held[1], event.reason))
-                    continue
-                target = self.keys.pop(event.key, None)
-                if target is None:
-                    continue  # a cancelled attempt
-                ended, rest = self.procs.finished(event)
-                for one in rest:  # a held proc ends its node's cluster (DAGMan removes the others)
-                    if self.keys.pop(one, None) is not None:
-                        self.backend.cancel(one)
-                if isinstance(ended, Exited):
-                    events.append(JobExited(target[0], target[1], ended.exit_code, ended.signal,
-                                            ended.reason, ended.started, ended.ended, ended.slot))
-                elif isinstance(ended, Removed):
-                    events.append(JobRemoved(target[0], target[1], ended.reason))
-                elif ended is not None:  # None: other procs of the node still run
-                    events.append(JobHeld(target[0], target[1], ended.reason))
-        elif not events:
-            if not self.scripts.busy():
-                raise EngineError("the engine stalled: nothing in flight but the DAG is not finished")
-            time.sleep(timeout)
-            events.extend(self.scripts.poll())
-        return events
-
-    # -- reports ----------------------------------------------------------------------------------
-
-    def _report(self, machine: DagState, force: bool = False) -> None:
-        now = self.clock()
-        if self.on_progress is not None and (force or now - self._last_progress >= self.progress_interval):
-            self._last_progress = now
-            self.on_progress(Progress(len(machine.nodes), dict(machine.counts), machine.retries,
-                                      now - self.started, machine.job_time, machine.finished is not None))
-        self.files.status(machine, now, force)
-
-    def close(self) -> None:
-        try:
-            self.backend.close()
-        finally:
-            self.scripts.close()
-            self.files.close()
-
-
-def _starting_point(dag: Dag, prior: Replay,
-                    multi: bool = False) -> tuple[str, set[str], set[str], dict[str, int]]:
-    """(source, done, failed, attempts) for this run; see the module docstring."""
-    if prior.epochs and prior.ended is None:
-        done = {n for n, r in prior.nodes.items() if r.state == "done" and n in dag.nodes}
-        done |= _rescue_done(dag, prior.source)
-        failed = {n for n, r in prior.nodes.items() if r.state == "failed" and n in dag.nodes}
-        return "recovery", done, failed, {n: r.attempt for n, r in prior.nodes.items() if n in dag.nodes}
-    rescue_path = newest_rescue(dag.path, multi)
-    if rescue_path is None:
-        return "fresh", set(), set(), {}
-    rescue = parse_rescue(rescue_path, dag)
-    attempts: dict[str, int] = {}
-    if not _config_bool(dag, "DAGMAN_RESET_RETRIES_UPON_RESCUE", True):
-        attempts = {n: max(0, dag.nodes[n].retries - left) for n, left in rescue.retries.items()}
-    return f"rescue:{os.path.basename(rescue_path)}", set(rescue.done), set(), attempts
-
-
-def _rescue_done(dag: Dag, source: str | None) -> set[str]:
-    """The nodes the rescue DAG a killed run started from marks done: a second witness of what its
-    ``B`` record lists, so damage to that record cannot make them run again."""
-    if not source or not source.startswith("rescue:"):
-        return set()
-    path = os.path.join(os.path.dirname(dag.path), source[len("rescue:"):])
-    if os.path.basename(path) != source[len("rescue:"):] or not os.path.isfile(path):
-        return set()
-    return {n for n in parse_rescue(path, dag).done if n in dag.nodes}
-
-
-def _damage_warnings(prior: Replay, journal_path: str) -> list[str]:
-    """Warnings for damaged journal lines; raises :class:`FormatError` when damage lies in the
-    latest run, where it may hide a node that finished (module docstring of ``_journal``)."""
-    if prior.damage_in_latest_run:
-        first = prior.damage_in_latest_run[0]
-        more = len(prior.damage_in_latest_run) - 1
-        raise FormatError(
-            f"damaged journal record at byte offset {first.offset}: {first.why}"
-            + (f" (and {more} more damaged line(s))" if more else "")
-            + "; it lies in the latest run, so sheaf cannot tell which nodes finished after it and runs "
-            "nothing rather than run a finished node again",
-            rule="journal records after the latest run's start are complete and valid",
-            value=first.text.decode("utf-8", "replace"), path=journal_path, line=first.line,
-            detail="to go on: restore the journal from a backup, or move it aside and run again from "
-                   "the newest rescue DAG (the nodes it does not mark DONE run again)")
-    return [d.describe(journal_path) + " (before the latest run's start, which lists the nodes done "
-            "then; skipped)" for d in prior.damage]
-
 
 def _complete_result(dag: Dag, prior: Replay, journal_path: str) -> RunResult:
     return RunResult(dag.path, True, 0, 0, len(dag.nodes), len(dag.nodes), 0, prior.retries, 0.0,
@@ -645,26 +139,26 @@ def run_workflow(directory: str, *, backend: Backend | Callable[[], Backend],
     multi = len(names) > 1
     script_warnings: list[str] = []
     check_scripts(dag, script_warnings.append)
-    limits = _limits(dag, {"maxjobs": maxjobs, "maxidle": maxidle, "maxpre": maxpre, "maxpost": maxpost},
+    limits = run_limits(dag, {"maxjobs": maxjobs, "maxidle": maxidle, "maxpre": maxpre, "maxpost": maxpost},
                      priority)
-    with _Environment(dag.env):  # $ENV() and getenv of the expansions made now see ENV SET too
-        descs, first = _load_descriptions(dag, limits)
+    with DagEnvironment(dag.env):  # $ENV() and getenv of the expansions made now see ENV SET too
+        descs, first = load_descriptions(dag, limits)
     paths = state_paths(dag_path + "_multi" if multi else dag_path)
     try:
         os.makedirs(paths["dir"], exist_ok=True)
     except OSError as exc:
         raise StorageError.of(exc, paths["dir"], "nothing was run") from None
-    lock = _Lock(paths["lock"])
+    lock = RunLock(paths["lock"])
     try:
         prior = replay(paths["journal"])
-        warnings = [*dag.warnings, *_config_warnings(dag), *script_warnings,
-                    *_damage_warnings(prior, paths["journal"])]
+        warnings = [*dag.warnings, *config_warnings(dag), *script_warnings,
+                    *damage_warnings(prior, paths["journal"])]
         for warning in warnings:
             if on_warning is not None:
                 on_warning(warning)
         if prior.ended is not None and prior.ended.succeeded:
             return _complete_result(dag, prior, paths["journal"])
-        source, done, failed, attempts = _starting_point(dag, prior, multi)
+        source, done, failed, attempts = starting_point(dag, prior, multi)
         # a killed engine's jobs, journaled or not: gone before their nodes run again
         stop_run_processes(prior.run_id, prior.processes.values())
         run_id = prior.run_id or uuid.uuid4().hex
@@ -675,12 +169,14 @@ def run_workflow(directory: str, *, backend: Backend | Callable[[], Backend],
         machine.dag_id = dagman_id()
         the_backend = _backend_of(backend)
         journal = Journal(paths["journal"], run_id)
+        if os.environ.get(PARENT_ID_VARIABLE):  # a SUBDAG's run: its jobs must not outlive it
+            start_guard(run_id)
         pre_done = frozenset(n for n, spec in dag.nodes.items() if spec.done or n in done)
-        run = _Run(dag, descs, first, the_backend, journal, paths, clock, on_progress, progress_interval,
+        run = EngineRun(dag, descs, first, the_backend, journal, paths, clock, on_progress, progress_interval,
                    source, pre_done, names,
                    Tolerance(limits.job_failure_tolerance, False, limits.remove_job_list_on_failure))
         try:
-            with _Environment(dag.env):
+            with DagEnvironment(dag.env):
                 result = _drive(run, machine, prior, source, done, handle_signals)
         finally:
             run.close()
@@ -718,7 +214,7 @@ def _backend_of(backend: Backend | Callable[[], Backend]) -> Backend:
     return backend()
 
 
-def _drive(run: _Run, machine: DagState, prior: Replay, source: str, done: set[str],
+def _drive(run: EngineRun, machine: DagState, prior: Replay, source: str, done: set[str],
            handle_signals: bool) -> RunResult:
     dag = run.dag
     initially_done = {n for n in dag.nodes if machine.node_state(n) == "done"}
@@ -738,7 +234,7 @@ def _drive(run: _Run, machine: DagState, prior: Replay, source: str, done: set[s
     return _result(run, machine, source)
 
 
-def _result(run: _Run, machine: DagState, source: str) -> RunResult:
+def _result(run: EngineRun, machine: DagState, source: str) -> RunResult:
     finish = machine.finished
     assert finish is not None
     failed_nodes = tuple((n, machine.node_reason(n)) for n in machine.nodes
@@ -750,7 +246,25 @@ def _result(run: _Run, machine: DagState, source: str) -> RunResult:
                      {"journal_seconds": run.journal.seconds})
 
 
-def _install_signals(run: _Run) -> Callable[[], None] | None:
+def watch_parent_engine(run: EngineRun, interval: float = 0.5) -> None:
+    """A SUBDAG's run (spawned by its parent engine, whose pid it is given) stops as a removed DAG
+    does when that engine dies (``kill -9``): its jobs are cancelled, its journal and rescue DAG
+    kept, so the parent's resume finds no orphan running and the child resumes where it stopped."""
+    parent = os.environ.get(PARENT_ID_VARIABLE, "")
+    if not parent.isdigit() or int(parent) != os.getppid():
+        return
+
+    def watch() -> None:
+        while os.getppid() == int(parent):
+            time.sleep(interval)
+        if not run.stop_requested:
+            run.stop_requested, run.stop_time = "the parent engine died", time.monotonic()
+        os.kill(os.getpid(), signal.SIGTERM)  # wakes the loop from any wait
+
+    threading.Thread(target=watch, name="sheaf-parent-watch", daemon=True).start()
+
+
+def _install_signals(run: EngineRun) -> Callable[[], None] | None:
     if threading.current_thread() is not threading.main_thread():
         return None
 
@@ -760,6 +274,7 @@ def _install_signals(run: _Run) -> Callable[[], None] | None:
             run.stop_time = time.monotonic()
 
     old = {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM)}
+    watch_parent_engine(run)
 
     def restore() -> None:
         for s, handler in old.items():

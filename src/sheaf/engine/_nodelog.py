@@ -21,6 +21,7 @@ from __future__ import annotations
 
 __all__ = ["NodesLog", "format_event", "nodes_log_path"]
 
+import functools
 import time
 from collections.abc import Iterable
 
@@ -36,8 +37,14 @@ def nodes_log_path(primary_dag: str) -> str:
     return primary_dag + ".nodes.log"
 
 
+@functools.lru_cache(maxsize=64)
+def _stamp(second: int) -> str:
+    """The event time as HTCondor writes it; cached by second (most events share theirs)."""
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(second))
+
+
 def _header(e: NodeEvent) -> str:
-    stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(e.time))
+    stamp = _stamp(int(e.time))
     return f"{ULOG[e.kind]:03d} ({e.cluster:03d}.{e.proc:03d}.{e.subproc:03d}) {stamp} "
 
 
@@ -65,6 +72,8 @@ def _body(e: NodeEvent) -> list[str]:
             return ["Job was aborted.", f"\t{_one_line(e.reason or 'removed by sheaf')}"]
         case "JOB_HELD":
             return ["Job was held.", f"\t{_one_line(e.reason or 'Reason unspecified')}", "\tCode 0 Subcode 0"]
+        case "JOB_RELEASED":
+            return ["Job was released.", "\tThe job attribute PeriodicRelease expression evaluated to TRUE"]
         case "POST_SCRIPT_TERMINATED":
             return ["POST Script terminated.", *_termination(e), notes]
         case _:  # PRESKIP

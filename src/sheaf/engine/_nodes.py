@@ -41,6 +41,7 @@ from sheaf.engine._events import (
     Details,
     JobExited,
     JobHeld,
+    JobReleased,
     JobRemoved,
     JobSuspended,
     ScriptExited,
@@ -69,7 +70,11 @@ class Moment:
     start: NodeState
     finish: NodeState
     attempt: int
-    note: str = ""
+    info: Details | None = None  # the change's details (the note is made only when the story is told)
+
+    @property
+    def note(self) -> str:
+        return note_of(self.info)
 
     def __str__(self) -> str:
         note = f" ({self.note})" if self.note else ""
@@ -106,6 +111,7 @@ class Node:
     __slots__ = (
         "attempt",
         "cluster",
+        "held_procs",
         "history",
         "job_return",
         "name",
@@ -117,6 +123,7 @@ class Node:
         "seq",
         "spec",
         "state",
+        "times_held",
         "token",
         "unmet",
         "value",
@@ -139,16 +146,18 @@ class Node:
         self.token = False  # holds a maxjobs/category token while submitted
         self.poisoned = False  # a submit failure: no more retries (DAGMan's PoisonRetries)
         self.value: int | None = None  # the node's exit value (the last component's)
+        self.held_procs: set[int] = set()  # procs of the current attempt's job on hold now
+        self.times_held = 0  # holds of the node's jobs, all attempts (DAGMan's _timesHeld)
 
     def key(self) -> tuple[int, int, str]:
         return (-self.prio, self.seq, self.name)
 
 
-def expected_state(event: JobExited | JobHeld | JobSuspended | JobRemoved | SubmitFailed | ScriptExited
-                    | DeferElapsed) -> NodeState:
+def expected_state(event: JobExited | JobHeld | JobSuspended | JobReleased | JobRemoved | SubmitFailed
+                   | ScriptExited | DeferElapsed) -> NodeState:
     """The state a node is in when ``event`` about its current attempt arrives."""
     match event:
-        case JobExited() | JobHeld() | JobSuspended() | JobRemoved() | SubmitFailed():
+        case JobExited() | JobHeld() | JobSuspended() | JobReleased() | JobRemoved() | SubmitFailed():
             return "submitted"
         case ScriptExited(kind="PRE"):
             return "pre"

@@ -75,6 +75,7 @@ class StatusSnapshot:
     finished: bool
     update_time: float
     job_attrs: Mapping[str, str] = field(default_factory=dict)  # SET_JOB_ATTR: DAGMan's own job ad
+    held: Mapping[str, int] = field(default_factory=dict)  # procs on hold now, by node (none: absent)
 
 
 def dag_outcome(succeeded: bool | None, dag_status: int, interrupted: bool,
@@ -107,7 +108,7 @@ def _counts(s: StatusSnapshot) -> list[tuple[str, int]]:
     return [("NodesTotal", len(numbers)), ("NodesDone", tally[5]), ("NodesPre", tally[2]),
             ("NodesQueued", tally[3]), ("NodesPost", tally[4]), ("NodesReady", tally[1]),
             ("NodesUnready", tally[0]), ("NodesFutile", tally[7]), ("NodesFailed", tally[6]),
-            ("JobProcsHeld", 0), ("JobProcsIdle", idle)]
+            ("JobProcsHeld", sum(s.held.values())), ("JobProcsIdle", idle)]
 
 
 def _node_ad(s: StatusSnapshot, name: str, state: str) -> list[str]:
@@ -125,7 +126,7 @@ def _node_ad(s: StatusSnapshot, name: str, state: str) -> list[str]:
     return ["[", '  Type = "NodeStatus";', f"  Node = {_quote(name)};",
             f"  NodeStatus = {number}; /* {_quote(STATUS_NAMES[number])} */",
             f"  StatusDetails = {_quote(note)};", f"  RetryCount = {s.retries.get(name, 0)};",
-            f"  JobProcsQueued = {queued};", "  JobProcsHeld = 0;", "]"]
+            f"  JobProcsQueued = {queued};", f"  JobProcsHeld = {s.held.get(name, 0)};", "]"]
 
 
 def node_status_text(s: StatusSnapshot, now: float) -> str:

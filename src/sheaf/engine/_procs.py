@@ -3,9 +3,12 @@
 DAGMan runs the cluster as one node: the node's job succeeds when every proc succeeds, and its
 ``$RETURN`` is the exit code of the first proc that failed (the DAGMan manual's POST script macros).
 The backend runs each proc under its own key ``node#attempt.proc``; :class:`ProcGroups` folds their
-events into one event under the node's key ``node#attempt`` once the last proc has ended.  A held
-proc ends the cluster at once: DAGMan removes the rest of a node's cluster when one of its jobs is
-held, so the node's attempt fails.  Nodes of one proc never enter a group: their events pass through.
+events into one event under the node's key ``node#attempt`` once the last proc has ended.  A proc
+the pool can never run (``Held``) ends the cluster at once: the rest are removed and the node's
+attempt fails.  A proc *removed* (its periodic_remove) is a failed proc, as DAGMan's
+``ProcessAbortEvent`` counts it (``JobFailure``): within the node's tolerance the other procs go on;
+past it the node's event is the first failure - the removal (``$RETURN`` -1002) when it came first.
+Nodes of one proc never enter a group: their events pass through.
 
 Failure tolerance (``Node::CheckBatchFailed``): the job list fails once more procs failed than the
 node's ``TOLERANCE`` (a number, or a percentage of the procs, rounded down), else
@@ -41,7 +44,7 @@ NO_TOLERANCE = Tolerance()  # DAGMan's defaults: no failure tolerated, the rest 
 class _Group:
     key: str
     waiting: set[str]
-    failed: Exited | None = None  # the first proc that did not succeed
+    failed: Exited | Removed | None = None  # the first proc that did not succeed
     started: float = float("inf")
     ended: float = 0.0
     members: list[str] = field(default_factory=list)
@@ -77,22 +80,32 @@ class ProcGroups:
         if group is None:
             return event, []
         group.waiting.discard(event.key)
-        if isinstance(event, Held | Removed):
+        if isinstance(event, Held):
             rest = self.cancel(group.key)
             return replace(event, key=group.key), rest
-        group.started = min(group.started, event.started)
-        group.ended = max(group.ended, event.ended)
-        if event.exit_code != 0 or event.signal is not None:
+        if isinstance(event, Exited):
+            group.started = min(group.started, event.started)
+            group.ended = max(group.ended, event.ended)
+        if isinstance(event, Removed) or event.exit_code != 0 or event.signal is not None:
             group.failures += 1
             group.failed = group.failed or event
         failed = not group.tolerance.allows(group.failures, len(group.members))
         if failed and group.failed is not None and group.tolerance.fail_fast and group.waiting:
             rest = self.cancel(group.key)  # the rest of the job list is removed
-            return replace(group.failed, key=group.key, started=group.started, ended=group.ended), rest
+            return _first_failure(group), rest
         if group.waiting:
             return None, []
         del self._by_key[group.key]
         if failed and group.failed is not None:
-            return replace(group.failed, key=group.key, started=group.started, ended=group.ended), []
-        return replace(event, key=group.key, started=group.started, ended=group.ended, exit_code=0,
-                       signal=None, reason=None), []
+            return _first_failure(group), []
+        started = min(group.started, group.ended)  # every proc removed: no run to speak of
+        slot = event.slot if isinstance(event, Exited) else None
+        return Exited(group.key, 0, None, None, started, group.ended, slot), []
+
+
+def _first_failure(group: _Group) -> Exited | Removed:
+    failed = group.failed
+    assert failed is not None
+    if isinstance(failed, Removed):
+        return replace(failed, key=group.key)
+    return replace(failed, key=group.key, started=group.started, ended=group.ended)

@@ -14,8 +14,10 @@ The mapping (``kind`` is the jobstate.log event name; the job event log number i
   ``SUBMIT_FAILURE`` instead, and nothing in the event log; ``EXECUTE`` (001) when it started;
   ``JOB_TERMINATED`` (005) with the return value or signal, then ``JOB_SUCCESS 0`` or
   ``JOB_FAILURE <value>``.  A job the pool can never run is put on hold and removed
-  (``JOB_HELD`` 012, ``JOB_ABORTED`` 009); a job cancelled by a stop or an abort is removed
-  (``JOB_ABORTED``).
+  (``JOB_HELD`` 012, ``JOB_ABORTED`` 009); a job cancelled by a stop or an abort, or removed by
+  its periodic_remove or ``DAGMAN_MAX_JOB_HOLDS``, is removed (``JOB_ABORTED``).  A proc put on
+  hold by its periodic_hold and released by its periodic_release writes ``JOB_HELD`` (012, with the
+  hold reason) and ``JOB_RELEASED`` (013), under that proc's id.
 * a NOOP node's job is "submitted" and "terminated" with DAGMan's fake HTCondor id
   ``0.2147483647.<n>`` (``n`` counts NOOP and PRE_SKIP ids from 1, as ``DagSubmit::GetFakeId``).
 * POST script: ``POST_SCRIPT_STARTED``, ``POST_SCRIPT_TERMINATED`` (016), then ``_SUCCESS`` or
@@ -39,12 +41,12 @@ NOOP_PROC = 2147483647  # Node::NOOP_NODE_PROCID (INT_MAX)
 Kind = Literal[
     "PRE_SCRIPT_STARTED", "PRE_SCRIPT_SUCCESS", "PRE_SCRIPT_FAILURE", "PRESKIP", "SUBMIT",
     "SUBMIT_FAILURE", "EXECUTE", "JOB_TERMINATED", "JOB_SUCCESS", "JOB_FAILURE", "JOB_HELD",
-    "JOB_ABORTED", "POST_SCRIPT_STARTED", "POST_SCRIPT_TERMINATED", "POST_SCRIPT_SUCCESS",
+    "JOB_RELEASED", "JOB_ABORTED", "POST_SCRIPT_STARTED", "POST_SCRIPT_TERMINATED", "POST_SCRIPT_SUCCESS",
     "POST_SCRIPT_FAILURE"]
 
 # jobstate.log event -> HTCondor job event number (the events that also go to <dag>.nodes.log)
 ULOG: dict[str, int] = {"SUBMIT": 0, "EXECUTE": 1, "JOB_TERMINATED": 5, "JOB_ABORTED": 9, "JOB_HELD": 12,
-                        "POST_SCRIPT_TERMINATED": 16, "PRESKIP": 34}
+                        "JOB_RELEASED": 13, "POST_SCRIPT_TERMINATED": 16, "PRESKIP": 34}
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +103,8 @@ class EventTranslator:
             if c.start == "submitted" and c.node in self._ids and self._ids[c.node][1] != NOOP_PROC:
                 out.append(self._event(c, "JOB_ABORTED", reason=info.get("why")))
             return out
+        if c.start == c.finish:  # the node stays where it is: a hold or a release of one proc
+            return [self._proc_event(c, info)]
         if c.finish == "pre":
             out.append(self._event(c, "PRE_SCRIPT_STARTED"))
         elif c.finish == "post":
@@ -117,6 +121,11 @@ class EventTranslator:
             if out:
                 out[-1] = replace(out[-1], new_attempt=True)
         return out
+
+    def _proc_event(self, c: Change, info: Details) -> NodeEvent:
+        held = info.get("held")
+        event = self._event(c, "JOB_HELD" if held is not None else "JOB_RELEASED", reason=held)
+        return replace(event, proc=int(info.get("proc", 0)))
 
     def _submitted(self, c: Change, info: Details, failed: frozenset[tuple[str, int]]) -> list[NodeEvent]:
         if info.get("noop"):
@@ -147,10 +156,10 @@ class EventTranslator:
             return [self._event(c, "SUBMIT_FAILURE")]
         if info.get("noop"):
             return [self._event(c, "JOB_TERMINATED", value=0), self._event(c, verdict, value=0)]
-        if "exit" not in info and "signal" not in info:  # never ran: held, then removed
+        if "exit" not in info and "signal" not in info:  # never ran (held, then removed), or removed
             reason = info.get("reason")
-            return [self._event(c, "JOB_HELD", reason=reason), self._event(c, "JOB_ABORTED", reason=reason),
-                    self._event(c, verdict, value=value)]
+            held = [] if info.get("removed") else [self._event(c, "JOB_HELD", reason=reason)]
+            return [*held, self._event(c, "JOB_ABORTED", reason=reason), self._event(c, verdict, value=value)]
         out: list[NodeEvent] = []
         started = info.get("started")
         if started:

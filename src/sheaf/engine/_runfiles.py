@@ -172,7 +172,7 @@ class RunFiles:
             {n: node.reason for n, node in nodes.items()}, {n: node.attempt for n, node in nodes.items()},
             futile_nodes(machine.dag, machine.node_state), self.pre_done, started,
             {n for n, node in nodes.items() if node.spec.noop}, outcome, finished is not None, every,
-            self.dag.job_attrs)
+            self.dag.job_attrs, {n: len(node.held_procs) for n, node in nodes.items() if node.held_procs})
 
     def _metrics(self, machine: DagState, finish: Finish, now: float) -> str:
         match = _RESCUE_NUMBER.search(self.source)

@@ -6,7 +6,8 @@ past-tense events (:class:`JobExited`, :class:`JobHeld`, :class:`SubmitFailed`,
 gets back a :class:`Step`: the state *changes* to journal durably first, then the imperative
 *instructions* (:class:`Submit`, :class:`RunScript`, :class:`Defer`, :class:`Cancel`,
 :class:`KillScript`, :class:`WriteRescue`, :class:`Finish`) to carry out; these records live in
-``_events.py``, the node record and its story in ``_nodes.py``.  Time comes from an injected clock.
+``_events.py``, the node record and its story in ``_nodes.py``; how a run ends (abort, stop,
+rescue DAG, FINAL) in ``_ending.py``.  Time comes from an injected clock.
 
 Node states (a ``Literal``) and the life of one attempt::
 
@@ -39,6 +40,12 @@ every case (also after a stop: a second stop ends it too), sees ``$DAG_STATUS``/
 and decides the DAG's outcome: exit 0 when it succeeds, 1 when it fails.  Without FINAL a failed
 DAG exits 1 (an abort: its value).
 
+Holds (dag.cpp ``ProcessHeldEvent``/``ProcessReleasedEvent``): a proc put on hold or released
+leaves its node submitted; the change is journaled as a note (start = finish) so that
+``jobstate.log``, the node job event log and the node status file show it, and the HOLD script
+runs.  The node's holds are counted over its attempts; once they reach ``DAGMAN_MAX_JOB_HOLDS``
+(default 100, 0 = no limit) the job is removed and the attempt ends as an aborted job (-1002).
+
 Scheduling (DAGMan's ``DagPriorityQ``): ready nodes wait in heaps keyed ``(-effective priority,
 seq)`` - one heap per CATEGORY - where ``seq`` grows as nodes become ready (first ready, first
 submitted: breadth first) or, with ``DAGMAN_SUBMIT_DEPTH_FIRST``, shrinks (last ready, first
@@ -68,6 +75,7 @@ __all__ = [
     "InvalidTransition",
     "JobExited",
     "JobHeld",
+    "JobReleased",
     "JobRemoved",
     "JobSuspended",
     "KillScript",
@@ -86,8 +94,8 @@ __all__ = [
 
 import heapq
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 
+from sheaf.engine._ending import Abort, abort, abort_matches, dag_status, end_run, interrupt
 from sheaf.engine._events import (
     Cancel,
     Change,
@@ -100,6 +108,7 @@ from sheaf.engine._events import (
     Interrupted,
     JobExited,
     JobHeld,
+    JobReleased,
     JobRemoved,
     JobSuspended,
     KillScript,
@@ -115,11 +124,6 @@ from sheaf.engine._events import (
 from sheaf.engine._invariants import check_invariants
 from sheaf.engine._nodes import (
     ACTIVE_STATES,
-    DAG_ABORTED,
-    DAG_CYCLE,
-    DAG_NODES_FAILED,
-    DAG_OK,
-    DAG_REMOVED,
     RETURN_ABORTED,
     RETURN_HELD,
     RETURN_PRE_FAILED,
@@ -130,7 +134,6 @@ from sheaf.engine._nodes import (
     Node,
     NodeState,
     expected_state,
-    note_of,
     unmet_parents,
 )
 from sheaf.engine._readiness import make_ready, provisioned, release_children, start_nodes
@@ -140,17 +143,6 @@ from sheaf.engine._transitions import TRANSITIONS
 from sheaf.formats._dagman_records import Dag, Script
 
 Key = tuple[int, int, str]
-
-
-@dataclass(frozen=True, slots=True)
-class _Abort:
-    node: str
-    value: int  # the node's value that matched ABORT-DAG-ON
-    returns: int | None  # its RETURN value
-
-    @property
-    def exit_code(self) -> int:
-        return self.returns if self.returns is not None else self.value
 
 
 def _value(exit_code: int | None, signal: int | None) -> int:
@@ -186,7 +178,7 @@ class DagState:
         self.failed_count = 0
         self.retries = 0
         self.job_time = 0.0
-        self.aborted: _Abort | None = None
+        self.aborted: Abort | None = None
         self.interrupted = False
         self.cycle = False  # nodes left waiting with no failure to explain it
         self.finished: Finish | None = None
@@ -243,7 +235,7 @@ class DagState:
         self.counts[start] -= 1
         self.counts[finish] += 1
         self.active += (finish in ACTIVE_STATES) - (start in ACTIVE_STATES)
-        node.history.append(Moment(now, start, finish, node.attempt, note_of(info)))
+        node.history.append(Moment(now, start, finish, node.attempt, info))
         self._step.changes.append(Change(now, node.name, start, finish, node.attempt, info))
         fn(self, node)  # after the record: children released here come later in the log
 
@@ -366,14 +358,12 @@ class DagState:
             case JobHeld(reason=reason):
                 node.reason = reason
                 self._job_finished(node, RETURN_HELD, {"reason": reason})
-            case JobSuspended():  # stays submitted until released or removed; its HOLD script runs
-                hold = node.spec.hold
-                if hold is not None:
-                    self._emit(RunScript(node.name, "HOLD", node.attempt, self._script_argv(node, hold),
-                                         node.spec.directory, hold.debug))
+            case JobSuspended(reason=reason, proc=proc):
+                self._on_hold(node, reason, proc)
+            case JobReleased(proc=proc):
+                self._on_release(node, proc)
             case JobRemoved(reason=reason):
-                node.reason = f"removed: {reason}"
-                self._job_finished(node, RETURN_ABORTED, {"reason": node.reason})
+                self._removed(node, reason)
             case SubmitFailed(reason=reason):
                 node.reason = f"submit failed: {reason}"
                 node.poisoned = True  # DAGMan: a submit failure short-circuits the node's retries
@@ -382,6 +372,40 @@ class DagState:
                 self._on_script(node, event)
             case DeferElapsed(kind=kind):
                 self._transition(node, "pre_ready" if kind == "PRE" else "post_ready")
+
+    def _note(self, node: Node, info: Details) -> None:
+        """Journal what happened to a node that stays in its state (a hold, a release)."""
+        now = self.clock()
+        node.history.append(Moment(now, node.state, node.state, node.attempt, info))
+        self._step.changes.append(Change(now, node.name, node.state, node.state, node.attempt, info))
+
+    def _on_hold(self, node: Node, reason: str, proc: int) -> None:
+        """dag.cpp ``ProcessHeldEvent``: the job stays queued (submitted) until released or removed,
+        and the node's HOLD script runs.  Once the node's jobs went on hold ``DAGMAN_MAX_JOB_HOLDS``
+        times (the manual: "as the job goes on hold this number of times, it is removed"), its
+        procs are removed: the attempt ends as an aborted job (-1002)."""
+        if proc in node.held_procs:
+            return  # already on hold: DAGMan ignores a second hold event
+        node.held_procs.add(proc)
+        node.times_held += 1
+        self._note(node, {"held": reason, "proc": proc})
+        hold = node.spec.hold
+        if hold is not None:
+            self._emit(RunScript(node.name, "HOLD", node.attempt, self._script_argv(node, hold),
+                                 node.spec.directory, hold.debug))
+        limit = self.limits.max_job_holds
+        if limit and node.times_held >= limit:
+            self._emit(Cancel(node.name, node.attempt))
+            self._removed(node, "DAG Limit: Max number of held jobs was reached.")
+
+    def _on_release(self, node: Node, proc: int) -> None:
+        if proc in node.held_procs:  # else not on hold: nothing to release (DAGMan warns)
+            node.held_procs.discard(proc)
+            self._note(node, {"released": True, "proc": proc})
+
+    def _removed(self, node: Node, reason: str) -> None:
+        node.reason = f"removed: {reason}"
+        self._job_finished(node, RETURN_ABORTED, {"reason": node.reason, "removed": True})
 
     def _on_job_exited(self, node: Node, event: JobExited) -> None:
         if event.ended > event.started:
@@ -400,6 +424,7 @@ class DagState:
         self._job_finished(node, value, info)
 
     def _job_finished(self, node: Node, value: int, info: Details) -> None:
+        node.held_procs.clear()  # a held job that is removed gets no release event
         node.job_return = value
         details: Details = {"return": value, **info}
         if node.spec.post is not None:
@@ -476,112 +501,13 @@ class DagState:
             self._release_children(node, weak_only=True)
 
     # -- abort, interrupt, end ------------------------------------------------------------------
+    # -- abort, interrupt, end (``_ending``) -----------------------------------------------------
 
-    def _abort_matches(self, node: Node, value: int) -> bool:
-        return node.spec.abort_on is not None and node.spec.abort_on[0] == value and self.aborted is None
-
-    def _abort(self, node: Node, value: int, info: Details) -> None:
-        node.value = value
-        node.reason = f"ABORT-DAG-ON: exit value {value}"
-        self.failed_count += 1
-        self._transition(node, "failed", {**info, "why": node.reason, "abort": True})
-        self.aborted = _Abort(node.name, value, node.spec.abort_on[1] if node.spec.abort_on else None)
-        self._stop_everything("DAG aborted by ABORT-DAG-ON")
-
-    def _interrupt(self, reason: str) -> None:
-        """A stop (DAGMan's ``condor_rm``): cancel everything, then run FINAL; a second stop while
-        FINAL runs ends that too."""
-        if self.finished is not None:
-            return
-        if self.interrupted and not self._final_started:
-            return
-        self.interrupted = True
-        self._stop_everything(reason)
-
-    def _stop_everything(self, reason: str) -> None:
-        self._pre_heap.clear()
-        self._post_heap.clear()
-        self._ready_heaps.clear()
-        for node in self.nodes.values():
-            state = node.state
-            if state == "submitted":
-                node.reason = reason
-                if node.token:
-                    self._emit(Cancel(node.name, node.attempt))
-                self.failed_count += 1
-                self._transition(node, "failed", {"why": reason, "cancelled": True})
-            elif state in ("pre", "post"):
-                node.reason = reason
-                self._emit(KillScript(node.name, "PRE" if state == "pre" else "POST"))
-                self.failed_count += 1
-                self._transition(node, "failed", {"why": reason, "cancelled": True})
-            elif state in ACTIVE_STATES:
-                self._transition(node, "waiting", {"why": reason})
-
-    def _end(self) -> None:
-        """Nothing in flight: write the rescue DAG of a failed DAG, then run FINAL, or conclude."""
-        final = self.nodes[self.dag.final] if self.dag.final is not None else None
-        if not self._final_started:
-            self._final_started = True
-            self.cycle = self._left_waiting()
-            if self._dag_exit_value() != 0:
-                self._write_rescue()
-            if final is not None and final.state == "waiting":
-                self._make_ready(final)
-                self._dispatch(0)
-                if self.active:
-                    return
-        self._conclude()
-
-    def _left_waiting(self) -> bool:
-        """Regular nodes that never became ready although no node failed: a cycle (DAGMan checks
-        for one at this point and reports ``DAG_STATUS_CYCLE``)."""
-        if self.failed_count or self.aborted is not None or self.interrupted:
-            return False
-        return any(n.state != "done" for n in self.nodes.values() if not n.spec.final)
-
-    def _dag_exit_value(self) -> int:
-        """The value DAGMan's shutdown would exit with before FINAL runs (non-zero: a rescue DAG)."""
-        if self.aborted is not None:
-            return self.aborted.exit_code
-        if self.interrupted or self.failed_count or self.cycle:
-            return 1
-        return 0
-
-    def dag_status(self) -> int:
-        if self.interrupted:
-            return DAG_REMOVED
-        if self.aborted is not None:
-            return DAG_OK if self.aborted.returns == 0 else DAG_ABORTED
-        if self.failed_count:
-            return DAG_NODES_FAILED
-        return DAG_CYCLE if self.cycle else DAG_OK
-
-    def _conclude(self) -> None:
-        """With a FINAL node that ran, its outcome is the DAG's (overriding failures and aborts)."""
-        final = self.nodes[self.dag.final] if self.dag.final is not None else None
-        if self.aborted is not None and self.aborted.returns == 0:
-            succeeded, exit_code = True, 0  # ABORT-DAG-ON ... RETURN 0: DAGMan's DAG_STATUS_OK
-        elif final is not None and final.state in ("done", "failed"):
-            succeeded = final.state == "done"
-            exit_code = 0 if succeeded else 1
-        else:
-            exit_code = self._dag_exit_value()
-            succeeded = exit_code == 0
-        if not succeeded:
-            self._write_rescue()
-        self.finished = Finish(succeeded, self.dag_status(), exit_code)
-        self._emit(self.finished)
-
-    def _write_rescue(self) -> None:
-        """One rescue DAG per run (DAGMan overwrites its own when FINAL fails after it)."""
-        if self._rescued:
-            return
-        self._rescued = True
-        done = tuple(n for n, node in self.nodes.items() if node.state == "done" and not node.spec.final)
-        left = tuple((n, node.spec.retries - node.attempt) for n, node in self.nodes.items()
-                     if node.state != "done" and node.spec.retries)
-        self._emit(WriteRescue(done, left, self.failed_count))
+    _abort_matches = abort_matches
+    _abort = abort
+    _interrupt = interrupt
+    _end = end_run
+    dag_status = dag_status
 
     # -- script macros --------------------------------------------------------------------------
 

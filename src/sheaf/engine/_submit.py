@@ -81,6 +81,17 @@ def _error(desc_path: str, line: int | None, message: str, rule: str, value: obj
 
 def split_arguments(value: str, where: str = "<arguments>") -> list[str]:
     """Tokenise an ``arguments`` value (new syntax when surrounded by double quotes, else old)."""
+    return list(_split_arguments(value, where))
+
+
+@functools.lru_cache(maxsize=1024)
+def _split_arguments(value: str, where: str) -> tuple[str, ...]:
+    """Cached by text: the nodes of a shared description mostly repeat their values (the
+    environment's long PATH above all), and tokenising one is 60 us."""
+    return tuple(_tokenise_arguments(value, where))
+
+
+def _tokenise_arguments(value: str, where: str) -> list[str]:
     value = value.strip()
     if value.startswith('"'):
         if len(value) < 2 or not value.endswith('"') or _unpaired_quote(value[1:-1]):
@@ -111,6 +122,11 @@ def _split_new(inner: str, where: str) -> list[str]:
 
 def split_environment(value: str, where: str = "<environment>") -> dict[str, str]:
     """Parse an ``environment`` value: quoted new syntax ``"a=b c='d e'"`` or old ``a=b;c=d``."""
+    return dict(_split_environment(value, where))
+
+
+@functools.lru_cache(maxsize=1024)
+def _split_environment(value: str, where: str) -> tuple[tuple[str, str], ...]:
     value = value.strip()
     if value.startswith('"'):
         words = split_arguments(value, where)
@@ -128,7 +144,7 @@ def split_environment(value: str, where: str = "<environment>") -> dict[str, str
             raise FormatError("environment entry is not name=value", rule="environment = \"a=b c=d\"",
                               value=word, path=where)
         env[name.strip()] = val
-    return env
+    return tuple(env.items())
 
 
 def _getenv(value: str) -> dict[str, str]:
@@ -283,8 +299,10 @@ def _ad_vars(desc: SubmitDescription, ex: Macros,
 def _job_ad(desc: SubmitDescription, ex: Macros, attrs_raw: Mapping[str, str], node: str, attempt: int,
             cluster: int, exe: str, iwd: str, universe: str, vars_: Mapping[str, str],
             before: Mapping[str, str]) -> ClassAd:
-    """The job ad: a copy of a shared template (same attributes, same expressions) plus the three
-    attributes that differ per attempt.  Literals need no parsing; expressions are parsed once."""
+    """The job ad: a copy of a shared template (the attributes every node of a description has alike:
+    command, directories, requests, policy expressions), then the ``+Attr`` lines and VARS (which
+    differ per node: ``$(JOB)``, a task id) and the three attributes that differ per attempt.
+    Literals need no parsing; expressions are parsed once."""
     attrs: list[tuple[str, classad.Expr]] = [
         ("ProcId", _literal(0)), ("Cmd", _literal(exe)), ("Iwd", _literal(iwd)),
         ("JobUniverse", _literal(UNIVERSES[universe])), ("Universe", _literal(universe)),
@@ -301,11 +319,14 @@ def _job_ad(desc: SubmitDescription, ex: Macros, attrs_raw: Mapping[str, str], n
     limits = ex.get("concurrency_limits", "")
     if limits:
         attrs.append(("ConcurrencyLimits", _literal(limits)))
-    attrs.extend(_ad_vars(desc, ex, before))  # prepended: the file's own +Attr lines win
+    ad = _template(tuple(attrs)).copy()  # the same for every node of a description, as a rule
+    # the +Attr lines and VARS: set in this order, so that a later one overrides an earlier one
+    for name, expr in _ad_vars(desc, ex, before):  # prepended: the file's own +Attr lines win
+        ad[name] = expr
     for name, raw in attrs_raw.items():
-        attrs.append((name, _expr(desc, "+" + name, ex.expand(raw))))
-    attrs.extend(_ad_vars(desc, ex, vars_))
-    ad = _template(tuple(attrs)).copy()
+        ad[name] = _expr(desc, "+" + name, ex.expand(raw))
+    for name, expr in _ad_vars(desc, ex, vars_):
+        ad[name] = expr
     ad["ClusterId"] = _literal(cluster)
     ad["DAGNodeName"] = _literal(node)
     ad["DAGNodeRetry"] = _literal(attempt)  # always the attempt number, whatever VARS said

@@ -129,3 +129,4 @@ class Limits:
     dag_priority: int = 0  # DAGMAN_DEFAULT_PRIORITY, or the SUBDAG node's effective priority
     job_failure_tolerance: int = 0  # DAGMAN_NODE_JOB_FAILURE_TOLERANCE (procs of a node that may fail)
     remove_job_list_on_failure: bool = True  # DAGMAN_REMOVE_JOB_LIST_ON_FAILURE
+    max_job_holds: int = 100  # DAGMAN_MAX_JOB_HOLDS (0: no limit)

@@ -44,8 +44,14 @@ class Macros:
         self.predefined = {k.lower(): v for k, v in predefined.items()}
         self.environ = os.environ if environ is None else environ
         self.evaluate = evaluate
-        self.rng = rng or random.Random()
+        self._rng = rng  # made on first use: seeding one per node attempt cost 10 us each
         self.active: set[str] = set()
+
+    @property
+    def rng(self) -> random.Random:
+        if self._rng is None:
+            self._rng = random.Random()
+        return self._rng
 
     def raw(self, name: str) -> str | None:
         key = name.lower()

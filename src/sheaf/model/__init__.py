@@ -13,39 +13,44 @@ The first stage of the data's path; it imports nothing of sheaf but ``sheaf.erro
 
 from __future__ import annotations
 
-from sheaf.model._arguments import join_arguments, split_arguments
-from sheaf.model._catalogs import (
-    PFN,
-    Container,
-    Directory,
-    FileServer,
-    Grid,
-    Replica,
-    ReplicaCatalog,
-    Site,
-    SiteCatalog,
-    Transformation,
-    TransformationCatalog,
-    TransformationSite,
-)
-from sheaf.model._empty import EMPTY
-from sheaf.model._graph import Graph, build_graph
-from sheaf.model._profiles import (
-    NAMESPACES,
-    PEGASUS_ALIASES,
-    PEGASUS_KEYS,
-    Profiles,
-    canonical_key,
-    check_profile_values,
-    merge_profiles,
-    normalize_profiles,
-    profile_float,
-    profile_int,
-    stringify,
-)
-from sheaf.model._properties import Properties
-from sheaf.model._validate import Summary, effective_profiles, validate
-from sheaf.model._workflow import JOB_TYPES, USE_TYPES, FileRef, Job, Use, Workflow, transformation_fqn
+from typing import TYPE_CHECKING
+
+from sheaf._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from sheaf.model._arguments import join_arguments, split_arguments
+    from sheaf.model._catalogs import (
+        PFN,
+        Container,
+        Directory,
+        FileServer,
+        Grid,
+        Replica,
+        ReplicaCatalog,
+        Site,
+        SiteCatalog,
+        Transformation,
+        TransformationCatalog,
+        TransformationSite,
+    )
+    from sheaf.model._empty import EMPTY
+    from sheaf.model._graph import Graph, build_graph
+    from sheaf.model._profiles import (
+        NAMESPACES,
+        PEGASUS_ALIASES,
+        PEGASUS_KEYS,
+        Profiles,
+        canonical_key,
+        check_profile_values,
+        merge_profiles,
+        normalize_profiles,
+        profile_float,
+        profile_int,
+        stringify,
+    )
+    from sheaf.model._properties import Properties
+    from sheaf.model._validate import Summary, effective_profiles, validate
+    from sheaf.model._workflow import JOB_TYPES, USE_TYPES, FileRef, Job, Use, Workflow, transformation_fqn
 
 __all__ = [
     "EMPTY", "JOB_TYPES", "NAMESPACES", "PEGASUS_ALIASES", "PEGASUS_KEYS", "PFN", "USE_TYPES",
@@ -56,3 +61,20 @@ __all__ = [
     "merge_profiles", "normalize_profiles", "profile_float", "profile_int", "split_arguments", "stringify",
     "transformation_fqn", "validate",
 ]
+
+# where each name lives: imported on first use (sheaf._lazy)
+_WHERE = {
+    "Container": "_catalogs", "Directory": "_catalogs", "EMPTY": "_empty", "FileRef": "_workflow",
+    "FileServer": "_catalogs", "Graph": "_graph", "Grid": "_catalogs", "JOB_TYPES": "_workflow",
+    "Job": "_workflow", "NAMESPACES": "_profiles", "PEGASUS_ALIASES": "_profiles",
+    "PEGASUS_KEYS": "_profiles", "PFN": "_catalogs", "Profiles": "_profiles", "Properties": "_properties",
+    "Replica": "_catalogs", "ReplicaCatalog": "_catalogs", "Site": "_catalogs", "SiteCatalog": "_catalogs",
+    "Summary": "_validate", "Transformation": "_catalogs", "TransformationCatalog": "_catalogs",
+    "TransformationSite": "_catalogs", "USE_TYPES": "_workflow", "Use": "_workflow", "Workflow": "_workflow",
+    "build_graph": "_graph", "canonical_key": "_profiles", "check_profile_values": "_profiles",
+    "effective_profiles": "_validate", "join_arguments": "_arguments", "merge_profiles": "_profiles",
+    "normalize_profiles": "_profiles", "profile_float": "_profiles", "profile_int": "_profiles",
+    "split_arguments": "_arguments", "stringify": "_profiles", "transformation_fqn": "_workflow",
+    "validate": "_validate",
+}
+__getattr__ = lazy_exports(__name__, _WHERE)

@@ -1,0 +1,147 @@
+"""How a run ends: ABORT-DAG-ON, a stop (SIGTERM/SIGINT), the rescue DAG, FINAL and the outcome.
+
+The policy is in ``_state``'s docstring ("The end of a run"), after DAGMan's ``main_shutdown_rescue``:
+once nothing is in flight, a failed DAG gets its rescue DAG before FINAL starts; FINAL runs in every
+case and its outcome is the DAG's.  These functions belong to :class:`DagState` (bound as its
+methods) and use its state as its own methods do.
+"""
+
+from __future__ import annotations
+
+__all__ = ["Abort", "abort", "abort_matches", "dag_status", "end_run", "interrupt"]
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from sheaf.engine._events import Cancel, Details, Finish, KillScript, WriteRescue
+from sheaf.engine._nodes import (
+    ACTIVE_STATES,
+    DAG_ABORTED,
+    DAG_CYCLE,
+    DAG_NODES_FAILED,
+    DAG_OK,
+    DAG_REMOVED,
+    Node,
+)
+
+if TYPE_CHECKING:
+    from sheaf.engine._state import DagState
+
+
+@dataclass(frozen=True, slots=True)
+class Abort:
+    node: str
+    value: int  # the node's value that matched ABORT-DAG-ON
+    returns: int | None  # its RETURN value
+
+    @property
+    def exit_code(self) -> int:
+        return self.returns if self.returns is not None else self.value
+
+
+
+def abort_matches(machine: DagState, node: Node, value: int) -> bool:
+    return node.spec.abort_on is not None and node.spec.abort_on[0] == value and machine.aborted is None
+
+def abort(machine: DagState, node: Node, value: int, info: Details) -> None:
+    node.value = value
+    node.reason = f"ABORT-DAG-ON: exit value {value}"
+    machine.failed_count += 1
+    machine._transition(node, "failed", {**info, "why": node.reason, "abort": True})
+    machine.aborted = Abort(node.name, value, node.spec.abort_on[1] if node.spec.abort_on else None)
+    stop_everything(machine, "DAG aborted by ABORT-DAG-ON")
+
+def interrupt(machine: DagState, reason: str) -> None:
+    """A stop (DAGMan's ``condor_rm``): cancel everything, then run FINAL; a second stop while
+    FINAL runs ends that too."""
+    if machine.finished is not None:
+        return
+    if machine.interrupted and not machine._final_started:
+        return
+    machine.interrupted = True
+    stop_everything(machine, reason)
+
+def stop_everything(machine: DagState, reason: str) -> None:
+    machine._pre_heap.clear()
+    machine._post_heap.clear()
+    machine._ready_heaps.clear()
+    for node in machine.nodes.values():
+        state = node.state
+        if state == "submitted":
+            node.reason = reason
+            if node.token:
+                machine._emit(Cancel(node.name, node.attempt))
+            machine.failed_count += 1
+            machine._transition(node, "failed", {"why": reason, "cancelled": True})
+        elif state in ("pre", "post"):
+            node.reason = reason
+            machine._emit(KillScript(node.name, "PRE" if state == "pre" else "POST"))
+            machine.failed_count += 1
+            machine._transition(node, "failed", {"why": reason, "cancelled": True})
+        elif state in ACTIVE_STATES:
+            machine._transition(node, "waiting", {"why": reason})
+
+def end_run(machine: DagState) -> None:
+    """Nothing in flight: write the rescue DAG of a failed DAG, then run FINAL, or conclude."""
+    final = machine.nodes[machine.dag.final] if machine.dag.final is not None else None
+    if not machine._final_started:
+        machine._final_started = True
+        machine.cycle = left_waiting(machine)
+        if dag_exit_value(machine) != 0:
+            write_rescue(machine)
+        if final is not None and final.state == "waiting":
+            machine._make_ready(final)
+            machine._dispatch(0)
+            if machine.active:
+                return
+    conclude(machine)
+
+def left_waiting(machine: DagState) -> bool:
+    """Regular nodes that never became ready although no node failed: a cycle (DAGMan checks
+    for one at this point and reports ``DAG_STATUS_CYCLE``)."""
+    if machine.failed_count or machine.aborted is not None or machine.interrupted:
+        return False
+    return any(n.state != "done" for n in machine.nodes.values() if not n.spec.final)
+
+def dag_exit_value(machine: DagState) -> int:
+    """The value DAGMan's shutdown would exit with before FINAL runs (non-zero: a rescue DAG)."""
+    if machine.aborted is not None:
+        return machine.aborted.exit_code
+    if machine.interrupted or machine.failed_count or machine.cycle:
+        return 1
+    return 0
+
+def dag_status(machine: DagState) -> int:
+    if machine.interrupted:
+        return DAG_REMOVED
+    if machine.aborted is not None:
+        return DAG_OK if machine.aborted.returns == 0 else DAG_ABORTED
+    if machine.failed_count:
+        return DAG_NODES_FAILED
+    return DAG_CYCLE if machine.cycle else DAG_OK
+
+def conclude(machine: DagState) -> None:
+    """With a FINAL node that ran, its outcome is the DAG's (overriding failures and aborts)."""
+    final = machine.nodes[machine.dag.final] if machine.dag.final is not None else None
+    if machine.aborted is not None and machine.aborted.returns == 0:
+        succeeded, exit_code = True, 0  # ABORT-DAG-ON ... RETURN 0: DAGMan's DAG_STATUS_OK
+    elif final is not None and final.state in ("done", "failed"):
+        succeeded = final.state == "done"
+        exit_code = 0 if succeeded else 1
+    else:
+        exit_code = dag_exit_value(machine)
+        succeeded = exit_code == 0
+    if not succeeded:
+        write_rescue(machine)
+    machine.finished = Finish(succeeded, dag_status(machine), exit_code)
+    machine._emit(machine.finished)
+
+def write_rescue(machine: DagState) -> None:
+    """One rescue DAG per run (DAGMan overwrites its own when FINAL fails after it)."""
+    if machine._rescued:
+        return
+    machine._rescued = True
+    done = tuple(n for n, node in machine.nodes.items() if node.state == "done" and not node.spec.final)
+    left = tuple((n, node.spec.retries - node.attempt) for n, node in machine.nodes.items()
+                 if node.state != "done" and node.spec.retries)
+    machine._emit(WriteRescue(done, left, machine.failed_count))

@@ -1,0 +1,88 @@
+"""Where a run's state comes from, and the lock that keeps a second engine off the same DAG.
+
+See ``_loop``'s docstring for the four starting points (fresh, recovery, rescue, complete); a
+journal damaged inside its latest run stops the run before anything is written (``_journal``).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+
+from sheaf.engine._journal import Replay
+from sheaf.engine._reports import newest_rescue
+from sheaf.engine._runconfig import config_bool
+from sheaf.errors import FormatError, UsageError
+from sheaf.formats._dagman import Dag, parse_rescue
+
+
+class RunLock:
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(self.fd, 64, 0).decode(errors="replace").strip() or "another process"
+            os.close(self.fd)
+            raise UsageError(f"another sheaf run is already running this workflow (pid {holder}); "
+                             f"lock file {path}") from None
+        try:  # the pid is for people reading the file; a full disk must not stop the run here
+            os.ftruncate(self.fd, 0)
+            os.pwrite(self.fd, f"{os.getpid()}\n".encode(), 0)
+        except OSError:
+            pass
+
+    def release(self) -> None:
+        fcntl.flock(self.fd, fcntl.LOCK_UN)
+        os.close(self.fd)
+
+
+
+def starting_point(dag: Dag, prior: Replay,
+                    multi: bool = False) -> tuple[str, set[str], set[str], dict[str, int]]:
+    """(source, done, failed, attempts) for this run; see the module docstring."""
+    if prior.epochs and prior.ended is None:
+        done = {n for n, r in prior.nodes.items() if r.state == "done" and n in dag.nodes}
+        done |= rescue_done(dag, prior.source)
+        failed = {n for n, r in prior.nodes.items() if r.state == "failed" and n in dag.nodes}
+        return "recovery", done, failed, {n: r.attempt for n, r in prior.nodes.items() if n in dag.nodes}
+    rescue_path = newest_rescue(dag.path, multi)
+    if rescue_path is None:
+        return "fresh", set(), set(), {}
+    rescue = parse_rescue(rescue_path, dag)
+    attempts: dict[str, int] = {}
+    if not config_bool(dag, "DAGMAN_RESET_RETRIES_UPON_RESCUE", True):
+        attempts = {n: max(0, dag.nodes[n].retries - left) for n, left in rescue.retries.items()}
+    return f"rescue:{os.path.basename(rescue_path)}", set(rescue.done), set(), attempts
+
+
+def rescue_done(dag: Dag, source: str | None) -> set[str]:
+    """The nodes the rescue DAG a killed run started from marks done: a second witness of what its
+    ``B`` record lists, so damage to that record cannot make them run again."""
+    if not source or not source.startswith("rescue:"):
+        return set()
+    path = os.path.join(os.path.dirname(dag.path), source[len("rescue:"):])
+    if os.path.basename(path) != source[len("rescue:"):] or not os.path.isfile(path):
+        return set()
+    return {n for n in parse_rescue(path, dag).done if n in dag.nodes}
+
+
+def damage_warnings(prior: Replay, journal_path: str) -> list[str]:
+    """Warnings for damaged journal lines; raises :class:`FormatError` when damage lies in the
+    latest run, where it may hide a node that finished (module docstring of ``_journal``)."""
+    if prior.damage_in_latest_run:
+        first = prior.damage_in_latest_run[0]
+        more = len(prior.damage_in_latest_run) - 1
+        raise FormatError(
+            f"damaged journal record at byte offset {first.offset}: {first.why}"
+            + (f" (and {more} more damaged line(s))" if more else "")
+            + "; it lies in the latest run, so sheaf cannot tell which nodes finished after it and runs "
+            "nothing rather than run a finished node again",
+            rule="journal records after the latest run's start are complete and valid",
+            value=first.text.decode("utf-8", "replace"), path=journal_path, line=first.line,
+            detail="to go on: restore the journal from a backup, or move it aside and run again from "
+                   "the newest rescue DAG (the nodes it does not mark DONE run again)")
+    return [d.describe(journal_path) + " (before the latest run's start, which lists the nodes done "
+            "then; skipped)" for d in prior.damage]
+

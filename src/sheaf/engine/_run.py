@@ -1,0 +1,373 @@
+"""One engine run's world: the backend, scripts, journal and report files, driven turn by turn.
+
+:class:`EngineRun` carries out a :class:`Step`'s instructions after its changes are durable
+(``act``: journal, fsync - one group commit per turn - then submit, run scripts, cancel, write the
+rescue DAG) and gathers the next turn's events (``gather``: script exits, DEFER timers, a signal,
+backend exits).  A submit file read at submission that turns out missing or broken fails that node
+alone (:class:`SubmitFailed`).
+
+Group commit: a turn's changes are journaled with one fsync.  With a backend that starts its queued
+attempts by itself (``self_refilling``: the local backend), slots never wait for the engine, so a
+turn may gather exits for up to ``_BATCH_SECONDS`` while attempts are queued; a turn then carries
+tens of exits instead of one or two (fewer commits, report writes and thread hand-offs).  When
+nothing is queued the engine turns at once, so a chain of nodes is not slowed.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from sheaf.engine._backend import Backend, Event, Exited, Launch, Released, Removed, Started, Suspended
+from sheaf.engine._journal import Journal
+from sheaf.engine._nodejob import render_node, subdag_job
+from sheaf.engine._orphans import ATTEMPT_VARIABLE, attempt_token
+from sheaf.engine._procs import NO_TOLERANCE, ProcGroups, Tolerance
+from sheaf.engine._runconfig import config_bool
+from sheaf.engine._runfiles import RunFiles
+from sheaf.engine._scripts import ScriptRunner
+from sheaf.engine._state import (
+    Cancel,
+    DagState,
+    Defer,
+    EngineEvent,
+    Finish,
+    Interrupted,
+    JobExited,
+    JobHeld,
+    JobReleased,
+    JobRemoved,
+    JobSuspended,
+    KillScript,
+    ProvisionerReady,
+    RunScript,
+    Step,
+    Submit,
+    SubmitFailed,
+    WriteRescue,
+    WriteSavePoint,
+)
+from sheaf.engine._submit import JobSpec, SubmitDescription, node_description, proc_rows
+from sheaf.errors import EngineError, InputError
+from sheaf.formats._dagman import Dag, NodeSpec
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    total: int
+    counts: Mapping[str, int]
+    retries: int
+    elapsed: float
+    job_time: float
+    finished: bool = False
+
+    @property
+    def done(self) -> int:
+        return self.counts.get("done", 0)
+
+    @property
+    def failed(self) -> int:
+        return self.counts.get("failed", 0)
+
+    @property
+    def running(self) -> int:
+        return sum(self.counts.get(s, 0) for s in ("pre", "submitted", "post"))
+
+
+
+SIGNAL_GRACE = 30.0  # seconds a commit may still take after SIGTERM/SIGINT before the engine gives up
+_BATCH_SECONDS = 0.01  # how long a turn may wait for more exits while the backend refills its slots
+_BATCH_EVENTS = 512
+
+
+class EngineRun:
+    """One engine run: owns the backend, scripts, journal and reports for its duration."""
+
+    def __init__(self, dag: Dag, descs: dict[str, SubmitDescription], first: dict[str, JobSpec],
+                 backend: Backend, journal: Journal, paths: dict[str, str], clock: Callable[[], float],
+                 on_progress: Callable[[Progress], None] | None, progress_interval: float,
+                 source: str = "fresh", pre_done: frozenset[str] = frozenset(),
+                 dag_files: tuple[str, ...] = (), tolerance: Tolerance = NO_TOLERANCE) -> None:
+        self.dag, self.descs, self.backend, self.journal = dag, descs, backend, journal
+        self.tolerance = tolerance  # the DAG's default for a node without TOLERANCE
+        self.first = first  # expansions of attempt 0 made while validating
+        self.clock = clock
+        self.scripts = ScriptRunner(paths["scripts"], clock)
+        self._tags: dict[str, tuple[SubmitDescription | None, str | None]] = {}
+        self.files = RunFiles(dag, self._job_tag, dag_files=dag_files or (os.path.basename(dag.path),),
+                              multi=len(dag_files) > 1, source=source, pre_done=pre_done)
+        self.keys: dict[str, tuple[str, int]] = {}
+        self.procs = ProcGroups()
+        self.services: set[str] = set()  # backend keys of SERVICE nodes' jobs still running
+        self.pending: list[EngineEvent] = []
+        self.early: list[Event] = []  # backend events collected while a commit was in flight
+        self.rescue: str | None = None
+        self.on_progress = on_progress
+        self.progress_interval = progress_interval
+        self._last_progress = -1e18
+        self.stop_requested: str | None = None
+        self.stop_time: float | None = None  # monotonic time of the signal
+        self.started = clock()
+        self.append_vars = config_bool(dag, "DAGMAN_DEFAULT_APPEND_VARS", False)
+        self._started: Callable[[], list[Started]] | None = getattr(backend, "started", None)
+        self._self_refilling = bool(getattr(backend, "self_refilling", False))
+
+    def _job_tag(self, node: str) -> str | None:
+        """jobstate.log's job tag: the attribute ``+job_tag_name`` names, else ``+pegasus_site``, from
+        the submit description (or the node's VARS), quotes removed (``Node::GetJobstateJobTag``).
+        Worked out once per node and description (it is asked for at every change of the node)."""
+        spec = self.dag.nodes[node]
+        desc = self.descs.get(spec.submit)
+        known = self._tags.get(node)
+        if known is not None and known[0] is desc:
+            return known[1]
+        attrs = {k.lower(): v for k, v in (desc.attrs.items() if desc is not None else ())}
+        attrs.update((k[1:].lower(), v) for k, v in spec.vars.items() if k.startswith("+"))
+        name = attrs.get("job_tag_name", "+pegasus_site").strip().strip('"').lstrip("+").lower()
+        raw = attrs.get(name)
+        tag = raw.strip().strip('"') if raw else None
+        self._tags[node] = (desc, tag)
+        return tag
+
+    # -- instructions -----------------------------------------------------------------------------
+
+    def act(self, machine: DagState, step: Step) -> None:
+        self._journal_started()  # before the changes: an attempt that started and ended in one turn
+        self.journal.changes(step.changes)
+        self._durable(self.journal.commit_start())  # nothing below runs before the changes are durable
+        finish: Finish | None = None
+        for instruction in step.instructions:
+            match instruction:
+                case Submit():
+                    self._submit(instruction)
+                case RunScript(node=node, kind=kind, attempt=attempt, argv=argv, cwd=cwd, debug=debug):
+                    failed = self.scripts.start(node, kind, attempt, argv, cwd, debug)
+                    if failed is not None:
+                        self.pending.append(failed)
+                case Defer(node=node, kind=kind, attempt=attempt, seconds=seconds):
+                    self.scripts.defer(node, kind, attempt, seconds)
+                case Cancel(node=node, attempt=attempt):
+                    key = f"{node}#{attempt}"
+                    for one in self.procs.cancel(key):
+                        if self.keys.pop(one, None) is not None:
+                            self.backend.cancel(one)
+                case KillScript(node=node, kind=kind):
+                    self.scripts.kill(node, kind)
+                case WriteRescue():
+                    self.rescue = self.files.write_rescue(machine, self.clock())
+                case WriteSavePoint():
+                    self.files.write_save_point(machine, instruction, self.clock())
+                case Finish():
+                    finish = instruction
+        self.files.record(step.changes, frozenset((e.node, e.attempt) for e in self.pending
+                                                  if isinstance(e, SubmitFailed)))
+        if finish is not None:
+            self._finish(machine, finish)
+        self.files.flush()
+        self._report(machine, force=machine.finished is not None)
+
+    def _journal_started(self) -> None:
+        """Journal the processes the backend started since the last turn (see ``_orphans``)."""
+        if self._started is None:
+            return
+        for event in self._started():
+            target = self.keys.get(event.key)
+            if target is not None:
+                if target[0] == self.dag.provisioner:
+                    self.pending.append(ProvisionerReady())
+                self.files.started_keys.add(target)
+                self.journal.process(self.clock(), target[0], target[1], event.pid, event.start_ticks)
+
+    def _durable(self, done: threading.Event | None) -> None:
+        """Wait for a commit; meanwhile the backend may start attempts submitted in earlier turns
+        and its exits are kept for the next turn (the engine acts on nothing new).
+
+        A failed commit raises the journal's error (the caller stops the run); so does a commit
+        still not durable ``SIGNAL_GRACE`` seconds after SIGTERM/SIGINT (a hung file system)."""
+        if done is None:
+            return
+        while not done.is_set():
+            if self.keys:
+                self.early.extend(self.backend.wait(0.0005))
+            else:
+                done.wait(0.25)
+            if self.stop_time is not None and time.monotonic() - self.stop_time > SIGNAL_GRACE:
+                raise EngineError(f"{self.stop_requested or 'a signal'}: the journal {self.journal.path} "
+                                  f"did not become durable within {SIGNAL_GRACE:.0f} s; stopped without it")
+        if self.journal.failure is not None:
+            raise self.journal.failure
+
+    def _finish(self, machine: DagState, finish: Finish) -> None:
+        self.stop_services()
+        rescue = os.path.basename(self.rescue) if self.rescue else None
+        self.journal.end(self.clock(), finish.succeeded, finish.dag_status, finish.exit_code, rescue)
+        self.journal.commit()
+        self.files.finish(machine, finish, self.clock())
+
+    def _submit(self, sub: Submit) -> None:
+        spec = self.dag.nodes[sub.node]
+        key = f"{sub.node}#{sub.attempt}"
+        try:
+            launches = self._launches(spec, sub, key)
+        except (InputError, ValueError) as exc:  # a missing submit file, a VARS value that breaks it
+            self.pending.append(SubmitFailed(sub.node, sub.attempt, str(exc)))
+            return
+        if len(launches) != 1:
+            self.procs.start(key, [launch.key for launch in launches], self._tolerance(spec))
+        if not launches:  # queue 0, or an empty item list: a cluster of no jobs succeeds at once
+            now = self.clock()
+            self.pending.append(JobExited(sub.node, sub.attempt, 0, None, None, now, now, None))
+        for launch in launches:
+            self.keys[launch.key] = (sub.node, sub.attempt)
+            self.backend.submit(launch)
+        if sub.node == self.dag.provisioner and self._started is None:
+            self.pending.append(ProvisionerReady())  # a backend that cannot tell: running once submitted
+
+    def start_services(self) -> None:
+        """SERVICE nodes: submitted as the run starts, best effort (a node that cannot be submitted is
+        noted in the scripts log, nothing more); what becomes of them never reaches the DAG."""
+        for name, spec in self.dag.services.items():
+            if spec.noop:
+                continue
+            try:
+                launches = self._launches(spec, Submit(name, 0, 0, spec.priority), f"{name}#service")
+            except (InputError, ValueError) as exc:
+                self.scripts.note(f"SERVICE node {name} could not be submitted: {exc}")
+                continue
+            for launch in launches:
+                self.services.add(launch.key)
+                self.backend.submit(launch)
+
+    def stop_services(self) -> None:
+        """The DAG has ended: SERVICE nodes still running are removed, as DAGMan removes them."""
+        for key in sorted(self.services):
+            self.backend.cancel(key)
+        self.services.clear()
+
+    def _tolerance(self, spec: NodeSpec) -> Tolerance:
+        """TOLERANCE, else DAGMAN_NODE_JOB_FAILURE_TOLERANCE / DAGMAN_REMOVE_JOB_LIST_ON_FAILURE."""
+        if spec.tolerance is None:
+            return self.tolerance
+        value, percent, mode = spec.tolerance
+        return Tolerance(value, percent, self.tolerance.fail_fast if mode == "" else mode == "FAIL-FAST")
+
+    def _launches(self, spec: NodeSpec, sub: Submit, key: str) -> list[Launch]:
+        """The node's jobs: one, or one per proc of a ``queue N``/``queue ... in/from/matching``."""
+        job = self.first.pop(spec.name, None) if sub.attempt == 0 else None
+        if job is not None:
+            job.ad["ClusterId"] = sub.cluster  # known only now; nothing else in the ad depends on it
+        elif spec.subdag:
+            job = subdag_job(spec, sub)
+        else:
+            desc = self._description(spec)
+            if not desc.queue.simple:
+                rows = proc_rows(desc, spec.directory)
+                parents = self.dag.parents.get(spec.name, [])
+                return [self._launch(spec, sub, f"{key}.{row['Process']}",
+                                     render_node(desc, spec, sub, self.append_vars, parents, row))
+                        for row in rows]
+            job = render_node(desc, spec, sub, self.append_vars, self.dag.parents.get(spec.name, []))
+        return [self._launch(spec, sub, key, job)]
+
+    def _launch(self, spec: NodeSpec, sub: Submit, key: str, job: JobSpec) -> Launch:
+        # the token makes the process findable without the journal (see _orphans)
+        env = {**job.env, ATTEMPT_VARIABLE: attempt_token(self.journal.run_id, spec.name, sub.attempt)}
+        return Launch(key, spec.name, sub.attempt, job.argv, env, job.cwd, job.stdout, job.stderr,
+                      job.ad, sub.priority, job.stdin)
+
+    def _description(self, spec: NodeSpec) -> SubmitDescription:
+        """The node's submit description, read now if it was missing at start or if the node's PRE
+        script may have rewritten it."""
+        desc = self.descs.get(spec.submit)
+        if desc is None or spec.pre is not None:
+            desc = self.descs[spec.submit] = node_description(spec, self.dag.descriptions)
+        return desc
+
+    # -- events -----------------------------------------------------------------------------------
+
+    def gather(self) -> list[EngineEvent]:
+        events: list[EngineEvent] = list(self.pending)
+        self.pending.clear()
+        if self.stop_requested:  # "" once handed on: a second signal sets it again
+            events.append(Interrupted(self.stop_requested))
+            self.stop_requested = ""
+        events.extend(self.scripts.poll())
+        timeout: float | None = 0.0 if events else self.scripts.next_timeout()
+        if timeout is None:
+            timeout = 0.25  # wake up now and then to notice a signal
+        if self.keys:
+            raw, self.early = self.early + self.backend.wait(0.0 if self.early else timeout), []
+            if raw and self._self_refilling and not events:
+                self._gather_while_queued(raw)
+            for event in raw:
+                if event.key in self.services:  # a SERVICE node's job: not the DAG's business
+                    if not isinstance(event, Suspended | Released):
+                        self.services.discard(event.key)
+                    continue
+                if isinstance(event, Suspended | Released):  # the attempt goes on (held, queued again)
+                    held = self.keys.get(event.key)
+                    if held is not None:
+                        proc = _proc_of(event.key)
+                        events.append(JobSuspended(held[0], held[1], event.reason, proc) if isinstance(
+                            event, Suspended) else JobReleased(held[0], held[1], proc))
+                    continue
+                target = self.keys.pop(event.key, None)
+                if target is None:
+                    continue  # a cancelled attempt
+                ended, rest = self.procs.finished(event)
+                for one in rest:  # a held proc ends its node's cluster (DAGMan removes the others)
+                    if self.keys.pop(one, None) is not None:
+                        self.backend.cancel(one)
+                if isinstance(ended, Exited):
+                    events.append(JobExited(target[0], target[1], ended.exit_code, ended.signal,
+                                            ended.reason, ended.started, ended.ended, ended.slot))
+                elif isinstance(ended, Removed):
+                    events.append(JobRemoved(target[0], target[1], ended.reason))
+                elif ended is not None:  # None: other procs of the node still run
+                    events.append(JobHeld(target[0], target[1], ended.reason))
+        elif not events:
+            if not self.scripts.busy():
+                raise EngineError("the engine stalled: nothing in flight but the DAG is not finished")
+            time.sleep(timeout)
+            events.extend(self.scripts.poll())
+        return events
+
+    def _gather_while_queued(self, raw: list[Event]) -> None:
+        """While the backend has attempts queued, it starts them itself as its slots free (during
+        ``wait``), so the engine loses nothing by collecting exits a little longer before it turns:
+        one turn, one journal commit and one write of each report file then carry many exits
+        instead of one or two.  It stops as soon as nothing is queued (the engine has work to
+        submit), after ``_BATCH_SECONDS`` or ``_BATCH_EVENTS``, or on a signal."""
+        deadline = time.monotonic() + _BATCH_SECONDS
+        while len(raw) < _BATCH_EVENTS and self.backend.idle() and self.stop_requested is None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return
+            raw.extend(self.backend.wait(left))
+
+    # -- reports ----------------------------------------------------------------------------------
+
+    def _report(self, machine: DagState, force: bool = False) -> None:
+        now = self.clock()
+        if self.on_progress is not None and (force or now - self._last_progress >= self.progress_interval):
+            self._last_progress = now
+            self.on_progress(Progress(len(machine.nodes), dict(machine.counts), machine.retries,
+                                      now - self.started, machine.job_time, machine.finished is not None))
+        self.files.status(machine, now, force)
+
+    def close(self) -> None:
+        try:
+            self.backend.close()
+        finally:
+            self.scripts.close()
+            self.files.close()
+
+
+def _proc_of(key: str) -> int:
+    """The proc of a backend key: ``node#attempt`` (proc 0) or ``node#attempt.proc``."""
+    _, _, tail = key.rpartition("#")
+    _, dot, proc = tail.partition(".")
+    return int(proc) if dot else 0

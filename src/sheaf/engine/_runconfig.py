@@ -1,0 +1,152 @@
+"""DAGMan configuration and the validation a run makes before it writes anything.
+
+The ``CONFIG`` file's knobs become :class:`Limits` (command-line overrides win); a knob ``sheaf run``
+does not honour is warned about by name.  :func:`load_descriptions` reads and expands every node's
+submit description for attempt 0, so a bad one fails the run before anything is written; the
+expansions that cannot change by submission time are kept so a first attempt is not expanded twice.
+``ENV SET`` values are applied for the run's duration by :class:`DagEnvironment`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+
+from sheaf.engine._nodejob import render_node
+from sheaf.engine._state import (
+    Limits,
+    Submit,
+)
+from sheaf.engine._submit import JobSpec, SubmitDescription, node_description
+from sheaf.errors import FormatError, InputError, UsageError
+from sheaf.formats._dagman import Dag, parse_dag
+
+
+def config_int(dag: Dag, key: str, default: int) -> int:
+    raw = dag.config.get(key)
+    if raw is None:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise FormatError("not an integer", rule=f"{key} is an integer", value=raw,
+                          path=dag.config_path) from None
+    if value < 0:
+        raise FormatError("negative throttle", rule=f"{key} >= 0", value=raw, path=dag.config_path)
+    return value
+
+
+def config_bool(dag: Dag, key: str, default: bool) -> bool:
+    raw = dag.config.get(key)
+    return default if raw is None else raw.strip().lower() in ("true", "1", "yes")
+
+
+def config_signed(dag: Dag, key: str, default: int) -> int:
+    raw = dag.config.get(key)
+    try:
+        return default if raw is None else int(raw)
+    except ValueError:
+        raise FormatError("not an integer", rule=f"{key} is an integer", value=raw,
+                          path=dag.config_path) from None
+
+
+def run_limits(dag: Dag, overrides: Mapping[str, int | None], priority: int | None = None) -> Limits:
+    values = {
+        "maxjobs": config_int(dag, "DAGMAN_MAX_JOBS_SUBMITTED", 0),
+        "maxidle": config_int(dag, "DAGMAN_MAX_JOBS_IDLE", 1000),
+        "maxpre": config_int(dag, "DAGMAN_MAX_PRE_SCRIPTS", 20),
+        "maxpost": config_int(dag, "DAGMAN_MAX_POST_SCRIPTS", 20),
+    }
+    for key, value in overrides.items():
+        if value is not None:
+            if value < 0:
+                raise UsageError(f"--{key} must be >= 0 (0 = unlimited), got {value}")
+            values[key] = value
+    return Limits(**values, always_run_post=config_bool(dag, "DAGMAN_ALWAYS_RUN_POST", False),
+                  depth_first=config_bool(dag, "DAGMAN_SUBMIT_DEPTH_FIRST", False),
+                  retry_node_first=config_bool(dag, "DAGMAN_RETRY_NODE_FIRST", False),
+                  dag_priority=priority or config_signed(dag, "DAGMAN_DEFAULT_PRIORITY", 0),
+                  job_failure_tolerance=config_int(dag, "DAGMAN_NODE_JOB_FAILURE_TOLERANCE", 0),
+                  remove_job_list_on_failure=config_bool(dag, "DAGMAN_REMOVE_JOB_LIST_ON_FAILURE", True),
+                  max_job_holds=config_int(dag, "DAGMAN_MAX_JOB_HOLDS", 100))
+
+
+#: The DAGMan configuration knobs ``sheaf run`` honours; a CONFIG file setting any other is warned
+#: about, naming the knob (whoever teaches the engine a knob adds it here).
+HONOURED_KNOBS = frozenset({
+    "DAGMAN_ALWAYS_RUN_POST", "DAGMAN_DEFAULT_APPEND_VARS", "DAGMAN_DEFAULT_PRIORITY", "DAGMAN_MAX_JOBS_IDLE",
+    "DAGMAN_MAX_JOB_HOLDS", "DAGMAN_MAX_JOBS_SUBMITTED", "DAGMAN_MAX_POST_SCRIPTS", "DAGMAN_MAX_PRE_SCRIPTS",
+    "DAGMAN_NODE_JOB_FAILURE_TOLERANCE", "DAGMAN_REMOVE_JOB_LIST_ON_FAILURE",
+    "DAGMAN_RESET_RETRIES_UPON_RESCUE", "DAGMAN_RETRY_NODE_FIRST", "DAGMAN_SUBMIT_DEPTH_FIRST",
+})
+
+
+def config_warnings(dag: Dag) -> list[str]:
+    return [f"{dag.config_path}: configuration knob {key} is not honoured by sheaf run (it is ignored)"
+            for key in dag.config if key not in HONOURED_KNOBS]
+
+
+class DagEnvironment:
+    """``ENV SET`` of the DAG file: DAGMan's own environment, which its scripts inherit and its jobs'
+    ``getenv``/``$ENV()`` read; set for the run and restored after it (``run_workflow`` is the
+    entry point that owns the process for the run's duration)."""
+
+    def __init__(self, values: Mapping[str, str]) -> None:
+        self.values = dict(values)
+        self.saved: dict[str, str | None] = {}
+
+    def __enter__(self) -> None:
+        for key, value in self.values.items():
+            self.saved[key] = os.environ.get(key)
+            os.environ[key] = value
+
+    def __exit__(self, *_exc: object) -> None:
+        for key, old in self.saved.items():
+            if old is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = old
+
+
+_RUN_TIME_MACROS = ("$(cluster", "$(dag_status", "$(failed_count")  # known only at submission
+
+
+def _uses_run_time_values(texts: Iterable[str]) -> bool:
+    return any(m in t.lower() for t in texts for m in _RUN_TIME_MACROS)
+
+
+def _description_uses_run_time_values(desc: SubmitDescription) -> bool:
+    return _uses_run_time_values([*(v for v, _ in desc.values.values()), *desc.attrs.values()])
+
+
+def load_descriptions(dag: Dag, limits: Limits) -> tuple[dict[str, SubmitDescription], dict[str, JobSpec]]:
+    """Parse and expand every node's submit description: bad input fails before anything is written.
+
+    The expansion for attempt 0 is kept (when it does not depend on ``$(Cluster)``, which is only
+    known at submission) so that a first attempt is not expanded twice.
+    """
+    cache: dict[str, SubmitDescription] = {}
+    first: dict[str, JobSpec] = {}
+    run_time: dict[str, bool] = {}  # by description: whether its own text uses run-time values
+    for spec in dag.nodes.values():
+        if spec.description is None and not os.path.exists(spec.submit):
+            continue  # read at submission: a PRE script or an earlier node may write it
+        if spec.subdag:
+            parse_dag(spec.submit)
+            continue
+        desc = cache.get(spec.submit)
+        if desc is None:
+            desc = cache[spec.submit] = node_description(spec, dag.descriptions)
+            run_time[spec.submit] = _description_uses_run_time_values(desc)
+        if not desc.queue.simple:
+            continue  # expanded per proc at submission (a queue from-file may be written by then)
+        sub = Submit(spec.name, 0, 0, spec.priority + limits.dag_priority)
+        try:
+            job = render_node(desc, spec, sub, config_bool(dag, "DAGMAN_DEFAULT_APPEND_VARS", False),
+                          dag.parents[spec.name])
+        except InputError as exc:
+            raise exc.located(desc.path) from None
+        if spec.pre is None and not run_time[spec.submit] and not _uses_run_time_values(spec.vars.values()):
+            first[spec.name] = job
+    return cache, first
+

@@ -1,0 +1,35 @@
+"""``sheaf run`` starts with the engine, the local backend and the readers of DAG and submit files
+only: not the planner, codegen's writers, the workflow and catalog readers or the progress bar
+(each package's ``__init__`` re-exports lazily, ``sheaf._lazy``).  Start-up is part of every run's
+time (``benchmarks/engine_throughput.py`` times ``sheaf run`` from start to exit)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+_NOT_FOR_RUN = ("sheaf.planner", "sheaf.codegen._write", "sheaf.formats._yaml_workflow",
+                "sheaf.formats._yaml_catalogs", "sheaf.formats._discover", "sheaf.model._catalogs",
+                "sheaf.model._workflow", "rich.progress", "yaml_rs")
+
+
+def _loaded(code: str) -> set[str]:
+    out = subprocess.run([sys.executable, "-c", f"{code}\nimport sys\nprint('\\n'.join(sys.modules))"],
+                         capture_output=True, text=True, check=True)
+    return set(out.stdout.split())
+
+
+def test_the_run_command_imports_nothing_of_planning() -> None:
+    loaded = _loaded("from sheaf.cli._app import main\nmain.get_command(None, 'run')")
+    assert "sheaf.engine._loop" in loaded and "sheaf.backends.local" in loaded
+    assert sorted(m for m in loaded if m.startswith(_NOT_FOR_RUN)) == []
+
+
+@pytest.mark.parametrize("package", ["sheaf.model", "sheaf.formats", "sheaf.codegen"])
+def test_lazy_packages_still_export_every_name(package: str) -> None:
+    code = (f"import importlib\nm = importlib.import_module({package!r})\n"
+            "missing = [n for n in m.__all__ if getattr(m, n, None) is None]\nassert not missing, missing\n"
+            "try:\n    m.no_such_name\nexcept AttributeError:\n    pass\nelse:\n    raise SystemExit(1)")
+    subprocess.run([sys.executable, "-c", code], check=True)
