@@ -27,6 +27,7 @@ BENCH = Path(__file__).resolve().parent.parent / "benchmarks"
     # starts the Slurm test cluster (or prints why it cannot and exits 0)
     ["backend_overhead.py", "--backend", "slurm", "--levels", "2", "--width", "2", "--chain", "2",
      "--slurm-tasks", "20", "--sleep", "0"],
+    ["grid_binding.py", "--groups", "3", "--tasks", "2", "--idle", "1", "--smoke"],
 ], ids=lambda a: a[0])
 def test_benchmark_runs(args: list[str]) -> None:
     done = subprocess.run([sys.executable, str(BENCH / args[0]), *args[1:]], capture_output=True, text=True,

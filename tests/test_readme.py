@@ -23,7 +23,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
-SECTIONS = ("A short tour", "Coming from Pegasus")
+SECTIONS = ("A short tour", "Coming from Pegasus", "Binding work to grid sites")
 
 
 def command_blocks(text: str) -> dict[str, list[str]]:

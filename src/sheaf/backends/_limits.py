@@ -70,7 +70,7 @@ def process_start(pid: int) -> int | None:
     return int(fields[19])
 
 
-def _open_store(path: Path, patience: float = 30.0) -> sqlite3.Connection:
+def _open_store(path: Path, patience: float = 30.0, schema: str = _SCHEMA) -> sqlite3.Connection:
     """Open (creating if needed) the store in WAL mode.
 
     Switching a new database to WAL takes an exclusive lock, and SQLite answers ``database is locked``
@@ -84,7 +84,7 @@ def _open_store(path: Path, patience: float = 30.0) -> sqlite3.Connection:
         try:
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")
-            db.executescript(_SCHEMA)
+            db.executescript(schema)
             return db
         except sqlite3.OperationalError as exc:
             if "locked" not in str(exc) or time.monotonic() >= deadline:

@@ -23,7 +23,8 @@ from sheaf.errors import EngineError, InputError, StorageError, UsageError
 #: lists the commands), so ``sheaf run`` does not pay for the planner's imports at start-up
 COMMAND_MODULES = {"validate": "_validate", "plan": "_plan", "run": "_run", "status": "_status",
                    "statistics": "_statistics", "analyze": "_analyze", "plots": "_plots",
-                   "dashboard": "_dashboard", "remove": "_remove", "shims": "_shims", "classad": "_classad"}
+                   "dashboard": "_dashboard", "remove": "_remove", "shims": "_shims", "classad": "_classad",
+                   "advertise": "_advertise", "ads": "_ads"}
 
 
 class _Group(click.Group):

@@ -54,6 +54,7 @@ from sheaf.cli._plan_args import (
 from sheaf.cli._plan_subwf import keep_ran_plan as _keep_ran_plan
 from sheaf.cli._plan_subwf import read_output_map, with_replica_files
 from sheaf.codegen import PlanContext, PlanFiles, check_target, write_plan
+from sheaf.codegen._groups import GROUP_PROPERTY, write_groups
 from sheaf.codegen._layout import (
     named_submit_dir,
     next_run_number,
@@ -114,6 +115,9 @@ class _Where:
 @click.option("--tc", type=click.Path(dir_okay=False), help="Transformation catalog (YAML or text).")
 @click.option("--sc", type=click.Path(dir_okay=False), help="Site catalog (YAML or XML).")
 @click.option("--rc", type=click.Path(dir_okay=False), help="Replica catalog (YAML or text).")
+@click.option("--group-size", type=click.IntRange(min=1), metavar="N",
+              help="Cut the DAG into group DAGs of about N jobs matched to grid sites as wholes "
+                   "(property sheaf.group.size; 1 binds each job).")
 @click.option("-I", "--input-dir", multiple=True, metavar="D1,D2", help="Directories holding input files.")
 @click.option("-f", "--force", is_flag=True, help="No data reuse: every job runs (sheaf's only way yet).")
 @click.option("--force-replan", is_flag=True, help="Replan sub-workflows on retry (sheaf always does).")
@@ -151,7 +155,8 @@ def _plan_command(*, workflow: str | None, dax: str | None, directory: str | Non
                   sc: str | None, rc: str | None, input_dir: tuple[str, ...], force: bool, force_replan: bool,
                   reuse: tuple[str, ...], submit: bool, as_json: bool, verbose: int, quiet: int,
                   jvm_options: tuple[str, ...], deferred: bool, caches: tuple[str, ...],
-                  inherited_rc: tuple[str, ...], output_map: str | None) -> None:
+                  inherited_rc: tuple[str, ...], output_map: str | None,
+                  group_size: int | None) -> None:
     warnings = [f"-X{option}: a Java VM option; sheaf runs no JVM, ignored" for option in jvm_options]
     path, base = workflow_file(workflow, dax, directory, warnings)
     named = relative_submit_dir or relative_dir
@@ -198,6 +203,10 @@ def _plan_command(*, workflow: str | None, dax: str | None, directory: str | Non
 
     exec_dir = _exec_dir(where, exec_wf.name, relative_dir, randomdir, basename, wf_uuid)
     files = _write(exec_wf, where, basename, extras, record, exec_dir, context)
+    size = group_size or _group_property(inputs.properties.get(GROUP_PROPERTY))
+    if size is not None:
+        write_groups(files.directory, size, dag_name=os.path.basename(files.dag),
+                     collector=inputs.properties.get("sheaf.collector.file"))
     written = time.perf_counter()
     for warning in [*warnings, *exec_wf.warnings, *files.warnings, *staging.warnings()]:
         click.echo(f"sheaf: warning: {warning}", err=True)
@@ -226,6 +235,14 @@ def _exec_dir(where: _Where, workflow: str, relative_dir: str | None, randomdir:
     parent = where.parent(workflow)  # under --relative-submit-dir: the numbered name Pegasus would pick
     default = where.stamp or f"run{next_run_number(parent):04d}"
     return lambda _final: os.path.relpath(os.path.join(parent, default), where.base)
+
+
+def _group_property(value: str | None) -> int | None:
+    if value is None or not value.strip():
+        return None
+    if not value.strip().isdigit() or int(value) < 1:
+        raise UsageError(f"{GROUP_PROPERTY} must be a positive integer, got {value!r}")
+    return int(value)
 
 
 def _write(exec_wf: ExecutableWorkflow, where: _Where, basename: str | None,

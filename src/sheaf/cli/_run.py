@@ -42,12 +42,18 @@ def run_planned(directory: str, *, dag_file: str | Sequence[str] | None = None,
                 maxpost: int | None = None,
                 pool_config: str | None = None, priority: int | None = None,
                 on_progress: Callable[[EngineProgress], None] | None = None,
-                backend_name: str = "local", scheduler: str | None = None) -> RunResult:
+                backend_name: str = "local", scheduler: str | None = None,
+                grid_policy: object | None = None, grid_interval: float = 1.0) -> RunResult:
     """Run the planned workflow in ``directory`` on the backend named ``backend_name`` (``_registry``;
     the local pool from ``pool_config``, a Dask cluster at ``scheduler``, Slurm); jobs whose site asks
-    for a batch system (``grid_resource = batch slurm``) go there whatever ``backend_name`` is."""
+    for a batch system (``grid_resource = batch slurm``) go there whatever ``backend_name`` is.  A
+    directory that ``sheaf plan --group-size`` wrote runs on the grid backend: its group DAG jobs are
+    matched to the collector's site ads (``grid_policy``: a ``BackOut``; ``grid_interval``: seconds
+    between cycles)."""
 
     def backend() -> Backend:
+        if _is_grid_plan(directory):
+            return _grid_backend(directory, pool_config, grid_policy, grid_interval)
         made: Backend = make_backend(backend_name, directory=os.path.abspath(directory),
                                      pool_config=pool_config, scheduler=scheduler, env=dict(os.environ))
         return made
@@ -112,6 +118,25 @@ def _events_loader(directory: str, dag_file: str | Sequence[str] | None) -> Even
     except UsageError:
         return None
     return EventsLoader(dag, on_warning=_warn).start()
+
+
+def _is_grid_plan(directory: str) -> bool:
+    """A directory ``sheaf plan --group-size`` wrote (checked without importing the grid backend)."""
+    return os.path.isfile(os.path.join(directory, "grid", "groups.json"))
+
+
+def _backout(idle: float) -> object:
+    from sheaf.backends.grid import BackOut
+
+    return BackOut(idle=idle)
+
+
+def _grid_backend(directory: str, pool_config: str | None, policy: object | None, interval: float) -> Backend:
+    from sheaf.backends._slotconfig import load_config
+    from sheaf.backends.grid import BackOut, GridBackend, plan_collector
+
+    return GridBackend(plan_collector(directory), policy=policy if isinstance(policy, BackOut) else None,
+                       interval=interval, config=load_config(pool_config))
 
 
 def _warn(text: str) -> None:
@@ -184,11 +209,16 @@ def render_summary(result: RunResult, console: Console) -> None:
               help="Where jobs run: this machine's pool, a Dask cluster, Slurm, or (htcondor) the whole "
                    "DAG handed to DAGMan on the HTCondor pool whose schedd is reachable.  A site whose "
                    "jobs say grid_resource = batch slurm goes to Slurm whatever this says.")
+@click.option("--negotiation-interval", type=click.FloatRange(min=0.05), default=1.0, show_default=True,
+              help="Grid plans: seconds between negotiation cycles (and matchmaker monitor passes).")
+@click.option("--backout-idle", type=click.FloatRange(min=0.1), default=30.0, show_default=True,
+              help="Grid plans: back out of a site where a group made no progress for this many seconds.")
 @click.option("--scheduler", help="--backend dask: the scheduler's address (default: a LocalCluster "
               "started and closed by the run).")
 def command(directory: str, dag_files: tuple[str, ...], maxjobs: int | None, maxidle: int | None,
             maxpre: int | None, maxpost: int | None, pool_config: str | None, priority: int | None,
-            backend_name: str, scheduler: str | None) -> None:
+            backend_name: str, scheduler: str | None, negotiation_interval: float,
+            backout_idle: float) -> None:
     """Run (or resume) the planned workflow in DIRECTORY on this machine (or --backend)."""
     console = Console(soft_wrap=True)
     if backend_name == "htcondor":
@@ -199,7 +229,8 @@ def command(directory: str, dag_files: tuple[str, ...], maxjobs: int | None, max
     try:
         result = run_planned(directory, dag_file=list(dag_files) or None, maxjobs=maxjobs, maxidle=maxidle,
                              maxpre=maxpre, maxpost=maxpost, pool_config=pool_config, priority=priority,
-                             on_progress=progress, backend_name=backend_name, scheduler=scheduler)
+                             on_progress=progress, backend_name=backend_name, scheduler=scheduler,
+                             grid_policy=_backout(backout_idle), grid_interval=negotiation_interval)
     finally:
         if bar is not None:
             bar.stop()

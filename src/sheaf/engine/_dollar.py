@@ -6,7 +6,10 @@ TARGET) and records what it used in the job ad (``MATCH_<Name>``, ``MATCH_EXP_<A
 ``sheaf.classad.expand``.  The engine has already split the description into an argv, an
 environment and file names, so the expansion is applied to each of those texts that holds a ``$$(``
 (the same text the schedd would see inside the attribute), with the job ad and the claimed slot's
-ad; the ``MATCH_`` records of the references go into the launch's job ad.  A reference that cannot
+ad; the ``MATCH_`` records of the references go into the launch's job ad.  An old-syntax
+environment entry that is a whole reference (``environment = $$(SiteEnvironment);PATH=...``) is
+replaced by the ``name=value;...`` entries its value holds, as the schedd expands the text before
+it is split.  A reference that cannot
 be expanded means the job cannot start: HTCondor holds it with ``Cannot expand $$(Name).``, and the
 backend reports that reason as a hold.
 
@@ -24,6 +27,7 @@ from dataclasses import replace
 from sheaf import classad
 from sheaf.classad import ClassAd
 from sheaf.engine._backend import Launch
+from sheaf.engine._submit import split_environment
 
 _MARK = "$$("
 _PREFIX = "SheafText"
@@ -56,7 +60,12 @@ def expand_launch(launch: Launch, slot: ClassAd | None) -> tuple[Launch, str | N
         if not name.startswith(f"MATCH_EXP_{_PREFIX}"):
             ad[name] = expr
     argc, envc = len(launch.argv), len(launch.env)
-    env = dict(zip(launch.env.keys(), out[argc:argc + envc], strict=True))
+    env: dict[str, str] = {}
+    for name, value in zip(launch.env.keys(), out[argc:argc + envc], strict=True):
+        if name.startswith(_MARK):  # a whole-entry reference: the entries it expanded to, in its place
+            env.update(split_environment(value, name))
+        else:
+            env[name] = value
     cwd, stdout, stderr = out[argc + envc:]
     return replace(launch, argv=tuple(out[:argc]), env=env, cwd=cwd, stdout=stdout, stderr=stderr,
                    job_ad=ad), None

@@ -134,6 +134,11 @@ def _split_environment(value: str, where: str) -> tuple[tuple[str, str], ...]:
         words = [w for w in value.split(";") if w.strip()]
     env: dict[str, str] = {}
     for word in words:
+        if word.strip().startswith("$$(") and word.strip().endswith(")") and "=" not in word:
+            # a whole $$(Attr) entry stands for the entries it expands to (the USCMS report's
+            # ``environment = $$(SiteEnvironment);...``); kept until the match expands it
+            env[word.strip()] = word.strip()
+            continue
         name, eq, val = word.partition("=")
         if not eq or not name.strip():
             raise FormatError("environment entry is not name=value", rule="environment = \"a=b c=d\"",

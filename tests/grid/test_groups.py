@@ -1,0 +1,58 @@
+"""Cutting a DAG into group DAGs: the invariants of ``cut_groups`` and the files ``--group-size`` writes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from tests.grid._recipe import prepare
+
+from sheaf.codegen._groups import cut_groups
+
+
+@st.composite
+def dags(draw: st.DrawFn) -> tuple[list[list[int]], list[bool]]:
+    n = draw(st.integers(min_value=1, max_value=40))
+    parents = [sorted(set(draw(st.lists(st.integers(0, i - 1), max_size=3)))) if i else [] for i in range(n)]
+    compute = draw(st.lists(st.booleans(), min_size=n, max_size=n))
+    return parents, compute
+
+
+@settings(max_examples=150, deadline=None)
+@given(dags(), st.integers(min_value=1, max_value=7))
+def test_groups_are_slices_whose_edges_run_forward(dag: tuple[list[list[int]], list[bool]],
+                                                    size: int) -> None:
+    parents, compute = dag
+    groups = cut_groups([f"n{i}" for i in range(len(parents))], parents, compute, size)
+    work = [next(iter(g)) for g, c in zip(groups, compute, strict=True) if c]
+    assert all(len(g) == 1 for g, c in zip(groups, compute, strict=True) if c)
+    assert all(work.count(g) <= size for g in set(work))  # about N jobs: at most N compute jobs
+    assert all(groups)  # every node is somewhere
+    for child, plist in enumerate(parents):
+        for parent in plist:
+            # an edge stays inside a group (the parent has a copy there) or runs to a later group
+            assert all(g in groups[parent] or max(groups[parent]) < g for g in groups[child])
+
+
+def test_plan_writes_group_dags_an_outer_dag_and_condor_files(tmp_path: Path) -> None:
+    import htcondor2
+
+    run = prepare(tmp_path, "sites:\n  one: {max_queued: 3, slots: 1}\n", tasks=7, size=3)
+    record = json.loads((run / "grid" / "groups.json").read_text())
+    assert [len(jobs) for jobs in record["groups"].values()] == [4, 4, 2]  # + a create-dir copy each
+    outer = (run / "sleepy.dag").read_text()
+    assert outer.count("JOB ") == 3 and "PARENT" not in outer  # independent groups
+    assert (run / "sleepy.dag.flat").exists()
+    gdag = (run / "sleepy.group_0001.gdag").read_text()
+    assert 'SheafSite=$ENV(SheafSite)' in gdag and "VARS create_dir" in gdag
+    sub = (run / "grid" / "group_0001.sub").read_text()
+    for line in ("+WANT_USCMS_MATCHMAKER = True", "Requirements = Is_USCMS_Site =?= True",
+                 "Rank = -CurMatches/MaxMatches", "environment = $$(SiteEnvironment);"):
+        assert line in sub
+    condor = htcondor2.Submit((run / "grid" / "group_0001.condor.sub").read_text())
+    assert condor["universe"] == "grid"
+    assert condor["grid_resource"] == "condor $$(MatchmakerSchedd) $$(MatchmakerPool)"
+    assert condor["MY.remote_JobUniverse"] == "7" and condor["Rank"] == "-CurMatches/MaxMatches"
+    assert condor["MY.WANT_USCMS_MATCHMAKER"] == "True"
