@@ -162,7 +162,9 @@ def site_backend(env: dict[str, str] | os._Environ[str]) -> Backend:
 
         if kind not in BACKENDS or kind == "htcondor":  # htcondor takes whole DAGs, not node jobs
             raise SystemExit(f"sheaf: error: site backend {kind!r} is not available here")
-        made: Backend = BACKENDS[kind](scheduler=env.get("SiteScheduler") or None)
+        # the group DAG's process runs in its own directory: a Slurm site keeps its records there
+        made: Backend = BACKENDS[kind](scheduler=env.get("SiteScheduler") or None, directory=os.getcwd(),
+                                       env=dict(env))
         return made
     slots = max(1, int(env.get("SiteSlots", "1")))
     site = "".join(c if c.isalnum() else "_" for c in env.get("SheafSite", "site"))
