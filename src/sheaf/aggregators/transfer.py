@@ -90,7 +90,13 @@ Pair = tuple[str, str, bool]  # source, destination, make it executable
 def read_pairs(path: str, root: str) -> list[Pair]:
     """The transfers of ``path``, every line checked before any transfer starts."""
     pairs = []
-    for number, line in enumerate(_read_text(path).split("\n"), start=1):
+    text = _read_text(path)
+    if text.lstrip().startswith("["):  # the data pass's JSON list (hook: _transfer_json)
+        from sheaf.aggregators._transfer_json import pairs_of
+        from sheaf.formats._shellwords import join_words
+
+        text = "".join(join_words(words) + "\n" for words in pairs_of(text, path))
+    for number, line in enumerate(text.split("\n"), start=1):
         raw = line.removesuffix("\r")
         if not raw.strip() or raw.lstrip().startswith("#"):
             continue
@@ -153,6 +159,8 @@ def _main(argv: list[str]) -> int:
     parser = _Parser(prog=PROG, description="Copy local files into a job's working directory.")
     parser.add_argument("--root", required=True, help="the working directory every destination lies in")
     parser.add_argument("--link", action="store_true", help="make symbolic links instead of copies")
+    for option in ("--threads", "--integrity", "--meta-dir"):  # the full tool's; accepted (hook)
+        parser.add_argument(option, help=argparse.SUPPRESS)
     parser.add_argument("pairs", help="file of 'src dst' lines")
     args = parser.parse_args(argv)
     pairs = read_pairs(args.pairs, args.root)

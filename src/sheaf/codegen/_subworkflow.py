@@ -20,10 +20,10 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-from sheaf.codegen._staging import find_local
 from sheaf.errors import PlanningError
 from sheaf.formats import format_properties
 from sheaf.planner import ExecJob, ExecutableWorkflow
+from sheaf.planner._replicas import find_local
 
 
 def subworkflow_file(job: ExecJob, exec_wf: ExecutableWorkflow) -> tuple[str, str]:

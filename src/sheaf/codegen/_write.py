@@ -80,7 +80,7 @@ from sheaf.codegen._containers import ContainerRun, containerize
 from sheaf.codegen._dag import NodeSettings, config_text, edge_lines, maxjobs_lines, node_lines, node_settings
 from sheaf.codegen._layout import JobPaths, Layout, reserve_run_dir, safe_name
 from sheaf.codegen._planjson import JobRecord, container_record, contract_profiles, encode_plan
-from sheaf.codegen._staging import Staging, plan_staging
+from sheaf.codegen._staging import clustered_streams, data_for
 from sheaf.codegen._submit import (
     Command,
     SubmitContext,
@@ -167,11 +167,11 @@ def _write_into(final: str, exec_wf: ExecutableWorkflow, basename: str | None,
                 extra_files: Callable[[PlanFiles], Mapping[str, str]] | None,
                 options: Mapping[str, object]) -> PlanFiles:
     layout = Layout(final, exec_wf.name, basename)
-    staging = plan_staging(exec_wf, layout)
-    containers = containerize(exec_wf, layout.final_dir, staging.workdirs)
-    jobs = staging.jobs + exec_wf.jobs
-    shift = len(staging.jobs)
-    edges = staging.edges + [(p + shift, c + shift) for p, c in exec_wf.edges]
+    given = len(exec_wf.warnings)
+    exec_wf = data_for(exec_wf, layout.final_dir)
+    warnings = exec_wf.warnings[given:] + clustered_streams(exec_wf)  # the pass's, when it ran here
+    containers = containerize(exec_wf, layout.final_dir, exec_wf.workdirs)
+    jobs, edges = exec_wf.jobs, exec_wf.edges
     _check_ids(jobs)
     parent = os.path.dirname(final)
     try:
@@ -183,7 +183,7 @@ def _write_into(final: str, exec_wf: ExecutableWorkflow, basename: str | None,
     guard = _hold(tmp)
     try:
         os.chmod(tmp, 0o755)
-        writer = _Writer(exec_wf, layout, tmp, staging, containers, options=dict(options))
+        writer = _Writer(exec_wf, layout, tmp, warnings, containers, options=dict(options))
         files = writer.write(jobs, edges)
         for name, text in (extra_files(files) if extra_files else {}).items():
             writer.put(name, text)
@@ -327,7 +327,7 @@ class _Writer:
     exec_wf: ExecutableWorkflow
     layout: Layout
     root: str
-    staging: Staging
+    warnings: list[str]
     containers: ContainerRun
     made: set[str] = field(default_factory=set)
     graph: Graph | None = None
@@ -339,7 +339,7 @@ class _Writer:
     options: dict[str, object] = field(default_factory=dict)  # the command line's, for plan.json
 
     def write(self, jobs: list[ExecJob], edges: list[tuple[int, int]]) -> PlanFiles:
-        ctx = SubmitContext(self.exec_wf.name, self.layout.log, list(self.staging.warnings))
+        ctx = SubmitContext(self.exec_wf.name, self.layout.log, list(self.warnings))
         self.base = self.exec_wf.properties.profiles()
         wf = self.exec_wf
         # the DAG is streamed: at 10^6 jobs its lines never sit in memory at once
@@ -435,7 +435,7 @@ class _Writer:
 
     def _workdir(self, job: ExecJob) -> str:
         site = job.site or "local"
-        return self.staging.workdirs.get(site) or self.layout.scratch(site)
+        return self.exec_wf.workdirs.get(site) or self.layout.scratch(site)
 
     def _command(self, job: ExecJob, paths: JobPaths, profiles: Profiles) -> Command:
         if job.type == "compute" and len(job.tasks) == 1:
@@ -446,10 +446,9 @@ class _Writer:
             return with_streams(command, self.exec_wf.workflow.jobs.get(task.id), raw=raw)
         if job.type == "cluster":
             return self._cluster(job, paths, profiles)
-        if job.type == "stage_in":
-            pairs = paths.rel(".in")
-            self.put(pairs, self.staging.transfers.get(job.id, ""))
-            return Command(tool_path("sheaf-transfer"), ("--root", self._workdir(job), paths.abs(".in")),
+        if job.id in self.exec_wf.job_inputs:  # a data job: its list, written beside its description
+            self.put(paths.rel(".in"), self.exec_wf.job_inputs[job.id])
+            return Command(tool_path(job.executable or ""), (*job.arguments, paths.abs(".in")),
                            self.layout.final_dir, "local")
         if job.type == "subworkflow":
             return self._pegasus_workflow(job, paths)

@@ -1,0 +1,200 @@
+"""Stage-out and registration jobs, and the users of every file a job produces (for cleanup).
+
+Where outputs go (``output_target``): ``--output-dir D`` (``D/<lfn>``, site label ``local``), else the
+first ``--output-sites`` site's ``sharedStorage`` (else ``localStorage``) directory from the site
+catalog; ``local`` without a storage directory there has ``wf-output`` beside the submit directory, as
+its default scratch has ``wf-scratch``.  A named output site with no local storage directory is a
+``PlanningError``.  No ``--output-dir`` and no ``--output-sites``: nothing is staged out.
+
+Registration target (``register_target``): ``pegasus.catalog.replica.output.file``, else the replica
+catalog file the plan read (``DataOptions.rc_file``), else ``replicas.yml`` in the planning directory
+(Pegasus 5's default catalog name, so the next plan from there finds it); its format is YAML when
+``pegasus.catalog.replica.output`` says ``YAML`` or the name ends in ``.yml``/``.yaml``, else Pegasus's
+text ("File") format.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from sheaf.errors import PlanningError
+from sheaf.model._workflow import all_uses
+from sheaf.planner._naming import safe
+from sheaf.planner._plan import ExecJob, ExecutableWorkflow
+from sheaf.planner._replicas import Source, path_url
+
+if TYPE_CHECKING:
+    from sheaf.planner._data import _Pass
+
+_PRODUCERS = ("compute", "cluster")
+
+
+@dataclass(slots=True)
+class _File:
+    site: str
+    lfn: str
+    producers: list[int] = field(default_factory=list)
+    readers: list[int] = field(default_factory=list)
+    stage_out: bool = False
+    register: bool = False
+
+
+@dataclass(slots=True)
+class StageOut:
+    exec_wf: ExecutableWorkflow
+    target: tuple[str, str] | None            # (output site label, directory)
+    files: dict[tuple[str, str], _File]
+    buckets: list[tuple[str, int, list[_File]]] = field(default_factory=list)
+
+    def add_jobs(self, state: _Pass) -> list[tuple[int, list[_File], int | None]]:
+        """One stage_out job per bucket, and its register job; (stage index, files, register index)."""
+        from sheaf.planner._data import transfer_entry, transfer_options, transfer_text
+
+        if self.target is None:
+            return []
+        label, directory = self.target
+        exec_wf = self.exec_wf
+        made = []
+        counters: dict[tuple[str, int], int] = {}
+        register = register_target(exec_wf)
+        for site, level, files in self.buckets:
+            n = counters[(site, level)] = counters.get((site, level), -1) + 1
+            workdir = exec_wf.workdirs[site]
+            entries = [transfer_entry(i, "output", f.lfn,
+                                      [Source(path_url(os.path.join(workdir, f.lfn)), site)],
+                                      label, os.path.join(directory, f.lfn))
+                       for i, f in enumerate(files, 1)]
+            job = ExecJob(id=f"stage_out_local_{safe(site)}_{level}_{n}", type="stage_out", site=site,
+                          transformation=None, level=level, executable="sheaf-transfer",
+                          arguments=transfer_options(exec_wf, directory, state.submit_dir))
+            index = state.add(job, transfer_text(entries))
+            wanted = [f for f in files if f.register]
+            reg = None
+            if wanted:
+                records = [{"lfn": f.lfn, "pfn": path_url(os.path.join(directory, f.lfn)), "site": label}
+                           for f in wanted]
+                reg_job = ExecJob(id=f"register_{safe(site)}_{level}_{n}", type="register", site="local",
+                                  transformation=None, level=level + 1, executable="sheaf-register",
+                                  arguments=("--format", register[1], register[0]))
+                reg = state.add(reg_job, json.dumps(records, indent=1, ensure_ascii=False) + "\n")
+            made.append((index, files, reg))
+        return made
+
+    def link(self, edges: list[tuple[int, int]], outputs: dict[tuple[str, str], tuple[list[int], bool, bool]],
+             made: list[tuple[int, list[_File], int | None]], shift: int) -> None:
+        """Edges producer -> stage_out -> register; every produced file's users for cleanup."""
+        staged_by: dict[tuple[str, str], int] = {}
+        for index, files, reg in made:
+            producers = sorted({p for f in files for p in f.producers})
+            edges.extend((p + shift, index) for p in producers)
+            if reg is not None:
+                edges.append((index, reg))
+            for f in files:
+                staged_by[(f.site, f.lfn)] = index
+        for key, f in self.files.items():
+            users = [p + shift for p in f.producers] + [r + shift for r in f.readers]
+            out = staged_by.get(key)
+            if out is not None:
+                users.append(out)
+            kept = f.stage_out and out is None
+            outputs[key] = (users, kept, False)
+
+
+def plan_stage_out(exec_wf: ExecutableWorkflow, submit_dir: str) -> StageOut:
+    files = _produced(exec_wf)
+    plan = StageOut(exec_wf, output_target(exec_wf, submit_dir), files)
+    if plan.target is None:
+        return plan
+    from sheaf.planner._data import cluster_limit
+
+    per: dict[tuple[str, int], list[_File]] = {}
+    jobs = exec_wf.jobs
+    for f in files.values():
+        if f.stage_out and f.producers:
+            per.setdefault((f.site, jobs[f.producers[-1]].level), []).append(f)
+    for (site, level), group in sorted(per.items()):
+        producers = sorted({f.producers[-1] for f in group})
+        k = min(len(producers), cluster_limit(exec_wf, site, "stageout") or math.ceil(len(producers) / 10))
+        rank = {p: i % k for i, p in enumerate(producers)}
+        buckets: list[list[_File]] = [[] for _ in range(k)]
+        for f in group:
+            buckets[rank[f.producers[-1]]].append(f)
+        plan.buckets.extend((site, level, b) for b in buckets if b)
+    return plan
+
+
+def _produced(exec_wf: ExecutableWorkflow) -> dict[tuple[str, str], _File]:
+    """(site, lfn) -> producers and same-site readers of every file a job produces."""
+    get = exec_wf.workflow.jobs.get
+    files: dict[tuple[str, str], _File] = {}
+    reads: list[tuple[int, str, str]] = []
+    for index, job in enumerate(exec_wf.jobs):
+        site = job.site
+        if site is None or job.type not in _PRODUCERS:
+            continue
+        for task in job.tasks:
+            source = get(task.id)
+            if source is None:
+                continue
+            for use in all_uses(source):
+                if use.type != "input":
+                    f = files.get((site, use.lfn))
+                    if f is None:
+                        f = files[(site, use.lfn)] = _File(site, use.lfn)
+                    if not f.producers or f.producers[-1] != index:
+                        f.producers.append(index)
+                    f.stage_out = f.stage_out or use.stage_out
+                    f.register = f.register or use.register_replica
+                if use.type != "output":
+                    reads.append((index, site, use.lfn))
+    for index, site, lfn in reads:
+        f = files.get((site, lfn))
+        if f is not None and index not in f.producers and (not f.readers or f.readers[-1] != index):
+            f.readers.append(index)
+    _check_one_site(files, reads)
+    return files
+
+
+def _check_one_site(files: dict[tuple[str, str], _File], reads: list[tuple[int, str, str]]) -> None:
+    """A file produced on one site and read on another needs an inter-site transfer, not planned yet."""
+    sites_of: dict[str, str] = {lfn: site for site, lfn in files}
+    for _, site, lfn in reads:
+        where = sites_of.get(lfn)
+        if where is not None and where != site and (site, lfn) not in files:
+            raise PlanningError("a file produced on one site is read on another: inter-site transfers "
+                                "are not planned yet", value=lfn,
+                                rule=f"producer and readers of a file run on one site ({where} and {site})")
+
+
+def output_target(exec_wf: ExecutableWorkflow, submit_dir: str) -> tuple[str, str] | None:
+    if exec_wf.data.output_dir:
+        return exec_wf.output_sites[0] if exec_wf.output_sites else "local", exec_wf.data.output_dir
+    if not exec_wf.output_sites:
+        return None
+    site = exec_wf.output_sites[0]
+    entry = exec_wf.site_catalog.get(site) if exec_wf.site_catalog is not None else None
+    for kind in ("sharedStorage", "localStorage"):
+        directory = entry.directory(kind) if entry is not None else None
+        if directory is not None and os.path.isabs(directory.path):
+            return site, os.path.normpath(directory.path)
+    if site == "local":  # Pegasus's default local storage, beside the default scratch
+        return site, os.path.join(os.path.dirname(submit_dir), "wf-output")
+    raise PlanningError("the output site has no local storage directory", value=site,
+                        rule="an output site's sharedStorage or localStorage is a local path "
+                             "(or give --output-dir)")
+
+
+def register_target(exec_wf: ExecutableWorkflow) -> tuple[str, str]:
+    """(file, format) the register jobs write (module docstring)."""
+    props = exec_wf.properties
+    path = (props.get_str("pegasus.catalog.replica.output.file") or exec_wf.data.rc_file
+            or os.path.join(exec_wf.data.cwd or os.getcwd(), "replicas.yml"))
+    path = os.path.abspath(os.path.join(exec_wf.data.cwd or os.getcwd(), path))
+    kind = (props.get_str("pegasus.catalog.replica.output") or "").strip().lower()
+    if kind not in ("yaml", "file"):
+        kind = "yaml" if path.endswith((".yml", ".yaml")) else "file"
+    return path, kind
