@@ -46,7 +46,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 from sheaf.errors import PlanningError
-from sheaf.model import SiteCatalog
+from sheaf.model import Profiles, SiteCatalog
 from sheaf.model._workflow import all_uses
 from sheaf.planner._cleanup import add_cleanup
 from sheaf.planner._naming import safe
@@ -100,7 +100,31 @@ def plan_data(exec_wf: ExecutableWorkflow, submit_dir: str) -> None:
     shift = len(state.jobs)
     exec_wf.edges = [*planned.edges, *((p + shift, c + shift) for p, c in exec_wf.edges)]
     add_cleanup(exec_wf, shift, planned.outputs, exec_wf.data.cleanup)
+    if exec_wf.properties.get_bool("pegasus.condor.concurrency.limits", False):
+        _concurrency_limits(exec_wf.jobs)
     exec_wf.data_planned = True
+
+
+#: the seed's HTCondor concurrency limit of each job type (``pegasus.condor.concurrency.limits``)
+LIMITS = {"stage_in": "pegasus_transfer.stagein", "stage_out": "pegasus_transfer.stageout",
+          "inter_site": "pegasus_transfer.inter", "create_dir": "pegasus_auxillary.createdir",
+          "cleanup": "pegasus_auxillary.cleanup", "register": "pegasus_auxillary.registration",
+          "compute": "pegasus_compute", "cluster": "pegasus_compute"}
+
+
+def _concurrency_limits(jobs: list[ExecJob]) -> None:
+    """Name each job's limit in its condor profiles, unless it names one itself; profile dicts are
+    shared between jobs, so each distinct one is copied once."""
+    copies: dict[tuple[int, str], Profiles] = {}
+    for index, job in enumerate(jobs):
+        limit = LIMITS.get(job.type)
+        own: Profiles = job.profiles or (job.tasks[0].profiles if len(job.tasks) == 1 else {})
+        if limit is None or "concurrency_limits" in (own.get("condor") or {}):
+            continue
+        key = (id(own), limit)
+        if key not in copies:
+            copies[key] = {**own, "condor": {**(own.get("condor") or {}), "concurrency_limits": limit}}
+        jobs[index] = replace(job, profiles=copies[key])  # a new record: the caller's stays as it was
 
 
 def check_settings(exec_wf: ExecutableWorkflow) -> None:
