@@ -153,3 +153,15 @@ def test_an_unknown_data_configuration_is_one_message(work: Path) -> None:
                  "-D", "pegasus.data.configuration=bogus")
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert "pegasus.data.configuration" in done.stderr and not (work / "submit").exists()
+
+
+def test_condorio_jobs_run_in_sandboxes_fed_from_the_staging_site(work: Path) -> None:
+    directory = _plan(work, "--output-dir", str(work / "out"), "-D", "pegasus.data.configuration=condorio")
+    staging = directory / "scratch" / "local"  # the submit host's working directory
+    (sub,) = [p.read_text() for p in directory.glob("jobs/*/tool_post.sub")]
+    assert "should_transfer_files = YES\n" in sub and f"initialdir = {staging}\n" in sub
+    assert f"transfer_input_files = {staging}/f.c0,{staging}/f.c1\n" in sub
+    assert "transfer_output_files = f.d\n" in sub
+    _run(directory)  # the tool reads its inputs from its working directory: the sandbox must hold them
+    assert (work / "out" / "f.d").read_text() == "A\nf.b0\nf.c0\nA\nf.b1\nf.c1\nf.d\n"
+    assert os.listdir(staging) == [] and not (directory / "scratch" / "condorpool").exists()

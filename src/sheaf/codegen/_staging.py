@@ -17,7 +17,7 @@ from dataclasses import replace
 
 from sheaf.errors import PlanningError
 from sheaf.formats._shellwords import join_words
-from sheaf.planner import ExecutableWorkflow
+from sheaf.planner import ExecJob, ExecutableWorkflow
 from sheaf.planner._data import plan_data
 
 
@@ -26,9 +26,26 @@ def data_for(exec_wf: ExecutableWorkflow, submit_dir: str) -> ExecutableWorkflow
     if exec_wf.data_planned:
         return exec_wf
     copy = replace(exec_wf, jobs=list(exec_wf.jobs), edges=list(exec_wf.edges),
-                   warnings=list(exec_wf.warnings), workdirs={}, job_inputs={})
+                   warnings=list(exec_wf.warnings), workdirs={}, job_inputs={}, file_transfers={})
     plan_data(copy, submit_dir)
     return copy
+
+
+def transfer_lines(job: ExecJob, inputs: tuple[str, ...],
+                   outputs: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    """The submit lines of a ``condorio`` job: HTCondor transfers its inputs (absolute paths on the
+    staging site) into its sandbox and its outputs (names) back to its ``initialdir``.  HTCondor's lists
+    are separated by commas, so a file name with a comma cannot be written (a ``PlanningError``)."""
+    for name in (*inputs, *outputs):
+        if "," in name:
+            raise PlanningError(f"job '{job.id}' transfers a file whose name holds a comma",
+                                rule="HTCondor's transfer_input_files/transfer_output_files lists are "
+                                     "comma-separated", value=name)
+    lines = [("should_transfer_files", "YES"), ("when_to_transfer_output", "ON_EXIT")]
+    if inputs:
+        lines.append(("transfer_input_files", ",".join(inputs)))
+    lines.append(("transfer_output_files", ",".join(outputs)))
+    return tuple(lines)
 
 
 def clustered_streams(exec_wf: ExecutableWorkflow) -> list[str]:

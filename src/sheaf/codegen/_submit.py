@@ -75,12 +75,14 @@ class Command:
     stderr: str | None = None
     #: Pegasus's argument string, written as it is under ``condor.arguments.quote = false``
     raw_arguments: str | None = None
+    #: HTCondor file transfer (``condorio``): ``should_transfer_files`` and the file lists
+    transfer: tuple[tuple[str, str], ...] = ()
 
     @property
     def shareable(self) -> bool:
-        """Whether a shared description can run it (no per-job streams or argument string)."""
+        """Whether a shared description can run it (no per-job streams, argument string or files)."""
         return (self.stdin is None and self.stdout is None and self.stderr is None
-                and self.raw_arguments is None)
+                and self.raw_arguments is None and not self.transfer)
 
 
 def with_streams(command: Command, job: Job | None, *, raw: bool = False) -> Command:
@@ -196,6 +198,7 @@ def _render(job: ExecJob, profiles: Mapping[str, Mapping[str, str]], command: Co
         defaults.append(("input", command.stdin))
     defaults += [("output", command.stdout or out_base + ".out"),
                  ("error", command.stderr or out_base + ".err"), ("log", ctx.log)]
+    defaults += [(key, check_line(value, key)) for key, value in command.transfer]
     if profiles.get("pegasus") or job.aggregator == "mpiexec":
         defaults += [(key, check_line(value, key)) for key, value in _requests(job, profiles)]
     lines += [f"{key} = {value}" for key, value in defaults if key not in condor]

@@ -80,7 +80,7 @@ from sheaf.codegen._containers import ContainerRun, containerize
 from sheaf.codegen._dag import NodeSettings, config_text, edge_lines, maxjobs_lines, node_lines, node_settings
 from sheaf.codegen._layout import JobPaths, Layout, reserve_run_dir, safe_name
 from sheaf.codegen._planjson import JobRecord, container_record, contract_profiles, encode_plan
-from sheaf.codegen._staging import clustered_streams, data_for
+from sheaf.codegen._staging import clustered_streams, data_for, transfer_lines
 from sheaf.codegen._submit import (
     Command,
     SubmitContext,
@@ -418,6 +418,9 @@ class _Writer:
 
     def _resolved(self, job: ExecJob, paths: JobPaths, profiles: Profiles) -> Command:
         command = self._command(job, paths, profiles)
+        files = self.exec_wf.file_transfers.get(job.id)
+        if files is not None:
+            command = replace(command, transfer=transfer_lines(job, *files))
         if "/" not in command.executable:  # a bare name (sheaf-cluster): HTCondor needs a path
             command = replace(command, executable=tool_path(command.executable))
         return command

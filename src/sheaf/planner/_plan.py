@@ -125,6 +125,9 @@ class ExecutableWorkflow:
     #: auxiliary job id -> the text of its input file (a JSON transfer, cleanup or registration
     #: list), whose path codegen appends to the job's arguments
     job_inputs: dict[str, str] = field(default_factory=dict)
+    #: ``condorio``: compute/cluster job id -> (input paths on the staging site, output names), what
+    #: HTCondor's file transfer moves in and out of the job's sandbox
+    file_transfers: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
