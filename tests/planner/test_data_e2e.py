@@ -165,3 +165,60 @@ def test_condorio_jobs_run_in_sandboxes_fed_from_the_staging_site(work: Path) ->
     _run(directory)  # the tool reads its inputs from its working directory: the sandbox must hold them
     assert (work / "out" / "f.d").read_text() == "A\nf.b0\nf.c0\nA\nf.b1\nf.c1\nf.d\n"
     assert os.listdir(staging) == [] and not (directory / "scratch" / "condorpool").exists()
+
+
+def _lite_tools() -> bool:
+    from sheaf.aggregators import transfer
+
+    return hasattr(transfer, "load_transfer_list")
+
+
+def test_nonsharedfs_jobs_run_under_sheaf_lite_with_a_manifest(work: Path) -> None:
+    import json
+
+    directory = _plan(work, "--output-dir", str(work / "out"), "-D", "pegasus.data.configuration=nonsharedfs",
+                      "-D", "pegasus.transfer.lite.threads=3", "--staging-site", "condorpool=local")
+    staging = directory / "scratch" / "local"
+    (sub,) = [p.read_text() for p in directory.glob("jobs/*/tool_post.sub")]
+    manifest_path = next(directory.glob("jobs/*/tool_post.lite.json"))
+    assert "sheaf-lite" in sub and f'"{manifest_path} -- {work}/tool.py -i f.c0 f.c1 -o f.d"' in sub
+    manifest = json.loads(manifest_path.read_text())
+    assert manifest["threads"] == 3 and manifest["integrity"] == "full" and manifest["keep_workdir"] is False
+    assert [(e["src_urls"][0]["url"], e["dest_urls"][0]["url"]) for e in manifest["inputs"]] == [
+        (f"file://{staging}/f.c0", "file:f.c0"), (f"file://{staging}/f.c1", "file:f.c1")]
+    assert [(e["src_urls"][0]["url"], e["dest_urls"][0]["url"]) for e in manifest["outputs"]] == [
+        ("file:f.d", f"file://{staging}/f.d")]
+    if not _lite_tools():
+        pytest.skip("needs sheaf-transfer JSON lists")
+    _run(directory)
+    assert (work / "out" / "f.d").read_text() == "A\nf.b0\nf.c0\nA\nf.b1\nf.c1\nf.d\n"
+    assert os.listdir(staging) == []
+
+
+def test_a_dead_first_replica_falls_through_to_the_second(work: Path) -> None:
+    (work / "replicas.yml").write_text(
+        "pegasus: '5.0'\nreplicas:\n- lfn: f.a\n  pfns:\n"
+        f"  - {{site: local, pfn: 'file://{work}/gone/f.a'}}\n  - {{site: local, pfn: '{work}/input/f.a'}}\n")
+    directory = _plan(work, "--output-dir", str(work / "out"))
+    (entry,) = _transfer_list(directory, "stage_in")
+    assert [u["url"] for u in entry["src_urls"]] == [f"file://{work}/gone/f.a", f"file://{work}/input/f.a"]
+    if not _lite_tools():
+        pytest.skip("needs sheaf-transfer JSON lists")
+    _run(directory)
+    assert (work / "out" / "f.d").exists()
+
+
+def test_a_corrupted_input_is_caught_by_its_checksum(work: Path) -> None:
+    import hashlib
+
+    digest = hashlib.sha256(b"not what is there\n").hexdigest()
+    (work / "replicas.yml").write_text(
+        f"pegasus: '5.0'\nreplicas:\n- lfn: f.a\n  pfns:\n  - {{site: local, pfn: '{work}/input/f.a'}}\n"
+        f"  checksum: {{sha256: '{digest}'}}\n")
+    directory = _plan(work, "--output-dir", str(work / "out"))
+    if not _lite_tools():
+        pytest.skip("needs sheaf-transfer JSON lists")
+    done = sheaf(directory, "run", str(directory))
+    assert done.returncode == 1 and not (work / "out" / "f.d").exists()
+    errors = "".join(p.read_text() for p in directory.glob("jobs/*/stage_in_*.err"))
+    assert "f.a" in errors and digest in errors

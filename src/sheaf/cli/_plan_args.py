@@ -101,10 +101,6 @@ class StagingOptions:
         """What the plan does with the options the data pass does not implement yet."""
         later = "recorded in plan.json, not acted on yet"
         out = []
-        if self.staging_sites:
-            pairs = ",".join(f"{k}={v}" if k != "*" else v for k, v in self.staging_sites.items())
-            out.append(f"--staging-site {pairs}: {later} (sharedfs: inputs are staged into each site's "
-                       "working directory)")
         if self.random_dir is not None:
             out.append(f"--randomdir{'=' + self.random_dir if self.random_dir else ''}: {later}; jobs "
                        "run in each site's working directory itself")

@@ -77,12 +77,14 @@ class Command:
     raw_arguments: str | None = None
     #: HTCondor file transfer (``condorio``): ``should_transfer_files`` and the file lists
     transfer: tuple[tuple[str, str], ...] = ()
+    #: ``nonsharedfs``: the command runs under ``sheaf-lite`` with a manifest of its own
+    lite: bool = False
 
     @property
     def shareable(self) -> bool:
         """Whether a shared description can run it (no per-job streams, argument string or files)."""
         return (self.stdin is None and self.stdout is None and self.stderr is None
-                and self.raw_arguments is None and not self.transfer)
+                and self.raw_arguments is None and not self.transfer and not self.lite)
 
 
 def with_streams(command: Command, job: Job | None, *, raw: bool = False) -> Command:

@@ -389,6 +389,8 @@ class _Writer:
             else:
                 self.put(paths.rel_submit, render_submit(job, profiles, self._resolved(job, paths, profiles),
                                                           out_base, ctx))
+                if job.id in self.exec_wf.lite:
+                    self.put(paths.rel(".lite.json"), self.exec_wf.lite[job.id])
                 out.submits.append(paths.rel_submit)
                 lines = node_lines(job.id, paths.rel_submit, cached[1], out_base + ".out")
             dag.write("\n".join(lines) + "\n")
@@ -421,6 +423,9 @@ class _Writer:
         files = self.exec_wf.file_transfers.get(job.id)
         if files is not None:
             command = replace(command, transfer=transfer_lines(job, *files))
+        if job.id in self.exec_wf.lite:  # PegasusLite: the job's own command under the wrapper
+            command = replace(command, executable=tool_path("sheaf-lite"), raw_arguments=None, lite=True,
+                              argv=(paths.abs(".lite.json"), "--", command.executable, *command.argv))
         if "/" not in command.executable:  # a bare name (sheaf-cluster): HTCondor needs a path
             command = replace(command, executable=tool_path(command.executable))
         return command

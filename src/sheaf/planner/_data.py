@@ -49,6 +49,7 @@ from sheaf.errors import PlanningError
 from sheaf.model import Profiles, SiteCatalog
 from sheaf.model._workflow import all_uses
 from sheaf.planner._cleanup import add_cleanup
+from sheaf.planner._configurations import condorio_lists, lite_manifests, staging_site
 from sheaf.planner._naming import safe
 from sheaf.planner._plan import ExecJob, ExecutableWorkflow
 from sheaf.planner._replicas import ReplicaSelector, Source, path_url
@@ -92,10 +93,15 @@ def plan_data(exec_wf: ExecutableWorkflow, submit_dir: str) -> None:
     jobs = exec_wf.jobs
     sites = sorted({job.site for job in jobs if job.site is not None and job.type in RUNS_TASKS})
     for site in sites:
-        where = staging_site(exec_wf, site) if config == "condorio" else site
+        where = site if config == "sharedfs" else staging_site(exec_wf, site)
         exec_wf.workdirs[site] = site_workdir(where, exec_wf.site_catalog, state.submit_dir)
+    if config == "sharedfs" and exec_wf.data.staging_sites:
+        exec_wf.warnings.append("--staging-site is for condorio and nonsharedfs: under sharedfs every site "
+                                "stages into its own shared scratch")
     if config == "condorio":
         condorio_lists(exec_wf)
+    elif config == "nonsharedfs":
+        lite_manifests(exec_wf, state.submit_dir)
     _collect_inputs(state)
     _stage_executables(state)
     planned = _aux_plan(state, sites)
@@ -130,35 +136,6 @@ def _concurrency_limits(jobs: list[ExecJob]) -> None:
         jobs[index] = replace(job, profiles=copies[key])  # a new record: the caller's stays as it was
 
 
-def staging_site(exec_wf: ExecutableWorkflow, site: str) -> str:
-    """The staging site of ``site``'s jobs: ``--staging-site site=ss`` (or a bare ``ss`` for every
-    site), else ``local`` -- the submit host, as Pegasus's condorio defaults."""
-    chosen = exec_wf.data.staging_sites
-    return chosen.get(site) or chosen.get("*") or "local"
-
-
-def condorio_lists(exec_wf: ExecutableWorkflow) -> None:
-    """What HTCondor moves for each compute job under ``condorio``: every file it reads (its site's
-    working directory is the staging directory, where stage-in puts inputs and earlier jobs' outputs
-    come back) in, every file it writes out.  A cluster moves what its tasks read that no task of it
-    writes."""
-    get = exec_wf.workflow.jobs.get
-    for job in exec_wf.jobs:
-        if job.site is None or job.type not in ("compute", "cluster"):
-            continue
-        workdir = exec_wf.workdirs[job.site]
-        reads: dict[str, None] = {}
-        writes: dict[str, None] = {}
-        for task in job.tasks:
-            source = get(task.id)
-            for use in all_uses(source) if source is not None else ():
-                if use.type != "output" and use.lfn not in writes:
-                    reads[use.lfn] = None
-                if use.type != "input":
-                    writes[use.lfn] = None
-        exec_wf.file_transfers[job.id] = (tuple(os.path.join(workdir, lfn) for lfn in reads), tuple(writes))
-
-
 def check_settings(exec_wf: ExecutableWorkflow) -> str:
     """The data configuration, once every data setting is checked."""
     props = exec_wf.properties
@@ -167,10 +144,9 @@ def check_settings(exec_wf: ExecutableWorkflow) -> str:
         raise PlanningError("unknown integrity checking dial", value=integrity,
                             rule="pegasus.integrity.checking is none, full or nosymlink")
     config = (props.get_str("pegasus.data.configuration") or "sharedfs").strip().lower()
-    if config not in ("sharedfs", "condorio"):
-        raise PlanningError("this data configuration is not planned", value=config,
-                            rule="pegasus.data.configuration is sharedfs or condorio (nonsharedfs: not "
-                                 "in this version)")
+    if config not in ("sharedfs", "condorio", "nonsharedfs"):
+        raise PlanningError("unknown data configuration", value=config,
+                            rule="pegasus.data.configuration is sharedfs, condorio or nonsharedfs")
     if exec_wf.data.cleanup == "constraint":
         exec_wf.warnings.append("--cleanup constraint (cleanup under disk-space constraints) is planned as "
                                 "inplace")
