@@ -66,8 +66,12 @@ import resource, sys, time
 from sheaf.formats import read_workflow
 from sheaf.model import (Properties, Site, SiteCatalog, Transformation, TransformationCatalog,
                          TransformationSite)
-from sheaf.planner import plan
+from sheaf.planner import DataOptions, plan
 path, mode, out = sys.argv[1:4]
+# the data pass: "staged" = full staging to an output directory, inplace cleanup and registration;
+# "bare" = --cleanup none and no output site; the issue-8 modes plan with the defaults (inplace)
+data = {"staged": DataOptions(output_dir=out + ".outputs", cleanup="inplace", rc_file=out + ".rc.yml"),
+        "bare": DataOptions(cleanup="none")}.get(mode)
 t0 = time.perf_counter()
 wf = read_workflow(path)
 t1 = time.perf_counter()
@@ -77,11 +81,22 @@ for key in sorted({(j.namespace, j.name, j.version) for j in wf.jobs.values()}, 
 sc = SiteCatalog()
 for name in ("condorpool", "local"):
     sc.add(Site(name))
+rc = None
+if data is not None:  # outputs registered, inputs with a replica each: the data pass has everything to do
+    import dataclasses
+    from sheaf.model import PFN, Replica, ReplicaCatalog
+    made, read = set(), set()
+    for jid, job in wf.jobs.items():
+        uses = tuple(dataclasses.replace(u, register_replica=u.type != "input") for u in job.uses)
+        wf.jobs[jid] = dataclasses.replace(job, uses=uses)
+        made.update(u.lfn for u in uses if u.type != "input")
+        read.update(u.lfn for u in uses if u.type == "input")
+    rc = ReplicaCatalog([Replica(lfn, (PFN("file:///data/" + lfn, "local"),)) for lfn in sorted(read - made)])
 props = Properties({"pegasus.clusters.size": "100"} if mode == "clustered" else {})
 clustering = ("horizontal",) if mode == "clustered" else ()
 t2 = time.perf_counter()
 c2 = time.process_time()
-ew = plan(wf, tc=tc, sc=sc, rc=None, properties=props, clustering=clustering)
+ew = plan(wf, tc=tc, sc=sc, rc=rc, properties=props, clustering=clustering, data=data)
 plan_cpu = time.process_time() - c2
 t3 = time.perf_counter()
 try:
@@ -146,8 +161,8 @@ def _baseline_seconds(size: int) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
-    parser.add_argument("--modes", nargs="+", choices=["clustered", "unclustered"],
-                        default=["clustered", "unclustered"])
+    parser.add_argument("--modes", nargs="+", choices=["clustered", "unclustered", "staged", "bare"],
+                        default=["clustered", "unclustered", "staged", "bare"])
     parser.add_argument("--baseline-max", type=int, default=20_000,
                         help="largest size the quadratic baseline runs on; larger sizes are extrapolated")
     args = parser.parse_args()

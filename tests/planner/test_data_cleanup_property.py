@@ -115,7 +115,9 @@ def test_every_user_of_a_removed_file_comes_before_its_cleanup(
     for job in exec_wf.jobs:
         if job.type == "cleanup":
             before = _ancestors(edges, job.id)
-            for path in json.loads(exec_wf.job_inputs[job.id]):
+            listed = (json.loads(exec_wf.job_inputs[job.id]) if job.id in exec_wf.job_inputs
+                      else job.arguments[job.arguments.index("--") + 1:])
+            for path in listed:
                 name = os.path.basename(path)
                 removed.add(name)
                 assert users[name] <= before, (job.id, name, users[name] - before)

@@ -116,7 +116,7 @@ def test_stage_in_jobs_per_level_follow_the_clusters_profile(tmp_path: Path) -> 
     assert job_types(_plan(work))["stage_in"] == 3  # ceil(25/10)
     assert job_types(_plan(work, "-D", "pegasus.stagein.clusters=1"))["stage_in"] == 1
     types = job_types(_plan(work, "--output-dir", str(work / "out")))
-    assert types["stage_out"] == 3 and types["register"] == 3 and types["cleanup"] == 5  # ceil(25/5)
+    assert types["stage_out"] == 3 and types["register"] == 1 and types["cleanup"] == 5  # ceil(25/5)
     sized = _plan(work, "--output-dir", str(work / "out"), "-D", "pegasus.file.cleanup.clusters.size=25")
     assert job_types(sized)["cleanup"] == 2  # 50 files (25 inputs, 25 outputs), 25 a job
 

@@ -2,9 +2,10 @@
 
 Usage::
 
-    sheaf-cleanup [--rmdir DIR] LIST_FILE
+    sheaf-cleanup [--rmdir DIR] [--list LIST_FILE] [--] [PATH...]
 
-``LIST_FILE`` is a JSON list of absolute paths (the planner's ``_cleanup`` writes it).  Each is removed
+The paths to remove are the absolute ``PATH`` arguments and those of ``LIST_FILE``, a JSON list of
+absolute paths (the planner's ``_cleanup`` writes one for a job with many files).  Each is removed
 if it is there (a file or a symbolic link -- never followed); one already gone is not an error (a
 retried cleanup job finds its earlier work done).  A directory among them is refused: the plan lists
 files only.  ``--rmdir DIR`` then removes DIR if it is empty (the ``leaf`` strategy), and leaves it
@@ -30,7 +31,7 @@ PROG = "sheaf-cleanup"
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
-        raise UsageError(f"{message} (usage: {PROG} [--rmdir DIR] LIST_FILE)")
+        raise UsageError(f"{message} (usage: {PROG} [--rmdir DIR] [--list LIST_FILE] [--] [PATH...])")
 
 
 def read_list(path: str) -> list[str]:
@@ -58,9 +59,14 @@ def remove(path: str) -> bool:
 def _main(argv: list[str]) -> int:
     parser = _Parser(prog=PROG, description="Remove the files a cleanup job lists.")
     parser.add_argument("--rmdir", metavar="DIR", help="then remove DIR if it is empty")
-    parser.add_argument("list", help="JSON list of absolute paths")
+    parser.add_argument("--list", metavar="LIST_FILE", help="JSON list of absolute paths")
+    parser.add_argument("paths", nargs="*", help="absolute paths")
     args = parser.parse_args(argv)
-    removed = sum(remove(path) for path in read_list(args.list))
+    relative = [p for p in args.paths if not os.path.isabs(p)]
+    if relative:
+        raise UsageError(f"not an absolute path: {relative[0]}")
+    paths = [*args.paths, *(read_list(args.list) if args.list else [])]
+    removed = sum(remove(path) for path in paths)
     if args.rmdir:
         try:
             os.rmdir(args.rmdir)

@@ -155,11 +155,11 @@ def shared_vars(job: ExecJob, command: Command, rel_dir: str) -> str:
     ``jobs/NNN``).  Each value lands inside a quoted value of the description, never at a line's end."""
     try:
         args = quote_arguments(command.argv) if command.argv else ""
-        task = classad_string(job.tasks[0].id)[1:-1]
+        task = classad_string(job.tasks[0].id)[1:-1] if job.tasks else None
     except Unwritable as exc:
         raise _unwritable(job, exc) from None
-    return (f'{SHARED_DIR}="{rel_dir}" {SHARED_ARGS}="{dag_vars_value(args)}" '
-            f'{SHARED_TASK}="{dag_vars_value(task)}"')
+    own = f'{SHARED_DIR}="{rel_dir}" {SHARED_ARGS}="{dag_vars_value(args)}"'
+    return own if task is None else f'{own} {SHARED_TASK}="{dag_vars_value(task)}"'  # aux jobs run no task
 
 
 def dag_vars_value(text: str) -> str:
@@ -274,7 +274,7 @@ def _pegasus_attributes(job: ExecJob, ctx: SubmitContext, shared: bool = False) 
         attrs.append(ctx.attr("pegasus_site", job.site))
     if job.transformation:
         attrs.append(ctx.attr("pegasus_wf_xformation", job.transformation))
-    if shared:
+    if shared and job.tasks:
         attrs.append(f'+pegasus_wf_dax_job_id = "$({SHARED_TASK})"')
     elif job.type in ("compute", "subworkflow") and len(job.tasks) == 1:
         attrs.append(f"+pegasus_wf_dax_job_id = {classad_string(job.tasks[0].id)}")

@@ -96,6 +96,9 @@ from sheaf.model import Graph, Profiles, build_graph, merge_profiles
 from sheaf.model._runlock import RunLocks, pid_alive
 from sheaf.planner import ExecJob, ExecutableWorkflow
 
+#: auxiliary jobs that differ only in their arguments share descriptions too (the data pass makes
+#: thousands of them for 10^5 jobs: one description file each was most of the plan's files)
+_SHARED_AUX = frozenset({"stage_in", "stage_out", "inter_site", "cleanup", "register"})
 _NODE_NAME = re.compile(r"^[A-Za-z0-9_.\-]+$")
 _RESERVED_NODES = {"ALL_NODES", "PARENT", "CHILD"}
 
@@ -381,7 +384,7 @@ class _Writer:
             subdag = self._subdag(job)
             if subdag is not None:
                 lines = node_lines(job.id, subdag, cached[1], out_base + ".out", subdag=True)
-            elif share and job.type == "compute" and len(job.tasks) == 1 and (
+            elif share and (job.type in _SHARED_AUX or (job.type == "compute" and len(job.tasks) == 1)) and (
                     command := self._resolved(job, paths, profiles)).shareable:
                 name = self._shared(job, profiles, command, ctx, dag)
                 lines = node_lines(job.id, name, cached[1], out_base + ".out",
@@ -406,10 +409,10 @@ class _Writer:
                 dag: TextIO) -> str:
         """The name of the shared description ``job`` uses, written into the DAG on first use."""
         key = (command.executable, command.initialdir, command.universe, command.environment, id(profiles),
-               job.transformation, job.site)
+               job.transformation, job.site, job.type)
         hit = self.shared.get(key)
         if hit is None or hit[0] is not profiles:
-            name = (f"shared.{len(self.shared)}.{safe_name(job.transformation or 'job')}."
+            name = (f"shared.{len(self.shared)}.{safe_name(job.transformation or job.type)}."
                     f"{safe_name(job.site or '')}")
             while name in self.ids:  # DAGMan: a description's name is no node's
                 name += "_"

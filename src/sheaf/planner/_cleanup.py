@@ -16,8 +16,9 @@ after its stage-out job.
   the site without children; it then removes the working directory if it is empty.
 - ``none``: nothing is removed.
 
-A cleanup job runs ``sheaf-cleanup [--rmdir DIR] FILE`` (FILE: the JSON list of paths); the plan
-writes the list, so no argv grows with the number of files.
+A cleanup job runs ``sheaf-cleanup [--rmdir DIR] -- PATH...`` for up to ``ARGV_PATHS`` files (no file
+to write per job: most cleanup jobs remove a handful), else ``sheaf-cleanup [--rmdir DIR] --list FILE``
+with the JSON list of paths the plan writes, so no command line grows with the number of files.
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ from sheaf.errors import PlanningError
 from sheaf.planner._naming import safe
 from sheaf.planner._plan import ExecJob, ExecutableWorkflow
 
+#: a cleanup job names at most this many files on its command line, more in a list file
+ARGV_PATHS = 20
 #: (site, file name) -> (users: job indices, kept in scratch, staged in)
 Files = dict[tuple[str, str], tuple[list[int], bool, bool]]
 
@@ -87,11 +90,15 @@ def _add(exec_wf: ExecutableWorkflow, job_id: str, site: str, level: int, names:
          parents: list[int], rmdir: str | None = None) -> None:
     workdir = exec_wf.workdirs[site]
     index = len(exec_wf.jobs)
-    argv = ("--rmdir", rmdir) if rmdir else ()
+    paths = [os.path.join(workdir, name) for name in names]
+    argv: tuple[str, ...] = ("--rmdir", rmdir) if rmdir else ()
+    if len(paths) > ARGV_PATHS:  # codegen appends the list file's path after --list
+        exec_wf.job_inputs[job_id] = json.dumps(paths, ensure_ascii=False) + "\n"
+        argv += ("--list",)
+    else:
+        argv += ("--", *paths)
     exec_wf.jobs.append(ExecJob(id=job_id, type="cleanup", site=site, transformation=None, level=level,
                                 executable="sheaf-cleanup", arguments=argv))
-    exec_wf.job_inputs[job_id] = json.dumps([os.path.join(workdir, name) for name in names],
-                                            ensure_ascii=False) + "\n"
     exec_wf.edges.extend((p, index) for p in parents)
 
 

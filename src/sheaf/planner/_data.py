@@ -412,7 +412,8 @@ def transfer_entry(number: int, linkage: str, lfn: str, sources: Iterable[Source
 
 
 def transfer_text(entries: list[dict[str, object]]) -> str:
-    return json.dumps(entries, indent=1, ensure_ascii=False) + "\n"
+    """One entry a line: readable, and written by json's C encoder (an ``indent`` would not be)."""
+    return "[\n" + ",\n".join(json.dumps(e, ensure_ascii=False) for e in entries) + "\n]\n"
 
 
 def _has_same_site_parent(jobs: Sequence[ExecJob], edges: Iterable[tuple[int, int]]) -> list[bool]:

@@ -69,6 +69,9 @@ class ReplicaSelector:
     kind: str = "default"
     ranks: list[tuple[int, re.Pattern[str]]] = field(default_factory=list)
     checksums: dict[str, str] = field(default_factory=dict)
+    #: exact entries by lfn (``ReplicaCatalog.lookup`` scans the catalog: O(entries) per lfn)
+    exact: dict[str, list[PFN]] = field(default_factory=dict)
+    regex: ReplicaCatalog | None = None
 
     def __post_init__(self) -> None:
         name = (self.properties.get_str("pegasus.selector.replica") or "Default").strip().lower()
@@ -78,12 +81,18 @@ class ReplicaSelector:
         self.kind = name
         self.ranks = _regex_ranks(self.properties) if name == "regex" else []
         self.checksums = _checksums(self.rc)
+        for replica in self.rc or ():
+            if not replica.regex:
+                self.exact.setdefault(replica.lfn, []).extend(replica.pfns)
+        regex = [replica for replica in self.rc or () if replica.regex]
+        self.regex = ReplicaCatalog(regex) if regex else None
 
     def sources(self, lfn: str, site: str) -> list[Source]:
         found = [Source(path_url(os.path.abspath(os.path.join(d, lfn))), "local")
                  for d in self.input_dirs if d and os.path.isfile(os.path.join(d, lfn))][:1]
-        if self.rc is not None:
-            found += self._ranked(self.rc.lookup(lfn), site)
+        pfns = self.exact.get(lfn, []) + (self.regex.lookup(lfn) if self.regex is not None else [])
+        if pfns:
+            found += self._ranked(pfns, site)
         return found
 
     def checksum(self, lfn: str) -> str | None:

@@ -51,16 +51,19 @@ class StageOut:
     buckets: list[tuple[str, int, list[_File]]] = field(default_factory=list)
 
     def add_jobs(self, state: _Pass) -> list[tuple[int, list[_File], int | None]]:
-        """One stage_out job per bucket, and its register job; (stage index, files, register index)."""
+        """One stage_out job per bucket and one register job per site and level, a child of the level's
+        stage-out jobs that deliver registered files: (stage index, files, None) for each stage-out
+        job, then (stage index, [], register index) for each such edge."""
         from sheaf.planner._data import transfer_entry, transfer_options, transfer_text
 
         if self.target is None:
             return []
         label, directory = self.target
         exec_wf = self.exec_wf
-        made = []
+        made: list[tuple[int, list[_File], int | None]] = []
         counters: dict[tuple[str, int], int] = {}
         register = register_target(exec_wf)
+        to_register: dict[tuple[str, int], tuple[list[int], list[_File]]] = {}
         for site, level, files in self.buckets:
             n = counters[(site, level)] = counters.get((site, level), -1) + 1
             workdir = exec_wf.workdirs[site]
@@ -73,15 +76,19 @@ class StageOut:
                           arguments=transfer_options(exec_wf, directory, state.submit_dir))
             index = state.add(job, transfer_text(entries))
             wanted = [f for f in files if f.register]
-            reg = None
             if wanted:
-                records = [{"lfn": f.lfn, "pfn": path_url(os.path.join(directory, f.lfn)), "site": label}
-                           for f in wanted]
-                reg_job = ExecJob(id=f"register_{safe(site)}_{level}_{n}", type="register", site="local",
-                                  transformation=None, level=level + 1, executable="sheaf-register",
-                                  arguments=("--format", register[1], register[0]))
-                reg = state.add(reg_job, json.dumps(records, indent=1, ensure_ascii=False) + "\n")
-            made.append((index, files, reg))
+                stages, registered = to_register.setdefault((site, level), ([], []))
+                stages.append(index)
+                registered += wanted
+            made.append((index, files, None))
+        for (site, level), (stages, registered) in to_register.items():
+            records = [json.dumps({"lfn": f.lfn, "pfn": path_url(os.path.join(directory, f.lfn)),
+                                   "site": label}, ensure_ascii=False) for f in registered]
+            reg_job = ExecJob(id=f"register_{safe(site)}_{level}", type="register", site="local",
+                              transformation=None, level=level + 1, executable="sheaf-register",
+                              arguments=("--format", register[1], register[0]))
+            reg = state.add(reg_job, "[\n" + ",\n".join(records) + "\n]\n")
+            made.extend((stage, [], reg) for stage in stages)
         return made
 
     def link(self, edges: list[tuple[int, int]], outputs: dict[tuple[str, str], tuple[list[int], bool, bool]],
