@@ -222,3 +222,16 @@ def test_a_corrupted_input_is_caught_by_its_checksum(work: Path) -> None:
     assert done.returncode == 1 and not (work / "out" / "f.d").exists()
     errors = "".join(p.read_text() for p in directory.glob("jobs/*/stage_in_*.err"))
     assert "f.a" in errors and digest in errors
+
+
+def test_bypass_reads_the_replica_in_place_under_condorio(work: Path) -> None:
+    directory = _plan(work, "--output-dir", str(work / "out"), "-D", "pegasus.data.configuration=condorio",
+                      "-D", "pegasus.transfer.bypass.input.staging=true")
+    assert "stage_in" not in job_types(directory)  # f.a is not copied
+    (sub,) = [p.read_text() for p in directory.glob("jobs/*/tool_pre.sub")]
+    assert f"transfer_input_files = {work}/input/f.a\n" in sub  # HTCondor takes it from the replica
+    _run(directory)
+    assert (work / "out" / "f.d").exists() and (work / "input" / "f.a").read_text() == "A\n"
+    shared = _plan(work, "--output-dir", str(work / "out"), "--force",
+                   "-D", "pegasus.transfer.bypass.input.staging=true")
+    assert job_types(shared)["stage_in"] == 1  # sharedfs: jobs read scratch by name, nothing bypassed

@@ -27,7 +27,7 @@ def data_for(exec_wf: ExecutableWorkflow, submit_dir: str) -> ExecutableWorkflow
         return exec_wf
     copy = replace(exec_wf, jobs=list(exec_wf.jobs), edges=list(exec_wf.edges),
                    warnings=list(exec_wf.warnings), workdirs={}, job_inputs={}, file_transfers={},
-                   lite={})
+                   lite={}, bypass={})
     plan_data(copy, submit_dir)
     return copy
 

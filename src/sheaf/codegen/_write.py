@@ -98,6 +98,9 @@ from sheaf.planner import ExecJob, ExecutableWorkflow
 
 #: auxiliary jobs that differ only in their arguments share descriptions too (the data pass makes
 #: thousands of them for 10^5 jobs: one description file each was most of the plan's files)
+#: one object for "no profiles", so that jobs without any (auxiliary jobs) share merged profiles and
+#: descriptions, which are cached by the identity of the profiles
+_NO_PROFILES: Profiles = {}
 _SHARED_AUX = frozenset({"stage_in", "stage_out", "inter_site", "cleanup", "register"})
 _NODE_NAME = re.compile(r"^[A-Za-z0-9_.\-]+$")
 _RESERVED_NODES = {"ALL_NODES", "PARENT", "CHILD"}
@@ -436,7 +439,7 @@ class _Writer:
     def _profiles(self, job: ExecJob) -> Profiles:
         """The job's profiles over the properties' layer; merged once per distinct profile dict
         (the planner shares them between jobs)."""
-        own: Profiles = job.profiles or (job.tasks[0].profiles if len(job.tasks) == 1 else {})
+        own: Profiles = job.profiles or (job.tasks[0].profiles if len(job.tasks) == 1 else _NO_PROFILES)
         if not self.base:
             return own
         hit = self.merged.get(id(own))

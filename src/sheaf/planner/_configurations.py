@@ -10,8 +10,13 @@ what it reads, what it writes), outputs come back there, stage-out and cleanup w
 ``sheaf-lite MANIFEST -- ARGV`` (``ExecutableWorkflow.lite``), which makes a fresh job directory under
 the site's ``localScratch`` (else the system's temporary directory), pulls the job's inputs from the
 staging site into it, runs the job there and pushes its outputs back (the fixed interface between the
-planner and the transfer tools).  ``pegasus.transfer.lite.threads`` (default 2) is its parallelism;
-integrity checking is ``pegasus.integrity.checking``'s.
+planner and the transfer tools).  ``pegasus.transfer.lite.threads`` (default 2) is its
+parallelism; integrity checking is ``pegasus.integrity.checking``'s.
+
+Bypass (``pegasus.transfer.bypass.input.staging``, or a use marked ``bypass``): an input whose best
+replica is a ``file://`` URL is not staged in; the job's transfer list or manifest names the replica
+itself.  Under ``sharedfs`` jobs read their site's scratch by name, so nothing is bypassed there (as in
+Pegasus, where bypass is for these two configurations).
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from __future__ import annotations
 import json
 import os
 
+from sheaf.model._urls import file_url_path
 from sheaf.model._workflow import all_uses
 from sheaf.planner._plan import ExecutableWorkflow
 from sheaf.planner._replicas import path_url
@@ -36,7 +42,14 @@ def condorio_lists(exec_wf: ExecutableWorkflow) -> None:
     for index, reads, writes in job_files(exec_wf):
         job = exec_wf.jobs[index]
         workdir = exec_wf.workdirs[job.site or "local"]
-        exec_wf.file_transfers[job.id] = (tuple(os.path.join(workdir, lfn) for lfn in reads), tuple(writes))
+        reads_at = tuple(_where(exec_wf, workdir, lfn) for lfn in reads)
+        exec_wf.file_transfers[job.id] = (reads_at, tuple(writes))
+
+
+def _where(exec_wf: ExecutableWorkflow, workdir: str, lfn: str) -> str:
+    """Where a job's input is: its replica when bypassed, else in the staging directory."""
+    url = exec_wf.bypass.get(lfn)
+    return (file_url_path(url) or url) if url is not None else os.path.join(workdir, lfn)
 
 
 def job_files(exec_wf: ExecutableWorkflow) -> list[tuple[int, list[str], list[str]]]:
@@ -72,7 +85,7 @@ def lite_manifests(exec_wf: ExecutableWorkflow, submit_dir: str) -> None:
         staging = exec_wf.workdirs[site]
         stage = staging_site(exec_wf, site)
         def there(lfn: str) -> str:
-            return path_url(os.path.join(staging, lfn))  # noqa: B023 (used within the iteration)
+            return exec_wf.bypass.get(lfn) or path_url(os.path.join(staging, lfn))  # noqa: B023 (in the loop)
 
         manifest = {
             "workdir_parent": _local_scratch(exec_wf, site),

@@ -98,11 +98,11 @@ def plan_data(exec_wf: ExecutableWorkflow, submit_dir: str) -> None:
     if config == "sharedfs" and exec_wf.data.staging_sites:
         exec_wf.warnings.append("--staging-site is for condorio and nonsharedfs: under sharedfs every site "
                                 "stages into its own shared scratch")
+    _collect_inputs(state, config)
     if config == "condorio":
         condorio_lists(exec_wf)
     elif config == "nonsharedfs":
         lite_manifests(exec_wf, state.submit_dir)
-    _collect_inputs(state)
     _stage_executables(state)
     planned = _aux_plan(state, sites)
     exec_wf.jobs = state.jobs + jobs
@@ -199,13 +199,14 @@ def _selector(exec_wf: ExecutableWorkflow) -> ReplicaSelector:
                            exec_wf.data.cwd or os.getcwd())
 
 
-def _collect_inputs(state: _Pass) -> None:
-    """site -> lfn -> ``_Staged`` for every workflow input a job reads; bypassed inputs are pointed
-    at in place (module docstring)."""
+def _collect_inputs(state: _Pass, config: str) -> None:
+    """site -> lfn -> ``_Staged`` for every workflow input a job reads; bypassed inputs are read where
+    their replica is (module docstring)."""
     exec_wf = state.exec_wf
     inputs = workflow_inputs(exec_wf)
     if not inputs:
         return
+    bypassing = _bypassing(exec_wf, inputs) if config != "sharedfs" else set()
     selector = _selector(exec_wf)
     get = exec_wf.workflow.jobs.get
     missing: set[str] = set()
@@ -228,12 +229,17 @@ def _collect_inputs(state: _Pass) -> None:
                     if found.readers[-1] != index:
                         found.readers.append(index)
                     continue
+                if lfn in exec_wf.bypass:
+                    continue
                 check_lfn(lfn)
                 sources = cache.get((lfn, site))
                 if sources is None:
                     sources = cache[(lfn, site)] = selector.sources(lfn, site)
                 if not sources:
                     missing.add(lfn)
+                    continue
+                if lfn in bypassing and sources[0].url.startswith("file://"):
+                    exec_wf.bypass[lfn] = sources[0].url
                     continue
                 if _in_place(sources, exec_wf.workdirs[site], lfn):
                     continue  # already where the job reads it: neither copied nor ever removed
@@ -242,6 +248,15 @@ def _collect_inputs(state: _Pass) -> None:
         shown = ", ".join(sorted(missing)[:5]) + (" ..." if len(missing) > 5 else "")
         exec_wf.warnings.append(f"{len(missing)} input file(s) found neither in --input-dir nor in the "
                                 f"replica catalog, not staged in: {shown}")
+
+
+def _bypassing(exec_wf: ExecutableWorkflow, inputs: set[str]) -> set[str]:
+    """The inputs read where their replica is (``condorio``/``nonsharedfs``): all of them under
+    ``pegasus.transfer.bypass.input.staging``, else those a job marks ``bypass``."""
+    if exec_wf.properties.get_bool("pegasus.transfer.bypass.input.staging", False):
+        return inputs
+    return {use.lfn for job in exec_wf.workflow.jobs.values() for use in all_uses(job)
+            if use.bypass_staging and use.lfn in inputs}
 
 
 def _in_place(sources: list[Source], workdir: str, lfn: str) -> bool:
@@ -349,12 +364,17 @@ def _stage_in_buckets(state: _Pass, site: str) -> list[tuple[int, list[_Staged]]
 
 
 def cluster_limit(exec_wf: ExecutableWorkflow, site: str, key: str) -> int | None:
-    """``<key>.clusters`` (``stagein``, ``stageout``, ``stagein.local``...) from the site's catalog
-    profiles, else the properties (``pegasus.stagein.clusters``); None when unset."""
+    """``<key>.local.clusters``, else ``<key>.clusters`` (``key``: ``stagein`` or ``stageout``) from the
+    site's catalog profiles, else the properties (``pegasus.stagein.clusters``); None when unset.  Every
+    transfer job runs on the submit host, so the ``.local.`` form is the one that applies (``.remote.``
+    would count jobs run on the compute site, which sheaf does not make)."""
     entry = exec_wf.site_catalog.get(site) if exec_wf.site_catalog is not None else None
-    raw = (entry.profiles.get("pegasus", {}) if entry is not None else {}).get(f"{key}.clusters")
-    if raw is None:
-        raw = exec_wf.properties.get_str(f"pegasus.{key}.clusters")
+    profiles = entry.profiles.get("pegasus", {}) if entry is not None else {}
+    raw = None
+    for name in (f"{key}.local.clusters", f"{key}.clusters"):
+        raw = profiles.get(name) or exec_wf.properties.get_str(f"pegasus.{name}")
+        if raw is not None:
+            break
     if raw is None:
         return None
     try:

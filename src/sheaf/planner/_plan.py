@@ -128,6 +128,8 @@ class ExecutableWorkflow:
     #: ``condorio``: compute/cluster job id -> (input paths on the staging site, output names), what
     #: HTCondor's file transfer moves in and out of the job's sandbox
     file_transfers: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = field(default_factory=dict)
+    #: bypassed inputs (``condorio``/``nonsharedfs``): lfn -> the ``file://`` replica jobs read in place
+    bypass: dict[str, str] = field(default_factory=dict)
     #: ``nonsharedfs``: compute/cluster job id -> its ``sheaf-lite`` manifest (JSON text)
     lite: dict[str, str] = field(default_factory=dict)
 
