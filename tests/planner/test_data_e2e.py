@@ -235,3 +235,48 @@ def test_bypass_reads_the_replica_in_place_under_condorio(work: Path) -> None:
     shared = _plan(work, "--output-dir", str(work / "out"), "--force",
                    "-D", "pegasus.transfer.bypass.input.staging=true")
     assert job_types(shared)["stage_in"] == 1  # sharedfs: jobs read scratch by name, nothing bypassed
+
+
+def test_a_file_made_on_one_site_and_read_on_another_travels_by_inter_site_job(tmp_path: Path) -> None:
+    from Pegasus.api import (
+        Directory,
+        File,
+        FileServer,
+        Job,
+        Operation,
+        Site,
+        SiteCatalog,
+        Transformation,
+        TransformationCatalog,
+        Workflow,
+    )
+
+    work = tmp_path / "w"
+    work.mkdir()
+    catalogs(work)
+    exe = str(work / "tool.py")
+    sites = SiteCatalog().add_sites(Site("local"))
+    for name in ("one", "two"):
+        sites.add_sites(Site(name).add_directories(Directory(Directory.SHARED_SCRATCH, str(work / name))
+                                                   .add_file_servers(FileServer(f"file://{work / name}",
+                                                                                Operation.ALL))))
+    sites.write(str(work / "sites.yml"))
+    tc = TransformationCatalog().add_transformations(
+        Transformation("first", site="one", pfn=exe, is_stageable=False),
+        Transformation("second", site="two", pfn=exe, is_stageable=False))
+    tc.write(str(work / "transformations.yml"))
+    wf = Workflow("two-sites")
+    wf.add_jobs(Job("first", _id="a").add_args("-i", "f.a", "-o", "f.b").add_inputs(File("f.a"))
+                .add_outputs(File("f.b"), stage_out=False, register_replica=False))
+    wf.add_jobs(Job("second", _id="b").add_args("-i", "f.b", "-o", "f.c").add_inputs(File("f.b"))
+                .add_outputs(File("f.c")))
+    wf.write(str(work / "workflow.yml"))
+    directory = plan_dir(sheaf(work, "plan", "workflow.yml", "--dir", str(work / "submit"), "-s", "one,two",
+                               "--output-dir", str(work / "out")))
+    assert job_types(directory)["inter_site"] == 1
+    (entry,) = _transfer_list(directory, "inter_site")
+    assert entry["linkage"] == "inter" and entry["dest_urls"][0]["url"] == f"file://{work}/two/f.b"
+    assert "CATEGORY stage_inter_one_two_1_0 stage-inter" in (directory / "two-sites.dag").read_text()
+    _run(directory)
+    assert (work / "out" / "f.c").read_text() == "A\nf.b\nf.c\n"
+    assert os.listdir(work / "one") == [] and os.listdir(work / "two") == []

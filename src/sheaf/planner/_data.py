@@ -27,8 +27,12 @@ Policy (``sharedfs``: jobs read and write their site's shared scratch):
   ``wf-scratch``).  Without either nothing is staged out and those outputs stay in scratch (Pegasus
   defaults the output site to ``local``; sheaf stages out only when told where).  ``ceil(n/10)``
   stage-out jobs per site and level (``stageout.clusters``), each a child of the producers of its files.
-- **register**: one per stage-out job holding files marked ``register_replica``, its child; it adds
-  ``lfn -> delivered URL`` to the output replica catalog (``_register_target``).
+- **register**: one per site and level, a child of the level's stage-out jobs delivering files marked
+  ``register_replica``; it adds ``lfn -> delivered URL`` to the output replica catalog
+  (``_stageout.register_target``).
+- **inter_site**: a file made on one site and read on another (with another working directory) is
+  copied between the two by ``inter_site`` jobs (at most ``ceil(n/10)`` per pair of sites and level),
+  children of its makers and parents of its readers there (``_stageout``).
 - **cleanup** (``_cleanup``): ``inplace`` removes each file the workflow put in a working directory
   after its last user (readers, producer, stage-out job); ``leaf`` removes all of them once the site's
   last job is done; ``none`` keeps them.  Files to be kept (staged out nowhere) are never removed.
@@ -323,6 +327,7 @@ def _aux_plan(state: _Pass, sites: Sequence[str]) -> Planned:
     out_plan = plan_stage_out(exec_wf, state.submit_dir)
     stage_jobs = _add_stage_in(state, stage_buckets)
     out_jobs = out_plan.add_jobs(state)
+    inter_jobs = out_plan.add_inter_jobs(state)
     shift = len(state.jobs)
     planned = Planned()
     edges = planned.edges
@@ -337,6 +342,8 @@ def _aux_plan(state: _Pass, sites: Sequence[str]) -> Planned:
         for f in files:
             planned.outputs[(site, f.name)] = ([r + shift for r in f.readers] + [aux], False, True)
     out_plan.link(edges, planned.outputs, out_jobs, shift)
+    out_plan.link_inter(edges, planned.outputs, inter_jobs, shift)
+    edges.extend((create[dst], index) for index, _, dst, _, _ in inter_jobs)
     return planned
 
 

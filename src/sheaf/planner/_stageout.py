@@ -1,4 +1,4 @@
-"""Stage-out and registration jobs, and the users of every file a job produces (for cleanup).
+"""Stage-out, registration and inter-site jobs, and the users of every file a job produces (cleanup).
 
 Where outputs go (``output_target``): ``--output-dir D`` (``D/<lfn>``, site label ``local``), else the
 first ``--output-sites`` site's ``sharedStorage`` (else ``localStorage``) directory from the site
@@ -48,7 +48,51 @@ class StageOut:
     exec_wf: ExecutableWorkflow
     target: tuple[str, str] | None            # (output site label, directory)
     files: dict[tuple[str, str], _File]
+    #: (from site, to site, lfn) -> the jobs on "to" reading a file made on "from"
+    inter: dict[tuple[str, str, str], list[int]] = field(default_factory=dict)
     buckets: list[tuple[str, int, list[_File]]] = field(default_factory=list)
+
+    def add_inter_jobs(self, state: _Pass) -> list[tuple[int, str, str, list[str], list[int]]]:
+        """The inter-site transfers: per (from, to) pair and level of the makers, at most ceil(n/10) jobs
+        (n: the files); (job index, from, to, lfns, readers) each."""
+        from sheaf.planner._data import transfer_entry, transfer_options, transfer_text
+
+        exec_wf, jobs = self.exec_wf, self.exec_wf.jobs
+        per: dict[tuple[str, str, int], list[str]] = {}
+        for (src, dst, lfn), _readers in sorted(self.inter.items()):
+            level = jobs[self.files[(src, lfn)].producers[-1]].level
+            per.setdefault((src, dst, level), []).append(lfn)
+        made = []
+        for (src, dst, level), lfns in per.items():
+            k = math.ceil(len(lfns) / 10)
+            for n in range(k):
+                group = lfns[n::k]
+                entries = [transfer_entry(i, "inter", lfn,
+                                          [Source(path_url(os.path.join(exec_wf.workdirs[src], lfn)), src)],
+                                          dst, os.path.join(exec_wf.workdirs[dst], lfn))
+                           for i, lfn in enumerate(group, 1)]
+                job = ExecJob(id=f"stage_inter_{safe(src)}_{safe(dst)}_{level}_{n}", type="inter_site",
+                              site=dst, transformation=None, level=level, executable="sheaf-transfer",
+                              arguments=transfer_options(exec_wf, exec_wf.workdirs[dst], state.submit_dir))
+                index = state.add(job, transfer_text(entries))
+                readers = sorted({r for lfn in group for r in self.inter[(src, dst, lfn)]})
+                made.append((index, src, dst, group, readers))
+        return made
+
+    def link_inter(self, edges: list[tuple[int, int]],
+                   outputs: dict[tuple[str, str], tuple[list[int], bool, bool]],
+                   made: list[tuple[int, str, str, list[str], list[int]]], shift: int) -> None:
+        """Edges maker -> inter_site -> readers; the copy's users (its readers and the transfer) for
+        cleanup, and the transfer as one more user of the original."""
+        for index, src, dst, lfns, readers in made:
+            makers = sorted({p for lfn in lfns for p in self.files[(src, lfn)].producers})
+            edges.extend((p + shift, index) for p in makers)
+            edges.extend((index, r + shift) for r in readers)
+            for lfn in lfns:
+                users, kept, staged = outputs[(src, lfn)]
+                outputs[(src, lfn)] = ([*users, index], kept, staged)
+                copy_users = [index, *(r + shift for r in self.inter[(src, dst, lfn)])]
+                outputs[(dst, lfn)] = (copy_users, False, False)
 
     def add_jobs(self, state: _Pass) -> list[tuple[int, list[_File], int | None]]:
         """One stage_out job per bucket and one register job per site and level, a child of the level's
@@ -112,8 +156,9 @@ class StageOut:
 
 
 def plan_stage_out(exec_wf: ExecutableWorkflow, submit_dir: str) -> StageOut:
-    files = _produced(exec_wf)
-    plan = StageOut(exec_wf, output_target(exec_wf, submit_dir), files)
+    files, reads = _produced(exec_wf)
+    inter = _cross_site(exec_wf, files, reads)
+    plan = StageOut(exec_wf, output_target(exec_wf, submit_dir), files, inter)
     if plan.target is None:
         return plan
     from sheaf.planner._data import cluster_limit
@@ -134,8 +179,10 @@ def plan_stage_out(exec_wf: ExecutableWorkflow, submit_dir: str) -> StageOut:
     return plan
 
 
-def _produced(exec_wf: ExecutableWorkflow) -> dict[tuple[str, str], _File]:
-    """(site, lfn) -> producers and same-site readers of every file a job produces."""
+def _produced(exec_wf: ExecutableWorkflow
+              ) -> tuple[dict[tuple[str, str], _File], list[tuple[int, str, str]]]:
+    """(site, lfn) -> producers and same-site readers of every file a job produces; and every read
+    (job index, its site, lfn)."""
     get = exec_wf.workflow.jobs.get
     files: dict[tuple[str, str], _File] = {}
     reads: list[tuple[int, str, str]] = []
@@ -162,19 +209,31 @@ def _produced(exec_wf: ExecutableWorkflow) -> dict[tuple[str, str], _File]:
         f = files.get((site, lfn))
         if f is not None and index not in f.producers and (not f.readers or f.readers[-1] != index):
             f.readers.append(index)
-    _check_one_site(files, reads)
-    return files
+    return files, reads
 
 
-def _check_one_site(files: dict[tuple[str, str], _File], reads: list[tuple[int, str, str]]) -> None:
-    """A file produced on one site and read on another needs an inter-site transfer, not planned yet."""
-    sites_of: dict[str, str] = {lfn: site for site, lfn in files}
-    for _, site, lfn in reads:
-        where = sites_of.get(lfn)
-        if where is not None and where != site and (site, lfn) not in files:
-            raise PlanningError("a file produced on one site is read on another: inter-site transfers "
-                                "are not planned yet", value=lfn,
-                                rule=f"producer and readers of a file run on one site ({where} and {site})")
+def _cross_site(exec_wf: ExecutableWorkflow, files: dict[tuple[str, str], _File],
+                reads: list[tuple[int, str, str]]) -> dict[tuple[str, str, str], list[int]]:
+    """Reads of a file made on another site: (from site, to site, lfn) -> the reading jobs, for the
+    inter-site transfers; a reader whose site shares the maker's working directory (condorio's and
+    nonsharedfs's staging directory) just reads it there."""
+    made_on: dict[str, str] = {}
+    for site, lfn in files:
+        made_on.setdefault(lfn, site)
+    needs: dict[tuple[str, str, str], list[int]] = {}
+    for index, site, lfn in reads:
+        where = made_on.get(lfn)
+        if where is None or where == site or (site, lfn) in files:
+            continue
+        if exec_wf.workdirs[where] == exec_wf.workdirs[site]:
+            f = files[(where, lfn)]
+            if not f.readers or f.readers[-1] != index:
+                f.readers.append(index)
+            continue
+        readers = needs.setdefault((where, site, lfn), [])
+        if not readers or readers[-1] != index:
+            readers.append(index)
+    return needs
 
 
 def output_target(exec_wf: ExecutableWorkflow, submit_dir: str) -> tuple[str, str] | None:
