@@ -21,6 +21,11 @@ whitespace separates, single quotes group, ``''`` is a literal single quote; ``"
 quote); the *old* syntax splits arguments on whitespace with ``\\"`` for a literal double quote, and
 environment entries on ``;``.
 
+``should_transfer_files = YES`` makes the attempt's :class:`FileTransfer` (``transfer_input_files``
+resolved against ``initialdir``, ``transfer_output_files`` as names, unset meaning "every new file"):
+the backend runs it in a sandbox as HTCondor does.  ``IF_NEEDED`` transfers nothing, since on one
+machine the file system is shared.
+
 A broken file raises :class:`sheaf.errors.FormatError` with path, line, rule and value.
 """
 
