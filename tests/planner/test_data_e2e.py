@@ -160,7 +160,9 @@ def test_condorio_jobs_run_in_sandboxes_fed_from_the_staging_site(work: Path) ->
     staging = directory / "scratch" / "local"  # the submit host's working directory
     (sub,) = [p.read_text() for p in directory.glob("jobs/*/tool_post.sub")]
     assert "should_transfer_files = YES\n" in sub and f"initialdir = {staging}\n" in sub
-    assert f"transfer_input_files = {staging}/f.c0,{staging}/f.c1\n" in sub
+    (inputs,) = [line.split(" = ", 1)[1] for line in sub.splitlines()
+                 if line.startswith("transfer_input_files")]
+    assert sorted(inputs.split(",")) == [f"{staging}/f.c0", f"{staging}/f.c1"]  # the API's uses: a set
     assert "transfer_output_files = f.d\n" in sub
     _run(directory)  # the tool reads its inputs from its working directory: the sandbox must hold them
     assert (work / "out" / "f.d").read_text() == "A\nf.b0\nf.c0\nA\nf.b1\nf.c1\nf.d\n"
@@ -184,7 +186,7 @@ def test_nonsharedfs_jobs_run_under_sheaf_lite_with_a_manifest(work: Path) -> No
     assert "sheaf-lite" in sub and f'"{manifest_path} -- {work}/tool.py -i f.c0 f.c1 -o f.d"' in sub
     manifest = json.loads(manifest_path.read_text())
     assert manifest["threads"] == 3 and manifest["integrity"] == "full" and manifest["keep_workdir"] is False
-    assert [(e["src_urls"][0]["url"], e["dest_urls"][0]["url"]) for e in manifest["inputs"]] == [
+    assert sorted((e["src_urls"][0]["url"], e["dest_urls"][0]["url"]) for e in manifest["inputs"]) == [
         (f"file://{staging}/f.c0", "file:f.c0"), (f"file://{staging}/f.c1", "file:f.c1")]
     assert [(e["src_urls"][0]["url"], e["dest_urls"][0]["url"]) for e in manifest["outputs"]] == [
         ("file:f.d", f"file://{staging}/f.d")]
