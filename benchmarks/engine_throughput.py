@@ -24,6 +24,10 @@ at its start (the best round would reward a lucky moment on a machine whose load
 
 Targets (issue 8): unclustered >= 1.0x xargs and >= 0.7x make -j2; clustered >= 0.8x xargs sh.
 
+``--events``: instead, each shape runs ``--rounds`` times with the events database loaded beside
+the engine (``sheaf.monitor``; the default) and as many times with ``SHEAF_EVENTS=0``, interleaved;
+the ratio of the two medians is reported against issue 15's target, <= 1.10.
+
 ``--peers``: Snakemake, Parsl, Dask and Ray installed into a throwaway venv under /tmp (not project
 dependencies), run on ``--peer-tasks`` tasks.  The journal section compares the engine's own
 records written as an append-only log with fsync against SQLite in WAL mode (synchronous=FULL), at
@@ -91,13 +95,37 @@ def timed(cmd: list[str], **kw: object) -> float:
     return time.perf_counter() - start
 
 
-def sheaf_run(directory: Path, pool: Path) -> float:
+def sheaf_run(directory: Path, pool: Path, events: bool = True) -> float:
     for stale in (".sheaf", "jobstate.log"):  # a second round starts fresh, not "already complete"
         target = directory / stale
         shutil.rmtree(target) if target.is_dir() else target.unlink(missing_ok=True)
-    for rescue in glob.glob(str(directory / "*.rescue*")):
+    for rescue in glob.glob(str(directory / "*.rescue*")) + glob.glob(str(directory / "*.events.db*")):
         os.unlink(rescue)
-    return timed([str(BIN / "sheaf"), "run", str(directory), "--pool-config", str(pool)])
+    env = {**os.environ, "SHEAF_EVENTS": "1" if events else "0", "SHEAF_HOME": str(directory.parent / "home")}
+    return timed([str(BIN / "sheaf"), "run", str(directory), "--pool-config", str(pool)], env=env)
+
+
+def events_overhead(root: Path, n: int, rounds: int) -> None:
+    """``--events``: each shape run ``rounds`` times with the events loader and as many without,
+    interleaved (the order alternates each round); the ratio of the medians, target <= 1.10."""
+    wf = root / "wf.yml"
+    workflow(wf, n)
+    pool = root / "pool.conf"
+    pool.write_text("NUM_CPUS = 2\n")
+    print(f"\n{'shape':12} {'tasks':>6} {'with s':>8} {'without s':>10} {'ratio':>6} {'target':>7}")
+    for shape, clustered in (("unclustered", False), ("clustered", True)):
+        directory = root / shape
+        plan(wf, directory, clustered)
+        times: dict[bool, list[float]] = {True: [], False: []}
+        for i in range(rounds):
+            for events in ((True, False) if i % 2 == 0 else (False, True)):
+                times[events].append(sheaf_run(directory, pool, events))
+            print(f"  {shape} round {i + 1}: with {times[True][-1]:.2f} s, without {times[False][-1]:.2f} s "
+                  f"(load {os.getloadavg()[0]:.1f})", flush=True)
+        with_s, without_s = (sorted(times[e])[len(times[e]) // 2] for e in (True, False))
+        ratio = with_s / without_s
+        print(f"{shape:12} {n:>6} {with_s:>8.2f} {without_s:>10.2f} {ratio:>6.3f} {'<= 1.10':>7} "
+              f"{'ok' if ratio <= 1.10 else 'MISSED'}", flush=True)
 
 
 def xargs(root: Path, n: int) -> float:
@@ -320,12 +348,17 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--peers", action="store_true")
     parser.add_argument("--peer-tasks", type=int, default=2_000)
+    parser.add_argument("--events", action="store_true",
+                        help="only compare runs with and without the events loader (monitor)")
     args = parser.parse_args()
     compile_sheaf()
     root = Path(tempfile.mkdtemp(prefix="sheaf-bench-"))
     print(f"{args.tasks} /bin/true tasks, 2 slots, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}; "
           f"work dir {root}")
     try:
+        if args.events:
+            events_overhead(root, args.tasks, args.rounds)
+            return
         report(measure(root, args.tasks, args.rounds), args.tasks)
         journal_report(root)
         if args.peers:

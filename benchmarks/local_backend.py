@@ -23,9 +23,10 @@ import tempfile
 import time
 from collections.abc import Callable
 
+from sheaf.backends import Pool
 from sheaf.backends.local import LocalBackend
 from sheaf.classad import ClassAd
-from sheaf.engine import Launch, Pool
+from sheaf.engine import Launch
 
 
 def xargs(n: int) -> float:

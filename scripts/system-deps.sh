@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Installs the native packages that parts of the test-suite need, from Debian's archive:
-# OpenMPI (mpiexec for sheaf-mpi-cluster's MPI transport) and mpi4py in the project's venv; podman
+# OpenMPI (mpiexec for sheaf-mpi-cluster's MPI transport) and mpi4py in the project's venv; Chromium
+# (headless, for the dashboard's tests); podman
 # and runc (the runtime docker-type containers run through) and busybox-static (the root file system of the
-# image the container tests build locally, since no registry is reachable).
+# image the container tests build locally, since no registry is reachable); openssh-server (the sshd
+# the scp/sftp transfer tests run on 127.0.0.1).
 # Idempotent: does nothing when everything is already present. Without root, missing pieces are
 # reported and the MPI and container tests skip themselves (the local transport is always tested).
 set -euo pipefail
@@ -38,9 +40,13 @@ command -v podman >/dev/null 2>&1 || need+=(podman)
 # picks runc when it is installed
 command -v runc >/dev/null 2>&1 || need+=(runc)
 [ -x /bin/busybox ] || need+=(busybox-static)
+# headless Chromium reads the dashboard's page in the monitor tests (--dump-dom, --screenshot)
+command -v chromium >/dev/null 2>&1 || need+=(chromium)
+# sshd: the scp:// and sftp:// transfer tests start one on 127.0.0.1 (the client comes with it)
+[ -x /usr/sbin/sshd ] || need+=(openssh-server)
 if [ "${#need[@]}" -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
-    echo "system-deps: missing ${need[*]} and not root; MPI/container tests will be skipped" >&2
+    echo "system-deps: missing ${need[*]} and not root; MPI/container/ssh/dashboard tests will be skipped" >&2
     exit 0
   fi
   export DEBIAN_FRONTEND=noninteractive

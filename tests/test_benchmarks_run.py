@@ -3,6 +3,8 @@ a script that broke when an interface changed would only be found when someone n
 
 from __future__ import annotations
 
+import importlib.util
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -14,7 +16,14 @@ BENCH = Path(__file__).resolve().parent.parent / "benchmarks"
 
 @pytest.mark.parametrize("args", [
     ["engine_throughput.py", "--tasks", "60", "--rounds", "1"],
+    ["engine_throughput.py", "--tasks", "60", "--rounds", "1", "--events"],
     ["plan_scaling.py", "--sizes", "300"],
+    ["transfer_throughput.py", "--small", "5", "--big-mb", "0.5"],
+    pytest.param(["backend_overhead.py", "--tasks", "40", "--cluster", "20"],
+                 marks=pytest.mark.skipif(importlib.util.find_spec("distributed") is None,
+                                          reason="the Dask backend needs the distributed package")),
+    pytest.param(["pmc_transport.py", "20", "1"],
+                 marks=pytest.mark.skipif(shutil.which("mpiexec") is None, reason="no mpiexec")),
 ], ids=lambda a: a[0])
 def test_benchmark_runs(args: list[str]) -> None:
     done = subprocess.run([sys.executable, str(BENCH / args[0]), *args[1:]], capture_output=True, text=True,

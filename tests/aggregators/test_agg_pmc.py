@@ -251,6 +251,25 @@ class TestPmc:
         assert r.events() == ["start slow"]  # killed mid-task; nothing after it started
 
 
+@pytest.mark.mpi
+@pytest.mark.skipif(MPI_MISSING is not None, reason=MPI_MISSING or "")
+def test_mpi_transport_keeps_up_with_local_workers(tmp_path: Path) -> None:
+    """The same short tasks over both transports, compared on the master's own workflow time (start-up
+    excluded).  Probing with naps that grew to 10 ms ran MPI at 0.18x the local transport; now ~1x.
+    The bound is loose (0.5x) so a loaded machine does not fail it, and still catches the old naps."""
+    durations = {}
+    for transport in ("local", "mpi"):
+        run_dir = tmp_path / transport
+        run_dir.mkdir()
+        r = PmcRun(run_dir, transport)
+        res = r.run([f"TASK t{i} /bin/true" for i in range(300)])
+        assert res.returncode == 0, res.stderr
+        found = re.search(r"^\[cluster-summary .*? duration=(\d+\.\d+)", res.stdout, re.MULTILINE)
+        assert found is not None and _summary(res.stdout)[3] == "300", res.stdout
+        durations[transport] = float(found.group(1))
+    assert durations["local"] / durations["mpi"] >= 0.5, durations
+
+
 def test_sigterm_aborts_and_a_second_run_of_a_locked_dag_is_refused(tmp_path: Path) -> None:
     r = PmcRun(tmp_path, "local")
     r.dag.write_text(r.task("slow", "--victim") + "\n")

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sheaf.aggregators.transfer import read_pairs
+from sheaf.aggregators._transfer_pairs import read_pairs
 from sheaf.codegen._staging import pairs_text
 from sheaf.errors import PlanningError
 

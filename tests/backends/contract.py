@@ -65,6 +65,10 @@ def alive(pid: int) -> bool:
 class BackendContract:
     """Behaviour every backend must show (see the module docstring)."""
 
+    #: seconds an attempt costs on this backend beyond a local process (a task round trip, a batch
+    #: system's dispatch): added to the time budgets, so each system is held to its own floor
+    overhead: float = 0.0
+
     def make_backend(self, tmp_path: Path, slots: int) -> Backend:
         raise NotImplementedError
 
@@ -142,7 +146,7 @@ class BackendContract:
         backend.submit(make_launch(tmp_path, "long", ["/bin/sleep", "30"]))
         start = time.monotonic()
         assert backend.wait(0.2) == []
-        assert 0.15 <= time.monotonic() - start < 5
+        assert 0.15 <= time.monotonic() - start < 5 + self.overhead
         backend.cancel("long#0")
 
     def test_cancel_queued_and_running_reports_nothing(self, single: Backend, tmp_path: Path) -> None:
@@ -160,7 +164,7 @@ class BackendContract:
 
     def test_cancel_drops_an_event_not_yet_taken(self, backend: Backend, tmp_path: Path) -> None:
         backend.submit(make_launch(tmp_path, "quick", ["/bin/true"]))
-        time.sleep(0.3)  # it has ended, its event is waiting
+        time.sleep(0.3 + self.overhead)  # it has ended, its event is waiting
         backend.cancel("quick#0")
         assert backend.wait(0.2) == []
 

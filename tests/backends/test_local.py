@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from sheaf.backends import ConcurrencyLimits, Pool
 from sheaf.backends._spawn import THREADED
 from sheaf.backends.local import LocalBackend
-from sheaf.engine import ConcurrencyLimits, Held, Launch, Pool
+from sheaf.engine import Held, Launch
 
 from .contract import collect, exited, make_launch
 
@@ -121,7 +122,8 @@ HOLDER = textwrap.dedent("""
     import os, sys, time
     from sheaf.backends.local import LocalBackend
     from sheaf.classad import ClassAd
-    from sheaf.engine import ConcurrencyLimits, Launch, Pool
+    from sheaf.backends import ConcurrencyLimits, Pool
+    from sheaf.engine import Launch
     store, log, tag = sys.argv[1], sys.argv[2], sys.argv[3]
     pool = Pool("NUM_CPUS = 4\\nMEMORY = 1024\\nPEGASUS_TRANSFER.STAGEIN_LIMIT = 2\\n")
     local = LocalBackend(pool, limits=ConcurrencyLimits(pool.config, path=store))

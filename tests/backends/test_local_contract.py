@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from sheaf.backends import ConcurrencyLimits, Pool
 from sheaf.backends.local import LocalBackend
-from sheaf.engine import Backend, ConcurrencyLimits, Pool
+from sheaf.engine import Backend
 
 from .contract import BackendContract
 
@@ -18,6 +19,8 @@ class TestLocalBackendContract(BackendContract):
 
 def test_public_names() -> None:
     import sheaf.backends
+    import sheaf.engine
 
-    assert sheaf.backends.__all__ == ["LocalBackend"]
+    assert sheaf.backends.__all__ == ["ConcurrencyLimits", "LocalBackend", "Pool"]
+    assert "Pool" not in sheaf.engine.__all__ and "ConcurrencyLimits" not in sheaf.engine.__all__
     assert sheaf.backends.LocalBackend is LocalBackend

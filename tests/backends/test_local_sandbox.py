@@ -8,8 +8,9 @@ import os
 import sys
 from pathlib import Path
 
+from sheaf.backends import ConcurrencyLimits, Pool
 from sheaf.backends.local import LocalBackend
-from sheaf.engine import ConcurrencyLimits, Held, Pool
+from sheaf.engine import Held
 from sheaf.engine._backend import FileTransfer
 
 from .contract import collect, exited, make_launch

@@ -114,3 +114,59 @@ def test_status_right_after_a_detached_start_says_starting(tmp_path: Path) -> No
     finally:
         stand_in.kill()
         stand_in.wait()
+
+
+WATCHING = '''
+import json, sys
+sys.path.insert(0, ".")
+from generate import workflow
+wf = workflow()
+wf.plan(dir="runs", input_dirs=["input"], submit=True).wait(delay=1)
+print("STATUS", json.dumps(wf.get_status()))
+wf.status(long=True)
+wf.analyze()
+wf.statistics()
+print("SUBMIT", wf.braindump.submit_dir)
+'''
+
+
+def test_pegasus_api_waits_for_the_run_and_reads_its_status(tmp_path: Path) -> None:
+    """``wf.wait()``/``wf.get_status()`` read ``condor_q -json`` and ``<dag>.dagman.out``;
+    ``wf.analyze()``/``wf.statistics()`` run pegasus-analyzer/-statistics: all through the wrappers."""
+    work = tmp_path / "bd"
+    shutil.copytree(EXAMPLE, work)
+    bindir = tmp_path / "pegasus" / "bin"
+    assert subprocess.run([str(BIN / "sheaf"), "shims", str(bindir)], check=False).returncode == 0
+    env = {**os.environ, "PATH": f"{bindir}:{os.environ['PATH']}"}
+    (work / "script.py").write_text(WATCHING)
+    done = subprocess.run([sys.executable, "script.py"], cwd=work, env=env, capture_output=True, text=True,
+                          check=False, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    status = json.loads(done.stdout.split("STATUS ", 1)[1].splitlines()[0])
+    root = status["dags"]["root"]
+    assert root["state"] == "Success" and root["percent_done"] == 100.0, status
+    assert root["succeeded"] == root["total"] == status["totals"]["total"] > 0 and root["failed"] == 0
+    submit = Path(done.stdout.split("SUBMIT ", 1)[1].split()[0])
+    out = next(submit.glob("*.dag.dagman.out")).read_text()
+    assert out.rstrip().endswith("EXITING WITH STATUS 0")
+    # pegasus-status --jsonrv (what older Pegasus.api runs for wait/status) answers the same
+    asked = subprocess.run([str(bindir / "pegasus-status"), "-l", "--jsonrv", str(submit)],
+                           capture_output=True, text=True, check=False)
+    assert asked.returncode == 0, asked.stderr
+    assert json.loads(asked.stdout) == status
+
+
+def test_condor_q_wrapper_is_an_empty_queue_without_htcondor(tmp_path: Path) -> None:
+    bindir = tmp_path / "bin"
+    assert subprocess.run([str(BIN / "sheaf"), "shims", str(bindir)], check=False).returncode == 0
+    env = {**os.environ, "PATH": f"{bindir}:/usr/bin:/bin"}
+    done = subprocess.run(["condor_q", "-constraint", 'pegasus_root_wf_uuid == "x"', "-json"], env=env,
+                          capture_output=True, text=True, check=False)
+    assert done.returncode == 0 and json.loads(done.stdout) == [], done.stderr
+    fake = tmp_path / "real" / "condor_q"  # a real HTCondor later on PATH is used, not shadowed
+    fake.parent.mkdir()
+    fake.write_text("#!/bin/sh\necho real \"$@\"\n")
+    fake.chmod(0o755)
+    env["PATH"] = f"{bindir}:{fake.parent}:/usr/bin:/bin"
+    done = subprocess.run(["condor_q", "-json"], env=env, capture_output=True, text=True, check=False)
+    assert done.stdout == "real -json\n", done.stderr

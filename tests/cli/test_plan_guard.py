@@ -63,7 +63,10 @@ def test_replanning_refuses_the_directory_of_a_running_workflow(tmp_path: Path) 
     finally:
         engine.send_signal(signal.SIGTERM)
         engine.wait(60)
-    assert plan(target, "--deferred").returncode == 0  # once it has stopped, it is replaced
+    kept = plan(target, "--deferred")  # once it has stopped, the sub-workflow that ran is resumed
+    assert kept.returncode == 0 and "resuming it, not replanning" in kept.stderr
+    assert plan(target, "--deferred", "--force-replan").returncode == 0  # or replaced
+    assert not (target / ".sheaf").exists()
 
 
 def test_leftovers_of_interrupted_plans_are_removed_by_the_next_plan_and_run(tmp_path: Path) -> None:

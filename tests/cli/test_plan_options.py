@@ -6,7 +6,10 @@ from __future__ import annotations
 import getpass
 import json
 import os
+import re
 import shutil
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -87,7 +90,7 @@ def test_abbreviated_long_options_define_anywhere_and_comma_lists(work: Path, tm
     assert doc["output_sites"] == ["local"] and doc["clustering"] == ["horizontal"]
     assert doc["options"] == {"staging_sites": {"condorpool": "local"}, "output_dir": str(work / "out"),
                               "cleanup": "leaf", "random_dir": "xyz", "input_dirs": [str(work / "input")],
-                              "force": True, "force_replan": True, "basename": "diamond"}
+                              "force": True, "force_replan": True, "basename": "diamond", "exec_dir": "xyz"}
     assert (target / "diamond.dag").is_file()  # --basename names the per-workflow files
 
 
@@ -111,14 +114,13 @@ def test_input_dirs_repeated_and_comma_separated_first_holding_a_file_wins(work:
     assert str(second / "f.a") in pairs
 
 
-@pytest.mark.parametrize("option", ["--cache", "--inherited-rc-files", "--job-prefix", "-j",
-                                    "--transformations-dir", "-t", "--output-map", "-m", "--forward",
-                                    "-F", "--rescue"])
+@pytest.mark.parametrize("option", ["--job-prefix", "-j", "--transformations-dir", "-t", "--forward",
+                                    "-F", "--rescue", "-g", "--group"])
 def test_options_sheaf_does_not_implement_are_refused_naming_them(work: Path, tmp_path: Path,
                                                                   option: str) -> None:
     result = plan("--dir", str(tmp_path / "b"), option, "x")
     assert result.exit_code == 2
-    long = {"-j": "--job-prefix", "-t": "--transformations-dir", "-m": "--output-map", "-F": "--forward"}
+    long = {"-j": "--job-prefix", "-t": "--transformations-dir", "-F": "--forward", "-g": "--group"}
     assert f"option {long.get(option, option)} is not supported" in result.output
     assert not (tmp_path / "b").exists()
 
@@ -165,3 +167,51 @@ def test_verbosity_quiet_prints_only_the_directory_and_version(work: Path, tmp_p
     loud = plan("--dir", str(tmp_path), "-vv").output
     assert "abstract jobs: 10" in loud and "note:" in loud
     assert CliRunner().invoke(main, ["plan", "-V"]).output.startswith("sheaf ")
+
+
+@pytest.mark.parametrize(("extended", "pattern"), [
+    (False, r"\d{8}T\d{6}[+-]\d{4}"), (True, r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d\d:\d\d")])
+def test_use_timestamp_names_the_run_directory_by_the_planning_time(work: Path, tmp_path: Path,
+                                                                    extended: bool, pattern: str) -> None:
+    defines = ["-Dpegasus.dir.useTimestamp=true", f"-Dpegasus.dir.timestamp.extended={str(extended).lower()}"]
+    first = submit_dir(plan(*defines, "--dir", str(tmp_path), "-q"))
+    second = submit_dir(plan(*defines, "--dir", str(tmp_path), "-q"))  # never the same directory
+    assert first.parent == second.parent == runs(tmp_path) and first != second
+    assert re.fullmatch(pattern, first.name), first.name
+    assert second.name == f"{first.name}-2" or re.fullmatch(pattern, second.name), second.name
+    assert (first / "plan.json").is_file() and (second / "plan.json").is_file()
+
+
+def _scratch_sites(work: Path, scratch: Path) -> None:
+    from Pegasus.api import Directory, FileServer, Operation, Site, SiteCatalog
+
+    shared = Directory(Directory.SHARED_SCRATCH, str(scratch)).add_file_servers(
+        FileServer(f"file://{scratch}", Operation.ALL))
+    SiteCatalog().add_sites(Site("local"), Site("condorpool").add_directories(shared)).write(
+        str(work / "sites.yml"))
+
+
+@pytest.mark.parametrize(("args", "expected"), [
+    ((), "{user}/pegasus/blackdiamond/run0001"),                  # the relative submit directory
+    (("--relative-dir", "mine/r1"), "mine/r1"),
+    (("--relative-submit-dir", "sub"), "{user}/pegasus/blackdiamond/run0001"),  # still the default
+    (("--randomdir=fixed",), "fixed"),
+    (("--relative-dir", "mine/r1", "--randomdir"), "blackdiamond-0-{uuid}"),     # over --relative-dir
+])
+def test_jobs_run_in_the_relative_execution_directory_under_shared_scratch(
+        work: Path, tmp_path: Path, args: tuple[str, ...], expected: str) -> None:
+    scratch = tmp_path / "scratch"
+    _scratch_sites(work, scratch)
+    target = submit_dir(plan("--dir", str(tmp_path / "b"), "-s", "condorpool", *args))
+    braindump = (target / "braindump.yml").read_text()
+    wf_uuid = json.loads(braindump.split("wf_uuid: ", 1)[1].split("\n", 1)[0])
+    relative = expected.format(user=getpass.getuser(), uuid=wf_uuid)
+    doc = json.loads((target / "plan.json").read_text())
+    assert doc["options"]["exec_dir"] == relative
+    dag = "".join(path.read_text() for path in [*target.glob("*.dag"), *target.rglob("*.sub")])
+    assert f"{scratch / relative}\n" in dag or f"{scratch / relative}\"" in dag, dag[:2000]
+    if args[:1] == ("--relative-dir",) and len(args) == 2:  # and the jobs really run there
+        done = subprocess.run([str(Path(sys.executable).parent / "sheaf"), "run", str(target)],
+                              capture_output=True, text=True, check=False, timeout=300)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "analyze on" in (scratch / relative / "f.d").read_text()

@@ -1,5 +1,5 @@
-"""Sub-workflow jobs planned and run for real: a pegasusWorkflow job plans and runs its workflow with
-a nested ``sheaf plan --submit``; a condorWorkflow job is a SUBDAG EXTERNAL node."""
+"""Sub-workflow jobs planned and run for real: a pegasusWorkflow job is a SUBDAG EXTERNAL node whose
+PRE script plans the child (``sheaf plan --deferred``); a condorWorkflow job is a SUBDAG EXTERNAL node."""
 
 from __future__ import annotations
 
@@ -51,7 +51,7 @@ def test_pegasus_and_condor_sub_workflows_run(tmp_path: Path) -> None:
     exec_wf = plan(wf, tc=None, sc=None, rc=None, properties=Properties({"dagman.retry": "0"}))
     files = write_plan(exec_wf, tmp_path / "plan")
     dag = parse_dag(files.dag)
-    subdag = next(node for node in dag.nodes.values() if node.subdag)
+    subdag = next(node for node in dag.nodes.values() if node.subdag and node.name.startswith("tiny"))
     assert subdag.submit == str(tiny)
     text = Path(files.dag).read_text()
     assert f"SUBDAG EXTERNAL {subdag.name} {tiny}" in text
@@ -68,3 +68,25 @@ def test_pegasus_and_condor_sub_workflows_run(tmp_path: Path) -> None:
 def test_the_properties_passed_down_read_back_the_same(props: dict[str, str]) -> None:
     # keys starting with '#' or '!', values with leading blanks, separators and line breaks
     assert parse_properties(properties_text(props)) == props
+
+
+def test_a_sub_workflow_runs_in_its_parents_execution_directory(tmp_path: Path) -> None:
+    from Pegasus.api import Directory, FileServer, Operation
+
+    scratch = tmp_path / "scratch"
+    shared = Directory(Directory.SHARED_SCRATCH, str(scratch)).add_file_servers(
+        FileServer(f"file://{scratch}", Operation.ALL))
+    sc = SiteCatalog().add_sites(Site("local"), Site("condorpool").add_directories(shared))
+    inner = PWorkflow("inner").add_site_catalog(sc).add_transformation_catalog(TransformationCatalog(
+        ).add_transformations(Transformation("touch", site="condorpool", pfn="/usr/bin/touch")))
+    inner.add_jobs(PJob("touch").add_args("made-inside")).write(str(tmp_path / "inner.yml"))
+    wf = SWorkflow("outer")
+    wf.jobs["ID1"] = Job("ID1", "inner.yml", type="pegasusWorkflow", file=str(tmp_path / "inner.yml"),
+                         arguments=("--sites", "condorpool"))
+    exec_wf = plan(wf, tc=None, sc=None, rc=None, properties=Properties({"dagman.retry": "0"}))
+    files = write_plan(exec_wf, tmp_path / "plan", exec_dir=lambda _final: "runs/r1")
+    env = {**os.environ, "PATH": f"{BIN}:{os.environ.get('PATH', '')}"}
+    done = subprocess.run([str(BIN / "sheaf"), "run", files.directory], capture_output=True, text=True,
+                          env=env, timeout=240, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (scratch / "runs" / "r1" / "made-inside").exists(), sorted(map(str, scratch.rglob("*")))

@@ -27,8 +27,8 @@ from sheaf.planner import ExecJob
 
 
 def test_public_api() -> None:
-    assert sheaf.codegen.__all__ == ["PlanFiles", "check_target", "quote_arguments", "quote_environment",
-                                     "remove_stale_siblings", "write_plan"]
+    assert sheaf.codegen.__all__ == ["PlanContext", "PlanFiles", "check_target", "quote_arguments",
+                                     "quote_environment", "remove_stale_siblings", "write_plan"]
 
 
 @pytest.fixture

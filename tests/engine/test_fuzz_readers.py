@@ -21,10 +21,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fuzzing import examples
+from sheaf.backends._pool import Pool
+from sheaf.backends._slotconfig import parse_config as parse_pool_config
+from sheaf.backends._slotlayout import Machine, layout
 from sheaf.classad import ClassAdSyntaxError
-from sheaf.engine._pool import Pool
-from sheaf.engine._slotconfig import parse_config as parse_pool_config
-from sheaf.engine._slotlayout import Machine, layout
 from sheaf.engine._submit import parse_submit, render
 from sheaf.errors import SheafError
 from sheaf.formats._dagman import parse_dag, parse_rescue

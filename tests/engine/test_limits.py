@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from sheaf.backends._limits import ConcurrencyLimits
+from sheaf.backends._slotconfig import parse_config
 from sheaf.classad import parse_limits
-from sheaf.engine._limits import ConcurrencyLimits
-from sheaf.engine._slotconfig import parse_config
 from sheaf.errors import FormatError
 
 CONFIG = (
@@ -82,7 +82,7 @@ def test_state_dir_from_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPa
 
 HOLDER = textwrap.dedent("""
     import os, sys, time
-    from sheaf.engine._limits import ConcurrencyLimits
+    from sheaf.backends._limits import ConcurrencyLimits
     store, log, seconds = sys.argv[1], sys.argv[2], float(sys.argv[3])
     limits = ConcurrencyLimits({"SHARED_LIMIT": "3"}, path=store)
     held, n, end = [], 0, time.monotonic() + seconds
@@ -125,7 +125,7 @@ def test_two_concurrent_runs_never_exceed_a_limit_together(store: Path, tmp_path
 
 KILLED = textwrap.dedent("""
     import sys, time
-    from sheaf.engine._limits import ConcurrencyLimits
+    from sheaf.backends._limits import ConcurrencyLimits
     limits = ConcurrencyLimits({"SHARED_LIMIT": "1"}, path=sys.argv[1])
     assert limits.try_acquire("only", "shared")
     print("held", flush=True)
@@ -150,7 +150,7 @@ def test_holdings_of_a_killed_run_are_reclaimed(store: Path) -> None:
 
 OPENER = textwrap.dedent("""
     import sys, time
-    from sheaf.engine._limits import ConcurrencyLimits
+    from sheaf.backends._limits import ConcurrencyLimits
     start = float(sys.argv[2])
     while time.time() < start:
         pass

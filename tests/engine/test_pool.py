@@ -7,11 +7,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sheaf import classad
+from sheaf.backends import Pool
+from sheaf.backends._pool import Claim
+from sheaf.backends._poolsig import signature
+from sheaf.backends._slotlayout import Machine
 from sheaf.classad import ClassAd
-from sheaf.engine import Pool
-from sheaf.engine._pool import Claim
-from sheaf.engine._poolsig import signature
-from sheaf.engine._slotlayout import Machine
 from sheaf.errors import FormatError
 
 MACHINE = Machine(cpus=4, memory=16384, disk=4_000_000, swap=0, cpu_ids=(0, 1, 2, 3), hostname="node")

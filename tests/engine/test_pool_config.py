@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sheaf.engine._slotconfig import find_config, load_config, parse_config
-from sheaf.engine._slotlayout import Machine, layout, parse_cpu_list, parse_slot_type
+from sheaf.backends._slotconfig import find_config, load_config, parse_config
+from sheaf.backends._slotlayout import Machine, layout, parse_cpu_list, parse_slot_type
 from sheaf.errors import FormatError
 
 MACHINE = Machine(cpus=12, memory=24000, disk=1_000_000, swap=0, cpu_ids=tuple(range(12)))

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from sheaf import classad
+from sheaf.backends import Pool
+from sheaf.backends._slotattrs import os_attributes, read_os_release
+from sheaf.backends._slotlayout import Machine
 from sheaf.classad import ClassAd
-from sheaf.engine import Pool
-from sheaf.engine._slotattrs import os_attributes, read_os_release
-from sheaf.engine._slotlayout import Machine
 
 MACHINE = Machine(cpus=2, memory=4096, disk=1_000_000, swap=0, cpu_ids=(0, 1), hostname="node.example.org")
 

@@ -169,7 +169,7 @@ def test_bad_request_values_are_refused_when_the_description_is_expanded(tmp_pat
 
 
 def test_a_request_that_turns_bad_at_run_time_makes_that_attempt_unrunnable(tmp_path: Path) -> None:
-    from sheaf.engine._pool import Pool
+    from sheaf.backends._pool import Pool
     path = tmp_path / "a.sub"
     path.write_text("executable = /bin/true\n"
                     "request_memory = ifthenelse(DAGNodeRetry > 0, 1e400, 1)\nqueue\n")

@@ -10,12 +10,12 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from conftest import FakeBackend, write_dag
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import sheaf.engine
 import sheaf.monitor
+from conftest import FakeBackend, write_dag
 from sheaf.engine import run_workflow
 from sheaf.engine._throttle import IdleThrottle, Throttle
 
@@ -53,11 +53,17 @@ def test_idle_throttle_follows_the_backend() -> None:
 
 def test_public_surface_is_pinned() -> None:
     assert sorted(sheaf.engine.__all__) == sorted([
-        "Backend", "ConcurrencyLimits", "Dag", "DagState", "Event", "Exited", "Held", "Launch", "Limits",
-        "NodeState", "Pool", "Progress", "Replay", "RunResult", "STATES", "Started", "find_dag", "parse_dag",
-        "parse_submit", "read_journal", "run_workflow", "split_arguments", "split_environment", "state_paths",
+        "Backend", "BeginRecord", "Change", "ChangeRecord", "Dag", "DagState", "Damage", "EndRecord", "Event",
+        "EventTranslator", "Exited", "Held", "Launch", "Limits", "NodeEvent", "NodeState", "ProcessRecord",
+        "Progress", "Replay", "RunResult", "STATES", "Started", "find_dag", "node_description", "parse_dag",
+        "parse_submit", "read_journal", "run_workflow", "scan_journal", "split_arguments",
+        "split_environment", "state_paths",
     ])
-    assert sheaf.monitor.__all__ == ["WorkflowStatus", "workflow_status"]
+    assert sheaf.monitor.__all__ == [
+        "Analysis", "EventsLoader", "FailedJob", "FailedTask", "PlotData", "RunEntry", "RunView",
+        "Statistics", "SubStatus", "WorkflowStatus", "age", "analyze", "events_enabled", "format_seconds",
+        "list_runs", "make_server", "master_db_path", "open_events", "plot_data", "sub_workflows",
+        "workflow_statistics", "workflow_status", "write_plots"]
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -92,6 +92,9 @@ def test_round_trip_of_a_real_document() -> None:
     ("<adag><job id='a' name='x'>\n<uses file='f' link='output' transfer='maybe'/></job></adag>",
      "'transfer' is true or false", 2),
     ("<adag>\n<child><parent ref='a'/></child></adag>", "<child> requires the 'ref' attribute", 2),
+    # a Decaf data-flow job: refused by name rather than skipped with its jobs
+    ("<adag><job id='a' name='x'/>\n<dflow id='DF1'><job id='b' name='y'/></dflow></adag>",
+     "a <dflow> is written as <job>s clustered by label with job.aggregator decaf", 2),
 ])
 def test_malformed_documents(tmp_path: Path, text: str, rule: str, line: int) -> None:
     path = tmp_path / "wf.dax"

@@ -3,9 +3,6 @@ empty catalogs, ``~/.pegasusrc`` and a site catalog fetched from a repository ov
 
 from __future__ import annotations
 
-import functools
-import http.server
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,6 +20,7 @@ from Pegasus.api import (
     Workflow,
 )
 
+from http_serving import serving
 from sheaf import formats
 from sheaf.errors import FormatError, InputError
 
@@ -134,15 +132,8 @@ def repository(tmp_path: Path) -> Iterator[str]:
     root = tmp_path / "repo"
     (root / "5.0" / "conf").mkdir(parents=True)
     _sites(root / "5.0" / "conf" / "cluster.yml", "/remote/scratch")
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(root))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving(root) as base:
+        yield base
 
 
 def test_site_catalog_fetched_from_a_repository(here: Path, repository: str) -> None:

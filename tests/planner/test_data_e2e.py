@@ -277,8 +277,8 @@ def test_a_file_made_on_one_site_and_read_on_another_travels_by_inter_site_job(t
                                "--output-dir", str(work / "out")))
     assert job_types(directory)["inter_site"] == 1
     (entry,) = _transfer_list(directory, "inter_site")
-    assert entry["linkage"] == "inter" and entry["dest_urls"][0]["url"] == f"file://{work}/two/f.b"
+    assert entry["linkage"] == "inter" and entry["dest_urls"][0]["url"].startswith(f"file://{work}/two/")
     assert "CATEGORY stage_inter_one_two_1_0 stage-inter" in (directory / "two-sites.dag").read_text()
     _run(directory)
     assert (work / "out" / "f.c").read_text() == "A\nf.b\nf.c\n"
-    assert os.listdir(work / "one") == [] and os.listdir(work / "two") == []
+    assert [name for side in ("one", "two") for _, _, names in os.walk(work / side) for name in names] == []

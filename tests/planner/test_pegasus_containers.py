@@ -4,10 +4,14 @@ registry is reachable): the job runs inside the image, with its working director
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
+import signal
+import socket
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -22,9 +26,11 @@ from Pegasus.api import (
     TransformationCatalog,
     Workflow,
 )
-from pegasus_inputs import plan_into, run
+from pegasus_inputs import SHEAF, plan_into, run
 
-from sheaf.codegen._containers import podman_config, podman_env
+from http_serving import serving
+from sheaf.aggregators.container import release_run_root
+from sheaf.codegen._containers import podman_config, podman_env, run_root
 from sheaf.errors import PlanningError
 
 BUSYBOX = "/bin/busybox"
@@ -51,7 +57,7 @@ def image(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (root / "bin").mkdir(parents=True)
     (root / "etc").mkdir()
     shutil.copy(BUSYBOX, root / "bin" / "busybox")
-    for applet in ("sh", "cat", "cp", "echo", "wc", "ls", "pwd", "env"):
+    for applet in ("sh", "cat", "cp", "echo", "wc", "ls", "pwd", "env", "sleep"):
         (root / "bin" / applet).symlink_to("busybox")
     (root / "etc" / "sheaf-image").write_text(MARK)
     state = base / "podman"
@@ -68,6 +74,7 @@ def image(tmp_path_factory: pytest.TempPathFactory) -> Path:
     archive = base / "sheaf-test.tar"
     subprocess.run(["podman", "save", "-q", "-o", str(archive), "localhost/sheaf-test:1"], env=env,
                    check=True)
+    shutil.rmtree(run_root(str(state)), ignore_errors=True)  # the fixture's own podman run root
     return archive
 
 
@@ -191,3 +198,116 @@ def test_image_that_cannot_be_fetched_fails_the_job_naming_it(tmp_path: Path, im
     assert done.returncode == 1, done.stdout + done.stderr
     err = next((target / "jobs" / "000").glob("t_*.err")).read_text()
     assert "sheaf-no-such-image" in err
+
+
+def _one_marking_job(tmp_path: Path, box: Container, name: str) -> Path:
+    _catalogs(tmp_path, box, Transformation("mark", site="condorpool", pfn="/bin/cp", container=box))
+    Workflow(name).add_jobs(*(Job("mark").add_args("/etc/sheaf-image", f"m{i}.txt") for i in range(2))) \
+        .write(str(tmp_path / "workflow.yml"))
+    target = tmp_path / "plan"
+    plan_into(tmp_path, "workflow.yml", target, sites=["condorpool"])
+    return target
+
+
+def _container_records(target: Path) -> list[dict[str, object]]:
+    jobs = json.loads((target / "plan.json").read_text())["jobs"]
+    return [job["container"] for job in jobs if "container" in job]
+
+
+@pytest.mark.parametrize("bypass", [False, True])
+def test_http_image_is_fetched_and_run(tmp_path: Path, image: Path, bypass: bool) -> None:
+    served = tmp_path / "served"
+    served.mkdir()
+    shutil.copy(image, served / "busybox.tar")
+    with serving(served) as base:
+        box = Container("web", Container.DOCKER, f"{base}/busybox.tar", bypass_staging=bypass)
+        target = _one_marking_job(tmp_path, box, "fetched")
+        done = run(target)
+    assert done.returncode == 0, done.stdout + done.stderr
+    work = target / "scratch" / "condorpool"
+    assert (work / "m0.txt").read_text() == (work / "m1.txt").read_text() == MARK
+    shared = list((target / "containers").glob("images/*.tar"))
+    # without bypass one copy for the plan; with it, each task's own copy, removed when it ends
+    assert len(shared) == (0 if bypass else 1)
+    assert not list(work.glob(".sheaf-image-*"))
+    assert _container_records(target)[0].get("bypass", False) is bypass
+
+
+def test_unreachable_image_url_fails_the_job_naming_it(tmp_path: Path, image: Path) -> None:
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    url = f"http://127.0.0.1:{port}/busybox.tar"
+    target = _one_marking_job(tmp_path, Container("gone", Container.DOCKER, url), "unfetched")
+    done = run(target)
+    assert done.returncode == 1, done.stdout + done.stderr
+    errors = "".join(path.read_text() for path in (target / "jobs" / "000").glob("mark_*.err"))
+    assert f"cannot fetch the container image {url}" in errors
+
+
+def test_podman_run_root_is_removed_when_the_jobs_end(tmp_path: Path, image: Path) -> None:
+    target = _one_marking_job(tmp_path, _busybox(image), "tidy")
+    done = run(target)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert not Path(run_root(str(target / "containers"))).exists()
+
+
+def test_run_root_is_left_while_another_task_holds_the_lock(tmp_path: Path) -> None:
+    root, lock = tmp_path / "root", str(tmp_path / "run-root.lock")
+    root.mkdir()
+    other = os.open(lock, os.O_RDWR | os.O_CREAT)
+    fcntl.flock(other, fcntl.LOCK_SH)  # a task still running in a container
+    assert not release_run_root(lock, str(root)) and root.is_dir()
+    os.close(other)
+    assert release_run_root(lock, str(root)) and not root.exists()
+
+
+def test_image_site_is_recorded(tmp_path: Path) -> None:
+    if shutil.which("podman") is None:
+        pytest.skip("podman is not installed: the docker runtime check comes first")
+    box = Container("sited", Container.DOCKER, "file:///images/box.tar", image_site="local")
+    target = _one_marking_job(tmp_path, box, "sited")
+    assert _container_records(target)[0] == {"name": "sited", "type": "docker",
+                                             "image": "file:///images/box.tar", "image_site": "local"}
+
+
+def test_podman_run_root_is_removed_when_the_engine_stops(tmp_path: Path, image: Path) -> None:
+    box = _busybox(image)
+    _catalogs(tmp_path, box, Transformation("nap", site="condorpool", pfn="/bin/sleep", container=box))
+    Workflow("stopped").add_jobs(Job("nap").add_args("5")).write(str(tmp_path / "workflow.yml"))
+    target = tmp_path / "plan"
+    plan_into(tmp_path, "workflow.yml", target, sites=["condorpool"])
+    root = Path(run_root(str(target / "containers")))
+    env = {**os.environ, "PATH": f"{Path(SHEAF).parent}:{os.environ.get('PATH', '')}"}
+    engine = subprocess.Popen([SHEAF, "run", str(target)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              env=env, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not root.exists() and engine.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert root.exists(), "the container never started"
+        engine.send_signal(signal.SIGTERM)
+        output, _ = engine.communicate(timeout=60)
+    finally:
+        engine.kill()
+    assert engine.returncode != 0, output
+    assert not root.exists(), output
+
+
+def test_containerized_jobs_read_their_stdin_file(tmp_path: Path, image: Path) -> None:
+    box = _busybox(image)
+    cat = Transformation("cat", site="condorpool", pfn="/bin/cat", container=box)
+    cat.add_pegasus_profile(clusters_size=2)
+    _catalogs(tmp_path, box, cat)
+    (tmp_path / "in.txt").write_text("through the container\n")
+    replicas = ReplicaCatalog().add_replica("local", "in.txt", str(tmp_path / "in.txt"))
+    replicas.write(str(tmp_path / "replicas.yml"))
+    jobs = [Job("cat", _id=f"c{i}").set_stdin(File("in.txt")).set_stdout(File(f"o{i}.txt")) for i in range(3)]
+    Workflow("catted").add_jobs(*jobs).write(str(tmp_path / "workflow.yml"))
+    target = tmp_path / "plan"
+    _, exec_wf = plan_into(tmp_path, "workflow.yml", target, sites=["condorpool"], clustering=["horizontal"])
+    assert sorted(job.type for job in exec_wf.jobs if job.tasks) == ["cluster", "compute"]  # 2 + 1
+    done = run(target)
+    assert done.returncode == 0, done.stdout + done.stderr
+    for i in range(3):  # clustered (the launcher's files) and unclustered (the description's)
+        assert (target / "scratch" / "condorpool" / f"o{i}.txt").read_text() == "through the container\n"

@@ -7,6 +7,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
 from Pegasus.api import (
     File,
     Job,
@@ -19,10 +20,9 @@ from Pegasus.api import (
 )
 from pegasus_inputs import plan_into, run
 
-from sheaf.codegen import write_plan
-from sheaf.formats import load_inputs, read_workflow
+from sheaf.errors import PlanningError
+from sheaf.formats import read_workflow
 from sheaf.model._workflow import all_uses
-from sheaf.planner import plan
 
 #: echoes stdin to stdout with a prefix, and says something on stderr
 ECHO = f"""#!{sys.executable}
@@ -98,14 +98,69 @@ def test_hand_written_streams_imply_uses(tmp_path: Path) -> None:
 
 
 
-def test_clustered_streams_are_a_warning_not_silence(tmp_path: Path) -> None:
+@pytest.mark.parametrize("aggregator", ["seqexec", "mpiexec"])
+def test_clustered_tasks_run_with_their_own_streams(tmp_path: Path, aggregator: str) -> None:
     _setup(tmp_path)
-    jobs = [Job("echo", _id=f"j{i}").set_stdout(File(f"o{i}.txt")).add_pegasus_profile(clusters_size=2)
+    jobs = [Job("echo", _id=f"j{i}").set_stdin(File("in.txt")).set_stdout(File(f"o{i}.txt"))
+            .set_stderr(File(f"e{i}.err")).add_pegasus_profile(clusters_size=2, job_aggregator=aggregator)
             for i in range(2)]
     Workflow("clustered").add_jobs(*jobs).write(str(tmp_path / "workflow.yml"))
-    inputs = load_inputs("workflow.yml", cwd=tmp_path)
-    exec_wf = plan(inputs.workflow, tc=inputs.tc, sc=inputs.sc, rc=inputs.rc, properties=inputs.properties,
-                   sites=["condorpool"], clustering=["horizontal"])
-    files = write_plan(exec_wf, tmp_path / "plan")
-    assert [job.type for job in exec_wf.jobs] == ["cluster"]
-    assert any("j0, j1" in warning and "stdin/stdout/stderr" in warning for warning in files.warnings)
+    target = tmp_path / "plan"
+    _, exec_wf = plan_into(tmp_path, "workflow.yml", target, sites=["condorpool"], clustering=["horizontal"])
+    assert [(job.type, job.aggregator) for job in exec_wf.jobs if job.type == "cluster"] == [
+        ("cluster", aggregator)]
+    done = run(target)
+    assert done.returncode == 0, done.stdout + done.stderr
+    work = target / "scratch" / "condorpool"
+    for i in range(2):  # each task's own files, not the cluster's streams
+        assert (work / f"o{i}.txt").read_text() == "seen: hello\n"
+        assert (work / f"e{i}.err").read_text() == "done\n"
+    cluster_out = "".join(path.read_text() for path in (target / "jobs" / "000").glob("merge_*.out"))
+    assert "seen:" not in cluster_out
+
+
+#: resumes from its checkpoint file when there is one, else waits for SIGTERM and writes it
+RESUMABLE = f"""#!{sys.executable}
+import os, signal, sys, time
+if os.path.exists("state.txt"):
+    open("result.txt", "w").write("resumed from " + open("state.txt").read())
+    sys.exit(0)
+def term(*_):
+    open("state.txt", "w").write("step 7")
+    sys.exit(0)
+signal.signal(signal.SIGTERM, term)
+time.sleep(120)
+"""
+
+
+def test_checkpoint_time_signals_the_job_and_its_retry_resumes_from_the_checkpoint(tmp_path: Path) -> None:
+    _setup(tmp_path)
+    program = tmp_path / "resumable.py"
+    program.write_text(RESUMABLE)
+    program.chmod(0o755)
+    TransformationCatalog().add_transformations(Transformation("work", site="condorpool", pfn=str(program))) \
+        .write(str(tmp_path / "transformations.yml"))
+    job = Job("work").add_checkpoint(File("state.txt")).add_outputs(File("result.txt")) \
+        .add_pegasus_profile(checkpoint_time=0.02).add_dagman_profile(retry=2)  # SIGTERM after 1.2 s
+    Workflow("ckpt").add_jobs(job).write(str(tmp_path / "workflow.yml"))
+    target = tmp_path / "plan"
+    plan_into(tmp_path, "workflow.yml", target, sites=["condorpool"])
+    done = run(target)
+    assert done.returncode == 0, done.stdout + done.stderr
+    work = target / "scratch" / "condorpool"
+    assert (work / "result.txt").read_text() == "resumed from step 7"
+    assert "1 retries" in done.stdout, done.stdout
+
+
+@pytest.mark.parametrize(("profiles", "rule"), [
+    ({"checkpoint_time": 1, "max_walltime": 1.1}, "maxwalltime - checkpoint.time >= 10 s"),
+    ({"checkpoint_time": "soon"}, "checkpoint.time is a positive number of minutes"),
+])
+def test_checkpoint_times_pegasus_refuses_are_refused(tmp_path: Path, profiles: dict[str, object],
+                                                      rule: str) -> None:
+    _setup(tmp_path)
+    Workflow("bad").add_jobs(Job("echo", _id="J1").add_pegasus_profile(**profiles)) \
+        .write(str(tmp_path / "workflow.yml"))
+    with pytest.raises(PlanningError) as caught:
+        plan_into(tmp_path, "workflow.yml", tmp_path / "plan", sites=["condorpool"])
+    assert caught.value.rule is not None and rule in caught.value.rule and "J1" in str(caught.value)

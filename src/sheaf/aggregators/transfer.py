@@ -1,172 +1,121 @@
-"""``sheaf-transfer``: what a stage-in job runs (FIRST SLICE of data staging: local files only).
+"""``sheaf-transfer``: what stage-in, stage-out and inter-site transfer jobs run (Pegasus's pegasus-transfer).
 
 Usage::
 
-    sheaf-transfer [--link] --root DIR PAIRS_FILE
+    sheaf-transfer [--threads N] [--link] [--root DIR ...] [--integrity none|full|nosymlink]
+                   [--meta-dir DIR] [--attempts N] [--backoff S] [--timeout S] FILE
 
-``PAIRS_FILE`` (UTF-8) holds one transfer per line -- lines end at LF only, so a file name may hold
-any other character -- two or three words quoted with POSIX shell rules (``sheaf.formats._shellwords``,
-never run through a shell): the source, a ``file://`` URL (host empty or ``localhost``), an
-``http://``/``https://`` URL or an absolute path; the destination, an absolute path; and optionally
-``x``, to make the copy executable (a stageable executable: ``chmod +x``, for whoever may read it).
-Blank lines and lines starting with ``#`` are skipped.
+``FILE`` is a transfer list (JSON, ``_transfer_list``: a file whose first non-blank character is ``[``)
+or the older pairs text (``_transfer_pairs``).  Every transfer is checked before any moves
+(``_transfer_run.check_transfers``): a ``file://`` destination outside every ``--root``, a scheme
+sheaf cannot write, or a transfer none of whose sources sheaf can read is bad input.
 
-Policy:
+Schemes: ``file://`` (copied, or linked with ``--link``), ``http(s)://`` and ``webdav(s)://`` (GET with
+resume, PUT), ``scp://``/``sftp://`` (OpenSSH), ``s3://`` (boto3); ``gs``, ``gsiftp``, ``root``,
+``irods``, ``stash`` and ``go`` are named with a way to make the file available instead
+(``_transfer_schemes``).  Sources are tried in order, each up to ``--attempts`` times with a doubling
+``--backoff``; every failure names the URL, the attempt and the cause; writes are atomic; up to
+``--threads`` transfers run at once (``pegasus.transfer.threads``, default 2).
 
-- Every destination must lie inside ``--root`` (the site's working directory), after ``..`` and
-  symbolic links in its existing part are resolved: a path escaping it is refused before anything is
-  copied (exit 2).  So is any other URL scheme, and a malformed line.
-- A missing or unreadable source is a failure (exit 1, the source named on stderr); the transfers
-  before it stay done and the job's retry redoes the rest.  So is a URL that cannot be fetched (the
-  URL and the reason named); a URL is fetched with a 60 s timeout per read.
-- A file is copied (content and mode) to a temporary name beside the destination, then renamed:
-  a reader never sees half a file.  ``--link`` makes a symbolic link instead.  Parent directories
-  of the destination are created.
-
-Exit status: 0 every transfer done; 1 a source is missing or a copy failed; 2 usage or bad input.
+Exit status: 0 every transfer done; 1 a transfer failed (each one named on stderr); 2 usage or bad
+input, with nothing moved.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
-import shutil
-from collections.abc import Sequence
+import math
+import sys
+from collections.abc import Callable, Sequence
 from typing import NoReturn
-from urllib.parse import unquote, urlsplit
 
-from sheaf.aggregators._cli import ToolExit, run_guarded
-from sheaf.errors import FormatError, UsageError
-from sheaf.formats._shellwords import split_words
+from sheaf.aggregators._cli import run_guarded
+from sheaf.aggregators._integrity import MODES
+from sheaf.aggregators._transfer_list import Endpoint, Transfer, load_transfer_list, parse_transfer_list
+from sheaf.aggregators._transfer_run import (
+    Options,
+    Outcome,
+    check_transfers,
+    inside,
+    raise_failures,
+    run_transfers,
+)
+from sheaf.errors import UsageError
+
+__all__ = ["Endpoint", "Options", "Outcome", "Transfer", "check_transfers", "inside", "load_transfer_list",
+           "main", "parse_transfer_list", "read_input", "run_transfers"]
 
 PROG = "sheaf-transfer"
+USAGE = (f"{PROG} [--threads N] [--link] [--root DIR ...] [--integrity none|full|nosymlink] "
+         "[--meta-dir DIR] FILE")
 
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
-        raise UsageError(f"{message} (usage: {PROG} [--link] --root DIR PAIRS_FILE)")
+        raise UsageError(f"{message} (usage: {USAGE})")
 
 
-def source_path(src: str, path: str, line: int) -> str:
-    """The local path a source names (``file://`` URL or absolute path)."""
-    if src.startswith("file://"):
-        parts = urlsplit(src)
-        if parts.netloc not in ("", "localhost"):
-            raise FormatError("a file:// URL on another host", rule="sources are local files",
-                              value=src, path=path, line=line)
-        return unquote(parts.path)
-    if src.startswith(("http://", "https://")):
-        return src
-    if "://" in src or not os.path.isabs(src):
-        raise FormatError("not a local file", rule="sources are file:// or http(s):// URLs or absolute paths",
-                          value=src, path=path, line=line)
-    return src
-
-
-def inside(root: str, dst: str) -> bool:
-    """Whether ``dst`` stays inside ``root`` once ``..`` and existing symbolic links are resolved."""
-    real_root = os.path.realpath(root)
-    real_dst = os.path.realpath(dst)
-    return os.path.commonpath([real_root, real_dst]) == real_root and real_dst != real_root
-
-
-def _read_text(path: str) -> str:
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read()
-    except OSError as exc:
-        raise UsageError(f"cannot read the pairs file {path}: {exc.strerror}") from None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        raise FormatError(f"the pairs file is not UTF-8 (byte {exc.start})", rule="pairs files are UTF-8 "
-                          "text", value=data[exc.start:exc.start + 1], path=path, line=line) from None
-
-
-Pair = tuple[str, str, bool]  # source, destination, make it executable
-
-
-def read_pairs(path: str, root: str) -> list[Pair]:
-    """The transfers of ``path``, every line checked before any transfer starts."""
-    pairs = []
-    text = _read_text(path)
-    if text.lstrip().startswith("["):  # the data pass's JSON list (hook: _transfer_json)
-        from sheaf.aggregators._transfer_json import pairs_of
-        from sheaf.formats._shellwords import join_words
-
-        text = "".join(join_words(words) + "\n" for words in pairs_of(text, path))
-    for number, line in enumerate(text.split("\n"), start=1):
-        raw = line.removesuffix("\r")
-        if not raw.strip() or raw.lstrip().startswith("#"):
-            continue
+def _positive(kind: Callable[[str], float], least: float) -> Callable[[str], float]:
+    def convert(text: str) -> float:
         try:
-            words = split_words(raw)
-        except ValueError as exc:
-            raise FormatError(f"cannot split the line ({exc})", rule="POSIX shell quoting",
-                              value=raw, path=path, line=number) from None
-        if len(words) not in (2, 3) or (len(words) == 3 and words[2] != "x"):
-            raise FormatError("a transfer is two words, and 'x' for an executable", rule="src dst [x]",
-                              value=raw, path=path, line=number)
-        if "\0" in raw:
-            raise FormatError("a file name holds a NUL byte", rule="file names hold no NUL", value=raw,
-                              path=path, line=number)
-        src, dst = source_path(words[0], path, number), words[1]
-        if not os.path.isabs(dst) or not inside(root, dst):
-            raise FormatError("the destination escapes the working directory", rule=f"destinations "
-                              f"lie inside --root {root}", value=dst, path=path, line=number)
-        pairs.append((src, dst, len(words) == 3))
-    return pairs
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        if not math.isfinite(value) or value < least:
+            raise argparse.ArgumentTypeError(f"{text} is not a finite number of at least {least:g}")
+        return value
+
+    return convert
 
 
-def transfer(src: str, dst: str, link: bool, executable: bool = False) -> None:
-    remote = src.startswith(("http://", "https://"))
-    if not remote and not os.path.isfile(src):
-        raise ToolExit(1, f"source missing: {src}")
-    os.makedirs(os.path.dirname(dst), exist_ok=True)
-    tmp = f"{dst}.sheaf-transfer-{os.getpid()}"
-    try:
-        if remote:
-            _fetch(src, tmp)
-        elif link and not executable:  # an executable is copied: its mode is changed
-            os.symlink(os.path.abspath(src), tmp)
-        else:
-            shutil.copy2(src, tmp)
-        if executable:
-            mode = os.stat(tmp).st_mode
-            os.chmod(tmp, mode | (mode & 0o444) >> 2 | 0o100)  # +x wherever +r, and for the owner
-        os.replace(tmp, dst)
-    except OSError as exc:
-        if os.path.lexists(tmp):
-            os.unlink(tmp)
-        raise ToolExit(1, f"cannot transfer {src} to {dst}: {exc.strerror or exc}") from None
+def _arguments() -> _Parser:
+    parser = _Parser(prog=PROG, description="Move the files of a transfer list.")
+    parser.add_argument("--root", action="append", default=[],
+                        help="a directory file:// destinations may lie in")
+    parser.add_argument("--link", action="store_true", help="make symbolic links to file:// sources")
+    parser.add_argument("--threads", type=_positive(int, 1), default=2, help="transfers at once")
+    parser.add_argument("--integrity", choices=MODES, default="none", help="pegasus.integrity.checking")
+    parser.add_argument("--meta-dir", help="where integrity records are kept")
+    parser.add_argument("--attempts", type=_positive(int, 1), default=3, help="tries of each source")
+    parser.add_argument("--backoff", type=_positive(float, 0), default=1.0, help="first wait, doubling")
+    parser.add_argument("--timeout", type=_positive(float, 0.001), default=60.0, help="per connect/read")
+    parser.add_argument("file", help="the transfer list (JSON) or pairs file")
+    return parser
 
 
-def _fetch(url: str, target: str) -> None:
-    """``url``'s content into ``target`` (``OSError`` naming the URL when it cannot be fetched)."""
-    import urllib.error
-    import urllib.request
+def read_input(path: str, roots: Sequence[str]) -> list[Transfer]:
+    """The transfers of ``path``: a JSON transfer list, or pairs text (checked against the first root)."""
+    with open(path, "rb") as handle:
+        head = handle.read(4096).lstrip()
+    if head.startswith(b"["):
+        return load_transfer_list(path)
+    if len(roots) != 1:
+        raise UsageError(f"a pairs file needs exactly one --root (usage: {USAGE})")
+    # Imported here: the pairs reader needs sheaf.formats (and with it sheaf.model), which a JSON list
+    # does not.
+    from sheaf.aggregators._transfer_pairs import pairs_to_transfers, read_pairs
 
-    try:
-        with urllib.request.urlopen(url, timeout=60) as response, open(target, "wb") as out:
-            shutil.copyfileobj(response, out)
-    except (urllib.error.URLError, TimeoutError, ValueError) as exc:
-        reason = getattr(exc, "reason", exc)
-        raise OSError(f"cannot fetch {url}: {reason}") from None
+    return pairs_to_transfers(read_pairs(path, roots[0]))
+
+
+def _log(line: str) -> None:
+    print(f"{PROG}: {line}", file=sys.stderr, flush=True)
 
 
 def _main(argv: list[str]) -> int:
-    parser = _Parser(prog=PROG, description="Copy local files into a job's working directory.")
-    parser.add_argument("--root", required=True, help="the working directory every destination lies in")
-    parser.add_argument("--link", action="store_true", help="make symbolic links instead of copies")
-    for option in ("--threads", "--integrity", "--meta-dir"):  # the full tool's; accepted (hook)
-        parser.add_argument(option, help=argparse.SUPPRESS)
-    parser.add_argument("pairs", help="file of 'src dst' lines")
-    args = parser.parse_args(argv)
-    pairs = read_pairs(args.pairs, args.root)
-    for src, dst, executable in pairs:
-        transfer(src, dst, args.link, executable)
-    print(f"{PROG}: {len(pairs)} file(s) {'linked' if args.link else 'copied'} into {args.root}")
+    args = _arguments().parse_args(argv)
+    if args.integrity != "none" and not args.meta_dir:
+        raise UsageError(f"--integrity {args.integrity} needs --meta-dir (usage: {USAGE})")
+    try:
+        transfers = read_input(args.file, args.root)
+    except OSError as exc:
+        raise UsageError(f"cannot read {args.file}: {exc.strerror or exc}") from None
+    options = Options(threads=args.threads, link=args.link, roots=tuple(args.root), integrity=args.integrity,
+                      meta_dir=args.meta_dir, attempts=args.attempts, backoff=args.backoff,
+                      timeout=args.timeout, log=_log)
+    check_transfers(transfers, options, args.file)
+    raise_failures(run_transfers(transfers, options))
+    print(f"{PROG}: {len(transfers)} file(s) transferred")
     return 0
 
 

@@ -3,7 +3,7 @@
 Order: highest ``priority`` first, submission order (FIFO) among equals.
 
 Cost: launches that the pool cannot tell apart are grouped in one *bucket*: same match signature
-(``sheaf.engine._poolsig``: requests, requirements, rank and every job attribute they read, so
+(``sheaf.backends._poolsig``: requests, requirements, rank and every job attribute they read, so
 ``DAGNodeRetry`` where it matters), universe and concurrency limits -- ``shape_of``.  A scheduling
 pass tries only the head of each bucket, best first; when a head cannot start, the rest of its
 bucket could not either and is skipped for that pass.  So a pass costs one match attempt per bucket,
@@ -17,9 +17,9 @@ import itertools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from sheaf.backends._poolsig import signature
 from sheaf.classad import ClassAd
 from sheaf.engine import Launch
-from sheaf.engine._poolsig import signature
 
 __all__ = ["LaunchQueue", "Outcome", "shape_of"]
 

@@ -72,8 +72,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Self
 
+from sheaf.backends._limits import ConcurrencyLimits
 from sheaf.backends._memwatch import POLL_INTERVAL, tree_rss_mb
 from sheaf.backends._periodic import HELD, IDLE, JobRecord, decide, has_policy, policy_interval
+from sheaf.backends._pool import Claim, Pool
 from sheaf.backends._queue import LaunchQueue, Outcome
 from sheaf.backends._sandbox import TransferFailure, copy_back, make_sandbox, remove_sandbox
 from sheaf.backends._spawn import (
@@ -87,11 +89,10 @@ from sheaf.backends._spawn import (
     spawn,
 )
 from sheaf.classad import ClassAd, Demand, parse_limits
-from sheaf.engine import ConcurrencyLimits, Event, Exited, Held, Launch, Pool, Started
+from sheaf.engine import Event, Exited, Held, Launch, Started
 from sheaf.engine._backend import FileTransfer, Released, Removed, Suspended
 from sheaf.engine._dollar import expand_launch, needs_expansion
 from sheaf.engine._orphans import start_ticks
-from sheaf.engine._pool import Claim
 
 __all__ = ["LocalBackend"]
 

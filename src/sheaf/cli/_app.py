@@ -19,7 +19,9 @@ from sheaf import __version__
 from sheaf.cli import _exit
 from sheaf.errors import EngineError, InputError, StorageError, UsageError
 
-COMMAND_MODULES = ("_validate", "_plan", "_run", "_status", "_remove", "_shims", "_classad")
+COMMAND_MODULES = ("_validate", "_plan", "_run", "_status", "_statistics", "_analyze", "_plots", "_dashboard",
+                   "_remove",
+                   "_shims", "_classad")
 
 
 class _Group(click.Group):

@@ -26,9 +26,9 @@ SUCCESS_MESSAGE = "\n\nI have concluded the planning, and here is the run comman
 
 
 def braindump(*, workflow: str, workflow_file: str, base: str, submit_dir: str, dag: str, user: str,
-              argv: Sequence[str]) -> dict[str, object]:
+              argv: Sequence[str], wf_uuid: str | None = None) -> dict[str, object]:
     """The braindump record of a plan about to be written into ``submit_dir``."""
-    wf_uuid = str(uuid.uuid4())
+    wf_uuid = wf_uuid or str(uuid.uuid4())
     return {
         "user": user,
         "grid_dn": None,

@@ -8,9 +8,17 @@ unchanged script -- or ``Pegasus.api``, which runs ``<DIR>/../bin/pegasus-*`` on
 - ``pegasus-run [-v] [--grid|--nogrid] [-j|--json] [DIR]``: starts ``sheaf run DIR`` detached
   (``_detach``); ``--json`` prints the braindump as pegasus-run does;
 - ``pegasus-status [options] [DIR]``: ``sheaf status DIR`` (Pegasus's display options have no
-  meaning for it and are dropped);
+  meaning for it and are dropped); with ``-j``/``--jsonrv`` the JSON pegasus-status prints, the counts
+  in its keys (``_dagman_out.pegasus_status``);
 - ``pegasus-remove [-v] [DIR]``: ``sheaf remove DIR`` (SIGTERM to the engine);
-- ``pegasus-version``: Pegasus's version line, naming sheaf.
+- ``pegasus-analyzer [options] [DIR]`` and ``pegasus-statistics [options] [DIR]``: ``sheaf analyze``
+  and ``sheaf statistics`` where this sheaf has them, else ``sheaf status DIR`` (the failed nodes
+  with their reasons, and the counts per state);
+- ``pegasus-version``: Pegasus's version line, naming sheaf;
+- ``condor_q``: ``Pegasus.api``'s ``wf.wait()``/``wf.status()`` run ``condor_q -constraint ... -json``
+  before they read ``<dag>.dagman.out`` (which ``sheaf run`` writes); sheaf's jobs are in no HTCondor
+  queue, so the wrapper runs the next ``condor_q`` on PATH when there is one (a real HTCondor stays
+  usable with the wrappers first on PATH), else answers as an empty queue does (``[]`` with ``-json``).
 
 DIR defaults to the current directory, as for the Pegasus tools.  An option a tool does not know is
 one usage message and exit 2.
@@ -20,15 +28,18 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from collections.abc import Callable, Sequence
 
 import click
 
 from sheaf import __version__
 from sheaf.cli import _detach, _exit
+from sheaf.cli._dagman_out import pegasus_status
 from sheaf.errors import UsageError
 
-TOOLS = ("pegasus-plan", "pegasus-run", "pegasus-status", "pegasus-remove", "pegasus-version")
+TOOLS = ("pegasus-plan", "pegasus-run", "pegasus-status", "pegasus-remove", "pegasus-analyzer",
+         "pegasus-statistics", "pegasus-version", "condor_q")
 PEGASUS_VERSION = "5.0.0"  # the pegasus-plan whose command line sheaf reads
 
 
@@ -91,9 +102,64 @@ def _read_braindump(path: str) -> dict[str, object]:
         return {key: json.loads(value) for key, value in pairs}
 
 
-def _status(argv: list[str]) -> list[str]:
-    directories = [word for word in argv if not word.startswith("-")]
-    return ["status", os.path.abspath(directories[-1] if directories else ".")]
+#: pegasus-status's flags (``-w``/``--watch`` takes a value); only ``--jsonrv`` changes what is shown
+_STATUS_FLAGS = ("-l", "--long", "-j", "--jsonrv", "-D", "--dirs", "-L", "--legend", "-Q", "--noqueue",
+                 "-d", "--debug", "-v", "--verbose")
+
+
+def _status(argv: list[str]) -> list[str] | None:
+    words = list(argv)
+    for index, word in enumerate(argv):  # drop --watch's value: sheaf status shows the state once
+        if word in ("-w", "--watch") and index + 1 < len(argv):
+            words[index:index + 2] = ["", ""]
+    words = [word for word in words if word and not word.startswith(("-w", "--watch"))]
+    seen, directory = _split(words, _STATUS_FLAGS)
+    if seen & {"-j", "--jsonrv"}:
+        click.echo(json.dumps(_status_json(directory), indent=2))
+        return None
+    return ["status", directory]
+
+
+def _status_json(directory: str) -> dict[str, object]:
+    """pegasus-status --jsonrv: the counts of ``sheaf.monitor`` in Pegasus's keys."""
+    from sheaf.monitor import workflow_status
+
+    status = workflow_status(directory)
+    return pegasus_status(os.path.basename(status.dag), status.state, status.total, status.counts)
+
+
+def _report(name: str) -> Callable[[list[str]], list[str]]:
+    """pegasus-analyzer/-statistics: ``sheaf NAME DIR`` when sheaf has the command, else its status."""
+
+    def translate(argv: list[str]) -> list[str]:
+        from sheaf.cli import main as sheaf
+
+        directory = _split([word for word in argv if not word.startswith("-")], ())[1]
+        return [name if name in sheaf.commands else "status", directory]
+    return translate
+
+
+def _condor_q(argv: list[str]) -> None:
+    """The next condor_q on PATH, else an empty queue (module docstring)."""
+    real = _next_on_path("condor_q")
+    if real is not None:
+        os.execv(real, [real, *argv])
+    if "-json" in argv:
+        click.echo("[]")
+    else:
+        click.echo("0 jobs; 0 completed, 0 removed, 0 idle, 0 running, 0 held, 0 suspended")
+
+
+def _next_on_path(name: str) -> str | None:
+    """``name`` on PATH after the directory of the running wrapper (its own copy is skipped)."""
+    here = os.path.dirname(os.path.realpath(sys.argv[0])) if sys.argv and sys.argv[0] else ""
+    for directory in os.environ.get("PATH", "").split(os.pathsep):
+        candidate = os.path.join(directory or ".", name)
+        if os.path.realpath(directory or ".") == here or not os.access(candidate, os.X_OK):
+            continue
+        if os.path.isfile(candidate):
+            return candidate
+    return None
 
 
 def _remove(argv: list[str]) -> list[str]:
@@ -107,5 +173,6 @@ def _version(argv: list[str]) -> None:
 
 _TRANSLATE: dict[str, Callable[[list[str]], list[str] | None]] = {
     "pegasus-plan": _plan, "pegasus-run": _run, "pegasus-status": _status, "pegasus-remove": _remove,
-    "pegasus-version": _version,
+    "pegasus-analyzer": _report("analyze"), "pegasus-statistics": _report("statistics"),
+    "pegasus-version": _version, "condor_q": _condor_q,
 }

@@ -11,10 +11,16 @@ line; ``--json`` prints pegasus-plan's JSON instead (``_braindump``).  The optio
 The submit directory (``sheaf.codegen._layout``): ``--dir`` is a base (default: the current
 directory); the plan goes to ``<dir>/<user>/pegasus/<workflow>/runNNNN``, a new number each time,
 unless ``--relative-submit-dir`` (else ``--relative-dir``) names it, and then that directory must be
-new or empty: a plan never overwrites an earlier one.  ``--submit`` starts ``sheaf run`` on it in the
-background, as pegasus-run does (``_detach``), and says how to watch it.  ``--deferred`` (how sheaf's
-own sub-workflow jobs plan, as Pegasus's do) replaces the earlier plan in the named directory and,
-with ``--submit``, runs it in the foreground, the job waiting for its sub-workflow.
+new or empty: a plan never overwrites an earlier one.  With ``pegasus.dir.useTimestamp`` the last part
+is the planning time instead of ``runNNNN`` (``_layout.timestamp_name``).  The relative execution
+directory -- where jobs run under a site's catalogued shared scratch directory -- is chosen as
+pegasus-plan chooses it (``_exec_dir``; ``_layout``'s docstring) and recorded as
+``options.exec_dir``.  ``--submit`` starts ``sheaf run`` on it in the background, as pegasus-run does
+(``_detach``), and says how to watch it.  ``--deferred`` (how sheaf's
+own sub-workflow jobs plan, in their PRE script, as Pegasus's do) replaces the earlier plan in the
+named directory -- unless the sub-workflow ran there before, which is then kept and resumed
+(``--force-replan`` replans; ``_plan_subwf``) -- and, with ``--submit``, runs it in the foreground.
+``--cache``, ``--inherited-rc-files`` and ``--output-map`` are what a parent passes its child.
 
 Bad input of any kind is one message and exit 2 (the group's error boundary), before anything is
 written.
@@ -25,9 +31,10 @@ from __future__ import annotations
 import os
 import sys
 import time
+import uuid
 from collections import Counter
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
 
 import click
 
@@ -44,8 +51,16 @@ from sheaf.cli._plan_args import (
     staging_sites,
     workflow_file,
 )
-from sheaf.codegen import PlanFiles, check_target, write_plan
-from sheaf.codegen._layout import named_submit_dir, runs_parent, user_name
+from sheaf.cli._plan_subwf import keep_ran_plan as _keep_ran_plan
+from sheaf.cli._plan_subwf import read_output_map, with_replica_files
+from sheaf.codegen import PlanContext, PlanFiles, check_target, write_plan
+from sheaf.codegen._layout import (
+    named_submit_dir,
+    next_run_number,
+    runs_parent,
+    timestamp_name,
+    user_name,
+)
 from sheaf.errors import UsageError
 from sheaf.formats import Inputs, load_inputs
 from sheaf.planner import DataOptions, ExecutableWorkflow, plan
@@ -69,6 +84,7 @@ class _Where:
     base: str
     named: str | None
     replace: bool
+    stamp: str | None = None  # pegasus.dir.useTimestamp: the run directory's name instead of runNNNN
 
     def parent(self, workflow: str) -> str:
         return runs_parent(self.base, workflow)
@@ -89,7 +105,7 @@ class _Where:
 @click.option("--cleanup", metavar="none|inplace|leaf|constraint", help="Cleanup strategy (recorded).")
 @click.option("-n", "--nocleanup", is_flag=True, help="As --cleanup none (pegasus-plan 4.x).")
 @click.option("-r", "--randomdir", is_flag=False, flag_value="", default=None, metavar="[=NAME]",
-              help="Random directory names on staging sites (recorded).")
+              help="Jobs run in NAME (default <workflow>-0-<uuid>) under each site's shared scratch.")
 @click.option("-C", "--cluster", multiple=True, metavar="T1,T2",
               help="Clustering techniques in order: horizontal, label, whole.")
 @click.option("-c", "--conf", type=click.Path(dir_okay=False),
@@ -109,6 +125,12 @@ class _Where:
 @click.option("-q", "--quiet", count=True, help="Print only the submit directory.")
 @click.option("-X", "jvm_options", multiple=True, hidden=True)
 @click.option("-z", "--deferred", is_flag=True, hidden=True)
+@click.option("--cache", "caches", multiple=True, metavar="F1,F2",
+              help="Replica cache files (an upstream sub-workflow's outputs): preferred over --rc.")
+@click.option("--inherited-rc-files", "inherited_rc", multiple=True, metavar="F1,F2",
+              help="Replica catalogs a parent workflow passes down: below --rc.")
+@click.option("-m", "--output-map", type=click.Path(dir_okay=False),
+              help="Where to place outputs (a replica file): copies are made once produced.")
 @click.option("-V", "--version", is_flag=True, expose_value=False, is_eager=True, callback=_version,
               help="Print the version.")
 def command(**opts: object) -> None:
@@ -116,8 +138,8 @@ def command(**opts: object) -> None:
     _plan_command(**opts)  # type: ignore[arg-type]
 
 
-for _names in (("--cache",), ("--inherited-rc-files",), ("-j", "--job-prefix"),
-               ("-t", "--transformations-dir"), ("-m", "--output-map"), ("-F", "--forward"), ("--rescue",)):
+for _names in (("-j", "--job-prefix"), ("-t", "--transformations-dir"), ("-F", "--forward"), ("--rescue",),
+               ("-g", "--group")):
     command.params.append(_refused(*_names))
 
 
@@ -128,7 +150,8 @@ def _plan_command(*, workflow: str | None, dax: str | None, directory: str | Non
                   cluster: tuple[str, ...], conf: str | None, defines: tuple[str, ...], tc: str | None,
                   sc: str | None, rc: str | None, input_dir: tuple[str, ...], force: bool, force_replan: bool,
                   reuse: tuple[str, ...], submit: bool, as_json: bool, verbose: int, quiet: int,
-                  jvm_options: tuple[str, ...], deferred: bool) -> None:
+                  jvm_options: tuple[str, ...], deferred: bool, caches: tuple[str, ...],
+                  inherited_rc: tuple[str, ...], output_map: str | None) -> None:
     warnings = [f"-X{option}: a Java VM option; sheaf runs no JVM, ignored" for option in jvm_options]
     path, base = workflow_file(workflow, dax, directory, warnings)
     named = relative_submit_dir or relative_dir
@@ -136,7 +159,10 @@ def _plan_command(*, workflow: str | None, dax: str | None, directory: str | Non
         raise UsageError("--deferred replans into a named submit directory: give --relative-submit-dir")
     where = _Where(os.path.abspath(base or "."), named, deferred)
     if named is not None:
-        check_target(os.path.realpath(named_submit_dir(where.base, named)), deferred)
+        target = os.path.realpath(named_submit_dir(where.base, named))
+        check_target(target, deferred)  # first: a directory a workflow runs in is refused, never kept
+        if deferred and not force_replan and _keep_ran_plan(target, submit):
+            return
     check_reuse(reuse)
     staging = StagingOptions(staging_sites(staging_site), split_commas(output_sites),
                              os.path.abspath(output_dir) if output_dir else None,
@@ -144,22 +170,34 @@ def _plan_command(*, workflow: str | None, dax: str | None, directory: str | Non
     inputs_dirs = input_dirs(input_dir)
     started = time.perf_counter()
     inputs = _load(path, conf, defines, tc, sc, rc)
+    if named is None and inputs.properties.get_bool("pegasus.dir.useTimestamp"):
+        extended = inputs.properties.get_bool("pegasus.dir.timestamp.extended")
+        where = replace(where, stamp=timestamp_name(time.time(), extended=extended))
+    inputs = replace(inputs, rc=with_replica_files(
+        inputs.rc, split_commas(caches), split_commas(inherited_rc),
+        inputs.properties.get_bool("pegasus.catalog.replica.cache.asrc", False)))
     data = DataOptions(output_dir=staging.output_dir, staging_sites=staging.staging_sites,
                        cleanup=staging.cleanup or "inplace", force=force, rc_file=inputs.paths.get("rc"),
                        cwd=os.getcwd(), input_dir=os.pathsep.join(inputs_dirs) or None)
     exec_wf = _plan(inputs, split_commas(sites), staging.output_sites, split_commas(cluster), data)
     record = {**staging.record(), "input_dirs": list(inputs_dirs), "force": force,
               "force_replan": force_replan, "basename": basename}
+    context = PlanContext(os.getcwd(), {key: os.path.abspath(value) for key in ("tc", "sc", "rc")
+                                        if (value := inputs.paths.get(key))},
+                          split_commas(sites), read_output_map(output_map), inputs.tc)
     planned = time.perf_counter()
     dump: dict[str, object] = {}
+
+    wf_uuid = str(uuid.uuid4())
 
     def extras(files: PlanFiles) -> dict[str, str]:
         dump.update(_braindump.braindump(workflow=exec_wf.name, workflow_file=path, base=where.base,
                                          submit_dir=files.directory, dag=files.dag, user=user_name(),
-                                         argv=sys.argv[1:]))
+                                         argv=sys.argv[1:], wf_uuid=wf_uuid))
         return {"braindump.yml": _braindump.yaml_text(dump)}
 
-    files = _write(exec_wf, where, basename, extras, record)
+    exec_dir = _exec_dir(where, exec_wf.name, relative_dir, randomdir, basename, wf_uuid)
+    files = _write(exec_wf, where, basename, extras, record, exec_dir, context)
     written = time.perf_counter()
     for warning in [*warnings, *exec_wf.warnings, *files.warnings, *staging.warnings()]:
         click.echo(f"sheaf: warning: {warning}", err=True)
@@ -174,14 +212,33 @@ def _plan_command(*, workflow: str | None, dax: str | None, directory: str | Non
     _after(files.directory, submit=submit, foreground=deferred, as_json=as_json)
 
 
+def _exec_dir(where: _Where, workflow: str, relative_dir: str | None, randomdir: str | None,
+              basename: str | None, wf_uuid: str) -> Callable[[str], str]:
+    """pegasus-plan's relative execution directory (``_layout``), given the submit directory made:
+    ``--randomdir`` over ``--relative-dir`` over the default relative submit directory."""
+    if randomdir is not None:
+        name = randomdir or f"{basename or workflow + '-0'}-{wf_uuid}"
+        return lambda _final: name
+    if relative_dir is not None:
+        return lambda _final: relative_dir
+    if where.named is None:
+        return lambda final: os.path.relpath(final, where.base)
+    parent = where.parent(workflow)  # under --relative-submit-dir: the numbered name Pegasus would pick
+    default = where.stamp or f"run{next_run_number(parent):04d}"
+    return lambda _final: os.path.relpath(os.path.join(parent, default), where.base)
+
+
 def _write(exec_wf: ExecutableWorkflow, where: _Where, basename: str | None,
-           extras: object, record: Mapping[str, object]) -> PlanFiles:
+           extras: object, record: Mapping[str, object], exec_dir: Callable[[str], str],
+           context: PlanContext) -> PlanFiles:
     if where.named is not None:
         target = named_submit_dir(where.base, where.named)
         return write_plan(exec_wf, target, replace=where.replace, basename=basename,
-                          extra_files=extras, options=record)  # type: ignore[arg-type]
-    return write_plan(exec_wf, where.parent(exec_wf.name), numbered=True, basename=basename,
-                      extra_files=extras, options=record)  # type: ignore[arg-type]
+                          extra_files=extras, options=record, exec_dir=exec_dir,  # type: ignore[arg-type]
+                          context=context)
+    return write_plan(exec_wf, where.parent(exec_wf.name), numbered=True, run_name=where.stamp,
+                      basename=basename, extra_files=extras, options=record,  # type: ignore[arg-type]
+                      exec_dir=exec_dir, context=context)
 
 
 def _after(directory: str, *, submit: bool, foreground: bool, as_json: bool) -> None:

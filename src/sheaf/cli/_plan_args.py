@@ -7,13 +7,17 @@
   ``--relative-dir``, ``--relative-submit-dir``, ``--basename``, ``--sites``, ``--cluster``,
   ``--conf``, ``-D``, the catalogs, ``--input-dir`` (repeated and comma lists, the first directory
   holding a file wins), ``--force`` (no data reuse: sheaf never reduces a workflow yet, so every job
-  runs), ``--force-replan`` (sheaf replans a sub-workflow on every retry anyway), ``--submit``,
-  ``--json``, ``-v``/``-q``, ``-V``, and ``--deferred`` (how sheaf's sub-workflow jobs replan);
+  runs), ``--force-replan`` (with ``--deferred``: replan a sub-workflow that ran before instead of resuming
+  it), ``--submit``, ``--json``, ``-v``/``-q``, ``-V``, ``--deferred`` (how sheaf's sub-workflow
+  jobs plan), the sub-workflow planning inputs ``--cache``, ``--inherited-rc-files`` and
+  ``--output-map`` (``_plan_subwf``), and ``--randomdir`` with ``--relative-dir`` naming the
+  execution directory under a site's shared scratch directory (``sheaf.codegen._layout``);
 - *recorded for the data-staging pass* (issue 10): ``--staging-site``, ``--output-sites``,
-  ``--output-dir``, ``--cleanup``/``--nocleanup`` and ``--randomdir`` are parsed, validated and
+  ``--output-dir``, ``--cleanup``/``--nocleanup`` are parsed, validated and
   recorded under ``options`` in plan.json, and a warning says what the plan does with them today;
-- *refused* with one message naming the option: ``--cache``, ``--inherited-rc-files``,
-  ``--job-prefix``, ``--transformations-dir``, ``--output-map``, ``--forward``, ``--rescue`` and
+- *refused* with one message naming the option:
+  ``--job-prefix``, ``--transformations-dir``, ``--forward``, ``--rescue``,
+  ``--group`` (in pegasus-plan's manual, refused by its 5.x parser) and
   ``--reuse`` (data reuse is issue 10's pass; refused after its directories are checked).
 
 Long options may be abbreviated to any unique prefix, as pegasus-plan's GNU getopt allows
@@ -39,13 +43,12 @@ CLEANUP = ("none", "inplace", "leaf", "constraint")
 
 #: option -> why sheaf refuses it (the message names the option and says what to do instead)
 REFUSED = {
-    "--cache": "cache files are not read; put their entries in the replica catalog (--rc)",
-    "--inherited-rc-files": "inherited replica files are not read; put their entries in the replica catalog",
     "--job-prefix": "job submit file names are fixed by the job ids",
     "--transformations-dir": "name the executables in the transformation catalog (--tc)",
-    "--output-map": "output maps come with output registration (issue 10)",
     "--forward": "there is no pegasus-run to forward options to; sheaf run takes its own",
     "--rescue": "sheaf run resumes from the journal, without rescue-DAG counts",
+    "--group": "pegasus-plan 5 no longer reads it either (its manual still lists it); the VO group part "
+               "of the submit directory is always 'pegasus'",
 }
 
 

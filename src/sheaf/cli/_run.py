@@ -8,11 +8,14 @@ per second.  Exit codes (``_exit``): 0 the workflow succeeded, 1 it ran and fail
  ``sheaf run`` on the same DAG, and a journal damaged where it could hide a finished node); an
  ``ABORT-DAG-ON ... RETURN r`` exits with r, as DAGMan does.
 
-``sheaf plan --submit`` calls :func:`run_planned` too.
+``sheaf plan --submit`` calls :func:`run_planned` too.  However the run ends, podman's run root of the
+plan's containers is removed once no container task holds it (``sheaf.aggregators.container``), and
+DAGMan's progress lines go to ``<dag>.dagman.out`` for Pegasus's tools (``_dagman_out``).
 """
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -21,11 +24,16 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from sheaf.backends.local import LocalBackend
+from sheaf.aggregators.container import release_run_root
+from sheaf.backends._registry import BACKENDS
 from sheaf.cli import _exit
+from sheaf.cli._dagman_out import DagmanOut, find_dag_path
 from sheaf.codegen import remove_stale_siblings
-from sheaf.engine import Backend, Pool, RunResult, run_workflow
+from sheaf.codegen._containers import CONF_DIR, RUN_ROOT_LOCK, run_root
+from sheaf.engine import Backend, RunResult, find_dag, run_workflow
 from sheaf.engine import Progress as EngineProgress
+from sheaf.errors import UsageError
+from sheaf.monitor import EventsLoader, events_enabled
 
 __all__ = ["command", "render_summary", "run_planned"]
 
@@ -34,17 +42,75 @@ def run_planned(directory: str, *, dag_file: str | Sequence[str] | None = None,
                 maxjobs: int | None = None, maxidle: int | None = None, maxpre: int | None = None,
                 maxpost: int | None = None,
                 pool_config: str | None = None, priority: int | None = None,
-                on_progress: Callable[[EngineProgress], None] | None = None) -> RunResult:
-    """Run the planned workflow in ``directory`` on a :class:`LocalBackend` (pool from ``pool_config``)."""
+                on_progress: Callable[[EngineProgress], None] | None = None,
+                backend_name: str = "local", scheduler: str | None = None) -> RunResult:
+    """Run the planned workflow in ``directory`` on the backend named ``backend_name`` (``_registry``;
+    the local pool from ``pool_config``, a Dask cluster at ``scheduler``)."""
 
     def backend() -> Backend:
-        return LocalBackend(Pool.from_config(pool_config))
+        made: Backend = BACKENDS[backend_name](pool_config=pool_config, scheduler=scheduler)
+        return made
 
     remove_stale_siblings(directory)  # what an interrupted `sheaf plan` into it left
+    dag_path = _dag_path(directory, dag_file)
+    record = DagmanOut(dag_path) if dag_path else None
+    status = 1
+    loader = _events_loader(directory, dag_file)
+    try:
+        result = run_workflow(directory, backend=backend, dag_file=dag_file, maxjobs=maxjobs,
+                              maxidle=maxidle, maxpre=maxpre, maxpost=maxpost,
+                              on_progress=_both(on_progress, record), priority=priority, on_warning=_warn)
+        status = 0 if result.succeeded else (result.exit_code or 1)
+        return result
+    finally:
+        if loader is not None:
+            loader.stop()
+        if record is not None:
+            record.finish(status)
+        _release_container_state(directory)
 
-    return run_workflow(directory, backend=backend, dag_file=dag_file, maxjobs=maxjobs, maxidle=maxidle,
-                        maxpre=maxpre, maxpost=maxpost, on_progress=on_progress, priority=priority,
-                        on_warning=_warn)
+
+def _dag_path(directory: str, dag_file: str | Sequence[str] | None) -> str | None:
+    """The DAG whose ``.dagman.out`` this run writes: the one named, else the one in DIR."""
+    if isinstance(dag_file, str):
+        return dag_file if os.path.isabs(dag_file) else os.path.join(directory, dag_file)
+    if dag_file:
+        return None  # several DAGs run as one: DAGMan names its file after the first; no reader needs it
+    return find_dag_path(directory)
+
+
+def _both(first: Callable[[EngineProgress], None] | None,
+          second: Callable[[EngineProgress], None] | None) -> Callable[[EngineProgress], None] | None:
+    callbacks = [callback for callback in (first, second) if callback is not None]
+    if len(callbacks) < 2:
+        return callbacks[0] if callbacks else None
+
+    def both(progress: EngineProgress) -> None:
+        for callback in callbacks:
+            callback(progress)
+    return both
+
+
+def _release_container_state(directory: str) -> None:
+    """podman's run root of the plan's containers, once no container task holds it: the engine kills
+    the jobs it stops (SIGKILL to their process groups), so their wrappers cannot remove it."""
+    state = os.path.join(directory, CONF_DIR)
+    lock = os.path.join(state, RUN_ROOT_LOCK)
+    if os.path.exists(lock):
+        release_run_root(lock, run_root(state))
+
+
+def _events_loader(directory: str, dag_file: str | Sequence[str] | None) -> EventsLoader | None:
+    """The events database's loader beside the engine (``sheaf.monitor``), unless SHEAF_EVENTS=0;
+    a directory without a DAG gets none (run_workflow reports it)."""
+    if not events_enabled():
+        return None
+    first = dag_file if isinstance(dag_file, str) or dag_file is None else (dag_file[0] if dag_file else None)
+    try:
+        dag = find_dag(directory, first)
+    except UsageError:
+        return None
+    return EventsLoader(dag, on_warning=_warn).start()
 
 
 def _warn(text: str) -> None:
@@ -109,18 +175,35 @@ def render_summary(result: RunResult, console: Console) -> None:
               help="Local pool configuration (HTCondor knobs: NUM_CPUS, MEMORY, SLOT_TYPE_N, ...).")
 @click.option("--priority", type=int, help="The DAG's priority, added to every node's "
               "(condor_submit_dag -priority; default DAGMAN_DEFAULT_PRIORITY).")
+@click.option("--backend", "backend_name", type=click.Choice(sorted(BACKENDS)), default="local",
+              show_default=True,
+              help="Where jobs run: this machine's pool, a Dask cluster, or (htcondor) the whole DAG "
+                   "handed to DAGMan on the HTCondor pool whose schedd is reachable.")
+@click.option("--scheduler", help="--backend dask: the scheduler's address (default: a LocalCluster "
+              "started and closed by the run).")
 def command(directory: str, dag_files: tuple[str, ...], maxjobs: int | None, maxidle: int | None,
-            maxpre: int | None, maxpost: int | None, pool_config: str | None, priority: int | None) -> None:
-    """Run (or resume) the planned workflow in DIRECTORY on this machine."""
+            maxpre: int | None, maxpost: int | None, pool_config: str | None, priority: int | None,
+            backend_name: str, scheduler: str | None) -> None:
+    """Run (or resume) the planned workflow in DIRECTORY on this machine (or --backend)."""
     console = Console(soft_wrap=True)
+    if backend_name == "htcondor":
+        _hand_to_dagman(directory, dag_files, console)
+        return
     bar = _BarProgress(console) if console.is_terminal else None
     progress = bar if bar is not None else _PlainProgress(console)
     try:
         result = run_planned(directory, dag_file=list(dag_files) or None, maxjobs=maxjobs, maxidle=maxidle,
                              maxpre=maxpre, maxpost=maxpost, pool_config=pool_config, priority=priority,
-                             on_progress=progress)
+                             on_progress=progress, backend_name=backend_name, scheduler=scheduler)
     finally:
         if bar is not None:
             bar.stop()
     render_summary(result, console)
     sys.exit(_exit.of_run(result.succeeded, result.exit_code))
+
+
+def _hand_to_dagman(directory: str, dag_files: Sequence[str], console: Console) -> None:
+    """``--backend htcondor``: DAGMan runs the DAG on the pool (``sheaf.backends.htcondor``)."""
+    done = BACKENDS["htcondor"]().submit_dag(directory, dag_files)
+    console.print(f"DAG {done.dag} handed to DAGMan: job {done.cluster} (submit file {done.submit_file}); "
+                  "follow it with condor_q -dag or sheaf status", highlight=False)

@@ -9,8 +9,9 @@ first data-staging slice in ``_staging``; HTCondor quoting in ``sheaf.formats._s
 
 from __future__ import annotations
 
+from sheaf.codegen._subworkflow import PlanContext
 from sheaf.codegen._write import PlanFiles, check_target, remove_stale_siblings, write_plan
 from sheaf.formats._submit_lang import quote_arguments, quote_environment
 
-__all__ = ["PlanFiles", "check_target", "quote_arguments", "quote_environment", "remove_stale_siblings",
-           "write_plan"]
+__all__ = ["PlanContext", "PlanFiles", "check_target", "quote_arguments", "quote_environment",
+           "remove_stale_siblings", "write_plan"]

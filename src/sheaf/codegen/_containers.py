@@ -6,9 +6,12 @@ sheaf does the same by rewriting each such task's command before the submit desc
 written, so compute jobs, seqexec clusters and PMC clusters need nothing of their own:
 
 - **docker** runs through ``podman`` (Debian's drop-in for the docker CLI).  The task's argv becomes
-  ``/usr/bin/env CONTAINERS_CONF=... CONTAINERS_STORAGE_CONF=... podman run --rm --quiet
+  ``/usr/bin/env CONTAINERS_CONF=... CONTAINERS_STORAGE_CONF=... PYTHON -m sheaf.aggregators.container
+  --run-root R --lock L [--fetch URL --image PATH [--bypass]] -- podman run --rm --quiet
   --network=none -v W:W -v W:/scratch -w W [-v mount]... [-e NAME]... [container.arguments]...
-  IMAGE EXECUTABLE ARGS...`` -- an argv list, never a shell string.  ``W`` is the site's working
+  IMAGE EXECUTABLE ARGS...`` -- an argv list, never a shell string.  The wrapper
+  (``sheaf.aggregators.container``) fetches an ``http(s)://`` image and removes podman's run root
+  when the last container of the plan has ended.  ``W`` is the site's working
   directory, mounted at its own path (so every path sheaf writes -- staged executables, cluster
   inputs -- holds inside) and at ``/scratch`` where Pegasus mounts it for docker.  The executable is
   the catalog's pfn, a path inside the image (a stageable executable: its copy in ``W``).
@@ -18,8 +21,15 @@ written, so compute jobs, seqexec clusters and PMC clusters need nothing of thei
 - **Images**: ``docker:///name:tag`` is the registry image (normalized as docker does:
   ``docker.io/library/...`` for a bare name; pulled when missing -- no registry reachable is a job
   failure whose error names the image); ``file:///path`` or a plain path is an image archive
-  (``podman save``/``docker save``), loaded by each run.  Other schemes are a ``PlanningError``
+  (``podman save``/``docker save``), loaded by each run; an ``http(s)://`` URL of such an archive is
+  fetched by the first task that needs it into ``DIR/containers/images/`` (with ``bypass``, Pegasus's
+  "pulled directly onto the compute node": by each task into its working directory, removed after),
+  and an unreachable URL fails the task with a message naming it.  ``image.site`` (where a
+  ``file://`` image lives) is recorded in plan.json: every site of the embedded engine sees the
+  submit host's files, so the path is read where it is.  Other schemes are a ``PlanningError``
   until data staging fetches them.
+- **stdin**: a task whose job reads a stdin file runs ``podman run --interactive`` (without it podman
+  gives the container no stdin).
 - **mounts** from the catalog are added as they are written (``src:dst[:options]``); the task's and
   the container's ``env`` profiles are passed into the container (Pegasus sets them in the job's
   script inside it); the pegasus ``container.arguments`` profile is split into extra run options.
@@ -42,6 +52,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
@@ -56,6 +67,10 @@ MOUNT_POINT = {"docker": "/scratch", "singularity": "/srv", "shifter": "/srv"}
 #: the commands that run each type, in the order they are looked for
 RUNTIMES = {"docker": ("podman",), "singularity": ("apptainer", "singularity"), "shifter": ("shifter",)}
 CONF_DIR = "containers"
+IMAGES_DIR = "images"
+RUN_ROOT_LOCK = "run-root.lock"
+WRAPPER = "sheaf.aggregators.container"
+_FETCHED = ("http", "https")
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,12 +125,18 @@ def containerize(exec_wf: ExecutableWorkflow, final_dir: str, workdirs: Mapping[
         if container is None or job.site is None:
             continue
         workdir = workdirs.get(job.site) or os.path.join(final_dir, "scratch", job.site)
-        job.tasks = tuple(wrapper.wrap(task, container, workdir) for task in job.tasks)
+        job.tasks = tuple(wrapper.wrap(task, container, workdir, _reads_stdin(exec_wf, task))
+                          for task in job.tasks)
         if job.type == "compute" and len(job.tasks) == 1:
             job.executable, job.arguments = job.tasks[0].executable, job.tasks[0].argv
         jobs[job.id] = container
     files = {f"{CONF_DIR}/{name}": text for name, text in podman_config(state).items()} if jobs else {}
     return ContainerRun(files, jobs)
+
+
+def _reads_stdin(exec_wf: ExecutableWorkflow, task: Task) -> bool:
+    source = exec_wf.workflow.jobs.get(task.id)
+    return source is not None and bool(source.stdin)
 
 
 def _job_container(job: ExecJob, containers: Mapping[tuple[str, str], Container]) -> Container | None:
@@ -142,7 +163,7 @@ class _Wrapper:
     state: str
     commands: dict[str, str]
 
-    def wrap(self, task: Task, container: Container, workdir: str) -> Task:
+    def wrap(self, task: Task, container: Container, workdir: str, stdin: bool = False) -> Task:
         kind = container.type.strip().lower()
         if kind not in RUNTIMES:
             raise PlanningError(f"container '{container.name}' has type '{container.type}'",
@@ -150,17 +171,27 @@ class _Wrapper:
                                 value=container.type)
         command = self.runtime(kind, container)
         options = _options(task, container, workdir, kind)
-        image = image_reference(container)
+        if stdin and kind == "docker":
+            options[:0] = ["--interactive"]  # podman gives the container no stdin without it
+        fetched = fetched_image(container, self.state, workdir, task.id)
+        image = f"docker-archive:{fetched}" if fetched else image_reference(container)
         if kind == "docker":
             env = podman_env(self.state)
-            argv = (*(f"{k}={v}" for k, v in env.items()), command, "run", "--rm", "--quiet", *options,
-                    image, task.executable, *task.argv)
+            argv = (*(f"{k}={v}" for k, v in env.items()), *self.wrapper(container, fetched),
+                    command, "run", "--rm", "--quiet", *options, image, task.executable, *task.argv)
             return replace(task, executable="/usr/bin/env", argv=argv)
         if kind == "singularity":
             argv = ("exec", *options, image, task.executable, *task.argv)
             return replace(task, executable=command, argv=argv)
         return replace(task, executable=command, argv=(f"--image={image}", *options, "--", task.executable,
                                                        *task.argv))
+
+    def wrapper(self, container: Container, fetched: str | None) -> tuple[str, ...]:
+        """``PYTHON -m sheaf.aggregators.container ... --``: the fetch and the run root's removal."""
+        fetch = ("--fetch", container.image.strip(), "--image", fetched) if fetched else ()
+        bypass = ("--bypass",) if fetched and container.bypass else ()
+        return (sys.executable, "-m", WRAPPER, "--run-root", run_root(self.state),
+                "--lock", os.path.join(self.state, RUN_ROOT_LOCK), *fetch, *bypass, "--")
 
     def runtime(self, kind: str, container: Container) -> str:
         found = self.commands.get(kind)
@@ -208,6 +239,17 @@ def _extra_arguments(task: Task, container: Container) -> Sequence[str]:
                             value=text) from None
 
 
+def fetched_image(container: Container, state: str, workdir: str, task_id: str) -> str | None:
+    """Where the wrapper puts an ``http(s)://`` docker image archive (module docstring), else None."""
+    image = container.image.strip()
+    if url_scheme(image) not in _FETCHED or container.type.strip().lower() != "docker":
+        return None
+    digest = hashlib.sha256(image.encode()).hexdigest()[:16]
+    if container.bypass:
+        return os.path.join(workdir, f".sheaf-image-{task_id}-{digest}.tar")
+    return os.path.join(state, IMAGES_DIR, f"{digest}.tar")
+
+
 def image_reference(container: Container) -> str:
     """What the runtime is given for the catalog's image URL (module docstring)."""
     image = container.image.strip()
@@ -226,8 +268,9 @@ def image_reference(container: Container) -> str:
     if kind != "docker" and scheme in ("shub", "library", "oras"):
         return image
     raise PlanningError(f"container '{container.name}' has image {image}: {scheme}:// images are not "
-                        "fetched yet (a docker:// name or a file:// archive is)",
-                        rule="a container image is a docker:// or file:// URL", value=image)
+                        "fetched yet (a docker:// name, a file:// archive or, for docker, an http(s):// "
+                        "archive is)",
+                        rule="a container image is a docker://, file:// or http(s):// URL", value=image)
 
 
 def _docker_name(name: str) -> str:

@@ -41,7 +41,7 @@ from sheaf.planner import ExecJob
 
 #: The seeds' default categories of auxiliary jobs and their default MAXJOBS (None: no default).
 DEFAULT_CATEGORY = {"stage_in": "stage-in", "stage_out": "stage-out", "inter_site": "stage-inter",
-                    "cleanup": "cleanup", "register": "registration"}
+                    "cleanup": "cleanup", "register": "registration", "subworkflow": "subwf"}
 DEFAULT_MAXJOBS = {"stage-in": 10, "stage-out": 10, "cleanup": 4, "registration": 1}
 THROTTLES = {"maxjobs": "DAGMAN_MAX_JOBS_SUBMITTED", "maxidle": "DAGMAN_MAX_JOBS_IDLE",
              "maxpre": "DAGMAN_MAX_PRE_SCRIPTS", "maxpost": "DAGMAN_MAX_POST_SCRIPTS"}
@@ -200,7 +200,8 @@ def config_text(workflow_profiles: Mapping[str, Mapping[str, str]], properties: 
     own = {key.lower(): value for key, value in (workflow_profiles.get("dagman") or {}).items()}
     lines = ["# DAGMan configuration written by sheaf plan: workflow throttles"]
     for key, knob in THROTTLES.items():
-        raw = own.get(key, layer.get(key))
+        # a sub-workflow job's throttles, passed by the parent plan (``_subworkflow``), come first
+        raw = properties.get_str(f"sheaf.subdag.{key}") or own.get(key, layer.get(key))
         if raw is None or raw.strip() == "":
             continue
         value = profile_int({"dagman": {key: raw}}, "dagman", key, subject="the workflow")

@@ -17,13 +17,23 @@ directory, as the seeds warn.  Positions are deterministic, so the layout is too
 Every path written *into* a file is absolute and names the final DIR (the plan is written in a
 temporary sibling and renamed into place, so the temporary name never appears in a file).
 
+The relative execution directory (pegasus-plan's ``--relative-dir``, ``--randomdir``; ``exec_dir``)
+is where a site's jobs run under its catalogued shared scratch directory, as pegasus-plan lays out
+the remote working directory: ``--relative-dir R`` gives ``R``; ``--randomdir=NAME`` ``NAME``;
+``--randomdir`` ``<basename or workflow-0>-<workflow uuid>``; else the submit directory relative to
+the base (``<user>/pegasus/<workflow>/runNNNN``, even under ``--relative-submit-dir``).
+
 Where DIR is (pegasus-plan's rules, ``CPlanner.determineRelativeSubmitDirectory``): ``--dir`` is a
 base; the submit directory is ``<base>/<user>/pegasus/<workflow>/runNNNN`` -- the next number after
 the highest ``runNNNN`` already there, from ``run0001`` -- unless ``--relative-submit-dir`` (else
 ``--relative-dir``) names it, relative to the base.  Pegasus picks the number without a lock
 ("not thread safe", its source says); sheaf reserves it with ``mkdir``, which fails when another
 planner took the number first, and then tries the next one, so two plans started at once never
-share a directory (:func:`reserve_run_dir`).
+share a directory (:func:`reserve_run_dir`).  With ``pegasus.dir.useTimestamp`` the last part is the
+planning time instead of ``runNNNN``, as pegasus-plan writes it (ISO 8601 in local time, basic
+``20261123T234555+0000``, or extended ``2026-11-23T23:45:55+00:00`` with
+``pegasus.dir.timestamp.extended``; :func:`timestamp_name`); where Pegasus would reuse the directory
+of a plan made in the same second, sheaf takes ``<stamp>-2``, ``<stamp>-3``, ...
 """
 
 from __future__ import annotations
@@ -31,6 +41,7 @@ from __future__ import annotations
 import getpass
 import os
 import re
+import time
 from dataclasses import dataclass
 
 JOBS_PER_DIR = 10_000
@@ -79,12 +90,23 @@ def next_run_number(parent: str) -> int:
     return max(numbers, default=0) + 1
 
 
-def reserve_run_dir(parent: str) -> str:
-    """Create the next free ``parent/runNNNN`` (empty) and return it (module docstring)."""
+def timestamp_name(when: float, *, extended: bool = False) -> str:
+    """pegasus-plan's timestamped submit directory name for the time ``when`` (module docstring)."""
+    local = time.localtime(when)
+    if not extended:
+        return time.strftime("%Y%m%dT%H%M%S%z", local)
+    zone = time.strftime("%z", local)
+    return time.strftime("%Y-%m-%dT%H:%M:%S", local) + f"{zone[:3]}:{zone[3:]}"
+
+
+def reserve_run_dir(parent: str, name: str | None = None) -> str:
+    """Create the next free ``parent/runNNNN`` -- or ``parent/name``, else ``name-2``, ... -- (empty)
+    and return it (module docstring)."""
     os.makedirs(parent, exist_ok=True)
-    number = next_run_number(parent)
+    number = next_run_number(parent) if name is None else 1
     while True:
-        path = os.path.join(parent, f"run{number:04d}")
+        leaf = f"run{number:04d}" if name is None else (name if number == 1 else f"{name}-{number}")
+        path = os.path.join(parent, leaf)
         try:
             os.mkdir(path)
         except FileExistsError:
@@ -119,9 +141,15 @@ class JobPaths:
 class Layout:
     """Paths of a plan whose final directory is ``final_dir`` (absolute)."""
 
-    def __init__(self, final_dir: str, workflow_name: str, basename: str | None = None) -> None:
+    def __init__(self, final_dir: str, workflow_name: str, basename: str | None = None,
+                 exec_dir: str | None = None) -> None:
         self.final_dir = os.path.abspath(final_dir)
         self.name = dag_basename(basename or workflow_name)  # --basename names the per-workflow files
+        self.exec_dir = exec_dir  # pegasus-plan's relative execution directory (under shared scratch)
+
+    def in_scratch(self, scratch: str) -> str:
+        """The working directory under a site's shared scratch directory: ``scratch/<exec_dir>``."""
+        return os.path.normpath(os.path.join(scratch, self.exec_dir or "."))
 
     @property
     def dag(self) -> str:

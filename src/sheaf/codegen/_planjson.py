@@ -8,7 +8,10 @@ the record also names the ``sites``, ``output_sites`` and ``clustering`` the pla
 ``options``: the pegasus-plan options that later passes act on (``staging_sites``, ``output_dir``,
 ``cleanup``, ``input_dirs``, ``force``, ``random_dir``, ``basename``, ``submit_dir``; additive keys);
 each job that runs in a container has its ``container`` (``name``, ``type``, ``image`` as
-catalogued; the key is absent for the others).
+catalogued, and ``image_site`` and ``bypass`` when the catalog sets them; the key is absent for
+the others).  ``hooks``, at the top and on a job whose tasks have any: the shell hooks to run
+(``{"when": start|on_error|on_success|at_end|all, "cmd": ...}``, the conditions of Pegasus's
+notifications file), which ``sheaf.monitor`` runs while the DAG does.
 
 Encoded with msgspec from slotted structs: 10^6 jobs take about a second.
 """
@@ -16,6 +19,7 @@ Encoded with msgspec from slotted structs: 10^6 jobs take about a second.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import msgspec
 
@@ -35,7 +39,8 @@ class JobRecord(msgspec.Struct, omit_defaults=True):  # only ``container`` has a
     tasks: list[str]
     aggregator: str | None
     profiles: dict[str, dict[str, str]]
-    container: dict[str, str] | None = None
+    container: dict[str, str | bool] | None = None
+    hooks: list[dict[str, str]] | None = None
 
 
 class PlanRecord(msgspec.Struct, omit_defaults=False):
@@ -47,12 +52,37 @@ class PlanRecord(msgspec.Struct, omit_defaults=False):
     output_sites: list[str]
     clustering: list[str]
     options: dict[str, object] = msgspec.field(default_factory=dict)
+    hooks: list[dict[str, str]] = msgspec.field(default_factory=list)
 
 
-def container_record(container: Container | None) -> dict[str, str] | None:
+# the 5.0 YAML's hook ``_on`` -> the condition Pegasus's notifications file (and pegasus-monitord) use
+_WHEN = {"start": "start", "error": "on_error", "success": "on_success", "end": "at_end", "all": "all"}
+
+
+def hook_records(*sources: Mapping[str, Any]) -> list[dict[str, str]]:
+    """The shell hooks of ``sources`` (a workflow's or jobs' ``hooks``) as ``{"when", "cmd"}`` records,
+    in Pegasus's notification vocabulary (``start``, ``on_error``, ``on_success``, ``at_end``,
+    ``all``); ``never`` hooks and duplicates are dropped."""
+    out: list[dict[str, str]] = []
+    for hooks in sources:
+        for hook in hooks.get("shell") or ():
+            if isinstance(hook, Mapping) and hook.get("_on") in _WHEN and hook.get("cmd"):
+                record = {"when": _WHEN[str(hook["_on"])], "cmd": str(hook["cmd"])}
+                if record not in out:
+                    out.append(record)
+    return out
+
+
+def container_record(container: Container | None) -> dict[str, str | bool] | None:
+    """name, type, image; ``image_site`` and ``bypass`` only when the catalog sets them."""
     if container is None:
         return None
-    return {"name": container.name, "type": container.type, "image": container.image}
+    record: dict[str, str | bool] = {"name": container.name, "type": container.type, "image": container.image}
+    if container.image_site:
+        record["image_site"] = container.image_site
+    if container.bypass:
+        record["bypass"] = True
+    return record
 
 
 def contract_profiles(profiles: Mapping[str, Mapping[str, str]]) -> dict[str, dict[str, str]]:
@@ -66,7 +96,8 @@ def contract_profiles(profiles: Mapping[str, Mapping[str, str]]) -> dict[str, di
 
 def encode_plan(workflow: str, records: list[JobRecord], jobs: Sequence[ExecJob],
                 edges: Sequence[tuple[int, int]], sites: Sequence[str], output_sites: Sequence[str],
-                clustering: Sequence[str], options: Mapping[str, object] | None = None) -> bytes:
+                clustering: Sequence[str], options: Mapping[str, object] | None = None,
+                hooks: list[dict[str, str]] | None = None) -> bytes:
     record = PlanRecord(FORMAT, workflow, records, [(jobs[p].id, jobs[c].id) for p, c in edges],
-                        list(sites), list(output_sites), list(clustering), dict(options or {}))
+                        list(sites), list(output_sites), list(clustering), dict(options or {}), hooks or [])
     return msgspec.json.encode(record) + b"\n"

@@ -1,4 +1,4 @@
-"""What codegen does with the data pass's result: run the pass when ``plan()`` could not, and warn.
+"""What codegen does with the data pass: run it when ``plan()`` could not, and the condorio lines.
 
 The data jobs (create_dir, stage_in, stage_out, register, cleanup) are the planner's
 (``sheaf.planner._data``); ``plan()`` adds them when it knows the submit directory.  A plan whose submit
@@ -6,8 +6,7 @@ directory is a numbered ``runNNNN`` learns it only when ``write_plan`` reserves 
 runs the planner's pass then, on a copy: the caller's ``ExecutableWorkflow`` is left as it was, and
 writing it twice gives two independent plans.
 
-``clustered_streams`` is codegen's own warning: clustered tasks keep the cluster's
-stdin/stdout/stderr (their own redirection, which Pegasus gives to kickstart, is not applied yet).
+``transfer_lines`` are a ``condorio`` job's HTCondor file-transfer commands.
 """
 
 from __future__ import annotations
@@ -21,14 +20,16 @@ from sheaf.planner import ExecJob, ExecutableWorkflow
 from sheaf.planner._data import plan_data
 
 
-def data_for(exec_wf: ExecutableWorkflow, submit_dir: str) -> ExecutableWorkflow:
-    """``exec_wf`` with its data jobs: itself when the pass has run, else a planned copy."""
+def data_for(exec_wf: ExecutableWorkflow, submit_dir: str, exec_dir: str | None = None,
+             keep: frozenset[str] = frozenset()) -> ExecutableWorkflow:
+    """``exec_wf`` with its data jobs: itself when the pass has run, else a planned copy (``exec_dir``:
+    pegasus-plan's relative execution directory, under each site's shared scratch)."""
     if exec_wf.data_planned:
         return exec_wf
     copy = replace(exec_wf, jobs=list(exec_wf.jobs), edges=list(exec_wf.edges),
                    warnings=list(exec_wf.warnings), workdirs={}, job_inputs={}, file_transfers={},
                    lite={}, bypass={})
-    plan_data(copy, submit_dir)
+    plan_data(copy, submit_dir, exec_dir, keep)
     return copy
 
 
@@ -47,17 +48,6 @@ def transfer_lines(job: ExecJob, inputs: tuple[str, ...],
         lines.append(("transfer_input_files", ",".join(inputs)))
     lines.append(("transfer_output_files", ",".join(outputs)))
     return tuple(lines)
-
-
-def clustered_streams(exec_wf: ExecutableWorkflow) -> list[str]:
-    get = exec_wf.workflow.jobs.get
-    found = [task.id for job in exec_wf.jobs if job.type == "cluster" for task in job.tasks
-             if (source := get(task.id)) is not None and (source.stdin or source.stdout or source.stderr)]
-    if not found:
-        return []
-    shown = ", ".join(found[:5]) + (f" and {len(found) - 5} more" if len(found) > 5 else "")
-    return [(f"clustered jobs {shown} redirect stdin/stdout/stderr to files: inside a cluster they share "
-             "the cluster's streams (run them unclustered to have the files)")]
 
 
 # The older "pairs" format sheaf-transfer reads beside the JSON lists the data pass writes: kept for

@@ -23,8 +23,8 @@ directory and raises ``StorageError``: nothing half-written, the earlier plan un
 What is written per job (paths in ``_layout``): its submit description (``_submit``), its DAG lines
 (``_dag``), the input file of a cluster (``_clusters``: ``.in`` for seqexec, a PMC DAG, a Decaf
 directory with the JSON graph and the run script) or of a stage-in job (the ``src dst`` pairs
-``sheaf-transfer`` reads), and its ``plan.json`` record (``_planjson``).  The first staging slice
-(``_staging``) adds its ``create_dir``/``stage_in`` jobs before the planner's; then the tasks of
+``sheaf-transfer`` reads), and its ``plan.json`` record (``_planjson``).  The planner's data pass adds
+the data jobs (``_staging.data_for`` runs it here when ``plan()`` could not); then the tasks of
 containerized transformations are wrapped to run in their container (``_containers``), whose podman
 configuration the plan holds.
 
@@ -78,9 +78,10 @@ from sheaf.codegen._clusters import (
 )
 from sheaf.codegen._containers import ContainerRun, containerize
 from sheaf.codegen._dag import NodeSettings, config_text, edge_lines, maxjobs_lines, node_lines, node_settings
+from sheaf.codegen._launch import launched, wrap_launched_tasks
 from sheaf.codegen._layout import JobPaths, Layout, reserve_run_dir, safe_name
-from sheaf.codegen._planjson import JobRecord, container_record, contract_profiles, encode_plan
-from sheaf.codegen._staging import clustered_streams, data_for, transfer_lines
+from sheaf.codegen._planjson import JobRecord, container_record, contract_profiles, encode_plan, hook_records
+from sheaf.codegen._staging import data_for, pairs_text, transfer_lines
 from sheaf.codegen._submit import (
     Command,
     SubmitContext,
@@ -90,7 +91,8 @@ from sheaf.codegen._submit import (
     shared_vars,
     with_streams,
 )
-from sheaf.codegen._subworkflow import properties_text, subworkflow_file
+from sheaf.codegen._subworkflow import PlanContext, condor_dagman, output_map_jobs, produced_files
+from sheaf.codegen._subworkflow_node import SubworkflowWriter, cache_text
 from sheaf.errors import PlanningError, StorageError
 from sheaf.model import Graph, Profiles, build_graph, merge_profiles
 from sheaf.model._runlock import RunLocks, pid_alive
@@ -130,23 +132,33 @@ def tool_path(name: str) -> str:
 
 
 def write_plan(exec_wf: ExecutableWorkflow, directory: str | os.PathLike[str], *, replace: bool = False,
-               numbered: bool = False, basename: str | None = None,
+               numbered: bool = False, run_name: str | None = None, basename: str | None = None,
                extra_files: Callable[[PlanFiles], Mapping[str, str]] | None = None,
-               options: Mapping[str, object] | None = None) -> PlanFiles:
+               options: Mapping[str, object] | None = None,
+               exec_dir: Callable[[str], str] | None = None,
+               context: PlanContext | None = None) -> PlanFiles:
     """Write the DAGMan files, cluster inputs and ``plan.json`` of ``exec_wf`` into ``directory`` (or,
-    ``numbered``, into its next ``runNNNN``); ``basename`` names the per-workflow files,
+    ``numbered``, into its next ``runNNNN``, or ``run_name`` -- a timestamp -- when given: the first free
+    of ``run_name``, ``run_name-2``, ...); ``basename`` names the per-workflow files,
     ``extra_files`` (given what was written, the final paths: name -> text) are written beside them,
-    and ``options`` is recorded in plan.json."""
+    ``options`` is recorded in plan.json, and ``context`` is what sub-workflow jobs inherit
+    (``_subworkflow.PlanContext``).  ``exec_dir`` (given the final directory) is pegasus-plan's
+    relative execution directory: the working directory of a site with a catalogued shared scratch
+    directory is that directory joined with it (recorded as ``options.exec_dir``); without it jobs run
+    in the shared scratch directory itself."""
     target = os.path.realpath(os.fspath(directory))  # through a symbolic link to the real directory
     if not numbered:
         check_target(target, replace)
     missing = _missing_dirs(target) if numbered else []
     try:
-        final = reserve_run_dir(target) if numbered else target
+        final = reserve_run_dir(target, run_name) if numbered else target
     except OSError as exc:
         raise StorageError.of(exc, f"the plan directory under {target}", "nothing was written") from None
     try:
-        return _write_into(final, exec_wf, basename, extra_files, options or {})
+        relative = exec_dir(final).lstrip(os.sep) if exec_dir is not None else None
+        recorded = {**(options or {}), "exec_dir": relative} if exec_dir is not None else (options or {})
+        return _write_into(final, exec_wf, basename, extra_files, recorded, context or PlanContext(),
+                           relative)
     except BaseException:
         if numbered:
             _remove_empty([final, *missing])
@@ -171,13 +183,17 @@ def _remove_empty(paths: Sequence[str]) -> None:
 
 def _write_into(final: str, exec_wf: ExecutableWorkflow, basename: str | None,
                 extra_files: Callable[[PlanFiles], Mapping[str, str]] | None,
-                options: Mapping[str, object]) -> PlanFiles:
-    layout = Layout(final, exec_wf.name, basename)
+                options: Mapping[str, object], context: PlanContext,
+                exec_dir: str | None = None) -> PlanFiles:
+    layout = Layout(final, exec_wf.name, basename, exec_dir)
     given = len(exec_wf.warnings)
-    exec_wf = data_for(exec_wf, layout.final_dir)
-    warnings = exec_wf.warnings[given:] + clustered_streams(exec_wf)  # the pass's, when it ran here
+    # what the parent's --output-map copies out of a sub-workflow's scratch is never cleaned up
+    exec_wf = data_for(exec_wf, layout.final_dir, exec_dir, frozenset(context.output_map))
+    warnings = exec_wf.warnings[given:]  # the data pass's, when it ran here
     containers = containerize(exec_wf, layout.final_dir, exec_wf.workdirs)
-    jobs, edges = exec_wf.jobs, exec_wf.edges
+    wrap_launched_tasks(exec_wf, exec_wf.workdirs, layout)
+    jobs, edges = list(exec_wf.jobs), list(exec_wf.edges)
+    placed = _output_map(exec_wf, layout, jobs, edges, context.output_map)
     _check_ids(jobs)
     parent = os.path.dirname(final)
     try:
@@ -189,8 +205,10 @@ def _write_into(final: str, exec_wf: ExecutableWorkflow, basename: str | None,
     guard = _hold(tmp)
     try:
         os.chmod(tmp, 0o755)
-        writer = _Writer(exec_wf, layout, tmp, warnings, containers, options=dict(options))
+        writer = _Writer(exec_wf, layout, tmp, warnings, containers, options=dict(options), context=context)
         files = writer.write(jobs, edges)
+        if placed:
+            writer.put("output-map.in", pairs_text(placed))
         for name, text in (extra_files(files) if extra_files else {}).items():
             writer.put(name, text)
         with RunLocks(final) as locks:
@@ -206,6 +224,26 @@ def _write_into(final: str, exec_wf: ExecutableWorkflow, basename: str | None,
     finally:
         os.close(guard)
     return files
+
+
+def _output_map(exec_wf: ExecutableWorkflow, layout: Layout, jobs: list[ExecJob],
+                edges: list[tuple[int, int]], wanted: Mapping[str, str]) -> list[tuple[str, str]]:
+    """``--output-map`` (a sub-workflow's): the copying job appended to ``jobs`` and ``edges``."""
+    if not wanted:
+        return []
+    job, after, pairs = output_map_jobs(
+        exec_wf, jobs, wanted, lambda j: site_workdir(exec_wf, layout, j),
+        os.path.join(layout.final_dir, "output-map.in"), tool_path("sheaf-transfer"))
+    if job is not None:
+        jobs.append(job)
+        edges.extend((index, len(jobs) - 1) for index in after)
+    return pairs
+
+
+def site_workdir(exec_wf: ExecutableWorkflow, layout: Layout, job: ExecJob) -> str:
+    """Where ``job`` runs: its site's working directory (the data pass's)."""
+    site = job.site or "local"
+    return exec_wf.workdirs.get(site) or layout.scratch(site)
 
 
 def _sibling(final: str, kind: str) -> str:
@@ -333,7 +371,7 @@ class _Writer:
     exec_wf: ExecutableWorkflow
     layout: Layout
     root: str
-    warnings: list[str]
+    data_warnings: list[str]  # the data pass's, when it ran in write_plan
     containers: ContainerRun
     made: set[str] = field(default_factory=set)
     graph: Graph | None = None
@@ -343,10 +381,15 @@ class _Writer:
     shared: dict[tuple[object, ...], tuple[Profiles, str]] = field(default_factory=dict)
     ids: frozenset[str] = frozenset()
     options: dict[str, object] = field(default_factory=dict)  # the command line's, for plan.json
+    context: PlanContext = field(default_factory=PlanContext)
+    subwf: SubworkflowWriter | None = None
+    jobs: list[ExecJob] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
     def write(self, jobs: list[ExecJob], edges: list[tuple[int, int]]) -> PlanFiles:
-        ctx = SubmitContext(self.exec_wf.name, self.layout.log, list(self.warnings))
+        ctx = SubmitContext(self.exec_wf.name, self.layout.log, list(self.data_warnings))
         self.base = self.exec_wf.properties.profiles()
+        self.jobs = jobs
         wf = self.exec_wf
         # the DAG is streamed: at 10^6 jobs its lines never sit in memory at once
         with open(os.path.join(self.root, self.layout.dag), "x", encoding="utf-8", buffering=1 << 20) as dag:
@@ -357,15 +400,18 @@ class _Writer:
             tail = edge_lines(jobs, edges) + maxjobs_lines(list(out.categories), wf.properties)
             dag.writelines(line + "\n" for line in tail)
         self.put(self.layout.config, config_text(wf.workflow.profiles, wf.properties))
+        self.put(f"{self.layout.name}.cache", cache_text(produced_files(wf, self._workdir)))
         for rel, text in self.containers.files.items():
             self._mkdir(os.path.dirname(rel))
             self.put(rel, text)
+        if self.subwf is not None:  # for condor_submit_dag -dagman, which passes it down to every sub-DAG
+            self.options["condor_dagman"] = condor_dagman(self.context.transformations, os.environ)
         self.put("plan.json", encode_plan(wf.name, out.records, jobs, edges, wf.sites, wf.output_sites,
-                                          wf.clustering, self.options))
+                                          wf.clustering, self.options, hook_records(wf.workflow.hooks)))
         final = self.layout.final_dir
         return PlanFiles(final, os.path.join(final, self.layout.dag), os.path.join(final, self.layout.config),
                          os.path.join(final, "plan.json"), tuple(out.submits), out.types, len(edges),
-                         tuple(ctx.warnings))
+                         tuple(ctx.warnings) + tuple(self.warnings))
 
     def _jobs(self, jobs: list[ExecJob], dag: TextIO, ctx: SubmitContext) -> _Written:
         """Each job's files and DAG lines; settings computed once per distinct (profiles, type)."""
@@ -384,9 +430,8 @@ class _Writer:
                     profiles, node_settings(job.type, profiles, exitcode, job.id),
                     contract_profiles(profiles))
             out_base = paths.abs("")
-            subdag = self._subdag(job)
-            if subdag is not None:
-                lines = node_lines(job.id, subdag, cached[1], out_base + ".out", subdag=True)
+            if job.type == "subworkflow":
+                lines = self._subworkflows().lines(job, paths, cached[1], out_base + ".out")
             elif share and (job.type in _SHARED_AUX or (job.type == "compute" and len(job.tasks) == 1)) and (
                     command := self._resolved(job, paths, profiles)).shareable:
                 name = self._shared(job, profiles, command, ctx, dag)
@@ -404,9 +449,16 @@ class _Writer:
                 out.categories[cached[1].category] = None
             out.records.append(JobRecord(job.id, job.type, job.site, job.transformation, job.level,
                                          [task.id for task in job.tasks], job.aggregator, cached[2],
-                                         container_record(self.containers.jobs.get(job.id))))
+                                         container_record(self.containers.jobs.get(job.id)),
+                                         self._hooks(job)))
             out.types[job.type] = out.types.get(job.type, 0) + 1
         return out
+
+    def _hooks(self, job: ExecJob) -> list[dict[str, str]] | None:
+        """The shell hooks of the abstract jobs ``job`` runs (None without any: the key is omitted)."""
+        abstract = self.exec_wf.workflow.jobs
+        found = [abstract[t.id].hooks for t in job.tasks if t.id in abstract and abstract[t.id].hooks]
+        return hook_records(*found) or None
 
     def _shared(self, job: ExecJob, profiles: Profiles, command: Command, ctx: SubmitContext,
                 dag: TextIO) -> str:
@@ -448,14 +500,13 @@ class _Writer:
         return hit[1]
 
     def _workdir(self, job: ExecJob) -> str:
-        site = job.site or "local"
-        return self.exec_wf.workdirs.get(site) or self.layout.scratch(site)
+        return site_workdir(self.exec_wf, self.layout, job)
 
     def _command(self, job: ExecJob, paths: JobPaths, profiles: Profiles) -> Command:
         if job.type == "compute" and len(job.tasks) == 1:
             task = job.tasks[0]
             command = Command(local_executable(task.executable), task.argv, self._workdir(job))
-            raw = (arguments_unquoted(profiles)
+            raw = (arguments_unquoted(profiles) and not launched(task)
                    and (job.site, task.transformation) not in self.exec_wf.containers)
             return with_streams(command, self.exec_wf.workflow.jobs.get(task.id), raw=raw)
         if job.type == "cluster":
@@ -464,8 +515,6 @@ class _Writer:
             self.put(paths.rel(".in"), self.exec_wf.job_inputs[job.id])
             return Command(tool_path(job.executable or ""), (*job.arguments, paths.abs(".in")),
                            self.layout.final_dir, "local")
-        if job.type == "subworkflow":
-            return self._pegasus_workflow(job, paths)
         if not job.executable:
             raise PlanningError(f"job '{job.id}' of type {job.type} names no executable",
                                 rule="every job of the plan runs an executable", value=job.id)
@@ -473,27 +522,13 @@ class _Writer:
             return Command(job.executable, job.arguments, self._workdir(job))
         return Command(job.executable, job.arguments, self.layout.final_dir, "local")
 
-    def _subdag(self, job: ExecJob) -> str | None:
-        """The DAG file of a ``condorWorkflow`` job (run as SUBDAG EXTERNAL), else None."""
-        if job.type != "subworkflow":
-            return None
-        kind, path = subworkflow_file(job, self.exec_wf)
-        if kind != "condorWorkflow":
-            return None
-        if any(c.isspace() for c in path):
-            raise PlanningError("a sub-DAG's path cannot hold white space in a DAG file", value=path,
-                                rule="SUBDAG EXTERNAL name file: one word")
-        return path
-
-    def _pegasus_workflow(self, job: ExecJob, paths: JobPaths) -> Command:
-        _, path = subworkflow_file(job, self.exec_wf)
-        props = paths.rel(".properties")
-        self.put(props, properties_text(self.exec_wf.properties))
-        # pegasus-plan's --deferred: replan into the same directory on every retry, run in the
-        # foreground; after the job's own pegasus-plan arguments, so that its --dir cannot move it
-        argv = ("plan", path, "-c", paths.abs(".properties"), *job.tasks[0].argv,
-                "--dir", paths.abs(".plan"), "--relative-submit-dir", ".", "--deferred", "--submit")
-        return Command(tool_path("sheaf"), argv, os.path.dirname(path), "local")
+    def _subworkflows(self) -> SubworkflowWriter:
+        if self.subwf is None:
+            index = {job.id: i for i, job in enumerate(self.jobs)}
+            self.subwf = SubworkflowWriter(self.exec_wf, self.layout, self.context, self.put,
+                                           self._workdir, self.warnings,
+                                           lambda node: self.layout.job(index[node], node))
+        return self.subwf
 
     def _cluster(self, job: ExecJob, paths: JobPaths, profiles: Profiles) -> Command:
         if job.aggregator == "decaf":

@@ -45,10 +45,10 @@ from sheaf.engine._backend import Backend, Event, Exited, Launch, Released, Remo
 from sheaf.engine._journal import Journal, Replay, replay
 from sheaf.engine._multidag import combine_dags, munges_names
 from sheaf.engine._nodejob import render_node, subdag_job
-from sheaf.engine._orphans import ATTEMPT_VARIABLE, attempt_token, stop_run_processes
+from sheaf.engine._orphans import ATTEMPT_VARIABLE, attempt_token, start_guard, stop_run_processes
 from sheaf.engine._procs import NO_TOLERANCE, ProcGroups, Tolerance
 from sheaf.engine._reports import newest_rescue, remove_stale_temporaries
-from sheaf.engine._runfiles import RunFiles, dagman_id
+from sheaf.engine._runfiles import PARENT_ID_VARIABLE, RunFiles, dagman_id
 from sheaf.engine._scriptmacros import check_scripts
 from sheaf.engine._scripts import ScriptRunner
 from sheaf.engine._state import (
@@ -675,6 +675,8 @@ def run_workflow(directory: str, *, backend: Backend | Callable[[], Backend],
         machine.dag_id = dagman_id()
         the_backend = _backend_of(backend)
         journal = Journal(paths["journal"], run_id)
+        if os.environ.get(PARENT_ID_VARIABLE):  # a SUBDAG's run: its jobs must not outlive it
+            start_guard(run_id)
         pre_done = frozenset(n for n, spec in dag.nodes.items() if spec.done or n in done)
         run = _Run(dag, descs, first, the_backend, journal, paths, clock, on_progress, progress_interval,
                    source, pre_done, names,
@@ -750,6 +752,24 @@ def _result(run: _Run, machine: DagState, source: str) -> RunResult:
                      {"journal_seconds": run.journal.seconds})
 
 
+def watch_parent_engine(run: _Run, interval: float = 0.5) -> None:
+    """A SUBDAG's run (spawned by its parent engine, whose pid it is given) stops as a removed DAG
+    does when that engine dies (``kill -9``): its jobs are cancelled, its journal and rescue DAG
+    kept, so the parent's resume finds no orphan running and the child resumes where it stopped."""
+    parent = os.environ.get(PARENT_ID_VARIABLE, "")
+    if not parent.isdigit() or int(parent) != os.getppid():
+        return
+
+    def watch() -> None:
+        while os.getppid() == int(parent):
+            time.sleep(interval)
+        if not run.stop_requested:
+            run.stop_requested, run.stop_time = "the parent engine died", time.monotonic()
+        os.kill(os.getpid(), signal.SIGTERM)  # wakes the loop from any wait
+
+    threading.Thread(target=watch, name="sheaf-parent-watch", daemon=True).start()
+
+
 def _install_signals(run: _Run) -> Callable[[], None] | None:
     if threading.current_thread() is not threading.main_thread():
         return None
@@ -760,6 +780,7 @@ def _install_signals(run: _Run) -> Callable[[], None] | None:
             run.stop_time = time.monotonic()
 
     old = {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM)}
+    watch_parent_engine(run)
 
     def restore() -> None:
         for s, handler in old.items():

@@ -19,15 +19,24 @@ Policy
   process group is killed too: this finds a job that cleared its environment.
 * Then the resume waits (up to 5 s) until the killed processes are gone (or zombies), so nothing
   of the old attempt runs once the node is submitted again.  Linux only (``/proc``).
+* **A nested run's guard.**  A SUBDAG's run is a job of its parent engine, and a job is cancelled
+  with SIGKILL of its process group -- which would leave the nested run's own jobs (each in a
+  session of its own) running with nobody to stop them.  So a nested run starts a guard
+  (:func:`start_guard`): a small process in a session of its own, without the run's tokens, that
+  waits for the engine to die and then stops the processes carrying the nested run's token that
+  started before it died.  It exits once the engine is gone, however that happened.
 """
 
 from __future__ import annotations
 
-__all__ = ["ATTEMPT_VARIABLE", "attempt_token", "start_ticks", "stop_orphans", "stop_run_processes"]
+__all__ = ["ATTEMPT_VARIABLE", "attempt_token", "guard_main", "start_guard", "start_ticks", "stop_orphans",
+           "stop_run_processes"]
 
 import contextlib
 import os
 import signal
+import subprocess
+import sys
 import time
 from collections.abc import Iterable
 
@@ -120,3 +129,32 @@ def stop_orphans(processes: Iterable[tuple[int, int]]) -> list[int]:
 def stop_run_processes(run_id: str, journaled: Iterable[tuple[int, int]] = ()) -> list[int]:
     """Stop every process of the run ``run_id``: its token's carriers and the journaled pids."""
     return stop_orphans({*run_processes(run_id), *journaled})
+
+
+_GUARDS: list[subprocess.Popen[bytes]] = []  # held, so that no handle is collected while it runs
+
+
+def start_guard(run_id: str) -> None:
+    """Start this (nested) engine's guard; see the module docstring."""
+    me = os.getpid()
+    env = {key: value for key, value in os.environ.items() if key != ATTEMPT_VARIABLE}
+    boot = "import sys; from sheaf.engine._orphans import guard_main; guard_main(sys.argv[1:])"
+    _GUARDS.append(subprocess.Popen(
+        [sys.executable, "-c", boot, str(me), str(start_ticks(me)), run_id], env=env,
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        start_new_session=True, close_fds=True))
+
+
+def _ticks_now() -> int:
+    with open("/proc/uptime", encoding="ascii") as handle:
+        return int(float(handle.read().split()[0]) * os.sysconf("SC_CLK_TCK")) + 1
+
+
+def guard_main(argv: list[str], interval: float = 0.2) -> None:
+    """The guard: wait until engine ``argv[0]`` (started at ``argv[1]`` ticks) is gone, then stop
+    the carriers of run ``argv[2]``'s token that started before that (a later engine's are its own)."""
+    pid, ticks, run_id = int(argv[0]), int(argv[1]), argv[2]
+    while start_ticks(pid) == ticks:
+        time.sleep(interval)
+    died = _ticks_now()
+    stop_orphans([(p, t) for p, t in run_processes(run_id) if t <= died])

@@ -11,8 +11,14 @@ Read (``read_dax``):
   registerReplica (DAX 3 defaults: both true), ``executable="true"`` uses are transformation
   files and are skipped;
 - ``<stdin|stdout|stderr file|name>``; ``<metadata key>``;
+- ``<invoke when>command</invoke>`` (in ``<adag>`` and in jobs) -> shell hooks, ``when`` translated
+  to the 5.0 YAML's ``_on`` (on_error -> error, on_success -> success, at_end -> end);
 - sub-workflows: ``<dax file>`` -> ``pegasusWorkflow``, ``<dag file>`` -> ``condorWorkflow``;
 - ``<child ref><parent ref/></child>`` -> explicit dependencies;
+- ``<dflow>`` (DAX 3.6's Decaf data-flow job: ``<job>``s and ``<link>``s run together by one Decaf
+  program, whatever the clustering options) is refused with its line: sheaf's Decaf clusters come from
+  label clustering, so the same jobs written as ``<job>``s with one ``pegasus::label`` and
+  ``pegasus::job.aggregator`` ``decaf`` plan as Decaf runs them.  Skipping it would drop its jobs;
 - catalogs inline: ``<file name><pfn url site/></file>`` -> replicas, ``<executable namespace name
   version arch os installed><pfn url site/><profile/></executable>`` -> transformations.
 
@@ -34,6 +40,7 @@ from sheaf.errors import FormatError
 from sheaf.formats._common import read_bytes
 from sheaf.formats._xml import parse_xml
 from sheaf.model import (
+    EMPTY,
     PFN,
     FileRef,
     Job,
@@ -50,6 +57,11 @@ from sheaf.model import (
 _NS = "http://pegasus.isi.edu/schema/DAX"
 _LINKS = {"input": "input", "output": "output", "inout": "checkpoint", "checkpoint": "checkpoint"}
 _TRUE = {"true", "1", "yes"}
+
+
+# DAX 3's <invoke when> -> the 5.0 YAML's hook ``_on`` (Pegasus's own translation of the two)
+_WHEN = {"never": "never", "start": "start", "on_error": "error", "on_success": "success", "at_end": "end",
+         "all": "all"}
 
 
 def _name(element: Any) -> str:
@@ -94,6 +106,7 @@ class _Reader:
         tc = TransformationCatalog()
         rc = ReplicaCatalog()
         metadata: dict[str, str] = {}
+        invokes: list[dict[str, str]] = []
         for element in root:
             kind = _name(element)
             if kind in ("job", "dax", "dag"):
@@ -109,9 +122,19 @@ class _Reader:
                 self.executable(element, tc)
             elif kind == "metadata":
                 metadata[self.required(element, "key")] = (element.text or "").strip()
+            elif kind == "invoke":
+                invokes.append(self.invoke(element))
+            elif kind == "dflow":
+                raise self.fail(element, "<dflow> (a Decaf data-flow job) is not supported: write its jobs "
+                                "as <job>s sharing a pegasus 'label' profile with 'job.aggregator' decaf "
+                                "and plan with --cluster label",
+                                "a <dflow> is written as <job>s clustered by label with job.aggregator decaf",
+                                element.get("id", "dflow"))
             elif kind:
                 self.warn(element, f"<{kind}> is not read by sheaf; skipped")
         wf.metadata = metadata
+        if invokes:
+            wf.hooks = {"shell": invokes}
         wf.transformation_catalog = tc if len(tc) else None
         wf.replica_catalog = rc if len(rc) else None
         return wf
@@ -123,6 +146,7 @@ class _Reader:
         raw_profiles: dict[str, dict[str, str]] = {}
         metadata: dict[str, str] = {}
         streams: dict[str, str] = {}
+        invokes: list[dict[str, str]] = []
         for child in element:
             sub = _name(child)
             if sub == "argument":
@@ -138,20 +162,31 @@ class _Reader:
                 streams[sub] = self.required(child, "file", "name")
             elif sub == "metadata":
                 metadata[self.required(child, "key")] = (child.text or "").strip()
+            elif sub == "invoke":
+                invokes.append(self.invoke(child))
             elif sub:
                 self.warn(child, f"<{sub}> inside <{kind}> is not read by sheaf; skipped")
         profiles, found = normalize_profiles(raw_profiles)
         for message in found:
             self.warn(element, message)
+        hooks = {"shell": invokes} if invokes else EMPTY
         if kind == "job":
             name = self.required(element, "name")
             return Job(job_id, name, element.get("namespace"), element.get("version"), "job", arguments,
                        tuple(uses), profiles, element.get("node-label"), None, streams.get("stdin"),
-                       streams.get("stdout"), streams.get("stderr"), metadata=metadata)
+                       streams.get("stdout"), streams.get("stderr"), hooks=hooks, metadata=metadata)
         file = self.required(element, "file", "name")
         job_type = "pegasusWorkflow" if kind == "dax" else "condorWorkflow"
         return Job(job_id, file, None, None, job_type, arguments, tuple(uses), profiles,  # type: ignore[arg-type]
-                   element.get("node-label"), file, metadata=metadata)
+                   element.get("node-label"), file, hooks=hooks, metadata=metadata)
+
+    def invoke(self, element: Any) -> dict[str, str]:
+        """``<invoke when="at_end">command</invoke>``, as the 5.0 YAML's shell hook (``_on``)."""
+        when = self.required(element, "when")
+        if when not in _WHEN:
+            raise self.fail(element, "unknown notification condition", f"when is one of {', '.join(_WHEN)}",
+                            when)
+        return {"_on": _WHEN[when], "cmd": (element.text or "").strip()}
 
     def arguments(self, element: Any) -> tuple[str | FileRef, ...]:
         parts: list[str | FileRef] = []
@@ -250,6 +285,13 @@ def _profiles(parent: Any, profiles: Mapping[str, Mapping[str, str]]) -> None:
             _sub(parent, "profile", {"namespace": namespace, "key": key}, value)
 
 
+def _invokes(parent: Any, hooks: Mapping[str, Any]) -> None:
+    when = {on: w for w, on in _WHEN.items()}
+    for hook in hooks.get("shell") or ():
+        if isinstance(hook, Mapping) and hook.get("_on") in when:
+            _sub(parent, "invoke", {"when": when[hook["_on"]]}, str(hook.get("cmd", "")))
+
+
 def _bool(value: bool) -> str:
     return "true" if value else "false"
 
@@ -259,6 +301,7 @@ def dumps_dax(workflow: Workflow) -> bytes:
     root = etree.Element(f"{{{_NS}}}adag", {"version": "3.6", "name": workflow.name}, nsmap={None: _NS})
     for key, value in workflow.metadata.items():
         _sub(root, "metadata", {"key": key}, value)
+    _invokes(root, workflow.hooks)
     for replica in workflow.replica_catalog or ():
         element = _sub(root, "file", {"name": replica.lfn})
         for pfn in replica.pfns:
@@ -309,6 +352,7 @@ def _job(root: Any, job: Job) -> None:
     _profiles(element, job.profiles)
     for key, value in job.metadata.items():
         _sub(element, "metadata", {"key": key}, value)
+    _invokes(element, job.hooks)
     for stream in ("stdin", "stdout", "stderr"):
         if getattr(job, stream):
             _sub(element, stream, {"file": getattr(job, stream)})

@@ -8,8 +8,9 @@ Policy: nothing a Pegasus user wrote is dropped in silence.
   handled by the planner: it is ``--cluster whole`` with the ``mpiexec`` aggregator.)
 - **Features not implemented yet** are a warning naming the property or the feature and the issue
   that implements it (``NOT_YET``): ``pegasus.mode`` other than ``production``, and hooks
-  (notifications) in the workflow, on jobs or on transformations.  (The data properties --
-  integrity checking, bypass -- are the planner's data pass's.)
+  (notifications) on transformations or of another type than ``shell`` (the workflow's and the jobs'
+  shell hooks run: ``sheaf.monitor``).  (The data properties -- integrity checking, bypass -- are the
+  planner's data pass's.)
 """
 
 from __future__ import annotations
@@ -54,10 +55,14 @@ def feature_warnings(properties: Properties, workflow: Workflow,
         value = properties.get_str(key)
         if value is not None and value.strip().lower() not in fine:
             found.append(f"property {key} = {value} is not implemented yet (ignored): {owner}")
-    hooked = [job.id for job in workflow.jobs.values() if job.hooks]
-    hooked += [t.fqn for t in (tc or ()) if t.hooks]
-    if workflow.hooks or hooked:
-        shown = (["the workflow"] if workflow.hooks else []) + hooked[:3]
-        where = ", ".join(shown) + (" ..." if len(hooked) > 3 else "")
-        found.append(f"hooks (notifications) are not implemented yet (ignored) on {where}: {_LATER}")
+    # shell hooks of the workflow and its jobs run (sheaf.monitor); other hook types, and hooks of
+    # transformations, do not yet
+    hooked = [t.fqn for t in (tc or ()) if t.hooks]
+    hooked += [job.id for job in workflow.jobs.values() if set(job.hooks) - {"shell"}]
+    if set(workflow.hooks) - {"shell"}:
+        hooked.insert(0, "the workflow")
+    if hooked:
+        where = ", ".join(hooked[:3]) + (" ..." if len(hooked) > 3 else "")
+        found.append(f"hooks (notifications) other than shell hooks of the workflow and its jobs are not "
+                     f"implemented yet (ignored) on {where}: {_LATER}")
     return found

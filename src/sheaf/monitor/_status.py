@@ -1,23 +1,35 @@
-"""Workflow status from the engine's journal, safe while an engine is appending to it.
+"""Workflow status (pegasus-status), read from the events database after catching it up.
 
-The journal is append-only and every record is one line; a reader takes the complete lines it
-finds (a line still being written has no newline yet and is ignored), so ``sheaf status`` needs
-no lock and never blocks or disturbs a running engine.  Counts are per node state; nodes the
-journal never mentions are ``waiting`` (and ``futile`` once a failed ancestor makes them unrunnable
-- computed from the DAG file when it still parses).  Damaged journal lines (``sheaf.engine``
-validates every record) are skipped and listed in ``damage``; status never refuses to report.
+Counts are per node state as the journal left it; nodes it never mentions are ``waiting`` (and
+``futile`` once a failed ancestor makes them unrunnable, from the DAG's edges in ``job_edge``).
+Journal lines the loader could not use are listed in ``damage``; status never refuses to report.
+The long view adds what pegasus-status -l shows: the tree of sub-workflows (SUBDAG EXTERNAL nodes
+and sub-workflow jobs whose nested run has an events database), each with its counts, the jobs
+running now, and held jobs with their reasons.  Reading is safe while the engine appends: the
+journal is read up to its last complete line, the database is SQLite in WAL mode.
 """
 
 from __future__ import annotations
 
-__all__ = ["WorkflowStatus", "workflow_status"]
+__all__ = ["Running", "SubStatus", "WorkflowStatus", "age", "sub_workflows", "tree_views", "workflow_status"]
 
-import fcntl
+import glob
 import os
+import time
 from dataclasses import dataclass
 
-from sheaf.engine import STATES, find_dag, parse_dag, read_journal, state_paths
+from sheaf.engine import STATES
 from sheaf.errors import InputError, UsageError
+from sheaf.monitor._events import RunView, open_events
+
+
+@dataclass(frozen=True, slots=True)
+class Running:
+    node: str
+    attempt: int
+    sched_id: str | None
+    since: float | None
+    where: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,62 +45,128 @@ class WorkflowStatus:
     elapsed: float | None
     rescue: str | None
     damage: tuple[str, ...] = ()  # damaged journal lines (skipped): counts may miss what they said
+    running: tuple[Running, ...] = ()
+    held: tuple[tuple[str, str], ...] = ()  # (node, hold reason) of attempts that were held
 
 
-def _engine_alive(lock_path: str) -> bool:
-    try:
-        fd = os.open(lock_path, os.O_RDONLY)
-    except FileNotFoundError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return True
-    finally:
-        os.close(fd)
-    return False
+@dataclass(frozen=True, slots=True)
+class SubStatus:
+    node: str
+    depth: int
+    status: WorkflowStatus
 
 
-def _futile(dag_path: str, states: dict[str, str]) -> set[str]:
+def _futile(view: RunView, states: dict[str, str]) -> set[str]:
     """Nodes that can never run: a descendant of a failed node (iterative, no recursion)."""
-    try:
-        dag = parse_dag(dag_path)
-    except InputError:
-        return set()
-    stack = [n for n, s in states.items() if s == "failed" and n in dag.children]
+    children: dict[str, list[str]] = {}
+    for parent, child in view.conn.execute("SELECT parent, child FROM job_edge"):
+        children.setdefault(parent, []).append(child)
+    stack = [n for n, s in states.items() if s == "failed"]
     seen: set[str] = set()
     while stack:
-        for child in dag.children[stack.pop()]:
+        for child in children.get(stack.pop(), ()):
             if child not in seen and states.get(child, "waiting") == "waiting":
                 seen.add(child)
                 stack.append(child)
     return seen
 
 
-def workflow_status(directory: str, dag_file: str | None = None) -> WorkflowStatus:
-    dag_path = find_dag(directory, dag_file)
-    paths = state_paths(dag_path)
-    if not os.path.exists(paths["journal"]):
-        raise UsageError(f"{directory}: no engine journal yet ({paths['journal']}); run `sheaf run` first")
-    replay = read_journal(paths["journal"])
-    states = {n: r.state for n, r in replay.nodes.items()}
+def _running(view: RunView) -> tuple[Running, ...]:
+    rows = view.conn.execute(
+        "SELECT j.exec_job_id, j.attempt, i.sched_id, coalesce(i.start, i.submitted), i.slot FROM job j "
+        "LEFT JOIN job_instance i ON i.job_id = j.job_id AND i.job_submit_seq = j.attempt + 1 "
+        "WHERE j.state = 'submitted' ORDER BY j.exec_job_id")
+    return tuple(Running(*row) for row in rows)
+
+
+def _status(view: RunView) -> WorkflowStatus:
+    row = view.one("SELECT total, epochs, source, run_started, last_time, ended, succeeded, rescue, retries "
+                   "FROM workflow WHERE wf_id = 1")
+    total, epochs, source, run_started, last_time, ended, succeeded, rescue, retries = row or (
+        0, 0, None, None, None, None, None, None, 0)
+    states = dict(view.conn.execute("SELECT exec_job_id, state FROM job WHERE state != 'waiting'").fetchall())
     counts: dict[str, int] = dict.fromkeys(STATES, 0)
     for state in states.values():
         counts[state] = counts.get(state, 0) + 1
-    counts["waiting"] += max(0, replay.total - len(states))
-    futile = _futile(dag_path, states) if counts["failed"] else set()
+    counts["waiting"] = max(0, int(total or 0) - len(states))
+    futile = _futile(view, states) if counts["failed"] else set()
     if futile:
         counts["futile"] = len(futile)
         counts["waiting"] -= len(futile)
-    failed = tuple((n, r.reason) for n, r in replay.nodes.items() if r.state == "failed")
-    if replay.ended is not None:
-        state = "succeeded" if replay.ended.succeeded else "failed"
-    elif replay.epochs == 0:
+    failed = tuple(view.conn.execute("SELECT exec_job_id, reason FROM job WHERE state = 'failed' "
+                                     "ORDER BY job_id").fetchall())
+    if ended is not None:
+        state = "succeeded" if succeeded else "failed"
+    elif not epochs:
         state = "not started"
     else:
-        state = "running" if _engine_alive(paths["lock"]) else "interrupted"
-    elapsed = (replay.last_time - replay.run_started) if replay.run_started and replay.last_time else None
-    rescue = replay.ended.rescue if replay.ended is not None else None
-    damage = tuple(d.describe(paths["journal"]) for d in replay.damage)
-    return WorkflowStatus(dag_path, state, replay.total, counts, failed, replay.retries, replay.epochs,
-                          replay.source, elapsed, rescue, damage)
+        state = "running" if view.engine_alive() else "interrupted"
+    elapsed = (float(last_time) - float(run_started)) if run_started and last_time else None
+    damage = tuple(f"{view.journal}: damaged record at byte offset {o} (line {n}): {why}"
+                   for o, n, why in view.conn.execute("SELECT offset, line, why FROM damage ORDER BY offset"))
+    held = tuple(view.conn.execute(
+        "SELECT j.exec_job_id, i.held_reason FROM job_instance i JOIN job j USING (job_id) "
+        "WHERE i.held_reason IS NOT NULL ORDER BY i.job_instance_id").fetchall())
+    return WorkflowStatus(view.dag, state, int(total or 0), counts, failed, int(retries or 0),
+                          int(epochs or 0), source, elapsed, rescue, damage, _running(view), held)
+
+
+def workflow_status(directory: str, dag_file: str | None = None) -> WorkflowStatus:
+    view = open_events(directory, dag_file)
+    try:
+        return _status(view)
+    finally:
+        view.conn.close()
+
+
+def _children(view: RunView) -> list[tuple[str, str, str | None]]:
+    """``(node, directory, dag file)`` of each sub-workflow that has run (has a journal)."""
+    out: list[tuple[str, str, str | None]] = []
+    for node, kind, where in view.conn.execute(
+            "SELECT exec_job_id, type_desc, subwf_dir FROM job WHERE subwf_dir IS NOT NULL ORDER BY job_id"):
+        if kind == "subdag" or where.endswith(".dag"):
+            out.append((node, os.path.dirname(where), where))
+        else:
+            out.extend((node, found, None) for found in sorted(glob.glob(where)))
+    return out
+
+
+def _children_of(directory: str, dag_file: str | None) -> list[tuple[str, str, str | None]]:
+    view = open_events(directory, dag_file)
+    try:
+        return _children(view)
+    finally:
+        view.conn.close()
+
+
+def sub_workflows(directory: str, dag_file: str | None = None) -> list[SubStatus]:
+    """Every sub-workflow under the run in ``directory`` that has started, depth first (an iterative
+    walk), each with its status and depth (1 for a child of the top workflow)."""
+    out: list[SubStatus] = []
+    stack = [(node, d, g, 1) for node, d, g in reversed(_children_of(directory, dag_file))]
+    while stack:
+        node, where, dag, level = stack.pop()
+        try:
+            status = workflow_status(where, dag)
+            children = _children_of(where, dag)
+        except (UsageError, InputError):  # not started yet: nothing to show
+            continue
+        out.append(SubStatus(node, level, status))
+        stack.extend((n, d, g, level + 1) for n, d, g in reversed(children))
+    return out
+
+
+def tree_views(directory: str, dag_file: str | None = None) -> list[RunView]:
+    """The caught-up events databases of the run in ``directory`` and of its sub-workflows, the top
+    one first; the caller closes them."""
+    views = [open_events(directory, dag_file)]
+    views.extend(open_events(os.path.dirname(s.status.dag), s.status.dag)
+                 for s in sub_workflows(directory, dag_file))
+    return views
+
+
+def age(since: float | None) -> str:
+    if since is None:
+        return "-"
+    seconds = max(0, int(time.time() - since))
+    return f"{seconds // 3600:02d}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"

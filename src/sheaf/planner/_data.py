@@ -9,7 +9,8 @@ reserved the numbered ``runNNNN`` (the one moment that directory is known).
 Policy (``sharedfs``: jobs read and write their site's shared scratch):
 
 - **Working directory** of a site: its ``sharedScratch`` directory from the site catalog when that is
-  a local path (absolute, served by ``file://`` or by nothing); the ``local`` site no catalog defines
+  a local path (absolute, served by ``file://`` or by nothing) -- under it pegasus-plan's relative
+  execution directory, when the plan has one; the ``local`` site no catalog defines
   has Pegasus's ``wf-scratch/LOCAL`` beside the submit directory; any other site ``DIR/scratch/<site>``.
 - **create_dir**: one per site (``mkdir -p``), a parent of every job of the site without a parent on
   the site (so of every job of the site, transitively).
@@ -88,8 +89,11 @@ class _Pass:
         return len(self.jobs) - 1
 
 
-def plan_data(exec_wf: ExecutableWorkflow, submit_dir: str) -> None:
-    """Add the data jobs to ``exec_wf`` in place (module docstring); once only."""
+def plan_data(exec_wf: ExecutableWorkflow, submit_dir: str, exec_dir: str | None = None,
+              keep: frozenset[str] = frozenset()) -> None:
+    """Add the data jobs to ``exec_wf`` in place (module docstring); once only.  ``exec_dir`` is
+    pegasus-plan's relative execution directory: the working directory under a shared scratch;
+    ``keep``: files cleanup never removes (a sub-workflow's outputs its parent's ``--output-map`` copies)."""
     if exec_wf.data_planned:
         return
     config = check_settings(exec_wf)
@@ -98,7 +102,7 @@ def plan_data(exec_wf: ExecutableWorkflow, submit_dir: str) -> None:
     sites = sorted({job.site for job in jobs if job.site is not None and job.type in RUNS_TASKS})
     for site in sites:
         where = site if config == "sharedfs" else staging_site(exec_wf, site)
-        exec_wf.workdirs[site] = site_workdir(where, exec_wf.site_catalog, state.submit_dir)
+        exec_wf.workdirs[site] = site_workdir(where, exec_wf.site_catalog, state.submit_dir, exec_dir)
     if config == "sharedfs" and exec_wf.data.staging_sites:
         exec_wf.warnings.append("--staging-site is for condorio and nonsharedfs: under sharedfs every site "
                                 "stages into its own shared scratch")
@@ -112,7 +116,8 @@ def plan_data(exec_wf: ExecutableWorkflow, submit_dir: str) -> None:
     exec_wf.jobs = state.jobs + jobs
     shift = len(state.jobs)
     exec_wf.edges = [*planned.edges, *((p + shift, c + shift) for p, c in exec_wf.edges)]
-    add_cleanup(exec_wf, shift, planned.outputs, exec_wf.data.cleanup)
+    outputs = {key: value for key, value in planned.outputs.items() if key[1] not in keep}
+    add_cleanup(exec_wf, shift, outputs, exec_wf.data.cleanup)
     if exec_wf.properties.get_bool("pegasus.condor.concurrency.limits", False):
         _concurrency_limits(exec_wf.jobs)
     exec_wf.data_planned = True
@@ -161,7 +166,7 @@ def check_settings(exec_wf: ExecutableWorkflow) -> str:
     return config
 
 
-def site_workdir(site: str, sites: SiteCatalog | None, submit_dir: str) -> str:
+def site_workdir(site: str, sites: SiteCatalog | None, submit_dir: str, exec_dir: str | None = None) -> str:
     entry = sites.get(site) if sites is not None else None
     if entry is None and site == "local":  # Pegasus's default local site: beside the submit directory
         return os.path.join(os.path.dirname(submit_dir), "wf-scratch", "LOCAL")
@@ -169,7 +174,7 @@ def site_workdir(site: str, sites: SiteCatalog | None, submit_dir: str) -> str:
     if scratch is not None and os.path.isabs(scratch.path):
         urls = [server.url for server in scratch.file_servers]
         if not urls or any(url.startswith("file://") for url in urls):
-            return os.path.normpath(scratch.path)
+            return os.path.normpath(os.path.join(scratch.path, exec_dir or "."))
     return os.path.join(submit_dir, "scratch", safe(site))
 
 
@@ -224,9 +229,10 @@ def _collect_inputs(state: _Pass, config: str) -> None:
             source = get(task.id)
             if source is None:
                 continue
+            own = source.file if job.type == "subworkflow" else None  # read where it is by its planner
             for use in all_uses(source):
                 lfn = use.lfn
-                if lfn not in inputs or use.type == "output":
+                if lfn not in inputs or use.type == "output" or lfn == own:
                     continue
                 found = files.get(lfn)
                 if found is not None:

@@ -44,7 +44,7 @@ import socket
 from dataclasses import dataclass
 from fractions import Fraction
 
-from sheaf.engine._slotconfig import PoolConfig
+from sheaf.backends._slotconfig import PoolConfig
 
 __all__ = ["Machine", "SlotDef", "layout", "parse_cpu_list"]
 

@@ -46,11 +46,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from sheaf import classad
+from sheaf.backends._poolsig import signature
+from sheaf.backends._slotattrs import default_attributes, read_os_release
+from sheaf.backends._slotconfig import PoolConfig, as_mapping, load_config
+from sheaf.backends._slotlayout import Machine, SlotDef, layout
 from sheaf.classad import ClassAd
-from sheaf.engine._poolsig import signature
-from sheaf.engine._slotattrs import default_attributes, read_os_release
-from sheaf.engine._slotconfig import PoolConfig, as_mapping, load_config
-from sheaf.engine._slotlayout import Machine, SlotDef, layout
 
 __all__ = ["Claim", "Pool"]
 

@@ -31,8 +31,8 @@ import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
+from sheaf.backends._slotconfig import PoolConfig
 from sheaf.classad import Demand, limit_for, parse_limits
-from sheaf.engine._slotconfig import PoolConfig
 from sheaf.errors import FormatError
 
 __all__ = ["ConcurrencyLimits", "Demand", "parse_limits", "state_dir"]

@@ -1,0 +1,194 @@
+"""``sheaf-lite``: the nonsharedfs job wrapper (what PegasusLite does for a Pegasus job).
+
+Usage::
+
+    sheaf-lite MANIFEST -- ARGV...
+
+``MANIFEST`` is JSON::
+
+    {"workdir_parent": "/tmp", "inputs": [transfer list], "outputs": [transfer list], "threads": 2,
+     "integrity": "none|full|nosymlink", "meta_dir": "/staging/meta" | null, "keep_workdir": false}
+
+and optionally ``attempts``, ``backoff`` and ``timeout`` (``sheaf-transfer``'s options).
+
+The steps, each one's failure named on stderr:
+
+1. The manifest and both lists are read and checked before anything happens (bad: exit 2).
+2. A fresh job directory is made under ``workdir_parent`` (the site's local scratch).
+3. ``inputs`` are pulled into it (their destinations are relative ``file:name`` URLs, resolved inside
+   the job directory and never outside it), each one's ``checksum`` and integrity record verified.
+4. ``ARGV`` runs there: an argv list, never a shell, with stdin, stdout and stderr inherited; SIGTERM,
+   SIGINT and SIGHUP reaching the wrapper are passed on to the job (a removed job stops its payload).
+5. If the job exited 0, each output's sha256 is recorded (``integrity`` full/nosymlink with a
+   ``meta_dir``), and ``outputs`` (sources: relative ``file:name`` URLs in the job directory) are pushed
+   to the staging site.  An output the job did not make is a failure.
+6. The job directory is removed (unless ``keep_workdir``), whatever happened.
+
+Exit status: the job's own (``128 + N`` when signal N ended it; ``127`` when ARGV cannot be started),
+or 1 when a transfer or an integrity check failed, or 2 for a bad manifest or usage.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from types import FrameType
+from typing import Any, NoReturn
+
+from sheaf.aggregators._cli import ToolExit, run_guarded
+from sheaf.aggregators._integrity import MODES, file_sha256, write_record
+from sheaf.aggregators._transfer_list import Transfer, read_utf8, transfers_from
+from sheaf.aggregators._transfer_run import Options, check_transfers, raise_failures, run_transfers
+from sheaf.aggregators._transfer_schemes import local_path
+from sheaf.errors import FormatError, UsageError, ValidationError
+
+PROG = "sheaf-lite"
+USAGE = f"{PROG} MANIFEST -- ARGV..."
+_FORWARDED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+_CANNOT_START = 127
+
+
+@dataclass(frozen=True, slots=True)
+class Manifest:
+    workdir_parent: str
+    inputs: list[Transfer]
+    outputs: list[Transfer]
+    options: Options
+    keep_workdir: bool = False
+
+
+def _log(line: str) -> None:
+    print(f"{PROG}: {line}", file=sys.stderr, flush=True)
+
+
+def _field(data: dict[str, Any], key: str, kinds: tuple[type, ...], default: Any, path: str) -> Any:
+    value = data.get(key, default)
+    if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+        raise ValidationError(f"the manifest's {key!r} has the wrong type", rule=f"{key} is "
+                              + " or ".join(k.__name__ for k in kinds), value=value, path=path)
+    return value
+
+
+def load_manifest(path: str) -> Manifest:
+    """The manifest at ``path``, every key and both transfer lists checked."""
+    try:
+        data = json.loads(read_utf8(path, "manifest"))
+    except json.JSONDecodeError as exc:
+        raise FormatError(f"not JSON ({exc.msg})", rule="a manifest is a JSON object", path=path,
+                          line=exc.lineno, column=exc.colno) from None
+    if not isinstance(data, dict):
+        raise ValidationError("the manifest is not an object", rule="a manifest is a JSON object",
+                              value=type(data).__name__, path=path)
+    integrity = _field(data, "integrity", (str,), "none", path)
+    if integrity not in MODES:
+        raise ValidationError("unknown integrity mode", rule="integrity is none, full or nosymlink",
+                              value=integrity, path=path)
+    meta_dir = _field(data, "meta_dir", (str, type(None)), None, path)
+    threads = _field(data, "threads", (int,), 2, path)
+    attempts = _field(data, "attempts", (int,), 3, path)
+    if threads < 1 or attempts < 1:
+        raise ValidationError("threads and attempts are at least 1", rule="positive counts",
+                              value=(threads, attempts), path=path)
+    backoff = float(_field(data, "backoff", (int, float), 1.0, path))
+    timeout = float(_field(data, "timeout", (int, float), 60.0, path))
+    if not (math.isfinite(backoff) and math.isfinite(timeout)) or backoff < 0 or timeout <= 0:
+        raise ValidationError("backoff and timeout are finite, timeout above 0", rule="finite waits",
+                              value=(backoff, timeout), path=path)
+    options = Options(threads=threads, integrity=integrity if meta_dir else "none", meta_dir=meta_dir,
+                      attempts=attempts, backoff=backoff, timeout=timeout, log=_log)
+    return Manifest(workdir_parent=_field(data, "workdir_parent", (str,), tempfile.gettempdir(), path),
+                    inputs=transfers_from(data.get("inputs", []), path, "inputs"),
+                    outputs=transfers_from(data.get("outputs", []), path, "outputs"),
+                    options=options, keep_workdir=_field(data, "keep_workdir", (bool,), False, path))
+
+
+def _split_argv(argv: list[str]) -> tuple[str, list[str]]:
+    if len(argv) < 3 or argv[1] != "--":
+        raise UsageError(f"expected a manifest, --, and the job's argv (usage: {USAGE})")
+    return argv[0], argv[2:]
+
+
+def _main(argv: list[str]) -> int:
+    manifest_path, job = _split_argv(argv)
+    manifest = load_manifest(manifest_path)
+    try:
+        workdir = tempfile.mkdtemp(prefix="sheaf-lite-", dir=manifest.workdir_parent)
+    except OSError as exc:
+        raise ToolExit(1, f"cannot make a job directory in {manifest.workdir_parent}: "
+                          f"{exc.strerror or exc}") from None
+    try:
+        return _in_workdir(manifest, manifest_path, workdir, job)
+    finally:
+        if manifest.keep_workdir:
+            _log(f"job directory kept: {workdir}")
+        else:
+            shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _in_workdir(manifest: Manifest, path: str, workdir: str, job: list[str]) -> int:
+    pull = dataclasses.replace(manifest.options, roots=(workdir,), base=workdir)
+    push = dataclasses.replace(manifest.options, roots=(os.sep,), base=workdir)
+    check_transfers(manifest.inputs, pull, path)
+    check_transfers(manifest.outputs, push, path)
+    raise_failures(run_transfers(manifest.inputs, pull), "input ")
+    status = _run_job(job, workdir)
+    if status != 0:
+        return status
+    raise_failures(run_transfers(_recorded(manifest.outputs, push), push), "output ")
+    return 0
+
+
+def _recorded(outputs: list[Transfer], options: Options) -> list[Transfer]:
+    """``outputs`` with each file's sha256 recorded and attached, so the push verifies what it sends."""
+    if options.meta_dir is None or options.integrity == "none":
+        return outputs
+    done = []
+    for item in outputs:
+        source = local_path(item.sources[0].url, options.base)
+        if source is None or not os.path.isfile(source):
+            done.append(item)  # the push reports it missing, with its URL
+            continue
+        if options.integrity == "nosymlink" and os.path.islink(source):
+            done.append(item)
+            continue
+        digest = file_sha256(source)
+        write_record(options.meta_dir, item.lfn, digest, item.sources[0].url)
+        done.append(dataclasses.replace(item, sha256=digest))
+    return done
+
+
+def _run_job(job: list[str], workdir: str) -> int:
+    try:
+        process = subprocess.Popen(job, cwd=workdir)
+    except OSError as exc:
+        _log(f"cannot start {job[0]}: {exc.strerror or exc}")
+        return _CANNOT_START
+
+    def forward(signum: int, frame: FrameType | None) -> None:
+        del frame
+        process.send_signal(signum)
+
+    previous = {signum: signal.signal(signum, forward) for signum in _FORWARDED}
+    try:
+        status = process.wait()
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+    return 128 - status if status < 0 else status
+
+
+def main(argv: Sequence[str] | None = None) -> NoReturn:
+    run_guarded(PROG, _main, argv)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,111 @@
+"""What a Dask worker runs for one attempt: the local backend's own launch path, on one slot.
+
+Policy
+    An attempt on Dask is launched exactly as on this machine, by the same code: the task builds a
+    ``LocalBackend`` over a one-slot ``Pool`` the size of the resources Dask granted (``NUM_CPUS``,
+    ``MEMORY``, ``NUM_SLOTS = 1``) and submits the ``Launch`` to it.  So argv (exec'd, no shell), the
+    complete environment, the working directory, stdout/stderr truncated per attempt, stdin, a
+    session of its own, only descriptors 0-2, ``$$()`` against the slot, the memory watch (RSS of
+    the process tree against ``RequestMemory``) and the job's ``periodic_*`` policy are the local
+    backend's, not a copy of them.  A clustered job (seqexec, PMC) is one ``Launch`` and so one task.
+
+Result
+    The task returns the events the local backend reported for the attempt, in order, ending with
+    the one that ends it (``Exited``, ``Held`` or ``Removed``); ``Suspended``/``Released`` on the way
+    are kept (the task holds its Dask resources while the job is held, as a held job keeps its place
+    in the schedd's queue).  A cancelled attempt returns ``[]``.
+
+Cancel
+    :func:`cancel_attempts` runs in the worker process (``Client.run``): it flags the attempts, and
+    each flagged task's thread cancels its own backend within ``_CHECK`` seconds (the local backend
+    is driven by one thread only: the task's), killing the job's process group.
+
+Worker exit
+    The job's process group is told to the worker's guard (``_dask_guard``, one process per worker
+    process, started with the first attempt) as soon as it starts, and untold when it ends.  When the
+    worker process is gone -- its nanny or the engine that owned its LocalCluster died, ``dask
+    worker`` stopped, SIGKILL -- the guard kills every group still running, so an attempt does not go
+    on, and finish unrecorded, after the engine that submitted it died: the resumed engine runs it
+    again.  (An ``atexit`` hook would not do: a Dask worker whose nanny dies leaves by ``os._exit``.)
+
+Concurrency limits: the slot's backend takes them from this machine's store, so on Dask they hold
+per worker host, not across the cluster.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+from typing import IO
+
+from sheaf.backends._pool import Pool
+from sheaf.backends.local import LocalBackend
+from sheaf.engine import Event, Exited, Held, Launch
+from sheaf.engine._backend import Removed
+
+__all__ = ["cancel_attempts", "run_attempt"]
+
+_CHECK = 0.05  # how often a running task looks for a cancel flag (s)
+_lock = threading.Lock()
+_running: dict[str, threading.Event] = {}  # attempts running in this worker process, by key
+_guard: list[IO[bytes]] = []  # the pipe to this worker process's guard, once started
+
+
+def slot_config(cpus: int, memory: int, policy_interval: float) -> str:
+    """The one-slot pool of an attempt granted ``cpus`` CPUs and ``memory`` MB."""
+    return (f"NUM_CPUS = {cpus}\nMEMORY = {memory}\nNUM_SLOTS = 1\n"
+            f"PERIODIC_EXPR_INTERVAL = {policy_interval}\n")
+
+
+def run_attempt(launch: Launch, cpus: int, memory: int, policy_interval: float = 60.0,
+                task: str | None = None) -> list[Event]:
+    """Run ``launch`` on a slot of ``cpus`` CPUs and ``memory`` MB; its events (module docstring).
+    ``task`` names it for :func:`cancel_attempts` (the Dask key: unique, where a launch key is reused
+    by a resubmission after a cancel)."""
+    name = task or launch.key
+    flag = threading.Event()
+    with _lock:
+        _running[name] = flag
+    backend = LocalBackend(Pool(slot_config(cpus, memory, policy_interval)))
+    events: list[Event] = []
+    pgid = 0
+    try:
+        backend.submit(launch)
+        while not flag.is_set():
+            batch = backend.wait(_CHECK)
+            for started in backend.started():
+                _tell_guard(f"+{started.pid}")
+                pgid = started.pid
+            events.extend(batch)
+            if any(isinstance(event, Exited | Held | Removed) for event in batch):
+                return events
+        backend.cancel(launch.key)
+        return []
+    finally:
+        backend.close()
+        if pgid:
+            _tell_guard(f"-{pgid}")
+        with _lock:
+            _running.pop(name, None)
+
+
+def cancel_attempts(keys: list[str] | None = None) -> list[str]:
+    """Flag the attempts ``keys`` (their ``task`` names; all when None) running in this process; the
+    names flagged."""
+    with _lock:
+        flagged = [key for key in _running if keys is None or key in keys]
+        for key in flagged:
+            _running[key].set()
+    return flagged
+
+
+def _tell_guard(line: str) -> None:
+    with _lock:
+        if not _guard:
+            proc = subprocess.Popen([sys.executable, "-m", "sheaf.backends._dask_guard"],
+                                    stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, start_new_session=True)
+            assert proc.stdin is not None
+            _guard.append(proc.stdin)
+        _guard[0].write(line.encode() + b"\n")
+        _guard[0].flush()

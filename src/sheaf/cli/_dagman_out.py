@@ -1,0 +1,119 @@
+"""``<name>.dag.dagman.out``: the progress lines DAGMan writes, which Pegasus's tools read.
+
+``Pegasus.api``'s ``wf.wait()``, ``wf.status()`` and ``wf.get_status()`` (``Pegasus.client.status``)
+find every ``*.dag.dagman.out`` under the submit directory and read, from the last block in each,
+DAGMan's node counts; the workflow is over when an ``EXITING WITH STATUS n`` line follows.  ``sheaf
+run`` appends the same lines, in DAGMan's words and column order, beside the DAG it runs: a block
+when the counts change (at most one a second, and always the last), and the exit line when the run
+ends (0: the workflow succeeded; a resumed run appends after the earlier one's exit line, as DAGMan
+does).  Each block starts with the ``DAG status`` line, which the readers need before the counts.
+
+The engine's states map to DAGMan's columns: ``done``; ``pre`` (PRE script running); ``submitted``
+(Queued); ``post_ready``/``post``/``post_deferred`` (Post); ``ready``/``pre_ready``/``pre_deferred``
+(Ready: waiting for a slot or a PRE throttle); ``waiting`` (Un-Ready); ``failed``.  The same columns,
+under pegasus-status's names, make its ``--jsonrv`` answer (:func:`pegasus_status`).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Mapping
+
+from sheaf.engine import Progress
+
+COLUMNS: dict[str, tuple[str, ...]] = {
+    "Done": ("done",),
+    "Pre": ("pre",),
+    "Queued": ("submitted",),
+    "Post": ("post_ready", "post", "post_deferred"),
+    "Ready": ("ready", "pre_ready", "pre_deferred"),
+    "Un-Ready": ("waiting",),
+    "Failed": ("failed",),
+}
+_WIDTHS = (5, 7, 8, 7, 7, 10, 8)
+
+
+#: pegasus-status's JSON keys for DAGMan's columns (``Pegasus.client.status``)
+STATUS_KEYS = {"Done": "succeeded", "Pre": "pre", "Queued": "queued", "Post": "post", "Ready": "ready",
+               "Un-Ready": "unready", "Failed": "failed"}
+#: sheaf's workflow state (``sheaf.monitor``) -> pegasus-status's
+STATES = {"succeeded": "Success", "failed": "Failure", "interrupted": "Failure"}
+
+
+def pegasus_status(dag_name: str, state: str, total: int, counts: Mapping[str, int]) -> dict[str, object]:
+    """What ``pegasus-status --jsonrv`` prints for a workflow without sub-workflows."""
+    values = dict(zip(STATUS_KEYS.values(), columns(counts), strict=True))
+    done = round(100.0 * values["succeeded"] / total, 2) if total else 0.0
+    totals = {**values, "percent_done": done, "total": total}
+    root = {**totals, "dagname": dag_name, "state": STATES.get(state, "Running")}
+    return {"totals": totals, "dags": {"root": root}}
+
+
+def dagman_out_path(dag_path: str) -> str:
+    return f"{dag_path}.dagman.out"
+
+
+def columns(counts: Mapping[str, int]) -> tuple[int, ...]:
+    return tuple(sum(counts.get(state, 0) for state in states) for states in COLUMNS.values())
+
+
+def block(stamp: str, total: int, counts: Mapping[str, int]) -> str:
+    """One progress block (the module docstring's lines), every line prefixed with ``stamp``."""
+    values = columns(counts)
+    status = "0 (DAG_STATUS_OK)" if not values[-1] else "1 (DAG_STATUS_NODE_FAILED)"
+    rows = [f"DAG status: {status}", f"Of {total} nodes total:",
+            "".join(name.rjust(width) for name, width in zip(COLUMNS, _WIDTHS, strict=True)),
+            "".join("===".rjust(width) for width in _WIDTHS),
+            "".join(str(value).rjust(width) for value, width in zip(values, _WIDTHS, strict=True))]
+    return "".join(f"{stamp} {row}\n" for row in rows)
+
+
+def exit_line(stamp: str, status: int) -> str:
+    return f"{stamp} **** condor_scheduniv_exec (sheaf run) **** EXITING WITH STATUS {status}\n"
+
+
+def stamp_now() -> str:
+    return time.strftime("%m/%d/%y %H:%M:%S")
+
+
+class DagmanOut:
+    """A progress callback appending blocks to ``<dag>.dagman.out`` (module docstring)."""
+
+    def __init__(self, dag_path: str, *, clock: Callable[[], float] = time.monotonic,
+                 stamp: Callable[[], str] = stamp_now) -> None:
+        self.path = dagman_out_path(dag_path)
+        self.clock, self.stamp = clock, stamp
+        self.started = False
+        self._last: tuple[int, ...] | None = None
+        self._when = -1e18
+
+    def __call__(self, progress: Progress) -> None:
+        values = columns(progress.counts)
+        now = self.clock()
+        if not progress.finished and (values == self._last or now - self._when < 1.0):
+            return
+        self._last, self._when = values, now
+        self._append(block(self.stamp(), progress.total, progress.counts))
+
+    def finish(self, status: int) -> None:
+        """The exit line, when a block was written (a run refused before it started writes none)."""
+        if self.started:
+            self._append(exit_line(self.stamp(), status))
+
+    def _append(self, text: str) -> None:
+        try:
+            with open(self.path, "a", encoding="utf-8") as out:
+                out.write(text)
+            self.started = True
+        except OSError:
+            pass  # a record for other tools: a full disk must not stop the run (its journal reports it)
+
+
+def find_dag_path(directory: str) -> str | None:
+    """The one ``*.dag`` at the top of a submit directory, else None."""
+    try:
+        dags = [name for name in os.listdir(directory) if name.endswith(".dag")]
+    except OSError:
+        return None
+    return os.path.join(directory, dags[0]) if len(dags) == 1 else None

@@ -1,0 +1,80 @@
+"""What ``sheaf plan`` reads when it plans a sub-workflow (the parent's PRE script runs it).
+
+- ``--cache F``: a text replica catalog of where an upstream sibling sub-workflow's outputs were
+  planned to be (its ``<basename>.cache``).  Its locations are preferred over the replica catalog's,
+  as in Pegasus, so that the files of this run are used; with
+  ``pegasus.catalog.replica.cache.asrc = true`` they are only added to it (the catalog's own
+  locations come first).  A cache file that does not exist is skipped: the sibling planned nothing.
+- ``--inherited-rc-files F``: the parent's inline replica catalog, below every other location.
+- ``--output-map F``: lfn -> where the parent wants a copy of that output (a text replica file);
+  the plan copies each one there once the job writing it is done.
+- ``--deferred`` into a directory where the sub-workflow already ran (a ``plan.json`` and the
+  engine's ``.sheaf`` journal): the plan is kept and the run resumes from its journal and rescue
+  DAG, as Pegasus submits a sub-workflow's rescue DAG rather than replanning it (``--force-replan``
+  replans).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
+import click
+
+from sheaf.formats import read_replica_catalog
+from sheaf.model import ReplicaCatalog
+from sheaf.model._urls import file_url_path
+
+
+def _read(paths: Sequence[str]) -> ReplicaCatalog | None:
+    merged: ReplicaCatalog | None = None
+    for path in paths:
+        if not os.path.exists(path):  # an upstream sibling that planned nothing, or a user's typo
+            click.echo(f"sheaf: warning: replica file {path} does not exist; skipped", err=True)
+            continue
+        catalog = read_replica_catalog(path)
+        merged = catalog if merged is None else merged.merged_with(catalog)
+    return merged
+
+
+def with_replica_files(rc: ReplicaCatalog | None, caches: Sequence[str], inherited: Sequence[str],
+                       cache_as_rc: bool) -> ReplicaCatalog | None:
+    cache, parent = _read(caches), _read(inherited)
+    if cache is not None:
+        if rc is None:
+            rc = cache
+        elif cache_as_rc:
+            rc = ReplicaCatalog(rc.replicas + cache.replicas)
+        else:
+            rc = cache.merged_with(rc)
+    if parent is not None:
+        rc = parent if rc is None else rc.merged_with(parent)
+    return rc
+
+
+def read_output_map(path: str | None) -> dict[str, str]:
+    """lfn -> absolute local path from an output map (its first ``file://`` or path pfn per lfn)."""
+    if path is None:
+        return {}
+    out: dict[str, str] = {}
+    for replica in read_replica_catalog(path):
+        for pfn in replica.pfns:
+            local = file_url_path(pfn.pfn) if "://" in pfn.pfn else pfn.pfn
+            if local and os.path.isabs(local) and replica.lfn not in out:
+                out[replica.lfn] = local
+    return out
+
+
+def keep_ran_plan(target: str, submit: bool) -> bool:
+    """True when ``target`` holds a plan that already ran: it is kept (and run again, resuming)."""
+    ran = os.path.isdir(os.path.join(target, ".sheaf"))
+    if not (ran and os.path.isfile(os.path.join(target, "plan.json"))):
+        return False
+    click.echo(f"sheaf: the sub-workflow in {target} ran before: resuming it, not replanning "
+               "(--force-replan replans)", err=True)
+    click.echo(f"submit directory: {target}")
+    if submit:
+        from sheaf.cli._plan import _run_here
+
+        _run_here(target)
+    return True

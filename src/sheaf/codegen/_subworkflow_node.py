@@ -1,0 +1,221 @@
+"""The DAG lines and side files of one sub-workflow job (policy in ``_subworkflow``).
+
+``SubworkflowWriter.lines`` is called once per sub-workflow job by ``_write``; it writes the job's
+side files through the writer's ``put`` (the plan's ``subworkflows.properties`` and
+``subworkflows.rc.yml`` once, ``<id>.inputs.cache``, ``<id>.output.map``,
+a throttled condorWorkflow's wrapper DAG and its CONFIG) and returns the node's DAG lines.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+
+from sheaf.codegen._dag import THROTTLES, NodeSettings, node_lines
+from sheaf.codegen._layout import JobPaths, Layout, dag_basename, safe_name
+from sheaf.codegen._subworkflow import (
+    SUBDAG_PREFIX,
+    PlanContext,
+    globus_warning,
+    one_word,
+    option_given,
+    output_lfns,
+    produced_files,
+    properties_text,
+    resolve_arguments,
+    subworkflow_file,
+    throttles,
+)
+from sheaf.formats._yaml_catalogs import rc_to_data
+from sheaf.formats._yaml_emit import dumps
+from sheaf.model import profile_int
+from sheaf.planner import ExecJob, ExecutableWorkflow
+
+
+def _tool(name: str) -> str:
+    from sheaf.codegen._write import tool_path  # the writer's lookup of sheaf's console scripts
+
+    return tool_path(name)
+
+
+def quote_rc(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def cache_text(locations: Mapping[str, str]) -> str:
+    """A text replica catalog of where this plan's jobs write their outputs (Pegasus's cache file)."""
+    lines = ["# where this workflow's jobs write their outputs (sheaf plan's cache file)"]
+    lines += [f'{quote_rc(lfn)} {quote_rc("file://" + path)} site="local"'
+              for lfn, path in sorted(locations.items())]
+    return "\n".join(lines) + "\n"
+
+
+class SubworkflowWriter:
+    """Writes sub-workflow nodes of one plan; computed once per plan: where the parent's jobs write
+    their outputs, and which sub-workflow jobs each job depends on."""
+
+    def __init__(self, exec_wf: ExecutableWorkflow, layout: Layout, context: PlanContext,
+                 put: Callable[[str, str], None], workdir: Callable[[ExecJob], str],
+                 warnings: list[str], paths_of: Callable[[str], JobPaths]) -> None:
+        self.exec_wf, self.layout, self.context, self.paths_of = exec_wf, layout, context, paths_of
+        self.put, self.workdir, self.warnings = put, workdir, warnings
+        self.produced = produced_files(exec_wf, workdir)
+        caveat = globus_warning(exec_wf)
+        if caveat:
+            warnings.append(caveat)
+        self.by_task = {job.tasks[0].id: job for job in exec_wf.jobs if job.type == "subworkflow"
+                        and _kind(exec_wf, job) == "pegasusWorkflow"}  # those that write a cache file
+        self.readers: dict[str, list[ExecJob]] = {}  # abstract job id -> the jobs of its children
+        self.upstream: dict[str, list[ExecJob]] = {}  # abstract job id -> its sub-workflow parents
+        owner = {task.id: job for job in exec_wf.jobs for task in job.tasks}
+        for parent, children in exec_wf.workflow.dependencies.items():
+            for child in children:
+                if child in owner:
+                    self.readers.setdefault(parent, []).append(owner[child])
+                if parent in self.by_task:
+                    self.upstream.setdefault(child, []).append(self.by_task[parent])
+        self.shared: dict[str, str] = {}  # files every child reads, written once: name -> absolute path
+
+    def lines(self, job: ExecJob, paths: JobPaths, settings: NodeSettings, out_file: str) -> list[str]:
+        kind, path = subworkflow_file(job, self.exec_wf, self.produced)
+        own = job.tasks[0].profiles or {}
+        if kind == "condorWorkflow":
+            return self._condor(job, path, paths, settings, out_file, own)
+        return self._pegasus(job, path, paths, settings, out_file, own)
+
+    def _condor(self, job: ExecJob, path: str, paths: JobPaths, settings: NodeSettings, out_file: str,
+                own: Mapping[str, Mapping[str, str]]) -> list[str]:
+        one_word(path, "a sub-DAG's path")
+        dagman = {key.lower(): value for key, value in (own.get("dagman") or {}).items()}
+        directory = dagman.get("dir")
+        limits = throttles(own)
+        dag = path
+        if limits and _has_final(path):
+            self.warnings.append(f"sub-workflow job '{job.id}': {path} has a FINAL node, so it cannot be "
+                                 "spliced into a throttled wrapper; its dagman throttles are not applied "
+                                 "(put them in the DAG's own CONFIG file)")
+        elif limits:  # a wrapper whose CONFIG throttles the user's DAG, spliced in from its directory
+            dag = paths.abs(".subdag.dag")
+            self.put(paths.rel(".subdag.config"), _config(limits, job.id))
+            where = one_word(directory or os.path.dirname(path), "a DIR profile")
+            self.put(paths.rel(".subdag.dag"), f"# sub-workflow {job.id}: {path}, throttled\n"
+                     f"CONFIG {paths.abs('.subdag.config')}\nSPLICE {safe_name(job.id)} {path} DIR {where}\n")
+        lines = node_lines(job.id, dag, settings, out_file, subdag=True)
+        if directory:
+            lines[0] += f" DIR {one_word(directory, 'a DIR profile')}"
+            if not os.path.isdir(directory):
+                self.warnings.append(f"sub-workflow job '{job.id}': its DIR {directory} does not exist; "
+                                     "create it before the job runs, or the job fails")
+        return lines
+
+    def _pegasus(self, job: ExecJob, path: str, paths: JobPaths, settings: NodeSettings, out_file: str,
+                 own: Mapping[str, Mapping[str, str]]) -> list[str]:
+        if settings.pre:
+            self.warnings.append(f"sub-workflow job '{job.id}': its PRE script is the child's planner; "
+                                 f"the dagman pre profile ({settings.pre}) is ignored")
+        argv = list(job.tasks[0].argv)
+        basename = option_given(argv, "--basename") or job.tasks[0].id
+        child_dir = paths.abs(".plan")
+        command = [_tool("sheaf"), "plan", path, *self._inherited(job, paths),
+                   *resolve_arguments(argv, self._planned_in(), self._warn(job))]
+        limits = throttles(own)
+        _config(limits, job.id)  # a bad value is this plan's error, not the child planner's
+        command += [f"-D{SUBDAG_PREFIX}{key}={value}" for key, value in limits.items()]
+        if option_given(argv, "--basename") is None:
+            command += ["--basename", basename]
+        command += ["--dir", child_dir, "--relative-submit-dir", ".", "--deferred"]
+        dag = os.path.join(child_dir, f"{dag_basename(basename)}.dag")
+        lines = node_lines(job.id, dag, replace(settings, pre=None), out_file, subdag=True)
+        log = os.path.join(self.layout.final_dir, f"{job.id}.pre.log")
+        script = " ".join(one_word(word, f"sub-workflow job '{job.id}': argument") for word in command)
+        lines.append(f"SCRIPT DEBUG {one_word(log, 'the plan directory')} ALL PRE {job.id} {script}")
+        return lines
+
+    def _inherited(self, job: ExecJob, paths: JobPaths) -> list[str]:
+        """The options the child inherits, before its own arguments (which win)."""
+        wf = self.exec_wf
+        out = ["--conf", self._once("subworkflows.properties", lambda: properties_text(wf.properties))]
+        if self.context.sites:  # the parent's --sites, as the chapter's table says
+            out += ["--sites", ",".join(self.context.sites)]
+        if self.layout.exec_dir:  # the child's jobs share the parent's working directory
+            out += ["--relative-dir", self.layout.exec_dir]
+        for key in ("tc", "sc", "rc"):
+            if self.context.catalog_files.get(key):
+                out += [f"--{key}", self.context.catalog_files[key]]
+        inline = wf.workflow.replica_catalog
+        if inline is not None and len(inline):
+            rc_file = self._once("subworkflows.rc.yml", lambda: dumps(rc_to_data(inline)))
+            out += ["--inherited-rc-files", rc_file]
+        for upstream in self.upstream.get(job.tasks[0].id, ()):
+            out += ["--cache", self._cache_of(upstream)]
+        made = self._inputs_made_here(job)
+        if made:  # inputs an earlier job of this workflow writes: where it writes them
+            self.put(paths.rel(".inputs.cache"), cache_text(made))
+            out += ["--cache", paths.abs(".inputs.cache")]
+        wanted = self._output_map(job)
+        if wanted:
+            self.put(paths.rel(".output.map"), cache_text(wanted))
+            out += ["--output-map", paths.abs(".output.map")]
+        return out
+
+    def _once(self, name: str, text: Callable[[], str]) -> str:
+        """The absolute path of plan file ``name``, written the first time it is asked for."""
+        if name not in self.shared:
+            self.put(name, text())
+            self.shared[name] = os.path.join(self.layout.final_dir, name)
+        return self.shared[name]
+
+    def _inputs_made_here(self, job: ExecJob) -> dict[str, str]:
+        abstract = self.exec_wf.workflow.jobs.get(job.tasks[0].id)
+        if abstract is None:
+            return {}
+        return {use.lfn: self.produced[use.lfn] for use in abstract.uses
+                if use.type == "input" and use.lfn in self.produced and use.lfn != abstract.file}
+
+    def _cache_of(self, job: ExecJob) -> str:
+        child = self.paths_of(job.id).abs(".plan")
+        basename = option_given(job.tasks[0].argv, "--basename") or job.tasks[0].id
+        return os.path.join(child, f"{dag_basename(basename)}.cache")
+
+    def _output_map(self, job: ExecJob) -> dict[str, str]:
+        """lfn -> where a compute job of the parent that reads the child's output looks for it."""
+        outputs = set(output_lfns(self.exec_wf, job))
+        wanted: dict[str, str] = {}
+        for reader in self.readers.get(job.tasks[0].id, []):
+            if reader.type not in ("compute", "cluster"):
+                continue
+            for task in reader.tasks:
+                abstract = self.exec_wf.workflow.jobs.get(task.id)
+                for use in (abstract.uses if abstract is not None else ()):
+                    if use.type == "input" and use.lfn in outputs:
+                        wanted[use.lfn] = os.path.join(self.workdir(reader), use.lfn)
+        return wanted
+
+    def _planned_in(self) -> str:
+        return self.context.planned_in
+
+    def _warn(self, job: ExecJob) -> Callable[[str], None]:
+        return lambda text: self.warnings.append(f"sub-workflow job '{job.id}': {text}")
+
+
+def _has_final(path: str) -> bool:
+    """Whether the DAG file (when it exists yet) declares a FINAL node, which a splice cannot hold."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            return any(line.lstrip().upper().startswith("FINAL") for line in handle)
+    except OSError:
+        return False
+
+
+def _kind(exec_wf: ExecutableWorkflow, job: ExecJob) -> str:
+    abstract = exec_wf.workflow.jobs.get(job.tasks[0].id)
+    return abstract.type if abstract is not None else "pegasusWorkflow"
+
+
+def _config(limits: Mapping[str, str], subject: str) -> str:
+    lines = [f"# DAGMan configuration written by sheaf plan: throttles of sub-workflow {subject}"]
+    for key, value in limits.items():
+        number = profile_int({"dagman": {key: value}}, "dagman", key, subject=subject)
+        lines.append(f"{THROTTLES[key]} = {number}")
+    return "\n".join(lines) + "\n"

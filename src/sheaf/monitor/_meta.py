@@ -1,0 +1,150 @@
+"""What a submit directory says about its jobs before they run: plan.json, braindump.yml and the DAG.
+
+The loader fills the ``workflow``, ``job``, ``job_edge`` and ``task`` tables from these once, when a
+database is created.  A DAG that ``sheaf plan`` did not write (no plan.json) still loads: every
+node is a ``compute`` job of no transformation, SUBDAG EXTERNAL nodes are ``subdag`` jobs.
+"""
+
+from __future__ import annotations
+
+__all__ = ["JobMeta", "RunMeta", "plan_json", "read_hooks", "read_meta", "run_ids"]
+
+import getpass
+import os
+import socket
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+
+from sheaf.engine import Dag
+
+
+@dataclass(frozen=True, slots=True)
+class JobMeta:
+    name: str
+    type_desc: str
+    transformation: str | None = None
+    site: str | None = None
+    tasks: tuple[str, ...] = ()
+    aggregator: str | None = None
+    retries: int = 0
+    subwf_dir: str | None = None  # a SUBDAG's DAG file, a sub-workflow job's submit directory
+
+
+@dataclass(slots=True)
+class RunMeta:
+    label: str
+    dax_file: str | None
+    user: str
+    hostname: str
+    planner_arguments: str | None
+    jobs: list[JobMeta] = field(default_factory=list)
+    edges: list[tuple[str, str]] = field(default_factory=list)
+
+
+def _braindump(directory: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    try:
+        with open(os.path.join(directory, "braindump.yml"), encoding="utf-8") as handle:
+            for line in handle:
+                key, sep, value = line.partition(":")
+                if sep:
+                    out[key.strip()] = value.strip().strip('"')
+    except OSError:
+        pass
+    return out
+
+
+def plan_json(directory: str) -> dict[str, Any] | None:
+    """plan.json, decoded (None when absent or unreadable)."""
+    try:
+        with open(os.path.join(directory, "plan.json"), "rb") as handle:
+            data = msgspec.json.decode(handle.read())
+    except (OSError, msgspec.DecodeError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _dag_lines(dag_path: str) -> tuple[dict[str, str], dict[str, int]]:
+    """``(SUBDAG EXTERNAL node -> DAG file, RETRY node -> retries)``: a scan of the DAG's lines, a
+    tenth of what parsing it costs (the loader runs beside the engine: it spends little)."""
+    subdags: dict[str, str] = {}
+    retries: dict[str, int] = {}
+    base = os.path.dirname(dag_path)
+    with open(dag_path, "rb") as handle:
+        for raw in handle:
+            if raw.startswith((b"RETRY ", b"SUBDAG ")):
+                words = raw.decode("utf-8", "replace").split()
+                if words[0] == "RETRY" and len(words) >= 3 and words[2].isdigit():
+                    retries[words[1]] = int(words[2])
+                elif len(words) >= 4 and words[1].upper() == "EXTERNAL":
+                    subdags[words[2]] = os.path.join(base, words[3])
+    return subdags, retries
+
+
+def _planned_job(raw: dict[str, Any], subdags: dict[str, str], retries: dict[str, int],
+                 directory: str) -> JobMeta:
+    name = str(raw["id"])
+    kind = str(raw.get("type") or "compute")
+    sub: str | None = subdags.get(name)
+    if sub is None and kind == "subworkflow":
+        sub = os.path.join(directory, "jobs", "*", name + ".plan")  # where the nested plan goes
+    agg, tr, site = raw.get("aggregator"), raw.get("transformation"), raw.get("site")
+    return JobMeta(name, kind, str(tr) if tr else None, str(site) if site else None,
+                   tuple(str(t) for t in raw.get("tasks") or ()), str(agg) if agg else None,
+                   retries.get(name, 0), sub)
+
+
+def _dag_jobs(dag: Dag) -> list[JobMeta]:
+    return [JobMeta(n, "subdag" if s.subdag else "compute", retries=s.retries,
+                    subwf_dir=s.submit if s.subdag else None) for n, s in dag.nodes.items()]
+
+
+def read_meta(dag_path: str, directory: str, parse: Callable[[], Dag | None]) -> RunMeta | None:
+    """The run's identity, jobs and edges: from plan.json and a scan of the DAG when ``sheaf plan``
+    wrote them, else from the DAG (``parse``); None when neither can be read."""
+    brain = _braindump(directory)
+    label = brain.get("dax_label") or os.path.basename(dag_path).removesuffix(".dag")
+    meta = RunMeta(label, brain.get("dax"), brain.get("user") or getpass.getuser(),
+                   brain.get("submit_hostname") or socket.gethostname(), brain.get("planner_arguments"))
+    plan = plan_json(directory)
+    jobs = plan.get("jobs") if plan is not None else None
+    if isinstance(jobs, list) and os.path.isfile(dag_path):
+        subdags, retries = _dag_lines(dag_path)
+        meta.jobs = [_planned_job(j, subdags, retries, directory) for j in jobs
+                     if isinstance(j, dict) and "id" in j]
+        meta.edges = [(str(p), str(c)) for p, c in plan.get("edges") or ()]  # type: ignore[union-attr]
+        return meta
+    dag = parse()
+    if dag is None:
+        return None
+    meta.jobs = _dag_jobs(dag)
+    meta.edges = [(p, c) for p, children in dag.children.items() for c in children]
+    return meta
+
+
+def _hook_list(raw: object) -> tuple[tuple[str, str], ...]:
+    if not isinstance(raw, list):
+        return ()
+    return tuple((str(h["when"]), str(h["cmd"])) for h in raw
+                 if isinstance(h, dict) and "when" in h and "cmd" in h)
+
+
+def read_hooks(directory: str) -> tuple[tuple[tuple[str, str], ...], dict[str, tuple[tuple[str, str], ...]]]:
+    """plan.json's hooks: the workflow's, and each job's that has any."""
+    data = plan_json(directory)
+    if data is None:
+        return (), {}
+    jobs = {str(j["id"]): _hook_list(j.get("hooks")) for j in data.get("jobs") or ()
+            if isinstance(j, dict) and j.get("hooks")}
+    return _hook_list(data.get("hooks")), jobs
+
+
+def run_ids(directory: str, fallback_label: str) -> tuple[str, str]:
+    """``(wf_uuid, wf_id)`` as pegasus-monitord gives them to hooks: braindump's uuid, and its
+    label and index (``blackdiamond-0``)."""
+    brain = _braindump(directory)
+    label = brain.get("dax_label") or fallback_label
+    return brain.get("wf_uuid", ""), f"{label}-{brain.get('dax_index', '0')}"

@@ -1,0 +1,241 @@
+"""pegasus-statistics from the events databases of a run and its sub-workflows.
+
+Definitions (pegasus-statistics' legends, applied to sheaf's records):
+
+* **Tasks** are the abstract workflow's jobs (``task``); a task's runs are its ``invocation`` rows
+  (a cluster's tasks come from the seqexec/PMC records).  Succeeded/Failed: its last run's exit code
+  is 0 / not 0; Incomplete: Total minus both; Retries: runs beyond the first.
+* **Jobs** are the DAG's nodes other than sub-workflows, **Sub-Workflows** the SUBDAG and
+  sub-workflow jobs: Succeeded/Failed by the node's state, Retries: attempts beyond the first.
+* **Workflow wall time**: each engine run's begin to end (the last event, for a run that was
+  killed), summed over the runs (a rescue or recovery adds its own), of the top workflow.
+* **Cumulative job wall time**: the jobs' runtimes as the jobs report them: the sum of a
+  clustered job's task durations, else the job's own; **as seen from submit side**: every attempt
+  from submission to its end as the engine saw it.  **Badput**: the same over failed attempts only.
+* **Breakdown**: per transformation (full ``namespace::name:version``) and outcome, the runs'
+  count, min, max, mean and total runtime.  Auxiliary jobs count under Pegasus's names for them
+  (``pegasus::dirmanager``, ``pegasus::transfer``, ``pegasus::cleanup``, ``pegasus::rc-client``);
+  sub-workflows under ``condor::dagman``.
+* **Hosts**: attempts and task runs per host, with their runtimes.
+
+Hierarchical runs are summed across every sub-workflow that has an events database.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "HostRow",
+    "Statistics",
+    "SummaryRow",
+    "TransformationRow",
+    "format_seconds",
+    "workflow_statistics",
+]
+
+from dataclasses import dataclass, field
+
+from sheaf.monitor._events import RunView
+from sheaf.monitor._status import tree_views
+
+_AUX = {
+    "create_dir": "pegasus::dirmanager",
+    "stage_in": "pegasus::transfer",
+    "stage_out": "pegasus::transfer",
+    "inter_site": "pegasus::transfer",
+    "cleanup": "pegasus::cleanup",
+    "register": "pegasus::rc-client",
+    "subworkflow": "condor::dagman",
+    "subdag": "condor::dagman",
+}
+_SUB = ("subworkflow", "subdag")
+
+
+@dataclass(slots=True)
+class SummaryRow:
+    type: str
+    succeeded: int = 0
+    failed: int = 0
+    incomplete: int = 0
+    total: int = 0
+    retries: int = 0
+
+    @property
+    def total_retries(self) -> int:
+        return self.succeeded + self.failed + self.retries
+
+    def add(self, other: SummaryRow) -> None:
+        self.succeeded += other.succeeded
+        self.failed += other.failed
+        self.incomplete += other.incomplete
+        self.total += other.total
+        self.retries += other.retries
+
+
+@dataclass(frozen=True, slots=True)
+class TransformationRow:
+    transformation: str
+    type: str  # successful | failed
+    count: int
+    min: float
+    max: float
+    mean: float
+    total: float
+
+
+@dataclass(frozen=True, slots=True)
+class HostRow:
+    host: str
+    jobs: int
+    job_runtime: float
+    tasks: int
+    task_runtime: float
+
+
+@dataclass(slots=True)
+class Statistics:
+    label: str
+    wf_uuid: str
+    workflows: int
+    summary: list[SummaryRow]
+    wall_time: float | None
+    job_wall_time: float = 0.0
+    submit_wall_time: float = 0.0
+    badput: float = 0.0
+    submit_badput: float = 0.0
+    transformations: list[TransformationRow] = field(default_factory=list)
+    hosts: list[HostRow] = field(default_factory=list)
+
+
+def format_seconds(duration: float | None) -> str:
+    """pegasus-statistics' durations: the two largest components, "2 mins, 1 sec", "52.45 secs"."""
+    if duration is None:
+        return "-"
+    sec = int(duration)
+    parts: list[tuple[int, str]] = []
+    for size, unit in ((31536000, "year"), (86400, "day"), (3600, "hr"), (60, "min")):
+        count, sec = divmod(sec, size)
+        if count or parts:
+            parts.append((count, unit))
+    if not parts:
+        value = round(duration, 2)
+        return f"{value} sec" if value == 1 else f"{value} secs"
+    parts.append((sec, "sec"))
+    return ", ".join(f"{n} {unit}" if n == 1 else f"{n} {unit}s" for n, unit in parts[:2])
+
+
+def _tasks(view: RunView) -> SummaryRow:
+    total = int(view.one("SELECT count(*) FROM task")[0])
+    runs = view.conn.execute(
+        "SELECT abs_task_id, exitcode FROM invocation WHERE abs_task_id IS NOT NULL ORDER BY invocation_id"
+    )
+    last: dict[str, int] = {}
+    count = 0
+    for task, code in runs:
+        last[task] = code
+        count += 1
+    ok = sum(1 for c in last.values() if c == 0)
+    failed = len(last) - ok
+    total = max(total, len(last))
+    return SummaryRow("Tasks", ok, failed, total - ok - failed, total, count - len(last))
+
+
+def _jobs(view: RunView, sub: bool) -> SummaryRow:
+    kinds = "type_desc IN ('subworkflow', 'subdag')"
+    where = kinds if sub else f"NOT ({kinds})"
+    ok, failed, total = view.one(
+        f"SELECT coalesce(sum(state = 'done'), 0), coalesce(sum(state = 'failed'), 0), "
+        f"count(*) FROM job WHERE {where}"
+    )
+    attempts, tried = view.one(
+        f"SELECT count(*), count(DISTINCT i.job_id) FROM job_instance i "
+        f"JOIN job j USING (job_id) WHERE {where}"
+    )
+    row = SummaryRow(
+        "Sub-Workflows" if sub else "Jobs",
+        int(ok),
+        int(failed),
+        0,
+        int(total),
+        int(attempts) - int(tried),
+    )
+    row.incomplete = row.total - row.succeeded - row.failed
+    return row
+
+
+def _wall_time(view: RunView) -> float | None:
+    rows = view.conn.execute("SELECT state, timestamp FROM workflowstate ORDER BY rowid").fetchall()
+    last = view.one("SELECT last_time FROM workflow WHERE wf_id = 1")
+    total, begun = 0.0, None
+    for state, stamp in rows:
+        if state == "WORKFLOW_STARTED":
+            if begun is not None and last:
+                total += max(0.0, stamp - begun)  # a run that was killed: up to the next one
+            begun = stamp
+        elif begun is not None:
+            total += stamp - begun
+            begun = None
+    if begun is not None and last and last[0] is not None:
+        total += max(0.0, float(last[0]) - begun)
+    return total if rows else None
+
+
+_RUNS = """
+SELECT coalesce(j.transformation, ''), j.type_desc, coalesce(i.local_duration, 0),
+       (coalesce(i.exitcode, 0) != 0 OR i.signal IS NOT NULL), coalesce(h.hostname, '-'),
+       (SELECT count(*) FROM invocation v WHERE v.job_instance_id = i.job_instance_id)
+FROM job_instance i JOIN job j USING (job_id) LEFT JOIN host h USING (host_id)
+WHERE i.end IS NOT NULL
+"""
+
+
+def _add_times(
+    view: RunView, stats: Statistics, runs: dict[tuple[str, bool], list[float]], hosts: dict[str, list[float]]
+) -> None:
+    for tr, kind, local, bad, host, tasks in view.conn.execute(_RUNS):
+        stats.submit_wall_time += local
+        stats.submit_badput += local if bad else 0.0
+        entry = hosts.setdefault(host, [0, 0.0, 0, 0.0])
+        entry[0] += 1
+        entry[1] += local
+        if tasks:
+            continue  # its tasks are counted below, as the job reported them
+        stats.job_wall_time += local
+        stats.badput += local if bad else 0.0
+        runs.setdefault((_AUX.get(kind) or tr or "-", not bad), []).append(local)
+    for tr, seconds, code, host in view.conn.execute(
+        "SELECT coalesce(v.transformation, v.executable, '-'), v.remote_duration, v.exitcode, "
+        "coalesce(h.hostname, '-') FROM invocation v LEFT JOIN host h USING (host_id)"
+    ):
+        stats.job_wall_time += seconds
+        stats.badput += seconds if code else 0.0
+        runs.setdefault((tr, code == 0), []).append(seconds)
+        entry = hosts.setdefault(host, [0, 0.0, 0, 0.0])
+        entry[2] += 1
+        entry[3] += seconds
+
+
+def workflow_statistics(directory: str, dag_file: str | None = None) -> Statistics:
+    """The statistics of the run in ``directory`` and its sub-workflows."""
+    views = tree_views(directory, dag_file)
+    try:
+        top = views[0]
+        label, uuid = top.one("SELECT dax_label, wf_uuid FROM workflow WHERE wf_id = 1") or ("", "")
+        summary = [SummaryRow("Tasks"), SummaryRow("Jobs"), SummaryRow("Sub-Workflows")]
+        stats = Statistics(str(label or ""), str(uuid or ""), len(views), summary, _wall_time(top))
+        runs: dict[tuple[str, bool], list[float]] = {}
+        hosts: dict[str, list[float]] = {}
+        for view in views:
+            for row, part in zip(summary, (_tasks(view), _jobs(view, False), _jobs(view, True)), strict=True):
+                row.add(part)
+            _add_times(view, stats, runs, hosts)
+    finally:
+        for view in views:
+            view.conn.close()
+    stats.transformations = [
+        TransformationRow(
+            name, "successful" if ok else "failed", len(v), min(v), max(v), sum(v) / len(v), sum(v)
+        )
+        for (name, ok), v in sorted(runs.items(), key=lambda kv: (kv[0][0], not kv[0][1]))
+    ]
+    stats.hosts = [HostRow(h, int(v[0]), v[1], int(v[2]), v[3]) for h, v in sorted(hosts.items())]
+    return stats

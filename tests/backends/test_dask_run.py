@@ -1,0 +1,186 @@
+"""``sheaf run DIR --backend dask`` end to end: on a LocalCluster the run starts and closes, and on a real
+``dask scheduler`` + ``dask worker`` pair started here as processes on 127.0.0.1; a kill -9 of the engine
+mid-run and a resume (every task's marker files show it finished exactly once); a worker killed under a
+running job (the batch system's kill) is a failed attempt that the DAG's RETRY runs again."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("distributed", reason="the Dask backend needs the distributed package")
+
+from sheaf.backends._dask_guard import guard
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "examples" / "blackdiamond"
+BIN = Path(sys.executable).parent
+ENV = {**os.environ, "PATH": f"{BIN}:{os.environ.get('PATH', '')}",
+       # a task whose worker died is a failed attempt for sheaf's RETRY, never re-run by the scheduler
+       "DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES": "0"}
+JOB = """#!/bin/sh
+# marks its start, sleeps, marks its end: the markers count how often each task ran
+echo x >> "$1.started"
+sleep "$2"
+echo x >> "$1.done"
+"""
+
+
+def _sheaf(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(BIN / "sheaf"), *args], cwd=cwd, capture_output=True, text=True, env=ENV,
+                          timeout=300, check=False)
+
+
+def _start(argv: list[str], log: Path) -> subprocess.Popen[bytes]:
+    with open(log, "ab") as stream:
+        return subprocess.Popen(argv, env=ENV, stdout=subprocess.DEVNULL, stderr=stream)
+
+
+@pytest.fixture(scope="module")
+def pair(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """``dask scheduler`` and ``dask worker`` (2 threads, resources CPU=2 MEMORY=2048) as processes."""
+    base = tmp_path_factory.mktemp("dask-pair")
+    info, log = base / "scheduler.json", base / "log"
+    procs = [_start([str(BIN / "dask"), "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+                     "--scheduler-file", str(info)], log)]
+    try:
+        deadline = time.monotonic() + 60
+        while not info.exists() or not info.read_text().strip():
+            assert time.monotonic() < deadline and procs[0].poll() is None, log.read_text()
+            time.sleep(0.1)
+        address = json.loads(info.read_text())["address"]
+        procs.append(_start([str(BIN / "dask"), "worker", address, "--nthreads", "2", "--nworkers", "1",
+                             "--no-dashboard", "--memory-limit", "0", "--resources", "CPU=2 MEMORY=2048",
+                             "--host", "127.0.0.1"], log))
+        yield address, procs[1]
+    finally:
+        for proc in reversed(procs):
+            proc.terminate()
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+def _plan(tmp_path: Path) -> Path:
+    done = _sheaf("plan", "workflow.yml", "-d", str(tmp_path), "--relative-dir", "plan", cwd=EXAMPLE)
+    assert done.returncode == 0, done.stderr
+    return tmp_path / "plan"
+
+
+def _marker_dag(tmp_path: Path, count: int, seconds: float, retry: int = 0) -> Path:
+    """t1 t2 -> t3..tN: each task writes NAME.started and NAME.done."""
+    (tmp_path / "job.sh").write_text(JOB)
+    (tmp_path / "job.sh").chmod(0o755)
+    lines = []
+    for i in range(1, count + 1):
+        (tmp_path / f"t{i}.sub").write_text(f"executable = {tmp_path}/job.sh\narguments = t{i} {seconds}\n"
+                                            f"output = t{i}.out\nerror = t{i}.err\nlog = k.log\nqueue\n")
+        lines.append(f"JOB t{i} t{i}.sub" + (f"\nRETRY t{i} {retry}" if retry else ""))
+    lines.append("PARENT t1 t2 CHILD " + " ".join(f"t{i}" for i in range(3, count + 1)))
+    (tmp_path / "k.dag").write_text("\n".join(lines) + "\n")
+    return tmp_path
+
+
+def _counts(directory: Path, suffix: str) -> dict[str, int]:
+    return {p.name[:-len(suffix)]: len(p.read_text().split()) for p in directory.glob(f"*{suffix}")}
+
+
+def test_blackdiamond_on_an_owned_local_cluster(tmp_path: Path) -> None:
+    plan = _plan(tmp_path)
+    done = _sheaf("run", str(plan), "--backend", "dask")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "workflow succeeded: 13 of 13 nodes done" in done.stdout  # with the cleanup job
+    assert (plan / "scratch" / "condorpool" / "f.d").is_file()
+
+
+def test_blackdiamond_on_a_scheduler_and_worker_pair(tmp_path: Path, pair: tuple[str, object]) -> None:
+    plan = _plan(tmp_path)
+    done = _sheaf("run", str(plan), "--backend", "dask", "--scheduler", pair[0])
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "workflow succeeded: 13 of 13 nodes done" in done.stdout  # with the cleanup job
+
+
+def test_an_unreachable_scheduler_is_one_message(tmp_path: Path) -> None:
+    plan = _plan(tmp_path)
+    done = _sheaf("run", str(plan), "--backend", "dask", "--scheduler", "tcp://127.0.0.1:9")
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert "cannot reach the Dask scheduler at tcp://127.0.0.1:9" in done.stderr
+
+
+def test_kill_minus_9_of_the_engine_then_resume_runs_each_task_once(tmp_path: Path) -> None:
+    """The owned LocalCluster dies with the engine; its worker's guard kills the running jobs, so they
+    do not finish unrecorded; the resumed run runs them again: every task done exactly once."""
+    work = _marker_dag(tmp_path, 6, 2.0)
+    engine = subprocess.Popen([str(BIN / "sheaf"), "run", str(work), "--backend", "dask"], env=ENV,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 120
+    while len(_counts(work, ".started")) < 4:  # children of t1 t2 are running
+        assert time.monotonic() < deadline and engine.poll() is None
+        time.sleep(0.05)
+    time.sleep(0.5)  # their worker has told its guard about them (the next turn of its task loop)
+    os.kill(engine.pid, signal.SIGKILL)
+    engine.wait()
+    time.sleep(3.0)  # longer than a task: a job left running would have finished by now
+    killed = {t for t in _counts(work, ".started") if t not in _counts(work, ".done")}
+    assert killed, "the jobs running at the kill were stopped"
+    done = _sheaf("run", str(work), "--backend", "dask")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert _counts(work, ".done") == {f"t{i}": 1 for i in range(1, 7)}
+
+
+def _worker_processes(nanny: int) -> list[int]:
+    """The worker processes a ``dask worker`` nanny started (its children running Python's spawn)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if int(stat.rsplit(")", 1)[1].split()[1]) == nanny and b"spawn_main" in cmdline:
+            found.append(int(entry))
+    return found
+
+
+def test_a_worker_killed_under_a_job_is_a_failed_attempt_that_retries(
+        tmp_path: Path, pair: tuple[str, subprocess.Popen[bytes]]) -> None:
+    """SIGKILL to the worker process (its nanny restarts it): the attempt fails, RETRY runs it again."""
+    (tmp_path / "once.sh").write_text("#!/bin/sh\n[ -e first ] && exit 0\ntouch first\necho $$ > job.pid\n"
+                                      "exec sleep 60\n")
+    (tmp_path / "once.sh").chmod(0o755)
+    (tmp_path / "a.sub").write_text(f"executable = {tmp_path}/once.sh\noutput = a.out\nerror = a.err\n"
+                                    "log = a.log\nqueue\n")
+    (tmp_path / "one.dag").write_text("JOB a a.sub\nRETRY a 1\n")
+    engine = subprocess.Popen([str(BIN / "sheaf"), "run", str(tmp_path), "--backend", "dask", "--scheduler",
+                               pair[0]], env=ENV, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.monotonic() + 120
+    while not (tmp_path / "job.pid").exists() or not (tmp_path / "job.pid").read_text().strip():
+        assert time.monotonic() < deadline and engine.poll() is None
+        time.sleep(0.05)
+    time.sleep(0.5)  # the worker has told its guard about the job
+    job = int((tmp_path / "job.pid").read_text())
+    for pid in _worker_processes(pair[1].pid):
+        os.kill(pid, signal.SIGKILL)
+    out, _ = engine.communicate(timeout=180)
+    assert engine.returncode == 0, out
+    assert "workflow succeeded: 1 of 1 nodes done, 0 failed, 1 retries" in out
+    deadline = time.monotonic() + 10
+    while Path(f"/proc/{job}").exists() and "Z" not in Path(f"/proc/{job}/stat").read_text().split()[2]:
+        assert time.monotonic() < deadline, "the killed worker's job is still running"
+        time.sleep(0.05)
+
+
+def test_guard_follows_start_and_end_lines() -> None:
+    assert guard(["+10\n", "+11\n", "-10\n", "junk\n", "+\n", "-99\n"]) == {11}

@@ -1,0 +1,72 @@
+"""``<dag>.dagman.out`` as ``sheaf run`` writes it, read back by Pegasus's own reader
+(``Pegasus.client.status``, what ``wf.wait()``/``wf.get_status()`` use)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from Pegasus.client.status import Status
+
+from sheaf.cli._dagman_out import DagmanOut, pegasus_status
+from sheaf.engine import Progress
+
+STATES = ("waiting", "pre_ready", "pre", "ready", "submitted", "post", "done", "failed")
+
+
+def _read(path: Path) -> dict[str, object]:
+    status = Status()
+    status.parse_dagman_file(str(path), "w.dag", "root")
+    root: dict[str, object] = status.status_output["dags"]["root"]
+    return root
+
+
+def _progress(counts: dict[str, int], finished: bool = False) -> Progress:
+    return Progress(sum(counts.values()), counts, 0, 0.0, 0.0, finished)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.dictionaries(st.sampled_from(STATES), st.integers(0, 10_000), min_size=1).filter(
+    lambda counts: sum(counts.values()) > 0), st.sampled_from([None, 0, 1]))
+def test_pegasus_reads_the_counts_and_the_outcome(tmp_path_factory: object, counts: dict[str, int],
+                                                  status: int | None) -> None:
+    dag = Path(tmp_path_factory.mktemp("d")) / "w.dag"  # type: ignore[attr-defined]
+    out = DagmanOut(str(dag))
+    out(_progress(counts, finished=True))
+    if status is not None:
+        out.finish(status)
+    root = _read(dag.parent / "w.dag.dagman.out")
+    total = sum(counts.values())
+    assert root["total"] == total and root["succeeded"] == counts.get("done", 0)
+    assert root["failed"] == counts.get("failed", 0) and root["queued"] == counts.get("submitted", 0)
+    assert root["unready"] == counts.get("waiting", 0)
+    assert (root["ready"] + root["pre"] + root["post"] + root["unready"] + root["queued"]  # type: ignore[operator]
+            + root["succeeded"] + root["failed"]) == total
+    mine = pegasus_status("w.dag", "running", total, counts)["dags"]["root"]  # type: ignore[index]
+    assert {k: v for k, v in mine.items() if k != "state"} == {k: v for k, v in root.items() if k != "state"}
+    if status is not None:
+        expected = "Success" if status == 0 else "Failure"
+    elif counts.get("failed"):
+        expected = "Failure"  # DAGMan's DAG status turns non-zero at the first failed node
+    else:
+        expected = "Success" if counts.get("done", 0) == total else "Running"
+    assert root["state"] == expected
+
+
+def test_a_block_per_change_at_most_once_a_second_and_always_the_last(tmp_path: Path) -> None:
+    now = [0.0]
+    out = DagmanOut(str(tmp_path / "w.dag"), clock=lambda: now[0])
+    out(_progress({"waiting": 2}))
+    out(_progress({"waiting": 2}))  # no change
+    now[0] = 0.5
+    out(_progress({"waiting": 1, "submitted": 1}))  # too soon
+    out(_progress({"done": 2}, finished=True))
+    out.finish(0)
+    text = (tmp_path / "w.dag.dagman.out").read_text()
+    assert text.count("nodes total") == 2 and text.rstrip().endswith("EXITING WITH STATUS 0")
+
+
+def test_nothing_is_written_for_a_run_that_never_started(tmp_path: Path) -> None:
+    DagmanOut(str(tmp_path / "w.dag")).finish(1)
+    assert not (tmp_path / "w.dag.dagman.out").exists()

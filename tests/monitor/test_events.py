@@ -1,0 +1,172 @@
+"""The events database: loaded beside a real run, caught up after kill -9, rebuilt when it cannot be
+trusted, and the same whichever way the journal was cut into increments."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import time
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from tests.monitor.conftest import BIN, sheaf, slow_workflow
+
+from sheaf.aggregators._records import pmc_task, seqexec_task
+from sheaf.monitor import list_runs, open_events
+from sheaf.monitor._loader import Loader
+from sheaf.monitor._tasks import parse_task_records
+
+TABLES = ("workflow", "workflowstate", "job", "job_edge", "job_instance", "jobstate", "task", "invocation",
+          "host", "damage")
+
+
+def _db(run_dir: Path) -> sqlite3.Connection:
+    (path,) = run_dir.glob("*.events.db")
+    return sqlite3.connect(path)
+
+
+def _dump(conn: sqlite3.Connection) -> dict[str, list[tuple[object, ...]]]:
+    return {t: sorted(map(tuple, conn.execute(f"SELECT * FROM {t}")), key=repr) for t in TABLES}
+
+
+def test_a_run_loads_its_events_while_it_goes(blackdiamond: Path) -> None:
+    conn = _db(blackdiamond)
+    (uuid, label, total, ended, ok), = conn.execute(
+        "SELECT wf_uuid, dax_label, total, ended, succeeded FROM workflow")
+    assert label == "blackdiamond" and total == 7 and ended is not None and ok == 1 and uuid
+    states = dict(conn.execute("SELECT exec_job_id, state FROM job"))
+    assert set(states.values()) == {"done"} and len(states) == 7
+    # tasks inside clusters are first-class: each of the 10 abstract jobs ran once, with a start,
+    # a duration, an exit code and a host
+    rows = conn.execute("SELECT abs_task_id, transformation, start_time, remote_duration, exitcode, host_id "
+                        "FROM invocation").fetchall()
+    assert sorted(r[0] for r in rows) == [f"ID{i:07d}" for i in range(1, 11)]
+    assert all(r[2] > 0 and r[3] >= 0 and r[4] == 0 and r[5] is not None for r in rows)
+    assert {r[1] for r in rows} == {f"diamond::{t}:4.0" for t in ("preprocess", "findrange", "analyze")}
+    kinds = [k for (k,) in conn.execute(
+        "SELECT s.state FROM jobstate s JOIN job_instance USING (job_instance_id) JOIN job USING (job_id) "
+        "WHERE exec_job_id = 'preprocess_ID0000001' ORDER BY s.timestamp, s.rowid")]
+    assert kinds == ["SUBMIT", "EXECUTE", "JOB_TERMINATED", "JOB_SUCCESS"]  # jobstate.log's vocabulary
+    assert [r.submit_dir for r in list_runs()].count(str(blackdiamond)) == 1
+
+
+def test_the_database_rebuilt_from_the_journal_is_the_one_loaded_live(blackdiamond: Path) -> None:
+    live = _dump(_db(blackdiamond))
+    (path,) = blackdiamond.glob("*.events.db")
+    path.unlink()
+    open_events(str(blackdiamond)).conn.close()
+    assert _dump(_db(blackdiamond)) == live
+
+
+def test_a_damaged_or_foreign_database_is_rebuilt(blackdiamond: Path) -> None:
+    (path,) = blackdiamond.glob("*.events.db")
+    before = _dump(_db(blackdiamond))
+    path.write_bytes(b"not a database" * 100)
+    done = sheaf("status", str(blackdiamond))
+    assert done.returncode == 0 and "succeeded" in done.stdout, done.stderr
+    assert _dump(_db(blackdiamond)) == before
+
+
+def test_after_kill_9_status_catches_the_database_up(tmp_path: Path) -> None:
+    run_dir = slow_workflow(tmp_path, 40)
+    engine = subprocess.Popen([str(BIN / "sheaf"), "run", str(run_dir)], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+    journal = next(iter(run_dir.glob(".sheaf/*.journal")), None)
+    deadline = time.monotonic() + 60
+    while (journal is None or journal.read_bytes().count(b'"done"') < 4) and time.monotonic() < deadline:
+        time.sleep(0.1)
+        journal = next(iter(run_dir.glob(".sheaf/*.journal")), None)
+    engine.send_signal(signal.SIGKILL)
+    engine.wait()
+    assert journal is not None
+    size = journal.stat().st_size
+    status = sheaf("status", str(run_dir))
+    assert status.returncode == 0 and "interrupted" in status.stdout, status.stdout + status.stderr
+    conn = _db(run_dir)
+    assert int(dict(conn.execute("SELECT key, value FROM progress"))["offset"]) == size
+    loaded = _dump(conn)
+    for path in run_dir.glob("*.events.db*"):
+        path.unlink()
+    open_events(str(run_dir)).conn.close()
+    assert _dump(_db(run_dir)) == loaded  # caught up == rebuilt from scratch
+    # and the run resumes, and the database follows it to the end
+    ran = sheaf("run", str(run_dir))
+    assert ran.returncode == 0, ran.stderr
+    assert set(dict(_db(run_dir).execute("SELECT exec_job_id, state FROM job")).values()) == {"done"}
+
+
+def test_a_journal_changed_in_place_is_reloaded_from_its_start(blackdiamond: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "copy"
+    subprocess.run(["cp", "-a", str(blackdiamond), str(copy)], check=True)
+    (journal,) = copy.glob(".sheaf/*.journal")
+    lines = journal.read_bytes().splitlines(keepends=True)
+    at = next(i for i, line in enumerate(lines) if b"preprocess" in line and b'"exit":0' in line)
+    lines[at] = lines[at].replace(b'"exit":0', b'"exit":7')  # same size, other content
+    journal.write_bytes(b"".join(lines))
+    open_events(str(copy)).conn.close()
+    (code,) = _db(copy).execute("SELECT exitcode FROM invocation WHERE abs_task_id = 'ID0000001'").fetchone()
+    assert code == 7  # loaded again, not kept from before
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(cuts=st.lists(st.floats(0, 1), max_size=6))
+def test_loading_in_increments_gives_the_database_of_one_load(blackdiamond: Path, tmp_path_factory,  # type: ignore[no-untyped-def]
+                                                              cuts: list[float]) -> None:
+    work = tmp_path_factory.mktemp("cuts")
+    copy = work / "run"
+    subprocess.run(["cp", "-a", str(blackdiamond), str(copy)], check=True)
+    for path in copy.glob("*.events.db*"):
+        path.unlink()
+    (journal,) = copy.glob(".sheaf/*.journal")
+    data = journal.read_bytes()
+    journal.write_bytes(b"")
+    (dag,) = copy.glob("*.dag")
+    loader = Loader(str(dag))
+    for at in sorted(int(c * len(data)) for c in cuts):  # torn lines included: cuts fall anywhere
+        journal.write_bytes(data[:at])
+        loader.catch_up(verify=False)
+    journal.write_bytes(data)
+    loader.catch_up(verify=False)
+    loader.close()
+    increments = _dump(_db(copy))
+    for path in copy.glob("*.events.db*"):
+        path.unlink()
+    open_events(str(copy)).conn.close()
+    assert _dump(_db(copy)) == increments
+
+
+@settings(max_examples=60, deadline=None)
+@given(start=st.floats(1e9, 2e9), duration=st.floats(0, 1e5), code=st.integers(0, 255),
+       sig=st.sampled_from([0, 9, 15]), host=st.from_regex(r"[a-z][a-z0-9.-]{0,20}", fullmatch=True))
+def test_task_records_read_back_as_the_aggregators_print_them(start: float, duration: float, code: int,
+                                                              sig: int, host: str) -> None:
+    status = sig or code << 8
+    text = (seqexec_task(3, start, duration, status, 5, 42, "/bin/app") + "noise [cluster-task\n"
+            + pmc_task("ID01", "t_ID01", start, duration, status, "/bin/app", host, 1, 1, 0))
+    seq, pmc = parse_task_records(text)
+    expected = -sig if sig else code
+    assert (seq.ident, seq.exitcode, seq.hostname) == ("3", expected, None)
+    assert (pmc.ident, pmc.name, pmc.exitcode, pmc.hostname) == ("ID01", "t_ID01", expected, host)
+    for rec in (seq, pmc):
+        assert abs(rec.start - start) < 0.002 and abs(rec.duration - round(duration, 3)) < 1e-6
+
+
+def test_no_loader_is_left_behind_when_the_engine_is_killed(tmp_path: Path) -> None:
+    run_dir = slow_workflow(tmp_path, 30)
+    engine = subprocess.Popen([str(BIN / "sheaf"), "run", str(run_dir)], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+    time.sleep(1.5)
+    follower = subprocess.run(["pgrep", "-P", str(engine.pid), "-f", "sheaf.monitor._follow"],
+                              capture_output=True, text=True, check=False).stdout.split()
+    engine.send_signal(signal.SIGKILL)
+    engine.wait()
+    assert follower, "the loader process runs beside the engine"
+    deadline = time.monotonic() + 30
+    while any(os.path.exists(f"/proc/{pid}") for pid in follower) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(os.path.exists(f"/proc/{pid}") for pid in follower)
+    # the loader caught up once more before leaving
+    assert int(dict(_db(run_dir).execute("SELECT key, value FROM progress"))["offset"]) > 0
