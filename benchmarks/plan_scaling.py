@@ -18,7 +18,11 @@ For each size this script
 4. times the yardstick of issue 8 in the same run, in a fresh subprocess: ``yaml_rs.loads`` of the
    workflow file (read from disk), the floor of any YAML loading; ``total/yaml`` is load + plan +
    write over it (target: <= 2.0 for 10^5 unclustered and 10^6 clustered jobs, with <= 2 GB RSS);
-5. counts the files the plan wrote: unclustered compute jobs share ``SUBMIT-DESCRIPTION`` blocks in
+5. compares, at each size in the same run, the data pass's full work with none of it: ``staged``
+   (unclustered, every input with a replica, outputs staged out to an output directory and
+   registered, ``--cleanup inplace``) against ``bare`` (the same plan with ``--cleanup none`` and no
+   output site); ``staged/bare`` is their plan + write time (target: <= 1.5 at 10^5 jobs);
+6. counts the files the plan wrote: unclustered compute jobs share ``SUBMIT-DESCRIPTION`` blocks in
    the DAG (``sheaf.codegen._write``), so an unclustered plan writes a handful of files, not one per
    job; a cluster keeps its own ``merge_*.sub`` and ``.in``.
 
@@ -48,6 +52,7 @@ HERE = Path(__file__).resolve().parent
 #: seconds for load + plan + write, by (jobs, mode); and the RSS ceiling at 10^6
 TARGETS = {(100_000, "unclustered"): 2.0, (1_000_000, "clustered"): 2.0}  # total / yaml_rs load
 RSS_TARGET_MB = 2048
+DATA_TARGET = 1.5  # staged / bare, plan + write (issue 10)
 #: the reference Java planner on this machine, 10^5 jobs (issue 3): for the reader, not re-run here
 REFERENCE_JAVA_S = {"clustered": 19.2, "unclustered": 400.8}
 
@@ -66,8 +71,12 @@ import resource, sys, time
 from sheaf.formats import read_workflow
 from sheaf.model import (Properties, Site, SiteCatalog, Transformation, TransformationCatalog,
                          TransformationSite)
-from sheaf.planner import plan
+from sheaf.planner import DataOptions, plan
 path, mode, out = sys.argv[1:4]
+# the data pass: "staged" = full staging to an output directory, inplace cleanup and registration;
+# "bare" = --cleanup none and no output site; the issue-8 modes plan with the defaults (inplace)
+data = {"staged": DataOptions(output_dir=out + ".outputs", cleanup="inplace", rc_file=out + ".rc.yml"),
+        "bare": DataOptions(cleanup="none")}.get(mode)
 t0 = time.perf_counter()
 wf = read_workflow(path)
 t1 = time.perf_counter()
@@ -77,11 +86,22 @@ for key in sorted({(j.namespace, j.name, j.version) for j in wf.jobs.values()}, 
 sc = SiteCatalog()
 for name in ("condorpool", "local"):
     sc.add(Site(name))
+rc = None
+if data is not None:  # outputs registered, inputs with a replica each: the data pass has everything to do
+    import dataclasses
+    from sheaf.model import PFN, Replica, ReplicaCatalog
+    made, read = set(), set()
+    for jid, job in wf.jobs.items():
+        uses = tuple(dataclasses.replace(u, register_replica=u.type != "input") for u in job.uses)
+        wf.jobs[jid] = dataclasses.replace(job, uses=uses)
+        made.update(u.lfn for u in uses if u.type != "input")
+        read.update(u.lfn for u in uses if u.type == "input")
+    rc = ReplicaCatalog([Replica(lfn, (PFN("file:///data/" + lfn, "local"),)) for lfn in sorted(read - made)])
 props = Properties({"pegasus.clusters.size": "100"} if mode == "clustered" else {})
 clustering = ("horizontal",) if mode == "clustered" else ()
 t2 = time.perf_counter()
 c2 = time.process_time()
-ew = plan(wf, tc=tc, sc=sc, rc=None, properties=props, clustering=clustering)
+ew = plan(wf, tc=tc, sc=sc, rc=rc, properties=props, clustering=clustering, data=data)
 plan_cpu = time.process_time() - c2
 t3 = time.perf_counter()
 try:
@@ -146,8 +166,8 @@ def _baseline_seconds(size: int) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
-    parser.add_argument("--modes", nargs="+", choices=["clustered", "unclustered"],
-                        default=["clustered", "unclustered"])
+    parser.add_argument("--modes", nargs="+", choices=["clustered", "unclustered", "staged", "bare"],
+                        default=["clustered", "unclustered", "staged", "bare"])
     parser.add_argument("--baseline-max", type=int, default=20_000,
                         help="largest size the quadratic baseline runs on; larger sizes are extrapolated")
     args = parser.parse_args()
@@ -156,6 +176,7 @@ def main() -> None:
           f"{'target':>7} {'load':>5}  "
           f"{'baseline levels s':>17}")
     measured: tuple[int, float] | None = None
+    data_times: dict[tuple[int, str], float] = {}
     with tempfile.TemporaryDirectory() as tmp:
         for size in sorted(args.sizes):
             path = Path(tmp) / f"montage-{size}.yml"
@@ -172,6 +193,7 @@ def main() -> None:
                 load_s, plan_s, cpu_s, write_s, rss, exec_jobs, _ = _child(_PLAN_CHILD, path, mode, out)
                 total = load_s + plan_s + (0.0 if math.isnan(write_s) else write_s)
                 files = sum(len(names) for _, _, names in os.walk(out))
+                data_times[(size, mode)] = plan_s + (0.0 if math.isnan(write_s) else write_s)
                 shutil.rmtree(out, ignore_errors=True)
                 ratio = total / yaml_s
                 target = TARGETS.get((size, mode))
@@ -182,6 +204,11 @@ def main() -> None:
                       f"{rss:7.0f} {int(exec_jobs):9d} {files:8d} {yaml_s:9.2f} {ratio:10.2f} {verdict:>7} "
                       f"{load:5.1f}  {base}", flush=True)
             path.unlink()
+            if (size, "staged") in data_times and (size, "bare") in data_times:
+                ratio = data_times[(size, "staged")] / data_times[(size, "bare")]
+                verdict = "ok" if ratio <= DATA_TARGET else "MISS"
+                print(f"{jobs:8d} staged/bare plan+write {ratio:.2f} (target <= {DATA_TARGET}) {verdict}",
+                      flush=True)
     print(f"reference Java planner at 10^5 jobs (issue 3, same machine): "
           f"{REFERENCE_JAVA_S['clustered']} s clustered, {REFERENCE_JAVA_S['unclustered']} s unclustered")
 

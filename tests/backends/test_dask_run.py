@@ -99,7 +99,7 @@ def test_blackdiamond_on_an_owned_local_cluster(tmp_path: Path) -> None:
     plan = _plan(tmp_path)
     done = _sheaf("run", str(plan), "--backend", "dask")
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "workflow succeeded: 12 of 12 nodes done" in done.stdout
+    assert "workflow succeeded: 13 of 13 nodes done" in done.stdout  # with the cleanup job
     assert (plan / "scratch" / "condorpool" / "f.d").is_file()
 
 
@@ -107,7 +107,7 @@ def test_blackdiamond_on_a_scheduler_and_worker_pair(tmp_path: Path, pair: tuple
     plan = _plan(tmp_path)
     done = _sheaf("run", str(plan), "--backend", "dask", "--scheduler", pair[0])
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "workflow succeeded: 12 of 12 nodes done" in done.stdout
+    assert "workflow succeeded: 13 of 13 nodes done" in done.stdout  # with the cleanup job
 
 
 def test_an_unreachable_scheduler_is_one_message(tmp_path: Path) -> None:

@@ -51,7 +51,8 @@ def test_plan_and_submit_the_bundled_example(tmp_path: Path) -> None:
     assert "site condorpool: 5 jobs, 3 clusters, 10 tasks" in done.stdout
     assert "note: horizontal" in done.stdout  # -v prints the planner's notes
     assert f"watch it with: sheaf status {tmp_path / 'plan'}" in done.stdout  # the run is detached
-    assert "workflow succeeded: 7 of 7 nodes done" in wait_for_detached_run(tmp_path / "plan")
+    # 5 jobs, create_dir, stage_in and the cleanup job of the files they leave in scratch
+    assert "workflow succeeded: 8 of 8 nodes done" in wait_for_detached_run(tmp_path / "plan")
     output = (tmp_path / "plan" / "scratch" / "condorpool" / "f.d").read_text()
     assert output.startswith("analyze on ") and output.count("findrange on ") == 8
     doc = msgspec.json.decode((tmp_path / "plan" / "plan.json").read_bytes())

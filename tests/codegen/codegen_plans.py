@@ -10,7 +10,7 @@ from pathlib import Path
 os.environ.setdefault("CONDOR_CONFIG", "/dev/null")
 
 from sheaf.model import Job, Properties, Use, Workflow
-from sheaf.planner import ExecJob, ExecutableWorkflow, Task
+from sheaf.planner import DataOptions, ExecJob, ExecutableWorkflow, Task
 
 KEG = "/opt/keg/bin/keg"
 
@@ -41,8 +41,9 @@ def _task(job: Job, level: int, profiles: dict[str, dict[str, str]] | None = Non
 
 
 def blackdiamond_plan(width: int = 4, *, cluster: str | None = "seqexec",
-                      properties: dict[str, str] | None = None) -> ExecutableWorkflow:
-    """preprocess -> findrange x width (one cluster of all when ``cluster``) -> analyze, on condorpool."""
+                      properties: dict[str, str] | None = None, cleanup: str = "none") -> ExecutableWorkflow:
+    """preprocess -> findrange x width (one cluster of all when ``cluster``) -> analyze, on condorpool;
+    ``cleanup``: the data pass's strategy (none here: these plans test what codegen writes)."""
     wf = blackdiamond_workflow(width)
     props = Properties({"dagman.retry": "2", **(properties or {})})
     ids = list(wf.jobs)
@@ -70,7 +71,8 @@ def blackdiamond_plan(width: int = 4, *, cluster: str | None = "seqexec",
     last = len(jobs) - 1
     edges = [(0, m) for m in middle] + [(m, last) for m in middle]
     return ExecutableWorkflow("blackdiamond", wf, props, jobs, edges, sites=("condorpool",),
-                              clustering=("horizontal",) if cluster else ())
+                              clustering=("horizontal",) if cluster else (),
+                              data=DataOptions(cleanup=cleanup))
 
 
 PER_JOB = {"sheaf.submit.shared": "false"}  # one submit description per job (tests of its content)

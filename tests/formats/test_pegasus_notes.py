@@ -50,12 +50,18 @@ def test_deprecated_property_is_read_under_its_new_name(here: Path) -> None:
     assert newer.properties.get_str("pegasus.clusterer.job.aggregator") == "seqexec"
 
 
-@pytest.mark.parametrize("define", ["pegasus.mode=development", "pegasus.integrity.checking=full",
-                                    "pegasus.transfer.bypass.input.staging=true"])
+@pytest.mark.parametrize("define", ["pegasus.mode=development"])
 def test_features_not_implemented_yet_are_warned_naming_them(here: Path, define: str) -> None:
     inputs = _load(here, Workflow("w").add_jobs(Job("keg")), define)
     key = define.split("=", 1)[0]
     assert [w for w in inputs.warnings if key in w and "not implemented yet" in w and "issue" in w]
+
+
+@pytest.mark.parametrize("define", ["pegasus.integrity.checking=full",
+                                    "pegasus.transfer.bypass.input.staging=true"])
+def test_data_properties_are_the_data_pass_s_not_warned(here: Path, define: str) -> None:
+    inputs = _load(here, Workflow("w").add_jobs(Job("keg")), define)
+    assert not [w for w in inputs.warnings if define.split("=", 1)[0] in w]
 
 
 def test_shell_hooks_run_and_transformation_hooks_are_warned_naming_where(here: Path) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from sheaf.codegen import write_plan
 from sheaf.formats import Inputs, load_inputs
-from sheaf.planner import ExecutableWorkflow, plan
+from sheaf.planner import DataOptions, ExecutableWorkflow, plan
 
 SHEAF = str(Path(sys.executable).parent / "sheaf")
 
@@ -31,11 +31,14 @@ def recorder(path: Path, *, executable: bool = True) -> Path:
 
 
 def plan_into(cwd: Path, workflow: str, target: Path, *, sites: Iterable[str] | None = None,
-              clustering: Iterable[str] = (), **options: str) -> tuple[Inputs, ExecutableWorkflow]:
-    """Load as ``sheaf plan`` does (from ``cwd``), plan and write into ``target``."""
+              clustering: Iterable[str] = (), cleanup: str = "none",
+              **options: str) -> tuple[Inputs, ExecutableWorkflow]:
+    """Load as ``sheaf plan`` does (from ``cwd``), plan and write into ``target``; ``cleanup`` is the
+    data pass's strategy (none: these tests look into scratch after the run)."""
     inputs = load_inputs(workflow, cwd=cwd, **options)  # type: ignore[arg-type]
     exec_wf = plan(inputs.workflow, tc=inputs.tc, sc=inputs.sc, rc=inputs.rc, properties=inputs.properties,
-                   sites=list(sites) if sites else None, clustering=tuple(clustering))
+                   sites=list(sites) if sites else None, clustering=tuple(clustering),
+                   data=DataOptions(cleanup=cleanup, cwd=str(cwd)))
     exec_wf.site_catalog = exec_wf.site_catalog or inputs.sc
     exec_wf.replica_catalog = exec_wf.replica_catalog or inputs.rc
     old = os.getcwd()

@@ -37,6 +37,11 @@ Exits
     exactly the pids that ended with ``os.wait4`` (no SIGCHLD handler, no reaper or per-job thread,
     and never ``waitpid(-1)``, which would steal the engine's own PRE/POST children).
 
+File transfer (``_sandbox``)
+    A launch with ``should_transfer_files = YES`` runs in a sandbox of its own, its
+    ``transfer_input_files`` copied in first and its ``transfer_output_files`` copied back into its
+    ``initialdir`` when it exits, the sandbox then removed -- as HTCondor's shadow and starter do.
+
 Job policy (``_periodic``)
     A launch whose ad has ``PeriodicHold``/``PeriodicRelease``/``PeriodicRemove`` is evaluated every
     ``PERIODIC_EXPR_INTERVAL`` seconds (pool configuration, default 60) as the schedd evaluates it:
@@ -64,7 +69,7 @@ import select
 import signal
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Self
 
 from sheaf.backends._limits import ConcurrencyLimits
@@ -72,6 +77,7 @@ from sheaf.backends._memwatch import POLL_INTERVAL, tree_rss_mb
 from sheaf.backends._periodic import HELD, IDLE, JobRecord, decide, has_policy, policy_interval
 from sheaf.backends._pool import Claim, Pool
 from sheaf.backends._queue import LaunchQueue, Outcome
+from sheaf.backends._sandbox import TransferFailure, copy_back, make_sandbox, remove_sandbox
 from sheaf.backends._spawn import (
     THREADED,
     Spawned,
@@ -84,7 +90,7 @@ from sheaf.backends._spawn import (
 )
 from sheaf.classad import ClassAd, Demand, parse_limits
 from sheaf.engine import Event, Exited, Held, Launch, Started
-from sheaf.engine._backend import Released, Removed, Suspended
+from sheaf.engine._backend import FileTransfer, Released, Removed, Suspended
 from sheaf.engine._dollar import expand_launch, needs_expansion
 from sheaf.engine._orphans import start_ticks
 
@@ -134,6 +140,8 @@ class LocalBackend:
         self._starting: dict[str, tuple[Launch, Claim]] = {}  # handed to the spawner thread
         self._cancelled: set[str] = set()  # cancelled while starting: killed when the pid comes back
         self._spawner: Spawner[tuple[Launch, Claim]] | None = Spawner(clock) if THREADED else None
+        #: launch key -> (sandbox, its top level's mtimes, initialdir, transfer) of file-transfer jobs
+        self._sandboxes: dict[str, tuple[str, dict[str, float], str, FileTransfer]] = {}
         if self._spawner is not None:
             self._epoll.register(self._spawner.wakeup, select.EPOLLIN)
 
@@ -297,6 +305,15 @@ class LocalBackend:
                 self._release(launch.key, claim)
                 self._events.append(Held(launch.key, reason))
                 return "dropped"
+        if launch.transfer is not None:  # HTCondor file transfer: the attempt runs in a sandbox
+            try:
+                sandbox, before = make_sandbox(launch.transfer, self.pool.config.get("EXECUTE"))
+            except TransferFailure as exc:
+                self._release(launch.key, claim)
+                self._events.append(Held(launch.key, str(exc)))
+                return "dropped"
+            self._sandboxes[launch.key] = (sandbox, before, launch.cwd, launch.transfer)
+            launch = replace(launch, cwd=sandbox)
         if self._spawner is not None:
             self._starting[launch.key] = (launch, claim)
             self._spawner.submit(SpawnRequest((launch, claim), launch.argv, launch.env, launch.cwd,
@@ -345,6 +362,9 @@ class LocalBackend:
                 self._adopt(launch, claim, spawned, result.started, result.since)
 
     def _release(self, key: str, claim: Claim) -> None:
+        sandbox = self._sandboxes.pop(key, None)
+        if sandbox is not None:
+            remove_sandbox(sandbox[0])
         self.pool.release(claim)
         if self._limits is not None and not claim.local:
             self._limits.release(key)
@@ -389,6 +409,7 @@ class LocalBackend:
         _, status, usage = os.wait4(pid, 0)
         ended = self._clock()
         claim = job.claim
+        sandbox = self._sandboxes.pop(job.launch.key, None)
         self._forget(fd, job)
         self._policy.pop(job.launch.key, None)
         reason = job.killed or self._peak_reason(job, usage.ru_maxrss / 1024)
@@ -399,6 +420,12 @@ class LocalBackend:
         else:
             code, sig = os.WEXITSTATUS(status), None
         slot = claim.slot or "local"
+        if sandbox is not None:
+            held = copy_back(sandbox[3], sandbox[0], sandbox[1], sandbox[2], code == 0)
+            remove_sandbox(sandbox[0])
+            if held is not None:
+                self._events.append(Held(job.launch.key, held))
+                return
         self._events.append(Exited(job.launch.key, code, sig, reason, job.started, ended, slot))
 
     def _peak_reason(self, job: _Job, peak_mb: float) -> str | None:

@@ -64,7 +64,7 @@ from sheaf.codegen._layout import (
 )
 from sheaf.errors import UsageError
 from sheaf.formats import Inputs, load_inputs
-from sheaf.planner import ExecutableWorkflow, plan
+from sheaf.planner import DataOptions, ExecutableWorkflow, plan
 
 
 def _version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
@@ -181,10 +181,10 @@ def _plan_command(*, workflow: str | None, dax: str | None, directory: str | Non
     inputs = replace(inputs, rc=with_replica_files(
         inputs.rc, split_commas(caches), split_commas(inherited_rc),
         inputs.properties.get_bool("pegasus.catalog.replica.cache.asrc", False)))
-    exec_wf = _plan(inputs, split_commas(sites), staging.output_sites, split_commas(cluster))
-    exec_wf.input_dir = exec_wf.input_dir or (os.pathsep.join(inputs_dirs) or None)
-    exec_wf.site_catalog = exec_wf.site_catalog or inputs.sc
-    exec_wf.replica_catalog = exec_wf.replica_catalog or inputs.rc
+    data = DataOptions(output_dir=staging.output_dir, staging_sites=staging.staging_sites,
+                       cleanup=staging.cleanup or "inplace", force=force, rc_file=inputs.paths.get("rc"),
+                       cwd=os.getcwd(), input_dir=os.pathsep.join(inputs_dirs) or None)
+    exec_wf = _plan(inputs, split_commas(sites), staging.output_sites, split_commas(cluster), data)
     record = {**staging.record(), "input_dirs": list(inputs_dirs), "force": force,
               "force_replan": force_replan, "basename": basename}
     context = PlanContext(os.getcwd(), {key: os.path.abspath(value) for key in ("tc", "sc", "rc")
@@ -286,9 +286,9 @@ def _load(workflow: str, conf: str | None, defines: tuple[str, ...], tc: str | N
 
 
 def _plan(inputs: Inputs, sites: tuple[str, ...], output_sites: tuple[str, ...],
-          clustering: tuple[str, ...]) -> ExecutableWorkflow:
+          clustering: tuple[str, ...], data: DataOptions) -> ExecutableWorkflow:
     return plan(inputs.workflow, tc=inputs.tc, sc=inputs.sc, rc=inputs.rc, properties=inputs.properties,
-                sites=sites or None, output_sites=output_sites, clustering=clustering)
+                sites=sites or None, output_sites=output_sites, clustering=clustering, data=data)
 
 
 def _counts(counts: Mapping[str, int]) -> str:

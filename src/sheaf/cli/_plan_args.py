@@ -101,21 +101,12 @@ class StagingOptions:
                 "cleanup": self.cleanup or "inplace", "random_dir": self.random_dir}
 
     def warnings(self) -> list[str]:
-        """What the plan does today with the options the data-staging pass will implement."""
-        later = "recorded in plan.json for the data-staging pass (issue 10)"
+        """What the plan does with the options the data pass does not implement yet."""
+        later = "recorded in plan.json, not acted on yet"
         out = []
-        if self.staging_sites:
-            pairs = ",".join(f"{k}={v}" if k != "*" else v for k, v in self.staging_sites.items())
-            out.append(f"--staging-site {pairs}: {later}; until then inputs are staged from the submit "
-                       "host into each site's working directory")
-        if self.output_sites:
-            out.append(f"--output-sites {','.join(self.output_sites)}: {later}; until then outputs stay "
-                       "in the working directory of the site that made them")
-        if self.output_dir is not None:
-            out.append(f"--output-dir {self.output_dir}: {later}; until then outputs are not copied there")
-        if self.cleanup not in (None, "none"):
-            out.append(f"--cleanup {self.cleanup}: {later}; until then no cleanup jobs are planned and "
-                       "every file is kept (as --cleanup none)")
+        if self.random_dir is not None:
+            out.append(f"--randomdir{'=' + self.random_dir if self.random_dir else ''}: {later}; jobs "
+                       "run in each site's working directory itself")
         return out
 
 

@@ -174,8 +174,18 @@ def edge_lines(jobs: Sequence[ExecJob], edges: Sequence[tuple[int, int]]) -> lis
     return lines
 
 
+#: the spellings users write for the seeds' categories (``dagman.stagein.maxjobs``, Pegasus 4's)
+CATEGORY_ALIASES = {"stagein": "stage-in", "stageout": "stage-out", "stageinter": "stage-inter",
+                    "stage-inter-site": "stage-inter", "register": "registration", "clean-up": "cleanup"}
+
+
 def maxjobs_lines(categories: Sequence[str], properties: Properties) -> list[str]:
-    configured = properties.category_maxjobs()
+    """``MAXJOBS`` for each category in use: ``dagman.<category>.maxjobs`` (either spelling of the
+    seeds' categories; the canonical one wins when both are set), else the seeds' default."""
+    raw = properties.category_maxjobs()
+    configured = {CATEGORY_ALIASES.get(name, name): limit for name, limit in raw.items()
+                  if name in CATEGORY_ALIASES}
+    configured.update({name: limit for name, limit in raw.items() if name not in CATEGORY_ALIASES})
     lines = []
     for category in categories:
         limit = configured.get(category, DEFAULT_MAXJOBS.get(category))

@@ -75,12 +75,16 @@ class Command:
     stderr: str | None = None
     #: Pegasus's argument string, written as it is under ``condor.arguments.quote = false``
     raw_arguments: str | None = None
+    #: HTCondor file transfer (``condorio``): ``should_transfer_files`` and the file lists
+    transfer: tuple[tuple[str, str], ...] = ()
+    #: ``nonsharedfs``: the command runs under ``sheaf-lite`` with a manifest of its own
+    lite: bool = False
 
     @property
     def shareable(self) -> bool:
-        """Whether a shared description can run it (no per-job streams or argument string)."""
+        """Whether a shared description can run it (no per-job streams, argument string or files)."""
         return (self.stdin is None and self.stdout is None and self.stderr is None
-                and self.raw_arguments is None)
+                and self.raw_arguments is None and not self.transfer and not self.lite)
 
 
 def with_streams(command: Command, job: Job | None, *, raw: bool = False) -> Command:
@@ -151,11 +155,11 @@ def shared_vars(job: ExecJob, command: Command, rel_dir: str) -> str:
     ``jobs/NNN``).  Each value lands inside a quoted value of the description, never at a line's end."""
     try:
         args = quote_arguments(command.argv) if command.argv else ""
-        task = classad_string(job.tasks[0].id)[1:-1]
+        task = classad_string(job.tasks[0].id)[1:-1] if job.tasks else None
     except Unwritable as exc:
         raise _unwritable(job, exc) from None
-    return (f'{SHARED_DIR}="{rel_dir}" {SHARED_ARGS}="{dag_vars_value(args)}" '
-            f'{SHARED_TASK}="{dag_vars_value(task)}"')
+    own = f'{SHARED_DIR}="{rel_dir}" {SHARED_ARGS}="{dag_vars_value(args)}"'
+    return own if task is None else f'{own} {SHARED_TASK}="{dag_vars_value(task)}"'  # aux jobs run no task
 
 
 def dag_vars_value(text: str) -> str:
@@ -196,6 +200,7 @@ def _render(job: ExecJob, profiles: Mapping[str, Mapping[str, str]], command: Co
         defaults.append(("input", command.stdin))
     defaults += [("output", command.stdout or out_base + ".out"),
                  ("error", command.stderr or out_base + ".err"), ("log", ctx.log)]
+    defaults += [(key, check_line(value, key)) for key, value in command.transfer]
     if profiles.get("pegasus") or job.aggregator == "mpiexec":
         defaults += [(key, check_line(value, key)) for key, value in _requests(job, profiles)]
     lines += [f"{key} = {value}" for key, value in defaults if key not in condor]
@@ -269,7 +274,7 @@ def _pegasus_attributes(job: ExecJob, ctx: SubmitContext, shared: bool = False) 
         attrs.append(ctx.attr("pegasus_site", job.site))
     if job.transformation:
         attrs.append(ctx.attr("pegasus_wf_xformation", job.transformation))
-    if shared:
+    if shared and job.tasks:
         attrs.append(f'+pegasus_wf_dax_job_id = "$({SHARED_TASK})"')
     elif job.type in ("compute", "subworkflow") and len(job.tasks) == 1:
         attrs.append(f"+pegasus_wf_dax_job_id = {classad_string(job.tasks[0].id)}")

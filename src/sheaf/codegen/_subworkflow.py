@@ -44,13 +44,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from sheaf.codegen._dag import THROTTLES
-from sheaf.codegen._staging import find_local
 from sheaf.errors import PlanningError
 from sheaf.formats import format_properties
 from sheaf.model import TransformationCatalog
 from sheaf.model._urls import file_url_path
 from sheaf.model._workflow import all_uses
 from sheaf.planner import ExecJob, ExecutableWorkflow
+from sheaf.planner._replicas import find_local
 
 #: properties that carry one sub-workflow job's throttles to its child plan only
 SUBDAG_PREFIX = "sheaf.subdag."

@@ -23,8 +23,8 @@ directory and raises ``StorageError``: nothing half-written, the earlier plan un
 What is written per job (paths in ``_layout``): its submit description (``_submit``), its DAG lines
 (``_dag``), the input file of a cluster (``_clusters``: ``.in`` for seqexec, a PMC DAG, a Decaf
 directory with the JSON graph and the run script) or of a stage-in job (the ``src dst`` pairs
-``sheaf-transfer`` reads), and its ``plan.json`` record (``_planjson``).  The first staging slice
-(``_staging``) adds its ``create_dir``/``stage_in`` jobs before the planner's; then the tasks of
+``sheaf-transfer`` reads), and its ``plan.json`` record (``_planjson``).  The planner's data pass adds
+the data jobs (``_staging.data_for`` runs it here when ``plan()`` could not); then the tasks of
 containerized transformations are wrapped to run in their container (``_containers``), whose podman
 configuration the plan holds.
 
@@ -82,7 +82,7 @@ from sheaf.codegen._launch import launched, wrap_launched_tasks
 from sheaf.codegen._layout import JobPaths, Layout, reserve_run_dir, safe_name
 from sheaf.codegen._planjson import JobRecord, container_record, contract_profiles, encode_plan, hook_records
 from sheaf.codegen._siblings import remove_stale_siblings, sibling
-from sheaf.codegen._staging import Staging, pairs_text, plan_staging
+from sheaf.codegen._staging import data_for, pairs_text, transfer_lines
 from sheaf.codegen._submit import (
     Command,
     SubmitContext,
@@ -99,6 +99,12 @@ from sheaf.model import Graph, Profiles, build_graph, merge_profiles
 from sheaf.model._runlock import RunLocks
 from sheaf.planner import ExecJob, ExecutableWorkflow
 
+#: auxiliary jobs that differ only in their arguments share descriptions too (the data pass makes
+#: thousands of them for 10^5 jobs: one description file each was most of the plan's files)
+#: one object for "no profiles", so that jobs without any (auxiliary jobs) share merged profiles and
+#: descriptions, which are cached by the identity of the profiles
+_NO_PROFILES: Profiles = {}
+_SHARED_AUX = frozenset({"stage_in", "stage_out", "inter_site", "cleanup", "register"})
 _NODE_NAME = re.compile(r"^[A-Za-z0-9_.\-]+$")
 _RESERVED_NODES = {"ALL_NODES", "PARENT", "CHILD"}
 
@@ -181,13 +187,14 @@ def _write_into(final: str, exec_wf: ExecutableWorkflow, basename: str | None,
                 options: Mapping[str, object], context: PlanContext,
                 exec_dir: str | None = None) -> PlanFiles:
     layout = Layout(final, exec_wf.name, basename, exec_dir)
-    staging = plan_staging(exec_wf, layout)
-    containers = containerize(exec_wf, layout.final_dir, staging.workdirs)
-    wrap_launched_tasks(exec_wf, staging.workdirs, layout)
-    jobs = staging.jobs + exec_wf.jobs
-    shift = len(staging.jobs)
-    edges = staging.edges + [(p + shift, c + shift) for p, c in exec_wf.edges]
-    placed = _output_map(exec_wf, layout, staging, jobs, edges, context.output_map)
+    given = len(exec_wf.warnings)
+    # what the parent's --output-map copies out of a sub-workflow's scratch is never cleaned up
+    exec_wf = data_for(exec_wf, layout.final_dir, exec_dir, frozenset(context.output_map))
+    warnings = exec_wf.warnings[given:]  # the data pass's, when it ran here
+    containers = containerize(exec_wf, layout.final_dir, exec_wf.workdirs)
+    wrap_launched_tasks(exec_wf, exec_wf.workdirs, layout)
+    jobs, edges = list(exec_wf.jobs), list(exec_wf.edges)
+    placed = _output_map(exec_wf, layout, jobs, edges, context.output_map)
     _check_ids(jobs)
     parent = os.path.dirname(final)
     try:
@@ -199,7 +206,7 @@ def _write_into(final: str, exec_wf: ExecutableWorkflow, basename: str | None,
     guard = _hold(tmp)
     try:
         os.chmod(tmp, 0o755)
-        writer = _Writer(exec_wf, layout, tmp, staging, containers, options=dict(options), context=context)
+        writer = _Writer(exec_wf, layout, tmp, warnings, containers, options=dict(options), context=context)
         files = writer.write(jobs, edges)
         if placed:
             writer.put("output-map.in", pairs_text(placed))
@@ -220,13 +227,13 @@ def _write_into(final: str, exec_wf: ExecutableWorkflow, basename: str | None,
     return files
 
 
-def _output_map(exec_wf: ExecutableWorkflow, layout: Layout, staging: Staging, jobs: list[ExecJob],
+def _output_map(exec_wf: ExecutableWorkflow, layout: Layout, jobs: list[ExecJob],
                 edges: list[tuple[int, int]], wanted: Mapping[str, str]) -> list[tuple[str, str]]:
     """``--output-map`` (a sub-workflow's): the copying job appended to ``jobs`` and ``edges``."""
     if not wanted:
         return []
     job, after, pairs = output_map_jobs(
-        exec_wf, jobs, wanted, lambda j: site_workdir(staging, layout, j),
+        exec_wf, jobs, wanted, lambda j: site_workdir(exec_wf, layout, j),
         os.path.join(layout.final_dir, "output-map.in"), tool_path("sheaf-transfer"))
     if job is not None:
         jobs.append(job)
@@ -234,10 +241,10 @@ def _output_map(exec_wf: ExecutableWorkflow, layout: Layout, staging: Staging, j
     return pairs
 
 
-def site_workdir(staging: Staging, layout: Layout, job: ExecJob) -> str:
-    """Where ``job`` runs: its site's working directory."""
+def site_workdir(exec_wf: ExecutableWorkflow, layout: Layout, job: ExecJob) -> str:
+    """Where ``job`` runs: its site's working directory (the data pass's)."""
     site = job.site or "local"
-    return staging.workdirs.get(site) or layout.scratch(site)
+    return exec_wf.workdirs.get(site) or layout.scratch(site)
 
 
 def _hold(path: str) -> int:
@@ -321,7 +328,7 @@ class _Writer:
     exec_wf: ExecutableWorkflow
     layout: Layout
     root: str
-    staging: Staging
+    data_warnings: list[str]  # the data pass's, when it ran in write_plan
     containers: ContainerRun
     made: set[str] = field(default_factory=set)
     graph: Graph | None = None
@@ -337,7 +344,7 @@ class _Writer:
     warnings: list[str] = field(default_factory=list)
 
     def write(self, jobs: list[ExecJob], edges: list[tuple[int, int]]) -> PlanFiles:
-        ctx = SubmitContext(self.exec_wf.name, self.layout.log, list(self.staging.warnings))
+        ctx = SubmitContext(self.exec_wf.name, self.layout.log, list(self.data_warnings))
         self.base = self.exec_wf.properties.profiles()
         self.jobs = jobs
         wf = self.exec_wf
@@ -382,7 +389,7 @@ class _Writer:
             out_base = paths.abs("")
             if job.type == "subworkflow":
                 lines = self._subworkflows().lines(job, paths, cached[1], out_base + ".out")
-            elif share and job.type == "compute" and len(job.tasks) == 1 and (
+            elif share and (job.type in _SHARED_AUX or (job.type == "compute" and len(job.tasks) == 1)) and (
                     command := self._resolved(job, paths, profiles)).shareable:
                 name = self._shared(job, profiles, command, ctx, dag)
                 lines = node_lines(job.id, name, cached[1], out_base + ".out",
@@ -390,6 +397,8 @@ class _Writer:
             else:
                 self.put(paths.rel_submit, render_submit(job, profiles, self._resolved(job, paths, profiles),
                                                           out_base, ctx))
+                if job.id in self.exec_wf.lite:
+                    self.put(paths.rel(".lite.json"), self.exec_wf.lite[job.id])
                 out.submits.append(paths.rel_submit)
                 lines = node_lines(job.id, paths.rel_submit, cached[1], out_base + ".out")
             dag.write("\n".join(lines) + "\n")
@@ -412,10 +421,10 @@ class _Writer:
                 dag: TextIO) -> str:
         """The name of the shared description ``job`` uses, written into the DAG on first use."""
         key = (command.executable, command.initialdir, command.universe, command.environment, id(profiles),
-               job.transformation, job.site)
+               job.transformation, job.site, job.type)
         hit = self.shared.get(key)
         if hit is None or hit[0] is not profiles:
-            name = (f"shared.{len(self.shared)}.{safe_name(job.transformation or 'job')}."
+            name = (f"shared.{len(self.shared)}.{safe_name(job.transformation or job.type)}."
                     f"{safe_name(job.site or '')}")
             while name in self.ids:  # DAGMan: a description's name is no node's
                 name += "_"
@@ -426,6 +435,12 @@ class _Writer:
 
     def _resolved(self, job: ExecJob, paths: JobPaths, profiles: Profiles) -> Command:
         command = self._command(job, paths, profiles)
+        files = self.exec_wf.file_transfers.get(job.id)
+        if files is not None:
+            command = replace(command, transfer=transfer_lines(job, *files))
+        if job.id in self.exec_wf.lite:  # PegasusLite: the job's own command under the wrapper
+            command = replace(command, executable=tool_path("sheaf-lite"), raw_arguments=None, lite=True,
+                              argv=(paths.abs(".lite.json"), "--", command.executable, *command.argv))
         if "/" not in command.executable:  # a bare name (sheaf-cluster): HTCondor needs a path
             command = replace(command, executable=tool_path(command.executable))
         return command
@@ -433,7 +448,7 @@ class _Writer:
     def _profiles(self, job: ExecJob) -> Profiles:
         """The job's profiles over the properties' layer; merged once per distinct profile dict
         (the planner shares them between jobs)."""
-        own: Profiles = job.profiles or (job.tasks[0].profiles if len(job.tasks) == 1 else {})
+        own: Profiles = job.profiles or (job.tasks[0].profiles if len(job.tasks) == 1 else _NO_PROFILES)
         if not self.base:
             return own
         hit = self.merged.get(id(own))
@@ -442,7 +457,7 @@ class _Writer:
         return hit[1]
 
     def _workdir(self, job: ExecJob) -> str:
-        return site_workdir(self.staging, self.layout, job)
+        return site_workdir(self.exec_wf, self.layout, job)
 
     def _command(self, job: ExecJob, paths: JobPaths, profiles: Profiles) -> Command:
         if job.type == "compute" and len(job.tasks) == 1:
@@ -453,10 +468,9 @@ class _Writer:
             return with_streams(command, self.exec_wf.workflow.jobs.get(task.id), raw=raw)
         if job.type == "cluster":
             return self._cluster(job, paths, profiles)
-        if job.type == "stage_in":
-            pairs = paths.rel(".in")
-            self.put(pairs, self.staging.transfers.get(job.id, ""))
-            return Command(tool_path("sheaf-transfer"), ("--root", self._workdir(job), paths.abs(".in")),
+        if job.id in self.exec_wf.job_inputs:  # a data job: its list, written beside its description
+            self.put(paths.rel(".in"), self.exec_wf.job_inputs[job.id])
+            return Command(tool_path(job.executable or ""), (*job.arguments, paths.abs(".in")),
                            self.layout.final_dir, "local")
         if not job.executable:
             raise PlanningError(f"job '{job.id}' of type {job.type} names no executable",

@@ -18,6 +18,17 @@ from sheaf.classad import ClassAd
 
 
 @dataclass(frozen=True, slots=True)
+class FileTransfer:
+    """HTCondor file transfer (``should_transfer_files = YES``): the job runs in a fresh sandbox
+    directory; ``inputs`` (absolute paths; a trailing ``/`` copies a directory's contents) are copied
+    in first, and afterwards ``outputs`` (names in the sandbox; ``None``: every file the job created
+    or changed at the sandbox's top level) are copied back into ``initialdir`` by their base names."""
+
+    inputs: tuple[str, ...] = ()
+    outputs: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Launch:
     key: str                  # unique per attempt: f"{node}#{attempt}" (plus a run id if needed)
     node: str                 # DAG node name
@@ -32,6 +43,7 @@ class Launch:
                               #   ConcurrencyLimits, DAGNodeRetry, JobPrio, Owner, Cmd, ...
     priority: int = 0         # DAG node PRIORITY (higher first)
     stdin: str = os.devnull   # the submit description's ``input`` (a file path), read as stdin
+    transfer: FileTransfer | None = None  # HTCondor file transfer: run in a sandbox (``FileTransfer``)
 
 @dataclass(frozen=True, slots=True)
 class Exited:

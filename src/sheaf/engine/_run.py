@@ -276,7 +276,7 @@ class EngineRun:
         # the token makes the process findable without the journal (see _orphans)
         env = {**job.env, ATTEMPT_VARIABLE: attempt_token(self.journal.run_id, spec.name, sub.attempt)}
         return Launch(key, spec.name, sub.attempt, job.argv, env, job.cwd, job.stdout, job.stderr,
-                      job.ad, sub.priority, job.stdin)
+                      job.ad, sub.priority, job.stdin, job.transfer)
 
     def _description(self, spec: NodeSpec) -> SubmitDescription:
         """The node's submit description, read now if it was missing at start or if the node's PRE

@@ -21,6 +21,11 @@ whitespace separates, single quotes group, ``''`` is a literal single quote; ``"
 quote); the *old* syntax splits arguments on whitespace with ``\\"`` for a literal double quote, and
 environment entries on ``;``.
 
+``should_transfer_files = YES`` makes the attempt's :class:`FileTransfer` (``transfer_input_files``
+resolved against ``initialdir``, ``transfer_output_files`` as names, unset meaning "every new file"):
+the backend runs it in a sandbox as HTCondor does.  ``IF_NEEDED`` transfers nothing, since on one
+machine the file system is shared.
+
 A broken file raises :class:`sheaf.errors.FormatError` with path, line, rule and value.
 """
 
@@ -48,6 +53,7 @@ from dataclasses import dataclass
 
 from sheaf import classad
 from sheaf.classad import ClassAd
+from sheaf.engine._backend import FileTransfer
 from sheaf.errors import FormatError
 from sheaf.formats._dagman_records import InlineDescription, NodeSpec
 from sheaf.formats._submit_lang import effective_values, parse_submit, parse_submit_lines
@@ -73,6 +79,7 @@ class JobSpec:
     ad: ClassAd  # the job ad: request_* stay expressions (DAGNodeRetry in scope at match time)
     site: str | None  # +pegasus_site (the jobTag of jobstate.log)
     stdin: str = os.devnull  # ``input``: the file the job reads as its standard input
+    transfer: FileTransfer | None = None  # ``should_transfer_files = YES``: HTCondor file transfer
 
 
 def _error(desc_path: str, line: int | None, message: str, rule: str, value: object) -> FormatError:
@@ -251,7 +258,31 @@ def render(desc: SubmitDescription, node: str, attempt: int, cluster: int, direc
         ad["ProcId"] = _literal(int(proc.get("ProcId", "0")))
     site = ad.get("pegasus_site")
     return JobSpec((exe_path, *args), env, iwd, stdout, stderr, universe, ad,
-                   site if isinstance(site, str) else None, stdin)
+                   site if isinstance(site, str) else None, stdin, _transfer(ex, iwd, desc.path))
+
+
+def _transfer(ex: Macros, iwd: str, where: str) -> FileTransfer | None:
+    """HTCondor file transfer from ``should_transfer_files``: ``YES`` transfers; ``NO`` and ``IF_NEEDED``
+    do not (on one machine the file system is always shared, which is what IF_NEEDED asks).  Lists are
+    separated by commas (white space around names ignored); inputs are relative to ``initialdir``."""
+    mode = ex.get("should_transfer_files", "").strip().upper()
+    if mode not in ("YES", "TRUE"):
+        if mode not in ("", "NO", "FALSE", "IF_NEEDED"):
+            raise FormatError("unknown should_transfer_files", rule="should_transfer_files is YES, NO or "
+                              "IF_NEEDED", value=mode, path=where)
+        return None
+    names = _names(ex.get("transfer_input_files", ""))
+    inputs = tuple(_keep_slash(_resolve(iwd, name), name) for name in names)
+    raw = ex.get("transfer_output_files", "\0")  # NUL: not set (then every new or changed file)
+    return FileTransfer(inputs, None if raw == "\0" else tuple(_names(raw)))
+
+
+def _names(value: str) -> list[str]:
+    return [name.strip() for name in value.split(",") if name.strip()]
+
+
+def _keep_slash(path: str, name: str) -> str:
+    return path + "/" if name.endswith("/") and not path.endswith("/") else path
 
 
 def _expr(desc: SubmitDescription, key: str, text: str) -> classad.Expr:

@@ -7,10 +7,10 @@ Policy: nothing a Pegasus user wrote is dropped in silence.
   wins when both are set.  (``pegasus.code.generator = PMC``, the whole workflow as one PMC job, is
   handled by the planner: it is ``--cluster whole`` with the ``mpiexec`` aggregator.)
 - **Features not implemented yet** are a warning naming the property or the feature and the issue
-  that implements it (``NOT_YET``): ``pegasus.mode`` other than ``production``,
-  ``pegasus.integrity.checking`` other than ``none``, ``pegasus.transfer.bypass.input.staging``,
-  and hooks (notifications) on transformations or of another type than ``shell`` (the workflow's
-  and the jobs' shell hooks run: ``sheaf.monitor``).
+  that implements it (``NOT_YET``): ``pegasus.mode`` other than ``production``, and hooks
+  (notifications) on transformations or of another type than ``shell`` (the workflow's and the jobs'
+  shell hooks run: ``sheaf.monitor``).  (The data properties -- integrity checking, bypass -- are the
+  planner's data pass's.)
 """
 
 from __future__ import annotations
@@ -26,14 +26,11 @@ DEPRECATED: Mapping[str, str] = {
     "pegasus.job.aggregator": "pegasus.clusterer.job.aggregator",
 }
 
-_STAGING = "issue 10 (data staging, cleanup and registration)"
 _LATER = "a later issue (not planned by issues 9 and 10)"
 
 #: property -> (values that need nothing, what implements it)
 NOT_YET: Mapping[str, tuple[tuple[str, ...], str]] = {
     "pegasus.mode": (("production",), _LATER),
-    "pegasus.integrity.checking": (("none",), _STAGING),
-    "pegasus.transfer.bypass.input.staging": (("false",), _STAGING),
 }
 
 

@@ -116,3 +116,33 @@ class ExecutableWorkflow:
     #: containerized transformations: (site, transformation fqn as in ``Task.transformation``) -> the
     #: catalog's container, which codegen runs the tasks in
     containers: dict[tuple[str, str], Container] = field(default_factory=dict)
+    #: the data-staging settings (``--output-dir``, ``--cleanup``, ...) the data pass reads
+    data: DataOptions = field(default_factory=lambda: DataOptions())  # noqa: PLW0108 (defined below)
+    #: whether the data pass (``sheaf.planner._data``) has added its jobs
+    data_planned: bool = False
+    #: site -> the working directory its jobs run in (filled by the data pass)
+    workdirs: dict[str, str] = field(default_factory=dict)
+    #: auxiliary job id -> the text of its input file (a JSON transfer, cleanup or registration
+    #: list), whose path codegen appends to the job's arguments
+    job_inputs: dict[str, str] = field(default_factory=dict)
+    #: ``condorio``: compute/cluster job id -> (input paths on the staging site, output names), what
+    #: HTCondor's file transfer moves in and out of the job's sandbox
+    file_transfers: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = field(default_factory=dict)
+    #: bypassed inputs (``condorio``/``nonsharedfs``): lfn -> the ``file://`` replica jobs read in place
+    bypass: dict[str, str] = field(default_factory=dict)
+    #: ``nonsharedfs``: compute/cluster job id -> its ``sheaf-lite`` manifest (JSON text)
+    lite: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class DataOptions:
+    """What the data pass is told on the command line (``sheaf.planner._data``'s docstring)."""
+
+    submit_dir: str | None = None         # the final submit directory; None: chosen when written
+    output_dir: str | None = None         # --output-dir (absolute)
+    staging_sites: Mapping[str, str] = field(default_factory=dict)  # --staging-site s=ss
+    cleanup: str = "inplace"              # --cleanup none | inplace | leaf
+    force: bool = False                   # --force: no data reuse
+    rc_file: str | None = None            # the replica catalog file read (registration's default)
+    cwd: str | None = None                # where relative replica paths are resolved
+    input_dir: str | None = None          # --input-dir directories, joined by os.pathsep

@@ -46,12 +46,14 @@ from sheaf.model import (
 from sheaf.model._arguments import needs_splitting
 from sheaf.planner._aggregate import Resolver, combine
 from sheaf.planner._context import PassContext
+from sheaf.planner._data import plan_data
 from sheaf.planner._horizontal import horizontal
 from sheaf.planner._jobs import resolve_jobs
 from sheaf.planner._label import label, whole
 from sheaf.planner._naming import safe, unique
 from sheaf.planner._options import code_generator, read_options
-from sheaf.planner._plan import ExecJob, ExecutableWorkflow, Task
+from sheaf.planner._plan import DataOptions, ExecJob, ExecutableWorkflow, Task
+from sheaf.planner._reuse import reduce_workflow
 from sheaf.planner._sites import make_selector, selected_sites
 from sheaf.planner._units import Cluster, Units, contract
 
@@ -69,10 +71,27 @@ def plan(
     output_sites: Sequence[str] = (),
     clustering: Sequence[str] = (),
     seed: int | None = None,
+    data: DataOptions | None = None,
 ) -> ExecutableWorkflow:
-    """The executable workflow of ``workflow`` (module docstring); no file system access."""
+    """The executable workflow of ``workflow`` (module docstring); no file system access but the data
+    pass's ``--input-dir`` test.  ``data``: the data-staging options; the data jobs are added here when
+    ``data.submit_dir`` names the submit directory, else by ``write_plan`` once it has chosen it."""
+    data = data or DataOptions()
     with _no_gc():
-        return _plan(workflow, tc, sc, rc, properties, sites, output_sites, clustering, seed)
+        pruned: list[str] = []
+        if not data.force:
+            known = rc.merged_with(workflow.replica_catalog) if rc is not None else workflow.replica_catalog
+            workflow, pruned = reduce_workflow(workflow, known)
+        result = _plan(workflow, tc, sc, rc, properties, sites, output_sites, clustering, seed)
+        if pruned:
+            shown = ", ".join(pruned[:10]) + (f" and {len(pruned) - 10} more" if len(pruned) > 10 else "")
+            result.warnings.append(f"data reuse: {len(pruned)} job(s) not planned, their outputs are in the "
+                                   f"replica catalog: {shown} (--force plans every job)")
+        result.data = data
+        result.input_dir = result.input_dir or data.input_dir
+        if data.submit_dir is not None:
+            plan_data(result, data.submit_dir)
+    return result
 
 
 @contextlib.contextmanager

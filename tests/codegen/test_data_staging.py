@@ -1,8 +1,9 @@
-"""The first staging slice: working directories, create_dir/stage_in jobs, and sheaf-transfer run as
-a real process."""
+"""The data pass: working directories, create_dir/stage_in/stage_out/register/cleanup jobs, and the
+tools they run (sheaf-transfer, sheaf-cleanup, sheaf-register) as real processes."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -34,12 +35,17 @@ def test_stage_in_from_input_dir_and_replicas(tmp_path: Path) -> None:
     files = write_plan(plan, tmp_path / "plan")
     assert any("nowhere.dat" in w for w in files.warnings)
     dag = parse_dag(files.dag)
-    stage = "stage_in_local_condorpool_0_0"
-    assert dag.parents[stage] == ["create_dir_blackdiamond_0_condorpool"]
-    assert sorted(dag.children[stage]) == ["merge_diamond-findrange-4_0_PID2_ID1", "preprocess_ID0000001"]
+    first, second = "stage_in_local_condorpool_1_0", "stage_in_local_condorpool_2_0"
+    assert dag.parents[first] == dag.parents[second] == ["create_dir_blackdiamond_0_condorpool"]
+    assert dag.children[first] == ["preprocess_ID0000001"]
+    assert dag.children[second] == ["merge_diamond-findrange-4_0_PID2_ID1"]
     scratch = os.path.join(files.directory, "scratch", "condorpool")
-    pairs = Path(files.directory, "jobs", "000", stage + ".in").read_text().splitlines()
-    assert pairs == [f"{extra} {scratch}/extra.dat", f"{inputs}/f.a {scratch}/f.a"]
+    entries = json.loads(Path(files.directory, "jobs", "000", first + ".in").read_text())
+    assert [(e["lfn"], [u["url"] for u in e["src_urls"]], e["dest_urls"][0]["url"]) for e in entries] == [
+        ("f.a", [f"file://{inputs}/f.a"], f"file://{scratch}/f.a")]
+    entries = json.loads(Path(files.directory, "jobs", "000", second + ".in").read_text())
+    # Default selector: the file:// replica first, the remote one after it (tried if the first fails)
+    assert [u["url"] for u in entries[0]["src_urls"]] == [f"file://{extra}", "gsiftp://x/extra.dat"]
 
 
 def test_shared_scratch_from_the_site_catalog(tmp_path: Path) -> None:

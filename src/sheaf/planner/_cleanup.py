@@ -1,0 +1,114 @@
+"""Cleanup jobs: removing what the workflow put in its working directories once nothing needs it.
+
+What may be removed: the files the data pass knows the workflow put in a site's working directory --
+staged-in copies (and stageable executables) and files its jobs produce -- and nothing else: never a
+file a job did not declare, never an input whose replica already is the scratch file, never an output
+to be kept (marked ``stage_out`` with nowhere to stage it to).  An output staged out is removed only
+after its stage-out job.
+
+- ``inplace`` (default): a file is removed after its *last user* -- every job that reads it on the
+  site, its producers, its stage-out job.  The file goes to the level of its highest-level user;
+  per site and level the files are spread over at most ``ceil(n/5)`` cleanup jobs (n: the level's
+  jobs on the site), ``pegasus.file.cleanup.clusters.num`` jobs instead, or as many as make
+  ``pegasus.file.cleanup.clusters.size`` files each.  A cleanup job is a child of every user of every
+  file it removes, and a parent of nothing, so it adds no cycle and no job ever finds an input gone.
+- ``leaf``: one cleanup job per site removes all of them, a child of their users and of every job of
+  the site without children; it then removes the working directory if it is empty.
+- ``none``: nothing is removed.
+
+A cleanup job runs ``sheaf-cleanup [--rmdir DIR] -- PATH...`` for up to ``ARGV_PATHS`` files (no file
+to write per job: most cleanup jobs remove a handful), else ``sheaf-cleanup [--rmdir DIR] --list FILE``
+with the JSON list of paths the plan writes, so no command line grows with the number of files.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+
+from sheaf.errors import PlanningError
+from sheaf.planner._naming import safe
+from sheaf.planner._plan import ExecJob, ExecutableWorkflow
+
+#: a cleanup job names at most this many files on its command line, more in a list file
+ARGV_PATHS = 20
+#: (site, file name) -> (users: job indices, kept in scratch, staged in)
+Files = dict[tuple[str, str], tuple[list[int], bool, bool]]
+
+
+def add_cleanup(exec_wf: ExecutableWorkflow, shift: int, files: Files, mode: str) -> None:
+    """Append the cleanup jobs of ``mode`` to ``exec_wf`` (module docstring)."""
+    if mode == "none":
+        return
+    removable = {key: users for key, (users, kept, _) in files.items() if not kept and users}
+    if mode == "leaf":
+        _leaf(exec_wf, removable)
+    else:
+        _inplace(exec_wf, shift, removable)
+
+
+def _inplace(exec_wf: ExecutableWorkflow, shift: int, removable: dict[tuple[str, str], list[int]]) -> None:
+    jobs = exec_wf.jobs
+    per: dict[tuple[str, int], list[tuple[str, int]]] = {}  # (site, level) -> [(name, last user)]
+    for (site, name), users in removable.items():
+        last = max(users, key=lambda u: (jobs[u].level, u))
+        per.setdefault((site, jobs[last].level), []).append((name, last))
+    width: dict[tuple[str, int], int] = {}
+    for job in jobs[shift:]:
+        if job.site is not None:
+            width[(job.site, job.level)] = width.get((job.site, job.level), 0) + 1
+    number, size = _cluster_settings(exec_wf)
+    for (site, level), group in sorted(per.items()):
+        lasts = sorted({last for _, last in group})
+        per_width = math.ceil(max(width.get((site, level), 1), 1) / 5)
+        k = number or (math.ceil(len(group) / size) if size else per_width)
+        k = max(1, min(k, len(lasts)))
+        rank = {u: i % k for i, u in enumerate(lasts)}
+        buckets: list[list[str]] = [[] for _ in range(k)]
+        for name, last in group:
+            buckets[rank[last]].append(name)
+        for n, names in enumerate(b for b in buckets if b):
+            parents = sorted({u for name in names for u in removable[(site, name)]})
+            _add(exec_wf, f"cleanup_{safe(site)}_{level}_{n}", site, level + 1, names, parents)
+
+
+def _leaf(exec_wf: ExecutableWorkflow, removable: dict[tuple[str, str], list[int]]) -> None:
+    has_child = [False] * len(exec_wf.jobs)
+    for parent, _ in exec_wf.edges:
+        has_child[parent] = True
+    for site in sorted({site for site, _ in removable} | set(exec_wf.workdirs)):
+        names = sorted(name for s, name in removable if s == site)
+        parents = {u for (s, _), users in removable.items() if s == site for u in users}
+        parents.update(i for i, job in enumerate(exec_wf.jobs) if job.site == site and not has_child[i])
+        level = max((exec_wf.jobs[p].level for p in parents), default=0) + 1
+        _add(exec_wf, f"cleanup_leaf_{safe(site)}", site, level, names, sorted(parents),
+             rmdir=exec_wf.workdirs.get(site))
+
+
+def _add(exec_wf: ExecutableWorkflow, job_id: str, site: str, level: int, names: list[str],
+         parents: list[int], rmdir: str | None = None) -> None:
+    workdir = exec_wf.workdirs[site]
+    index = len(exec_wf.jobs)
+    paths = [os.path.join(workdir, name) for name in names]
+    argv: tuple[str, ...] = ("--rmdir", rmdir) if rmdir else ()
+    if len(paths) > ARGV_PATHS:  # codegen appends the list file's path after --list
+        exec_wf.job_inputs[job_id] = json.dumps(paths, ensure_ascii=False) + "\n"
+        argv += ("--list",)
+    else:
+        argv += ("--", *paths)
+    exec_wf.jobs.append(ExecJob(id=job_id, type="cleanup", site=site, transformation=None, level=level,
+                                executable="sheaf-cleanup", arguments=argv))
+    exec_wf.edges.extend((p, index) for p in parents)
+
+
+def _cluster_settings(exec_wf: ExecutableWorkflow) -> tuple[int | None, int | None]:
+    props = exec_wf.properties
+    out = []
+    for key in ("pegasus.file.cleanup.clusters.num", "pegasus.file.cleanup.clusters.size"):
+        value = props.get_int(key)
+        if value is not None and value < 1:
+            raise PlanningError("a cleanup clustering setting is not a positive integer",
+                                value=f"{key} = {value}", rule=f"{key} is 1 or more")
+        out.append(value)
+    return out[0], out[1]

@@ -1,0 +1,112 @@
+"""Data configurations other than ``sharedfs``: where jobs find their files when they do not share
+their site's scratch.
+
+``condorio`` (HTCondor file transfer): every compute site's working directory *is* its staging site's
+(``staging_site``: ``--staging-site``, default ``local``, the submit host).  Stage-in puts inputs
+there, each job lists what HTCondor moves in and out of its sandbox (``ExecutableWorkflow.file_transfers``:
+what it reads, what it writes), outputs come back there, stage-out and cleanup work there.
+
+``nonsharedfs`` (PegasusLite): the same staging directory, but each compute job runs under
+``sheaf-lite MANIFEST -- ARGV`` (``ExecutableWorkflow.lite``), which makes a fresh job directory under
+the site's ``localScratch`` (else the system's temporary directory), pulls the job's inputs from the
+staging site into it, runs the job there and pushes its outputs back (the fixed interface between the
+planner and the transfer tools).  ``pegasus.transfer.lite.threads`` (default 2) is its
+parallelism; integrity checking is ``pegasus.integrity.checking``'s.
+
+Bypass (``pegasus.transfer.bypass.input.staging``, or a use marked ``bypass``): an input whose best
+replica is a ``file://`` URL is not staged in; the job's transfer list or manifest names the replica
+itself.  Under ``sharedfs`` jobs read their site's scratch by name, so nothing is bypassed there (as in
+Pegasus, where bypass is for these two configurations).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+from sheaf.model._urls import file_url_path
+from sheaf.model._workflow import all_uses
+from sheaf.planner._plan import ExecutableWorkflow
+from sheaf.planner._replicas import path_url
+
+
+def staging_site(exec_wf: ExecutableWorkflow, site: str) -> str:
+    """The staging site of ``site``'s jobs: ``--staging-site site=ss`` (or a bare ``ss`` for every
+    site), else ``local`` -- the submit host, as Pegasus's condorio defaults."""
+    chosen = exec_wf.data.staging_sites
+    return chosen.get(site) or chosen.get("*") or "local"
+
+
+def condorio_lists(exec_wf: ExecutableWorkflow) -> None:
+    """What HTCondor moves in and out of each compute job's sandbox (module docstring)."""
+    for index, reads, writes in job_files(exec_wf):
+        job = exec_wf.jobs[index]
+        workdir = exec_wf.workdirs[job.site or "local"]
+        reads_at = tuple(_where(exec_wf, workdir, lfn) for lfn in reads)
+        exec_wf.file_transfers[job.id] = (reads_at, tuple(writes))
+
+
+def _where(exec_wf: ExecutableWorkflow, workdir: str, lfn: str) -> str:
+    """Where a job's input is: its replica when bypassed, else in the staging directory."""
+    url = exec_wf.bypass.get(lfn)
+    return (file_url_path(url) or url) if url is not None else os.path.join(workdir, lfn)
+
+
+def job_files(exec_wf: ExecutableWorkflow) -> list[tuple[int, list[str], list[str]]]:
+    """(job index, lfns it reads, lfns it writes) of every compute and cluster job; a cluster reads
+    what its tasks read that no task of it writes."""
+    get = exec_wf.workflow.jobs.get
+    out = []
+    for index, job in enumerate(exec_wf.jobs):
+        if job.site is None or job.type not in ("compute", "cluster"):
+            continue
+        reads: dict[str, None] = {}
+        writes: dict[str, None] = {}
+        for task in job.tasks:
+            source = get(task.id)
+            for use in all_uses(source) if source is not None else ():
+                if use.type != "output" and use.lfn not in writes:
+                    reads[use.lfn] = None
+                if use.type != "input":
+                    writes[use.lfn] = None
+        out.append((index, list(reads), list(writes)))
+    return out
+
+
+def lite_manifests(exec_wf: ExecutableWorkflow, submit_dir: str) -> None:
+    """The ``sheaf-lite`` manifest of every compute job (module docstring)."""
+    props = exec_wf.properties
+    threads = props.get_int("pegasus.transfer.lite.threads", 2, minimum=1) or 2
+    integrity = (props.get_str("pegasus.integrity.checking") or "full").strip().lower()
+    meta = os.path.join(submit_dir, "integrity") if integrity != "none" else None
+    for index, reads, writes in job_files(exec_wf):
+        job = exec_wf.jobs[index]
+        site = job.site or "local"
+        staging = exec_wf.workdirs[site]
+        stage = staging_site(exec_wf, site)
+        def there(lfn: str) -> str:
+            return exec_wf.bypass.get(lfn) or path_url(os.path.join(staging, lfn))  # noqa: B023 (in the loop)
+
+        manifest = {
+            "workdir_parent": _local_scratch(exec_wf, site),
+            "inputs": [_entry(n, "input", lfn, stage, there(lfn), site, f"file:{lfn}")
+                       for n, lfn in enumerate(reads, 1)],
+            "outputs": [_entry(n, "output", lfn, site, f"file:{lfn}", stage, there(lfn))
+                        for n, lfn in enumerate(writes, 1)],
+            "threads": threads, "integrity": integrity, "meta_dir": meta, "keep_workdir": False}
+        exec_wf.lite[job.id] = json.dumps(manifest, indent=1, ensure_ascii=False) + "\n"
+
+
+def _entry(number: int, linkage: str, lfn: str, src_site: str, src: str, dest_site: str,
+           dest: str) -> dict[str, object]:
+    return {"type": "transfer", "id": number, "linkage": linkage, "lfn": lfn, "executable": False,
+            "src_urls": [{"site_label": src_site, "url": src}],
+            "dest_urls": [{"site_label": dest_site, "url": dest}]}
+
+
+def _local_scratch(exec_wf: ExecutableWorkflow, site: str) -> str:
+    entry = exec_wf.site_catalog.get(site) if exec_wf.site_catalog is not None else None
+    directory = entry.directory("localScratch") if entry is not None else None
+    if directory is not None and os.path.isabs(directory.path):
+        return os.path.normpath(directory.path)
+    return "/tmp"

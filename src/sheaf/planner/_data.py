@@ -1,0 +1,457 @@
+"""The data pass: working directories, stage-in, stage-out, registration and cleanup jobs.
+
+``plan_data(exec_wf, submit_dir)`` turns the compute jobs ``plan()`` made into the complete executable
+workflow.  It is pure given its inputs (the one file-system read is replica selection's
+``--input-dir`` test): the submit directory is an input because working directories live beside it;
+``plan()`` runs the pass when ``DataOptions.submit_dir`` names it, else ``write_plan`` runs it once it has
+reserved the numbered ``runNNNN`` (the one moment that directory is known).
+
+Policy (``sharedfs``: jobs read and write their site's shared scratch):
+
+- **Working directory** of a site: its ``sharedScratch`` directory from the site catalog when that is
+  a local path (absolute, served by ``file://`` or by nothing) -- under it pegasus-plan's relative
+  execution directory, when the plan has one; the ``local`` site no catalog defines
+  has Pegasus's ``wf-scratch/LOCAL`` beside the submit directory; any other site ``DIR/scratch/<site>``.
+- **create_dir**: one per site (``mkdir -p``), a parent of every job of the site without a parent on
+  the site (so of every job of the site, transitively).
+- **stage_in**: every workflow input (consumed, produced by no job) a site's jobs read is copied
+  into the site's working directory from the ranked replicas (``_replicas``).  Per site and level at
+  most ``ceil(n/10)`` stage-in jobs (n: the level's compute jobs there that read staged files),
+  overridden by the ``stagein.clusters`` profile (site catalog, then properties); a file read by
+  several jobs is staged once, by the bucket of its first reader, and every reader depends on that
+  job.  Stageable executables travel the same way (``executable: true``).  An input found nowhere is
+  a warning: the job must find it itself.  An input whose best replica already is the file in the
+  working directory is neither copied nor removed.  ``pegasus.transfer.links`` makes the stage-in
+  jobs link ``file://`` sources instead of copying them (``sheaf-transfer --link``).
+- **stage_out**: outputs marked ``stage_out`` go to ``--output-dir`` (else the storage directory of
+  the first ``--output-sites`` site; ``local`` without a catalog entry: ``wf-output`` beside
+  ``wf-scratch``).  Without either nothing is staged out and those outputs stay in scratch (Pegasus
+  defaults the output site to ``local``; sheaf stages out only when told where).  ``ceil(n/10)``
+  stage-out jobs per site and level (``stageout.clusters``), each a child of the producers of its files.
+- **register**: one per site and level, a child of the level's stage-out jobs delivering files marked
+  ``register_replica``; it adds ``lfn -> delivered URL`` to the output replica catalog
+  (``_stageout.register_target``).
+- **inter_site**: a file made on one site and read on another (with another working directory) is
+  copied between the two by ``inter_site`` jobs (at most ``ceil(n/10)`` per pair of sites and level),
+  children of its makers and parents of its readers there (``_stageout``).
+- **cleanup** (``_cleanup``): ``inplace`` removes each file the workflow put in a working directory
+  after its last user (readers, producer, stage-out job); ``leaf`` removes all of them once the site's
+  last job is done; ``none`` keeps them.  Files to be kept (staged out nowhere) are never removed.
+
+Every auxiliary job names its input file (``exec_wf.job_inputs``: a JSON transfer list, the lists of
+files to remove or register) and codegen appends that file's path to its arguments.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+
+from sheaf.errors import PlanningError
+from sheaf.model import Profiles, SiteCatalog
+from sheaf.model._workflow import all_uses
+from sheaf.planner._cleanup import add_cleanup
+from sheaf.planner._configurations import condorio_lists, lite_manifests, staging_site
+from sheaf.planner._naming import safe
+from sheaf.planner._plan import ExecJob, ExecutableWorkflow
+from sheaf.planner._replicas import ReplicaSelector, Source, path_url
+
+RUNS_TASKS = ("compute", "cluster", "subworkflow")
+_INTEGRITY = ("none", "full", "nosymlink")
+
+
+@dataclass(slots=True)
+class _Staged:
+    """One file to bring into a site's working directory."""
+
+    name: str                      # file name in the working directory
+    sources: list[Source]
+    readers: list[int]             # job indices (in the final job list) that need it
+    executable: bool = False
+    checksum: str | None = None
+
+
+@dataclass(slots=True)
+class _Pass:
+    exec_wf: ExecutableWorkflow
+    submit_dir: str
+    jobs: list[ExecJob] = field(default_factory=list)      # auxiliary jobs, placed before the planner's
+    edges: list[tuple[int, int]] = field(default_factory=list)  # over aux + planner jobs (see shift)
+    staged: dict[str, dict[str, _Staged]] = field(default_factory=dict)  # site -> name -> file
+
+    def add(self, job: ExecJob, text: str | None = None) -> int:
+        self.jobs.append(job)
+        if text is not None:
+            self.exec_wf.job_inputs[job.id] = text
+        return len(self.jobs) - 1
+
+
+def plan_data(exec_wf: ExecutableWorkflow, submit_dir: str, exec_dir: str | None = None,
+              keep: frozenset[str] = frozenset()) -> None:
+    """Add the data jobs to ``exec_wf`` in place (module docstring); once only.  ``exec_dir`` is
+    pegasus-plan's relative execution directory: the working directory under a shared scratch;
+    ``keep``: files cleanup never removes (a sub-workflow's outputs its parent's ``--output-map`` copies)."""
+    if exec_wf.data_planned:
+        return
+    config = check_settings(exec_wf)
+    state = _Pass(exec_wf, os.path.abspath(submit_dir))
+    jobs = exec_wf.jobs
+    sites = sorted({job.site for job in jobs if job.site is not None and job.type in RUNS_TASKS})
+    for site in sites:
+        where = site if config == "sharedfs" else staging_site(exec_wf, site)
+        exec_wf.workdirs[site] = site_workdir(where, exec_wf.site_catalog, state.submit_dir, exec_dir)
+    if config == "sharedfs" and exec_wf.data.staging_sites:
+        exec_wf.warnings.append("--staging-site is for condorio and nonsharedfs: under sharedfs every site "
+                                "stages into its own shared scratch")
+    _collect_inputs(state, config)
+    if config == "condorio":
+        condorio_lists(exec_wf)
+    elif config == "nonsharedfs":
+        lite_manifests(exec_wf, state.submit_dir)
+    _stage_executables(state)
+    planned = _aux_plan(state, sites)
+    exec_wf.jobs = state.jobs + jobs
+    shift = len(state.jobs)
+    exec_wf.edges = [*planned.edges, *((p + shift, c + shift) for p, c in exec_wf.edges)]
+    outputs = {key: value for key, value in planned.outputs.items() if key[1] not in keep}
+    add_cleanup(exec_wf, shift, outputs, exec_wf.data.cleanup)
+    if exec_wf.properties.get_bool("pegasus.condor.concurrency.limits", False):
+        _concurrency_limits(exec_wf.jobs)
+    exec_wf.data_planned = True
+
+
+#: the seed's HTCondor concurrency limit of each job type (``pegasus.condor.concurrency.limits``)
+LIMITS = {"stage_in": "pegasus_transfer.stagein", "stage_out": "pegasus_transfer.stageout",
+          "inter_site": "pegasus_transfer.inter", "create_dir": "pegasus_auxillary.createdir",
+          "cleanup": "pegasus_auxillary.cleanup", "register": "pegasus_auxillary.registration",
+          "compute": "pegasus_compute", "cluster": "pegasus_compute"}
+
+
+def _concurrency_limits(jobs: list[ExecJob]) -> None:
+    """Name each job's limit in its condor profiles, unless it names one itself; profile dicts are
+    shared between jobs, so each distinct one is copied once."""
+    copies: dict[tuple[int, str], Profiles] = {}
+    for index, job in enumerate(jobs):
+        limit = LIMITS.get(job.type)
+        own: Profiles = job.profiles or (job.tasks[0].profiles if len(job.tasks) == 1 else {})
+        if limit is None or "concurrency_limits" in (own.get("condor") or {}):
+            continue
+        key = (id(own), limit)
+        if key not in copies:
+            copies[key] = {**own, "condor": {**(own.get("condor") or {}), "concurrency_limits": limit}}
+        jobs[index] = replace(job, profiles=copies[key])  # a new record: the caller's stays as it was
+
+
+def check_settings(exec_wf: ExecutableWorkflow) -> str:
+    """The data configuration, once every data setting is checked."""
+    props = exec_wf.properties
+    integrity = (props.get_str("pegasus.integrity.checking") or "full").strip().lower()
+    if integrity not in _INTEGRITY:
+        raise PlanningError("unknown integrity checking dial", value=integrity,
+                            rule="pegasus.integrity.checking is none, full or nosymlink")
+    config = (props.get_str("pegasus.data.configuration") or "sharedfs").strip().lower()
+    if config not in ("sharedfs", "condorio", "nonsharedfs"):
+        raise PlanningError("unknown data configuration", value=config,
+                            rule="pegasus.data.configuration is sharedfs, condorio or nonsharedfs")
+    if exec_wf.data.cleanup == "constraint":
+        exec_wf.warnings.append("--cleanup constraint (cleanup under disk-space constraints) is planned as "
+                                "inplace")
+        exec_wf.data = replace(exec_wf.data, cleanup="inplace")
+    if exec_wf.data.cleanup not in ("none", "inplace", "leaf"):
+        raise PlanningError("unknown cleanup strategy", value=exec_wf.data.cleanup,
+                            rule="--cleanup is none, inplace or leaf")
+    return config
+
+
+def site_workdir(site: str, sites: SiteCatalog | None, submit_dir: str, exec_dir: str | None = None) -> str:
+    entry = sites.get(site) if sites is not None else None
+    if entry is None and site == "local":  # Pegasus's default local site: beside the submit directory
+        return os.path.join(os.path.dirname(submit_dir), "wf-scratch", "LOCAL")
+    scratch = entry.directory("sharedScratch") if entry is not None else None
+    if scratch is not None and os.path.isabs(scratch.path):
+        urls = [server.url for server in scratch.file_servers]
+        if not urls or any(url.startswith("file://") for url in urls):
+            return os.path.normpath(os.path.join(scratch.path, exec_dir or "."))
+    return os.path.join(submit_dir, "scratch", safe(site))
+
+
+def check_lfn(lfn: str) -> None:
+    parts = lfn.split("/")
+    if os.path.isabs(lfn) or ".." in parts or not lfn or "\0" in lfn or "\n" in lfn:
+        raise PlanningError("a file name would escape the working directory",
+                            rule="lfns are relative paths without '..'", value=lfn)
+
+
+def workflow_inputs(exec_wf: ExecutableWorkflow) -> set[str]:
+    produced: set[str] = set()
+    consumed: set[str] = set()
+    produce, consume = produced.add, consumed.add
+    for job in exec_wf.workflow.jobs.values():
+        for use in all_uses(job):
+            kind = use.type  # plain attribute reads: this loop sees every use of 10^6 jobs
+            if kind == "input":
+                consume(use.lfn)
+            elif kind == "output":
+                produce(use.lfn)
+            else:  # checkpoint: both
+                produce(use.lfn)
+                consume(use.lfn)
+    return consumed - produced
+
+
+def _selector(exec_wf: ExecutableWorkflow) -> ReplicaSelector:
+    dirs = tuple((exec_wf.data.input_dir or exec_wf.input_dir or "").split(os.pathsep))
+    return ReplicaSelector(exec_wf.replica_catalog, exec_wf.properties, dirs,
+                           exec_wf.data.cwd or os.getcwd())
+
+
+def _collect_inputs(state: _Pass, config: str) -> None:
+    """site -> lfn -> ``_Staged`` for every workflow input a job reads; bypassed inputs are read where
+    their replica is (module docstring)."""
+    exec_wf = state.exec_wf
+    inputs = workflow_inputs(exec_wf)
+    if not inputs:
+        return
+    bypassing = _bypassing(exec_wf, inputs) if config != "sharedfs" else set()
+    selector = _selector(exec_wf)
+    get = exec_wf.workflow.jobs.get
+    missing: set[str] = set()
+    cache: dict[tuple[str, str], list[Source]] = {}
+    for index, job in enumerate(exec_wf.jobs):
+        site = job.site
+        if site is None or job.type not in RUNS_TASKS:
+            continue
+        files = state.staged.setdefault(site, {})
+        for task in job.tasks:
+            source = get(task.id)
+            if source is None:
+                continue
+            own = source.file if job.type == "subworkflow" else None  # read where it is by its planner
+            for use in all_uses(source):
+                lfn = use.lfn
+                if lfn not in inputs or use.type == "output" or lfn == own:
+                    continue
+                found = files.get(lfn)
+                if found is not None:
+                    if found.readers[-1] != index:
+                        found.readers.append(index)
+                    continue
+                if lfn in exec_wf.bypass:
+                    continue
+                check_lfn(lfn)
+                sources = cache.get((lfn, site))
+                if sources is None:
+                    sources = cache[(lfn, site)] = selector.sources(lfn, site)
+                if not sources:
+                    missing.add(lfn)
+                    continue
+                if lfn in bypassing and sources[0].url.startswith("file://"):
+                    exec_wf.bypass[lfn] = sources[0].url
+                    continue
+                if _in_place(sources, exec_wf.workdirs[site], lfn):
+                    continue  # already where the job reads it: neither copied nor ever removed
+                files[lfn] = _Staged(lfn, sources, [index], checksum=selector.checksum(lfn))
+    if missing:
+        shown = ", ".join(sorted(missing)[:5]) + (" ..." if len(missing) > 5 else "")
+        exec_wf.warnings.append(f"{len(missing)} input file(s) found neither in --input-dir nor in the "
+                                f"replica catalog, not staged in: {shown}")
+
+
+def _bypassing(exec_wf: ExecutableWorkflow, inputs: set[str]) -> set[str]:
+    """The inputs read where their replica is (``condorio``/``nonsharedfs``): all of them under
+    ``pegasus.transfer.bypass.input.staging``, else those a job marks ``bypass``."""
+    if exec_wf.properties.get_bool("pegasus.transfer.bypass.input.staging", False):
+        return inputs
+    return {use.lfn for job in exec_wf.workflow.jobs.values() for use in all_uses(job)
+            if use.bypass_staging and use.lfn in inputs}
+
+
+def _in_place(sources: list[Source], workdir: str, lfn: str) -> bool:
+    """Whether the best replica already is the file in the working directory (``--input-dir`` naming
+    the scratch directory): copying it onto itself would be pointless, removing it a loss."""
+    first = sources[0].url
+    return first.startswith("file://") and first == path_url(os.path.join(workdir, lfn))
+
+
+def _stage_executables(state: _Pass) -> None:
+    """Point tasks that run a stageable executable at its copy in their site's working directory and
+    stage it in for them (module docstring)."""
+    exec_wf = state.exec_wf
+    if not exec_wf.stageable:
+        return
+    cwd = exec_wf.data.cwd or os.getcwd()
+    for index, job in enumerate(exec_wf.jobs):
+        if job.site is None or job.type not in ("compute", "cluster"):
+            continue
+        workdir = exec_wf.workdirs[job.site]
+        tasks = []
+        for task in job.tasks:
+            name = exec_wf.stageable.get((job.site, task.executable))
+            if name is None:
+                tasks.append(task)
+                continue
+            url = (task.executable if "://" in task.executable
+                   else path_url(os.path.join(cwd, task.executable)))
+            files = state.staged.setdefault(job.site, {})
+            found = files.get(name)
+            if found is None:
+                files[name] = _Staged(name, [Source(url, "local")], [index], executable=True)
+            elif found.readers[-1] != index:
+                found.readers.append(index)
+            tasks.append(replace(task, executable=os.path.join(workdir, name)))
+        if any(new is not old for new, old in zip(tasks, job.tasks, strict=True)):
+            # a new record: the caller's jobs stay as they were (codegen plans copies)
+            runs = tasks[0].executable if job.type == "compute" else job.executable
+            exec_wf.jobs[index] = replace(job, tasks=tuple(tasks), executable=runs)
+
+
+@dataclass(slots=True)
+class Planned:
+    """What ``_aux_plan`` made: edges over the final job list, and per site the files in its working
+    directory with their users (for cleanup)."""
+
+    edges: list[tuple[int, int]] = field(default_factory=list)
+    #: (site, file name) -> (users: final job indices, whether the file is kept in scratch, staged in)
+    outputs: dict[tuple[str, str], tuple[list[int], bool, bool]] = field(default_factory=dict)
+
+
+def _aux_plan(state: _Pass, sites: Sequence[str]) -> Planned:
+    """Create the create_dir, stage_in, stage_out and register jobs; return the edges over the final
+    job list (aux jobs first) and the cleanup facts."""
+    from sheaf.planner._stageout import plan_stage_out
+
+    exec_wf = state.exec_wf
+    create: dict[str, int] = {}
+    for site in sites:
+        create[site] = state.add(ExecJob(
+            id=f"create_dir_{safe(exec_wf.name)}_0_{safe(site)}", type="create_dir", site=site,
+            transformation=None, level=0, executable="/bin/mkdir", arguments=("-p", exec_wf.workdirs[site])))
+    stage_buckets = {site: _stage_in_buckets(state, site) for site in sites}
+    out_plan = plan_stage_out(exec_wf, state.submit_dir)
+    stage_jobs = _add_stage_in(state, stage_buckets)
+    out_jobs = out_plan.add_jobs(state)
+    inter_jobs = out_plan.add_inter_jobs(state)
+    shift = len(state.jobs)
+    planned = Planned()
+    edges = planned.edges
+    same_site = _has_same_site_parent(exec_wf.jobs, exec_wf.edges)
+    for index, job in enumerate(exec_wf.jobs):
+        if job.site in create and job.type in RUNS_TASKS and not same_site[index]:
+            edges.append((create[job.site], index + shift))
+    for aux, files, site in stage_jobs:
+        edges.append((create[site], aux))
+        readers = sorted({r for f in files for r in f.readers})
+        edges.extend((aux, r + shift) for r in readers)
+        for f in files:
+            planned.outputs[(site, f.name)] = ([r + shift for r in f.readers] + [aux], False, True)
+    out_plan.link(edges, planned.outputs, out_jobs, shift)
+    out_plan.link_inter(edges, planned.outputs, inter_jobs, shift)
+    edges.extend((create[dst], index) for index, _, dst, _, _ in inter_jobs)
+    return planned
+
+
+def _stage_in_buckets(state: _Pass, site: str) -> list[tuple[int, list[_Staged]]]:
+    """The site's staged files grouped into stage-in jobs: (level, files) per job (module docstring)."""
+    files = state.staged.get(site)
+    if not files:
+        return []
+    jobs = state.exec_wf.jobs
+    per_level: dict[int, list[_Staged]] = {}
+    for staged in files.values():
+        per_level.setdefault(jobs[staged.readers[0]].level, []).append(staged)
+    limit = cluster_limit(state.exec_wf, site, "stagein")
+    out: list[tuple[int, list[_Staged]]] = []
+    for level in sorted(per_level):
+        group = per_level[level]
+        readers = sorted({f.readers[0] for f in group})
+        k = min(len(readers), limit or math.ceil(len(readers) / 10))
+        rank = {r: i % k for i, r in enumerate(readers)}
+        buckets: list[list[_Staged]] = [[] for _ in range(k)]
+        for staged in group:
+            buckets[rank[staged.readers[0]]].append(staged)
+        out.extend((level, bucket) for bucket in buckets if bucket)
+    return out
+
+
+def cluster_limit(exec_wf: ExecutableWorkflow, site: str, key: str) -> int | None:
+    """``<key>.local.clusters``, else ``<key>.clusters`` (``key``: ``stagein`` or ``stageout``) from the
+    site's catalog profiles, else the properties (``pegasus.stagein.clusters``); None when unset.  Every
+    transfer job runs on the submit host, so the ``.local.`` form is the one that applies (``.remote.``
+    would count jobs run on the compute site, which sheaf does not make)."""
+    entry = exec_wf.site_catalog.get(site) if exec_wf.site_catalog is not None else None
+    profiles = entry.profiles.get("pegasus", {}) if entry is not None else {}
+    raw = None
+    for name in (f"{key}.local.clusters", f"{key}.clusters"):
+        raw = profiles.get(name) or exec_wf.properties.get_str(f"pegasus.{name}")
+        if raw is not None:
+            break
+    if raw is None:
+        return None
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise PlanningError(f"{key}.clusters is not a positive integer", value=raw,
+                            rule=f"{key}.clusters counts jobs per level: 1 or more")
+    return value
+
+
+def _add_stage_in(state: _Pass, buckets: dict[str, list[tuple[int, list[_Staged]]]]
+                  ) -> list[tuple[int, list[_Staged], str]]:
+    out = []
+    exec_wf = state.exec_wf
+    for site, groups in buckets.items():
+        counters: dict[int, int] = {}
+        for level, files in groups:
+            n = counters[level] = counters.get(level, -1) + 1
+            workdir = exec_wf.workdirs[site]
+            entries = [transfer_entry(i, "input", f.name, f.sources, site, os.path.join(workdir, f.name),
+                                      f.executable, f.checksum) for i, f in enumerate(files, start=1)]
+            job = ExecJob(id=f"stage_in_local_{safe(site)}_{level}_{n}", type="stage_in", site=site,
+                          transformation=None, level=level, executable="sheaf-transfer",
+                          arguments=transfer_options(exec_wf, workdir, state.submit_dir))
+            out.append((state.add(job, transfer_text(entries)), files, site))
+    return out
+
+
+def transfer_options(exec_wf: ExecutableWorkflow, root: str, submit_dir: str) -> tuple[str, ...]:
+    """``sheaf-transfer``'s options for a job delivering into ``root`` (the fixed interface)."""
+    props = exec_wf.properties
+    threads = props.get_int("pegasus.transfer.threads", 2, minimum=1) or 2
+    integrity = (props.get_str("pegasus.integrity.checking") or "full").strip().lower()
+    argv = ["--threads", str(threads)]
+    if props.get_bool("pegasus.transfer.links", False):
+        argv.append("--link")
+    argv += ["--root", root, "--integrity", integrity]
+    if integrity != "none":
+        argv += ["--meta-dir", os.path.join(submit_dir, "integrity")]
+    return tuple(argv)
+
+
+def transfer_entry(number: int, linkage: str, lfn: str, sources: Iterable[Source], dest_site: str,
+                   dest_path: str, executable: bool = False,
+                   checksum: str | None = None) -> dict[str, object]:
+    entry: dict[str, object] = {
+        "type": "transfer", "id": number, "linkage": linkage, "lfn": lfn, "executable": executable,
+        "src_urls": [{"site_label": s.site, "url": s.url} for s in sources],
+        "dest_urls": [{"site_label": dest_site, "url": path_url(dest_path)}]}
+    if checksum:
+        entry["checksum"] = {"sha256": checksum}
+    return entry
+
+
+def transfer_text(entries: list[dict[str, object]]) -> str:
+    """One entry a line: readable, and written by json's C encoder (an ``indent`` would not be)."""
+    return "[\n" + ",\n".join(json.dumps(e, ensure_ascii=False) for e in entries) + "\n]\n"
+
+
+def _has_same_site_parent(jobs: Sequence[ExecJob], edges: Iterable[tuple[int, int]]) -> list[bool]:
+    found = [False] * len(jobs)
+    for parent, child in edges:
+        if jobs[parent].site == jobs[child].site:
+            found[child] = True
+    return found

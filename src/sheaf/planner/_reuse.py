@@ -1,0 +1,60 @@
+"""Data reuse: jobs whose outputs already exist are not planned (pegasus-plan's default; ``--force`` off).
+
+The rule, over the abstract workflow before anything else is planned:
+
+1. a job is *reused* when it produces at least one file and every file it produces has a replica in
+   the replica catalog;
+2. then, from the sinks up (reverse topological order), a job whose children are all reused or pruned
+   is pruned too when every file it marks ``stage_out`` has a replica: nothing that runs needs it, and
+   nothing the user asked to keep is lost.
+
+The remaining jobs' inputs that pruned jobs would have made are now workflow inputs, staged in from
+the catalog like any other.  The plan lists the pruned jobs in a warning.  A workflow with a cycle is
+left as it is (the planner reports the cycle next).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from sheaf.model import ReplicaCatalog, Workflow, build_graph
+from sheaf.model._workflow import all_uses
+
+
+def reduce_workflow(workflow: Workflow, rc: ReplicaCatalog | None) -> tuple[Workflow, list[str]]:
+    """``workflow`` without its reusable jobs, and their ids in file order (module docstring)."""
+    if rc is None or not len(rc):
+        return workflow, []
+    exact = {r.lfn for r in rc if not r.regex}
+    has_regex = any(r.regex for r in rc)
+    known: dict[str, bool] = {}
+
+    def available(lfn: str) -> bool:
+        hit = known.get(lfn)
+        if hit is None:
+            hit = known[lfn] = lfn in exact or (has_regex and bool(rc.lookup(lfn)))
+        return hit
+
+    made = (u.lfn for job in workflow.jobs.values() for u in all_uses(job) if u.type != "input")
+    if not any(available(lfn) for lfn in made):
+        return workflow, []
+    graph = build_graph(workflow)
+    order = graph.topological_order()
+    if order is None:
+        return workflow, []
+    ids = graph.ids
+    outputs = [[(u.lfn, u.stage_out) for u in all_uses(workflow.jobs[i]) if u.type != "input"] for i in ids]
+    gone = [bool(outs) and all(available(lfn) for lfn, _ in outs) for outs in outputs]
+    for j in reversed(order):
+        if gone[j]:
+            continue
+        children = graph.children(j)
+        if len(children) and all(gone[c] for c in children) and all(
+                available(lfn) for lfn, keep in outputs[j] if keep):
+            gone[j] = True
+    if not any(gone):
+        return workflow, []
+    kept = {ids[j] for j in range(len(ids)) if not gone[j]}
+    jobs = {i: job for i, job in workflow.jobs.items() if i in kept}
+    deps = {p: [c for c in cs if c in kept] for p, cs in workflow.dependencies.items() if p in kept}
+    return replace(workflow, jobs=jobs, dependencies=deps), [ids[j] for j in range(len(ids)) if gone[j]]

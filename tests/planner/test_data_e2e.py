@@ -1,0 +1,284 @@
+"""The data pass end to end: ``sheaf plan`` then the real ``sheaf run`` (sharedfs), outputs delivered to
+``--output-dir`` and registered, scratch left clean, and a re-plan reusing what the run registered."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from data_inputs import catalogs, diamond, job_types, plan_dir, plan_json, sheaf
+
+from sheaf.formats import read_replica_catalog
+
+
+def _plan(work: Path, *extra: str) -> Path:
+    return plan_dir(sheaf(work, "plan", "workflow.yml", "--dir", str(work / "submit"), "-s", "condorpool",
+                          *extra))
+
+
+def _run(directory: Path) -> str:
+    done = sheaf(directory, "run", str(directory))
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
+
+
+@pytest.fixture
+def work(tmp_path: Path) -> Path:
+    work = tmp_path / "work"
+    work.mkdir()
+    catalogs(work)
+    diamond(work)
+    return work
+
+
+def test_diamond_delivers_registers_cleans_and_replans_with_reuse(work: Path) -> None:
+    out = work / "out"
+    first = _plan(work, "--output-dir", str(out))
+    assert job_types(first) == {"create_dir": 1, "stage_in": 1, "compute": 4, "stage_out": 1, "register": 1,
+                                "cleanup": 3}
+    _run(first)
+    assert (out / "f.d").read_text() == "A\nf.b0\nf.c0\nA\nf.b1\nf.c1\nf.d\n"
+    assert sorted(os.listdir(out)) == ["f.d"]  # only what is marked stage_out
+    assert os.listdir(first / "scratch" / "condorpool") == []  # intermediates and the staged copy gone
+    rc = read_replica_catalog(work / "replicas.yml")
+    assert [(p.pfn, p.site) for r in rc if r.lfn == "f.d" for p in r.pfns] == [(f"file://{out}/f.d", "local")]
+    again = sheaf(work, "plan", "workflow.yml", "--dir", str(work / "submit"), "-s", "condorpool",
+                  "--output-dir", str(out))
+    second = plan_dir(again)
+    assert "data reuse: 4 job(s) not planned" in again.stderr  # f.d is registered: nothing to run
+    assert job_types(second) == {}
+    forced = _plan(work, "--output-dir", str(out), "--force")
+    assert job_types(forced)["compute"] == 4
+
+
+def test_partial_reuse_stages_the_registered_intermediates_in(work: Path) -> None:
+    rc = (work / "replicas.yml").read_text()
+    kept = work / "kept"
+    kept.mkdir()
+    for name in ("f.c0", "f.c1"):
+        (kept / name).write_text(f"old {name}\n")
+    (work / "replicas.yml").write_text(rc + "".join(
+        f"- lfn: {name}\n  pfns:\n  - {{site: local, pfn: 'file://{kept / name}'}}\n"
+        for name in ("f.c0", "f.c1")))
+    directory = _plan(work, "--output-dir", str(work / "out"))
+    assert job_types(directory)["compute"] == 1  # pre and both findranges are reused
+    _run(directory)
+    assert (work / "out" / "f.d").read_text() == "old f.c0\nold f.c1\nf.d\n"
+
+
+@pytest.mark.parametrize("mode", ["none", "leaf"])
+def test_cleanup_none_keeps_and_leaf_removes_everything(work: Path, mode: str) -> None:
+    directory = _plan(work, "--output-dir", str(work / "out"), "--cleanup", mode, "--force")
+    _run(directory)
+    scratch = directory / "scratch" / "condorpool"
+    if mode == "none":
+        assert sorted(os.listdir(scratch)) == ["f.a", "f.b0", "f.b1", "f.c0", "f.c1", "f.d"]
+    else:
+        assert not scratch.exists()  # leaf: the files, then the emptied directory
+    assert (work / "out" / "f.d").exists()
+
+
+def test_without_an_output_site_outputs_stay_in_scratch_and_intermediates_go(work: Path) -> None:
+    directory = _plan(work)
+    assert "stage_out" not in job_types(directory)
+    _run(directory)
+    assert os.listdir(directory / "scratch" / "condorpool") == ["f.d"]  # kept: nowhere to stage it to
+
+
+def test_text_output_catalog_and_throttles_in_both_spellings(work: Path) -> None:
+    props = work / "p.properties"
+    props.write_text(f"pegasus.catalog.replica.output.file = {work / 'out.rc'}\n"
+                     "dagman.stagein.maxjobs = 3\ndagman.cleanup.maxjobs = 2\n")
+    directory = _plan(work, "--output-dir", str(work / "out"), "--conf", str(props))
+    dag = (directory / "diamond.dag").read_text()
+    assert "MAXJOBS stage-in 3\n" in dag and "MAXJOBS cleanup 2\n" in dag and "MAXJOBS stage-out 10\n" in dag
+    assert "MAXJOBS registration 1\n" in dag
+    _run(directory)
+    assert (work / "out.rc").read_text() == f'f.d file://{work}/out/f.d site="local"\n'
+
+
+def test_stage_in_jobs_per_level_follow_the_clusters_profile(tmp_path: Path) -> None:
+    from Pegasus.api import File, Job, ReplicaCatalog, Workflow
+
+    work = tmp_path / "w"
+    work.mkdir()
+    catalogs(work)
+    wf = Workflow("wide")
+    rc = ReplicaCatalog()
+    for i in range(25):
+        (work / "input" / f"in{i}").write_text(f"{i}\n")
+        rc.add_replica("local", f"in{i}", str(work / "input" / f"in{i}"))
+        wf.add_jobs(Job("tool", _id=f"j{i}").add_args("-i", File(f"in{i}"), "-o", File(f"o{i}"))
+                    .add_inputs(File(f"in{i}")).add_outputs(File(f"o{i}")))
+    rc.write(str(work / "replicas.yml"))
+    wf.write(str(work / "workflow.yml"))
+    assert job_types(_plan(work))["stage_in"] == 3  # ceil(25/10)
+    assert job_types(_plan(work, "-D", "pegasus.stagein.clusters=1"))["stage_in"] == 1
+    types = job_types(_plan(work, "--output-dir", str(work / "out")))
+    assert types["stage_out"] == 3 and types["register"] == 1 and types["cleanup"] == 5  # ceil(25/5)
+    sized = _plan(work, "--output-dir", str(work / "out"), "-D", "pegasus.file.cleanup.clusters.size=25")
+    assert job_types(sized)["cleanup"] == 2  # 50 files (25 inputs, 25 outputs), 25 a job
+
+
+def test_checksums_from_the_catalog_go_into_the_transfer_list(work: Path) -> None:
+    digest = "0" * 64
+    (work / "replicas.yml").write_text(
+        f"pegasus: '5.0'\nreplicas:\n- lfn: f.a\n  pfns:\n  - {{site: local, pfn: '{work}/input/f.a'}}\n"
+        f"  checksum: {{sha256: '{digest}'}}\n")
+    directory = _plan(work)
+    (entry,) = _transfer_list(directory, "stage_in")
+    assert entry["checksum"] == {"sha256": digest} and entry["linkage"] == "input"
+
+
+def _transfer_list(directory: Path, kind: str) -> list[dict[str, object]]:
+    import json
+
+    jobs = [job["id"] for job in plan_json(directory)["jobs"] if job["type"] == kind]  # type: ignore[attr-defined]
+    return [entry for name in jobs
+            for entry in json.loads(next(directory.glob(f"jobs/*/{name}.in")).read_text())]
+
+
+def test_concurrency_limits_name_each_job_type(work: Path) -> None:
+    directory = _plan(work, "--output-dir", str(work / "out"), "-D", "pegasus.condor.concurrency.limits=true",
+                      "-D", "sheaf.submit.shared=false")
+    subs = {path.stem: path.read_text() for path in directory.glob("jobs/*/*.sub")}
+    assert "concurrency_limits = pegasus_transfer.stagein" in subs["stage_in_local_condorpool_1_0"]
+    assert "concurrency_limits = pegasus_compute" in subs["tool_pre"]
+    assert any("concurrency_limits = pegasus_auxillary.cleanup" in text for text in subs.values())
+
+
+def test_an_unknown_data_configuration_is_one_message(work: Path) -> None:
+    done = sheaf(work, "plan", "workflow.yml", "--dir", str(work / "submit"), "-s", "condorpool",
+                 "-D", "pegasus.data.configuration=bogus")
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "pegasus.data.configuration" in done.stderr and not (work / "submit").exists()
+
+
+def test_condorio_jobs_run_in_sandboxes_fed_from_the_staging_site(work: Path) -> None:
+    directory = _plan(work, "--output-dir", str(work / "out"), "-D", "pegasus.data.configuration=condorio")
+    staging = directory / "scratch" / "local"  # the submit host's working directory
+    (sub,) = [p.read_text() for p in directory.glob("jobs/*/tool_post.sub")]
+    assert "should_transfer_files = YES\n" in sub and f"initialdir = {staging}\n" in sub
+    (inputs,) = [line.split(" = ", 1)[1] for line in sub.splitlines()
+                 if line.startswith("transfer_input_files")]
+    assert sorted(inputs.split(",")) == [f"{staging}/f.c0", f"{staging}/f.c1"]  # the API's uses: a set
+    assert "transfer_output_files = f.d\n" in sub
+    _run(directory)  # the tool reads its inputs from its working directory: the sandbox must hold them
+    assert (work / "out" / "f.d").read_text() == "A\nf.b0\nf.c0\nA\nf.b1\nf.c1\nf.d\n"
+    assert os.listdir(staging) == [] and not (directory / "scratch" / "condorpool").exists()
+
+
+def _lite_tools() -> bool:
+    from sheaf.aggregators import transfer
+
+    return hasattr(transfer, "load_transfer_list")
+
+
+def test_nonsharedfs_jobs_run_under_sheaf_lite_with_a_manifest(work: Path) -> None:
+    import json
+
+    directory = _plan(work, "--output-dir", str(work / "out"), "-D", "pegasus.data.configuration=nonsharedfs",
+                      "-D", "pegasus.transfer.lite.threads=3", "--staging-site", "condorpool=local")
+    staging = directory / "scratch" / "local"
+    (sub,) = [p.read_text() for p in directory.glob("jobs/*/tool_post.sub")]
+    manifest_path = next(directory.glob("jobs/*/tool_post.lite.json"))
+    assert "sheaf-lite" in sub and f'"{manifest_path} -- {work}/tool.py -i f.c0 f.c1 -o f.d"' in sub
+    manifest = json.loads(manifest_path.read_text())
+    assert manifest["threads"] == 3 and manifest["integrity"] == "full" and manifest["keep_workdir"] is False
+    assert sorted((e["src_urls"][0]["url"], e["dest_urls"][0]["url"]) for e in manifest["inputs"]) == [
+        (f"file://{staging}/f.c0", "file:f.c0"), (f"file://{staging}/f.c1", "file:f.c1")]
+    assert [(e["src_urls"][0]["url"], e["dest_urls"][0]["url"]) for e in manifest["outputs"]] == [
+        ("file:f.d", f"file://{staging}/f.d")]
+    if not _lite_tools():
+        pytest.skip("needs sheaf-transfer JSON lists")
+    _run(directory)
+    assert (work / "out" / "f.d").read_text() == "A\nf.b0\nf.c0\nA\nf.b1\nf.c1\nf.d\n"
+    assert os.listdir(staging) == []
+
+
+def test_a_dead_first_replica_falls_through_to_the_second(work: Path) -> None:
+    (work / "replicas.yml").write_text(
+        "pegasus: '5.0'\nreplicas:\n- lfn: f.a\n  pfns:\n"
+        f"  - {{site: local, pfn: 'file://{work}/gone/f.a'}}\n  - {{site: local, pfn: '{work}/input/f.a'}}\n")
+    directory = _plan(work, "--output-dir", str(work / "out"))
+    (entry,) = _transfer_list(directory, "stage_in")
+    assert [u["url"] for u in entry["src_urls"]] == [f"file://{work}/gone/f.a", f"file://{work}/input/f.a"]
+    if not _lite_tools():
+        pytest.skip("needs sheaf-transfer JSON lists")
+    _run(directory)
+    assert (work / "out" / "f.d").exists()
+
+
+def test_a_corrupted_input_is_caught_by_its_checksum(work: Path) -> None:
+    import hashlib
+
+    digest = hashlib.sha256(b"not what is there\n").hexdigest()
+    (work / "replicas.yml").write_text(
+        f"pegasus: '5.0'\nreplicas:\n- lfn: f.a\n  pfns:\n  - {{site: local, pfn: '{work}/input/f.a'}}\n"
+        f"  checksum: {{sha256: '{digest}'}}\n")
+    directory = _plan(work, "--output-dir", str(work / "out"))
+    if not _lite_tools():
+        pytest.skip("needs sheaf-transfer JSON lists")
+    done = sheaf(directory, "run", str(directory))
+    assert done.returncode == 1 and not (work / "out" / "f.d").exists()
+    errors = "".join(p.read_text() for p in directory.glob("jobs/*/stage_in_*.err"))
+    assert "f.a" in errors and digest in errors
+
+
+def test_bypass_reads_the_replica_in_place_under_condorio(work: Path) -> None:
+    directory = _plan(work, "--output-dir", str(work / "out"), "-D", "pegasus.data.configuration=condorio",
+                      "-D", "pegasus.transfer.bypass.input.staging=true")
+    assert "stage_in" not in job_types(directory)  # f.a is not copied
+    (sub,) = [p.read_text() for p in directory.glob("jobs/*/tool_pre.sub")]
+    assert f"transfer_input_files = {work}/input/f.a\n" in sub  # HTCondor takes it from the replica
+    _run(directory)
+    assert (work / "out" / "f.d").exists() and (work / "input" / "f.a").read_text() == "A\n"
+    shared = _plan(work, "--output-dir", str(work / "out"), "--force",
+                   "-D", "pegasus.transfer.bypass.input.staging=true")
+    assert job_types(shared)["stage_in"] == 1  # sharedfs: jobs read scratch by name, nothing bypassed
+
+
+def test_a_file_made_on_one_site_and_read_on_another_travels_by_inter_site_job(tmp_path: Path) -> None:
+    from Pegasus.api import (
+        Directory,
+        File,
+        FileServer,
+        Job,
+        Operation,
+        Site,
+        SiteCatalog,
+        Transformation,
+        TransformationCatalog,
+        Workflow,
+    )
+
+    work = tmp_path / "w"
+    work.mkdir()
+    catalogs(work)
+    exe = str(work / "tool.py")
+    sites = SiteCatalog().add_sites(Site("local"))
+    for name in ("one", "two"):
+        sites.add_sites(Site(name).add_directories(Directory(Directory.SHARED_SCRATCH, str(work / name))
+                                                   .add_file_servers(FileServer(f"file://{work / name}",
+                                                                                Operation.ALL))))
+    sites.write(str(work / "sites.yml"))
+    tc = TransformationCatalog().add_transformations(
+        Transformation("first", site="one", pfn=exe, is_stageable=False),
+        Transformation("second", site="two", pfn=exe, is_stageable=False))
+    tc.write(str(work / "transformations.yml"))
+    wf = Workflow("two-sites")
+    wf.add_jobs(Job("first", _id="a").add_args("-i", "f.a", "-o", "f.b").add_inputs(File("f.a"))
+                .add_outputs(File("f.b"), stage_out=False, register_replica=False))
+    wf.add_jobs(Job("second", _id="b").add_args("-i", "f.b", "-o", "f.c").add_inputs(File("f.b"))
+                .add_outputs(File("f.c")))
+    wf.write(str(work / "workflow.yml"))
+    directory = plan_dir(sheaf(work, "plan", "workflow.yml", "--dir", str(work / "submit"), "-s", "one,two",
+                               "--output-dir", str(work / "out")))
+    assert job_types(directory)["inter_site"] == 1
+    (entry,) = _transfer_list(directory, "inter_site")
+    assert entry["linkage"] == "inter" and entry["dest_urls"][0]["url"].startswith(f"file://{work}/two/")
+    assert "CATEGORY stage_inter_one_two_1_0 stage-inter" in (directory / "two-sites.dag").read_text()
+    _run(directory)
+    assert (work / "out" / "f.c").read_text() == "A\nf.b\nf.c\n"
+    assert [name for side in ("one", "two") for _, _, names in os.walk(work / side) for name in names] == []
