@@ -61,7 +61,10 @@ def test_a_group_resumes_from_its_journal_on_the_next_site(tmp_path: Path) -> No
     assert result.returncode == 0, result.stdout + result.stderr
     counts = ran(tmp_path)
     assert sorted(counts) == [f"ID{i:04d}" for i in range(6)]
-    assert all(counts[task] == 1 for task in before)  # finished nodes did not run again
+    # finished nodes did not run again; with one slot on a chain, only the task in flight at the kill
+    # (its marker written, its exit not yet journaled) may run a second time
+    again = [task for task in before if counts[task] > 1]
+    assert again in ([], [max(before)]), counts
 
 
 def test_kill_9_of_the_engine_during_negotiation(tmp_path: Path) -> None:

@@ -45,7 +45,7 @@ def test_statistics_of_the_blackdiamond(blackdiamond: Path) -> None:
     lines = text.stdout.splitlines()
     assert "Type           Succeeded Failed  Incomplete  Total     Retries   Total+Retries" in lines
     assert "Tasks          10        0       0           10        0         10" in lines
-    assert "Jobs           7         0       0           7         0         7" in lines
+    assert "Jobs           8         0       0           8         0         8" in lines  # with the cleanup job
     for heading in ("Workflow wall time", "Cumulative job wall time",
                     "Cumulative job wall time as seen from submit side", "Cumulative job badput wall time",
                     "Cumulative job badput wall time as seen from submit side"):
@@ -156,7 +156,7 @@ def test_plots_are_pngs_and_one_offline_html_page(blackdiamond: Path) -> None:
         assert data.startswith(b"\x89PNG\r\n\x1a\n") and len(data) > 5000
     page = written[3].read_text()
     assert page.count("<svg") == 3 and page.count('<rect class="task"') == 8  # the clusters' 8 tasks
-    assert page.count('<rect class="job"') == 7 and "diamond::findrange:4.0" in page
+    assert page.count('<rect class="job"') == 8 and "diamond::findrange:4.0" in page
     assert "<script>" in page and "<script src" not in page and 'href="http' not in page
 
 
