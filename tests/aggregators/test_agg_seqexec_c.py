@@ -160,3 +160,25 @@ def test_codegen_names_the_compiled_runner_unless_pure_python(monkeypatch: pytes
     assert dict(environment)["SHEAF_CLUSTER_FALLBACK"].endswith("sheaf-cluster")
     monkeypatch.setenv("SHEAF_PURE_PYTHON", "1")
     assert seqexec_runner() == (CLUSTER_PY, ())
+
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "blackdiamond"
+
+
+def test_a_planned_cluster_runs_compiled_and_hands_over_through_its_environment(tmp_path: Path) -> None:
+    # The progress report (an env profile here) is the Python program's: the compiled one must find
+    # it through the SHEAF_CLUSTER_FALLBACK that sheaf plan wrote into the job's environment.
+    sheaf, progress = str(Path(sys.executable).parent / "sheaf"), tmp_path / "progress.txt"
+    planned = subprocess.run([sheaf, "plan", "workflow.yml", "-d", str(tmp_path), "--relative-dir", "plan",
+                              "--cluster", "horizontal", "--input-dir", "input",
+                              "-D", f"env.SEQEXEC_PROGRESS_REPORT={progress}"],
+                             cwd=EXAMPLE, capture_output=True, text=True, check=False, timeout=120)
+    assert planned.returncode == 0, planned.stderr
+    sub = next((tmp_path / "plan").rglob("merge_*.sub")).read_text()
+    assert f"executable = {COMPILED_CLUSTER}\n" in sub and f"SHEAF_CLUSTER_FALLBACK={CLUSTER_PY}" in sub
+    ran = subprocess.run([sheaf, "run", str(tmp_path / "plan")], capture_output=True, text=True, check=False,
+                         timeout=120)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert f" START {COMPILED_CLUSTER} -f " in progress.read_text()
+    outs = "".join(p.read_text() for p in (tmp_path / "plan").rglob("merge_*.out"))
+    assert f'app="{COMPILED_CLUSTER}"]' in outs

@@ -528,6 +528,8 @@ static void start_task(Run *r, const Task *t)
     for (size_t i = 0; i < r->slots; i++)
         if (r->running[i].pid == 0) { r->running[i] = c; break; }
     r->nrunning++;
+    if (g_stop)  /* the signal came after run_tasks looked and before the spawn */
+        kill(pid, g_stop);
     sigprocmask(SIG_UNBLOCK, &r->forwarded, NULL);
 }
 
