@@ -33,7 +33,7 @@ _COMMANDS = st.one_of(
     st.integers(0, 4).map(lambda code: f"sh -c 'exit {code}'"),
     st.sampled_from([signal.SIGKILL, signal.SIGTERM, signal.SIGSEGV]).map(
         lambda sig: f"sh -c 'kill -{int(sig)} $$'"),
-    st.lists(st.text("ab $'\"\\#\t;", min_size=0, max_size=6), max_size=3).map(
+    st.lists(st.text("ab $'\"\\#\t;\u00e9\u00a0\x0b\x1c\x01", min_size=0, max_size=6), max_size=3).map(
         lambda words: shlex.join(["echo", *words])),
     st.sampled_from(["true", "/bin/true", "no-such-program-here x", "echo \"a \\\" b\" 'c d'\\ e",
                      "/usr/bin/pegasus-kickstart -n tr -o out.txt /bin/echo x", "''"]),
@@ -110,8 +110,11 @@ def _fake_python(tmp: Path) -> Path:
     (["job.in"], "#@ 1 tr\ntrue\n", {}),
     (["job.in"], "true\n#@ 1 tr id\n", {}),
     (["job.in"], "echo 'open\n", {}),
-    (["job.in"], "echo caf\u00e9\n", {}),
-    (["job.in"], "echo a\x0bb\n", {}),
+    (["job.in"], "#@ 1 tr caf\u00e9\ntrue\n", {}),
+    (["job.in"], "#@\u00a01 tr id\ntrue\n", {}),
+    (["job.in"], "true\n\u00a0\n", {}),
+    (["job.in"], "true\n\x0b\x1c\n", {}),
+    (["job.in"], "echo a\0b\n", {}),
     (["job.in"], "true\n", {"SHEAF_PURE_PYTHON": "1"}),
 ])
 def test_hands_over_what_it_does_not_do(tmp_path: Path, args: list[str], text: str,

@@ -13,8 +13,9 @@
  * - Everything else it hands over, before anything has run, by exec'ing the Python sheaf-cluster
  *   with the same arguments: a usage error (so the message is Python's), -h, -R or
  *   SEQEXEC_PROGRESS_REPORT, SEQEXEC_SETUP/SEQEXEC_CLEANUP, an unreadable input, a malformed
- *   file, and any byte whose meaning depends on Python's Unicode rules (non-ASCII, NUL, and the
- *   control characters str.split() treats as white space but the shell-word rules do not).
+ *   file, a NUL byte, and a byte whose meaning depends on Python's Unicode rules (non-ASCII, and
+ *   the controls str.split() takes for white space) where it could change a line's reading: in a
+ *   #@ record or on a line without a printable ASCII character (check_line).
  *   SHEAF_PURE_PYTHON=1 hands over at once.  A stdin already read is passed on in a temporary file.
  *   The original argv[0] travels in SHEAF_CLUSTER_ARGV0, so the summary's app= is the same.
  * - The Python program is found as: $SHEAF_CLUSTER_FALLBACK, else the console script of the
@@ -239,11 +240,26 @@ static void read_input(const char *path)
         hand_over();  /* Python reports it (exit 3) */
     if (fd > 0)
         close(fd);
-    for (size_t i = 0; i < g_size; i++) {
-        unsigned char c = (unsigned char)g_data[i];
-        if (c >= 0x80 || c == 0 || c == 0x0b || c == 0x0c || (c >= 0x1c && c <= 0x1f))
-            hand_over();
+    if (memchr(g_data, '\0', g_size) != NULL)
+        hand_over();  /* no C string holds it; Python reports the task as one that cannot start */
+}
+
+/* Bytes whose meaning to Python's str.strip()/str.split() (the blank-line test and the #@ fields)
+ * differs from the shell-word rules: non-ASCII (decoded as UTF-8 there: NBSP, NEL, ... are white
+ * space) and the ASCII controls str.split() splits on.  Inside a command's words they are literal in
+ * both programs. */
+static int exotic(unsigned char c) { return c >= 0x80 || c == 0x0b || c == 0x0c || (c >= 0x1c && c <= 0x1f); }
+
+static void check_line(const char *line, size_t len)
+{
+    int odd = 0, printable = 0;
+    for (size_t i = 0; i < len; i++) {
+        odd |= exotic((unsigned char)line[i]);
+        printable |= line[i] > ' ' && line[i] < 0x7f;
     }
+    /* a #@ record is read with str.split(); a line of nothing printable may be blank to Python */
+    if (odd && ((len >= 2 && line[0] == '#' && line[1] == '@') || !printable))
+        hand_over();
 }
 
 static int white(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
@@ -331,6 +347,7 @@ static Task *parse_tasks(size_t *count, long *lines)
         size_t len = (size_t)((nl ? nl : end) - line), blank = 1;
         lineno++;
         while (len > 0 && line[len - 1] == '\r') len--;
+        check_line(line, len);
         for (size_t i = 0; i < len && blank; i++) blank = white(line[i]);
         if (blank) {
         } else if (len >= 2 && line[0] == '#' && line[1] == '@') {
