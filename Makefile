@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed-stamp
 
 # The install compiles the ClassAd parser's C accelerator (setup.py; optional: pure Python without it).
 # ... and the compiled seqexec runner sheaf-cluster-c (optional too: the Python sheaf-cluster without it).
-$(STAMP): pyproject.toml setup.py $(wildcard src/sheaf/classad/_cparse*) src/sheaf/aggregators/_cluster.c
+$(STAMP): pyproject.toml setup.py $(wildcard src/sheaf/classad/_cparse*) $(wildcard src/sheaf/aggregators/_cluster*)
 	bash scripts/system-deps.sh build $(PYTHON)
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip

@@ -14,7 +14,7 @@ import os
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
-CLUSTER_SOURCE = "src/sheaf/aggregators/_cluster.c"
+CLUSTER_SOURCES = [f"src/sheaf/aggregators/_cluster{part}.c" for part in ("", "_read")]
 CLUSTER_PROGRAM = "sheaf-cluster-c"
 
 
@@ -39,7 +39,8 @@ class BuildExtAndCluster(build_ext):
         customize_compiler(compiler)
         out_dir = self._cluster_dir()
         os.makedirs(out_dir, exist_ok=True)
-        objects = compiler.compile([CLUSTER_SOURCE], output_dir=self.build_temp,
+        objects = compiler.compile(CLUSTER_SOURCES, output_dir=self.build_temp,
+                                   depends=["src/sheaf/aggregators/_cluster.h"],
                                    extra_postargs=["-O2", "-std=gnu11"])
         compiler.link_executable(objects, CLUSTER_PROGRAM, output_dir=out_dir)
 
