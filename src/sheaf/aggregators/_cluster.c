@@ -197,29 +197,36 @@ static void start_task(Run *r, const Task *t)
     sigprocmask(SIG_UNBLOCK, &r->forwarded, NULL);
 }
 
+static int take(Run *r, pid_t pid, Child *out)  /* remove pid's entry from the table, if there */
+{
+    int found = 0;
+    sigprocmask(SIG_BLOCK, &r->forwarded, NULL);  /* the handler walks the table */
+    for (size_t i = 0; i < r->slots && !found; i++) {
+        if (r->running[i].pid == pid) {
+            *out = r->running[i];
+            r->running[i].pid = 0;
+            r->nrunning--;
+            found = 1;
+        }
+    }
+    sigprocmask(SIG_UNBLOCK, &r->forwarded, NULL);
+    return found;
+}
+
 static void drain(Run *r, size_t keep)  /* reap children until at most keep are running */
 {
     while (r->nrunning > keep) {
         int status;
-        struct rusage use;
-        pid_t pid = wait4(-1, &status, 0, &use);
+        Child c;
+        pid_t pid = wait4(-1, &status, 0, NULL);
         if (pid < 0 && errno == EINTR)
-            continue;
+            continue;  /* a forwarded signal: its handler has run; keep reaping */
         if (pid < 0)
             return;
-        sigprocmask(SIG_BLOCK, &r->forwarded, NULL);
-        for (size_t i = 0; i < r->slots; i++) {
-            if (r->running[i].pid != pid)
-                continue;
-            Child c = r->running[i];
-            r->running[i].pid = 0;
-            r->nrunning--;
-            sigprocmask(SIG_UNBLOCK, &r->forwarded, NULL);
+        if (take(r, pid, &c)) {
             report(r, &c, status, pid);
             free(c.argv);
-            break;
         }
-        sigprocmask(SIG_UNBLOCK, &r->forwarded, NULL);
     }
 }
 
