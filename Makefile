@@ -7,7 +7,8 @@ STAMP  := $(VENV)/.installed-stamp
 .PHONY: demo test system-deps bench lint clean
 
 # The install compiles the ClassAd parser's C accelerator (setup.py; optional: pure Python without it).
-$(STAMP): pyproject.toml setup.py $(wildcard src/sheaf/classad/_cparse*)
+# ... and the compiled seqexec runner sheaf-cluster-c (optional too: the Python sheaf-cluster without it).
+$(STAMP): pyproject.toml setup.py $(wildcard src/sheaf/classad/_cparse*) $(wildcard src/sheaf/aggregators/_cluster*)
 	bash scripts/system-deps.sh build $(PYTHON)
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
@@ -21,10 +22,11 @@ system-deps:
 demo: $(STAMP)
 	bash examples/demo.sh
 
-# The whole suite with the compiled parser, then the ClassAd tests again in pure Python (the fallback).
+# The whole suite with the compiled pieces, then the ClassAd and sheaf-cluster tests again in pure
+# Python (the fallbacks: the compiled sheaf-cluster then hands every run to the Python one).
 test: $(STAMP) system-deps
 	$(PY) -m pytest -q -p no:cacheprovider
-	SHEAF_PURE_PYTHON=1 $(PY) -m pytest -q -p no:cacheprovider tests/classad
+	SHEAF_PURE_PYTHON=1 $(PY) -m pytest -q -p no:cacheprovider tests/classad tests/aggregators/test_agg_seqexec.py
 
 bench: $(STAMP)
 	$(PY) benchmarks/load.py
@@ -34,4 +36,4 @@ lint: $(STAMP)
 	$(VENV)/bin/mypy src
 
 clean:
-	rm -rf $(VENV) build dist .pytest_cache .hypothesis src/sheaf/classad/*.so
+	rm -rf $(VENV) build dist .pytest_cache .hypothesis src/sheaf/classad/*.so src/sheaf/aggregators/_bin

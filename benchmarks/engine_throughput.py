@@ -13,7 +13,9 @@ Shapes
     ``unclustered``: a workflow of N independent ``/bin/true`` jobs (transformation ``true`` at site
     ``local``), planned as ``sheaf plan`` writes it (one node per job, plus the plan's create-dir
     job); ``clustered``: the same workflow with ``-C horizontal`` and ``pegasus.clusters.size = 50``
-    (one ``sheaf-cluster`` node per 50 tasks).
+    (one cluster node per 50 tasks, run by the compiled ``sheaf-cluster-c`` where it was built);
+    ``clustered-py``: the same, planned with ``SHEAF_PURE_PYTHON=1`` so the Python ``sheaf-cluster``
+    runs the clusters (the figure before the compiled runner).  ``--shapes`` picks some.
 
 Baselines, measured right before *and* right after each engine run (the machine is shared and its
 load drifts; the ratio uses the mean of the two): ``xargs -P2 -n1 /bin/true`` over N lines and GNU
@@ -80,13 +82,20 @@ def workflow(path: Path, n: int) -> None:
     path.write_text(head + jobs + "jobDependencies: []\n")
 
 
-def plan(wf: Path, out: Path, clustered: bool) -> float:
+#: shape -> (clustered, environment of ``sheaf plan``)
+SHAPES: dict[str, tuple[bool, dict[str, str]]] = {
+    "unclustered": (False, {}), "clustered": (True, {}),
+    "clustered-py": (True, {"SHEAF_PURE_PYTHON": "1"}),
+}
+
+
+def plan(wf: Path, out: Path, clustered: bool, env: dict[str, str] | None = None) -> float:
     # --dir is a base, as pegasus-plan's; --relative-dir puts the submit directory exactly at ``out``
     cmd = [str(BIN / "sheaf"), "plan", str(wf), "-d", str(out.parent), "--relative-dir", out.name,
            "-s", "local"]
     if clustered:
         cmd += ["-C", "horizontal", "-D", f"pegasus.clusters.size={CLUSTER}"]
-    return timed(cmd)
+    return timed(cmd, env={**os.environ, **(env or {})})
 
 
 def timed(cmd: list[str], **kw: object) -> float:
@@ -156,16 +165,18 @@ def around(baseline: dict[str, object], engine: object) -> tuple[dict[str, float
     return {name: (before[name] + after[name]) / 2 for name in baseline}, seconds
 
 
-def measure(root: Path, n: int, rounds: int) -> list[tuple[str, float, dict[str, float], float]]:
+def measure(root: Path, n: int, rounds: int, shapes: list[str],
+            ) -> list[tuple[str, float, dict[str, float], float]]:
     """Rows (shape, engine seconds, baseline seconds by name, load) - the median round of each shape."""
     wf = root / "wf.yml"
     workflow(wf, n)
     pool = root / "pool.conf"
     pool.write_text("NUM_CPUS = 2\n")
     rows = []
-    for shape, clustered in (("unclustered", False), ("clustered", True)):
+    for shape in shapes:
+        clustered, plan_env = SHAPES[shape]
         directory = root / shape
-        plan_s = plan(wf, directory, clustered)
+        plan_s = plan(wf, directory, clustered, plan_env)
         batches = sorted(glob.glob(str(directory / "jobs" / "*" / "*.in")))
         bases: dict[str, object] = (
             {"xargs sh": lambda b=batches: xargs_sh(root, b)} if clustered
@@ -348,6 +359,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--peers", action="store_true")
     parser.add_argument("--peer-tasks", type=int, default=2_000)
+    parser.add_argument("--shapes", default=",".join(SHAPES),
+                        help=f"comma-separated, of {', '.join(SHAPES)}")
     parser.add_argument("--events", action="store_true",
                         help="only compare runs with and without the events loader (monitor)")
     args = parser.parse_args()
@@ -359,7 +372,7 @@ def main() -> None:
         if args.events:
             events_overhead(root, args.tasks, args.rounds)
             return
-        report(measure(root, args.tasks, args.rounds), args.tasks)
+        report(measure(root, args.tasks, args.rounds, args.shapes.split(",")), args.tasks)
         journal_report(root)
         if args.peers:
             peers(root, args.peer_tasks)

@@ -7,6 +7,10 @@ On a shared machine the wall-time figures jump with the load; the CPU figures mu
     xargs -P{1,2} -n1 /bin/true             the floor: fork/exec and wait, nothing else
     sheaf-cluster [-n 2] job.in            parse the .in file, posix_spawn, wait4, one record per task
     sheaf-cluster -R progress.txt job.in   ... plus the progress report (one locked append per task)
+    sheaf-cluster-c [-n 2] job.in          the compiled runner (where setup.py built it)
+
+First, the start-up every clustered job pays: each runner on an empty ``.in`` file, against
+``sh -c :`` (what ``xargs sh`` pays per batch), and a 50-task cluster (the engine benchmark's size).
 
     usage: python benchmarks/seqexec_overhead.py [N] [REPEATS]
 """
@@ -23,6 +27,8 @@ import time
 from pathlib import Path
 
 CLUSTER = str(Path(sys.executable).parent / "sheaf-cluster")
+COMPILED = str(Path(__file__).resolve().parent.parent / "src" / "sheaf" / "aggregators" / "_bin"
+               / "sheaf-cluster-c")
 TRUE = shutil.which("true") or "/bin/true"
 
 
@@ -41,6 +47,33 @@ def _best(argv: list[str], repeats: int, stdin: str | None = None) -> tuple[floa
     return wall, cpu
 
 
+def _compiled() -> str | None:
+    """The built sheaf-cluster-c: the installed package's, else the source tree's (editable)."""
+    import sheaf
+
+    installed = Path(sheaf.__file__).parent / "aggregators" / "_bin" / "sheaf-cluster-c"
+    return next((str(p) for p in (installed, Path(COMPILED)) if os.access(p, os.X_OK)), None)
+
+
+def start_up(tmp: str, repeats: int) -> None:
+    """Per-cluster start: each runner on an empty .in file and on 50 /bin/true tasks; sh -c : beside."""
+    fifty = os.path.join(tmp, "fifty.in")
+    with open(fifty, "w") as stream:
+        stream.writelines(f"{TRUE}\n" for _ in range(50))
+    runners = [("sh", ["sh", "-c", ":"], ["sh", fifty]), ("sheaf-cluster (Python)", [CLUSTER, os.devnull],
+                                                             [CLUSTER, fifty])]
+    compiled = _compiled()
+    if compiled:
+        runners.insert(1, ("sheaf-cluster-c", [compiled, os.devnull], [compiled, fifty]))
+    print(f"{'per cluster, best of ' + str(repeats * 5):32} {'start ms':>9} {'50 tasks ms':>12}")
+    for name, empty, full in runners:
+        start, fifty_s = (_best(argv, repeats * 5)[0] * 1e3 for argv in (empty, full))
+        print(f"{name:32} {start:9.2f} {fifty_s:12.2f}")
+    if not compiled:
+        print("(sheaf-cluster-c not built: no C compiler at install time)")
+    print()
+
+
 def main() -> None:
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
     repeats = int(sys.argv[2]) if len(sys.argv) > 2 else 3
@@ -48,7 +81,9 @@ def main() -> None:
         job = os.path.join(tmp, "job.in")
         with open(job, "w") as stream:
             stream.writelines(f"#@ {i + 1} bench::true ID{i + 1:07d}\n{TRUE} x\n" for i in range(n))
+        start_up(tmp, repeats)
         startup = _best([CLUSTER, os.devnull], repeats)[0]  # interpreter start + empty run
+        compiled = _compiled()
         rows = []
         for cpus in (1, 2):
             floor = _best(["xargs", f"-P{cpus}", "-n1", TRUE], repeats, stdin="x\n" * n)
@@ -58,6 +93,9 @@ def main() -> None:
             rows.append((f"sheaf-cluster -n {cpus} -R progress",
                          _best([CLUSTER, "-n", str(cpus), "-R", os.path.join(tmp, "p.txt"), job],
                                repeats), floor))
+            if compiled:
+                rows.append((f"sheaf-cluster-c -n {cpus}", _best([compiled, "-n", str(cpus), job], repeats),
+                             floor))
     print(f"{n} tasks of {TRUE}, best of {repeats}; "
           f"sheaf-cluster start-up (empty .in) {startup * 1e3:.0f} ms")
     print(f"{'runner':32} {'wall s':>7} {'tasks/s':>8} {'vs floor':>8} {'wall/task':>10} "

@@ -1,4 +1,5 @@
-"""sheaf-cluster against real processes: order, records, failure modes, parallelism, signals."""
+"""sheaf-cluster against real processes: order, records, failure modes, parallelism, signals -- each test
+for the Python program and the compiled one (the ``cluster`` fixture)."""
 
 from __future__ import annotations
 
@@ -13,8 +14,6 @@ from pathlib import Path
 
 import pytest
 
-BIN = Path(sys.executable).parent
-CLUSTER = str(BIN / "sheaf-cluster")
 PY = sys.executable
 TASK_RE = re.compile(
     r'^\[cluster-task id=(\d+), start="(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}[+-]\d\d:\d\d)", '
@@ -24,11 +23,11 @@ SUMMARY_RE = re.compile(
     r'extra=(\d+), duration=(\d+\.\d{3}), start="[^"]+", pid=(\d+), app="([^"]+)"\]$')
 
 
-def _run(tmp: Path, lines: list[str], *opts: str, stdin: bool = False, env: dict[str, str] | None = None,
-         ) -> subprocess.CompletedProcess[str]:
+def _run(cluster: str, tmp: Path, lines: list[str], *opts: str, stdin: bool = False,
+         env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     infile = tmp / "job.in"
     infile.write_text("".join(line + "\n" for line in lines))
-    args = [CLUSTER, *opts] + ([] if stdin else [str(infile)])
+    args = [cluster, *opts] + ([] if stdin else [str(infile)])
     return subprocess.run(args, check=False, input=infile.read_text() if stdin else None, capture_output=True,
                           text=True, timeout=60, cwd=tmp, env={**os.environ, **(env or {})})
 
@@ -45,11 +44,11 @@ def _append(path: Path, text: str) -> str:
     return shlex.join([PY, "-c", f"open({str(path)!r}, 'a').write({text!r})"])
 
 
-def test_runs_in_order_with_exact_records(tmp_path: Path) -> None:
+def test_runs_in_order_with_exact_records(cluster: str, tmp_path: Path) -> None:
     log = tmp_path / "log"
     lines = ["# a comment", "#@ 1 diamond::preprocess ID0000001", _append(log, "a"), "",
              "#@ 2 diamond::findrange ID0000002", _append(log, "b"), "echo 'x  y' \"$HOME;\" '`id`'"]
-    res = _run(tmp_path, lines)
+    res = _run(cluster, tmp_path, lines)
     assert res.returncode == 0, res.stderr
     assert log.read_text() == "ab"
     assert "x  y $HOME; `id`\n" in res.stdout  # arguments exec'd, never seen by a shell
@@ -57,12 +56,12 @@ def test_runs_in_order_with_exact_records(tmp_path: Path) -> None:
     assert [(m[1], m[4], m[5]) for m in tasks] == [("1", "0", "3"), ("2", "0", "6"), ("3", "0", "7")]
     assert tasks[0][7] == PY and tasks[2][7].endswith("/echo")  # argv[0] as found on PATH
     assert summary.groups()[:6] == ("ok", "7", "3", "3", "0", "0")
-    assert summary[9] == CLUSTER
+    assert summary[9] == cluster
 
 
-def test_failures_default_runs_all_and_exits_5(tmp_path: Path) -> None:
+def test_failures_default_runs_all_and_exits_5(cluster: str, tmp_path: Path) -> None:
     log = tmp_path / "log"
-    res = _run(tmp_path, [_append(log, "a"), "false", "no-such-program-here --x", _append(log, "b"),
+    res = _run(cluster, tmp_path, [_append(log, "a"), "false", "no-such-program-here --x", _append(log, "b"),
                           "sh -c 'kill -9 $$'"])
     assert res.returncode == 5
     assert log.read_text() == "ab"
@@ -73,9 +72,19 @@ def test_failures_default_runs_all_and_exits_5(tmp_path: Path) -> None:
     assert summary.groups()[:5] == ("fail", "5", "5", "2", "3")
 
 
-def test_fail_hard_stops_at_first_failure(tmp_path: Path) -> None:
+def test_a_task_no_exec_can_take_is_a_failed_task(cluster: str, tmp_path: Path) -> None:
+    # An empty program name ('') and a NUL in an argument used to raise out of os.posix_spawn.
+    res = _run(cluster, tmp_path, ["''", "true", "echo a\0b"])
+    assert res.returncode == 5 and "Traceback" not in res.stderr, res.stderr
+    tasks, summary = _records(res.stdout)
+    assert [(m[4], m[6]) for m in tasks] == [(str(127 << 8), "-1"), ("0", tasks[1][6]), (str(127 << 8), "-1")]
+    assert summary.groups()[:5] == ("fail", "3", "3", "1", "2")
+
+
+def test_fail_hard_stops_at_first_failure(cluster: str, tmp_path: Path) -> None:
     log = tmp_path / "log"
-    res = _run(tmp_path, [_append(log, "a"), "sh -c 'exit 7'", _append(log, "c"), _append(log, "d")], "-f")
+    res = _run(cluster, tmp_path, [_append(log, "a"), "sh -c 'exit 7'", _append(log, "c"), _append(log, "d")],
+               "-f")
     assert res.returncode == 5
     assert log.read_text() == "a"
     tasks, summary = _records(res.stdout)
@@ -83,17 +92,17 @@ def test_fail_hard_stops_at_first_failure(tmp_path: Path) -> None:
     assert summary.groups()[:5] == ("fail", "3", "2", "1", "1")  # stopped when line 3 was read
 
 
-def test_e_always_succeeds_and_S_adds_success_codes(tmp_path: Path) -> None:
-    res = _run(tmp_path, ["false", "true"], "-e")
+def test_e_always_succeeds_and_S_adds_success_codes(cluster: str, tmp_path: Path) -> None:
+    res = _run(cluster, tmp_path, ["false", "true"], "-e")
     assert res.returncode == 0
     assert _records(res.stdout)[1].groups()[:5] == ("ok", "2", "2", "1", "1")
-    res = _run(tmp_path, ["sh -c 'exit 3'", "sh -c 'exit 4'"], "-S", "3")
+    res = _run(cluster, tmp_path, ["sh -c 'exit 3'", "sh -c 'exit 4'"], "-S", "3")
     assert res.returncode == 5
     assert _records(res.stdout)[1].groups()[3:5] == ("1", "1")
-    assert _run(tmp_path, ["true"], "-e", "-f").returncode == 2
+    assert _run(cluster, tmp_path, ["true"], "-e", "-f").returncode == 2
 
 
-def test_n_runs_tasks_at_once(tmp_path: Path) -> None:
+def test_n_runs_tasks_at_once(cluster: str, tmp_path: Path) -> None:
     # Each task announces itself, then waits (up to 20 s) for the other: only concurrent runs pass.
     wait = tmp_path / "wait.py"
     wait.write_text("import os,sys,time; open(sys.argv[1],'w').close(); t=time.time()+20\n"
@@ -101,21 +110,21 @@ def test_n_runs_tasks_at_once(tmp_path: Path) -> None:
                     "sys.exit(0 if os.path.exists(sys.argv[2]) else 1)\n")
     a, b = tmp_path / "a", tmp_path / "b"
     lines = [shlex.join([PY, str(wait), str(a), str(b)]), shlex.join([PY, str(wait), str(b), str(a)])]
-    res = _run(tmp_path, lines, "-n", "2", stdin=True)
+    res = _run(cluster, tmp_path, lines, "-n", "2", stdin=True)
     assert res.returncode == 0, res.stdout
     assert _records(res.stdout)[1][5] == "0"
-    assert _run(tmp_path, ["true"], "-n", "auto").returncode == 0
-    assert _run(tmp_path, ["true"], "-n", "0").returncode == 2
+    assert _run(cluster, tmp_path, ["true"], "-n", "auto").returncode == 0
+    assert _run(cluster, tmp_path, ["true"], "-n", "0").returncode == 2
 
 
-def test_sigterm_is_forwarded_and_nothing_new_starts(tmp_path: Path) -> None:
+def test_sigterm_is_forwarded_and_nothing_new_starts(cluster: str, tmp_path: Path) -> None:
     got, started, later = tmp_path / "got", tmp_path / "started", tmp_path / "later"
     task = tmp_path / "task.py"
     task.write_text("import signal,sys,time\n"
                     f"signal.signal(signal.SIGTERM, lambda *a: (open({str(got)!r},'w').write('TERM'), "
                     f"sys.exit(9)))\nopen({str(started)!r},'w').close()\ntime.sleep(30)\n")
     (tmp_path / "job.in").write_text(shlex.join([PY, str(task)]) + "\n" + _append(later, "x") + "\n")
-    proc = subprocess.Popen([CLUSTER, "job.in"], cwd=tmp_path, stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen([cluster, "job.in"], cwd=tmp_path, stdout=subprocess.PIPE, text=True)
     deadline = time.time() + 20
     while not started.exists() and time.time() < deadline:
         time.sleep(0.02)
@@ -127,8 +136,8 @@ def test_sigterm_is_forwarded_and_nothing_new_starts(tmp_path: Path) -> None:
     assert tasks[0][4] == str(9 << 8) and summary[1] == "fail"
 
 
-def test_status_and_progress_files_and_setup(tmp_path: Path) -> None:
-    res = _run(tmp_path, ["echo hi", "/usr/bin/pegasus-kickstart -n tr -o out.txt /bin/echo x"],
+def test_status_and_progress_files_and_setup(cluster: str, tmp_path: Path) -> None:
+    res = _run(cluster, tmp_path, ["echo hi", "/usr/bin/pegasus-kickstart -n tr -o out.txt /bin/echo x"],
                "-s", "status.txt", "-R", "progress.txt",
                env={"SEQEXEC_SETUP": "true setup", "SEQEXEC_CLEANUP": "true cleanup"})
     assert res.stdout == "" and res.returncode == 5  # no kickstart here: task 2 cannot exec
@@ -155,9 +164,10 @@ def test_status_and_progress_files_and_setup(tmp_path: Path) -> None:
     (["job.in"], "true\n#@ 1 tr\nfalse\n", 2, "job.in:2: incomplete task record"),
     (["job.in"], "true\nsh -c 'unbalanced\n", 2, "job.in:2: cannot split command line"),
 ])
-def test_bad_usage_and_input(tmp_path: Path, args: list[str], text: str, code: int, needle: str) -> None:
+def test_bad_usage_and_input(cluster: str, tmp_path: Path, args: list[str], text: str, code: int,
+                             needle: str) -> None:
     (tmp_path / "job.in").write_text(text)
-    res = subprocess.run([CLUSTER, *args], check=False, cwd=tmp_path, capture_output=True, text=True,
+    res = subprocess.run([cluster, *args], check=False, cwd=tmp_path, capture_output=True, text=True,
                          timeout=30)
     assert res.returncode == code
     assert needle in res.stderr and "Traceback" not in res.stderr

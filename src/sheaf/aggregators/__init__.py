@@ -2,7 +2,9 @@
 tools that move a workflow's files.
 
 - ``sheaf-cluster`` (``seqexec.py``): pegasus-cluster's semantics -- the tasks of a ``.in`` file in
-  order (``-n`` at once), ``[cluster-task ...]``/``[cluster-summary ...]`` records, exit 5 on failure.
+  order (``-n`` at once), ``[cluster-task ...]``/``[cluster-summary ...]`` records, exit 5 on failure;
+  ``_cluster*.c`` is the same program compiled (``sheaf-cluster-c``, built by setup.py), which hands
+  what it does not do itself to the Python one.
 - ``sheaf-mpi-cluster`` (``pmc.py``): pegasus-mpi-cluster's -- a master/worker runner of a PMC DAG
   over MPI ranks or local worker processes, with resources, priorities, retries, a rescue log and
   recovery from lost workers.

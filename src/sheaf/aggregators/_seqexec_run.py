@@ -54,6 +54,7 @@ if TYPE_CHECKING:
 
 EXEC_FAILED = 127 << 8  # the wait status of a child whose execve failed in pegasus-cluster
 FAILURE_EXIT = 5
+_ENOENT, _EINVAL = 2, 22  # Linux's numbers (errno is not imported at start-up)
 _FORWARDED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 
 
@@ -123,8 +124,13 @@ class _Spawner:
         return tuple(argv)
 
     def spawn(self, argv: Sequence[str]) -> int:
-        return os.posix_spawn(argv[0], list(argv), self._env, file_actions=self._actions,
-                              setsigdef=self._sigdef)
+        try:
+            return os.posix_spawn(argv[0], list(argv), self._env, file_actions=self._actions,
+                                  setsigdef=self._sigdef)
+        except ValueError as exc:
+            # An empty program name or a NUL in an argument: os.posix_spawn refuses it before any
+            # exec, which would fail as well; so it is a task that could not start, not a crash.
+            raise OSError(_ENOENT if not argv[0] else _EINVAL, str(exc)) from None
 
 
 def _which(name: str) -> str | None:

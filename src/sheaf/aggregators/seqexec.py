@@ -199,6 +199,9 @@ def _read_tasks(text: str, path: str) -> Sequence[TaskLike]:
 
 
 def _main(args: list[str]) -> int:
+    # The compiled sheaf-cluster hands inputs it does not take over to this program; its own argv[0]
+    # comes along, so the records name the program that was run (and tasks never see the variable).
+    argv0 = os.environ.pop("SHEAF_CLUSTER_ARGV0", None) or (sys.argv[0] if sys.argv else "")
     opts = _parse(args)
     cpus = _cpus(opts.cpus)
     if opts.status_file is not None:
@@ -216,7 +219,7 @@ def _main(args: list[str]) -> int:
     if opts.debug:
         print(f"{PROG}: {len(tasks)} tasks, {cpus} at once", file=sys.stderr)
     settings = Settings(cpus, opts.mode == "f", opts.mode == "e", frozenset(opts.success),
-                        sys.argv[0] if sys.argv and sys.argv[0] else PROG, tuple(sys.argv), progress)
+                        argv0 or PROG, (argv0, *sys.argv[1:]), progress)
     return SeqexecRun(tasks, _line_count(text), settings).run()
 
 
