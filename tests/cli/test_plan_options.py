@@ -94,6 +94,12 @@ def test_abbreviated_long_options_define_anywhere_and_comma_lists(work: Path, tm
     assert (target / "diamond.dag").is_file()  # --basename names the per-workflow files
 
 
+def test_randomdir_is_acted_on_without_a_warning(work: Path, tmp_path: Path) -> None:
+    result = plan("--dir", str(tmp_path), "--randomdir=xyz", "-q")
+    assert result.exit_code == 0 and "--randomdir" not in result.output
+    assert json.loads((submit_dir(result) / "plan.json").read_text())["options"]["exec_dir"] == "xyz"
+
+
 def test_recorded_options_say_what_the_plan_does_with_them(work: Path, tmp_path: Path) -> None:
     result = plan("--dir", str(tmp_path), "--staging-site", "local", "--nocleanup", "-o", "local", "-q")
     assert "--staging-site is for condorio and nonsharedfs" in result.output  # sharedfs ignores it

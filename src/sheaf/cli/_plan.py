@@ -208,7 +208,7 @@ def _plan_command(*, workflow: str | None, dax: str | None, directory: str | Non
         write_groups(files.directory, size, dag_name=os.path.basename(files.dag),
                      collector=inputs.properties.get("sheaf.collector.file"))
     written = time.perf_counter()
-    for warning in [*warnings, *exec_wf.warnings, *files.warnings, *staging.warnings()]:
+    for warning in [*warnings, *exec_wf.warnings, *files.warnings]:
         click.echo(f"sheaf: warning: {warning}", err=True)
     level = verbose - quiet
     if as_json:

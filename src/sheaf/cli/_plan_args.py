@@ -100,16 +100,6 @@ class StagingOptions:
         return {"staging_sites": dict(self.staging_sites), "output_dir": self.output_dir,
                 "cleanup": self.cleanup or "inplace", "random_dir": self.random_dir}
 
-    def warnings(self) -> list[str]:
-        """What the plan does with the options the data pass does not implement yet."""
-        later = "recorded in plan.json, not acted on yet"
-        out = []
-        if self.random_dir is not None:
-            out.append(f"--randomdir{'=' + self.random_dir if self.random_dir else ''}: {later}; jobs "
-                       "run in each site's working directory itself")
-        return out
-
-
 def staging_sites(values: Sequence[str]) -> dict[str, str]:
     """``--staging-site s1=ss1,s2=ss2`` (or a bare ``ss``: the staging site of every execution site,
     recorded under ``*``); an execution site named twice is a usage error."""
