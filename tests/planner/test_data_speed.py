@@ -18,7 +18,7 @@ from sheaf.formats import load_inputs
 from sheaf.planner import DataOptions, plan
 from sheaf.planner import _data as data_pass
 from sheaf.planner._cleanup import add_cleanup
-from sheaf.planner._replicas import path_url, url_in
+from sheaf.planner._replicas import Source, path_url, url_in
 
 _NAMES = st.text(st.characters(exclude_categories=["Cs"]), max_size=12)
 
@@ -58,3 +58,26 @@ def test_the_pass_run_by_write_plan_pauses_the_collector(tmp_path: Path,
     assert seen == [False]
     assert gc.isenabled()  # and on again after it
     assert any(job.type == "cleanup" for job in exec_wf.jobs)
+
+
+_SOURCES = st.lists(st.tuples(_NAMES, _NAMES), min_size=1, max_size=3)
+
+
+@settings(max_examples=200, deadline=None)
+@given(number=st.integers(0, 10**6), linkage=_NAMES, lfn=_NAMES, sources=_SOURCES,
+       dest=st.tuples(_NAMES, _NAMES),
+       executable=st.booleans(), checksum=st.one_of(st.none(), st.just(""), _NAMES))
+def test_transfer_entry_is_the_json_of_its_dict(number: int, linkage: str, lfn: str,
+                                                sources: list[tuple[str, str]], dest: tuple[str, str],
+                                                executable: bool, checksum: str | None) -> None:
+    """The entry is formatted by hand; it must be what ``json.dumps`` makes of the documented dict."""
+    entry: dict[str, object] = {
+        "type": "transfer", "id": number, "linkage": linkage, "lfn": lfn, "executable": executable,
+        "src_urls": [{"site_label": site, "url": url} for site, url in sources],
+        "dest_urls": [{"site_label": dest[0], "url": dest[1]}]}
+    if checksum:
+        entry["checksum"] = {"sha256": checksum}
+    made = data_pass.transfer_entry(number, linkage, lfn, [Source(url, site) for site, url in sources],
+                                    dest[0], dest[1], executable, checksum)
+    assert made == json.dumps(entry, ensure_ascii=False)
+    assert json.loads(data_pass.transfer_text([made, made])) == [entry, entry]

@@ -96,7 +96,7 @@ class StageOut:
         """One stage_out job per bucket and one register job per site and level, a child of the level's
         stage-out jobs that deliver registered files: (stage index, files, None) for each stage-out
         job, then (stage index, [], register index) for each such edge."""
-        from sheaf.planner._data import json_text, transfer_entry, transfer_options, transfer_text
+        from sheaf.planner._data import json_str, transfer_entry, transfer_options, transfer_text
 
         if self.target is None:
             return []
@@ -123,7 +123,8 @@ class StageOut:
                 registered += wanted
             made.append((index, files, None))
         for (site, level), (stages, registered) in to_register.items():
-            records = [json_text({"lfn": f.lfn, "pfn": url, "site": label}) for f, url in registered]
+            records = [f'{{"lfn": {json_str(f.lfn)}, "pfn": {json_str(url)}, "site": {json_str(label)}}}'
+                       for f, url in registered]
             reg_job = ExecJob(id=f"register_{safe(site)}_{level}", type="register", site="local",
                               transformation=None, level=level + 1, executable="sheaf-register",
                               arguments=("--format", register[1], register[0]))
