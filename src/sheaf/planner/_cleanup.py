@@ -51,8 +51,10 @@ def add_cleanup(exec_wf: ExecutableWorkflow, shift: int, files: Files, mode: str
 def _inplace(exec_wf: ExecutableWorkflow, shift: int, removable: dict[tuple[str, str], list[int]]) -> None:
     jobs = exec_wf.jobs
     per: dict[tuple[str, int], list[tuple[str, int]]] = {}  # (site, level) -> [(name, last user)]
+    # a user's (level, index) as one int, so max() compares without a Python key function
+    order = [job.level * len(jobs) + index for index, job in enumerate(jobs)]
     for (site, name), users in removable.items():
-        last = max(users, key=lambda u: (jobs[u].level, u))
+        last = max(users, key=order.__getitem__)
         per.setdefault((site, jobs[last].level), []).append((name, last))
     width: dict[tuple[str, int], int] = {}
     for job in jobs[shift:]:

@@ -25,11 +25,10 @@ under any ``PYTHONHASHSEED``; the Random selector is seeded (``Options.seed``).
 
 from __future__ import annotations
 
-import contextlib
-import gc
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 
 from sheaf.errors import PlanningError, ValidationError
+from sheaf.formats._common import gc_paused
 from sheaf.model import (
     Graph,
     Job,
@@ -77,7 +76,7 @@ def plan(
     pass's ``--input-dir`` test.  ``data``: the data-staging options; the data jobs are added here when
     ``data.submit_dir`` names the submit directory, else by ``write_plan`` once it has chosen it."""
     data = data or DataOptions()
-    with _no_gc():
+    with gc_paused():  # planning builds millions of small acyclic objects
         pruned: list[str] = []
         if not data.force:
             known = rc.merged_with(workflow.replica_catalog) if rc is not None else workflow.replica_catalog
@@ -92,19 +91,6 @@ def plan(
         if data.submit_dir is not None:
             plan_data(result, data.submit_dir)
     return result
-
-
-@contextlib.contextmanager
-def _no_gc() -> Iterator[None]:
-    """Pause the cyclic garbage collector: planning allocates millions of small acyclic objects, and
-    each generation-2 collection would walk all of them (quadratic in effect at 10^6 jobs)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _plan(workflow: Workflow, tc: TransformationCatalog | None, sc: SiteCatalog | None,

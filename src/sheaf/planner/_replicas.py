@@ -25,6 +25,7 @@ Nothing here touches the file system except the ``--input-dir`` existence test.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Sequence
@@ -51,6 +52,20 @@ class Source:
 def path_url(path: str) -> str:
     """A ``file://`` URL of the absolute ``path`` (percent-encoded as ``file_url_path`` decodes)."""
     return "file://" + quote(path)
+
+
+def url_in(directory: str, name: str) -> str:
+    """``path_url(os.path.join(directory, name))``, quoting only ``name``: the data pass makes one
+    URL per file of every transfer list, nearly all under a handful of directories.  Percent-encoding
+    is per character, so the directory's prefix is quoted once."""
+    if not directory or name.startswith("/"):
+        return path_url(os.path.join(directory, name))
+    return _dir_url(directory if directory.endswith("/") else directory + "/") + quote(name)
+
+
+@functools.lru_cache(maxsize=64)
+def _dir_url(directory: str) -> str:
+    return path_url(directory)
 
 
 def local_path(url: str) -> str | None:

@@ -15,7 +15,6 @@ text ("File") format.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from dataclasses import dataclass, field
@@ -25,7 +24,7 @@ from sheaf.errors import PlanningError
 from sheaf.model._workflow import all_uses
 from sheaf.planner._naming import safe
 from sheaf.planner._plan import ExecJob, ExecutableWorkflow
-from sheaf.planner._replicas import Source, path_url
+from sheaf.planner._replicas import Source, url_in
 
 if TYPE_CHECKING:
     from sheaf.planner._data import _Pass
@@ -67,9 +66,8 @@ class StageOut:
             k = math.ceil(len(lfns) / 10)
             for n in range(k):
                 group = lfns[n::k]
-                entries = [transfer_entry(i, "inter", lfn,
-                                          [Source(path_url(os.path.join(exec_wf.workdirs[src], lfn)), src)],
-                                          dst, os.path.join(exec_wf.workdirs[dst], lfn))
+                entries = [transfer_entry(i, "inter", lfn, [Source(url_in(exec_wf.workdirs[src], lfn), src)],
+                                          dst, url_in(exec_wf.workdirs[dst], lfn))
                            for i, lfn in enumerate(group, 1)]
                 job = ExecJob(id=f"stage_inter_{safe(src)}_{safe(dst)}_{level}_{n}", type="inter_site",
                               site=dst, transformation=None, level=level, executable="sheaf-transfer",
@@ -98,7 +96,7 @@ class StageOut:
         """One stage_out job per bucket and one register job per site and level, a child of the level's
         stage-out jobs that deliver registered files: (stage index, files, None) for each stage-out
         job, then (stage index, [], register index) for each such edge."""
-        from sheaf.planner._data import transfer_entry, transfer_options, transfer_text
+        from sheaf.planner._data import json_str, transfer_entry, transfer_options, transfer_text
 
         if self.target is None:
             return []
@@ -107,27 +105,26 @@ class StageOut:
         made: list[tuple[int, list[_File], int | None]] = []
         counters: dict[tuple[str, int], int] = {}
         register = register_target(exec_wf)
-        to_register: dict[tuple[str, int], tuple[list[int], list[_File]]] = {}
+        to_register: dict[tuple[str, int], tuple[list[int], list[tuple[_File, str]]]] = {}
         for site, level, files in self.buckets:
             n = counters[(site, level)] = counters.get((site, level), -1) + 1
             workdir = exec_wf.workdirs[site]
-            entries = [transfer_entry(i, "output", f.lfn,
-                                      [Source(path_url(os.path.join(workdir, f.lfn)), site)],
-                                      label, os.path.join(directory, f.lfn))
-                       for i, f in enumerate(files, 1)]
+            delivered = [url_in(directory, f.lfn) for f in files]
+            entries = [transfer_entry(i, "output", f.lfn, [Source(url_in(workdir, f.lfn), site)], label, url)
+                       for i, (f, url) in enumerate(zip(files, delivered, strict=True), 1)]
             job = ExecJob(id=f"stage_out_local_{safe(site)}_{level}_{n}", type="stage_out", site=site,
                           transformation=None, level=level, executable="sheaf-transfer",
                           arguments=transfer_options(exec_wf, directory, state.submit_dir))
             index = state.add(job, transfer_text(entries))
-            wanted = [f for f in files if f.register]
+            wanted = [(f, url) for f, url in zip(files, delivered, strict=True) if f.register]
             if wanted:
                 stages, registered = to_register.setdefault((site, level), ([], []))
                 stages.append(index)
                 registered += wanted
             made.append((index, files, None))
         for (site, level), (stages, registered) in to_register.items():
-            records = [json.dumps({"lfn": f.lfn, "pfn": path_url(os.path.join(directory, f.lfn)),
-                                   "site": label}, ensure_ascii=False) for f in registered]
+            records = [f'{{"lfn": {json_str(f.lfn)}, "pfn": {json_str(url)}, "site": {json_str(label)}}}'
+                       for f, url in registered]
             reg_job = ExecJob(id=f"register_{safe(site)}_{level}", type="register", site="local",
                               transformation=None, level=level + 1, executable="sheaf-register",
                               arguments=("--format", register[1], register[0]))
