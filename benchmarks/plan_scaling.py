@@ -22,7 +22,11 @@ For each size this script
    (unclustered, every input with a replica, outputs staged out to an output directory and
    registered, ``--cleanup inplace``) against ``bare`` (the same plan with ``--cleanup none`` and no
    output site); ``staged/bare`` is their plan + write time (target: <= 1.5 at 10^5 jobs);
-6. counts the files the plan wrote: unclustered compute jobs share ``SUBMIT-DESCRIPTION`` blocks in
+6. runs, unless ``--run 0``, one real workflow of ``--run`` jobs (default 10^4) with full data staging
+   and inplace cleanup (``_cleanup_run``): every output delivered, no job failed, and the scratch
+   directory empty afterwards -- cleanup is correct at scale, not only in the small random DAGs of
+   ``tests/planner``;
+7. counts the files the plan wrote: unclustered compute jobs share ``SUBMIT-DESCRIPTION`` blocks in
    the DAG (``sheaf.codegen._write``), so an unclustered plan writes a handful of files, not one per
    job; a cluster keeps its own ``merge_*.sub`` and ``.in``.
 
@@ -170,6 +174,8 @@ def main() -> None:
                         default=["clustered", "unclustered", "staged", "bare"])
     parser.add_argument("--baseline-max", type=int, default=20_000,
                         help="largest size the quadratic baseline runs on; larger sizes are extrapolated")
+    parser.add_argument("--run", type=int, default=10_000,
+                        help="jobs of the real cleanup run (0: skip it)")
     args = parser.parse_args()
     print(f"{'jobs':>8} {'mode':11} {'load s':>7} {'plan s':>7} {'plan cpu':>8} {'write s':>8} "
           f"{'total s':>8} {'RSS MB':>7} {'exec jobs':>9} {'files':>8} {'yaml_rs s':>9} {'total/yaml':>10} "
@@ -209,6 +215,12 @@ def main() -> None:
                 verdict = "ok" if ratio <= DATA_TARGET else "MISS"
                 print(f"{jobs:8d} staged/bare plan+write {ratio:.2f} (target <= {DATA_TARGET}) {verdict}",
                       flush=True)
+    if args.run:
+        sys.path.insert(0, str(HERE))
+        from _cleanup_run import cleanup_run
+
+        with tempfile.TemporaryDirectory() as tmp:
+            print(cleanup_run(Path(tmp), args.run), flush=True)
     print(f"reference Java planner at 10^5 jobs (issue 3, same machine): "
           f"{REFERENCE_JAVA_S['clustered']} s clustered, {REFERENCE_JAVA_S['unclustered']} s unclustered")
 

@@ -17,7 +17,7 @@ BENCH = Path(__file__).resolve().parent.parent / "benchmarks"
 @pytest.mark.parametrize("args", [
     ["engine_throughput.py", "--tasks", "60", "--rounds", "1"],
     ["engine_throughput.py", "--tasks", "60", "--rounds", "1", "--events"],
-    ["plan_scaling.py", "--sizes", "300"],
+    ["plan_scaling.py", "--sizes", "300", "--run", "40"],
     ["transfer_throughput.py", "--small", "5", "--big-mb", "0.5"],
     pytest.param(["backend_overhead.py", "--tasks", "40", "--cluster", "20"],
                  marks=pytest.mark.skipif(importlib.util.find_spec("distributed") is None,
@@ -34,3 +34,4 @@ def test_benchmark_runs(args: list[str]) -> None:
                           timeout=600, check=False)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert "Traceback" not in done.stderr
+    assert "-> FAILED" not in done.stdout, done.stdout[-2000:]  # a correctness check inside a benchmark
