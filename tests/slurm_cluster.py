@@ -112,6 +112,7 @@ class Cluster:
         for pid in {*killed, *_step_zombies()}:
             with contextlib.suppress(ChildProcessError):  # ours to reap: see _become_subreaper
                 os.waitpid(pid, 0)
+        _become_subreaper(False)  # the next tests' orphans go to init again, as without a cluster
 
 
 def _proc_files(name: str) -> Iterator[tuple[int, bytes]]:
@@ -135,12 +136,13 @@ def _step_zombies() -> list[int]:
     return found
 
 
-def _become_subreaper() -> None:
-    """Make this process the reaper of its orphaned descendants (``PR_SET_CHILD_SUBREAPER``):
-    slurmd detaches its step daemons, and on this machine pid 1 does not reap, so a step daemon
-    that ends would stay a zombie; as their subreaper the test process reaps them in ``stop``."""
+def _become_subreaper(on: bool = True) -> None:
+    """Make this process the reaper of its orphaned descendants (``PR_SET_CHILD_SUBREAPER``) while a
+    cluster runs: slurmd detaches its step daemons, and on this machine pid 1 does not reap, so a step
+    daemon that ends would stay a zombie; as their subreaper the test process reaps them in ``stop``,
+    which turns it off again (other tests' orphans would otherwise linger as zombies of pytest)."""
     libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+    libc.prctl(36, 1 if on else 0, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
 
 
 def _carriers(needle: bytes) -> list[int]:

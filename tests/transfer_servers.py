@@ -83,10 +83,12 @@ class _Handler(BaseHTTPRequestHandler):
             faults.most_busy = max(faults.most_busy, faults.busy)
         try:
             time.sleep(faults.delay.get(self.path, 0.0))
-            self._get()
         finally:
+            # counted while the answer is delayed, not while it is written: a client may send its next
+            # request as soon as it has the last byte, before this thread is scheduled again
             with self.server.lock:
                 faults.busy -= 1
+        self._get()
 
     def _get(self) -> None:
         if self._fault():

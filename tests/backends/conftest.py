@@ -1,4 +1,4 @@
-"""Fixtures of the backend tests: the private Slurm cluster (``tests/slurm_cluster.py``), started once."""
+"""Fixtures of the backend tests: the private Slurm cluster (``tests/slurm_cluster.py``), one per module."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from slurm_cluster import Cluster, cluster_running, unavailable
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")  # one per module: it starts in about a second
 def slurm() -> Iterator[Cluster]:
     reason = unavailable()
     if reason is not None:

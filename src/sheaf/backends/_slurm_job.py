@@ -118,6 +118,14 @@ class _Watch:
             _kill_group(pid)
 
 
+def _await_own_sigterm(grace: float = 1.0) -> None:
+    """After the job died of SIGTERM, wait up to ``grace`` seconds for the wrapper's own SIGTERM, so a
+    job stopped by Slurm is reported as such rather than as one that killed itself."""
+    deadline = time.monotonic() + grace
+    while not _TERMINATED and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
 def _environment(spec: dict[str, Any]) -> dict[str, str]:
     """The launch's environment; for a job that runs tasks inside its allocation (``srun``,
     ``mpiexec``), the allocation's ``SLURM_*`` variables under it, so those find the allocation."""
@@ -144,6 +152,8 @@ def _run(spec: dict[str, Any], started: float) -> dict[str, Any]:
     _kill_group(spawned.pid)  # leftovers of the job, as HTCondor's starter kills them
     _, status, usage = os.wait4(spawned.pid, 0)
     os.close(spawned.pidfd)
+    if watch.killed is None and os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGTERM:
+        _await_own_sigterm()  # scancel signals the job's processes one by one: ours may come a moment later
     if watch.killed is None and _TERMINATED:
         watch.check(spawned.pid, since)
     return _outcome(status, usage.ru_maxrss / 1024, watch)

@@ -23,14 +23,19 @@ STATE_DIR = ".sheaf"
 
 
 def pid_alive(pid: int) -> bool:
-    """Whether a process ``pid`` exists (a file named after a dead writer's pid is stale)."""
+    """Whether a process ``pid`` exists and has not ended (a file named after a dead writer's pid is
+    stale).  A zombie -- ended, not yet reaped by its parent or a subreaper -- holds nothing: dead."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True  # exists, another user's
-    return True
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            return stat.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except (OSError, IndexError):
+        return True  # no /proc to ask: it exists
 
 
 def state_dir(directory: str) -> str:
