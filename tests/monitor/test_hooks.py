@@ -94,3 +94,19 @@ def test_dax3_invoke_reads_as_shell_hooks_and_writes_back(tmp_path: Path) -> Non
     bad.write_text(dax.read_text().replace('when="at_end"', 'when="sometimes"'))
     done = sheaf("validate", str(bad))
     assert done.returncode == 2 and "when is one of" in done.stderr and done.stderr.count("\n") == 1
+
+
+def test_a_transformations_hooks_run_for_each_job_that_invokes_it(tmp_path: Path) -> None:
+    hook = _hook(tmp_path)
+    hooked = Transformation("hooked", site="local", pfn="/bin/true", is_stageable=False)
+    hooked.add_shell_hook(EventType.END, hook)
+    tc = TransformationCatalog().add_transformations(hooked)
+    wf = Workflow("tr-hooks").add_jobs(Job(hooked, _id="ID1"), Job(hooked, _id="ID2"))
+    wf.add_transformation_catalog(tc).add_site_catalog(SiteCatalog().add_sites(Site("local")))
+    wf.write(str(tmp_path / "wf.yml"))
+    planned = sheaf("plan", "wf.yml", "--dir", ".", "--relative-dir", "run", "-s", "local", "-q",
+                    cwd=tmp_path)
+    assert planned.returncode == 0 and "hooks" not in planned.stderr, planned.stderr  # no longer warned
+    assert sheaf("run", str(tmp_path / "run")).returncode == 0
+    seen = sorted((e["PEGASUS_JOBID"], e["PEGASUS_EVENT"]) for e in _events(tmp_path))
+    assert seen == [("hooked_ID1", "at_end"), ("hooked_ID2", "at_end")]

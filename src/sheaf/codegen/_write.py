@@ -432,8 +432,10 @@ class _Writer:
 
     def _hooks(self, job: ExecJob) -> list[dict[str, str]] | None:
         """The shell hooks of the abstract jobs ``job`` runs (None without any: the key is omitted)."""
-        abstract = self.exec_wf.workflow.jobs
+        abstract, of_transformation = self.exec_wf.workflow.jobs, self.exec_wf.transformation_hooks
         found = [abstract[t.id].hooks for t in job.tasks if t.id in abstract and abstract[t.id].hooks]
+        found += [of_transformation[t.transformation] for t in job.tasks
+                  if t.transformation in of_transformation]
         return hook_records(*found) or None
 
     def _shared(self, job: ExecJob, profiles: Profiles, command: Command, ctx: SubmitContext,

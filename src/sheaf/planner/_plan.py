@@ -43,7 +43,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from sheaf.model import Container, Profiles, Properties, ReplicaCatalog, SiteCatalog, Workflow
 
@@ -116,6 +116,8 @@ class ExecutableWorkflow:
     #: containerized transformations: (site, transformation fqn as in ``Task.transformation``) -> the
     #: catalog's container, which codegen runs the tasks in
     containers: dict[tuple[str, str], Container] = field(default_factory=dict)
+    #: transformation (as in ``Task.transformation``) -> its catalog entry's hooks, run for every job of it
+    transformation_hooks: dict[str, Mapping[str, Any]] = field(default_factory=dict)
     #: the data-staging settings (``--output-dir``, ``--cleanup``, ...) the data pass reads
     data: DataOptions = field(default_factory=lambda: DataOptions())  # noqa: PLW0108 (defined below)
     #: whether the data pass (``sheaf.planner._data``) has added its jobs

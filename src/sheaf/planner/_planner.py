@@ -25,7 +25,8 @@ under any ``PYTHONHASHSEED``; the Random selector is seeded (``Options.seed``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from sheaf.errors import PlanningError, ValidationError
 from sheaf.formats._common import gc_paused
@@ -47,7 +48,7 @@ from sheaf.planner._aggregate import Resolver, combine
 from sheaf.planner._context import PassContext
 from sheaf.planner._data import plan_data
 from sheaf.planner._horizontal import horizontal
-from sheaf.planner._jobs import resolve_jobs
+from sheaf.planner._jobs import JobTable, resolve_jobs
 from sheaf.planner._label import label, whole
 from sheaf.planner._naming import safe, unique
 from sheaf.planner._options import code_generator, read_options
@@ -125,9 +126,25 @@ def _plan(workflow: Workflow, tc: TransformationCatalog | None, sc: SiteCatalog 
                                 metadata={"selector": options.selector, "seed": str(options.seed)},
                                 output_sites=tuple(output_sites), clustering=options.techniques,
                                 notes=ctx.notes, warnings=ctx.warnings, site_catalog=sc, replica_catalog=rc,
-                                stageable=table.staged, containers=table.containers)
+                                stageable=table.staged, containers=table.containers,
+                                transformation_hooks=_transformation_hooks(table, tc))
     _assemble(result, units, ctx)
     return result
+
+
+def _transformation_hooks(table: JobTable, tc: TransformationCatalog | None) -> dict[str, Mapping[str, Any]]:
+    """Task transformation (``Task.transformation``) -> the hooks its catalog entry declares: Pegasus
+    runs a transformation's notifications for every job that invokes it."""
+    out: dict[str, Mapping[str, Any]] = {}
+    seen: set[str] = set()
+    for key, fqn in zip(table.tkeys, table.fqns, strict=True):
+        if key is None or tc is None or fqn in seen:
+            continue
+        seen.add(fqn)
+        found = tc.lookup(*key)
+        if found is not None and found.hooks:
+            out[fqn] = found.hooks
+    return out
 
 
 def _graph(workflow: Workflow) -> tuple[Graph, list[int], list[int]]:
