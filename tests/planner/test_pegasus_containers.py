@@ -30,7 +30,8 @@ from pegasus_inputs import SHEAF, plan_into, run
 
 from http_serving import serving
 from sheaf.aggregators.container import release_run_root
-from sheaf.codegen._containers import podman_config, podman_env, run_root
+from sheaf.codegen._container_state import podman_env, run_root
+from sheaf.codegen._containers import podman_config
 from sheaf.errors import PlanningError
 
 BUSYBOX = "/bin/busybox"
@@ -292,6 +293,13 @@ def test_podman_run_root_is_removed_when_the_engine_stops(tmp_path: Path, image:
         engine.kill()
     assert engine.returncode != 0, output
     assert not root.exists(), output
+    # the SIGKILLed client left its container running under conmon; sheaf run removed it, so nothing
+    # can make the run root again when the nap would have ended
+    state = str(target / "containers")
+    left = subprocess.run(["podman", "ps", "--all", "--quiet"], env={**os.environ, **podman_env(state)},
+                          capture_output=True, text=True, check=True)
+    shutil.rmtree(run_root(state), ignore_errors=True)  # made by this podman ps
+    assert left.stdout.strip() == "", f"containers left: {left.stdout}"
 
 
 def test_containerized_jobs_read_their_stdin_file(tmp_path: Path, image: Path) -> None:

@@ -20,8 +20,12 @@ it, and exits with its status (a signal ``n`` as ``128 + n``, as a shell reports
   exclusively without waiting, and only the task that gets it -- the last one out -- removes the run
   root.  A task starting meanwhile waits for its shared lock until the removal is done, and its
   runtime makes the directory again.  When the engine stops it sends its jobs SIGTERM; the runtime
-  ends its container and this program still removes the run root (only a SIGKILL leaves it behind,
-  and the next task of the plan to finish removes it).
+  ends its container and this program still removes the run root.  A SIGKILL (how the local pool
+  stops a job) kills this program and the podman client, but not the container: conmon keeps it
+  running, and its cleanup makes the run root again when it ends.  So when the engine stops, ``sheaf
+  run`` calls :func:`remove_leftover_containers`: with no task holding the lock, every container
+  left in the plan's private podman storage is removed (``podman rm --force --all``), and then the
+  run root.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ import contextlib
 import fcntl
 import os
 import shutil
+import subprocess
 import sys
 import urllib.error
 import urllib.request
@@ -39,6 +44,7 @@ from collections.abc import Iterator, Sequence
 from sheaf.aggregators.launch import run_child
 
 FETCH_TIMEOUT_S = 60.0
+REMOVE_TIMEOUT_S = 120.0
 _CHUNK = 1 << 20
 
 
@@ -98,6 +104,27 @@ def release_run_root(lock: str, run_root: str) -> bool:
             return False  # another task is running: the last one out removes it
         shutil.rmtree(run_root, ignore_errors=True)
         return True
+    finally:
+        os.close(fd)
+
+
+def remove_leftover_containers(lock: str, run_root: str, env: dict[str, str]) -> bool:
+    """Remove the containers a killed task left running and then ``run_root``, when no task holds
+    ``lock`` (module docstring); ``env`` points podman at the plan's storage.  True if removed."""
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        podman = shutil.which("podman")
+        if os.path.isdir(run_root) and podman is not None:  # no run root: no container is running
+            with contextlib.suppress(OSError, subprocess.TimeoutExpired):
+                subprocess.run([podman, "rm", "--force", "--all", "--time", "0"], env={**os.environ, **env},
+                               stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL, timeout=REMOVE_TIMEOUT_S, check=False)
+        shutil.rmtree(run_root, ignore_errors=True)
+        return not os.path.exists(run_root)
     finally:
         os.close(fd)
 

@@ -23,12 +23,12 @@ from collections.abc import Callable, Sequence
 import click
 from rich.console import Console
 
-from sheaf.aggregators.container import release_run_root
+from sheaf.aggregators.container import remove_leftover_containers
 from sheaf.backends._registry import BACKENDS, make_backend
 from sheaf.cli import _exit
 from sheaf.cli._dagman_out import DagmanOut, find_dag_path
 from sheaf.codegen import remove_stale_siblings
-from sheaf.codegen._container_state import CONF_DIR, RUN_ROOT_LOCK, run_root
+from sheaf.codegen._container_state import CONF_DIR, RUN_ROOT_LOCK, podman_env, run_root
 from sheaf.engine import Backend, RunResult, find_dag, run_workflow
 from sheaf.engine import Progress as EngineProgress
 from sheaf.errors import UsageError
@@ -99,12 +99,13 @@ def _both(first: Callable[[EngineProgress], None] | None,
 
 
 def _release_container_state(directory: str) -> None:
-    """podman's run root of the plan's containers, once no container task holds it: the engine kills
-    the jobs it stops (SIGKILL to their process groups), so their wrappers cannot remove it."""
+    """The containers a stopped run left and podman's run root of the plan's containers, once no
+    container task holds it: the engine kills the jobs it stops (SIGKILL to their process groups),
+    which leaves their containers running under conmon (``sheaf.aggregators.container``)."""
     state = os.path.join(directory, CONF_DIR)
     lock = os.path.join(state, RUN_ROOT_LOCK)
     if os.path.exists(lock):
-        release_run_root(lock, run_root(state))
+        remove_leftover_containers(lock, run_root(state), podman_env(state))
 
 
 def _events_loader(directory: str, dag_file: str | Sequence[str] | None) -> EventsLoader | None:

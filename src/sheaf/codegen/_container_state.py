@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import os
 
-__all__ = ["CONF_DIR", "RUN_ROOT_LOCK", "run_root"]
+__all__ = ["CONF_DIR", "RUN_ROOT_LOCK", "podman_env", "run_root"]
 
 #: the plan's directory of podman configuration and storage (relative to the submit directory)
 CONF_DIR = "containers"
@@ -22,3 +22,10 @@ def run_root(state_dir: str) -> str:
     sockets in it (``sheaf.codegen._containers``' docstring)."""
     digest = hashlib.sha256(os.path.abspath(state_dir).encode()).hexdigest()[:16]
     return f"/tmp/sheaf-podman-{digest}"
+
+
+def podman_env(state_dir: str) -> dict[str, str]:
+    """The environment that points podman at the plan's configuration and storage in ``state_dir``
+    (written by ``sheaf.codegen._containers.podman_config``)."""
+    return {"CONTAINERS_CONF": os.path.join(state_dir, "containers.conf"),
+            "CONTAINERS_STORAGE_CONF": os.path.join(state_dir, "storage.conf")}

@@ -56,7 +56,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from sheaf.codegen._container_state import CONF_DIR, RUN_ROOT_LOCK, run_root
+from sheaf.codegen._container_state import CONF_DIR, RUN_ROOT_LOCK, podman_env, run_root
 from sheaf.errors import PlanningError
 from sheaf.formats._shellwords import split_words
 from sheaf.model import Container
@@ -97,12 +97,6 @@ def podman_config(state_dir: str) -> dict[str, str]:
                f'graphroot = "{os.path.join(state_dir, "storage")}"\n'
                f'runroot = "{run_root(state_dir)}"\n')
     return {"containers.conf": containers, "storage.conf": storage}
-
-
-def podman_env(state_dir: str) -> dict[str, str]:
-    """The environment that points podman at the configuration of ``podman_config(state_dir)``."""
-    return {"CONTAINERS_CONF": os.path.join(state_dir, "containers.conf"),
-            "CONTAINERS_STORAGE_CONF": os.path.join(state_dir, "storage.conf")}
 
 
 def containerize(exec_wf: ExecutableWorkflow, final_dir: str, workdirs: Mapping[str, str]) -> ContainerRun:
