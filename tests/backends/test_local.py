@@ -169,16 +169,18 @@ def test_statistics_and_close_release_everything(tmp_path: Path) -> None:
     assert local.pool.statistics()["static_claimed"] == 0
 
 
-def test_started_reports_running_attempts_once_with_their_start_time(tmp_path: Path) -> None:
+def test_started_reports_every_start_once_with_its_start_time(tmp_path: Path) -> None:
     from sheaf.engine._orphans import start_ticks
 
     with backend_for(tmp_path, "NUM_CPUS = 2\nMEMORY = 1024\n") as backend:
+        before = time.time()
         backend.submit(make_launch(tmp_path, "long", ["/bin/sleep", "30"]))
         backend.submit(make_launch(tmp_path, "short", ["/bin/true"]))
-        collect(backend, 1)  # the short one is reaped before anyone asks: nothing to report for it
-        started = backend.started()
-        assert [s.key for s in started] == ["long#0"]
-        assert started[0].start_ticks == start_ticks(started[0].pid)
+        collect(backend, 1)  # the short one is reaped before anyone asks: reported, with no process
+        started = sorted(backend.started(), key=lambda s: s.key)
+        assert [s.key for s in started] == ["long#0", "short#0"]
+        assert started[0].start_ticks == start_ticks(started[0].pid) and started[1].start_ticks == 0
+        assert all(before <= s.time <= time.time() and s.slot for s in started)  # its EXECUTE event
         assert os.getpgid(started[0].pid) == started[0].pid  # its own process group, as killed on resume
         assert backend.started() == []
 

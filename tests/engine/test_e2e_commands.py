@@ -206,13 +206,15 @@ def test_provisioner_starts_first_and_the_dag_waits_for_it(tmp_path: Path) -> No
 
 def test_held_and_released_jobs_are_in_jobstate_log_the_nodes_log_and_the_status_file(tmp_path: Path) -> None:
     """As DAGMan and HTCondor write them: ``JOB_HELD``/``JOB_RELEASED`` lines in jobstate.log,
-    events 012/013 in ``<dag>.nodes.log`` (read back by ``htcondor2.JobEventLog``), and the node
-    status file's ``JobProcsHeld`` while the job is held."""
+    events 012/013 in ``<dag>.nodes.log`` (read back by ``htcondor2.JobEventLog``) with the schedd's
+    hold code 3 (JobPolicy), the job's subcode and the release's reason, an EXECUTE event for each
+    start (the second after the release), and the node status file's ``JobProcsHeld`` while held."""
     # held while running its first time, released 2-3 s later (whole seconds), succeeds the second time
     (tmp_path / "a.sub").write_text(
         "universe = local\nexecutable = /bin/sh\n"
         "arguments = \"-c 'if [ -e ran ]; then exit 0; fi; touch ran; sleep 30'\"\n"
         "periodic_hold = NumJobStarts == 1 && JobStatus == 2\nperiodic_hold_reason = \"first run\"\n"
+        "periodic_hold_subcode = 7\n"
         "periodic_release = JobStatus == 5 && time() - EnteredCurrentStatus >= 3\nqueue\n")
     # the status file as the HOLD script sees it (written in the turn the hold was journaled)
     _script(tmp_path / "hold.sh", "sleep 0.5\ncp wf.status held.status\n")
@@ -222,16 +224,20 @@ def test_held_and_released_jobs_are_in_jobstate_log_the_nodes_log_and_the_status
     assert done.returncode == 0, done.stderr
     lines = [line.split()[1:4] for line in (tmp_path / "jobstate.log").read_text().splitlines()]
     ours = [kind for node, kind, _ in lines if node == "A"]
-    # (EXECUTE is written when the attempt's job ends, with the time its last run started)
-    assert ours == ["SUBMIT", "JOB_HELD", "JOB_RELEASED", "EXECUTE", "JOB_TERMINATED", "JOB_SUCCESS"]
+    assert ours == ["SUBMIT", "EXECUTE", "JOB_HELD", "JOB_RELEASED", "EXECUTE", "JOB_TERMINATED",
+                    "JOB_SUCCESS"]
     assert ["A", "JOB_HELD", "1.0"] in lines and ["A", "JOB_RELEASED", "1.0"] in lines
     os.environ.setdefault("CONDOR_CONFIG", "/dev/null")
     htcondor2 = pytest.importorskip("htcondor2")
     kinds = htcondor2.JobEventType
     events = list(htcondor2.JobEventLog(str(tmp_path / "wf.dag.nodes.log")).events(0))
     names = [kinds(int(e.type)).name for e in events]
-    assert names == ["SUBMIT", "JOB_HELD", "JOB_RELEASED", "EXECUTE", "JOB_TERMINATED"]
-    assert events[1]["HoldReason"] == "first run" and (events[1].cluster, events[1].proc) == (1, 0)
+    assert names == ["SUBMIT", "EXECUTE", "JOB_HELD", "JOB_RELEASED", "EXECUTE", "JOB_TERMINATED"]
+    held, released = events[2], events[3]
+    assert held["HoldReason"] == "first run" and (held.cluster, held.proc) == (1, 0)
+    assert (held["HoldReasonCode"], held["HoldReasonSubCode"]) == (3, 7)  # CONDOR_HOLD_CODE::JobPolicy
+    assert released["Reason"] == ("The job attribute PeriodicRelease expression "
+                                  "'JobStatus == 5 && time() - EnteredCurrentStatus >= 3' evaluated to TRUE")
     held = (tmp_path / "held.status").read_text()
     assert "JobProcsHeld = 1;" in held and re.search(r'Node = "A";(.|\n)*JobProcsHeld = 1;', held)
     assert "JobProcsHeld = 0;" in (tmp_path / "wf.status").read_text()
@@ -274,3 +280,41 @@ def test_periodic_remove_of_one_proc_fails_the_node_unless_tolerated(tmp_path: P
     assert sorted(words) == ["OK", "OK", "post--1002", "post-0"]  # BAD's other procs were removed
     rescue = (tmp_path / "wf.dag.rescue001").read_text()
     assert "DONE OK\n" in rescue and "DONE BAD" not in rescue
+
+
+def test_execute_event_is_written_when_the_job_starts_running(tmp_path: Path) -> None:
+    """HTCondor writes a job's EXECUTE event (001) as it starts running, not when it ends: the job
+    finds its own EXECUTE in ``<dag>.nodes.log`` and ``jobstate.log`` while it runs, and each log
+    holds it once, between SUBMIT and JOB_TERMINATED."""
+    (tmp_path / "a.sub").write_text(
+        _job("sleep 1.5; cp wf.dag.nodes.log seen.log; cp jobstate.log seen.jobstate"))
+    (tmp_path / "b.sub").write_text(_job())
+    (tmp_path / "wf.dag").write_text("JOB A a.sub\nJOB B b.sub\nPARENT A CHILD B\n")
+    done = sheaf_run(tmp_path)
+    assert done.returncode == 0, done.stderr
+    seen = (tmp_path / "seen.log").read_text()
+    assert re.search(r"^001 \(001\.000\.000\) .* Job executing on host: ", seen, re.MULTILINE), seen
+    assert " A EXECUTE 1.0 " in (tmp_path / "seen.jobstate").read_text()
+    os.environ.setdefault("CONDOR_CONFIG", "/dev/null")
+    htcondor2 = pytest.importorskip("htcondor2")
+    events = list(htcondor2.JobEventLog(str(tmp_path / "wf.dag.nodes.log")).events(0))
+    names = [(e.cluster, htcondor2.JobEventType(int(e.type)).name) for e in events]
+    assert names == [(c, kind) for c in (1, 2) for kind in ("SUBMIT", "EXECUTE", "JOB_TERMINATED")]
+
+
+def test_periodic_remove_is_aborted_with_the_schedds_reason(tmp_path: Path) -> None:
+    """The JOB_ABORTED event (009) of a job removed by its ``periodic_remove`` carries the schedd's
+    reason (``UserPolicy::FiringReason``), after the job's EXECUTE."""
+    (tmp_path / "a.sub").write_text(
+        "universe = local\nexecutable = /bin/sh\narguments = \"-c 'sleep 30'\"\n"
+        "periodic_remove = JobStatus == 2\nqueue\n")
+    (tmp_path / "wf.dag").write_text("JOB A a.sub\n")
+    done = subprocess.run([SHEAF, "run", str(tmp_path)], capture_output=True, text=True, check=False,
+                          timeout=120, env=_pool_config(tmp_path))
+    assert done.returncode == 1, done.stderr
+    os.environ.setdefault("CONDOR_CONFIG", "/dev/null")
+    htcondor2 = pytest.importorskip("htcondor2")
+    events = list(htcondor2.JobEventLog(str(tmp_path / "wf.dag.nodes.log")).events(0))
+    assert [htcondor2.JobEventType(int(e.type)).name for e in events] == ["SUBMIT", "EXECUTE", "JOB_ABORTED"]
+    expected = "The job attribute PeriodicRemove expression 'JobStatus == 2' evaluated to TRUE"
+    assert events[2]["Reason"] == expected

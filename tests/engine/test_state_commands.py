@@ -52,15 +52,16 @@ def test_hold_runs_the_hold_script_and_the_node_waits_for_release(tmp_path: Path
     returns is ignored; the node goes on when the job, released, ends."""
     m = machine(tmp_path, "JOB A a.sub\nSCRIPT HOLD A hold.sh $JOB $RETRY\n")
     m.start()
-    step = m.advance([JobSuspended("A", 0, "policy")])
+    step = m.advance([JobSuspended("A", 0, "policy", subcode=7)])
     assert of(step, RunScript) == [RunScript("A", "HOLD", 0, ("hold.sh", "A", "0"), str(tmp_path))]
     assert m.node_state("A") == "submitted"
-    assert [(c.start, c.finish, c.info) for c in step.changes] == [
-        ("submitted", "submitted", {"held": "policy", "proc": 0})]  # journaled: JOB_HELD
+    assert [(c.start, c.finish, c.info) for c in step.changes] == [  # journaled: JOB_HELD, with its codes
+        ("submitted", "submitted", {"held": "policy", "proc": 0, "hold_code": 3, "hold_subcode": 7})]
     step = m.advance([ScriptExited("A", "HOLD", 0, 1)])  # ignored
     assert step.instructions == [] and m.node_state("A") == "submitted"
-    step = m.advance([JobReleased("A", 0)])
-    assert [c.info for c in step.changes] == [{"released": True, "proc": 0}] and step.instructions == []
+    step = m.advance([JobReleased("A", 0, reason="why")])
+    assert [c.info for c in step.changes] == [{"released": True, "proc": 0, "release_reason": "why"}]
+    assert step.instructions == []
     assert m.advance([JobReleased("A", 0)]).changes == []  # not on hold: nothing to release
     assert of(m.advance([JobExited("A", 0, 0)]), Finish) == [Finish(True, 0, 0)]
 

@@ -77,7 +77,7 @@ class JobRecord:
         return ad
 
 
-Action = tuple[Literal["hold", "release", "remove"], str, int]  # (what, reason, hold subcode)
+Action = tuple[Literal["hold", "release", "remove"], str, int]  # (what, reason, subcode)
 
 
 def has_policy(ad: ClassAd) -> bool:
@@ -105,20 +105,25 @@ def _true(ad: ClassAd, name: str) -> bool:
     return isinstance(value, int | float) and value != 0
 
 
-def _fired(ad: ClassAd, name: str) -> str:
-    return f"The job attribute {name} expression '{unparse(ad.lookup(name))}' evaluated to TRUE"
+def _fired(ad: ClassAd, name: str) -> tuple[str, int]:
+    """The schedd's reason and subcode for a policy expression that fired (``UserPolicy::FiringReason``):
+    the job's ``<name>Reason`` when it evaluates to a non-empty string, else "The job attribute <name>
+    expression '<expr>' evaluated to TRUE"; the subcode is ``<name>SubCode`` when it is a number."""
+    reason = ad.eval(name + "Reason") if ad.get_expr(name + "Reason") is not None else None
+    subcode = ad.eval(name + "SubCode") if ad.get_expr(name + "SubCode") is not None else 0
+    if not (isinstance(reason, str) and reason):
+        reason = f"The job attribute {name} expression '{unparse(ad.lookup(name))}' evaluated to TRUE"
+    number = isinstance(subcode, int | float) and not isinstance(subcode, bool)
+    return reason, int(subcode) if number else 0
 
 
 def decide(record: JobRecord, now: float, memory_mb: float | None = None) -> Action | None:
     """What the schedd does to the job now, by the order in the module docstring."""
     ad = record.ad(now, memory_mb)
     if record.status != HELD and _true(ad, "PeriodicHold"):
-        reason = ad.eval("PeriodicHoldReason") if ad.get_expr("PeriodicHoldReason") is not None else None
-        subcode = ad.eval("PeriodicHoldSubCode") if ad.get_expr("PeriodicHoldSubCode") is not None else 0
-        return ("hold", reason if isinstance(reason, str) and reason else _fired(ad, "PeriodicHold"),
-                subcode if isinstance(subcode, int) and not isinstance(subcode, bool) else 0)
+        return ("hold", *_fired(ad, "PeriodicHold"))
     if record.status == HELD and _true(ad, "PeriodicRelease"):
-        return ("release", "", 0)
+        return ("release", *_fired(ad, "PeriodicRelease"))
     if _true(ad, "PeriodicRemove"):
-        return ("remove", _fired(ad, "PeriodicRemove"), 0)
+        return ("remove", *_fired(ad, "PeriodicRemove"))
     return None

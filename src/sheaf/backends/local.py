@@ -74,7 +74,15 @@ from typing import Self
 
 from sheaf.backends._limits import ConcurrencyLimits
 from sheaf.backends._memwatch import POLL_INTERVAL, tree_rss_mb
-from sheaf.backends._periodic import HELD, IDLE, JobRecord, decide, has_policy, policy_interval
+from sheaf.backends._periodic import (
+    HELD,
+    HOLD_CODE_JOB_POLICY,
+    IDLE,
+    JobRecord,
+    decide,
+    has_policy,
+    policy_interval,
+)
 from sheaf.backends._pool import Claim, Pool
 from sheaf.backends._queue import LaunchQueue, Outcome
 from sheaf.backends._sandbox import TransferFailure, copy_back, make_sandbox, remove_sandbox
@@ -126,7 +134,7 @@ class LocalBackend:
         self._jobs: dict[int, _Job] = {}  # by pidfd
         self._keys: dict[str, int] = {}  # launch key -> pidfd
         self._events: list[Event] = []
-        self._started: list[tuple[str, int]] = []  # (key, pid) not yet taken by started()
+        self._started: list[tuple[str, int, float, str]] = []  # (key, pid, time, slot) not yet taken
         self._epoll = select.epoll()
         self._demands: dict[object, Demand] = {}
         self._next_poll = 0.0
@@ -205,15 +213,15 @@ class LocalBackend:
         self._forget(fd, job)
 
     def started(self) -> list[Started]:
-        """The attempts started since the last call and still running: pid and start time.
+        """Every start since the last call (a job released from hold starts again): pid, start time
+        and slot; ``start_ticks`` 0 for a process gone already.
 
-        The start time is read here, not at spawn: a short job is reaped by the time the engine
-        asks, and then costs no ``/proc`` read (~35 us a job on this machine)."""
+        The ``/proc`` start time is read here, not at spawn: a short job is reaped by the time the
+        engine asks, and then costs no ``/proc`` read (~35 us a job on this machine)."""
         started: list[Started] = []
-        for key, pid in self._started:
+        for key, pid, when, slot in self._started:
             ticks = start_ticks(pid) if key in self._keys else None  # None: gone or a zombie
-            if ticks is not None:
-                started.append(Started(key, pid, ticks))
+            started.append(Started(key, pid, ticks or 0, when, slot))
         self._started = []
         return started
 
@@ -337,7 +345,7 @@ class LocalBackend:
                               claim.memory_limit is not None and not claim.local)
         self._keys[launch.key] = fd
         self.started_total += 1
-        self._started.append((launch.key, spawned.pid))
+        self._started.append((launch.key, spawned.pid, started, claim.slot or "local"))
         record = self._policy.get(launch.key)
         if record is not None:
             record.started(started)
@@ -478,13 +486,13 @@ class LocalBackend:
             if what == "release":
                 record.stopped(now, IDLE)
                 self._queue.push(record.launch)
-                self._events.append(Released(key))
+                self._events.append(Released(key, reason))
                 continue
             self._stop(key)
             record.stopped(now, HELD)
             if what == "hold":
                 record.holds, record.hold_reason, record.hold_subcode = record.holds + 1, reason, subcode
-                self._events.append(Suspended(key, reason, subcode=subcode))
+                self._events.append(Suspended(key, reason, HOLD_CODE_JOB_POLICY, subcode))
             else:
                 del self._policy[key]
                 self._events.append(Removed(key, reason))

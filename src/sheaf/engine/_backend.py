@@ -74,6 +74,7 @@ class Suspended:              # extension: put on hold by the job's periodic_hol
 @dataclass(frozen=True, slots=True)
 class Released:               # extension: a Suspended attempt released by periodic_release: queued again
     key: str
+    reason: str = ""          # the release event's reason ("The job attribute PeriodicRelease ...")
 
 @dataclass(frozen=True, slots=True)
 class Removed:                # extension: removed by the job's periodic_remove (running, queued or held):
@@ -89,7 +90,10 @@ class Started:                # extension: an attempt's process began
     key: str
     pid: int                  # the job's process; it leads its own session and process group (pgid == pid)
     start_ticks: int          # its start time, field 22 of /proc/<pid>/stat (clock ticks since boot):
-                              #   with the pid it names the process uniquely, even after the pid is reused
+                              #   with the pid it names the process uniquely, even after the pid is reused;
+                              #   0 when the process is gone already (nothing left to stop after a crash)
+    time: float = 0.0         # wall-clock (time.time()) when it started: the job's EXECUTE event
+    slot: str | None = None   # where it runs, e.g. "slot1_1@localhost"
 
 class Backend(Protocol):
     def submit(self, launch: Launch) -> None:
@@ -113,9 +117,11 @@ class Backend(Protocol):
     #   self_refilling = True: the backend starts its queued attempts by itself as resources free up,
     #   within wait(); the engine then gathers exits a little longer while attempts are queued, so
     #   that one turn (one journal commit) carries many (``_run.EngineRun._gather_while_queued``).
-    #   def started(self) -> list[Started]: ...   the attempts started since the last call.  The engine
-    #   journals them ("P" records) so that a run resumed after the engine was killed stops the jobs the
-    #   dead engine left running (``sheaf.engine._orphans``) before it runs their nodes again.
+    #   def started(self) -> list[Started]: ...   the attempts started since the last call (each start:
+    #   a job released from hold starts again).  The engine writes their EXECUTE events when it learns
+    #   of them, and journals those still running ("P" records) so that a run resumed after the engine
+    #   was killed stops the jobs the dead engine left running (``sheaf.engine._orphans``) before it
+    #   runs their nodes again.  Without it a job's EXECUTE event is written when the job ends.
     #   def adopt(self, run_id: str, attempts: Collection[tuple[str, int]]) -> Collection[str]: ...
     #   for backends whose jobs outlive the engine (a batch system): ``attempts`` are the node
     #   attempts ``(node, attempt)`` an engine of the run ``run_id`` had in flight when it was killed.

@@ -52,6 +52,8 @@ class JobSuspended:
     attempt: int
     reason: str
     proc: int = 0
+    code: int = 3  # HoldReasonCode (3: the job's policy)
+    subcode: int = 0  # HoldReasonSubCode
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +63,7 @@ class JobReleased:
     node: str
     attempt: int
     proc: int = 0
+    reason: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,7 +205,10 @@ Details = TypedDict("Details", {
     "cancelled": bool,
     "abort": bool,  # ABORT-DAG-ON
     "held": str,  # a proc of the job went on hold, for this reason (the node stays submitted)
+    "hold_code": int,  # ... with this HoldReasonCode
+    "hold_subcode": int,  # ... and HoldReasonSubCode
     "released": bool,  # a held proc was released (the node stays submitted)
+    "release_reason": str,  # ... for this reason
     "proc": int,  # the proc a hold or release is about
     "removed": bool,  # the job was removed (periodic_remove, DAGMAN_MAX_JOB_HOLDS): JOB_ABORTED
 }, total=False)

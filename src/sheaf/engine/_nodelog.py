@@ -71,9 +71,10 @@ def _body(e: NodeEvent) -> list[str]:
         case "JOB_ABORTED":
             return ["Job was aborted.", f"\t{_one_line(e.reason or 'removed by sheaf')}"]
         case "JOB_HELD":
-            return ["Job was held.", f"\t{_one_line(e.reason or 'Reason unspecified')}", "\tCode 0 Subcode 0"]
+            return ["Job was held.", f"\t{_one_line(e.reason or 'Reason unspecified')}",
+                    f"\tCode {e.code} Subcode {e.subcode}"]
         case "JOB_RELEASED":
-            return ["Job was released.", "\tThe job attribute PeriodicRelease expression evaluated to TRUE"]
+            return ["Job was released.", *([f"\t{_one_line(e.reason)}"] if e.reason else [])]
         case "POST_SCRIPT_TERMINATED":
             return ["POST Script terminated.", *_termination(e), notes]
         case _:  # PRESKIP

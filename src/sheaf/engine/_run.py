@@ -27,6 +27,7 @@ from sheaf.engine._nodejob import render_node, subdag_job
 from sheaf.engine._orphans import ATTEMPT_VARIABLE, attempt_token
 from sheaf.engine._procs import NO_TOLERANCE, ProcGroups, Tolerance
 from sheaf.engine._runconfig import config_bool
+from sheaf.engine._runevents import JobStart
 from sheaf.engine._runfiles import RunFiles
 from sheaf.engine._scripts import ScriptRunner
 from sheaf.engine._state import (
@@ -114,6 +115,7 @@ class EngineRun:
         self.append_vars = config_bool(dag, "DAGMAN_DEFAULT_APPEND_VARS", False)
         self._started: Callable[[], list[Started]] | None = getattr(backend, "started", None)
         self._self_refilling = bool(getattr(backend, "self_refilling", False))
+        self._ended_keys: dict[str, tuple[str, int]] = {}  # attempts that ended since the last turn
 
     def _job_tag(self, node: str) -> str | None:
         """jobstate.log's job tag: the attribute ``+job_tag_name`` names, else ``+pegasus_site``, from
@@ -135,7 +137,7 @@ class EngineRun:
     # -- instructions -----------------------------------------------------------------------------
 
     def act(self, machine: DagState, step: Step) -> None:
-        self._journal_started()  # before the changes: an attempt that started and ended in one turn
+        starts = self._journal_started()  # before the changes: an attempt that started and ended in one turn
         self.journal.changes(step.changes)
         self._durable(self.journal.commit_start())  # nothing below runs before the changes are durable
         finish: Finish | None = None
@@ -163,23 +165,32 @@ class EngineRun:
                 case Finish():
                     finish = instruction
         self.files.record(step.changes, frozenset((e.node, e.attempt) for e in self.pending
-                                                  if isinstance(e, SubmitFailed)))
+                                                  if isinstance(e, SubmitFailed)), starts)
         if finish is not None:
             self._finish(machine, finish)
         self.files.flush()
         self._report(machine, force=machine.finished is not None)
 
-    def _journal_started(self) -> None:
-        """Journal the processes the backend started since the last turn (see ``_orphans``)."""
+    def _journal_started(self) -> list[JobStart]:
+        """The jobs the backend started since the last turn, for their EXECUTE events; those still
+        running are journaled (see ``_orphans``).  A start is looked up among the keys of the
+        attempts in flight and of those that ended this turn (a short job is gone by now)."""
         if self._started is None:
-            return
+            return []
+        starts: list[JobStart] = []
         for event in self._started():
-            target = self.keys.get(event.key)
-            if target is not None:
-                if target[0] == self.dag.provisioner:
-                    self.pending.append(ProvisionerReady())
-                self.files.started_keys.add(target)
-                self.journal.process(self.clock(), target[0], target[1], event.pid, event.start_ticks)
+            target = self.keys.get(event.key) or self._ended_keys.get(event.key)
+            if target is None:
+                continue  # a SERVICE node's job, or a cancelled attempt
+            if target[0] == self.dag.provisioner:
+                self.pending.append(ProvisionerReady())
+            self.files.started_keys.add(target)
+            now = self.clock()
+            starts.append(JobStart(event.time or now, target[0], target[1], _proc_of(event.key), event.slot))
+            if event.start_ticks > 0:
+                self.journal.process(now, target[0], target[1], event.pid, event.start_ticks)
+        self._ended_keys.clear()
+        return starts
 
     def _durable(self, done: threading.Event | None) -> None:
         """Wait for a commit; meanwhile the backend may start attempts submitted in earlier turns
@@ -311,12 +322,15 @@ class EngineRun:
                     held = self.keys.get(event.key)
                     if held is not None:
                         proc = _proc_of(event.key)
-                        events.append(JobSuspended(held[0], held[1], event.reason, proc) if isinstance(
-                            event, Suspended) else JobReleased(held[0], held[1], proc))
+                        events.append(JobSuspended(held[0], held[1], event.reason, proc, event.code,
+                                                   event.subcode) if isinstance(event, Suspended)
+                                      else JobReleased(held[0], held[1], proc, event.reason))
                     continue
                 target = self.keys.pop(event.key, None)
                 if target is None:
                     continue  # a cancelled attempt
+                if self._started is not None:
+                    self._ended_keys[event.key] = target
                 ended, rest = self.procs.finished(event)
                 for one in rest:  # a held proc ends its node's cluster (DAGMan removes the others)
                     if self.keys.pop(one, None) is not None:

@@ -11,13 +11,17 @@ The mapping (``kind`` is the jobstate.log event name; the job event log number i
 * PRE script: ``PRE_SCRIPT_STARTED``, then ``PRE_SCRIPT_SUCCESS``/``_FAILURE`` (DAGMan writes no
   PRE "terminated" line); a PRE_SKIP value adds ``PRESKIP`` (job event 034).
 * job: ``SUBMIT`` (000) once the backend took it - a submission that failed writes
-  ``SUBMIT_FAILURE`` instead, and nothing in the event log; ``EXECUTE`` (001) when it started;
+  ``SUBMIT_FAILURE`` instead, and nothing in the event log; ``EXECUTE`` (001) when the engine learns
+  that it started (:class:`JobStart`, in the turn after the start), again each time it starts after
+  a release - with a backend that does not tell, when the job ends, before ``JOB_TERMINATED``;
   ``JOB_TERMINATED`` (005) with the return value or signal, then ``JOB_SUCCESS 0`` or
   ``JOB_FAILURE <value>``.  A job the pool can never run is put on hold and removed
   (``JOB_HELD`` 012, ``JOB_ABORTED`` 009); a job cancelled by a stop or an abort, or removed by
   its periodic_remove or ``DAGMAN_MAX_JOB_HOLDS``, is removed (``JOB_ABORTED``).  A proc put on
   hold by its periodic_hold and released by its periodic_release writes ``JOB_HELD`` (012, with the
-  hold reason) and ``JOB_RELEASED`` (013), under that proc's id.
+  hold reason, code and subcode) and ``JOB_RELEASED`` (013, with the release reason), under that
+  proc's id; the job's start after its release is written after ``JOB_RELEASED``, even when the
+  engine learns of both in one turn.
 * a NOOP node's job is "submitted" and "terminated" with DAGMan's fake HTCondor id
   ``0.2147483647.<n>`` (``n`` counts NOOP and PRE_SKIP ids from 1, as ``DagSubmit::GetFakeId``).
 * POST script: ``POST_SCRIPT_STARTED``, ``POST_SCRIPT_TERMINATED`` (016), then ``_SUCCESS`` or
@@ -28,7 +32,7 @@ Cancelled scripts and nodes sent back to waiting by a stop write nothing.
 
 from __future__ import annotations
 
-__all__ = ["NOOP_PROC", "ULOG", "EventTranslator", "NodeEvent"]
+__all__ = ["NOOP_PROC", "ULOG", "EventTranslator", "JobStart", "NodeEvent"]
 
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
@@ -65,28 +69,61 @@ class NodeEvent:
     reason: str | None = None  # hold or abort reason
     slot: str | None = None  # where the job ran (EXECUTE)
     new_attempt: bool = False  # the node is retried after this event (jobstate.log's sequence)
+    code: int = 0  # HoldReasonCode, HoldReasonSubCode (JOB_HELD)
+    subcode: int = 0
 
     @property
     def condor_id(self) -> str:
         return "-" if self.cluster == -1 else f"{self.cluster}.{self.proc}"
 
 
+@dataclass(frozen=True, slots=True)
+class JobStart:
+    """A proc of a node attempt's job began to run (the backend's ``Started``): its EXECUTE event."""
+
+    time: float
+    node: str
+    attempt: int
+    proc: int = 0
+    slot: str | None = None
+
+
 class EventTranslator:
-    """Stateful: remembers each node's current HTCondor id (for its POST script's lines) and the
-    fake ids given to NOOP and PRE_SKIP nodes."""
+    """Stateful: remembers each node's current HTCondor id (for its POST script's lines), the fake
+    ids given to NOOP and PRE_SKIP nodes, and which procs run (EXECUTE written) or are held."""
 
     def __init__(self) -> None:
         self._ids: dict[str, tuple[int, int, int]] = {}
         self._fake = 0
+        self._running: dict[str, set[int]] = {}  # node -> procs whose EXECUTE is written
+        self._held: dict[str, set[int]] = {}  # node -> procs whose JOB_HELD is the latest event
+        self._after_release: dict[tuple[str, int], JobStart] = {}
 
     def events(self, changes: Iterable[Change], failed_submits: frozenset[tuple[str, int]] = frozenset(),
-               ) -> list[NodeEvent]:
+               starts: Iterable[JobStart] = ()) -> list[NodeEvent]:
         """The events of one turn; ``failed_submits`` are the (node, attempt) whose submission the
-        loop found impossible this turn (their SUBMIT is not an event: SUBMIT_FAILURE follows)."""
+        loop found impossible this turn (their SUBMIT is not an event: SUBMIT_FAILURE follows).
+        ``starts`` happened before the turn's changes, except a held proc's, which waits for the
+        proc's JOB_RELEASED."""
         out: list[NodeEvent] = []
+        for start in starts:
+            if start.proc in self._held.get(start.node, ()):
+                self._after_release[(start.node, start.proc)] = start
+            else:
+                out.extend(self._execute(start))
         for change in changes:
             out.extend(self._of(change, failed_submits))
+        for start in self._after_release.values():  # a release not seen: keep the start anyway
+            out.extend(self._execute(start))
+        self._after_release.clear()
         return out
+
+    def _execute(self, start: JobStart) -> list[NodeEvent]:
+        ids = self._ids.get(start.node)
+        if ids is None or ids[1] == NOOP_PROC:
+            return []  # the node's job is no longer current (its attempt ended and was retried)
+        self._running.setdefault(start.node, set()).add(start.proc)
+        return [NodeEvent(start.time, start.node, "EXECUTE", ids[0], start.proc, 0, slot=start.slot)]
 
     def _fake_id(self) -> tuple[int, int, int]:
         self._fake += 1
@@ -104,7 +141,7 @@ class EventTranslator:
                 out.append(self._event(c, "JOB_ABORTED", reason=info.get("why")))
             return out
         if c.start == c.finish:  # the node stays where it is: a hold or a release of one proc
-            return [self._proc_event(c, info)]
+            return self._proc_event(c, info)
         if c.finish == "pre":
             out.append(self._event(c, "PRE_SCRIPT_STARTED"))
         elif c.finish == "post":
@@ -122,10 +159,18 @@ class EventTranslator:
                 out[-1] = replace(out[-1], new_attempt=True)
         return out
 
-    def _proc_event(self, c: Change, info: Details) -> NodeEvent:
-        held = info.get("held")
-        event = self._event(c, "JOB_HELD" if held is not None else "JOB_RELEASED", reason=held)
-        return replace(event, proc=int(info.get("proc", 0)))
+    def _proc_event(self, c: Change, info: Details) -> list[NodeEvent]:
+        held, proc = info.get("held"), int(info.get("proc", 0))
+        key = (c.node, proc)
+        self._running.get(c.node, set()).discard(proc)  # held: killed if it ran; released: starts again
+        if held is not None:
+            self._held.setdefault(c.node, set()).add(proc)
+            return [replace(self._event(c, "JOB_HELD", reason=held, code=info.get("hold_code", 0),
+                                        subcode=info.get("hold_subcode", 0)), proc=proc)]
+        self._held.get(c.node, set()).discard(proc)
+        out = [replace(self._event(c, "JOB_RELEASED", reason=info.get("release_reason")), proc=proc)]
+        start = self._after_release.pop(key, None)
+        return out + (self._execute(start) if start is not None else [])
 
     def _submitted(self, c: Change, info: Details, failed: frozenset[tuple[str, int]]) -> list[NodeEvent]:
         if info.get("noop"):
@@ -135,6 +180,8 @@ class EventTranslator:
             self._ids.pop(c.node, None)
             return []
         self._ids[c.node] = (int(info.get("cluster", 0)), 0, 0)
+        self._running.pop(c.node, None)
+        self._held.pop(c.node, None)
         return [self._event(c, "SUBMIT")]
 
     def _script_ended(self, c: Change, info: Details) -> list[NodeEvent]:
@@ -158,11 +205,16 @@ class EventTranslator:
             return [self._event(c, "JOB_TERMINATED", value=0), self._event(c, verdict, value=0)]
         if "exit" not in info and "signal" not in info:  # never ran (held, then removed), or removed
             reason = info.get("reason")
-            held = [] if info.get("removed") else [self._event(c, "JOB_HELD", reason=reason)]
-            return [*held, self._event(c, "JOB_ABORTED", reason=reason), self._event(c, verdict, value=value)]
+            if info.get("removed"):  # the schedd's own reason, as its JOB_ABORTED event carries it
+                aborted = self._event(c, "JOB_ABORTED", reason=(reason or "").removeprefix("removed: "))
+                return [aborted, self._event(c, verdict, value=value)]
+            return [self._event(c, "JOB_HELD", reason=reason), self._event(c, "JOB_ABORTED", reason=reason),
+                    self._event(c, verdict, value=value)]
         out: list[NodeEvent] = []
         started = info.get("started")
-        if started:
+        running = self._running.pop(c.node, ())
+        self._held.pop(c.node, None)
+        if started and 0 not in running:  # a backend that does not report starts
             out.append(replace(self._event(c, "EXECUTE", slot=info.get("slot")), time=float(started)))
         out.append(self._event(c, "JOB_TERMINATED", value=info.get("exit"), signal=info.get("signal")))
         out.append(self._event(c, verdict, value=value))

@@ -37,7 +37,7 @@ from sheaf.engine._metrics import RunCounts, metrics_text
 from sheaf.engine._nodelog import NodesLog, nodes_log_path
 from sheaf.engine._nodestatus import StatusSnapshot, dag_outcome, futile_nodes, node_status_text
 from sheaf.engine._reports import RescueNode, rescue_text, write_atomic, write_rescue, write_save_point
-from sheaf.engine._runevents import EventTranslator
+from sheaf.engine._runevents import EventTranslator, JobStart
 from sheaf.formats._dagman_records import Dag
 
 if TYPE_CHECKING:
@@ -91,8 +91,9 @@ class RunFiles:
         self.start_time = now
         self.jobstate.internal(now, f"DAGMAN_STARTED {dagman_id()}.0")
 
-    def record(self, changes: Iterable[Change], failed_submits: frozenset[tuple[str, int]]) -> None:
-        events = self.translator.events(changes, failed_submits)
+    def record(self, changes: Iterable[Change], failed_submits: frozenset[tuple[str, int]],
+               starts: Iterable[JobStart] = ()) -> None:
+        events = self.translator.events(changes, failed_submits, starts)
         if events:
             self._outdated = True
             if self.dot is not None:

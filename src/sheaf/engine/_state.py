@@ -358,10 +358,10 @@ class DagState:
             case JobHeld(reason=reason):
                 node.reason = reason
                 self._job_finished(node, RETURN_HELD, {"reason": reason})
-            case JobSuspended(reason=reason, proc=proc):
-                self._on_hold(node, reason, proc)
-            case JobReleased(proc=proc):
-                self._on_release(node, proc)
+            case JobSuspended(reason=reason, proc=proc, code=code, subcode=subcode):
+                self._on_hold(node, reason, proc, code, subcode)
+            case JobReleased(proc=proc, reason=reason):
+                self._on_release(node, proc, reason)
             case JobRemoved(reason=reason):
                 self._removed(node, reason)
             case SubmitFailed(reason=reason):
@@ -379,7 +379,7 @@ class DagState:
         node.history.append(Moment(now, node.state, node.state, node.attempt, info))
         self._step.changes.append(Change(now, node.name, node.state, node.state, node.attempt, info))
 
-    def _on_hold(self, node: Node, reason: str, proc: int) -> None:
+    def _on_hold(self, node: Node, reason: str, proc: int, code: int = 3, subcode: int = 0) -> None:
         """dag.cpp ``ProcessHeldEvent``: the job stays queued (submitted) until released or removed,
         and the node's HOLD script runs.  Once the node's jobs went on hold ``DAGMAN_MAX_JOB_HOLDS``
         times (the manual: "as the job goes on hold this number of times, it is removed"), its
@@ -388,7 +388,7 @@ class DagState:
             return  # already on hold: DAGMan ignores a second hold event
         node.held_procs.add(proc)
         node.times_held += 1
-        self._note(node, {"held": reason, "proc": proc})
+        self._note(node, {"held": reason, "proc": proc, "hold_code": code, "hold_subcode": subcode})
         hold = node.spec.hold
         if hold is not None:
             self._emit(RunScript(node.name, "HOLD", node.attempt, self._script_argv(node, hold),
@@ -398,10 +398,10 @@ class DagState:
             self._emit(Cancel(node.name, node.attempt))
             self._removed(node, "DAG Limit: Max number of held jobs was reached.")
 
-    def _on_release(self, node: Node, proc: int) -> None:
+    def _on_release(self, node: Node, proc: int, reason: str = "") -> None:
         if proc in node.held_procs:  # else not on hold: nothing to release (DAGMan warns)
             node.held_procs.discard(proc)
-            self._note(node, {"released": True, "proc": proc})
+            self._note(node, {"released": True, "proc": proc, "release_reason": reason})
 
     def _removed(self, node: Node, reason: str) -> None:
         node.reason = f"removed: {reason}"
