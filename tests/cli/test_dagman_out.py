@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 from hypothesis import given, settings
@@ -70,3 +72,24 @@ def test_a_block_per_change_at_most_once_a_second_and_always_the_last(tmp_path: 
 def test_nothing_is_written_for_a_run_that_never_started(tmp_path: Path) -> None:
     DagmanOut(str(tmp_path / "w.dag")).finish(1)
     assert not (tmp_path / "w.dag.dagman.out").exists()
+
+
+def _sheaf_run(directory: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(Path(sys.executable).parent / "sheaf"), "run", str(directory), *args],
+                          capture_output=True, text=True, check=False, timeout=120)
+
+
+def test_a_run_of_named_dag_files_writes_the_first_ones_dagman_out(tmp_path: Path) -> None:
+    """DAGMan writes ``<primary dag>.dagman.out`` whatever the number of DAG files it is given
+    (``condor_submit_dag a.dag b.dag`` names it after ``a.dag``): so does ``sheaf run --dag``."""
+    (tmp_path / "a.sub").write_text("universe = local\nexecutable = /bin/true\nqueue\n")
+    (tmp_path / "one.dag").write_text("JOB A a.sub\n")
+    (tmp_path / "two.dag").write_text("JOB B a.sub\n")
+    done = _sheaf_run(tmp_path, "--dag", "one.dag")
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "one.dag.dagman.out").read_text().rstrip().endswith("EXITING WITH STATUS 0")
+    (tmp_path / "three.dag").write_text("JOB C a.sub\n")
+    done = _sheaf_run(tmp_path, "--dag", "two.dag", "--dag", "three.dag")
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "two.dag.dagman.out").read_text().rstrip().endswith("EXITING WITH STATUS 0")
+    assert not (tmp_path / "three.dag.dagman.out").exists()

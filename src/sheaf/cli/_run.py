@@ -78,11 +78,11 @@ def run_planned(directory: str, *, dag_file: str | Sequence[str] | None = None,
 
 
 def _dag_path(directory: str, dag_file: str | Sequence[str] | None) -> str | None:
-    """The DAG whose ``.dagman.out`` this run writes: the one named, else the one in DIR."""
-    if isinstance(dag_file, str):
-        return dag_file if os.path.isabs(dag_file) else os.path.join(directory, dag_file)
-    if dag_file:
-        return None  # several DAGs run as one: DAGMan names its file after the first; no reader needs it
+    """The DAG whose ``.dagman.out`` this run writes: the one named (the first of several, after which
+    DAGMan names its file), else the one in DIR."""
+    first = dag_file if isinstance(dag_file, str) or not dag_file else dag_file[0]
+    if first:
+        return first if os.path.isabs(first) else os.path.join(directory, first)
     return find_dag_path(directory)
 
 
