@@ -70,6 +70,21 @@ def test_if_else_choice_and_env_set(tmp_path: Path) -> None:
     assert out.read_text() == "one-set\nplain-set\n"
 
 
+def test_choice_takes_condor_submits_platform_macros_and_an_expression_as_index(tmp_path: Path) -> None:
+    """condor_submit predefines ``IsLinux``/``IsWindows`` (``SubmitMacroDefaults``), and a
+    ``$CHOICE`` index that is no integer is evaluated (``string_is_long_param``): the DAGMan tests'
+    ``executable = $CHOICE(IsWindows, /bin/echo, ...)`` runs /bin/echo on Linux."""
+    out = tmp_path / "out.txt"
+    (tmp_path / "c.sub").write_text(
+        "universe = local\nexecutable = $CHOICE(IsWindows,/bin/echo,appendmsg)\n"
+        "arguments = $CHOICE(IsLinux,no,yes) $CHOICE(1+1,a,b,c) $CHOICE(true,a,b) $(OPSYS)\n"
+        f"output = {out}\nqueue\n")
+    (tmp_path / "wf.dag").write_text("JOB A c.sub\n")
+    done = sheaf_run(tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert out.read_text() == "yes c b LINUX\n"
+
+
 def test_several_dag_files_run_as_one(tmp_path: Path) -> None:
     out = tmp_path / "out.txt"
     (tmp_path / "a.sub").write_text(_append(out, "a") + "queue\n")

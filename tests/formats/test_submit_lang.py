@@ -38,6 +38,7 @@ CASES = [
     ("if true\n  if false\n    A = inner\n  else\n    A = outer\n  endif\nendif\n", "A"),
     ("A = $CHOICE(1, a, b, c)\n", "A"),
     ("L = p, q, r\nI = 2\nA = $CHOICE(I, L)\n", "A"),
+    ("A = $CHOICE(IsWindows, w, l) $CHOICE(IsLinux, w, l) $(IsLinux)$(IsWindows)\n", "A"),
     ("X = 7\nA = $INT(X,%04d)\n", "A"),
     ("X = 7\nA = $INT(X)\n", "A"),
     ("A = $Fn(/a/b/c.txt)$Fx(/a/b/c.txt)$Fp(/a/b/c.txt)$Fd(/a/b/c.txt)$Fq(/a/b/c.txt)\n", "A"),

@@ -18,13 +18,20 @@ from __future__ import annotations
 __all__ = ["Evaluate", "Macros"]
 
 import os
+import platform
 import random
 import re
+import sys
 from collections.abc import Callable, Mapping
 
 from sheaf.errors import FormatError
 from sheaf.formats._submit_records import submit_error
 
+# condor_submit's own macro defaults (``SubmitMacroDefaults`` in submit_utils.cpp) that do not depend
+# on the job: the platform's, as condor_submit on this machine sets them
+SUBMIT_DEFAULTS = {"islinux": "1" if sys.platform.startswith("linux") else "0", "iswindows": "0",
+                   "opsys": platform.system().upper(), "arch": {"x86_64": "X86_64", "aarch64": "aarch64"}.get(
+                       platform.machine(), platform.machine().upper())}
 _MACRO_RE = re.compile(r"\$\$\(|\$(?:([A-Za-z_][A-Za-z0-9_]*))?\(")
 Evaluate = Callable[[str], object]
 
@@ -41,7 +48,7 @@ class Macros:
         self.file = file
         self.appended = {k.lower(): v for k, v in appended.items()}
         self.prepended = {k.lower(): v for k, v in prepended.items()}
-        self.predefined = {k.lower(): v for k, v in predefined.items()}
+        self.predefined = {**SUBMIT_DEFAULTS, **{k.lower(): v for k, v in predefined.items()}}
         self.environ = os.environ if environ is None else environ
         self.evaluate = evaluate
         self._rng = rng  # made on first use: seeding one per node attempt cost 10 us each
@@ -152,10 +159,13 @@ def _choice(macros: Macros, name: str, inner: str) -> str:
     if len(parts) < 2:
         raise _fail(macros, name, inner, "needs an index and a list")
     index_text = macros.expand(parts[0]).strip()
-    if not re.fullmatch(r"[0-9]+", index_text):
-        index_text = macros.lookup(index_text).strip()  # an index may be a macro name (STEP, Process)
-    if not re.fullmatch(r"[0-9]+", index_text):
-        raise _fail(macros, name, inner, "the index is not an integer")
+    if not re.fullmatch(r"[0-9]+", index_text) and macros.raw(index_text) is not None:
+        index_text = macros.lookup(index_text).strip()  # an index may be a macro name (STEP, IsWindows)
+    if not re.fullmatch(r"[0-9]+", index_text):  # else an expression (``string_is_long_param``)
+        value = macros.evaluate(index_text) if macros.evaluate is not None else None
+        if not isinstance(value, bool | int | float) or value < 0:
+            raise _fail(macros, name, inner, "the index is not an integer")
+        index_text = str(int(value))  # true is 1, a real is truncated, as EvalInteger converts them
     items = parts[1:]
     if len(items) == 1 and macros.defined(items[0]):  # $CHOICE(i, listname)
         items = [a.strip() for a in macros.lookup(items[0]).split(",")]
