@@ -80,7 +80,7 @@ def run_planned(directory: str, *, dag_file: str | Sequence[str] | None = None,
 def _dag_path(directory: str, dag_file: str | Sequence[str] | None) -> str | None:
     """The DAG whose ``.dagman.out`` this run writes: the one named (the first of several, after which
     DAGMan names its file), else the one in DIR."""
-    first = dag_file if isinstance(dag_file, str) or not dag_file else dag_file[0]
+    first = dag_file if isinstance(dag_file, str) else (dag_file[0] if dag_file else None)
     if first:
         return first if os.path.isabs(first) else os.path.join(directory, first)
     return find_dag_path(directory)
