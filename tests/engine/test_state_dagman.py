@@ -250,6 +250,21 @@ def test_abort_return_value_is_the_dags_exit(tmp_path: Path, line: str, value: i
     assert of(step, Finish) == [finish] and bool(of(step, WriteRescue)) == rescue
 
 
+@pytest.mark.parametrize(("line", "final_exit", "succeeded", "exit_code"), [
+    ("ABORT-DAG-ON A 3 RETURN 0", 1, False, 1),  # a failed FINAL fails the DAG, RETURN 0 or not
+    ("ABORT-DAG-ON A 3 RETURN 5", 0, True, 0),  # a FINAL that succeeds makes the aborted DAG succeed
+])
+def test_the_final_nodes_outcome_overrides_abort_dag_on(tmp_path: Path, line: str, final_exit: int,
+                                                        succeeded: bool, exit_code: int) -> None:
+    """The manual: "The success or failure of the FINAL node determines the success or failure of the
+    entire DAG. This includes any status specified by any ABORT-DAG-ON specification"."""
+    m = machine(tmp_path, f"JOB A a.sub\nJOB B b.sub\nFINAL F f.sub\n{line}\n")
+    m.start()
+    assert submits(m.advance([JobExited("A", 0, 3)])) == ["F"]
+    finish = of(m.advance([JobExited("F", 0, final_exit)]), Finish)
+    assert [(f.succeeded, f.exit_code) for f in finish] == [(succeeded, exit_code)]
+
+
 # ---- defect 10: order and priority ---------------------------------------------------------------
 
 BREADTH = "JOB A a.sub\nJOB B b.sub\nJOB E e.sub\nJOB C c.sub\nPARENT A CHILD B C\nPARENT B CHILD E\n"

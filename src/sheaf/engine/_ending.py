@@ -121,13 +121,15 @@ def dag_status(machine: DagState) -> int:
     return DAG_CYCLE if machine.cycle else DAG_OK
 
 def conclude(machine: DagState) -> None:
-    """With a FINAL node that ran, its outcome is the DAG's (overriding failures and aborts)."""
+    """With a FINAL node that ran, its outcome is the DAG's, overriding failures and aborts - even an
+    ABORT-DAG-ON ... RETURN 0 (the manual: FINAL's outcome "includes any status specified by any
+    ABORT-DAG-ON specification that has taken effect"; a failed FINAL exits 1, ``DoneFailed``)."""
     final = machine.nodes[machine.dag.final] if machine.dag.final is not None else None
-    if machine.aborted is not None and machine.aborted.returns == 0:
-        succeeded, exit_code = True, 0  # ABORT-DAG-ON ... RETURN 0: DAGMan's DAG_STATUS_OK
-    elif final is not None and final.state in ("done", "failed"):
+    if final is not None and final.state in ("done", "failed"):
         succeeded = final.state == "done"
         exit_code = 0 if succeeded else 1
+    elif machine.aborted is not None and machine.aborted.returns == 0:
+        succeeded, exit_code = True, 0  # ABORT-DAG-ON ... RETURN 0: DAGMan's DAG_STATUS_OK
     else:
         exit_code = dag_exit_value(machine)
         succeeded = exit_code == 0
