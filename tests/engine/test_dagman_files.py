@@ -149,6 +149,20 @@ def test_rescue_dag_header_and_retries_read_back_unchanged(tmp_path: Path) -> No
     assert rescue.retries == {"A": 2, "B": 0}
 
 
+def test_a_failed_final_node_rewrites_the_rescue_dag_listing_it(tmp_path: Path) -> None:
+    """``Dag::Rescue`` keeps one rescue DAG per execution: written as the DAG fails, then overwritten
+    once the FINAL node failed too, which it then counts and lists (never as DONE); DAGMan's header
+    ends with ``<ENDLIST>`` and an empty line, the node lines follow."""
+    write_dag(tmp_path, "JOB A A.sub\nJOB B B.sub\nFINAL C C.sub\nPARENT A CHILD B\n")
+    fake = FakeBackend()
+    fake.script("B", [1])
+    fake.script("C", [1])
+    run(tmp_path, fake)
+    text = (tmp_path / "wf.dag.rescue001").read_text()
+    assert "# Nodes premarked DONE: 1\n# Nodes that failed: 2\n#   B,C,<ENDLIST>\n\nDONE A\n" in text, text
+    assert not (tmp_path / "wf.dag.rescue002").exists()
+
+
 def test_rescue_dag_keeps_retry_limits_by_default(tmp_path: Path) -> None:
     write_dag(tmp_path, "JOB A A.sub\nRETRY A 2\n")
     fake = FakeBackend()

@@ -133,14 +133,15 @@ def conclude(machine: DagState) -> None:
     else:
         exit_code = dag_exit_value(machine)
         succeeded = exit_code == 0
-    if not succeeded:
-        write_rescue(machine)
+    if not succeeded:  # after a failed FINAL, again: DAGMan overwrites its rescue DAG with FINAL failed
+        write_rescue(machine, again=final is not None and final.state == "failed")
     machine.finished = Finish(succeeded, dag_status(machine), exit_code)
     machine._emit(machine.finished)
 
-def write_rescue(machine: DagState) -> None:
-    """One rescue DAG per run (DAGMan overwrites its own when FINAL fails after it)."""
-    if machine._rescued:
+def write_rescue(machine: DagState, again: bool = False) -> None:
+    """One rescue DAG per run: written before FINAL starts, and ``again`` (overwritten, as DAGMan's
+    ``Dag::Rescue`` keeps one file per execution) once a FINAL node failed, which it lists then."""
+    if machine._rescued and not again:
         return
     machine._rescued = True
     done = tuple(n for n, node in machine.nodes.items() if node.state == "done" and not node.spec.final)

@@ -115,8 +115,9 @@ def rescue_text(dag_files: Iterable[str], nodes: Iterable[RescueNode], reset_ret
     read on top of the original DAG): the header, a ``DONE`` line per finished node (never the FINAL
     node) and - only when ``DAGMAN_RESET_RETRIES_UPON_RESCUE`` is false - a ``RETRY`` line with the
     retries left, so that reading it back never changes a retry limit otherwise.  Each failed node's
-    reason follows the header as a comment (DAGMan's reader skips comments).  A save point file is
-    written in this format with its own ``header`` line (and retries reset)."""
+    reason is a comment at the end, after DAGMan's own lines (DAGMan's reader skips comments), so
+    that the file reads line by line as DAGMan's does.  A save point file is written in this format
+    with its own ``header`` line (and retries reset)."""
     nodes = list(nodes)
     stamp = time.gmtime(now)
     failed = [n for n in nodes if n.failed]
@@ -130,7 +131,6 @@ def rescue_text(dag_files: Iterable[str], nodes: Iterable[RescueNode], reset_ret
              f"# Nodes premarked DONE: {sum(1 for n in nodes if n.done)}",
              f"# Nodes that failed: {len(failed)}",
              "#   " + "".join(f"{n.name}," for n in failed) + "<ENDLIST>"]
-    lines += [f"# FAILED {n.name}: {' '.join((n.reason or 'unknown').split())}" for n in failed]
     lines.append("")
     for node in nodes:
         if node.done and not node.final:
@@ -142,6 +142,7 @@ def rescue_text(dag_files: Iterable[str], nodes: Iterable[RescueNode], reset_ret
             lines.append(f"# {node.retried} of {node.retries} retries already performed; {left} remaining")
             unless = f" UNLESS-EXIT {node.unless_exit}" if node.unless_exit is not None else ""
             lines.append(f"RETRY {node.name} {left}{unless}")
+    lines += [f"# FAILED {n.name}: {' '.join((n.reason or 'unknown').split())}" for n in failed]
     return "\n".join(lines) + "\n"
 
 
