@@ -192,3 +192,51 @@ def _read(path: Path) -> bytes:
 
 
 assert os.sep == "/"  # the scripts above are POSIX shell
+
+
+def test_a_submit_description_that_cannot_be_submitted_fails_only_its_node(tmp_path: Path) -> None:
+    """DAGMan submits each node's description when the node is ready; one condor_submit refuses (no
+    executable, two queue statements, a line that is no command) fails that node at submission -
+    ``SUBMIT_FAILURE`` in jobstate.log, ``$RETURN`` -1001 for its POST script - while the rest of the
+    DAG runs.  sheaf warns about it up front, naming the file, line and rule."""
+    post = executable(tmp_path / "post.sh", '#!/bin/sh\necho "$1 $2" >> post.out\nexit 1\n')
+    (tmp_path / "noexe.sub").write_text("# no executable\nqueue\n")
+    (tmp_path / "two.sub").write_text("executable = /bin/true\nuniverse = local\nqueue\nqueue 2\n")
+    sub(tmp_path, "ok.sub")
+    (tmp_path / "wf.dag").write_text(
+        f"JOB A noexe.sub\nSCRIPT POST A {post} $JOB $RETURN\nJOB B two.sub\nJOB C ok.sub\nJOB D ok.sub\n"
+        "PARENT C CHILD D\n")
+    done = sheaf_run(tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert "two.sub:4" in done.stderr and "queue" in done.stderr and "Traceback" not in done.stderr
+    assert (tmp_path / "post.out").read_text() == "A -1001\n"
+    events = [line.split()[1:3] for line in (tmp_path / "jobstate.log").read_text().splitlines()]
+    assert ["A", "SUBMIT_FAILURE"] in events and ["B", "SUBMIT_FAILURE"] in events
+    assert ["D", "JOB_SUCCESS"] in events
+    rescue = (tmp_path / "wf.dag.rescue001").read_text()
+    assert "#   A,B,<ENDLIST>\n" in rescue and "DONE C\nDONE D\n" in rescue
+
+
+def test_the_halt_file_halts_the_dag(tmp_path: Path) -> None:
+    """DAGMan's halt file, ``<dag>.halt``: once it appears no new job is submitted, the jobs running
+    finish, the rescue DAG is written and FINAL runs with ``$DAG_STATUS`` 6 (halted); a FINAL that
+    succeeds makes the run succeed (``Dag::DoneSuccess``), without one the halted run fails."""
+    final = executable(tmp_path / "final.sh", '#!/bin/sh\necho "$1" > final.out\n')
+    halt = executable(tmp_path / "halt.sh", '#!/bin/sh\ntouch "$1"\nsleep 2\n')  # seen before it ends
+    sub(tmp_path, "halt.sub", str(halt), "wf.dag.halt")
+    sub(tmp_path, "slow.sub", "/bin/sleep", "3")
+    sub(tmp_path, "ok.sub")
+    (tmp_path / "wf.dag").write_text(
+        "JOB A halt.sub\nJOB B ok.sub\nPARENT A CHILD B\nJOB C slow.sub\nJOB D ok.sub\nPARENT C CHILD D\n"
+        f"FINAL F ok.sub\nSCRIPT PRE F {final} $DAG_STATUS\n")
+    done = sheaf_run(tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "final.out").read_text() == "6\n"
+    rescue = (tmp_path / "wf.dag.rescue001").read_text()
+    assert "DONE A\n" in rescue and "DONE C\n" in rescue and "DONE B" not in rescue and "DONE D" not in rescue
+    (tmp_path / "h.dag").write_text("JOB A halt.sub\nJOB B ok.sub\nPARENT A CHILD B\n")
+    text = (tmp_path / "halt.sub").read_text()
+    (tmp_path / "halt.sub").write_text(text.replace("wf.dag.halt", "h.dag.halt"))
+    done = sheaf_run(tmp_path, "--dag", "h.dag")
+    assert done.returncode == 1, done.stderr
+    assert "DONE A\n" in (tmp_path / "h.dag.rescue001").read_text()

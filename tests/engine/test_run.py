@@ -109,13 +109,17 @@ def test_second_engine_on_the_same_dag_refuses(tmp_path: Path, fake: FakeBackend
     assert fake.launches == []
 
 
-def test_bad_submit_file_fails_before_anything_is_written(tmp_path: Path, fake: FakeBackend) -> None:
+def test_bad_submit_file_is_warned_about_and_fails_its_node_at_submission(tmp_path: Path,
+                                                                         fake: FakeBackend) -> None:
+    """As DAGMan's condor_submit of it would fail: only C fails (SUBMIT_FAILURE), its child never runs."""
     write_dag(tmp_path, DIAMOND)
     (tmp_path / "C.sub").write_text("executable = /bin/true\narguments = \"unterminated\nqueue\n")
-    with pytest.raises(FormatError) as info:
-        run(tmp_path, fake)
-    assert info.value.path == str(tmp_path / "C.sub")
-    assert not (tmp_path / ".sheaf").exists() and not (tmp_path / "jobstate.log").exists()
+    warnings: list[str] = []
+    result = run(tmp_path, fake, on_warning=warnings.append)
+    assert not result.succeeded  # type: ignore[attr-defined]
+    assert [w for w in warnings if str(tmp_path / "C.sub") in w and "node C fails" in w]
+    assert dict(result.failed_nodes)["C"].startswith("submit failed: " + str(tmp_path / "C.sub"))  # type: ignore[attr-defined]
+    assert " C SUBMIT_FAILURE " in (tmp_path / "jobstate.log").read_text()
 
 
 def test_pre_and_post_scripts_run_for_real(tmp_path: Path, fake: FakeBackend) -> None:

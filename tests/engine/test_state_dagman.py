@@ -18,6 +18,7 @@ from sheaf.engine._state import (
     Cancel,
     DagState,
     Finish,
+    Halted,
     Interrupted,
     JobExited,
     JobHeld,
@@ -263,6 +264,27 @@ def test_the_final_nodes_outcome_overrides_abort_dag_on(tmp_path: Path, line: st
     assert submits(m.advance([JobExited("A", 0, 3)])) == ["F"]
     finish = of(m.advance([JobExited("F", 0, final_exit)]), Finish)
     assert [(f.succeeded, f.exit_code) for f in finish] == [(succeeded, exit_code)]
+
+
+def test_a_halted_dag_lets_jobs_and_post_scripts_finish_then_runs_final_with_status_halted(
+        tmp_path: Path) -> None:
+    """The manual's halt: "no PRE scripts are run and no new node jobs are submitted. Running node
+    jobs will continue undisturbed, POST scripts will run"; then DAGMan writes a rescue DAG and
+    exits, FINAL running with DAG_STATUS_HALTED (6)."""
+    m = machine(tmp_path, "JOB A a.sub\nJOB B b.sub\nJOB C c.sub\nJOB D d.sub\nSCRIPT POST A post.sh\n"
+                          "SCRIPT PRE D pre.sh\nPARENT A CHILD C\nPARENT B CHILD D\n"
+                          "FINAL F f.sub\nSCRIPT PRE F final.sh $DAG_STATUS\n")
+    assert sorted(submits(m.start())) == ["A", "B"]
+    assert m.advance([Halted()]).instructions == []
+    step = m.advance([JobExited("A", 0, 0)])
+    assert [(i.node, i.kind) for i in of(step, RunScript)] == [("A", "POST")]  # POST scripts still run
+    step = m.advance([ScriptExited("A", "POST", 0, 0)])
+    assert submits(step) == [] and m.node_state("C") == "waiting"  # ready, but nothing is submitted
+    step = m.advance([JobExited("B", 0, 0)])  # nothing in flight: rescue DAG, then FINAL
+    assert of(step, RunScript)[0].argv == ("final.sh", "6") and of(step, WriteRescue)  # type: ignore[attr-defined]
+    assert m.node_state("D") == "waiting"  # its PRE script never started
+    finish = of(m.advance([ScriptExited("F", "PRE", 0, 1)]), Finish)
+    assert [(f.succeeded, f.exit_code, f.dag_status) for f in finish] == [(False, 1, 6)]
 
 
 # ---- defect 10: order and priority ---------------------------------------------------------------

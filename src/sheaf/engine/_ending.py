@@ -8,7 +8,7 @@ methods) and use its state as its own methods do.
 
 from __future__ import annotations
 
-__all__ = ["Abort", "abort", "abort_matches", "dag_status", "end_run", "interrupt"]
+__all__ = ["Abort", "abort", "abort_matches", "dag_status", "end_run", "halt_waiting", "interrupt"]
 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -18,6 +18,7 @@ from sheaf.engine._nodes import (
     ACTIVE_STATES,
     DAG_ABORTED,
     DAG_CYCLE,
+    DAG_HALTED,
     DAG_NODES_FAILED,
     DAG_OK,
     DAG_REMOVED,
@@ -61,6 +62,18 @@ def interrupt(machine: DagState, reason: str) -> None:
     machine.interrupted = True
     stop_everything(machine, reason)
 
+def halt_waiting(machine: DagState) -> None:
+    """A halted DAG (``Dag::Halt``): the nodes waiting for a PRE script slot, a submission or a
+    deferral go back to waiting - none starts; POST scripts still run and jobs in flight finish."""
+    if not (machine._pre_heap or machine._ready_heaps or machine.counts["pre_deferred"]):
+        return
+    machine._pre_heap.clear()
+    machine._ready_heaps.clear()
+    for node in machine.nodes.values():
+        if node.state in ("pre_ready", "ready", "pre_deferred"):
+            machine._transition(node, "waiting", {"why": "DAG halted"})
+
+
 def stop_everything(machine: DagState, reason: str) -> None:
     machine._pre_heap.clear()
     machine._post_heap.clear()
@@ -99,7 +112,7 @@ def end_run(machine: DagState) -> None:
 def left_waiting(machine: DagState) -> bool:
     """Regular nodes that never became ready although no node failed: a cycle (DAGMan checks
     for one at this point and reports ``DAG_STATUS_CYCLE``)."""
-    if machine.failed_count or machine.aborted is not None or machine.interrupted:
+    if machine.failed_count or machine.aborted is not None or machine.interrupted or machine.halted:
         return False
     return any(n.state != "done" for n in machine.nodes.values() if not n.spec.final)
 
@@ -107,7 +120,7 @@ def dag_exit_value(machine: DagState) -> int:
     """The value DAGMan's shutdown would exit with before FINAL runs (non-zero: a rescue DAG)."""
     if machine.aborted is not None:
         return machine.aborted.exit_code
-    if machine.interrupted or machine.failed_count or machine.cycle:
+    if machine.interrupted or machine.failed_count or machine.cycle or machine.halted:
         return 1
     return 0
 
@@ -116,6 +129,8 @@ def dag_status(machine: DagState) -> int:
         return DAG_REMOVED
     if machine.aborted is not None:
         return DAG_OK if machine.aborted.returns == 0 else DAG_ABORTED
+    if machine.halted:
+        return DAG_HALTED
     if machine.failed_count:
         return DAG_NODES_FAILED
     return DAG_CYCLE if machine.cycle else DAG_OK

@@ -13,7 +13,7 @@ unchanged (the journal format does not depend on this module), and every key tha
 from __future__ import annotations
 
 __all__ = [
-    "Cancel", "Change", "Defer", "DeferElapsed", "Details", "EngineEvent", "Finish", "Instruction",
+    "Cancel", "Change", "Defer", "DeferElapsed", "Details", "EngineEvent", "Finish", "Halted", "Instruction",
     "Interrupted", "JobExited", "JobHeld", "JobReleased", "JobRemoved", "JobSuspended", "KillScript",
     "ProvisionerReady", "RunScript", "ScriptExited", "Step", "Submit", "SubmitFailed", "WriteRescue",
     "WriteSavePoint",
@@ -107,6 +107,13 @@ class ProvisionerReady:
 
 
 @dataclass(frozen=True, slots=True)
+class Halted:
+    """The DAG was halted (DAGMan's halt file, ``<primary dag>.halt``, appeared): no PRE script
+    starts and no job is submitted any more; jobs in flight and POST scripts finish, then the rescue
+    DAG is written and FINAL runs (``DAG_STATUS_HALTED``)."""
+
+
+@dataclass(frozen=True, slots=True)
 class Interrupted:
     """The engine was told to stop (SIGTERM/SIGINT: DAGMan's ``condor_rm``)."""
 
@@ -114,7 +121,7 @@ class Interrupted:
 
 
 EngineEvent = (JobExited | JobHeld | JobSuspended | JobReleased | JobRemoved | SubmitFailed | ScriptExited
-               | DeferElapsed | Interrupted | ProvisionerReady)
+               | DeferElapsed | Interrupted | Halted | ProvisionerReady)
 
 
 # ---- instructions (imperative) -----------------------------------------------------------------

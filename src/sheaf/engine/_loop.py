@@ -142,7 +142,7 @@ def run_workflow(directory: str, *, backend: Backend | Callable[[], Backend],
     limits = run_limits(dag, {"maxjobs": maxjobs, "maxidle": maxidle, "maxpre": maxpre, "maxpost": maxpost},
                      priority)
     with DagEnvironment(dag.env):  # $ENV() and getenv of the expansions made now see ENV SET too
-        descs, first = load_descriptions(dag, limits)
+        descs, first = load_descriptions(dag, limits, script_warnings.append)
     paths = state_paths(dag_path + "_multi" if multi else dag_path)
     try:
         os.makedirs(paths["dir"], exist_ok=True)

@@ -16,6 +16,7 @@ __all__ = [
     "ACTIVE_STATES",
     "DAG_ABORTED",
     "DAG_CYCLE",
+    "DAG_HALTED",
     "DAG_NODES_FAILED",
     "DAG_OK",
     "DAG_REMOVED",
@@ -59,7 +60,7 @@ RETURN_SUBMIT_FAILED = -1001  # DAG_ERROR_CONDOR_SUBMIT_FAILED
 RETURN_HELD = -1001  # a job that can never run is, to DAGMan, one that could not be submitted
 RETURN_ABORTED = -1002  # DAG_ERROR_CONDOR_JOB_ABORTED: the job was removed (periodic_remove)
 RETURN_PRE_FAILED = -1004  # DAG_ERROR_JOB_SKIPPED (DAGMAN_ALWAYS_RUN_POST)
-DAG_OK, DAG_NODES_FAILED, DAG_ABORTED, DAG_REMOVED, DAG_CYCLE = 0, 2, 3, 4, 5
+DAG_OK, DAG_NODES_FAILED, DAG_ABORTED, DAG_REMOVED, DAG_CYCLE, DAG_HALTED = 0, 2, 3, 4, 5, 6
 
 
 @dataclass(frozen=True, slots=True)

@@ -36,6 +36,7 @@ from sheaf.engine._state import (
     Defer,
     EngineEvent,
     Finish,
+    Halted,
     Interrupted,
     JobExited,
     JobHeld,
@@ -116,6 +117,7 @@ class EngineRun:
         self._started: Callable[[], list[Started]] | None = getattr(backend, "started", None)
         self._self_refilling = bool(getattr(backend, "self_refilling", False))
         self._ended_keys: dict[str, tuple[str, int]] = {}  # attempts that ended since the last turn
+        self._halted, self._halt_checked = False, -1e18
 
     def _job_tag(self, node: str) -> str | None:
         """jobstate.log's job tag: the attribute ``+job_tag_name`` names, else ``+pegasus_site``, from
@@ -302,6 +304,8 @@ class EngineRun:
     def gather(self) -> list[EngineEvent]:
         events: list[EngineEvent] = list(self.pending)
         self.pending.clear()
+        if self._halt_file_appeared():
+            events.append(Halted())
         if self.stop_requested:  # "" once handed on: a second signal sets it again
             events.append(Interrupted(self.stop_requested))
             self.stop_requested = ""
@@ -348,6 +352,18 @@ class EngineRun:
             time.sleep(timeout)
             events.extend(self.scripts.poll())
         return events
+
+    def _halt_file_appeared(self) -> bool:
+        """DAGMan's halt file, ``<primary dag>.halt``: once it exists the DAG is halted (removing it
+        does nothing, as in DAGMan).  Looked for at most once a second."""
+        if self._halted:
+            return False
+        now = time.monotonic()
+        if now - self._halt_checked < 1.0:
+            return False
+        self._halt_checked = now
+        self._halted = os.path.exists(self.dag.path + ".halt")
+        return self._halted
 
     def _gather_while_queued(self, raw: list[Event]) -> None:
         """While the backend has attempts queued, it starts them itself as its slots free (during

@@ -2,15 +2,16 @@
 
 The ``CONFIG`` file's knobs become :class:`Limits` (command-line overrides win); a knob ``sheaf run``
 does not honour is warned about by name.  :func:`load_descriptions` reads and expands every node's
-submit description for attempt 0, so a bad one fails the run before anything is written; the
-expansions that cannot change by submission time are kept so a first attempt is not expanded twice.
+submit description for attempt 0: a bad one is warned about before anything runs and fails its node
+when submitted (as DAGMan's submission does); the expansions that cannot change by submission time
+are kept so a first attempt is not expanded twice.
 ``ENV SET`` values are applied for the run's duration by :class:`DagEnvironment`.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 from sheaf.engine._nodejob import render_node
 from sheaf.engine._state import (
@@ -19,7 +20,7 @@ from sheaf.engine._state import (
 )
 from sheaf.engine._submit import JobSpec, SubmitDescription, node_description
 from sheaf.errors import FormatError, InputError, UsageError
-from sheaf.formats._dagman import Dag, parse_dag
+from sheaf.formats._dagman import Dag, NodeSpec, parse_dag
 
 
 def config_int(dag: Dag, key: str, default: int) -> int:
@@ -119,34 +120,54 @@ def _description_uses_run_time_values(desc: SubmitDescription) -> bool:
     return _uses_run_time_values([*(v for v, _ in desc.values.values()), *desc.attrs.values()])
 
 
-def load_descriptions(dag: Dag, limits: Limits) -> tuple[dict[str, SubmitDescription], dict[str, JobSpec]]:
-    """Parse and expand every node's submit description: bad input fails before anything is written.
+def load_descriptions(dag: Dag, limits: Limits, warn: Callable[[str], None] | None = None,
+                      ) -> tuple[dict[str, SubmitDescription], dict[str, JobSpec]]:
+    """Parse and expand every node's submit description (and read every SUBDAG's file) now.
 
-    The expansion for attempt 0 is kept (when it does not depend on ``$(Cluster)``, which is only
-    known at submission) so that a first attempt is not expanded twice.
+    A description (or sub-DAG file) that cannot be read or expanded fails only its node, when the
+    node is submitted, as DAGMan's submission of it fails (``SUBMIT_FAILURE``; the POST script still
+    runs): it is warned about now, naming the file, line and rule.  The expansion for attempt 0 is
+    kept (when it does not depend on ``$(Cluster)``, which is only known at submission) so that a
+    first attempt is not expanded twice.
     """
     cache: dict[str, SubmitDescription] = {}
     first: dict[str, JobSpec] = {}
     run_time: dict[str, bool] = {}  # by description: whether its own text uses run-time values
+    failing: set[str] = set()  # submit files already warned about
     for spec in dag.nodes.values():
         if spec.description is None and not os.path.exists(spec.submit):
             continue  # read at submission: a PRE script or an earlier node may write it
-        if spec.subdag:
-            parse_dag(spec.submit)
+        if spec.submit in failing:
             continue
-        desc = cache.get(spec.submit)
-        if desc is None:
-            desc = cache[spec.submit] = node_description(spec, dag.descriptions)
-            run_time[spec.submit] = _description_uses_run_time_values(desc)
-        if not desc.queue.simple:
-            continue  # expanded per proc at submission (a queue from-file may be written by then)
-        sub = Submit(spec.name, 0, 0, spec.priority + limits.dag_priority)
         try:
-            job = render_node(desc, spec, sub, config_bool(dag, "DAGMAN_DEFAULT_APPEND_VARS", False),
-                          dag.parents[spec.name])
+            job = _first_expansion(dag, limits, spec, cache, run_time)
         except InputError as exc:
-            raise exc.located(desc.path) from None
-        if spec.pre is None and not run_time[spec.submit] and not _uses_run_time_values(spec.vars.values()):
+            failing.add(spec.submit)
+            if warn is not None:
+                warn(f"{exc}; node {spec.name} fails when it is submitted, as DAGMan's submission would")
+            continue
+        if job is not None and spec.pre is None and not run_time[spec.submit] \
+                and not _uses_run_time_values(spec.vars.values()):
             first[spec.name] = job
     return cache, first
 
+
+def _first_expansion(dag: Dag, limits: Limits, spec: NodeSpec, cache: dict[str, SubmitDescription],
+                     run_time: dict[str, bool]) -> JobSpec | None:
+    """The node's attempt-0 job (None for a SUBDAG or a node of several procs); raises InputError."""
+    if spec.subdag:
+        parse_dag(spec.submit)
+        return None
+    desc = cache.get(spec.submit)
+    if desc is None:
+        desc = node_description(spec, dag.descriptions)
+        run_time[spec.submit] = _description_uses_run_time_values(desc)
+        cache[spec.submit] = desc
+    if not desc.queue.simple:
+        return None  # expanded per proc at submission (a queue from-file may be written by then)
+    sub = Submit(spec.name, 0, 0, spec.priority + limits.dag_priority)
+    try:
+        return render_node(desc, spec, sub, config_bool(dag, "DAGMAN_DEFAULT_APPEND_VARS", False),
+                           dag.parents[spec.name])
+    except InputError as exc:
+        raise exc.located(desc.path) from None

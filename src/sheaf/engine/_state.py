@@ -70,6 +70,7 @@ __all__ = [
     "Details",
     "EngineEvent",
     "Finish",
+    "Halted",
     "Instruction",
     "Interrupted",
     "InvalidTransition",
@@ -95,7 +96,7 @@ __all__ = [
 import heapq
 from collections.abc import Callable, Iterable, Mapping
 
-from sheaf.engine._ending import Abort, abort, abort_matches, dag_status, end_run, interrupt
+from sheaf.engine._ending import Abort, abort, abort_matches, dag_status, end_run, halt_waiting, interrupt
 from sheaf.engine._events import (
     Cancel,
     Change,
@@ -104,6 +105,7 @@ from sheaf.engine._events import (
     Details,
     EngineEvent,
     Finish,
+    Halted,
     Instruction,
     Interrupted,
     JobExited,
@@ -180,6 +182,7 @@ class DagState:
         self.job_time = 0.0
         self.aborted: Abort | None = None
         self.interrupted = False
+        self.halted = False  # DAGMan's halt: nothing new starts but POST scripts (and FINAL)
         self.cycle = False  # nodes left waiting with no failure to explain it
         self.finished: Finish | None = None
         self._final_started = False
@@ -218,6 +221,8 @@ class DagState:
 
     def _finish_step(self, idle: int) -> Step:
         if self.finished is None:
+            if self.halted and not self._final_started:
+                halt_waiting(self)
             self._dispatch(idle)
             if self.active == 0:
                 self._end()
@@ -337,6 +342,9 @@ class DagState:
         if isinstance(event, Interrupted):
             self._interrupt(event.reason)
             return
+        if isinstance(event, Halted):
+            self.halted = True
+            return
         if isinstance(event, ScriptExited) and event.kind == "HOLD":
             return  # DAGMan ignores what a HOLD script returns
         if isinstance(event, ProvisionerReady):
@@ -347,8 +355,8 @@ class DagState:
             raise KeyError(f"event for unknown node {event.node!r}")
         expected = expected_state(event)
         if event.attempt != node.attempt or node.state != expected:
-            if self.aborted is not None or self.interrupted:
-                return  # a late report about an attempt already cancelled (abort, interrupt)
+            if self.aborted is not None or self.interrupted or self.halted:
+                return  # a late report about an attempt already cancelled (abort, interrupt, halt)
             raise InvalidTransition(node.name, node.state, f"{type(event).__name__} (expects {expected}, "
                                     f"attempt {event.attempt})", node.history, attempt=node.attempt,
                                     reason=node.reason)
