@@ -85,6 +85,23 @@ def test_choice_takes_condor_submits_platform_macros_and_an_expression_as_index(
     assert out.read_text() == "yes c b LINUX\n"
 
 
+def test_a_description_name_defined_twice_follows_dagmans_precedence(tmp_path: Path) -> None:
+    """One name space of SUBMIT-DESCRIPTIONs: in a DAG file (and its INCLUDEs) the later definition
+    replaces the earlier; a splice's never replaces its including DAG's, even one defined before the
+    SPLICE line (DAGMan lifts splices after parsing); both are warned about, not refused."""
+    out = tmp_path / "out.txt"
+    (tmp_path / "splice.dag").write_text(
+        f"SUBMIT-DESCRIPTION say {{\n{_append(out, 'splice')}}}\nJOB S say\n")
+    (tmp_path / "wf.dag").write_text(
+        f"JOB A say\nSUBMIT-DESCRIPTION say {{\n{_append(out, 'first')}}}\n"
+        f"SUBMIT-DESCRIPTION say {{\n{_append(out, 'top')}}}\nSPLICE X splice.dag\nPARENT A CHILD X\n")
+    done = sheaf_run(tmp_path, "--dag", "wf.dag")
+    assert done.returncode == 0, done.stderr
+    assert out.read_text() == "top\ntop\n"
+    assert "defined again" in done.stderr
+    assert "defined by an including DAG too; that one is used" in done.stderr
+
+
 def test_several_dag_files_run_as_one(tmp_path: Path) -> None:
     out = tmp_path / "out.txt"
     (tmp_path / "a.sub").write_text(_append(out, "a") + "queue\n")

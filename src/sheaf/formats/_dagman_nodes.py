@@ -13,7 +13,7 @@ from __future__ import annotations
 
 __all__ = ["parse_declaration"]
 
-from sheaf.formats._dagman_file import DagFile, resolve
+from sheaf.formats._dagman_file import DagFile, resolve, warn
 from sheaf.formats._dagman_records import ALL_NODES, InlineDescription, NodeSpec
 
 _NODE_RULE = "JOB name submit-file|{ inline description } [DIR d] [NOOP] [DONE]"
@@ -133,10 +133,26 @@ def parse_declaration(f: DagFile, keyword: str, lines: list[tuple[int, list[str]
     if keyword == "SUBMIT-DESCRIPTION":
         if inline is None or len(words) != 3:
             raise f.error("bad SUBMIT-DESCRIPTION", "SUBMIT-DESCRIPTION name { ... }", f.current)
-        if inline.name in f.dag.descriptions:
-            raise f.error("duplicate SUBMIT-DESCRIPTION name", "description names are unique", inline.name)
-        f.dag.descriptions[inline.name] = inline
+        _add_description(f, inline)
         return i
     _parse_node_decl(f, words, subdag=subdag, final=keyword == "FINAL", inline=inline,
                      service=keyword == "SERVICE", provisioner=keyword == "PROVISIONER")
     return i
+
+
+def _add_description(f: DagFile, inline: InlineDescription) -> None:
+    """A SUBMIT-DESCRIPTION name is one name space for the whole DAG, as DAGMan keeps it: within a DAG
+    file and its INCLUDEs a later definition replaces an earlier one (``Dag::add_inline_desc``); a
+    splice's never replaces its including DAG's, wherever the SPLICE line is (``LiftSplices`` adds a
+    splice's descriptions to its parent's without replacing them).  Either way DAGMan warns."""
+    name, scope = inline.name, f.prefix
+    known = f.dag.descriptions.get(name)
+    if known is not None:
+        other = f.dag.description_scopes[name]
+        if len(other) < len(scope) or (other != scope and scope.startswith(other)):
+            if known.lines != inline.lines:
+                warn(f, f"SUBMIT-DESCRIPTION {name} is defined by an including DAG too; that one is used")
+            return
+        warn(f, f"SUBMIT-DESCRIPTION {name} is defined again; this definition is used")
+    f.dag.descriptions[name] = inline
+    f.dag.description_scopes[name] = scope

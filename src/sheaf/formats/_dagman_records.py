@@ -95,6 +95,7 @@ class Dag:
     cycle: tuple[str, ...] = ()  # a cycle of PARENT/CHILD edges (its first node repeated last), if any
     files: tuple[str, ...] = ()  # every DAG file of the run (``condor_submit_dag a.dag b.dag``), first first
     descriptions: dict[str, InlineDescription] = field(default_factory=dict)
+    description_scopes: dict[str, str] = field(default_factory=dict)  # name -> splice prefix defining it
     dot_options: DotOptions = field(default_factory=DotOptions)
     env: dict[str, str] = field(default_factory=dict)  # ENV SET: DAGMan's own environment
     env_get: tuple[str, ...] = ()  # ENV GET: names DAGMan takes from the submitter's environment
