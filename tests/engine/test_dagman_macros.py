@@ -122,6 +122,20 @@ def test_a_subdag_writes_its_own_jobstate_log_and_metrics(tmp_path: Path) -> Non
     assert (tmp_path / "inner.dag.nodes.log").exists() and (tmp_path / "outer.dag.nodes.log").exists()
 
 
+def test_several_dag_files_munge_the_names_of_their_splices_nodes_too(tmp_path: Path) -> None:
+    """DAGMan munges each name as it parses it, in a splice too: file 0's splice S1 node A is
+    ``0.S1+0.A`` (its ``$(JOB)`` as well)."""
+    out = tmp_path / "out.txt"
+    (tmp_path / "t.sub").write_text(f"universe = local\nexecutable = /bin/sh\n"
+                                    f"arguments = \"-c 'echo $(JOB) >> {out}'\"\nqueue\n")
+    (tmp_path / "s.dag").write_text("JOB A t.sub\n")
+    (tmp_path / "a.dag").write_text("JOB A t.sub\nSPLICE S1 s.dag\nPARENT A CHILD S1\n")
+    (tmp_path / "b.dag").write_text("JOB A t.sub\n")
+    done = sheaf_run(tmp_path, "--dag", "a.dag", "--dag", "b.dag")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert sorted(out.read_text().split()) == ["0.A", "0.S1+0.A", "1.A"]
+
+
 def test_several_dag_files_run_as_one_named_after_the_first(tmp_path: Path) -> None:
     """``sheaf run DIR --dag a.dag --dag b.dag`` as ``condor_submit_dag a.dag b.dag``: one DAG, node
     names prefixed with the file's number, DAGMan's files named after the first DAG."""

@@ -1,7 +1,8 @@
 """Several DAG files in one run, as ``condor_submit_dag a.dag b.dag`` runs them.
 
 DAGMan reads every file into one DAG.  With ``DAGMAN_MUNGE_NODE_NAMES`` (true by default) each
-node is renamed ``<n>.<name>``, ``n`` the file's place on the command line counting from 0, so two
+node is renamed ``<n>.<name>`` (in a splice each part: ``<n>.<splice>+<n>.<name>``), ``n`` the file's
+place on the command line counting from 0, so two
 files may use the same names and the DAGs stay independent (:func:`combine_dags`); without it the
 files are read in turn into one name space (``parse_dag(a, b)``), where a name used twice is an
 error.  The setting is read from the first file's CONFIG.  The files DAGMan writes
@@ -34,7 +35,8 @@ def combine_dags(dags: list[Dag]) -> Dag:
               dot_options=first.dot_options)
     for index, dag in enumerate(dags):
         def name(n: str, i: int = index) -> str:
-            return f"{i}.{n}"
+            # DAGMan munges every name as it is parsed, a splice's own nodes too: 0.S1+0.A
+            return "+".join(f"{i}.{part}" for part in n.split("+"))
 
         for old, spec in dag.nodes.items():
             new = name(old)
