@@ -147,7 +147,7 @@ def test_failed_node_with_only_weak_children_is_done_in_the_rescue_dag(tmp_path:
     nodes = [RescueNode("A", False, True, weak_only=True), RescueNode("B", True),
              RescueNode("C", False, True)]
     text = rescue_text(["x.dag"], nodes, True, 0.0)
-    assert text.endswith("\n# Failed node with only weak child dependencies:\nDONE A\nDONE B\n")
+    assert "<ENDLIST>\n\n# Failed node with only weak child dependencies:\nDONE A\nDONE B\n# FAILED A" in text
 
 
 # ---- TOLERANCE: the proc failures a node's job list tolerates (node.cpp ``CheckBatchFailed``) -----
