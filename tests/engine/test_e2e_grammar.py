@@ -102,6 +102,23 @@ def test_a_description_name_defined_twice_follows_dagmans_precedence(tmp_path: P
     assert "defined by an including DAG too; that one is used" in done.stderr
 
 
+def test_dollar_dollar_in_arguments_is_expanded_before_the_text_is_split(tmp_path: Path) -> None:
+    """The schedd expands ``$$()`` in the arguments text and the starter splits it afterwards: a
+    reference that expands to nothing (a node without parents) is no argument, a quoted one is an
+    empty argument."""
+    out = tmp_path / "out.txt"
+    script = tmp_path / "args.sh"
+    script.write_text(f'#!/bin/sh\nfor a in "$@"; do printf "<%s>" "$a" >> {out}; done\necho >> {out}\n')
+    script.chmod(0o755)
+    (tmp_path / "a.sub").write_text(
+        f"universe = vanilla\nexecutable = {script}\n"
+        "arguments = \"$(JOB) $$([DAGParentNodeNames]) '$$([DAGParentNodeNames])' end\"\nqueue\n")
+    (tmp_path / "wf.dag").write_text("JOB A a.sub\nJOB B a.sub\nPARENT A CHILD B\n")
+    done = sheaf_run(tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert out.read_text() == "<A><><end>\n<B><A><A><end>\n"
+
+
 def test_several_dag_files_run_as_one(tmp_path: Path) -> None:
     out = tmp_path / "out.txt"
     (tmp_path / "a.sub").write_text(_append(out, "a") + "queue\n")

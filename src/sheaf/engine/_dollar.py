@@ -13,9 +13,10 @@ it is split.  A reference that cannot
 be expanded means the job cannot start: HTCondor holds it with ``Cannot expand $$(Name).``, and the
 backend reports that reason as a hold.
 
-One difference: the schedd expands ``arguments`` before the starter splits it, sheaf after the
-engine split it, so a ``$$([expression])`` with blanks in ``arguments`` must be one word - inside
-single quotes in the new syntax (``arguments = "'$$([Memory * 2])'"``), which HTCondor reads alike.
+The schedd expands ``arguments`` before the starter splits it: a description whose ``arguments``
+hold ``$$(`` reaches here as one argv element, the whole text behind ``ARGUMENTS_MARK``, which is
+split once expanded - so a reference that expands to nothing is no argument, and one that expands to
+several words is several, as in HTCondor.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from dataclasses import replace
 from sheaf import classad
 from sheaf.classad import ClassAd
 from sheaf.engine._backend import Launch
-from sheaf.engine._submit import split_environment
+from sheaf.engine._submit import ARGUMENTS_MARK, split_arguments, split_environment
 
 _MARK = "$$("
 _PREFIX = "SheafText"
@@ -67,5 +68,14 @@ def expand_launch(launch: Launch, slot: ClassAd | None) -> tuple[Launch, str | N
         else:
             env[name] = value
     cwd, stdout, stderr = out[argc + envc:]
-    return replace(launch, argv=tuple(out[:argc]), env=env, cwd=cwd, stdout=stdout, stderr=stderr,
+    argv: list[str] = []
+    for text in out[:argc]:
+        if not text.startswith(ARGUMENTS_MARK):
+            argv.append(text)
+            continue
+        try:
+            argv.extend(split_arguments(text[len(ARGUMENTS_MARK):]))
+        except ValueError as exc:  # the expansion broke the text's quoting: the job cannot start
+            return launch, f"arguments do not split once $$() are expanded: {exc}"
+    return replace(launch, argv=tuple(argv), env=env, cwd=cwd, stdout=stdout, stderr=stderr,
                    job_ad=ad), None

@@ -32,6 +32,7 @@ A broken file raises :class:`sheaf.errors.FormatError` with path, line, rule and
 from __future__ import annotations
 
 __all__ = [
+    "ARGUMENTS_MARK",
     "JobSpec",
     "SubmitDescription",
     "disk_kb",
@@ -84,6 +85,11 @@ class JobSpec:
 
 def _error(desc_path: str, line: int | None, message: str, rule: str, value: object) -> FormatError:
     return FormatError(message, rule=rule, value=value, path=desc_path, line=line)
+
+
+# An argv element holding a description's whole ``arguments`` text that has ``$$()`` references: split
+# once they are expanded (``_dollar``), as the schedd expands the text before the starter splits it.
+ARGUMENTS_MARK = "\x00arguments\x00"
 
 
 def split_arguments(value: str, where: str = "<arguments>") -> list[str]:
@@ -243,7 +249,10 @@ def render(desc: SubmitDescription, node: str, attempt: int, cluster: int, direc
     exe = ex.get("executable")
     local = "/" in exe or os.path.exists(os.path.join(submit_dir, exe))
     exe_path = _resolve(submit_dir, exe) if local else exe
-    args = split_arguments(ex.get("arguments", ex.get("args", "")), desc.path)
+    raw_args = ex.get("arguments", ex.get("args", ""))
+    args = split_arguments(raw_args, desc.path)  # checked now, whatever the $$() expand to later
+    if "$$(" in raw_args:  # the schedd expands the whole text, then it is split: kept whole till then
+        args = [ARGUMENTS_MARK + raw_args]
     env = _getenv(ex.get("getenv", "false"))
     env.update(split_environment(ex.get("environment", ex.get("env", "")), desc.path))
     stdout = _resolve(iwd, ex.get("output", "") or os.devnull)
