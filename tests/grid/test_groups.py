@@ -7,7 +7,7 @@ from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tests.grid._recipe import prepare
+from tests.grid._recipe import prepare, sheaf, workflow
 
 from sheaf.codegen._groups import cut_groups
 
@@ -56,3 +56,21 @@ def test_plan_writes_group_dags_an_outer_dag_and_condor_files(tmp_path: Path) ->
     assert condor["grid_resource"] == "condor $$(MatchmakerSchedd) $$(MatchmakerPool)"
     assert condor["MY.remote_JobUniverse"] == "7" and condor["Rank"] == "-CurMatches/MaxMatches"
     assert condor["MY.WANT_USCMS_MATCHMAKER"] == "True"
+
+
+def test_a_plan_that_cannot_be_grouped_leaves_nothing_behind(tmp_path: Path) -> None:
+    """--group-size refuses a DAG with a SUBDAG node: exit 2, one message, and no plan directory
+    (the grouping runs in the staging directory, before it is renamed into place)."""
+    workflow(tmp_path, 2, 0.1)
+    (tmp_path / "inner.dag").write_text("JOB a a.sub\n")
+    text = (tmp_path / "wf.yml").read_text()
+    text = text.replace("jobs:\n", "jobs:\n- {type: condorWorkflow, id: SUB1, file: inner.dag}\n", 1)
+    (tmp_path / "wf.yml").write_text(text)
+    result = sheaf(tmp_path, "plan", "wf.yml", "--dir", "out", "--relative-dir", "run", "-s", "local",
+                   "--group-size", "2", check=False)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "--group-size needs a plain DAG" in result.stderr and "Traceback" not in result.stderr
+    leftovers = list((tmp_path / "out").rglob("*")) if (tmp_path / "out").exists() else []
+    assert leftovers == [], leftovers
+    # the same workflow without --group-size plans, into the directory left free
+    sheaf(tmp_path, "plan", "wf.yml", "--dir", "out", "--relative-dir", "run", "-s", "local")

@@ -202,11 +202,16 @@ def _plan_command(*, workflow: str | None, dax: str | None, directory: str | Non
         return {"braindump.yml": _braindump.yaml_text(dump)}
 
     exec_dir = _exec_dir(where, exec_wf.name, relative_dir, randomdir, basename, wf_uuid)
-    files = _write(exec_wf, where, basename, extras, record, exec_dir, context)
     size = group_size or _group_property(inputs.properties.get(GROUP_PROPERTY))
-    if size is not None:
-        write_groups(files.directory, size, dag_name=os.path.basename(files.dag),
-                     collector=inputs.properties.get("sheaf.collector.file"))
+    collector = inputs.properties.get("sheaf.collector.file")
+
+    def grouped(staging: str, files: PlanFiles) -> None:
+        assert size is not None
+        write_groups(files.directory, size, dag_name=os.path.basename(files.dag), collector=collector,
+                     staging=staging)
+
+    files = _write(exec_wf, where, basename, extras, record, exec_dir, context,
+                   grouped if size is not None else None)
     written = time.perf_counter()
     for warning in [*warnings, *exec_wf.warnings, *files.warnings]:
         click.echo(f"sheaf: warning: {warning}", err=True)
@@ -247,15 +252,17 @@ def _group_property(value: str | None) -> int | None:
 
 def _write(exec_wf: ExecutableWorkflow, where: _Where, basename: str | None,
            extras: object, record: Mapping[str, object], exec_dir: Callable[[str], str],
-           context: PlanContext) -> PlanFiles:
+           context: PlanContext, finish: Callable[[str, PlanFiles], None] | None) -> PlanFiles:
+    """``write_plan`` into the named or the next numbered directory; ``finish`` (``--group-size``)
+    reshapes the plan in the staging directory, before it takes its place."""
     if where.named is not None:
         target = named_submit_dir(where.base, where.named)
         return write_plan(exec_wf, target, replace=where.replace, basename=basename,
                           extra_files=extras, options=record, exec_dir=exec_dir,  # type: ignore[arg-type]
-                          context=context)
+                          context=context, finish=finish)
     return write_plan(exec_wf, where.parent(exec_wf.name), numbered=True, run_name=where.stamp,
                       basename=basename, extra_files=extras, options=record,  # type: ignore[arg-type]
-                      exec_dir=exec_dir, context=context)
+                      exec_dir=exec_dir, context=context, finish=finish)
 
 
 def _after(directory: str, *, submit: bool, foreground: bool, as_json: bool) -> None:
