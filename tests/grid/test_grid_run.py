@@ -40,6 +40,26 @@ def test_every_group_finishes_and_backs_out_of_stalling_and_failing_sites(tmp_pa
     assert sites_used(tmp_path) <= {"one", "two"}  # nodes ran where their group was matched
     listing = sheaf(tmp_path, "ads").stdout
     assert "one-Site" in listing and "0/1" in listing  # the monitor's last recount: nothing queued
+    _check_group_logs_and_views(tmp_path, run, groups)
+
+
+def _check_group_logs_and_views(root: Path, run: Path, groups: dict[str, list[str]]) -> None:
+    """Each group DAG wrote its own jobstate.log (the outer run's holds its group jobs only), and
+    ``sheaf status``/``sheaf statistics`` on the outer run see every group's nodes."""
+    outer = {line.split()[1] for line in (run / "jobstate.log").read_text().splitlines()}
+    assert outer - {"INTERNAL"} == set(groups)
+    for label, members in groups.items():
+        lines = (run / f"sleepy.{label}.gdag.jobstate.log").read_text().splitlines()
+        assert {line.split()[1] for line in lines} - {"INTERNAL"} == set(members)
+    status = sheaf(root, "status", str(run), "-l").stdout
+    assert all(label in status for label in groups)
+    # the headline, the outer DAG's row and one row per group (its latest rescue after a back-out)
+    assert status.count("succeeded") == 2 + len(groups), status
+    statistics = sheaf(root, "statistics", str(run)).stdout
+    tasks = next(line.split() for line in statistics.splitlines() if line.startswith("Tasks "))
+    assert tasks[1:5] == ["12", "0", "0", "12"], statistics  # succeeded, failed, incomplete, total
+    subs = next(line.split() for line in statistics.splitlines() if line.startswith("Sub-Workflows"))
+    assert subs[1:5] == [str(len(groups)), "0", "0", str(len(groups))], statistics
 
 
 def test_a_group_resumes_from_its_journal_on_the_next_site(tmp_path: Path) -> None:
