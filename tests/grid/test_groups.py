@@ -47,6 +47,7 @@ def test_plan_writes_group_dags_an_outer_dag_and_condor_files(tmp_path: Path) ->
     assert (run / "sleepy.dag.flat").exists()
     gdag = (run / "sleepy.group_0001.gdag").read_text()
     assert 'SheafSite=$ENV(SheafSite)' in gdag and "VARS create_dir" in gdag
+    assert "JOBSTATE_LOG sleepy.group_0001.gdag.jobstate.log\n" in gdag  # its own, as DAGMan's
     sub = (run / "grid" / "group_0001.sub").read_text()
     for line in ("+WANT_USCMS_MATCHMAKER = True", "Requirements = Is_USCMS_Site =?= True",
                  "Rank = -CurMatches/MaxMatches", "environment = $$(SiteEnvironment);"):
