@@ -43,22 +43,19 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from sheaf.codegen._gridsubmit import condor_group_submit, group_submit, monitor_script
+from sheaf.codegen._group_record import GROUPS_RECORD, group_dag
 from sheaf.errors import PlanningError
 from sheaf.formats._dagman import Dag, parse_dag
 from sheaf.model import Graph
 
-__all__ = ["GROUPS_RECORD", "GROUP_PROPERTY", "cut_groups", "group_of", "read_groups", "write_groups"]
+__all__ = ["GROUP_PROPERTY", "cut_groups", "write_groups"]
 
 GROUP_PROPERTY = "sheaf.group.size"
-GROUPS_RECORD = os.path.join("grid", "groups.json")
-_GROUP_DAG = re.compile(r"\.(group_\d+)\.gdag(?:\.r\d+)?$")
 _COMPUTE = frozenset({"compute", "cluster"})
 _NODE_COMMANDS = frozenset({"JOB", "VARS", "RETRY", "PRIORITY", "CATEGORY", "ABORT-DAG-ON", "PRE_SKIP",
                             "DONE", "SAVE_POINT_FILE"})
@@ -121,7 +118,7 @@ def write_groups(directory: str | os.PathLike[str], size: int, *, dag_name: str 
     (work / "grid").mkdir(exist_ok=True)
     stem = name.removesuffix(".dag")
     for g, label in enumerate(labels):
-        gdag = f"{stem}.{label}.gdag"
+        gdag = group_dag(stem, label)
         (work / gdag).write_text(_group_text(text, dag, set(members[g]), label, gdag), encoding="utf-8")
         argv = (sys.executable, "-m", "sheaf.backends._grid_group", str(root), gdag)
         (work / "grid" / f"{label}.sub").write_text(group_submit(argv, label, len(members[g]), size == 1))
@@ -136,21 +133,6 @@ def write_groups(directory: str | os.PathLike[str], size: int, *, dag_name: str 
               "groups": {label: members[g] for g, label in enumerate(labels)}}
     (work / GROUPS_RECORD).write_text(json.dumps(record, indent=1), encoding="utf-8")
     return labels
-
-
-def read_groups(directory: str | os.PathLike[str]) -> dict[str, Any] | None:
-    """The record ``write_groups`` left in ``directory`` (None when it is not a grouped plan)."""
-    try:
-        record = json.loads((Path(directory) / GROUPS_RECORD).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return record if isinstance(record, dict) and isinstance(record.get("groups"), dict) else None
-
-
-def group_of(dag_file: str) -> str | None:
-    """The group a group DAG file (or one of its rescues, ``.gdag.rN``) runs: ``group_NNNN``."""
-    found = _GROUP_DAG.search(os.path.basename(dag_file))
-    return found.group(1) if found else None
 
 
 def _refuse(dag: Dag, path: Path) -> None:

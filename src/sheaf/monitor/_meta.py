@@ -23,7 +23,7 @@ from typing import Any
 
 import msgspec
 
-from sheaf.codegen._groups import group_of, read_groups
+from sheaf.codegen._group_record import group_dag, group_of, read_groups
 from sheaf.engine import Dag
 
 
@@ -151,9 +151,9 @@ def _outer_meta(meta: RunMeta, dag_path: str, groups: dict[str, Any],
     dag = parse()
     if dag is None:
         return None
-    stem = os.path.join(os.path.dirname(dag_path), os.path.basename(dag_path).removesuffix(".dag"))
+    stem = dag_path.removesuffix(".dag")
     meta.jobs = [JobMeta(name, "subdag", retries=spec.retries,
-                         subwf_dir=f"{stem}.{name}.gdag" if name in groups["groups"] else None)
+                         subwf_dir=group_dag(stem, name) if name in groups["groups"] else None)
                  for name, spec in dag.nodes.items()]
     meta.edges = [(p, c) for p, children in dag.children.items() for c in children]
     return meta
