@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -42,3 +43,28 @@ def test_each_node_is_attributed_to_the_site_of_the_run_that_finished_it(tmp_pat
     ledger = tmp_path / ".sheaf" / "g.gdag.r1.sites"
     assert ledger.read_text().splitlines()[-1] == "run 1 two"
     assert os.path.getsize(tmp_path / ".sheaf" / "g.gdag.sites") > 0
+
+
+STAGED = """JOB a true.sub
+JOB so true.sub
+JOB b false.sub
+JOB cl true.sub
+PARENT a CHILD so b
+PARENT so b CHILD cl
+"""
+
+
+def test_delivered_outputs_stay_done_and_a_cleanup_needs_nothing(tmp_path: Path) -> None:
+    """a's output is staged out (so) and read by b, which failed; cl cleans up after both.  With the
+    site dead, only a runs again (b needs its output): so delivered already, cl needs nothing."""
+    for name in ("true", "false"):
+        (tmp_path / f"{name}.sub").write_text(SUB.format(name))
+    (tmp_path / "g.gdag").write_text(STAGED)
+    types = {"a": "compute", "so": "stage_out", "b": "compute", "cl": "cleanup"}
+    jobs = [{"id": node, "type": kind} for node, kind in types.items()]
+    (tmp_path / "plan.json").write_text(json.dumps({"jobs": jobs}))
+    assert not _run(tmp_path, "g.gdag", "one")
+    assert node_sites(str(tmp_path), "g.gdag") == {"a": "one", "so": "one"}
+    name, keep, rerun = rescue_group(str(tmp_path), "g.gdag", "g.gdag", dead={"one"})
+    assert (keep, rerun) == ({"so"}, {"a"})
+    assert (tmp_path / name).read_text().endswith("DONE so\n")

@@ -19,12 +19,15 @@ pools of one machine; a site whose jobs fail, or that stopped answering, is *dea
 are lost.  The group restarts from a *rescue DAG* of its own making:
 
 * A done node is kept done (a ``DONE`` line) when its outputs are within reach: every child of it
-  inside the group is done too (its outputs were consumed, or delivered -- staged out -- already),
-  or it ran at a site that is not dead.
+  inside the group is done too (its outputs were consumed already), it delivered them (a
+  ``stage_out`` or ``register`` job of plan.json: they are at the output site), or it ran at a site
+  that is not dead.
 * A done node whose outputs are lost and that some node still to run needs -- directly, or through
   other such nodes -- runs again on the new site.  Walking up from the nodes not done, through lost
-  done parents only, finds exactly those (iteratively, each node once).  A done node of no known
-  site (a journal older than the ledger) counts as lost, unless the group DAG itself says DONE.
+  done parents only, finds exactly those (iteratively, each node once).  A ``cleanup`` job needs
+  nothing of its parents (it runs after them only to delete their files), so the walk does not
+  start from one.  A done node of no known site (a journal older than the ledger) counts as lost,
+  unless the group DAG itself says DONE.
 
 The rescue is a new DAG file ``<group>.gdag.rN`` (the group's own lines plus the ``DONE`` lines) with
 its own journal and ledger, so the old ones stay as they were.  Numbering goes on from the highest
@@ -33,6 +36,7 @@ rescue present, so a group that backs out twice starts from its latest state.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Collection
 from pathlib import Path
@@ -42,6 +46,8 @@ from sheaf.engine._journal import read_records
 from sheaf.formats._dagman import parse_dag
 
 __all__ = ["node_sites", "record_site", "rescue_group", "to_rerun"]
+
+_DELIVERING = frozenset({"stage_out", "register"})  # plan.json types whose outputs leave the site
 
 
 def to_rerun(done: set[str], parents: dict[str, list[str]], nodes: list[str],
@@ -109,6 +115,15 @@ def node_sites(directory: str, dag_file: str) -> dict[str, str]:
     return sites
 
 
+def _job_types(directory: str) -> dict[str, str]:
+    """Each planned job's ``type`` (plan.json); empty when the directory has no readable plan."""
+    try:
+        jobs = json.loads(Path(directory, "plan.json").read_text(encoding="utf-8")).get("jobs")
+    except (OSError, ValueError, AttributeError):
+        return {}
+    return {str(j["id"]): str(j.get("type")) for j in jobs or () if isinstance(j, dict) and "id" in j}
+
+
 def rescue_group(directory: str, current: str, original: str,
                  dead: Collection[str] = ()) -> tuple[str, set[str], set[str]]:
     """Write the next rescue of group DAG ``current`` (a file of ``directory``; ``original`` is the
@@ -121,8 +136,11 @@ def rescue_group(directory: str, current: str, original: str,
     done = {name for name, spec in dag.nodes.items() if spec.done}
     done |= {name for name, record in replay.nodes.items() if record.state == "done"}
     sites = node_sites(directory, current)
-    lost = {node for node in done - planned if sites.get(node) is None or sites[node] in dead}
-    rerun = to_rerun(done, dag.parents, list(dag.nodes), lost)
+    kinds = _job_types(directory)
+    lost = {node for node in done - planned if kinds.get(node) not in _DELIVERING
+            and (sites.get(node) is None or sites[node] in dead)}
+    inputs = {node: parents for node, parents in dag.parents.items() if kinds.get(node) != "cleanup"}
+    rerun = to_rerun(done, inputs, list(dag.nodes), lost)
     keep = done - rerun
     number = 1 + max((int(p.suffix[2:]) for p in Path(directory).glob(f"{original}.r*")
                       if p.suffix[2:].isdigit()), default=0)
