@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.grid._recipe import prepare, sheaf, workflow
 
-from sheaf.codegen._groups import cut_groups
+from sheaf.codegen._groups import cut_groups, write_groups
 
 
 @st.composite
@@ -75,3 +75,19 @@ def test_a_plan_that_cannot_be_grouped_leaves_nothing_behind(tmp_path: Path) -> 
     assert leftovers == [], leftovers
     # the same workflow without --group-size plans, into the directory left free
     sheaf(tmp_path, "plan", "wf.yml", "--dir", "out", "--relative-dir", "run", "-s", "local")
+
+
+def test_each_group_dag_names_its_own_node_status_and_dot_files(tmp_path: Path) -> None:
+    workflow(tmp_path, 4, 0.1)
+    sheaf(tmp_path, "plan", "wf.yml", "--dir", "out", "--relative-dir", "run", "-s", "local")
+    run = tmp_path / "out" / "run"
+    with (run / "sleepy.dag").open("a") as dag:
+        dag.write("NODE_STATUS_FILE sleepy.status 5 ALWAYS-UPDATE\nDOT sleepy.dot UPDATE\n")
+    assert write_groups(run, 2) == ["group_0001", "group_0002"]
+    for label in ("group_0001", "group_0002"):
+        lines = (run / f"sleepy.{label}.gdag").read_text().splitlines()
+        gdag = f"sleepy.{label}.gdag"
+        assert f"JOBSTATE_LOG {gdag}.jobstate.log" in lines
+        assert f"NODE_STATUS_FILE {gdag}.status 5 ALWAYS-UPDATE" in lines
+        assert f"DOT {gdag}.dot UPDATE" in lines
+        assert not [line for line in lines if "sleepy.status" in line or "sleepy.dot " in line]
