@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import time
 from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tests.grid._recipe import prepare, sheaf, workflow
+from tests.grid._recipe import SHEAF, env, prepare, sheaf, workflow
 
 from sheaf.codegen._groups import cut_groups, write_groups
 
@@ -91,3 +93,26 @@ def test_each_group_dag_names_its_own_node_status_and_dot_files(tmp_path: Path) 
         assert f"NODE_STATUS_FILE {gdag}.status 5 ALWAYS-UPDATE" in lines
         assert f"DOT {gdag}.dot UPDATE" in lines
         assert not [line for line in lines if "sleepy.status" in line or "sleepy.dot " in line]
+
+
+def test_a_plan_killed_while_grouping_leaves_no_plan(tmp_path: Path) -> None:
+    """kill -9 of ``sheaf plan --group-size`` while it writes the group DAGs (in its staging
+    directory): the submit directory was never made, and the next plan takes its place."""
+    workflow(tmp_path, 1500, 0.1)
+    proc = subprocess.Popen([SHEAF, "plan", "wf.yml", "--dir", "out", "--relative-dir", "run", "-s", "local",
+                             "--group-size", "1"], cwd=tmp_path, env=env(tmp_path),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    grouping: list[Path] = []
+    while not grouping and proc.poll() is None and time.monotonic() < deadline:
+        grouping = [*(tmp_path / "out").glob(".run.sheaf-new-*/grid/group_0001.sub"),
+                    *(tmp_path / "out").glob("run/grid/group_0001.sub")]
+        time.sleep(0.01)
+    proc.kill()
+    proc.wait()
+    assert grouping, "the plan ended before it was seen grouping"
+    assert not (tmp_path / "out" / "run").exists()
+    sheaf(tmp_path, "plan", "wf.yml", "--dir", "out", "--relative-dir", "run", "-s", "local",
+          "--group-size", "500")
+    assert (tmp_path / "out" / "run" / "grid" / "groups.json").is_file()
+    assert not list((tmp_path / "out").glob(".run.sheaf-*"))  # the killed plan's staging was removed
