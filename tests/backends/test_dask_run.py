@@ -77,13 +77,16 @@ def _plan(tmp_path: Path) -> Path:
     return tmp_path / "plan"
 
 
-def _marker_dag(tmp_path: Path, count: int, seconds: float, retry: int = 0) -> Path:
-    """t1 t2 -> t3..tN: each task writes NAME.started and NAME.done."""
+def _marker_dag(tmp_path: Path, count: int, seconds: float, retry: int = 0,
+                lengths: dict[int, float] | None = None) -> Path:
+    """t1 t2 -> t3..tN: each task writes NAME.started and NAME.done (and sleeps ``seconds``, or its
+    ``lengths`` entry)."""
     (tmp_path / "job.sh").write_text(JOB)
     (tmp_path / "job.sh").chmod(0o755)
     lines = []
     for i in range(1, count + 1):
-        (tmp_path / f"t{i}.sub").write_text(f"executable = {tmp_path}/job.sh\narguments = t{i} {seconds}\n"
+        length = (lengths or {}).get(i, seconds)
+        (tmp_path / f"t{i}.sub").write_text(f"executable = {tmp_path}/job.sh\narguments = t{i} {length}\n"
                                             f"output = t{i}.out\nerror = t{i}.err\nlog = k.log\nqueue\n")
         lines.append(f"JOB t{i} t{i}.sub" + (f"\nRETRY t{i} {retry}" if retry else ""))
     lines.append("PARENT t1 t2 CHILD " + " ".join(f"t{i}" for i in range(3, count + 1)))
@@ -121,21 +124,45 @@ def test_kill_minus_9_of_the_engine_then_resume_runs_each_task_once(tmp_path: Pa
     """The owned LocalCluster dies with the engine; its worker's guard kills the running jobs, so they
     do not finish unrecorded; the resumed run runs them again: every task done exactly once."""
     work = _marker_dag(tmp_path, 6, 2.0)
-    engine = subprocess.Popen([str(BIN / "sheaf"), "run", str(work), "--backend", "dask"], env=ENV,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    deadline = time.monotonic() + 120
-    while len(_counts(work, ".started")) < 4:  # children of t1 t2 are running
-        assert time.monotonic() < deadline and engine.poll() is None
-        time.sleep(0.05)
-    time.sleep(0.5)  # their worker has told its guard about them (the next turn of its task loop)
-    os.kill(engine.pid, signal.SIGKILL)
-    engine.wait()
+    _kill_engine_when(work, [str(BIN / "sheaf"), "run", str(work), "--backend", "dask"], 4)
     time.sleep(3.0)  # longer than a task: a job left running would have finished by now
     killed = {t for t in _counts(work, ".started") if t not in _counts(work, ".done")}
     assert killed, "the jobs running at the kill were stopped"
     done = _sheaf("run", str(work), "--backend", "dask")
     assert done.returncode == 0, done.stdout + done.stderr
     assert _counts(work, ".done") == {f"t{i}": 1 for i in range(1, 7)}
+
+
+def _kill_engine_when(work: Path, argv: list[str], started: int) -> None:
+    """Start ``sheaf run`` and kill -9 it once ``started`` tasks have begun."""
+    engine = subprocess.Popen(argv, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              start_new_session=True)
+    deadline = time.monotonic() + 120
+    while len(_counts(work, ".started")) < started:
+        assert time.monotonic() < deadline and engine.poll() is None
+        time.sleep(0.05)
+    time.sleep(0.5)  # the tasks are past their first steps (records, the guard told)
+    os.kill(engine.pid, signal.SIGKILL)
+    engine.wait()
+
+
+def test_kill_minus_9_then_resume_on_a_running_scheduler_adopts_and_takes_results(
+        tmp_path: Path, pair: tuple[str, object]) -> None:
+    """The scheduler outlives the engine: t3 finishes while no engine runs (its exit record is the
+    result: not run again), t4 is still running at the resume (adopted: not run again); t5 and t6 never
+    reached Dask and run once.  Every task started once and finished once."""
+    work = _marker_dag(tmp_path, 6, 0.2, lengths={3: 1.0, 4: 6.0})
+    argv = [str(BIN / "sheaf"), "run", str(work), "--backend", "dask", "--scheduler", pair[0]]
+    _kill_engine_when(work, argv, 4)  # t1 t2, then t3 and t4 on the worker's 2 CPUs
+    deadline = time.monotonic() + 30
+    while "t3" not in _counts(work, ".done"):  # t3 ends while no engine runs
+        assert time.monotonic() < deadline, "t3 did not finish after the engine died"
+        time.sleep(0.05)
+    assert "t4" not in _counts(work, ".done"), "t4 still runs at the resume"
+    done = _sheaf("run", str(work), "--backend", "dask", "--scheduler", pair[0])
+    assert done.returncode == 0, done.stdout + done.stderr
+    every = {f"t{i}": 1 for i in range(1, 7)}
+    assert (_counts(work, ".started"), _counts(work, ".done")) == (every, every)
 
 
 def _worker_processes(nanny: int) -> list[int]:

@@ -13,7 +13,9 @@ Result
     The task returns the events the local backend reported for the attempt, in order, ending with
     the one that ends it (``Exited``, ``Held`` or ``Removed``); ``Suspended``/``Released`` on the way
     are kept (the task holds its Dask resources while the job is held, as a held job keeps its place
-    in the schedd's queue).  A cancelled attempt returns ``[]``.
+    in the schedd's queue).  A cancelled attempt returns ``[]``.  Given the paths, the task also writes
+    its start record as it begins and, once the attempt ended, its exit record with the same events
+    (``_dask_records``): what an engine resumed after a crash reads.
 
 Cancel
     :func:`cancel_attempts` runs in the worker process (``Client.run``): it flags the attempts, and
@@ -39,12 +41,13 @@ import sys
 import threading
 from typing import IO
 
+from sheaf.backends._dask_records import write_exit, write_start
 from sheaf.backends._pool import Pool
 from sheaf.backends.local import LocalBackend
 from sheaf.engine import Event, Exited, Held, Launch
 from sheaf.engine._backend import Removed
 
-__all__ = ["cancel_attempts", "run_attempt"]
+__all__ = ["cancel_attempts", "run_attempt", "warm"]
 
 _CHECK = 0.05  # how often a running task looks for a cancel flag (s)
 _lock = threading.Lock()
@@ -59,14 +62,17 @@ def slot_config(cpus: int, memory: int, policy_interval: float) -> str:
 
 
 def run_attempt(launch: Launch, cpus: int, memory: int, policy_interval: float = 60.0,
-                task: str | None = None) -> list[Event]:
+                task: str | None = None, records: tuple[str, str] | None = None) -> list[Event]:
     """Run ``launch`` on a slot of ``cpus`` CPUs and ``memory`` MB; its events (module docstring).
     ``task`` names it for :func:`cancel_attempts` (the Dask key: unique, where a launch key is reused
-    by a resubmission after a cancel)."""
+    by a resubmission after a cancel); ``records`` are the paths of its start and exit records
+    (``_dask_records``), written for an engine resumed after a crash."""
     name = task or launch.key
     flag = threading.Event()
     with _lock:
         _running[name] = flag
+    if records is not None:
+        write_start(records[0], name)
     backend = LocalBackend(Pool(slot_config(cpus, memory, policy_interval)))
     events: list[Event] = []
     pgid = 0
@@ -79,6 +85,8 @@ def run_attempt(launch: Launch, cpus: int, memory: int, policy_interval: float =
                 pgid = started.pid
             events.extend(batch)
             if any(isinstance(event, Exited | Held | Removed) for event in batch):
+                if records is not None:
+                    write_exit(records[1], name, events)
                 return events
         backend.cancel(launch.key)
         return []
@@ -88,6 +96,13 @@ def run_attempt(launch: Launch, cpus: int, memory: int, policy_interval: float =
             _tell_guard(f"-{pgid}")
         with _lock:
             _running.pop(name, None)
+
+
+def warm() -> None:
+    """Make this worker process ready before the first attempt arrives: this module and what it
+    imports are loaded (the call itself loads them) and the guard is running.  Run on every worker
+    when the backend connects (``Client.run``), so a run's first tasks do not pay for it."""
+    _tell_guard("")
 
 
 def cancel_attempts(keys: list[str] | None = None) -> list[str]:
@@ -107,5 +122,6 @@ def _tell_guard(line: str) -> None:
                                     stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, start_new_session=True)
             assert proc.stdin is not None
             _guard.append(proc.stdin)
-        _guard[0].write(line.encode() + b"\n")
-        _guard[0].flush()
+        if line:
+            _guard[0].write(line.encode() + b"\n")
+            _guard[0].flush()
