@@ -23,12 +23,12 @@ Cancel
     is driven by one thread only: the task's), killing the job's process group.
 
 Worker exit
-    The job's process group is told to the worker's guard (``_dask_guard``, one process per worker
-    process, started with the first attempt) as soon as it starts, and untold when it ends.  When the
-    worker process is gone -- its nanny or the engine that owned its LocalCluster died, ``dask
-    worker`` stopped, SIGKILL -- the guard kills every group still running, so an attempt does not go
-    on, and finish unrecorded, after the engine that submitted it died: the resumed engine runs it
-    again.  (An ``atexit`` hook would not do: a Dask worker whose nanny dies leaves by ``os._exit``.)
+    The local backend tells each job's process group to its process's guard (``_jobguard``: one per
+    worker process, started by :func:`warm`).  When the worker process is gone -- its nanny or the
+    engine that owned its LocalCluster died, ``dask worker`` stopped, SIGKILL -- the guard kills every
+    group still running, so an attempt does not go on, and finish unrecorded, after the engine that
+    submitted it died: the resumed engine runs it again.  (An ``atexit`` hook would not do: a Dask
+    worker whose nanny dies leaves by ``os._exit``.)
 
 Concurrency limits: the slot's backend takes them from this machine's store, so on Dask they hold
 per worker host, not across the cluster.
@@ -36,11 +36,9 @@ per worker host, not across the cluster.
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import threading
-from typing import IO
 
+from sheaf.backends import _jobguard
 from sheaf.backends._dask_records import write_exit, write_start
 from sheaf.backends._pool import Pool
 from sheaf.backends.local import LocalBackend
@@ -52,7 +50,6 @@ __all__ = ["cancel_attempts", "run_attempt", "warm"]
 _CHECK = 0.05  # how often a running task looks for a cancel flag (s)
 _lock = threading.Lock()
 _running: dict[str, threading.Event] = {}  # attempts running in this worker process, by key
-_guard: list[IO[bytes]] = []  # the pipe to this worker process's guard, once started
 
 
 def slot_config(cpus: int, memory: int, policy_interval: float) -> str:
@@ -75,14 +72,10 @@ def run_attempt(launch: Launch, cpus: int, memory: int, policy_interval: float =
         write_start(records[0], name)
     backend = LocalBackend(Pool(slot_config(cpus, memory, policy_interval)))
     events: list[Event] = []
-    pgid = 0
     try:
         backend.submit(launch)
         while not flag.is_set():
             batch = backend.wait(_CHECK)
-            for started in backend.started():
-                _tell_guard(f"+{started.pid}")
-                pgid = started.pid
             events.extend(batch)
             if any(isinstance(event, Exited | Held | Removed) for event in batch):
                 if records is not None:
@@ -92,8 +85,6 @@ def run_attempt(launch: Launch, cpus: int, memory: int, policy_interval: float =
         return []
     finally:
         backend.close()
-        if pgid:
-            _tell_guard(f"-{pgid}")
         with _lock:
             _running.pop(name, None)
 
@@ -102,7 +93,7 @@ def warm() -> None:
     """Make this worker process ready before the first attempt arrives: this module and what it
     imports are loaded (the call itself loads them) and the guard is running.  Run on every worker
     when the backend connects (``Client.run``), so a run's first tasks do not pay for it."""
-    _tell_guard("")
+    _jobguard.start()
 
 
 def cancel_attempts(keys: list[str] | None = None) -> list[str]:
@@ -113,15 +104,3 @@ def cancel_attempts(keys: list[str] | None = None) -> list[str]:
         for key in flagged:
             _running[key].set()
     return flagged
-
-
-def _tell_guard(line: str) -> None:
-    with _lock:
-        if not _guard:
-            proc = subprocess.Popen([sys.executable, "-m", "sheaf.backends._dask_guard"],
-                                    stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, start_new_session=True)
-            assert proc.stdin is not None
-            _guard.append(proc.stdin)
-        if line:
-            _guard[0].write(line.encode() + b"\n")
-            _guard[0].flush()
