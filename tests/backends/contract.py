@@ -301,6 +301,11 @@ def marker_dag(work: Path, count: int, seconds: float, retry: int = 0,
     return work
 
 
+def parent_of(pid: int) -> int:
+    """The parent process of ``pid`` (field 4 of ``/proc/<pid>/stat``)."""
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+
+
 def marks(work: Path, suffix: str) -> dict[str, int]:
     """How often each task wrote its ``suffix`` marker (``.started``, ``.done``)."""
     return {p.name[:-len(suffix)]: len(p.read_text().split()) for p in work.glob(f"*{suffix}")}
@@ -375,4 +380,4 @@ def _fields(launch: Launch) -> dict[str, object]:
 
 
 __all__ = ["BackendContract", "RunContract", "alive", "collect", "exited", "make_launch", "marker_dag",
-           "marks", "wait_for"]
+           "marks", "parent_of", "wait_for"]

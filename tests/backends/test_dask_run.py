@@ -23,7 +23,7 @@ pytest.importorskip("distributed", reason="the Dask backend needs the distribute
 
 from sheaf.backends._jobguard import guard
 
-from .contract import RunContract, marker_dag, marks
+from .contract import RunContract, marker_dag, marks, parent_of
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "blackdiamond"
@@ -112,8 +112,7 @@ class TestDaskRunContract(RunContract):
         return dict(ENV)
 
     def kill_from_outside(self, pid: int) -> None:
-        worker = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])  # the job's parent
-        os.kill(worker, signal.SIGKILL)
+        os.kill(parent_of(pid), signal.SIGKILL)  # the worker process runs the job
 
 
 def _kill_engine_when(work: Path, argv: list[str], started: int) -> None:
