@@ -193,3 +193,29 @@ def test_a_worker_killed_under_a_job_is_a_failed_attempt_that_retries(
 
 def test_guard_follows_start_and_end_lines() -> None:
     assert guard(["+10\n", "+11\n", "-10\n", "junk\n", "+\n", "-99\n"]) == {11}
+
+
+def test_a_task_still_queued_in_dask_never_runs_after_cancel_or_close(
+        tmp_path: Path, pair: tuple[str, object]) -> None:
+    """Tasks on a scheduler sheaf does not own outlive their client (for a resumed engine to adopt):
+    one cancelled, or left queued at ``close``, must still never run.  Another client's two jobs fill
+    the pair's worker, so this backend's tasks wait in Dask's queue."""
+    from contextlib import closing
+
+    from sheaf.backends.dask import DaskBackend
+
+    from .contract import collect, make_launch, wait_for
+
+    with closing(DaskBackend(pair[0])) as other:
+        for name in ("busy1", "busy2"):
+            other.submit(make_launch(tmp_path, name, ["/bin/sh", "-c", f"touch {name}.on; sleep 3"]))
+        wait_for(lambda: (tmp_path / "busy1.on").exists() and (tmp_path / "busy2.on").exists(), 60)
+        mine = DaskBackend(pair[0], state_dir=str(tmp_path / "state"))
+        for name in ("cancelled", "closed"):
+            mine.submit(make_launch(tmp_path, name, ["/bin/touch", f"{tmp_path}/{name}.ran"]))
+        time.sleep(0.5)  # both handed to Dask, which holds them: no room on the worker
+        mine.cancel("cancelled#0")
+        mine.close()
+        collect(other, 2, 60)
+    time.sleep(2.0)  # the worker is free: a task left queued would run now
+    assert not list(tmp_path.glob("*.ran"))

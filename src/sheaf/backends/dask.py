@@ -38,9 +38,10 @@ Results
 Cancel
     A queued launch leaves sheaf's queue; a submitted one is flagged on the workers
     (``Client.run(cancel_attempts)``: the task kills its job's process group) and its future
-    cancelled.  ``close`` does this for every attempt of this backend -- only its own: other runs may
-    share the workers -- and waits for the tasks to return before closing the client (and the owned
-    cluster), so nothing is left running.
+    cancelled (``force``: no other client's wish, nor ``fire_and_forget``, keeps it queued).  ``close``
+    does this for every attempt of this backend -- only its own: other runs may share the workers --
+    and waits for the tasks to return before closing the client (and the owned cluster), so nothing
+    is left running or waiting to run.
 
 Resume (``adopt``; records in ``_dask_records``)
     With a state directory (``sheaf run``: ``DIR/sheaf-dask``) each attempt leaves a job record
@@ -245,7 +246,7 @@ class DaskBackend:
         future, claim = entry
         self._tasks.pop(future.key, None)
         self._client.run(cancel_attempts, [future.key])
-        future.cancel()
+        future.cancel(force=True)  # force: a fire_and_forget task would otherwise still run
         self.pool.release(claim)
         self._schedule()
 
@@ -269,7 +270,9 @@ class DaskBackend:
         self._adopted.clear()
         with contextlib.suppress(Exception):  # a scheduler already gone has nothing left to stop
             if tasks:
-                self._client.run(cancel_attempts, tasks)
+                self._client.run(cancel_attempts, tasks)  # running ones kill their jobs
+            if futures:
+                self._client.cancel(futures, force=True)  # queued ones never start
             _wait_all(futures, _CLOSE_WAIT)
         self._client.close()
         if self._cluster is not None:
