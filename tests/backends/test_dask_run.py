@@ -219,3 +219,21 @@ def test_a_task_still_queued_in_dask_never_runs_after_cancel_or_close(
         collect(other, 2, 60)
     time.sleep(2.0)  # the worker is free: a task left queued would run now
     assert not list(tmp_path.glob("*.ran"))
+
+
+def test_close_stops_the_attempts_it_adopted(tmp_path: Path, pair: tuple[str, object]) -> None:
+    """A resumed backend adopts the killed engine's two running tasks, then closes (the resumed run
+    was stopped): their jobs are stopped too, none finishes."""
+    from sheaf.backends.dask import DaskBackend
+    from sheaf.engine._journal import replay
+
+    work = marker_dag(tmp_path, 4, 0.2, lengths={3: 6.0, 4: 6.0})
+    _kill_engine_when(work, [str(BIN / "sheaf"), "run", str(work), "--backend", "dask", "--scheduler",
+                             pair[0]], 4)
+    run_id = replay(str(work / ".sheaf" / "k.dag.journal")).run_id
+    backend = DaskBackend(pair[0], state_dir=str(work / "sheaf-dask"))
+    assert backend.adopt(run_id, [("t3", 0), ("t4", 0)]) == {"t3#0", "t4#0"}
+    assert backend.running() == 2
+    backend.close()
+    time.sleep(7.0)  # longer than the tasks: had they gone on, they would have finished
+    assert "t3" not in marks(work, ".done") and "t4" not in marks(work, ".done")

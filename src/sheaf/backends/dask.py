@@ -239,6 +239,7 @@ class DaskBackend:
         if adopted is not None:
             if adopted.events is None:
                 self._client.run(cancel_attempts, [adopted.task])
+                self._client.cancel([self._future(adopted.task)], force=True)
             return
         entry = self._running.pop(key, None)
         if entry is None:
@@ -265,10 +266,12 @@ class DaskBackend:
         self._events = []
         futures = [future for future, _ in self._running.values()]
         # this backend's tasks only: other runs may share the scheduler's workers
-        tasks = [f.key for f in futures] + [a.task for a in self._adopted.values() if a.events is None]
+        adopted = [a.task for a in self._adopted.values() if a.events is None]
+        tasks = [f.key for f in futures] + adopted
         self._running.clear()
         self._adopted.clear()
         with contextlib.suppress(Exception):  # a scheduler already gone has nothing left to stop
+            futures += [self._future(task) for task in adopted]
             if tasks:
                 self._client.run(cancel_attempts, tasks)  # running ones kill their jobs
             if futures:
@@ -326,6 +329,12 @@ class DaskBackend:
     def _known(self, tasks: list[str]) -> set[str]:
         """The ``tasks`` the scheduler still has (queued, running, or finished and kept)."""
         return set(self._client.run_on_scheduler(_tasks_known(), tasks))
+
+    def _future(self, task: str) -> Any:
+        """A future of a task another client submitted (an adopted one), to cancel it."""
+        from distributed import Future
+
+        return Future(task, self._client)
 
     def _watched(self) -> bool:
         return any(a.events is None for a in self._adopted.values())
