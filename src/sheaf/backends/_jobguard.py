@@ -33,6 +33,7 @@ __all__ = ["guard", "start", "tell"]
 _lock = threading.Lock()
 _pipe: list[IO[bytes]] = []  # the write end of this process's guard's stdin, once started
 _owner: list[int] = []       # the pid that started it (a forked child must start its own)
+_fd = [-1]                   # its descriptor: one unbuffered write(2) a line (< PIPE_BUF: atomic)
 
 
 def guard(lines: list[str] | None = None) -> set[int]:
@@ -45,29 +46,24 @@ def guard(lines: list[str] | None = None) -> set[int]:
     return groups
 
 
-def _pipe_of_this_process() -> IO[bytes]:
-    if not _pipe or _owner[0] != os.getpid():
+def start() -> None:
+    """Start this process's guard now (else it starts with the first job)."""
+    with _lock:
+        if _pipe and _owner[0] == os.getpid():
+            return
         proc = subprocess.Popen([sys.executable, "-I", "-S", os.path.abspath(__file__)],
                                 stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                 start_new_session=True)
         assert proc.stdin is not None
-        _pipe[:], _owner[:] = [proc.stdin], [os.getpid()]
-    return _pipe[0]
-
-
-def start() -> None:
-    """Start this process's guard now (else it starts with the first job)."""
-    with _lock:
-        _pipe_of_this_process()
+        _pipe[:], _owner[:], _fd[0] = [proc.stdin], [os.getpid()], proc.stdin.fileno()
 
 
 def tell(line: str) -> None:
-    """Tell the guard ``+PGID`` or ``-PGID``."""
-    with _lock:
-        pipe = _pipe_of_this_process()
-        with contextlib.suppress(BrokenPipeError):  # a guard killed from outside: the orphan scan remains
-            pipe.write(line.encode() + b"\n")
-            pipe.flush()
+    """Tell the guard ``+PGID`` or ``-PGID`` (one system call: this runs twice for every job)."""
+    if not _owner or _owner[0] != os.getpid():
+        start()
+    with contextlib.suppress(BrokenPipeError):  # a guard killed from outside: the orphan scan remains
+        os.write(_fd[0], line.encode() + b"\n")
 
 
 def main() -> None:
