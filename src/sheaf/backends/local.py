@@ -30,7 +30,10 @@ Processes (``_spawn``, ``_libcspawn``)
 Started processes
     Each started attempt's pid is kept until ``started()`` takes it with its start time
     (``/proc/<pid>/stat``), for attempts still running then; the engine journals them, to stop a
-    killed engine's orphans on resume.
+    killed engine's orphans on resume.  Each job's process group is also told to this process's
+    guard (``_jobguard``) as it starts and untold as it ends: if the process running the backend
+    dies (``kill -9`` of the engine), the guard kills the jobs at once, so none goes on to finish
+    unrecorded and run again on resume.
 
 Exits
     Each process has a pidfd registered in one epoll; ``wait`` blocks in ``epoll.poll`` and reaps
@@ -72,6 +75,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Self
 
+from sheaf.backends import _jobguard
 from sheaf.backends._limits import ConcurrencyLimits
 from sheaf.backends._memwatch import POLL_INTERVAL, tree_rss_mb
 from sheaf.backends._periodic import HELD, IDLE, JobRecord, decide, has_policy, policy_interval
@@ -338,6 +342,7 @@ class LocalBackend:
         self._keys[launch.key] = fd
         self.started_total += 1
         self._started.append((launch.key, spawned.pid))
+        _jobguard.tell(f"+{spawned.pid}")
         record = self._policy.get(launch.key)
         if record is not None:
             record.started(started)
@@ -441,6 +446,7 @@ class LocalBackend:
                 "(peak resident set, measured at exit)")
 
     def _forget(self, fd: int, job: _Job) -> None:
+        _jobguard.tell(f"-{job.spawned.pid}")
         self._epoll.unregister(fd)
         os.close(fd)
         del self._jobs[fd]
