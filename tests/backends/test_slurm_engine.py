@@ -91,6 +91,38 @@ def test_a_job_scancelled_from_outside_fails_and_retries(slurm: Cluster, tmp_pat
     assert _marks(tmp_path) == {"victim": 2}
 
 
+def _lines_of(path: Path, node: str) -> list[str]:
+    text = path.read_text() if path.exists() else ""
+    return [w[2] for w in (line.split() for line in text.splitlines()) if len(w) > 2 and w[1] == node]
+
+
+def test_execute_is_written_when_the_slurm_job_starts(slurm: Cluster, tmp_path: Path) -> None:
+    """The wrapper's start record is the job's EXECUTE: in jobstate.log while the job still runs."""
+    _build(tmp_path, _jobs(["long"]) + "NODE_STATUS_FILE wf.status 1\n", duration="6")
+    engine = subprocess.Popen([SHEAF, "run", str(tmp_path), "--backend", "slurm"], env=_env(slurm),
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while not (tmp_path / "marks" / "long").exists():
+            assert time.monotonic() < deadline and engine.poll() is None, "the job never started"
+            time.sleep(0.05)
+        deadline = time.monotonic() + 4  # the job sleeps 6 s more
+        while "EXECUTE" not in _lines_of(tmp_path / "jobstate.log", "long"):
+            assert time.monotonic() < deadline, _lines_of(tmp_path / "jobstate.log", "long")
+            time.sleep(0.05)
+        assert _lines_of(tmp_path / "jobstate.log", "long") == ["SUBMIT", "EXECUTE"]
+        time.sleep(1.5)  # the node status file is rewritten every second
+        assert "STATUS_SUBMITTED" in (tmp_path / "wf.status").read_text()
+        assert 'StatusDetails = "not_idle"' in (tmp_path / "wf.status").read_text()
+        assert engine.wait(60) == 0
+    finally:
+        if engine.poll() is None:
+            engine.kill()
+            engine.wait()
+    assert _lines_of(tmp_path / "jobstate.log", "long") == ["SUBMIT", "EXECUTE", "JOB_TERMINATED",
+                                                            "JOB_SUCCESS"]
+
+
 def _kill_engine_mid_run(tmp: Path, slurm: Cluster) -> None:
     """Start ``sheaf run``, wait until two of the four jobs have started in Slurm, ``kill -9`` it."""
     engine = subprocess.Popen([SHEAF, "run", str(tmp), "--backend", "slurm"], env=_env(slurm),

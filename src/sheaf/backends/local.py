@@ -211,9 +211,11 @@ class LocalBackend:
         asks, and then costs no ``/proc`` read (~35 us a job on this machine)."""
         started: list[Started] = []
         for key, pid in self._started:
-            ticks = start_ticks(pid) if key in self._keys else None  # None: gone or a zombie
-            if ticks is not None:
-                started.append(Started(key, pid, ticks))
+            fd = self._keys.get(key)
+            ticks = start_ticks(pid) if fd is not None else None  # None: gone or a zombie
+            if fd is not None and ticks is not None:
+                job = self._jobs[fd]
+                started.append(Started(key, pid, ticks, job.started, job.claim.slot or "local"))
         self._started = []
         return started
 

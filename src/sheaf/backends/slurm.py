@@ -72,7 +72,7 @@ from sheaf.backends._slurm_records import (
     write_record,
 )
 from sheaf.backends._slurm_render import memory_request, multi_task, render
-from sheaf.engine import Event, Exited, Held, Launch
+from sheaf.engine import Event, Exited, Held, Launch, Started
 from sheaf.engine._backend import Released, Removed, Suspended
 from sheaf.engine._dollar import needs_expansion
 from sheaf.engine._orphans import ATTEMPT_VARIABLE
@@ -126,6 +126,7 @@ class SlurmBackend:
         self._held: dict[str, JobRecord] = {}     # held by periodic_hold, waiting for periodic_release
         self._history: dict[str, JobRecord] = {}  # keys held at least once: their runs and holds so far
         self._events: list[Event] = []
+        self._started: list[Started] = []
         self._cancels: list[str] = []
         self._last_scancel = -1e18
         self._backoff, self._backoff_until = 0.0, 0.0
@@ -354,7 +355,7 @@ class SlurmBackend:
     # -- results -----------------------------------------------------------------------------------
 
     def _collect(self) -> None:
-        """Read the records in the inbox (start and exit), turning exits into events."""
+        """Read the records in the inbox: starts for ``started()``, exits turned into events."""
         try:
             names = os.listdir(self.paths.inbox)
         except FileNotFoundError:
@@ -362,12 +363,29 @@ class SlurmBackend:
         for name in names:
             stem, _, kind = name.partition(".")
             if kind == "start":
-                key = self._by_stem.get(stem)
-                if key is not None:
-                    self._jobs[key].started = True
-                os.replace(self.paths.start(stem), self.paths.seen(stem))
+                self._take_start(stem)
             elif kind == "exit":
                 self._take_exit(stem)
+
+    def _take_start(self, stem: str) -> None:
+        """A start record: the job runs (``started()`` reports it, so its EXECUTE is written now)."""
+        path = self.paths.start(stem)
+        record = read_record(path) or {}
+        os.replace(path, self.paths.seen(stem))
+        key = self._by_stem.get(stem)
+        if key is None:
+            return
+        self._jobs[key].started = True
+        self._started.append(Started(key, 0, 0, float(record.get("started") or self._clock()),
+                                     record.get("host")))
+
+    def started(self) -> list[Started]:
+        """The attempts whose start record arrived since the last call (``Backend.started``).  The
+        pid is 0: the job's processes are on a Slurm node, and a resumed engine finds the job
+        through ``adopt``, not by a local process.  The records are read by ``wait``, which the
+        engine calls before it asks."""
+        started, self._started = self._started, []
+        return started
 
     def _take_exit(self, stem: str) -> None:
         path = self.paths.exit(stem)
