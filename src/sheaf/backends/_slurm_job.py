@@ -14,6 +14,10 @@ local backend does for a process, reusing its pieces:
 - Memory: the RSS of the job's process tree is polled (``_memwatch``; every 0.1 s at first, backing
   off to 1 s) and a tree over the request is killed with a memory reason; the kernel's peak at exit
   is checked as well.
+- HTCondor file transfer (``should_transfer_files = YES``) as the local backend does it, with its
+  ``_sandbox``: a sandbox on the node (under ``SHEAF_SLURM_EXECUTE``, else the node's temporary
+  directory) holding the inputs, the job run there, the outputs copied back (remapped as asked),
+  the sandbox removed; a failed transfer ends the attempt as held, with the reason.
 - ``periodic_hold``/``periodic_remove`` are evaluated as the schedd would (``_periodic.decide``) every
   ``PERIODIC_EXPR_INTERVAL``; a hold or remove kills the job and is recorded as such, and the backend
   reports it (a held attempt is released by the backend, which submits it again).
@@ -41,7 +45,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from sheaf.backends._memwatch import POLL_INTERVAL, tree_rss_mb
-from sheaf.backends._slurm_records import Paths, launch_of, read_record, write_record
+from sheaf.backends._slurm_records import Paths, launch_of, read_record, transfer_of, write_record
 from sheaf.backends._spawn import SpawnError, seal_descriptors, spawn
 
 if TYPE_CHECKING:
@@ -136,6 +140,29 @@ def _environment(spec: dict[str, Any]) -> dict[str, str]:
 
 
 def _run(spec: dict[str, Any], started: float) -> dict[str, Any]:
+    """Run the job, in a sandbox when it has HTCondor file transfer (the local backend's
+    ``_sandbox``: inputs in, the job, outputs back, the sandbox removed whatever happened)."""
+    transfer = transfer_of(spec)
+    if transfer is None:
+        return _run_in(spec, started)
+    from sheaf.backends._sandbox import TransferFailure, copy_back, make_sandbox, remove_sandbox
+
+    try:
+        sandbox, before = make_sandbox(transfer, spec.get("execute"))
+    except TransferFailure as exc:
+        return {"kind": "held", "reason": str(exc)}
+    try:
+        outcome = _run_in({**spec, "cwd": sandbox}, started)
+        if outcome["kind"] == "exited":
+            held = copy_back(transfer, sandbox, before, spec["cwd"], outcome["exit_code"] == 0)
+            if held is not None:
+                return {"kind": "held", "reason": held}
+        return outcome
+    finally:
+        remove_sandbox(sandbox)
+
+
+def _run_in(spec: dict[str, Any], started: float) -> dict[str, Any]:
     since = time.monotonic()
     try:
         spawned = spawn(spec["argv"], _environment(spec), spec["cwd"], spec["stdout"], spec["stderr"], None,

@@ -28,8 +28,10 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # imported when needed: the job wrapper reads specs and should start in milliseconds
     from sheaf.backends._periodic import JobRecord
     from sheaf.engine import Launch
+    from sheaf.engine._backend import FileTransfer
 
-__all__ = ["JOB_PREFIX", "Paths", "launch_of", "read_record", "spec_of", "stem_of", "write_record"]
+__all__ = ["JOB_PREFIX", "Paths", "launch_of", "read_record", "spec_of", "stem_of", "transfer_of",
+           "write_record"]
 
 JOB_PREFIX = "sheaf-"
 
@@ -98,16 +100,36 @@ def history_of(record: JobRecord) -> dict[str, Any]:
 
 
 def spec_of(launch: Launch, *, memory_limit: int | None, policy_interval: float, expand: bool,
-            policy: bool, allocation: bool = False, history: dict[str, Any] | None = None) -> dict[str, Any]:
+            policy: bool, allocation: bool = False, history: dict[str, Any] | None = None,
+            execute: str | None = None) -> dict[str, Any]:
     """What the wrapper needs to reproduce ``launch`` exactly (and police it) inside the job; ``expand``
     and ``policy`` say whether it holds ``$$()`` and a ``periodic_*`` policy (only then does the wrapper
     load the ClassAd library); ``allocation`` that the job runs tasks inside its Slurm
-    allocation."""
+    allocation; ``transfer`` the launch's HTCondor file transfer, with ``execute`` the directory on
+    the node under which its sandbox is made (None: the node's temporary directory)."""
+    transfer = launch.transfer
     return {"expand": expand, "policy": policy, "allocation": allocation, "history": history,
             "key": launch.key, "node": launch.node, "attempt": launch.attempt, "argv": list(launch.argv),
             "env": dict(launch.env), "cwd": launch.cwd, "stdout": launch.stdout, "stderr": launch.stderr,
             "stdin": launch.stdin, "priority": launch.priority, "ad": launch.job_ad.unparse(),
-            "memory_limit": memory_limit, "policy_interval": policy_interval}
+            "memory_limit": memory_limit, "policy_interval": policy_interval, "execute": execute,
+            "transfer": None if transfer is None else {
+                "inputs": list(transfer.inputs),
+                "outputs": None if transfer.outputs is None else list(transfer.outputs),
+                "remaps": [list(pair) for pair in transfer.remaps], "on_success": transfer.on_success}}
+
+
+def transfer_of(spec: Mapping[str, Any]) -> FileTransfer | None:
+    """The launch's file transfer, from its spec (see :func:`spec_of`)."""
+    raw = spec.get("transfer")
+    if not raw:
+        return None
+    from sheaf.engine._backend import FileTransfer
+
+    outputs = raw.get("outputs")
+    remaps = tuple((str(name), str(target)) for name, target in raw.get("remaps") or ())
+    return FileTransfer(tuple(raw.get("inputs") or ()), None if outputs is None else tuple(outputs), remaps,
+                        bool(raw.get("on_success")))
 
 
 def launch_of(spec: Mapping[str, Any]) -> Launch:
@@ -117,4 +139,4 @@ def launch_of(spec: Mapping[str, Any]) -> Launch:
     return Launch(key=spec["key"], node=spec["node"], attempt=spec["attempt"], argv=tuple(spec["argv"]),
                   env=dict(spec["env"]), cwd=spec["cwd"], stdout=spec["stdout"], stderr=spec["stderr"],
                   job_ad=ClassAd.parse(spec["ad"]), priority=spec.get("priority", 0),
-                  stdin=spec.get("stdin", os.devnull))
+                  stdin=spec.get("stdin", os.devnull), transfer=transfer_of(spec))

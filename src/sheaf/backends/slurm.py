@@ -104,7 +104,8 @@ class SlurmBackend:
                  squeue_interval: float = 60.0, vanish_grace: float = 30.0, poll_interval: float = 0.05,
                  env: Mapping[str, str] | None = None, run_id: str | None = None,
                  config: Mapping[str, str] | None = None, python: str = sys.executable,
-                 extra_args: Iterable[str] = (), clock: Callable[[], float] = time.time) -> None:
+                 extra_args: Iterable[str] = (), execute: str | None = None,
+                 clock: Callable[[], float] = time.time) -> None:
         if max_queued < 1:
             raise ValueError(f"max_queued must be >= 1 (got {max_queued})")
         self.paths = Paths(os.path.abspath(state_dir))
@@ -115,6 +116,7 @@ class SlurmBackend:
         self.poll_interval = poll_interval
         self.run_id = run_id or uuid.uuid4().hex
         self.extra_args = tuple(extra_args)
+        self.execute = execute  # where a job with file transfer gets its sandbox on the node
         self._policy_every = policy_interval(config or {})
         self._clock = clock
         self._script = self._write_script(python)
@@ -319,7 +321,7 @@ class SlurmBackend:
                                    memory_limit=memory_request(launch.job_ad),
                                    policy_interval=self._policy_every, expand=needs_expansion(launch),
                                    policy=has_policy(launch.job_ad),
-                                   allocation=multi_task(launch.job_ad)))
+                                   allocation=multi_task(launch.job_ad), execute=self.execute))
         for stale in (self.paths.start(stem), self.paths.seen(stem), self.paths.exit(stem),
                       self.paths.taken(stem)):
             if os.path.exists(stale):
@@ -494,6 +496,7 @@ _SETTINGS: dict[str, tuple[str, Callable[[str], object]]] = {
     "SHEAF_SLURM_VANISH_GRACE": ("vanish_grace", float),
     "SHEAF_SLURM_POLL_INTERVAL": ("poll_interval", float),
     "SHEAF_SLURM_SBATCH_ARGS": ("extra_args", shlex.split),
+    "SHEAF_SLURM_EXECUTE": ("execute", str),
 }
 
 
@@ -501,7 +504,8 @@ def from_options(*, directory: str, env: Mapping[str, str] | None = None) -> Slu
     """The registry's factory (``sheaf run --backend slurm``): state under ``DIR/sheaf-slurm``, the
     Slurm client configuration from the environment (``SLURM_CONF``), and sheaf's settings from
     ``SHEAF_SLURM_*`` (``MAX_QUEUED``, ``SQUEUE_INTERVAL``, ``VANISH_GRACE``, ``POLL_INTERVAL``,
-    ``SBATCH_ARGS``, ``RATE`` and ``BURST``); a bad value is a usage error naming the variable."""
+    ``SBATCH_ARGS``, ``EXECUTE``, ``RATE`` and ``BURST``); a bad value is a usage error naming the
+    variable."""
     env = env if env is not None else os.environ
     kwargs: dict[str, Any] = {}
     for variable, (name, convert) in _SETTINGS.items():

@@ -22,10 +22,15 @@ class FileTransfer:
     """HTCondor file transfer (``should_transfer_files = YES``): the job runs in a fresh sandbox
     directory; ``inputs`` (absolute paths; a trailing ``/`` copies a directory's contents) are copied
     in first, and afterwards ``outputs`` (names in the sandbox; ``None``: every file the job created
-    or changed at the sandbox's top level) are copied back into ``initialdir`` by their base names."""
+    or changed at the sandbox's top level) are copied back into ``initialdir`` by their base names, or
+    to the path ``remaps`` gives a name (``transfer_output_remaps``; a relative one under
+    ``initialdir``).  ``on_success`` (``when_to_transfer_output = ON_SUCCESS``): outputs come back
+    only after a successful exit."""
 
     inputs: tuple[str, ...] = ()
     outputs: tuple[str, ...] | None = None
+    remaps: tuple[tuple[str, str], ...] = ()
+    on_success: bool = False
 
 
 @dataclass(frozen=True, slots=True)
