@@ -15,8 +15,9 @@ from hypothesis import strategies as st
 
 from sheaf.backends._slurm_ctl import RateLimit, classify
 from sheaf.backends._slurm_records import read_record, stem_of
-from sheaf.backends._slurm_render import render
+from sheaf.backends._slurm_render import launcher, multi_task, render
 from sheaf.backends.slurm import SlurmBackend
+from sheaf.classad import ClassAd
 from sheaf.engine import Exited, Held, Launch
 from slurm_cluster import Cluster
 
@@ -49,10 +50,27 @@ def test_render_pegasus_and_globus_profiles() -> None:
     argv = _argv('RequestCpus = 4\npegasus_nodes = 2\npegasus_ppn = 8\npegasus_queue = "short"\n'
                  'pegasus_project = "abc123"\nglobus_xcount = 16\nglobus_maxwalltime = 90\n'
                  'pegasus_runtime = 7200\nBatchExtraSubmitArgs = "--qos=debug --constraint=\'a b\'"')
-    for option in ("--cpus-per-task=4", "--nodes=2", "--ntasks-per-node=8", "--partition=short",
+    for option in ("--nodes=2", "--ntasks-per-node=8", "--partition=short",
                    "--account=abc123", "--ntasks=16", "--time=90", "--qos=debug", "--constraint=a b"):
         assert option in argv, option
     assert argv.index("--qos=debug") > argv.index("--time=90")  # the user's passthrough comes last
+    assert not [a for a in argv if a.startswith("--cpus-per-task")]  # RequestCpus: all the tasks' CPUs
+    assert "--cpus-per-task=4" in _argv("RequestCpus = 4")
+
+
+def test_render_blahp_directives_codegen_writes() -> None:
+    """HTCondor's BLAHP batch directives (what codegen writes from Pegasus's nodes/ppn/queue/project
+    and globus xcount/hostcount) become real sbatch options; a PMC cluster asking for several tasks
+    is started by mpiexec."""
+    ad = ('HostNumber = 2\nSMPGranularity = 3\nNodeNumber = 6\nBatchQueue = "debug"\n'
+          'BatchProject = "p1"\nBatchRuntime = 600\nRequestCpus = 6\nsheaf_launcher = "mpiexec"')
+    argv = _argv(ad)
+    for option in ("--nodes=2", "--ntasks-per-node=3", "--ntasks=6", "--partition=debug", "--account=p1",
+                   "--time=10"):
+        assert option in argv, option
+    assert not [a for a in argv if a.startswith("--cpus-per-task")]
+    assert launcher(ClassAd.parse_old(ad)) == "mpiexec" and multi_task(ClassAd.parse_old(ad))
+    assert launcher(ClassAd.parse_old('NodeNumber = 1\nsheaf_launcher = "mpiexec"')) is None  # one task
 
 
 def test_render_leaves_out_what_does_not_evaluate() -> None:

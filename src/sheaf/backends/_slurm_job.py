@@ -10,7 +10,9 @@ local backend does for a process, reusing its pieces:
 - The process is started by ``_spawn.spawn``: argv exec'd directly, the launch's complete
   environment (the DAG's ENV is in it), its directory, stdin/stdout/stderr, its own session.  A
   multi-task job (a Decaf or PMC cluster) also gets the allocation's ``SLURM_*`` variables, under
-  the launch's own, so that its ``srun --multi-prog`` or ``mpiexec`` runs inside the allocation.
+  the launch's own, so that its ``srun --multi-prog`` or ``mpiexec`` runs inside the allocation; a
+  PMC cluster asking for several tasks is started by ``mpiexec -n <tasks>`` (``SHEAF_SLURM_MPIEXEC``,
+  found on the job's PATH), so that its master and workers are MPI ranks across the allocation.
 - Memory: the RSS of the job's process tree is polled (``_memwatch``; every 0.1 s at first, backing
   off to 1 s) and a tree over the request is killed with a memory reason; the kernel's peak at exit
   is checked as well.
@@ -162,10 +164,24 @@ def _run(spec: dict[str, Any], started: float) -> dict[str, Any]:
         remove_sandbox(sandbox)
 
 
+def _argv(spec: dict[str, Any], env: dict[str, str]) -> list[str]:
+    """The job's argv; under a launcher (a PMC cluster: ``mpiexec``), that launcher's, asking for
+    every task of the allocation (rank 0 PMC's master, the others its workers)."""
+    argv: list[str] = spec["argv"]
+    launcher = spec.get("launcher")
+    if not launcher:
+        return argv
+    import shutil
+
+    program = shutil.which(launcher[0], path=env.get("PATH")) or shutil.which(launcher[0]) or launcher[0]
+    return [program, *launcher[1:], "-n", os.environ.get("SLURM_NTASKS") or "1", *argv]
+
+
 def _run_in(spec: dict[str, Any], started: float) -> dict[str, Any]:
     since = time.monotonic()
+    env = _environment(spec)
     try:
-        spawned = spawn(spec["argv"], _environment(spec), spec["cwd"], spec["stdout"], spec["stderr"], None,
+        spawned = spawn(_argv(spec, env), env, spec["cwd"], spec["stdout"], spec["stderr"], None,
                         spec.get("stdin") or os.devnull)
     except (SpawnError, ValueError, OSError) as exc:
         return {"kind": "held", "reason": str(exc)}

@@ -101,18 +101,21 @@ def history_of(record: JobRecord) -> dict[str, Any]:
 
 def spec_of(launch: Launch, *, memory_limit: int | None, policy_interval: float, expand: bool,
             policy: bool, allocation: bool = False, history: dict[str, Any] | None = None,
-            execute: str | None = None) -> dict[str, Any]:
+            execute: str | None = None, launcher: list[str] | None = None) -> dict[str, Any]:
     """What the wrapper needs to reproduce ``launch`` exactly (and police it) inside the job; ``expand``
     and ``policy`` say whether it holds ``$$()`` and a ``periodic_*`` policy (only then does the wrapper
     load the ClassAd library); ``allocation`` that the job runs tasks inside its Slurm
-    allocation; ``transfer`` the launch's HTCondor file transfer, with ``execute`` the directory on
-    the node under which its sandbox is made (None: the node's temporary directory)."""
+    allocation, and ``launcher`` the program that starts it across the allocation's tasks
+    (``mpiexec``, to which the wrapper adds ``-n <tasks>``); ``transfer`` the launch's HTCondor file
+    transfer, with ``execute`` the directory on the node under which its sandbox is made (None: the
+    node's temporary directory)."""
     transfer = launch.transfer
     return {"expand": expand, "policy": policy, "allocation": allocation, "history": history,
             "key": launch.key, "node": launch.node, "attempt": launch.attempt, "argv": list(launch.argv),
             "env": dict(launch.env), "cwd": launch.cwd, "stdout": launch.stdout, "stderr": launch.stderr,
             "stdin": launch.stdin, "priority": launch.priority, "ad": launch.job_ad.unparse(),
             "memory_limit": memory_limit, "policy_interval": policy_interval, "execute": execute,
+            "launcher": launcher,
             "transfer": None if transfer is None else {
                 "inputs": list(transfer.inputs),
                 "outputs": None if transfer.outputs is None else list(transfer.outputs),

@@ -71,7 +71,7 @@ from sheaf.backends._slurm_records import (
     stem_of,
     write_record,
 )
-from sheaf.backends._slurm_render import memory_request, multi_task, render
+from sheaf.backends._slurm_render import launcher, memory_request, multi_task, render
 from sheaf.engine import Event, Exited, Held, Launch, Started
 from sheaf.engine._backend import Released, Removed, Suspended
 from sheaf.engine._dollar import needs_expansion
@@ -105,7 +105,7 @@ class SlurmBackend:
                  env: Mapping[str, str] | None = None, run_id: str | None = None,
                  config: Mapping[str, str] | None = None, python: str = sys.executable,
                  extra_args: Iterable[str] = (), execute: str | None = None,
-                 clock: Callable[[], float] = time.time) -> None:
+                 mpiexec: Iterable[str] = ("mpiexec",), clock: Callable[[], float] = time.time) -> None:
         if max_queued < 1:
             raise ValueError(f"max_queued must be >= 1 (got {max_queued})")
         self.paths = Paths(os.path.abspath(state_dir))
@@ -117,6 +117,7 @@ class SlurmBackend:
         self.run_id = run_id or uuid.uuid4().hex
         self.extra_args = tuple(extra_args)
         self.execute = execute  # where a job with file transfer gets its sandbox on the node
+        self.mpiexec = list(mpiexec)  # what starts a PMC cluster across its allocation's tasks
         self._policy_every = policy_interval(config or {})
         self._clock = clock
         self._script = self._write_script(python)
@@ -321,7 +322,8 @@ class SlurmBackend:
                                    memory_limit=memory_request(launch.job_ad),
                                    policy_interval=self._policy_every, expand=needs_expansion(launch),
                                    policy=has_policy(launch.job_ad),
-                                   allocation=multi_task(launch.job_ad), execute=self.execute))
+                                   allocation=multi_task(launch.job_ad), execute=self.execute,
+                                   launcher=self.mpiexec if launcher(launch.job_ad) else None))
         for stale in (self.paths.start(stem), self.paths.seen(stem), self.paths.exit(stem),
                       self.paths.taken(stem)):
             if os.path.exists(stale):
@@ -497,6 +499,7 @@ _SETTINGS: dict[str, tuple[str, Callable[[str], object]]] = {
     "SHEAF_SLURM_POLL_INTERVAL": ("poll_interval", float),
     "SHEAF_SLURM_SBATCH_ARGS": ("extra_args", shlex.split),
     "SHEAF_SLURM_EXECUTE": ("execute", str),
+    "SHEAF_SLURM_MPIEXEC": ("mpiexec", shlex.split),
 }
 
 
@@ -504,8 +507,8 @@ def from_options(*, directory: str, env: Mapping[str, str] | None = None) -> Slu
     """The registry's factory (``sheaf run --backend slurm``): state under ``DIR/sheaf-slurm``, the
     Slurm client configuration from the environment (``SLURM_CONF``), and sheaf's settings from
     ``SHEAF_SLURM_*`` (``MAX_QUEUED``, ``SQUEUE_INTERVAL``, ``VANISH_GRACE``, ``POLL_INTERVAL``,
-    ``SBATCH_ARGS``, ``EXECUTE``, ``RATE`` and ``BURST``); a bad value is a usage error naming the
-    variable."""
+    ``SBATCH_ARGS``, ``EXECUTE``, ``MPIEXEC``, ``RATE`` and ``BURST``); a bad value is a usage error
+    naming the variable."""
     env = env if env is not None else os.environ
     kwargs: dict[str, Any] = {}
     for variable, (name, convert) in _SETTINGS.items():
