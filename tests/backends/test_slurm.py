@@ -18,7 +18,7 @@ from sheaf.backends._slurm_records import read_record, stem_of
 from sheaf.backends._slurm_render import launcher, multi_task, render
 from sheaf.backends.slurm import SlurmBackend
 from sheaf.classad import ClassAd
-from sheaf.engine import Exited, Held, Launch
+from sheaf.engine import Event, Exited, Held, Launch
 from slurm_cluster import Cluster
 
 from .contract import collect, exited, make_launch, wait_for
@@ -245,3 +245,29 @@ def test_a_key_cancelled_while_queued_and_submitted_again_runs_once(slurm: Clust
     assert sorted(events) == ["again#0", "first#0"]
     assert backend.submitted_total == 2
     assert (tmp_path / "again.log").read_text() == "ran\n"
+
+
+def test_an_exit_record_wakes_the_backend_before_its_poll_interval(slurm: Cluster, tmp_path: Path) -> None:
+    """A record renamed into the inbox ends ``wait`` at once (inotify); the poll interval, here far
+    longer than the job, is only the fallback for records written by other hosts."""
+    with slurm_backend(slurm, tmp_path / "state", poll_interval=60.0) as backend:
+        backend.submit(make_launch(tmp_path, "quick", ["/bin/true"]))
+        start = time.monotonic()
+        events: list[Event] = []
+        while not any(isinstance(event, Exited) for event in events):
+            events += backend.wait(90.0)  # sleeps up to the poll interval between reads of the inbox
+        assert time.monotonic() - start < 30.0  # the job takes 1-2 s; a poll would have taken 60 s
+
+
+def test_the_job_wrapper_starts_without_heavy_modules() -> None:
+    """The wrapper's imports are paid by every Slurm job (wall time of its slot): none of typing,
+    dataclasses, inspect, threading, queue or ctypes (25 ms of CPU a job together), nor the ClassAd
+    library or the engine, for a plain job."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from sheaf.backends._slurm_job import main; "
+            "print(' '.join(sorted(m for m in sys.modules if m in {'typing', 'dataclasses', 'inspect', "
+            "'threading', 'queue', 'ctypes'} or m.startswith(('sheaf.classad', 'sheaf.engine')))))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == []

@@ -27,9 +27,14 @@ local backend does for a process, reusing its pieces:
   attempt as ended by that signal, with the reason: a job stopped by the batch system is a failed
   attempt, never a success.
 
-Start-up cost matters (it is paid by every job): the wrapper imports only the process and memory
-helpers; the ClassAd library and the engine's pieces are loaded only for a launch whose spec says it
-has ``$$()`` or a ``periodic_*`` policy.
+Start-up cost matters (it is paid by every job, and on a busy node it is wall time of the job's
+slot): the wrapper imports only the process and memory helpers, which import nothing beyond the
+standard library's ``os``, ``json``, ``select``, ``signal`` and the like -- not ``typing``,
+``dataclasses``, ``threading`` or ``ctypes`` (measured here: 39-43 ms of CPU to start the wrapper
+before, 25-28 ms after, against ~11 ms for the bare interpreter); the ClassAd library and the engine's pieces are
+loaded only for a launch whose spec says it has ``$$()``, a ``periodic_*`` policy or file transfer.
+After the exit record is written the wrapper leaves with ``os._exit`` (its output flushed): the
+interpreter's teardown would only delay the end of the Slurm job.
 
 The start record is written before the process starts, the exit record after it ended and its
 group was killed (``_slurm_records`` describes both).  The wrapper's own exit status carries nothing.
@@ -44,13 +49,15 @@ import select
 import signal
 import sys
 import time
-from typing import TYPE_CHECKING, Any
 
 from sheaf.backends._memwatch import POLL_INTERVAL, tree_rss_mb
 from sheaf.backends._slurm_records import Paths, launch_of, read_record, transfer_of, write_record
 from sheaf.backends._spawn import SpawnError, seal_descriptors, spawn
 
+TYPE_CHECKING = False  # typing is not imported at run time (see the module docstring)
 if TYPE_CHECKING:
+    from typing import Any
+
     from sheaf.backends._periodic import JobRecord
     from sheaf.classad import ClassAd
 
@@ -182,7 +189,7 @@ def _run_in(spec: dict[str, Any], started: float) -> dict[str, Any]:
     env = _environment(spec)
     try:
         spawned = spawn(_argv(spec, env), env, spec["cwd"], spec["stdout"], spec["stderr"], None,
-                        spec.get("stdin") or os.devnull)
+                        spec.get("stdin") or os.devnull, libc=False)
     except (SpawnError, ValueError, OSError) as exc:
         return {"kind": "held", "reason": str(exc)}
     watch = _Watch(spec, started)

@@ -19,12 +19,14 @@ Submission
     refusal is ``Held`` with sbatch's message.
 
 Results
-    The wrapper's records are the result: ``wait`` polls the state directory's inbox (a directory as
-    small as the jobs in flight) every ``poll_interval``.  ``squeue`` is only the safety net, one
-    batched call every ``squeue_interval`` (60 s): a job that left the queue, or that Slurm lists as
-    ended, with no exit record after ``vanish_grace`` seconds is a **failed** attempt (reported as
-    killed, with the reason), never a success: squeue forgets a job ``MinJobAge`` after it ends, and
-    "gone" says nothing about how it ended.  ``sacct`` is never used.
+    The wrapper's records are the result: ``wait`` reads the state directory's inbox (a directory as
+    small as the jobs in flight) when a record is renamed into it (inotify, ``_dirwatch``) and at least
+    every ``poll_interval`` (records written by another host over a shared file system raise no inotify
+    event). A start record is reported through ``started()`` (the job's EXECUTE). ``squeue`` is only the
+    safety net, one batched call every ``squeue_interval`` (60 s): a job that left the queue, or that
+    Slurm lists as ended, with no exit record after ``vanish_grace`` seconds is a **failed** attempt
+    (reported as killed, with the reason), never a success: squeue forgets a job ``MinJobAge`` after it
+    ends, and "gone" says nothing about how it ended. ``sacct`` is never used.
 
 Cancel and close
     ``cancel`` takes a queued launch out of the backend's queue, or ``scancel``s its job; cancels
@@ -58,6 +60,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Self
 
+from sheaf.backends._dirwatch import DirectoryWatch
 from sheaf.backends._periodic import HELD, IDLE, JobRecord, decide, has_policy, policy_interval
 from sheaf.backends._registry import state_dir
 from sheaf.backends._slurm_ctl import RateLimit, SlurmCommands
@@ -121,6 +124,7 @@ class SlurmBackend:
         self._policy_every = policy_interval(config or {})
         self._clock = clock
         self._script = self._write_script(python)
+        self._watch = DirectoryWatch(self.paths.inbox)
         self._waiting: list[tuple[int, int, Launch]] = []   # heap: (-priority, sequence, launch)
         self._waiting_keys: dict[str, int] = {}  # queued key -> sequence of its live heap entry
         self._seq = itertools.count()
@@ -141,7 +145,8 @@ class SlurmBackend:
     def _write_script(self, python: str) -> str:
         path = os.path.join(self.paths.root, "sheaf-job.py")
         text = (f"#!{python}\n# sheaf's Slurm job wrapper: runs one attempt (sheaf.backends._slurm_job)\n"
-                "import sys\nfrom sheaf.backends._slurm_job import main\nsys.exit(main(sys.argv[1:]))\n")
+                "import os, sys\nfrom sheaf.backends._slurm_job import main\ncode = main(sys.argv[1:])\n"
+                "sys.stdout.flush()\nsys.stderr.flush()\nos._exit(code)  # no interpreter teardown\n")
         tmp = f"{path}.{os.getpid()}.tmp"
         with open(tmp, "w", encoding="utf-8") as handle:
             handle.write(text)
@@ -187,7 +192,7 @@ class SlurmBackend:
             if deadline is not None and now >= deadline:
                 return []
             pause = self.poll_interval if deadline is None else min(self.poll_interval, deadline - now)
-            time.sleep(max(pause, 0.0))
+            self._watch.wait(pause)  # a record renamed into the inbox wakes it at once
 
     def cancel(self, key: str) -> None:
         """Stop a queued or running attempt; no event is reported for it."""
@@ -225,6 +230,7 @@ class SlurmBackend:
         self._by_stem.clear()
         self._flush_cancels(force=True)
         self._events.clear()
+        self._watch.close()
 
     def __enter__(self) -> Self:
         return self
