@@ -31,8 +31,9 @@ Start-up cost matters (it is paid by every job, and on a busy node it is wall ti
 slot): the wrapper imports only the process and memory helpers, which import nothing beyond the
 standard library's ``os``, ``json``, ``select``, ``signal`` and the like -- not ``typing``,
 ``dataclasses``, ``threading`` or ``ctypes`` (measured here: 39-43 ms of CPU to start the wrapper
-before, 25-28 ms after, against ~11 ms for the bare interpreter); the ClassAd library and the engine's pieces are
-loaded only for a launch whose spec says it has ``$$()``, a ``periodic_*`` policy or file transfer.
+before, 25-28 ms after, against ~11 ms for the bare interpreter); the ClassAd library and the
+engine's pieces are loaded only for a launch whose spec says it has ``$$()``, a ``periodic_*``
+policy or file transfer.
 After the exit record is written the wrapper leaves with ``os._exit`` (its output flushed): the
 interpreter's teardown would only delay the end of the Slurm job.
 
