@@ -5,12 +5,16 @@ files), zero lost."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+import pytest
 
 from sheaf.backends._slurm_records import read_record
 from slurm_cluster import Cluster
@@ -253,6 +257,8 @@ def test_a_pmc_cluster_runs_under_mpiexec_in_one_allocation(slurm: Cluster, tmp_
     """Pegasus's nodes/ppn on a PMC cluster: codegen writes the batch directives, the Slurm backend asks
     for one job of nodes x ppn tasks and starts PMC with mpiexec inside it: master and worker are MPI
     ranks of that job, and every task ran there."""
+    if shutil.which("mpiexec") is None or importlib.util.find_spec("mpi4py") is None:
+        pytest.skip("mpiexec or mpi4py is not installed (run scripts/system-deps.sh)")
     _pmc_inputs(tmp_path, 4)
     argv = [SHEAF, "plan", "workflow.yml", "--relative-dir", "run", "--sites", "cluster", "--cluster",
             "horizontal"]
