@@ -19,6 +19,8 @@ every time budget, so each system is held to its own floor.
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import os
 import signal
 import subprocess
@@ -31,7 +33,7 @@ import pytest
 
 from sheaf.classad import ClassAd
 from sheaf.engine import Backend, Event, Exited, Held, Launch
-from sheaf.engine._backend import Removed
+from sheaf.engine._backend import FileTransfer, Removed
 
 ENV = {"PATH": "/usr/bin:/bin", "LC_ALL": "C"}
 
@@ -78,7 +80,80 @@ def alive(pid: int) -> bool:
     return state != b"Z"
 
 
-class BackendContract:
+#: reads in.txt in its working directory, writes out.txt and extra.txt there, records where it ran,
+#: and exits with the code given as its argument
+TRANSFER_JOB = ("import json, os, sys; text = open('in.txt').read(); "
+                "open('out.txt', 'w').write(text.upper()); open('extra.txt', 'w').write('x'); "
+                "json.dump(os.getcwd(), open(os.environ['WHERE'], 'w')); "
+                "sys.exit(int(sys.argv[1]))")
+
+
+def transfer_launch(tmp: Path, name: str, transfer: FileTransfer, code: int = 0) -> Launch:
+    """A launch of ``TRANSFER_JOB`` whose initialdir is ``tmp/iwd``, with ``transfer``."""
+    iwd = tmp / "iwd"
+    iwd.mkdir(exist_ok=True)
+    launch = make_launch(tmp, name, [sys.executable, "-c", TRANSFER_JOB, str(code)],
+                         env={**ENV, "WHERE": str(tmp / f"{name}.where")})
+    return dataclasses.replace(launch, cwd=str(iwd), transfer=transfer)
+
+
+class FileTransferContract:
+    """HTCondor file transfer (``should_transfer_files = YES``), for the backends that claim it
+    (``file_transfer = True``): mixed into ``BackendContract``."""
+
+    file_transfer: bool
+    timeout: float
+
+    @pytest.fixture(autouse=True)
+    def _claims_file_transfer(self) -> None:
+        if not self.file_transfer:
+            pytest.skip("this backend does not claim HTCondor file transfer")
+
+    @pytest.fixture
+    def source(self, tmp_path: Path) -> Path:
+        path = tmp_path / "data" / "in.txt"
+        path.parent.mkdir()
+        path.write_text("hello")
+        return path
+
+    def test_file_transfer_inputs_in_outputs_back_remapped_sandbox_removed(
+            self, backend: Backend, tmp_path: Path, source: Path) -> None:
+        remapped = tmp_path / "iwd" / "made" / "renamed.txt"
+        transfer = FileTransfer((str(source),), ("out.txt", "extra.txt"), (("extra.txt", str(remapped)),))
+        backend.submit(transfer_launch(tmp_path, "a", transfer))
+        assert exited(collect(backend, 1, self.timeout)["a#0"]).exit_code == 0
+        ran_in = json.loads((tmp_path / "a.where").read_text())
+        assert ran_in != str(tmp_path / "iwd") and not os.path.exists(ran_in)  # a sandbox, then removed
+        assert sorted(os.listdir(tmp_path / "iwd")) == ["made", "out.txt"]  # not the input, remap honoured
+        assert (tmp_path / "iwd" / "out.txt").read_text() == "HELLO" and remapped.read_text() == "x"
+
+    def test_file_transfer_without_an_output_list_brings_every_new_file(
+            self, backend: Backend, tmp_path: Path, source: Path) -> None:
+        backend.submit(transfer_launch(tmp_path, "b", FileTransfer((str(source),), None)))
+        assert exited(collect(backend, 1, self.timeout)["b#0"]).exit_code == 0
+        assert sorted(os.listdir(tmp_path / "iwd")) == ["extra.txt", "out.txt"]  # not the unchanged input
+
+    def test_file_transfer_a_missing_input_holds_the_job(self, backend: Backend, tmp_path: Path) -> None:
+        backend.submit(transfer_launch(tmp_path, "c", FileTransfer((str(tmp_path / "nowhere"),), ())))
+        event = collect(backend, 1, self.timeout)["c#0"]
+        assert isinstance(event, Held) and "transfer input files failure" in event.reason
+        assert not (tmp_path / "c.where").exists()  # it never ran
+
+    def test_file_transfer_a_missing_output_after_success_holds_the_job(
+            self, backend: Backend, tmp_path: Path, source: Path) -> None:
+        backend.submit(transfer_launch(tmp_path, "d", FileTransfer((str(source),), ("out.txt", "never.txt"))))
+        event = collect(backend, 1, self.timeout)["d#0"]
+        assert isinstance(event, Held) and "never.txt" in event.reason
+
+    def test_file_transfer_on_success_brings_nothing_back_after_a_failure(
+            self, backend: Backend, tmp_path: Path, source: Path) -> None:
+        transfer = FileTransfer((str(source),), ("out.txt", "never.txt"), on_success=True)
+        backend.submit(transfer_launch(tmp_path, "e", transfer, code=3))
+        assert exited(collect(backend, 1, self.timeout)["e#0"]).exit_code == 3  # the job's own status
+        assert os.listdir(tmp_path / "iwd") == []
+
+
+class BackendContract(FileTransferContract):
     """Behaviour every backend must show (see the module docstring).
 
     ``short_jobs`` is how many ``/bin/true`` the many-jobs test runs (a batch system, where a job
@@ -89,6 +164,10 @@ class BackendContract:
     #: seconds an attempt costs on this backend beyond a local process (a task round trip, a batch
     #: system's dispatch): added to the time budgets, so each system is held to its own floor
     overhead: float = 0.0
+
+    #: whether the backend runs HTCondor file transfer (``Launch.transfer``) as the local pool does:
+    #: then the file transfer tests below run against it
+    file_transfer: bool = False
 
     def make_backend(self, tmp_path: Path, slots: int) -> Backend:
         raise NotImplementedError

@@ -45,6 +45,7 @@ def _clusters() -> Iterator[None]:
 
 class TestDaskBackendContract(BackendContract):
     overhead = 0.05  # seconds a Dask attempt costs beyond a local one: a task round trip
+    file_transfer = True
 
     def make_backend(self, tmp_path: Path, slots: int) -> Backend:
         return DaskBackend(cluster_address(slots), policy_interval=0.2)  # the contract: policy every 0.2 s

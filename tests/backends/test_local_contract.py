@@ -12,6 +12,8 @@ from .contract import BackendContract, RunContract
 
 
 class TestLocalBackendContract(BackendContract):
+    file_transfer = True
+
     def make_backend(self, tmp_path: Path, slots: int) -> Backend:
         pool = Pool(f"NUM_CPUS = {slots}\nMEMORY = {1024 * slots}\nPERIODIC_EXPR_INTERVAL = 0.2\n")
         return LocalBackend(pool, limits=ConcurrencyLimits(pool.config, path=tmp_path / "limits.sqlite"))

@@ -12,9 +12,11 @@ launch), in the same order:
 3. the job runs there (its executable where it is: on one machine HTCondor's copy of it is the same
    file; its stdout/stderr go straight to the submit side's files);
 4. when it exits, each ``transfer_output_files`` name (relative to the sandbox) is copied back into
-   ``initialdir`` under its base name, by a temporary name and a rename, so a reader never sees half a
-   file; without that list every file the job created or changed at the sandbox's top level goes
-   back.  A listed output missing after a successful exit puts the job on hold ("transfer output files
+   ``initialdir`` under its base name -- or to its ``transfer_output_remaps`` path, directories made
+   as needed -- by a temporary name and a rename, so a reader never sees half a file; without that
+   list every file the job created or changed at the sandbox's top level goes back.  With
+   ``when_to_transfer_output = ON_SUCCESS`` nothing comes back after a failed exit.  A listed output
+   missing after a successful exit puts the job on hold ("transfer output files
    failure", as HTCondor); after a failed exit the failure is reported as the exit (HTCondor would
    hold it; sheaf keeps the job's own status, which is what DAGMan's retries act on);
 5. the sandbox is removed, whatever happened (also when the job is removed or the backend closes).
@@ -69,19 +71,24 @@ def copy_back(transfer: FileTransfer, sandbox: str, before: dict[str, float], iw
               succeeded: bool) -> str | None:
     """Copy the outputs back into ``iwd``; the hold reason when a listed one is missing after a
     successful exit (module docstring), else None."""
+    if transfer.on_success and not succeeded:
+        return None
     if transfer.outputs is None:
         names = [name for name, mtime in _mtimes(sandbox).items()
                  if before.get(name) != mtime and os.path.isfile(os.path.join(sandbox, name))]
     else:
         names = list(transfer.outputs)
+    remaps = dict(transfer.remaps)
     missing = []
     for name in names:
         path = os.path.join(sandbox, name)
         if not os.path.lexists(path):
             missing.append(name)
             continue
+        target = remaps.get(name) or os.path.join(iwd, os.path.basename(name.rstrip("/")))
         try:
-            _deliver(path, os.path.join(iwd, os.path.basename(name.rstrip("/"))))
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            _deliver(path, target)
         except OSError as exc:
             return f"transfer output files failure: {name}: {exc.strerror or exc}"
     if missing and succeeded:

@@ -21,7 +21,7 @@ Processes (``_spawn``, ``_libcspawn``)
     own session (so ``cancel``/``close``/memory kills reach its children via the process group),
     pinned to the claim's CPUs when the pool enforces CPU affinity.  When a job's
     main process exits, what is left of its process group is killed, as HTCondor's starter does.
-    Where glibc allows it, spawns run in a thread of their own (``_spawn.Spawner``), so the engine
+    Where glibc allows it, spawns run in a thread of their own (``_spawner.Spawner``), so the engine
     loop does not wait for each child's ``execve``: a launch granted a claim is *starting* until the
     thread hands its pid back (through an eventfd in the same epoll); everything else -- claims,
     events, reaping -- stays in the engine loop's thread.  A launch cancelled while starting is
@@ -82,16 +82,8 @@ from sheaf.backends._periodic import HELD, IDLE, JobRecord, decide, has_policy, 
 from sheaf.backends._pool import Claim, Pool
 from sheaf.backends._queue import LaunchQueue, Outcome
 from sheaf.backends._sandbox import TransferFailure, copy_back, make_sandbox, remove_sandbox
-from sheaf.backends._spawn import (
-    THREADED,
-    Spawned,
-    Spawner,
-    SpawnError,
-    SpawnRequest,
-    SpawnResult,
-    seal_descriptors,
-    spawn,
-)
+from sheaf.backends._spawn import Spawned, SpawnError, seal_descriptors, spawn
+from sheaf.backends._spawner import THREADED, Spawner, SpawnRequest, SpawnResult
 from sheaf.classad import ClassAd, Demand, parse_limits
 from sheaf.engine import Event, Exited, Held, Launch, Started
 from sheaf.engine._backend import FileTransfer, Released, Removed, Suspended
@@ -215,9 +207,11 @@ class LocalBackend:
         asks, and then costs no ``/proc`` read (~35 us a job on this machine)."""
         started: list[Started] = []
         for key, pid in self._started:
-            ticks = start_ticks(pid) if key in self._keys else None  # None: gone or a zombie
-            if ticks is not None:
-                started.append(Started(key, pid, ticks))
+            fd = self._keys.get(key)
+            ticks = start_ticks(pid) if fd is not None else None  # None: gone or a zombie
+            if fd is not None and ticks is not None:
+                job = self._jobs[fd]
+                started.append(Started(key, pid, ticks, job.started, job.claim.slot or "local"))
         self._started = []
         return started
 

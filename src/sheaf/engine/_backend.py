@@ -22,10 +22,15 @@ class FileTransfer:
     """HTCondor file transfer (``should_transfer_files = YES``): the job runs in a fresh sandbox
     directory; ``inputs`` (absolute paths; a trailing ``/`` copies a directory's contents) are copied
     in first, and afterwards ``outputs`` (names in the sandbox; ``None``: every file the job created
-    or changed at the sandbox's top level) are copied back into ``initialdir`` by their base names."""
+    or changed at the sandbox's top level) are copied back into ``initialdir`` by their base names, or
+    to the path ``remaps`` gives a name (``transfer_output_remaps``; a relative one under
+    ``initialdir``).  ``on_success`` (``when_to_transfer_output = ON_SUCCESS``): outputs come back
+    only after a successful exit."""
 
     inputs: tuple[str, ...] = ()
     outputs: tuple[str, ...] | None = None
+    remaps: tuple[tuple[str, str], ...] = ()
+    on_success: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,7 +94,11 @@ class Started:                # extension: an attempt's process began
     key: str
     pid: int                  # the job's process; it leads its own session and process group (pgid == pid)
     start_ticks: int          # its start time, field 22 of /proc/<pid>/stat (clock ticks since boot):
-                              #   with the pid it names the process uniquely, even after the pid is reused
+                              #   with the pid it names the process uniquely, even after the pid is reused;
+                              #   pid 0: no process of this machine (a batch system's job, found by
+                              #   ``adopt`` instead), so nothing is journaled to stop on resume
+    time: float = 0.0         # wall-clock start (time.time()); 0: unknown, the engine's clock is used
+    slot: str | None = None   # where it runs (the EXECUTE event's host), when known
 
 class Backend(Protocol):
     def submit(self, launch: Launch) -> None:
@@ -114,8 +123,10 @@ class Backend(Protocol):
     #   within wait(); the engine then gathers exits a little longer while attempts are queued, so
     #   that one turn (one journal commit) carries many (``_run.EngineRun._gather_while_queued``).
     #   def started(self) -> list[Started]: ...   the attempts started since the last call.  The engine
-    #   journals them ("P" records) so that a run resumed after the engine was killed stops the jobs the
-    #   dead engine left running (``sheaf.engine._orphans``) before it runs their nodes again.
+    #   writes each node's EXECUTE event as it learns of the start, and journals the local processes
+    #   ("P" records) so that a run resumed after the engine was killed stops the jobs the dead engine
+    #   left running (``sheaf.engine._orphans``) before it runs their nodes again.  A backend without
+    #   it has each job's EXECUTE written when the job ends, with the job's start time.
     #   def adopt(self, run_id: str, attempts: Collection[tuple[str, int]]) -> Collection[str]: ...
     #   for backends whose jobs outlive the engine (a batch system): ``attempts`` are the node
     #   attempts ``(node, attempt)`` an engine of the run ``run_id`` had in flight when it was killed.

@@ -170,7 +170,8 @@ class EngineRun:
         self._report(machine, force=machine.finished is not None)
 
     def _journal_started(self) -> None:
-        """Journal the processes the backend started since the last turn (see ``_orphans``)."""
+        """The attempts the backend started since the last turn: their EXECUTE events, and their
+        local processes journaled (see ``_orphans``; a batch system's job has none here)."""
         if self._started is None:
             return
         for event in self._started():
@@ -178,8 +179,10 @@ class EngineRun:
             if target is not None:
                 if target[0] == self.dag.provisioner:
                     self.pending.append(ProvisionerReady())
-                self.files.started_keys.add(target)
-                self.journal.process(self.clock(), target[0], target[1], event.pid, event.start_ticks)
+                now = self.clock()
+                self.files.executed(event.time or now, target[0], target[1], event.slot)
+                if event.pid > 0:
+                    self.journal.process(now, target[0], target[1], event.pid, event.start_ticks)
 
     def _durable(self, done: threading.Event | None) -> None:
         """Wait for a commit; meanwhile the backend may start attempts submitted in earlier turns

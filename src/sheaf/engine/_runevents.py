@@ -11,7 +11,9 @@ The mapping (``kind`` is the jobstate.log event name; the job event log number i
 * PRE script: ``PRE_SCRIPT_STARTED``, then ``PRE_SCRIPT_SUCCESS``/``_FAILURE`` (DAGMan writes no
   PRE "terminated" line); a PRE_SKIP value adds ``PRESKIP`` (job event 034).
 * job: ``SUBMIT`` (000) once the backend took it - a submission that failed writes
-  ``SUBMIT_FAILURE`` instead, and nothing in the event log; ``EXECUTE`` (001) when it started;
+  ``SUBMIT_FAILURE`` instead, and nothing in the event log; ``EXECUTE`` (001) when it started -- as
+  the backend reports the start (``Backend.started``; :meth:`EventTranslator.executed`), else with
+  the job's end, stamped with its start time;
   ``JOB_TERMINATED`` (005) with the return value or signal, then ``JOB_SUCCESS 0`` or
   ``JOB_FAILURE <value>``.  A job the pool can never run is put on hold and removed
   (``JOB_HELD`` 012, ``JOB_ABORTED`` 009); a job cancelled by a stop or an abort, or removed by
@@ -78,6 +80,16 @@ class EventTranslator:
     def __init__(self) -> None:
         self._ids: dict[str, tuple[int, int, int]] = {}
         self._fake = 0
+        self._executed: set[tuple[str, int]] = set()  # attempts whose EXECUTE is written
+
+    def executed(self, time: float, node: str, attempt: int, slot: str | None) -> list[NodeEvent]:
+        """The EXECUTE event of a node attempt whose job the backend reports started (the first of
+        its procs to start); [] when it was written already."""
+        if (node, attempt) in self._executed:
+            return []
+        self._executed.add((node, attempt))
+        cluster, proc, subproc = self._ids.get(node, (-1, 0, 0))
+        return [NodeEvent(time, node, "EXECUTE", cluster, proc, subproc, slot=slot)]
 
     def events(self, changes: Iterable[Change], failed_submits: frozenset[tuple[str, int]] = frozenset(),
                ) -> list[NodeEvent]:
@@ -162,7 +174,9 @@ class EventTranslator:
             return [*held, self._event(c, "JOB_ABORTED", reason=reason), self._event(c, verdict, value=value)]
         out: list[NodeEvent] = []
         started = info.get("started")
-        if started:
+        if (c.node, c.attempt) in self._executed:
+            self._executed.discard((c.node, c.attempt))
+        elif started:
             out.append(replace(self._event(c, "EXECUTE", slot=info.get("slot")), time=float(started)))
         out.append(self._event(c, "JOB_TERMINATED", value=info.get("exit"), signal=info.get("signal")))
         out.append(self._event(c, verdict, value=value))

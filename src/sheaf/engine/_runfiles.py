@@ -105,6 +105,15 @@ class RunFiles:
         self.jobstate.events(events)
         self.nodes_log.events(events)
 
+    def executed(self, time: float, node: str, attempt: int, slot: str | None) -> None:
+        """A node attempt's job started: its EXECUTE event now, not when it ends."""
+        self.started_keys.add((node, attempt))
+        events = self.translator.executed(time, node, attempt, slot)
+        if events:
+            self._outdated = True
+            self.jobstate.events(events)
+            self.nodes_log.events(events)
+
     def flush(self) -> None:
         self.jobstate.flush()
         self.nodes_log.flush()
