@@ -23,7 +23,7 @@ print(sys.argv[1:])
 print(os.getcwd())
 print(sorted(os.environ.items()))
 print(repr(sys.stdin.read()))
-print(os.getsid(0) == os.getpid(), os.getpgid(0) == os.getpid())
+print(os.getsid(0) == os.getsid(os.getppid()), os.getpgid(0) == os.getpid())  # own group, our session
 print([line for line in status if line.startswith(("SigBlk", "SigIgn", "Cpus_allowed_list"))])
 print(sorted(os.listdir("/proc/self/fd")))
 print("to-stderr", file=sys.stderr)

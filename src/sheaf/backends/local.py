@@ -18,7 +18,7 @@ Processes (``_spawn``, ``_libcspawn``)
     argv exec'd directly (never a shell), the complete environment of the launch as given, the
     launch's working directory, stdout/stderr truncated per attempt (as HTCondor does), stdin
     the description's ``input`` (else /dev/null), no other descriptor of the engine, each job in its
-    own session (so ``cancel``/``close``/memory kills reach its children via the process group),
+    own process group (so ``cancel``/``close``/memory kills reach its children via the group),
     pinned to the claim's CPUs when the pool enforces CPU affinity.  When a job's
     main process exits, what is left of its process group is killed, as HTCondor's starter does.
     Where glibc allows it, spawns run in a thread of their own (``_spawn.Spawner``), so the engine
