@@ -43,24 +43,30 @@ environment, output files): ``os.posix_spawn`` 1,700-1,790/s, ``subprocess.Popen
   one thread of their own, so that wait -- 0.3-1.3 ms a job on a busy 2-CPU machine, longer than the
   engine's own work for a node -- overlaps with the engine loop.  The thread only spawns: it hands
   each result back through a list and an eventfd, and the backend's thread does everything else.
+- Where the C extension ``_cspawn`` was built, that thread is a POSIX thread that never takes the GIL
+  (:class:`CSpawner`, same requests, same results, same errors): the Python thread's own work per
+  spawn -- ctypes set-up, two GIL hand-offs -- was about a quarter of the engine's GIL time with two
+  slots of ``/bin/true``.  ``SHEAF_PURE_PYTHON=1`` leaves it out (:func:`make_spawner`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import importlib
 import os
 import queue
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from types import ModuleType
 from typing import Generic, TypeVar
 
 from sheaf.backends._libcspawn import AVAILABLE as THREADED
 from sheaf.backends._libcspawn import libc_spawn
 
-__all__ = ["THREADED", "SpawnError", "SpawnRequest", "SpawnResult", "Spawned", "Spawner", "seal_descriptors",
-           "spawn"]
+__all__ = ["THREADED", "CSpawner", "SpawnError", "SpawnRequest", "SpawnResult", "Spawned", "Spawner",
+           "make_spawner", "seal_descriptors", "spawn"]
 
 T = TypeVar("T")
 
@@ -125,13 +131,18 @@ def _spawn_libc(argv: Sequence[str], env: Mapping[str, str], cwd: str, stdout: s
     try:
         pid = libc_spawn(argv, env, cwd, stdout, stderr, stdin)
     except OSError as exc:
-        if not os.path.isdir(cwd):  # the chdir action failed: say so, as the chdir path does
-            exc.filename = cwd
-        raise SpawnError(_explain(exc, argv[0], cwd)) from None
+        raise SpawnError(_libc_failure(exc, argv[0], cwd)) from None
     finally:
         if saved is not None:
             os.sched_setaffinity(0, saved)
     return Spawned(pid, os.pidfd_open(pid))
+
+
+def _libc_failure(exc: OSError, program: str, cwd: str) -> str:
+    """The reason of a failed libc ``posix_spawn`` (its working directory is a file action)."""
+    if not os.path.isdir(cwd):  # the chdir action failed: say so, as the chdir path does
+        exc.filename = cwd
+    return _explain(exc, program, cwd)
 
 
 def _explain(exc: OSError, program: str, cwd: str) -> str:
@@ -221,3 +232,70 @@ class Spawner(Generic[T]):
         done = self.results()
         os.close(self.wakeup)
         return done
+
+
+def _compiled() -> ModuleType | None:
+    """The C spawner (``_cspawn``), or None: not built, or ``SHEAF_PURE_PYTHON=1``."""
+    if os.environ.get("SHEAF_PURE_PYTHON") == "1":
+        return None
+    try:  # the optional C extension, imported by name, as it may be missing
+        return importlib.import_module("._cspawn", __package__)
+    except ImportError:
+        return None
+
+
+class CSpawner(Generic[T]):
+    """:class:`Spawner`'s interface over the C thread of ``_cspawn`` (see the module docstring).
+
+    A request the C side refuses outright (an embedded NUL, an illegal variable name, no argv) is
+    a failed result, as the Python thread reports it, handed back by the next :meth:`results`."""
+
+    def __init__(self, clock: Callable[[], float], module: ModuleType) -> None:
+        self._clock = clock
+        self._c = module.Spawner()
+        self.wakeup: int = self._c.fileno()
+        self._pending: dict[int, tuple[SpawnRequest[T], float]] = {}  # number -> (request, clock at submit)
+        self._refused: list[SpawnResult[T]] = []
+        self._next = 0
+
+    def submit(self, request: SpawnRequest[T]) -> None:
+        number, self._next = self._next, self._next + 1
+        started = self._clock()
+        try:
+            if not request.argv:
+                raise SpawnError("empty argv: no executable")
+            self._c.submit(number, request.argv, request.env if isinstance(request.env, dict) else
+                           dict(request.env), request.cwd, request.stdout, request.stderr, request.stdin,
+                           sorted(request.cpus) if request.cpus else None)
+        except (SpawnError, ValueError) as exc:
+            self._refused.append(SpawnResult(request.tag, None, str(exc), started, time.monotonic()))
+            os.eventfd_write(self.wakeup, 1)
+            return
+        self._pending[number] = (request, started)
+
+    def results(self) -> list[SpawnResult[T]]:
+        return self._outcomes(self._c.results())
+
+    def close(self) -> list[SpawnResult[T]]:
+        """Finish the requests already submitted, stop the thread; returns the results not yet taken."""
+        return self._outcomes(self._c.close())
+
+    def _outcomes(self, rows: list[tuple[int, int, int, int, float]]) -> list[SpawnResult[T]]:
+        done, self._refused = self._refused, []
+        for number, pid, pidfd, error, since in rows:
+            request, started = self._pending.pop(number)
+            if error:
+                reason = _libc_failure(OSError(error, os.strerror(error)), request.argv[0], request.cwd)
+                done.append(SpawnResult(request.tag, None, reason, started, since))
+            else:
+                done.append(SpawnResult(request.tag, Spawned(pid, pidfd), None, started, since))
+        return done
+
+
+def make_spawner(clock: Callable[[], float]) -> Spawner[T] | CSpawner[T] | None:
+    """The spawner thread the local backend uses: C where built, else Python where glibc allows
+    (``THREADED``), else None (spawns run in the caller's thread)."""
+    module = _compiled()
+    if module is not None:
+        return CSpawner(clock, module)
+    return Spawner(clock) if THREADED else None
