@@ -51,3 +51,26 @@ def test_a_local_run_loads_no_grid_backend_nor_container_code(tmp_path: Path) ->
     assert "sheaf.engine._loop" in loaded
     assert sorted(m for m in loaded if m.startswith(("sheaf.backends.grid", "sheaf.backends._grid",
                                                      "sheaf.aggregators.container", "urllib.request"))) == []
+
+
+def test_the_program_exits_fast_with_mains_status_output_and_atexit(tmp_path: Path) -> None:
+    """``sheaf`` (``program``) skips the interpreter's teardown, not what an exit does: the status,
+    buffered output (to a pipe) and the ``atexit`` handlers."""
+    mark = tmp_path / "atexit-ran"
+    code = ("import atexit, pathlib, sys\n"
+            f"atexit.register(pathlib.Path({str(mark)!r}).write_text, 'yes')\n"
+            "from sheaf.cli import program\nsys.argv = ['sheaf', *sys.argv[1:]]\nprogram()")
+    env = {**os.environ, "SHEAF_EVENTS": "0", "SHEAF_HOME": str(tmp_path / "home")}
+    done = subprocess.run([sys.executable, "-c", code, "--version"], capture_output=True, text=True, env=env,
+                          check=False)
+    assert (done.returncode, mark.read_text()) == (0, "yes")
+    assert "sheaf" in done.stdout
+    (tmp_path / "a.sub").write_text("executable = /bin/false\nqueue\n")
+    (tmp_path / "a.dag").write_text("JOB A a.sub\n")
+    done = subprocess.run([sys.executable, "-c", code, "run", str(tmp_path)], capture_output=True, text=True,
+                          env=env, check=False)
+    assert done.returncode == 1  # the workflow ran and failed
+    assert "workflow FAILED" in done.stdout and done.stdout.endswith("to continue from it\n")
+    done = subprocess.run([sys.executable, "-c", code, "run", str(tmp_path / "missing")], capture_output=True,
+                          text=True, env=env, check=False)
+    assert done.returncode == 2 and "missing" in done.stderr
