@@ -31,7 +31,7 @@ def test_the_run_command_imports_nothing_of_planning() -> None:
     assert sorted(m for m in loaded if m.startswith(_NOT_FOR_RUN)) == []
 
 
-@pytest.mark.parametrize("package", ["sheaf.model", "sheaf.formats", "sheaf.codegen"])
+@pytest.mark.parametrize("package", ["sheaf.model", "sheaf.formats", "sheaf.codegen", "sheaf.monitor"])
 def test_lazy_packages_still_export_every_name(package: str) -> None:
     code = (f"import importlib\nm = importlib.import_module({package!r})\n"
             "missing = [n for n in m.__all__ if getattr(m, n, None) is None]\nassert not missing, missing\n"
@@ -41,7 +41,8 @@ def test_lazy_packages_still_export_every_name(package: str) -> None:
 
 def test_a_local_run_loads_no_grid_backend_nor_container_code(tmp_path: Path) -> None:
     """A whole run of a plain DAG: the grid backend (~120 ms of imports) and the container helpers
-    (with urllib, ~35 ms) are for grid plans and plans with containers only."""
+    (with urllib, ~35 ms) are for grid plans and plans with containers only; of the monitor, the run
+    needs the events loader, not the dashboard's HTTP server or the analyzer."""
     (tmp_path / "a.sub").write_text("executable = /bin/true\nqueue\n")
     (tmp_path / "a.dag").write_text("JOB A a.sub\n")
     run = ("import sys\nfrom sheaf.cli import main\n"
@@ -50,7 +51,9 @@ def test_a_local_run_loads_no_grid_backend_nor_container_code(tmp_path: Path) ->
     loaded = _loaded(run, {**os.environ, "SHEAF_EVENTS": "0", "SHEAF_HOME": str(tmp_path / "home")})
     assert "sheaf.engine._loop" in loaded
     assert sorted(m for m in loaded if m.startswith(("sheaf.backends.grid", "sheaf.backends._grid",
-                                                     "sheaf.aggregators.container", "urllib.request"))) == []
+                                                     "sheaf.aggregators.container", "urllib.request",
+                                                     "sheaf.monitor._dashboard", "sheaf.monitor._analyze",
+                                                     "http.server"))) == []
 
 
 def test_the_program_exits_fast_with_mains_status_output_and_atexit(tmp_path: Path) -> None:
