@@ -1,12 +1,20 @@
-"""Starting one job process: argv exec'd directly, its own session, files, CPU affinity, a pidfd.
+"""Starting one job process: argv exec'd directly, its own process group, files, CPU affinity, a pidfd.
 
 Choices, measured on this machine (2 CPUs; one ``/bin/true`` at a time, spawn + wait, full
 environment, output files): ``os.posix_spawn`` 1,700-1,790/s, ``subprocess.Popen`` 1,300-1,550/s
 (its Python-side set-up costs ~100 us a launch; both fork with vfork in C).  So:
 
 - ``os.posix_spawn`` (``posix_spawnp`` when argv[0] has no slash, searching this process's PATH)
-  with ``setsid=True``: the job leads its own session and process group, so killing the group
-  reaches its children; the environment is the launch's, complete, encoded in C.
+  with ``setpgroup=0``: the job leads its own process group, so killing the group reaches its
+  children; the environment is the launch's, complete, encoded in C.
+- A process group, not a session (``setsid``): the job stays in the engine's session.  With the
+  kernel's autogroup scheduling (``/proc/sys/kernel/sched_autogroup_enabled``, on by default) a new
+  session is a new scheduling group, and on a busy 2-CPU machine that made jobs run markedly slower
+  than the same jobs under ``xargs`` (``benchmarks/engine_throughput.py``: 100 clusters of 50
+  ``/bin/true`` spawned two at a time took 4.9-8.0 s in sessions of their own against 3.1-4.0 s in
+  process groups of their own; 3,000 ``/bin/true`` 3.4-4.0 s against 2.5-3.4 s).  A background
+  process group still gets no terminal signal meant for the engine (Ctrl-C reaches the foreground
+  group only); a job never has the terminal as stdin or output (HTCondor gives it none either).
 - stdin is the submit description's ``input`` file, else /dev/null; stdout/stderr are opened in the
   child by file actions, created and *truncated* (HTCondor truncates a job's output at each start),
   relative to the job's working directory; stderr may be the same file (then it is a dup of
@@ -39,6 +47,10 @@ environment, output files): ``os.posix_spawn`` 1,700-1,790/s, ``subprocess.Popen
   start of every job, so it imports only ``os`` and ``contextlib`` (``typing``, ``dataclasses``,
   ``queue``, ``threading`` and ``ctypes`` cost ~25 ms of CPU a job there); the wrapper, single
   threaded, spawns without glibc's ``posix_spawn`` (``libc=False``).
+- Where the C extension ``_cspawn`` was built, that thread is a POSIX thread that never takes the GIL
+  (``_spawner.CSpawner``, same requests, same results, same errors): the Python thread's own work per
+  spawn -- ctypes set-up, two GIL hand-offs -- was about a quarter of the engine's GIL time with two
+  slots of ``/bin/true``.  ``SHEAF_PURE_PYTHON=1`` leaves it out (``_spawner.make_spawner``).
 """
 
 from __future__ import annotations
@@ -114,7 +126,7 @@ def _spawn_os(argv: Sequence[str], env: Mapping[str, str], cwd: str, stdout: str
             os.chdir(cwd)
         try:
             start = os.posix_spawn if "/" in argv[0] else os.posix_spawnp
-            pid = start(argv[0], list(argv), env, file_actions=actions, setsid=True)
+            pid = start(argv[0], list(argv), env, file_actions=actions, setpgroup=0)
         finally:
             if cwd != here:
                 os.chdir(here)
@@ -134,13 +146,18 @@ def _spawn_libc(argv: Sequence[str], env: Mapping[str, str], cwd: str, stdout: s
     try:
         pid = libc_spawn(argv, env, cwd, stdout, stderr, stdin)
     except OSError as exc:
-        if not os.path.isdir(cwd):  # the chdir action failed: say so, as the chdir path does
-            exc.filename = cwd
-        raise SpawnError(_explain(exc, argv[0], cwd)) from None
+        raise SpawnError(_libc_failure(exc, argv[0], cwd)) from None
     finally:
         if saved is not None:
             os.sched_setaffinity(0, saved)
     return Spawned(pid, os.pidfd_open(pid))
+
+
+def _libc_failure(exc: OSError, program: str, cwd: str) -> str:
+    """The reason of a failed libc ``posix_spawn`` (its working directory is a file action)."""
+    if not os.path.isdir(cwd):  # the chdir action failed: say so, as the chdir path does
+        exc.filename = cwd
+    return _explain(exc, program, cwd)
 
 
 def _explain(exc: OSError, program: str, cwd: str) -> str:

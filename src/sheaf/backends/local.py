@@ -18,10 +18,11 @@ Processes (``_spawn``, ``_libcspawn``)
     argv exec'd directly (never a shell), the complete environment of the launch as given, the
     launch's working directory, stdout/stderr truncated per attempt (as HTCondor does), stdin
     the description's ``input`` (else /dev/null), no other descriptor of the engine, each job in its
-    own session (so ``cancel``/``close``/memory kills reach its children via the process group),
+    own process group (so ``cancel``/``close``/memory kills reach its children via the group),
     pinned to the claim's CPUs when the pool enforces CPU affinity.  When a job's
     main process exits, what is left of its process group is killed, as HTCondor's starter does.
-    Where glibc allows it, spawns run in a thread of their own (``_spawner.Spawner``), so the engine
+    Where glibc allows it, spawns run in a thread of their own (``_spawner.make_spawner``: a C thread
+    where the ``_cspawn`` extension was built, else a Python one), so the engine
     loop does not wait for each child's ``execve``: a launch granted a claim is *starting* until the
     thread hands its pid back (through an eventfd in the same epoll); everything else -- claims,
     events, reaping -- stays in the engine loop's thread.  A launch cancelled while starting is
@@ -83,7 +84,7 @@ from sheaf.backends._pool import Claim, Pool
 from sheaf.backends._queue import LaunchQueue, Outcome
 from sheaf.backends._sandbox import TransferFailure, copy_back, make_sandbox, remove_sandbox
 from sheaf.backends._spawn import Spawned, SpawnError, seal_descriptors, spawn
-from sheaf.backends._spawner import THREADED, Spawner, SpawnRequest, SpawnResult
+from sheaf.backends._spawner import CSpawner, Spawner, SpawnRequest, SpawnResult, make_spawner
 from sheaf.classad import ClassAd, Demand, parse_limits
 from sheaf.engine import Event, Exited, Held, Launch, Started
 from sheaf.engine._backend import FileTransfer, Released, Removed, Suspended
@@ -135,7 +136,8 @@ class LocalBackend:
         seal_descriptors()
         self._starting: dict[str, tuple[Launch, Claim]] = {}  # handed to the spawner thread
         self._cancelled: set[str] = set()  # cancelled while starting: killed when the pid comes back
-        self._spawner: Spawner[tuple[Launch, Claim]] | None = Spawner(clock) if THREADED else None
+        self._spawner: Spawner[tuple[Launch, Claim]] | CSpawner[tuple[Launch, Claim]] | None = (
+            make_spawner(clock))
         #: launch key -> (sandbox, its top level's mtimes, initialdir, transfer) of file-transfer jobs
         self._sandboxes: dict[str, tuple[str, dict[str, float], str, FileTransfer]] = {}
         if self._spawner is not None:

@@ -92,7 +92,7 @@ Event = Exited | Held | Suspended | Released | Removed
 class Started:                # extension: an attempt's process began
                               #   (backends whose jobs can outlive the engine)
     key: str
-    pid: int                  # the job's process; it leads its own session and process group (pgid == pid)
+    pid: int                  # the job's process; it leads its own process group (pgid == pid)
     start_ticks: int          # its start time, field 22 of /proc/<pid>/stat (clock ticks since boot):
                               #   with the pid it names the process uniquely, even after the pid is reused;
                               #   pid 0: no process of this machine (a batch system's job, found by
