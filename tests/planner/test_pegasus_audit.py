@@ -3,9 +3,11 @@ their inputs -- through ``Pegasus.api`` -- planned and run for real."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from Pegasus.api import (
+    File,
     Job,
     Site,
     SiteCatalog,
@@ -49,3 +51,38 @@ def test_pegasus_home_with_pegasus_installed_is_still_used(tmp_path: Path) -> No
     merge = next(job for job in exec_wf.jobs if job.type == "cluster")
     assert merge.executable == str(tool)
     assert not any("PEGASUS_HOME" in w for w in exec_wf.warnings)
+
+
+#: test/core 032's program: appends the next count to its checkpoint file, fails until the count is 3
+COUNTER = f"""#!{sys.executable}
+import os, shutil, sys
+last = int(open("test.ckpt").read().split()[-1]) if os.path.isfile("test.ckpt") else 0
+with open("test.ckpt", "a") as out:
+    out.write(f"{{last + 1}}\\n")
+if last + 1 < 3:
+    sys.exit(1)
+shutil.copy("test.ckpt", sys.argv[2])
+"""
+
+
+def test_checkpoint_file_under_nonsharedfs_carries_over_to_the_retry(tmp_path: Path) -> None:
+    """032-black-chkpoint: under nonsharedfs the checkpoint does not exist before the first attempt
+    (its stage-in must not fail the job) and a failed attempt's checkpoint goes back to the staging
+    site (the retry, in a fresh job directory, starts from it), as PegasusLite stages them."""
+    program = tmp_path / "checkpoint_test.py"
+    program.write_text(COUNTER)
+    program.chmod(0o755)
+    (tmp_path / "pegasus.properties").write_text("pegasus.data.configuration = nonsharedfs\ndagman.retry 3\n")
+    SiteCatalog().add_sites(Site("condorpool"), Site("local")).write(str(tmp_path / "sites.yml"))
+    tr = Transformation("checkpoint", site="local", pfn=f"file://{program}", is_stageable=True)
+    TransformationCatalog().add_transformations(tr).write(str(tmp_path / "transformations.yml"))
+    result = File("f.b1")
+    job = Job(tr, _id="j1").add_args("-o ", result).add_outputs(result).add_checkpoint(File("test.ckpt"))
+    Workflow("chkpoint").add_jobs(job).write(str(tmp_path / "workflow.yml"))
+    target = tmp_path / "plan"
+    plan_into(tmp_path, "workflow.yml", target, sites=["condorpool"])
+    done = run(target)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "2 retries" in done.stdout, done.stdout
+    staged = next(target.rglob("f.b1"))
+    assert staged.read_text() == "1\n2\n3\n"
