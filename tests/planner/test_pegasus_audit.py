@@ -3,6 +3,7 @@ their inputs -- through ``Pegasus.api`` -- planned and run for real."""
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -86,3 +87,23 @@ def test_checkpoint_file_under_nonsharedfs_carries_over_to_the_retry(tmp_path: P
     assert "2 retries" in done.stdout, done.stdout
     staged = next(target.rglob("f.b1"))
     assert staged.read_text() == "1\n2\n3\n"
+
+
+def test_selector_pfn_profile_names_the_executable_over_the_catalog(tmp_path: Path) -> None:
+    """037-black-hints: the catalog names a fake executable on ``local``; each job's selector
+    (Pegasus 4 ``hints``) profiles pin it to a site and name the real program there, which Pegasus's
+    profile table says overrides any transformation-catalog entry."""
+    keg = recorder(tmp_path / "pegasus-keg")
+    SiteCatalog().add_sites(Site("fake-site"), Site("CCG"), Site("local")).write(str(tmp_path / "sites.yml"))
+    fake = Transformation("preprocess", site="local", pfn=f"file://{tmp_path}/pegasus-keg-fake",
+                          is_stageable=True)
+    TransformationCatalog().add_transformations(fake).write(str(tmp_path / "transformations.yml"))
+    job = Job(fake, _id="j1").add_args("-a", "preprocess")
+    job.add_selector_profile(execution_site="CCG", pfn=str(keg), grid_job_type="auxillary")
+    Workflow("hints").add_jobs(job).write(str(tmp_path / "workflow.yml"))
+    target = tmp_path / "plan"
+    _, exec_wf = plan_into(tmp_path, "workflow.yml", target, sites=["fake-site", "CCG"])
+    assert [(j.site, j.executable) for j in exec_wf.jobs if j.type == "compute"] == [("CCG", str(keg))]
+    done = run(target)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert json.loads(next(target.rglob("argv.json")).read_text()) == ["-a", "preprocess"]
