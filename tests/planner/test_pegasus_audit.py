@@ -4,19 +4,21 @@ their inputs -- through ``Pegasus.api`` -- planned and run for real."""
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 
 from Pegasus.api import (
     File,
     Job,
+    Properties,
     Site,
     SiteCatalog,
     Transformation,
     TransformationCatalog,
     Workflow,
 )
-from pegasus_inputs import plan_into, recorder, run
+from pegasus_inputs import SHEAF, plan_into, recorder, run
 
 
 def _clustered_pair(tmp: Path, site: Site) -> None:
@@ -107,3 +109,49 @@ def test_selector_pfn_profile_names_the_executable_over_the_catalog(tmp_path: Pa
     done = run(target)
     assert done.returncode == 0, done.stdout + done.stderr
     assert json.loads(next(target.rglob("argv.json")).read_text()) == ["-a", "preprocess"]
+
+
+def test_documented_keys_sheaf_does_not_honour_are_warned_about(tmp_path: Path) -> None:
+    """042-kswrapper (a kickstart wrapper as gridstart.path, pegasus.gridstart.arguments), 053-profile-exp
+    (queue.expr, memory.expr), 032 (pegasus.transfer.lite.arguments): Pegasus documents these, sheaf
+    ignores them -- never in silence.  Keys sheaf honours are not warned about."""
+    keg = recorder(tmp_path / "pegasus-keg")
+    props = Properties()
+    props["pegasus.gridstart.arguments"] = "-f"
+    props["pegasus.transfer.lite.arguments"] = "-m 1"
+    props["pegasus.dir.storage.deep"] = "true"
+    props["pegasus.dir.storage.mapper"] = "Flat"  # the default: nothing to say
+    props.write(str(tmp_path / "pegasus.properties"))
+    pool = Site("condorpool").add_pegasus_profile(grid_start_path=f"{tmp_path}/ks-wrapper", style="condor")
+    SiteCatalog().add_sites(pool, Site("local")).write(str(tmp_path / "sites.yml"))
+    tr = Transformation("preprocess", site="condorpool", pfn=str(keg))
+    tr.add_pegasus_profile(queue="unknown", queue_expr='"scavenge" if job_retry > 0 else "unknown"')
+    TransformationCatalog().add_transformations(tr).write(str(tmp_path / "transformations.yml"))
+    job = Job(tr, _id="j1").add_pegasus_profile(memory="1 GB", memory_expr="pegasus_memory_mb * 2")
+    Workflow("unhonoured").add_jobs(job).write(str(tmp_path / "workflow.yml"))
+    inputs, _ = plan_into(tmp_path, "workflow.yml", tmp_path / "plan")
+    said = "\n".join(inputs.warnings)
+    for key, where in (("gridstart.arguments", "the properties"), ("gridstart.path", "site condorpool"),
+                       ("transfer.lite.arguments", "the properties"), ("memory.expr", "job j1"),
+                       ("queue.expr", "transformation preprocess")):
+        assert f"'{key}' is not honoured" in said and where in said.split(f"'{key}'", 1)[1].split("\n")[0]
+    assert "pegasus.dir.storage.deep = true" in said and "storage.mapper" not in said
+    assert "'queue'" not in said and "'memory'" not in said and "'style'" not in said
+
+
+def test_pegasus_register_false_makes_no_register_jobs(tmp_path: Path) -> None:
+    """pegasus.register = false turns registration off, whatever the outputs' flags say."""
+    keg = recorder(tmp_path / "pegasus-keg")
+    (tmp_path / "pegasus.properties").write_text("pegasus.register = false\n")
+    SiteCatalog().add_sites(Site("condorpool"), Site("local")).write(str(tmp_path / "sites.yml"))
+    tr = Transformation("keg", site="condorpool", pfn=str(keg))
+    TransformationCatalog().add_transformations(tr).write(str(tmp_path / "transformations.yml"))
+    Workflow("noreg").add_jobs(Job(tr).add_args("-o", "argv.json").add_outputs(File("argv.json"),
+                                                                               register_replica=True)) \
+        .write(str(tmp_path / "workflow.yml"))
+    done = subprocess.run([SHEAF, "plan", "workflow.yml", "--dir", "runs", "--relative-dir", "p",
+                           "--output-sites", "local"], cwd=tmp_path, capture_output=True, text=True,
+                          check=False)
+    assert done.returncode == 0, done.stderr
+    kinds = [job["type"] for job in json.loads((tmp_path / "runs" / "p" / "plan.json").read_text())["jobs"]]
+    assert "stage_out" in kinds and "register" not in kinds

@@ -6,7 +6,8 @@ catalog; ``local`` without a storage directory there has ``wf-output`` beside th
 its default scratch has ``wf-scratch``.  A named output site with no local storage directory is a
 ``PlanningError``.  No ``--output-dir`` and no ``--output-sites``: nothing is staged out.
 
-Registration target (``register_target``): ``pegasus.catalog.replica.output.file``, else the replica
+Registration: ``pegasus.register = false`` makes no register jobs, whatever the outputs' flags (as in
+Pegasus).  Its target (``register_target``): ``pegasus.catalog.replica.output.file``, else the replica
 catalog file the plan read (``DataOptions.rc_file``), else ``replicas.yml`` in the planning directory
 (Pegasus 5's default catalog name, so the next plan from there finds it); its format is YAML when
 ``pegasus.catalog.replica.output`` says ``YAML`` or the name ends in ``.yml``/``.yaml``, else Pegasus's
@@ -105,6 +106,7 @@ class StageOut:
         made: list[tuple[int, list[_File], int | None]] = []
         counters: dict[tuple[str, int], int] = {}
         register = register_target(exec_wf)
+        registering = exec_wf.properties.get_bool("pegasus.register", True)
         to_register: dict[tuple[str, int], tuple[list[int], list[tuple[_File, str]]]] = {}
         for site, level, files in self.buckets:
             n = counters[(site, level)] = counters.get((site, level), -1) + 1
@@ -116,7 +118,7 @@ class StageOut:
                           transformation=None, level=level, executable="sheaf-transfer",
                           arguments=transfer_options(exec_wf, directory, state.submit_dir))
             index = state.add(job, transfer_text(entries))
-            wanted = [(f, url) for f, url in zip(files, delivered, strict=True) if f.register]
+            wanted = [(f, url) for f, url in zip(files, delivered, strict=True) if f.register and registering]
             if wanted:
                 stages, registered = to_register.setdefault((site, level), ([], []))
                 stages.append(index)
