@@ -9,8 +9,11 @@ import sys
 from pathlib import Path
 
 from Pegasus.api import (
+    Directory,
     File,
+    FileServer,
     Job,
+    Operation,
     Properties,
     Site,
     SiteCatalog,
@@ -155,3 +158,30 @@ def test_pegasus_register_false_makes_no_register_jobs(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     kinds = [job["type"] for job in json.loads((tmp_path / "runs" / "p" / "plan.json").read_text())["jobs"]]
     assert "stage_out" in kinds and "register" not in kinds
+
+
+def test_every_output_site_gets_the_outputs(tmp_path: Path) -> None:
+    """001-black-diamond-vanilla-condor-5.0API plans with output_sites=[local, the pool]: pegasus-plan
+    transfers the outputs to each; cleanup (inplace) waits for every copy."""
+    keg = recorder(tmp_path / "pegasus-keg")
+    sites = []
+    for name in ("local", "archive"):
+        storage = Directory(Directory.LOCAL_STORAGE, str(tmp_path / f"{name}-out"))
+        storage.add_file_servers(FileServer(f"file://{tmp_path}/{name}-out", Operation.ALL))
+        sites.append(Site(name).add_directories(storage))
+    SiteCatalog().add_sites(Site("condorpool"), *sites).write(str(tmp_path / "sites.yml"))
+    tr = Transformation("keg", site="condorpool", pfn=str(keg))
+    TransformationCatalog().add_transformations(tr).write(str(tmp_path / "transformations.yml"))
+    out = File("argv.json")
+    Workflow("two").add_jobs(Job(tr).add_args("x").add_outputs(out, register_replica=True)).write(
+        str(tmp_path / "workflow.yml"))
+    argv = ["plan", "workflow.yml", "--dir", "runs", "--relative-dir", "p", "--sites", "condorpool",
+            "--output-sites", "local,archive"]
+    planned = subprocess.run([SHEAF, *argv], cwd=tmp_path, capture_output=True, text=True, check=False)
+    assert planned.returncode == 0, planned.stderr
+    done = run(tmp_path / "runs" / "p")
+    assert done.returncode == 0, done.stdout + done.stderr
+    for name in ("local", "archive"):
+        assert json.loads((tmp_path / f"{name}-out" / "argv.json").read_text()) == ["x"]
+    registered = (tmp_path / "replicas.yml").read_text()
+    assert "local-out/argv.json" in registered and "archive-out/argv.json" in registered
