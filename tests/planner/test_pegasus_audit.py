@@ -15,6 +15,7 @@ from Pegasus.api import (
     Job,
     Operation,
     Properties,
+    ReplicaCatalog,
     Site,
     SiteCatalog,
     Transformation,
@@ -185,3 +186,37 @@ def test_every_output_site_gets_the_outputs(tmp_path: Path) -> None:
         assert json.loads((tmp_path / f"{name}-out" / "argv.json").read_text()) == ["x"]
     registered = (tmp_path / "replicas.yml").read_text()
     assert "local-out/argv.json" in registered and "archive-out/argv.json" in registered
+
+
+#: copies the file after -i to the file after -o (pegasus-keg's way of naming them)
+COPY = f"""#!{sys.executable}
+import shutil, sys
+shutil.copy(sys.argv[sys.argv.index("-i") + 1], sys.argv[sys.argv.index("-o") + 1])
+"""
+
+
+def test_deep_lfns_under_condorio_keep_their_directories(tmp_path: Path) -> None:
+    """048-black-deep-condorio-local: LFNs with directories (``deep/f.a``) under condorio; HTCondor
+    places transferred files by base name unless told to keep their paths, as Pegasus has it do."""
+    copy = tmp_path / "copy.py"
+    copy.write_text(COPY)
+    copy.chmod(0o755)
+    (tmp_path / "pegasus.properties").write_text("pegasus.data.configuration = condorio\n")
+    (tmp_path / "in" / "deep").mkdir(parents=True)
+    (tmp_path / "in" / "deep" / "f.a").write_text("deep input\n")
+    SiteCatalog().add_sites(Site("condorpool"), Site("local")).write(str(tmp_path / "sites.yml"))
+    tr = Transformation("copy", site="condorpool", pfn=str(copy))
+    TransformationCatalog().add_transformations(tr).write(str(tmp_path / "transformations.yml"))
+    ReplicaCatalog().add_replica("local", "deep/f.a", str(tmp_path / "in" / "deep" / "f.a")).write(
+        str(tmp_path / "replicas.yml"))
+    fa, fb, fc = File("deep/f.a"), File("deep/f.b"), File("f.c")
+    Workflow("deep").add_jobs(
+        Job(tr, _id="one").add_args("-i", fa, "-o", fb).add_inputs(fa).add_outputs(fb),
+        Job(tr, _id="two").add_args("-i", fb, "-o", fc).add_inputs(fb).add_outputs(fc),
+    ).write(str(tmp_path / "workflow.yml"))
+    target = tmp_path / "plan"
+    plan_into(tmp_path, "workflow.yml", target, sites=["condorpool"])
+    done = run(target)
+    assert done.returncode == 0, done.stdout + done.stderr
+    staging = target / "scratch" / "local"
+    assert (staging / "deep" / "f.b").read_text() == (staging / "f.c").read_text() == "deep input\n"

@@ -22,10 +22,15 @@ class FileTransfer:
     """HTCondor file transfer (``should_transfer_files = YES``): the job runs in a fresh sandbox
     directory; ``inputs`` (absolute paths; a trailing ``/`` copies a directory's contents) are copied
     in first, and afterwards ``outputs`` (names in the sandbox; ``None``: every file the job created
-    or changed at the sandbox's top level) are copied back into ``initialdir`` by their base names."""
+    or changed at the sandbox's top level) are copied back into ``initialdir`` by their base names.
+    With ``preserve_relative_paths`` (HTCondor's submit command of that name) an input written as a
+    relative path (``names``: the entries as written, in the order of ``inputs``) keeps that path in
+    the sandbox, and an output named by a relative path goes back to that path under ``initialdir``."""
 
     inputs: tuple[str, ...] = ()
     outputs: tuple[str, ...] | None = None
+    preserve_relative_paths: bool = False
+    names: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

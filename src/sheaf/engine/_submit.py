@@ -274,7 +274,8 @@ def _transfer(ex: Macros, iwd: str, where: str) -> FileTransfer | None:
     names = _names(ex.get("transfer_input_files", ""))
     inputs = tuple(_keep_slash(_resolve(iwd, name), name) for name in names)
     raw = ex.get("transfer_output_files", "\0")  # NUL: not set (then every new or changed file)
-    return FileTransfer(inputs, None if raw == "\0" else tuple(_names(raw)))
+    preserve = ex.get("preserve_relative_paths", "").strip().lower() in ("true", "yes", "1")
+    return FileTransfer(inputs, None if raw == "\0" else tuple(_names(raw)), preserve, tuple(names))
 
 
 def _names(value: str) -> list[str]:
