@@ -220,3 +220,37 @@ def test_deep_lfns_under_condorio_keep_their_directories(tmp_path: Path) -> None
     assert done.returncode == 0, done.stdout + done.stderr
     staging = target / "scratch" / "local"
     assert (staging / "deep" / "f.b").read_text() == (staging / "f.c").read_text() == "deep input\n"
+
+
+def test_fully_reused_workflow_still_delivers_its_outputs(tmp_path: Path) -> None:
+    """022-data-reuse-full-a: f.d is in the replica catalog, so every compute job is pruned; the
+    workflow's output still goes to the output site (only stage-out and register jobs remain)."""
+    keg = recorder(tmp_path / "pegasus-keg")
+    storage = Directory(Directory.SHARED_STORAGE, str(tmp_path / "outputs"))
+    storage.add_file_servers(FileServer(f"file://{tmp_path}/outputs", Operation.ALL))
+    SiteCatalog().add_sites(Site("condorpool"), Site("local").add_directories(storage)).write(
+        str(tmp_path / "sites.yml"))
+    (tmp_path / "f.a").write_text("input\n")
+    (tmp_path / "f.d").write_text("This is preexisting output file for the workflow")
+    rc = ReplicaCatalog().add_replica("local", "f.a", str(tmp_path / "f.a"))
+    rc.add_replica("local", "f.d", str(tmp_path / "f.d")).write(str(tmp_path / "replicas.yml"))
+    tr = Transformation("keg", site="condorpool", pfn=str(keg))
+    TransformationCatalog().add_transformations(tr).write(str(tmp_path / "transformations.yml"))
+    fa, fb, fd = File("f.a"), File("f.b"), File("f.d")
+    Workflow("reused").add_jobs(
+        Job(tr, _id="one").add_args(fa, fb).add_inputs(fa).add_outputs(fb, stage_out=False),
+        Job(tr, _id="two").add_args(fb, fd).add_inputs(fb).add_outputs(fd, register_replica=True),
+    ).write(str(tmp_path / "workflow.yml"))
+    argv = ["plan", "workflow.yml", "--dir", "runs", "--relative-dir", "p", "--sites", "condorpool",
+            "--output-sites", "local"]
+    planned = subprocess.run([SHEAF, *argv], cwd=tmp_path, capture_output=True, text=True, check=False)
+    assert planned.returncode == 0, planned.stderr
+    plan = json.loads((tmp_path / "runs" / "p" / "plan.json").read_text())
+    assert sorted(job["type"] for job in plan["jobs"]) == ["register", "stage_out"]
+    done = run(tmp_path / "runs" / "p")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (tmp_path / "outputs" / "f.d").read_text() == "This is preexisting output file for the workflow"
+    again = subprocess.run([SHEAF, *argv[:5], "q", *argv[6:]], cwd=tmp_path, capture_output=True, text=True,
+                           check=False)  # now the catalog has it at the output site too
+    assert again.returncode == 0, again.stderr
+    assert "stage_out" not in (tmp_path / "runs" / "q" / "plan.json").read_text()

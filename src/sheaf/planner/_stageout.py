@@ -44,6 +44,8 @@ class _File:
     readers: list[int] = field(default_factory=list)
     stage_out: bool = False
     register: bool = False
+    #: where a reused output is (its replica): staged out from there, not from a working directory
+    source: Source | None = None
 
 
 @dataclass(slots=True)
@@ -110,9 +112,9 @@ class StageOut:
         to_register: dict[tuple[str, int], tuple[list[int], list[tuple[_File, str, str]]]] = {}
         for (label, directory), (site, level, files) in ((t, b) for t in self.targets for b in self.buckets):
             n = counters[(site, level)] = counters.get((site, level), -1) + 1
-            workdir = exec_wf.workdirs[site]
             delivered = [url_in(directory, f.lfn) for f in files]
-            entries = [transfer_entry(i, "output", f.lfn, [Source(url_in(workdir, f.lfn), site)], label, url)
+            entries = [transfer_entry(i, "output", f.lfn, [f.source or _made(exec_wf, site, f.lfn)],
+                                      label, url)
                        for i, (f, url) in enumerate(zip(files, delivered, strict=True), 1)]
             job = ExecJob(id=f"stage_out_local_{safe(site)}_{level}_{n}", type="stage_out", site=site,
                           transformation=None, level=level, executable="sheaf-transfer",
@@ -175,7 +177,30 @@ def plan_stage_out(exec_wf: ExecutableWorkflow, submit_dir: str) -> StageOut:
         for f in group:
             buckets[rank[f.producers[-1]]].append(f)
         plan.buckets.extend((site, level, b) for b in buckets if b)
+    reused = _reused(exec_wf, plan.targets)
+    if reused:
+        plan.buckets.append(("local", 0, reused))
     return plan
+
+
+def _made(exec_wf: ExecutableWorkflow, site: str, lfn: str) -> Source:
+    """Where a job of ``site`` writes ``lfn``: its working directory."""
+    return Source(url_in(exec_wf.workdirs[site], lfn), site)
+
+
+def _reused(exec_wf: ExecutableWorkflow, targets: list[tuple[str, str]]) -> list[_File]:
+    """The outputs of jobs data reuse pruned, to stage out from their best replica (``_reuse``) --
+    unless the catalog has them in every output directory already."""
+    from sheaf.planner._data import _selector
+
+    selector = _selector(exec_wf)
+    found = []
+    for lfn, register in exec_wf.reused_outputs.items():
+        sources = selector.sources(lfn, "local")
+        urls = {source.url for source in sources}
+        if sources and any(url_in(directory, lfn) not in urls for _, directory in targets):
+            found.append(_File("local", lfn, stage_out=True, register=register, source=sources[0]))
+    return found
 
 
 def _produced(exec_wf: ExecutableWorkflow
