@@ -254,3 +254,20 @@ def test_fully_reused_workflow_still_delivers_its_outputs(tmp_path: Path) -> Non
                            check=False)  # now the catalog has it at the output site too
     assert again.returncode == 0, again.stderr
     assert "stage_out" not in (tmp_path / "runs" / "q" / "plan.json").read_text()
+
+
+def test_pegasus_exitcode_options_in_dagman_post_arguments_do_not_fail_the_job(tmp_path: Path) -> None:
+    """053-profile-exp sets ``dagman.post.arguments = -U`` (pegasus-exitcode's --update-submit-file);
+    a job whose POST script is the exit-code check must still succeed."""
+    keg = recorder(tmp_path / "pegasus-keg")
+    (tmp_path / "pegasus.properties").write_text("dagman.post.arguments= -U -l exitcode.log\n")
+    SiteCatalog().add_sites(Site("condorpool"), Site("local")).write(str(tmp_path / "sites.yml"))
+    tr = Transformation("keg", site="condorpool", pfn=str(keg))
+    TransformationCatalog().add_transformations(tr).write(str(tmp_path / "transformations.yml"))
+    job = Job(tr).add_args("-a", "x").add_pegasus_profile(exitcode_failure_msg="Traceback")
+    Workflow("post").add_jobs(job).write(str(tmp_path / "workflow.yml"))
+    target = tmp_path / "plan"
+    plan_into(tmp_path, "workflow.yml", target)
+    assert " -U " in next(target.glob("*.dag")).read_text()
+    done = run(target)
+    assert done.returncode == 0, done.stdout + done.stderr
