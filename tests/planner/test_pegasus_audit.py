@@ -271,3 +271,29 @@ def test_pegasus_exitcode_options_in_dagman_post_arguments_do_not_fail_the_job(t
     assert " -U " in next(target.glob("*.dag")).read_text()
     done = run(target)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_sharedfs_jobs_work_in_scratch_whatever_file_transfer_the_site_asks(tmp_path: Path) -> None:
+    """010-runtime-clustering's sharedfs site sets condor should_transfer_files = Yes: under sharedfs
+    Pegasus's kickstart changes into the shared scratch anyway, so the job must find its inputs there
+    rather than run in an empty sandbox."""
+    copy = tmp_path / "copy.py"
+    copy.write_text(COPY)
+    copy.chmod(0o755)
+    pool = Site("sharedfs").add_condor_profile(should_transfer_files="Yes", universe="vanilla",
+                                                when_to_transfer_output="ON_EXIT")
+    SiteCatalog().add_sites(pool, Site("local")).write(str(tmp_path / "sites.yml"))
+    (tmp_path / "f.a").write_text("shared\n")
+    replicas = ReplicaCatalog().add_replica("sharedfs", "f.a", str(tmp_path / "f.a"))
+    replicas.write(str(tmp_path / "replicas.yml"))
+    tr = Transformation("copy", site="sharedfs", pfn=str(copy))
+    TransformationCatalog().add_transformations(tr).write(str(tmp_path / "transformations.yml"))
+    fa, fb = File("f.a"), File("f.b")
+    Workflow("inplace").add_jobs(Job(tr).add_args("-i", fa, "-o", fb).add_inputs(fa).add_outputs(fb)).write(
+        str(tmp_path / "workflow.yml"))
+    target = tmp_path / "plan"
+    plan_into(tmp_path, "workflow.yml", target, sites=["sharedfs"])
+    done = run(target)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (target / "scratch" / "sharedfs" / "f.b").read_text() == "shared\n"
+    assert "should_transfer_files" not in "".join(p.read_text() for p in target.rglob("copy_*.sub"))
