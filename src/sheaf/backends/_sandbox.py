@@ -20,6 +20,11 @@ launch), in the same order:
    failure", as HTCondor); after a failed exit the failure is reported as the exit (HTCondor would
    hold it; sheaf keeps the job's own status, which is what DAGMan's retries act on);
 5. the sandbox is removed, whatever happened (also when the job is removed or the backend closes).
+
+With ``preserve_relative_paths = true`` (HTCondor 8.9.7's submit command) an entry written as a
+relative path with a directory (``deep/f.a``) keeps that path: inputs are placed there in the sandbox
+and outputs go back there under ``initialdir`` (its directories made); a path leaving the sandbox
+(``../x``) is a transfer failure.  Absolute paths and plain names go by base name, as before.
 """
 
 from __future__ import annotations
@@ -41,18 +46,36 @@ def make_sandbox(transfer: FileTransfer, execute_dir: str | None) -> tuple[str, 
     base = execute_dir if execute_dir and os.path.isdir(execute_dir) else None
     sandbox = tempfile.mkdtemp(prefix="sheaf-sandbox-", dir=base)
     try:
-        for source in transfer.inputs:
-            _copy_in(source, sandbox)
+        for index, source in enumerate(transfer.inputs):
+            _copy_in(source, sandbox, _kept_path(transfer, transfer.names[index:index + 1]))
     except TransferFailure:
         remove_sandbox(sandbox)
         raise
     return sandbox, _mtimes(sandbox)
 
 
-def _copy_in(source: str, sandbox: str) -> None:
+def _kept_path(transfer: FileTransfer, name: tuple[str, ...], direction: str = "input") -> str | None:
+    """The relative path an entry keeps under ``preserve_relative_paths`` (module docstring), else None."""
+    if not transfer.preserve_relative_paths or not name:
+        return None
+    path = os.path.normpath(name[0].rstrip("/"))
+    if os.path.isabs(path) or os.sep not in path:
+        return None
+    if path.split(os.sep)[0] == "..":
+        raise TransferFailure(f"transfer {direction} files failure: {name[0]}: a relative path may not "
+                              "leave the sandbox")
+    return path
+
+
+def _copy_in(source: str, sandbox: str, kept: str | None = None) -> None:
     try:
         if source.endswith("/"):
-            shutil.copytree(source, sandbox, dirs_exist_ok=True, symlinks=False)
+            shutil.copytree(source, os.path.join(sandbox, kept) if kept else sandbox, dirs_exist_ok=True,
+                            symlinks=False)
+        elif kept:
+            os.makedirs(os.path.dirname(os.path.join(sandbox, kept)), exist_ok=True)
+            copy = shutil.copytree if os.path.isdir(source) else shutil.copy2
+            copy(source, os.path.join(sandbox, kept))
         elif os.path.isdir(source):
             shutil.copytree(source, os.path.join(sandbox, os.path.basename(source)), symlinks=False)
         else:
@@ -86,6 +109,12 @@ def copy_back(transfer: FileTransfer, sandbox: str, before: dict[str, float], iw
             missing.append(name)
             continue
         target = remaps.get(name) or os.path.join(iwd, os.path.basename(name.rstrip("/")))
+        try:
+            kept = _kept_path(transfer, (name,), "output")
+        except TransferFailure as exc:
+            return str(exc)
+        if name not in remaps and kept:
+            target = os.path.join(iwd, kept)
         try:
             os.makedirs(os.path.dirname(target), exist_ok=True)
             _deliver(path, target)

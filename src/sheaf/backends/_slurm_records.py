@@ -124,7 +124,8 @@ def spec_of(launch: Launch, *, memory_limit: int | None, policy_interval: float,
             "transfer": None if transfer is None else {
                 "inputs": list(transfer.inputs),
                 "outputs": None if transfer.outputs is None else list(transfer.outputs),
-                "remaps": [list(pair) for pair in transfer.remaps], "on_success": transfer.on_success}}
+                "remaps": [list(pair) for pair in transfer.remaps], "on_success": transfer.on_success,
+                "preserve_relative_paths": transfer.preserve_relative_paths, "names": list(transfer.names)}}
 
 
 def transfer_of(spec: Mapping[str, Any]) -> FileTransfer | None:
@@ -137,7 +138,8 @@ def transfer_of(spec: Mapping[str, Any]) -> FileTransfer | None:
     outputs = raw.get("outputs")
     remaps = tuple((str(name), str(target)) for name, target in raw.get("remaps") or ())
     return FileTransfer(tuple(raw.get("inputs") or ()), None if outputs is None else tuple(outputs), remaps,
-                        bool(raw.get("on_success")))
+                        bool(raw.get("on_success")), bool(raw.get("preserve_relative_paths")),
+                        tuple(raw.get("names") or ()))
 
 
 def launch_of(spec: Mapping[str, Any]) -> Launch:

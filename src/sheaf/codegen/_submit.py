@@ -25,7 +25,8 @@ What a description holds, in this order (``Command`` says what runs, the job's p
   ``+sheaf_launcher = "mpiexec"``: started by ``mpiexec`` across the tasks of its allocation where a
   batch system gives it several (on the local pool it runs its local workers);
 - every condor profile verbatim (``requirements``, ``request_memory`` as an expression, ``+Attr``),
-  except ``executable``/``arguments``/``queue``, which sheaf owns (skipped with a warning);
+  except ``executable``/``arguments``/``queue``, which sheaf owns (skipped with a warning), and the
+  file-transfer commands of a compute job that works in its site's shared scratch (``_in_place``);
 - the ``+pegasus_*`` attributes Pegasus's tools read (site, workflow name, job class, ids);
 - ``notification = NEVER`` and ``queue``.
 
@@ -115,6 +116,7 @@ class SubmitContext:
     workflow: str
     log: str
     warnings: list[str] = field(default_factory=list)
+    said: set[str] = field(default_factory=set)  # warnings given once per plan
     head: str = ""
     _lines: dict[tuple[str, str], str] = field(default_factory=dict)
 
@@ -186,7 +188,7 @@ _NO_PROFILES: Mapping[str, str] = {}
 
 def _render(job: ExecJob, profiles: Mapping[str, Mapping[str, str]], command: Command,
             out_base: str, ctx: SubmitContext, *, shared: bool = False) -> str:
-    condor = profiles.get("condor") or _NO_PROFILES
+    condor = _in_place(job, profiles.get("condor") or _NO_PROFILES, command, ctx)
     check_line(command.executable + command.initialdir + out_base, "a path")
     lines = [f"# sheaf: {job.type} jobs of {job.transformation} at {job.site}; each node's own values "
              "in its DAG VARS" if shared else f"# sheaf: {job.type} job {job.id}"]
@@ -283,6 +285,29 @@ def _batch_directives(job: ExecJob, profiles: Mapping[str, Mapping[str, str]]) -
     if job.aggregator == "mpiexec":
         found.append(("+sheaf_launcher", '"mpiexec"'))
     return found
+
+
+#: HTCondor's file-transfer commands, which would run a job in a sandbox of its own
+_TRANSFER_KEYS = frozenset({"should_transfer_files", "when_to_transfer_output", "transfer_input_files",
+                            "transfer_output_files"})
+
+
+def _in_place(job: ExecJob, condor: Mapping[str, str], command: Command,
+              ctx: SubmitContext) -> Mapping[str, str]:
+    """The condor profiles of a job, without file transfer when the job works in its site's shared
+    working directory (sharedfs): there Pegasus's kickstart changes into that directory (``-w``)
+    whatever HTCondor transfers, and sheaf, which runs jobs without kickstart, keeps them there by
+    not sandboxing them -- said once per site."""
+    if (job.type not in ("compute", "cluster") or command.transfer or command.lite
+            or condor.get("should_transfer_files", "").strip().upper() not in ("YES", "TRUE")):
+        return condor
+    note = (f"site '{job.site}': condor profile should_transfer_files = {condor['should_transfer_files']} "
+            "dropped for its jobs, which work in the site's shared scratch (sharedfs; Pegasus's "
+            "kickstart changes into it)")
+    if note not in ctx.said:
+        ctx.said.add(note)
+        ctx.warnings.append(note)
+    return {key: value for key, value in condor.items() if key.lower() not in _TRANSFER_KEYS}
 
 
 def _condor_profiles(job: ExecJob, condor: Mapping[str, str], ctx: SubmitContext) -> list[str]:

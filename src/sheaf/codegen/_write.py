@@ -464,7 +464,8 @@ class _Writer:
         command = self._command(job, paths, profiles)
         files = self.exec_wf.file_transfers.get(job.id)
         if files is not None:
-            command = replace(command, transfer=transfer_lines(job, *files))
+            workdir = self.exec_wf.workdirs.get(job.site or "")  # the job's initialdir
+            command = replace(command, transfer=transfer_lines(job, *files, workdir=workdir))
         if job.id in self.exec_wf.lite:  # PegasusLite: the job's own command under the wrapper
             command = replace(command, executable=tool_path("sheaf-lite"), raw_arguments=None, lite=True,
                               argv=(paths.abs(".lite.json"), "--", command.executable, *command.argv))

@@ -25,12 +25,17 @@ class FileTransfer:
     or changed at the sandbox's top level) are copied back into ``initialdir`` by their base names, or
     to the path ``remaps`` gives a name (``transfer_output_remaps``; a relative one under
     ``initialdir``).  ``on_success`` (``when_to_transfer_output = ON_SUCCESS``): outputs come back
-    only after a successful exit."""
+    only after a successful exit.  With ``preserve_relative_paths`` (HTCondor's submit command of
+    that name) an input written as a relative path (``names``: the entries as written, in the order
+    of ``inputs``) keeps that path in the sandbox, and an output named by a relative path goes back
+    to that path under ``initialdir``."""
 
     inputs: tuple[str, ...] = ()
     outputs: tuple[str, ...] | None = None
     remaps: tuple[tuple[str, str], ...] = ()
     on_success: bool = False
+    preserve_relative_paths: bool = False
+    names: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -280,7 +280,9 @@ def _transfer(ex: Macros, iwd: str, where: str) -> FileTransfer | None:
                           "ON_EXIT_OR_EVICT or ON_SUCCESS", value=when, path=where)
     remaps = tuple((name, _resolve(iwd, target))
                    for name, target in _remaps(ex.get("transfer_output_remaps", ""), where))
-    return FileTransfer(inputs, None if raw == "\0" else tuple(_names(raw)), remaps, when == "ON_SUCCESS")
+    preserve = ex.get("preserve_relative_paths", "").strip().lower() in ("true", "yes", "1")
+    return FileTransfer(inputs, None if raw == "\0" else tuple(_names(raw)), remaps=remaps,
+                        on_success=when == "ON_SUCCESS", preserve_relative_paths=preserve, names=tuple(names))
 
 
 _UNESCAPED = {";": re.compile(r"(?<!\\);"), "=": re.compile(r"(?<!\\)=")}
