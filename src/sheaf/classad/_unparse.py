@@ -24,12 +24,19 @@ Node = tuple[Any, ...]
 _IDENT: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _RESERVED: Final = frozenset({"true", "false", "undefined", "error", "is", "isnt"})
 _STRING_ESCAPES: Final = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\t": "\\t", "\r": "\\r", "\b": "\\b",
-                          "\f": "\\f"}
-_NEEDS_ESCAPE: Final = re.compile(r'[\\"\n\t\r\b\f]')
+                          "\f": "\\f", "\a": "\\a", "\v": "\\v"}
+# As HTCondor writes them: the named escapes, and another control character in octal (a NUL, which
+# no literal may hold, stays as it is so that the text reads back the same)
+_NEEDS_ESCAPE: Final = re.compile(r'[\\"\x01-\x1f\x7f]')
+
+
+def _escape(match: re.Match[str]) -> str:
+    char = match.group()
+    return _STRING_ESCAPES.get(char) or f"\\{ord(char):03o}"
 
 
 def quote_string(text: str) -> str:
-    return '"' + _NEEDS_ESCAPE.sub(lambda m: _STRING_ESCAPES[m.group()], text) + '"'
+    return '"' + _NEEDS_ESCAPE.sub(_escape, text) + '"'
 
 
 def quote_name(name: str, condor: bool = False) -> str:

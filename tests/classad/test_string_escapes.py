@@ -1,0 +1,73 @@
+"""String escapes as the ClassAd manual and HTCondor's lexer define them: ``\\a`` and ``\\v`` are BEL
+and VT, an octal escape is a byte of the string (HTCondor's strings are bytes, read as UTF-8, so
+``"\\342\\200\\223"`` is an en dash, as in the functional tests), and a ``\\0`` is a syntax error (no
+literal may hold a NUL).  Control characters are written back as HTCondor writes them."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_language_exact import ORACLE, assert_refused
+
+from sheaf import classad
+from sheaf.classad import ClassAd
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ('"\\a\\v"', "\a\v"),
+    ('"\\342\\200\\223"', "\u2013"),                 # the functional tests' en dash, in bytes
+    ('"\\303\\251t\\303\\251"', "été"),
+    ('"\\303" "\\251"', "é"),                        # adjacent literals join before the escapes
+    ('"\\101\\044\\44\\1"', "A$$\x01"),               # tests.txt's Octal ad
+    ('"\\777"', "?7"),                               # a third digit only after 0-3
+])
+def test_escapes_read_as_htcondor_reads_them(text: str, value: str) -> None:
+    assert classad.evaluate(text) == value
+    if ORACLE is not None:
+        assert ORACLE.ExprTree(text).eval() == value
+
+
+def test_an_octal_byte_outside_utf8_stays_its_character() -> None:
+    # the official binding cannot decode such a string at all; sheaf keeps the byte's value
+    assert classad.evaluate('"\\344x"') == "\xe4x"
+
+
+def test_escaped_bytes_equal_the_same_text_written_out() -> None:
+    assert classad.evaluate('"\\342\\200\\223" == "\u2013"') is True
+    assert classad.evaluate('size("\\303\\251") == size("é")') is True
+
+
+@pytest.mark.parametrize("text", ['"\\0"', '"a\\00"', '"\\000b"', '"\\08"', "x + \"\\0\"", "'a\\0' + 1"])
+def test_a_nul_escape_is_a_syntax_error(text: str) -> None:
+    assert_refused(text)
+
+
+@pytest.mark.parametrize("text", ['[a = 1;\n b = "x\\0"]', "[ a = \"\\0\" ]"])
+def test_a_nul_escape_in_an_ad_is_placed_at_its_string(text: str) -> None:
+    with pytest.raises(classad.ClassAdSyntaxError) as caught:
+        ClassAd.parse(text)
+    assert text[caught.value.pos] == '"'
+    assert "NUL" in str(caught.value)
+
+
+def test_old_syntax_backslash_zero_is_two_characters() -> None:
+    assert ClassAd.parse_old('a = "x\\0"').eval("a") == "x\\0"
+
+
+def test_control_characters_are_written_as_htcondor_writes_them() -> None:
+    assert classad.unparse(classad.parse('"\\a\\v\\001\\177x\\t\\n"')) == '"\\a\\v\\001\\177x\\t\\n"'
+    if ORACLE is not None:
+        assert str(ORACLE.ExprTree('"\\a\\v\\001\\177x\\t\\n"')) == '"\\a\\v\\001\\177x\\t\\n"'
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\0"), max_size=20))
+def test_any_string_reads_back_from_its_text_and_its_bytes(value: str) -> None:
+    assert classad.evaluate(classad.unparse(classad.parse(_literal(value)))) == value
+    octal = "".join(f"\\{byte:03o}" for byte in value.encode())
+    assert classad.evaluate(f'"{octal}"') == value
+
+
+def _literal(value: str) -> str:
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
