@@ -12,12 +12,12 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import Any, AnyStr
 
 from ._builtins import Library
 from ._coerce import strtod, to_string
 from ._ops import ascii_lower
-from ._values import ERROR, UNDEFINED
+from ._values import ERROR, UNDEFINED, text_of_bytes, utf8
 
 Value = Any
 LIBRARY = Library()
@@ -103,6 +103,16 @@ def substr(args: list[Value]) -> Value:
     length = args[2] if len(args) == 3 else 0
     if type(text) is not str or type(offset) is not int or type(length) is not int:
         return ERROR
+    if len(args) == 3 and length == 0:
+        return ""
+    if text.isascii():
+        return _cut(text, offset, length)
+    return text_of_bytes(_cut(utf8(text), offset, length))  # HTCondor cuts the UTF-8 bytes
+
+
+def _cut(text: AnyStr, offset: int, length: int) -> AnyStr:
+    """``text[offset:]`` for ``length`` (from the end where ``offset`` < 0; up to ``-length`` from
+    the end where ``length`` <= 0)."""
     size = len(text)
     if offset < 0:
         offset = max(size + offset, 0)
@@ -112,8 +122,6 @@ def substr(args: list[Value]) -> Value:
         length = max(size - offset + length, 0)
     elif length > size - offset:
         length = size - offset
-    if len(args) == 3 and args[2] == 0:
-        length = 0
     return text[offset:offset + length]
 
 

@@ -28,7 +28,7 @@ __all__ = ["NulEscape", "Token", "integer", "join_strings", "negative", "scan", 
 import re
 from typing import Final
 
-from ._values import ClassAdSyntaxError
+from ._values import ClassAdSyntaxError, text_of_bytes
 
 Token = tuple[str, object, int]
 
@@ -114,10 +114,7 @@ def unescape(body: str) -> str:
     if "\\" not in body:
         return body
     text = _ESCAPE.sub(_unescape_one, body)
-    if _RAW_BYTE.search(text) is None:
-        return text
-    text = text.encode("utf-8", "surrogateescape").decode("utf-8", "surrogateescape")
-    return _RAW_BYTE.sub(lambda m: chr(ord(m.group(0)) - 0xDC00), text)
+    return text if _RAW_BYTE.search(text) is None else text_of_bytes(text.encode("utf-8", "surrogateescape"))
 
 
 def _unescape_at(src: str, body: str, start: int) -> str:

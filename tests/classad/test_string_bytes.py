@@ -1,7 +1,8 @@
 """String escapes as the ClassAd manual and HTCondor's lexer define them: ``\\a`` and ``\\v`` are BEL
 and VT, an octal escape is a byte of the string (HTCondor's strings are bytes, read as UTF-8, so
 ``"\\342\\200\\223"`` is an en dash, as in the functional tests), and a ``\\0`` is a syntax error (no
-literal may hold a NUL).  Control characters are written back as HTCondor writes them."""
+literal may hold a NUL).  Control characters are written back as HTCondor writes them.  ``size`` counts
+and ``substr`` cuts the UTF-8 bytes, as HTCondor does."""
 
 from __future__ import annotations
 
@@ -21,8 +22,12 @@ from sheaf.classad import ClassAd
     ('"\\303" "\\251"', "é"),                        # adjacent literals join before the escapes
     ('"\\101\\044\\44\\1"', "A$$\x01"),               # tests.txt's Octal ad
     ('"\\777"', "?7"),                               # a third digit only after 0-3
+    # size counts and substr cuts the UTF-8 bytes
+    ('size("é")', 2), ('size("日本語")', 9), ('size("ab")', 2),
+    ('substr("éx", 2)', "x"), ('substr("aéb", -3, 2)', "é"), ('substr("\u2013x\u2013", 3, 1)', "x"),
+    ('substr("日本語", 3, 3)', "本"), ('substr("日本語", -3)', "語"), ('substr("aé", 1, 0)', ""),
 ])
-def test_escapes_read_as_htcondor_reads_them(text: str, value: str) -> None:
+def test_strings_read_as_htcondor_reads_them(text: str, value: object) -> None:
     assert classad.evaluate(text) == value
     if ORACLE is not None:
         assert ORACLE.ExprTree(text).eval() == value
@@ -71,3 +76,25 @@ def test_any_string_reads_back_from_its_text_and_its_bytes(value: str) -> None:
 
 def _literal(value: str) -> str:
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def test_a_cut_through_a_character_keeps_its_bytes() -> None:
+    # the official binding cannot decode such a string; sheaf keeps each byte as its character
+    assert classad.evaluate('substr("éx", 1)') == "\xa9x"
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text(max_size=8), st.integers(-10, 10), st.integers(-10, 10))
+def test_substr_of_ascii_is_unchanged_by_the_byte_reading(text: str, offset: int, length: int) -> None:
+    ascii_text = text.encode("ascii", "ignore").decode().replace("\\", "").replace('"', "")
+    expr = classad.parse(f'substr("{ascii_text}", {offset}, {length})')
+    cut = classad.evaluate(expr)
+    assert cut == _python_cut(ascii_text, offset, length)
+
+
+def _python_cut(text: str, offset: int, length: int) -> str:
+    if length == 0:
+        return ""
+    start = max(len(text) + offset, 0) if offset < 0 else min(offset, len(text))
+    stop = len(text) + length if length < 0 else start + length
+    return text[start:max(stop, start)]
