@@ -98,3 +98,14 @@ def _python_cut(text: str, offset: int, length: int) -> str:
     start = max(len(text) + offset, 0) if offset < 0 else min(offset, len(text))
     stop = len(text) + length if length < 0 else start + length
     return text[start:max(stop, start)]
+
+
+@pytest.mark.parametrize("char", ["\v", "\f", "\x1c", "\x85", "\u2028", "\r"])
+def test_an_old_syntax_line_ends_at_a_newline_only(char: str) -> None:
+    """HTCondor's old-syntax ad breaks lines at newlines; ``str.splitlines`` breaks at more."""
+    text = f'x = "a{char}b"\r\ny = 1\n'
+    ad = ClassAd.parse_old(text)
+    assert (ad.eval("x"), ad.eval("y")) == (f"a{char}b", 1)
+    assert ClassAd.parse_old(ad.unparse_old()).eval("x") == f"a{char}b"
+    if ORACLE is not None:
+        assert ORACLE.parseOne(text, ORACLE.ParserType.Old)["x"] == f"a{char}b"

@@ -550,11 +550,16 @@ def _end_string_with_backslash(node: Node) -> Node:
     return node
 
 
+# An old-syntax ad's lines end at a newline only, as in HTCondor: a string may hold any other
+# character str.splitlines would break at (\v, \f, \x1c, \x85, \u2028, a lone \r).
+OLD_LINE: Final = re.compile(r"[^\n]*\n|[^\n]+")
+
+
 def parse_old_ad(src: str) -> Node:
     """Parse an old-syntax ad: one ``Name = expression`` per line; blank and ``#`` lines are skipped."""
     bindings: list[tuple[str, Node]] = []
     offset = 0
-    for line in src.splitlines(keepends=True):
+    for line in OLD_LINE.findall(src):
         text = line.strip()
         if text and not text.startswith("#"):
             bindings.append(_old_line(src, offset, line))
