@@ -430,3 +430,18 @@ def test_self_is_the_current_ad(expr: str, value: Any, strict: bool) -> None:
 
 def test_an_attribute_named_self_hides_the_special_name() -> None:
     assert classad.evaluate("self", my="[self = 3]") == 3
+
+
+# -- unresolved(): references read where the expression is defined, spelled as HTCondor spells them --
+
+@pytest.mark.parametrize(("expr", "my", "value"), [
+    ("unresolved(q.b)", "[q = [a = x; b = a]]", "x"),            # b's "a" is q's, which is x
+    ("unresolved([a = x; b = a].b)", None, "x"),                  # an ad literal needs no scope
+    ("unresolved([a = x].a, \"x\")", None, True),
+    ("unresolved([a = error].a)", None, ""),
+    ("unresolved(n)", "[n = [inner = x; up = parent.a]]", "'parent'.a,x"),  # 'parent' quoted, then sorted
+])
+def test_unresolved_follows_the_defining_ad(expr: str, my: str | None, value: Any) -> None:
+    assert classad.evaluate(expr, my=my) == value
+    if ORACLE is not None:
+        assert agrees_with_oracle(expr, value, my)
