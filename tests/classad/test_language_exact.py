@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import calendar
 import importlib
+import math
 import os
 import time
 from typing import Any
@@ -445,3 +446,26 @@ def test_unresolved_follows_the_defining_ad(expr: str, my: str | None, value: An
     assert classad.evaluate(expr, my=my) == value
     if ORACLE is not None:
         assert agrees_with_oracle(expr, value, my)
+
+
+# -- found by the audit against HTCondor's own tests: C's bytes, digits and doubles --------------------
+
+@pytest.mark.parametrize(("text", "value"), [
+    ('versioncmp("a²", "a3")', -113),   # versioncmp subtracts C chars, signed: 0xC2 is -62
+    ('versioncmp("é", "e")', -162), ('versionLT("é", "e")', True), ('versioncmp("1é", "1")', -61),
+    ('int("\u0661\u0662")', classad.ERROR),   # Arabic-Indic digits: strtod reads ASCII ones only
+    ('real("\u0661\u0662")', classad.ERROR), ('stringListSum("\u0661,2")', classad.ERROR),
+    ("string([])", "[  ]"), ("string({[], {}})", "{ [  ],{  } }"),  # HTCondor's empty ad: two spaces
+    ("string(relTime(5) / 0)", "--24855+-3:-14:-8"),              # an infinite relative time
+    ("isRelTime(relTime(-5) / 0)", True),
+])
+def test_c_semantics_of_the_official_library(text: str, value: Any) -> None:
+    assert classad.evaluate(text) == value
+    if ORACLE is not None:
+        assert agrees_with_oracle(text, value)
+
+
+def test_a_relative_time_over_zero_is_infinite() -> None:
+    assert classad.evaluate("relTime(5) / 0").secs == math.inf
+    assert classad.evaluate("relTime(-5) / 0").secs == -math.inf
+    assert math.isnan(classad.evaluate("relTime(0) / 0").secs)

@@ -154,6 +154,16 @@ def stricmp(args: list[Value]) -> Value:
     return _c_order(ascii_lower(pair[0]).encode(), ascii_lower(pair[1]).encode())
 
 
+def _digit(byte: int) -> bool:
+    """C's isdigit of a byte (``chr(byte).isdigit()`` would take a UTF-8 byte such as 0xB2, "²")."""
+    return 0x30 <= byte <= 0x39
+
+
+def _char(byte: int) -> int:
+    """A byte as a C ``char`` (signed on the platforms HTCondor runs on): what versioncmp subtracts."""
+    return byte - 256 if byte > 127 else byte
+
+
 def natural_cmp(s1: bytes, s2: bytes) -> int:
     """HTCondor's version order (strverscmp-like): digit runs compare as numbers."""
     s1, s2 = s1 + b"\0", s2 + b"\0"
@@ -163,34 +173,34 @@ def natural_cmp(s1: bytes, s2: bytes) -> int:
     if s1[i] == s2[i]:
         return 0
     n = i
-    while n > 0 and chr(s1[n - 1]).isdigit():
+    while n > 0 and _digit(s1[n - 1]):
         n -= 1
-    digit1, digit2 = chr(s1[i]).isdigit(), chr(s2[i]).isdigit()
+    digit1, digit2 = _digit(s1[i]), _digit(s2[i])
     if n == i and (not digit1 or not digit2):
-        return s1[i] - s2[i]
+        return _char(s1[i]) - _char(s2[i])
     z1 = n
     while s1[z1] == 0x30:
         z1 += 1
     z2 = n
     while s2[z2] == 0x30:
         z2 += 1
-    if z1 > n and not chr(s1[z1]).isdigit():
+    if z1 > n and not _digit(s1[z1]):
         z1 -= 1
-    if z2 > n and not chr(s2[z2]).isdigit():
+    if z2 > n and not _digit(s2[z2]):
         z2 -= 1
     if z1 - n != z2 - n:
         return (z2 - n) - (z1 - n)
     if z1 > n:
-        return s1[i] - s2[i]
+        return _char(s1[i]) - _char(s2[i])
     e1 = z1
-    while chr(s1[e1]).isdigit():
+    while _digit(s1[e1]):
         e1 += 1
     e2 = z2
-    while chr(s2[e2]).isdigit():
+    while _digit(s2[e2]):
         e2 += 1
     if e1 - n != e2 - n:
         return (e1 - n) - (e2 - n)
-    return s1[i] - s2[i]
+    return _char(s1[i]) - _char(s2[i])
 
 
 _VERSION_TESTS: dict[str, Callable[[int], Value]] = {
@@ -277,7 +287,7 @@ def string_list_size(args: list[Value]) -> Value:
     return ERROR if delims is ERROR else len(split_list(args[0], delims))
 
 
-_INTEGER = re.compile(r"\s*[+-]?\d+\s*\Z")
+_INTEGER = re.compile(r"\s*[+-]?\d+\s*\Z", re.ASCII)
 
 
 def _list_numbers(args: list[Value]) -> Value:

@@ -160,7 +160,7 @@ class _Writer:
     def w_ad(self, node: Node, indent: int) -> str:
         if not self.condor or not self.pretty:
             body = "; ".join(f"{quote_name(name)} = {self.write(value)}" for name, value in node[1])
-            return "[ " + body + " ]" if body else "[ ]"
+            return "[ " + body + " ]" if body else "[  ]" if self.condor else "[ ]"  # HTCondor's: 2 spaces
         inner = indent + 4
         lines = [f"\n{' ' * (inner + 4)}{quote_name(name)} = {self.write(value, inner + 4)}"
                  for name, value in node[1]]
