@@ -109,3 +109,14 @@ def test_an_old_syntax_line_ends_at_a_newline_only(char: str) -> None:
     assert ClassAd.parse_old(ad.unparse_old()).eval("x") == f"a{char}b"
     if ORACLE is not None:
         assert ORACLE.parseOne(text, ORACLE.ParserType.Old)["x"] == f"a{char}b"
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ('string({"\u2013"})', '{ "\\342\\200\\223" }'), ('string([a = "é"])', '[ a = "\\303\\251" ]'),
+    ('string({"a\\tb\\001"})', '{ "a\\tb\\001" }'),
+])
+def test_htcondor_spelling_writes_bytes_past_ascii_in_octal(text: str, value: str) -> None:
+    assert classad.evaluate(text) == value
+    if ORACLE is not None:
+        assert ORACLE.ExprTree(text).eval() == value
+    assert classad.evaluate(f"eval({text})") == classad.evaluate(text[7:-1])  # and reads back

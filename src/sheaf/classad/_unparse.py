@@ -30,13 +30,20 @@ _STRING_ESCAPES: Final = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\t": "\\t", "\
 _NEEDS_ESCAPE: Final = re.compile(r'[\\"\x01-\x1f\x7f]')
 
 
+# HTCondor's own spelling (``unparse()``, ``string()`` of a list or ad) writes every byte past ASCII
+# in octal too: its strings are UTF-8 bytes, and such a byte is no printable C character
+_CONDOR_NEEDS_ESCAPE: Final = re.compile(r'[\\"\x01-\x1f\x7f-\U0010ffff]')
+
+
 def _escape(match: re.Match[str]) -> str:
     char = match.group()
+    if char > "\x7f":
+        return "".join(f"\\{byte:03o}" for byte in char.encode("utf-8", "surrogatepass"))
     return _STRING_ESCAPES.get(char) or f"\\{ord(char):03o}"
 
 
-def quote_string(text: str) -> str:
-    return '"' + _NEEDS_ESCAPE.sub(_escape, text) + '"'
+def quote_string(text: str, condor: bool = False) -> str:
+    return '"' + (_CONDOR_NEEDS_ESCAPE if condor else _NEEDS_ESCAPE).sub(_escape, text) + '"'
 
 
 def quote_name(name: str, condor: bool = False) -> str:
@@ -97,7 +104,7 @@ class _Writer:
         return format_real(node[1], self.condor)
 
     def w_str(self, node: Node, indent: int) -> str:
-        return quote_string(node[1])
+        return quote_string(node[1], self.condor)
 
     def w_bool(self, node: Node, indent: int) -> str:
         return "true" if node[1] else "false"
