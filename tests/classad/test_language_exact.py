@@ -469,3 +469,14 @@ def test_a_relative_time_over_zero_is_infinite() -> None:
     assert classad.evaluate("relTime(5) / 0").secs == math.inf
     assert classad.evaluate("relTime(-5) / 0").secs == -math.inf
     assert math.isnan(classad.evaluate("relTime(0) / 0").secs)
+
+
+@pytest.mark.parametrize(("ad", "value"), [
+    ("[x = [a = 1; a = 2].a]", "\n    [\n        a = 2\n    ].a"),
+    ("[x = [A = 1; b = 0; a = 2]]", "\n    [\n        A = 2; \n        b = 0\n    ]"),
+])
+def test_unparse_writes_a_name_bound_twice_once(ad: str, value: str) -> None:
+    """The official library keeps one binding per name: the first spelling, the last value."""
+    assert classad.evaluate("unparse(x)", my=ad) == value
+    if ORACLE is not None:
+        assert agrees_with_oracle("unparse(x)", value, ad)

@@ -165,13 +165,24 @@ class _Writer:
         return f"\n{' ' * inner}{{" + ",".join(lines) + f"\n{' ' * inner}}}"
 
     def w_ad(self, node: Node, indent: int) -> str:
+        bindings = _bound_once(node[1]) if self.condor else node[1]
         if not self.condor or not self.pretty:
-            body = "; ".join(f"{quote_name(name)} = {self.write(value)}" for name, value in node[1])
+            body = "; ".join(f"{quote_name(name)} = {self.write(value)}" for name, value in bindings)
             return "[ " + body + " ]" if body else "[  ]" if self.condor else "[ ]"  # HTCondor's: 2 spaces
         inner = indent + 4
         lines = [f"\n{' ' * (inner + 4)}{quote_name(name)} = {self.write(value, inner + 4)}"
-                 for name, value in node[1]]
+                 for name, value in bindings]
         return f"\n{' ' * inner}[" + "; ".join(lines) + f"\n{' ' * inner}]"
+
+
+def _bound_once(bindings: tuple[tuple[str, Node], ...]) -> list[tuple[str, Node]]:
+    """An ad literal's bindings as HTCondor holds them: a name bound again keeps its first place and
+    spelling and takes the last value (``[A = 1; a = 2]`` is ``[A = 2]``)."""
+    kept: dict[str, tuple[str, Node]] = {}
+    for name, value in bindings:
+        lname = name.lower()
+        kept[lname] = (kept[lname][0] if lname in kept else name, value)
+    return list(kept.values())
 
 
 class _OldWriter(_Writer):
