@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from test_language_exact import ORACLE, assert_refused
 
 from sheaf import classad
-from sheaf.classad import ClassAd
+from sheaf.classad import ClassAd, _fn_regex
 
 
 @pytest.mark.parametrize(("text", "value"), [
@@ -120,3 +120,27 @@ def test_htcondor_spelling_writes_bytes_past_ascii_in_octal(text: str, value: st
     if ORACLE is not None:
         assert ORACLE.ExprTree(text).eval() == value
     assert classad.evaluate(f"eval({text})") == classad.evaluate(text[7:-1])  # and reads back
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ('regexp("^.$", "é")', False), ('regexp("^..$", "é")', True), ('regexp("^..$", "日本")', False),
+    ('regexps("^..$", "é", "<\\\\0>")', "<é>"), ('regexps("(é)", "xéy", "[\\\\1]", "g")', "[é]"),
+    ('regexp("\\\\w", "é")', False), ('regexp("[[:alpha:]]", "é")', False), ('regexp("É", "é", "i")', False),
+    ('replaceAll("é", "éé", "e")', "ee"), ('regexpMember("^..$", {"é"})', True),
+])
+def test_regular_expressions_match_utf8_bytes(text: str, value: object) -> None:
+    """PCRE as HTCondor runs it matches bytes: ``.`` is one byte, classes and caseless are ASCII."""
+    assert classad.evaluate(text) == value
+    if ORACLE is not None:
+        assert ORACLE.ExprTree(text).eval() == value
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.text(alphabet="ab.*^$()[]|?+\\wdWs:", max_size=8), st.text(alphabet="abAB _1", max_size=8),
+       st.sampled_from(["", "i", "m", "s", "x"]))
+def test_ascii_text_matches_alike_as_characters_and_as_bytes(pattern: str, target: str, options: str) -> None:
+    as_text, as_bytes = _fn_regex._compile(pattern, options), _fn_regex._compile(pattern, options, True)
+    assert (as_text is None) == (as_bytes is None)
+    if as_text is not None:
+        found = as_text.search(target), as_bytes.search(target)
+        assert [m and m.span() for m in found[:1]] == [m and m.span() for m in found[1:]]
