@@ -480,3 +480,14 @@ def test_unparse_writes_a_name_bound_twice_once(ad: str, value: str) -> None:
     assert classad.evaluate("unparse(x)", my=ad) == value
     if ORACLE is not None:
         assert agrees_with_oracle("unparse(x)", value, ad)
+
+
+@pytest.mark.parametrize("text", ["3.a", "3.e5", "3.E2", "0.a", "-3.a", "12.x", "[a = 3.b]"])
+def test_an_integer_before_a_dot_without_a_fraction_is_a_syntax_error(text: str) -> None:
+    """The official lexer reads ``3.`` as a broken real; ``3 .a`` and ``3.5.a`` are selections."""
+    assert_refused(text)
+
+
+@pytest.mark.parametrize("text", ["3 .a", "(3).a", "3.5.a", "3e5.a", "3.0.a"])
+def test_a_number_then_a_selection_is_error(text: str) -> None:
+    assert classad.evaluate(text) is classad.ERROR

@@ -37,7 +37,9 @@ Token = tuple[str, object, int]
 _LINE_COMMENT = r"//[^\n]*\n"
 _BLOCK_COMMENT = r"/\*.*?\*/"
 _REAL = r"(?:\d+\.\d+|\.\d+)(?:[eE][+-]?\d+)?|\d+[eE][+-]?\d+"
-_INT = r"0(?![0-9])|[1-9]\d*"
+# an integer right before a '.' that starts no fraction ("3.a", "3.e5") is no token: the official
+# lexer reads such text as a broken real
+_INT = r"0(?![0-9.])|[1-9]\d*+(?!\.)"
 _NEG = r"-(?:" + _REAL + "|" + _INT + ")"
 _OP = r"\|\||&&|=\?=|=!=|==|!=|<=|>=|<<|>>>|>>|\?:|[-+*/%^~!?:(){}\[\],;.<>=|&]"
 # Which comments may still close where a match starts: (block, line).  Past the last "*/" no "/*"
