@@ -27,7 +27,9 @@ values are evaluated eagerly (the library hands back unevaluated elements); ``un
 of an ad literal keeps the source order of attributes (the library uses its hash order); a
 fractional ``relTime`` literal is written with every digit where HTCondor's six significant ones
 would not read back the same.  ``absTime("...")``/``relTime("...")`` texts are read by the library's
-own grammar, junk included (``_timetext``).
+own grammar, junk included (``_timetext``).  Strings are HTCondor's UTF-8 bytes to ``size``,
+``substr`` and the regular expressions; bytes that are no valid UTF-8 (which the binding cannot
+return) keep each byte as the character of its value.
 """
 
 from __future__ import annotations
