@@ -7,8 +7,10 @@ STAMP  := $(VENV)/.installed-stamp
 .PHONY: demo test system-deps bench lint clean
 
 # The install compiles the ClassAd parser's C accelerator (setup.py; optional: pure Python without it).
-# ... and the compiled seqexec runner sheaf-cluster-c (optional too: the Python sheaf-cluster without it).
-$(STAMP): pyproject.toml setup.py $(wildcard src/sheaf/classad/_cparse*) $(wildcard src/sheaf/aggregators/_cluster*)
+# ... and the compiled seqexec runner sheaf-cluster-c (optional too: the Python sheaf-cluster without it),
+# and the local backend's C spawner thread (optional: a Python thread without it).
+$(STAMP): pyproject.toml setup.py $(wildcard src/sheaf/classad/_cparse*) $(wildcard src/sheaf/aggregators/_cluster*) \
+          $(wildcard src/sheaf/backends/_cspawn*)
 	bash scripts/system-deps.sh build $(PYTHON)
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
@@ -22,11 +24,13 @@ system-deps:
 demo: $(STAMP)
 	bash examples/demo.sh
 
-# The whole suite with the compiled pieces, then the ClassAd and sheaf-cluster tests again in pure
-# Python (the fallbacks: the compiled sheaf-cluster then hands every run to the Python one).
+# The whole suite with the compiled pieces, then the ClassAd, sheaf-cluster and local backend tests again
+# in pure Python (the fallbacks: the compiled sheaf-cluster then hands every run to the Python one, the
+# local backend spawns from a Python thread).
 test: $(STAMP) system-deps
 	$(PY) -m pytest -q -p no:cacheprovider
-	SHEAF_PURE_PYTHON=1 $(PY) -m pytest -q -p no:cacheprovider tests/classad tests/aggregators/test_agg_seqexec.py
+	SHEAF_PURE_PYTHON=1 $(PY) -m pytest -q -p no:cacheprovider tests/classad tests/aggregators/test_agg_seqexec.py \
+	  tests/backends/test_spawn_paths.py tests/backends/test_local.py
 
 bench: $(STAMP)
 	$(PY) benchmarks/load.py

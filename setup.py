@@ -1,5 +1,6 @@
-"""Build of sheaf's compiled pieces, both optional: the ClassAd parser's C accelerator
-(``sheaf.classad._cparse``) and ``sheaf-cluster-c``, the compiled seqexec runner.
+"""Build of sheaf's compiled pieces, all optional: the ClassAd parser's C accelerator
+(``sheaf.classad._cparse``), the local backend's spawner thread (``sheaf.backends._cspawn``) and
+``sheaf-cluster-c``, the compiled seqexec runner.
 
 Everything else is in pyproject.toml.  Where no C compiler (or no Python headers) is found, the build
 warns and goes on, and sheaf runs its pure-Python code (``SHEAF_PURE_PYTHON=1`` forces that where
@@ -57,6 +58,11 @@ setup(
                      for part in ("", "_scan", "_parse", "_load", "_eval")],
             depends=["src/sheaf/classad/_cparse.h"],
             optional=True,  # a failed compile warns; the pure-Python parser is then used
+        ),
+        Extension(
+            "sheaf.backends._cspawn",
+            sources=["src/sheaf/backends/_cspawn.c"],
+            optional=True,  # without it the local backend spawns from a Python thread (_spawn.Spawner)
         ),
     ],
 )

@@ -1,23 +1,39 @@
-"""The Backend contract: one test class that every backend (local, HTCondor, Slurm, Dask) runs.
+"""The Backend contract: the test classes that every backend sheaf's engine drives (local, Slurm, Dask)
+runs.  (``--backend htcondor`` hands the DAG to DAGMan: sheaf's engine does not run, so none of this
+applies; the engine's own tests run its state machine against a scripted fake, ``engine_helpers``.)
 
-A backend's test module subclasses ``BackendContract`` and implements ``make_backend(tmp_path,
+``BackendContract``: a backend's test module subclasses it and implements ``make_backend(tmp_path,
 slots)``, returning a backend that runs at most ``slots`` ordinary jobs at once and evaluates the
 ``periodic_*`` policy every 0.2 s (``PERIODIC_EXPR_INTERVAL``).  The tests use only
 the protocol (``submit``, ``wait``, ``cancel``, ``idle``, ``running``, ``close``) and real processes
 and files: nothing here knows how a backend works inside.
+
+``RunContract``: the same through ``sheaf run DIR --backend NAME`` as a process (``run_args``,
+``run_env``): ``kill -9`` of the engine mid-run and a resume -- per-task marker files show that no
+task finished twice and none was lost -- and a job killed from outside, as its batch system would
+kill it (``kill_from_outside``), is a failed attempt that the DAG's ``RETRY`` runs again.
+
+Both carry ``overhead``: the seconds an attempt costs on the backend beyond a local process, added to
+every time budget, so each system is held to its own floor.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import json
+import os
+import signal
+import subprocess
+import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
 
 from sheaf.classad import ClassAd
 from sheaf.engine import Backend, Event, Exited, Held, Launch
-from sheaf.engine._backend import Removed
+from sheaf.engine._backend import FileTransfer, Removed
 
 ENV = {"PATH": "/usr/bin:/bin", "LC_ALL": "C"}
 
@@ -64,7 +80,80 @@ def alive(pid: int) -> bool:
     return state != b"Z"
 
 
-class BackendContract:
+#: reads in.txt in its working directory, writes out.txt and extra.txt there, records where it ran,
+#: and exits with the code given as its argument
+TRANSFER_JOB = ("import json, os, sys; text = open('in.txt').read(); "
+                "open('out.txt', 'w').write(text.upper()); open('extra.txt', 'w').write('x'); "
+                "json.dump(os.getcwd(), open(os.environ['WHERE'], 'w')); "
+                "sys.exit(int(sys.argv[1]))")
+
+
+def transfer_launch(tmp: Path, name: str, transfer: FileTransfer, code: int = 0) -> Launch:
+    """A launch of ``TRANSFER_JOB`` whose initialdir is ``tmp/iwd``, with ``transfer``."""
+    iwd = tmp / "iwd"
+    iwd.mkdir(exist_ok=True)
+    launch = make_launch(tmp, name, [sys.executable, "-c", TRANSFER_JOB, str(code)],
+                         env={**ENV, "WHERE": str(tmp / f"{name}.where")})
+    return dataclasses.replace(launch, cwd=str(iwd), transfer=transfer)
+
+
+class FileTransferContract:
+    """HTCondor file transfer (``should_transfer_files = YES``), for the backends that claim it
+    (``file_transfer = True``): mixed into ``BackendContract``."""
+
+    file_transfer: bool
+    timeout: float
+
+    @pytest.fixture(autouse=True)
+    def _claims_file_transfer(self) -> None:
+        if not self.file_transfer:
+            pytest.skip("this backend does not claim HTCondor file transfer")
+
+    @pytest.fixture
+    def source(self, tmp_path: Path) -> Path:
+        path = tmp_path / "data" / "in.txt"
+        path.parent.mkdir()
+        path.write_text("hello")
+        return path
+
+    def test_file_transfer_inputs_in_outputs_back_remapped_sandbox_removed(
+            self, backend: Backend, tmp_path: Path, source: Path) -> None:
+        remapped = tmp_path / "iwd" / "made" / "renamed.txt"
+        transfer = FileTransfer((str(source),), ("out.txt", "extra.txt"), (("extra.txt", str(remapped)),))
+        backend.submit(transfer_launch(tmp_path, "a", transfer))
+        assert exited(collect(backend, 1, self.timeout)["a#0"]).exit_code == 0
+        ran_in = json.loads((tmp_path / "a.where").read_text())
+        assert ran_in != str(tmp_path / "iwd") and not os.path.exists(ran_in)  # a sandbox, then removed
+        assert sorted(os.listdir(tmp_path / "iwd")) == ["made", "out.txt"]  # not the input, remap honoured
+        assert (tmp_path / "iwd" / "out.txt").read_text() == "HELLO" and remapped.read_text() == "x"
+
+    def test_file_transfer_without_an_output_list_brings_every_new_file(
+            self, backend: Backend, tmp_path: Path, source: Path) -> None:
+        backend.submit(transfer_launch(tmp_path, "b", FileTransfer((str(source),), None)))
+        assert exited(collect(backend, 1, self.timeout)["b#0"]).exit_code == 0
+        assert sorted(os.listdir(tmp_path / "iwd")) == ["extra.txt", "out.txt"]  # not the unchanged input
+
+    def test_file_transfer_a_missing_input_holds_the_job(self, backend: Backend, tmp_path: Path) -> None:
+        backend.submit(transfer_launch(tmp_path, "c", FileTransfer((str(tmp_path / "nowhere"),), ())))
+        event = collect(backend, 1, self.timeout)["c#0"]
+        assert isinstance(event, Held) and "transfer input files failure" in event.reason
+        assert not (tmp_path / "c.where").exists()  # it never ran
+
+    def test_file_transfer_a_missing_output_after_success_holds_the_job(
+            self, backend: Backend, tmp_path: Path, source: Path) -> None:
+        backend.submit(transfer_launch(tmp_path, "d", FileTransfer((str(source),), ("out.txt", "never.txt"))))
+        event = collect(backend, 1, self.timeout)["d#0"]
+        assert isinstance(event, Held) and "never.txt" in event.reason
+
+    def test_file_transfer_on_success_brings_nothing_back_after_a_failure(
+            self, backend: Backend, tmp_path: Path, source: Path) -> None:
+        transfer = FileTransfer((str(source),), ("out.txt", "never.txt"), on_success=True)
+        backend.submit(transfer_launch(tmp_path, "e", transfer, code=3))
+        assert exited(collect(backend, 1, self.timeout)["e#0"]).exit_code == 3  # the job's own status
+        assert os.listdir(tmp_path / "iwd") == []
+
+
+class BackendContract(FileTransferContract):
     """Behaviour every backend must show (see the module docstring).
 
     ``short_jobs`` is how many ``/bin/true`` the many-jobs test runs (a batch system, where a job
@@ -75,6 +164,10 @@ class BackendContract:
     #: seconds an attempt costs on this backend beyond a local process (a task round trip, a batch
     #: system's dispatch): added to the time budgets, so each system is held to its own floor
     overhead: float = 0.0
+
+    #: whether the backend runs HTCondor file transfer (``Launch.transfer``) as the local pool does:
+    #: then the file transfer tests below run against it
+    file_transfer: bool = False
 
     def make_backend(self, tmp_path: Path, slots: int) -> Backend:
         raise NotImplementedError
@@ -244,8 +337,126 @@ class BackendContract:
         assert exited(collect(backend, 1, self.timeout)["dup#0"]).exit_code == 0
 
 
+    def test_memory_over_the_request_is_killed_with_a_memory_reason(self, backend: Backend,
+                                                                     tmp_path: Path) -> None:
+        hog = [sys.executable, "-c", "import time; b = bytearray(200 * 2**20); time.sleep(30)"]
+        backend.submit(make_launch(tmp_path, "hog", hog, ad="RequestMemory = 64"))
+        event = exited(collect(backend, 1, self.timeout)["hog#0"])
+        assert event.signal == signal.SIGKILL and event.reason is not None and "memory usage" in event.reason
+
+
+SHEAF = str(Path(sys.executable).parent / "sheaf")
+MARKED_JOB = """#!/bin/sh
+# marks its start, sleeps, marks its end: the markers count how often each task ran
+echo x >> "$1.started"
+sleep "$2"
+echo x >> "$1.done"
+"""
+ONCE_JOB = """#!/bin/sh
+# the first attempt waits to be killed from outside; the second succeeds
+[ -e first ] && exit 0
+touch first
+echo $$ > job.pid
+exec sleep 120
+"""
+
+
+def marker_dag(work: Path, count: int, seconds: float, retry: int = 0,
+               lengths: Mapping[int, float] | None = None) -> Path:
+    """t1 t2 -> t3..tN: each task writes NAME.started and NAME.done (and sleeps ``seconds``, or its
+    ``lengths`` entry); ``k.dag``."""
+    job = work / "job.sh"
+    job.write_text(MARKED_JOB)
+    job.chmod(0o755)
+    lines = []
+    for i in range(1, count + 1):
+        length = (lengths or {}).get(i, seconds)
+        (work / f"t{i}.sub").write_text(f"executable = {job}\narguments = t{i} {length}\n"
+                                        f"output = t{i}.out\nerror = t{i}.err\nlog = k.log\n"
+                                        "request_memory = 64\nqueue\n")
+        lines.append(f"JOB t{i} t{i}.sub" + (f"\nRETRY t{i} {retry}" if retry else ""))
+    lines.append("PARENT t1 t2 CHILD " + " ".join(f"t{i}" for i in range(3, count + 1)))
+    (work / "k.dag").write_text("\n".join(lines) + "\n")
+    return work
+
+
+def parent_of(pid: int) -> int:
+    """The parent process of ``pid`` (field 4 of ``/proc/<pid>/stat``)."""
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+
+
+def marks(work: Path, suffix: str) -> dict[str, int]:
+    """How often each task wrote its ``suffix`` marker (``.started``, ``.done``)."""
+    return {p.name[:-len(suffix)]: len(p.read_text().split()) for p in work.glob(f"*{suffix}")}
+
+
+class RunContract:
+    """``sheaf run --backend NAME`` as a process (see the module docstring)."""
+
+    overhead: float = 0.0
+
+    def run_args(self) -> list[str]:
+        """``sheaf run DIR`` and then these: the backend and its options."""
+        raise NotImplementedError
+
+    def run_env(self) -> dict[str, str]:
+        return {**os.environ, "PATH": f"{Path(SHEAF).parent}:{os.environ.get('PATH', '')}"}
+
+    def kill_from_outside(self, pid: int) -> None:
+        """Kill the running job whose process is ``pid`` as the batch system would (here: SIGKILL to
+        its process group, as an operator's ``kill`` on the machine)."""
+        os.killpg(pid, signal.SIGKILL)
+
+    def start_run(self, work: Path) -> subprocess.Popen[str]:
+        return subprocess.Popen([SHEAF, "run", str(work), *self.run_args()], env=self.run_env(), text=True,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+
+    def run(self, work: Path) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([SHEAF, "run", str(work), *self.run_args()], env=self.run_env(), text=True,
+                              capture_output=True, timeout=300 + 20 * self.overhead, check=False)
+
+    def test_kill_minus_9_of_the_engine_then_resume_finishes_each_task_once(self, tmp_path: Path) -> None:
+        """The engine dies while t3..t6 run or wait, and stays dead longer than a task lasts; the resume
+        finishes every task exactly once (an attempt killed with the engine may start again; none
+        finishes twice, none is lost)."""
+        work = marker_dag(tmp_path, 6, 2.0 + self.overhead)
+        engine = self.start_run(work)
+        deadline = time.monotonic() + 120 + 20 * self.overhead
+        while len(marks(work, ".started")) < 4:  # t1 t2 done, two children running
+            assert time.monotonic() < deadline and engine.poll() is None, engine.communicate()[0]
+            time.sleep(0.05)
+        time.sleep(0.5)  # past their first steps (records written, guards told)
+        os.kill(engine.pid, signal.SIGKILL)
+        engine.communicate()
+        time.sleep(3.0 + self.overhead)  # longer than a task: one left running would have finished now
+        done = self.run(work)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert marks(work, ".done") == {f"t{i}": 1 for i in range(1, 7)}, (marks(work, ".done"), done.stdout)
+        assert all(count <= 2 for count in marks(work, ".started").values()), marks(work, ".started")
+
+    def test_a_job_killed_from_outside_is_a_failed_attempt_that_retries(self, tmp_path: Path) -> None:
+        job = tmp_path / "once.sh"
+        job.write_text(ONCE_JOB)
+        job.chmod(0o755)
+        (tmp_path / "a.sub").write_text(f"executable = {job}\noutput = a.out\nerror = a.err\nlog = a.log\n"
+                                        "request_memory = 64\nqueue\n")
+        (tmp_path / "one.dag").write_text("JOB a a.sub\nRETRY a 1\n")
+        engine = self.start_run(tmp_path)
+        pid_file = tmp_path / "job.pid"
+        deadline = time.monotonic() + 120 + 20 * self.overhead
+        while not pid_file.exists() or not pid_file.read_text().strip():
+            assert time.monotonic() < deadline and engine.poll() is None
+            time.sleep(0.05)
+        time.sleep(0.5)  # the backend has seen it start
+        self.kill_from_outside(int(pid_file.read_text()))
+        out, _ = engine.communicate(timeout=180 + 20 * self.overhead)
+        assert engine.returncode == 0, out
+        assert "workflow succeeded: 1 of 1 nodes done, 0 failed, 1 retries" in out
+
+
 def _fields(launch: Launch) -> dict[str, object]:
     return {name: getattr(launch, name) for name in Launch.__dataclass_fields__}
 
 
-__all__ = ["BackendContract", "alive", "collect", "exited", "make_launch", "wait_for"]
+__all__ = ["BackendContract", "RunContract", "alive", "collect", "exited", "make_launch", "marker_dag",
+           "marks", "parent_of", "wait_for"]

@@ -4,20 +4,24 @@ backend owns, requests no worker can meet, a task whose worker dies."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from contextlib import closing
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from .contract import BackendContract, collect, exited, make_launch
+from .contract import BackendContract, collect, exited, make_launch, wait_for
 
 distributed = pytest.importorskip("distributed", reason="the Dask backend needs the distributed package")
 
+from sheaf.backends._dask_records import decode_events, encode_events  # noqa: E402
 from sheaf.backends.dask import DaskBackend  # noqa: E402
-from sheaf.engine import Backend, Held  # noqa: E402
-from sheaf.engine._backend import Removed  # noqa: E402
+from sheaf.engine import Backend, Event, Exited, Held  # noqa: E402
+from sheaf.engine._backend import Released, Removed, Suspended  # noqa: E402
 
 _CLUSTERS: dict[int, Any] = {}
 
@@ -41,6 +45,7 @@ def _clusters() -> Iterator[None]:
 
 class TestDaskBackendContract(BackendContract):
     overhead = 0.05  # seconds a Dask attempt costs beyond a local one: a task round trip
+    file_transfer = True
 
     def make_backend(self, tmp_path: Path, slots: int) -> Backend:
         return DaskBackend(cluster_address(slots), policy_interval=0.2)  # the contract: policy every 0.2 s
@@ -92,3 +97,32 @@ def test_periodic_policy_and_dollar_dollar_run_on_the_worker(tmp_path: Path) -> 
     assert isinstance(events["stuck#0"], Removed) and "PeriodicRemove" in events["stuck#0"].reason
     assert exited(events["cpus#0"]).exit_code == 0
     assert (tmp_path / "cpus.out").read_text() == "2\n"
+
+
+def test_close_stops_only_its_own_tasks(tmp_path: Path) -> None:
+    """Two runs share a scheduler's workers: closing one leaves the other's job running to its end."""
+    with closing(DaskBackend(cluster_address(2))) as other:
+        other.submit(make_launch(tmp_path, "theirs", ["/bin/sh", "-c", "echo $$ > theirs.pid; sleep 1.5"]))
+        mine = DaskBackend(cluster_address(2))
+        mine.submit(make_launch(tmp_path, "mine", ["/bin/sleep", "30"]))
+        wait_for(lambda: (tmp_path / "theirs.pid").exists() and mine.running() == 1, 30)
+        mine.close()
+        assert exited(collect(other, 1)["theirs#0"]).exit_code == 0
+
+
+@given(st.lists(st.one_of(
+    st.builds(Exited, st.text(max_size=8), st.none() | st.integers(0, 255), st.none() | st.integers(1, 64),
+              st.none() | st.text(max_size=20), st.floats(0, 2e9), st.floats(0, 2e9),
+              st.none() | st.text(max_size=8)),
+    st.builds(Held, st.text(max_size=8), st.text(max_size=20)),
+    st.builds(Suspended, st.text(max_size=8), st.text(max_size=20), st.integers(0, 50), st.integers(0, 50)),
+    st.builds(Released, st.text(max_size=8)),
+    st.builds(Removed, st.text(max_size=8), st.text(max_size=20))), max_size=4))
+@settings(max_examples=50, deadline=None)
+def test_exit_records_carry_the_events_exactly(events: list[Event]) -> None:
+    assert decode_events(json.loads(json.dumps(encode_events(events)))) == events
+
+
+def test_a_damaged_exit_record_is_no_result() -> None:
+    for damaged in (None, {}, [{"kind": "Nope", "key": "a"}], [{"kind": "Exited", "key": "a"}], ["x"]):
+        assert decode_events(damaged) is None

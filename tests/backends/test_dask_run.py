@@ -1,7 +1,10 @@
 """``sheaf run DIR --backend dask`` end to end: on a LocalCluster the run starts and closes, and on a real
-``dask scheduler`` + ``dask worker`` pair started here as processes on 127.0.0.1; a kill -9 of the engine
-mid-run and a resume (every task's marker files show it finished exactly once); a worker killed under a
-running job (the batch system's kill) is a failed attempt that the DAG's RETRY runs again."""
+``dask scheduler`` + ``dask worker`` pair started here as processes on 127.0.0.1.  The run contract
+(``contract.RunContract``) on an owned LocalCluster: kill -9 of the engine mid-run and a resume (every
+task's marker files show it finished exactly once), a worker killed under a running job (the batch
+system's kill) is a failed attempt that the DAG's RETRY runs again.  On the pair, which outlives the
+engine: the resume takes the result of a task that ended meanwhile and adopts one still running
+(each started once), and a killed worker is a failed attempt too."""
 
 from __future__ import annotations
 
@@ -18,7 +21,9 @@ import pytest
 
 pytest.importorskip("distributed", reason="the Dask backend needs the distributed package")
 
-from sheaf.backends._dask_guard import guard
+from sheaf.backends._jobguard import guard
+
+from .contract import RunContract, marker_dag, marks, parent_of
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "blackdiamond"
@@ -26,12 +31,6 @@ BIN = Path(sys.executable).parent
 ENV = {**os.environ, "PATH": f"{BIN}:{os.environ.get('PATH', '')}",
        # a task whose worker died is a failed attempt for sheaf's RETRY, never re-run by the scheduler
        "DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES": "0"}
-JOB = """#!/bin/sh
-# marks its start, sleeps, marks its end: the markers count how often each task ran
-echo x >> "$1.started"
-sleep "$2"
-echo x >> "$1.done"
-"""
 
 
 def _sheaf(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
@@ -77,24 +76,6 @@ def _plan(tmp_path: Path) -> Path:
     return tmp_path / "plan"
 
 
-def _marker_dag(tmp_path: Path, count: int, seconds: float, retry: int = 0) -> Path:
-    """t1 t2 -> t3..tN: each task writes NAME.started and NAME.done."""
-    (tmp_path / "job.sh").write_text(JOB)
-    (tmp_path / "job.sh").chmod(0o755)
-    lines = []
-    for i in range(1, count + 1):
-        (tmp_path / f"t{i}.sub").write_text(f"executable = {tmp_path}/job.sh\narguments = t{i} {seconds}\n"
-                                            f"output = t{i}.out\nerror = t{i}.err\nlog = k.log\nqueue\n")
-        lines.append(f"JOB t{i} t{i}.sub" + (f"\nRETRY t{i} {retry}" if retry else ""))
-    lines.append("PARENT t1 t2 CHILD " + " ".join(f"t{i}" for i in range(3, count + 1)))
-    (tmp_path / "k.dag").write_text("\n".join(lines) + "\n")
-    return tmp_path
-
-
-def _counts(directory: Path, suffix: str) -> dict[str, int]:
-    return {p.name[:-len(suffix)]: len(p.read_text().split()) for p in directory.glob(f"*{suffix}")}
-
-
 def test_blackdiamond_on_an_owned_local_cluster(tmp_path: Path) -> None:
     plan = _plan(tmp_path)
     done = _sheaf("run", str(plan), "--backend", "dask")
@@ -117,25 +98,53 @@ def test_an_unreachable_scheduler_is_one_message(tmp_path: Path) -> None:
     assert "cannot reach the Dask scheduler at tcp://127.0.0.1:9" in done.stderr
 
 
-def test_kill_minus_9_of_the_engine_then_resume_runs_each_task_once(tmp_path: Path) -> None:
-    """The owned LocalCluster dies with the engine; its worker's guard kills the running jobs, so they
-    do not finish unrecorded; the resumed run runs them again: every task done exactly once."""
-    work = _marker_dag(tmp_path, 6, 2.0)
-    engine = subprocess.Popen([str(BIN / "sheaf"), "run", str(work), "--backend", "dask"], env=ENV,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+class TestDaskRunContract(RunContract):
+    """The run contract on a LocalCluster the run owns (killed with the engine: its attempts that had
+    not finished run again); killed from outside = the worker process under the job is SIGKILLed (its
+    nanny starts another): the attempt fails and RETRY runs it on the new worker."""
+
+    overhead = 0.05
+
+    def run_args(self) -> list[str]:
+        return ["--backend", "dask"]
+
+    def run_env(self) -> dict[str, str]:
+        return dict(ENV)
+
+    def kill_from_outside(self, pid: int) -> None:
+        os.kill(parent_of(pid), signal.SIGKILL)  # the worker process runs the job
+
+
+def _kill_engine_when(work: Path, argv: list[str], started: int) -> None:
+    """Start ``sheaf run`` and kill -9 it once ``started`` tasks have begun."""
+    engine = subprocess.Popen(argv, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              start_new_session=True)
     deadline = time.monotonic() + 120
-    while len(_counts(work, ".started")) < 4:  # children of t1 t2 are running
+    while len(marks(work, ".started")) < started:
         assert time.monotonic() < deadline and engine.poll() is None
         time.sleep(0.05)
-    time.sleep(0.5)  # their worker has told its guard about them (the next turn of its task loop)
+    time.sleep(0.5)  # the tasks are past their first steps (records, the guard told)
     os.kill(engine.pid, signal.SIGKILL)
     engine.wait()
-    time.sleep(3.0)  # longer than a task: a job left running would have finished by now
-    killed = {t for t in _counts(work, ".started") if t not in _counts(work, ".done")}
-    assert killed, "the jobs running at the kill were stopped"
-    done = _sheaf("run", str(work), "--backend", "dask")
+
+
+def test_kill_minus_9_then_resume_on_a_running_scheduler_adopts_and_takes_results(
+        tmp_path: Path, pair: tuple[str, object]) -> None:
+    """The scheduler outlives the engine: t3 finishes while no engine runs (its exit record is the
+    result: not run again), t4 is still running at the resume (adopted: not run again); t5 and t6 never
+    reached Dask and run once.  Every task started once and finished once."""
+    work = marker_dag(tmp_path, 6, 0.2, lengths={3: 1.0, 4: 6.0})
+    argv = [str(BIN / "sheaf"), "run", str(work), "--backend", "dask", "--scheduler", pair[0]]
+    _kill_engine_when(work, argv, 4)  # t1 t2, then t3 and t4 on the worker's 2 CPUs
+    deadline = time.monotonic() + 30
+    while "t3" not in marks(work, ".done"):  # t3 ends while no engine runs
+        assert time.monotonic() < deadline, "t3 did not finish after the engine died"
+        time.sleep(0.05)
+    assert "t4" not in marks(work, ".done"), "t4 still runs at the resume"
+    done = _sheaf("run", str(work), "--backend", "dask", "--scheduler", pair[0])
     assert done.returncode == 0, done.stdout + done.stderr
-    assert _counts(work, ".done") == {f"t{i}": 1 for i in range(1, 7)}
+    every = {f"t{i}": 1 for i in range(1, 7)}
+    assert (marks(work, ".started"), marks(work, ".done")) == (every, every)
 
 
 def _worker_processes(nanny: int) -> list[int]:
@@ -184,3 +193,47 @@ def test_a_worker_killed_under_a_job_is_a_failed_attempt_that_retries(
 
 def test_guard_follows_start_and_end_lines() -> None:
     assert guard(["+10\n", "+11\n", "-10\n", "junk\n", "+\n", "-99\n"]) == {11}
+
+
+def test_a_task_still_queued_in_dask_never_runs_after_cancel_or_close(
+        tmp_path: Path, pair: tuple[str, object]) -> None:
+    """Tasks on a scheduler sheaf does not own outlive their client (for a resumed engine to adopt):
+    one cancelled, or left queued at ``close``, must still never run.  Another client's two jobs fill
+    the pair's worker, so this backend's tasks wait in Dask's queue."""
+    from contextlib import closing
+
+    from sheaf.backends.dask import DaskBackend
+
+    from .contract import collect, make_launch, wait_for
+
+    with closing(DaskBackend(pair[0])) as other:
+        for name in ("busy1", "busy2"):
+            other.submit(make_launch(tmp_path, name, ["/bin/sh", "-c", f"touch {name}.on; sleep 3"]))
+        wait_for(lambda: (tmp_path / "busy1.on").exists() and (tmp_path / "busy2.on").exists(), 60)
+        mine = DaskBackend(pair[0], state_dir=str(tmp_path / "state"))
+        for name in ("cancelled", "closed"):
+            mine.submit(make_launch(tmp_path, name, ["/bin/touch", f"{tmp_path}/{name}.ran"]))
+        time.sleep(0.5)  # both handed to Dask, which holds them: no room on the worker
+        mine.cancel("cancelled#0")
+        mine.close()
+        collect(other, 2, 60)
+    time.sleep(2.0)  # the worker is free: a task left queued would run now
+    assert not list(tmp_path.glob("*.ran"))
+
+
+def test_close_stops_the_attempts_it_adopted(tmp_path: Path, pair: tuple[str, object]) -> None:
+    """A resumed backend adopts the killed engine's two running tasks, then closes (the resumed run
+    was stopped): their jobs are stopped too, none finishes."""
+    from sheaf.backends.dask import DaskBackend
+    from sheaf.engine._journal import replay
+
+    work = marker_dag(tmp_path, 4, 0.2, lengths={3: 6.0, 4: 6.0})
+    _kill_engine_when(work, [str(BIN / "sheaf"), "run", str(work), "--backend", "dask", "--scheduler",
+                             pair[0]], 4)
+    run_id = replay(str(work / ".sheaf" / "k.dag.journal")).run_id
+    backend = DaskBackend(pair[0], state_dir=str(work / "sheaf-dask"))
+    assert backend.adopt(run_id, [("t3", 0), ("t4", 0)]) == {"t3#0", "t4#0"}
+    assert backend.running() == 2
+    backend.close()
+    time.sleep(7.0)  # longer than the tasks: had they gone on, they would have finished
+    assert "t3" not in marks(work, ".done") and "t4" not in marks(work, ".done")

@@ -20,6 +20,10 @@ import pytest
 htcondor2 = pytest.importorskip("htcondor2")
 
 from sheaf.backends.htcondor import HTCondorBackend, find_schedd, render_dag_submit, submit_dag  # noqa: E402
+from sheaf.engine import parse_dag  # noqa: E402
+from sheaf.engine._events import Submit  # noqa: E402
+from sheaf.engine._nodejob import render_node  # noqa: E402
+from sheaf.engine._submit import node_description, split_arguments  # noqa: E402
 from sheaf.errors import EngineError  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -81,15 +85,44 @@ def test_from_dag_writes_the_dagman_job_beside_the_dag(plan: Path, dagman_on_pat
     assert again["arguments"].replace(" ", "") == arguments.replace(" ", "")
 
 
+def _htcondor_view(dag_dir: Path, text: str, node: str, dag_vars: dict[str, str]) -> dict[str, str]:
+    """What HTCondor makes of one node's description: ``htcondor2.Submit`` with the node's VARS and
+    DAGMan's ``$(JOB)``/``$(RETRY)`` set, its values expanded and its paths resolved as the schedd does."""
+    submit = htcondor2.Submit(text)
+    for name, value in dag_vars.items():
+        submit[name] = value
+    submit["JOB"], submit["RETRY"] = node, "0"
+    iwd = os.path.join(dag_dir, submit.expand("initialdir") or ".")
+    return {"executable": os.path.join(dag_dir, submit.expand("executable")),
+            "arguments": submit.expand("arguments"), "initialdir": os.path.normpath(iwd),
+            "output": os.path.normpath(os.path.join(iwd, submit.expand("output"))),
+            "error": os.path.normpath(os.path.join(iwd, submit.expand("error"))),
+            "universe": (submit.expand("universe") or "vanilla").lower()}
+
+
 def test_the_plans_submit_descriptions_read_through_htcondor2(plan: Path) -> None:
-    """Every description the plan wrote parses in HTCondor's own submit language, and names the
-    executable and output the DAG's node expects."""
-    subs = sorted(plan.glob("*.sub"))
-    assert subs
-    for path in subs:
-        submit = htcondor2.Submit(path.read_text())
-        assert submit.get("executable"), path
-        assert submit.get("output") or submit.get("universe") == "local", path
+    """Every node's description -- its own file, or a shared ``SUBMIT-DESCRIPTION`` block of the DAG
+    with the node's VARS -- parses in HTCondor's own submit language, and expands to the executable,
+    arguments, directory and files that sheaf's engine runs for the node (the first attempt).  (This
+    test once read only ``*.sub`` at the plan's top, where only DAGMan's ``.condor.sub`` is.)"""
+    dag = parse_dag(str(plan / "blackdiamond.dag"))
+    checked = set()
+    for name, spec in dag.nodes.items():
+        if spec.noop or spec.subdag:
+            continue
+        if spec.description is not None:
+            text = "".join(line + "\n" for _, line in dag.descriptions[spec.description].lines)
+        else:
+            text = Path(spec.submit).read_text()
+        dag_vars = {k: v for k, v in spec.vars.items() if not k.startswith("+")}
+        theirs = _htcondor_view(plan, text, name, dag_vars)
+        job = render_node(node_description(spec, dag.descriptions), spec, Submit(name, 0, 1, 0), False, [])
+        ours = {"executable": job.argv[0], "arguments": job.argv[1:], "initialdir": job.cwd,
+                "output": job.stdout, "error": job.stderr, "universe": job.universe}
+        theirs_argv = split_arguments(theirs.pop("arguments"))
+        assert {**theirs, "arguments": theirs_argv} == {**ours, "arguments": list(ours["arguments"])}, name
+        checked.add(spec.description or "file")
+    assert len(checked) >= 3, checked  # shared blocks and files alike
 
 
 def test_submit_hands_the_description_to_the_schedd(plan: Path, dagman_on_path: Path) -> None:
@@ -139,3 +172,13 @@ def test_live_pool_runs_a_dag(tmp_path: Path) -> None:
         assert time.monotonic() < deadline, f"DAGMan job {done.cluster} did not run the node"
         time.sleep(2)
     assert (tmp_path / "a.txt").read_text() == "ran\n"
+
+
+def test_without_condor_dagman_on_path_nothing_is_written(plan: Path, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))  # no condor_dagman anywhere
+    sub = plan / "blackdiamond.dag.condor.sub"
+    before = sub.read_text() if sub.exists() else None
+    with pytest.raises(EngineError, match="condor_dagman is not on PATH"):
+        render_dag_submit(str(plan / "blackdiamond.dag"))
+    assert (sub.read_text() if sub.exists() else None) == before

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from sheaf.backends import ConcurrencyLimits, Pool
-from sheaf.backends._spawn import THREADED
+from sheaf.backends._spawner import THREADED
 from sheaf.backends.local import LocalBackend
 from sheaf.engine import Held, Launch
 

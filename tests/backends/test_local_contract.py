@@ -8,13 +8,20 @@ from sheaf.backends import ConcurrencyLimits, Pool
 from sheaf.backends.local import LocalBackend
 from sheaf.engine import Backend
 
-from .contract import BackendContract
+from .contract import BackendContract, RunContract
 
 
 class TestLocalBackendContract(BackendContract):
+    file_transfer = True
+
     def make_backend(self, tmp_path: Path, slots: int) -> Backend:
         pool = Pool(f"NUM_CPUS = {slots}\nMEMORY = {1024 * slots}\nPERIODIC_EXPR_INTERVAL = 0.2\n")
         return LocalBackend(pool, limits=ConcurrencyLimits(pool.config, path=tmp_path / "limits.sqlite"))
+
+
+class TestLocalRunContract(RunContract):
+    def run_args(self) -> list[str]:
+        return ["--backend", "local"]
 
 
 def test_public_names() -> None:

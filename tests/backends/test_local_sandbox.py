@@ -78,3 +78,25 @@ def test_a_missing_output_after_success_holds_the_job(tmp_path: Path) -> None:
     with _backend(tmp_path) as backend:
         backend.submit(_launch(tmp_path, "e", FileTransfer((), ("out.txt",)), code=failing))
         assert exited(collect(backend, 1)["e#0"]).exit_code == 3  # the job's own failure is kept
+
+
+#: reads deep/in.txt and writes deep/out/out.txt (Pegasus's deep LFNs)
+DEEP = ("import os; text = open('deep/in.txt').read(); os.makedirs('deep/out', exist_ok=True); "
+        "open('deep/out/out.txt', 'w').write(text.upper())")
+
+
+def test_preserve_relative_paths_keeps_the_directories_of_relative_entries(tmp_path: Path) -> None:
+    """HTCondor's ``preserve_relative_paths``: ``deep/in.txt`` is placed at that path in the sandbox
+    and ``deep/out/out.txt`` comes back to that path under initialdir (its directories made)."""
+    (tmp_path / "iwd" / "deep").mkdir(parents=True)
+    (tmp_path / "iwd" / "deep" / "in.txt").write_text("deep")
+    transfer = FileTransfer((str(tmp_path / "iwd" / "deep" / "in.txt"),), ("deep/out/out.txt",),
+                            preserve_relative_paths=True, names=("deep/in.txt",))
+    with _backend(tmp_path) as backend:
+        backend.submit(_launch(tmp_path, "f", transfer, code=DEEP))
+        assert exited(collect(backend, 1)["f#0"]).exit_code == 0
+    assert (tmp_path / "iwd" / "deep" / "out" / "out.txt").read_text() == "DEEP"
+    without = dataclasses.replace(transfer, preserve_relative_paths=False)
+    with _backend(tmp_path) as backend:  # HTCondor's default: by base name, so the job cannot find it
+        backend.submit(_launch(tmp_path, "g", without, code=DEEP))
+        assert exited(collect(backend, 1)["g#0"]).exit_code == 1

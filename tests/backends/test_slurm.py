@@ -15,9 +15,10 @@ from hypothesis import strategies as st
 
 from sheaf.backends._slurm_ctl import RateLimit, classify
 from sheaf.backends._slurm_records import read_record, stem_of
-from sheaf.backends._slurm_render import render
+from sheaf.backends._slurm_render import launcher, multi_task, render
 from sheaf.backends.slurm import SlurmBackend
-from sheaf.engine import Exited, Held, Launch
+from sheaf.classad import ClassAd
+from sheaf.engine import Event, Exited, Held, Launch
 from slurm_cluster import Cluster
 
 from .contract import collect, exited, make_launch, wait_for
@@ -49,10 +50,27 @@ def test_render_pegasus_and_globus_profiles() -> None:
     argv = _argv('RequestCpus = 4\npegasus_nodes = 2\npegasus_ppn = 8\npegasus_queue = "short"\n'
                  'pegasus_project = "abc123"\nglobus_xcount = 16\nglobus_maxwalltime = 90\n'
                  'pegasus_runtime = 7200\nBatchExtraSubmitArgs = "--qos=debug --constraint=\'a b\'"')
-    for option in ("--cpus-per-task=4", "--nodes=2", "--ntasks-per-node=8", "--partition=short",
+    for option in ("--nodes=2", "--ntasks-per-node=8", "--partition=short",
                    "--account=abc123", "--ntasks=16", "--time=90", "--qos=debug", "--constraint=a b"):
         assert option in argv, option
     assert argv.index("--qos=debug") > argv.index("--time=90")  # the user's passthrough comes last
+    assert not [a for a in argv if a.startswith("--cpus-per-task")]  # RequestCpus: all the tasks' CPUs
+    assert "--cpus-per-task=4" in _argv("RequestCpus = 4")
+
+
+def test_render_blahp_directives_codegen_writes() -> None:
+    """HTCondor's BLAHP batch directives (what codegen writes from Pegasus's nodes/ppn/queue/project
+    and globus xcount/hostcount) become real sbatch options; a PMC cluster asking for several tasks
+    is started by mpiexec."""
+    ad = ('HostNumber = 2\nSMPGranularity = 3\nNodeNumber = 6\nBatchQueue = "debug"\n'
+          'BatchProject = "p1"\nBatchRuntime = 600\nRequestCpus = 6\nsheaf_launcher = "mpiexec"')
+    argv = _argv(ad)
+    for option in ("--nodes=2", "--ntasks-per-node=3", "--ntasks=6", "--partition=debug", "--account=p1",
+                   "--time=10"):
+        assert option in argv, option
+    assert not [a for a in argv if a.startswith("--cpus-per-task")]
+    assert launcher(ClassAd.parse_old(ad)) == "mpiexec" and multi_task(ClassAd.parse_old(ad))
+    assert launcher(ClassAd.parse_old('NodeNumber = 1\nsheaf_launcher = "mpiexec"')) is None  # one task
 
 
 def test_render_leaves_out_what_does_not_evaluate() -> None:
@@ -227,3 +245,29 @@ def test_a_key_cancelled_while_queued_and_submitted_again_runs_once(slurm: Clust
     assert sorted(events) == ["again#0", "first#0"]
     assert backend.submitted_total == 2
     assert (tmp_path / "again.log").read_text() == "ran\n"
+
+
+def test_an_exit_record_wakes_the_backend_before_its_poll_interval(slurm: Cluster, tmp_path: Path) -> None:
+    """A record renamed into the inbox ends ``wait`` at once (inotify); the poll interval, here far
+    longer than the job, is only the fallback for records written by other hosts."""
+    with slurm_backend(slurm, tmp_path / "state", poll_interval=60.0) as backend:
+        backend.submit(make_launch(tmp_path, "quick", ["/bin/true"]))
+        start = time.monotonic()
+        events: list[Event] = []
+        while not any(isinstance(event, Exited) for event in events):
+            events += backend.wait(90.0)  # sleeps up to the poll interval between reads of the inbox
+        assert time.monotonic() - start < 30.0  # the job takes 1-2 s; a poll would have taken 60 s
+
+
+def test_the_job_wrapper_starts_without_heavy_modules() -> None:
+    """The wrapper's imports are paid by every Slurm job (wall time of its slot): none of typing,
+    dataclasses, inspect, threading, queue or ctypes (25 ms of CPU a job together), nor the ClassAd
+    library or the engine, for a plain job."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from sheaf.backends._slurm_job import main; "
+            "print(' '.join(sorted(m for m in sys.modules if m in {'typing', 'dataclasses', 'inspect', "
+            "'threading', 'queue', 'ctypes'} or m.startswith(('sheaf.classad', 'sheaf.engine')))))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == []

@@ -23,6 +23,7 @@ def slurm_backend(cluster: Cluster, state: Path, slots: int = 1000, **options: o
 class TestSlurmBackendContract(BackendContract):
     overhead = 1.5   # seconds: a Slurm job takes ~0.6-1.5 s from sbatch to its end on the test cluster
     short_jobs = 20
+    file_transfer = True
 
     @pytest.fixture(autouse=True)
     def _cluster(self, slurm: Cluster) -> None:

@@ -5,13 +5,18 @@ files), zero lost."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+import pytest
+
+from sheaf.backends._slurm_records import read_record
 from slurm_cluster import Cluster
 
 SHEAF = str(Path(sys.executable).parent / "sheaf")
@@ -89,6 +94,38 @@ def test_a_job_scancelled_from_outside_fails_and_retries(slurm: Cluster, tmp_pat
     assert engine.returncode == 0, out
     assert "1 retries" in out
     assert _marks(tmp_path) == {"victim": 2}
+
+
+def _lines_of(path: Path, node: str) -> list[str]:
+    text = path.read_text() if path.exists() else ""
+    return [w[2] for w in (line.split() for line in text.splitlines()) if len(w) > 2 and w[1] == node]
+
+
+def test_execute_is_written_when_the_slurm_job_starts(slurm: Cluster, tmp_path: Path) -> None:
+    """The wrapper's start record is the job's EXECUTE: in jobstate.log while the job still runs."""
+    _build(tmp_path, _jobs(["long"]) + "NODE_STATUS_FILE wf.status 1\n", duration="6")
+    engine = subprocess.Popen([SHEAF, "run", str(tmp_path), "--backend", "slurm"], env=_env(slurm),
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while not (tmp_path / "marks" / "long").exists():
+            assert time.monotonic() < deadline and engine.poll() is None, "the job never started"
+            time.sleep(0.05)
+        deadline = time.monotonic() + 4  # the job sleeps 6 s more
+        while "EXECUTE" not in _lines_of(tmp_path / "jobstate.log", "long"):
+            assert time.monotonic() < deadline, _lines_of(tmp_path / "jobstate.log", "long")
+            time.sleep(0.05)
+        assert _lines_of(tmp_path / "jobstate.log", "long") == ["SUBMIT", "EXECUTE"]
+        time.sleep(1.5)  # the node status file is rewritten every second
+        assert "STATUS_SUBMITTED" in (tmp_path / "wf.status").read_text()
+        assert 'StatusDetails = "not_idle"' in (tmp_path / "wf.status").read_text()
+        assert engine.wait(60) == 0
+    finally:
+        if engine.poll() is None:
+            engine.kill()
+            engine.wait()
+    assert _lines_of(tmp_path / "jobstate.log", "long") == ["SUBMIT", "EXECUTE", "JOB_TERMINATED",
+                                                            "JOB_SUCCESS"]
 
 
 def _kill_engine_mid_run(tmp: Path, slurm: Cluster) -> None:
@@ -184,3 +221,59 @@ def test_a_glite_slurm_site_runs_on_slurm_and_the_others_locally(slurm: Cluster,
     assert "slurm_script" not in (tmp_path / "where.local").read_text()
     specs = list((tmp_path / "run" / "sheaf-slurm" / "specs").iterdir())
     assert len(specs) == 1
+
+
+# -- a PMC cluster across one Slurm allocation ---------------------------------------------------------
+
+#: a task: records the Slurm job and the MPI rank it ran under, and its own argument
+PMC_TASK = f"""#!{sys.executable}
+import os, sys
+keys = ("SLURM_JOB_ID", "SLURM_NTASKS", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE")
+with open(os.path.join(os.path.dirname(sys.argv[0]), "ran." + sys.argv[1]), "w") as out:
+    out.write(" ".join(os.environ.get(key, "-") for key in keys) + "\\n")
+"""
+
+
+def _pmc_inputs(tmp: Path, tasks: int) -> None:
+    from Pegasus.api import Job, Site, SiteCatalog, Transformation, TransformationCatalog, Workflow
+
+    task = tmp / "task.py"
+    task.write_text(PMC_TASK)
+    task.chmod(0o755)
+    site = Site("cluster").add_pegasus_profile(style="glite", nodes=1, ppn=2) \
+        .add_condor_profile(grid_resource="batch slurm") \
+        .add_env(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",  # the tests run as root
+                 PATH=os.environ["PATH"])  # where mpiexec finds srun, to start its ranks in the allocation
+    SiteCatalog().add_sites(Site("local"), site).write(str(tmp / "sites.yml"))
+    TransformationCatalog().add_transformations(Transformation("task", site="cluster", pfn=str(task))) \
+        .write(str(tmp / "transformations.yml"))
+    jobs = [Job("task", _id=f"t{i}").add_args(f"t{i}").add_pegasus_profile(clusters_size=tasks,
+                                                                          job_aggregator="mpiexec")
+            for i in range(tasks)]
+    Workflow("pmc").add_jobs(*jobs).write(str(tmp / "workflow.yml"))
+
+
+def test_a_pmc_cluster_runs_under_mpiexec_in_one_allocation(slurm: Cluster, tmp_path: Path) -> None:
+    """Pegasus's nodes/ppn on a PMC cluster: codegen writes the batch directives, the Slurm backend asks
+    for one job of nodes x ppn tasks and starts PMC with mpiexec inside it: master and worker are MPI
+    ranks of that job, and every task ran there."""
+    if shutil.which("mpiexec") is None or importlib.util.find_spec("mpi4py") is None:
+        pytest.skip("mpiexec or mpi4py is not installed (run scripts/system-deps.sh)")
+    _pmc_inputs(tmp_path, 4)
+    argv = [SHEAF, "plan", "workflow.yml", "--relative-dir", "run", "--sites", "cluster", "--cluster",
+            "horizontal"]
+    plan = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, check=False)
+    assert plan.returncode == 0, plan.stderr
+    sub = next((tmp_path / "run").rglob("merge_*.sub")).read_text()
+    for line in ("+HostNumber = 1", "+SMPGranularity = 2", "+NodeNumber = 2", '+sheaf_launcher = "mpiexec"'):
+        assert line in sub.splitlines(), (line, sub)
+    done = subprocess.run([SHEAF, "run", str(tmp_path / "run")], env=_env(slurm), capture_output=True,
+                          text=True, timeout=240, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    ran = {path.name: path.read_text().split() for path in tmp_path.glob("ran.*")}
+    assert sorted(ran) == [f"ran.t{i}" for i in range(4)]  # every task's output
+    jobs = {words[0] for words in ran.values()}
+    assert len(jobs) == 1 and "-" not in jobs  # one Slurm job ...
+    assert {tuple(words[1:]) for words in ran.values()} == {("2", "1", "2")}  # ... of 2 tasks: rank 1 worked
+    specs = [read_record(str(path)) for path in (tmp_path / "run" / "sheaf-slurm" / "specs").iterdir()]
+    assert [spec["launcher"] for spec in specs if spec] == [["mpiexec"]]

@@ -1,16 +1,19 @@
-"""The ctypes ``posix_spawn`` (``_libcspawn``, GIL released, chdir as a file action) against the
-``os.posix_spawn`` path it replaces: what the child sees must be the same, and so must the errors."""
+"""The ctypes ``posix_spawn`` (``_libcspawn``, GIL released, chdir as a file action) and the C spawner
+thread (``_cspawn`` through ``CSpawner``, where it was built) against the ``os.posix_spawn`` path
+they replace: what the child sees must be the same, and so must the errors."""
 
 from __future__ import annotations
 
 import os
+import select
 import sys
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import pytest
 
-from sheaf.backends import _spawn
+from sheaf.backends import _spawn, _spawner
 from sheaf.backends._libcspawn import AVAILABLE
 
 pytestmark = pytest.mark.skipif(not AVAILABLE, reason="glibc >= 2.29 posix_spawn_file_actions_addchdir_np")
@@ -23,13 +26,36 @@ print(sys.argv[1:])
 print(os.getcwd())
 print(sorted(os.environ.items()))
 print(repr(sys.stdin.read()))
-print(os.getsid(0) == os.getpid(), os.getpgid(0) == os.getpid())
+print(os.getsid(0) == os.getsid(os.getppid()), os.getpgid(0) == os.getpid())  # own group, our session
 print([line for line in status if line.startswith(("SigBlk", "SigIgn", "Cpus_allowed_list"))])
 print(sorted(os.listdir("/proc/self/fd")))
 print("to-stderr", file=sys.stderr)
 """
 Spawn = Callable[..., _spawn.Spawned]
-PATHS = {"os": _spawn._spawn_os, "libc": _spawn._spawn_libc}
+_REFUSALS = ("null byte", "environment variable name")  # ValueErrors of the other paths
+
+
+def _spawn_c(argv: Sequence[str], env: Mapping[str, str], cwd: str, stdout: str, stderr: str,
+             cpus: frozenset[int] | None = None, stdin: str = os.devnull) -> _spawn.Spawned:
+    """One spawn through the C spawner thread, raising as the other paths raise."""
+    module = _spawner._compiled()
+    assert module is not None
+    spawner: _spawner.CSpawner[None] = _spawner.CSpawner(time.time, module)
+    try:
+        spawner.submit(_spawner.SpawnRequest(None, argv, env, cwd, stdout, stderr, cpus, stdin))
+        select.select([spawner.wakeup], [], [], 30.0)
+        (result,) = spawner.results()
+    finally:
+        assert spawner.close() == []
+    if result.spawned is None:
+        assert result.error is not None
+        raise (ValueError if result.error.endswith(_REFUSALS) else _spawn.SpawnError)(result.error)
+    return result.spawned
+
+
+PATHS: dict[str, Spawn] = {"os": _spawn._spawn_os, "libc": _spawn._spawn_libc}
+if _spawner._compiled() is not None:
+    PATHS["c"] = _spawn_c
 
 
 def _run(fn: Spawn, tmp: Path, name: str, argv: list[str], cwd: Path, *, same_file: bool = False,
@@ -43,33 +69,35 @@ def _run(fn: Spawn, tmp: Path, name: str, argv: list[str], cwd: Path, *, same_fi
     return os.waitstatus_to_exitcode(status), (cwd / out).read_text(), (cwd / err).read_text()
 
 
-def _both(tmp: Path, argv: list[str], **kw: object) -> tuple[tuple[int, str, str], tuple[int, str, str]]:
-    results = []
+def _each(tmp: Path, argv: list[str], **kw: object) -> dict[str, tuple[int, str, str]]:
+    """What the child wrote through each path, its directory's name replaced by X."""
+    results = {}
     for label, fn in PATHS.items():
         cwd = tmp / label / "work dir"
         cwd.mkdir(parents=True)
         (cwd / "job.out").write_text("old content that must be truncated " * 100)
-        results.append(_run(fn, tmp, "job", argv, cwd, **kw))  # type: ignore[arg-type]
-    first, second = results
-    return first, second
+        code, out, err = _run(fn, tmp, "job", argv, cwd, **kw)  # type: ignore[arg-type]
+        results[label] = (code, out.replace(f"/{label}/", "/X/"), err.replace(f"/{label}/", "/X/"))
+    return results
 
 
 @pytest.mark.parametrize("same_file", [False, True])
 def test_the_child_sees_the_same(tmp_path: Path, same_file: bool) -> None:
     argv = [sys.executable, "-S", "-c", PROBE, "one two", "", "'q'", '"dq"', "é"]
-    by_os, by_libc = _both(tmp_path, argv, same_file=same_file)
-    assert by_os[0] == by_libc[0] == 0
-    assert by_os[1].replace("/os/", "/X/") == by_libc[1].replace("/libc/", "/X/")
-    assert by_os[2].replace("/os/", "/X/") == by_libc[2].replace("/libc/", "/X/")
-    assert "True True" in by_libc[1]
-    assert "old content" not in by_libc[1]
+    seen = _each(tmp_path, argv, same_file=same_file)
+    for label, result in seen.items():
+        assert result == seen["os"], label
+    assert seen["os"][0] == 0
+    assert "True True" in seen["os"][1]
+    assert "old content" not in seen["os"][1]
 
 
 def test_path_search_and_cpu_pinning_are_the_same(tmp_path: Path) -> None:
     cpus = frozenset({min(os.sched_getaffinity(0))})
-    by_os, by_libc = _both(tmp_path, [os.path.basename(sys.executable), "-S", "-c", PROBE], cpus=cpus)
-    assert by_os[1].replace("/os/", "/X/") == by_libc[1].replace("/libc/", "/X/")
-    assert f"Cpus_allowed_list:\\t{min(cpus)}" in by_libc[1]
+    seen = _each(tmp_path, [os.path.basename(sys.executable), "-S", "-c", PROBE], cpus=cpus)
+    for label, result in seen.items():
+        assert result[1] == seen["os"][1], label
+    assert f"Cpus_allowed_list:\\t{min(cpus)}" in seen["os"][1]
     assert os.sched_getaffinity(0) != cpus or len(os.sched_getaffinity(0)) == 1  # the caller's mask is back
 
 
@@ -91,7 +119,7 @@ def test_failures_are_the_same_error(tmp_path: Path, case: str) -> None:
         with pytest.raises(_spawn.SpawnError) as caught:
             fn(argv, {}, str(cwd), out, out, None)
         messages.append(str(caught.value).replace(f"/{label}", "/X"))
-    assert messages[0] == messages[1]
+    assert len(set(messages)) == 1, messages
 
 
 @pytest.mark.parametrize("fn", PATHS.values(), ids=PATHS.keys())
@@ -114,3 +142,38 @@ def test_stdin_is_the_input_file_else_dev_null(tmp_path: Path, fn: Spawn) -> Non
         assert (tmp_path / "o.txt").read_text() == seen
     with pytest.raises(_spawn.SpawnError):  # a missing input file: the job cannot start
         fn(argv, {}, str(tmp_path), "o.txt", "o.txt", None, str(tmp_path / "missing"))
+
+
+def test_the_c_spawner_is_used_where_built_unless_pure_python(monkeypatch: pytest.MonkeyPatch) -> None:
+    built = _spawner._compiled() is not None
+    spawner = _spawner.make_spawner(time.time)
+    assert isinstance(spawner, _spawner.CSpawner if built else _spawner.Spawner)
+    assert spawner is not None and spawner.close() == []
+    monkeypatch.setenv("SHEAF_PURE_PYTHON", "1")
+    spawner = _spawner.make_spawner(time.time)
+    assert isinstance(spawner, _spawner.Spawner)
+    assert spawner.close() == []
+
+
+def test_the_c_spawner_hands_back_every_request_in_order(tmp_path: Path) -> None:
+    """Many requests queued at once, refused ones among them: one result each, in submission order."""
+    module = _spawner._compiled()
+    if module is None:
+        pytest.skip("the _cspawn extension was not built")
+    spawner: _spawner.CSpawner[int] = _spawner.CSpawner(time.time, module)
+    for i in range(40):
+        argv = ["/bin/true"] if i % 7 else ["/bin/true", "bad\0arg"]
+        spawner.submit(_spawner.SpawnRequest(i, argv, {"PATH": "/bin"}, str(tmp_path), "o", "o", None))
+    results: list[_spawner.SpawnResult[int]] = []
+    while len(results) < 40:
+        select.select([spawner.wakeup], [], [], 30.0)
+        results.extend(spawner.results())
+    assert spawner.close() == []
+    started = [r for r in results if r.spawned is not None]
+    assert sorted(r.tag for r in results) == list(range(40))
+    assert [r.tag for r in started] == [i for i in range(40) if i % 7]
+    for result in started:
+        assert result.spawned is not None
+        _, status = os.waitpid(result.spawned.pid, 0)
+        os.close(result.spawned.pidfd)
+        assert status == 0

@@ -196,8 +196,8 @@ class Generator:
         args = [self.argument(kind.rstrip("?"), depth) for kind in kinds
                 if not kind.endswith("?") or r.random() < 0.5]
         if name in ("absTime", "relTime"):
-            # a literal string here is read by the parser, which is lenient about junk dates in
-            # the official library (a documented difference): keep to well-formed ones
+            # a literal string here is read by the parser; keep to a fixed set of forms (the
+            # grammar of time texts is compared with the library's in test_time_text.py)
             args = [arg if not arg.startswith('"') else r.choice(_WELL_FORMED_TIMES) for arg in args]
         if r.random() < 0.05 and name not in ("absTime", "formatTime"):  # wrong arity (not "now")
             args = args[:-1] if args and r.random() < 0.5 else [*args, self.expr(depth)]

@@ -170,3 +170,38 @@ def test_condor_q_wrapper_is_an_empty_queue_without_htcondor(tmp_path: Path) -> 
     env["PATH"] = f"{bindir}:{fake.parent}:/usr/bin:/bin"
     done = subprocess.run(["condor_q", "-json"], env=env, capture_output=True, text=True, check=False)
     assert done.stdout == "real -json\n", done.stderr
+
+
+# test/core's drivers (and the harness that runs them) find the submit directory in the tools' output
+DRIVER = r'''
+set -e
+pegasus-plan --dir submit --sites condorpool --output-sites local workflow.yml | tee plan.out
+WORK_DIR=`cat plan.out | grep pegasus-run | sed -E 's/^pegasus-run[ ]+//'`
+test -f "$WORK_DIR/braindump.yml"
+pegasus-run $WORK_DIR | tee run.out
+RUN_DIR=`grep pegasus-remove run.out | sed 's/.*pegasus-remove //'`
+test "$RUN_DIR" = "$WORK_DIR"
+pegasus-plan --dir submit --sites condorpool --output-sites local --submit workflow.yml | tee submit.out
+SUBMITTED=`grep pegasus-remove submit.out | sed 's/.*pegasus-remove //'`
+test -f "$SUBMITTED/braindump.yml"
+echo "DIRS $WORK_DIR $SUBMITTED"
+'''
+
+
+def test_a_pegasus_driver_script_finds_the_submit_directory_in_the_output(tmp_path: Path) -> None:
+    from Pegasus.api import Job, Site, SiteCatalog, Transformation, TransformationCatalog, Workflow
+
+    bindir = tmp_path / "bin"
+    assert subprocess.run([str(BIN / "sheaf"), "shims", str(bindir)], check=False).returncode == 0
+    SiteCatalog().add_sites(Site("condorpool"), Site("local")).write(str(tmp_path / "sites.yml"))
+    echo = Transformation("echo", site="condorpool", pfn="/bin/echo")
+    TransformationCatalog().add_transformations(echo).write(str(tmp_path / "transformations.yml"))
+    Workflow("hello").add_jobs(Job(echo).add_args("hello")).write(str(tmp_path / "workflow.yml"))
+    env = {**os.environ, "PATH": f"{bindir}:{os.environ['PATH']}"}
+    done = subprocess.run(["bash", "-c", DRIVER], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          check=False, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    first, second = (Path(word) for word in done.stdout.split("DIRS ", 1)[1].split())
+    assert first != second and first.name == "run0001" and second.name == "run0002"
+    _wait_for(first, "succeeded")
+    _wait_for(second, "succeeded")

@@ -5,8 +5,10 @@ time (``benchmarks/engine_throughput.py`` times ``sheaf run`` from start to exit
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -15,9 +17,9 @@ _NOT_FOR_RUN = ("sheaf.planner", "sheaf.codegen._write", "sheaf.formats._yaml_wo
                 "sheaf.model._workflow", "rich.progress", "yaml_rs")
 
 
-def _loaded(code: str) -> set[str]:
+def _loaded(code: str, env: dict[str, str] | None = None) -> set[str]:
     out = subprocess.run([sys.executable, "-c", f"{code}\nimport sys\nprint('\\n'.join(sys.modules))"],
-                         capture_output=True, text=True, check=True)
+                         capture_output=True, text=True, check=True, env=env)
     return set(out.stdout.split())
 
 
@@ -29,9 +31,49 @@ def test_the_run_command_imports_nothing_of_planning() -> None:
     assert sorted(m for m in loaded if m.startswith(_NOT_FOR_RUN)) == []
 
 
-@pytest.mark.parametrize("package", ["sheaf.model", "sheaf.formats", "sheaf.codegen"])
+@pytest.mark.parametrize("package", ["sheaf.model", "sheaf.formats", "sheaf.codegen", "sheaf.monitor"])
 def test_lazy_packages_still_export_every_name(package: str) -> None:
     code = (f"import importlib\nm = importlib.import_module({package!r})\n"
             "missing = [n for n in m.__all__ if getattr(m, n, None) is None]\nassert not missing, missing\n"
             "try:\n    m.no_such_name\nexcept AttributeError:\n    pass\nelse:\n    raise SystemExit(1)")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_a_local_run_loads_no_grid_backend_nor_container_code(tmp_path: Path) -> None:
+    """A whole run of a plain DAG: the grid backend (~120 ms of imports) and the container helpers
+    (with urllib, ~35 ms) are for grid plans and plans with containers only; of the monitor, the run
+    needs the events loader, not the dashboard's HTTP server or the analyzer."""
+    (tmp_path / "a.sub").write_text("executable = /bin/true\nqueue\n")
+    (tmp_path / "a.dag").write_text("JOB A a.sub\n")
+    run = ("import sys\nfrom sheaf.cli import main\n"
+           f"sys.argv = ['sheaf', 'run', {str(tmp_path)!r}]\n"
+           "try:\n    main()\nexcept SystemExit as exc:\n    assert exc.code == 0, exc.code")
+    loaded = _loaded(run, {**os.environ, "SHEAF_EVENTS": "0", "SHEAF_HOME": str(tmp_path / "home")})
+    assert "sheaf.engine._loop" in loaded
+    assert sorted(m for m in loaded if m.startswith(("sheaf.backends.grid", "sheaf.backends._grid",
+                                                     "sheaf.aggregators.container", "urllib.request",
+                                                     "sheaf.monitor._dashboard", "sheaf.monitor._analyze",
+                                                     "http.server"))) == []
+
+
+def test_the_program_exits_fast_with_mains_status_output_and_atexit(tmp_path: Path) -> None:
+    """``sheaf`` (``program``) skips the interpreter's teardown, not what an exit does: the status,
+    buffered output (to a pipe) and the ``atexit`` handlers."""
+    mark = tmp_path / "atexit-ran"
+    code = ("import atexit, pathlib, sys\n"
+            f"atexit.register(pathlib.Path({str(mark)!r}).write_text, 'yes')\n"
+            "from sheaf.cli import program\nsys.argv = ['sheaf', *sys.argv[1:]]\nprogram()")
+    env = {**os.environ, "SHEAF_EVENTS": "0", "SHEAF_HOME": str(tmp_path / "home")}
+    done = subprocess.run([sys.executable, "-c", code, "--version"], capture_output=True, text=True, env=env,
+                          check=False)
+    assert (done.returncode, mark.read_text()) == (0, "yes")
+    assert "sheaf" in done.stdout
+    (tmp_path / "a.sub").write_text("executable = /bin/false\nqueue\n")
+    (tmp_path / "a.dag").write_text("JOB A a.sub\n")
+    done = subprocess.run([sys.executable, "-c", code, "run", str(tmp_path)], capture_output=True, text=True,
+                          env=env, check=False)
+    assert done.returncode == 1  # the workflow ran and failed
+    assert "workflow FAILED" in done.stdout and done.stdout.endswith("to continue from it\n")
+    done = subprocess.run([sys.executable, "-c", code, "run", str(tmp_path / "missing")], capture_output=True,
+                          text=True, env=env, check=False)
+    assert done.returncode == 2 and "missing" in done.stderr

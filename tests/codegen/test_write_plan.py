@@ -4,6 +4,7 @@ engine's DAG parser, the seqexec/PMC parsers, msgspec), plan.json's contract, at
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from collections import deque
@@ -206,6 +207,39 @@ def test_pmc_cluster_files(tmp_path: Path) -> None:
     assert sub["request_cpus"] == "8"
     assert sub["arguments"] == f'"--max-wall-time 30 {path}"'
     assert sub["executable"].endswith("sheaf-mpi-cluster")
+    # BLAHP's batch directives, which the Slurm backend turns into --nodes/--ntasks-per-node/--ntasks
+    assert (sub["MY.HostNumber"], sub["MY.SMPGranularity"], sub["MY.NodeNumber"]) == ("2", "4", "8")
+    assert sub["MY.sheaf_launcher"] == '"mpiexec"'
+
+
+def _description(directory: str, node: str) -> str:
+    """The submit description of DAG node ``node``: its file, or its DAG's SUBMIT-DESCRIPTION block."""
+    dag = Path(directory, "blackdiamond.dag").read_text()
+    found = re.search(rf"^JOB {re.escape(node)} (\S+)", dag, re.MULTILINE)
+    assert found is not None
+    path = Path(directory, found.group(1))
+    if path.exists():
+        return path.read_text()
+    block = re.search(rf"^SUBMIT-DESCRIPTION {re.escape(found.group(1))} {{\n(.*?)^}}", dag,
+                      re.MULTILINE | re.DOTALL)
+    assert block is not None
+    return block.group(1)
+
+
+def test_batch_directives_from_pegasus_and_globus_profiles(tmp_path: Path) -> None:
+    """queue/project become HTCondor's batch_queue/batch_project; globus hostcount and xcount the node
+    and task counts; a count that is not a whole number is left out; no launcher but for PMC."""
+    plan = blackdiamond_plan()
+    plan.jobs[0].profiles = {"pegasus": {"queue": "short", "project": "abc"},
+                             "globus": {"hostcount": "3", "xcount": "12", "queue": "ignored"}}
+    plan.jobs[1].profiles = {"globus": {"project": "g1", "host_xcount": "two"}}
+    files = write_plan(plan, tmp_path / "p")
+    first = htcondor2.Submit(_description(files.directory, plan.jobs[0].id))
+    assert (first["batch_queue"], first["batch_project"]) == ("short", "abc")
+    assert (first["MY.HostNumber"], first["MY.NodeNumber"]) == ("3", "12")
+    assert "MY.SMPGranularity" not in first and "MY.sheaf_launcher" not in first
+    second = htcondor2.Submit(_description(files.directory, plan.jobs[1].id))
+    assert second["batch_project"] == "g1" and "MY.HostNumber" not in second
 
 
 def test_throttles_and_categories(tmp_path: Path) -> None:

@@ -7,12 +7,16 @@ from __future__ import annotations
 import json
 import os
 import re
+import time
 from pathlib import Path
 
 import pytest
 
 from engine_helpers import FakeBackend, executable, write_dag
-from sheaf.engine import run_workflow
+from sheaf.engine import Exited, Held, Launch, Started, run_workflow
+from sheaf.engine._journal import read_records
+from sheaf.engine._loop import state_paths
+from sheaf.engine._records import ProcessRecord
 from sheaf.formats._dagman import parse_dag, parse_rescue
 
 os.environ.setdefault("CONDOR_CONFIG", "/dev/null")
@@ -206,3 +210,46 @@ def test_set_job_attr_goes_to_the_dag_status_ad(tmp_path: Path) -> None:
     run(tmp_path, FakeBackend())
     dag_status = next(iter(classad2.parseAds((tmp_path / "st").read_text())))
     assert dag_status["TestNumber"] == 17 and dag_status["Label"] == "two words"
+
+
+class _StartingBackend(FakeBackend):
+    """Reports each attempt started (a batch system's job: no local pid) one ``wait`` before it ends,
+    and records what jobstate.log said at that end."""
+
+    def __init__(self, jobstate: Path) -> None:
+        super().__init__()
+        self.jobstate = jobstate
+        self.running_now: list[Launch] = []
+        self.starts: list[Started] = []
+        self.seen_at_end: list[str] = []
+
+    def wait(self, timeout: float | None) -> list[Exited | Held]:
+        ending, self.running_now = self.running_now, self.queue
+        self.queue = []
+        self.starts += [Started(x.key, 0, 0, 1_700_000_000.0, "node7") for x in self.running_now]
+        if ending:
+            self.seen_at_end.append(self.jobstate.read_text())
+        now = time.time()
+        return [Exited(x.key, 0, None, None, now - 1.0, now, "node7") for x in ending]
+
+    def started(self) -> list[Started]:
+        out, self.starts = self.starts, []
+        return out
+
+
+def test_execute_is_written_when_the_backend_reports_the_start(tmp_path: Path) -> None:
+    """A backend that reports starts (``Backend.started``) gets each node's EXECUTE when the job
+    starts, not when it ends (a Slurm job's start record); once per attempt, with its host; a start
+    with pid 0 (no process of this machine) journals no process to stop on resume."""
+    write_dag(tmp_path, "JOB A A.sub\nJOB B B.sub\nPARENT A CHILD B\n")
+    backend = _StartingBackend(tmp_path / "jobstate.log")
+    assert run(tmp_path, backend).succeeded  # type: ignore[attr-defined]
+    assert [[w[2] for w in (ln.split() for ln in text.splitlines()) if w[1] in "AB"][-2:]
+            for text in backend.seen_at_end] == [["SUBMIT", "EXECUTE"]] * 2
+    lines = [ln.split() for ln in (tmp_path / "jobstate.log").read_text().splitlines()]
+    assert [w[2] for w in lines if w[1] == "A"] == ["SUBMIT", "EXECUTE", "JOB_TERMINATED", "JOB_SUCCESS"]
+    events = list(htcondor2.JobEventLog(str(tmp_path / "wf.dag.nodes.log")).events(0))
+    hosts = [e.get("SlotName") for e in events if int(e.type) == int(htcondor2.JobEventType.EXECUTE)]
+    assert len(hosts) == 2 and all("node7" in str(h) for h in hosts)
+    journal = state_paths(str(tmp_path / "wf.dag"))["journal"]
+    assert not [r for r in read_records(journal) if isinstance(r, ProcessRecord)]

@@ -1,6 +1,8 @@
 """``kill -9`` of a real ``sheaf run`` while its jobs sleep: on resume the dead engine's jobs are
 stopped (found by the pid and start time journaled when they started) before their nodes run
-again, so each node's side effect happens once per completed attempt."""
+again, so each node's side effect happens once per completed attempt.  The engine's job guard
+(``backends._jobguard``), which would kill them as the engine dies, is killed first here: the resume's
+scan is the backstop for that case.  With the guard alive, the jobs die with the engine."""
 
 from __future__ import annotations
 
@@ -62,8 +64,8 @@ def _sleeping(pid: int) -> bool:
         return False
 
 
-def _kill_engine_while_jobs_run(tmp: Path) -> tuple[str, dict[str, tuple[int, int]]]:
-    """Start the engine, wait until both jobs' pids are journaled, ``kill -9`` it: (journal, jobs)."""
+def _start_engine_with_jobs(tmp: Path) -> tuple[subprocess.Popen[bytes], str, dict[str, tuple[int, int]]]:
+    """Start the engine and wait until both jobs' pids are journaled: (engine, journal, jobs)."""
     _build(tmp)
     journal = state_paths(str(tmp / "wf.dag"))["journal"]
     engine = _run(tmp)
@@ -72,13 +74,47 @@ def _kill_engine_while_jobs_run(tmp: Path) -> tuple[str, dict[str, tuple[int, in
         time.sleep(0.05)
     old = _journaled_processes(journal)
     assert set(old) == set(NODES), "the jobs' processes were never journaled"
+    return engine, journal, old
+
+
+def _kill_engine_while_jobs_run(tmp: Path) -> tuple[str, dict[str, tuple[int, int]]]:
+    """Start the engine, wait until both jobs sleep, ``kill -9`` it and its guard: (journal, jobs)."""
+    engine, journal, old = _start_engine_with_jobs(tmp)
+    deadline = time.time() + 60
     while not all(_sleeping(pid) for pid, _ in old.values()) and time.time() < deadline:
         time.sleep(0.01)  # each task has read its (long) duration: changing it now cannot shorten them
     assert all(start_ticks(pid) == ticks for pid, ticks in old.values())  # the long sleeps run
+    for guard in _guards_of(engine.pid):
+        os.kill(guard, signal.SIGKILL)
     engine.send_signal(signal.SIGKILL)
     engine.wait()
     assert all(start_ticks(pid) == ticks for pid, ticks in old.values())  # orphaned, still running
     return journal, old
+
+
+def _guards_of(engine: int) -> list[int]:
+    """The job guard processes ``engine`` started."""
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+        except (OSError, ValueError):
+            continue
+        if int(stat.rsplit(")", 1)[1].split()[1]) == engine and b"_jobguard" in cmdline:
+            found.append(int(entry))
+    return found
+
+
+def test_the_guard_kills_the_jobs_as_the_engine_dies(tmp_path: Path) -> None:
+    engine, _, old = _start_engine_with_jobs(tmp_path)
+    assert _guards_of(engine.pid)
+    engine.send_signal(signal.SIGKILL)
+    engine.wait()
+    deadline = time.time() + 5
+    while any(start_ticks(pid) == ticks for pid, ticks in old.values()):
+        assert time.time() < deadline, "the dead engine's jobs still run"
+        time.sleep(0.01)
 
 
 def _resume_and_check(tmp: Path, journal: str, old: dict[str, tuple[int, int]]) -> None:

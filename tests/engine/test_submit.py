@@ -196,3 +196,26 @@ def test_a_submit_description_that_is_not_utf8_or_holds_nul_is_refused(tmp_path:
     with pytest.raises(FormatError) as caught:
         parse_submit(str(path))
     assert (caught.value.path, caught.value.line) == (str(path), line) and word in caught.value.message
+
+
+def test_file_transfer_remaps_and_when_to_transfer_output(tmp_path: Path) -> None:
+    """``transfer_output_remaps`` (``\\=`` and ``\\;`` literal, a relative target under initialdir) and
+    ``when_to_transfer_output`` reach the launch's ``FileTransfer``; a bad entry or value is refused."""
+    (tmp_path / "j.sub").write_text(
+        "executable = /bin/true\ninitialdir = work\nshould_transfer_files = YES\n"
+        "transfer_input_files = a.txt, dir/\ntransfer_output_files = out.txt, x=y.txt\n"
+        'transfer_output_remaps = "out.txt = sub/renamed.txt ; x\\=y.txt = /abs/z.txt"\n'
+        "when_to_transfer_output = on_success\nqueue\n")
+    transfer = render(parse_submit(str(tmp_path / "j.sub")), "N", 0, 1, str(tmp_path), {}).transfer
+    assert transfer is not None and transfer.on_success
+    assert transfer.inputs == (str(tmp_path / "work" / "a.txt"), str(tmp_path / "work" / "dir") + "/")
+    assert transfer.remaps == (("out.txt", str(tmp_path / "work" / "sub" / "renamed.txt")),
+                               ("x=y.txt", "/abs/z.txt"))
+    for line, rule in (("transfer_output_remaps = a.txt", "transfer_output_remaps = "),
+                       ("when_to_transfer_output = NEVER", "when_to_transfer_output is ")):
+        (tmp_path / "bad.sub").write_text(f"executable = /bin/true\nshould_transfer_files = YES\n{line}\n"
+                                          "queue\n")
+        with pytest.raises(FormatError) as info:
+            render(parse_submit(str(tmp_path / "bad.sub")), "N", 0, 1, str(tmp_path), {})
+        assert info.value.rule.startswith(rule) and info.value.path == str(tmp_path / "bad.sub")
+

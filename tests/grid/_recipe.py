@@ -19,13 +19,11 @@ echo "-$1" >> "{events}"
 """
 
 
-def workflow(root: Path, tasks: int, seconds: float, chain: bool = False) -> Path:
-    """``tasks`` independent (or chained) tasks running task.sh, which logs each finished task."""
-    script = root / "task.sh"
-    script.write_text(TASK.format(log=root / "ran.log", events=root / "events.log"))
-    script.chmod(0o755)
-    head = f"""pegasus: 5.0.4
-name: sleepy
+def workflow_head(name: str, script: Path) -> str:
+    """A Pegasus 5 workflow's start: its name, the transformation ``task`` (``script``) and the local
+    site inline, up to ``jobs:``."""
+    return f"""pegasus: 5.0.4
+name: {name}
 transformationCatalog:
   pegasus: 5.0.4
   transformations:
@@ -38,6 +36,14 @@ siteCatalog:
   - {{name: local, directories: []}}
 jobs:
 """
+
+
+def workflow(root: Path, tasks: int, seconds: float, chain: bool = False) -> Path:
+    """``tasks`` independent (or chained) tasks running task.sh, which logs each finished task."""
+    script = root / "task.sh"
+    script.write_text(TASK.format(log=root / "ran.log", events=root / "events.log"))
+    script.chmod(0o755)
+    head = workflow_head("sleepy", script)
     job = '- {{type: job, name: task, id: ID{0:04d}, arguments: ["ID{0:04d}", "{1}"], uses: []}}\n'
     links = range(tasks - 1) if chain else range(0)
     deps = "".join(f"- {{id: ID{i:04d}, children: [ID{i + 1:04d}]}}\n" for i in links)

@@ -319,3 +319,30 @@ def test_containerized_jobs_read_their_stdin_file(tmp_path: Path, image: Path) -
     assert done.returncode == 0, done.stdout + done.stderr
     for i in range(3):  # clustered (the launcher's files) and unclustered (the description's)
         assert (target / "scratch" / "condorpool" / f"o{i}.txt").read_text() == "through the container\n"
+
+
+@pytest.mark.parametrize("config", ["nonsharedfs", "condorio"])
+def test_containerized_jobs_work_in_their_own_directory_without_a_shared_filesystem(
+        tmp_path: Path, image: Path, config: str) -> None:
+    """test/core 044-docker: under nonsharedfs (and condorio) a job runs in a directory of its own
+    (sheaf-lite's job directory, the pool's sandbox), where its inputs are and its outputs are looked
+    for; the container works there, not in the staging site's directory."""
+    tools = _busybox(image)
+    (tmp_path / "pegasus.properties").write_text(f"pegasus.data.configuration = {config}\n")
+    _catalogs(tmp_path, tools, Transformation("copy", site="condorpool", pfn="/bin/cp", container=tools))
+    (tmp_path / "in.txt").write_text("from the host\n")
+    replicas = ReplicaCatalog().add_replica("local", "in.txt", str(tmp_path / "in.txt"))
+    replicas.write(str(tmp_path / "replicas.yml"))
+    Workflow("apart").add_jobs(
+        Job("copy", _id="one").add_args(File("in.txt"), File("mid.txt")).add_inputs(File("in.txt"))
+        .add_outputs(File("mid.txt")),
+        Job("copy", _id="two").add_args("/etc/sheaf-image", File("out.txt")).add_inputs(File("mid.txt"))
+        .add_outputs(File("out.txt")),
+    ).write(str(tmp_path / "workflow.yml"))
+    target = tmp_path / "plan"
+    plan_into(tmp_path, "workflow.yml", target, sites=["condorpool"])
+    done = run(target)
+    assert done.returncode == 0, done.stdout + done.stderr
+    staging = target / "scratch" / "local"  # the staging site's directory: outputs come back there
+    assert (staging / "mid.txt").read_text() == "from the host\n"
+    assert (staging / "out.txt").read_text() == MARK

@@ -8,7 +8,7 @@ and ``exitcode.failuremsg``.  The planner writes, per job with such profiles::
 Usage::
 
     sheaf-exitcode [-r RETURN] [-S CODE]... [-s MSG]... [-f MSG]... [-R RETRY] [--rename]
-                   [-n] [-N] [-I] JOB.out [MORE_FILES...]
+                   [-n] [-N] [-I] [-U] [-l FILE] [-M FILE] JOB.out [MORE_FILES...]
 
     -r, --return RETURN      the job's exit code as DAGMan reports it ($RETURN; negative = signal)
     -S, --success-code CODE  also accept this exit code (repeatable)
@@ -20,6 +20,9 @@ Usage::
     -n, --no-rename          accepted for compatibility (the default)
     -N, --no-metadata, -I, --no-invocations   accepted for compatibility (sheaf writes no .meta file
                              and does not require kickstart records)
+    -U, --update-submit-file, -l, --log FILE, -M, --metadata-log FILE   pegasus-exitcode's, accepted
+                             for compatibility and without effect (sheaf evaluates no profile
+                             expressions -- the planner warns about them -- and keeps no JSON logs)
 
 Policy: the job succeeded only if (1) RETURN, when given, is 0 or a ``-S`` code; (2) no failure
 message occurs in JOB.out, its companion JOB.err (same name with ``.out`` -> ``.err``) or any further
@@ -82,6 +85,11 @@ def _parser() -> _Parser:
     p.add_argument("-n", "--no-rename", action="store_true")
     p.add_argument("-N", "--no-metadata", action="store_true")
     p.add_argument("-I", "--no-invocations", action="store_true")
+    # pegasus-exitcode's other options, which users pass through dagman.post.arguments (test/core 053
+    # sets -U): accepted, without effect here
+    p.add_argument("-U", "--update-submit-file", action="store_true")
+    p.add_argument("-l", "--log", metavar="FILE")
+    p.add_argument("-M", "--metadata-log", metavar="FILE")
     p.add_argument("files", nargs="+", metavar="JOB.out")
     return p
 

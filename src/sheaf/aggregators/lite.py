@@ -7,7 +7,8 @@ Usage::
 ``MANIFEST`` is JSON::
 
     {"workdir_parent": "/tmp", "inputs": [transfer list], "outputs": [transfer list], "threads": 2,
-     "integrity": "none|full|nosymlink", "meta_dir": "/staging/meta" | null, "keep_workdir": false}
+     "integrity": "none|full|nosymlink", "meta_dir": "/staging/meta" | null, "keep_workdir": false,
+     "checkpoint_inputs": [transfer list], "checkpoint_outputs": [transfer list]}
 
 and optionally ``attempts``, ``backoff`` and ``timeout`` (``sheaf-transfer``'s options).
 
@@ -17,9 +18,13 @@ The steps, each one's failure named on stderr:
 2. A fresh job directory is made under ``workdir_parent`` (the site's local scratch).
 3. ``inputs`` are pulled into it (their destinations are relative ``file:name`` URLs, resolved inside
    the job directory and never outside it), each one's ``checksum`` and integrity record verified.
+   Checkpoint files (``checkpoint_inputs``) are pulled next when the staging site has them; their
+   transfers never fail the job (before the first attempt there is none).
 4. ``ARGV`` runs there: an argv list, never a shell, with stdin, stdout and stderr inherited; SIGTERM,
    SIGINT and SIGHUP reaching the wrapper are passed on to the job (a removed job stops its payload).
-5. If the job exited 0, each output's sha256 is recorded (``integrity`` full/nosymlink with a
+5. Checkpoint files (``checkpoint_outputs``) the job wrote are pushed back whatever its exit status,
+   so a retry starts from them (as PegasusLite stages them: never failing the job).  Then,
+   if the job exited 0, each output's sha256 is recorded (``integrity`` full/nosymlink with a
    ``meta_dir``), and ``outputs`` (sources: relative ``file:name`` URLs in the job directory) are pushed
    to the staging site.  An output the job did not make is a failure.
 6. The job directory is removed (unless ``keep_workdir``), whatever happened.
@@ -64,6 +69,9 @@ class Manifest:
     outputs: list[Transfer]
     options: Options
     keep_workdir: bool = False
+    #: the job's checkpoint files: pulled when there, pushed back whatever the job's status
+    checkpoint_inputs: list[Transfer] = dataclasses.field(default_factory=list)
+    checkpoint_outputs: list[Transfer] = dataclasses.field(default_factory=list)
 
 
 def _log(line: str) -> None:
@@ -106,9 +114,14 @@ def load_manifest(path: str) -> Manifest:
     options = Options(threads=threads, integrity=integrity if meta_dir else "none", meta_dir=meta_dir,
                       attempts=attempts, backoff=backoff, timeout=timeout, log=_log)
     return Manifest(workdir_parent=_field(data, "workdir_parent", (str,), tempfile.gettempdir(), path),
-                    inputs=transfers_from(data.get("inputs", []), path, "inputs"),
-                    outputs=transfers_from(data.get("outputs", []), path, "outputs"),
-                    options=options, keep_workdir=_field(data, "keep_workdir", (bool,), False, path))
+                    inputs=_list(data, "inputs", path), outputs=_list(data, "outputs", path),
+                    options=options, keep_workdir=_field(data, "keep_workdir", (bool,), False, path),
+                    checkpoint_inputs=_list(data, "checkpoint_inputs", path),
+                    checkpoint_outputs=_list(data, "checkpoint_outputs", path))
+
+
+def _list(data: dict[str, Any], key: str, path: str) -> list[Transfer]:
+    return transfers_from(data.get(key, []), path, key)
 
 
 def _split_argv(argv: list[str]) -> tuple[str, list[str]]:
@@ -137,14 +150,33 @@ def _main(argv: list[str]) -> int:
 def _in_workdir(manifest: Manifest, path: str, workdir: str, job: list[str]) -> int:
     pull = dataclasses.replace(manifest.options, roots=(workdir,), base=workdir)
     push = dataclasses.replace(manifest.options, roots=(os.sep,), base=workdir)
-    check_transfers(manifest.inputs, pull, path)
-    check_transfers(manifest.outputs, push, path)
+    check_transfers(manifest.inputs + manifest.checkpoint_inputs, pull, path)
+    check_transfers(manifest.outputs + manifest.checkpoint_outputs, push, path)
     raise_failures(run_transfers(manifest.inputs, pull), "input ")
+    _move_checkpoints(manifest.checkpoint_inputs, pull, "in")
     status = _run_job(job, workdir)
+    _move_checkpoints(manifest.checkpoint_outputs, push, "out")
     if status != 0:
         return status
     raise_failures(run_transfers(_recorded(manifest.outputs, push), push), "output ")
     return 0
+
+
+def _move_checkpoints(transfers: list[Transfer], options: Options, way: str) -> None:
+    """Stage checkpoint files in or out, never failing the job (PegasusLite's rule): a checkpoint the
+    previous attempt did not leave, or this one did not write, is a note on stderr.  A checkpoint
+    changes from one attempt to the next, so no integrity record is kept for it (as in Pegasus)."""
+    options = dataclasses.replace(options, integrity="none")
+    present = []
+    for item in transfers:
+        source = local_path(item.sources[0].url, options.base)
+        if source is not None and not os.path.exists(source):
+            _log(f"checkpoint {item.lfn}: none to stage {way} yet")
+        else:
+            present.append(item)
+    for outcome in run_transfers(present, options):
+        if outcome.source is None:
+            _log(f"checkpoint not staged {way} (the job goes on): {outcome.report()}")
 
 
 def _recorded(outputs: list[Transfer], options: Options) -> list[Transfer]:

@@ -17,8 +17,8 @@ Every backend passes the shared contract test, ``tests/backends/contract.py``.
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING
 
+TYPE_CHECKING = False  # not typing's: the Slurm job wrapper imports this package, and typing costs it
 if TYPE_CHECKING:
     from sheaf.backends._limits import ConcurrencyLimits
     from sheaf.backends._pool import Pool

@@ -13,7 +13,9 @@ Result
     The task returns the events the local backend reported for the attempt, in order, ending with
     the one that ends it (``Exited``, ``Held`` or ``Removed``); ``Suspended``/``Released`` on the way
     are kept (the task holds its Dask resources while the job is held, as a held job keeps its place
-    in the schedd's queue).  A cancelled attempt returns ``[]``.
+    in the schedd's queue).  A cancelled attempt returns ``[]``.  Given the paths, the task also writes
+    its start record as it begins and, once the attempt ended, its exit record with the same events
+    (``_dask_records``): what an engine resumed after a crash reads.
 
 Cancel
     :func:`cancel_attempts` runs in the worker process (``Client.run``): it flags the attempts, and
@@ -21,12 +23,12 @@ Cancel
     is driven by one thread only: the task's), killing the job's process group.
 
 Worker exit
-    The job's process group is told to the worker's guard (``_dask_guard``, one process per worker
-    process, started with the first attempt) as soon as it starts, and untold when it ends.  When the
-    worker process is gone -- its nanny or the engine that owned its LocalCluster died, ``dask
-    worker`` stopped, SIGKILL -- the guard kills every group still running, so an attempt does not go
-    on, and finish unrecorded, after the engine that submitted it died: the resumed engine runs it
-    again.  (An ``atexit`` hook would not do: a Dask worker whose nanny dies leaves by ``os._exit``.)
+    The local backend tells each job's process group to its process's guard (``_jobguard``: one per
+    worker process, started by :func:`warm`).  When the worker process is gone -- its nanny or the
+    engine that owned its LocalCluster died, ``dask worker`` stopped, SIGKILL -- the guard kills every
+    group still running, so an attempt does not go on, and finish unrecorded, after the engine that
+    submitted it died: the resumed engine runs it again.  (An ``atexit`` hook would not do: a Dask
+    worker whose nanny dies leaves by ``os._exit``.)
 
 Concurrency limits: the slot's backend takes them from this machine's store, so on Dask they hold
 per worker host, not across the cluster.
@@ -34,22 +36,20 @@ per worker host, not across the cluster.
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import threading
-from typing import IO
 
+from sheaf.backends import _jobguard
+from sheaf.backends._dask_records import write_exit, write_start
 from sheaf.backends._pool import Pool
 from sheaf.backends.local import LocalBackend
 from sheaf.engine import Event, Exited, Held, Launch
 from sheaf.engine._backend import Removed
 
-__all__ = ["cancel_attempts", "run_attempt"]
+__all__ = ["cancel_attempts", "run_attempt", "warm"]
 
 _CHECK = 0.05  # how often a running task looks for a cancel flag (s)
 _lock = threading.Lock()
 _running: dict[str, threading.Event] = {}  # attempts running in this worker process, by key
-_guard: list[IO[bytes]] = []  # the pipe to this worker process's guard, once started
 
 
 def slot_config(cpus: int, memory: int, policy_interval: float) -> str:
@@ -59,35 +59,41 @@ def slot_config(cpus: int, memory: int, policy_interval: float) -> str:
 
 
 def run_attempt(launch: Launch, cpus: int, memory: int, policy_interval: float = 60.0,
-                task: str | None = None) -> list[Event]:
+                task: str | None = None, records: tuple[str, str] | None = None) -> list[Event]:
     """Run ``launch`` on a slot of ``cpus`` CPUs and ``memory`` MB; its events (module docstring).
     ``task`` names it for :func:`cancel_attempts` (the Dask key: unique, where a launch key is reused
-    by a resubmission after a cancel)."""
+    by a resubmission after a cancel); ``records`` are the paths of its start and exit records
+    (``_dask_records``), written for an engine resumed after a crash."""
     name = task or launch.key
     flag = threading.Event()
     with _lock:
         _running[name] = flag
+    if records is not None:
+        write_start(records[0], name)
     backend = LocalBackend(Pool(slot_config(cpus, memory, policy_interval)))
     events: list[Event] = []
-    pgid = 0
     try:
         backend.submit(launch)
         while not flag.is_set():
             batch = backend.wait(_CHECK)
-            for started in backend.started():
-                _tell_guard(f"+{started.pid}")
-                pgid = started.pid
             events.extend(batch)
             if any(isinstance(event, Exited | Held | Removed) for event in batch):
+                if records is not None:
+                    write_exit(records[1], name, events)
                 return events
         backend.cancel(launch.key)
         return []
     finally:
         backend.close()
-        if pgid:
-            _tell_guard(f"-{pgid}")
         with _lock:
             _running.pop(name, None)
+
+
+def warm() -> None:
+    """Make this worker process ready before the first attempt arrives: this module and what it
+    imports are loaded (the call itself loads them) and the guard is running.  Run on every worker
+    when the backend connects (``Client.run``), so a run's first tasks do not pay for it."""
+    _jobguard.start()
 
 
 def cancel_attempts(keys: list[str] | None = None) -> list[str]:
@@ -98,14 +104,3 @@ def cancel_attempts(keys: list[str] | None = None) -> list[str]:
         for key in flagged:
             _running[key].set()
     return flagged
-
-
-def _tell_guard(line: str) -> None:
-    with _lock:
-        if not _guard:
-            proc = subprocess.Popen([sys.executable, "-m", "sheaf.backends._dask_guard"],
-                                    stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, start_new_session=True)
-            assert proc.stdin is not None
-            _guard.append(proc.stdin)
-        _guard[0].write(line.encode() + b"\n")
-        _guard[0].flush()

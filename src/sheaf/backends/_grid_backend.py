@@ -21,9 +21,12 @@ Every launch the engine hands it is a group DAG job (``sheaf.codegen._gridsubmit
    there, is stopped
    (SIGTERM to its process group: its engine stops its jobs and keeps its journal) and put back
    for matching, with that site excluded for it; a site is marked down for every group after
-   ``site_failures`` back-outs.  On the next site the group restarts from a rescue DAG of its own
-   (``_grid_rescue``): nodes done whose outputs were consumed or delivered stay done, intermediates
-   left on the site backed out of are recomputed.  A group that failed at ``max_sites`` sites fails
+   ``site_failures`` back-outs.  A site whose group DAG failed (its jobs fail), or that stopped
+   answering (the group's progress says so), is also *dead*: the files left there are out of
+   reach; a site that answers but starts nothing has merely stalled, its storage still readable.
+   On the next site the group restarts from a rescue DAG of its own (``_grid_rescue``): done nodes
+   whose outputs were consumed or delivered, or sit on a site not dead, stay done; intermediates
+   left on a dead site are recomputed, and nothing else.  A group that failed at ``max_sites`` sites fails
    (an ``Exited`` event).  After a crash of our own engine, a group resumes from its journal.
 
 The gridmanager's throttles apply per site (``_gridmanager``): at most
@@ -106,6 +109,7 @@ class GridBackend:
         self.clock = clock
         self.groups: dict[str, _Group] = {}
         self.down: dict[str, int] = {}  # site Name -> back-outs there
+        self.dead: set[str] = set()  # the SheafSite of sites whose storage is out of reach
         self._next_cycle = 0.0
         self._new: list[Started] = []
         self._log: IO[str] | None = None
@@ -119,7 +123,7 @@ class GridBackend:
         deadline = time.monotonic() + (timeout if timeout is not None else 3600.0)
         while True:
             events = self._reap()
-            self._police()
+            events += self._police()
             if time.monotonic() >= self._next_cycle:
                 self._next_cycle = time.monotonic() + self.interval
                 events += self.cycle()
@@ -211,11 +215,12 @@ class GridBackend:
         """The launch running the group's next rescue DAG (its last argument names the DAG)."""
         directory, current = launch.argv[-2], group.launch.argv[-1]
         original = group.original or current
-        name, keep = rescue_group(directory, current, original)
+        name, keep, rerun = rescue_group(directory, current, original, self.dead)
         group.original, group.rescue = original, False
         group.launch = replace(group.launch, argv=(*group.launch.argv[:-1], name))
-        self.note(f"{launch.node} restarts from {name} ({len(keep)} nodes kept done; "
-                  "intermediates of the site backed out of are recomputed)", launch)
+        lost = " ".join(sorted(rerun))
+        again = f"; {len(rerun)} done nodes run again (outputs lost on a dead site): {lost}" if rerun else ""
+        self.note(f"{launch.node} restarts from {name} ({len(keep)} nodes kept done{again})", launch)
         return replace(launch, argv=(*launch.argv[:-1], name))
 
     def _start(self, group: _Group, match: Match) -> Held | None:
@@ -256,18 +261,25 @@ class GridBackend:
                 self.note(f"group {group.launch.node} done at {group.site}", group.launch)
                 events.append(Exited(key, 0, None, None, group.wall_start, time.time()))
                 continue
-            failed = self._back_out(group, f"its group DAG failed there (exit {code})")
+            failed = self._back_out(group, f"its group DAG failed there (exit {code})", dead=True)
             if failed is not None:
                 events.append(failed)
         return events
 
-    def _police(self) -> None:
-        """Back out of sites idle for ``policy.idle`` seconds (see :meth:`_idle_sites`)."""
+    def _police(self) -> list[Event]:
+        """Back out of sites idle for ``policy.idle`` seconds (see :meth:`_idle_sites`); a site that
+        no longer answers is dead, one that answers but starts nothing has stalled."""
         idle = self._idle_sites()
+        events: list[Event] = []
         for group in list(self.groups.values()):
             if group.proc is not None and group.site in idle:
+                silent = _read_progress(_progress_path(group.launch)).get("answering", 1.0) == 0
                 _stop(group.proc)
-                self._back_out(group, f"no progress there for {self.policy.idle:g}s")
+                why = "it stopped answering" if silent else f"no progress there for {self.policy.idle:g}s"
+                failed = self._back_out(group, why, dead=silent)
+                if failed is not None:
+                    events.append(failed)
+        return events
 
     def _idle_sites(self) -> set[str]:
         """Sites where none of our groups has a job running or has finished one for ``idle`` s.
@@ -291,9 +303,11 @@ class GridBackend:
             active[group.site] = max(active.get(group.site, -1.0), last)
         return {site for site, last in active.items() if now - last >= limit}
 
-    def _back_out(self, group: _Group, why: str) -> Exited | None:
+    def _back_out(self, group: _Group, why: str, *, dead: bool) -> Exited | None:
         site = group.site or "?"
         self.down[site] = self.down.get(site, 0) + 1
+        if dead and group.match is not None:
+            self._dead(group.match, group.launch)
         group.rejected.append(site)
         group.failures += 1
         group.proc, group.match, group.rescue = None, None, True
@@ -307,6 +321,16 @@ class GridBackend:
                           group.wall_start, time.time())
         self.note(f"backed out of {site} for {group.launch.node}: {why}; back for matching", group.launch)
         return None
+
+    def _dead(self, match: Match, launch: Launch) -> None:
+        """Mark the matched site dead, by the name its nodes know it by (``SheafSite``)."""
+        try:
+            name = site_of_environment(match.resource_ad.eval("SiteEnvironment"))
+        except (LookupError, TypeError):
+            name = match.resource
+        if name not in self.dead:
+            self.dead.add(name)
+            self.note(f"site {match.resource} is dead: files left there are out of reach", launch)
 
     def note(self, text: str, launch: Launch) -> None:
         if self._log is None:

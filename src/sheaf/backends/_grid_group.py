@@ -10,15 +10,19 @@ is passed from the site ClassAd into the environment of DAGMan"):
   group at the site shares them through the machine-wide concurrency limit ``sheaf_site_<site>``,
   and ``SiteMaxSubmitted`` -- the gridmanager's per-resource limit -- through ``sheaf_submitted_<site>``),
   ``stall`` (accepts jobs, never starts them) or ``fail`` (every job exits 1) -- the test sites;
-  ``SiteDiesAfter=N`` makes a local site stop starting jobs after its first N (dying midway); any
-  other name is a backend of ``sheaf.backends._registry`` (``dask``, with ``SiteScheduler`` as its
-  scheduler address).
+  ``SiteDiesAfter=N`` makes a local site stop answering after its first N jobs (dying midway),
+  ``SiteStallsAfter=N`` stop starting jobs while it still answers, ``SiteFailsAfter=N`` fail every
+  later job; any other name is a backend of ``sheaf.backends._registry`` (``slurm``; ``dask``,
+  with ``SiteScheduler`` as its scheduler address).
 * ``SHEAF_GROUP_PROGRESS`` (set by the grid backend) is a file rewritten atomically with the run's
-  progress (done/failed/running and when a node last started or ended): the backend's back-out
-  policy reads it to tell a group that makes progress from one idle at its site.
+  progress (done/failed/running, when a node last started or ended, and whether the site still
+  answers -- a backend without ``answering()`` always does): the backend's back-out policy reads it
+  to tell a group that makes progress from one idle at its site, and a stalled site from a dead one.
 
-The group DAG resumes from its own journal when run again (on another site after a back-out):
-nodes already done stay done.  Exit status 0 when the group DAG succeeded, 1 otherwise.
+Before its engine starts, the group DAG job records the site its run (the journal's next epoch)
+is at (``_grid_rescue.record_site``): where every node of the group ran is known from then on.
+The group DAG resumes from its own journal when run again (on another site after a crash of the
+outer engine): nodes already done stay done.  Exit status 0 when the group DAG succeeded, 1 otherwise.
 """
 
 from __future__ import annotations
@@ -30,8 +34,10 @@ import time
 from collections.abc import Sequence
 from dataclasses import replace
 
+from sheaf.backends._grid_rescue import record_site
 from sheaf.backends._gridmanager import DEFAULT_SUBMITTED
 from sheaf.backends._pool import Pool
+from sheaf.backends._sites import SITE_KEY
 from sheaf.backends.local import LocalBackend
 from sheaf.engine import Backend, Event, Exited, Launch, Progress, run_workflow
 
@@ -126,19 +132,30 @@ class _SiteLimited:
         return list(self.inner.started())
 
 
-class _DyingSite(_SiteLimited):
-    """A test site that runs its first ``after`` jobs, then stops answering: later jobs stay queued."""
+class _FaltersAfter(_SiteLimited):
+    """A test site that runs its first ``after`` jobs, then falters (``mode``): ``dies`` -- later
+    jobs stay queued and the site stops answering; ``stalls`` -- they stay queued but the site still
+    answers (its storage stays reachable); ``fails`` -- they fail at once (exit code 1)."""
 
-    def __init__(self, inner: _SiteLimited, after: int) -> None:
+    def __init__(self, inner: _SiteLimited, after: int, mode: str) -> None:
         super().__init__(inner.inner, inner.limit)
-        self.after, self.taken, self.stuck = after, 0, set[str]()
+        self.after, self.mode, self.taken = after, mode, 0
+        self.stuck: set[str] = set()
+        self.failed: list[Event] = []
 
     def submit(self, launch: Launch) -> None:
-        if self.taken >= self.after:
+        if self.taken < self.after:
+            self.taken += 1
+            super().submit(launch)
+        elif self.mode == "fails":
+            now = time.time()
+            self.failed.append(Exited(launch.key, 1, None, "the site fails every job now", now, now))
+        else:
             self.stuck.add(launch.key)
-            return
-        self.taken += 1
-        super().submit(launch)
+
+    def wait(self, timeout: float | None) -> list[Event]:
+        failed, self.failed = self.failed, []
+        return failed + super().wait(0.0 if failed else timeout)
 
     def cancel(self, key: str) -> None:
         if key in self.stuck:
@@ -148,6 +165,12 @@ class _DyingSite(_SiteLimited):
 
     def idle(self) -> int:
         return super().idle() + len(self.stuck)
+
+    def answering(self) -> bool:
+        return not (self.mode == "dies" and self.stuck)
+
+
+_FALTERING = {"SiteDiesAfter": "dies", "SiteStallsAfter": "stalls", "SiteFailsAfter": "fails"}
 
 
 def site_backend(env: dict[str, str] | os._Environ[str]) -> Backend:
@@ -172,8 +195,11 @@ def site_backend(env: dict[str, str] | os._Environ[str]) -> Backend:
     pool = Pool({"NUM_CPUS": str(slots), f"SHEAF_SITE_{site.upper()}_LIMIT": str(slots),
                  f"SHEAF_SUBMITTED_{site.upper()}_LIMIT": submitted})
     limited = _SiteLimited(LocalBackend(pool), f"sheaf_site_{site},sheaf_submitted_{site}")
-    dies = env.get("SiteDiesAfter")
-    return _DyingSite(limited, int(dies)) if dies and dies.isdigit() else limited
+    for name, mode in _FALTERING.items():
+        after = env.get(name)
+        if after and after.isdigit():
+            return _FaltersAfter(limited, int(after), mode)
+    return limited
 
 
 class _ProgressFile:
@@ -183,7 +209,7 @@ class _ProgressFile:
     def __init__(self, path: str | None) -> None:
         self.path = path
         self.backend: Backend | None = None
-        self.last: tuple[int, int, int] | None = None
+        self.last: tuple[int, int, int, int] | None = None
         self.changed = time.time()
 
     def factory(self) -> Backend:
@@ -192,7 +218,8 @@ class _ProgressFile:
 
     def __call__(self, p: Progress) -> None:
         running = self.backend.running() if self.backend is not None else 0
-        now = (p.done, p.failed, running)
+        answering = getattr(self.backend, "answering", None)
+        now = (p.done, p.failed, running, int(answering()) if answering is not None else 1)
         if now == self.last and not p.finished:
             return
         if self.last is None or now[:2] != self.last[:2] or now[2] > self.last[2]:
@@ -201,7 +228,7 @@ class _ProgressFile:
         if self.path is None:
             return
         record = {"done": p.done, "failed": p.failed, "running": running, "total": p.total,
-                  "changed": self.changed, "finished": p.finished}
+                  "changed": self.changed, "finished": p.finished, "answering": now[3]}
         temporary = f"{self.path}.tmp"
         with open(temporary, "w", encoding="utf-8") as handle:
             json.dump(record, handle)
@@ -214,6 +241,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("usage: python -m sheaf.backends._grid_group DIR GROUP_DAG", file=sys.stderr)
         return 2
     directory, dag = args
+    record_site(directory, dag, os.environ.get(SITE_KEY, "?"))
     progress = _ProgressFile(os.environ.get(PROGRESS_ENV))
     result = run_workflow(directory, backend=progress.factory, dag_file=dag,
                           on_progress=progress, progress_interval=0.2)

@@ -11,10 +11,11 @@ loop goes on reaping exits, journaling and dispatching.
 Same semantics as the ``os.posix_spawn`` path it replaces (``tests/backends/test_spawn_paths.py``
 runs both and compares what the child sees): argv and the complete environment as given, stdin
 /dev/null, stdout/stderr created and truncated (stderr a dup of stdout when the paths are equal),
-a new session (``POSIX_SPAWN_SETSID``), ``posix_spawnp``'s PATH search when argv[0] has no slash,
-signal dispositions and mask inherited as ``os.posix_spawn`` leaves them.  The working directory is
-a file action (``posix_spawn_file_actions_addchdir_np``, glibc >= 2.29), run before the opens, so
-relative output paths resolve in the job's directory as before.
+a new process group (``POSIX_SPAWN_SETPGROUP``, the child's own pid), ``posix_spawnp``'s PATH
+search when argv[0] has no slash, signal dispositions and mask inherited as ``os.posix_spawn``
+leaves them.  The working directory is a file action (``posix_spawn_file_actions_addchdir_np``,
+glibc >= 2.29), run before the opens, so relative output paths resolve in the job's directory as
+before.
 
 :data:`AVAILABLE` is false where this cannot work (no glibc, or one without ``addchdir_np``); the
 caller then uses ``os.posix_spawn``.
@@ -28,7 +29,7 @@ from collections.abc import Iterator, Mapping, Sequence
 
 __all__ = ["AVAILABLE", "libc_spawn"]
 
-_SETSID = 0x80  # POSIX_SPAWN_SETSID in glibc's <spawn.h>
+_SETPGROUP = 0x02  # POSIX_SPAWN_SETPGROUP in glibc's <spawn.h> (the group is 0: the child's own pid)
 _OUT_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
 # the opaque structs are 80 and 336 bytes on x86-64 glibc; generous buffers for other ABIs
 _ACTIONS_SIZE = 512
@@ -109,7 +110,7 @@ def libc_spawn(argv: Sequence[str], env: Mapping[str, str], cwd: str, stdout: st
             libc.posix_spawn_file_actions_adddup2(actions, 1, 2)
         else:
             libc.posix_spawn_file_actions_addopen(actions, 2, encode(stderr), _OUT_FLAGS, 0o644)
-        libc.posix_spawnattr_setflags(attr, _SETSID)
+        libc.posix_spawnattr_setflags(attr, _SETPGROUP)  # setpgroup 0, as posix_spawnattr_init left it
         args = _strings([encode(a) for a in argv])
         envp = _strings(_environment(env))
         pid = ctypes.c_int(0)

@@ -6,8 +6,8 @@ cgroup subtree with the memory controller, which an unprivileged user (and a CI 
 in the v1 hierarchy, where a child cannot be placed atomically at spawn time.  sheaf therefore does
 what HTCondor's procd does without cgroups: it *polls*, the same way everywhere.
 
-- A job's process tree is every process of its session (each job leads its own session), plus any
-  descendant of its root that left the session (found through parent pids).
+- A job's process tree is every process of its process group (each job leads its own group), plus
+  any descendant of its root that left the group (found through parent pids).
 - Its usage is the sum of the resident set sizes (RSS) of that tree, read from ``/proc/<pid>/stat``
   in one pass over ``/proc`` for all watched jobs (no psutil objects, no per-job threads).
 - Polling costs nothing for short jobs: a job is watched only once it has lived one poll interval
@@ -32,7 +32,7 @@ PAGE_MB = os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
 def _scan() -> list[tuple[int, int, int, int]]:
-    """``(pid, ppid, session, rss pages)`` of every process."""
+    """``(pid, ppid, process group, rss pages)`` of every process."""
     rows: list[tuple[int, int, int, int]] = []
     for name in os.listdir("/proc"):
         if not name.isdigit():
@@ -43,7 +43,7 @@ def _scan() -> list[tuple[int, int, int, int]]:
         except OSError:
             continue  # the process ended during the scan
         fields = stat[stat.rindex(b")") + 2:].split()
-        rows.append((int(name), int(fields[1]), int(fields[3]), int(fields[21])))
+        rows.append((int(name), int(fields[1]), int(fields[2]), int(fields[21])))
     return rows
 
 
@@ -56,11 +56,11 @@ def tree_rss_mb(roots: Iterable[int]) -> dict[int, float]:
     children: dict[int, list[int]] = {}
     rss: dict[int, int] = {}
     owner: dict[int, int] = {}
-    for pid, ppid, session, pages in rows:
+    for pid, ppid, group, pages in rows:
         children.setdefault(ppid, []).append(pid)
         rss[pid] = pages
-        if session in wanted:
-            owner[pid] = session
+        if group in wanted:
+            owner[pid] = group
     for root in wanted:
         stack = [root]
         while stack:

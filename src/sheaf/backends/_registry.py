@@ -32,10 +32,10 @@ def _local(*, pool_config: str | None = None, **_: Any) -> Any:
     return LocalBackend(Pool.from_config(pool_config))
 
 
-def _dask(*, scheduler: str | None = None, **_: Any) -> Any:
+def _dask(*, scheduler: str | None = None, directory: str = ".", **_: Any) -> Any:
     from sheaf.backends.dask import DaskBackend
 
-    return DaskBackend(scheduler)
+    return DaskBackend(scheduler, state_dir=state_dir(directory, "dask"))
 
 
 def _htcondor(**_: Any) -> Any:

@@ -12,12 +12,19 @@ launch), in the same order:
 3. the job runs there (its executable where it is: on one machine HTCondor's copy of it is the same
    file; its stdout/stderr go straight to the submit side's files);
 4. when it exits, each ``transfer_output_files`` name (relative to the sandbox) is copied back into
-   ``initialdir`` under its base name, by a temporary name and a rename, so a reader never sees half a
-   file; without that list every file the job created or changed at the sandbox's top level goes
-   back.  A listed output missing after a successful exit puts the job on hold ("transfer output files
+   ``initialdir`` under its base name -- or to its ``transfer_output_remaps`` path, directories made
+   as needed -- by a temporary name and a rename, so a reader never sees half a file; without that
+   list every file the job created or changed at the sandbox's top level goes back.  With
+   ``when_to_transfer_output = ON_SUCCESS`` nothing comes back after a failed exit.  A listed output
+   missing after a successful exit puts the job on hold ("transfer output files
    failure", as HTCondor); after a failed exit the failure is reported as the exit (HTCondor would
    hold it; sheaf keeps the job's own status, which is what DAGMan's retries act on);
 5. the sandbox is removed, whatever happened (also when the job is removed or the backend closes).
+
+With ``preserve_relative_paths = true`` (HTCondor 8.9.7's submit command) an entry written as a
+relative path with a directory (``deep/f.a``) keeps that path: inputs are placed there in the sandbox
+and outputs go back there under ``initialdir`` (its directories made); a path leaving the sandbox
+(``../x``) is a transfer failure.  Absolute paths and plain names go by base name, as before.
 """
 
 from __future__ import annotations
@@ -39,18 +46,36 @@ def make_sandbox(transfer: FileTransfer, execute_dir: str | None) -> tuple[str, 
     base = execute_dir if execute_dir and os.path.isdir(execute_dir) else None
     sandbox = tempfile.mkdtemp(prefix="sheaf-sandbox-", dir=base)
     try:
-        for source in transfer.inputs:
-            _copy_in(source, sandbox)
+        for index, source in enumerate(transfer.inputs):
+            _copy_in(source, sandbox, _kept_path(transfer, transfer.names[index:index + 1]))
     except TransferFailure:
         remove_sandbox(sandbox)
         raise
     return sandbox, _mtimes(sandbox)
 
 
-def _copy_in(source: str, sandbox: str) -> None:
+def _kept_path(transfer: FileTransfer, name: tuple[str, ...], direction: str = "input") -> str | None:
+    """The relative path an entry keeps under ``preserve_relative_paths`` (module docstring), else None."""
+    if not transfer.preserve_relative_paths or not name:
+        return None
+    path = os.path.normpath(name[0].rstrip("/"))
+    if os.path.isabs(path) or os.sep not in path:
+        return None
+    if path.split(os.sep)[0] == "..":
+        raise TransferFailure(f"transfer {direction} files failure: {name[0]}: a relative path may not "
+                              "leave the sandbox")
+    return path
+
+
+def _copy_in(source: str, sandbox: str, kept: str | None = None) -> None:
     try:
         if source.endswith("/"):
-            shutil.copytree(source, sandbox, dirs_exist_ok=True, symlinks=False)
+            shutil.copytree(source, os.path.join(sandbox, kept) if kept else sandbox, dirs_exist_ok=True,
+                            symlinks=False)
+        elif kept:
+            os.makedirs(os.path.dirname(os.path.join(sandbox, kept)), exist_ok=True)
+            copy = shutil.copytree if os.path.isdir(source) else shutil.copy2
+            copy(source, os.path.join(sandbox, kept))
         elif os.path.isdir(source):
             shutil.copytree(source, os.path.join(sandbox, os.path.basename(source)), symlinks=False)
         else:
@@ -69,19 +94,30 @@ def copy_back(transfer: FileTransfer, sandbox: str, before: dict[str, float], iw
               succeeded: bool) -> str | None:
     """Copy the outputs back into ``iwd``; the hold reason when a listed one is missing after a
     successful exit (module docstring), else None."""
+    if transfer.on_success and not succeeded:
+        return None
     if transfer.outputs is None:
         names = [name for name, mtime in _mtimes(sandbox).items()
                  if before.get(name) != mtime and os.path.isfile(os.path.join(sandbox, name))]
     else:
         names = list(transfer.outputs)
+    remaps = dict(transfer.remaps)
     missing = []
     for name in names:
         path = os.path.join(sandbox, name)
         if not os.path.lexists(path):
             missing.append(name)
             continue
+        target = remaps.get(name) or os.path.join(iwd, os.path.basename(name.rstrip("/")))
         try:
-            _deliver(path, os.path.join(iwd, os.path.basename(name.rstrip("/"))))
+            kept = _kept_path(transfer, (name,), "output")
+        except TransferFailure as exc:
+            return str(exc)
+        if name not in remaps and kept:
+            target = os.path.join(iwd, kept)
+        try:
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            _deliver(path, target)
         except OSError as exc:
             return f"transfer output files failure: {name}: {exc.strerror or exc}"
     if missing and succeeded:

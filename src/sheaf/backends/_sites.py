@@ -27,7 +27,7 @@ import time
 from collections.abc import Mapping
 
 from sheaf.classad import ClassAd
-from sheaf.formats._site_config import SiteConfig, SiteSpec
+from sheaf.formats._site_config import FAILURE_MODES, SiteConfig, SiteSpec
 from sheaf.model import SiteCatalog
 
 __all__ = ["REQUIREMENTS", "SITE_KEY", "max_matches", "sequence_number", "site_ad", "site_ads",
@@ -51,8 +51,9 @@ def max_matches(spec: SiteSpec, group_size: int) -> int:
 def site_environment(spec: SiteSpec, gatekeeper: str) -> str:
     entries = {SITE_KEY: spec.name, "SiteBackend": spec.backend, "SiteSlots": str(spec.slots),
                "SiteGatekeeperURL": gatekeeper, **spec.environment}
-    if spec.dies_after is not None:
-        entries["SiteDiesAfter"] = str(spec.dies_after)
+    for mode in FAILURE_MODES:  # dies_after -> SiteDiesAfter, ...
+        if (after := getattr(spec, mode)) is not None:
+            entries["Site" + mode.title().replace("_", "")] = str(after)
     return ";".join(f"{name}={value}" for name, value in entries.items())
 
 

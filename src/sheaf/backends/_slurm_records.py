@@ -21,15 +21,20 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:  # imported when needed: the job wrapper reads specs and should start in milliseconds
+# The job wrapper imports this module at the start of every job: nothing beyond json and os at run
+# time (typing and dataclasses alone cost ~15 ms of CPU a job); the rest is imported when needed.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
+
     from sheaf.backends._periodic import JobRecord
     from sheaf.engine import Launch
+    from sheaf.engine._backend import FileTransfer
 
-__all__ = ["JOB_PREFIX", "Paths", "launch_of", "read_record", "spec_of", "stem_of", "write_record"]
+__all__ = ["JOB_PREFIX", "Paths", "launch_of", "read_record", "spec_of", "stem_of", "transfer_of",
+           "write_record"]
 
 JOB_PREFIX = "sheaf-"
 
@@ -41,13 +46,15 @@ def stem_of(run_id: str, key: str) -> str:
     return hashlib.sha1(f"{run_id}/{key}".encode()).hexdigest()[:20]
 
 
-@dataclass(frozen=True, slots=True)
 class Paths:
-    root: str
+    """The files of one state directory ``root`` (its subdirectories are made if missing)."""
 
-    def __post_init__(self) -> None:
+    __slots__ = ("root",)
+
+    def __init__(self, root: str) -> None:
+        self.root = root
         for sub in ("specs", "jobs", "inbox", "taken"):
-            os.makedirs(os.path.join(self.root, sub), exist_ok=True)
+            os.makedirs(os.path.join(root, sub), exist_ok=True)
 
     def spec(self, stem: str) -> str:
         return os.path.join(self.root, "specs", stem + ".json")
@@ -98,16 +105,41 @@ def history_of(record: JobRecord) -> dict[str, Any]:
 
 
 def spec_of(launch: Launch, *, memory_limit: int | None, policy_interval: float, expand: bool,
-            policy: bool, allocation: bool = False, history: dict[str, Any] | None = None) -> dict[str, Any]:
+            policy: bool, allocation: bool = False, history: dict[str, Any] | None = None,
+            execute: str | None = None, launcher: list[str] | None = None) -> dict[str, Any]:
     """What the wrapper needs to reproduce ``launch`` exactly (and police it) inside the job; ``expand``
     and ``policy`` say whether it holds ``$$()`` and a ``periodic_*`` policy (only then does the wrapper
     load the ClassAd library); ``allocation`` that the job runs tasks inside its Slurm
-    allocation."""
+    allocation, and ``launcher`` the program that starts it across the allocation's tasks
+    (``mpiexec``, to which the wrapper adds ``-n <tasks>``); ``transfer`` the launch's HTCondor file
+    transfer, with ``execute`` the directory on the node under which its sandbox is made (None: the
+    node's temporary directory)."""
+    transfer = launch.transfer
     return {"expand": expand, "policy": policy, "allocation": allocation, "history": history,
             "key": launch.key, "node": launch.node, "attempt": launch.attempt, "argv": list(launch.argv),
             "env": dict(launch.env), "cwd": launch.cwd, "stdout": launch.stdout, "stderr": launch.stderr,
             "stdin": launch.stdin, "priority": launch.priority, "ad": launch.job_ad.unparse(),
-            "memory_limit": memory_limit, "policy_interval": policy_interval}
+            "memory_limit": memory_limit, "policy_interval": policy_interval, "execute": execute,
+            "launcher": launcher,
+            "transfer": None if transfer is None else {
+                "inputs": list(transfer.inputs),
+                "outputs": None if transfer.outputs is None else list(transfer.outputs),
+                "remaps": [list(pair) for pair in transfer.remaps], "on_success": transfer.on_success,
+                "preserve_relative_paths": transfer.preserve_relative_paths, "names": list(transfer.names)}}
+
+
+def transfer_of(spec: Mapping[str, Any]) -> FileTransfer | None:
+    """The launch's file transfer, from its spec (see :func:`spec_of`)."""
+    raw = spec.get("transfer")
+    if not raw:
+        return None
+    from sheaf.engine._backend import FileTransfer
+
+    outputs = raw.get("outputs")
+    remaps = tuple((str(name), str(target)) for name, target in raw.get("remaps") or ())
+    return FileTransfer(tuple(raw.get("inputs") or ()), None if outputs is None else tuple(outputs), remaps,
+                        bool(raw.get("on_success")), bool(raw.get("preserve_relative_paths")),
+                        tuple(raw.get("names") or ()))
 
 
 def launch_of(spec: Mapping[str, Any]) -> Launch:
@@ -117,4 +149,4 @@ def launch_of(spec: Mapping[str, Any]) -> Launch:
     return Launch(key=spec["key"], node=spec["node"], attempt=spec["attempt"], argv=tuple(spec["argv"]),
                   env=dict(spec["env"]), cwd=spec["cwd"], stdout=spec["stdout"], stderr=spec["stderr"],
                   job_ad=ClassAd.parse(spec["ad"]), priority=spec.get("priority", 0),
-                  stdin=spec.get("stdin", os.devnull))
+                  stdin=spec.get("stdin", os.devnull), transfer=transfer_of(spec))

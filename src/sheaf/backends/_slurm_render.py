@@ -6,14 +6,16 @@ Resources are evaluated from the launch's job ad *per attempt* (the ad carries `
 ==========================================  ===============================================
 job ad attribute                            sbatch option
 ==========================================  ===============================================
-``RequestCpus``                              ``--cpus-per-task`` (``--ntasks`` when xcount asks)
+``RequestCpus``                              ``--cpus-per-task``, unless the job asks for tasks
+                                             (then it is the CPUs of all its tasks together)
 ``RequestMemory`` (MB)                       ``--mem`` (MB)
 ``MaxWallTime`` (minutes, HTCondor-CE's),    ``--time`` (minutes, rounded up; the smallest
 ``pegasus_runtime`` (s), ``globus_maxwalltime``  of those given; a cluster's are summed by the planner)
-(min)
-``pegasus_nodes`` / ``globus_host_xcount``    ``--nodes``
-``pegasus_ppn``                              ``--ntasks-per-node``
-``globus_xcount``                            ``--ntasks``
+(min), ``BatchRuntime`` (s, BLAHP's)
+``HostNumber`` (BLAHP's, written by codegen)  ``--nodes``
+/ ``pegasus_nodes`` / ``globus_host_xcount``
+``SMPGranularity`` (BLAHP's) / ``pegasus_ppn``  ``--ntasks-per-node``
+``NodeNumber`` (BLAHP's) / ``globus_xcount``    ``--ntasks``
 ``pegasus_queue`` / ``BatchQueue`` /          ``--partition``
 ``globus_queue``
 ``pegasus_project`` / ``BatchProject`` /      ``--account``
@@ -30,6 +32,11 @@ environment first, which measured 1.9-2.6 s from sbatch to a ``true`` job's end 
 0.6-1.1 s), ``--output``/
 ``--error`` for the wrapper's own diagnostics (the job's files are opened by the wrapper),
 ``--parsable``.  An attribute that does not evaluate to a positive number is left out.
+
+A job whose ``sheaf_launcher`` is ``"mpiexec"`` (a PMC cluster, ``codegen``) and that asks for
+several tasks is started by the wrapper as ``mpiexec -n <tasks> <argv>`` inside its allocation
+(:func:`launcher`): rank 0 is PMC's master, the others its workers, placed by OpenMPI on the nodes
+Slurm allocated.
 """
 
 from __future__ import annotations
@@ -41,7 +48,7 @@ from collections.abc import Sequence
 from sheaf.classad import ClassAd
 from sheaf.engine import Launch
 
-__all__ = ["memory_request", "multi_task", "render"]
+__all__ = ["launcher", "memory_request", "multi_task", "render"]
 
 _TASK_OPTIONS = ("--ntasks", "--nodes", "--ntasks-per-node", "-n", "-N")
 
@@ -79,21 +86,32 @@ def memory_request(ad: ClassAd) -> int | None:
     return math.ceil(value) if value is not None else None
 
 
+_NODES = ("HostNumber", "pegasus_nodes", "globus_host_xcount")
+_PER_NODE = ("SMPGranularity", "pegasus_ppn")
+_TASKS = ("NodeNumber", "globus_xcount")
+
+
 def multi_task(ad: ClassAd) -> bool:
     """Whether the job asks Slurm for several tasks or nodes (a Decaf or PMC cluster): then ``srun``
     or ``mpiexec`` inside it must find the allocation, so the wrapper adds the allocation's
     ``SLURM_*`` variables to the job's environment (``_slurm_job``)."""
-    counts = (_number(ad, "globus_xcount"), _number(ad, "pegasus_nodes"), _number(ad, "globus_host_xcount"),
-              _number(ad, "pegasus_ppn"))
+    counts = (_number(ad, *_TASKS), _number(ad, *_NODES), _number(ad, *_PER_NODE))
     if any(count is not None and count > 1 for count in counts):
         return True
     extra = _text(ad, "BatchExtraSubmitArgs", "pegasus_glite_arguments") or ""
     return any(word.split("=", 1)[0] in _TASK_OPTIONS for word in shlex.split(extra))
 
 
+def launcher(ad: ClassAd) -> str | None:
+    """``"mpiexec"`` for a job to be started by mpiexec across the tasks of its allocation (a PMC
+    cluster asking for several tasks), else None."""
+    return "mpiexec" if _text(ad, "sheaf_launcher") == "mpiexec" and multi_task(ad) else None
+
+
 def _minutes(ad: ClassAd) -> int | None:
     limits = [v for v in (_number(ad, "MaxWallTime"), _number(ad, "globus_maxwalltime"),
-                          _divide(_number(ad, "pegasus_runtime"), 60.0)) if v is not None]
+                          _divide(_number(ad, "pegasus_runtime"), 60.0),
+                          _divide(_number(ad, "BatchRuntime"), 60.0)) if v is not None]
     return math.ceil(min(limits)) if limits else None
 
 
@@ -103,13 +121,14 @@ def _divide(value: float | None, by: float) -> float | None:
 
 def _options(ad: ClassAd) -> list[str]:
     options: list[str] = []
+    per_node, tasks = _number(ad, *_PER_NODE), _number(ad, *_TASKS)
     table: list[tuple[str, float | None]] = [
-        ("--cpus-per-task", _number(ad, "RequestCpus")),
+        ("--cpus-per-task", _number(ad, "RequestCpus") if per_node is None and tasks is None else None),
         ("--mem", _number(ad, "RequestMemory")),
         ("--time", _minutes(ad)),
-        ("--nodes", _number(ad, "pegasus_nodes", "globus_host_xcount")),
-        ("--ntasks-per-node", _number(ad, "pegasus_ppn")),
-        ("--ntasks", _number(ad, "globus_xcount")),
+        ("--nodes", _number(ad, *_NODES)),
+        ("--ntasks-per-node", per_node),
+        ("--ntasks", tasks),
     ]
     for option, value in table:
         if value is not None:

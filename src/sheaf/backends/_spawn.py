@@ -1,12 +1,20 @@
-"""Starting one job process: argv exec'd directly, its own session, files, CPU affinity, a pidfd.
+"""Starting one job process: argv exec'd directly, its own process group, files, CPU affinity, a pidfd.
 
 Choices, measured on this machine (2 CPUs; one ``/bin/true`` at a time, spawn + wait, full
 environment, output files): ``os.posix_spawn`` 1,700-1,790/s, ``subprocess.Popen`` 1,300-1,550/s
 (its Python-side set-up costs ~100 us a launch; both fork with vfork in C).  So:
 
 - ``os.posix_spawn`` (``posix_spawnp`` when argv[0] has no slash, searching this process's PATH)
-  with ``setsid=True``: the job leads its own session and process group, so killing the group
-  reaches its children; the environment is the launch's, complete, encoded in C.
+  with ``setpgroup=0``: the job leads its own process group, so killing the group reaches its
+  children; the environment is the launch's, complete, encoded in C.
+- A process group, not a session (``setsid``): the job stays in the engine's session.  With the
+  kernel's autogroup scheduling (``/proc/sys/kernel/sched_autogroup_enabled``, on by default) a new
+  session is a new scheduling group, and on a busy 2-CPU machine that made jobs run markedly slower
+  than the same jobs under ``xargs`` (``benchmarks/engine_throughput.py``: 100 clusters of 50
+  ``/bin/true`` spawned two at a time took 4.9-8.0 s in sessions of their own against 3.1-4.0 s in
+  process groups of their own; 3,000 ``/bin/true`` 3.4-4.0 s against 2.5-3.4 s).  A background
+  process group still gets no terminal signal meant for the engine (Ctrl-C reaches the foreground
+  group only); a job never has the terminal as stdin or output (HTCondor gives it none either).
 - stdin is the submit description's ``input`` file, else /dev/null; stdout/stderr are opened in the
   child by file actions, created and *truncated* (HTCondor truncates a job's output at each start),
   relative to the job's working directory; stderr may be the same file (then it is a dup of
@@ -35,38 +43,54 @@ environment, output files): ``os.posix_spawn`` 1,700-1,790/s, ``subprocess.Popen
   one thread of their own, so that wait -- 0.3-1.3 ms a job on a busy 2-CPU machine, longer than the
   engine's own work for a node -- overlaps with the engine loop.  The thread only spawns: it hands
   each result back through a list and an eventfd, and the backend's thread does everything else.
+  That thread lives in ``_spawner``: this module is also what the Slurm job wrapper loads at the
+  start of every job, so it imports only ``os`` and ``contextlib`` (``typing``, ``dataclasses``,
+  ``queue``, ``threading`` and ``ctypes`` cost ~25 ms of CPU a job there); the wrapper, single
+  threaded, spawns without glibc's ``posix_spawn`` (``libc=False``).
+- Where the C extension ``_cspawn`` was built, that thread is a POSIX thread that never takes the GIL
+  (``_spawner.CSpawner``, same requests, same results, same errors): the Python thread's own work per
+  spawn -- ctypes set-up, two GIL hand-offs -- was about a quarter of the engine's GIL time with two
+  slots of ``/bin/true``.  ``SHEAF_PURE_PYTHON=1`` leaves it out (``_spawner.make_spawner``).
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import queue
-import threading
-import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Generic, TypeVar
 
-from sheaf.backends._libcspawn import AVAILABLE as THREADED
-from sheaf.backends._libcspawn import libc_spawn
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
 
-__all__ = ["THREADED", "SpawnError", "SpawnRequest", "SpawnResult", "Spawned", "Spawner", "seal_descriptors",
-           "spawn"]
-
-T = TypeVar("T")
+__all__ = ["SpawnError", "Spawned", "libc_available", "seal_descriptors", "spawn"]
 
 _OUT_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
+_LIBC: list[bool] = []  # whether glibc's posix_spawn can be used, once known
 
 
 class SpawnError(Exception):
     """The process could not be started (missing executable or directory, no permission)."""
 
 
-@dataclass(frozen=True, slots=True)
 class Spawned:
-    pid: int
-    pidfd: int
+    """A started process and its pidfd (a plain class: see the module docstring)."""
+
+    __slots__ = ("pid", "pidfd")
+
+    def __init__(self, pid: int, pidfd: int) -> None:
+        self.pid, self.pidfd = pid, pidfd
+
+    def __repr__(self) -> str:
+        return f"Spawned(pid={self.pid}, pidfd={self.pidfd})"
+
+
+def libc_available() -> bool:
+    """Whether glibc's ``posix_spawn`` with a chdir action is usable (``_libcspawn``; loads ctypes)."""
+    if not _LIBC:
+        from sheaf.backends._libcspawn import AVAILABLE
+
+        _LIBC.append(AVAILABLE)
+    return _LIBC[0]
 
 
 def _file_actions(stdout: str, stderr: str, stdin: str = os.devnull) -> list[tuple[object, ...]]:
@@ -82,11 +106,14 @@ def _file_actions(stdout: str, stderr: str, stdin: str = os.devnull) -> list[tup
 
 
 def spawn(argv: Sequence[str], env: Mapping[str, str], cwd: str, stdout: str, stderr: str,
-          cpus: frozenset[int] | None = None, stdin: str = os.devnull) -> Spawned:
-    """Start ``argv`` (see the module docstring); raises ``SpawnError`` with the reason."""
+          cpus: frozenset[int] | None = None, stdin: str = os.devnull, *,
+          libc: bool | None = None) -> Spawned:
+    """Start ``argv`` (see the module docstring); raises ``SpawnError`` with the reason.  ``libc``:
+    through glibc's ``posix_spawn`` (None: where available; False: ``os.posix_spawn``)."""
     if not argv:
         raise SpawnError("empty argv: no executable")
-    return (_spawn_libc if THREADED else _spawn_os)(argv, env, cwd, stdout, stderr, cpus, stdin)
+    use_libc = libc_available() if libc is None else libc
+    return (_spawn_libc if use_libc else _spawn_os)(argv, env, cwd, stdout, stderr, cpus, stdin)
 
 
 def _spawn_os(argv: Sequence[str], env: Mapping[str, str], cwd: str, stdout: str, stderr: str,
@@ -99,7 +126,7 @@ def _spawn_os(argv: Sequence[str], env: Mapping[str, str], cwd: str, stdout: str
             os.chdir(cwd)
         try:
             start = os.posix_spawn if "/" in argv[0] else os.posix_spawnp
-            pid = start(argv[0], list(argv), env, file_actions=actions, setsid=True)
+            pid = start(argv[0], list(argv), env, file_actions=actions, setpgroup=0)
         finally:
             if cwd != here:
                 os.chdir(here)
@@ -113,17 +140,24 @@ def _spawn_os(argv: Sequence[str], env: Mapping[str, str], cwd: str, stdout: str
 
 def _spawn_libc(argv: Sequence[str], env: Mapping[str, str], cwd: str, stdout: str, stderr: str,
                 cpus: frozenset[int] | None, stdin: str = os.devnull) -> Spawned:
+    from sheaf.backends._libcspawn import libc_spawn
+
     saved = _pin(cpus)
     try:
         pid = libc_spawn(argv, env, cwd, stdout, stderr, stdin)
     except OSError as exc:
-        if not os.path.isdir(cwd):  # the chdir action failed: say so, as the chdir path does
-            exc.filename = cwd
-        raise SpawnError(_explain(exc, argv[0], cwd)) from None
+        raise SpawnError(_libc_failure(exc, argv[0], cwd)) from None
     finally:
         if saved is not None:
             os.sched_setaffinity(0, saved)
     return Spawned(pid, os.pidfd_open(pid))
+
+
+def _libc_failure(exc: OSError, program: str, cwd: str) -> str:
+    """The reason of a failed libc ``posix_spawn`` (its working directory is a file action)."""
+    if not os.path.isdir(cwd):  # the chdir action failed: say so, as the chdir path does
+        exc.filename = cwd
+    return _explain(exc, program, cwd)
 
 
 def _explain(exc: OSError, program: str, cwd: str) -> str:
@@ -148,68 +182,3 @@ def _pin(cpus: frozenset[int] | None) -> set[int] | None:
     saved = os.sched_getaffinity(0)
     os.sched_setaffinity(0, cpus)
     return saved
-
-
-@dataclass(frozen=True, slots=True)
-class SpawnRequest(Generic[T]):
-    tag: T  # the caller's: handed back with the result
-    argv: Sequence[str]
-    env: Mapping[str, str]
-    cwd: str
-    stdout: str
-    stderr: str
-    cpus: frozenset[int] | None
-    stdin: str = os.devnull
-
-
-@dataclass(frozen=True, slots=True)
-class SpawnResult(Generic[T]):
-    tag: T
-    spawned: Spawned | None  # None: it failed, see error
-    error: str | None
-    started: float  # the injected clock's time of the spawn
-    since: float  # time.monotonic() of the spawn
-
-
-class Spawner(Generic[T]):
-    """Spawns requests in a thread of its own (see the module docstring); :meth:`results` gives the
-    finished ones, in order, and :attr:`wakeup` (an eventfd) is readable while some are waiting."""
-
-    def __init__(self, clock: Callable[[], float]) -> None:
-        self._clock = clock
-        self._requests: queue.SimpleQueue[SpawnRequest[T] | None] = queue.SimpleQueue()
-        self._results: list[SpawnResult[T]] = []
-        self._lock = threading.Lock()
-        self.wakeup = os.eventfd(0, os.EFD_CLOEXEC | os.EFD_NONBLOCK)
-        self._thread = threading.Thread(target=self._run, name="sheaf-spawner", daemon=True)
-        self._thread.start()
-
-    def submit(self, request: SpawnRequest[T]) -> None:
-        self._requests.put(request)
-
-    def results(self) -> list[SpawnResult[T]]:
-        with contextlib.suppress(BlockingIOError):  # nothing written since the last call
-            os.eventfd_read(self.wakeup)
-        with self._lock:
-            done, self._results = self._results, []
-        return done
-
-    def _run(self) -> None:
-        while (request := self._requests.get()) is not None:
-            started, since = self._clock(), time.monotonic()
-            try:
-                spawned, error = spawn(request.argv, request.env, request.cwd, request.stdout, request.stderr,
-                                       request.cpus, request.stdin), None
-            except (SpawnError, ValueError) as exc:
-                spawned, error = None, str(exc)
-            with self._lock:
-                self._results.append(SpawnResult(request.tag, spawned, error, started, since))
-            os.eventfd_write(self.wakeup, 1)
-
-    def close(self) -> list[SpawnResult[T]]:
-        """Finish the requests already submitted, stop the thread; returns the results not yet taken."""
-        self._requests.put(None)
-        self._thread.join()
-        done = self.results()
-        os.close(self.wakeup)
-        return done

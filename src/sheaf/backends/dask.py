@@ -38,12 +38,23 @@ Results
 Cancel
     A queued launch leaves sheaf's queue; a submitted one is flagged on the workers
     (``Client.run(cancel_attempts)``: the task kills its job's process group) and its future
-    cancelled.  ``close`` does this for every attempt and waits for the tasks to return before
-    closing the client (and the owned cluster), so nothing is left running.
+    cancelled (``force``: no other client's wish, nor ``fire_and_forget``, keeps it queued).  ``close``
+    does this for every attempt of this backend -- only its own: other runs may share the workers --
+    and waits for the tasks to return before closing the client (and the owned cluster), so nothing
+    is left running or waiting to run.
 
-Resume: the engine re-runs the nodes a killed engine left in flight; on this machine its orphan scan
-(``SHEAF_ATTEMPT`` in the job's environment) stops the old processes first.  A cluster the dead
-engine owned is gone with it.
+Resume (``adopt``; records in ``_dask_records``)
+    With a state directory (``sheaf run``: ``DIR/sheaf-dask``) each attempt leaves a job record
+    written before the task is submitted, and its task start and exit records.  On a scheduler sheaf
+    does not own, tasks are ``fire_and_forget``: they run on when the engine dies.  A resumed engine
+    takes the result of an attempt that ended while it was down from its exit record, adopts one the
+    same scheduler still has (its exit record is looked for every 0.1 s; one the scheduler lost
+    without a record is a failed attempt), and runs the rest again.  A LocalCluster the dead engine
+    owned dies with it: its worker, if still there, is stopped first, then a finished attempt's record
+    is taken and the others run again, once.  The engine's orphan scan (``SHEAF_ATTEMPT``) stops
+    whatever is left of the old attempts on this machine, sparing the adopted ones.  Adopted attempts
+    are not counted in the pool (their requests are not known until resubmitted): for the moment they
+    run, Dask's own resource restrictions place the new tasks.
 """
 
 from __future__ import annotations
@@ -54,17 +65,25 @@ import queue
 import signal
 import time
 import uuid
+from collections.abc import Collection
+from dataclasses import dataclass
 from typing import Any
 
-from sheaf.backends._dask_task import cancel_attempts, run_attempt
+from sheaf.backends._dask_records import read_events, stop_dead_worker
+from sheaf.backends._dask_task import cancel_attempts, run_attempt, warm
 from sheaf.backends._pool import Claim, Pool
 from sheaf.backends._queue import LaunchQueue, Outcome
+from sheaf.backends._slurm_records import Paths, read_record, stem_of, write_record
 from sheaf.engine import Event, Exited, Held, Launch
+from sheaf.engine._orphans import ATTEMPT_VARIABLE
 from sheaf.errors import EngineError
 
 __all__ = ["DaskBackend", "pool_config"]
 
 _CLOSE_WAIT = 30.0
+_ADOPT_POLL = 0.1   # how often the exit records of adopted attempts are looked for (s)
+_ADOPT_CHECK = 5.0  # how often the scheduler is asked whether it still has them (s)
+_ADOPT_LOST = 2     # checks in a row that do not find one, with no exit record: it was lost
 
 Worker = tuple[int, int]  # (CPUs, memory MB) that a worker offers
 
@@ -101,16 +120,32 @@ def _machine_memory() -> int:
     return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 2**20
 
 
+@dataclass(slots=True)
+class _Adopted:
+    """A killed engine's attempt taken over (``adopt``)."""
+
+    stem: str
+    task: str                          # its Dask key
+    events: list[Event] | None = None  # its result, once its exit record was read
+    claimed: bool = False              # the resumed engine has submitted its key
+    unknown: int = 0                   # scheduler checks in a row that did not find it
+
+
 class DaskBackend:
     """Run launches as tasks of a Dask cluster (see the module docstring)."""
 
     def __init__(self, scheduler: str | None = None, *, policy_interval: float = 60.0,
                  connect_timeout: float = 10.0, worker_timeout: float = 60.0, refresh: float = 10.0,
-                 cluster_options: dict[str, Any] | None = None) -> None:
+                 cluster_options: dict[str, Any] | None = None, state_dir: str | None = None,
+                 run_id: str | None = None) -> None:
         self._cluster: Any = None
         self._client: Any = None
         self._client, self._cluster = _connect(scheduler, connect_timeout, cluster_options or {})
         self.address: str = str(self._client.scheduler_info()["address"])
+        self._paths = Paths(os.path.abspath(state_dir)) if state_dir else None
+        self._run_id = run_id or uuid.uuid4().hex
+        self._adopted: dict[str, _Adopted] = {}  # launch key -> a killed engine's attempt taken over
+        self._next_poll = self._next_check = 0.0
         self._policy_interval = policy_interval
         self._refresh = refresh
         self._prefix = f"sheaf-{uuid.uuid4().hex[:8]}-"
@@ -141,6 +176,7 @@ class DaskBackend:
         sizes, self._declared = _workers(self._client.scheduler_info(n_workers=-1))
         self._sizes = sorted(sizes)
         self.pool = Pool(pool_config(self._sizes))
+        self._client.run(warm)  # start-up's cost, not the first tasks': imports and the guard
         self._next_refresh = time.monotonic() + self._refresh
 
     def _maybe_refresh(self) -> None:
@@ -150,6 +186,7 @@ class DaskBackend:
         if sorted(sizes) != self._sizes and sizes:
             self._sizes, self._declared = sorted(sizes), declared
             self.pool = Pool(pool_config(self._sizes))
+            self._client.run(warm)
         self._next_refresh = time.monotonic() + self._refresh
 
     # -- the Backend protocol ----------------------------------------------------------------------
@@ -158,7 +195,12 @@ class DaskBackend:
         """Queue ``launch``; it is handed to Dask at once if a worker has room (never blocks)."""
         if self._closed:
             raise RuntimeError("DaskBackend is closed")
-        if launch.key in self._queue or launch.key in self._running:
+        adopted = self._adopted.get(launch.key)
+        if adopted is not None and not adopted.claimed:  # the resumed engine takes its attempt back
+            adopted.claimed = True
+            self._report_adopted()
+            return
+        if launch.key in self._queue or launch.key in self._running or launch.key in self._adopted:
             raise ValueError(f"launch key {launch.key!r} is already submitted")
         self._queue.push(launch)
         self._schedule()
@@ -167,17 +209,23 @@ class DaskBackend:
         """Block up to ``timeout`` seconds for at least one event; [] on timeout."""
         deadline = None if timeout is None else time.monotonic() + timeout
         while not self._events:
+            self._poll_adopted()
+            if self._events:
+                break
             if not self._running:
                 if self._queue:
                     self._maybe_refresh()
                     self._schedule()
-                if not self._running:
+                if not self._running and not self._watched():
                     break
             remaining = None if deadline is None else max(deadline - time.monotonic(), 0.0)
+            pause = remaining if not self._watched() else min(_ADOPT_POLL, remaining or _ADOPT_POLL)
             try:
-                first = self._done.get(timeout=remaining) if remaining != 0.0 else self._done.get_nowait()
+                first = self._done.get(timeout=pause) if pause != 0.0 else self._done.get_nowait()
             except queue.Empty:
-                break
+                if not self._watched() or (deadline is not None and time.monotonic() >= deadline):
+                    break
+                continue
             self._finish([first, *_drain(self._done)])
         events, self._events = self._events, []
         return events
@@ -187,13 +235,19 @@ class DaskBackend:
         self._events = [e for e in self._events if e.key != key]
         if self._queue.remove(key):
             return
+        adopted = self._adopted.pop(key, None)
+        if adopted is not None:
+            if adopted.events is None:
+                self._client.run(cancel_attempts, [adopted.task])
+                self._client.cancel([self._future(adopted.task)], force=True)
+            return
         entry = self._running.pop(key, None)
         if entry is None:
             return
         future, claim = entry
         self._tasks.pop(future.key, None)
         self._client.run(cancel_attempts, [future.key])
-        future.cancel()
+        future.cancel(force=True)  # force: a fire_and_forget task would otherwise still run
         self.pool.release(claim)
         self._schedule()
 
@@ -201,7 +255,7 @@ class DaskBackend:
         return len(self._queue)
 
     def running(self) -> int:
-        return len(self._running)
+        return len(self._running) + sum(1 for a in self._adopted.values() if a.events is None)
 
     def close(self) -> None:
         """Stop every attempt, wait for their tasks, close the client (and the owned cluster)."""
@@ -211,9 +265,17 @@ class DaskBackend:
         self._queue.clear()
         self._events = []
         futures = [future for future, _ in self._running.values()]
+        # this backend's tasks only: other runs may share the scheduler's workers
+        adopted = [a.task for a in self._adopted.values() if a.events is None]
+        tasks = [f.key for f in futures] + adopted
         self._running.clear()
+        self._adopted.clear()
         with contextlib.suppress(Exception):  # a scheduler already gone has nothing left to stop
-            self._client.run(cancel_attempts, None)
+            futures += [self._future(task) for task in adopted]
+            if tasks:
+                self._client.run(cancel_attempts, tasks)  # running ones kill their jobs
+            if futures:
+                self._client.cancel(futures, force=True)  # queued ones never start
             _wait_all(futures, _CLOSE_WAIT)
         self._client.close()
         if self._cluster is not None:
@@ -222,6 +284,104 @@ class DaskBackend:
     def statistics(self) -> dict[str, object]:
         return {"idle": self.idle(), "running": self.running(), "started_total": self.started_total,
                 "scheduler": self.address, "workers": len(self._sizes), "pool": self.pool.statistics()}
+
+    # -- resume ------------------------------------------------------------------------------------
+
+    def adopt(self, run_id: str, attempts: Collection[tuple[str, int]]) -> set[str]:
+        """Take over the attempts ``(node, attempt)`` a killed engine of run ``run_id`` had in flight
+        (``_dask_records``: finished ones by their exit records, running ones on this scheduler);
+        returns their launch keys.  Their events come through ``wait`` once their keys are submitted."""
+        if self._paths is None:
+            return set()
+        found = [(key, stem_of(run_id, key)) for node, attempt in attempts
+                 for key in self._keys(run_id, node, attempt)]
+        jobs = {key: read_record(self._paths.job(stem)) or {} for key, stem in found}
+        live = {str(job.get("task")) for job in jobs.values()
+                if self._cluster is None and job.get("scheduler") == self.address}
+        known = self._known(sorted(live)) if live else set()
+        for key, stem in found:
+            job = jobs[key]
+            if not job.get("scheduler"):  # the dead engine's own LocalCluster: stop what is left of it
+                stop_dead_worker(read_record(self._paths.start(stem)))
+            events = read_events(self._paths.exit(stem))
+            if events is not None:
+                self._adopted[key] = _Adopted(stem, str(job.get("task")), events)
+            elif str(job.get("task")) in known:
+                self._adopted[key] = _Adopted(stem, str(job["task"]))
+        self._next_check = time.monotonic() + _ADOPT_CHECK
+        return set(self._adopted)
+
+    def _keys(self, run_id: str, node: str, attempt: int) -> list[str]:
+        """The launch keys of a node attempt that were handed to Dask: ``node#attempt`` or its procs."""
+        assert self._paths is not None
+        key = f"{node}#{attempt}"
+        if os.path.exists(self._paths.job(stem_of(run_id, key))):
+            return [key]
+        procs: list[str] = []
+        while os.path.exists(self._paths.job(stem_of(run_id, f"{key}.{len(procs)}"))):
+            procs.append(f"{key}.{len(procs)}")
+        return procs
+
+    def _external(self) -> str:
+        """The scheduler a job record names: its address, or "" for a LocalCluster this engine owns."""
+        return "" if self._cluster is not None else self.address
+
+    def _known(self, tasks: list[str]) -> set[str]:
+        """The ``tasks`` the scheduler still has (queued, running, or finished and kept)."""
+        return set(self._client.run_on_scheduler(_tasks_known(), tasks))
+
+    def _future(self, task: str) -> Any:
+        """A future of a task another client submitted (an adopted one), to cancel it."""
+        from distributed import Future
+
+        return Future(task, self._client)
+
+    def _watched(self) -> bool:
+        return any(a.events is None for a in self._adopted.values())
+
+    def _poll_adopted(self) -> None:
+        """Read the exit records of adopted attempts still running; one lost with its worker (the
+        scheduler no longer has it, and it left no record) is a failed attempt."""
+        if not self._adopted or time.monotonic() < self._next_poll:
+            return
+        assert self._paths is not None
+        self._next_poll = time.monotonic() + _ADOPT_POLL
+        waiting = {key: a for key, a in self._adopted.items() if a.events is None}
+        for adopted in waiting.values():
+            adopted.events = read_events(self._paths.exit(adopted.stem))
+        if waiting and time.monotonic() >= self._next_check:
+            self._next_check = time.monotonic() + _ADOPT_CHECK
+            known = self._known([a.task for a in waiting.values() if a.events is None])
+            for key, adopted in waiting.items():
+                if adopted.events is not None or adopted.task in known:
+                    adopted.unknown = 0
+                    continue
+                adopted.events = read_events(self._paths.exit(adopted.stem))
+                adopted.unknown += 1
+                if adopted.events is None and adopted.unknown >= _ADOPT_LOST:
+                    adopted.events = [_gone(key, "the Dask scheduler no longer has the adopted task and it "
+                                                 "left no exit record")]
+        self._report_adopted()
+
+    def _report_adopted(self) -> None:
+        for key, adopted in list(self._adopted.items()):
+            if adopted.claimed and adopted.events is not None:
+                del self._adopted[key]
+                self._events.extend(adopted.events)
+
+    def _records(self, launch: Launch, task: str) -> tuple[str, str] | None:
+        """The job record of an attempt handed to Dask (written now), and where its task writes its
+        start and exit records; None without a state directory."""
+        if self._paths is None:
+            return None
+        token = launch.env.get(ATTEMPT_VARIABLE)
+        stem = stem_of(token.split("/", 1)[0] if token else self._run_id, launch.key)
+        start, exit_ = self._paths.start(stem), self._paths.exit(stem)
+        for stale in (start, exit_):  # an earlier submission of this key (after a cancel or a hold)
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(stale)
+        write_record(self._paths.job(stem), {"task": task, "key": launch.key, "scheduler": self._external()})
+        return start, exit_
 
     # -- scheduling ------------------------------------------------------------------------------
 
@@ -242,9 +402,13 @@ class DaskBackend:
         cpus, memory = max(claim.cpus, 1), max(claim.memory, 1)
         resources = {"CPU": cpus, "MEMORY": memory} if self._declared and not claim.local else None
         task = f"{self._prefix}{self.started_total}-{launch.key}"
-        future = self._client.submit(run_attempt, launch, cpus, memory, self._policy_interval, task, key=task,
-                                     pure=False, retries=0,
+        future = self._client.submit(run_attempt, launch, cpus, memory, self._policy_interval, task,
+                                     self._records(launch, task), key=task, pure=False, retries=0,
                                      priority=launch.priority, resources=resources)
+        if self._cluster is None:
+            from distributed import fire_and_forget
+
+            fire_and_forget(future)  # it runs on if this engine dies: a resumed one adopts it
         future.add_done_callback(self._done.put)
         self._running[launch.key] = (future, claim)
         self._tasks[future.key] = launch.key
@@ -275,9 +439,22 @@ def _lost(key: str, future: Any) -> Exited:
         exc = future.exception(timeout=_CLOSE_WAIT)
     except Exception as error:  # noqa: BLE001 - cancelled by the scheduler, or gone with it
         exc = error
+    return _gone(key, f"the Dask task was lost: {type(exc).__name__}: {exc}")
+
+
+def _gone(key: str, reason: str) -> Exited:
     now = time.time()
-    return Exited(key, None, signal.SIGKILL.value, f"the Dask task was lost: {type(exc).__name__}: {exc}",
-                  now, now)
+    return Exited(key, None, signal.SIGKILL.value, reason, now, now)
+
+
+def _tasks_known() -> Any:
+    """What the scheduler runs to say which of some task keys it has.  Made here, so that it travels
+    by value: a scheduler started without sheaf installed runs it too."""
+
+    def known(tasks: list[str], dask_scheduler: Any = None) -> list[str]:
+        return [task for task in tasks if task in dask_scheduler.tasks]
+
+    return known
 
 
 def _drain(done: queue.SimpleQueue[Any]) -> list[Any]:

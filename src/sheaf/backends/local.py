@@ -18,10 +18,11 @@ Processes (``_spawn``, ``_libcspawn``)
     argv exec'd directly (never a shell), the complete environment of the launch as given, the
     launch's working directory, stdout/stderr truncated per attempt (as HTCondor does), stdin
     the description's ``input`` (else /dev/null), no other descriptor of the engine, each job in its
-    own session (so ``cancel``/``close``/memory kills reach its children via the process group),
+    own process group (so ``cancel``/``close``/memory kills reach its children via the group),
     pinned to the claim's CPUs when the pool enforces CPU affinity.  When a job's
     main process exits, what is left of its process group is killed, as HTCondor's starter does.
-    Where glibc allows it, spawns run in a thread of their own (``_spawn.Spawner``), so the engine
+    Where glibc allows it, spawns run in a thread of their own (``_spawner.make_spawner``: a C thread
+    where the ``_cspawn`` extension was built, else a Python one), so the engine
     loop does not wait for each child's ``execve``: a launch granted a claim is *starting* until the
     thread hands its pid back (through an eventfd in the same epoll); everything else -- claims,
     events, reaping -- stays in the engine loop's thread.  A launch cancelled while starting is
@@ -30,7 +31,10 @@ Processes (``_spawn``, ``_libcspawn``)
 Started processes
     Each started attempt's pid is kept until ``started()`` takes it with its start time
     (``/proc/<pid>/stat``), for attempts still running then; the engine journals them, to stop a
-    killed engine's orphans on resume.
+    killed engine's orphans on resume.  Each job's process group is also told to this process's
+    guard (``_jobguard``) as it starts and untold as it ends: if the process running the backend
+    dies (``kill -9`` of the engine), the guard kills the jobs at once, so none goes on to finish
+    unrecorded and run again on resume.
 
 Exits
     Each process has a pidfd registered in one epoll; ``wait`` blocks in ``epoll.poll`` and reaps
@@ -72,6 +76,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Self
 
+from sheaf.backends import _jobguard
 from sheaf.backends._limits import ConcurrencyLimits
 from sheaf.backends._memwatch import POLL_INTERVAL, tree_rss_mb
 from sheaf.backends._periodic import (
@@ -86,16 +91,8 @@ from sheaf.backends._periodic import (
 from sheaf.backends._pool import Claim, Pool
 from sheaf.backends._queue import LaunchQueue, Outcome
 from sheaf.backends._sandbox import TransferFailure, copy_back, make_sandbox, remove_sandbox
-from sheaf.backends._spawn import (
-    THREADED,
-    Spawned,
-    Spawner,
-    SpawnError,
-    SpawnRequest,
-    SpawnResult,
-    seal_descriptors,
-    spawn,
-)
+from sheaf.backends._spawn import Spawned, SpawnError, seal_descriptors, spawn
+from sheaf.backends._spawner import CSpawner, Spawner, SpawnRequest, SpawnResult, make_spawner
 from sheaf.classad import ClassAd, Demand, parse_limits
 from sheaf.engine import Event, Exited, Held, Launch, Started
 from sheaf.engine._backend import FileTransfer, Released, Removed, Suspended
@@ -147,7 +144,8 @@ class LocalBackend:
         seal_descriptors()
         self._starting: dict[str, tuple[Launch, Claim]] = {}  # handed to the spawner thread
         self._cancelled: set[str] = set()  # cancelled while starting: killed when the pid comes back
-        self._spawner: Spawner[tuple[Launch, Claim]] | None = Spawner(clock) if THREADED else None
+        self._spawner: Spawner[tuple[Launch, Claim]] | CSpawner[tuple[Launch, Claim]] | None = (
+            make_spawner(clock))
         #: launch key -> (sandbox, its top level's mtimes, initialdir, transfer) of file-transfer jobs
         self._sandboxes: dict[str, tuple[str, dict[str, float], str, FileTransfer]] = {}
         if self._spawner is not None:
@@ -346,6 +344,7 @@ class LocalBackend:
         self._keys[launch.key] = fd
         self.started_total += 1
         self._started.append((launch.key, spawned.pid, started, claim.slot or "local"))
+        _jobguard.tell(f"+{spawned.pid}")
         record = self._policy.get(launch.key)
         if record is not None:
             record.started(started)
@@ -449,6 +448,7 @@ class LocalBackend:
                 "(peak resident set, measured at exit)")
 
     def _forget(self, fd: int, job: _Job) -> None:
+        _jobguard.tell(f"-{job.spawned.pid}")
         self._epoll.unregister(fd)
         os.close(fd)
         del self._jobs[fd]

@@ -19,12 +19,14 @@ Submission
     refusal is ``Held`` with sbatch's message.
 
 Results
-    The wrapper's records are the result: ``wait`` polls the state directory's inbox (a directory as
-    small as the jobs in flight) every ``poll_interval``.  ``squeue`` is only the safety net, one
-    batched call every ``squeue_interval`` (60 s): a job that left the queue, or that Slurm lists as
-    ended, with no exit record after ``vanish_grace`` seconds is a **failed** attempt (reported as
-    killed, with the reason), never a success: squeue forgets a job ``MinJobAge`` after it ends, and
-    "gone" says nothing about how it ended.  ``sacct`` is never used.
+    The wrapper's records are the result: ``wait`` reads the state directory's inbox (a directory as
+    small as the jobs in flight) when a record is renamed into it (inotify, ``_dirwatch``) and at least
+    every ``poll_interval`` (records written by another host over a shared file system raise no inotify
+    event). A start record is reported through ``started()`` (the job's EXECUTE). ``squeue`` is only the
+    safety net, one batched call every ``squeue_interval`` (60 s): a job that left the queue, or that
+    Slurm lists as ended, with no exit record after ``vanish_grace`` seconds is a **failed** attempt
+    (reported as killed, with the reason), never a success: squeue forgets a job ``MinJobAge`` after it
+    ends, and "gone" says nothing about how it ended. ``sacct`` is never used.
 
 Cancel and close
     ``cancel`` takes a queued launch out of the backend's queue, or ``scancel``s its job; cancels
@@ -58,6 +60,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Self
 
+from sheaf.backends._dirwatch import DirectoryWatch
 from sheaf.backends._periodic import HELD, IDLE, JobRecord, decide, has_policy, policy_interval
 from sheaf.backends._registry import state_dir
 from sheaf.backends._slurm_ctl import RateLimit, SlurmCommands
@@ -71,8 +74,8 @@ from sheaf.backends._slurm_records import (
     stem_of,
     write_record,
 )
-from sheaf.backends._slurm_render import memory_request, multi_task, render
-from sheaf.engine import Event, Exited, Held, Launch
+from sheaf.backends._slurm_render import launcher, memory_request, multi_task, render
+from sheaf.engine import Event, Exited, Held, Launch, Started
 from sheaf.engine._backend import Released, Removed, Suspended
 from sheaf.engine._dollar import needs_expansion
 from sheaf.engine._orphans import ATTEMPT_VARIABLE
@@ -104,7 +107,8 @@ class SlurmBackend:
                  squeue_interval: float = 60.0, vanish_grace: float = 30.0, poll_interval: float = 0.05,
                  env: Mapping[str, str] | None = None, run_id: str | None = None,
                  config: Mapping[str, str] | None = None, python: str = sys.executable,
-                 extra_args: Iterable[str] = (), clock: Callable[[], float] = time.time) -> None:
+                 extra_args: Iterable[str] = (), execute: str | None = None,
+                 mpiexec: Iterable[str] = ("mpiexec",), clock: Callable[[], float] = time.time) -> None:
         if max_queued < 1:
             raise ValueError(f"max_queued must be >= 1 (got {max_queued})")
         self.paths = Paths(os.path.abspath(state_dir))
@@ -115,9 +119,12 @@ class SlurmBackend:
         self.poll_interval = poll_interval
         self.run_id = run_id or uuid.uuid4().hex
         self.extra_args = tuple(extra_args)
+        self.execute = execute  # where a job with file transfer gets its sandbox on the node
+        self.mpiexec = list(mpiexec)  # what starts a PMC cluster across its allocation's tasks
         self._policy_every = policy_interval(config or {})
         self._clock = clock
         self._script = self._write_script(python)
+        self._watch = DirectoryWatch(self.paths.inbox)
         self._waiting: list[tuple[int, int, Launch]] = []   # heap: (-priority, sequence, launch)
         self._waiting_keys: dict[str, int] = {}  # queued key -> sequence of its live heap entry
         self._seq = itertools.count()
@@ -126,6 +133,7 @@ class SlurmBackend:
         self._held: dict[str, JobRecord] = {}     # held by periodic_hold, waiting for periodic_release
         self._history: dict[str, JobRecord] = {}  # keys held at least once: their runs and holds so far
         self._events: list[Event] = []
+        self._started: list[Started] = []
         self._cancels: list[str] = []
         self._last_scancel = -1e18
         self._backoff, self._backoff_until = 0.0, 0.0
@@ -137,7 +145,8 @@ class SlurmBackend:
     def _write_script(self, python: str) -> str:
         path = os.path.join(self.paths.root, "sheaf-job.py")
         text = (f"#!{python}\n# sheaf's Slurm job wrapper: runs one attempt (sheaf.backends._slurm_job)\n"
-                "import sys\nfrom sheaf.backends._slurm_job import main\nsys.exit(main(sys.argv[1:]))\n")
+                "import os, sys\nfrom sheaf.backends._slurm_job import main\ncode = main(sys.argv[1:])\n"
+                "sys.stdout.flush()\nsys.stderr.flush()\nos._exit(code)  # no interpreter teardown\n")
         tmp = f"{path}.{os.getpid()}.tmp"
         with open(tmp, "w", encoding="utf-8") as handle:
             handle.write(text)
@@ -183,7 +192,7 @@ class SlurmBackend:
             if deadline is not None and now >= deadline:
                 return []
             pause = self.poll_interval if deadline is None else min(self.poll_interval, deadline - now)
-            time.sleep(max(pause, 0.0))
+            self._watch.wait(pause)  # a record renamed into the inbox wakes it at once
 
     def cancel(self, key: str) -> None:
         """Stop a queued or running attempt; no event is reported for it."""
@@ -221,6 +230,7 @@ class SlurmBackend:
         self._by_stem.clear()
         self._flush_cancels(force=True)
         self._events.clear()
+        self._watch.close()
 
     def __enter__(self) -> Self:
         return self
@@ -318,7 +328,8 @@ class SlurmBackend:
                                    memory_limit=memory_request(launch.job_ad),
                                    policy_interval=self._policy_every, expand=needs_expansion(launch),
                                    policy=has_policy(launch.job_ad),
-                                   allocation=multi_task(launch.job_ad)))
+                                   allocation=multi_task(launch.job_ad), execute=self.execute,
+                                   launcher=self.mpiexec if launcher(launch.job_ad) else None))
         for stale in (self.paths.start(stem), self.paths.seen(stem), self.paths.exit(stem),
                       self.paths.taken(stem)):
             if os.path.exists(stale):
@@ -354,7 +365,7 @@ class SlurmBackend:
     # -- results -----------------------------------------------------------------------------------
 
     def _collect(self) -> None:
-        """Read the records in the inbox (start and exit), turning exits into events."""
+        """Read the records in the inbox: starts for ``started()``, exits turned into events."""
         try:
             names = os.listdir(self.paths.inbox)
         except FileNotFoundError:
@@ -362,12 +373,29 @@ class SlurmBackend:
         for name in names:
             stem, _, kind = name.partition(".")
             if kind == "start":
-                key = self._by_stem.get(stem)
-                if key is not None:
-                    self._jobs[key].started = True
-                os.replace(self.paths.start(stem), self.paths.seen(stem))
+                self._take_start(stem)
             elif kind == "exit":
                 self._take_exit(stem)
+
+    def _take_start(self, stem: str) -> None:
+        """A start record: the job runs (``started()`` reports it, so its EXECUTE is written now)."""
+        path = self.paths.start(stem)
+        record = read_record(path) or {}
+        os.replace(path, self.paths.seen(stem))
+        key = self._by_stem.get(stem)
+        if key is None:
+            return
+        self._jobs[key].started = True
+        self._started.append(Started(key, 0, 0, float(record.get("started") or self._clock()),
+                                     record.get("host")))
+
+    def started(self) -> list[Started]:
+        """The attempts whose start record arrived since the last call (``Backend.started``).  The
+        pid is 0: the job's processes are on a Slurm node, and a resumed engine finds the job
+        through ``adopt``, not by a local process.  The records are read by ``wait``, which the
+        engine calls before it asks."""
+        started, self._started = self._started, []
+        return started
 
     def _take_exit(self, stem: str) -> None:
         path = self.paths.exit(stem)
@@ -476,6 +504,8 @@ _SETTINGS: dict[str, tuple[str, Callable[[str], object]]] = {
     "SHEAF_SLURM_VANISH_GRACE": ("vanish_grace", float),
     "SHEAF_SLURM_POLL_INTERVAL": ("poll_interval", float),
     "SHEAF_SLURM_SBATCH_ARGS": ("extra_args", shlex.split),
+    "SHEAF_SLURM_EXECUTE": ("execute", str),
+    "SHEAF_SLURM_MPIEXEC": ("mpiexec", shlex.split),
 }
 
 
@@ -483,7 +513,8 @@ def from_options(*, directory: str, env: Mapping[str, str] | None = None) -> Slu
     """The registry's factory (``sheaf run --backend slurm``): state under ``DIR/sheaf-slurm``, the
     Slurm client configuration from the environment (``SLURM_CONF``), and sheaf's settings from
     ``SHEAF_SLURM_*`` (``MAX_QUEUED``, ``SQUEUE_INTERVAL``, ``VANISH_GRACE``, ``POLL_INTERVAL``,
-    ``SBATCH_ARGS``, ``RATE`` and ``BURST``); a bad value is a usage error naming the variable."""
+    ``SBATCH_ARGS``, ``EXECUTE``, ``MPIEXEC``, ``RATE`` and ``BURST``); a bad value is a usage error
+    naming the variable."""
     env = env if env is not None else os.environ
     kwargs: dict[str, Any] = {}
     for variable, (name, convert) in _SETTINGS.items():

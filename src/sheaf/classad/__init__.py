@@ -24,10 +24,12 @@ compiled closure.
 Conformance: differential tests against the official library (``classad2``) in both modes.  Known,
 deliberate differences: ``parse_old`` refuses a line it cannot parse (the library drops it); list
 values are evaluated eagerly (the library hands back unevaluated elements); ``unparse()``/``string()``
-of an ad literal keeps the source order of attributes (the library uses its hash order); date junk
-in ``absTime("...")`` beyond the short forms the library reads (``2020-06``, ``2020-06-01T12``,
-fields that carry over) is a syntax error; a fractional ``relTime`` literal is written with every
-digit where HTCondor's six significant ones would not read back the same.
+of an ad literal keeps the source order of attributes (the library uses its hash order); a
+fractional ``relTime`` literal is written with every digit where HTCondor's six significant ones
+would not read back the same.  ``absTime("...")``/``relTime("...")`` texts are read by the library's
+own grammar, junk included (``_timetext``).  Strings are HTCondor's UTF-8 bytes to ``size``,
+``substr`` and the regular expressions; bytes that are no valid UTF-8 (which the binding cannot
+return) keep each byte as the character of its value.
 """
 
 from __future__ import annotations

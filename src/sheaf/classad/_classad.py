@@ -40,6 +40,7 @@ from typing import Any, Final
 
 from ._eval import NOT_PLAIN, Env, compiled, deref, run
 from ._functions import FUNCTIONS
+from ._lexer import NulEscape
 from ._nodes import NOT_CONSTANT, Node, const_of, value_node
 from ._parser import OLD_BACKSLASH_END, accelerator, parse_ad, parse_expr, parse_old_ad, parse_span
 from ._unparse import quote_name, unparse, unparse_old
@@ -131,12 +132,20 @@ def parse(text: str | Expr) -> Expr:
         return text
     expr = _PARSE_CACHE.get(text)
     if expr is None:
-        expr = (_C is not None and _C.parse(text)) or Expr(parse_expr(text))
+        expr = (_C is not None and _compiled(_C.parse, text)) or Expr(parse_expr(text))
         if len(_PARSE_CACHE) >= _PARSE_CACHE_LIMIT:
             _PARSE_CACHE.clear()
         _PARSE_CACHE[text] = expr
     return expr
 
+
+def _compiled(load: Callable[..., Any], *args: Any) -> Any:
+    """What the compiled parser makes of the text; None (take the Python path, which places the
+    error) at a ``\\0`` escape."""
+    try:
+        return load(*args)
+    except NulEscape:
+        return None
 
 class ClassAd(MutableMapping[str, Any]):
     """A ClassAd: attribute names (case-insensitive, case-preserving) bound to expressions."""
@@ -159,7 +168,7 @@ class ClassAd(MutableMapping[str, Any]):
     @classmethod
     def parse(cls, text: str) -> ClassAd:
         """Parse new syntax: ``[ a = 1; b = a + 1 ]``."""
-        if _C is not None and (ad := _C.load_ad(text, cls)) is not None:
+        if _C is not None and (ad := _compiled(_C.load_ad, text, cls)) is not None:
             return ad  # type: ignore[no-any-return]
         return cls._from_node(parse_ad(text))
 
@@ -167,7 +176,7 @@ class ClassAd(MutableMapping[str, Any]):
     def parse_old(cls, text: str) -> ClassAd:
         """Parse old syntax: one ``Name = expression`` per line (blank and ``#`` lines skipped)."""
         if _C is not None and OLD_BACKSLASH_END.search(text) is None \
-                and (ad := _C.load_old(text, cls)) is not None:
+                and (ad := _compiled(_C.load_old, text, cls)) is not None:
             return ad  # type: ignore[no-any-return]
         return cls._from_node(parse_old_ad(text))
 

@@ -26,7 +26,7 @@ Value = Any
 _INT_MIN: Final = -(1 << 63)
 _STRTOD: Final = re.compile(
     r"\s*([+-]?(?:0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)(?:[pP][+-]?\d+)?"
-    r"|(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf(?:inity)?|nan))", re.IGNORECASE)
+    r"|(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf(?:inity)?|nan))", re.IGNORECASE | re.ASCII)  # C's digits
 
 
 def strtod(text: str) -> float | None:

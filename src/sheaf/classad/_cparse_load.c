@@ -225,13 +225,28 @@ static int blank_or_comment(PyObject *line, Py_ssize_t *stop) {
     return k == n || PyUnicode_READ(kind, data, k) == '#';
 }
 
+/* The lines of src, each with its newline: a line ends at '\n' only (as _parser.OLD_LINE). */
+static PyObject *old_lines(PyObject *src) {
+    Py_ssize_t n = PyUnicode_GET_LENGTH(src), start = 0;
+    PyObject *lines = PyList_New(0);
+    while (lines != NULL && start < n) {
+        Py_ssize_t nl = PyUnicode_FindChar(src, '\n', start, n, 1);
+        Py_ssize_t end = nl == -2 ? -1 : nl < 0 ? n : nl + 1;
+        PyObject *line = end < 0 ? NULL : PyUnicode_Substring(src, start, end);
+        if (line == NULL || PyList_Append(lines, line) < 0) Py_CLEAR(lines);
+        Py_XDECREF(line);
+        start = end;
+    }
+    return lines;
+}
+
 /* load_old(src) -> (ex, names) of an old-syntax ad (one binding a line, as _parser.parse_old_ad),
  * or None (fall back). */
 PyObject *py_load_old(PyObject *self, PyObject *args) {
     (void)self;
     PyObject *src, *cls = Py_None;
     if (!ready() || !PyArg_ParseTuple(args, "U|O", &src, &cls)) return NULL;
-    PyObject *lines = PyUnicode_Splitlines(src, 1), *ex = PyDict_New(), *names = PyDict_New(), *out = NULL;
+    PyObject *lines = old_lines(src), *ex = PyDict_New(), *names = PyDict_New(), *out = NULL;
     if (lines != NULL && ex != NULL && names != NULL) {
         Py_ssize_t offset = 0, stop;
         int done = 1;

@@ -82,7 +82,7 @@ static Py_ssize_t number(Parser *P, Py_ssize_t i, Py_ssize_t end, int *real) {
         if (k > j) return k;  /* \d+[eE][+-]?\d+ */
     }
     *real = 0;
-    if (j == i) return -1;
+    if (j == i || (j < end && CH(P, j) == '.')) return -1;  /* "3.a": a broken real, as _lexer._INT */
     if (CH(P, i) == '0') return (j == i + 1) ? j : -1;
     return j;
 }

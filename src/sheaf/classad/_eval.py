@@ -2,7 +2,8 @@
 
 Scopes follow the official library.  An unqualified name is looked up in the scope ad, then in its
 enclosing ads (``_parent``); at the first level the special names apply when the ad has no such
-attribute: ``MY`` is the scope ad, ``PARENT`` its enclosing ad, ``ROOT``/``TOPLEVEL`` the outermost.
+attribute: ``MY`` (compat mode) and ``SELF`` are the scope ad, ``PARENT`` its enclosing ad,
+``ROOT``/``TOPLEVEL`` the outermost.
 When a target is given, evaluation happens inside HTCondor's match ad::
 
     [ lCtx = [ ad = .LEFT; my = .LEFT; other = .RIGHT; target = .RIGHT ]; LEFT = MY-ad;
@@ -74,7 +75,7 @@ _RAISE_INTERNAL: Final = os.environ.get("SHEAF_CLASSAD_RAISE") == "1"
 MAX_ATTR_DEPTH: Final = 1000
 MAX_STEPS: Final = 1_000_000  # attribute evaluations per evaluation: a bound on time, not only on depth
 _IN_PROGRESS: Final = object()
-_SPECIAL: Final = frozenset({"my", "parent", "root", "toplevel"})
+_SPECIAL: Final = frozenset({"my", "self", "parent", "root", "toplevel"})  # names no ad need define
 _LCTX_SAME: Final = frozenset({"ad", "my"})
 _LCTX_OTHER: Final = frozenset({"other", "target"})
 
@@ -179,7 +180,7 @@ def _top(ad: ClassAd) -> ClassAd:
 
 
 def _special(env: Env, scope: ClassAd, lname: str) -> Value:
-    if lname == "my":
+    if lname in ("my", "self"):  # "self" is the current ad in both modes, as MY is in compat mode
         return scope if env.each is None else env.each
     if lname == "parent":
         if scope._parent is not None:

@@ -17,7 +17,7 @@ from ._eval import compiled
 from ._fn_refs import arg_closures, referenced
 from ._logic import truth
 from ._ops import BINARY, compare, identical
-from ._values import ERROR, UNDEFINED, RelTime
+from ._values import ERROR, UNDEFINED, RelTime, utf8
 
 Value = Any
 LIBRARY = Library()
@@ -30,7 +30,9 @@ def size(args: list[Value]) -> Value:
     if len(args) != 1:
         return ERROR
     value = args[0]
-    if isinstance(value, (list, str)):
+    if isinstance(value, str):
+        return len(value) if value.isascii() else len(utf8(value))  # HTCondor counts bytes
+    if isinstance(value, list):
         return len(value)
     if hasattr(value, "_ex"):
         return len(value)

@@ -76,9 +76,11 @@ def _find(ad: Any, lname: str) -> tuple[Any, Any] | None:
 
 def referenced(env: Any, scope: Any, node: Node) -> tuple[Any, Any] | None:
     """(expression, the ad holding it) that the attribute reference ``node`` names, or None."""
-    if scope is None or not is_reference(node):
+    if not is_reference(node):
         return None
     kind = node[0]
+    if scope is None and kind != "sel":
+        return None  # a name needs an ad to be looked up in; ``[a = 1].a`` needs none
     if kind == "attr":
         found = _find(scope, node[1].lower())
         if found is None and not env.strict and env.target is not None:
@@ -133,7 +135,7 @@ class _Walk:
         env = self.env
         base = compile_node(node[1])(env, ad)
         if base is UNDEFINED:
-            return self.add(f"{unparse(node[1])}.{node[2]}")
+            return self.add(f"{unparse(node[1], condor=True)}.{node[2]}")
         if not isinstance(base, env.ad_type):
             return False
         return self.name(base, node[2])
@@ -181,7 +183,8 @@ def unresolved(env: Any, scope: Any, args: tuple[Any, ...]) -> Value:
         if pattern is None:
             return ERROR
     walk = _Walk(env)
-    names = walk.written() if walk.node(found[0].node, scope) else []
+    expr, holder = found  # the expression's references are read where it is defined
+    names = walk.written() if walk.node(expr.node, holder) else []
     return ",".join(names) if pattern is None else _has_match(pattern, names)
 
 

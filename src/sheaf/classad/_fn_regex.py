@@ -8,7 +8,8 @@ Options: ``i`` caseless, ``m`` multi-line, ``s`` dot-all, ``x`` extended, and fo
 functions ``f`` (return the whole target with the replacement in place) and ``g`` (every match).
 ``replace`` is ``regexps`` with ``f``, ``replaceAll`` with ``fg``.  In a replacement ``\\N`` inserts
 group N; a group beyond the highest that took part is ``ERROR``.  A pattern that does not compile is
-``ERROR``.
+``ERROR``.  Where a pattern, target or replacement is past ASCII the match runs on the UTF-8 bytes
+(one character a byte), as PCRE does in HTCondor: ``.`` is one byte, ``\\w`` and ``i`` know ASCII only.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import regex as re  # type: ignore[import-untyped]
 
 from ._builtins import Library
 from ._fn_strings import split_list
-from ._values import ERROR, UNDEFINED
+from ._values import ERROR, UNDEFINED, text_of_bytes, utf8
 
 Value = Any
 LIBRARY = Library()
@@ -29,8 +30,8 @@ TIMEOUT: Final = 1.0
 
 
 @functools.lru_cache(maxsize=512)
-def _compile(pattern: str, options: str) -> re.Pattern[str] | None:
-    flags = 0
+def _compile(pattern: str, options: str, as_bytes: bool = False) -> re.Pattern[str] | None:
+    flags = re.ASCII if as_bytes else 0
     if "i" in options:
         flags |= re.IGNORECASE
     if "m" in options:
@@ -59,7 +60,7 @@ def _expand(replace: str, match: re.Match[str]) -> str | None:
     i = 0
     while i < len(replace):
         char = replace[i]
-        if char == "\\" and i + 1 < len(replace) and replace[i + 1].isdigit():
+        if char == "\\" and i + 1 < len(replace) and "0" <= replace[i + 1] <= "9":
             index = int(replace[i + 1])
             if index >= count:
                 return None
@@ -76,8 +77,20 @@ def compile_pattern(pattern: str, options: str) -> Any:
     return _compile(pattern, options)
 
 
+def _as_bytes(*texts: str) -> list[str] | None:
+    """``texts`` one character a byte (their UTF-8 read as Latin-1), where one is past ASCII: PCRE
+    as HTCondor runs it matches bytes (``.`` is one byte of ``é``; ``\\w`` and ``i`` know ASCII
+    only); None when all are ASCII, where characters and bytes agree."""
+    if all(text.isascii() for text in texts):
+        return None
+    return [utf8(text).decode("latin-1") for text in texts]
+
+
 def regexp_match(pattern: str, target: str, options: str) -> Value:
-    compiled = _compile(pattern, options)
+    in_bytes = _as_bytes(pattern, target)
+    if in_bytes is not None:
+        pattern, target = in_bytes
+    compiled = _compile(pattern, options, in_bytes is not None)
     if compiled is None:
         return ERROR
     try:
@@ -87,7 +100,10 @@ def regexp_match(pattern: str, target: str, options: str) -> Value:
 
 
 def regexp_replace(pattern: str, target: str, replace: str, options: str) -> Value:
-    compiled = _compile(pattern, options)
+    in_bytes = _as_bytes(pattern, target, replace)
+    if in_bytes is not None:
+        pattern, target, replace = in_bytes
+    compiled = _compile(pattern, options, in_bytes is not None)
     if compiled is None:
         return ERROR
     full, every = "f" in options, "g" in options
@@ -115,7 +131,8 @@ def regexp_replace(pattern: str, target: str, replace: str, options: str) -> Val
         out.append(target[index:])
     if sum(map(len, out)) > (1 << 24):
         return ERROR  # the same size bound as strcat
-    return "".join(out)
+    text = "".join(out)
+    return text if in_bytes is None else text_of_bytes(text.encode("latin-1"))
 
 
 def _check(args: list[Value], strings: int) -> Value:

@@ -12,12 +12,12 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import Any, AnyStr
 
 from ._builtins import Library
 from ._coerce import strtod, to_string
 from ._ops import ascii_lower
-from ._values import ERROR, UNDEFINED
+from ._values import ERROR, UNDEFINED, text_of_bytes, utf8
 
 Value = Any
 LIBRARY = Library()
@@ -103,6 +103,16 @@ def substr(args: list[Value]) -> Value:
     length = args[2] if len(args) == 3 else 0
     if type(text) is not str or type(offset) is not int or type(length) is not int:
         return ERROR
+    if len(args) == 3 and length == 0:
+        return ""
+    if text.isascii():
+        return _cut(text, offset, length)
+    return text_of_bytes(_cut(utf8(text), offset, length))  # HTCondor cuts the UTF-8 bytes
+
+
+def _cut(text: AnyStr, offset: int, length: int) -> AnyStr:
+    """``text[offset:]`` for ``length`` (from the end where ``offset`` < 0; up to ``-length`` from
+    the end where ``length`` <= 0)."""
     size = len(text)
     if offset < 0:
         offset = max(size + offset, 0)
@@ -112,8 +122,6 @@ def substr(args: list[Value]) -> Value:
         length = max(size - offset + length, 0)
     elif length > size - offset:
         length = size - offset
-    if len(args) == 3 and args[2] == 0:
-        length = 0
     return text[offset:offset + length]
 
 
@@ -146,6 +154,16 @@ def stricmp(args: list[Value]) -> Value:
     return _c_order(ascii_lower(pair[0]).encode(), ascii_lower(pair[1]).encode())
 
 
+def _digit(byte: int) -> bool:
+    """C's isdigit of a byte (``chr(byte).isdigit()`` would take a UTF-8 byte such as 0xB2, "²")."""
+    return 0x30 <= byte <= 0x39
+
+
+def _char(byte: int) -> int:
+    """A byte as a C ``char`` (signed on the platforms HTCondor runs on): what versioncmp subtracts."""
+    return byte - 256 if byte > 127 else byte
+
+
 def natural_cmp(s1: bytes, s2: bytes) -> int:
     """HTCondor's version order (strverscmp-like): digit runs compare as numbers."""
     s1, s2 = s1 + b"\0", s2 + b"\0"
@@ -155,34 +173,34 @@ def natural_cmp(s1: bytes, s2: bytes) -> int:
     if s1[i] == s2[i]:
         return 0
     n = i
-    while n > 0 and chr(s1[n - 1]).isdigit():
+    while n > 0 and _digit(s1[n - 1]):
         n -= 1
-    digit1, digit2 = chr(s1[i]).isdigit(), chr(s2[i]).isdigit()
+    digit1, digit2 = _digit(s1[i]), _digit(s2[i])
     if n == i and (not digit1 or not digit2):
-        return s1[i] - s2[i]
+        return _char(s1[i]) - _char(s2[i])
     z1 = n
     while s1[z1] == 0x30:
         z1 += 1
     z2 = n
     while s2[z2] == 0x30:
         z2 += 1
-    if z1 > n and not chr(s1[z1]).isdigit():
+    if z1 > n and not _digit(s1[z1]):
         z1 -= 1
-    if z2 > n and not chr(s2[z2]).isdigit():
+    if z2 > n and not _digit(s2[z2]):
         z2 -= 1
     if z1 - n != z2 - n:
         return (z2 - n) - (z1 - n)
     if z1 > n:
-        return s1[i] - s2[i]
+        return _char(s1[i]) - _char(s2[i])
     e1 = z1
-    while chr(s1[e1]).isdigit():
+    while _digit(s1[e1]):
         e1 += 1
     e2 = z2
-    while chr(s2[e2]).isdigit():
+    while _digit(s2[e2]):
         e2 += 1
     if e1 - n != e2 - n:
         return (e1 - n) - (e2 - n)
-    return s1[i] - s2[i]
+    return _char(s1[i]) - _char(s2[i])
 
 
 _VERSION_TESTS: dict[str, Callable[[int], Value]] = {
@@ -269,7 +287,7 @@ def string_list_size(args: list[Value]) -> Value:
     return ERROR if delims is ERROR else len(split_list(args[0], delims))
 
 
-_INTEGER = re.compile(r"\s*[+-]?\d+\s*\Z")
+_INTEGER = re.compile(r"\s*[+-]?\d+\s*\Z", re.ASCII)
 
 
 def _list_numbers(args: list[Value]) -> Value:

@@ -16,17 +16,19 @@ the number (``x * -1`` holds the literal -1, ``- 1`` is unary minus on 1), as in
 this matters for ``?:`` (``a ?: -1`` is valid, ``a ?: - 1`` is not) and for unparsing.
 HTCondor's rules kept here: integers have no leading zero (``007`` is not a number), an integer too
 big for 64 bits reads as 0 (what the official parser does), reals need a digit after the point or
-exponent, an unknown escape keeps the character (``"\\x41"`` is ``x41``), octal escapes ``\\101`` work.
+exponent, an unknown escape keeps the character (``"\\x41"`` is ``x41``), ``\\a`` and ``\\v`` are BEL and
+VT, an octal escape (``\\101``) is a byte and the bytes of a literal are read as UTF-8, and a ``\\0``
+escape is a syntax error (HTCondor's strings are C strings).
 """
 
 from __future__ import annotations
 
-__all__ = ["Token", "integer", "join_strings", "negative", "scan", "tokenize", "unescape"]
+__all__ = ["NulEscape", "Token", "integer", "join_strings", "negative", "scan", "tokenize", "unescape"]
 
 import re
 from typing import Final
 
-from ._values import ClassAdSyntaxError
+from ._values import ClassAdSyntaxError, text_of_bytes
 
 Token = tuple[str, object, int]
 
@@ -35,7 +37,9 @@ Token = tuple[str, object, int]
 _LINE_COMMENT = r"//[^\n]*\n"
 _BLOCK_COMMENT = r"/\*.*?\*/"
 _REAL = r"(?:\d+\.\d+|\.\d+)(?:[eE][+-]?\d+)?|\d+[eE][+-]?\d+"
-_INT = r"0(?![0-9])|[1-9]\d*"
+# an integer right before a '.' that starts no fraction ("3.a", "3.e5") is no token: the official
+# lexer reads such text as a broken real
+_INT = r"0(?![0-9.])|[1-9]\d*+(?!\.)"
 _NEG = r"-(?:" + _REAL + "|" + _INT + ")"
 _OP = r"\|\||&&|=\?=|=!=|==|!=|<=|>=|<<|>>>|>>|\?:|[-+*/%^~!?:(){}\[\],;.<>=|&]"
 # Which comments may still close where a match starts: (block, line).  Past the last "*/" no "/*"
@@ -82,20 +86,44 @@ _SCAN: Final = _SCANS[(True, True)]
 _SKIP_BLANK: Final = _SKIPS[(True, True)]
 _NUMBER: Final = re.compile(_REAL + "|" + _INT)
 
-_ESCAPES: Final = {"n": "\n", "t": "\t", "b": "\b", "f": "\f", "r": "\r", "\\": "\\", '"': '"', "'": "'"}
+_ESCAPES: Final = {"n": "\n", "t": "\t", "b": "\b", "f": "\f", "r": "\r", "a": "\a", "v": "\v",
+                   "\\": "\\", '"': '"', "'": "'"}
 _ESCAPE: Final = re.compile(r"\\([0-3][0-7]{0,2}|[4-7][0-7]?|.)", re.DOTALL)
+# An octal escape is a byte of the string (HTCondor's strings are bytes, read as UTF-8): one past
+# ASCII is held as Python's surrogate escape until the whole body is decoded.
+_RAW_BYTE: Final = re.compile("[\udc80-\udcff]")
+
+
+class NulEscape(ValueError):
+    """A ``\\0`` escape: the official lexer refuses a string holding a NUL (a C string ends there).
+    The parsers turn it into a ``ClassAdSyntaxError`` placed at the string."""
 
 
 def _unescape_one(match: re.Match[str]) -> str:
     code = match.group(1)
-    if code[0].isdigit() and code[0] < "8":
-        return chr(int(code, 8))
+    if "0" <= code[0] <= "7":
+        byte = int(code, 8)
+        if byte == 0:
+            raise NulEscape(match.group(0))
+        return chr(byte) if byte < 0x80 else chr(0xDC00 + byte)
     return _ESCAPES.get(code, code)
 
 
 def unescape(body: str) -> str:
-    """Resolve the backslash escapes of a string literal's body."""
-    return _ESCAPE.sub(_unescape_one, body) if "\\" in body else body
+    """Resolve the backslash escapes of a string literal's body; octal escapes are UTF-8 bytes
+    (``"\\342\\200\\223"`` is ``"\u2013"``), and a byte that is no part of a valid sequence stays
+    the character of its value (``"\\344"`` is ``"\xe4"``).  Raises ``NulEscape`` for ``\\0``."""
+    if "\\" not in body:
+        return body
+    text = _ESCAPE.sub(_unescape_one, body)
+    return text if _RAW_BYTE.search(text) is None else text_of_bytes(text.encode("utf-8", "surrogateescape"))
+
+
+def _unescape_at(src: str, body: str, start: int) -> str:
+    try:
+        return unescape(body)
+    except NulEscape as escape:
+        raise ClassAdSyntaxError(f"a string may not hold a NUL character ({escape})", src, start) from None
 
 
 # 2**63 has 19 digits, and a literal has no leading zero: a longer one is out of range without
@@ -202,12 +230,12 @@ def tokenize(src: str, pos: int = 0, end: int | None = None, limit: int | None =
         elif kind == "str":
             if tokens and tokens[-1][0] == "str":
                 joined = f"{joined}{text[1:-1]}"  # adjacent literals are one string
-                tokens[-1] = ("str", unescape(joined), tokens[-1][2])
+                tokens[-1] = ("str", _unescape_at(src, joined, tokens[-1][2]), tokens[-1][2])
             else:
                 joined = text[1:-1]
-                append(("str", unescape(joined), start))
+                append(("str", _unescape_at(src, joined, start), start))
         elif kind == "qname":
-            append(("qname", unescape(text[1:-1]), start))
+            append(("qname", _unescape_at(src, text[1:-1], start), start))
         else:
             _negative(text, start, tokens)
         pos = m.end()

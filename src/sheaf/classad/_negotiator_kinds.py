@@ -44,7 +44,7 @@ JOB_ROOTS = ("requirements", "rank", "concurrencylimits", "requestcpus", "reques
 RESOURCE_ROOTS = ("requirements", "rank")
 _DYNAMIC_CALLS = frozenset({"eval"})
 _SCOPES = frozenset({"my", "target"})  # ``TARGET.x`` reads x; a bare ``TARGET`` reads the whole ad
-_WHOLE_AD_NAMES = frozenset({"my", "target", "parent", "root", "toplevel"})
+_WHOLE_AD_NAMES = frozenset({"my", "self", "target", "parent", "root", "toplevel"})
 _LITERALS = frozenset({"int", "real", "str", "bool", "undef", "error", "abstime", "reltime"})
 _REFS: dict[Node, frozenset[str]] = {}
 

@@ -12,7 +12,8 @@ integer ``/`` and ``%`` truncate toward zero like C, by zero they are ``ERROR``;
 ``ERROR``; shift counts are taken modulo 64 (right shifts of negative numbers follow the official
 library's own rules, see ``bitwise``).  Strings compare without regard to ASCII case for
 ``== != < <= > >=``; ``is``/``isnt`` compare exactly and by type.
-Times: absolute +/- relative, relative +/- relative, absolute - absolute, relative * / number.
+Times: absolute +/- relative, relative +/- relative, absolute - absolute, relative * / number (a
+relative time over zero is an infinite one, or NaN for zero over zero: C's double division).
 """
 
 from __future__ import annotations
@@ -74,7 +75,7 @@ def _time_arith(op: str, a: Value, b: Value) -> Value:
         if tb is RelTime and ta in _NUMERIC and ta is not bool:
             return RelTime(a * b.secs)
     elif op == "/" and ta is RelTime and tb in _NUMERIC and tb is not bool:
-        return ERROR if b == 0 else RelTime(a.secs / b)
+        return RelTime(_ieee_divide(a.secs, b))  # a time over zero is infinite, as in HTCondor
     return ERROR
 
 
@@ -94,6 +95,14 @@ def _int_mod(a: int, b: int) -> Value:
         return 0
     r = abs(a) % abs(b)
     return -r if a < 0 else r
+
+
+def _ieee_divide(a: float, b: float) -> float:
+    if b != 0:
+        return a / b
+    if a == 0 or math.isnan(a):
+        return math.nan
+    return math.copysign(math.inf, a) * math.copysign(1.0, b)
 
 
 def _real_div(a: float, b: float) -> Value:

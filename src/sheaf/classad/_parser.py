@@ -45,7 +45,7 @@ from types import ModuleType
 from typing import Any, Final
 
 from ._grammar import PRECEDENCE, UNARY_OPS, UNARY_PREC
-from ._lexer import Token, integer, join_strings, negative, scan, tokenize, unescape
+from ._lexer import NulEscape, Token, integer, join_strings, negative, scan, tokenize, unescape
 from ._timetext import parse_abstime, parse_reltime
 from ._values import ClassAdSyntaxError
 
@@ -467,28 +467,47 @@ def accelerator() -> ModuleType | None:
     return _C
 
 
+def _placed(src: str, start: int = 0, stop: int | None = None) -> ClassAdSyntaxError:
+    """A ``\\0`` escape was met: the careful tokenizer raises the error at its string."""
+    tokenize(src, start, stop)
+    return ClassAdSyntaxError("a string may not hold a NUL character", src, start)
+
+
 def parse_expr(src: str) -> Node:
     """Parse one whole expression."""
-    if _C is not None and (node := _C.expr(src)) is not None:
-        return node  # type: ignore[no-any-return]
-    parser = _Parser(src)
-    pos, node = parser.expression(0)
-    parser.end(pos)
+    try:
+        if _C is not None and (node := _C.expr(src)) is not None:
+            return node  # type: ignore[no-any-return]
+        parser = _Parser(src)
+        pos, node = parser.expression(0)
+        parser.end(pos)
+    except NulEscape:
+        raise _placed(src) from None
     return node
 
 
 def parse_span(src: str, start: int, stop: int) -> Node:
     """Parse the (new-syntax) expression ``src[start:stop]``; errors are placed in the whole text."""
-    if _C is not None and (node := _C.expr(src, start, stop)) is not None:
-        return node  # type: ignore[no-any-return]
-    parser = _Parser(src, start, stop)
-    pos, node = parser.expression(0)
-    parser.end(pos)
+    try:
+        if _C is not None and (node := _C.expr(src, start, stop)) is not None:
+            return node  # type: ignore[no-any-return]
+        parser = _Parser(src, start, stop)
+        pos, node = parser.expression(0)
+        parser.end(pos)
+    except NulEscape:
+        raise _placed(src, start, stop) from None
     return node
 
 
 def parse_ad(src: str) -> Node:
     """Parse a new-syntax ad ``[ a = 1; b = a ]`` (the whole text)."""
+    try:
+        return _parse_ad(src)
+    except NulEscape:
+        raise _placed(src) from None
+
+
+def _parse_ad(src: str) -> Node:
     if _C is not None and (node := _C.ad(src)) is not None:
         return node  # type: ignore[no-any-return]
     parser = _Parser(src)
@@ -531,11 +550,16 @@ def _end_string_with_backslash(node: Node) -> Node:
     return node
 
 
+# An old-syntax ad's lines end at a newline only, as in HTCondor: a string may hold any other
+# character str.splitlines would break at (\v, \f, \x1c, \x85, \u2028, a lone \r).
+OLD_LINE: Final = re.compile(r"[^\n]*\n|[^\n]+")
+
+
 def parse_old_ad(src: str) -> Node:
     """Parse an old-syntax ad: one ``Name = expression`` per line; blank and ``#`` lines are skipped."""
     bindings: list[tuple[str, Node]] = []
     offset = 0
-    for line in src.splitlines(keepends=True):
+    for line in OLD_LINE.findall(src):
         text = line.strip()
         if text and not text.startswith("#"):
             bindings.append(_old_line(src, offset, line))
@@ -551,9 +575,12 @@ def _old_line(src: str, offset: int, line: str) -> tuple[str, Node]:
         spaced = body[:-2] + ' "' + line[len(body):]
         name, node = _old_line(src[:stop - 2] + ' "' + src[stop:], offset, spaced)
         return name, _end_string_with_backslash(node)
-    if _C is not None and (binding := _C.binding(src, offset, stop, True)) is not None:
-        return binding  # type: ignore[no-any-return]
-    parser = _Parser(src, offset, stop, old=True)
-    pos, binding = parser.binding(0)
-    parser.end(pos)
+    try:
+        if _C is not None and (binding := _C.binding(src, offset, stop, True)) is not None:
+            return binding  # type: ignore[no-any-return]
+        parser = _Parser(src, offset, stop, old=True)
+        pos, binding = parser.binding(0)
+        parser.end(pos)
+    except NulEscape:
+        raise _placed(src, offset, stop) from None
     return binding

@@ -1,17 +1,25 @@
 """Text forms of absolute and relative times, as HTCondor writes and reads them.
 
-Absolute: ISO 8601 ``2020-06-01T12:00:00+02:00`` (also ``20200601T120000``, a space or nothing for
-``T``, minutes and seconds optional, ``Z``, ``+0200``), and the shorter forms the official library
-reads: ``2020-06``, ``2020``, ``2020-06-01T12``, fields that carry over (``2020-13-01``); without a
-zone the local zone applies.  Other junk the library reads somehow (``2020/06/01``, two- or five-digit
-years) stays a syntax error.  HTCondor writes a zero offset as ``-00:00``.
+Reading follows the official library's grammar, field by field, so that a text reads the same in
+both (what it refuses is a syntax error here, where the official parser refuses it too):
 
-Relative: ``[-][D+]HH:MM:SS`` with empty leading fields dropped (``90`` seconds is ``01:30``, none is
-``00``), or fields with units ``1d2h3m4s``; the seconds may have a fraction (``2+25:14:16.123``,
-``1d2h3m4.5s``, ``4.5``, ``.5``), no other field may.  ``format_reltime`` is the text of ``string()``
-(whole seconds, as HTCondor converts); ``format_reltime_literal`` is the text of a ``relTime("...")``
-literal, which HTCondor writes with its fraction (``1+02:03:4.5``: ``%02g``, so unpadded); where that
-loses digits sheaf writes all of them, so that what it prints reads back the same.
+* Absolute: ``D* dddd [D* dd [D* dd [D* dd [D* dd [D* dd D*]]]]] [Z | +dd:dd | +dddd]`` where ``D``
+  is any non-digit: ISO 8601 ``2020-06-01T12:00:00+02:00``, ``20200601T120000``, the functional
+  tests' ``1970-01-01T:00:00:01Z``, ``2020/06/01``, the short ``2020-06`` and ``2020``.  A field is
+  read as C's ``atoi`` of the next two (four for the year) characters, so ``2020-6-01`` is June 1;
+  a digit left over after the seconds refuses the text.  Fields out of range carry over
+  (``2020-13-01`` is January 2021, a missing day is day 0, the last of the month before).  The zone
+  must end the text (``Z`` may have blanks after it); without one the local zone applies.
+  HTCondor writes a zero offset as ``-00:00``.
+* Relative: read from the end, ``[-] [days (d|+)] [hours (h|:)] [minutes (m|:)] [seconds [s]]``
+  with blanks anywhere between: ``1+02:03:04``, ``1d2h3m4s``, ``1 d``, ``90``, ``4.5``; only the
+  seconds may have a fraction; an empty text is 0 and a unit without digits counts 0
+  (``1+`` is a day).  Each field is a C int (a longer run of digits reads as 0).
+
+``format_reltime`` is the text of ``string()`` (whole seconds, as HTCondor converts);
+``format_reltime_literal`` is the text of a ``relTime("...")`` literal, which HTCondor writes with
+its fraction (``1+02:03:4.5``: ``%02g``, so unpadded); where that loses digits sheaf writes all of
+them, so that what it prints reads back the same.
 
 ``absTime("...")`` and ``relTime("...")`` with a literal string are read by the parser (bad text is a
 syntax error there, as in the official parser).
@@ -27,19 +35,13 @@ __all__ = [
 import calendar
 import decimal
 import math
-import re
 import time
 from typing import Final
 
-_ABS: Final = re.compile(
-    r"\s*(\d{4})(?:-?(\d\d)(?:-?(\d\d)(?:[T ]?(\d\d)(?::?(\d\d)(?::?(\d\d))?)?|T)?)?)?"
-    r"\s*(Z|[+-]\d\d:?\d\d)?\s*\Z", re.IGNORECASE)
-# the last field of either form may have a fraction: seconds
-_SECS: Final = r"(\d+(?:\.\d+)?|\.\d+)"
-_REL_CLOCK: Final = re.compile(
-    r"\s*([-+])?\s*(?:(\d+)\+)?(?:(\d+):)??(?:(\d+):)?" + _SECS + r"\s*\Z")
-_REL_UNITS: Final = re.compile(
-    r"\s*([-+])?\s*(?:(\d+)d)?\s*(?:(\d+)h)?\s*(?:(\d+)m)?\s*(?:" + _SECS + r"s?)?\s*\Z", re.IGNORECASE)
+# C's isspace and isdigit: the official library reads bytes in the C locale
+_SPACE: Final = " \t\n\v\f\r"
+_DIGITS: Final = "0123456789"
+_INT_MAX: Final = (1 << 31) - 1
 
 
 def local_offset(secs: float) -> int:
@@ -51,39 +53,124 @@ def local_offset(secs: float) -> int:
 
 
 def parse_abstime(text: str) -> tuple[int, int] | None:
-    """(seconds since the epoch, offset) or None."""
-    m = _ABS.match(text)
-    if m is None:
+    """(seconds since the epoch, offset) or None (see the module docstring)."""
+    text, zone = _split_zone(text)
+    fields = _date_fields(text)
+    if fields is None:
         return None
-    year, month, day, hour, minute, sec, zone = m.groups()
-    # fields out of range carry over as HTCondor's mktime-style reading does (month 13 is January of
-    # the next year, day 0 the last day of the month before); a missing month is January and a
-    # missing day 0, as in the official library
-    months = int(year) * 12 + int(month or 1) - 1
+    year, month, day, hour, minute, sec = fields
+    # mktime-style carry: month 13 is January of the next year, day 0 the last of the month before
+    months = year * 12 + month - 1
     try:
         wall = calendar.timegm((months // 12, months % 12 + 1, 1, 0, 0, 0, 0, 0, 0))
     except (ValueError, OverflowError):
         return None
-    wall += (int(day or 0) - 1) * 86400 + int(hour or 0) * 3600 + int(minute or 0) * 60 + int(sec or 0)
-    if zone is None:
-        offset = local_offset(wall)
-    elif zone.upper() == "Z":
-        offset = 0
-    else:
-        digits = zone[1:].replace(":", "")
-        offset = (int(digits[:2]) * 3600 + int(digits[2:]) * 60) * (-1 if zone[0] == "-" else 1)
+    wall += (day - 1) * 86400 + hour * 3600 + minute * 60 + sec
+    offset = local_offset(wall) if zone is None else zone
     return wall - offset, offset
+
+
+def _split_zone(text: str) -> tuple[str, int | None]:
+    """The text without its zone, and the zone's offset in seconds (None: no zone)."""
+    end = len(text.rstrip(_SPACE)) - 1
+    if end > 0 and text[end] in "zZ":
+        return text[:end] + text[end + 1:], 0
+    size = len(text)
+    if size > 6 and text[size - 6] in "+-" and text[size - 3] == ":" and text[size - 5] not in "+-":
+        text = text[:size - 3] + text[size - 2:]  # the library drops the colon before it looks
+    elif not (size > 5 and text[size - 5] in "+-"):
+        return text, None
+    sign, digits = text[-5], text[-4:]
+    if len(digits) < 4 or not all(c in _DIGITS for c in digits):
+        return text, None
+    secs = int(digits[:2]) * 3600 + int(digits[2:]) * 60
+    return text[:-5], -secs if sign == "-" else secs
+
+
+def _date_fields(text: str) -> list[int] | None:
+    """Year, month, day, hours, minutes, seconds of a zone-less date (absent: month 1, others 0)."""
+    size = len(text)
+    pos = _next_digit(text, 0)
+    if pos > size - 4:
+        return None
+    fields = [_atoi(text[pos:pos + 4]), 1, 0, 0, 0, 0]
+    pos += 4
+    for index in range(1, 6):
+        pos = _next_digit(text, pos)
+        if pos <= size - 2:
+            fields[index] = _atoi(text[pos:pos + 2])
+            pos += 2
+    pos = _next_digit(text, pos)
+    return None if pos < size else fields
+
+
+def _next_digit(text: str, pos: int) -> int:
+    while pos < len(text) and text[pos] not in _DIGITS:
+        pos += 1
+    return pos
+
+
+def _atoi(text: str) -> int:
+    """C's ``atoi`` of a text that starts with a digit: its leading digits."""
+    end = 0
+    while end < len(text) and text[end] in _DIGITS:
+        end += 1
+    return int(text[:end])
 
 
 def parse_reltime(text: str) -> float | None:
     """Seconds of a relative time's text (see the module docstring), or None."""
-    m = _REL_CLOCK.match(text) or _REL_UNITS.match(text)
-    if m is None or not any(m.groups()[1:]):
+    pos = _skip_back(text, len(text) - 1)
+    secs = 0.0
+    if pos >= 0 and (text[pos] in "sS" or text[pos] in _DIGITS):
+        if text[pos] in "sS":
+            pos = _skip_back(text, pos - 1)
+        end = pos + 1
+        pos = _digits_back(text, pos)
+        if pos >= 0 and text[pos] == ".":
+            pos = _digits_back(text, pos - 1)
+        number = text[pos + 1:end]
+        secs = float(number) if number.strip(".") else 0.0
+    whole = 0
+    for units, scale in (("mM:", 60), ("hH:", 3600), ("dD+", 86400)):
+        pos = _skip_back(text, pos)
+        if pos >= 0 and text[pos] in units:
+            pos = _skip_back(text, pos - 1)
+            start = _digits_back(text, pos)
+            whole = _wrap32(whole + _wrap32(_field(text[start + 1:pos + 1]) * scale))
+            pos = start
+    pos = _skip_back(text, pos)
+    negative = pos >= 0 and text[pos] == "-"
+    if negative:
+        pos = _skip_back(text, pos - 1)
+    if pos >= 0:
         return None
-    sign, days, hours, minutes, secs = m.groups()
-    whole = int(days or 0) * 86400 + int(hours or 0) * 3600 + int(minutes or 0) * 60
-    total = whole + float(secs or 0) if secs is not None and "." in secs else float(whole + int(secs or 0))
-    return -total if sign == "-" else total
+    total = whole + secs
+    return -total if negative else total
+
+
+def _skip_back(text: str, pos: int) -> int:
+    while pos >= 0 and text[pos] in _SPACE:
+        pos -= 1
+    return pos
+
+
+def _digits_back(text: str, pos: int) -> int:
+    while pos >= 0 and text[pos] in _DIGITS:
+        pos -= 1
+    return pos
+
+
+def _field(digits: str) -> int:
+    """A relative time's field as the library reads it into a C int: out of range (or none) is 0."""
+    value = int(digits) if digits else 0
+    return value if value <= _INT_MAX else 0
+
+
+def _wrap32(value: int) -> int:
+    """C int arithmetic: the low 32 bits, signed."""
+    value &= 0xFFFFFFFF
+    return value - (1 << 32) if value & 0x80000000 else value
 
 
 def gmtime(secs: float) -> time.struct_time:

@@ -24,12 +24,26 @@ Node = tuple[Any, ...]
 _IDENT: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _RESERVED: Final = frozenset({"true", "false", "undefined", "error", "is", "isnt"})
 _STRING_ESCAPES: Final = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\t": "\\t", "\r": "\\r", "\b": "\\b",
-                          "\f": "\\f"}
-_NEEDS_ESCAPE: Final = re.compile(r'[\\"\n\t\r\b\f]')
+                          "\f": "\\f", "\a": "\\a", "\v": "\\v"}
+# As HTCondor writes them: the named escapes, and another control character in octal (a NUL, which
+# no literal may hold, stays as it is so that the text reads back the same)
+_NEEDS_ESCAPE: Final = re.compile(r'[\\"\x01-\x1f\x7f]')
 
 
-def quote_string(text: str) -> str:
-    return '"' + _NEEDS_ESCAPE.sub(lambda m: _STRING_ESCAPES[m.group()], text) + '"'
+# HTCondor's own spelling (``unparse()``, ``string()`` of a list or ad) writes every byte past ASCII
+# in octal too: its strings are UTF-8 bytes, and such a byte is no printable C character
+_CONDOR_NEEDS_ESCAPE: Final = re.compile(r'[\\"\x01-\x1f\x7f-\U0010ffff]')
+
+
+def _escape(match: re.Match[str]) -> str:
+    char = match.group()
+    if char > "\x7f":
+        return "".join(f"\\{byte:03o}" for byte in char.encode("utf-8", "surrogatepass"))
+    return _STRING_ESCAPES.get(char) or f"\\{ord(char):03o}"
+
+
+def quote_string(text: str, condor: bool = False) -> str:
+    return '"' + (_CONDOR_NEEDS_ESCAPE if condor else _NEEDS_ESCAPE).sub(_escape, text) + '"'
 
 
 def quote_name(name: str, condor: bool = False) -> str:
@@ -90,7 +104,7 @@ class _Writer:
         return format_real(node[1], self.condor)
 
     def w_str(self, node: Node, indent: int) -> str:
-        return quote_string(node[1])
+        return quote_string(node[1], self.condor)
 
     def w_bool(self, node: Node, indent: int) -> str:
         return "true" if node[1] else "false"
@@ -151,13 +165,24 @@ class _Writer:
         return f"\n{' ' * inner}{{" + ",".join(lines) + f"\n{' ' * inner}}}"
 
     def w_ad(self, node: Node, indent: int) -> str:
+        bindings = _bound_once(node[1]) if self.condor else node[1]
         if not self.condor or not self.pretty:
-            body = "; ".join(f"{quote_name(name)} = {self.write(value)}" for name, value in node[1])
-            return "[ " + body + " ]" if body else "[ ]"
+            body = "; ".join(f"{quote_name(name)} = {self.write(value)}" for name, value in bindings)
+            return "[ " + body + " ]" if body else "[  ]" if self.condor else "[ ]"  # HTCondor's: 2 spaces
         inner = indent + 4
         lines = [f"\n{' ' * (inner + 4)}{quote_name(name)} = {self.write(value, inner + 4)}"
-                 for name, value in node[1]]
+                 for name, value in bindings]
         return f"\n{' ' * inner}[" + "; ".join(lines) + f"\n{' ' * inner}]"
+
+
+def _bound_once(bindings: tuple[tuple[str, Node], ...]) -> list[tuple[str, Node]]:
+    """An ad literal's bindings as HTCondor holds them: a name bound again keeps its first place and
+    spelling and takes the last value (``[A = 1; a = 2]`` is ``[A = 2]``)."""
+    kept: dict[str, tuple[str, Node]] = {}
+    for name, value in bindings:
+        lname = name.lower()
+        kept[lname] = (kept[lname][0] if lname in kept else name, value)
+    return list(kept.values())
 
 
 class _OldWriter(_Writer):

@@ -6,14 +6,19 @@ Booleans, integers, reals and strings are Python's ``bool``, ``int``, ``float`` 
 plus the UTC offset, in seconds, it is shown in) and ``RelTime`` (a signed duration in seconds).
 
 Integers are 64-bit two's complement, as in HTCondor: every arithmetic result goes through ``wrap``.
+HTCondor's strings are bytes read as UTF-8: a function that counts or cuts a string (``size``,
+``substr``) works on ``utf8(text)`` and makes text of the bytes again with ``text_of_bytes``, where a
+byte that is no part of a valid sequence stays the character of its value.
 """
 
 from __future__ import annotations
 
 __all__ = [
-    "ERROR", "UNDEFINED", "AbsTime", "ClassAdSyntaxError", "Error", "RelTime", "Undefined", "excerpt", "wrap",
+    "ERROR", "UNDEFINED", "AbsTime", "ClassAdSyntaxError", "Error", "RelTime", "Undefined", "excerpt",
+    "text_of_bytes", "utf8", "wrap",
 ]
 
+import re
 from typing import Final, NamedTuple, Self
 
 
@@ -135,3 +140,17 @@ def wrap(value: int) -> int:
         return value
     value &= _MASK
     return value - (1 << 64) if value & _SIGN else value
+
+
+_RAW_BYTE: Final = re.compile("[\udc80-\udcff]")
+
+
+def utf8(text: str) -> bytes:
+    """The bytes HTCondor holds for ``text``."""
+    return text.encode("utf-8", "surrogatepass")
+
+
+def text_of_bytes(data: bytes) -> str:
+    """``data`` read as UTF-8; a byte of no valid sequence is the character of its value."""
+    text = data.decode("utf-8", "surrogateescape")
+    return _RAW_BYTE.sub(lambda m: chr(ord(m.group()) - 0xDC00), text) if _RAW_BYTE.search(text) else text

@@ -4,9 +4,12 @@ The wrappers ``sheaf shims DIR`` writes call :func:`main` with their own name an
 unchanged script -- or ``Pegasus.api``, which runs ``<DIR>/../bin/pegasus-*`` once it finds
 ``pegasus-version`` on PATH -- drives sheaf.  Each tool takes its Pegasus options and maps them:
 
-- ``pegasus-plan ARGS``: ``sheaf plan ARGS`` (sheaf plan reads pegasus-plan's command line);
+- ``pegasus-plan ARGS``: ``sheaf plan ARGS`` (sheaf plan reads pegasus-plan's command line), ending
+  with pegasus-plan's own closing lines (``pegasus-run DIR``; after ``--submit``, pegasus-run's), which
+  scripts grep for the submit directory (``_pegasus_text``);
 - ``pegasus-run [-v] [--grid|--nogrid] [-j|--json] [DIR]``: starts ``sheaf run DIR`` detached
-  (``_detach``); ``--json`` prints the braindump as pegasus-run does;
+  (``_detach``) and prints pegasus-run's message (``pegasus-status -l DIR``, ``pegasus-remove DIR``);
+  ``--json`` prints the braindump as pegasus-run does;
 - ``pegasus-status [options] [DIR]``: ``sheaf status DIR`` (Pegasus's display options have no
   meaning for it and are dropped); with ``-j``/``--jsonrv`` the JSON pegasus-status prints, the counts
   in its keys (``_dagman_out.pegasus_status``);
@@ -34,7 +37,7 @@ from collections.abc import Callable, Sequence
 import click
 
 from sheaf import __version__
-from sheaf.cli import _detach, _exit
+from sheaf.cli import _detach, _exit, _pegasus_text
 from sheaf.cli._dagman_out import pegasus_status
 from sheaf.errors import UsageError
 
@@ -79,7 +82,7 @@ def _split(argv: list[str], flags: Sequence[str]) -> tuple[set[str], str]:
 
 
 def _plan(argv: list[str]) -> list[str]:
-    return ["plan", *argv]
+    return ["plan", "--as-pegasus-plan", *argv]  # ends with pegasus-plan's lines (``_pegasus_text``)
 
 
 def _run(argv: list[str]) -> None:
@@ -91,8 +94,9 @@ def _run(argv: list[str]) -> None:
     if seen & {"-j", "--json"}:
         click.echo(json.dumps(_read_braindump(braindump)))
     else:
-        click.echo(f"started: sheaf run {directory} (pid {pid}, log {os.path.join(directory, _detach.LOG)})")
-        click.echo(f"watch it with: pegasus-status {directory}")
+        click.echo(f"started: sheaf run {directory} (pid {pid}, log {os.path.join(directory, _detach.LOG)})",
+                   err=True)
+        click.echo(_pegasus_text.started(directory))
 
 
 def _read_braindump(path: str) -> dict[str, object]:

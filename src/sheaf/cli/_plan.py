@@ -39,7 +39,7 @@ from dataclasses import dataclass, replace
 import click
 
 from sheaf import __version__
-from sheaf.cli import _braindump, _detach, _exit
+from sheaf.cli import _braindump, _detach, _exit, _pegasus_text
 from sheaf.cli._plan_args import (
     PegasusCommand,
     StagingOptions,
@@ -129,6 +129,7 @@ class _Where:
 @click.option("-q", "--quiet", count=True, help="Print only the submit directory.")
 @click.option("-X", "jvm_options", multiple=True, hidden=True)
 @click.option("-z", "--deferred", is_flag=True, hidden=True)
+@click.option("--as-pegasus-plan", "as_pegasus", is_flag=True, hidden=True)  # the pegasus-plan wrapper's
 @click.option("--cache", "caches", multiple=True, metavar="F1,F2",
               help="Replica cache files (an upstream sub-workflow's outputs): preferred over --rc.")
 @click.option("--inherited-rc-files", "inherited_rc", multiple=True, metavar="F1,F2",
@@ -156,7 +157,7 @@ def _plan_command(*, workflow: str | None, dax: str | None, directory: str | Non
                   reuse: tuple[str, ...], submit: bool, as_json: bool, verbose: int, quiet: int,
                   jvm_options: tuple[str, ...], deferred: bool, caches: tuple[str, ...],
                   inherited_rc: tuple[str, ...], output_map: str | None,
-                  group_size: int | None) -> None:
+                  group_size: int | None, as_pegasus: bool) -> None:
     warnings = [f"-X{option}: a Java VM option; sheaf runs no JVM, ignored" for option in jvm_options]
     path, base = workflow_file(workflow, dax, directory, warnings)
     named = relative_submit_dir or relative_dir
@@ -202,11 +203,16 @@ def _plan_command(*, workflow: str | None, dax: str | None, directory: str | Non
         return {"braindump.yml": _braindump.yaml_text(dump)}
 
     exec_dir = _exec_dir(where, exec_wf.name, relative_dir, randomdir, basename, wf_uuid)
-    files = _write(exec_wf, where, basename, extras, record, exec_dir, context)
     size = group_size or _group_property(inputs.properties.get(GROUP_PROPERTY))
-    if size is not None:
-        write_groups(files.directory, size, dag_name=os.path.basename(files.dag),
-                     collector=inputs.properties.get("sheaf.collector.file"))
+    collector = inputs.properties.get("sheaf.collector.file")
+
+    def grouped(staging: str, files: PlanFiles) -> None:
+        assert size is not None
+        write_groups(files.directory, size, dag_name=os.path.basename(files.dag), collector=collector,
+                     staging=staging)
+
+    files = _write(exec_wf, where, basename, extras, record, exec_dir, context,
+                   grouped if size is not None else None)
     written = time.perf_counter()
     for warning in [*warnings, *exec_wf.warnings, *files.warnings]:
         click.echo(f"sheaf: warning: {warning}", err=True)
@@ -218,7 +224,7 @@ def _plan_command(*, workflow: str | None, dax: str | None, directory: str | Non
     if level > 0 and not as_json:
         for note in exec_wf.notes:
             click.echo(f"note: {note}")
-    _after(files.directory, submit=submit, foreground=deferred, as_json=as_json)
+    _after(files.directory, submit=submit, foreground=deferred, as_json=as_json, as_pegasus=as_pegasus)
 
 
 def _exec_dir(where: _Where, workflow: str, relative_dir: str | None, randomdir: str | None,
@@ -247,19 +253,23 @@ def _group_property(value: str | None) -> int | None:
 
 def _write(exec_wf: ExecutableWorkflow, where: _Where, basename: str | None,
            extras: object, record: Mapping[str, object], exec_dir: Callable[[str], str],
-           context: PlanContext) -> PlanFiles:
+           context: PlanContext, finish: Callable[[str, PlanFiles], None] | None) -> PlanFiles:
+    """``write_plan`` into the named or the next numbered directory; ``finish`` (``--group-size``)
+    reshapes the plan in the staging directory, before it takes its place."""
     if where.named is not None:
         target = named_submit_dir(where.base, where.named)
         return write_plan(exec_wf, target, replace=where.replace, basename=basename,
                           extra_files=extras, options=record, exec_dir=exec_dir,  # type: ignore[arg-type]
-                          context=context)
+                          context=context, finish=finish)
     return write_plan(exec_wf, where.parent(exec_wf.name), numbered=True, run_name=where.stamp,
                       basename=basename, extra_files=extras, options=record,  # type: ignore[arg-type]
-                      exec_dir=exec_dir, context=context)
+                      exec_dir=exec_dir, context=context, finish=finish)
 
 
-def _after(directory: str, *, submit: bool, foreground: bool, as_json: bool) -> None:
-    """The closing lines: the submit directory, then how to run it or watch the run just started."""
+def _after(directory: str, *, submit: bool, foreground: bool, as_json: bool, as_pegasus: bool) -> None:
+    """The closing lines: the submit directory, then how to run it or watch the run just started --
+    played as pegasus-plan (``as_pegasus``), pegasus-plan's and pegasus-run's own lines, which
+    scripts written for Pegasus read (``_pegasus_text``)."""
     say = (lambda text: click.echo(text, err=True)) if as_json else click.echo
     if not as_json:
         click.echo(f"submit directory: {directory}")
@@ -268,9 +278,9 @@ def _after(directory: str, *, submit: bool, foreground: bool, as_json: bool) -> 
     elif submit:
         pid = _detach.start(directory)
         say(f"started: sheaf run {directory} (pid {pid}, log {os.path.join(directory, _detach.LOG)})")
-        say(f"watch it with: sheaf status {directory}")
+        say(_pegasus_text.started(directory) if as_pegasus else f"watch it with: sheaf status {directory}")
     else:
-        say(f"run it with: sheaf run {directory}")
+        say(_pegasus_text.planned(directory) if as_pegasus else f"run it with: sheaf run {directory}")
 
 
 def _load(workflow: str, conf: str | None, defines: tuple[str, ...], tc: str | None, sc: str | None,

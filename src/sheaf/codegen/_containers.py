@@ -13,7 +13,11 @@ written, so compute jobs, seqexec clusters and PMC clusters need nothing of thei
   (``sheaf.aggregators.container``) fetches an ``http(s)://`` image and removes podman's run root
   when the last container of the plan has ended.  ``W`` is the site's working
   directory, mounted at its own path (so every path sheaf writes -- staged executables, cluster
-  inputs -- holds inside) and at ``/scratch`` where Pegasus mounts it for docker.  The executable is
+  inputs -- holds inside) and at ``/scratch`` where Pegasus mounts it for docker.  A job that runs in
+  a directory of its own -- ``nonsharedfs`` (sheaf-lite's job directory, where its inputs are pulled
+  and its outputs looked for) and ``condorio`` (the pool's sandbox) -- has that directory mounted at
+  ``/scratch`` instead and works there (``-v .:/scratch -w /scratch``: podman resolves ``.`` where the
+  job starts), ``W`` still at its own path.  The executable is
   the catalog's pfn, a path inside the image (a stageable executable: its copy in ``W``).
 - **singularity** (``apptainer``/``singularity``) and **shifter** run through their own command
   when it is installed (``/srv`` is Pegasus's mount point for singularity); none installed is a
@@ -112,7 +116,10 @@ def containerize(exec_wf: ExecutableWorkflow, final_dir: str, workdirs: Mapping[
         if container is None or job.site is None:
             continue
         workdir = workdirs.get(job.site) or os.path.join(final_dir, "scratch", job.site)
-        job.tasks = tuple(wrapper.wrap(task, container, workdir, _reads_stdin(exec_wf, task))
+        # nonsharedfs (sheaf-lite's job directory) and condorio (the pool's sandbox): the job runs
+        # in a directory of its own, not in the site's working directory
+        apart = job.id in exec_wf.lite or job.id in exec_wf.file_transfers
+        job.tasks = tuple(wrapper.wrap(task, container, workdir, _reads_stdin(exec_wf, task), apart=apart)
                           for task in job.tasks)
         if job.type == "compute" and len(job.tasks) == 1:
             job.executable, job.arguments = job.tasks[0].executable, job.tasks[0].argv
@@ -150,14 +157,15 @@ class _Wrapper:
     state: str
     commands: dict[str, str]
 
-    def wrap(self, task: Task, container: Container, workdir: str, stdin: bool = False) -> Task:
+    def wrap(self, task: Task, container: Container, workdir: str, stdin: bool = False, *,
+             apart: bool = False) -> Task:
         kind = container.type.strip().lower()
         if kind not in RUNTIMES:
             raise PlanningError(f"container '{container.name}' has type '{container.type}'",
                                 rule="a container's type is docker, singularity or shifter",
                                 value=container.type)
         command = self.runtime(kind, container)
-        options = _options(task, container, workdir, kind)
+        options = _options(task, container, workdir, kind, apart)
         if stdin and kind == "docker":
             options[:0] = ["--interactive"]  # podman gives the container no stdin without it
         fetched = fetched_image(container, self.state, workdir, task.id)
@@ -194,17 +202,23 @@ class _Wrapper:
         return found
 
 
-def _options(task: Task, container: Container, workdir: str, kind: str) -> list[str]:
+def _options(task: Task, container: Container, workdir: str, kind: str, apart: bool = False) -> list[str]:
+    """The runtime's options: ``workdir`` mounted at its own path and at the type's mount point, the
+    job working there -- or, for a job ``apart`` from ``workdir`` (module docstring), the directory
+    it runs in (``.``, which the runtime resolves where the job starts) at the mount point, working
+    there, and ``workdir`` at its own path still (staged executables, cluster inputs)."""
     point = MOUNT_POINT[kind]
     flag = {"docker": "-v", "singularity": "-B", "shifter": "--volume"}[kind]
-    options = [f"{flag}={workdir}:{workdir}", f"{flag}={workdir}:{point}"]
+    here = "." if apart else workdir
+    options = [f"{flag}={workdir}:{workdir}", f"{flag}={here}:{point}"]
     options += [f"{flag}={mount}" for mount in container.mounts]
+    cwd = point if apart else workdir
     if kind == "docker":
         options[:0] = ["--network=none"]
-        options += ["-w", workdir]
+        options += ["-w", cwd]
         options += [f"--env={name}" for name in _env_names(task, container)]
     elif kind == "singularity":
-        options += ["--pwd", workdir]
+        options += ["--pwd", cwd]
     options += _extra_arguments(task, container)
     return options
 

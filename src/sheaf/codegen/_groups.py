@@ -2,7 +2,9 @@
 
 The USCMS report's recipe: jobs are batched into *group DAGs* (stage-in, run, stage-out, clean up:
 all at one site), and an outer DAG's nodes are the group DAG jobs, each matched to a site as a
-whole.  ``write_groups(directory, size)`` turns a directory ``sheaf plan`` wrote into that shape.
+whole.  ``write_groups(directory, size)`` turns a directory ``sheaf plan`` wrote into that shape;
+``sheaf plan --group-size`` runs it in ``write_plan``'s staging directory, before that directory is
+renamed into place, so a grouped plan is written in one go (nothing half-written on an error or a kill).
 
 Cutting (horizontal slices respecting dependencies):
 
@@ -20,7 +22,10 @@ Written, beside the planned files:
   SCRIPT/PRIORITY/CATEGORY lines, every SUBMIT-DESCRIPTION block and CONFIG/MAXJOBS line), the
   edges inside the group, and for every node ``VARS node +SheafSite="$ENV(SheafSite)"`` (and
   ``SheafSite=$ENV(SheafSite)`` in the shared descriptions' environment): node descriptions stay
-  generic and learn their site from the group DAG's environment, as in the report.
+  generic and learn their site from the group DAG's environment, as in the report.  Each group DAG
+  names its own ``JOBSTATE_LOG <gdag>.jobstate.log`` (and ``<gdag>.status`` / ``<gdag>.dot`` when
+  the planned DAG names a NODE_STATUS_FILE / DOT file), as DAGMan writes one of each per
+  (sub-)DAG: group DAGs run at once beside the outer DAG's run, which keeps ``jobstate.log``.
 * ``grid/group_NNNN.sub``: the group DAG job with the report's ad (``+WANT_USCMS_MATCHMAKER``,
   ``Requirements = Is_USCMS_Site =?= True``, ``Rank = -CurMatches/MaxMatches``, ``environment =
   $$(SiteEnvironment);...``); with a group size of 1 also ``+SiteGatekeeper = "$$(GatekeeperURL)"``
@@ -43,6 +48,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from sheaf.codegen._gridsubmit import condor_group_submit, group_submit, monitor_script
+from sheaf.codegen._group_record import GROUPS_RECORD, group_dag
 from sheaf.errors import PlanningError
 from sheaf.formats._dagman import Dag, parse_dag
 from sheaf.model import Graph
@@ -53,7 +59,9 @@ GROUP_PROPERTY = "sheaf.group.size"
 _COMPUTE = frozenset({"compute", "cluster"})
 _NODE_COMMANDS = frozenset({"JOB", "VARS", "RETRY", "PRIORITY", "CATEGORY", "ABORT-DAG-ON", "PRE_SKIP",
                             "DONE", "SAVE_POINT_FILE"})
-_DROPPED = frozenset({"PARENT", "JOBSTATE_LOG", "NODE_STATUS_FILE", "DOT"})
+_DROPPED = frozenset({"PARENT"})
+# files DAGMan writes one of per (sub-)DAG: each group DAG names its own, after its file name
+_PER_GROUP = {"JOBSTATE_LOG": "jobstate.log", "NODE_STATUS_FILE": "status", "DOT": "dot"}
 _REFUSED = frozenset({"FINAL", "SPLICE", "SUBDAG", "INCLUDE", "PROVISIONER", "SERVICE"})
 
 
@@ -83,45 +91,47 @@ def cut_groups(names: Sequence[str], parents: Sequence[Sequence[int]], compute: 
 
 
 def write_groups(directory: str | os.PathLike[str], size: int, *, dag_name: str | None = None,
-                 collector: str | None = None) -> list[str]:
+                 collector: str | None = None, staging: str | os.PathLike[str] | None = None) -> list[str]:
     """Cut the planned DAG in ``directory`` into group DAGs of about ``size`` jobs; the group names.
-    ``collector`` (the property ``sheaf.collector.file``) is recorded for ``sheaf run``."""
+    ``collector`` (the property ``sheaf.collector.file``) is recorded for ``sheaf run``.  With
+    ``staging`` the planned files are read from and rewritten in that directory (``write_plan``'s,
+    before it is renamed to ``directory``), while the files written name ``directory``."""
     if size < 1:
         raise PlanningError("the group size must be at least 1", rule="sheaf.group.size >= 1", value=size)
     root = Path(directory).resolve()
-    plan = json.loads((root / "plan.json").read_text(encoding="utf-8"))
-    dag_path = root / (dag_name or f"{plan['workflow']}.dag")
-    dag = parse_dag(str(dag_path))
-    _refuse(dag, dag_path)
+    work = Path(staging) if staging is not None else root
+    plan = json.loads((work / "plan.json").read_text(encoding="utf-8"))
+    name = dag_name or f"{plan['workflow']}.dag"
+    dag = parse_dag(str(work / name))
+    _refuse(dag, root / name)
     names = list(dag.nodes)
-    index = {name: i for i, name in enumerate(names)}
+    index = {node: i for i, node in enumerate(names)}
     types = {job["id"]: job["type"] for job in plan["jobs"]}
     groups = cut_groups(names, [[index[p] for p in dag.parents.get(n, ())] for n in names],
                         [types.get(n, "compute") in _COMPUTE for n in names], size)
     members: dict[int, list[str]] = {}
-    for name, where in zip(names, groups, strict=True):
+    for node, where in zip(names, groups, strict=True):
         for g in where:
-            members.setdefault(g, []).append(name)
+            members.setdefault(g, []).append(node)
     labels = [f"group_{g + 1:04d}" for g in sorted(members)]
-    text = dag_path.read_text(encoding="utf-8")
-    (root / "grid").mkdir(exist_ok=True)
-    stem = dag_path.name.removesuffix(".dag")
+    text = (work / name).read_text(encoding="utf-8")
+    (work / "grid").mkdir(exist_ok=True)
+    stem = name.removesuffix(".dag")
     for g, label in enumerate(labels):
-        gdag = f"{stem}.{label}.gdag"
-        (root / gdag).write_text(_group_text(text, dag, set(members[g]), label), encoding="utf-8")
+        gdag = group_dag(stem, label)
+        (work / gdag).write_text(_group_text(text, dag, set(members[g]), label, gdag), encoding="utf-8")
         argv = (sys.executable, "-m", "sheaf.backends._grid_group", str(root), gdag)
-        (root / "grid" / f"{label}.sub").write_text(group_submit(argv, label, len(members[g]), size == 1))
-        (root / "grid" / f"{label}.condor.sub").write_text(condor_group_submit(root, gdag, label))
-    script = root / "grid" / "matchmaker-monitor.sh"
+        (work / "grid" / f"{label}.sub").write_text(group_submit(argv, label, len(members[g]), size == 1))
+        (work / "grid" / f"{label}.condor.sub").write_text(condor_group_submit(root, gdag, label))
+    script = work / "grid" / "matchmaker-monitor.sh"
     script.write_text(monitor_script(sys.executable), encoding="utf-8")
     script.chmod(0o755)
-    outer = _outer_text(labels, dag, names, groups)
-    os.replace(dag_path, f"{dag_path}.flat")
-    dag_path.write_text(outer, encoding="utf-8")
-    record = {"size": size, "dag": dag_path.name,
+    os.replace(work / name, work / f"{name}.flat")
+    (work / name).write_text(_outer_text(labels, dag, names, groups), encoding="utf-8")
+    record = {"size": size, "dag": name,
               "collector": os.path.abspath(collector) if collector else None,
               "groups": {label: members[g] for g, label in enumerate(labels)}}
-    (root / "grid" / "groups.json").write_text(json.dumps(record, indent=1), encoding="utf-8")
+    (work / GROUPS_RECORD).write_text(json.dumps(record, indent=1), encoding="utf-8")
     return labels
 
 
@@ -153,8 +163,9 @@ def _node_of(words: list[str]) -> str | None:
     return None
 
 
-def _group_text(text: str, dag: Dag, members: set[str], label: str) -> str:
-    out = [f"# group DAG {label}: its nodes run at the site the group DAG job was matched to"]
+def _group_text(text: str, dag: Dag, members: set[str], label: str, gdag: str) -> str:
+    out = [f"# group DAG {label}: its nodes run at the site the group DAG job was matched to",
+           f"JOBSTATE_LOG {gdag}.{_PER_GROUP['JOBSTATE_LOG']}"]
     block = False
     for line in text.splitlines():
         words = line.split()
@@ -172,6 +183,10 @@ def _group_text(text: str, dag: Dag, members: set[str], label: str) -> str:
         if head in _REFUSED:
             raise PlanningError(f"group DAGs cannot be cut from a DAG using {head}",
                                 rule="--group-size needs a plain DAG", path=dag.path, value=line)
+        if head in _PER_GROUP:
+            if head != "JOBSTATE_LOG" and len(words) > 1:
+                out.append(" ".join([words[0], f"{gdag}.{_PER_GROUP[head]}", *words[2:]]))
+            continue
         node = _node_of(words)
         if (node is None and head not in _DROPPED) or node in members:
             out.append(line)

@@ -33,21 +33,35 @@ def data_for(exec_wf: ExecutableWorkflow, submit_dir: str, exec_dir: str | None 
     return copy
 
 
-def transfer_lines(job: ExecJob, inputs: tuple[str, ...],
-                   outputs: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+def transfer_lines(job: ExecJob, inputs: tuple[str, ...], outputs: tuple[str, ...],
+                   workdir: str | None = None) -> tuple[tuple[str, str], ...]:
     """The submit lines of a ``condorio`` job: HTCondor transfers its inputs (absolute paths on the
-    staging site) into its sandbox and its outputs (names) back to its ``initialdir``.  HTCondor's lists
-    are separated by commas, so a file name with a comma cannot be written (a ``PlanningError``)."""
+    staging site) into its sandbox and its outputs (names) back to its ``initialdir`` (``workdir``).
+    HTCondor's lists are separated by commas, so a file name with a comma cannot be written (a
+    ``PlanningError``).  Deep LFNs (``deep/f.a``) keep their directories, as Pegasus keeps them
+    (PM-1875): the inputs under ``workdir`` are written relative to it with ``preserve_relative_paths``,
+    which places them -- and brings the outputs back -- at those paths."""
     for name in (*inputs, *outputs):
         if "," in name:
             raise PlanningError(f"job '{job.id}' transfers a file whose name holds a comma",
                                 rule="HTCondor's transfer_input_files/transfer_output_files lists are "
                                      "comma-separated", value=name)
     lines = [("should_transfer_files", "YES"), ("when_to_transfer_output", "ON_EXIT")]
+    deep = tuple(_deep(path, workdir) for path in inputs)
+    if deep != inputs or any("/" in name for name in outputs):
+        lines.append(("preserve_relative_paths", "True"))
     if inputs:
-        lines.append(("transfer_input_files", ",".join(inputs)))
+        lines.append(("transfer_input_files", ",".join(deep)))
     lines.append(("transfer_output_files", ",".join(outputs)))
     return tuple(lines)
+
+
+def _deep(path: str, workdir: str | None) -> str:
+    """An input's entry: its path relative to ``workdir`` when that is a deep LFN there, else as given."""
+    if workdir is None or not path.startswith(workdir.rstrip("/") + "/"):
+        return path
+    relative = path[len(workdir.rstrip("/")) + 1:]
+    return relative if "/" in relative else path
 
 
 # The older "pairs" format sheaf-transfer reads beside the JSON lists the data pass writes: kept for

@@ -17,8 +17,16 @@ What a description holds, in this order (``Command`` says what runs, the job's p
   ``memory``/``diskspace`` (MB, written in KiB)/``gpus`` profiles -- only where the condor profile of
   the same name is absent; a PMC cluster asks for ``xcount`` or ``nodes * ppn`` CPUs;
 - ``batch_extra_submit_args`` from the pegasus ``glite.arguments`` profile;
+- the batch system directives of HTCondor's BLAHP (what a grid job to ``batch slurm`` carries, and
+  what sheaf's Slurm backend turns into ``sbatch`` options): ``batch_queue`` and ``batch_project``
+  from the pegasus (else globus) ``queue``/``project``, ``+HostNumber`` (nodes) from pegasus ``nodes``
+  or globus ``hostcount``/``host_xcount``, ``+SMPGranularity`` (tasks per node) from pegasus ``ppn``,
+  and ``+NodeNumber`` (tasks) from globus ``xcount``, else ``nodes * ppn``; a PMC cluster also says
+  ``+sheaf_launcher = "mpiexec"``: started by ``mpiexec`` across the tasks of its allocation where a
+  batch system gives it several (on the local pool it runs its local workers);
 - every condor profile verbatim (``requirements``, ``request_memory`` as an expression, ``+Attr``),
-  except ``executable``/``arguments``/``queue``, which sheaf owns (skipped with a warning);
+  except ``executable``/``arguments``/``queue``, which sheaf owns (skipped with a warning), and the
+  file-transfer commands of a compute job that works in its site's shared scratch (``_in_place``);
 - the ``+pegasus_*`` attributes Pegasus's tools read (site, workflow name, job class, ids);
 - ``notification = NEVER`` and ``queue``.
 
@@ -108,6 +116,7 @@ class SubmitContext:
     workflow: str
     log: str
     warnings: list[str] = field(default_factory=list)
+    said: set[str] = field(default_factory=set)  # warnings given once per plan
     head: str = ""
     _lines: dict[tuple[str, str], str] = field(default_factory=dict)
 
@@ -179,7 +188,7 @@ _NO_PROFILES: Mapping[str, str] = {}
 
 def _render(job: ExecJob, profiles: Mapping[str, Mapping[str, str]], command: Command,
             out_base: str, ctx: SubmitContext, *, shared: bool = False) -> str:
-    condor = profiles.get("condor") or _NO_PROFILES
+    condor = _in_place(job, profiles.get("condor") or _NO_PROFILES, command, ctx)
     check_line(command.executable + command.initialdir + out_base, "a path")
     lines = [f"# sheaf: {job.type} jobs of {job.transformation} at {job.site}; each node's own values "
              "in its DAG VARS" if shared else f"# sheaf: {job.type} job {job.id}"]
@@ -203,6 +212,8 @@ def _render(job: ExecJob, profiles: Mapping[str, Mapping[str, str]], command: Co
     defaults += [(key, check_line(value, key)) for key, value in command.transfer]
     if profiles.get("pegasus") or job.aggregator == "mpiexec":
         defaults += [(key, check_line(value, key)) for key, value in _requests(job, profiles)]
+    if profiles.get("pegasus") or profiles.get("globus") or job.aggregator == "mpiexec":
+        defaults += [(key, check_line(value, key)) for key, value in _batch_directives(job, profiles)]
     lines += [f"{key} = {value}" for key, value in defaults if key not in condor]
     if condor:
         lines += _condor_profiles(job, condor, ctx)
@@ -244,6 +255,11 @@ def _requests(job: ExecJob, profiles: Mapping[str, Mapping[str, str]]) -> list[t
 
 def _pmc_cpus(profiles: Mapping[str, Mapping[str, str]]) -> str | None:
     """A PMC cluster's CPUs: globus ``xcount``, else pegasus ``nodes * ppn`` (from pegasus::mpiexec)."""
+    return _tasks(profiles) or (profiles.get("pegasus") or {}).get("ppn") or None
+
+
+def _tasks(profiles: Mapping[str, Mapping[str, str]]) -> str | None:
+    """The job's task count: globus ``xcount``, else pegasus ``nodes * ppn`` when both are numbers."""
     xcount = (profiles.get("globus") or {}).get("xcount")
     if xcount:
         return xcount
@@ -251,7 +267,47 @@ def _pmc_cpus(profiles: Mapping[str, Mapping[str, str]]) -> str | None:
     nodes, ppn = pegasus.get("nodes"), pegasus.get("ppn")
     if nodes and ppn and nodes.strip().isdigit() and ppn.strip().isdigit():
         return str(int(nodes) * int(ppn))
-    return ppn or None
+    return None
+
+
+def _batch_directives(job: ExecJob, profiles: Mapping[str, Mapping[str, str]]) -> list[tuple[str, str]]:
+    """BLAHP's batch directives from the job's profiles (module docstring); a count that is not a
+    whole number is left out (it would not be a ClassAd integer)."""
+    pegasus, globus = profiles.get("pegasus") or {}, profiles.get("globus") or {}
+    found: list[tuple[str, str]] = []
+    for key, value in (("batch_queue", pegasus.get("queue") or globus.get("queue")),
+                       ("batch_project", pegasus.get("project") or globus.get("project"))):
+        if value and value.strip():
+            found.append((key, value.strip()))
+    counts = (("+HostNumber", pegasus.get("nodes") or globus.get("hostcount") or globus.get("host_xcount")),
+              ("+SMPGranularity", pegasus.get("ppn")), ("+NodeNumber", _tasks(profiles)))
+    found += [(key, value.strip()) for key, value in counts if value and value.strip().isdigit()]
+    if job.aggregator == "mpiexec":
+        found.append(("+sheaf_launcher", '"mpiexec"'))
+    return found
+
+
+#: HTCondor's file-transfer commands, which would run a job in a sandbox of its own
+_TRANSFER_KEYS = frozenset({"should_transfer_files", "when_to_transfer_output", "transfer_input_files",
+                            "transfer_output_files"})
+
+
+def _in_place(job: ExecJob, condor: Mapping[str, str], command: Command,
+              ctx: SubmitContext) -> Mapping[str, str]:
+    """The condor profiles of a job, without file transfer when the job works in its site's shared
+    working directory (sharedfs): there Pegasus's kickstart changes into that directory (``-w``)
+    whatever HTCondor transfers, and sheaf, which runs jobs without kickstart, keeps them there by
+    not sandboxing them -- said once per site."""
+    if (job.type not in ("compute", "cluster") or command.transfer or command.lite
+            or condor.get("should_transfer_files", "").strip().upper() not in ("YES", "TRUE")):
+        return condor
+    note = (f"site '{job.site}': condor profile should_transfer_files = {condor['should_transfer_files']} "
+            "dropped for its jobs, which work in the site's shared scratch (sharedfs; Pegasus's "
+            "kickstart changes into it)")
+    if note not in ctx.said:
+        ctx.said.add(note)
+        ctx.warnings.append(note)
+    return {key: value for key, value in condor.items() if key.lower() not in _TRANSFER_KEYS}
 
 
 def _condor_profiles(job: ExecJob, condor: Mapping[str, str], ctx: SubmitContext) -> list[str]:

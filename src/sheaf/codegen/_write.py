@@ -156,7 +156,8 @@ def write_plan(exec_wf: ExecutableWorkflow, directory: str | os.PathLike[str], *
                extra_files: Callable[[PlanFiles], Mapping[str, str]] | None = None,
                options: Mapping[str, object] | None = None,
                exec_dir: Callable[[str], str] | None = None,
-               context: PlanContext | None = None) -> PlanFiles:
+               context: PlanContext | None = None,
+               finish: Callable[[str, PlanFiles], None] | None = None) -> PlanFiles:
     """Write the DAGMan files, cluster inputs and ``plan.json`` of ``exec_wf`` into ``directory`` (or,
     ``numbered``, into its next ``runNNNN``, or ``run_name`` -- a timestamp -- when given: the first free
     of ``run_name``, ``run_name-2``, ...); ``basename`` names the per-workflow files,
@@ -165,7 +166,9 @@ def write_plan(exec_wf: ExecutableWorkflow, directory: str | os.PathLike[str], *
     (``_subworkflow.PlanContext``).  ``exec_dir`` (given the final directory) is pegasus-plan's
     relative execution directory: the working directory of a site with a catalogued shared scratch
     directory is that directory joined with it (recorded as ``options.exec_dir``); without it jobs run
-    in the shared scratch directory itself."""
+    in the shared scratch directory itself.  ``finish`` (the staging directory, what was written)
+    reshapes the plan before it takes its place (``sheaf plan --group-size``): it works in the
+    staging directory, so an error or a kill there leaves nothing half-written either."""
     target = os.path.realpath(os.fspath(directory))  # through a symbolic link to the real directory
     if not numbered:
         check_target(target, replace)
@@ -178,7 +181,7 @@ def write_plan(exec_wf: ExecutableWorkflow, directory: str | os.PathLike[str], *
         relative = exec_dir(final).lstrip(os.sep) if exec_dir is not None else None
         recorded = {**(options or {}), "exec_dir": relative} if exec_dir is not None else (options or {})
         return _write_into(final, exec_wf, basename, extra_files, recorded, context or PlanContext(),
-                           relative)
+                           relative, finish)
     except BaseException:
         if numbered:
             _remove_empty([final, *missing])
@@ -204,7 +207,8 @@ def _remove_empty(paths: Sequence[str]) -> None:
 def _write_into(final: str, exec_wf: ExecutableWorkflow, basename: str | None,
                 extra_files: Callable[[PlanFiles], Mapping[str, str]] | None,
                 options: Mapping[str, object], context: PlanContext,
-                exec_dir: str | None = None) -> PlanFiles:
+                exec_dir: str | None = None,
+                finish: Callable[[str, PlanFiles], None] | None = None) -> PlanFiles:
     layout = Layout(final, exec_wf.name, basename, exec_dir)
     given = len(exec_wf.warnings)
     # what the parent's --output-map copies out of a sub-workflow's scratch is never cleaned up
@@ -231,6 +235,8 @@ def _write_into(final: str, exec_wf: ExecutableWorkflow, basename: str | None,
             writer.put("output-map.in", pairs_text(placed))
         for name, text in (extra_files(files) if extra_files else {}).items():
             writer.put(name, text)
+        if finish is not None:
+            finish(tmp, files)
         with RunLocks(final) as locks:
             _refuse_running(final, locks)
             _swap(tmp, final)
@@ -458,7 +464,8 @@ class _Writer:
         command = self._command(job, paths, profiles)
         files = self.exec_wf.file_transfers.get(job.id)
         if files is not None:
-            command = replace(command, transfer=transfer_lines(job, *files))
+            workdir = self.exec_wf.workdirs.get(job.site or "")  # the job's initialdir
+            command = replace(command, transfer=transfer_lines(job, *files, workdir=workdir))
         if job.id in self.exec_wf.lite:  # PegasusLite: the job's own command under the wrapper
             command = replace(command, executable=tool_path("sheaf-lite"), raw_arguments=None, lite=True,
                               argv=(paths.abs(".lite.json"), "--", command.executable, *command.argv))

@@ -22,10 +22,20 @@ class FileTransfer:
     """HTCondor file transfer (``should_transfer_files = YES``): the job runs in a fresh sandbox
     directory; ``inputs`` (absolute paths; a trailing ``/`` copies a directory's contents) are copied
     in first, and afterwards ``outputs`` (names in the sandbox; ``None``: every file the job created
-    or changed at the sandbox's top level) are copied back into ``initialdir`` by their base names."""
+    or changed at the sandbox's top level) are copied back into ``initialdir`` by their base names, or
+    to the path ``remaps`` gives a name (``transfer_output_remaps``; a relative one under
+    ``initialdir``).  ``on_success`` (``when_to_transfer_output = ON_SUCCESS``): outputs come back
+    only after a successful exit.  With ``preserve_relative_paths`` (HTCondor's submit command of
+    that name) an input written as a relative path (``names``: the entries as written, in the order
+    of ``inputs``) keeps that path in the sandbox, and an output named by a relative path goes back
+    to that path under ``initialdir``."""
 
     inputs: tuple[str, ...] = ()
     outputs: tuple[str, ...] | None = None
+    remaps: tuple[tuple[str, str], ...] = ()
+    on_success: bool = False
+    preserve_relative_paths: bool = False
+    names: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,12 +98,15 @@ Event = Exited | Held | Suspended | Released | Removed
 class Started:                # extension: an attempt's process began
                               #   (backends whose jobs can outlive the engine)
     key: str
-    pid: int                  # the job's process; it leads its own session and process group (pgid == pid)
+    pid: int                  # the job's process; it leads its own process group (pgid == pid)
     start_ticks: int          # its start time, field 22 of /proc/<pid>/stat (clock ticks since boot):
                               #   with the pid it names the process uniquely, even after the pid is reused;
-                              #   0 when the process is gone already (nothing left to stop after a crash)
-    time: float = 0.0         # wall-clock (time.time()) when it started: the job's EXECUTE event
-    slot: str | None = None   # where it runs, e.g. "slot1_1@localhost"
+                              #   0 when the process is gone already (nothing left to stop after a crash);
+                              #   pid 0: no process of this machine (a batch system's job, found by
+                              #   ``adopt`` instead), so nothing is journaled to stop on resume
+    time: float = 0.0         # wall-clock start (time.time()): the EXECUTE event's; 0: unknown, the
+                              #   engine's clock is used
+    slot: str | None = None   # where it runs (the EXECUTE event's host), when known
 
 class Backend(Protocol):
     def submit(self, launch: Launch) -> None:
@@ -119,9 +132,10 @@ class Backend(Protocol):
     #   that one turn (one journal commit) carries many (``_run.EngineRun._gather_while_queued``).
     #   def started(self) -> list[Started]: ...   the attempts started since the last call (each start:
     #   a job released from hold starts again).  The engine writes their EXECUTE events when it learns
-    #   of them, and journals those still running ("P" records) so that a run resumed after the engine
-    #   was killed stops the jobs the dead engine left running (``sheaf.engine._orphans``) before it
-    #   runs their nodes again.  Without it a job's EXECUTE event is written when the job ends.
+    #   of them, and journals the local processes still running ("P" records) so that a run resumed
+    #   after the engine was killed stops the jobs the dead engine left running
+    #   (``sheaf.engine._orphans``) before it runs their nodes again.  A backend without it has each
+    #   job's EXECUTE written when the job ends, with the job's start time.
     #   def adopt(self, run_id: str, attempts: Collection[tuple[str, int]]) -> Collection[str]: ...
     #   for backends whose jobs outlive the engine (a batch system): ``attempts`` are the node
     #   attempts ``(node, attempt)`` an engine of the run ``run_id`` had in flight when it was killed.

@@ -8,9 +8,9 @@ Policy
   (:func:`attempt_token`), set before the process exists.  The run id is journaled in the ``B``
   records and is the same for every run of one journal, so on resume :func:`stop_run_processes`
   scans ``/proc/*/environ`` (readable for the processes of the same user) for this run's token
-  and kills each carrier's process group -- the job leads its own session, and an aggregator's
+  and kills each carrier's process group -- the job leads its own group, and an aggregator's
   children inherit the token, so the whole tree is found, even a child whose leader has exited
-  or that moved to a session of its own.  This covers a job started in the last instant before a
+  or that moved to a group of its own.  This covers a job started in the last instant before a
   ``kill -9``, before its pid could be journaled.  No engine runs this DAG while the resuming one
   holds the run lock, so every carrier of the token is an orphan.
 * **The journaled pid.**  The backend reports each attempt's process as it starts (``Started``:
@@ -25,7 +25,7 @@ Policy
   of the old attempt runs once the node is submitted again.  Linux only (``/proc``).
 * **A nested run's guard.**  A SUBDAG's run is a job of its parent engine, and a job is cancelled
   with SIGKILL of its process group -- which would leave the nested run's own jobs (each in a
-  session of its own) running with nobody to stop them.  So a nested run starts a guard
+  process group of its own) running with nobody to stop them.  So a nested run starts a guard
   (:func:`start_guard`): a small process in a session of its own, without the run's tokens, that
   waits for the engine to die and then stops the processes carrying the nested run's token that
   started before it died.  It exits once the engine is gone, however that happened.
@@ -112,7 +112,7 @@ def _signal(pid: int, group: int, signum: int) -> None:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(group, signum)
     with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.kill(pid, signum)  # also one that left the job's group (a session of its own)
+        os.kill(pid, signum)  # also one that left the job's group
 
 
 def stop_orphans(processes: Iterable[tuple[int, int]]) -> list[int]:

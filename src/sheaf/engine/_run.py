@@ -174,9 +174,10 @@ class EngineRun:
         self._report(machine, force=machine.finished is not None)
 
     def _journal_started(self) -> list[JobStart]:
-        """The jobs the backend started since the last turn, for their EXECUTE events; those still
-        running are journaled (see ``_orphans``).  A start is looked up among the keys of the
-        attempts in flight and of those that ended this turn (a short job is gone by now)."""
+        """The jobs the backend started since the last turn, for their EXECUTE events; the local
+        processes still running are journaled (see ``_orphans``; a batch system's job has none here).
+        A start is looked up among the keys of the attempts in flight and of those that ended this
+        turn (a short job is gone by now)."""
         if self._started is None:
             return []
         starts: list[JobStart] = []
@@ -189,7 +190,7 @@ class EngineRun:
             self.files.started_keys.add(target)
             now = self.clock()
             starts.append(JobStart(event.time or now, target[0], target[1], _proc_of(event.key), event.slot))
-            if event.start_ticks > 0:
+            if event.pid > 0 and event.start_ticks > 0:
                 self.journal.process(now, target[0], target[1], event.pid, event.start_ticks)
         self._ended_keys.clear()
         return starts

@@ -283,7 +283,38 @@ def _transfer(ex: Macros, iwd: str, where: str) -> FileTransfer | None:
     names = _names(ex.get("transfer_input_files", ""))
     inputs = tuple(_keep_slash(_resolve(iwd, name), name) for name in names)
     raw = ex.get("transfer_output_files", "\0")  # NUL: not set (then every new or changed file)
-    return FileTransfer(inputs, None if raw == "\0" else tuple(_names(raw)))
+    when = ex.get("when_to_transfer_output", "ON_EXIT").strip().upper() or "ON_EXIT"
+    if when not in ("ON_EXIT", "ON_EXIT_OR_EVICT", "ON_SUCCESS"):
+        raise FormatError("unknown when_to_transfer_output", rule="when_to_transfer_output is ON_EXIT, "
+                          "ON_EXIT_OR_EVICT or ON_SUCCESS", value=when, path=where)
+    remaps = tuple((name, _resolve(iwd, target))
+                   for name, target in _remaps(ex.get("transfer_output_remaps", ""), where))
+    preserve = ex.get("preserve_relative_paths", "").strip().lower() in ("true", "yes", "1")
+    return FileTransfer(inputs, None if raw == "\0" else tuple(_names(raw)), remaps=remaps,
+                        on_success=when == "ON_SUCCESS", preserve_relative_paths=preserve, names=tuple(names))
+
+
+_UNESCAPED = {";": re.compile(r"(?<!\\);"), "=": re.compile(r"(?<!\\)=")}
+
+
+def _remaps(value: str, where: str) -> list[tuple[str, str]]:
+    """``transfer_output_remaps = "name = newname ; name2 = newname2"`` (quotes optional; ``\\=`` and
+    ``\\;`` are literal characters of a name)."""
+    text = value.strip()
+    if len(text) >= 2 and text[0] == text[-1] == '"':
+        text = text[1:-1]
+    pairs: list[tuple[str, str]] = []
+    for entry in _UNESCAPED[";"].split(text):
+        if not entry.strip():
+            continue
+        parts = _UNESCAPED["="].split(entry)
+        names = [part.strip().replace("\\=", "=").replace("\\;", ";") for part in parts]
+        if len(names) != 2 or not all(names):
+            raise FormatError("transfer_output_remaps entry is not name = newname",
+                              rule='transfer_output_remaps = "name = newname ; name2 = newname2"',
+                              value=entry.strip(), path=where)
+        pairs.append((names[0], names[1]))
+    return pairs
 
 
 def _names(value: str) -> list[str]:

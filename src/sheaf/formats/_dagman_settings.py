@@ -24,6 +24,8 @@ from sheaf.formats._dagman_file import DagFile, dag_int, resolve
 from sheaf.formats._dagman_records import ALL_NODES, NodeSpec, Script
 
 _VARS_RE = re.compile(r'\s*([A-Za-z_+][\w.+]*)\s*=\s*"((?:[^"\\]|\\.)*)"')
+_VARS_ESCAPE = re.compile(r"\\(.)")
+_BLANK = re.compile(r"\s*")
 
 
 def set_done(f: DagFile, words: list[str]) -> None:
@@ -105,13 +107,15 @@ def _vars_entries(f: DagFile, words: list[str]) -> tuple[str, list[tuple[str, st
         text = text.split(None, 1)[1] if len(text.split(None, 1)) > 1 else ""
     pos = 0
     entries: list[tuple[str, str]] = []
-    while pos < len(text):
-        if text[pos:].strip() == "":
-            break
+    # a line per node in a plan's DAG: no copy of the rest of the line per entry, no unescaping of
+    # a value without a backslash
+    while (pos := _BLANK.match(text, pos).end()) < len(text):  # type: ignore[union-attr]
         match = _VARS_RE.match(text, pos)
         if match is None:
             raise f.error("bad VARS entry", 'VARS node key="value" ...', text[pos:].strip())
-        key, value = match.group(1), re.sub(r"\\(.)", r"\1", match.group(2))
+        key, value = match.group(1), match.group(2)
+        if "\\" in value:
+            value = _VARS_ESCAPE.sub(r"\1", value)
         if key.lower().startswith("queue"):
             raise f.error("reserved VARS name", "VARS names are not reserved words", key)
         entries.append((key, value))

@@ -94,12 +94,12 @@ def load_inputs(
     rc_variables = Variables.of() if properties.get_bool("pegasus.catalog.replica.expand", True) else None
     rcat = (formats.read_replica_catalog(rc_file, warnings=warnings, variables=rc_variables)
             if rc_file else None)
-    merged_tc = _merge(tcat, workflow.transformation_catalog)
+    merged_tc, merged_sc = _merge(tcat, workflow.transformation_catalog), _merge(scat, workflow.site_catalog)
     return Inputs(
-        workflow=workflow, properties=properties,
-        tc=merged_tc, sc=_merge(scat, workflow.site_catalog),
+        workflow=workflow, properties=properties, tc=merged_tc, sc=merged_sc,
         rc=_merge(rcat, workflow.replica_catalog),
-        warnings=_known_label_key(warnings + feature_warnings(properties, workflow, merged_tc), properties),
+        warnings=_known_label_key(warnings + feature_warnings(properties, workflow, merged_tc, merged_sc),
+                                  properties),
         paths=paths)
 
 

@@ -11,13 +11,22 @@ Policy: nothing a Pegasus user wrote is dropped in silence.
   (notifications) on transformations or of another type than ``shell`` (the workflow's and the jobs'
   shell hooks run: ``sheaf.monitor``).  (The data properties -- integrity checking, bypass -- are the
   planner's data pass's.)
+- **Properties sheaf does not read** whose value changes what Pegasus does (``NOT_YET`` too, each
+  with the values that need nothing): the output directory layout (``pegasus.dir.storage.deep``,
+  ``pegasus.dir.storage.mapper``), the transformation mapper, data reuse's scope, cleanup's scope.
+- **Profile keys sheaf knows but does not honour** (``UNHONOURED``): Pegasus documents them, so they
+  are not "unknown", yet ignoring them in silence would hide a difference -- kickstart's
+  (``gridstart*``: sheaf runs jobs without kickstart), profile expressions (``*.expr``, which
+  pegasus-exitcode evaluates on a retry), the container launcher, the options of pegasus-transfer and
+  pegasus-cleanup, PegasusLite's setup script.  One warning per key, naming where it is set (the
+  properties, sites, transformations or jobs, the first three).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-from sheaf.model import Properties, TransformationCatalog, Workflow
+from sheaf.model import EMPTY, Properties, SiteCatalog, TransformationCatalog, Workflow
 
 __all__ = ["deprecated_layer", "feature_warnings"]
 
@@ -28,9 +37,31 @@ DEPRECATED: Mapping[str, str] = {
 
 _LATER = "a later issue (not planned by issues 9 and 10)"
 
+_NOT_READ = "sheaf does not read it"
+
 #: property -> (values that need nothing, what implements it)
 NOT_YET: Mapping[str, tuple[tuple[str, ...], str]] = {
     "pegasus.mode": (("production",), _LATER),
+    "pegasus.dir.storage.deep": (("false",), f"{_NOT_READ}: outputs go flat into the output directory"),
+    "pegasus.dir.storage.mapper": (("flat",), f"{_NOT_READ}: outputs go flat into the output directory"),
+    "pegasus.catalog.transformation.mapper": (("all",), f"{_NOT_READ}: every catalog entry is used"),
+    "pegasus.data.reuse.scope": (("full",), f"{_NOT_READ}: data reuse is full (--force turns it off)"),
+    "pegasus.file.cleanup.scope": (("fullahead",), f"{_NOT_READ}: cleanup is --cleanup's"),
+}
+
+_KICKSTART = "sheaf runs jobs without kickstart"
+_EXPRESSIONS = "profile expressions (pegasus-exitcode -U on a retry) are not evaluated"
+_TOOLS = "sheaf's transfer and cleanup programs take their own options"
+
+#: Pegasus profile keys (pegasus namespace) sheaf knows and does not honour -> why
+UNHONOURED: Mapping[str, str] = {
+    **dict.fromkeys(("gridstart", "gridstart.path", "gridstart.arguments", "gridstart.launcher",
+                     "gridstart.launcher.arguments"), _KICKSTART),
+    **dict.fromkeys(("runtime.expr", "memory.expr", "diskspace.expr", "cores.expr", "gpus.expr",
+                     "queue.expr", "project.expr", "glite.arguments.expr"), _EXPRESSIONS),
+    **dict.fromkeys(("container.launcher", "container.launcher.arguments"), "not implemented yet"),
+    **dict.fromkeys(("transfer.arguments", "transfer.lite.arguments", "cleanup.arguments"), _TOOLS),
+    "pegasus_lite_env_source": "sheaf-lite sources no setup script",
 }
 
 
@@ -47,10 +78,10 @@ def deprecated_layer(properties: Properties, warnings: list[str]) -> dict[str, s
     return layer
 
 
-def feature_warnings(properties: Properties, workflow: Workflow,
-                     tc: TransformationCatalog | None) -> list[str]:
-    """A warning per property or feature in the inputs that sheaf does not implement yet."""
-    found = []
+def feature_warnings(properties: Properties, workflow: Workflow, tc: TransformationCatalog | None,
+                     sc: SiteCatalog | None = None) -> list[str]:
+    """A warning per property, profile key or feature in the inputs that sheaf does not implement yet."""
+    found = _unhonoured_keys(properties, workflow, tc, sc)
     for key, (fine, owner) in NOT_YET.items():
         value = properties.get_str(key)
         if value is not None and value.strip().lower() not in fine:
@@ -66,3 +97,28 @@ def feature_warnings(properties: Properties, workflow: Workflow,
         found.append(f"hooks (notifications) other than shell hooks are not "
                      f"implemented yet (ignored) on {where}: {_LATER}")
     return found
+
+
+def _unhonoured_keys(properties: Properties, workflow: Workflow, tc: TransformationCatalog | None,
+                     sc: SiteCatalog | None) -> list[str]:
+    """One warning per ``UNHONOURED`` key set anywhere, naming where (module docstring)."""
+    where: dict[str, list[str]] = {}
+
+    def look(profiles: Mapping[str, Mapping[str, str]], owner: str) -> None:
+        for key in profiles.get("pegasus", EMPTY):
+            if key in UNHONOURED:
+                where.setdefault(key, []).append(owner)
+
+    look(properties.profiles(), "the properties")
+    for site in sc or ():
+        look(site.profiles, f"site {site.name}")
+    for t in tc or ():
+        look(t.profiles, f"transformation {t.fqn}")
+        for entry in t.sites:
+            look(entry.profiles, f"transformation {t.fqn} on {entry.name}")
+    for job in workflow.jobs.values():
+        if job.profiles is not EMPTY:
+            look(job.profiles, f"job {job.id}")
+    return [f"pegasus profile key '{key}' is not honoured (ignored; {UNHONOURED[key]}): set on "
+            + ", ".join(dict.fromkeys(owners[:3])) + (" ..." if len(owners) > 3 else "")
+            for key, owners in where.items()]

@@ -11,7 +11,9 @@
         gatekeeper: dill.hep.wisc.edu:/jobmanager-condor   # optional (else the site catalog's grid)
         environment:               # optional: SiteEnvironment entries besides the ones sheaf sets
           SiteWorkingArea: /scratch/work
-        dies_after: 10             # test sites only: after 10 jobs of a group it never starts another
+        dies_after: 10             # test sites only: after 10 jobs of a group it stops answering
+        stalls_after: 10           # ... it answers but never starts another job (a stalled queue)
+        fails_after: 10            # ... every later job fails (exit code 1)
 
 Policy: sites keep the file's order; names are unique (a YAML mapping); ``max_queued`` and ``slots``
 are positive integers; an environment name or value may not hold ``;`` or ``=`` in a name (the
@@ -26,10 +28,12 @@ from typing import Any
 
 from sheaf.formats._common import PathLike, Source, mapping
 
-__all__ = ["SiteConfig", "SiteSpec", "read_site_config"]
+__all__ = ["FAILURE_MODES", "SiteConfig", "SiteSpec", "read_site_config"]
 
 TEST_KINDS = ("stall", "fail")
-_SITE_KEYS = frozenset({"max_queued", "backend", "slots", "gatekeeper", "environment", "dies_after"})
+#: the test sites' failure modes: after N jobs of a group the site ... (``_grid_group``)
+FAILURE_MODES = ("dies_after", "stalls_after", "fails_after")
+_SITE_KEYS = frozenset({"max_queued", "backend", "slots", "gatekeeper", "environment", *FAILURE_MODES})
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +47,8 @@ class SiteSpec:
     gatekeeper: str | None = None
     environment: dict[str, str] = field(default_factory=dict)
     dies_after: int | None = None
+    stalls_after: int | None = None
+    fails_after: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,10 +89,11 @@ def _site(src: Source, name: str, raw: Any) -> SiteSpec:
     gatekeeper = body.get("gatekeeper")
     queued = _positive(src, body["max_queued"], f"site '{name}': max_queued")
     slots = _positive(src, body.get("slots", 1), f"site '{name}': slots")
-    dies = body.get("dies_after")
+    modes = {mode: _positive(src, body[mode], f"site '{name}': {mode}")
+             for mode in FAILURE_MODES if body.get(mode) is not None}
     return SiteSpec(name, queued, str(body.get("backend") or "local"), slots,
                     None if gatekeeper is None else str(gatekeeper), {k: str(v) for k, v in env.items()},
-                    None if dies is None else _positive(src, dies, f"site '{name}': dies_after"))
+                    **modes)
 
 
 def _positive(src: Source, value: Any, what: str) -> int:

@@ -3,6 +3,11 @@
 The loader fills the ``workflow``, ``job``, ``job_edge`` and ``task`` tables from these once, when a
 database is created.  A DAG that ``sheaf plan`` did not write (no plan.json) still loads: every
 node is a ``compute`` job of no transformation, SUBDAG EXTERNAL nodes are ``subdag`` jobs.
+
+A plan ``sheaf plan --group-size`` wrote (``grid/groups.json``) is a two-level run, as DAGMan sees
+it: the outer DAG's jobs are its group DAG jobs, each a ``subdag`` whose DAG is the group's
+``.gdag`` file (so the views walk into them as into SUBDAGs), and a group DAG's jobs (or its
+rescue's) are the plan.json jobs of that group only.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from typing import Any
 
 import msgspec
 
+from sheaf.codegen._group_record import group_dag, group_of, read_groups
 from sheaf.engine import Dag
 
 
@@ -110,6 +116,11 @@ def read_meta(dag_path: str, directory: str, parse: Callable[[], Dag | None]) ->
     meta = RunMeta(label, brain.get("dax"), brain.get("user") or getpass.getuser(),
                    brain.get("submit_hostname") or socket.gethostname(), brain.get("planner_arguments"))
     plan = plan_json(directory)
+    groups = read_groups(directory)
+    if groups is not None:
+        if os.path.basename(dag_path) == groups.get("dag"):
+            return _outer_meta(meta, dag_path, groups, parse)
+        plan = _group_plan(plan, groups["groups"].get(group_of(dag_path) or ""))
     jobs = plan.get("jobs") if plan is not None else None
     if isinstance(jobs, list) and os.path.isfile(dag_path):
         subdags, retries = _dag_lines(dag_path)
@@ -121,6 +132,29 @@ def read_meta(dag_path: str, directory: str, parse: Callable[[], Dag | None]) ->
     if dag is None:
         return None
     meta.jobs = _dag_jobs(dag)
+    meta.edges = [(p, c) for p, children in dag.children.items() for c in children]
+    return meta
+
+
+def _group_plan(plan: dict[str, Any] | None, members: object) -> dict[str, Any] | None:
+    """plan.json as a group DAG sees it: the jobs of the group (``members``) and the edges among them."""
+    if plan is None or not isinstance(members, list) or not isinstance(plan.get("jobs"), list):
+        return plan
+    kept = set(members)
+    return {"jobs": [j for j in plan["jobs"] if isinstance(j, dict) and j.get("id") in kept],
+            "edges": [(p, c) for p, c in plan.get("edges") or () if p in kept and c in kept]}
+
+
+def _outer_meta(meta: RunMeta, dag_path: str, groups: dict[str, Any],
+                parse: Callable[[], Dag | None]) -> RunMeta | None:
+    """A grouped plan's outer DAG: one ``subdag`` job per group, its DAG the group's ``.gdag``."""
+    dag = parse()
+    if dag is None:
+        return None
+    stem = dag_path.removesuffix(".dag")
+    meta.jobs = [JobMeta(name, "subdag", retries=spec.retries,
+                         subwf_dir=group_dag(stem, name) if name in groups["groups"] else None)
+                 for name, spec in dag.nodes.items()]
     meta.edges = [(p, c) for p, children in dag.children.items() for c in children]
     return meta
 

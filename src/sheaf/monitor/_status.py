@@ -18,7 +18,7 @@ import os
 import time
 from dataclasses import dataclass
 
-from sheaf.engine import STATES
+from sheaf.engine import STATES, state_paths
 from sheaf.errors import InputError, UsageError
 from sheaf.monitor._events import RunView, open_events
 
@@ -125,10 +125,19 @@ def _children(view: RunView) -> list[tuple[str, str, str | None]]:
     for node, kind, where in view.conn.execute(
             "SELECT exec_job_id, type_desc, subwf_dir FROM job WHERE subwf_dir IS NOT NULL ORDER BY job_id"):
         if kind == "subdag" or where.endswith(".dag"):
-            out.append((node, os.path.dirname(where), where))
+            dag = _latest_rescue(where) if where.endswith(".gdag") else where
+            out.append((node, os.path.dirname(dag), dag))
         else:
             out.extend((node, found, None) for found in sorted(glob.glob(where)))
     return out
+
+
+def _latest_rescue(gdag: str) -> str:
+    """A group DAG's latest rescue that has started (``<gdag>.rN`` with a journal): a group backed
+    out of a site runs on from there, with the nodes it kept done (``sheaf.backends._grid_rescue``)."""
+    started = [(int(path.rsplit(".r", 1)[1]), path) for path in glob.glob(glob.escape(gdag) + ".r*")
+               if path.rsplit(".r", 1)[1].isdigit() and os.path.exists(state_paths(path)["journal"])]
+    return max(started)[1] if started else gdag
 
 
 def _children_of(directory: str, dag_file: str | None) -> list[tuple[str, str, str | None]]:

@@ -7,7 +7,10 @@ Aggregator executables (``Resolver.resolve(site, aggregator)``), first found win
    namespace and name swapped (``seqexec::pegasus``, as in the seeds' YAML example) is *not* it:
    a warning says so and the search goes on;
 2. ``$PEGASUS_HOME/bin/pegasus-cluster`` / ``pegasus-mpi-cluster`` from the site's ``env`` profile
-   ``PEGASUS_HOME`` (site catalog);
+   ``PEGASUS_HOME`` (site catalog) -- on a site the embedded engine runs (this host) only when that
+   file is an executable here: Pegasus users' catalogs name the install of the machines they came
+   from (``PEGASUS_HOME: /usr``), which a cluster job here could not start, so a warning names it and
+   the search goes on;
 3. on a site the embedded engine runs, sheaf's own ``sheaf-cluster`` / ``sheaf-mpi-cluster``
    (console scripts of this package, found on the ``PATH``).  The embedded engine runs ``local``
    and every site of the site catalog without a grid gateway (``grids``) -- or, when property
@@ -31,6 +34,7 @@ size the MPI job).
 
 from __future__ import annotations
 
+import os
 import posixpath
 import shlex
 from collections.abc import Mapping, Sequence
@@ -83,9 +87,15 @@ class Resolver:
             return entry
         site_entry = self.sc.get(site) if self.sc is not None else None
         home = site_entry.profiles.get("env", EMPTY).get("PEGASUS_HOME") if site_entry else None
+        embedded = self.embedded(site)
         if home:
-            return Aggregator(name, posixpath.join(home, "bin", _PEGASUS_TOOLS[name]), "PEGASUS_HOME")
-        if self.embedded(site):
+            tool = posixpath.join(home, "bin", _PEGASUS_TOOLS[name])
+            if not embedded or os.access(tool, os.X_OK):
+                return Aggregator(name, tool, "PEGASUS_HOME")
+            # the embedded engine runs the site on this host, where that Pegasus is not installed
+            self.warnings.append(f"site '{site}': PEGASUS_HOME names {home}, but {tool} is not an "
+                                 f"executable here; its clusters run {_SHEAF_TOOLS[name]}")
+        if embedded:
             return Aggregator(name, _SHEAF_TOOLS[name], "embedded engine")
         return None
 

@@ -10,7 +10,10 @@ what it reads, what it writes), outputs come back there, stage-out and cleanup w
 ``sheaf-lite MANIFEST -- ARGV`` (``ExecutableWorkflow.lite``), which makes a fresh job directory under
 the site's ``localScratch`` (else the system's temporary directory), pulls the job's inputs from the
 staging site into it, runs the job there and pushes its outputs back (the fixed interface between the
-planner and the transfer tools).  ``pegasus.transfer.lite.threads`` (default 2) is its
+planner and the transfer tools).  A job's checkpoint files are listed apart
+(``checkpoint_inputs``/``checkpoint_outputs``): as PegasusLite stages them, their transfers never fail
+the job -- none exists before the first attempt -- and they are pushed back after a failed attempt
+too, so that the retry starts from them.  ``pegasus.transfer.lite.threads`` (default 2) is its
 parallelism; integrity checking is ``pegasus.integrity.checking``'s.
 
 Bypass (``pegasus.transfer.bypass.input.staging``, or a use marked ``bypass``): an input whose best
@@ -23,6 +26,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 
 from sheaf.model._urls import file_url_path
 from sheaf.model._workflow import all_uses
@@ -87,14 +91,38 @@ def lite_manifests(exec_wf: ExecutableWorkflow, submit_dir: str) -> None:
         def there(lfn: str) -> str:
             return exec_wf.bypass.get(lfn) or path_url(os.path.join(staging, lfn))  # noqa: B023 (in the loop)
 
-        manifest = {
+        saved = _checkpoints(exec_wf, index)
+        manifest: dict[str, object] = {
             "workdir_parent": _local_scratch(exec_wf, site),
-            "inputs": [_entry(n, "input", lfn, stage, there(lfn), site, f"file:{lfn}")
-                       for n, lfn in enumerate(reads, 1)],
-            "outputs": [_entry(n, "output", lfn, site, f"file:{lfn}", stage, there(lfn))
-                        for n, lfn in enumerate(writes, 1)],
+            "inputs": _pulls([lfn for lfn in reads if lfn not in saved], stage, site, there),
+            "outputs": _pushes([lfn for lfn in writes if lfn not in saved], site, stage, there),
             "threads": threads, "integrity": integrity, "meta_dir": meta, "keep_workdir": False}
+        if saved:
+            manifest["checkpoint_inputs"] = _pulls(saved, stage, site, there)
+            manifest["checkpoint_outputs"] = _pushes(saved, site, stage, there)
         exec_wf.lite[job.id] = json.dumps(manifest, indent=1, ensure_ascii=False) + "\n"
+
+
+def _pulls(lfns: list[str], stage: str, site: str, there: Callable[[str], str]) -> list[dict[str, object]]:
+    """Transfers from the staging site into the job directory."""
+    return [_entry(n, "input", lfn, stage, there(lfn), site, f"file:{lfn}") for n, lfn in enumerate(lfns, 1)]
+
+
+def _pushes(lfns: list[str], site: str, stage: str, there: Callable[[str], str]) -> list[dict[str, object]]:
+    """Transfers from the job directory back to the staging site."""
+    return [_entry(n, "output", lfn, site, f"file:{lfn}", stage, there(lfn)) for n, lfn in enumerate(lfns, 1)]
+
+
+def _checkpoints(exec_wf: ExecutableWorkflow, index: int) -> list[str]:
+    """The checkpoint files of a job's tasks (``type: checkpoint``), which sheaf-lite moves apart."""
+    get = exec_wf.workflow.jobs.get
+    found: dict[str, None] = {}
+    for task in exec_wf.jobs[index].tasks:
+        source = get(task.id)
+        for use in all_uses(source) if source is not None else ():
+            if use.type == "checkpoint":
+                found[use.lfn] = None
+    return list(found)
 
 
 def _entry(number: int, linkage: str, lfn: str, src_site: str, src: str, dest_site: str,

@@ -21,6 +21,12 @@ Executables: an installed entry's pfn is a path or a ``file://`` URL (``file:///
 ``JobTable.staged`` maps ``(site, source)`` to the name the file gets in the site's working
 directory (``namespace-name-version``), which codegen transfers it to and makes executable.
 
+Hints: a job's selector ``pfn`` profile (Pegasus 4's ``hints.pfn``) names the installed executable it
+runs, "overriding any entries specified in the transformation catalog" (Pegasus's profile table): the
+job runs that path (a path or ``file://`` URL), nothing is staged for it, and it needs no catalog entry
+on its site -- pinned by ``execution.site`` or, without, on a selected site that has its transformation,
+else on any selected site.
+
 Containers: a transformation entry that names a ``container`` runs inside it (codegen wraps the
 command).  As in Pegasus's transformation mapper, such an entry is usable on every site, not only on
 the one it is catalogued for (the image carries the executable); an entry for the site itself wins,
@@ -100,6 +106,8 @@ class _Resolver:
         if key in self._transformations:
             return self._transformations[key]
         found = self.tc.lookup(*key) if self.tc is not None else None
+        if found is None and hinted_pfn(job):
+            return None  # the job names its executable; not cached: other jobs may not
         if self.tc is not None and found is None:
             many = self.tc.candidates(*key)
             why = (f"ambiguous: {', '.join(t.fqn for t in many)} all match" if many
@@ -127,15 +135,21 @@ class _Resolver:
 
     def site_of(self, job: Job, key: TKey) -> str:
         pinned = None if job.profiles is EMPTY else job.profiles.get("selector", EMPTY).get("execution.site")
+        pfn = hinted_pfn(job)
         if pinned:
             check_known(pinned, self.sc, f"the execution.site profile of job '{job.id}'")
             t = self.transformation(job, key)
-            if t is not None and not _runs_on(t, pinned):
+            if t is not None and not pfn and not _runs_on(t, pinned):
                 raise PlanningError(
                     f"job '{job.id}' is pinned to site '{pinned}', where transformation "
                     f"'{job.transformation}' is not installed",
                     rule="a job runs on a site that has its transformation", value=job.id)
             return str(pinned)
+        if pfn:  # the selected sites with its transformation, else any (per job: not cached)
+            t = self.transformation(job, key)
+            found = tuple(site for site in self.selected if t is not None and _runs_on(t, site))
+            found = found or self.selected
+            return found[0] if len(found) == 1 else self.selector.select(job, found)
         found = self.candidates(job, key)
         return found[0] if len(found) == 1 else self.selector.select(job, found)
 
@@ -184,6 +198,14 @@ class _Resolver:
             cached = (merged, agg.strip().lower())  # checked when a cluster uses it (aggregator_for)
             self._profiles[cache_key] = cached
         return cached[0], executable, cached[1]
+
+
+def hinted_pfn(job: Job) -> str | None:
+    """The job's selector ``pfn`` profile (Pegasus 4's ``hints.pfn``): the installed executable it runs,
+    over any transformation-catalog entry (module docstring)."""
+    if job.profiles is EMPTY:
+        return None
+    return job.profiles.get("selector", EMPTY).get("pfn") or None
 
 
 def _frozen(profiles: Layers) -> tuple[tuple[str, tuple[tuple[str, str], ...]], ...]:
@@ -287,6 +309,9 @@ def _settle(job: Job, key: TKey, settled: dict[object, tuple[str, str, str, Prof
         one = single.get(key) if ck is not None else None
         site = one if one is not None else resolver.site_of(job, key)
         merged, executable, agg = resolver.profiles_of(job, key, site)
+        pfn = hinted_pfn(job)
+        if pfn:
+            executable = installed_path(pfn, f"the selector pfn profile of job '{job.id}'")
         fqn = fqn_of.setdefault(key, job.transformation)
         known = (site, fqn, executable, merged, agg)
         if ck is not None and key not in single:

@@ -122,6 +122,9 @@ class ExecutableWorkflow:
     data: DataOptions = field(default_factory=lambda: DataOptions())  # noqa: PLW0108 (defined below)
     #: whether the data pass (``sheaf.planner._data``) has added its jobs
     data_planned: bool = False
+    #: files of jobs data reuse pruned that they mark ``stage_out`` (lfn -> register_replica): the data
+    #: pass stages them out from their replicas
+    reused_outputs: dict[str, bool] = field(default_factory=dict)
     #: site -> the working directory its jobs run in (filled by the data pass)
     workdirs: dict[str, str] = field(default_factory=dict)
     #: auxiliary job id -> the text of its input file (a JSON transfer, cleanup or registration

@@ -79,10 +79,12 @@ def plan(
     data = data or DataOptions()
     with gc_paused():  # planning builds millions of small acyclic objects
         pruned: list[str] = []
+        reused: dict[str, bool] = {}
         if not data.force:
             known = rc.merged_with(workflow.replica_catalog) if rc is not None else workflow.replica_catalog
-            workflow, pruned = reduce_workflow(workflow, known)
+            workflow, pruned, reused = reduce_workflow(workflow, known)
         result = _plan(workflow, tc, sc, rc, properties, sites, output_sites, clustering, seed)
+        result.reused_outputs = reused
         if pruned:
             shown = ", ".join(pruned[:10]) + (f" and {len(pruned) - 10} more" if len(pruned) > 10 else "")
             result.warnings.append(f"data reuse: {len(pruned)} job(s) not planned, their outputs are in the "

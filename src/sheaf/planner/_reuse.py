@@ -9,8 +9,11 @@ The rule, over the abstract workflow before anything else is planned:
    nothing the user asked to keep is lost.
 
 The remaining jobs' inputs that pruned jobs would have made are now workflow inputs, staged in from
-the catalog like any other.  The plan lists the pruned jobs in a warning.  A workflow with a cycle is
-left as it is (the planner reports the cycle next).
+the catalog like any other.  The files pruned jobs mark ``stage_out`` are returned too (with their
+``register_replica`` flags): they are still the workflow's outputs, so the data pass stages them out
+from where the catalog has them, as Pegasus keeps only the stage-out and register jobs of a fully
+reused workflow (test/core 022-data-reuse-full).  The plan lists the pruned jobs in a warning.  A
+workflow with a cycle is left as it is (the planner reports the cycle next).
 """
 
 from __future__ import annotations
@@ -20,11 +23,14 @@ from dataclasses import replace
 from sheaf.model import ReplicaCatalog, Workflow, build_graph
 from sheaf.model._workflow import all_uses
 
+Reduced = tuple[Workflow, list[str], dict[str, bool]]
 
-def reduce_workflow(workflow: Workflow, rc: ReplicaCatalog | None) -> tuple[Workflow, list[str]]:
-    """``workflow`` without its reusable jobs, and their ids in file order (module docstring)."""
+
+def reduce_workflow(workflow: Workflow, rc: ReplicaCatalog | None) -> Reduced:
+    """``workflow`` without its reusable jobs, their ids in file order, and the files they mark
+    ``stage_out`` (lfn -> registered; module docstring)."""
     if rc is None or not len(rc):
-        return workflow, []
+        return workflow, [], {}
     exact = {r.lfn for r in rc if not r.regex}
     has_regex = any(r.regex for r in rc)
     known: dict[str, bool] = {}
@@ -37,11 +43,11 @@ def reduce_workflow(workflow: Workflow, rc: ReplicaCatalog | None) -> tuple[Work
 
     made = (u.lfn for job in workflow.jobs.values() for u in all_uses(job) if u.type != "input")
     if not any(available(lfn) for lfn in made):
-        return workflow, []
+        return workflow, [], {}
     graph = build_graph(workflow)
     order = graph.topological_order()
     if order is None:
-        return workflow, []
+        return workflow, [], {}
     ids = graph.ids
     outputs = [[(u.lfn, u.stage_out) for u in all_uses(workflow.jobs[i]) if u.type != "input"] for i in ids]
     gone = [bool(outs) and all(available(lfn) for lfn, _ in outs) for outs in outputs]
@@ -53,8 +59,14 @@ def reduce_workflow(workflow: Workflow, rc: ReplicaCatalog | None) -> tuple[Work
                 available(lfn) for lfn, keep in outputs[j] if keep):
             gone[j] = True
     if not any(gone):
-        return workflow, []
+        return workflow, [], {}
     kept = {ids[j] for j in range(len(ids)) if not gone[j]}
     jobs = {i: job for i, job in workflow.jobs.items() if i in kept}
     deps = {p: [c for c in cs if c in kept] for p, cs in workflow.dependencies.items() if p in kept}
-    return replace(workflow, jobs=jobs, dependencies=deps), [ids[j] for j in range(len(ids)) if gone[j]]
+    pruned = [ids[j] for j in range(len(ids)) if gone[j]]
+    delivered: dict[str, bool] = {}
+    for job_id in pruned:
+        for use in all_uses(workflow.jobs[job_id]):
+            if use.type != "input" and use.stage_out:
+                delivered[use.lfn] = delivered.get(use.lfn, False) or use.register_replica
+    return replace(workflow, jobs=jobs, dependencies=deps), pruned, delivered
