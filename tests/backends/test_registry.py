@@ -12,7 +12,7 @@ from sheaf.backends._registry import BACKENDS, make_backend
 from sheaf.backends._routing import RoutingBackend, route_of
 from sheaf.backends.local import LocalBackend
 from sheaf.classad import ClassAd
-from sheaf.engine import Backend, Event, Exited, Launch
+from sheaf.engine import Backend, Event, Exited, Launch, run_workflow
 from sheaf.errors import UsageError
 
 from .contract import make_launch
@@ -112,3 +112,29 @@ def test_a_route_that_cannot_be_made_holds_its_launches(tmp_path: Path) -> None:
     assert [(type(e).__name__, e.key) for e in held] == [("Held", "a#0")]
     assert "batch slurm" in held[0].reason and "sbatch" in held[0].reason
     assert [e.key for e in router.wait(1.0)] == ["b#0"]
+
+
+def test_the_router_refills_itself_while_its_backends_do(tmp_path: Path) -> None:
+    """The engine batches exits into fewer turns only with a backend that starts queued attempts by
+    itself; the router ``sheaf run`` uses must say so for the local backend, and stop saying so once
+    a route's backend that does not is made."""
+    slurm = Fake("slurm")
+    router = RoutingBackend(LocalBackend(), {"slurm": lambda: slurm})
+    try:
+        assert router.self_refilling
+        router.submit(make_launch(tmp_path, "b", ["/bin/true"], ad='GridResource = "batch slurm"'))
+        assert not router.self_refilling
+    finally:
+        router.close()
+
+
+def test_a_run_on_the_registry_s_backend_commits_many_exits_at_once(tmp_path: Path) -> None:
+    """Real /bin/true nodes, the backend ``sheaf run`` makes: one journal commit per one or two exits
+    (the batching never engaged behind the router) was ~2000 commits for 3000 nodes."""
+    (tmp_path / "pool.conf").write_text("NUM_CPUS = 2\n")
+    (tmp_path / "n.sub").write_text("executable = /bin/true\nuniverse = vanilla\nqueue\n")
+    (tmp_path / "w.dag").write_text("".join(f"JOB n{i} n.sub\n" for i in range(600)))
+    backend = make_backend("local", directory=str(tmp_path), pool_config=str(tmp_path / "pool.conf"))
+    result = run_workflow(str(tmp_path), backend=backend, handle_signals=False)
+    assert result.succeeded and result.done == 600
+    assert result.journal_commits < 150, result.journal_commits

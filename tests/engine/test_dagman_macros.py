@@ -157,3 +157,33 @@ def test_several_dag_files_run_as_one_named_after_the_first(tmp_path: Path) -> N
     # 0.B and 1.X become ready in the turn their parents' exits land in, in either order
     assert ran[:2] == ["0.A", "1.A"] and sorted(ran[2:4]) == ["0.B", "1.X"]
     assert ran[4:] == ["1.X"]  # the second run: only 1.X, from the rescue DAG
+
+
+def test_a_shared_description_is_expanded_up_front_for_its_first_node_only(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The other nodes of a description are expanded at submission: 10^4 nodes of one description
+    cost ~0.7 s before the first job started when each was expanded up front."""
+    import sheaf.engine._runconfig as runconfig
+
+    calls: list[str] = []
+    real = runconfig.render_node
+    monkeypatch.setattr(runconfig, "render_node", lambda *a, **k: calls.append(a[1].name) or real(*a, **k))
+    (tmp_path / "n.sub").write_text("executable = /bin/true\narguments = $(x)\nqueue\n")
+    write_dag(tmp_path, "".join(f'JOB n{i} n.sub\nVARS n{i} x="{i}"\n' for i in range(30)))
+    fake = FakeBackend()
+    result = run(tmp_path, fake)
+    assert result.succeeded and calls == ["n0"]  # type: ignore[attr-defined]
+    assert sorted(launch.argv[1] for launch in fake.launches) == sorted(str(i) for i in range(30))
+
+
+def test_vars_that_break_a_shared_description_fail_that_node_at_submission(tmp_path: Path) -> None:
+    """As condor_submit fails for that node under DAGMan: a submit failure (its POST script may rescue
+    it), the other nodes run."""
+    (tmp_path / "n.sub").write_text("executable = /bin/true\n+Tag = $(tag)\nqueue\n")
+    write_dag(tmp_path, 'JOB A n.sub\nVARS A tag="1"\nJOB B n.sub\nVARS B tag="1 +"\nJOB C n.sub\n'
+                        'VARS C tag="3"\n')
+    fake = FakeBackend()
+    result = run(tmp_path, fake)
+    assert not result.succeeded  # type: ignore[attr-defined]
+    assert [n for n, _ in result.failed_nodes] == ["B"]  # type: ignore[attr-defined]
+    assert sorted(launch.node for launch in fake.launches) == ["A", "C"]

@@ -5,7 +5,8 @@ that system (made on first use); every other launch to the default backend.  The
 backend holds each key, so ``cancel`` reaches the right one; ``idle``/``running`` are sums; ``wait``
 hands over to the one backend when only one has work (its own blocking wait, no added latency) and
 otherwise polls each in turn without blocking, pausing ``_SLICE`` seconds between rounds.  Optional
-extensions (``started``, ``adopt``) are forwarded to the backends that have them.  A route whose
+extensions (``started``, ``adopt``) are forwarded to the backends that have them; ``self_refilling``
+holds while every backend made so far has it.  A route whose
 backend cannot be made here (no ``sbatch`` on PATH) holds its launches with the reason: the
 site's jobs cannot run as submitted, the rest of the run goes on.
 """
@@ -50,6 +51,12 @@ class RoutingBackend:
     @property
     def backends(self) -> list[Backend]:
         return [self.default, *self._made.values()]
+
+    @property
+    def self_refilling(self) -> bool:
+        """Whether every backend made so far starts its queued attempts by itself (the engine then
+        batches exits into fewer turns; see ``engine._run``): a route made later may change it."""
+        return all(getattr(b, "self_refilling", False) for b in self.backends)
 
     def _backend_for(self, launch: Launch) -> Backend | None:
         system = route_of(launch.job_ad)

@@ -21,13 +21,13 @@ Starting a run (``run_workflow``) decides where state comes from, as DAGMan does
 * a journal whose last run succeeded: nothing to do.
 
 Everything is validated before anything is written: the DAG file, its CONFIG, every submit
-description (expanded once for attempt 0) and every SUBDAG's DAG file; a bad one raises
-:class:`FormatError`.  A submit file or sub-DAG file that does not exist yet is not an error: as in
-DAGMan it is read when its node is submitted (a PRE script or an earlier node may write it), and if
-it is still missing then, that node alone fails to submit (:class:`SubmitFailed`; its POST script
-runs with ``$RETURN`` -1001).  A node with a PRE script has its submit file read again at
-submission, for the same reason.  A second engine on the same DAG refuses to start (an ``flock`` on
-``.sheaf/<dag>.lock``).
+description (expanded for its first node; the other nodes sharing it at submission) and every
+SUBDAG's DAG file; a bad one raises :class:`FormatError`. A submit file or sub-DAG file that does
+not exist yet is not an error: as in DAGMan it is read when its node is submitted (a PRE script or
+an earlier node may write it), and if it is still missing then, that node alone fails to submit
+(:class:`SubmitFailed`; its POST script runs with ``$RETURN`` -1001). A node with a PRE script has
+its submit file read again at submission, for the same reason. A second engine on the same DAG
+refuses to start (an ``flock`` on ``.sheaf/<dag>.lock``).
 """
 
 from __future__ import annotations

@@ -115,7 +115,6 @@ class EngineRun:
         self.started = clock()
         self.append_vars = config_bool(dag, "DAGMAN_DEFAULT_APPEND_VARS", False)
         self._started: Callable[[], list[Started]] | None = getattr(backend, "started", None)
-        self._self_refilling = bool(getattr(backend, "self_refilling", False))
         self._ended_keys: dict[str, tuple[str, int]] = {}  # attempts that ended since the last turn
         self._halted, self._halt_checked = False, -1e18
 
@@ -316,7 +315,8 @@ class EngineRun:
             timeout = 0.25  # wake up now and then to notice a signal
         if self.keys:
             raw, self.early = self.early + self.backend.wait(0.0 if self.early else timeout), []
-            if raw and self._self_refilling and not events:
+            # asked each turn: a routing backend's answer changes when it makes a route's backend
+            if raw and not events and getattr(self.backend, "self_refilling", False):
                 self._gather_while_queued(raw)
             for event in raw:
                 if event.key in self.services:  # a SERVICE node's job: not the DAG's business
