@@ -182,3 +182,18 @@ def test_without_condor_dagman_on_path_nothing_is_written(plan: Path, tmp_path: 
     with pytest.raises(EngineError, match="condor_dagman is not on PATH"):
         render_dag_submit(str(plan / "blackdiamond.dag"))
     assert (sub.read_text() if sub.exists() else None) == before
+
+
+@pytest.mark.parametrize(("post", "flag"), [(True, "-AlwaysRunPost"), (False, "-DontAlwaysRunPost")])
+def test_the_run_commands_dagman_options_reach_condor_submit_dag(plan: Path, dagman_on_path: Path,
+                                                                  post: bool, flag: str) -> None:
+    """``sheaf run --backend htcondor --always-run-post --batch-name B --maxjobs 3``: what
+    condor_submit_dag makes of ``-AlwaysRunPost -batch-name B -maxjobs 3``."""
+    from sheaf.cli._run import dagman_options
+
+    options = dagman_options(MaxJobs=3, MaxIdle=None, PostRun=post, BatchName="my batch")
+    assert options == {"MaxJobs": 3, "PostRun": post, "BatchName": "my batch"}
+    submit = render_dag_submit(str(plan / "blackdiamond.dag"), options)
+    arguments = submit["arguments"].split()
+    assert flag in arguments and "-MaxJobs" in arguments and "-MaxIdle" not in arguments
+    assert submit["My.JobBatchName"] == '"my batch"'

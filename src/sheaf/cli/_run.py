@@ -42,13 +42,16 @@ def run_planned(directory: str, *, dag_file: str | Sequence[str] | None = None,
                 pool_config: str | None = None, priority: int | None = None,
                 on_progress: Callable[[EngineProgress], None] | None = None,
                 backend_name: str = "local", scheduler: str | None = None,
-                grid_policy: object | None = None, grid_interval: float = 1.0) -> RunResult:
+                grid_policy: object | None = None, grid_interval: float = 1.0,
+                always_run_post: bool | None = None, batch_name: str | None = None) -> RunResult:
     """Run the planned workflow in ``directory`` on the backend named ``backend_name`` (``_registry``;
     the local pool from ``pool_config``, a Dask cluster at ``scheduler``, Slurm); jobs whose site asks
     for a batch system (``grid_resource = batch slurm``) go there whatever ``backend_name`` is.  A
     directory that ``sheaf plan --group-size`` wrote runs on the grid backend: its group DAG jobs are
     matched to the collector's site ads (``grid_policy``: a ``BackOut``; ``grid_interval``: seconds
-    between cycles)."""
+    between cycles).  ``always_run_post`` (None: the DAG's ``DAGMAN_ALWAYS_RUN_POST``) and
+    ``batch_name`` (None: DAGMan's default) are condor_submit_dag's ``-[Dont]AlwaysRunPost`` and
+    ``-batch-name``."""
 
     def backend() -> Backend:
         if _is_grid_plan(directory):
@@ -65,7 +68,8 @@ def run_planned(directory: str, *, dag_file: str | Sequence[str] | None = None,
     try:
         result = run_workflow(directory, backend=backend, dag_file=dag_file, maxjobs=maxjobs,
                               maxidle=maxidle, maxpre=maxpre, maxpost=maxpost,
-                              on_progress=_both(on_progress, record), priority=priority, on_warning=_warn)
+                              on_progress=_both(on_progress, record), priority=priority, on_warning=_warn,
+                              always_run_post=always_run_post, batch_name=batch_name)
         status = 0 if result.succeeded else (result.exit_code or 1)
         return result
     finally:
@@ -207,6 +211,11 @@ def render_summary(result: RunResult, console: Console) -> None:
               help="Local pool configuration (HTCondor knobs: NUM_CPUS, MEMORY, SLOT_TYPE_N, ...).")
 @click.option("--priority", type=int, help="The DAG's priority, added to every node's "
               "(condor_submit_dag -priority; default DAGMAN_DEFAULT_PRIORITY).")
+@click.option("--always-run-post/--dont-always-run-post", default=None,
+              help="Run a node's POST script even when its PRE script failed, or not (condor_submit_dag "
+                   "-AlwaysRunPost/-DontAlwaysRunPost; default DAGMAN_ALWAYS_RUN_POST, else not).")
+@click.option("--batch-name", help="Every node job's JobBatchName, a SUBDAG's too (condor_submit_dag "
+              "-batch-name; default <primary DAG file>+<DAGManJobId>; a node's batch_name wins).")
 @click.option("--backend", "backend_name", type=click.Choice(sorted(BACKENDS)), default="local",
               show_default=True,
               help="Where jobs run: this machine's pool, a Dask cluster, Slurm, or (htcondor) the whole "
@@ -221,11 +230,13 @@ def render_summary(result: RunResult, console: Console) -> None:
 def command(directory: str, dag_files: tuple[str, ...], maxjobs: int | None, maxidle: int | None,
             maxpre: int | None, maxpost: int | None, pool_config: str | None, priority: int | None,
             backend_name: str, scheduler: str | None, negotiation_interval: float,
-            backout_idle: float) -> None:
+            backout_idle: float, always_run_post: bool | None, batch_name: str | None) -> None:
     """Run (or resume) the planned workflow in DIRECTORY on this machine (or --backend)."""
     console = Console(soft_wrap=True)
     if backend_name == "htcondor":
-        _hand_to_dagman(directory, dag_files, console)
+        _hand_to_dagman(directory, dag_files, console, dagman_options(
+            MaxJobs=maxjobs, MaxIdle=maxidle, MaxPre=maxpre, MaxPost=maxpost, Priority=priority,
+            PostRun=always_run_post, BatchName=batch_name))
         return
     bar = _BarProgress(console) if console.is_terminal else None
     progress = bar if bar is not None else _PlainProgress(console)
@@ -234,7 +245,8 @@ def command(directory: str, dag_files: tuple[str, ...], maxjobs: int | None, max
                              maxpre=maxpre, maxpost=maxpost, pool_config=pool_config, priority=priority,
                              on_progress=progress, backend_name=backend_name, scheduler=scheduler,
                              grid_policy=_backout(backout_idle) if _is_grid_plan(directory) else None,
-                             grid_interval=negotiation_interval)
+                             grid_interval=negotiation_interval, always_run_post=always_run_post,
+                             batch_name=batch_name)
     finally:
         if bar is not None:
             bar.stop()
@@ -242,8 +254,15 @@ def command(directory: str, dag_files: tuple[str, ...], maxjobs: int | None, max
     sys.exit(_exit.of_run(result.succeeded, result.exit_code))
 
 
-def _hand_to_dagman(directory: str, dag_files: Sequence[str], console: Console) -> None:
-    """``--backend htcondor``: DAGMan runs the DAG on the pool (``sheaf.backends.htcondor``)."""
-    done = BACKENDS["htcondor"]().submit_dag(directory, dag_files)
+def dagman_options(**given: int | bool | str | None) -> dict[str, int | bool | str]:
+    """condor_submit_dag's options (``htcondor2.Submit.from_dag``'s names) of those given."""
+    return {key: value for key, value in given.items() if value is not None}
+
+
+def _hand_to_dagman(directory: str, dag_files: Sequence[str], console: Console,
+                    options: dict[str, int | bool | str]) -> None:
+    """``--backend htcondor``: DAGMan runs the DAG on the pool (``sheaf.backends.htcondor``), with the
+    command line's condor_submit_dag options."""
+    done = BACKENDS["htcondor"]().submit_dag(directory, dag_files, options=options)
     console.print(f"DAG {done.dag} handed to DAGMan: job {done.cluster} (submit file {done.submit_file}); "
                   "follow it with condor_q -dag or sheaf status", highlight=False)

@@ -122,7 +122,8 @@ def run_workflow(directory: str, *, backend: Backend | Callable[[], Backend],
                  maxpost: int | None = None, clock: Callable[[], float] = time.time,
                  on_progress: Callable[[Progress], None] | None = None, progress_interval: float = 0.2,
                  handle_signals: bool = True, priority: int | None = None,
-                 on_warning: Callable[[str], None] | None = None) -> RunResult:
+                 on_warning: Callable[[str], None] | None = None, always_run_post: bool | None = None,
+                 batch_name: str | None = None) -> RunResult:
     """Run (or resume) the DAG of a planned directory on ``backend``; returns how it went.
 
     ``backend`` is a :class:`Backend` or a zero-argument factory (called only once the input is
@@ -132,7 +133,10 @@ def run_workflow(directory: str, *, backend: Backend | Callable[[], Backend],
     workflow that runs and fails is a result, not an exception.  ``on_warning`` receives warnings
     (damaged journal lines that did not matter), which the result lists too.  ``priority`` is the
     DAG's own priority (``condor_submit_dag -priority``; a SUBDAG's run gets its node's), added to
-    every node's; without it, ``DAGMAN_DEFAULT_PRIORITY``.  Several ``dag_file``s run as one DAG, as
+    every node's; without it, ``DAGMAN_DEFAULT_PRIORITY``.  ``always_run_post`` overrides
+    ``DAGMAN_ALWAYS_RUN_POST`` (``condor_submit_dag -[Dont]AlwaysRunPost``); ``batch_name`` is the node
+    jobs' ``JobBatchName`` (``-batch-name``; default ``<primary DAG file>+<DAGManJobId>``).  Several
+    ``dag_file``s run as one DAG, as
     ``condor_submit_dag a.dag b.dag`` runs them (``_multidag``).
     """
     dag_path, dag, names = _read_dags(directory, dag_file)
@@ -140,7 +144,8 @@ def run_workflow(directory: str, *, backend: Backend | Callable[[], Backend],
     script_warnings: list[str] = []
     check_scripts(dag, script_warnings.append)
     limits = run_limits(dag, {"maxjobs": maxjobs, "maxidle": maxidle, "maxpre": maxpre, "maxpost": maxpost},
-                     priority)
+                        priority, always_run_post,
+                        f"{os.path.basename(dag_path)}+{dagman_id()}" if batch_name is None else batch_name)
     with DagEnvironment(dag.env):  # $ENV() and getenv of the expansions made now see ENV SET too
         descs, first = load_descriptions(dag, limits, script_warnings.append)
     paths = state_paths(dag_path + "_multi" if multi else dag_path)
@@ -176,7 +181,8 @@ def run_workflow(directory: str, *, backend: Backend | Callable[[], Backend],
         pre_done = frozenset(n for n, spec in dag.nodes.items() if spec.done or n in done)
         run = EngineRun(dag, descs, first, the_backend, journal, paths, clock, on_progress, progress_interval,
                    source, pre_done, names,
-                   Tolerance(limits.job_failure_tolerance, False, limits.remove_job_list_on_failure))
+                   Tolerance(limits.job_failure_tolerance, False, limits.remove_job_list_on_failure),
+                   limits.batch_name)
         try:
             with DagEnvironment(dag.env):
                 result = _drive(run, machine, prior, source, done, handle_signals)

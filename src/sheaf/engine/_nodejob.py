@@ -2,7 +2,10 @@
 
 DAGMan passes values around every submit description (``dagman_submit.cpp``, ``InitVars``): before
 the file (the file's own values win) ``JOB``, ``RETRY``, ``DAG_STATUS``, ``FAILED_COUNT``,
-``DAG_PARENT_NAMES`` (only for a node with parents) with the job ad's ``DAGParentNodeNames``, and
+``DAG_PARENT_NAMES`` (only for a node with parents) with the job ad's ``DAGParentNodeNames``, the
+run's ``batch_name`` (the job ad's ``JobBatchName``: ``condor_submit_dag -batch-name``, else
+``<primary DAG file>+<DAGManJobId>`` of the top-level run; a SUBDAG's run is given its parent's, as
+DAGMan's sub-DAG job carries it in its ad; a name of blanks gives node jobs none), and
 the node's effective ``priority``; after the file (they win over it) the DAGMan job id, as the macro
 ``DAGManJobId`` and the job ad's ``DAGManJobId``.  A node's VARS go before or after the file by
 their PREPEND/APPEND mode, else by ``DAGMAN_DEFAULT_APPEND_VARS``.
@@ -37,15 +40,15 @@ def _split_vars(spec: NodeSpec, append_default: bool) -> tuple[dict[str, str], d
 
 
 def render_node(desc: SubmitDescription, spec: NodeSpec, sub: Submit, append_default: bool,
-                parents: list[str], proc: Mapping[str, str] | None = None) -> JobSpec:
+                parents: list[str], proc: Mapping[str, str] | None = None, batch_name: str = "") -> JobSpec:
     """Expand a node's submit description for one submission (one ``proc`` of a ``queue`` with
     several), VARS and DAGMan's values in place."""
     appended, prepended = _split_vars(spec, append_default)
     return render(desc, spec.name, sub.attempt, sub.cluster, spec.directory, {**appended, **_dagman_after()},
-                  {**_dagman_values(spec, sub, parents), **prepended}, proc)
+                  {**_dagman_values(spec, sub, parents, batch_name), **prepended}, proc)
 
 
-def _dagman_values(spec: NodeSpec, sub: Submit, parents: list[str]) -> dict[str, str]:
+def _dagman_values(spec: NodeSpec, sub: Submit, parents: list[str], batch_name: str) -> dict[str, str]:
     """What DAGMan passes before every submit file (``dagman_submit.cpp``, ``InitVars``): the file's
     own values win over these.  ``DAG_PARENT_NAMES`` is set only for a node with parents (and cut
     after 2000 characters, as DAGMan cuts it); the job ad's ``DAGParentNodeNames`` is made from it."""
@@ -53,6 +56,8 @@ def _dagman_values(spec: NodeSpec, sub: Submit, parents: list[str]) -> dict[str,
               "FAILED_COUNT": str(sub.failed_count), "MY.DAGParentNodeNames": '"$(DAG_PARENT_NAMES)"'}
     if parents:
         values["DAG_PARENT_NAMES"] = _parent_names(parents)
+    if batch_name.strip():
+        values["batch_name"] = batch_name
     if sub.priority:
         values["priority"] = str(sub.priority)
     return values
@@ -74,9 +79,10 @@ def _dagman_after() -> dict[str, str]:
     return {"DAGManJobId": ident, "MY.DAGManJobId": ident}
 
 
-def subdag_job(spec: NodeSpec, sub: Submit) -> JobSpec:
+def subdag_job(spec: NodeSpec, sub: Submit, batch_name: str = "") -> JobSpec:
     """SUBDAG EXTERNAL: a nested ``sheaf run`` of the sub-DAG, as a local-universe job; the node's
-    effective priority is passed down (``condor_submit_dag -priority``).  A sub-DAG file that does
+    effective priority is passed down (``condor_submit_dag -priority``), and the run's batch name,
+    which its node jobs get too (DAGMan's batch name is a "deep" option).  A sub-DAG file that does
     not exist at submission is a submit failure, as in DAGMan."""
     if not os.path.isfile(spec.submit):
         raise InputError("cannot submit the SUBDAG: no such DAG file", rule="the sub-DAG file exists",
@@ -85,9 +91,13 @@ def subdag_job(spec: NodeSpec, sub: Submit) -> JobSpec:
     argv: tuple[str, ...] = (sys.executable, "-c", boot, "run", spec.directory, "--dag", spec.submit)
     if sub.priority:
         argv += ("--priority", str(sub.priority))
+    if batch_name:
+        argv += ("--batch-name", batch_name)
     ad = ClassAd({"ClusterId": sub.cluster, "ProcId": 0, "Universe": "local", "JobUniverse": 12,
                   "DAGNodeName": spec.name, "DAGNodeRetry": sub.attempt, "RequestCpus": 0,
                   "Cmd": sys.executable})
+    if batch_name.strip():
+        ad["JobBatchName"] = batch_name
     env = {**os.environ, PARENT_ID_VARIABLE: str(dagman_id())}  # the nested run's parent_dagman_id
     return JobSpec(argv, env, spec.directory, spec.submit + ".lib.out", spec.submit + ".lib.err",
                    "local", ad, None)

@@ -92,7 +92,8 @@ class EngineRun:
                  backend: Backend, journal: Journal, paths: dict[str, str], clock: Callable[[], float],
                  on_progress: Callable[[Progress], None] | None, progress_interval: float,
                  source: str = "fresh", pre_done: frozenset[str] = frozenset(),
-                 dag_files: tuple[str, ...] = (), tolerance: Tolerance = NO_TOLERANCE) -> None:
+                 dag_files: tuple[str, ...] = (), tolerance: Tolerance = NO_TOLERANCE,
+                 batch_name: str = "") -> None:
         self.dag, self.descs, self.backend, self.journal = dag, descs, backend, journal
         self.tolerance = tolerance  # the DAG's default for a node without TOLERANCE
         self.first = first  # expansions of attempt 0 made while validating
@@ -114,6 +115,7 @@ class EngineRun:
         self.stop_time: float | None = None  # monotonic time of the signal
         self.started = clock()
         self.append_vars = config_bool(dag, "DAGMAN_DEFAULT_APPEND_VARS", False)
+        self.batch_name = batch_name  # the node jobs' JobBatchName (``_nodejob``)
         self._started: Callable[[], list[Started]] | None = getattr(backend, "started", None)
         self._ended_keys: dict[str, tuple[str, int]] = {}  # attempts that ended since the last turn
         self._halted, self._halt_checked = False, -1e18
@@ -273,16 +275,18 @@ class EngineRun:
         if job is not None:
             job.ad["ClusterId"] = sub.cluster  # known only now; nothing else in the ad depends on it
         elif spec.subdag:
-            job = subdag_job(spec, sub)
+            job = subdag_job(spec, sub, self.batch_name)
         else:
             desc = self._description(spec)
             if not desc.queue.simple:
                 rows = proc_rows(desc, spec.directory)
                 parents = self.dag.parents.get(spec.name, [])
                 return [self._launch(spec, sub, f"{key}.{row['Process']}",
-                                     render_node(desc, spec, sub, self.append_vars, parents, row))
+                                     render_node(desc, spec, sub, self.append_vars, parents, row,
+                                                 self.batch_name))
                         for row in rows]
-            job = render_node(desc, spec, sub, self.append_vars, self.dag.parents.get(spec.name, []))
+            job = render_node(desc, spec, sub, self.append_vars, self.dag.parents.get(spec.name, []),
+                              batch_name=self.batch_name)
         return [self._launch(spec, sub, key, job)]
 
     def _launch(self, spec: NodeSpec, sub: Submit, key: str, job: JobSpec) -> Launch:

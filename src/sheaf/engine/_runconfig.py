@@ -52,7 +52,10 @@ def config_signed(dag: Dag, key: str, default: int) -> int:
                           path=dag.config_path) from None
 
 
-def run_limits(dag: Dag, overrides: Mapping[str, int | None], priority: int | None = None) -> Limits:
+def run_limits(dag: Dag, overrides: Mapping[str, int | None], priority: int | None = None,
+               always_run_post: bool | None = None, batch_name: str = "") -> Limits:
+    """The run's limits: the CONFIG file's knobs, under the command line's values (``overrides``,
+    ``priority``, ``always_run_post``: condor_submit_dag's options win over the knobs they set)."""
     values = {
         "maxjobs": config_int(dag, "DAGMAN_MAX_JOBS_SUBMITTED", 0),
         "maxidle": config_int(dag, "DAGMAN_MAX_JOBS_IDLE", 1000),
@@ -64,7 +67,9 @@ def run_limits(dag: Dag, overrides: Mapping[str, int | None], priority: int | No
             if value < 0:
                 raise UsageError(f"--{key} must be >= 0 (0 = unlimited), got {value}")
             values[key] = value
-    return Limits(**values, always_run_post=config_bool(dag, "DAGMAN_ALWAYS_RUN_POST", False),
+    if always_run_post is None:
+        always_run_post = config_bool(dag, "DAGMAN_ALWAYS_RUN_POST", False)
+    return Limits(**values, always_run_post=always_run_post, batch_name=batch_name,
                   depth_first=config_bool(dag, "DAGMAN_SUBMIT_DEPTH_FIRST", False),
                   retry_node_first=config_bool(dag, "DAGMAN_RETRY_NODE_FIRST", False),
                   dag_priority=priority or config_signed(dag, "DAGMAN_DEFAULT_PRIORITY", 0),
@@ -173,6 +178,6 @@ def _first_expansion(dag: Dag, limits: Limits, spec: NodeSpec, cache: dict[str, 
     sub = Submit(spec.name, 0, 0, spec.priority + limits.dag_priority)
     try:
         return render_node(desc, spec, sub, config_bool(dag, "DAGMAN_DEFAULT_APPEND_VARS", False),
-                           dag.parents[spec.name])
+                           dag.parents[spec.name], batch_name=limits.batch_name)
     except InputError as exc:
         raise exc.located(desc.path) from None

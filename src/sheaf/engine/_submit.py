@@ -355,6 +355,9 @@ _EXPRESSIONS = (("requirements", "Requirements"), ("rank", "Rank"), ("periodic_h
 _STRINGS = (("grid_resource", "GridResource"), ("batch_extra_submit_args", "BatchExtraSubmitArgs"),
             ("batch_queue", "BatchQueue"), ("batch_project", "BatchProject"))
 
+# submit command -> string attribute whose value condor_submit takes without its surrounding quotes
+_QUOTED_STRINGS = (("batch_name", "JobBatchName"),)
+
 
 @functools.lru_cache(maxsize=1 << 16)
 def _literal(value: str | int) -> classad.Expr:
@@ -401,6 +404,10 @@ def _job_ad(desc: SubmitDescription, ex: Macros, attrs_raw: Mapping[str, str], n
         value = ex.get(key, "")
         if value:
             attrs.append((attr, _literal(value)))
+    for key, attr in _QUOTED_STRINGS:
+        value = _unquoted(ex.get(key, ""))
+        if value:
+            attrs.append((attr, _literal(value)))
     ad = _template(tuple(attrs)).copy()  # the same for every node of a description, as a rule
     # the +Attr lines and VARS: set in this order, so that a later one overrides an earlier one
     for name, expr in _ad_vars(desc, ex, before):  # prepended: the file's own +Attr lines win
@@ -413,6 +420,11 @@ def _job_ad(desc: SubmitDescription, ex: Macros, attrs_raw: Mapping[str, str], n
     ad["DAGNodeName"] = _literal(node)
     ad["DAGNodeRetry"] = _literal(attempt)  # always the attempt number, whatever VARS said
     return ad
+
+
+def _unquoted(value: str) -> str:
+    value = value.strip()
+    return value[1:-1] if len(value) >= 2 and value[0] == value[-1] == '"' else value
 
 
 @functools.lru_cache(maxsize=4096)

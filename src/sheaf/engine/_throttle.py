@@ -130,3 +130,4 @@ class Limits:
     job_failure_tolerance: int = 0  # DAGMAN_NODE_JOB_FAILURE_TOLERANCE (procs of a node that may fail)
     remove_job_list_on_failure: bool = True  # DAGMAN_REMOVE_JOB_LIST_ON_FAILURE
     max_job_holds: int = 100  # DAGMAN_MAX_JOB_HOLDS (0: no limit)
+    batch_name: str = ""  # the node jobs' JobBatchName (condor_submit_dag -batch-name, else its default)
