@@ -89,10 +89,10 @@ def subdag_job(spec: NodeSpec, sub: Submit, batch_name: str = "") -> JobSpec:
                          value=spec.submit, path=spec.path, line=spec.line)
     boot = "import sys; from sheaf.cli import main; sys.argv[0] = 'sheaf'; main()"
     argv: tuple[str, ...] = (sys.executable, "-c", boot, "run", spec.directory, "--dag", spec.submit)
-    if sub.priority:
-        argv += ("--priority", str(sub.priority))
     if batch_name:
         argv += ("--batch-name", batch_name)
+    if sub.priority:
+        argv += ("--priority", str(sub.priority))
     ad = ClassAd({"ClusterId": sub.cluster, "ProcId": 0, "Universe": "local", "JobUniverse": 12,
                   "DAGNodeName": spec.name, "DAGNodeRetry": sub.attempt, "RequestCpus": 0,
                   "Cmd": sys.executable})
