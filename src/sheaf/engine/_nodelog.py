@@ -68,6 +68,10 @@ def _body(e: NodeEvent) -> list[str]:
             size = [f"\t0  -  {what} By Job" for what in ("Run Bytes Sent", "Run Bytes Received",
                                                            "Total Bytes Sent", "Total Bytes Received")]
             return ["Job terminated.", *_termination(e), *usage, *size]
+        case "JOB_EVICTED":
+            usage = [_USAGE.format(f"Run {a} Usage") for a in ("Remote", "Local")]
+            size = [f"\t0  -  Run Bytes {what} By Job" for what in ("Sent", "Received")]
+            return ["Job was evicted.", "\t(0) Job was not checkpointed.", *usage, *size]
         case "JOB_ABORTED":
             return ["Job was aborted.", f"\t{_one_line(e.reason or 'removed by sheaf')}"]
         case "JOB_HELD":

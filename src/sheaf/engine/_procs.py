@@ -65,6 +65,9 @@ class ProcGroups:
         for proc in procs:
             self._by_proc[proc] = group
 
+    def __contains__(self, proc_key: str) -> bool:
+        return proc_key in self._by_proc
+
     def cancel(self, key: str) -> list[str]:
         """The backend keys to cancel for the attempt ``key`` (its procs, or the key itself)."""
         group = self._by_key.pop(key, None)

@@ -21,13 +21,13 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from sheaf.engine._backend import Backend, Event, Exited, Launch, Released, Removed, Started, Suspended
+from sheaf.engine._backend import Backend, Event, Exited, Held, Launch, Released, Removed, Started, Suspended
 from sheaf.engine._journal import Journal
 from sheaf.engine._nodejob import render_node, subdag_job
 from sheaf.engine._orphans import ATTEMPT_VARIABLE, attempt_token
 from sheaf.engine._procs import NO_TOLERANCE, ProcGroups, Tolerance
 from sheaf.engine._runconfig import config_bool
-from sheaf.engine._runevents import JobStart
+from sheaf.engine._runevents import JobStart, ProcEnd
 from sheaf.engine._runfiles import RunFiles
 from sheaf.engine._scripts import ScriptRunner
 from sheaf.engine._state import (
@@ -104,6 +104,8 @@ class EngineRun:
                               multi=len(dag_files) > 1, source=source, pre_done=pre_done)
         self.keys: dict[str, tuple[str, int]] = {}
         self.procs = ProcGroups()
+        self.proc_ends: list[ProcEnd] = []  # procs of multi-proc jobs that ended since the last turn
+        self.proc_counts: dict[str, int] = {}  # nodes submitted this turn whose job has several procs
         self.services: set[str] = set()  # backend keys of SERVICE nodes' jobs still running
         self.pending: list[EngineEvent] = []
         self.early: list[Event] = []  # backend events collected while a commit was in flight
@@ -168,7 +170,9 @@ class EngineRun:
                 case Finish():
                     finish = instruction
         self.files.record(step.changes, frozenset((e.node, e.attempt) for e in self.pending
-                                                  if isinstance(e, SubmitFailed)), starts)
+                                                  if isinstance(e, SubmitFailed)), starts,
+                          self.proc_ends, self.proc_counts)
+        self.proc_ends, self.proc_counts = [], {}
         if finish is not None:
             self._finish(machine, finish)
         self.files.flush()
@@ -232,6 +236,7 @@ class EngineRun:
             return
         if len(launches) != 1:
             self.procs.start(key, [launch.key for launch in launches], self._tolerance(spec))
+            self.proc_counts[sub.node] = len(launches)
         if not launches:  # queue 0, or an empty item list: a cluster of no jobs succeeds at once
             now = self.clock()
             self.pending.append(JobExited(sub.node, sub.attempt, 0, None, None, now, now, None))
@@ -340,7 +345,10 @@ class EngineRun:
                     continue  # a cancelled attempt
                 if self._started is not None:
                     self._ended_keys[event.key] = target
+                grouped = event.key in self.procs
                 ended, rest = self.procs.finished(event)
+                if grouped:
+                    self._proc_ended(target[0], event, rest)
                 for one in rest:  # a held proc ends its node's cluster (DAGMan removes the others)
                     if self.keys.pop(one, None) is not None:
                         self.backend.cancel(one)
@@ -357,6 +365,25 @@ class EngineRun:
             time.sleep(timeout)
             events.extend(self.scripts.poll())
         return events
+
+    def _proc_ended(self, node: str, event: Event, removed: list[str]) -> None:
+        """Notes for jobstate.log and the node log what became of a proc of a multi-proc job, and
+        of the procs removed because of it (the job list failed, or a proc can never run)."""
+        now = self.clock()
+        match event:
+            case Exited():
+                self.proc_ends.append(ProcEnd(event.ended or now, node, _proc_of(event.key), event.exit_code,
+                                              event.signal, started=event.started, slot=event.slot))
+            case Removed():
+                self.proc_ends.append(ProcEnd(now, node, _proc_of(event.key), removed=event.reason))
+            case Held():
+                self.proc_ends.append(ProcEnd(now, node, _proc_of(event.key), held=event.reason))
+        why = (f"Node Error: DAG node {node} (proc {_proc_of(event.key)}) reached failure tolerance"
+               if not isinstance(event, Held) else f"Node Error: DAG node {node} has a proc that cannot run")
+        removed = [one for one in removed if one in self.keys]
+        self.proc_ends.extend(ProcEnd(now, node, _proc_of(one), removed=why) for one in removed)
+        if self._started is not None:  # a start reported after the removal is still written first
+            self._ended_keys.update((one, self.keys[one]) for one in removed)
 
     def _halt_file_appeared(self) -> bool:
         """DAGMan's halt file, ``<primary dag>.halt``: once it exists the DAG is halted (removing it

@@ -22,6 +22,11 @@ The mapping (``kind`` is the jobstate.log event name; the job event log number i
   hold reason, code and subcode) and ``JOB_RELEASED`` (013, with the release reason), under that
   proc's id; the job's start after its release is written after ``JOB_RELEASED``, even when the
   engine learns of both in one turn.
+* a job of several procs (``queue N``): one ``SUBMIT`` per proc, and each proc's own end as it
+  leaves the queue (:class:`ProcEnd`: ``JOB_TERMINATED``; or ``JOB_EVICTED`` (004) when it ran, then
+  ``JOB_ABORTED``, for a proc removed because the job list failed); the node's ``JOB_SUCCESS`` or
+  ``JOB_FAILURE`` once, after the last one (``Dag::ProcessJobProcEnd``).  A stop removes each proc
+  still queued (one ``JOB_ABORTED`` each).
 * a NOOP node's job is "submitted" and "terminated" with DAGMan's fake HTCondor id
   ``0.2147483647.<n>`` (``n`` counts NOOP and PRE_SKIP ids from 1, as ``DagSubmit::GetFakeId``).
 * POST script: ``POST_SCRIPT_STARTED``, ``POST_SCRIPT_TERMINATED`` (016), then ``_SUCCESS`` or
@@ -32,10 +37,11 @@ Cancelled scripts and nodes sent back to waiting by a stop write nothing.
 
 from __future__ import annotations
 
-__all__ = ["NOOP_PROC", "ULOG", "EventTranslator", "JobStart", "NodeEvent"]
+__all__ = ["NOOP_PROC", "ULOG", "EventTranslator", "JobStart", "NodeEvent", "ProcEnd"]
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
+from types import MappingProxyType
 from typing import Literal
 
 from sheaf.engine._events import Change, Details
@@ -44,13 +50,13 @@ NOOP_PROC = 2147483647  # Node::NOOP_NODE_PROCID (INT_MAX)
 
 Kind = Literal[
     "PRE_SCRIPT_STARTED", "PRE_SCRIPT_SUCCESS", "PRE_SCRIPT_FAILURE", "PRESKIP", "SUBMIT",
-    "SUBMIT_FAILURE", "EXECUTE", "JOB_TERMINATED", "JOB_SUCCESS", "JOB_FAILURE", "JOB_HELD",
+    "SUBMIT_FAILURE", "EXECUTE", "JOB_EVICTED", "JOB_TERMINATED", "JOB_SUCCESS", "JOB_FAILURE", "JOB_HELD",
     "JOB_RELEASED", "JOB_ABORTED", "POST_SCRIPT_STARTED", "POST_SCRIPT_TERMINATED", "POST_SCRIPT_SUCCESS",
     "POST_SCRIPT_FAILURE"]
 
 # jobstate.log event -> HTCondor job event number (the events that also go to <dag>.nodes.log)
-ULOG: dict[str, int] = {"SUBMIT": 0, "EXECUTE": 1, "JOB_TERMINATED": 5, "JOB_ABORTED": 9, "JOB_HELD": 12,
-                        "JOB_RELEASED": 13, "POST_SCRIPT_TERMINATED": 16, "PRESKIP": 34}
+ULOG: dict[str, int] = {"SUBMIT": 0, "EXECUTE": 1, "JOB_EVICTED": 4, "JOB_TERMINATED": 5, "JOB_ABORTED": 9,
+                        "JOB_HELD": 12, "JOB_RELEASED": 13, "POST_SCRIPT_TERMINATED": 16, "PRESKIP": 34}
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +94,23 @@ class JobStart:
     slot: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class ProcEnd:
+    """A proc of a node whose job has several procs left the queue: it exited (``exit_code`` or
+    ``signal``), was removed (``removed``, the reason; DAGMan removes the rest of a job list that
+    failed) or put on hold for good (``held``)."""
+
+    time: float
+    node: str
+    proc: int
+    exit_code: int | None = None
+    signal: int | None = None
+    removed: str | None = None
+    held: str | None = None
+    started: float | None = None
+    slot: str | None = None
+
+
 class EventTranslator:
     """Stateful: remembers each node's current HTCondor id (for its POST script's lines), the fake
     ids given to NOOP and PRE_SKIP nodes, and which procs run (EXECUTE written) or are held."""
@@ -98,19 +121,26 @@ class EventTranslator:
         self._running: dict[str, set[int]] = {}  # node -> procs whose EXECUTE is written
         self._held: dict[str, set[int]] = {}  # node -> procs whose JOB_HELD is the latest event
         self._after_release: dict[tuple[str, int], JobStart] = {}
+        self._live: dict[str, set[int]] = {}  # node of several procs -> its procs still queued
+        self._counts: Mapping[str, int] = {}
 
     def events(self, changes: Iterable[Change], failed_submits: frozenset[tuple[str, int]] = frozenset(),
-               starts: Iterable[JobStart] = ()) -> list[NodeEvent]:
+               starts: Iterable[JobStart] = (), ends: Iterable[ProcEnd] = (),
+               proc_counts: Mapping[str, int] = MappingProxyType({})) -> list[NodeEvent]:
         """The events of one turn; ``failed_submits`` are the (node, attempt) whose submission the
         loop found impossible this turn (their SUBMIT is not an event: SUBMIT_FAILURE follows).
         ``starts`` happened before the turn's changes, except a held proc's, which waits for the
-        proc's JOB_RELEASED."""
+        proc's JOB_RELEASED; then the ``ends`` of procs of jobs with several procs (``proc_counts``:
+        how many procs the jobs submitted this turn have, for nodes with more than one)."""
         out: list[NodeEvent] = []
         for start in starts:
             if start.proc in self._held.get(start.node, ()):
                 self._after_release[(start.node, start.proc)] = start
             else:
                 out.extend(self._execute(start))
+        for end in ends:
+            out.extend(self._proc_ended(end))
+        self._counts = proc_counts
         for change in changes:
             out.extend(self._of(change, failed_submits))
         for start in self._after_release.values():  # a release not seen: keep the start anyway
@@ -137,8 +167,10 @@ class EventTranslator:
         info: Details = c.info or {}
         out: list[NodeEvent] = []
         if info.get("cancelled"):
+            live = sorted(self._live.pop(c.node, {0}))
             if c.start == "submitted" and c.node in self._ids and self._ids[c.node][1] != NOOP_PROC:
-                out.append(self._event(c, "JOB_ABORTED", reason=info.get("why")))
+                out.extend(replace(self._event(c, "JOB_ABORTED", reason=info.get("why")), proc=proc)
+                           for proc in live)
             return out
         if c.start == c.finish:  # the node stays where it is: a hold or a release of one proc
             return self._proc_event(c, info)
@@ -155,6 +187,7 @@ class EventTranslator:
             out.extend(self._job_ended(c, info))
         if "retry" in info:  # the next attempt has no job yet, and a new jobstate.log sequence number
             self._ids.pop(c.node, None)
+            self._live.pop(c.node, None)
             if out:
                 out[-1] = replace(out[-1], new_attempt=True)
         return out
@@ -182,7 +215,33 @@ class EventTranslator:
         self._ids[c.node] = (int(info.get("cluster", 0)), 0, 0)
         self._running.pop(c.node, None)
         self._held.pop(c.node, None)
-        return [self._event(c, "SUBMIT")]
+        count = self._counts.get(c.node, 1)
+        if count == 1:
+            self._live.pop(c.node, None)
+            return [self._event(c, "SUBMIT")]
+        self._live[c.node] = set(range(count))  # each proc has its own submit event, as in the log
+        return [replace(self._event(c, "SUBMIT"), proc=proc) for proc in range(count)]
+
+    def _proc_ended(self, end: ProcEnd) -> list[NodeEvent]:
+        """A proc's own events (``Dag::ProcessTerminatedEvent``/``ProcessAbortEvent`` write one line
+        per proc; the node's JOB_SUCCESS or JOB_FAILURE follows once every proc has left the queue).
+        A proc removed while it ran is evicted first, as the job event log shows it."""
+        ids, live = self._ids.get(end.node), self._live.get(end.node)
+        if ids is None or live is None or end.proc not in live:
+            return []
+        live.discard(end.proc)
+        ran = end.proc in self._running.get(end.node, ())
+        self._running.get(end.node, set()).discard(end.proc)
+        at = NodeEvent(end.time, end.node, "JOB_TERMINATED", ids[0], end.proc)
+        if end.held is not None:
+            return [replace(at, kind=kind, reason=end.held) for kind in ("JOB_HELD", "JOB_ABORTED")]
+        if end.removed is not None:
+            evicted = [replace(at, kind="JOB_EVICTED")] if ran else []
+            return [*evicted, replace(at, kind="JOB_ABORTED", reason=end.removed)]
+        out: list[NodeEvent] = []
+        if end.started is not None and not ran:  # a backend that does not report starts
+            out.append(replace(at, time=end.started, kind="EXECUTE", slot=end.slot))
+        return [*out, replace(at, value=end.exit_code, signal=end.signal)]
 
     def _script_ended(self, c: Change, info: Details) -> list[NodeEvent]:
         value = int(info.get("return", 0))
@@ -203,6 +262,10 @@ class EventTranslator:
             return [self._event(c, "SUBMIT_FAILURE")]
         if info.get("noop"):
             return [self._event(c, "JOB_TERMINATED", value=0), self._event(c, verdict, value=0)]
+        if self._live.pop(c.node, None) is not None:  # several procs: each one's end is written already
+            self._running.pop(c.node, None)
+            self._held.pop(c.node, None)
+            return [self._event(c, verdict, value=value)]
         if "exit" not in info and "signal" not in info:  # never ran (held, then removed), or removed
             reason = info.get("reason")
             if info.get("removed"):  # the schedd's own reason, as its JOB_ABORTED event carries it

@@ -27,7 +27,7 @@ __all__ = ["PARENT_ID_VARIABLE", "RunFiles", "dagman_id"]
 
 import os
 import re
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import TYPE_CHECKING
 
 from sheaf.engine._dot import DotFile
@@ -37,7 +37,7 @@ from sheaf.engine._metrics import RunCounts, metrics_text
 from sheaf.engine._nodelog import NodesLog, nodes_log_path
 from sheaf.engine._nodestatus import StatusSnapshot, dag_outcome, futile_nodes, node_status_text
 from sheaf.engine._reports import RescueNode, rescue_text, write_atomic, write_rescue, write_save_point
-from sheaf.engine._runevents import EventTranslator, JobStart
+from sheaf.engine._runevents import EventTranslator, JobStart, ProcEnd
 from sheaf.formats._dagman_records import Dag
 
 if TYPE_CHECKING:
@@ -92,8 +92,9 @@ class RunFiles:
         self.jobstate.internal(now, f"DAGMAN_STARTED {dagman_id()}.0")
 
     def record(self, changes: Iterable[Change], failed_submits: frozenset[tuple[str, int]],
-               starts: Iterable[JobStart] = ()) -> None:
-        events = self.translator.events(changes, failed_submits, starts)
+               starts: Iterable[JobStart] = (), ends: Iterable[ProcEnd] = (),
+               proc_counts: Mapping[str, int] | None = None) -> None:
+        events = self.translator.events(changes, failed_submits, starts, ends, proc_counts or {})
         if events:
             self._outdated = True
             if self.dot is not None:

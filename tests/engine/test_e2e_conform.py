@@ -1,0 +1,76 @@
+"""DAGMan conformance end to end, the second round: ``sheaf run`` on hand-written DAGs whose scenarios
+follow DAGMan's own tests (our versions, written from the DAGMan manual and ``src/condor_dagman``).
+
+* a node whose job has several procs (``queue N``) writes each proc's own job events to jobstate.log
+  and to the node log - one SUBMIT per proc, each proc's JOB_TERMINATED, an EXECUTE (when it ran)
+  then JOB_EVICTED and JOB_ABORTED for a proc removed because the job list failed - and the node's
+  JOB_SUCCESS or JOB_FAILURE once, after every proc has left the queue (``Dag::ProcessJobProcEnd``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from engine_helpers import executable
+
+os.environ.setdefault("CONDOR_CONFIG", "/dev/null")
+SHEAF = str(Path(sys.executable).parent / "sheaf")
+
+
+def sheaf_run(directory: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([SHEAF, "run", str(directory), *args], capture_output=True, text=True, check=False,
+                          timeout=120)
+
+
+def jobstate(directory: Path, node: str) -> list[tuple[str, str]]:
+    """(event, id column) of a node's jobstate.log lines, in order."""
+    lines = (directory / "jobstate.log").read_text().splitlines()
+    return [(w[2], w[3]) for w in (line.split() for line in lines) if w[1] == node]
+
+
+def test_multi_proc_job_writes_each_procs_events(tmp_path: Path) -> None:
+    # proc 0 fails after half a second; proc 1 would run a minute but is removed (evicted, then
+    # aborted) as the job list has failed
+    exe = executable(tmp_path / "job.sh", '#!/bin/sh\n[ "$1" = 0 ] || sleep 60\nsleep 0.5\nexit 2\n')
+    (tmp_path / "a.sub").write_text(f"universe = local\nexecutable = {exe}\narguments = $(ProcId)\n"
+                                    "log = a.log\nqueue 2\n")
+    (tmp_path / "b.sub").write_text("universe = local\nexecutable = /bin/true\nqueue 3\n")
+    post = executable(tmp_path / "post.sh", "#!/bin/sh\nexit 0\n")
+    (tmp_path / "wf.dag").write_text(f"JOB A a.sub\nSCRIPT POST A {post}\nJOB B b.sub\nPARENT A CHILD B\n")
+    done = sheaf_run(tmp_path)
+    assert done.returncode == 0, done.stderr
+    a = jobstate(tmp_path, "A")
+    cluster = a[0][1].split(".")[0]
+    assert a[:2] == [("SUBMIT", f"{cluster}.0"), ("SUBMIT", f"{cluster}.1")]
+    kinds = [k for k, _ in a]
+    assert kinds.count("JOB_TERMINATED") == 1 and ("JOB_TERMINATED", f"{cluster}.0") in a
+    assert kinds.index("JOB_EVICTED") < kinds.index("JOB_ABORTED")
+    assert ("JOB_ABORTED", f"{cluster}.1") in a and ("JOB_EVICTED", f"{cluster}.1") in a
+    assert kinds.count("EXECUTE") == 2 and kinds.count("JOB_FAILURE") == 1
+    assert kinds.index("JOB_FAILURE") > kinds.index("JOB_ABORTED") and ("JOB_FAILURE", "2") in a
+    assert ("POST_SCRIPT_STARTED", f"{cluster}.0") in a
+    b = jobstate(tmp_path, "B")
+    assert [k for k, _ in b].count("SUBMIT") == 3 and [k for k, _ in b].count("JOB_TERMINATED") == 3
+    assert [k for k, _ in b][-1] == "JOB_SUCCESS"
+    assert all(re.fullmatch(r"\d+\.[012]|0", ident) for _, ident in b)
+
+
+def test_multi_proc_events_read_back_with_htcondor(tmp_path: Path) -> None:
+    htcondor2 = pytest.importorskip("htcondor2")
+    # proc 0 fails after half a second, by when proc 1 runs: proc 1 is evicted, then aborted
+    exe = executable(tmp_path / "job.sh", '#!/bin/sh\n[ "$1" = 0 ] || sleep 60\nsleep 0.5\nexit 2\n')
+    (tmp_path / "a.sub").write_text(f"universe = local\nexecutable = {exe}\narguments = $(ProcId)\nqueue 2\n")
+    (tmp_path / "wf.dag").write_text("JOB A a.sub\n")
+    assert sheaf_run(tmp_path).returncode == 1
+    events = list(htcondor2.JobEventLog(str(tmp_path / "wf.dag.nodes.log")).events(0))
+    T = htcondor2.JobEventType
+    seen = [(int(e.type), e.proc) for e in events]
+    assert seen.count((int(T.SUBMIT), 0)) == 1 and seen.count((int(T.SUBMIT), 1)) == 1
+    assert (int(T.JOB_TERMINATED), 0) in seen and (int(T.JOB_EVICTED), 1) in seen
+    assert (int(T.JOB_ABORTED), 1) in seen and (int(T.JOB_TERMINATED), 1) not in seen
