@@ -74,3 +74,40 @@ def test_multi_proc_events_read_back_with_htcondor(tmp_path: Path) -> None:
     assert seen.count((int(T.SUBMIT), 0)) == 1 and seen.count((int(T.SUBMIT), 1)) == 1
     assert (int(T.JOB_TERMINATED), 0) in seen and (int(T.JOB_EVICTED), 1) in seen
     assert (int(T.JOB_ABORTED), 1) in seen and (int(T.JOB_TERMINATED), 1) not in seen
+
+
+APPEND_SUB = """\
+universe = local
+executable = /bin/echo
+if defined early
+  seen_early = yes
+else
+  seen_early = no
+endif
+if defined late
+  seen_late = yes
+else
+  seen_late = no
+endif
+late = file
+arguments = "$(early) $(seen_early) $(late) $(seen_late)"
+output = {out}
+queue
+"""
+
+
+@pytest.mark.parametrize(("config", "late_vars", "expected"), [
+    ("", 'VARS A APPEND late="dag"', "dag"),  # the APPEND line, whatever the default
+    ("DAGMAN_DEFAULT_APPEND_VARS = True\n", 'VARS A late="dag"', "dag"),  # plain VARS appended
+])
+def test_appended_vars_are_not_seen_by_the_submit_files_conditions(
+        tmp_path: Path, config: str, late_vars: str, expected: str) -> None:
+    # condor_submit reads the file (its if/else decided) before DAGMan's appended macros are set:
+    # they override the file's own values but no condition saw them; prepended ones it does see
+    (tmp_path / "a.sub").write_text(APPEND_SUB.format(out=tmp_path / "a.out"))
+    (tmp_path / "wf.config").write_text(config)
+    dag = f'CONFIG wf.config\nJOB A a.sub\nVARS A PREPEND early="pre"\n{late_vars}\n'
+    (tmp_path / "wf.dag").write_text(dag)
+    done = sheaf_run(tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "a.out").read_text() == f"pre yes {expected} no\n"

@@ -205,9 +205,18 @@ def effective_values(desc: SubmitDescription,
                      macros: Macros) -> tuple[dict[str, tuple[str, int]], dict[str, str]]:
     """The assignments that hold for this expansion: ``desc.values``/``desc.attrs`` unless the
     description has if/else, which is then decided with ``macros`` (the file's earlier assignments
-    visible to later conditions, as condor_submit reads top to bottom)."""
+    visible to later conditions, as condor_submit reads top to bottom).  Appended macros (DAGMan's
+    ``VARS ... APPEND``) are set only once the file has been read, so no condition sees them."""
     if not desc.statements:
         return desc.values, desc.attrs
+    appended, macros.appended = macros.appended, {}
+    try:
+        return _decide(desc, macros)
+    finally:
+        macros.appended = appended
+
+
+def _decide(desc: SubmitDescription, macros: Macros) -> tuple[dict[str, tuple[str, int]], dict[str, str]]:
     values: dict[str, tuple[str, int]] = {}
     attrs: dict[str, str] = {}
     macros.file = values
