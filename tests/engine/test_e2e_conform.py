@@ -111,3 +111,24 @@ def test_appended_vars_are_not_seen_by_the_submit_files_conditions(
     done = sheaf_run(tmp_path)
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "a.out").read_text() == f"pre yes {expected} no\n"
+
+
+def test_prohibit_multi_jobs_fails_only_the_nodes_of_several_procs(tmp_path: Path) -> None:
+    # DAGMAN_PROHIBIT_MULTI_JOBS: a node whose submit queues more than one proc fails its submission at
+    # once (SUBMIT_FAILURE, its POST script sees -1001); single-proc nodes run
+    (tmp_path / "one.sub").write_text(f"universe = local\nexecutable = /bin/sh\n"
+                                      f"arguments = \"-c 'echo $(nodename) >> {tmp_path}/ran'\"\nqueue\n")
+    (tmp_path / "two.sub").write_text("universe = local\nexecutable = /bin/true\nqueue 2\n")
+    post = executable(tmp_path / "post.sh", f'#!/bin/sh\necho "$1 $2" >> {tmp_path}/post.out\nexit 0\n')
+    (tmp_path / "wf.config").write_text("DAGMAN_PROHIBIT_MULTI_JOBS = True\n")
+    (tmp_path / "wf.dag").write_text('CONFIG wf.config\nJOB A one.sub\nVARS A nodename="A"\nJOB B two.sub\n'
+                                     f"JOB C two.sub\nSCRIPT POST C {post} $JOB $RETURN\n"
+                                     "PARENT A CHILD B C\n")
+    done = sheaf_run(tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert "DAGMAN_PROHIBIT_MULTI_JOBS" not in done.stderr  # honoured: no warning
+    assert (tmp_path / "ran").read_text() == "A\n"
+    assert (tmp_path / "post.out").read_text() == "C -1001\n"
+    assert [k for k, _ in jobstate(tmp_path, "B")] == ["SUBMIT_FAILURE"]
+    status = (tmp_path / "wf.dag.rescue001").read_text()
+    assert "DONE A" in status and "DONE C" in status and "DONE B" not in status

@@ -4,7 +4,7 @@
 (``act``: journal, fsync - one group commit per turn - then submit, run scripts, cancel, write the
 rescue DAG) and gathers the next turn's events (``gather``: script exits, DEFER timers, a signal,
 backend exits).  A submit file read at submission that turns out missing or broken fails that node
-alone (:class:`SubmitFailed`).
+alone (:class:`SubmitFailed`), as does a job of several procs under ``DAGMAN_PROHIBIT_MULTI_JOBS``.
 
 Group commit: a turn's changes are journaled with one fsync.  With a backend that starts its queued
 attempts by itself (``self_refilling``: the local backend), slots never wait for the engine, so a
@@ -117,6 +117,7 @@ class EngineRun:
         self.stop_time: float | None = None  # monotonic time of the signal
         self.started = clock()
         self.append_vars = config_bool(dag, "DAGMAN_DEFAULT_APPEND_VARS", False)
+        self.prohibit_multi = config_bool(dag, "DAGMAN_PROHIBIT_MULTI_JOBS", False)
         self.batch_name = batch_name  # the node jobs' JobBatchName (``_nodejob``)
         self._started: Callable[[], list[Started]] | None = getattr(backend, "started", None)
         self._ended_keys: dict[str, tuple[str, int]] = {}  # attempts that ended since the last turn
@@ -233,6 +234,9 @@ class EngineRun:
             launches = self._launches(spec, sub, key)
         except (InputError, ValueError) as exc:  # a missing submit file, a VARS value that breaks it
             self.pending.append(SubmitFailed(sub.node, sub.attempt, str(exc)))
+            return
+        if len(launches) > 1 and self.prohibit_multi:  # the node fails now, not retried (dagman_submit.cpp)
+            self.pending.append(SubmitFailed(sub.node, sub.attempt, MULTI_PROHIBITED))
             return
         if len(launches) != 1:
             self.procs.start(key, [launch.key for launch in launches], self._tolerance(spec))
@@ -426,6 +430,9 @@ class EngineRun:
         finally:
             self.scripts.close()
             self.files.close()
+
+
+MULTI_PROHIBITED = "Submit generated multiple job procs; disallowed by DAGMAN_PROHIBIT_MULTI_JOBS setting"
 
 
 def _proc_of(key: str) -> int:
