@@ -59,9 +59,11 @@ def _parse_splice(f: DagFile, words: list[str]) -> None:
     sub = DagFile(path, directory, f.prefix + name + "+", f.dag, (*f.stack, path))
     _parse_file(sub)
     f.pins[name] = (sub.pin_in, sub.pin_out)
-    inner = set(sub.local)
-    sources = [n for n in sub.local if not any(p in inner for p in f.dag.parents[n])]
-    sinks = [n for n in sub.local if not any(c in inner for c in f.dag.children[n])]
+    members = sub.local + sub.nested  # its initial and final nodes may be those of splices within it
+    f.nested.extend(members)
+    inner = set(members)
+    sources = [n for n in members if not any(p in inner for p in f.dag.parents[n])]
+    sinks = [n for n in members if not any(c in inner for c in f.dag.children[n])]
     f.splices[name] = (sources, sinks)
 
 
@@ -85,7 +87,8 @@ def _parse_include(f: DagFile, words: list[str]) -> None:
     _check_nesting(f, path, "INCLUDE")
     sub = DagFile(path, f.dir, f.prefix, f.dag, (*f.stack, path))
     sub.splices, sub.pins, sub.pin_in, sub.pin_out = f.splices, f.pins, f.pin_in, f.pin_out
-    sub.local, sub.order, sub.later, sub.connects = f.local, f.order, f.later, f.connects
+    sub.local, sub.nested, sub.order = f.local, f.nested, f.order
+    sub.later, sub.connects = f.later, f.connects
     _parse_body(sub)
     f.edges.extend(sub.edges)
     f.all_nodes.extend(sub.all_nodes)
@@ -226,8 +229,18 @@ def parse_dag(path: str, *more: str) -> Dag:
     for spec in (*dag.nodes.values(), *dag.services.values()):
         if spec.description is not None and spec.description not in dag.descriptions:
             spec.description = None  # a submit file after all
+    _one_edge_per_pair(dag)
     dag.cycle = _cycle_of(dag)
     return dag
+
+
+def _one_edge_per_pair(dag: Dag) -> None:
+    """A dependency declared twice (two PARENT lines, or a PARENT line and a CONNECT) is one edge, as
+    DAGMan keeps its edges: a child lists each parent once (``$(DAG_PARENT_NAMES)``), first one first."""
+    for table in (dag.parents, dag.children):
+        for name, others in table.items():
+            if len(others) > 1 and len(set(others)) != len(others):
+                table[name] = list(dict.fromkeys(others))
 
 
 def parse_rescue(path: str, dag: Dag) -> Rescue:

@@ -161,16 +161,15 @@ def _connect(f: DagFile, out_name: str, in_name: str) -> None:
     if len(outs) != len(ins):
         raise f.error("pin counts differ", "the output splice's PIN_OUTs match the input splice's PIN_INs",
                       f"{out_name}: {len(outs)} PIN_OUT, {in_name}: {len(ins)} PIN_IN")
-    pinned = {n for nodes in ins.values() for n in nodes}
-    loose = [n for n in f.splices[in_name][0] if n not in pinned]
-    if loose:
-        raise f.error("an initial node of the input splice has no PIN_IN",
-                      "every initial node of a CONNECT's input splice is on a PIN_IN", loose[0])
     for number, parents in outs.items():
         for p in parents:
             for c in ins[number]:
                 f.dag.children[p].append(c)
                 f.dag.parents[c].append(p)
+    loose = [n for n in f.splices[in_name][0] if not f.dag.parents[n]]  # as DAGMan checks, once connected
+    if loose:
+        raise f.error("a node of the input splice has no parent once connected",
+                      "every initial node of a CONNECT's input splice is on a PIN_IN", loose[0])
 
 
 COMMANDS: dict[str, Callable[[DagFile, list[str]], None]] = {

@@ -29,6 +29,7 @@ class DagFile:
         self.dag = dag
         self.stack = stack
         self.local: list[str] = []  # node names defined in this file (for ALL_NODES)
+        self.nested: list[str] = []  # the nodes of its splices (and theirs): with local, a splice's nodes
         self.splices: dict[str, tuple[list[str], list[str]]] = {}  # name -> (sources, sinks)
         self.pins: dict[str, tuple[dict[int, list[str]], dict[int, list[str]]]] = {}  # splice -> (in, out)
         self.pin_in: dict[int, list[str]] = {}  # this file's PIN_IN / PIN_OUT (a splice's own)
