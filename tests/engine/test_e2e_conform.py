@@ -132,3 +132,36 @@ def test_prohibit_multi_jobs_fails_only_the_nodes_of_several_procs(tmp_path: Pat
     assert [k for k, _ in jobstate(tmp_path, "B")] == ["SUBMIT_FAILURE"]
     status = (tmp_path / "wf.dag.rescue001").read_text()
     assert "DONE A" in status and "DONE C" in status and "DONE B" not in status
+
+
+def status_ads(path: Path) -> dict[str, dict[str, str]]:
+    """The node status file's ads by node name ("DAG" for the DagStatus ad): attribute -> raw value."""
+    ads: dict[str, dict[str, str]] = {}
+    for block in path.read_text().split("[")[1:]:
+        attrs = dict(re.findall(r"^\s+(\w+) = (.*?);", block, re.MULTILINE))
+        name = attrs.get("Node", '"DAG"' if attrs.get("Type") == '"DagStatus"' else '""').strip('"')
+        ads[name] = attrs
+    return ads
+
+
+def test_halt_leaves_deferred_pre_scripts_prerun_and_the_last_status_file_errors_them(tmp_path: Path) -> None:
+    # A halts the DAG; B's PRE script is deferred (PRERUN), C (no PRE) goes back to not ready when
+    # FINAL starts; the status file written as the run ends shows B as ERROR "Was STATUS_PRERUN",
+    # counted failed, and the DAG a success since FINAL succeeded (Dag::DumpNodeStatus)
+    halt = executable(tmp_path / "halt.sh", '#!/bin/sh\ntouch wf.dag.halt\nsleep 2\n')
+    pre = executable(tmp_path / "pre.sh", f"#!/bin/sh\ntouch {tmp_path}/pre-ran\n")
+    (tmp_path / "halt.sub").write_text(f"universe = local\nexecutable = {halt}\ninitialdir = {tmp_path}\n"
+                                       "queue\n")
+    (tmp_path / "ok.sub").write_text("universe = local\nexecutable = /bin/true\nqueue\n")
+    (tmp_path / "wf.dag").write_text(f"NODE_STATUS_FILE wf.status\nJOB A halt.sub\nJOB B ok.sub\n"
+                                     f"SCRIPT PRE B {pre}\nJOB C ok.sub\nPARENT A CHILD B C\n"
+                                     "FINAL F ok.sub\n")
+    done = sheaf_run(tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert not (tmp_path / "pre-ran").exists()
+    ads = status_ads(tmp_path / "wf.status")
+    assert ads["B"]["NodeStatus"].startswith("6") and ads["B"]["StatusDetails"] == '"Was STATUS_PRERUN"'
+    assert ads["C"]["NodeStatus"].startswith("0") and ads["F"]["NodeStatus"].startswith("5")
+    dag = ads["DAG"]
+    assert dag["DagStatus"].startswith("5") and dag["NodesFailed"] == "1" and dag["NodesPre"] == "0"
+    assert dag["NodesUnready"] == "1" and dag["NodesDone"] == "2"

@@ -71,6 +71,8 @@ def halt_waiting(machine: DagState) -> None:
     machine._ready_heaps.clear()
     for node in machine.nodes.values():
         if node.state in ("pre_ready", "ready", "pre_deferred"):
+            if node.state != "ready":  # DAGMan defers the PRE script: the node stays PRERUN for the record
+                machine.halt_deferred.add(node.name)
             machine._transition(node, "waiting", {"why": "DAG halted"})
 
 

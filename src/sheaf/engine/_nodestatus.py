@@ -17,7 +17,10 @@ Status numbers are DAGMan's (``Node::status_t``, which the file format fixes): 0
 2 PRERUN, 3 SUBMITTED, 4 POSTRUN, 5 DONE, 6 ERROR, 7 FUTILE.  sheaf's node states map onto them:
 a node waiting for its parents is NOT_READY, or FUTILE when a node it depends on has failed (it
 can never run: DAGMan's ``SetDescendantsToFutile``); a node waiting for its PRE script's turn is
-PRERUN, a node waiting for its POST script's turn POSTRUN, as in DAGMan.
+PRERUN, a node waiting for its POST script's turn POSTRUN, as in DAGMan; so is a node whose PRE
+script a halt deferred (``ScriptQ::Run`` keeps it PRERUN).  The file written when the run ends shows
+nodes still PRERUN, SUBMITTED or POSTRUN as ERROR ("Was STATUS_PRERUN", ...) and counts them failed,
+as DAGMan's last ``DumpNodeStatus`` does (their scripts are killed, their jobs removed).
 
 When the file is written (the loop decides; DAGMan's rules): when something changed and at least the
 file's update time has passed since the last write, or - with ``ALWAYS-UPDATE`` - even when nothing
@@ -100,21 +103,37 @@ def _stamp(seconds: float) -> str:
     return _quote(time.ctime(seconds))
 
 
+_PENDING = (2, 3, 4)  # PRERUN, SUBMITTED, POSTRUN
+
+
+def _number(s: StatusSnapshot, name: str, state: str) -> int:
+    """The node's status number; in the last file of a run that ended with nodes still pending (a
+    halted DAG's deferred PRE scripts, jobs an abort removes) DAGMan writes them as ERROR."""
+    number = FUTILE if name in s.futile else STATUS_NUMBERS[state]
+    return 6 if s.finished and number in _PENDING else number
+
+
 def _counts(s: StatusSnapshot) -> list[tuple[str, int]]:
-    numbers = [FUTILE if n in s.futile else STATUS_NUMBERS[state] for n, state in s.states.items()]
+    numbers = [_number(s, n, state) for n, state in s.states.items()]
     tally = [numbers.count(i) for i in range(8)]
     idle = sum(1 for n, state in s.states.items() if state == "submitted" and n not in s.started
                and n not in s.noop)
+    held = sum(s.held.values())
+    if s.finished:  # the jobs still queued are being removed
+        held = idle = 0
     return [("NodesTotal", len(numbers)), ("NodesDone", tally[5]), ("NodesPre", tally[2]),
             ("NodesQueued", tally[3]), ("NodesPost", tally[4]), ("NodesReady", tally[1]),
             ("NodesUnready", tally[0]), ("NodesFutile", tally[7]), ("NodesFailed", tally[6]),
-            ("JobProcsHeld", sum(s.held.values())), ("JobProcsIdle", idle)]
+            ("JobProcsHeld", held), ("JobProcsIdle", idle)]
 
 
 def _node_ad(s: StatusSnapshot, name: str, state: str) -> list[str]:
-    number = FUTILE if name in s.futile else STATUS_NUMBERS[state]
+    number = _number(s, name, state)
+    was = FUTILE if name in s.futile else STATUS_NUMBERS[state]
     note = ""
-    if number == 3:
+    if number == 6 and was in _PENDING:
+        note = f"Was {STATUS_NAMES[was]}"
+    elif number == 3:
         note = "not_idle" if name in s.started or name in s.noop else "idle"
     elif number == 6:
         note = s.reasons.get(name) or ""
@@ -123,10 +142,11 @@ def _node_ad(s: StatusSnapshot, name: str, state: str) -> list[str]:
     elif number == 5 and name in s.pre_done:
         note = "User defined as DONE"
     queued = int(number == 3 and name not in s.noop)
+    held = 0 if number == 6 else s.held.get(name, 0)
     return ["[", '  Type = "NodeStatus";', f"  Node = {_quote(name)};",
             f"  NodeStatus = {number}; /* {_quote(STATUS_NAMES[number])} */",
             f"  StatusDetails = {_quote(note)};", f"  RetryCount = {s.retries.get(name, 0)};",
-            f"  JobProcsQueued = {queued};", f"  JobProcsHeld = {s.held.get(name, 0)};", "]"]
+            f"  JobProcsQueued = {queued};", f"  JobProcsHeld = {held};", "]"]
 
 
 def node_status_text(s: StatusSnapshot, now: float) -> str:

@@ -170,7 +170,8 @@ class RunFiles:
                               machine.interrupted, final_pending)
         started = {n for n, a in self.started_keys if n in nodes and nodes[n].attempt == a}
         return StatusSnapshot(
-            self.dag_files, {n: node.state for n, node in nodes.items()},
+            self.dag_files, {n: "pre_ready" if node.state == "waiting" and n in machine.halt_deferred
+                             else node.state for n, node in nodes.items()},
             {n: node.reason for n, node in nodes.items()}, {n: node.attempt for n, node in nodes.items()},
             futile_nodes(machine.dag, machine.node_state), self.pre_done, started,
             {n for n, node in nodes.items() if node.spec.noop}, outcome, finished is not None, every,

@@ -183,6 +183,7 @@ class DagState:
         self.aborted: Abort | None = None
         self.interrupted = False
         self.halted = False  # DAGMan's halt: nothing new starts but POST scripts (and FINAL)
+        self.halt_deferred: set[str] = set()  # nodes whose PRE script the halt deferred (still PRERUN)
         self.cycle = False  # nodes left waiting with no failure to explain it
         self.finished: Finish | None = None
         self._final_started = False
