@@ -93,3 +93,25 @@ def test_a_run_of_named_dag_files_writes_the_first_ones_dagman_out(tmp_path: Pat
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "two.dag.dagman.out").read_text().rstrip().endswith("EXITING WITH STATUS 0")
     assert not (tmp_path / "three.dag.dagman.out").exists()
+
+
+def test_the_dag_status_line_has_dagmans_numbers(tmp_path: Path) -> None:
+    # DagStatus: 2 DAG_STATUS_NODE_FAILED once a node failed (not 1, DAG_STATUS_ERROR), the engine's
+    # own status when it tells one (4 removed, 6 halted), a change of status alone is a new block
+    out = DagmanOut(str(tmp_path / "w.dag"))
+    out(_progress({"done": 1, "failed": 1}, finished=True))
+    out(Progress(2, {"done": 1, "failed": 1}, 0, 0.0, 0.0, True, 4))
+    out(Progress(2, {"done": 2}, 0, 0.0, 0.0, True, 6))
+    lines = [line.split(" ", 2)[2] for line in (tmp_path / "w.dag.dagman.out").read_text().splitlines()
+             if "DAG status" in line]
+    assert lines == ["DAG status: 2 (DAG_STATUS_NODE_FAILED)", "DAG status: 4 (DAG_STATUS_RM)",
+                     "DAG status: 6 (DAG_STATUS_HALTED)"]
+
+
+def test_a_failed_final_node_leaves_dag_status_2_in_the_last_block(tmp_path: Path) -> None:
+    (tmp_path / "ok.sub").write_text("universe = local\nexecutable = /bin/true\nqueue\n")
+    (tmp_path / "w.dag").write_text("JOB A ok.sub\nFINAL Z missing.sub\n")  # FINAL cannot be submitted
+    assert _sheaf_run(tmp_path).returncode == 1
+    text = (tmp_path / "w.dag.dagman.out").read_text()
+    last = text[text.rindex("DAG status"):]
+    assert last.startswith("DAG status: 2 (DAG_STATUS_NODE_FAILED)") and "EXITING WITH STATUS 1" in last

@@ -58,11 +58,18 @@ def columns(counts: Mapping[str, int]) -> tuple[int, ...]:
     return tuple(sum(counts.get(state, 0) for state in states) for states in COLUMNS.values())
 
 
-def block(stamp: str, total: int, counts: Mapping[str, int]) -> str:
-    """One progress block (the module docstring's lines), every line prefixed with ``stamp``."""
+#: DAGMan's ``DagStatus`` names, by number (``dag.h``)
+DAG_STATUS_NAMES = ("DAG_STATUS_OK", "DAG_STATUS_ERROR", "DAG_STATUS_NODE_FAILED", "DAG_STATUS_ABORT",
+                    "DAG_STATUS_RM", "DAG_STATUS_CYCLE", "DAG_STATUS_HALTED")
+
+
+def block(stamp: str, total: int, counts: Mapping[str, int], dag_status: int | None = None) -> str:
+    """One progress block (the module docstring's lines), every line prefixed with ``stamp``; the
+    DAG's status as the engine tells it, else 2 (a node failed) once a node has failed."""
     values = columns(counts)
-    status = "0 (DAG_STATUS_OK)" if not values[-1] else "1 (DAG_STATUS_NODE_FAILED)"
-    rows = [f"DAG status: {status}", f"Of {total} nodes total:",
+    if dag_status is None or not 0 <= dag_status < len(DAG_STATUS_NAMES):
+        dag_status = 2 if values[-1] else 0
+    rows = [f"DAG status: {dag_status} ({DAG_STATUS_NAMES[dag_status]})", f"Of {total} nodes total:",
             "".join(name.rjust(width) for name, width in zip(COLUMNS, _WIDTHS, strict=True)),
             "".join("===".rjust(width) for width in _WIDTHS),
             "".join(str(value).rjust(width) for value, width in zip(values, _WIDTHS, strict=True))]
@@ -85,16 +92,16 @@ class DagmanOut:
         self.path = dagman_out_path(dag_path)
         self.clock, self.stamp = clock, stamp
         self.started = False
-        self._last: tuple[int, ...] | None = None
+        self._last: tuple[int, ...] | None = None  # the counts and the DAG status last written
         self._when = -1e18
 
     def __call__(self, progress: Progress) -> None:
-        values = columns(progress.counts)
+        values = (*columns(progress.counts), progress.dag_status or 0)
         now = self.clock()
         if not progress.finished and (values == self._last or now - self._when < 1.0):
             return
         self._last, self._when = values, now
-        self._append(block(self.stamp(), progress.total, progress.counts))
+        self._append(block(self.stamp(), progress.total, progress.counts, progress.dag_status))
 
     def finish(self, status: int) -> None:
         """The exit line, when a block was written (a run refused before it started writes none)."""

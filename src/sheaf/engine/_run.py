@@ -65,6 +65,7 @@ class Progress:
     elapsed: float
     job_time: float
     finished: bool = False
+    dag_status: int | None = None  # DAGMan's DagStatus (0 ok, 2 a node failed, 3 aborted, 4 removed, ...)
 
     @property
     def done(self) -> int:
@@ -421,7 +422,8 @@ class EngineRun:
         if self.on_progress is not None and (force or now - self._last_progress >= self.progress_interval):
             self._last_progress = now
             self.on_progress(Progress(len(machine.nodes), dict(machine.counts), machine.retries,
-                                      now - self.started, machine.job_time, machine.finished is not None))
+                                      now - self.started, machine.job_time, machine.finished is not None,
+                                      machine.dag_status()))
         self.files.status(machine, now, force)
 
     def close(self) -> None:
