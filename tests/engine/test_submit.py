@@ -8,7 +8,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sheaf.engine._submit import disk_kb, memory_mb, parse_submit, render, split_arguments, split_environment
+from sheaf.engine._submit import (
+    disk_kb,
+    memory_mb,
+    parse_submit,
+    proc_rows,
+    render,
+    split_arguments,
+    split_environment,
+)
 from sheaf.errors import FormatError
 
 
@@ -219,3 +227,20 @@ def test_file_transfer_remaps_and_when_to_transfer_output(tmp_path: Path) -> Non
             render(parse_submit(str(tmp_path / "bad.sub")), "N", 0, 1, str(tmp_path), {})
         assert info.value.rule.startswith(rule) and info.value.path == str(tmp_path / "bad.sub")
 
+
+
+def test_queue_item_variables_are_submit_commands_and_win_over_the_file(tmp_path: Path) -> None:
+    # condor_submit's item variables are live values set once the file is read: `queue input in ...`
+    # sets each proc's stdin, `queue arguments from` each proc's arguments (the whole line, for one
+    # variable), and an item variable wins over the file's own value of that name
+    (tmp_path / "in.sub").write_text("executable = /bin/cat\nqueue 1 input in a.dat, b.dat\n")
+    (tmp_path / "from.sub").write_text("executable = /bin/echo\narguments = file\n"
+                                       "queue arguments from (\n  x.dat y.dat\n  z.dat\n)\n")
+    stdins, argvs = [], []
+    for name, out in (("in.sub", stdins), ("from.sub", argvs)):
+        desc = parse_submit(str(tmp_path / name))
+        for row in proc_rows(desc, str(tmp_path)):
+            job = render(desc, "N", 0, 7, str(tmp_path), {}, proc=row)
+            out.append(job.stdin if name == "in.sub" else job.argv[1:])
+    assert stdins == [str(tmp_path / "a.dat"), str(tmp_path / "b.dat")]
+    assert argvs == [("x.dat", "y.dat"), ("z.dat",)]

@@ -228,6 +228,9 @@ def _evaluate(text: str) -> object:
         return None
 
 
+_PER_PROC = frozenset({"Process", "ProcId", "Step", "Row", "ItemIndex", "Node"})
+
+
 def render(desc: SubmitDescription, node: str, attempt: int, cluster: int, directory: str,
            dag_vars: Mapping[str, str], prepend: Mapping[str, str] | None = None,
            proc: Mapping[str, str] | None = None) -> JobSpec:
@@ -240,7 +243,10 @@ def render(desc: SubmitDescription, node: str, attempt: int, cluster: int, direc
     predefined = {"Cluster": str(cluster), "ClusterId": str(cluster), "Process": "0", "ProcId": "0",
                   "Node": "0", "Step": "0", "Row": "0", "Item": "", "ItemIndex": "0", "dag_node_name": node,
                   **(proc or {})}
-    ex = Macros(desc.path, desc.values, appended=vars_, prepended=before, predefined=predefined,
+    # a queue statement's item variables are condor_submit's "live" values, set once the file is
+    # read: they win over the file and are submit commands themselves (``queue input in ...``)
+    items = {k: v for k, v in (proc or {}).items() if k not in _PER_PROC}
+    ex = Macros(desc.path, desc.values, appended={**items, **vars_}, prepended=before, predefined=predefined,
                 evaluate=_evaluate)
     values, attrs = effective_values(desc, ex)
     ex.file = values

@@ -114,8 +114,10 @@ def queue_items(queue: Queue, directory: str) -> list[dict[str, str]]:
     if queue.mode == "in":
         return [{queue.names[0]: item} for item in rows]
     out = []
-    for row in rows:
-        fields = [f for f in re.split(r"[\s,]+", row.strip(), maxsplit=len(queue.names) - 1) if f != ""]
+    for row in rows:  # the last variable takes the rest of the line (maxsplit 0 would split it all)
+        parts = re.split(r"[\s,]+", row.strip(), maxsplit=len(queue.names) - 1) if len(queue.names) > 1 \
+            else [row.strip()]
+        fields = [f for f in parts if f != ""]
         out.append({name: fields[i] if i < len(fields) else "" for i, name in enumerate(queue.names)})
     return out
 
