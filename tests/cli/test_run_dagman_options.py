@@ -112,7 +112,7 @@ def test_a_nodes_own_batch_name_wins(tmp_path: Path, option: tuple[str, ...]) ->
     assert (tmp_path / "out-A.txt").read_text().strip() == "batch-name: mine"
 
 
-@pytest.mark.parametrize("option", ["--suppress-notification", "--notification", "--append",
+@pytest.mark.parametrize("option", ["--notification", "--append",
                                     "--insert-sub-file", "--do-recurse", "--no-recurse", "--update-submit",
                                     "--import-env", "--include-env"])
 def test_options_sheaf_cannot_act_on_are_refused(tmp_path: Path, option: str) -> None:

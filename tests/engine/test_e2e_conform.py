@@ -165,3 +165,31 @@ def test_halt_leaves_deferred_pre_scripts_prerun_and_the_last_status_file_errors
     dag = ads["DAG"]
     assert dag["DagStatus"].startswith("5") and dag["NodesFailed"] == "1" and dag["NodesPre"] == "0"
     assert dag["NodesUnready"] == "1" and dag["NodesDone"] == "2"
+
+
+NOTIFY_SUB = """\
+universe = local
+executable = /bin/sh
+notification = Always
+arguments = "-c 'echo $$([JobNotification]) >> {out}'"
+queue
+"""
+
+
+@pytest.mark.parametrize(("config", "flags", "expected"), [
+    ("", (), "1\n1\n"),  # the files' own notification, the SUBDAG's too
+    ("DAGMAN_SUPPRESS_NOTIFICATION = True\n", (), "0\n0\n"),  # NEVER, passed down to the SUBDAG
+    ("DAGMAN_SUPPRESS_NOTIFICATION = True\n", ("--dont-suppress-notification",), "1\n1\n"),
+    ("", ("--suppress-notification",), "0\n0\n"),
+])
+def test_suppress_notification_sets_never_for_every_node_job(tmp_path: Path, config: str,
+                                                             flags: tuple[str, ...], expected: str) -> None:
+    (tmp_path / "n.sub").write_text(NOTIFY_SUB.format(out=tmp_path / "seen"))
+    (tmp_path / "wf.config").write_text(config)
+    (tmp_path / "inner.dag").write_text("JOB B n.sub\n")
+    (tmp_path / "wf.dag").write_text("CONFIG wf.config\nJOB A n.sub\nSUBDAG EXTERNAL S inner.dag\n"
+                                     "PARENT A CHILD S\n")
+    done = sheaf_run(tmp_path, "--dag", str(tmp_path / "wf.dag"), *flags)
+    assert done.returncode == 0, done.stderr
+    assert "DAGMAN_SUPPRESS_NOTIFICATION" not in done.stderr  # honoured, not warned about
+    assert (tmp_path / "seen").read_text() == expected

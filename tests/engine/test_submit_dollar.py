@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from sheaf.classad import ClassAd
 from sheaf.codegen import quote_arguments
+from sheaf.engine import Launch
+from sheaf.engine._dollar import expand_launch
 from sheaf.engine._submit import parse_submit, render
 
 
@@ -26,3 +29,15 @@ def test_arguments_written_by_codegen_come_back_unchanged(tmp_path: Path) -> Non
         args.remove("a$(DOLLAR)b")
         line = quote_arguments(args)
     assert list(_render(tmp_path, line)[1:]) == args
+
+
+def test_dollar_dollar_in_new_syntax_arguments_reads_doubled_quotes_as_quotes(tmp_path: Path) -> None:
+    # the schedd expands the Arguments attribute, where the submit file's "" is ": the expression
+    # ifThenElse(.., ""Never"", ..) holds the string "Never"; a value with a quote splits back intact
+    sub = tmp_path / "job.sub"
+    sub.write_text('executable = /bin/echo\nnotification = never\narguments = "N = '
+                   '$$([ifThenElse(JobNotification==0,""Never"",""Other"")]) $$([""a\\""b""])"\nqueue\n')
+    job = render(parse_submit(str(sub)), "node", 0, 1, str(tmp_path), {})
+    launch = Launch("n#0", "n", 0, job.argv, {}, str(tmp_path), job.stdout, job.stderr, job.ad)
+    expanded, reason = expand_launch(launch, ClassAd())
+    assert reason is None and expanded.argv[1:] == ("N", "=", "Never", 'a"b')

@@ -43,7 +43,8 @@ def run_planned(directory: str, *, dag_file: str | Sequence[str] | None = None,
                 on_progress: Callable[[EngineProgress], None] | None = None,
                 backend_name: str = "local", scheduler: str | None = None,
                 grid_policy: object | None = None, grid_interval: float = 1.0,
-                always_run_post: bool | None = None, batch_name: str | None = None) -> RunResult:
+                always_run_post: bool | None = None, batch_name: str | None = None,
+                suppress_notification: bool | None = None) -> RunResult:
     """Run the planned workflow in ``directory`` on the backend named ``backend_name`` (``_registry``;
     the local pool from ``pool_config``, a Dask cluster at ``scheduler``, Slurm); jobs whose site asks
     for a batch system (``grid_resource = batch slurm``) go there whatever ``backend_name`` is.  A
@@ -51,7 +52,8 @@ def run_planned(directory: str, *, dag_file: str | Sequence[str] | None = None,
     matched to the collector's site ads (``grid_policy``: a ``BackOut``; ``grid_interval``: seconds
     between cycles).  ``always_run_post`` (None: the DAG's ``DAGMAN_ALWAYS_RUN_POST``) and
     ``batch_name`` (None: DAGMan's default) are condor_submit_dag's ``-[Dont]AlwaysRunPost`` and
-    ``-batch-name``."""
+    ``-batch-name``; ``suppress_notification`` (None: ``DAGMAN_SUPPRESS_NOTIFICATION``) its
+    ``-[dont_]suppress_notification``."""
 
     def backend() -> Backend:
         if _is_grid_plan(directory):
@@ -69,7 +71,8 @@ def run_planned(directory: str, *, dag_file: str | Sequence[str] | None = None,
         result = run_workflow(directory, backend=backend, dag_file=dag_file, maxjobs=maxjobs,
                               maxidle=maxidle, maxpre=maxpre, maxpost=maxpost,
                               on_progress=_both(on_progress, record), priority=priority, on_warning=_warn,
-                              always_run_post=always_run_post, batch_name=batch_name)
+                              always_run_post=always_run_post, batch_name=batch_name,
+                              suppress_notification=suppress_notification)
         status = 0 if result.succeeded else (result.exit_code or 1)
         return result
     finally:
@@ -216,6 +219,10 @@ def render_summary(result: RunResult, console: Console) -> None:
                    "-AlwaysRunPost/-DontAlwaysRunPost; default DAGMAN_ALWAYS_RUN_POST, else not).")
 @click.option("--batch-name", help="Every node job's JobBatchName, a SUBDAG's too (condor_submit_dag "
               "-batch-name; default <primary DAG file>+<DAGManJobId>; a node's batch_name wins).")
+@click.option("--suppress-notification/--dont-suppress-notification", default=None,
+              help="Node jobs send no e-mail (notification = NEVER), a SUBDAG's too, or as their submit "
+                   "files say (condor_submit_dag -[dont_]suppress_notification; default "
+                   "DAGMAN_SUPPRESS_NOTIFICATION, else as the files say).")
 @click.option("--backend", "backend_name", type=click.Choice(sorted(BACKENDS)), default="local",
               show_default=True,
               help="Where jobs run: this machine's pool, a Dask cluster, Slurm, or (htcondor) the whole "
@@ -230,13 +237,14 @@ def render_summary(result: RunResult, console: Console) -> None:
 def command(directory: str, dag_files: tuple[str, ...], maxjobs: int | None, maxidle: int | None,
             maxpre: int | None, maxpost: int | None, pool_config: str | None, priority: int | None,
             backend_name: str, scheduler: str | None, negotiation_interval: float,
-            backout_idle: float, always_run_post: bool | None, batch_name: str | None) -> None:
+            backout_idle: float, always_run_post: bool | None, batch_name: str | None,
+            suppress_notification: bool | None) -> None:
     """Run (or resume) the planned workflow in DIRECTORY on this machine (or --backend)."""
     console = Console(soft_wrap=True)
     if backend_name == "htcondor":
         _hand_to_dagman(directory, dag_files, console, dagman_options(
             MaxJobs=maxjobs, MaxIdle=maxidle, MaxPre=maxpre, MaxPost=maxpost, Priority=priority,
-            PostRun=always_run_post, BatchName=batch_name))
+            PostRun=always_run_post, BatchName=batch_name, SuppressNotification=suppress_notification))
         return
     bar = _BarProgress(console) if console.is_terminal else None
     progress = bar if bar is not None else _PlainProgress(console)
@@ -246,7 +254,7 @@ def command(directory: str, dag_files: tuple[str, ...], maxjobs: int | None, max
                              on_progress=progress, backend_name=backend_name, scheduler=scheduler,
                              grid_policy=_backout(backout_idle) if _is_grid_plan(directory) else None,
                              grid_interval=negotiation_interval, always_run_post=always_run_post,
-                             batch_name=batch_name)
+                             batch_name=batch_name, suppress_notification=suppress_notification)
     finally:
         if bar is not None:
             bar.stop()

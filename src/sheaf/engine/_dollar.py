@@ -16,7 +16,9 @@ backend reports that reason as a hold.
 The schedd expands ``arguments`` before the starter splits it: a description whose ``arguments``
 hold ``$$(`` reaches here as one argv element, the whole text behind ``ARGUMENTS_MARK``, which is
 split once expanded - so a reference that expands to nothing is no argument, and one that expands to
-several words is several, as in HTCondor.
+several words is several, as in HTCondor.  The schedd sees the arguments as the job ad holds them,
+with the submit file's new-syntax quoting undone (``""`` is ``"`` there): ``$$([ifThenElse(x,
+""a"",""b"")])`` in a quoted ``arguments`` value is the expression ``ifThenElse(x, "a", "b")``.
 """
 
 from __future__ import annotations
@@ -48,14 +50,14 @@ def expand_launch(launch: Launch, slot: ClassAd | None) -> tuple[Launch, str | N
     scratch = launch.job_ad.copy()
     marked = [i for i, text in enumerate(texts) if _MARK in text]
     for i in marked:
-        scratch[f"{_PREFIX}{i}"] = texts[i]
+        scratch[f"{_PREFIX}{i}"] = _as_in_the_ad(texts[i])
     result = classad.expand(scratch, slot)
     if not result.ok:
         return launch, result.reason
     out = list(texts)
     for i in marked:
         value = result.ad.eval(f"{_PREFIX}{i}")
-        out[i] = value if isinstance(value, str) else texts[i]
+        out[i] = _as_in_the_file(texts[i], value) if isinstance(value, str) else texts[i]
     ad = launch.job_ad.copy()
     for name, expr in result.recorded.items():
         if not name.startswith(f"MATCH_EXP_{_PREFIX}"):
@@ -79,3 +81,24 @@ def expand_launch(launch: Launch, slot: ClassAd | None) -> tuple[Launch, str | N
             return launch, f"arguments do not split once $$() are expanded: {exc}"
     return replace(launch, argv=tuple(argv), env=env, cwd=cwd, stdout=stdout, stderr=stderr,
                    job_ad=ad), None
+
+
+def _new_syntax_arguments(text: str) -> bool:
+    body = text[len(ARGUMENTS_MARK):].strip() if text.startswith(ARGUMENTS_MARK) else ""
+    return len(body) >= 2 and body[0] == body[-1] == '"'
+
+
+def _as_in_the_ad(text: str) -> str:
+    """New-syntax arguments as the ``Arguments`` attribute holds them: no surrounding quotes, ``""``
+    read as ``"`` (what the schedd's expansion sees)."""
+    if not _new_syntax_arguments(text):
+        return text
+    return ARGUMENTS_MARK + text[len(ARGUMENTS_MARK):].strip()[1:-1].replace('""', '"')
+
+
+def _as_in_the_file(text: str, expanded: str) -> str:
+    """The expanded text quoted back as new-syntax arguments, for ``split_arguments``."""
+    if not _new_syntax_arguments(text):
+        return expanded
+    body = expanded[len(ARGUMENTS_MARK):]
+    return ARGUMENTS_MARK + '"' + body.replace('"', '""') + '"'

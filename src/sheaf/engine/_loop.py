@@ -123,7 +123,7 @@ def run_workflow(directory: str, *, backend: Backend | Callable[[], Backend],
                  on_progress: Callable[[Progress], None] | None = None, progress_interval: float = 0.2,
                  handle_signals: bool = True, priority: int | None = None,
                  on_warning: Callable[[str], None] | None = None, always_run_post: bool | None = None,
-                 batch_name: str | None = None) -> RunResult:
+                 batch_name: str | None = None, suppress_notification: bool | None = None) -> RunResult:
     """Run (or resume) the DAG of a planned directory on ``backend``; returns how it went.
 
     ``backend`` is a :class:`Backend` or a zero-argument factory (called only once the input is
@@ -135,7 +135,9 @@ def run_workflow(directory: str, *, backend: Backend | Callable[[], Backend],
     DAG's own priority (``condor_submit_dag -priority``; a SUBDAG's run gets its node's), added to
     every node's; without it, ``DAGMAN_DEFAULT_PRIORITY``.  ``always_run_post`` overrides
     ``DAGMAN_ALWAYS_RUN_POST`` (``condor_submit_dag -[Dont]AlwaysRunPost``); ``batch_name`` is the node
-    jobs' ``JobBatchName`` (``-batch-name``; default ``<primary DAG file>+<DAGManJobId>``).  Several
+    jobs' ``JobBatchName`` (``-batch-name``; default ``<primary DAG file>+<DAGManJobId>``);
+    ``suppress_notification`` overrides ``DAGMAN_SUPPRESS_NOTIFICATION`` (``-[dont_]suppress_notification``:
+    the node jobs' ``notification`` is ``NEVER``, a SUBDAG's run is told so).  Several
     ``dag_file``s run as one DAG, as
     ``condor_submit_dag a.dag b.dag`` runs them (``_multidag``).
     """
@@ -145,7 +147,8 @@ def run_workflow(directory: str, *, backend: Backend | Callable[[], Backend],
     check_scripts(dag, script_warnings.append)
     limits = run_limits(dag, {"maxjobs": maxjobs, "maxidle": maxidle, "maxpre": maxpre, "maxpost": maxpost},
                         priority, always_run_post,
-                        f"{os.path.basename(dag_path)}+{dagman_id()}" if batch_name is None else batch_name)
+                        f"{os.path.basename(dag_path)}+{dagman_id()}" if batch_name is None else batch_name,
+                        suppress_notification)
     with DagEnvironment(dag.env):  # $ENV() and getenv of the expansions made now see ENV SET too
         descs, first = load_descriptions(dag, limits, script_warnings.append)
     paths = state_paths(dag_path + "_multi" if multi else dag_path)
@@ -182,7 +185,7 @@ def run_workflow(directory: str, *, backend: Backend | Callable[[], Backend],
         run = EngineRun(dag, descs, first, the_backend, journal, paths, clock, on_progress, progress_interval,
                    source, pre_done, names,
                    Tolerance(limits.job_failure_tolerance, False, limits.remove_job_list_on_failure),
-                   limits.batch_name)
+                   limits.batch_name, limits.suppress_notification)
         try:
             with DagEnvironment(dag.env):
                 result = _drive(run, machine, prior, source, done, handle_signals)

@@ -40,11 +40,16 @@ def _split_vars(spec: NodeSpec, append_default: bool) -> tuple[dict[str, str], d
 
 
 def render_node(desc: SubmitDescription, spec: NodeSpec, sub: Submit, append_default: bool,
-                parents: list[str], proc: Mapping[str, str] | None = None, batch_name: str = "") -> JobSpec:
+                parents: list[str], proc: Mapping[str, str] | None = None, batch_name: str = "",
+                suppress_notification: bool = False) -> JobSpec:
     """Expand a node's submit description for one submission (one ``proc`` of a ``queue`` with
-    several), VARS and DAGMan's values in place."""
+    several), VARS and DAGMan's values in place; ``suppress_notification``: DAGMan's ``notification =
+    NEVER``, set after the file (it wins over the file's own)."""
     appended, prepended = _split_vars(spec, append_default)
-    return render(desc, spec.name, sub.attempt, sub.cluster, spec.directory, {**appended, **_dagman_after()},
+    after = _dagman_after()
+    if suppress_notification:
+        after["notification"] = "NEVER"
+    return render(desc, spec.name, sub.attempt, sub.cluster, spec.directory, {**appended, **after},
                   {**_dagman_values(spec, sub, parents, batch_name), **prepended}, proc)
 
 
@@ -79,11 +84,12 @@ def _dagman_after() -> dict[str, str]:
     return {"DAGManJobId": ident, "MY.DAGManJobId": ident}
 
 
-def subdag_job(spec: NodeSpec, sub: Submit, batch_name: str = "") -> JobSpec:
+def subdag_job(spec: NodeSpec, sub: Submit, batch_name: str = "",
+               suppress_notification: bool = False) -> JobSpec:
     """SUBDAG EXTERNAL: a nested ``sheaf run`` of the sub-DAG, as a local-universe job; the node's
     effective priority is passed down (``condor_submit_dag -priority``), and the run's batch name,
-    which its node jobs get too (DAGMan's batch name is a "deep" option).  A sub-DAG file that does
-    not exist at submission is a submit failure, as in DAGMan."""
+    which its node jobs get too, and ``-suppress_notification`` (DAGMan's "deep" options).  A sub-DAG
+    file that does not exist at submission is a submit failure, as in DAGMan."""
     if not os.path.isfile(spec.submit):
         raise InputError("cannot submit the SUBDAG: no such DAG file", rule="the sub-DAG file exists",
                          value=spec.submit, path=spec.path, line=spec.line)
@@ -91,6 +97,8 @@ def subdag_job(spec: NodeSpec, sub: Submit, batch_name: str = "") -> JobSpec:
     argv: tuple[str, ...] = (sys.executable, "-c", boot, "run", spec.directory, "--dag", spec.submit)
     if batch_name:
         argv += ("--batch-name", batch_name)
+    if suppress_notification:
+        argv += ("--suppress-notification",)
     if sub.priority:
         argv += ("--priority", str(sub.priority))
     ad = ClassAd({"ClusterId": sub.cluster, "ProcId": 0, "Universe": "local", "JobUniverse": 12,

@@ -94,7 +94,7 @@ class EngineRun:
                  on_progress: Callable[[Progress], None] | None, progress_interval: float,
                  source: str = "fresh", pre_done: frozenset[str] = frozenset(),
                  dag_files: tuple[str, ...] = (), tolerance: Tolerance = NO_TOLERANCE,
-                 batch_name: str = "") -> None:
+                 batch_name: str = "", suppress_notification: bool = False) -> None:
         self.dag, self.descs, self.backend, self.journal = dag, descs, backend, journal
         self.tolerance = tolerance  # the DAG's default for a node without TOLERANCE
         self.first = first  # expansions of attempt 0 made while validating
@@ -120,6 +120,7 @@ class EngineRun:
         self.append_vars = config_bool(dag, "DAGMAN_DEFAULT_APPEND_VARS", False)
         self.prohibit_multi = config_bool(dag, "DAGMAN_PROHIBIT_MULTI_JOBS", False)
         self.batch_name = batch_name  # the node jobs' JobBatchName (``_nodejob``)
+        self.suppress_notification = suppress_notification
         self._started: Callable[[], list[Started]] | None = getattr(backend, "started", None)
         self._ended_keys: dict[str, tuple[str, int]] = {}  # attempts that ended since the last turn
         self._halted, self._halt_checked = False, -1e18
@@ -285,7 +286,7 @@ class EngineRun:
         if job is not None:
             job.ad["ClusterId"] = sub.cluster  # known only now; nothing else in the ad depends on it
         elif spec.subdag:
-            job = subdag_job(spec, sub, self.batch_name)
+            job = subdag_job(spec, sub, self.batch_name, self.suppress_notification)
         else:
             desc = self._description(spec)
             if not desc.queue.simple:
@@ -293,10 +294,10 @@ class EngineRun:
                 parents = self.dag.parents.get(spec.name, [])
                 return [self._launch(spec, sub, f"{key}.{row['Process']}",
                                      render_node(desc, spec, sub, self.append_vars, parents, row,
-                                                 self.batch_name))
+                                                 self.batch_name, self.suppress_notification))
                         for row in rows]
             job = render_node(desc, spec, sub, self.append_vars, self.dag.parents.get(spec.name, []),
-                              batch_name=self.batch_name)
+                              batch_name=self.batch_name, suppress_notification=self.suppress_notification)
         return [self._launch(spec, sub, key, job)]
 
     def _launch(self, spec: NodeSpec, sub: Submit, key: str, job: JobSpec) -> Launch:

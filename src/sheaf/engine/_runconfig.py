@@ -53,9 +53,11 @@ def config_signed(dag: Dag, key: str, default: int) -> int:
 
 
 def run_limits(dag: Dag, overrides: Mapping[str, int | None], priority: int | None = None,
-               always_run_post: bool | None = None, batch_name: str = "") -> Limits:
+               always_run_post: bool | None = None, batch_name: str = "",
+               suppress_notification: bool | None = None) -> Limits:
     """The run's limits: the CONFIG file's knobs, under the command line's values (``overrides``,
-    ``priority``, ``always_run_post``: condor_submit_dag's options win over the knobs they set)."""
+    ``priority``, ``always_run_post``, ``suppress_notification``: condor_submit_dag's options win over
+    the knobs they set)."""
     values = {
         "maxjobs": config_int(dag, "DAGMAN_MAX_JOBS_SUBMITTED", 0),
         "maxidle": config_int(dag, "DAGMAN_MAX_JOBS_IDLE", 1000),
@@ -69,7 +71,10 @@ def run_limits(dag: Dag, overrides: Mapping[str, int | None], priority: int | No
             values[key] = value
     if always_run_post is None:
         always_run_post = config_bool(dag, "DAGMAN_ALWAYS_RUN_POST", False)
+    if suppress_notification is None:
+        suppress_notification = config_bool(dag, "DAGMAN_SUPPRESS_NOTIFICATION", False)
     return Limits(**values, always_run_post=always_run_post, batch_name=batch_name,
+                  suppress_notification=suppress_notification,
                   depth_first=config_bool(dag, "DAGMAN_SUBMIT_DEPTH_FIRST", False),
                   retry_node_first=config_bool(dag, "DAGMAN_RETRY_NODE_FIRST", False),
                   dag_priority=priority or config_signed(dag, "DAGMAN_DEFAULT_PRIORITY", 0),
@@ -85,6 +90,7 @@ HONOURED_KNOBS = frozenset({
     "DAGMAN_MAX_JOB_HOLDS", "DAGMAN_MAX_JOBS_SUBMITTED", "DAGMAN_MAX_POST_SCRIPTS", "DAGMAN_MAX_PRE_SCRIPTS",
     "DAGMAN_NODE_JOB_FAILURE_TOLERANCE", "DAGMAN_PROHIBIT_MULTI_JOBS", "DAGMAN_REMOVE_JOB_LIST_ON_FAILURE",
     "DAGMAN_RESET_RETRIES_UPON_RESCUE", "DAGMAN_RETRY_NODE_FIRST", "DAGMAN_SUBMIT_DEPTH_FIRST",
+    "DAGMAN_SUPPRESS_NOTIFICATION",
 })
 
 
@@ -178,6 +184,7 @@ def _first_expansion(dag: Dag, limits: Limits, spec: NodeSpec, cache: dict[str, 
     sub = Submit(spec.name, 0, 0, spec.priority + limits.dag_priority)
     try:
         return render_node(desc, spec, sub, config_bool(dag, "DAGMAN_DEFAULT_APPEND_VARS", False),
-                           dag.parents[spec.name], batch_name=limits.batch_name)
+                           dag.parents[spec.name], batch_name=limits.batch_name,
+                           suppress_notification=limits.suppress_notification)
     except InputError as exc:
         raise exc.located(desc.path) from None

@@ -406,6 +406,7 @@ def _job_ad(desc: SubmitDescription, ex: Macros, attrs_raw: Mapping[str, str], n
     limits = ex.get("concurrency_limits", "")
     if limits:
         attrs.append(("ConcurrencyLimits", _literal(limits)))
+    attrs.append(("JobNotification", _literal(_notification(desc, ex.get("notification", "never")))))
     for key, attr in _STRINGS:
         value = ex.get(key, "")
         if value:
@@ -426,6 +427,18 @@ def _job_ad(desc: SubmitDescription, ex: Macros, attrs_raw: Mapping[str, str], n
     ad["DAGNodeName"] = _literal(node)
     ad["DAGNodeRetry"] = _literal(attempt)  # always the attempt number, whatever VARS said
     return ad
+
+
+_NOTIFICATIONS = {"never": 0, "always": 1, "complete": 2, "error": 3, "start": 4}  # proc.h's NOTIFY_*
+
+
+def _notification(desc: SubmitDescription, value: str) -> int:
+    """``notification``: the job ad's ``JobNotification`` (condor_submit's default: Never)."""
+    number = _NOTIFICATIONS.get(value.strip().lower())
+    if number is None:
+        raise _error(desc.path, desc.values.get("notification", ("", None))[1], "unknown notification",
+                     "notification is Always, Complete, Start, Error or Never", value)
+    return number
 
 
 def _unquoted(value: str) -> str:

@@ -131,3 +131,4 @@ class Limits:
     remove_job_list_on_failure: bool = True  # DAGMAN_REMOVE_JOB_LIST_ON_FAILURE
     max_job_holds: int = 100  # DAGMAN_MAX_JOB_HOLDS (0: no limit)
     batch_name: str = ""  # the node jobs' JobBatchName (condor_submit_dag -batch-name, else its default)
+    suppress_notification: bool = False  # DAGMAN_SUPPRESS_NOTIFICATION / -suppress_notification
