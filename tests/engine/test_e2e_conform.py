@@ -9,6 +9,7 @@ follow DAGMan's own tests (our versions, written from the DAGMan manual and ``sr
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -59,6 +60,9 @@ def test_multi_proc_job_writes_each_procs_events(tmp_path: Path) -> None:
     assert [k for k, _ in b].count("SUBMIT") == 3 and [k for k, _ in b].count("JOB_TERMINATED") == 3
     assert [k for k, _ in b][-1] == "JOB_SUCCESS"
     assert all(re.fullmatch(r"\d+\.[012]|0", ident) for _, ident in b)
+    metrics = json.loads((tmp_path / "wf.dag.metrics").read_text())  # counted by proc
+    assert (metrics["jobs_submitted"], metrics["jobs_succeeded"], metrics["jobs_failed"]) == (5, 3, 2)
+    assert '    "jobs_submitted":5,\n' in (tmp_path / "wf.dag.metrics").read_text()  # DAGMan's layout
 
 
 def test_multi_proc_events_read_back_with_htcondor(tmp_path: Path) -> None:

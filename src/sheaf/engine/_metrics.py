@@ -9,8 +9,9 @@ How sheaf fills DAGMan's fields: ``dagman_id`` is the engine's DAGMan job id (it
 as a SUBDAG (empty at the top); ``rescue_dag_number`` the rescue DAG the run started from (0 for
 none); node counts split plain nodes from SUBDAG nodes, a node done at the start (DONE in the DAG or
 its rescue DAG) counting as succeeded, as DAGMan's bootstrap counts it; ``jobs_submitted`` counts
-job submissions (NOOP nodes' included), ``jobs_succeeded`` those that succeeded.  ``version`` is
-sheaf's.
+job procs submitted (NOOP nodes' included; a ``queue N`` job counts N), ``jobs_succeeded`` the procs
+that exited with 0, as the manual defines it (``dagman_metrics.cpp`` writes every completed proc
+there).  ``version`` is sheaf's.  Written as DAGMan writes it: ``"key":value``, four spaces in.
 """
 
 from __future__ import annotations
@@ -87,4 +88,4 @@ def metrics_text(dag: Dag, states: dict[str, str], counts: RunCounts, *, start: 
                     "graph_num_edges": sum(len(c) for c in dag.children.values()),
                     "graph_num_vertices": len(dag.nodes)})
     out["DagStatus"] = dag_status
-    return json.dumps(out, indent=4) + "\n"
+    return json.dumps(out, indent=4, separators=(",", ":")) + "\n"  # "key":value, as DAGMan writes it

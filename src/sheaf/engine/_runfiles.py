@@ -100,10 +100,10 @@ class RunFiles:
             if self.dot is not None:
                 self.dot.changed()
         for event in events:
-            if event.kind == "SUBMIT":
+            if event.kind == "SUBMIT":  # one per proc, as the job event log has them
                 self.counts.jobs_submitted += 1
-            elif event.kind == "JOB_SUCCESS":
-                self.counts.jobs_succeeded += 1
+            elif event.kind == "JOB_TERMINATED" and not event.value and event.signal is None:
+                self.counts.jobs_succeeded += 1  # a proc that exited with 0
         self.jobstate.events(events)
         self.nodes_log.events(events)
 
