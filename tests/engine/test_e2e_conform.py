@@ -35,10 +35,22 @@ def jobstate(directory: Path, node: str) -> list[tuple[str, str]]:
     return [(w[2], w[3]) for w in (line.split() for line in lines) if w[1] == node]
 
 
+# proc 1 marks that it runs and sleeps; proc 0 waits for the mark (and a little more, so the engine
+# learns of proc 1's start first), then fails with 2
+PROC_1_RUNS_PROC_0_FAILS = """\
+#!/bin/sh
+if [ "$1" != 0 ]; then touch started.$1; exec sleep 60; fi
+n=0
+while [ ! -e started.1 ] && [ $n -lt 100 ]; do sleep 0.1; n=$((n + 1)); done
+sleep 0.5
+exit 2
+"""
+
+
 def test_multi_proc_job_writes_each_procs_events(tmp_path: Path) -> None:
-    # proc 0 fails after half a second; proc 1 would run a minute but is removed (evicted, then
+    # proc 0 fails once proc 1 runs; proc 1 would run a minute but is removed (evicted, then
     # aborted) as the job list has failed
-    exe = executable(tmp_path / "job.sh", '#!/bin/sh\n[ "$1" = 0 ] || sleep 60\nsleep 0.5\nexit 2\n')
+    exe = executable(tmp_path / "job.sh", PROC_1_RUNS_PROC_0_FAILS)
     (tmp_path / "a.sub").write_text(f"universe = local\nexecutable = {exe}\narguments = $(ProcId)\n"
                                     "log = a.log\nqueue 2\n")
     (tmp_path / "b.sub").write_text("universe = local\nexecutable = /bin/true\nqueue 3\n")
@@ -67,8 +79,8 @@ def test_multi_proc_job_writes_each_procs_events(tmp_path: Path) -> None:
 
 def test_multi_proc_events_read_back_with_htcondor(tmp_path: Path) -> None:
     htcondor2 = pytest.importorskip("htcondor2")
-    # proc 0 fails after half a second, by when proc 1 runs: proc 1 is evicted, then aborted
-    exe = executable(tmp_path / "job.sh", '#!/bin/sh\n[ "$1" = 0 ] || sleep 60\nsleep 0.5\nexit 2\n')
+    # proc 0 fails once proc 1 runs: proc 1 is evicted, then aborted
+    exe = executable(tmp_path / "job.sh", PROC_1_RUNS_PROC_0_FAILS)
     (tmp_path / "a.sub").write_text(f"universe = local\nexecutable = {exe}\narguments = $(ProcId)\nqueue 2\n")
     (tmp_path / "wf.dag").write_text("JOB A a.sub\n")
     assert sheaf_run(tmp_path).returncode == 1
