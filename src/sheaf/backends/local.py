@@ -72,8 +72,9 @@ import resource
 import select
 import signal
 import time
+from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Self
 
 from sheaf.backends import _jobguard
@@ -89,10 +90,10 @@ from sheaf.backends._periodic import (
     policy_interval,
 )
 from sheaf.backends._pool import Claim, Pool
-from sheaf.backends._queue import LaunchQueue, Outcome
+from sheaf.backends._queue import LaunchQueue, Order, Outcome, Shape
 from sheaf.backends._sandbox import TransferFailure, copy_back, make_sandbox, remove_sandbox
 from sheaf.backends._spawn import Spawned, SpawnError, seal_descriptors, spawn
-from sheaf.backends._spawner import CSpawner, Spawner, SpawnRequest, SpawnResult, make_spawner
+from sheaf.backends._spawner import CSpawner, ExitResult, Spawner, SpawnRequest, SpawnResult, make_spawner
 from sheaf.classad import ClassAd, Demand, parse_limits
 from sheaf.engine import Event, Exited, Held, Launch, Started
 from sheaf.engine._backend import FileTransfer, Released, Removed, Suspended
@@ -102,6 +103,18 @@ from sheaf.engine._orphans import start_ticks
 __all__ = ["LocalBackend"]
 
 _LIMIT_RETRY = 0.25
+_CHAIN = 8  # successors bound to one running job at most (see "Successors")
+_Tag = tuple[Launch, Claim]
+
+
+@dataclass(slots=True)
+class _Bound:
+    """A launch bound as a successor in the C thread (see "Successors")."""
+
+    launch: Launch
+    order: tuple[int, int]  # its place in the queue, kept for its return there
+    handle: int
+    chain: deque[_Bound]  # the chain it is in (handed from job to job)
 
 
 @dataclass(slots=True)
@@ -113,6 +126,10 @@ class _Job:
     since: float
     limited: bool
     killed: str | None = None
+    handle: int = -1  # the C thread's number (it reaps the job), else -1 (reaped here by pidfd)
+    shape: Shape | None = None  # set when successors may be bound to it
+    chain: deque[_Bound] = field(default_factory=deque)
+    cancelled: bool = False  # ends without an event (cancel, close)
 
 
 class LocalBackend:
@@ -128,8 +145,8 @@ class LocalBackend:
         self._poll_interval = poll_interval
         self._clock = clock
         self._queue = LaunchQueue()
-        self._jobs: dict[int, _Job] = {}  # by pidfd
-        self._keys: dict[str, int] = {}  # launch key -> pidfd
+        self._jobs: dict[str, _Job] = {}  # running, by launch key
+        self._fds: dict[int, _Job] = {}  # by pidfd, those reaped here
         self._events: list[Event] = []
         self._started: list[tuple[str, int, float, str]] = []  # (key, pid, time, slot) not yet taken
         self._epoll = select.epoll()
@@ -142,10 +159,17 @@ class LocalBackend:
         self._policy_every = policy_interval(self.pool.config)
         self._next_policy = 0.0
         seal_descriptors()
-        self._starting: dict[str, tuple[Launch, Claim]] = {}  # handed to the spawner thread
+        self._starting: dict[str, _Tag] = {}  # handed to the spawner thread
         self._cancelled: set[str] = set()  # cancelled while starting: killed when the pid comes back
-        self._spawner: Spawner[tuple[Launch, Claim]] | CSpawner[tuple[Launch, Claim]] | None = (
-            make_spawner(clock))
+        self._spawner: Spawner[_Tag] | CSpawner[_Tag] | None = make_spawner(clock, reap=True)
+        self._reaper = self._spawner if isinstance(self._spawner, CSpawner) else None
+        self._bound: dict[str, _Bound] = {}  # successors waiting in the C thread, by key
+        self._chains: dict[str, deque[_Bound]] = {}  # a starting successor's followers
+        self._open: dict[str, _Job] = {}  # running jobs that take more successors
+        self._shapes: dict[str, Shape] = {}  # queue shapes of starting launches that may take successors
+        self._released = 0  # claims given back to the pool, ever
+        self._seen = 0  # ... as of the last scheduling pass
+        self._worst_bound: Order = (0, 0)  # no bound successor goes after this place in the queue
         #: launch key -> (sandbox, its top level's mtimes, initialdir, transfer) of file-transfer jobs
         self._sandboxes: dict[str, tuple[str, dict[str, float], str, FileTransfer]] = {}
         if self._spawner is not None:
@@ -157,9 +181,11 @@ class LocalBackend:
         """Queue ``launch``; it starts at once if resources allow (never blocks)."""
         if self._closed:
             raise RuntimeError("LocalBackend is closed")
-        if launch.key in self._queue or launch.key in self._keys or launch.key in self._starting:
+        if self._present(launch.key):
             raise ValueError(f"launch key {launch.key!r} is already submitted")
-        self._queue.push(launch)
+        order = self._queue.push(launch)
+        if self._bound and order < self._worst_bound:  # it goes first: successors bound behind it are not
+            self._withdraw()
         if has_policy(launch.job_ad):
             now = self._clock()
             self._policy[launch.key] = JobRecord(launch, now, now)
@@ -167,6 +193,7 @@ class LocalBackend:
                 self._next_policy = time.monotonic() + self._policy_every
         if not self.pool.saturated or self.pool.is_local(launch.job_ad):
             self._schedule()
+        self._bind()
 
     def wait(self, timeout: float | None) -> list[Event]:
         """Block up to ``timeout`` seconds for at least one event; [] on timeout."""
@@ -177,7 +204,7 @@ class LocalBackend:
         while True:
             if self._events:
                 return self._drain()
-            if not self._jobs and not self._queue and not self._starting and not self._policy:
+            if not (self._jobs or self._queue or self._starting or self._policy or self._bound):
                 return []
             now = time.monotonic()
             if polled and deadline is not None and now >= deadline:
@@ -191,24 +218,34 @@ class LocalBackend:
         self._policy.pop(key, None)
         self._stop(key)
         self._schedule()
+        self._bind()
 
     def _stop(self, key: str) -> None:
         """Take a job off the queue, or kill its process group (once started) and free its slot."""
         if self._queue.remove(key):
             return
-        if key in self._starting and self._spawner is not None:
-            self._cancelled.add(key)
-            while key in self._starting:  # its spawn is a few ms at most: then it is killed
-                select.select([self._spawner.wakeup], [], [], 1.0)
-                self._take_spawns(self._spawner.results())
+        bound = self._bound.get(key)
+        if bound is not None and self._reaper is not None and self._reaper.unfollow(bound.handle):
+            self._unbind(bound)
             return
-        fd = self._keys.get(key)
-        if fd is None:
+        job = self._jobs.get(key)
+        if job is not None and job.handle < 0:
+            _kill_group(job.spawned.pid)
+            os.waitpid(job.spawned.pid, 0)
+            self._forget(job)
             return
-        job = self._jobs[fd]
-        _kill_group(job.spawned.pid)
-        os.waitpid(job.spawned.pid, 0)
-        self._forget(fd, job)
+        if job is not None:  # the C thread reaps it (its exit is then dropped, its slot freed)
+            job.cancelled = True
+            self._signal(job, signal.SIGKILL)
+        elif key in self._starting or bound is not None:
+            self._cancelled.add(key)  # killed when its pid comes back
+        while self._spawner is not None and self._present(key):  # a spawn, a killed job's exit: ms
+            select.select([self._spawner.wakeup], [], [], 1.0)
+            self._take(self._spawner.results())
+
+    def _present(self, key: str) -> bool:
+        """Whether the launch is queued, bound, starting or running."""
+        return key in self._queue or key in self._jobs or key in self._starting or key in self._bound
 
     def started(self) -> list[Started]:
         """Every start since the last call (a job released from hold starts again): pid, start time
@@ -218,13 +255,13 @@ class LocalBackend:
         engine asks, and then costs no ``/proc`` read (~35 us a job on this machine)."""
         started: list[Started] = []
         for key, pid, when, slot in self._started:
-            ticks = start_ticks(pid) if key in self._keys else None  # None: gone or a zombie
+            ticks = start_ticks(pid) if key in self._jobs else None  # None: gone or a zombie
             started.append(Started(key, pid, ticks or 0, when, slot))
         self._started = []
         return started
 
     def idle(self) -> int:
-        return len(self._queue)
+        return len(self._queue) + len(self._bound)
 
     def running(self) -> int:
         return len(self._jobs) + len(self._starting)
@@ -238,12 +275,16 @@ class LocalBackend:
         self._policy.clear()
         if self._spawner is not None:
             self._epoll.unregister(self._spawner.wakeup)
-            self._cancelled.update(self._starting)
-            self._take_spawns(self._spawner.close())
-        for fd, job in list(self._jobs.items()):
+            self._cancelled.update(self._starting, self._bound)
+            for job in self._jobs.values():
+                job.cancelled = True
+                job.chain.clear()  # never started: the C thread drops them
+            self._bound.clear()
+            self._take(self._spawner.close())  # the C thread kills and reaps its own
+        for job in list(self._jobs.values()):
             _kill_group(job.spawned.pid)
             os.waitpid(job.spawned.pid, 0)
-            self._forget(fd, job)
+            self._forget(job)
         self._epoll.close()
         if self._limits is not None and self._own_limits:
             self._limits.close()
@@ -262,10 +303,13 @@ class LocalBackend:
     # -- scheduling ------------------------------------------------------------------------------
 
     def _schedule(self) -> None:
+        if self._bound and self._released != self._seen:  # a slot came free: first come, first served
+            self._withdraw()
+        self._seen = self._released
         if self._queue:
             self._queue.schedule(self._attempt)
 
-    def _attempt(self, launch: Launch, shape: tuple[object, ...]) -> Outcome:
+    def _attempt(self, launch: Launch, shape: Shape) -> Outcome:
         ad = launch.job_ad
         sig = shape[0]
         assert isinstance(sig, tuple)
@@ -281,7 +325,15 @@ class LocalBackend:
         if not claim.local and not self._acquire_limits(launch, ad):
             self.pool.release(claim)
             return "blocked"
+        if self._reaper is not None and self._chainable(launch, claim):
+            self._shapes[launch.key] = shape
         return self._start(launch, claim)
+
+    def _chainable(self, launch: Launch, claim: Claim) -> bool:
+        """Whether successors may follow this launch in its claim, or it may follow another (see
+        "Successors"): nothing that needs this thread between two jobs of a slot."""
+        return (not claim.local and launch.transfer is None and launch.key not in self._policy
+                and launch.job_ad.get_expr("ConcurrencyLimits") is None and not needs_expansion(launch))
 
     def _acquire_limits(self, launch: Launch, ad: ClassAd) -> bool:
         demand = self._demand(ad)
@@ -321,9 +373,10 @@ class LocalBackend:
             self._sandboxes[launch.key] = (sandbox, before, launch.cwd, launch.transfer)
             launch = replace(launch, cwd=sandbox)
         if self._spawner is not None:
+            if self._reaper is not None and not self.started_total and not self._starting:
+                self._reaper.guard(_jobguard.descriptor())  # the C thread tells the guard of its jobs
             self._starting[launch.key] = (launch, claim)
-            self._spawner.submit(SpawnRequest((launch, claim), launch.argv, launch.env, launch.cwd,
-                                              launch.stdout, launch.stderr, claim.cpu_ids, launch.stdin))
+            self._spawner.submit(_request(launch, claim))
             return "started"
         started, since = self._clock(), time.monotonic()
         try:
@@ -336,39 +389,77 @@ class LocalBackend:
         self._adopt(launch, claim, spawned, started, since)
         return "started"
 
-    def _adopt(self, launch: Launch, claim: Claim, spawned: Spawned, started: float, since: float) -> None:
-        fd = spawned.pidfd
-        self._epoll.register(fd, select.EPOLLIN)
-        self._jobs[fd] = _Job(launch, claim, spawned, started, since,
-                              claim.memory_limit is not None and not claim.local)
-        self._keys[launch.key] = fd
+    def _adopt(self, launch: Launch, claim: Claim, spawned: Spawned, started: float, since: float,
+               handle: int = -1, chain: deque[_Bound] | None = None) -> _Job:
+        job = _Job(launch, claim, spawned, started, since, claim.memory_limit is not None and not claim.local,
+                   handle=handle, shape=self._shapes.pop(launch.key, None))
+        self._jobs[launch.key] = job
+        if handle < 0:
+            self._fds[spawned.pidfd] = job
+            self._epoll.register(spawned.pidfd, select.EPOLLIN)
+            _jobguard.tell(f"+{spawned.pid}")  # (the C thread tells the guard of its own)
+        if chain is not None:
+            job.chain = chain
+        if job.shape is not None and len(job.chain) < _CHAIN:
+            self._open[launch.key] = job
         self.started_total += 1
         self._started.append((launch.key, spawned.pid, started, claim.slot or "local"))
-        _jobguard.tell(f"+{spawned.pid}")
         record = self._policy.get(launch.key)
         if record is not None:
             record.started(started)
+        return job
 
-    def _take_spawns(self, results: list[SpawnResult[tuple[Launch, Claim]]]) -> None:
-        """Adopt what the spawner thread started; a failed spawn is ``Held``, a cancelled one killed."""
+    def _take(self, results: list[SpawnResult[_Tag]] | list[SpawnResult[_Tag] | ExitResult[_Tag]]) -> None:
+        """The spawner thread's news, in order: starts, and (C thread) exits."""
         for result in results:
-            launch, claim = result.tag
-            self._starting.pop(launch.key, None)
-            spawned = result.spawned
+            if isinstance(result, ExitResult):
+                self._exited(result)
+            else:
+                self._take_spawn(result)
+
+    def _take_spawn(self, result: SpawnResult[_Tag]) -> None:
+        """Adopt what the spawner thread started; a failed spawn is ``Held``, a cancelled one killed."""
+        launch, claim = result.tag
+        self._starting.pop(launch.key, None)
+        chain = self._chains.pop(launch.key, None)
+        spawned = result.spawned
+        if spawned is None:
+            shape = self._shapes.pop(launch.key, None)
+            if launch.key not in self._cancelled:
+                self._events.append(Held(launch.key, result.error or "the job could not be started"))
+            self._cancelled.discard(launch.key)
+            if not self._hand_on(chain, claim, shape):
+                self._release(launch.key, claim)
+        elif spawned.pidfd < 0:  # the C thread's: it reaps it too
+            job = self._adopt(launch, claim, spawned, result.started, result.since, result.handle, chain)
             if launch.key in self._cancelled:
                 self._cancelled.discard(launch.key)
-                if spawned is not None:
-                    _kill_group(spawned.pid)
-                    os.waitpid(spawned.pid, 0)
-                    os.close(spawned.pidfd)
-                self._release(launch.key, claim)
-            elif spawned is None:
-                self._release(launch.key, claim)
-                self._events.append(Held(launch.key, result.error or "the job could not be started"))
-            else:
-                self._adopt(launch, claim, spawned, result.started, result.since)
+                job.cancelled = True
+                self._signal(job, signal.SIGKILL)
+        elif launch.key in self._cancelled:
+            self._cancelled.discard(launch.key)
+            _kill_group(spawned.pid)
+            os.waitpid(spawned.pid, 0)
+            os.close(spawned.pidfd)
+            self._release(launch.key, claim)
+        else:
+            self._adopt(launch, claim, spawned, result.started, result.since)
+
+    def _hand_on(self, chain: deque[_Bound] | None, claim: Claim, shape: Shape | None) -> bool:
+        """Whether a successor takes ``claim`` over: the C thread starts the chain's first now."""
+        if not chain:
+            return False
+        first = chain.popleft()
+        key = first.launch.key
+        del self._bound[key]
+        self._starting[key] = (first.launch, claim)
+        self._chains[key] = chain
+        if shape is not None:
+            self._shapes[key] = shape
+        return True
 
     def _release(self, key: str, claim: Claim) -> None:
+        self._released += 1
         sandbox = self._sandboxes.pop(key, None)
         if sandbox is not None:
             remove_sandbox(sandbox[0])
@@ -390,14 +481,14 @@ class LocalBackend:
 
     def _collect(self, timeout: float) -> None:
         """Reap what ended within ``timeout``, police memory, retry limits, refill slots."""
-        ended = 0
+        freed = False
         for fd, _mask in self._epoll.poll(timeout):
-            job = self._jobs.get(fd)
+            job = self._fds.get(fd)
             if job is not None:
-                self._reap(fd, job)
-                ended += 1
+                self._reap(job)
+                freed = True
             elif self._spawner is not None and fd == self._spawner.wakeup:
-                self._take_spawns(self._spawner.results())
+                freed = self._take_news() or freed
         now = time.monotonic()
         if now >= self._next_poll:
             self._police_memory(now)
@@ -407,33 +498,52 @@ class LocalBackend:
         if self._policy and now >= self._next_policy:
             self._next_policy = now + self._policy_every
             retry = self._apply_policy() or retry
-        if ended or retry:
+        if freed or retry:
             self._schedule()
+        self._bind()
 
-    def _reap(self, fd: int, job: _Job) -> None:
+    def _take_news(self) -> bool:
+        """The spawner thread's results; True when a claim went back to the pool (a slot is free)."""
+        assert self._spawner is not None
+        before = self._released
+        self._take(self._spawner.results())
+        return self._released != before
+
+    def _reap(self, job: _Job) -> None:
+        """A job of this thread ended (its pidfd is readable): reap it, as the C thread does its own."""
         pid = job.spawned.pid
         _kill_group(pid)  # leftovers of the job; the zombie leader keeps the group id reserved
         _, status, usage = os.wait4(pid, 0)
-        ended = self._clock()
-        claim = job.claim
-        sandbox = self._sandboxes.pop(job.launch.key, None)
-        self._forget(fd, job)
-        self._policy.pop(job.launch.key, None)
-        reason = job.killed or self._peak_reason(job, usage.ru_maxrss / 1024)
+        self._ended(job, status, usage.ru_maxrss, self._clock())
+
+    def _exited(self, result: ExitResult[_Tag]) -> None:
+        job = self._jobs.get(result.tag[0].key)
+        if job is not None:
+            self._ended(job, result.status, result.maxrss_kb, result.ended)
+
+    def _ended(self, job: _Job, status: int, maxrss_kb: int, ended: float) -> None:
+        """Report a reaped job (``Exited``, or ``Held`` when its output cannot be transferred back),
+        its claim freed or handed to its first successor."""
+        key = job.launch.key
+        sandbox = self._sandboxes.pop(key, None)
+        self._forget(job)
+        if job.cancelled:  # stopped here (cancel, a policy, close): the caller reports it, or nobody
+            return
+        self._policy.pop(key, None)
+        reason = job.killed or self._peak_reason(job, maxrss_kb / 1024)
         if reason is not None:
             code, sig = None, signal.SIGKILL.value
         elif os.WIFSIGNALED(status):
             code, sig = None, os.WTERMSIG(status)
         else:
             code, sig = os.WEXITSTATUS(status), None
-        slot = claim.slot or "local"
         if sandbox is not None:
             held = copy_back(sandbox[3], sandbox[0], sandbox[1], sandbox[2], code == 0)
             remove_sandbox(sandbox[0])
             if held is not None:
-                self._events.append(Held(job.launch.key, held))
+                self._events.append(Held(key, held))
                 return
-        self._events.append(Exited(job.launch.key, code, sig, reason, job.started, ended, slot))
+        self._events.append(Exited(key, code, sig, reason, job.started, ended, job.claim.slot or "local"))
 
     def _peak_reason(self, job: _Job, peak_mb: float) -> str | None:
         limit = job.claim.memory_limit
@@ -447,13 +557,25 @@ class LocalBackend:
         return (f"memory usage {peak_mb:.0f} MB exceeded request {limit} MB "
                 "(peak resident set, measured at exit)")
 
-    def _forget(self, fd: int, job: _Job) -> None:
-        _jobguard.tell(f"-{job.spawned.pid}")
-        self._epoll.unregister(fd)
-        os.close(fd)
-        del self._jobs[fd]
-        self._keys.pop(job.launch.key, None)
-        self._release(job.launch.key, job.claim)
+    def _forget(self, job: _Job) -> None:
+        """A job is gone: its claim goes to its first successor, else back to the pool."""
+        key = job.launch.key
+        del self._jobs[key]
+        self._open.pop(key, None)
+        if job.handle < 0:
+            _jobguard.tell(f"-{job.spawned.pid}")
+            del self._fds[job.spawned.pidfd]
+            self._epoll.unregister(job.spawned.pidfd)
+            os.close(job.spawned.pidfd)
+        if not self._hand_on(job.chain, job.claim, job.shape):
+            self._release(key, job.claim)
+
+    def _signal(self, job: _Job, sig: int) -> None:
+        """Signal a running job's process group (the C thread's own under its lock: never a reaped group)."""
+        if job.handle < 0:
+            _kill_group(job.spawned.pid, sig)
+        elif self._reaper is not None:
+            self._reaper.kill(job.handle, sig)
 
     def _police_memory(self, now: float) -> None:
         self._next_poll = now + self._poll_interval
@@ -466,7 +588,7 @@ class LocalBackend:
             limit = job.claim.memory_limit
             if limit is not None and used > limit:
                 job.killed = f"memory usage {used:.0f} MB exceeded request {limit} MB"
-                _kill_group(pid)
+                self._signal(job, signal.SIGKILL)
 
     def _apply_policy(self) -> bool:
         """Evaluate every tracked job's policy (``_periodic``); True when a slot was freed or a job
@@ -498,11 +620,56 @@ class LocalBackend:
                 self._events.append(Removed(key, reason))
         return changed
 
+    # -- successors (the C thread) -----------------------------------------------------------------
+
+    def _bind(self) -> None:
+        """Bind the queue's first launches as successors of running jobs of their shape, shortest
+        chain first, so that the C thread starts them as those jobs end (see "Successors")."""
+        reaper = self._reaper
+        while self._open and (first := self._queue.first()) is not None:
+            assert reaper is not None
+            order, launch, shape = first
+            lanes = [job for job in self._open.values() if job.shape == shape]
+            if not lanes or not self._chainable(launch, lanes[0].claim):
+                return
+            job = min(lanes, key=lambda one: len(one.chain))
+            handle = reaper.follow(job.handle, _request(launch, job.claim))
+            if handle is None:  # it ended already: its exit is on its way
+                del self._open[job.launch.key]
+                continue
+            self._queue.take_first(shape)
+            bound = self._bound[launch.key] = _Bound(launch, order, handle, job.chain)
+            job.chain.append(bound)
+            self._worst_bound = max(self._worst_bound, order)
+            if len(job.chain) >= _CHAIN:
+                del self._open[job.launch.key]
+
+    def _withdraw(self) -> None:
+        """Put the bound successors back in their places in the queue (those the C thread has taken
+        already start)."""
+        assert self._reaper is not None
+        for bound in list(self._bound.values()):
+            if self._reaper.unfollow(bound.handle):
+                self._unbind(bound)
+                self._queue.push(bound.launch, bound.order)
+        self._worst_bound = (0, 0)
+
+    def _unbind(self, bound: _Bound) -> None:
+        bound.chain.remove(bound)
+        del self._bound[bound.launch.key]
+        self._open = {key: job for key, job in self._jobs.items()
+                      if job.shape is not None and job.handle >= 0 and len(job.chain) < _CHAIN}
+
     def _drain(self) -> list[Event]:
         events, self._events = self._events, []
         return events
 
 
-def _kill_group(pid: int) -> None:
+def _kill_group(pid: int, sig: int = signal.SIGKILL) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):  # the whole group is gone already
-        os.killpg(pid, signal.SIGKILL)
+        os.killpg(pid, sig)
+
+
+def _request(launch: Launch, claim: Claim) -> SpawnRequest[_Tag]:
+    return SpawnRequest((launch, claim), launch.argv, launch.env, launch.cwd, launch.stdout, launch.stderr,
+                        claim.cpu_ids, launch.stdin)
