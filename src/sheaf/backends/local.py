@@ -72,9 +72,8 @@ import resource
 import select
 import signal
 import time
-from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Self
 
 from sheaf.backends import _jobguard
@@ -90,10 +89,11 @@ from sheaf.backends._periodic import (
     policy_interval,
 )
 from sheaf.backends._pool import Claim, Pool
-from sheaf.backends._queue import LaunchQueue, Order, Outcome, Shape
+from sheaf.backends._queue import LaunchQueue, Outcome, Shape
 from sheaf.backends._sandbox import TransferFailure, copy_back, make_sandbox, remove_sandbox
 from sheaf.backends._spawn import Spawned, SpawnError, seal_descriptors, spawn
-from sheaf.backends._spawner import CSpawner, ExitResult, Spawner, SpawnRequest, SpawnResult, make_spawner
+from sheaf.backends._spawner import CSpawner, ExitResult, Spawner, SpawnResult, make_spawner
+from sheaf.backends._successors import Chain, Job, Successors, Tag, chainable, request
 from sheaf.classad import ClassAd, Demand, parse_limits
 from sheaf.engine import Event, Exited, Held, Launch, Started
 from sheaf.engine._backend import FileTransfer, Released, Removed, Suspended
@@ -103,33 +103,6 @@ from sheaf.engine._orphans import start_ticks
 __all__ = ["LocalBackend"]
 
 _LIMIT_RETRY = 0.25
-_CHAIN = 8  # successors bound to one running job at most (see "Successors")
-_Tag = tuple[Launch, Claim]
-
-
-@dataclass(slots=True)
-class _Bound:
-    """A launch bound as a successor in the C thread (see "Successors")."""
-
-    launch: Launch
-    order: tuple[int, int]  # its place in the queue, kept for its return there
-    handle: int
-    chain: deque[_Bound]  # the chain it is in (handed from job to job)
-
-
-@dataclass(slots=True)
-class _Job:
-    launch: Launch
-    claim: Claim
-    spawned: Spawned
-    started: float
-    since: float
-    limited: bool
-    killed: str | None = None
-    handle: int = -1  # the C thread's number (it reaps the job), else -1 (reaped here by pidfd)
-    shape: Shape | None = None  # set when successors may be bound to it
-    chain: deque[_Bound] = field(default_factory=deque)
-    cancelled: bool = False  # ends without an event (cancel, close)
 
 
 class LocalBackend:
@@ -145,8 +118,8 @@ class LocalBackend:
         self._poll_interval = poll_interval
         self._clock = clock
         self._queue = LaunchQueue()
-        self._jobs: dict[str, _Job] = {}  # running, by launch key
-        self._fds: dict[int, _Job] = {}  # by pidfd, those reaped here
+        self._jobs: dict[str, Job] = {}  # running, by launch key
+        self._fds: dict[int, Job] = {}  # by pidfd, those reaped here
         self._events: list[Event] = []
         self._started: list[tuple[str, int, float, str]] = []  # (key, pid, time, slot) not yet taken
         self._epoll = select.epoll()
@@ -159,17 +132,14 @@ class LocalBackend:
         self._policy_every = policy_interval(self.pool.config)
         self._next_policy = 0.0
         seal_descriptors()
-        self._starting: dict[str, _Tag] = {}  # handed to the spawner thread
+        self._starting: dict[str, Tag] = {}  # handed to the spawner thread
         self._cancelled: set[str] = set()  # cancelled while starting: killed when the pid comes back
-        self._spawner: Spawner[_Tag] | CSpawner[_Tag] | None = make_spawner(clock, reap=True)
+        self._spawner: Spawner[Tag] | CSpawner[Tag] | None = make_spawner(clock, reap=True)
         self._reaper = self._spawner if isinstance(self._spawner, CSpawner) else None
-        self._bound: dict[str, _Bound] = {}  # successors waiting in the C thread, by key
-        self._chains: dict[str, deque[_Bound]] = {}  # a starting successor's followers
-        self._open: dict[str, _Job] = {}  # running jobs that take more successors
-        self._shapes: dict[str, Shape] = {}  # queue shapes of starting launches that may take successors
+        self._next = Successors(self._reaper, self._queue) if self._reaper is not None else None
+        self._guarded = False  # the C thread was given the job guard
         self._released = 0  # claims given back to the pool, ever
         self._seen = 0  # ... as of the last scheduling pass
-        self._worst_bound: Order = (0, 0)  # no bound successor goes after this place in the queue
         #: launch key -> (sandbox, its top level's mtimes, initialdir, transfer) of file-transfer jobs
         self._sandboxes: dict[str, tuple[str, dict[str, float], str, FileTransfer]] = {}
         if self._spawner is not None:
@@ -184,8 +154,8 @@ class LocalBackend:
         if self._present(launch.key):
             raise ValueError(f"launch key {launch.key!r} is already submitted")
         order = self._queue.push(launch)
-        if self._bound and order < self._worst_bound:  # it goes first: successors bound behind it are not
-            self._withdraw()
+        if self._next is not None and self._next.more_urgent(order):  # bound ones no longer go next
+            self._next.withdraw(self._jobs)
         if has_policy(launch.job_ad):
             now = self._clock()
             self._policy[launch.key] = JobRecord(launch, now, now)
@@ -193,7 +163,8 @@ class LocalBackend:
                 self._next_policy = time.monotonic() + self._policy_every
         if not self.pool.saturated or self.pool.is_local(launch.job_ad):
             self._schedule()
-        self._bind()
+        if self._next is not None:
+            self._next.bind(self._policy)
 
     def wait(self, timeout: float | None) -> list[Event]:
         """Block up to ``timeout`` seconds for at least one event; [] on timeout."""
@@ -204,7 +175,7 @@ class LocalBackend:
         while True:
             if self._events:
                 return self._drain()
-            if not (self._jobs or self._queue or self._starting or self._policy or self._bound):
+            if not (self._jobs or self._queue or self._starting or self._policy or self._next):
                 return []
             now = time.monotonic()
             if polled and deadline is not None and now >= deadline:
@@ -218,15 +189,14 @@ class LocalBackend:
         self._policy.pop(key, None)
         self._stop(key)
         self._schedule()
-        self._bind()
+        if self._next is not None:
+            self._next.bind(self._policy)
 
     def _stop(self, key: str) -> None:
         """Take a job off the queue, or kill its process group (once started) and free its slot."""
         if self._queue.remove(key):
             return
-        bound = self._bound.get(key)
-        if bound is not None and self._reaper is not None and self._reaper.unfollow(bound.handle):
-            self._unbind(bound)
+        if self._next is not None and self._next.unbind(key, self._jobs):
             return
         job = self._jobs.get(key)
         if job is not None and job.handle < 0:
@@ -237,15 +207,16 @@ class LocalBackend:
         if job is not None:  # the C thread reaps it (its exit is then dropped, its slot freed)
             job.cancelled = True
             self._signal(job, signal.SIGKILL)
-        elif key in self._starting or bound is not None:
-            self._cancelled.add(key)  # killed when its pid comes back
+        elif key in self._starting or (self._next is not None and key in self._next):
+            self._cancelled.add(key)  # taken by the C thread already: killed when its pid comes back
         while self._spawner is not None and self._present(key):  # a spawn, a killed job's exit: ms
             select.select([self._spawner.wakeup], [], [], 1.0)
             self._take(self._spawner.results())
 
     def _present(self, key: str) -> bool:
         """Whether the launch is queued, bound, starting or running."""
-        return key in self._queue or key in self._jobs or key in self._starting or key in self._bound
+        return (key in self._queue or key in self._jobs or key in self._starting
+                or (self._next is not None and key in self._next))
 
     def started(self) -> list[Started]:
         """Every start since the last call (a job released from hold starts again): pid, start time
@@ -261,7 +232,7 @@ class LocalBackend:
         return started
 
     def idle(self) -> int:
-        return len(self._queue) + len(self._bound)
+        return len(self._queue) + (len(self._next) if self._next is not None else 0)
 
     def running(self) -> int:
         return len(self._jobs) + len(self._starting)
@@ -275,11 +246,11 @@ class LocalBackend:
         self._policy.clear()
         if self._spawner is not None:
             self._epoll.unregister(self._spawner.wakeup)
-            self._cancelled.update(self._starting, self._bound)
+            self._cancelled.update(self._starting, self._next.bound if self._next is not None else ())
             for job in self._jobs.values():
                 job.cancelled = True
-                job.chain.clear()  # never started: the C thread drops them
-            self._bound.clear()
+            if self._next is not None:
+                self._next.drop(self._jobs)  # never started: the C thread drops them
             self._take(self._spawner.close())  # the C thread kills and reaps its own
         for job in list(self._jobs.values()):
             _kill_group(job.spawned.pid)
@@ -303,8 +274,8 @@ class LocalBackend:
     # -- scheduling ------------------------------------------------------------------------------
 
     def _schedule(self) -> None:
-        if self._bound and self._released != self._seen:  # a slot came free: first come, first served
-            self._withdraw()
+        if self._next is not None and self._released != self._seen:  # a slot is free: first come first
+            self._next.withdraw(self._jobs)
         self._seen = self._released
         if self._queue:
             self._queue.schedule(self._attempt)
@@ -325,15 +296,9 @@ class LocalBackend:
         if not claim.local and not self._acquire_limits(launch, ad):
             self.pool.release(claim)
             return "blocked"
-        if self._reaper is not None and self._chainable(launch, claim):
-            self._shapes[launch.key] = shape
+        if self._next is not None and chainable(launch, claim, launch.key in self._policy):
+            self._next.starting(launch.key, shape)
         return self._start(launch, claim)
-
-    def _chainable(self, launch: Launch, claim: Claim) -> bool:
-        """Whether successors may follow this launch in its claim, or it may follow another (see
-        "Successors"): nothing that needs this thread between two jobs of a slot."""
-        return (not claim.local and launch.transfer is None and launch.key not in self._policy
-                and launch.job_ad.get_expr("ConcurrencyLimits") is None and not needs_expansion(launch))
 
     def _acquire_limits(self, launch: Launch, ad: ClassAd) -> bool:
         demand = self._demand(ad)
@@ -373,10 +338,11 @@ class LocalBackend:
             self._sandboxes[launch.key] = (sandbox, before, launch.cwd, launch.transfer)
             launch = replace(launch, cwd=sandbox)
         if self._spawner is not None:
-            if self._reaper is not None and not self.started_total and not self._starting:
+            if self._reaper is not None and not self._guarded:
                 self._reaper.guard(_jobguard.descriptor())  # the C thread tells the guard of its jobs
+                self._guarded = True
             self._starting[launch.key] = (launch, claim)
-            self._spawner.submit(_request(launch, claim))
+            self._spawner.submit(request(launch, claim))
             return "started"
         started, since = self._clock(), time.monotonic()
         try:
@@ -390,18 +356,16 @@ class LocalBackend:
         return "started"
 
     def _adopt(self, launch: Launch, claim: Claim, spawned: Spawned, started: float, since: float,
-               handle: int = -1, chain: deque[_Bound] | None = None) -> _Job:
-        job = _Job(launch, claim, spawned, started, since, claim.memory_limit is not None and not claim.local,
-                   handle=handle, shape=self._shapes.pop(launch.key, None))
+               handle: int = -1) -> Job:
+        job = Job(launch, claim, spawned, started, since, claim.memory_limit is not None and not claim.local,
+                  handle=handle)
         self._jobs[launch.key] = job
         if handle < 0:
             self._fds[spawned.pidfd] = job
             self._epoll.register(spawned.pidfd, select.EPOLLIN)
             _jobguard.tell(f"+{spawned.pid}")  # (the C thread tells the guard of its own)
-        if chain is not None:
-            job.chain = chain
-        if job.shape is not None and len(job.chain) < _CHAIN:
-            self._open[launch.key] = job
+        elif self._next is not None:
+            self._next.started(job)
         self.started_total += 1
         self._started.append((launch.key, spawned.pid, started, claim.slot or "local"))
         record = self._policy.get(launch.key)
@@ -409,7 +373,7 @@ class LocalBackend:
             record.started(started)
         return job
 
-    def _take(self, results: list[SpawnResult[_Tag]] | list[SpawnResult[_Tag] | ExitResult[_Tag]]) -> None:
+    def _take(self, results: list[SpawnResult[Tag]] | list[SpawnResult[Tag] | ExitResult[Tag]]) -> None:
         """The spawner thread's news, in order: starts, and (C thread) exits."""
         for result in results:
             if isinstance(result, ExitResult):
@@ -417,21 +381,19 @@ class LocalBackend:
             else:
                 self._take_spawn(result)
 
-    def _take_spawn(self, result: SpawnResult[_Tag]) -> None:
+    def _take_spawn(self, result: SpawnResult[Tag]) -> None:
         """Adopt what the spawner thread started; a failed spawn is ``Held``, a cancelled one killed."""
         launch, claim = result.tag
         self._starting.pop(launch.key, None)
-        chain = self._chains.pop(launch.key, None)
         spawned = result.spawned
         if spawned is None:
-            shape = self._shapes.pop(launch.key, None)
             if launch.key not in self._cancelled:
                 self._events.append(Held(launch.key, result.error or "the job could not be started"))
             self._cancelled.discard(launch.key)
-            if not self._hand_on(chain, claim, shape):
-                self._release(launch.key, claim)
+            chain, shape = self._next.failed(launch.key) if self._next is not None else (None, None)
+            self._hand_on(launch.key, chain, claim, shape)
         elif spawned.pidfd < 0:  # the C thread's: it reaps it too
-            job = self._adopt(launch, claim, spawned, result.started, result.since, result.handle, chain)
+            job = self._adopt(launch, claim, spawned, result.started, result.since, result.handle)
             if launch.key in self._cancelled:
                 self._cancelled.discard(launch.key)
                 job.cancelled = True
@@ -445,18 +407,14 @@ class LocalBackend:
         else:
             self._adopt(launch, claim, spawned, result.started, result.since)
 
-    def _hand_on(self, chain: deque[_Bound] | None, claim: Claim, shape: Shape | None) -> bool:
-        """Whether a successor takes ``claim`` over: the C thread starts the chain's first now."""
-        if not chain:
-            return False
-        first = chain.popleft()
-        key = first.launch.key
-        del self._bound[key]
-        self._starting[key] = (first.launch, claim)
-        self._chains[key] = chain
-        if shape is not None:
-            self._shapes[key] = shape
-        return True
+    def _hand_on(self, key: str, chain: Chain | None, claim: Claim, shape: Shape | None) -> None:
+        """``key`` is done with ``claim``: its first successor takes it over (the C thread starts it
+        now), else it goes back to the pool."""
+        successor = self._next.hand_on(chain, shape) if self._next is not None else None
+        if successor is None:
+            self._release(key, claim)
+        else:
+            self._starting[successor.key] = (successor, claim)
 
     def _release(self, key: str, claim: Claim) -> None:
         self._released += 1
@@ -500,7 +458,8 @@ class LocalBackend:
             retry = self._apply_policy() or retry
         if freed or retry:
             self._schedule()
-        self._bind()
+        if self._next is not None:
+            self._next.bind(self._policy)
 
     def _take_news(self) -> bool:
         """The spawner thread's results; True when a claim went back to the pool (a slot is free)."""
@@ -509,19 +468,19 @@ class LocalBackend:
         self._take(self._spawner.results())
         return self._released != before
 
-    def _reap(self, job: _Job) -> None:
+    def _reap(self, job: Job) -> None:
         """A job of this thread ended (its pidfd is readable): reap it, as the C thread does its own."""
         pid = job.spawned.pid
         _kill_group(pid)  # leftovers of the job; the zombie leader keeps the group id reserved
         _, status, usage = os.wait4(pid, 0)
         self._ended(job, status, usage.ru_maxrss, self._clock())
 
-    def _exited(self, result: ExitResult[_Tag]) -> None:
+    def _exited(self, result: ExitResult[Tag]) -> None:
         job = self._jobs.get(result.tag[0].key)
         if job is not None:
             self._ended(job, result.status, result.maxrss_kb, result.ended)
 
-    def _ended(self, job: _Job, status: int, maxrss_kb: int, ended: float) -> None:
+    def _ended(self, job: Job, status: int, maxrss_kb: int, ended: float) -> None:
         """Report a reaped job (``Exited``, or ``Held`` when its output cannot be transferred back),
         its claim freed or handed to its first successor."""
         key = job.launch.key
@@ -545,7 +504,7 @@ class LocalBackend:
                 return
         self._events.append(Exited(key, code, sig, reason, job.started, ended, job.claim.slot or "local"))
 
-    def _peak_reason(self, job: _Job, peak_mb: float) -> str | None:
+    def _peak_reason(self, job: Job, peak_mb: float) -> str | None:
         limit = job.claim.memory_limit
         if not job.limited or limit is None or peak_mb <= limit:
             return None
@@ -557,20 +516,20 @@ class LocalBackend:
         return (f"memory usage {peak_mb:.0f} MB exceeded request {limit} MB "
                 "(peak resident set, measured at exit)")
 
-    def _forget(self, job: _Job) -> None:
+    def _forget(self, job: Job) -> None:
         """A job is gone: its claim goes to its first successor, else back to the pool."""
         key = job.launch.key
         del self._jobs[key]
-        self._open.pop(key, None)
+        if self._next is not None:
+            self._next.ended(job)
         if job.handle < 0:
             _jobguard.tell(f"-{job.spawned.pid}")
             del self._fds[job.spawned.pidfd]
             self._epoll.unregister(job.spawned.pidfd)
             os.close(job.spawned.pidfd)
-        if not self._hand_on(job.chain, job.claim, job.shape):
-            self._release(key, job.claim)
+        self._hand_on(key, job.chain, job.claim, job.shape)
 
-    def _signal(self, job: _Job, sig: int) -> None:
+    def _signal(self, job: Job, sig: int) -> None:
         """Signal a running job's process group (the C thread's own under its lock: never a reaped group)."""
         if job.handle < 0:
             _kill_group(job.spawned.pid, sig)
@@ -620,46 +579,6 @@ class LocalBackend:
                 self._events.append(Removed(key, reason))
         return changed
 
-    # -- successors (the C thread) -----------------------------------------------------------------
-
-    def _bind(self) -> None:
-        """Bind the queue's first launches as successors of running jobs of their shape, shortest
-        chain first, so that the C thread starts them as those jobs end (see "Successors")."""
-        reaper = self._reaper
-        while self._open and (first := self._queue.first()) is not None:
-            assert reaper is not None
-            order, launch, shape = first
-            lanes = [job for job in self._open.values() if job.shape == shape]
-            if not lanes or not self._chainable(launch, lanes[0].claim):
-                return
-            job = min(lanes, key=lambda one: len(one.chain))
-            handle = reaper.follow(job.handle, _request(launch, job.claim))
-            if handle is None:  # it ended already: its exit is on its way
-                del self._open[job.launch.key]
-                continue
-            self._queue.take_first(shape)
-            bound = self._bound[launch.key] = _Bound(launch, order, handle, job.chain)
-            job.chain.append(bound)
-            self._worst_bound = max(self._worst_bound, order)
-            if len(job.chain) >= _CHAIN:
-                del self._open[job.launch.key]
-
-    def _withdraw(self) -> None:
-        """Put the bound successors back in their places in the queue (those the C thread has taken
-        already start)."""
-        assert self._reaper is not None
-        for bound in list(self._bound.values()):
-            if self._reaper.unfollow(bound.handle):
-                self._unbind(bound)
-                self._queue.push(bound.launch, bound.order)
-        self._worst_bound = (0, 0)
-
-    def _unbind(self, bound: _Bound) -> None:
-        bound.chain.remove(bound)
-        del self._bound[bound.launch.key]
-        self._open = {key: job for key, job in self._jobs.items()
-                      if job.shape is not None and job.handle >= 0 and len(job.chain) < _CHAIN}
-
     def _drain(self) -> list[Event]:
         events, self._events = self._events, []
         return events
@@ -669,7 +588,3 @@ def _kill_group(pid: int, sig: int = signal.SIGKILL) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):  # the whole group is gone already
         os.killpg(pid, sig)
 
-
-def _request(launch: Launch, claim: Claim) -> SpawnRequest[_Tag]:
-    return SpawnRequest((launch, claim), launch.argv, launch.env, launch.cwd, launch.stdout, launch.stderr,
-                        claim.cpu_ids, launch.stdin)
