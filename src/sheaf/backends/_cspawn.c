@@ -11,17 +11,21 @@
  * Reaping (reap=True): a slot freed by an exit used to wait until the engine's single Python thread
  * -- busy about half the time with the state machine, the journal and the reports -- came back to its
  * epoll, reaped the job and asked for the next spawn: a /bin/true job's life from spawn request to
- * reap was ~1.9 ms against ~1.06 ms under xargs -P2.  So the thread owns the children it spawned: it
- * keeps their pidfds in an epoll of its own (beside the eventfd that tells it of new requests), and
- * when one is readable it kills what is left of the job's process group (as HTCondor's starter
- * does), wait4s it and records the exit (wait status, ru_maxrss, CLOCK_MONOTONIC and CLOCK_REALTIME
- * at the reap).  A request may be bound to a running child as its *successor* (follow): when that
- * child is reaped, the successor is spawned at once, before the engine even hears of the exit, with
- * the CPUs of its own request (the engine binds only a launch that would get the same claim).  A
- * successor that fails to start hands the turn to the next one bound.  The job guard
- * (sheaf.backends._jobguard) is told "+PGID" and "-PGID" by this thread, as it spawns and reaps, on
- * the descriptor given to guard().  kill() signals a child's group under the lock the reaper holds
- * while it reaps, so it never reaches a reaped (possibly reused) process group.
+ * reap was ~1.9 ms against ~1.06 ms under xargs -P2.  So a second thread, the reaper, owns the
+ * children the spawner thread started: it keeps their pidfds in an epoll of its own (beside an
+ * eventfd that tells it to stop), and when one is readable it kills what is left of the job's
+ * process group (as HTCondor's starter does), wait4s it and records the exit (wait status,
+ * ru_maxrss, CLOCK_MONOTONIC and CLOCK_REALTIME at the reap).  A request may be bound to a running
+ * child as its *successor* (follow): when that child is reaped, the reaper queues the successor
+ * first for the spawner thread, which starts it before the engine even hears of the exit, with the
+ * CPUs of its own request (the engine binds only a launch that would get the same claim).  Two
+ * threads, not one: a spawn can block (a FIFO as the job's output blocks its open before execve),
+ * and that must not hold up the reaping of other jobs.  A successor that fails to start hands the
+ * turn to the next one bound.  The job guard (sheaf.backends._jobguard) is told "+PGID" and
+ * "-PGID" by these threads as they spawn and reap, on the descriptor given to guard().  kill()
+ * signals a child's group under the lock the reaper holds from killpg to wait4, so it never reaches
+ * a reaped (possibly reused) process group.  Results keep their order: a child's exit comes before
+ * its successor's start.
  *
  * Contract, the same as sheaf.backends._libcspawn (tests/backends/test_spawn_paths.py compares them):
  * argv and the complete environment as given, argv[0] looked up in PATH (posix_spawnp) when it has
@@ -33,7 +37,7 @@
  * restores its own after.  A pidfd (pidfd_open) is opened for each child before it is reported.
  *
  * Python API:
- *   s = Spawner(reap=False)           starts the thread; reap: the thread reaps its children
+ *   s = Spawner(reap=False)           starts the spawner thread, and with reap the reaper thread
  *   s.fileno()                        an eventfd, readable while results wait
  *   s.submit(tag, argv, env, cwd, stdout, stderr, stdin, cpus)
  *                                     tag an int; argv a list of str; env a dict of str; cpus None
@@ -50,11 +54,11 @@
  *   s.guard(fd)                       (reap) where to write "+PGID\n" / "-PGID\n"
  *   s.results()                       [(kind, tag, pid, pidfd, errno, status, maxrss, mono, real)],
  *                                     in order.  kind 0, a start: errno 0 when the child started,
- *                                     else pid and pidfd are -1; pidfd -1 too when the thread reaps.
+ *                                     else pid and pidfd are -1; pidfd -1 too with reap.
  *                                     kind 1, an exit (reap): the wait status and ru_maxrss (KiB).
  *                                     mono and real: CLOCK_MONOTONIC and CLOCK_REALTIME of the spawn
  *                                     or the reap
- *   s.close()                         spawns what was submitted, stops the thread, kills and reaps
+ *   s.close()                         spawns what was submitted, stops the threads, kills and reaps
  *                                     its running children (reap), returns the results not yet
  *                                     taken, closes the eventfd
  */

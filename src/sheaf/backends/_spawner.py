@@ -4,7 +4,10 @@ Where glibc's ``posix_spawn`` is usable (``THREADED``), the call releases the GI
 waits for the child's ``execve``; :class:`Spawner` runs the spawns in one thread so that wait overlaps
 with the engine loop.  The thread only spawns: it hands each result back through a list and an
 eventfd, and the backend's thread does everything else.  Where the C extension ``_cspawn`` was
-built, :class:`CSpawner` is that thread in C, never taking the GIL (``_spawn``'s docstring).
+built, :class:`CSpawner` is that thread in C, never taking the GIL (``_spawn``'s docstring); with
+``reap=True`` (the local backend's choice) a second C thread also reaps the children and starts a
+successor bound to one the moment it is reaped (``_cspawn``'s header, ``_successors``), reporting
+exits as :class:`ExitResult`.
 Kept apart from ``_spawn``, which the Slurm job wrapper imports at the start of every job and which
 therefore stays free of ``threading``, ``queue``, ``dataclasses`` and ``ctypes``.
 """

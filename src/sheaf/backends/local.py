@@ -1,8 +1,8 @@
 """``LocalBackend``: runs node attempts as processes on this machine, in the slots of a local pool.
 
 The engine hands over ``Launch``es; the backend queues them, matches them to slots, runs them and
-reports ``Exited``/``Held`` events.  One thread (the engine loop's) drives it: no threads of its own.
-Linux only (pidfd, ``/proc``, ``sched_setaffinity``).
+reports ``Exited``/``Held`` events.  One thread (the engine loop's) drives it; spawning and reaping
+may run in threads of their own (see "Processes").  Linux only (pidfd, ``/proc``, ``sched_setaffinity``).
 
 Scheduling policy
     Queued launches are tried highest ``priority`` first, FIFO among equals (``_queue``).  A launch
@@ -21,12 +21,13 @@ Processes (``_spawn``, ``_libcspawn``)
     own process group (so ``cancel``/``close``/memory kills reach its children via the group),
     pinned to the claim's CPUs when the pool enforces CPU affinity.  When a job's
     main process exits, what is left of its process group is killed, as HTCondor's starter does.
-    Where glibc allows it, spawns run in a thread of their own (``_spawner.make_spawner``: a C thread
+    Where glibc allows it, spawns run in a thread of their own (``_spawner.make_spawner``: C threads
     where the ``_cspawn`` extension was built, else a Python one), so the engine
     loop does not wait for each child's ``execve``: a launch granted a claim is *starting* until the
-    thread hands its pid back (through an eventfd in the same epoll); everything else -- claims,
-    events, reaping -- stays in the engine loop's thread.  A launch cancelled while starting is
-    killed as soon as its pid comes back.
+    thread hands its pid back (through an eventfd in the same epoll).  A launch cancelled while
+    starting is killed as soon as its pid comes back.  With the C threads, they also own the
+    children they spawned (see "Exits") and refill a freed slot themselves ("Successors");
+    claims, events, policies and memory stay in the engine loop's thread.
 
 Started processes
     Each started attempt's pid is kept until ``started()`` takes it with its start time
@@ -37,9 +38,23 @@ Started processes
     unrecorded and run again on resume.
 
 Exits
-    Each process has a pidfd registered in one epoll; ``wait`` blocks in ``epoll.poll`` and reaps
-    exactly the pids that ended with ``os.wait4`` (no SIGCHLD handler, no reaper or per-job thread,
-    and never ``waitpid(-1)``, which would steal the engine's own PRE/POST children).
+    Each process has a pidfd watched by an epoll, and exactly the pids that ended are reaped with
+    ``wait4`` (no SIGCHLD handler, no per-job thread, and never ``waitpid(-1)``, which would steal
+    the engine's own PRE/POST children).  With the C threads (``_cspawn``'s header) the epoll is a
+    reaper thread's: it kills what is left of the job's group, reaps it and queues the exit (wait
+    status, ``ru_maxrss``, the time), which ``wait`` -- blocked in ``epoll.poll`` on the threads'
+    eventfd -- turns into the event; the job guard hears ``+PGID``/``-PGID`` from those threads.  A
+    kill of a running job (``cancel``, memory, a policy) goes through the thread's lock
+    (``CSpawner.kill``), so it never reaches a group the reaper has freed; a cancelled job's exit
+    is dropped.  Otherwise the epoll is the engine loop's own and ``wait`` reaps.
+
+Successors (``_successors``)
+    With the C threads, the queue's first launch is bound to a running job of the same queue
+    shape (the same claim) whose slot it would take next, and the thread starts it the moment that
+    job is reaped, in the same claim and CPUs, before the engine hears of either: slots no longer
+    wait for the engine's turn between two jobs.  Only launches that need nothing of this thread in
+    between are bound (no limits, sandbox, ``$$()``, policy or local universe); a more urgent
+    launch or a slot freed elsewhere puts the bound ones back in their places in the queue.
 
 File transfer (``_sandbox``)
     A launch with ``should_transfer_files = YES`` runs in a sandbox of its own, its
