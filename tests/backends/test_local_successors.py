@@ -4,10 +4,12 @@ the engine's loop, cancelled successors, kills racing the reaper, priorities and
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import select
 import signal
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -282,3 +284,28 @@ def test_memory_is_policed_by_pid_and_the_kill_is_reported(tmp_path: Path) -> No
     event = exited(events["hungry#0"])
     assert event.signal == 9 and event.reason is not None and "exceeded request 100 MB" in event.reason
     assert exited(events["after#0"]).exit_code == 0
+
+
+def test_a_successor_whose_output_is_a_fifo_does_not_hold_up_the_reaping(tmp_path: Path) -> None:
+    """A successor that may block in its spawn (a FIFO nobody reads as its output) goes to the
+    spawner thread; the reaper goes on reporting the other slot's exits meanwhile."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    release = threading.Timer(20.0, lambda: os.close(os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)))
+    release.start()  # a last resort, so that a regression fails the test instead of hanging it
+    with backend_for(tmp_path, "NUM_CPUS = 2\nMEMORY = 2048\n") as local:
+        local.submit(make_launch(tmp_path, "a", ["/bin/sleep", "0.3"]))
+        local.submit(make_launch(tmp_path, "x", ["/bin/sleep", "1.0"]))
+        running(local, "a#0")
+        running(local, "x#0")
+        blocked = make_launch(tmp_path, "blocked", ["/bin/true"])
+        local.submit(dataclasses.replace(blocked, stdout=str(fifo)))
+        assert local._next is not None and local._next.bound["blocked#0"].chain is local._jobs["a#0"].chain
+        events = collect(local, 2, timeout=15.0)  # a, then x while "blocked" waits for a reader
+        assert sorted(events) == ["a#0", "x#0"]
+        reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+        try:
+            assert exited(collect(local, 1)["blocked#0"]).exit_code == 0
+        finally:
+            os.close(reader)
+    release.cancel()
