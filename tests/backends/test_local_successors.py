@@ -9,7 +9,6 @@ import os
 import select
 import signal
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -20,7 +19,7 @@ from sheaf.backends._spawner import CSpawner, ExitResult, SpawnRequest, SpawnRes
 from sheaf.backends.local import LocalBackend
 from sheaf.engine import Exited
 
-from .contract import collect, exited, make_launch, wait_for
+from .contract import collect, exited, make_launch, unread_fifo, wait_for
 
 MODULE = _spawner._compiled()
 pytestmark = pytest.mark.skipif(MODULE is None, reason="the _cspawn extension was not built")
@@ -289,11 +288,7 @@ def test_memory_is_policed_by_pid_and_the_kill_is_reported(tmp_path: Path) -> No
 def test_a_successor_whose_output_is_a_fifo_does_not_hold_up_the_reaping(tmp_path: Path) -> None:
     """A successor that may block in its spawn (a FIFO nobody reads as its output) goes to the
     spawner thread; the reaper goes on reporting the other slot's exits meanwhile."""
-    fifo = tmp_path / "fifo"
-    os.mkfifo(fifo)
-    release = threading.Timer(20.0, lambda: os.close(os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)))
-    release.start()  # a last resort, so that a regression fails the test instead of hanging it
-    with backend_for(tmp_path, "NUM_CPUS = 2\nMEMORY = 2048\n") as local:
+    with unread_fifo(tmp_path, 20.0) as fifo, backend_for(tmp_path, "NUM_CPUS = 2\nMEMORY = 2048\n") as local:
         local.submit(make_launch(tmp_path, "a", ["/bin/sleep", "0.3"]))
         local.submit(make_launch(tmp_path, "x", ["/bin/sleep", "1.0"]))
         running(local, "a#0")
@@ -308,4 +303,3 @@ def test_a_successor_whose_output_is_a_fifo_does_not_hold_up_the_reaping(tmp_pat
             assert exited(collect(local, 1)["blocked#0"]).exit_code == 0
         finally:
             os.close(reader)
-    release.cancel()
