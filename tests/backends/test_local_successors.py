@@ -29,7 +29,7 @@ ENV = {"PATH": "/usr/bin:/bin"}
 def backend_for(tmp_path: Path, config: str = "NUM_CPUS = 1\nMEMORY = 2048\n") -> LocalBackend:
     pool = Pool(config)
     local = LocalBackend(pool, limits=ConcurrencyLimits(pool.config, path=tmp_path / "limits.sqlite"))
-    assert local._next is not None  # the C thread reaps
+    assert local._reaper is not None  # the C threads reap
     return local
 
 
@@ -237,7 +237,7 @@ def test_a_running_job_with_successors_is_cancelled_and_its_successors_still_run
         local.submit(make_launch(tmp_path, "a", ["/bin/sleep", "30"]))
         running(local, "a#0")
         local.submit(make_launch(tmp_path, "b", ["/bin/true"]))
-        assert "b#0" in local._next.bound  # type: ignore[union-attr]
+        assert "b#0" in local._successors.bound
         begin = time.monotonic()
         local.cancel("a#0")
         assert time.monotonic() - begin < 10.0
@@ -265,7 +265,7 @@ def test_a_slot_freed_elsewhere_takes_a_launch_bound_behind_a_long_job(tmp_path:
         running(local, "short#0")
         for name in "bcd":
             local.submit(make_launch(tmp_path, name, ["/bin/true"]))
-        assert local._next is not None and local._next.bound["b#0"].chain is local._jobs["long#0"].chain
+        assert local._successors.bound["b#0"].chain is local._jobs["long#0"].chain
         events = collect(local, 4)
         assert "long#0" not in events
         local.cancel("long#0")
@@ -295,7 +295,7 @@ def test_a_successor_whose_output_is_a_fifo_does_not_hold_up_the_reaping(tmp_pat
         running(local, "x#0")
         blocked = make_launch(tmp_path, "blocked", ["/bin/true"])
         local.submit(dataclasses.replace(blocked, stdout=str(fifo)))
-        assert local._next is not None and local._next.bound["blocked#0"].chain is local._jobs["a#0"].chain
+        assert local._successors.bound["blocked#0"].chain is local._jobs["a#0"].chain
         events = collect(local, 2, timeout=15.0)  # a, then x while "blocked" waits for a reader
         assert sorted(events) == ["a#0", "x#0"]
         reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)

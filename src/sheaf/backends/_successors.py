@@ -91,7 +91,8 @@ def chainable(launch: Launch, claim: Claim, policed: bool) -> bool:
 class Successors:
     """The bound launches and the chains they are in (see the module docstring)."""
 
-    def __init__(self, reaper: CSpawner[Tag], queue: LaunchQueue) -> None:
+    def __init__(self, reaper: CSpawner[Tag] | None, queue: LaunchQueue) -> None:
+        """``reaper`` None: no C threads, nothing is ever bound (every method is then a no-op)."""
         self._reaper = reaper
         self._queue = queue
         self.bound: dict[str, Bound] = {}  # by launch key
@@ -153,6 +154,7 @@ class Successors:
             if not lanes or not chainable(launch, lanes[0].claim, launch.key in policed):
                 return
             job = min(lanes, key=lambda one: len(one.chain))
+            assert self._reaper is not None  # lanes are jobs of the C threads
             handle = self._reaper.follow(job.handle, request(launch, job.claim))
             if handle is None:  # it ended already: its exit is on its way
                 del self._open[job.launch.key]
@@ -167,7 +169,7 @@ class Successors:
     def unbind(self, key: str, jobs: dict[str, Job]) -> bool:
         """Take a bound launch back from the C thread; False when it has taken it (it starts)."""
         bound = self.bound.get(key)
-        if bound is None or not self._reaper.unfollow(bound.handle):
+        if bound is None or self._reaper is None or not self._reaper.unfollow(bound.handle):
             return False
         bound.chain.remove(bound)
         del self.bound[key]
@@ -177,6 +179,8 @@ class Successors:
     def withdraw(self, jobs: dict[str, Job]) -> None:
         """Put the bound launches back in their places in the queue (those the C thread has taken
         already start)."""
+        if not self.bound or self._reaper is None:
+            return
         for bound in list(self.bound.values()):
             if self._reaper.unfollow(bound.handle):
                 bound.chain.remove(bound)

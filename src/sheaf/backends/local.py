@@ -151,7 +151,7 @@ class LocalBackend:
         self._cancelled: set[str] = set()  # cancelled while starting: killed when the pid comes back
         self._spawner: Spawner[Tag] | CSpawner[Tag] | None = make_spawner(clock, reap=True)
         self._reaper = self._spawner if isinstance(self._spawner, CSpawner) else None
-        self._next = Successors(self._reaper, self._queue) if self._reaper is not None else None
+        self._successors = Successors(self._reaper, self._queue)  # (none bound without the C threads)
         self._guarded = False  # the C thread was given the job guard
         self._released = 0  # claims given back to the pool, ever
         self._seen = 0  # ... as of the last scheduling pass
@@ -169,8 +169,8 @@ class LocalBackend:
         if self._present(launch.key):
             raise ValueError(f"launch key {launch.key!r} is already submitted")
         order = self._queue.push(launch)
-        if self._next is not None and self._next.more_urgent(order):  # bound ones no longer go next
-            self._next.withdraw(self._jobs)
+        if self._successors.more_urgent(order):  # the bound ones no longer go next
+            self._successors.withdraw(self._jobs)
         if has_policy(launch.job_ad):
             now = self._clock()
             self._policy[launch.key] = JobRecord(launch, now, now)
@@ -178,8 +178,7 @@ class LocalBackend:
                 self._next_policy = time.monotonic() + self._policy_every
         if not self.pool.saturated or self.pool.is_local(launch.job_ad):
             self._schedule()
-        if self._next is not None:
-            self._next.bind(self._policy)
+        self._successors.bind(self._policy)
 
     def wait(self, timeout: float | None) -> list[Event]:
         """Block up to ``timeout`` seconds for at least one event; [] on timeout."""
@@ -190,7 +189,7 @@ class LocalBackend:
         while True:
             if self._events:
                 return self._drain()
-            if not (self._jobs or self._queue or self._starting or self._policy or self._next):
+            if not (self._jobs or self._queue or self._starting or self._policy or self._successors):
                 return []
             now = time.monotonic()
             if polled and deadline is not None and now >= deadline:
@@ -204,14 +203,13 @@ class LocalBackend:
         self._policy.pop(key, None)
         self._stop(key)
         self._schedule()
-        if self._next is not None:
-            self._next.bind(self._policy)
+        self._successors.bind(self._policy)
 
     def _stop(self, key: str) -> None:
         """Take a job off the queue, or kill its process group (once started) and free its slot."""
         if self._queue.remove(key):
             return
-        if self._next is not None and self._next.unbind(key, self._jobs):
+        if self._successors.unbind(key, self._jobs):
             return
         job = self._jobs.get(key)
         if job is not None and job.handle < 0:
@@ -222,7 +220,7 @@ class LocalBackend:
         if job is not None:  # the C thread reaps it (its exit is then dropped, its slot freed)
             job.cancelled = True
             self._signal(job, signal.SIGKILL)
-        elif key in self._starting or (self._next is not None and key in self._next):
+        elif key in self._starting or key in self._successors:
             self._cancelled.add(key)  # taken by the C thread already: killed when its pid comes back
         while self._spawner is not None and self._present(key):  # a spawn, a killed job's exit: ms
             select.select([self._spawner.wakeup], [], [], 1.0)
@@ -230,8 +228,7 @@ class LocalBackend:
 
     def _present(self, key: str) -> bool:
         """Whether the launch is queued, bound, starting or running."""
-        return (key in self._queue or key in self._jobs or key in self._starting
-                or (self._next is not None and key in self._next))
+        return key in self._queue or key in self._jobs or key in self._starting or key in self._successors
 
     def started(self) -> list[Started]:
         """Every start since the last call (a job released from hold starts again): pid, start time
@@ -247,7 +244,7 @@ class LocalBackend:
         return started
 
     def idle(self) -> int:
-        return len(self._queue) + (len(self._next) if self._next is not None else 0)
+        return len(self._queue) + len(self._successors)
 
     def running(self) -> int:
         return len(self._jobs) + len(self._starting)
@@ -261,11 +258,10 @@ class LocalBackend:
         self._policy.clear()
         if self._spawner is not None:
             self._epoll.unregister(self._spawner.wakeup)
-            self._cancelled.update(self._starting, self._next.bound if self._next is not None else ())
+            self._cancelled.update(self._starting, self._successors.bound)
             for job in self._jobs.values():
                 job.cancelled = True
-            if self._next is not None:
-                self._next.drop(self._jobs)  # never started: the C thread drops them
+            self._successors.drop(self._jobs)  # never started: the C thread drops them
             self._take(self._spawner.close())  # the C thread kills and reaps its own
         for job in list(self._jobs.values()):
             _kill_group(job.spawned.pid)
@@ -289,8 +285,8 @@ class LocalBackend:
     # -- scheduling ------------------------------------------------------------------------------
 
     def _schedule(self) -> None:
-        if self._next is not None and self._released != self._seen:  # a slot is free: first come first
-            self._next.withdraw(self._jobs)
+        if self._released != self._seen:  # a slot is free: first come, first served
+            self._successors.withdraw(self._jobs)
         self._seen = self._released
         if self._queue:
             self._queue.schedule(self._attempt)
@@ -311,8 +307,8 @@ class LocalBackend:
         if not claim.local and not self._acquire_limits(launch, ad):
             self.pool.release(claim)
             return "blocked"
-        if self._next is not None and chainable(launch, claim, launch.key in self._policy):
-            self._next.starting(launch.key, shape)
+        if self._reaper is not None and chainable(launch, claim, launch.key in self._policy):
+            self._successors.starting(launch.key, shape)
         return self._start(launch, claim)
 
     def _acquire_limits(self, launch: Launch, ad: ClassAd) -> bool:
@@ -379,8 +375,8 @@ class LocalBackend:
             self._fds[spawned.pidfd] = job
             self._epoll.register(spawned.pidfd, select.EPOLLIN)
             _jobguard.tell(f"+{spawned.pid}")  # (the C thread tells the guard of its own)
-        elif self._next is not None:
-            self._next.started(job)
+        else:
+            self._successors.started(job)
         self.started_total += 1
         self._started.append((launch.key, spawned.pid, started, claim.slot or "local"))
         record = self._policy.get(launch.key)
@@ -405,7 +401,7 @@ class LocalBackend:
             if launch.key not in self._cancelled:
                 self._events.append(Held(launch.key, result.error or "the job could not be started"))
             self._cancelled.discard(launch.key)
-            chain, shape = self._next.failed(launch.key) if self._next is not None else (None, None)
+            chain, shape = self._successors.failed(launch.key)
             self._hand_on(launch.key, chain, claim, shape)
         elif spawned.pidfd < 0:  # the C thread's: it reaps it too
             job = self._adopt(launch, claim, spawned, result.started, result.since, result.handle)
@@ -425,7 +421,7 @@ class LocalBackend:
     def _hand_on(self, key: str, chain: Chain | None, claim: Claim, shape: Shape | None) -> None:
         """``key`` is done with ``claim``: its first successor takes it over (the C thread starts it
         now), else it goes back to the pool."""
-        successor = self._next.hand_on(chain, shape) if self._next is not None else None
+        successor = self._successors.hand_on(chain, shape)
         if successor is None:
             self._release(key, claim)
         else:
@@ -473,8 +469,7 @@ class LocalBackend:
             retry = self._apply_policy() or retry
         if freed or retry:
             self._schedule()
-        if self._next is not None:
-            self._next.bind(self._policy)
+        self._successors.bind(self._policy)
 
     def _take_news(self) -> bool:
         """The spawner thread's results; True when a claim went back to the pool (a slot is free)."""
@@ -535,8 +530,7 @@ class LocalBackend:
         """A job is gone: its claim goes to its first successor, else back to the pool."""
         key = job.launch.key
         del self._jobs[key]
-        if self._next is not None:
-            self._next.ended(job)
+        self._successors.ended(job)
         if job.handle < 0:
             _jobguard.tell(f"-{job.spawned.pid}")
             del self._fds[job.spawned.pidfd]
