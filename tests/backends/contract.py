@@ -19,12 +19,14 @@ every time budget, so each system is held to its own floor.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -61,6 +63,20 @@ def collect(backend: Backend, count: int, timeout: float = 30.0) -> dict[str, Ev
 def exited(event: Event) -> Exited:
     assert isinstance(event, Exited), event
     return event
+
+
+@contextlib.contextmanager
+def unread_fifo(tmp: Path, last_resort: float) -> Iterator[Path]:
+    """A FIFO nobody reads (a job that opens it blocks before its execve); after ``last_resort``
+    seconds a reader comes anyway, so that a regression fails the test instead of hanging it."""
+    fifo = tmp / "fifo"
+    os.mkfifo(fifo)
+    release = threading.Timer(last_resort, lambda: os.close(os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)))
+    release.start()
+    try:
+        yield fifo
+    finally:
+        release.cancel()
 
 
 def wait_for(predicate: object, timeout: float = 10.0) -> None:

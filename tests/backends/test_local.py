@@ -7,7 +7,6 @@ import os
 import subprocess
 import sys
 import textwrap
-import threading
 import time
 from pathlib import Path
 
@@ -18,7 +17,7 @@ from sheaf.backends._spawner import THREADED
 from sheaf.backends.local import LocalBackend
 from sheaf.engine import Held, Launch
 
-from .contract import collect, exited, make_launch
+from .contract import collect, exited, make_launch, unread_fifo
 
 RETRY_MEMORY = "ifthenelse(isundefined(DAGNodeRetry) || DAGNodeRetry == 0, 1024, 4096)"
 # Touches ~1.5 GB (every page written), then holds it a moment, as a memory-hungry step would.
@@ -214,11 +213,7 @@ def test_a_spawn_that_blocks_does_not_block_the_engine(tmp_path: Path) -> None:
     """A child stuck before its execve (here: opening a FIFO nobody reads as its stdout) holds
     ``posix_spawn``'s caller; the backend spawns from its own thread, so ``submit`` returns at once
     and ``wait`` still reports other jobs.  (Spawned in the caller, ``submit`` hung until the reader came.)"""
-    fifo = tmp_path / "fifo"
-    os.mkfifo(fifo)
-    release = threading.Timer(8.0, lambda: os.close(os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)))
-    release.start()  # a last resort, so that a regression fails the test instead of hanging it
-    with backend_for(tmp_path, "NUM_CPUS = 2\nMEMORY = 2048\n") as local:
+    with unread_fifo(tmp_path, 8.0) as fifo, backend_for(tmp_path, "NUM_CPUS = 2\nMEMORY = 2048\n") as local:
         local.submit(make_launch(tmp_path, "first", ["/bin/sleep", "0.3"]))
         begin = time.monotonic()
         blocked = make_launch(tmp_path, "blocked", ["/bin/true"])
@@ -232,4 +227,3 @@ def test_a_spawn_that_blocks_does_not_block_the_engine(tmp_path: Path) -> None:
             assert exited(collect(local, 1)["blocked#0"]).exit_code == 0
         finally:
             os.close(reader)
-    release.cancel()

@@ -28,7 +28,7 @@ import sys
 import threading
 from typing import IO
 
-__all__ = ["guard", "start", "tell"]
+__all__ = ["descriptor", "guard", "start", "tell"]
 
 _lock = threading.Lock()
 _pipe: list[IO[bytes]] = []  # the write end of this process's guard's stdin, once started
@@ -58,12 +58,18 @@ def start() -> None:
         _pipe[:], _owner[:], _fd[0] = [proc.stdin], [os.getpid()], proc.stdin.fileno()
 
 
-def tell(line: str) -> None:
-    """Tell the guard ``+PGID`` or ``-PGID`` (one system call: this runs twice for every job)."""
+def descriptor() -> int:
+    """The write end of this process's guard's stdin (the guard started first if need be), for a
+    thread that tells it ``+PGID``/``-PGID`` itself (the local backend's C reaper thread)."""
     if not _owner or _owner[0] != os.getpid():
         start()
+    return _fd[0]
+
+
+def tell(line: str) -> None:
+    """Tell the guard ``+PGID`` or ``-PGID`` (one system call: this runs twice for every job)."""
     with contextlib.suppress(BrokenPipeError):  # a guard killed from outside: the orphan scan remains
-        os.write(_fd[0], line.encode() + b"\n")
+        os.write(descriptor(), line.encode() + b"\n")
 
 
 def main() -> None:

@@ -21,21 +21,23 @@ from sheaf.backends._poolsig import signature
 from sheaf.classad import ClassAd
 from sheaf.engine import Launch
 
-__all__ = ["LaunchQueue", "Outcome", "shape_of"]
+__all__ = ["LaunchQueue", "Order", "Outcome", "Shape", "shape_of"]
 
 SHAPE_ATTRS = ("ConcurrencyLimits", "JobUniverse", "Universe")
 
 Outcome = str  # "started" | "blocked" | "dropped" (started, waits, or left the queue with an event)
+Shape = tuple[object, ...]
+Order = tuple[int, int]  # (-priority, sequence): the smallest goes first
 
 
-def shape_of(ad: ClassAd) -> tuple[object, ...]:
+def shape_of(ad: ClassAd) -> Shape:
     """What decides where and whether a job can run: ``(match signature, limits, universe)``."""
     return (signature(ad), *(ad.get_expr(name) for name in SHAPE_ATTRS))
 
 
 @dataclass(slots=True)
 class _Entry:
-    order: tuple[int, int]  # (-priority, sequence)
+    order: Order
     launch: Launch
     live: bool = True
 
@@ -44,7 +46,7 @@ class LaunchQueue:
     """Buckets of launches by shape, each bucket ordered by (priority, FIFO)."""
 
     def __init__(self) -> None:
-        self._buckets: dict[tuple[object, ...], list[tuple[tuple[int, int], _Entry]]] = {}
+        self._buckets: dict[Shape, list[tuple[tuple[int, int], _Entry]]] = {}
         self._entries: dict[str, _Entry] = {}
         self._seq = itertools.count()
 
@@ -54,10 +56,28 @@ class LaunchQueue:
     def __contains__(self, key: str) -> bool:
         return key in self._entries
 
-    def push(self, launch: Launch) -> None:
-        entry = _Entry((-launch.priority, next(self._seq)), launch)
+    def push(self, launch: Launch, order: Order | None = None) -> Order:
+        """Queue ``launch`` last among its priority, or back in its place ``order`` (as it was
+        returned then); returns its place."""
+        entry = _Entry(order or (-launch.priority, next(self._seq)), launch)
         self._entries[launch.key] = entry
         heapq.heappush(self._buckets.setdefault(shape_of(launch.job_ad), []), (entry.order, entry))
+        return entry.order
+
+    def first(self) -> tuple[Order, Launch, Shape] | None:
+        """The launch a scheduling pass tries first, with its place and shape (not taken)."""
+        best: tuple[Order, Launch, Shape] | None = None
+        for shape in list(self._buckets):
+            entry = self._head(shape)
+            if entry is not None and (best is None or entry.order < best[0]):
+                best = (entry.order, entry.launch, shape)
+        return best
+
+    def take_first(self, shape: Shape) -> None:
+        """Take the head of ``shape``'s bucket (what :meth:`first` returned) off the queue."""
+        entry = self._head(shape)
+        assert entry is not None
+        self._take(shape, entry)
 
     def remove(self, key: str) -> bool:
         """Drop a queued launch (lazily: its heap item is skipped later)."""
@@ -67,7 +87,7 @@ class LaunchQueue:
         entry.live = False
         return True
 
-    def _head(self, shape: tuple[object, ...]) -> _Entry | None:
+    def _head(self, shape: Shape) -> _Entry | None:
         bucket = self._buckets.get(shape)
         while bucket and not bucket[0][1].live:
             heapq.heappop(bucket)
@@ -76,12 +96,12 @@ class LaunchQueue:
             return None
         return bucket[0][1]
 
-    def _take(self, shape: tuple[object, ...], entry: _Entry) -> None:
+    def _take(self, shape: Shape, entry: _Entry) -> None:
         heapq.heappop(self._buckets[shape])
         self._entries.pop(entry.launch.key, None)
         entry.live = False
 
-    def schedule(self, attempt: Callable[[Launch, tuple[object, ...]], Outcome]) -> int:
+    def schedule(self, attempt: Callable[[Launch, Shape], Outcome]) -> int:
         """One pass (see the module docstring); returns how many launches left the queue."""
         heads = [(e.order, shape) for shape in list(self._buckets) if (e := self._head(shape)) is not None]
         heapq.heapify(heads)

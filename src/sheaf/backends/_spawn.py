@@ -34,9 +34,10 @@ environment, output files): ``os.posix_spawn`` 1,700-1,790/s, ``subprocess.Popen
   close-on-exec, but a process may have *inherited* open descriptors (a make jobserver pipe, a
   harness's log); ``seal_descriptors`` marks every descriptor above 2 close-on-exec once, when the
   backend starts, so a job sees only its stdin, stdout and stderr, as with HTCondor.
-- Exit is watched through a pidfd (``os.pidfd_open``): the backend's epoll sees it readable when
-  the process ends and then reaps exactly that pid with ``os.wait4`` (no SIGCHLD handler, no
-  reaper thread, no ``waitpid(-1)`` that would steal the engine's own children).
+- Exit is watched through a pidfd (``os.pidfd_open``): the backend's epoll (or, with the C
+  extension, its reaper thread's: ``_cspawn``) sees it readable when the process ends and then
+  reaps exactly that pid with ``wait4`` (no SIGCHLD handler, no ``waitpid(-1)`` that would steal
+  the engine's own children).
 - Where glibc allows it (``_libcspawn``), the same ``posix_spawn`` is called through ``ctypes``, which
   releases the GIL while the caller waits for the child's ``execve`` (``CLONE_VFORK``), with the
   working directory as a file action (no process-wide chdir).  :class:`Spawner` then runs spawns in

@@ -4,7 +4,10 @@ Where glibc's ``posix_spawn`` is usable (``THREADED``), the call releases the GI
 waits for the child's ``execve``; :class:`Spawner` runs the spawns in one thread so that wait overlaps
 with the engine loop.  The thread only spawns: it hands each result back through a list and an
 eventfd, and the backend's thread does everything else.  Where the C extension ``_cspawn`` was
-built, :class:`CSpawner` is that thread in C, never taking the GIL (``_spawn``'s docstring).
+built, :class:`CSpawner` is that thread in C, never taking the GIL (``_spawn``'s docstring); with
+``reap=True`` (the local backend's choice) a second C thread also reaps the children and starts a
+successor bound to one the moment it is reaped (``_cspawn``'s header, ``_successors``), reporting
+exits as :class:`ExitResult`.
 Kept apart from ``_spawn``, which the Slurm job wrapper imports at the start of every job and which
 therefore stays free of ``threading``, ``queue``, ``dataclasses`` and ``ctypes``.
 """
@@ -15,6 +18,7 @@ import contextlib
 import importlib
 import os
 import queue
+import signal
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -24,7 +28,7 @@ from typing import Generic, TypeVar
 
 from sheaf.backends._spawn import Spawned, SpawnError, _libc_failure, libc_available, spawn
 
-__all__ = ["THREADED", "CSpawner", "SpawnRequest", "SpawnResult", "Spawner", "make_spawner"]
+__all__ = ["THREADED", "CSpawner", "ExitResult", "SpawnRequest", "SpawnResult", "Spawner", "make_spawner"]
 
 THREADED = libc_available()
 T = TypeVar("T")
@@ -49,6 +53,18 @@ class SpawnResult(Generic[T]):
     error: str | None
     started: float  # the injected clock's time of the spawn
     since: float  # time.monotonic() of the spawn
+    handle: int = -1  # the C thread's number for the child (CSpawner): follow, kill
+
+
+@dataclass(frozen=True, slots=True)
+class ExitResult(Generic[T]):
+    """A child the C thread reaped (``CSpawner(reap=True)``)."""
+
+    tag: T
+    status: int  # the wait status
+    maxrss_kb: int  # wait4's ru_maxrss
+    ended: float  # the injected clock's time of the reap (CLOCK_REALTIME when that is time.time)
+    since: float  # time.monotonic() of the reap
 
 
 class Spawner(Generic[T]):
@@ -109,54 +125,109 @@ class CSpawner(Generic[T]):
     """:class:`Spawner`'s interface over the C thread of ``_cspawn`` (see the module docstring).
 
     A request the C side refuses outright (an embedded NUL, an illegal variable name, no argv) is
-    a failed result, as the Python thread reports it, handed back by the next :meth:`results`."""
+    a failed result, as the Python thread reports it, handed back by the next :meth:`results`.
 
-    def __init__(self, clock: Callable[[], float], module: ModuleType) -> None:
+    With ``reap=True`` the thread also owns the children it started (``_cspawn``'s header): it
+    reaps them and reports each as an :class:`ExitResult` (a started one's ``Spawned.pidfd`` is
+    then -1), a request may be bound to a running child as its successor (:meth:`follow`), and
+    :meth:`kill` signals a running child's process group safely against its reaping."""
+
+    def __init__(self, clock: Callable[[], float], module: ModuleType, *, reap: bool = False) -> None:
         self._clock = clock
-        self._c = module.Spawner()
+        self._c = module.Spawner(reap=reap)
         self.wakeup: int = self._c.fileno()
-        self._pending: dict[int, tuple[SpawnRequest[T], float]] = {}  # number -> (request, clock at submit)
-        self._refused: list[SpawnResult[T]] = []
+        #: number -> (request, clock at submit; None for a successor)
+        self._pending: dict[int, tuple[SpawnRequest[T], float | None]] = {}
+        self._tags: dict[int, T] = {}  # running children (reap)
+        self._refused: list[SpawnResult[T] | ExitResult[T]] = []
         self._next = 0
 
-    def submit(self, request: SpawnRequest[T]) -> None:
+    def submit(self, request: SpawnRequest[T]) -> int:
+        """Queue ``request``; returns its handle (for :meth:`kill`, :meth:`follow`)."""
         number, self._next = self._next, self._next + 1
         started = self._clock()
         try:
             if not request.argv:
                 raise SpawnError("empty argv: no executable")
-            self._c.submit(number, request.argv, request.env if isinstance(request.env, dict) else
-                           dict(request.env), request.cwd, request.stdout, request.stderr, request.stdin,
-                           sorted(request.cpus) if request.cpus else None)
+            self._c.submit(number, *_arguments(request))
         except (SpawnError, ValueError) as exc:
             self._refused.append(SpawnResult(request.tag, None, str(exc), started, time.monotonic()))
             os.eventfd_write(self.wakeup, 1)
-            return
+            return number
         self._pending[number] = (request, started)
+        return number
 
-    def results(self) -> list[SpawnResult[T]]:
+    def follow(self, after: int, request: SpawnRequest[T]) -> int | None:
+        """Bind ``request`` as the last successor of the running child ``after`` (see the module
+        docstring of ``_cspawn``); its handle, or None when ``after`` is not running any more or
+        the request is refused (then nothing is queued: submit it instead)."""
+        number = self._next
+        try:
+            if not request.argv or not self._c.follow(after, number, *_arguments(request)):
+                return None
+        except ValueError:
+            return None
+        self._next += 1
+        self._pending[number] = (request, None)
+        return number
+
+    def unfollow(self, handle: int) -> bool:
+        """Unbind a successor not yet taken for spawning; False when its start is on its way."""
+        if not self._c.unfollow(handle):
+            return False
+        del self._pending[handle]
+        return True
+
+    def kill(self, handle: int, sig: int = signal.SIGKILL) -> bool:
+        """Signal the running child's process group; False when it is not running (reaped)."""
+        return bool(self._c.kill(handle, sig))
+
+    def guard(self, fd: int) -> None:
+        """The job guard's descriptor: the thread tells it ``+PGID``/``-PGID`` (``_jobguard``)."""
+        self._c.guard(fd)
+
+    def results(self) -> list[SpawnResult[T] | ExitResult[T]]:
         return self._outcomes(self._c.results())
 
-    def close(self) -> list[SpawnResult[T]]:
-        """Finish the requests already submitted, stop the thread; returns the results not yet taken."""
+    def close(self) -> list[SpawnResult[T] | ExitResult[T]]:
+        """Finish the requests already submitted, stop the thread, kill and reap the children still
+        running (reap); returns the results not yet taken."""
         return self._outcomes(self._c.close())
 
-    def _outcomes(self, rows: list[tuple[int, int, int, int, float]]) -> list[SpawnResult[T]]:
+    def _outcomes(self, rows: list[tuple[int, int, int, int, int, int, int, float, float]]
+                  ) -> list[SpawnResult[T] | ExitResult[T]]:
         done, self._refused = self._refused, []
-        for number, pid, pidfd, error, since in rows:
+        for kind, number, pid, pidfd, error, status, maxrss, mono, real in rows:
+            if kind == 1:
+                done.append(ExitResult(self._tags.pop(number), status, maxrss, self._when(real), mono))
+                continue
             request, started = self._pending.pop(number)
+            when = self._when(real) if started is None else started  # a successor starts in C
             if error:
                 reason = _libc_failure(OSError(error, os.strerror(error)), request.argv[0], request.cwd)
-                done.append(SpawnResult(request.tag, None, reason, started, since))
+                done.append(SpawnResult(request.tag, None, reason, when, mono, number))
             else:
-                done.append(SpawnResult(request.tag, Spawned(pid, pidfd), None, started, since))
+                if pidfd < 0:
+                    self._tags[number] = request.tag
+                done.append(SpawnResult(request.tag, Spawned(pid, pidfd), None, when, mono, number))
         return done
 
+    def _when(self, real: float) -> float:
+        """The C thread's CLOCK_REALTIME as the injected clock's time (a test's fake clock: now)."""
+        return real if self._clock is time.time else self._clock()
 
-def make_spawner(clock: Callable[[], float]) -> Spawner[T] | CSpawner[T] | None:
-    """The spawner thread the local backend uses: C where built, else Python where glibc allows
-    (``THREADED``), else None (spawns run in the caller's thread)."""
+
+def _arguments(request: SpawnRequest[T]) -> tuple[object, ...]:
+    env = request.env if isinstance(request.env, dict) else dict(request.env)
+    return (request.argv, env, request.cwd, request.stdout, request.stderr, request.stdin,
+            sorted(request.cpus) if request.cpus else None)
+
+
+def make_spawner(clock: Callable[[], float], *, reap: bool = False) -> Spawner[T] | CSpawner[T] | None:
+    """The spawner thread the local backend uses: C where built (reaping its children with
+    ``reap``), else Python where glibc allows (``THREADED``), else None (spawns run in the caller's
+    thread)."""
     module = _compiled()
     if module is not None:
-        return CSpawner(clock, module)
+        return CSpawner(clock, module, reap=reap)
     return Spawner(clock) if THREADED else None

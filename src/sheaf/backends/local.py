@@ -1,8 +1,8 @@
 """``LocalBackend``: runs node attempts as processes on this machine, in the slots of a local pool.
 
 The engine hands over ``Launch``es; the backend queues them, matches them to slots, runs them and
-reports ``Exited``/``Held`` events.  One thread (the engine loop's) drives it: no threads of its own.
-Linux only (pidfd, ``/proc``, ``sched_setaffinity``).
+reports ``Exited``/``Held`` events.  One thread (the engine loop's) drives it; spawning and reaping
+may run in threads of their own (see "Processes").  Linux only (pidfd, ``/proc``, ``sched_setaffinity``).
 
 Scheduling policy
     Queued launches are tried highest ``priority`` first, FIFO among equals (``_queue``).  A launch
@@ -21,12 +21,13 @@ Processes (``_spawn``, ``_libcspawn``)
     own process group (so ``cancel``/``close``/memory kills reach its children via the group),
     pinned to the claim's CPUs when the pool enforces CPU affinity.  When a job's
     main process exits, what is left of its process group is killed, as HTCondor's starter does.
-    Where glibc allows it, spawns run in a thread of their own (``_spawner.make_spawner``: a C thread
+    Where glibc allows it, spawns run in a thread of their own (``_spawner.make_spawner``: C threads
     where the ``_cspawn`` extension was built, else a Python one), so the engine
     loop does not wait for each child's ``execve``: a launch granted a claim is *starting* until the
-    thread hands its pid back (through an eventfd in the same epoll); everything else -- claims,
-    events, reaping -- stays in the engine loop's thread.  A launch cancelled while starting is
-    killed as soon as its pid comes back.
+    thread hands its pid back (through an eventfd in the same epoll).  A launch cancelled while
+    starting is killed as soon as its pid comes back.  With the C threads, they also own the
+    children they spawned (see "Exits") and refill a freed slot themselves ("Successors");
+    claims, events, policies and memory stay in the engine loop's thread.
 
 Started processes
     Each started attempt's pid is kept until ``started()`` takes it with its start time
@@ -37,9 +38,23 @@ Started processes
     unrecorded and run again on resume.
 
 Exits
-    Each process has a pidfd registered in one epoll; ``wait`` blocks in ``epoll.poll`` and reaps
-    exactly the pids that ended with ``os.wait4`` (no SIGCHLD handler, no reaper or per-job thread,
-    and never ``waitpid(-1)``, which would steal the engine's own PRE/POST children).
+    Each process has a pidfd watched by an epoll, and exactly the pids that ended are reaped with
+    ``wait4`` (no SIGCHLD handler, no per-job thread, and never ``waitpid(-1)``, which would steal
+    the engine's own PRE/POST children).  With the C threads (``_cspawn``'s header) the epoll is a
+    reaper thread's: it kills what is left of the job's group, reaps it and queues the exit (wait
+    status, ``ru_maxrss``, the time), which ``wait`` -- blocked in ``epoll.poll`` on the threads'
+    eventfd -- turns into the event; the job guard hears ``+PGID``/``-PGID`` from those threads.  A
+    kill of a running job (``cancel``, memory, a policy) goes through the thread's lock
+    (``CSpawner.kill``), so it never reaches a group the reaper has freed; a cancelled job's exit
+    is dropped.  Otherwise the epoll is the engine loop's own and ``wait`` reaps.
+
+Successors (``_successors``)
+    With the C threads, the queue's first launch is bound to a running job of the same queue
+    shape (the same claim) whose slot it would take next, and the thread starts it the moment that
+    job is reaped, in the same claim and CPUs, before the engine hears of either: slots no longer
+    wait for the engine's turn between two jobs.  Only launches that need nothing of this thread in
+    between are bound (no limits, sandbox, ``$$()``, policy or local universe); a more urgent
+    launch or a slot freed elsewhere puts the bound ones back in their places in the queue.
 
 File transfer (``_sandbox``)
     A launch with ``should_transfer_files = YES`` runs in a sandbox of its own, its
@@ -73,7 +88,7 @@ import select
 import signal
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Self
 
 from sheaf.backends import _jobguard
@@ -89,10 +104,11 @@ from sheaf.backends._periodic import (
     policy_interval,
 )
 from sheaf.backends._pool import Claim, Pool
-from sheaf.backends._queue import LaunchQueue, Outcome
+from sheaf.backends._queue import LaunchQueue, Outcome, Shape
 from sheaf.backends._sandbox import TransferFailure, copy_back, make_sandbox, remove_sandbox
 from sheaf.backends._spawn import Spawned, SpawnError, seal_descriptors, spawn
-from sheaf.backends._spawner import CSpawner, Spawner, SpawnRequest, SpawnResult, make_spawner
+from sheaf.backends._spawner import CSpawner, ExitResult, Spawner, SpawnResult, make_spawner
+from sheaf.backends._successors import Chain, Job, Successors, Tag, chainable, request
 from sheaf.classad import ClassAd, Demand, parse_limits
 from sheaf.engine import Event, Exited, Held, Launch, Started
 from sheaf.engine._backend import FileTransfer, Released, Removed, Suspended
@@ -102,17 +118,6 @@ from sheaf.engine._orphans import start_ticks
 __all__ = ["LocalBackend"]
 
 _LIMIT_RETRY = 0.25
-
-
-@dataclass(slots=True)
-class _Job:
-    launch: Launch
-    claim: Claim
-    spawned: Spawned
-    started: float
-    since: float
-    limited: bool
-    killed: str | None = None
 
 
 class LocalBackend:
@@ -128,8 +133,8 @@ class LocalBackend:
         self._poll_interval = poll_interval
         self._clock = clock
         self._queue = LaunchQueue()
-        self._jobs: dict[int, _Job] = {}  # by pidfd
-        self._keys: dict[str, int] = {}  # launch key -> pidfd
+        self._jobs: dict[str, Job] = {}  # running, by launch key
+        self._fds: dict[int, Job] = {}  # by pidfd, those reaped here
         self._events: list[Event] = []
         self._started: list[tuple[str, int, float, str]] = []  # (key, pid, time, slot) not yet taken
         self._epoll = select.epoll()
@@ -142,10 +147,14 @@ class LocalBackend:
         self._policy_every = policy_interval(self.pool.config)
         self._next_policy = 0.0
         seal_descriptors()
-        self._starting: dict[str, tuple[Launch, Claim]] = {}  # handed to the spawner thread
+        self._starting: dict[str, Tag] = {}  # handed to the spawner thread
         self._cancelled: set[str] = set()  # cancelled while starting: killed when the pid comes back
-        self._spawner: Spawner[tuple[Launch, Claim]] | CSpawner[tuple[Launch, Claim]] | None = (
-            make_spawner(clock))
+        self._spawner: Spawner[Tag] | CSpawner[Tag] | None = make_spawner(clock, reap=True)
+        self._reaper = self._spawner if isinstance(self._spawner, CSpawner) else None
+        self._successors = Successors(self._reaper, self._queue)  # (none bound without the C threads)
+        self._guarded = False  # the C thread was given the job guard
+        self._released = 0  # claims given back to the pool, ever
+        self._seen = 0  # ... as of the last scheduling pass
         #: launch key -> (sandbox, its top level's mtimes, initialdir, transfer) of file-transfer jobs
         self._sandboxes: dict[str, tuple[str, dict[str, float], str, FileTransfer]] = {}
         if self._spawner is not None:
@@ -157,9 +166,11 @@ class LocalBackend:
         """Queue ``launch``; it starts at once if resources allow (never blocks)."""
         if self._closed:
             raise RuntimeError("LocalBackend is closed")
-        if launch.key in self._queue or launch.key in self._keys or launch.key in self._starting:
+        if self._present(launch.key):
             raise ValueError(f"launch key {launch.key!r} is already submitted")
-        self._queue.push(launch)
+        order = self._queue.push(launch)
+        if self._successors.more_urgent(order):  # the bound ones no longer go next
+            self._successors.withdraw(self._jobs)
         if has_policy(launch.job_ad):
             now = self._clock()
             self._policy[launch.key] = JobRecord(launch, now, now)
@@ -167,6 +178,7 @@ class LocalBackend:
                 self._next_policy = time.monotonic() + self._policy_every
         if not self.pool.saturated or self.pool.is_local(launch.job_ad):
             self._schedule()
+        self._successors.bind(self._policy)
 
     def wait(self, timeout: float | None) -> list[Event]:
         """Block up to ``timeout`` seconds for at least one event; [] on timeout."""
@@ -177,7 +189,7 @@ class LocalBackend:
         while True:
             if self._events:
                 return self._drain()
-            if not self._jobs and not self._queue and not self._starting and not self._policy:
+            if not (self._jobs or self._queue or self._starting or self._policy or self._successors):
                 return []
             now = time.monotonic()
             if polled and deadline is not None and now >= deadline:
@@ -191,24 +203,32 @@ class LocalBackend:
         self._policy.pop(key, None)
         self._stop(key)
         self._schedule()
+        self._successors.bind(self._policy)
 
     def _stop(self, key: str) -> None:
         """Take a job off the queue, or kill its process group (once started) and free its slot."""
         if self._queue.remove(key):
             return
-        if key in self._starting and self._spawner is not None:
-            self._cancelled.add(key)
-            while key in self._starting:  # its spawn is a few ms at most: then it is killed
-                select.select([self._spawner.wakeup], [], [], 1.0)
-                self._take_spawns(self._spawner.results())
+        if self._successors.unbind(key, self._jobs):
             return
-        fd = self._keys.get(key)
-        if fd is None:
+        job = self._jobs.get(key)
+        if job is not None and job.handle < 0:
+            _kill_group(job.spawned.pid)
+            os.waitpid(job.spawned.pid, 0)
+            self._forget(job)
             return
-        job = self._jobs[fd]
-        _kill_group(job.spawned.pid)
-        os.waitpid(job.spawned.pid, 0)
-        self._forget(fd, job)
+        if job is not None:  # the C thread reaps it (its exit is then dropped, its slot freed)
+            job.cancelled = True
+            self._signal(job, signal.SIGKILL)
+        elif key in self._starting or key in self._successors:
+            self._cancelled.add(key)  # taken by the C thread already: killed when its pid comes back
+        while self._spawner is not None and self._present(key):  # a spawn, a killed job's exit: ms
+            select.select([self._spawner.wakeup], [], [], 1.0)
+            self._take(self._spawner.results())
+
+    def _present(self, key: str) -> bool:
+        """Whether the launch is queued, bound, starting or running."""
+        return key in self._queue or key in self._jobs or key in self._starting or key in self._successors
 
     def started(self) -> list[Started]:
         """Every start since the last call (a job released from hold starts again): pid, start time
@@ -218,13 +238,13 @@ class LocalBackend:
         engine asks, and then costs no ``/proc`` read (~35 us a job on this machine)."""
         started: list[Started] = []
         for key, pid, when, slot in self._started:
-            ticks = start_ticks(pid) if key in self._keys else None  # None: gone or a zombie
+            ticks = start_ticks(pid) if key in self._jobs else None  # None: gone or a zombie
             started.append(Started(key, pid, ticks or 0, when, slot))
         self._started = []
         return started
 
     def idle(self) -> int:
-        return len(self._queue)
+        return len(self._queue) + len(self._successors)
 
     def running(self) -> int:
         return len(self._jobs) + len(self._starting)
@@ -238,12 +258,15 @@ class LocalBackend:
         self._policy.clear()
         if self._spawner is not None:
             self._epoll.unregister(self._spawner.wakeup)
-            self._cancelled.update(self._starting)
-            self._take_spawns(self._spawner.close())
-        for fd, job in list(self._jobs.items()):
+            self._cancelled.update(self._starting, self._successors.bound)
+            for job in self._jobs.values():
+                job.cancelled = True
+            self._successors.drop(self._jobs)  # never started: the C thread drops them
+            self._take(self._spawner.close())  # the C thread kills and reaps its own
+        for job in list(self._jobs.values()):
             _kill_group(job.spawned.pid)
             os.waitpid(job.spawned.pid, 0)
-            self._forget(fd, job)
+            self._forget(job)
         self._epoll.close()
         if self._limits is not None and self._own_limits:
             self._limits.close()
@@ -262,10 +285,13 @@ class LocalBackend:
     # -- scheduling ------------------------------------------------------------------------------
 
     def _schedule(self) -> None:
+        if self._released != self._seen:  # a slot is free: first come, first served
+            self._successors.withdraw(self._jobs)
+        self._seen = self._released
         if self._queue:
             self._queue.schedule(self._attempt)
 
-    def _attempt(self, launch: Launch, shape: tuple[object, ...]) -> Outcome:
+    def _attempt(self, launch: Launch, shape: Shape) -> Outcome:
         ad = launch.job_ad
         sig = shape[0]
         assert isinstance(sig, tuple)
@@ -281,6 +307,8 @@ class LocalBackend:
         if not claim.local and not self._acquire_limits(launch, ad):
             self.pool.release(claim)
             return "blocked"
+        if self._reaper is not None and chainable(launch, claim, launch.key in self._policy):
+            self._successors.starting(launch.key, shape)
         return self._start(launch, claim)
 
     def _acquire_limits(self, launch: Launch, ad: ClassAd) -> bool:
@@ -321,9 +349,11 @@ class LocalBackend:
             self._sandboxes[launch.key] = (sandbox, before, launch.cwd, launch.transfer)
             launch = replace(launch, cwd=sandbox)
         if self._spawner is not None:
+            if self._reaper is not None and not self._guarded:
+                self._reaper.guard(_jobguard.descriptor())  # the C thread tells the guard of its jobs
+                self._guarded = True
             self._starting[launch.key] = (launch, claim)
-            self._spawner.submit(SpawnRequest((launch, claim), launch.argv, launch.env, launch.cwd,
-                                              launch.stdout, launch.stderr, claim.cpu_ids, launch.stdin))
+            self._spawner.submit(request(launch, claim))
             return "started"
         started, since = self._clock(), time.monotonic()
         try:
@@ -336,39 +366,69 @@ class LocalBackend:
         self._adopt(launch, claim, spawned, started, since)
         return "started"
 
-    def _adopt(self, launch: Launch, claim: Claim, spawned: Spawned, started: float, since: float) -> None:
-        fd = spawned.pidfd
-        self._epoll.register(fd, select.EPOLLIN)
-        self._jobs[fd] = _Job(launch, claim, spawned, started, since,
-                              claim.memory_limit is not None and not claim.local)
-        self._keys[launch.key] = fd
+    def _adopt(self, launch: Launch, claim: Claim, spawned: Spawned, started: float, since: float,
+               handle: int = -1) -> Job:
+        job = Job(launch, claim, spawned, started, since, claim.memory_limit is not None and not claim.local,
+                  handle=handle)
+        self._jobs[launch.key] = job
+        if handle < 0:
+            self._fds[spawned.pidfd] = job
+            self._epoll.register(spawned.pidfd, select.EPOLLIN)
+            _jobguard.tell(f"+{spawned.pid}")  # (the C thread tells the guard of its own)
+        else:
+            self._successors.started(job)
         self.started_total += 1
         self._started.append((launch.key, spawned.pid, started, claim.slot or "local"))
-        _jobguard.tell(f"+{spawned.pid}")
         record = self._policy.get(launch.key)
         if record is not None:
             record.started(started)
+        return job
 
-    def _take_spawns(self, results: list[SpawnResult[tuple[Launch, Claim]]]) -> None:
-        """Adopt what the spawner thread started; a failed spawn is ``Held``, a cancelled one killed."""
+    def _take(self, results: list[SpawnResult[Tag]] | list[SpawnResult[Tag] | ExitResult[Tag]]) -> None:
+        """The spawner thread's news, in order: starts, and (C thread) exits."""
         for result in results:
-            launch, claim = result.tag
-            self._starting.pop(launch.key, None)
-            spawned = result.spawned
+            if isinstance(result, ExitResult):
+                self._exited(result)
+            else:
+                self._take_spawn(result)
+
+    def _take_spawn(self, result: SpawnResult[Tag]) -> None:
+        """Adopt what the spawner thread started; a failed spawn is ``Held``, a cancelled one killed."""
+        launch, claim = result.tag
+        self._starting.pop(launch.key, None)
+        spawned = result.spawned
+        if spawned is None:
+            if launch.key not in self._cancelled:
+                self._events.append(Held(launch.key, result.error or "the job could not be started"))
+            self._cancelled.discard(launch.key)
+            chain, shape = self._successors.failed(launch.key)
+            self._hand_on(launch.key, chain, claim, shape)
+        elif spawned.pidfd < 0:  # the C thread's: it reaps it too
+            job = self._adopt(launch, claim, spawned, result.started, result.since, result.handle)
             if launch.key in self._cancelled:
                 self._cancelled.discard(launch.key)
-                if spawned is not None:
-                    _kill_group(spawned.pid)
-                    os.waitpid(spawned.pid, 0)
-                    os.close(spawned.pidfd)
-                self._release(launch.key, claim)
-            elif spawned is None:
-                self._release(launch.key, claim)
-                self._events.append(Held(launch.key, result.error or "the job could not be started"))
-            else:
-                self._adopt(launch, claim, spawned, result.started, result.since)
+                job.cancelled = True
+                self._signal(job, signal.SIGKILL)
+        elif launch.key in self._cancelled:
+            self._cancelled.discard(launch.key)
+            _kill_group(spawned.pid)
+            os.waitpid(spawned.pid, 0)
+            os.close(spawned.pidfd)
+            self._release(launch.key, claim)
+        else:
+            self._adopt(launch, claim, spawned, result.started, result.since)
+
+    def _hand_on(self, key: str, chain: Chain | None, claim: Claim, shape: Shape | None) -> None:
+        """``key`` is done with ``claim``: its first successor takes it over (the C thread starts it
+        now), else it goes back to the pool."""
+        successor = self._successors.hand_on(chain, shape)
+        if successor is None:
+            self._release(key, claim)
+        else:
+            self._starting[successor.key] = (successor, claim)
 
     def _release(self, key: str, claim: Claim) -> None:
+        self._released += 1
         sandbox = self._sandboxes.pop(key, None)
         if sandbox is not None:
             remove_sandbox(sandbox[0])
@@ -390,14 +450,14 @@ class LocalBackend:
 
     def _collect(self, timeout: float) -> None:
         """Reap what ended within ``timeout``, police memory, retry limits, refill slots."""
-        ended = 0
+        freed = False
         for fd, _mask in self._epoll.poll(timeout):
-            job = self._jobs.get(fd)
+            job = self._fds.get(fd)
             if job is not None:
-                self._reap(fd, job)
-                ended += 1
+                self._reap(job)
+                freed = True
             elif self._spawner is not None and fd == self._spawner.wakeup:
-                self._take_spawns(self._spawner.results())
+                freed = self._take_news() or freed
         now = time.monotonic()
         if now >= self._next_poll:
             self._police_memory(now)
@@ -407,35 +467,54 @@ class LocalBackend:
         if self._policy and now >= self._next_policy:
             self._next_policy = now + self._policy_every
             retry = self._apply_policy() or retry
-        if ended or retry:
+        if freed or retry:
             self._schedule()
+        self._successors.bind(self._policy)
 
-    def _reap(self, fd: int, job: _Job) -> None:
+    def _take_news(self) -> bool:
+        """The spawner thread's results; True when a claim went back to the pool (a slot is free)."""
+        assert self._spawner is not None
+        before = self._released
+        self._take(self._spawner.results())
+        return self._released != before
+
+    def _reap(self, job: Job) -> None:
+        """A job of this thread ended (its pidfd is readable): reap it, as the C thread does its own."""
         pid = job.spawned.pid
         _kill_group(pid)  # leftovers of the job; the zombie leader keeps the group id reserved
         _, status, usage = os.wait4(pid, 0)
-        ended = self._clock()
-        claim = job.claim
-        sandbox = self._sandboxes.pop(job.launch.key, None)
-        self._forget(fd, job)
-        self._policy.pop(job.launch.key, None)
-        reason = job.killed or self._peak_reason(job, usage.ru_maxrss / 1024)
+        self._ended(job, status, usage.ru_maxrss, self._clock())
+
+    def _exited(self, result: ExitResult[Tag]) -> None:
+        job = self._jobs.get(result.tag[0].key)
+        if job is not None:
+            self._ended(job, result.status, result.maxrss_kb, result.ended)
+
+    def _ended(self, job: Job, status: int, maxrss_kb: int, ended: float) -> None:
+        """Report a reaped job (``Exited``, or ``Held`` when its output cannot be transferred back),
+        its claim freed or handed to its first successor."""
+        key = job.launch.key
+        sandbox = self._sandboxes.pop(key, None)
+        self._forget(job)
+        if job.cancelled:  # stopped here (cancel, a policy, close): the caller reports it, or nobody
+            return
+        self._policy.pop(key, None)
+        reason = job.killed or self._peak_reason(job, maxrss_kb / 1024)
         if reason is not None:
             code, sig = None, signal.SIGKILL.value
         elif os.WIFSIGNALED(status):
             code, sig = None, os.WTERMSIG(status)
         else:
             code, sig = os.WEXITSTATUS(status), None
-        slot = claim.slot or "local"
         if sandbox is not None:
             held = copy_back(sandbox[3], sandbox[0], sandbox[1], sandbox[2], code == 0)
             remove_sandbox(sandbox[0])
             if held is not None:
-                self._events.append(Held(job.launch.key, held))
+                self._events.append(Held(key, held))
                 return
-        self._events.append(Exited(job.launch.key, code, sig, reason, job.started, ended, slot))
+        self._events.append(Exited(key, code, sig, reason, job.started, ended, job.claim.slot or "local"))
 
-    def _peak_reason(self, job: _Job, peak_mb: float) -> str | None:
+    def _peak_reason(self, job: Job, peak_mb: float) -> str | None:
         limit = job.claim.memory_limit
         if not job.limited or limit is None or peak_mb <= limit:
             return None
@@ -447,13 +526,24 @@ class LocalBackend:
         return (f"memory usage {peak_mb:.0f} MB exceeded request {limit} MB "
                 "(peak resident set, measured at exit)")
 
-    def _forget(self, fd: int, job: _Job) -> None:
-        _jobguard.tell(f"-{job.spawned.pid}")
-        self._epoll.unregister(fd)
-        os.close(fd)
-        del self._jobs[fd]
-        self._keys.pop(job.launch.key, None)
-        self._release(job.launch.key, job.claim)
+    def _forget(self, job: Job) -> None:
+        """A job is gone: its claim goes to its first successor, else back to the pool."""
+        key = job.launch.key
+        del self._jobs[key]
+        self._successors.ended(job)
+        if job.handle < 0:
+            _jobguard.tell(f"-{job.spawned.pid}")
+            del self._fds[job.spawned.pidfd]
+            self._epoll.unregister(job.spawned.pidfd)
+            os.close(job.spawned.pidfd)
+        self._hand_on(key, job.chain, job.claim, job.shape)
+
+    def _signal(self, job: Job, sig: int) -> None:
+        """Signal a running job's process group (the C thread's own under its lock: never a reaped group)."""
+        if job.handle < 0:
+            _kill_group(job.spawned.pid, sig)
+        elif self._reaper is not None:
+            self._reaper.kill(job.handle, sig)
 
     def _police_memory(self, now: float) -> None:
         self._next_poll = now + self._poll_interval
@@ -466,7 +556,7 @@ class LocalBackend:
             limit = job.claim.memory_limit
             if limit is not None and used > limit:
                 job.killed = f"memory usage {used:.0f} MB exceeded request {limit} MB"
-                _kill_group(pid)
+                self._signal(job, signal.SIGKILL)
 
     def _apply_policy(self) -> bool:
         """Evaluate every tracked job's policy (``_periodic``); True when a slot was freed or a job
@@ -503,6 +593,7 @@ class LocalBackend:
         return events
 
 
-def _kill_group(pid: int) -> None:
+def _kill_group(pid: int, sig: int = signal.SIGKILL) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):  # the whole group is gone already
-        os.killpg(pid, signal.SIGKILL)
+        os.killpg(pid, sig)
+
