@@ -61,6 +61,7 @@ from sheaf.formats._submit_lang import effective_values, parse_submit, parse_sub
 from sheaf.formats._submit_macros import Macros
 from sheaf.formats._submit_queue import queue_items
 from sheaf.formats._submit_records import SubmitDescription
+from sheaf.formats._submit_template import MacroSource, memoised_macros
 
 _OWNER = os.environ.get("USER", "sheaf")
 UNIVERSES = {"vanilla": 5, "local": 12, "scheduler": 7, "grid": 9, "java": 10, "parallel": 11,
@@ -228,22 +229,37 @@ def _evaluate(text: str) -> object:
         return None
 
 
+def _dagman_macros(values: Mapping[str, str], node: str, retry: str) -> dict[str, str]:
+    """VARS values with DAGMan's own ``$(JOB)``/``$(RETRY)`` put in, as DAGMan does before submitting."""
+    return {k: v.replace("$(JOB)", node).replace("$(RETRY)", retry) if "$(" in v else v
+            for k, v in values.items()}
+
+
 def render(desc: SubmitDescription, node: str, attempt: int, cluster: int, directory: str,
            dag_vars: Mapping[str, str], prepend: Mapping[str, str] | None = None,
-           proc: Mapping[str, str] | None = None) -> JobSpec:
+           proc: Mapping[str, str] | None = None, memo: bool = True) -> JobSpec:
     """Expand ``desc`` for one attempt of ``node`` (DAGMan's ``$(JOB)``/``$(RETRY)`` in VARS too):
     ``dag_vars`` are appended (they override the file), ``prepend`` the values the file overrides,
-    ``proc`` one row of :func:`proc_rows`."""
-    vars_ = {k: v.replace("$(JOB)", node).replace("$(RETRY)", str(attempt)) for k, v in dag_vars.items()}
-    before = {k: v.replace("$(JOB)", node).replace("$(RETRY)", str(attempt))
-              for k, v in (prepend or {}).items()}
+    ``proc`` one row of :func:`proc_rows`.  A description without if/else is expanded through its
+    memoised template (``sheaf.formats._submit_template``, the same text); ``memo=False`` expands
+    it afresh, as the equivalence tests compare."""
+    retry = str(attempt)
+    vars_ = _dagman_macros(dag_vars, node, retry)
+    before = _dagman_macros(prepend or {}, node, retry)
     predefined = {"Cluster": str(cluster), "ClusterId": str(cluster), "Process": "0", "ProcId": "0",
                   "Node": "0", "Step": "0", "Row": "0", "Item": "", "ItemIndex": "0", "dag_node_name": node,
                   **(proc or {})}
-    ex = Macros(desc.path, desc.values, appended=vars_, prepended=before, predefined=predefined,
-                evaluate=_evaluate)
-    values, attrs = effective_values(desc, ex)
-    ex.file = values
+    ex: MacroSource
+    if desc.statements or not memo:
+        macros = Macros(desc.path, desc.values, appended=vars_, prepended=before, predefined=predefined,
+                        evaluate=_evaluate)
+        values, attrs = effective_values(desc, macros)
+        macros.file = values
+        ex = macros
+    else:
+        values, attrs = desc.values, desc.attrs
+        ex = memoised_macros(desc.path, desc.values, appended=vars_, prepended=before, predefined=predefined,
+                             evaluate=_evaluate)
     submit_dir = directory
     iwd = _resolve(submit_dir, ex.get("initialdir", "") or submit_dir)
     exe = ex.get("executable")
@@ -270,7 +286,7 @@ def render(desc: SubmitDescription, node: str, attempt: int, cluster: int, direc
                    site if isinstance(site, str) else None, stdin, _transfer(ex, iwd, desc.path))
 
 
-def _transfer(ex: Macros, iwd: str, where: str) -> FileTransfer | None:
+def _transfer(ex: MacroSource, iwd: str, where: str) -> FileTransfer | None:
     """HTCondor file transfer from ``should_transfer_files``: ``YES`` transfers; ``NO`` and ``IF_NEEDED``
     do not (on one machine the file system is always shared, which is what IF_NEEDED asks).  Lists are
     separated by commas (white space around names ignored); inputs are relative to ``initialdir``."""
@@ -367,7 +383,7 @@ def _literal(value: str | int) -> classad.Expr:
     return scratch.lookup("v")
 
 
-def _ad_vars(desc: SubmitDescription, ex: Macros,
+def _ad_vars(desc: SubmitDescription, ex: MacroSource,
              values: Mapping[str, str]) -> list[tuple[str, classad.Expr]]:
     """VARS ``+Attr="v"`` and ``My.Attr="v"`` go to the ad as-is."""
     out = []
@@ -377,7 +393,7 @@ def _ad_vars(desc: SubmitDescription, ex: Macros,
     return out
 
 
-def _job_ad(desc: SubmitDescription, ex: Macros, attrs_raw: Mapping[str, str], node: str, attempt: int,
+def _job_ad(desc: SubmitDescription, ex: MacroSource, attrs_raw: Mapping[str, str], node: str, attempt: int,
             cluster: int, exe: str, iwd: str, universe: str, vars_: Mapping[str, str],
             before: Mapping[str, str]) -> ClassAd:
     """The job ad: a copy of a shared template (the attributes every node of a description has alike:
