@@ -393,6 +393,16 @@ def _ad_vars(desc: SubmitDescription, ex: MacroSource,
     return out
 
 
+# the (submit command, default) calls the shared part of a job ad is made of, asked in one batch
+_AD_CALLS = (*((key, "1" if key == "request_cpus" else "") for key, _ in _REQUESTS),
+             *((key, "") for key, _ in _EXPRESSIONS), ("concurrency_limits", ""),
+             *((key, "") for key, _ in _STRINGS), *((key, "") for key, _ in _QUOTED_STRINGS))
+_SHARED_LIMIT = 4096
+# (the values of _AD_CALLS, Cmd, Iwd, universe) -> the ad they make: the same for every node of a
+# description, as a rule; an error is raised again each time, with the description's line
+_SHARED: dict[tuple[object, ...], ClassAd] = {}
+
+
 def _job_ad(desc: SubmitDescription, ex: MacroSource, attrs_raw: Mapping[str, str], node: str, attempt: int,
             cluster: int, exe: str, iwd: str, universe: str, vars_: Mapping[str, str],
             before: Mapping[str, str]) -> ClassAd:
@@ -400,31 +410,14 @@ def _job_ad(desc: SubmitDescription, ex: MacroSource, attrs_raw: Mapping[str, st
     command, directories, requests, policy expressions), then the ``+Attr`` lines and VARS (which
     differ per node: ``$(JOB)``, a task id) and the three attributes that differ per attempt.
     Literals need no parsing; expressions are parsed once."""
-    attrs: list[tuple[str, classad.Expr]] = [
-        ("ProcId", _literal(0)), ("Cmd", _literal(exe)), ("Iwd", _literal(iwd)),
-        ("JobUniverse", _literal(UNIVERSES[universe])), ("Universe", _literal(universe)),
-        ("Owner", _literal(_OWNER))]
-    for key, attr in _REQUESTS:
-        value = ex.get(key, "1" if key == "request_cpus" else "")
-        if value or key == "request_cpus":
-            line = desc.values.get(key, ("", None))[1]
-            attrs.append((attr, _expr(desc, key, _request(key, value or "1", desc.path, line))))
-    for key, attr in _EXPRESSIONS:
-        value = ex.get(key, "")
-        if value:
-            attrs.append((attr, _expr(desc, key, value)))
-    limits = ex.get("concurrency_limits", "")
-    if limits:
-        attrs.append(("ConcurrencyLimits", _literal(limits)))
-    for key, attr in _STRINGS:
-        value = ex.get(key, "")
-        if value:
-            attrs.append((attr, _literal(value)))
-    for key, attr in _QUOTED_STRINGS:
-        value = _unquoted(ex.get(key, ""))
-        if value:
-            attrs.append((attr, _literal(value)))
-    ad = _template(tuple(attrs)).copy()  # the same for every node of a description, as a rule
+    values = ex.get_all(_AD_CALLS)
+    key = (values, exe, iwd, universe)
+    shared = _SHARED.get(key)
+    if shared is None:
+        if len(_SHARED) >= _SHARED_LIMIT:
+            _SHARED.clear()
+        shared = _SHARED[key] = _shared_ad(desc, values, exe, iwd, universe)
+    ad = shared.copy()
     # the +Attr lines and VARS: set in this order, so that a later one overrides an earlier one
     for name, expr in _ad_vars(desc, ex, before):  # prepended: the file's own +Attr lines win
         ad[name] = expr
@@ -432,20 +425,43 @@ def _job_ad(desc: SubmitDescription, ex: MacroSource, attrs_raw: Mapping[str, st
         ad[name] = _expr(desc, "+" + name, ex.expand(raw))
     for name, expr in _ad_vars(desc, ex, vars_):
         ad[name] = expr
-    ad["ClusterId"] = _literal(cluster)
-    ad["DAGNodeName"] = _literal(node)
+    ad["ClusterId"] = cluster  # a literal each: these differ per node (no cache would hit)
+    ad["DAGNodeName"] = node
     ad["DAGNodeRetry"] = _literal(attempt)  # always the attempt number, whatever VARS said
+    return ad
+
+
+def _shared_ad(desc: SubmitDescription, values: tuple[str, ...], exe: str, iwd: str,
+               universe: str) -> ClassAd:
+    """The attributes of a job ad that do not depend on the node, from the values of ``_AD_CALLS``."""
+    attrs: list[tuple[str, classad.Expr]] = [
+        ("ProcId", _literal(0)), ("Cmd", _literal(exe)), ("Iwd", _literal(iwd)),
+        ("JobUniverse", _literal(UNIVERSES[universe])), ("Universe", _literal(universe)),
+        ("Owner", _literal(_OWNER))]
+    got = dict(zip((key for key, _ in _AD_CALLS), values, strict=True))
+    for key, attr in _REQUESTS:
+        value = got[key]
+        if value or key == "request_cpus":
+            line = desc.values.get(key, ("", None))[1]
+            attrs.append((attr, _expr(desc, key, _request(key, value or "1", desc.path, line))))
+    for key, attr in _EXPRESSIONS:
+        if got[key]:
+            attrs.append((attr, _expr(desc, key, got[key])))
+    if got["concurrency_limits"]:
+        attrs.append(("ConcurrencyLimits", _literal(got["concurrency_limits"])))
+    for key, attr in _STRINGS:
+        if got[key]:
+            attrs.append((attr, _literal(got[key])))
+    for key, attr in _QUOTED_STRINGS:
+        value = _unquoted(got[key])
+        if value:
+            attrs.append((attr, _literal(value)))
+    ad = ClassAd()
+    for name, expr in attrs:
+        ad[name] = expr
     return ad
 
 
 def _unquoted(value: str) -> str:
     value = value.strip()
     return value[1:-1] if len(value) >= 2 and value[0] == value[-1] == '"' else value
-
-
-@functools.lru_cache(maxsize=4096)
-def _template(attrs: tuple[tuple[str, classad.Expr], ...]) -> ClassAd:
-    ad = ClassAd()
-    for name, expr in attrs:
-        ad[name] = expr
-    return ad

@@ -47,6 +47,8 @@ class MacroSource(Protocol):
 
     def expand(self, text: str) -> str: ...
 
+    def get_all(self, calls: tuple[tuple[str, str], ...]) -> tuple[str, ...]: ...
+
 
 class _Probe(Macros):
     """:class:`Macros` over placeholders that notes whether a function macro ran."""
@@ -63,10 +65,11 @@ class _Template:
     """The patterns learnt so far for one description and layer shape: a call's key -> its
     pattern, or None where the call must go to a real :class:`Macros`."""
 
-    __slots__ = ("patterns", "probe")
+    __slots__ = ("batches", "patterns", "probe")
 
     def __init__(self, probe: _Probe) -> None:
         self.probe = probe
+        self.batches: dict[tuple[tuple[str, str], ...], tuple[str, ...] | None] = {}
         self.patterns: dict[tuple[str, str], Pattern | None] = {}
 
     def learn(self, call: tuple[str, str], run: Callable[[], str]) -> Pattern | None:
@@ -116,6 +119,18 @@ class _Replay:
         if pattern is None:
             return self._macros().get(key, default)
         return pattern if isinstance(pattern, str) else pattern(*self._values)
+
+    def get_all(self, calls: tuple[tuple[str, str], ...]) -> tuple[str, ...]:
+        """``get`` of each call; the same tuple for every node where none has a placeholder."""
+        batches = self._template.batches
+        known = batches.get(calls)
+        if known is not None:
+            return known
+        out = tuple(self.get(key, default) for key, default in calls)
+        if calls not in batches:
+            patterns = self._template.patterns
+            batches[calls] = out if all(isinstance(patterns[call], str) for call in calls) else None
+        return out
 
     def expand(self, text: str) -> str:
         if "$" not in text:
