@@ -28,12 +28,19 @@ an earlier node may write it), and if it is still missing then, that node alone 
 (:class:`SubmitFailed`; its POST script runs with ``$RETURN`` -1001). A node with a PRE script has
 its submit file read again at submission, for the same reason. A second engine on the same DAG
 refuses to start (an ``flock`` on ``.sheaf/<dag>.lock``).
+
+Memory: a DAG of ``_FREEZE_NODES`` nodes or more is frozen out of the cyclic garbage collector
+(``gc.freeze``, the one change of process-wide state the engine makes, here at its entry point) once
+the run's state is built: the DAG, the submit descriptions and the state machine are long-lived, and
+left tracked every full collection during the run rescans them (0.1 s of CPU at 10^4 nodes, for
+nothing).  They are still freed by reference counting when the run ends.
 """
 
 from __future__ import annotations
 
 __all__ = ["Progress", "RunResult", "find_dag", "run_workflow", "state_paths"]
 
+import gc
 import glob
 import os
 import signal
@@ -61,6 +68,9 @@ from sheaf.engine._state import (
 from sheaf.errors import StorageError, UsageError
 from sheaf.formats._dagman import Dag, parse_dag
 from sheaf.model._runlock import STATE_DIR, lock_path
+
+#: from this many nodes on, the run's long-lived state is frozen out of the cyclic collector
+_FREEZE_NODES = 10_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,6 +185,8 @@ def run_workflow(directory: str, *, backend: Backend | Callable[[], Backend],
         machine = DagState(dag, limits, clock, done=done, failed=failed, attempts=attempts,
                            next_cluster=prior.max_cluster + 1, reasons=reasons)
         machine.dag_id = dagman_id()
+        if len(dag.nodes) >= _FREEZE_NODES:
+            gc.freeze()  # see the module docstring
         journal = Journal(paths["journal"], run_id)
         if os.environ.get(PARENT_ID_VARIABLE):  # a SUBDAG's run: its jobs must not outlive it
             start_guard(run_id)
