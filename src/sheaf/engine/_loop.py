@@ -55,6 +55,7 @@ from sheaf.engine._backend import Backend
 from sheaf.engine._journal import Journal, Replay, replay
 from sheaf.engine._multidag import combine_dags, munges_names
 from sheaf.engine._orphans import attempt_token, start_guard, stop_run_processes
+from sheaf.engine._paths import find_dag, state_paths
 from sheaf.engine._procs import Tolerance
 from sheaf.engine._reports import remove_stale_temporaries
 from sheaf.engine._resume import RunLock, damage_warnings, starting_point
@@ -65,9 +66,8 @@ from sheaf.engine._scriptmacros import check_scripts
 from sheaf.engine._state import (
     DagState,
 )
-from sheaf.errors import StorageError, UsageError
+from sheaf.errors import StorageError
 from sheaf.formats._dagman import Dag, parse_dag
-from sheaf.model._runlock import STATE_DIR, lock_path
 
 #: from this many nodes on, the run's long-lived state is frozen out of the cyclic collector
 _FREEZE_NODES = 10_000
@@ -93,32 +93,6 @@ class RunResult:
     journal_commits: int = 0
     extra: Mapping[str, Any] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
-
-
-def find_dag(directory: str, dag_file: str | None = None) -> str:
-    """The DAG file of a planned directory: ``dag_file`` or the one ``*.dag`` in ``directory``."""
-    if dag_file:
-        path = dag_file if os.path.isabs(dag_file) else os.path.join(directory, dag_file)
-        if not os.path.isfile(path):
-            raise UsageError(f"no DAG file {path}")
-        return os.path.abspath(path)
-    if os.path.isfile(directory):
-        return os.path.abspath(directory)
-    if not os.path.isdir(directory):
-        raise UsageError(f"no such directory: {directory}")
-    dags = sorted(n for n in os.listdir(directory) if n.endswith(".dag"))
-    if len(dags) != 1:
-        found = ", ".join(dags) or "none"
-        raise UsageError(f"{directory}: expected exactly one *.dag file (found {found}); use --dag")
-    return os.path.abspath(os.path.join(directory, dags[0]))
-
-
-def state_paths(dag_path: str) -> dict[str, str]:
-    base = os.path.basename(dag_path)
-    state = os.path.join(os.path.dirname(dag_path), STATE_DIR)
-    return {"dir": state, "journal": os.path.join(state, base + ".journal"),
-            "lock": lock_path(dag_path), "scripts": os.path.join(state, base + ".scripts.log")}
-
 
 
 def _complete_result(dag: Dag, prior: Replay, journal_path: str) -> RunResult:
