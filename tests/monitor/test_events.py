@@ -199,3 +199,13 @@ def _running(pid: str) -> bool:
             return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
     except OSError:
         return False
+
+
+def test_the_loader_process_imports_no_engine_machinery() -> None:
+    """The loader beside every run reads records only: it does not pay for the backend interface, the
+    ClassAd library or the loop (about 90 ms of CPU a run, on the engine's cores)."""
+    code = ("import sys, sheaf.monitor._follow; "
+            "print(sorted(m for m in ('sheaf.classad', 'sheaf.engine._backend', 'sheaf.engine._loop', "
+            "'sheaf.engine._submit') if m in sys.modules))")
+    done = subprocess.run([str(BIN / "python"), "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
