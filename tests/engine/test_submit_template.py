@@ -8,6 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sheaf.engine._submit import JobSpec, render
+from sheaf.formats import _submit_template as template_module
 from sheaf.formats._submit_lang import parse_submit_lines
 from sheaf.formats._submit_macros import Macros
 from sheaf.formats._submit_template import memoised_macros
@@ -123,3 +124,23 @@ def test_shared_description_values_differ_per_node() -> None:
         assert job.stdout == f"/o/jobs/{i}/n{i}.out"
         assert job.ad["task"] == f"ID{i}"
         assert job.ad["DAGNodeRetry"] == i
+
+
+def test_a_template_is_made_for_a_shape_met_twice(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Nodes whose ``$`` values all differ (each its own shape) are expanded afresh, with no template
+    made for them; the second node of a shape makes one, which the third uses."""
+    made: list[object] = []
+    original = template_module._new_template
+
+    def counting(*args: object) -> object:
+        made.append(args)
+        return original(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(template_module, "_new_template", counting)
+    lines = [(1, "executable = /bin/true"), (2, "arguments = $(a)"), (3, "queue")]
+    desc = parse_submit_lines(lines, "/d/y.sub", "/d", need_queue=False)
+    for i in range(5):  # a $ value is part of the shape: five shapes, each met once
+        render(desc, "n", 0, 1, "/d", {}, {"a": f"$(Cluster)x{i}"})
+    assert made == []
+    jobs = [render(desc, f"m{i}", 0, 1 + i, "/d", {}, {"a": f"w{i}"}) for i in range(3)]
+    assert len(made) == 1 and [job.argv[1:] for job in jobs] == [("w0",), ("w1",), ("w2",)]

@@ -21,7 +21,9 @@ The shortcut is taken only where that argument holds; everything else goes to a 
 - a placeholder is ``\\x00`` and an index; a file or constant value holding ``\\x00`` has no template.
 
 Templates are keyed by the identity of the file's value mapping (held, so the identity stays its own)
-and the layers' shape; the cache is bounded.
+and the layers' shape; the cache is bounded.  A template is made when a shape is met the second
+time: the first node of a shape is expanded afresh, so that a DAG whose nodes all differ in their
+``$`` values (each its own shape) pays nothing for templates it would never reuse.
 """
 
 from __future__ import annotations
@@ -144,8 +146,9 @@ class _Replay:
         return pattern if isinstance(pattern, str) else pattern(*self._values)
 
 
-#: shape -> (the file mapping it was made for, its template or None where there is none)
-_TEMPLATES: dict[Shape, tuple[Mapping[str, tuple[str, int]], _Template | None]] = {}
+_ONCE = "once"  # a shape met once: no template yet
+#: shape -> (the file mapping it was made for, its template, None where there is none, or _ONCE)
+_TEMPLATES: dict[Shape, tuple[Mapping[str, tuple[str, int]], _Template | str | None]] = {}
 
 
 def _shape(layer: Mapping[str, str], values: list[str]) -> tuple[tuple[str, str | None], ...]:
@@ -198,12 +201,17 @@ def memoised_macros(path: str, file: Mapping[str, tuple[str, int]], *, appended:
     if entry is None or entry[0] is not file:
         if len(_TEMPLATES) >= _LIMIT:
             _TEMPLATES.clear()
-        entry = _TEMPLATES[key] = (file, _new_template(path, file, layers))
-    template = entry[1]
+        _TEMPLATES[key] = (file, _ONCE)
+        template: _Template | str | None = None
+    else:
+        template = entry[1]
+        if template is _ONCE:
+            template = _new_template(path, file, layers)
+            _TEMPLATES[key] = (file, template)
 
     def build() -> Macros:
         return Macros(path, file, appended=appended, prepended=prepended, predefined=predefined,
                       evaluate=evaluate)
-    if template is None:
+    if not isinstance(template, _Template):
         return build()
     return _Replay(template, values, build)
