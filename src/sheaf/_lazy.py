@@ -17,13 +17,15 @@ from collections.abc import Callable, Mapping
 
 
 def lazy_exports(package: str, where: Mapping[str, str]) -> Callable[[str], object]:
-    """The ``__getattr__`` of ``package`` for the names ``where`` maps to their module (``"_x"``)."""
+    """The ``__getattr__`` of ``package`` for the names ``where`` maps to their module (``"_x"``, or
+    ``"_x:name"`` for a name exported under another one)."""
 
     def __getattr__(name: str) -> object:
-        module = where.get(name)
-        if module is None:
+        place = where.get(name)
+        if place is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(f"{package}.{module}"), name)
+        module, _, attribute = place.partition(":")
+        value = getattr(importlib.import_module(f"{package}.{module}"), attribute or name)
         setattr(sys.modules[package], name, value)
         return value
 

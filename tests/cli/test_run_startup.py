@@ -31,7 +31,8 @@ def test_the_run_command_imports_nothing_of_planning() -> None:
     assert sorted(m for m in loaded if m.startswith(_NOT_FOR_RUN)) == []
 
 
-@pytest.mark.parametrize("package", ["sheaf.model", "sheaf.formats", "sheaf.codegen", "sheaf.monitor"])
+@pytest.mark.parametrize("package", ["sheaf.model", "sheaf.formats", "sheaf.codegen", "sheaf.monitor",
+                                     "sheaf.engine"])
 def test_lazy_packages_still_export_every_name(package: str) -> None:
     code = (f"import importlib\nm = importlib.import_module({package!r})\n"
             "missing = [n for n in m.__all__ if getattr(m, n, None) is None]\nassert not missing, missing\n"

@@ -12,17 +12,23 @@ Public entry point::
 
 from __future__ import annotations
 
-from sheaf.engine._backend import Backend, Event, Exited, Held, Launch, Started
-from sheaf.engine._events import Change
-from sheaf.engine._journal import Replay
-from sheaf.engine._journal import replay as read_journal
-from sheaf.engine._loop import Progress, RunResult, find_dag, run_workflow, state_paths
-from sheaf.engine._records import BeginRecord, ChangeRecord, Damage, EndRecord, ProcessRecord
-from sheaf.engine._records import scan as scan_journal
-from sheaf.engine._runevents import EventTranslator, NodeEvent
-from sheaf.engine._state import STATES, DagState, Limits, NodeState
-from sheaf.engine._submit import node_description, parse_submit, split_arguments, split_environment
+from typing import TYPE_CHECKING
+
+from sheaf._lazy import lazy_exports
 from sheaf.formats._dagman import Dag, parse_dag
+
+if TYPE_CHECKING:
+    from sheaf.engine._backend import Backend, Event, Exited, Held, Launch, Started
+    from sheaf.engine._events import Change
+    from sheaf.engine._journal import Replay
+    from sheaf.engine._journal import replay as read_journal
+    from sheaf.engine._loop import Progress, RunResult, run_workflow
+    from sheaf.engine._paths import find_dag, state_paths
+    from sheaf.engine._records import BeginRecord, ChangeRecord, Damage, EndRecord, ProcessRecord
+    from sheaf.engine._records import scan as scan_journal
+    from sheaf.engine._runevents import EventTranslator, NodeEvent
+    from sheaf.engine._state import STATES, DagState, Limits, NodeState
+    from sheaf.engine._submit import node_description, parse_submit, split_arguments, split_environment
 
 __all__: list[str] = [
     "STATES",
@@ -58,3 +64,18 @@ __all__: list[str] = [
     "split_environment",
     "state_paths",
 ]
+
+# where each name lives: imported on first use (sheaf._lazy), so that a reader of the run records
+# (the events loader, a process of its own beside each run) does not load the backend interface,
+# the ClassAd library and the loop
+_WHERE = {
+    "Backend": "_backend", "BeginRecord": "_records", "Change": "_events", "ChangeRecord": "_records",
+    "DagState": "_state", "Damage": "_records", "EndRecord": "_records", "Event": "_backend",
+    "EventTranslator": "_runevents", "Exited": "_backend", "find_dag": "_paths", "Held": "_backend",
+    "Launch": "_backend", "Limits": "_state", "node_description": "_submit", "NodeEvent": "_runevents",
+    "NodeState": "_state", "parse_submit": "_submit", "ProcessRecord": "_records", "Progress": "_loop",
+    "read_journal": "_journal:replay", "Replay": "_journal", "run_workflow": "_loop", "RunResult": "_loop",
+    "scan_journal": "_records:scan", "split_arguments": "_submit", "split_environment": "_submit",
+    "Started": "_backend", "state_paths": "_paths", "STATES": "_state",
+}
+__getattr__ = lazy_exports(__name__, _WHERE)

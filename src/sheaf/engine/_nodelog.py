@@ -48,6 +48,13 @@ def _header(e: NodeEvent) -> str:
     return f"{ULOG[e.kind]:03d} ({e.cluster:03d}.{e.proc:03d}.{e.subproc:03d}) {stamp} "
 
 
+# a terminated event's usage and transfer lines: not measured, so the same for every job
+_UNMEASURED = (*(_USAGE.format(f"{where} Usage")
+                 for where in ("Run Remote", "Run Local", "Total Remote", "Total Local")),
+               *(f"\t0  -  {what} By Job" for what in ("Run Bytes Sent", "Run Bytes Received",
+                                                       "Total Bytes Sent", "Total Bytes Received")))
+
+
 def _termination(e: NodeEvent, indent: str = "\t") -> list[str]:
     if e.signal is not None:
         return [f"{indent}(0) Abnormal termination (signal {e.signal})", f"{indent}(0) No core file"]
@@ -63,11 +70,7 @@ def _body(e: NodeEvent) -> list[str]:
         case "EXECUTE":
             return [f"Job executing on host: {HOST}"] + ([f"\tSlotName: {e.slot}"] if e.slot else [])
         case "JOB_TERMINATED":
-            usage = [_USAGE.format(f"{a} Usage")
-                     for a in ("Run Remote", "Run Local", "Total Remote", "Total Local")]
-            size = [f"\t0  -  {what} By Job" for what in ("Run Bytes Sent", "Run Bytes Received",
-                                                           "Total Bytes Sent", "Total Bytes Received")]
-            return ["Job terminated.", *_termination(e), *usage, *size]
+            return ["Job terminated.", *_termination(e), *_UNMEASURED]
         case "JOB_EVICTED":
             usage = [_USAGE.format(f"Run {a} Usage") for a in ("Remote", "Local")]
             size = [f"\t0  -  Run Bytes {what} By Job" for what in ("Sent", "Received")]

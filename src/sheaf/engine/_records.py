@@ -40,7 +40,7 @@ from typing import Annotated, Any
 
 import msgspec
 
-from sheaf.engine._state import NodeState
+from sheaf.engine._nodes import NodeState
 
 Count = Annotated[int, msgspec.Meta(ge=0)]
 Name = Annotated[str, msgspec.Meta(min_length=1)]

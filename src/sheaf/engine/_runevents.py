@@ -159,9 +159,11 @@ class EventTranslator:
         self._fake += 1
         return (0, NOOP_PROC, self._fake)
 
-    def _event(self, c: Change, kind: Kind, **kw: object) -> NodeEvent:
+    def _event(self, c: Change, kind: Kind, at: float | None = None, **kw: object) -> NodeEvent:
+        """An event of ``c``'s node under its current id, at ``c``'s time unless ``at`` says."""
         cluster, proc, subproc = self._ids.get(c.node, (-1, 0, 0))
-        return NodeEvent(c.time, c.node, kind, cluster, proc, subproc, **kw)  # type: ignore[arg-type]
+        return NodeEvent(c.time if at is None else at, c.node, kind, cluster, proc, subproc,
+                         **kw)  # type: ignore[arg-type]
 
     def _of(self, c: Change, failed_submits: frozenset[tuple[str, int]]) -> list[NodeEvent]:
         info: Details = c.info or {}
@@ -278,7 +280,7 @@ class EventTranslator:
         running = self._running.pop(c.node, ())
         self._held.pop(c.node, None)
         if started and 0 not in running:  # a backend that does not report starts
-            out.append(replace(self._event(c, "EXECUTE", slot=info.get("slot")), time=float(started)))
+            out.append(self._event(c, "EXECUTE", float(started), slot=info.get("slot")))
         out.append(self._event(c, "JOB_TERMINATED", value=info.get("exit"), signal=info.get("signal")))
         out.append(self._event(c, verdict, value=value))
         return out

@@ -61,6 +61,7 @@ from sheaf.formats._submit_lang import effective_values, parse_submit, parse_sub
 from sheaf.formats._submit_macros import Macros
 from sheaf.formats._submit_queue import queue_items
 from sheaf.formats._submit_records import SubmitDescription
+from sheaf.formats._submit_template import MacroSource, memoised_macros
 
 _OWNER = os.environ.get("USER", "sheaf")
 UNIVERSES = {"vanilla": 5, "local": 12, "scheduler": 7, "grid": 9, "java": 10, "parallel": 11,
@@ -231,25 +232,41 @@ def _evaluate(text: str) -> object:
 _PER_PROC = frozenset({"Process", "ProcId", "Step", "Row", "ItemIndex", "Node"})
 
 
+def _dagman_macros(values: Mapping[str, str], node: str, retry: str) -> dict[str, str]:
+    """VARS values with DAGMan's own ``$(JOB)``/``$(RETRY)`` put in, as DAGMan does before submitting."""
+    return {k: v.replace("$(JOB)", node).replace("$(RETRY)", retry) if "$(" in v else v
+            for k, v in values.items()}
+
+
 def render(desc: SubmitDescription, node: str, attempt: int, cluster: int, directory: str,
            dag_vars: Mapping[str, str], prepend: Mapping[str, str] | None = None,
-           proc: Mapping[str, str] | None = None) -> JobSpec:
+           proc: Mapping[str, str] | None = None, memo: bool = True) -> JobSpec:
     """Expand ``desc`` for one attempt of ``node`` (DAGMan's ``$(JOB)``/``$(RETRY)`` in VARS too):
     ``dag_vars`` are appended (they override the file), ``prepend`` the values the file overrides,
-    ``proc`` one row of :func:`proc_rows`."""
-    vars_ = {k: v.replace("$(JOB)", node).replace("$(RETRY)", str(attempt)) for k, v in dag_vars.items()}
-    before = {k: v.replace("$(JOB)", node).replace("$(RETRY)", str(attempt))
-              for k, v in (prepend or {}).items()}
+    ``proc`` one row of :func:`proc_rows`.  A description without if/else is expanded through its
+    memoised template (``sheaf.formats._submit_template``, the same text); ``memo=False`` expands
+    it afresh, as the equivalence tests compare."""
+    retry = str(attempt)
+    vars_ = _dagman_macros(dag_vars, node, retry)
+    before = _dagman_macros(prepend or {}, node, retry)
     predefined = {"Cluster": str(cluster), "ClusterId": str(cluster), "Process": "0", "ProcId": "0",
                   "Node": "0", "Step": "0", "Row": "0", "Item": "", "ItemIndex": "0", "dag_node_name": node,
                   **(proc or {})}
     # a queue statement's item variables are condor_submit's "live" values, set once the file is
     # read: they win over the file and are submit commands themselves (``queue input in ...``)
     items = {k: v for k, v in (proc or {}).items() if k not in _PER_PROC}
-    ex = Macros(desc.path, desc.values, appended={**items, **vars_}, prepended=before, predefined=predefined,
-                evaluate=_evaluate)
-    values, attrs = effective_values(desc, ex)
-    ex.file = values
+    appended = {**items, **vars_} if items else vars_
+    ex: MacroSource
+    if desc.statements or not memo:
+        macros = Macros(desc.path, desc.values, appended=appended, prepended=before, predefined=predefined,
+                        evaluate=_evaluate)
+        values, attrs = effective_values(desc, macros)
+        macros.file = values
+        ex = macros
+    else:
+        values, attrs = desc.values, desc.attrs
+        ex = memoised_macros(desc.path, desc.values, appended=appended, prepended=before,
+                             predefined=predefined, evaluate=_evaluate)
     submit_dir = directory
     iwd = _resolve(submit_dir, ex.get("initialdir", "") or submit_dir)
     exe = ex.get("executable")
@@ -276,7 +293,7 @@ def render(desc: SubmitDescription, node: str, attempt: int, cluster: int, direc
                    site if isinstance(site, str) else None, stdin, _transfer(ex, iwd, desc.path))
 
 
-def _transfer(ex: Macros, iwd: str, where: str) -> FileTransfer | None:
+def _transfer(ex: MacroSource, iwd: str, where: str) -> FileTransfer | None:
     """HTCondor file transfer from ``should_transfer_files``: ``YES`` transfers; ``NO`` and ``IF_NEEDED``
     do not (on one machine the file system is always shared, which is what IF_NEEDED asks).  Lists are
     separated by commas (white space around names ignored); inputs are relative to ``initialdir``."""
@@ -373,7 +390,7 @@ def _literal(value: str | int) -> classad.Expr:
     return scratch.lookup("v")
 
 
-def _ad_vars(desc: SubmitDescription, ex: Macros,
+def _ad_vars(desc: SubmitDescription, ex: MacroSource,
              values: Mapping[str, str]) -> list[tuple[str, classad.Expr]]:
     """VARS ``+Attr="v"`` and ``My.Attr="v"`` go to the ad as-is."""
     out = []
@@ -383,39 +400,32 @@ def _ad_vars(desc: SubmitDescription, ex: Macros,
     return out
 
 
-def _job_ad(desc: SubmitDescription, ex: Macros, attrs_raw: Mapping[str, str], node: str, attempt: int,
+# the (submit command, default) calls the shared part of a job ad is made of, asked in one batch
+_AD_CALLS = (*((key, "1" if key == "request_cpus" else "") for key, _ in _REQUESTS),
+             *((key, "") for key, _ in _EXPRESSIONS), ("concurrency_limits", ""),
+             *((key, "") for key, _ in _STRINGS), *((key, "") for key, _ in _QUOTED_STRINGS),
+             ("notification", "never"))
+_SHARED_LIMIT = 4096
+# (the values of _AD_CALLS, Cmd, Iwd, universe) -> the ad they make: the same for every node of a
+# description, as a rule; an error is raised again each time, with the description's line
+_SHARED: dict[tuple[object, ...], ClassAd] = {}
+
+
+def _job_ad(desc: SubmitDescription, ex: MacroSource, attrs_raw: Mapping[str, str], node: str, attempt: int,
             cluster: int, exe: str, iwd: str, universe: str, vars_: Mapping[str, str],
             before: Mapping[str, str]) -> ClassAd:
     """The job ad: a copy of a shared template (the attributes every node of a description has alike:
     command, directories, requests, policy expressions), then the ``+Attr`` lines and VARS (which
     differ per node: ``$(JOB)``, a task id) and the three attributes that differ per attempt.
     Literals need no parsing; expressions are parsed once."""
-    attrs: list[tuple[str, classad.Expr]] = [
-        ("ProcId", _literal(0)), ("Cmd", _literal(exe)), ("Iwd", _literal(iwd)),
-        ("JobUniverse", _literal(UNIVERSES[universe])), ("Universe", _literal(universe)),
-        ("Owner", _literal(_OWNER))]
-    for key, attr in _REQUESTS:
-        value = ex.get(key, "1" if key == "request_cpus" else "")
-        if value or key == "request_cpus":
-            line = desc.values.get(key, ("", None))[1]
-            attrs.append((attr, _expr(desc, key, _request(key, value or "1", desc.path, line))))
-    for key, attr in _EXPRESSIONS:
-        value = ex.get(key, "")
-        if value:
-            attrs.append((attr, _expr(desc, key, value)))
-    limits = ex.get("concurrency_limits", "")
-    if limits:
-        attrs.append(("ConcurrencyLimits", _literal(limits)))
-    attrs.append(("JobNotification", _literal(_notification(desc, ex.get("notification", "never")))))
-    for key, attr in _STRINGS:
-        value = ex.get(key, "")
-        if value:
-            attrs.append((attr, _literal(value)))
-    for key, attr in _QUOTED_STRINGS:
-        value = _unquoted(ex.get(key, ""))
-        if value:
-            attrs.append((attr, _literal(value)))
-    ad = _template(tuple(attrs)).copy()  # the same for every node of a description, as a rule
+    values = ex.get_all(_AD_CALLS)
+    key = (values, exe, iwd, universe)
+    shared = _SHARED.get(key)
+    if shared is None:
+        if len(_SHARED) >= _SHARED_LIMIT:
+            _SHARED.clear()
+        shared = _SHARED[key] = _shared_ad(desc, values, exe, iwd, universe)
+    ad = shared.copy()
     # the +Attr lines and VARS: set in this order, so that a later one overrides an earlier one
     for name, expr in _ad_vars(desc, ex, before):  # prepended: the file's own +Attr lines win
         ad[name] = expr
@@ -423,8 +433,8 @@ def _job_ad(desc: SubmitDescription, ex: Macros, attrs_raw: Mapping[str, str], n
         ad[name] = _expr(desc, "+" + name, ex.expand(raw))
     for name, expr in _ad_vars(desc, ex, vars_):
         ad[name] = expr
-    ad["ClusterId"] = _literal(cluster)
-    ad["DAGNodeName"] = _literal(node)
+    ad["ClusterId"] = cluster  # a literal each: these differ per node (no cache would hit)
+    ad["DAGNodeName"] = node
     ad["DAGNodeRetry"] = _literal(attempt)  # always the attempt number, whatever VARS said
     return ad
 
@@ -441,14 +451,38 @@ def _notification(desc: SubmitDescription, value: str) -> int:
     return number
 
 
-def _unquoted(value: str) -> str:
-    value = value.strip()
-    return value[1:-1] if len(value) >= 2 and value[0] == value[-1] == '"' else value
-
-
-@functools.lru_cache(maxsize=4096)
-def _template(attrs: tuple[tuple[str, classad.Expr], ...]) -> ClassAd:
+def _shared_ad(desc: SubmitDescription, values: tuple[str, ...], exe: str, iwd: str,
+               universe: str) -> ClassAd:
+    """The attributes of a job ad that do not depend on the node, from the values of ``_AD_CALLS``."""
+    attrs: list[tuple[str, classad.Expr]] = [
+        ("ProcId", _literal(0)), ("Cmd", _literal(exe)), ("Iwd", _literal(iwd)),
+        ("JobUniverse", _literal(UNIVERSES[universe])), ("Universe", _literal(universe)),
+        ("Owner", _literal(_OWNER))]
+    got = dict(zip((key for key, _ in _AD_CALLS), values, strict=True))
+    for key, attr in _REQUESTS:
+        value = got[key]
+        if value or key == "request_cpus":
+            line = desc.values.get(key, ("", None))[1]
+            attrs.append((attr, _expr(desc, key, _request(key, value or "1", desc.path, line))))
+    for key, attr in _EXPRESSIONS:
+        if got[key]:
+            attrs.append((attr, _expr(desc, key, got[key])))
+    if got["concurrency_limits"]:
+        attrs.append(("ConcurrencyLimits", _literal(got["concurrency_limits"])))
+    attrs.append(("JobNotification", _literal(_notification(desc, got["notification"]))))
+    for key, attr in _STRINGS:
+        if got[key]:
+            attrs.append((attr, _literal(got[key])))
+    for key, attr in _QUOTED_STRINGS:
+        value = _unquoted(got[key])
+        if value:
+            attrs.append((attr, _literal(value)))
     ad = ClassAd()
     for name, expr in attrs:
         ad[name] = expr
     return ad
+
+
+def _unquoted(value: str) -> str:
+    value = value.strip()
+    return value[1:-1] if len(value) >= 2 and value[0] == value[-1] == '"' else value

@@ -92,6 +92,10 @@ class Macros:
         known = key in self.appended or key in self.file or key in self.prepended
         return self.lookup(key) if known else default
 
+    def get_all(self, calls: tuple[tuple[str, str], ...]) -> tuple[str, ...]:
+        """:meth:`get` of each (key, default)."""
+        return tuple(self.get(key, default) for key, default in calls)
+
     def expand(self, text: str) -> str:
         if "$" not in text:
             return text

@@ -16,7 +16,8 @@ import re
 import shlex
 from dataclasses import dataclass
 
-from sheaf.engine import Dag, node_description, split_arguments
+from sheaf import engine
+from sheaf.engine import Dag
 from sheaf.errors import SheafError
 
 _MACRO = re.compile(r"\$\((\w+)\)")
@@ -63,7 +64,7 @@ def job_files(dag: Dag, node: str, cluster: int = 0) -> JobFiles | None:
     if spec is None or spec.noop or spec.subdag:
         return None
     try:
-        desc = node_description(spec, dag.descriptions)
+        desc = engine.node_description(spec, dag.descriptions)  # the ClassAd-using reader: loaded when needed
     except (SheafError, OSError, KeyError):
         return None
     values = {k.lower(): raw for k, (raw, _) in desc.values.items()}
@@ -79,7 +80,7 @@ def job_files(dag: Dag, node: str, cluster: int = 0) -> JobFiles | None:
         return None if raw is None else os.path.join(directory, _expand(raw, values))
 
     try:
-        args = split_arguments(_expand(values.get("arguments", ""), values))
+        args = engine.split_arguments(_expand(values.get("arguments", ""), values))
     except SheafError:
         args = [_expand(values.get("arguments", ""), values)]
     argv = (_expand(values.get("executable", ""), values), *args)

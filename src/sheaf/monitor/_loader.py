@@ -174,23 +174,26 @@ class Loader:
             "ON CONFLICT (wf_id) DO NOTHING",
             (self.dag_path, self.directory, meta.label, meta.dax_file, meta.user, meta.hostname,
              meta.planner_arguments, self.parent))
-        for job in meta.jobs:
-            self._add_job(job)
+        self._add_jobs(meta.jobs)
         self.conn.executemany("INSERT INTO job_edge VALUES (?, ?)", meta.edges)
 
-    def _add_job(self, job: JobMeta) -> int:
-        cur = self.conn.execute(
-            "INSERT INTO job (exec_job_id, type_desc, transformation, site, clustered, aggregator, "
-            "task_count, "
-            "max_retries, subwf_dir) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (job.name, job.type_desc, job.transformation, job.site, int(job.aggregator is not None),
-             job.aggregator, len(job.tasks), job.retries, job.subwf_dir))
-        job_id = int(cur.lastrowid or 0)
+    def _add_jobs(self, jobs: list[JobMeta]) -> int:
+        """Insert ``jobs`` and their tasks in two statements; the job ids are given in order from the
+        largest one in the table, as SQLite numbers an INTEGER PRIMARY KEY.  Returns the first id."""
+        first = int(self.conn.execute("SELECT coalesce(max(job_id), 0) + 1 FROM job").fetchone()[0])
+        self.conn.executemany(
+            "INSERT INTO job (job_id, exec_job_id, type_desc, transformation, site, clustered, aggregator, "
+            "task_count, max_retries, subwf_dir) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            ((first + i, job.name, job.type_desc, job.transformation, job.site,
+              int(job.aggregator is not None), job.aggregator, len(job.tasks), job.retries, job.subwf_dir)
+             for i, job in enumerate(jobs)))
         self.conn.executemany("INSERT OR IGNORE INTO task (abs_task_id, job_id, transformation) "
                               "VALUES (?, ?, ?)",
-                              ((t, job_id, job.transformation) for t in job.tasks))
-        self._jobs[job.name], self._meta[job.name], self._states[job.name] = job_id, job, "waiting"
-        return job_id
+                              ((t, first + i, job.transformation)
+                               for i, job in enumerate(jobs) for t in job.tasks))
+        for i, job in enumerate(jobs):
+            self._jobs[job.name], self._meta[job.name], self._states[job.name] = first + i, job, "waiting"
+        return first
 
     # ---- reading --------------------------------------------------------------------------------
 
@@ -316,7 +319,7 @@ class Loader:
     def _job_id(self, name: str) -> int:
         job_id = self._jobs.get(name)
         if job_id is None:  # a node the DAG did not show (read before the DAG, or a changed DAG)
-            job_id = self._add_job(JobMeta(name, "compute"))
+            job_id = self._add_jobs([JobMeta(name, "compute")])
         return job_id
 
     def _change(self, r: ChangeRecord) -> str | None:
@@ -337,8 +340,9 @@ class Loader:
         # a change that retries the node carries the next attempt's number; what it reports (the
         # job's end, a script's) belongs to the attempt that just ended
         attempt = r.attempt - 1 if "retry" in info and r.attempt > 0 else r.attempt
-        iid = self._instance(r.node, job_id, attempt)
-        self._update_instance(iid, r, info)
+        sched = (f"{info['cluster']}.0", r.time) if r.finish == "submitted" and "cluster" in info else None
+        iid, created = self._instance(r.node, job_id, attempt, sched)
+        self._update_instance(iid, r, info, None if created else sched)
         self._jobstate_rows.extend((iid, e.kind, e.time, e.value) for e in events)
         if r.start == "submitted" and ("exit" in info or "signal" in info):
             self._invocations(r.node, iid, info)
@@ -375,18 +379,23 @@ class Loader:
             (files.stdout, files.stderr, _tail(files.stdout), _tail(files.stderr), files.submit, files.text,
              files.command, iid))
 
-    def _instance(self, node: str, job_id: int, attempt: int) -> int:
+    def _instance(self, node: str, job_id: int, attempt: int,
+                  sched: tuple[str, float] | None) -> tuple[int, bool]:
+        """The attempt's job_instance row, and whether it was made now (then with ``sched``: its
+        HTCondor id and submit time, in the same statement)."""
         iid = self._instances.get((node, attempt))
-        if iid is None:
-            cur = self.conn.execute("INSERT INTO job_instance (job_id, job_submit_seq) VALUES (?, ?)",
-                                    (job_id, attempt + 1))
-            iid = self._instances[(node, attempt)] = int(cur.lastrowid or 0)
-        return iid
+        if iid is not None:
+            return iid, False
+        cur = self.conn.execute("INSERT INTO job_instance (job_id, job_submit_seq, sched_id, submitted) "
+                                "VALUES (?, ?, ?, ?)", (job_id, attempt + 1, *(sched or (None, None))))
+        iid = self._instances[(node, attempt)] = int(cur.lastrowid or 0)
+        return iid, True
 
-    def _update_instance(self, iid: int, r: ChangeRecord, info: dict[str, object]) -> None:
-        if r.finish == "submitted" and "cluster" in info:
+    def _update_instance(self, iid: int, r: ChangeRecord, info: dict[str, object],
+                         sched: tuple[str, float] | None) -> None:
+        if sched is not None:
             self.conn.execute("UPDATE job_instance SET sched_id = ?, submitted = ? WHERE job_instance_id = ?",
-                              (f"{info['cluster']}.0", r.time, iid))
+                              (*sched, iid))
         if r.start != "submitted" or "return" not in info:
             if info.get("why"):
                 self.conn.execute("UPDATE job_instance SET reason = ? WHERE job_instance_id = "

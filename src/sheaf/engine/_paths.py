@@ -1,0 +1,42 @@
+"""Where a run's files are: the DAG file of a planned directory and the engine's state beside it.
+
+Kept apart from the loop so that the readers of a run's records (the events loader, ``sheaf
+status``) find the journal without importing the engine that writes it.  The state directory is
+``.sheaf/`` beside the DAG file: ``<dag>.journal`` (the durable record of the run), ``<dag>.lock``
+(one engine per DAG) and ``<dag>.scripts.log``.
+"""
+
+from __future__ import annotations
+
+__all__ = ["find_dag", "state_paths"]
+
+import os
+
+from sheaf.errors import UsageError
+from sheaf.model._runlock import STATE_DIR, lock_path
+
+
+def find_dag(directory: str, dag_file: str | None = None) -> str:
+    """The DAG file of a planned directory: ``dag_file`` or the one ``*.dag`` in ``directory``."""
+    if dag_file:
+        path = dag_file if os.path.isabs(dag_file) else os.path.join(directory, dag_file)
+        if not os.path.isfile(path):
+            raise UsageError(f"no DAG file {path}")
+        return os.path.abspath(path)
+    if os.path.isfile(directory):
+        return os.path.abspath(directory)
+    if not os.path.isdir(directory):
+        raise UsageError(f"no such directory: {directory}")
+    dags = sorted(n for n in os.listdir(directory) if n.endswith(".dag"))
+    if len(dags) != 1:
+        found = ", ".join(dags) or "none"
+        raise UsageError(f"{directory}: expected exactly one *.dag file (found {found}); use --dag")
+    return os.path.abspath(os.path.join(directory, dags[0]))
+
+
+def state_paths(dag_path: str) -> dict[str, str]:
+    """The engine's state files of the DAG ``dag_path`` (see the module docstring)."""
+    base = os.path.basename(dag_path)
+    state = os.path.join(os.path.dirname(dag_path), STATE_DIR)
+    return {"dir": state, "journal": os.path.join(state, base + ".journal"),
+            "lock": lock_path(dag_path), "scripts": os.path.join(state, base + ".scripts.log")}
