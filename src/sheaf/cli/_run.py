@@ -65,16 +65,18 @@ def run_planned(directory: str, *, dag_file: str | Sequence[str] | None = None,
     record = DagmanOut(dag_path) if dag_path else None
     status = 1
     loader = _events_loader(directory, dag_file)
+    ran = True  # False: stopped before the journal began (nothing for the events loader)
     try:
         result = run_workflow(directory, backend=backend, dag_file=dag_file, maxjobs=maxjobs,
                               maxidle=maxidle, maxpre=maxpre, maxpost=maxpost,
                               on_progress=_both(on_progress, record), priority=priority, on_warning=_warn,
                               always_run_post=always_run_post, batch_name=batch_name)
         status = 0 if result.succeeded else (result.exit_code or 1)
+        ran = result.source != "stopped"
         return result
     finally:
         if loader is not None:
-            loader.stop()
+            loader.stop(catch_up=ran)
         if record is not None:
             record.finish(status)
         _release_container_state(directory)
@@ -186,6 +188,10 @@ def render_summary(result: RunResult, console: Console) -> None:
     outcome = "[green]succeeded[/]" if result.succeeded else "[red]FAILED[/]"
     if result.source == "complete":
         console.print(f"workflow {result.dag}: already complete, nothing to run")
+        return
+    if result.source == "stopped":  # a stop before any node started: nothing was run or written
+        console.print(f"workflow {result.dag}: removed ({result.extra.get('stopped')}) before any node "
+                      "started; nothing was run", highlight=False)
         return
     console.print(f"workflow {outcome}: {result.done} of {result.total} nodes done, {result.failed} failed, "
                   f"{result.retries} retries; wall time {result.wall_time:.1f}s, "

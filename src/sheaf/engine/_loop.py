@@ -36,8 +36,6 @@ __all__ = ["Progress", "RunResult", "find_dag", "run_workflow", "state_paths"]
 
 import glob
 import os
-import signal
-import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -47,6 +45,7 @@ from typing import Any
 from sheaf.engine._backend import Backend
 from sheaf.engine._journal import Journal, Replay, replay
 from sheaf.engine._multidag import combine_dags, munges_names
+from sheaf.engine._nodes import DAG_REMOVED
 from sheaf.engine._orphans import attempt_token, start_guard, stop_run_processes
 from sheaf.engine._procs import Tolerance
 from sheaf.engine._reports import remove_stale_temporaries
@@ -55,9 +54,8 @@ from sheaf.engine._run import EngineRun, Progress
 from sheaf.engine._runconfig import DagEnvironment, config_warnings, load_descriptions, run_limits
 from sheaf.engine._runfiles import PARENT_ID_VARIABLE, dagman_id
 from sheaf.engine._scriptmacros import check_scripts
-from sheaf.engine._state import (
-    DagState,
-)
+from sheaf.engine._state import DagState
+from sheaf.engine._stop import Stopped, StopSignals
 from sheaf.errors import StorageError, UsageError
 from sheaf.formats._dagman import Dag, parse_dag
 from sheaf.model._runlock import STATE_DIR, lock_path
@@ -139,12 +137,29 @@ def run_workflow(directory: str, *, backend: Backend | Callable[[], Backend],
     ``dag_file``s run as one DAG, as
     ``condor_submit_dag a.dag b.dag`` runs them (``_multidag``).
     """
+    signals = StopSignals().install() if handle_signals else StopSignals()
+    begun = time.monotonic()
+    try:
+        return _run_workflow(directory, backend, dag_file, clock, on_progress, progress_interval, on_warning,
+                             signals, {"maxjobs": maxjobs, "maxidle": maxidle, "maxpre": maxpre,
+                                       "maxpost": maxpost}, priority, always_run_post, batch_name)
+    except Stopped as stop:  # before anything was started: a removed DAG that never ran
+        return _stopped_result(directory, dag_file, stop.reason, time.monotonic() - begun)
+    finally:
+        signals.restore()
+
+
+def _run_workflow(directory: str, backend: Backend | Callable[[], Backend],
+                  dag_file: str | Sequence[str] | None, clock: Callable[[], float],
+                  on_progress: Callable[[Progress], None] | None, progress_interval: float,
+                  on_warning: Callable[[str], None] | None, signals: StopSignals,
+                  throttles: dict[str, int | None], priority: int | None, always_run_post: bool | None,
+                  batch_name: str | None) -> RunResult:
     dag_path, dag, names = _read_dags(directory, dag_file)
     multi = len(names) > 1
     script_warnings: list[str] = []
     check_scripts(dag, script_warnings.append)
-    limits = run_limits(dag, {"maxjobs": maxjobs, "maxidle": maxidle, "maxpre": maxpre, "maxpost": maxpost},
-                        priority, always_run_post,
+    limits = run_limits(dag, throttles, priority, always_run_post,
                         f"{os.path.basename(dag_path)}+{dagman_id()}" if batch_name is None else batch_name)
     with DagEnvironment(dag.env):  # $ENV() and getenv of the expansions made now see ENV SET too
         descs, first = load_descriptions(dag, limits, script_warnings.append)
@@ -164,6 +179,11 @@ def run_workflow(directory: str, *, backend: Backend | Callable[[], Backend],
         if prior.ended is not None and prior.ended.succeeded:
             return _complete_result(dag, prior, paths["journal"])
         source, done, failed, attempts = starting_point(dag, prior, multi)
+        reasons = {n: r.reason for n, r in prior.nodes.items() if n in failed}
+        machine = DagState(dag, limits, clock, done=done, failed=failed, attempts=attempts,
+                           next_cluster=prior.max_cluster + 1, reasons=reasons)
+        machine.dag_id = dagman_id()
+        signals.hold()  # the backend and the killing of a killed engine's jobs: a stop waits for the run
         the_backend = _backend_of(backend)
         adopted = _adopt(the_backend, dag, prior) if source == "recovery" else {}
         # a killed engine's jobs, journaled or not: gone before their nodes run again (unless adopted)
@@ -171,10 +191,6 @@ def run_workflow(directory: str, *, backend: Backend | Callable[[], Backend],
                            spare={attempt_token(prior.run_id, n, a) for n, a in adopted.items()})
         run_id = prior.run_id or uuid.uuid4().hex
         remove_stale_temporaries(_report_files(dag))
-        reasons = {n: r.reason for n, r in prior.nodes.items() if n in failed}
-        machine = DagState(dag, limits, clock, done=done, failed=failed, attempts=attempts,
-                           next_cluster=prior.max_cluster + 1, reasons=reasons)
-        machine.dag_id = dagman_id()
         journal = Journal(paths["journal"], run_id)
         if os.environ.get(PARENT_ID_VARIABLE):  # a SUBDAG's run: its jobs must not outlive it
             start_guard(run_id)
@@ -183,9 +199,10 @@ def run_workflow(directory: str, *, backend: Backend | Callable[[], Backend],
                    source, pre_done, names,
                    Tolerance(limits.job_failure_tolerance, False, limits.remove_job_list_on_failure),
                    limits.batch_name)
+        signals.attach(run)
         try:
             with DagEnvironment(dag.env):
-                result = _drive(run, machine, prior, source, done, handle_signals)
+                result = _drive(run, machine, prior, source)
         finally:
             run.close()
             journal.close()
@@ -205,6 +222,15 @@ def _read_dags(directory: str, dag_file: str | Sequence[str] | None) -> tuple[st
     if not munges_names(first):
         return found[0], parse_dag(*found), names  # one name space, the files read in turn
     return found[0], combine_dags([first, *(parse_dag(p) for p in found[1:])]), names
+
+
+def _stopped_result(directory: str, dag_file: str | Sequence[str] | None, reason: str,
+                    elapsed: float) -> RunResult:
+    """A stop before anything started: DAGMan's removed DAG (exit 1, ``DAG_STATUS_RM``), nothing run
+    and nothing written (no journal, no rescue DAG)."""
+    first = dag_file if dag_file is None or isinstance(dag_file, str) else next(iter(dag_file), None)
+    return RunResult(find_dag(directory, first), False, 1, DAG_REMOVED, 0, 0, 0, 0, elapsed, 0.0, "stopped",
+                     extra={"stopped": reason})
 
 
 def _report_files(dag: Dag) -> list[str]:
@@ -240,23 +266,17 @@ def _backend_of(backend: Backend | Callable[[], Backend]) -> Backend:
     return backend()
 
 
-def _drive(run: EngineRun, machine: DagState, prior: Replay, source: str, done: set[str],
-           handle_signals: bool) -> RunResult:
+def _drive(run: EngineRun, machine: DagState, prior: Replay, source: str) -> RunResult:
     dag = run.dag
     initially_done = {n for n in dag.nodes if machine.node_state(n) == "done"}
     run.journal.begin(run.clock(), prior.epochs + 1, source, len(dag.nodes), initially_done)
     run.files.begin(run.clock())
     run.files.draw(machine, run.clock())
-    restore = _install_signals(run) if handle_signals else None
-    try:
-        run.start_services()  # before every other node, as DAGMan starts them
-        run.act(machine, machine.start(idle=0))
-        while machine.finished is None:
-            events = run.gather()
-            run.act(machine, machine.advance(events, idle=run.backend.idle()))
-    finally:
-        if restore is not None:
-            restore()
+    run.start_services()  # before every other node, as DAGMan starts them
+    run.act(machine, machine.start(idle=0))
+    while machine.finished is None:
+        events = run.gather()
+        run.act(machine, machine.advance(events, idle=run.backend.idle()))
     return _result(run, machine, source)
 
 
@@ -270,39 +290,3 @@ def _result(run: EngineRun, machine: DagState, source: str) -> RunResult:
                      run.clock() - run.started, machine.job_time, source, failed_nodes, run.rescue,
                      run.journal.path, run.journal.bytes_written, run.journal.commits,
                      {"journal_seconds": run.journal.seconds})
-
-
-def watch_parent_engine(run: EngineRun, interval: float = 0.5) -> None:
-    """A SUBDAG's run (spawned by its parent engine, whose pid it is given) stops as a removed DAG
-    does when that engine dies (``kill -9``): its jobs are cancelled, its journal and rescue DAG
-    kept, so the parent's resume finds no orphan running and the child resumes where it stopped."""
-    parent = os.environ.get(PARENT_ID_VARIABLE, "")
-    if not parent.isdigit() or int(parent) != os.getppid():
-        return
-
-    def watch() -> None:
-        while os.getppid() == int(parent):
-            time.sleep(interval)
-        if not run.stop_requested:
-            run.stop_requested, run.stop_time = "the parent engine died", time.monotonic()
-        os.kill(os.getpid(), signal.SIGTERM)  # wakes the loop from any wait
-
-    threading.Thread(target=watch, name="sheaf-parent-watch", daemon=True).start()
-
-
-def _install_signals(run: EngineRun) -> Callable[[], None] | None:
-    if threading.current_thread() is not threading.main_thread():
-        return None
-
-    def stop(signum: int, _frame: Any) -> None:
-        if not run.stop_requested:  # None, or "" once the first stop was handed on: a second stop
-            run.stop_requested = f"engine received {signal.Signals(signum).name}"
-            run.stop_time = time.monotonic()
-
-    old = {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM)}
-    watch_parent_engine(run)
-
-    def restore() -> None:
-        for s, handler in old.items():
-            signal.signal(s, handler)
-    return restore

@@ -139,10 +139,18 @@ class EventsLoader:
             self._warn(str(exc))
         return self
 
-    def stop(self) -> None:
+    def stop(self, catch_up: bool = True) -> None:
+        """Let the loader catch up once more and wait for it; without ``catch_up`` (a run stopped
+        before its journal began: nothing to load) it is ended at once, as a loader still starting
+        on a large DAG would hold ``sheaf run`` up for seconds."""
         if self._proc is None:
             return
         assert self._proc.stdin is not None
+        if not catch_up:
+            self._proc.terminate()  # SQLite's own journal keeps the database consistent
+            self._proc.stdin.close()
+            self._proc.wait()
+            return
         self._proc.stdin.close()  # end of file: the loader catches up once more and exits
         if self._proc.wait() != 0:
             self._warn(f"the loader exited with status {self._proc.returncode}")
