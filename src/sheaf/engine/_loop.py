@@ -28,12 +28,20 @@ an earlier node may write it), and if it is still missing then, that node alone 
 (:class:`SubmitFailed`; its POST script runs with ``$RETURN`` -1001). A node with a PRE script has
 its submit file read again at submission, for the same reason. A second engine on the same DAG
 refuses to start (an ``flock`` on ``.sheaf/<dag>.lock``).
+
+A stop (SIGTERM/SIGINT) is honoured from the first line of ``run_workflow`` (``_stop``): before
+the backend exists it ends the run at once as a removed DAG that never ran; from then on the loop
+looks at it every turn.  The state is therefore built before the backend is made.  A DAG of
+``_FREEZE_NODES`` or more has its long-lived objects frozen out of the cyclic collector for the
+run (``gc.freeze``, undone as ``run_workflow`` returns): the one process-wide change the engine
+makes, at its entry point.
 """
 
 from __future__ import annotations
 
 __all__ = ["Progress", "RunResult", "find_dag", "run_workflow", "state_paths"]
 
+import gc
 import glob
 import os
 import time
@@ -59,6 +67,8 @@ from sheaf.engine._stop import Stopped, StopSignals
 from sheaf.errors import StorageError, UsageError
 from sheaf.formats._dagman import Dag, parse_dag
 from sheaf.model._runlock import STATE_DIR, lock_path
+
+_FREEZE_NODES = 10_000  # from this many nodes on, the run's long-lived objects leave the collector
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,7 +148,7 @@ def run_workflow(directory: str, *, backend: Backend | Callable[[], Backend],
     ``condor_submit_dag a.dag b.dag`` runs them (``_multidag``).
     """
     signals = StopSignals().install() if handle_signals else StopSignals()
-    begun = time.monotonic()
+    begun, frozen = time.monotonic(), gc.get_freeze_count()
     try:
         return _run_workflow(directory, backend, dag_file, clock, on_progress, progress_interval, on_warning,
                              signals, {"maxjobs": maxjobs, "maxidle": maxidle, "maxpre": maxpre,
@@ -147,6 +157,8 @@ def run_workflow(directory: str, *, backend: Backend | Callable[[], Backend],
         return _stopped_result(directory, dag_file, stop.reason, time.monotonic() - begun)
     finally:
         signals.restore()
+        if gc.get_freeze_count() > frozen:  # the run's objects may be garbage now: collectable again
+            gc.unfreeze()
 
 
 def _run_workflow(directory: str, backend: Backend | Callable[[], Backend],
@@ -163,6 +175,7 @@ def _run_workflow(directory: str, backend: Backend | Callable[[], Backend],
                         f"{os.path.basename(dag_path)}+{dagman_id()}" if batch_name is None else batch_name)
     with DagEnvironment(dag.env):  # $ENV() and getenv of the expansions made now see ENV SET too
         descs, first = load_descriptions(dag, limits, script_warnings.append)
+    _freeze_long_lived(dag)
     paths = state_paths(dag_path + "_multi" if multi else dag_path)
     try:
         os.makedirs(paths["dir"], exist_ok=True)
@@ -183,6 +196,7 @@ def _run_workflow(directory: str, backend: Backend | Callable[[], Backend],
         machine = DagState(dag, limits, clock, done=done, failed=failed, attempts=attempts,
                            next_cluster=prior.max_cluster + 1, reasons=reasons)
         machine.dag_id = dagman_id()
+        _freeze_long_lived(dag)
         signals.hold()  # the backend and the killing of a killed engine's jobs: a stop waits for the run
         the_backend = _backend_of(backend)
         adopted = _adopt(the_backend, dag, prior) if source == "recovery" else {}
@@ -209,6 +223,15 @@ def _run_workflow(directory: str, backend: Backend | Callable[[], Backend],
         return replace(result, warnings=tuple(warnings))
     finally:
         lock.release()
+
+
+def _freeze_long_lived(dag: Dag) -> None:
+    """A large DAG's objects (the DAG, its descriptions, then the state's nodes) live as long as the
+    run: frozen out of the cyclic collector, which would otherwise rescan them all in every
+    generation-2 pass - two thirds of the time a stop takes to move 10^5 ready nodes back to
+    waiting, and a third of building the state.  ``run_workflow`` unfreezes them as it returns."""
+    if len(dag.nodes) >= _FREEZE_NODES:
+        gc.freeze()
 
 
 def _read_dags(directory: str, dag_file: str | Sequence[str] | None) -> tuple[str, Dag, tuple[str, ...]]:
