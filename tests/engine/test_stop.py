@@ -5,6 +5,7 @@ itself at the exact moment under test, so nothing here depends on timing."""
 
 from __future__ import annotations
 
+import fcntl
 import gc
 import os
 import signal
@@ -17,6 +18,7 @@ import pytest
 from engine_helpers import FakeBackend, write_dag
 from sheaf.engine import Launch, run_workflow, state_paths
 from sheaf.engine import _loop as loop
+from sheaf.engine import _resume as resume
 
 WIDE = "".join(f"JOB n{i} n.sub\n" for i in range(12))
 
@@ -88,3 +90,19 @@ def test_a_large_dags_objects_are_frozen_for_the_run_only(tmp_path: Path,
         return FakeBackend()
     assert run_workflow(str(tmp_path), backend=backend, handle_signals=False).succeeded
     assert during[0] > before and gc.get_freeze_count() == before
+
+
+def test_a_stop_while_the_run_lock_is_taken_releases_it(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    write_dag(tmp_path, WIDE)
+    real, sent = fcntl.flock, []
+
+    def flock_then_stop(fd: int, operation: int) -> None:  # the stop comes once the lock is held
+        real(fd, operation)
+        if not sent:
+            sent.append(os.kill(os.getpid(), signal.SIGTERM))
+    monkeypatch.setattr(resume.fcntl, "flock", flock_then_stop)
+    result = run_workflow(str(tmp_path), backend=FakeBackend)
+    assert (result.exit_code, result.dag_status, result.source) == (1, 4, "stopped")
+    monkeypatch.undo()
+    assert run_workflow(str(tmp_path), backend=FakeBackend(), handle_signals=False).succeeded  # not locked

@@ -181,8 +181,10 @@ def _run_workflow(directory: str, backend: Backend | Callable[[], Backend],
         os.makedirs(paths["dir"], exist_ok=True)
     except OSError as exc:
         raise StorageError.of(exc, paths["dir"], "nothing was run") from None
+    signals.hold()  # a lock taken must be released: a stop meanwhile is raised once it is held
     lock = RunLock(paths["lock"])
     try:
+        signals.resume()
         prior = replay(paths["journal"])
         warnings = [*dag.warnings, *config_warnings(dag), *script_warnings,
                     *damage_warnings(prior, paths["journal"])]

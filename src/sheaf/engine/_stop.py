@@ -56,8 +56,16 @@ class StopSignals:
         return self
 
     def hold(self) -> None:
-        """From now on a stop is kept for the run (something is about to be started)."""
+        """From now on a stop is kept (for the run, or until :meth:`resume`)."""
         self.raising = False
+
+    def resume(self) -> None:
+        """After a step that must not be cut in the middle (taking the run lock): raise the stop that
+        came during it, else go on raising at once."""
+        if self.pending is not None:
+            reason, self.pending = self.pending[0], None
+            raise Stopped(reason)
+        self.raising = True
 
     def attach(self, run: EngineRun) -> None:
         """Hand the run the stop that came before it existed; later ones go to it directly."""
