@@ -15,6 +15,10 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
+from sheaf.monitor import workflow_status
+
 SHEAF = str(Path(sys.executable).parent / "sheaf")
 NODES = 60_000  # without the fix: ~2 s before the engine looked at a signal at all (then -15)
 
@@ -66,7 +70,9 @@ def _rescue_done(rescue: Path) -> set[str]:
     return {f[1] for f in fields if len(f) == 2 and f[0] == "DONE"}
 
 
-def test_a_stop_during_start_up_or_the_run_ends_the_run_promptly(tmp_path: Path) -> None:
+def test_a_stop_during_start_up_or_the_run_ends_the_run_promptly(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SHEAF_HOME", str(tmp_path / "home"))
     # baseline: the full start-up (read, validate, build the state, first submissions), then a stop
     running = _dag(tmp_path / "running")
     proc, startup = _started(running, tmp_path / "home")
@@ -76,6 +82,9 @@ def test_a_stop_during_start_up_or_the_run_ends_the_run_promptly(tmp_path: Path)
     done = _rescue_done(running / "big.dag.rescue001")
     assert done == _succeeded(jobstate) and len(done) < NODES
     assert "DAGMAN_FINISHED 1" in jobstate.read_text().splitlines()[-1]
+    # the run exits without the events loader's last catch-up; the next view makes it
+    status = workflow_status(str(running))
+    assert status.state == "failed" and status.counts.get("done", 0) == len(done), status
     journal = (running / ".sheaf" / "big.dag.journal").read_bytes()
     rescue = (running / "big.dag.rescue001").read_bytes()
 

@@ -65,18 +65,18 @@ def run_planned(directory: str, *, dag_file: str | Sequence[str] | None = None,
     record = DagmanOut(dag_path) if dag_path else None
     status = 1
     loader = _events_loader(directory, dag_file)
-    ran = True  # False: stopped before the journal began (nothing for the events loader)
+    removed = False  # a stopped run exits without the events loader's last catch-up
     try:
         result = run_workflow(directory, backend=backend, dag_file=dag_file, maxjobs=maxjobs,
                               maxidle=maxidle, maxpre=maxpre, maxpost=maxpost,
                               on_progress=_both(on_progress, record), priority=priority, on_warning=_warn,
                               always_run_post=always_run_post, batch_name=batch_name)
         status = 0 if result.succeeded else (result.exit_code or 1)
-        ran = result.source != "stopped"
+        removed = result.removed
         return result
     finally:
         if loader is not None:
-            loader.stop(catch_up=ran)
+            loader.stop(catch_up=not removed)
         if record is not None:
             record.finish(status)
         _release_container_state(directory)

@@ -92,6 +92,11 @@ class RunResult:
     extra: Mapping[str, Any] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
 
+    @property
+    def removed(self) -> bool:
+        """The run was stopped (SIGTERM/SIGINT, DAGMan's ``condor_rm``)."""
+        return self.dag_status == DAG_REMOVED
+
 
 def find_dag(directory: str, dag_file: str | None = None) -> str:
     """The DAG file of a planned directory: ``dag_file`` or the one ``*.dag`` in ``directory``."""

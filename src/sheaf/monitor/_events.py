@@ -7,7 +7,8 @@ view.  Nothing else reads the journal or the logs.
 
 :class:`EventsLoader` runs beside the engine during ``sheaf run``: a process (``_follow``, which
 says why not a thread) that catches up every ``interval`` seconds and once more when stopped, so
-the database is complete when the run returns.  The engine does not know about it (it only reads
+the database is complete when the run returns (but for a stopped run, which exits without that last
+catch-up: the next view makes it).  The engine does not know about it (it only reads
 the journal the engine fsyncs), and a loader failure is reported as a warning, never a failed run.
 ``SHEAF_EVENTS=0`` turns it off
 (``benchmarks/engine_throughput.py --events`` measures the difference).
@@ -140,9 +141,9 @@ class EventsLoader:
         return self
 
     def stop(self, catch_up: bool = True) -> None:
-        """Let the loader catch up once more and wait for it; without ``catch_up`` (a run stopped
-        before its journal began: nothing to load) it is ended at once, as a loader still starting
-        on a large DAG would hold ``sheaf run`` up for seconds."""
+        """Let the loader catch up once more and wait for it; without ``catch_up`` (a stopped run,
+        which should exit promptly) it is ended at once: its last catch-up, or its start on a large
+        DAG, took seconds at 10^5 nodes, and the next view catches up as it opens anyway."""
         if self._proc is None:
             return
         assert self._proc.stdin is not None
