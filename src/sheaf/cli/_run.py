@@ -67,6 +67,7 @@ def run_planned(directory: str, *, dag_file: str | Sequence[str] | None = None,
     record = DagmanOut(dag_path) if dag_path else None
     status = 1
     loader = _events_loader(directory, dag_file)
+    removed = False  # a stopped run exits without the events loader's last catch-up
     try:
         result = run_workflow(directory, backend=backend, dag_file=dag_file, maxjobs=maxjobs,
                               maxidle=maxidle, maxpre=maxpre, maxpost=maxpost,
@@ -74,10 +75,11 @@ def run_planned(directory: str, *, dag_file: str | Sequence[str] | None = None,
                               always_run_post=always_run_post, batch_name=batch_name,
                               suppress_notification=suppress_notification)
         status = 0 if result.succeeded else (result.exit_code or 1)
+        removed = result.removed
         return result
     finally:
         if loader is not None:
-            loader.stop()
+            loader.stop(catch_up=not removed)
         if record is not None:
             record.finish(status)
         _release_container_state(directory)
@@ -189,6 +191,10 @@ def render_summary(result: RunResult, console: Console) -> None:
     outcome = "[green]succeeded[/]" if result.succeeded else "[red]FAILED[/]"
     if result.source == "complete":
         console.print(f"workflow {result.dag}: already complete, nothing to run")
+        return
+    if result.source == "stopped":  # a stop before any node started: nothing was run or written
+        console.print(f"workflow {result.dag}: removed ({result.extra.get('stopped')}) before any node "
+                      "started; nothing was run", highlight=False)
         return
     console.print(f"workflow {outcome}: {result.done} of {result.total} nodes done, {result.failed} failed, "
                   f"{result.retries} retries; wall time {result.wall_time:.1f}s, "

@@ -29,11 +29,12 @@ an earlier node may write it), and if it is still missing then, that node alone 
 its submit file read again at submission, for the same reason. A second engine on the same DAG
 refuses to start (an ``flock`` on ``.sheaf/<dag>.lock``).
 
-Memory: a DAG of ``_FREEZE_NODES`` nodes or more is frozen out of the cyclic garbage collector
-(``gc.freeze``, the one change of process-wide state the engine makes, here at its entry point) once
-the run's state is built: the DAG, the submit descriptions and the state machine are long-lived, and
-left tracked every full collection during the run rescans them (0.1 s of CPU at 10^4 nodes, for
-nothing).  They are still freed by reference counting when the run ends.
+A stop (SIGTERM/SIGINT) is honoured from the first line of ``run_workflow`` (``_stop``): before
+the backend exists it ends the run at once as a removed DAG that never ran; from then on the loop
+looks at it every turn.  The state is therefore built before the backend is made.  A DAG of
+``_FREEZE_NODES`` or more has its long-lived objects frozen out of the cyclic collector for the
+run (``gc.freeze``, undone as ``run_workflow`` returns): the one process-wide change the engine
+makes, at its entry point.
 """
 
 from __future__ import annotations
@@ -43,8 +44,6 @@ __all__ = ["Progress", "RunResult", "find_dag", "run_workflow", "state_paths"]
 import gc
 import glob
 import os
-import signal
-import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -54,6 +53,7 @@ from typing import Any
 from sheaf.engine._backend import Backend
 from sheaf.engine._journal import Journal, Replay, replay
 from sheaf.engine._multidag import combine_dags, munges_names
+from sheaf.engine._nodes import DAG_REMOVED
 from sheaf.engine._orphans import attempt_token, start_guard, stop_run_processes
 from sheaf.engine._paths import find_dag, state_paths
 from sheaf.engine._procs import Tolerance
@@ -63,14 +63,12 @@ from sheaf.engine._run import EngineRun, Progress
 from sheaf.engine._runconfig import DagEnvironment, config_warnings, load_descriptions, run_limits
 from sheaf.engine._runfiles import PARENT_ID_VARIABLE, dagman_id
 from sheaf.engine._scriptmacros import check_scripts
-from sheaf.engine._state import (
-    DagState,
-)
+from sheaf.engine._state import DagState
+from sheaf.engine._stop import Stopped, StopSignals
 from sheaf.errors import StorageError
 from sheaf.formats._dagman import Dag, parse_dag
 
-#: from this many nodes on, the run's long-lived state is frozen out of the cyclic collector
-_FREEZE_NODES = 10_000
+_FREEZE_NODES = 10_000  # from this many nodes on, the run's long-lived objects leave the collector
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +91,11 @@ class RunResult:
     journal_commits: int = 0
     extra: Mapping[str, Any] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
+
+    @property
+    def removed(self) -> bool:
+        """The run was stopped (SIGTERM/SIGINT, DAGMan's ``condor_rm``)."""
+        return self.dag_status == DAG_REMOVED
 
 
 def _complete_result(dag: Dag, prior: Replay, journal_path: str) -> RunResult:
@@ -125,23 +128,46 @@ def run_workflow(directory: str, *, backend: Backend | Callable[[], Backend],
     ``dag_file``s run as one DAG, as
     ``condor_submit_dag a.dag b.dag`` runs them (``_multidag``).
     """
+    signals = StopSignals().install() if handle_signals else StopSignals()
+    begun, frozen = time.monotonic(), gc.get_freeze_count()
+    try:
+        return _run_workflow(directory, backend, dag_file, clock, on_progress, progress_interval, on_warning,
+                             signals, {"maxjobs": maxjobs, "maxidle": maxidle, "maxpre": maxpre,
+                                       "maxpost": maxpost}, priority, always_run_post, batch_name,
+                             suppress_notification)
+    except Stopped as stop:  # before anything was started: a removed DAG that never ran
+        return _stopped_result(directory, dag_file, stop.reason, time.monotonic() - begun)
+    finally:
+        signals.restore()
+        if gc.get_freeze_count() > frozen:  # the run's objects may be garbage now: collectable again
+            gc.unfreeze()
+
+
+def _run_workflow(directory: str, backend: Backend | Callable[[], Backend],
+                  dag_file: str | Sequence[str] | None, clock: Callable[[], float],
+                  on_progress: Callable[[Progress], None] | None, progress_interval: float,
+                  on_warning: Callable[[str], None] | None, signals: StopSignals,
+                  throttles: dict[str, int | None], priority: int | None, always_run_post: bool | None,
+                  batch_name: str | None, suppress_notification: bool | None) -> RunResult:
     dag_path, dag, names = _read_dags(directory, dag_file)
     multi = len(names) > 1
     script_warnings: list[str] = []
     check_scripts(dag, script_warnings.append)
-    limits = run_limits(dag, {"maxjobs": maxjobs, "maxidle": maxidle, "maxpre": maxpre, "maxpost": maxpost},
-                        priority, always_run_post,
+    limits = run_limits(dag, throttles, priority, always_run_post,
                         f"{os.path.basename(dag_path)}+{dagman_id()}" if batch_name is None else batch_name,
                         suppress_notification)
     with DagEnvironment(dag.env):  # $ENV() and getenv of the expansions made now see ENV SET too
         descs, first = load_descriptions(dag, limits, script_warnings.append)
+    _freeze_long_lived(dag)
     paths = state_paths(dag_path + "_multi" if multi else dag_path)
     try:
         os.makedirs(paths["dir"], exist_ok=True)
     except OSError as exc:
         raise StorageError.of(exc, paths["dir"], "nothing was run") from None
+    signals.hold()  # a lock taken must be released: a stop meanwhile is raised once it is held
     lock = RunLock(paths["lock"])
     try:
+        signals.resume()
         prior = replay(paths["journal"])
         warnings = [*dag.warnings, *config_warnings(dag), *script_warnings,
                     *damage_warnings(prior, paths["journal"])]
@@ -151,6 +177,12 @@ def run_workflow(directory: str, *, backend: Backend | Callable[[], Backend],
         if prior.ended is not None and prior.ended.succeeded:
             return _complete_result(dag, prior, paths["journal"])
         source, done, failed, attempts = starting_point(dag, prior, multi)
+        reasons = {n: r.reason for n, r in prior.nodes.items() if n in failed}
+        machine = DagState(dag, limits, clock, done=done, failed=failed, attempts=attempts,
+                           next_cluster=prior.max_cluster + 1, reasons=reasons)
+        machine.dag_id = dagman_id()
+        _freeze_long_lived(dag)
+        signals.hold()  # the backend and the killing of a killed engine's jobs: a stop waits for the run
         the_backend = _backend_of(backend)
         adopted = _adopt(the_backend, dag, prior) if source == "recovery" else {}
         # a killed engine's jobs, journaled or not: gone before their nodes run again (unless adopted)
@@ -158,12 +190,6 @@ def run_workflow(directory: str, *, backend: Backend | Callable[[], Backend],
                            spare={attempt_token(prior.run_id, n, a) for n, a in adopted.items()})
         run_id = prior.run_id or uuid.uuid4().hex
         remove_stale_temporaries(_report_files(dag))
-        reasons = {n: r.reason for n, r in prior.nodes.items() if n in failed}
-        machine = DagState(dag, limits, clock, done=done, failed=failed, attempts=attempts,
-                           next_cluster=prior.max_cluster + 1, reasons=reasons)
-        machine.dag_id = dagman_id()
-        if len(dag.nodes) >= _FREEZE_NODES:
-            gc.freeze()  # see the module docstring
         journal = Journal(paths["journal"], run_id)
         if os.environ.get(PARENT_ID_VARIABLE):  # a SUBDAG's run: its jobs must not outlive it
             start_guard(run_id)
@@ -172,15 +198,25 @@ def run_workflow(directory: str, *, backend: Backend | Callable[[], Backend],
                    source, pre_done, names,
                    Tolerance(limits.job_failure_tolerance, False, limits.remove_job_list_on_failure),
                    limits.batch_name, limits.suppress_notification)
+        signals.attach(run)
         try:
             with DagEnvironment(dag.env):
-                result = _drive(run, machine, prior, source, done, handle_signals)
+                result = _drive(run, machine, prior, source)
         finally:
             run.close()
             journal.close()
         return replace(result, warnings=tuple(warnings))
     finally:
         lock.release()
+
+
+def _freeze_long_lived(dag: Dag) -> None:
+    """A large DAG's objects (the DAG, its descriptions, then the state's nodes) live as long as the
+    run: frozen out of the cyclic collector, which would otherwise rescan them all in every
+    generation-2 pass - two thirds of the time a stop takes to move 10^5 ready nodes back to
+    waiting, and a third of building the state.  ``run_workflow`` unfreezes them as it returns."""
+    if len(dag.nodes) >= _FREEZE_NODES:
+        gc.freeze()
 
 
 def _read_dags(directory: str, dag_file: str | Sequence[str] | None) -> tuple[str, Dag, tuple[str, ...]]:
@@ -194,6 +230,15 @@ def _read_dags(directory: str, dag_file: str | Sequence[str] | None) -> tuple[st
     if not munges_names(first):
         return found[0], parse_dag(*found), names  # one name space, the files read in turn
     return found[0], combine_dags([first, *(parse_dag(p) for p in found[1:])]), names
+
+
+def _stopped_result(directory: str, dag_file: str | Sequence[str] | None, reason: str,
+                    elapsed: float) -> RunResult:
+    """A stop before anything started: DAGMan's removed DAG (exit 1, ``DAG_STATUS_RM``), nothing run
+    and nothing written (no journal, no rescue DAG)."""
+    first = dag_file if dag_file is None or isinstance(dag_file, str) else next(iter(dag_file), None)
+    return RunResult(find_dag(directory, first), False, 1, DAG_REMOVED, 0, 0, 0, 0, elapsed, 0.0, "stopped",
+                     extra={"stopped": reason})
 
 
 def _report_files(dag: Dag) -> list[str]:
@@ -229,23 +274,17 @@ def _backend_of(backend: Backend | Callable[[], Backend]) -> Backend:
     return backend()
 
 
-def _drive(run: EngineRun, machine: DagState, prior: Replay, source: str, done: set[str],
-           handle_signals: bool) -> RunResult:
+def _drive(run: EngineRun, machine: DagState, prior: Replay, source: str) -> RunResult:
     dag = run.dag
     initially_done = {n for n in dag.nodes if machine.node_state(n) == "done"}
     run.journal.begin(run.clock(), prior.epochs + 1, source, len(dag.nodes), initially_done)
     run.files.begin(run.clock())
     run.files.draw(machine, run.clock())
-    restore = _install_signals(run) if handle_signals else None
-    try:
-        run.start_services()  # before every other node, as DAGMan starts them
-        run.act(machine, machine.start(idle=0))
-        while machine.finished is None:
-            events = run.gather()
-            run.act(machine, machine.advance(events, idle=run.backend.idle()))
-    finally:
-        if restore is not None:
-            restore()
+    run.start_services()  # before every other node, as DAGMan starts them
+    run.act(machine, machine.start(idle=0))
+    while machine.finished is None:
+        events = run.gather()
+        run.act(machine, machine.advance(events, idle=run.backend.idle()))
     return _result(run, machine, source)
 
 
@@ -259,39 +298,3 @@ def _result(run: EngineRun, machine: DagState, source: str) -> RunResult:
                      run.clock() - run.started, machine.job_time, source, failed_nodes, run.rescue,
                      run.journal.path, run.journal.bytes_written, run.journal.commits,
                      {"journal_seconds": run.journal.seconds})
-
-
-def watch_parent_engine(run: EngineRun, interval: float = 0.5) -> None:
-    """A SUBDAG's run (spawned by its parent engine, whose pid it is given) stops as a removed DAG
-    does when that engine dies (``kill -9``): its jobs are cancelled, its journal and rescue DAG
-    kept, so the parent's resume finds no orphan running and the child resumes where it stopped."""
-    parent = os.environ.get(PARENT_ID_VARIABLE, "")
-    if not parent.isdigit() or int(parent) != os.getppid():
-        return
-
-    def watch() -> None:
-        while os.getppid() == int(parent):
-            time.sleep(interval)
-        if not run.stop_requested:
-            run.stop_requested, run.stop_time = "the parent engine died", time.monotonic()
-        os.kill(os.getpid(), signal.SIGTERM)  # wakes the loop from any wait
-
-    threading.Thread(target=watch, name="sheaf-parent-watch", daemon=True).start()
-
-
-def _install_signals(run: EngineRun) -> Callable[[], None] | None:
-    if threading.current_thread() is not threading.main_thread():
-        return None
-
-    def stop(signum: int, _frame: Any) -> None:
-        if not run.stop_requested:  # None, or "" once the first stop was handed on: a second stop
-            run.stop_requested = f"engine received {signal.Signals(signum).name}"
-            run.stop_time = time.monotonic()
-
-    old = {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM)}
-    watch_parent_engine(run)
-
-    def restore() -> None:
-        for s, handler in old.items():
-            signal.signal(s, handler)
-    return restore

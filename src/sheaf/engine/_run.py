@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
 from sheaf.engine._backend import Backend, Event, Exited, Held, Launch, Released, Removed, Started, Suspended
@@ -37,6 +37,7 @@ from sheaf.engine._state import (
     EngineEvent,
     Finish,
     Halted,
+    Instruction,
     Interrupted,
     JobExited,
     JobHeld,
@@ -149,7 +150,7 @@ class EngineRun:
         self.journal.changes(step.changes)
         self._durable(self.journal.commit_start())  # nothing below runs before the changes are durable
         finish: Finish | None = None
-        for instruction in step.instructions:
+        for instruction in _grouped(step.instructions):
             match instruction:
                 case Submit():
                     self._submit(instruction)
@@ -159,11 +160,8 @@ class EngineRun:
                         self.pending.append(failed)
                 case Defer(node=node, kind=kind, attempt=attempt, seconds=seconds):
                     self.scripts.defer(node, kind, attempt, seconds)
-                case Cancel(node=node, attempt=attempt):
-                    key = f"{node}#{attempt}"
-                    for one in self.procs.cancel(key):
-                        if self.keys.pop(one, None) is not None:
-                            self.backend.cancel(one)
+                case _Cancels(cancels=cancels):
+                    self._cancel(cancels)
                 case KillScript(node=node, kind=kind):
                     self.scripts.kill(node, kind)
                 case WriteRescue():
@@ -180,6 +178,18 @@ class EngineRun:
             self._finish(machine, finish)
         self.files.flush()
         self._report(machine, force=machine.finished is not None)
+
+    def _cancel(self, cancels: tuple[Cancel, ...]) -> None:
+        """Newest submission first: the attempts the backend still queues go before the running ones,
+        so that no slot a kill frees starts a queued attempt only to kill it next (a stop of a run
+        with 10^3 attempts submitted: ~10^3 needless starts, 1.8 s)."""
+        keys = [one for c in cancels for one in self.procs.cancel(f"{c.node}#{c.attempt}")]
+        if len(keys) > 1:
+            order = {key: i for i, key in enumerate(self.keys)}  # insertion order: submission order
+            keys.sort(key=lambda key: order.get(key, -1), reverse=True)
+        for one in keys:
+            if self.keys.pop(one, None) is not None:
+                self.backend.cancel(one)
 
     def _journal_started(self) -> list[JobStart]:
         """The jobs the backend started since the last turn, for their EXECUTE events; the local
@@ -436,6 +446,28 @@ class EngineRun:
 
 
 MULTI_PROHIBITED = "Submit generated multiple job procs; disallowed by DAGMAN_PROHIBIT_MULTI_JOBS setting"
+
+
+@dataclass(frozen=True, slots=True)
+class _Cancels:
+    """A run of consecutive :class:`Cancel` instructions, carried out together (``EngineRun._cancel``)."""
+
+    cancels: tuple[Cancel, ...]
+
+
+def _grouped(instructions: list[Instruction]) -> Iterator[Instruction | _Cancels]:
+    """The instructions in order, each run of consecutive cancels as one :class:`_Cancels`."""
+    run: list[Cancel] = []
+    for instruction in instructions:
+        if isinstance(instruction, Cancel):
+            run.append(instruction)
+            continue
+        if run:
+            yield _Cancels(tuple(run))
+            run = []
+        yield instruction
+    if run:
+        yield _Cancels(tuple(run))
 
 
 def _proc_of(key: str) -> int:

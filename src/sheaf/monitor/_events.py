@@ -7,7 +7,8 @@ view.  Nothing else reads the journal or the logs.
 
 :class:`EventsLoader` runs beside the engine during ``sheaf run``: a process (``_follow``, which
 says why not a thread) that catches up every ``interval`` seconds and once more when stopped, so
-the database is complete when the run returns.  The engine does not know about it (it only reads
+the database is complete when the run returns (but for a stopped run, which exits without that last
+catch-up: the next view makes it).  The engine does not know about it (it only reads
 the journal the engine fsyncs), and a loader failure is reported as a warning, never a failed run.
 ``SHEAF_EVENTS=0`` turns it off
 (``benchmarks/engine_throughput.py --events`` measures the difference).
@@ -139,10 +140,18 @@ class EventsLoader:
             self._warn(str(exc))
         return self
 
-    def stop(self) -> None:
+    def stop(self, catch_up: bool = True) -> None:
+        """Let the loader catch up once more and wait for it; without ``catch_up`` (a stopped run,
+        which should exit promptly) it is ended at once: its last catch-up, or its start on a large
+        DAG, took seconds at 10^5 nodes, and the next view catches up as it opens anyway."""
         if self._proc is None:
             return
         assert self._proc.stdin is not None
+        if not catch_up:
+            self._proc.terminate()  # SQLite's own journal keeps the database consistent
+            self._proc.stdin.close()
+            self._proc.wait()
+            return
         self._proc.stdin.close()  # end of file: the loader catches up once more and exits
         if self._proc.wait() != 0:
             self._warn(f"the loader exited with status {self._proc.returncode}")
