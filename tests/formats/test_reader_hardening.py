@@ -333,3 +333,32 @@ def test_validation_errors_keep_their_location(tmp_path: Path) -> None:
     with pytest.raises(ValidationError) as info:
         formats.validate_inputs(formats.load_inputs(path, cwd=tmp_path))
     assert info.value.line == 6
+
+
+# YAML loads an integer of any length, but Python writes one of more than 4300 digits as text only
+# after sys.set_int_max_str_digits: such a value was a ValueError traceback (found by the YAML fuzz test)
+_HUGE = "7" * 5000
+_HUGE_WORKFLOWS = {
+    "argument": f"arguments: [{_HUGE}], uses: []",
+    "profile": f"arguments: [x], uses: [], profiles: {{env: {{X: {_HUGE}}}}}",
+    "metadata": f"arguments: [x], uses: [], metadata: {{k: {_HUGE}}}",
+}
+
+
+@pytest.mark.parametrize("where", sorted(_HUGE_WORKFLOWS))
+def test_an_integer_too_long_to_write_is_one_clear_error_naming_the_file(tmp_path: Path, where: str) -> None:
+    path = tmp_path / "w.yml"
+    path.write_text("pegasus: 5.0.4\nname: w\njobs:\n"
+                    f"- {{type: job, name: t, id: ID1, {_HUGE_WORKFLOWS[where]}}}\njobDependencies: []\n")
+    with pytest.raises(InputError) as caught:
+        formats.read_workflow(path, warnings=[])
+    assert caught.value.path == str(path) and "4300 digits" in str(caught.value)
+    result = _cli("validate", str(path))
+    _one_message(result)
+    assert "4300 digits" in result.stderr and str(path) in result.stderr
+
+
+def test_an_integer_of_4300_digits_is_still_read() -> None:
+    from sheaf.model._profiles import stringify
+
+    assert stringify(int("9" * 4300)) == "9" * 4300

@@ -97,7 +97,20 @@ def to_text(value: Any) -> str:
         return value
     if isinstance(value, bool):
         return "true" if value else "false"
-    return str(value)
+    try:
+        return str(value)
+    except ValueError:  # an integer longer than Python writes as text (YAML loads one fine)
+        raise ValidationError("an integer of more than 4300 digits",
+                              rule="integers have at most 4300 digits") from None
+
+
+@contextlib.contextmanager
+def located_in(path: str) -> Iterator[None]:
+    """Errors raised without a file (a value refused deep in a conversion) name ``path``."""
+    try:
+        yield
+    except InputError as exc:
+        raise exc.located(path) from None
 
 
 class Source:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from sheaf.errors import FormatError, InputError, ValidationError
-from sheaf.formats._common import PathLike, Source, gc_paused, read_text
+from sheaf.formats._common import PathLike, Source, gc_paused, located_in, read_text
 from sheaf.formats._discover import locate_error
 from sheaf.formats._expand import Variables, expand_text
 from sheaf.formats._file_rc import looks_like_file_rc, parse_file_rc
@@ -58,11 +58,12 @@ def read_workflow(path: PathLike, *, warnings: list[str] | None = None,
         return _names_checked(other, path)
     src = Source(str(path), None, warnings)  # the text is read only if it is needed
     with gc_paused():
-        workflow = read_in_slices(src, workflow_from_data)
-        if workflow is None:
-            data = src.load_yaml()
-            src.release()
-            workflow = workflow_from_data(data, src)
+        with located_in(str(path)):
+            workflow = read_in_slices(src, workflow_from_data)
+            if workflow is None:
+                data = src.load_yaml()
+                src.release()
+                workflow = workflow_from_data(data, src)
         src.release()
         _refuse_nul(workflow, path)
         _names_checked(workflow, path)
@@ -97,7 +98,7 @@ def _read_expanded_workflow(path: PathLike, warnings: list[str] | None, variable
 
         return _names_checked(loads_dax(text, source=str(path), warnings=warnings), path)
     src = Source(str(path), text, warnings)
-    with gc_paused():
+    with gc_paused(), located_in(str(path)):
         workflow = workflow_from_data(src.load_yaml(), src)
     _refuse_nul(workflow, path)
     return _names_checked(workflow, path)
@@ -175,7 +176,8 @@ def read_transformation_catalog(path: PathLike, *, warnings: list[str] | None = 
 
         return loads_text_tc(text, source=str(path), warnings=warnings)
     src = Source(str(path), text, warnings)
-    return tc_from_data(src.load_yaml(), src)
+    with located_in(str(path)):
+        return tc_from_data(src.load_yaml(), src)
 
 
 def _is_text_tc(text: str) -> bool:
@@ -201,7 +203,8 @@ def read_site_catalog(path: PathLike, *, warnings: list[str] | None = None,
         from sheaf.formats._site_xml import loads_site_xml
 
         return loads_site_xml(src.text, source=str(path), warnings=warnings)
-    return sc_from_data(src.load_yaml(), src)
+    with located_in(str(path)):
+        return sc_from_data(src.load_yaml(), src)
 
 
 def write_site_catalog(sc: SiteCatalog, path: PathLike) -> None:
@@ -216,7 +219,8 @@ def read_replica_catalog(path: PathLike, *, warnings: list[str] | None = None,
     if looks_like_file_rc(text):
         return parse_file_rc(text, str(path))
     src = Source(str(path), text, warnings)
-    return rc_from_data(src.load_yaml(), src)
+    with located_in(str(path)):
+        return rc_from_data(src.load_yaml(), src)
 
 
 def write_replica_catalog(rc: ReplicaCatalog, path: PathLike) -> None:

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import difflib
 import math
+import sys
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -164,13 +165,22 @@ NUMBER_KEYS: Mapping[tuple[str, str], float] = {
 _NAMESPACE_ALIASES = {"hints": "selector"}
 
 
+# Python refuses to write an integer of more digits than this as text (a guard against quadratic
+# conversion); YAML loads one fine, so such a value is refused here by name, not with a traceback
+_MAX_DIGITS = sys.get_int_max_str_digits() or 4300
+
+
 def stringify(value: Any) -> str:
     """A profile value as Pegasus holds it: a string (YAML ``true`` -> ``"true"``)."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
         return repr(value)
-    return str(value)
+    try:
+        return str(value)
+    except ValueError:  # an integer too long to write as text
+        raise ValidationError(f"a profile value is an integer of more than {_MAX_DIGITS} digits",
+                              rule=f"integers in profiles have at most {_MAX_DIGITS} digits") from None
 
 
 def canonical_namespace(namespace: str) -> str:
