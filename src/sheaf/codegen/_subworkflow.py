@@ -209,17 +209,26 @@ def option_given(argv: Sequence[str], name: str) -> str | None:
 def produced_files(exec_wf: ExecutableWorkflow, workdir: Callable[[ExecJob], str]) -> dict[str, str]:
     """lfn -> where the parent's job that writes it puts it (its working directory), for the
     outputs of compute jobs and clusters."""
+    return {lfn: os.path.join(directory, lfn) for lfn, directory in produced_dirs(exec_wf, workdir).items()}
+
+
+def produced_dirs(exec_wf: ExecutableWorkflow, workdir: Callable[[ExecJob], str]) -> dict[str, str]:
+    """lfn -> the working directory of the job that writes it (one string per job, shared by its
+    outputs: at 10^6 files the full paths are made one line at a time, as they are written)."""
     out: dict[str, str] = {}
     for job in exec_wf.jobs:
         if job.type not in ("compute", "cluster"):
             continue
+        directory = None
         for task in job.tasks:
             abstract = exec_wf.workflow.jobs.get(task.id)
             if abstract is None:
                 continue
             for use in all_uses(abstract):
                 if use.type == "output":
-                    out[use.lfn] = os.path.join(workdir(job), use.lfn)
+                    if directory is None:
+                        directory = workdir(job)
+                    out[use.lfn] = directory
     return out
 
 

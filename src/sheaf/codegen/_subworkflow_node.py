@@ -9,7 +9,7 @@ a throttled condorWorkflow's wrapper DAG and its CONFIG) and returns the node's 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
 
 from sheaf.codegen._dag import THROTTLES, NodeSettings, node_lines
@@ -43,12 +43,23 @@ def quote_rc(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
+_CACHE_HEADER = "# where this workflow's jobs write their outputs (sheaf plan's cache file)\n"
+
+
 def cache_text(locations: Mapping[str, str]) -> str:
     """A text replica catalog of where this plan's jobs write their outputs (Pegasus's cache file)."""
-    lines = ["# where this workflow's jobs write their outputs (sheaf plan's cache file)"]
-    lines += [f'{quote_rc(lfn)} {quote_rc("file://" + path)} site="local"'
-              for lfn, path in sorted(locations.items())]
-    return "\n".join(lines) + "\n"
+    return _CACHE_HEADER + "".join(_cache_line(lfn, path) for lfn, path in sorted(locations.items()))
+
+
+def cache_lines(directories: Mapping[str, str]) -> Iterator[str]:
+    """:func:`cache_text` of ``lfn -> directory`` (``produced_dirs``), a line at a time."""
+    yield _CACHE_HEADER
+    for lfn in sorted(directories):
+        yield _cache_line(lfn, os.path.join(directories[lfn], lfn))
+
+
+def _cache_line(lfn: str, path: str) -> str:
+    return f'{quote_rc(lfn)} {quote_rc("file://" + path)} site="local"\n'
 
 
 class SubworkflowWriter:

@@ -129,7 +129,9 @@ def _plan_data(exec_wf: ExecutableWorkflow, submit_dir: str, exec_dir: str | Non
     exec_wf.jobs = state.jobs + jobs
     shift = len(state.jobs)
     exec_wf.edges = [*planned.edges, *((p + shift, c + shift) for p, c in exec_wf.edges)]
-    outputs = {key: value for key, value in planned.outputs.items() if key[1] not in keep}
+    outputs = planned.outputs
+    for key in [key for key in outputs if key[1] in keep] if keep else ():  # in place: 10^6 entries
+        del outputs[key]
     add_cleanup(exec_wf, shift, outputs, exec_wf.data.cleanup)
     if exec_wf.properties.get_bool("pegasus.condor.concurrency.limits", False):
         _concurrency_limits(exec_wf.jobs)

@@ -21,11 +21,12 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from sheaf.errors import PlanningError
-from sheaf.model._workflow import all_uses
+from sheaf.model._workflow import Use, all_uses
 from sheaf.planner._naming import safe
 from sheaf.planner._plan import ExecJob, ExecutableWorkflow
 from sheaf.planner._replicas import Source, url_in
@@ -148,8 +149,13 @@ class StageOut:
                 edges.append((index, reg))
             for f in files:
                 staged_by.setdefault((f.site, f.lfn), []).append(index)
-        for key, f in self.files.items():
-            users = [p + shift for p in f.producers] + [r + shift for r in f.readers]
+        # without inter-site copies (link_inter reads the files again) each file's record is let go as
+        # its cleanup facts are made: at 10^6 files the two together were the plan's peak of memory
+        release = not self.inter
+        for key in list(self.files):
+            f = self.files.pop(key) if release else self.files[key]
+            users = [p + shift for p in f.producers]
+            users += [r + shift for r in f.readers]
             outs = staged_by.get(key, [])
             users += outs
             kept = f.stage_out and not outs
@@ -157,8 +163,8 @@ class StageOut:
 
 
 def plan_stage_out(exec_wf: ExecutableWorkflow, submit_dir: str) -> StageOut:
-    files, reads = _produced(exec_wf)
-    inter = _cross_site(exec_wf, files, reads)
+    files = _produced(exec_wf)
+    inter = _cross_site(exec_wf, files)
     plan = StageOut(exec_wf, output_targets(exec_wf, submit_dir), files, inter)
     if not plan.targets:
         return plan
@@ -203,49 +209,59 @@ def _reused(exec_wf: ExecutableWorkflow, targets: list[tuple[str, str]]) -> list
     return found
 
 
-def _produced(exec_wf: ExecutableWorkflow
-              ) -> tuple[dict[tuple[str, str], _File], list[tuple[int, str, str]]]:
-    """(site, lfn) -> producers and same-site readers of every file a job produces; and every read
-    (job index, its site, lfn)."""
-    get = exec_wf.workflow.jobs.get
+def _produced(exec_wf: ExecutableWorkflow) -> dict[tuple[str, str], _File]:
+    """(site, lfn) -> producers and same-site readers of every file a job produces."""
     files: dict[tuple[str, str], _File] = {}
-    reads: list[tuple[int, str, str]] = []
+    for index, site, use in _uses(exec_wf):
+        if use.type != "input":
+            f = files.get((site, use.lfn))
+            if f is None:
+                f = files[(site, use.lfn)] = _File(site, use.lfn)
+            if not f.producers or f.producers[-1] != index:
+                f.producers.append(index)
+            f.stage_out = f.stage_out or use.stage_out
+            f.register = f.register or use.register_replica
+    for index, site, lfn in _reads(exec_wf):
+        f = files.get((site, lfn))
+        if f is not None and index not in f.producers and (not f.readers or f.readers[-1] != index):
+            f.readers.append(index)
+    return files
+
+
+def _reads(exec_wf: ExecutableWorkflow) -> Iterator[tuple[int, str, str]]:
+    """Every read of a producing job: (job index, its site, lfn), in plan order -- made again for
+    each pass rather than kept (at 10^6 jobs the list was the plan's peak of memory)."""
+    return ((index, site, use.lfn) for index, site, use in _uses(exec_wf) if use.type != "output")
+
+
+def _uses(exec_wf: ExecutableWorkflow) -> Iterator[tuple[int, str, Use]]:
+    """(job index, its site, a use) of every task of every producing job with a site, in plan order."""
+    get = exec_wf.workflow.jobs.get
     for index, job in enumerate(exec_wf.jobs):
         site = job.site
         if site is None or job.type not in _PRODUCERS:
             continue
         for task in job.tasks:
             source = get(task.id)
-            if source is None:
-                continue
-            for use in all_uses(source):
-                if use.type != "input":
-                    f = files.get((site, use.lfn))
-                    if f is None:
-                        f = files[(site, use.lfn)] = _File(site, use.lfn)
-                    if not f.producers or f.producers[-1] != index:
-                        f.producers.append(index)
-                    f.stage_out = f.stage_out or use.stage_out
-                    f.register = f.register or use.register_replica
-                if use.type != "output":
-                    reads.append((index, site, use.lfn))
-    for index, site, lfn in reads:
-        f = files.get((site, lfn))
-        if f is not None and index not in f.producers and (not f.readers or f.readers[-1] != index):
-            f.readers.append(index)
-    return files, reads
+            if source is not None:
+                for use in all_uses(source):
+                    yield index, site, use
 
 
-def _cross_site(exec_wf: ExecutableWorkflow, files: dict[tuple[str, str], _File],
-                reads: list[tuple[int, str, str]]) -> dict[tuple[str, str, str], list[int]]:
+def _cross_site(exec_wf: ExecutableWorkflow, files: dict[tuple[str, str], _File]
+                ) -> dict[tuple[str, str, str], list[int]]:
     """Reads of a file made on another site: (from site, to site, lfn) -> the reading jobs, for the
     inter-site transfers; a reader whose site shares the maker's working directory (condorio's and
     nonsharedfs's staging directory) just reads it there."""
+    sites = {site for site, _ in files}
+    if len(sites) <= 1 and all(job.site in sites for job in exec_wf.jobs
+                               if job.site is not None and job.type in _PRODUCERS):
+        return {}  # every file is made and read on one site: nothing crosses (the common case)
     made_on: dict[str, str] = {}
     for site, lfn in files:
         made_on.setdefault(lfn, site)
     needs: dict[tuple[str, str, str], list[int]] = {}
-    for index, site, lfn in reads:
+    for index, site, lfn in _reads(exec_wf):
         where = made_on.get(lfn)
         if where is None or where == site or (site, lfn) in files:
             continue
