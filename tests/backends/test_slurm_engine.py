@@ -21,10 +21,12 @@ from slurm_cluster import Cluster
 
 SHEAF = str(Path(sys.executable).parent / "sheaf")
 
-# Leaves one line per run in marks/<node>, then sleeps as long as the file "duration" says.
+# Reads how long to sleep from the file "duration", leaves one line per run in marks/<node>, then
+# sleeps: read first, so a test that shortens the duration once it sees the mark changes only later runs
 TASK = """#!/bin/sh
+duration=$(cat "$1/duration")
 echo "$2" >> "$1/marks/$2"
-sleep "$(cat "$1/duration")"
+sleep "$duration"
 """
 
 SUB = """universe = vanilla
