@@ -17,6 +17,7 @@ from tests.monitor.conftest import BIN, sheaf, slow_workflow
 from sheaf.aggregators._records import pmc_task, seqexec_task
 from sheaf.monitor import list_runs, open_events
 from sheaf.monitor._loader import Loader
+from sheaf.monitor._meta import JobMeta
 from sheaf.monitor._tasks import parse_task_records
 
 TABLES = ("workflow", "workflowstate", "job", "job_edge", "job_instance", "jobstate", "task", "invocation",
@@ -209,3 +210,29 @@ def test_the_loader_process_imports_no_engine_machinery() -> None:
             "'sheaf.engine._submit') if m in sys.modules))")
     done = subprocess.run([str(BIN / "python"), "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_a_loader_opened_on_a_loaded_database_knows_each_jobs_tasks_in_order(blackdiamond: Path,
+                                                                              tmp_path: Path) -> None:
+    """What a view reads back (``_load_cache``: every job's tasks, a cluster's in their order) is what
+    the loader that wrote the database knew; the clustered blackdiamond has jobs of several tasks."""
+    copy = tmp_path / "run"
+    subprocess.run(["cp", "-a", str(blackdiamond), str(copy)], check=True)
+    for path in copy.glob("*.events.db*"):
+        path.unlink()
+    (dag,) = copy.glob("*.dag")
+    writer = Loader(str(dag))
+    writer.catch_up(verify=False)
+    written = dict(writer._meta)
+    writer.close()
+    assert any(len(meta.tasks) > 1 for meta in written.values())
+    reader = Loader(str(dag))
+    try:
+        assert _stored(reader._meta) == _stored(written)
+    finally:
+        reader.close()
+
+
+def _stored(metas: dict[str, JobMeta]) -> dict[str, tuple[object, ...]]:
+    """What the job table keeps of each job's facts."""
+    return {n: (m.type_desc, m.transformation, m.site, m.tasks, m.aggregator) for n, m in metas.items()}
