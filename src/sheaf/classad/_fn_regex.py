@@ -15,9 +15,10 @@ group N; a group beyond the highest that took part is ``ERROR``.  A pattern that
 from __future__ import annotations
 
 import functools
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-import regex as re  # type: ignore[import-untyped]
+if TYPE_CHECKING:
+    import regex as re  # type: ignore[import-untyped]
 
 from ._builtins import Library
 from ._fn_strings import split_list
@@ -31,6 +32,8 @@ TIMEOUT: Final = 1.0
 
 @functools.lru_cache(maxsize=512)
 def _compile(pattern: str, options: str, as_bytes: bool = False) -> re.Pattern[str] | None:
+    import regex as re  # first use: ~10 ms of imports that an engine run mostly never needs
+
     flags = re.ASCII if as_bytes else 0
     if "i" in options:
         flags |= re.IGNORECASE

@@ -6,7 +6,6 @@ these names without importing the planner (``tests/cli/test_run_startup.py``).
 
 from __future__ import annotations
 
-import hashlib
 import os
 
 __all__ = ["CONF_DIR", "RUN_ROOT_LOCK", "podman_env", "run_root"]
@@ -20,6 +19,8 @@ RUN_ROOT_LOCK = "run-root.lock"
 def run_root(state_dir: str) -> str:
     """podman's run-time directory for the state kept in ``state_dir``: short, because podman puts
     sockets in it (``sheaf.codegen._containers``' docstring)."""
+    import hashlib  # here: OpenSSL's ~6 ms of loading is for plans with containers only
+
     digest = hashlib.sha256(os.path.abspath(state_dir).encode()).hexdigest()[:16]
     return f"/tmp/sheaf-podman-{digest}"
 
