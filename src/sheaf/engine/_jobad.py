@@ -12,20 +12,22 @@ attribute keeps the position and the spelling of its first assignment, as ClassA
 
 Recipes.  The nodes expanded through one memoised template (``sheaf.formats._submit_template``)
 have the same layer-2 assignments, and for each the same text wherever the template knows its
-expansion to be the same for every node (a file's ``+pegasus_site = "local"``; not a VARS value,
-nor ``$(JOB)``).  So the first node of a template makes a recipe - the base ad, with layers 1 to 3
+expansion to be the same for every node (a file's ``+pegasus_site = "local"``; not a VARS value
+without ``$``, nor ``$(JOB)``).  So a recipe is made for them once: the base ad, with layers 1 to 3
 assigned in order, the constant expressions in place and a stand-in for the others (so that every
-attribute has its position and spelling), and the assignments each node still makes.  Per node the
-base is copied and only those are made; one that a later assignment overrides is parsed (its error
-is raised as before) but not set.  A recipe is keyed on the template, the shared ad, the file's
-``+Attr`` mapping (held, so that the identities stay theirs) and the appended VARS' keys (the
-prepended layer is the template's own); it is made only when every constant text parses, and a
-description expanded without a template is built assignment by assignment.
+attribute has its position and spelling), and the assignments each node still makes, with its own
+values.  Per node the base is copied and only those are made; one that a later assignment
+overrides is parsed (its error is raised as before) but not set.  A recipe is keyed on the
+template, the shared ad, the file's ``+Attr`` mapping (both held, so that the identities stay
+theirs) and the appended VARS' keys (the prepended layer is the template's own).  It is made when
+its key is met the second time - nodes whose shared ads all differ (a ``request_memory`` of their
+own) pay for no recipe they would not reuse - and only when every constant text parses; otherwise,
+and for a description expanded without a template, the ad is built assignment by assignment.
 """
 
 from __future__ import annotations
 
-__all__ = ["AD_CALLS", "UNIVERSES", "job_ad", "literal", "request_text"]
+__all__ = ["AD_CALLS", "UNIVERSES", "job_ad", "literal", "request_text", "reset_caches"]
 
 import functools
 import os
@@ -93,24 +95,26 @@ def literal(value: str | int) -> classad.Expr:
     return scratch.lookup("v")
 
 
-#: one ``+Attr``/``MY.Attr`` assignment (its text is the value expanded): the attribute, the submit
-#: key that locates an error, the value as written, and whether that value is the same for every
-#: node of a template (a file's line; a VARS value with ``$``, which is part of the template's key)
-Assignment = tuple[str, str, str, bool]
+#: one ``+Attr``/``MY.Attr`` assignment: the attribute, the submit key that locates an error, where
+#: its value as written is - the layer (0 the prepended VARS, 1 the file's lines, 2 the appended
+#: VARS) and its key there - and whether that value is the same for every node of a template (a
+#: file's line; a VARS value with ``$``, which is part of the template's key).  Its text is the value
+#: expanded.
+Assignment = tuple[str, str, int, str, bool]
 
 
-def _vars_assignments(values: Mapping[str, str]) -> list[Assignment]:
+def _vars_assignments(values: Mapping[str, str], layer: int) -> list[Assignment]:
     """VARS ``+Attr="v"`` and ``My.Attr="v"`` go to the ad as-is."""
-    return [(key[1:] if key.startswith("+") else key[3:], key, raw, "$" in raw) for key, raw in values.items()
-            if key.startswith("+") or key.lower().startswith("my.")]
+    return [(key[1:] if key.startswith("+") else key[3:], key, layer, key, "$" in raw)
+            for key, raw in values.items() if key.startswith("+") or key.lower().startswith("my.")]
 
 
 def _assignments(attrs_raw: Mapping[str, str], vars_: Mapping[str, str],
                  before: Mapping[str, str]) -> list[Assignment]:
     """Layer 2 in the order it is set: the prepended VARS (the file's own +Attr lines win over
     them), the file's lines, the appended VARS."""
-    return [*_vars_assignments(before), *((name, "+" + name, raw, True) for name, raw in attrs_raw.items()),
-            *_vars_assignments(vars_)]
+    return [*_vars_assignments(before, 0), *((name, "+" + name, 1, name, True) for name in attrs_raw),
+            *_vars_assignments(vars_, 2)]
 
 
 # the (submit command, default) calls the shared part of a job ad is made of, asked in one batch
@@ -130,21 +134,22 @@ def job_ad(desc: SubmitDescription, ex: MacroSource, attrs_raw: Mapping[str, str
     """The job ad (see the module docstring): from the template's recipe, else assignment by
     assignment.  Literals need no parsing; expressions are parsed once."""
     values = ex.get_all(AD_CALLS)
-    key = (values, exe, iwd, universe)
-    shared = _SHARED.get(key)
+    alike = (values, exe, iwd, universe)
+    shared = _SHARED.get(alike)
     if shared is None:
         if len(_SHARED) >= _SHARED_LIMIT:
             _SHARED.clear()
-        shared = _SHARED[key] = _shared_ad(desc, values, exe, iwd, universe)
+        shared = _SHARED[alike] = _shared_ad(desc, values, exe, iwd, universe)
+    layers = (before, attrs_raw, vars_)
     recipe = _recipe(desc, ex, shared, attrs_raw, vars_, before)
     if recipe is None:
         ad = shared.copy()
-        for name, where, raw, _ in _assignments(attrs_raw, vars_, before):
-            ad[name] = _expr(desc, where, ex.expand(raw))
+        for name, where, layer, key, _ in _assignments(attrs_raw, vars_, before):
+            ad[name] = _expr(desc, where, ex.expand(layers[layer][key]))
     else:
         ad = recipe.base.copy()
-        for name, where, raw, live in recipe.varying:
-            expr = _expr(desc, where, ex.expand(raw))
+        for name, where, layer, key, live in recipe.varying:  # each with this node's own value
+            expr = _expr(desc, where, ex.expand(layers[layer][key]))
             if live:
                 ad[name] = expr
     ad["ClusterId"] = cluster  # a literal each: these differ per node (no cache would hit)
@@ -155,18 +160,19 @@ def job_ad(desc: SubmitDescription, ex: MacroSource, attrs_raw: Mapping[str, str
 
 @dataclass(frozen=True, slots=True)
 class _Recipe:
-    """A template's base ad and the assignments each node makes: (attribute, submit key, value as
-    written, live - False where a later assignment overrides it)."""
+    """A template's base ad and the assignments each node makes: (attribute, submit key, layer, key
+    there, live - False where a later assignment overrides it)."""
 
     base: ClassAd
-    varying: tuple[tuple[str, str, str, bool], ...]
+    varying: tuple[tuple[str, str, int, str, bool], ...]
 
 
 _PER_ATTEMPT = ("clusterid", "dagnodename", "dagnoderetry")  # layer 3: set last, for every attempt
 _RECIPE_LIMIT = 512
+_ONCE = "once"  # a key met once: no recipe yet (nodes whose shared ads all differ pay for none)
 # (template, id of the shared ad, id of the file's +Attr mapping, appended VARS keys) ->
-# (the shared ad, the +Attr mapping, the recipe or None where a constant text does not parse)
-_RECIPES: dict[tuple[object, ...], tuple[ClassAd, Mapping[str, str], _Recipe | None]] = {}
+# (the shared ad, the +Attr mapping, the recipe, None where a constant text does not parse, or _ONCE)
+_RECIPES: dict[tuple[object, ...], tuple[ClassAd, Mapping[str, str], _Recipe | str | None]] = {}
 
 
 def _recipe(desc: SubmitDescription, ex: MacroSource, shared: ClassAd, attrs_raw: Mapping[str, str],
@@ -179,22 +185,34 @@ def _recipe(desc: SubmitDescription, ex: MacroSource, shared: ClassAd, attrs_raw
     if entry is None or entry[0] is not shared or entry[1] is not attrs_raw:
         if len(_RECIPES) >= _RECIPE_LIMIT:
             _RECIPES.clear()
-        entry = _RECIPES[key] = (shared, attrs_raw, _new_recipe(desc, ex, shared, attrs_raw, vars_, before))
-    return entry[2]
+        _RECIPES[key] = (shared, attrs_raw, _ONCE)
+        return None
+    recipe = entry[2]
+    if recipe is _ONCE:
+        recipe = _new_recipe(desc, ex, shared, attrs_raw, vars_, before)
+        _RECIPES[key] = (shared, attrs_raw, recipe)
+    return recipe if isinstance(recipe, _Recipe) else None
+
+
+def reset_caches() -> None:
+    """Forget the shared ads and the recipes (tests start from none)."""
+    _SHARED.clear()
+    _RECIPES.clear()
 
 
 def _new_recipe(desc: SubmitDescription, ex: MacroSource, shared: ClassAd, attrs_raw: Mapping[str, str],
                 vars_: Mapping[str, str], before: Mapping[str, str]) -> _Recipe | None:
     assignments = _assignments(attrs_raw, vars_, before)
+    layers = (before, attrs_raw, vars_)
     last = {name.lower(): index for index, (name, *_) in enumerate(assignments)}
     base = shared.copy()
-    varying: list[tuple[str, str, str, bool]] = []
-    for index, (name, where, raw, fixed) in enumerate(assignments):
-        text = ex.constant(raw) if fixed else None
+    varying: list[tuple[str, str, int, str, bool]] = []
+    for index, (name, where, layer, key, fixed) in enumerate(assignments):
+        text = ex.constant(layers[layer][key]) if fixed else None
         if text is None:
             base[name] = literal(0)  # a stand-in: the attribute's position and spelling
             live = last[name.lower()] == index and name.lower() not in _PER_ATTEMPT
-            varying.append((name, where, raw, live))
+            varying.append((name, where, layer, key, live))
             continue
         try:
             base[name] = _expr(desc, where, text)
