@@ -137,13 +137,11 @@ class EngineRun:
         if known is not None and known[0] is desc:
             return known[1]
         own = {k[1:].lower(): v for k, v in spec.vars.items() if k.startswith("+")}
-        shared = self._desc_attrs(spec.submit, desc)
-
-        def attr(name: str, default: str | None = None) -> str | None:
-            return own.get(name, shared.get(name, default))
-
-        name = (attr("job_tag_name", "+pegasus_site") or "").strip().strip('"').lstrip("+").lower()
-        raw = attr(name)
+        attrs = self._desc_attrs(spec.submit, desc)
+        if own:
+            attrs = {**attrs, **own}
+        name = attrs.get("job_tag_name", "+pegasus_site").strip().strip('"').lstrip("+").lower()
+        raw = attrs.get(name)
         tag = raw.strip().strip('"') if raw else None
         self._tags[node] = (desc, tag)
         return tag
