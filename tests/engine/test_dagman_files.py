@@ -124,6 +124,22 @@ def test_jobstate_log_as_dagman_writes_it(tmp_path: Path) -> None:
     assert times == sorted(times)  # never back in time
 
 
+def test_jobstate_job_tags_of_nodes_sharing_a_description(tmp_path: Path) -> None:
+    """The job tag (``Node::GetJobstateJobTag``): the attribute ``+job_tag_name`` names, else
+    ``+pegasus_site``, a node's VARS winning over the description they share; ``-`` without one."""
+    shared = (tmp_path / "shared.sub")
+    shared.write_text("executable = /bin/true\n+job_tag_name = \"+my_tag\"\n+My_Tag = \"A\"\n"
+                      "+pegasus_site = \"site\"\nqueue\n")
+    (tmp_path / "bare.sub").write_text("executable = /bin/true\nqueue\n")
+    write_dag(tmp_path, "JOB P shared.sub\nJOB Q shared.sub\nVARS Q +my_tag=\"\\\"B\\\"\"\n"
+                        "JOB R shared.sub\nVARS R +job_tag_name=\"pegasus_site\" +DAGNodeRetry=\"$(RETRY)\"\n"
+                        "JOB S bare.sub\nJOB T bare.sub\nVARS T +pegasus_site=\"\\\"t\\\"\"\n")
+    assert run(tmp_path, FakeBackend()).succeeded  # type: ignore[attr-defined]
+    tags = {w[1]: w[4] for w in (ln.split() for ln in (tmp_path / "jobstate.log").read_text().splitlines())
+            if w[2] == "SUBMIT"}
+    assert tags == {"P": "A", "Q": "B", "R": "site", "S": "-", "T": "t"}
+
+
 def test_jobstate_preskip_and_noop_lines(mixed: Path) -> None:
     lines = [ln.split() for ln in (mixed / "jobstate.log").read_text().splitlines()]
     e = [w[2:4] for w in lines if w[1] == "E"]

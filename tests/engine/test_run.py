@@ -192,3 +192,20 @@ def test_journal_group_commit_and_torn_tail(tmp_path: Path) -> None:
     journal.close()
     replayed = read_journal(path)
     assert replayed.nodes["A"].state == "done" and replayed.max_cluster == 1 and replayed.ended is None
+
+
+def test_the_dagman_id_is_asked_again_in_a_forked_child() -> None:
+    """The DAGMan job id (the process id) is asked of the OS once per process: a forked child is a
+    process of its own and gets its own id, not its parent's."""
+    from sheaf.engine._runfiles import dagman_id
+
+    assert dagman_id() == os.getpid()
+    read, write = os.pipe()
+    child = os.fork()
+    if child == 0:  # pragma: no cover - the child reports through the pipe
+        os.write(write, str(dagman_id() - os.getpid()).encode())
+        os._exit(0)
+    os.close(write)
+    os.waitpid(child, 0)
+    assert os.read(read, 32) == b"0"
+    os.close(read)

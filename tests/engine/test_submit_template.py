@@ -7,6 +7,7 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from sheaf.engine import _jobad as jobad
 from sheaf.engine._submit import JobSpec, render
 from sheaf.formats import _submit_template as template_module
 from sheaf.formats._submit_lang import parse_submit_lines
@@ -144,3 +145,60 @@ def test_a_template_is_made_for_a_shape_met_twice(monkeypatch) -> None:  # type:
     assert made == []
     jobs = [render(desc, f"m{i}", 0, 1 + i, "/d", {}, {"a": f"w{i}"}) for i in range(3)]
     assert len(made) == 1 and [job.argv[1:] for job in jobs] == [("w0",), ("w1",), ("w2",)]
+
+
+def _shared_description() -> object:
+    lines = [(1, "executable = /bin/true"), (2, "output = /o/$(JOB).out"), (3, '+site = "local"'),
+             (4, '+job_id = "$(JOB)"'), (5, '+Tag = "file"'), (6, "notification = $(note)"), (7, "queue")]
+    return parse_submit_lines(lines, "/d/r.sub", "/d", need_queue=False)
+
+
+def test_a_recipe_sets_per_node_only_what_differs_per_node() -> None:
+    """The nodes of a template share a base ad with the constant +Attr expressions in place; only the
+    attributes whose text differs per node are set per node, and an assignment a later one overrides
+    (here the VARS +Tag, overridden by the file's line, and +DAGNodeRetry) is parsed, never set."""
+    jobad.reset_caches()
+    desc = _shared_description()
+    jobs = []
+    for i in range(4):
+        before = {"JOB": f"n{i}", "+Tag": f'"vars{i}"', "+DAGNodeRetry": '"$(RETRY)"', "note": "never"}
+        after = {"MY.Mine": f"{i} + 1"}
+        job = render(desc, f"n{i}", i, 10 + i, "/d", after, before)  # type: ignore[arg-type]
+        assert _fields(job) == _fields(render(desc, f"n{i}", i, 10 + i, "/d", after, before,  # type: ignore[arg-type]
+                                              memo=False))
+        jobs.append(job)
+    got = [(job.ad["job_id"], job.ad["Tag"], job.ad["DAGNodeRetry"], job.ad.eval("Mine")) for job in jobs]
+    assert got == [("n0", "file", 0, 1), ("n1", "file", 1, 2), ("n2", "file", 2, 3), ("n3", "file", 3, 4)]
+    recipes = [entry[2] for entry in jobad._RECIPES.values() if isinstance(entry[2], jobad._Recipe)]
+    assert len(recipes) == 1
+    assert [(name, live) for name, _, _, _, live in recipes[0].varying] == [
+        ("Tag", False), ("DAGNodeRetry", False), ("job_id", True), ("Mine", True)]
+    assert recipes[0].base["site"] == "local"
+
+
+def test_a_recipe_raises_a_node_s_own_bad_value_as_before() -> None:
+    """A node whose VARS value is no ClassAd expression fails as it would without a recipe, even
+    where the assignment is overridden later (its error is still raised)."""
+    jobad.reset_caches()
+    desc = _shared_description()
+    for i, retry in enumerate(['"$(RETRY)"', '"$(RETRY)"', "((", '"x"']):
+        before = {"JOB": f"n{i}", "+DAGNodeRetry": retry, "note": "never"}
+        fresh = _outcome(desc, f"n{i}", 0, ({}, before), False)
+        assert _outcome(desc, f"n{i}", 0, ({}, before), True) == fresh
+    assert "DAGNodeRetry is not a ClassAd expression" in str(_outcome(desc, "n2", 0, ({}, {
+        "JOB": "n2", "+DAGNodeRetry": "((", "note": "never"}), True))
+
+
+def test_a_batch_fills_only_the_calls_with_placeholders() -> None:
+    """``get_all`` answers a template's constant calls once and fills the others per node: the same
+    answers as fresh macros, node after node (a placeholder in one call does not unbatch the rest)."""
+    values = {"executable": ("/bin/true", 1), "output": ("/o/$(JOB).out", 2), "notification": ("$(note)", 3),
+              "universe": ("vanilla", 4)}
+    calls = (("executable", ""), ("output", ""), ("notification", "never"), ("universe", "vanilla"),
+             ("nope", "dflt"))
+    for i in range(4):
+        layer = {"JOB": f"n{i}", "note": ["never", "always"][i % 2]}
+        memo = memoised_macros("/b.sub", values, appended={}, prepended=layer, predefined={})
+        fresh = Macros("/b.sub", values, prepended=layer)
+        assert memo.get_all(calls) == fresh.get_all(calls) == (
+            "/bin/true", f"/o/n{i}.out", ["never", "always"][i % 2], "vanilla", "dflt")

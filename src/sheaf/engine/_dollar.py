@@ -26,6 +26,7 @@ from __future__ import annotations
 __all__ = ["expand_launch", "needs_expansion"]
 
 from dataclasses import replace
+from itertools import chain
 
 from sheaf import classad
 from sheaf.classad import ClassAd
@@ -37,7 +38,10 @@ _PREFIX = "SheafText"
 
 
 def needs_expansion(launch: Launch) -> bool:
-    return any(_MARK in text for text in _texts(launch))
+    """Whether a text of the launch holds ``$$(`` (asked of every launch as it is scheduled: no
+    list of its texts is made)."""
+    return any(_MARK in text for text in chain(launch.argv, launch.env.values(),
+                                                (launch.cwd, launch.stdout, launch.stderr)))
 
 
 def _texts(launch: Launch) -> list[str]:

@@ -65,7 +65,8 @@ class JobstateLog(AppendFile):
         self.write([self._line(e) for e in events])
 
     def _clamp(self, time: float) -> int:
-        self._last = max(self._last, int(time))
+        second = int(time)
+        self._last = max(self._last, second)
         return self._last
 
     def _tag(self, node: str) -> str:

@@ -62,6 +62,7 @@ from sheaf.engine._records import (
     ProcessRecord,
     Record,
     encode,
+    encode_lines,
     info_of,
     scan,
 )
@@ -229,9 +230,10 @@ class Journal:
         self._add(BeginRecord(time, epoch, source, total, sorted(done), self.run_id))
 
     def changes(self, changes: Iterable[Change]) -> None:
-        for c in changes:
-            self._add(ChangeRecord(c.time, c.node, c.start, c.finish, c.attempt,  # type: ignore[arg-type]
-                                   dict(c.info) if c.info else None))
+        records = [ChangeRecord(c.time, c.node, c.start, c.finish, c.attempt,  # type: ignore[arg-type]
+                                dict(c.info) if c.info else None) for c in changes]
+        if records:  # a turn's changes encoded in one call
+            self._pending.append(encode_lines(records))
 
     def process(self, time: float, node: str, attempt: int, pid: int, ticks: int) -> None:
         self._add(ProcessRecord(time, node, attempt, pid, ticks))

@@ -43,9 +43,12 @@ def _stamp(second: int) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(second))
 
 
+_NUMBERS = {kind: f"{number:03d}" for kind, number in ULOG.items()}  # an event's number as written
+
+
 def _header(e: NodeEvent) -> str:
     stamp = _stamp(int(e.time))
-    return f"{ULOG[e.kind]:03d} ({e.cluster:03d}.{e.proc:03d}.{e.subproc:03d}) {stamp} "
+    return f"{_NUMBERS[e.kind]} ({e.cluster:03d}.{e.proc:03d}.{e.subproc:03d}) {stamp} "
 
 
 # a terminated event's usage and transfer lines: not measured, so the same for every job
@@ -94,8 +97,7 @@ def _one_line(text: str) -> str:
 
 def format_event(e: NodeEvent) -> str:
     """One event's text, ending with the ``...`` line."""
-    first, *rest = _body(e)
-    return _header(e) + first + "\n" + "".join(line + "\n" for line in rest) + "...\n"
+    return _header(e) + "\n".join(_body(e)) + "\n...\n"
 
 
 class NodesLog(AppendFile):

@@ -1,7 +1,8 @@
 """The node record of the state machine, its story, and the error an impossible transition raises.
 
-A node's *story* is the list of its state changes (:class:`Moment`: when, from, to, attempt and a
-short note such as ``return 1``).  The state machine appends to it on every transition, so an
+A node's *story* is the list of its state changes: the very :class:`Change` records the step
+journals (when, from, to, attempt, details), told one line each with a short note such as
+``return 1`` (:func:`story_line`).  The state machine appends to it on every transition, so an
 :class:`InvalidTransition` can say how the node got where it is - the first thing a maintainer asks.
 
 DAGMan's numbers live here too: the ``$RETURN`` values of the ways a job can fail without an exit
@@ -26,18 +27,18 @@ __all__ = [
     "RETURN_SUBMIT_FAILED",
     "STATES",
     "InvalidTransition",
-    "Moment",
     "Node",
     "NodeState",
     "expected_state",
+    "story_line",
     "unmet_parents",
 ]
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Literal, get_args
 
 from sheaf.engine._events import (
+    Change,
     DeferElapsed,
     Details,
     JobExited,
@@ -63,23 +64,11 @@ RETURN_PRE_FAILED = -1004  # DAG_ERROR_JOB_SKIPPED (DAGMAN_ALWAYS_RUN_POST)
 DAG_OK, DAG_NODES_FAILED, DAG_ABORTED, DAG_REMOVED, DAG_CYCLE, DAG_HALTED = 0, 2, 3, 4, 5, 6
 
 
-@dataclass(frozen=True, slots=True)
-class Moment:
+def story_line(change: Change) -> str:
     """One line of a node's story."""
-
-    time: float
-    start: NodeState
-    finish: NodeState
-    attempt: int
-    info: Details | None = None  # the change's details (the note is made only when the story is told)
-
-    @property
-    def note(self) -> str:
-        return note_of(self.info)
-
-    def __str__(self) -> str:
-        note = f" ({self.note})" if self.note else ""
-        return f"{self.time:.3f} {self.start}->{self.finish} #{self.attempt}{note}"
+    note = note_of(change.info)
+    note = f" ({note})" if note else ""
+    return f"{change.time:.3f} {change.start}->{change.finish} #{change.attempt}{note}"
 
 
 _NOTE_KEYS = ("return", "cluster", "retry", "why", "script")
@@ -96,11 +85,11 @@ def note_of(info: Details | None) -> str:
 class InvalidTransition(RuntimeError):
     """A transition (or an event) the state machine has no rule for: a bug, never bad input."""
 
-    def __init__(self, node: str, start: str, finish: str, history: list[Moment], *,
+    def __init__(self, node: str, start: str, finish: str, history: list[Change], *,
                  attempt: int = 0, reason: str | None = None) -> None:
         self.node, self.start, self.finish, self.history = node, start, finish, history
         self.attempt, self.reason = attempt, reason
-        trail = "; ".join(str(m) for m in history[-20:]) or "(no changes yet)"
+        trail = "; ".join(story_line(c) for c in history[-20:]) or "(no changes yet)"
         why = f", last reason: {reason}" if reason else ""
         super().__init__(f"node {node!r} (attempt {attempt}{why}): impossible transition {start} -> "
                          f"{finish}; its story: {trail}")
@@ -139,7 +128,7 @@ class Node:
         self.state: NodeState = "waiting"
         self.attempt = 0
         self.unmet = 0
-        self.history: list[Moment] = []
+        self.history: list[Change] = []  # its story: the changes journaled
         self.job_return: int | None = None
         self.pre_return: int | None = None
         self.cluster = 0

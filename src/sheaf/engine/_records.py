@@ -30,6 +30,7 @@ __all__ = [
     "ProcessRecord",
     "Record",
     "encode",
+    "encode_lines",
     "scan",
     "valid_source",
 ]
@@ -110,6 +111,11 @@ _info = msgspec.json.Decoder(ChangeInfo)
 
 def encode(record: Record) -> bytes:
     return _encoder.encode(record) + b"\n"
+
+
+def encode_lines(records: list[ChangeRecord]) -> bytes:
+    """``encode`` of each record, joined: the same bytes, made in one call."""
+    return _encoder.encode_lines(records)
 
 
 def valid_source(source: str) -> bool:

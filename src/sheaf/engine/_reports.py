@@ -182,7 +182,7 @@ class AppendFile:
 
     def write(self, lines: list[str]) -> None:
         try:
-            self._handle.writelines(lines)
+            self._handle.write("".join(lines))  # a turn's lines in one write (not one per line)
         except OSError as exc:  # the buffer spilled onto a full disk
             raise StorageError.of(exc, self.path, _RESUME) from None
 

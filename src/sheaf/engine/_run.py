@@ -102,6 +102,7 @@ class EngineRun:
         self.clock = clock
         self.scripts = ScriptRunner(paths["scripts"], clock)
         self._tags: dict[str, tuple[SubmitDescription | None, str | None]] = {}
+        self._lowered: dict[str, tuple[SubmitDescription | None, dict[str, str]]] = {}
         self.files = RunFiles(dag, self._job_tag, dag_files=dag_files or (os.path.basename(dag.path),),
                               multi=len(dag_files) > 1, source=source, pre_done=pre_done)
         self.keys: dict[str, tuple[str, int]] = {}
@@ -128,20 +129,31 @@ class EngineRun:
 
     def _job_tag(self, node: str) -> str | None:
         """jobstate.log's job tag: the attribute ``+job_tag_name`` names, else ``+pegasus_site``, from
-        the submit description (or the node's VARS), quotes removed (``Node::GetJobstateJobTag``).
+        the node's VARS or else its submit description, quotes removed (``Node::GetJobstateJobTag``).
         Worked out once per node and description (it is asked for at every change of the node)."""
         spec = self.dag.nodes[node]
         desc = self.descs.get(spec.submit)
         known = self._tags.get(node)
         if known is not None and known[0] is desc:
             return known[1]
-        attrs = {k.lower(): v for k, v in (desc.attrs.items() if desc is not None else ())}
-        attrs.update((k[1:].lower(), v) for k, v in spec.vars.items() if k.startswith("+"))
+        own = {k[1:].lower(): v for k, v in spec.vars.items() if k.startswith("+")}
+        attrs = self._desc_attrs(spec.submit, desc)
+        if own:
+            attrs = {**attrs, **own}
         name = attrs.get("job_tag_name", "+pegasus_site").strip().strip('"').lstrip("+").lower()
         raw = attrs.get(name)
         tag = raw.strip().strip('"') if raw else None
         self._tags[node] = (desc, tag)
         return tag
+
+    def _desc_attrs(self, submit: str, desc: SubmitDescription | None) -> Mapping[str, str]:
+        """A description's ``+Attr`` lines by lower-case name, made once per description (the
+        nodes that share one ask for it each)."""
+        known = self._lowered.get(submit)
+        if known is None or known[0] is not desc:
+            attrs = {k.lower(): v for k, v in desc.attrs.items()} if desc is not None else {}
+            known = self._lowered[submit] = (desc, attrs)
+        return known[1]
 
     # -- instructions -----------------------------------------------------------------------------
 

@@ -47,9 +47,15 @@ PARENT_ID_VARIABLE = "SHEAF_DAGMAN_PARENT_ID"
 _RESCUE_NUMBER = re.compile(r"\.rescue(\d+)$")
 
 
+_PID: list[int] = []  # the process id, asked once: getpid is a system call, and a node asks for it
+os.register_at_fork(after_in_child=_PID.clear)  # a forked child is another process: it asks again
+
+
 def dagman_id() -> int:
     """This run's DAGMan job id (see the module docstring)."""
-    return os.getpid()
+    if not _PID:
+        _PID.append(os.getpid())
+    return _PID[0]
 
 
 def _flag(dag: Dag, key: str, default: bool) -> bool:

@@ -81,7 +81,6 @@ __all__ = [
     "JobSuspended",
     "KillScript",
     "Limits",
-    "Moment",
     "NodeState",
     "ProvisionerReady",
     "RunScript",
@@ -132,7 +131,6 @@ from sheaf.engine._nodes import (
     RETURN_SUBMIT_FAILED,
     STATES,
     InvalidTransition,
-    Moment,
     Node,
     NodeState,
     expected_state,
@@ -241,8 +239,9 @@ class DagState:
         self.counts[start] -= 1
         self.counts[finish] += 1
         self.active += (finish in ACTIVE_STATES) - (start in ACTIVE_STATES)
-        node.history.append(Moment(now, start, finish, node.attempt, info))
-        self._step.changes.append(Change(now, node.name, start, finish, node.attempt, info))
+        change = Change(now, node.name, start, finish, node.attempt, info)
+        node.history.append(change)  # the node's story holds the record the step journals
+        self._step.changes.append(change)
         fn(self, node)  # after the record: children released here come later in the log
 
     def _emit(self, instruction: Instruction) -> None:
@@ -385,8 +384,9 @@ class DagState:
     def _note(self, node: Node, info: Details) -> None:
         """Journal what happened to a node that stays in its state (a hold, a release)."""
         now = self.clock()
-        node.history.append(Moment(now, node.state, node.state, node.attempt, info))
-        self._step.changes.append(Change(now, node.name, node.state, node.state, node.attempt, info))
+        change = Change(now, node.name, node.state, node.state, node.attempt, info)
+        node.history.append(change)
+        self._step.changes.append(change)
 
     def _on_hold(self, node: Node, reason: str, proc: int, code: int = 3, subcode: int = 0) -> None:
         """dag.cpp ``ProcessHeldEvent``: the job stays queued (submitted) until released or removed,
@@ -532,7 +532,7 @@ class DagState:
     def node_reason(self, name: str) -> str | None:
         return self.nodes[name].reason
 
-    def node_history(self, name: str) -> list[Moment]:
+    def node_history(self, name: str) -> list[Change]:
         return list(self.nodes[name].history)
 
     def throttle_statistics(self) -> list[ThrottleStatistics]:

@@ -50,11 +50,12 @@ import functools
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from sheaf import classad
 from sheaf.classad import ClassAd
 from sheaf.engine._backend import FileTransfer
+from sheaf.engine._jobad import UNIVERSES, job_ad, literal, request_text
 from sheaf.errors import FormatError
 from sheaf.formats._dagman_records import InlineDescription, NodeSpec
 from sheaf.formats._submit_lang import effective_values, parse_submit, parse_submit_lines
@@ -63,14 +64,10 @@ from sheaf.formats._submit_queue import queue_items
 from sheaf.formats._submit_records import SubmitDescription
 from sheaf.formats._submit_template import MacroSource, memoised_macros
 
-_OWNER = os.environ.get("USER", "sheaf")
-UNIVERSES = {"vanilla": 5, "local": 12, "scheduler": 7, "grid": 9, "java": 10, "parallel": 11,
-             "standard": 1, "vm": 13, "docker": 5, "container": 5}
 
-
-@dataclass(frozen=True, slots=True)
-class JobSpec:
-    """One node attempt, expanded: everything a Backend needs except the ClassAd object itself."""
+class JobSpec(NamedTuple):
+    """One node attempt, expanded: everything a Backend needs except the ClassAd object itself.  A
+    named tuple: immutable as a frozen dataclass, and made at a third of its cost (one per attempt)."""
 
     argv: tuple[str, ...]
     env: dict[str, str]
@@ -171,25 +168,18 @@ def _getenv(value: str) -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if any(fnmatch.fnmatchcase(k, p) for p in patterns)}
 
 
-def _request(key: str, value: str, path: str, line: int | None = None) -> str:
-    """A request or priority as ClassAd text (``classad.request_expr``: sizes in the request's unit,
-    infinite, NaN, negative and out-of-range constants refused), or a located ``FormatError``."""
-    try:
-        return classad.request_expr(key, value)
-    except classad.RequestError as exc:
-        raise _error(path, line, exc.message, exc.rule, value) from None
-
-
 def memory_mb(value: str, path: str = "<request_memory>") -> str:
-    return _request("request_memory", value, path)  # a bare number is MiB
+    return request_text("request_memory", value, path)  # a bare number is MiB
 
 
 def disk_kb(value: str, path: str = "<request_disk>") -> str:
-    return _request("request_disk", value, path)  # a bare number is KiB
+    return request_text("request_disk", value, path)  # a bare number is KiB
 
 
 def _resolve(base: str, name: str) -> str:
-    return name if os.path.isabs(name) else os.path.normpath(os.path.join(base, name))
+    # a POSIX path is absolute when it starts with "/" (``posixpath.isabs``, without its call chain:
+    # five paths per node attempt)
+    return name if name.startswith("/") else os.path.normpath(os.path.join(base, name))
 
 
 def node_description(spec: NodeSpec, descriptions: Mapping[str, InlineDescription]) -> SubmitDescription:
@@ -285,9 +275,9 @@ def render(desc: SubmitDescription, node: str, attempt: int, cluster: int, direc
     if universe not in UNIVERSES:
         raise _error(desc.path, values.get("universe", ("", None))[1], "unknown universe",
                      "universe is one of " + ", ".join(sorted(UNIVERSES)), universe)
-    ad = _job_ad(desc, ex, attrs, node, attempt, cluster, exe_path, iwd, universe, vars_, before)
+    ad = job_ad(desc, ex, attrs, node, attempt, cluster, exe_path, iwd, universe, vars_, before)
     if proc:
-        ad["ProcId"] = _literal(int(proc.get("ProcId", "0")))
+        ad["ProcId"] = literal(int(proc.get("ProcId", "0")))
     site = ad.get("pegasus_site")
     return JobSpec((exe_path, *args), env, iwd, stdout, stderr, universe, ad,
                    site if isinstance(site, str) else None, stdin, _transfer(ex, iwd, desc.path))
@@ -346,143 +336,3 @@ def _names(value: str) -> list[str]:
 
 def _keep_slash(path: str, name: str) -> str:
     return path + "/" if name.endswith("/") and not path.endswith("/") else path
-
-
-def _expr(desc: SubmitDescription, key: str, text: str) -> classad.Expr:
-    """A ClassAd expression from the submit file (``classad.parse`` caches text -> Expr)."""
-    try:
-        return classad.parse(text)
-    except ValueError as exc:
-        line = desc.values.get(key.lower(), ("", None))[1]
-        raise _error(desc.path, line, f"{key} is not a ClassAd expression",
-                     "the value is a ClassAd expression", text) from exc
-
-
-# submit command -> job ad attribute, checked by ``classad.request_expr`` (request_gpus is checked
-# and advertised, though the local pool has no GPUs to match it against)
-_REQUESTS = (("request_cpus", "RequestCpus"), ("request_memory", "RequestMemory"),
-             ("request_disk", "RequestDisk"), ("request_gpus", "RequestGpus"), ("priority", "JobPrio"))
-
-
-# submit command -> job ad attribute holding its ClassAd expression; the periodic_* policy is
-# evaluated by the local backend as the schedd evaluates it
-_EXPRESSIONS = (("requirements", "Requirements"), ("rank", "Rank"), ("periodic_hold", "PeriodicHold"),
-                ("periodic_release", "PeriodicRelease"), ("periodic_remove", "PeriodicRemove"),
-                ("periodic_hold_reason", "PeriodicHoldReason"),
-                ("periodic_hold_subcode", "PeriodicHoldSubCode"))
-
-
-# submit command -> job ad attribute holding its value as a string, as condor_submit sets them; a
-# backend reads them (a grid universe job's ``grid_resource = batch slurm`` routes it to Slurm, and
-# the ``batch_*`` commands are BLAHP's options for the batch system)
-_STRINGS = (("grid_resource", "GridResource"), ("batch_extra_submit_args", "BatchExtraSubmitArgs"),
-            ("batch_queue", "BatchQueue"), ("batch_project", "BatchProject"))
-
-# submit command -> string attribute whose value condor_submit takes without its surrounding quotes
-_QUOTED_STRINGS = (("batch_name", "JobBatchName"),)
-
-
-@functools.lru_cache(maxsize=1 << 16)
-def _literal(value: str | int) -> classad.Expr:
-    """The Expr of a literal, shared between ads (most values repeat: executables, directories, ints)."""
-    scratch = ClassAd()
-    scratch["v"] = value
-    return scratch.lookup("v")
-
-
-def _ad_vars(desc: SubmitDescription, ex: MacroSource,
-             values: Mapping[str, str]) -> list[tuple[str, classad.Expr]]:
-    """VARS ``+Attr="v"`` and ``My.Attr="v"`` go to the ad as-is."""
-    out = []
-    for key, raw in values.items():
-        if key.startswith("+") or key.lower().startswith("my."):
-            out.append((key[1:] if key.startswith("+") else key[3:], _expr(desc, key, ex.expand(raw))))
-    return out
-
-
-# the (submit command, default) calls the shared part of a job ad is made of, asked in one batch
-_AD_CALLS = (*((key, "1" if key == "request_cpus" else "") for key, _ in _REQUESTS),
-             *((key, "") for key, _ in _EXPRESSIONS), ("concurrency_limits", ""),
-             *((key, "") for key, _ in _STRINGS), *((key, "") for key, _ in _QUOTED_STRINGS),
-             ("notification", "never"))
-_SHARED_LIMIT = 4096
-# (the values of _AD_CALLS, Cmd, Iwd, universe) -> the ad they make: the same for every node of a
-# description, as a rule; an error is raised again each time, with the description's line
-_SHARED: dict[tuple[object, ...], ClassAd] = {}
-
-
-def _job_ad(desc: SubmitDescription, ex: MacroSource, attrs_raw: Mapping[str, str], node: str, attempt: int,
-            cluster: int, exe: str, iwd: str, universe: str, vars_: Mapping[str, str],
-            before: Mapping[str, str]) -> ClassAd:
-    """The job ad: a copy of a shared template (the attributes every node of a description has alike:
-    command, directories, requests, policy expressions), then the ``+Attr`` lines and VARS (which
-    differ per node: ``$(JOB)``, a task id) and the three attributes that differ per attempt.
-    Literals need no parsing; expressions are parsed once."""
-    values = ex.get_all(_AD_CALLS)
-    key = (values, exe, iwd, universe)
-    shared = _SHARED.get(key)
-    if shared is None:
-        if len(_SHARED) >= _SHARED_LIMIT:
-            _SHARED.clear()
-        shared = _SHARED[key] = _shared_ad(desc, values, exe, iwd, universe)
-    ad = shared.copy()
-    # the +Attr lines and VARS: set in this order, so that a later one overrides an earlier one
-    for name, expr in _ad_vars(desc, ex, before):  # prepended: the file's own +Attr lines win
-        ad[name] = expr
-    for name, raw in attrs_raw.items():
-        ad[name] = _expr(desc, "+" + name, ex.expand(raw))
-    for name, expr in _ad_vars(desc, ex, vars_):
-        ad[name] = expr
-    ad["ClusterId"] = cluster  # a literal each: these differ per node (no cache would hit)
-    ad["DAGNodeName"] = node
-    ad["DAGNodeRetry"] = _literal(attempt)  # always the attempt number, whatever VARS said
-    return ad
-
-
-_NOTIFICATIONS = {"never": 0, "always": 1, "complete": 2, "error": 3, "start": 4}  # proc.h's NOTIFY_*
-
-
-def _notification(desc: SubmitDescription, value: str) -> int:
-    """``notification``: the job ad's ``JobNotification`` (condor_submit's default: Never)."""
-    number = _NOTIFICATIONS.get(value.strip().lower())
-    if number is None:
-        raise _error(desc.path, desc.values.get("notification", ("", None))[1], "unknown notification",
-                     "notification is Always, Complete, Start, Error or Never", value)
-    return number
-
-
-def _shared_ad(desc: SubmitDescription, values: tuple[str, ...], exe: str, iwd: str,
-               universe: str) -> ClassAd:
-    """The attributes of a job ad that do not depend on the node, from the values of ``_AD_CALLS``."""
-    attrs: list[tuple[str, classad.Expr]] = [
-        ("ProcId", _literal(0)), ("Cmd", _literal(exe)), ("Iwd", _literal(iwd)),
-        ("JobUniverse", _literal(UNIVERSES[universe])), ("Universe", _literal(universe)),
-        ("Owner", _literal(_OWNER))]
-    got = dict(zip((key for key, _ in _AD_CALLS), values, strict=True))
-    for key, attr in _REQUESTS:
-        value = got[key]
-        if value or key == "request_cpus":
-            line = desc.values.get(key, ("", None))[1]
-            attrs.append((attr, _expr(desc, key, _request(key, value or "1", desc.path, line))))
-    for key, attr in _EXPRESSIONS:
-        if got[key]:
-            attrs.append((attr, _expr(desc, key, got[key])))
-    if got["concurrency_limits"]:
-        attrs.append(("ConcurrencyLimits", _literal(got["concurrency_limits"])))
-    attrs.append(("JobNotification", _literal(_notification(desc, got["notification"]))))
-    for key, attr in _STRINGS:
-        if got[key]:
-            attrs.append((attr, _literal(got[key])))
-    for key, attr in _QUOTED_STRINGS:
-        value = _unquoted(got[key])
-        if value:
-            attrs.append((attr, _literal(value)))
-    ad = ClassAd()
-    for name, expr in attrs:
-        ad[name] = expr
-    return ad
-
-
-def _unquoted(value: str) -> str:
-    value = value.strip()
-    return value[1:-1] if len(value) >= 2 and value[0] == value[-1] == '"' else value

@@ -96,6 +96,11 @@ class Macros:
         """:meth:`get` of each (key, default)."""
         return tuple(self.get(key, default) for key, default in calls)
 
+    def constant(self, text: str) -> str | None:
+        """``text`` expanded when that is known to be the same for every node: never, for macros
+        of one node (``_submit_template``'s replay knows it)."""
+        return text if "$" not in text else None
+
     def expand(self, text: str) -> str:
         if "$" not in text:
             return text

@@ -28,7 +28,7 @@ time: the first node of a shape is expanded afresh, so that a DAG whose nodes al
 
 from __future__ import annotations
 
-__all__ = ["MacroSource", "memoised_macros"]
+__all__ = ["MacroSource", "memoised_macros", "template_of"]
 
 from collections.abc import Callable, Mapping
 from typing import Protocol
@@ -51,6 +51,8 @@ class MacroSource(Protocol):
 
     def get_all(self, calls: tuple[tuple[str, str], ...]) -> tuple[str, ...]: ...
 
+    def constant(self, text: str) -> str | None: ...
+
 
 class _Probe(Macros):
     """:class:`Macros` over placeholders that notes whether a function macro ran."""
@@ -65,13 +67,14 @@ class _Probe(Macros):
 
 class _Template:
     """The patterns learnt so far for one description and layer shape: a call's key -> its
-    pattern, or None where the call must go to a real :class:`Macros`."""
+    pattern, or None where the call must go to a real :class:`Macros`; and, per batch of calls
+    (``get_all``), the texts that are the same for every node with the fillers of the others."""
 
     __slots__ = ("batches", "patterns", "probe")
 
     def __init__(self, probe: _Probe) -> None:
         self.probe = probe
-        self.batches: dict[tuple[tuple[str, str], ...], tuple[str, ...] | None] = {}
+        self.batches: dict[tuple[tuple[str, str], ...], _Batch | None] = {}
         self.patterns: dict[tuple[str, str], Pattern | None] = {}
 
     def learn(self, call: tuple[str, str], run: Callable[[], str]) -> Pattern | None:
@@ -83,6 +86,40 @@ class _Template:
         pattern = None if text is None or self.probe.called else _pattern(text)
         self.patterns[call] = pattern
         return pattern
+
+    def batch(self, calls: tuple[tuple[str, str], ...]) -> _Batch | None:
+        """The batch of ``calls`` once each is learnt; None when one goes to a real Macros."""
+        texts: list[str] = []
+        fillers: list[tuple[int, Callable[..., str]]] = []
+        for index, call in enumerate(calls):
+            pattern = self.patterns[call]
+            if pattern is None:
+                return None
+            if isinstance(pattern, str):
+                texts.append(pattern)
+            else:
+                texts.append("")
+                fillers.append((index, pattern))
+        return _Batch(tuple(texts), tuple(fillers))
+
+
+class _Batch:
+    """A ``get_all`` batch of one template: ``texts`` holds the answers that are the same for every
+    node; ``fillers`` the (index, filler) of the others, filled with each node's values."""
+
+    __slots__ = ("fillers", "texts")
+
+    def __init__(self, texts: tuple[str, ...], fillers: tuple[tuple[int, Callable[..., str]], ...]) -> None:
+        self.texts = texts
+        self.fillers = fillers
+
+    def fill(self, values: list[str]) -> tuple[str, ...]:
+        if not self.fillers:
+            return self.texts
+        out = list(self.texts)
+        for index, filler in self.fillers:
+            out[index] = filler(*values)
+        return tuple(out)
 
 
 def _pattern(text: str) -> Pattern:
@@ -115,38 +152,58 @@ class _Replay:
 
     def get(self, key: str, default: str = "") -> str:
         call = (key, default)
-        patterns = self._template.patterns
-        pattern = patterns[call] if call in patterns else self._template.learn(
-            call, lambda: self._template.probe.get(key, default))
+        pattern = self._template.patterns.get(call, _UNLEARNT)
+        if pattern is _UNLEARNT:
+            pattern = self._template.learn(call, lambda: self._template.probe.get(key, default))
         if pattern is None:
             return self._macros().get(key, default)
         return pattern if isinstance(pattern, str) else pattern(*self._values)
 
     def get_all(self, calls: tuple[tuple[str, str], ...]) -> tuple[str, ...]:
-        """``get`` of each call; the same tuple for every node where none has a placeholder."""
+        """``get`` of each call: from the template's batch of these calls once the first node of the
+        template has learnt them (only the calls with placeholders are filled per node)."""
         batches = self._template.batches
-        known = batches.get(calls)
-        if known is not None:
-            return known
-        out = tuple(self.get(key, default) for key, default in calls)
         if calls not in batches:
-            patterns = self._template.patterns
-            batches[calls] = out if all(isinstance(patterns[call], str) for call in calls) else None
-        return out
+            out = tuple(self.get(key, default) for key, default in calls)
+            batches[calls] = self._template.batch(calls)
+            return out
+        batch = batches[calls]
+        if batch is None:
+            return tuple(self.get(key, default) for key, default in calls)
+        return batch.fill(self._values)
 
     def expand(self, text: str) -> str:
         if "$" not in text:
             return text
-        call = ("$", text)
-        patterns = self._template.patterns
-        pattern = patterns[call] if call in patterns else self._template.learn(
-            call, lambda: self._template.probe.expand(text))
+        pattern = self._expansion(text)
         if pattern is None:
             return self._macros().expand(text)
         return pattern if isinstance(pattern, str) else pattern(*self._values)
 
+    def constant(self, text: str) -> str | None:
+        """``text`` expanded when the expansion is the same for every node of the template (no
+        placeholder in its pattern), else None."""
+        if "$" not in text:
+            return text
+        pattern = self._expansion(text)
+        return pattern if isinstance(pattern, str) else None
+
+    def _expansion(self, text: str) -> Pattern | None:
+        call = ("$", text)
+        pattern = self._template.patterns.get(call, _UNLEARNT)
+        if pattern is _UNLEARNT:
+            pattern = self._template.learn(call, lambda: self._template.probe.expand(text))
+        return pattern
+
+
+def template_of(macros: MacroSource) -> object | None:
+    """The template ``macros`` replays (what a cache of work alike for all its nodes is keyed on),
+    or None for a :class:`Macros` of its own."""
+    return macros._template if isinstance(macros, _Replay) else None
+
 
 _ONCE = "once"  # a shape met once: no template yet
+_UNLEARNT: Pattern = "\x00unlearnt"  # a call the template has not met (no text holds NUL)
 #: shape -> (the file mapping it was made for, its template, None where there is none, or _ONCE)
 _TEMPLATES: dict[Shape, tuple[Mapping[str, tuple[str, int]], _Template | str | None]] = {}
 
