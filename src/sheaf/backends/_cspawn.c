@@ -413,12 +413,17 @@ static request *reap_locked(Spawner *s, request *r) {
 }
 
 /* Whether spawning r may block: a FIFO or a socket among its files blocks its open until a peer
- * comes (a missing file is created, a regular one or a device opens at once). */
+ * comes (a missing file is created, a regular one or a device opens at once).  A stat a file, on
+ * the slot's critical path between a reap and its successor's spawn; none for the default stdin,
+ * /dev/null (a character device), or for stderr when it is stdout (the spawn dups it): 3 -> 1-2
+ * system calls a job as sheaf plan writes them (stdin /dev/null, .out and .err apart). */
 static int may_block(const request *r) {
     const char *paths[] = {r->in, r->out, r->err};
     for (int i = 0; i < 3; i++) {
         char full[4096];
         const char *path = paths[i];
+        if ((i == 0 && strcmp(path, "/dev/null") == 0) || (i == 2 && strcmp(path, r->out) == 0))
+            continue;
         if (path[0] != '/') {  /* relative to the job's directory, as the spawn opens it */
             if (snprintf(full, sizeof full, "%s/%s", r->cwd, path) >= (int)sizeof full)
                 return 1;
