@@ -143,3 +143,48 @@ def test_a_reused_pid_is_spared(tmp_path: Path) -> None:
 
 def test_the_guard_reads_overflow_lines_too() -> None:
     assert _jobguard.guard(["+10\n", "+11\n", "-10\n", "junk\n", "+\n", "-99\n"]) == {11}
+
+
+@pytest.mark.skipif(MODULE is None, reason="the _cspawn extension was not built")
+@pytest.mark.parametrize("full", [False, True])
+def test_the_c_threads_tell_the_pipe_only_when_their_region_is_full(tmp_path: Path, full: bool) -> None:
+    assert MODULE is not None
+    fd = os.memfd_create("test-table", os.MFD_CLOEXEC)
+    os.ftruncate(fd, _jobguard._WORDS * 8)
+    words = memoryview(mmap.mmap(fd, _jobguard._WORDS * 8)).cast("Q")
+    if full:
+        for i in range(_jobguard._C_BASE, _jobguard._PY_BASE):
+            words[i] = 1
+    read, write = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+    spawner: CSpawner[str] = CSpawner(time.time, MODULE, reap=True)
+    spawner.guard(fd, write)
+    try:
+        seen: list[SpawnResult[str] | ExitResult[str]] = []
+        spawner.submit(SpawnRequest("a", ["/bin/sleep", "0.2"], ENV, str(tmp_path), "a.out", "a.out", None))
+        start = until(spawner, seen, SpawnResult, "a")
+        assert isinstance(start, SpawnResult) and start.spawned is not None
+        pid = start.spawned.pid
+        assert (pid in dict(_jobguard.listed(words))) is not full
+        until(spawner, seen, ExitResult, "a")
+        assert pid not in dict(_jobguard.listed(words))
+        if full:
+            assert os.read(read, 4096) == f"+{pid}\n-{pid}\n".encode()
+        else:
+            with pytest.raises(BlockingIOError):  # nothing was written
+                os.read(read, 4096)
+    finally:
+        spawner.close()
+        for one in (read, write, fd):
+            os.close(one)
+
+
+def test_the_python_region_overflows_into_the_pipe(monkeypatch: pytest.MonkeyPatch) -> None:
+    lines: list[str] = []
+    _jobguard.start()
+    monkeypatch.setattr(_jobguard, "tell", lines.append)
+    monkeypatch.setattr(_jobguard, "_free", [])
+    monkeypatch.setattr(_jobguard, "_top", [_jobguard._WORDS])
+    _jobguard.add(4_000_000)
+    assert 4_000_000 not in listed_pids()
+    _jobguard.remove(4_000_000)
+    assert lines == ["+4000000", "-4000000"]

@@ -115,7 +115,8 @@ def listed(words: memoryview) -> list[tuple[int, int]]:
 
 
 def _start_ticks(pid: int) -> int | None:
-    """Process ``pid``'s start time in clock ticks since boot; None when there is no such process."""
+    """Process ``pid``'s start time in clock ticks since boot; None when there is no such process.
+    (``engine._orphans.start_ticks`` reads the same; the guard imports nothing of sheaf.)"""
     try:
         with open(f"/proc/{pid}/stat", "rb") as handle:
             return int(handle.read().rsplit(b")", 1)[1].split()[19])
@@ -151,6 +152,8 @@ def _start_locked() -> None:
     assert proc.stdin is not None
     words = memoryview(mmap.mmap(table, _WORDS * 8)).cast("Q")
     if _table[0] >= 0:  # a forked child: the parent's table and pipe are not ours to use
+        with contextlib.suppress(OSError):
+            os.close(_table[0])
         _free.clear()
         _slots.clear()
         _told.clear()
