@@ -1,15 +1,14 @@
 """When the C reaper wakes the engine (``_cspawn``'s "Wake-ups"), for real: what the engine must act
 on is told at once even with a coalescing window of ten minutes -- an exit with no successor (a
 chain of dependent nodes), a kill's answer, a successor left with few of its own -- and the rest
-within the window; a successor bound to a child reaped meanwhile joins its chain; and the local
-backend's ``wait`` returns when the journal's commit eventfd is written (``EngineRun._durable``
-waits there instead of polling every 0.5 ms)."""
+within the window; a successor bound to a child reaped meanwhile joins its chain; and a commit in
+flight is waited for on the backend's descriptor and the journal's eventfd (``EngineRun._durable``),
+not by polling ``wait`` every 0.5 ms."""
 
 from __future__ import annotations
 
 import os
 import select
-import threading
 import time
 from pathlib import Path
 from types import SimpleNamespace
@@ -134,42 +133,37 @@ def test_a_successor_bound_to_a_child_reaped_meanwhile_joins_its_chain(tmp_path:
         s.close()
 
 
-def test_local_wait_returns_when_the_wake_eventfd_is_written(tmp_path: Path) -> None:
+def test_the_local_backends_descriptor_is_readable_while_news_wait(tmp_path: Path) -> None:
     local = LocalBackend(Pool("NUM_CPUS = 1\nMEMORY = 2048\n"))
-    wake = os.eventfd(0, os.EFD_CLOEXEC | os.EFD_NONBLOCK)
     try:
-        local.wake_on(wake)
-        local.submit(make_launch(tmp_path, "long", ["/bin/sleep", "30"]))
-        threading.Timer(0.2, os.eventfd_write, (wake, 1)).start()
-        begun = time.monotonic()
-        assert local.wait(NEVER) == []
-        assert time.monotonic() - begun < NEVER / 2
-        begun = time.monotonic()
-        assert local.wait(0.3) == []  # the count was read: no early return for it again
-        assert time.monotonic() - begun >= 0.29
+        local.submit(make_launch(tmp_path, "short", ["/bin/sleep", "0.2"]))
+        assert select.select([local.fileno()], [], [], 30)[0]  # its start
+        events = local.wait(0.0)
+        while not events:
+            assert select.select([local.fileno()], [], [], 30)[0]  # its exit
+            events = local.wait(0.0)
+        assert [event.key for event in events] == ["short#0"]
+        assert not select.select([local.fileno()], [], [], 0.0)[0]
     finally:
         local.close()
-        os.close(wake)
 
 
 class _Counting:
-    """A backend whose ``wait`` counts its calls and, given ``wake_on``, returns when the fd is read."""
+    """A backend whose ``wait`` counts its calls, with a descriptor that never becomes readable."""
 
     def __init__(self) -> None:
         self.calls = 0
-        self.fd = -1
+        self.read, self.write = os.pipe()
 
-    def wake_on(self, fd: int) -> None:
-        self.fd = fd
+    def fileno(self) -> int:
+        return self.read
 
     def wait(self, timeout: float | None) -> list[object]:
         self.calls += 1
-        if select.select([self.fd], [], [], timeout)[0]:
-            os.eventfd_read(self.fd)
         return []
 
 
-def test_a_commit_in_flight_is_waited_for_in_the_backends_wait_not_polled(
+def test_a_commit_in_flight_is_waited_for_on_descriptors_not_polled(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     fsync = os.fsync
 
@@ -179,14 +173,18 @@ def test_a_commit_in_flight_is_waited_for_in_the_backends_wait_not_polled(
 
     journal = Journal(str(tmp_path / "journal"))
     backend = _Counting()
-    backend.wake_on(journal.wake_fd())
     run = SimpleNamespace(keys={"a#0": ("a", 0)}, backend=backend, early=[], stop_time=None, journal=journal,
-                          _commit_wake=journal.wake_fd())
+                          _backend_fd=backend.fileno)
     try:
         monkeypatch.setattr("sheaf.engine._journal.os.fsync", slow)
         journal.begin(time.time(), 1, "fresh", 1, [])
+        begun = time.monotonic()
         EngineRun._durable(run, journal.commit_start())  # type: ignore[arg-type]
-        assert backend.calls <= 3  # polled every 0.5 ms, 0.3 s would have been ~600 calls
+        assert time.monotonic() - begun >= 0.3
+        assert backend.calls <= 10  # its timed duties every 50 ms; polled every 0.5 ms it was ~600
+        assert not select.select([journal.wake_fd()], [], [], 0.0)[0]  # the count was read
     finally:
         monkeypatch.undo()
         journal.close()
+        os.close(backend.read)
+        os.close(backend.write)

@@ -160,8 +160,6 @@ class LocalBackend:
         self._sandboxes: dict[str, tuple[str, dict[str, float], str, FileTransfer]] = {}
         if self._spawner is not None:
             self._epoll.register(self._spawner.wakeup, select.EPOLLIN)
-        self._wake = -1  # wake_on's eventfd
-        self._woken = False
 
     # -- the Backend protocol ----------------------------------------------------------------------
 
@@ -199,18 +197,13 @@ class LocalBackend:
                 return []
             self._collect(self._sleep_for(now, deadline))
             polled = True
-            if self._woken:
-                self._woken = False
-                return self._drain()
 
-    def wake_on(self, fd: int) -> None:
-        """``wait`` also returns (with the events so far, maybe none) once the eventfd ``fd`` is
-        written, and reads it: the engine waits for a journal commit here (``EngineRun._durable``)
-        instead of polling.  A later call replaces the descriptor."""
-        if self._wake >= 0:
-            self._epoll.unregister(self._wake)
-        self._wake = fd
-        self._epoll.register(fd, select.EPOLLIN)
+    def fileno(self) -> int:
+        """A descriptor readable while ``wait(0)`` has news to take (an exit, a spawner thread's
+        result): the epoll's own.  The engine waits on it beside the journal's commit
+        (``EngineRun._durable``) instead of polling ``wait`` every 0.5 ms.  The timed duties of
+        ``wait`` (memory, policies, limits) are not in it: a caller calls ``wait(0)`` now and then."""
+        return self._epoll.fileno()
 
     def cancel(self, key: str) -> None:
         """Stop a queued or running attempt; no event is reported for it (even one not yet taken)."""
@@ -470,10 +463,6 @@ class LocalBackend:
                 freed = True
             elif self._spawner is not None and fd == self._spawner.wakeup:
                 freed = self._take_news() or freed
-            elif fd == self._wake:
-                with contextlib.suppress(BlockingIOError):
-                    os.eventfd_read(fd)
-                self._woken = True
         now = time.monotonic()
         if now >= self._next_poll:
             self._police_memory(now)
