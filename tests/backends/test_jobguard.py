@@ -178,6 +178,20 @@ def test_the_c_threads_tell_the_pipe_only_when_their_region_is_full(tmp_path: Pa
             os.close(one)
 
 
+@pytest.mark.skipif(MODULE is None, reason="the _cspawn extension was not built")
+def test_a_table_smaller_than_the_layout_is_refused() -> None:
+    assert MODULE is not None
+    fd = os.memfd_create("test-table", os.MFD_CLOEXEC)
+    spawner: CSpawner[str] = CSpawner(time.time, MODULE, reap=True)
+    try:
+        os.ftruncate(fd, _jobguard._WORDS * 8 - 1)
+        with pytest.raises(ValueError, match="smaller than its layout"):
+            spawner.guard(fd, -1)
+    finally:
+        spawner.close()
+        os.close(fd)
+
+
 def test_the_python_region_overflows_into_the_pipe(monkeypatch: pytest.MonkeyPatch) -> None:
     lines: list[str] = []
     _jobguard.start()

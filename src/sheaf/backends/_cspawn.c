@@ -163,9 +163,9 @@ typedef struct {
     double oldest;              /* CLOCK_MONOTONIC of the first of them */
 } Spawner;
 
-/* The job guard's table (sheaf.backends._jobguard: its layout and race analysis): 64-bit words,
- * those in [GUARD_C_BASE, GUARD_PY_BASE) claimed by the C threads of every spawner of the process
- * with a compare-and-swap; an entry is pid | ticks << 24. */
+/* The job guard's table (sheaf.backends._jobguard: its layout and race analysis; the constants
+ * there must match these): 64-bit words, those in [GUARD_C_BASE, GUARD_PY_BASE) claimed by the C
+ * threads of every spawner of the process with a compare-and-swap; an entry is pid | ticks << 24. */
 #define GUARD_WORDS (1 << 16)
 #define GUARD_C_BASE 8
 #define GUARD_PY_BASE (1 << 15)
@@ -178,7 +178,8 @@ static long clock_ticks = 100;  /* sysconf(_SC_CLK_TCK), read at import */
  * a row made ~10,700 passes of _collect and ~10,300 voluntary switches of the engine's thread;
  * 2 ms makes ~3,000-4,000 and ~4,500-5,000, with the engine's thread ~0.2 s of CPU lighter.  A
  * /bin/true job lives ~0.5-1 ms, so 2 ms is 2-4 jobs a slot, well inside the CHAIN = 8 successors
- * the engine keeps bound; 1 ms gave no fewer dry chains (claims given back) and more wake-ups.
+ * the engine keeps bound; 1 ms made more wake-ups (~3,400-4,300 passes) and, in those noisy runs,
+ * no fewer dry chains (claims given back to the pool: 80-450 either way, with the load).
  * LOW_CHAIN = CHAIN / 2: the engine hears of a chain at half length, before it runs dry even when
  * its thread is slow to turn (a dry chain costs a slot a trip through the engine). */
 #define COALESCE_SECONDS 0.002
@@ -815,6 +816,13 @@ static PyObject *spawner_guard(Spawner *s, PyObject *args) {
     int table_fd, pipe_fd;
     if (!PyArg_ParseTuple(args, "ii", &table_fd, &pipe_fd))
         return NULL;
+    struct stat st;
+    if (fstat(table_fd, &st) != 0)
+        return PyErr_SetFromErrno(PyExc_OSError);
+    if (st.st_size < (off_t)(GUARD_WORDS * sizeof(uint64_t))) {  /* a store past its end: SIGBUS */
+        PyErr_SetString(PyExc_ValueError, "the job guard's table is smaller than its layout");
+        return NULL;
+    }
     void *table = mmap(NULL, GUARD_WORDS * sizeof(uint64_t), PROT_READ | PROT_WRITE, MAP_SHARED, table_fd, 0);
     if (table == MAP_FAILED)
         return PyErr_SetFromErrno(PyExc_OSError);

@@ -74,6 +74,7 @@ from typing import IO
 
 __all__ = ["add", "guard", "listed", "remove", "shared", "start", "tell", "victims"]
 
+# the layout, as _cspawn.c's GUARD_* constants (which refuses a table smaller than _WORDS words)
 _WORDS = 1 << 16         # the table: 512 KiB of address space, touched only where jobs are listed
 _C_BASE = 8              # the C threads' region starts here (word 0..7: reserved)
 _PY_BASE = 1 << 15       # this module's region
@@ -207,7 +208,7 @@ def tell(line: str) -> None:
 def main() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     told = guard()  # blocks until the owner is gone (no line comes unless its table was full)
-    words = memoryview(mmap.mmap(int(sys.argv[1]), _WORDS * 8)).cast("Q")
+    words = memoryview(mmap.mmap(int(sys.argv[1]), _WORDS * 8, access=mmap.ACCESS_READ)).cast("Q")
     for pgid in [*victims(listed(words)), *told]:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(pgid, signal.SIGKILL)
