@@ -266,8 +266,7 @@ static void spawn_one(Spawner *s, request *r) {
         waitpid(pid, NULL, 0);
         return;
     }
-    fcntl(fd, F_SETFD, FD_CLOEXEC);
-    r->pid = pid;
+    r->pid = pid;  /* (a pidfd is close-on-exec from pidfd_open: no fcntl) */
     r->pidfd = fd;
     /* the strings are done with: only the outcome travels on */
     free_strings(r->argv);
