@@ -455,17 +455,17 @@ static void notify(Spawner *s) {
     (void)ignored;  /* a full counter is still readable: nothing is lost */
 }
 
-/* The reaper's wake-up of Python after a batch of reaps (see "Wake-ups"): at once when urgent, when
- * COALESCE_ROWS rows wait or the oldest has waited COALESCE_SECONDS; else the epoll_wait timeout
- * (ms) until it must, -1 when nothing waits. */
-static int announce(Spawner *s, int urgent) {
+/* The reaper's wake-up of Python after a batch of reaps whose urgent ones were told at once (see
+ * "Wake-ups"): now when COALESCE_ROWS rows wait or the oldest has waited COALESCE_SECONDS; else the
+ * epoll_wait timeout (ms) until it must, -1 when nothing waits. */
+static int announce(Spawner *s) {
     pthread_mutex_lock(&s->lock);
     int rows = s->unannounced;
     double waited = rows ? clock_now(CLOCK_MONOTONIC) - s->oldest : 0.0;
     pthread_mutex_unlock(&s->lock);
     if (rows == 0)
         return -1;
-    if (urgent || rows >= COALESCE_ROWS || waited >= s->coalesce) {
+    if (rows >= COALESCE_ROWS || waited >= s->coalesce) {
         notify(s);
         return -1;
     }
@@ -482,7 +482,6 @@ static void *reap_loop(void *arg) {
     int timeout = -1;
     for (;;) {
         int n = epoll_wait(s->epfd, events, 64, timeout);
-        int urgent = 0;
         for (int i = 0; i < n; i++) {
             request *r = events[i].data.ptr;
             if (r == NULL) {  /* kicked: closing */
@@ -490,7 +489,7 @@ static void *reap_loop(void *arg) {
                 return NULL;
             }
             pthread_mutex_lock(&s->lock);
-            urgent |= r->urgent;  /* kill()'s answer */
+            int urgent = r->urgent;  /* kill()'s answer */
             request *next = reap_locked(s, r);
             if (next != NULL) {  /* its own successors go with it */
                 next->chain = next->next;
@@ -510,8 +509,10 @@ static void *reap_loop(void *arg) {
             } else {
                 urgent |= launch(s, next, 1);
             }
+            if (urgent)  /* now, not after the rest of the batch's reaps and spawns */
+                notify(s);
         }
-        timeout = announce(s, urgent);
+        timeout = announce(s);
     }
 }
 
