@@ -66,12 +66,13 @@ def exited(event: Event) -> Exited:
 
 
 @contextlib.contextmanager
-def unread_fifo(tmp: Path, last_resort: float) -> Iterator[Path]:
-    """A FIFO nobody reads (a job that opens it blocks before its execve); after ``last_resort``
-    seconds a reader comes anyway, so that a regression fails the test instead of hanging it."""
+def unread_fifo(tmp: Path, last_resort: float, peer: int = os.O_RDONLY) -> Iterator[Path]:
+    """A FIFO nobody reads (a job that opens it blocks before its execve; ``peer`` ``O_WRONLY``:
+    nobody writes, for a job reading it); after ``last_resort`` seconds a peer comes anyway, so
+    that a regression fails the test instead of hanging it."""
     fifo = tmp / "fifo"
     os.mkfifo(fifo)
-    release = threading.Timer(last_resort, lambda: os.close(os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)))
+    release = threading.Timer(last_resort, lambda: os.close(os.open(fifo, peer | os.O_NONBLOCK)))
     release.start()
     try:
         yield fifo

@@ -285,21 +285,25 @@ def test_memory_is_policed_by_pid_and_the_kill_is_reported(tmp_path: Path) -> No
     assert exited(events["after#0"]).exit_code == 0
 
 
-def test_a_successor_whose_output_is_a_fifo_does_not_hold_up_the_reaping(tmp_path: Path) -> None:
-    """A successor that may block in its spawn (a FIFO nobody reads as its output) goes to the
-    spawner thread; the reaper goes on reporting the other slot's exits meanwhile."""
-    with unread_fifo(tmp_path, 20.0) as fifo, backend_for(tmp_path, "NUM_CPUS = 2\nMEMORY = 2048\n") as local:
+@pytest.mark.parametrize("stream", ["stdout", "stderr", "stdin"])
+def test_a_successor_whose_output_is_a_fifo_does_not_hold_up_the_reaping(tmp_path: Path, stream: str) -> None:
+    """A successor that may block in its spawn (a FIFO with no peer as its output, its error apart
+    from its output, or its input) goes to the spawner thread; the reaper goes on reporting the
+    other slot's exits meanwhile."""
+    peer = os.O_WRONLY if stream == "stdin" else os.O_RDONLY  # what lets the job's open through
+    with unread_fifo(tmp_path, 20.0, peer) as fifo, \
+            backend_for(tmp_path, "NUM_CPUS = 2\nMEMORY = 2048\n") as local:
         local.submit(make_launch(tmp_path, "a", ["/bin/sleep", "0.3"]))
         local.submit(make_launch(tmp_path, "x", ["/bin/sleep", "1.0"]))
         running(local, "a#0")
         running(local, "x#0")
         blocked = make_launch(tmp_path, "blocked", ["/bin/true"])
-        local.submit(dataclasses.replace(blocked, stdout=str(fifo)))
+        local.submit(dataclasses.replace(blocked, **{stream: str(fifo)}))
         assert local._successors.bound["blocked#0"].chain is local._jobs["a#0"].chain
-        events = collect(local, 2, timeout=15.0)  # a, then x while "blocked" waits for a reader
+        events = collect(local, 2, timeout=15.0)  # a, then x while "blocked" waits for a peer
         assert sorted(events) == ["a#0", "x#0"]
-        reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+        other = os.open(fifo, peer | os.O_NONBLOCK)
         try:
             assert exited(collect(local, 1)["blocked#0"]).exit_code == 0
         finally:
-            os.close(reader)
+            os.close(other)

@@ -138,3 +138,13 @@ def test_a_run_on_the_registry_s_backend_commits_many_exits_at_once(tmp_path: Pa
     result = run_workflow(str(tmp_path), backend=backend, handle_signals=False)
     assert result.succeeded and result.done == 600
     assert result.journal_commits < 150, result.journal_commits
+
+
+def test_the_router_has_the_default_backends_descriptor_while_no_route_is_made(tmp_path: Path) -> None:
+    local, slurm = LocalBackend(), Fake("slurm")
+    router = RoutingBackend(local, {"slurm": lambda: slurm})
+    assert router.fileno() == local.fileno()
+    router.submit(make_launch(tmp_path, "b", ["/bin/true"], ad='GridResource = "batch slurm"'))
+    assert router.fileno() == -1  # two backends: nothing one descriptor could tell
+    assert RoutingBackend(Fake("local"), {}).fileno() == -1  # a default without one
+    router.close()

@@ -2,7 +2,8 @@
 stopped (found by the pid and start time journaled when they started) before their nodes run
 again, so each node's side effect happens once per completed attempt.  The engine's job guard
 (``backends._jobguard``), which would kill them as the engine dies, is killed first here: the resume's
-scan is the backstop for that case.  With the guard alive, the jobs die with the engine."""
+scan is the backstop for that case.  With the guard alive, the jobs die with the engine -- also
+in the middle of a run of short jobs, with the run's token guard killed first."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+import pytest
 
 from sheaf.engine import read_journal, state_paths
 from sheaf.engine._journal import read_records
@@ -92,8 +95,8 @@ def _kill_engine_while_jobs_run(tmp: Path) -> tuple[str, dict[str, tuple[int, in
     return journal, old
 
 
-def _guards_of(engine: int) -> list[int]:
-    """The job guard processes ``engine`` started."""
+def _guards_of(engine: int, needle: bytes = b"_jobguard") -> list[int]:
+    """The job guard processes ``engine`` started (with ``needle``: its children so named)."""
     found = []
     for entry in os.listdir("/proc"):
         try:
@@ -101,7 +104,7 @@ def _guards_of(engine: int) -> list[int]:
             cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
         except (OSError, ValueError):
             continue
-        if int(stat.rsplit(")", 1)[1].split()[1]) == engine and b"_jobguard" in cmdline:
+        if int(stat.rsplit(")", 1)[1].split()[1]) == engine and needle in cmdline:
             found.append(int(entry))
     return found
 
@@ -151,3 +154,59 @@ def test_resume_finds_a_job_whose_pid_never_reached_the_journal(tmp_path: Path) 
     Path(journal).write_bytes(b"\n".join(kept))
     assert _journaled_processes(journal) == {}
     _resume_and_check(tmp_path, journal, old)
+
+
+SHORT_JOB = """#!/bin/sh
+echo x >> "$1/marks"
+/bin/sleep {marker} &
+/bin/sleep 0.03
+"""
+
+
+def _with_marker(marker: bytes) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                if marker in Path(f"/proc/{entry}/cmdline").read_bytes():
+                    found.append(int(entry))
+            except OSError:
+                continue
+    return found
+
+
+def test_a_killed_sheaf_run_leaves_no_job_process_behind(tmp_path: Path) -> None:
+    """Short jobs start and end all the time (each leaves a background ``sleep`` in its group, which
+    its end kills); the engine is SIGKILLed in the middle: the job guard kills what ran then."""
+    marker = f"30.{os.getpid()}{time.monotonic_ns() % 10**6:06d}"
+    job = tmp_path / "job.sh"
+    job.write_text(SHORT_JOB.format(marker=marker))
+    job.chmod(0o755)
+    (tmp_path / "job.sub").write_text(f'executable = {job}\narguments = "{tmp_path}"\n'
+                                      "output = /dev/null\nerror = /dev/null\nqueue\n")
+    (tmp_path / "pool.conf").write_text("NUM_CPUS = 2\nMEMORY = 2048\n")
+    (tmp_path / "wf.dag").write_text("".join(f"JOB n{i} job.sub\n" for i in range(2000)))
+    engine = subprocess.Popen([SHEAF, "run", str(tmp_path), "--pool-config", str(tmp_path / "pool.conf")],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        marks = tmp_path / "marks"
+        deadline = time.monotonic() + 60
+        while not marks.exists() or len(marks.read_bytes()) < 2 * 40:  # 40 jobs started
+            assert time.monotonic() < deadline and engine.poll() is None
+            time.sleep(0.01)
+        for guard in _guards_of(engine.pid, b"guard_main"):  # the run's token guard: not this test's
+            os.kill(guard, signal.SIGKILL)
+        assert _guards_of(engine.pid)
+        while not _with_marker(marker.encode()):  # jobs run right now
+            assert time.monotonic() < deadline and engine.poll() is None
+            time.sleep(0.001)
+    finally:
+        engine.send_signal(signal.SIGKILL)
+        engine.wait()
+    deadline = time.monotonic() + 10
+    while left := _with_marker(marker.encode()):
+        if time.monotonic() > deadline:
+            for pid in left:
+                os.kill(pid, signal.SIGKILL)
+            pytest.fail(f"the dead engine's jobs still run: {left}")
+        time.sleep(0.02)

@@ -24,11 +24,32 @@
  * spawner thread instead (a hand-off that cost ~0.05 ms at the median and 0.3-0.6 ms at the 90th
  * percentile on a busy 2-CPU machine, against ~0.02 and ~0.03 ms spawned by the reaper: slots were
  * busy 75-81% of the time instead of 92-93%).  A successor that fails to start hands the turn to
- * the next one bound.  The job guard (sheaf.backends._jobguard) is told "+PGID" and
- * "-PGID" by these threads as they spawn and reap, on the descriptor given to guard().  kill()
- * signals a child's group under the lock the reaper holds from killpg to wait4, so it never reaches
- * a reaped (possibly reused) process group.  Results keep their order: a child's exit comes before
- * its successor's start.
+ * the next one bound.  kill() signals a child's group under the lock the reaper holds from killpg
+ * to wait4, so it never reaches a reaped (possibly reused) process group.  Results keep their
+ * order: a child's exit comes before its successor's start.
+ *
+ * The job guard (sheaf.backends._jobguard, whose docstring has the table's layout and the race
+ * analysis): a reaped child's group is listed in the guard's table in shared memory (mapped by
+ * guard()) right after posix_spawn returns -- a compare-and-swap on a free word, no system call --
+ * and its word cleared after the killpg of its leftovers and before the wait4 that frees its group
+ * id.  Only a full table sends "+PGID"/"-PGID" down the guard's pipe.  (Two pipe writes a job and
+ * the guard's wake-ups used to cost ~0.3 s of the guard's CPU and ~16,700 context switches per
+ * 10^4 jobs on two CPUs.)
+ *
+ * Wake-ups: each eventfd write wakes the engine's Python thread out of its epoll (a context switch,
+ * then a pass of LocalBackend._collect and of the engine's batching loop: ~10^4 of each per 10^4
+ * /bin/true jobs when the reaper wrote once or twice a job).  Most were not needed at once: while
+ * a successor starts here in its claim, the engine loses nothing by hearing of the exit a little
+ * later.  So the reaper wakes Python at once only when Python must act: a reaped child with no
+ * successor started here (its claim is free, or its successor went to the spawner thread, which
+ * may block), a spawn that failed, a successor left with fewer than LOW_CHAIN successors of its
+ * own (the engine tops chains up; with CHAIN = 8 bound a job there is room to wait), the exit of
+ * a child kill() signalled (a cancel, a memory or policy kill waits for it), and close.  Otherwise
+ * it wakes Python once COALESCE_ROWS rows wait or the oldest has waited COALESCE_SECONDS (its
+ * epoll_wait times out then).  The spawner thread always wakes Python at once: its starts are of
+ * launches the engine submitted into a free claim, and successors can be bound to them only once
+ * the engine knows they run.  The figures behind COALESCE_SECONDS are in the comment at its
+ * definition.
  *
  * Contract, the same as sheaf.backends._libcspawn (tests/backends/test_spawn_paths.py compares them):
  * argv and the complete environment as given, argv[0] looked up in PATH (posix_spawnp) when it has
@@ -40,7 +61,9 @@
  * restores its own after.  A pidfd (pidfd_open) is opened for each child before it is reported.
  *
  * Python API:
- *   s = Spawner(reap=False)           starts the spawner thread, and with reap the reaper thread
+ *   s = Spawner(reap=False, coalesce=COALESCE_SECONDS)
+ *                                     starts the spawner thread, and with reap the reaper thread,
+ *                                     which wakes Python at most `coalesce` s late ("Wake-ups")
  *   s.fileno()                        an eventfd, readable while results wait
  *   s.submit(tag, argv, env, cwd, stdout, stderr, stdin, cpus)
  *                                     tag an int; argv a list of str; env a dict of str; cpus None
@@ -48,13 +71,15 @@
  *                                     an illegal variable name (as os.posix_spawn does), before
  *                                     anything is queued.
  *   s.follow(after, tag, argv, ...)   (reap) the same request, bound as the last successor of the
- *                                     running child `after`; False (nothing queued) when `after` is
- *                                     not running (reaped already, or unknown)
+ *                                     child `after`: of its chain, which its successor took over if
+ *                                     it was reaped and its exit is not yet in results(); False
+ *                                     (nothing queued) when that chain is gone or `after` unknown
  *   s.unfollow(tag)                   (reap) unbind a successor not yet taken for spawning; False
  *                                     when it was (its start is or will be in the results)
  *   s.kill(tag, signal)               (reap) signal the running child's process group; False when
  *                                     it is not running
- *   s.guard(fd)                       (reap) where to write "+PGID\n" / "-PGID\n"
+ *   s.guard(table, pipe)              (reap) the job guard's table (a memfd, mapped here) and its
+ *                                     pipe (for "+PGID\n" / "-PGID\n" when the table is full)
  *   s.results()                       [(kind, tag, pid, pidfd, errno, status, maxrss, mono, real)],
  *                                     in order.  kind 0, a start: errno 0 when the child started,
  *                                     else pid and pidfd are -1; pidfd -1 too with reap.
@@ -79,6 +104,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/mman.h>
 #include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -100,6 +126,8 @@ typedef struct request {
     cpu_set_t cpus;
     /* the outcome */
     int pid, pidfd, error;
+    int listed;  /* its word in the job guard's table, GUARD_TOLD when told down the pipe, else -1 */
+    int urgent;  /* kill() signalled it: its exit is announced at once */
     double since, real;
     /* a running child (reap): its successors, and its place in the list of running children */
     struct request *chain, *prev_live, *next_live;
@@ -112,6 +140,7 @@ typedef struct row {
     int pid, pidfd, error, status;
     long maxrss;
     double mono, real;
+    long long heir;  /* an exit, or a failed start: the successor that took over its chain, or -1 */
 } row;
 
 typedef struct {
@@ -127,8 +156,35 @@ typedef struct {
     int wakeup;  /* to Python: results wait */
     int kick;    /* to the reaper thread: close */
     int epfd;
-    int guard;
+    int guard;                  /* the job guard's pipe (the table's overflow), -1 until guard() */
+    uint64_t *table;            /* the job guard's table (mapped by guard()), NULL until then */
+    double coalesce;            /* COALESCE_SECONDS, unless the constructor says otherwise (tests) */
+    int unannounced;            /* rows added since the last notify() or results() */
+    double oldest;              /* CLOCK_MONOTONIC of the first of them */
 } Spawner;
+
+/* The job guard's table (sheaf.backends._jobguard: its layout and race analysis; the constants
+ * there must match these): 64-bit words, those in [GUARD_C_BASE, GUARD_PY_BASE) claimed by the C
+ * threads of every spawner of the process with a compare-and-swap; an entry is pid | ticks << 24. */
+#define GUARD_WORDS (1 << 16)
+#define GUARD_C_BASE 8
+#define GUARD_PY_BASE (1 << 15)
+#define GUARD_TOLD (-2)
+static long clock_ticks = 100;  /* sysconf(_SC_CLK_TCK), read at import */
+
+/* Wake-ups (see the header): the reaper wakes Python at once only when it must act, else after at
+ * most COALESCE_SECONDS or COALESCE_ROWS rows.  Measured with 10^4 /bin/true jobs on two CPUs
+ * (engine_throughput's unclustered plan; load 2-6 from other work, so counts, not wall): a wake-up
+ * a row made ~10,700 passes of _collect and ~10,300 voluntary switches of the engine's thread;
+ * 2 ms makes ~3,000-4,000 and ~4,500-5,000, with the engine's thread ~0.2 s of CPU lighter.  A
+ * /bin/true job lives ~0.5-1 ms, so 2 ms is 2-4 jobs a slot, well inside the CHAIN = 8 successors
+ * the engine keeps bound; 1 ms made more wake-ups (~3,400-4,300 passes) and, in those noisy runs,
+ * no fewer dry chains (claims given back to the pool: 80-450 either way, with the load).
+ * LOW_CHAIN = CHAIN / 2: the engine hears of a chain at half length, before it runs dry even when
+ * its thread is slow to turn (a dry chain costs a slot a trip through the engine). */
+#define COALESCE_SECONDS 0.002
+#define COALESCE_ROWS 64
+#define LOW_CHAIN 4
 
 static void free_strings(char **list) {
     if (list == NULL)
@@ -162,7 +218,10 @@ static double clock_now(clockid_t id) {
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static void spawn_one(request *r) {
+static int guard_list(Spawner *s, int pid);
+static void guard_unlist(Spawner *s, request *r, int pid);
+
+static void spawn_one(Spawner *s, request *r) {
     posix_spawn_file_actions_t actions;
     posix_spawnattr_t attr;
     posix_spawn_file_actions_init(&actions);
@@ -189,6 +248,8 @@ static void spawn_one(request *r) {
     if (err == 0)
         err = (strchr(r->argv[0], '/') != NULL ? posix_spawn : posix_spawnp)(&pid, r->argv[0], &actions, &attr,
                                                                               r->argv, r->envp);
+    if (err == 0 && s->reap)  /* listed at once: the job guard's window is the child's execve only */
+        r->listed = guard_list(s, pid);
     if (pinned)
         sched_setaffinity(0, sizeof saved, &saved);
     posix_spawn_file_actions_destroy(&actions);
@@ -201,11 +262,11 @@ static void spawn_one(request *r) {
     if (fd < 0) {  /* no way to watch it: it must not run unwatched */
         r->error = errno;
         kill(pid, SIGKILL);
+        guard_unlist(s, r, pid);
         waitpid(pid, NULL, 0);
         return;
     }
-    fcntl(fd, F_SETFD, FD_CLOEXEC);
-    r->pid = pid;
+    r->pid = pid;  /* (a pidfd is close-on-exec from pidfd_open: no fcntl) */
     r->pidfd = fd;
     /* the strings are done with: only the outcome travels on */
     free_strings(r->argv);
@@ -215,10 +276,11 @@ static void spawn_one(request *r) {
 
 /* Append a result row; the caller holds the lock.  Out of memory, a row is lost: its tag then
  * stays pending on the Python side (which is what malloc failing in this thread can do at worst). */
-static void add_row(Spawner *s, int kind, request *r, int status, long maxrss, double mono, double real) {
+static row *add_row(Spawner *s, int kind, request *r, int status, long maxrss, double mono, double real) {
     row *w = calloc(1, sizeof *w);
     if (w == NULL)
-        return;
+        return NULL;
+    w->heir = -1;
     w->kind = kind;
     w->tag = r->tag;
     w->pid = r->pid;
@@ -228,14 +290,18 @@ static void add_row(Spawner *s, int kind, request *r, int status, long maxrss, d
     w->maxrss = maxrss;
     w->mono = mono;
     w->real = real;
+    if (s->unannounced++ == 0)
+        s->oldest = clock_now(CLOCK_MONOTONIC);
     if (s->done_tail != NULL)
         s->done_tail->next = w;
     else
         s->done = w;
     s->done_tail = w;
+    return w;
 }
 
-/* Tell the job guard "+PGID" or "-PGID" (one write: atomic below PIPE_BUF); the caller holds the lock. */
+/* Tell the job guard "+PGID" or "-PGID" down its pipe (one write: atomic below PIPE_BUF) -- only
+ * when its table is full. */
 static void tell_guard(Spawner *s, char sign, int pid) {
     if (s->guard < 0)
         return;
@@ -245,16 +311,55 @@ static void tell_guard(Spawner *s, char sign, int pid) {
     (void)ignored;
 }
 
+/* List the group of pid, spawned just now, in the job guard's table: its word, or GUARD_TOLD, or -1
+ * (no guard).  Plain memory: no system call, no other process woken (the vDSO reads the clock). */
+static int guard_list(Spawner *s, int pid) {
+    uint64_t *table = __atomic_load_n(&s->table, __ATOMIC_ACQUIRE);  /* set once, by guard() */
+    if (table == NULL)
+        return -1;
+    struct timespec ts;
+    clock_gettime(CLOCK_BOOTTIME, &ts);  /* rounded up: at or after the child's start time */
+    uint64_t ticks = ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec) * (uint64_t)clock_ticks;
+    ticks = (ticks + 999999999u) / 1000000000u;
+    uint64_t entry = (uint64_t)pid | ticks << 24;
+    for (int i = GUARD_C_BASE; i < GUARD_PY_BASE; i++) {
+        uint64_t free_word = 0;
+        if (__atomic_load_n(&table[i], __ATOMIC_RELAXED) == 0
+            && __atomic_compare_exchange_n(&table[i], &free_word, entry, 0, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
+            return i;
+    }
+    tell_guard(s, '+', pid);
+    return GUARD_TOLD;
+}
+
+/* Unlist r's group: called after its leftovers were killed and before its leader is reaped (the
+ * zombie keeps the group id from reuse until then). */
+static void guard_unlist(Spawner *s, request *r, int pid) {
+    if (r->listed >= 0)
+        __atomic_store_n(&s->table[r->listed], 0, __ATOMIC_SEQ_CST);
+    else if (r->listed == GUARD_TOLD)
+        tell_guard(s, '-', pid);
+    r->listed = -1;
+}
+
 /* Spawn r (its successors in r->chain); a child that runs joins the running children (reap) with
- * its successors, a failed successor hands its turn to the next one.  The lock is not held. */
-static void launch(Spawner *s, request *r, int who) {
+ * its successors, a failed successor hands its turn to the next one.  The lock is not held.
+ * Returns whether Python must hear of it at once (see "Wake-ups"): a spawn failed, or what runs
+ * now has fewer than LOW_CHAIN successors left for the engine to top up. */
+static int launch(Spawner *s, request *r, int who) {
+    int urgent = 0;
     for (;;) {
-        spawn_one(r);
+        spawn_one(s, r);
         request *next = NULL;
         pthread_mutex_lock(&s->lock);
-        add_row(s, 0, r, 0, 0, r->since, r->real);
+        row *w = add_row(s, 0, r, 0, 0, r->since, r->real);
         int keep = r->error == 0 && s->reap;
+        urgent |= r->error != 0;
         if (keep) {
+            int left = 0;
+            for (request *c = r->chain; c != NULL && left < LOW_CHAIN; c = c->next)
+                left++;
+            urgent |= left < LOW_CHAIN;
             r->prev_live = NULL;
             r->next_live = s->live;
             if (s->live != NULL)
@@ -262,9 +367,10 @@ static void launch(Spawner *s, request *r, int who) {
             s->live = r;
             struct epoll_event ev = {.events = EPOLLIN, .data.ptr = r};
             epoll_ctl(s->epfd, EPOLL_CTL_ADD, r->pidfd, &ev);
-            tell_guard(s, '+', r->pid);
         } else if (r->chain != NULL) {
             next = r->chain;
+            if (w != NULL)
+                w->heir = next->tag;
             r->chain = NULL;
             next->chain = next->next;
             next->next = NULL;
@@ -274,7 +380,7 @@ static void launch(Spawner *s, request *r, int who) {
         if (!keep)
             free_request(r);
         if (next == NULL)
-            return;
+            return urgent;
         r = next;
     }
 }
@@ -283,6 +389,7 @@ static void launch(Spawner *s, request *r, int who) {
  * Returns its successors. */
 static request *reap_locked(Spawner *s, request *r) {
     killpg(r->pid, SIGKILL);  /* leftovers of the job; the zombie leader keeps the group id reserved */
+    guard_unlist(s, r, r->pid);  /* before wait4: the group id cannot have been reused yet */
     int status = 0;
     struct rusage usage;
     memset(&usage, 0, sizeof usage);
@@ -291,26 +398,32 @@ static request *reap_locked(Spawner *s, request *r) {
     double mono = clock_now(CLOCK_MONOTONIC), real = clock_now(CLOCK_REALTIME);
     epoll_ctl(s->epfd, EPOLL_CTL_DEL, r->pidfd, NULL);
     close(r->pidfd);
-    tell_guard(s, '-', r->pid);
     if (r->prev_live != NULL)
         r->prev_live->next_live = r->next_live;
     else
         s->live = r->next_live;
     if (r->next_live != NULL)
         r->next_live->prev_live = r->prev_live;
-    add_row(s, 1, r, status, usage.ru_maxrss, mono, real);
+    row *w = add_row(s, 1, r, status, usage.ru_maxrss, mono, real);
     request *chain = r->chain;
+    if (w != NULL && chain != NULL)
+        w->heir = chain->tag;
     r->chain = NULL;
     return chain;
 }
 
 /* Whether spawning r may block: a FIFO or a socket among its files blocks its open until a peer
- * comes (a missing file is created, a regular one or a device opens at once). */
+ * comes (a missing file is created, a regular one or a device opens at once).  A stat a file, on
+ * the slot's critical path between a reap and its successor's spawn; none for the default stdin,
+ * /dev/null (a character device), or for stderr when it is stdout (the spawn dups it): 3 -> 1-2
+ * system calls a job as sheaf plan writes them (stdin /dev/null, .out and .err apart). */
 static int may_block(const request *r) {
     const char *paths[] = {r->in, r->out, r->err};
     for (int i = 0; i < 3; i++) {
         char full[4096];
         const char *path = paths[i];
+        if ((i == 0 && strcmp(path, "/dev/null") == 0) || (i == 2 && strcmp(path, r->out) == 0))
+            continue;
         if (path[0] != '/') {  /* relative to the job's directory, as the spawn opens it */
             if (snprintf(full, sizeof full, "%s/%s", r->cwd, path) >= (int)sizeof full)
                 return 1;
@@ -332,28 +445,51 @@ static void push_front(Spawner *s, request *r) {
     pthread_cond_signal(&s->wake);
 }
 
+/* Wake Python: results wait (the eventfd is readable until results() reads it). */
 static void notify(Spawner *s) {
+    pthread_mutex_lock(&s->lock);
+    s->unannounced = 0;
+    pthread_mutex_unlock(&s->lock);
     uint64_t one = 1;
     ssize_t ignored = write(s->wakeup, &one, sizeof one);
     (void)ignored;  /* a full counter is still readable: nothing is lost */
+}
+
+/* The reaper's wake-up of Python after a batch of reaps whose urgent ones were told at once (see
+ * "Wake-ups"): now when COALESCE_ROWS rows wait or the oldest has waited COALESCE_SECONDS; else the
+ * epoll_wait timeout (ms) until it must, -1 when nothing waits. */
+static int announce(Spawner *s) {
+    pthread_mutex_lock(&s->lock);
+    int rows = s->unannounced;
+    double waited = rows ? clock_now(CLOCK_MONOTONIC) - s->oldest : 0.0;
+    pthread_mutex_unlock(&s->lock);
+    if (rows == 0)
+        return -1;
+    if (rows >= COALESCE_ROWS || waited >= s->coalesce) {
+        notify(s);
+        return -1;
+    }
+    int ms = (int)((s->coalesce - waited) * 1000.0 + 0.999);
+    return ms > 0 ? ms : 1;
 }
 
 /* The reaper thread: reaps each child whose pidfd is readable and queues its first successor for the
  * spawner thread at once (a spawn may block -- a FIFO as output -- and must not hold up the reaping). */
 static void *reap_loop(void *arg) {
     Spawner *s = arg;
+    pthread_setname_np(pthread_self(), "sheaf-reaper");  /* for top -H, perf and py-spy */
     struct epoll_event events[64];
+    int timeout = -1;
     for (;;) {
-        int n = epoll_wait(s->epfd, events, 64, -1);
-        int posted = 0;
+        int n = epoll_wait(s->epfd, events, 64, timeout);
         for (int i = 0; i < n; i++) {
             request *r = events[i].data.ptr;
             if (r == NULL) {  /* kicked: closing */
-                if (posted)
-                    notify(s);
+                notify(s);
                 return NULL;
             }
             pthread_mutex_lock(&s->lock);
+            int urgent = r->urgent;  /* kill()'s answer */
             request *next = reap_locked(s, r);
             if (next != NULL) {  /* its own successors go with it */
                 next->chain = next->next;
@@ -362,25 +498,28 @@ static void *reap_loop(void *arg) {
             }
             pthread_mutex_unlock(&s->lock);
             free_request(r);
-            if (next != NULL && may_block(next)) {  /* the spawner thread's, as a submitted one */
+            if (next == NULL) {
+                urgent = 1;  /* its claim is free: the engine refills the slot */
+            } else if (may_block(next)) {  /* the spawner thread's, as a submitted one */
                 pthread_mutex_lock(&s->lock);
                 s->spawning[1] = NULL;
                 push_front(s, next);
                 pthread_mutex_unlock(&s->lock);
-            } else if (next != NULL) {
-                notify(s);  /* the exit first: the engine may take it while the successor spawns */
-                launch(s, next, 1);
+                urgent = 1;  /* that spawn may block a while: the exit is not kept waiting for it */
+            } else {
+                urgent |= launch(s, next, 1);
             }
-            posted = 1;
+            if (urgent)  /* now, not after the rest of the batch's reaps and spawns */
+                notify(s);
         }
-        if (posted)
-            notify(s);
+        timeout = announce(s);
     }
 }
 
 /* The spawner thread: spawns the requests in order (successors first). */
 static void *spawn_loop(void *arg) {
     Spawner *s = arg;
+    pthread_setname_np(pthread_self(), "sheaf-spawner");
     for (;;) {
         pthread_mutex_lock(&s->lock);
         while (s->todo == NULL && !s->closing)
@@ -532,6 +671,7 @@ static request *make_request(Spawner *s, PyObject *args) {
         return NULL;
     }
     r->tag = tag;
+    r->listed = -1;
     if ((r->argv = c_argv(argv)) == NULL || (r->envp = c_env(env)) == NULL || (r->cwd = c_string(cwd)) == NULL
         || (r->out = c_string(out)) == NULL || (r->err = c_string(err)) == NULL || (r->in = c_string(in)) == NULL
         || c_cpus(cpus, r) < 0) {
@@ -570,6 +710,32 @@ static request *find_live(Spawner *s, long long tag) {
     return NULL;
 }
 
+/* The request that holds the chain the child `tag` had: the child itself while it runs, else
+ * (reaped, its exit not yet taken by results()) its heir's holder -- running, being spawned or
+ * queued for the spawner thread; NULL when the chain is gone (its claim went back).  The engine
+ * binds to the child it last heard of, which may have been reaped since (all the more as exits
+ * are told a little late: "Wake-ups"); its successor takes the chain's end either way.  The lock
+ * is held. */
+static request *chain_holder(Spawner *s, long long tag) {
+    for (;;) {
+        request *j = find_live(s, tag);
+        for (int who = 0; who < 2 && j == NULL; who++)
+            if (s->spawning[who] != NULL && s->spawning[who]->tag == tag)
+                j = s->spawning[who];
+        for (request *q = s->todo; q != NULL && j == NULL; q = q->next)
+            if (q->tag == tag)
+                j = q;
+        if (j != NULL)
+            return j;
+        row *w = s->done;
+        while (w != NULL && !(w->tag == tag && (w->kind == 1 || w->error != 0)))
+            w = w->next;
+        if (w == NULL || w->heir < 0)
+            return NULL;
+        tag = w->heir;  /* rows come in order: a heir's own row is later, the walk ends */
+    }
+}
+
 static PyObject *spawner_follow(Spawner *s, PyObject *args) {
     Py_ssize_t n = PyTuple_GET_SIZE(args);
     if (n < 1 || !s->reap) {
@@ -588,7 +754,7 @@ static PyObject *spawner_follow(Spawner *s, PyObject *args) {
     if (r == NULL)
         return NULL;
     pthread_mutex_lock(&s->lock);
-    request *j = find_live(s, after);
+    request *j = chain_holder(s, after);
     if (j != NULL) {
         request **end = &j->chain;
         while (*end != NULL)
@@ -638,19 +804,37 @@ static PyObject *spawner_kill(Spawner *s, PyObject *args) {
         return NULL;
     pthread_mutex_lock(&s->lock);  /* the reaper holds it from killpg to wait4: no reaped group is hit */
     request *r = find_live(s, tag);
-    if (r != NULL)
+    if (r != NULL) {
         killpg(r->pid, sig);
+        r->urgent = 1;
+    }
     pthread_mutex_unlock(&s->lock);
     return PyBool_FromLong(r != NULL);
 }
 
-static PyObject *spawner_guard(Spawner *s, PyObject *arg) {
-    int fd = PyLong_AsLong(arg);
-    if (fd == -1 && PyErr_Occurred())
+static PyObject *spawner_guard(Spawner *s, PyObject *args) {
+    int table_fd, pipe_fd;
+    if (!PyArg_ParseTuple(args, "ii", &table_fd, &pipe_fd))
         return NULL;
+    struct stat st;
+    if (fstat(table_fd, &st) != 0)
+        return PyErr_SetFromErrno(PyExc_OSError);
+    if (st.st_size < (off_t)(GUARD_WORDS * sizeof(uint64_t))) {  /* a store past its end: SIGBUS */
+        PyErr_SetString(PyExc_ValueError, "the job guard's table is smaller than its layout");
+        return NULL;
+    }
+    void *table = mmap(NULL, GUARD_WORDS * sizeof(uint64_t), PROT_READ | PROT_WRITE, MAP_SHARED, table_fd, 0);
+    if (table == MAP_FAILED)
+        return PyErr_SetFromErrno(PyExc_OSError);
     pthread_mutex_lock(&s->lock);
-    s->guard = fd;
+    void *old = s->table;
+    if (old == NULL) {  /* once: entries made already point into it */
+        s->guard = pipe_fd;
+        __atomic_store_n(&s->table, (uint64_t *)table, __ATOMIC_RELEASE);
+    }
     pthread_mutex_unlock(&s->lock);
+    if (old != NULL)
+        munmap(table, GUARD_WORDS * sizeof(uint64_t));
     Py_RETURN_NONE;
 }
 
@@ -663,6 +847,7 @@ static PyObject *take_results(Spawner *s) {
     pthread_mutex_lock(&s->lock);
     row *w = s->done;
     s->done = s->done_tail = NULL;
+    s->unannounced = 0;
     pthread_mutex_unlock(&s->lock);
     PyObject *list = PyList_New(0);
     while (w != NULL) {
@@ -725,10 +910,16 @@ static PyObject *spawner_fileno(Spawner *s, PyObject *Py_UNUSED(ignored)) {
 }
 
 static int spawner_init(Spawner *s, PyObject *args, PyObject *kwds) {
-    static char *names[] = {"reap", NULL};
+    static char *names[] = {"reap", "coalesce", NULL};
     int reap = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|p", names, &reap))
+    double coalesce = COALESCE_SECONDS;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|pd", names, &reap, &coalesce))
         return -1;
+    if (!(coalesce >= 0.0 && coalesce <= 3600.0)) {
+        PyErr_SetString(PyExc_ValueError, "coalesce must be between 0 and 3600 seconds");
+        return -1;
+    }
+    s->coalesce = coalesce;
     if (s->running || s->wakeup >= 0) {
         PyErr_SetString(PyExc_RuntimeError, "the spawner is already started");
         return -1;
@@ -786,6 +977,8 @@ static void spawner_dealloc(Spawner *s) {
         close(s->kick);
     if (s->epfd >= 0)
         close(s->epfd);
+    if (s->table != NULL)
+        munmap(s->table, GUARD_WORDS * sizeof(uint64_t));
     free_chain(s->todo);
     Py_TYPE(s)->tp_free((PyObject *)s);
 }
@@ -795,7 +988,7 @@ static PyMethodDef spawner_methods[] = {
     {"follow", (PyCFunction)spawner_follow, METH_VARARGS, "bind a successor to a running child"},
     {"unfollow", (PyCFunction)spawner_unfollow, METH_O, "unbind a successor not yet taken"},
     {"kill", (PyCFunction)spawner_kill, METH_VARARGS, "signal a running child's process group"},
-    {"guard", (PyCFunction)spawner_guard, METH_O, "the job guard's descriptor"},
+    {"guard", (PyCFunction)spawner_guard, METH_VARARGS, "the job guard's table and pipe"},
     {"results", (PyCFunction)spawner_results, METH_NOARGS, "the starts and exits since the last call"},
     {"close", (PyCFunction)spawner_close, METH_NOARGS, "finish, stop the thread, return what is left"},
     {"fileno", (PyCFunction)spawner_fileno, METH_NOARGS, "the eventfd that is readable while results wait"},
@@ -821,6 +1014,9 @@ static struct PyModuleDef module = {
 PyMODINIT_FUNC PyInit__cspawn(void) {
     if (PyType_Ready(&SpawnerType) < 0)
         return NULL;
+    long tick = sysconf(_SC_CLK_TCK);
+    if (tick > 0)
+        clock_ticks = tick;
     PyObject *m = PyModule_Create(&module);
     if (m == NULL)
         return NULL;

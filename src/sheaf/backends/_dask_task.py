@@ -23,12 +23,12 @@ Cancel
     is driven by one thread only: the task's), killing the job's process group.
 
 Worker exit
-    The local backend tells each job's process group to its process's guard (``_jobguard``: one per
-    worker process, started by :func:`warm`).  When the worker process is gone -- its nanny or the
-    engine that owned its LocalCluster died, ``dask worker`` stopped, SIGKILL -- the guard kills every
-    group still running, so an attempt does not go on, and finish unrecorded, after the engine that
-    submitted it died: the resumed engine runs it again.  (An ``atexit`` hook would not do: a Dask
-    worker whose nanny dies leaves by ``os._exit``.)
+    The local backend lists each job's process group in its process's job guard's table
+    (``_jobguard``: one guard per worker process, started by :func:`warm`).  When the worker
+    process is gone -- its nanny or the engine that owned its LocalCluster died, ``dask worker``
+    stopped, SIGKILL -- the guard kills every group still running, so an attempt does not go on,
+    and finish unrecorded, after the engine that submitted it died: the resumed engine runs it
+    again.  (An ``atexit`` hook would not do: a Dask worker whose nanny dies leaves by ``os._exit``.)
 
 Concurrency limits: the slot's backend takes them from this machine's store, so on Dask they hold
 per worker host, not across the cluster.

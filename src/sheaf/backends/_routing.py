@@ -6,7 +6,8 @@ backend holds each key, so ``cancel`` reaches the right one; ``idle``/``running`
 hands over to the one backend when only one has work (its own blocking wait, no added latency) and
 otherwise polls each in turn without blocking, pausing ``_SLICE`` seconds between rounds.  Optional
 extensions (``started``, ``adopt``) are forwarded to the backends that have them; ``self_refilling``
-holds while every backend made so far has it.  A route whose
+holds while every backend made so far has it, and ``fileno`` is the default backend's while it is
+the only one made (else -1: nothing to wait on).  A route whose
 backend cannot be made here (no ``sbatch`` on PATH) holds its launches with the reason: the
 site's jobs cannot run as submitted, the rest of the run goes on.
 """
@@ -57,6 +58,11 @@ class RoutingBackend:
         """Whether every backend made so far starts its queued attempts by itself (the engine then
         batches exits into fewer turns; see ``engine._run``): a route made later may change it."""
         return all(getattr(b, "self_refilling", False) for b in self.backends)
+
+    def fileno(self) -> int:
+        """The default backend's ``fileno`` while no route's backend was made, else -1."""
+        fileno = getattr(self.default, "fileno", None)
+        return fileno() if fileno is not None and not self._made else -1
 
     def _backend_for(self, launch: Launch) -> Backend | None:
         system = route_of(launch.job_ad)

@@ -71,8 +71,11 @@ class Spawner(Generic[T]):
     """Spawns requests in a thread of its own (see the module docstring); :meth:`results` gives the
     finished ones, in order, and :attr:`wakeup` (an eventfd) is readable while some are waiting."""
 
-    def __init__(self, clock: Callable[[], float]) -> None:
+    def __init__(self, clock: Callable[[], float], listed: Callable[[int], None] | None = None) -> None:
+        """``listed``: called with each started child's pid in the thread, right after the spawn
+        (the job guard's ``add``: as soon as possible, see ``_jobguard``)."""
         self._clock = clock
+        self._listed = listed
         self._requests: queue.SimpleQueue[SpawnRequest[T] | None] = queue.SimpleQueue()
         self._results: list[SpawnResult[T]] = []
         self._lock = threading.Lock()
@@ -96,6 +99,8 @@ class Spawner(Generic[T]):
             try:
                 spawned, error = spawn(request.argv, request.env, request.cwd, request.stdout, request.stderr,
                                        request.cpus, request.stdin), None
+                if self._listed is not None:
+                    self._listed(spawned.pid)
             except (SpawnError, ValueError) as exc:
                 spawned, error = None, str(exc)
             with self._lock:
@@ -132,9 +137,13 @@ class CSpawner(Generic[T]):
     then -1), a request may be bound to a running child as its successor (:meth:`follow`), and
     :meth:`kill` signals a running child's process group safely against its reaping."""
 
-    def __init__(self, clock: Callable[[], float], module: ModuleType, *, reap: bool = False) -> None:
+    def __init__(self, clock: Callable[[], float], module: ModuleType, *, reap: bool = False,
+                 coalesce: float | None = None) -> None:
+        """``coalesce``: how late the reaper may tell of results the engine need not act on at once
+        (``_cspawn``'s "Wake-ups"; its default when None)."""
         self._clock = clock
-        self._c = module.Spawner(reap=reap)
+        options = {} if coalesce is None else {"coalesce": coalesce}
+        self._c = module.Spawner(reap=reap, **options)
         self.wakeup: int = self._c.fileno()
         #: number -> (request, clock at submit; None for a successor)
         self._pending: dict[int, tuple[SpawnRequest[T], float | None]] = {}
@@ -182,9 +191,9 @@ class CSpawner(Generic[T]):
         """Signal the running child's process group; False when it is not running (reaped)."""
         return bool(self._c.kill(handle, sig))
 
-    def guard(self, fd: int) -> None:
-        """The job guard's descriptor: the thread tells it ``+PGID``/``-PGID`` (``_jobguard``)."""
-        self._c.guard(fd)
+    def guard(self, table: int, pipe: int) -> None:
+        """The job guard's table (a memfd) and pipe: the threads list their jobs there (``_jobguard``)."""
+        self._c.guard(table, pipe)
 
     def results(self) -> list[SpawnResult[T] | ExitResult[T]]:
         return self._outcomes(self._c.results())
@@ -223,11 +232,12 @@ def _arguments(request: SpawnRequest[T]) -> tuple[object, ...]:
             sorted(request.cpus) if request.cpus else None)
 
 
-def make_spawner(clock: Callable[[], float], *, reap: bool = False) -> Spawner[T] | CSpawner[T] | None:
+def make_spawner(clock: Callable[[], float], *, reap: bool = False,
+                 listed: Callable[[int], None] | None = None) -> Spawner[T] | CSpawner[T] | None:
     """The spawner thread the local backend uses: C where built (reaping its children with
-    ``reap``), else Python where glibc allows (``THREADED``), else None (spawns run in the caller's
-    thread)."""
+    ``reap``), else Python where glibc allows (``THREADED``; ``listed`` is given each child's pid
+    as it starts), else None (spawns run in the caller's thread)."""
     module = _compiled()
     if module is not None:
         return CSpawner(clock, module, reap=reap)
-    return Spawner(clock) if THREADED else None
+    return Spawner(clock, listed) if THREADED else None

@@ -32,10 +32,10 @@ Processes (``_spawn``, ``_libcspawn``)
 Started processes
     Each started attempt's pid is kept until ``started()`` takes it with its start time
     (``/proc/<pid>/stat``), for attempts still running then; the engine journals them, to stop a
-    killed engine's orphans on resume.  Each job's process group is also told to this process's
-    guard (``_jobguard``) as it starts and untold as it ends: if the process running the backend
-    dies (``kill -9`` of the engine), the guard kills the jobs at once, so none goes on to finish
-    unrecorded and run again on resume.
+    killed engine's orphans on resume.  Each job's process group is also listed in this process's
+    job guard's table (``_jobguard``: shared memory, no system call) right after its spawn and
+    unlisted before its reap: if the process running the backend dies (``kill -9`` of the engine),
+    the guard kills the jobs at once, so none goes on to finish unrecorded and run again on resume.
 
 Exits
     Each process has a pidfd watched by an epoll, and exactly the pids that ended are reaped with
@@ -43,7 +43,7 @@ Exits
     the engine's own PRE/POST children).  With the C threads (``_cspawn``'s header) the epoll is a
     reaper thread's: it kills what is left of the job's group, reaps it and queues the exit (wait
     status, ``ru_maxrss``, the time), which ``wait`` -- blocked in ``epoll.poll`` on the threads'
-    eventfd -- turns into the event; the job guard hears ``+PGID``/``-PGID`` from those threads.  A
+    eventfd -- turns into the event; those threads list their jobs in the job guard's table.  A
     kill of a running job (``cancel``, memory, a policy) goes through the thread's lock
     (``CSpawner.kill``), so it never reaches a group the reaper has freed; a cancelled job's exit
     is dropped.  Otherwise the epoll is the engine loop's own and ``wait`` reaps.
@@ -149,7 +149,8 @@ class LocalBackend:
         seal_descriptors()
         self._starting: dict[str, Tag] = {}  # handed to the spawner thread
         self._cancelled: set[str] = set()  # cancelled while starting: killed when the pid comes back
-        self._spawner: Spawner[Tag] | CSpawner[Tag] | None = make_spawner(clock, reap=True)
+        self._spawner: Spawner[Tag] | CSpawner[Tag] | None = make_spawner(
+            clock, reap=True, listed=_jobguard.add)
         self._reaper = self._spawner if isinstance(self._spawner, CSpawner) else None
         self._successors = Successors(self._reaper, self._queue)  # (none bound without the C threads)
         self._guarded = False  # the C thread was given the job guard
@@ -197,6 +198,13 @@ class LocalBackend:
             self._collect(self._sleep_for(now, deadline))
             polled = True
 
+    def fileno(self) -> int:
+        """A descriptor readable while ``wait(0)`` has news to take (an exit, a spawner thread's
+        result): the epoll's own.  The engine waits on it beside the journal's commit
+        (``EngineRun._durable``) instead of polling ``wait`` every 0.5 ms.  The timed duties of
+        ``wait`` (memory, policies, limits) are not in it: a caller calls ``wait(0)`` now and then."""
+        return self._epoll.fileno()
+
     def cancel(self, key: str) -> None:
         """Stop a queued or running attempt; no event is reported for it (even one not yet taken)."""
         self._events = [e for e in self._events if e.key != key]
@@ -213,8 +221,7 @@ class LocalBackend:
             return
         job = self._jobs.get(key)
         if job is not None and job.handle < 0:
-            _kill_group(job.spawned.pid)
-            os.waitpid(job.spawned.pid, 0)
+            _reap_group(job.spawned.pid)
             self._forget(job)
             return
         if job is not None:  # the C thread reaps it (its exit is then dropped, its slot freed)
@@ -264,8 +271,7 @@ class LocalBackend:
             self._successors.drop(self._jobs)  # never started: the C thread drops them
             self._take(self._spawner.close())  # the C thread kills and reaps its own
         for job in list(self._jobs.values()):
-            _kill_group(job.spawned.pid)
-            os.waitpid(job.spawned.pid, 0)
+            _reap_group(job.spawned.pid)
             self._forget(job)
         self._epoll.close()
         if self._limits is not None and self._own_limits:
@@ -350,7 +356,7 @@ class LocalBackend:
             launch = replace(launch, cwd=sandbox)
         if self._spawner is not None:
             if self._reaper is not None and not self._guarded:
-                self._reaper.guard(_jobguard.descriptor())  # the C thread tells the guard of its jobs
+                self._reaper.guard(*_jobguard.shared())  # the C threads list their jobs themselves
                 self._guarded = True
             self._starting[launch.key] = (launch, claim)
             self._spawner.submit(request(launch, claim))
@@ -359,6 +365,7 @@ class LocalBackend:
         try:
             spawned = spawn(launch.argv, launch.env, launch.cwd, launch.stdout, launch.stderr,
                             claim.cpu_ids, launch.stdin)
+            _jobguard.add(spawned.pid)
         except (SpawnError, ValueError) as exc:
             self._release(launch.key, claim)
             self._events.append(Held(launch.key, str(exc)))
@@ -374,7 +381,6 @@ class LocalBackend:
         if handle < 0:
             self._fds[spawned.pidfd] = job
             self._epoll.register(spawned.pidfd, select.EPOLLIN)
-            _jobguard.tell(f"+{spawned.pid}")  # (the C thread tells the guard of its own)
         else:
             self._successors.started(job)
         self.started_total += 1
@@ -411,8 +417,7 @@ class LocalBackend:
                 self._signal(job, signal.SIGKILL)
         elif launch.key in self._cancelled:
             self._cancelled.discard(launch.key)
-            _kill_group(spawned.pid)
-            os.waitpid(spawned.pid, 0)
+            _reap_group(spawned.pid)
             os.close(spawned.pidfd)
             self._release(launch.key, claim)
         else:
@@ -480,9 +485,7 @@ class LocalBackend:
 
     def _reap(self, job: Job) -> None:
         """A job of this thread ended (its pidfd is readable): reap it, as the C thread does its own."""
-        pid = job.spawned.pid
-        _kill_group(pid)  # leftovers of the job; the zombie leader keeps the group id reserved
-        _, status, usage = os.wait4(pid, 0)
+        status, usage = _reap_group(job.spawned.pid)
         self._ended(job, status, usage.ru_maxrss, self._clock())
 
     def _exited(self, result: ExitResult[Tag]) -> None:
@@ -532,7 +535,6 @@ class LocalBackend:
         del self._jobs[key]
         self._successors.ended(job)
         if job.handle < 0:
-            _jobguard.tell(f"-{job.spawned.pid}")
             del self._fds[job.spawned.pidfd]
             self._epoll.unregister(job.spawned.pidfd)
             os.close(job.spawned.pidfd)
@@ -591,6 +593,15 @@ class LocalBackend:
     def _drain(self) -> list[Event]:
         events, self._events = self._events, []
         return events
+
+
+def _reap_group(pid: int) -> tuple[int, resource.struct_rusage]:
+    """Kill what is left of a job of this thread's process group, unlist it from the job guard and
+    reap it: the zombie leader keeps the group id from reuse until the ``wait4`` (``_jobguard``)."""
+    _kill_group(pid)
+    _jobguard.remove(pid)
+    _, status, usage = os.wait4(pid, 0)
+    return status, usage
 
 
 def _kill_group(pid: int, sig: int = signal.SIGKILL) -> None:

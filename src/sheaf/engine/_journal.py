@@ -217,6 +217,7 @@ class Journal:
         self.failure: JournalWriteError | None = None
         self._queue: queue.SimpleQueue[tuple[bytes, threading.Event] | None] = queue.SimpleQueue()
         self._syncer: threading.Thread | None = None
+        self._wake = -1  # an eventfd written after each commit, once asked for (wake_fd)
         try:
             self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
             self._size = os.fstat(self._fd).st_size  # the end of the last durable commit
@@ -273,6 +274,14 @@ class Journal:
         self._queue.put((data, done))
         return done
 
+    def wake_fd(self) -> int:
+        """An eventfd the syncer writes each time a commit is durable (just before its event is set:
+        a waiter that saw the event set may read the count away), for a loop that waits on
+        descriptors meanwhile; it lives as long as the journal."""
+        if self._wake < 0:
+            self._wake = os.eventfd(0, os.EFD_CLOEXEC | os.EFD_NONBLOCK)
+        return self._wake
+
     def _sync_loop(self) -> None:
         while True:
             item = self._queue.get()
@@ -284,6 +293,8 @@ class Journal:
                     self._write(data)
                 except OSError as exc:
                     self._fail(exc)
+            if self._wake >= 0:
+                os.eventfd_write(self._wake, 1)
             done.set()
 
     def _write(self, data: bytes) -> None:
@@ -317,6 +328,9 @@ class Journal:
                 self._queue.put(None)
                 self._syncer.join(timeout=None if self.failure is None else 5.0)
             os.close(self._fd)
+            if self._wake >= 0 and (self._syncer is None or not self._syncer.is_alive()):
+                os.close(self._wake)  # (a syncer hung in fsync may still write it: left open)
+                self._wake = -1
 
     @staticmethod
     def _sync_dir(directory: str) -> None:
