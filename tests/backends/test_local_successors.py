@@ -288,7 +288,7 @@ def test_memory_is_policed_by_pid_and_the_kill_is_reported(tmp_path: Path) -> No
 @pytest.mark.parametrize("stream", ["stdout", "stderr", "stdin"])
 def test_a_successor_whose_output_is_a_fifo_does_not_hold_up_the_reaping(tmp_path: Path, stream: str) -> None:
     """A successor that may block in its spawn (a FIFO with no peer as its output, its error apart
-    from its output, or its input) goes to the spawner thread; the reaper goes on reporting the
+    from its output, or its input) goes to the spawner thread; the reapers go on reporting the
     other slot's exits meanwhile."""
     peer = os.O_WRONLY if stream == "stdin" else os.O_RDONLY  # what lets the job's open through
     with unread_fifo(tmp_path, 20.0, peer) as fifo, \
@@ -299,7 +299,8 @@ def test_a_successor_whose_output_is_a_fifo_does_not_hold_up_the_reaping(tmp_pat
         running(local, "x#0")
         blocked = make_launch(tmp_path, "blocked", ["/bin/true"])
         local.submit(dataclasses.replace(blocked, **{stream: str(fifo)}))
-        assert local._successors.bound["blocked#0"].chain is local._jobs["a#0"].chain
+        chain = local._successors.bound["blocked#0"].chain  # the two starts' order is the reapers'
+        assert any(chain is local._jobs[key].chain for key in ("a#0", "x#0"))
         events = collect(local, 2, timeout=15.0)  # a, then x while "blocked" waits for a peer
         assert sorted(events) == ["a#0", "x#0"]
         other = os.open(fifo, peer | os.O_NONBLOCK)
@@ -307,3 +308,31 @@ def test_a_successor_whose_output_is_a_fifo_does_not_hold_up_the_reaping(tmp_pat
             assert exited(collect(local, 1)["blocked#0"]).exit_code == 0
         finally:
             os.close(other)
+
+
+def test_successors_that_block_in_their_spawn_never_hold_up_another_slots_successor(tmp_path: Path) -> None:
+    """Reapers start successors, and never wait for a peer: successors whose output is a FIFO nobody
+    reads go to the spawner thread (one blocks there, the next waits behind it), while the third
+    slot's successor starts and ends."""
+    first, second = tmp_path / "one", tmp_path / "two"
+    first.mkdir()
+    second.mkdir()
+    with unread_fifo(first, 20.0) as fifo1, unread_fifo(second, 20.0) as fifo2, \
+            backend_for(tmp_path, "NUM_CPUS = 3\nMEMORY = 2048\n") as local:
+        for name in ("a", "b", "c"):
+            local.submit(make_launch(tmp_path, name, ["/bin/sleep", "0.3"]))
+        for name in ("a", "b", "c"):
+            running(local, f"{name}#0")
+        for name, fifo in (("f1", fifo1), ("f2", fifo2)):
+            local.submit(dataclasses.replace(make_launch(tmp_path, name, ["/bin/true"]), stdout=str(fifo)))
+        local.submit(make_launch(tmp_path, "plain", ["/bin/true"]))
+        assert sorted(local._successors.bound) == ["f1#0", "f2#0", "plain#0"]  # one behind each job
+        events = collect(local, 4, timeout=15.0)  # the FIFOs' last-resort readers come after 20 s
+        assert sorted(events) == ["a#0", "b#0", "c#0", "plain#0"]
+        assert exited(events["plain#0"]).exit_code == 0
+        readers = [os.open(fifo, os.O_RDONLY | os.O_NONBLOCK) for fifo in (fifo1, fifo2)]
+        try:
+            assert sorted(collect(local, 2, timeout=15.0)) == ["f1#0", "f2#0"]
+        finally:
+            for reader in readers:
+                os.close(reader)

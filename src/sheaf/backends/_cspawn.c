@@ -1,4 +1,4 @@
-/* sheaf.backends._cspawn: the local backend's job spawner and reaper, in a POSIX thread that never takes
+/* sheaf.backends._cspawn: the local backend's job spawner and reapers, in POSIX threads that never take
  * the GIL.
  *
  * Why: the Python spawner thread (sheaf.backends._spawn.Spawner) lets the engine loop run while a
@@ -11,22 +11,28 @@
  * Reaping (reap=True): a slot freed by an exit used to wait until the engine's single Python thread
  * -- busy about half the time with the state machine, the journal and the reports -- came back to its
  * epoll, reaped the job and asked for the next spawn: a /bin/true job's life from spawn request to
- * reap was ~1.9 ms against ~1.06 ms under xargs -P2.  So a second thread, the reaper, owns the
- * children the spawner thread started: it keeps their pidfds in an epoll of its own (beside an
- * eventfd that tells it to stop), and when one is readable it kills what is left of the job's
- * process group (as HTCondor's starter does), wait4s it and records the exit (wait status,
- * ru_maxrss, CLOCK_MONOTONIC and CLOCK_REALTIME at the reap).  A request may be bound to a running
- * child as its *successor* (follow): when that child is reaped, the reaper starts the successor
- * itself, before the engine even hears of the exit, with the CPUs of its own request (the engine
- * binds only a launch that would get the same claim).  Two threads, not one: a spawn can block (a
- * FIFO as the job's output blocks its open before execve), and that must not hold up the reaping
- * of other jobs -- so a successor with a FIFO or a socket among its files is queued first for the
- * spawner thread instead (a hand-off that cost ~0.05 ms at the median and 0.3-0.6 ms at the 90th
- * percentile on a busy 2-CPU machine, against ~0.02 and ~0.03 ms spawned by the reaper: slots were
- * busy 75-81% of the time instead of 92-93%).  A successor that fails to start hands the turn to
- * the next one bound.  kill() signals a child's group under the lock the reaper holds from killpg
- * to wait4, so it never reaches a reaped (possibly reused) process group.  Results keep their
+ * reap was ~1.9 ms against ~1.06 ms under xargs -P2.  So reaper threads own the children the spawner
+ * thread started: each keeps the pidfds of its children in an epoll of its own (beside an eventfd
+ * that tells them all to stop), and when one is readable it kills what is left of the job's process
+ * group (as HTCondor's starter does), wait4s it and records the exit (wait status, ru_maxrss,
+ * CLOCK_MONOTONIC and CLOCK_REALTIME at the reap).  A request may be bound to a running child as its
+ * *successor* (follow): when that child is reaped, its reaper starts the successor itself, before the
+ * engine even hears of the exit, with the CPUs of its own request (the engine binds only a launch
+ * that would get the same claim), and watches it in turn.  A successor that fails to start hands the
+ * turn to the next one bound.  kill() signals a child's group under the lock a reaper holds from
+ * killpg to wait4, so it never reaches a reaped (possibly reused) process group.  Results keep their
  * order: a child's exit comes before its successor's start.
+ *
+ * Threads: the spawner thread spawns the submitted requests, in order (their results come back in
+ * submission order), and gives each child to the reaper that watches the fewest.  A reaper per CPU
+ * (MAX_REAPERS at most), not one: a posix_spawn blocks its caller until the child has exec'd, and on
+ * a busy machine the child first waits for a CPU -- one reaper spent ~0.31 ms a job blocked so (3.1 s
+ * of a 5.2 s run of 10^4 /bin/true jobs on two CPUs, perf sched) while another slot's exit waited
+ * to be reaped.  A spawn can also block for good (a FIFO or a socket among the job's files blocks
+ * its open before execve until a peer comes), and that must not hold up any reaping: a successor
+ * with such a file goes to the spawner thread instead (a hand-off that cost ~0.05 ms at the median
+ * and 0.3-0.6 ms at the 90th percentile on a busy 2-CPU machine, against ~0.02 and ~0.03 ms spawned
+ * by the reaper).
  *
  * The job guard (sheaf.backends._jobguard, whose docstring has the table's layout and the race
  * analysis): a reaped child's group is listed in the guard's table in shared memory (mapped by
@@ -62,8 +68,8 @@
  *
  * Python API:
  *   s = Spawner(reap=False, coalesce=COALESCE_SECONDS)
- *                                     starts the spawner thread, and with reap the reaper thread,
- *                                     which wakes Python at most `coalesce` s late ("Wake-ups")
+ *                                     starts the spawner thread, and with reap the reaper threads,
+ *                                     which wake Python at most `coalesce` s late ("Wake-ups")
  *   s.fileno()                        an eventfd, readable while results wait
  *   s.submit(tag, argv, env, cwd, stdout, stderr, stdin, cpus)
  *                                     tag an int; argv a list of str; env a dict of str; cpus None
@@ -131,6 +137,7 @@ typedef struct request {
     double since, real;
     /* a running child (reap): its successors, and its place in the list of running children */
     struct request *chain, *prev_live, *next_live;
+    int home;  /* the reaper thread whose epoll watches it */
 } request;
 
 typedef struct row {
@@ -143,19 +150,30 @@ typedef struct row {
     long long heir;  /* an exit, or a failed start: the successor that took over its chain, or -1 */
 } row;
 
+#define MAX_REAPERS 8
+
+struct Spawner;
 typedef struct {
+    struct Spawner *s;
+    int who;  /* 0 the spawner thread, 1.. the reapers: its index in spawning[] */
+} worker;
+
+typedef struct Spawner {
     PyObject_HEAD
-    pthread_t thread, reaper;
+    pthread_t thread, reapers[MAX_REAPERS];
+    worker workers[1 + MAX_REAPERS];
     int running, reap;
+    int nreapers;  /* reaper threads started */
     pthread_mutex_t lock;
     pthread_cond_t wake;  /* to the spawner thread: requests wait, or close */
     request *todo, *todo_tail, *live;
-    request *spawning[2];  /* being spawned by the spawner [0] or the reaper [1]: their chains still count */
+    request *spawning[1 + MAX_REAPERS];  /* being spawned by the spawner [0] or a reaper: their chains still count */
+    int homed[MAX_REAPERS];  /* running children each reaper watches */
     row *done, *done_tail;
     int closing;
     int wakeup;  /* to Python: results wait */
-    int kick;    /* to the reaper thread: close */
-    int epfd;
+    int kick;    /* to the reaper threads: close (level-triggered in each epoll) */
+    int epfd[MAX_REAPERS];
     int guard;                  /* the job guard's pipe (the table's overflow), -1 until guard() */
     uint64_t *table;            /* the job guard's table (mapped by guard()), NULL until then */
     double coalesce;            /* COALESCE_SECONDS, unless the constructor says otherwise (tests) */
@@ -342,6 +360,15 @@ static void guard_unlist(Spawner *s, request *r, int pid) {
     r->listed = -1;
 }
 
+/* The reaper watching the fewest running children; the lock is held. */
+static int least_homed(const Spawner *s) {
+    int best = 0;
+    for (int k = 1; k < s->nreapers; k++)
+        if (s->homed[k] < s->homed[best])
+            best = k;
+    return best;
+}
+
 /* Spawn r (its successors in r->chain); a child that runs joins the running children (reap) with
  * its successors, a failed successor hands its turn to the next one.  The lock is not held.
  * Returns whether Python must hear of it at once (see "Wake-ups"): a spawn failed, or what runs
@@ -365,8 +392,10 @@ static int launch(Spawner *s, request *r, int who) {
             if (s->live != NULL)
                 s->live->prev_live = r;
             s->live = r;
+            r->home = who > 0 ? who - 1 : least_homed(s);  /* a successor stays with its reaper */
+            s->homed[r->home]++;
             struct epoll_event ev = {.events = EPOLLIN, .data.ptr = r};
-            epoll_ctl(s->epfd, EPOLL_CTL_ADD, r->pidfd, &ev);
+            epoll_ctl(s->epfd[r->home], EPOLL_CTL_ADD, r->pidfd, &ev);
         } else if (r->chain != NULL) {
             next = r->chain;
             if (w != NULL)
@@ -396,7 +425,8 @@ static request *reap_locked(Spawner *s, request *r) {
     while (wait4(r->pid, &status, 0, &usage) < 0 && errno == EINTR)
         ;
     double mono = clock_now(CLOCK_MONOTONIC), real = clock_now(CLOCK_REALTIME);
-    epoll_ctl(s->epfd, EPOLL_CTL_DEL, r->pidfd, NULL);
+    epoll_ctl(s->epfd[r->home], EPOLL_CTL_DEL, r->pidfd, NULL);
+    s->homed[r->home]--;
     close(r->pidfd);
     if (r->prev_live != NULL)
         r->prev_live->next_live = r->next_live;
@@ -473,15 +503,18 @@ static int announce(Spawner *s) {
     return ms > 0 ? ms : 1;
 }
 
-/* The reaper thread: reaps each child whose pidfd is readable and queues its first successor for the
- * spawner thread at once (a spawn may block -- a FIFO as output -- and must not hold up the reaping). */
+/* A reaper thread: reaps each of its children whose pidfd is readable and starts its first successor
+ * (one that may block -- a FIFO as output -- goes to the spawner thread: no reaping waits for it). */
 static void *reap_loop(void *arg) {
-    Spawner *s = arg;
-    pthread_setname_np(pthread_self(), "sheaf-reaper");  /* for top -H, perf and py-spy */
+    Spawner *s = ((worker *)arg)->s;
+    int who = ((worker *)arg)->who;
+    char name[16];
+    snprintf(name, sizeof name, "sheaf-reaper%d", who - 1);
+    pthread_setname_np(pthread_self(), name);  /* for top -H, perf and py-spy */
     struct epoll_event events[64];
     int timeout = -1;
     for (;;) {
-        int n = epoll_wait(s->epfd, events, 64, timeout);
+        int n = epoll_wait(s->epfd[who - 1], events, 64, timeout);
         for (int i = 0; i < n; i++) {
             request *r = events[i].data.ptr;
             if (r == NULL) {  /* kicked: closing */
@@ -494,7 +527,7 @@ static void *reap_loop(void *arg) {
             if (next != NULL) {  /* its own successors go with it */
                 next->chain = next->next;
                 next->next = NULL;
-                s->spawning[1] = next;
+                s->spawning[who] = next;
             }
             pthread_mutex_unlock(&s->lock);
             free_request(r);
@@ -502,12 +535,12 @@ static void *reap_loop(void *arg) {
                 urgent = 1;  /* its claim is free: the engine refills the slot */
             } else if (may_block(next)) {  /* the spawner thread's, as a submitted one */
                 pthread_mutex_lock(&s->lock);
-                s->spawning[1] = NULL;
+                s->spawning[who] = NULL;
                 push_front(s, next);
                 pthread_mutex_unlock(&s->lock);
                 urgent = 1;  /* that spawn may block a while: the exit is not kept waiting for it */
             } else {
-                urgent |= launch(s, next, 1);
+                urgent |= launch(s, next, who);
             }
             if (urgent)  /* now, not after the rest of the batch's reaps and spawns */
                 notify(s);
@@ -719,7 +752,7 @@ static request *find_live(Spawner *s, long long tag) {
 static request *chain_holder(Spawner *s, long long tag) {
     for (;;) {
         request *j = find_live(s, tag);
-        for (int who = 0; who < 2 && j == NULL; who++)
+        for (int who = 0; who <= s->nreapers && j == NULL; who++)
             if (s->spawning[who] != NULL && s->spawning[who]->tag == tag)
                 j = s->spawning[who];
         for (request *q = s->todo; q != NULL && j == NULL; q = q->next)
@@ -787,7 +820,7 @@ static PyObject *spawner_unfollow(Spawner *s, PyObject *arg) {
         return NULL;
     pthread_mutex_lock(&s->lock);
     int found = 0;
-    for (int who = 0; who < 2 && !found; who++)
+    for (int who = 0; who <= s->nreapers && !found; who++)
         found = s->spawning[who] != NULL && unlink_from(&s->spawning[who]->chain, tag);
     for (request *r = s->live; r != NULL && !found; r = r->next_live)
         found = unlink_from(&r->chain, tag);
@@ -802,7 +835,7 @@ static PyObject *spawner_kill(Spawner *s, PyObject *args) {
     int sig;
     if (!PyArg_ParseTuple(args, "Li", &tag, &sig))
         return NULL;
-    pthread_mutex_lock(&s->lock);  /* the reaper holds it from killpg to wait4: no reaped group is hit */
+    pthread_mutex_lock(&s->lock);  /* a reaper holds it from killpg to wait4: no reaped group is hit */
     request *r = find_live(s, tag);
     if (r != NULL) {
         killpg(r->pid, sig);
@@ -881,8 +914,8 @@ static void stop(Spawner *s) {
     ssize_t ignored = write(s->kick, &one, sizeof one);
     (void)ignored;
     Py_BEGIN_ALLOW_THREADS
-    if (s->reap)
-        pthread_join(s->reaper, NULL);
+    for (int k = 0; k < s->nreapers; k++)
+        pthread_join(s->reapers[k], NULL);
     pthread_join(s->thread, NULL);
     pthread_mutex_lock(&s->lock);  /* the thread is gone: what still runs is killed and reaped */
     while (s->live != NULL) {
@@ -927,19 +960,41 @@ static int spawner_init(Spawner *s, PyObject *args, PyObject *kwds) {
     s->reap = reap;
     s->wakeup = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     s->kick = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    s->epfd = epoll_create1(EPOLL_CLOEXEC);
-    struct epoll_event ev = {.events = EPOLLIN, .data.ptr = NULL};
-    if (s->wakeup < 0 || s->kick < 0 || s->epfd < 0 || epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->kick, &ev) < 0) {
+    if (s->wakeup < 0 || s->kick < 0) {
         PyErr_SetFromErrno(PyExc_OSError);
         return -1;  /* the descriptors are closed by dealloc */
     }
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    int reapers = !reap ? 0 : cpus < 2 ? 1 : cpus > MAX_REAPERS ? MAX_REAPERS : (int)cpus;
+    for (int k = 0; k < reapers; k++) {
+        struct epoll_event ev = {.events = EPOLLIN, .data.ptr = NULL};
+        s->epfd[k] = epoll_create1(EPOLL_CLOEXEC);
+        if (s->epfd[k] < 0 || epoll_ctl(s->epfd[k], EPOLL_CTL_ADD, s->kick, &ev) < 0) {
+            PyErr_SetFromErrno(PyExc_OSError);
+            return -1;
+        }
+    }
     int err = pthread_create(&s->thread, NULL, spawn_loop, s);
-    if (err == 0 && reap && (err = pthread_create(&s->reaper, NULL, reap_loop, s)) != 0) {
+    int spawner = err == 0;
+    while (err == 0 && s->nreapers < reapers) {
+        int k = s->nreapers;
+        s->workers[k + 1] = (worker){s, k + 1};
+        err = pthread_create(&s->reapers[k], NULL, reap_loop, &s->workers[k + 1]);
+        if (err == 0)
+            s->nreapers++;
+    }
+    if (err != 0 && spawner) {  /* a reaper did not start: stop the threads that did */
         pthread_mutex_lock(&s->lock);
         s->closing = 1;
         pthread_cond_signal(&s->wake);
         pthread_mutex_unlock(&s->lock);
+        uint64_t one = 1;
+        ssize_t ignored = write(s->kick, &one, sizeof one);
+        (void)ignored;
+        for (int k = 0; k < s->nreapers; k++)
+            pthread_join(s->reapers[k], NULL);
         pthread_join(s->thread, NULL);
+        s->nreapers = 0;
     }
     if (err != 0) {
         errno = err;
@@ -953,7 +1008,9 @@ static int spawner_init(Spawner *s, PyObject *args, PyObject *kwds) {
 static PyObject *spawner_new(PyTypeObject *type, PyObject *Py_UNUSED(args), PyObject *Py_UNUSED(kwds)) {
     Spawner *s = (Spawner *)type->tp_alloc(type, 0);
     if (s != NULL) {
-        s->wakeup = s->kick = s->epfd = s->guard = -1;
+        s->wakeup = s->kick = s->guard = -1;
+        for (int k = 0; k < MAX_REAPERS; k++)
+            s->epfd[k] = -1;
         pthread_mutex_init(&s->lock, NULL);
         pthread_cond_init(&s->wake, NULL);
     }
@@ -975,8 +1032,9 @@ static void spawner_dealloc(Spawner *s) {
     }
     if (s->kick >= 0)
         close(s->kick);
-    if (s->epfd >= 0)
-        close(s->epfd);
+    for (int k = 0; k < MAX_REAPERS; k++)
+        if (s->epfd[k] >= 0)
+            close(s->epfd[k]);
     if (s->table != NULL)
         munmap(s->table, GUARD_WORDS * sizeof(uint64_t));
     free_chain(s->todo);
@@ -1007,7 +1065,7 @@ static PyTypeObject SpawnerType = {
 };
 
 static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "sheaf.backends._cspawn", "The local backend's spawner and reaper thread, in C.", -1, NULL,
+    PyModuleDef_HEAD_INIT, "sheaf.backends._cspawn", "The local backend's spawner and reaper threads, in C.", -1, NULL,
     NULL, NULL, NULL, NULL,
 };
 
