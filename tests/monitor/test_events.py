@@ -17,7 +17,7 @@ from tests.monitor.conftest import BIN, sheaf, slow_workflow
 from sheaf.aggregators._records import pmc_task, seqexec_task
 from sheaf.monitor import list_runs, open_events
 from sheaf.monitor._loader import Loader
-from sheaf.monitor._meta import JobMeta
+from sheaf.monitor._meta import JobMeta, read_meta
 from sheaf.monitor._tasks import parse_task_records
 
 TABLES = ("workflow", "workflowstate", "job", "job_edge", "job_instance", "jobstate", "task", "invocation",
@@ -236,3 +236,19 @@ def test_a_loader_opened_on_a_loaded_database_knows_each_jobs_tasks_in_order(bla
 def _stored(metas: dict[str, JobMeta]) -> dict[str, tuple[object, ...]]:
     """What the job table keeps of each job's facts."""
     return {n: (m.type_desc, m.transformation, m.site, m.tasks, m.aggregator) for n, m in metas.items()}
+
+
+def test_a_plan_json_of_another_shape_loads_the_jobs_it_can(blackdiamond: Path, tmp_path: Path) -> None:
+    """plan.json is decoded into the few fields the monitor reads; a file of another shape (a job that
+    is not an object, keys of other types) falls back to reading what it can: the same jobs."""
+    copy = tmp_path / "run"
+    subprocess.run(["cp", "-a", str(blackdiamond), str(copy)], check=True)
+    (dag,) = copy.glob("*.dag")
+    typed = read_meta(str(dag), str(copy), lambda: None)
+    plan = json.loads((copy / "plan.json").read_text())
+    plan["jobs"].insert(1, 7)
+    plan["jobs"][0]["tasks"] = None
+    (copy / "plan.json").write_text(json.dumps(plan))
+    lenient = read_meta(str(dag), str(copy), lambda: None)
+    assert typed is not None and lenient is not None and typed.jobs
+    assert lenient.jobs == typed.jobs and lenient.edges == typed.edges
