@@ -335,6 +335,8 @@ class Loader:
         self._states[r.node] = r.finish
         reason = None if r.finish == "done" else (info.get("why") or info.get("reason"))
         self._job_rows.append((r.finish, r.attempt, reason, r.finish, job_id))
+        if not info and r.start == "waiting" and r.finish == "ready":
+            return None  # no event in DAGMan's vocabulary, nor the translator's: a third of all changes
         if "retry" in info:
             self.conn.execute("UPDATE workflow SET retries = retries + 1 WHERE wf_id = 1")
         change = Change(r.time, r.node, r.start, r.finish, r.attempt, info)  # type: ignore[arg-type]
