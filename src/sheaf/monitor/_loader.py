@@ -73,8 +73,9 @@ class Loader:
         self._translator = EventTranslator()
         self._here = socket.gethostname()
         self._offset = 0
-        self._job_rows: list[tuple[object, ...]] = []
+        self._job_rows: dict[int, tuple[str, int, int, object]] = {}  # job_id -> (state, attempt, reason)
         self._jobstate_rows: list[tuple[object, ...]] = []
+        self._invocation_rows: list[tuple[object, ...]] = []
         self._hooks: HookRunner | None = None
         self._job_hooks: dict[str, Hooks] = {}
         if hooks:
@@ -122,7 +123,7 @@ class Loader:
 
     def _reset_cache(self) -> None:
         self._jobs, self._meta, self._states, self._instances, self._hosts = {}, {}, {}, {}, {}
-        self._job_rows, self._jobstate_rows = [], []
+        self._job_rows, self._jobstate_rows, self._invocation_rows = {}, [], []
         self._translator = EventTranslator()
         self._load_cache()
 
@@ -271,16 +272,34 @@ class Loader:
         return None
 
     def _flush(self) -> None:
-        """Write the batched job states and jobstate rows (one executemany each: the loader's
-        statements cost the engine's machine CPU, see ``_follow``)."""
+        """Write the batched job states, jobstate and invocation rows (one executemany each: the
+        loader's statements cost the engine's machine CPU, see ``_follow``).  A job's changes fold
+        into one row: its last state and attempt, and its reason as the last change that set (1) or
+        cleared it left it (a catch-up of a run of short jobs sees each job made ready, submitted and
+        done: a third of the UPDATEs)."""
         if self._job_rows:
             self.conn.executemany(
-                "UPDATE job SET state = ?, attempt = ?, reason = coalesce(?, CASE WHEN ? = 'done' THEN NULL "
-                "ELSE reason END) WHERE job_id = ?", self._job_rows)
+                "UPDATE job SET state = ?, attempt = ?, reason = CASE ? WHEN 1 THEN ? ELSE reason END "
+                "WHERE job_id = ?", ((*row, job_id) for job_id, row in self._job_rows.items()))
             self._job_rows.clear()
         if self._jobstate_rows:
             self.conn.executemany("INSERT INTO jobstate VALUES (?, ?, ?, ?)", self._jobstate_rows)
             self._jobstate_rows.clear()
+        if self._invocation_rows:
+            self.conn.executemany(
+                "INSERT INTO invocation (job_instance_id, task_submit_seq, abs_task_id, transformation, "
+                "executable, start_time, remote_duration, exitcode, host_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, "
+                "?)", self._invocation_rows)
+            self._invocation_rows.clear()
+
+    def _set_job(self, job_id: int, state: str, attempt: int, reason: object) -> None:
+        """A change of the job to ``state``, folded into the batched row: a reason replaces the
+        job's, a change to done clears it, any other change keeps it."""
+        if reason is not None or state == "done":
+            self._job_rows[job_id] = (state, attempt, 1, reason)
+        else:
+            _, _, sets, kept = self._job_rows.get(job_id, ("", 0, 0, None))
+            self._job_rows[job_id] = (state, attempt, sets, kept)
 
     def _begin(self, r: BeginRecord) -> None:
         self._flush()  # the job states below are written at once: after the batched ones
@@ -334,7 +353,7 @@ class Loader:
         info = r.info or {}
         self._states[r.node] = r.finish
         reason = None if r.finish == "done" else (info.get("why") or info.get("reason"))
-        self._job_rows.append((r.finish, r.attempt, reason, r.finish, job_id))
+        self._set_job(job_id, r.finish, r.attempt, reason)
         if not info and r.start == "waiting" and r.finish == "ready":
             return None  # no event in DAGMan's vocabulary, nor the translator's: a third of all changes
         if "retry" in info:
@@ -443,11 +462,8 @@ class Loader:
                 return
             code = info.get("exit") if "exit" in info else -int(info.get("signal", 0))  # type: ignore[call-overload]
             host = self._host(meta.site, str(info["slot"])) if info.get("slot") else None
-            self.conn.execute(
-                "INSERT INTO invocation (job_instance_id, task_submit_seq, abs_task_id, transformation, "
-                "executable, start_time, remote_duration, exitcode, host_id) VALUES (?, 1, ?, ?, "
-                "NULL, ?, ?, ?, ?)",
-                (iid, meta.tasks[0], meta.transformation, started, ended - started, code, host))
+            self._invocation_rows.append((iid, 1, meta.tasks[0], meta.transformation, None, started,
+                                          ended - started, code, host))
 
     def _cluster_tasks(self, node: str, meta: JobMeta, iid: int, info: dict[str, object]) -> None:
         files = self._files(node, info)
@@ -455,17 +471,13 @@ class Loader:
         self.conn.execute("UPDATE job_instance SET stdout_file = ?, stderr_file = ? WHERE "
                           "job_instance_id = ?",
                           (stdout, files.stderr if files is not None else None, iid))
-        rows = []
+        rows = self._invocation_rows
         job_host = self._host(meta.site, str(info["slot"])) if info.get("slot") else None
         for seq, rec in enumerate(read_task_records(stdout), start=1):
             task = self._task_of(meta, rec)  # PMC names the host; seqexec runs where its job ran
             host = self._host(meta.site, f"pmc@{rec.hostname}") if rec.hostname else job_host
             rows.append((iid, seq, task, meta.transformation, rec.app, rec.start, rec.duration, rec.exitcode,
                          host))
-        self.conn.executemany(
-            "INSERT INTO invocation (job_instance_id, task_submit_seq, abs_task_id, transformation, "
-            "executable, "
-            "start_time, remote_duration, exitcode, host_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
 
     @staticmethod
     def _task_of(meta: JobMeta, rec: TaskRecord) -> str | None:
