@@ -64,6 +64,7 @@ class Loader:
         self.db_path = events_db_path(self.dag_path)
         self.parent = parent_submit_dir
         self.conn = connect(self.db_path)
+        self._cur = self.conn.cursor()  # the per-attempt statements: Connection.execute makes a cursor each
         self._dag: Dag | None = None
         self._jobs: dict[str, int] = {}
         self._meta: dict[str, JobMeta] = {}
@@ -119,6 +120,7 @@ class Loader:
         self.conn.close()
         remove(self.db_path)
         self.conn = connect(self.db_path)
+        self._cur = self.conn.cursor()
         self._reset_cache()
 
     def _reset_cache(self) -> None:
@@ -411,7 +413,7 @@ class Loader:
         iid = self._instances.get((node, attempt))
         if iid is not None:
             return iid, False
-        cur = self.conn.execute("INSERT INTO job_instance (job_id, job_submit_seq, sched_id, submitted) "
+        cur = self._cur.execute("INSERT INTO job_instance (job_id, job_submit_seq, sched_id, submitted) "
                                 "VALUES (?, ?, ?, ?)", (job_id, attempt + 1, *(sched or (None, None))))
         iid = self._instances[(node, attempt)] = int(cur.lastrowid or 0)
         return iid, True
@@ -431,7 +433,7 @@ class Loader:
         host = self._host(self._meta[r.node].site, str(info["slot"])) if info.get("slot") else None
         timed = isinstance(started, float) and isinstance(ended, float)
         duration = float(ended) - float(started) if timed else None  # type: ignore[arg-type]
-        self.conn.execute(
+        self._cur.execute(
             "UPDATE job_instance SET start = ?, end = ?, local_duration = ?, exitcode = ?, signal = ?, "
             "held_reason = coalesce(?, held_reason), reason = ?, slot = ?, host_id = ? WHERE "
             "job_instance_id = ?",
