@@ -12,6 +12,7 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from Pegasus.api import Job, Site, SiteCatalog, Transformation, TransformationCatalog, Workflow
 from tests.monitor.conftest import BIN, sheaf, slow_workflow
 
 from sheaf.aggregators._records import pmc_task, seqexec_task
@@ -252,3 +253,61 @@ def test_a_plan_json_of_another_shape_loads_the_jobs_it_can(blackdiamond: Path, 
     lenient = read_meta(str(dag), str(copy), lambda: None)
     assert typed is not None and lenient is not None and typed.jobs
     assert lenient.jobs == typed.jobs and lenient.edges == typed.edges
+
+
+def test_failures_retries_and_holds_load_the_same_line_by_line_as_at_once(tmp_path: Path) -> None:
+    """A catch-up folds each job's changes into one row (its last state; its reason as the last change
+    that set or cleared it left it): at every line of a journal with failed attempts, retries and a
+    hold, the database loaded one line at a time (nothing folds) is the one loaded at once (all folds)."""
+    run_dir = _mixed_run(tmp_path)
+    (journal,) = run_dir.glob(".sheaf/*.journal")
+    data = journal.read_bytes()
+    whole = tmp_path / "whole"
+    subprocess.run(["cp", "-a", str(run_dir), str(whole)], check=True)
+    for directory in (run_dir, whole):
+        for path in directory.glob("*.events.db*"):
+            path.unlink()
+    (dag,) = run_dir.glob("*.dag")
+    (whole_journal,) = whole.glob(".sheaf/*.journal")
+    loader = Loader(str(dag))
+    for end in [i + 1 for i, byte in enumerate(data) if byte == ord("\n")]:
+        journal.write_bytes(data[:end])
+        loader.catch_up(verify=False)
+        whole_journal.write_bytes(data[:end])
+        for path in whole.glob("*.events.db*"):
+            path.unlink()
+        at_once = Loader(str(whole / dag.name))
+        at_once.catch_up(verify=False)
+        at_once.close()
+        one_by_one, all_at_once = (_unplaced(_dump(_db(d)), whole, run_dir) for d in (run_dir, whole))
+        assert one_by_one == all_at_once, end
+    loader.close()
+    assert any(reason for (reason,) in _db(run_dir).execute("SELECT reason FROM job"))
+
+
+def _mixed_run(tmp: Path) -> Path:
+    """A run of a job that fails twice, one that fails once and is retried, and one held for good."""
+    wf = Workflow("mixed")
+    tc = TransformationCatalog().add_transformations(
+        Transformation("ok", site="local", pfn="/bin/true", is_stageable=False),
+        Transformation("sh", site="local", pfn="/bin/sh", is_stageable=False))
+    wf.add_transformation_catalog(tc).add_site_catalog(SiteCatalog().add_sites(Site("local")))
+    flag = tmp / "flag"
+    first, bad = Job("ok"), Job("sh").add_args("-c", "'echo out; echo err >&2; exit 3'")
+    flaky = Job("sh").add_args("-c", f"'test -e {flag} || {{ touch {flag}; exit 2; }}'")
+    held = Job("ok").add_condor_profile(request_memory="900000000")
+    wf.add_jobs(first, bad, flaky, held).add_dependency(first, children=[bad, flaky])
+    wf.write(str(tmp / "mixed.yml"))
+    planned = sheaf("plan", "mixed.yml", "--dir", ".", "--relative-dir", "run", "-s", "local", "-q",
+                    "-D", "dagman.retry=1", cwd=tmp)
+    assert planned.returncode == 0, planned.stderr
+    assert sheaf("run", str(tmp / "run")).returncode == 1
+    return tmp / "run"
+
+
+def _unplaced(dump: dict[str, list[tuple[object, ...]]], *directories: Path) -> str:
+    """A dump with the run directories' paths taken out (two copies of one run differ only there)."""
+    text = repr(dump)
+    for directory in directories:
+        text = text.replace(str(directory), "DIR")
+    return text
