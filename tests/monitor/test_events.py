@@ -275,11 +275,11 @@ def test_failures_retries_and_holds_load_the_same_line_by_line_as_at_once(tmp_pa
         loader.catch_up(verify=False)
         whole_journal.write_bytes(data[:end])
         for path in whole.glob("*.events.db*"):
-            path.unlink()
+            path.unlink(missing_ok=True)
         at_once = Loader(str(whole / dag.name))
         at_once.catch_up(verify=False)
         at_once.close()
-        one_by_one, all_at_once = (_unplaced(_dump(_db(d)), whole, run_dir) for d in (run_dir, whole))
+        one_by_one, all_at_once = (_unplaced(_closed_dump(d), whole, run_dir) for d in (run_dir, whole))
         assert one_by_one == all_at_once, end
     loader.close()
     assert any(reason for (reason,) in _db(run_dir).execute("SELECT reason FROM job"))
@@ -303,6 +303,14 @@ def _mixed_run(tmp: Path) -> Path:
     assert planned.returncode == 0, planned.stderr
     assert sheaf("run", str(tmp / "run")).returncode == 1
     return tmp / "run"
+
+
+def _closed_dump(run_dir: Path) -> dict[str, list[tuple[object, ...]]]:
+    conn = _db(run_dir)
+    try:
+        return _dump(conn)
+    finally:
+        conn.close()
 
 
 def _unplaced(dump: dict[str, list[tuple[object, ...]]], *directories: Path) -> str:
