@@ -52,6 +52,12 @@ _ACTIVE = frozenset({"pre", "submitted", "post", "pre_ready", "post_ready", "pre
                      "ready"})
 _TORN = "a torn record (the prefix of one)"
 _TAIL = 4096  # bytes of a failed attempt's stdout and stderr kept
+_INSERT_INSTANCE = ("INSERT INTO job_instance (job_instance_id, job_id, job_submit_seq, sched_id, submitted) "
+                    "VALUES (?, ?, ?, ?, ?)")
+_INSERT_ENDED_INSTANCE = (
+    "INSERT INTO job_instance (job_instance_id, job_id, job_submit_seq, sched_id, submitted, start, end, "
+    "local_duration, exitcode, signal, held_reason, reason, slot, host_id) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
 
 
 class Loader:
@@ -70,6 +76,10 @@ class Loader:
         self._meta: dict[str, JobMeta] = {}
         self._states: dict[str, str] = {}
         self._instances: dict[tuple[str, int], int] = {}
+        # attempts made in this catch-up whose row is not written yet: id -> (job, seq, HTCondor id,
+        # submit time); the row is written whole when the attempt ends in the same catch-up
+        self._unwritten: dict[int, tuple[int, int, str | None, float | None]] = {}
+        self._next_instance = 1
         self._hosts: dict[tuple[str | None, str], int] = {}
         self._translator = EventTranslator()
         self._here = socket.gethostname()
@@ -125,6 +135,7 @@ class Loader:
 
     def _reset_cache(self) -> None:
         self._jobs, self._meta, self._states, self._instances, self._hosts = {}, {}, {}, {}, {}
+        self._unwritten = {}
         self._job_rows, self._jobstate_rows, self._invocation_rows = {}, [], []
         self._translator = EventTranslator()
         self._load_cache()
@@ -167,6 +178,8 @@ class Loader:
                 "SELECT exec_job_id, job_submit_seq, job_instance_id FROM job_instance JOIN job "
                 "USING (job_id)"):
             self._instances[(name, seq - 1)] = iid
+        # numbered as SQLite numbers an INTEGER PRIMARY KEY: no row is ever deleted
+        self._next_instance = max(self._instances.values(), default=0) + 1
         for host_id, site, hostname in self.conn.execute("SELECT host_id, site, hostname FROM host"):
             self._hosts[(site, hostname)] = host_id
         self._offset = self._progress()[0]
@@ -279,6 +292,9 @@ class Loader:
         into one row: its last state and attempt, and its reason as the last change that set (1) or
         cleared it left it (a catch-up of a run of short jobs sees each job made ready, submitted and
         done: a third of the UPDATEs)."""
+        if self._unwritten:  # attempts that did not end in this catch-up
+            self.conn.executemany(_INSERT_INSTANCE, ((iid, *row) for iid, row in self._unwritten.items()))
+            self._unwritten.clear()
         if self._job_rows:
             self.conn.executemany(
                 "UPDATE job SET state = ?, attempt = ?, reason = CASE ? WHEN 1 THEN ? ELSE reason END "
@@ -400,6 +416,7 @@ class Loader:
         files = self._files(node, info)
         if files is None:
             return
+        self._write_instance(iid)
         self.conn.execute(
             "UPDATE job_instance SET stdout_file = ?, stderr_file = ?, stdout_text = ?, stderr_text = ?, "
             "submit_file = ?, submit_text = ?, command = ? WHERE job_instance_id = ?",
@@ -409,22 +426,31 @@ class Loader:
     def _instance(self, node: str, job_id: int, attempt: int,
                   sched: tuple[str, float] | None) -> tuple[int, bool]:
         """The attempt's job_instance row, and whether it was made now (then with ``sched``: its
-        HTCondor id and submit time, in the same statement)."""
+        HTCondor id and submit time).  A new row is written when the attempt ends, in one INSERT
+        with its end, if that is in this catch-up (else by ``_flush``): one statement a job, not two."""
         iid = self._instances.get((node, attempt))
         if iid is not None:
             return iid, False
-        cur = self._cur.execute("INSERT INTO job_instance (job_id, job_submit_seq, sched_id, submitted) "
-                                "VALUES (?, ?, ?, ?)", (job_id, attempt + 1, *(sched or (None, None))))
-        iid = self._instances[(node, attempt)] = int(cur.lastrowid or 0)
+        iid = self._instances[(node, attempt)] = self._next_instance
+        self._next_instance += 1
+        self._unwritten[iid] = (job_id, attempt + 1, *(sched or (None, None)))
         return iid, True
+
+    def _write_instance(self, iid: int) -> None:
+        """Write attempt ``iid``'s row if it is not written yet (before a statement changes it)."""
+        row = self._unwritten.pop(iid, None)
+        if row is not None:
+            self._cur.execute(_INSERT_INSTANCE, (iid, *row))
 
     def _update_instance(self, iid: int, r: ChangeRecord, info: dict[str, object],
                          sched: tuple[str, float] | None) -> None:
         if sched is not None:
+            self._write_instance(iid)
             self.conn.execute("UPDATE job_instance SET sched_id = ?, submitted = ? WHERE job_instance_id = ?",
                               (*sched, iid))
         if r.start != "submitted" or "return" not in info:
             if info.get("why"):
+                self._write_instance(iid)
                 self.conn.execute("UPDATE job_instance SET reason = ? WHERE job_instance_id = "
                                   "?", (info["why"], iid))
             return
@@ -433,12 +459,16 @@ class Loader:
         host = self._host(self._meta[r.node].site, str(info["slot"])) if info.get("slot") else None
         timed = isinstance(started, float) and isinstance(ended, float)
         duration = float(ended) - float(started) if timed else None  # type: ignore[arg-type]
+        end = (started, ended if ended is not None else r.time, duration, info.get("return"),
+               info.get("signal"), held, info.get("why"), info.get("slot"), host)
+        row = self._unwritten.pop(iid, None)
+        if row is not None:  # made in this catch-up: its row, whole, in one statement
+            self._cur.execute(_INSERT_ENDED_INSTANCE, (iid, *row, *end))
+            return
         self._cur.execute(
             "UPDATE job_instance SET start = ?, end = ?, local_duration = ?, exitcode = ?, signal = ?, "
             "held_reason = coalesce(?, held_reason), reason = ?, slot = ?, host_id = ? WHERE "
-            "job_instance_id = ?",
-            (started, ended if ended is not None else r.time, duration, info.get("return"),
-             info.get("signal"), held, info.get("why"), info.get("slot"), host, iid))
+            "job_instance_id = ?", (*end, iid))
 
     def _host(self, site: str | None, slot: str) -> int:
         hostname = slot.rpartition("@")[2] if "@" in slot else self._here
@@ -470,6 +500,7 @@ class Loader:
     def _cluster_tasks(self, node: str, meta: JobMeta, iid: int, info: dict[str, object]) -> None:
         files = self._files(node, info)
         stdout = files.stdout if files is not None else None
+        self._write_instance(iid)
         self.conn.execute("UPDATE job_instance SET stdout_file = ?, stderr_file = ? WHERE "
                           "job_instance_id = ?",
                           (stdout, files.stderr if files is not None else None, iid))
