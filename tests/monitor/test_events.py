@@ -12,12 +12,13 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from Pegasus.api import Job, Site, SiteCatalog, Transformation, TransformationCatalog, Workflow
 from tests.monitor.conftest import BIN, sheaf, slow_workflow
 
 from sheaf.aggregators._records import pmc_task, seqexec_task
 from sheaf.monitor import list_runs, open_events
 from sheaf.monitor._loader import Loader
-from sheaf.monitor._meta import JobMeta
+from sheaf.monitor._meta import JobMeta, read_meta
 from sheaf.monitor._tasks import parse_task_records
 
 TABLES = ("workflow", "workflowstate", "job", "job_edge", "job_instance", "jobstate", "task", "invocation",
@@ -236,3 +237,85 @@ def test_a_loader_opened_on_a_loaded_database_knows_each_jobs_tasks_in_order(bla
 def _stored(metas: dict[str, JobMeta]) -> dict[str, tuple[object, ...]]:
     """What the job table keeps of each job's facts."""
     return {n: (m.type_desc, m.transformation, m.site, m.tasks, m.aggregator) for n, m in metas.items()}
+
+
+def test_a_plan_json_of_another_shape_loads_the_jobs_it_can(blackdiamond: Path, tmp_path: Path) -> None:
+    """plan.json is decoded into the few fields the monitor reads; a file of another shape (a job that
+    is not an object, keys of other types) falls back to reading what it can: the same jobs."""
+    copy = tmp_path / "run"
+    subprocess.run(["cp", "-a", str(blackdiamond), str(copy)], check=True)
+    (dag,) = copy.glob("*.dag")
+    typed = read_meta(str(dag), str(copy), lambda: None)
+    plan = json.loads((copy / "plan.json").read_text())
+    plan["jobs"].insert(1, 7)
+    plan["jobs"][0]["tasks"] = None
+    (copy / "plan.json").write_text(json.dumps(plan))
+    lenient = read_meta(str(dag), str(copy), lambda: None)
+    assert typed is not None and lenient is not None and typed.jobs
+    assert lenient.jobs == typed.jobs and lenient.edges == typed.edges
+
+
+def test_failures_retries_and_holds_load_the_same_line_by_line_as_at_once(tmp_path: Path) -> None:
+    """A catch-up folds each job's changes into one row (its last state; its reason as the last change
+    that set or cleared it left it): at every line of a journal with failed attempts, retries and a
+    hold, the database loaded one line at a time (nothing folds) is the one loaded at once (all folds)."""
+    run_dir = _mixed_run(tmp_path)
+    (journal,) = run_dir.glob(".sheaf/*.journal")
+    data = journal.read_bytes()
+    whole = tmp_path / "whole"
+    subprocess.run(["cp", "-a", str(run_dir), str(whole)], check=True)
+    for directory in (run_dir, whole):
+        for path in directory.glob("*.events.db*"):
+            path.unlink()
+    (dag,) = run_dir.glob("*.dag")
+    (whole_journal,) = whole.glob(".sheaf/*.journal")
+    loader = Loader(str(dag))
+    for end in [i + 1 for i, byte in enumerate(data) if byte == ord("\n")]:
+        journal.write_bytes(data[:end])
+        loader.catch_up(verify=False)
+        whole_journal.write_bytes(data[:end])
+        for path in whole.glob("*.events.db*"):
+            path.unlink(missing_ok=True)
+        at_once = Loader(str(whole / dag.name))
+        at_once.catch_up(verify=False)
+        at_once.close()
+        one_by_one, all_at_once = (_unplaced(_closed_dump(d), whole, run_dir) for d in (run_dir, whole))
+        assert one_by_one == all_at_once, end
+    loader.close()
+    assert any(reason for (reason,) in _db(run_dir).execute("SELECT reason FROM job"))
+
+
+def _mixed_run(tmp: Path) -> Path:
+    """A run of a job that fails twice, one that fails once and is retried, and one held for good."""
+    wf = Workflow("mixed")
+    tc = TransformationCatalog().add_transformations(
+        Transformation("ok", site="local", pfn="/bin/true", is_stageable=False),
+        Transformation("sh", site="local", pfn="/bin/sh", is_stageable=False))
+    wf.add_transformation_catalog(tc).add_site_catalog(SiteCatalog().add_sites(Site("local")))
+    flag = tmp / "flag"
+    first, bad = Job("ok"), Job("sh").add_args("-c", "'echo out; echo err >&2; exit 3'")
+    flaky = Job("sh").add_args("-c", f"'test -e {flag} || {{ touch {flag}; exit 2; }}'")
+    held = Job("ok").add_condor_profile(request_memory="900000000")
+    wf.add_jobs(first, bad, flaky, held).add_dependency(first, children=[bad, flaky])
+    wf.write(str(tmp / "mixed.yml"))
+    planned = sheaf("plan", "mixed.yml", "--dir", ".", "--relative-dir", "run", "-s", "local", "-q",
+                    "-D", "dagman.retry=1", cwd=tmp)
+    assert planned.returncode == 0, planned.stderr
+    assert sheaf("run", str(tmp / "run")).returncode == 1
+    return tmp / "run"
+
+
+def _closed_dump(run_dir: Path) -> dict[str, list[tuple[object, ...]]]:
+    conn = _db(run_dir)
+    try:
+        return _dump(conn)
+    finally:
+        conn.close()
+
+
+def _unplaced(dump: dict[str, list[tuple[object, ...]]], *directories: Path) -> str:
+    """A dump with the run directories' paths taken out (two copies of one run differ only there)."""
+    text = repr(dump)
+    for directory in directories:
+        text = text.replace(str(directory), "DIR")
+    return text

@@ -52,6 +52,12 @@ _ACTIVE = frozenset({"pre", "submitted", "post", "pre_ready", "post_ready", "pre
                      "ready"})
 _TORN = "a torn record (the prefix of one)"
 _TAIL = 4096  # bytes of a failed attempt's stdout and stderr kept
+_INSERT_INSTANCE = ("INSERT INTO job_instance (job_instance_id, job_id, job_submit_seq, sched_id, submitted) "
+                    "VALUES (?, ?, ?, ?, ?)")
+_INSERT_ENDED_INSTANCE = (
+    "INSERT INTO job_instance (job_instance_id, job_id, job_submit_seq, sched_id, submitted, start, end, "
+    "local_duration, exitcode, signal, held_reason, reason, slot, host_id) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
 
 
 class Loader:
@@ -64,17 +70,23 @@ class Loader:
         self.db_path = events_db_path(self.dag_path)
         self.parent = parent_submit_dir
         self.conn = connect(self.db_path)
+        self._cur = self.conn.cursor()  # the per-attempt statements: Connection.execute makes a cursor each
         self._dag: Dag | None = None
         self._jobs: dict[str, int] = {}
         self._meta: dict[str, JobMeta] = {}
         self._states: dict[str, str] = {}
         self._instances: dict[tuple[str, int], int] = {}
+        # attempts made in this catch-up whose row is not written yet: id -> (job, seq, HTCondor id,
+        # submit time); the row is written whole when the attempt ends in the same catch-up
+        self._unwritten: dict[int, tuple[int, int, str | None, float | None]] = {}
+        self._next_instance = 1
         self._hosts: dict[tuple[str | None, str], int] = {}
         self._translator = EventTranslator()
         self._here = socket.gethostname()
         self._offset = 0
-        self._job_rows: list[tuple[object, ...]] = []
+        self._job_rows: dict[int, tuple[str, int, int, object]] = {}  # job_id -> (state, attempt, reason)
         self._jobstate_rows: list[tuple[object, ...]] = []
+        self._invocation_rows: list[tuple[object, ...]] = []
         self._hooks: HookRunner | None = None
         self._job_hooks: dict[str, Hooks] = {}
         if hooks:
@@ -118,11 +130,13 @@ class Loader:
         self.conn.close()
         remove(self.db_path)
         self.conn = connect(self.db_path)
+        self._cur = self.conn.cursor()
         self._reset_cache()
 
     def _reset_cache(self) -> None:
         self._jobs, self._meta, self._states, self._instances, self._hosts = {}, {}, {}, {}, {}
-        self._job_rows, self._jobstate_rows = [], []
+        self._unwritten = {}
+        self._job_rows, self._jobstate_rows, self._invocation_rows = {}, [], []
         self._translator = EventTranslator()
         self._load_cache()
 
@@ -164,6 +178,8 @@ class Loader:
                 "SELECT exec_job_id, job_submit_seq, job_instance_id FROM job_instance JOIN job "
                 "USING (job_id)"):
             self._instances[(name, seq - 1)] = iid
+        # numbered as SQLite numbers an INTEGER PRIMARY KEY: no row is ever deleted
+        self._next_instance = max(self._instances.values(), default=0) + 1
         for host_id, site, hostname in self.conn.execute("SELECT host_id, site, hostname FROM host"):
             self._hosts[(site, hostname)] = host_id
         self._offset = self._progress()[0]
@@ -271,16 +287,37 @@ class Loader:
         return None
 
     def _flush(self) -> None:
-        """Write the batched job states and jobstate rows (one executemany each: the loader's
-        statements cost the engine's machine CPU, see ``_follow``)."""
+        """Write the batched job states, jobstate and invocation rows (one executemany each: the
+        loader's statements cost the engine's machine CPU, see ``_follow``).  A job's changes fold
+        into one row: its last state and attempt, and its reason as the last change that set (1) or
+        cleared it left it (a catch-up of a run of short jobs sees each job made ready, submitted and
+        done: a third of the UPDATEs)."""
+        if self._unwritten:  # attempts that did not end in this catch-up
+            self.conn.executemany(_INSERT_INSTANCE, ((iid, *row) for iid, row in self._unwritten.items()))
+            self._unwritten.clear()
         if self._job_rows:
             self.conn.executemany(
-                "UPDATE job SET state = ?, attempt = ?, reason = coalesce(?, CASE WHEN ? = 'done' THEN NULL "
-                "ELSE reason END) WHERE job_id = ?", self._job_rows)
+                "UPDATE job SET state = ?, attempt = ?, reason = CASE ? WHEN 1 THEN ? ELSE reason END "
+                "WHERE job_id = ?", ((*row, job_id) for job_id, row in self._job_rows.items()))
             self._job_rows.clear()
         if self._jobstate_rows:
             self.conn.executemany("INSERT INTO jobstate VALUES (?, ?, ?, ?)", self._jobstate_rows)
             self._jobstate_rows.clear()
+        if self._invocation_rows:
+            self.conn.executemany(
+                "INSERT INTO invocation (job_instance_id, task_submit_seq, abs_task_id, transformation, "
+                "executable, start_time, remote_duration, exitcode, host_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, "
+                "?)", self._invocation_rows)
+            self._invocation_rows.clear()
+
+    def _set_job(self, job_id: int, state: str, attempt: int, reason: object) -> None:
+        """A change of the job to ``state``, folded into the batched row: a reason replaces the
+        job's, a change to done clears it, any other change keeps it."""
+        if reason is not None or state == "done":
+            self._job_rows[job_id] = (state, attempt, 1, reason)
+        else:
+            _, _, sets, kept = self._job_rows.get(job_id, ("", 0, 0, None))
+            self._job_rows[job_id] = (state, attempt, sets, kept)
 
     def _begin(self, r: BeginRecord) -> None:
         self._flush()  # the job states below are written at once: after the batched ones
@@ -334,7 +371,9 @@ class Loader:
         info = r.info or {}
         self._states[r.node] = r.finish
         reason = None if r.finish == "done" else (info.get("why") or info.get("reason"))
-        self._job_rows.append((r.finish, r.attempt, reason, r.finish, job_id))
+        self._set_job(job_id, r.finish, r.attempt, reason)
+        if not info and r.start == "waiting" and r.finish == "ready":
+            return None  # no event in DAGMan's vocabulary, nor the translator's: a third of all changes
         if "retry" in info:
             self.conn.execute("UPDATE workflow SET retries = retries + 1 WHERE wf_id = 1")
         change = Change(r.time, r.node, r.start, r.finish, r.attempt, info)  # type: ignore[arg-type]
@@ -377,6 +416,7 @@ class Loader:
         files = self._files(node, info)
         if files is None:
             return
+        self._write_instance(iid)
         self.conn.execute(
             "UPDATE job_instance SET stdout_file = ?, stderr_file = ?, stdout_text = ?, stderr_text = ?, "
             "submit_file = ?, submit_text = ?, command = ? WHERE job_instance_id = ?",
@@ -386,22 +426,31 @@ class Loader:
     def _instance(self, node: str, job_id: int, attempt: int,
                   sched: tuple[str, float] | None) -> tuple[int, bool]:
         """The attempt's job_instance row, and whether it was made now (then with ``sched``: its
-        HTCondor id and submit time, in the same statement)."""
+        HTCondor id and submit time).  A new row is written when the attempt ends, in one INSERT
+        with its end, if that is in this catch-up (else by ``_flush``): one statement a job, not two."""
         iid = self._instances.get((node, attempt))
         if iid is not None:
             return iid, False
-        cur = self.conn.execute("INSERT INTO job_instance (job_id, job_submit_seq, sched_id, submitted) "
-                                "VALUES (?, ?, ?, ?)", (job_id, attempt + 1, *(sched or (None, None))))
-        iid = self._instances[(node, attempt)] = int(cur.lastrowid or 0)
+        iid = self._instances[(node, attempt)] = self._next_instance
+        self._next_instance += 1
+        self._unwritten[iid] = (job_id, attempt + 1, *(sched or (None, None)))
         return iid, True
+
+    def _write_instance(self, iid: int) -> None:
+        """Write attempt ``iid``'s row if it is not written yet (before a statement changes it)."""
+        row = self._unwritten.pop(iid, None)
+        if row is not None:
+            self._cur.execute(_INSERT_INSTANCE, (iid, *row))
 
     def _update_instance(self, iid: int, r: ChangeRecord, info: dict[str, object],
                          sched: tuple[str, float] | None) -> None:
         if sched is not None:
+            self._write_instance(iid)
             self.conn.execute("UPDATE job_instance SET sched_id = ?, submitted = ? WHERE job_instance_id = ?",
                               (*sched, iid))
         if r.start != "submitted" or "return" not in info:
             if info.get("why"):
+                self._write_instance(iid)
                 self.conn.execute("UPDATE job_instance SET reason = ? WHERE job_instance_id = "
                                   "?", (info["why"], iid))
             return
@@ -410,12 +459,16 @@ class Loader:
         host = self._host(self._meta[r.node].site, str(info["slot"])) if info.get("slot") else None
         timed = isinstance(started, float) and isinstance(ended, float)
         duration = float(ended) - float(started) if timed else None  # type: ignore[arg-type]
-        self.conn.execute(
+        end = (started, ended if ended is not None else r.time, duration, info.get("return"),
+               info.get("signal"), held, info.get("why"), info.get("slot"), host)
+        row = self._unwritten.pop(iid, None)
+        if row is not None:  # made in this catch-up: its row, whole, in one statement
+            self._cur.execute(_INSERT_ENDED_INSTANCE, (iid, *row, *end))
+            return
+        self._cur.execute(
             "UPDATE job_instance SET start = ?, end = ?, local_duration = ?, exitcode = ?, signal = ?, "
             "held_reason = coalesce(?, held_reason), reason = ?, slot = ?, host_id = ? WHERE "
-            "job_instance_id = ?",
-            (started, ended if ended is not None else r.time, duration, info.get("return"),
-             info.get("signal"), held, info.get("why"), info.get("slot"), host, iid))
+            "job_instance_id = ?", (*end, iid))
 
     def _host(self, site: str | None, slot: str) -> int:
         hostname = slot.rpartition("@")[2] if "@" in slot else self._here
@@ -441,29 +494,23 @@ class Loader:
                 return
             code = info.get("exit") if "exit" in info else -int(info.get("signal", 0))  # type: ignore[call-overload]
             host = self._host(meta.site, str(info["slot"])) if info.get("slot") else None
-            self.conn.execute(
-                "INSERT INTO invocation (job_instance_id, task_submit_seq, abs_task_id, transformation, "
-                "executable, start_time, remote_duration, exitcode, host_id) VALUES (?, 1, ?, ?, "
-                "NULL, ?, ?, ?, ?)",
-                (iid, meta.tasks[0], meta.transformation, started, ended - started, code, host))
+            self._invocation_rows.append((iid, 1, meta.tasks[0], meta.transformation, None, started,
+                                          ended - started, code, host))
 
     def _cluster_tasks(self, node: str, meta: JobMeta, iid: int, info: dict[str, object]) -> None:
         files = self._files(node, info)
         stdout = files.stdout if files is not None else None
+        self._write_instance(iid)
         self.conn.execute("UPDATE job_instance SET stdout_file = ?, stderr_file = ? WHERE "
                           "job_instance_id = ?",
                           (stdout, files.stderr if files is not None else None, iid))
-        rows = []
+        rows = self._invocation_rows
         job_host = self._host(meta.site, str(info["slot"])) if info.get("slot") else None
         for seq, rec in enumerate(read_task_records(stdout), start=1):
             task = self._task_of(meta, rec)  # PMC names the host; seqexec runs where its job ran
             host = self._host(meta.site, f"pmc@{rec.hostname}") if rec.hostname else job_host
             rows.append((iid, seq, task, meta.transformation, rec.app, rec.start, rec.duration, rec.exitcode,
                          host))
-        self.conn.executemany(
-            "INSERT INTO invocation (job_instance_id, task_submit_seq, abs_task_id, transformation, "
-            "executable, "
-            "start_time, remote_duration, exitcode, host_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
 
     @staticmethod
     def _task_of(meta: JobMeta, rec: TaskRecord) -> str | None:
