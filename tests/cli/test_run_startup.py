@@ -43,7 +43,8 @@ def test_lazy_packages_still_export_every_name(package: str) -> None:
 def test_a_local_run_loads_no_grid_backend_nor_container_code(tmp_path: Path) -> None:
     """A whole run of a plain DAG: the grid backend (~120 ms of imports) and the container helpers
     (with urllib, ~35 ms) are for grid plans and plans with containers only; of the monitor, the run
-    needs the events loader, not the dashboard's HTTP server or the analyzer.  Nor the ``regex``
+    needs the events loader's process handle, not the loader itself (it runs in a process of its
+    own), the dashboard's HTTP server or the analyzer.  Nor the ``regex``
     package (~10 ms; ClassAd regular expressions compile it on first use) or OpenSSL's hashes (~6 ms;
     podman's run root is named by one)."""
     (tmp_path / "a.sub").write_text("executable = /bin/true\nqueue\n")
@@ -56,7 +57,8 @@ def test_a_local_run_loads_no_grid_backend_nor_container_code(tmp_path: Path) ->
     assert sorted(m for m in loaded if m.startswith(("sheaf.backends.grid", "sheaf.backends._grid",
                                                      "sheaf.aggregators.container", "urllib.request",
                                                      "sheaf.monitor._dashboard", "sheaf.monitor._analyze",
-                                                     "http.server", "regex", "_hashlib"))) == []
+                                                     "sheaf.monitor._loader", "http.server", "regex",
+                                                     "_hashlib"))) == []
 
 
 def test_the_program_exits_fast_with_mains_status_output_and_atexit(tmp_path: Path) -> None:

@@ -26,13 +26,15 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sheaf.engine import find_dag, state_paths
 from sheaf.errors import UsageError
-from sheaf.monitor._loader import Loader
 from sheaf.monitor._master import RunEntry, register_run
 from sheaf.monitor._schema import connect, events_db_path, remove
+
+if TYPE_CHECKING:
+    from sheaf.monitor._loader import Loader
 
 
 def events_enabled() -> bool:
@@ -99,6 +101,8 @@ def catch_up(dag_path: str) -> str:
 
 
 def _catch_up(dag_path: str) -> str:
+    from sheaf.monitor._loader import Loader  # here: ``sheaf run`` (EventsLoader) needs none of it
+
     loader = Loader(dag_path)
     try:
         loader.catch_up()
