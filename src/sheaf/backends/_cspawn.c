@@ -49,7 +49,7 @@
  * later.  So the reaper wakes Python at once only when Python must act: a reaped child with no
  * successor started here (its claim is free, or its successor went to the spawner thread, which
  * may block), a spawn that failed, a successor left with fewer than LOW_CHAIN successors of its
- * own (the engine tops chains up; with CHAIN = 8 bound a job there is room to wait), the exit of
+ * own (the engine tops chains up; with CHAIN = 64 bound a job there is room to wait), the exit of
  * a child kill() signalled (a cancel, a memory or policy kill waits for it), and close.  Otherwise
  * it wakes Python once COALESCE_ROWS rows wait or the oldest has waited COALESCE_SECONDS (its
  * epoll_wait times out then).  The spawner thread always wakes Python at once: its starts are of
@@ -195,11 +195,11 @@ static long clock_ticks = 100;  /* sysconf(_SC_CLK_TCK), read at import */
  * (engine_throughput's unclustered plan; load 2-6 from other work, so counts, not wall): a wake-up
  * a row made ~10,700 passes of _collect and ~10,300 voluntary switches of the engine's thread;
  * 2 ms makes ~3,000-4,000 and ~4,500-5,000, with the engine's thread ~0.2 s of CPU lighter.  A
- * /bin/true job lives ~0.5-1 ms, so 2 ms is 2-4 jobs a slot, well inside the CHAIN = 8 successors
- * the engine keeps bound; 1 ms made more wake-ups (~3,400-4,300 passes) and, in those noisy runs,
- * no fewer dry chains (claims given back to the pool: 80-450 either way, with the load).
- * LOW_CHAIN = CHAIN / 2: the engine hears of a chain at half length, before it runs dry even when
- * its thread is slow to turn (a dry chain costs a slot a trip through the engine). */
+ * /bin/true job lives ~0.5-1 ms, so 2 ms is 2-4 jobs a slot, well inside the CHAIN successors the
+ * engine keeps bound (8 then, 64 now); 1 ms made more wake-ups (~3,400-4,300 passes) and, in those
+ * noisy runs, no fewer dry chains (claims given back to the pool: 80-450 either way, with the load).
+ * LOW_CHAIN: the engine hears at once of a chain with a few successors left, before it runs dry
+ * even when its thread is slow to turn (a dry chain costs a slot a trip through the engine). */
 #define COALESCE_SECONDS 0.002
 #define COALESCE_ROWS 64
 #define LOW_CHAIN 4
