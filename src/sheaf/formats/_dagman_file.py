@@ -11,6 +11,7 @@ from __future__ import annotations
 
 __all__ = ["INT_MAX", "INT_MIN", "DagFile", "dag_int", "file_option", "read_lines", "resolve", "warn"]
 
+import functools
 import os
 import re
 
@@ -63,7 +64,10 @@ def dag_int(f: DagFile, text: str, what: str, low: int = INT_MIN) -> int:
     return value
 
 
+@functools.lru_cache(maxsize=4096)
 def resolve(base: str, name: str) -> str:
+    """``name`` against the directory ``base``, normalised.  Cached: a plan's DAG names one shared
+    submit description from thousands of JOB lines (normpath is ~3 us of each node's ~13 us read)."""
     return os.path.normpath(os.path.join(base, name))
 
 

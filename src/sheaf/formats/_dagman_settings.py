@@ -25,7 +25,6 @@ from sheaf.formats._dagman_records import ALL_NODES, NodeSpec, Script
 
 _VARS_RE = re.compile(r'\s*([A-Za-z_+][\w.+]*)\s*=\s*"((?:[^"\\]|\\.)*)"')
 _VARS_ESCAPE = re.compile(r"\\(.)")
-_BLANK = re.compile(r"\s*")
 
 
 def set_done(f: DagFile, words: list[str]) -> None:
@@ -102,24 +101,26 @@ def _vars_entries(f: DagFile, words: list[str]) -> tuple[str, list[tuple[str, st
     if not text.strip():
         raise f.error("VARS without a value", 'VARS node key="value" ...', " ".join(words))
     mode = ""
-    if text.split(None, 1)[0].upper() in ("PREPEND", "APPEND"):
-        mode = text.split(None, 1)[0].upper()
-        text = text.split(None, 1)[1] if len(text.split(None, 1)) > 1 else ""
+    first = text.split(None, 1)
+    if first[0].upper() in ("PREPEND", "APPEND"):
+        mode = first[0].upper()
+        text = first[1] if len(first) > 1 else ""
     pos = 0
     entries: list[tuple[str, str]] = []
-    # a line per node in a plan's DAG: no copy of the rest of the line per entry, no unescaping of
-    # a value without a backslash
-    while (pos := _BLANK.match(text, pos).end()) < len(text):  # type: ignore[union-attr]
-        match = _VARS_RE.match(text, pos)
-        if match is None:
-            raise f.error("bad VARS entry", 'VARS node key="value" ...', text[pos:].strip())
-        key, value = match.group(1), match.group(2)
+    # a line per node in a plan's DAG: the entries found in one pass of the pattern (each must
+    # start where the one before ended), no unescaping of a value without a backslash
+    for match in _VARS_RE.finditer(text):
+        if match.start() != pos:
+            break  # something else stands where an entry should start
+        key, value = match.group(1, 2)
         if "\\" in value:
             value = _VARS_ESCAPE.sub(r"\1", value)
         if key.lower().startswith("queue"):
             raise f.error("reserved VARS name", "VARS names are not reserved words", key)
         entries.append((key, value))
         pos = match.end()
+    if text[pos:].strip():
+        raise f.error("bad VARS entry", 'VARS node key="value" ...', text[pos:].strip())
     if not entries:
         raise f.error("VARS without a value", 'VARS node key="value" ...', " ".join(words))
     return mode, entries
