@@ -146,6 +146,25 @@ def test_local_universe_and_getenv(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     assert job.ad.eval("JobUniverse") == 12
 
 
+@pytest.mark.parametrize(("lines", "argv", "env"), [
+    ("args = a b\nenv = X=1\n", ("/bin/true", "a", "b"), {"X": "1"}),  # the short names alone
+    ("args = a b\narguments = c\nenv = X=1\nenvironment = Y=2\n", ("/bin/true", "c"), {"Y": "2"}),
+    ("args = a\narguments =\nenv = X=1\nenvironment =\n", ("/bin/true",), {}),  # set, to nothing
+    ('args = a\narguments = ""\n', ("/bin/true",), {}),
+    ("arguments = $(word)\nenvironment = W=$(word)\n", ("/bin/true", "w0"), {"W": "w0"}),
+])
+@pytest.mark.parametrize("memo", [True, False])
+def test_arguments_and_environment_fall_back_to_args_and_env(
+        tmp_path: Path, lines: str, argv: tuple[str, ...], env: dict[str, str], memo: bool) -> None:
+    """``args``/``env`` are read only where ``arguments``/``environment`` are not set at all; node after
+    node of a shared description (its template learnt at the second) as on a fresh expansion."""
+    (tmp_path / "j.sub").write_text(f"executable = /bin/true\n{lines}queue\n")
+    desc = parse_submit(str(tmp_path / "j.sub"))
+    for node in range(4):
+        job = render(desc, f"N{node}", 0, node + 1, str(tmp_path), {"word": "w0"}, memo=memo)
+        assert (job.argv, job.env) == (argv, env)
+
+
 def test_bad_expression_names_its_line(tmp_path: Path) -> None:
     (tmp_path / "j.sub").write_text("executable = /bin/true\nrequirements = (Memory >\nqueue\n")
     desc = parse_submit(str(tmp_path / "j.sub"))

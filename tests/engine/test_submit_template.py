@@ -30,8 +30,8 @@ REFERENCE = st.one_of(
 )
 VALUE = st.lists(st.one_of(TEXT, REFERENCE), max_size=5).map("".join)
 PLAIN_VALUE = st.lists(st.one_of(TEXT, PLAIN), max_size=4).map("".join)
-KEYS = ["executable", "arguments", "environment", "output", "error", "input", "initialdir", "m1", "m2",
-        "+Tag", "MY.Other", "request_memory", "batch_name", "requirements"]
+KEYS = ["executable", "arguments", "args", "environment", "env", "output", "error", "input", "initialdir",
+        "m1", "m2", "+Tag", "MY.Other", "request_memory", "batch_name", "requirements"]
 VAR_KEYS = ["m1", "m2", "sheaf_a", "Sheaf_B", "SHEAF_A", "+Tag", "+Node", "MY.Other", "output"]
 
 

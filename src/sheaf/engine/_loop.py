@@ -33,8 +33,11 @@ A stop (SIGTERM/SIGINT) is honoured from the first line of ``run_workflow`` (``_
 the backend exists it ends the run at once as a removed DAG that never ran; from then on the loop
 looks at it every turn.  The state is therefore built before the backend is made.  A DAG of
 ``_FREEZE_NODES`` or more has its long-lived objects frozen out of the cyclic collector for the
-run (``gc.freeze``, undone as ``run_workflow`` returns): the one process-wide change the engine
-makes, at its entry point.
+run (``gc.freeze``, undone as ``run_workflow`` returns), and during every run the collector's
+youngest generation is collected every ``_YOUNG_THRESHOLD`` net allocations, not every 700 (the
+engine's per-node objects mostly die young, by reference counting; the state they join is rescanned
+by every young collection, and 10^4 nodes took ~500 of them, ~70 ms of CPU, against ~5 and ~27 ms):
+the process-wide changes the engine makes, at its entry point, undone as it returns.
 """
 
 from __future__ import annotations
@@ -69,6 +72,7 @@ from sheaf.errors import StorageError
 from sheaf.formats._dagman import Dag, parse_dag
 
 _FREEZE_NODES = 10_000  # from this many nodes on, the run's long-lived objects leave the collector
+_YOUNG_THRESHOLD = 50_000  # net allocations between collections of the youngest generation (default 700)
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,7 +133,8 @@ def run_workflow(directory: str, *, backend: Backend | Callable[[], Backend],
     ``condor_submit_dag a.dag b.dag`` runs them (``_multidag``).
     """
     signals = StopSignals().install() if handle_signals else StopSignals()
-    begun, frozen = time.monotonic(), gc.get_freeze_count()
+    begun, frozen, thresholds = time.monotonic(), gc.get_freeze_count(), gc.get_threshold()
+    gc.set_threshold(max(thresholds[0], _YOUNG_THRESHOLD), *thresholds[1:])
     try:
         return _run_workflow(directory, backend, dag_file, clock, on_progress, progress_interval, on_warning,
                              signals, {"maxjobs": maxjobs, "maxidle": maxidle, "maxpre": maxpre,
@@ -139,6 +144,7 @@ def run_workflow(directory: str, *, backend: Backend | Callable[[], Backend],
         return _stopped_result(directory, dag_file, stop.reason, time.monotonic() - begun)
     finally:
         signals.restore()
+        gc.set_threshold(*thresholds)
         if gc.get_freeze_count() > frozen:  # the run's objects may be garbage now: collectable again
             gc.unfreeze()
 

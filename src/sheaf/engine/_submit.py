@@ -219,6 +219,14 @@ def _evaluate(text: str) -> object:
         return None
 
 
+#: The submit commands ``render`` reads, asked in one batch (``MacroSource.get_all``: a template fills only
+#: those that differ per node).  In the order single calls made them: ``args`` is the fallback of
+#: ``arguments`` and ``env`` of ``environment``, asked first; ``_UNSET`` (no text holds it) stands
+#: for "not set", where the fallback is then taken.
+_UNSET = "\x01unset"
+_RENDER_CALLS = (("initialdir", ""), ("executable", ""), ("args", ""), ("arguments", _UNSET),
+                 ("getenv", "false"), ("env", ""), ("environment", _UNSET), ("output", ""), ("error", ""),
+                 ("input", ""), ("universe", "vanilla"), ("should_transfer_files", ""))
 _PER_PROC = frozenset({"Process", "ProcId", "Step", "Row", "ItemIndex", "Node"})
 
 
@@ -258,20 +266,22 @@ def render(desc: SubmitDescription, node: str, attempt: int, cluster: int, direc
         ex = memoised_macros(desc.path, desc.values, appended=appended, prepended=before,
                              predefined=predefined, evaluate=_evaluate)
     submit_dir = directory
-    iwd = _resolve(submit_dir, ex.get("initialdir", "") or submit_dir)
-    exe = ex.get("executable")
+    (initialdir, exe, old_args, raw_args, getenv, old_env, environment, output, error, input_, universe,
+     transfer) = ex.get_all(_RENDER_CALLS)
+    iwd = _resolve(submit_dir, initialdir or submit_dir)
     local = "/" in exe or os.path.exists(os.path.join(submit_dir, exe))
     exe_path = _resolve(submit_dir, exe) if local else exe
-    raw_args = ex.get("arguments", ex.get("args", ""))
+    if raw_args == _UNSET:
+        raw_args = old_args
     args = split_arguments(raw_args, desc.path)  # checked now, whatever the $$() expand to later
     if "$$(" in raw_args:  # the schedd expands the whole text, then it is split: kept whole till then
         args = [ARGUMENTS_MARK + raw_args]
-    env = _getenv(ex.get("getenv", "false"))
-    env.update(split_environment(ex.get("environment", ex.get("env", "")), desc.path))
-    stdout = _resolve(iwd, ex.get("output", "") or os.devnull)
-    stderr = _resolve(iwd, ex.get("error", "") or os.devnull)
-    stdin = _resolve(iwd, ex.get("input", "") or os.devnull)
-    universe = (ex.get("universe", "vanilla") or "vanilla").lower()
+    env = _getenv(getenv)
+    env.update(split_environment(old_env if environment == _UNSET else environment, desc.path))
+    stdout = _resolve(iwd, output or os.devnull)
+    stderr = _resolve(iwd, error or os.devnull)
+    stdin = _resolve(iwd, input_ or os.devnull)
+    universe = (universe or "vanilla").lower()
     if universe not in UNIVERSES:
         raise _error(desc.path, values.get("universe", ("", None))[1], "unknown universe",
                      "universe is one of " + ", ".join(sorted(UNIVERSES)), universe)
@@ -280,14 +290,15 @@ def render(desc: SubmitDescription, node: str, attempt: int, cluster: int, direc
         ad["ProcId"] = literal(int(proc.get("ProcId", "0")))
     site = ad.get("pegasus_site")
     return JobSpec((exe_path, *args), env, iwd, stdout, stderr, universe, ad,
-                   site if isinstance(site, str) else None, stdin, _transfer(ex, iwd, desc.path))
+                   site if isinstance(site, str) else None, stdin, _transfer(ex, transfer, iwd, desc.path))
 
 
-def _transfer(ex: MacroSource, iwd: str, where: str) -> FileTransfer | None:
-    """HTCondor file transfer from ``should_transfer_files``: ``YES`` transfers; ``NO`` and ``IF_NEEDED``
-    do not (on one machine the file system is always shared, which is what IF_NEEDED asks).  Lists are
-    separated by commas (white space around names ignored); inputs are relative to ``initialdir``."""
-    mode = ex.get("should_transfer_files", "").strip().upper()
+def _transfer(ex: MacroSource, mode: str, iwd: str, where: str) -> FileTransfer | None:
+    """HTCondor file transfer from ``should_transfer_files`` (``mode``): ``YES`` transfers; ``NO`` and
+    ``IF_NEEDED`` do not (on one machine the file system is always shared, which is what IF_NEEDED
+    asks).  Lists are separated by commas (white space around names ignored); inputs are relative to
+    ``initialdir``."""
+    mode = mode.strip().upper()
     if mode not in ("YES", "TRUE"):
         if mode not in ("", "NO", "FALSE", "IF_NEEDED"):
             raise FormatError("unknown should_transfer_files", rule="should_transfer_files is YES, NO or "
