@@ -27,9 +27,11 @@ from sheaf.errors import InputError
 from sheaf.formats._dagman_records import NodeSpec
 
 
-def _split_vars(spec: NodeSpec, append_default: bool) -> tuple[dict[str, str], dict[str, str]]:
+def _split_vars(spec: NodeSpec, append_default: bool) -> tuple[Mapping[str, str], Mapping[str, str]]:
     """(appended, prepended) VARS of a node: each macro as its VARS line said, else as
     ``DAGMAN_DEFAULT_APPEND_VARS`` says (default: prepended, so the submit file's own value wins)."""
+    if not any(spec.var_modes.values()):  # no PREPEND/APPEND on the node's VARS lines: all by the default
+        return (spec.vars, {}) if append_default else ({}, spec.vars)
     appended: dict[str, str] = {}
     prepended: dict[str, str] = {}
     for key, value in spec.vars.items():
