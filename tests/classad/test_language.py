@@ -129,3 +129,20 @@ def test_unparse_round_trips() -> None:
     for text in ['a =?= b ? -1 : f(x, "y\\n")[2].z', "{ 1, [ a = .b ], -(2) }", "a ?: b ?: c",
                  'absTime("2020-01-01T00:00:00Z") + relTime("1+00:00:00")']:
         assert parse(unparse(text)) == parse(text)
+
+
+def test_derived_ads_share_nothing_they_change() -> None:
+    """``ClassAd.derived``: a copy of a base ad with some values bound anew, in the base's places and
+    spelling; writes to the base, to a derived ad or to a sibling afterwards stay in the ad written."""
+    base = ClassAd.parse('[ Cmd = "/bin/true"; DAGNodeName = "x"; ClusterId = 0 ]')
+    one = ClassAd.derived(base, {"dagnodename": "a", "clusterid": parse("1 + 1")})
+    two = ClassAd.derived(base, {"dagnodename": "b", "clusterid": 3})
+    assert one.unparse() == '[ Cmd = "/bin/true"; DAGNodeName = "a"; ClusterId = 1 + 1 ]'
+    assert two.unparse() == '[ Cmd = "/bin/true"; DAGNodeName = "b"; ClusterId = 3 ]'
+    one["Extra"] = 1
+    base["Cmd"] = "/bin/false"
+    base["New"] = 1
+    del two["Cmd"]
+    assert list(one) == ["Cmd", "DAGNodeName", "ClusterId", "Extra"] and one["Cmd"] == "/bin/true"
+    assert list(two) == ["DAGNodeName", "ClusterId"]
+    assert base.unparse() == '[ Cmd = "/bin/false"; DAGNodeName = "x"; ClusterId = 0; New = 1 ]'

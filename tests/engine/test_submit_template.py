@@ -172,7 +172,7 @@ def test_a_recipe_sets_per_node_only_what_differs_per_node() -> None:
     recipes = [entry[2] for entry in jobad._RECIPES.values() if isinstance(entry[2], jobad._Recipe)]
     assert len(recipes) == 1
     assert [(name, live) for name, _, _, _, live in recipes[0].varying] == [
-        ("Tag", False), ("DAGNodeRetry", False), ("job_id", True), ("Mine", True)]
+        ("tag", False), ("dagnoderetry", False), ("job_id", True), ("mine", True)]
     assert recipes[0].base["site"] == "local"
 
 

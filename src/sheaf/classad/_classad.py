@@ -195,6 +195,19 @@ class ClassAd(MutableMapping[str, Any]):
         ad._ex, ad._names, ad._parent, ad._shared = ex, names, parent, True
         return ad
 
+    @classmethod
+    def derived(cls, base: ClassAd, values: Mapping[str, Any]) -> ClassAd:
+        """A copy of ``base`` with ``values`` bound anew, by lower-case names ``base`` already has (so
+        their spelling and place stay ``base``'s): one dict copy, the names shared until either ad
+        changes (many ads made from one, as a submit description's job ads are)."""
+        ad = cls.__new__(cls)
+        ex = dict(base._ex)
+        for lname, value in values.items():
+            ex[lname] = value if isinstance(value, Expr) else to_expr(value)
+        base._shared = True  # from now on base copies its dicts before it changes them, as the ad does
+        ad._ex, ad._names, ad._parent, ad._shared = ex, base._names, None, True
+        return ad
+
     def _own(self) -> None:
         if self._shared:
             self._ex, self._names, self._shared = dict(self._ex), dict(self._names), False

@@ -146,12 +146,14 @@ def job_ad(desc: SubmitDescription, ex: MacroSource, attrs_raw: Mapping[str, str
         ad = shared.copy()
         for name, where, layer, key, _ in _assignments(attrs_raw, vars_, before):
             ad[name] = _expr(desc, where, ex.expand(layers[layer][key]))
-    else:
-        ad = recipe.base.copy()
-        for name, where, layer, key, live in recipe.varying:  # each with this node's own value
+    else:  # the recipe's base has every attribute in place, with its spelling: values bound anew
+        own: dict[str, object] = {}
+        for lname, where, layer, key, live in recipe.varying:  # each with this node's own value
             expr = _expr(desc, where, ex.expand(layers[layer][key]))
             if live:
-                ad[name] = expr
+                own[lname] = expr
+        own["clusterid"], own["dagnodename"], own["dagnoderetry"] = cluster, node, literal(attempt)
+        return ClassAd.derived(recipe.base, own)
     ad["ClusterId"] = cluster  # a literal each: these differ per node (no cache would hit)
     ad["DAGNodeName"] = node
     ad["DAGNodeRetry"] = literal(attempt)  # always the attempt number, whatever VARS said
@@ -160,8 +162,8 @@ def job_ad(desc: SubmitDescription, ex: MacroSource, attrs_raw: Mapping[str, str
 
 @dataclass(frozen=True, slots=True)
 class _Recipe:
-    """A template's base ad and the assignments each node makes: (attribute, submit key, layer, key
-    there, live - False where a later assignment overrides it)."""
+    """A template's base ad and the assignments each node makes: (attribute, lower-case, submit key,
+    layer, key there, live - False where a later assignment overrides it)."""
 
     base: ClassAd
     varying: tuple[tuple[str, str, int, str, bool], ...]
@@ -212,7 +214,7 @@ def _new_recipe(desc: SubmitDescription, ex: MacroSource, shared: ClassAd, attrs
         if text is None:
             base[name] = literal(0)  # a stand-in: the attribute's position and spelling
             live = last[name.lower()] == index and name.lower() not in _PER_ATTEMPT
-            varying.append((name, where, layer, key, live))
+            varying.append((name.lower(), where, layer, key, live))
             continue
         try:
             base[name] = _expr(desc, where, text)
