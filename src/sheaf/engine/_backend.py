@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Protocol
 
+from sheaf._value import value_class
 from sheaf.classad import ClassAd
 
 
-@dataclass(frozen=True, slots=True)
+@value_class
 class FileTransfer:
     """HTCondor file transfer (``should_transfer_files = YES``): the job runs in a fresh sandbox
     directory; ``inputs`` (absolute paths; a trailing ``/`` copies a directory's contents) are copied
@@ -38,7 +38,7 @@ class FileTransfer:
     names: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@value_class
 class Launch:
     key: str                  # unique per attempt: f"{node}#{attempt}" (plus a run id if needed)
     node: str                 # DAG node name
@@ -55,7 +55,7 @@ class Launch:
     stdin: str = os.devnull   # the submit description's ``input`` (a file path), read as stdin
     transfer: FileTransfer | None = None  # HTCondor file transfer: run in a sandbox (``FileTransfer``)
 
-@dataclass(frozen=True, slots=True)
+@value_class
 class Exited:
     key: str
     exit_code: int | None     # None when killed by a signal
@@ -66,14 +66,14 @@ class Exited:
     ended: float
     slot: str | None = None   # e.g. "slot1_1@localhost"
 
-@dataclass(frozen=True, slots=True)
+@value_class
 class Held:
     key: str
     reason: str               # the job can never run as submitted (no slot could ever match, bad
                               #   request_* expression, unexpandable $$(...)); the engine treats it
                               #   as a failed attempt with this reason
 
-@dataclass(frozen=True, slots=True)
+@value_class
 class Suspended:              # extension: put on hold by the job's periodic_hold (the schedd's policy);
                               #   it stays queued, killed if it ran, until released or removed
     key: str
@@ -81,12 +81,12 @@ class Suspended:              # extension: put on hold by the job's periodic_hol
     code: int = 3             # HoldReasonCode (3: the job's policy)
     subcode: int = 0          # HoldReasonSubCode (periodic_hold_subcode)
 
-@dataclass(frozen=True, slots=True)
+@value_class
 class Released:               # extension: a Suspended attempt released by periodic_release: queued again
     key: str
     reason: str = ""          # the release event's reason ("The job attribute PeriodicRelease ...")
 
-@dataclass(frozen=True, slots=True)
+@value_class
 class Removed:                # extension: removed by the job's periodic_remove (running, queued or held):
                               #   the attempt is over, as HTCondor's JOB_ABORTED
     key: str
@@ -94,7 +94,7 @@ class Removed:                # extension: removed by the job's periodic_remove 
 
 Event = Exited | Held | Suspended | Released | Removed
 
-@dataclass(frozen=True, slots=True)
+@value_class
 class Started:                # extension: an attempt's process began
                               #   (backends whose jobs can outlive the engine)
     key: str

@@ -22,9 +22,11 @@ __all__ = [
 from dataclasses import dataclass, field
 from typing import Literal, TypedDict
 
+from sheaf._value import value_class
+
 # ---- events (past tense) ---------------------------------------------------------------------
 
-@dataclass(frozen=True, slots=True)
+@value_class
 class JobExited:
     node: str
     attempt: int
@@ -36,14 +38,14 @@ class JobExited:
     slot: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@value_class
 class JobHeld:
     node: str
     attempt: int
     reason: str
 
 
-@dataclass(frozen=True, slots=True)
+@value_class
 class JobSuspended:
     """A proc of the node's job was put on hold (its periodic_hold) and waits, queued, to be
     released (HTCondor's JOB_HELD event)."""
@@ -56,7 +58,7 @@ class JobSuspended:
     subcode: int = 0  # HoldReasonSubCode
 
 
-@dataclass(frozen=True, slots=True)
+@value_class
 class JobReleased:
     """A held proc of the node's job was released (its periodic_release): queued again (JOB_RELEASED)."""
 
@@ -66,7 +68,7 @@ class JobReleased:
     reason: str = ""
 
 
-@dataclass(frozen=True, slots=True)
+@value_class
 class JobRemoved:
     """The node's job was removed (its periodic_remove): HTCondor's JOB_ABORTED."""
 
@@ -75,7 +77,7 @@ class JobRemoved:
     reason: str
 
 
-@dataclass(frozen=True, slots=True)
+@value_class
 class ScriptExited:
     node: str
     kind: Literal["PRE", "POST", "HOLD"]
@@ -84,14 +86,14 @@ class ScriptExited:
     signal: int | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@value_class
 class DeferElapsed:
     node: str
     kind: Literal["PRE", "POST"]
     attempt: int
 
 
-@dataclass(frozen=True, slots=True)
+@value_class
 class SubmitFailed:
     """The attempt could not be submitted (a missing or unreadable submit file or sub-DAG file, a
     description that does not expand): DAGMan's submit failure."""
@@ -101,19 +103,19 @@ class SubmitFailed:
     reason: str
 
 
-@dataclass(frozen=True, slots=True)
+@value_class
 class ProvisionerReady:
     """The PROVISIONER node's job runs: the other nodes may start."""
 
 
-@dataclass(frozen=True, slots=True)
+@value_class
 class Halted:
     """The DAG was halted (DAGMan's halt file, ``<primary dag>.halt``, appeared): no PRE script
     starts and no job is submitted any more; jobs in flight and POST scripts finish, then the rescue
     DAG is written and FINAL runs (``DAG_STATUS_HALTED``)."""
 
 
-@dataclass(frozen=True, slots=True)
+@value_class
 class Interrupted:
     """The engine was told to stop (SIGTERM/SIGINT: DAGMan's ``condor_rm``)."""
 
@@ -126,7 +128,7 @@ EngineEvent = (JobExited | JobHeld | JobSuspended | JobReleased | JobRemoved | S
 
 # ---- instructions (imperative) -----------------------------------------------------------------
 
-@dataclass(frozen=True, slots=True)
+@value_class
 class Submit:
     node: str
     attempt: int
@@ -136,7 +138,7 @@ class Submit:
     failed_count: int = 0
 
 
-@dataclass(frozen=True, slots=True)
+@value_class
 class RunScript:
     node: str
     kind: Literal["PRE", "POST", "HOLD"]
@@ -146,7 +148,7 @@ class RunScript:
     debug: tuple[str, str] | None = None  # SCRIPT DEBUG: (file, STDOUT | STDERR | ALL)
 
 
-@dataclass(frozen=True, slots=True)
+@value_class
 class Defer:
     node: str
     kind: Literal["PRE", "POST"]
@@ -154,26 +156,26 @@ class Defer:
     seconds: float
 
 
-@dataclass(frozen=True, slots=True)
+@value_class
 class Cancel:
     node: str
     attempt: int
 
 
-@dataclass(frozen=True, slots=True)
+@value_class
 class KillScript:
     node: str
     kind: Literal["PRE", "POST"]
 
 
-@dataclass(frozen=True, slots=True)
+@value_class
 class WriteRescue:
     done: tuple[str, ...]
     retries_left: tuple[tuple[str, int], ...]
     failed: int
 
 
-@dataclass(frozen=True, slots=True)
+@value_class
 class WriteSavePoint:
     """SAVE_POINT_FILE: the node starts for the first time; the DAG's state as it starts."""
 
@@ -182,7 +184,7 @@ class WriteSavePoint:
     failed: tuple[str, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@value_class
 class Finish:
     succeeded: bool
     dag_status: int  # $DAG_STATUS: 0 ok, 2 nodes failed, 3 aborted, 4 removed, 5 cycle
@@ -221,7 +223,7 @@ Details = TypedDict("Details", {
 }, total=False)
 
 
-@dataclass(frozen=True, slots=True)
+@value_class
 class Change:
     """One journaled state change: ``node`` went from ``start`` to ``finish`` at ``time``."""
 

@@ -40,10 +40,10 @@ from __future__ import annotations
 __all__ = ["NOOP_PROC", "ULOG", "EventTranslator", "JobStart", "NodeEvent", "ProcEnd"]
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Literal, NamedTuple
 
+from sheaf._value import value_class
 from sheaf.engine._events import Change, Details
 
 NOOP_PROC = 2147483647  # Node::NOOP_NODE_PROCID (INT_MAX)
@@ -83,7 +83,7 @@ class NodeEvent(NamedTuple):
         return "-" if self.cluster == -1 else f"{self.cluster}.{self.proc}"
 
 
-@dataclass(frozen=True, slots=True)
+@value_class
 class JobStart:
     """A proc of a node attempt's job began to run (the backend's ``Started``): its EXECUTE event."""
 
@@ -94,7 +94,7 @@ class JobStart:
     slot: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@value_class
 class ProcEnd:
     """A proc of a node whose job has several procs left the queue: it exited (``exit_code`` or
     ``signal``), was removed (``removed``, the reason; DAGMan removes the rest of a job list that
