@@ -169,6 +169,7 @@ typedef struct Spawner {
     request *todo, *todo_tail, *live;
     request *spawning[1 + MAX_REAPERS];  /* being spawned by the spawner [0] or a reaper: their chains still count */
     int homed[MAX_REAPERS];  /* running children each reaper watches */
+    int reserved[MAX_REAPERS];  /* successors each reaper is starting (see least_homed) */
     row *done, *done_tail;
     int closing;
     int wakeup;  /* to Python: results wait */
@@ -360,11 +361,15 @@ static void guard_unlist(Spawner *s, request *r, int pid) {
     r->listed = -1;
 }
 
-/* The reaper watching the fewest running children; the lock is held. */
+/* The reaper watching the fewest running children, a successor it is starting counted as running;
+ * the lock is held.  Without that count a slot's chain went missing from its reaper for the whole
+ * of its successor's posix_spawn (~0.3 ms, most of a /bin/true job's life), and the spawner thread
+ * gave the other slot's new chain to the same reaper, where both chains stayed: with 10^4 /bin/true
+ * jobs on 2 CPUs one reaper spawned every job and each slot's exit waited for the other's spawn. */
 static int least_homed(const Spawner *s) {
     int best = 0;
     for (int k = 1; k < s->nreapers; k++)
-        if (s->homed[k] < s->homed[best])
+        if (s->homed[k] + s->reserved[k] < s->homed[best] + s->reserved[best])
             best = k;
     return best;
 }
@@ -528,6 +533,7 @@ static void *reap_loop(void *arg) {
                 next->chain = next->next;
                 next->next = NULL;
                 s->spawning[who] = next;
+                s->reserved[who - 1]++;  /* the chain stays this reaper's while its successor starts */
             }
             pthread_mutex_unlock(&s->lock);
             free_request(r);
@@ -541,6 +547,11 @@ static void *reap_loop(void *arg) {
                 urgent = 1;  /* that spawn may block a while: the exit is not kept waiting for it */
             } else {
                 urgent |= launch(s, next, who);
+            }
+            if (next != NULL) {
+                pthread_mutex_lock(&s->lock);
+                s->reserved[who - 1]--;
+                pthread_mutex_unlock(&s->lock);
             }
             if (urgent)  /* now, not after the rest of the batch's reaps and spawns */
                 notify(s);
