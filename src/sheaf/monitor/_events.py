@@ -127,9 +127,13 @@ def open_events(directory: str, dag_file: str | None = None) -> RunView:
 
 class EventsLoader:
     """Keeps a DAG's events database caught up while a run goes: a loader process (``_follow``)
-    beside the engine, every ``interval`` seconds and once more when :meth:`stop` is called."""
+    beside the engine, every ``interval`` seconds and once more when :meth:`stop` is called.
 
-    def __init__(self, dag_path: str, interval: float = 1.0,
+    The last catch-up is wall time of the run (``sheaf run`` waits for it): it loads what the run
+    recorded since the one before, up to ``interval`` seconds of it.  A catch-up with nothing new
+    costs ~0.03 ms; at 1 s the last one took up to ~30 ms of a 10^4-job run of ~4 s, at 0.1 s 1-3 ms."""
+
+    def __init__(self, dag_path: str, interval: float = 0.1,
                  on_warning: Callable[[str], None] | None = None) -> None:
         self.dag_path = dag_path
         self.interval = interval

@@ -79,4 +79,7 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    code = main()  # the database is closed: the exit need not take the process's objects apart
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
