@@ -56,12 +56,13 @@ class LaunchQueue:
     def __contains__(self, key: str) -> bool:
         return key in self._entries
 
-    def push(self, launch: Launch, order: Order | None = None) -> Order:
+    def push(self, launch: Launch, order: Order | None = None, shape: Shape | None = None) -> Order:
         """Queue ``launch`` last among its priority, or back in its place ``order`` (as it was
-        returned then); returns its place."""
+        returned then, with its ``shape``: not computed again); returns its place."""
         entry = _Entry(order or (-launch.priority, next(self._seq)), launch)
         self._entries[launch.key] = entry
-        heapq.heappush(self._buckets.setdefault(shape_of(launch.job_ad), []), (entry.order, entry))
+        bucket = self._buckets.setdefault(shape if shape is not None else shape_of(launch.job_ad), [])
+        heapq.heappush(bucket, (entry.order, entry))
         return entry.order
 
     def first(self) -> tuple[Order, Launch, Shape] | None:

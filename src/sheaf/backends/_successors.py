@@ -56,6 +56,7 @@ class Bound:
 
     launch: Launch
     order: Order  # its place in the queue, kept for its return there
+    shape: Shape  # its queue shape, kept for the same (``shape_of`` is most of a push's cost)
     handle: int
     chain: Chain  # the chain it is in (handed from job to job)
 
@@ -164,7 +165,7 @@ class Successors:
                 del self._open[job.launch.key]
                 continue
             self._queue.take_first(shape)
-            bound = self.bound[launch.key] = Bound(launch, order, handle, job.chain)
+            bound = self.bound[launch.key] = Bound(launch, order, shape, handle, job.chain)
             job.chain.append(bound)
             self._worst = max(self._worst, order)
             if len(job.chain) >= CHAIN:
@@ -185,11 +186,16 @@ class Successors:
         already start)."""
         if not self.bound or self._reaper is None:
             return
+        chains: dict[int, Chain] = {}
         for bound in list(self.bound.values()):
             if self._reaper.unfollow(bound.handle):
-                bound.chain.remove(bound)
+                chains[id(bound.chain)] = bound.chain
                 del self.bound[bound.launch.key]
-                self._queue.push(bound.launch, bound.order)
+                self._queue.push(bound.launch, bound.order, bound.shape)
+        for chain in chains.values():  # once a chain, not a deque.remove (linear) per launch
+            kept = [one for one in chain if one.launch.key in self.bound]
+            chain.clear()
+            chain.extend(kept)
         self._worst = (0, 0)
         self._reopen(jobs)
 
