@@ -32,7 +32,7 @@ Order = tuple[int, int]  # (-priority, sequence): the smallest goes first
 
 def shape_of(ad: ClassAd) -> Shape:
     """What decides where and whether a job can run: ``(match signature, limits, universe)``."""
-    return (signature(ad), *(ad.get_expr(name) for name in SHAPE_ATTRS))
+    return (signature(ad), *map(ad.get_expr, SHAPE_ATTRS))
 
 
 @dataclass(slots=True)
