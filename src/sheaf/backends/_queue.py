@@ -28,6 +28,13 @@ SHAPE_ATTRS = ("ConcurrencyLimits", "JobUniverse", "Universe")
 Outcome = str  # "started" | "blocked" | "dropped" (started, waits, or left the queue with an event)
 Shape = tuple[object, ...]
 Order = tuple[int, int]  # (-priority, sequence): the smallest goes first
+_SEQUENCES = 1 << 62  # sequence numbers stay below this: (-priority, sequence) ranks as one int
+
+
+def _rank(order: Order) -> int:
+    """``order`` as one int of the same order: a bucket's heap compares ints, not tuples of tuples
+    (a pop from a bucket of 10^4 launches made ~25 tuple comparisons, ~1 us, per launch started)."""
+    return order[0] * _SEQUENCES + order[1]
 
 
 def shape_of(ad: ClassAd) -> Shape:
@@ -46,7 +53,7 @@ class LaunchQueue:
     """Buckets of launches by shape, each bucket ordered by (priority, FIFO)."""
 
     def __init__(self) -> None:
-        self._buckets: dict[Shape, list[tuple[tuple[int, int], _Entry]]] = {}
+        self._buckets: dict[Shape, list[tuple[int, _Entry]]] = {}  # heaps of (rank, entry)
         self._entries: dict[str, _Entry] = {}
         self._seq = itertools.count()
 
@@ -62,7 +69,7 @@ class LaunchQueue:
         entry = _Entry(order or (-launch.priority, next(self._seq)), launch)
         self._entries[launch.key] = entry
         bucket = self._buckets.setdefault(shape if shape is not None else shape_of(launch.job_ad), [])
-        heapq.heappush(bucket, (entry.order, entry))
+        heapq.heappush(bucket, (_rank(entry.order), entry))
         return entry.order
 
     def first(self) -> tuple[Order, Launch, Shape] | None:
