@@ -69,3 +69,25 @@ def test_launches_put_back_keep_their_places_whatever_the_priority(orders: list[
     started: list[str] = []
     queue.schedule(lambda lnch, shape: started.append(lnch.key) or "started")
     assert started == [f"n{i}#0" for i, _ in sorted(enumerate(orders), key=lambda p: p[1])]
+
+
+def test_a_shape_is_handed_out_as_one_object_and_found_by_an_equal_one() -> None:
+    """Buckets are found by the identity of the one object kept per shape (no tuple of ``Expr``
+    hashed per lookup); an equal shape made elsewhere still finds its bucket."""
+    queue = LaunchQueue()
+    for i in range(3):
+        queue.push(launch(i, 0, 0))
+    queue.push(launch(3, 0, 1))
+    first = queue.first()
+    assert first is not None
+    shape = first[2]
+    again = shape_of(ADS[0])  # a new tuple, equal to the kept one
+    assert again == shape and again is not shape
+    queue.take_first(again)
+    second = queue.first()
+    assert second is not None and second[1].key == "n1#0" and second[2] is shape
+    queue.push(launch(4, 0, 0), shape=again)  # into the kept shape's bucket
+    assert [lnch.key for lnch in queue.launches()] == ["n1#0", "n2#0", "n3#0", "n4#0"]
+    started: list[str] = []
+    queue.schedule(lambda lnch, shp: started.append(lnch.key) or "started")
+    assert started == ["n1#0", "n2#0", "n3#0", "n4#0"] and not queue
