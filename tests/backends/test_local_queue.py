@@ -55,3 +55,39 @@ def test_a_blocked_bucket_costs_one_attempt_and_keeps_its_order(items: list[tupl
 def test_shapes_tell_apart_what_matching_can() -> None:
     assert shape_of(ADS[0]) == shape_of(ClassAd.parse_old("RequestMemory = 64\nCmd = \"/bin/other\""))
     assert len({shape_of(ad) for ad in ADS}) == 3
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.integers(-(2**70), 2**70), st.integers(0, 2**40)), min_size=2, max_size=20,
+                unique_by=lambda item: item[1]))
+def test_launches_put_back_keep_their_places_whatever_the_priority(orders: list[tuple[int, int]]) -> None:
+    """A bucket's heap ranks (-priority, sequence) as one int: the same order as the tuples, for
+    priorities of any size (launches put back in the queue keep the places they were given)."""
+    queue = LaunchQueue()
+    for i, order in enumerate(orders):
+        queue.push(launch(i, -order[0], 0), order)
+    started: list[str] = []
+    queue.schedule(lambda lnch, shape: started.append(lnch.key) or "started")
+    assert started == [f"n{i}#0" for i, _ in sorted(enumerate(orders), key=lambda p: p[1])]
+
+
+def test_a_shape_is_handed_out_as_one_object_and_found_by_an_equal_one() -> None:
+    """Buckets are found by the identity of the one object kept per shape (no tuple of ``Expr``
+    hashed per lookup); an equal shape made elsewhere still finds its bucket."""
+    queue = LaunchQueue()
+    for i in range(3):
+        queue.push(launch(i, 0, 0))
+    queue.push(launch(3, 0, 1))
+    first = queue.first()
+    assert first is not None
+    shape = first[2]
+    again = shape_of(ADS[0])  # a new tuple, equal to the kept one
+    assert again == shape and again is not shape
+    queue.take_first(again)
+    second = queue.first()
+    assert second is not None and second[1].key == "n1#0" and second[2] is shape
+    queue.push(launch(4, 0, 0), shape=again)  # into the kept shape's bucket
+    assert [lnch.key for lnch in queue.launches()] == ["n1#0", "n2#0", "n3#0", "n4#0"]
+    started: list[str] = []
+    queue.schedule(lambda lnch, shp: started.append(lnch.key) or "started")
+    assert started == ["n1#0", "n2#0", "n3#0", "n4#0"] and not queue

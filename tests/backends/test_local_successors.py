@@ -336,3 +336,34 @@ def test_successors_that_block_in_their_spawn_never_hold_up_another_slots_succes
         finally:
             for reader in readers:
                 os.close(reader)
+
+
+def test_launches_put_back_in_the_queue_keep_their_places_and_shapes(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A slot freed elsewhere puts every bound launch back (``withdraw``): in its place, with the
+    shape it was queued with -- not computed again (``shape_of`` was most of a push's cost), and
+    each chain rebuilt once, keeping what the C thread took already."""
+    from sheaf.backends import _queue
+
+    shaped: list[str] = []
+    shape_of = _queue.shape_of
+    monkeypatch.setattr(_queue, "shape_of", lambda ad: shaped.append(str(ad.eval("Cmd"))) or shape_of(ad))
+    with backend_for(tmp_path, "NUM_CPUS = 2\nMEMORY = 2048\n") as local:
+        local.submit(make_launch(tmp_path, "long", ["/bin/sleep", "5"]))
+        local.submit(make_launch(tmp_path, "short", ["/bin/sleep", "0.3"]))
+        running(local, "long#0")
+        running(local, "short#0")
+        for name in "bcdef":
+            local.submit(make_launch(tmp_path, name, ["/bin/true"]))
+        bound = dict(local._successors.bound)
+        assert len(bound) == 5 and len(shaped) == 7  # each launch shaped once, as it was queued
+        local._successors.withdraw(local._jobs)
+        assert not local._successors.bound and len(local._queue) == 5
+        assert all(not job.chain for job in local._jobs.values())
+        assert len(shaped) == 7
+        assert [launch.key for launch in local._queue.launches()] == [f"{n}#0" for n in "bcdef"]
+        first = local._queue.first()
+        assert first is not None and first[1].key == "b#0" and first[2] == bound["b#0"].shape
+        events = collect(local, 6)
+        local.cancel("long#0")
+    assert sorted(events) == ["b#0", "c#0", "d#0", "e#0", "f#0", "short#0"]

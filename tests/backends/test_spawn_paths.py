@@ -177,3 +177,22 @@ def test_the_c_spawner_hands_back_every_request_in_order(tmp_path: Path) -> None
         _, status = os.waitpid(result.spawned.pid, 0)
         os.close(result.spawned.pidfd)
         assert status == 0
+
+
+@pytest.mark.parametrize("fn", PATHS.values(), ids=PATHS.keys())
+def test_strings_reach_the_child_as_their_file_system_bytes(tmp_path: Path, fn: Spawn) -> None:
+    """The C spawner copies an ASCII string's text as it is and encodes any other (non-ASCII, or
+    undecodable bytes kept as surrogate escapes): the child gets the bytes ``os.fsencode`` gives, as
+    through the other paths; a NUL in any string is refused before anything runs."""
+    probe = "import os, sys; sys.stdout.buffer.write(repr((sys.argv[1:], os.environb[b'V'])).encode())"
+    texts = ["plain", "caf\u00e9", "raw\udcff\udcfe", ""]
+    for text in texts:
+        cwd = tmp_path / f"d{texts.index(text)}"
+        cwd.mkdir()
+        spawned = fn([sys.executable, "-S", "-c", probe, text], {"V": text}, str(cwd), "o", "o", None)
+        os.waitpid(spawned.pid, 0)
+        os.close(spawned.pidfd)
+        assert (cwd / "o").read_bytes() == repr(([text], os.fsencode(text))).encode()
+    for env, cwd_text in (({"V": "a\0b"}, str(tmp_path)), ({}, f"{tmp_path}\0x")):
+        with pytest.raises(ValueError, match="null byte"):
+            fn(["/bin/true"], env, cwd_text, "o", "o", None)

@@ -584,26 +584,60 @@ static void *spawn_loop(void *arg) {
     }
 }
 
+/* Take the lock on Python's side: at once when it is free, else with the GIL released while waiting
+ * (a reaper holds the lock through a reap's system calls; the threads here never take the GIL, so
+ * nothing can wait on it in turn, and the engine's other Python threads -- the journal's -- run). */
+static void lock_from_python(Spawner *s) {
+    if (pthread_mutex_trylock(&s->lock) == 0)
+        return;
+    Py_BEGIN_ALLOW_THREADS
+    pthread_mutex_lock(&s->lock);
+    Py_END_ALLOW_THREADS
+}
+
+/* str's text when it is ASCII (its file-system encoding, whatever the encoding: no bytes object is
+ * made), with its length; NULL when it is not (no exception set).  Every string of a job sheaf
+ * plans is ASCII: this skips an encoded copy, made and freed, of each of a request's ~10 strings. */
+static const char *ascii_text(PyObject *str, Py_ssize_t *size) {
+    if (!PyUnicode_Check(str) || !PyUnicode_IS_READY(str) || !PyUnicode_IS_ASCII(str))
+        return NULL;
+    *size = PyUnicode_GET_LENGTH(str);
+    return (const char *)PyUnicode_1BYTE_DATA(str);
+}
+
+/* A malloc'd copy of size bytes at data, NUL-terminated; NULL with an exception set (ValueError on
+ * an embedded NUL). */
+static char *c_copy(const char *data, Py_ssize_t size) {
+    if (memchr(data, '\0', (size_t)size) != NULL) {
+        PyErr_SetString(PyExc_ValueError, "embedded null byte");
+        return NULL;
+    }
+    char *copy = malloc((size_t)size + 1);
+    if (copy == NULL) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    memcpy(copy, data, (size_t)size);
+    copy[size] = '\0';
+    return copy;
+}
+
 /* A malloc'd copy of str's file-system encoding; NULL with an exception set (ValueError on a NUL). */
 static char *c_string(PyObject *str) {
+    Py_ssize_t size;
+    const char *text = ascii_text(str, &size);
+    if (text != NULL)
+        return c_copy(text, size);
     PyObject *bytes = PyUnicode_EncodeFSDefault(str);
     if (bytes == NULL)
         return NULL;
     char *data;
-    Py_ssize_t size;
     if (PyBytes_AsStringAndSize(bytes, &data, &size) < 0) {
         Py_DECREF(bytes);
         return NULL;
     }
-    if ((size_t)size != strlen(data)) {
-        Py_DECREF(bytes);
-        PyErr_SetString(PyExc_ValueError, "embedded null byte");
-        return NULL;
-    }
-    char *copy = strdup(data);
+    char *copy = c_copy(data, size);
     Py_DECREF(bytes);
-    if (copy == NULL)
-        PyErr_NoMemory();
     return copy;
 }
 
@@ -734,7 +768,7 @@ static PyObject *spawner_submit(Spawner *s, PyObject *args) {
     request *r = make_request(s, args);
     if (r == NULL)
         return NULL;
-    pthread_mutex_lock(&s->lock);
+    lock_from_python(s);
     r->next = NULL;
     if (s->todo_tail != NULL)
         s->todo_tail->next = r;
@@ -797,7 +831,7 @@ static PyObject *spawner_follow(Spawner *s, PyObject *args) {
     Py_DECREF(rest);
     if (r == NULL)
         return NULL;
-    pthread_mutex_lock(&s->lock);
+    lock_from_python(s);
     request *j = chain_holder(s, after);
     if (j != NULL) {
         request **end = &j->chain;
@@ -829,7 +863,7 @@ static PyObject *spawner_unfollow(Spawner *s, PyObject *arg) {
     long long tag = PyLong_AsLongLong(arg);
     if (tag == -1 && PyErr_Occurred())
         return NULL;
-    pthread_mutex_lock(&s->lock);
+    lock_from_python(s);
     int found = 0;
     for (int who = 0; who <= s->nreapers && !found; who++)
         found = s->spawning[who] != NULL && unlink_from(&s->spawning[who]->chain, tag);
@@ -846,7 +880,7 @@ static PyObject *spawner_kill(Spawner *s, PyObject *args) {
     int sig;
     if (!PyArg_ParseTuple(args, "Li", &tag, &sig))
         return NULL;
-    pthread_mutex_lock(&s->lock);  /* a reaper holds it from killpg to wait4: no reaped group is hit */
+    lock_from_python(s);  /* a reaper holds it from killpg to wait4: no reaped group is hit */
     request *r = find_live(s, tag);
     if (r != NULL) {
         killpg(r->pid, sig);
@@ -870,7 +904,7 @@ static PyObject *spawner_guard(Spawner *s, PyObject *args) {
     void *table = mmap(NULL, GUARD_WORDS * sizeof(uint64_t), PROT_READ | PROT_WRITE, MAP_SHARED, table_fd, 0);
     if (table == MAP_FAILED)
         return PyErr_SetFromErrno(PyExc_OSError);
-    pthread_mutex_lock(&s->lock);
+    lock_from_python(s);
     void *old = s->table;
     if (old == NULL) {  /* once: entries made already point into it */
         s->guard = pipe_fd;
@@ -882,28 +916,55 @@ static PyObject *spawner_guard(Spawner *s, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* A result row as Python's tuple (see the header); NULL with an exception set.  Made field by field,
+ * not with Py_BuildValue, which parses its format string again for every row. */
+static PyObject *row_tuple(const row *w) {
+    PyObject *items[9] = {
+        PyLong_FromLong(w->kind), PyLong_FromLongLong(w->tag), PyLong_FromLong(w->pid),
+        PyLong_FromLong(w->pidfd), PyLong_FromLong(w->error), PyLong_FromLong(w->status),
+        PyLong_FromLong(w->maxrss), PyFloat_FromDouble(w->mono), PyFloat_FromDouble(w->real),
+    };
+    PyObject *tuple = NULL;
+    int made = 1;
+    for (int i = 0; i < 9; i++)
+        made &= items[i] != NULL;
+    if (made)
+        tuple = PyTuple_New(9);
+    if (tuple == NULL) {
+        for (int i = 0; i < 9; i++)
+            Py_XDECREF(items[i]);
+        return NULL;
+    }
+    for (int i = 0; i < 9; i++)
+        PyTuple_SET_ITEM(tuple, i, items[i]);
+    return tuple;
+}
+
 static PyObject *take_results(Spawner *s) {
     uint64_t count;
     if (s->wakeup >= 0) {
         ssize_t ignored = read(s->wakeup, &count, sizeof count);  /* EAGAIN: nothing written since */
         (void)ignored;
     }
-    pthread_mutex_lock(&s->lock);
+    lock_from_python(s);
     row *w = s->done;
     s->done = s->done_tail = NULL;
     s->unannounced = 0;
     pthread_mutex_unlock(&s->lock);
-    PyObject *list = PyList_New(0);
-    while (w != NULL) {
+    Py_ssize_t n = 0;
+    for (const row *r = w; r != NULL; r = r->next)
+        n++;
+    PyObject *list = PyList_New(n);
+    for (Py_ssize_t i = 0; w != NULL; i++) {
         row *next = w->next;
-        PyObject *item = list ? Py_BuildValue("(iLiiiildd)", w->kind, w->tag, w->pid, w->pidfd, w->error,
-                                              w->status, w->maxrss, w->mono, w->real) : NULL;
-        if (item == NULL || PyList_Append(list, item) < 0) {
+        PyObject *item = list ? row_tuple(w) : NULL;
+        if (item != NULL) {
+            PyList_SET_ITEM(list, i, item);
+        } else {
             Py_CLEAR(list);  /* out of memory: the pidfds of what is left are closed, not leaked */
             if (w->pidfd >= 0)
                 close(w->pidfd);
         }
-        Py_XDECREF(item);
         free(w);
         w = next;
     }

@@ -61,7 +61,7 @@ def _is_scope(node: Any) -> bool:
 
 def signature(ad: ClassAd) -> tuple[object, ...]:
     """The match signature of ``ad`` (see the module docstring)."""
-    heads = tuple(ad.get_expr(name) for name in MATCH_ATTRS)
+    heads = tuple(map(ad.get_expr, MATCH_ATTRS))  # map: no generator frame (a job's submit asks)
     seen: dict[str, Expr | None] = {}
     stack = [expr for expr in heads if expr is not None]
     while stack:

@@ -22,7 +22,6 @@ import signal
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from types import ModuleType
 from typing import Generic, TypeVar
 
@@ -34,37 +33,55 @@ THREADED = libc_available()
 T = TypeVar("T")
 
 
-@dataclass(frozen=True, slots=True)
 class SpawnRequest(Generic[T]):
-    tag: T  # the caller's: handed back with the result
-    argv: Sequence[str]
-    env: Mapping[str, str]
-    cwd: str
-    stdout: str
-    stderr: str
-    cpus: frozenset[int] | None
-    stdin: str = os.devnull
+    """What to spawn, and the caller's ``tag``, handed back with the result.
+
+    The three record classes here are plain slotted classes, not frozen dataclasses: the local
+    backend makes two or three of them per job on the engine loop's thread, and a frozen
+    dataclass's ``__init__`` sets each field through ``object.__setattr__`` (~3x the cost).
+    Treat them as read-only."""
+
+    __slots__ = ("argv", "cpus", "cwd", "env", "stderr", "stdin", "stdout", "tag")
+
+    def __init__(self, tag: T, argv: Sequence[str], env: Mapping[str, str], cwd: str, stdout: str,
+                 stderr: str, cpus: frozenset[int] | None, stdin: str = os.devnull) -> None:
+        self.tag, self.argv, self.env, self.cwd = tag, argv, env, cwd
+        self.stdout, self.stderr, self.cpus, self.stdin = stdout, stderr, cpus, stdin
+
+    def __repr__(self) -> str:
+        return f"SpawnRequest({self.tag!r}, {self.argv!r}, cwd={self.cwd!r})"
 
 
-@dataclass(frozen=True, slots=True)
 class SpawnResult(Generic[T]):
-    tag: T
-    spawned: Spawned | None  # None: it failed, see error
-    error: str | None
-    started: float  # the injected clock's time of the spawn
-    since: float  # time.monotonic() of the spawn
-    handle: int = -1  # the C thread's number for the child (CSpawner): follow, kill
+    """A spawn's outcome: ``spawned`` None when it failed (see ``error``)."""
+
+    __slots__ = ("error", "handle", "since", "spawned", "started", "tag")
+
+    def __init__(self, tag: T, spawned: Spawned | None, error: str | None, started: float, since: float,
+                 handle: int = -1) -> None:
+        self.tag, self.spawned, self.error = tag, spawned, error
+        self.started = started  # the injected clock's time of the spawn
+        self.since = since  # time.monotonic() of the spawn
+        self.handle = handle  # the C thread's number for the child (CSpawner): follow, kill
+
+    def __repr__(self) -> str:
+        return f"SpawnResult({self.tag!r}, {self.spawned!r}, error={self.error!r}, handle={self.handle})"
 
 
-@dataclass(frozen=True, slots=True)
 class ExitResult(Generic[T]):
     """A child the C thread reaped (``CSpawner(reap=True)``)."""
 
-    tag: T
-    status: int  # the wait status
-    maxrss_kb: int  # wait4's ru_maxrss
-    ended: float  # the injected clock's time of the reap (CLOCK_REALTIME when that is time.time)
-    since: float  # time.monotonic() of the reap
+    __slots__ = ("ended", "maxrss_kb", "since", "status", "tag")
+
+    def __init__(self, tag: T, status: int, maxrss_kb: int, ended: float, since: float) -> None:
+        self.tag = tag
+        self.status = status  # the wait status
+        self.maxrss_kb = maxrss_kb  # wait4's ru_maxrss
+        self.ended = ended  # the injected clock's time of the reap (CLOCK_REALTIME when that is time.time)
+        self.since = since  # time.monotonic() of the reap
+
+    def __repr__(self) -> str:
+        return f"ExitResult({self.tag!r}, status={self.status}, maxrss_kb={self.maxrss_kb})"
 
 
 class Spawner(Generic[T]):
@@ -206,24 +223,26 @@ class CSpawner(Generic[T]):
     def _outcomes(self, rows: list[tuple[int, int, int, int, int, int, int, float, float]]
                   ) -> list[SpawnResult[T] | ExitResult[T]]:
         done, self._refused = self._refused, []
+        tags, pending = self._tags, self._pending
+        # the C thread's CLOCK_REALTIME is the injected clock's time when that is time.time; with a
+        # test's fake clock, its now
+        realtime = self._clock is time.time
         for kind, number, pid, pidfd, error, status, maxrss, mono, real in rows:
             if kind == 1:
-                done.append(ExitResult(self._tags.pop(number), status, maxrss, self._when(real), mono))
+                done.append(ExitResult(tags.pop(number), status, maxrss, real if realtime else self._clock(),
+                                       mono))
                 continue
-            request, started = self._pending.pop(number)
-            when = self._when(real) if started is None else started  # a successor starts in C
+            request, started = pending.pop(number)
+            if started is None:  # a successor: it started in C
+                started = real if realtime else self._clock()
             if error:
                 reason = _libc_failure(OSError(error, os.strerror(error)), request.argv[0], request.cwd)
-                done.append(SpawnResult(request.tag, None, reason, when, mono, number))
+                done.append(SpawnResult(request.tag, None, reason, started, mono, number))
             else:
                 if pidfd < 0:
-                    self._tags[number] = request.tag
-                done.append(SpawnResult(request.tag, Spawned(pid, pidfd), None, when, mono, number))
+                    tags[number] = request.tag
+                done.append(SpawnResult(request.tag, Spawned(pid, pidfd), None, started, mono, number))
         return done
-
-    def _when(self, real: float) -> float:
-        """The C thread's CLOCK_REALTIME as the injected clock's time (a test's fake clock: now)."""
-        return real if self._clock is time.time else self._clock()
 
 
 def _arguments(request: SpawnRequest[T]) -> tuple[object, ...]:

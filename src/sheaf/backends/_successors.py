@@ -30,7 +30,7 @@ the claim on to the next.  The C thread keeps the same chain in the same order.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Container
+from collections.abc import Container, Iterable
 from dataclasses import dataclass, field
 
 from sheaf.backends._pool import Claim
@@ -56,6 +56,7 @@ class Bound:
 
     launch: Launch
     order: Order  # its place in the queue, kept for its return there
+    shape: Shape  # its queue shape, kept for the same (``shape_of`` is most of a push's cost)
     handle: int
     chain: Chain  # the chain it is in (handed from job to job)
 
@@ -154,17 +155,16 @@ class Successors:
         """Bind the queue's first launches to running jobs of their shape, shortest chain first."""
         while self._open and (first := self._queue.first()) is not None:
             order, launch, shape = first
-            lanes = [job for job in self._open.values() if job.shape == shape]
-            if not lanes or not chainable(launch, lanes[0].claim, launch.key in policed):
+            job = _shortest(self._open.values(), shape)
+            if job is None or not chainable(launch, job.claim, launch.key in policed):
                 return
-            job = min(lanes, key=lambda one: len(one.chain))
             assert self._reaper is not None  # lanes are jobs of the C threads
             handle = self._reaper.follow(job.handle, request(launch, job.claim))
             if handle is None:  # it ended already: its exit is on its way
                 del self._open[job.launch.key]
                 continue
             self._queue.take_first(shape)
-            bound = self.bound[launch.key] = Bound(launch, order, handle, job.chain)
+            bound = self.bound[launch.key] = Bound(launch, order, shape, handle, job.chain)
             job.chain.append(bound)
             self._worst = max(self._worst, order)
             if len(job.chain) >= CHAIN:
@@ -185,11 +185,16 @@ class Successors:
         already start)."""
         if not self.bound or self._reaper is None:
             return
+        chains: dict[int, Chain] = {}
         for bound in list(self.bound.values()):
             if self._reaper.unfollow(bound.handle):
-                bound.chain.remove(bound)
+                chains[id(bound.chain)] = bound.chain
                 del self.bound[bound.launch.key]
-                self._queue.push(bound.launch, bound.order)
+                self._queue.push(bound.launch, bound.order, bound.shape)
+        for chain in chains.values():  # once a chain, not a deque.remove (linear) per launch
+            kept = [one for one in chain if one.launch.key in self.bound]
+            chain.clear()
+            chain.extend(kept)
         self._worst = (0, 0)
         self._reopen(jobs)
 
@@ -203,3 +208,13 @@ class Successors:
     def _reopen(self, jobs: dict[str, Job]) -> None:
         self._open = {key: job for key, job in jobs.items()
                       if job.shape is not None and job.handle >= 0 and len(job.chain) < CHAIN}
+
+
+def _shortest(jobs: Iterable[Job], shape: Shape) -> Job | None:
+    """The job of ``shape`` with the shortest chain, the first of equals (a loop: asked for every
+    launch bound, where a list of the lanes and ``min`` with a key made two more calls a job)."""
+    best: Job | None = None
+    for job in jobs:
+        if job.shape == shape and (best is None or len(job.chain) < len(best.chain)):
+            best = job
+    return best

@@ -502,7 +502,9 @@ class LocalBackend:
         if job.cancelled:  # stopped here (cancel, a policy, close): the caller reports it, or nobody
             return
         self._policy.pop(key, None)
-        reason = job.killed or self._peak_reason(job, maxrss_kb / 1024)
+        reason = job.killed
+        if reason is None and job.limited and maxrss_kb > (job.claim.memory_limit or 0) * 1024:
+            reason = self._peak_reason(job, maxrss_kb / 1024)  # above the limit: was it the job's?
         if reason is not None:
             code, sig = None, signal.SIGKILL.value
         elif os.WIFSIGNALED(status):

@@ -244,14 +244,18 @@ class Loader:
             consumed = items[-1][0]  # a torn line may be followed by a fresh "B": decide next time
             items.pop()
         last: float | None = None
+        change = self._change
         for rel, line, item in items:
-            if isinstance(item, Damage):
+            if type(item) is ChangeRecord:  # nearly every record: straight to its method
+                why = change(item)
+            elif isinstance(item, Damage):
                 self._damage(offset + rel, lines + line, item.why)
                 continue
-            if isinstance(item, BeginRecord) and run_id and item.run and item.run != run_id:
-                raise _NewJournal
-            run_id = run_id or (item.run if isinstance(item, BeginRecord) else "")
-            why = self._apply(item)
+            else:
+                if isinstance(item, BeginRecord) and run_id and item.run and item.run != run_id:
+                    raise _NewJournal
+                run_id = run_id or (item.run if isinstance(item, BeginRecord) else "")
+                why = self._apply(item)
             if why is not None:
                 self._damage(offset + rel, lines + line, why)
             last = item.time
@@ -364,35 +368,46 @@ class Loader:
         return job_id
 
     def _change(self, r: ChangeRecord) -> str | None:
-        was = self._states.get(r.node, "waiting")
-        if was != r.start:
-            return f"node {r.node!r} changes {r.start} -> {r.finish} but was {was}"
-        job_id = self._job_id(r.node)
+        node, start, finish = r.node, r.start, r.finish
+        was = self._states.get(node, "waiting")
+        if was != start:
+            return f"node {node!r} changes {start} -> {finish} but was {was}"
+        job_id = self._jobs.get(node)
+        if job_id is None:
+            job_id = self._job_id(node)
         info = r.info or {}
-        self._states[r.node] = r.finish
-        reason = None if r.finish == "done" else (info.get("why") or info.get("reason"))
-        self._set_job(job_id, r.finish, r.attempt, reason)
-        if not info and r.start == "waiting" and r.finish == "ready":
+        self._states[node] = finish
+        reason = None if finish == "done" else (info.get("why") or info.get("reason"))
+        self._set_job(job_id, finish, r.attempt, reason)
+        if not info and start == "waiting" and finish == "ready":
             return None  # no event in DAGMan's vocabulary, nor the translator's: a third of all changes
-        if "retry" in info:
+        retry = "retry" in info
+        if retry:
             self.conn.execute("UPDATE workflow SET retries = retries + 1 WHERE wf_id = 1")
-        change = Change(r.time, r.node, r.start, r.finish, r.attempt, info)  # type: ignore[arg-type]
-        events = self._translator.events([change])
-        if not events and r.finish not in ("pre", "submitted"):
+        change = Change(r.time, node, start, finish, r.attempt, info)  # type: ignore[arg-type]
+        events = self._translator.events((change,))
+        if not events and finish not in ("pre", "submitted"):
             return None
         # a change that retries the node carries the next attempt's number; what it reports (the
         # job's end, a script's) belongs to the attempt that just ended
-        attempt = r.attempt - 1 if "retry" in info and r.attempt > 0 else r.attempt
-        sched = (f"{info['cluster']}.0", r.time) if r.finish == "submitted" and "cluster" in info else None
-        iid, created = self._instance(r.node, job_id, attempt, sched)
-        self._update_instance(iid, r, info, None if created else sched)
-        self._jobstate_rows.extend((iid, e.kind, e.time, e.value) for e in events)
-        if r.start == "submitted" and ("exit" in info or "signal" in info):
-            self._invocations(r.node, iid, info)
-        if self._hooks is not None and r.node in self._job_hooks:
-            self._job_events(r.node, events, info)
-        if r.start == "submitted" and info.get("return", 0) != 0:
-            self._failure_files(r.node, iid, info)
+        attempt = r.attempt - 1 if retry and r.attempt > 0 else r.attempt
+        sched = (f"{info['cluster']}.0", r.time) if finish == "submitted" and "cluster" in info else None
+        iid, created = self._instance(node, job_id, attempt, sched)
+        ended = start == "submitted"
+        host = None
+        if sched is not None and not created:
+            self._set_sched(iid, sched)
+        if ended and "return" in info:
+            host = self._update_ended(iid, r, info)
+        elif info.get("why"):
+            self._set_reason(iid, info["why"])
+        self._jobstate_rows += [(iid, e.kind, e.time, e.value) for e in events]
+        if ended and ("exit" in info or "signal" in info):
+            self._invocations(node, iid, info, host)
+        if self._hooks is not None and node in self._job_hooks:
+            self._job_events(node, events, info)
+        if ended and info.get("return", 0) != 0:
+            self._failure_files(node, iid, info)
         return None
 
     def _job_events(self, node: str, events: list[NodeEvent], info: dict[str, object]) -> None:
@@ -442,33 +457,36 @@ class Loader:
         if row is not None:
             self._cur.execute(_INSERT_INSTANCE, (iid, *row))
 
-    def _update_instance(self, iid: int, r: ChangeRecord, info: dict[str, object],
-                         sched: tuple[str, float] | None) -> None:
-        if sched is not None:
-            self._write_instance(iid)
-            self.conn.execute("UPDATE job_instance SET sched_id = ?, submitted = ? WHERE job_instance_id = ?",
-                              (*sched, iid))
-        if r.start != "submitted" or "return" not in info:
-            if info.get("why"):
-                self._write_instance(iid)
-                self.conn.execute("UPDATE job_instance SET reason = ? WHERE job_instance_id = "
-                                  "?", (info["why"], iid))
-            return
+    def _set_sched(self, iid: int, sched: tuple[str, float]) -> None:
+        """The attempt's HTCondor id and submit time (an attempt made before this change)."""
+        self._write_instance(iid)
+        self.conn.execute("UPDATE job_instance SET sched_id = ?, submitted = ? WHERE job_instance_id = ?",
+                          (*sched, iid))
+
+    def _set_reason(self, iid: int, why: object) -> None:
+        self._write_instance(iid)
+        self.conn.execute("UPDATE job_instance SET reason = ? WHERE job_instance_id = ?", (why, iid))
+
+    def _update_ended(self, iid: int, r: ChangeRecord, info: dict[str, object]) -> int | None:
+        """The attempt's job ended (``return`` in a change from submitted): its end, exit, slot and
+        host; returns the host's id (the job's invocation ran there too)."""
         started, ended = info.get("started"), info.get("ended")
         held = info.get("reason") if "exit" not in info and "signal" not in info else None
-        host = self._host(self._meta[r.node].site, str(info["slot"])) if info.get("slot") else None
+        slot = info.get("slot")
+        host = self._host(self._meta[r.node].site, str(slot)) if slot else None
         timed = isinstance(started, float) and isinstance(ended, float)
         duration = float(ended) - float(started) if timed else None  # type: ignore[arg-type]
         end = (started, ended if ended is not None else r.time, duration, info.get("return"),
-               info.get("signal"), held, info.get("why"), info.get("slot"), host)
+               info.get("signal"), held, info.get("why"), slot, host)
         row = self._unwritten.pop(iid, None)
         if row is not None:  # made in this catch-up: its row, whole, in one statement
             self._cur.execute(_INSERT_ENDED_INSTANCE, (iid, *row, *end))
-            return
+            return host
         self._cur.execute(
             "UPDATE job_instance SET start = ?, end = ?, local_duration = ?, exitcode = ?, signal = ?, "
             "held_reason = coalesce(?, held_reason), reason = ?, slot = ?, host_id = ? WHERE "
             "job_instance_id = ?", (*end, iid))
+        return host
 
     def _host(self, site: str | None, slot: str) -> int:
         hostname = slot.rpartition("@")[2] if "@" in slot else self._here
@@ -483,7 +501,8 @@ class Loader:
 
     # ---- tasks ----------------------------------------------------------------------------------
 
-    def _invocations(self, node: str, iid: int, info: dict[str, object]) -> None:
+    def _invocations(self, node: str, iid: int, info: dict[str, object], host: int | None) -> None:
+        """The tasks the attempt ran; ``host``: where its job ran (``_update_ended``'s)."""
         meta = self._meta[node]
         if meta.aggregator is not None:
             self._cluster_tasks(node, meta, iid, info)
@@ -493,7 +512,8 @@ class Loader:
             if not isinstance(started, float) or not isinstance(ended, float):
                 return
             code = info.get("exit") if "exit" in info else -int(info.get("signal", 0))  # type: ignore[call-overload]
-            host = self._host(meta.site, str(info["slot"])) if info.get("slot") else None
+            if host is None and info.get("slot"):
+                host = self._host(meta.site, str(info["slot"]))
             self._invocation_rows.append((iid, 1, meta.tasks[0], meta.transformation, None, started,
                                           ended - started, code, host))
 
