@@ -196,3 +196,19 @@ def test_strings_reach_the_child_as_their_file_system_bytes(tmp_path: Path, fn: 
     for env, cwd_text in (({"V": "a\0b"}, str(tmp_path)), ({}, f"{tmp_path}\0x")):
         with pytest.raises(ValueError, match="null byte"):
             fn(["/bin/true"], env, cwd_text, "o", "o", None)
+
+
+def test_a_job_gets_sigpipe_and_sigxfsz_with_their_default_action(tmp_path: Path) -> None:
+    """The interpreter ignores SIGPIPE and SIGXFSZ, and an ignored signal stays ignored across execve:
+    a job's pipeline ``yes | head`` then ended with "Broken pipe" on stderr, not quietly as in a
+    shell (``subprocess`` resets the same two).  Through each path: the job's own ignored signals
+    (``SigIgn`` in /proc) hold neither, and the pipeline ends quietly."""
+    ignored = (1 << (13 - 1)) | (1 << (25 - 1))  # SIGPIPE, SIGXFSZ
+    for label, fn in PATHS.items():
+        cwd = tmp_path / label
+        cwd.mkdir()
+        code, out, err = _run(fn, tmp_path, "job", ["/bin/sh", "-c", "grep SigIgn /proc/self/status; "
+                                                    "yes | head -n 1"], cwd)
+        mask = int(out.split()[1], 16)
+        assert (code, err, mask & ignored) == (0, "", 0), (label, out, err)
+        assert out.split()[2] == "y", label

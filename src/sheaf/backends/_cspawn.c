@@ -170,6 +170,7 @@ typedef struct Spawner {
     request *spawning[1 + MAX_REAPERS];  /* being spawned by the spawner [0] or a reaper: their chains still count */
     int homed[MAX_REAPERS];  /* running children each reaper watches */
     int reserved[MAX_REAPERS];  /* successors each reaper is starting (see least_homed) */
+    sigset_t defaults;  /* signals a child gets with their default action: SIGPIPE, SIGXFSZ */
     row *done, *done_tail;
     int closing;
     int wakeup;  /* to Python: results wait */
@@ -252,7 +253,9 @@ static void spawn_one(Spawner *s, request *r) {
         posix_spawn_file_actions_adddup2(&actions, 1, 2);
     else
         posix_spawn_file_actions_addopen(&actions, 2, r->err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);  /* group 0: the child's own pid */
+    /* group 0: the child's own pid; SIGPIPE and SIGXFSZ back to their defaults (see _spawn) */
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF);
+    posix_spawnattr_setsigdefault(&attr, &s->defaults);
     cpu_set_t saved;
     int pinned = 0, err = 0;
     if (r->pin) {
@@ -1030,6 +1033,9 @@ static int spawner_init(Spawner *s, PyObject *args, PyObject *kwds) {
         return -1;
     }
     s->reap = reap;
+    sigemptyset(&s->defaults);
+    sigaddset(&s->defaults, SIGPIPE);
+    sigaddset(&s->defaults, SIGXFSZ);
     s->wakeup = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     s->kick = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (s->wakeup < 0 || s->kick < 0) {

@@ -12,10 +12,10 @@ Same semantics as the ``os.posix_spawn`` path it replaces (``tests/backends/test
 runs both and compares what the child sees): argv and the complete environment as given, stdin
 /dev/null, stdout/stderr created and truncated (stderr a dup of stdout when the paths are equal),
 a new process group (``POSIX_SPAWN_SETPGROUP``, the child's own pid), ``posix_spawnp``'s PATH
-search when argv[0] has no slash, signal dispositions and mask inherited as ``os.posix_spawn``
-leaves them.  The working directory is a file action (``posix_spawn_file_actions_addchdir_np``,
-glibc >= 2.29), run before the opens, so relative output paths resolve in the job's directory as
-before.
+search when argv[0] has no slash, SIGPIPE and SIGXFSZ with their default action, the other
+signal dispositions and the mask inherited as ``os.posix_spawn`` leaves them.  The working
+directory is a file action (``posix_spawn_file_actions_addchdir_np``, glibc >= 2.29), run before
+the opens, so relative output paths resolve in the job's directory as before.
 
 :data:`AVAILABLE` is false where this cannot work (no glibc, or one without ``addchdir_np``); the
 caller then uses ``os.posix_spawn``.
@@ -25,15 +25,18 @@ from __future__ import annotations
 
 import ctypes
 import os
+import signal
 from collections.abc import Iterator, Mapping, Sequence
 
 __all__ = ["AVAILABLE", "libc_spawn"]
 
 _SETPGROUP = 0x02  # POSIX_SPAWN_SETPGROUP in glibc's <spawn.h> (the group is 0: the child's own pid)
+_SETSIGDEF = 0x04  # POSIX_SPAWN_SETSIGDEF: the signals of the attribute's set get their default action
 _OUT_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
 # the opaque structs are 80 and 336 bytes on x86-64 glibc; generous buffers for other ABIs
 _ACTIONS_SIZE = 512
 _ATTR_SIZE = 1024
+_SIGSET_SIZE = 128  # glibc's sigset_t (1024 bits)
 
 
 def _names() -> Iterator[str | None]:
@@ -66,11 +69,23 @@ def _load() -> ctypes.CDLL | None:
     libc.posix_spawn_file_actions_adddup2.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_int]
     libc.posix_spawn_file_actions_addchdir_np.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
     libc.posix_spawnattr_setflags.argtypes = [ctypes.c_void_p, ctypes.c_short]
+    libc.posix_spawnattr_setsigdefault.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+    libc.sigaddset.argtypes = [ctypes.c_void_p, ctypes.c_int]
     return libc
+
+
+def _defaults(libc: ctypes.CDLL) -> ctypes.Array[ctypes.c_char]:
+    """The sigset_t of the signals a job gets with their default action (``_spawn.DEFAULT_SIGNALS``)."""
+    mask = ctypes.create_string_buffer(_SIGSET_SIZE)
+    libc.sigemptyset(mask)
+    for number in (signal.SIGPIPE, signal.SIGXFSZ):
+        libc.sigaddset(mask, number)
+    return mask
 
 
 _LIBC = _load()
 AVAILABLE = _LIBC is not None
+_DEFAULTS = _defaults(_LIBC) if _LIBC is not None else None
 
 
 def _strings(items: Sequence[bytes]) -> ctypes.Array[ctypes.c_char_p]:
@@ -110,7 +125,8 @@ def libc_spawn(argv: Sequence[str], env: Mapping[str, str], cwd: str, stdout: st
             libc.posix_spawn_file_actions_adddup2(actions, 1, 2)
         else:
             libc.posix_spawn_file_actions_addopen(actions, 2, encode(stderr), _OUT_FLAGS, 0o644)
-        libc.posix_spawnattr_setflags(attr, _SETPGROUP)  # setpgroup 0, as posix_spawnattr_init left it
+        libc.posix_spawnattr_setflags(attr, _SETPGROUP | _SETSIGDEF)  # setpgroup 0, as init left it
+        libc.posix_spawnattr_setsigdefault(attr, _DEFAULTS)
         args = _strings([encode(a) for a in argv])
         envp = _strings(_environment(env))
         pid = ctypes.c_int(0)

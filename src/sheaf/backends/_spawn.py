@@ -15,6 +15,9 @@ environment, output files): ``os.posix_spawn`` 1,700-1,790/s, ``subprocess.Popen
   process groups of their own; 3,000 ``/bin/true`` 3.4-4.0 s against 2.5-3.4 s).  A background
   process group still gets no terminal signal meant for the engine (Ctrl-C reaches the foreground
   group only); a job never has the terminal as stdin or output (HTCondor gives it none either).
+- Signals: a job starts with SIGPIPE and SIGXFSZ at their default action (``DEFAULT_SIGNALS``; the
+  Python interpreter ignores both, and ``subprocess`` resets them the same way); every other
+  disposition and the signal mask are inherited (a handler is reset by ``execve`` itself).
 - stdin is the submit description's ``input`` file, else /dev/null; stdout/stderr are opened in the
   child by file actions, created and *truncated* (HTCondor truncates a job's output at each start),
   relative to the job's working directory; stderr may be the same file (then it is a dup of
@@ -58,14 +61,19 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-__all__ = ["SpawnError", "Spawned", "libc_available", "seal_descriptors", "spawn"]
+__all__ = ["DEFAULT_SIGNALS", "SpawnError", "Spawned", "libc_available", "seal_descriptors", "spawn"]
 
 _OUT_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
+#: what a job gets with the default action, whatever the engine's Python made of them: the interpreter
+#: ignores SIGPIPE and SIGXFSZ, and an ignored signal stays ignored across execve (a job's `yes | head`
+#: would end in "write error: Broken pipe" instead of quietly); ``subprocess`` resets the same two
+DEFAULT_SIGNALS = (signal.SIGPIPE, signal.SIGXFSZ)
 _LIBC: list[bool] = []  # whether glibc's posix_spawn can be used, once known
 
 
@@ -127,7 +135,8 @@ def _spawn_os(argv: Sequence[str], env: Mapping[str, str], cwd: str, stdout: str
             os.chdir(cwd)
         try:
             start = os.posix_spawn if "/" in argv[0] else os.posix_spawnp
-            pid = start(argv[0], list(argv), env, file_actions=actions, setpgroup=0)
+            pid = start(argv[0], list(argv), env, file_actions=actions, setpgroup=0,
+                        setsigdef=DEFAULT_SIGNALS)
         finally:
             if cwd != here:
                 os.chdir(here)
