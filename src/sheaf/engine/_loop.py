@@ -281,10 +281,14 @@ def _drive(run: EngineRun, machine: DagState, prior: Replay, source: str) -> Run
     run.files.begin(run.clock())
     run.files.draw(machine, run.clock())
     run.start_services()  # before every other node, as DAGMan starts them
-    run.act(machine, machine.start(idle=0))
+    step = machine.start(idle=0)
+    run.act(machine, step)
     while machine.finished is None:
-        events = run.gather()
-        run.act(machine, machine.advance(events, idle=run.backend.idle()))
+        # a step that DAGMAN_MAX_SUBMITS_PER_INTERVAL cut short is followed at once by the next: the
+        # backend's news waits (it is gathered once the ready nodes are submitted), a stop does not
+        events = [] if step.more and not run.stop_requested else run.gather()
+        step = machine.advance(events, idle=run.backend.idle())
+        run.act(machine, step)
     return _result(run, machine, source)
 
 
