@@ -23,7 +23,10 @@ from sheaf.errors import FormatError
 from sheaf.formats._dagman_file import DagFile, dag_int, resolve
 from sheaf.formats._dagman_records import ALL_NODES, NodeSpec, Script
 
-_VARS_RE = re.compile(r'\s*([A-Za-z_+][\w.+]*)\s*=\s*"((?:[^"\\]|\\.)*)"')
+# a value is a run of plain characters and backslash escapes, written "unrolled" (a run of plain
+# characters, then escape-and-run pairs) rather than as an alternation tried per character: the
+# same language (a hypothesis test compares the two), 1.5x faster on a plan's VARS line
+_VARS_RE = re.compile(r'\s*([A-Za-z_+][\w.+]*)\s*=\s*"([^"\\]*(?:\\.[^"\\]*)*)"')
 _VARS_ESCAPE = re.compile(r"\\(.)")
 
 
@@ -101,10 +104,11 @@ def _vars_entries(f: DagFile, words: list[str]) -> tuple[str, list[tuple[str, st
     if not text.strip():
         raise f.error("VARS without a value", 'VARS node key="value" ...', " ".join(words))
     mode = ""
-    first = text.split(None, 1)
-    if first[0].upper() in ("PREPEND", "APPEND"):
-        mode = first[0].upper()
-        text = first[1] if len(first) > 1 else ""
+    if text[0] in "pPaA":  # maybe PREPEND or APPEND (most lines start with a key: no split of them)
+        first = text.split(None, 1)
+        if first[0].upper() in ("PREPEND", "APPEND"):
+            mode = first[0].upper()
+            text = first[1] if len(first) > 1 else ""
     pos = 0
     entries: list[tuple[str, str]] = []
     # a line per node in a plan's DAG: the entries found in one pass of the pattern (each must
