@@ -205,3 +205,24 @@ def test_vars_entries_read_as_before(text: str) -> None:
         assert _vars_entries(Line(), words) == ("", expected)  # type: ignore[arg-type]
     except FormatError:
         assert expected is None
+
+
+def test_a_vars_line_with_junk_after_many_blanks_is_refused_in_linear_time(tmp_path: Path) -> None:
+    """A bad entry after a long run of blanks: each entry is matched where the one before ended (a
+    search from every later position took 1.4 s for 20,000 blanks, quadratic); timed against a good
+    line of the same length read in the same test."""
+    import time
+
+    blanks = " " * 20_000
+
+    def read(tail: str) -> float:
+        (tmp_path / "x.dag").write_text(f'JOB n n.sub\nVARS n a="1"{blanks}{tail}\n')
+        started = time.perf_counter()
+        try:
+            parse_dag(str(tmp_path / "x.dag"))
+        except FormatError as exc:
+            assert (exc.rule, exc.value, exc.line) == ('VARS node key="value" ...', "x", 2)
+        return time.perf_counter() - started
+
+    good = min(read('b="2"') for _ in range(3))
+    assert read("x") < 20 * good + 0.2
