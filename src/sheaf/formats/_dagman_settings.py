@@ -116,11 +116,13 @@ def _vars_entries(f: DagFile, words: list[str]) -> tuple[str, list[tuple[str, st
             mode = first[0].upper()
             text = first[1] if len(first) > 1 else ""
     if _VARS_LINE_RE.fullmatch(text) is not None:  # a good line (a plan's: one per node), in C
-        entries = [(key, _VARS_ESCAPE.sub(r"\1", value) if "\\" in value else value)
-                   for key, value in _VARS_RE.findall(text)]
-        for key, _value in entries:
-            if key.lower().startswith("queue"):
-                raise f.error("reserved VARS name", "VARS names are not reserved words", key)
+        entries: list[tuple[str, str]] = _VARS_RE.findall(text)
+        if "\\" in text:  # only a value holds one (a key cannot)
+            entries = [(key, _VARS_ESCAPE.sub(r"\1", value)) for key, value in entries]
+        if "queue" in text.lower():
+            for key, _value in entries:
+                if key.lower().startswith("queue"):
+                    raise f.error("reserved VARS name", "VARS names are not reserved words", key)
         return mode, entries
     return mode, _checked_entries(f, words, text)
 
