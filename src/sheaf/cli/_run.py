@@ -18,8 +18,8 @@ from __future__ import annotations
 import os
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 import click
 
@@ -158,10 +158,6 @@ def _warn(text: str) -> None:
     click.echo(f"sheaf: warning: {text}", err=True)
 
 
-class _Printer(Protocol):
-    def print(self, *objects: Any, **options: Any) -> None: ...
-
-
 #: what rich reads to decide a terminal beside stdout itself (``Console.is_terminal``; TTY_INTERACTIVE
 #: in ``Console.__init__``): with none of them set, no tty on stdout means no terminal for rich either
 _RICH_TERMINAL_VARIABLES = ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE")
@@ -178,31 +174,18 @@ def _plain_stdout() -> bool:
         return True
 
 
-class _LateConsole:
-    """rich's Console made at its first print: with no terminal, ``sheaf run`` prints nothing before
-    the run's first progress line, and importing rich.console (~11 ms, a tenth of the imports before
-    the first job) then waits until the first jobs are handed to the backend.  It reads the
-    environment as it was when ``sheaf run`` started, not as a DAG's ``ENV SET`` has it during the run."""
-
-    def __init__(self) -> None:
-        self.environ = dict(os.environ)
-        self.console: Console | None = None
-
-    def print(self, *objects: Any, **options: Any) -> None:
-        if self.console is None:
-            self.console = _rich_console(self.environ)
-        self.console.print(*objects, **options)
-
-
-def _rich_console(environ: Mapping[str, str] | None = None) -> Console:
+def _rich_console() -> Console:
     from rich.console import Console
 
-    return Console(soft_wrap=True, _environ=environ)
+    return Console(soft_wrap=True)
 
 
 class _PlainProgress:
-    def __init__(self, console: _Printer) -> None:
-        self.console = console
+    """A line a second, written as it is: rich printed it to a non-terminal unchanged (no markup, no
+    emoji code, no wrapping), and without rich the run's start-up does not import rich.console (~11 ms,
+    a tenth of the imports before the first job); the summary imports it once the run is over."""
+
+    def __init__(self) -> None:
         self.last = 0.0
 
     def __call__(self, p: EngineProgress) -> None:
@@ -210,8 +193,8 @@ class _PlainProgress:
         if not p.finished and now - self.last < 1.0:
             return
         self.last = now
-        self.console.print(f"[{p.elapsed:7.1f}s] done {p.done}/{p.total}  failed {p.failed}  "
-                           f"running {p.running}  retries {p.retries}", highlight=False)
+        click.echo(f"[{p.elapsed:7.1f}s] done {p.done}/{p.total}  failed {p.failed}  "
+                   f"running {p.running}  retries {p.retries}")
 
 
 class _BarProgress:
@@ -232,15 +215,7 @@ class _BarProgress:
         self.bar.stop()
 
 
-def _output() -> tuple[_Printer, _BarProgress | None]:
-    """Where ``sheaf run`` prints, and the progress bar a terminal gets."""
-    if _plain_stdout():
-        return _LateConsole(), None
-    console = _rich_console()
-    return console, _BarProgress(console) if console.is_terminal else None
-
-
-def render_summary(result: RunResult, console: _Printer) -> None:
+def render_summary(result: RunResult, console: Console) -> None:
     outcome = "[green]succeeded[/]" if result.succeeded else "[red]FAILED[/]"
     if result.source == "complete":
         console.print(f"workflow {result.dag}: already complete, nothing to run")
@@ -304,8 +279,9 @@ def command(directory: str, dag_files: tuple[str, ...], maxjobs: int | None, max
             MaxJobs=maxjobs, MaxIdle=maxidle, MaxPre=maxpre, MaxPost=maxpost, Priority=priority,
             PostRun=always_run_post, BatchName=batch_name, SuppressNotification=suppress_notification))
         return
-    console, bar = _output()
-    progress = bar if bar is not None else _PlainProgress(console)
+    console = None if _plain_stdout() else _rich_console()
+    bar = _BarProgress(console) if console is not None and console.is_terminal else None
+    progress = bar if bar is not None else _PlainProgress()
     try:
         result = run_planned(directory, dag_file=list(dag_files) or None, maxjobs=maxjobs, maxidle=maxidle,
                              maxpre=maxpre, maxpost=maxpost, pool_config=pool_config, priority=priority,
@@ -316,7 +292,7 @@ def command(directory: str, dag_files: tuple[str, ...], maxjobs: int | None, max
     finally:
         if bar is not None:
             bar.stop()
-    render_summary(result, console)
+    render_summary(result, console or _rich_console())
     sys.exit(_exit.of_run(result.succeeded, result.exit_code))
 
 
