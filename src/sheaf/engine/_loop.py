@@ -297,7 +297,7 @@ def _backend_of(backend: Backend | Callable[[], Backend]) -> Backend:
 
 def _drive(run: EngineRun, machine: DagState, prior: Replay, source: str) -> RunResult:
     dag = run.dag
-    initially_done = {n for n in dag.nodes if machine.node_state(n) == "done"}
+    initially_done = {n for n, node in machine.nodes.items() if node.state == "done"}
     run.journal.begin(run.clock(), prior.epochs + 1, source, len(dag.nodes), initially_done)
     run.files.begin(run.clock())
     run.files.draw(machine, run.clock())
