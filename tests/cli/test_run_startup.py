@@ -5,6 +5,7 @@ time (``benchmarks/engine_throughput.py`` times ``sheaf run`` from start to exit
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -82,3 +83,44 @@ def test_the_program_exits_fast_with_mains_status_output_and_atexit(tmp_path: Pa
     done = subprocess.run([sys.executable, "-c", code, "run", str(tmp_path / "missing")], capture_output=True,
                           text=True, env=env, check=False)
     assert done.returncode == 2 and "missing" in done.stderr
+
+
+def test_the_run_command_loads_rich_only_for_its_summary_when_stdout_is_no_terminal() -> None:
+    """rich.console (~11 ms) is imported once the run is over; progress lines need none of it."""
+    loaded = _loaded("from sheaf.cli._app import main\nmain.get_command(None, 'run')")
+    assert "sheaf.engine._loop" in loaded and "rich.console" not in loaded
+
+
+def test_plain_progress_lines_are_what_rich_printed() -> None:
+    import io
+
+    from rich.console import Console
+
+    from sheaf.cli._run import _PlainProgress
+    from sheaf.engine import Progress
+
+    for elapsed, done in ((0.0, 0), (3.25, 17), (12345678.9, 10002)):
+        line = f"[{elapsed:7.1f}s] done {done}/10002  failed 1  running 2  retries 3"
+        printed = io.StringIO()
+        Console(file=printed, soft_wrap=True).print(line, highlight=False)
+        with contextlib.redirect_stdout(io.StringIO()) as out:
+            _PlainProgress()(Progress(10002, {"done": done, "failed": 1, "submitted": 2}, 3, elapsed, 0.0,
+                                      True, 0))
+        assert out.getvalue() == printed.getvalue() == line + "\n"
+
+
+_RICH_VARIABLES = ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE")
+
+
+def test_a_plain_run_prints_without_colour_whatever_the_dags_env_set(tmp_path: Path) -> None:
+    """The summary's console, made once the run is over, reads the environment ``sheaf run`` started
+    with: a DAG's ``ENV SET FORCE_COLOR`` (in force while the run goes) does not colour a pipe."""
+    (tmp_path / "a.sub").write_text("executable = /bin/true\nqueue\n")
+    (tmp_path / "a.dag").write_text("ENV SET FORCE_COLOR=1;COLUMNS=20\nJOB A a.sub\n")
+    env = {k: v for k, v in os.environ.items() if k not in _RICH_VARIABLES}
+    code = "import sys\nfrom sheaf.cli import program\nsys.argv = ['sheaf', *sys.argv[1:]]\nprogram()"
+    done = subprocess.run([sys.executable, "-c", code, "run", str(tmp_path)], capture_output=True, text=True,
+                          check=False, env={**env, "SHEAF_EVENTS": "0", "SHEAF_HOME": str(tmp_path / "h")})
+    assert done.returncode == 0, done.stderr
+    assert "\x1b[" not in done.stdout and "done 1/1" in done.stdout
+    assert "workflow succeeded: 1 of 1 nodes done" in done.stdout

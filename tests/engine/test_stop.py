@@ -123,3 +123,35 @@ def test_the_final_node_status_file_is_written_once(tmp_path: Path, monkeypatch:
     assert run_workflow(str(tmp_path), backend=FakeBackend(), handle_signals=False).succeeded
     assert written[-2:] == ["wf.status", "wf.dag.metrics"]
     assert "NodesDone = 12;" in (tmp_path / "wf.status").read_text()
+
+
+def test_the_collector_is_paused_while_the_dag_is_read_and_left_as_found(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Reading a DAG keeps nearly all it makes: no collector passes meanwhile (a 10^4-node plan's read
+    ran 265, ~20 ms of ~95 ms); on again for the run, and off after it if it was off before."""
+    write_dag(tmp_path, WIDE)
+    seen: list[tuple[str, bool]] = []
+    real_parse, real_load = loop.parse_dag, loop.load_descriptions
+
+    def parse(*paths: str) -> object:
+        seen.append(("read", gc.isenabled()))
+        return real_parse(*paths)
+
+    def load(*args: object, **kw: object) -> object:
+        seen.append(("descriptions", gc.isenabled()))
+        return real_load(*args, **kw)  # type: ignore[arg-type]
+
+    def backend() -> FakeBackend:
+        seen.append(("run", gc.isenabled()))
+        return FakeBackend()
+    monkeypatch.setattr(loop, "parse_dag", parse)
+    monkeypatch.setattr(loop, "load_descriptions", load)
+    assert run_workflow(str(tmp_path), backend=backend, handle_signals=False).succeeded
+    assert seen == [("read", False), ("descriptions", False), ("run", True)] and gc.isenabled()
+    write_dag(tmp_path / "again", WIDE)
+    gc.disable()
+    try:
+        run_workflow(str(tmp_path / "again"), backend=backend, handle_signals=False)
+        assert seen[-1] == ("run", False) and not gc.isenabled()
+    finally:
+        gc.enable()

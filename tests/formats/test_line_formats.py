@@ -131,3 +131,35 @@ def test_a_1mb_line_is_read_in_linear_time(reader: str, shape: str) -> None:
     took = _timed(parse)
     # generous: the worst shape takes ~20 baselines here (~0.25 s), the quadratic reader took 6-20 s
     assert took < 100 * _baseline(line) + 1.0, f"{reader} {shape}: {took:.2f} s"
+
+
+def _logical_lines_reference(text: str) -> list[tuple[int, str]]:
+    """HTCondor's line reading stated plainly, every line through the continuation logic (the rule
+    ``logical_lines`` had before its fast path for a line of its own)."""
+    out: list[tuple[int, str]] = []
+    open_line: tuple[int, list[str]] | None = None  # (first line number, pieces) of a continued line
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if line.startswith("#") or (open_line is None and not line):
+            continue  # a comment, even inside a continuation; a blank line between lines
+        first, pieces = open_line if open_line is not None else (number, [])
+        continued = line.endswith("\\")
+        pieces.append(line[:-1].rstrip() if continued else line)
+        open_line = (first, pieces) if continued else None
+        if not continued and " ".join(filter(None, pieces)):
+            out.append((first, " ".join(filter(None, pieces))))
+    if open_line is not None and " ".join(filter(None, open_line[1])):
+        out.append((open_line[0], " ".join(filter(None, open_line[1]))))
+    return out
+
+
+_LINE_PIECES = st.sampled_from(["a", " ", "\t", "#", "\\", "\n", "\r\n", "\\\n", " \\ \n", "x y", "\u3000",
+                                "\x0b"])
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_LINE_PIECES, max_size=24).map("".join))
+def test_logical_lines_read_as_before(text: str) -> None:
+    from sheaf.formats._text import logical_lines
+
+    assert logical_lines(text) == _logical_lines_reference(text)

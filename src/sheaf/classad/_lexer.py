@@ -26,6 +26,7 @@ from __future__ import annotations
 __all__ = ["NulEscape", "Token", "integer", "join_strings", "negative", "scan", "tokenize", "unescape"]
 
 import re
+from collections.abc import Callable
 from typing import Final
 
 from ._values import ClassAdSyntaxError, text_of_bytes
@@ -79,11 +80,28 @@ def _scan_pattern(closable: Closable) -> re.Pattern[str]:
         + _INT + "|" + _OP + ")(?>" + _blank(closable) + r")|[\s\S]+|\Z", re.DOTALL)
 
 
-_TOKENS: Final = {key: _token_pattern(key) for key in _KEYS}
-_SCANS: Final = {key: _scan_pattern(key) for key in _KEYS}
-_SKIPS: Final = {key: re.compile(_blank(key), re.DOTALL) for key in _KEYS}
-_SCAN: Final = _SCANS[(True, True)]
-_SKIP_BLANK: Final = _SKIPS[(True, True)]
+class _Compiled(dict[Closable, re.Pattern[str]]):
+    """A pattern per :data:`Closable` key, compiled when first asked for: the twelve patterns took
+    ~4 ms to compile as the package was imported (every engine's start-up), and most texts need one
+    or two of them."""
+
+    def __init__(self, make: Callable[[Closable], re.Pattern[str]]) -> None:
+        super().__init__()
+        self.make = make
+
+    def __missing__(self, key: Closable) -> re.Pattern[str]:
+        pattern = self[key] = self.make(key)
+        return pattern
+
+
+def _skip_pattern(closable: Closable) -> re.Pattern[str]:
+    return re.compile(_blank(closable), re.DOTALL)
+
+
+_TOKENS: Final = _Compiled(_token_pattern)
+_SCANS: Final = _Compiled(_scan_pattern)
+_SKIPS: Final = _Compiled(_skip_pattern)
+_EVERY_COMMENT_CLOSES: Final[Closable] = (True, True)
 _NUMBER: Final = re.compile(_REAL + "|" + _INT)
 
 _ESCAPES: Final = {"n": "\n", "t": "\t", "b": "\b", "f": "\f", "r": "\r", "a": "\a", "v": "\v",
@@ -167,9 +185,9 @@ def scan(src: str, pos: int = 0, end: int | None = None) -> list[str]:
     starts no token (``tokenize`` says which and where)."""
     end = len(src) if end is None else end
     cuts = _cuts(src, pos, end)
-    start = _SKIP_BLANK.match(src, pos, end).end()  # type: ignore[union-attr]
+    start = _SKIPS[_EVERY_COMMENT_CLOSES].match(src, pos, end).end()  # type: ignore[union-attr]
     if cuts == (end, end):
-        return _SCAN.findall(src, start, end)  # every comment closes: one walk in C
+        return _SCANS[_EVERY_COMMENT_CLOSES].findall(src, start, end)  # every comment closes: one walk in C
     return _scan_in_phases(src, start, end, cuts)
 
 

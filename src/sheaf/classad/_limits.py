@@ -37,7 +37,6 @@ and never half-grants.
 
 from __future__ import annotations
 
-import logging
 import math
 import re
 from collections.abc import Iterable, Mapping
@@ -52,11 +51,18 @@ _STRTOD = re.compile(r"""\s*[+-]?(?:
     (?P<hex>0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)(?:[pP][+-]?[0-9]+)?)
   | (?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?
   | inf(?:inity)? | nan(?:\([0-9A-Za-z_]*\))?)""", re.IGNORECASE | re.VERBOSE)
-_LOG = logging.getLogger("sheaf.classad")
 
 Demand = tuple[tuple[str, float], ...]
 """What one job consumes: ``((name, weight), ...)``, one pair per valid token (a name may repeat),
 names lower-cased, in declaration order."""
+
+
+def _log_invalid(token: str) -> None:
+    # logging imported here, at the first invalid limit: every engine's start-up (it parses the
+    # limits of its jobs) would pay ~2 ms for it
+    import logging
+
+    logging.getLogger("sheaf.classad").debug("Ignoring invalid concurrency limit '%s'", token)
 
 
 def parse_limits(text: str) -> Demand:
@@ -67,7 +73,7 @@ def parse_limits(text: str) -> Demand:
             continue
         name, _, weight_text = token.partition(":")
         if _VALID_NAME.fullmatch(name) is None:
-            _LOG.debug("Ignoring invalid concurrency limit '%s'", token)
+            _log_invalid(token)
             continue
         demand.append((name, _weight(weight_text)))
     return tuple(demand)

@@ -239,3 +239,6 @@ class Change:
 class Step:
     changes: list[Change] = field(default_factory=list)
     instructions: list[Instruction] = field(default_factory=list)
+    # DAGMAN_MAX_SUBMITS_PER_INTERVAL cut the submissions short while ready nodes could still be
+    # submitted under the throttles: the loop turns again at once instead of waiting for events
+    more: bool = False

@@ -52,6 +52,15 @@ def config_signed(dag: Dag, key: str, default: int) -> int:
                           path=dag.config_path) from None
 
 
+SUBMITS_PER_INTERVAL = (1, 1000)  # DAGMAN_MAX_SUBMITS_PER_INTERVAL's legal range (HTCondor's manual)
+
+
+def config_clamped(dag: Dag, key: str, default: int, bounds: tuple[int, int]) -> int:
+    """An integer knob DAGMan clamps to its legal range (a smaller value is taken as the lower bound,
+    a larger one as the upper) rather than refuses; only text that is no integer is an error."""
+    return min(max(config_signed(dag, key, default), bounds[0]), bounds[1])
+
+
 def run_limits(dag: Dag, overrides: Mapping[str, int | None], priority: int | None = None,
                always_run_post: bool | None = None, batch_name: str = "",
                suppress_notification: bool | None = None) -> Limits:
@@ -80,7 +89,9 @@ def run_limits(dag: Dag, overrides: Mapping[str, int | None], priority: int | No
                   dag_priority=priority or config_signed(dag, "DAGMAN_DEFAULT_PRIORITY", 0),
                   job_failure_tolerance=config_int(dag, "DAGMAN_NODE_JOB_FAILURE_TOLERANCE", 0),
                   remove_job_list_on_failure=config_bool(dag, "DAGMAN_REMOVE_JOB_LIST_ON_FAILURE", True),
-                  max_job_holds=config_int(dag, "DAGMAN_MAX_JOB_HOLDS", 100))
+                  max_job_holds=config_int(dag, "DAGMAN_MAX_JOB_HOLDS", 100),
+                  max_submits_per_interval=config_clamped(dag, "DAGMAN_MAX_SUBMITS_PER_INTERVAL", 100,
+                                                          SUBMITS_PER_INTERVAL))
 
 
 #: The DAGMan configuration knobs ``sheaf run`` honours; a CONFIG file setting any other is warned
@@ -88,6 +99,7 @@ def run_limits(dag: Dag, overrides: Mapping[str, int | None], priority: int | No
 HONOURED_KNOBS = frozenset({
     "DAGMAN_ALWAYS_RUN_POST", "DAGMAN_DEFAULT_APPEND_VARS", "DAGMAN_DEFAULT_PRIORITY", "DAGMAN_MAX_JOBS_IDLE",
     "DAGMAN_MAX_JOB_HOLDS", "DAGMAN_MAX_JOBS_SUBMITTED", "DAGMAN_MAX_POST_SCRIPTS", "DAGMAN_MAX_PRE_SCRIPTS",
+    "DAGMAN_MAX_SUBMITS_PER_INTERVAL",
     "DAGMAN_NODE_JOB_FAILURE_TOLERANCE", "DAGMAN_PROHIBIT_MULTI_JOBS", "DAGMAN_REMOVE_JOB_LIST_ON_FAILURE",
     "DAGMAN_RESET_RETRIES_UPON_RESCUE", "DAGMAN_RETRY_NODE_FIRST", "DAGMAN_SUBMIT_DEPTH_FIRST",
     "DAGMAN_SUPPRESS_NOTIFICATION",

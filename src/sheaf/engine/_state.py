@@ -54,7 +54,10 @@ is the node's PRIORITY plus the DAG's (``DAGMAN_DEFAULT_PRIORITY``, or the SUBDA
 priority passed down).  PRE and POST scripts wait in first-come queues, as DAGMan's script queues.
 Each event costs O(log n); children are released by in-degree counters.  Throttles (maxjobs,
 maxidle, maxpre, maxpost, per-category MAXJOBS) are :mod:`._throttle` objects; a NOOP node takes
-no job token.
+no job token.  A step emits at most ``DAGMAN_MAX_SUBMITS_PER_INTERVAL`` Submit instructions (DAGMan's
+submissions "in a row before it services other requests"; one interval is one step here): the rest
+go in the next steps in the same order, and ``Step.more`` tells the loop to take the next step at
+once rather than wait for events.
 """
 
 from __future__ import annotations
@@ -174,6 +177,7 @@ class DagState:
         self._retry_first = False  # set while a retried node is queued (DAGMAN_RETRY_NODE_FIRST)
         self._step = Step()
         self._next_cluster = next_cluster
+        self._submits_left = limits.max_submits_per_interval  # this step's (DAGMAN_MAX_SUBMITS_PER_INTERVAL)
         self.active = 0
         self.failed_count = 0
         self.retries = 0
@@ -269,10 +273,14 @@ class DagState:
 
     def _dispatch(self, idle: int) -> None:
         """Start scripts and submit jobs until nothing more can start: a NOOP node's POST script
-        becomes ready during the submissions and must start in the same step."""
+        becomes ready during the submissions and must start in the same step.  At most
+        ``max_submits_per_interval`` Submit instructions per step; the step says whether a ready
+        node the cap held back could have been submitted (``Step.more``)."""
         self.maxidle.observe(idle)
+        self._submits_left = self.limits.max_submits_per_interval
         while self._start_scripts() + self._submit_ready():
             pass
+        self._step.more = self._submits_left <= 0 and self._best_ready() is not None
 
     def _start_scripts(self) -> int:
         started = 0
@@ -290,7 +298,7 @@ class DagState:
 
     def _submit_ready(self) -> int:
         submitted = 0
-        while self._ready_heaps:
+        while self._ready_heaps and self._submits_left > 0:
             ready = self._next_ready()
             if ready is None:
                 break
@@ -299,7 +307,16 @@ class DagState:
         return submitted
 
     def _next_ready(self) -> Node | None:
-        """The highest-priority ready node whose throttles allow it (a NOOP needs no token)."""
+        """The highest-priority ready node whose throttles allow it, taken off its queue."""
+        best = self._best_ready()
+        if best is None:
+            return None
+        heapq.heappop(self._ready_heaps[best[1]])
+        return self.nodes[best[0][2]]
+
+    def _best_ready(self) -> tuple[Key, str | None] | None:
+        """(key, category) of the highest-priority ready node whose throttles allow it (a NOOP needs
+        no token); empty queues are dropped on the way."""
         best: Key | None = None
         best_cat: str | None = None
         job_ok = self.maxjobs.available() and self.maxidle.available()
@@ -314,10 +331,7 @@ class DagState:
                 continue
             if best is None or top < best:
                 best, best_cat = top, category
-        if best is None:
-            return None
-        heapq.heappop(self._ready_heaps[best_cat])
-        return self.nodes[best[2]]
+        return None if best is None else (best, best_cat)
 
     def _submit(self, node: Node) -> None:
         if node.spec.noop:
@@ -333,6 +347,7 @@ class DagState:
         node.cluster = self._next_cluster
         self._next_cluster += 1
         self._transition(node, "submitted", {"cluster": node.cluster})
+        self._submits_left -= 1
         self._emit(Submit(node.name, node.attempt, node.cluster, node.prio, self.dag_status(),
                           self.failed_count))
 

@@ -132,3 +132,4 @@ class Limits:
     max_job_holds: int = 100  # DAGMAN_MAX_JOB_HOLDS (0: no limit)
     batch_name: str = ""  # the node jobs' JobBatchName (condor_submit_dag -batch-name, else its default)
     suppress_notification: bool = False  # DAGMAN_SUPPRESS_NOTIFICATION / -suppress_notification
+    max_submits_per_interval: int = 100  # DAGMAN_MAX_SUBMITS_PER_INTERVAL: Submits per step (1..1000)

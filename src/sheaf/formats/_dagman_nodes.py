@@ -19,8 +19,11 @@ from sheaf.formats._dagman_records import ALL_NODES, InlineDescription, NodeSpec
 _NODE_RULE = "JOB name submit-file|{ inline description } [DIR d] [NOOP] [DONE]"
 
 
-def _node_words(f: DagFile, line: str) -> list[str]:
-    """A node line's words; the submit file may be double-quoted (a name holding blanks), as in DAGMan."""
+def _node_words(f: DagFile, line: str, words: list[str]) -> list[str]:
+    """A node line's words (``words``: the line split at blanks); the submit file may be double-quoted
+    (a name holding blanks), as in DAGMan."""
+    if len(words) < 3 or not words[2].startswith('"'):
+        return words
     head = line.split(None, 2)
     if len(head) == 3 and head[2].startswith('"'):
         end = head[2].find('"', 1)
@@ -115,7 +118,7 @@ def _parse_node_decl(f: DagFile, words: list[str], *, subdag: bool, final: bool,
 def parse_declaration(f: DagFile, keyword: str, lines: list[tuple[int, list[str], str]], i: int) -> int:
     """JOB, FINAL, SERVICE, PROVISIONER, SUBDAG EXTERNAL and SUBMIT-DESCRIPTION, which may open an
     inline description."""
-    words = _node_words(f, f.current)
+    words = _node_words(f, f.current, lines[i - 1][1])
     subdag = keyword == "SUBDAG"
     if subdag:
         if len(words) < 2 or words[1].upper() != "EXTERNAL":

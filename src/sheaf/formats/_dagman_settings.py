@@ -23,7 +23,16 @@ from sheaf.errors import FormatError
 from sheaf.formats._dagman_file import DagFile, dag_int, resolve
 from sheaf.formats._dagman_records import ALL_NODES, NodeSpec, Script
 
-_VARS_RE = re.compile(r'\s*([A-Za-z_+][\w.+]*)\s*=\s*"((?:[^"\\]|\\.)*)"')
+_VARS_KEY = r"[A-Za-z_+][\w.+]*"
+# a value is a run of plain characters and backslash escapes, written "unrolled" (a run of plain
+# characters, then escape-and-run pairs) rather than as an alternation tried per character: the
+# same language (a hypothesis test compares the two), 1.5x faster on a plan's VARS line
+_VARS_VALUE = r'[^"\\]*(?:\\.[^"\\]*)*'
+_VARS_RE = re.compile(rf'\s*({_VARS_KEY})\s*=\s*"({_VARS_VALUE})"')
+# a line that is entries and nothing else: an entry's match is the only one where it starts (a key
+# stops at a blank or "=", a value at its first unescaped quote), so this accepts exactly the lines
+# the entry-by-entry loop accepts, and findall then gives the loop's entries
+_VARS_LINE_RE = re.compile(rf'(?:\s*{_VARS_KEY}\s*=\s*"{_VARS_VALUE}")+\s*')
 _VARS_ESCAPE = re.compile(r"\\(.)")
 
 
@@ -101,17 +110,30 @@ def _vars_entries(f: DagFile, words: list[str]) -> tuple[str, list[tuple[str, st
     if not text.strip():
         raise f.error("VARS without a value", 'VARS node key="value" ...', " ".join(words))
     mode = ""
-    first = text.split(None, 1)
-    if first[0].upper() in ("PREPEND", "APPEND"):
-        mode = first[0].upper()
-        text = first[1] if len(first) > 1 else ""
+    if text[0] in "pPaA":  # maybe PREPEND or APPEND (most lines start with a key: no split of them)
+        first = text.split(None, 1)
+        if first[0].upper() in ("PREPEND", "APPEND"):
+            mode = first[0].upper()
+            text = first[1] if len(first) > 1 else ""
+    if _VARS_LINE_RE.fullmatch(text) is not None:  # a good line (a plan's: one per node), in C
+        entries: list[tuple[str, str]] = _VARS_RE.findall(text)
+        if "\\" in text:  # only a value holds one (a key cannot)
+            entries = [(key, _VARS_ESCAPE.sub(r"\1", value)) for key, value in entries]
+        if "queue" in text.lower():
+            for key, _value in entries:
+                if key.lower().startswith("queue"):
+                    raise f.error("reserved VARS name", "VARS names are not reserved words", key)
+        return mode, entries
+    return mode, _checked_entries(f, words, text)
+
+
+def _checked_entries(f: DagFile, words: list[str], text: str) -> list[tuple[str, str]]:
+    """The entries of a VARS line read one by one, raising at the first that is not one."""
     pos = 0
     entries: list[tuple[str, str]] = []
-    # a line per node in a plan's DAG: the entries found in one pass of the pattern (each must
-    # start where the one before ended), no unescaping of a value without a backslash
-    for match in _VARS_RE.finditer(text):
-        if match.start() != pos:
-            break  # something else stands where an entry should start
+    # each entry matched where the one before ended: a search (finditer) would try the pattern again
+    # at every later position of a line that goes wrong, quadratic in a run of blanks before junk
+    while (match := _VARS_RE.match(text, pos)) is not None:
         key, value = match.group(1, 2)
         if "\\" in value:
             value = _VARS_ESCAPE.sub(r"\1", value)
@@ -123,7 +145,7 @@ def _vars_entries(f: DagFile, words: list[str]) -> tuple[str, list[tuple[str, st
         raise f.error("bad VARS entry", 'VARS node key="value" ...', text[pos:].strip())
     if not entries:
         raise f.error("VARS without a value", 'VARS node key="value" ...', " ".join(words))
-    return mode, entries
+    return entries
 
 
 def _set_pre_skip(f: DagFile, words: list[str], spec: NodeSpec) -> None:
