@@ -207,8 +207,8 @@ def test_a_job_gets_sigpipe_and_sigxfsz_with_their_default_action(tmp_path: Path
     for label, fn in PATHS.items():
         cwd = tmp_path / label
         cwd.mkdir()
-        code, out, err = _run(fn, tmp_path, "job", ["/bin/sh", "-c", "grep SigIgn /proc/self/status; "
-                                                    "yes | head -n 1"], cwd)
+        script = "grep SigIgn /proc/self/status; yes | head -n 1"
+        code, out, err = _run(fn, tmp_path, "job", ["/bin/sh", "-c", script], cwd)
         mask = int(out.split()[1], 16)
         assert (code, err, mask & ignored) == (0, "", 0), (label, out, err)
         assert out.split()[2] == "y", label
