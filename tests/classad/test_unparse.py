@@ -9,7 +9,7 @@ import _gen
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sheaf.classad import ClassAd, ClassAdSyntaxError, parse, unparse
+from sheaf.classad import ClassAd, ClassAdSyntaxError, _parser, parse, unparse
 from sheaf.classad._convert import to_expr
 
 
@@ -70,7 +70,8 @@ def test_the_condor_escape_class_is_the_range_it_replaced() -> None:
 
 def test_the_lexer_compiles_its_patterns_when_first_used() -> None:
     """The lexer's twelve patterns are compiled on first use, per comment context
-    (``_lexer._Compiled``): importing the package compiles none, reading a text a few."""
+    (``_lexer._Compiled``): importing the package compiles none (with the compiled parser: without
+    it, the package's own constants are read by the lexer as it loads), reading a text a few."""
     import subprocess
     import sys
 
@@ -78,5 +79,7 @@ def test_the_lexer_compiles_its_patterns_when_first_used() -> None:
             "count = lambda: sum(map(len, (_lexer._TOKENS, _lexer._SCANS, _lexer._SKIPS)))\n"
             "before = count()\nprint(before, [t[0] for t in _lexer.tokenize('a + 1')], count())")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.split(" ", 1)[0] == "0" and "['name', 'op', 'int', 'eof']" in out
+    assert "['name', 'op', 'int', 'eof']" in out
+    if _parser.ACCELERATED:
+        assert out.split(" ", 1)[0] == "0"
     assert 1 <= int(out.split()[-1]) < 12
