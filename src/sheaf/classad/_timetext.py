@@ -32,7 +32,6 @@ __all__ = [
     "parse_reltime",
 ]
 
-import calendar
 import decimal
 import math
 import time
@@ -59,15 +58,23 @@ def parse_abstime(text: str) -> tuple[int, int] | None:
     if fields is None:
         return None
     year, month, day, hour, minute, sec = fields
-    # mktime-style carry: month 13 is January of the next year, day 0 the last of the month before
+    # mktime-style carry: month 13 is January of the next year, day 0 the last of the month before;
+    # on the proleptic calendar with a year 0 on the way ("001:0032", month 0 of year 1 and its 32nd
+    # day, is 0001-01-01 to the library)
     months = year * 12 + month - 1
-    try:
-        wall = calendar.timegm((months // 12, months % 12 + 1, 1, 0, 0, 0, 0, 0, 0))
-    except (ValueError, OverflowError):
-        return None
+    wall = _days_from_civil(months // 12, months % 12 + 1) * 86400
     wall += (day - 1) * 86400 + hour * 3600 + minute * 60 + sec
     offset = local_offset(wall) if zone is None else zone
     return wall - offset, offset
+
+
+def _days_from_civil(year: int, month: int) -> int:
+    """Days from 1970-01-01 to the first of ``month`` of ``year`` (proleptic Gregorian, any year)."""
+    year -= month <= 2
+    era = year // 400
+    of_era = year - era * 400
+    of_year = (153 * (month + (-3 if month > 2 else 9)) + 2) // 5
+    return era * 146097 + of_era * 365 + of_era // 4 - of_era // 100 + of_year - 719468
 
 
 def _split_zone(text: str) -> tuple[str, int | None]:
