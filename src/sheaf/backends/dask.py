@@ -480,7 +480,7 @@ def _connect(scheduler: str | None, timeout: float, options: dict[str, Any]) -> 
         from distributed import Client, LocalCluster
     except ImportError:
         raise EngineError("the Dask backend needs the distributed package "
-                          "(pip install 'sheaf[dask]' or pip install distributed)") from None
+                          "(pip install 'sheaf-wms[dask]' or pip install distributed)") from None
     if scheduler is not None:
         try:
             return Client(scheduler, timeout=timeout, set_as_default=False), None
