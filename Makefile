@@ -24,12 +24,17 @@ system-deps:
 demo: $(STAMP)
 	bash examples/demo.sh
 
-# The whole suite with the compiled pieces, then the ClassAd, sheaf-cluster and local backend tests again
-# in pure Python (the fallbacks: the compiled sheaf-cluster then hands every run to the Python one, the
-# local backend spawns from a Python thread).
+# Every test in one command, on every CPU (pytest-xdist; a test file's tests stay on one worker, so a module's
+# Slurm cluster or server starts once): the suite with the compiled pieces but the tests marked `serial`
+# (they time a process against the clock), then those alone, then the ClassAd, sheaf-cluster and local
+# backend tests again in pure Python (the fallbacks: the compiled sheaf-cluster then hands every run to the
+# Python one, the local backend spawns from a Python thread).
+WORKERS ?= auto
+PYTEST  := $(PY) -m pytest -q -p no:cacheprovider
 test: $(STAMP) system-deps
-	$(PY) -m pytest -q -p no:cacheprovider
-	SHEAF_PURE_PYTHON=1 $(PY) -m pytest -q -p no:cacheprovider tests/classad tests/aggregators/test_agg_seqexec.py \
+	$(PYTEST) -n $(WORKERS) --dist loadfile -m "not serial"
+	$(PYTEST) -m serial
+	SHEAF_PURE_PYTHON=1 $(PYTEST) -n $(WORKERS) --dist loadfile tests/classad tests/aggregators/test_agg_seqexec.py \
 	  tests/backends/test_spawn_paths.py tests/backends/test_local.py
 
 bench: $(STAMP)

@@ -1,5 +1,15 @@
-"""Session-wide test settings: every run a test starts registers in a throwaway master database
-(``SHEAF_HOME``), never in the user's ``~/.sheaf``."""
+"""Session-wide test settings and the test tiers.
+
+Every run a test starts registers in a throwaway master database (``SHEAF_HOME``), never in the
+user's ``~/.sheaf``.
+
+Tiers (``make test`` runs them all, in one command): the suite runs on every CPU with pytest-xdist,
+except the tests marked ``serial``, which time a process against the clock (a stop while the DAG is
+read, a disk that fills while jobs run) and so run alone afterwards.  Tests that start a daemon
+(Slurm's, Dask's, sshd, an HTTP or S3 server, headless Chromium) are marked ``daemon``; those that need
+root (a Slurm daemon, a tmpfs mount, podman) ``root`` -- they skip with the reason where what they
+need cannot be had, and ``-m 'not daemon'`` leaves them out of a quick local pass.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +18,40 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+#: test module -> the tiers its tests belong to
+TIERS: dict[str, tuple[str, ...]] = {
+    "cli/test_run_stop.py": ("serial",),
+    "cli/test_disk_full.py": ("serial", "root"),
+    "backends/test_slurm.py": ("daemon", "root"),
+    "backends/test_slurm_contract.py": ("daemon", "root"),
+    "backends/test_slurm_engine.py": ("daemon", "root"),
+    "backends/test_slurm_run_contract.py": ("daemon", "root"),
+    "grid/test_grid_slurm.py": ("daemon", "root"),
+    "backends/test_dask_contract.py": ("daemon",),
+    "backends/test_dask_run.py": ("daemon",),
+    "aggregators/test_agg_transfer_remote.py": ("daemon",),
+    "aggregators/test_agg_transfer_http.py": ("daemon",),
+    "planner/test_data_http.py": ("daemon",),
+    "monitor/test_dashboard.py": ("daemon",),
+    "aggregators/test_agg_lite.py": ("daemon",),
+    "aggregators/test_agg_transfer_attack.py": ("daemon",),
+    "aggregators/test_agg_transfer_runner.py": ("daemon",),
+    "formats/test_pegasus_catalog_inputs.py": ("daemon",),
+    "planner/test_pegasus_containers.py": ("daemon", "root"),
+}
+
+_TESTS = Path(__file__).resolve().parent
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        try:
+            module = item.path.resolve().relative_to(_TESTS).as_posix()
+        except ValueError:
+            continue
+        for tier in TIERS.get(module, ()):
+            item.add_marker(tier)
 
 
 @pytest.fixture(autouse=True, scope="session")
