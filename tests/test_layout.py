@@ -9,7 +9,7 @@ import pytest
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "sheaf"
 ORDER = ["model", "formats", "classad", "planner", "codegen", "engine", "aggregators", "backends",
-         "monitor", "cli"]
+         "monitor", "app", "cli"]
 # engine and aggregators are one stage: neither imports the other, both may import the left.
 RANK = {name: i for i, name in enumerate(ORDER)}
 RANK["aggregators"] = RANK["engine"]

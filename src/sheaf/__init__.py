@@ -2,7 +2,8 @@
 
 The layout is the data's path; a package imports only packages to its left::
 
-    model -> formats -> classad -> planner -> codegen -> engine + aggregators -> backends -> monitor -> cli
+    model -> formats -> classad -> planner -> codegen -> engine + aggregators -> backends -> monitor
+          -> app -> cli
 
 ``classad`` is a leaf: it imports nothing of sheaf.  ``errors`` is shared by all.
 """

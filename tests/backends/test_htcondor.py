@@ -189,9 +189,9 @@ def test_the_run_commands_dagman_options_reach_condor_submit_dag(plan: Path, dag
                                                                   post: bool, flag: str) -> None:
     """``sheaf run --backend htcondor --always-run-post --batch-name B --maxjobs 3``: what
     condor_submit_dag makes of ``-AlwaysRunPost -batch-name B -maxjobs 3``."""
-    from sheaf.cli._run import dagman_options
+    from sheaf.app import DagmanOptions, condor_submit_dag_options
 
-    options = dagman_options(MaxJobs=3, MaxIdle=None, PostRun=post, BatchName="my batch")
+    options = condor_submit_dag_options(DagmanOptions(maxjobs=3, always_run_post=post, batch_name="my batch"))
     assert options == {"MaxJobs": 3, "PostRun": post, "BatchName": "my batch"}
     submit = render_dag_submit(str(plan / "blackdiamond.dag"), options)
     arguments = submit["arguments"].split()

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from Pegasus.client.status import Status
 
-from sheaf.cli._dagman_out import DagmanOut, pegasus_status
+from sheaf.app._dagman_out import DagmanOut, pegasus_status
 from sheaf.engine import Progress
 
 STATES = ("waiting", "pre_ready", "pre", "ready", "submitted", "post", "done", "failed")

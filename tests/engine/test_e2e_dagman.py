@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from engine_helpers import FakeBackend, executable
-from sheaf.engine import run_workflow
+from sheaf.engine import DagmanOptions, run_workflow
 
 SHEAF = str(Path(sys.executable).parent / "sheaf")
 
@@ -162,7 +162,8 @@ def test_priority_is_the_jobs_jobprio_and_passes_into_subdags(tmp_path: Path) ->
                                      "SUBDAG EXTERNAL S inner.dag\n"
                                      "PRIORITY A 10\nPRIORITY B 10\nPRIORITY S 100\n")
     fake = FakeBackend()
-    result = run_workflow(str(tmp_path), backend=fake, dag_file="wf.dag", handle_signals=False)
+    result = run_workflow(str(tmp_path), backend=fake, options=DagmanOptions(("wf.dag",)),
+                          handle_signals=False)
     assert result.succeeded
     launches = {x.node: x for x in fake.launches}
     assert (launches["A"].priority, launches["A"].job_ad["JobPrio"]) == (15, 15)
@@ -180,7 +181,8 @@ def test_a_subdag_gets_its_nodes_priority(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     fake = FakeBackend()
     (inner / "again.dag").write_text("JOB X x.sub\nPRIORITY X 10\n")
-    run_workflow(str(inner), backend=fake, dag_file="again.dag", handle_signals=False, priority=100)
+    run_workflow(str(inner), backend=fake, options=DagmanOptions(("again.dag",), priority=100),
+                 handle_signals=False)
     assert fake.launches[0].priority == 110 and fake.launches[0].job_ad["JobPrio"] == 110
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from engine_helpers import FakeBackend, write_dag
 from engine_machines import machine, submits, validate_every_machine  # noqa: F401 (autouse fixture)
-from sheaf.engine import Launch, run_workflow
+from sheaf.engine import DagmanOptions, Launch, run_workflow
 from sheaf.engine._runconfig import config_warnings, run_limits
 from sheaf.engine._state import Limits
 from sheaf.errors import FormatError
@@ -45,17 +45,17 @@ def test_a_throttle_that_stops_the_submissions_is_not_more(tmp_path: Path) -> No
 def test_the_knob_is_clamped_to_its_legal_range(tmp_path: Path, text: str, cap: int) -> None:
     (tmp_path / "wf.config").write_text(f"DAGMAN_MAX_SUBMITS_PER_INTERVAL = {text}\n")
     dag = parse_dag(str(write_dag(tmp_path, "CONFIG wf.config\nJOB a a.sub\n")))
-    assert run_limits(dag, {}).max_submits_per_interval == cap
+    assert run_limits(dag, DagmanOptions()).max_submits_per_interval == cap
     assert config_warnings(dag) == []  # honoured, so not warned about
 
 
 def test_the_knob_defaults_to_100_and_refuses_what_is_no_integer(tmp_path: Path) -> None:
-    assert run_limits(parse_dag(str(write_dag(tmp_path / "plain", "JOB a a.sub\n"))), {}) \
+    assert run_limits(parse_dag(str(write_dag(tmp_path / "plain", "JOB a a.sub\n"))), DagmanOptions()) \
         .max_submits_per_interval == 100
     (tmp_path / "wf.config").write_text("DAGMAN_MAX_SUBMITS_PER_INTERVAL = many\n")
     dag = parse_dag(str(write_dag(tmp_path, "CONFIG wf.config\nJOB a a.sub\n")))
     with pytest.raises(FormatError, match="DAGMAN_MAX_SUBMITS_PER_INTERVAL is an integer"):
-        run_limits(dag, {})
+        run_limits(dag, DagmanOptions())
 
 
 class _Watching(FakeBackend):
@@ -85,7 +85,7 @@ def _run_with(tmp: Path, body: str, knob: str | None, **kw: int) -> _Watching:
     (tmp / "wf.config").write_text(config)
     write_dag(tmp, "CONFIG wf.config\n" + body)
     backend = _Watching(per_wait=2)
-    assert run_workflow(str(tmp), backend=backend, handle_signals=False, **kw).succeeded  # type: ignore[arg-type]
+    assert run_workflow(str(tmp), backend=backend, handle_signals=False, options=DagmanOptions(**kw)).succeeded
     return backend
 
 

@@ -18,7 +18,7 @@ import sheaf.engine
 import sheaf.engine._run
 import sheaf.monitor
 from engine_helpers import FakeBackend, write_dag
-from sheaf.engine import Exited, Held, run_workflow
+from sheaf.engine import DagmanOptions, Exited, Held, run_workflow
 from sheaf.engine._throttle import IdleThrottle, Throttle
 
 
@@ -55,7 +55,8 @@ def test_idle_throttle_follows_the_backend() -> None:
 
 def test_public_surface_is_pinned() -> None:
     assert sorted(sheaf.engine.__all__) == sorted([
-        "Backend", "BeginRecord", "Change", "ChangeRecord", "Dag", "DagState", "Damage", "EndRecord", "Event",
+        "Backend", "BeginRecord", "Change", "ChangeRecord", "Dag", "DagState", "DagmanOptions", "Damage",
+        "EndRecord", "Event",
         "EventTranslator", "Exited", "Held", "Launch", "Limits", "NodeEvent", "NodeState", "ProcessRecord",
         "Progress", "Replay", "RunResult", "STATES", "Started", "find_dag", "node_description", "parse_dag",
         "parse_submit", "read_journal", "run_workflow", "scan_journal", "split_arguments",
@@ -92,7 +93,8 @@ def test_random_dags_respect_dependencies_retries_and_throttles(tmp_path_factory
         peak = max(peak, len(backend.queue) + 1)
 
     backend.hook = observe
-    result = run_workflow(str(tmp), backend=backend, maxjobs=maxjobs, handle_signals=False)
+    result = run_workflow(str(tmp), backend=backend, options=DagmanOptions(maxjobs=maxjobs),
+                          handle_signals=False)
     ok = {n for n in names if failures[n] <= retries[n]}
     done: set[str] = set()
     for n in names:  # a node is done iff it and all its ancestors could succeed
@@ -116,11 +118,11 @@ def test_dispatch_order_does_not_depend_on_hash_seed(tmp_path_factory: pytest.Te
         from pathlib import Path
         sys.path.insert(0, {str(Path(__file__).parent.parent)!r})
         from engine_helpers import FakeBackend, write_dag
-        from sheaf.engine import run_workflow
+        from sheaf.engine import DagmanOptions, run_workflow
         d = Path(tempfile.mkdtemp(dir={str(tmp)!r}))
         write_dag(d, {body!r})
         fake = FakeBackend(per_wait=2)
-        run_workflow(str(d), backend=fake, maxjobs=3, handle_signals=False)
+        run_workflow(str(d), backend=fake, options=DagmanOptions(maxjobs=3), handle_signals=False)
         print(" ".join(fake.nodes()))
     """)
     orders = {subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,

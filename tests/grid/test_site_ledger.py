@@ -8,7 +8,7 @@ from pathlib import Path
 
 from sheaf.backends._grid_rescue import node_sites, record_site, rescue_group
 from sheaf.backends.local import LocalBackend
-from sheaf.engine import run_workflow
+from sheaf.engine import DagmanOptions, run_workflow
 
 DAG = """JOB a true.sub
 JOB b true.sub
@@ -21,7 +21,8 @@ SUB = "universe = local\nexecutable = /bin/{0}\nqueue\n"
 
 def _run(root: Path, dag: str, site: str) -> bool:
     record_site(str(root), dag, site)
-    return run_workflow(str(root), backend=LocalBackend(), dag_file=dag, handle_signals=False).succeeded
+    return run_workflow(str(root), backend=LocalBackend(), options=DagmanOptions((dag,)),
+                        handle_signals=False).succeeded
 
 
 def test_each_node_is_attributed_to_the_site_of_the_run_that_finished_it(tmp_path: Path) -> None:

@@ -5,8 +5,8 @@
   limits (``ConcurrencyLimits``: ``_limits``).
 - ``SlurmBackend`` (``sheaf.backends.slurm``): one Slurm batch job per attempt, run by the job wrapper
   ``_slurm_job``.
-- ``_registry``: backend names (``sheaf run --backend NAME``) to factories; ``_routing`` sends each
-  launch to the backend of its site.
+- ``BACKENDS``, ``make_backend`` (``_registry``): backend names (``sheaf run --backend NAME``) to
+  factories; ``_routing`` sends each launch to the backend of its site.
 
 The package imports its backends lazily (``__getattr__``): the Slurm job wrapper imports a module of
 it at the start of every job, and the local pool's configuration readers cost ~0.2 s to import.
@@ -22,16 +22,23 @@ TYPE_CHECKING = False  # not typing's: the Slurm job wrapper imports this packag
 if TYPE_CHECKING:
     from sheaf.backends._limits import ConcurrencyLimits
     from sheaf.backends._pool import Pool
+    from sheaf.backends._registry import BACKENDS, make_backend
+    from sheaf.backends._slotconfig import load_config as load_pool_config
     from sheaf.backends.local import LocalBackend
 
-__all__: list[str] = ["ConcurrencyLimits", "LocalBackend", "Pool"]
+__all__: list[str] = ["BACKENDS", "ConcurrencyLimits", "LocalBackend", "Pool", "load_pool_config",
+                      "make_backend"]
 
+# name -> "module" or "module:attribute" it is found as there
 _HOMES = {"ConcurrencyLimits": "sheaf.backends._limits", "LocalBackend": "sheaf.backends.local",
-          "Pool": "sheaf.backends._pool"}
+          "Pool": "sheaf.backends._pool", "BACKENDS": "sheaf.backends._registry",
+          "make_backend": "sheaf.backends._registry",
+          "load_pool_config": "sheaf.backends._slotconfig:load_config"}
 
 
 def __getattr__(name: str) -> object:
     home = _HOMES.get(name)
     if home is None:
         raise AttributeError(f"module 'sheaf.backends' has no attribute {name!r}")
-    return getattr(importlib.import_module(home), name)
+    module, _, attribute = home.partition(":")
+    return getattr(importlib.import_module(module), attribute or name)

@@ -39,7 +39,7 @@ from sheaf.backends._gridmanager import DEFAULT_SUBMITTED
 from sheaf.backends._pool import Pool
 from sheaf.backends._sites import SITE_KEY
 from sheaf.backends.local import LocalBackend
-from sheaf.engine import Backend, Event, Exited, Launch, Progress, run_workflow
+from sheaf.engine import Backend, DagmanOptions, Event, Exited, Launch, Progress, run_workflow
 
 __all__ = ["FailingSite", "StallingSite", "main", "site_backend"]
 
@@ -243,7 +243,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     directory, dag = args
     record_site(directory, dag, os.environ.get(SITE_KEY, "?"))
     progress = _ProgressFile(os.environ.get(PROGRESS_ENV))
-    result = run_workflow(directory, backend=progress.factory, dag_file=dag,
+    result = run_workflow(directory, backend=progress.factory, options=DagmanOptions(dag_files=(dag,)),
                           on_progress=progress, progress_interval=0.2)
     return 0 if result.succeeded else 1
 

@@ -13,10 +13,11 @@ from pathlib import Path
 from sheaf.backends._collector import COLLECTOR_PROPERTY, Collector, Update, collector_path, read_ads
 from sheaf.backends._grid_backend import BackOut, GridBackend
 from sheaf.backends._sites import site_ad, site_ads, site_of_environment
+from sheaf.backends._slotconfig import load_config as load_pool_config
 from sheaf.formats._site_config import SiteConfig, SiteSpec, read_site_config
 
 __all__ = ["COLLECTOR_PROPERTY", "BackOut", "Collector", "GridBackend", "SiteConfig", "SiteSpec", "Update",
-           "collector_path", "is_grid_plan", "plan_collector", "read_ads", "read_site_config", "site_ad",
+           "collector_path", "load_pool_config", "plan_collector", "read_ads", "read_site_config", "site_ad",
            "site_ads", "site_of_environment"]
 
 
@@ -26,7 +27,3 @@ def plan_collector(directory: str) -> Collector:
     named = record.get("collector") if isinstance(record, dict) else None
     return Collector(named if isinstance(named, str) else None)
 
-
-def is_grid_plan(directory: str) -> bool:
-    """True for a directory ``sheaf plan --group-size`` wrote (its outer DAG runs on a GridBackend)."""
-    return (Path(directory) / "grid" / "groups.json").is_file()

@@ -8,11 +8,11 @@ unchanged script -- or ``Pegasus.api``, which runs ``<DIR>/../bin/pegasus-*`` on
   with pegasus-plan's own closing lines (``pegasus-run DIR``; after ``--submit``, pegasus-run's), which
   scripts grep for the submit directory (``_pegasus_text``);
 - ``pegasus-run [-v] [--grid|--nogrid] [-j|--json] [DIR]``: starts ``sheaf run DIR`` detached
-  (``_detach``) and prints pegasus-run's message (``pegasus-status -l DIR``, ``pegasus-remove DIR``);
+  (``sheaf.app.submit``) and prints pegasus-run's message (``pegasus-status -l DIR``, ``pegasus-remove DIR``);
   ``--json`` prints the braindump as pegasus-run does;
 - ``pegasus-status [options] [DIR]``: ``sheaf status DIR`` (Pegasus's display options have no
   meaning for it and are dropped); with ``-j``/``--jsonrv`` the JSON pegasus-status prints, the counts
-  in its keys (``_dagman_out.pegasus_status``);
+  in its keys (``sheaf.app.pegasus_status``);
 - ``pegasus-remove [-v] [DIR]``: ``sheaf remove DIR`` (SIGTERM to the engine);
 - ``pegasus-analyzer [options] [DIR]`` and ``pegasus-statistics [options] [DIR]``: ``sheaf analyze``
   and ``sheaf statistics`` where this sheaf has them, else ``sheaf status DIR`` (the failed nodes
@@ -36,9 +36,9 @@ from collections.abc import Callable, Sequence
 
 import click
 
-from sheaf import __version__
-from sheaf.cli import _detach, _exit, _pegasus_text
-from sheaf.cli._dagman_out import pegasus_status
+from sheaf import __version__, app
+from sheaf.app import pegasus_status
+from sheaf.cli import _exit, _pegasus_text
 from sheaf.errors import UsageError
 
 TOOLS = ("pegasus-plan", "pegasus-run", "pegasus-status", "pegasus-remove", "pegasus-analyzer",
@@ -90,11 +90,11 @@ def _run(argv: list[str]) -> None:
     braindump = os.path.join(directory, "braindump.yml")
     if not os.path.isfile(braindump):
         raise UsageError(f"{directory}: not a submit directory (no braindump.yml)")
-    pid = _detach.start(directory)
+    pid = app.submit(directory)
     if seen & {"-j", "--json"}:
         click.echo(json.dumps(_read_braindump(braindump)))
     else:
-        click.echo(f"started: sheaf run {directory} (pid {pid}, log {os.path.join(directory, _detach.LOG)})",
+        click.echo(f"started: sheaf run {directory} (pid {pid}, log {os.path.join(directory, app.RUN_LOG)})",
                    err=True)
         click.echo(_pegasus_text.started(directory))
 

@@ -38,8 +38,9 @@ from dataclasses import dataclass, replace
 
 import click
 
-from sheaf import __version__
-from sheaf.cli import _braindump, _detach, _exit, _pegasus_text
+from sheaf import __version__, app
+from sheaf.app import _braindump
+from sheaf.cli import _exit, _pegasus_text
 from sheaf.cli._plan_args import (
     PegasusCommand,
     StagingOptions,
@@ -276,8 +277,8 @@ def _after(directory: str, *, submit: bool, foreground: bool, as_json: bool, as_
     if submit and foreground:
         _run_here(directory)
     elif submit:
-        pid = _detach.start(directory)
-        say(f"started: sheaf run {directory} (pid {pid}, log {os.path.join(directory, _detach.LOG)})")
+        pid = app.submit(directory)
+        say(f"started: sheaf run {directory} (pid {pid}, log {os.path.join(directory, app.RUN_LOG)})")
         say(_pegasus_text.started(directory) if as_pegasus else f"watch it with: sheaf status {directory}")
     else:
         say(_pegasus_text.planned(directory) if as_pegasus else f"run it with: sheaf run {directory}")
@@ -363,8 +364,8 @@ def _render(rows: list[tuple[str, str]], exec_wf: ExecutableWorkflow, files: Pla
 def _run_here(directory: str) -> None:
     from rich.console import Console
 
-    from sheaf.cli._run import render_summary, run_planned
+    from sheaf.cli._run import render_summary
 
-    result = run_planned(directory)
+    result = app.run(directory)
     render_summary(result, Console())
     sys.exit(_exit.of_run(result.succeeded, result.exit_code))

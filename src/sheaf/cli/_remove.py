@@ -1,7 +1,7 @@
 """``sheaf remove DIR``: stop the workflow running in DIR, as pegasus-remove (``condor_rm`` of DAGMan).
 
 Sends SIGTERM to the engine that ``sheaf plan --submit`` (or the ``pegasus-run`` shim) started in the
-background (``_detach.stop``): the engine cancels the running jobs, runs the FINAL node and records
+background (``sheaf.app.stop``): the engine cancels the running jobs, runs the FINAL node and records
 the run as failed, so ``sheaf run DIR`` can resume it later.  Nothing running there is a usage error
 (exit 2).
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import click
 
-from sheaf.cli import _detach
+from sheaf import app
 
 __all__ = ["command"]
 
@@ -19,5 +19,5 @@ __all__ = ["command"]
 @click.argument("directory", type=click.Path(exists=True, file_okay=False))
 def command(directory: str) -> None:
     """Stop the workflow running in DIRECTORY (its FINAL node still runs)."""
-    pid = _detach.stop(directory)
+    pid = app.stop(directory)
     click.echo(f"stopping the workflow in {directory} (SIGTERM to sheaf run, pid {pid})")

@@ -1,16 +1,12 @@
-"""``sheaf run DIR``: run (or resume) a planned workflow on the embedded engine and the local pool.
+"""``sheaf run DIR``: run (or resume) a planned workflow -- parse, call ``sheaf.app.run``, render.
 
-Thin: parse options, call :func:`run_planned` (one library call), render progress and a summary.
 A terminal gets a rich progress bar (done/failed/running, ETA); anything else gets one plain line
 per second.  Exit codes (``_exit``): 0 the workflow succeeded, 1 it ran and failed (rescue DAG
- kept) or stopped because a file could not be written (disk full: the journal stays consistent, the
- jobs are stopped, ``sheaf run`` again resumes), 2 bad input or usage (including a second
- ``sheaf run`` on the same DAG, and a journal damaged where it could hide a finished node); an
- ``ABORT-DAG-ON ... RETURN r`` exits with r, as DAGMan does.
-
-``sheaf plan --submit`` calls :func:`run_planned` too.  However the run ends, podman's run root of the
-plan's containers is removed once no container task holds it (``sheaf.aggregators.container``), and
-DAGMan's progress lines go to ``<dag>.dagman.out`` for Pegasus's tools (``_dagman_out``).
+kept) or stopped because a file could not be written (disk full: the journal stays consistent, the
+jobs are stopped, ``sheaf run`` again resumes), 2 bad input or usage (including a second
+``sheaf run`` on the same DAG, and a journal damaged where it could hide a finished node); an
+``ABORT-DAG-ON ... RETURN r`` exits with r, as DAGMan does.  ``--backend htcondor`` hands the DAG to
+DAGMan on a pool (``sheaf.app.hand_to_dagman``).
 """
 
 from __future__ import annotations
@@ -18,140 +14,20 @@ from __future__ import annotations
 import os
 import sys
 import time
-from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import click
 
-from sheaf.backends._registry import BACKENDS, make_backend
+from sheaf.app import RunOptions, hand_to_dagman, run
+from sheaf.backends import BACKENDS
 from sheaf.cli import _exit
-from sheaf.cli._dagman_out import DagmanOut, find_dag_path
-from sheaf.codegen import remove_stale_siblings
-from sheaf.codegen._container_state import CONF_DIR, RUN_ROOT_LOCK, podman_env, run_root
-from sheaf.engine import Backend, RunResult, find_dag, run_workflow
+from sheaf.engine import DagmanOptions, RunResult
 from sheaf.engine import Progress as EngineProgress
-from sheaf.errors import UsageError
-from sheaf.monitor import EventsLoader, events_enabled
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-__all__ = ["command", "render_summary", "run_planned"]
-
-
-def run_planned(directory: str, *, dag_file: str | Sequence[str] | None = None,
-                maxjobs: int | None = None, maxidle: int | None = None, maxpre: int | None = None,
-                maxpost: int | None = None,
-                pool_config: str | None = None, priority: int | None = None,
-                on_progress: Callable[[EngineProgress], None] | None = None,
-                backend_name: str = "local", scheduler: str | None = None,
-                grid_policy: object | None = None, grid_interval: float = 1.0,
-                always_run_post: bool | None = None, batch_name: str | None = None,
-                suppress_notification: bool | None = None) -> RunResult:
-    """Run the planned workflow in ``directory`` on the backend named ``backend_name`` (``_registry``;
-    the local pool from ``pool_config``, a Dask cluster at ``scheduler``, Slurm); jobs whose site asks
-    for a batch system (``grid_resource = batch slurm``) go there whatever ``backend_name`` is.  A
-    directory that ``sheaf plan --group-size`` wrote runs on the grid backend: its group DAG jobs are
-    matched to the collector's site ads (``grid_policy``: a ``BackOut``; ``grid_interval``: seconds
-    between cycles).  ``always_run_post`` (None: the DAG's ``DAGMAN_ALWAYS_RUN_POST``) and
-    ``batch_name`` (None: DAGMan's default) are condor_submit_dag's ``-[Dont]AlwaysRunPost`` and
-    ``-batch-name``; ``suppress_notification`` (None: ``DAGMAN_SUPPRESS_NOTIFICATION``) its
-    ``-[dont_]suppress_notification``."""
-
-    def backend() -> Backend:
-        if _is_grid_plan(directory):
-            return _grid_backend(directory, pool_config, grid_policy, grid_interval)
-        made: Backend = make_backend(backend_name, directory=os.path.abspath(directory),
-                                     pool_config=pool_config, scheduler=scheduler, env=dict(os.environ))
-        return made
-
-    remove_stale_siblings(directory)  # what an interrupted `sheaf plan` into it left
-    dag_path = _dag_path(directory, dag_file)
-    record = DagmanOut(dag_path) if dag_path else None
-    status = 1
-    loader = _events_loader(directory, dag_file)
-    removed = False  # a stopped run exits without the events loader's last catch-up
-    try:
-        result = run_workflow(directory, backend=backend, dag_file=dag_file, maxjobs=maxjobs,
-                              maxidle=maxidle, maxpre=maxpre, maxpost=maxpost,
-                              on_progress=_both(on_progress, record), priority=priority, on_warning=_warn,
-                              always_run_post=always_run_post, batch_name=batch_name,
-                              suppress_notification=suppress_notification)
-        status = 0 if result.succeeded else (result.exit_code or 1)
-        removed = result.removed
-        return result
-    finally:
-        if loader is not None:
-            loader.stop(catch_up=not removed)
-        if record is not None:
-            record.finish(status)
-        _release_container_state(directory)
-
-
-def _dag_path(directory: str, dag_file: str | Sequence[str] | None) -> str | None:
-    """The DAG whose ``.dagman.out`` this run writes: the one named (the first of several, after which
-    DAGMan names its file), else the one in DIR."""
-    first = dag_file if isinstance(dag_file, str) else (dag_file[0] if dag_file else None)
-    if first:
-        return first if os.path.isabs(first) else os.path.join(directory, first)
-    return find_dag_path(directory)
-
-
-def _both(first: Callable[[EngineProgress], None] | None,
-          second: Callable[[EngineProgress], None] | None) -> Callable[[EngineProgress], None] | None:
-    callbacks = [callback for callback in (first, second) if callback is not None]
-    if len(callbacks) < 2:
-        return callbacks[0] if callbacks else None
-
-    def both(progress: EngineProgress) -> None:
-        for callback in callbacks:
-            callback(progress)
-    return both
-
-
-def _release_container_state(directory: str) -> None:
-    """The containers a stopped run left and podman's run root of the plan's containers, once no
-    container task holds it: the engine kills the jobs it stops (SIGKILL to their process groups),
-    which leaves their containers running under conmon (``sheaf.aggregators.container``)."""
-    state = os.path.join(directory, CONF_DIR)
-    lock = os.path.join(state, RUN_ROOT_LOCK)
-    if os.path.exists(lock):
-        # imported here: a plan without containers (most) need not load it, nor urllib (~35 ms a run)
-        from sheaf.aggregators.container import remove_leftover_containers
-
-        remove_leftover_containers(lock, run_root(state), podman_env(state))
-
-
-def _events_loader(directory: str, dag_file: str | Sequence[str] | None) -> EventsLoader | None:
-    """The events database's loader beside the engine (``sheaf.monitor``), unless SHEAF_EVENTS=0;
-    a directory without a DAG gets none (run_workflow reports it)."""
-    if not events_enabled():
-        return None
-    first = dag_file if isinstance(dag_file, str) or dag_file is None else (dag_file[0] if dag_file else None)
-    try:
-        dag = find_dag(directory, first)
-    except UsageError:
-        return None
-    return EventsLoader(dag, on_warning=_warn).start()
-
-
-def _is_grid_plan(directory: str) -> bool:
-    """A directory ``sheaf plan --group-size`` wrote (checked without importing the grid backend)."""
-    return os.path.isfile(os.path.join(directory, "grid", "groups.json"))
-
-
-def _backout(idle: float) -> object:
-    from sheaf.backends.grid import BackOut
-
-    return BackOut(idle=idle)
-
-
-def _grid_backend(directory: str, pool_config: str | None, policy: object | None, interval: float) -> Backend:
-    from sheaf.backends._slotconfig import load_config
-    from sheaf.backends.grid import BackOut, GridBackend, plan_collector
-
-    return GridBackend(plan_collector(directory), policy=policy if isinstance(policy, BackOut) else None,
-                       interval=interval, config=load_config(pool_config))
+__all__ = ["command", "render_summary"]
 
 
 def _warn(text: str) -> None:
@@ -274,37 +150,22 @@ def command(directory: str, dag_files: tuple[str, ...], maxjobs: int | None, max
             backout_idle: float, always_run_post: bool | None, batch_name: str | None,
             suppress_notification: bool | None) -> None:
     """Run (or resume) the planned workflow in DIRECTORY on this machine (or --backend)."""
+    options = RunOptions(DagmanOptions(tuple(dag_files), maxjobs, maxidle, maxpre, maxpost, priority,
+                                       always_run_post, batch_name, suppress_notification),
+                         backend_name, pool_config, scheduler, negotiation_interval, backout_idle)
     if backend_name == "htcondor":
-        _hand_to_dagman(directory, dag_files, _rich_console(), dagman_options(
-            MaxJobs=maxjobs, MaxIdle=maxidle, MaxPre=maxpre, MaxPost=maxpost, Priority=priority,
-            PostRun=always_run_post, BatchName=batch_name, SuppressNotification=suppress_notification))
+        done = hand_to_dagman(directory, options)
+        _rich_console().print(f"DAG {done.dag} handed to DAGMan: job {done.cluster} (submit file "
+                              f"{done.submit_file}); follow it with condor_q -dag or sheaf status",
+                              highlight=False)
         return
     console = None if _plain_stdout() else _rich_console()
     bar = _BarProgress(console) if console is not None and console.is_terminal else None
-    progress = bar if bar is not None else _PlainProgress()
     try:
-        result = run_planned(directory, dag_file=list(dag_files) or None, maxjobs=maxjobs, maxidle=maxidle,
-                             maxpre=maxpre, maxpost=maxpost, pool_config=pool_config, priority=priority,
-                             on_progress=progress, backend_name=backend_name, scheduler=scheduler,
-                             grid_policy=_backout(backout_idle) if _is_grid_plan(directory) else None,
-                             grid_interval=negotiation_interval, always_run_post=always_run_post,
-                             batch_name=batch_name, suppress_notification=suppress_notification)
+        result = run(directory, options, on_progress=bar if bar is not None else _PlainProgress(),
+                     on_warning=_warn)
     finally:
         if bar is not None:
             bar.stop()
     render_summary(result, console or _rich_console())
     sys.exit(_exit.of_run(result.succeeded, result.exit_code))
-
-
-def dagman_options(**given: int | bool | str | None) -> dict[str, int | bool | str]:
-    """condor_submit_dag's options (``htcondor2.Submit.from_dag``'s names) of those given."""
-    return {key: value for key, value in given.items() if value is not None}
-
-
-def _hand_to_dagman(directory: str, dag_files: Sequence[str], console: Console,
-                    options: dict[str, int | bool | str]) -> None:
-    """``--backend htcondor``: DAGMan runs the DAG on the pool (``sheaf.backends.htcondor``), with the
-    command line's condor_submit_dag options."""
-    done = BACKENDS["htcondor"]().submit_dag(directory, dag_files, options=options)
-    console.print(f"DAG {done.dag} handed to DAGMan: job {done.cluster} (submit file {done.submit_file}); "
-                  "follow it with condor_q -dag or sheaf status", highlight=False)

@@ -20,7 +20,7 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
-from sheaf.cli import _detach
+from sheaf import app
 from sheaf.errors import UsageError
 from sheaf.monitor import SubStatus, WorkflowStatus, age, sub_workflows, workflow_status
 
@@ -104,7 +104,7 @@ def command(directory: str, dag_file: str | None, long: bool, watch: bool, inter
     try:
         status, view = _view(directory, dag_file, long)
     except UsageError:
-        pid = _detach.running(directory)
+        pid = app.running(directory)
         if pid is None:
             raise
         click.echo(f"workflow in {directory}: starting (sheaf run, pid {pid})")

@@ -1,6 +1,6 @@
 """Where a plan keeps podman's state, named apart from the planning code that writes it.
 
-``sheaf run`` removes podman's run-time directory when the engine stops (``cli._run``); it needs
+``sheaf run`` removes podman's run-time directory when the engine stops (``sheaf.app.run``); it needs
 these names without importing the planner (``tests/cli/test_run_startup.py``).
 """
 

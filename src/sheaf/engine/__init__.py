@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from sheaf.engine._paths import find_dag, state_paths
     from sheaf.engine._records import BeginRecord, ChangeRecord, Damage, EndRecord, ProcessRecord
     from sheaf.engine._records import scan as scan_journal
+    from sheaf.engine._runconfig import DagmanOptions
     from sheaf.engine._runevents import EventTranslator, NodeEvent
     from sheaf.engine._state import STATES, DagState, Limits, NodeState
     from sheaf.engine._submit import node_description, parse_submit, split_arguments, split_environment
@@ -38,6 +39,7 @@ __all__: list[str] = [
     "ChangeRecord",
     "Dag",
     "DagState",
+    "DagmanOptions",
     "Damage",
     "EndRecord",
     "Event",
@@ -70,7 +72,8 @@ __all__: list[str] = [
 # the ClassAd library and the loop
 _WHERE = {
     "Backend": "_backend", "BeginRecord": "_records", "Change": "_events", "ChangeRecord": "_records",
-    "DagState": "_state", "Damage": "_records", "EndRecord": "_records", "Event": "_backend",
+    "DagState": "_state", "DagmanOptions": "_runconfig",
+    "Damage": "_records", "EndRecord": "_records", "Event": "_backend",
     "EventTranslator": "_runevents", "Exited": "_backend", "find_dag": "_paths", "Held": "_backend",
     "Launch": "_backend", "Limits": "_state", "node_description": "_submit", "NodeEvent": "_runevents",
     "NodeState": "_state", "parse_submit": "_submit", "ProcessRecord": "_records", "Progress": "_loop",

@@ -65,7 +65,13 @@ from sheaf.engine._procs import Tolerance
 from sheaf.engine._reports import remove_stale_temporaries
 from sheaf.engine._resume import RunLock, damage_warnings, starting_point
 from sheaf.engine._run import EngineRun, Progress
-from sheaf.engine._runconfig import DagEnvironment, config_warnings, load_descriptions, run_limits
+from sheaf.engine._runconfig import (
+    DagEnvironment,
+    DagmanOptions,
+    config_warnings,
+    load_descriptions,
+    run_limits,
+)
 from sheaf.engine._runfiles import PARENT_ID_VARIABLE, dagman_id
 from sheaf.engine._scriptmacros import check_scripts
 from sheaf.engine._state import DagState
@@ -110,40 +116,29 @@ def _complete_result(dag: Dag, prior: Replay, journal_path: str) -> RunResult:
 
 
 def run_workflow(directory: str, *, backend: Backend | Callable[[], Backend],
-                 dag_file: str | Sequence[str] | None = None,
-                 maxjobs: int | None = None, maxidle: int | None = None, maxpre: int | None = None,
-                 maxpost: int | None = None, clock: Callable[[], float] = time.time,
+                 options: DagmanOptions | None = None, clock: Callable[[], float] = time.time,
                  on_progress: Callable[[Progress], None] | None = None, progress_interval: float = 0.2,
-                 handle_signals: bool = True, priority: int | None = None,
-                 on_warning: Callable[[str], None] | None = None, always_run_post: bool | None = None,
-                 batch_name: str | None = None, suppress_notification: bool | None = None) -> RunResult:
+                 handle_signals: bool = True, on_warning: Callable[[str], None] | None = None) -> RunResult:
     """Run (or resume) the DAG of a planned directory on ``backend``; returns how it went.
 
     ``backend`` is a :class:`Backend` or a zero-argument factory (called only once the input is
-    known to be good).  Raises :class:`FormatError`/:class:`UsageError` for bad input, a journal
-    damaged where it matters, or a second engine on the same DAG; :class:`StorageError` when a file
-    cannot be written (the run stops, its jobs are stopped, the journal stays consistent); a
+    known to be good).  ``options`` are condor_submit_dag's (:class:`DagmanOptions`: the DAG file(s),
+    throttles, priority, ...); several DAG files run as one DAG, as ``condor_submit_dag a.dag b.dag``
+    runs them (``_multidag``).  Raises :class:`FormatError`/:class:`UsageError` for bad input, a
+    journal damaged where it matters, or a second engine on the same DAG; :class:`StorageError` when a
+    file cannot be written (the run stops, its jobs are stopped, the journal stays consistent); a
     workflow that runs and fails is a result, not an exception.  ``on_warning`` receives warnings
-    (damaged journal lines that did not matter), which the result lists too.  ``priority`` is the
-    DAG's own priority (``condor_submit_dag -priority``; a SUBDAG's run gets its node's), added to
-    every node's; without it, ``DAGMAN_DEFAULT_PRIORITY``.  ``always_run_post`` overrides
-    ``DAGMAN_ALWAYS_RUN_POST`` (``condor_submit_dag -[Dont]AlwaysRunPost``); ``batch_name`` is the node
-    jobs' ``JobBatchName`` (``-batch-name``; default ``<primary DAG file>+<DAGManJobId>``);
-    ``suppress_notification`` overrides ``DAGMAN_SUPPRESS_NOTIFICATION`` (``-[dont_]suppress_notification``:
-    the node jobs' ``notification`` is ``NEVER``, a SUBDAG's run is told so).  Several
-    ``dag_file``s run as one DAG, as
-    ``condor_submit_dag a.dag b.dag`` runs them (``_multidag``).
+    (damaged journal lines that did not matter), which the result lists too.
     """
+    options = options or DagmanOptions()
     signals = StopSignals().install() if handle_signals else StopSignals()
     begun, frozen, thresholds = time.monotonic(), gc.get_freeze_count(), gc.get_threshold()
     gc.set_threshold(max(thresholds[0], _YOUNG_THRESHOLD), *thresholds[1:])
     try:
-        return _run_workflow(directory, backend, dag_file, clock, on_progress, progress_interval, on_warning,
-                             signals, {"maxjobs": maxjobs, "maxidle": maxidle, "maxpre": maxpre,
-                                       "maxpost": maxpost}, priority, always_run_post, batch_name,
-                             suppress_notification)
+        return _run_workflow(directory, backend, options, clock, on_progress, progress_interval, on_warning,
+                             signals)
     except Stopped as stop:  # before anything was started: a removed DAG that never ran
-        return _stopped_result(directory, dag_file, stop.reason, time.monotonic() - begun)
+        return _stopped_result(directory, options.dag_files, stop.reason, time.monotonic() - begun)
     finally:
         signals.restore()
         gc.set_threshold(*thresholds)
@@ -151,18 +146,15 @@ def run_workflow(directory: str, *, backend: Backend | Callable[[], Backend],
             gc.unfreeze()
 
 
-def _run_workflow(directory: str, backend: Backend | Callable[[], Backend],
-                  dag_file: str | Sequence[str] | None, clock: Callable[[], float],
-                  on_progress: Callable[[Progress], None] | None, progress_interval: float,
-                  on_warning: Callable[[str], None] | None, signals: StopSignals,
-                  throttles: dict[str, int | None], priority: int | None, always_run_post: bool | None,
-                  batch_name: str | None, suppress_notification: bool | None) -> RunResult:
+def _run_workflow(directory: str, backend: Backend | Callable[[], Backend], options: DagmanOptions,
+                  clock: Callable[[], float], on_progress: Callable[[Progress], None] | None,
+                  progress_interval: float, on_warning: Callable[[str], None] | None,
+                  signals: StopSignals) -> RunResult:
     script_warnings: list[str] = []
     with _collector_paused():
-        dag_path, dag, names = _read_dags(directory, dag_file)
+        dag_path, dag, names = _read_dags(directory, options.dag_files)
         check_scripts(dag, script_warnings.append)
-        limits = run_limits(dag, throttles, priority, always_run_post,
-                            _batch_name(dag_path, batch_name), suppress_notification)
+        limits = run_limits(dag, options, _batch_name(dag_path, options.batch_name))
         with DagEnvironment(dag.env):  # $ENV() and getenv of the expansions made now see ENV SET too
             descs, first = load_descriptions(dag, limits, script_warnings.append)
         _freeze_long_lived(dag)
@@ -247,10 +239,10 @@ def _freeze_long_lived(dag: Dag) -> None:
         gc.freeze()
 
 
-def _read_dags(directory: str, dag_file: str | Sequence[str] | None) -> tuple[str, Dag, tuple[str, ...]]:
-    """(primary DAG path, the DAG, the DAG files' names) for one or several DAG files."""
-    files = [dag_file] if dag_file is None or isinstance(dag_file, str) else list(dag_file)
-    found = [find_dag(directory, f) for f in files or [None]]
+def _read_dags(directory: str, dag_files: Sequence[str]) -> tuple[str, Dag, tuple[str, ...]]:
+    """(primary DAG path, the DAG, the DAG files' names) for one or several DAG files (none: the one
+    ``*.dag`` in ``directory``)."""
+    found = [find_dag(directory, f) for f in dag_files] if dag_files else [find_dag(directory, None)]
     names = tuple(os.path.basename(p) for p in found)
     first = parse_dag(found[0])
     if len(found) == 1:
@@ -260,12 +252,11 @@ def _read_dags(directory: str, dag_file: str | Sequence[str] | None) -> tuple[st
     return found[0], combine_dags([first, *(parse_dag(p) for p in found[1:])]), names
 
 
-def _stopped_result(directory: str, dag_file: str | Sequence[str] | None, reason: str,
-                    elapsed: float) -> RunResult:
+def _stopped_result(directory: str, dag_files: Sequence[str], reason: str, elapsed: float) -> RunResult:
     """A stop before anything started: DAGMan's removed DAG (exit 1, ``DAG_STATUS_RM``), nothing run
     and nothing written (no journal, no rescue DAG)."""
-    first = dag_file if dag_file is None or isinstance(dag_file, str) else next(iter(dag_file), None)
-    return RunResult(find_dag(directory, first), False, 1, DAG_REMOVED, 0, 0, 0, 0, elapsed, 0.0, "stopped",
+    dag = find_dag(directory, dag_files[0] if dag_files else None)
+    return RunResult(dag, False, 1, DAG_REMOVED, 0, 0, 0, 0, elapsed, 0.0, "stopped",
                      extra={"stopped": reason})
 
 

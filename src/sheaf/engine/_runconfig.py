@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 
 from sheaf.engine._nodejob import render_node
 from sheaf.engine._state import (
@@ -61,32 +62,57 @@ def config_clamped(dag: Dag, key: str, default: int, bounds: tuple[int, int]) ->
     return min(max(config_signed(dag, key, default), bounds[0]), bounds[1])
 
 
-def run_limits(dag: Dag, overrides: Mapping[str, int | None], priority: int | None = None,
-               always_run_post: bool | None = None, batch_name: str = "",
-               suppress_notification: bool | None = None) -> Limits:
-    """The run's limits: the CONFIG file's knobs, under the command line's values (``overrides``,
-    ``priority``, ``always_run_post``, ``suppress_notification``: condor_submit_dag's options win over
-    the knobs they set)."""
+@dataclass(frozen=True, slots=True)
+class DagmanOptions:
+    """What ``condor_submit_dag``'s command line says of a run; ``None`` leaves the DAG's CONFIG knob
+    (or DAGMan's default) in force.
+
+    ``dag_files``: the DAG file(s) of the directory to run (none: the one ``*.dag`` there; several run
+    as one DAG, the first naming the run); ``maxjobs``/``maxidle``/``maxpre``/``maxpost``: ``-maxjobs``
+    ... (0: no limit); ``priority``: ``-priority``, added to every node's; ``always_run_post``:
+    ``-[Dont]AlwaysRunPost``; ``batch_name``: ``-batch-name`` (default ``<primary DAG file>+<DAGManJobId>``);
+    ``suppress_notification``: ``-[dont_]suppress_notification``."""
+
+    dag_files: tuple[str, ...] = ()
+    maxjobs: int | None = None
+    maxidle: int | None = None
+    maxpre: int | None = None
+    maxpost: int | None = None
+    priority: int | None = None
+    always_run_post: bool | None = None
+    batch_name: str | None = None
+    suppress_notification: bool | None = None
+
+    def throttles(self) -> dict[str, int | None]:
+        return {"maxjobs": self.maxjobs, "maxidle": self.maxidle, "maxpre": self.maxpre,
+                "maxpost": self.maxpost}
+
+
+def run_limits(dag: Dag, options: DagmanOptions, batch_name: str = "") -> Limits:
+    """The run's limits: the CONFIG file's knobs under the command line's values (``options``:
+    condor_submit_dag's options win over the knobs they set); ``batch_name`` is the one the run uses."""
     values = {
         "maxjobs": config_int(dag, "DAGMAN_MAX_JOBS_SUBMITTED", 0),
         "maxidle": config_int(dag, "DAGMAN_MAX_JOBS_IDLE", 1000),
         "maxpre": config_int(dag, "DAGMAN_MAX_PRE_SCRIPTS", 20),
         "maxpost": config_int(dag, "DAGMAN_MAX_POST_SCRIPTS", 20),
     }
-    for key, value in overrides.items():
+    for key, value in options.throttles().items():
         if value is not None:
             if value < 0:
                 raise UsageError(f"--{key} must be >= 0 (0 = unlimited), got {value}")
             values[key] = value
+    always_run_post = options.always_run_post
     if always_run_post is None:
         always_run_post = config_bool(dag, "DAGMAN_ALWAYS_RUN_POST", False)
+    suppress_notification = options.suppress_notification
     if suppress_notification is None:
         suppress_notification = config_bool(dag, "DAGMAN_SUPPRESS_NOTIFICATION", False)
     return Limits(**values, always_run_post=always_run_post, batch_name=batch_name,
                   suppress_notification=suppress_notification,
                   depth_first=config_bool(dag, "DAGMAN_SUBMIT_DEPTH_FIRST", False),
                   retry_node_first=config_bool(dag, "DAGMAN_RETRY_NODE_FIRST", False),
-                  dag_priority=priority or config_signed(dag, "DAGMAN_DEFAULT_PRIORITY", 0),
+                  dag_priority=options.priority or config_signed(dag, "DAGMAN_DEFAULT_PRIORITY", 0),
                   job_failure_tolerance=config_int(dag, "DAGMAN_NODE_JOB_FAILURE_TOLERANCE", 0),
                   remove_job_list_on_failure=config_bool(dag, "DAGMAN_REMOVE_JOB_LIST_ON_FAILURE", True),
                   max_job_holds=config_int(dag, "DAGMAN_MAX_JOB_HOLDS", 100),

@@ -1,0 +1,172 @@
+"""Run (or resume) a submit directory completely: what ``sheaf run DIR`` and a Python caller share.
+
+A run is more than the engine's loop over the DAG.  Around :func:`sheaf.engine.run_workflow` this module
+picks the backend (:class:`RunOptions`: this machine's pool, Slurm, Dask; a plan that ``sheaf plan
+--group-size`` cut into group DAGs runs on the grid backend, which matches them to the collector's site
+ads), starts the events loader beside the engine (``sheaf.monitor``: the events database that ``sheaf
+status`` and ``statistics`` read), appends DAGMan's progress lines to ``<dag>.dagman.out`` (``_dagman_out``,
+which Pegasus's tools read), removes what an interrupted ``sheaf plan`` into the directory left, and --
+however the run ends -- releases podman's run root of the plan's containers once no container task holds
+it.  ``--backend htcondor`` is no run here: the DAG is handed to DAGMan on a pool (:func:`hand_to_dagman`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from sheaf.app._dagman_out import DagmanOut, find_dag_path
+from sheaf.backends import BACKENDS, make_backend
+from sheaf.codegen import remove_stale_siblings
+from sheaf.codegen._container_state import CONF_DIR, RUN_ROOT_LOCK, podman_env, run_root
+from sheaf.engine import Backend, DagmanOptions, Progress, RunResult, find_dag, run_workflow
+from sheaf.errors import UsageError
+from sheaf.monitor import EventsLoader, events_enabled
+
+if TYPE_CHECKING:
+    from sheaf.backends.htcondor import DagmanSubmission
+
+__all__ = ["RunOptions", "condor_submit_dag_options", "hand_to_dagman", "run"]
+
+
+@dataclass(frozen=True, slots=True)
+class RunOptions:
+    """How to run a submit directory.
+
+    ``dagman``: condor_submit_dag's options (the DAG file(s), throttles, priority, ...);
+    ``backend``: where node jobs run (``local``, ``slurm``, ``dask``; ``htcondor`` is
+    :func:`hand_to_dagman`'s) -- jobs whose site asks for a batch system (``grid_resource = batch slurm``)
+    go there whatever it says; ``pool_config``: the local pool's HTCondor knobs (``NUM_CPUS``, ``MEMORY``,
+    ``SLOT_TYPE_N``, ...); ``scheduler``: a Dask scheduler's address (none: a LocalCluster for the run);
+    ``negotiation_interval`` and ``backout_idle``: a grid plan's seconds between negotiation cycles, and
+    of no progress at a site before its groups are backed out."""
+
+    dagman: DagmanOptions = field(default_factory=DagmanOptions)
+    backend: str = "local"
+    pool_config: str | None = None
+    scheduler: str | None = None
+    negotiation_interval: float = 1.0
+    backout_idle: float = 30.0
+
+    def __post_init__(self) -> None:
+        if self.backend not in BACKENDS:
+            raise UsageError(f"unknown backend {self.backend!r}: one of {', '.join(sorted(BACKENDS))}")
+
+
+def run(directory: str, options: RunOptions | None = None, *,
+        on_progress: Callable[[Progress], None] | None = None,
+        on_warning: Callable[[str], None] | None = None) -> RunResult:
+    """Run (or resume) the planned workflow in ``directory`` (module docstring); a workflow that runs
+    and fails is a result (``succeeded`` false, ``exit_code``), bad input raises ``InputError`` or
+    ``UsageError``.  ``on_progress`` gets the engine's progress about every 0.2 s, ``on_warning`` each
+    warning (damaged journal lines that did not matter, knobs sheaf does not honour)."""
+    options = options or RunOptions()
+    if options.backend == "htcondor":
+        raise UsageError("the htcondor backend hands the DAG to DAGMan: use hand_to_dagman")
+    dags = options.dagman.dag_files
+
+    def backend() -> Backend:
+        if _is_grid_plan(directory):
+            return _grid_backend(directory, options)
+        made: Backend = make_backend(options.backend, directory=os.path.abspath(directory),
+                                     pool_config=options.pool_config, scheduler=options.scheduler,
+                                     env=dict(os.environ))
+        return made
+
+    remove_stale_siblings(directory)
+    dag_path = _dag_path(directory, dags)
+    record = DagmanOut(dag_path) if dag_path else None
+    status = 1
+    loader = _events_loader(directory, dags, on_warning)
+    removed = False  # a stopped run exits without the events loader's last catch-up
+    try:
+        result = run_workflow(directory, backend=backend, options=options.dagman,
+                              on_progress=_both(on_progress, record), on_warning=on_warning)
+        status = 0 if result.succeeded else (result.exit_code or 1)
+        removed = result.removed
+        return result
+    finally:
+        if loader is not None:
+            loader.stop(catch_up=not removed)
+        if record is not None:
+            record.finish(status)
+        _release_container_state(directory)
+
+
+def hand_to_dagman(directory: str, options: RunOptions | None = None) -> DagmanSubmission:
+    """The DAG of ``directory`` handed to DAGMan on the HTCondor pool whose schedd is reachable
+    (``sheaf.backends.htcondor``), with ``options.dagman`` as condor_submit_dag's options; returns the
+    submission's record (``dag``, ``cluster``, ``submit_file``)."""
+    from sheaf.backends.htcondor import HTCondorBackend  # imported here: it loads the htcondor2 bindings
+
+    dagman = (options or RunOptions()).dagman
+    return HTCondorBackend().submit_dag(directory, list(dagman.dag_files),
+                                        options=condor_submit_dag_options(dagman))
+
+
+def condor_submit_dag_options(dagman: DagmanOptions) -> dict[str, int | bool | str]:
+    """The options given, under ``htcondor2.Submit.from_dag``'s names for condor_submit_dag's."""
+    given = {"MaxJobs": dagman.maxjobs, "MaxIdle": dagman.maxidle, "MaxPre": dagman.maxpre,
+             "MaxPost": dagman.maxpost, "Priority": dagman.priority, "PostRun": dagman.always_run_post,
+             "BatchName": dagman.batch_name, "SuppressNotification": dagman.suppress_notification}
+    return {key: value for key, value in given.items() if value is not None}
+
+
+def _is_grid_plan(directory: str) -> bool:
+    """A directory ``sheaf plan --group-size`` wrote (told without importing the grid backend)."""
+    return os.path.isfile(os.path.join(directory, "grid", "groups.json"))
+
+
+def _grid_backend(directory: str, options: RunOptions) -> Backend:
+    from sheaf.backends.grid import BackOut, GridBackend, load_pool_config, plan_collector
+
+    return GridBackend(plan_collector(directory), policy=BackOut(idle=options.backout_idle),
+                       interval=options.negotiation_interval, config=load_pool_config(options.pool_config))
+
+
+def _dag_path(directory: str, dags: tuple[str, ...]) -> str | None:
+    """The DAG whose ``.dagman.out`` this run writes: the first named (after which DAGMan names its
+    file), else the one in DIR."""
+    if dags:
+        return dags[0] if os.path.isabs(dags[0]) else os.path.join(directory, dags[0])
+    return find_dag_path(directory)
+
+
+def _both(first: Callable[[Progress], None] | None,
+          second: Callable[[Progress], None] | None) -> Callable[[Progress], None] | None:
+    callbacks = [callback for callback in (first, second) if callback is not None]
+    if len(callbacks) < 2:
+        return callbacks[0] if callbacks else None
+
+    def both(progress: Progress) -> None:
+        for callback in callbacks:
+            callback(progress)
+    return both
+
+
+def _release_container_state(directory: str) -> None:
+    """The containers a stopped run left and podman's run root of the plan's containers, once no
+    container task holds it: the engine kills the jobs it stops (SIGKILL to their process groups),
+    which leaves their containers running under conmon (``sheaf.aggregators.container``)."""
+    state = os.path.join(directory, CONF_DIR)
+    lock = os.path.join(state, RUN_ROOT_LOCK)
+    if os.path.exists(lock):
+        # imported here: a plan without containers (most) need not load it, nor urllib
+        from sheaf.aggregators.container import remove_leftover_containers
+
+        remove_leftover_containers(lock, run_root(state), podman_env(state))
+
+
+def _events_loader(directory: str, dags: tuple[str, ...],
+                   on_warning: Callable[[str], None] | None) -> EventsLoader | None:
+    """The events database's loader beside the engine (``sheaf.monitor``), unless SHEAF_EVENTS=0;
+    a directory without a DAG gets none (run_workflow reports it)."""
+    if not events_enabled():
+        return None
+    try:
+        dag = find_dag(directory, dags[0] if dags else None)
+    except UsageError:
+        return None
+    return EventsLoader(dag, on_warning=on_warning).start()
