@@ -85,7 +85,8 @@ def _run_with(tmp: Path, body: str, knob: str | None, **kw: int) -> _Watching:
     (tmp / "wf.config").write_text(config)
     write_dag(tmp, "CONFIG wf.config\n" + body)
     backend = _Watching(per_wait=2)
-    assert run_workflow(str(tmp), backend=backend, handle_signals=False, options=DagmanOptions(**kw)).succeeded
+    options = DagmanOptions(**kw)  # type: ignore[arg-type]
+    assert run_workflow(str(tmp), backend=backend, handle_signals=False, options=options).succeeded
     return backend
 
 
