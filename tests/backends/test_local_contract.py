@@ -28,6 +28,7 @@ def test_public_names() -> None:
     import sheaf.backends
     import sheaf.engine
 
-    assert sheaf.backends.__all__ == ["ConcurrencyLimits", "LocalBackend", "Pool"]
+    assert sheaf.backends.__all__ == ["BACKENDS", "ConcurrencyLimits", "LocalBackend", "Pool",
+                                      "load_pool_config", "make_backend"]
     assert "Pool" not in sheaf.engine.__all__ and "ConcurrencyLimits" not in sheaf.engine.__all__
     assert sheaf.backends.LocalBackend is LocalBackend

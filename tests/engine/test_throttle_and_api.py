@@ -55,12 +55,11 @@ def test_idle_throttle_follows_the_backend() -> None:
 
 def test_public_surface_is_pinned() -> None:
     assert sorted(sheaf.engine.__all__) == sorted([
-        "Backend", "BeginRecord", "Change", "ChangeRecord", "Dag", "DagState", "DagmanOptions", "Damage",
-        "EndRecord", "Event",
-        "EventTranslator", "Exited", "Held", "Launch", "Limits", "NodeEvent", "NodeState", "ProcessRecord",
-        "Progress", "Replay", "RunResult", "STATES", "Started", "find_dag", "node_description", "parse_dag",
-        "parse_submit", "read_journal", "run_workflow", "scan_journal", "split_arguments",
-        "split_environment", "state_paths",
+        "Adopts", "Backend", "BeginRecord", "Change", "ChangeRecord", "Dag", "DagState", "DagmanOptions",
+        "Damage", "EndRecord", "Event", "EventTranslator", "Exited", "Held", "Launch", "Limits", "NodeEvent",
+        "NodeState", "Pollable", "ProcessRecord", "Progress", "Replay", "ReportsStarts", "RunResult",
+        "STATES", "SelfRefilling", "Started", "find_dag", "node_description", "parse_dag", "parse_submit",
+        "read_journal", "run_workflow", "scan_journal", "split_arguments", "split_environment", "state_paths",
     ])
     assert sheaf.monitor.__all__ == [
         "Analysis", "EventsLoader", "FailedJob", "FailedTask", "PlotData", "RunEntry", "RunView",

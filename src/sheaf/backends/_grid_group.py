@@ -33,6 +33,7 @@ import sys
 import time
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import Protocol, runtime_checkable
 
 from sheaf.backends._grid_rescue import record_site
 from sheaf.backends._gridmanager import DEFAULT_SUBMITTED
@@ -170,6 +171,13 @@ class _FaltersAfter(_SiteLimited):
         return not (self.mode == "dies" and self.stuck)
 
 
+@runtime_checkable
+class Answering(Protocol):
+    """A site backend that can stop answering (a test site that dies); others always answer."""
+
+    def answering(self) -> bool: ...
+
+
 _FALTERING = {"SiteDiesAfter": "dies", "SiteStallsAfter": "stalls", "SiteFailsAfter": "fails"}
 
 
@@ -218,8 +226,8 @@ class _ProgressFile:
 
     def __call__(self, p: Progress) -> None:
         running = self.backend.running() if self.backend is not None else 0
-        answering = getattr(self.backend, "answering", None)
-        now = (p.done, p.failed, running, int(answering()) if answering is not None else 1)
+        answers = not isinstance(self.backend, Answering) or self.backend.answering()
+        now = (p.done, p.failed, running, int(answers))
         if now == self.last and not p.finished:
             return
         if self.last is None or now[:2] != self.last[:2] or now[2] > self.last[2]:

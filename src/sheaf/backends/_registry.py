@@ -4,7 +4,7 @@ choice of a backend per launch.
 A factory takes the run's backend options as keywords (``directory``, ``pool_config``, ``scheduler``,
 ``env``) and ignores the ones it has no use for.  It is called once per run, by the engine, after the
 run lock is taken.  Backends import their optional libraries (distributed, htcondor2) only when made.
-A backend whose product has ``whole_dag = True`` takes the whole DAG (``submit_dag``): sheaf's engine
+A backend that takes the whole DAG (:class:`WholeDag`: ``submit_dag``) hands it to DAGMan: sheaf's engine
 does not run.
 
 Per-site choice (:func:`make_backend`): Pegasus users pick a batch system per site in their site
@@ -17,12 +17,20 @@ to the one ``--backend`` names (``_routing.RoutingBackend``), so local, Slurm an
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol, runtime_checkable
 
 from sheaf.errors import UsageError
 
-__all__ = ["BACKENDS", "BATCH_SYSTEMS", "make_backend", "state_dir"]
+__all__ = ["BACKENDS", "BATCH_SYSTEMS", "WholeDag", "make_backend", "state_dir"]
+
+
+@runtime_checkable
+class WholeDag(Protocol):
+    """A backend that runs a whole DAG itself (DAGMan on an HTCondor pool), not node by node."""
+
+    def submit_dag(self, directory: str, dag_files: Sequence[str] = (), *,
+                   options: Mapping[str, Any] | None = None) -> object: ...
 
 
 def _local(*, pool_config: str | None = None, **_: Any) -> Any:
@@ -72,7 +80,7 @@ def make_backend(name: str, **options: Any) -> Any:
     if made is None:
         raise UsageError(f"unknown backend {name!r}; one of: {', '.join(sorted(BACKENDS))}")
     default = made(**options)
-    if getattr(default, "whole_dag", False):
+    if isinstance(default, WholeDag):
         return default  # DAGMan runs the DAG: nothing to route
     routes = {system: (lambda backend=backend: BACKENDS[backend](**options))
               for system, backend in BATCH_SYSTEMS.items() if backend != name}

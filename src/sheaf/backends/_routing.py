@@ -19,7 +19,17 @@ from collections.abc import Callable, Collection, Mapping
 from typing import Self
 
 from sheaf.classad import ClassAd
-from sheaf.engine import Backend, Event, Held, Launch, Started
+from sheaf.engine import (
+    Adopts,
+    Backend,
+    Event,
+    Held,
+    Launch,
+    Pollable,
+    ReportsStarts,
+    SelfRefilling,
+    Started,
+)
 from sheaf.errors import UsageError
 
 __all__ = ["RoutingBackend", "route_of"]
@@ -57,12 +67,11 @@ class RoutingBackend:
     def self_refilling(self) -> bool:
         """Whether every backend made so far starts its queued attempts by itself (the engine then
         batches exits into fewer turns; see ``engine._run``): a route made later may change it."""
-        return all(getattr(b, "self_refilling", False) for b in self.backends)
+        return all(isinstance(b, SelfRefilling) and b.self_refilling for b in self.backends)
 
     def fileno(self) -> int:
         """The default backend's ``fileno`` while no route's backend was made, else -1."""
-        fileno = getattr(self.default, "fileno", None)
-        return fileno() if fileno is not None and not self._made else -1
+        return self.default.fileno() if isinstance(self.default, Pollable) and not self._made else -1
 
     def _backend_for(self, launch: Launch) -> Backend | None:
         system = route_of(launch.job_ad)
@@ -128,9 +137,8 @@ class RoutingBackend:
     def started(self) -> list[Started]:
         found: list[Started] = []
         for backend in self.backends:
-            started = getattr(backend, "started", None)
-            if started is not None:
-                found.extend(started())
+            if isinstance(backend, ReportsStarts):
+                found.extend(backend.started())
         return found
 
     def adopt(self, run_id: str, attempts: Collection[tuple[str, int]]) -> set[str]:
@@ -143,9 +151,8 @@ class RoutingBackend:
                     self._broken[system] = str(exc)
         keys: set[str] = set()
         for backend in self.backends:
-            adopt = getattr(backend, "adopt", None)
-            if adopt is not None:
-                taken = set(adopt(run_id, attempts))
+            if isinstance(backend, Adopts):
+                taken = set(backend.adopt(run_id, attempts))
                 keys |= taken
                 self._owner.update(dict.fromkeys(taken, backend))
         return keys

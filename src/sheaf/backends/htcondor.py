@@ -97,9 +97,8 @@ def submit_dag(dag_path: str, *, options: Mapping[str, Any] | None = None,
 
 
 class HTCondorBackend:
-    """What ``sheaf run --backend htcondor`` makes: the pool's schedd, found at once."""
-
-    whole_dag = True  # the DAG goes to DAGMan: sheaf's engine does not run it
+    """What ``sheaf run --backend htcondor`` makes: the pool's schedd, found at once.  It takes the whole
+    DAG (``submit_dag``: the DAG goes to DAGMan, sheaf's engine does not run it)."""
 
     def __init__(self, schedd: Any = None) -> None:
         self.schedd = find_schedd() if schedd is None else schedd

@@ -18,7 +18,18 @@ from sheaf._lazy import lazy_exports
 from sheaf.formats._dagman import Dag, parse_dag
 
 if TYPE_CHECKING:
-    from sheaf.engine._backend import Backend, Event, Exited, Held, Launch, Started
+    from sheaf.engine._backend import (
+        Adopts,
+        Backend,
+        Event,
+        Exited,
+        Held,
+        Launch,
+        Pollable,
+        ReportsStarts,
+        SelfRefilling,
+        Started,
+    )
     from sheaf.engine._events import Change
     from sheaf.engine._journal import Replay
     from sheaf.engine._journal import replay as read_journal
@@ -33,6 +44,7 @@ if TYPE_CHECKING:
 
 __all__: list[str] = [
     "STATES",
+    "Adopts",
     "Backend",
     "BeginRecord",
     "Change",
@@ -50,10 +62,13 @@ __all__: list[str] = [
     "Limits",
     "NodeEvent",
     "NodeState",
+    "Pollable",
     "ProcessRecord",
     "Progress",
     "Replay",
+    "ReportsStarts",
     "RunResult",
+    "SelfRefilling",
     "Started",
     "find_dag",
     "node_description",
@@ -71,6 +86,7 @@ __all__: list[str] = [
 # (the events loader, a process of its own beside each run) does not load the backend interface,
 # the ClassAd library and the loop
 _WHERE = {
+    "Adopts": "_backend", "Pollable": "_backend", "ReportsStarts": "_backend", "SelfRefilling": "_backend",
     "Backend": "_backend", "BeginRecord": "_records", "Change": "_events", "ChangeRecord": "_records",
     "DagState": "_state", "DagmanOptions": "_runconfig",
     "Damage": "_records", "EndRecord": "_records", "Event": "_backend",

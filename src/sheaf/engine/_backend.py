@@ -3,15 +3,19 @@
 The engine hands a backend one :class:`Launch` per attempt and learns what became of it only through
 :meth:`Backend.wait`: an attempt ends as :class:`Exited` (a failing job is an event, not an exception)
 or :class:`Held` (it can never run as submitted).  The interface is only ever extended (a new field
-has a default; a new method is optional, looked up with ``getattr``), so every backend written
-against it keeps working.
+has a default; a new method is an optional capability of its own small protocol, below), so every
+backend written against it keeps working.
+
+Capabilities a backend may have, each a protocol the engine checks with ``isinstance`` (mypy then
+knows the narrowed type): :class:`SelfRefilling`, :class:`ReportsStarts`, :class:`Adopts`,
+:class:`Pollable`.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
-from typing import Protocol
+from collections.abc import Collection, Mapping
+from typing import Protocol, runtime_checkable
 
 from sheaf._value import value_class
 from sheaf.classad import ClassAd
@@ -108,6 +112,7 @@ class Started:                # extension: an attempt's process began
                               #   engine's clock is used
     slot: str | None = None   # where it runs (the EXECUTE event's host), when known
 
+@runtime_checkable
 class Backend(Protocol):
     def submit(self, launch: Launch) -> None:
         """Non-blocking: queue the attempt until resources allow."""
@@ -126,21 +131,46 @@ class Backend(Protocol):
     def close(self) -> None:
         """Stop everything still running; release all resources."""
 
-    # Optional extensions, looked up with getattr (a backend without them is fine):
-    #   self_refilling = True: the backend starts its queued attempts by itself as resources free up,
-    #   within wait(); the engine then gathers exits a little longer while attempts are queued, so
-    #   that one turn (one journal commit) carries many (``_run.EngineRun._gather_while_queued``).
-    #   def started(self) -> list[Started]: ...   the attempts started since the last call (each start:
-    #   a job released from hold starts again).  The engine writes their EXECUTE events when it learns
-    #   of them, and journals the local processes still running ("P" records) so that a run resumed
-    #   after the engine was killed stops the jobs the dead engine left running
-    #   (``sheaf.engine._orphans``) before it runs their nodes again.  A backend without it has each
-    #   job's EXECUTE written when the job ends, with the job's start time.
-    #   def adopt(self, run_id: str, attempts: Collection[tuple[str, int]]) -> Collection[str]: ...
-    #   for backends whose jobs outlive the engine (a batch system): ``attempts`` are the node
-    #   attempts ``(node, attempt)`` an engine of the run ``run_id`` had in flight when it was killed.
-    #   The backend takes over those it still has -- queued, running, or ended with their result
-    #   kept -- and returns their launch keys.  The resumed engine submits each node again as usual;
-    #   a ``submit`` whose key was adopted attaches to the adopted job instead of starting another, and
-    #   the backend reports an adopted job's event only once its key is submitted.  The engine spares
-    #   the processes of adopted attempts when it stops a killed engine's orphans.
+
+@runtime_checkable
+class SelfRefilling(Protocol):
+    """A backend that starts its queued attempts by itself as resources free up, within ``wait()``: the
+    engine then gathers exits a little longer while attempts are queued, so that one turn (one journal
+    commit) carries many (``_run.EngineRun._gather_while_queued``).  Asked each turn: a routing
+    backend's answer changes when it makes a route's backend."""
+
+    @property
+    def self_refilling(self) -> bool: ...
+
+
+@runtime_checkable
+class ReportsStarts(Protocol):
+    """A backend that tells when attempts start.  ``started()``: the attempts started since the last
+    call (each start: a job released from hold starts again).  The engine writes their EXECUTE events
+    when it learns of them, and journals the local processes still running ("P" records) so that a run
+    resumed after the engine was killed stops the jobs the dead engine left running
+    (``sheaf.engine._orphans``) before it runs their nodes again.  Without it, each job's EXECUTE is
+    written when the job ends, with the job's start time."""
+
+    def started(self) -> list[Started]: ...
+
+
+@runtime_checkable
+class Adopts(Protocol):
+    """A backend whose jobs outlive the engine (a batch system).  ``attempts`` are the node attempts
+    ``(node, attempt)`` an engine of the run ``run_id`` had in flight when it was killed.  The backend
+    takes over those it still has -- queued, running, or ended with their result kept -- and returns
+    their launch keys.  The resumed engine submits each node again as usual; a ``submit`` whose key was
+    adopted attaches to the adopted job instead of starting another, and the backend reports an adopted
+    job's event only once its key is submitted.  The engine spares the processes of adopted attempts
+    when it stops a killed engine's orphans."""
+
+    def adopt(self, run_id: str, attempts: Collection[tuple[str, int]]) -> Collection[str]: ...
+
+
+@runtime_checkable
+class Pollable(Protocol):
+    """A backend with a descriptor that becomes readable when ``wait()`` has something (-1: none now):
+    a journal commit in flight is waited for on it and on the journal's eventfd, not by polling."""
+
+    def fileno(self) -> int: ...

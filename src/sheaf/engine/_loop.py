@@ -55,7 +55,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from sheaf.engine._backend import Backend
+from sheaf.engine._backend import Adopts, Backend
 from sheaf.engine._journal import Journal, Replay, replay
 from sheaf.engine._multidag import combine_dags, munges_names
 from sheaf.engine._nodes import DAG_REMOVED
@@ -275,22 +275,19 @@ _SETTLED = frozenset({"done", "failed"})  # journal states of a node no attempt 
 def _adopt(backend: Backend, dag: Dag, prior: Replay) -> dict[str, int]:
     """The node attempts a killed engine left in flight that ``backend`` takes over (``Backend.adopt``):
     node -> attempt."""
-    adopt = getattr(backend, "adopt", None)
-    if adopt is None or not prior.run_id:
+    if not isinstance(backend, Adopts) or not prior.run_id:
         return {}
     inflight = {n: r.attempt for n, r in prior.nodes.items() if n in dag.nodes and r.state not in _SETTLED}
     if not inflight:
         return {}
     bases = {f"{n}#{a}": n for n, a in inflight.items()}
-    keys = adopt(prior.run_id, sorted(inflight.items()))
+    keys = backend.adopt(prior.run_id, sorted(inflight.items()))
     nodes = {bases.get(k) or bases.get(k.rsplit(".", 1)[0]) for k in keys}
     return {n: inflight[n] for n in nodes if n is not None}
 
 
 def _backend_of(backend: Backend | Callable[[], Backend]) -> Backend:
-    if hasattr(backend, "submit"):
-        return backend  # type: ignore[return-value]
-    return backend()
+    return backend if isinstance(backend, Backend) else backend()
 
 
 def _drive(run: EngineRun, machine: DagState, prior: Replay, source: str) -> RunResult:

@@ -23,7 +23,20 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
-from sheaf.engine._backend import Backend, Event, Exited, Held, Launch, Released, Removed, Started, Suspended
+from sheaf.engine._backend import (
+    Backend,
+    Event,
+    Exited,
+    Held,
+    Launch,
+    Pollable,
+    Released,
+    Removed,
+    ReportsStarts,
+    SelfRefilling,
+    Started,
+    Suspended,
+)
 from sheaf.engine._journal import Journal
 from sheaf.engine._nodejob import render_node, subdag_job
 from sheaf.engine._orphans import ATTEMPT_VARIABLE, attempt_token
@@ -131,12 +144,13 @@ class EngineRun:
         self.prohibit_multi = config_bool(dag, "DAGMAN_PROHIBIT_MULTI_JOBS", False)
         self.batch_name = batch_name  # the node jobs' JobBatchName (``_nodejob``)
         self.suppress_notification = suppress_notification
-        self._started: Callable[[], list[Started]] | None = getattr(backend, "started", None)
+        self._started: Callable[[], list[Started]] | None = (
+            backend.started if isinstance(backend, ReportsStarts) else None)
         self._ended_keys: dict[str, tuple[str, int]] = {}  # attempts that ended since the last turn
         self._halted, self._halt_checked = False, -1e18
         # a backend with a descriptor to wait on: a commit in flight is waited for on it and on the
         # journal's eventfd, not by polling wait() every 0.5 ms (_durable)
-        self._backend_fd: Callable[[], int] | None = getattr(backend, "fileno", None)
+        self._backend_fd: Callable[[], int] | None = backend.fileno if isinstance(backend, Pollable) else None
 
     def _job_tag(self, node: str) -> str | None:
         """jobstate.log's job tag: the attribute ``+job_tag_name`` names, else ``+pegasus_site``, from
@@ -379,7 +393,7 @@ class EngineRun:
         if self.keys:
             raw, self.early = self.early + self.backend.wait(0.0 if self.early else timeout), []
             # asked each turn: a routing backend's answer changes when it makes a route's backend
-            if raw and not events and getattr(self.backend, "self_refilling", False):
+            if raw and not events and isinstance(self.backend, SelfRefilling) and self.backend.self_refilling:
                 self._gather_while_queued(raw)
             for event in raw:
                 if event.key in self.services:  # a SERVICE node's job: not the DAG's business
