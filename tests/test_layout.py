@@ -13,7 +13,7 @@ ORDER = ["model", "formats", "classad", "planner", "codegen", "engine", "aggrega
 # engine and aggregators are one stage: neither imports the other, both may import the left.
 RANK = {name: i for i, name in enumerate(ORDER)}
 RANK["aggregators"] = RANK["engine"]
-SHARED = {"errors", "__init__", "_version", "_lazy", "_value"}
+SHARED = {"errors", "__init__", "_version", "_lazy", "_value", "_proc"}
 
 
 def _imports(path: Path) -> set[str]:

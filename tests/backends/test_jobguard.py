@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from sheaf._proc import start_ticks
 from sheaf.backends import Pool, _jobguard, _spawner
 from sheaf.backends._spawner import CSpawner, ExitResult, SpawnRequest, SpawnResult
 from sheaf.backends.local import LocalBackend
-from sheaf.engine._orphans import start_ticks
 
 from .contract import collect, make_launch, wait_for
 

@@ -169,7 +169,7 @@ def test_statistics_and_close_release_everything(tmp_path: Path) -> None:
 
 
 def test_started_reports_every_start_once_with_its_start_time(tmp_path: Path) -> None:
-    from sheaf.engine._orphans import start_ticks
+    from sheaf._proc import start_ticks
 
     with backend_for(tmp_path, "NUM_CPUS = 2\nMEMORY = 1024\n") as backend:
         before = time.time()

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
+from sheaf._proc import start_ticks
 from sheaf.engine import read_journal, state_paths
 from sheaf.engine._journal import read_records
-from sheaf.engine._orphans import start_ticks
 from sheaf.engine._records import ProcessRecord
 
 SHEAF = str(Path(sys.executable).parent / "sheaf")

@@ -1,4 +1,4 @@
-"""``pid_alive``: a process that ended but is not reaped yet (a zombie) is dead for lock staleness."""
+"""``sheaf._proc.alive``: a process that ended but is not reaped yet (a zombie) is dead for lock staleness."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import os
 import subprocess
 import time
 
-from sheaf.model._runlock import pid_alive
+from sheaf._proc import alive as pid_alive
 
 
 def test_a_zombie_is_not_alive_and_a_running_process_is() -> None:

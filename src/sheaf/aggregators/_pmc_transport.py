@@ -25,7 +25,7 @@ from collections.abc import Callable
 from multiprocessing.connection import Connection, wait
 from typing import Any, NoReturn, Protocol
 
-from sheaf.model._runlock import pid_alive
+from sheaf._proc import alive as pid_alive
 
 Message = tuple[str, dict[str, Any]]
 

@@ -38,10 +38,10 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from sheaf._proc import start_ticks
 from sheaf.backends._slurm_records import read_record, write_record
 from sheaf.engine import Event, Exited, Held
 from sheaf.engine._backend import Released, Removed, Suspended
-from sheaf.engine._orphans import start_ticks
 
 __all__ = ["decode_events", "encode_events", "read_events", "stop_dead_worker", "write_exit", "write_start"]
 

@@ -52,11 +52,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO
 
+from sheaf._proc import start_ticks
 from sheaf.backends._collector import Collector
 from sheaf.backends._grid_group import PROGRESS_ENV
 from sheaf.backends._grid_rescue import rescue_group
 from sheaf.backends._gridmanager import jobmanager_limit, submitted_limit
-from sheaf.backends._limits import process_start
 from sheaf.backends._sites import sequence_number, site_of_environment
 from sheaf.classad import ClassAd, Match, negotiate, parse, recount_matches
 from sheaf.engine import Event, Exited, Held, Launch, Started
@@ -241,7 +241,7 @@ class GridBackend:
                                     stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
         group.ad, group.match, group.proc = launch.job_ad, match, proc
         group.started, group.wall_start = self.clock(), time.time()
-        ticks = process_start(proc.pid)
+        ticks = start_ticks(proc.pid)
         if ticks is not None:
             self._new.append(Started(launch.key, proc.pid, ticks))
         gatekeeper = launch.job_ad.eval("SiteGatekeeper") if "SiteGatekeeper" in launch.job_ad else None

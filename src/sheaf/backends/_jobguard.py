@@ -53,10 +53,10 @@ Race analysis
       parent's pipe, inherited by the fork, delays the parent guard's end of file until the child
       exits too (as before).
 
-The guard is this file run as a script by an isolated interpreter (``python -I -S``: no site, no
-sheaf imports, ~10 ms to start), in a session of its own so that a signal to its parent's process
-group does not stop it first, and ignoring SIGINT (^C at a terminal reaches the parent, whose pipe
-then tells the guard).
+The guard is this file run as a script by an isolated interpreter (``python -I -S``: no site, and of
+sheaf only the package root and ``sheaf._proc``), in a session of its own so that a signal to its
+parent's process group does not stop it first, and ignoring SIGINT (^C at a terminal reaches the
+parent, whose pipe then tells the guard).
 """
 
 from __future__ import annotations
@@ -71,6 +71,10 @@ import threading
 import time
 from collections.abc import Iterable
 from typing import IO
+
+if not __package__:  # the guard, run as a script by an isolated interpreter: sheaf's root is not on its path
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+from sheaf._proc import start_ticks
 
 __all__ = ["add", "guard", "listed", "remove", "shared", "start", "tell", "victims"]
 
@@ -115,22 +119,12 @@ def listed(words: memoryview) -> list[tuple[int, int]]:
     return [(value & mask, value >> _PID_BITS) for value in words[_C_BASE:] if value]
 
 
-def _start_ticks(pid: int) -> int | None:
-    """Process ``pid``'s start time in clock ticks since boot; None when there is no such process.
-    (``engine._orphans.start_ticks`` reads the same; the guard imports nothing of sheaf.)"""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as handle:
-            return int(handle.read().rsplit(b")", 1)[1].split()[19])
-    except (OSError, IndexError, ValueError):
-        return None
-
-
 def victims(entries: Iterable[tuple[int, int]]) -> list[int]:
     """The groups to kill: every entry's, except where its pid is now a process started after the
     entry was made (a reused pid: see "Race analysis")."""
     out = []
     for pid, ticks in entries:
-        started = _start_ticks(pid)
+        started = start_ticks(pid)
         if started is None or started <= ticks:
             out.append(pid)
     return out

@@ -31,6 +31,7 @@ import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
+from sheaf._proc import start_ticks
 from sheaf.backends._slotconfig import PoolConfig
 from sheaf.classad import Demand, limit_for, parse_limits
 from sheaf.errors import FormatError
@@ -56,18 +57,6 @@ def state_dir() -> Path:
     """The machine-wide state directory (created on demand by the users of it)."""
     explicit = os.environ.get(STATE_ENV)
     return Path(explicit) if explicit else Path("~/.local/state/sheaf").expanduser()
-
-
-def process_start(pid: int) -> int | None:
-    """The start time of ``pid`` in clock ticks since boot, or None if there is no such process."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as handle:
-            stat = handle.read()
-    except OSError:
-        return None
-    # The command name (field 2) may hold spaces and parentheses: split after the last ')'.
-    fields = stat[stat.rindex(b")") + 2:].split()
-    return int(fields[19])
 
 
 def _open_store(path: Path, patience: float = 30.0, schema: str = _SCHEMA) -> sqlite3.Connection:
@@ -105,7 +94,7 @@ class ConcurrencyLimits:
         self.path = Path(path) if path is not None else state_dir() / "limits.sqlite"
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._pid = os.getpid()
-        start = process_start(self._pid)
+        start = start_ticks(self._pid)
         self._start = start if start is not None else 0
         self._clock = clock
         self._last_reclaim = float("-inf")
@@ -177,7 +166,7 @@ class ConcurrencyLimits:
         """Delete the holdings of owners that no longer run; returns how many owners were gone."""
         self._last_reclaim = self._clock()
         owners = self._db.execute("SELECT DISTINCT owner_pid, owner_start FROM holdings").fetchall()
-        dead = [(pid, start) for pid, start in owners if process_start(pid) != start]
+        dead = [(pid, start) for pid, start in owners if start_ticks(pid) != start]
         if dead:
             self._db.executemany("DELETE FROM holdings WHERE owner_pid = ? AND owner_start = ?", dead)
         return len(dead)

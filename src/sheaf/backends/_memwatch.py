@@ -25,6 +25,8 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 
+from sheaf._proc import stat_fields
+
 __all__ = ["PAGE_MB", "POLL_INTERVAL", "tree_rss_mb"]
 
 POLL_INTERVAL = 0.1
@@ -37,12 +39,9 @@ def _scan() -> list[tuple[int, int, int, int]]:
     for name in os.listdir("/proc"):
         if not name.isdigit():
             continue
-        try:
-            with open(f"/proc/{name}/stat", "rb") as handle:
-                stat = handle.read()
-        except OSError:
+        fields = stat_fields(name)
+        if fields is None:
             continue  # the process ended during the scan
-        fields = stat[stat.rindex(b")") + 2:].split()
         rows.append((int(name), int(fields[1]), int(fields[2]), int(fields[21])))
     return rows
 

@@ -91,6 +91,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Self
 
+from sheaf._proc import start_ticks
 from sheaf.backends import _jobguard
 from sheaf.backends._limits import ConcurrencyLimits
 from sheaf.backends._memwatch import POLL_INTERVAL, tree_rss_mb
@@ -113,7 +114,6 @@ from sheaf.classad import ClassAd, Demand, parse_limits
 from sheaf.engine import Event, Exited, Held, Launch, Started
 from sheaf.engine._backend import FileTransfer, Released, Removed, Suspended
 from sheaf.engine._dollar import expand_launch, needs_expansion
-from sheaf.engine._orphans import start_ticks
 
 __all__ = ["LocalBackend"]
 

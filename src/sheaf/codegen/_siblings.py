@@ -16,7 +16,7 @@ import os
 import re
 import shutil
 
-from sheaf.model._runlock import pid_alive
+from sheaf._proc import alive as pid_alive
 
 
 def sibling(final: str, kind: str) -> str:

@@ -33,7 +33,7 @@ Policy
 
 from __future__ import annotations
 
-__all__ = ["ATTEMPT_VARIABLE", "attempt_token", "guard_main", "start_guard", "start_ticks", "stop_orphans",
+__all__ = ["ATTEMPT_VARIABLE", "attempt_token", "guard_main", "start_guard", "stop_orphans",
            "stop_run_processes"]
 
 import contextlib
@@ -44,30 +44,14 @@ import sys
 import time
 from collections.abc import Collection, Iterable
 
+from sheaf._proc import start_ticks
+
 ATTEMPT_VARIABLE = "SHEAF_ATTEMPT"
 _GONE_WAIT = 5.0
 
 
 def attempt_token(run_id: str, node: str, attempt: int) -> str:
     return f"{run_id}/{node}/{attempt}"
-
-
-def start_ticks(pid: int) -> int | None:
-    """The start time of ``pid`` (field 22 of /proc/<pid>/stat), or None if it is gone or a zombie."""
-    try:  # os-level calls: this runs once per job start, and io.open costs 3x as much
-        fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY)
-    except OSError:
-        return None
-    try:
-        data = os.read(fd, 4096)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    fields = data[data.rindex(b")") + 2:].split()  # after "pid (comm) ": state is field 3
-    if fields[0] in (b"Z", b"X"):
-        return None
-    return int(fields[19])
 
 
 def _environ(pid: int) -> bytes:

@@ -36,8 +36,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import IO
 
+from sheaf._proc import alive as pid_alive
 from sheaf.errors import StorageError
-from sheaf.model._runlock import pid_alive
 
 _RESCUE_RE = re.compile(r"\.rescue(\d{3,})$")
 _TMP_RE = re.compile(r"\.tmp(\d+)$")

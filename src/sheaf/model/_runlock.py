@@ -13,29 +13,13 @@ Defined here, at the start of the data's path, because ``codegen`` (planning) an
 
 from __future__ import annotations
 
-__all__ = ["STATE_DIR", "RunLocks", "lock_path", "pid_alive", "state_dir"]
+__all__ = ["STATE_DIR", "RunLocks", "lock_path", "state_dir"]
 
 import fcntl
 import os
 from typing import Self
 
 STATE_DIR = ".sheaf"
-
-
-def pid_alive(pid: int) -> bool:
-    """Whether a process ``pid`` exists and has not ended (a file named after a dead writer's pid is
-    stale).  A zombie -- ended, not yet reaped by its parent or a subreaper -- holds nothing: dead."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # exists, another user's
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as stat:
-            return stat.read().rsplit(b")", 1)[1].split()[0] != b"Z"
-    except (OSError, IndexError):
-        return True  # no /proc to ask: it exists
 
 
 def state_dir(directory: str) -> str:
