@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import graphlib
 import itertools
 import json
 import os
@@ -14,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sheaf.errors import ValidationError
-from sheaf.model import Job, Use, Workflow, build_graph, validate
+from sheaf.model import Job, Use, Workflow, build_graph, cycle_in, kahn_levels, validate
 
 
 def _workflow(n: int, edges: list[tuple[int, int]], names: list[str] | None = None) -> Workflow:
@@ -155,3 +156,34 @@ def test_deterministic_under_two_hash_seeds() -> None:
                               check=True, timeout=120)
         outputs.append(json.loads(done.stdout))
     assert outputs[0] == outputs[1]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(1, 12).flatmap(lambda n: st.tuples(
+    st.just(n), st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)), max_size=3 * n))))
+def test_kahn_levels_and_cycle_in_agree_with_graphlib(case: tuple[int, list[tuple[int, int]]]) -> None:
+    """The generic toolkit against the standard library's: the same nodes are ordered, a node comes
+    after its parents at a deeper level, and what is blocked holds a cycle whose edges all exist."""
+    n, edges = case
+    parents: dict[int, list[int]] = {i: [] for i in range(n)}
+    children: dict[int, list[int]] = {i: [] for i in range(n)}
+    for p, c in edges:
+        parents[c].append(p)
+        children[p].append(c)
+    levels, blocked = kahn_levels(range(n), parents.__getitem__, children.__getitem__)
+    depth = {node: d for d, members in enumerate(levels, 1) for node in members}
+    sorter = graphlib.TopologicalSorter({c: parents[c] for c in range(n)})
+    try:
+        list(sorter.static_order())
+        acyclic = True
+    except graphlib.CycleError:
+        acyclic = False
+    assert (blocked == []) == acyclic
+    assert sorted([*depth, *blocked]) == list(range(n))
+    for p, c in edges:
+        if c in depth:
+            assert depth[c] >= depth[p] + 1
+    cycle = cycle_in(blocked, parents.__getitem__)
+    assert (cycle == []) == acyclic
+    if cycle:
+        assert cycle[0] == cycle[-1] and all(p in parents[c] for p, c in itertools.pairwise(cycle))

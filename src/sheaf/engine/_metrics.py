@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from sheaf import __version__
 from sheaf.formats._dagman_records import Dag
+from sheaf.model import kahn_levels
 
 
 @dataclass(slots=True)
@@ -35,19 +36,8 @@ class RunCounts:
 
 def graph_shape(dag: Dag) -> tuple[int, int]:
     """(height, width) of an acyclic DAG by levels (Kahn's order); (0, 0) with a cycle."""
-    indegree = {n: len(dag.parents[n]) for n in dag.nodes}
-    level = [n for n, d in indegree.items() if d == 0]
-    height = width = seen = 0
-    while level:
-        height, width, seen = height + 1, max(width, len(level)), seen + len(level)
-        following = []
-        for node in level:
-            for child in dag.children[node]:
-                indegree[child] -= 1
-                if indegree[child] == 0:
-                    following.append(child)
-        level = following
-    return (height, width) if seen == len(dag.nodes) else (0, 0)
+    levels, blocked = kahn_levels(dag.nodes, dag.parents.__getitem__, dag.children.__getitem__)
+    return (0, 0) if blocked else (len(levels), max(map(len, levels), default=0))
 
 
 def metrics_text(dag: Dag, states: dict[str, str], counts: RunCounts, *, start: float, end: float,

@@ -41,6 +41,7 @@ from sheaf.formats._dagman_file import DagFile, dag_int, file_option, read_lines
 from sheaf.formats._dagman_nodes import parse_declaration
 from sheaf.formats._dagman_records import Dag, DotOptions, InlineDescription, NodeSpec, Rescue, Script
 from sheaf.formats._dagman_settings import SETTINGS, apply_later, apply_setting, parse_setting, set_done
+from sheaf.model import cycle_in, kahn_levels
 
 
 def _parse_splice(f: DagFile, words: list[str]) -> None:
@@ -186,33 +187,8 @@ def _parse_file(f: DagFile) -> None:
 
 
 def _cycle_of(dag: Dag) -> tuple[str, ...]:
-    indegree = {n: len(dag.parents[n]) for n in dag.nodes}
-    ready = [n for n, d in indegree.items() if d == 0]
-    seen = 0
-    while ready:
-        node = ready.pop()
-        seen += 1
-        for child in dag.children[node]:
-            indegree[child] -= 1
-            if indegree[child] == 0:
-                ready.append(child)
-    if seen == len(dag.nodes):
-        return ()
-    return tuple(_find_cycle(dag, {n for n, d in indegree.items() if d > 0}))
-
-
-def _find_cycle(dag: Dag, remaining: set[str]) -> list[str]:
-    """Walk parents inside the unresolved set until a node repeats (every such node has one)."""
-    node = min(remaining)
-    order: dict[str, int] = {}
-    path: list[str] = []
-    while node not in order:
-        order[node] = len(path)
-        path.append(node)
-        node = min(p for p in dag.parents[node] if p in remaining)
-    cycle = [*path[order[node]:], node]
-    cycle.reverse()
-    return cycle
+    _, blocked = kahn_levels(dag.nodes, dag.parents.__getitem__, dag.children.__getitem__)
+    return tuple(cycle_in(sorted(blocked), dag.parents.__getitem__))
 
 
 def parse_dag(path: str, *more: str) -> Dag:

@@ -40,6 +40,7 @@ from itertools import pairwise
 
 from sheaf.errors import FormatError, ValidationError
 from sheaf.formats._shellwords import join_words, quote_word, split_words
+from sheaf.model import cycle_in, kahn_levels
 
 _RULE_TASK = "TASK name [options] executable [arguments]"
 
@@ -211,38 +212,15 @@ def parse_pmc_dag(text: str, path: str | None = None) -> PmcDag:
 def _check_acyclic(dag: PmcDag, path: str | None, lines: dict[tuple[str, str], int]) -> None:
     children: dict[str, list[str]] = {name: [] for name in dag.tasks}
     parents: dict[str, list[str]] = {name: [] for name in dag.tasks}
-    indegree = dict.fromkeys(dag.tasks, 0)
     for parent, child in dag.edges:
         children[parent].append(child)
         parents[child].append(parent)
-        indegree[child] += 1
-    ready = [name for name, n in indegree.items() if n == 0]
-    while ready:
-        for child in children[ready.pop()]:
-            indegree[child] -= 1
-            if indegree[child] == 0:
-                ready.append(child)
-    blocked = [name for name, n in indegree.items() if n > 0]
+    _, blocked = kahn_levels(dag.tasks, parents.__getitem__, children.__getitem__)
     if blocked:
-        cycle = _find_cycle(blocked[0], parents, indegree)
+        cycle = cycle_in(blocked, parents.__getitem__)
         raise ValidationError("the DAG has a cycle", rule="EDGE records form an acyclic graph",
                               value=" -> ".join(cycle), path=path,
                               line=max(lines[edge] for edge in pairwise(cycle)))  # closing edge
-
-
-def _find_cycle(start: str, parents: dict[str, list[str]], indegree: dict[str, int]) -> list[str]:
-    # A blocked node always has a blocked parent (that is why it is blocked), so walking up through
-    # blocked parents must repeat a node; the walk from the repeat back to itself is a cycle.
-    seen: dict[str, int] = {}
-    walk: list[str] = []
-    node = start
-    while node not in seen:
-        seen[node] = len(walk)
-        walk.append(node)
-        node = next(p for p in parents[node] if indegree[p] > 0)
-    cycle = [*walk[seen[node]:], node]
-    cycle.reverse()  # parent -> child order
-    return cycle
 
 
 def parse_rescue(text: str, path: str | None, known: Iterable[str]) -> set[str]:

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
         TransformationSite,
     )
     from sheaf.model._empty import EMPTY
-    from sheaf.model._graph import Graph, build_graph
+    from sheaf.model._graph import Graph, build_graph, cycle_in, kahn_levels
     from sheaf.model._profiles import (
         NAMESPACES,
         PEGASUS_ALIASES,
@@ -57,9 +57,9 @@ __all__ = [
     "Container", "Directory", "FileRef", "FileServer", "Graph", "Grid", "Job", "Profiles", "Properties",
     "Replica", "ReplicaCatalog", "Site", "SiteCatalog", "Summary", "Transformation",
     "TransformationCatalog", "TransformationSite", "Use", "Workflow",
-    "build_graph", "canonical_key", "check_profile_values", "effective_profiles", "join_arguments",
-    "merge_profiles", "normalize_profiles", "profile_float", "profile_int", "split_arguments", "stringify",
-    "transformation_fqn", "validate",
+    "build_graph", "canonical_key", "check_profile_values", "cycle_in", "effective_profiles",
+    "join_arguments", "kahn_levels", "merge_profiles", "normalize_profiles", "profile_float", "profile_int",
+    "split_arguments", "stringify", "transformation_fqn", "validate",
 ]
 
 # where each name lives: imported on first use (sheaf._lazy)
@@ -71,7 +71,8 @@ _WHERE = {
     "Replica": "_catalogs", "ReplicaCatalog": "_catalogs", "Site": "_catalogs", "SiteCatalog": "_catalogs",
     "Summary": "_validate", "Transformation": "_catalogs", "TransformationCatalog": "_catalogs",
     "TransformationSite": "_catalogs", "USE_TYPES": "_workflow", "Use": "_workflow", "Workflow": "_workflow",
-    "build_graph": "_graph", "canonical_key": "_profiles", "check_profile_values": "_profiles",
+    "build_graph": "_graph", "cycle_in": "_graph", "kahn_levels": "_graph", "canonical_key": "_profiles",
+    "check_profile_values": "_profiles",
     "effective_profiles": "_validate", "join_arguments": "_arguments", "merge_profiles": "_profiles",
     "normalize_profiles": "_profiles", "profile_float": "_profiles", "profile_int": "_profiles",
     "split_arguments": "_arguments", "stringify": "_profiles", "transformation_fqn": "_workflow",

@@ -17,15 +17,63 @@ unknown job; a job depends on itself; a file is produced by two jobs.  Cycles ar
 
 All traversals are iterative with in-degree counters (graphlib-shaped): O(V + E), no recursion,
 no rescans of parent lists.
+
+The same two algorithms over any graph of hashable nodes -- a DAG file's nodes, a PMC DAG's tasks, the
+planner's clustering units -- are :func:`kahn_levels` (Kahn's order, level by level, and what a cycle
+blocks) and :func:`cycle_in` (a cycle among the blocked nodes, as a path); ``Graph`` keeps its own
+loops over its arrays, the planner's path at 10^6 jobs.
 """
 
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Collection, Hashable, Iterable, Sequence
+from typing import TypeVar
 
 from sheaf.errors import ValidationError
 from sheaf.model._workflow import Workflow, all_uses
+
+N = TypeVar("N", bound=Hashable)
+
+
+def kahn_levels(nodes: Iterable[N], parents: Callable[[N], Collection[N]],
+                children: Callable[[N], Iterable[N]]) -> tuple[list[list[N]], list[N]]:
+    """Kahn's order of a graph, level by level: the roots first (in ``nodes``' order), then each node in
+    the level after its last parent's (a node's level is 1 + the maximum of its parents'; within a level,
+    the order the nodes became ready); and the nodes left blocked by a cycle (empty when acyclic).
+    A parent listed twice must be listed twice by ``children`` too (an edge counts once per listing)."""
+    indegree = {node: len(parents(node)) for node in nodes}
+    level = [node for node, count in indegree.items() if count == 0]
+    levels: list[list[N]] = []
+    while level:
+        levels.append(level)
+        following: list[N] = []
+        for node in level:
+            for child in children(node):
+                indegree[child] -= 1
+                if indegree[child] == 0:
+                    following.append(child)
+        level = following
+    return levels, [node for node, count in indegree.items() if count > 0]
+
+
+def cycle_in(blocked: Collection[N], parents: Callable[[N], Iterable[N]]) -> list[N]:
+    """A cycle among ``blocked`` (what :func:`kahn_levels` left), in dependency order with its first node
+    repeated at the end: every blocked node has a blocked parent (that is why it is blocked), so walking
+    up through blocked parents from the first one repeats a node; [] when nothing is blocked."""
+    inside = set(blocked)
+    if not inside:
+        return []
+    seen: dict[N, int] = {}
+    walk: list[N] = []
+    node = next(iter(blocked))
+    while node not in seen:
+        seen[node] = len(walk)
+        walk.append(node)
+        node = next(parent for parent in parents(node) if parent in inside)
+    cycle = [*walk[seen[node]:], node]
+    cycle.reverse()  # the walk went up, parent by parent
+    return cycle
 
 
 class Graph:
@@ -100,6 +148,11 @@ class Graph:
 
     def topological_order(self) -> list[int] | None:
         """Kahn's order (smallest ready id first among a level's ties: file order); None on a cycle."""
+        order = self._order_prefix()
+        return order if len(order) == len(self.ids) else None
+
+    def _order_prefix(self) -> list[int]:
+        """Kahn's order of the nodes no cycle blocks (every node when acyclic)."""
         n = len(self.ids)
         pptr, cptr, children = self._pptr, self._cptr, self._children
         indeg = [pptr[i + 1] - pptr[i] for i in range(n)]
@@ -113,7 +166,7 @@ class Graph:
                 indeg[child] -= 1
                 if indeg[child] == 0:
                     order.append(child)
-        return order if len(order) == n else None
+        return order
 
     def levels(self, order: Sequence[int] | None = None) -> list[int]:
         """Level of each node: 1 for a root, else 1 + the maximum level of its parents (O(V+E))."""
@@ -135,33 +188,14 @@ class Graph:
 
     def find_cycle(self) -> list[str] | None:
         """A cycle's path as job ids (first id repeated at the end), or None if acyclic."""
-        n = len(self.ids)
-        pptr, parents, cptr, children = self._pptr, self._parents, self._cptr, self._children
-        indeg = [pptr[i + 1] - pptr[i] for i in range(n)]
-        stack = [i for i in range(n) if indeg[i] == 0]
-        removed = [False] * n
-        while stack:
-            node = stack.pop()
-            removed[node] = True
-            for k in range(cptr[node], cptr[node + 1]):
-                child = children[k]
-                indeg[child] -= 1
-                if indeg[child] == 0:
-                    stack.append(child)
-        remaining = [i for i in range(n) if not removed[i]]
-        if not remaining:
+        order = self._order_prefix()
+        if len(order) == len(self.ids):
             return None
-        # Every remaining node has a remaining parent: walk parents until a node repeats.
-        seen: dict[int, int] = {}
-        path: list[int] = []
-        node = remaining[0]
-        while node not in seen:
-            seen[node] = len(path)
-            path.append(node)
-            node = next(parents[k] for k in range(pptr[node], pptr[node + 1]) if not removed[parents[k]])
-        cycle = path[seen[node]:]
-        cycle.reverse()  # parent walk -> dependency direction
-        return [self.ids[i] for i in cycle] + [self.ids[cycle[0]]]
+        pptr, parents = self._pptr, self._parents
+        ordered = set(order)
+        blocked = [i for i in range(len(self.ids)) if i not in ordered]
+        cycle = cycle_in(blocked, lambda node: [parents[k] for k in range(pptr[node], pptr[node + 1])])
+        return [self.ids[i] for i in cycle]
 
 
 def build_graph(workflow: Workflow, *, infer: bool = True) -> Graph:

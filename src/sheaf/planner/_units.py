@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from sheaf.model import Graph
+from sheaf.model import Graph, cycle_in, kahn_levels
 
 TKey = tuple[str | None, str, str | None]
 
@@ -83,22 +83,8 @@ class UnitGraph:
 
     def find_cycle(self) -> list[int]:
         """A cycle of compact units in dependency direction, first repeated at the end ([] if none)."""
-        done = [False] * len(self.units)
-        for u in self.order:
-            done[u] = True
-        start = next((u for u in range(len(self.units)) if not done[u]), None)
-        if start is None:
-            return []
-        seen: dict[int, int] = {}
-        path: list[int] = []
-        node = start
-        while node not in seen:  # every unit left has a parent left: walk up until one repeats
-            seen[node] = len(path)
-            path.append(node)
-            node = next(p for p in self.parents[node] if not done[p])
-        cycle = path[seen[node]:]
-        cycle.reverse()
-        return [*cycle, cycle[0]]
+        ordered = set(self.order)
+        return cycle_in([u for u in range(len(self.units)) if u not in ordered], self.parents.__getitem__)
 
 
 def contract(units: Units, graph: Graph, *, witness: bool = False) -> UnitGraph:
@@ -141,18 +127,12 @@ def _edge_keys(compact: list[int], m: int, edges: Iterable[tuple[int, int]],
 
 
 def _kahn(parents: list[list[int]], children: list[list[int]]) -> tuple[list[int], list[int]]:
-    m = len(parents)
-    indeg = [len(p) for p in parents]
-    order = [u for u in range(m) if indeg[u] == 0]
-    level = [1] * m
-    head = 0
-    while head < len(order):
-        u = order[head]
-        head += 1
-        next_level = level[u] + 1
-        for c in children[u]:
-            level[c] = max(level[c], next_level)
-            indeg[c] -= 1
-            if indeg[c] == 0:
-                order.append(c)
+    """Kahn's order (FIFO from the roots: level by level) and each unit's level (``kahn_levels``)."""
+    levels, _ = kahn_levels(range(len(parents)), parents.__getitem__, children.__getitem__)
+    order: list[int] = []
+    level = [1] * len(parents)
+    for depth, members in enumerate(levels, 1):
+        order.extend(members)
+        for unit in members:
+            level[unit] = depth
     return order, level
