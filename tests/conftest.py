@@ -19,27 +19,7 @@ from pathlib import Path
 
 import pytest
 
-#: test module -> the tiers its tests belong to
-TIERS: dict[str, tuple[str, ...]] = {
-    "cli/test_run_stop.py": ("serial",),
-    "cli/test_disk_full.py": ("serial", "root"),
-    "backends/test_slurm.py": ("daemon", "root"),
-    "backends/test_slurm_contract.py": ("daemon", "root"),
-    "backends/test_slurm_engine.py": ("daemon", "root"),
-    "backends/test_slurm_run_contract.py": ("daemon", "root"),
-    "grid/test_grid_slurm.py": ("daemon", "root"),
-    "backends/test_dask_contract.py": ("daemon",),
-    "backends/test_dask_run.py": ("daemon",),
-    "aggregators/test_agg_transfer_remote.py": ("daemon",),
-    "aggregators/test_agg_transfer_http.py": ("daemon",),
-    "planner/test_data_http.py": ("daemon",),
-    "monitor/test_dashboard.py": ("daemon",),
-    "aggregators/test_agg_lite.py": ("daemon",),
-    "aggregators/test_agg_transfer_attack.py": ("daemon",),
-    "aggregators/test_agg_transfer_runner.py": ("daemon",),
-    "formats/test_pegasus_catalog_inputs.py": ("daemon",),
-    "planner/test_pegasus_containers.py": ("daemon", "root"),
-}
+from tiers import TIERS
 
 _TESTS = Path(__file__).resolve().parent
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from sheaf.condor._dagman import parse_dag
 from sheaf.engine._state import DagState, EngineEvent, Limits, Step, Submit
-from sheaf.formats._dagman import parse_dag
 
 
 class FakeClock:

@@ -1,4 +1,14 @@
-"""The layout is the data's path: a package imports only packages to its left (STYLE.md habit 1)."""
+"""The layout is the data's path (STYLE.md habit 1), stated as a graph and checked on every module.
+
+- **Stages.** Each package of ``sheaf`` may import only the packages ``ALLOWED`` names for it (and the
+  shared top-level modules: ``errors``, ``_lazy``, ``_value``, ``_proc``, ``_text``, ``_shellwords``).
+  ``classad`` imports nothing of sheaf; the engine knows nothing of the planner.
+- **Public faces.** A module imports another package's names only from that package (``from
+  sheaf.engine import DagmanOptions``), never from its private modules (``sheaf.engine._runconfig``):
+  a package's ``__init__`` is its whole surface.
+- **No circles.** No module imports, directly or through others, a module that imports it back --
+  counting imports made inside functions, not those made only for type checking.
+"""
 
 from __future__ import annotations
 
@@ -8,65 +18,137 @@ from pathlib import Path
 import pytest
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "sheaf"
-ORDER = ["model", "formats", "classad", "planner", "codegen", "engine", "aggregators", "backends",
-         "monitor", "app", "cli"]
-# engine and aggregators are one stage: neither imports the other, both may import the left.
-RANK = {name: i for i, name in enumerate(ORDER)}
-RANK["aggregators"] = RANK["engine"]
-SHARED = {"errors", "__init__", "_version", "_lazy", "_value", "_proc"}
+SHARED = {"errors", "_lazy", "_value", "_proc", "_text", "_shellwords", "__init__"}
+
+#: package -> the packages it may import (besides itself and SHARED)
+ALLOWED: dict[str, set[str]] = {
+    "classad": set(),
+    "model": set(),
+    "formats": {"model"},
+    "condor": {"model"},
+    "planner": {"model", "formats", "classad"},
+    "codegen": {"model", "formats", "condor", "classad", "planner"},
+    "engine": {"model", "condor", "classad"},
+    "aggregators": {"model", "formats", "condor", "classad"},
+    "backends": {"model", "formats", "condor", "classad", "engine"},
+    "monitor": {"model", "formats", "condor", "classad", "engine", "codegen"},
+    "app": {"model", "formats", "condor", "classad", "planner", "codegen", "engine", "aggregators",
+            "backends", "monitor"},
+}
+ALLOWED["cli"] = {*ALLOWED["app"], "app"}
 
 
-def _imports(path: Path) -> set[str]:
-    tree = ast.parse(path.read_text(), str(path))
-    found: set[str] = set()
+def _module(path: Path) -> str:
+    parts = list(path.relative_to(SRC.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {_module(path): path for path in sorted(SRC.rglob("*.py"))}
+
+
+def _type_checking_only(tree: ast.Module) -> set[int]:
+    """Line numbers of imports under ``if TYPE_CHECKING:``."""
+    lines: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and getattr(node.test, "id", None) == "TYPE_CHECKING":
+            for inner in node.body:
+                for sub in ast.walk(inner):
+                    if isinstance(sub, ast.Import | ast.ImportFrom):
+                        lines.add(sub.lineno)
+    return lines
+
+
+def _imports(name: str) -> list[tuple[str, bool, int]]:
+    """(module imported, only for type checking, line) of every import of sheaf in module ``name``."""
+    path = MODULES[name]
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    typing_only = _type_checking_only(tree)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            found.update(a.name for a in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            found.add(node.module)
-        elif isinstance(node, ast.ImportFrom) and node.level > 0:
-            found.add("." * node.level + (node.module or ""))
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, base]) if base else ".".join(anchor)
+            # ``from package import module`` imports the module; the package itself only for other names
+            modules = [f"{base}.{alias.name}" for alias in node.names if f"{base}.{alias.name}" in MODULES]
+            targets = modules if len(modules) == len(node.names) else [base, *modules]
+        else:
+            continue
+        for target in targets:
+            if target in MODULES and target != name:
+                found.append((target, node.lineno in typing_only, node.lineno))
     return found
 
 
-def _stage_of(module: str) -> str | None:
+def _stage(module: str) -> str | None:
     parts = module.split(".")
-    if parts[0] != "sheaf" or len(parts) < 2:
-        return None
-    return parts[1]
+    return parts[1] if len(parts) > 1 and parts[1] not in SHARED else None
 
 
-def _files() -> list[Path]:
-    return sorted(p for p in SRC.rglob("*.py"))
+def test_every_package_has_its_place() -> None:
+    packages = {path.parent.name for path in SRC.glob("*/__init__.py")}
+    assert packages == set(ALLOWED)
 
 
-@pytest.mark.parametrize("path", _files(), ids=lambda p: str(p.relative_to(SRC)))
-def test_imports_flow_one_way(path: Path) -> None:
-    rel = path.relative_to(SRC)
-    if len(rel.parts) == 1:
-        return  # top-level modules (errors.py, __init__.py) are shared
-    here = rel.parts[0]
-    for module in _imports(path):
-        if module.startswith("."):
-            assert module.startswith(".") and module.count(".") <= len(rel.parts) - 1, module
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_imports_follow_the_stages_through_public_faces(name: str) -> None:
+    here = _stage(name)
+    for target, _, line in _imports(name):
+        there = _stage(target)
+        if here is None or there is None or there == here:
             continue
-        stage = _stage_of(module)
-        if stage is None or stage in SHARED or stage == here:
+        assert there in ALLOWED[here], f"{name}:{line} imports {target}: {here} may not import {there}"
+        private = [part for part in target.split(".")[2:] if part.startswith("_")]
+        assert not private, f"{name}:{line} imports {target}, a private module of {there}"
+
+
+def test_no_import_circle_anywhere() -> None:
+    edges = {name: sorted({t for t, typing_only, _ in _imports(name) if not typing_only}) for name in MODULES}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    circles: list[list[str]] = []
+    for start in MODULES:  # Tarjan's strongly connected components, iteratively
+        if start in index:
             continue
-        if here == "classad":
-            pytest.fail(f"{rel}: classad is a leaf but imports {module}")
-        assert stage in RANK, f"{rel}: imports unknown stage {module}"
-        assert RANK[stage] < RANK[here] or (here, stage) == ("engine", "engine"), (
-            f"{rel}: imports {module}, which is to the right of (or beside) {here}"
-        )
+        work = [(start, iter(edges[start]))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, children = work[-1]
+            for child in children:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(edges[child])))
+                    break
+                if child in on_stack:
+                    low[node] = min(low[node], index[child])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    component = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        component.append(member)
+                        if member == node:
+                            break
+                    if len(component) > 1:
+                        circles.append(sorted(component))
+    assert circles == []
 
 
 def test_classad_imports_nothing_of_sheaf_not_even_errors() -> None:
-    for path in (SRC / "classad").rglob("*.py"):
-        for module in _imports(path):
-            assert not module.startswith("sheaf") or module.startswith("sheaf.classad"), (path, module)
-
-
-def test_every_stage_exists() -> None:
-    for name in ORDER:
-        assert (SRC / name / "__init__.py").is_file(), name
+    for name in MODULES:
+        if name.startswith("sheaf.classad"):
+            assert all(target.startswith("sheaf.classad") for target, _, _ in _imports(name)), name

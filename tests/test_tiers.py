@@ -1,4 +1,4 @@
-"""The test tiers of ``conftest.TIERS`` name test modules that exist, with markers pyproject declares, so
+"""The test tiers of ``tiers.TIERS`` name test modules that exist, with markers pyproject declares, so
 that a renamed module cannot silently leave the serial pass (and run, flaky, beside another worker)."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
-from conftest import TIERS
+from tiers import TIERS
 
 TESTS = Path(__file__).resolve().parent
 

@@ -2,7 +2,7 @@
 
 Importing any module of a package runs the package's ``__init__`` first.  An ``__init__`` that
 imports its whole public surface makes every import of one private module (the engine's
-``sheaf.formats._dagman``, say) pay for all the package's readers and writers: ``sheaf run`` and
+``sheaf.condor._dagman``, say) pay for all the package's readers and writers: ``sheaf run`` and
 each ``sheaf-cluster`` start-up paid for the YAML loaders, the catalogs and the planner.  So a
 package's ``__init__`` names where each public name lives, and :func:`lazy_exports` imports that
 module when the name is first asked for (then caches it in the package).  Under ``TYPE_CHECKING``

@@ -14,8 +14,8 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from sheaf.codegen import quote_arguments, quote_environment
+from sheaf.condor._submit_lang import Unwritable, classad_string
 from sheaf.engine import split_arguments, split_environment
-from sheaf.formats._submit_lang import Unwritable, classad_string
 
 # The three examples of the condor_submit manual ("arguments", new syntax).
 MANUAL = [

@@ -16,13 +16,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sheaf.codegen import write_plan
+from sheaf.condor._dagman import Dag
 from sheaf.engine import parse_dag
 from sheaf.engine._nodejob import render_node
 from sheaf.engine._state import Submit
 from sheaf.engine._submit import JobSpec
 from sheaf.engine._submit import node_description as node_description_of
 from sheaf.errors import PlanningError, ValidationError
-from sheaf.formats._dagman import Dag
 from sheaf.model import (
     Job,
     Properties,

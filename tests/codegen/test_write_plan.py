@@ -28,8 +28,12 @@ from sheaf.planner import ExecJob
 
 
 def test_public_api() -> None:
-    assert sheaf.codegen.__all__ == ["PlanContext", "PlanFiles", "check_target", "quote_arguments",
-                                     "quote_environment", "remove_stale_siblings", "write_plan"]
+    assert sorted(sheaf.codegen.__all__) == [
+        "CONF_DIR", "GROUP_PROPERTY", "PlanContext", "PlanFiles", "RUN_ROOT_LOCK", "check_target",
+        "group_dag", "group_of", "named_submit_dir", "next_run_number", "podman_env", "quote_arguments",
+        "quote_environment", "read_groups", "remove_stale_siblings", "run_root", "runs_parent",
+        "timestamp_name", "user_name", "write_groups", "write_plan",
+    ]
 
 
 @pytest.fixture

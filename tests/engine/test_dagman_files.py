@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 
 from engine_helpers import FakeBackend, executable, write_dag
+from sheaf.condor._dagman import parse_dag, parse_rescue
 from sheaf.engine import Exited, Held, Launch, Started, run_workflow
 from sheaf.engine._journal import read_records
 from sheaf.engine._loop import state_paths
 from sheaf.engine._records import ProcessRecord
-from sheaf.formats._dagman import parse_dag, parse_rescue
 
 os.environ.setdefault("CONDOR_CONFIG", "/dev/null")
 htcondor2 = pytest.importorskip("htcondor2")  # imported before classad2, as the binding wants

@@ -25,9 +25,9 @@ from sheaf.backends._pool import Pool
 from sheaf.backends._slotconfig import parse_config as parse_pool_config
 from sheaf.backends._slotlayout import Machine, layout
 from sheaf.classad import ClassAdSyntaxError
+from sheaf.condor._dagman import parse_dag, parse_rescue
 from sheaf.engine._submit import parse_submit, render
 from sheaf.errors import SheafError
-from sheaf.formats._dagman import parse_dag, parse_rescue
 
 SHEAF = Path(sys.executable).with_name("sheaf")
 FUZZ = settings(max_examples=examples(120), deadline=None,

@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine_machines import FakeClock, machine, of, submits, validate_every_machine
+from sheaf.condor._dagman import Dag, NodeSpec, parse_dag
 from sheaf.engine._state import (
     Cancel,
     DagState,
@@ -30,7 +31,6 @@ from sheaf.engine._state import (
     WriteRescue,
 )
 from sheaf.errors import FormatError
-from sheaf.formats._dagman import Dag, NodeSpec, parse_dag
 
 __all__ = ["validate_every_machine"]
 

@@ -9,11 +9,11 @@ import pytest
 
 from engine_helpers import FakeBackend, write_dag
 from engine_machines import machine, submits, validate_every_machine  # noqa: F401 (autouse fixture)
+from sheaf.condor._dagman import parse_dag
 from sheaf.engine import DagmanOptions, Launch, run_workflow
 from sheaf.engine._runconfig import config_warnings, run_limits
 from sheaf.engine._state import Limits
 from sheaf.errors import FormatError
-from sheaf.formats._dagman import parse_dag
 
 WIDE = "".join(f"JOB n{i} n.sub\n" for i in range(250))
 

@@ -7,12 +7,12 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from sheaf.condor import _submit_template as template_module
+from sheaf.condor._submit_lang import parse_submit_lines
+from sheaf.condor._submit_macros import Macros
+from sheaf.condor._submit_template import memoised_macros
 from sheaf.engine import _jobad as jobad
 from sheaf.engine._submit import JobSpec, render
-from sheaf.formats import _submit_template as template_module
-from sheaf.formats._submit_lang import parse_submit_lines
-from sheaf.formats._submit_macros import Macros
-from sheaf.formats._submit_template import memoised_macros
 
 NAMES = ["m1", "m2", "sheaf_a", "Sheaf_B", "JOB", "RETRY", "Cluster", "dag_node_name", "Process", "nope"]
 TEXT = st.sampled_from(["a", "b c", "=", ";", "'", '"', '""', "\\", "{", "}", "{0}", "/", "..", " ",

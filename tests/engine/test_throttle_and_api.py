@@ -55,11 +55,13 @@ def test_idle_throttle_follows_the_backend() -> None:
 
 def test_public_surface_is_pinned() -> None:
     assert sorted(sheaf.engine.__all__) == sorted([
-        "Adopts", "Backend", "BeginRecord", "Change", "ChangeRecord", "Dag", "DagState", "DagmanOptions",
-        "Damage", "EndRecord", "Event", "EventTranslator", "Exited", "Held", "Launch", "Limits", "NodeEvent",
-        "NodeState", "Pollable", "ProcessRecord", "Progress", "Replay", "ReportsStarts", "RunResult",
-        "STATES", "SelfRefilling", "Started", "find_dag", "node_description", "parse_dag", "parse_submit",
-        "read_journal", "run_workflow", "scan_journal", "split_arguments", "split_environment", "state_paths",
+        "ATTEMPT_VARIABLE", "Adopts", "Backend", "BeginRecord", "Change", "ChangeRecord", "Dag", "DagState",
+        "DagmanOptions", "Damage", "EndRecord", "Event", "EventTranslator", "Exited", "FileTransfer", "Held",
+        "Launch", "Limits", "NodeEvent", "NodeState", "Pollable", "ProcessRecord", "Progress", "Released",
+        "Removed", "Replay", "ReportsStarts", "RunResult", "STATES", "SelfRefilling", "Started", "Suspended",
+        "expand_launch", "find_dag", "needs_expansion", "node_description", "parse_dag", "parse_submit",
+        "read_journal", "read_records", "run_workflow", "scan_journal", "split_arguments",
+        "split_environment", "state_paths",
     ])
     assert sheaf.monitor.__all__ == [
         "Analysis", "EventsLoader", "FailedJob", "FailedTask", "PlotData", "RunEntry", "RunView",

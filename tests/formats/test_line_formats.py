@@ -13,10 +13,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from sheaf._shellwords import join_words, split_words
 from sheaf.formats._multiprog import MAX_WORDS, parse_multiprog, write_multiprog
 from sheaf.formats._pmcdag import PmcTask, parse_pmc_dag, write_pmc_dag
 from sheaf.formats._seqexec_in import SeqexecTask, parse_seqexec_input, write_seqexec_input
-from sheaf.formats._shellwords import join_words, split_words
 
 # The characters every grammar here treats specially, then anything else (no lone surrogates: the
 # files are UTF-8).
@@ -160,6 +160,6 @@ _LINE_PIECES = st.sampled_from(["a", " ", "\t", "#", "\\", "\n", "\r\n", "\\\n",
 @settings(max_examples=400, deadline=None)
 @given(st.lists(_LINE_PIECES, max_size=24).map("".join))
 def test_logical_lines_read_as_before(text: str) -> None:
-    from sheaf.formats._text import logical_lines
+    from sheaf._text import logical_lines
 
     assert logical_lines(text) == _logical_lines_reference(text)

@@ -12,9 +12,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from sheaf._text import logical_lines
+from sheaf.condor._submit_lang import Macros, effective_values, parse_submit_lines, queue_items
 from sheaf.errors import FormatError
-from sheaf.formats._submit_lang import Macros, effective_values, parse_submit_lines, queue_items
-from sheaf.formats._text import logical_lines
 
 
 def _ours(text: str, key: str) -> str:

@@ -15,8 +15,9 @@ from sheaf.planner import plan, register_selector
 
 def test_public_names_are_pinned() -> None:
     assert sorted(sheaf.planner.__all__) == sorted([
-        "JOB_KINDS", "Aggregator", "DataOptions", "ExecJob", "ExecutableWorkflow", "JobKind", "SiteSelector",
-        "Task", "plan", "register_selector"])
+        "Aggregator", "DataOptions", "ExecJob", "ExecutableWorkflow", "JOB_KINDS", "JobKind", "SiteSelector",
+        "Task", "find_local", "plan", "plan_data", "register_selector",
+    ])
 
 
 def test_unclustered_blackdiamond_tasks_and_records() -> None:

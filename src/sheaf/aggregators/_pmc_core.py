@@ -28,7 +28,7 @@ import heapq
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from sheaf.formats._pmcdag import PmcDag, PmcTask
+from sheaf.formats import PmcDag, PmcTask
 
 
 @dataclass(slots=True)

@@ -27,7 +27,7 @@ from typing import Any, TextIO
 from sheaf.aggregators import _records
 from sheaf.aggregators._pmc_core import Assign, Host, Scheduler
 from sheaf.aggregators._pmc_transport import MasterLink, Message
-from sheaf.formats._pmcdag import PmcDag
+from sheaf.formats import PmcDag
 
 LEVELS = ("FATAL", "ERROR", "WARN", "INFO", "DEBUG", "TRACE")
 

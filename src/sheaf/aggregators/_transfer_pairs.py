@@ -1,7 +1,7 @@
 """The older "pairs" input of ``sheaf-transfer`` (what the first staging slice of codegen writes).
 
 One transfer per line -- lines end at LF only, so a file name may hold any other character -- two or
-three words quoted with POSIX shell rules (``sheaf.formats._shellwords``, never run through a shell):
+three words quoted with POSIX shell rules (``sheaf._shellwords``, never run through a shell):
 the source, a ``file://`` URL (host empty or ``localhost``), an ``http://``/``https://`` URL or an
 absolute path; the destination, an absolute path inside ``--root``; and optionally ``x``, to make the
 copy executable.  Blank lines and lines starting with ``#`` are skipped.  Every line is checked before
@@ -17,10 +17,10 @@ import os
 from pathlib import PurePosixPath
 from urllib.parse import unquote, urlsplit
 
+from sheaf._shellwords import split_words
 from sheaf.aggregators._transfer_list import Endpoint, Transfer, read_utf8
 from sheaf.aggregators._transfer_run import inside
 from sheaf.errors import FormatError
-from sheaf.formats._shellwords import split_words
 
 Pair = tuple[str, str, bool]  # source, destination, make it executable
 

@@ -52,7 +52,7 @@ from sheaf.aggregators._pmc_transport import (
 )
 from sheaf.aggregators._pmc_worker import host_cpus, serve
 from sheaf.errors import UsageError
-from sheaf.formats._pmcdag import PmcDag, parse_pmc_dag, parse_rescue
+from sheaf.formats import PmcDag, parse_pmc_dag, parse_rescue
 
 PROG = "sheaf-mpi-cluster"
 _MPI_ENV = ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMI_RANK", "PMIX_RANK")

@@ -31,8 +31,7 @@ from sheaf.aggregators._cli import ToolExit, run_guarded
 from sheaf.aggregators._lists import read_json_list
 from sheaf.errors import FormatError, UsageError
 from sheaf.formats import read_replica_catalog, write_replica_catalog
-from sheaf.model import ReplicaCatalog
-from sheaf.model._catalogs import PFN, Replica
+from sheaf.model import PFN, Replica, ReplicaCatalog
 
 PROG = "sheaf-register"
 Entry = tuple[str, str, str]  # lfn, pfn, site

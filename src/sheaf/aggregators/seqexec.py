@@ -193,7 +193,7 @@ def _read_tasks(text: str, path: str) -> Sequence[TaskLike]:
     quick = _quick_tasks(text)
     if quick is not None:
         return quick
-    from sheaf.formats._seqexec_in import parse_seqexec_input  # raises FormatError on a bad file
+    from sheaf.formats import parse_seqexec_input
 
     return parse_seqexec_input(text, path)
 

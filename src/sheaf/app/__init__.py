@@ -35,9 +35,11 @@ if TYPE_CHECKING:
     from sheaf.monitor import workflow_statistics as statistics
     from sheaf.monitor import workflow_status as status
 
-__all__ = ["RUN_LOG", "DagmanOptions", "RunOptions", "RunResult", "Statistics", "WorkflowStatus",
-           "condor_submit_dag_options", "hand_to_dagman", "pegasus_status", "run", "running", "statistics",
-           "status", "stop", "submit"]
+__all__ = [
+    "RUN_LOG", "DagmanOptions", "RunOptions", "RunResult", "Statistics", "WorkflowStatus",
+    "condor_submit_dag_options", "hand_to_dagman", "pegasus_status", "run", "running", "statistics", "status",
+    "stop", "submit",
+]
 
 __getattr__ = lazy_exports(__name__, {
     "RunOptions": "_run", "run": "_run", "hand_to_dagman": "_run", "condor_submit_dag_options": "_run",

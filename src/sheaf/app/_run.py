@@ -19,8 +19,7 @@ from typing import TYPE_CHECKING
 
 from sheaf.app._dagman_out import DagmanOut, find_dag_path
 from sheaf.backends import BACKENDS, make_backend
-from sheaf.codegen import remove_stale_siblings
-from sheaf.codegen._container_state import CONF_DIR, RUN_ROOT_LOCK, podman_env, run_root
+from sheaf.codegen import CONF_DIR, RUN_ROOT_LOCK, podman_env, remove_stale_siblings, run_root
 from sheaf.engine import Backend, DagmanOptions, Progress, RunResult, find_dag, run_workflow
 from sheaf.errors import UsageError
 from sheaf.monitor import EventsLoader, events_enabled

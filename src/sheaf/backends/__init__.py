@@ -26,14 +26,16 @@ if TYPE_CHECKING:
     from sheaf.backends._slotconfig import load_config as load_pool_config
     from sheaf.backends.local import LocalBackend
 
-__all__: list[str] = ["BACKENDS", "ConcurrencyLimits", "LocalBackend", "Pool", "load_pool_config",
-                      "make_backend"]
+__all__: list[str] = [
+    "BACKENDS", "ConcurrencyLimits", "LocalBackend", "Pool", "load_pool_config", "make_backend",
+]
 
 # name -> "module" or "module:attribute" it is found as there
-_HOMES = {"ConcurrencyLimits": "sheaf.backends._limits", "LocalBackend": "sheaf.backends.local",
-          "Pool": "sheaf.backends._pool", "BACKENDS": "sheaf.backends._registry",
-          "make_backend": "sheaf.backends._registry",
-          "load_pool_config": "sheaf.backends._slotconfig:load_config"}
+_HOMES = {
+    "ConcurrencyLimits": "sheaf.backends._limits", "LocalBackend": "sheaf.backends.local",
+    "Pool": "sheaf.backends._pool", "BACKENDS": "sheaf.backends._registry",
+    "make_backend": "sheaf.backends._registry", "load_pool_config": "sheaf.backends._slotconfig:load_config",
+}
 
 
 def __getattr__(name: str) -> object:

@@ -40,8 +40,7 @@ from typing import Any
 
 from sheaf._proc import start_ticks
 from sheaf.backends._slurm_records import read_record, write_record
-from sheaf.engine import Event, Exited, Held
-from sheaf.engine._backend import Released, Removed, Suspended
+from sheaf.engine import Event, Exited, Held, Released, Removed, Suspended
 
 __all__ = ["decode_events", "encode_events", "read_events", "stop_dead_worker", "write_exit", "write_start"]
 

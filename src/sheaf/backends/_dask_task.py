@@ -42,8 +42,7 @@ from sheaf.backends import _jobguard
 from sheaf.backends._dask_records import write_exit, write_start
 from sheaf.backends._pool import Pool
 from sheaf.backends.local import LocalBackend
-from sheaf.engine import Event, Exited, Held, Launch
-from sheaf.engine._backend import Removed
+from sheaf.engine import Event, Exited, Held, Launch, Removed
 
 __all__ = ["cancel_attempts", "run_attempt", "warm"]
 

@@ -59,8 +59,7 @@ from sheaf.backends._grid_rescue import rescue_group
 from sheaf.backends._gridmanager import jobmanager_limit, submitted_limit
 from sheaf.backends._sites import sequence_number, site_of_environment
 from sheaf.classad import ClassAd, Match, negotiate, parse, recount_matches
-from sheaf.engine import Event, Exited, Held, Launch, Started
-from sheaf.engine._dollar import expand_launch
+from sheaf.engine import Event, Exited, Held, Launch, Started, expand_launch
 
 __all__ = ["BackOut", "GridBackend"]
 

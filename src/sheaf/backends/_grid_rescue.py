@@ -41,9 +41,8 @@ import os
 from collections.abc import Collection
 from pathlib import Path
 
-from sheaf.engine import BeginRecord, ChangeRecord, read_journal, state_paths
-from sheaf.engine._journal import read_records
-from sheaf.formats._dagman import parse_dag
+from sheaf.condor import parse_dag
+from sheaf.engine import BeginRecord, ChangeRecord, read_journal, read_records, state_paths
 
 __all__ = ["node_sites", "record_site", "rescue_group", "to_rerun"]
 

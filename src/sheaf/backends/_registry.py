@@ -55,7 +55,7 @@ def _htcondor(**_: Any) -> Any:
 def _slurm(*, directory: str = ".", env: Any = None, **_: Any) -> Any:
     from sheaf.backends.slurm import from_options
 
-    return from_options(directory=directory, env=env)
+    return from_options(state_dir=state_dir(directory, "slurm"), env=env)
 
 
 BACKENDS: dict[str, Callable[..., Any]] = {

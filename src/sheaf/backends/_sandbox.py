@@ -33,7 +33,7 @@ import os
 import shutil
 import tempfile
 
-from sheaf.engine._backend import FileTransfer
+from sheaf.engine import FileTransfer
 
 
 class TransferFailure(Exception):

@@ -27,7 +27,7 @@ import time
 from collections.abc import Mapping
 
 from sheaf.classad import ClassAd
-from sheaf.formats._site_config import FAILURE_MODES, SiteConfig, SiteSpec
+from sheaf.formats import FAILURE_MODES, SiteConfig, SiteSpec
 from sheaf.model import SiteCatalog
 
 __all__ = ["REQUIREMENTS", "SITE_KEY", "max_matches", "sequence_number", "site_ad", "site_ads",

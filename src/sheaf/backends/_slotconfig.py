@@ -36,8 +36,8 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from sheaf._text import read_text
 from sheaf.errors import FormatError
-from sheaf.formats._text import read_text
 
 __all__ = ["PoolConfig", "find_config", "load_config", "parse_config"]
 

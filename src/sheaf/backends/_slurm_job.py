@@ -227,7 +227,7 @@ def _outcome(status: int, peak_mb: float, watch: _Watch) -> dict[str, Any]:
 
 def _expanded(spec: dict[str, Any], host: str) -> tuple[dict[str, Any], str | None]:
     """``spec`` with ``$$()`` expanded against the node's slot ad, or (spec, the hold reason)."""
-    from sheaf.engine._dollar import expand_launch
+    from sheaf.engine import expand_launch
 
     launch, reason = expand_launch(launch_of(spec), slot_ad(host))
     if reason is not None:

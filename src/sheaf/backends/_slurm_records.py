@@ -30,8 +30,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from sheaf.backends._periodic import JobRecord
-    from sheaf.engine import Launch
-    from sheaf.engine._backend import FileTransfer
+    from sheaf.engine import FileTransfer, Launch
 
 __all__ = ["JOB_PREFIX", "Paths", "launch_of", "read_record", "spec_of", "stem_of", "transfer_of",
            "write_record"]
@@ -133,7 +132,7 @@ def transfer_of(spec: Mapping[str, Any]) -> FileTransfer | None:
     raw = spec.get("transfer")
     if not raw:
         return None
-    from sheaf.engine._backend import FileTransfer
+    from sheaf.engine import FileTransfer
 
     outputs = raw.get("outputs")
     remaps = tuple((str(name), str(target)) for name, target in raw.get("remaps") or ())

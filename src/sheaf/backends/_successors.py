@@ -37,8 +37,7 @@ from sheaf.backends._pool import Claim
 from sheaf.backends._queue import LaunchQueue, Order, Shape
 from sheaf.backends._spawn import Spawned
 from sheaf.backends._spawner import CSpawner, SpawnRequest
-from sheaf.engine import Launch
-from sheaf.engine._dollar import needs_expansion
+from sheaf.engine import Launch, needs_expansion
 
 __all__ = ["CHAIN", "Bound", "Chain", "Job", "Successors", "Tag", "chainable", "request"]
 

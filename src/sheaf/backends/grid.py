@@ -14,7 +14,7 @@ from sheaf.backends._collector import COLLECTOR_PROPERTY, Collector, Update, col
 from sheaf.backends._grid_backend import BackOut, GridBackend
 from sheaf.backends._sites import site_ad, site_ads, site_of_environment
 from sheaf.backends._slotconfig import load_config as load_pool_config
-from sheaf.formats._site_config import SiteConfig, SiteSpec, read_site_config
+from sheaf.formats import SiteConfig, SiteSpec, read_site_config
 
 __all__ = ["COLLECTOR_PROPERTY", "BackOut", "Collector", "GridBackend", "SiteConfig", "SiteSpec", "Update",
            "collector_path", "load_pool_config", "plan_collector", "read_ads", "read_site_config", "site_ad",

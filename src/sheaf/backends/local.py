@@ -111,9 +111,19 @@ from sheaf.backends._spawn import Spawned, SpawnError, seal_descriptors, spawn
 from sheaf.backends._spawner import CSpawner, ExitResult, Spawner, SpawnResult, make_spawner
 from sheaf.backends._successors import Chain, Job, Successors, Tag, chainable, request
 from sheaf.classad import ClassAd, Demand, parse_limits
-from sheaf.engine import Event, Exited, Held, Launch, Started
-from sheaf.engine._backend import FileTransfer, Released, Removed, Suspended
-from sheaf.engine._dollar import expand_launch, needs_expansion
+from sheaf.engine import (
+    Event,
+    Exited,
+    FileTransfer,
+    Held,
+    Launch,
+    Released,
+    Removed,
+    Started,
+    Suspended,
+    expand_launch,
+    needs_expansion,
+)
 
 __all__ = ["LocalBackend"]
 

@@ -62,7 +62,6 @@ from typing import Any, Self
 
 from sheaf.backends._dirwatch import DirectoryWatch
 from sheaf.backends._periodic import HELD, IDLE, JobRecord, decide, has_policy, policy_interval
-from sheaf.backends._registry import state_dir
 from sheaf.backends._slurm_ctl import RateLimit, SlurmCommands
 from sheaf.backends._slurm_records import (
     JOB_PREFIX,
@@ -75,10 +74,18 @@ from sheaf.backends._slurm_records import (
     write_record,
 )
 from sheaf.backends._slurm_render import launcher, memory_request, multi_task, render
-from sheaf.engine import Event, Exited, Held, Launch, Started
-from sheaf.engine._backend import Released, Removed, Suspended
-from sheaf.engine._dollar import needs_expansion
-from sheaf.engine._orphans import ATTEMPT_VARIABLE
+from sheaf.engine import (
+    ATTEMPT_VARIABLE,
+    Event,
+    Exited,
+    Held,
+    Launch,
+    Released,
+    Removed,
+    Started,
+    Suspended,
+    needs_expansion,
+)
 from sheaf.errors import UsageError
 
 __all__ = ["SlurmBackend", "from_options"]
@@ -509,8 +516,8 @@ _SETTINGS: dict[str, tuple[str, Callable[[str], object]]] = {
 }
 
 
-def from_options(*, directory: str, env: Mapping[str, str] | None = None) -> SlurmBackend:
-    """The registry's factory (``sheaf run --backend slurm``): state under ``DIR/sheaf-slurm``, the
+def from_options(*, state_dir: str, env: Mapping[str, str] | None = None) -> SlurmBackend:
+    """The registry's factory (``sheaf run --backend slurm``): state under ``state_dir``, the
     Slurm client configuration from the environment (``SLURM_CONF``), and sheaf's settings from
     ``SHEAF_SLURM_*`` (``MAX_QUEUED``, ``SQUEUE_INTERVAL``, ``VANISH_GRACE``, ``POLL_INTERVAL``,
     ``SBATCH_ARGS``, ``EXECUTE``, ``MPIEXEC``, ``RATE`` and ``BURST``); a bad value is a usage error
@@ -527,7 +534,7 @@ def from_options(*, directory: str, env: Mapping[str, str] | None = None) -> Slu
     rate = _setting("SHEAF_SLURM_RATE", env.get("SHEAF_SLURM_RATE") or "50", float)
     burst = _setting("SHEAF_SLURM_BURST", env.get("SHEAF_SLURM_BURST") or "100", int)
     try:
-        return SlurmBackend(state_dir(directory, "slurm"), rate=RateLimit(rate, burst), env=env, **kwargs)
+        return SlurmBackend(state_dir, rate=RateLimit(rate, burst), env=env, **kwargs)
     except ValueError as exc:
         raise UsageError(f"Slurm backend settings: {exc}") from None
 

@@ -54,14 +54,18 @@ from sheaf.cli._plan_args import (
 )
 from sheaf.cli._plan_subwf import keep_ran_plan as _keep_ran_plan
 from sheaf.cli._plan_subwf import read_output_map, with_replica_files
-from sheaf.codegen import PlanContext, PlanFiles, check_target, write_plan
-from sheaf.codegen._groups import GROUP_PROPERTY, write_groups
-from sheaf.codegen._layout import (
+from sheaf.codegen import (
+    GROUP_PROPERTY,
+    PlanContext,
+    PlanFiles,
+    check_target,
     named_submit_dir,
     next_run_number,
     runs_parent,
     timestamp_name,
     user_name,
+    write_groups,
+    write_plan,
 )
 from sheaf.errors import UsageError
 from sheaf.formats import Inputs, load_inputs

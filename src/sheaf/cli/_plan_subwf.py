@@ -22,8 +22,7 @@ from collections.abc import Sequence
 import click
 
 from sheaf.formats import read_replica_catalog
-from sheaf.model import ReplicaCatalog
-from sheaf.model._urls import file_url_path
+from sheaf.model import ReplicaCatalog, file_url_path
 
 
 def _read(paths: Sequence[str]) -> ReplicaCatalog | None:

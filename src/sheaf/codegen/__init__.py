@@ -4,7 +4,7 @@
 CONFIG file, one submit description per job, the input files of clustered jobs (seqexec ``.in``,
 PMC DAG, Decaf JSON and run script) and ``plan.json``.  Design and layout: ``_write.py``,
 ``_layout.py``; one module per file kind (``_dag``, ``_submit``, ``_clusters``, ``_planjson``); the
-first data-staging slice in ``_staging``; HTCondor quoting in ``sheaf.formats._submit_lang``.
+first data-staging slice in ``_staging``; HTCondor quoting in ``sheaf.condor._submit_lang``.
 """
 
 from __future__ import annotations
@@ -12,18 +12,38 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from sheaf._lazy import lazy_exports
-from sheaf.formats._submit_lang import quote_arguments, quote_environment
+from sheaf.condor import quote_arguments, quote_environment
 
 if TYPE_CHECKING:
+    from sheaf.codegen._container_state import CONF_DIR, RUN_ROOT_LOCK, podman_env, run_root
+    from sheaf.codegen._group_record import group_dag, group_of, read_groups
+    from sheaf.codegen._groups import GROUP_PROPERTY, write_groups
+    from sheaf.codegen._layout import (
+        named_submit_dir,
+        next_run_number,
+        runs_parent,
+        timestamp_name,
+        user_name,
+    )
     from sheaf.codegen._siblings import remove_stale_siblings
     from sheaf.codegen._subworkflow import PlanContext
     from sheaf.codegen._write import PlanFiles, check_target, write_plan
 
-__all__ = ["PlanContext", "PlanFiles", "check_target", "quote_arguments", "quote_environment",
-           "remove_stale_siblings", "write_plan"]
+__all__ = [
+    "CONF_DIR", "GROUP_PROPERTY", "RUN_ROOT_LOCK", "PlanContext", "PlanFiles", "check_target", "group_dag",
+    "group_of", "named_submit_dir", "next_run_number", "podman_env", "quote_arguments", "quote_environment",
+    "read_groups", "remove_stale_siblings", "run_root", "runs_parent", "timestamp_name", "user_name",
+    "write_groups", "write_plan",
+]
 
 # where each name lives: imported on first use (sheaf._lazy), so that ``sheaf run`` removing a
 # stale sibling does not import the planner
-_WHERE = {"PlanContext": "_subworkflow", "PlanFiles": "_write", "check_target": "_write",
-          "remove_stale_siblings": "_siblings", "write_plan": "_write"}
+_WHERE = {
+    "CONF_DIR": "_container_state", "GROUP_PROPERTY": "_groups", "RUN_ROOT_LOCK": "_container_state",
+    "group_dag": "_group_record", "group_of": "_group_record", "named_submit_dir": "_layout",
+    "next_run_number": "_layout", "podman_env": "_container_state", "read_groups": "_group_record",
+    "run_root": "_container_state", "runs_parent": "_layout", "timestamp_name": "_layout",
+    "user_name": "_layout", "write_groups": "_groups", "PlanContext": "_subworkflow", "PlanFiles": "_write",
+    "check_target": "_write", "remove_stale_siblings": "_siblings", "write_plan": "_write",
+}
 __getattr__ = lazy_exports(__name__, _WHERE)

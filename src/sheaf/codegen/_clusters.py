@@ -41,9 +41,7 @@ from collections.abc import Mapping, Sequence
 import msgspec
 
 from sheaf.errors import PlanningError
-from sheaf.formats._multiprog import write_multiprog
-from sheaf.formats._pmcdag import PmcTask, write_pmc_dag
-from sheaf.formats._seqexec_in import SeqexecTask, write_seqexec_input
+from sheaf.formats import PmcTask, SeqexecTask, write_multiprog, write_pmc_dag, write_seqexec_input
 from sheaf.model import Graph, profile_float, profile_int
 from sheaf.planner import ExecJob, Task
 

@@ -60,11 +60,10 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
+from sheaf._shellwords import split_words
 from sheaf.codegen._container_state import CONF_DIR, RUN_ROOT_LOCK, podman_env, run_root
 from sheaf.errors import PlanningError
-from sheaf.formats._shellwords import split_words
-from sheaf.model import Container
-from sheaf.model._urls import file_url_path, url_scheme
+from sheaf.model import Container, file_url_path, url_scheme
 from sheaf.planner import ExecJob, ExecutableWorkflow, Task
 
 #: where Pegasus mounts the job directory, per container type

@@ -34,8 +34,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from sheaf.condor import Unwritable, check_line
 from sheaf.errors import PlanningError
-from sheaf.formats._submit_lang import Unwritable, check_line
 from sheaf.model import Properties, profile_int
 from sheaf.planner import ExecJob
 

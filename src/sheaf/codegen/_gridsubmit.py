@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from sheaf.formats._submit_write import quote_arguments
+from sheaf.condor import quote_arguments
 
 __all__ = ["REPORT_AD", "condor_group_submit", "group_submit", "monitor_script"]
 

@@ -49,8 +49,8 @@ from pathlib import Path
 
 from sheaf.codegen._gridsubmit import condor_group_submit, group_submit, monitor_script
 from sheaf.codegen._group_record import GROUPS_RECORD, group_dag
+from sheaf.condor import Dag, parse_dag
 from sheaf.errors import PlanningError
-from sheaf.formats._dagman import Dag, parse_dag
 from sheaf.model import Graph
 
 __all__ = ["GROUP_PROPERTY", "cut_groups", "write_groups"]

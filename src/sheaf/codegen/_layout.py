@@ -41,6 +41,8 @@ from __future__ import annotations
 import getpass
 import os
 import re
+import shutil
+import sys
 import time
 from dataclasses import dataclass
 
@@ -169,3 +171,12 @@ class Layout:
 
     def scratch(self, site: str) -> str:
         return os.path.join(self.final_dir, "scratch", _UNSAFE_NAME.sub("_", site))
+
+
+def tool_path(name: str) -> str:
+    """An executable named without a path (sheaf's console scripts): beside the running
+    interpreter (the venv), else on PATH, else the name as given."""
+    beside = os.path.join(os.path.dirname(sys.executable), name)
+    if os.path.exists(beside):
+        return beside
+    return shutil.which(name) or name

@@ -14,10 +14,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import replace
 
+from sheaf._shellwords import join_words
 from sheaf.errors import PlanningError
-from sheaf.formats._shellwords import join_words
-from sheaf.planner import ExecJob, ExecutableWorkflow
-from sheaf.planner._data import plan_data
+from sheaf.planner import ExecJob, ExecutableWorkflow, plan_data
 
 
 def data_for(exec_wf: ExecutableWorkflow, submit_dir: str, exec_dir: str | None = None,

@@ -50,14 +50,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
+from sheaf.condor import Unwritable, check_line, classad_string, quote_arguments, quote_environment
 from sheaf.errors import PlanningError
-from sheaf.formats._submit_lang import (
-    Unwritable,
-    check_line,
-    classad_string,
-    quote_arguments,
-    quote_environment,
-)
 from sheaf.model import Job, join_arguments
 from sheaf.planner import ExecJob
 

@@ -46,11 +46,8 @@ from dataclasses import dataclass, field
 from sheaf.codegen._dag import THROTTLES
 from sheaf.errors import PlanningError
 from sheaf.formats import format_properties
-from sheaf.model import TransformationCatalog
-from sheaf.model._urls import file_url_path
-from sheaf.model._workflow import all_uses
-from sheaf.planner import ExecJob, ExecutableWorkflow
-from sheaf.planner._replicas import find_local
+from sheaf.model import TransformationCatalog, all_uses, file_url_path
+from sheaf.planner import ExecJob, ExecutableWorkflow, find_local
 
 #: properties that carry one sub-workflow job's throttles to its child plan only
 SUBDAG_PREFIX = "sheaf.subdag."

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
 
 from sheaf.codegen._dag import THROTTLES, NodeSettings, node_lines
-from sheaf.codegen._layout import JobPaths, Layout, dag_basename, safe_name
+from sheaf.codegen._layout import JobPaths, Layout, dag_basename, safe_name, tool_path
 from sheaf.codegen._subworkflow import (
     SUBDAG_PREFIX,
     PlanContext,
@@ -27,15 +27,12 @@ from sheaf.codegen._subworkflow import (
     subworkflow_file,
     throttles,
 )
-from sheaf.formats._yaml_catalogs import rc_to_data
-from sheaf.formats._yaml_emit import dumps
+from sheaf.formats import dumps, rc_to_data
 from sheaf.model import profile_int
 from sheaf.planner import ExecJob, ExecutableWorkflow
 
 
 def _tool(name: str) -> str:
-    from sheaf.codegen._write import tool_path  # the writer's lookup of sheaf's console scripts
-
     return tool_path(name)
 
 

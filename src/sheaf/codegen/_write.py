@@ -58,7 +58,6 @@ import fcntl
 import os
 import re
 import shutil
-import sys
 import tempfile
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -80,7 +79,7 @@ from sheaf.codegen._clusters import (
 from sheaf.codegen._containers import ContainerRun, containerize
 from sheaf.codegen._dag import NodeSettings, config_text, edge_lines, maxjobs_lines, node_lines, node_settings
 from sheaf.codegen._launch import launched, wrap_launched_tasks
-from sheaf.codegen._layout import JobPaths, Layout, reserve_run_dir, safe_name
+from sheaf.codegen._layout import JobPaths, Layout, reserve_run_dir, safe_name, tool_path
 from sheaf.codegen._planjson import JobRecord, container_record, contract_profiles, encode_plan, hook_records
 from sheaf.codegen._siblings import remove_stale_siblings, sibling
 from sheaf.codegen._staging import data_for, pairs_text, transfer_lines
@@ -96,8 +95,7 @@ from sheaf.codegen._submit import (
 from sheaf.codegen._subworkflow import PlanContext, condor_dagman, output_map_jobs, produced_dirs
 from sheaf.codegen._subworkflow_node import SubworkflowWriter, cache_lines
 from sheaf.errors import PlanningError, StorageError
-from sheaf.model import Graph, Profiles, build_graph, merge_profiles
-from sheaf.model._runlock import RunLocks
+from sheaf.model import Graph, Profiles, RunLocks, build_graph, merge_profiles
 from sheaf.planner import ExecJob, ExecutableWorkflow
 
 #: auxiliary jobs that differ only in their arguments share descriptions too (the data pass makes
@@ -140,15 +138,6 @@ def seqexec_runner() -> tuple[str, tuple[tuple[str, str], ...]]:
     if os.environ.get("SHEAF_PURE_PYTHON") == "1" or not os.access(COMPILED_CLUSTER, os.X_OK):
         return python, ()
     return COMPILED_CLUSTER, (("SHEAF_CLUSTER_FALLBACK", python),)
-
-
-def tool_path(name: str) -> str:
-    """An executable named without a path (sheaf's console scripts): beside the running
-    interpreter (the venv), else on PATH, else the name as given."""
-    beside = os.path.join(os.path.dirname(sys.executable), name)
-    if os.path.exists(beside):
-        return beside
-    return shutil.which(name) or name
 
 
 def write_plan(exec_wf: ExecutableWorkflow, directory: str | os.PathLike[str], *, replace: bool = False,

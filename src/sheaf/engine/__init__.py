@@ -1,7 +1,7 @@
 """sheaf.engine: run a DAGMan DAG (as pegasus-plan or sheaf plan writes it) with DAGMan semantics.
 
 Layers, inside out: ``_state`` is the pure state machine (events in, journal changes and
-instructions out); ``sheaf.formats._dagman`` and ``_submit`` read the DAG and HTCondor submit descriptions;
+instructions out); ``sheaf.condor._dagman`` and ``_submit`` read the DAG and HTCondor submit descriptions;
 ``_journal`` makes every change durable before the loop (``_loop``) acts on it; a
 :class:`Backend` (``_backend``, implemented by ``sheaf.backends``) runs the node jobs.
 
@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from sheaf._lazy import lazy_exports
-from sheaf.formats._dagman import Dag, parse_dag
+from sheaf.condor import Dag, parse_dag
 
 if TYPE_CHECKING:
     from sheaf.engine._backend import (
@@ -23,17 +23,23 @@ if TYPE_CHECKING:
         Backend,
         Event,
         Exited,
+        FileTransfer,
         Held,
         Launch,
         Pollable,
+        Released,
+        Removed,
         ReportsStarts,
         SelfRefilling,
         Started,
+        Suspended,
     )
+    from sheaf.engine._dollar import expand_launch, needs_expansion
     from sheaf.engine._events import Change
-    from sheaf.engine._journal import Replay
+    from sheaf.engine._journal import Replay, read_records
     from sheaf.engine._journal import replay as read_journal
     from sheaf.engine._loop import Progress, RunResult, run_workflow
+    from sheaf.engine._orphans import ATTEMPT_VARIABLE
     from sheaf.engine._paths import find_dag, state_paths
     from sheaf.engine._records import BeginRecord, ChangeRecord, Damage, EndRecord, ProcessRecord
     from sheaf.engine._records import scan as scan_journal
@@ -43,42 +49,12 @@ if TYPE_CHECKING:
     from sheaf.engine._submit import node_description, parse_submit, split_arguments, split_environment
 
 __all__: list[str] = [
-    "STATES",
-    "Adopts",
-    "Backend",
-    "BeginRecord",
-    "Change",
-    "ChangeRecord",
-    "Dag",
-    "DagState",
-    "DagmanOptions",
-    "Damage",
-    "EndRecord",
-    "Event",
-    "EventTranslator",
-    "Exited",
-    "Held",
-    "Launch",
-    "Limits",
-    "NodeEvent",
-    "NodeState",
-    "Pollable",
-    "ProcessRecord",
-    "Progress",
-    "Replay",
-    "ReportsStarts",
-    "RunResult",
-    "SelfRefilling",
-    "Started",
-    "find_dag",
-    "node_description",
-    "parse_dag",
-    "parse_submit",
-    "read_journal",
-    "run_workflow",
-    "scan_journal",
-    "split_arguments",
-    "split_environment",
+    "ATTEMPT_VARIABLE", "STATES", "Adopts", "Backend", "BeginRecord", "Change", "ChangeRecord", "Dag",
+    "DagState", "DagmanOptions", "Damage", "EndRecord", "Event", "EventTranslator", "Exited", "FileTransfer",
+    "Held", "Launch", "Limits", "NodeEvent", "NodeState", "Pollable", "ProcessRecord", "Progress", "Released",
+    "Removed", "Replay", "ReportsStarts", "RunResult", "SelfRefilling", "Started", "Suspended",
+    "expand_launch", "find_dag", "needs_expansion", "node_description", "parse_dag", "parse_submit",
+    "read_journal", "read_records", "run_workflow", "scan_journal", "split_arguments", "split_environment",
     "state_paths",
 ]
 
@@ -86,13 +62,15 @@ __all__: list[str] = [
 # (the events loader, a process of its own beside each run) does not load the backend interface,
 # the ClassAd library and the loop
 _WHERE = {
-    "Adopts": "_backend", "Pollable": "_backend", "ReportsStarts": "_backend", "SelfRefilling": "_backend",
-    "Backend": "_backend", "BeginRecord": "_records", "Change": "_events", "ChangeRecord": "_records",
-    "DagState": "_state", "DagmanOptions": "_runconfig",
-    "Damage": "_records", "EndRecord": "_records", "Event": "_backend",
-    "EventTranslator": "_runevents", "Exited": "_backend", "find_dag": "_paths", "Held": "_backend",
-    "Launch": "_backend", "Limits": "_state", "node_description": "_submit", "NodeEvent": "_runevents",
-    "NodeState": "_state", "parse_submit": "_submit", "ProcessRecord": "_records", "Progress": "_loop",
+    "ATTEMPT_VARIABLE": "_orphans", "FileTransfer": "_backend", "Released": "_backend", "Removed": "_backend",
+    "Suspended": "_backend", "expand_launch": "_dollar", "needs_expansion": "_dollar",
+    "read_records": "_journal", "Adopts": "_backend", "Pollable": "_backend", "ReportsStarts": "_backend",
+    "SelfRefilling": "_backend", "Backend": "_backend", "BeginRecord": "_records", "Change": "_events",
+    "ChangeRecord": "_records", "DagState": "_state", "DagmanOptions": "_runconfig", "Damage": "_records",
+    "EndRecord": "_records", "Event": "_backend", "EventTranslator": "_runevents", "Exited": "_backend",
+    "find_dag": "_paths", "Held": "_backend", "Launch": "_backend", "Limits": "_state",
+    "node_description": "_submit", "NodeEvent": "_runevents", "NodeState": "_state",
+    "parse_submit": "_submit", "ProcessRecord": "_records", "Progress": "_loop",
     "read_journal": "_journal:replay", "Replay": "_journal", "run_workflow": "_loop", "RunResult": "_loop",
     "scan_journal": "_records:scan", "split_arguments": "_submit", "split_environment": "_submit",
     "Started": "_backend", "state_paths": "_paths", "STATES": "_state",

@@ -22,8 +22,8 @@ import os
 import time
 from collections.abc import Callable
 
+from sheaf.condor import Dag
 from sheaf.engine._reports import write_atomic
-from sheaf.formats._dagman_records import Dag
 
 UPDATE_EVERY = 1.0
 

@@ -10,7 +10,7 @@ attribute keeps the position and the spelling of its first assignment, as ClassA
    appended VARS (which differ per node: ``$(JOB)``, a task id);
 3. ``ClusterId``, ``DAGNodeName`` and ``DAGNodeRetry``, which differ per attempt.
 
-Recipes.  The nodes expanded through one memoised template (``sheaf.formats._submit_template``)
+Recipes.  The nodes expanded through one memoised template (``sheaf.condor._submit_template``)
 have the same layer-2 assignments, and for each the same text wherever the template knows its
 expansion to be the same for every node (a file's ``+pegasus_site = "local"``; not a VARS value
 without ``$``, nor ``$(JOB)``).  So a recipe is made for them once: the base ad, with layers 1 to 3
@@ -36,8 +36,7 @@ from dataclasses import dataclass
 
 from sheaf import classad
 from sheaf.classad import ClassAd
-from sheaf.formats._submit_records import SubmitDescription, submit_error
-from sheaf.formats._submit_template import MacroSource, template_of
+from sheaf.condor import MacroSource, SubmitDescription, submit_error, template_of
 
 _OWNER = os.environ.get("USER", "sheaf")
 UNIVERSES = {"vanilla": 5, "local": 12, "scheduler": 7, "grid": 9, "java": 10, "parallel": 11,

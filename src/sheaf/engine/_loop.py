@@ -55,6 +55,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from sheaf.condor import Dag, parse_dag
 from sheaf.engine._backend import Adopts, Backend
 from sheaf.engine._journal import Journal, Replay, replay
 from sheaf.engine._multidag import combine_dags, munges_names
@@ -77,7 +78,6 @@ from sheaf.engine._scriptmacros import check_scripts
 from sheaf.engine._state import DagState
 from sheaf.engine._stop import Stopped, StopSignals
 from sheaf.errors import StorageError
-from sheaf.formats._dagman import Dag, parse_dag
 
 _FREEZE_NODES = 10_000  # from this many nodes on, the run's long-lived objects leave the collector
 _YOUNG_THRESHOLD = 50_000  # net allocations between collections of the youngest generation (default 700)

@@ -22,7 +22,7 @@ import json
 from dataclasses import dataclass
 
 from sheaf import __version__
-from sheaf.formats._dagman_records import Dag
+from sheaf.condor import Dag
 from sheaf.model import kahn_levels
 
 

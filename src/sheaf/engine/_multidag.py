@@ -18,8 +18,8 @@ __all__ = ["combine_dags", "munges_names"]
 
 from dataclasses import replace
 
+from sheaf.condor import Dag
 from sheaf.errors import FormatError
-from sheaf.formats._dagman_records import Dag
 
 
 def munges_names(first: Dag) -> bool:

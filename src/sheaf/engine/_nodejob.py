@@ -20,11 +20,11 @@ import sys
 from collections.abc import Mapping
 
 from sheaf.classad import ClassAd
+from sheaf.condor import NodeSpec
 from sheaf.engine._events import Submit
 from sheaf.engine._runfiles import PARENT_ID_VARIABLE, dagman_id
 from sheaf.engine._submit import JobSpec, SubmitDescription, render
 from sheaf.errors import InputError
-from sheaf.formats._dagman_records import NodeSpec
 
 
 def _split_vars(spec: NodeSpec, append_default: bool) -> tuple[Mapping[str, str], Mapping[str, str]]:

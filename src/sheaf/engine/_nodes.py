@@ -37,6 +37,7 @@ __all__ = [
 from collections.abc import Mapping
 from typing import Literal, get_args
 
+from sheaf.condor import Dag, NodeSpec
 from sheaf.engine._events import (
     Change,
     DeferElapsed,
@@ -49,7 +50,6 @@ from sheaf.engine._events import (
     ScriptExited,
     SubmitFailed,
 )
-from sheaf.formats._dagman_records import Dag, NodeSpec
 
 NodeState = Literal["waiting", "pre_ready", "pre", "pre_deferred", "ready", "submitted",
                     "post_ready", "post", "post_deferred", "done", "failed"]

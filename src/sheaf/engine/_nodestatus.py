@@ -35,7 +35,7 @@ import time
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 
-from sheaf.formats._dagman_records import Dag
+from sheaf.condor import Dag
 
 STATUS_NAMES = ("STATUS_NOT_READY", "STATUS_READY", "STATUS_PRERUN", "STATUS_SUBMITTED", "STATUS_POSTRUN",
                 "STATUS_DONE", "STATUS_ERROR", "STATUS_FUTILE")

@@ -13,7 +13,7 @@ __all__ = ["find_dag", "state_paths"]
 import os
 
 from sheaf.errors import UsageError
-from sheaf.model._runlock import STATE_DIR, lock_path
+from sheaf.model import STATE_DIR, lock_path
 
 
 def find_dag(directory: str, dag_file: str | None = None) -> str:

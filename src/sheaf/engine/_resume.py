@@ -9,11 +9,11 @@ from __future__ import annotations
 import fcntl
 import os
 
+from sheaf.condor import Dag, parse_rescue
 from sheaf.engine._journal import Replay
 from sheaf.engine._reports import newest_rescue
 from sheaf.engine._runconfig import config_bool
 from sheaf.errors import FormatError, UsageError
-from sheaf.formats._dagman import Dag, parse_rescue
 
 
 class RunLock:

@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
+from sheaf.condor import Dag, NodeSpec
 from sheaf.engine._backend import (
     Backend,
     Event,
@@ -70,7 +71,6 @@ from sheaf.engine._state import (
 )
 from sheaf.engine._submit import JobSpec, SubmitDescription, node_description, proc_rows
 from sheaf.errors import EngineError, InputError
-from sheaf.formats._dagman import Dag, NodeSpec
 
 
 @dataclass(frozen=True, slots=True)

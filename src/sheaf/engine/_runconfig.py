@@ -15,6 +15,7 @@ import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
+from sheaf.condor import Dag, NodeSpec, parse_dag
 from sheaf.engine._nodejob import render_node
 from sheaf.engine._state import (
     Limits,
@@ -22,7 +23,6 @@ from sheaf.engine._state import (
 )
 from sheaf.engine._submit import JobSpec, SubmitDescription, node_description
 from sheaf.errors import FormatError, InputError, UsageError
-from sheaf.formats._dagman import Dag, NodeSpec, parse_dag
 
 
 def config_int(dag: Dag, key: str, default: int) -> int:

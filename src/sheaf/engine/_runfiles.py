@@ -30,6 +30,7 @@ import re
 from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import TYPE_CHECKING
 
+from sheaf.condor import Dag
 from sheaf.engine._dot import DotFile
 from sheaf.engine._events import Change, Finish, WriteSavePoint
 from sheaf.engine._jobstate import JobstateLog
@@ -38,7 +39,6 @@ from sheaf.engine._nodelog import NodesLog, nodes_log_path
 from sheaf.engine._nodestatus import StatusSnapshot, dag_outcome, futile_nodes, node_status_text
 from sheaf.engine._reports import RescueNode, rescue_text, write_atomic, write_rescue, write_save_point
 from sheaf.engine._runevents import EventTranslator, JobStart, ProcEnd
-from sheaf.formats._dagman_records import Dag
 
 if TYPE_CHECKING:
     from sheaf.engine._state import DagState

@@ -30,11 +30,11 @@ __all__ = ["check_scripts", "script_argv"]
 from collections.abc import Callable
 from typing import Protocol
 
+from sheaf.condor import Dag, Script
 from sheaf.engine._nodes import RETURN_PRE_FAILED, RETURN_SUBMIT_FAILED, Node
 from sheaf.engine._nodestatus import futile_nodes
 from sheaf.engine._runevents import NOOP_PROC
 from sheaf.errors import FormatError
-from sheaf.formats._dagman_records import Dag, Script
 
 
 class DagView(Protocol):

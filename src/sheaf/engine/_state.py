@@ -98,6 +98,7 @@ __all__ = [
 import heapq
 from collections.abc import Callable, Iterable, Mapping
 
+from sheaf.condor import Dag, Script
 from sheaf.engine._ending import Abort, abort, abort_matches, dag_status, end_run, halt_waiting, interrupt
 from sheaf.engine._events import (
     Cancel,
@@ -143,7 +144,6 @@ from sheaf.engine._readiness import make_ready, provisioned, release_children, s
 from sheaf.engine._scriptmacros import script_argv
 from sheaf.engine._throttle import IdleThrottle, Limits, Throttle, ThrottleStatistics
 from sheaf.engine._transitions import TRANSITIONS
-from sheaf.formats._dagman_records import Dag, Script
 
 Key = tuple[int, int, str]
 

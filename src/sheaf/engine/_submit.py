@@ -1,7 +1,7 @@
 """HTCondor submit descriptions expanded per node attempt into what a Backend launches.
 
 The language itself (lines, if/else, ``queue``, macros and their functions) is read by
-``sheaf.formats._submit_lang``; this module decides the values DAGMan and condor_submit give a node's
+``sheaf.condor._submit_lang``; this module decides the values DAGMan and condor_submit give a node's
 job: the layers of macros (the node's *appended* DAG ``VARS``, set after the file is read so they
 override it; the file's own keys; the *prepended* values, set before the file is read: ``VARS ...
 PREPEND``, plain VARS unless ``DAGMAN_DEFAULT_APPEND_VARS`` is true, and what DAGMan itself passes -
@@ -54,15 +54,21 @@ from typing import NamedTuple
 
 from sheaf import classad
 from sheaf.classad import ClassAd
+from sheaf.condor import (
+    InlineDescription,
+    Macros,
+    MacroSource,
+    NodeSpec,
+    SubmitDescription,
+    effective_values,
+    memoised_macros,
+    parse_submit,
+    parse_submit_lines,
+    queue_items,
+)
 from sheaf.engine._backend import FileTransfer
 from sheaf.engine._jobad import UNIVERSES, job_ad, literal, request_text
 from sheaf.errors import FormatError
-from sheaf.formats._dagman_records import InlineDescription, NodeSpec
-from sheaf.formats._submit_lang import effective_values, parse_submit, parse_submit_lines
-from sheaf.formats._submit_macros import Macros
-from sheaf.formats._submit_queue import queue_items
-from sheaf.formats._submit_records import SubmitDescription
-from sheaf.formats._submit_template import MacroSource, memoised_macros
 
 
 class JobSpec(NamedTuple):
@@ -242,7 +248,7 @@ def render(desc: SubmitDescription, node: str, attempt: int, cluster: int, direc
     """Expand ``desc`` for one attempt of ``node`` (DAGMan's ``$(JOB)``/``$(RETRY)`` in VARS too):
     ``dag_vars`` are appended (they override the file), ``prepend`` the values the file overrides,
     ``proc`` one row of :func:`proc_rows`.  A description without if/else is expanded through its
-    memoised template (``sheaf.formats._submit_template``, the same text); ``memo=False`` expands
+    memoised template (``sheaf.condor._submit_template``, the same text); ``memo=False`` expands
     it afresh, as the equivalence tests compare."""
     retry = str(attempt)
     vars_ = _dagman_macros(dag_vars, node, retry)

@@ -26,9 +26,14 @@ from typing import TYPE_CHECKING
 from sheaf._lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from sheaf.formats._common import gc_paused
     from sheaf.formats._discover import Inputs, load_inputs, validate_inputs
     from sheaf.formats._expand import Variables
+    from sheaf.formats._multiprog import write_multiprog
+    from sheaf.formats._pmcdag import PmcDag, PmcTask, parse_pmc_dag, parse_rescue, write_pmc_dag
     from sheaf.formats._properties import format_properties, read_properties, write_properties
+    from sheaf.formats._seqexec_in import SeqexecTask, parse_seqexec_input, write_seqexec_input
+    from sheaf.formats._site_config import FAILURE_MODES, SiteConfig, SiteSpec, read_site_config
     from sheaf.formats._workflow_io import (
         read_replica_catalog,
         read_site_catalog,
@@ -39,30 +44,28 @@ if TYPE_CHECKING:
         write_transformation_catalog,
         write_workflow,
     )
+    from sheaf.formats._yaml_catalogs import rc_to_data
+    from sheaf.formats._yaml_emit import dumps
 
 __all__ = [
-    "Inputs",
-    "Variables",
-    "format_properties",
-    "load_inputs",
-    "read_properties",
-    "read_replica_catalog",
-    "read_site_catalog",
-    "read_transformation_catalog",
-    "read_workflow",
-    "validate_inputs",
-    "write_properties",
-    "write_replica_catalog",
-    "write_site_catalog",
-    "write_transformation_catalog",
-    "write_workflow",
+    "FAILURE_MODES", "Inputs", "PmcDag", "PmcTask", "SeqexecTask", "SiteConfig", "SiteSpec", "Variables",
+    "dumps", "format_properties", "gc_paused", "load_inputs", "parse_pmc_dag", "parse_rescue",
+    "parse_seqexec_input", "rc_to_data", "read_properties", "read_replica_catalog", "read_site_catalog",
+    "read_site_config", "read_transformation_catalog", "read_workflow", "validate_inputs", "write_multiprog",
+    "write_pmc_dag", "write_properties", "write_replica_catalog", "write_seqexec_input", "write_site_catalog",
+    "write_transformation_catalog", "write_workflow",
 ]
 
 # where each name lives: imported on first use (sheaf._lazy), so that reading a DAG file
 # (``_dagman``) does not load the YAML readers
 _WHERE = {
-    "Inputs": "_discover", "Variables": "_expand", "format_properties": "_properties",
-    "load_inputs": "_discover", "read_properties": "_properties", "read_replica_catalog": "_workflow_io",
+    "FAILURE_MODES": "_site_config", "PmcDag": "_pmcdag", "PmcTask": "_pmcdag", "SeqexecTask": "_seqexec_in",
+    "SiteConfig": "_site_config", "SiteSpec": "_site_config", "dumps": "_yaml_emit", "gc_paused": "_common",
+    "parse_pmc_dag": "_pmcdag", "parse_rescue": "_pmcdag", "parse_seqexec_input": "_seqexec_in",
+    "rc_to_data": "_yaml_catalogs", "read_site_config": "_site_config", "write_multiprog": "_multiprog",
+    "write_pmc_dag": "_pmcdag", "write_seqexec_input": "_seqexec_in", "Inputs": "_discover",
+    "Variables": "_expand", "format_properties": "_properties", "load_inputs": "_discover",
+    "read_properties": "_properties", "read_replica_catalog": "_workflow_io",
     "read_site_catalog": "_workflow_io", "read_transformation_catalog": "_workflow_io",
     "read_workflow": "_workflow_io", "validate_inputs": "_discover", "write_properties": "_properties",
     "write_replica_catalog": "_workflow_io", "write_site_catalog": "_workflow_io",

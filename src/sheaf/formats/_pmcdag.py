@@ -38,8 +38,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
 
+from sheaf._shellwords import join_words, quote_word, split_words
 from sheaf.errors import FormatError, ValidationError
-from sheaf.formats._shellwords import join_words, quote_word, split_words
 from sheaf.model import cycle_in, kahn_levels
 
 _RULE_TASK = "TASK name [options] executable [arguments]"

@@ -30,8 +30,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from sheaf._shellwords import join_words, split_words
 from sheaf.errors import FormatError
-from sheaf.formats._shellwords import join_words, split_words
 
 
 @dataclass(frozen=True, slots=True)

@@ -36,8 +36,7 @@ import msgspec
 
 from sheaf.errors import FormatError, InputError
 from sheaf.formats._common import decode_utf8, read_text
-from sheaf.model import Job, Use, Workflow, stringify
-from sheaf.model._validate import nul_problem
+from sheaf.model import Job, Use, Workflow, nul_problem, stringify
 
 _TASK_ID_SUFFIX = "_ID"
 

@@ -29,8 +29,7 @@ from sheaf.formats._yaml_catalogs import (
 from sheaf.formats._yaml_chunks import read_in_slices
 from sheaf.formats._yaml_emit import dumps as _emit
 from sheaf.formats._yaml_workflow import workflow_from_data, workflow_yaml
-from sheaf.model import ReplicaCatalog, SiteCatalog, TransformationCatalog, Workflow
-from sheaf.model._validate import check_names, nul_problem
+from sheaf.model import ReplicaCatalog, SiteCatalog, TransformationCatalog, Workflow, check_names, nul_problem
 
 #: from this many jobs on, the loaded model is frozen out of the cyclic collector (``read_workflow``)
 _FREEZE_JOBS = 10_000

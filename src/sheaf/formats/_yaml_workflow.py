@@ -55,8 +55,7 @@ from sheaf.formats._yaml_catalogs import (
     tc_to_data,
 )
 from sheaf.formats._yaml_emit import dumps, dumps_sequence
-from sheaf.model import EMPTY, FileRef, Job, Use, Workflow
-from sheaf.model._workflow import JobType, UseType
+from sheaf.model import EMPTY, FileRef, Job, JobType, Use, UseType, Workflow
 
 _TOP_KEYS = frozenset({"pegasus", "name", "hooks", "profiles", "metadata", "siteCatalog", "replicaCatalog",
                        "transformationCatalog", "jobs", "jobDependencies", "x-pegasus"})

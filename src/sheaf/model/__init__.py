@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from sheaf._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from sheaf.model._arguments import join_arguments, split_arguments
+    from sheaf.model._arguments import join_arguments, needs_splitting, split_arguments
     from sheaf.model._catalogs import (
         PFN,
         Container,
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
         TransformationSite,
     )
     from sheaf.model._empty import EMPTY
-    from sheaf.model._graph import Graph, build_graph, cycle_in, kahn_levels
+    from sheaf.model._graph import Graph, build_graph
     from sheaf.model._profiles import (
         NAMESPACES,
         PEGASUS_ALIASES,
@@ -49,21 +49,39 @@ if TYPE_CHECKING:
         stringify,
     )
     from sheaf.model._properties import Properties
-    from sheaf.model._validate import Summary, effective_profiles, validate
-    from sheaf.model._workflow import JOB_TYPES, USE_TYPES, FileRef, Job, Use, Workflow, transformation_fqn
+    from sheaf.model._runlock import STATE_DIR, RunLocks, lock_path
+    from sheaf.model._toposort import cycle_in, kahn_levels
+    from sheaf.model._urls import file_url_path, url_scheme
+    from sheaf.model._validate import Summary, check_names, effective_profiles, nul_problem, validate
+    from sheaf.model._workflow import (
+        JOB_TYPES,
+        USE_TYPES,
+        FileRef,
+        Job,
+        JobType,
+        Use,
+        UseType,
+        Workflow,
+        all_uses,
+        transformation_fqn,
+    )
 
 __all__ = [
-    "EMPTY", "JOB_TYPES", "NAMESPACES", "PEGASUS_ALIASES", "PEGASUS_KEYS", "PFN", "USE_TYPES",
-    "Container", "Directory", "FileRef", "FileServer", "Graph", "Grid", "Job", "Profiles", "Properties",
-    "Replica", "ReplicaCatalog", "Site", "SiteCatalog", "Summary", "Transformation",
-    "TransformationCatalog", "TransformationSite", "Use", "Workflow",
-    "build_graph", "canonical_key", "check_profile_values", "cycle_in", "effective_profiles",
-    "join_arguments", "kahn_levels", "merge_profiles", "normalize_profiles", "profile_float", "profile_int",
-    "split_arguments", "stringify", "transformation_fqn", "validate",
+    "EMPTY", "JOB_TYPES", "NAMESPACES", "PEGASUS_ALIASES", "PEGASUS_KEYS", "PFN", "STATE_DIR", "USE_TYPES",
+    "Container", "Directory", "FileRef", "FileServer", "Graph", "Grid", "Job", "JobType", "Profiles",
+    "Properties", "Replica", "ReplicaCatalog", "RunLocks", "Site", "SiteCatalog", "Summary", "Transformation",
+    "TransformationCatalog", "TransformationSite", "Use", "UseType", "Workflow", "all_uses", "build_graph",
+    "canonical_key", "check_names", "check_profile_values", "cycle_in", "effective_profiles", "file_url_path",
+    "join_arguments", "kahn_levels", "lock_path", "merge_profiles", "needs_splitting", "normalize_profiles",
+    "nul_problem", "profile_float", "profile_int", "split_arguments", "stringify", "transformation_fqn",
+    "url_scheme", "validate",
 ]
 
 # where each name lives: imported on first use (sheaf._lazy)
 _WHERE = {
+    "JobType": "_workflow", "RunLocks": "_runlock", "STATE_DIR": "_runlock", "UseType": "_workflow",
+    "all_uses": "_workflow", "check_names": "_validate", "file_url_path": "_urls", "lock_path": "_runlock",
+    "needs_splitting": "_arguments", "nul_problem": "_validate", "url_scheme": "_urls",
     "Container": "_catalogs", "Directory": "_catalogs", "EMPTY": "_empty", "FileRef": "_workflow",
     "FileServer": "_catalogs", "Graph": "_graph", "Grid": "_catalogs", "JOB_TYPES": "_workflow",
     "Job": "_workflow", "NAMESPACES": "_profiles", "PEGASUS_ALIASES": "_profiles",
@@ -71,11 +89,10 @@ _WHERE = {
     "Replica": "_catalogs", "ReplicaCatalog": "_catalogs", "Site": "_catalogs", "SiteCatalog": "_catalogs",
     "Summary": "_validate", "Transformation": "_catalogs", "TransformationCatalog": "_catalogs",
     "TransformationSite": "_catalogs", "USE_TYPES": "_workflow", "Use": "_workflow", "Workflow": "_workflow",
-    "build_graph": "_graph", "cycle_in": "_graph", "kahn_levels": "_graph", "canonical_key": "_profiles",
-    "check_profile_values": "_profiles",
-    "effective_profiles": "_validate", "join_arguments": "_arguments", "merge_profiles": "_profiles",
-    "normalize_profiles": "_profiles", "profile_float": "_profiles", "profile_int": "_profiles",
-    "split_arguments": "_arguments", "stringify": "_profiles", "transformation_fqn": "_workflow",
-    "validate": "_validate",
+    "build_graph": "_graph", "cycle_in": "_toposort", "kahn_levels": "_toposort",
+    "canonical_key": "_profiles", "check_profile_values": "_profiles", "effective_profiles": "_validate",
+    "join_arguments": "_arguments", "merge_profiles": "_profiles", "normalize_profiles": "_profiles",
+    "profile_float": "_profiles", "profile_int": "_profiles", "split_arguments": "_arguments",
+    "stringify": "_profiles", "transformation_fqn": "_workflow", "validate": "_validate",
 }
 __getattr__ = lazy_exports(__name__, _WHERE)

@@ -22,29 +22,10 @@ if TYPE_CHECKING:
     from sheaf.monitor._status import SubStatus, WorkflowStatus, age, sub_workflows, workflow_status
 
 __all__: list[str] = [
-    "Analysis",
-    "EventsLoader",
-    "FailedJob",
-    "FailedTask",
-    "PlotData",
-    "RunEntry",
-    "RunView",
-    "Statistics",
-    "SubStatus",
-    "WorkflowStatus",
-    "age",
-    "analyze",
-    "events_enabled",
-    "format_seconds",
-    "list_runs",
-    "make_server",
-    "master_db_path",
-    "open_events",
-    "plot_data",
-    "sub_workflows",
-    "workflow_statistics",
-    "workflow_status",
-    "write_plots",
+    "Analysis", "EventsLoader", "FailedJob", "FailedTask", "PlotData", "RunEntry", "RunView", "Statistics",
+    "SubStatus", "WorkflowStatus", "age", "analyze", "events_enabled", "format_seconds", "list_runs",
+    "make_server", "master_db_path", "open_events", "plot_data", "sub_workflows", "workflow_statistics",
+    "workflow_status", "write_plots",
 ]
 
 # where each name lives: imported on first use (sheaf._lazy), so that ``sheaf run``, which needs the

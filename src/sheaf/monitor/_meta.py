@@ -165,7 +165,7 @@ def read_meta(dag_path: str, directory: str, parse: Callable[[], Dag | None]) ->
     plan = plan_json(directory)
     groups = _read_groups(directory)
     if groups is not None:
-        from sheaf.codegen._group_record import group_of
+        from sheaf.codegen import group_of
 
         if os.path.basename(dag_path) == groups.get("dag"):
             return _outer_meta(meta, dag_path, groups, parse)
@@ -189,7 +189,7 @@ def _read_groups(directory: str) -> dict[str, Any] | None:
     start of the loader beside every run, and few plans are grouped."""
     if not os.path.exists(os.path.join(directory, "grid", "groups.json")):
         return None
-    from sheaf.codegen._group_record import read_groups
+    from sheaf.codegen import read_groups
 
     return read_groups(directory)
 
@@ -206,7 +206,7 @@ def _group_plan(plan: Plan | None, members: object) -> Plan | None:
 def _outer_meta(meta: RunMeta, dag_path: str, groups: dict[str, Any],
                 parse: Callable[[], Dag | None]) -> RunMeta | None:
     """A grouped plan's outer DAG: one ``subdag`` job per group, its DAG the group's ``.gdag``."""
-    from sheaf.codegen._group_record import group_dag
+    from sheaf.codegen import group_dag
 
     dag = parse()
     if dag is None:

@@ -6,9 +6,13 @@ returns (``_plan``).  Site selectors are pluggable (``SiteSelector``, ``register
 
 from __future__ import annotations
 
+from sheaf.planner._data import plan_data
 from sheaf.planner._plan import JOB_KINDS, Aggregator, DataOptions, ExecJob, ExecutableWorkflow, JobKind, Task
 from sheaf.planner._planner import plan
+from sheaf.planner._replicas import find_local
 from sheaf.planner._sites import SiteSelector, register_selector
 
-__all__ = ["JOB_KINDS", "Aggregator", "DataOptions", "ExecJob", "ExecutableWorkflow", "JobKind",
-           "SiteSelector", "Task", "plan", "register_selector"]
+__all__ = [
+    "JOB_KINDS", "Aggregator", "DataOptions", "ExecJob", "ExecutableWorkflow", "JobKind", "SiteSelector",
+    "Task", "find_local", "plan", "plan_data", "register_selector",
+]

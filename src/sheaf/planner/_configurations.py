@@ -28,8 +28,7 @@ import json
 import os
 from collections.abc import Callable
 
-from sheaf.model._urls import file_url_path
-from sheaf.model._workflow import all_uses
+from sheaf.model import all_uses, file_url_path
 from sheaf.planner._plan import ExecutableWorkflow
 from sheaf.planner._replicas import path_url
 

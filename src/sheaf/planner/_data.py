@@ -52,9 +52,8 @@ from dataclasses import dataclass, field, replace
 from json.encoder import encode_basestring
 
 from sheaf.errors import PlanningError
-from sheaf.formats._common import gc_paused
-from sheaf.model import Profiles, SiteCatalog
-from sheaf.model._workflow import all_uses
+from sheaf.formats import gc_paused
+from sheaf.model import Profiles, SiteCatalog, all_uses
 from sheaf.planner._cleanup import add_cleanup
 from sheaf.planner._configurations import condorio_lists, lite_manifests, staging_site
 from sheaf.planner._naming import safe

@@ -52,9 +52,10 @@ from sheaf.model import (
     TransformationCatalog,
     TransformationSite,
     Workflow,
+    file_url_path,
     merge_profiles,
+    url_scheme,
 )
-from sheaf.model._urls import file_url_path, url_scheme
 from sheaf.planner._naming import safe
 from sheaf.planner._options import Options
 from sheaf.planner._requests import check_requests

@@ -29,7 +29,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from sheaf.errors import PlanningError, ValidationError
-from sheaf.formats._common import gc_paused
+from sheaf.formats import gc_paused
 from sheaf.model import (
     Graph,
     Job,
@@ -41,9 +41,9 @@ from sheaf.model import (
     build_graph,
     join_arguments,
     merge_profiles,
+    needs_splitting,
     split_arguments,
 )
-from sheaf.model._arguments import needs_splitting
 from sheaf.planner._aggregate import Resolver, combine
 from sheaf.planner._context import PassContext
 from sheaf.planner._data import plan_data

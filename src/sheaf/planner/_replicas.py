@@ -33,10 +33,7 @@ from dataclasses import dataclass, field
 from urllib.parse import quote
 
 from sheaf.errors import PlanningError
-from sheaf.model import ReplicaCatalog
-from sheaf.model._catalogs import PFN
-from sheaf.model._properties import Properties
-from sheaf.model._urls import file_url_path, url_scheme
+from sheaf.model import PFN, Properties, ReplicaCatalog, file_url_path, url_scheme
 
 SELECTORS = ("default", "local", "restricted", "regex")
 

@@ -20,8 +20,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from sheaf.model import ReplicaCatalog, Workflow, build_graph
-from sheaf.model._workflow import all_uses
+from sheaf.model import ReplicaCatalog, Workflow, all_uses, build_graph
 
 Reduced = tuple[Workflow, list[str], dict[str, bool]]
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from sheaf.errors import PlanningError
-from sheaf.model._workflow import Use, all_uses
+from sheaf.model import Use, all_uses
 from sheaf.planner._naming import safe
 from sheaf.planner._plan import ExecJob, ExecutableWorkflow
 from sheaf.planner._replicas import Source, url_in

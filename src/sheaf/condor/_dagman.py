@@ -36,11 +36,11 @@ __all__ = ["Dag", "DotOptions", "InlineDescription", "NodeSpec", "Rescue", "Scri
 import os
 from typing import Literal
 
-from sheaf.formats._dagman_commands import COMMANDS, connect_splices
-from sheaf.formats._dagman_file import DagFile, dag_int, file_option, read_lines, resolve
-from sheaf.formats._dagman_nodes import parse_declaration
-from sheaf.formats._dagman_records import Dag, DotOptions, InlineDescription, NodeSpec, Rescue, Script
-from sheaf.formats._dagman_settings import SETTINGS, apply_later, apply_setting, parse_setting, set_done
+from sheaf.condor._dagman_commands import COMMANDS, connect_splices
+from sheaf.condor._dagman_file import DagFile, dag_int, file_option, read_lines, resolve
+from sheaf.condor._dagman_nodes import parse_declaration
+from sheaf.condor._dagman_records import Dag, DotOptions, InlineDescription, NodeSpec, Rescue, Script
+from sheaf.condor._dagman_settings import SETTINGS, apply_later, apply_setting, parse_setting, set_done
 from sheaf.model import cycle_in, kahn_levels
 
 

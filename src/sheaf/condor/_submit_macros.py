@@ -24,8 +24,8 @@ import re
 import sys
 from collections.abc import Callable, Mapping
 
+from sheaf.condor._submit_records import submit_error
 from sheaf.errors import FormatError
-from sheaf.formats._submit_records import submit_error
 
 # condor_submit's own macro defaults (``SubmitMacroDefaults`` in submit_utils.cpp) that do not depend
 # on the job: the platform's, as condor_submit on this machine sets them

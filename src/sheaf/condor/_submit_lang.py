@@ -45,10 +45,11 @@ import os
 import re
 from collections.abc import Iterable, Sequence
 
-from sheaf.formats._submit_macros import Macros
-from sheaf.formats._submit_queue import QUEUE_RE, parse_queue, queue_items
-from sheaf.formats._submit_records import Queue, Statement, SubmitDescription, submit_error
-from sheaf.formats._submit_write import (
+from sheaf._text import logical_lines, read_text
+from sheaf.condor._submit_macros import Macros
+from sheaf.condor._submit_queue import QUEUE_RE, parse_queue, queue_items
+from sheaf.condor._submit_records import Queue, Statement, SubmitDescription, submit_error
+from sheaf.condor._submit_write import (
     Unwritable,
     check_line,
     classad_string,
@@ -57,7 +58,6 @@ from sheaf.formats._submit_write import (
     quote_environment,
     quote_word,
 )
-from sheaf.formats._text import logical_lines, read_text
 
 _KEY_RE = re.compile(r"^([+]?[A-Za-z_][\w.\-+]*)\s*=\s*(.*)$", re.DOTALL)
 _COND_RE = re.compile(r"(if|elif)\s+(.*)$|(else|endif)\s*$", re.IGNORECASE)

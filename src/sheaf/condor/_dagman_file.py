@@ -15,9 +15,9 @@ import functools
 import os
 import re
 
+from sheaf._text import logical_lines, read_text
+from sheaf.condor._dagman_records import Dag
 from sheaf.errors import FormatError
-from sheaf.formats._dagman_records import Dag
-from sheaf.formats._text import logical_lines, read_text
 
 
 class DagFile:

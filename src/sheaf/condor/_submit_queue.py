@@ -18,8 +18,8 @@ import os
 import re
 from collections.abc import Sequence
 
-from sheaf.formats._submit_records import Queue, submit_error
-from sheaf.formats._text import logical_lines, read_text
+from sheaf._text import logical_lines, read_text
+from sheaf.condor._submit_records import Queue, submit_error
 
 QUEUE_RE = re.compile(r"queue(?:\s+|$)", re.IGNORECASE)
 _QUEUE_ARGS_RE = re.compile(r"^(?:(\S+)\s*)?(?:(.*?)\s+)?(in|from|matching)\b\s*(.*)$",

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 __all__ = ["parse_declaration"]
 
-from sheaf.formats._dagman_file import DagFile, resolve, warn
-from sheaf.formats._dagman_records import ALL_NODES, InlineDescription, NodeSpec
+from sheaf.condor._dagman_file import DagFile, resolve, warn
+from sheaf.condor._dagman_records import ALL_NODES, InlineDescription, NodeSpec
 
 _NODE_RULE = "JOB name submit-file|{ inline description } [DIR d] [NOOP] [DONE]"
 

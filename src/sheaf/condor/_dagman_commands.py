@@ -19,10 +19,10 @@ import os
 import re
 from collections.abc import Callable
 
+from sheaf._text import read_text
+from sheaf.condor._dagman_file import DagFile, dag_int, file_option, resolve
+from sheaf.condor._dagman_records import ALL_NODES, DotOptions
 from sheaf.errors import FormatError
-from sheaf.formats._dagman_file import DagFile, dag_int, file_option, resolve
-from sheaf.formats._dagman_records import ALL_NODES, DotOptions
-from sheaf.formats._text import read_text
 
 
 def _parse_maxjobs(f: DagFile, words: list[str]) -> None:

@@ -19,9 +19,9 @@ __all__ = ["SETTINGS", "apply_later", "apply_setting", "parse_setting", "set_don
 import os
 import re
 
+from sheaf.condor._dagman_file import DagFile, dag_int, resolve
+from sheaf.condor._dagman_records import ALL_NODES, NodeSpec, Script
 from sheaf.errors import FormatError
-from sheaf.formats._dagman_file import DagFile, dag_int, resolve
-from sheaf.formats._dagman_records import ALL_NODES, NodeSpec, Script
 
 _VARS_KEY = r"[A-Za-z_+][\w.+]*"
 # a value is a run of plain characters and backslash escapes, written "unrolled" (a run of plain

@@ -33,7 +33,7 @@ __all__ = ["MacroSource", "memoised_macros", "template_of"]
 from collections.abc import Callable, Mapping
 from typing import Protocol
 
-from sheaf.formats._submit_macros import Evaluate, Macros
+from sheaf.condor._submit_macros import Evaluate, Macros
 
 _MARK = "\x00"
 _LIMIT = 512  # templates kept (a DAG has one or a few per shared description)

@@ -1,0 +1,25 @@
+"""The test tiers (``conftest.py`` marks the tests of each module with them; ``make test`` runs them)."""
+
+from __future__ import annotations
+
+#: test module -> the tiers its tests belong to
+TIERS: dict[str, tuple[str, ...]] = {
+    "cli/test_run_stop.py": ("serial",),
+    "cli/test_disk_full.py": ("serial", "root"),
+    "backends/test_slurm.py": ("daemon", "root"),
+    "backends/test_slurm_contract.py": ("daemon", "root"),
+    "backends/test_slurm_engine.py": ("daemon", "root"),
+    "backends/test_slurm_run_contract.py": ("daemon", "root"),
+    "grid/test_grid_slurm.py": ("daemon", "root"),
+    "backends/test_dask_contract.py": ("daemon",),
+    "backends/test_dask_run.py": ("daemon",),
+    "aggregators/test_agg_transfer_remote.py": ("daemon",),
+    "aggregators/test_agg_transfer_http.py": ("daemon",),
+    "planner/test_data_http.py": ("daemon",),
+    "monitor/test_dashboard.py": ("daemon",),
+    "aggregators/test_agg_lite.py": ("daemon",),
+    "aggregators/test_agg_transfer_attack.py": ("daemon",),
+    "aggregators/test_agg_transfer_runner.py": ("daemon",),
+    "formats/test_pegasus_catalog_inputs.py": ("daemon",),
+    "planner/test_pegasus_containers.py": ("daemon", "root"),
+}
