@@ -78,9 +78,8 @@ def _imports(name: str) -> list[tuple[str, bool, int]]:
             targets = modules if len(modules) == len(node.names) else [base, *modules]
         else:
             continue
-        for target in targets:
-            if target in MODULES and target != name:
-                found.append((target, node.lineno in typing_only, node.lineno))
+        found.extend((target, node.lineno in typing_only, node.lineno) for target in targets
+                     if target in MODULES and target != name)
     return found
 
 
