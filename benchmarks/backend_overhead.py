@@ -1,4 +1,4 @@
-"""What each backend costs against its own floor, measured in the same run (issue 12's speed targets).
+"""What each backend costs against its own floor, measured in the same run, against its speed targets.
 
 One section per backend; each prints its workload, its floor, both times and the ratio with its target.
 

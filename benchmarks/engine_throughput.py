@@ -24,11 +24,11 @@ the plan's own ``.in`` batch files, 50 ``/bin/true`` lines each (clustered).  Ea
 ``--rounds`` rounds; the round with the median ratio is reported, with the 1-minute load average
 at its start (the best round would reward a lucky moment on a machine whose load swings from 1 to 5).
 
-Targets (issue 8): unclustered >= 1.0x xargs and >= 0.7x make -j2; clustered >= 0.8x xargs sh.
+Targets: unclustered >= 1.0x xargs and >= 0.7x make -j2; clustered >= 0.8x xargs sh.
 
 ``--events``: instead, each shape runs ``--rounds`` times with the events database loaded beside
 the engine (``sheaf.monitor``; the default) and as many times with ``SHEAF_EVENTS=0``, interleaved;
-the ratio of the two medians is reported against issue 15's target, <= 1.10.
+the ratio of the two medians is reported against its target, <= 1.10.
 
 ``--peers``: Snakemake, Parsl, Dask and Ray installed into a throwaway venv under /tmp (not project
 dependencies), run on ``--peer-tasks`` tasks.  The journal section compares the engine's own

@@ -23,7 +23,7 @@ Two runs of the same groups, one after the other in this process, each from a fr
 
 Printed: makespan (first start to last group done), utilisation of the healthy slots (task seconds
 / (7 slots x makespan)), groups finished, back-outs; then the ratio of the makespans.  Target
-(issue 14): every group finishes, the recipe backs out of both bad sites, makespan <= 0.8x static.
+every group finishes, the recipe backs out of both bad sites, makespan <= 0.8x static.
 Exit status 1 when a target is missed (with ``--smoke``, only when a group did not finish).
 
 Measured on the 2-core development machine, shared with other work (full size, two runs):

@@ -15,7 +15,7 @@ For each size this script
    time it reaches a child, rescans the child's whole parent list), which is what makes the
    reference take 19.2 s (clustered) and 400.8 s (unclustered) at 10^5 jobs on this machine.  It runs
    up to ``--baseline-max`` jobs and is extrapolated quadratically above that (marked ``~``);
-4. times the yardstick of issue 8 in the same run, in a fresh subprocess: ``yaml_rs.loads`` of the
+4. times the yardstick in the same run, in a fresh subprocess: ``yaml_rs.loads`` of the
    workflow file (read from disk), the floor of any YAML loading; ``total/yaml`` is load + plan +
    write over it (target: <= 2.0 for 10^5 unclustered and 10^6 clustered jobs, with <= 2 GB RSS);
 5. compares, at each size in the same run, the data pass's full work with none of it: ``staged``
@@ -56,8 +56,8 @@ HERE = Path(__file__).resolve().parent
 #: seconds for load + plan + write, by (jobs, mode); and the RSS ceiling at 10^6
 TARGETS = {(100_000, "unclustered"): 2.0, (1_000_000, "clustered"): 2.0}  # total / yaml_rs load
 RSS_TARGET_MB = 2048
-DATA_TARGET = 1.5  # staged / bare, plan + write (issue 10)
-#: the reference Java planner on this machine, 10^5 jobs (issue 3): for the reader, not re-run here
+DATA_TARGET = 1.5  # staged / bare, plan + write
+#: the reference Java planner on this machine, 10^5 jobs: for the reader, not re-run here
 REFERENCE_JAVA_S = {"clustered": 19.2, "unclustered": 400.8}
 
 _WRITE_CHILD = f"""
@@ -221,7 +221,7 @@ def main() -> None:
 
         with tempfile.TemporaryDirectory() as tmp:
             print(cleanup_run(Path(tmp), args.run), flush=True)
-    print(f"reference Java planner at 10^5 jobs (issue 3, same machine): "
+    print(f"reference Java planner at 10^5 jobs (same machine): "
           f"{REFERENCE_JAVA_S['clustered']} s clustered, {REFERENCE_JAVA_S['unclustered']} s unclustered")
 
 

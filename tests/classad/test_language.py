@@ -1,4 +1,4 @@
-"""The ClassAd language on fixed examples: the seeds, scopes, literals, errors, the public surface."""
+"""The ClassAd language on fixed examples: the Pegasus manual, scopes, literals, errors, the public surface."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ Is_USCMS_Site = True
 MatchmakerURL = "ramen.fnal.gov:/jobmanager-condor"
 SiteEnvironment = "SiteGatekeeperURL=dill.hep.wisc.edu:/jobmanager-condor;SiteVDTLocation=/dpe;SiteWorkingArea=/scratch/work;SiteExportDir=/scratch/export"
 MOP_SITE="uw-hep"
-'''  # noqa: E501  (the seeds' site ad, verbatim)
+'''  # noqa: E501  (the Pegasus manual's site ad, verbatim)
 
 
 def test_public_surface_is_pinned() -> None:

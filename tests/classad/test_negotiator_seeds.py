@@ -1,4 +1,4 @@
-"""End to end, the seeds' USCMS recipe: site ads, DAG jobs, cycles, $$() expansion, monitor, back-out."""
+"""End to end, the USCMS report's USCMS recipe: site ads, DAG jobs, cycles, $$() expansion, monitor, back-out."""
 
 from __future__ import annotations
 
@@ -34,11 +34,11 @@ Is_USCMS_Site = True
 MatchmakerURL = "ramen.fnal.gov:/jobmanager-condor"
 SiteEnvironment = "SiteName={name};SiteGatekeeperURL={name}.example.org:/jobmanager-condor;SiteVDTLocation=/dpe"
 MOP_SITE="{name}"
-""")  # noqa: E501  (the seeds' site ad, verbatim)
+""")  # noqa: E501  (the USCMS report's site ad, verbatim)
 
 
 def _dag_job(group: int) -> ClassAd:
-    # the seeds' modified DAGMan submit file, as condor_submit turns it into a job ad
+    # the USCMS report's modified DAGMan submit file, as condor_submit turns it into a job ad
     return ClassAd.parse(f"""[
         JobUniverse = 9; Cmd = "/condor/bin/condor_dagman"; WANT_USCMS_MATCHMAKER = True;
         Requirements = Is_USCMS_Site =?= True; Rank = -CurMatches/MaxMatches;
@@ -88,7 +88,7 @@ def test_dags_spread_over_sites_by_rank_without_exceeding_max_matches() -> None:
     republished = recount_matches(cycle.resources, running, by="SiteEnvironment")
     counts = {ad["Name"].split("-")[0]: cur_matches(ad) for ad in republished}
     assert counts == {"uw": 2, "fnal": 1, "ufl": 1, "caltech": 2}
-    # the seeds' monitor keys sites by the name inside the environment: a site that republishes a
+    # the USCMS report's monitor keys sites by the name inside the environment: a site that republishes a
     # changed environment is still counted right that way, and not by comparing whole values
     changed = [ad.copy() for ad in cycle.resources]
     changed[0]["SiteEnvironment"] = changed[0]["SiteEnvironment"] + ";SiteExportDir=/scratch/export"

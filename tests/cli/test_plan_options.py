@@ -151,7 +151,7 @@ def test_reuse_of_an_earlier_submit_dir_is_refused_until_data_reuse_exists(work:
                                                                            tmp_path: Path) -> None:
     earlier = submit_dir(plan("--dir", str(tmp_path), "-q"))
     result = plan("--dir", str(tmp_path), "--reuse", str(earlier))
-    assert result.exit_code == 2 and "data reuse from earlier runs comes with" in result.output
+    assert result.exit_code == 2 and "does not reuse the outputs of earlier runs" in result.output
 
 
 def test_json_prints_what_pegasus_plan_prints(work: Path, tmp_path: Path) -> None:

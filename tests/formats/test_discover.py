@@ -1,4 +1,4 @@
-"""Catalog discovery and property layering (../shared/CONTRACTS.md), and inline/standalone merging."""
+"""Catalog discovery and property layering (docs/command-line.md), and inline/standalone merging."""
 
 from __future__ import annotations
 

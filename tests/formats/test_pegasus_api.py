@@ -1,6 +1,6 @@
 """Files written by the Pegasus Python API (``pegasus-wms.api``, ``pegasus: 5.0.4``) load in sheaf.
 
-Each test builds one of the seeds' examples with the real API, writes it with the API to a tmp
+Each test builds one of the Pegasus manual's examples with the real API, writes it with the API to a tmp
 file, reads it with sheaf, and checks what was read; then sheaf writes it and reads it back.
 """
 

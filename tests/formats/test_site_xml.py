@@ -1,4 +1,4 @@
-"""Site catalog XML: the seeds' examples, schema 4 documents, malformed input."""
+"""Site catalog XML: the Pegasus manual's examples, schema 4 documents, malformed input."""
 
 from __future__ import annotations
 

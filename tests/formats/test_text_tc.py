@@ -1,4 +1,4 @@
-"""Text transformation catalogs: the seeds' multi-line and 4.x one-line formats."""
+"""Text transformation catalogs: the Pegasus manual's multi-line and 4.x one-line formats."""
 
 from __future__ import annotations
 

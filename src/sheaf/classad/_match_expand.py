@@ -9,7 +9,7 @@ Policy (the schedd's ``dollarDollarExpand``, re-implemented at the value level):
   value, or a string inside ``strcat(...)``, a list, a nested ad...
 * ``$$(Name)`` is replaced by the resource's ``Name``: a string's characters, or the unparsed text of
   any other expression (``2048``, ``Cpus * 2``).  The resource's expression is recorded in the job ad
-  as ``MATCH_<Name>`` (spelled as in the reference) -- the seeds' ``MATCH_SiteEnvironment``, which
+  as ``MATCH_<Name>`` (spelled as in the reference) -- the USCMS report's ``MATCH_SiteEnvironment``, which
   the matchmaker monitor reads.  ``$$(Name:default)`` uses the default text when the resource has
   no ``Name``; a default is not recorded.  A dotted ``Name`` (``$$(a.b)``, ``$$(a.b:default)``) is
   never looked up: the schedd refuses it whatever the default, so the job is held, with the name

@@ -1,14 +1,14 @@
 """Between cycles: the USCMS matchmaker monitor, and backing out of a match.
 
 The negotiator only ever raises a resource's ``CurMatches``; nothing lowers it when jobs finish.  The
-seeds' answer is a *monitor* that periodically scans the job queue and republishes each site ad with
+the USCMS report's answer is a *monitor* that periodically scans the job queue and republishes each site ad with
 ``CurMatches`` set to the number of queued jobs matched to that site.  A job records the site it was
 matched to in its ``MATCH_<Attr>`` attributes (written by ``$$()`` expansion); the monitor counts, for
-each resource, the jobs whose ``MATCH_<by>`` equals the resource's own ``<by>`` -- the seeds use
+each resource, the jobs whose ``MATCH_<by>`` equals the resource's own ``<by>`` -- the USCMS report use
 ``by="SiteEnvironment"``, whose value is unique per site, and read the site's name out of it (pass
 ``key`` to compare such a part instead of the whole value).  Resources without ``<by>`` are left alone.
 
-``unmatch`` backs out of one scheduling decision (the seeds' "stopping the job and rescheduling it"):
+``unmatch`` backs out of one scheduling decision (the USCMS report's "stopping the job and rescheduling it"):
 the resource's ``CurMatches`` goes down by one (never below zero) and the job's concurrency-limit
 grant is released, so that the slot and the limit are free for the next cycle.  A resource without
 ``WantAdRevaluate`` keeps its ad: it was only out of the cycle that matched it.
@@ -33,7 +33,7 @@ def recount_matches(resources: Sequence[ClassAd], jobs: Iterable[ClassAd], by: s
     """Resource ads with ``CurMatches`` recomputed from the ``MATCH_<by>`` of the queued ``jobs``.
 
     Without ``key`` a job counts for a resource when the two expressions are equal.  With ``key`` the
-    two *values* are mapped by it first -- the seeds' monitor reads the site's name out of the
+    two *values* are mapped by it first -- the USCMS report's monitor reads the site's name out of the
     environment string, which keeps counting right when a site republishes a changed environment.
     A value ``key`` cannot map (it raises ``LookupError``, ``ValueError``, ``TypeError`` or
     ``AttributeError``) counts for no resource.

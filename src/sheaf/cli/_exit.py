@@ -1,4 +1,4 @@
-"""The one table that maps outcomes to exit codes (../shared/CONTRACTS.md).
+"""The one table that maps outcomes to exit codes (docs/command-line.md).
 
 ==========================================  =====================================================
 outcome                                     exit status

@@ -127,7 +127,7 @@ class _Where:
 @click.option("-f", "--force", is_flag=True, help="No data reuse: every job runs (sheaf's only way yet).")
 @click.option("--force-replan", is_flag=True, help="Replan sub-workflows on retry (sheaf always does).")
 @click.option("-R", "--reuse", multiple=True, metavar="DIR1,DIR2",
-              help="Data reuse (refused until issue 10).")
+              help="Data reuse from earlier submit directories (refused: sheaf plans every job).")
 @click.option("-S", "--submit", is_flag=True, help="Start the run in the background once planned.")
 @click.option("-J", "--json", "as_json", is_flag=True, help="Print pegasus-plan's JSON (the braindump).")
 @click.option("-v", "--verbose", count=True, help="Also print the planner's notes.")

@@ -1,7 +1,7 @@
 """pegasus-plan's command line as sheaf reads it: which options mean what, which are refused.
 
 ``sheaf plan`` takes every pegasus-plan 5.x option (``CPlanner.generateValidOptions``) plus the 4.x
-``--dax`` and ``--nocleanup``, as users type them (``../shared/CONTRACTS.md``).  Three groups:
+``--dax`` and ``--nocleanup``, as users type them (the command-line contract (``docs/command-line.md``)).  Three groups:
 
 - *implemented*: the workflow (``WORKFLOW``, ``--dax``, default ``./workflow.yml``), ``--dir``,
   ``--relative-dir``, ``--relative-submit-dir``, ``--basename``, ``--sites``, ``--cluster``,
@@ -12,13 +12,13 @@
   jobs plan), the sub-workflow planning inputs ``--cache``, ``--inherited-rc-files`` and
   ``--output-map`` (``_plan_subwf``), and ``--randomdir`` with ``--relative-dir`` naming the
   execution directory under a site's shared scratch directory (``sheaf.codegen._layout``);
-- *recorded for the data-staging pass* (issue 10): ``--staging-site``, ``--output-sites``,
+- *recorded for the data-staging pass*: ``--staging-site``, ``--output-sites``,
   ``--output-dir``, ``--cleanup``/``--nocleanup`` are parsed, validated and
   recorded under ``options`` in plan.json, and a warning says what the plan does with them today;
 - *refused* with one message naming the option:
   ``--job-prefix``, ``--transformations-dir``, ``--forward``, ``--rescue``,
   ``--group`` (in pegasus-plan's manual, refused by its 5.x parser) and
-  ``--reuse`` (data reuse is issue 10's pass; refused after its directories are checked).
+  ``--reuse`` (data reuse from earlier submit directories; refused after its directories are checked).
 
 Long options may be abbreviated to any unique prefix, as pegasus-plan's GNU getopt allows
 (``--output-site`` is ``--output-sites``); ``-D`` may come anywhere (pegasus-plan's getopt takes it
@@ -88,7 +88,7 @@ def expand_prefixes(args: list[str], longs: Sequence[str]) -> list[str]:
 
 @dataclass(frozen=True, slots=True)
 class StagingOptions:
-    """What the data-staging pass (issue 10) will act on, recorded in plan.json meanwhile."""
+    """What the data-staging pass acts on, recorded in plan.json."""
 
     staging_sites: dict[str, str] = field(default_factory=dict)
     output_sites: tuple[str, ...] = ()
@@ -130,13 +130,13 @@ def cleanup_mode(cleanup: str | None, nocleanup: bool) -> str | None:
 
 
 def check_reuse(dirs: Sequence[str]) -> None:
-    """``--reuse``: each directory must be a submit directory; then refused (data reuse is issue 10)."""
+    """``--reuse``: each directory must be a submit directory; then refused (sheaf does not reuse data from earlier runs)."""
     for directory in split_commas(dirs):
         if not os.path.isfile(os.path.join(directory, "plan.json")):
             raise UsageError(f"--reuse {directory}: not a submit directory of an earlier plan (no plan.json)")
     if dirs:
-        raise UsageError(f"--reuse {','.join(split_commas(dirs))}: data reuse from earlier runs comes with "
-                         "the data-staging pass (issue 10); plan without --reuse (every job runs)")
+        raise UsageError(f"--reuse {','.join(split_commas(dirs))}: sheaf does not reuse the outputs of "
+                         "earlier runs; plan without --reuse (every job runs)")
 
 
 def input_dirs(values: Sequence[str]) -> tuple[str, ...]:

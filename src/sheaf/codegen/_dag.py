@@ -4,9 +4,9 @@ Per job, from its dagman profiles (the properties ``dagman.retry`` ... are their
 
     JOB <id> jobs/NNN/<id>.sub
     RETRY <id> <retry>                      dagman ``retry``
-    VARS <id> +DAGNodeRetry="$(RETRY)"      always: the seeds' retry-memory expressions read it
+    VARS <id> +DAGNodeRetry="$(RETRY)"      always: the Pegasus manual's retry-memory expressions read it
     CATEGORY <id> <category>                dagman ``category``; auxiliary jobs default to the
-                                            seeds' table (stage-in, stage-out, stage-inter, cleanup,
+                                            the Pegasus manual's table (stage-in, stage-out, stage-inter, cleanup,
                                             registration)
     PRIORITY <id> <n>                       dagman ``priority``
     SCRIPT PRE <id> <pre> <pre.arguments>   dagman ``pre`` (or pegasus ``dagman.pre``)
@@ -20,7 +20,7 @@ because DAGMan splits script arguments on white space); ``none`` means no script
 is the path of the user's script, run with ``post.arguments``.
 
 Then ``PARENT p CHILD c...`` (one line per parent, children in plan order), ``MAXJOBS <category> <n>``
-for every category in use (``dagman.<category>.maxjobs``, else the seeds' default: stage-in 10,
+for every category in use (``dagman.<category>.maxjobs``, else the Pegasus manual's default: stage-in 10,
 stage-out 10, cleanup 4, registration 1), ``CONFIG`` and ``JOBSTATE_LOG jobstate.log``.
 
 The CONFIG file holds the workflow throttles, dagman ``maxjobs``/``maxidle``/``maxpre``/``maxpost``
@@ -39,7 +39,7 @@ from sheaf.errors import PlanningError
 from sheaf.model import Properties, profile_int
 from sheaf.planner import ExecJob
 
-#: The seeds' default categories of auxiliary jobs and their default MAXJOBS (None: no default).
+#: The Pegasus manual's default categories of auxiliary jobs and their default MAXJOBS (None: no default).
 DEFAULT_CATEGORY = {"stage_in": "stage-in", "stage_out": "stage-out", "inter_site": "stage-inter",
                     "cleanup": "cleanup", "register": "registration", "subworkflow": "subwf"}
 DEFAULT_MAXJOBS = {"stage-in": 10, "stage-out": 10, "cleanup": 4, "registration": 1}
@@ -125,7 +125,7 @@ def _word(text: str, what: str) -> str:
 
 
 def _setting(profiles: Mapping[str, Mapping[str, str]], key: str) -> str | None:
-    """dagman ``key`` or pegasus ``dagman.key`` (the spelling the seeds' Decaf entry uses)."""
+    """dagman ``key`` or pegasus ``dagman.key`` (the spelling the Pegasus manual's Decaf entry uses)."""
     value = (profiles.get("dagman") or {}).get(key) or (profiles.get("pegasus") or {}).get("dagman." + key)
     return value.strip() if value else None
 
@@ -174,14 +174,14 @@ def edge_lines(jobs: Sequence[ExecJob], edges: Sequence[tuple[int, int]]) -> lis
     return lines
 
 
-#: the spellings users write for the seeds' categories (``dagman.stagein.maxjobs``, Pegasus 4's)
+#: the spellings users write for the Pegasus manual's categories (``dagman.stagein.maxjobs``, Pegasus 4's)
 CATEGORY_ALIASES = {"stagein": "stage-in", "stageout": "stage-out", "stageinter": "stage-inter",
                     "stage-inter-site": "stage-inter", "register": "registration", "clean-up": "cleanup"}
 
 
 def maxjobs_lines(categories: Sequence[str], properties: Properties) -> list[str]:
     """``MAXJOBS`` for each category in use: ``dagman.<category>.maxjobs`` (either spelling of the
-    seeds' categories; the canonical one wins when both are set), else the seeds' default."""
+    the Pegasus manual's categories; the canonical one wins when both are set), else the Pegasus manual's default."""
     raw = properties.category_maxjobs()
     configured = {CATEGORY_ALIASES.get(name, name): limit for name, limit in raw.items()
                   if name in CATEGORY_ALIASES}

@@ -4,7 +4,7 @@ Layout (paths relative to DIR)::
 
     <name>.dag            the DAG DAGMan (or ``sheaf run``) runs; the only ``*.dag`` at the top
     <name>.dag.config     DAGMan configuration named by the DAG's CONFIG line (throttles)
-    plan.json             the record for people and tools (../shared/CONTRACTS.md)
+    plan.json             the record for people and tools (docs/command-line.md)
     jobs/000/<id>.sub     a job's own submit description; ``<id>.in`` (seqexec), ``<id>.dag`` (PMC),
     jobs/000/<id>/        a Decaf cluster's JSON graph and run script
     jobs/000/<id>.out     the job's stdout/stderr (``.err``), written when it runs
@@ -12,7 +12,7 @@ Layout (paths relative to DIR)::
 
 Jobs are spread over ``jobs/NNN/`` by their position in the plan, ``JOBS_PER_DIR`` to a directory,
 so that 10^6 jobs (three files each once they have run) never put millions of entries in one
-directory, as the seeds warn.  Positions are deterministic, so the layout is too.
+directory, as the Pegasus manual warn.  Positions are deterministic, so the layout is too.
 
 Every path written *into* a file is absolute and names the final DIR (the plan is written in a
 temporary sibling and renamed into place, so the temporary name never appears in a file).

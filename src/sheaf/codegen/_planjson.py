@@ -1,4 +1,4 @@
-"""``plan.json``: the machine-readable record of the executable workflow (../shared/CONTRACTS.md).
+"""``plan.json``: the machine-readable record of the executable workflow (docs/command-line.md).
 
 Format ``sheaf-plan/1``: ``workflow``, ``jobs`` (id, type, site, transformation, level, tasks,
 aggregator, profiles) and ``edges`` as ``[parent id, child id]`` pairs, in plan order.  Every job's

@@ -1,6 +1,6 @@
 """Gathering a run's inputs: properties in layers, catalogs found as Pegasus 5 finds them.
 
-Properties (``../shared/CONTRACTS.md``), later layers winning: ``~/.pegasusrc`` if present (as in
+Properties (the command-line contract (``docs/command-line.md``)), later layers winning: ``~/.pegasusrc`` if present (as in
 Pegasus, under everything), ``./pegasus.properties`` if present, then ``--conf FILE``, then each
 ``-D key=value``.
 
@@ -105,7 +105,7 @@ def load_inputs(
 
 def _known_label_key(warnings: list[str], properties: Properties) -> list[str]:
     """Drop the reader's 'unknown key' warning for the key ``pegasus.clusterer.label.key`` names:
-    the user declared it (the seeds' ``user_label``), so it is known after all."""
+    the user declared it (the Pegasus manual's ``user_label``), so it is known after all."""
     key = properties.get_str("pegasus.clusterer.label.key")
     if not key:
         return warnings

@@ -35,7 +35,7 @@ DEPRECATED: Mapping[str, str] = {
     "pegasus.job.aggregator": "pegasus.clusterer.job.aggregator",
 }
 
-_LATER = "a later issue (not planned by issues 9 and 10)"
+_LATER = "sheaf does not implement it"
 
 _NOT_READ = "sheaf does not read it"
 

@@ -1,4 +1,4 @@
-"""Site catalog XML (read only): schema 4 ``<sitecatalog>`` and the older elements the seeds show.
+"""Site catalog XML (read only): schema 4 ``<sitecatalog>`` and the older elements the Pegasus manual show.
 
 Read into ``sheaf.model.SiteCatalog``.  Elements (namespace URIs are ignored, names matter):
 

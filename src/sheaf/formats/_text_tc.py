@@ -1,6 +1,6 @@
 """Pegasus's text transformation catalogs: the multi-line ``tr``/``cont`` format and the 4.x one-liners.
 
-Multi-line format (what the seeds show; read and written)::
+Multi-line format (what the Pegasus manual show; read and written)::
 
     tr ns::name:version {
         profile env "FOO" "bar"              # transformation-level profile

@@ -2,7 +2,7 @@
 
 Mappings and sequences that hold only scalars are written in flow style (``{lfn: f.a, type:
 input}``, ``[-a, preprocess]``), everything else in block style, as PyYAML's
-``default_flow_style=None`` does -- the layout of the seeds' examples.  It is also about half the
+``default_flow_style=None`` does -- the layout of the Pegasus manual's examples.  It is also about half the
 bytes of an all-block dump, which halves the parse time of a 10^6-job workflow.
 
 A key longer than YAML's 1024-character limit for implicit keys is written as an explicit

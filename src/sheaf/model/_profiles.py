@@ -13,7 +13,7 @@ Canonical keys
       are mapped through the explicit ``PEGASUS_ALIASES`` table -- never a blanket ``_`` -> ``.``
       rewrite, because real keys keep their underscores (``pmc_request_memory``).  A key that is
       neither known nor an alias is kept as written and warned about, naming the nearest known key
-      (the seeds' runtime example writes ``maxruntime`` for ``clusters.maxruntime``).
+      (the Pegasus manual's runtime example writes ``maxruntime`` for ``clusters.maxruntime``).
     - ``dagman``, ``globus``, ``selector``, ``condor``: case-insensitive, canonical lower-case; the
       Python API writes ``RETRY``/``MAXJOBS``, properties write ``dagman.retry``.  Condor custom
       attributes (``+Name``, ``MY.Name``) keep their case: ClassAd names are case-insensitive anyway.
@@ -21,7 +21,7 @@ Canonical keys
     - ``hints`` (Pegasus 4) is read as ``selector`` (``execution.site``); other namespaces are kept
       and warned about.
 
-Precedence (lowest to highest), as the seeds state: properties < the job in the workflow < the site
+Precedence (lowest to highest), as the Pegasus manual state: properties < the job in the workflow < the site
 catalog < the transformation catalog (its transformation-level profiles, then the profiles of the
 transformation's entry for the site).  ``merge_profiles`` applies layers in that order.
 """

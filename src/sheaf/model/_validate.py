@@ -188,11 +188,11 @@ def effective_profiles(
     properties: Properties | Mapping[str, Mapping[str, str]] | None = None,
     workflow_profiles: Mapping[str, Mapping[str, str]] | None = None,
 ) -> Profiles:
-    """A job's profiles on ``site`` with the seeds' precedence (lowest first):
+    """A job's profiles on ``site`` with the Pegasus manual's precedence (lowest first):
 
     properties < the workflow's own profiles < the job in the workflow < the site catalog entry of
     ``site`` < the transformation catalog (transformation-level profiles, then those of its entry
-    for ``site``).  The workflow level (Pegasus 5's top-level ``profiles``) is not in the seeds;
+    for ``site``).  The workflow level (Pegasus 5's top-level ``profiles``) is not in the Pegasus manual;
     it sits where its scope puts it: wider than a job, narrower than the properties.
     """
     prop_layer = properties.profiles() if isinstance(properties, Properties) else properties

@@ -4,7 +4,7 @@ Aggregator executables (``Resolver.resolve(site, aggregator)``), first found win
 
 1. ``seqexec``/``mpiexec``: the transformation-catalog entry ``pegasus::seqexec`` /
    ``pegasus::mpiexec`` for the site (its pfn; its profiles go on the cluster job).  An entry with
-   namespace and name swapped (``seqexec::pegasus``, as in the seeds' YAML example) is *not* it:
+   namespace and name swapped (``seqexec::pegasus``, as in the Pegasus manual's YAML example) is *not* it:
    a warning says so and the search goes on;
 2. ``$PEGASUS_HOME/bin/pegasus-cluster`` / ``pegasus-mpi-cluster`` from the site's ``env`` profile
    ``PEGASUS_HOME`` (site catalog) -- on a site the embedded engine runs (this host) only when that

@@ -11,7 +11,7 @@ a job's own dicts by content (key order included) -- and jobs with equal inputs 
 dict.  **The dicts are shared: read-only for everyone** (the planner and codegen copy before
 changing one).
 
-The aggregator a job asks for has its own precedence (the seeds' "Specification of Method of
+The aggregator a job asks for has its own precedence (the Pegasus manual's "Specification of Method of
 Execution"): property ``pegasus.clusterer.job.aggregator`` < the site's ``job.aggregator`` profile
 < the job's < the transformation's (transformation level, then its entry for the site).
 

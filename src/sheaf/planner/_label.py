@@ -15,7 +15,7 @@ Whole-workflow clustering
     between two compute jobs (``a -> subworkflow -> b``) makes whole clustering impossible: that is
     reported as the cycle it would create.
 
-Validity (the seeds' "outstanding issue")
+Validity (the Pegasus manual's "outstanding issue")
     A labelling is valid when the graph of units, with each label's jobs contracted into one node,
     is acyclic.  ``A(x) -> B -> C(x)`` is not: ``merge_x`` would have to run both before and after
     ``B``.  The check contracts *every* label (even those a missing aggregator will leave
