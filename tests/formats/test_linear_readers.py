@@ -1,17 +1,27 @@
 """Readers whose work is linear in their input, shown on inputs sized so that a reader with
 quadratic or exponential work would need minutes or more: each goes through the command line in a
 subprocess with a generous timeout (30 s), where a linear reader needs well under a second.  The
+scans that replaced such patterns are compared with the patterns on short inputs (hypothesis).  The
 shapes are those a regex of nested or overlapping repetitions backtracks on: runs of blank lines,
 comment lines, blanks without the character that ends a pattern, openers without their closer.
 """
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fuzzing import examples
+from sheaf.errors import FormatError
+from sheaf.formats import Variables
+from sheaf.formats._expand import expand_text as formats_expand
+from sheaf.formats._submit_queue import _split_arguments
 
 SHEAF = str(Path(sys.executable).with_name("sheaf"))
 TIMEOUT = 30
@@ -72,3 +82,49 @@ def test_a_queue_statement_of_long_words_and_blanks_without_a_mode(tmp_path: Pat
     done = _sheaf(tmp_path, "run", str(tmp_path))
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert "not a queue statement" in done.stdout + done.stderr
+
+
+# ---- the linear scans read what the patterns they replace read ------------------------------------
+# (the patterns, kept here as the reference: right, but slow on the inputs above)
+
+_QUEUE_PATTERN = re.compile(r"^(?:(\S+)\s*)?(?:(.*?)\s+)?(in|from|matching)\b\s*(.*)$",
+                            re.IGNORECASE | re.DOTALL)
+_REFERENCE_PATTERN = re.compile(r"(\\?)\$\{([^}\n]*)\}")
+_VARIABLES = Variables({"A": "1", "b": "22"})
+
+
+@settings(max_examples=examples(400), deadline=None)
+@given(st.lists(st.sampled_from(["a", "in", "IN", "from", "matching", " ", "\n", "\t", "x(", "3", ",", "é"]),
+                min_size=1, max_size=8).map("".join).map(str.strip).filter(bool))
+def test_the_queue_arguments_split_as_the_pattern_did(rest: str) -> None:
+    found = _QUEUE_PATTERN.match(rest)
+    want = None if found is None else (found.group(1), found.group(2), found.group(3).lower(),
+                                       found.group(4).strip())
+    assert _split_arguments(rest) == want
+
+
+def _expanded_by_pattern(text: str) -> str:
+    def value(match: re.Match[str]) -> str:
+        if match.group(1):
+            return match.group(0)[1:]
+        found = _VARIABLES.get(match.group(2))
+        if found is None:
+            raise FormatError("unset", rule="set")
+        return found
+
+    return _REFERENCE_PATTERN.sub(value, text)
+
+
+@settings(max_examples=examples(400), deadline=None)
+@given(st.lists(st.sampled_from(["$", "{", "}", "A", "b", "\\", "\n", "x", "${", "${A}", "\\${"]),
+                max_size=10).map("".join))
+def test_variables_expand_as_the_pattern_did(text: str) -> None:
+    try:
+        want = _expanded_by_pattern(text)
+    except FormatError:
+        want = "unset"
+    try:
+        got = formats_expand(text, _VARIABLES, "f")
+    except FormatError:
+        got = "unset"
+    assert got == want
