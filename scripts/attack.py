@@ -169,7 +169,9 @@ def case_not_utf8(a: Attack, tmp: Path) -> None:
     a.check("DAG file not UTF-8", a.run(["run", str(d)], tmp))
     d = hand_dag(tmp / "dag2", {"A": "x"})
     (d / "A.sub").write_bytes((d / "A.sub").read_bytes().replace(b"log", b"# \xff\nlog"))
-    a.check("submit file not UTF-8", a.run(["run", str(d)], tmp))
+    # a submit description is read when its node is submitted, as condor_submit reads it: the node
+    # fails (the run goes on and exits 1), with one warning naming the file
+    a.check("submit file not UTF-8", a.run(["run", str(d)], tmp), codes=(1,))
 
 
 def case_dag_grammar(a: Attack, tmp: Path) -> None:
@@ -191,8 +193,9 @@ def case_dag_grammar(a: Attack, tmp: Path) -> None:
 def case_inf_memory(a: Attack, tmp: Path) -> None:
     for n, value in enumerate(["1e400", "9" * 400, "nan", "-5"]):
         d = hand_dag(tmp / f"m{n}", {"A": "x"}, extra_sub=f"request_memory = {value}")
-        a.check(f"request_memory = {value[:12]}", a.run(["run", str(d)], tmp))
-        a.check(f"request_memory = {value[:12]} (resume)", a.run(["run", str(d)], tmp))
+        # refused when the node is submitted: the node fails, the run exits 1 (twice: no crash on resume)
+        a.check(f"request_memory = {value[:12]}", a.run(["run", str(d)], tmp), codes=(1,))
+        a.check(f"request_memory = {value[:12]} (resume)", a.run(["run", str(d)], tmp), codes=(1,))
     catalogs(tmp)
     wf = tmp / "mem.yml"
     wf.write_text(workflow_yaml(job_yaml("ID1", extra=", profiles: {condor: {request_memory: '1e400'}}")))
@@ -233,8 +236,9 @@ def case_dax_entities(a: Attack, tmp: Path) -> None:
         </adag>
         """))
     got = a.run(["plan", str(dax), "-d", str(tmp / "plan")], tmp)
-    texts = "".join(p.read_text(errors="replace") for p in (tmp / "plan").rglob("*.sub")) \
-        if (tmp / "plan").exists() else ""
+    # arguments are in the job's submit file, or in its VARS line when jobs share a description
+    texts = "".join(p.read_text(errors="replace") for p in (tmp / "plan").rglob("*")
+                    if p.suffix in (".sub", ".dag")) if (tmp / "plan").exists() else ""
     a.check("DAX internal entity expanded", got, codes=(0,),
             extra=None if "/data/f.a" in texts else "argument lost its entity")
     ext = tmp / "ext.dax"
@@ -277,7 +281,8 @@ def case_corrupt_journal(a: Attack, tmp: Path) -> None:
     for name, data in (("invalid UTF-8 byte", lines[0] + b"\xff" + b"".join(lines[1:])),
                        ("record of the wrong shape",
                         lines[0] + b'["C", 1.0, {"x": 1}]\n' + b"".join(lines[1:])),
-                       ("unknown state string", good.replace(b'"done"', b'"zzz"', 1))):
+                       ("unknown state string", good.replace(b'"done"', b'"zzz"', 1)),
+                       ("value of the wrong type", good.replace(b'"return":0', b'"return":{}', 1))):
         journal.write_bytes(data)
         a.check(f"journal: {name} (status)", a.run(["status", str(d)], tmp), codes=(0, 1, 2))
         got = a.run(["run", str(d)], tmp)
@@ -293,28 +298,51 @@ def case_plan_over_running(a: Attack, tmp: Path) -> None:
     wf = tmp / "sleep.yml"
     wf.write_text(workflow_yaml(job_yaml("ID1", "['3']")))
     plan = tmp / "plan"
-    first = a.run(["plan", str(wf), "-d", str(plan)], tmp)
+    into = ["plan", str(wf), "-d", str(tmp), "--relative-submit-dir", "plan"]
+    first = a.run(into, tmp)
     if first.code != 0:
         a.check("plan over a running workflow: set-up", first, codes=(0,))
         return
     running = subprocess.Popen([a.sheaf, "run", str(plan)], cwd=tmp, stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL)
     time.sleep(1.0)
-    got = a.run(["plan", str(wf), "-d", str(plan), "--force"], tmp)
+    got = a.run([*into, "--force"], tmp)
+    replanned = a.run([*into, "--deferred"], tmp)  # how a sub-workflow's retry replans its directory
     running.wait(timeout=60)
     a.check("plan --force over a running workflow", got)
+    a.check("plan --deferred over a running workflow", replanned)
 
 
 def case_garbage(a: Attack, tmp: Path) -> None:
     catalogs(tmp)
     wf = tmp / "wf.yml"
     wf.write_text(workflow_yaml(job_yaml("ID1")))
-    (tmp / ".plan.sheaf-new-12345").mkdir()
-    (tmp / ".plan.sheaf-old-12345").mkdir()
-    got = a.run(["plan", str(wf), "-d", str(tmp / "plan"), "--force"], tmp)
-    left = sorted(p.name for p in tmp.glob(".plan.sheaf-*"))
-    a.check("stale .DIR.sheaf-new/old removed by the next plan", got, codes=(0,),
-            extra=f"left: {left}" if left else None)
+    first = a.run(["plan", str(wf), "-d", str(tmp / "plan")], tmp)
+    runs = tmp / "plan"
+    found = sorted(runs.rglob("run0001"))
+    if first.code != 0 or not found:
+        a.check("what a killed plan left: set-up plan", first, codes=(0,), extra="no run0001")
+        return
+    runs = found[0].parent
+    dead = 2**22 + 4321  # above the kernel's largest pid: never alive
+    # what a plan killed while it wrote run0002 leaves: the reserved directory and its temporary sibling
+    (runs / "run0002").mkdir()
+    (runs / f".run0002.sheaf-new-{dead}-abcd" / "jobs").mkdir(parents=True)
+    got = a.run(["plan", str(wf), "-d", str(tmp / "plan")], tmp)
+    left = sorted(p.name for p in runs.iterdir())
+    a.check("what a killed plan left is removed by the next plan", got, codes=(0,),
+            extra=None if left == ["run0001", "run0002"] and (runs / "run0002" / "plan.json").exists()
+            else f"left: {left}")
+
+
+def case_blank_catalog(a: Attack, tmp: Path) -> None:
+    catalogs(tmp)
+    wf = tmp / "wf.yml"
+    wf.write_text(workflow_yaml(job_yaml("ID1")))
+    (tmp / "replicas.yml").unlink(missing_ok=True)
+    (tmp / "rc.txt").write_text("\n" * 5000 + 'f.a file:///data/f.a site="local"\n')
+    a.check("replica catalog of 5,000 blank lines then an entry", a.run(["validate", str(wf)], tmp),
+            codes=(0,), bound=10)
 
 
 def case_lost_reason(a: Attack, tmp: Path) -> None:
@@ -371,7 +399,7 @@ def case_kill_after_spawn(a: Attack, tmp: Path) -> None:
 CASES: list[Callable[[Attack, Path], None]] = [
     case_deep_yaml, case_huge_value, case_text_tc_braces, case_not_utf8, case_dag_grammar, case_inf_memory,
     case_classad, case_line_formats, case_dax_entities, case_long_ids, case_nul_args, case_corrupt_journal,
-    case_plan_over_running, case_garbage, case_lost_reason, case_kill_after_spawn,
+    case_plan_over_running, case_garbage, case_blank_catalog, case_lost_reason, case_kill_after_spawn,
 ]
 
 

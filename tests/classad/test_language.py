@@ -1,4 +1,5 @@
-"""The ClassAd language on fixed examples: the Pegasus manual, scopes, literals, errors, the public surface."""
+"""The ClassAd language on fixed examples: the Pegasus manual, scopes, literals, errors, the public
+surface."""
 
 from __future__ import annotations
 

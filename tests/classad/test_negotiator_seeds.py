@@ -1,4 +1,5 @@
-"""End to end, the USCMS report's USCMS recipe: site ads, DAG jobs, cycles, $$() expansion, monitor, back-out."""
+"""End to end, the USCMS report's USCMS recipe: site ads, DAG jobs, cycles, $$() expansion, monitor,
+back-out."""
 
 from __future__ import annotations
 

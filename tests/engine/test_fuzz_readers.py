@@ -7,12 +7,17 @@ runs of blanks).  What must hold for every input: it is read, or refused with sh
 (``SheafError``; a ClassAd error is ``ClassAdSyntaxError``), and it finishes within a generous bound.
 A few of the worst inputs also go through ``sheaf run DIR``: exit code 2, one message, no traceback.
 Bounded for CI on 2 cores: 120 examples per reader, no per-example deadline but a total-time check.
+Every reader is reached through the public API (``sheaf.engine``, ``sheaf.backends``): the rescue DAG
+and the submit description as ``run_workflow`` reads them -- a real run of ``/bin/true`` or
+``/bin/false`` on the local backend, whose pool matches each attempt's requests -- and the pool
+configuration as ``Pool`` reads and lays it out.
 """
 
 from __future__ import annotations
 
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -20,24 +25,20 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fuzzing import examples
-from sheaf.backends._pool import Pool
-from sheaf.backends._slotconfig import parse_config as parse_pool_config
-from sheaf.backends._slotlayout import Machine, layout
+from fuzzing import BLANK_AND_COMMENT_RUNS, examples
+from sheaf.backends import LocalBackend, Pool
 from sheaf.classad import ClassAdSyntaxError
-from sheaf.condor._dagman import parse_dag, parse_rescue
-from sheaf.engine._submit import parse_submit, render
+from sheaf.engine import parse_dag, run_workflow
 from sheaf.errors import SheafError
 
 SHEAF = Path(sys.executable).with_name("sheaf")
 FUZZ = settings(max_examples=examples(120), deadline=None,
                 suppress_health_check=[HealthCheck.function_scoped_fixture])
 BOUND = 3.0  # seconds for one input; the slow inputs found by the attack took 7 s to hours
-MACHINE = Machine(cpus=4, memory=8000, disk=100_000, swap=0, cpu_ids=(0, 1, 2, 3))
 
 HOSTILE = [b"\xff", b"\xc3\x28", b"\x00", b"\r", b"\t", b"\\", b'"', b"'", b"$(", b"#", b"\xe2\x80\xa8",
            b"\x0c", b"1" * 400, b"9" * 5000, b"1e400", b"-1e400", b"nan", b"inf", b"-1", b"2147483648",
-           b" " * 8000, b"ALL_NODES", b"\n"]
+           b" " * 8000, b"ALL_NODES", b"\n", *BLANK_AND_COMMENT_RUNS]
 DAG_WORDS = [b"JOB A a.sub", b"JOB B a.sub DIR sub", b"FINAL F a.sub", b"SPLICE S inner.dag",
              b"INCLUDE inc.dag", b"INCLUDE wf.dag", b"SPLICE T wf.dag", b"RETRY A 3 UNLESS-EXIT 2",
              b'VARS A x="1"', b"VARS A",
@@ -89,42 +90,36 @@ def test_the_dag_reader_with_includes_splices_and_config(tmp_path: Path, dag: by
     settled(parse_dag, str(tmp_path / "wf.dag"))
 
 
+def _local() -> LocalBackend:
+    return LocalBackend()
+
+
+def _run(directory: Path) -> object:
+    return run_workflow(str(directory), backend=_local, handle_signals=False, on_warning=lambda _: None)
+
+
 @FUZZ
 @given(rescue=lines([b"DONE A", b"RETRY B 2", b"DONE", b"RETRY"]))
 def test_the_rescue_reader(tmp_path: Path, rescue: bytes) -> None:
-    files(tmp_path, wf_dag=b"JOB A a.sub\nJOB B a.sub\n")
-    dag = parse_dag(str(tmp_path / "wf.dag"))
-    (tmp_path / "wf.dag.rescue001").write_bytes(rescue)
-    settled(parse_rescue, str(tmp_path / "wf.dag.rescue001"), dag)
-
-
-def _submit_and_match(path: str, directory: str) -> None:
-    desc = parse_submit(path)
-    pool = Pool("NUM_CPUS = 2\nMEMORY = 4000\n")
-    for attempt in (0, 1):  # the second attempt sees DAGNodeRetry > 0
-        ad = render(desc, "A", attempt, attempt + 1, directory, {"x": "1"}).ad
-        claim = pool.claim(ad)
-        if claim is None:
-            pool.unrunnable(ad)
-        else:
-            pool.release(claim)
+    here = Path(tempfile.mkdtemp(dir=tmp_path))  # a fresh run each example: no journal to resume
+    files(here, wf_dag=b"JOB A a.sub\nJOB B a.sub\n")
+    (here / "wf.dag.rescue001").write_bytes(rescue)
+    settled(_run, here)
 
 
 @FUZZ
 @given(text=lines(SUBMIT_WORDS))
 def test_the_submit_reader_and_the_pool_on_its_requests(tmp_path: Path, text: bytes) -> None:
-    (tmp_path / "a.sub").write_bytes(b"executable = /bin/true\n" + text + b"\nqueue\n")
-    settled(_submit_and_match, str(tmp_path / "a.sub"), str(tmp_path))
-
-
-def _pool_layout(text: str) -> None:
-    layout(parse_pool_config(text), MACHINE)
+    here = Path(tempfile.mkdtemp(dir=tmp_path))
+    # the job fails, so its retry renders the description again (DAGNodeRetry > 0)
+    files(here, wf_dag=b"JOB A a.sub\nRETRY A 1\n", a_sub=b"executable = /bin/false\n" + text + b"\nqueue\n")
+    settled(_run, here)
 
 
 @FUZZ
 @given(text=lines(CONFIG_WORDS))
 def test_the_pool_configuration_reader_and_layout(text: bytes) -> None:
-    settled(_pool_layout, text.decode("utf-8", "replace"))
+    settled(Pool, text.decode("utf-8", "replace"))
 
 
 # ---- the worst inputs through the command line ---------------------------------------------------

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
+from fuzzing import BLANK_AND_COMMENT_RUNS
+
 _TOKENS = [b":", b" ", b"\n", b"- ", b"{", b"}", b"[", b"]", b"'", b'"', b"&a", b"*a", b"!!binary", b"\t",
            b"\xff", b"\xc3", b"\x00", b"<", b">", b"&", b";", b"<!--", b"]]>", b"=", b",", b"\\", b"\\u",
            b"\\0", b"\\\n",
            b"tr ", b"site ", b"cont ", b"profile ", b'regex="true"', b"(", b"&amp;", b"&x;", b"\r\n", b"? ",
-           b'<!DOCTYPE adag [<!ENTITY x SYSTEM "file:///etc/hostname">]>', b"\xef\xbb\xbf", b"9" * 50]
+           b'<!DOCTYPE adag [<!ENTITY x SYSTEM "file:///etc/hostname">]>', b"\xef\xbb\xbf", b"9" * 50,
+           *BLANK_AND_COMMENT_RUNS]
 
 
 @st.composite

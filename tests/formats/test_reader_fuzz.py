@@ -53,6 +53,17 @@ def _read_rc(path: Path) -> None:
     catalog.lookup("f.1")
 
 
+def _discovered(name: str) -> Callable[[Path], object]:
+    """The catalog read as ``sheaf validate`` finds it: as ``name`` in the directory it runs in
+    (``load_inputs``, which first checks whether the file holds anything)."""
+    def read(path: Path) -> None:
+        (path.parent / "wf.yml").write_bytes((SEEDS / "inline.yml").read_bytes())
+        path.rename(path.parent / name)
+        formats.load_inputs(path.parent / "wf.yml", cwd=path.parent)
+
+    return read
+
+
 READERS: dict[str, tuple[str, Callable[[Path], object]]] = {
     "yaml workflow": ("inline.yml", _read_workflow),
     "yaml tc": ("tc.yml", lambda p: formats.read_transformation_catalog(p, warnings=[])),
@@ -66,6 +77,9 @@ READERS: dict[str, tuple[str, Callable[[Path], object]]] = {
     "text rc": ("rc.txt", _read_rc),
     "site xml": ("sites.xml", lambda p: formats.read_site_catalog(p, warnings=[])),
     "properties": ("pegasus.properties", formats.read_properties),
+    "discovered text rc": ("rc.txt", _discovered("rc.txt")),
+    "discovered text tc": ("tc.txt", _discovered("tc.txt")),
+    "discovered sites xml": ("sites.xml", _discovered("sites.xml")),
 }
 
 

@@ -1,4 +1,5 @@
-"""The Pegasus manual's YAML snippets and hand-made bad inputs: each problem is an error or a warning with a line.
+"""The Pegasus manual's YAML snippets and hand-made bad inputs: each problem is an error or a warning with a
+line.
 
 ``data/seeds/`` holds every YAML example of the Pegasus 5.x optimization chapter, dedented as a
 reader would copy it.  Some are broken on purpose or by accident; none may pass in silence.

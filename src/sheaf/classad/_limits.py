@@ -22,7 +22,8 @@ The maximum for a name comes from a configuration mapping (keys case-insensitive
 
 1. ``<NAME>_LIMIT`` for the full name, dots included (``pegasus_transfer.stagein_LIMIT``);
 2. ``CONCURRENCY_LIMIT_DEFAULT_<PREFIX>`` when the name is dotted, PREFIX being the part before the
-   first dot (the Pegasus manual's ``pegasus_transfer.stagein`` -> ``CONCURRENCY_LIMIT_DEFAULT_PEGASUS_TRANSFER``);
+   first dot (the Pegasus manual's ``pegasus_transfer.stagein`` ->
+   ``CONCURRENCY_LIMIT_DEFAULT_PEGASUS_TRANSFER``);
 3. ``CONCURRENCY_LIMIT_DEFAULT``;
 4. HTCondor's built-in default, 2308032 (in effect: unlimited).
 

@@ -1,7 +1,8 @@
 """Between cycles: the USCMS matchmaker monitor, and backing out of a match.
 
 The negotiator only ever raises a resource's ``CurMatches``; nothing lowers it when jobs finish.  The
-the USCMS report's answer is a *monitor* that periodically scans the job queue and republishes each site ad with
+the USCMS report's answer is a *monitor* that periodically scans the job queue and republishes each site ad
+with
 ``CurMatches`` set to the number of queued jobs matched to that site.  A job records the site it was
 matched to in its ``MATCH_<Attr>`` attributes (written by ``$$()`` expansion); the monitor counts, for
 each resource, the jobs whose ``MATCH_<by>`` equals the resource's own ``<by>`` -- the USCMS report use

@@ -1,7 +1,8 @@
 """pegasus-plan's command line as sheaf reads it: which options mean what, which are refused.
 
 ``sheaf plan`` takes every pegasus-plan 5.x option (``CPlanner.generateValidOptions``) plus the 4.x
-``--dax`` and ``--nocleanup``, as users type them (the command-line contract (``docs/command-line.md``)).  Three groups:
+``--dax`` and ``--nocleanup``, as users type them (the command-line contract, ``docs/command-line.md``).
+Three groups:
 
 - *implemented*: the workflow (``WORKFLOW``, ``--dax``, default ``./workflow.yml``), ``--dir``,
   ``--relative-dir``, ``--relative-submit-dir``, ``--basename``, ``--sites``, ``--cluster``,
@@ -130,7 +131,8 @@ def cleanup_mode(cleanup: str | None, nocleanup: bool) -> str | None:
 
 
 def check_reuse(dirs: Sequence[str]) -> None:
-    """``--reuse``: each directory must be a submit directory; then refused (sheaf does not reuse data from earlier runs)."""
+    """``--reuse``: each directory must be a submit directory; then refused (sheaf does not reuse data from
+    earlier runs)."""
     for directory in split_commas(dirs):
         if not os.path.isfile(os.path.join(directory, "plan.json")):
             raise UsageError(f"--reuse {directory}: not a submit directory of an earlier plan (no plan.json)")

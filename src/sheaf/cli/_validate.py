@@ -1,7 +1,8 @@
 """``sheaf validate``: load a workflow with its properties and catalogs, check it, print a summary.
 
 Thin by design: ``sheaf.formats.load_inputs`` finds and reads everything (catalog discovery as in
-the command-line contract (``docs/command-line.md``)), ``sheaf.formats.validate_inputs`` runs the model's rules and locates an
+the command-line contract (``docs/command-line.md``)), ``sheaf.formats.validate_inputs`` runs the model's
+rules and locates an
 error in the files; this module only renders.  Warnings go to stderr, the summary to stdout (a rich
 table on a terminal, plain ``key: value`` lines otherwise).  Bad input is an ``InputError`` that the
 group's error boundary (``_app.py``) prints as one line with exit code 2.

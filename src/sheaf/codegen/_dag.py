@@ -6,7 +6,8 @@ Per job, from its dagman profiles (the properties ``dagman.retry`` ... are their
     RETRY <id> <retry>                      dagman ``retry``
     VARS <id> +DAGNodeRetry="$(RETRY)"      always: the Pegasus manual's retry-memory expressions read it
     CATEGORY <id> <category>                dagman ``category``; auxiliary jobs default to the
-                                            the Pegasus manual's table (stage-in, stage-out, stage-inter, cleanup,
+                                            the Pegasus manual's table (stage-in, stage-out, stage-inter,
+                                            cleanup,
                                             registration)
     PRIORITY <id> <n>                       dagman ``priority``
     SCRIPT PRE <id> <pre> <pre.arguments>   dagman ``pre`` (or pegasus ``dagman.pre``)
@@ -181,7 +182,7 @@ CATEGORY_ALIASES = {"stagein": "stage-in", "stageout": "stage-out", "stageinter"
 
 def maxjobs_lines(categories: Sequence[str], properties: Properties) -> list[str]:
     """``MAXJOBS`` for each category in use: ``dagman.<category>.maxjobs`` (either spelling of the
-    the Pegasus manual's categories; the canonical one wins when both are set), else the Pegasus manual's default."""
+    Pegasus manual's categories; the canonical one wins when both are set), else the manual's default."""
     raw = properties.category_maxjobs()
     configured = {CATEGORY_ALIASES.get(name, name): limit for name, limit in raw.items()
                   if name in CATEGORY_ALIASES}

@@ -3,14 +3,20 @@
 ``write_plan`` writes into ``.<DIR>.sheaf-new-<pid>-XXXX`` beside DIR and renames it into place
 (the old plan goes to ``.<DIR>.sheaf-old-<pid>-XXXX`` until it is removed); see ``_write``.  A
 sibling whose plan process is gone and whose directory lock is free is left over: the next plan
-into DIR or ``sheaf run DIR`` removes it.  Apart from ``_write`` so that ``sheaf run`` can do this
-without importing the planner.
+into DIR or ``sheaf run DIR`` removes it.  A numbered plan (into the next ``runNNNN`` of a parent)
+first removes the leftovers of dead planners beside every directory of that parent
+(:func:`remove_dead_plans`), and with them the directory each reserved for its plan while it is
+still empty: a plan killed while it writes costs the next plan neither its number nor a leftover.
+A live planner's sibling (its pid runs, or its lock is held) is never removed, nor is a directory
+that holds anything (a finished plan) or one another live planner writes into.  Apart from
+``_write`` so that ``sheaf run`` can do this without importing the planner.
 """
 
 from __future__ import annotations
 
-__all__ = ["remove_stale_siblings", "sibling"]
+__all__ = ["remove_dead_plans", "remove_stale_siblings", "sibling"]
 
+import contextlib
 import fcntl
 import os
 import re
@@ -47,6 +53,32 @@ def remove_stale_siblings(final: str) -> list[str]:
         if (owner is None or not pid_alive(int(owner))) and _lock_free(path):
             shutil.rmtree(path, ignore_errors=True)
             removed.append(path)
+    return removed
+
+
+def remove_dead_plans(parent: str) -> list[str]:
+    """Remove what dead planners left in ``parent``: the temporary siblings of each of its
+    directories, and the directory a dead planner reserved while it is empty (module docstring)."""
+    try:
+        names = os.listdir(parent)
+    except OSError:
+        return []
+    leaves = sorted({head[1:] for name in names for kind in ("new", "old")
+                     if (head := name.partition(f".sheaf-{kind}-")[0]) != name and head.startswith(".")
+                     and len(head) > 1})
+    removed: list[str] = []
+    for leaf in leaves:
+        final = os.path.join(parent, leaf)
+        gone = remove_stale_siblings(final)
+        removed += gone
+        if not any(path.startswith(sibling(os.path.realpath(final), "new")) for path in gone):
+            continue
+        prefix = os.path.basename(sibling(final, "new"))
+        if any(name.startswith(prefix) for name in os.listdir(parent)):
+            continue  # another planner writes into it
+        with contextlib.suppress(OSError):  # not empty (a finished plan) or already gone: kept
+            os.rmdir(final)
+            removed.append(final)
     return removed
 
 

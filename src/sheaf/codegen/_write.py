@@ -17,8 +17,10 @@ Leftovers: the temporary directories are named ``.<DIR>.sheaf-new-<pid>-XXXX`` a
 ``.<DIR>.sheaf-old-<pid>-XXXX`` after the planning process, which holds an ``flock`` on each while
 it works in it.  One whose owner is dead (no such pid) and whose lock is free was left by an
 interrupted plan and is removed by the next plan into DIR or ``sheaf run DIR``
-(:func:`remove_stale_siblings`).  A storage failure (disk full) while writing removes the temporary
-directory and raises ``StorageError``: nothing half-written, the earlier plan untouched.
+(:func:`remove_stale_siblings`); a numbered plan removes those beside every directory of its
+parent, and the empty directory a dead planner reserved (:func:`remove_dead_plans`).  A storage
+failure (disk full) while writing removes the temporary directory and raises ``StorageError``:
+nothing half-written, the earlier plan untouched.
 
 What is written per job (paths in ``_layout``): its submit description (``_submit``), its DAG lines
 (``_dag``), the input file of a cluster (``_clusters``: ``.in`` for seqexec, a PMC DAG, a Decaf
@@ -81,7 +83,7 @@ from sheaf.codegen._dag import NodeSettings, config_text, edge_lines, maxjobs_li
 from sheaf.codegen._launch import launched, wrap_launched_tasks
 from sheaf.codegen._layout import JobPaths, Layout, reserve_run_dir, safe_name, tool_path
 from sheaf.codegen._planjson import JobRecord, container_record, contract_profiles, encode_plan, hook_records
-from sheaf.codegen._siblings import remove_stale_siblings, sibling
+from sheaf.codegen._siblings import remove_dead_plans, remove_stale_siblings, sibling
 from sheaf.codegen._staging import data_for, pairs_text, transfer_lines
 from sheaf.codegen._submit import (
     Command,
@@ -162,6 +164,8 @@ def write_plan(exec_wf: ExecutableWorkflow, directory: str | os.PathLike[str], *
     if not numbered:
         check_target(target, replace)
     missing = _missing_dirs(target) if numbered else []
+    if numbered:
+        remove_dead_plans(target)  # so that the number of a plan killed while writing is free again
     try:
         final = reserve_run_dir(target, run_name) if numbered else target
     except OSError as exc:

@@ -22,8 +22,8 @@ from sheaf._text import logical_lines, read_text
 from sheaf.condor._submit_records import Queue, submit_error
 
 QUEUE_RE = re.compile(r"queue(?:\s+|$)", re.IGNORECASE)
-_QUEUE_ARGS_RE = re.compile(r"^(?:(\S+)\s*)?(?:(.*?)\s+)?(in|from|matching)\b\s*(.*)$",
-                            re.IGNORECASE | re.DOTALL)
+_MODE_RE = re.compile(r"(in|from|matching)\b", re.IGNORECASE)
+_BLANKS_RE = re.compile(r"\s+")
 
 
 def parse_queue(lines: Sequence[tuple[int, str]], index: int, path: str) -> tuple[Queue, int]:
@@ -39,11 +39,11 @@ def parse_queue(lines: Sequence[tuple[int, str]], index: int, path: str) -> tupl
     match = re.fullmatch(r"[0-9]+", rest)
     if match is not None:
         return Queue(_count(path, number, rest), line=number), index
-    found = _QUEUE_ARGS_RE.match(rest)
+    found = _split_arguments(rest)
     if found is None:
         raise submit_error(path, number, "not a queue statement", "queue [N] [vars in|from|matching items]",
                            line)
-    first, middle, mode, tail = found.group(1), found.group(2), found.group(3).lower(), found.group(4).strip()
+    first, middle, mode, tail = found
     if first and first.isdigit():
         count_text, names_text = first, middle
     else:
@@ -59,6 +59,28 @@ def parse_queue(lines: Sequence[tuple[int, str]], index: int, path: str) -> tupl
         raise submit_error(path, number, "queue matching takes one variable",
                            "queue [N] [var] matching patterns", line)
     return Queue(count, names, mode, items, from_file, number), index  # type: ignore[arg-type]
+
+
+def _split_arguments(rest: str) -> tuple[str | None, str | None, str, str] | None:
+    """``rest`` (stripped, not empty) as ``(first word, words before the mode, mode, tail)``: the
+    mode is the first ``in``/``from``/``matching`` after a blank past the first word, else one right
+    after the first word, else the last one glued to its end (``Xin``), else one that opens ``rest``.
+    Each candidate is tried once at a known place, so the work is linear in ``rest``."""
+    gaps = [(found.start(), found.end()) for found in _BLANKS_RE.finditer(rest)]
+    first_end, after_first = gaps[0] if gaps else (len(rest), len(rest))
+    for start, end in gaps[1:]:
+        mode = _MODE_RE.match(rest, end)
+        if mode is not None:
+            return rest[:first_end], rest[after_first:start], mode.group(1).lower(), rest[mode.end():].strip()
+    places = [after_first, *range(first_end - 1, 0, -1)]
+    for place in places:
+        mode = _MODE_RE.match(rest, place)
+        if mode is not None:
+            return rest[:min(place, first_end)], None, mode.group(1).lower(), rest[mode.end():].strip()
+    mode = _MODE_RE.match(rest)
+    if mode is None:
+        return None
+    return None, None, mode.group(1).lower(), rest[mode.end():].strip()
 
 
 def _count(path: str, number: int, text: str) -> int:

@@ -129,10 +129,10 @@ def _change(state: Replay, record: ChangeRecord) -> str | None:
     info = info_of(record)
     rec.state, rec.attempt = record.finish, record.attempt
     rec.reason = info.why or info.reason or rec.reason
-    if info.cluster is not None:
+    if isinstance(info.cluster, int):
         rec.cluster = info.cluster
         state.max_cluster = max(state.max_cluster, info.cluster)
-    if info.retry is not None:
+    if isinstance(info.retry, int):
         state.retries += 1
     if info.started is not None and info.ended is not None:
         state.job_time += max(0.0, info.ended - info.started)

@@ -37,14 +37,20 @@ __all__ = [
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import msgspec
+from msgspec import UNSET, UnsetType
 
 from sheaf.engine._nodes import NodeState
 
-Count = Annotated[int, msgspec.Meta(ge=0)]
+# Integers are those SQLite stores (64 bits, signed): the events database takes them as read.
+_INT64 = 2**63 - 1
+Int = Annotated[int, msgspec.Meta(ge=-_INT64 - 1, le=_INT64)]
+Count = Annotated[int, msgspec.Meta(ge=0, le=_INT64)]
 Name = Annotated[str, msgspec.Meta(min_length=1)]
+# a time in seconds since the epoch, or a duration: finite (JSON's 1e400 reads as infinity)
+Seconds = Annotated[float, msgspec.Meta(ge=-1e12, le=1e12)]
 
 
 class BeginRecord(msgspec.Struct, array_like=True, frozen=True, tag="B"):
@@ -52,7 +58,7 @@ class BeginRecord(msgspec.Struct, array_like=True, frozen=True, tag="B"):
     (the same for every run of one journal; empty in journals of sheaf before it had one)."""
 
     time: float
-    epoch: Annotated[int, msgspec.Meta(ge=1)]
+    epoch: Annotated[int, msgspec.Meta(ge=1, le=_INT64)]
     source: str
     total: Count
     done: list[Name]
@@ -76,7 +82,7 @@ class ProcessRecord(msgspec.Struct, array_like=True, frozen=True, tag="P"):
     time: float
     node: Name
     attempt: Count
-    pid: Annotated[int, msgspec.Meta(gt=1)]
+    pid: Annotated[int, msgspec.Meta(gt=1, le=_INT64)]
     ticks: Count
 
 
@@ -85,8 +91,8 @@ class EndRecord(msgspec.Struct, array_like=True, frozen=True, tag="E"):
 
     time: float
     succeeded: bool
-    dag_status: int
-    exit_code: int
+    dag_status: Int
+    exit_code: Int
     rescue: str | None
 
 
@@ -94,14 +100,35 @@ Record = BeginRecord | ChangeRecord | ProcessRecord | EndRecord
 
 
 class ChangeInfo(msgspec.Struct, frozen=True):
-    """The keys of a change's ``info`` that replay reads, typed (the others are kept as written)."""
+    """Every key of a change's ``info`` that sheaf writes (the engine's ``Details``), typed: a line
+    whose ``info`` holds one of them with another type is damage, so that every reader of the
+    record (replay, the events loader, ``sheaf status``) may take the types as given.  A number a
+    reader converts is never ``null``; texts and times may be (unknown yet when written).  Other
+    keys are kept as written and read by nobody."""
 
+    return_: Int | UnsetType = msgspec.field(default=UNSET, name="return")
+    exit: Int | UnsetType = UNSET
+    signal: Int | UnsetType = UNSET
+    cluster: Count | UnsetType = UNSET
+    retry: Count | UnsetType = UNSET
+    proc: Count | UnsetType = UNSET
+    hold_code: Int | UnsetType = UNSET
+    hold_subcode: Int | UnsetType = UNSET
     why: str | None = None
     reason: str | None = None
-    cluster: Count | None = None
-    retry: Count | None = None
-    started: float | None = None
-    ended: float | None = None
+    held: str | None = None
+    release_reason: str | None = None
+    slot: str | None = None
+    script: Literal["PRE", "POST"] | UnsetType = UNSET
+    started: Seconds | None = None
+    ended: Seconds | None = None
+    noop: bool = False
+    submit_failed: bool = False
+    skipped: bool = False
+    cancelled: bool = False
+    abort: bool = False
+    released: bool = False
+    removed: bool = False
 
 
 _encoder = msgspec.json.Encoder()

@@ -16,7 +16,8 @@ headers, profile keys that are not known) are strings ``file:line: message`` app
 ``warnings`` list the caller passes.  Writers replace their target atomically (write, then rename).
 
 ``load_inputs`` gathers what ``sheaf validate``/``sheaf plan`` need: the workflow, the layered
-properties and the three catalogs, found as the command-line contract (``docs/command-line.md``) says (``_discover.py``).
+properties and the three catalogs, found as the command-line contract (``docs/command-line.md``) says
+(``_discover.py``).
 """
 
 from __future__ import annotations

@@ -36,7 +36,8 @@ PathLike = str | os.PathLike[str]
 
 _YAML_AT = re.compile(r"line (\d+), column (\d+)")
 _DUPLICATE = re.compile(r"duplicate mapping key: '(.*)'")
-_GUTTER = re.compile(r"^(\s*\d*\s*\| ?)(.*)$")
+# possessive: a line of blanks without a "|" fails in one pass instead of trying every split of it
+_GUTTER = re.compile(r"^(\s*+\d*+\s*+\| ?)(.*)$")
 #: characters of a source line shown on each side of an error's column
 _WINDOW = 60
 NESTING_RULE = f"YAML nests at most {MAX_DEPTH} levels deep"

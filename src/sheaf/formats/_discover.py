@@ -1,6 +1,7 @@
 """Gathering a run's inputs: properties in layers, catalogs found as Pegasus 5 finds them.
 
-Properties (the command-line contract (``docs/command-line.md``)), later layers winning: ``~/.pegasusrc`` if present (as in
+Properties (the command-line contract, ``docs/command-line.md``), later layers winning: ``~/.pegasusrc`` if
+present (as in
 Pegasus, under everything), ``./pegasus.properties`` if present, then ``--conf FILE``, then each
 ``-D key=value``.
 

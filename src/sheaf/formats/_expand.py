@@ -19,21 +19,19 @@ What Pegasus 5 does (its manual's "Variable Expansion" chapter, and the planner'
   false`` turn expansion off for that catalog (Pegasus honours the second for its text format only;
   sheaf for both formats).
 
-Cost: a file without ``${`` is returned untouched after one ``str.find``; otherwise one regex pass.
+Cost: a file without ``${`` is returned untouched after one ``str.find``; otherwise one pass: a
+``${`` whose line has no ``}`` after it skips to the next line, so the work is linear in the text.
 """
 
 from __future__ import annotations
 
 import os
-import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 
 from sheaf.errors import FormatError
 from sheaf.formats._locate import position
 
 __all__ = ["Variables", "expand_text"]
-
-_REFERENCE = re.compile(r"(\\?)\$\{([^}\n]*)\}")
 
 
 class Variables:
@@ -62,16 +60,36 @@ def expand_text(text: str, variables: Variables | None, path: str | None) -> str
     if variables is None or "${" not in text:
         return text
 
-    def value(match: re.Match[str]) -> str:
-        if match.group(1):
-            return match.group(0)[1:]  # \${NAME}: the reference, as written
-        found = variables.get(match.group(2))
+    pieces: list[str] = []
+    done = 0
+    for start, end, escaped in _references(text):
+        pieces.append(text[done:start])
+        name = text[start + 2 + escaped:end - 1]
+        found = text[start + 1:end] if escaped else variables.get(name)
         if found is None:
-            line, column = position(text, match.start())
-            raise FormatError(f"cannot expand {match.group(0)}: no such environment variable",
+            line, column = position(text, start)
+            raise FormatError(f"cannot expand {text[start:end]}: no such environment variable",
                               rule="${NAME} in workflows and catalogs names a set environment variable "
                                    "(or an env profile of the properties)",
-                              path=path, line=line, column=column, value=match.group(2))
-        return found
+                              path=path, line=line, column=column, value=name)
+        pieces.append(found)
+        done = end
+    pieces.append(text[done:])
+    return "".join(pieces)
 
-    return _REFERENCE.sub(value, text)
+
+def _references(text: str) -> Iterator[tuple[int, int, bool]]:
+    """``(start, end, escaped)`` of each ``${NAME}`` (with its escaping backslash, if any), left to
+    right: a ``}`` is looked for only up to the end of the line of the ``${``."""
+    pos = line_end = 0
+    while (at := text.find("${", pos)) >= 0:
+        if at >= line_end:  # found once a line, not once a reference
+            line_end = text.find("\n", at)
+            line_end = len(text) if line_end < 0 else line_end
+        close = text.find("}", at + 2, line_end)
+        if close < 0:  # no reference closes on this line: neither does any later ${ of it
+            pos = line_end + 1
+            continue
+        escaped = at > pos and text[at - 1] == "\\"
+        yield at - escaped, close + 1, escaped
+        pos = close + 1

@@ -2,7 +2,8 @@
 
 A ``Properties`` object is an immutable ``str -> str`` mapping built from layers, later layers
 winning: ``./pegasus.properties`` if present, then ``--conf FILE``, then ``-D key=value`` options
-(the order of the command-line contract (``docs/command-line.md``)).  Keys are kept as written; lookups are exact, as in
+(the order of the command-line contract (``docs/command-line.md``)).  Keys are kept as written; lookups are
+exact, as in
 Pegasus.
 
 Some keys are *profiles* in disguise (the lowest layer of profile precedence): ``condor.X``,
@@ -117,7 +118,8 @@ class Properties(Mapping[str, str]):
         return result
 
     def category_maxjobs(self) -> dict[str, int]:
-        """``dagman.<category>.maxjobs`` throttles (e.g. the Pegasus manual's ``dagman.stage-in.maxjobs 4``)."""
+        """``dagman.<category>.maxjobs`` throttles (e.g. the Pegasus manual's ``dagman.stage-in.maxjobs
+        4``)."""
         found: dict[str, int] = {}
         for key in self._data:
             parts = key.split(".")
