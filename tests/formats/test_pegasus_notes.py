@@ -54,7 +54,8 @@ def test_deprecated_property_is_read_under_its_new_name(here: Path) -> None:
 def test_features_not_implemented_yet_are_warned_naming_them(here: Path, define: str) -> None:
     inputs = _load(here, Workflow("w").add_jobs(Job("keg")), define)
     key = define.split("=", 1)[0]
-    assert [w for w in inputs.warnings if key in w and "not implemented yet" in w and "sheaf does not implement it" in w]
+    assert [w for w in inputs.warnings
+            if key in w and "not implemented yet" in w and "sheaf does not implement it" in w]
 
 
 @pytest.mark.parametrize("define", ["pegasus.integrity.checking=full",

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from sheaf.formats import load_inputs
 from sheaf.planner import DataOptions, plan
 from sheaf.planner import _data as data_pass
+from sheaf.planner import _transfer_lists as transfer_lists
 from sheaf.planner._cleanup import add_cleanup
 from sheaf.planner._replicas import Source, path_url, url_in
 
@@ -32,7 +33,7 @@ def test_url_in_is_the_joined_paths_url(directory: str, name: str) -> None:
 @settings(max_examples=200, deadline=None)
 @given(entry=st.fixed_dictionaries({"lfn": _NAMES, "url": _NAMES, "n": st.integers(), "x": st.booleans()}))
 def test_json_text_is_json_dumps(entry: dict[str, object]) -> None:
-    assert data_pass.json_text(entry) == json.dumps(entry, ensure_ascii=False)
+    assert transfer_lists.json_text(entry) == json.dumps(entry, ensure_ascii=False)
 
 
 def test_the_pass_run_by_write_plan_pauses_the_collector(tmp_path: Path,
@@ -77,7 +78,7 @@ def test_transfer_entry_is_the_json_of_its_dict(number: int, linkage: str, lfn: 
         "dest_urls": [{"site_label": dest[0], "url": dest[1]}]}
     if checksum:
         entry["checksum"] = {"sha256": checksum}
-    made = data_pass.transfer_entry(number, linkage, lfn, [Source(url, site) for site, url in sources],
+    made = transfer_lists.transfer_entry(number, linkage, lfn, [Source(url, site) for site, url in sources],
                                     dest[0], dest[1], executable, checksum)
     assert made == json.dumps(entry, ensure_ascii=False)
-    assert json.loads(data_pass.transfer_text([made, made])) == [entry, entry]
+    assert json.loads(transfer_lists.transfer_text([made, made])) == [entry, entry]

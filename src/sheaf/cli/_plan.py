@@ -1,27 +1,11 @@
-"""``sheaf plan``: abstract workflow -> executable workflow in a new submit directory.
+"""``sheaf plan``: parse pegasus-plan's options (``_plan_args``), call ``sheaf.app.plan``, render.
 
-Thin: ``sheaf.formats.load_inputs`` reads everything, ``sheaf.planner.plan`` plans,
-``sheaf.codegen.write_plan`` writes (atomically, into a directory it creates), this module only
-renders what was done: jobs before and after clustering, clusters per technique and aggregator, jobs
-per site (a rich table on a terminal, plain ``key: value`` lines otherwise), the planner's notes with
-``-v``, warnings on stderr, and last the submit directory it made.  ``-q`` leaves only that last
-line; ``--json`` prints pegasus-plan's JSON instead (``_braindump``).  The options are pegasus-plan's
-(``_plan_args``).
-
-The submit directory (``sheaf.codegen._layout``): ``--dir`` is a base (default: the current
-directory); the plan goes to ``<dir>/<user>/pegasus/<workflow>/runNNNN``, a new number each time,
-unless ``--relative-submit-dir`` (else ``--relative-dir``) names it, and then that directory must be
-new or empty: a plan never overwrites an earlier one.  With ``pegasus.dir.useTimestamp`` the last part
-is the planning time instead of ``runNNNN`` (``_layout.timestamp_name``).  The relative execution
-directory -- where jobs run under a site's catalogued shared scratch directory -- is chosen as
-pegasus-plan chooses it (``_exec_dir``; ``_layout``'s docstring) and recorded as
-``options.exec_dir``.  ``--submit`` starts ``sheaf run`` on it in the background, as pegasus-run does
-(``_detach``), and says how to watch it.  ``--deferred`` (how sheaf's
-own sub-workflow jobs plan, in their PRE script, as Pegasus's do) replaces the earlier plan in the
-named directory -- unless the sub-workflow ran there before, which is then kept and resumed
-(``--force-replan`` replans; ``_plan_subwf``) -- and, with ``--submit``, runs it in the foreground.
-``--cache``, ``--inherited-rc-files`` and ``--output-map`` are what a parent passes its child.
-
+The rendering: jobs before and after clustering, clusters per technique and aggregator, jobs per site
+(a rich table on a terminal, plain ``key: value`` lines otherwise), the planner's notes with ``-v``,
+warnings on stderr, and last the submit directory it made.  ``-q`` leaves only that last line;
+``--json`` prints pegasus-plan's JSON instead (the braindump).  ``--submit`` starts ``sheaf run`` on
+the plan in the background, as pegasus-run does (``sheaf.app.submit``), and says how to watch it; with
+``--deferred`` (how sheaf's own sub-workflow jobs plan, in their PRE script) it runs in the foreground.
 Bad input of any kind is one message and exit 2 (the group's error boundary), before anything is
 written.
 """
@@ -30,46 +14,17 @@ from __future__ import annotations
 
 import os
 import sys
-import time
-import uuid
 from collections import Counter
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from collections.abc import Mapping
 
 import click
 
 from sheaf import __version__, app
-from sheaf.app import _braindump
+from sheaf.app import PlanRequest, PlanResult
 from sheaf.cli import _exit, _pegasus_text
-from sheaf.cli._plan_args import (
-    PegasusCommand,
-    StagingOptions,
-    check_reuse,
-    cleanup_mode,
-    input_dirs,
-    refuse,
-    split_commas,
-    staging_sites,
-    workflow_file,
-)
-from sheaf.cli._plan_subwf import keep_ran_plan as _keep_ran_plan
-from sheaf.cli._plan_subwf import read_output_map, with_replica_files
-from sheaf.codegen import (
-    GROUP_PROPERTY,
-    PlanContext,
-    PlanFiles,
-    check_target,
-    named_submit_dir,
-    next_run_number,
-    runs_parent,
-    timestamp_name,
-    user_name,
-    write_groups,
-    write_plan,
-)
-from sheaf.errors import UsageError
-from sheaf.formats import Inputs, load_inputs
-from sheaf.planner import DataOptions, ExecutableWorkflow, plan
+from sheaf.cli._plan_args import PegasusCommand, refuse
+from sheaf.codegen import PlanFiles
+from sheaf.planner import ExecutableWorkflow
 
 
 def _version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
@@ -81,19 +36,6 @@ def _version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
 def _refused(*names: str) -> click.Option:
     """A pegasus-plan option sheaf refuses (``_plan_args.REFUSED``): hidden from --help."""
     return click.Option(list(names), hidden=True, multiple=True, expose_value=False, callback=refuse)
-
-
-@dataclass(frozen=True, slots=True)
-class _Where:
-    """Where the plan goes: a named directory, or the next ``runNNNN`` under ``parent``."""
-
-    base: str
-    named: str | None
-    replace: bool
-    stamp: str | None = None  # pegasus.dir.useTimestamp: the run directory's name instead of runNNNN
-
-    def parent(self, workflow: str) -> str:
-        return runs_parent(self.base, workflow)
 
 
 @click.command("plan", cls=PegasusCommand)
@@ -163,112 +105,40 @@ def _plan_command(*, workflow: str | None, dax: str | None, directory: str | Non
                   jvm_options: tuple[str, ...], deferred: bool, caches: tuple[str, ...],
                   inherited_rc: tuple[str, ...], output_map: str | None,
                   group_size: int | None, as_pegasus: bool) -> None:
-    warnings = [f"-X{option}: a Java VM option; sheaf runs no JVM, ignored" for option in jvm_options]
-    path, base = workflow_file(workflow, dax, directory, warnings)
-    named = relative_submit_dir or relative_dir
-    if deferred and named is None:
-        raise UsageError("--deferred replans into a named submit directory: give --relative-submit-dir")
-    where = _Where(os.path.abspath(base or "."), named, deferred)
-    if named is not None:
-        target = os.path.realpath(named_submit_dir(where.base, named))
-        check_target(target, deferred)  # first: a directory a workflow runs in is refused, never kept
-        if deferred and not force_replan and _keep_ran_plan(target, submit):
-            return
-    check_reuse(reuse)
-    staging = StagingOptions(staging_sites(staging_site), split_commas(output_sites),
-                             os.path.abspath(output_dir) if output_dir else None,
-                             cleanup_mode(cleanup, nocleanup), randomdir)
-    inputs_dirs = input_dirs(input_dir)
-    started = time.perf_counter()
-    inputs = _load(path, conf, defines, tc, sc, rc)
-    if named is None and inputs.properties.get_bool("pegasus.dir.useTimestamp"):
-        extended = inputs.properties.get_bool("pegasus.dir.timestamp.extended")
-        where = replace(where, stamp=timestamp_name(time.time(), extended=extended))
-    inputs = replace(inputs, rc=with_replica_files(
-        inputs.rc, split_commas(caches), split_commas(inherited_rc),
-        inputs.properties.get_bool("pegasus.catalog.replica.cache.asrc", False)))
-    data = DataOptions(output_dir=staging.output_dir, staging_sites=staging.staging_sites,
-                       cleanup=staging.cleanup or "inplace", force=force, rc_file=inputs.paths.get("rc"),
-                       cwd=os.getcwd(), input_dir=os.pathsep.join(inputs_dirs) or None)
-    exec_wf = _plan(inputs, split_commas(sites), staging.output_sites, split_commas(cluster), data)
-    record = {**staging.record(), "input_dirs": list(inputs_dirs), "force": force,
-              "force_replan": force_replan, "basename": basename}
-    context = PlanContext(os.getcwd(), {key: os.path.abspath(value) for key in ("tc", "sc", "rc")
-                                        if (value := inputs.paths.get(key))},
-                          split_commas(sites), read_output_map(output_map), inputs.tc)
-    planned = time.perf_counter()
-    dump: dict[str, object] = {}
+    request = PlanRequest(workflow, dax, directory, relative_dir, relative_submit_dir, basename, sites,
+                          output_sites, output_dir, staging_site, cleanup, nocleanup, randomdir, cluster,
+                          conf, defines, tc, sc, rc, input_dir, force, force_replan, reuse, deferred, caches,
+                          inherited_rc, output_map, group_size, jvm_options, tuple(sys.argv[1:]))
+    told: list[str] = []
 
-    wf_uuid = str(uuid.uuid4())
+    def warn(text: str) -> None:
+        told.append(text)
+        click.echo(f"sheaf: warning: {text}", err=True)
 
-    def extras(files: PlanFiles) -> dict[str, str]:
-        dump.update(_braindump.braindump(workflow=exec_wf.name, workflow_file=path, base=where.base,
-                                         submit_dir=files.directory, dag=files.dag, user=user_name(),
-                                         argv=sys.argv[1:], wf_uuid=wf_uuid))
-        return {"braindump.yml": _braindump.yaml_text(dump)}
-
-    exec_dir = _exec_dir(where, exec_wf.name, relative_dir, randomdir, basename, wf_uuid)
-    size = group_size or _group_property(inputs.properties.get(GROUP_PROPERTY))
-    collector = inputs.properties.get("sheaf.collector.file")
-
-    def grouped(staging: str, files: PlanFiles) -> None:
-        assert size is not None
-        write_groups(files.directory, size, dag_name=os.path.basename(files.dag), collector=collector,
-                     staging=staging)
-
-    files = _write(exec_wf, where, basename, extras, record, exec_dir, context,
-                   grouped if size is not None else None)
-    written = time.perf_counter()
-    for warning in [*warnings, *exec_wf.warnings, *files.warnings]:
-        click.echo(f"sheaf: warning: {warning}", err=True)
+    result = app.plan(request, on_warning=warn)
+    if result.kept:
+        click.echo(f"sheaf: the sub-workflow in {result.directory} ran before: resuming it, not replanning "
+                   "(--force-replan replans)", err=True)
+        click.echo(f"submit directory: {result.directory}")
+        if submit:
+            _run_here(result.directory)
+        return
+    for warning in result.warnings:
+        if warning not in told:
+            click.echo(f"sheaf: warning: {warning}", err=True)
     level = verbose - quiet
     if as_json:
-        click.echo(_braindump.json_text(dump))
+        click.echo(_json_text(result))
     elif level >= 0:
-        _render(_rows(inputs, exec_wf, files, planned - started, written - planned), exec_wf, files)
+        _render(result)
     if level > 0 and not as_json:
-        for note in exec_wf.notes:
+        for note in result.notes:
             click.echo(f"note: {note}")
-    _after(files.directory, submit=submit, foreground=deferred, as_json=as_json, as_pegasus=as_pegasus)
+    _after(result.directory, submit=submit, foreground=deferred, as_json=as_json, as_pegasus=as_pegasus)
 
 
-def _exec_dir(where: _Where, workflow: str, relative_dir: str | None, randomdir: str | None,
-              basename: str | None, wf_uuid: str) -> Callable[[str], str]:
-    """pegasus-plan's relative execution directory (``_layout``), given the submit directory made:
-    ``--randomdir`` over ``--relative-dir`` over the default relative submit directory."""
-    if randomdir is not None:
-        name = randomdir or f"{basename or workflow + '-0'}-{wf_uuid}"
-        return lambda _final: name
-    if relative_dir is not None:
-        return lambda _final: relative_dir
-    if where.named is None:
-        return lambda final: os.path.relpath(final, where.base)
-    parent = where.parent(workflow)  # under --relative-submit-dir: the numbered name Pegasus would pick
-    default = where.stamp or f"run{next_run_number(parent):04d}"
-    return lambda _final: os.path.relpath(os.path.join(parent, default), where.base)
-
-
-def _group_property(value: str | None) -> int | None:
-    if value is None or not value.strip():
-        return None
-    if not value.strip().isdigit() or int(value) < 1:
-        raise UsageError(f"{GROUP_PROPERTY} must be a positive integer, got {value!r}")
-    return int(value)
-
-
-def _write(exec_wf: ExecutableWorkflow, where: _Where, basename: str | None,
-           extras: object, record: Mapping[str, object], exec_dir: Callable[[str], str],
-           context: PlanContext, finish: Callable[[str, PlanFiles], None] | None) -> PlanFiles:
-    """``write_plan`` into the named or the next numbered directory; ``finish`` (``--group-size``)
-    reshapes the plan in the staging directory, before it takes its place."""
-    if where.named is not None:
-        target = named_submit_dir(where.base, where.named)
-        return write_plan(exec_wf, target, replace=where.replace, basename=basename,
-                          extra_files=extras, options=record, exec_dir=exec_dir,  # type: ignore[arg-type]
-                          context=context, finish=finish)
-    return write_plan(exec_wf, where.parent(exec_wf.name), numbered=True, run_name=where.stamp,
-                      basename=basename, extra_files=extras, options=record,  # type: ignore[arg-type]
-                      exec_dir=exec_dir, context=context, finish=finish)
+def _json_text(result: PlanResult) -> str:
+    return app.braindump_json(dict(result.braindump))
 
 
 def _after(directory: str, *, submit: bool, foreground: bool, as_json: bool, as_pegasus: bool) -> None:
@@ -288,44 +158,25 @@ def _after(directory: str, *, submit: bool, foreground: bool, as_json: bool, as_
         say(_pegasus_text.planned(directory) if as_pegasus else f"run it with: sheaf run {directory}")
 
 
-def _load(workflow: str, conf: str | None, defines: tuple[str, ...], tc: str | None, sc: str | None,
-          rc: str | None) -> Inputs:
-    warnings: list[str] = []
-    try:
-        inputs = load_inputs(workflow, conf=conf, defines=defines, tc=tc, sc=sc, rc=rc)
-        warnings = inputs.warnings
-    finally:
-        for warning in warnings:
-            click.echo(f"sheaf: warning: {warning}", err=True)
-    return inputs
-
-
-def _plan(inputs: Inputs, sites: tuple[str, ...], output_sites: tuple[str, ...],
-          clustering: tuple[str, ...], data: DataOptions) -> ExecutableWorkflow:
-    return plan(inputs.workflow, tc=inputs.tc, sc=inputs.sc, rc=inputs.rc, properties=inputs.properties,
-                sites=sites or None, output_sites=output_sites, clustering=clustering, data=data)
-
-
 def _counts(counts: Mapping[str, int]) -> str:
     return ", ".join(f"{n} {kind}" for kind, n in sorted(counts.items()))
 
 
-def _rows(inputs: Inputs, exec_wf: ExecutableWorkflow, files: PlanFiles, plan_s: float,
-          write_s: float) -> list[tuple[str, str]]:
+def _rows(result: PlanResult, exec_wf: ExecutableWorkflow, files: PlanFiles) -> list[tuple[str, str]]:
     clusters = [job for job in exec_wf.jobs if job.type == "cluster"]
     by_kind = Counter(f"{job.technique or 'cluster'}/{job.aggregator}" for job in clusters)
     tasks = sum(len(job.tasks) for job in clusters)
     kinds = f" ({_counts(by_kind)})" if by_kind else ""
     return [
         ("workflow", exec_wf.name),
-        ("abstract jobs", str(len(inputs.workflow.jobs))),
+        ("abstract jobs", str(result.abstract_jobs)),
         ("executable jobs", f"{sum(files.job_types.values())} ({_counts(files.job_types)})"),
         ("clusters", f"{len(clusters)} holding {tasks} tasks{kinds}"),
         ("clustering", ",".join(exec_wf.clustering) or "none"),
         ("edges", str(files.edges)),
         ("directory", files.directory),
         ("dag", os.path.basename(files.dag)),
-        ("time", f"load+plan {plan_s:.2f}s, write {write_s:.2f}s"),
+        ("time", f"load+plan {result.plan_seconds:.2f}s, write {result.write_seconds:.2f}s"),
     ]
 
 
@@ -339,7 +190,10 @@ def _site_rows(exec_wf: ExecutableWorkflow) -> list[tuple[str, int, int, int]]:
     return [(site, *counts) for site, counts in sorted(per.items())]  # type: ignore[misc]
 
 
-def _render(rows: list[tuple[str, str]], exec_wf: ExecutableWorkflow, files: PlanFiles) -> None:
+def _render(result: PlanResult) -> None:
+    exec_wf, files = result.executable, result.files
+    assert exec_wf is not None and files is not None
+    rows = _rows(result, exec_wf, files)
     sites = _site_rows(exec_wf)
     if not sys.stdout.isatty():
         for key, value in rows:

@@ -44,12 +44,10 @@ files to remove or register) and codegen appends that file's path to its argumen
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from json.encoder import encode_basestring
 
 from sheaf.errors import PlanningError
 from sheaf.formats import gc_paused
@@ -58,12 +56,11 @@ from sheaf.planner._cleanup import add_cleanup
 from sheaf.planner._configurations import condorio_lists, lite_manifests, staging_site
 from sheaf.planner._naming import safe
 from sheaf.planner._plan import ExecJob, ExecutableWorkflow
-from sheaf.planner._replicas import ReplicaSelector, Source, path_url, url_in
+from sheaf.planner._replicas import Source, path_url, url_in
+from sheaf.planner._stageout import cluster_limit, plan_stage_out, replica_selector
+from sheaf.planner._transfer_lists import transfer_entry, transfer_options, transfer_text
 
 RUNS_TASKS = ("compute", "cluster", "subworkflow")
-#: ``json.dumps(value, ensure_ascii=False)`` without building an encoder per call (one call per entry of
-#: every transfer list: 10^5 of them for 10^5 jobs)
-json_text = json.JSONEncoder(ensure_ascii=False).encode
 _INTEGRITY = ("none", "full", "nosymlink")
 
 
@@ -216,12 +213,6 @@ def workflow_inputs(exec_wf: ExecutableWorkflow) -> set[str]:
     return consumed - produced
 
 
-def _selector(exec_wf: ExecutableWorkflow) -> ReplicaSelector:
-    dirs = tuple((exec_wf.data.input_dir or exec_wf.input_dir or "").split(os.pathsep))
-    return ReplicaSelector(exec_wf.replica_catalog, exec_wf.properties, dirs,
-                           exec_wf.data.cwd or os.getcwd())
-
-
 def _collect_inputs(state: _Pass, config: str) -> None:
     """site -> lfn -> ``_Staged`` for every workflow input a job reads; bypassed inputs are read where
     their replica is (module docstring)."""
@@ -230,7 +221,7 @@ def _collect_inputs(state: _Pass, config: str) -> None:
     if not inputs:
         return
     bypassing = _bypassing(exec_wf, inputs) if config != "sharedfs" else set()
-    selector = _selector(exec_wf)
+    selector = replica_selector(exec_wf)
     get = exec_wf.workflow.jobs.get
     missing: set[str] = set()
     cache: dict[tuple[str, str], list[Source]] = {}
@@ -335,8 +326,6 @@ class Planned:
 def _aux_plan(state: _Pass, sites: Sequence[str]) -> Planned:
     """Create the create_dir, stage_in, stage_out and register jobs; return the edges over the final
     job list (aux jobs first) and the cleanup facts."""
-    from sheaf.planner._stageout import plan_stage_out
-
     exec_wf = state.exec_wf
     create: dict[str, int] = {}
     for site in sites:
@@ -390,30 +379,6 @@ def _stage_in_buckets(state: _Pass, site: str) -> list[tuple[int, list[_Staged]]
     return out
 
 
-def cluster_limit(exec_wf: ExecutableWorkflow, site: str, key: str) -> int | None:
-    """``<key>.local.clusters``, else ``<key>.clusters`` (``key``: ``stagein`` or ``stageout``) from the
-    site's catalog profiles, else the properties (``pegasus.stagein.clusters``); None when unset.  Every
-    transfer job runs on the submit host, so the ``.local.`` form is the one that applies (``.remote.``
-    would count jobs run on the compute site, which sheaf does not make)."""
-    entry = exec_wf.site_catalog.get(site) if exec_wf.site_catalog is not None else None
-    profiles = entry.profiles.get("pegasus", {}) if entry is not None else {}
-    raw = None
-    for name in (f"{key}.local.clusters", f"{key}.clusters"):
-        raw = profiles.get(name) or exec_wf.properties.get_str(f"pegasus.{name}")
-        if raw is not None:
-            break
-    if raw is None:
-        return None
-    try:
-        value = int(raw)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise PlanningError(f"{key}.clusters is not a positive integer", value=raw,
-                            rule=f"{key}.clusters counts jobs per level: 1 or more")
-    return value
-
-
 def _add_stage_in(state: _Pass, buckets: dict[str, list[tuple[int, list[_Staged]]]]
                   ) -> list[tuple[int, list[_Staged], str]]:
     out = []
@@ -430,46 +395,6 @@ def _add_stage_in(state: _Pass, buckets: dict[str, list[tuple[int, list[_Staged]
                           arguments=transfer_options(exec_wf, workdir, state.submit_dir))
             out.append((state.add(job, transfer_text(entries)), files, site))
     return out
-
-
-def transfer_options(exec_wf: ExecutableWorkflow, root: str, submit_dir: str) -> tuple[str, ...]:
-    """``sheaf-transfer``'s options for a job delivering into ``root`` (the fixed interface)."""
-    props = exec_wf.properties
-    threads = props.get_int("pegasus.transfer.threads", 2, minimum=1) or 2
-    integrity = (props.get_str("pegasus.integrity.checking") or "full").strip().lower()
-    argv = ["--threads", str(threads)]
-    if props.get_bool("pegasus.transfer.links", False):
-        argv.append("--link")
-    argv += ["--root", root, "--integrity", integrity]
-    if integrity != "none":
-        argv += ["--meta-dir", os.path.join(submit_dir, "integrity")]
-    return tuple(argv)
-
-
-def transfer_entry(number: int, linkage: str, lfn: str, sources: Iterable[Source], dest_site: str,
-                   dest_url: str, executable: bool = False, checksum: str | None = None) -> str:
-    """One entry of a transfer list, as ``json_text`` writes the dict ``{"type": "transfer", "id":
-    number, "linkage", "lfn", "executable", "src_urls": [{"site_label", "url"}...], "dest_urls": [...],
-    ["checksum": {"sha256"}]}`` -- formatted here: a list of 10^5 jobs holds 10^5 entries, and json's
-    per-call set-up was most of their cost (the test checks both agree)."""
-    srcs = ", ".join(f'{{"site_label": {json_str(s.site)}, "url": {json_str(s.url)}}}' for s in sources)
-    text = (f'{{"type": "transfer", "id": {number:d}, "linkage": {json_str(linkage)}, '
-            f'"lfn": {json_str(lfn)}, "executable": {"true" if executable else "false"}, '
-            f'"src_urls": [{srcs}], '
-            f'"dest_urls": [{{"site_label": {json_str(dest_site)}, "url": {json_str(dest_url)}}}]')
-    if checksum:
-        text += f', "checksum": {{"sha256": {json_str(checksum)}}}'
-    return text + "}"
-
-
-def json_str(value: object) -> str:
-    """``json_text(value)``, for a ``str`` by json's own C string encoder alone."""
-    return encode_basestring(value) if value.__class__ is str else json_text(value)
-
-
-def transfer_text(entries: list[str]) -> str:
-    """One entry a line: readable, and cheap to write (an ``indent`` would take json's Python encoder)."""
-    return "[\n" + ",\n".join(entries) + "\n]\n"
 
 
 def _has_same_site_parent(jobs: Sequence[ExecJob], edges: Iterable[tuple[int, int]]) -> list[bool]:

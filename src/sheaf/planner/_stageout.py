@@ -29,7 +29,8 @@ from sheaf.errors import PlanningError
 from sheaf.model import Use, all_uses
 from sheaf.planner._naming import safe
 from sheaf.planner._plan import ExecJob, ExecutableWorkflow
-from sheaf.planner._replicas import Source, url_in
+from sheaf.planner._replicas import ReplicaSelector, Source, url_in
+from sheaf.planner._transfer_lists import json_str, transfer_entry, transfer_options, transfer_text
 
 if TYPE_CHECKING:
     from sheaf.planner._data import _Pass
@@ -61,8 +62,6 @@ class StageOut:
     def add_inter_jobs(self, state: _Pass) -> list[tuple[int, str, str, list[str], list[int]]]:
         """The inter-site transfers: per (from, to) pair and level of the makers, at most ceil(n/10) jobs
         (n: the files); (job index, from, to, lfns, readers) each."""
-        from sheaf.planner._data import transfer_entry, transfer_options, transfer_text
-
         exec_wf, jobs = self.exec_wf, self.exec_wf.jobs
         per: dict[tuple[str, str, int], list[str]] = {}
         for (src, dst, lfn), _readers in sorted(self.inter.items()):
@@ -103,8 +102,6 @@ class StageOut:
         """One stage_out job per bucket and one register job per site and level, a child of the level's
         stage-out jobs that deliver registered files: (stage index, files, None) for each stage-out
         job, then (stage index, [], register index) for each such edge."""
-        from sheaf.planner._data import json_str, transfer_entry, transfer_options, transfer_text
-
         exec_wf = self.exec_wf
         made: list[tuple[int, list[_File], int | None]] = []
         counters: dict[tuple[str, int], int] = {}
@@ -168,8 +165,6 @@ def plan_stage_out(exec_wf: ExecutableWorkflow, submit_dir: str) -> StageOut:
     plan = StageOut(exec_wf, output_targets(exec_wf, submit_dir), files, inter)
     if not plan.targets:
         return plan
-    from sheaf.planner._data import cluster_limit
-
     per: dict[tuple[str, int], list[_File]] = {}
     jobs = exec_wf.jobs
     for f in files.values():
@@ -197,9 +192,7 @@ def _made(exec_wf: ExecutableWorkflow, site: str, lfn: str) -> Source:
 def _reused(exec_wf: ExecutableWorkflow, targets: list[tuple[str, str]]) -> list[_File]:
     """The outputs of jobs data reuse pruned, to stage out from their best replica (``_reuse``) --
     unless the catalog has them in every output directory already."""
-    from sheaf.planner._data import _selector
-
-    selector = _selector(exec_wf)
+    selector = replica_selector(exec_wf)
     found = []
     for lfn, register in exec_wf.reused_outputs.items():
         sources = selector.sources(lfn, "local")
@@ -310,3 +303,34 @@ def register_target(exec_wf: ExecutableWorkflow) -> tuple[str, str]:
     if kind not in ("yaml", "file"):
         kind = "yaml" if path.endswith((".yml", ".yaml")) else "file"
     return path, kind
+
+
+def cluster_limit(exec_wf: ExecutableWorkflow, site: str, key: str) -> int | None:
+    """``<key>.local.clusters``, else ``<key>.clusters`` (``key``: ``stagein`` or ``stageout``) from the
+    site's catalog profiles, else the properties (``pegasus.stagein.clusters``); None when unset.  Every
+    transfer job runs on the submit host, so the ``.local.`` form is the one that applies (``.remote.``
+    would count jobs run on the compute site, which sheaf does not make)."""
+    entry = exec_wf.site_catalog.get(site) if exec_wf.site_catalog is not None else None
+    profiles = entry.profiles.get("pegasus", {}) if entry is not None else {}
+    raw = None
+    for name in (f"{key}.local.clusters", f"{key}.clusters"):
+        raw = profiles.get(name) or exec_wf.properties.get_str(f"pegasus.{name}")
+        if raw is not None:
+            break
+    if raw is None:
+        return None
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise PlanningError(f"{key}.clusters is not a positive integer", value=raw,
+                            rule=f"{key}.clusters counts jobs per level: 1 or more")
+    return value
+
+
+def replica_selector(exec_wf: ExecutableWorkflow) -> ReplicaSelector:
+    """How the workflow's inputs are found: the replica catalog, the properties' selector, --input-dir."""
+    dirs = tuple((exec_wf.data.input_dir or exec_wf.input_dir or "").split(os.pathsep))
+    return ReplicaSelector(exec_wf.replica_catalog, exec_wf.properties, dirs,
+                           exec_wf.data.cwd or os.getcwd())

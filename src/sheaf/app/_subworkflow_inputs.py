@@ -1,4 +1,4 @@
-"""What ``sheaf plan`` reads when it plans a sub-workflow (the parent's PRE script runs it).
+"""What a plan reads when it plans a sub-workflow (the parent's PRE script runs ``sheaf plan``).
 
 - ``--cache F``: a text replica catalog of where an upstream sibling sub-workflow's outputs were
   planned to be (its ``<basename>.cache``).  Its locations are preferred over the replica catalog's,
@@ -17,19 +17,17 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
-
-import click
+from collections.abc import Callable, Sequence
 
 from sheaf.formats import read_replica_catalog
 from sheaf.model import ReplicaCatalog, file_url_path
 
 
-def _read(paths: Sequence[str]) -> ReplicaCatalog | None:
+def _read(paths: Sequence[str], warn: Callable[[str], None]) -> ReplicaCatalog | None:
     merged: ReplicaCatalog | None = None
     for path in paths:
         if not os.path.exists(path):  # an upstream sibling that planned nothing, or a user's typo
-            click.echo(f"sheaf: warning: replica file {path} does not exist; skipped", err=True)
+            warn(f"replica file {path} does not exist; skipped")
             continue
         catalog = read_replica_catalog(path)
         merged = catalog if merged is None else merged.merged_with(catalog)
@@ -37,8 +35,8 @@ def _read(paths: Sequence[str]) -> ReplicaCatalog | None:
 
 
 def with_replica_files(rc: ReplicaCatalog | None, caches: Sequence[str], inherited: Sequence[str],
-                       cache_as_rc: bool) -> ReplicaCatalog | None:
-    cache, parent = _read(caches), _read(inherited)
+                       cache_as_rc: bool, warn: Callable[[str], None]) -> ReplicaCatalog | None:
+    cache, parent = _read(caches, warn), _read(inherited, warn)
     if cache is not None:
         if rc is None:
             rc = cache
@@ -64,16 +62,7 @@ def read_output_map(path: str | None) -> dict[str, str]:
     return out
 
 
-def keep_ran_plan(target: str, submit: bool) -> bool:
-    """True when ``target`` holds a plan that already ran: it is kept (and run again, resuming)."""
-    ran = os.path.isdir(os.path.join(target, ".sheaf"))
-    if not (ran and os.path.isfile(os.path.join(target, "plan.json"))):
-        return False
-    click.echo(f"sheaf: the sub-workflow in {target} ran before: resuming it, not replanning "
-               "(--force-replan replans)", err=True)
-    click.echo(f"submit directory: {target}")
-    if submit:
-        from sheaf.cli._plan import _run_here
-
-        _run_here(target)
-    return True
+def ran_before(target: str) -> bool:
+    """True when ``target`` holds a plan that already ran (its ``plan.json`` and the engine's journal
+    directory): a deferred replan keeps it, and the run resumes."""
+    return os.path.isdir(os.path.join(target, ".sheaf")) and os.path.isfile(os.path.join(target, "plan.json"))

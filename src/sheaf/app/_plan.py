@@ -1,0 +1,226 @@
+"""Plan a workflow into a new submit directory: what ``sheaf plan`` and a Python caller share.
+
+``plan(PlanRequest(...))`` reads everything (``sheaf.formats.load_inputs``: the workflow, the layered
+properties, the three catalogs), chooses and reserves the submit directory, plans
+(``sheaf.planner.plan``, the data pass included, which needs the directory's path) and writes it
+(``sheaf.codegen.write_plan``: atomically, ``braindump.yml`` among the files).  Bad input of any kind
+is an ``InputError``/``UsageError`` before anything is written; a failed write leaves nothing.
+
+The submit directory is made as pegasus-plan makes it: ``<base>/<user>/pegasus/<workflow>/runNNNN``,
+a new number each time (with ``pegasus.dir.useTimestamp``, the planning time instead), unless
+``relative_submit_dir`` (else ``relative_dir``) names it under ``base``, which must then be new or
+empty: a plan never overwrites an earlier one.  The relative execution directory -- where jobs run
+under a site's catalogued shared scratch -- is ``randomdir`` over ``relative_dir`` over the default
+relative submit directory (``sheaf.codegen``'s layout), recorded as ``options.exec_dir``.  A
+``deferred`` plan (a sub-workflow's, made when its job becomes ready) replaces the earlier plan in the
+named directory -- unless the sub-workflow ran there before, which is kept to resume
+(``PlanResult.kept``; ``force_replan`` replans).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+
+from sheaf.app import _braindump
+from sheaf.app._plan_request import (
+    PlanRequest,
+    StagingOptions,
+    check_reuse,
+    cleanup_mode,
+    input_dirs,
+    split_commas,
+    staging_sites,
+    workflow_file,
+)
+from sheaf.app._subworkflow_inputs import ran_before, read_output_map, with_replica_files
+from sheaf.codegen import (
+    GROUP_PROPERTY,
+    PlanContext,
+    PlanFiles,
+    check_target,
+    named_submit_dir,
+    next_run_number,
+    runs_parent,
+    timestamp_name,
+    user_name,
+    write_groups,
+    write_plan,
+)
+from sheaf.errors import UsageError
+from sheaf.formats import Inputs, load_inputs
+from sheaf.planner import DataOptions, ExecutableWorkflow
+from sheaf.planner import plan as plan_workflow
+
+__all__ = ["PlanResult", "plan"]
+
+
+@dataclass(frozen=True, slots=True)
+class PlanResult:
+    """What a plan made: the submit ``directory``; ``kept`` when a deferred plan found the sub-workflow
+    ran there before and kept it (then nothing else is set); the executable workflow and the files
+    written; the braindump record (pegasus-plan's ``--json``); warnings and the planner's notes;
+    seconds spent loading and planning, and writing."""
+
+    directory: str
+    kept: bool = False
+    abstract_jobs: int = 0
+    executable: ExecutableWorkflow | None = None
+    files: PlanFiles | None = None
+    braindump: Mapping[str, object] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+    plan_seconds: float = 0.0
+    write_seconds: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class _Where:
+    """Where the plan goes: a named directory, or the next ``runNNNN`` under ``parent``."""
+
+    base: str
+    named: str | None
+    replace: bool
+    stamp: str | None = None  # pegasus.dir.useTimestamp: the run directory's name instead of runNNNN
+
+    def parent(self, workflow: str) -> str:
+        return runs_parent(self.base, workflow)
+
+
+def plan(request: PlanRequest, *, on_warning: Callable[[str], None] | None = None) -> PlanResult:
+    """Plan ``request`` into a new submit directory (module docstring).  ``on_warning`` hears the
+    warnings of reading the inputs as they come (even when reading then fails); the result lists
+    every warning."""
+    warnings = [f"-X{option}: a Java VM option; sheaf runs no JVM, ignored" for option in request.jvm_options]
+    path, base = workflow_file(request.workflow, request.dax, request.base, warnings)
+    named = request.relative_submit_dir or request.relative_dir
+    if request.deferred and named is None:
+        raise UsageError("--deferred replans into a named submit directory: give --relative-submit-dir")
+    where = _Where(os.path.abspath(base or "."), named, request.deferred)
+    if named is not None:
+        target = os.path.realpath(named_submit_dir(where.base, named))
+        check_target(target, request.deferred)  # first: a directory a workflow runs in is refused, never kept
+        if request.deferred and not request.force_replan and ran_before(target):
+            return PlanResult(target, kept=True)
+    check_reuse(request.reuse)
+    staging = StagingOptions(staging_sites(request.staging_sites), split_commas(request.output_sites),
+                             os.path.abspath(request.output_dir) if request.output_dir else None,
+                             cleanup_mode(request.cleanup, request.nocleanup), request.randomdir)
+    inputs_dirs = input_dirs(request.input_dirs)
+    started = time.perf_counter()
+    inputs = _load(path, request, warnings, on_warning)
+    if named is None and inputs.properties.get_bool("pegasus.dir.useTimestamp"):
+        extended = inputs.properties.get_bool("pegasus.dir.timestamp.extended")
+        where = replace(where, stamp=timestamp_name(time.time(), extended=extended))
+    inputs = replace(inputs, rc=with_replica_files(
+        inputs.rc, split_commas(request.caches), split_commas(request.inherited_rc),
+        inputs.properties.get_bool("pegasus.catalog.replica.cache.asrc", False), _both(warnings, on_warning)))
+    data = DataOptions(output_dir=staging.output_dir, staging_sites=staging.staging_sites,
+                       cleanup=staging.cleanup or "inplace", force=request.force,
+                       rc_file=inputs.paths.get("rc"), cwd=os.getcwd(),
+                       input_dir=os.pathsep.join(inputs_dirs) or None)
+    exec_wf = plan_workflow(inputs.workflow, tc=inputs.tc, sc=inputs.sc, rc=inputs.rc,
+                            properties=inputs.properties, sites=split_commas(request.sites) or None,
+                            output_sites=staging.output_sites, clustering=split_commas(request.clustering),
+                            data=data)
+    record = {**staging.record(), "input_dirs": list(inputs_dirs), "force": request.force,
+              "force_replan": request.force_replan, "basename": request.basename}
+    context = PlanContext(os.getcwd(), {key: os.path.abspath(value) for key in ("tc", "sc", "rc")
+                                        if (value := inputs.paths.get(key))},
+                          split_commas(request.sites), read_output_map(request.output_map), inputs.tc)
+    planned = time.perf_counter()
+    dump: dict[str, object] = {}
+    wf_uuid = str(uuid.uuid4())
+
+    def extras(files: PlanFiles) -> dict[str, str]:
+        dump.update(_braindump.braindump(workflow=exec_wf.name, workflow_file=path, base=where.base,
+                                         submit_dir=files.directory, dag=files.dag, user=user_name(),
+                                         argv=request.argv or sys.argv[1:], wf_uuid=wf_uuid))
+        return {"braindump.yml": _braindump.yaml_text(dump)}
+
+    exec_dir = _exec_dir(where, exec_wf.name, request, wf_uuid)
+    size = request.group_size or _group_property(inputs.properties.get(GROUP_PROPERTY))
+    collector = inputs.properties.get("sheaf.collector.file")
+
+    def grouped(staging_dir: str, files: PlanFiles) -> None:
+        assert size is not None
+        write_groups(files.directory, size, dag_name=os.path.basename(files.dag), collector=collector,
+                     staging=staging_dir)
+
+    files = _write(exec_wf, where, request.basename, extras, record, exec_dir, context,
+                   grouped if size is not None else None)
+    written = time.perf_counter()
+    return PlanResult(files.directory, abstract_jobs=len(inputs.workflow.jobs), executable=exec_wf,
+                      files=files, braindump=dump,
+                      warnings=(*warnings, *exec_wf.warnings, *files.warnings), notes=tuple(exec_wf.notes),
+                      plan_seconds=planned - started, write_seconds=written - planned)
+
+
+def _both(warnings: list[str], on_warning: Callable[[str], None] | None) -> Callable[[str], None]:
+    def warn(text: str) -> None:
+        warnings.append(text)
+        if on_warning is not None:
+            on_warning(text)
+    return warn
+
+
+def _load(path: str, request: PlanRequest, warnings: list[str],
+          on_warning: Callable[[str], None] | None) -> Inputs:
+    """The inputs; their warnings are told as they come, and kept for the result."""
+    for warning in warnings:
+        if on_warning is not None:
+            on_warning(warning)
+    told: list[str] = []
+    try:
+        inputs = load_inputs(path, conf=request.conf, defines=request.defines, tc=request.tc, sc=request.sc,
+                             rc=request.rc)
+        told = inputs.warnings
+    finally:
+        for warning in told:
+            if on_warning is not None:
+                on_warning(warning)
+    warnings.extend(told)
+    return inputs
+
+
+def _exec_dir(where: _Where, workflow: str, request: PlanRequest, wf_uuid: str) -> Callable[[str], str]:
+    """pegasus-plan's relative execution directory (``sheaf.codegen``'s layout), given the submit
+    directory made: ``randomdir`` over ``relative_dir`` over the default relative submit directory."""
+    if request.randomdir is not None:
+        name = request.randomdir or f"{request.basename or workflow + '-0'}-{wf_uuid}"
+        return lambda _final: name
+    relative_dir = request.relative_dir
+    if relative_dir is not None:
+        return lambda _final: relative_dir
+    if where.named is None:
+        return lambda final: os.path.relpath(final, where.base)
+    parent = where.parent(workflow)  # under relative_submit_dir: the numbered name Pegasus would pick
+    default = where.stamp or f"run{next_run_number(parent):04d}"
+    return lambda _final: os.path.relpath(os.path.join(parent, default), where.base)
+
+
+def _group_property(value: str | None) -> int | None:
+    if value is None or not value.strip():
+        return None
+    if not value.strip().isdigit() or int(value) < 1:
+        raise UsageError(f"{GROUP_PROPERTY} must be a positive integer, got {value!r}")
+    return int(value)
+
+
+def _write(exec_wf: ExecutableWorkflow, where: _Where, basename: str | None,
+           extras: Callable[[PlanFiles], Mapping[str, str]], record: Mapping[str, object],
+           exec_dir: Callable[[str], str], context: PlanContext,
+           finish: Callable[[str, PlanFiles], None] | None) -> PlanFiles:
+    """``write_plan`` into the named or the next numbered directory; ``finish`` (``group_size``)
+    reshapes the plan in the staging directory, before it takes its place."""
+    if where.named is not None:
+        target = named_submit_dir(where.base, where.named)
+        return write_plan(exec_wf, target, replace=where.replace, basename=basename, extra_files=extras,
+                          options=record, exec_dir=exec_dir, context=context, finish=finish)
+    return write_plan(exec_wf, where.parent(exec_wf.name), numbered=True, run_name=where.stamp,
+                      basename=basename, extra_files=extras, options=record, exec_dir=exec_dir,
+                      context=context, finish=finish)

@@ -1,0 +1,92 @@
+"""``sheaf.app``, the application layer: what the command line and a Python caller share.
+
+A plan made by ``sheaf plan`` and one made by ``sheaf.app.plan`` hold the same files; a run by ``sheaf run``
+and one by ``sheaf.app.run`` leave the same records (the events database, ``<dag>.dagman.out``); the
+README's Python example runs as shown.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from sheaf import app
+
+ROOT = Path(__file__).resolve().parents[1]
+SHEAF = str(Path(sys.executable).with_name("sheaf"))
+
+
+def test_the_public_surface_is_pinned() -> None:
+    assert sorted(app.__all__) == sorted([
+        "DagmanOptions", "PlanRequest", "PlanResult", "RUN_LOG", "RunOptions", "RunResult", "Statistics",
+        "WorkflowStatus", "braindump_json", "condor_submit_dag_options", "hand_to_dagman", "pegasus_status",
+        "plan", "run", "running", "statistics", "status", "stop", "submit",
+    ])
+    assert all(getattr(app, name) is not None for name in app.__all__)
+
+
+def _tree(directory: Path) -> set[str]:
+    return {path.relative_to(directory).as_posix() for path in directory.rglob("*")}
+
+
+@pytest.fixture
+def example(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    here = tmp_path / "blackdiamond"
+    shutil.copytree(ROOT / "examples" / "blackdiamond", here)
+    monkeypatch.chdir(here)
+    return here
+
+
+def test_the_command_line_and_python_make_the_same_directories(example: Path) -> None:
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}"}
+    done = subprocess.run([SHEAF, "plan", "workflow.yml", "--dir", "runs", "--relative-dir", "cli",
+                           "--cluster", "horizontal", "-q"], cwd=example, env=env, capture_output=True,
+                          text=True, check=True)
+    assert done.stdout.splitlines()[0] == f"submit directory: {example / 'runs' / 'cli'}"
+    planned = app.plan(app.PlanRequest("workflow.yml", base="runs", relative_dir="py",
+                                       clustering=("horizontal",)))
+    assert planned.directory == str(example / "runs" / "py") and not planned.kept
+    assert planned.executable is not None and planned.files is not None
+    assert _tree(example / "runs" / "cli") == _tree(example / "runs" / "py")
+    assert planned.braindump["submit_dir"] == planned.directory
+
+    subprocess.run([SHEAF, "run", "runs/cli"], cwd=example, env=env, capture_output=True, check=True)
+    result = app.run(planned.directory)
+    assert result.succeeded
+    assert _tree(example / "runs" / "cli") == _tree(example / "runs" / "py")
+    assert app.status(planned.directory).state == "succeeded"
+    assert app.statistics(planned.directory).summary
+    out = (example / "runs" / "py" / "blackdiamond.dag.dagman.out").read_text()
+    assert "EXITING WITH STATUS 0" in out
+
+
+def test_a_numbered_plan_takes_the_next_number(example: Path) -> None:
+    first = app.plan(app.PlanRequest("workflow.yml", base="runs"))
+    second = app.plan(app.PlanRequest("workflow.yml", base="runs"))
+    assert first.directory.endswith("run0001") and second.directory.endswith("run0002")
+
+
+def test_a_bad_request_is_one_usage_error_and_writes_nothing(example: Path) -> None:
+    from sheaf.errors import UsageError
+
+    with pytest.raises(UsageError, match="cleanup strategy"):
+        app.plan(app.PlanRequest("workflow.yml", base="runs", cleanup="sometimes"))
+    assert not (example / "runs").exists()
+    with pytest.raises(UsageError, match="unknown backend"):
+        app.RunOptions(backend="nowhere")
+
+
+def test_the_readmes_python_example_runs_as_shown(example: Path) -> None:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"^```python\n(.*?)^```", text, flags=re.MULTILINE | re.DOTALL)
+    assert len(blocks) == 1
+    done = subprocess.run([sys.executable, "-c", blocks[0]], cwd=example, capture_output=True, text=True,
+                          check=False, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("True ")
