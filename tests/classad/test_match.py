@@ -40,8 +40,11 @@ DAG_JOB = ('[ WANT_USCMS_MATCHMAKER = True; Requirements = Is_USCMS_Site =?= Tru
 
 
 def _oracle_rank(my: classad2.ClassAd, target: classad2.ClassAd) -> float:
+    """The negotiator's EvalFloat of the job's Rank: an attribute the job lacks is the slot's, in the slot."""
     if "Rank" not in my:
-        return 0.0
+        if "Rank" not in target:
+            return 0.0
+        my, target = target, my
     value = my.lookup("Rank").eval(my, target)
     if isinstance(value, classad2.Value):  # Undefined/Error are IntEnum members: test them first
         return 0.0
@@ -90,6 +93,15 @@ def test_rank_is_read_as_a_float_as_the_negotiator_does(rank_text: str, expected
 
 def test_missing_rank_is_zero() -> None:
     assert rank("[ a = 1 ]", "[ b = 2 ]") == 0.0
+
+
+def test_a_job_without_rank_takes_the_slots_rank_of_it() -> None:
+    """The negotiator reads a job's Rank with EvalFloat, which finds a name the job lacks in the other
+    ad and evaluates it there: the slot's Rank, with the slot as MY and the job as TARGET."""
+    slot = classad.ClassAd.parse('[ Rank = TARGET.Owner == "alice" ? 10 : MY.Base; Base = 3 ]')
+    assert rank(classad.ClassAd.parse('[ Owner = "alice" ]'), slot) == 10.0
+    assert rank(classad.ClassAd.parse('[ Owner = "bob" ]'), slot) == 3.0
+    assert rank(classad.ClassAd.parse('[ Owner = "bob"; Rank = 1 ]'), slot) == 1.0  # the job's own wins
 
 
 # -- differential: random pairs of ads ----------------------------------------------------------

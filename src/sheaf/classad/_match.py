@@ -7,9 +7,11 @@ Policy (HTCondor's, checked against the official binding's ``ClassAd.matches``/`
   ``true`` or a non-zero number; ``false``, ``0``, ``undefined``, ``error``, a string, a list or an ad
   -- and an ad without ``Requirements`` -- do not match.
 * ``symmetric_match(a, b)``: both halves hold.
-* ``rank(my, target)``: ``my``'s ``Rank`` against ``target`` as a float, as the negotiator reads it
-  (``EvalFloat``): a real or integer as is, a boolean as 1.0/0.0, anything else -- undefined, error,
-  a string, no ``Rank`` at all -- as 0.0.
+* ``rank(my, target)``: ``my``'s ``Rank`` against ``target`` as a float, as the negotiator reads a
+  job's Rank of a slot (``EvalFloat``): a real or integer as is, a boolean as 1.0/0.0, anything else
+  -- undefined, error, a string -- as 0.0.  When ``my`` has no ``Rank``, ``EvalFloat`` reads the
+  attribute from the other ad, in that ad: ``target``'s ``Rank`` evaluated with ``target`` as MY
+  (the slot's own preference); neither ad having one is 0.0.
 
 All three use the language's fast path (``_classad.evaluate_in``, and a constant's value without
 evaluating); ``symmetric_match`` and ``rank`` also accept ad text.
@@ -72,6 +74,9 @@ def rank(my: ClassAd | str, target: ClassAd | str) -> float:
     my, target = as_ad(my), as_ad(target)
     expr = my._ex.get("rank")
     if expr is None:
-        return 0.0
+        my, target = target, my
+        expr = my._ex.get("rank")
+        if expr is None:
+            return 0.0
     const = expr.const
     return rank_value(const if const is not NOT_CONSTANT else evaluate_in(expr, my, target))

@@ -58,7 +58,7 @@ from typing import Final
 
 from ._classad import NOT_CONSTANT, ClassAd, Expr, parse
 from ._limits import ConcurrencyLimits, Demand, parse_limits
-from ._match import _accepts, rank_value
+from ._match import _accepts, rank
 from ._negotiator_kinds import (
     JOB_ROOTS,
     RESOURCE_ROOTS,
@@ -267,12 +267,7 @@ class _Negotiation:
         if not (_accepts(job, resource) and _accepts(resource, job)):
             return None
         pre, post = (_negotiator_rank(expr, job, resource) for expr in self.ranks)
-        expr = job.get_expr("Rank")
-        if expr is not None:
-            value = rank_value(expr.evaluate_in(job, resource))
-        else:  # EvalFloat: an attribute the job lacks is read from the other ad, in that ad
-            expr = resource.get_expr("Rank")
-            value = rank_value(expr.evaluate_in(resource, job)) if expr is not None else 0.0
+        value = rank(job, resource)
         return ((pre, math.inf if math.isnan(value) else -value, post), self.demand(job, resource))
 
     def demand(self, job: ClassAd, resource: ClassAd) -> Demand:
