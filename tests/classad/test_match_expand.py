@@ -65,7 +65,7 @@ def test_defaults_expressions_and_non_string_values() -> None:
 def test_an_unexpandable_reference_keeps_the_job_from_starting(text: str, name: str) -> None:
     result = expand(ClassAd.parse(f"[ Cmd = {text} ]"), SITE)
     assert not result.ok
-    assert result.reason == f"Cannot expand $$({name})."
+    assert result.reason == f"Cannot expand $$ expression ({name})."
 
 
 def test_match_attributes_are_not_expanded_again_and_expansion_works_without_the_resource() -> None:
@@ -81,7 +81,8 @@ def test_match_attributes_are_not_expanded_again_and_expansion_works_without_the
     assert later.ok
     assert later.ad["GlobusScheduler"] == "ramen.fnal.gov:/jobmanager-condor"
     assert later.ad["Arguments"] == "-x 2048"
-    assert expand(ClassAd.parse('[ A = "$$(Memory)" ]'), None).reason == "Cannot expand $$(Memory)."
+    expected = "Cannot expand $$ expression (Memory)."
+    assert expand(ClassAd.parse('[ A = "$$(Memory)" ]'), None).reason == expected
 
 
 def test_a_default_holds_what_the_schedd_allows() -> None:

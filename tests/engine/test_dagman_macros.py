@@ -104,7 +104,7 @@ def test_dollar_dollar_expands_against_the_matched_slot(tmp_path: Path) -> None:
     done = sheaf_run(tmp_path, "--pool-config", str(tmp_path / "pool.conf"))
     assert done.returncode == 1, done.stdout + done.stderr
     assert (tmp_path / "a.out").read_text() == "1 2048 dflt\n"  # slot 1 of 2: one CPU, 1024 MB
-    assert "Cannot expand $$(NoSuchAttr)." in done.stdout
+    assert "Cannot expand $$ expression (NoSuchAttr)." in done.stdout
     assert not (tmp_path / "b.out").exists()
 
 

@@ -116,7 +116,7 @@ def test_an_unexpandable_reference_holds_the_group(tmp_path: Path) -> None:
     sub.write_text(sub.read_text().replace("queue\n", "arguments = \"-c pass $$(NoSuchAttr)\"\nqueue\n"))
     result = sheaf(tmp_path, "run", str(run), "--negotiation-interval", "0.1", check=False)
     assert result.returncode == 1
-    assert "Cannot expand $$(NoSuchAttr)" in _log(run)
+    assert "Cannot expand $$ expression (NoSuchAttr)" in _log(run)
     assert not ran(tmp_path)
 
 

@@ -21,7 +21,8 @@ Policy (the schedd's ``dollarDollarExpand``, re-implemented at the value level):
 * Each job attribute that changed is recorded as ``MATCH_EXP_<Attr>`` with its expanded expression
   (HTCondor's cache of expansions), e.g. ``MATCH_EXP_GlobusScheduler``.
 * A reference that cannot be expanded (no such attribute, no default) stops the expansion: the job
-  must not start, and ``reason`` reads as HTCondor's hold reason, ``Cannot expand $$(Name).``
+  must not start, and ``reason`` reads as HTCondor's hold reason,
+  ``Cannot expand $$ expression (Name).`` (Name without its ``:default``).
 * Without a resource ad (``resource=None``: the match is gone, e.g. after a restart) the recorded
   values are used: ``MATCH_EXP_<Attr>`` for a whole attribute, else ``MATCH_<Name>`` per reference.
 
@@ -61,7 +62,7 @@ class Expansion:
 
 class _CannotExpand(Exception):
     def __init__(self, body: str) -> None:
-        super().__init__(f"Cannot expand $$({body}).")
+        super().__init__(f"Cannot expand $$ expression ({body}).")
 
 
 def expand(job: ClassAd | str, resource: ClassAd | str | None = None) -> Expansion:

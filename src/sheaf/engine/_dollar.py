@@ -9,9 +9,9 @@ environment and file names, so the expansion is applied to each of those texts t
 ad; the ``MATCH_`` records of the references go into the launch's job ad.  An old-syntax
 environment entry that is a whole reference (``environment = $$(SiteEnvironment);PATH=...``) is
 replaced by the ``name=value;...`` entries its value holds, as the schedd expands the text before
-it is split.  A reference that cannot
-be expanded means the job cannot start: HTCondor holds it with ``Cannot expand $$(Name).``, and the
-backend reports that reason as a hold.
+it is split.  A reference that cannot be expanded means the job cannot start: HTCondor holds it with
+``Cannot expand $$ expression (Name).`` (Name without its ``:default``), and the backend reports that
+reason as a hold.
 
 The schedd expands ``arguments`` before the starter splits it: a description whose ``arguments``
 hold ``$$(`` reaches here as one argv element, the whole text behind ``ARGUMENTS_MARK``, which is
