@@ -10,11 +10,12 @@ from __future__ import annotations
 
 __all__ = ["NOT_CONSTANT", "Node", "const_of", "value_node"]
 
+import datetime
 import math
 from collections.abc import Mapping
 from typing import Any, Final
 
-from ._values import ERROR, UNDEFINED, AbsTime, RelTime
+from ._values import ERROR, UNDEFINED, AbsTime, RelTime, text_of_bytes
 
 Node = tuple[Any, ...]
 NOT_CONSTANT: Final = object()
@@ -59,6 +60,11 @@ def value_node(value: Any) -> Node:
         return _real_node(value)
     if isinstance(value, str):
         return ("str", value)
+    if isinstance(value, bytes | bytearray):  # as classad2 takes them: a string of those bytes
+        return ("str", text_of_bytes(bytes(value)))
+    if isinstance(value, datetime.datetime):
+        # the instant in whole seconds (a naive datetime is local time), offset 0: what classad2 makes
+        return ("abstime", "absTime", value.replace(microsecond=0).timestamp(), 0)
     if isinstance(value, AbsTime):
         return ("abstime", "absTime", value.secs, value.offset)
     if isinstance(value, RelTime):

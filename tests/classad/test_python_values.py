@@ -1,0 +1,59 @@
+"""Python values become ClassAd values as ``classad2`` takes them: ``bytes`` a string, a ``datetime`` an
+``absTime`` of the instant it names (a naive one in local time), through every entry point that takes
+Python values -- an attribute set, an ad built from a mapping, a list, a nested ad."""
+
+from __future__ import annotations
+
+import datetime
+import os
+import subprocess
+import sys
+
+import classad2
+import htcondor2  # noqa: F401  -- before classad2, as the bindings ask
+import pytest
+
+from sheaf import classad
+
+UTC = datetime.UTC
+MOMENTS = [datetime.datetime(2020, 1, 2, 3, 4, 5, tzinfo=UTC),
+           datetime.datetime(1999, 12, 31, 23, 59, 59, 500000),  # noqa: DTZ001 -- naive: local time
+           datetime.datetime(2021, 5, 6, 7, 8, 9)]  # noqa: DTZ001
+
+
+@pytest.mark.parametrize("data", [b"hello", b"", bytearray(b"caf\xc3\xa9"), b"a \"quoted\" \\ word"])
+def test_bytes_become_the_string_classad2_makes(data: bytes) -> None:
+    ours, theirs = classad.ClassAd(), classad2.ClassAd()
+    ours["s"], theirs["s"] = data, bytes(data)
+    assert ours["s"] == theirs["s"]
+    assert classad.evaluate("size(s)", my=ours) == classad2.ExprTree("size(s)").eval(theirs)
+    assert classad.ClassAd({"s": data})["s"] == classad2.ClassAd({"s": bytes(data)})["s"]
+
+
+@pytest.mark.parametrize("moment", MOMENTS)
+def test_datetimes_become_the_abstime_classad2_makes(moment: datetime.datetime) -> None:
+    ours, theirs = classad.ClassAd(), classad2.ClassAd()
+    ours["t"], theirs["t"] = moment, moment
+    value = ours["t"]
+    assert isinstance(value, classad.AbsTime) and value.offset == 0
+    assert value.secs == theirs["t"].timestamp()
+    assert str(ours.lookup("t")) == str(theirs.lookup("t"))
+    assert classad.evaluate("t < absTime(\"2100-01-01T00:00:00\")", my=ours) is True
+
+
+def test_nested_values_convert_too() -> None:
+    moment = MOMENTS[0]
+    ad = classad.ClassAd({"l": [b"x", moment], "a": {"b": b"y", "t": moment}})
+    assert ad["l"][0] == "x" and ad["l"][1] == classad.AbsTime(moment.timestamp(), 0)
+    assert ad["a"]["b"] == "y"
+
+
+def test_a_naive_datetime_is_local_time_as_classad2_reads_it() -> None:
+    code = ("import datetime, htcondor2, classad2\nfrom sheaf import classad\n"
+            "m = datetime.datetime(2020, 1, 2, 3, 4, 5)\n"
+            "o, t = classad.ClassAd(), classad2.ClassAd()\no['t'] = m\nt['t'] = m\n"
+            "print(o['t'].secs == t['t'].timestamp() == m.timestamp(), o['t'].secs)")
+    env = {**os.environ, "TZ": "America/New_York", "CONDOR_CONFIG": "/dev/null"}
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    expected = datetime.datetime(2020, 1, 2, 8, 4, 5, tzinfo=UTC).timestamp()
+    assert done.stdout.split() == ["True", str(expected)]
