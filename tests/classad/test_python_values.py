@@ -57,3 +57,19 @@ def test_a_naive_datetime_is_local_time_as_classad2_reads_it() -> None:
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     expected = datetime.datetime(2020, 1, 2, 8, 4, 5, tzinfo=UTC).timestamp()
     assert done.stdout.split() == ["True", str(expected)]
+
+
+@pytest.mark.parametrize("text", ["", "   ", "foo = 2 + i", "a = 1\nb = 2"])
+def test_the_constructor_reads_new_syntax_only_as_classad2_does(text: str) -> None:
+    with pytest.raises(classad2.ClassAdException):
+        classad2.ClassAd(text)
+    with pytest.raises(classad.ClassAdSyntaxError):
+        classad.ClassAd(text)
+    assert classad.ClassAd("[ foo = 2 + i ]").lookup("foo") is not None
+
+
+def test_old_syntax_is_read_by_its_named_entry_point() -> None:
+    ours = classad.ClassAd.parse_old("foo = 2 + i\ni = 3")
+    theirs = classad2.parseOne("foo = 2 + i\ni = 3", classad2.ParserType.Old)
+    assert ours.eval("foo") == 5 == theirs.eval("foo")
+    assert classad.evaluate("foo", my="foo = 2 + i\ni = 3") == 5  # evaluate's my/target still take either

@@ -157,8 +157,8 @@ class ClassAd(MutableMapping[str, Any]):
         self._names: dict[str, str] = {}
         self._parent: ClassAd | None = None
         self._shared = False
-        if isinstance(data, str):
-            other = ClassAd.parse(data) if data.lstrip().startswith("[") else ClassAd.parse_old(data)
+        if isinstance(data, str):  # new syntax only, as classad2.ClassAd; parse_old names the old one
+            other = ClassAd.parse(data)
             self._ex, self._names = other._ex, other._names
         elif data is not None:
             for name, value in data.items():
@@ -306,9 +306,12 @@ def constant_value(node: Node, scope: ClassAd | None) -> Any:
 # -- evaluation entry points ----------------------------------------------------------------------
 
 def as_classad(value: Any) -> ClassAd | None:
-    """Accept a ClassAd, a string (new or old syntax), a mapping, or None."""
+    """Accept a ClassAd, a string (new syntax when it starts with ``[``, else old syntax: one
+    ``Name = expr`` a line), a mapping, or None."""
     if value is None or isinstance(value, ClassAd):
         return value
+    if isinstance(value, str) and not value.lstrip().startswith("["):
+        return ClassAd.parse_old(value)
     return ClassAd(value)
 
 

@@ -22,14 +22,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._classad import NOT_CONSTANT, ClassAd, evaluate_in
+from ._classad import NOT_CONSTANT, ClassAd, as_classad, evaluate_in
 
 __all__ = ["as_ad", "half_match", "rank", "rank_value", "symmetric_match", "truth"]
 
 
 def as_ad(ad: ClassAd | str) -> ClassAd:
     """An ad as given, or parsed from text (new syntax if it starts with ``[``, else old syntax)."""
-    return ad if type(ad) is ClassAd or isinstance(ad, ClassAd) else ClassAd(ad)
+    if type(ad) is ClassAd or isinstance(ad, ClassAd):
+        return ad
+    found = as_classad(ad)
+    assert found is not None
+    return found
 
 
 def truth(value: Any) -> bool:
