@@ -251,3 +251,14 @@ def test_the_split_modules_keep_their_names_importable_from_the_old_paths() -> N
     assert _submit_lang.queue_items is _submit_queue.queue_items
     assert _submit_lang.quote_arguments is _submit_write.quote_arguments
     assert all(hasattr(_submit_lang, name) for name in _submit_lang.__all__)
+
+
+def test_save_point_file_may_name_a_node_declared_later(tmp_path: Path) -> None:
+    """DAGMan reads SAVE_POINT_FILE in its second pass, as it does RETRY and VARS: the node it names may
+    be declared further down the file."""
+    dag = parse_dag(str(write(tmp_path, "SAVE_POINT_FILE B\nSAVE_POINT_FILE C sub/c.save\nJOB A a.sub\n"
+                                        "JOB B b.sub\nJOB C c.sub\nPARENT A CHILD B C\n")))
+    assert dag.nodes["B"].save_point == str(tmp_path / "save_files" / "B-wf.dag.save")
+    assert dag.nodes["C"].save_point == str(tmp_path / "sub" / "c.save")
+    with pytest.raises(FormatError, match="unknown node"):
+        parse_dag(str(write(tmp_path, "SAVE_POINT_FILE Z\nJOB A a.sub\n", "bad.dag")))

@@ -15,13 +15,13 @@ from __future__ import annotations
 
 __all__ = ["COMMANDS", "connect_splices", "parse_config"]
 
-import os
 import re
 from collections.abc import Callable
 
 from sheaf._text import read_text
 from sheaf.condor._dagman_file import DagFile, dag_int, file_option, resolve
 from sheaf.condor._dagman_records import ALL_NODES, DotOptions
+from sheaf.condor._dagman_settings import set_save_point
 from sheaf.errors import FormatError
 
 
@@ -125,12 +125,10 @@ def _parse_save_point(f: DagFile, words: list[str]) -> None:
         raise f.error("bad SAVE_POINT_FILE", "SAVE_POINT_FILE node [file] (one node, not ALL_NODES)",
                       " ".join(words))
     spec = f.dag.nodes.get(f.prefix + words[1])
-    if spec is None:
-        raise f.error("unknown node", "SAVE_POINT_FILE names a node declared before it", words[1])
-    name = words[2] if len(words) == 3 else f"{words[1]}-{os.path.basename(f.path)}.save"
-    # a bare file name goes to save_files/ beside the (primary) DAG; a path is the DAG's directory's
-    top = os.path.dirname(f.dag.path)
-    spec.save_point = resolve(top if "/" in name else os.path.join(top, "save_files"), name)
+    if spec is None:  # a node declared further down: DAGMan reads the command in its second pass
+        f.later.append(("SAVE_POINT_FILE", words, f.lineno, f.current, f.order[0]))
+        return
+    set_save_point(f, words, spec)
 
 
 def _parse_pin(f: DagFile, words: list[str]) -> None:

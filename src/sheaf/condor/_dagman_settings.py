@@ -14,7 +14,7 @@ FINAL node, as DAGMan's parser refuses them.
 
 from __future__ import annotations
 
-__all__ = ["SETTINGS", "apply_later", "apply_setting", "parse_setting", "set_done"]
+__all__ = ["SETTINGS", "apply_later", "apply_setting", "parse_setting", "set_done", "set_save_point"]
 
 import os
 import re
@@ -258,6 +258,14 @@ def parse_setting(f: DagFile, keyword: str, words: list[str]) -> None:
         apply_setting(f, keyword, words, specs, f.order[0])
 
 
+def set_save_point(f: DagFile, words: list[str], spec: NodeSpec) -> None:
+    """``SAVE_POINT_FILE node [file]``: a bare file name goes to ``save_files/`` beside the (primary)
+    DAG; a path is the DAG's directory's."""
+    name = words[2] if len(words) == 3 else f"{words[1]}-{os.path.basename(f.path)}.save"
+    top = os.path.dirname(f.dag.path)
+    spec.save_point = resolve(top if "/" in name else os.path.join(top, "save_files"), name)
+
+
 def apply_later(f: DagFile) -> None:
     """Commands that named a node before its declaration, in file order (``order`` keeps "the last
     one wins" against commands applied earlier)."""
@@ -271,5 +279,7 @@ def apply_later(f: DagFile) -> None:
             if spec.final:
                 raise _final_error(f, "DONE", spec)
             spec.done = True
+        elif keyword == "SAVE_POINT_FILE":
+            set_save_point(f, words, spec)
         else:
             apply_setting(f, keyword, words, [spec], order)
