@@ -115,3 +115,36 @@ def test_a_failed_final_node_leaves_dag_status_2_in_the_last_block(tmp_path: Pat
     text = (tmp_path / "w.dag.dagman.out").read_text()
     last = text[text.rindex("DAG status"):]
     assert last.startswith("DAG status: 2 (DAG_STATUS_NODE_FAILED)") and "EXITING WITH STATUS 1" in last
+
+
+def test_each_retry_is_dagmans_retrying_line(tmp_path: Path) -> None:
+    """DAGMan writes ``Retrying node X (retry #n of m)...`` to dagman.out on each retry; tools grep for it."""
+    (tmp_path / "flaky.sh").write_text('echo x >> tries; test "$(wc -l < tries)" -ge 3\n')
+    (tmp_path / "flaky.sub").write_text("universe = local\nexecutable = /bin/sh\narguments = flaky.sh\n"
+                                        f"initialdir = {tmp_path}\nqueue\n")
+    (tmp_path / "a.sub").write_text("universe = local\nexecutable = /bin/true\nqueue\n")
+    (tmp_path / "wf.dag").write_text("JOB F flaky.sub\nRETRY F 4\nJOB A a.sub\nPARENT F CHILD A\n")
+    done = _sheaf_run(tmp_path)
+    assert done.returncode == 0, done.stderr
+    text = (tmp_path / "wf.dag.dagman.out").read_text()
+    retries = [line.split(" ", 2)[2] for line in text.splitlines() if "Retrying node" in line]
+    assert retries == ["Retrying node F (retry #1 of 4)...", "Retrying node F (retry #2 of 4)..."]
+
+
+def test_set_job_attr_without_a_node_status_file_is_said_by_name(tmp_path: Path) -> None:
+    """SET_JOB_ATTR sets DAGMan's own job ad, which sheaf writes into the node status file: without one,
+    the attribute is named in a warning, on stderr and in dagman.out -- never silently dropped."""
+    (tmp_path / "a.sub").write_text("universe = local\nexecutable = /bin/true\nqueue\n")
+    (tmp_path / "wf.dag").write_text("JOB A a.sub\nSET_JOB_ATTR TestNumber = 17\n")
+    done = _sheaf_run(tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "SET_JOB_ATTR TestNumber = 17" in done.stderr
+    assert "WARNING:" in (tmp_path / "wf.dag.dagman.out").read_text()
+    assert "SET_JOB_ATTR TestNumber = 17" in (tmp_path / "wf.dag.dagman.out").read_text()
+    status = tmp_path / "with-status"
+    status.mkdir()
+    (status / "a.sub").write_text("universe = local\nexecutable = /bin/true\nqueue\n")
+    (status / "wf.dag").write_text("JOB A a.sub\nSET_JOB_ATTR TestNumber = 17\nNODE_STATUS_FILE wf.status\n")
+    done = _sheaf_run(status)
+    assert done.returncode == 0 and "SET_JOB_ATTR" not in done.stderr, done.stderr
+    assert "TestNumber = 17" in (status / "wf.status").read_text()

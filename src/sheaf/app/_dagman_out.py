@@ -7,6 +7,8 @@ run`` appends the same lines, in DAGMan's words and column order, beside the DAG
 when the counts change (at most one a second, and always the last), and the exit line when the run
 ends (0: the workflow succeeded; a resumed run appends after the earlier one's exit line, as DAGMan
 does).  Each block starts with the ``DAG status`` line, which the readers need before the counts.
+A node that is retried gets DAGMan's line, ``Retrying node NAME (retry #n of m)...``, and each warning
+of the run a ``WARNING:`` line.
 
 The engine's states map to DAGMan's columns: ``done``; ``pre`` (PRE script running); ``submitted``
 (Queued); ``post_ready``/``post``/``post_deferred`` (Post); ``ready``/``pre_ready``/``pre_deferred``
@@ -96,12 +98,20 @@ class DagmanOut:
         self._when = -1e18
 
     def __call__(self, progress: Progress) -> None:
+        if progress.retried:
+            stamp = self.stamp()
+            self._append("".join(f"{stamp} Retrying node {node} (retry #{number} of {most})...\n"
+                                 for node, number, most in progress.retried))
         values = (*columns(progress.counts), progress.dag_status or 0)
         now = self.clock()
         if not progress.finished and (values == self._last or now - self._when < 1.0):
             return
         self._last, self._when = values, now
         self._append(block(self.stamp(), progress.total, progress.counts, progress.dag_status))
+
+    def warn(self, text: str) -> None:
+        """A warning of the run, as DAGMan writes its warnings into the file."""
+        self._append(f"{self.stamp()} WARNING: {text}\n")
 
     def finish(self, status: int) -> None:
         """The exit line, when a block was written (a run refused before it started writes none)."""

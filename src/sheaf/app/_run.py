@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from sheaf.app._dagman_out import DagmanOut, find_dag_path
 from sheaf.backends import BACKENDS, make_backend
@@ -26,6 +26,8 @@ from sheaf.monitor import EventsLoader, events_enabled
 
 if TYPE_CHECKING:
     from sheaf.backends.htcondor import DagmanSubmission
+
+T = TypeVar("T")
 
 __all__ = ["RunOptions", "condor_submit_dag_options", "hand_to_dagman", "run"]
 
@@ -82,7 +84,8 @@ def run(directory: str, options: RunOptions | None = None, *,
     removed = False  # a stopped run exits without the events loader's last catch-up
     try:
         result = run_workflow(directory, backend=backend, options=options.dagman,
-                              on_progress=_both(on_progress, record), on_warning=on_warning)
+                              on_progress=_both(on_progress, record),
+                              on_warning=_both(on_warning, record.warn if record is not None else None))
         status = 0 if result.succeeded else (result.exit_code or 1)
         removed = result.removed
         return result
@@ -133,15 +136,15 @@ def _dag_path(directory: str, dags: tuple[str, ...]) -> str | None:
     return find_dag_path(directory)
 
 
-def _both(first: Callable[[Progress], None] | None,
-          second: Callable[[Progress], None] | None) -> Callable[[Progress], None] | None:
+def _both(first: Callable[[T], None] | None,
+          second: Callable[[T], None] | None) -> Callable[[T], None] | None:
     callbacks = [callback for callback in (first, second) if callback is not None]
     if len(callbacks) < 2:
         return callbacks[0] if callbacks else None
 
-    def both(progress: Progress) -> None:
+    def both(value: T) -> None:
         for callback in callbacks:
-            callback(progress)
+            callback(value)
     return both
 
 

@@ -82,6 +82,7 @@ class Progress:
     job_time: float
     finished: bool = False
     dag_status: int | None = None  # DAGMan's DagStatus (0 ok, 2 a node failed, 3 aborted, 4 removed, ...)
+    retried: tuple[tuple[str, int, int], ...] = ()  # (node, retry number, RETRY's count) since the last
 
     @property
     def done(self) -> int:
@@ -482,11 +483,14 @@ class EngineRun:
 
     def _report(self, machine: DagState, force: bool = False) -> None:
         now = self.clock()
-        if self.on_progress is not None and (force or now - self._last_progress >= self.progress_interval):
+        if self.on_progress is None:
+            machine.retried.clear()
+        elif force or now - self._last_progress >= self.progress_interval:
             self._last_progress = now
+            retried, machine.retried = tuple(machine.retried), []
             self.on_progress(Progress(len(machine.nodes), dict(machine.counts), machine.retries,
                                       now - self.started, machine.job_time, machine.finished is not None,
-                                      machine.dag_status()))
+                                      machine.dag_status(), retried))
         self.files.status(machine, now, force)
 
     def close(self) -> None:

@@ -133,8 +133,16 @@ HONOURED_KNOBS = frozenset({
 
 
 def config_warnings(dag: Dag) -> list[str]:
-    return [f"{dag.config_path}: configuration knob {key} is not honoured by sheaf run (it is ignored)"
-            for key in dag.config if key not in HONOURED_KNOBS]
+    """The CONFIG knobs ``sheaf run`` does not honour, and the SET_JOB_ATTR attributes of a DAG without
+    a node status file (DAGMan's own job ad is written into its ``DagStatus`` ad; with none, the
+    attribute is nowhere to be seen but in this warning, which ``<dag>.dagman.out`` records too)."""
+    out = [f"{dag.config_path}: configuration knob {key} is not honoured by sheaf run (it is ignored)"
+           for key in dag.config if key not in HONOURED_KNOBS]
+    if dag.job_attrs and not dag.node_status_file:
+        out += [f"{dag.path}: SET_JOB_ATTR {name} = {value}: sheaf has no DAGMan job ad; it writes the "
+                "attribute into the node status file's DagStatus ad, and this DAG names no NODE_STATUS_FILE"
+                for name, value in dag.job_attrs.items()]
+    return out
 
 
 class DagEnvironment:

@@ -181,6 +181,7 @@ class DagState:
         self.active = 0
         self.failed_count = 0
         self.retries = 0
+        self.retried: list[tuple[str, int, int]] = []  # (node, retry number, RETRY's count) since taken
         self.job_time = 0.0
         self.aborted: Abort | None = None
         self.interrupted = False
@@ -510,6 +511,7 @@ class DagState:
                 and not node.poisoned:
             node.attempt += 1
             self.retries += 1
+            self.retried.append((node.name, node.attempt, spec.retries))
             why: Details = {"why": node.reason} if node.reason else {}
             target: NodeState = "pre_ready" if spec.pre is not None else "ready"
             self._retry_first = self.limits.retry_node_first
