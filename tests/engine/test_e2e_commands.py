@@ -175,6 +175,31 @@ def test_tolerance_of_a_multi_proc_node(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
 
 
+def test_tolerance_holds_for_a_node_of_one_proc(tmp_path: Path) -> None:
+    """The manual's TOLERANCE is the number of a node's jobs that may fail: with ``TOLERANCE A 1`` a node
+    whose single job fails succeeds (its POST script sees $RETURN 0), and so does the DAG-wide
+    ``DAGMAN_NODE_JOB_FAILURE_TOLERANCE``; without one the failure stands."""
+    out = tmp_path / "out.txt"
+    (tmp_path / "bad.sub").write_text(_job("exit 3"))
+    (tmp_path / "ok.sub").write_text(_job(f"echo $(JOB) >> {out}"))
+    (tmp_path / "post.sh").write_text(f'echo post "$1" >> {out}\n')
+    (tmp_path / "wf.dag").write_text("JOB A bad.sub\nTOLERANCE A 1\nJOB B ok.sub\nPARENT A CHILD B\n"
+                                     f"SCRIPT POST A /bin/sh {tmp_path / 'post.sh'} $RETURN\n")
+    done = sheaf_run(tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert out.read_text().split() == ["post", "0", "B"]
+    strict = tmp_path / "strict"
+    strict.mkdir()
+    (strict / "bad.sub").write_text(_job("exit 3"))
+    (strict / "wf.dag").write_text("JOB A bad.sub\n")
+    assert sheaf_run(strict).returncode == 1
+    (strict / "wf.dag").write_text("CONFIG wf.config\nJOB C bad.sub\n")
+    (strict / "wf.config").write_text("DAGMAN_NODE_JOB_FAILURE_TOLERANCE = 1\n")
+    for stale in strict.glob("wf.dag.rescue*"):
+        stale.unlink()
+    assert sheaf_run(strict).returncode == 0
+
+
 def test_service_nodes_run_beside_the_dag_and_are_removed_when_it_ends(tmp_path: Path) -> None:
     out = tmp_path / "out.txt"
     (tmp_path / "svc.sub").write_text(_job(f"echo started >> {out}; sleep 60; echo survived >> {out}"))

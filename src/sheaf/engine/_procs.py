@@ -8,7 +8,8 @@ the pool can never run (``Held``) ends the cluster at once: the rest are removed
 attempt fails.  A proc *removed* (its periodic_remove) is a failed proc, as DAGMan's
 ``ProcessAbortEvent`` counts it (``JobFailure``): within the node's tolerance the other procs go on;
 past it the node's event is the first failure - the removal (``$RETURN`` -1002) when it came first.
-Nodes of one proc never enter a group: their events pass through.
+Nodes of one proc enter a group only when a failure tolerance applies to them (a node's tolerance holds
+whatever its number of procs); otherwise their events pass through.
 
 Failure tolerance (``Node::CheckBatchFailed``): the job list fails once more procs failed than the
 node's ``TOLERANCE`` (a number, or a percentage of the procs, rounded down), else

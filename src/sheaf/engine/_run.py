@@ -303,8 +303,10 @@ class EngineRun:
         if len(launches) > 1 and self.prohibit_multi:  # the node fails now, not retried (dagman_submit.cpp)
             self.pending.append(SubmitFailed(sub.node, sub.attempt, MULTI_PROHIBITED))
             return
+        tolerance = self._tolerance(spec)
+        if len(launches) != 1 or tolerance.value:  # a tolerance holds for a node of one proc too
+            self.procs.start(key, [launch.key for launch in launches], tolerance)
         if len(launches) != 1:
-            self.procs.start(key, [launch.key for launch in launches], self._tolerance(spec))
             self.proc_counts[sub.node] = len(launches)
         if not launches:  # queue 0, or an empty item list: a cluster of no jobs succeeds at once
             now = self.clock()
