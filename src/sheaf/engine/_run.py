@@ -70,7 +70,7 @@ from sheaf.engine._state import (
     WriteSavePoint,
 )
 from sheaf.engine._submit import JobSpec, SubmitDescription, node_description, proc_rows
-from sheaf.errors import EngineError, InputError
+from sheaf.errors import EngineError, InputError, StorageError
 
 
 @dataclass(frozen=True, slots=True)
@@ -311,6 +311,12 @@ class EngineRun:
         if not launches:  # queue 0, or an empty item list: a cluster of no jobs succeeds at once
             now = self.clock()
             self.pending.append(JobExited(sub.node, sub.attempt, 0, None, None, now, now, None))
+        if launches:
+            try:
+                self.files.user_log(sub.node, launches[0].job_ad.get("UserLog"))
+            except StorageError as exc:  # condor_submit refuses a job whose log it cannot open
+                self.pending.append(SubmitFailed(sub.node, sub.attempt, f"the job's log: {exc}"))
+                return
         for launch in launches:
             self.keys[launch.key] = (sub.node, sub.attempt)
             self.backend.submit(launch)

@@ -38,7 +38,7 @@ from sheaf.engine._metrics import RunCounts, metrics_text
 from sheaf.engine._nodelog import NodesLog, nodes_log_path
 from sheaf.engine._nodestatus import StatusSnapshot, dag_outcome, futile_nodes, node_status_text
 from sheaf.engine._reports import RescueNode, rescue_text, write_atomic, write_rescue, write_save_point
-from sheaf.engine._runevents import EventTranslator, JobStart, ProcEnd
+from sheaf.engine._runevents import EventTranslator, JobStart, NodeEvent, ProcEnd
 
 if TYPE_CHECKING:
     from sheaf.engine._state import DagState
@@ -82,6 +82,8 @@ class RunFiles:
         jobstate = dag.jobstate_log or os.path.join(os.path.dirname(dag.path), default)
         self.jobstate = JobstateLog(jobstate, tag_of)
         self.nodes_log = NodesLog(nodes_log_path(dag.path))
+        self.user_logs: dict[str, str] = {}  # node -> its job's own event log (the description's ``log``)
+        self._user_files: dict[str, NodesLog] = {}
         self.translator = EventTranslator()
         self.counts = RunCounts()
         self.rescue: str | None = None
@@ -113,10 +115,33 @@ class RunFiles:
                 self.counts.jobs_succeeded += 1  # a proc that exited with 0
         self.jobstate.events(events)
         self.nodes_log.events(events)
+        if self.user_logs:
+            self._to_user_logs(events)
+
+    def user_log(self, node: str, path: object) -> None:
+        """The event log the node's job names (``log = FILE``, HTCondor's ``UserLog``), which gets that
+        job's events besides the DAG's node log, as HTCondor writes both; None: it names none."""
+        if isinstance(path, str) and path and path != self.nodes_log.path:
+            if path not in self._user_files:  # opened now: a log that cannot be opened fails the submission
+                self._user_files[path] = NodesLog(path)
+            self.user_logs[node] = path
+        else:
+            self.user_logs.pop(node, None)
+
+    def _to_user_logs(self, events: Iterable[NodeEvent]) -> None:
+        by_path: dict[str, list[NodeEvent]] = {}
+        for event in events:
+            path = self.user_logs.get(event.node)
+            if path is not None:
+                by_path.setdefault(path, []).append(event)
+        for path, chosen in by_path.items():
+            self._user_files[path].events(chosen)
 
     def flush(self) -> None:
         self.jobstate.flush()
         self.nodes_log.flush()
+        for log in self._user_files.values():
+            log.flush()
 
     def write_rescue(self, machine: DagState, now: float) -> str:
         nodes = [RescueNode(name, node.state == "done", node.state == "failed", node.spec.final,
@@ -152,6 +177,8 @@ class RunFiles:
     def close(self) -> None:
         self.jobstate.close()
         self.nodes_log.close()
+        for log in self._user_files.values():
+            log.close()
 
     # -- snapshots ------------------------------------------------------------------------------
 

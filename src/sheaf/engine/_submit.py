@@ -232,7 +232,7 @@ def _evaluate(text: str) -> object:
 _UNSET = "\x01unset"
 _RENDER_CALLS = (("initialdir", ""), ("executable", ""), ("args", ""), ("arguments", _UNSET),
                  ("getenv", "false"), ("env", ""), ("environment", _UNSET), ("output", ""), ("error", ""),
-                 ("input", ""), ("universe", "vanilla"), ("should_transfer_files", ""))
+                 ("input", ""), ("universe", "vanilla"), ("should_transfer_files", ""), ("log", ""))
 _PER_PROC = frozenset({"Process", "ProcId", "Step", "Row", "ItemIndex", "Node"})
 
 
@@ -273,7 +273,7 @@ def render(desc: SubmitDescription, node: str, attempt: int, cluster: int, direc
                              predefined=predefined, evaluate=_evaluate)
     submit_dir = directory
     (initialdir, exe, old_args, raw_args, getenv, old_env, environment, output, error, input_, universe,
-     transfer) = ex.get_all(_RENDER_CALLS)
+     transfer, user_log) = ex.get_all(_RENDER_CALLS)
     iwd = _resolve(submit_dir, initialdir or submit_dir)
     local = "/" in exe or os.path.exists(os.path.join(submit_dir, exe))
     exe_path = _resolve(submit_dir, exe) if local else exe
@@ -294,6 +294,8 @@ def render(desc: SubmitDescription, node: str, attempt: int, cluster: int, direc
     ad = job_ad(desc, ex, attrs, node, attempt, cluster, exe_path, iwd, universe, vars_, before)
     if proc:
         ad["ProcId"] = literal(int(proc.get("ProcId", "0")))
+    if user_log:  # the job's own event log (a relative path is the initial directory's), as UserLog
+        ad["UserLog"] = literal(_resolve(iwd, user_log))
     site = ad.get("pegasus_site")
     return JobSpec((exe_path, *args), env, iwd, stdout, stderr, universe, ad,
                    site if isinstance(site, str) else None, stdin, _transfer(ex, transfer, iwd, desc.path))
