@@ -221,3 +221,20 @@ def test_jobs_run_in_the_relative_execution_directory_under_shared_scratch(
                               capture_output=True, text=True, check=False, timeout=300)
         assert done.returncode == 0, done.stdout + done.stderr
         assert "analyze on" in (scratch / relative / "f.d").read_text()
+
+
+@pytest.mark.parametrize(("args", "exec_dir"), [
+    (("--randomdir", "workflow.yml"), "blackdiamond-0-"),   # bare: a generated name; the word is the workflow
+    (("-r", "workflow.yml"), "blackdiamond-0-"),
+    (("--random", "workflow.yml"), "blackdiamond-0-"),      # a unique prefix, read as GNU getopt reads it
+    (("--randomdir=mine", "workflow.yml"), "mine"),
+    (("-rmine", "workflow.yml"), "mine"),
+])
+def test_randomdir_takes_its_optional_value_only_attached(work: Path, tmp_path: Path, args: tuple[str, ...],
+                                                           exec_dir: str) -> None:
+    """pegasus-plan reads ``--randomdir`` with GNU getopt's optional argument: a value is attached
+    (``--randomdir=NAME``, ``-rNAME``), never the next word, which stays the workflow."""
+    result = plan("--dir", str(tmp_path), "-q", *args)
+    assert result.exit_code == 0, result.output
+    doc = json.loads((submit_dir(result) / "plan.json").read_text())
+    assert doc["options"]["exec_dir"].startswith(exec_dir) and doc["workflow"] == "blackdiamond"

@@ -57,13 +57,32 @@ def refuse(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
     return value
 
 
+#: pegasus-plan's options whose argument is optional (GNU getopt's ``optional_argument``): the value is
+#: only ever attached (``--randomdir=NAME``, ``-rNAME``); a bare option takes no value, and the next
+#: word stays what it is (``--randomdir wf.dax`` plans ``wf.dax``)
+OPTIONAL_ARGUMENT = {"--randomdir": "-r"}
+
+
 class PegasusCommand(click.Command):
-    """A click command that also takes unique prefixes of its long options, as GNU getopt does."""
+    """A click command that reads its options as GNU getopt does: unique prefixes of long options, and
+    options whose argument is optional take it only attached."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         longs = sorted({name for param in self.get_params(ctx) if isinstance(param, click.Option)
                         for name in (*param.opts, *param.secondary_opts) if name.startswith("--")})
-        return super().parse_args(ctx, expand_prefixes(args, longs))
+        return super().parse_args(ctx, attach_optional(expand_prefixes(args, longs)))
+
+
+def attach_optional(args: list[str]) -> list[str]:
+    """A bare option of :data:`OPTIONAL_ARGUMENT` given its empty value attached, so that it takes no word."""
+    bare = {*OPTIONAL_ARGUMENT, *OPTIONAL_ARGUMENT.values()}
+    out: list[str] = []
+    for index, word in enumerate(args):
+        if word == "--":
+            return [*out, *args[index:]]
+        long = next((name for name, short in OPTIONAL_ARGUMENT.items() if word in (name, short)), None)
+        out.append(f"{long}=" if word in bare and long is not None else word)
+    return out
 
 
 def expand_prefixes(args: list[str], longs: Sequence[str]) -> list[str]:
