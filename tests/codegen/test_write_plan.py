@@ -196,7 +196,8 @@ def test_pmc_cluster_files(tmp_path: Path) -> None:
     tasks = list(merge.tasks)
     tasks[0] = type(tasks[0])(tasks[0].id, tasks[0].transformation, tasks[0].executable, tasks[0].argv,
                               {"pegasus": {"pmc_request_memory": "100.5", "pmc_request_cpus": "2",
-                                           "pmc_priority": "-3", "pmc_task_arguments": "--extra 'x y'"}}, 2)
+                                           "pmc_priority": "-3",
+                                           "pmc_task_arguments": "-t 3 -f 'OUT=out file.txt'"}}, 2)
     merge.tasks = tuple(tasks)
     # a dependency inside the cluster (ID0000002 -> ID0000003) must become an EDGE
     plan.workflow.add_dependency("ID0000002", "ID0000003")
@@ -205,7 +206,10 @@ def test_pmc_cluster_files(tmp_path: Path) -> None:
     dag = parse_pmc_dag(path.read_text(), str(path))
     first = dag.tasks["ID0000002"]
     assert (first.memory, first.cpus, first.priority) == (101, 2, -3)
-    assert first.argv[-2:] == ("--extra", "x y")
+    # pmc_task_arguments are TASK options, before the command (Pegasus's PMC generator), not its arguments
+    assert (first.tries, first.pipe_forwards) == (3, (("OUT", "out file.txt"),))
+    assert first.argv[1:] == tuple(tasks[0].argv)
+    assert "-t 3 -f 'OUT=out file.txt' " in path.read_text()
     assert dag.edges == (("ID0000002", "ID0000003"),)
     sub = htcondor2.Submit(Path(files.directory, "jobs", "000", f"{merge.id}.sub").read_text())
     assert sub["request_cpus"] == "8"
@@ -214,6 +218,19 @@ def test_pmc_cluster_files(tmp_path: Path) -> None:
     # BLAHP's batch directives, which the Slurm backend turns into --nodes/--ntasks-per-node/--ntasks
     assert (sub["MY.HostNumber"], sub["MY.SMPGranularity"], sub["MY.NodeNumber"]) == ("2", "4", "8")
     assert sub["MY.sheaf_launcher"] == '"mpiexec"'
+
+
+def test_pmc_task_arguments_that_are_not_task_options_are_refused(tmp_path: Path) -> None:
+    plan = blackdiamond_plan(3, cluster="mpiexec")
+    merge = plan.jobs[1]
+    tasks = list(merge.tasks)
+    tasks[0] = type(tasks[0])(tasks[0].id, tasks[0].transformation, tasks[0].executable, tasks[0].argv,
+                              {"pegasus": {"pmc_task_arguments": "--extra 'x y'"}}, 2)
+    merge.tasks = tuple(tasks)
+    with pytest.raises(PlanningError, match="pmc_task_arguments are not PMC task options") as caught:
+        write_plan(plan, tmp_path / "p")
+    assert caught.value.value == "--extra x y"
+    assert not (tmp_path / "p").exists()
 
 
 def _description(directory: str, node: str) -> str:

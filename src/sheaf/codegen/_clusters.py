@@ -5,7 +5,8 @@
   through a shell).  The tasks run in the cluster's order, which is topological.
 - **PMC** (``sheaf.formats._pmcdag``): per task ``TASK id [-m MB] [-c CPUS] [-p PRIO] command args``
   from the pegasus profiles ``pmc_request_memory`` (MB, rounded up), ``pmc_request_cpus``,
-  ``pmc_priority`` (negative allowed), with ``pmc_task_arguments`` appended last; then
+  ``pmc_priority`` (negative allowed), then ``pmc_task_arguments`` -- more task options (``-t 3``,
+  ``-f VAR=FILE``), among the others before the command, as Pegasus's PMC generator writes them; then
   ``EDGE parent child`` for every abstract dependency inside the cluster.
 - **Decaf**: the JSON graph Decaf reads (``{"workflow": {"filter_level", "nodes", "edges"}}``) and a
   run script shaped as the seed's, following its five rules: (1) roots have no inports and leaves
@@ -40,8 +41,15 @@ from collections.abc import Mapping, Sequence
 
 import msgspec
 
-from sheaf.errors import PlanningError
-from sheaf.formats import PmcTask, SeqexecTask, write_multiprog, write_pmc_dag, write_seqexec_input
+from sheaf.errors import InputError, PlanningError
+from sheaf.formats import (
+    PmcTask,
+    SeqexecTask,
+    parse_pmc_dag,
+    write_multiprog,
+    write_pmc_dag,
+    write_seqexec_input,
+)
 from sheaf.model import Graph, profile_float, profile_int
 from sheaf.planner import ExecJob, Task
 
@@ -105,17 +113,32 @@ def _pmc_task(task: Task) -> PmcTask:
         raise PlanningError(f"task '{task.id}': pmc_task_arguments do not parse ({exc})",
                             rule="pmc_task_arguments is a shell-quoted argument list",
                             value=extra_text) from None
-    return PmcTask(task.id, (local_executable(task.executable), *task.argv, *extra), memory=math.ceil(memory),
+    return PmcTask(task.id, (local_executable(task.executable), *task.argv), memory=math.ceil(memory),
                    cpus=math.ceil(cpus if cpus is not None else 1.0), priority=priority,
-                   pegasus_id=task.id, transformation=task.transformation, dax_id=task.id)
+                   pegasus_id=task.id, transformation=task.transformation, dax_id=task.id,
+                   options=tuple(extra))
+
+
+def _check_options(job: ExecJob, tasks: Sequence[PmcTask], text: str) -> None:
+    """The task options written are ones PMC reads (``pmc_task_arguments`` holds options, not arguments)."""
+    try:
+        parse_pmc_dag(text)
+    except InputError as exc:
+        given = next(" ".join(task.options) for task in tasks if task.options)
+        raise PlanningError(f"job '{job.id}': pmc_task_arguments are not PMC task options ({exc.message})",
+                            rule="pmc_task_arguments are TASK options: -m -c -t -p -f -F",
+                            value=given) from None
 
 
 def pmc_dag(job: ExecJob, graph: Graph) -> str:
     tasks = [_pmc_task(task) for task in job.tasks]
     try:
-        return write_pmc_dag(tasks, inner_edges(job, graph))
+        text = write_pmc_dag(tasks, inner_edges(job, graph))
     except ValueError as exc:
         raise _unwritable(job, "PMC DAG file", exc) from None
+    if any(task.options for task in tasks):
+        _check_options(job, tasks, text)
+    return text
 
 
 def _func(task: Task) -> str:

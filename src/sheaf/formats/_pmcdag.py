@@ -61,6 +61,7 @@ class PmcTask:
     transformation: str | None = None
     dax_id: str | None = None
     line: int = 0
+    options: tuple[str, ...] = ()  # more task options, written after the others (pmc_task_arguments)
 
 
 @dataclass(frozen=True, slots=True)
@@ -268,6 +269,10 @@ def _task_line(task: PmcTask) -> str:
             if not left or "=" in left or not right:
                 raise ValueError(f"task {task.name}: {flag} takes NAME=PATH with '=' only as separator")
             words += [flag, quote_word(f"{left}={right}")]
+    for option in task.options:
+        if "\n" in option or "\r" in option or "\0" in option:
+            raise ValueError(f"task {task.name}: option cannot be written on one line: {option!r}")
+        words.append(quote_word(option))
     return " ".join([*words, join_words(task.argv)])
 
 
