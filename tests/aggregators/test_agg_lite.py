@@ -14,6 +14,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from transfer_servers import FaultyHTTP, entry, tool
 
 # The job: reads f.a, writes f.b (its upper-cased content) and prints where it ran.
@@ -136,3 +138,26 @@ def test_a_staged_executable_runs_from_the_job_directory(tmp_path: Path) -> None
     done = _lite(tmp_path, manifest, ["./bin/tool.sh"])
     assert done.returncode == 0, done.stderr
     assert (staging / "f.b").read_text() == "ran\n"
+
+
+@pytest.mark.parametrize(("condor_scratch", "tmpdir", "where"), [
+    (True, True, "condor"), (False, True, "tmpdir"), (False, False, "/tmp")])
+def test_a_local_scratch_missing_on_the_worker_falls_back_as_pegasuslite_does(
+        tmp_path: Path, condor_scratch: bool, tmpdir: bool, where: str) -> None:
+    """A site's localScratch that this worker lacks is skipped for ``$_CONDOR_SCRATCH_DIR``, then
+    ``$TMPDIR``, then ``/tmp``; the job runs, and says where."""
+    env = {k: v for k, v in os.environ.items() if k not in ("_CONDOR_SCRATCH_DIR", "TMPDIR")}
+    for name, wanted, directory in (("_CONDOR_SCRATCH_DIR", condor_scratch, tmp_path / "condor"),
+                                    ("TMPDIR", tmpdir, tmp_path / "tmpdir")):
+        if wanted:
+            directory.mkdir()
+            env[name] = str(directory)
+    manifest = tmp_path / "manifest.json"
+    manifest.write_text(json.dumps({"workdir_parent": str(tmp_path / "no" / "such" / "scratch")}))
+    script = "import os; print(os.path.dirname(os.getcwd()))"
+    done = subprocess.run([tool("sheaf-lite"), str(manifest), "--", sys.executable, "-c", script],
+                          capture_output=True, text=True, timeout=120, check=False, env=env)
+    assert done.returncode == 0, done.stderr
+    expected = {"condor": tmp_path / "condor", "tmpdir": tmp_path / "tmpdir", "/tmp": Path("/tmp")}[where]
+    assert Path(done.stdout.strip()) == expected
+    assert "is not a writable directory here" in done.stderr

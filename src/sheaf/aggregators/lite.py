@@ -15,7 +15,9 @@ and optionally ``attempts``, ``backoff`` and ``timeout`` (``sheaf-transfer``'s o
 The steps, each one's failure named on stderr:
 
 1. The manifest and both lists are read and checked before anything happens (bad: exit 2).
-2. A fresh job directory is made under ``workdir_parent`` (the site's local scratch).
+2. A fresh job directory is made under ``workdir_parent`` (the site's local scratch).  A local scratch
+   that does not exist on this worker, or cannot be written, is skipped (with a note on stderr) for the
+   next of PegasusLite's candidates: ``$_CONDOR_SCRATCH_DIR``, then ``$TMPDIR``, then ``/tmp``.
 3. ``inputs`` are pulled into it (their destinations are relative ``file:name`` URLs, resolved inside
    the job directory and never outside it), each one's ``checksum`` and integrity record verified.
    Checkpoint files (``checkpoint_inputs``) are pulled next when the staging site has them; their
@@ -44,7 +46,7 @@ import signal
 import subprocess
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import FrameType
 from typing import Any, NoReturn
@@ -124,6 +126,19 @@ def _list(data: dict[str, Any], key: str, path: str) -> list[Transfer]:
     return transfers_from(data.get(key, []), path, key)
 
 
+def work_parent(scratch: str, env: Mapping[str, str]) -> str:
+    """Where the job directory goes: the site's local scratch when this worker has it (a directory it
+    can write), else the first such of ``$_CONDOR_SCRATCH_DIR``, ``$TMPDIR`` and ``/tmp``, as
+    PegasusLite falls back."""
+    candidates = [scratch, env.get("_CONDOR_SCRATCH_DIR", ""), env.get("TMPDIR", ""), "/tmp"]
+    for candidate in candidates:
+        if candidate and os.path.isdir(candidate) and os.access(candidate, os.W_OK | os.X_OK):
+            if candidate != scratch:
+                _log(f"local scratch {scratch} is not a writable directory here: working in {candidate}")
+            return candidate
+    return scratch  # none usable: making the job directory says why
+
+
 def _split_argv(argv: list[str]) -> tuple[str, list[str]]:
     if len(argv) < 3 or argv[1] != "--":
         raise UsageError(f"expected a manifest, --, and the job's argv (usage: {USAGE})")
@@ -133,11 +148,11 @@ def _split_argv(argv: list[str]) -> tuple[str, list[str]]:
 def _main(argv: list[str]) -> int:
     manifest_path, job = _split_argv(argv)
     manifest = load_manifest(manifest_path)
+    parent = work_parent(manifest.workdir_parent, os.environ)
     try:
-        workdir = tempfile.mkdtemp(prefix="sheaf-lite-", dir=manifest.workdir_parent)
+        workdir = tempfile.mkdtemp(prefix="sheaf-lite-", dir=parent)
     except OSError as exc:
-        raise ToolExit(1, f"cannot make a job directory in {manifest.workdir_parent}: "
-                          f"{exc.strerror or exc}") from None
+        raise ToolExit(1, f"cannot make a job directory in {parent}: {exc.strerror or exc}") from None
     try:
         return _in_workdir(manifest, manifest_path, workdir, job)
     finally:
