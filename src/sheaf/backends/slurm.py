@@ -14,9 +14,10 @@ Submission
     allocation, its job given the allocation's ``SLURM_*`` variables (``_slurm_render.multi_task``).
     Launches wait in the backend's own queue, highest priority first then FIFO, while the cap of
     this run's jobs in Slurm (``max_queued``) is reached or the rate limit (``RateLimit``) has no
-    token.  A transient controller error backs off (0.5 s doubling to 30 s) and submits again; a
-    QOS/MaxSubmit refusal puts the attempt back and lowers the cap to what Slurm accepted; any other
-    refusal is ``Held`` with sbatch's message.
+    token.  A transient controller error backs off (1 s doubling to 30 s, DAGMan's back-off) and submits
+    again, at most the launch's ``submit_attempts`` times (``DAGMAN_MAX_SUBMIT_ATTEMPTS``, default 6),
+    then the attempt is ``Held`` with sbatch's own message; a QOS/MaxSubmit refusal puts the attempt
+    back and lowers the cap to what Slurm accepted; any other refusal is ``Held`` with sbatch's message.
 
 Results
     The wrapper's records are the result: ``wait`` reads the state directory's inbox (a directory as
@@ -144,6 +145,7 @@ class SlurmBackend:
         self._cancels: list[str] = []
         self._last_scancel = -1e18
         self._backoff, self._backoff_until = 0.0, 0.0
+        self._failed_submits: dict[str, int] = {}  # launch key -> its submissions that failed so far
         self._next_squeue = time.monotonic() + squeue_interval
         self._next_policy = 0.0
         self._closed = False
@@ -346,18 +348,32 @@ class SlurmBackend:
         result = self.commands.sbatch(argv)
         if result.kind == "ok":
             self._backoff = 0.0
+            self._failed_submits.pop(launch.key, None)
             write_record(self.paths.job(stem), {"job": result.job, "key": launch.key})
             self._jobs[launch.key] = _Job(launch, stem, result.job)
             self._by_stem[stem] = launch.key
             self.submitted_total += 1
         elif result.kind == "error":
             self._events.append(Held(launch.key, f"sbatch refused the job: {result.message}"))
+        elif result.kind == "transient" and self._submit_failed(launch):
+            tries = launch.submit_attempts
+            self._events.append(Held(launch.key, f"sbatch failed {tries} time(s) (DAGMAN_MAX_SUBMIT_ATTEMPTS "
+                                                 f"= {tries}): {result.message}"))
         else:
             if result.kind == "limit":
                 self.cap = max(1, len(self._jobs))
-            self._backoff = min(_BACKOFF_MAX, max(0.5, self._backoff * 2))
+            self._backoff = min(_BACKOFF_MAX, max(1.0, self._backoff * 2))
             self._backoff_until = time.monotonic() + self._backoff
             self._push(launch)
+
+    def _submit_failed(self, launch: Launch) -> bool:
+        """Count a failed submission of ``launch``: True once it has failed its last allowed time."""
+        failures = self._failed_submits.get(launch.key, 0) + 1
+        if failures >= launch.submit_attempts:
+            self._failed_submits.pop(launch.key, None)
+            return True
+        self._failed_submits[launch.key] = failures
+        return False
 
     def _flush_cancels(self, *, force: bool) -> None:
         if not self._cancels:

@@ -58,6 +58,9 @@ class Launch:
     priority: int = 0         # DAG node PRIORITY (higher first)
     stdin: str = os.devnull   # the submit description's ``input`` (a file path), read as stdin
     transfer: FileTransfer | None = None  # HTCondor file transfer: run in a sandbox (``FileTransfer``)
+    submit_attempts: int = 6  # DAGMAN_MAX_SUBMIT_ATTEMPTS: tries of a backend whose submission can fail
+                              #   for a while (a batch system's controller down), with DAGMan's back-off
+                              #   (1, 2, 4, ... s); then the attempt is Held with the scheduler's message
 
 @value_class
 class Exited:

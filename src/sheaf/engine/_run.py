@@ -42,7 +42,7 @@ from sheaf.engine._journal import Journal
 from sheaf.engine._nodejob import render_node, subdag_job
 from sheaf.engine._orphans import ATTEMPT_VARIABLE, attempt_token
 from sheaf.engine._procs import NO_TOLERANCE, ProcGroups, Tolerance
-from sheaf.engine._runconfig import config_bool
+from sheaf.engine._runconfig import config_bool, config_int
 from sheaf.engine._runevents import JobStart, ProcEnd
 from sheaf.engine._runfiles import RunFiles
 from sheaf.engine._scripts import ScriptRunner
@@ -120,6 +120,7 @@ class EngineRun:
                  batch_name: str = "", suppress_notification: bool = False) -> None:
         self.dag, self.descs, self.backend, self.journal = dag, descs, backend, journal
         self.tolerance = tolerance  # the DAG's default for a node without TOLERANCE
+        self.submit_attempts = max(1, config_int(dag, "DAGMAN_MAX_SUBMIT_ATTEMPTS", 6))
         self.first = first  # expansions of attempt 0 made while validating
         self.clock = clock
         self.scripts = ScriptRunner(paths["scripts"], clock)
@@ -375,7 +376,7 @@ class EngineRun:
         # the token makes the process findable without the journal (see _orphans)
         env = {**job.env, ATTEMPT_VARIABLE: attempt_token(self.journal.run_id, spec.name, sub.attempt)}
         return Launch(key, spec.name, sub.attempt, job.argv, env, job.cwd, job.stdout, job.stderr,
-                      job.ad, sub.priority, job.stdin, job.transfer)
+                      job.ad, sub.priority, job.stdin, job.transfer, self.submit_attempts)
 
     def _description(self, spec: NodeSpec) -> SubmitDescription:
         """The node's submit description, read now if it was missing at start or if the node's PRE
