@@ -120,13 +120,12 @@ def test_input_dirs_repeated_and_comma_separated_first_holding_a_file_wins(work:
     assert str(second / "f.a") in pairs
 
 
-@pytest.mark.parametrize("option", ["--job-prefix", "-j", "--transformations-dir", "-t", "--forward",
-                                    "-F", "--rescue", "-g", "--group"])
+@pytest.mark.parametrize("option", ["--job-prefix", "-j", "--forward", "-F", "--rescue", "-g", "--group"])
 def test_options_sheaf_does_not_implement_are_refused_naming_them(work: Path, tmp_path: Path,
                                                                   option: str) -> None:
     result = plan("--dir", str(tmp_path / "b"), option, "x")
     assert result.exit_code == 2
-    long = {"-j": "--job-prefix", "-t": "--transformations-dir", "-F": "--forward", "-g": "--group"}
+    long = {"-j": "--job-prefix", "-F": "--forward", "-g": "--group"}
     assert f"option {long.get(option, option)} is not supported" in result.output
     assert not (tmp_path / "b").exists()
 
@@ -238,3 +237,33 @@ def test_randomdir_takes_its_optional_value_only_attached(work: Path, tmp_path: 
     assert result.exit_code == 0, result.output
     doc = json.loads((submit_dir(result) / "plan.json").read_text())
     assert doc["options"]["exec_dir"].startswith(exec_dir) and doc["workflow"] == "blackdiamond"
+
+
+def test_transformations_dir_makes_each_file_a_stageable_transformation(tmp_path: Path) -> None:
+    """``--transformations-dir DIR``: each file in DIR is a stageable transformation on site local, as
+    Pegasus's transformation factory adds them; a job whose executable is only there plans and runs."""
+    from Pegasus.api import File, Job, Workflow
+
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    (tools / "shout").write_text("#!/bin/sh\ntr a-z A-Z < \"$1\" > \"$2\"\n")
+    (tools / "shout").chmod(0o755)
+    (tmp_path / "in.txt").write_text("hello\n")
+    wf = Workflow("tdir")
+    wf.add_jobs(Job("shout").add_args(File("in.txt"), File("out.txt"))
+                .add_inputs(File("in.txt")).add_outputs(File("out.txt")))
+    wf.write(str(tmp_path / "wf.yml"))
+    (tmp_path / "rc.txt").write_text(f'in.txt file://{tmp_path / "in.txt"} site="local"\n')
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}"}
+    sheaf = str(Path(sys.executable).parent / "sheaf")
+    done = subprocess.run([sheaf, "plan", "wf.yml", "--dir", "runs", "--relative-dir", "p", "--rc", "rc.txt",
+                           "--transformations-dir", "tools", "--output-dir", "out", "-s", "local"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    done = subprocess.run([sheaf, "run", "runs/p"], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          check=False, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (tmp_path / "out" / "out.txt").read_text() == "HELLO\n"
+    refused = subprocess.run([sheaf, "plan", "wf.yml", "--dir", "runs", "-t", "missing"], cwd=tmp_path,
+                             env=env, capture_output=True, text=True, check=False)
+    assert refused.returncode == 2 and "--transformations-dir missing" in refused.stderr

@@ -52,7 +52,7 @@ from sheaf.codegen import (
     write_plan,
 )
 from sheaf.errors import UsageError
-from sheaf.formats import Inputs, load_inputs
+from sheaf.formats import Inputs, load_inputs, transformations_dir
 from sheaf.planner import DataOptions, ExecutableWorkflow
 from sheaf.planner import plan as plan_workflow
 
@@ -116,6 +116,8 @@ def plan(request: PlanRequest, *, on_warning: Callable[[str], None] | None = Non
     if named is None and inputs.properties.get_bool("pegasus.dir.useTimestamp"):
         extended = inputs.properties.get_bool("pegasus.dir.timestamp.extended")
         where = replace(where, stamp=timestamp_name(time.time(), extended=extended))
+    if request.transformations_dir is not None:
+        inputs = replace(inputs, tc=transformations_dir(request.transformations_dir, inputs.tc))
     inputs = replace(inputs, rc=with_replica_files(
         inputs.rc, split_commas(request.caches), split_commas(request.inherited_rc),
         inputs.properties.get_bool("pegasus.catalog.replica.cache.asrc", False), _both(warnings, on_warning)))

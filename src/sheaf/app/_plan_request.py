@@ -27,8 +27,9 @@ class PlanRequest:
     (the data pass), ``randomdir`` (jobs' directory under a site's shared scratch; ``""``: a generated
     name), ``clustering`` techniques in order, properties (``conf``, ``defines`` as ``key=value``),
     the catalogs (``tc``, ``sc``, ``rc``), ``input_dirs``, ``force`` (no data reuse), the sub-workflow
-    inputs, ``group_size`` (cut into group DAGs matched to grid sites), and ``argv``: the command line
-    recorded in the braindump."""
+    inputs, ``group_size`` (cut into group DAGs matched to grid sites), ``transformations_dir`` (each
+    file a stageable transformation on site ``local``), and ``argv``: the command line recorded in the
+    braindump."""
 
     workflow: str | None = None
     dax: str | None = None
@@ -59,6 +60,7 @@ class PlanRequest:
     output_map: str | None = None
     group_size: int | None = None
     jvm_options: tuple[str, ...] = ()
+    transformations_dir: str | None = None
     argv: tuple[str, ...] = ()
 
 

@@ -62,6 +62,8 @@ def _refused(*names: str) -> click.Option:
 @click.option("--tc", type=click.Path(dir_okay=False), help="Transformation catalog (YAML or text).")
 @click.option("--sc", type=click.Path(dir_okay=False), help="Site catalog (YAML or XML).")
 @click.option("--rc", type=click.Path(dir_okay=False), help="Replica catalog (YAML or text).")
+@click.option("-t", "--transformations-dir", metavar="DIR", type=click.Path(file_okay=False),
+              help="Each file in DIR is a stageable transformation on site local (catalog entries win).")
 @click.option("--group-size", type=click.IntRange(min=1), metavar="N",
               help="Cut the DAG into group DAGs of about N jobs matched to grid sites as wholes "
                    "(property sheaf.group.size; 1 binds each job).")
@@ -90,7 +92,7 @@ def command(**opts: object) -> None:
     _plan_command(**opts)  # type: ignore[arg-type]
 
 
-for _names in (("-j", "--job-prefix"), ("-t", "--transformations-dir"), ("-F", "--forward"), ("--rescue",),
+for _names in (("-j", "--job-prefix"), ("-F", "--forward"), ("--rescue",),
                ("-g", "--group")):
     command.params.append(_refused(*_names))
 
@@ -104,11 +106,12 @@ def _plan_command(*, workflow: str | None, dax: str | None, directory: str | Non
                   reuse: tuple[str, ...], submit: bool, as_json: bool, verbose: int, quiet: int,
                   jvm_options: tuple[str, ...], deferred: bool, caches: tuple[str, ...],
                   inherited_rc: tuple[str, ...], output_map: str | None,
-                  group_size: int | None, as_pegasus: bool) -> None:
+                  group_size: int | None, as_pegasus: bool, transformations_dir: str | None) -> None:
     request = PlanRequest(workflow, dax, directory, relative_dir, relative_submit_dir, basename, sites,
                           output_sites, output_dir, staging_site, cleanup, nocleanup, randomdir, cluster,
                           conf, defines, tc, sc, rc, input_dir, force, force_replan, reuse, deferred, caches,
-                          inherited_rc, output_map, group_size, jvm_options, tuple(sys.argv[1:]))
+                          inherited_rc, output_map, group_size, jvm_options, transformations_dir,
+                          tuple(sys.argv[1:]))
     told: list[str] = []
 
     def warn(text: str) -> None:

@@ -17,7 +17,7 @@ Three groups:
   ``--output-dir``, ``--cleanup``/``--nocleanup`` are parsed, validated and
   recorded under ``options`` in plan.json, and a warning says what the plan does with them today;
 - *refused* with one message naming the option:
-  ``--job-prefix``, ``--transformations-dir``, ``--forward``, ``--rescue``,
+  ``--job-prefix``, ``--forward``, ``--rescue``,
   ``--group`` (in pegasus-plan's manual, refused by its 5.x parser) and
   ``--reuse`` (data reuse from earlier submit directories; refused after its directories are checked).
 
@@ -41,7 +41,6 @@ from sheaf.errors import UsageError
 #: option -> why sheaf refuses it (the message names the option and says what to do instead)
 REFUSED = {
     "--job-prefix": "job submit file names are fixed by the job ids",
-    "--transformations-dir": "name the executables in the transformation catalog (--tc)",
     "--forward": "there is no pegasus-run to forward options to; sheaf run takes its own",
     "--rescue": "sheaf run resumes from the journal, without rescue-DAG counts",
     "--group": "pegasus-plan 5 no longer reads it either (its manual still lists it); the VO group part "

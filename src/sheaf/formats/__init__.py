@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from sheaf.formats._properties import format_properties, read_properties, write_properties
     from sheaf.formats._seqexec_in import SeqexecTask, parse_seqexec_input, write_seqexec_input
     from sheaf.formats._site_config import FAILURE_MODES, SiteConfig, SiteSpec, read_site_config
+    from sheaf.formats._tc_dir import transformations_dir
     from sheaf.formats._workflow_io import (
         read_replica_catalog,
         read_site_catalog,
@@ -49,17 +50,44 @@ if TYPE_CHECKING:
     from sheaf.formats._yaml_emit import dumps
 
 __all__ = [
-    "FAILURE_MODES", "Inputs", "PmcDag", "PmcTask", "SeqexecTask", "SiteConfig", "SiteSpec", "Variables",
-    "dumps", "format_properties", "gc_paused", "load_inputs", "parse_pmc_dag", "parse_rescue",
-    "parse_seqexec_input", "rc_to_data", "read_properties", "read_replica_catalog", "read_site_catalog",
-    "read_site_config", "read_transformation_catalog", "read_workflow", "validate_inputs", "write_multiprog",
-    "write_pmc_dag", "write_properties", "write_replica_catalog", "write_seqexec_input", "write_site_catalog",
-    "write_transformation_catalog", "write_workflow",
+    "FAILURE_MODES",
+    "Inputs",
+    "PmcDag",
+    "PmcTask",
+    "SeqexecTask",
+    "SiteConfig",
+    "SiteSpec",
+    "Variables",
+    "dumps",
+    "format_properties",
+    "gc_paused",
+    "load_inputs",
+    "parse_pmc_dag",
+    "parse_rescue",
+    "parse_seqexec_input",
+    "rc_to_data",
+    "read_properties",
+    "read_replica_catalog",
+    "read_site_catalog",
+    "read_site_config",
+    "read_transformation_catalog",
+    "read_workflow",
+    "transformations_dir",
+    "validate_inputs",
+    "write_multiprog",
+    "write_pmc_dag",
+    "write_properties",
+    "write_replica_catalog",
+    "write_seqexec_input",
+    "write_site_catalog",
+    "write_transformation_catalog",
+    "write_workflow",
 ]
 
 # where each name lives: imported on first use (sheaf._lazy), so that reading a DAG file
 # (``_dagman``) does not load the YAML readers
 _WHERE = {
+    "transformations_dir": "_tc_dir",
     "FAILURE_MODES": "_site_config", "PmcDag": "_pmcdag", "PmcTask": "_pmcdag", "SeqexecTask": "_seqexec_in",
     "SiteConfig": "_site_config", "SiteSpec": "_site_config", "dumps": "_yaml_emit", "gc_paused": "_common",
     "parse_pmc_dag": "_pmcdag", "parse_rescue": "_pmcdag", "parse_seqexec_input": "_seqexec_in",
