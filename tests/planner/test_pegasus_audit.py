@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from Pegasus.api import (
     Directory,
     File,
@@ -93,6 +94,43 @@ def test_checkpoint_file_under_nonsharedfs_carries_over_to_the_retry(tmp_path: P
     assert "2 retries" in done.stdout, done.stdout
     staged = next(target.rglob("f.b1"))
     assert staged.read_text() == "1\n2\n3\n"
+
+
+@pytest.mark.parametrize("configuration", ["condorio", "sharedfs", "nonsharedfs"])
+def test_a_checkpoint_file_with_a_replica_is_staged_in(tmp_path: Path, configuration: str) -> None:
+    """A checkpoint file is an optional input that is also an output: with a replica (a run resumed from
+    an earlier checkpoint) it is staged in and the job starts from it; without one nothing is listed
+    for it, and the job makes it -- under every data configuration."""
+    program = tmp_path / "checkpoint_test.py"
+    program.write_text(COUNTER)
+    program.chmod(0o755)
+    (tmp_path / "pegasus.properties").write_text(f"pegasus.data.configuration = {configuration}\n"
+                                                 "dagman.retry 3\n")
+    SiteCatalog().add_sites(Site("condorpool"), Site("local")).write(str(tmp_path / "sites.yml"))
+    tr = Transformation("checkpoint", site="local", pfn=f"file://{program}", is_stageable=True)
+    TransformationCatalog().add_transformations(tr).write(str(tmp_path / "transformations.yml"))
+    result = File("f.b1")
+    job = Job(tr, _id="j1").add_args("-o ", result).add_outputs(result).add_checkpoint(File("test.ckpt"))
+    Workflow("chkpoint").add_jobs(job).write(str(tmp_path / "workflow.yml"))
+    (tmp_path / "saved.ckpt").write_text("1\n2\n")  # an earlier run got this far
+    ReplicaCatalog().add_replica("local", "test.ckpt", str(tmp_path / "saved.ckpt")).write(
+        str(tmp_path / "replicas.yml"))
+    target = tmp_path / "plan"
+    plan_into(tmp_path, "workflow.yml", target, sites=["condorpool"])
+    done = run(target)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "0 retries" in done.stdout, done.stdout  # it started from the staged checkpoint
+    assert next(target.rglob("f.b1")).read_text() == "1\n2\n3\n"
+    (tmp_path / "replicas.yml").unlink()  # no replica: nothing to stage, the job starts from scratch
+    fresh = tmp_path / "fresh"
+    plan_into(tmp_path, "workflow.yml", fresh, sites=["condorpool"])
+    descriptions = "".join(path.read_text() for path in [*fresh.glob("*.dag"), *fresh.rglob("*.sub")])
+    assert "test.ckpt" not in "".join(line for line in descriptions.splitlines(keepends=True)
+                                      if line.strip().startswith("transfer_input_files"))
+    if configuration != "condorio":  # HTCondor's sandbox keeps nothing from one attempt to the next
+        done = run(fresh)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert next(fresh.rglob("f.b1")).read_text() == "1\n2\n3\n"
 
 
 def test_selector_pfn_profile_names_the_executable_over_the_catalog(tmp_path: Path) -> None:

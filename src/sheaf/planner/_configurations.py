@@ -40,9 +40,12 @@ def staging_site(exec_wf: ExecutableWorkflow, site: str) -> str:
     return chosen.get(site) or chosen.get("*") or "local"
 
 
-def condorio_lists(exec_wf: ExecutableWorkflow) -> None:
-    """What HTCondor moves in and out of each compute job's sandbox (module docstring)."""
-    for index, reads, writes in job_files(exec_wf):
+def condorio_lists(exec_wf: ExecutableWorkflow, staged: set[str]) -> None:
+    """What HTCondor moves in and out of each compute job's sandbox (module docstring); a checkpoint
+    file is moved in only when it was staged in (``staged``: a replica found), else there is none yet."""
+    checkpoints = {lfn for _, lfn in _checkpoint_uses(exec_wf)}
+    for index, all_reads, writes in job_files(exec_wf):
+        reads = [lfn for lfn in all_reads if lfn not in checkpoints or lfn in staged or lfn in exec_wf.bypass]
         job = exec_wf.jobs[index]
         workdir = exec_wf.workdirs[job.site or "local"]
         reads_at = tuple(_where(exec_wf, workdir, lfn) for lfn in reads)
@@ -110,6 +113,12 @@ def _pulls(lfns: list[str], stage: str, site: str, there: Callable[[str], str]) 
 def _pushes(lfns: list[str], site: str, stage: str, there: Callable[[str], str]) -> list[dict[str, object]]:
     """Transfers from the job directory back to the staging site."""
     return [_entry(n, "output", lfn, site, f"file:{lfn}", stage, there(lfn)) for n, lfn in enumerate(lfns, 1)]
+
+
+def _checkpoint_uses(exec_wf: ExecutableWorkflow) -> list[tuple[str, str]]:
+    """(job id, lfn) of every checkpoint use of the abstract workflow."""
+    return [(job.id, use.lfn) for job in exec_wf.workflow.jobs.values() for use in all_uses(job)
+            if use.type == "checkpoint"]
 
 
 def _checkpoints(exec_wf: ExecutableWorkflow, index: int) -> list[str]:

@@ -117,7 +117,8 @@ def _plan_data(exec_wf: ExecutableWorkflow, submit_dir: str, exec_dir: str | Non
                                 "stages into its own shared scratch")
     _collect_inputs(state, config)
     if config == "condorio":
-        condorio_lists(exec_wf)
+        staged = {lfn for files in state.staged.values() for lfn in files}
+        condorio_lists(exec_wf, staged)
     elif config == "nonsharedfs":
         lite_manifests(exec_wf, state.submit_dir)
     _stage_executables(state)
@@ -196,9 +197,13 @@ def check_lfn(lfn: str) -> None:
                             rule="lfns are relative paths without '..'", value=lfn)
 
 
-def workflow_inputs(exec_wf: ExecutableWorkflow) -> set[str]:
+def workflow_inputs(exec_wf: ExecutableWorkflow) -> tuple[set[str], set[str]]:
+    """(the files jobs read that no job writes, the checkpoint files): a checkpoint file is an optional
+    input that is also an output -- staged in when it has a replica (a run that resumes from one), and
+    without one, no input at all."""
     produced: set[str] = set()
     consumed: set[str] = set()
+    checkpoints: set[str] = set()
     produce, consume = produced.add, consumed.add
     for job in exec_wf.workflow.jobs.values():
         for use in all_uses(job):
@@ -209,15 +214,15 @@ def workflow_inputs(exec_wf: ExecutableWorkflow) -> set[str]:
                 produce(use.lfn)
             else:  # checkpoint: both
                 produce(use.lfn)
-                consume(use.lfn)
-    return consumed - produced
+                checkpoints.add(use.lfn)
+    return (consumed - produced) | checkpoints, checkpoints
 
 
 def _collect_inputs(state: _Pass, config: str) -> None:
     """site -> lfn -> ``_Staged`` for every workflow input a job reads; bypassed inputs are read where
     their replica is (module docstring)."""
     exec_wf = state.exec_wf
-    inputs = workflow_inputs(exec_wf)
+    inputs, optional = workflow_inputs(exec_wf)
     if not inputs:
         return
     bypassing = _bypassing(exec_wf, inputs) if config != "sharedfs" else set()
@@ -251,7 +256,8 @@ def _collect_inputs(state: _Pass, config: str) -> None:
                 if sources is None:
                     sources = cache[(lfn, site)] = selector.sources(lfn, site)
                 if not sources:
-                    missing.add(lfn)
+                    if lfn not in optional:
+                        missing.add(lfn)
                     continue
                 if lfn in bypassing and sources[0].url.startswith("file://"):
                     exec_wf.bypass[lfn] = sources[0].url
