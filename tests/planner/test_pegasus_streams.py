@@ -164,3 +164,19 @@ def test_checkpoint_times_pegasus_refuses_are_refused(tmp_path: Path, profiles: 
     with pytest.raises(PlanningError) as caught:
         plan_into(tmp_path, "workflow.yml", tmp_path / "plan", sites=["condorpool"])
     assert caught.value.rule is not None and rule in caught.value.rule and "J1" in str(caught.value)
+
+
+def test_a_stdout_that_is_a_declared_output_comes_back_once_under_condorio(tmp_path: Path) -> None:
+    """Under condorio a job whose stdout file is also one of its declared outputs: HTCondor brings the
+    stream back to its ``output`` file, so the file is not in ``transfer_output_files`` too."""
+    _setup(tmp_path)
+    (tmp_path / "pegasus.properties").write_text("pegasus.data.configuration = condorio\n")
+    target = _workflow(tmp_path)  # set_stdout declares the file an output of the job, as Pegasus.api does
+    plan_into(tmp_path, "workflow.yml", target, sites=["condorpool"])
+    text = "".join(path.read_text() for path in [*target.glob("*.dag"), *target.rglob("*.sub")])
+    outputs = [line for line in text.splitlines() if line.strip().startswith("transfer_output_files")]
+    assert outputs and not any("mid.txt" in line for line in outputs), outputs
+    assert "mid.txt" in "".join(line for line in text.splitlines() if line.strip().startswith("output"))
+    done = run(target)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert next(target.rglob("out.txt")).read_text() == "seen: seen: hello\n"

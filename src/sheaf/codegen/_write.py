@@ -459,7 +459,11 @@ class _Writer:
         files = self.exec_wf.file_transfers.get(job.id)
         if files is not None:
             workdir = self.exec_wf.workdirs.get(job.site or "")  # the job's initialdir
-            command = replace(command, transfer=transfer_lines(job, *files, workdir=workdir))
+            # a declared output that is the job's stdout or stderr comes back once, as that stream
+            streams = {command.stdout, command.stderr} - {None}
+            outputs = tuple(lfn for lfn in files[1]
+                            if workdir is None or os.path.join(workdir, lfn) not in streams)
+            command = replace(command, transfer=transfer_lines(job, files[0], outputs, workdir=workdir))
         if job.id in self.exec_wf.lite:  # PegasusLite: the job's own command under the wrapper
             command = replace(command, executable=tool_path("sheaf-lite"), raw_arguments=None, lite=True,
                               argv=(paths.abs(".lite.json"), "--", command.executable, *command.argv))
