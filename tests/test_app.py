@@ -26,6 +26,7 @@ def test_the_public_surface_is_pinned() -> None:
     assert sorted(app.__all__) == sorted([
         "DagmanOptions", "PlanRequest", "PlanResult", "RUN_LOG", "RunOptions", "RunResult", "Statistics",
         "WorkflowStatus", "braindump_json", "condor_submit_dag_options", "hand_to_dagman", "pegasus_status",
+        "pegasus_variables",
         "plan", "run", "running", "statistics", "status", "stop", "submit",
     ])
     assert all(getattr(app, name) is not None for name in app.__all__)

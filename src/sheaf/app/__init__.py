@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from sheaf.app._detach import LOG as RUN_LOG
     from sheaf.app._detach import running, stop
     from sheaf.app._detach import start as submit
+    from sheaf.app._pegasus_config import config_variables as pegasus_variables
     from sheaf.app._plan import PlanResult, plan
     from sheaf.app._plan_request import PlanRequest
     from sheaf.app._run import RunOptions, condor_submit_dag_options, hand_to_dagman, run
@@ -43,13 +44,14 @@ if TYPE_CHECKING:
 __all__ = [
     "RUN_LOG", "DagmanOptions", "PlanRequest", "PlanResult", "RunOptions", "RunResult", "Statistics",
     "WorkflowStatus", "braindump_json", "condor_submit_dag_options", "hand_to_dagman", "pegasus_status",
-    "plan", "run", "running", "statistics", "status", "stop", "submit",
+    "pegasus_variables", "plan", "run", "running", "statistics", "status", "stop", "submit",
 ]
 
 __getattr__ = lazy_exports(__name__, {
     "RunOptions": "_run", "run": "_run", "hand_to_dagman": "_run", "condor_submit_dag_options": "_run",
     "submit": "_detach:start", "stop": "_detach", "running": "_detach", "RUN_LOG": "_detach:LOG",
-    "pegasus_status": "_dagman_out", "braindump_json": "_braindump:json_text", "plan": "_plan",
+    "pegasus_status": "_dagman_out", "pegasus_variables": "_pegasus_config:config_variables",
+    "braindump_json": "_braindump:json_text", "plan": "_plan",
     "PlanResult": "_plan", "PlanRequest": "_plan_request",
     "DagmanOptions": "_reexport", "RunResult": "_reexport", "Statistics": "_reexport",
     "WorkflowStatus": "_reexport", "statistics": "_reexport", "status": "_reexport",

@@ -27,6 +27,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 
 from sheaf.app import _braindump
+from sheaf.app._pegasus_config import config_variables
 from sheaf.app._plan_request import (
     PlanRequest,
     StagingOptions,
@@ -179,7 +180,7 @@ def _load(path: str, request: PlanRequest, warnings: list[str],
     told: list[str] = []
     try:
         inputs = load_inputs(path, conf=request.conf, defines=request.defines, tc=request.tc, sc=request.sc,
-                             rc=request.rc)
+                             rc=request.rc, env_defaults=config_variables())
         told = inputs.warnings
     finally:
         for warning in told:

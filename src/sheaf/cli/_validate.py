@@ -14,6 +14,7 @@ import sys
 
 import click
 
+from sheaf import app
 from sheaf.formats import Inputs, load_inputs, validate_inputs
 from sheaf.model import Summary
 
@@ -31,7 +32,8 @@ def command(workflow: str, conf: str | None, defines: tuple[str, ...], tc: str |
     """Check WORKFLOW (Pegasus 5.0 YAML, DAX 3 or WfCommons JSON) and print a summary."""
     warnings: list[str] = []
     try:
-        inputs = load_inputs(workflow, conf=conf, defines=defines, tc=tc, sc=sc, rc=rc)
+        inputs = load_inputs(workflow, conf=conf, defines=defines, tc=tc, sc=sc, rc=rc,
+                             env_defaults=app.pegasus_variables())
         warnings = inputs.warnings
         _, _, summary = validate_inputs(inputs)
     finally:

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
         next_run_number,
         runs_parent,
         timestamp_name,
+        tool_path,
         user_name,
     )
     from sheaf.codegen._siblings import remove_stale_siblings
@@ -30,20 +31,39 @@ if TYPE_CHECKING:
     from sheaf.codegen._write import PlanFiles, check_target, write_plan
 
 __all__ = [
-    "CONF_DIR", "GROUP_PROPERTY", "RUN_ROOT_LOCK", "PlanContext", "PlanFiles", "check_target", "group_dag",
-    "group_of", "named_submit_dir", "next_run_number", "podman_env", "quote_arguments", "quote_environment",
-    "read_groups", "remove_stale_siblings", "run_root", "runs_parent", "timestamp_name", "user_name",
-    "write_groups", "write_plan",
+    "CONF_DIR",
+    "GROUP_PROPERTY",
+    "RUN_ROOT_LOCK",
+    "PlanContext",
+    "PlanFiles",
+    "check_target",
+    "group_dag",
+    "group_of",
+    "named_submit_dir",
+    "next_run_number",
+    "podman_env",
+    "quote_arguments",
+    "quote_environment",
+    "read_groups",
+    "remove_stale_siblings",
+    "run_root",
+    "runs_parent",
+    "timestamp_name",
+    "tool_path",
+    "user_name",
+    "write_groups",
+    "write_plan",
 ]
 
 # where each name lives: imported on first use (sheaf._lazy), so that ``sheaf run`` removing a
 # stale sibling does not import the planner
 _WHERE = {
-    "CONF_DIR": "_container_state", "GROUP_PROPERTY": "_groups", "RUN_ROOT_LOCK": "_container_state",
-    "group_dag": "_group_record", "group_of": "_group_record", "named_submit_dir": "_layout",
-    "next_run_number": "_layout", "podman_env": "_container_state", "read_groups": "_group_record",
-    "run_root": "_container_state", "runs_parent": "_layout", "timestamp_name": "_layout",
-    "user_name": "_layout", "write_groups": "_groups", "PlanContext": "_subworkflow", "PlanFiles": "_write",
-    "check_target": "_write", "remove_stale_siblings": "_siblings", "write_plan": "_write",
+    "tool_path": "_layout", "CONF_DIR": "_container_state", "GROUP_PROPERTY": "_groups",
+    "RUN_ROOT_LOCK": "_container_state", "group_dag": "_group_record", "group_of": "_group_record",
+    "named_submit_dir": "_layout", "next_run_number": "_layout", "podman_env": "_container_state",
+    "read_groups": "_group_record", "run_root": "_container_state", "runs_parent": "_layout",
+    "timestamp_name": "_layout", "user_name": "_layout", "write_groups": "_groups",
+    "PlanContext": "_subworkflow", "PlanFiles": "_write", "check_target": "_write",
+    "remove_stale_siblings": "_siblings", "write_plan": "_write",
 }
 __getattr__ = lazy_exports(__name__, _WHERE)

@@ -66,14 +66,16 @@ def load_inputs(
     sc: PathLike | None = None,
     rc: PathLike | None = None,
     cwd: PathLike | None = None,
+    env_defaults: Mapping[str, str] | None = None,
 ) -> Inputs:
-    """Read the workflow, properties and catalogs (module docstring)."""
+    """Read the workflow, properties and catalogs (module docstring).  ``env_defaults``: variables
+    ``${NAME}`` takes when the environment lacks them (``_expand``)."""
     from sheaf import formats  # the package's readers (imported late: they import this module)
 
     here = Path(cwd) if cwd is not None else Path.cwd()
     warnings: list[str] = []
     properties, property_files = _properties(here, conf, defines, warnings)
-    variables = Variables.of(properties.profiles().get("env"))
+    variables = Variables.of(properties.profiles().get("env"), env_defaults)
     workflow = formats.read_workflow(under(here, workflow_path), warnings=warnings, variables=variables)
     paths: dict[str, str | None] = {"workflow": str(under(here, workflow_path)),
                                     "properties": os.pathsep.join(property_files) or None}
@@ -92,7 +94,8 @@ def load_inputs(
     if remote is not None:
         downloaded = formats.read_site_catalog(remote, warnings=warnings, variables=variables)
         scat = scat.merged_with(downloaded) if scat is not None else downloaded
-    rc_variables = Variables.of() if properties.get_bool("pegasus.catalog.replica.expand", True) else None
+    expand_rc = properties.get_bool("pegasus.catalog.replica.expand", True)
+    rc_variables = Variables.of(defaults=env_defaults) if expand_rc else None
     rcat = (formats.read_replica_catalog(rc_file, warnings=warnings, variables=rc_variables)
             if rc_file else None)
     merged_tc, merged_sc = _merge(tcat, workflow.transformation_catalog), _merge(scat, workflow.site_catalog)

@@ -10,6 +10,10 @@ What Pegasus 5 does (its manual's "Variable Expansion" chapter, and the planner'
   escapes it: ``\\${NAME}`` gives ``${NAME}``.  A ``${`` without a closing ``}`` is left as written.
 - Values: the planner's environment, with the ``env`` profiles of the properties
   (``env.PROJECT = ...``) on top -- for the replica catalog the environment only, as in Pegasus.
+  Under the environment lie the variables the planner defines itself when the environment lacks
+  them (pegasus-plan evaluates ``pegasus-config --sh-dump`` first: ``PEGASUS_BIN_DIR`` and the
+  others); the caller passes them (``defaults``), so this layer knows nothing of where sheaf is
+  installed.
   Names are looked up exactly, then ignoring case (Pegasus's lookup ignores case; an exact match
   wins here when two variables differ only in case).  A value is inserted as it is (not expanded
   again).
@@ -46,9 +50,11 @@ class Variables:
             self._folded.setdefault(name.lower(), value)
 
     @classmethod
-    def of(cls, env_profiles: Mapping[str, str] | None = None) -> Variables:
-        """The planner's environment, with ``env_profiles`` (from the properties) on top."""
-        return cls({**os.environ, **(env_profiles or {})})
+    def of(cls, env_profiles: Mapping[str, str] | None = None,
+           defaults: Mapping[str, str] | None = None) -> Variables:
+        """The planner's environment over ``defaults``, with ``env_profiles`` (from the properties)
+        on top."""
+        return cls({**(defaults or {}), **os.environ, **(env_profiles or {})})
 
     def get(self, name: str) -> str | None:
         found = self._exact.get(name)

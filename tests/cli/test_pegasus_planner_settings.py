@@ -1,0 +1,81 @@
+"""What pegasus-plan provides that real Pegasus workflows count on, through ``sheaf validate`` and
+``sheaf plan`` as users run them: the variables of ``pegasus-config --sh-dump`` (``PEGASUS_BIN_DIR`` ...)
+in catalogs and workflows, defined when the environment lacks them."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from Pegasus.api import (
+    Job,
+    Site,
+    SiteCatalog,
+    Transformation,
+    TransformationCatalog,
+    Workflow,
+)
+
+BIN = Path(sys.executable).parent
+SHEAF = str(BIN / "sheaf")
+PEGASUS_VARIABLES = ("PEGASUS_HOME", "PEGASUS_BIN_DIR", "PEGASUS_CONF_DIR", "PEGASUS_SHARE_DIR",
+                     "PEGASUS_JAVA_DIR", "PEGASUS_SCHEMA_DIR", "PEGASUS_PYTHON_DIR",
+                     "PEGASUS_PYTHON_EXTERNALS_DIR")
+
+#: a step of a pipeline: copies its first argument's file to its second, adding its name
+STEP = f"""#!{sys.executable}
+import sys
+text = open(sys.argv[1]).read() if len(sys.argv) > 2 else ""
+with open(sys.argv[-1], "w") as out:
+    out.write(text + sys.argv[0].rsplit("/", 1)[-1] + "\\n")
+"""
+
+
+def _sheaf(cwd: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    base = {k: v for k, v in os.environ.items() if k not in PEGASUS_VARIABLES}
+    base["PATH"] = f"{BIN}:{base.get('PATH', '')}"
+    return subprocess.run([SHEAF, *args], cwd=cwd, capture_output=True, text=True, timeout=300,
+                          env={**base, **(env or {})}, check=False)
+
+
+def _submit_text(directory: Path) -> str:
+    """The DAG (its shared submit descriptions and VARS) and every submit file of a plan."""
+    return "\n".join(p.read_text() for p in sorted([*directory.glob("*.dag"), *directory.rglob("*.sub")]))
+
+
+def _executables(directory: Path) -> set[str]:
+    return {line.split("=", 1)[1].strip() for line in _submit_text(directory).splitlines()
+            if line.replace(" ", "").startswith("executable=")}
+
+
+def _keg_workflow(here: Path, pfn: str) -> None:
+    TransformationCatalog().add_transformations(Transformation("keg", site="local", pfn=pfn)) \
+        .write(str(here / "transformations.yml"))
+    SiteCatalog().add_sites(Site("condorpool")).write(str(here / "sites.yml"))
+    Workflow("w").add_jobs(Job("keg", _id="ID1").add_args("-o", "x")).write(str(here / "workflow.yml"))
+
+
+def test_pegasus_bin_dir_in_a_catalog_is_sheafs_tools_directory(tmp_path: Path) -> None:
+    _keg_workflow(tmp_path, "${PEGASUS_BIN_DIR}/pegasus-keg")
+    checked = _sheaf(tmp_path, "validate", "workflow.yml")
+    assert checked.returncode == 0, checked.stderr
+    done = _sheaf(tmp_path, "plan", "workflow.yml", "-s", "local", "-d", "out", "--relative-dir", "p")
+    assert done.returncode == 0, done.stderr
+    executables = _executables(tmp_path / "out" / "p")
+    assert f"{BIN}/pegasus-keg" in executables
+    assert (BIN / "sheaf-cluster").is_file()  # where sheaf's own tools are
+
+
+def test_pegasus_config_variables_are_defined_and_the_environment_wins(tmp_path: Path) -> None:
+    names = [f"${{{name}}}" for name in PEGASUS_VARIABLES]
+    _keg_workflow(tmp_path, "/bin/echo")
+    Workflow("w").add_jobs(Job("keg", _id="ID1").add_args(*names)).write(str(tmp_path / "workflow.yml"))
+    done = _sheaf(tmp_path, "plan", "workflow.yml", "-s", "local", "-d", "out", "--relative-dir", "p",
+                  env={"PEGASUS_SHARE_DIR": "/opt/pegasus/share"})
+    assert done.returncode == 0, done.stderr
+    arguments = _submit_text(tmp_path / "out" / "p")
+    home = str(BIN.parent)
+    assert f"{home} {BIN} {home}/etc /opt/pegasus/share {home}/share/pegasus/java" in arguments
+    assert "${PEGASUS" not in arguments
