@@ -3,6 +3,7 @@ empty catalogs, ``~/.pegasusrc`` and a site catalog fetched from a repository ov
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,7 +23,7 @@ from Pegasus.api import (
 
 from http_serving import serving
 from sheaf import formats
-from sheaf.errors import FormatError, InputError
+from sheaf.errors import FormatError
 
 
 @pytest.fixture
@@ -146,8 +147,17 @@ def test_site_catalog_fetched_from_a_repository(here: Path, repository: str) -> 
     assert inputs.sc is not None and inputs.sc.sites["condorpool"].directories[0].path == "/local/scratch"
 
 
-def test_unreachable_site_catalog_repository_is_an_error_naming_the_url(here: Path, repository: str) -> None:
-    defines = [f"pegasus.catalog.site.repo={repository}", "pegasus.catalog.site.repo.file=absent.yml"]
-    with pytest.raises(InputError) as caught:
-        formats.load_inputs("workflow.yml", cwd=here, defines=defines)
-    assert f"{repository}/5.0/conf/absent.yml" in str(caught.value) and not (here / "absent.yml").exists()
+def test_a_site_catalog_that_cannot_be_downloaded_is_a_warning_naming_the_url(here: Path,
+                                                                              repository: str) -> None:
+    """pegasus-plan logs a failed download of the repository's site catalog and plans on with the local
+    catalog: a 404, and a port where nothing listens."""
+    _sites(here / "sites.yml", "/local/scratch")
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        closed = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    for base in (repository, closed):
+        defines = [f"pegasus.catalog.site.repo={base}", "pegasus.catalog.site.repo.file=absent.yml"]
+        inputs = formats.load_inputs("workflow.yml", cwd=here, defines=defines)
+        assert any(f"{base}/5.0/conf/absent.yml" in w and "planning goes on" in w for w in inputs.warnings)
+        assert inputs.sc is not None and inputs.sc.sites["condorpool"].directories[0].path == "/local/scratch"
+        assert not (here / "absent.yml").exists()

@@ -106,7 +106,12 @@ def remote_site_catalog(properties: Properties, here: Path, warnings: list[str])
     interval = _interval(properties)
     if target.is_file() and time.time() - target.stat().st_mtime < interval:
         return target
-    _download(url, target)
+    try:
+        _download(url, target)
+    except InputError as exc:  # as pegasus-plan: the failure is logged and planning goes on
+        kept = " (an earlier download is used)" if target.is_file() else ""
+        warnings.append(f"{exc.message}; planning goes on with the local site catalog{kept}")
+        return target if target.is_file() else None
     warnings.append(f"{target}: site catalog downloaded from {url}")
     return target
 
