@@ -1,20 +1,25 @@
 """What pegasus-plan provides that real Pegasus workflows count on, through ``sheaf validate`` and
 ``sheaf plan`` as users run them: the variables of ``pegasus-config --sh-dump`` (``PEGASUS_BIN_DIR`` ...)
-in catalogs and workflows, defined when the environment lacks them."""
+in catalogs and workflows, defined when the environment lacks them; and
+``pegasus.clusterer.job.aggregator = AWSBatch``, whose clusters run as seqexec jobs of the site's backend."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from Pegasus.api import (
+    File,
     Job,
     Site,
     SiteCatalog,
     Transformation,
     TransformationCatalog,
+    TransformationSite,
     Workflow,
 )
 
@@ -79,3 +84,47 @@ def test_pegasus_config_variables_are_defined_and_the_environment_wins(tmp_path:
     home = str(BIN.parent)
     assert f"{home} {BIN} {home}/etc /opt/pegasus/share {home}/share/pegasus/java" in arguments
     assert "${PEGASUS" not in arguments
+
+
+def _pipeline(here: Path) -> None:
+    """Two steps, catalogued on ``local`` and ``condorpool`` alike."""
+    tc = TransformationCatalog()
+    for name in ("first", "second"):
+        program = here / "bin" / name
+        program.parent.mkdir(exist_ok=True)
+        program.write_text(STEP)
+        program.chmod(0o755)
+        t = Transformation(name)
+        for site in ("local", "condorpool"):
+            t.add_sites(TransformationSite(site, str(program), is_stageable=False))
+        tc.add_transformations(t)
+    tc.write(str(here / "transformations.yml"))
+    SiteCatalog().add_sites(Site("condorpool")).write(str(here / "sites.yml"))
+    a, b = File("f.a"), File("f.b")
+    Workflow("pipe").add_jobs(Job("first", _id="ID1").add_args(a).add_outputs(a),
+                              Job("second", _id="ID2").add_args(a, b).add_inputs(a).add_outputs(b)) \
+        .write(str(here / "workflow.yml"))
+
+
+@pytest.mark.parametrize("where", ["property", "profile"])
+def test_awsbatch_aggregator_runs_clusters_as_seqexec_jobs(tmp_path: Path, where: str) -> None:
+    _pipeline(tmp_path)
+    wf = Workflow("fan")
+    for n in range(3):
+        out = File(f"o{n}")
+        job = Job("first", _id=f"ID{n}").add_args(out).add_outputs(out).add_pegasus_profile(clusters_size=3)
+        if where == "profile":
+            job.add_pegasus_profile(job_aggregator="AWSBatch")
+        wf.add_jobs(job)
+    wf.write(str(tmp_path / "workflow.yml"))
+    defines = ["-D", "pegasus.clusterer.job.aggregator=AWSBatch"] if where == "property" else []
+    done = _sheaf(tmp_path, "plan", "workflow.yml", *defines, "-C", "horizontal", "-s", "condorpool",
+                  "-d", "out", "--relative-dir", "p", "--output-dir", str(tmp_path / "results"))
+    assert done.returncode == 0, done.stderr
+    assert "AWSBatch" in done.stderr and "seqexec" in done.stderr
+    doc = json.loads((tmp_path / "out" / "p" / "plan.json").read_text())
+    (cluster,) = [j for j in doc["jobs"] if j["type"] == "cluster"]
+    assert cluster["aggregator"] == "seqexec" and len(cluster["tasks"]) == 3
+    ran = _sheaf(tmp_path, "run", str(tmp_path / "out" / "p"))
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert sorted(p.name for p in (tmp_path / "results").iterdir()) == ["o0", "o1", "o2"]

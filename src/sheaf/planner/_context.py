@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from sheaf.model import Graph
 from sheaf.planner._aggregate import Aggregator, Resolver
 from sheaf.planner._jobs import JobTable
-from sheaf.planner._options import Options, check_aggregator
+from sheaf.planner._options import Options, check_aggregator, mapped_aggregator_note
 from sheaf.planner._units import Units, contract
 
 
@@ -26,8 +26,11 @@ class PassContext:
         """The cluster's aggregator: its last task's choice (a note when its tasks disagree)."""
         wanted = self.table.aggregators
         last = members[-1]
-        name = check_aggregator(wanted[last],
-                                f"the job.aggregator profile of job '{self.table.jobs[last].id}'")
+        where = f"the job.aggregator profile of job '{self.table.jobs[last].id}'"
+        name = check_aggregator(wanted[last], where)
+        mapped = mapped_aggregator_note(wanted[last], where)
+        if mapped is not None and mapped not in self.warnings:
+            self.warnings.append(mapped)
         if any(wanted[j] != name for j in members):
             self.notes.append(f"cluster {cluster}: its tasks ask for different aggregators; "
                               f"using the last task's, {name}")

@@ -93,11 +93,28 @@ def parse_techniques(clustering: Sequence[str]) -> tuple[str, ...]:
     return tuple(found)
 
 
+#: Pegasus's aggregators that sheaf runs as one of its own: AWSBatch runs a cluster's tasks one after
+#: another as one job of the site's batch system, which is what a seqexec cluster on the site's backend is
+MAPPED = {"awsbatch": "seqexec"}
+_PEGASUS_NAMES = {"awsbatch": "AWSBatch"}
+
+
+def mapped_aggregator_note(value: str, where: str) -> str | None:
+    """The note that ``value`` (of ``where``) runs as sheaf's equivalent aggregator, else None."""
+    name = value.strip().lower()
+    if name not in MAPPED:
+        return None
+    return (f"{where} = {_PEGASUS_NAMES[name]}: each cluster runs as one {MAPPED[name]} job of the site's "
+            "backend (Slurm, HTCondor, Dask or the local pool), its tasks one after another, as AWS Batch "
+            "runs them")
+
+
 def check_aggregator(value: str, where: str) -> str:
     name = value.strip().lower()
+    name = MAPPED.get(name, name)
     if name not in AGGREGATORS:
         raise PlanningError(f"unknown job aggregator in {where}",
-                            rule="job.aggregator is seqexec, mpiexec or decaf", value=value)
+                            rule="job.aggregator is seqexec, mpiexec, decaf or AWSBatch", value=value)
     return name
 
 

@@ -51,7 +51,7 @@ from sheaf.planner._horizontal import horizontal
 from sheaf.planner._jobs import JobTable, resolve_jobs
 from sheaf.planner._label import label, whole
 from sheaf.planner._naming import safe, unique
-from sheaf.planner._options import code_generator, read_options
+from sheaf.planner._options import code_generator, mapped_aggregator_note, read_options
 from sheaf.planner._plan import DataOptions, ExecJob, ExecutableWorkflow, Task
 from sheaf.planner._reuse import reduce_workflow
 from sheaf.planner._sites import make_selector, selected_sites
@@ -105,6 +105,10 @@ def _plan(workflow: Workflow, tc: TransformationCatalog | None, sc: SiteCatalog 
     rc = rc.merged_with(workflow.replica_catalog) if rc is not None else workflow.replica_catalog
     warnings: list[str] = []
     options = code_generator(properties, read_options(properties, clustering, seed), warnings)
+    mapped = mapped_aggregator_note(properties.get_str("pegasus.clusterer.job.aggregator") or "",
+                                    "pegasus.clusterer.job.aggregator")
+    if mapped is not None:
+        warnings.append(mapped)
     chosen = selected_sites(sites, sc)
     graph, order, levels = _graph(workflow)
     # workflow-level profiles sit just above properties (model.effective_profiles)
