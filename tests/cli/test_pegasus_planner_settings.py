@@ -1,6 +1,7 @@
 """What pegasus-plan provides that real Pegasus workflows count on, through ``sheaf validate`` and
 ``sheaf plan`` as users run them: the variables of ``pegasus-config --sh-dump`` (``PEGASUS_BIN_DIR`` ...)
-in catalogs and workflows, defined when the environment lacks them; and
+in catalogs and workflows, defined when the environment lacks them; ``pegasus.code.generator = Shell``
+(the workflow on the submit host); and
 ``pegasus.clusterer.job.aggregator = AWSBatch``, whose clusters run as seqexec jobs of the site's backend."""
 
 from __future__ import annotations
@@ -128,3 +129,27 @@ def test_awsbatch_aggregator_runs_clusters_as_seqexec_jobs(tmp_path: Path, where
     ran = _sheaf(tmp_path, "run", str(tmp_path / "out" / "p"))
     assert ran.returncode == 0, ran.stdout + ran.stderr
     assert sorted(p.name for p in (tmp_path / "results").iterdir()) == ["o0", "o1", "o2"]
+
+
+def test_shell_code_generator_runs_the_workflow_on_the_submit_host(tmp_path: Path) -> None:
+    _pipeline(tmp_path)
+    done = _sheaf(tmp_path, "plan", "workflow.yml", "-D", "pegasus.code.generator=Shell", "-d", "out",
+                  "--relative-dir", "p", "--output-dir", str(tmp_path / "results"))
+    assert done.returncode == 0, done.stderr
+    assert "pegasus.code.generator = Shell" in done.stderr and "local" in done.stderr
+    doc = json.loads((tmp_path / "out" / "p" / "plan.json").read_text())
+    assert {j["site"] for j in doc["jobs"] if j["type"] == "compute"} == {"local"}
+    ran = _sheaf(tmp_path, "run", str(tmp_path / "out" / "p"))
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert (tmp_path / "results" / "f.b").read_text() == "first\nsecond\n"
+
+
+def test_shell_code_generator_refuses_a_job_pinned_elsewhere(tmp_path: Path) -> None:
+    _pipeline(tmp_path)
+    wf = Workflow("pipe").add_jobs(Job("first", _id="ID1").add_args("x")
+                                   .add_selector_profile(execution_site="condorpool"))
+    wf.write(str(tmp_path / "workflow.yml"))
+    done = _sheaf(tmp_path, "plan", "workflow.yml", "-D", "pegasus.code.generator=Shell", "-d", "out")
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert "ID1" in done.stderr and "condorpool" in done.stderr and "pegasus.code.generator" in done.stderr
+    assert not (tmp_path / "out").exists()

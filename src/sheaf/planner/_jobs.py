@@ -138,6 +138,11 @@ class _Resolver:
         pinned = None if job.profiles is EMPTY else job.profiles.get("selector", EMPTY).get("execution.site")
         pfn = hinted_pfn(job)
         if pinned:
+            if self.options.submit_host_only and pinned != "local":
+                raise PlanningError(
+                    f"job '{job.id}' is pinned to site '{pinned}', but pegasus.code.generator = Shell runs "
+                    "every job on the submit host (site local)",
+                    rule="under the Shell code generator every job runs on site local", value=job.id)
             check_known(pinned, self.sc, f"the execution.site profile of job '{job.id}'")
             t = self.transformation(job, key)
             if t is not None and not pfn and not _runs_on(t, pinned):

@@ -45,6 +45,7 @@ class Options:
     selector: str = "Random"
     seed: int = 0
     embedded_sites: frozenset[str] | None = None
+    submit_host_only: bool = False  # pegasus.code.generator = Shell: every job on site local
 
 
 def read_options(properties: Properties, clustering: Sequence[str], seed: int | None) -> Options:
@@ -70,10 +71,15 @@ def code_generator(properties: Properties, options: Options, warnings: list[str]
     name = (raw or "condor").strip().lower()
     if name == "condor":
         return options
+    if name == "shell":
+        warnings.append("pegasus.code.generator = Shell: the workflow runs on the submit host, as Pegasus's "
+                        "Shell generator runs it; planned as HTCondor DAGMan files with every job on site "
+                        "local, which sheaf run runs on this machine")
+        return replace(options, submit_host_only=True)
     if name != "pmc":
         raise PlanningError("unsupported code generator", value=raw,
-                            rule="pegasus.code.generator is Condor or PMC "
-                                 "(the whole workflow as one PMC job)")
+                            rule="pegasus.code.generator is Condor, Shell (the workflow on the submit host) "
+                                 "or PMC (the whole workflow as one PMC job)")
     warnings.append("pegasus.code.generator = PMC is deprecated: planned as --cluster whole with "
                     "pegasus.clusterer.job.aggregator = mpiexec")
     return replace(options, techniques=("whole",), aggregator="mpiexec")

@@ -109,7 +109,7 @@ def _plan(workflow: Workflow, tc: TransformationCatalog | None, sc: SiteCatalog 
                                     "pegasus.clusterer.job.aggregator")
     if mapped is not None:
         warnings.append(mapped)
-    chosen = selected_sites(sites, sc)
+    chosen = selected_sites(("local",) if options.submit_host_only else sites, sc)
     graph, order, levels = _graph(workflow)
     # workflow-level profiles sit just above properties (model.effective_profiles)
     prop_layer = merge_profiles(properties.profiles(), workflow.profiles)
