@@ -19,9 +19,10 @@ written, so compute jobs, seqexec clusters and PMC clusters need nothing of thei
   ``/scratch`` instead and works there (``-v .:/scratch -w /scratch``: podman resolves ``.`` where the
   job starts), ``W`` still at its own path.  The executable is
   the catalog's pfn, a path inside the image (a stageable executable: its copy in ``W``).
-- **singularity** (``apptainer``/``singularity``) and **shifter** run through their own command
-  when it is installed (``/srv`` is Pegasus's mount point for singularity); none installed is a
-  ``PlanningError`` naming the runtime.
+- **singularity** (``apptainer``, else ``singularity``) and **shifter** run through their own command
+  (``/srv`` is Pegasus's mount point for singularity).  The runtime belongs to the execution site: it
+  is not looked for at plan time (as Pegasus does not); a job whose site lacks it fails when it runs,
+  with a message naming the runtime.
 - **Images**: ``docker:///name:tag`` is the registry image (normalized as docker does:
   ``docker.io/library/...`` for a bare name; pulled when missing -- no registry reachable is a job
   failure whose error names the image); ``file:///path`` or a plain path is an image archive
@@ -188,15 +189,13 @@ class _Wrapper:
                 "--lock", os.path.join(self.state, RUN_ROOT_LOCK), *fetch, *bypass, "--")
 
     def runtime(self, kind: str, container: Container) -> str:
+        """The runtime's command: its path when this machine has it, else its name -- the runtime is
+        the execution site's, never checked at plan time (as Pegasus does not); a site without it fails
+        the job at run time with a message naming it."""
         found = self.commands.get(kind)
         if found is None:
             names = RUNTIMES[kind]
-            found = next((path for path in map(shutil.which, names) if path), None)
-            if found is None:
-                raise PlanningError(
-                    f"container '{container.name}' is a {kind} container, and no {kind} runtime "
-                    f"({' or '.join(names)}) is installed on this machine",
-                    rule=f"{kind} containers run through {' or '.join(names)}", value=container.name)
+            found = next((path for path in map(shutil.which, names) if path), names[0])
             self.commands[kind] = found
         return found
 
