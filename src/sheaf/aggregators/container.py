@@ -7,8 +7,10 @@ Command line (written by ``sheaf.codegen._containers``; an argv list, never a sh
 It runs ``RUNTIME ARGS...`` (``podman run ...``) as a child, forwarding SIGTERM, SIGINT and SIGHUP to
 it, and exits with its status (a signal ``n`` as ``128 + n``, as a shell reports it).  Around it:
 
-- **Image fetch** (``--fetch``): a catalogued ``http(s)://`` image is downloaded to ``PATH`` before the
-  runtime starts, as Pegasus stages a container image.  Without ``--bypass`` ``PATH`` is the plan's
+- **Image fetch** (``--fetch``): a catalogued image URL of any scheme ``sheaf-transfer`` moves
+  (``http(s)``, ``scp``/``sftp``, ``s3``, ``webdav(s)``, ``file``) is fetched to ``PATH`` before the
+  runtime starts, by the transfer tool's own runner (its attempts and back-off), as Pegasus stages a
+  container image like any other input.  Without ``--bypass`` ``PATH`` is the plan's
   shared copy (``DIR/containers/images/``): the first task fetches it, under an exclusive lock on
   ``PATH.lock``, into a temporary sibling renamed into place, and every later task finds it there.
   With ``--bypass`` (Pegasus's ``bypass`` of image staging: the image goes straight to the node that
@@ -37,15 +39,12 @@ import os
 import shutil
 import subprocess
 import sys
-import urllib.error
-import urllib.request
 from collections.abc import Iterator, Sequence
 
 from sheaf.aggregators.launch import run_child
 
 FETCH_TIMEOUT_S = 60.0
 REMOVE_TIMEOUT_S = 120.0
-_CHUNK = 1 << 20
 
 
 class FetchError(Exception):
@@ -145,19 +144,21 @@ def fetch_image(url: str, path: str, *, shared: bool) -> None:
 
 
 def _download(url: str, path: str) -> None:
-    tmp = f"{path}.part-{os.getpid()}"
+    """``url`` to ``path`` through ``sheaf-transfer``'s runner (imported here: most tasks fetch nothing)."""
+    from sheaf.aggregators._transfer_list import Endpoint, Transfer
+    from sheaf.aggregators._transfer_run import Options, check_transfers, run_transfers
+    from sheaf.errors import SheafError
+
+    target = os.path.abspath(path)
+    item = Transfer(os.path.basename(target), (Endpoint(url),), Endpoint(f"file://{target}"))
+    options = Options(threads=1, roots=(os.path.dirname(target),), timeout=FETCH_TIMEOUT_S)
     try:
-        with urllib.request.urlopen(url, timeout=FETCH_TIMEOUT_S) as response, open(tmp, "wb") as out:
-            while chunk := response.read(_CHUNK):
-                out.write(chunk)
-        os.replace(tmp, path)
-    except urllib.error.HTTPError as exc:
-        raise FetchError(f"cannot fetch the container image {url}: HTTP {exc.code} {exc.reason}") from None
-    except (urllib.error.URLError, OSError, ValueError) as exc:
-        reason = getattr(exc, "reason", None) or exc
-        raise FetchError(f"cannot fetch the container image {url}: {reason}") from None
-    finally:
-        _remove(tmp)
+        check_transfers([item], options)
+        (outcome,) = run_transfers([item], options)
+    except SheafError as exc:
+        raise FetchError(f"cannot fetch the container image {url}: {exc}") from None
+    if outcome.source is None:
+        raise FetchError(f"cannot fetch the container image {url}: " + "; ".join(outcome.failures))
 
 
 def _remove(path: str) -> None:

@@ -26,13 +26,15 @@ written, so compute jobs, seqexec clusters and PMC clusters need nothing of thei
 - **Images**: ``docker:///name:tag`` is the registry image (normalized as docker does:
   ``docker.io/library/...`` for a bare name; pulled when missing -- no registry reachable is a job
   failure whose error names the image); ``file:///path`` or a plain path is an image archive
-  (``podman save``/``docker save``), loaded by each run; an ``http(s)://`` URL of such an archive is
-  fetched by the first task that needs it into ``DIR/containers/images/`` (with ``bypass``, Pegasus's
-  "pulled directly onto the compute node": by each task into its working directory, removed after),
-  and an unreachable URL fails the task with a message naming it.  ``image.site`` (where a
+  (``podman save``/``docker save``), loaded by each run; a URL of a scheme ``sheaf-transfer`` moves
+  (``http(s)``, ``scp``/``sftp``, ``s3``, ``webdav(s)``) naming such an archive, or a singularity image,
+  is staged like any other input: fetched by the first task that needs it into
+  ``DIR/containers/images/`` (with ``bypass``, Pegasus's "pulled directly onto the compute node": by each
+  task into its working directory, removed after), and an unreachable URL fails the task with a message
+  naming it.  ``image.site`` (where a
   ``file://`` image lives) is recorded in plan.json: every site of the embedded engine sees the
-  submit host's files, so the path is read where it is.  Other schemes are a ``PlanningError``
-  until data staging fetches them.
+  submit host's files, so the path is read where it is.  Other schemes are a ``PlanningError`` naming
+  the ones that are fetched.
 - **stdin**: a task whose job reads a stdin file runs ``podman run --interactive`` (without it podman
   gives the container no stdin).
 - **mounts** from the catalog are added as they are written (``src:dst[:options]``); the task's and
@@ -73,7 +75,7 @@ MOUNT_POINT = {"docker": "/scratch", "singularity": "/srv", "shifter": "/srv"}
 RUNTIMES = {"docker": ("podman",), "singularity": ("apptainer", "singularity"), "shifter": ("shifter",)}
 IMAGES_DIR = "images"
 WRAPPER = "sheaf.aggregators.container"
-_FETCHED = ("http", "https")
+_FETCHED = ("http", "https", "scp", "sftp", "s3", "webdav", "webdavs")  # what sheaf-transfer reads
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,7 +171,10 @@ class _Wrapper:
         if stdin and kind == "docker":
             options[:0] = ["--interactive"]  # podman gives the container no stdin without it
         fetched = fetched_image(container, self.state, workdir, task.id)
-        image = f"docker-archive:{fetched}" if fetched else image_reference(container)
+        if fetched:
+            image = f"docker-archive:{fetched}" if kind == "docker" else fetched
+        else:
+            image = image_reference(container)
         if kind == "docker":
             env = podman_env(self.state)
             argv = (*(f"{k}={v}" for k, v in env.items()), *self.wrapper(container, fetched),
@@ -177,6 +182,9 @@ class _Wrapper:
             return replace(task, executable="/usr/bin/env", argv=argv)
         if kind == "singularity":
             argv = ("exec", *options, image, task.executable, *task.argv)
+            if fetched:  # the wrapper fetches the image first
+                wrapper = self.wrapper(container, fetched)
+                return replace(task, executable=wrapper[0], argv=(*wrapper[1:], command, *argv))
             return replace(task, executable=command, argv=argv)
         return replace(task, executable=command, argv=(f"--image={image}", *options, "--", task.executable,
                                                        *task.argv))
@@ -239,14 +247,17 @@ def _extra_arguments(task: Task, container: Container) -> Sequence[str]:
 
 
 def fetched_image(container: Container, state: str, workdir: str, task_id: str) -> str | None:
-    """Where the wrapper puts an ``http(s)://`` docker image archive (module docstring), else None."""
+    """Where the wrapper puts a docker image archive or a singularity image that a URL of a scheme
+    ``sheaf-transfer`` moves names (module docstring), else None."""
     image = container.image.strip()
-    if url_scheme(image) not in _FETCHED or container.type.strip().lower() != "docker":
+    kind = container.type.strip().lower()
+    if url_scheme(image) not in _FETCHED or kind not in ("docker", "singularity"):
         return None
     digest = hashlib.sha256(image.encode()).hexdigest()[:16]
+    suffix = ".tar" if kind == "docker" else ".sif"
     if container.bypass:
-        return os.path.join(workdir, f".sheaf-image-{task_id}-{digest}.tar")
-    return os.path.join(state, IMAGES_DIR, f"{digest}.tar")
+        return os.path.join(workdir, f".sheaf-image-{task_id}-{digest}{suffix}")
+    return os.path.join(state, IMAGES_DIR, f"{digest}{suffix}")
 
 
 def image_reference(container: Container) -> str:
@@ -266,10 +277,10 @@ def image_reference(container: Container) -> str:
         return f"docker-archive:{path}" if kind == "docker" else path
     if kind != "docker" and scheme in ("shub", "library", "oras"):
         return image
-    raise PlanningError(f"container '{container.name}' has image {image}: {scheme}:// images are not "
-                        "fetched yet (a docker:// name, a file:// archive or, for docker, an http(s):// "
-                        "archive is)",
-                        rule="a container image is a docker://, file:// or http(s):// URL", value=image)
+    raise PlanningError(f"container '{container.name}' has image {image}: a {kind} image is not fetched "
+                        f"from {scheme}:// (a docker:// name, a file:// path, or a URL sheaf-transfer "
+                        "moves -- http(s), scp, sftp, s3, webdav(s) -- for docker and singularity)",
+                        rule="a container image is a docker://, file:// or transferable URL", value=image)
 
 
 def _docker_name(name: str) -> str:
