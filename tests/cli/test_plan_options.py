@@ -267,3 +267,12 @@ def test_transformations_dir_makes_each_file_a_stageable_transformation(tmp_path
     refused = subprocess.run([sheaf, "plan", "wf.yml", "--dir", "runs", "-t", "missing"], cwd=tmp_path,
                              env=env, capture_output=True, text=True, check=False)
     assert refused.returncode == 2 and "--transformations-dir missing" in refused.stderr
+
+
+def test_a_comment_only_cache_file_is_an_empty_replica_catalog(work: Path, tmp_path: Path) -> None:
+    """The cache a plan writes for a sub-workflow with no outputs holds only comments; passed to the next
+    sibling's plan with ``--cache`` it is an empty replica catalog, not an error."""
+    cache = tmp_path / "sibling.cache"
+    cache.write_text("# file-based replica catalog: 2026-12-05T12:00:00\n# (no outputs)\n\n")
+    result = plan("--dir", str(tmp_path / "b"), "--cache", str(cache), "-q")
+    assert result.exit_code == 0, result.output

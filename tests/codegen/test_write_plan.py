@@ -32,7 +32,7 @@ def test_public_api() -> None:
         "CONF_DIR", "GROUP_PROPERTY", "PlanContext", "PlanFiles", "RUN_ROOT_LOCK", "check_target",
         "group_dag", "group_of", "named_submit_dir", "next_run_number", "podman_env", "quote_arguments",
         "quote_environment", "read_groups", "remove_stale_siblings", "run_root", "runs_parent",
-        "timestamp_name", "user_name", "write_groups", "write_plan",
+        "timestamp_name", "tool_path", "user_name", "write_groups", "write_plan",
     ]
 
 

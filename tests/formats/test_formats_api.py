@@ -12,8 +12,8 @@ def test_all_is_pinned() -> None:
         "FAILURE_MODES", "Inputs", "PmcDag", "PmcTask", "SeqexecTask", "SiteConfig", "SiteSpec", "Variables",
         "dumps", "format_properties", "gc_paused", "load_inputs", "parse_pmc_dag", "parse_rescue",
         "parse_seqexec_input", "rc_to_data", "read_properties", "read_replica_catalog", "read_site_catalog",
-        "read_site_config", "read_transformation_catalog", "read_workflow", "validate_inputs",
-        "write_multiprog", "write_pmc_dag", "write_properties", "write_replica_catalog",
+        "read_site_config", "read_transformation_catalog", "read_workflow", "transformations_dir",
+        "validate_inputs", "write_multiprog", "write_pmc_dag", "write_properties", "write_replica_catalog",
         "write_seqexec_input", "write_site_catalog", "write_transformation_catalog", "write_workflow",
     ]
     for name in formats.__all__:

@@ -101,11 +101,13 @@ def _unquote(text: str) -> str:
 
 
 def looks_like_file_rc(text: str) -> bool:
-    """True when ``text`` reads as the text format rather than YAML (first significant line)."""
+    """True when ``text`` reads as the text format rather than YAML (first significant line); a text of
+    blanks and comments only is an empty catalog of the text format (what a plan writes as the cache of
+    a sub-workflow with no outputs)."""
     for line in text.splitlines():
         stripped = line.strip()
         if not stripped or stripped.startswith("#"):
             continue
         return not (stripped.startswith(("-", "{", "[", "---"))
                     or re.match(r"^[\w.\-\"']+\s*:(\s|$)", stripped))
-    return False
+    return True
