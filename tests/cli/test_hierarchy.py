@@ -398,3 +398,15 @@ def test_a_sub_workflow_reads_a_file_a_compute_job_of_its_parent_wrote(tmp_path:
     submit, run = plan_and_run(tmp_path)
     assert run.returncode == 0, run.stdout + run.stderr
     assert one(submit / "jobs", "f.y").read_text() == "write->f.x\nread->f.y\n"
+
+
+def test_a_sub_workflow_jobs_own_stage_out_outputs_reach_the_output_site(tmp_path: Path) -> None:
+    """The chapter's pegasusWorkflow job declares f.d an output (stageOut true) while the child's own job
+    does not stage it out: the parent passes its output site in the child's output map, and the child
+    copies f.d there, as Pegasus does (its output map, whatever the child's own flag)."""
+    ex.setup(tmp_path)
+    ex.pegasus_workflow_job(tmp_path)
+    out = tmp_path / "delivered"
+    _, run = plan_and_run(tmp_path, "--output-dir", str(out))
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert (out / "f.d").read_text().endswith("analyze->f.d\n")

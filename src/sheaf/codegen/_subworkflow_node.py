@@ -28,8 +28,8 @@ from sheaf.codegen._subworkflow import (
     throttles,
 )
 from sheaf.formats import dumps, rc_to_data
-from sheaf.model import profile_int
-from sheaf.planner import ExecJob, ExecutableWorkflow
+from sheaf.model import all_uses, profile_int
+from sheaf.planner import ExecJob, ExecutableWorkflow, output_targets
 
 
 def _tool(name: str) -> str:
@@ -187,9 +187,18 @@ class SubworkflowWriter:
         return os.path.join(child, f"{dag_basename(basename)}.cache")
 
     def _output_map(self, job: ExecJob) -> dict[str, str]:
-        """lfn -> where a compute job of the parent that reads the child's output looks for it."""
+        """lfn -> where a compute job of the parent that reads the child's output looks for it; and each
+        output the sub-workflow job itself stages out (``stageOut: true``), not read here, at the
+        parent's output site: the child copies it there whatever its own stage-out flag, as Pegasus
+        passes it in the child's output map."""
         outputs = set(output_lfns(self.exec_wf, job))
         wanted: dict[str, str] = {}
+        abstract = self.exec_wf.workflow.jobs.get(job.tasks[0].id)
+        targets = output_targets(self.exec_wf, self.layout.final_dir) if abstract is not None else []
+        if targets:
+            for use in all_uses(abstract) if abstract is not None else ():
+                if use.type == "output" and use.stage_out:
+                    wanted[use.lfn] = os.path.join(targets[0][1], use.lfn)
         for reader in self.readers.get(job.tasks[0].id, []):
             if reader.type not in ("compute", "cluster"):
                 continue

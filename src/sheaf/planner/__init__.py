@@ -11,8 +11,9 @@ from sheaf.planner._plan import JOB_KINDS, Aggregator, DataOptions, ExecJob, Exe
 from sheaf.planner._planner import plan
 from sheaf.planner._replicas import find_local
 from sheaf.planner._sites import SiteSelector, register_selector
+from sheaf.planner._stageout import output_targets
 
 __all__ = [
     "JOB_KINDS", "Aggregator", "DataOptions", "ExecJob", "ExecutableWorkflow", "JobKind", "SiteSelector",
-    "Task", "find_local", "plan", "plan_data", "register_selector",
+    "Task", "find_local", "output_targets", "plan", "plan_data", "register_selector",
 ]
