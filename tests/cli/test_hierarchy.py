@@ -5,7 +5,9 @@ of the top engine in the middle of a nested run."""
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -410,3 +412,43 @@ def test_a_sub_workflow_jobs_own_stage_out_outputs_reach_the_output_site(tmp_pat
     _, run = plan_and_run(tmp_path, "--output-dir", str(out))
     assert run.returncode == 0, run.stdout + run.stderr
     assert (out / "f.d").read_text().endswith("analyze->f.d\n")
+
+
+def test_no_cleanup_removes_a_file_before_the_sub_workflow_job_that_reads_it(tmp_path: Path) -> None:
+    """A sub-workflow job is a user of what it reads -- its inputs and the workflow file it plans from (a
+    file a job of the parent writes) -- so the cleanup job removing such a file runs after it."""
+    ex.setup(tmp_path)
+    (tmp_path / "marks").mkdir()
+    _leaf(tmp_path, "leaf")
+    mid = File("mid.yml")
+    writer = Job("cp", _id="writer").add_args(str(tmp_path / "leaf.yml"), mid) \
+        .add_outputs(mid, stage_out=False, register_replica=False)  # scratch only: cleanup removes it
+    top = Workflow("top").add_jobs(writer, SubWorkflow(mid, False, _id="tomid"))
+    top.add_dependency(writer, children=[top.get_job("tomid")])
+    top.write(str(tmp_path / "workflow.yml"))
+    submit, run = plan_and_run(tmp_path)
+    assert run.returncode == 0, run.stdout + run.stderr
+    doc = json.loads((submit / "plan.json").read_text())
+    parents: dict[str, set[str]] = {}
+    for parent, child in doc["edges"]:
+        parents.setdefault(child, set()).add(parent)
+
+    def ancestors(node: str) -> set[str]:
+        seen: set[str] = set()
+        stack = [node]
+        while stack:
+            for parent in parents.get(stack.pop(), ()):
+                if parent not in seen:
+                    seen.add(parent)
+                    stack.append(parent)
+        return seen
+
+    texts = "\n".join(p.read_text() for p in [*submit.glob("*.dag"), *submit.rglob("*.sub"),
+                                                *submit.rglob("*.json")] if p.name != "plan.json")
+    cleanups = [job["id"] for job in doc["jobs"] if job["type"] == "cleanup"]
+    removing = [c for c in cleanups
+                if re.search(rf"{re.escape(c)}.*mid\.yml|mid\.yml.*{re.escape(c)}", texts)]
+    assert removing, cleanups  # the file's cleanup job
+    sub_node = next(job["id"] for job in doc["jobs"] if job["type"] == "subworkflow")
+    for cleanup in removing:
+        assert sub_node in ancestors(cleanup), (cleanup, sorted(ancestors(cleanup)))

@@ -218,7 +218,32 @@ def _produced(exec_wf: ExecutableWorkflow) -> dict[tuple[str, str], _File]:
         f = files.get((site, lfn))
         if f is not None and index not in f.producers and (not f.readers or f.readers[-1] != index):
             f.readers.append(index)
+    _sub_workflow_reads(exec_wf, files)
     return files
+
+
+def _sub_workflow_reads(exec_wf: ExecutableWorkflow, files: dict[tuple[str, str], _File]) -> None:
+    """A sub-workflow job reads its inputs and the workflow file it plans from wherever they were made
+    (its child finds them through the parent's cache files, on any site): it is a reader of every copy,
+    so no cleanup removes one before the job has run."""
+    by_lfn: dict[str, list[_File]] = {}
+    for f in files.values():
+        by_lfn.setdefault(f.lfn, []).append(f)
+    get = exec_wf.workflow.jobs.get
+    for index, job in enumerate(exec_wf.jobs):
+        if job.type != "subworkflow":
+            continue
+        for task in job.tasks:
+            source = get(task.id)
+            if source is None:
+                continue
+            read = {use.lfn for use in all_uses(source) if use.type != "output"}
+            if source.file:
+                read.add(source.file)
+            for lfn in read:
+                for f in by_lfn.get(lfn, ()):
+                    if index not in f.readers:
+                        f.readers.append(index)
 
 
 def _reads(exec_wf: ExecutableWorkflow) -> Iterator[tuple[int, str, str]]:
