@@ -21,5 +21,5 @@ TIERS: dict[str, tuple[str, ...]] = {
     "aggregators/test_agg_transfer_attack.py": ("daemon",),
     "aggregators/test_agg_transfer_runner.py": ("daemon",),
     "formats/test_pegasus_catalog_inputs.py": ("daemon",),
-    "planner/test_pegasus_containers.py": ("daemon", "root"),
+    "planner/test_pegasus_containers.py": ("serial", "daemon", "root"),
 }

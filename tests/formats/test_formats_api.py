@@ -22,7 +22,7 @@ def test_all_is_pinned() -> None:
 
 def test_signatures() -> None:
     params = inspect.signature(formats.load_inputs).parameters
-    assert list(params) == ["workflow_path", "conf", "defines", "tc", "sc", "rc", "cwd"]
+    assert list(params) == ["workflow_path", "conf", "defines", "tc", "sc", "rc", "cwd", "env_defaults"]
     for reader in (formats.read_workflow, formats.read_transformation_catalog, formats.read_site_catalog,
                    formats.read_replica_catalog):
         assert list(inspect.signature(reader).parameters) == ["path", "warnings", "variables"]
