@@ -452,3 +452,27 @@ def test_no_cleanup_removes_a_file_before_the_sub_workflow_job_that_reads_it(tmp
     sub_node = next(job["id"] for job in doc["jobs"] if job["type"] == "subworkflow")
     for cleanup in removing:
         assert sub_node in ancestors(cleanup), (cleanup, sorted(ancestors(cleanup)))
+
+
+def test_an_output_made_two_levels_down_reaches_the_top_job_that_reads_it(tmp_path: Path) -> None:
+    """Output maps pass through every level: the top's reader of deep.txt gets it though the file is made
+    by a job of the grandchild, the middle level passing the map it was given on down."""
+    ex.setup(tmp_path)
+    deep, result = File("deep.txt"), File("result.txt")
+    maker = Job("keg", _id="maker").add_args("-a", "maker", "-o", deep).add_outputs(deep)
+    Workflow("leaf").add_jobs(maker).write(str(tmp_path / "leaf.yml"))
+    toleaf = SubWorkflow("leaf.yml", False, _id="toleaf").add_outputs(deep, stage_out=False)
+    Workflow("mid").add_jobs(toleaf).write(str(tmp_path / "mid.yml"))
+    ReplicaCatalog().add_replica("local", "leaf.yml", "file://" + str(tmp_path / "leaf.yml")) \
+        .add_replica("local", "mid.yml", "file://" + str(tmp_path / "mid.yml")) \
+        .write(str(tmp_path / "replicas.yml"))
+    top = Workflow("top")
+    tomid = SubWorkflow("mid.yml", False, _id="tomid").add_outputs(deep, stage_out=False)
+    reader = Job("keg", _id="reader").add_args("-a", "reader", "-i", deep, "-o", result) \
+        .add_inputs(deep).add_outputs(result, stage_out=False)
+    top.add_jobs(tomid, reader)
+    top.add_dependency(tomid, children=[reader])
+    top.write(str(tmp_path / "workflow.yml"))
+    submit, run = plan_and_run(tmp_path, "--cleanup", "none")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert one(submit, "result.txt").read_text() == "maker->deep.txt\nreader->result.txt\n"

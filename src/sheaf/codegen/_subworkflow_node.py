@@ -187,7 +187,8 @@ class SubworkflowWriter:
         return os.path.join(child, f"{dag_basename(basename)}.cache")
 
     def _output_map(self, job: ExecJob) -> dict[str, str]:
-        """lfn -> where a compute job of the parent that reads the child's output looks for it; and each
+        """lfn -> where a compute job of the parent that reads the child's output looks for it, where this
+        plan's own parent wants it (its ``--output-map``, passed on down); and each
         output the sub-workflow job itself stages out (``stageOut: true``), not read here, at the
         parent's output site: the child copies it there whatever its own stage-out flag, as Pegasus
         passes it in the child's output map."""
@@ -199,6 +200,11 @@ class SubworkflowWriter:
             for use in all_uses(abstract) if abstract is not None else ():
                 if use.type == "output" and use.stage_out:
                     wanted[use.lfn] = os.path.join(targets[0][1], use.lfn)
+        # what this plan's own parent wants of an output this child makes: passed on down, so a file made
+        # levels below reaches the level that reads it
+        for lfn in outputs:
+            if lfn in self.context.output_map:
+                wanted[lfn] = self.context.output_map[lfn]
         for reader in self.readers.get(job.tasks[0].id, []):
             if reader.type not in ("compute", "cluster"):
                 continue
