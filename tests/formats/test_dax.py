@@ -92,9 +92,8 @@ def test_round_trip_of_a_real_document() -> None:
     ("<adag><job id='a' name='x'>\n<uses file='f' link='output' transfer='maybe'/></job></adag>",
      "'transfer' is true or false", 2),
     ("<adag>\n<child><parent ref='a'/></child></adag>", "<child> requires the 'ref' attribute", 2),
-    # a Decaf data-flow job: refused by name rather than skipped with its jobs
-    ("<adag><job id='a' name='x'/>\n<dflow id='DF1'><job id='b' name='y'/></dflow></adag>",
-     "a <dflow> is written as <job>s clustered by label with job.aggregator decaf", 2),
+    ("<adag><dflow id='DF1'>\n<link source='a'/></dflow></adag>", "<link> requires the 'target' attribute",
+     2),
 ])
 def test_malformed_documents(tmp_path: Path, text: str, rule: str, line: int) -> None:
     path = tmp_path / "wf.dax"
@@ -164,3 +163,39 @@ def test_a_declared_label_key_is_not_warned_about(tmp_path: Path) -> None:
     assert any("'user_label'" in w for w in plain.warnings)
     declared = load_inputs(dax, cwd=tmp_path, defines=["pegasus.clusterer.label.key=user_label"])
     assert not any("'user_label'" in w for w in declared.warnings)
+
+
+def test_a_dflow_is_one_decaf_data_flow_job_of_its_jobs(tmp_path: Path) -> None:
+    """DAX 3.6's <dflow>: its <job>s are jobs of the workflow labelled as one Decaf cluster, its <link>s
+    their dependencies -- and the planner makes them that one Decaf job whatever --cluster says."""
+    from sheaf.model import Properties, Transformation, TransformationCatalog, TransformationSite
+    from sheaf.planner import plan
+
+    path = tmp_path / "wf.dax"
+    path.write_text("""<adag name="flow">
+  <job id="pre" name="prep"/>
+  <dflow id="DF1" name="coupled">
+    <job id="sim" name="simulation"><profile namespace="pegasus" key="runtime">10</profile></job>
+    <job id="ana" name="analysis"/>
+    <link source="sim" target="ana"/>
+  </dflow>
+  <child ref="sim"><parent ref="pre"/></child>
+</adag>
+""")
+    wf = read_dax(path)
+    assert list(wf.jobs) == ["pre", "sim", "ana"]
+    for name in ("sim", "ana"):
+        assert wf.jobs[name].profiles["pegasus"]["label"] == "DF1"
+        assert wf.jobs[name].profiles["pegasus"]["job.aggregator"] == "decaf"
+    assert wf.jobs["sim"].profiles["pegasus"]["runtime"] == "10"
+    assert "pegasus" not in wf.jobs["pre"].profiles
+    assert wf.dependencies == {"pre": ["sim"], "sim": ["ana"]}
+    tc = TransformationCatalog()
+    for name in ("prep", "simulation", "analysis"):
+        tc.add(Transformation(name, sites=(TransformationSite("condorpool", f"/bin/{name}"),)))
+    tc.add(Transformation("decaf", namespace="dataflow",
+                          sites=(TransformationSite("condorpool", "/x/flow.json"),)))
+    exec_wf = plan(wf, tc=tc, sc=None, rc=None, properties=Properties(), sites=["condorpool"])
+    (cluster,) = [job for job in exec_wf.jobs if job.type == "cluster"]
+    assert cluster.aggregator == "decaf" and [t.id for t in cluster.tasks] == ["sim", "ana"]
+    assert any("decaf aggregator" in w for w in exec_wf.warnings)

@@ -15,10 +15,13 @@ Read (``read_dax``):
   to the 5.0 YAML's ``_on`` (on_error -> error, on_success -> success, at_end -> end);
 - sub-workflows: ``<dax file>`` -> ``pegasusWorkflow``, ``<dag file>`` -> ``condorWorkflow``;
 - ``<child ref><parent ref/></child>`` -> explicit dependencies;
-- ``<dflow>`` (DAX 3.6's Decaf data-flow job: ``<job>``s and ``<link>``s run together by one Decaf
-  program, whatever the clustering options) is refused with its line: sheaf's Decaf clusters come from
-  label clustering, so the same jobs written as ``<job>``s with one ``pegasus::label`` and
-  ``pegasus::job.aggregator`` ``decaf`` plan as Decaf runs them.  Skipping it would drop its jobs;
+- ``<dflow id>`` (DAX 3.6's Decaf data-flow job: its ``<job>``s run together by one Decaf program,
+  whatever the clustering options): read as Pegasus's DAX parser reads it, one data-flow job of the
+  jobs inside -- each ``<job>`` a job of the workflow with the pegasus profiles ``label`` (the dflow's
+  id) and ``job.aggregator`` ``decaf``, so label clustering, which the planner applies to a workflow
+  whose jobs ask for the decaf aggregator whatever ``--cluster`` says, makes them the one Decaf
+  cluster; ``<link source target>`` and ``<child ref><parent ref/></child>`` inside it are the
+  dependencies between its jobs;
 - catalogs inline: ``<file name><pfn url site/></file>`` -> replicas, ``<executable namespace name
   version arch os installed><pfn url site/><profile/></executable>`` -> transformations.
 
@@ -125,11 +128,7 @@ class _Reader:
             elif kind == "invoke":
                 invokes.append(self.invoke(element))
             elif kind == "dflow":
-                raise self.fail(element, "<dflow> (a Decaf data-flow job) is not supported: write its jobs "
-                                "as <job>s sharing a pegasus 'label' profile with 'job.aggregator' decaf "
-                                "and plan with --cluster label",
-                                "a <dflow> is written as <job>s clustered by label with job.aggregator decaf",
-                                element.get("id", "dflow"))
+                self.dflow(element, wf)
             elif kind:
                 self.warn(element, f"<{kind}> is not read by sheaf; skipped")
         wf.metadata = metadata
@@ -232,6 +231,26 @@ class _Reader:
                    register_replica=produced and self.flag(element, "register", True),
                    optional=self.flag(element, "optional", False),
                    size=int(size) if size else None)
+
+    def dflow(self, element: Any, wf: Workflow) -> None:
+        """A Decaf data-flow job (module docstring): its jobs, labelled as one Decaf cluster, and the
+        dependencies among them."""
+        flow = self.required(element, "id")
+        for child in element:
+            kind = _name(child)
+            if kind == "job":
+                job = self.job(child, kind)
+                if job.id in wf.jobs:
+                    raise self.fail(child, "duplicate job id", "job ids are unique", job.id)
+                pegasus = {**(job.profiles.get("pegasus") or {}), "label": flow, "job.aggregator": "decaf"}
+                job.profiles = {**job.profiles, "pegasus": pegasus}
+                wf.jobs[job.id] = job
+            elif kind == "link":
+                wf.add_dependency(self.required(child, "source"), self.required(child, "target"))
+            elif kind == "child":
+                self.child(child, wf)
+            elif kind:
+                self.warn(child, f"<{kind}> inside <dflow> is not read by sheaf; skipped")
 
     def child(self, element: Any, wf: Workflow) -> None:
         child = self.required(element, "ref")

@@ -26,6 +26,7 @@ under any ``PYTHONHASHSEED``; the Random selector is seeded (``Options.seed``).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from sheaf.errors import PlanningError, ValidationError
@@ -109,6 +110,11 @@ def _plan(workflow: Workflow, tc: TransformationCatalog | None, sc: SiteCatalog 
                                     "pegasus.clusterer.job.aggregator")
     if mapped is not None:
         warnings.append(mapped)
+    if "label" not in options.techniques and _asks_for_decaf(workflow):
+        # a Decaf data-flow job (DAX <dflow>) runs as one Decaf program whatever the clustering options
+        options = replace(options, techniques=(*options.techniques, "label"))
+        warnings.append("jobs ask for the decaf aggregator (a Decaf data-flow job): clustered by label, "
+                        "as Pegasus runs a data-flow job whatever --cluster says")
     chosen = selected_sites(("local",) if options.submit_host_only else sites, sc)
     graph, order, levels = _graph(workflow)
     # workflow-level profiles sit just above properties (model.effective_profiles)
@@ -245,3 +251,11 @@ def _cluster(cluster: Cluster, ctx: PassContext, level: int) -> ExecJob:
                    arguments=ctx.resolver.arguments(aggregator, profiles, cluster.name),
                    label=cluster.label, technique=cluster.technique)
 
+
+def _asks_for_decaf(workflow: Workflow) -> bool:
+    """Whether a job's pegasus profiles ask for the decaf aggregator with a label (a Decaf data-flow job)."""
+    for job in workflow.jobs.values():
+        pegasus = job.profiles.get("pegasus") if job.profiles else None
+        if pegasus and str(pegasus.get("job.aggregator", "")).lower() == "decaf" and pegasus.get("label"):
+            return True
+    return False
