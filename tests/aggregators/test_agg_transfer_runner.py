@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sheaf.aggregators.transfer import Endpoint, Options, Transfer, run_transfers
+from sheaf.aggregators.transfer import Endpoint, Transfer, TransferOptions, run_transfers
 from transfer_servers import FaultyHTTP
 
 DATA = os.urandom(200_000)
@@ -26,8 +26,8 @@ def server() -> Iterator[FaultyHTTP]:
     http.close()
 
 
-def _options(root: Path, waits: list[float], attempts: int = 3, backoff: float = 0.0) -> Options:
-    return Options(roots=(str(root),), sleep=waits.append, log=lambda line: None, attempts=attempts,
+def _options(root: Path, waits: list[float], attempts: int = 3, backoff: float = 0.0) -> TransferOptions:
+    return TransferOptions(roots=(str(root),), sleep=waits.append, log=lambda line: None, attempts=attempts,
                    backoff=backoff)
 
 

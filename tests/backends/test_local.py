@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from sheaf.backends import ConcurrencyLimits, Pool
+from sheaf.backends import MachineLimits, Pool
 from sheaf.backends._spawner import THREADED
 from sheaf.backends.local import LocalBackend
 from sheaf.engine import Held, Launch
@@ -26,7 +26,7 @@ HUNGRY = "import time; block = b'x' * (1536 * 2**20); time.sleep(1.0); print(len
 
 def backend_for(tmp_path: Path, config: str) -> LocalBackend:
     pool = Pool(config)
-    return LocalBackend(pool, limits=ConcurrencyLimits(pool.config, path=tmp_path / "limits.sqlite"))
+    return LocalBackend(pool, limits=MachineLimits(pool.config, path=tmp_path / "limits.sqlite"))
 
 
 def test_seed_recipe_memory_is_enforced_then_raised_on_retry(tmp_path: Path) -> None:
@@ -121,11 +121,11 @@ HOLDER = textwrap.dedent("""
     import os, sys, time
     from sheaf.backends.local import LocalBackend
     from sheaf.classad import ClassAd
-    from sheaf.backends import ConcurrencyLimits, Pool
+    from sheaf.backends import MachineLimits, Pool
     from sheaf.engine import Launch
     store, log, tag = sys.argv[1], sys.argv[2], sys.argv[3]
     pool = Pool("NUM_CPUS = 4\\nMEMORY = 1024\\nPEGASUS_TRANSFER.STAGEIN_LIMIT = 2\\n")
-    local = LocalBackend(pool, limits=ConcurrencyLimits(pool.config, path=store))
+    local = LocalBackend(pool, limits=MachineLimits(pool.config, path=store))
     ad = ClassAd.parse_old('ConcurrencyLimits = "pegasus_transfer.stagein"\\nRequestMemory = 16')
     script = f"echo start $(date +%s.%N) >> {log}; sleep 0.15; echo end $(date +%s.%N) >> {log}"
     for i in range(6):
@@ -163,7 +163,7 @@ def test_statistics_and_close_release_everything(tmp_path: Path) -> None:
     stats = local.statistics()
     assert (stats["running"], stats["idle"]) == (1, 1)
     local.close()
-    again = ConcurrencyLimits({}, path=tmp_path / "limits.sqlite")
+    again = MachineLimits({}, path=tmp_path / "limits.sqlite")
     assert again.usage() == {}
     assert local.pool.statistics()["static_claimed"] == 0
 

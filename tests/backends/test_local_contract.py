@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sheaf.backends import ConcurrencyLimits, Pool
+from sheaf.backends import MachineLimits, Pool
 from sheaf.backends.local import LocalBackend
 from sheaf.engine import Backend
 
@@ -16,7 +16,7 @@ class TestLocalBackendContract(BackendContract):
 
     def make_backend(self, tmp_path: Path, slots: int) -> Backend:
         pool = Pool(f"NUM_CPUS = {slots}\nMEMORY = {1024 * slots}\nPERIODIC_EXPR_INTERVAL = 0.2\n")
-        return LocalBackend(pool, limits=ConcurrencyLimits(pool.config, path=tmp_path / "limits.sqlite"))
+        return LocalBackend(pool, limits=MachineLimits(pool.config, path=tmp_path / "limits.sqlite"))
 
 
 class TestLocalRunContract(RunContract):
@@ -28,7 +28,7 @@ def test_public_names() -> None:
     import sheaf.backends
     import sheaf.engine
 
-    assert sheaf.backends.__all__ == ["BACKENDS", "ConcurrencyLimits", "LocalBackend", "Pool",
+    assert sheaf.backends.__all__ == ["BACKENDS", "LocalBackend", "MachineLimits", "Pool",
                                       "load_pool_config", "make_backend"]
-    assert "Pool" not in sheaf.engine.__all__ and "ConcurrencyLimits" not in sheaf.engine.__all__
+    assert "Pool" not in sheaf.engine.__all__ and "MachineLimits" not in sheaf.engine.__all__
     assert sheaf.backends.LocalBackend is LocalBackend

@@ -8,7 +8,7 @@ import os
 import sys
 from pathlib import Path
 
-from sheaf.backends import ConcurrencyLimits, Pool
+from sheaf.backends import MachineLimits, Pool
 from sheaf.backends.local import LocalBackend
 from sheaf.engine import Held
 from sheaf.engine._backend import FileTransfer
@@ -23,7 +23,7 @@ JOB = ("import json, os; text = open('in.txt').read(); open('out.txt', 'w').writ
 def _backend(tmp_path: Path) -> LocalBackend:
     pool = Pool(f"EXECUTE = {tmp_path / 'execute'}\n")
     (tmp_path / "execute").mkdir(exist_ok=True)
-    return LocalBackend(pool, limits=ConcurrencyLimits(pool.config, path=tmp_path / "limits.sqlite"))
+    return LocalBackend(pool, limits=MachineLimits(pool.config, path=tmp_path / "limits.sqlite"))
 
 
 def _launch(tmp_path: Path, name: str, transfer: FileTransfer, code: str = JOB):  # type: ignore[no-untyped-def]

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from sheaf.backends import ConcurrencyLimits, Pool, _spawner
+from sheaf.backends import MachineLimits, Pool, _spawner
 from sheaf.backends._spawner import CSpawner, ExitResult, SpawnRequest, SpawnResult
 from sheaf.backends.local import LocalBackend
 from sheaf.engine import Exited
@@ -28,7 +28,7 @@ ENV = {"PATH": "/usr/bin:/bin"}
 
 def backend_for(tmp_path: Path, config: str = "NUM_CPUS = 1\nMEMORY = 2048\n") -> LocalBackend:
     pool = Pool(config)
-    local = LocalBackend(pool, limits=ConcurrencyLimits(pool.config, path=tmp_path / "limits.sqlite"))
+    local = LocalBackend(pool, limits=MachineLimits(pool.config, path=tmp_path / "limits.sqlite"))
     assert local._reaper is not None  # the C threads reap
     return local
 

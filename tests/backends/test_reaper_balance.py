@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from sheaf.backends import ConcurrencyLimits, Pool, _spawner
+from sheaf.backends import MachineLimits, Pool, _spawner
 from sheaf.backends.local import LocalBackend
 
 from .contract import collect, make_launch
@@ -44,7 +44,7 @@ def _round(tmp_path: Path, count: int) -> list[int]:
     """The reaps of this backend's two reaper threads over ``count`` /bin/true jobs, fed as an engine
     feeds them: a few at a time, between its turns."""
     pool = Pool("NUM_CPUS = 2\nMEMORY = 2048\n")
-    local = LocalBackend(pool, limits=ConcurrencyLimits(pool.config, path=tmp_path / "limits.sqlite"))
+    local = LocalBackend(pool, limits=MachineLimits(pool.config, path=tmp_path / "limits.sqlite"))
     try:
         before = _switches_by_reaper()
         seen = 0

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from sheaf.backends._limits import ConcurrencyLimits
+from sheaf.backends._limits import MachineLimits
 from sheaf.backends._slotconfig import parse_config
 from sheaf.classad import parse_limits
 from sheaf.errors import FormatError
@@ -36,17 +36,17 @@ def test_parse_limits_names_weights_and_case() -> None:
 
 
 def test_limit_lookup_order(store: Path) -> None:
-    limits = ConcurrencyLimits(parse_config(CONFIG), path=store)
+    limits = MachineLimits(parse_config(CONFIG), path=store)
     assert limits.limit("pegasus_transfer.stagein") == 2
     assert limits.limit("PEGASUS_TRANSFER.STAGEOUT") == 10
     assert limits.limit("pegasus_auxillary.cleanup") == 3
     assert limits.limit("other") == 10
-    assert ConcurrencyLimits({}, path=store).limit("other") == 2308032
+    assert MachineLimits({}, path=store).limit("other") == 2308032
     limits.close()
 
 
 def test_grants_are_all_or_nothing_with_weights(store: Path) -> None:
-    limits = ConcurrencyLimits(parse_config(CONFIG), path=store)
+    limits = MachineLimits(parse_config(CONFIG), path=store)
     assert limits.try_acquire("j1", "pegasus_auxillary.cleanup:2")
     assert not limits.try_acquire("j2", "pegasus_transfer.stagein, pegasus_auxillary.cleanup:2")
     assert limits.usage() == {"pegasus_auxillary.cleanup": 2.0}
@@ -56,11 +56,11 @@ def test_grants_are_all_or_nothing_with_weights(store: Path) -> None:
     stats = limits.statistics()
     assert stats["granted"] == 2 and stats["refused"] == 1
     limits.close()
-    assert ConcurrencyLimits(parse_config(CONFIG), path=store).usage() == {}
+    assert MachineLimits(parse_config(CONFIG), path=store).usage() == {}
 
 
 def test_a_repeated_name_is_checked_per_token_and_held_as_the_sum(store: Path) -> None:
-    limits = ConcurrencyLimits(parse_config("A_LIMIT = 1\n"), path=store)
+    limits = MachineLimits(parse_config("A_LIMIT = 1\n"), path=store)
     assert limits.try_acquire("j1", "a, a")  # each token: 0 + 1 <= 1, as the negotiator checks
     assert limits.usage() == {"a": 2.0}
     assert not limits.try_acquire("j2", "a")
@@ -69,22 +69,22 @@ def test_a_repeated_name_is_checked_per_token_and_held_as_the_sum(store: Path) -
 
 def test_a_bad_limit_value_is_a_located_format_error(store: Path) -> None:
     with pytest.raises(FormatError) as caught:
-        ConcurrencyLimits(parse_config("A = 1\nFOO_LIMIT = lots\n", "pool.conf"), path=store)
+        MachineLimits(parse_config("A = 1\nFOO_LIMIT = lots\n", "pool.conf"), path=store)
     assert (caught.value.path, caught.value.line) == ("pool.conf", 2)
 
 
 def test_state_dir_from_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SHEAF_STATE_DIR", str(tmp_path / "state"))
-    limits = ConcurrencyLimits({})
+    limits = MachineLimits({})
     assert limits.path == tmp_path / "state" / "limits.sqlite" and limits.path.exists()
     limits.close()
 
 
 HOLDER = textwrap.dedent("""
     import os, sys, time
-    from sheaf.backends._limits import ConcurrencyLimits
+    from sheaf.backends._limits import MachineLimits
     store, log, seconds = sys.argv[1], sys.argv[2], float(sys.argv[3])
-    limits = ConcurrencyLimits({"SHARED_LIMIT": "3"}, path=store)
+    limits = MachineLimits({"SHARED_LIMIT": "3"}, path=store)
     held, n, end = [], 0, time.monotonic() + seconds
     with open(log, "a") as out:
         while time.monotonic() < end:
@@ -125,8 +125,8 @@ def test_two_concurrent_runs_never_exceed_a_limit_together(store: Path, tmp_path
 
 KILLED = textwrap.dedent("""
     import sys, time
-    from sheaf.backends._limits import ConcurrencyLimits
-    limits = ConcurrencyLimits({"SHARED_LIMIT": "1"}, path=sys.argv[1])
+    from sheaf.backends._limits import MachineLimits
+    limits = MachineLimits({"SHARED_LIMIT": "1"}, path=sys.argv[1])
     assert limits.try_acquire("only", "shared")
     print("held", flush=True)
     time.sleep(60)
@@ -137,7 +137,7 @@ def test_holdings_of_a_killed_run_are_reclaimed(store: Path) -> None:
     victim = subprocess.Popen([sys.executable, "-c", KILLED, str(store)], stdout=subprocess.PIPE, text=True)
     assert victim.stdout is not None and victim.stdout.readline().strip() == "held"
     clock = [0.0]
-    limits = ConcurrencyLimits({"SHARED_LIMIT": "1"}, path=store, clock=lambda: clock[0])
+    limits = MachineLimits({"SHARED_LIMIT": "1"}, path=store, clock=lambda: clock[0])
     assert limits.usage() == {"shared": 1.0}
     assert not limits.try_acquire("mine", "shared")
     os.kill(victim.pid, signal.SIGKILL)
@@ -150,11 +150,11 @@ def test_holdings_of_a_killed_run_are_reclaimed(store: Path) -> None:
 
 OPENER = textwrap.dedent("""
     import sys, time
-    from sheaf.backends._limits import ConcurrencyLimits
+    from sheaf.backends._limits import MachineLimits
     start = float(sys.argv[2])
     while time.time() < start:
         pass
-    ConcurrencyLimits(path=sys.argv[1])
+    MachineLimits(path=sys.argv[1])
     print("ok")
 """)
 

@@ -77,7 +77,7 @@ class Assign:
 
 
 @dataclass(frozen=True, slots=True)
-class Outcome:
+class TaskOutcome:
     name: str
     success: bool
     final: bool  # False when the task goes back to the queue for another try
@@ -170,7 +170,7 @@ class Scheduler:
         self.seq += 1
         return Assign(rank, task, self.attempts[task.name], self.seq, bindings)
 
-    def finished(self, rank: int, success: bool) -> Outcome:
+    def finished(self, rank: int, success: bool) -> TaskOutcome:
         task, attempt = self.running.pop(rank)
         host = self.slot_host.get(rank)
         if host is not None:
@@ -181,14 +181,14 @@ class Scheduler:
             self.succeeded += 1
             self.done.add(task.name)
             self._release(task.name)
-            return Outcome(task.name, True, True)
+            return TaskOutcome(task.name, True, True)
         self.failed_attempts += 1
         tries = task.tries if task.tries is not None else self._tries
         if attempt < tries:
             self._queue(task.name)
-            return Outcome(task.name, False, False)
+            return TaskOutcome(task.name, False, False)
         self.failed_tasks.add(task.name)
-        return Outcome(task.name, False, True)
+        return TaskOutcome(task.name, False, True)
 
     def _release(self, name: str) -> None:
         for child in self._children[name]:

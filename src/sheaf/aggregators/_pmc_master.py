@@ -99,7 +99,7 @@ class RescueLog:
         self._stream.close()
 
 
-class JobstateLog:
+class PmcJobstateLog:
     """PMC's ``jobstate.log`` lines (appended), as pegasus-monitord reads them."""
 
     def __init__(self, path: str) -> None:
@@ -121,7 +121,7 @@ class MasterRun:
         self.sched = Scheduler(dag, done, opts.tries, opts.max_failures, opts.set_affinity)
         self.abort: str | None = None
         self.rescue: RescueLog | None = None
-        self.jobstate = JobstateLog(os.path.join(os.path.dirname(opts.dag) or ".", "jobstate.log")) \
+        self.jobstate = PmcJobstateLog(os.path.join(os.path.dirname(opts.dag) or ".", "jobstate.log")) \
             if opts.jobstate_log else None
         self.resources: TextIO | None = None
         self.last_heard: dict[int, float] = {}

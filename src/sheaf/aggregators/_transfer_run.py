@@ -29,7 +29,8 @@ Policy:
 
 from __future__ import annotations
 
-__all__ = ["Options", "Outcome", "check_transfers", "inside", "raise_failures", "run_transfers"]
+__all__ = ["TransferOptions", "TransferOutcome", "check_transfers", "inside", "raise_failures",
+           "run_transfers"]
 
 import itertools
 import os
@@ -70,7 +71,7 @@ def _stderr(line: str) -> None:
 
 
 @dataclass(frozen=True, slots=True)
-class Options:
+class TransferOptions:
     threads: int = 2
     link: bool = False
     roots: tuple[str, ...] = ()
@@ -89,7 +90,7 @@ class Options:
 
 
 @dataclass(slots=True)
-class Outcome:
+class TransferOutcome:
     transfer: Transfer
     source: str | None = None  # the URL delivered from; None: every source failed
     failures: list[str] = field(default_factory=list)
@@ -109,7 +110,7 @@ def _inside_real(real_root: str, real_dst: str) -> bool:
     return os.path.commonpath([real_root, real_dst]) == real_root and real_dst != real_root
 
 
-def check_transfers(transfers: list[Transfer], options: Options, path: str | None = None) -> None:
+def check_transfers(transfers: list[Transfer], options: TransferOptions, path: str | None = None) -> None:
     """Refuse the list before anything moves (module docstring, "Check first")."""
     real_roots = [os.path.realpath(root) for root in options.roots]  # once, not once per transfer
     for number, item in enumerate(transfers, start=1):
@@ -120,7 +121,8 @@ def check_transfers(transfers: list[Transfer], options: Options, path: str | Non
                                   value=shown_url(value), path=path)
 
 
-def _destination_problem(dest: str, options: Options, real_roots: list[str]) -> tuple[str, str, str] | None:
+def _destination_problem(dest: str, options: TransferOptions,
+                         real_roots: list[str]) -> tuple[str, str, str] | None:
     problem = unsupported(dest)
     if problem:
         return f"cannot write the destination: {problem.cause}", dest, "a destination sheaf can write"
@@ -145,7 +147,7 @@ def _sources_problem(item: Transfer) -> tuple[str, str, str] | None:
             item.sources[0].url, "at least one source sheaf can read")
 
 
-def run_transfers(transfers: list[Transfer], options: Options) -> list[Outcome]:
+def run_transfers(transfers: list[Transfer], options: TransferOptions) -> list[TransferOutcome]:
     """Deliver every transfer (in parallel up to ``options.threads``); the outcomes in list order."""
     if options.threads <= 1 or len(transfers) <= 1:
         return [_deliver(item, options) for item in transfers]
@@ -155,15 +157,15 @@ def run_transfers(transfers: list[Transfer], options: Options) -> list[Outcome]:
         return list(pool.map(lambda item: _deliver(item, options), transfers))
 
 
-def raise_failures(outcomes: list[Outcome], what: str = "") -> None:
+def raise_failures(outcomes: list[TransferOutcome], what: str = "") -> None:
     """Stop the tool with exit 1 when a transfer failed, every failed one named with its attempts."""
     failed = [outcome.report() for outcome in outcomes if outcome.source is None]
     if failed:
         raise ToolExit(1, f"{len(failed)} {what}transfer(s) failed:\n" + "\n".join(failed))
 
 
-def _deliver(item: Transfer, options: Options) -> Outcome:
-    outcome = Outcome(item)
+def _deliver(item: Transfer, options: TransferOptions) -> TransferOutcome:
+    outcome = TransferOutcome(item)
     for source in item.sources:
         if _try_source(item, source, options, outcome):
             outcome.source = source.url
@@ -171,7 +173,7 @@ def _deliver(item: Transfer, options: Options) -> Outcome:
     return outcome
 
 
-def _try_source(item: Transfer, source: Endpoint, options: Options, outcome: Outcome) -> bool:
+def _try_source(item: Transfer, source: Endpoint, options: TransferOptions, outcome: TransferOutcome) -> bool:
     problem, attempt = unsupported(source.url), 1
     if problem is None:
         try:
@@ -187,8 +189,8 @@ def _try_source(item: Transfer, source: Endpoint, options: Options, outcome: Out
     return False
 
 
-def _attempts(item: Transfer, url: str, staging: _Staging, options: Options,
-              outcome: Outcome) -> tuple[AttemptFailed | None, int]:
+def _attempts(item: Transfer, url: str, staging: _Staging, options: TransferOptions,
+              outcome: TransferOutcome) -> tuple[AttemptFailed | None, int]:
     """Try ``url`` until it works, fails for good, or runs out of attempts: the last failure, if any."""
     for attempt in range(1, options.attempts + 1):
         try:
@@ -202,10 +204,11 @@ def _attempts(item: Transfer, url: str, staging: _Staging, options: Options,
             return problem, attempt
         _note(item, url, attempt, options, problem.cause, outcome)
         options.sleep(min(MAX_WAIT, options.backoff * 2 ** (attempt - 1)))
-    raise AssertionError("unreachable: Options.attempts is at least 1")
+    raise AssertionError("unreachable: TransferOptions.attempts is at least 1")
 
 
-def _note(item: Transfer, url: str, attempt: int, options: Options, cause: str, outcome: Outcome) -> None:
+def _note(item: Transfer, url: str, attempt: int, options: TransferOptions, cause: str,
+          outcome: TransferOutcome) -> None:
     text = f"{shown_url(url)} attempt {attempt}/{options.attempts}: {cause}"
     outcome.failures.append(text)
     options.log(f"{item.lfn}: {text}")
@@ -214,7 +217,7 @@ def _note(item: Transfer, url: str, attempt: int, options: Options, cause: str, 
 class _Staging:
     """Where one source's bytes land before the rename: a part file, kept across attempts (resume)."""
 
-    def __init__(self, item: Transfer, options: Options) -> None:
+    def __init__(self, item: Transfer, options: TransferOptions) -> None:
         dest = local_path(item.dest.url, options.base)
         self.dest = dest
         self._own_dir: str | None = None
@@ -236,7 +239,8 @@ class _Staging:
             shutil.rmtree(self._own_dir, ignore_errors=True)
 
 
-def _attempt(item: Transfer, url: str, staging: _Staging, options: Options, outcome: Outcome) -> None:
+def _attempt(item: Transfer, url: str, staging: _Staging, options: TransferOptions,
+             outcome: TransferOutcome) -> None:
     src = local_path(url, options.base)
     if src is not None and not os.path.isfile(src):
         raise AttemptFailed("source missing: no such file", retry=False)
@@ -267,18 +271,18 @@ def _attempt(item: Transfer, url: str, staging: _Staging, options: Options, outc
     _record(item, url, outcome.sha256, linked, options)
 
 
-def _wants_link(item: Transfer, options: Options) -> bool:
+def _wants_link(item: Transfer, options: TransferOptions) -> bool:
     if scheme_of(item.dest.url) == "symlink":
         return True
     return options.link and not item.executable  # an executable is copied: its mode is changed
 
 
-def _checks_records(linked: bool, options: Options) -> bool:
+def _checks_records(linked: bool, options: TransferOptions) -> bool:
     return options.meta_dir is not None and (options.integrity == "full" or
                                               (options.integrity == "nosymlink" and not linked))
 
 
-def _verify(item: Transfer, url: str, local: str, linked: bool, options: Options) -> str | None:
+def _verify(item: Transfer, url: str, local: str, linked: bool, options: TransferOptions) -> str | None:
     """The delivered file's sha256 when anything needs it; a mismatch is the source's final failure."""
     records = _checks_records(linked, options)
     if item.sha256 is None and not records:
@@ -295,6 +299,6 @@ def _verify(item: Transfer, url: str, local: str, linked: bool, options: Options
     return got
 
 
-def _record(item: Transfer, url: str, sha256: str | None, linked: bool, options: Options) -> None:
+def _record(item: Transfer, url: str, sha256: str | None, linked: bool, options: TransferOptions) -> None:
     if sha256 is not None and _checks_records(linked, options) and options.meta_dir is not None:
         _integrity.write_record(options.meta_dir, item.lfn, sha256, shown_url(url))

@@ -146,12 +146,12 @@ def fetch_image(url: str, path: str, *, shared: bool) -> None:
 def _download(url: str, path: str) -> None:
     """``url`` to ``path`` through ``sheaf-transfer``'s runner (imported here: most tasks fetch nothing)."""
     from sheaf.aggregators._transfer_list import Endpoint, Transfer
-    from sheaf.aggregators._transfer_run import Options, check_transfers, run_transfers
+    from sheaf.aggregators._transfer_run import TransferOptions, check_transfers, run_transfers
     from sheaf.errors import SheafError
 
     target = os.path.abspath(path)
     item = Transfer(os.path.basename(target), (Endpoint(url),), Endpoint(f"file://{target}"))
-    options = Options(threads=1, roots=(os.path.dirname(target),), timeout=FETCH_TIMEOUT_S)
+    options = TransferOptions(threads=1, roots=(os.path.dirname(target),), timeout=FETCH_TIMEOUT_S)
     try:
         check_transfers([item], options)
         (outcome,) = run_transfers([item], options)

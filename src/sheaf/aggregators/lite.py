@@ -54,7 +54,7 @@ from typing import Any, NoReturn
 from sheaf.aggregators._cli import ToolExit, run_guarded
 from sheaf.aggregators._integrity import MODES, file_sha256, write_record
 from sheaf.aggregators._transfer_list import Transfer, read_utf8, transfers_from
-from sheaf.aggregators._transfer_run import Options, check_transfers, raise_failures, run_transfers
+from sheaf.aggregators._transfer_run import TransferOptions, check_transfers, raise_failures, run_transfers
 from sheaf.aggregators._transfer_schemes import local_path
 from sheaf.errors import FormatError, UsageError, ValidationError
 
@@ -69,7 +69,7 @@ class Manifest:
     workdir_parent: str
     inputs: list[Transfer]
     outputs: list[Transfer]
-    options: Options
+    options: TransferOptions
     keep_workdir: bool = False
     #: the job's checkpoint files: pulled when there, pushed back whatever the job's status
     checkpoint_inputs: list[Transfer] = dataclasses.field(default_factory=list)
@@ -113,8 +113,8 @@ def load_manifest(path: str) -> Manifest:
     if not (math.isfinite(backoff) and math.isfinite(timeout)) or backoff < 0 or timeout <= 0:
         raise ValidationError("backoff and timeout are finite, timeout above 0", rule="finite waits",
                               value=(backoff, timeout), path=path)
-    options = Options(threads=threads, integrity=integrity if meta_dir else "none", meta_dir=meta_dir,
-                      attempts=attempts, backoff=backoff, timeout=timeout, log=_log)
+    options = TransferOptions(threads=threads, integrity=integrity if meta_dir else "none",
+                              meta_dir=meta_dir, attempts=attempts, backoff=backoff, timeout=timeout, log=_log)
     return Manifest(workdir_parent=_field(data, "workdir_parent", (str,), tempfile.gettempdir(), path),
                     inputs=_list(data, "inputs", path), outputs=_list(data, "outputs", path),
                     options=options, keep_workdir=_field(data, "keep_workdir", (bool,), False, path),
@@ -177,7 +177,7 @@ def _in_workdir(manifest: Manifest, path: str, workdir: str, job: list[str]) -> 
     return 0
 
 
-def _move_checkpoints(transfers: list[Transfer], options: Options, way: str) -> None:
+def _move_checkpoints(transfers: list[Transfer], options: TransferOptions, way: str) -> None:
     """Stage checkpoint files in or out, never failing the job (PegasusLite's rule): a checkpoint the
     previous attempt did not leave, or this one did not write, is a note on stderr.  A checkpoint
     changes from one attempt to the next, so no integrity record is kept for it (as in Pegasus)."""
@@ -194,7 +194,7 @@ def _move_checkpoints(transfers: list[Transfer], options: Options, way: str) -> 
             _log(f"checkpoint not staged {way} (the job goes on): {outcome.report()}")
 
 
-def _recorded(outputs: list[Transfer], options: Options) -> list[Transfer]:
+def _recorded(outputs: list[Transfer], options: TransferOptions) -> list[Transfer]:
     """``outputs`` with each file's sha256 recorded and attached, so the push verifies what it sends."""
     if options.meta_dir is None or options.integrity == "none":
         return outputs

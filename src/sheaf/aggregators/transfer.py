@@ -33,8 +33,8 @@ from sheaf.aggregators._cli import run_guarded
 from sheaf.aggregators._integrity import MODES
 from sheaf.aggregators._transfer_list import Endpoint, Transfer, load_transfer_list, parse_transfer_list
 from sheaf.aggregators._transfer_run import (
-    Options,
-    Outcome,
+    TransferOptions,
+    TransferOutcome,
     check_transfers,
     inside,
     raise_failures,
@@ -42,8 +42,19 @@ from sheaf.aggregators._transfer_run import (
 )
 from sheaf.errors import UsageError
 
-__all__ = ["Endpoint", "Options", "Outcome", "Transfer", "check_transfers", "inside", "load_transfer_list",
-           "main", "parse_transfer_list", "read_input", "run_transfers"]
+__all__ = [
+    "Endpoint",
+    "Transfer",
+    "TransferOptions",
+    "TransferOutcome",
+    "check_transfers",
+    "inside",
+    "load_transfer_list",
+    "main",
+    "parse_transfer_list",
+    "read_input",
+    "run_transfers",
+]
 
 PROG = "sheaf-transfer"
 USAGE = (f"{PROG} [--threads N] [--link] [--root DIR ...] [--integrity none|full|nosymlink] "
@@ -110,9 +121,9 @@ def _main(argv: list[str]) -> int:
         transfers = read_input(args.file, args.root)
     except OSError as exc:
         raise UsageError(f"cannot read {args.file}: {exc.strerror or exc}") from None
-    options = Options(threads=args.threads, link=args.link, roots=tuple(args.root), integrity=args.integrity,
-                      meta_dir=args.meta_dir, attempts=args.attempts, backoff=args.backoff,
-                      timeout=args.timeout, log=_log)
+    options = TransferOptions(threads=args.threads, link=args.link, roots=tuple(args.root),
+                              integrity=args.integrity, meta_dir=args.meta_dir, attempts=args.attempts,
+                              backoff=args.backoff, timeout=args.timeout, log=_log)
     check_transfers(transfers, options, args.file)
     raise_failures(run_transfers(transfers, options))
     print(f"{PROG}: {len(transfers)} file(s) transferred")

@@ -2,7 +2,7 @@
 
 - ``LocalBackend`` (``sheaf.backends.local``): this machine's slots, as configured for the local pool
   (``Pool``: ``_pool``, laid out by ``_slotlayout`` from ``_slotconfig``), with machine-wide concurrency
-  limits (``ConcurrencyLimits``: ``_limits``).
+  limits (``MachineLimits``: ``_limits``).
 - ``SlurmBackend`` (``sheaf.backends.slurm``): one Slurm batch job per attempt, run by the job wrapper
   ``_slurm_job``.
 - ``BACKENDS``, ``make_backend`` (``_registry``): backend names (``sheaf run --backend NAME``) to
@@ -20,19 +20,19 @@ import importlib
 
 TYPE_CHECKING = False  # not typing's: the Slurm job wrapper imports this package, and typing costs it
 if TYPE_CHECKING:
-    from sheaf.backends._limits import ConcurrencyLimits
+    from sheaf.backends._limits import MachineLimits
     from sheaf.backends._pool import Pool
     from sheaf.backends._registry import BACKENDS, make_backend
     from sheaf.backends._slotconfig import load_config as load_pool_config
     from sheaf.backends.local import LocalBackend
 
 __all__: list[str] = [
-    "BACKENDS", "ConcurrencyLimits", "LocalBackend", "Pool", "load_pool_config", "make_backend",
+    "BACKENDS", "LocalBackend", "MachineLimits", "Pool", "load_pool_config", "make_backend",
 ]
 
 # name -> "module" or "module:attribute" it is found as there
 _HOMES = {
-    "ConcurrencyLimits": "sheaf.backends._limits", "LocalBackend": "sheaf.backends.local",
+    "MachineLimits": "sheaf.backends._limits", "LocalBackend": "sheaf.backends.local",
     "Pool": "sheaf.backends._pool", "BACKENDS": "sheaf.backends._registry",
     "make_backend": "sheaf.backends._registry", "load_pool_config": "sheaf.backends._slotconfig:load_config",
 }

@@ -36,7 +36,7 @@ from sheaf.backends._slotconfig import PoolConfig
 from sheaf.classad import Demand, limit_for, parse_limits
 from sheaf.errors import FormatError
 
-__all__ = ["ConcurrencyLimits", "Demand", "parse_limits", "state_dir"]
+__all__ = ["Demand", "MachineLimits", "parse_limits", "state_dir"]
 
 STATE_ENV = "SHEAF_STATE_DIR"
 _RECLAIM_EVERY = 1.0
@@ -83,7 +83,7 @@ def _open_store(path: Path, patience: float = 30.0, schema: str = _SCHEMA) -> sq
             pause = min(pause * 2, 0.2)
 
 
-class ConcurrencyLimits:
+class MachineLimits:
     """Machine-wide counting semaphores for named limits (see the module docstring)."""
 
     def __init__(self, config: Mapping[str, object] | None = None, *,

@@ -93,7 +93,7 @@ from typing import Self
 
 from sheaf._proc import start_ticks
 from sheaf.backends import _jobguard
-from sheaf.backends._limits import ConcurrencyLimits
+from sheaf.backends._limits import MachineLimits
 from sheaf.backends._memwatch import POLL_INTERVAL, tree_rss_mb
 from sheaf.backends._periodic import (
     HELD,
@@ -135,7 +135,7 @@ class LocalBackend:
 
     self_refilling = True  # a freed slot takes the next queued launch within wait() (see _collect)
 
-    def __init__(self, pool: Pool | None = None, *, limits: ConcurrencyLimits | None = None,
+    def __init__(self, pool: Pool | None = None, *, limits: MachineLimits | None = None,
                  poll_interval: float = POLL_INTERVAL, clock: Callable[[], float] = time.time) -> None:
         self.pool = pool if pool is not None else Pool.from_config()
         self._limits = limits
@@ -332,7 +332,7 @@ class LocalBackend:
         if not demand:
             return True
         if self._limits is None:
-            self._limits = ConcurrencyLimits(self.pool.config)
+            self._limits = MachineLimits(self.pool.config)
         if self._limits.try_acquire(launch.key, demand):
             return True
         self._next_retry = time.monotonic() + _LIMIT_RETRY

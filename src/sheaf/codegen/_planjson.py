@@ -30,7 +30,7 @@ FORMAT = "sheaf-plan/1"
 FOUR = ("pegasus", "condor", "dagman", "env")
 
 
-class JobRecord(msgspec.Struct, omit_defaults=True):  # only ``container`` has a default: absent when none
+class PlanJobRecord(msgspec.Struct, omit_defaults=True):  # only ``container`` has a default: absent when none
     id: str
     type: str
     site: str | None
@@ -46,7 +46,7 @@ class JobRecord(msgspec.Struct, omit_defaults=True):  # only ``container`` has a
 class PlanRecord(msgspec.Struct, omit_defaults=False):
     format: str
     workflow: str
-    jobs: list[JobRecord]
+    jobs: list[PlanJobRecord]
     edges: list[tuple[str, str]]
     sites: list[str]
     output_sites: list[str]
@@ -94,7 +94,7 @@ def contract_profiles(profiles: Mapping[str, Mapping[str, str]]) -> dict[str, di
     return out
 
 
-def encode_plan(workflow: str, records: list[JobRecord], jobs: Sequence[ExecJob],
+def encode_plan(workflow: str, records: list[PlanJobRecord], jobs: Sequence[ExecJob],
                 edges: Sequence[tuple[int, int]], sites: Sequence[str], output_sites: Sequence[str],
                 clustering: Sequence[str], options: Mapping[str, object] | None = None,
                 hooks: list[dict[str, str]] | None = None) -> bytes:

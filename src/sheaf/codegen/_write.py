@@ -82,7 +82,13 @@ from sheaf.codegen._containers import ContainerRun, containerize
 from sheaf.codegen._dag import NodeSettings, config_text, edge_lines, maxjobs_lines, node_lines, node_settings
 from sheaf.codegen._launch import launched, wrap_launched_tasks
 from sheaf.codegen._layout import JobPaths, Layout, reserve_run_dir, safe_name, tool_path
-from sheaf.codegen._planjson import JobRecord, container_record, contract_profiles, encode_plan, hook_records
+from sheaf.codegen._planjson import (
+    PlanJobRecord,
+    container_record,
+    contract_profiles,
+    encode_plan,
+    hook_records,
+)
 from sheaf.codegen._siblings import remove_dead_plans, remove_stale_siblings, sibling
 from sheaf.codegen._staging import data_for, pairs_text, transfer_lines
 from sheaf.codegen._submit import (
@@ -335,7 +341,7 @@ def _swap(tmp: str, final: str) -> None:
 
 @dataclass(slots=True)
 class _Written:
-    records: list[JobRecord] = field(default_factory=list)
+    records: list[PlanJobRecord] = field(default_factory=list)
     submits: list[str] = field(default_factory=list)
     categories: dict[str, None] = field(default_factory=dict)
     types: dict[str, int] = field(default_factory=dict)
@@ -423,7 +429,7 @@ class _Writer:
             dag.write("\n".join(lines) + "\n")
             if cached[1].category:
                 out.categories[cached[1].category] = None
-            out.records.append(JobRecord(job.id, job.type, job.site, job.transformation, job.level,
+            out.records.append(PlanJobRecord(job.id, job.type, job.site, job.transformation, job.level,
                                          [task.id for task in job.tasks], job.aggregator, cached[2],
                                          container_record(self.containers.jobs.get(job.id)),
                                          self._hooks(job)))

@@ -1,6 +1,6 @@
 """How a cluster runs: its aggregator's executable on the site, and the cluster job's profiles.
 
-Aggregator executables (``Resolver.resolve(site, aggregator)``), first found wins:
+Aggregator executables (``AggregatorResolver.resolve(site, aggregator)``), first found wins:
 
 1. ``seqexec``/``mpiexec``: the transformation-catalog entry ``pegasus::seqexec`` /
    ``pegasus::mpiexec`` for the site (its pfn; its profiles go on the cluster job).  An entry with
@@ -57,7 +57,7 @@ _PER_TASK = frozenset({"clusters.size", "clusters.num", "clusters.maxruntime", "
 
 
 @dataclass(frozen=True, slots=True)
-class Aggregator:
+class AggregatorTool:
     name: str                # seqexec | mpiexec | decaf
     executable: str          # pfn (decaf: the JSON file's basename)
     source: str              # where it came from, for -v
@@ -65,14 +65,14 @@ class Aggregator:
 
 
 @dataclass(slots=True)
-class Resolver:
+class AggregatorResolver:
     tc: TransformationCatalog | None
     sc: SiteCatalog | None
     options: Options
     warnings: list[str]
-    _cache: dict[tuple[str, str], Aggregator | None] = field(default_factory=dict)
+    _cache: dict[tuple[str, str], AggregatorTool | None] = field(default_factory=dict)
 
-    def resolve(self, site: str, name: str) -> Aggregator | None:
+    def resolve(self, site: str, name: str) -> AggregatorTool | None:
         key = (site, name)
         if key not in self._cache:
             found = self._find(site, name)
@@ -81,7 +81,7 @@ class Resolver:
             self._cache[key] = found
         return self._cache[key]
 
-    def _find(self, site: str, name: str) -> Aggregator | None:
+    def _find(self, site: str, name: str) -> AggregatorTool | None:
         entry = self._catalog_entry(site, name)
         if entry is not None or name == "decaf":
             return entry
@@ -91,15 +91,15 @@ class Resolver:
         if home:
             tool = posixpath.join(home, "bin", _PEGASUS_TOOLS[name])
             if not embedded or os.access(tool, os.X_OK):
-                return Aggregator(name, tool, "PEGASUS_HOME")
+                return AggregatorTool(name, tool, "PEGASUS_HOME")
             # the embedded engine runs the site on this host, where that Pegasus is not installed
             self.warnings.append(f"site '{site}': PEGASUS_HOME names {home}, but {tool} is not an "
                                  f"executable here; its clusters run {_SHEAF_TOOLS[name]}")
         if embedded:
-            return Aggregator(name, _SHEAF_TOOLS[name], "embedded engine")
+            return AggregatorTool(name, _SHEAF_TOOLS[name], "embedded engine")
         return None
 
-    def _catalog_entry(self, site: str, name: str) -> Aggregator | None:
+    def _catalog_entry(self, site: str, name: str) -> AggregatorTool | None:
         if self.tc is None:
             return None
         namespace, tname = _ENTRIES[name]
@@ -114,7 +114,8 @@ class Resolver:
             return None
         where = f"transformation '{t.fqn}' on site '{site}'"
         pfn = posixpath.basename(entry.pfn) if name == "decaf" else installed_path(entry.pfn, where)
-        return Aggregator(name, pfn, f"transformation {t.fqn}", merge_profiles(t.profiles, entry.profiles))
+        return AggregatorTool(name, pfn, f"transformation {t.fqn}",
+                              merge_profiles(t.profiles, entry.profiles))
 
     def embedded(self, site: str) -> bool:
         if self.options.embedded_sites is not None:
@@ -131,7 +132,7 @@ class Resolver:
         return (f"site '{site}': no executable for the {name} aggregator (no '{'::'.join(_ENTRIES[name])}' "
                 "entry, no PEGASUS_HOME, not run by the embedded engine); its jobs stay unclustered")
 
-    def arguments(self, aggregator: Aggregator, profiles: Profiles, cluster: str) -> tuple[str, ...]:
+    def arguments(self, aggregator: AggregatorTool, profiles: Profiles, cluster: str) -> tuple[str, ...]:
         """The aggregator's command-line options for a cluster with these (combined) profiles."""
         args: list[str] = []
         if aggregator.name == "seqexec" and self.options.first_job_fail:

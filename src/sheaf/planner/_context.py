@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from sheaf.model import Graph
-from sheaf.planner._aggregate import Aggregator, Resolver
+from sheaf.planner._aggregate import AggregatorResolver, AggregatorTool
 from sheaf.planner._jobs import JobTable
 from sheaf.planner._options import Options, check_aggregator, mapped_aggregator_note
 from sheaf.planner._units import Units, contract
@@ -18,11 +18,12 @@ class PassContext:
     topo_position: list[int]         # position of each job in the abstract topological order
     table: JobTable
     options: Options
-    resolver: Resolver
+    resolver: AggregatorResolver
     notes: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
-    def aggregator_for(self, members: list[int], site: str, cluster: str) -> tuple[str, Aggregator | None]:
+    def aggregator_for(self, members: list[int], site: str,
+                       cluster: str) -> tuple[str, AggregatorTool | None]:
         """The cluster's aggregator: its last task's choice (a note when its tasks disagree)."""
         wanted = self.table.aggregators
         last = members[-1]

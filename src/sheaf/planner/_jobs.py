@@ -86,7 +86,7 @@ class JobTable:
 
 
 @dataclass(slots=True)
-class _Resolver:
+class _SiteResolver:
     tc: TransformationCatalog | None
     sc: SiteCatalog | None
     prop_layer: Profiles
@@ -273,7 +273,7 @@ def resolve_jobs(workflow: Workflow, *, tc: TransformationCatalog | None, sc: Si
                  prop_layer: Profiles, options: Options, selected: Sequence[str],
                  selector: SiteSelector, fallback: Sequence[str] = ()) -> JobTable:
     """Sites, profiles, executables and aggregators of every job (module docstring)."""
-    resolver = _Resolver(tc, sc, prop_layer, options, tuple(selected), selector, tuple(fallback))
+    resolver = _SiteResolver(tc, sc, prop_layer, options, tuple(selected), selector, tuple(fallback))
     table = JobTable([], [], [], [], [], [], [])
     # Fast path: a job that is not pinned, whose transformation has one candidate site, is settled by
     # its transformation and its own profiles' content (most jobs of large workflows).
@@ -306,7 +306,7 @@ def resolve_jobs(workflow: Workflow, *, tc: TransformationCatalog | None, sc: Si
 
 def _settle(job: Job, key: TKey, settled: dict[object, tuple[str, str, str, Profiles, str]],
             single: dict[TKey, str], fqn_of: dict[TKey, str],
-            resolver: _Resolver) -> tuple[str, str, str, Profiles, str]:
+            resolver: _SiteResolver) -> tuple[str, str, str, Profiles, str]:
     """(site, fqn, executable, profiles, aggregator) of a compute job, from the fast path if it can."""
     own = job.profiles
     ck = key if own is EMPTY else (None if "selector" in own else (key, _frozen(own)))

@@ -45,7 +45,7 @@ from sheaf.model import (
     needs_splitting,
     split_arguments,
 )
-from sheaf.planner._aggregate import Resolver, combine
+from sheaf.planner._aggregate import AggregatorResolver, combine
 from sheaf.planner._context import PassContext
 from sheaf.planner._data import plan_data
 from sheaf.planner._horizontal import horizontal
@@ -128,7 +128,7 @@ def _plan(workflow: Workflow, tc: TransformationCatalog | None, sc: SiteCatalog 
     if tc is None:
         warnings.append("no transformation catalog: every job runs its transformation's name, "
                         "found on the PATH of its site")
-    ctx = PassContext(graph, levels, position, table, options, Resolver(tc, sc, options, warnings),
+    ctx = PassContext(graph, levels, position, table, options, AggregatorResolver(tc, sc, options, warnings),
                       warnings=warnings)
     units = Units(len(table))
     for technique in options.techniques:
