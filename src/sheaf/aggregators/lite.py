@@ -114,7 +114,8 @@ def load_manifest(path: str) -> Manifest:
         raise ValidationError("backoff and timeout are finite, timeout above 0", rule="finite waits",
                               value=(backoff, timeout), path=path)
     options = TransferOptions(threads=threads, integrity=integrity if meta_dir else "none",
-                              meta_dir=meta_dir, attempts=attempts, backoff=backoff, timeout=timeout, log=_log)
+                              meta_dir=meta_dir, attempts=attempts, backoff=backoff, timeout=timeout,
+                              log=_log)
     return Manifest(workdir_parent=_field(data, "workdir_parent", (str,), tempfile.gettempdir(), path),
                     inputs=_list(data, "inputs", path), outputs=_list(data, "outputs", path),
                     options=options, keep_workdir=_field(data, "keep_workdir", (bool,), False, path),
