@@ -58,7 +58,7 @@ _ENOENT, _EINVAL = 2, 22  # Linux's numbers (errno is not imported at start-up)
 _FORWARDED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 
 
-class Task:
+class SeqexecRunTask:
     """One command of a ``.in`` file as the quick reader gives it: argv and its 1-based line."""
 
     __slots__ = ("argv", "line")

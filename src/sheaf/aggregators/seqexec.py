@@ -24,7 +24,7 @@ import os
 import sys
 
 from sheaf.aggregators._cli import ToolExit, run_guarded
-from sheaf.aggregators._seqexec_run import SeqexecRun, Settings, Task
+from sheaf.aggregators._seqexec_run import SeqexecRun, SeqexecRunTask, Settings
 
 # Start-up is part of every clustered job's cost (a cluster of 50 ``/bin/true`` runs in ~35 ms from a
 # shell), so this module and what it imports at start-up use the standard library's already-loaded
@@ -184,7 +184,7 @@ def _quick_tasks(text: str) -> list[TaskLike] | None:
                 return None
             pending = True
         elif not raw.startswith("#"):
-            tasks.append(Task(tuple(argv), lineno))
+            tasks.append(SeqexecRunTask(tuple(argv), lineno))
             pending = False
     return None if pending else tasks
 

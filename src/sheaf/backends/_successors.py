@@ -39,7 +39,7 @@ from sheaf.backends._spawn import Spawned
 from sheaf.backends._spawner import CSpawner, SpawnRequest
 from sheaf.engine import Launch, needs_expansion
 
-__all__ = ["CHAIN", "Bound", "Chain", "Job", "Successors", "Tag", "chainable", "request"]
+__all__ = ["CHAIN", "Bound", "Chain", "RunningJob", "Successors", "Tag", "chainable", "request"]
 
 #: successors bound to one running job at most: enough to ride out a slow engine turn or a journal
 #: fsync of several ms with jobs of ~0.5 ms (10^4 /bin/true jobs on 2 CPUs, interleaved runs: median
@@ -64,7 +64,7 @@ Chain = deque[Bound]
 
 
 @dataclass(slots=True)
-class Job:
+class RunningJob:
     """A running job of the local backend."""
 
     launch: Launch
@@ -101,7 +101,7 @@ class Successors:
         self._queue = queue
         self.bound: dict[str, Bound] = {}  # by launch key
         self._chains: dict[str, Chain] = {}  # a starting successor's followers
-        self._open: dict[str, Job] = {}  # running jobs that take more successors
+        self._open: dict[str, RunningJob] = {}  # running jobs that take more successors
         self._shapes: dict[str, Shape] = {}  # shapes of starting launches that may take successors
         self._worst: Order = (0, 0)  # no bound launch goes after this place in the queue
 
@@ -115,7 +115,7 @@ class Successors:
         """A launch that may take successors (``chainable``) was handed to the C thread."""
         self._shapes[key] = shape
 
-    def started(self, job: Job) -> Chain | None:
+    def started(self, job: RunningJob) -> Chain | None:
         """``job`` runs: its shape, and its chain when it was a successor."""
         key = job.launch.key
         job.shape = self._shapes.pop(key, None)
@@ -130,7 +130,7 @@ class Successors:
         """A launch did not start: its chain and shape, for ``hand_on``."""
         return self._chains.pop(key, None), self._shapes.pop(key, None)
 
-    def ended(self, job: Job) -> None:
+    def ended(self, job: RunningJob) -> None:
         self._open.pop(job.launch.key, None)
 
     def hand_on(self, chain: Chain | None, shape: Shape | None) -> Launch | None:
@@ -169,7 +169,7 @@ class Successors:
             if len(job.chain) >= CHAIN:
                 del self._open[job.launch.key]
 
-    def unbind(self, key: str, jobs: dict[str, Job]) -> bool:
+    def unbind(self, key: str, jobs: dict[str, RunningJob]) -> bool:
         """Take a bound launch back from the C thread; False when it has taken it (it starts)."""
         bound = self.bound.get(key)
         if bound is None or self._reaper is None or not self._reaper.unfollow(bound.handle):
@@ -179,7 +179,7 @@ class Successors:
         self._reopen(jobs)
         return True
 
-    def withdraw(self, jobs: dict[str, Job]) -> None:
+    def withdraw(self, jobs: dict[str, RunningJob]) -> None:
         """Put the bound launches back in their places in the queue (those the C thread has taken
         already start)."""
         if not self.bound or self._reaper is None:
@@ -197,22 +197,22 @@ class Successors:
         self._worst = (0, 0)
         self._reopen(jobs)
 
-    def drop(self, jobs: dict[str, Job]) -> None:
+    def drop(self, jobs: dict[str, RunningJob]) -> None:
         """Forget every bound launch (the C thread drops them at close)."""
         for job in jobs.values():
             job.chain.clear()
         self.bound.clear()
         self._open.clear()
 
-    def _reopen(self, jobs: dict[str, Job]) -> None:
+    def _reopen(self, jobs: dict[str, RunningJob]) -> None:
         self._open = {key: job for key, job in jobs.items()
                       if job.shape is not None and job.handle >= 0 and len(job.chain) < CHAIN}
 
 
-def _shortest(jobs: Iterable[Job], shape: Shape) -> Job | None:
+def _shortest(jobs: Iterable[RunningJob], shape: Shape) -> RunningJob | None:
     """The job of ``shape`` with the shortest chain, the first of equals (a loop: asked for every
     launch bound, where a list of the lanes and ``min`` with a key made two more calls a job)."""
-    best: Job | None = None
+    best: RunningJob | None = None
     for job in jobs:
         if job.shape == shape and (best is None or len(job.chain) < len(best.chain)):
             best = job

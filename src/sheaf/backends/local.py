@@ -61,7 +61,7 @@ File transfer (``_sandbox``)
     ``transfer_input_files`` copied in first and its ``transfer_output_files`` copied back into its
     ``initialdir`` when it exits, the sandbox then removed -- as HTCondor's shadow and starter do.
 
-Job policy (``_periodic``)
+RunningJob policy (``_periodic``)
     A launch whose ad has ``PeriodicHold``/``PeriodicRelease``/``PeriodicRemove`` is evaluated every
     ``PERIODIC_EXPR_INTERVAL`` seconds (pool configuration, default 60) as the schedd evaluates it:
     hold kills a running job's process group (or takes it off the queue) and reports ``Suspended``;
@@ -109,7 +109,7 @@ from sheaf.backends._queue import LaunchQueue, Outcome, Shape
 from sheaf.backends._sandbox import TransferFailure, copy_back, make_sandbox, remove_sandbox
 from sheaf.backends._spawn import Spawned, SpawnError, seal_descriptors, spawn
 from sheaf.backends._spawner import CSpawner, ExitResult, Spawner, SpawnResult, make_spawner
-from sheaf.backends._successors import Chain, Job, Successors, Tag, chainable, request
+from sheaf.backends._successors import Chain, RunningJob, Successors, Tag, chainable, request
 from sheaf.classad import ClassAd, Demand, parse_limits
 from sheaf.engine import (
     Event,
@@ -143,8 +143,8 @@ class LocalBackend:
         self._poll_interval = poll_interval
         self._clock = clock
         self._queue = LaunchQueue()
-        self._jobs: dict[str, Job] = {}  # running, by launch key
-        self._fds: dict[int, Job] = {}  # by pidfd, those reaped here
+        self._jobs: dict[str, RunningJob] = {}  # running, by launch key
+        self._fds: dict[int, RunningJob] = {}  # by pidfd, those reaped here
         self._events: list[Event] = []
         self._started: list[tuple[str, int, float, str]] = []  # (key, pid, time, slot) not yet taken
         self._epoll = select.epoll()
@@ -384,9 +384,9 @@ class LocalBackend:
         return "started"
 
     def _adopt(self, launch: Launch, claim: Claim, spawned: Spawned, started: float, since: float,
-               handle: int = -1) -> Job:
-        job = Job(launch, claim, spawned, started, since, claim.memory_limit is not None and not claim.local,
-                  handle=handle)
+               handle: int = -1) -> RunningJob:
+        watched = claim.memory_limit is not None and not claim.local
+        job = RunningJob(launch, claim, spawned, started, since, watched, handle=handle)
         self._jobs[launch.key] = job
         if handle < 0:
             self._fds[spawned.pidfd] = job
@@ -493,7 +493,7 @@ class LocalBackend:
         self._take(self._spawner.results())
         return self._released != before
 
-    def _reap(self, job: Job) -> None:
+    def _reap(self, job: RunningJob) -> None:
         """A job of this thread ended (its pidfd is readable): reap it, as the C thread does its own."""
         status, usage = _reap_group(job.spawned.pid)
         self._ended(job, status, usage.ru_maxrss, self._clock())
@@ -503,7 +503,7 @@ class LocalBackend:
         if job is not None:
             self._ended(job, result.status, result.maxrss_kb, result.ended)
 
-    def _ended(self, job: Job, status: int, maxrss_kb: int, ended: float) -> None:
+    def _ended(self, job: RunningJob, status: int, maxrss_kb: int, ended: float) -> None:
         """Report a reaped job (``Exited``, or ``Held`` when its output cannot be transferred back),
         its claim freed or handed to its first successor."""
         key = job.launch.key
@@ -529,7 +529,7 @@ class LocalBackend:
                 return
         self._events.append(Exited(key, code, sig, reason, job.started, ended, job.claim.slot or "local"))
 
-    def _peak_reason(self, job: Job, peak_mb: float) -> str | None:
+    def _peak_reason(self, job: RunningJob, peak_mb: float) -> str | None:
         limit = job.claim.memory_limit
         if not job.limited or limit is None or peak_mb <= limit:
             return None
@@ -541,7 +541,7 @@ class LocalBackend:
         return (f"memory usage {peak_mb:.0f} MB exceeded request {limit} MB "
                 "(peak resident set, measured at exit)")
 
-    def _forget(self, job: Job) -> None:
+    def _forget(self, job: RunningJob) -> None:
         """A job is gone: its claim goes to its first successor, else back to the pool."""
         key = job.launch.key
         del self._jobs[key]
@@ -552,7 +552,7 @@ class LocalBackend:
             os.close(job.spawned.pidfd)
         self._hand_on(key, job.chain, job.claim, job.shape)
 
-    def _signal(self, job: Job, sig: int) -> None:
+    def _signal(self, job: RunningJob, sig: int) -> None:
         """Signal a running job's process group (the C thread's own under its lock: never a reaped group)."""
         if job.handle < 0:
             _kill_group(job.spawned.pid, sig)
