@@ -14,7 +14,7 @@ from Pegasus.api import File, Job, Workflow
 from sheaf import formats
 from sheaf.errors import FormatError, InputError
 from sheaf.formats import _yaml_chunks
-from sheaf.formats._common import Source
+from sheaf.formats._common import TextSource
 from sheaf.formats._yaml_workflow import workflow_from_data
 
 
@@ -24,7 +24,7 @@ def small_slices(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _whole(path: Path) -> formats.Workflow:
-    src = Source.open(path, None)
+    src = TextSource.open(path, None)
     return workflow_from_data(src.load_yaml(), src)
 
 

@@ -1,6 +1,6 @@
 """What every reader shares: reading a file, loading YAML, and reporting problems with a location.
 
-A ``Source`` is one input file being read: its path, its text and the caller's warning list.
+A ``TextSource`` is one input file being read: its path, its text and the caller's warning list.
 Readers call ``source.fail(...)`` to raise an ``InputError`` and ``source.warn(...)`` to append a
 warning; both take the offending value (and optionally the key it follows) and find its line with
 ``_locate`` -- only then, never while reading valid input.  Warnings are strings
@@ -114,7 +114,7 @@ def located_in(path: str) -> Iterator[None]:
         raise exc.located(path) from None
 
 
-class Source:
+class TextSource:
     """One input file being read (see the module docstring)."""
 
     __slots__ = ("_said", "_text", "path", "warnings")
@@ -137,7 +137,7 @@ class Source:
         self._text = None
 
     @classmethod
-    def open(cls, path: PathLike, warnings: list[str] | None) -> Source:
+    def open(cls, path: PathLike, warnings: list[str] | None) -> TextSource:
         return cls(str(path), read_text(path), warnings)
 
     def load_yaml(self) -> Any:
@@ -238,7 +238,7 @@ def clip(detail: list[str], column: int) -> str | None:
 HEADER_KEYS = frozenset({"apiLang", "createdBy", "createdOn"})
 
 
-def check_header(src: Source, data: dict[str, Any]) -> None:
+def check_header(src: TextSource, data: dict[str, Any]) -> None:
     """Warn about ``x-pegasus`` fields found at the top level: a misindented ``x-pegasus:`` block."""
     misplaced = [key for key in data if key in HEADER_KEYS]
     if misplaced:
@@ -249,7 +249,7 @@ def check_header(src: Source, data: dict[str, Any]) -> None:
 
 # --- typed field access for the small, cold parts of a file (catalogs, the workflow header) -------
 
-def mapping(src: Source, raw: Any, what: str, keys: frozenset[str], *, required: tuple[str, ...] = (),
+def mapping(src: TextSource, raw: Any, what: str, keys: frozenset[str], *, required: tuple[str, ...] = (),
             anchor: Any = None) -> dict[str, Any]:
     """``raw`` as a mapping with only ``keys`` (``x-*`` vendor keys allowed); unknown keys warn."""
     if not isinstance(raw, dict):
@@ -280,7 +280,7 @@ def shown(raw: Any) -> Any:
     return raw if not isinstance(raw, (dict, list)) else type(raw).__name__
 
 
-def text(src: Source, raw: dict[str, Any], key: str, what: str, *, required: bool = False) -> str | None:
+def text(src: TextSource, raw: dict[str, Any], key: str, what: str, *, required: bool = False) -> str | None:
     """A scalar field as text; a mapping or list where a scalar belongs is an error."""
     value = raw.get(key)
     if value is None:
@@ -294,7 +294,7 @@ def text(src: Source, raw: dict[str, Any], key: str, what: str, *, required: boo
     return to_text(value)
 
 
-def flag(src: Source, raw: dict[str, Any], key: str, what: str, default: bool = False) -> bool:
+def flag(src: TextSource, raw: dict[str, Any], key: str, what: str, default: bool = False) -> bool:
     value = raw.get(key)
     if value is None:
         return default
@@ -306,7 +306,7 @@ def flag(src: Source, raw: dict[str, Any], key: str, what: str, default: bool = 
                     value=value, key=key)
 
 
-def integer(src: Source, raw: dict[str, Any], key: str, what: str) -> int | None:
+def integer(src: TextSource, raw: dict[str, Any], key: str, what: str) -> int | None:
     value = raw.get(key)
     if value is None:
         return None
@@ -318,7 +318,7 @@ def integer(src: Source, raw: dict[str, Any], key: str, what: str) -> int | None
                     value=value, key=key)
 
 
-def seq(src: Source, raw: dict[str, Any], key: str, what: str) -> list[Any]:
+def seq(src: TextSource, raw: dict[str, Any], key: str, what: str) -> list[Any]:
     value = raw.get(key)
     if value is None:
         return []
@@ -328,7 +328,7 @@ def seq(src: Source, raw: dict[str, Any], key: str, what: str) -> list[Any]:
     return value
 
 
-def texts(src: Source, raw: dict[str, Any], key: str, what: str) -> tuple[str, ...]:
+def texts(src: TextSource, raw: dict[str, Any], key: str, what: str) -> tuple[str, ...]:
     items = seq(src, raw, key, what)
     for item in items:
         if item is None or isinstance(item, (dict, list)):
@@ -337,7 +337,7 @@ def texts(src: Source, raw: dict[str, Any], key: str, what: str) -> tuple[str, .
     return tuple(to_text(item) for item in items)
 
 
-def string_map(src: Source, raw: Any, what: str) -> Mapping[str, str]:
+def string_map(src: TextSource, raw: Any, what: str) -> Mapping[str, str]:
     """A ``metadata``/``checksum`` mapping of text to text (the shared ``EMPTY`` when empty)."""
     if raw is None or raw == {}:
         return EMPTY
@@ -352,7 +352,7 @@ def string_map(src: Source, raw: Any, what: str) -> Mapping[str, str]:
     return result
 
 
-def hooks(src: Source, raw: Any, what: str) -> Mapping[str, Any]:
+def hooks(src: TextSource, raw: Any, what: str) -> Mapping[str, Any]:
     """Hooks (``{shell: [{_on: end, cmd: ...}]}``), kept as written."""
     if raw is None or raw == {}:
         return EMPTY
@@ -371,7 +371,7 @@ class ProfileReader:
 
     __slots__ = ("_cache", "src")
 
-    def __init__(self, src: Source) -> None:
+    def __init__(self, src: TextSource) -> None:
         self.src = src
         self._cache: dict[Any, Mapping[str, Mapping[str, str]]] = {}
 

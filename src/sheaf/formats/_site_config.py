@@ -26,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from sheaf.formats._common import PathLike, Source, mapping
+from sheaf.formats._common import PathLike, TextSource, mapping
 
 __all__ = ["FAILURE_MODES", "SiteConfig", "SiteSpec", "read_site_config"]
 
@@ -63,7 +63,7 @@ class SiteConfig:
 
 def read_site_config(path: PathLike) -> SiteConfig:
     """Read and check a site configuration file (see the module docstring)."""
-    src = Source.open(path, None)
+    src = TextSource.open(path, None)
     raw = mapping(src, src.load_yaml(), "the site configuration", frozenset({"group_size", "sites"}),
                   required=("sites",))
     sites = mapping(src, raw["sites"], "sites", frozenset(raw["sites"]) if isinstance(raw["sites"], dict)
@@ -73,7 +73,7 @@ def read_site_config(path: PathLike) -> SiteConfig:
                       None if group is None else _positive(src, group, "group_size"), src.path)
 
 
-def _site(src: Source, name: str, raw: Any) -> SiteSpec:
+def _site(src: TextSource, name: str, raw: Any) -> SiteSpec:
     body = mapping(src, raw, f"site '{name}'", _SITE_KEYS, required=("max_queued",))
     if ";" in name or "=" in name:
         src.fail(f"site name {name!r} holds ';' or '='", rule="a site name fits in SiteEnvironment",
@@ -96,7 +96,7 @@ def _site(src: Source, name: str, raw: Any) -> SiteSpec:
                     **modes)
 
 
-def _positive(src: Source, value: Any, what: str) -> int:
+def _positive(src: TextSource, value: Any, what: str) -> int:
     if type(value) is not int or value < 1:
         src.fail(f"{what} must be a positive integer", rule=f"{what} >= 1", value=value)
     return int(value)

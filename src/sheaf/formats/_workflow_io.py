@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from sheaf.errors import FormatError, InputError, ValidationError
-from sheaf.formats._common import PathLike, Source, gc_paused, located_in, read_text
+from sheaf.formats._common import PathLike, TextSource, gc_paused, located_in, read_text
 from sheaf.formats._discover import locate_error
 from sheaf.formats._expand import Variables, expand_text
 from sheaf.formats._file_rc import looks_like_file_rc, parse_file_rc
@@ -55,7 +55,7 @@ def read_workflow(path: PathLike, *, warnings: list[str] | None = None,
         module, what = ("_dax", "DAX XML") if first == "<" else ("_wfcommons", "WfCommons JSON")
         other: Workflow = _other(f"sheaf.formats.{module}", f"read{module}", what, path, warnings)
         return _names_checked(other, path)
-    src = Source(str(path), None, warnings)  # the text is read only if it is needed
+    src = TextSource(str(path), None, warnings)  # the text is read only if it is needed
     with gc_paused():
         with located_in(str(path)):
             workflow = read_in_slices(src, workflow_from_data)
@@ -96,7 +96,7 @@ def _read_expanded_workflow(path: PathLike, warnings: list[str] | None, variable
         from sheaf.formats._dax import loads_dax
 
         return _names_checked(loads_dax(text, source=str(path), warnings=warnings), path)
-    src = Source(str(path), text, warnings)
+    src = TextSource(str(path), text, warnings)
     with gc_paused(), located_in(str(path)):
         workflow = workflow_from_data(src.load_yaml(), src)
     _refuse_nul(workflow, path)
@@ -174,7 +174,7 @@ def read_transformation_catalog(path: PathLike, *, warnings: list[str] | None = 
         from sheaf.formats._text_tc import loads_text_tc
 
         return loads_text_tc(text, source=str(path), warnings=warnings)
-    src = Source(str(path), text, warnings)
+    src = TextSource(str(path), text, warnings)
     with located_in(str(path)):
         return tc_from_data(src.load_yaml(), src)
 
@@ -197,7 +197,7 @@ def write_transformation_catalog(tc: TransformationCatalog, path: PathLike) -> N
 def read_site_catalog(path: PathLike, *, warnings: list[str] | None = None,
                       variables: Variables | None = None) -> SiteCatalog:
     """A site catalog from Pegasus 5.0 YAML or XML (by content); ``${NAME}`` expanded with ``variables``."""
-    src = Source(str(path), expand_text(read_text(path), variables, str(path)), warnings)
+    src = TextSource(str(path), expand_text(read_text(path), variables, str(path)), warnings)
     if _first_char(src.text) == "<":
         from sheaf.formats._site_xml import loads_site_xml
 
@@ -217,7 +217,7 @@ def read_replica_catalog(path: PathLike, *, warnings: list[str] | None = None,
     text = expand_text(read_text(path), variables, str(path))
     if looks_like_file_rc(text):
         return parse_file_rc(text, str(path))
-    src = Source(str(path), text, warnings)
+    src = TextSource(str(path), text, warnings)
     with located_in(str(path)):
         return rc_from_data(src.load_yaml(), src)
 

@@ -2,7 +2,7 @@
 
 The same converters serve a standalone catalog file (``pegasus: '5.0'`` plus the entries) and the
 ``transformationCatalog``/``siteCatalog``/``replicaCatalog`` sections of a workflow.  Readers take
-the loaded YAML and a ``Source`` (for locations); writers return plain data in the key order of the
+the loaded YAML and a ``TextSource`` (for locations); writers return plain data in the key order of the
 Pegasus Python API, which ``yaml_rs`` dumps.
 
 Policy:
@@ -22,7 +22,7 @@ from typing import Any
 from sheaf.formats._common import (
     HEADER_KEYS,
     ProfileReader,
-    Source,
+    TextSource,
     check_header,
     flag,
     hooks,
@@ -79,7 +79,7 @@ _OPERATIONS = ("all", "get", "put")
 
 # --- transformation catalog --------------------------------------------------------------------
 
-def tc_from_data(data: Any, src: Source, profiles: ProfileReader | None = None, *,
+def tc_from_data(data: Any, src: TextSource, profiles: ProfileReader | None = None, *,
                  inline: bool = False) -> TransformationCatalog:
     what = "the inline transformation catalog" if inline else "a transformation catalog"
     raw = mapping(src, data, what, _TC_KEYS)
@@ -98,7 +98,7 @@ def tc_from_data(data: Any, src: Source, profiles: ProfileReader | None = None, 
     return catalog
 
 
-def _transformation(entry: Any, src: Source, profiles: ProfileReader) -> Transformation:
+def _transformation(entry: Any, src: TextSource, profiles: ProfileReader) -> Transformation:
     raw = mapping(src, entry, "a transformation", _TR_KEYS, required=("name",))
     name = text(src, raw, "name", "a transformation", required=True) or ""
     namespace = text(src, raw, "namespace", f"transformation '{name}'")
@@ -119,7 +119,7 @@ def _transformation(entry: Any, src: Source, profiles: ProfileReader) -> Transfo
         checksum=string_map(src, raw.get("checksum"), f"checksum of transformation '{fqn}'"))
 
 
-def _tr_site(entry: Any, src: Source, profiles: ProfileReader, fqn: str) -> TransformationSite:
+def _tr_site(entry: Any, src: TextSource, profiles: ProfileReader, fqn: str) -> TransformationSite:
     what = f"a site of transformation '{fqn}'"
     raw = mapping(src, entry, what, _TR_SITE_KEYS, required=("name", "pfn"), anchor=fqn)
     kind = (text(src, raw, "type", what) or "installed").lower()
@@ -137,7 +137,7 @@ def _tr_site(entry: Any, src: Source, profiles: ProfileReader, fqn: str) -> Tran
         metadata=string_map(src, raw.get("metadata"), f"metadata of {what}"))
 
 
-def _container(entry: Any, src: Source, profiles: ProfileReader) -> Container:
+def _container(entry: Any, src: TextSource, profiles: ProfileReader) -> Container:
     raw = mapping(src, entry, "a container", _CONTAINER_KEYS, required=("name", "type", "image"))
     name = text(src, raw, "name", "a container", required=True) or ""
     what = f"container '{name}'"
@@ -196,7 +196,7 @@ def _container_data(c: Container) -> dict[str, Any]:
 
 # --- site catalog --------------------------------------------------------------------------------
 
-def sc_from_data(data: Any, src: Source, profiles: ProfileReader | None = None, *,
+def sc_from_data(data: Any, src: TextSource, profiles: ProfileReader | None = None, *,
                  inline: bool = False) -> SiteCatalog:
     what = "the inline site catalog" if inline else "a site catalog"
     raw = mapping(src, data, what, _SC_KEYS)
@@ -211,7 +211,7 @@ def sc_from_data(data: Any, src: Source, profiles: ProfileReader | None = None, 
     return catalog
 
 
-def _site(entry: Any, src: Source, profiles: ProfileReader) -> Site:
+def _site(entry: Any, src: TextSource, profiles: ProfileReader) -> Site:
     raw = mapping(src, entry, "a site", _SITE_KEYS, required=("name",))
     name = text(src, raw, "name", "a site", required=True) or ""
     what = f"site '{name}'"
@@ -224,7 +224,7 @@ def _site(entry: Any, src: Source, profiles: ProfileReader) -> Site:
         metadata=string_map(src, raw.get("metadata"), f"metadata of {what}"))
 
 
-def _directory(entry: Any, src: Source, profiles: ProfileReader, site: str) -> Directory:
+def _directory(entry: Any, src: TextSource, profiles: ProfileReader, site: str) -> Directory:
     what = f"a directory of {site}"
     raw = mapping(src, entry, what, _DIR_KEYS, required=("type",))
     kind = text(src, raw, "type", what, required=True) or ""
@@ -245,7 +245,7 @@ def _directory(entry: Any, src: Source, profiles: ProfileReader, site: str) -> D
                      file_servers=tuple(servers))
 
 
-def _grid(entry: Any, src: Source, site: str) -> Grid:
+def _grid(entry: Any, src: TextSource, site: str) -> Grid:
     what = f"a grid of {site}"
     raw = mapping(src, entry, what, _GRID_KEYS, required=("type", "contact", "scheduler"))
     return Grid(
@@ -300,7 +300,7 @@ def _grid_data(g: Grid) -> dict[str, Any]:
 
 # --- replica catalog -----------------------------------------------------------------------------
 
-def rc_from_data(data: Any, src: Source, *, inline: bool = False) -> ReplicaCatalog:
+def rc_from_data(data: Any, src: TextSource, *, inline: bool = False) -> ReplicaCatalog:
     what = "the inline replica catalog" if inline else "a replica catalog"
     raw = mapping(src, data, what, _RC_KEYS)
     check_header(src, raw)
@@ -310,7 +310,7 @@ def rc_from_data(data: Any, src: Source, *, inline: bool = False) -> ReplicaCata
     return catalog
 
 
-def _replica(entry: Any, src: Source) -> Replica:
+def _replica(entry: Any, src: TextSource) -> Replica:
     raw = mapping(src, entry, "a replica", _REPLICA_KEYS, required=("lfn",))
     lfn = text(src, raw, "lfn", "a replica", required=True) or ""
     what = f"replica '{lfn}'"

@@ -46,7 +46,7 @@ from typing import IO, Any
 import msgspec
 import yaml_rs
 
-from sheaf.formats._common import Source
+from sheaf.formats._common import TextSource
 from sheaf.formats._nesting import may_be_deep
 from sheaf.model import Workflow
 
@@ -138,7 +138,7 @@ def _item_indent(data: Buffer, start: int) -> int | None:
     return None
 
 
-def read_in_slices(src: Source, convert: Any) -> Workflow | None:
+def read_in_slices(src: TextSource, convert: Any) -> Workflow | None:
     """The workflow read slice by slice (module docstring), or ``None`` to parse it whole.
 
     ``convert(data, src, chunks)`` is ``workflow_from_data``; ``chunks`` yields lists of raw jobs.
@@ -154,7 +154,7 @@ def read_in_slices(src: Source, convert: Any) -> Workflow | None:
         return None  # not a regular file, cannot be mapped: the whole-document path reports it
 
 
-def _read_mapped(data: mmap.mmap, src: Source, convert: Any) -> Workflow | None:
+def _read_mapped(data: mmap.mmap, src: TextSource, convert: Any) -> Workflow | None:
     if may_be_deep(data):  # type: ignore[arg-type]  # a regex searches a mapped file as bytes
         return None
     plan = plan_slices(data)

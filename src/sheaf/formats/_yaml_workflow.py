@@ -36,7 +36,7 @@ from sheaf.errors import InputError
 from sheaf.formats._common import (
     HEADER_KEYS,
     ProfileReader,
-    Source,
+    TextSource,
     check_header,
     hooks,
     mapping,
@@ -75,7 +75,7 @@ class _Unusual(Exception):
     """Raised inside the fast path to hand a job over to ``_diagnose`` (never escapes this module)."""
 
 
-def workflow_from_data(data: Any, src: Source, chunks: Iterable[list[Any]] | None = None) -> Workflow:
+def workflow_from_data(data: Any, src: TextSource, chunks: Iterable[list[Any]] | None = None) -> Workflow:
     """Convert loaded YAML to a ``Workflow`` (module docstring); consumes ``data['jobs']``.
 
     With ``chunks`` (``_yaml_chunks``), the jobs come from those lists instead, in order.
@@ -105,7 +105,7 @@ def workflow_from_data(data: Any, src: Source, chunks: Iterable[list[Any]] | Non
     return workflow
 
 
-def _top(data: Any, src: Source) -> dict[str, Any]:
+def _top(data: Any, src: TextSource) -> dict[str, Any]:
     if not isinstance(data, dict):
         src.fail("a Pegasus workflow is a YAML mapping with 'pegasus', 'name' and 'jobs'",
                  rule="the workflow is a YAML mapping", value=type(data).__name__, show_value=False)
@@ -119,7 +119,7 @@ def _top(data: Any, src: Source) -> dict[str, Any]:
     return mapping(src, data, "the workflow", _TOP_KEYS | HEADER_KEYS)
 
 
-def _jobs(raw_jobs: list[Any], src: Source, profiles: ProfileReader, jobs: dict[str, Job],
+def _jobs(raw_jobs: list[Any], src: TextSource, profiles: ProfileReader, jobs: dict[str, Job],
           inputs: dict[str, Use]) -> None:
     """Add the jobs of ``raw_jobs`` in file order, popping the list as it goes (hot path, module doc)."""
     intern = sys.intern
@@ -143,7 +143,9 @@ def _jobs(raw_jobs: list[Any], src: Source, profiles: ProfileReader, jobs: dict[
             src.fail("duplicate job id", rule="job ids are unique", value=jid, key="id", nth=2)
 
 
-def _job_checked(raw: Any, src: Source, profiles: ProfileReader, inputs: dict[str, Use], index: int) -> Job:
+def _job_checked(
+    raw: Any, src: TextSource, profiles: ProfileReader, inputs: dict[str, Use], index: int
+) -> Job:
     """The slow path for one job: diagnose (raise, or warn and repair), then convert."""
     _diagnose(raw, src, index)
     try:
@@ -155,7 +157,7 @@ def _job_checked(raw: Any, src: Source, profiles: ProfileReader, inputs: dict[st
                  value=raw.get("id"), key="id")
 
 
-def _job(raw: dict[str, Any], src: Source, profiles: ProfileReader, inputs: dict[str, Use],
+def _job(raw: dict[str, Any], src: TextSource, profiles: ProfileReader, inputs: dict[str, Use],
          intern: Any) -> Job:
     get = raw.get
     kind = _JOB_TYPES[get("type", "job")]
@@ -273,7 +275,7 @@ def _opt(value: Any) -> str | None:
 
 # --- the slow path: say exactly what is wrong with one job ---------------------------------------
 
-def _diagnose(raw: Any, src: Source, index: int) -> None:
+def _diagnose(raw: Any, src: TextSource, index: int) -> None:
     """Raise a located ``FormatError`` for what the fast path could not take, or warn and return."""
     where = f"job #{index + 1}"
     if not isinstance(raw, dict):
@@ -302,7 +304,7 @@ def _diagnose(raw: Any, src: Source, index: int) -> None:
             del raw[key]
 
 
-def _diagnose_fields(raw: dict[str, Any], src: Source, where: str, anchor: Any) -> None:
+def _diagnose_fields(raw: dict[str, Any], src: TextSource, where: str, anchor: Any) -> None:
     kind = raw.get("type", "job")
     if not isinstance(kind, str) or kind not in _JOB_TYPES:
         typed = isinstance(kind, str)  # a list or mapping is found by the job's id
@@ -327,7 +329,7 @@ def _diagnose_fields(raw: dict[str, Any], src: Source, where: str, anchor: Any) 
                      value=anchor, key="id")
 
 
-def _diagnose_use(use: Any, src: Source, where: str, anchor: Any) -> None:
+def _diagnose_use(use: Any, src: TextSource, where: str, anchor: Any) -> None:
     if not isinstance(use, dict):
         src.fail(f"a use of {where} must be a mapping with 'lfn' and 'type'", rule="uses are YAML mappings",
                  value=anchor, key="id")
@@ -355,7 +357,7 @@ def _diagnose_use(use: Any, src: Source, where: str, anchor: Any) -> None:
             del use[key]
 
 
-def _dependencies(raw_deps: list[Any], src: Source) -> dict[str, list[str]]:
+def _dependencies(raw_deps: list[Any], src: TextSource) -> dict[str, list[str]]:
     deps: dict[str, list[str]] = {}
     for raw in raw_deps:
         entry = raw
@@ -373,7 +375,7 @@ def _dependencies(raw_deps: list[Any], src: Source) -> dict[str, list[str]]:
     return deps
 
 
-def _dependency_slow(entry: dict[str, Any], src: Source) -> tuple[str, list[str]]:
+def _dependency_slow(entry: dict[str, Any], src: TextSource) -> tuple[str, list[str]]:
     parent = entry["id"]
     if isinstance(parent, (dict, list)):
         src.fail("the 'id' of a job dependency must be a single value", rule="dependency ids are scalars",
