@@ -65,7 +65,7 @@ def logical_lines(text: str) -> list[tuple[int, str]]:
         if not pending:
             if not line or line[0] == "#":
                 continue
-            if line[-1] != "\\":  # the common case, a line of its own: no joining (9 -> 4 ms, 20k lines)
+            if line[-1] != "\\":  # the common case, a line of its own: no joining
                 out.append((number, line))
                 continue
             start = number

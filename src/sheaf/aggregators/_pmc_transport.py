@@ -136,8 +136,7 @@ class LocalWorker:
 #: MPI_Recv cannot time out, and OpenMPI's blocking receive spins a core (which the tasks need), so
 #: both sides probe and nap.  The nap starts short and grows only while nothing arrives, and is capped
 #: low: every message waits for at most one nap, and each task costs two messages (run, result) plus
-#: the nap of the side that waited.  Naps growing to 10 ms held MPI to 42 tasks/s where local workers
-#: ran 169; a 1 ms cap costs about a thousand probes a second of an idle rank (a few % of a core).
+#: the nap of the side that waited, so the cap bounds the per-task latency.
 NAP_FIRST = 0.00005
 NAP_CAP = 0.001
 

@@ -42,8 +42,7 @@ from sheaf.engine import Launch, needs_expansion
 __all__ = ["CHAIN", "Bound", "Chain", "RunningJob", "Successors", "Tag", "chainable", "request"]
 
 #: successors bound to one running job at most: enough to ride out a slow engine turn or a journal
-#: fsync of several ms with jobs of ~0.5 ms (10^4 /bin/true jobs on 2 CPUs, interleaved runs: median
-#: 4.55 s with 8, 4.37 s with 64, faster in 7 pairs of 8); a launch bound behind a long job goes back
+#: fsync with sub-millisecond jobs; a launch bound behind a long job goes back
 #: to the queue as soon as another claim is free (``withdraw``), so depth costs no slot any time
 CHAIN = 64
 Tag = tuple[Launch, Claim]

@@ -99,11 +99,8 @@ class Progress:
 
 
 SIGNAL_GRACE = 30.0  # seconds a commit may still take after SIGTERM/SIGINT before the engine gives up
-# how long a turn may wait for more exits while the backend refills its slots: a turn costs ~0.3-0.6 ms
-# of the engine thread whatever it carries (the journal commit, the report files, the backend's calls).
-# 10^4 /bin/true jobs on 2 CPUs took ~350 turns at 10 ms; interleaved runs on the quiet machine, with
-# the reaper's 6 ms wake-ups: 30 ms ~156 turns, median 3.91 s; 100 ms ~113 turns (about one a
-# DAGMAN_MAX_SUBMITS_PER_INTERVAL of 100 submissions), 3.67 s; 250 ms the same as 100 ms
+# how long a turn may wait for more exits while the backend refills its slots: a turn has a fixed
+# cost (journal commit, report files, backend calls), so fewer, fuller turns run short jobs faster
 _BATCH_SECONDS = 0.1
 _BATCH_EVENTS = 512
 _DURABLE_TICK = 0.05  # while a commit is in flight, the backend's wait(0) runs at least this often
