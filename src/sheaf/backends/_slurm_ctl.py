@@ -79,10 +79,6 @@ class RateLimit:
         self.refused += 1
         return False
 
-    def next_token(self) -> float:
-        """Seconds until a token is there."""
-        return max(0.0, (1.0 - self._tokens) / self.rate)
-
     def statistics(self) -> dict[str, float]:
         return {"rate": self.rate, "burst": self.burst, "tokens": self._tokens, "granted": self.granted,
                 "refused": self.refused}

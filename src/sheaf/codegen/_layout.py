@@ -149,10 +149,6 @@ class Layout:
         self.name = dag_basename(basename or workflow_name)  # --basename names the per-workflow files
         self.exec_dir = exec_dir  # pegasus-plan's relative execution directory (under shared scratch)
 
-    def in_scratch(self, scratch: str) -> str:
-        """The working directory under a site's shared scratch directory: ``scratch/<exec_dir>``."""
-        return os.path.normpath(os.path.join(scratch, self.exec_dir or "."))
-
     @property
     def dag(self) -> str:
         return f"{self.name}.dag"

@@ -549,9 +549,6 @@ class DagState:
     def node_reason(self, name: str) -> str | None:
         return self.nodes[name].reason
 
-    def node_history(self, name: str) -> list[Change]:
-        return list(self.nodes[name].history)
-
     def throttle_statistics(self) -> list[ThrottleStatistics]:
         out = [t.statistics() for t in (self.maxjobs, self.maxpre, self.maxpost)]
         out.append(self.maxidle.statistics())

@@ -147,11 +147,6 @@ def _offsets(text: str, value: object, key: str | None) -> Iterator[int]:
     return (at for at in found if _after_key(text, at, keys, budget))
 
 
-def locate_all(text: str, value: object, *, key: str | None = None) -> list[Position]:
-    """Every position of ``value`` as a scalar (after ``key:`` when given), in file order."""
-    return positions(text, _offsets(text, value, key))
-
-
 def locate(text: str, value: object, *, key: str | None = None, nth: int = 1) -> Position | None:
     """The ``nth`` (1-based; ``-1`` the last) position of ``value``, after ``key:`` when given, or
     ``None``."""
@@ -179,15 +174,6 @@ def locate_key(text: str, key: str, *, nth: int = 1) -> Position | None:
     for count, found in enumerate(heapq.merge(*(_keys(text, form, budget) for form in _forms(key))), 1):
         if count == nth:
             return position(text, found)
-    return None
-
-
-def locate_first(text: str, values: Iterable[object], *, key: str | None = None) -> Position | None:
-    """The first value of ``values`` that can be found."""
-    for value in values:
-        found = locate(text, value, key=key)
-        if found is not None:
-            return found
     return None
 
 
