@@ -1,4 +1,4 @@
-"""The layout is the data's path (STYLE.md habit 1), stated as a graph and checked on every module.
+"""The layout is the data's path, stated as a graph and checked on every module.
 
 - **Stages.** Each package of ``sheaf`` may import only the packages ``ALLOWED`` names for it (and the
   shared top-level modules: ``errors``, ``_lazy``, ``_value``, ``_proc``, ``_text``, ``_shellwords``).

@@ -1,4 +1,4 @@
-"""Every command block of the README and of the pages in ``docs/`` runs as shown (STYLE.md item 12).
+"""Every command block of the README and of the pages in ``docs/`` runs as shown.
 
 The ``sh`` blocks of each page (the README's "A short tour", then every ``docs/*.md``) are run line by
 line in a temporary copy of the repository's ``examples`` directory: each line is split with ``shlex``

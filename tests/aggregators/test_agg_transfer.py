@@ -1,6 +1,6 @@
 """``sheaf-transfer``'s pairs file: what ``sheaf plan`` writes is read back path for path, what one
 line cannot carry is refused at plan time, a bad file is one message and exit 2, and a 1 MB line is
-read in linear time (issue 16, defects 1, 8 and 9)."""
+read in linear time."""
 
 from __future__ import annotations
 

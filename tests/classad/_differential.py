@@ -129,7 +129,7 @@ def coverage(cases: list[Case]) -> collections.Counter[str]:
     return counts
 
 
-# The constructs of issue 13's Language list, found in a case's text (expression and ads).
+# The language constructs the differential cases cover, found in a case's text (expression and ads).
 _STRING = r'"(?:[^"\\]|\\.)*"'
 CONSTRUCTS: Final = {
     "adjacent strings": re.compile(_STRING + r"\s+\""),

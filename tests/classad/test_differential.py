@@ -13,7 +13,7 @@ into text (the library uses its hash order, sheaf the source order); inputs that
 or make its evaluation fail outright.  ``evalInEachContext``/``countMatches`` get literal lists of ads
 whose attribute names MY and TARGET do not use (which scope wins otherwise is murky in the library).
 
-The cases also carry the constructs of issue 13's Language list (``_differential.CONSTRUCTS``:
+The cases also carry the language constructs (``_differential.CONSTRUCTS``:
 adjacent string literals, ``;;`` in ads, old-syntax ads with backslashes in strings, ``-INF``,
 ``stringListSubsetMatch`` with blank items, fractional ``relTime``, lenient ``absTime``,
 ``countMatches``/``evalInEachContext`` with an attribute reference, ``unresolved()``); the test prints

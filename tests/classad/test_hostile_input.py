@@ -1,5 +1,5 @@
 """Hostile ClassAd text: huge literals read as HTCondor reads them, errors are found in linear time,
-and nothing but ``ClassAdSyntaxError`` ever escapes the parser (issue 16, defects 8 and 9).
+and nothing but ``ClassAdSyntaxError`` ever escapes the parser.
 
 The expected values of huge literals are what the official binding (``classad2``) gives; the time
 bounds are generous: each input took 7 to 50 s before the error path was made linear, and takes

@@ -1,4 +1,4 @@
-"""The language points of issue 13, each written from the ClassAd manual (or HTCondor's own function
+"""Language points, each written from the ClassAd manual (or HTCondor's own function
 tests) and checked against the official library (``classad2``) where it is installed."""
 
 from __future__ import annotations

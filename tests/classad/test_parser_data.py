@@ -1,4 +1,4 @@
-"""Parser tests driven by the ``data/valid`` and ``data/invalid`` folders (STYLE.md habit 10).
+"""Parser tests driven by the ``data/valid`` and ``data/invalid`` folders.
 
 ``*.expr`` holds one expression, ``*.ad`` a new-syntax ad, ``*.old`` an old-syntax ad.  A valid file
 must parse, unparse to text that parses back to the same thing, and be accepted by the official

@@ -1,4 +1,4 @@
-"""Generated scripts and cluster files carry job arguments only as data (issue 16, defect 1).
+"""Generated scripts and cluster files carry job arguments only as data.
 
 The bundled example is planned through the command line with hostile arguments in its findrange jobs;
 each cluster file is read back with the reader of its format and must give back the same argv, and

@@ -126,7 +126,7 @@ def _reachable(graph: dict[str, list[str]], start: str, goal: str) -> bool:
 
 def check_contract(plan_json: str, workflow_jobs: dict[str, object],
                    abstract_edges: list[tuple[str, str]]) -> dict:
-    """The invariants of plan.json in ../shared/CONTRACTS.md."""
+    """The invariants of plan.json (the plan.json contract)."""
     doc = msgspec.json.decode(Path(plan_json).read_bytes())
     assert doc["format"] == "sheaf-plan/1"
     kinds = {"compute", "cluster", "stage_in", "stage_out", "inter_site", "create_dir", "cleanup",

@@ -148,7 +148,7 @@ def test_rescue_file(tmp_path: Path) -> None:
         parse_rescue(str(write(tmp_path, "DONE nosuch\n", "wf.dag.rescue002")), dag)
 
 
-# ---- hostile DAG files (issue 16, defect 9): one FormatError, never a traceback ----------------
+# ---- hostile DAG files: one FormatError, never a traceback ----------------
 
 def _refused(path: Path) -> FormatError:
     with pytest.raises(FormatError) as caught:

@@ -1,7 +1,7 @@
 """DAGMan's semantics end to end: ``sheaf run`` on hand-written DAGs, real processes, real files.
 
-One scenario per defect of issue 8 this branch fixes (our own versions of the scenarios of DAGMan's
-tests ``job_dagman_*``): NOOP + POST, submit failures, cycles, FINAL after SIGTERM, VARS
+One scenario per DAGMan rule (written from DAGMan's documentation, in the spirit of its own
+``job_dagman_*`` tests): NOOP + POST, submit failures, cycles, FINAL after SIGTERM, VARS
 precedence, ABORT-DAG-ON RETURN as the exit status, ready order and priority.
 """
 

@@ -1,5 +1,5 @@
 """Fuzz the engine's readers: DAG files (with INCLUDE, SPLICE and CONFIG), rescue DAGs, submit
-descriptions and the pool configuration (issue 16, "keep it from coming back").
+descriptions and the pool configuration.
 
 Each input is built from the grammar's words mixed with hostile ones (non-UTF-8 bytes, NUL, 400- and
 5,000-digit numbers, ``1e400``, ``nan``, self-includes, ``ALL_NODES`` where it does not belong, long

@@ -219,7 +219,7 @@ def test_layout_never_exceeds_the_machine(cpus: int, slots: int, memory: int) ->
         assert sum(s.cpus for s in made) <= cpus
 
 
-# ---- hostile configurations (issue 16, defect 9): one FormatError, in bounded time ---------------
+# ---- hostile configurations: one FormatError, in bounded time ---------------
 
 @pytest.mark.parametrize("text", [
     "NUM_SLOTS_TYPE_1 = " + "1" * 400 + "\nSLOT_TYPE_1 = cpus=1\n",   # hung: 10**400 slots built one by one

@@ -1,4 +1,4 @@
-"""The state machine against DAGMan's own rules (issue 8): NOOP + POST, submit failures, cycles,
+"""The state machine against DAGMan's own rules: NOOP + POST, submit failures, cycles,
 FINAL after a stop, the rescue DAG before FINAL, ABORT-DAG-ON RETURN, ready order and priorities.
 
 Pure: events in, instructions out, no processes; ``validate_state()`` after every step.  The

@@ -173,7 +173,7 @@ def test_bad_expression_names_its_line(tmp_path: Path) -> None:
     assert (info.value.line, info.value.rule) == (2, "the value is a ClassAd expression")
 
 
-# ---- resource requests (issue 16, defect 5) ----------------------------------------------------
+# ---- resource requests ------------------------------------------------------------------------
 
 BAD_REQUESTS = [
     ("request_memory", "1e400"), ("request_memory", "1" * 400), ("request_memory", "nan"),

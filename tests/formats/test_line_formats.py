@@ -1,7 +1,6 @@
 """The line formats that carry argv (seqexec ``.in``, PMC DAG, ``srun --multi-prog``, shell words):
 every writer's output read back by its reader gives the same argv for arbitrary text, what a format
-cannot carry is refused by the writer, and the readers are linear in the line's length (issue 16,
-defects 1 and 8)."""
+cannot carry is refused by the writer, and the readers are linear in the line's length."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A fuzz test per reader (issue 16): only sheaf's own error escapes, every input finishes within a
+"""A fuzz test per reader: only sheaf's own error escapes, every input finishes within a
 bound, and the command line answers the worst inputs with one message and exit code 2.
 
 Inputs are structure-aware mutations of a valid file of the reader's format (a subtree of the
@@ -35,7 +35,7 @@ from sheaf.model import ReplicaCatalog, validate
 
 SEEDS = Path(__file__).parent / "data" / "fuzz"
 SHEAF = str(Path(sys.executable).with_name("sheaf"))
-#: seconds any one input may take (the slow inputs of issue 16 took 8 to 35 s)
+#: seconds any one input may take (super-linear readers once took 8 to 35 s)
 BOUND = 3.0
 
 _PALETTE: list[Any] = [None, True, 0, -1, 3.5, 2**70, 10**400, "", "x" * 300, "a\x00b", "a\nb", "../../etc/x",

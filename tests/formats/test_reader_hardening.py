@@ -1,4 +1,4 @@
-"""Regressions of issue 16 for the readers: deep nesting, super-linear error paths, tracebacks where a
+"""Regressions for the readers: deep nesting, super-linear error paths, tracebacks where a
 clear message belongs, DAX entities.  Each test failed before its fix."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The data pass's speed work (issue 10: full staging within 1.5x a bare plan): each shortcut is
+"""The data pass's speed work (full staging within 1.5x a bare plan): each shortcut is
 checked against the plain computation it replaces, and the pass runs with the cyclic collector off
 however it is reached (``plan()`` or ``write_plan``)."""
 

@@ -1,5 +1,4 @@
-"""``sheaf plan`` refuses the request and priority profiles ``sheaf run`` would refuse
-(issue 16, defect 5)."""
+"""``sheaf plan`` refuses the request and priority profiles ``sheaf run`` would refuse."""
 
 from __future__ import annotations
 
