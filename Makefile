@@ -9,7 +9,7 @@ STAMP  := $(VENV)/.installed-stamp
 # The install compiles the ClassAd parser's C accelerator (setup.py; optional: pure Python without it).
 # ... and the compiled seqexec runner sheaf-cluster-c (optional too: the Python sheaf-cluster without it),
 # and the local backend's C spawner thread (optional: a Python thread without it).
-$(STAMP): pyproject.toml setup.py $(wildcard src/sheaf/classad/_cparse*) $(wildcard src/sheaf/aggregators/_cluster*) \
+$(STAMP): pyproject.toml setup.py $(wildcard src/sheaf/classad/_cparse*) $(wildcard src/sheaf/jobtools/_cluster*) \
           $(wildcard src/sheaf/backends/_cspawn*)
 	bash scripts/system-deps.sh build $(PYTHON)
 	$(PYTHON) -m venv $(VENV)
@@ -34,7 +34,7 @@ PYTEST  := $(PY) -m pytest -q -p no:cacheprovider
 test: $(STAMP) system-deps
 	$(PYTEST) -n $(WORKERS) --dist loadfile -m "not serial"
 	$(PYTEST) -m serial
-	SHEAF_PURE_PYTHON=1 $(PYTEST) -n $(WORKERS) --dist loadfile tests/classad tests/aggregators/test_agg_seqexec.py \
+	SHEAF_PURE_PYTHON=1 $(PYTEST) -n $(WORKERS) --dist loadfile tests/classad tests/jobtools/test_agg_seqexec.py \
 	  tests/backends/test_spawn_paths.py tests/backends/test_local.py
 
 bench: $(STAMP)
@@ -45,4 +45,4 @@ lint: $(STAMP)
 	$(VENV)/bin/mypy src
 
 clean:
-	rm -rf $(VENV) build dist .pytest_cache .hypothesis src/sheaf/classad/*.so src/sheaf/aggregators/_bin
+	rm -rf $(VENV) build dist .pytest_cache .hypothesis src/sheaf/classad/*.so src/sheaf/jobtools/_bin

@@ -5,7 +5,7 @@
 Everything else is in pyproject.toml.  Where no C compiler (or no Python headers) is found, the build
 warns and goes on, and sheaf runs its pure-Python code (``SHEAF_PURE_PYTHON=1`` forces that where
 the compiled pieces are built).  ``sheaf-cluster-c`` is a program, not an extension module: it is
-compiled by the same ``build_ext`` step into ``sheaf/aggregators/_bin/`` -- in the source tree for an
+compiled by the same ``build_ext`` step into ``sheaf/jobtools/_bin/`` -- in the source tree for an
 editable install, in the build tree (and so the wheel) otherwise -- and codegen names it as a
 clustered job's executable when it is there (``sheaf.codegen._write``).
 """
@@ -15,7 +15,7 @@ import os
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
-CLUSTER_SOURCES = [f"src/sheaf/aggregators/_cluster{part}.c" for part in ("", "_read")]
+CLUSTER_SOURCES = [f"src/sheaf/jobtools/_cluster{part}.c" for part in ("", "_read")]
 CLUSTER_PROGRAM = "sheaf-cluster-c"
 
 
@@ -30,7 +30,7 @@ class BuildExtAndCluster(build_ext):
             self.warn(f"{CLUSTER_PROGRAM} not built ({exc}); clustered jobs run the Python sheaf-cluster")
 
     def _cluster_dir(self):
-        return os.path.dirname(self.get_ext_fullpath("sheaf.aggregators._bin.program"))
+        return os.path.dirname(self.get_ext_fullpath("sheaf.jobtools._bin.program"))
 
     def _build_cluster(self):
         from setuptools._distutils.ccompiler import new_compiler
@@ -41,7 +41,7 @@ class BuildExtAndCluster(build_ext):
         out_dir = self._cluster_dir()
         os.makedirs(out_dir, exist_ok=True)
         objects = compiler.compile(CLUSTER_SOURCES, output_dir=self.build_temp,
-                                   depends=["src/sheaf/aggregators/_cluster.h"],
+                                   depends=["src/sheaf/jobtools/_cluster.h"],
                                    extra_postargs=["-O2", "-std=gnu11"])
         compiler.link_executable(objects, CLUSTER_PROGRAM, output_dir=out_dir)
 

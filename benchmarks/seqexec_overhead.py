@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 CLUSTER = str(Path(sys.executable).parent / "sheaf-cluster")
-COMPILED = str(Path(__file__).resolve().parent.parent / "src" / "sheaf" / "aggregators" / "_bin"
+COMPILED = str(Path(__file__).resolve().parent.parent / "src" / "sheaf" / "jobtools" / "_bin"
                / "sheaf-cluster-c")
 TRUE = shutil.which("true") or "/bin/true"
 
@@ -51,7 +51,7 @@ def _compiled() -> str | None:
     """The built sheaf-cluster-c: the installed package's, else the source tree's (editable)."""
     import sheaf
 
-    installed = Path(sheaf.__file__).parent / "aggregators" / "_bin" / "sheaf-cluster-c"
+    installed = Path(sheaf.__file__).parent / "jobtools" / "_bin" / "sheaf-cluster-c"
     return next((str(p) for p in (installed, Path(COMPILED)) if os.access(p, os.X_OK)), None)
 
 

@@ -29,10 +29,10 @@ ALLOWED: dict[str, set[str]] = {
     "planner": {"model", "formats", "classad"},
     "codegen": {"model", "formats", "condor", "classad", "planner"},
     "engine": {"model", "condor", "classad"},
-    "aggregators": {"model", "formats", "condor", "classad"},
+    "jobtools": {"model", "formats", "condor", "classad"},
     "backends": {"model", "formats", "condor", "classad", "engine"},
     "monitor": {"model", "formats", "condor", "classad", "engine", "codegen"},
-    "app": {"model", "formats", "condor", "classad", "planner", "codegen", "engine", "aggregators",
+    "app": {"model", "formats", "condor", "classad", "planner", "codegen", "engine", "jobtools",
             "backends", "monitor"},
 }
 ALLOWED["cli"] = {*ALLOWED["app"], "app"}
@@ -151,3 +151,14 @@ def test_classad_imports_nothing_of_sheaf_not_even_errors() -> None:
     for name in MODULES:
         if name.startswith("sheaf.classad"):
             assert all(target.startswith("sheaf.classad") for target, _, _ in _imports(name)), name
+
+
+def test_no_two_modules_define_a_public_class_of_the_same_name() -> None:
+    """A class name found in a traceback or a type error names one class (module-private helpers,
+    ``_Parser`` and the like, are exempt: nothing outside their module sees them)."""
+    where: dict[str, list[str]] = {}
+    for path in sorted(SRC.rglob("*.py")):
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
+                where.setdefault(node.name, []).append(_module(path))
+    assert {name: modules for name, modules in where.items() if len(modules) > 1} == {}

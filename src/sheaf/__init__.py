@@ -2,7 +2,7 @@
 
 The layout is the data's path; a package imports only packages to its left::
 
-    model -> formats -> classad -> planner -> codegen -> engine + aggregators -> backends -> monitor
+    model -> formats -> classad -> planner -> codegen -> engine + jobtools -> backends -> monitor
           -> app -> cli
 
 ``classad`` is a leaf: it imports nothing of sheaf.  ``errors`` is shared by all.

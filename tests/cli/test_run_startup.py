@@ -56,7 +56,7 @@ def test_a_local_run_loads_no_grid_backend_nor_container_code(tmp_path: Path) ->
     loaded = _loaded(run, {**os.environ, "SHEAF_EVENTS": "0", "SHEAF_HOME": str(tmp_path / "home")})
     assert "sheaf.engine._loop" in loaded
     assert sorted(m for m in loaded if m.startswith(("sheaf.backends.grid", "sheaf.backends._grid",
-                                                     "sheaf.aggregators.container", "urllib.request",
+                                                     "sheaf.jobtools.container", "urllib.request",
                                                      "sheaf.monitor._dashboard", "sheaf.monitor._analyze",
                                                      "sheaf.monitor._loader", "http.server", "regex",
                                                      "_hashlib"))) == []

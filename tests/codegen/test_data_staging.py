@@ -17,7 +17,7 @@ from sheaf.engine import parse_dag
 from sheaf.errors import PlanningError
 from sheaf.model import PFN, Directory, FileServer, Replica, ReplicaCatalog, Site, SiteCatalog, Use
 
-TRANSFER = [sys.executable, "-m", "sheaf.aggregators.transfer"]
+TRANSFER = [sys.executable, "-m", "sheaf.jobtools.transfer"]
 
 
 def test_stage_in_from_input_dir_and_replicas(tmp_path: Path) -> None:

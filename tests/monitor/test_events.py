@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from Pegasus.api import Job, Site, SiteCatalog, Transformation, TransformationCatalog, Workflow
 from tests.monitor.conftest import BIN, sheaf, slow_workflow
 
-from sheaf.aggregators._records import pmc_task, seqexec_task
+from sheaf.jobtools._records import pmc_task, seqexec_task
 from sheaf.monitor import list_runs, open_events
 from sheaf.monitor._loader import Loader
 from sheaf.monitor._meta import JobMeta, read_meta

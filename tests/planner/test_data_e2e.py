@@ -170,7 +170,7 @@ def test_condorio_jobs_run_in_sandboxes_fed_from_the_staging_site(work: Path) ->
 
 
 def _lite_tools() -> bool:
-    from sheaf.aggregators import transfer
+    from sheaf.jobtools import transfer
 
     return hasattr(transfer, "load_transfer_list")
 

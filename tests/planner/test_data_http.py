@@ -66,7 +66,7 @@ def test_fifty_jobs_with_http_inputs(tmp_path: Path, served: tuple[str, Path], c
     assert types["compute"] == 50 and types["stage_in"] == 2 and types["stage_out"] == 1  # ceil(20/10)
     listed = "".join(p.read_text() for p in directory.glob("jobs/*/stage_in_*.in"))
     assert f'"url": "{url}/in0"' in listed
-    from sheaf.aggregators import transfer
+    from sheaf.jobtools import transfer
 
     if not hasattr(transfer, "load_transfer_list"):
         pytest.skip("needs sheaf-transfer JSON lists")

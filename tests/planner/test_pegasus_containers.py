@@ -30,10 +30,10 @@ from Pegasus.api import (
 from pegasus_inputs import SHEAF, plan_into, run
 
 from http_serving import serving
-from sheaf.aggregators.container import release_run_root
 from sheaf.codegen._container_state import podman_env, run_root
 from sheaf.codegen._containers import podman_config
 from sheaf.errors import PlanningError
+from sheaf.jobtools.container import release_run_root
 
 BUSYBOX = "/bin/busybox"
 MARK = "inside the sheaf test image\n"

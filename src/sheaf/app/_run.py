@@ -151,12 +151,12 @@ def _both(first: Callable[[T], None] | None,
 def _release_container_state(directory: str) -> None:
     """The containers a stopped run left and podman's run root of the plan's containers, once no
     container task holds it: the engine kills the jobs it stops (SIGKILL to their process groups),
-    which leaves their containers running under conmon (``sheaf.aggregators.container``)."""
+    which leaves their containers running under conmon (``sheaf.jobtools.container``)."""
     state = os.path.join(directory, CONF_DIR)
     lock = os.path.join(state, RUN_ROOT_LOCK)
     if os.path.exists(lock):
         # imported here: a plan without containers (most) need not load it, nor urllib
-        from sheaf.aggregators.container import remove_leftover_containers
+        from sheaf.jobtools.container import remove_leftover_containers
 
         remove_leftover_containers(lock, run_root(state), podman_env(state))
 

@@ -6,11 +6,11 @@ sheaf does the same by rewriting each such task's command before the submit desc
 written, so compute jobs, seqexec clusters and PMC clusters need nothing of their own:
 
 - **docker** runs through ``podman`` (Debian's drop-in for the docker CLI).  The task's argv becomes
-  ``/usr/bin/env CONTAINERS_CONF=... CONTAINERS_STORAGE_CONF=... PYTHON -m sheaf.aggregators.container
+  ``/usr/bin/env CONTAINERS_CONF=... CONTAINERS_STORAGE_CONF=... PYTHON -m sheaf.jobtools.container
   --run-root R --lock L [--fetch URL --image PATH [--bypass]] -- podman run --rm --quiet
   --network=none -v W:W -v W:/scratch -w W [-v mount]... [-e NAME]... [container.arguments]...
   IMAGE EXECUTABLE ARGS...`` -- an argv list, never a shell string.  The wrapper
-  (``sheaf.aggregators.container``) fetches an ``http(s)://`` image and removes podman's run root
+  (``sheaf.jobtools.container``) fetches an ``http(s)://`` image and removes podman's run root
   when the last container of the plan has ended.  ``W`` is the site's working
   directory, mounted at its own path (so every path sheaf writes -- staged executables, cluster
   inputs -- holds inside) and at ``/scratch`` where Pegasus mounts it for docker.  A job that runs in
@@ -74,7 +74,7 @@ MOUNT_POINT = {"docker": "/scratch", "singularity": "/srv", "shifter": "/srv"}
 #: the commands that run each type, in the order they are looked for
 RUNTIMES = {"docker": ("podman",), "singularity": ("apptainer", "singularity"), "shifter": ("shifter",)}
 IMAGES_DIR = "images"
-WRAPPER = "sheaf.aggregators.container"
+WRAPPER = "sheaf.jobtools.container"
 _FETCHED = ("http", "https", "scp", "sftp", "s3", "webdav", "webdavs")  # what sheaf-transfer reads
 
 
@@ -190,7 +190,7 @@ class _Wrapper:
                                                        *task.argv))
 
     def wrapper(self, container: Container, fetched: str | None) -> tuple[str, ...]:
-        """``PYTHON -m sheaf.aggregators.container ... --``: the fetch and the run root's removal."""
+        """``PYTHON -m sheaf.jobtools.container ... --``: the fetch and the run root's removal."""
         fetch = ("--fetch", container.image.strip(), "--image", fetched) if fetched else ()
         bypass = ("--bypass",) if fetched and container.bypass else ()
         return (sys.executable, "-m", WRAPPER, "--run-root", run_root(self.state),

@@ -1,8 +1,8 @@
-"""Tasks that run under ``sheaf.aggregators.launch``: what pegasus-kickstart does for Pegasus's jobs.
+"""Tasks that run under ``sheaf.jobtools.launch``: what pegasus-kickstart does for Pegasus's jobs.
 
 Pegasus starts every job (and every task of a cluster) through kickstart; sheaf starts a task
 directly unless it needs one of two things kickstart would give it, and then its command becomes
-``PYTHON -m sheaf.aggregators.launch [-i IN] [-o OUT] [-e ERR] [-k T [-K K]] -- EXECUTABLE ARGS...``:
+``PYTHON -m sheaf.jobtools.launch [-i IN] [-o OUT] [-e ERR] [-k T [-K K]] -- EXECUTABLE ARGS...``:
 
 - **its own stream files inside a cluster**: an unclustered job's stdin/stdout/stderr files are its
   submit description's ``input``/``output``/``error`` (``_submit``), but a cluster has one description
@@ -28,7 +28,7 @@ from sheaf.codegen._layout import Layout
 from sheaf.errors import PlanningError
 from sheaf.planner import ExecJob, ExecutableWorkflow, Task
 
-LAUNCH = "sheaf.aggregators.launch"
+LAUNCH = "sheaf.jobtools.launch"
 MIN_KILL_WINDOW_S = 10  # Kickstart gridstart's minimum maxwalltime - checkpoint time
 _STREAMS = (("stdin", "-i"), ("stdout", "-o"), ("stderr", "-e"))
 

@@ -131,9 +131,9 @@ class PlanFiles:
 
 
 #: The compiled seqexec runner (setup.py builds it when a C compiler is there).  A path, not an import:
-#: the aggregators stand right of codegen.
+#: the job tools stand right of codegen.
 COMPILED_CLUSTER = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                                "aggregators", "_bin", "sheaf-cluster-c")
+                                "jobtools", "_bin", "sheaf-cluster-c")
 
 
 def seqexec_runner() -> tuple[str, tuple[tuple[str, str], ...]]:
