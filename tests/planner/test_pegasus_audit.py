@@ -73,20 +73,26 @@ shutil.copy("test.ckpt", sys.argv[2])
 """
 
 
-def test_checkpoint_file_under_nonsharedfs_carries_over_to_the_retry(tmp_path: Path) -> None:
-    """032-black-chkpoint: under nonsharedfs the checkpoint does not exist before the first attempt
-    (its stage-in must not fail the job) and a failed attempt's checkpoint goes back to the staging
-    site (the retry, in a fresh job directory, starts from it), as PegasusLite stages them."""
+def _checkpoint_workflow(tmp_path: Path, configuration: str) -> None:
+    """One job that counts to 3 over retries, keeping its count in the checkpoint file ``test.ckpt``."""
     program = tmp_path / "checkpoint_test.py"
     program.write_text(COUNTER)
     program.chmod(0o755)
-    (tmp_path / "pegasus.properties").write_text("pegasus.data.configuration = nonsharedfs\ndagman.retry 3\n")
+    (tmp_path / "pegasus.properties").write_text(f"pegasus.data.configuration = {configuration}\n"
+                                                 "dagman.retry 3\n")
     SiteCatalog().add_sites(Site("condorpool"), Site("local")).write(str(tmp_path / "sites.yml"))
     tr = Transformation("checkpoint", site="local", pfn=f"file://{program}", is_stageable=True)
     TransformationCatalog().add_transformations(tr).write(str(tmp_path / "transformations.yml"))
     result = File("f.b1")
     job = Job(tr, _id="j1").add_args("-o ", result).add_outputs(result).add_checkpoint(File("test.ckpt"))
     Workflow("chkpoint").add_jobs(job).write(str(tmp_path / "workflow.yml"))
+
+
+def test_checkpoint_file_under_nonsharedfs_carries_over_to_the_retry(tmp_path: Path) -> None:
+    """032-black-chkpoint: under nonsharedfs the checkpoint does not exist before the first attempt
+    (its stage-in must not fail the job) and a failed attempt's checkpoint goes back to the staging
+    site (the retry, in a fresh job directory, starts from it), as PegasusLite stages them."""
+    _checkpoint_workflow(tmp_path, "nonsharedfs")
     target = tmp_path / "plan"
     plan_into(tmp_path, "workflow.yml", target, sites=["condorpool"])
     done = run(target)
@@ -101,17 +107,7 @@ def test_a_checkpoint_file_with_a_replica_is_staged_in(tmp_path: Path, configura
     """A checkpoint file is an optional input that is also an output: with a replica (a run resumed from
     an earlier checkpoint) it is staged in and the job starts from it; without one nothing is listed
     for it, and the job makes it -- under every data configuration."""
-    program = tmp_path / "checkpoint_test.py"
-    program.write_text(COUNTER)
-    program.chmod(0o755)
-    (tmp_path / "pegasus.properties").write_text(f"pegasus.data.configuration = {configuration}\n"
-                                                 "dagman.retry 3\n")
-    SiteCatalog().add_sites(Site("condorpool"), Site("local")).write(str(tmp_path / "sites.yml"))
-    tr = Transformation("checkpoint", site="local", pfn=f"file://{program}", is_stageable=True)
-    TransformationCatalog().add_transformations(tr).write(str(tmp_path / "transformations.yml"))
-    result = File("f.b1")
-    job = Job(tr, _id="j1").add_args("-o ", result).add_outputs(result).add_checkpoint(File("test.ckpt"))
-    Workflow("chkpoint").add_jobs(job).write(str(tmp_path / "workflow.yml"))
+    _checkpoint_workflow(tmp_path, configuration)
     (tmp_path / "saved.ckpt").write_text("1\n2\n")  # an earlier run got this far
     ReplicaCatalog().add_replica("local", "test.ckpt", str(tmp_path / "saved.ckpt")).write(
         str(tmp_path / "replicas.yml"))
