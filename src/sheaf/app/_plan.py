@@ -93,9 +93,9 @@ class _Where:
 
 
 def plan(request: PlanRequest, *, on_warning: Callable[[str], None] | None = None) -> PlanResult:
-    """Plan ``request`` into a new submit directory (module docstring).  ``on_warning`` hears the
-    warnings of reading the inputs as they come (even when reading then fails); the result lists
-    every warning."""
+    """Plan ``request`` into a new submit directory (module docstring).  ``on_warning`` hears each
+    warning as soon as it is known (those found before the inputs are read even when reading then
+    fails); the result lists every warning."""
     warnings = [f"-X{option}: a Java VM option; sheaf runs no JVM, ignored" for option in request.jvm_options]
     path, base = workflow_file(request.workflow, request.dax, request.base, warnings)
     named = request.relative_submit_dir or request.relative_dir
@@ -173,20 +173,15 @@ def _both(warnings: list[str], on_warning: Callable[[str], None] | None) -> Call
 
 def _load(path: str, request: PlanRequest, warnings: list[str],
           on_warning: Callable[[str], None] | None) -> Inputs:
-    """The inputs; their warnings are told as they come, and kept for the result."""
-    for warning in warnings:
-        if on_warning is not None:
+    """The inputs; the warnings so far are told first (reading may still fail), the inputs' after."""
+    if on_warning is not None:
+        for warning in warnings:
             on_warning(warning)
-    told: list[str] = []
-    try:
-        inputs = load_inputs(path, conf=request.conf, defines=request.defines, tc=request.tc, sc=request.sc,
-                             rc=request.rc, env_defaults=config_variables())
-        told = inputs.warnings
-    finally:
-        for warning in told:
-            if on_warning is not None:
-                on_warning(warning)
-    warnings.extend(told)
+    inputs = load_inputs(path, conf=request.conf, defines=request.defines, tc=request.tc, sc=request.sc,
+                         rc=request.rc, env_defaults=config_variables())
+    tell = _both(warnings, on_warning)
+    for warning in inputs.warnings:
+        tell(warning)
     return inputs
 
 
