@@ -18,7 +18,6 @@ under pegasus-status's names, make its ``--jsonrv`` answer (:func:`pegasus_statu
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable, Mapping
 
@@ -125,12 +124,3 @@ class DagmanOut:
             self.started = True
         except OSError:
             pass  # a record for other tools: a full disk must not stop the run (its journal reports it)
-
-
-def find_dag_path(directory: str) -> str | None:
-    """The one ``*.dag`` at the top of a submit directory, else None."""
-    try:
-        dags = [name for name in os.listdir(directory) if name.endswith(".dag")]
-    except OSError:
-        return None
-    return os.path.join(directory, dags[0]) if len(dags) == 1 else None

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeVar
 
-from sheaf.app._dagman_out import DagmanOut, find_dag_path
+from sheaf.app._dagman_out import DagmanOut
 from sheaf.backends import BACKENDS, make_backend
 from sheaf.codegen import CONF_DIR, RUN_ROOT_LOCK, podman_env, remove_stale_siblings, run_root
 from sheaf.engine import Backend, DagmanOptions, Progress, RunResult, find_dag, run_workflow
@@ -77,10 +77,10 @@ def run(directory: str, options: RunOptions | None = None, *,
         return made
 
     remove_stale_siblings(directory)
-    dag_path = _dag_path(directory, dags)
+    dag_path = _dag_of(directory, dags)
     record = DagmanOut(dag_path) if dag_path else None
     status = 1
-    loader = _events_loader(directory, dags, on_warning)
+    loader = _events_loader(dag_path, on_warning)
     removed = False  # a stopped run exits without the events loader's last catch-up
     try:
         result = run_workflow(directory, backend=backend, options=options.dagman,
@@ -128,12 +128,13 @@ def _grid_backend(directory: str, options: RunOptions) -> Backend:
                        interval=options.negotiation_interval, config=load_pool_config(options.pool_config))
 
 
-def _dag_path(directory: str, dags: tuple[str, ...]) -> str | None:
-    """The DAG whose ``.dagman.out`` this run writes: the first named (after which DAGMan names its
-    file), else the one in DIR."""
-    if dags:
-        return dags[0] if os.path.isabs(dags[0]) else os.path.join(directory, dags[0])
-    return find_dag_path(directory)
+def _dag_of(directory: str, dags: tuple[str, ...]) -> str | None:
+    """The DAG this run runs -- the first named (after which DAGMan names ``.dagman.out``), else the
+    one in DIR -- or None when there is none (``run_workflow`` reports that)."""
+    try:
+        return find_dag(directory, dags[0] if dags else None)
+    except UsageError:
+        return None
 
 
 def _both(first: Callable[[T], None] | None,
@@ -161,14 +162,9 @@ def _release_container_state(directory: str) -> None:
         remove_leftover_containers(lock, run_root(state), podman_env(state))
 
 
-def _events_loader(directory: str, dags: tuple[str, ...],
-                   on_warning: Callable[[str], None] | None) -> EventsLoader | None:
-    """The events database's loader beside the engine (``sheaf.monitor``), unless SHEAF_EVENTS=0;
-    a directory without a DAG gets none (run_workflow reports it)."""
-    if not events_enabled():
-        return None
-    try:
-        dag = find_dag(directory, dags[0] if dags else None)
-    except UsageError:
+def _events_loader(dag: str | None, on_warning: Callable[[str], None] | None) -> EventsLoader | None:
+    """The events database's loader beside the engine (``sheaf.monitor``), unless SHEAF_EVENTS=0 or
+    there is no DAG."""
+    if dag is None or not events_enabled():
         return None
     return EventsLoader(dag, on_warning=on_warning).start()
