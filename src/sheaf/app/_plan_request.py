@@ -83,6 +83,7 @@ class StagingOptions:
         return {"staging_sites": dict(self.staging_sites), "output_dir": self.output_dir,
                 "cleanup": self.cleanup or "inplace", "random_dir": self.random_dir}
 
+
 def staging_sites(values: Sequence[str]) -> dict[str, str]:
     """``--staging-site s1=ss1,s2=ss2`` (or a bare ``ss``: the staging site of every execution site,
     recorded under ``*``); an execution site named twice is a usage error."""

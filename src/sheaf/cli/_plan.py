@@ -190,7 +190,7 @@ def _site_rows(exec_wf: ExecutableWorkflow) -> list[tuple[str, int, int, int]]:
         counts[0] += 1
         counts[1] += job.type == "cluster"
         counts[2] += len(job.tasks)
-    return [(site, *counts) for site, counts in sorted(per.items())]  # type: ignore[misc]
+    return [(site, jobs, clusters, tasks) for site, (jobs, clusters, tasks) in sorted(per.items())]
 
 
 def _render(result: PlanResult) -> None:
