@@ -154,9 +154,10 @@ class _Handler(BaseHTTPRequestHandler):
             return
         path = self.path.rstrip("/")
         parent = path.rsplit("/", 1)[0]
-        self._reply(405 if path in collections else 409 if parent and parent not in collections else 201)
-        if parent in collections or not parent:
+        status = 405 if path in collections else 409 if parent and parent not in collections else 201
+        if status == 201:  # made before the reply: the client's next MKCOL may reach another thread first
             collections.add(path)
+        self._reply(status)
 
     def do_PUT(self) -> None:
         length = int(self.headers.get("Content-Length", "0"))
