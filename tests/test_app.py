@@ -24,10 +24,10 @@ SHEAF = str(Path(sys.executable).with_name("sheaf"))
 
 def test_the_public_surface_is_pinned() -> None:
     assert sorted(app.__all__) == sorted([
-        "DagmanOptions", "PlanRequest", "PlanResult", "RUN_LOG", "RunOptions", "RunResult", "Statistics",
-        "WorkflowStatus", "braindump_json", "condor_submit_dag_options", "hand_to_dagman", "pegasus_status",
-        "pegasus_variables",
-        "plan", "run", "running", "statistics", "status", "stop", "submit",
+        "DagmanOptions", "PlanRequest", "PlanResult", "PredictOptions", "PredictResult", "RUN_LOG", "RunOptions",
+        "RunResult", "Statistics", "WorkflowStatus", "braindump_json", "calibrate", "condor_submit_dag_options",
+        "hand_to_dagman", "overheads_path", "pegasus_status", "pegasus_variables", "plan", "predict", "run",
+        "running", "statistics", "status", "stop", "submit",
     ])
     assert all(getattr(app, name) is not None for name in app.__all__)
 

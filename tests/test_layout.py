@@ -24,6 +24,7 @@ SHARED = {"errors", "_lazy", "_value", "_proc", "_text", "_shellwords", "__init_
 ALLOWED: dict[str, set[str]] = {
     "classad": set(),
     "model": set(),
+    "predict": {"model"},
     "formats": {"model"},
     "condor": {"model"},
     "planner": {"model", "formats", "classad"},
@@ -33,7 +34,7 @@ ALLOWED: dict[str, set[str]] = {
     "backends": {"model", "formats", "condor", "classad", "engine"},
     "monitor": {"model", "formats", "condor", "classad", "engine", "codegen"},
     "app": {"model", "formats", "condor", "classad", "planner", "codegen", "engine", "jobtools",
-            "backends", "monitor"},
+            "backends", "monitor", "predict"},
 }
 ALLOWED["cli"] = {*ALLOWED["app"], "app"}
 

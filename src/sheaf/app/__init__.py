@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from sheaf.app._pegasus_config import config_variables as pegasus_variables
     from sheaf.app._plan import PlanResult, plan
     from sheaf.app._plan_request import PlanRequest
+    from sheaf.app._predict import PredictOptions, PredictResult, calibrate, overheads_path, predict
     from sheaf.app._run import RunOptions, condor_submit_dag_options, hand_to_dagman, run
     from sheaf.engine import DagmanOptions, RunResult
     from sheaf.monitor import Statistics, WorkflowStatus
@@ -42,9 +43,10 @@ if TYPE_CHECKING:
     from sheaf.monitor import workflow_status as status
 
 __all__ = [
-    "RUN_LOG", "DagmanOptions", "PlanRequest", "PlanResult", "RunOptions", "RunResult", "Statistics",
-    "WorkflowStatus", "braindump_json", "condor_submit_dag_options", "hand_to_dagman", "pegasus_status",
-    "pegasus_variables", "plan", "run", "running", "statistics", "status", "stop", "submit",
+    "RUN_LOG", "DagmanOptions", "PlanRequest", "PlanResult", "PredictOptions", "PredictResult", "RunOptions",
+    "RunResult", "Statistics", "WorkflowStatus", "braindump_json", "calibrate", "condor_submit_dag_options",
+    "hand_to_dagman", "overheads_path", "pegasus_status", "pegasus_variables", "plan", "predict", "run",
+    "running", "statistics", "status", "stop", "submit",
 ]
 
 __getattr__ = lazy_exports(__name__, {
@@ -52,7 +54,8 @@ __getattr__ = lazy_exports(__name__, {
     "submit": "_detach:start", "stop": "_detach", "running": "_detach", "RUN_LOG": "_detach:LOG",
     "pegasus_status": "_dagman_out", "pegasus_variables": "_pegasus_config:config_variables",
     "braindump_json": "_braindump:json_text", "plan": "_plan",
-    "PlanResult": "_plan", "PlanRequest": "_plan_request",
+    "PlanResult": "_plan", "PlanRequest": "_plan_request", "PredictOptions": "_predict",
+    "PredictResult": "_predict", "calibrate": "_predict", "overheads_path": "_predict", "predict": "_predict",
     "DagmanOptions": "_reexport", "RunResult": "_reexport", "Statistics": "_reexport",
     "WorkflowStatus": "_reexport", "statistics": "_reexport", "status": "_reexport",
 })

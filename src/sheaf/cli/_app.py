@@ -27,12 +27,14 @@ from sheaf import __version__
 from sheaf.cli import _exit
 from sheaf.errors import EngineError, InputError, StorageError, UsageError
 
-#: command name -> the module defining it; a module is imported only when its command runs (or help
-#: lists the commands), so ``sheaf run`` does not pay for the planner's imports at start-up
+#: command name -> the module defining it (``module:name`` when its object is not ``command``); a module
+#: is imported only when its command runs (or help lists the commands), so ``sheaf run`` does not pay
+#: for the planner's imports at start-up
 COMMAND_MODULES = {"validate": "_validate", "plan": "_plan", "run": "_run", "status": "_status",
                    "statistics": "_statistics", "analyze": "_analyze", "plots": "_plots",
                    "dashboard": "_dashboard", "remove": "_remove", "shims": "_shims", "classad": "_classad",
-                   "advertise": "_advertise", "ads": "_ads"}
+                   "advertise": "_advertise", "ads": "_ads", "predict": "_predict",
+                   "calibrate": "_predict:calibrate_command"}
 
 
 class _Group(click.Group):
@@ -43,7 +45,8 @@ class _Group(click.Group):
         module = COMMAND_MODULES.get(cmd_name)
         if module is None:
             return super().get_command(ctx, cmd_name)
-        command: click.Command = importlib.import_module(f"sheaf.cli.{module}").command
+        module, _, name = module.partition(":")
+        command: click.Command = getattr(importlib.import_module(f"sheaf.cli.{module}"), name or "command")
         return command
 
     def main(self, *args: Any, **kwargs: Any) -> Any:

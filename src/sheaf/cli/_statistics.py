@@ -104,6 +104,13 @@ def render_text(s: Statistics) -> str:
         ("Cumulative job badput wall time as seen from submit side", s.submit_badput),
     )
     out += [f"{name:<57}: {format_seconds(value)}\n" for name, value in times]
+    if s.predicted is not None:
+        p = s.predicted
+        said = (f"{format_seconds(p['makespan_s'])} (p10 {format_seconds(p['low_s'])}, "
+                f"p90 {format_seconds(p['high_s'])})")
+        if s.wall_time and p["makespan_s"] > 0:
+            said += f"; measured / predicted {s.wall_time / p['makespan_s']:.2f}"
+        out.append(f"{'Predicted makespan (sheaf predict)':<57}: {said}\n")
     out += [
         "\n# Transformation statistics (breakdown)\n",
         _table(*sections["breakdown"]),

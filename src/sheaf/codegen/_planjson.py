@@ -11,20 +11,23 @@ each job that runs in a container has its ``container`` (``name``, ``type``, ``i
 catalogued, and ``image_site`` and ``bypass`` when the catalog sets them; the key is absent for
 the others).  ``hooks``, at the top and on a job whose tasks have any: the shell hooks to run
 (``{"when": start|on_error|on_success|at_end|all, "cmd": ...}``, the conditions of Pegasus's
-notifications file), which ``sheaf.monitor`` runs while the DAG does.
+notifications file), which ``sheaf.monitor`` runs while the DAG does.  ``runtimes``, on a job whose
+tasks have a pegasus ``runtime`` profile: each task's, in ``tasks``' order (``null`` for a task without
+one), what ``sheaf predict`` reads.
 
 Encoded with msgspec from slotted structs: 10^6 jobs take about a second.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import msgspec
 
 from sheaf.model import Container
-from sheaf.planner import ExecJob
+from sheaf.planner import ExecJob, Task
 
 FORMAT = "sheaf-plan/1"
 FOUR = ("pegasus", "condor", "dagman", "env")
@@ -41,6 +44,7 @@ class PlanJobRecord(msgspec.Struct, omit_defaults=True):  # only ``container`` h
     profiles: dict[str, dict[str, str]]
     container: dict[str, str | bool] | None = None
     hooks: list[dict[str, str]] | None = None
+    runtimes: list[float | None] | None = None
 
 
 class PlanRecord(msgspec.Struct, omit_defaults=False):
@@ -71,6 +75,20 @@ def hook_records(*sources: Mapping[str, Any]) -> list[dict[str, str]]:
                 if record not in out:
                     out.append(record)
     return out
+
+
+def task_runtimes(tasks: Sequence[Task]) -> list[float | None] | None:
+    """Each task's pegasus ``runtime`` profile in seconds (None where absent or not a number >= 0);
+    None when no task has one."""
+    out: list[float | None] = []
+    for task in tasks:
+        text = task.profiles.get("pegasus", {}).get("runtime")
+        try:
+            value = float(text) if text is not None else None
+        except ValueError:
+            value = None
+        out.append(value if value is not None and math.isfinite(value) and value >= 0 else None)
+    return out if any(value is not None for value in out) else None
 
 
 def container_record(container: Container | None) -> dict[str, str | bool] | None:

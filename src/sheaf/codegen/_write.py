@@ -88,6 +88,7 @@ from sheaf.codegen._planjson import (
     contract_profiles,
     encode_plan,
     hook_records,
+    task_runtimes,
 )
 from sheaf.codegen._siblings import remove_dead_plans, remove_stale_siblings, sibling
 from sheaf.codegen._staging import data_for, pairs_text, transfer_lines
@@ -432,7 +433,7 @@ class _Writer:
             out.records.append(PlanJobRecord(job.id, job.type, job.site, job.transformation, job.level,
                                          [task.id for task in job.tasks], job.aggregator, cached[2],
                                          container_record(self.containers.jobs.get(job.id)),
-                                         self._hooks(job)))
+                                         self._hooks(job), task_runtimes(job.tasks)))
             out.types[job.type] = out.types.get(job.type, 0) + 1
         return out
 

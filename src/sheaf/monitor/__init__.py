@@ -16,22 +16,24 @@ if TYPE_CHECKING:
     from sheaf.monitor._analyze import Analysis, FailedJob, FailedTask, analyze
     from sheaf.monitor._dashboard import make_server
     from sheaf.monitor._events import EventsLoader, RunView, events_enabled, open_events
+    from sheaf.monitor._history import JobTiming, RunTimings, run_timings, task_history
     from sheaf.monitor._master import RunEntry, list_runs, master_db_path
     from sheaf.monitor._plots import PlotData, plot_data, write_plots
     from sheaf.monitor._statistics import Statistics, format_seconds, workflow_statistics
     from sheaf.monitor._status import SubStatus, WorkflowStatus, age, sub_workflows, workflow_status
 
 __all__: list[str] = [
-    "Analysis", "EventsLoader", "FailedJob", "FailedTask", "PlotData", "RunEntry", "RunView", "Statistics",
-    "SubStatus", "WorkflowStatus", "age", "analyze", "events_enabled", "format_seconds", "list_runs",
-    "make_server", "master_db_path", "open_events", "plot_data", "sub_workflows", "workflow_statistics",
-    "workflow_status", "write_plots",
+    "Analysis", "EventsLoader", "FailedJob", "FailedTask", "JobTiming", "PlotData", "RunEntry", "RunTimings",
+    "RunView", "Statistics", "SubStatus", "WorkflowStatus", "age", "analyze", "events_enabled",
+    "format_seconds", "list_runs", "make_server", "master_db_path", "open_events", "plot_data", "run_timings",
+    "sub_workflows", "task_history", "workflow_statistics", "workflow_status", "write_plots",
 ]
 
 # where each name lives: imported on first use (sheaf._lazy), so that ``sheaf run``, which needs the
 # loader only, does not load the dashboard's HTTP server, the analyzer and the plots (~40 ms a run)
 _WHERE = {
     "Analysis": "_analyze", "FailedJob": "_analyze", "FailedTask": "_analyze", "analyze": "_analyze",
+    "JobTiming": "_history", "RunTimings": "_history", "run_timings": "_history", "task_history": "_history",
     "make_server": "_dashboard", "EventsLoader": "_events", "RunView": "_events", "events_enabled": "_events",
     "open_events": "_events", "RunEntry": "_master", "list_runs": "_master", "master_db_path": "_master",
     "PlotData": "_plots", "plot_data": "_plots", "write_plots": "_plots", "Statistics": "_statistics",

@@ -29,10 +29,14 @@ __all__ = [
     "SummaryRow",
     "TransformationRow",
     "format_seconds",
+    "read_prediction",
     "workflow_statistics",
 ]
 
+import json
+import os
 from dataclasses import dataclass, field
+from typing import Any
 
 from sheaf.monitor._events import RunView
 from sheaf.monitor._status import tree_views
@@ -104,6 +108,21 @@ class Statistics:
     submit_badput: float = 0.0
     transformations: list[TransformationRow] = field(default_factory=list)
     hosts: list[HostRow] = field(default_factory=list)
+    predicted: dict[str, Any] | None = None  # prediction.json: what ``sheaf predict`` said before the run
+
+
+def read_prediction(directory: str) -> dict[str, Any] | None:
+    """``prediction.json`` of a submit directory (``sheaf predict`` writes it): its makespan and interval,
+    backend and slots; None when absent or not such a record."""
+    try:
+        with open(os.path.join(directory, "prediction.json"), encoding="utf-8") as handle:
+            data = json.load(handle)
+    except (OSError, ValueError):
+        return None
+    keys = ("makespan_s", "low_s", "high_s")
+    if not isinstance(data, dict) or not all(isinstance(data.get(k), int | float) for k in keys):
+        return None
+    return {k: data[k] for k in (*keys, "backend", "slots", "predicted_at") if k in data}
 
 
 def format_seconds(duration: float | None) -> str:
@@ -238,4 +257,5 @@ def workflow_statistics(directory: str, dag_file: str | None = None) -> Statisti
         for (name, ok), v in sorted(runs.items(), key=lambda kv: (kv[0][0], not kv[0][1]))
     ]
     stats.hosts = [HostRow(h, int(v[0]), v[1], int(v[2]), v[3]) for h, v in sorted(hosts.items())]
+    stats.predicted = read_prediction(os.path.dirname(top.dag))
     return stats

@@ -1,0 +1,342 @@
+"""``predict``: how long a submit directory's workflow will take, before it runs.
+
+What is read
+    The DAG (``sheaf.condor``): its nodes, edges, ``PRIORITY``, ``CATEGORY`` and ``MAXJOBS``, NOOP
+    nodes, ``DAGMAN_MAX_JOBS_SUBMITTED`` and ``DAGMAN_SUBMIT_DEPTH_FIRST`` of its CONFIG file -- so
+    any DAG predicts, a hand-written one included; and ``plan.json`` when ``sheaf plan`` wrote the
+    directory: each job's site, tasks, their runtimes, its aggregator and CPU and memory requests.
+    A SUBDAG node whose DAG is planned in a directory of its own is predicted there and lasts that long.
+
+Where each task's runtime comes from, first found wins
+    ``profile``: its pegasus ``runtime`` profile (a WfCommons trace's ``runtimeInSeconds`` becomes
+    that profile: ``trace`` when the workflow file is one); ``history``: the median of that
+    transformation's successful invocations in earlier runs' events databases (the run directories
+    beside this one and any ``calibrate`` directory); else ``default``: ``default_runtime`` seconds.
+    A data job (stage-in, stage-out, create-dir, cleanup, registration) costs its history's median
+    by job type, else its overheads alone.  The result names each transformation's source.
+
+The platform is ``slots`` CPUs on every site (default: this machine's CPUs) under the overhead
+model of ``backend``: the defaults, then the model saved by calibration (``overheads_path()``),
+then ``overheads_file``, then what ``calibrate`` fits (and saves), then ``overhead`` seconds flat.
+"""
+
+from __future__ import annotations
+
+__all__ = ["PredictOptions", "PredictResult", "calibrate", "load_model", "overheads_path", "predict"]
+
+import contextlib
+import json
+import math
+import os
+import statistics
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import msgspec
+
+from sheaf.condor import Dag, parse_dag
+from sheaf.engine import find_dag
+from sheaf.errors import StorageError, UsageError
+from sheaf.monitor import run_timings, task_history
+from sheaf.predict import (
+    BACKENDS,
+    OverheadModel,
+    OverheadModelError,
+    Platform,
+    Prediction,
+    SimJob,
+    SimWorkflow,
+    fit_overheads,
+    simulate,
+)
+
+DEFAULT_RUNTIME = 60.0
+_DATA_TYPES = frozenset({"stage_in", "stage_out", "inter_site", "create_dir", "cleanup", "register"})
+
+
+@dataclass(frozen=True, slots=True)
+class PredictOptions:
+    slots: int | None = None              # CPUs per site; None: this machine's
+    backend: str = "local"
+    overhead: float | None = None         # a flat per-job overhead, seconds
+    overheads_file: str | None = None
+    calibrate: tuple[str, ...] = ()       # earlier runs to fit the model from (and read history of)
+    history: bool = True                  # read earlier runs' task runtimes
+    default_runtime: float = DEFAULT_RUNTIME
+    replicates: int | None = None
+    seed: int = 0
+    schedule: bool = False
+    record: bool = False                  # write ``prediction.json`` (sheaf statistics reads it)
+
+
+@dataclass(frozen=True, slots=True)
+class PredictResult:
+    directory: str
+    prediction: Prediction
+    slots: int
+    backend: str
+    model: OverheadModel
+    sources: Mapping[str, str]            # transformation (or data job type) -> where its runtime came from
+    ids: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        out = self.prediction.to_json()
+        out.update(directory=self.directory, slots=self.slots, backend=self.backend,
+                   runtime_sources=dict(sorted(self.sources.items())),
+                   overheads=self.model.for_site(None, self.backend).to_json())
+        return out
+
+
+class _PlanJob(msgspec.Struct):
+    id: Any = None
+    type: Any = None
+    site: Any = None
+    transformation: Any = None
+    level: Any = 0
+    tasks: Any = None
+    aggregator: Any = None
+    profiles: Any = None
+    runtimes: Any = None
+
+
+class _Plan(msgspec.Struct):
+    jobs: list[_PlanJob] = msgspec.field(default_factory=list)
+
+
+def overheads_path() -> str:
+    """Where calibration saves the model and prediction finds it: ``$SHEAF_OVERHEADS``, else
+    ``$XDG_CONFIG_HOME/sheaf/overheads.json`` (``~/.config``)."""
+    explicit = os.environ.get("SHEAF_OVERHEADS")
+    if explicit:
+        return explicit
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return os.path.join(base, "sheaf", "overheads.json")
+
+
+def load_model(options: PredictOptions) -> OverheadModel:
+    """The overhead model ``options`` ask for (module docstring), calibration excepted."""
+    if options.backend not in BACKENDS:
+        raise UsageError(f"--backend: unknown backend {options.backend!r} (one of {', '.join(BACKENDS)})")
+    model = OverheadModel()
+    saved = overheads_path()
+    if os.path.isfile(saved):
+        model = model.merged(_read_json(saved), saved)
+    if options.overheads_file is not None:
+        model = model.merged(_read_json(options.overheads_file), options.overheads_file)
+    return model
+
+
+def _read_json(path: str) -> Any:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return json.load(handle)
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read the overhead model: {exc.strerror}") from None
+    except ValueError as exc:
+        raise OverheadModelError(f"{path}: not JSON: {exc}") from None
+
+
+def predict(directory: str, options: PredictOptions = PredictOptions(),
+            model: OverheadModel | None = None) -> PredictResult:
+    """Predict the run of the submit directory ``directory`` (module docstring)."""
+    if options.slots is not None and options.slots < 1:
+        raise UsageError(f"--slots must be at least 1, got {options.slots}")
+    if model is None:
+        model = load_model(options)
+    if options.calibrate:
+        model = calibrate(options.calibrate, options.backend, base=model)
+    if options.overhead is not None:
+        model = model.flat(options.overhead)
+    slots = options.slots or os.cpu_count() or 1
+    history = _history(directory, options) if options.history else {}
+    result = _predict_dir(os.path.abspath(directory), options, model, slots, history, depth=0)
+    if options.record:
+        _write_json(os.path.join(result.directory, "prediction.json"),
+                    {**result.to_json(), "predicted_at": time.time()})
+    return result
+
+
+def calibrate(directories: Sequence[str], backend: str, *, base: OverheadModel | None = None,
+              save: bool = True) -> OverheadModel:
+    """``base`` (default: the model prediction would use) with ``backend``'s overheads fitted from the
+    runs in ``directories``; with ``save``, written to :func:`overheads_path` for the next prediction."""
+    if backend not in BACKENDS:
+        raise UsageError(f"--backend: unknown backend {backend!r} (one of {', '.join(BACKENDS)})")
+    model = base if base is not None else load_model(PredictOptions(backend=backend))
+    runs = [run_timings(directory) for directory in directories]
+    slots = max(run.peak_running() for run in runs)
+    source = f"calibrated from {len(runs)} run{'s' if len(runs) > 1 else ''}"
+    jobs = [job for run in runs for job in run.jobs]
+    fitted = fit_overheads(jobs, model.for_site(None, backend), slots, source)
+    if save:
+        _save(backend, fitted.to_json())
+    return OverheadModel({**model.backends, backend: fitted}, model.sites)
+
+
+def _save(backend: str, block: dict[str, Any]) -> None:
+    """Put ``backend``'s block into the saved model file, keeping the others; atomically."""
+    path = overheads_path()
+    saved: dict[str, Any] = {"format": "sheaf-overheads/1", "backends": {}, "sites": {}}
+    if os.path.isfile(path):
+        OverheadModel().merged(_read_json(path), path)  # refuse to extend a damaged file
+        saved.update(_read_json(path))
+    saved.setdefault("backends", {})[backend] = block
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    _write_json(path, saved)
+
+
+def _write_json(path: str, data: Mapping[str, Any]) -> None:
+    """Write ``data`` to ``path`` whole or not at all."""
+    temporary = f"{path}.{os.getpid()}.tmp"
+    try:
+        with open(temporary, "w", encoding="utf-8") as handle:
+            json.dump(data, handle, indent=1, sort_keys=True)
+            handle.write("\n")
+        os.replace(temporary, path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise StorageError(f"{path}: cannot write: {exc.strerror}") from None
+
+
+def _predict_dir(directory: str, options: PredictOptions, model: OverheadModel, slots: int,
+                 history: Mapping[str, Sequence[float]], depth: int) -> PredictResult:
+    dag = parse_dag(find_dag(directory))
+    plan = _plan_jobs(os.path.dirname(dag.path))
+    trace = _is_trace(os.path.dirname(dag.path))
+    sources: dict[str, str] = {}
+    notes: list[str] = []
+    names = list(dag.nodes)
+    jobs = [_sim_job(name, dag, plan.get(name), history, options, sources, trace) for name in names]
+    for job, name in zip(jobs, names, strict=True):
+        spec = dag.nodes[name]
+        if spec.subdag and depth < 8:
+            sub = os.path.dirname(spec.submit)
+            if os.path.isfile(spec.submit) and os.path.abspath(sub) != directory:
+                inner = _predict_dir(sub, options, model, slots, history, depth + 1)
+                job.runtimes = (inner.prediction.makespan_s,)
+                sources.update(inner.sources)
+                notes.append(f"{name}: its sub-DAG {spec.submit} predicted at "
+                             f"{inner.prediction.makespan_s:.1f} s")
+    index = {name: i for i, name in enumerate(names)}
+    edges = [(index[p], index[c]) for p, children in dag.children.items() for c in children
+             if p in index and c in index]
+    config = dag.config
+    workflow = SimWorkflow(jobs, edges, maxjobs=_int(config.get("DAGMAN_MAX_JOBS_SUBMITTED")),
+                           category_limits=dict(dag.maxjobs),
+                           depth_first=_true(config.get("DAGMAN_SUBMIT_DEPTH_FIRST")))
+    platform = Platform({None: slots}, backend=options.backend)
+    prediction = simulate(workflow, platform, model, replicates=options.replicates, seed=options.seed,
+                          schedule=options.schedule)
+    return PredictResult(directory, prediction, slots, options.backend, model, sources, tuple(names),
+                         tuple(notes))
+
+
+def _plan_jobs(directory: str) -> dict[str, _PlanJob]:
+    path = os.path.join(directory, "plan.json")
+    try:
+        with open(path, "rb") as handle:
+            plan = msgspec.json.decode(handle.read(), type=_Plan)
+    except FileNotFoundError:
+        return {}
+    except (OSError, msgspec.DecodeError, msgspec.ValidationError):
+        return {}
+    return {str(job.id): job for job in plan.jobs if isinstance(job.id, str)}
+
+
+def _is_trace(directory: str) -> bool:
+    """Whether the plan was made from a WfCommons trace (braindump's ``dax`` is a .json file)."""
+    try:
+        with open(os.path.join(directory, "braindump.yml"), encoding="utf-8") as handle:
+            for line in handle:
+                key, _, value = line.partition(":")
+                if key.strip() == "dax":
+                    return value.strip().strip('"').endswith(".json")
+    except OSError:
+        pass
+    return False
+
+
+def _sim_job(name: str, dag: Dag, record: _PlanJob | None, history: Mapping[str, Sequence[float]],
+             options: PredictOptions, sources: dict[str, str], trace: bool) -> SimJob:
+    spec = dag.nodes[name]
+    job = SimJob(name, priority=spec.priority, category=spec.category, noop=spec.noop)
+    if record is None:
+        key = name
+        job.runtimes, job.spread = _runtimes_of(key, 1, None, history, options, sources, trace)
+        return job
+    job.site = record.site if isinstance(record.site, str) else None
+    job.level = record.level if isinstance(record.level, int) else 0
+    profiles = record.profiles if isinstance(record.profiles, dict) else {}
+    job.cpus = max(1, _int(_profile(profiles, ("pegasus", "cores"), ("condor", "request_cpus"))) or 1)
+    job.memory = float(_int(_profile(profiles, ("pegasus", "memory"), ("condor", "request_memory"))))
+    if record.aggregator == "mpiexec":
+        job.parallel = job.cpus
+    kind = str(record.type)
+    tasks = record.tasks if isinstance(record.tasks, list) else []
+    if kind in _DATA_TYPES or not tasks:
+        measured, job.spread = _runtimes_of(kind, 1, None, history, options, sources, trace, data=True)
+        job.extra = sum(measured)
+        return job
+    key = record.transformation if isinstance(record.transformation, str) else kind
+    known = record.runtimes if isinstance(record.runtimes, list) else None
+    if known is not None and len(known) != len(tasks):
+        known = None
+    job.runtimes, job.spread = _runtimes_of(key, len(tasks), known, history, options, sources, trace)
+    return job
+
+
+def _runtimes_of(key: str, count: int, known: list[Any] | None, history: Mapping[str, Sequence[float]],
+                 options: PredictOptions, sources: dict[str, str], trace: bool,
+                 data: bool = False) -> tuple[tuple[float, ...], float]:
+    """``count`` task runtimes for transformation (or data job type) ``key`` and their spread."""
+    past = history.get(key)
+    fallback, spread, source = (0.0 if data else options.default_runtime), 0.0, "default"
+    if past:
+        fallback = statistics.median(past)
+        spread = statistics.pstdev(past) / fallback if fallback > 0 and len(past) > 1 else 0.0
+        source = "history"
+    if known is not None and any(isinstance(v, int | float) for v in known):
+        sources.setdefault(key, "trace" if trace else "profile")
+        return tuple(float(v) if isinstance(v, int | float) else fallback for v in known), spread
+    if data and not past:
+        return (), 0.0
+    sources.setdefault(key, source)
+    return (fallback,) * count, spread
+
+
+def _history(directory: str, options: PredictOptions) -> dict[str, list[float]]:
+    """Task runtimes of earlier runs: this directory's siblings with an events database, and the
+    calibration runs."""
+    here = os.path.abspath(directory)
+    parent = os.path.dirname(here)
+    names = sorted(os.listdir(parent)) if os.path.isdir(parent) else []
+    candidates = [os.path.join(parent, name) for name in names]
+    runs = [path for path in candidates if path != here and os.path.isdir(path)]
+    runs += [os.path.abspath(path) for path in options.calibrate]
+    return task_history(runs)
+
+
+def _profile(profiles: Mapping[str, Any], *keys: tuple[str, str]) -> Any:
+    for namespace, key in keys:
+        entries = profiles.get(namespace)
+        if isinstance(entries, dict) and key in entries:
+            return entries[key]
+    return None
+
+
+def _int(value: Any) -> int:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return 0
+    return int(number) if math.isfinite(number) and number > 0 else 0
+
+
+def _true(value: str | None) -> bool:
+    return (value or "").strip().lower() in ("true", "1", "yes")
+
+

@@ -1,0 +1,33 @@
+"""sheaf.predict: how long an executable workflow will take, and how to cluster it to take less.
+
+A discrete-event simulation (``simulate``) replays the engine's scheduling policy over a platform's
+slots under an overhead model (``OverheadModel``: per backend or site, each delay a distribution);
+``choose_clustering`` picks, per group of jobs, the clustering that the model says finishes
+soonest.  The package imports only ``sheaf.model``: the planner uses it to cluster automatically,
+the application layer to predict a submit directory and to calibrate the model from earlier runs.
+
+    from sheaf.predict import OverheadModel, Platform, SimJob, SimWorkflow, simulate
+    wf = SimWorkflow([SimJob("a", runtimes=(10.0,)), SimJob("b", level=1, runtimes=(5.0,))], [(0, 1)])
+    simulate(wf, Platform({None: 2}, backend="slurm"), OverheadModel()).makespan_s
+"""
+
+from __future__ import annotations
+
+from sheaf.predict._fit import Timing, fit_overheads
+from sheaf.predict._overheads import (
+    BACKENDS,
+    COMPONENTS,
+    DEFAULTS,
+    Dist,
+    OverheadModel,
+    OverheadModelError,
+    Overheads,
+    flat_overheads,
+)
+from sheaf.predict._simulate import LevelFigures, Platform, Prediction, SimJob, SimWorkflow, simulate
+
+__all__ = [
+    "BACKENDS", "COMPONENTS", "DEFAULTS", "Dist", "LevelFigures", "OverheadModel", "OverheadModelError",
+    "Overheads", "Platform", "Prediction", "SimJob", "SimWorkflow", "Timing", "fit_overheads",
+    "flat_overheads", "simulate",
+]

@@ -1,0 +1,102 @@
+"""Fitting the overhead model of a backend from what earlier runs recorded.
+
+Each observation is one successful job attempt: when its node became ready, was submitted, started,
+ended and was done, its task count and the seconds its tasks ran.  Per component:
+
+- ``engine``: submitted - ready;
+- ``submit``: started - submitted, over the attempts submitted while a slot was free (a wait for a
+  slot is the simulation's, not the model's);
+- ``launch`` and ``task``: the slot time beyond the tasks, ``ended - started - task_seconds``, fitted
+  as ``launch + task * tasks`` by least squares over the jobs that ran tasks (with one task count
+  only, ``task`` keeps the base model's value);
+- ``post``: done - ended.
+
+Each component's mean and coefficient of variation are taken after dropping the slowest 1% (a
+stall of the machine is not the backend's overhead).  ``speed_cv`` and ``bandwidth`` keep the base
+model's values.
+"""
+
+from __future__ import annotations
+
+__all__ = ["Timing", "fit_overheads"]
+
+import bisect
+import math
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any, Protocol
+
+from sheaf.predict._overheads import Dist, Overheads
+
+
+class Timing(Protocol):
+    @property
+    def tasks(self) -> int: ...
+    @property
+    def task_seconds(self) -> float: ...
+    @property
+    def ready(self) -> float: ...
+    @property
+    def submitted(self) -> float: ...
+    @property
+    def started(self) -> float: ...
+    @property
+    def ended(self) -> float: ...
+    @property
+    def done(self) -> float: ...
+
+
+def _dist(values: Sequence[float]) -> Dist | None:
+    kept = sorted(max(0.0, v) for v in values if math.isfinite(v))
+    if not kept:
+        return None
+    kept = kept[:max(1, math.ceil(len(kept) * 0.99))]
+    mean = sum(kept) / len(kept)
+    if mean <= 0:
+        return Dist(0.0)
+    var = sum((v - mean) ** 2 for v in kept) / len(kept)
+    return Dist(mean, math.sqrt(var) / mean)
+
+
+def _free_at_submit(timings: Sequence[Timing], slots: int) -> list[Timing]:
+    starts = sorted(t.started for t in timings)
+    ends = sorted(t.ended for t in timings)
+    return [t for t in timings
+            if bisect.bisect_right(starts, t.submitted) - bisect.bisect_right(ends, t.submitted) < slots]
+
+
+def _launch_task(timings: Sequence[Timing], base: Overheads) -> tuple[Dist | None, Dist | None]:
+    rows = [(t.tasks, t.ended - t.started - t.task_seconds) for t in timings if t.tasks > 0]
+    if not rows:
+        return None, None
+    counts = {n for n, _ in rows}
+    if len(counts) == 1:
+        task = base.task.mean
+        launch = _dist([y - task * n for n, y in rows])
+        return launch, None
+    n_mean = sum(n for n, _ in rows) / len(rows)
+    y_mean = sum(y for _, y in rows) / len(rows)
+    sxx = sum((n - n_mean) ** 2 for n, _ in rows)
+    slope = max(0.0, sum((n - n_mean) * (y - y_mean) for n, y in rows) / sxx)
+    launch = _dist([y - slope * n for n, y in rows])
+    per_task = _dist([(y - (launch.mean if launch else 0.0)) / n for n, y in rows])
+    return launch, (Dist(slope, per_task.cv) if per_task is not None else Dist(slope))
+
+
+def fit_overheads(timings: Sequence[Timing], base: Overheads, slots: int, source: str) -> Overheads:
+    """``base`` with every component the observations determine fitted from them (module docstring)."""
+    if not timings:
+        return base
+    changes: dict[str, Any] = {}
+    for name, values in (("engine", [t.submitted - t.ready for t in timings]),
+                         ("submit", [t.started - t.submitted for t in _free_at_submit(timings, slots)]),
+                         ("post", [t.done - t.ended for t in timings])):
+        fitted = _dist(values)
+        if fitted is not None:
+            changes[name] = fitted
+    launch, task = _launch_task(timings, base)
+    if launch is not None:
+        changes["launch"] = launch
+    if task is not None:
+        changes["task"] = task
+    return replace(base, source=source, **changes)

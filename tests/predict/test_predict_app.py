@@ -1,0 +1,128 @@
+"""``sheaf predict``, ``sheaf calibrate`` and ``sheaf.app.predict`` on real plans and a real run."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from sheaf import app
+from sheaf.predict import COMPONENTS, DEFAULTS
+
+ROOT = Path(__file__).resolve().parents[2]
+SHEAF = str(Path(sys.executable).with_name("sheaf"))
+
+# a WfCommons trace (schema 1.5) of two sleeps, 2 s then 1 s
+TRACE = {"name": "tiny", "schemaVersion": "1.5", "workflow": {
+    "specification": {"tasks": [
+        {"name": "a", "id": "a_ID1", "parents": [], "children": ["b_ID2"], "inputFiles": [],
+         "outputFiles": ["f1"]},
+        {"name": "b", "id": "b_ID2", "parents": ["a_ID1"], "children": [], "inputFiles": ["f1"],
+         "outputFiles": []}],
+        "files": [{"id": "f1", "sizeInBytes": 100}]},
+    "execution": {"makespanInSeconds": 3, "executedAt": "2024", "tasks": [
+        {"id": "a_ID1", "runtimeInSeconds": 2.0, "command": {"program": "sleep", "arguments": ["2"]}},
+        {"id": "b_ID2", "runtimeInSeconds": 1.0, "command": {"program": "sleep", "arguments": ["1"]}}]}}}
+
+
+def sheaf(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([SHEAF, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300,
+                          check=False)
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    return {**os.environ, "SHEAF_OVERHEADS": str(tmp_path / "overheads.json"),
+            "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}"}
+
+
+def plan(cwd: Path, env: dict[str, str], *args: str) -> Path:
+    done = sheaf("plan", *args, "--dir", "runs", "-q", cwd=cwd, env=env)
+    assert done.returncode == 0, done.stderr
+    return Path(done.stdout.splitlines()[0].removeprefix("submit directory: "))
+
+
+@pytest.fixture
+def trace(tmp_path: Path) -> Path:
+    (tmp_path / "tiny.json").write_text(json.dumps(TRACE))
+    return tmp_path
+
+
+def test_json_has_the_contract_keys_and_names_the_runtime_source(trace: Path, env: dict[str, str]) -> None:
+    directory = plan(trace, env, "tiny.json")
+    done = sheaf("predict", str(directory), "--slots", "2", "--json", cwd=trace, env=env)
+    assert done.returncode == 0, done.stderr
+    got = json.loads(done.stdout)
+    for key in ("makespan_s", "low_s", "high_s", "jobs", "critical_path_s", "utilisation", "levels"):
+        assert key in got
+    assert got["runtime_sources"] == {"sleep": "trace"}
+    assert got["jobs"] == 3 and got["slots"] == 2  # create-dir, a, b
+    assert 3.0 < got["makespan_s"] < 3.5 and got["low_s"] <= got["makespan_s"] <= got["high_s"]
+    assert json.loads((directory / "prediction.json").read_text())["makespan_s"] == got["makespan_s"]
+
+
+def test_a_flat_overhead_is_paid_by_every_job_on_the_critical_path(trace: Path, env: dict[str, str]) -> None:
+    directory = plan(trace, env, "tiny.json")
+    cheap = app.predict(str(directory), app.PredictOptions(slots=4, overhead=0.0)).prediction
+    dear = app.predict(str(directory), app.PredictOptions(slots=4, overhead=60.0)).prediction
+    assert dear.makespan_s - cheap.makespan_s == pytest.approx(3 * 60, rel=0.2)
+    assert dear.critical_path_s - cheap.critical_path_s == pytest.approx(3 * 60, rel=0.01)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ('{"format": "sheaf-overheads/1", "backends": {"local": {"sbumit": 1}}}', "unknown component 'sbumit'"),
+    ('{"format": "sheaf-overheads/1", "backends": {"local": {"submit": -1}}}', "local.submit: want a finite"),
+    ('{"format": "sheaf-overheads/1", "backends": {"pbs": {}}}', "unknown backend 'pbs'"),
+    ('{"backends": {}}', "not an overhead model"),
+    ("{not json", "not JSON"),
+])
+def test_a_bad_model_file_is_exit_2_naming_the_file(trace: Path, env: dict[str, str], text: str,
+                                                    expected: str) -> None:
+    directory = plan(trace, env, "tiny.json")
+    (trace / "model.json").write_text(text)
+    done = sheaf("predict", str(directory), "--overheads", "model.json", cwd=trace, env=env)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "model.json" in done.stderr and expected in done.stderr
+    assert not (directory / "prediction.json").exists()
+
+
+def test_bad_options_are_exit_2(trace: Path, env: dict[str, str]) -> None:
+    directory = plan(trace, env, "tiny.json")
+    for args in (["--slots", "0"], ["--backend", "pbs"], ["--overhead", "-1"]):
+        done = sheaf("predict", str(directory), *args, cwd=trace, env=env)
+        assert done.returncode == 2 and "Traceback" not in done.stderr, args
+    done = sheaf("predict", str(trace / "nowhere"), cwd=trace, env=env)
+    assert done.returncode == 2 and "nowhere" in done.stderr
+
+
+@pytest.mark.slow
+def test_a_run_calibrates_the_model_and_its_history_feeds_the_next_prediction(tmp_path: Path,
+                                                                             env: dict[str, str]) -> None:
+    example = tmp_path / "blackdiamond"
+    shutil.copytree(ROOT / "examples" / "blackdiamond", example)
+    first = plan(example, env, "workflow.yml", "--cluster", "horizontal", "--input-dir", "input")
+    before = sheaf("predict", str(first), "--json", cwd=example, env=env)
+    assert json.loads(before.stdout)["runtime_sources"]["diamond::findrange:4.0"] == "default"
+    assert sheaf("run", str(first), cwd=example, env=env).returncode == 0
+    statistics = sheaf("statistics", str(first), cwd=example, env=env).stdout
+    assert "Predicted makespan (sheaf predict)" in statistics and "measured / predicted" in statistics
+
+    done = sheaf("calibrate", str(first), "--backend", "local", cwd=example, env=env)
+    assert done.returncode == 0, done.stderr
+    saved = json.loads(Path(env["SHEAF_OVERHEADS"]).read_text())
+    assert saved["backends"]["local"]["source"] == "calibrated from 1 run"
+    fitted = saved["backends"]["local"]
+    default = DEFAULTS["local"].to_json()
+    assert {name: fitted[name] for name in COMPONENTS} != {name: default[name] for name in COMPONENTS}
+
+    second = plan(example, env, "workflow.yml", "--cluster", "horizontal", "--input-dir", "input")
+    after = json.loads(sheaf("predict", str(second), "--json", cwd=example, env=env).stdout)
+    assert after["runtime_sources"]["diamond::findrange:4.0"] == "history"
+    assert after["overheads"]["source"] == "calibrated from 1 run"
+    measured = app.statistics(str(first)).wall_time
+    assert measured is not None and after["makespan_s"] == pytest.approx(measured, rel=0.5)
