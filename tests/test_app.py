@@ -24,8 +24,9 @@ SHEAF = str(Path(sys.executable).with_name("sheaf"))
 
 def test_the_public_surface_is_pinned() -> None:
     assert sorted(app.__all__) == sorted([
-        "DagmanOptions", "PlanRequest", "PlanResult", "PredictOptions", "PredictResult", "RUN_LOG", "RunOptions",
-        "RunResult", "Statistics", "WorkflowStatus", "braindump_json", "calibrate", "condor_submit_dag_options",
+        "DagmanOptions", "PlanRequest", "PlanResult", "PredictOptions", "PredictResult", "RUN_LOG",
+        "RunOptions", "RunResult", "Statistics", "WorkflowStatus", "braindump_json", "calibrate",
+        "condor_submit_dag_options",
         "hand_to_dagman", "overheads_path", "pegasus_status", "pegasus_variables", "plan", "predict", "run",
         "running", "statistics", "status", "stop", "submit",
     ])

@@ -28,6 +28,10 @@ BENCH = Path(__file__).resolve().parent.parent / "benchmarks"
     ["backend_overhead.py", "--backend", "slurm", "--levels", "2", "--width", "2", "--chain", "2",
      "--slurm-tasks", "20", "--sleep", "0"],
     ["grid_binding.py", "--groups", "3", "--tasks", "2", "--idle", "1", "--smoke"],
+    ["predict_speed.py", "--sizes", "300", "--rounds", "1"],
+    ["predict_accuracy.py", str(BENCH.parent / "examples" / "fan" / "fan.json"), "--slots", "2", "3",
+     "--seconds", "1"],
+    ["autocluster.py", str(BENCH.parent / "examples" / "fan" / "fan.json"), "--slots", "4"],
 ], ids=lambda a: a[0])
 def test_benchmark_runs(args: list[str]) -> None:
     done = subprocess.run([sys.executable, str(BENCH / args[0]), *args[1:]], capture_output=True, text=True,

@@ -27,7 +27,7 @@ ALLOWED: dict[str, set[str]] = {
     "predict": {"model"},
     "formats": {"model"},
     "condor": {"model"},
-    "planner": {"model", "formats", "classad"},
+    "planner": {"model", "formats", "classad", "predict"},
     "codegen": {"model", "formats", "condor", "classad", "planner"},
     "engine": {"model", "condor", "classad"},
     "jobtools": {"model", "formats", "condor", "classad"},

@@ -126,3 +126,48 @@ def test_a_run_calibrates_the_model_and_its_history_feeds_the_next_prediction(tm
     assert after["overheads"]["source"] == "calibrated from 1 run"
     measured = app.statistics(str(first)).wall_time
     assert measured is not None and after["makespan_s"] == pytest.approx(measured, rel=0.5)
+
+
+def fan_trace(directory: Path, tasks: int = 40) -> None:
+    """A WfCommons trace: ``tasks`` one-second sleeps feeding one merge."""
+    fan = [{"name": "s", "id": f"s_ID{i}", "parents": [], "children": ["m_ID0"], "inputFiles": [],
+            "outputFiles": []} for i in range(1, tasks + 1)]
+    fan.append({"name": "m", "id": "m_ID0", "parents": [t["id"] for t in fan], "children": [],
+                "inputFiles": [], "outputFiles": []})
+    runs = [{"id": t["id"], "runtimeInSeconds": 1.0,
+             "command": {"program": "sleep" if t["name"] == "s" else "true", "arguments": ["1"]}}
+            for t in fan]
+    (directory / "fan.json").write_text(json.dumps({"name": "fan", "schemaVersion": "1.5", "workflow": {
+        "specification": {"tasks": fan, "files": []},
+        "execution": {"makespanInSeconds": 1, "executedAt": "2024", "tasks": runs}}}))
+
+
+@pytest.mark.parametrize("how", [["--cluster", "auto"],
+                                 ["--cluster", "horizontal", "-D", "pegasus.clusters.size=auto"]])
+def test_automatic_clustering_under_a_grid_overhead_prints_and_records_its_choice(
+        tmp_path: Path, env: dict[str, str], how: list[str]) -> None:
+    fan_trace(tmp_path)
+    done = sheaf("plan", "fan.json", "--dir", "runs", *how, "--overhead", "60", "--slots", "4",
+                 cwd=tmp_path, env=env)
+    assert done.returncode == 0, done.stderr
+    assert "auto clusters: level 1 sleep on condorpool: 40 tasks -> 4 jobs" in done.stdout
+    assert "predicted makespan:" in done.stdout and "unclustered (4 slots" in done.stdout
+    directory = Path(done.stdout.split("submit directory: ")[1].splitlines()[0])
+    plan = json.loads((directory / "plan.json").read_text())
+    auto = plan["autocluster"]
+    assert auto["groups"][0]["jobs"] == 4 and auto["slots"] == 4
+    # one wave of four 10-task jobs, then the merge; each job pays its 60 s
+    assert auto["predicted_makespan_s"] == pytest.approx(60 + 10 + 60 + 1, rel=0.05)
+    assert auto["unclustered_makespan_s"] == pytest.approx(10 * 61 + 61, rel=0.05)
+    assert sum(job["type"] == "cluster" for job in plan["jobs"]) == 4
+
+
+def test_a_users_cluster_size_wins_over_auto(tmp_path: Path, env: dict[str, str]) -> None:
+    fan_trace(tmp_path)
+    done = sheaf("plan", "fan.json", "--dir", "runs", "--cluster", "auto", "-D", "pegasus.clusters.size=8",
+                 "--overhead", "60", "--slots", "4", cwd=tmp_path, env=env)
+    assert done.returncode == 0, done.stderr
+    directory = Path(done.stdout.split("submit directory: ")[1].splitlines()[0])
+    plan = json.loads((directory / "plan.json").read_text())
+    assert [len(job["tasks"]) for job in plan["jobs"] if job["type"] == "cluster"] == [8] * 5
+    assert "autocluster" not in plan

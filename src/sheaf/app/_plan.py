@@ -27,6 +27,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 
 from sheaf.app import _braindump
+from sheaf.app._autocluster import auto_model, auto_record
 from sheaf.app._pegasus_config import config_variables
 from sheaf.app._plan_request import (
     PlanRequest,
@@ -126,10 +127,22 @@ def plan(request: PlanRequest, *, on_warning: Callable[[str], None] | None = Non
                        cleanup=staging.cleanup or "inplace", force=request.force,
                        rc_file=inputs.paths.get("rc"), cwd=os.getcwd(),
                        input_dir=os.pathsep.join(inputs_dirs) or None)
+    clustering = split_commas(request.clustering)
+    auto = auto_model(request.backend, request.slots, request.overhead, request.overheads_file,
+                      where.parent(inputs.workflow.name)) if _automatic(clustering) else None
     exec_wf = plan_workflow(inputs.workflow, tc=inputs.tc, sc=inputs.sc, rc=inputs.rc,
                             properties=inputs.properties, sites=split_commas(request.sites) or None,
-                            output_sites=staging.output_sites, clustering=split_commas(request.clustering),
-                            data=data)
+                            output_sites=staging.output_sites, clustering=clustering, data=data, auto=auto)
+    if auto is not None and exec_wf.autocluster:
+        chosen, single = auto_record(exec_wf, auto)
+        if chosen > single:
+            exec_wf = plan_workflow(inputs.workflow, tc=inputs.tc, sc=inputs.sc, rc=inputs.rc,
+                                    properties=inputs.properties, sites=split_commas(request.sites) or None,
+                                    output_sites=staging.output_sites,
+                                    clustering=tuple(t for t in clustering if t.lower() != "auto"), data=data)
+            exec_wf.warnings.append(f"automatic clustering: the clustered plan is predicted to take "
+                                    f"{chosen:.1f} s and the unclustered one {single:.1f} s: planned "
+                                    "without it")
     record = {**staging.record(), "input_dirs": list(inputs_dirs), "force": request.force,
               "force_replan": request.force_replan, "basename": request.basename}
     context = PlanContext(os.getcwd(), {key: os.path.abspath(value) for key in ("tc", "sc", "rc")
@@ -161,6 +174,12 @@ def plan(request: PlanRequest, *, on_warning: Callable[[str], None] | None = Non
                       files=files, braindump=dump,
                       warnings=(*warnings, *exec_wf.warnings, *files.warnings), notes=tuple(exec_wf.notes),
                       plan_seconds=planned - started, write_seconds=written - planned)
+
+
+def _automatic(clustering: tuple[str, ...]) -> bool:
+    """Whether the plan may cluster automatically: ``--cluster auto``, or horizontal clustering, whose
+    groups with a clusters.* profile of ``auto`` are cut automatically."""
+    return any(t.lower() in ("auto", "horizontal") for t in clustering)
 
 
 def _both(warnings: list[str], on_warning: Callable[[str], None] | None) -> Callable[[str], None]:

@@ -28,8 +28,9 @@ class PlanRequest:
     name), ``clustering`` techniques in order, properties (``conf``, ``defines`` as ``key=value``),
     the catalogs (``tc``, ``sc``, ``rc``), ``input_dirs``, ``force`` (no data reuse), the sub-workflow
     inputs, ``group_size`` (cut into group DAGs matched to grid sites), ``transformations_dir`` (each
-    file a stageable transformation on site ``local``), and ``argv``: the command line recorded in the
-    braindump."""
+    file a stageable transformation on site ``local``), ``argv``: the command line recorded in the
+    braindump, and what automatic clustering (``clustering`` ``auto``) optimises under: the
+    ``backend``'s overheads (``overhead`` seconds flat, ``overheads_file``), ``slots`` per site."""
 
     workflow: str | None = None
     dax: str | None = None
@@ -62,6 +63,10 @@ class PlanRequest:
     jvm_options: tuple[str, ...] = ()
     transformations_dir: str | None = None
     argv: tuple[str, ...] = ()
+    backend: str = "local"
+    slots: int | None = None
+    overhead: float | None = None
+    overheads_file: str | None = None
 
 
 def split_commas(values: Sequence[str]) -> tuple[str, ...]:

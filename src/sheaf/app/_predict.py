@@ -16,7 +16,7 @@ Where each task's runtime comes from, first found wins
     by job type, else its overheads alone.  The result names each transformation's source.
 
 The platform is ``slots`` CPUs on every site (default: this machine's CPUs) under the overhead
-model of ``backend``: the defaults, then the model saved by calibration (``overheads_path()``),
+model of ``backend``: the defaults, then the model saved by calibration (:func:`overheads_path`),
 then ``overheads_file``, then what ``calibrate`` fits (and saves), then ``overhead`` seconds flat.
 """
 
@@ -31,7 +31,7 @@ import os
 import statistics
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import msgspec
@@ -39,7 +39,7 @@ import msgspec
 from sheaf.condor import Dag, parse_dag
 from sheaf.engine import find_dag
 from sheaf.errors import StorageError, UsageError
-from sheaf.monitor import run_timings, task_history
+from sheaf.monitor import JobTiming, RunTimings, master_db_path, run_timings, task_history
 from sheaf.predict import (
     BACKENDS,
     OverheadModel,
@@ -108,12 +108,12 @@ class _Plan(msgspec.Struct):
 
 def overheads_path() -> str:
     """Where calibration saves the model and prediction finds it: ``$SHEAF_OVERHEADS``, else
-    ``$XDG_CONFIG_HOME/sheaf/overheads.json`` (``~/.config``)."""
+    ``overheads.json`` beside the master database of runs (``$SHEAF_HOME``, else
+    ``$XDG_STATE_HOME/sheaf``, else ``~/.sheaf``)."""
     explicit = os.environ.get("SHEAF_OVERHEADS")
     if explicit:
         return explicit
-    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
-    return os.path.join(base, "sheaf", "overheads.json")
+    return os.path.join(os.path.dirname(master_db_path()), "overheads.json")
 
 
 def load_model(options: PredictOptions) -> OverheadModel:
@@ -167,13 +167,29 @@ def calibrate(directories: Sequence[str], backend: str, *, base: OverheadModel |
         raise UsageError(f"--backend: unknown backend {backend!r} (one of {', '.join(BACKENDS)})")
     model = base if base is not None else load_model(PredictOptions(backend=backend))
     runs = [run_timings(directory) for directory in directories]
-    slots = max(run.peak_running() for run in runs)
     source = f"calibrated from {len(runs)} run{'s' if len(runs) > 1 else ''}"
-    jobs = [job for run in runs for job in run.jobs]
-    fitted = fit_overheads(jobs, model.for_site(None, backend), slots, source)
+    jobs = [job for run in runs for job in _nominal(run)]
+    fitted = fit_overheads(jobs, model.for_site(None, backend), source)
     if save:
         _save(backend, fitted.to_json())
     return OverheadModel({**model.backends, backend: fitted}, model.sites)
+
+
+def _nominal(run: RunTimings) -> list[JobTiming]:
+    """The run's jobs with their tasks' seconds as prediction will see them: the runtimes plan.json
+    gives (a trace's, a profile's) where it gives every task's, else what the tasks measured -- so
+    that what a task costs beyond its nominal runtime (starting its process, a slower machine) is
+    fitted into the per-task overhead the prediction adds to nominal runtimes."""
+    plan = _plan_jobs(run.directory)
+    out = []
+    for job in run.jobs:
+        record = plan.get(job.job)
+        runtimes = record.runtimes if record is not None and isinstance(record.runtimes, list) else None
+        if runtimes and len(runtimes) == job.tasks and all(isinstance(v, int | float) for v in runtimes):
+            out.append(replace(job, task_seconds=float(sum(runtimes))))
+        else:
+            out.append(job)
+    return out
 
 
 def _save(backend: str, block: dict[str, Any]) -> None:

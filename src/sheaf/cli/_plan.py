@@ -24,7 +24,9 @@ from sheaf.app import PlanRequest, PlanResult
 from sheaf.cli import _exit, _pegasus_text
 from sheaf.cli._plan_args import PegasusCommand, refuse
 from sheaf.codegen import PlanFiles
+from sheaf.monitor import format_seconds
 from sheaf.planner import ExecutableWorkflow
+from sheaf.predict import BACKENDS
 
 
 def _version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
@@ -55,7 +57,16 @@ def _refused(*names: str) -> click.Option:
 @click.option("-r", "--randomdir", is_flag=False, flag_value="", default=None, metavar="[=NAME]",
               help="Jobs run in NAME (default <workflow>-0-<uuid>) under each site's shared scratch.")
 @click.option("-C", "--cluster", multiple=True, metavar="T1,T2",
-              help="Clustering techniques in order: horizontal, label, whole.")
+              help="Clustering techniques in order: horizontal, label, whole, auto (chosen by the predicted "
+                   "makespan under --backend's overheads).")
+@click.option("--backend", type=click.Choice(BACKENDS), default="local", show_default=True,
+              help="--cluster auto: whose overheads the jobs pay.")
+@click.option("--slots", type=click.IntRange(min=1),
+              help="--cluster auto: CPUs per site (default: this machine's).")
+@click.option("--overhead", type=click.FloatRange(min=0), metavar="SECONDS",
+              help="--cluster auto: a mean per-job overhead of SECONDS on every site.")
+@click.option("--overheads", "overheads_file", type=click.Path(dir_okay=False), metavar="FILE",
+              help="--cluster auto: an overhead model file (as sheaf predict's).")
 @click.option("-c", "--conf", type=click.Path(dir_okay=False),
               help="Properties file (over ./pegasus.properties).")
 @click.option("-D", "defines", multiple=True, metavar="KEY=VALUE", help="Set a property (over --conf).")
@@ -106,12 +117,14 @@ def _plan_command(*, workflow: str | None, dax: str | None, directory: str | Non
                   reuse: tuple[str, ...], submit: bool, as_json: bool, verbose: int, quiet: int,
                   jvm_options: tuple[str, ...], deferred: bool, caches: tuple[str, ...],
                   inherited_rc: tuple[str, ...], output_map: str | None,
-                  group_size: int | None, as_pegasus: bool, transformations_dir: str | None) -> None:
+                  group_size: int | None, as_pegasus: bool, transformations_dir: str | None, backend: str,
+                  slots: int | None, overhead: float | None, overheads_file: str | None) -> None:
     request = PlanRequest(workflow, dax, directory, relative_dir, relative_submit_dir, basename, sites,
                           output_sites, output_dir, staging_site, cleanup, nocleanup, randomdir, cluster,
                           conf, defines, tc, sc, rc, input_dir, force, force_replan, reuse, deferred, caches,
                           inherited_rc, output_map, group_size, jvm_options, transformations_dir,
-                          tuple(sys.argv[1:]))
+                          tuple(sys.argv[1:]), backend=backend, slots=slots, overhead=overhead,
+                          overheads_file=overheads_file)
     told: list[str] = []
 
     def warn(text: str) -> None:
@@ -180,7 +193,26 @@ def _rows(result: PlanResult, exec_wf: ExecutableWorkflow, files: PlanFiles) -> 
         ("directory", files.directory),
         ("dag", os.path.basename(files.dag)),
         ("time", f"load+plan {result.plan_seconds:.2f}s, write {result.write_seconds:.2f}s"),
+        *_auto_rows(exec_wf),
     ]
+
+
+def _group_text(group: Mapping[str, object]) -> str:
+    return (f"level {group['level']} {group['transformation']} on {group['site']}: {group['tasks']} tasks "
+            f"-> {group['jobs']} jobs")
+
+
+def _auto_rows(exec_wf: ExecutableWorkflow) -> list[tuple[str, str]]:
+    """What automatic clustering chose, and the predicted makespans clustered and not."""
+    auto = exec_wf.autocluster
+    if "predicted_makespan_s" not in auto:
+        return []
+    rows = [("auto clusters", _group_text(g)) for g in auto.get("groups", ())]
+    said = (f"{format_seconds(auto['predicted_makespan_s'])} against "
+            f"{format_seconds(auto['unclustered_makespan_s'])} unclustered "
+            f"({auto['slots']} slots, {auto['backend']} overheads)")
+    rows.append(("predicted makespan", said))
+    return rows
 
 
 def _site_rows(exec_wf: ExecutableWorkflow) -> list[tuple[str, int, int, int]]:

@@ -13,7 +13,8 @@ the others).  ``hooks``, at the top and on a job whose tasks have any: the shell
 (``{"when": start|on_error|on_success|at_end|all, "cmd": ...}``, the conditions of Pegasus's
 notifications file), which ``sheaf.monitor`` runs while the DAG does.  ``runtimes``, on a job whose
 tasks have a pegasus ``runtime`` profile: each task's, in ``tasks``' order (``null`` for a task without
-one), what ``sheaf predict`` reads.
+one), what ``sheaf predict`` reads.  ``autocluster``, in a plan clustered automatically only: what was
+chosen per group and the predicted makespans (docs/planning.md).
 
 Encoded with msgspec from slotted structs: 10^6 jobs take about a second.
 """
@@ -115,7 +116,11 @@ def contract_profiles(profiles: Mapping[str, Mapping[str, str]]) -> dict[str, di
 def encode_plan(workflow: str, records: list[PlanJobRecord], jobs: Sequence[ExecJob],
                 edges: Sequence[tuple[int, int]], sites: Sequence[str], output_sites: Sequence[str],
                 clustering: Sequence[str], options: Mapping[str, object] | None = None,
-                hooks: list[dict[str, str]] | None = None) -> bytes:
+                hooks: list[dict[str, str]] | None = None,
+                autocluster: Mapping[str, Any] | None = None) -> bytes:
     record = PlanRecord(FORMAT, workflow, records, [(jobs[p].id, jobs[c].id) for p, c in edges],
                         list(sites), list(output_sites), list(clustering), dict(options or {}), hooks or [])
-    return msgspec.json.encode(record) + b"\n"
+    text = msgspec.json.encode(record)
+    if autocluster:  # only a plan that clustered automatically has the key
+        text = text[:-1] + b',"autocluster":' + msgspec.json.encode(autocluster) + b"}"
+    return text + b"\n"

@@ -390,7 +390,8 @@ class _Writer:
         if self.subwf is not None:  # for condor_submit_dag -dagman, which passes it down to every sub-DAG
             self.options["condor_dagman"] = condor_dagman(self.context.transformations, os.environ)
         self.put("plan.json", encode_plan(wf.name, out.records, jobs, edges, wf.sites, wf.output_sites,
-                                          wf.clustering, self.options, hook_records(wf.workflow.hooks)))
+                                          wf.clustering, self.options, hook_records(wf.workflow.hooks),
+                                          wf.autocluster))
         final = self.layout.final_dir
         return PlanFiles(final, os.path.join(final, self.layout.dag), os.path.join(final, self.layout.config),
                          os.path.join(final, "plan.json"), tuple(out.submits), out.types, len(edges),

@@ -162,6 +162,14 @@ NUMBER_KEYS: Mapping[tuple[str, str], float] = {
     ("globus", "maxwalltime"): 0.0,
 }
 
+#: Keys that may also be ``auto``: the planner chooses the value (``--cluster auto``'s rule).
+AUTO_KEYS = frozenset({("pegasus", "clusters.size"), ("pegasus", "clusters.maxruntime")})
+
+
+def is_auto(raw: object) -> bool:
+    return isinstance(raw, str) and raw.strip().lower() == "auto"
+
+
 _NAMESPACE_ALIASES = {"hints": "selector"}
 
 
@@ -330,6 +338,8 @@ def check_profile_values(profiles: Mapping[str, Mapping[str, str]], subject: str
     """Validate the values of the numeric keys sheaf uses; raise on the first malformed one."""
     for ns, entries in profiles.items():
         for key, raw in entries.items():
+            if (ns, key) in AUTO_KEYS and is_auto(raw):
+                continue
             if (ns, key) in INT_KEYS:
                 parse_int(raw, ns, key, subject)
             elif (ns, key) in NUMBER_KEYS:

@@ -21,6 +21,7 @@ class PassContext:
     resolver: AggregatorResolver
     notes: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    auto_choices: list[dict[str, object]] = field(default_factory=list)  # what automatic clustering chose
 
     def aggregator_for(self, members: list[int], site: str,
                        cluster: str) -> tuple[str, AggregatorTool | None]:

@@ -18,6 +18,18 @@ Cutting a group (``_bins``)
     - a group of one job is never clustered; a chunk of one runs as the plain job unless
       ``pegasus.clusterer.allow.single`` is true.
 
+Automatic clustering (``--cluster auto``, or ``clusters.size``/``clusters.maxruntime`` = ``auto``)
+    A group whose members set no ``clusters.*`` value under ``--cluster auto`` -- or set one to
+    ``auto`` -- is cut into the number of jobs that :func:`sheaf.predict.best_count` says finishes
+    soonest under the site's overheads (``Options.auto``), balanced by runtime (longest first onto
+    the least loaded job).  The group is given the share of the site's slots that its runtime is of
+    its level's (groups of one level run side by side).  A wall-time limit (the members'
+    ``maxwalltime`` profile, in minutes, else the model's) bounds every job: at least
+    ``ceil(runtime / limit)`` jobs, and first-fit bins of at most the limit when balancing overshoots
+    (a task longer than the limit runs alone).  A member's runtime is its ``runtime`` profile, else
+    the model's estimate for its transformation; a group with a member of neither is left
+    unclustered, with a warning naming it.  A ``clusters.*`` value the user set wins.
+
 The group's ``clusters.*`` values come from each member's effective profiles; members that
 disagree are a ``PlanningError`` naming two of them.  A group whose site has no executable for
 its aggregator is left unclustered (the resolver warns once per site).
@@ -25,15 +37,17 @@ its aggregator is left unclustered (the resolver warns once per site).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from sheaf.errors import PlanningError
-from sheaf.model import profile_float, profile_int
+from sheaf.model import is_auto, profile_float, profile_int
 from sheaf.planner import _bins
 from sheaf.planner._context import PassContext
 from sheaf.planner._jobs import TKey
 from sheaf.planner._naming import horizontal_id
 from sheaf.planner._units import Cluster, Units
+from sheaf.predict import best_count, group_makespan
 
 GroupKey = tuple[int, str, TKey]
 
@@ -43,17 +57,32 @@ class _Params:
     size: int | None
     num: int | None
     maxruntime: float | None
+    auto: bool = False
+
+    @property
+    def unset(self) -> bool:
+        return self.size is None and self.num is None and self.maxruntime is None
 
 
-def horizontal(units: Units, ctx: PassContext) -> None:
+def auto_horizontal(units: Units, ctx: PassContext) -> None:
+    """``--cluster auto``: horizontal clustering, each group cut as the model says (module docstring)."""
+    horizontal(units, ctx, auto=True)
+
+
+def horizontal(units: Units, ctx: PassContext, auto: bool = False) -> None:
     """Apply horizontal (or runtime) clustering to ``units`` (module docstring)."""
     groups = _groups(units, ctx)
     counters: dict[int, int] = {}
+    shares = _AutoShares(groups, ctx)
     for key in sorted(groups, key=lambda k: (k[0], groups[k][0])):
         members = groups[key]
         if len(members) < 2:
             continue
-        technique, bins, how = _cut(members, key, ctx)
+        params = _params(members, key, ctx)
+        if params.auto or (auto and params.unset):
+            technique, bins, how = _auto_cut(members, key, ctx, shares)
+        else:
+            technique, bins, how = _cut(members, key, params, ctx)
         made = 0
         for b in bins:
             if len(b) == 1 and not ctx.options.allow_single:
@@ -99,9 +128,9 @@ def _groups(units: Units, ctx: PassContext) -> dict[GroupKey, list[int]]:
     return groups
 
 
-def _cut(members: list[int], key: GroupKey, ctx: PassContext) -> tuple[str, list[list[int]], str]:
+def _cut(members: list[int], key: GroupKey, params: _Params,
+         ctx: PassContext) -> tuple[str, list[list[int]], str]:
     """(technique, bins over member positions, how it was cut) for one group."""
-    params = _params(members, key, ctx)
     if ctx.options.runtime:
         if params.maxruntime is not None or params.num is not None:
             return _by_runtime(members, params, ctx)
@@ -150,9 +179,14 @@ def _params(members: list[int], key: GroupKey, ctx: PassContext) -> _Params:
             continue
         seen.add(id(profiles))
         subject = f"job '{table.jobs[j].id}'"
-        params = _Params(profile_int(profiles, "pegasus", "clusters.size", subject=subject),
-                         profile_int(profiles, "pegasus", "clusters.num", subject=subject),
-                         profile_float(profiles, "pegasus", "clusters.maxruntime", subject=subject))
+        pegasus = profiles.get("pegasus", {})
+        auto = is_auto(pegasus.get("clusters.size")) or is_auto(pegasus.get("clusters.maxruntime"))
+        size = None if is_auto(pegasus.get("clusters.size")) else \
+            profile_int(profiles, "pegasus", "clusters.size", subject=subject)
+        maxruntime = None if is_auto(pegasus.get("clusters.maxruntime")) else \
+            profile_float(profiles, "pegasus", "clusters.maxruntime", subject=subject)
+        num = profile_int(profiles, "pegasus", "clusters.num", subject=subject)
+        params = _Params(size, num, maxruntime, auto)
         if first is None:
             first = (j, params)
         elif params != first[1]:
@@ -162,7 +196,8 @@ def _params(members: list[int], key: GroupKey, ctx: PassContext) -> _Params:
 
 
 def _disagree(a: tuple[int, _Params], b: tuple[int, _Params], key: GroupKey, ctx: PassContext) -> None:
-    names = {"size": "clusters.size", "num": "clusters.num", "maxruntime": "clusters.maxruntime"}
+    names = {"size": "clusters.size", "num": "clusters.num", "maxruntime": "clusters.maxruntime",
+             "auto": "clusters.* = auto"}
     field_name = next(f for f in names if getattr(a[1], f) != getattr(b[1], f))
     ida, idb = ctx.table.jobs[a[0]].id, ctx.table.jobs[b[0]].id
     raise PlanningError(
@@ -171,3 +206,81 @@ def _disagree(a: tuple[int, _Params], b: tuple[int, _Params], key: GroupKey, ctx
         f"{getattr(a[1], field_name)} and {getattr(b[1], field_name)}",
         rule="jobs of one horizontal group agree on clusters.size, clusters.num and clusters.maxruntime",
         value=idb)
+
+
+class _AutoShares:
+    """Each group's share of its site's slots under automatic clustering: its runtime's share of its
+    level's on that site (groups of one level run side by side), computed once per pass."""
+
+    def __init__(self, groups: dict[GroupKey, list[int]], ctx: PassContext) -> None:
+        self._groups, self._ctx = groups, ctx
+        self._totals: dict[tuple[int, str], float] | None = None
+
+    def runtime(self, j: int) -> float | None:
+        """A member's runtime: its profile, else the model's estimate for its transformation."""
+        table = self._ctx.table
+        value = profile_float(table.profiles[j], "pegasus", "runtime", subject=f"job '{table.jobs[j].id}'")
+        return value if value is not None else self._ctx.options.auto.estimates.get(table.fqns[j])
+
+    def slots(self, key: GroupKey, total: float) -> int:
+        if self._totals is None:
+            self._totals = {}
+            for (level, site, _), members in self._groups.items():
+                known = [self.runtime(j) for j in members]
+                work = sum(v or 0.0 for v in known)
+                self._totals[(level, site)] = self._totals.get((level, site), 0.0) + work
+        whole = self._totals.get((key[0], key[1]), 0.0)
+        slots = self._ctx.options.auto.slots
+        return max(1, round(slots * total / whole)) if whole > 0 else slots
+
+
+def _auto_cut(members: list[int], key: GroupKey, ctx: PassContext,
+              shares: _AutoShares) -> tuple[str, list[list[int]], str]:
+    """Automatic clustering of one group (module docstring)."""
+    runtimes = [shares.runtime(j) for j in members]
+    known = [value for value in runtimes if value is not None]
+    fqn = ctx.table.fqns[members[0]]
+    if len(known) < len(runtimes):
+        missing = ctx.table.jobs[members[runtimes.index(None)]].id
+        ctx.warnings.append(f"automatic clustering: job '{missing}' ({fqn}) has no runtime profile and no "
+                            f"earlier run gives one; its group at level {key[0]} on site {key[1]} is not "
+                            "clustered")
+        return "horizontal", _bins.by_size(len(members), 1), "auto: a member's runtime is unknown (size 1)"
+    model = ctx.options.auto
+    overheads = model.overheads(key[1])
+    total = sum(known)
+    slots = shares.slots(key, total)
+    limit = _walltime(members[0], ctx)
+    fewest = math.ceil(total / limit) if limit else 1
+
+    def cut(count: int) -> list[list[int]]:
+        bins = _bins.longest_processing_time(known, count)
+        if limit and any(sum(known[i] for i in b) > limit for b in bins):
+            fitted, alone = _bins.first_fit_decreasing(known, limit)
+            bins = fitted + [[i] for i in alone]
+        return bins
+
+    # longest first: the order the jobs are costed in, and the order they are written and submitted in
+    bins = sorted(cut(best_count(known, overheads, slots, fewest=fewest, cut=cut)),
+                  key=lambda b: -sum(known[i] for i in b))
+    loads = [sum(known[i] for i in b) for b in bins]
+    clustered = group_makespan(loads, [len(b) for b in bins], overheads, slots)
+    single = group_makespan(sorted(known, reverse=True), [1] * len(known), overheads, slots)
+    ctx.auto_choices.append({"level": key[0], "site": key[1], "transformation": fqn, "tasks": len(members),
+                             "jobs": len(bins), "slots": slots, "predicted_s": clustered,
+                             "unclustered_s": single, "walltime_s": limit})
+    return "horizontal", bins, (f"auto: {len(bins)} jobs on {slots} slots, predicted {clustered:.1f} s "
+                                f"against {single:.1f} s unclustered")
+
+
+def _walltime(j: int, ctx: PassContext) -> float | None:
+    """The wall-time limit of a member's job in seconds: its ``maxwalltime`` profile (minutes; globus
+    over pegasus), else the model's."""
+    profiles, subject = ctx.table.profiles[j], f"job '{ctx.table.jobs[j].id}'"
+    minutes = profile_float(profiles, "globus", "maxwalltime", subject=subject)
+    if minutes is None:
+        minutes = profile_float(profiles, "pegasus", "maxwalltime", subject=subject)
+    if minutes:
+        return minutes * 60.0
+    return ctx.options.auto.walltime
+

@@ -25,12 +25,13 @@ generator is a ``PlanningError``.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from sheaf.errors import PlanningError
 from sheaf.model import Properties
+from sheaf.predict import AutoModel
 
-TECHNIQUES = ("horizontal", "label", "whole")
+TECHNIQUES = ("horizontal", "label", "whole", "auto")
 AGGREGATORS = ("seqexec", "mpiexec", "decaf")
 
 
@@ -46,6 +47,7 @@ class Options:
     seed: int = 0
     embedded_sites: frozenset[str] | None = None
     submit_host_only: bool = False  # pegasus.code.generator = Shell: every job on site local
+    auto: AutoModel = field(default_factory=AutoModel)  # what --cluster auto and clusters.* = auto optimise
 
 
 def read_options(properties: Properties, clustering: Sequence[str], seed: int | None) -> Options:
@@ -94,7 +96,8 @@ def parse_techniques(clustering: Sequence[str]) -> tuple[str, ...]:
                 continue
             if name not in TECHNIQUES:
                 raise PlanningError("unknown clustering technique",
-                                    rule="--cluster takes horizontal, label or whole", value=part.strip())
+                                    rule="--cluster takes horizontal, label, whole or auto",
+                                    value=part.strip())
             found.append(name)
     return tuple(found)
 

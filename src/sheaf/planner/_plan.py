@@ -105,6 +105,10 @@ class ExecutableWorkflow:
     notes: list[str] = field(default_factory=list)      # what -v prints (merged-profile notes, ...)
     warnings: list[str] = field(default_factory=list)   # printed always
     metadata: Mapping[str, str] = field(default_factory=dict)
+    #: automatic clustering's record, plan.json's ``autocluster``: ``groups``, what it chose per group
+    #: (level, site, transformation, tasks, jobs, slots, the group's predicted seconds clustered and
+    #: not); ``sheaf.app`` adds the whole plan's predicted makespan clustered and unclustered
+    autocluster: dict[str, Any] = field(default_factory=dict)
     # Inputs of the first data-staging slice (codegen's stage-in jobs): ``--input-dir`` and the
     # merged catalogs (workflow-inline entries plus the standalone files).  None when not given.
     input_dir: str | None = None

@@ -48,7 +48,7 @@ from sheaf.model import (
 from sheaf.planner._aggregate import AggregatorResolver, combine
 from sheaf.planner._context import PassContext
 from sheaf.planner._data import plan_data
-from sheaf.planner._horizontal import horizontal
+from sheaf.planner._horizontal import auto_horizontal, horizontal
 from sheaf.planner._jobs import JobTable, resolve_jobs
 from sheaf.planner._label import label, whole
 from sheaf.planner._naming import safe, unique
@@ -57,8 +57,9 @@ from sheaf.planner._plan import DataOptions, ExecJob, ExecutableWorkflow, Task
 from sheaf.planner._reuse import reduce_workflow
 from sheaf.planner._sites import make_selector, selected_sites
 from sheaf.planner._units import Cluster, Units, contract
+from sheaf.predict import AutoModel
 
-_PASSES = {"horizontal": horizontal, "label": label, "whole": whole}
+_PASSES = {"horizontal": horizontal, "label": label, "whole": whole, "auto": auto_horizontal}
 
 
 def plan(
@@ -73,10 +74,13 @@ def plan(
     clustering: Sequence[str] = (),
     seed: int | None = None,
     data: DataOptions | None = None,
+    auto: AutoModel | None = None,
 ) -> ExecutableWorkflow:
     """The executable workflow of ``workflow`` (module docstring); no file system access but the data
     pass's ``--input-dir`` test.  ``data``: the data-staging options; the data jobs are added here when
-    ``data.submit_dir`` names the submit directory, else by ``write_plan`` once it has chosen it."""
+    ``data.submit_dir`` names the submit directory, else by ``write_plan`` once it has chosen it.
+    ``auto``: the platform and overheads ``--cluster auto`` optimises under (default: this package's
+    local defaults on one slot)."""
     data = data or DataOptions()
     with gc_paused():  # planning builds millions of small acyclic objects
         pruned: list[str] = []
@@ -84,7 +88,8 @@ def plan(
         if not data.force:
             known = rc.merged_with(workflow.replica_catalog) if rc is not None else workflow.replica_catalog
             workflow, pruned, reused = reduce_workflow(workflow, known)
-        result = _plan(workflow, tc, sc, rc, properties, sites, output_sites, clustering, seed)
+        result = _plan(workflow, tc, sc, rc, properties, sites, output_sites, clustering, seed,
+                       auto or AutoModel())
         result.reused_outputs = reused
         if pruned:
             shown = ", ".join(pruned[:10]) + (f" and {len(pruned) - 10} more" if len(pruned) > 10 else "")
@@ -99,13 +104,15 @@ def plan(
 
 def _plan(workflow: Workflow, tc: TransformationCatalog | None, sc: SiteCatalog | None,
           rc: ReplicaCatalog | None, properties: Properties, sites: Sequence[str] | None,
-          output_sites: Sequence[str], clustering: Sequence[str], seed: int | None) -> ExecutableWorkflow:
+          output_sites: Sequence[str], clustering: Sequence[str], seed: int | None,
+          auto: AutoModel) -> ExecutableWorkflow:
     tc = (tc.merged_with(workflow.transformation_catalog) if tc is not None
           else workflow.transformation_catalog)
     sc = sc.merged_with(workflow.site_catalog) if sc is not None else workflow.site_catalog
     rc = rc.merged_with(workflow.replica_catalog) if rc is not None else workflow.replica_catalog
     warnings: list[str] = []
     options = code_generator(properties, read_options(properties, clustering, seed), warnings)
+    options = replace(options, auto=auto)
     mapped = mapped_aggregator_note(properties.get_str("pegasus.clusterer.job.aggregator") or "",
                                     "pegasus.clusterer.job.aggregator")
     if mapped is not None:
@@ -139,7 +146,8 @@ def _plan(workflow: Workflow, tc: TransformationCatalog | None, sc: SiteCatalog 
                                 output_sites=tuple(output_sites), clustering=options.techniques,
                                 notes=ctx.notes, warnings=ctx.warnings, site_catalog=sc, replica_catalog=rc,
                                 stageable=table.staged, containers=table.containers,
-                                transformation_hooks=_transformation_hooks(table, tc))
+                                transformation_hooks=_transformation_hooks(table, tc),
+                                autocluster={"groups": ctx.auto_choices} if ctx.auto_choices else {})
     _assemble(result, units, ctx)
     return result
 

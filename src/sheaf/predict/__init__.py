@@ -2,9 +2,10 @@
 
 A discrete-event simulation (``simulate``) replays the engine's scheduling policy over a platform's
 slots under an overhead model (``OverheadModel``: per backend or site, each delay a distribution);
-``choose_clustering`` picks, per group of jobs, the clustering that the model says finishes
-soonest.  The package imports only ``sheaf.model``: the planner uses it to cluster automatically,
-the application layer to predict a submit directory and to calibrate the model from earlier runs.
+``best_count`` picks how many jobs a group of independent tasks should run as, the choice the
+planner's ``--cluster auto`` makes.  The package imports only ``sheaf.model``: the planner uses it
+to cluster automatically, the application layer to predict a submit directory and to calibrate the
+model from earlier runs.
 
     from sheaf.predict import OverheadModel, Platform, SimJob, SimWorkflow, simulate
     wf = SimWorkflow([SimJob("a", runtimes=(10.0,)), SimJob("b", level=1, runtimes=(5.0,))], [(0, 1)])
@@ -13,6 +14,7 @@ the application layer to predict a submit directory and to calibrate the model f
 
 from __future__ import annotations
 
+from sheaf.predict._autocluster import AutoModel, best_count, group_makespan
 from sheaf.predict._fit import Timing, fit_overheads
 from sheaf.predict._overheads import (
     BACKENDS,
@@ -27,7 +29,7 @@ from sheaf.predict._overheads import (
 from sheaf.predict._simulate import LevelFigures, Platform, Prediction, SimJob, SimWorkflow, simulate
 
 __all__ = [
-    "BACKENDS", "COMPONENTS", "DEFAULTS", "Dist", "LevelFigures", "OverheadModel", "OverheadModelError",
-    "Overheads", "Platform", "Prediction", "SimJob", "SimWorkflow", "Timing", "fit_overheads",
-    "flat_overheads", "simulate",
+    "BACKENDS", "COMPONENTS", "DEFAULTS", "AutoModel", "Dist", "LevelFigures", "OverheadModel",
+    "OverheadModelError", "Overheads", "Platform", "Prediction", "SimJob", "SimWorkflow", "Timing",
+    "best_count", "fit_overheads", "flat_overheads", "group_makespan", "simulate",
 ]

@@ -4,8 +4,8 @@ Each observation is one successful job attempt: when its node became ready, was 
 ended and was done, its task count and the seconds its tasks ran.  Per component:
 
 - ``engine``: submitted - ready;
-- ``submit``: started - submitted, over the attempts submitted while a slot was free (a wait for a
-  slot is the simulation's, not the model's);
+- ``submit``: started - submitted, or - when a slot freed after the submission - started minus the
+  last end before it (a wait for a slot is the simulation's, not the model's);
 - ``launch`` and ``task``: the slot time beyond the tasks, ``ended - started - task_seconds``, fitted
   as ``launch + task * tasks`` by least squares over the jobs that ran tasks (with one task count
   only, ``task`` keeps the base model's value);
@@ -58,11 +58,16 @@ def _dist(values: Sequence[float]) -> Dist | None:
     return Dist(mean, math.sqrt(var) / mean)
 
 
-def _free_at_submit(timings: Sequence[Timing], slots: int) -> list[Timing]:
-    starts = sorted(t.started for t in timings)
+def _latencies(timings: Sequence[Timing]) -> list[float]:
+    """Each attempt's wait that was not for a slot: from its submission, or from the last end before it
+    started (the slot it took freed then) when that came later."""
     ends = sorted(t.ended for t in timings)
-    return [t for t in timings
-            if bisect.bisect_right(starts, t.submitted) - bisect.bisect_right(ends, t.submitted) < slots]
+    out = []
+    for t in timings:
+        freed = bisect.bisect_left(ends, t.started)
+        last = ends[freed - 1] if freed else t.submitted
+        out.append(t.started - max(t.submitted, last))
+    return out
 
 
 def _launch_task(timings: Sequence[Timing], base: Overheads) -> tuple[Dist | None, Dist | None]:
@@ -83,13 +88,13 @@ def _launch_task(timings: Sequence[Timing], base: Overheads) -> tuple[Dist | Non
     return launch, (Dist(slope, per_task.cv) if per_task is not None else Dist(slope))
 
 
-def fit_overheads(timings: Sequence[Timing], base: Overheads, slots: int, source: str) -> Overheads:
+def fit_overheads(timings: Sequence[Timing], base: Overheads, source: str) -> Overheads:
     """``base`` with every component the observations determine fitted from them (module docstring)."""
     if not timings:
         return base
     changes: dict[str, Any] = {}
     for name, values in (("engine", [t.submitted - t.ready for t in timings]),
-                         ("submit", [t.started - t.submitted for t in _free_at_submit(timings, slots)]),
+                         ("submit", _latencies(timings)),
                          ("post", [t.done - t.ended for t in timings])):
         fitted = _dist(values)
         if fitted is not None:

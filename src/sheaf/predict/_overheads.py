@@ -98,11 +98,12 @@ DEFAULTS: dict[str, Overheads] = {
 
 
 def flat_overheads(seconds: float, base: Overheads) -> Overheads:
-    """``--overhead S``: a mean per-job overhead of S seconds (submit and queue, the rest of the
-    job's own delays folded in), keeping the base model's per-task cost, bandwidth and spread."""
+    """``--overhead S``: every job costs S seconds beyond its tasks (submission, queueing, staging,
+    bookkeeping), all of it capacity the job takes from its site -- a slot does no other work meanwhile,
+    which is what clustering saves -- keeping the base model's per-task cost, bandwidth and spread."""
     if not math.isfinite(seconds) or seconds < 0:
         raise OverheadModelError(f"--overhead must be a number of seconds >= 0, got {seconds!r}")
-    return replace(base, engine=Dist(0.0), submit=Dist(seconds, base.submit.cv), launch=Dist(0.0),
+    return replace(base, engine=Dist(0.0), submit=Dist(0.0), launch=Dist(seconds, base.launch.cv),
                    post=Dist(0.0), source=f"--overhead {seconds:g}")
 
 
