@@ -476,3 +476,16 @@ def test_an_output_made_two_levels_down_reaches_the_top_job_that_reads_it(tmp_pa
     submit, run = plan_and_run(tmp_path, "--cleanup", "none")
     assert run.returncode == 0, run.stdout + run.stderr
     assert one(submit, "result.txt").read_text() == "maker->deep.txt\nreader->result.txt\n"
+
+
+def test_a_sub_workflow_is_clustered_automatically_as_its_parent_was(tmp_path: Path) -> None:
+    ex.setup(tmp_path)
+    ex.pegasus_workflow_job(tmp_path)
+    submit, run = plan_and_run(tmp_path, "--cluster", "auto", "--slots", "3", "--overhead", "5")
+    assert run.returncode == 0, run.stdout + run.stderr
+    child = json.loads(one(submit, "*.plan/plan.json").read_text())
+    assert child["clustering"] == ["auto"]  # inherited, with the parent's model:
+    model = json.loads(one(submit, "subworkflows.overheads.json").read_text())
+    assert model["backends"]["local"]["launch"]["mean"] == 5
+    dag = (submit / "local-hierarchy.dag").read_text()
+    assert "--cluster auto --backend local --slots 3 --overheads" in dag

@@ -44,6 +44,7 @@ from sheaf.predict import (
     BACKENDS,
     OverheadModel,
     OverheadModelError,
+    Overheads,
     Platform,
     Prediction,
     SimJob,
@@ -170,9 +171,24 @@ def calibrate(directories: Sequence[str], backend: str, *, base: OverheadModel |
     source = f"calibrated from {len(runs)} run{'s' if len(runs) > 1 else ''}"
     jobs = [job for run in runs for job in _nominal(run)]
     fitted = fit_overheads(jobs, model.for_site(None, backend), source)
+    fitted = replace(fitted, speed_cv=max(fitted.speed_cv, _residual(runs, backend, fitted, model)))
     if save:
         _save(backend, fitted.to_json())
     return OverheadModel({**model.backends, backend: fitted}, model.sites)
+
+
+def _residual(runs: Sequence[RunTimings], backend: str, fitted: Overheads, model: OverheadModel) -> float:
+    """How far the fitted model predicts the runs it was fitted from (the root mean square of the
+    relative errors, each run on the slots it filled): what the next prediction's interval allows."""
+    trial = OverheadModel({**model.backends, backend: fitted}, model.sites)
+    errors = []
+    for run in runs:
+        options = PredictOptions(slots=max(1, run.peak_running()), backend=backend, history=False,
+                                 replicates=0)
+        predicted = _predict_dir(run.directory, options, trial, options.slots or 1, {}, depth=0)
+        if predicted.prediction.makespan_s > 0 and run.makespan > 0:
+            errors.append(run.makespan / predicted.prediction.makespan_s - 1)
+    return math.sqrt(sum(e * e for e in errors) / len(errors)) if errors else 0.0
 
 
 def _nominal(run: RunTimings) -> list[JobTiming]:

@@ -56,7 +56,8 @@ _DIR_OPTIONS = ("--dir", "--relative-dir", "--relative-submit-dir")
 #: pegasus-plan options whose values are paths (comma lists for the repeatable ones)
 _PATH_OPTIONS = ("--input-dir", "--conf", "--tc", "--sc", "--rc", "--output-dir", "--dax", "--reuse",
                  "--cache", "--inherited-rc-files", "--output-map", "--transformations-dir")
-_SHORT = {"-b": "--basename", "-S": "--submit", "-I": "--input-dir", "-c": "--conf", "-O": "--output-dir",
+_SHORT = {"-b": "--basename", "-C": "--cluster",
+          "-S": "--submit", "-I": "--input-dir", "-c": "--conf", "-O": "--output-dir",
           "-R": "--reuse", "-d": "--dir", "-m": "--output-map", "-t": "--transformations-dir"}
 #: every long option of pegasus-plan 5.x, for GNU-style unique prefixes
 _LONG = ("--basename", "--cache", "--cleanup", "--cluster", "--conf", "--dax", "--deferred", "--dir",

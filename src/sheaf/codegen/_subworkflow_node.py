@@ -8,6 +8,7 @@ a throttled condorWorkflow's wrapper DAG and its CONFIG) and returns the node's 
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
@@ -141,7 +142,9 @@ class SubworkflowWriter:
         return lines
 
     def _inherited(self, job: ExecJob, paths: JobPaths) -> list[str]:
-        """The options the child inherits, before its own arguments (which win)."""
+        """The options the child inherits, before its own arguments (which win).  A parent planned with
+        ``--cluster auto`` passes it on, with its backend, slots and overhead model, to a child whose
+        arguments choose no clustering of their own."""
         wf = self.exec_wf
         out = ["--conf", self._once("subworkflows.properties", lambda: properties_text(wf.properties))]
         if self.context.sites:  # the parent's --sites, as the chapter's table says
@@ -155,6 +158,11 @@ class SubworkflowWriter:
         if inline is not None and len(inline):
             rc_file = self._once("subworkflows.rc.yml", lambda: dumps(rc_to_data(inline)))
             out += ["--inherited-rc-files", rc_file]
+        auto = wf.auto_model
+        if auto is not None and option_given(job.tasks[0].argv, "--cluster") is None:
+            model = self._once("subworkflows.overheads.json", lambda: json.dumps(auto.model.to_json()) + "\n")
+            out += ["--cluster", "auto", "--backend", auto.backend, "--slots", str(auto.slots),
+                    "--overheads", model]
         for upstream in self.upstream.get(job.tasks[0].id, ()):
             out += ["--cache", self._cache_of(upstream)]
         made = self._inputs_made_here(job)

@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from sheaf.model import Container, Profiles, Properties, ReplicaCatalog, SiteCatalog, Workflow
+from sheaf.predict import AutoModel
 
 JobKind = Literal["compute", "cluster", "stage_in", "stage_out", "inter_site", "create_dir", "cleanup",
                   "register", "subworkflow"]
@@ -109,6 +110,8 @@ class ExecutableWorkflow:
     #: (level, site, transformation, tasks, jobs, slots, the group's predicted seconds clustered and
     #: not); ``sheaf.app`` adds the whole plan's predicted makespan clustered and unclustered
     autocluster: dict[str, Any] = field(default_factory=dict)
+    #: the model ``--cluster auto`` planned under (None without it): a sub-workflow's plan inherits it
+    auto_model: AutoModel | None = None
     # Inputs of the first data-staging slice (codegen's stage-in jobs): ``--input-dir`` and the
     # merged catalogs (workflow-inline entries plus the standalone files).  None when not given.
     input_dir: str | None = None

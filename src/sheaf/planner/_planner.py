@@ -147,7 +147,8 @@ def _plan(workflow: Workflow, tc: TransformationCatalog | None, sc: SiteCatalog 
                                 notes=ctx.notes, warnings=ctx.warnings, site_catalog=sc, replica_catalog=rc,
                                 stageable=table.staged, containers=table.containers,
                                 transformation_hooks=_transformation_hooks(table, tc),
-                                autocluster={"groups": ctx.auto_choices} if ctx.auto_choices else {})
+                                autocluster={"groups": ctx.auto_choices} if ctx.auto_choices else {},
+                                auto_model=auto if "auto" in options.techniques else None)
     _assemble(result, units, ctx)
     return result
 

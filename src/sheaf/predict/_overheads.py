@@ -12,9 +12,9 @@ distribution; a cv of 0 is the constant)::
     post      the job ended -> its node done (the POST script, the event reaching the engine)
 
 plus ``bandwidth`` (bytes per second a data job moves; files of unknown size cost nothing) and
-``speed_cv``: the spread of one run's speed against another's (every runtime of a run is scaled by
-one factor of mean 1), which is what widens the p10-p90 interval of a large workflow, whose
-per-job variations average out.
+``speed_cv``: the spread of one run's speed against another's (every delay and runtime of a run is
+scaled by one factor of mean 1), which is what widens the p10-p90 interval of a large workflow,
+whose per-job variations average out.
 
 A model file (``sheaf predict --overheads FILE``; what ``sheaf calibrate`` writes) is JSON::
 

@@ -17,10 +17,10 @@ Policy (the engine's and the backends', so that the simulation replays what a ru
   are released.  A NOOP node (a node with no job) takes no slot and no token.
 
 Each replicate draws every delay from its distribution (``_overheads``) and one speed factor for
-the run; the prediction is the median of the replicates' makespans with their p10 and p90.  One
-more run at the means gives the schedule, the utilisation and the per-level breakdown.  The
-critical path is the DAG's longest path of mean job durations (overheads included), whatever the
-slots: the makespan on an unbounded platform.
+the run, which scales all of them and every runtime; the prediction is the median of the
+replicates' makespans with their p10 and p90.  One more run at the means gives the schedule, the
+utilisation and the per-level breakdown.  The critical path is the DAG's longest path of mean job
+durations (overheads included), whatever the slots: the makespan on an unbounded platform.
 
 Cost: O((V + E) log V) per replicate; the replicates share their random draws per component
 (numpy, vectorised), the event loop is plain Python over lists.
@@ -169,9 +169,9 @@ class _Draws:
         return out
 
     def sample(self, rng: np.random.Generator) -> dict[str, list[float]]:
-        out = {name: _gamma(rng, self.means[name], self.cvs[name]).tolist() for name in COMPONENTS}
-        speed = np.maximum(1.0 + self.speed_cv * rng.standard_normal(), 0.1)
-        out["work"] = (_gamma(rng, self.work, self.work_cv) * speed + self.transfer).tolist()
+        speed = np.maximum(1.0 + self.speed_cv * rng.standard_normal(), 0.1)  # one factor for the run
+        out = {name: (_gamma(rng, self.means[name], self.cvs[name]) * speed).tolist() for name in COMPONENTS}
+        out["work"] = ((_gamma(rng, self.work, self.work_cv) + self.transfer) * speed).tolist()
         return out
 
 
