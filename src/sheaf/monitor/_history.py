@@ -7,8 +7,8 @@ profile gives one.
 
 ``run_timings(dir)``: per successful job attempt of one run, the moments the overhead model is
 fitted from: when the node became ready (its last parent done; the run's start for a root), was
-submitted, started, ended and was done, with its task count and the seconds its tasks ran.  A
-node is done at its POST script's end, else at its job's.
+submitted, started, ended and was done, with its task count, the seconds its tasks ran, and whether
+it was some node's last parent.  A node is done at its POST script's end, else at its job's.
 
 Both read the events databases only (a run whose database is missing is caught up from its
 journal first; a directory without a run is skipped).
@@ -41,6 +41,7 @@ class JobTiming:
     started: float
     ended: float
     done: float
+    releases: bool = False  # some node became ready when this one was done (it was its last parent)
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,11 +130,13 @@ def run_timings(directory: str) -> RunTimings:
     done: dict[str, float] = {}
     for name, _, _, _, _, _, end, _, _, finished in rows:
         done[str(name)] = float(finished if finished is not None else end)
+    last_parents = {max(known, key=done.__getitem__) for child in done
+                    if (known := [p for p in parents.get(child, ()) if p in done])}
     jobs = []
     for name, kind, transformation, _, submitted, started, end, tasks, seconds, finished in rows:
         ready = max((done[p] for p in parents.get(str(name), ()) if p in done), default=start)
         jobs.append(JobTiming(str(name), str(kind), transformation, int(tasks), float(seconds), ready,
                               float(submitted), float(started), float(end),
-                              float(finished if finished is not None else end)))
+                              float(finished if finished is not None else end), str(name) in last_parents))
     ended = max(float(row[1] or 0.0), *(t.done for t in jobs))
     return RunTimings(os.path.abspath(directory), start, ended, tuple(jobs))

@@ -9,7 +9,7 @@ ended and was done, its task count and the seconds its tasks ran.  Per component
 - ``launch`` and ``task``: the slot time beyond the tasks, ``ended - started - task_seconds``, fitted
   as ``launch + task * tasks`` by least squares over the jobs that ran tasks (with one task count
   only, ``task`` keeps the base model's value);
-- ``post``: done - ended.
+- ``post``: done - ended, over the attempts that were some node's last parent.
 
 Each component's mean and coefficient of variation are taken after dropping the slowest 1% (a
 stall of the machine is not the backend's overhead).  ``speed_cv`` and ``bandwidth`` keep the base
@@ -44,6 +44,8 @@ class Timing(Protocol):
     def ended(self) -> float: ...
     @property
     def done(self) -> float: ...
+    @property
+    def releases(self) -> bool: ...
 
 
 def _dist(values: Sequence[float]) -> Dist | None:
@@ -68,6 +70,14 @@ def _latencies(timings: Sequence[Timing]) -> list[float]:
         last = ends[freed - 1] if freed else t.submitted
         out.append(t.started - max(t.submitted, last))
     return out
+
+
+def _releasing(timings: Sequence[Timing]) -> Sequence[Timing]:
+    """The attempts whose node's end released another: the delays the DAG's progress waited for
+    (an engine batches the ends it hears while busy, which delays no child that waits for a later
+    one); all of them when none released any."""
+    releasing = [t for t in timings if t.releases]
+    return releasing or timings
 
 
 def _launch_task(timings: Sequence[Timing], base: Overheads) -> tuple[Dist | None, Dist | None]:
@@ -95,7 +105,7 @@ def fit_overheads(timings: Sequence[Timing], base: Overheads, source: str) -> Ov
     changes: dict[str, Any] = {}
     for name, values in (("engine", [t.submitted - t.ready for t in timings]),
                          ("submit", _latencies(timings)),
-                         ("post", [t.done - t.ended for t in timings])):
+                         ("post", [t.done - t.ended for t in _releasing(timings)])):
         fitted = _dist(values)
         if fitted is not None:
             changes[name] = fitted

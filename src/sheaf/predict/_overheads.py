@@ -84,12 +84,12 @@ class Overheads:
 # cluster and the Dask LocalCluster of the backend tests; HTCondor's are its documented defaults (a
 # negotiation cycle of 60 s, a shadow and starter per job); grid is a wide-area site's ~60 s.
 DEFAULTS: dict[str, Overheads] = {
-    "local": Overheads(engine=Dist(0.002, 0.5), submit=Dist(0.002, 0.5), launch=Dist(0.012, 0.5),
-                       task=Dist(0.004, 0.5), post=Dist(0.002, 0.5), bandwidth=500e6, speed_cv=0.02),
+    "local": Overheads(engine=Dist(0.0015, 1.0), submit=Dist(0.0005, 1.0), launch=Dist(0.002, 1.0),
+                       task=Dist(0.004, 0.5), post=Dist(0.001, 1.0), bandwidth=500e6, speed_cv=0.05),
     "slurm": Overheads(engine=Dist(0.002, 0.5), submit=Dist(1.0, 0.5), launch=Dist(0.06, 0.5),
-                       task=Dist(0.004, 0.5), post=Dist(0.05, 0.5), bandwidth=200e6, speed_cv=0.04),
+                       task=Dist(0.004, 0.5), post=Dist(0.05, 0.5), bandwidth=200e6, speed_cv=0.08),
     "dask": Overheads(engine=Dist(0.002, 0.5), submit=Dist(0.01, 0.5), launch=Dist(0.02, 0.5),
-                      task=Dist(0.004, 0.5), post=Dist(0.002, 0.5), bandwidth=500e6, speed_cv=0.03),
+                      task=Dist(0.004, 0.5), post=Dist(0.002, 0.5), bandwidth=500e6, speed_cv=0.05),
     "htcondor": Overheads(engine=Dist(0.01, 0.5), submit=Dist(30.0, 0.6), launch=Dist(2.0, 0.5),
                           task=Dist(0.004, 0.5), post=Dist(5.0, 0.5), bandwidth=100e6, speed_cv=0.05),
     "grid": Overheads(engine=Dist(0.01, 0.5), submit=Dist(50.0, 0.5), launch=Dist(5.0, 0.5),
