@@ -50,6 +50,7 @@ from sheaf.predict import (
     SimJob,
     SimWorkflow,
     fit_overheads,
+    peak_concurrency,
     simulate,
 )
 
@@ -183,9 +184,10 @@ def _residual(runs: Sequence[RunTimings], backend: str, fitted: Overheads, model
     trial = OverheadModel({**model.backends, backend: fitted}, model.sites)
     errors = []
     for run in runs:
-        options = PredictOptions(slots=max(1, run.peak_running()), backend=backend, history=False,
+        options = PredictOptions(slots=max(1, peak_concurrency(run.jobs)), backend=backend, history=False,
                                  replicates=0)
-        predicted = _predict_dir(run.directory, options, trial, options.slots or 1, {}, depth=0)
+        history = task_history([run.directory])  # the run's own runtimes, where no profile gives one
+        predicted = _predict_dir(run.directory, options, trial, options.slots or 1, history, depth=0)
         if predicted.prediction.makespan_s > 0 and run.makespan > 0:
             errors.append(run.makespan / predicted.prediction.makespan_s - 1)
     return math.sqrt(sum(e * e for e in errors) / len(errors)) if errors else 0.0

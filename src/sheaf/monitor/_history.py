@@ -55,15 +55,6 @@ class RunTimings:
     def makespan(self) -> float:
         return self.ended - self.started
 
-    def peak_running(self) -> int:
-        """The most jobs running at once: the slots the run had, as far as it filled them."""
-        moments = sorted([(t.started, 1) for t in self.jobs] + [(t.ended, -1) for t in self.jobs])
-        running = peak = 0
-        for _, change in moments:
-            running += change
-            peak = max(peak, running)
-        return peak
-
 
 def _has_run(directory: str) -> str | None:
     try:

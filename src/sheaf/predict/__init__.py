@@ -15,7 +15,7 @@ model from earlier runs.
 from __future__ import annotations
 
 from sheaf.predict._autocluster import AutoModel, best_count, group_makespan
-from sheaf.predict._fit import Timing, fit_overheads
+from sheaf.predict._fit import Timing, fit_overheads, peak_concurrency
 from sheaf.predict._overheads import (
     BACKENDS,
     COMPONENTS,
@@ -31,5 +31,5 @@ from sheaf.predict._simulate import LevelFigures, Platform, Prediction, SimJob, 
 __all__ = [
     "BACKENDS", "COMPONENTS", "DEFAULTS", "AutoModel", "Dist", "LevelFigures", "OverheadModel",
     "OverheadModelError", "Overheads", "Platform", "Prediction", "SimJob", "SimWorkflow", "Timing",
-    "best_count", "fit_overheads", "flat_overheads", "group_makespan", "simulate",
+    "best_count", "fit_overheads", "flat_overheads", "group_makespan", "peak_concurrency", "simulate",
 ]

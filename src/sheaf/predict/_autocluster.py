@@ -6,7 +6,8 @@ of the site (``L`` = engine + submit, the latency every job pays before it may s
 launch and ``t`` = per task, which hold a slot; ``p`` = post), on ``S`` slots first come first served::
 
     T(k) = L + max(a + m * t + max(R / k, longest, m * shortest),  (the largest job)
-                   ceil(k / S) * (k * a + n * t + R) / k) + p      (the waves of the mean job)
+                   ceil(k / S) * (k * a + n * t + R) / k,          (the waves of the mean job)
+                   (k - 1) * d + (k * a + n * t + R) / k) + p     (one start a dispatch interval d)
 
 where ``m = ceil(n / k)`` is the largest job's task count (exact when the tasks are equal).
 :func:`best_count` returns the ``k`` of least ``T`` -- the fewest jobs among those within
@@ -55,7 +56,8 @@ def _cost(k: int, n: int, total: float, longest: float, shortest: float, o: Over
     most = -(-n // k)  # the largest job's task count
     largest = o.launch.mean + most * o.task.mean + max(total / k, longest, most * shortest)
     busy = k * o.launch.mean + n * o.task.mean + total  # the slot time of all k jobs
-    return o.engine.mean + o.submit.mean + max(largest, math.ceil(k / slots) * busy / k) + o.post.mean
+    starts = (k - 1) * o.dispatch + busy / k  # the site's scheduler starts one job per dispatch interval
+    return o.engine.mean + o.submit.mean + max(largest, math.ceil(k / slots) * busy / k, starts) + o.post.mean
 
 
 def best_count(runtimes: Sequence[float], overheads: Overheads, slots: int, *, fewest: int = 1,
@@ -92,9 +94,10 @@ def group_makespan(loads: Sequence[float], tasks: Sequence[int], overheads: Over
     o = overheads
     ready = o.engine.mean + o.submit.mean
     free = [ready] * min(max(1, slots), len(loads))
-    end = 0.0
+    end, last = 0.0, -math.inf
     for load, count in zip(loads, tasks, strict=True):
-        start = heapq.heappop(free)
+        start = max(heapq.heappop(free), last + o.dispatch)
+        last = start
         finish = start + o.launch.mean + count * o.task.mean + load
         heapq.heappush(free, finish)
         end = max(end, finish)

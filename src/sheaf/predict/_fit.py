@@ -4,11 +4,16 @@ Each observation is one successful job attempt: when its node became ready, was 
 ended and was done, its task count and the seconds its tasks ran.  Per component:
 
 - ``engine``: submitted - ready;
-- ``submit``: started - submitted, or - when a slot freed after the submission - started minus the
-  last end before it (a wait for a slot is the simulation's, not the model's);
+- ``submit``: started - submitted, over the attempts that found a slot free (no job ended between
+  their submission and their start: a wait for a slot is the simulation's, not the model's);
 - ``launch`` and ``task``: the slot time beyond the tasks, ``ended - started - task_seconds``, fitted
   as ``launch + task * tasks`` by least squares over the jobs that ran tasks (with one task count
-  only, ``task`` keeps the base model's value);
+  only, ``task`` keeps the base model's value); plus, in ``launch``, the mean *turnover* of a slot:
+  for the attempts that waited for one, their start minus the last end before it, in which the
+  freed slot does no work -- unless the site's scheduler was the limit:
+- ``dispatch``: the mean interval between two starts while jobs waited, when it is more than half as
+  long again as the slots alone explain (the jobs' mean slot time over the most that ran at once);
+  else 0;
 - ``post``: done - ended, over the attempts that were some node's last parent.
 
 Each component's mean and coefficient of variation are taken after dropping the slowest 1% (a
@@ -18,9 +23,10 @@ model's values.
 
 from __future__ import annotations
 
-__all__ = ["Timing", "fit_overheads"]
+__all__ = ["Timing", "fit_overheads", "peak_concurrency"]
 
 import bisect
+import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import replace
@@ -60,16 +66,40 @@ def _dist(values: Sequence[float]) -> Dist | None:
     return Dist(mean, math.sqrt(var) / mean)
 
 
-def _latencies(timings: Sequence[Timing]) -> list[float]:
-    """Each attempt's wait that was not for a slot: from its submission, or from the last end before it
-    started (the slot it took freed then) when that came later."""
+def _waits(timings: Sequence[Timing]) -> tuple[list[float], list[float]]:
+    """(latencies of the attempts that found a slot free, turnovers of those that waited for one):
+    started - submitted when no job ended in between, else started - the last end before it."""
     ends = sorted(t.ended for t in timings)
-    out = []
+    free, turnover = [], []
     for t in timings:
         freed = bisect.bisect_left(ends, t.started)
         last = ends[freed - 1] if freed else t.submitted
-        out.append(t.started - max(t.submitted, last))
-    return out
+        if last <= t.submitted:
+            free.append(t.started - t.submitted)
+        else:
+            turnover.append(t.started - last)
+    return free, turnover
+
+
+def peak_concurrency(timings: Sequence[Timing]) -> int:
+    """The most attempts running at once: the slots a run had, as far as it filled them."""
+    moments = sorted([(t.started, 1) for t in timings] + [(t.ended, -1) for t in timings])
+    running = peak = 0
+    for _, change in moments:
+        running += change
+        peak = max(peak, running)
+    return peak
+
+
+def _dispatch(timings: Sequence[Timing]) -> float:
+    """The site's interval between starts, when the scheduler and not the slots held jobs back."""
+    order = sorted(timings, key=lambda t: t.started)
+    waited = [b.started - a.started for a, b in itertools.pairwise(order) if b.submitted < a.started]
+    if not waited:
+        return 0.0
+    interval = sum(waited) / len(waited)
+    slot_bound = sum(t.ended - t.started for t in timings) / len(timings) / max(1, peak_concurrency(timings))
+    return interval if interval > 1.5 * slot_bound else 0.0
 
 
 def _releasing(timings: Sequence[Timing]) -> Sequence[Timing]:
@@ -103,15 +133,19 @@ def fit_overheads(timings: Sequence[Timing], base: Overheads, source: str) -> Ov
     if not timings:
         return base
     changes: dict[str, Any] = {}
+    free, turnover = _waits(timings)
     for name, values in (("engine", [t.submitted - t.ready for t in timings]),
-                         ("submit", _latencies(timings)),
+                         ("submit", free),
                          ("post", [t.done - t.ended for t in _releasing(timings)])):
         fitted = _dist(values)
         if fitted is not None:
             changes[name] = fitted
     launch, task = _launch_task(timings, base)
+    dispatch = _dispatch(timings)
+    gap = _dist(turnover) if not dispatch else None
+    changes["dispatch"] = dispatch
     if launch is not None:
-        changes["launch"] = launch
+        changes["launch"] = Dist(launch.mean + (gap.mean if gap else 0.0), launch.cv)
     if task is not None:
         changes["task"] = task
     return replace(base, source=source, **changes)

@@ -11,7 +11,9 @@ distribution; a cv of 0 is the constant)::
     task      slot time per task of a cluster beyond its runtime (the cluster runner's fork and exec)
     post      the job ended -> its node done (the POST script, the event reaching the engine)
 
-plus ``bandwidth`` (bytes per second a data job moves; files of unknown size cost nothing) and
+plus ``dispatch``: the seconds a site's scheduler takes between two job starts (0: no limit) -- a
+batch system's throughput, one job a scheduling pass on a small Slurm cluster -- and ``bandwidth``
+(bytes per second a data job moves; files of unknown size cost nothing) and
 ``speed_cv``: the spread of one run's speed against another's (every delay and runtime of a run is
 scaled by one factor of mean 1), which is what widens the p10-p90 interval of a large workflow,
 whose per-job variations average out.
@@ -68,6 +70,7 @@ class Overheads:
     bandwidth: float = 100e6
     speed_cv: float = 0.0
     source: str = "default"
+    dispatch: float = 0.0
 
     @property
     def per_job(self) -> float:
@@ -76,7 +79,8 @@ class Overheads:
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {name: getattr(self, name).to_json() for name in COMPONENTS}
-        out.update(bandwidth=self.bandwidth, speed_cv=self.speed_cv, source=self.source)
+        out.update(dispatch=self.dispatch, bandwidth=self.bandwidth, speed_cv=self.speed_cv,
+                   source=self.source)
         return out
 
 
@@ -86,8 +90,9 @@ class Overheads:
 DEFAULTS: dict[str, Overheads] = {
     "local": Overheads(engine=Dist(0.0015, 1.0), submit=Dist(0.0005, 1.0), launch=Dist(0.002, 1.0),
                        task=Dist(0.004, 0.5), post=Dist(0.001, 1.0), bandwidth=500e6, speed_cv=0.05),
-    "slurm": Overheads(engine=Dist(0.002, 0.5), submit=Dist(1.0, 0.5), launch=Dist(0.06, 0.5),
-                       task=Dist(0.004, 0.5), post=Dist(0.05, 0.5), bandwidth=200e6, speed_cv=0.08),
+    "slurm": Overheads(engine=Dist(0.002, 0.5), submit=Dist(0.5, 0.5), launch=Dist(0.06, 0.5),
+                       task=Dist(0.004, 0.5), post=Dist(0.05, 0.5), bandwidth=200e6, speed_cv=0.08,
+                       dispatch=1.0),
     "dask": Overheads(engine=Dist(0.002, 0.5), submit=Dist(0.01, 0.5), launch=Dist(0.02, 0.5),
                       task=Dist(0.004, 0.5), post=Dist(0.002, 0.5), bandwidth=500e6, speed_cv=0.05),
     "htcondor": Overheads(engine=Dist(0.01, 0.5), submit=Dist(30.0, 0.6), launch=Dist(2.0, 0.5),
@@ -104,7 +109,7 @@ def flat_overheads(seconds: float, base: Overheads) -> Overheads:
     if not math.isfinite(seconds) or seconds < 0:
         raise OverheadModelError(f"--overhead must be a number of seconds >= 0, got {seconds!r}")
     return replace(base, engine=Dist(0.0), submit=Dist(0.0), launch=Dist(seconds, base.launch.cv),
-                   post=Dist(0.0), source=f"--overhead {seconds:g}")
+                   post=Dist(0.0), dispatch=0.0, source=f"--overhead {seconds:g}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,7 +161,7 @@ def _blocks(data: Mapping[str, Any], key: str, origin: str) -> Mapping[str, Mapp
     return blocks
 
 
-_NUMBERS = {"bandwidth", "speed_cv"}
+_NUMBERS = {"bandwidth", "speed_cv", "dispatch"}
 _KNOWN = {*COMPONENTS, *_NUMBERS, "source", "backend"}
 
 
@@ -164,7 +169,7 @@ def _block(block: Mapping[str, Any], base: Overheads, where: str) -> Overheads:
     unknown = set(block) - _KNOWN
     if unknown:
         raise OverheadModelError(f"{where}: unknown component {min(unknown)!r} "
-                                 f"(components: {', '.join(COMPONENTS)}, bandwidth, speed_cv)")
+                                 f"(components: {', '.join(COMPONENTS)}, dispatch, bandwidth, speed_cv)")
     changes: dict[str, Any] = {}
     for name in COMPONENTS:
         if name in block:

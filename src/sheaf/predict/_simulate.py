@@ -9,8 +9,9 @@ Policy (the engine's and the backends', so that the simulation replays what a ru
   the tokens come back when its job ends.  Among categories the best key goes first.
 - Submission costs the ``engine`` delay; the job reaches its site's queue ``submit`` later, and the
   site starts queued jobs first come, first served while its CPUs (and memory, when the platform
-  states it) suffice -- the local pool's and a batch scheduler's FIFO.  A job asking for more CPUs
-  than its site has is given the whole site.
+  states it) suffice -- the local pool's and a batch scheduler's FIFO -- and no sooner than the
+  site's ``dispatch`` interval after its previous start.  A job asking for more CPUs than its site
+  has is given the whole site.
 - A job holds its CPUs for ``launch`` plus its work: its tasks one after another (seqexec), or
   spread over its cores longest first (PMC, ``parallel`` > 1), each task paying ``task``; a data
   job's bytes move at ``bandwidth``.  ``post`` after it ends the node is done and its children
@@ -190,7 +191,8 @@ def simulate(workflow: SimWorkflow, platform: Platform, model: OverheadModel, *,
     jobs = workflow.jobs
     overheads = [model.for_site(job.site, platform.backend) for job in jobs]
     draws = _Draws(jobs, overheads)
-    runner = _Runner(workflow, platform)
+    dispatch = {job.site: o.dispatch for job, o in zip(jobs, overheads, strict=True)}
+    runner = _Runner(workflow, platform, dispatch)
     mean = draws.mean_run()
     times = runner.run(mean)
     count = replicates if replicates is not None else _replicates(len(jobs))
@@ -250,13 +252,14 @@ def _levels(jobs: Sequence[SimJob], mean: Mapping[str, list[float]],
                  for level, r in sorted(rows.items()))
 
 
-_ARRIVE, _END, _DONE = 0, 1, 2
+_ARRIVE, _END, _DONE, _WAKE = 0, 1, 2, 3
 
 
 class _Runner:
     """The event loop of one run over fixed per-job delays; the graph is prepared once."""
 
-    def __init__(self, workflow: SimWorkflow, platform: Platform) -> None:
+    def __init__(self, workflow: SimWorkflow, platform: Platform,
+                 dispatch: Mapping[str | None, float] | None = None) -> None:
         jobs = workflow.jobs
         self.n = len(jobs)
         self.children: list[list[int]] = [[] for _ in jobs]
@@ -268,6 +271,7 @@ class _Runner:
         self.site_of = [sites.index(job.site or "") if len(sites) > 1 else 0 for job in jobs]
         self.capacity = [platform.cpus(site or None) for site in sites]
         self.memory = [platform.mem(site or None) for site in sites]
+        self.dispatch = [(dispatch or {}).get(site or None, 0.0) for site in sites]
         self.cpus = [min(job.cpus, self.capacity[s]) for job, s in zip(jobs, self.site_of, strict=True)]
         self.mem = [job.memory if self.memory[s] > 0 else 0.0
                     for job, s in zip(jobs, self.site_of, strict=True)]
@@ -306,6 +310,8 @@ class _Replay:
         self.counter = 0
         self.in_flight = 0
         self.unmet: list[int] = []
+        self.next_start = [0.0] * len(graph.capacity)  # a site's scheduler starts no job before this
+        self.waking = [False] * len(graph.capacity)
 
     def release(self, j: int) -> None:
         self.seq += self.g.step
@@ -347,6 +353,13 @@ class _Replay:
             j = queue[0]
             if cpus[j] > free[s] or (mem[j] and mem[j] > free_mem[s] and free[s] < self.g.capacity[s]):
                 return
+            if now < self.next_start[s]:
+                if not self.waking[s]:
+                    self.waking[s] = True
+                    self.counter += 1
+                    heapq.heappush(self.events, (self.next_start[s], self.counter, _WAKE, s))
+                return
+            self.next_start[s] = now + self.g.dispatch[s]
             queue.popleft()
             free[s] -= cpus[j]
             free_mem[s] -= mem[j]
@@ -372,6 +385,10 @@ class _Replay:
         self.submit_ready(0.0)
         while events:
             now, _, kind, j = pop(events)
+            if kind == _WAKE:
+                self.waking[j] = False
+                self.start(j, now)
+                continue
             s = g.site_of[j]
             if kind == _ARRIVE:
                 self.queues[s].append(j)
