@@ -125,7 +125,8 @@ def test_a_run_calibrates_the_model_and_its_history_feeds_the_next_prediction(tm
     assert after["runtime_sources"]["diamond::findrange:4.0"] == "history"
     assert after["overheads"]["source"] == "calibrated from 1 run"
     measured = app.statistics(str(first)).wall_time
-    assert measured is not None and after["makespan_s"] == pytest.approx(measured, rel=0.5)
+    # a half-second workflow on a busy machine: within a factor of two, where 60 s defaults would be 100x off
+    assert measured is not None and measured / 2 < after["makespan_s"] < measured * 2
 
 
 def fan_trace(directory: Path, tasks: int = 40) -> None:

@@ -4,11 +4,11 @@ Each observation is one successful job attempt: when its node became ready, was 
 ended and was done, its task count and the seconds its tasks ran.  Per component:
 
 - ``engine``: submitted - ready;
-- ``submit``: started - submitted, over the attempts that found a slot free (no job ended between
-  their submission and their start: a wait for a slot is the simulation's, not the model's);
+- ``submit``: started - submitted, over the attempts that found a slot free (a wait for a slot is
+  the simulation's, not the model's);
 - ``launch`` and ``task``: the slot time beyond the tasks, ``ended - started - task_seconds``, fitted
   as ``launch + task * tasks`` by least squares over the jobs that ran tasks (with one task count
-  only, ``task`` keeps the base model's value); plus, in ``launch``, the mean *turnover* of a slot:
+  only, ``task`` keeps the base model's value); plus, in ``launch``, the median *turnover* of a slot:
   for the attempts that waited for one, their start minus the last end before it, in which the
   freed slot does no work -- unless the site's scheduler was the limit:
 - ``dispatch``: the mean interval between two starts while jobs waited, when it is more than half as
@@ -28,6 +28,7 @@ __all__ = ["Timing", "fit_overheads", "peak_concurrency"]
 import bisect
 import itertools
 import math
+import statistics
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any, Protocol
@@ -67,23 +68,28 @@ def _dist(values: Sequence[float]) -> Dist | None:
 
 
 def _waits(timings: Sequence[Timing]) -> tuple[list[float], list[float]]:
-    """(latencies of the attempts that found a slot free, turnovers of those that waited for one):
-    started - submitted when no job ended in between, else started - the last end before it."""
+    """(latencies of the attempts that found a slot free, turnovers of those that waited for one).
+    An attempt found a slot free when fewer than the slots' count of the attempts submitted before
+    it (first come, first served) had not ended by its submission: its latency is started -
+    submitted.  One that waited started when a slot freed: its turnover is started - the last end
+    before it."""
     ends = sorted(t.ended for t in timings)
+    slots = max(1, peak_concurrency(timings))
     free, turnover = [], []
-    for t in timings:
-        freed = bisect.bisect_left(ends, t.started)
-        last = ends[freed - 1] if freed else t.submitted
-        if last <= t.submitted:
+    for ahead, t in enumerate(sorted(timings, key=lambda t: (t.submitted, t.started))):
+        if ahead - bisect.bisect_right(ends, t.submitted) < slots:
             free.append(t.started - t.submitted)
         else:
-            turnover.append(t.started - last)
+            freed = bisect.bisect_right(ends, t.started)
+            turnover.append(max(0.0, t.started - ends[freed - 1]) if freed else 0.0)
     return free, turnover
 
 
 def peak_concurrency(timings: Sequence[Timing]) -> int:
     """The most attempts running at once: the slots a run had, as far as it filled them."""
-    moments = sorted([(t.started, 1) for t in timings] + [(t.ended, -1) for t in timings])
+    # to the microsecond the records keep: a start at its slot's previous end is not an overlap
+    moments = sorted([(round(t.started, 6), 1) for t in timings]
+                     + [(round(t.ended, 6), -1) for t in timings])
     running = peak = 0
     for _, change in moments:
         running += change
@@ -142,10 +148,11 @@ def fit_overheads(timings: Sequence[Timing], base: Overheads, source: str) -> Ov
             changes[name] = fitted
     launch, task = _launch_task(timings, base)
     dispatch = _dispatch(timings)
-    gap = _dist(turnover) if not dispatch else None
+    # the median: an attempt that waited may find its slot freed before its own latency is over
+    gap = statistics.median(turnover) if turnover and not dispatch else 0.0
     changes["dispatch"] = dispatch
     if launch is not None:
-        changes["launch"] = Dist(launch.mean + (gap.mean if gap else 0.0), launch.cv)
+        changes["launch"] = Dist(launch.mean + gap, launch.cv)
     if task is not None:
         changes["task"] = task
     return replace(base, source=source, **changes)
