@@ -3,12 +3,11 @@ events database would record it, gives those overheads again."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from sheaf.monitor import JobTiming
 from sheaf.predict import (
     Dist,
     OverheadModel,
@@ -21,19 +20,7 @@ from sheaf.predict import (
 )
 
 
-@dataclass(frozen=True)
-class Attempt:
-    tasks: int
-    task_seconds: float
-    ready: float
-    submitted: float
-    started: float
-    ended: float
-    done: float
-    releases: bool
-
-
-def observed(wf: SimWorkflow, slots: int, o: Overheads) -> list[Attempt]:
+def observed(wf: SimWorkflow, slots: int, o: Overheads) -> list[JobTiming]:
     p = simulate(wf, Platform({None: slots}), OverheadModel({"local": o}), replicates=0, schedule=True)
     parents: dict[int, list[int]] = {}
     for a, b in wf.edges:
@@ -43,8 +30,8 @@ def observed(wf: SimWorkflow, slots: int, o: Overheads) -> list[Attempt]:
              for job, (_, start, _) in zip(wf.jobs, p.schedule, strict=True)]
     last = {max(ps, key=lambda q: done[q]) for ps in parents.values()}
     ready = [max((done[q] for q in parents.get(j, ())), default=0.0) for j in range(len(wf.jobs))]
-    return [Attempt(len(job.runtimes), sum(job.runtimes), ready[j], p.schedule[j][0], p.schedule[j][1],
-                    ended[j], done[j], j in last)
+    return [JobTiming(job.id, "compute", None, len(job.runtimes), sum(job.runtimes), ready[j],
+                      p.schedule[j][0], p.schedule[j][1], ended[j], done[j], j in last)
             for j, job in enumerate(wf.jobs)]
 
 
