@@ -17,10 +17,10 @@ Policy (the engine's and the backends', so that the simulation replays what a ru
   job's bytes move at ``bandwidth``.  ``post`` after it ends the node is done and its children
   are released.  A NOOP node (a node with no job) takes no slot and no token.
 
-Each replicate draws every delay from its distribution (``_overheads``) and one speed factor for
-the run, which scales all of them and every runtime; the prediction is the median of the
-replicates' makespans with their p10 and p90.  One more run at the means gives the schedule, the
-utilisation and the per-level breakdown.  The critical path is the DAG's longest path of mean job
+Each replicate draws every delay from its distribution (``_overheads``) and one speed factor
+for the run, which scales all of them, every runtime and the dispatch intervals; the prediction
+is the median of the replicates' makespans with their p10 and p90.  One more run at the means
+gives the schedule, the utilisation and the per-level breakdown.  The critical path is the DAG's longest path of mean job
 durations (overheads included), whatever the slots: the makespan on an unbounded platform.
 
 Cost: O((V + E) log V) per replicate; the replicates share their random draws per component
@@ -167,12 +167,15 @@ class _Draws:
     def mean_run(self) -> dict[str, list[float]]:
         out = {name: self.means[name].tolist() for name in COMPONENTS}
         out["work"] = (self.work + self.transfer).tolist()
+        out["speed"] = [1.0]
         return out
 
     def sample(self, rng: np.random.Generator) -> dict[str, list[float]]:
-        speed = np.maximum(1.0 + self.speed_cv * rng.standard_normal(), 0.1)  # one factor for the run
+        z = float(rng.standard_normal())  # one draw for the run, each site scaling it by its spread
+        speed = np.maximum(1.0 + self.speed_cv * z, 0.1)
         out = {name: (_gamma(rng, self.means[name], self.cvs[name]) * speed).tolist() for name in COMPONENTS}
         out["work"] = ((_gamma(rng, self.work, self.work_cv) + self.transfer) * speed).tolist()
+        out["speed"] = [max(1.0 + float(self.speed_cv.max(initial=0.0)) * z, 0.1)]
         return out
 
 
@@ -298,6 +301,7 @@ class _Replay:
         n = graph.n
         self.g = graph
         self.engine, self.submit, self.post = d["engine"], d["submit"], d["post"]
+        self.speed = d.get("speed", [1.0])[0]  # the run's factor, which a site's dispatch interval shares
         self.busy = [a + b + c for a, b, c in zip(d["launch"], d["task"], d["work"], strict=True)]
         self.submitted, self.started, self.done = [0.0] * n, [0.0] * n, [0.0] * n
         self.events: list[tuple[float, int, int, int]] = []
@@ -359,7 +363,7 @@ class _Replay:
                     self.counter += 1
                     heapq.heappush(self.events, (self.next_start[s], self.counter, _WAKE, s))
                 return
-            self.next_start[s] = now + self.g.dispatch[s]
+            self.next_start[s] = now + self.g.dispatch[s] * self.speed
             queue.popleft()
             free[s] -= cpus[j]
             free_mem[s] -= mem[j]
