@@ -20,8 +20,9 @@ Policy (the engine's and the backends', so that the simulation replays what a ru
 Each replicate draws every delay from its distribution (``_overheads``) and one speed factor
 for the run, which scales all of them, every runtime and the dispatch intervals; the prediction
 is the median of the replicates' makespans with their p10 and p90.  One more run at the means
-gives the schedule, the utilisation and the per-level breakdown.  The critical path is the DAG's longest path of mean job
-durations (overheads included), whatever the slots: the makespan on an unbounded platform.
+gives the schedule, the utilisation and the per-level breakdown.  The critical path is the DAG's
+longest path of mean job durations (overheads included), whatever the slots: the makespan on an
+unbounded platform.
 
 Cost: O((V + E) log V) per replicate; the replicates share their random draws per component
 (numpy, vectorised), the event loop is plain Python over lists.
