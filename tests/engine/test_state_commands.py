@@ -11,7 +11,7 @@ from pathlib import Path
 
 from engine_machines import machine, of, submits, validate_every_machine
 from sheaf.engine._backend import Exited
-from sheaf.engine._nodestatus import futile_nodes
+from sheaf.engine._nodes import futile_nodes
 from sheaf.engine._procs import ProcGroups, Tolerance
 from sheaf.engine._reports import RescueNode, rescue_text
 from sheaf.engine._state import (

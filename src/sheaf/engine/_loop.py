@@ -57,6 +57,7 @@ from typing import Any
 
 from sheaf.condor import Dag, parse_dag
 from sheaf.engine._backend import Adopts, Backend
+from sheaf.engine._dagid import PARENT_ID_VARIABLE, dagman_id
 from sheaf.engine._journal import Journal, Replay, replay
 from sheaf.engine._multidag import combine_dags, munges_names
 from sheaf.engine._nodes import DAG_REMOVED
@@ -73,7 +74,6 @@ from sheaf.engine._runconfig import (
     load_descriptions,
     run_limits,
 )
-from sheaf.engine._runfiles import PARENT_ID_VARIABLE, dagman_id
 from sheaf.engine._scriptmacros import check_scripts
 from sheaf.engine._state import DagState
 from sheaf.engine._stop import Stopped, StopSignals

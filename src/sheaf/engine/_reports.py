@@ -18,9 +18,7 @@ from __future__ import annotations
 __all__ = [
     "AppendFile",
     "RescueNode",
-    "newest_rescue",
     "remove_stale_temporaries",
-    "rescue_name",
     "rescue_text",
     "write_atomic",
     "write_rescue",
@@ -37,9 +35,9 @@ from dataclasses import dataclass
 from typing import IO
 
 from sheaf._proc import alive as pid_alive
+from sheaf.engine._paths import next_rescue
 from sheaf.errors import StorageError
 
-_RESCUE_RE = re.compile(r"\.rescue(\d{3,})$")
 _TMP_RE = re.compile(r"\.tmp(\d+)$")
 _RESUME = "the run stopped and its jobs were stopped; run `sheaf run` again to resume once the disk has room"
 
@@ -80,18 +78,6 @@ def remove_stale_temporaries(patterns: Iterable[str]) -> list[str]:
                 _unlink(path)
                 removed.append(path)
     return removed
-
-
-def newest_rescue(dag_path: str, multi: bool = False) -> str | None:
-    base = dag_path + ("_multi" if multi else "")
-    found = [(int(m.group(1)), p) for p in glob.glob(glob.escape(base) + ".rescue*")
-             if (m := _RESCUE_RE.search(p))]
-    return max(found)[1] if found else None
-
-
-def rescue_name(dag_path: str, number: int, multi: bool = False) -> str:
-    """``<primary dag>.rescueNNN``; ``<primary dag>_multi.rescueNNN`` for a run of several DAG files."""
-    return f"{dag_path}{'_multi' if multi else ''}.rescue{number:03d}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,9 +136,7 @@ def write_rescue(dag_path: str, text: str, multi: bool = False, path: str | None
     """Write a rescue DAG atomically: to ``path`` (the run's own, when it writes a second time: DAGMan
     overwrites it) or a new ``<dag>.rescueNNN`` numbered one more than the newest."""
     if path is None:
-        newest = newest_rescue(dag_path, multi)
-        number = int(_RESCUE_RE.search(newest).group(1)) + 1 if newest else 1  # type: ignore[union-attr]
-        path = rescue_name(dag_path, number, multi)
+        path = next_rescue(dag_path, multi)
     write_atomic(path, text)
     return path
 

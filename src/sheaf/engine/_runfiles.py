@@ -16,14 +16,12 @@ log - after the submissions, so that a submission that failed is written as ``SU
 rather than ``SUBMIT`` - and both files flushed.  None of these files is read back to resume a run:
 the journal is.
 
-The DAGMan job id of a run (``$(DAGManJobId)``, ``$DAGID``, the metrics' ``dagman_id``, the
-``DAGMAN_STARTED`` line) is the engine's process id; a SUBDAG's run learns its parent's from
-:data:`PARENT_ID_VARIABLE` in its environment.
+The DAGMan job id of a run, written in the ``DAGMAN_STARTED`` line and the metrics, is ``_dagid``'s.
 """
 
 from __future__ import annotations
 
-__all__ = ["PARENT_ID_VARIABLE", "RunFiles", "dagman_id"]
+__all__ = ["RunFiles"]
 
 import os
 import re
@@ -31,31 +29,21 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import TYPE_CHECKING
 
 from sheaf.condor import Dag
+from sheaf.engine._dagid import PARENT_ID_VARIABLE, dagman_id
 from sheaf.engine._dot import DotFile
 from sheaf.engine._events import Change, Finish, WriteSavePoint
 from sheaf.engine._jobstate import JobstateLog
 from sheaf.engine._metrics import RunCounts, metrics_text
 from sheaf.engine._nodelog import NodesLog, nodes_log_path
-from sheaf.engine._nodestatus import StatusSnapshot, dag_outcome, futile_nodes, node_status_text
+from sheaf.engine._nodes import futile_nodes
+from sheaf.engine._nodestatus import StatusSnapshot, dag_outcome, node_status_text
 from sheaf.engine._reports import RescueNode, rescue_text, write_atomic, write_rescue, write_save_point
 from sheaf.engine._runevents import EventTranslator, JobStart, NodeEvent, ProcEnd
 
 if TYPE_CHECKING:
     from sheaf.engine._state import DagState
 
-PARENT_ID_VARIABLE = "SHEAF_DAGMAN_PARENT_ID"
 _RESCUE_NUMBER = re.compile(r"\.rescue(\d+)$")
-
-
-_PID: list[int] = []  # the process id, asked once: getpid is a system call, and a node asks for it
-os.register_at_fork(after_in_child=_PID.clear)  # a forked child is another process: it asks again
-
-
-def dagman_id() -> int:
-    """This run's DAGMan job id (see the module docstring)."""
-    if not _PID:
-        _PID.append(os.getpid())
-    return _PID[0]
 
 
 def _flag(dag: Dag, key: str, default: bool) -> bool:
