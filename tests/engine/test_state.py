@@ -259,7 +259,7 @@ def test_impossible_transition_raises_with_history(tmp_path: Path) -> None:
     m.start()
     m.advance([JobExited("A", 0, 0)])
     with pytest.raises(InvalidTransition) as info:
-        m._transition(m.nodes["A"], "submitted")
+        m.transition(m.nodes["A"], "submitted")
     assert "done -> submitted" in str(info.value) and "ready->submitted #0 (cluster 1)" in str(info.value)
     assert "submitted->done #0 (return 0)" in str(info.value)
     assert [(h.start, h.finish) for h in info.value.history] == [("waiting", "ready"), ("ready", "submitted"),
