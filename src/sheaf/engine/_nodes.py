@@ -128,7 +128,7 @@ class Node:
         self.name = spec.name
         self.order = order  # declaration order (the order DAGMan starts the initially ready nodes)
         self.prio = spec.priority + dag_priority  # DAGMan's effective priority
-        self.seq = 0  # place among nodes of equal priority in its queue (see DagState._enqueue)
+        self.seq = 0  # place among nodes of equal priority in its queue (see ReadyQueues.queue_ready)
         self.state: NodeState = "waiting"
         self.attempt = 0
         self.unmet = 0

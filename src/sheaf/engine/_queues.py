@@ -95,6 +95,8 @@ class ReadyQueues:
     def next_ready(self) -> Node | None:
         """The highest-priority ready node whose throttles allow it, taken off its queue (its tokens
         are taken by :meth:`take_job_tokens`)."""
+        if not self._ready:  # a dispatch round asks after every script it starts: the common answer, cheaply
+            return None
         best = self._best_ready()
         if best is None:
             return None

@@ -166,7 +166,7 @@ class DagState:
         self.nodes: dict[str, Node] = {n: Node(s, i, limits.dag_priority)
                                        for i, (n, s) in enumerate(dag.nodes.items())}
         self.queues = ReadyQueues(self.nodes, limits, dag.maxjobs)
-        self.ending = Ending(self)
+        self.ending = Ending()
         self.counts: dict[str, int] = dict.fromkeys(STATES, 0)
         self._step = Step()
         self._next_cluster = next_cluster
@@ -217,7 +217,7 @@ class DagState:
     def _finish_step(self, idle: int) -> Step:
         if self.finished is None:
             if self.halted:
-                self.ending.halt()
+                self.ending.halt(self)
             self._dispatch(idle)
             if self.active == 0:
                 self._end()
@@ -351,7 +351,7 @@ class DagState:
 
     def _handle(self, event: EngineEvent) -> None:
         if isinstance(event, Interrupted):
-            self.ending.interrupt(event.reason)
+            self.ending.interrupt(self, event.reason)
             return
         if isinstance(event, Halted):
             self.halted = True
@@ -449,8 +449,8 @@ class DagState:
         details: Details = {"return": value, **info}
         if node.spec.post is not None:
             self.transition(node, "post_ready", details)
-        elif self.ending.abort_matches(node, value):
-            self.ending.abort(node, value, details)
+        elif self.ending.abort_matches(self, node, value):
+            self.ending.abort(self, node, value, details)
         elif value == 0:
             node.value = 0
             self.transition(node, "done", details)
@@ -477,8 +477,8 @@ class DagState:
         if node.spec.pre_skip is not None and value == node.spec.pre_skip:
             node.value = 0
             self.transition(node, "done", {**info, "skipped": True})
-        elif self.ending.abort_matches(node, value):
-            self.ending.abort(node, value, info)
+        elif self.ending.abort_matches(self, node, value):
+            self.ending.abort(self, node, value, info)
         elif value == 0:
             self.transition(node, "ready", info)
         elif self.limits.always_run_post and node.spec.post is not None:
@@ -489,8 +489,8 @@ class DagState:
             self._failed(node, value, info)
 
     def _on_post(self, node: Node, value: int, info: Details) -> None:
-        if self.ending.abort_matches(node, value):
-            self.ending.abort(node, value, info)
+        if self.ending.abort_matches(self, node, value):
+            self.ending.abort(self, node, value, info)
         elif value == 0:
             node.value = 0
             self.transition(node, "done", info)
@@ -525,17 +525,17 @@ class DagState:
 
     def _end(self) -> None:
         """Nothing in flight: write the rescue DAG of a failed DAG, then run FINAL, or conclude."""
-        final = self.ending.begin()
+        final = self.ending.begin(self)
         if final is not None:
             self._make_ready(final)
             self._dispatch(0)
             if self.active:
                 return
-        self.ending.conclude()
+        self.ending.conclude(self)
 
     def dag_status(self) -> int:
         """DAGMan's ``$DAG_STATUS`` now (``DAG_OK`` while nothing went wrong)."""
-        return self.ending.dag_status()
+        return self.ending.dag_status(self)
 
     # -- script macros --------------------------------------------------------------------------
 
