@@ -8,6 +8,11 @@
   a package's ``__init__`` is its whole surface.
 - **No circles.** No module imports, directly or through others, a module that imports it back --
   counting imports made inside functions, not those made only for type checking.
+- **The engine's state its own.** No engine module reads or writes another object's private field
+  (``machine._x``): ``DagState``'s queues, ending and rules use public methods.
+- **The engine's reports apart.** ``sheaf.engine.reports`` (jobstate.log, the node status file, DOT,
+  metrics, rescue DAGs) is used by the engine's loop alone, through the reports' face: the core (the
+  state machine, the journal) does not know it, and the other packages see the engine's face only.
 """
 
 from __future__ import annotations
@@ -146,6 +151,37 @@ def test_no_import_circle_anywhere() -> None:
                     if len(component) > 1:
                         circles.append(sorted(component))
     assert circles == []
+
+
+REPORTS = "sheaf.engine.reports"
+#: the modules that may import the reports' face: the loop (``_loop`` starts a run, ``_run`` is its
+#: world) and the engine's own face, which re-exports the event translator
+REPORTS_SEAM = {"sheaf.engine._loop", "sheaf.engine._run", "sheaf.engine"}
+
+
+def test_the_engine_core_uses_its_reports_only_through_the_loops_seam() -> None:
+    wrong = [f"{name}:{line} imports {target}" for name in MODULES if not name.startswith(REPORTS)
+             for target, _, line in _imports(name) if target.startswith(REPORTS)
+             and (name not in REPORTS_SEAM or target != REPORTS)]
+    assert wrong == []
+
+
+#: underscored names that are public: a named tuple's methods
+NAMED_TUPLE = {"_replace", "_asdict", "_fields", "_make"}
+
+
+def test_no_engine_module_touches_another_objects_private_fields() -> None:
+    wrong = []
+    for name, path in MODULES.items():
+        if not name.startswith("sheaf.engine"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Attribute) or not node.attr.startswith("_"):
+                continue
+            own = isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")
+            if not own and not node.attr.startswith("__") and node.attr not in NAMED_TUPLE:
+                wrong.append(f"{name}:{node.lineno} {ast.unparse(node)}")
+    assert wrong == []
 
 
 def test_classad_imports_nothing_of_sheaf_not_even_errors() -> None:

@@ -195,7 +195,7 @@ def test_a_journal_that_cannot_be_written_stops_the_run_promptly(tmp_path: Path,
 
 
 def test_a_failed_rescue_write_leaves_no_temporary(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from sheaf.engine import _reports
+    from sheaf.engine.reports import _files
 
     write_dag(tmp_path, "JOB A N.sub\n")
     backend = FakeBackend()
@@ -203,7 +203,7 @@ def test_a_failed_rescue_write_leaves_no_temporary(tmp_path: Path, monkeypatch: 
     def full(*_args: object) -> None:
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(_reports.os, "replace", full)
+    monkeypatch.setattr(_files.os, "replace", full)
     with pytest.raises(StorageError, match="rescue001"):
         run(tmp_path, backend)
     monkeypatch.undo()

@@ -197,7 +197,7 @@ def test_journal_group_commit_and_torn_tail(tmp_path: Path) -> None:
 def test_the_dagman_id_is_asked_again_in_a_forked_child() -> None:
     """The DAGMan job id (the process id) is asked of the OS once per process: a forked child is a
     process of its own and gets its own id, not its parent's."""
-    from sheaf.engine._runfiles import dagman_id
+    from sheaf.engine._dagid import dagman_id
 
     assert dagman_id() == os.getpid()
     read, write = os.pipe()

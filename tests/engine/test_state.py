@@ -259,7 +259,7 @@ def test_impossible_transition_raises_with_history(tmp_path: Path) -> None:
     m.start()
     m.advance([JobExited("A", 0, 0)])
     with pytest.raises(InvalidTransition) as info:
-        m._transition(m.nodes["A"], "submitted")
+        m.transition(m.nodes["A"], "submitted")
     assert "done -> submitted" in str(info.value) and "ready->submitted #0 (cluster 1)" in str(info.value)
     assert "submitted->done #0 (return 0)" in str(info.value)
     assert [(h.start, h.finish) for h in info.value.history] == [("waiting", "ready"), ("ready", "submitted"),
@@ -271,3 +271,27 @@ def test_an_unexpected_event_is_an_impossible_transition(tmp_path: Path) -> None
     m.start()
     with pytest.raises(InvalidTransition):
         m.advance([ScriptExited("A", "POST", 0, 0)])
+
+
+def test_a_finished_machine_is_freed_without_the_cyclic_collector(tmp_path: Path) -> None:
+    """No reference cycle through the machine's parts (its queues, its ending): a large DAG's nodes
+    go when the run lets go of the machine, not at some later full collection."""
+    import gc
+    import weakref
+
+    from sheaf.condor import parse_dag
+    from sheaf.engine._state import DagState
+
+    (tmp_path / "x.dag").write_text("JOB A a.sub\nJOB B b.sub\nPARENT A CHILD B\nFINAL F f.sub\n")
+    m = DagState(parse_dag(str(tmp_path / "x.dag")), Limits(), lambda: 0.0)
+    step = m.start()
+    m.advance([JobExited(i.node, i.attempt, 1) for i in step.instructions if isinstance(i, Submit)])
+    gone = weakref.ref(m)
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        del m
+        assert gone() is None
+    finally:
+        if enabled:
+            gc.enable()

@@ -11,9 +11,8 @@ from pathlib import Path
 
 from engine_machines import machine, of, submits, validate_every_machine
 from sheaf.engine._backend import Exited
-from sheaf.engine._nodestatus import futile_nodes
+from sheaf.engine._nodes import futile_nodes
 from sheaf.engine._procs import ProcGroups, Tolerance
-from sheaf.engine._reports import RescueNode, rescue_text
 from sheaf.engine._state import (
     Cancel,
     Finish,
@@ -27,6 +26,7 @@ from sheaf.engine._state import (
     ScriptExited,
     WriteSavePoint,
 )
+from sheaf.engine.reports._rescue import RescueNode, rescue_text
 
 __all__ = ["validate_every_machine"]
 

@@ -19,7 +19,7 @@ from engine_helpers import FakeBackend, write_dag
 from sheaf.engine import Launch, run_workflow, state_paths
 from sheaf.engine import _loop as loop
 from sheaf.engine import _resume as resume
-from sheaf.engine import _runfiles as runfiles
+from sheaf.engine.reports import _runfiles as runfiles
 
 WIDE = "".join(f"JOB n{i} n.sub\n" for i in range(12))
 

@@ -3,7 +3,9 @@
 Layers, inside out: ``_state`` is the pure state machine (events in, journal changes and
 instructions out); ``sheaf.condor._dagman`` and ``_submit`` read the DAG and HTCondor submit descriptions;
 ``_journal`` makes every change durable before the loop (``_loop``) acts on it; a
-:class:`Backend` (``_backend``, implemented by ``sheaf.backends``) runs the node jobs.
+:class:`Backend` (``_backend``, implemented by ``sheaf.backends``) runs the node jobs.  Beside the
+core, ``reports`` writes what a run tells people and tools (jobstate.log, the node job event log,
+the node status file, DOT, metrics, rescue DAGs); the loop alone uses it, through its face.
 
 Public entry point::
 
@@ -44,9 +46,9 @@ if TYPE_CHECKING:
     from sheaf.engine._records import BeginRecord, ChangeRecord, Damage, EndRecord, ProcessRecord
     from sheaf.engine._records import scan as scan_journal
     from sheaf.engine._runconfig import DagmanOptions
-    from sheaf.engine._runevents import EventTranslator, NodeEvent
     from sheaf.engine._state import STATES, DagState, Limits, NodeState
     from sheaf.engine._submit import node_description, parse_submit, split_arguments, split_environment
+    from sheaf.engine.reports import EventTranslator, NodeEvent
 
 __all__: list[str] = [
     "ATTEMPT_VARIABLE", "STATES", "Adopts", "Backend", "BeginRecord", "Change", "ChangeRecord", "Dag",
@@ -67,9 +69,9 @@ _WHERE = {
     "read_records": "_journal", "Adopts": "_backend", "Pollable": "_backend", "ReportsStarts": "_backend",
     "SelfRefilling": "_backend", "Backend": "_backend", "BeginRecord": "_records", "Change": "_events",
     "ChangeRecord": "_records", "DagState": "_state", "DagmanOptions": "_runconfig", "Damage": "_records",
-    "EndRecord": "_records", "Event": "_backend", "EventTranslator": "_runevents", "Exited": "_backend",
+    "EndRecord": "_records", "Event": "_backend", "EventTranslator": "reports", "Exited": "_backend",
     "find_dag": "_paths", "Held": "_backend", "Launch": "_backend", "Limits": "_state",
-    "node_description": "_submit", "NodeEvent": "_runevents", "NodeState": "_state",
+    "node_description": "_submit", "NodeEvent": "reports", "NodeState": "_state",
     "parse_submit": "_submit", "ProcessRecord": "_records", "Progress": "_loop",
     "read_journal": "_journal:replay", "Replay": "_journal", "run_workflow": "_loop", "RunResult": "_loop",
     "scan_journal": "_records:scan", "split_arguments": "_submit", "split_environment": "_submit",

@@ -49,17 +49,14 @@ def _counters(machine: DagState) -> list[str]:
 def _queues(machine: DagState) -> list[str]:
     out: list[str] = []
     queued: Counter[str] = Counter()
-    queues = [("pre_ready", machine._pre_heap, True), ("post_ready", machine._post_heap, True)]
-    queues += [("ready", heap, False) for heap in machine._ready_heaps.values()]
-    for state, heap, script in queues:
-        for key in heap:
-            node = machine.nodes[key[2]]
-            queued[node.name] += 1
-            want = (0, node.seq, node.name) if script else node.key()
-            if node.state != state:
-                out.append(f"{node.name} is queued for {state} but is {node.state}")
-            elif key != want:
-                out.append(f"{node.name} is queued under {key}, its key is {want}")
+    for state, key in machine.queues.queued():
+        node = machine.nodes[key[2]]
+        queued[node.name] += 1
+        want = node.key() if state == "ready" else (0, node.seq, node.name)
+        if node.state != state:
+            out.append(f"{node.name} is queued for {state} but is {node.state}")
+        elif key != want:
+            out.append(f"{node.name} is queued under {key}, its key is {want}")
     stopped = machine.aborted is not None or machine.interrupted or machine.finished is not None
     for node in machine.nodes.values():
         times = queued.get(node.name, 0)
@@ -79,9 +76,10 @@ def _tokens(machine: DagState) -> list[str]:
     expect = {"maxpre": sum(1 for n in nodes if n.state == "pre"),
               "maxpost": sum(1 for n in nodes if n.state == "post"), "maxjobs": len(held)}
     per_category = Counter(n.spec.category or "" for n in held)
-    pools = (machine.maxpre, machine.maxpost, machine.maxjobs)
+    queues = machine.queues
+    pools = (queues.maxpre, queues.maxpost, queues.maxjobs)
     lent = [(throttle, expect[throttle.name]) for throttle in pools]
-    lent += [(throttle, per_category.get(name, 0)) for name, throttle in machine._categories.items()]
+    lent += [(throttle, per_category.get(name, 0)) for name, throttle in queues.categories.items()]
     out.extend(f"{throttle.name} lends {throttle.borrowed} tokens, nodes hold {holding}"
                for throttle, holding in lent if throttle.borrowed != holding)
     return out

@@ -54,6 +54,8 @@ import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
+from sheaf.engine._events import Change
+from sheaf.engine._nodes import ACTIVE_STATES
 from sheaf.engine._records import (
     BeginRecord,
     ChangeRecord,
@@ -66,7 +68,6 @@ from sheaf.engine._records import (
     info_of,
     scan,
 )
-from sheaf.engine._state import ACTIVE_STATES, Change
 from sheaf.errors import EngineError, StorageError
 
 

@@ -47,7 +47,6 @@ __all__ = ["Progress", "RunResult", "find_dag", "run_workflow", "state_paths"]
 
 import contextlib
 import gc
-import glob
 import os
 import time
 import uuid
@@ -57,13 +56,13 @@ from typing import Any
 
 from sheaf.condor import Dag, parse_dag
 from sheaf.engine._backend import Adopts, Backend
+from sheaf.engine._dagid import PARENT_ID_VARIABLE, dagman_id
 from sheaf.engine._journal import Journal, Replay, replay
 from sheaf.engine._multidag import combine_dags, munges_names
 from sheaf.engine._nodes import DAG_REMOVED
 from sheaf.engine._orphans import attempt_token, start_guard, stop_run_processes
 from sheaf.engine._paths import find_dag, state_paths
 from sheaf.engine._procs import Tolerance
-from sheaf.engine._reports import remove_stale_temporaries
 from sheaf.engine._resume import RunLock, damage_warnings, starting_point
 from sheaf.engine._run import EngineRun, Progress
 from sheaf.engine._runconfig import (
@@ -73,10 +72,10 @@ from sheaf.engine._runconfig import (
     load_descriptions,
     run_limits,
 )
-from sheaf.engine._runfiles import PARENT_ID_VARIABLE, dagman_id
 from sheaf.engine._scriptmacros import check_scripts
 from sheaf.engine._state import DagState
 from sheaf.engine._stop import Stopped, StopSignals
+from sheaf.engine.reports import remove_stale_files
 from sheaf.errors import StorageError
 
 _FREEZE_NODES = 10_000  # from this many nodes on, the run's long-lived objects leave the collector
@@ -189,7 +188,7 @@ def _run_workflow(directory: str, backend: Backend | Callable[[], Backend], opti
         stop_run_processes(prior.run_id, [p for n, p in prior.processes.items() if n not in adopted],
                            spare={attempt_token(prior.run_id, n, a) for n, a in adopted.items()})
         run_id = prior.run_id or uuid.uuid4().hex
-        remove_stale_temporaries(_report_files(dag))
+        remove_stale_files(dag)
         journal = Journal(paths["journal"], run_id)
         if os.environ.get(PARENT_ID_VARIABLE):  # a SUBDAG's run: its jobs must not outlive it
             start_guard(run_id)
@@ -258,15 +257,6 @@ def _stopped_result(directory: str, dag_files: Sequence[str], reason: str, elaps
     dag = find_dag(directory, dag_files[0] if dag_files else None)
     return RunResult(dag, False, 1, DAG_REMOVED, 0, 0, 0, 0, elapsed, 0.0, "stopped",
                      extra={"stopped": reason})
-
-
-def _report_files(dag: Dag) -> list[str]:
-    """The files the engine replaces atomically (their stale temporaries are removed on start)."""
-    files = [glob.escape(p) for p in (dag.dot, dag.node_status_file[0] if dag.node_status_file else None,
-                                      dag.path + ".metrics") if p]
-    if dag.dot and not dag.dot_options.overwrite:
-        files.append(glob.escape(dag.dot) + ".[0-9]*")  # DOT ... DONT-OVERWRITE: numbered files
-    return [glob.escape(dag.path) + suffix + ".rescue[0-9][0-9][0-9]*" for suffix in ("", "_multi")] + files
 
 
 _SETTLED = frozenset({"done", "failed"})  # journal states of a node no attempt of which is in flight

@@ -21,8 +21,8 @@ from collections.abc import Mapping
 
 from sheaf.classad import ClassAd
 from sheaf.condor import NodeSpec
+from sheaf.engine._dagid import PARENT_ID_VARIABLE, dagman_id
 from sheaf.engine._events import Submit
-from sheaf.engine._runfiles import PARENT_ID_VARIABLE, dagman_id
 from sheaf.engine._submit import JobSpec, SubmitDescription, render
 from sheaf.errors import InputError
 

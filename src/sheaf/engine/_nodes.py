@@ -6,9 +6,10 @@ journals (when, from, to, attempt, details), told one line each with a short not
 :class:`InvalidTransition` can say how the node got where it is - the first thing a maintainer asks.
 
 DAGMan's numbers live here too: the ``$RETURN`` values of the ways a job can fail without an exit
-code (``dag.h``: -1001 submit failed, -1002 job aborted, -1004 job skipped after a failed PRE script)
-and the ``$DAG_STATUS`` values (``DagStatus``: 0 ok, 1 error, 2 node failed, 3 abort, 4 removed,
-5 cycle, 6 halted).
+code (``dag.h``: -1001 submit failed, -1002 job aborted, -1004 job skipped after a failed PRE script),
+the ``$DAG_STATUS`` values (``DagStatus``: 0 ok, 1 error, 2 node failed, 3 abort, 4 removed,
+5 cycle, 6 halted) and the proc of a NOOP node's fake job id (:data:`NOOP_PROC`).  So do the
+questions asked of the graph and the nodes' states: a node's unmet parents and the futile nodes.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ __all__ = [
     "DAG_NODES_FAILED",
     "DAG_OK",
     "DAG_REMOVED",
+    "NOOP_PROC",
     "RETURN_ABORTED",
     "RETURN_HELD",
     "RETURN_PRE_FAILED",
@@ -30,11 +32,12 @@ __all__ = [
     "Node",
     "NodeState",
     "expected_state",
+    "futile_nodes",
     "story_line",
     "unmet_parents",
 ]
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Literal, get_args
 
 from sheaf.condor import Dag, NodeSpec
@@ -62,6 +65,7 @@ RETURN_HELD = -1001  # a job that can never run is, to DAGMan, one that could no
 RETURN_ABORTED = -1002  # DAG_ERROR_CONDOR_JOB_ABORTED: the job was removed (periodic_remove)
 RETURN_PRE_FAILED = -1004  # DAG_ERROR_JOB_SKIPPED (DAGMAN_ALWAYS_RUN_POST)
 DAG_OK, DAG_NODES_FAILED, DAG_ABORTED, DAG_REMOVED, DAG_CYCLE, DAG_HALTED = 0, 2, 3, 4, 5, 6
+NOOP_PROC = 2147483647  # Node::NOOP_NODE_PROCID (INT_MAX)
 
 
 def story_line(change: Change) -> str:
@@ -124,7 +128,7 @@ class Node:
         self.name = spec.name
         self.order = order  # declaration order (the order DAGMan starts the initially ready nodes)
         self.prio = spec.priority + dag_priority  # DAGMan's effective priority
-        self.seq = 0  # place among nodes of equal priority in its queue (see DagState._enqueue)
+        self.seq = 0  # place among nodes of equal priority in its queue (see ReadyQueues.queue_ready)
         self.state: NodeState = "waiting"
         self.attempt = 0
         self.unmet = 0
@@ -165,3 +169,20 @@ def unmet_parents(dag: Dag, nodes: Mapping[str, Node], name: str) -> int:
     weak = dag.weak
     return sum(1 for p in dag.parents[name] if nodes[p].state != "done"
                and not (nodes[p].state == "failed" and (p, name) in weak))
+
+
+def futile_nodes(dag: Dag, state_of: Callable[[str], str]) -> set[str]:
+    """Nodes waiting for a parent that failed, directly or through other waiting nodes: they can
+    never run (iterative, each node visited once).  A failed node's WEAK children are not futile
+    (it finished, which is all they need); a futile node's children all are (it never ran)."""
+    futile: set[str] = set()
+    stack = [n for n in dag.nodes if state_of(n) == "failed"]
+    while stack:
+        parent = stack.pop()
+        for child in dag.children[parent]:
+            if (parent, child) in dag.weak and parent not in futile:
+                continue
+            if child not in futile and state_of(child) == "waiting":
+                futile.add(child)
+                stack.append(child)
+    return futile

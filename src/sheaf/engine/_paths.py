@@ -3,17 +3,23 @@
 Kept apart from the loop so that the readers of a run's records (the events loader, ``sheaf
 status``) find the journal without importing the engine that writes it.  The state directory is
 ``.sheaf/`` beside the DAG file: ``<dag>.journal`` (the durable record of the run), ``<dag>.lock``
-(one engine per DAG) and ``<dag>.scripts.log``.
+(one engine per DAG) and ``<dag>.scripts.log``.  Rescue DAGs are beside the DAG file:
+``<primary dag>.rescueNNN`` (``<primary dag>_multi.rescueNNN`` for a run of several DAG files), the
+newest of which a rescue run reads and the next of which a failed run writes.
 """
 
 from __future__ import annotations
 
-__all__ = ["find_dag", "state_paths"]
+__all__ = ["find_dag", "newest_rescue", "next_rescue", "state_paths"]
 
+import glob
 import os
+import re
 
 from sheaf.errors import UsageError
 from sheaf.model import STATE_DIR, lock_path
+
+_RESCUE_RE = re.compile(r"\.rescue(\d{3,})$")
 
 
 def find_dag(directory: str, dag_file: str | None = None) -> str:
@@ -40,3 +46,17 @@ def state_paths(dag_path: str) -> dict[str, str]:
     state = os.path.join(os.path.dirname(dag_path), STATE_DIR)
     return {"dir": state, "journal": os.path.join(state, base + ".journal"),
             "lock": lock_path(dag_path), "scripts": os.path.join(state, base + ".scripts.log")}
+
+
+def newest_rescue(dag_path: str, multi: bool = False) -> str | None:
+    base = dag_path + ("_multi" if multi else "")
+    found = [(int(m.group(1)), p) for p in glob.glob(glob.escape(base) + ".rescue*")
+             if (m := _RESCUE_RE.search(p))]
+    return max(found)[1] if found else None
+
+
+def next_rescue(dag_path: str, multi: bool = False) -> str:
+    """The rescue DAG a run writes: numbered one more than the newest (see the module docstring)."""
+    newest = newest_rescue(dag_path, multi)
+    number = int(_RESCUE_RE.search(newest).group(1)) + 1 if newest else 1  # type: ignore[union-attr]
+    return f"{dag_path}{'_multi' if multi else ''}.rescue{number:03d}"

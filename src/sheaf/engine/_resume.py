@@ -11,7 +11,7 @@ import os
 
 from sheaf.condor import Dag, parse_rescue
 from sheaf.engine._journal import Replay
-from sheaf.engine._reports import newest_rescue
+from sheaf.engine._paths import newest_rescue
 from sheaf.engine._runconfig import config_bool
 from sheaf.errors import FormatError, UsageError
 

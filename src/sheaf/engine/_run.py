@@ -43,8 +43,6 @@ from sheaf.engine._nodejob import render_node, subdag_job
 from sheaf.engine._orphans import ATTEMPT_VARIABLE, attempt_token
 from sheaf.engine._procs import NO_TOLERANCE, ProcGroups, Tolerance
 from sheaf.engine._runconfig import config_bool, config_int
-from sheaf.engine._runevents import JobStart, ProcEnd
-from sheaf.engine._runfiles import RunFiles
 from sheaf.engine._scripts import ScriptRunner
 from sheaf.engine._state import (
     Cancel,
@@ -70,6 +68,7 @@ from sheaf.engine._state import (
     WriteSavePoint,
 )
 from sheaf.engine._submit import JobSpec, SubmitDescription, node_description, proc_rows
+from sheaf.engine.reports import JobStart, ProcEnd, RunFiles
 from sheaf.errors import EngineError, InputError, StorageError
 
 

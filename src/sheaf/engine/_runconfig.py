@@ -16,12 +16,10 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from sheaf.condor import Dag, NodeSpec, parse_dag
+from sheaf.engine._events import Submit
 from sheaf.engine._nodejob import render_node
-from sheaf.engine._state import (
-    Limits,
-    Submit,
-)
 from sheaf.engine._submit import JobSpec, SubmitDescription, node_description
+from sheaf.engine._throttle import Limits
 from sheaf.errors import FormatError, InputError, UsageError
 
 

@@ -31,9 +31,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from sheaf.condor import Dag, Script
-from sheaf.engine._nodes import RETURN_PRE_FAILED, RETURN_SUBMIT_FAILED, Node
-from sheaf.engine._nodestatus import futile_nodes
-from sheaf.engine._runevents import NOOP_PROC
+from sheaf.engine._nodes import NOOP_PROC, RETURN_PRE_FAILED, RETURN_SUBMIT_FAILED, Node, futile_nodes
 from sheaf.errors import FormatError
 
 

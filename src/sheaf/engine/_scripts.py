@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable
 from typing import IO, Literal
 
-from sheaf.engine._state import DeferElapsed, ScriptExited
+from sheaf.engine._events import DeferElapsed, ScriptExited
 
 Kind = Literal["PRE", "POST", "HOLD"]
 

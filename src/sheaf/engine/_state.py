@@ -6,8 +6,10 @@ past-tense events (:class:`JobExited`, :class:`JobHeld`, :class:`SubmitFailed`,
 gets back a :class:`Step`: the state *changes* to journal durably first, then the imperative
 *instructions* (:class:`Submit`, :class:`RunScript`, :class:`Defer`, :class:`Cancel`,
 :class:`KillScript`, :class:`WriteRescue`, :class:`Finish`) to carry out; these records live in
-``_events.py``, the node record and its story in ``_nodes.py``; how a run ends (abort, stop,
-rescue DAG, FINAL) in ``_ending.py``.  Time comes from an injected clock.
+``_events.py``, the node record and its story in ``_nodes.py``.  DagState owns two objects with
+public methods: its :class:`ReadyQueues` (``_queues.py``: the ready and script queues and the
+throttles) and its :class:`Ending` (``_ending.py``: abort, stop, halt, rescue DAG, FINAL, outcome).
+Time comes from an injected clock.
 
 Node states (a ``Literal``) and the life of one attempt::
 
@@ -15,8 +17,10 @@ Node states (a ``Literal``) and the life of one attempt::
                   ▲          │ └► pre_deferred ─┘   │                  │ └► post_deferred ─┘
                   └── retry ─┴──────────────────────┴──────────────────┴──► failed
 
-Every transition is a small function in ``TRANSITIONS[(start, finish)]`` (``_transitions.py``); any
-pair not in the table raises :class:`InvalidTransition` carrying the node's story.
+Every transition is a small function in ``TRANSITIONS[(start, finish)]`` (``_transitions.py``), which
+uses DagState's public steps (:meth:`DagState.transition`, :meth:`DagState.emit`,
+:meth:`DagState.release_children`) and its ready queues' methods; any pair not in the table raises
+:class:`InvalidTransition` carrying the node's story.
 :meth:`DagState.validate_state` checks the invariants (counters against node states, queues against
 ready nodes, throttle tokens against nodes in flight); the tests call it after every step.
 
@@ -53,11 +57,11 @@ submitted); a retried node goes first with ``DAGMAN_RETRY_NODE_FIRST``.  The eff
 is the node's PRIORITY plus the DAG's (``DAGMAN_DEFAULT_PRIORITY``, or the SUBDAG node's effective
 priority passed down).  PRE and POST scripts wait in first-come queues, as DAGMan's script queues.
 Each event costs O(log n); children are released by in-degree counters.  Throttles (maxjobs,
-maxidle, maxpre, maxpost, per-category MAXJOBS) are :mod:`._throttle` objects; a NOOP node takes
-no job token.  A step emits at most ``DAGMAN_MAX_SUBMITS_PER_INTERVAL`` Submit instructions (DAGMan's
-submissions "in a row before it services other requests"; one interval is one step here): the rest
-go in the next steps in the same order, and ``Step.more`` tells the loop to take the next step at
-once rather than wait for events.
+maxidle, maxpre, maxpost, per-category MAXJOBS) are :mod:`._throttle` objects the ready queues hold;
+a NOOP node takes no job token.  A step emits at most ``DAGMAN_MAX_SUBMITS_PER_INTERVAL`` Submit
+instructions (DAGMan's submissions "in a row before it services other requests"; one interval is one
+step here): the rest go in the next steps in the same order, and ``Step.more`` tells the loop to
+take the next step at once rather than wait for events.
 """
 
 from __future__ import annotations
@@ -95,11 +99,10 @@ __all__ = [
     "WriteSavePoint"
 ]
 
-import heapq
 from collections.abc import Callable, Iterable, Mapping
 
 from sheaf.condor import Dag, Script
-from sheaf.engine._ending import Abort, abort, abort_matches, dag_status, end_run, halt_waiting, interrupt
+from sheaf.engine._ending import Abort, Ending
 from sheaf.engine._events import (
     Cancel,
     Change,
@@ -140,12 +143,10 @@ from sheaf.engine._nodes import (
     expected_state,
     unmet_parents,
 )
-from sheaf.engine._readiness import make_ready, provisioned, release_children, start_nodes
+from sheaf.engine._queues import ReadyQueues
 from sheaf.engine._scriptmacros import script_argv
-from sheaf.engine._throttle import IdleThrottle, Limits, Throttle, ThrottleStatistics
+from sheaf.engine._throttle import Limits, ThrottleStatistics
 from sheaf.engine._transitions import TRANSITIONS
-
-Key = tuple[int, int, str]
 
 
 def _value(exit_code: int | None, signal: int | None) -> int:
@@ -162,19 +163,11 @@ class DagState:
         self.dag = dag
         self.clock = clock
         self.limits = limits
-        self.maxjobs = Throttle("maxjobs", limits.maxjobs)
-        self.maxidle = IdleThrottle("maxidle", limits.maxidle)
-        self.maxpre = Throttle("maxpre", limits.maxpre)
-        self.maxpost = Throttle("maxpost", limits.maxpost)
-        self._categories = {name: Throttle(f"category {name}", n) for name, n in dag.maxjobs.items()}
         self.nodes: dict[str, Node] = {n: Node(s, i, limits.dag_priority)
                                        for i, (n, s) in enumerate(dag.nodes.items())}
+        self.queues = ReadyQueues(self.nodes, limits, dag.maxjobs)
+        self.ending = Ending()
         self.counts: dict[str, int] = dict.fromkeys(STATES, 0)
-        self._pre_heap: list[Key] = []
-        self._post_heap: list[Key] = []
-        self._ready_heaps: dict[str | None, list[Key]] = {}
-        self._generation = 0
-        self._retry_first = False  # set while a retried node is queued (DAGMAN_RETRY_NODE_FIRST)
         self._step = Step()
         self._next_cluster = next_cluster
         self._submits_left = limits.max_submits_per_interval  # this step's (DAGMAN_MAX_SUBMITS_PER_INTERVAL)
@@ -189,8 +182,6 @@ class DagState:
         self.halt_deferred: set[str] = set()  # nodes whose PRE script the halt deferred (still PRERUN)
         self.cycle = False  # nodes left waiting with no failure to explain it
         self.finished: Finish | None = None
-        self._final_started = False
-        self._rescued = False
         self.dag_id = 0  # DAGMan's job id of this run ($DAGID), set by the loop
         self.provisioning = False  # the other nodes wait for the PROVISIONER's job to run
         self._restore(set(done), set(failed), attempts or {}, reasons or {})
@@ -212,8 +203,8 @@ class DagState:
             node.unmet = unmet_parents(self.dag, self.nodes, name)
 
     def start(self, idle: int = 0) -> Step:
-        """Release the nodes that can start (``_readiness.start_nodes``), then dispatch."""
-        start_nodes(self)
+        """Release the nodes that can start (:meth:`_start_nodes`), then dispatch."""
+        self._start_nodes()
         return self._finish_step(idle)
 
     # -- the core -------------------------------------------------------------------------------
@@ -225,15 +216,19 @@ class DagState:
 
     def _finish_step(self, idle: int) -> Step:
         if self.finished is None:
-            if self.halted and not self._final_started:
-                halt_waiting(self)
+            if self.halted:
+                self.ending.halt(self)
             self._dispatch(idle)
             if self.active == 0:
                 self._end()
         step, self._step = self._step, Step()
         return step
 
-    def _transition(self, node: Node, finish: NodeState, info: Details | None = None) -> None:
+    # -- the rules' steps (the transition table and the ending use them) ---------------------------
+
+    def transition(self, node: Node, finish: NodeState, info: Details | None = None) -> None:
+        """Move ``node`` to ``finish``: record the change (the node's story, the step's changes to
+        journal), then do what the table says entering ``finish`` entails."""
         start = node.state
         fn = TRANSITIONS.get((start, finish))
         if fn is None:
@@ -249,26 +244,59 @@ class DagState:
         self._step.changes.append(change)
         fn(self, node)  # after the record: children released here come later in the log
 
-    def _emit(self, instruction: Instruction) -> None:
+    def emit(self, instruction: Instruction) -> None:
+        """Add an instruction to the step, after those emitted before it."""
         self._step.instructions.append(instruction)
 
-    def _enqueue(self, heap: list[Key], node: Node) -> None:
-        """Queue a node behind the others of its priority (breadth first) or, depth first or a retry
-        with ``DAGMAN_RETRY_NODE_FIRST``, before them (DAGMan's ``append``/``prepend``)."""
-        self._generation += 1
-        front = self._retry_first or self.limits.depth_first
-        node.seq = -self._generation if front else self._generation
-        heapq.heappush(heap, node.key())
+    def release_children(self, node: Node, weak_only: bool = False) -> None:
+        """``node`` finished: each child has one parent less to wait for, and starts when none is
+        left; a failed node releases only its WEAK children (``weak_only``)."""
+        if node.name == self.dag.provisioner:
+            self._provisioned()
+        dag = self.dag
+        for child_name in dag.children[node.name]:
+            if weak_only and (node.name, child_name) not in dag.weak:
+                continue
+            child = self.nodes[child_name]
+            child.unmet -= 1
+            if child.unmet == 0 and child.state == "waiting" and self.aborted is None \
+                    and not self.interrupted:
+                self._make_ready(child)
 
-    def _enqueue_script(self, heap: list[Key], node: Node) -> None:
-        """Scripts wait first come, first served, whatever the priority (DAGMan's script queue)."""
-        self._generation += 1
-        node.seq = self._generation
-        heapq.heappush(heap, (0, node.seq, node.name))
+    # -- readiness ------------------------------------------------------------------------------
+    # A node starts (DAGMan's ``StartNode``: _make_ready) when it has no parent left to wait for; a
+    # retry does not start it again.  Its SAVE_POINT_FILE is written first.  With a PROVISIONER node
+    # not done yet, the run starts that node alone and every other node waits until its job runs
+    # (_provisioned, DAGMan's ``_provisioner_ready``) - or until it is done, if its job ended before
+    # the engine saw it running.
 
-    _make_ready = make_ready
-    _release_children = release_children
-    _provisioned = provisioned
+    def _make_ready(self, node: Node) -> None:
+        if node.spec.save_point is not None:
+            self.emit(WriteSavePoint(node.name, self._named("done"), self._named("failed")))
+        self.transition(node, "pre_ready" if node.spec.pre is not None else "ready")
+
+    def _named(self, state: NodeState) -> tuple[str, ...]:
+        return tuple(n for n, node in self.nodes.items() if node.state == state)
+
+    def _may_start(self, node: Node) -> bool:
+        return node.state == "waiting" and node.unmet == 0 and not node.spec.final \
+            and self.aborted is None and not self.interrupted
+
+    def _start_nodes(self) -> None:
+        """As the run starts: every node whose parents are all done, in declaration order (the
+        PROVISIONER alone while it is not done)."""
+        provisioner = self.nodes.get(self.dag.provisioner or "")
+        self.provisioning = provisioner is not None and provisioner.state == "waiting"
+        for node in [provisioner] if provisioner is not None and self.provisioning else self.nodes.values():
+            if self._may_start(node):
+                self._make_ready(node)
+
+    def _provisioned(self) -> None:
+        if self.provisioning:
+            self.provisioning = False
+            for node in self.nodes.values():
+                if self._may_start(node):
+                    self._make_ready(node)
 
     # -- dispatch -------------------------------------------------------------------------------
 
@@ -277,86 +305,53 @@ class DagState:
         becomes ready during the submissions and must start in the same step.  At most
         ``max_submits_per_interval`` Submit instructions per step; the step says whether a ready
         node the cap held back could have been submitted (``Step.more``)."""
-        self.maxidle.observe(idle)
+        queues = self.queues
+        queues.observe_idle(idle)
         self._submits_left = self.limits.max_submits_per_interval
         while self._start_scripts() + self._submit_ready():
             pass
-        self._step.more = self._submits_left <= 0 and self._best_ready() is not None
+        self._step.more = self._submits_left <= 0 and queues.has_ready()
 
     def _start_scripts(self) -> int:
         started = 0
-        for heap, kind, throttle in ((self._pre_heap, "PRE", self.maxpre),
-                                     (self._post_heap, "POST", self.maxpost)):
-            while heap and throttle.try_acquire():
-                node = self.nodes[heapq.heappop(heap)[2]]
-                self._transition(node, "pre" if kind == "PRE" else "post")
+        for next_node, kind in ((self.queues.next_pre, "PRE"), (self.queues.next_post, "POST")):
+            while (node := next_node()) is not None:
+                self.transition(node, "pre" if kind == "PRE" else "post")
                 script = node.spec.pre if kind == "PRE" else node.spec.post
-                self._emit(RunScript(node.name, "PRE" if kind == "PRE" else "POST", node.attempt,
-                                     self._script_argv(node, script), node.spec.directory,
-                                     script.debug if script is not None else None))
+                self.emit(RunScript(node.name, "PRE" if kind == "PRE" else "POST", node.attempt,
+                                    self._script_argv(node, script), node.spec.directory,
+                                    script.debug if script is not None else None))
                 started += 1
         return started
 
     def _submit_ready(self) -> int:
         submitted = 0
-        while self._ready_heaps and self._submits_left > 0:
-            ready = self._next_ready()
+        while self._submits_left > 0:
+            ready = self.queues.next_ready()
             if ready is None:
                 break
             self._submit(ready)
             submitted += 1
         return submitted
 
-    def _next_ready(self) -> Node | None:
-        """The highest-priority ready node whose throttles allow it, taken off its queue."""
-        best = self._best_ready()
-        if best is None:
-            return None
-        heapq.heappop(self._ready_heaps[best[1]])
-        return self.nodes[best[0][2]]
-
-    def _best_ready(self) -> tuple[Key, str | None] | None:
-        """(key, category) of the highest-priority ready node whose throttles allow it (a NOOP needs
-        no token); empty queues are dropped on the way."""
-        best: Key | None = None
-        best_cat: str | None = None
-        job_ok = self.maxjobs.available() and self.maxidle.available()
-        for category, heap in list(self._ready_heaps.items()):
-            if not heap:
-                del self._ready_heaps[category]
-                continue
-            top = heap[0]
-            needs_token = not self.nodes[top[2]].spec.noop
-            cat = self._categories.get(category or "")
-            if needs_token and (not job_ok or (cat is not None and not cat.available())):
-                continue
-            if best is None or top < best:
-                best, best_cat = top, category
-        return None if best is None else (best, best_cat)
-
     def _submit(self, node: Node) -> None:
         if node.spec.noop:
-            self._transition(node, "submitted", {"noop": True})
+            self.transition(node, "submitted", {"noop": True})
             self._job_finished(node, 0, {"noop": True})
             return
-        self.maxjobs.try_acquire()
-        self.maxidle.try_acquire()
-        category = self._categories.get(node.spec.category or "")
-        if category is not None:
-            category.try_acquire()
-        node.token = True
+        self.queues.take_job_tokens(node)
         node.cluster = self._next_cluster
         self._next_cluster += 1
-        self._transition(node, "submitted", {"cluster": node.cluster})
+        self.transition(node, "submitted", {"cluster": node.cluster})
         self._submits_left -= 1
-        self._emit(Submit(node.name, node.attempt, node.cluster, node.prio, self.dag_status(),
+        self.emit(Submit(node.name, node.attempt, node.cluster, node.prio, self.dag_status(),
                           self.failed_count))
 
     # -- events ---------------------------------------------------------------------------------
 
     def _handle(self, event: EngineEvent) -> None:
         if isinstance(event, Interrupted):
-            self._interrupt(event.reason)
+            self.ending.interrupt(self, event.reason)
             return
         if isinstance(event, Halted):
             self.halted = True
@@ -395,7 +390,7 @@ class DagState:
             case ScriptExited():
                 self._on_script(node, event)
             case DeferElapsed(kind=kind):
-                self._transition(node, "pre_ready" if kind == "PRE" else "post_ready")
+                self.transition(node, "pre_ready" if kind == "PRE" else "post_ready")
 
     def _note(self, node: Node, info: Details) -> None:
         """Journal what happened to a node that stays in its state (a hold, a release)."""
@@ -416,11 +411,11 @@ class DagState:
         self._note(node, {"held": reason, "proc": proc, "hold_code": code, "hold_subcode": subcode})
         hold = node.spec.hold
         if hold is not None:
-            self._emit(RunScript(node.name, "HOLD", node.attempt, self._script_argv(node, hold),
+            self.emit(RunScript(node.name, "HOLD", node.attempt, self._script_argv(node, hold),
                                  node.spec.directory, hold.debug))
         limit = self.limits.max_job_holds
         if limit and node.times_held >= limit:
-            self._emit(Cancel(node.name, node.attempt))
+            self.emit(Cancel(node.name, node.attempt))
             self._removed(node, "DAG Limit: Max number of held jobs was reached.")
 
     def _on_release(self, node: Node, proc: int, reason: str = "") -> None:
@@ -453,12 +448,12 @@ class DagState:
         node.job_return = value
         details: Details = {"return": value, **info}
         if node.spec.post is not None:
-            self._transition(node, "post_ready", details)
-        elif self._abort_matches(node, value):
-            self._abort(node, value, details)
+            self.transition(node, "post_ready", details)
+        elif self.ending.abort_matches(self, node, value):
+            self.ending.abort(self, node, value, details)
         elif value == 0:
             node.value = 0
-            self._transition(node, "done", details)
+            self.transition(node, "done", details)
         else:
             self._failed(node, value, details)
 
@@ -470,8 +465,8 @@ class DagState:
         assert script is not None
         info: Details = {"script": kind, "return": value}
         if script.defer_status is not None and value == script.defer_status:
-            self._transition(node, "pre_deferred" if kind == "PRE" else "post_deferred", info)
-            self._emit(Defer(node.name, kind, node.attempt, script.defer_time))
+            self.transition(node, "pre_deferred" if kind == "PRE" else "post_deferred", info)
+            self.emit(Defer(node.name, kind, node.attempt, script.defer_time))
         elif kind == "PRE":
             self._on_pre(node, value, info)
         else:
@@ -481,24 +476,24 @@ class DagState:
         node.pre_return = value
         if node.spec.pre_skip is not None and value == node.spec.pre_skip:
             node.value = 0
-            self._transition(node, "done", {**info, "skipped": True})
-        elif self._abort_matches(node, value):
-            self._abort(node, value, info)
+            self.transition(node, "done", {**info, "skipped": True})
+        elif self.ending.abort_matches(self, node, value):
+            self.ending.abort(self, node, value, info)
         elif value == 0:
-            self._transition(node, "ready", info)
+            self.transition(node, "ready", info)
         elif self.limits.always_run_post and node.spec.post is not None:
             node.job_return = RETURN_PRE_FAILED
-            self._transition(node, "post_ready", info)
+            self.transition(node, "post_ready", info)
         else:
             node.reason = f"PRE script exited with {value}"
             self._failed(node, value, info)
 
     def _on_post(self, node: Node, value: int, info: Details) -> None:
-        if self._abort_matches(node, value):
-            self._abort(node, value, info)
+        if self.ending.abort_matches(self, node, value):
+            self.ending.abort(self, node, value, info)
         elif value == 0:
             node.value = 0
-            self._transition(node, "done", info)
+            self.transition(node, "done", info)
         else:
             node.reason = f"POST script exited with {value}" + (
                 f" (job: {node.reason})" if node.reason else "")
@@ -514,26 +509,33 @@ class DagState:
             self.retried.append((node.name, node.attempt, spec.retries))
             why: Details = {"why": node.reason} if node.reason else {}
             target: NodeState = "pre_ready" if spec.pre is not None else "ready"
-            self._retry_first = self.limits.retry_node_first
+            self.queues.retry_first = self.limits.retry_node_first
             try:
-                self._transition(node, target, {**info, "retry": node.attempt, **why})
+                self.transition(node, target, {**info, "retry": node.attempt, **why})
             finally:
-                self._retry_first = False
+                self.queues.retry_first = False
             return
         node.poisoned = False
         self.failed_count += 1
-        self._transition(node, "failed", {**info, "why": node.reason or f"exit value {value}"})
+        self.transition(node, "failed", {**info, "why": node.reason or f"exit value {value}"})
         if self.dag.weak:
-            self._release_children(node, weak_only=True)
+            self.release_children(node, weak_only=True)
 
-    # -- abort, interrupt, end ------------------------------------------------------------------
-    # -- abort, interrupt, end (``_ending``) -----------------------------------------------------
+    # -- the end (``_ending``) ------------------------------------------------------------------
 
-    _abort_matches = abort_matches
-    _abort = abort
-    _interrupt = interrupt
-    _end = end_run
-    dag_status = dag_status
+    def _end(self) -> None:
+        """Nothing in flight: write the rescue DAG of a failed DAG, then run FINAL, or conclude."""
+        final = self.ending.begin(self)
+        if final is not None:
+            self._make_ready(final)
+            self._dispatch(0)
+            if self.active:
+                return
+        self.ending.conclude(self)
+
+    def dag_status(self) -> int:
+        """DAGMan's ``$DAG_STATUS`` now (``DAG_OK`` while nothing went wrong)."""
+        return self.ending.dag_status(self)
 
     # -- script macros --------------------------------------------------------------------------
 
@@ -550,10 +552,7 @@ class DagState:
         return self.nodes[name].reason
 
     def throttle_statistics(self) -> list[ThrottleStatistics]:
-        out = [t.statistics() for t in (self.maxjobs, self.maxpre, self.maxpost)]
-        out.append(self.maxidle.statistics())
-        out.extend(t.statistics() for t in self._categories.values())
-        return out
+        return self.queues.statistics()
 
     def validate_state(self) -> None:
         """Raise ``AssertionError`` naming every broken invariant (see ``_invariants``)."""

@@ -24,7 +24,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
-from sheaf.engine._runfiles import PARENT_ID_VARIABLE
+from sheaf.engine._dagid import PARENT_ID_VARIABLE
 
 if TYPE_CHECKING:
     from sheaf.engine._run import EngineRun

@@ -2,8 +2,9 @@
 ``_TRANSITIONS_TABLE``.
 
 Each function does what entering ``finish`` from ``start`` entails beyond the state itself - queue
-the node, return a throttle token, release the children - and nothing else; ``DagState._transition``
-records the change first and raises :class:`InvalidTransition` for a pair not in the table.
+the node, return a throttle token (the state machine's :class:`ReadyQueues`), release the children -
+and nothing else; ``DagState.transition`` records the change first and raises
+:class:`InvalidTransition` for a pair not in the table.
 """
 
 from __future__ import annotations
@@ -26,32 +27,27 @@ def _noop(machine: DagState, node: Node) -> None:
 
 
 def _enqueue_pre(machine: DagState, node: Node) -> None:
-    machine._enqueue_script(machine._pre_heap, node)
+    machine.queues.queue_pre(node)
 
 
 def _enqueue_ready(machine: DagState, node: Node) -> None:
-    machine._enqueue(machine._ready_heaps.setdefault(node.spec.category, []), node)
+    machine.queues.queue_ready(node)
 
 
 def _enqueue_post(machine: DagState, node: Node) -> None:
-    machine._enqueue_script(machine._post_heap, node)
+    machine.queues.queue_post(node)
 
 
 def _release_pre(machine: DagState, node: Node) -> None:
-    machine.maxpre.release()
+    machine.queues.return_pre_token()
 
 
 def _release_post(machine: DagState, node: Node) -> None:
-    machine.maxpost.release()
+    machine.queues.return_post_token()
 
 
 def _release_job(machine: DagState, node: Node) -> None:
-    if node.token:
-        node.token = False
-        machine.maxjobs.release()
-        category = machine._categories.get(node.spec.category or "")
-        if category is not None:
-            category.release()
+    machine.queues.return_job_tokens(node)
 
 
 def _then(*steps: Transition) -> Transition:
@@ -62,7 +58,7 @@ def _then(*steps: Transition) -> Transition:
 
 
 def _done(machine: DagState, node: Node) -> None:
-    machine._release_children(node)
+    machine.release_children(node)
 
 
 TRANSITIONS: dict[tuple[NodeState, NodeState], Transition] = {

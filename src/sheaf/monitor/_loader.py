@@ -3,7 +3,7 @@
 Sources.  The journal (``.sheaf/<dag>.journal``) is the one durable record of a run: every node
 change with its attempt, HTCondor id, start, end, exit code, signal, slot and reasons, each run's
 begin and end.  ``jobstate.log`` and ``<dag>.nodes.log`` are rendered from the same changes by the
-engine (``_runevents``), so the loader does not read them: it renders the same events itself
+engine (``reports._runevents``), so the loader does not read them: it renders the same events itself
 (``EventTranslator``) into the ``jobstate`` table.  What the journal does not hold is read from the
 files it points at: the DAG, plan.json and braindump.yml once (``_meta``), and a cluster job's
 stdout when its attempt ends (the seqexec/PMC task records, ``_tasks``).

@@ -27,8 +27,8 @@ __all__ = ["JobstateLog", "last_sequence"]
 
 from collections.abc import Callable, Iterable
 
-from sheaf.engine._reports import AppendFile
-from sheaf.engine._runevents import NodeEvent
+from sheaf.engine.reports._files import AppendFile
+from sheaf.engine.reports._runevents import NodeEvent
 
 _VALUE_EVENTS = frozenset({"JOB_SUCCESS", "JOB_FAILURE"})
 

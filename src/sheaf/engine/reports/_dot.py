@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable
 
 from sheaf.condor import Dag
-from sheaf.engine._reports import write_atomic
+from sheaf.engine.reports._files import write_atomic
 
 UPDATE_EVERY = 1.0
 

@@ -25,8 +25,8 @@ import functools
 import time
 from collections.abc import Iterable
 
-from sheaf.engine._reports import AppendFile
-from sheaf.engine._runevents import ULOG, NodeEvent
+from sheaf.engine.reports._files import AppendFile
+from sheaf.engine.reports._runevents import ULOG, NodeEvent
 
 HOST = "<127.0.0.1:0>"
 _USAGE = "\t\tUsr 0 00:00:00, Sys 0 00:00:00  -  {}"

@@ -37,7 +37,7 @@ Cancelled scripts and nodes sent back to waiting by a stop write nothing.
 
 from __future__ import annotations
 
-__all__ = ["NOOP_PROC", "ULOG", "EventTranslator", "JobStart", "NodeEvent", "ProcEnd"]
+__all__ = ["ULOG", "EventTranslator", "JobStart", "NodeEvent", "ProcEnd"]
 
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
@@ -45,8 +45,7 @@ from typing import Literal, NamedTuple
 
 from sheaf._value import value_class
 from sheaf.engine._events import Change, Details
-
-NOOP_PROC = 2147483647  # Node::NOOP_NODE_PROCID (INT_MAX)
+from sheaf.engine._nodes import NOOP_PROC
 
 Kind = Literal[
     "PRE_SCRIPT_STARTED", "PRE_SCRIPT_SUCCESS", "PRE_SCRIPT_FAILURE", "PRESKIP", "SUBMIT",

@@ -29,13 +29,11 @@ changed; always when the run ends or is stopped.  The file is replaced atomicall
 
 from __future__ import annotations
 
-__all__ = ["STATUS_NUMBERS", "StatusSnapshot", "futile_nodes", "node_status_text"]
+__all__ = ["STATUS_NUMBERS", "StatusSnapshot", "node_status_text"]
 
 import time
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
-
-from sheaf.condor import Dag
 
 STATUS_NAMES = ("STATUS_NOT_READY", "STATUS_READY", "STATUS_PRERUN", "STATUS_SUBMITTED", "STATUS_POSTRUN",
                 "STATUS_DONE", "STATUS_ERROR", "STATUS_FUTILE")
@@ -43,23 +41,6 @@ STATUS_NUMBERS: dict[str, int] = {
     "waiting": 0, "ready": 1, "pre_ready": 2, "pre": 2, "pre_deferred": 2, "submitted": 3,
     "post_ready": 4, "post": 4, "post_deferred": 4, "done": 5, "failed": 6}
 FUTILE = 7
-
-
-def futile_nodes(dag: Dag, state_of: Callable[[str], str]) -> set[str]:
-    """Nodes waiting for a parent that failed, directly or through other waiting nodes: they can
-    never run (iterative, each node visited once).  A failed node's WEAK children are not futile
-    (it finished, which is all they need); a futile node's children all are (it never ran)."""
-    futile: set[str] = set()
-    stack = [n for n in dag.nodes if state_of(n) == "failed"]
-    while stack:
-        parent = stack.pop()
-        for child in dag.children[parent]:
-            if (parent, child) in dag.weak and parent not in futile:
-                continue
-            if child not in futile and state_of(child) == "waiting":
-                futile.add(child)
-                stack.append(child)
-    return futile
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,7 +5,7 @@
   that a SUBDAG sharing its parent's directory writes its own file;
 * ``<primary dag>.nodes.log`` (``_nodelog``): the node jobs' events in HTCondor's event log format;
 * the ``NODE_STATUS_FILE`` (``_nodestatus``) and the ``DOT`` file (``_dot``), when the DAG names them;
-* the rescue DAG (``_reports.rescue_text``), when the state machine asks for one, and a
+* the rescue DAG (``_rescue``), when the state machine asks for one, and a
   ``SAVE_POINT_FILE`` (the same format, retries reset, DAGMan's header) when a node with a save point
   starts for the first time - a file already there is kept as ``<file>.old``, as DAGMan keeps it;
 * ``<primary dag>.metrics`` (``_metrics``) when the run ends.
@@ -16,46 +16,48 @@ log - after the submissions, so that a submission that failed is written as ``SU
 rather than ``SUBMIT`` - and both files flushed.  None of these files is read back to resume a run:
 the journal is.
 
-The DAGMan job id of a run (``$(DAGManJobId)``, ``$DAGID``, the metrics' ``dagman_id``, the
-``DAGMAN_STARTED`` line) is the engine's process id; a SUBDAG's run learns its parent's from
-:data:`PARENT_ID_VARIABLE` in its environment.
+The DAGMan job id of a run, written in the ``DAGMAN_STARTED`` line and the metrics, is ``_dagid``'s.
+A killed engine's temporaries of the files replaced atomically are removed as the next run starts
+(:func:`remove_stale_files`), before the run writes any.
 """
 
 from __future__ import annotations
 
-__all__ = ["PARENT_ID_VARIABLE", "RunFiles", "dagman_id"]
+__all__ = ["RunFiles", "remove_stale_files"]
 
+import glob
 import os
 import re
 from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import TYPE_CHECKING
 
 from sheaf.condor import Dag
-from sheaf.engine._dot import DotFile
+from sheaf.engine._dagid import PARENT_ID_VARIABLE, dagman_id
 from sheaf.engine._events import Change, Finish, WriteSavePoint
-from sheaf.engine._jobstate import JobstateLog
-from sheaf.engine._metrics import RunCounts, metrics_text
-from sheaf.engine._nodelog import NodesLog, nodes_log_path
-from sheaf.engine._nodestatus import StatusSnapshot, dag_outcome, futile_nodes, node_status_text
-from sheaf.engine._reports import RescueNode, rescue_text, write_atomic, write_rescue, write_save_point
-from sheaf.engine._runevents import EventTranslator, JobStart, NodeEvent, ProcEnd
+from sheaf.engine._nodes import futile_nodes
+from sheaf.engine.reports._dot import DotFile
+from sheaf.engine.reports._files import remove_stale_temporaries, write_atomic
+from sheaf.engine.reports._jobstate import JobstateLog
+from sheaf.engine.reports._metrics import RunCounts, metrics_text
+from sheaf.engine.reports._nodelog import NodesLog, nodes_log_path
+from sheaf.engine.reports._nodestatus import StatusSnapshot, dag_outcome, node_status_text
+from sheaf.engine.reports._rescue import RescueNode, rescue_text, write_rescue, write_save_point
+from sheaf.engine.reports._runevents import EventTranslator, JobStart, NodeEvent, ProcEnd
 
 if TYPE_CHECKING:
     from sheaf.engine._state import DagState
 
-PARENT_ID_VARIABLE = "SHEAF_DAGMAN_PARENT_ID"
 _RESCUE_NUMBER = re.compile(r"\.rescue(\d+)$")
 
 
-_PID: list[int] = []  # the process id, asked once: getpid is a system call, and a node asks for it
-os.register_at_fork(after_in_child=_PID.clear)  # a forked child is another process: it asks again
-
-
-def dagman_id() -> int:
-    """This run's DAGMan job id (see the module docstring)."""
-    if not _PID:
-        _PID.append(os.getpid())
-    return _PID[0]
+def remove_stale_files(dag: Dag) -> list[str]:
+    """The temporaries a killed engine left of the files it replaces atomically; returns them."""
+    files = [glob.escape(p) for p in (dag.dot, dag.node_status_file[0] if dag.node_status_file else None,
+                                      dag.path + ".metrics") if p]
+    if dag.dot and not dag.dot_options.overwrite:
+        files.append(glob.escape(dag.dot) + ".[0-9]*")  # DOT ... DONT-OVERWRITE: numbered files
+    rescues = [glob.escape(dag.path) + suffix + ".rescue[0-9][0-9][0-9]*" for suffix in ("", "_multi")]
+    return remove_stale_temporaries(rescues + files)
 
 
 def _flag(dag: Dag, key: str, default: bool) -> bool:
