@@ -9,7 +9,8 @@ For each size this script
    (``sheaf.formats.read_workflow``), plans it (``sheaf.planner.plan``, site ``condorpool``) and
    writes the executable workflow (``sheaf.codegen.write_plan``: DAG, submit files, ``.in`` files,
    ``plan.json``), timing each phase (wall clock; the planner also in CPU seconds, which a busy
-   shared machine does not inflate) and reporting ``ru_maxrss``.  Modes: ``clustered``
+   shared machine does not inflate; the data pass is part of the plan, run for the directory
+   written) and reporting ``ru_maxrss``.  Modes: ``clustered``
    (``--cluster horizontal`` with ``pegasus.clusters.size = 100``) and ``unclustered``;
 3. times a baseline in the same run: the reference planner's level computation (a BFS that, each
    time it reaches a child, rescans the child's whole parent list), which is what makes the
@@ -83,8 +84,10 @@ from sheaf.planner import DataOptions, plan
 path, mode, out = sys.argv[1:4]
 # the data pass: "staged" = full staging to an output directory, inplace cleanup and registration;
 # "bare" = --cleanup none and no output site; clustered and unclustered plan with the defaults (inplace)
-staged = DataOptions(output_dir=out + ".outputs", cleanup="inplace", rc_file=out + ".rc.yml")
-data = {"staged": staged, "staged-clustered": staged, "bare": DataOptions(cleanup="none")}.get(mode)
+# the data pass runs in plan(), for the directory written (as sheaf plan runs it)
+staged = DataOptions(output_dir=out + ".outputs", cleanup="inplace", rc_file=out + ".rc.yml", submit_dir=out)
+data = {"staged": staged, "staged-clustered": staged,
+        "bare": DataOptions(cleanup="none", submit_dir=out)}.get(mode, DataOptions(submit_dir=out))
 t0 = time.perf_counter()
 wf = read_workflow(path)
 t1 = time.perf_counter()
@@ -95,7 +98,8 @@ sc = SiteCatalog()
 for name in ("condorpool", "local"):
     sc.add(Site(name))
 rc = None
-if data is not None:  # outputs registered, inputs with a replica each: the data pass has everything to do
+if mode in ("staged", "staged-clustered", "bare"):  # outputs registered, inputs with a replica each:
+    # the data pass has everything to do
     import dataclasses
     from sheaf.model import PFN, Replica, ReplicaCatalog
     made, read = set(), set()

@@ -10,9 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from codegen_plans import blackdiamond_plan, node_description
+from codegen_plans import blackdiamond_plan, node_description, write_planned
 
-from sheaf.codegen import write_plan
 from sheaf.engine import parse_dag
 from sheaf.errors import PlanningError
 from sheaf.model import PFN, Directory, FileServer, Replica, ReplicaCatalog, Site, SiteCatalog, Use
@@ -32,8 +31,8 @@ def test_stage_in_from_input_dir_and_replicas(tmp_path: Path) -> None:
     plan.input_dir = str(inputs)
     plan.replica_catalog = ReplicaCatalog([Replica("extra.dat", (PFN("gsiftp://x/extra.dat", "condorpool"),
                                                                  PFN(f"file://{extra}", "local")))])
-    files = write_plan(plan, tmp_path / "plan")
-    assert any("nowhere.dat" in w for w in files.warnings)
+    files = write_planned(plan, tmp_path / "plan")
+    assert any("nowhere.dat" in w for w in plan.warnings)  # the data pass's
     dag = parse_dag(files.dag)
     first, second = "stage_in_local_condorpool_1_0", "stage_in_local_condorpool_2_0"
     assert dag.parents[first] == dag.parents[second] == ["create_dir_blackdiamond_0_condorpool"]
@@ -53,13 +52,13 @@ def test_shared_scratch_from_the_site_catalog(tmp_path: Path) -> None:
     shared = tmp_path / "shared"
     plan.site_catalog = SiteCatalog({"condorpool": Site("condorpool", directories=(
         Directory("sharedScratch", str(shared), True, (FileServer(f"file://{shared}"),)),))})
-    files = write_plan(plan, tmp_path / "plan")
+    files = write_planned(plan, tmp_path / "plan")
     text = node_description(parse_dag(files.dag), "preprocess_ID0000001").expand("initialdir")  # type: ignore[attr-defined]
     assert text == str(shared)
     remote = blackdiamond_plan(2)
     remote.site_catalog = SiteCatalog({"condorpool": Site("condorpool", directories=(
         Directory("sharedScratch", "/remote/scratch", True, (FileServer("gsiftp://h/remote/scratch"),)),))})
-    files = write_plan(remote, tmp_path / "plan2")
+    files = write_planned(remote, tmp_path / "plan2")
     text = node_description(parse_dag(files.dag), "preprocess_ID0000001").expand("initialdir")  # type: ignore[attr-defined]
     assert text == f"{files.directory}/scratch/condorpool"
 
@@ -69,7 +68,7 @@ def test_an_lfn_escaping_the_working_directory_is_refused(tmp_path: Path) -> Non
     job = plan.workflow.jobs["ID0000001"]
     job.uses = (*job.uses, Use("../../etc/passwd"))
     with pytest.raises(PlanningError, match="escape"):
-        write_plan(plan, tmp_path / "plan")
+        write_planned(plan, tmp_path / "plan")
     assert not (tmp_path / "plan").exists()
 
 
