@@ -7,11 +7,13 @@ import json
 import os
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from codegen_plans import blackdiamond_plan, node_description, write_planned
 
+from plan_lists import data_list
 from sheaf.engine import parse_dag
 from sheaf.errors import PlanningError
 from sheaf.model import PFN, Directory, FileServer, Replica, ReplicaCatalog, Site, SiteCatalog, Use
@@ -39,12 +41,36 @@ def test_stage_in_from_input_dir_and_replicas(tmp_path: Path) -> None:
     assert dag.children[first] == ["preprocess_ID0000001"]
     assert dag.children[second] == ["merge_diamond-findrange-4_0_PID2_ID1"]
     scratch = os.path.join(files.directory, "scratch", "condorpool")
-    entries = json.loads(Path(files.directory, "jobs", "000", first + ".in").read_text())
+    entries = json.loads(data_list(Path(files.directory), first))
     assert [(e["lfn"], [u["url"] for u in e["src_urls"]], e["dest_urls"][0]["url"]) for e in entries] == [
         ("f.a", [f"file://{inputs}/f.a"], f"file://{scratch}/f.a")]
-    entries = json.loads(Path(files.directory, "jobs", "000", second + ".in").read_text())
+    entries = json.loads(data_list(Path(files.directory), second))
     # Default selector: the file:// replica first, the remote one after it (tried if the first fails)
     assert [u["url"] for u in entries[0]["src_urls"]] == [f"file://{extra}", "gsiftp://x/extra.dat"]
+
+
+@pytest.mark.parametrize("shared", ["true", "false"])
+def test_data_jobs_read_slices_of_one_lists_file(tmp_path: Path, shared: str) -> None:
+    """Every data job's list is its --slice of <workflow>.lists: no file of its own, whether the job
+    shares a description (VARS) or has its own."""
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    (inputs / "f.a").write_text("A")
+    plan = blackdiamond_plan(2, cleanup="inplace", properties={"sheaf.submit.shared": shared,
+                                                               "pegasus.file.cleanup.clusters.num": "1"})
+    plan.input_dir = str(inputs)
+    plan.data = replace(plan.data, output_dir=str(tmp_path / "out"), rc_file=str(tmp_path / "rc.yml"))
+    last = plan.workflow.jobs["ID0000004"]
+    last.uses = tuple(replace(use, stage_out=True, register_replica=True) if use.type == "output" else use
+                      for use in last.uses)
+    directory = Path(write_planned(plan, tmp_path / "plan").directory)
+    kinds = {job["id"]: job["type"] for job in json.loads((directory / "plan.json").read_text())["jobs"]}
+    listed = [node for node, kind in kinds.items() if kind in ("stage_in", "stage_out", "register")]
+    assert sorted({kinds[node] for node in listed}) == ["register", "stage_in", "stage_out"]
+    assert not [p for p in directory.glob("jobs/*/*") if p.stem in listed and p.suffix != ".sub"]
+    texts = [data_list(directory, node) for node in listed]
+    assert all(isinstance(json.loads(text), list) and json.loads(text) for text in texts)
+    assert "".join(texts) == (directory / "blackdiamond.lists").read_text()  # the slices tile the file
 
 
 def test_shared_scratch_from_the_site_catalog(tmp_path: Path) -> None:

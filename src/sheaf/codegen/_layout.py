@@ -158,6 +158,10 @@ class Layout:
         return f"{self.name}.dag.config"
 
     @property
+    def lists(self) -> str:
+        return f"{self.name}.lists"
+
+    @property
     def log(self) -> str:
         return os.path.join(self.final_dir, f"{self.name}.log")
 

@@ -26,11 +26,15 @@ nothing half-written, the earlier plan untouched.
 
 What is written per job (paths in ``_layout``): its submit description (``_submit``), its DAG lines
 (``_dag``), the input file of a cluster (``_clusters``: ``.in`` for seqexec, a PMC DAG, a Decaf
-directory with the JSON graph and the run script) or of a data job (the list ``sheaf-transfer``,
-``sheaf-cleanup`` or ``sheaf-register`` reads), and its ``plan.json`` record (``_planjson``).  The data
-jobs are the planner's (``sheaf.planner.plan_data``), which has run before: ``write_plan`` only writes,
-and refuses a plan without them.  The tasks of containerized transformations are wrapped to run in
-their container (``_containers``), whose podman configuration the plan holds.
+directory with the JSON graph and the run script), and its ``plan.json`` record (``_planjson``).
+The lists of the data jobs (what a stage-in, stage-out or inter-site job transfers, what a register
+job registers, a long cleanup list) are written one after another into one file, ``<workflow>.lists``,
+and each job names its bytes with ``--slice OFFSET:LENGTH`` before its own arguments
+(``sheaf.jobtools._lists``): creating thousands of small files, one per data job, was what made a
+staged plan slow to write.  The data jobs are the planner's (``sheaf.planner.plan_data``), which has
+run before: ``write_plan`` only writes, and refuses a plan without them.  The tasks of containerized
+transformations are wrapped to run in their container (``_containers``), whose podman configuration
+the plan holds.
 
 Shared submit descriptions: unclustered compute jobs of one transformation at one site, with the same
 profiles and command (arguments aside), share one description (``_submit.render_shared_submit``),
@@ -66,7 +70,7 @@ import tempfile
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TextIO
+from typing import BinaryIO, TextIO
 
 from sheaf.codegen._clusters import (
     decaf_conf,
@@ -401,6 +405,8 @@ class _Writer:
     subwf: SubworkflowWriter | None = None
     jobs: list[ExecJob] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    lists: BinaryIO | None = None  # the data jobs' lists file, opened at the first (module docstring)
+    lists_size: int = 0
 
     def write(self, jobs: list[ExecJob], edges: list[tuple[int, int]]) -> PlanFiles:
         ctx = SubmitContext(self.exec_wf.name, self.layout.log)
@@ -412,7 +418,11 @@ class _Writer:
             dag.write(f"# DAG of workflow {self.layout.name}, written by sheaf plan "
                       "(HTCondor DAGMan syntax)\n"
                       f"CONFIG {self.layout.config}\nJOBSTATE_LOG jobstate.log\n")
-            out = self._jobs(jobs, dag, ctx)
+            try:
+                out = self._jobs(jobs, dag, ctx)
+            finally:
+                if self.lists is not None:
+                    self.lists.close()
             tail = edge_lines(jobs, edges) + maxjobs_lines(list(out.categories), wf.properties)
             dag.writelines(line + "\n" for line in tail)
         self.put(self.layout.config, config_text(wf.workflow.profiles, wf.properties))
@@ -535,9 +545,10 @@ class _Writer:
             return with_streams(command, self.exec_wf.workflow.jobs.get(task.id), raw=raw)
         if job.type == "cluster":
             return self._cluster(job, paths, profiles)
-        if job.id in self.exec_wf.job_inputs:  # a data job: its list, written beside its description
-            self.put(paths.rel(".in"), self.exec_wf.job_inputs[job.id])
-            return Command(tool_path(job.executable or ""), (*job.arguments, paths.abs(".in")),
+        if job.id in self.exec_wf.job_inputs:  # a data job: its list, a slice of the plan's lists file
+            span = self._data_list(self.exec_wf.job_inputs[job.id])
+            return Command(tool_path(job.executable or ""),
+                           (*span, *job.arguments, os.path.join(self.layout.final_dir, self.layout.lists)),
                            self.layout.final_dir, "local")
         if not job.executable:
             raise PlanningError(f"job '{job.id}' of type {job.type} names no executable",
@@ -545,6 +556,15 @@ class _Writer:
         if job.type == "compute":
             return Command(job.executable, job.arguments, self._workdir(job))
         return Command(job.executable, job.arguments, self.layout.final_dir, "local")
+
+    def _data_list(self, text: str) -> tuple[str, str]:
+        """``text`` appended to the lists file; the ``--slice`` arguments that name it there."""
+        data = text.encode()
+        if self.lists is None:
+            self.lists = open(os.path.join(self.root, self.layout.lists), "xb", buffering=1 << 20)  # noqa: SIM115
+        self.lists.write(data)
+        start, self.lists_size = self.lists_size, self.lists_size + len(data)
+        return "--slice", f"{start}:{len(data)}"
 
     def _subworkflows(self) -> SubworkflowWriter:
         if self.subwf is None:
