@@ -3,6 +3,7 @@ engine's DAG parser, the seqexec/PMC parsers, msgspec), plan.json's contract, at
 
 from __future__ import annotations
 
+import gc
 import os
 import re
 import subprocess
@@ -340,6 +341,22 @@ def test_a_reserved_run_directory_goes_again_when_its_plan_fails(tmp_path: Path)
         plan_data(planned, directory)
         write_plan(planned, directory)
     assert os.listdir(parent) == ["run0001"] and (parent / "run0001" / "plan.json").is_file()
+
+
+def test_the_writer_runs_with_the_collector_paused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from sheaf.codegen import _write
+
+    seen: list[bool] = []
+    real = _write.encode_plan
+
+    def spy(*args: object) -> bytes:
+        seen.append(gc.isenabled())
+        return real(*args)  # type: ignore[arg-type, no-any-return]
+
+    monkeypatch.setattr(_write, "encode_plan", spy)
+    assert gc.isenabled()
+    write_planned(blackdiamond_plan(), tmp_path / "p")
+    assert seen == [False] and gc.isenabled()
 
 
 def test_jobs_are_spread_over_subdirectories(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

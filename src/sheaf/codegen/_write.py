@@ -109,6 +109,7 @@ from sheaf.codegen._submit import (
 from sheaf.codegen._subworkflow import PlanContext, condor_dagman, output_map_jobs, produced_dirs
 from sheaf.codegen._subworkflow_node import SubworkflowWriter, cache_lines
 from sheaf.errors import PlanningError, StorageError
+from sheaf.formats import gc_paused
 from sheaf.model import Graph, Profiles, RunLocks, build_graph, merge_profiles
 from sheaf.planner import ExecJob, ExecutableWorkflow
 
@@ -175,7 +176,8 @@ def write_plan(exec_wf: ExecutableWorkflow, directory: str | os.PathLike[str], *
     check_target(target, replace)
     exec_dir = exec_wf.data.exec_dir
     recorded = {**(options or {}), "exec_dir": exec_dir} if exec_dir is not None else (options or {})
-    return _write_into(target, exec_wf, basename, extra_files, recorded, context, exec_dir, finish)
+    with gc_paused():  # the writer allocates millions of acyclic objects: no generation-2 pass over them
+        return _write_into(target, exec_wf, basename, extra_files, recorded, context, exec_dir, finish)
 
 
 def _check_planned(exec_wf: ExecutableWorkflow, target: str, context: PlanContext) -> None:
