@@ -121,9 +121,12 @@ def job_subdir(index: int) -> str:
     return f"jobs/{index // JOBS_PER_DIR:03d}"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class JobPaths:
-    """Paths of one job: ``rel_*`` relative to DIR (for the DAG), ``abs_*`` under the final DIR."""
+    """Paths of one job: ``rel_*`` relative to DIR (for the DAG), ``abs_*`` under the final DIR.
+
+    Read-only by convention, not ``frozen``: a frozen dataclass costs several times as much to build,
+    and a plan builds one per job."""
 
     rel_dir: str
     abs_dir: str

@@ -425,7 +425,8 @@ class _Writer:
             finally:
                 if self.lists is not None:
                     self.lists.close()
-            tail = edge_lines(jobs, edges) + maxjobs_lines(list(out.categories), wf.properties)
+            ids = [job.id for job in jobs]
+            tail = edge_lines(ids, edges) + maxjobs_lines(list(out.categories), wf.properties)
             dag.writelines(line + "\n" for line in tail)
         self.put(self.layout.config, config_text(wf.workflow.profiles, wf.properties))
         # streamed, as the DAG is: at 10^6 outputs the text was the plan's peak of memory (+0.5 GB)
@@ -435,7 +436,7 @@ class _Writer:
             self.put(rel, text)
         if self.subwf is not None:  # for condor_submit_dag -dagman, which passes it down to every sub-DAG
             self.options["condor_dagman"] = condor_dagman(self.context.transformations, os.environ)
-        self.put("plan.json", encode_plan(wf.name, out.records, jobs, edges, wf.sites, wf.output_sites,
+        self.put("plan.json", encode_plan(wf.name, out.records, ids, edges, wf.sites, wf.output_sites,
                                           wf.clustering, self.options, hook_records(wf.workflow.hooks)))
         final = self.layout.final_dir
         return PlanFiles(final, os.path.join(final, self.layout.dag), os.path.join(final, self.layout.config),
