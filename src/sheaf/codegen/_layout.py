@@ -4,6 +4,7 @@ Layout (paths relative to DIR)::
 
     <name>.dag            the DAG DAGMan (or ``sheaf run``) runs; the only ``*.dag`` at the top
     <name>.dag.config     DAGMan configuration named by the DAG's CONFIG line (throttles)
+    <name>.lists          the data jobs' lists, one after another (each job reads its ``--slice``)
     plan.json             the record for people and tools (docs/command-line.md)
     jobs/000/<id>.sub     a job's own submit description; ``<id>.in`` (seqexec), ``<id>.dag`` (PMC),
     jobs/000/<id>/        a Decaf cluster's JSON graph and run script
