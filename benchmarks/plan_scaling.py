@@ -35,7 +35,10 @@ For each size this script
    job; a cluster keeps its own ``merge_*.sub`` and ``.in``.
 
 ``load s`` includes the YAML worker process (``sheaf.formats._slice_worker``), whose CPU time is
-not in ``plan cpu``.
+not in ``plan cpu``.  ``cpu s`` is the CPU time of load (the worker's too) + plan + write, and
+``cpu/yaml`` its ratio to ``yaml_rs``'s CPU time: on a machine other work keeps busy the wall-clock
+ratio swings with that work, the CPU ratio much less (it overstates the quiet wall-clock ratio by
+the load's second core).
 
 Usage::
 
@@ -76,7 +79,10 @@ print(len(wf))
 """
 
 _PLAN_CHILD = """
-import resource, sys, time
+import os, resource, sys, time
+def cpu():  # this process's CPU and its reaped children's (the YAML worker)
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
 from sheaf.formats import read_workflow
 from sheaf.model import (Properties, Site, SiteCatalog, Transformation, TransformationCatalog,
                          TransformationSite)
@@ -89,8 +95,10 @@ staged = DataOptions(output_dir=out + ".outputs", cleanup="inplace", rc_file=out
 data = {"staged": staged, "staged-clustered": staged,
         "bare": DataOptions(cleanup="none", submit_dir=out)}.get(mode, DataOptions(submit_dir=out))
 t0 = time.perf_counter()
+c0 = cpu()
 wf = read_workflow(path)
 t1 = time.perf_counter()
+load_cpu = cpu() - c0
 tc = TransformationCatalog()
 for key in sorted({(j.namespace, j.name, j.version) for j in wf.jobs.values()}, key=repr):
     tc.add(Transformation(key[1], key[0], key[2], (TransformationSite("condorpool", "/opt/bin/" + key[1]),)))
@@ -117,6 +125,7 @@ c2 = time.process_time()
 ew = plan(wf, tc=tc, sc=sc, rc=rc, properties=props, clustering=clustering, data=data)
 plan_cpu = time.process_time() - c2
 t3 = time.perf_counter()
+c3 = cpu()
 try:
     from sheaf.codegen import write_plan
 except ImportError:
@@ -124,8 +133,9 @@ except ImportError:
 else:
     write_plan(ew, out, replace=True)
     write_s = time.perf_counter() - t3
+total_cpu = load_cpu + plan_cpu + cpu() - c3
 rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-print(t1 - t0, t3 - t2, plan_cpu, write_s, rss, len(ew.jobs), len(ew.edges))
+print(t1 - t0, t3 - t2, plan_cpu, write_s, rss, len(ew.jobs), len(ew.edges), total_cpu)
 """
 
 
@@ -133,9 +143,10 @@ _YAML_CHILD = """
 import sys, time
 import yaml_rs
 t0 = time.perf_counter()
+c0 = time.process_time()
 with open(sys.argv[1], encoding="utf-8") as handle:
     yaml_rs.loads(handle.read(), parse_datetime=False)
-print(time.perf_counter() - t0)
+print(time.perf_counter() - t0, time.process_time() - c0)
 """
 
 
@@ -188,7 +199,7 @@ def main() -> None:
     args = parser.parse_args()
     print(f"{'jobs':>8} {'mode':16} {'load s':>7} {'plan s':>7} {'plan cpu':>8} {'write s':>8} "
           f"{'total s':>8} {'RSS MB':>7} {'exec jobs':>9} {'files':>8} {'yaml_rs s':>9} {'total/yaml':>10} "
-          f"{'target':>7} {'load':>5}  "
+          f"{'target':>7} {'load':>5} {'cpu s':>7} {'cpu/yaml':>8}  "
           f"{'baseline levels s':>17}")
     measured: tuple[int, float] | None = None
     data_times: dict[tuple[int, str], float] = {}
@@ -202,10 +213,11 @@ def main() -> None:
             else:
                 base = f"~{measured[1] * (jobs / measured[0]) ** 2:16.0f}" if measured else f"{'-':>17}"
             for mode in args.modes:
-                yaml_s = _child(_YAML_CHILD, path)[0]
+                yaml_s, yaml_cpu = _child(_YAML_CHILD, path)
                 load = os.getloadavg()[0]
                 out = Path(tmp) / mode
-                load_s, plan_s, cpu_s, write_s, rss, exec_jobs, _ = _child(_PLAN_CHILD, path, mode, out)
+                load_s, plan_s, cpu_s, write_s, rss, exec_jobs, _, total_cpu = _child(_PLAN_CHILD, path, mode,
+                                                                                      out)
                 total = load_s + plan_s + (0.0 if math.isnan(write_s) else write_s)
                 files = sum(len(names) for _, _, names in os.walk(out))
                 data_times[(size, mode)] = plan_s + (0.0 if math.isnan(write_s) else write_s)
@@ -217,7 +229,7 @@ def main() -> None:
                 print(f"{jobs:8d} {mode:16} {load_s:7.2f} {plan_s:7.2f} {cpu_s:8.2f} {write_s:8.2f} "
                       f"{total:8.2f} "
                       f"{rss:7.0f} {int(exec_jobs):9d} {files:8d} {yaml_s:9.2f} {ratio:10.2f} {verdict:>7} "
-                      f"{load:5.1f}  {base}", flush=True)
+                      f"{load:5.1f} {total_cpu:7.2f} {total_cpu / yaml_cpu:8.2f}  {base}", flush=True)
             path.unlink()
             if (size, "staged") in data_times and (size, "bare") in data_times:
                 ratio = data_times[(size, "staged")] / data_times[(size, "bare")]
