@@ -4,7 +4,8 @@
 
 Builds a synthetic workflow in memory (levels of equal width, each job reading the output of one job
 of the previous level, one transformation per level), plans it with ``sheaf.planner.plan`` clustered
-(``clusters.size``) and unclustered, and times ``write_plan`` for each.  Printed side by side with a
+(``clusters.size``) and unclustered -- its data pass included, for the directory written -- and times
+``write_plan`` for each.  Printed side by side with a
 baseline measured in the same run: creating the same number of small files (the floor any layout of
 one submit file per job pays) -- so the figures can be read on any machine.
 """
@@ -29,7 +30,7 @@ from sheaf.model import (
     Use,
     Workflow,
 )
-from sheaf.planner import plan
+from sheaf.planner import DataOptions, plan
 
 
 def synthetic(jobs: int, width: int) -> tuple[Workflow, TransformationCatalog, SiteCatalog]:
@@ -72,7 +73,7 @@ def run(jobs: int, size: int, out: str, width: int) -> None:
         shutil.rmtree(target, ignore_errors=True)  # an earlier run's files: removing them is not timed
         t0 = time.perf_counter()
         exec_wf = plan(wf, tc=tc, sc=sc, rc=None, properties=Properties(props), sites=["local"],
-                       clustering=clustering)
+                       clustering=clustering, data=DataOptions(submit_dir=target))
         t1 = time.perf_counter()
         files = write_plan(exec_wf, target)
         t2 = time.perf_counter()

@@ -74,6 +74,17 @@ def test_a_numbered_plan_takes_the_next_number(example: Path) -> None:
     assert first.directory.endswith("run0001") and second.directory.endswith("run0002")
 
 
+def test_a_numbered_plan_that_fails_leaves_nothing_and_its_number_free(example: Path) -> None:
+    """The run directory is reserved before planning (the data pass plans beside it): a plan that then
+    fails removes it again, and the parents it made."""
+    from sheaf.errors import PlanningError
+
+    with pytest.raises(PlanningError, match="unknown site"):
+        app.plan(app.PlanRequest("workflow.yml", base="runs", sites=("nowhere",)))
+    assert not (example / "runs").exists()
+    assert app.plan(app.PlanRequest("workflow.yml", base="runs")).directory.endswith("run0001")
+
+
 def test_a_bad_request_is_one_usage_error_and_writes_nothing(example: Path) -> None:
     from sheaf.errors import UsageError
 

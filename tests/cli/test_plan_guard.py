@@ -91,6 +91,7 @@ def test_a_full_disk_while_planning_is_one_error_and_leaves_the_earlier_plan(
     before = sorted(p.name for p in target.iterdir())
     from sheaf.codegen import write_plan
     from sheaf.formats import load_inputs
+    from sheaf.planner import DataOptions
     from sheaf.planner import plan as make_plan
 
     here = os.getcwd()
@@ -98,7 +99,7 @@ def test_a_full_disk_while_planning_is_one_error_and_leaves_the_earlier_plan(
     try:
         inputs = load_inputs("workflow.yml")
         exec_wf = make_plan(inputs.workflow, tc=inputs.tc, sc=inputs.sc, rc=inputs.rc,
-                            properties=inputs.properties)
+                            properties=inputs.properties, data=DataOptions(submit_dir=str(target)))
     finally:
         os.chdir(here)
     calls = {"n": 0}

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
+from plan_lists import data_lists
 from sheaf.cli import main
 from sheaf.codegen._layout import reserve_run_dir
 
@@ -116,7 +117,7 @@ def test_input_dirs_repeated_and_comma_separated_first_holding_a_file_wins(work:
     (second / "f.a").write_text("from second\n")
     (work / "replicas.yml").unlink()
     target = submit_dir(plan("--dir", str(tmp_path), "--input-dir", f"{empty},{second}", "-I", "input", "-q"))
-    pairs = next((target / "jobs" / "000").glob("stage_in_*.in")).read_text()
+    pairs = "".join(data_lists(target, "stage_in"))
     assert str(second / "f.a") in pairs
 
 

@@ -9,8 +9,9 @@ from pathlib import Path
 
 os.environ.setdefault("CONDOR_CONFIG", "/dev/null")
 
+from sheaf.codegen import PlanFiles, write_plan
 from sheaf.model import Job, Properties, Use, Workflow
-from sheaf.planner import DataOptions, ExecJob, ExecutableWorkflow, Task
+from sheaf.planner import DataOptions, ExecJob, ExecutableWorkflow, Task, plan_data
 
 KEG = "/opt/keg/bin/keg"
 
@@ -73,6 +74,15 @@ def blackdiamond_plan(width: int = 4, *, cluster: str | None = "seqexec",
     return ExecutableWorkflow("blackdiamond", wf, props, jobs, edges, sites=("condorpool",),
                               clustering=("horizontal",) if cluster else (),
                               data=DataOptions(cleanup=cleanup))
+
+
+def write_planned(exec_wf: ExecutableWorkflow, directory: str | os.PathLike[str], *,
+                  exec_dir: str | None = None, **options: object) -> PlanFiles:
+    """``exec_wf`` written into ``directory`` as ``sheaf plan`` makes it: the planner's data pass run for
+    that directory first (``plan_data``; ``exec_dir``: the relative execution directory), then
+    ``write_plan`` (``options``: its keyword arguments)."""
+    plan_data(exec_wf, os.fspath(directory), exec_dir)
+    return write_plan(exec_wf, directory, **options)  # type: ignore[arg-type]
 
 
 PER_JOB = {"sheaf.submit.shared": "false"}  # one submit description per job (tests of its content)

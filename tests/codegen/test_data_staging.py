@@ -7,12 +7,13 @@ import json
 import os
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from codegen_plans import blackdiamond_plan, node_description
+from codegen_plans import blackdiamond_plan, node_description, write_planned
 
-from sheaf.codegen import write_plan
+from plan_lists import data_list
 from sheaf.engine import parse_dag
 from sheaf.errors import PlanningError
 from sheaf.model import PFN, Directory, FileServer, Replica, ReplicaCatalog, Site, SiteCatalog, Use
@@ -32,20 +33,44 @@ def test_stage_in_from_input_dir_and_replicas(tmp_path: Path) -> None:
     plan.input_dir = str(inputs)
     plan.replica_catalog = ReplicaCatalog([Replica("extra.dat", (PFN("gsiftp://x/extra.dat", "condorpool"),
                                                                  PFN(f"file://{extra}", "local")))])
-    files = write_plan(plan, tmp_path / "plan")
-    assert any("nowhere.dat" in w for w in files.warnings)
+    files = write_planned(plan, tmp_path / "plan")
+    assert any("nowhere.dat" in w for w in plan.warnings)  # the data pass's
     dag = parse_dag(files.dag)
     first, second = "stage_in_local_condorpool_1_0", "stage_in_local_condorpool_2_0"
     assert dag.parents[first] == dag.parents[second] == ["create_dir_blackdiamond_0_condorpool"]
     assert dag.children[first] == ["preprocess_ID0000001"]
     assert dag.children[second] == ["merge_diamond-findrange-4_0_PID2_ID1"]
     scratch = os.path.join(files.directory, "scratch", "condorpool")
-    entries = json.loads(Path(files.directory, "jobs", "000", first + ".in").read_text())
+    entries = json.loads(data_list(Path(files.directory), first))
     assert [(e["lfn"], [u["url"] for u in e["src_urls"]], e["dest_urls"][0]["url"]) for e in entries] == [
         ("f.a", [f"file://{inputs}/f.a"], f"file://{scratch}/f.a")]
-    entries = json.loads(Path(files.directory, "jobs", "000", second + ".in").read_text())
+    entries = json.loads(data_list(Path(files.directory), second))
     # Default selector: the file:// replica first, the remote one after it (tried if the first fails)
     assert [u["url"] for u in entries[0]["src_urls"]] == [f"file://{extra}", "gsiftp://x/extra.dat"]
+
+
+@pytest.mark.parametrize("shared", ["true", "false"])
+def test_data_jobs_read_slices_of_one_lists_file(tmp_path: Path, shared: str) -> None:
+    """Every data job's list is its --slice of <workflow>.lists: no file of its own, whether the job
+    shares a description (VARS) or has its own."""
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    (inputs / "f.a").write_text("A")
+    plan = blackdiamond_plan(2, cleanup="inplace", properties={"sheaf.submit.shared": shared,
+                                                               "pegasus.file.cleanup.clusters.num": "1"})
+    plan.input_dir = str(inputs)
+    plan.data = replace(plan.data, output_dir=str(tmp_path / "out"), rc_file=str(tmp_path / "rc.yml"))
+    last = plan.workflow.jobs["ID0000004"]
+    last.uses = tuple(replace(use, stage_out=True, register_replica=True) if use.type == "output" else use
+                      for use in last.uses)
+    directory = Path(write_planned(plan, tmp_path / "plan").directory)
+    kinds = {job["id"]: job["type"] for job in json.loads((directory / "plan.json").read_text())["jobs"]}
+    listed = [node for node, kind in kinds.items() if kind in ("stage_in", "stage_out", "register")]
+    assert sorted({kinds[node] for node in listed}) == ["register", "stage_in", "stage_out"]
+    assert not [p for p in directory.glob("jobs/*/*") if p.stem in listed and p.suffix != ".sub"]
+    texts = [data_list(directory, node) for node in listed]
+    assert all(isinstance(json.loads(text), list) and json.loads(text) for text in texts)
+    assert "".join(texts) == (directory / "blackdiamond.lists").read_text()  # the slices tile the file
 
 
 def test_shared_scratch_from_the_site_catalog(tmp_path: Path) -> None:
@@ -53,13 +78,13 @@ def test_shared_scratch_from_the_site_catalog(tmp_path: Path) -> None:
     shared = tmp_path / "shared"
     plan.site_catalog = SiteCatalog({"condorpool": Site("condorpool", directories=(
         Directory("sharedScratch", str(shared), True, (FileServer(f"file://{shared}"),)),))})
-    files = write_plan(plan, tmp_path / "plan")
+    files = write_planned(plan, tmp_path / "plan")
     text = node_description(parse_dag(files.dag), "preprocess_ID0000001").expand("initialdir")  # type: ignore[attr-defined]
     assert text == str(shared)
     remote = blackdiamond_plan(2)
     remote.site_catalog = SiteCatalog({"condorpool": Site("condorpool", directories=(
         Directory("sharedScratch", "/remote/scratch", True, (FileServer("gsiftp://h/remote/scratch"),)),))})
-    files = write_plan(remote, tmp_path / "plan2")
+    files = write_planned(remote, tmp_path / "plan2")
     text = node_description(parse_dag(files.dag), "preprocess_ID0000001").expand("initialdir")  # type: ignore[attr-defined]
     assert text == f"{files.directory}/scratch/condorpool"
 
@@ -69,7 +94,7 @@ def test_an_lfn_escaping_the_working_directory_is_refused(tmp_path: Path) -> Non
     job = plan.workflow.jobs["ID0000001"]
     job.uses = (*job.uses, Use("../../etc/passwd"))
     with pytest.raises(PlanningError, match="escape"):
-        write_plan(plan, tmp_path / "plan")
+        write_planned(plan, tmp_path / "plan")
     assert not (tmp_path / "plan").exists()
 
 

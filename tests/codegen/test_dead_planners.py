@@ -1,8 +1,8 @@
-"""A numbered plan removes what planners killed while writing left beside the directories of its
-parent -- their temporary ``.runNNNN.sheaf-new-<pid>-*`` directories and the empty ``runNNNN`` each
-reserved -- and never what a live planner is writing.  Real ``sheaf plan`` processes: one killed
-with SIGKILL as soon as its temporary directory appears, one stopped (SIGSTOP) at the same point to
-stand for a live planner that is still writing."""
+"""A numbered plan removes what planners killed while planning or writing left beside the directories
+of its parent -- their temporary ``.runNNNN.sheaf-new-<pid>-*`` directories (the reservation's, from
+before planning, and the writer's) and the empty ``runNNNN`` each reserved -- and never what a live
+planner is making.  Real ``sheaf plan`` processes: one killed with SIGKILL as soon as its temporary
+directories appear, one stopped (SIGSTOP) at the same point to stand for a live planner."""
 
 from __future__ import annotations
 
@@ -12,6 +12,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+import pytest
 
 SHEAF = str(Path(sys.executable).with_name("sheaf"))
 
@@ -33,8 +35,10 @@ def _runs(here: Path) -> Path:
     return here / "base" / os.environ.get("USER", "root") / "pegasus" / "big"
 
 
-def _start_and_catch(here: Path, workflow: str, sig: signal.Signals) -> tuple[subprocess.Popen[bytes], Path]:
-    """A planner, sent ``sig`` as soon as its temporary directory appears; returns it and that directory."""
+def _start_and_catch(here: Path, workflow: str, sig: signal.Signals,
+                     count: int = 1) -> tuple[subprocess.Popen[bytes], Path]:
+    """A planner, sent ``sig`` as soon as ``count`` temporary directories of its appear (1: the run
+    directory is reserved, it plans; 2: it writes); returns it and one of them."""
     runs = _runs(here)
     before = set(runs.glob(".run*.sheaf-new-*")) if runs.exists() else set()
     planner = subprocess.Popen(_command(here, workflow), cwd=here, stdout=subprocess.DEVNULL,
@@ -42,7 +46,7 @@ def _start_and_catch(here: Path, workflow: str, sig: signal.Signals) -> tuple[su
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and planner.poll() is None:
         new = set(runs.glob(f".run*.sheaf-new-{planner.pid}-*")) - before if runs.exists() else set()
-        if new:
+        if len(new) >= count:
             planner.send_signal(sig)
             return planner, new.pop()
         time.sleep(0.005)
@@ -55,10 +59,11 @@ def _plan(here: Path, workflow: str) -> subprocess.CompletedProcess[str]:
                           check=False)
 
 
-def test_a_plan_killed_while_writing_leaves_nothing_after_the_next_plan(tmp_path: Path) -> None:
+@pytest.mark.parametrize("siblings", [1, 2], ids=["while-planning", "while-writing"])
+def test_a_plan_killed_leaves_nothing_after_the_next_plan(tmp_path: Path, siblings: int) -> None:
     _workflow(tmp_path / "big.yml", 20_000)
     _workflow(tmp_path / "small.yml", 3)
-    killed, temporary = _start_and_catch(tmp_path, "big.yml", signal.SIGKILL)
+    killed, temporary = _start_and_catch(tmp_path, "big.yml", signal.SIGKILL, siblings)
     killed.wait(60)
     runs = _runs(tmp_path)
     reserved = runs / temporary.name.split(".")[1]

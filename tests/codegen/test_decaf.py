@@ -8,8 +8,8 @@ from pathlib import Path
 
 import msgspec
 import pytest
+from codegen_plans import write_planned
 
-from sheaf.codegen import write_plan
 from sheaf.model import Job, Properties, Use, Workflow
 from sheaf.planner import ExecJob, ExecutableWorkflow, Task
 
@@ -47,7 +47,7 @@ def genome_plan() -> ExecutableWorkflow:
 
 @pytest.fixture(scope="module")
 def decaf_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    files = write_plan(genome_plan(), tmp_path_factory.mktemp("decaf") / "plan")
+    files = write_planned(genome_plan(), tmp_path_factory.mktemp("decaf") / "plan")
     return Path(files.directory)
 
 

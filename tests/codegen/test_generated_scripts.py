@@ -168,27 +168,25 @@ def test_multiprog_reader_follows_slurm() -> None:
 def test_post_script_arguments_stay_words(tmp_path: Path) -> None:
     """The POST line's words are split on white space by DAGMan: a plan directory or a message that
     would split them is refused, not run with the wrong arguments."""
-    from codegen_plans import blackdiamond_plan
+    from codegen_plans import blackdiamond_plan, write_planned
 
-    from sheaf.codegen import write_plan
     from sheaf.errors import PlanningError
 
     with pytest.raises(PlanningError, match="white space"):
-        write_plan(blackdiamond_plan(), tmp_path / "a b")
+        write_planned(blackdiamond_plan(), tmp_path / "a b")
     assert not (tmp_path / "a b").exists()
     plan = blackdiamond_plan()
     plan.jobs[-1].tasks[0].profiles["pegasus"]["exitcode.successmsg"] = "all\tdone"
     with pytest.raises(PlanningError, match="exit-code message"):
-        write_plan(plan, tmp_path / "tab")
+        write_planned(plan, tmp_path / "tab")
 
 
 def test_a_submit_value_ending_in_a_backslash_is_refused(tmp_path: Path) -> None:
-    from codegen_plans import blackdiamond_plan
+    from codegen_plans import blackdiamond_plan, write_planned
 
-    from sheaf.codegen import write_plan
     from sheaf.errors import PlanningError
 
     plan = blackdiamond_plan()
     plan.jobs[0].tasks[0].profiles["condor"]["requirements"] = "true \\"
     with pytest.raises(PlanningError, match="backslash"):
-        write_plan(plan, tmp_path / "plan")
+        write_planned(plan, tmp_path / "plan")

@@ -13,12 +13,11 @@ os.environ.setdefault("CONDOR_CONFIG", "/dev/null")
 
 import htcondor2
 import pytest
-from codegen_plans import blackdiamond_plan, node_description
+from codegen_plans import blackdiamond_plan, node_description, write_planned
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_write_plan import check_contract
 
-from sheaf.codegen import write_plan
 from sheaf.engine import parse_dag, split_arguments
 from sheaf.errors import PlanningError
 from sheaf.formats._pmcdag import parse_pmc_dag
@@ -70,7 +69,7 @@ def test_random_plans_write_valid_files(wf: Workflow, clustering: tuple[str, ...
         return  # e.g. a labelling whose clusters would form a cycle: the planner's to report
     root = tempfile.mkdtemp()
     try:
-        files = write_plan(exec_wf, Path(root) / "p")
+        files = write_planned(exec_wf, Path(root) / "p")
         graph = build_graph(wf)
         check_contract(files.plan_json, wf.jobs, [(graph.ids[p], graph.ids[c]) for p, c in graph.edges()])
         dag = parse_dag(files.dag)
@@ -98,6 +97,6 @@ def test_arguments_with_spaces_and_quotes_survive_the_submit_description(tmp_pat
     argv = ("-m", "two words", "it's", 'say "hi"', "", "$HOME", "$(x)", "tab\there", "back\\", '\\"')
     task = plan_.jobs[0].tasks[0]
     plan_.jobs[0].tasks = (Task(task.id, task.transformation, task.executable, argv, task.profiles, 1),)
-    files = write_plan(plan_, tmp_path / "p")
+    files = write_planned(plan_, tmp_path / "p")
     sub = node_description(parse_dag(files.dag), "preprocess_ID0000001")
     assert split_arguments(sub.expand("arguments")) == list(argv)  # type: ignore[attr-defined]

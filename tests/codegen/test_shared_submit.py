@@ -11,11 +11,10 @@ from pathlib import Path
 
 os.environ.setdefault("CONDOR_CONFIG", "/dev/null")
 
-from codegen_plans import node_description
+from codegen_plans import node_description, write_planned
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sheaf.codegen import write_plan
 from sheaf.condor._dagman import Dag
 from sheaf.engine import parse_dag
 from sheaf.engine._nodejob import render_node
@@ -58,7 +57,7 @@ def workflows(draw: st.DrawFn) -> Workflow:
 
 def _written(wf: Workflow, root: Path, shared: bool) -> Dag:
     props = Properties({"sheaf.submit.shared": str(shared).lower()})
-    files = write_plan(plan(wf, tc=TC, sc=SC, rc=None, properties=props, sites=["local"]), root)
+    files = write_planned(plan(wf, tc=TC, sc=SC, rc=None, properties=props, sites=["local"]), root)
     return parse_dag(files.dag)
 
 
@@ -103,7 +102,7 @@ def test_a_thousand_jobs_of_two_transformations_share_two_descriptions(tmp_path:
     for i in range(1000):
         wf.jobs[f"ID{i:07d}"] = Job(f"ID{i:07d}", f"t{i % 2}", "ns", "1.0", arguments=("-n", str(i)))
     planned = plan(wf, tc=TC, sc=SC, rc=None, properties=Properties(), sites=["local"])
-    files = write_plan(planned, tmp_path / "p")
+    files = write_planned(planned, tmp_path / "p")
     assert [Path(f).name for f in files.submit_files] == ["create_dir_many_0_local.sub"]
     dag = parse_dag(files.dag)
     assert sorted(dag.descriptions) == ["shared.0.ns__t0_1.0.local", "shared.1.ns__t1_1.0.local"]

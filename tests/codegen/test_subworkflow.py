@@ -8,13 +8,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+from codegen_plans import write_planned
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from Pegasus.api import Job as PJob
 from Pegasus.api import Site, SiteCatalog, Transformation, TransformationCatalog
 from Pegasus.api import Workflow as PWorkflow
 
-from sheaf.codegen import write_plan
 from sheaf.codegen._subworkflow import properties_text
 from sheaf.engine import parse_dag
 from sheaf.formats._properties import parse_properties
@@ -49,7 +49,7 @@ def test_pegasus_and_condor_sub_workflows_run(tmp_path: Path) -> None:
     wf.jobs["ID2"] = Job("ID2", "tiny.dag", type="condorWorkflow", file=str(tiny))
     wf.add_dependency("ID1", "ID2")
     exec_wf = plan(wf, tc=None, sc=None, rc=None, properties=Properties({"dagman.retry": "0"}))
-    files = write_plan(exec_wf, tmp_path / "plan")
+    files = write_planned(exec_wf, tmp_path / "plan")
     dag = parse_dag(files.dag)
     subdag = next(node for node in dag.nodes.values() if node.subdag and node.name.startswith("tiny"))
     assert subdag.submit == str(tiny)
@@ -84,7 +84,7 @@ def test_a_sub_workflow_runs_in_its_parents_execution_directory(tmp_path: Path) 
     wf.jobs["ID1"] = Job("ID1", "inner.yml", type="pegasusWorkflow", file=str(tmp_path / "inner.yml"),
                          arguments=("--sites", "condorpool"))
     exec_wf = plan(wf, tc=None, sc=None, rc=None, properties=Properties({"dagman.retry": "0"}))
-    files = write_plan(exec_wf, tmp_path / "plan", exec_dir=lambda _final: "runs/r1")
+    files = write_planned(exec_wf, tmp_path / "plan", exec_dir="runs/r1")
     env = {**os.environ, "PATH": f"{BIN}:{os.environ.get('PATH', '')}"}
     done = subprocess.run([str(BIN / "sheaf"), "run", files.directory], capture_output=True, text=True,
                           env=env, timeout=240, check=False)

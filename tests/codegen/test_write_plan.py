@@ -3,6 +3,7 @@ engine's DAG parser, the seqexec/PMC parsers, msgspec), plan.json's contract, at
 
 from __future__ import annotations
 
+import gc
 import os
 import re
 import subprocess
@@ -15,30 +16,30 @@ os.environ.setdefault("CONDOR_CONFIG", "/dev/null")
 import htcondor2
 import msgspec
 import pytest
-from codegen_plans import PER_JOB, blackdiamond_plan
+from codegen_plans import PER_JOB, blackdiamond_plan, write_planned
 
 import sheaf.codegen
-from sheaf.codegen import PlanFiles, write_plan
+from sheaf.codegen import PlanContext, PlanFiles, reserved_run_dir, write_plan
 from sheaf.engine import parse_dag, parse_submit
 from sheaf.errors import PlanningError
 from sheaf.formats._pmcdag import parse_pmc_dag
 from sheaf.formats._seqexec_in import parse_seqexec_input
 from sheaf.model import build_graph
-from sheaf.planner import ExecJob
+from sheaf.planner import ExecJob, plan_data
 
 
 def test_public_api() -> None:
     assert sorted(sheaf.codegen.__all__) == [
         "CONF_DIR", "GROUP_PROPERTY", "PlanContext", "PlanFiles", "RUN_ROOT_LOCK", "check_target",
         "group_dag", "group_of", "named_submit_dir", "next_run_number", "podman_env", "quote_arguments",
-        "quote_environment", "read_groups", "remove_stale_siblings", "run_root", "runs_parent",
-        "timestamp_name", "tool_path", "user_name", "write_groups", "write_plan",
+        "quote_environment", "read_groups", "remove_stale_siblings", "reserved_run_dir", "run_root",
+        "runs_parent", "timestamp_name", "tool_path", "user_name", "write_groups", "write_plan",
     ]
 
 
 @pytest.fixture
 def written(tmp_path: Path) -> PlanFiles:
-    return write_plan(blackdiamond_plan(properties=PER_JOB), tmp_path / "plan")
+    return write_planned(blackdiamond_plan(properties=PER_JOB), tmp_path / "plan")
 
 
 def _submits(files: PlanFiles) -> dict[str, htcondor2.Submit]:
@@ -178,7 +179,7 @@ def _abstract_edges(plan) -> list[tuple[str, str]]:  # type: ignore[no-untyped-d
 @pytest.mark.parametrize("cluster", ["seqexec", "mpiexec", None])
 def test_plan_json_contract(tmp_path: Path, cluster: str | None) -> None:
     plan = blackdiamond_plan(6, cluster=cluster)
-    files = write_plan(plan, tmp_path / "p")
+    files = write_planned(plan, tmp_path / "p")
     doc = check_contract(files.plan_json, plan.workflow.jobs, _abstract_edges(plan))
     assert doc["workflow"] == "blackdiamond"
     first = next(job for job in doc["jobs"] if job["id"] == "preprocess_ID0000001")
@@ -201,7 +202,7 @@ def test_pmc_cluster_files(tmp_path: Path) -> None:
     merge.tasks = tuple(tasks)
     # a dependency inside the cluster (ID0000002 -> ID0000003) must become an EDGE
     plan.workflow.add_dependency("ID0000002", "ID0000003")
-    files = write_plan(plan, tmp_path / "p")
+    files = write_planned(plan, tmp_path / "p")
     path = Path(files.directory, "jobs", "000", f"{merge.id}.dag")
     dag = parse_pmc_dag(path.read_text(), str(path))
     first = dag.tasks["ID0000002"]
@@ -228,7 +229,7 @@ def test_pmc_task_arguments_that_are_not_task_options_are_refused(tmp_path: Path
                               {"pegasus": {"pmc_task_arguments": "--extra 'x y'"}}, 2)
     merge.tasks = tuple(tasks)
     with pytest.raises(PlanningError, match="pmc_task_arguments are not PMC task options") as caught:
-        write_plan(plan, tmp_path / "p")
+        write_planned(plan, tmp_path / "p")
     assert caught.value.value == "--extra x y"
     assert not (tmp_path / "p").exists()
 
@@ -254,12 +255,13 @@ def test_batch_directives_from_pegasus_and_globus_profiles(tmp_path: Path) -> No
     plan.jobs[0].profiles = {"pegasus": {"queue": "short", "project": "abc"},
                              "globus": {"hostcount": "3", "xcount": "12", "queue": "ignored"}}
     plan.jobs[1].profiles = {"globus": {"project": "g1", "host_xcount": "two"}}
-    files = write_plan(plan, tmp_path / "p")
-    first = htcondor2.Submit(_description(files.directory, plan.jobs[0].id))
+    ids = [job.id for job in plan.jobs[:2]]  # the data pass puts its jobs first
+    files = write_planned(plan, tmp_path / "p")
+    first = htcondor2.Submit(_description(files.directory, ids[0]))
     assert (first["batch_queue"], first["batch_project"]) == ("short", "abc")
     assert (first["MY.HostNumber"], first["MY.NodeNumber"]) == ("3", "12")
     assert "MY.SMPGranularity" not in first and "MY.sheaf_launcher" not in first
-    second = htcondor2.Submit(_description(files.directory, plan.jobs[1].id))
+    second = htcondor2.Submit(_description(files.directory, ids[1]))
     assert second["batch_project"] == "g1" and "MY.HostNumber" not in second
 
 
@@ -267,7 +269,7 @@ def test_throttles_and_categories(tmp_path: Path) -> None:
     plan = blackdiamond_plan(properties={"dagman.maxjobs": "7", "dagman.maxidle": "3", "dagman.maxpre": "2",
                                          "dagman.maxpost": "1", "dagman.analysis.maxjobs": "5"})
     plan.jobs[0].profiles = {"dagman": {"priority": "10", "pre": "/bin/true", "pre.arguments": "a b"}}
-    files = write_plan(plan, tmp_path / "p")
+    files = write_planned(plan, tmp_path / "p")
     dag = parse_dag(files.dag)
     assert dag.config == {"DAGMAN_MAX_JOBS_SUBMITTED": "7", "DAGMAN_MAX_JOBS_IDLE": "3",
                           "DAGMAN_MAX_PRE_SCRIPTS": "2", "DAGMAN_MAX_POST_SCRIPTS": "1"}
@@ -281,38 +283,85 @@ def test_non_empty_dir_without_force_writes_nothing(tmp_path: Path) -> None:
     target.mkdir()
     (target / "keep.txt").write_text("mine")
     with pytest.raises(PlanningError, match="not empty"):
-        write_plan(blackdiamond_plan(), target)
+        write_planned(blackdiamond_plan(), target)
     assert sorted(os.listdir(target)) == ["keep.txt"]
     with pytest.raises(PlanningError, match="no earlier plan"):
-        write_plan(blackdiamond_plan(), target, replace=True)  # --force replaces only a plan
+        write_planned(blackdiamond_plan(), target, replace=True)  # --force replaces only a plan
     assert sorted(os.listdir(target)) == ["keep.txt"]
     assert sorted(os.listdir(tmp_path)) == ["plan"]
 
 
 def test_force_replaces_only_once_the_new_plan_is_complete(tmp_path: Path) -> None:
     target = tmp_path / "plan"
-    write_plan(blackdiamond_plan(), target)
+    write_planned(blackdiamond_plan(), target)
     (target / "old-run-output").write_text("x")
     before = {p: p.read_bytes() for p in target.rglob("*") if p.is_file()}
     broken = blackdiamond_plan()
     broken.jobs.append(ExecJob("bad id with spaces", "compute", "condorpool", None, 9, ()))
     with pytest.raises(PlanningError, match="DAGMan node name"):
-        write_plan(broken, target, replace=True)
+        write_planned(broken, target, replace=True)
     assert {p: p.read_bytes() for p in target.rglob("*") if p.is_file()} == before
     bad_value = blackdiamond_plan()
     bad_value.jobs[0].profiles = {"condor": {"requirements": "a\nqueue"}}
     with pytest.raises(PlanningError, match="one line"):
-        write_plan(bad_value, target, replace=True)  # fails half-way through writing
+        write_planned(bad_value, target, replace=True)  # fails half-way through writing
     assert {p: p.read_bytes() for p in target.rglob("*") if p.is_file()} == before
     assert sorted(os.listdir(tmp_path)) == ["plan"]  # no temporary sibling left behind
-    write_plan(blackdiamond_plan(2, cluster=None), target, replace=True)
+    write_planned(blackdiamond_plan(2, cluster=None), target, replace=True)
     assert not (target / "old-run-output").exists()
     assert sorted(os.listdir(tmp_path)) == ["plan"]
 
 
+def test_a_plan_is_written_only_where_its_data_pass_planned_it(tmp_path: Path) -> None:
+    """write_plan only writes: a plan without its data jobs, or planned for another directory, or
+    whose cleanup may remove what the output map copies, is refused with what to do."""
+    plan = blackdiamond_plan()
+    with pytest.raises(PlanningError, match="data pass has not run") as refused:
+        write_plan(plan, tmp_path / "a")
+    assert "plan_data(exec_wf, DIR)" in str(refused.value)
+    plan_data(plan, str(tmp_path / "a"))
+    with pytest.raises(PlanningError, match="another submit directory"):
+        write_plan(plan, tmp_path / "b")
+    with pytest.raises(PlanningError, match="output map"):
+        write_plan(plan, tmp_path / "a", context=PlanContext(output_map={"f.d": "/elsewhere/f.d"}))
+    assert os.listdir(tmp_path) == []
+    assert Path(write_plan(plan, tmp_path / "a").plan_json).is_file()
+
+
+def test_a_reserved_run_directory_goes_again_when_its_plan_fails(tmp_path: Path) -> None:
+    parent = tmp_path / "user" / "runs"
+    with pytest.raises(PlanningError, match="planning failed"), reserved_run_dir(parent) as directory:
+        assert directory == str(parent / "run0001")
+        guard, = (name for name in os.listdir(parent) if name != "run0001")  # a live planner's
+        assert guard.startswith(f".run0001.sheaf-new-{os.getpid()}-")
+        raise PlanningError("planning failed")
+    assert os.listdir(tmp_path) == []  # the parents it made too
+    with reserved_run_dir(parent) as directory:
+        planned = blackdiamond_plan()
+        plan_data(planned, directory)
+        write_plan(planned, directory)
+    assert os.listdir(parent) == ["run0001"] and (parent / "run0001" / "plan.json").is_file()
+
+
+def test_the_writer_runs_with_the_collector_paused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from sheaf.codegen import _write
+
+    seen: list[bool] = []
+    real = _write.encode_plan
+
+    def spy(*args: object) -> bytes:
+        seen.append(gc.isenabled())
+        return real(*args)  # type: ignore[arg-type, no-any-return]
+
+    monkeypatch.setattr(_write, "encode_plan", spy)
+    assert gc.isenabled()
+    write_planned(blackdiamond_plan(), tmp_path / "p")
+    assert seen == [False] and gc.isenabled()
+
+
 def test_jobs_are_spread_over_subdirectories(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("sheaf.codegen._layout.JOBS_PER_DIR", 3)
-    files = write_plan(blackdiamond_plan(6, cluster=None, properties=PER_JOB), tmp_path / "p")
+    files = write_planned(blackdiamond_plan(6, cluster=None, properties=PER_JOB), tmp_path / "p")
     dirs = sorted(os.listdir(tmp_path / "p" / "jobs"))
     assert dirs == ["000", "001", "002"]
     assert all(len(os.listdir(tmp_path / "p" / "jobs" / d)) <= 3 for d in dirs)
@@ -323,9 +372,8 @@ def test_jobs_are_spread_over_subdirectories(tmp_path: Path, monkeypatch: pytest
 _DUMP = """
 import sys, os
 sys.path.insert(0, {tests!r})
-from codegen_plans import PER_JOB, blackdiamond_plan
-from sheaf.codegen import write_plan
-files = write_plan(blackdiamond_plan(5), {target!r}, replace=True)
+from codegen_plans import PER_JOB, blackdiamond_plan, write_planned
+files = write_planned(blackdiamond_plan(5), {target!r}, replace=True)
 for root, _, names in sorted(os.walk(files.directory)):
     for name in sorted(names):
         path = os.path.join(root, name)
@@ -344,5 +392,5 @@ def test_a_profile_value_cannot_inject_submit_lines(tmp_path: Path) -> None:
     plan = blackdiamond_plan()
     plan.jobs[1].profiles = {"pegasus": {"memory": "100\nexecutable = /bin/evil"}}
     with pytest.raises(PlanningError, match="one line"):
-        write_plan(plan, tmp_path / "p")
+        write_planned(plan, tmp_path / "p")
     assert not (tmp_path / "p").exists()

@@ -28,3 +28,23 @@ def test_signatures() -> None:
         assert list(inspect.signature(reader).parameters) == ["path", "warnings", "variables"]
     assert [f.name for f in formats.Inputs.__dataclass_fields__.values()] == [
         "workflow", "properties", "tc", "sc", "rc", "warnings", "paths"]
+
+
+def test_gc_paused_leaves_the_collector_on_with_what_was_built_unscanned() -> None:
+    """What the pause built is promoted to the oldest generation as it ends (no collection of it on
+    the next allocation); the collector is on again, and objects another caller froze stay frozen."""
+    import gc
+
+    assert gc.isenabled()
+    with formats.gc_paused():
+        assert not gc.isenabled()
+        built = [{"n": [i]} for i in range(50_000)]
+    assert gc.isenabled() and gc.get_count()[0] < 50 and gc.is_tracked(built)
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        with formats.gc_paused():
+            more = [[i] for i in range(1_000)]
+        assert gc.get_freeze_count() == frozen and gc.isenabled() and more
+    finally:
+        gc.unfreeze()

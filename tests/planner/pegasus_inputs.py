@@ -12,7 +12,7 @@ from pathlib import Path
 
 from sheaf.codegen import write_plan
 from sheaf.formats import Inputs, load_inputs
-from sheaf.planner import DataOptions, ExecutableWorkflow, plan
+from sheaf.planner import DataOptions, ExecutableWorkflow, plan, plan_data
 
 SHEAF = str(Path(sys.executable).parent / "sheaf")
 
@@ -44,6 +44,7 @@ def plan_into(cwd: Path, workflow: str, target: Path, *, sites: Iterable[str] | 
     old = os.getcwd()
     os.chdir(cwd)  # relative paths are taken from where sheaf plan runs
     try:
+        plan_data(exec_wf, str(target))
         write_plan(exec_wf, target)
     finally:
         os.chdir(old)

@@ -61,8 +61,8 @@ def test_scratch_holds_exactly_the_kept_files(tmp_path_factory: object, jobs: li
     catalogs(work)
     _write(work, jobs)
     out = work / "out" if output_dir else None
-    exec_wf = _plan(work, out, mode)
     target = work / "plan"
+    exec_wf = _plan(work, out, mode, str(target))
     write_plan(exec_wf, target)
     done = subprocess.run([SHEAF, "run", str(target)], capture_output=True, text=True, check=False,
                           timeout=120)

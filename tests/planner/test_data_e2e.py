@@ -7,8 +7,9 @@ import os
 from pathlib import Path
 
 import pytest
-from data_inputs import catalogs, diamond, job_types, plan_dir, plan_json, sheaf
+from data_inputs import catalogs, diamond, job_types, plan_dir, sheaf
 
+from plan_lists import data_lists
 from sheaf.formats import read_replica_catalog
 
 
@@ -134,9 +135,7 @@ def test_checksums_from_the_catalog_go_into_the_transfer_list(work: Path) -> Non
 def _transfer_list(directory: Path, kind: str) -> list[dict[str, object]]:
     import json
 
-    jobs = [job["id"] for job in plan_json(directory)["jobs"] if job["type"] == kind]  # type: ignore[attr-defined]
-    return [entry for name in jobs
-            for entry in json.loads(next(directory.glob(f"jobs/*/{name}.in")).read_text())]
+    return [entry for text in data_lists(directory, kind) for entry in json.loads(text)]
 
 
 def test_concurrency_limits_name_each_job_type(work: Path) -> None:

@@ -15,6 +15,7 @@ import pytest
 from data_inputs import catalogs, job_types, plan_dir, sheaf
 from Pegasus.api import File, Job, ReplicaCatalog, Workflow
 
+from plan_lists import data_lists
 from sheaf.formats import read_replica_catalog
 
 
@@ -64,7 +65,7 @@ def test_fifty_jobs_with_http_inputs(tmp_path: Path, served: tuple[str, Path], c
     directory = plan_dir(sheaf(work, *args))
     types = job_types(directory)
     assert types["compute"] == 50 and types["stage_in"] == 2 and types["stage_out"] == 1  # ceil(20/10)
-    listed = "".join(p.read_text() for p in directory.glob("jobs/*/stage_in_*.in"))
+    listed = "".join(data_lists(directory, "stage_in"))
     assert f'"url": "{url}/in0"' in listed
     from sheaf.jobtools import transfer
 

@@ -1,6 +1,6 @@
 """The data pass's speed work (full staging within 1.5x a bare plan): each shortcut is
 checked against the plain computation it replaces, and the pass runs with the cyclic collector off
-however it is reached (``plan()`` or ``write_plan``)."""
+however it is reached (``plan()`` or ``plan_data``)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,8 @@ _NAMES = st.text(st.characters(exclude_categories=["Cs"]), max_size=12)
 
 
 @settings(max_examples=200, deadline=None)
-@given(directory=st.one_of(st.just(""), st.just("/"), _NAMES.map(lambda s: "/" + s)), name=_NAMES)
+@given(directory=st.one_of(st.just(""), st.just("/"), _NAMES.map(lambda s: "/" + s)),
+       name=st.one_of(_NAMES, st.from_regex(r"[A-Za-z0-9_.~/-]{0,12}", fullmatch=True)))
 def test_url_in_is_the_joined_paths_url(directory: str, name: str) -> None:
     assert url_in(directory, name) == path_url(os.path.join(directory, name))
 
@@ -36,10 +37,10 @@ def test_json_text_is_json_dumps(entry: dict[str, object]) -> None:
     assert transfer_lists.json_text(entry) == json.dumps(entry, ensure_ascii=False)
 
 
-def test_the_pass_run_by_write_plan_pauses_the_collector(tmp_path: Path,
-                                                         monkeypatch: pytest.MonkeyPatch) -> None:
-    """``write_plan`` runs the pass outside ``plan()`` (the numbered run directory is known only then):
-    there too no generation-2 collection walks the workflow in the middle of it."""
+def test_the_pass_run_by_plan_data_pauses_the_collector(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A caller that plans without the submit directory runs the pass itself (``plan_data``): there
+    too no generation-2 collection walks the workflow in the middle of it."""
     catalogs(tmp_path)
     diamond(tmp_path)
     inputs = load_inputs("workflow.yml", cwd=tmp_path)

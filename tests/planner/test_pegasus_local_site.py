@@ -33,7 +33,7 @@ def test_default_local_site_has_pegasus_scratch_and_the_planners_path(
     Workflow("here").add_jobs(Job("dump")).write(str(tmp_path / "workflow.yml"))
     target = tmp_path / "submit" / "run0001"
     _, exec_wf = plan_into(tmp_path, "workflow.yml", target, sites=["local"])
-    env = exec_wf.jobs[0].tasks[0].profiles["env"]
+    env = exec_wf.jobs[-1].tasks[0].profiles["env"]  # the data jobs come first
     assert (env["PATH"], env["PYTHONPATH"]) == (os.environ["PATH"], "/opt/sheaf-test-modules")
     done = run(target)
     assert done.returncode == 0, done.stdout + done.stderr

@@ -24,6 +24,7 @@ import sys
 import time
 import uuid
 from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field, replace
 
 from sheaf.app import _braindump
@@ -47,6 +48,7 @@ from sheaf.codegen import (
     check_target,
     named_submit_dir,
     next_run_number,
+    reserved_run_dir,
     runs_parent,
     timestamp_name,
     user_name,
@@ -57,6 +59,7 @@ from sheaf.errors import UsageError
 from sheaf.formats import Inputs, load_inputs, transformations_dir
 from sheaf.planner import DataOptions, ExecutableWorkflow
 from sheaf.planner import plan as plan_workflow
+from sheaf.predict import AutoModel
 
 __all__ = ["PlanResult", "plan"]
 
@@ -123,52 +126,59 @@ def plan(request: PlanRequest, *, on_warning: Callable[[str], None] | None = Non
     inputs = replace(inputs, rc=with_replica_files(
         inputs.rc, split_commas(request.caches), split_commas(request.inherited_rc),
         inputs.properties.get_bool("pegasus.catalog.replica.cache.asrc", False), _both(warnings, on_warning)))
-    data = DataOptions(output_dir=staging.output_dir, staging_sites=staging.staging_sites,
-                       cleanup=staging.cleanup or "inplace", force=request.force,
-                       rc_file=inputs.paths.get("rc"), cwd=os.getcwd(),
-                       input_dir=os.pathsep.join(inputs_dirs) or None)
     clustering = split_commas(request.clustering)
     auto = auto_model(request.backend, request.slots, request.overhead, request.overheads_file,
                       where.parent(inputs.workflow.name)) if _automatic(clustering) else None
-    exec_wf = plan_workflow(inputs.workflow, tc=inputs.tc, sc=inputs.sc, rc=inputs.rc,
-                            properties=inputs.properties, sites=split_commas(request.sites) or None,
-                            output_sites=staging.output_sites, clustering=clustering, data=data, auto=auto)
-    if auto is not None and exec_wf.autocluster:
-        chosen, single = auto_record(exec_wf, auto)
-        if chosen > single:
-            exec_wf = plan_workflow(inputs.workflow, tc=inputs.tc, sc=inputs.sc, rc=inputs.rc,
-                                    properties=inputs.properties, sites=split_commas(request.sites) or None,
-                                    output_sites=staging.output_sites,
-                                    clustering=tuple(t for t in clustering if t.lower() != "auto"), data=data)
-            exec_wf.warnings.append(f"automatic clustering: the clustered plan is predicted to take "
-                                    f"{chosen:.1f} s and the unclustered one {single:.1f} s: planned "
-                                    "without it")
     record = {**staging.record(), "input_dirs": list(inputs_dirs), "force": request.force,
               "force_replan": request.force_replan, "basename": request.basename}
     context = PlanContext(os.getcwd(), {key: os.path.abspath(value) for key in ("tc", "sc", "rc")
                                         if (value := inputs.paths.get(key))},
                           split_commas(request.sites), read_output_map(request.output_map), inputs.tc)
-    planned = time.perf_counter()
     dump: dict[str, object] = {}
     wf_uuid = str(uuid.uuid4())
+    size = request.group_size or _group_property(inputs.properties.get(GROUP_PROPERTY))
+    collector = inputs.properties.get("sheaf.collector.file")
 
     def extras(files: PlanFiles) -> dict[str, str]:
-        dump.update(_braindump.braindump(workflow=exec_wf.name, workflow_file=path, base=where.base,
+        dump.update(_braindump.braindump(workflow=inputs.workflow.name, workflow_file=path, base=where.base,
                                          submit_dir=files.directory, dag=files.dag, user=user_name(),
                                          argv=request.argv or sys.argv[1:], wf_uuid=wf_uuid))
         return {"braindump.yml": _braindump.yaml_text(dump)}
-
-    exec_dir = _exec_dir(where, exec_wf.name, request, wf_uuid)
-    size = request.group_size or _group_property(inputs.properties.get(GROUP_PROPERTY))
-    collector = inputs.properties.get("sheaf.collector.file")
 
     def grouped(staging_dir: str, files: PlanFiles) -> None:
         assert size is not None
         write_groups(files.directory, size, dag_name=os.path.basename(files.dag), collector=collector,
                      staging=staging_dir)
 
-    files = _write(exec_wf, where, request.basename, extras, record, exec_dir, context,
-                   grouped if size is not None else None)
+    # the submit directory first (a numbered one reserved): the data pass plans its working directories
+    # beside it, once, and write_plan only writes
+    with _submit_dir(where, inputs.workflow.name) as directory:
+        # what the parent's --output-map copies out of a sub-workflow's scratch is never cleaned up
+        data = DataOptions(submit_dir=directory, exec_dir=_exec_dir(where, inputs.workflow.name, request,
+                                                                    wf_uuid, directory),
+                           keep=frozenset(context.output_map), output_dir=staging.output_dir,
+                           staging_sites=staging.staging_sites, cleanup=staging.cleanup or "inplace",
+                           force=request.force, rc_file=inputs.paths.get("rc"), cwd=os.getcwd(),
+                           input_dir=os.pathsep.join(inputs_dirs) or None)
+
+        def planned_with(techniques: tuple[str, ...], model: AutoModel | None) -> ExecutableWorkflow:
+            return plan_workflow(inputs.workflow, tc=inputs.tc, sc=inputs.sc, rc=inputs.rc,
+                                 properties=inputs.properties, sites=split_commas(request.sites) or None,
+                                 output_sites=staging.output_sites, clustering=techniques, data=data,
+                                 auto=model)
+
+        exec_wf = planned_with(clustering, auto)
+        if auto is not None and exec_wf.autocluster:
+            chosen, single = auto_record(exec_wf, auto)
+            if chosen > single:
+                exec_wf = planned_with(tuple(t for t in clustering if t.lower() != "auto"), None)
+                exec_wf.warnings.append(f"automatic clustering: the clustered plan is predicted to take "
+                                        f"{chosen:.1f} s and the unclustered one {single:.1f} s: planned "
+                                        "without it")
+        planned = time.perf_counter()
+        files = write_plan(exec_wf, directory, replace=where.replace, basename=request.basename,
+                           extra_files=extras, options=record, context=context,
+                           finish=grouped if size is not None else None)
     written = time.perf_counter()
     return PlanResult(files.directory, abstract_jobs=len(inputs.workflow.jobs), executable=exec_wf,
                       files=files, braindump=dump,
@@ -204,20 +214,18 @@ def _load(path: str, request: PlanRequest, warnings: list[str],
     return inputs
 
 
-def _exec_dir(where: _Where, workflow: str, request: PlanRequest, wf_uuid: str) -> Callable[[str], str]:
+def _exec_dir(where: _Where, workflow: str, request: PlanRequest, wf_uuid: str, final: str) -> str:
     """pegasus-plan's relative execution directory (``sheaf.codegen``'s layout), given the submit
-    directory made: ``randomdir`` over ``relative_dir`` over the default relative submit directory."""
+    directory ``final``: ``randomdir`` over ``relative_dir`` over the default relative submit directory."""
     if request.randomdir is not None:
-        name = request.randomdir or f"{request.basename or workflow + '-0'}-{wf_uuid}"
-        return lambda _final: name
-    relative_dir = request.relative_dir
-    if relative_dir is not None:
-        return lambda _final: relative_dir
+        return request.randomdir or f"{request.basename or workflow + '-0'}-{wf_uuid}"
+    if request.relative_dir is not None:
+        return request.relative_dir
     if where.named is None:
-        return lambda final: os.path.relpath(final, where.base)
+        return os.path.relpath(final, where.base)
     parent = where.parent(workflow)  # under relative_submit_dir: the numbered name Pegasus would pick
     default = where.stamp or f"run{next_run_number(parent):04d}"
-    return lambda _final: os.path.relpath(os.path.join(parent, default), where.base)
+    return os.path.relpath(os.path.join(parent, default), where.base)
 
 
 def _group_property(value: str | None) -> int | None:
@@ -228,16 +236,9 @@ def _group_property(value: str | None) -> int | None:
     return int(value)
 
 
-def _write(exec_wf: ExecutableWorkflow, where: _Where, basename: str | None,
-           extras: Callable[[PlanFiles], Mapping[str, str]], record: Mapping[str, object],
-           exec_dir: Callable[[str], str], context: PlanContext,
-           finish: Callable[[str, PlanFiles], None] | None) -> PlanFiles:
-    """``write_plan`` into the named or the next numbered directory; ``finish`` (``group_size``)
-    reshapes the plan in the staging directory, before it takes its place."""
+def _submit_dir(where: _Where, workflow: str) -> AbstractContextManager[str]:
+    """The submit directory, for the block that plans and writes into it: the named one, or the next
+    numbered one reserved (``reserved_run_dir``: removed again when the block fails)."""
     if where.named is not None:
-        target = named_submit_dir(where.base, where.named)
-        return write_plan(exec_wf, target, replace=where.replace, basename=basename, extra_files=extras,
-                          options=record, exec_dir=exec_dir, context=context, finish=finish)
-    return write_plan(exec_wf, where.parent(exec_wf.name), numbered=True, run_name=where.stamp,
-                      basename=basename, extra_files=extras, options=record, exec_dir=exec_dir,
-                      context=context, finish=finish)
+        return nullcontext(os.path.realpath(named_submit_dir(where.base, where.named)))
+    return reserved_run_dir(where.parent(workflow), where.stamp)

@@ -216,8 +216,11 @@ def _auto_rows(exec_wf: ExecutableWorkflow) -> list[tuple[str, str]]:
 
 
 def _site_rows(exec_wf: ExecutableWorkflow) -> list[tuple[str, int, int, int]]:
+    """Per site, the jobs that run the workflow's tasks (the data jobs are counted by type above)."""
     per: dict[str, list[int]] = {}
     for job in exec_wf.jobs:
+        if not job.tasks:
+            continue
         counts = per.setdefault(job.site or "-", [0, 0, 0])
         counts[0] += 1
         counts[1] += job.type == "cluster"

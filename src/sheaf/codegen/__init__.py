@@ -2,9 +2,18 @@
 
 ``write_plan(exec_wf, DIR) -> PlanFiles`` writes, atomically, ``<name>.dag`` and its
 CONFIG file, one submit description per job, the input files of clustered jobs (seqexec ``.in``,
-PMC DAG, Decaf JSON and run script) and ``plan.json``.  Design and layout: ``_write.py``,
-``_layout.py``; one module per file kind (``_dag``, ``_submit``, ``_clusters``, ``_planjson``); the
-first data-staging slice in ``_staging``; HTCondor quoting in ``sheaf.condor._submit_lang``.
+PMC DAG, Decaf JSON and run script), the data jobs' lists and ``plan.json``.  It only writes: DIR is
+the submit directory the planner's data pass planned for (``sheaf.planner.plan`` given
+``DataOptions(submit_dir=DIR)``, or ``sheaf.planner.plan_data``), and a plan without its data jobs is
+refused.  A numbered ``runNNNN`` is reserved before planning::
+
+    with reserved_run_dir(runs_parent(base, workflow.name)) as directory:
+        exec_wf = plan(workflow, ..., data=DataOptions(submit_dir=directory))
+        write_plan(exec_wf, directory)
+
+Design and layout: ``_write.py``, ``_layout.py``; one module per file kind (``_dag``, ``_submit``,
+``_clusters``, ``_planjson``); a ``condorio`` job's transfer lines in ``_staging``; HTCondor quoting in
+``sheaf.condor._submit_lang``.
 """
 
 from __future__ import annotations
@@ -28,7 +37,7 @@ if TYPE_CHECKING:
     )
     from sheaf.codegen._siblings import remove_stale_siblings
     from sheaf.codegen._subworkflow import PlanContext
-    from sheaf.codegen._write import PlanFiles, check_target, write_plan
+    from sheaf.codegen._write import PlanFiles, check_target, reserved_run_dir, write_plan
 
 __all__ = [
     "CONF_DIR",
@@ -46,6 +55,7 @@ __all__ = [
     "quote_environment",
     "read_groups",
     "remove_stale_siblings",
+    "reserved_run_dir",
     "run_root",
     "runs_parent",
     "timestamp_name",
@@ -64,6 +74,6 @@ _WHERE = {
     "read_groups": "_group_record", "run_root": "_container_state", "runs_parent": "_layout",
     "timestamp_name": "_layout", "user_name": "_layout", "write_groups": "_groups",
     "PlanContext": "_subworkflow", "PlanFiles": "_write", "check_target": "_write",
-    "remove_stale_siblings": "_siblings", "write_plan": "_write",
+    "remove_stale_siblings": "_siblings", "write_plan": "_write", "reserved_run_dir": "_write",
 }
 __getattr__ = lazy_exports(__name__, _WHERE)

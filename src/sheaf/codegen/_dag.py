@@ -38,7 +38,6 @@ from dataclasses import dataclass
 from sheaf.condor import Unwritable, check_line
 from sheaf.errors import PlanningError
 from sheaf.model import Properties, profile_int
-from sheaf.planner import ExecJob
 
 #: The Pegasus manual's default categories of auxiliary jobs and their default MAXJOBS (None: no default).
 DEFAULT_CATEGORY = {"stage_in": "stage-in", "stage_out": "stage-out", "inter_site": "stage-inter",
@@ -163,15 +162,21 @@ def _post_script(profiles: Mapping[str, Mapping[str, str]], tool: str) -> str | 
     return check_line(" ".join(words), "post script")
 
 
-def edge_lines(jobs: Sequence[ExecJob], edges: Sequence[tuple[int, int]]) -> list[str]:
-    """``PARENT p CHILD c1 c2 ...``: one line per parent, parents and children in plan order."""
-    children: dict[int, list[int]] = {}
+def edge_lines(ids: Sequence[str], edges: Sequence[tuple[int, int]]) -> list[str]:
+    """``PARENT p CHILD c1 c2 ...``: one line per parent, parents and children in plan order (``ids``:
+    the jobs' ids by index)."""
+    children: list[list[int] | None] = [None] * len(ids)  # by parent: no dict, no sort of the parents
     for parent, child in edges:
-        children.setdefault(parent, []).append(child)
+        kids = children[parent]
+        if kids is None:
+            children[parent] = [child]
+        else:
+            kids.append(child)
     lines = []
-    for parent in sorted(children):
-        kids = " ".join(jobs[c].id for c in sorted(children[parent]))
-        lines.append(f"PARENT {jobs[parent].id} CHILD {kids}")
+    for parent, kids in enumerate(children):
+        if kids is not None:
+            kids.sort()
+            lines.append(f"PARENT {ids[parent]} CHILD {' '.join([ids[c] for c in kids])}")
     return lines
 
 

@@ -4,6 +4,7 @@ Layout (paths relative to DIR)::
 
     <name>.dag            the DAG DAGMan (or ``sheaf run``) runs; the only ``*.dag`` at the top
     <name>.dag.config     DAGMan configuration named by the DAG's CONFIG line (throttles)
+    <name>.lists          the data jobs' lists, one after another (each job reads its ``--slice``)
     plan.json             the record for people and tools (docs/command-line.md)
     jobs/000/<id>.sub     a job's own submit description; ``<id>.in`` (seqexec), ``<id>.dag`` (PMC),
     jobs/000/<id>/        a Decaf cluster's JSON graph and run script
@@ -121,9 +122,12 @@ def job_subdir(index: int) -> str:
     return f"jobs/{index // JOBS_PER_DIR:03d}"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class JobPaths:
-    """Paths of one job: ``rel_*`` relative to DIR (for the DAG), ``abs_*`` under the final DIR."""
+    """Paths of one job: ``rel_*`` relative to DIR (for the DAG), ``abs_*`` under the final DIR.
+
+    Read-only by convention, not ``frozen``: a frozen dataclass costs several times as much to build,
+    and a plan builds one per job."""
 
     rel_dir: str
     abs_dir: str
@@ -156,6 +160,10 @@ class Layout:
     @property
     def config(self) -> str:
         return f"{self.name}.dag.config"
+
+    @property
+    def lists(self) -> str:
+        return f"{self.name}.lists"
 
     @property
     def log(self) -> str:

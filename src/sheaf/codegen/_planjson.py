@@ -28,7 +28,7 @@ from typing import Any
 import msgspec
 
 from sheaf.model import Container
-from sheaf.planner import ExecJob, Task
+from sheaf.planner import Task
 
 FORMAT = "sheaf-plan/1"
 FOUR = ("pegasus", "condor", "dagman", "env")
@@ -113,12 +113,13 @@ def contract_profiles(profiles: Mapping[str, Mapping[str, str]]) -> dict[str, di
     return out
 
 
-def encode_plan(workflow: str, records: list[PlanJobRecord], jobs: Sequence[ExecJob],
+def encode_plan(workflow: str, records: list[PlanJobRecord], ids: Sequence[str],
                 edges: Sequence[tuple[int, int]], sites: Sequence[str], output_sites: Sequence[str],
                 clustering: Sequence[str], options: Mapping[str, object] | None = None,
                 hooks: list[dict[str, str]] | None = None,
                 autocluster: Mapping[str, Any] | None = None) -> bytes:
-    record = PlanRecord(FORMAT, workflow, records, [(jobs[p].id, jobs[c].id) for p, c in edges],
+    """plan.json's bytes (``ids``: the jobs' ids by index, which ``edges`` hold)."""
+    record = PlanRecord(FORMAT, workflow, records, [(ids[p], ids[c]) for p, c in edges],
                         list(sites), list(output_sites), list(clustering), dict(options or {}), hooks or [])
     text = msgspec.json.encode(record)
     if autocluster:  # only a plan that clustered automatically has the key

@@ -1,35 +1,17 @@
-"""What codegen does with the data pass: run it when ``plan()`` could not, and the condorio lines.
+"""What codegen writes of the data jobs: a ``condorio`` job's file-transfer lines, and the pairs text.
 
 The data jobs (create_dir, stage_in, stage_out, register, cleanup) are the planner's
-(``sheaf.planner._data``); ``plan()`` adds them when it knows the submit directory.  A plan whose submit
-directory is a numbered ``runNNNN`` learns it only when ``write_plan`` reserves it, so ``data_for``
-runs the planner's pass then, on a copy: the caller's ``ExecutableWorkflow`` is left as it was, and
-writing it twice gives two independent plans.
-
+(``sheaf.planner.plan_data``), which has run before ``write_plan``: codegen only writes them.
 ``transfer_lines`` are a ``condorio`` job's HTCondor file-transfer commands.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import replace
 
 from sheaf._shellwords import join_words
 from sheaf.errors import PlanningError
-from sheaf.planner import ExecJob, ExecutableWorkflow, plan_data
-
-
-def data_for(exec_wf: ExecutableWorkflow, submit_dir: str, exec_dir: str | None = None,
-             keep: frozenset[str] = frozenset()) -> ExecutableWorkflow:
-    """``exec_wf`` with its data jobs: itself when the pass has run, else a planned copy (``exec_dir``:
-    pegasus-plan's relative execution directory, under each site's shared scratch)."""
-    if exec_wf.data_planned:
-        return exec_wf
-    copy = replace(exec_wf, jobs=list(exec_wf.jobs), edges=list(exec_wf.edges),
-                   warnings=list(exec_wf.warnings), workdirs={}, job_inputs={}, file_transfers={},
-                   lite={}, bypass={})
-    plan_data(copy, submit_dir, exec_dir, keep)
-    return copy
+from sheaf.planner import ExecJob
 
 
 def transfer_lines(job: ExecJob, inputs: tuple[str, ...], outputs: tuple[str, ...],

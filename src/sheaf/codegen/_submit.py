@@ -63,9 +63,12 @@ _KEY = re.compile(r"^(?:[+]|[Mm][Yy]\.)?[A-Za-z_][\w.\-]*$")
 _NUMBER = re.compile(r"^\s*\d+(?:\.\d+)?\s*$")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Command:
-    """What a job's submit description runs, and where."""
+    """What a job's submit description runs, and where.
+
+    Read-only by convention (changed with ``dataclasses.replace``), not ``frozen``: a frozen dataclass
+    costs several times as much to build, and the writer builds one per job."""
 
     executable: str
     argv: tuple[str, ...]

@@ -2,33 +2,39 @@
 
 Atomicity: everything is written into a temporary sibling of DIR (``.<DIR>.sheaf-new-XXXX``) and
 renamed into place only once complete.  DIR must be new or empty, so a plan never overwrites an
-earlier one; with ``numbered`` DIR is the parent of the numbered submit directories and the plan
-goes into the next free ``runNNNN`` (``_layout.reserve_run_dir``; a reserved directory is removed
-again when the plan fails).  ``replace`` is for sheaf's own sub-workflow jobs only (pegasus-plan's
-``--deferred``, which replans a sub-workflow on every retry): a DIR that holds an earlier plan (a
-``plan.json``) is replaced -- renamed aside, the new plan renamed in, the old one removed -- so a
-failure at any point leaves either the old plan or the new one, never half of one.  A non-empty DIR
-without ``replace`` (or a non-empty DIR that is not a plan, even with it) is a ``PlanningError``
-raised before anything is written.  So is a DIR in which a workflow runs: ``replace`` takes every
-run lock of DIR (``sheaf.model._runlock``) and holds them until the swap is done, so a running
-engine's directory and journal are never replaced under it.
+earlier one.  DIR is the directory the plan's data pass planned for (its working directories live
+beside it), so it is chosen before planning: a numbered submit directory, the next free ``runNNNN``
+of a parent, is reserved by :func:`reserved_run_dir` (``_layout.reserve_run_dir``) around planning and
+writing, and removed again when either fails.  ``replace`` is for sheaf's own sub-workflow jobs only
+(pegasus-plan's ``--deferred``, which replans a sub-workflow on every retry): a DIR that holds an
+earlier plan (a ``plan.json``) is replaced -- renamed aside, the new plan renamed in, the old one
+removed -- so a failure at any point leaves either the old plan or the new one, never half of one.  A
+non-empty DIR without ``replace`` (or a non-empty DIR that is not a plan, even with it) is a
+``PlanningError`` raised before anything is written.  So is a DIR in which a workflow runs:
+``replace`` takes every run lock of DIR (``sheaf.model._runlock``) and holds them until the swap is
+done, so a running engine's directory and journal are never replaced under it.
 
 Leftovers: the temporary directories are named ``.<DIR>.sheaf-new-<pid>-XXXX`` and
 ``.<DIR>.sheaf-old-<pid>-XXXX`` after the planning process, which holds an ``flock`` on each while
 it works in it.  One whose owner is dead (no such pid) and whose lock is free was left by an
 interrupted plan and is removed by the next plan into DIR or ``sheaf run DIR``
-(:func:`remove_stale_siblings`); a numbered plan removes those beside every directory of its
-parent, and the empty directory a dead planner reserved (:func:`remove_dead_plans`).  A storage
+(:func:`remove_stale_siblings`); a numbered reservation removes those beside every directory of
+its parent, and the empty directory a dead planner reserved (:func:`remove_dead_plans`): the
+reservation holds a locked ``.runNNNN.sheaf-new-<pid>-XXXX`` of its own while the plan is made.  A storage
 failure (disk full) while writing removes the temporary directory and raises ``StorageError``:
 nothing half-written, the earlier plan untouched.
 
 What is written per job (paths in ``_layout``): its submit description (``_submit``), its DAG lines
 (``_dag``), the input file of a cluster (``_clusters``: ``.in`` for seqexec, a PMC DAG, a Decaf
-directory with the JSON graph and the run script) or of a stage-in job (the ``src dst`` pairs
-``sheaf-transfer`` reads), and its ``plan.json`` record (``_planjson``).  The planner's data pass adds
-the data jobs (``_staging.data_for`` runs it here when ``plan()`` could not); then the tasks of
-containerized transformations are wrapped to run in their container (``_containers``), whose podman
-configuration the plan holds.
+directory with the JSON graph and the run script), and its ``plan.json`` record (``_planjson``).
+The lists of the data jobs (what a stage-in, stage-out or inter-site job transfers, what a register
+job registers, a long cleanup list) are written one after another into one file, ``<workflow>.lists``,
+and each job names its bytes with ``--slice OFFSET:LENGTH`` before its own arguments
+(``sheaf.jobtools._lists``): creating thousands of small files, one per data job, was what made a
+staged plan slow to write.  The data jobs are the planner's (``sheaf.planner.plan_data``), which has
+run before: ``write_plan`` only writes, and refuses a plan without them.  The tasks of containerized
+transformations are wrapped to run in their container (``_containers``), whose podman configuration
+the plan holds.
 
 Shared submit descriptions: unclustered compute jobs of one transformation at one site, with the same
 profiles and command (arguments aside), share one description (``_submit.render_shared_submit``),
@@ -62,9 +68,9 @@ import re
 import shutil
 import tempfile
 import uuid
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TextIO
+from typing import BinaryIO, TextIO
 
 from sheaf.codegen._clusters import (
     decaf_conf,
@@ -91,7 +97,7 @@ from sheaf.codegen._planjson import (
     task_runtimes,
 )
 from sheaf.codegen._siblings import remove_dead_plans, remove_stale_siblings, sibling
-from sheaf.codegen._staging import data_for, pairs_text, transfer_lines
+from sheaf.codegen._staging import pairs_text, transfer_lines
 from sheaf.codegen._submit import (
     Command,
     SubmitContext,
@@ -104,6 +110,7 @@ from sheaf.codegen._submit import (
 from sheaf.codegen._subworkflow import PlanContext, condor_dagman, output_map_jobs, produced_dirs
 from sheaf.codegen._subworkflow_node import SubworkflowWriter, cache_lines
 from sheaf.errors import PlanningError, StorageError
+from sheaf.formats import gc_paused
 from sheaf.model import Graph, Profiles, RunLocks, build_graph, merge_profiles
 from sheaf.planner import ExecJob, ExecutableWorkflow
 
@@ -150,42 +157,81 @@ def seqexec_runner() -> tuple[str, tuple[tuple[str, str], ...]]:
 
 
 def write_plan(exec_wf: ExecutableWorkflow, directory: str | os.PathLike[str], *, replace: bool = False,
-               numbered: bool = False, run_name: str | None = None, basename: str | None = None,
+               basename: str | None = None,
                extra_files: Callable[[PlanFiles], Mapping[str, str]] | None = None,
                options: Mapping[str, object] | None = None,
-               exec_dir: Callable[[str], str] | None = None,
                context: PlanContext | None = None,
                finish: Callable[[str, PlanFiles], None] | None = None) -> PlanFiles:
-    """Write the DAGMan files, cluster inputs and ``plan.json`` of ``exec_wf`` into ``directory`` (or,
-    ``numbered``, into its next ``runNNNN``, or ``run_name`` -- a timestamp -- when given: the first free
-    of ``run_name``, ``run_name-2``, ...); ``basename`` names the per-workflow files,
-    ``extra_files`` (given what was written, the final paths: name -> text) are written beside them,
-    ``options`` is recorded in plan.json, and ``context`` is what sub-workflow jobs inherit
-    (``_subworkflow.PlanContext``).  ``exec_dir`` (given the final directory) is pegasus-plan's
-    relative execution directory: the working directory of a site with a catalogued shared scratch
-    directory is that directory joined with it (recorded as ``options.exec_dir``); without it jobs run
-    in the shared scratch directory itself.  ``finish`` (the staging directory, what was written)
-    reshapes the plan before it takes its place (``sheaf plan --group-size``): it works in the
-    staging directory, so an error or a kill there leaves nothing half-written either."""
+    """Write the DAGMan files, cluster inputs and ``plan.json`` of ``exec_wf`` into ``directory``, the
+    submit directory its data pass planned for (``sheaf.planner.plan_data``: run by ``plan()`` given
+    ``DataOptions(submit_dir=...)``; a numbered ``runNNNN`` is reserved first, :func:`reserved_run_dir`).
+    ``basename`` names the per-workflow files, ``extra_files`` (given what was written, the final
+    paths: name -> text) are written beside them, ``options`` is recorded in plan.json (with the data
+    pass's relative execution directory as ``exec_dir``, when it had one), and ``context`` is what
+    sub-workflow jobs inherit (``_subworkflow.PlanContext``).  ``finish`` (the staging directory, what
+    was written) reshapes the plan before it takes its place (``sheaf plan --group-size``): it works in
+    the staging directory, so an error or a kill there leaves nothing half-written either."""
     target = os.path.realpath(os.fspath(directory))  # through a symbolic link to the real directory
-    if not numbered:
-        check_target(target, replace)
-    missing = _missing_dirs(target) if numbered else []
-    if numbered:
-        remove_dead_plans(target)  # so that the number of a plan killed while writing is free again
+    context = context or PlanContext()
+    _check_planned(exec_wf, target, context)
+    check_target(target, replace)
+    exec_dir = exec_wf.data.exec_dir
+    recorded = {**(options or {}), "exec_dir": exec_dir} if exec_dir is not None else (options or {})
+    with gc_paused():  # the writer allocates millions of acyclic objects: no generation-2 pass over them
+        return _write_into(target, exec_wf, basename, extra_files, recorded, context, exec_dir, finish)
+
+
+def _check_planned(exec_wf: ExecutableWorkflow, target: str, context: PlanContext) -> None:
+    """Refuse a plan whose data pass has not run, or ran for another directory or kept too little."""
+    planned = exec_wf.data.submit_dir
+    if not exec_wf.data_planned or planned is None:
+        raise PlanningError("the executable workflow has no data jobs: its data pass has not run; nothing "
+                            "was written", path=target,
+                            rule="plan with DataOptions(submit_dir=DIR), or call sheaf.planner.plan_data("
+                                 "exec_wf, DIR), before write_plan(exec_wf, DIR)")
+    if os.path.realpath(planned) != target:
+        raise PlanningError("the executable workflow was planned for another submit directory; nothing was "
+                            "written", path=target, value=planned,
+                            rule="write_plan writes into the directory the data pass planned for")
+    unkept = sorted(set(context.output_map) - exec_wf.data.keep)
+    if unkept:
+        raise PlanningError("the data pass may clean up files the output map copies; nothing was written",
+                            path=target, value=unkept[0],
+                            rule="plan with DataOptions(keep=...) holding every --output-map file")
+
+
+@contextlib.contextmanager
+def reserved_run_dir(parent: str | os.PathLike[str], name: str | None = None) -> Iterator[str]:
+    """Reserve the next free ``parent/runNNNN`` -- or ``parent/name``, else ``name-2``, ... -- for a plan
+    still to be made, and yield its real path (module docstring).  The dead planners' leftovers in
+    ``parent`` are removed first, so that the number of a plan killed while planning or writing is free
+    again; while the block runs a locked ``.runNNNN.sheaf-new-<pid>-*`` sibling tells other planners
+    the directory is a live one's.  When the block raises, the directory and the parents it made are
+    removed again while empty."""
+    target = os.path.realpath(os.fspath(parent))
+    missing = _missing_dirs(target)
+    remove_dead_plans(target)
+    made: list[str] = []
     try:
-        final = reserve_run_dir(target, run_name) if numbered else target
+        made.append(reserve_run_dir(target, name))
+        guard = tempfile.mkdtemp(prefix=f"{sibling(made[0], 'new')}{os.getpid()}-", dir=target)
     except OSError as exc:
+        _remove_empty([*made, *missing])
         raise StorageError.of(exc, f"the plan directory under {target}", "nothing was written") from None
+    lock = _hold(guard)
     try:
-        relative = exec_dir(final).lstrip(os.sep) if exec_dir is not None else None
-        recorded = {**(options or {}), "exec_dir": relative} if exec_dir is not None else (options or {})
-        return _write_into(final, exec_wf, basename, extra_files, recorded, context or PlanContext(),
-                           relative, finish)
+        yield made[0]
     except BaseException:
-        if numbered:
-            _remove_empty([final, *missing])
+        _release(guard, lock)
+        _remove_empty([*made, *missing])
         raise
+    _release(guard, lock)
+
+
+def _release(guard: str, lock: int) -> None:
+    with contextlib.suppress(OSError):
+        os.rmdir(guard)
+    os.close(lock)
 
 
 def _missing_dirs(path: str) -> list[str]:
@@ -210,10 +256,6 @@ def _write_into(final: str, exec_wf: ExecutableWorkflow, basename: str | None,
                 exec_dir: str | None = None,
                 finish: Callable[[str, PlanFiles], None] | None = None) -> PlanFiles:
     layout = Layout(final, exec_wf.name, basename, exec_dir)
-    given = len(exec_wf.warnings)
-    # what the parent's --output-map copies out of a sub-workflow's scratch is never cleaned up
-    exec_wf = data_for(exec_wf, layout.final_dir, exec_dir, frozenset(context.output_map))
-    warnings = exec_wf.warnings[given:]  # the data pass's, when it ran here
     containers = containerize(exec_wf, layout.final_dir, exec_wf.workdirs)
     wrap_launched_tasks(exec_wf, exec_wf.workdirs, layout)
     jobs, edges = list(exec_wf.jobs), list(exec_wf.edges)
@@ -229,7 +271,7 @@ def _write_into(final: str, exec_wf: ExecutableWorkflow, basename: str | None,
     guard = _hold(tmp)
     try:
         os.chmod(tmp, 0o755)
-        writer = _Writer(exec_wf, layout, tmp, warnings, containers, options=dict(options), context=context)
+        writer = _Writer(exec_wf, layout, tmp, containers, options=dict(options), context=context)
         files = writer.write(jobs, edges)
         if placed:
             writer.put("output-map.in", pairs_text(placed))
@@ -353,7 +395,6 @@ class _Writer:
     exec_wf: ExecutableWorkflow
     layout: Layout
     root: str
-    data_warnings: list[str]  # the data pass's, when it ran in write_plan
     containers: ContainerRun
     made: set[str] = field(default_factory=set)
     graph: Graph | None = None
@@ -367,9 +408,11 @@ class _Writer:
     subwf: SubworkflowWriter | None = None
     jobs: list[ExecJob] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    lists: BinaryIO | None = None  # the data jobs' lists file, opened at the first (module docstring)
+    lists_size: int = 0
 
     def write(self, jobs: list[ExecJob], edges: list[tuple[int, int]]) -> PlanFiles:
-        ctx = SubmitContext(self.exec_wf.name, self.layout.log, list(self.data_warnings))
+        ctx = SubmitContext(self.exec_wf.name, self.layout.log)
         self.base = self.exec_wf.properties.profiles()
         self.jobs = jobs
         wf = self.exec_wf
@@ -378,8 +421,13 @@ class _Writer:
             dag.write(f"# DAG of workflow {self.layout.name}, written by sheaf plan "
                       "(HTCondor DAGMan syntax)\n"
                       f"CONFIG {self.layout.config}\nJOBSTATE_LOG jobstate.log\n")
-            out = self._jobs(jobs, dag, ctx)
-            tail = edge_lines(jobs, edges) + maxjobs_lines(list(out.categories), wf.properties)
+            try:
+                out = self._jobs(jobs, dag, ctx)
+            finally:
+                if self.lists is not None:
+                    self.lists.close()
+            ids = [job.id for job in jobs]
+            tail = edge_lines(ids, edges) + maxjobs_lines(list(out.categories), wf.properties)
             dag.writelines(line + "\n" for line in tail)
         self.put(self.layout.config, config_text(wf.workflow.profiles, wf.properties))
         # streamed, as the DAG is: at 10^6 outputs the text was the plan's peak of memory (+0.5 GB)
@@ -389,7 +437,7 @@ class _Writer:
             self.put(rel, text)
         if self.subwf is not None:  # for condor_submit_dag -dagman, which passes it down to every sub-DAG
             self.options["condor_dagman"] = condor_dagman(self.context.transformations, os.environ)
-        self.put("plan.json", encode_plan(wf.name, out.records, jobs, edges, wf.sites, wf.output_sites,
+        self.put("plan.json", encode_plan(wf.name, out.records, ids, edges, wf.sites, wf.output_sites,
                                           wf.clustering, self.options, hook_records(wf.workflow.hooks),
                                           wf.autocluster))
         final = self.layout.final_dir
@@ -502,9 +550,10 @@ class _Writer:
             return with_streams(command, self.exec_wf.workflow.jobs.get(task.id), raw=raw)
         if job.type == "cluster":
             return self._cluster(job, paths, profiles)
-        if job.id in self.exec_wf.job_inputs:  # a data job: its list, written beside its description
-            self.put(paths.rel(".in"), self.exec_wf.job_inputs[job.id])
-            return Command(tool_path(job.executable or ""), (*job.arguments, paths.abs(".in")),
+        if job.id in self.exec_wf.job_inputs:  # a data job: its list, a slice of the plan's lists file
+            span = self._data_list(self.exec_wf.job_inputs[job.id])
+            return Command(tool_path(job.executable or ""),
+                           (*span, *job.arguments, os.path.join(self.layout.final_dir, self.layout.lists)),
                            self.layout.final_dir, "local")
         if not job.executable:
             raise PlanningError(f"job '{job.id}' of type {job.type} names no executable",
@@ -512,6 +561,15 @@ class _Writer:
         if job.type == "compute":
             return Command(job.executable, job.arguments, self._workdir(job))
         return Command(job.executable, job.arguments, self.layout.final_dir, "local")
+
+    def _data_list(self, text: str) -> tuple[str, str]:
+        """``text`` appended to the lists file; the ``--slice`` arguments that name it there."""
+        data = text.encode()
+        if self.lists is None:
+            self.lists = open(os.path.join(self.root, self.layout.lists), "xb", buffering=1 << 20)  # noqa: SIM115
+        self.lists.write(data)
+        start, self.lists_size = self.lists_size, self.lists_size + len(data)
+        return "--slice", f"{start}:{len(data)}"
 
     def _subworkflows(self) -> SubworkflowWriter:
         if self.subwf is None:

@@ -23,6 +23,7 @@ _LITERAL_DOLLAR_MACRO = re.compile(r"\$\(dollar\)", re.IGNORECASE)
 _NEEDS_SINGLE = re.compile(r"[\s']")
 _BAD = re.compile("[\n\r\0\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 _SAFE_WORD = re.compile(r"[^\s'\"$\0]+")
+_UNSAFE_CHAR = re.compile(r"[\s'\"$\0]")
 
 
 class Unwritable(ValueError):
@@ -67,7 +68,10 @@ def quote_word(word: str) -> str:
 
 def quote_arguments(argv: Iterable[str]) -> str:
     """A whole ``arguments`` value, e.g. ``["a", "b c"]`` -> ``"a 'b c'"``."""
-    safe = _SAFE_WORD.fullmatch  # most arguments need no quoting at all: one regex, no copy
+    argv = tuple(argv)
+    if "" not in argv and not _UNSAFE_CHAR.search("".join(argv)):  # most need no quoting: one regex for all
+        return '"' + " ".join(argv) + '"'
+    safe = _SAFE_WORD.fullmatch
     return '"' + " ".join(arg if safe(arg) else quote_word(arg) for arg in argv) + '"'
 
 

@@ -89,6 +89,11 @@ def gc_paused() -> Iterator[None]:
         yield
     finally:
         if was_enabled:
+            if not gc.get_freeze_count():
+                # what was built moves to the oldest generation unscanned: else the first allocation
+                # after enabling collects the millions of young objects, as the pause meant not to
+                gc.freeze()
+                gc.unfreeze()
             gc.enable()
 
 

@@ -37,7 +37,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
-from sheaf.errors import FormatError, UsageError, ValidationError
+from sheaf.errors import FormatError, ValidationError
+from sheaf.jobtools._lists import Span, read_bytes
 from sheaf.jobtools._transfer_schemes import check_known, local_path
 
 LINKAGES = ("input", "output", "inter")
@@ -66,18 +67,16 @@ class Transfer:
     sha256: str | None = None
 
 
-def load_transfer_list(path: str) -> list[Transfer]:
-    """The transfers of the JSON list at ``path``, every entry checked (module docstring)."""
-    return parse_transfer_list(read_utf8(path, "transfer list"), path)
+def load_transfer_list(path: str, span: Span | None = None) -> list[Transfer]:
+    """The transfers of the JSON list at ``path`` (or in its bytes ``span``), every entry checked
+    (module docstring)."""
+    return parse_transfer_list(read_utf8(path, "transfer list", span), path)
 
 
-def read_utf8(path: str, what: str) -> str:
-    """The text of ``path``; unreadable is a ``UsageError``, not UTF-8 a ``FormatError`` with its line."""
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read()
-    except OSError as exc:
-        raise UsageError(f"cannot read the {what} {path}: {exc.strerror or exc}") from None
+def read_utf8(path: str, what: str, span: Span | None = None) -> str:
+    """The text of ``path`` (or of its bytes ``span``); unreadable is a ``UsageError``, not UTF-8 a
+    ``FormatError`` with its line."""
+    data = read_bytes(path, span, what)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -2,9 +2,10 @@
 
 Usage::
 
-    sheaf-register [--format yaml|file] CATALOG LIST_FILE
+    sheaf-register [--format yaml|file] [--slice OFFSET:LENGTH] CATALOG LIST_FILE
 
-``LIST_FILE`` is a JSON list of ``{"lfn": ..., "pfn": ..., "site": ...}`` (the planner writes it).
+``LIST_FILE`` is a JSON list of ``{"lfn": ..., "pfn": ..., "site": ...}`` (the planner writes it;
+with ``--slice``, those bytes of it are the list: ``_lists``).
 ``CATALOG`` is a Pegasus 5 YAML replica catalog (``--format yaml``) or the text ``File`` format
 (``lfn pfn site="x"`` per line); it is created when missing.
 
@@ -30,7 +31,7 @@ from typing import NoReturn
 from sheaf.errors import FormatError, UsageError
 from sheaf.formats import read_replica_catalog, write_replica_catalog
 from sheaf.jobtools._cli import ToolExit, run_guarded
-from sheaf.jobtools._lists import read_json_list
+from sheaf.jobtools._lists import Span, parse_slice, read_json_list
 from sheaf.model import PFN, Replica, ReplicaCatalog
 
 PROG = "sheaf-register"
@@ -43,8 +44,8 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{message} (usage: {PROG} [--format yaml|file] CATALOG LIST_FILE)")
 
 
-def read_entries(path: str) -> list[Entry]:
-    data = read_json_list(path, "a JSON list of {lfn, pfn, site}")
+def read_entries(path: str, span: Span | None = None) -> list[Entry]:
+    data = read_json_list(path, "a JSON list of {lfn, pfn, site}", span)
     out = []
     for item in data:
         if not (isinstance(item, dict) and all(isinstance(item.get(k), str) and item[k] for k in _KEYS)):
@@ -102,10 +103,12 @@ def _word(text: str) -> str:
 def _main(argv: list[str]) -> int:
     parser = _Parser(prog=PROG, description="Add delivered outputs to the output replica catalog.")
     parser.add_argument("--format", choices=("yaml", "file"), default="yaml")
+    parser.add_argument("--slice", type=parse_slice,
+                        help="OFFSET:LENGTH: the list is those bytes of LIST_FILE")
     parser.add_argument("catalog")
     parser.add_argument("list")
     args = parser.parse_args(argv)
-    entries = read_entries(args.list)
+    entries = read_entries(args.list, args.slice)
     try:
         added = register(args.catalog, entries, args.format)
     except OSError as exc:

@@ -3,10 +3,12 @@
 Usage::
 
     sheaf-transfer [--threads N] [--link] [--root DIR ...] [--integrity none|full|nosymlink]
-                   [--meta-dir DIR] [--attempts N] [--backoff S] [--timeout S] FILE
+                   [--meta-dir DIR] [--attempts N] [--backoff S] [--timeout S]
+                   [--slice OFFSET:LENGTH] FILE
 
 ``FILE`` is a transfer list (JSON, ``_transfer_list``: a file whose first non-blank character is ``[``)
-or the older pairs text (``_transfer_pairs``).  Every transfer is checked before any moves
+or the older pairs text (``_transfer_pairs``); with ``--slice``, those bytes of ``FILE`` are a JSON
+transfer list (the plan's ``<workflow>.lists``, ``_lists``).  Every transfer is checked before any moves
 (``_transfer_run.check_transfers``): a ``file://`` destination outside every ``--root``, a scheme
 sheaf cannot write, or a transfer none of whose sources sheaf can read is bad input.
 
@@ -32,6 +34,7 @@ from typing import NoReturn
 from sheaf.errors import UsageError
 from sheaf.jobtools._cli import run_guarded
 from sheaf.jobtools._integrity import MODES
+from sheaf.jobtools._lists import Span, parse_slice
 from sheaf.jobtools._transfer_list import Endpoint, Transfer, load_transfer_list, parse_transfer_list
 from sheaf.jobtools._transfer_run import (
     TransferOptions,
@@ -58,7 +61,7 @@ __all__ = [
 
 PROG = "sheaf-transfer"
 USAGE = (f"{PROG} [--threads N] [--link] [--root DIR ...] [--integrity none|full|nosymlink] "
-         "[--meta-dir DIR] FILE")
+         "[--meta-dir DIR] [--slice OFFSET:LENGTH] FILE")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -90,12 +93,16 @@ def _arguments() -> _Parser:
     parser.add_argument("--attempts", type=_positive(int, 1), default=3, help="tries of each source")
     parser.add_argument("--backoff", type=_positive(float, 0), default=1.0, help="first wait, doubling")
     parser.add_argument("--timeout", type=_positive(float, 0.001), default=60.0, help="per connect/read")
+    parser.add_argument("--slice", type=parse_slice, help="OFFSET:LENGTH: the list is those bytes of FILE")
     parser.add_argument("file", help="the transfer list (JSON) or pairs file")
     return parser
 
 
-def read_input(path: str, roots: Sequence[str]) -> list[Transfer]:
-    """The transfers of ``path``: a JSON transfer list, or pairs text (checked against the first root)."""
+def read_input(path: str, roots: Sequence[str], span: Span | None = None) -> list[Transfer]:
+    """The transfers of ``path``: a JSON transfer list (``span``: in those bytes of it), or pairs text
+    (checked against the first root)."""
+    if span is not None:
+        return load_transfer_list(path, span)
     with open(path, "rb") as handle:
         head = handle.read(4096).lstrip()
     if head.startswith(b"["):
@@ -118,7 +125,7 @@ def _main(argv: list[str]) -> int:
     if args.integrity != "none" and not args.meta_dir:
         raise UsageError(f"--integrity {args.integrity} needs --meta-dir (usage: {USAGE})")
     try:
-        transfers = read_input(args.file, args.root)
+        transfers = read_input(args.file, args.root, args.slice)
     except OSError as exc:
         raise UsageError(f"cannot read {args.file}: {exc.strerror or exc}") from None
     options = TransferOptions(threads=args.threads, link=args.link, roots=tuple(args.root),

@@ -2,9 +2,12 @@
 
 ``plan_data(exec_wf, submit_dir)`` turns the compute jobs ``plan()`` made into the complete executable
 workflow.  It is pure given its inputs (the one file-system read is replica selection's
-``--input-dir`` test): the submit directory is an input because working directories live beside it;
-``plan()`` runs the pass when ``DataOptions.submit_dir`` names it, else ``write_plan`` runs it once it has
-reserved the numbered ``runNNNN`` (the one moment that directory is known).
+``--input-dir`` test): the submit directory is an input because working directories live beside it,
+so it is chosen -- a numbered ``runNNNN`` reserved (``sheaf.app``) -- before planning.  ``plan()`` runs
+the pass when ``DataOptions.submit_dir`` names it; a caller that plans without it runs ``plan_data``
+itself before ``sheaf.codegen.write_plan``, which writes only a plan whose pass has run.  The pass runs
+once: it records in ``exec_wf.data`` the directory, relative execution directory and kept files it
+planned for, and ``write_plan`` refuses another directory.
 
 Policy (``sharedfs``: jobs read and write their site's shared scratch):
 
@@ -97,6 +100,7 @@ def plan_data(exec_wf: ExecutableWorkflow, submit_dir: str, exec_dir: str | None
     ``keep``: files cleanup never removes (a sub-workflow's outputs its parent's ``--output-map`` copies)."""
     if exec_wf.data_planned:
         return
+    exec_wf.data = replace(exec_wf.data, submit_dir=os.path.abspath(submit_dir), exec_dir=exec_dir, keep=keep)
     # the pass allocates a few records per job and per file, all acyclic: a generation-2 collection
     # in the middle would walk the whole workflow (a third of the pass's time at 10^5 jobs)
     with gc_paused():

@@ -127,7 +127,8 @@ class ExecutableWorkflow:
     transformation_hooks: dict[str, Mapping[str, Any]] = field(default_factory=dict)
     #: the data-staging settings (``--output-dir``, ``--cleanup``, ...) the data pass reads
     data: DataOptions = field(default_factory=lambda: DataOptions())  # noqa: PLW0108 (defined below)
-    #: whether the data pass (``sheaf.planner._data``) has added its jobs
+    #: whether the data pass (``sheaf.planner._data``) has added its jobs; ``data`` then names the submit
+    #: directory, relative execution directory and kept files it planned for
     data_planned: bool = False
     #: files of jobs data reuse pruned that they mark ``stage_out`` (lfn -> register_replica): the data
     #: pass stages them out from their replicas
@@ -150,7 +151,9 @@ class ExecutableWorkflow:
 class DataOptions:
     """What the data pass is told on the command line (``sheaf.planner._data``'s docstring)."""
 
-    submit_dir: str | None = None         # the final submit directory; None: chosen when written
+    submit_dir: str | None = None         # the final submit directory; None: no data pass in plan()
+    exec_dir: str | None = None           # pegasus-plan's relative execution directory (under shared scratch)
+    keep: frozenset[str] = frozenset()    # files cleanup never removes (a parent's --output-map copies them)
     output_dir: str | None = None         # --output-dir (absolute)
     staging_sites: Mapping[str, str] = field(default_factory=dict)  # --staging-site s=ss
     cleanup: str = "inplace"              # --cleanup none | inplace | leaf

@@ -78,7 +78,7 @@ def plan(
 ) -> ExecutableWorkflow:
     """The executable workflow of ``workflow`` (module docstring); no file system access but the data
     pass's ``--input-dir`` test.  ``data``: the data-staging options; the data jobs are added here when
-    ``data.submit_dir`` names the submit directory, else by ``write_plan`` once it has chosen it.
+    ``data.submit_dir`` names the submit directory, else the caller runs ``plan_data`` before writing.
     ``auto``: the platform and overheads ``--cluster auto`` optimises under (default: this package's
     local defaults on one slot)."""
     data = data or DataOptions()
@@ -98,7 +98,7 @@ def plan(
         result.data = data
         result.input_dir = result.input_dir or data.input_dir
         if data.submit_dir is not None:
-            plan_data(result, data.submit_dir)
+            plan_data(result, data.submit_dir, data.exec_dir, data.keep)
     return result
 
 

@@ -36,6 +36,7 @@ from sheaf.errors import PlanningError
 from sheaf.model import PFN, Properties, ReplicaCatalog, file_url_path, url_scheme
 
 SELECTORS = ("default", "local", "restricted", "regex")
+_KEPT_BY_QUOTE = re.compile(r"[A-Za-z0-9_.~/-]*")  # urllib.parse.quote's always-safe characters and "/"
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,7 +58,9 @@ def url_in(directory: str, name: str) -> str:
     is per character, so the directory's prefix is quoted once."""
     if not directory or name.startswith("/"):
         return path_url(os.path.join(directory, name))
-    return _dir_url(directory if directory.endswith("/") else directory + "/") + quote(name)
+    # a name of characters quote() keeps is its own quoting: one regex where quote() costs several calls
+    quoted = name if _KEPT_BY_QUOTE.fullmatch(name) else quote(name)
+    return _dir_url(directory if directory.endswith("/") else directory + "/") + quoted
 
 
 @functools.lru_cache(maxsize=64)

@@ -40,7 +40,7 @@ def transfer_entry(number: int, linkage: str, lfn: str, sources: Iterable[Source
     number, "linkage", "lfn", "executable", "src_urls": [{"site_label", "url"}...], "dest_urls": [...],
     ["checksum": {"sha256"}]}`` -- formatted here: a list of 10^5 jobs holds 10^5 entries, and json's
     per-call set-up was most of their cost (the test checks both agree)."""
-    srcs = ", ".join(f'{{"site_label": {json_str(s.site)}, "url": {json_str(s.url)}}}' for s in sources)
+    srcs = ", ".join([f'{{"site_label": {json_str(s.site)}, "url": {json_str(s.url)}}}' for s in sources])
     text = (f'{{"type": "transfer", "id": {number:d}, "linkage": {json_str(linkage)}, '
             f'"lfn": {json_str(lfn)}, "executable": {"true" if executable else "false"}, '
             f'"src_urls": [{srcs}], '
