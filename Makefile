@@ -10,7 +10,7 @@ STAMP  := $(VENV)/.installed-stamp
 # ... and the compiled seqexec runner sheaf-cluster-c (optional too: the Python sheaf-cluster without it),
 # and the local backend's C spawner thread (optional: a Python thread without it).
 $(STAMP): pyproject.toml setup.py $(wildcard src/sheaf/classad/_cparse*) $(wildcard src/sheaf/jobtools/_cluster*) \
-          $(wildcard src/sheaf/backends/_cspawn*)
+          $(wildcard src/sheaf/backends/local/_cspawn*)
 	bash scripts/system-deps.sh build $(PYTHON)
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
@@ -45,4 +45,5 @@ lint: $(STAMP)
 	$(VENV)/bin/mypy src
 
 clean:
-	rm -rf $(VENV) build dist .pytest_cache .hypothesis src/sheaf/classad/*.so src/sheaf/jobtools/_bin
+	rm -rf $(VENV) build dist .pytest_cache .hypothesis src/sheaf/classad/*.so src/sheaf/backends/local/*.so \
+	  src/sheaf/jobtools/_bin

@@ -1,5 +1,5 @@
 """Build of sheaf's compiled pieces, all optional: the ClassAd parser's C accelerator
-(``sheaf.classad._cparse``), the local backend's spawner thread (``sheaf.backends._cspawn``) and
+(``sheaf.classad._cparse``), the local backend's spawner thread (``sheaf.backends.local._cspawn``) and
 ``sheaf-cluster-c``, the compiled seqexec runner.
 
 Everything else is in pyproject.toml.  Where no C compiler (or no Python headers) is found, the build
@@ -60,8 +60,8 @@ setup(
             optional=True,  # a failed compile warns; the pure-Python parser is then used
         ),
         Extension(
-            "sheaf.backends._cspawn",
-            sources=["src/sheaf/backends/_cspawn.c"],
+            "sheaf.backends.local._cspawn",
+            sources=["src/sheaf/backends/local/_cspawn.c"],
             optional=True,  # without it the local backend spawns from a Python thread (_spawn.Spawner)
         ),
     ],

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from sheaf._proc import start_ticks
-from sheaf.backends import Pool, _jobguard, _spawner
-from sheaf.backends._spawner import CSpawner, ExitResult, SpawnRequest, SpawnResult
-from sheaf.backends.local import LocalBackend
+from sheaf.backends import Pool, _jobguard
+from sheaf.backends.local import LocalBackend, _spawner
+from sheaf.backends.local._spawner import CSpawner, ExitResult, SpawnRequest, SpawnResult
 
 from .contract import collect, make_launch, wait_for
 
@@ -111,7 +111,7 @@ def test_the_python_path_unlists_a_group_before_reaping_it(
         reaped.append((pid, pid in listed_pids()))
         return wait4(pid, options)
 
-    monkeypatch.setattr("sheaf.backends.local.os.wait4", watched)
+    monkeypatch.setattr("sheaf.backends.local._backend.os.wait4", watched)
     local = LocalBackend(Pool("NUM_CPUS = 2\nMEMORY = 2048\n"))
     try:
         local.submit(make_launch(tmp_path, "a", ["/bin/true"]))

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from sheaf.backends import MachineLimits, Pool
-from sheaf.backends._spawner import THREADED
 from sheaf.backends.local import LocalBackend
+from sheaf.backends.local._spawner import THREADED
 from sheaf.engine import Held, Launch
 
 from .contract import collect, exited, make_launch, unread_fifo

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from sheaf.backends import MachineLimits, Pool, _spawner
-from sheaf.backends._spawner import CSpawner, ExitResult, SpawnRequest, SpawnResult
-from sheaf.backends.local import LocalBackend
+from sheaf.backends import MachineLimits, Pool
+from sheaf.backends.local import LocalBackend, _spawner
+from sheaf.backends.local._spawner import CSpawner, ExitResult, SpawnRequest, SpawnResult
 from sheaf.engine import Exited
 
 from .contract import collect, exited, make_launch, unread_fifo, wait_for

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from sheaf.backends import MachineLimits, Pool, _spawner
-from sheaf.backends.local import LocalBackend
+from sheaf.backends import MachineLimits, Pool
+from sheaf.backends.local import LocalBackend, _spawner
 
 from .contract import collect, make_launch
 

@@ -15,9 +15,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from sheaf.backends import Pool, _spawner
-from sheaf.backends._spawner import CSpawner, ExitResult, SpawnRequest, SpawnResult
-from sheaf.backends.local import LocalBackend
+from sheaf.backends import Pool
+from sheaf.backends.local import LocalBackend, _spawner
+from sheaf.backends.local._spawner import CSpawner, ExitResult, SpawnRequest, SpawnResult
 from sheaf.engine._journal import Journal
 from sheaf.engine._run import EngineRun
 

@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from sheaf.backends import _spawn, _spawner
+from sheaf.backends import _spawn
 from sheaf.backends._libcspawn import AVAILABLE
+from sheaf.backends.local import _spawner
 
 pytestmark = pytest.mark.skipif(not AVAILABLE, reason="glibc >= 2.29 posix_spawn_file_actions_addchdir_np")
 

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from sheaf.backends._pool import Claim
 from sheaf.backends._queue import LaunchQueue, Order, Shape
 from sheaf.backends._spawn import Spawned
-from sheaf.backends._spawner import CSpawner, SpawnRequest
+from sheaf.backends.local._spawner import CSpawner, SpawnRequest
 from sheaf.engine import Launch, needs_expansion
 
 __all__ = ["CHAIN", "Bound", "Chain", "RunningJob", "Successors", "Tag", "chainable", "request"]

@@ -1,5 +1,5 @@
-/* sheaf.backends._cspawn: the local backend's job spawner and reapers, in POSIX threads that never take
- * the GIL.
+/* sheaf.backends.local._cspawn: the local backend's job spawner and reapers, in POSIX threads that
+ * never take the GIL.
  *
  * Why: the Python spawner thread (sheaf.backends._spawn.Spawner) lets the engine loop run while a
  * posix_spawn waits for the child's execve, but every spawn still costs the engine's interpreter
@@ -1136,7 +1136,7 @@ static PyMethodDef spawner_methods[] = {
 
 static PyTypeObject SpawnerType = {
     PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "sheaf.backends._cspawn.Spawner",
+    .tp_name = "sheaf.backends.local._cspawn.Spawner",
     .tp_basicsize = sizeof(Spawner),
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_new = spawner_new,
@@ -1146,8 +1146,8 @@ static PyTypeObject SpawnerType = {
 };
 
 static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "sheaf.backends._cspawn", "The local backend's spawner and reaper threads, in C.", -1, NULL,
-    NULL, NULL, NULL, NULL,
+    PyModuleDef_HEAD_INIT, "sheaf.backends.local._cspawn",
+    "The local backend's spawner and reaper threads, in C.", -1, NULL, NULL, NULL, NULL, NULL,
 };
 
 PyMODINIT_FUNC PyInit__cspawn(void) {

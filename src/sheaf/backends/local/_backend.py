@@ -108,8 +108,8 @@ from sheaf.backends._pool import Claim, Pool
 from sheaf.backends._queue import LaunchQueue, Outcome, Shape
 from sheaf.backends._sandbox import TransferFailure, copy_back, make_sandbox, remove_sandbox
 from sheaf.backends._spawn import Spawned, SpawnError, seal_descriptors, spawn
-from sheaf.backends._spawner import CSpawner, ExitResult, Spawner, SpawnResult, make_spawner
-from sheaf.backends._successors import Chain, RunningJob, Successors, Tag, chainable, request
+from sheaf.backends.local._spawner import CSpawner, ExitResult, Spawner, SpawnResult, make_spawner
+from sheaf.backends.local._successors import Chain, RunningJob, Successors, Tag, chainable, request
 from sheaf.classad import ClassAd, Demand, parse_limits
 from sheaf.engine import (
     Event,
