@@ -57,8 +57,8 @@ if str(SRC) not in sys.path:
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # the Slurm test cluster
 
 import slurm_cluster  # noqa: E402
-from sheaf.backends._slurm_ctl import RateLimit, SlurmCommands  # noqa: E402
 from sheaf.backends.slurm import SlurmBackend  # noqa: E402
+from sheaf.backends.slurm._ctl import RateLimit, SlurmCommands  # noqa: E402
 from sheaf.classad import ClassAd  # noqa: E402
 from sheaf.codegen._write import seqexec_runner  # noqa: E402
 from sheaf.engine import Exited, Launch, run_workflow  # noqa: E402

@@ -8,7 +8,7 @@ import threading
 import time
 from pathlib import Path
 
-from sheaf.backends._dirwatch import DirectoryWatch
+from sheaf.backends.slurm._dirwatch import DirectoryWatch
 
 
 def _rename_into(directory: Path, name: str, after: float) -> threading.Thread:

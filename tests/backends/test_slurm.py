@@ -13,10 +13,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sheaf.backends._slurm_ctl import RateLimit, classify
-from sheaf.backends._slurm_records import read_record, stem_of
-from sheaf.backends._slurm_render import launcher, multi_task, render
+from sheaf.backends._records import read_record, stem_of
 from sheaf.backends.slurm import SlurmBackend
+from sheaf.backends.slurm._ctl import RateLimit, classify
+from sheaf.backends.slurm._render import launcher, multi_task, render
 from sheaf.classad import ClassAd
 from sheaf.engine import Event, Exited, Held, Launch
 from slurm_cluster import Cluster
@@ -266,7 +266,7 @@ def test_the_job_wrapper_starts_without_heavy_modules() -> None:
     import subprocess
     import sys
 
-    code = ("import sys; from sheaf.backends._slurm_job import main; "
+    code = ("import sys; from sheaf.backends.slurm._job import main; "
             "print(' '.join(sorted(m for m in sys.modules if m in {'typing', 'dataclasses', 'inspect', "
             "'threading', 'queue', 'ctypes'} or m.startswith(('sheaf.classad', 'sheaf.engine')))))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

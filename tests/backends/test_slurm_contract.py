@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from sheaf.backends._slurm_ctl import RateLimit
 from sheaf.backends.slurm import SlurmBackend
+from sheaf.backends.slurm._ctl import RateLimit
 from sheaf.engine import Backend
 from slurm_cluster import Cluster
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from sheaf.backends._slurm_records import read_record
+from sheaf.backends._records import read_record
 from slurm_cluster import Cluster
 
 SHEAF = str(Path(sys.executable).parent / "sheaf")

@@ -4,7 +4,7 @@
   (``Pool``: ``_pool``, laid out by ``_slotlayout`` from ``_slotconfig``), with machine-wide concurrency
   limits (``MachineLimits``: ``_limits``).
 - ``SlurmBackend`` (``sheaf.backends.slurm``): one Slurm batch job per attempt, run by the job wrapper
-  ``_slurm_job``.
+  ``slurm._job``.
 - ``BACKENDS``, ``make_backend`` (``_registry``): backend names (``sheaf run --backend NAME``) to
   factories; ``_routing`` sends each launch to the backend of its site.
 

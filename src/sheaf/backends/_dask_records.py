@@ -1,6 +1,6 @@
 """The files through which a Dask task tells what became of its attempt, so a resumed engine knows.
 
-Layout: the Slurm backend's (``_slurm_records.Paths``: nothing there depends on Slurm), under
+Layout: the Slurm backend's (``_records.Paths``: nothing there depends on Slurm), under
 ``DIR/sheaf-dask``; ``stem`` names one attempt of one run (``stem_of(run id, launch key)``)::
 
     jobs/<stem>          written by the engine before it hands the task to Dask: the Dask key, the launch
@@ -39,7 +39,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sheaf._proc import start_ticks
-from sheaf.backends._slurm_records import read_record, write_record
+from sheaf.backends._records import read_record, write_record
 from sheaf.engine import Event, Exited, Held, Released, Removed, Suspended
 
 __all__ = ["decode_events", "encode_events", "read_events", "stop_dead_worker", "write_exit", "write_start"]

@@ -73,7 +73,7 @@ from sheaf.backends._dask_records import read_events, stop_dead_worker
 from sheaf.backends._dask_task import cancel_attempts, run_attempt, warm
 from sheaf.backends._pool import Claim, Pool
 from sheaf.backends._queue import LaunchQueue, Outcome
-from sheaf.backends._slurm_records import Paths, read_record, stem_of, write_record
+from sheaf.backends._records import Paths, read_record, stem_of, write_record
 from sheaf.engine import ATTEMPT_VARIABLE, Event, Exited, Held, Launch
 from sheaf.errors import EngineError
 

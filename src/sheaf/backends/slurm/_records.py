@@ -1,29 +1,15 @@
-"""The files through which the Slurm backend and its job wrapper talk: one state directory per run.
+"""The spec of an attempt: what the Slurm backend writes for its job wrapper, which reproduces the launch.
 
-Layout (``state`` is the backend's state directory; ``stem`` names one attempt, :func:`stem_of`)::
-
-    state/specs/<stem>.json      the launch, written by the backend before ``sbatch`` (the wrapper's input)
-    state/jobs/<stem>            "<slurm job id> <job name>", written by the backend once ``sbatch`` answered
-    state/inbox/<stem>.start     the wrapper's start record: job id, host, pid, wall-clock start
-    state/inbox/<stem>.exit      the wrapper's exit record: exit code or signal, reason, start and end
-    state/taken/<stem>.start     a start record the backend has read
-    state/taken/<stem>.exit      an exit record the backend has reported (kept for a resumed engine)
-
-Invariants: every record is written to a temporary name in the same directory and renamed into
-place, so a reader sees a whole record or none; the wrapper writes ``.exit`` only after ``.start``;
-the inbox holds only records not yet seen (the backend moves ``.start`` away once read and ``.exit``
-to ``taken/`` once reported), so a poll scans a directory as small as the number of jobs in flight,
-not the run.  Records are JSON objects.  Nothing here depends on Slurm: the stems, not job ids,
-name the files, so a record found after a crash is matched to its attempt without asking Slurm.
+Written to ``state/specs/<stem>.json`` of the run's state directory (``sheaf.backends._records``)
+before ``sbatch``; the job is named ``JOB_PREFIX`` + the stem.
 """
 
 from __future__ import annotations
 
-import json
 import os
 
-# The job wrapper imports this module at the start of every job: nothing beyond json and os at run
-# time (typing and dataclasses alone cost ~15 ms of CPU a job); the rest is imported when needed.
+# The job wrapper imports this module at the start of every job: nothing beyond os at run time, as
+# every module it loads is paid for by every job; the rest is imported when needed.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -32,68 +18,9 @@ if TYPE_CHECKING:
     from sheaf.backends._periodic import JobRecord
     from sheaf.engine import FileTransfer, Launch
 
-__all__ = ["JOB_PREFIX", "Paths", "launch_of", "read_record", "spec_of", "stem_of", "transfer_of",
-           "write_record"]
+__all__ = ["JOB_PREFIX", "history_of", "launch_of", "spec_of", "transfer_of"]
 
 JOB_PREFIX = "sheaf-"
-
-
-def stem_of(run_id: str, key: str) -> str:
-    """A short file and job name for the attempt ``key`` of run ``run_id`` (the same after a crash)."""
-    import hashlib  # here: the job wrapper, which imports this module, never needs it
-
-    return hashlib.sha1(f"{run_id}/{key}".encode()).hexdigest()[:20]
-
-
-class Paths:
-    """The files of one state directory ``root`` (its subdirectories are made if missing)."""
-
-    __slots__ = ("root",)
-
-    def __init__(self, root: str) -> None:
-        self.root = root
-        for sub in ("specs", "jobs", "inbox", "taken"):
-            os.makedirs(os.path.join(root, sub), exist_ok=True)
-
-    def spec(self, stem: str) -> str:
-        return os.path.join(self.root, "specs", stem + ".json")
-
-    def job(self, stem: str) -> str:
-        return os.path.join(self.root, "jobs", stem)
-
-    @property
-    def inbox(self) -> str:
-        return os.path.join(self.root, "inbox")
-
-    def start(self, stem: str) -> str:
-        return os.path.join(self.root, "inbox", stem + ".start")
-
-    def exit(self, stem: str) -> str:
-        return os.path.join(self.root, "inbox", stem + ".exit")
-
-    def seen(self, stem: str) -> str:
-        """A start record the backend has read."""
-        return os.path.join(self.root, "taken", stem + ".start")
-
-    def taken(self, stem: str) -> str:
-        return os.path.join(self.root, "taken", stem + ".exit")
-
-
-def write_record(path: str, record: Mapping[str, Any]) -> None:
-    """Write ``record`` as JSON to ``path`` atomically (temporary name, fsync-free rename)."""
-    tmp = f"{path}.{os.getpid()}.tmp"
-    with open(tmp, "w", encoding="utf-8") as handle:
-        json.dump(record, handle, separators=(",", ":"))
-    os.replace(tmp, path)
-
-
-def read_record(path: str) -> dict[str, Any] | None:
-    try:
-        with open(path, encoding="utf-8") as handle:
-            value = json.load(handle)
-    except (OSError, ValueError):
-        return None
-    return value if isinstance(value, dict) else None
 
 
 def history_of(record: JobRecord) -> dict[str, Any]:

@@ -5,13 +5,13 @@ RETRY, throttles and rescue DAGs keep working); Slurm only runs attempts whose p
 
 Submission
     Each attempt's launch is written as a spec file into the backend's state directory
-    (``_slurm_records``) and submitted with ``sbatch`` (``_slurm_render.render``: resources from the
+    (``_records``) and submitted with ``sbatch`` (``_render.render``: resources from the
     job ad, evaluated per attempt; job name ``sheaf-<stem>`` and a comment naming run, node and
     attempt; ``--no-requeue``).  The batch script is a Python script (no shell) that runs
-    ``_slurm_job.main``, the wrapper that reproduces the launch exactly and polices it.  Clusters: a
+    ``_job.main``, the wrapper that reproduces the launch exactly and polices it.  Clusters: a
     seqexec cluster is one job; a Decaf cluster (its script runs ``srun --multi-prog``) or a PMC
     cluster (``mpiexec`` inside) asks for several tasks or nodes and runs as one multi-task
-    allocation, its job given the allocation's ``SLURM_*`` variables (``_slurm_render.multi_task``).
+    allocation, its job given the allocation's ``SLURM_*`` variables (``_render.multi_task``).
     Launches wait in the backend's own queue, highest priority first then FIFO, while the cap of
     this run's jobs in Slurm (``max_queued``) is reached or the rate limit (``RateLimit``) has no
     token.  A transient controller error backs off (1 s doubling to 30 s, DAGMan's back-off) and submits
@@ -61,20 +61,12 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Self
 
-from sheaf.backends._dirwatch import DirectoryWatch
 from sheaf.backends._periodic import HELD, IDLE, JobRecord, decide, has_policy, policy_interval
-from sheaf.backends._slurm_ctl import RateLimit, SlurmCommands
-from sheaf.backends._slurm_records import (
-    JOB_PREFIX,
-    Paths,
-    history_of,
-    launch_of,
-    read_record,
-    spec_of,
-    stem_of,
-    write_record,
-)
-from sheaf.backends._slurm_render import launcher, memory_request, multi_task, render
+from sheaf.backends._records import Paths, read_record, stem_of, write_record
+from sheaf.backends.slurm._ctl import RateLimit, SlurmCommands
+from sheaf.backends.slurm._dirwatch import DirectoryWatch
+from sheaf.backends.slurm._records import JOB_PREFIX, history_of, launch_of, spec_of
+from sheaf.backends.slurm._render import launcher, memory_request, multi_task, render
 from sheaf.engine import (
     ATTEMPT_VARIABLE,
     Event,
@@ -153,8 +145,8 @@ class SlurmBackend:
 
     def _write_script(self, python: str) -> str:
         path = os.path.join(self.paths.root, "sheaf-job.py")
-        text = (f"#!{python}\n# sheaf's Slurm job wrapper: runs one attempt (sheaf.backends._slurm_job)\n"
-                "import os, sys\nfrom sheaf.backends._slurm_job import main\ncode = main(sys.argv[1:])\n"
+        text = (f"#!{python}\n# sheaf's Slurm job wrapper: runs one attempt (sheaf.backends.slurm._job)\n"
+                "import os, sys\nfrom sheaf.backends.slurm._job import main\ncode = main(sys.argv[1:])\n"
                 "sys.stdout.flush()\nsys.stderr.flush()\nos._exit(code)  # no interpreter teardown\n")
         tmp = f"{path}.{os.getpid()}.tmp"
         with open(tmp, "w", encoding="utf-8") as handle:

@@ -1,7 +1,7 @@
 """The wrapper each Slurm job runs: reproduce one launch exactly, police it, record start and exit.
 
 ``sbatch`` runs the backend's batch script (a Python script, so no shell is involved), which calls
-:func:`main` with the path of the attempt's spec (``_slurm_records``).  The wrapper then does what the
+:func:`main` with the path of the attempt's spec (``_records``).  The wrapper then does what the
 local backend does for a process, reusing its pieces:
 
 - ``$$(attr)`` in argv, environment, directory or file names is expanded against a slot ad of the
@@ -38,7 +38,7 @@ After the exit record is written the wrapper leaves with ``os._exit`` (its outpu
 interpreter's teardown would only delay the end of the Slurm job.
 
 The start record is written before the process starts, the exit record after it ended and its
-group was killed (``_slurm_records`` describes both).  The wrapper's own exit status carries nothing.
+group was killed (``sheaf.backends._records`` describes both).  The wrapper's own exit status carries nothing.
 """
 
 from __future__ import annotations
@@ -52,8 +52,9 @@ import sys
 import time
 
 from sheaf.backends._memwatch import POLL_INTERVAL, tree_rss_mb
-from sheaf.backends._slurm_records import Paths, launch_of, read_record, transfer_of, write_record
+from sheaf.backends._records import Paths, read_record, write_record
 from sheaf.backends._spawn import SpawnError, seal_descriptors, spawn
+from sheaf.backends.slurm._records import launch_of, transfer_of
 
 TYPE_CHECKING = False  # typing is not imported at run time (see the module docstring)
 if TYPE_CHECKING:

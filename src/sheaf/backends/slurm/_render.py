@@ -94,7 +94,7 @@ _TASKS = ("NodeNumber", "globus_xcount")
 def multi_task(ad: ClassAd) -> bool:
     """Whether the job asks Slurm for several tasks or nodes (a Decaf or PMC cluster): then ``srun``
     or ``mpiexec`` inside it must find the allocation, so the wrapper adds the allocation's
-    ``SLURM_*`` variables to the job's environment (``_slurm_job``)."""
+    ``SLURM_*`` variables to the job's environment (``_job``)."""
     counts = (_number(ad, *_TASKS), _number(ad, *_NODES), _number(ad, *_PER_NODE))
     if any(count is not None and count > 1 for count in counts):
         return True
