@@ -18,8 +18,8 @@ from .contract import BackendContract, collect, exited, make_launch, wait_for
 
 distributed = pytest.importorskip("distributed", reason="the Dask backend needs the distributed package")
 
-from sheaf.backends._dask_records import decode_events, encode_events  # noqa: E402
 from sheaf.backends.dask import DaskBackend  # noqa: E402
+from sheaf.backends.dask._records import decode_events, encode_events  # noqa: E402
 from sheaf.engine import Backend, Event, Exited, Held  # noqa: E402
 from sheaf.engine._backend import Released, Removed, Suspended  # noqa: E402
 

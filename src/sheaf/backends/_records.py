@@ -1,7 +1,7 @@
 """The files through which a batch backend and its jobs talk: one state directory per run.
 
 The Slurm backend and its job wrapper write them (the launch's spec: ``sheaf.backends.slurm._records``);
-the Dask backend keeps its records in the same layout (``sheaf.backends._dask_records``).
+the Dask backend keeps its records in the same layout (``sheaf.backends.dask._records``).
 
 Layout (``state`` is the backend's state directory; ``stem`` names one attempt, :func:`stem_of`)::
 

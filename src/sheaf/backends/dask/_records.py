@@ -1,6 +1,6 @@
 """The files through which a Dask task tells what became of its attempt, so a resumed engine knows.
 
-Layout: the Slurm backend's (``_records.Paths``: nothing there depends on Slurm), under
+Layout: the Slurm backend's (``sheaf.backends._records.Paths``: nothing there depends on Slurm), under
 ``DIR/sheaf-dask``; ``stem`` names one attempt of one run (``stem_of(run id, launch key)``)::
 
     jobs/<stem>          written by the engine before it hands the task to Dask: the Dask key, the launch

@@ -10,7 +10,7 @@ Cluster
     RETRY decides; on a scheduler sheaf does not own, that is the site's setting.
 
 Where attempts run
-    Each attempt is one Dask task, ``_dask_task.run_attempt``, which runs the ``Launch`` through the
+    Each attempt is one Dask task, ``_task.run_attempt``, which runs the ``Launch`` through the
     local backend's launch path on the worker (see there: argv, environment, files, memory watch,
     ``periodic_*``, ``$$()``).  A clustered job (seqexec, PMC) is one ``Launch``, so one task: per-task
     Dask overhead (measured: 110-200 single-command tasks/s here, against ~950/s for a plain thread
@@ -43,7 +43,7 @@ Cancel
     and waits for the tasks to return before closing the client (and the owned cluster), so nothing
     is left running or waiting to run.
 
-Resume (``adopt``; records in ``_dask_records``)
+Resume (``adopt``; records in ``_records``)
     With a state directory (``sheaf run``: ``DIR/sheaf-dask``) each attempt leaves a job record
     written before the task is submitted, and its task start and exit records.  On a scheduler sheaf
     does not own, tasks are ``fire_and_forget``: they run on when the engine dies.  A resumed engine
@@ -69,11 +69,11 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
-from sheaf.backends._dask_records import read_events, stop_dead_worker
-from sheaf.backends._dask_task import cancel_attempts, run_attempt, warm
 from sheaf.backends._pool import Claim, Pool
 from sheaf.backends._queue import LaunchQueue, Outcome
 from sheaf.backends._records import Paths, read_record, stem_of, write_record
+from sheaf.backends.dask._records import read_events, stop_dead_worker
+from sheaf.backends.dask._task import cancel_attempts, run_attempt, warm
 from sheaf.engine import ATTEMPT_VARIABLE, Event, Exited, Held, Launch
 from sheaf.errors import EngineError
 
@@ -288,7 +288,7 @@ class DaskBackend:
 
     def adopt(self, run_id: str, attempts: Collection[tuple[str, int]]) -> set[str]:
         """Take over the attempts ``(node, attempt)`` a killed engine of run ``run_id`` had in flight
-        (``_dask_records``: finished ones by their exit records, running ones on this scheduler);
+        (``_records``: finished ones by their exit records, running ones on this scheduler);
         returns their launch keys.  Their events come through ``wait`` once their keys are submitted."""
         if self._paths is None:
             return set()

@@ -15,7 +15,7 @@ Result
     are kept (the task holds its Dask resources while the job is held, as a held job keeps its place
     in the schedd's queue).  A cancelled attempt returns ``[]``.  Given the paths, the task also writes
     its start record as it begins and, once the attempt ended, its exit record with the same events
-    (``_dask_records``): what an engine resumed after a crash reads.
+    (``_records``): what an engine resumed after a crash reads.
 
 Cancel
     :func:`cancel_attempts` runs in the worker process (``Client.run``): it flags the attempts, and
@@ -39,8 +39,8 @@ from __future__ import annotations
 import threading
 
 from sheaf.backends import _jobguard
-from sheaf.backends._dask_records import write_exit, write_start
 from sheaf.backends._pool import Pool
+from sheaf.backends.dask._records import write_exit, write_start
 from sheaf.backends.local import LocalBackend
 from sheaf.engine import Event, Exited, Held, Launch, Removed
 
@@ -62,7 +62,7 @@ def run_attempt(launch: Launch, cpus: int, memory: int, policy_interval: float =
     """Run ``launch`` on a slot of ``cpus`` CPUs and ``memory`` MB; its events (module docstring).
     ``task`` names it for :func:`cancel_attempts` (the Dask key: unique, where a launch key is reused
     by a resubmission after a cancel); ``records`` are the paths of its start and exit records
-    (``_dask_records``), written for an engine resumed after a crash."""
+    (``_records``), written for an engine resumed after a crash."""
     name = task or launch.key
     flag = threading.Event()
     with _lock:
