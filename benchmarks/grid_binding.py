@@ -108,7 +108,7 @@ def static(root: Path, size: int) -> tuple[float, int]:
     for i, dag in enumerate(dags):
         site, slots = HEALTHY[i % len(HEALTHY)]
         site_env = {**env, "SheafSite": site, "SiteBackend": "local", "SiteSlots": str(slots)}
-        procs.append(subprocess.Popen([sys.executable, "-m", "sheaf.backends._grid_group", str(run), dag],
+        procs.append(subprocess.Popen([sys.executable, "-m", "sheaf.backends.grid._group", str(run), dag],
                                       env=site_env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
     codes = [proc.wait() for proc in procs]
     return time.monotonic() - started, codes.count(0)

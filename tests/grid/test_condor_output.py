@@ -24,7 +24,7 @@ def test_the_monitor_rewrites_site_ad_files_from_condor_q(tmp_path: Path) -> Non
     sheaf(tmp_path, "advertise", "--site-config", "site-config.yml", "--group-size", "50", "--write", "ads")
     before = {p.name: classad2.parseOne(p.read_text()) for p in (tmp_path / "ads").glob("*.ad")}
     queue = "\n".join([_job(1, "uw"), _job(2, "uw"), _job(3, "fnal"), _job(4, None)])
-    done = subprocess.run([sys.executable, "-m", "sheaf.backends._grid_monitor", str(tmp_path / "ads")],
+    done = subprocess.run([sys.executable, "-m", "sheaf.backends.grid._monitor", str(tmp_path / "ads")],
                           input=queue, capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
     after = {p.name: classad2.parseOne(p.read_text()) for p in (tmp_path / "ads").glob("*.ad")}
@@ -40,6 +40,6 @@ def test_the_monitor_rewrites_site_ad_files_from_condor_q(tmp_path: Path) -> Non
 def test_the_monitor_refuses_a_bad_listing(tmp_path: Path) -> None:
     (tmp_path / "ads").mkdir()
     (tmp_path / "ads" / "x.ad").write_text('Name = "x-Site"\nSiteEnvironment = "SheafSite=x"\n')
-    done = subprocess.run([sys.executable, "-m", "sheaf.backends._grid_monitor", str(tmp_path / "ads")],
+    done = subprocess.run([sys.executable, "-m", "sheaf.backends.grid._monitor", str(tmp_path / "ads")],
                           input="ClusterId = (\n", capture_output=True, text=True, check=False)
     assert done.returncode == 2 and "Traceback" not in done.stderr and "condor_q -l" in done.stderr

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from tests.grid._recipe import most_at_once, prepare, ran, sheaf
 
-from sheaf.backends._gridmanager import jobmanager_limit, submitted_limit
+from sheaf.backends.grid._gridmanager import jobmanager_limit, submitted_limit
 
 SEED = {"GRIDMANAGER_MAX_SUBMITTED_JOBS_PER_RESOURCE": "200, foo.edu, 50, bar.com, 100"}
 

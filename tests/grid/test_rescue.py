@@ -1,11 +1,11 @@
-"""Which done nodes of a group run again on the next site (``_grid_rescue.to_rerun``)."""
+"""Which done nodes of a group run again on the next site (``sheaf.backends.grid._rescue.to_rerun``)."""
 
 from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sheaf.backends._grid_rescue import to_rerun
+from sheaf.backends.grid._rescue import to_rerun
 
 
 def test_a_chain_reruns_everything_a_missing_step_needs() -> None:

@@ -1,4 +1,4 @@
-"""Where a group's nodes ran (``_grid_rescue``'s site ledger), read back from real journals."""
+"""Where a group's nodes ran (``sheaf.backends.grid._rescue``'s site ledger), read back from real journals."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 import os
 from pathlib import Path
 
-from sheaf.backends._grid_rescue import node_sites, record_site, rescue_group
+from sheaf.backends.grid._rescue import node_sites, record_site, rescue_group
 from sheaf.backends.local import LocalBackend
 from sheaf.engine import DagmanOptions, run_workflow
 

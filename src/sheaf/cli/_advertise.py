@@ -1,14 +1,14 @@
 """``sheaf advertise [COMMAND] FILE``: publish ads to the collector, as ``condor_advertise`` does.
 
 ``sheaf advertise --site-config sites-config.yml [--sc sites.yml] [--group-size N]`` builds the site
-ads (``sheaf.backends._sites``) and publishes them; with ``--write DIR`` it writes them as
+ads (``sheaf.backends.grid``) and publishes them; with ``--write DIR`` it writes them as
 ``DIR/<site>.ad`` files for ``condor_advertise UPDATE_STARTD_AD`` instead (a real pool's collector).
 
 ``COMMAND`` is ``UPDATE_STARTD_AD`` (the default; the USCMS report's) or ``INVALIDATE_STARTD_ADS``
 (forget the ads named in FILE).  An update whose ``UpdateSequenceNumber`` is not higher than the
 stored one is ignored and said so on stderr; that is not an error (exit 0), as for condor_advertise.
 The collector is ``sheaf.collector.file`` (``-D``/``--conf``/``./pegasus.properties``), else the
-state directory's (``sheaf.backends._collector``).  Bad ad text exits 2 naming the file and line.
+state directory's (``sheaf.backends.grid``).  Bad ad text exits 2 naming the file and line.
 """
 
 from __future__ import annotations

@@ -71,5 +71,5 @@ def monitor_script(python: str) -> str:
             "# The report's matchmaker monitor: run every couple of minutes (cron, or a loop) with the\n"
             "# directory of site ad files that `sheaf advertise --site-config ... --write DIR` wrote.\n"
             'set -e\ndir="${1:?usage: matchmaker-monitor.sh SITE_AD_DIR}"\n'
-            f'condor_q -l | "{python}" -m sheaf.backends._grid_monitor "$dir"\n'
+            f'condor_q -l | "{python}" -m sheaf.backends.grid._monitor "$dir"\n'
             'for ad in "$dir"/*.ad; do condor_advertise UPDATE_STARTD_AD "$ad"; done\n')

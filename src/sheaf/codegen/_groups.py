@@ -120,7 +120,7 @@ def write_groups(directory: str | os.PathLike[str], size: int, *, dag_name: str 
     for g, label in enumerate(labels):
         gdag = group_dag(stem, label)
         (work / gdag).write_text(_group_text(text, dag, set(members[g]), label, gdag), encoding="utf-8")
-        argv = (sys.executable, "-m", "sheaf.backends._grid_group", str(root), gdag)
+        argv = (sys.executable, "-m", "sheaf.backends.grid._group", str(root), gdag)
         (work / "grid" / f"{label}.sub").write_text(group_submit(argv, label, len(members[g]), size == 1))
         (work / "grid" / f"{label}.condor.sub").write_text(condor_group_submit(root, gdag, label))
     script = work / "grid" / "matchmaker-monitor.sh"

@@ -31,7 +31,7 @@ from sheaf.formats._common import PathLike, TextSource, mapping
 __all__ = ["FAILURE_MODES", "SiteConfig", "SiteSpec", "read_site_config"]
 
 TEST_KINDS = ("stall", "fail")
-#: the test sites' failure modes: after N jobs of a group the site ... (``_grid_group``)
+#: the test sites' failure modes: after N jobs of a group the site ... (``sheaf.backends.grid``)
 FAILURE_MODES = ("dies_after", "stalls_after", "fails_after")
 _SITE_KEYS = frozenset({"max_queued", "backend", "slots", "gatekeeper", "environment", *FAILURE_MODES})
 

@@ -134,7 +134,7 @@ def _children(view: RunView) -> list[tuple[str, str, str | None]]:
 
 def _latest_rescue(gdag: str) -> str:
     """A group DAG's latest rescue that has started (``<gdag>.rN`` with a journal): a group backed
-    out of a site runs on from there, with the nodes it kept done (``sheaf.backends._grid_rescue``)."""
+    out of a site runs on from there, with the nodes it kept done (``sheaf.backends.grid``)."""
     started = [(int(path.rsplit(".r", 1)[1]), path) for path in glob.glob(glob.escape(gdag) + ".r*")
                if path.rsplit(".r", 1)[1].isdigit() and os.path.exists(state_paths(path)["journal"])]
     return max(started)[1] if started else gdag

@@ -15,7 +15,7 @@ Every launch the engine hands it is a group DAG job (``sheaf.codegen._gridsubmit
    kept in the job's ad); an unexpandable ``$$(X)`` holds the job (a ``Held`` event with HTCondor's
    reason).  Otherwise the group DAG job starts as a process of its own session, its environment
    holding the site's (``SiteEnvironment``), and runs the group DAG on the site's backend
-   (``sheaf.backends._grid_group``).
+   (``_group``).
 4. **Back-out policy** (:class:`BackOut`): a group at a site that has shown no progress for
    ``idle`` seconds (none of our jobs running there, none finished), or whose group DAG failed
    there, is stopped
@@ -24,7 +24,7 @@ Every launch the engine hands it is a group DAG job (``sheaf.codegen._gridsubmit
    ``site_failures`` back-outs.  A site whose group DAG failed (its jobs fail), or that stopped
    answering (the group's progress says so), is also *dead*: the files left there are out of
    reach; a site that answers but starts nothing has merely stalled, its storage still readable.
-   On the next site the group restarts from a rescue DAG of its own (``_grid_rescue``): done nodes
+   On the next site the group restarts from a rescue DAG of its own (``_rescue``): done nodes
    whose outputs were consumed or delivered, or sit on a site not dead, stay done; intermediates
    left on a dead site are recomputed, and nothing else.  A group that failed at ``max_sites`` sites fails
    (an ``Exited`` event).  After a crash of our own engine, a group resumes from its journal.
@@ -53,11 +53,11 @@ from pathlib import Path
 from typing import IO
 
 from sheaf._proc import start_ticks
-from sheaf.backends._collector import Collector
-from sheaf.backends._grid_group import PROGRESS_ENV
-from sheaf.backends._grid_rescue import rescue_group
-from sheaf.backends._gridmanager import jobmanager_limit, submitted_limit
-from sheaf.backends._sites import sequence_number, site_of_environment
+from sheaf.backends.grid._collector import Collector
+from sheaf.backends.grid._gridmanager import jobmanager_limit, submitted_limit
+from sheaf.backends.grid._group import PROGRESS_ENV
+from sheaf.backends.grid._rescue import rescue_group
+from sheaf.backends.grid._sites import sequence_number, site_of_environment
 from sheaf.classad import ClassAd, Match, negotiate, parse, recount_matches
 from sheaf.engine import Event, Exited, Held, Launch, Started, expand_launch
 
@@ -82,7 +82,7 @@ class _Group:
     ad: ClassAd
     rejected: list[str] = field(default_factory=list)
     failures: int = 0
-    rescue: bool = False  # backed out: restart from a rescue of the group DAG (``_grid_rescue``)
+    rescue: bool = False  # backed out: restart from a rescue of the group DAG (``_rescue``)
     original: str | None = None  # the group DAG file the rescues are made from
     match: Match | None = None
     proc: subprocess.Popen[bytes] | None = None

@@ -23,6 +23,7 @@ starting with ``[`` at the start of a line).  Bad text raises ``FormatError`` na
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import time
@@ -35,7 +36,7 @@ from sheaf.backends._limits import _open_store, state_dir
 from sheaf.classad import ClassAd, ClassAdSyntaxError, Expr, parse
 from sheaf.errors import FormatError
 
-__all__ = ["COLLECTOR_PROPERTY", "Collector", "Update", "collector_path", "read_ads"]
+__all__ = ["COLLECTOR_PROPERTY", "Collector", "Update", "collector_path", "plan_collector", "read_ads"]
 
 COLLECTOR_PROPERTY = "sheaf.collector.file"
 _AD_START = re.compile(r"^\[", re.MULTILINE)
@@ -131,6 +132,13 @@ class Collector:
         with self._db:
             cursor = self._db.execute("DELETE FROM ads WHERE name = ?", (name,))
         return cursor.rowcount > 0
+
+
+def plan_collector(directory: str) -> Collector:
+    """The collector a grid plan names (``sheaf.collector.file`` at plan time), else the default."""
+    record = json.loads((Path(directory) / "grid" / "groups.json").read_text(encoding="utf-8"))
+    named = record.get("collector") if isinstance(record, dict) else None
+    return Collector(named if isinstance(named, str) else None)
 
 
 def read_ads(text: str, path: str | None = None) -> list[ClassAd]:

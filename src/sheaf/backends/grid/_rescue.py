@@ -13,7 +13,7 @@ A node's site is that of the epoch whose run journaled it ``done`` (a node in fl
 died runs again, so it is journaled done by the run that finished it), or its ``kept`` line.
 
 **Backing out** means the group stops trusting the site for running jobs; whether the files its
-nodes left there are still within reach is the back-out policy's call (``_grid_backend``): a
+nodes left there are still within reach is the back-out policy's call (``_backend``): a
 stalled site -- it answers but starts nothing -- still serves its storage, as do all the local
 pools of one machine; a site whose jobs fail, or that stopped answering, is *dead* and its files
 are lost.  The group restarts from a *rescue DAG* of its own making:

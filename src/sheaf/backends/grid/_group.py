@@ -1,6 +1,6 @@
 """The group DAG job: runs one group DAG with its nodes on the site its environment names.
 
-This is what the USCMS report's matched DAGMan job is: ``python -m sheaf.backends._grid_group DIR
+This is what the USCMS report's matched DAGMan job is: ``python -m sheaf.backends.grid._group DIR
 GROUP_DAG`` started by the grid backend with ``$$(SiteEnvironment)`` expanded into its environment.
 Everything about the site comes from that environment (the report: "all site-specific information
 is passed from the site ClassAd into the environment of DAGMan"):
@@ -20,7 +20,7 @@ is passed from the site ClassAd into the environment of DAGMan"):
   to tell a group that makes progress from one idle at its site, and a stalled site from a dead one.
 
 Before its engine starts, the group DAG job records the site its run (the journal's next epoch)
-is at (``_grid_rescue.record_site``): where every node of the group ran is known from then on.
+is at (``_rescue.record_site``): where every node of the group ran is known from then on.
 The group DAG resumes from its own journal when run again (on another site after a crash of the
 outer engine): nodes already done stay done.  Exit status 0 when the group DAG succeeded, 1 otherwise.
 """
@@ -35,10 +35,10 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Protocol, runtime_checkable
 
-from sheaf.backends._grid_rescue import record_site
-from sheaf.backends._gridmanager import DEFAULT_SUBMITTED
 from sheaf.backends._pool import Pool
-from sheaf.backends._sites import SITE_KEY
+from sheaf.backends.grid._gridmanager import DEFAULT_SUBMITTED
+from sheaf.backends.grid._rescue import record_site
+from sheaf.backends.grid._sites import SITE_KEY
 from sheaf.backends.local import LocalBackend
 from sheaf.engine import Backend, DagmanOptions, Event, Exited, Launch, Progress, run_workflow
 
@@ -246,7 +246,7 @@ class _ProgressFile:
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if len(args) != 2:
-        print("usage: python -m sheaf.backends._grid_group DIR GROUP_DAG", file=sys.stderr)
+        print("usage: python -m sheaf.backends.grid._group DIR GROUP_DAG", file=sys.stderr)
         return 2
     directory, dag = args
     record_site(directory, dag, os.environ.get(SITE_KEY, "?"))

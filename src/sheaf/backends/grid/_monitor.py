@@ -1,10 +1,10 @@
 """The matchmaker monitor for a real pool: ``condor_q -l`` output in, site ad files out.
 
-    condor_q -l | python -m sheaf.backends._grid_monitor SITE_AD_DIR
+    condor_q -l | python -m sheaf.backends.grid._monitor SITE_AD_DIR
 
 The report's script: it scans the job queue's long listing (old ClassAd syntax, one ad per job,
 separated by blank lines), counts for each site the queued jobs whose ``MATCH_SiteEnvironment`` names
-it (``SheafSite=<site>``; ``sheaf.backends._sites.site_of_environment``), and rewrites each
+it (``SheafSite=<site>``; ``_sites.site_of_environment``), and rewrites each
 ``SITE_AD_DIR/*.ad`` file (as ``sheaf advertise --site-config --write`` wrote them) with that
 ``CurMatches`` and an ``UpdateSequenceNumber`` higher than the file's.  ``grid/matchmaker-monitor.sh``
 of a grid plan runs it and then ``condor_advertise UPDATE_STARTD_AD`` for every file, every interval.
@@ -18,8 +18,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from sheaf.backends._collector import read_ads
-from sheaf.backends._sites import sequence_number, site_of_environment
+from sheaf.backends.grid._collector import read_ads
+from sheaf.backends.grid._sites import sequence_number, site_of_environment
 from sheaf.classad import recount_matches
 from sheaf.errors import InputError
 
@@ -46,7 +46,7 @@ def monitor_files(queue_text: str, directory: Path) -> dict[str, int]:
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if len(args) != 1 or not Path(args[0]).is_dir():
-        print("usage: condor_q -l | python -m sheaf.backends._grid_monitor SITE_AD_DIR", file=sys.stderr)
+        print("usage: condor_q -l | python -m sheaf.backends.grid._monitor SITE_AD_DIR", file=sys.stderr)
         return 2
     try:
         counts = monitor_files(sys.stdin.read(), Path(args[0]))
