@@ -1,17 +1,30 @@
 """sheaf.backends: where node attempts run.  Each backend implements ``sheaf.engine.Backend``.
 
-- ``LocalBackend`` (``sheaf.backends.local``): this machine's slots, as configured for the local pool
-  (``Pool``: ``_pool``, laid out by ``_slotlayout`` from ``_slotconfig``), with machine-wide concurrency
-  limits (``MachineLimits``: ``_limits``).
+One subpackage per backend, each holding its own private modules:
+
+- ``LocalBackend`` (``sheaf.backends.local``): this machine's slots, as configured for the local pool.
 - ``SlurmBackend`` (``sheaf.backends.slurm``): one Slurm batch job per attempt, run by the job wrapper
   ``slurm._job``.
-- ``BACKENDS``, ``make_backend`` (``_registry``): backend names (``sheaf run --backend NAME``) to
-  factories; ``_routing`` sends each launch to the backend of its site.
+- ``DaskBackend`` (``sheaf.backends.dask``): one Dask task per attempt, run by the local backend on
+  the worker.
+- ``HTCondorBackend`` (``sheaf.backends.htcondor``): the whole DAG handed to DAGMan on a pool.
+- ``GridBackend`` (``sheaf.backends.grid``): group DAGs matched to grid sites, with the collector
+  and the site ads.
 
-The package imports its backends lazily (``__getattr__``): the Slurm job wrapper imports a module of
-it at the start of every job, and the local pool's configuration readers cost ~0.2 s to import.
+What several backends share is a private module of this package: the local pool (``Pool``: ``_pool``,
+laid out by ``_slotlayout`` from ``_slotconfig``, slot attributes ``_slotattrs``, shapes
+``_poolsig``), the launch queue (``_queue``), machine-wide concurrency limits (``MachineLimits``:
+``_limits``), starting a process (``_spawn``), the job guard (``_jobguard``), the memory watch
+(``_memwatch``), file-transfer sandboxes (``_sandbox``), ``periodic_*`` policies (``_periodic``),
+the state directory of attempt records (``_records``); ``BACKENDS``, ``make_backend``
+(``_registry``): backend names (``sheaf run --backend NAME``) to factories; ``_routing`` sends each
+launch to the backend of its site.
 
-Every backend passes the shared contract test, ``tests/backends/contract.py``.
+The package imports its backends lazily (``__getattr__``), and so does each backend's package: the
+Slurm job wrapper imports a module of it at the start of every job, and the local pool's
+configuration readers are slow to import.
+
+The local, Slurm and Dask backends pass the shared contract test, ``tests/backends/contract.py``.
 """
 
 from __future__ import annotations
