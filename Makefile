@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed-stamp
 
 # The install compiles the ClassAd parser's C accelerator (setup.py; optional: pure Python without it).
 # ... and the compiled seqexec runner sheaf-cluster-c (optional too: the Python sheaf-cluster without it),
-# and the local backend's C spawner thread (optional: a Python thread without it).
+# and the local backend's C spawner threads (optional: the engine's thread spawns without them).
 $(STAMP): pyproject.toml setup.py $(wildcard src/sheaf/classad/_cparse*) $(wildcard src/sheaf/jobtools/_cluster*) \
           $(wildcard src/sheaf/backends/local/_cspawn*)
 	bash scripts/system-deps.sh build $(PYTHON)
@@ -28,7 +28,7 @@ demo: $(STAMP)
 # Slurm cluster or server starts once): the suite with the compiled pieces but the tests marked `serial`
 # (they time a process against the clock), then those alone, then the ClassAd, sheaf-cluster and local
 # backend tests again in pure Python (the fallbacks: the compiled sheaf-cluster then hands every run to the
-# Python one, the local backend spawns from a Python thread).
+# Python one, the local backend spawns in the engine's thread).
 WORKERS ?= auto
 PYTEST  := $(PY) -m pytest -q -p no:cacheprovider
 test: $(STAMP) system-deps

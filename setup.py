@@ -62,7 +62,7 @@ setup(
         Extension(
             "sheaf.backends.local._cspawn",
             sources=["src/sheaf/backends/local/_cspawn.c"],
-            optional=True,  # without it the local backend spawns from a Python thread (_spawn.Spawner)
+            optional=True,  # without it the local backend spawns in the engine's thread (_spawn.spawn)
         ),
     ],
 )

@@ -13,8 +13,7 @@ from pathlib import Path
 import pytest
 
 from sheaf.backends import MachineLimits, Pool
-from sheaf.backends.local import LocalBackend
-from sheaf.backends.local._spawner import THREADED
+from sheaf.backends.local import LocalBackend, _spawner
 from sheaf.engine import Held, Launch
 
 from .contract import collect, exited, make_launch, unread_fifo
@@ -208,7 +207,8 @@ def test_a_short_spike_is_caught_by_polling_or_at_exit(tmp_path: Path) -> None:
     assert event.signal == 9 and event.reason is not None and "exceeded request" in event.reason
 
 
-@pytest.mark.skipif(not THREADED, reason="spawns run in the caller's thread without glibc's addchdir_np")
+@pytest.mark.skipif(_spawner._compiled() is None,
+                    reason="spawns run in the engine's thread without the _cspawn extension")
 def test_a_spawn_that_blocks_does_not_block_the_engine(tmp_path: Path) -> None:
     """A child stuck before its execve (here: opening a FIFO nobody reads as its stdout) holds
     ``posix_spawn``'s caller; the backend spawns from its own thread, so ``submit`` returns at once

@@ -29,7 +29,7 @@ ENV = {"PATH": "/usr/bin:/bin"}
 def backend_for(tmp_path: Path, config: str = "NUM_CPUS = 1\nMEMORY = 2048\n") -> LocalBackend:
     pool = Pool(config)
     local = LocalBackend(pool, limits=MachineLimits(pool.config, path=tmp_path / "limits.sqlite"))
-    assert local._reaper is not None  # the C threads reap
+    assert local._spawner is not None  # the C threads reap
     return local
 
 

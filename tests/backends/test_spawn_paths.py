@@ -1,6 +1,6 @@
-"""The ctypes ``posix_spawn`` (``_libcspawn``, GIL released, chdir as a file action) and the C spawner
-thread (``_cspawn`` through ``CSpawner``, where it was built) against the ``os.posix_spawn`` path
-they replace: what the child sees must be the same, and so must the errors."""
+"""The local backend's two spawn paths: the C spawner threads (``_cspawn`` through ``CSpawner``, where
+the extension was built) against the portable one, ``os.posix_spawn`` in the caller's thread
+(``sheaf.backends._spawn.spawn``): what the child sees must be the same, and so must the errors."""
 
 from __future__ import annotations
 
@@ -9,15 +9,13 @@ import select
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
 from sheaf.backends import _spawn
-from sheaf.backends._libcspawn import AVAILABLE
 from sheaf.backends.local import _spawner
-
-pytestmark = pytest.mark.skipif(not AVAILABLE, reason="glibc >= 2.29 posix_spawn_file_actions_addchdir_np")
 
 # what a job can observe about how it was started (pids replaced by relations between them)
 PROBE = r"""
@@ -33,12 +31,12 @@ print(sorted(os.listdir("/proc/self/fd")))
 print("to-stderr", file=sys.stderr)
 """
 Spawn = Callable[..., _spawn.Spawned]
-_REFUSALS = ("null byte", "environment variable name")  # ValueErrors of the other paths
+_REFUSALS = ("null byte", "environment variable name")  # ValueErrors of the Python path
 
 
 def _spawn_c(argv: Sequence[str], env: Mapping[str, str], cwd: str, stdout: str, stderr: str,
              cpus: frozenset[int] | None = None, stdin: str = os.devnull) -> _spawn.Spawned:
-    """One spawn through the C spawner thread, raising as the other paths raise."""
+    """One spawn through the C spawner thread, raising as the Python path raises."""
     module = _spawner._compiled()
     assert module is not None
     spawner: _spawner.CSpawner[None] = _spawner.CSpawner(time.time, module)
@@ -54,7 +52,7 @@ def _spawn_c(argv: Sequence[str], env: Mapping[str, str], cwd: str, stdout: str,
     return result.spawned
 
 
-PATHS: dict[str, Spawn] = {"os": _spawn._spawn_os, "libc": _spawn._spawn_libc}
+PATHS: dict[str, Spawn] = {"os": _spawn.spawn}
 if _spawner._compiled() is not None:
     PATHS["c"] = _spawn_c
 
@@ -145,15 +143,35 @@ def test_stdin_is_the_input_file_else_dev_null(tmp_path: Path, fn: Spawn) -> Non
         fn(argv, {}, str(tmp_path), "o.txt", "o.txt", None, str(tmp_path / "missing"))
 
 
+def test_spawns_from_several_threads_start_each_in_its_own_directory(tmp_path: Path) -> None:
+    """The Python path changes this process's directory around each spawn, and a Dask worker runs a
+    local backend in each task's thread: spawns from several threads at once must not start in, or
+    open their output files in, another's directory."""
+    dirs = [tmp_path / f"d{i}" for i in range(4)]
+
+    def spawn_in(where: Path) -> list[_spawn.Spawned]:
+        where.mkdir()
+        return [_spawn.spawn(["/bin/pwd"], {}, str(where), f"o{n}", f"o{n}", None) for n in range(25)]
+
+    with ThreadPoolExecutor(len(dirs)) as pool:
+        started = list(pool.map(spawn_in, dirs))
+    for where, spawned in zip(dirs, started, strict=True):
+        for child in spawned:
+            os.waitpid(child.pid, 0)
+            os.close(child.pidfd)
+        seen = {(where / f"o{n}").read_text().strip() for n in range(len(spawned))}
+        assert seen == {os.path.realpath(where)}
+
+
 def test_the_c_spawner_is_used_where_built_unless_pure_python(monkeypatch: pytest.MonkeyPatch) -> None:
-    built = _spawner._compiled() is not None
     spawner = _spawner.make_spawner(time.time)
-    assert isinstance(spawner, _spawner.CSpawner if built else _spawner.Spawner)
-    assert spawner is not None and spawner.close() == []
+    if _spawner._compiled() is None:
+        assert spawner is None  # the caller spawns in its own thread
+    else:
+        assert isinstance(spawner, _spawner.CSpawner)
+        assert spawner.close() == []
     monkeypatch.setenv("SHEAF_PURE_PYTHON", "1")
-    spawner = _spawner.make_spawner(time.time)
-    assert isinstance(spawner, _spawner.Spawner)
-    assert spawner.close() == []
+    assert _spawner.make_spawner(time.time) is None
 
 
 def test_the_c_spawner_hands_back_every_request_in_order(tmp_path: Path) -> None:

@@ -24,8 +24,9 @@ environment, output files): ``os.posix_spawn`` 1,700-1,790/s, ``subprocess.Popen
   stdout).  A file that cannot be opened makes the spawn fail with the reason.
 - Working directory: Python 3.11's posix_spawn has no chdir action, so when the job's directory
   differs from this process's, the process changes directory for the duration of the call and
-  back (two syscalls).  Caveat: another thread that resolves a *relative* path at that very moment
-  would resolve it against the job's directory; sheaf's engine uses absolute paths.
+  back (two syscalls), one spawn at a time (a Dask worker runs a local backend in each task's
+  thread).  Caveat: another thread that resolves a *relative* path at that very moment would
+  resolve it against the job's directory; sheaf's engine uses absolute paths.
 - CPU affinity without ``preexec_fn`` or ``taskset``: a child inherits the CPU mask of the thread
   that forks it, so the spawning thread pins *itself* to the slot's CPUs around the call and
   restores its mask after -- two syscalls, no race with the job's own forks.  Measured cost: no
@@ -41,24 +42,18 @@ environment, output files): ``os.posix_spawn`` 1,700-1,790/s, ``subprocess.Popen
   extension, its reaper thread's: ``_cspawn``) sees it readable when the process ends and then
   reaps exactly that pid with ``wait4`` (no SIGCHLD handler, no ``waitpid(-1)`` that would steal
   the engine's own children).
-- Where glibc allows it (``_libcspawn``), the same ``posix_spawn`` is called through ``ctypes``, which
-  releases the GIL while the caller waits for the child's ``execve`` (``CLONE_VFORK``), with the
-  working directory as a file action (no process-wide chdir).  :class:`Spawner` then runs spawns in
-  one thread of their own, so that wait -- 0.3-1.3 ms a job on a busy 2-CPU machine, longer than the
-  engine's own work for a node -- overlaps with the engine loop.  The thread only spawns: it hands
-  each result back through a list and an eventfd, and the backend's thread does everything else.
-  That thread lives in ``_spawner``: this module is also what the Slurm job wrapper loads at the
-  start of every job, so it imports only ``os`` and ``contextlib`` (``typing``, ``dataclasses``,
-  ``queue``, ``threading`` and ``ctypes`` cost ~25 ms of CPU a job there); the wrapper, single
-  threaded, spawns without glibc's ``posix_spawn`` (``libc=False``).
-- Where the C extension ``_cspawn`` was built, that thread is a POSIX thread that never takes the GIL
-  (``_spawner.CSpawner``, same requests, same results, same errors): the Python thread's own work per
-  spawn -- ctypes set-up, two GIL hand-offs -- was about a quarter of the engine's GIL time with two
-  slots of ``/bin/true``.  ``SHEAF_PURE_PYTHON=1`` leaves it out (``_spawner.make_spawner``).
+- ``os.posix_spawn`` holds the GIL while it waits for the child's ``execve`` (glibc forks with
+  ``CLONE_VFORK``), so nothing else in the process moves meanwhile.  Where the C extension was built,
+  the local backend spawns from POSIX threads that never take the GIL (``local._cspawn``, through
+  ``local._spawner.CSpawner``: same requests, same results, same errors); :func:`spawn` is the
+  portable fallback, called in the engine's own thread (``SHEAF_PURE_PYTHON=1``, or no extension).
+  This module is also what the Slurm job wrapper loads at the start of every job, so it imports
+  only ``os``, ``contextlib`` and ``signal``.
 """
 
 from __future__ import annotations
 
+import _thread
 import contextlib
 import os
 import signal
@@ -67,14 +62,15 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-__all__ = ["DEFAULT_SIGNALS", "SpawnError", "Spawned", "libc_available", "seal_descriptors", "spawn"]
+__all__ = ["DEFAULT_SIGNALS", "SpawnError", "Spawned", "explain_failure", "seal_descriptors", "spawn"]
 
 _OUT_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
 #: what a job gets with the default action, whatever the engine's Python made of them: the interpreter
 #: ignores SIGPIPE and SIGXFSZ, and an ignored signal stays ignored across execve (a job's `yes | head`
 #: would end in "write error: Broken pipe" instead of quietly); ``subprocess`` resets the same two
 DEFAULT_SIGNALS = (signal.SIGPIPE, signal.SIGXFSZ)
-_LIBC: list[bool] = []  # whether glibc's posix_spawn can be used, once known
+#: held from one spawn's chdir to its way back, as every thread of the process shares the directory
+_CHDIR = _thread.allocate_lock()
 
 
 class SpawnError(Exception):
@@ -93,15 +89,6 @@ class Spawned:
         return f"Spawned(pid={self.pid}, pidfd={self.pidfd})"
 
 
-def libc_available() -> bool:
-    """Whether glibc's ``posix_spawn`` with a chdir action is usable (``_libcspawn``; loads ctypes)."""
-    if not _LIBC:
-        from sheaf.backends._libcspawn import AVAILABLE
-
-        _LIBC.append(AVAILABLE)
-    return _LIBC[0]
-
-
 def _file_actions(stdout: str, stderr: str, stdin: str = os.devnull) -> list[tuple[object, ...]]:
     actions: list[tuple[object, ...]] = [
         (os.POSIX_SPAWN_OPEN, 0, stdin, os.O_RDONLY, 0),
@@ -115,31 +102,24 @@ def _file_actions(stdout: str, stderr: str, stdin: str = os.devnull) -> list[tup
 
 
 def spawn(argv: Sequence[str], env: Mapping[str, str], cwd: str, stdout: str, stderr: str,
-          cpus: frozenset[int] | None = None, stdin: str = os.devnull, *,
-          libc: bool | None = None) -> Spawned:
-    """Start ``argv`` (see the module docstring); raises ``SpawnError`` with the reason.  ``libc``:
-    through glibc's ``posix_spawn`` (None: where available; False: ``os.posix_spawn``)."""
+          cpus: frozenset[int] | None = None, stdin: str = os.devnull) -> Spawned:
+    """Start ``argv`` (see the module docstring); raises ``SpawnError`` with the reason."""
     if not argv:
         raise SpawnError("empty argv: no executable")
-    use_libc = libc_available() if libc is None else libc
-    return (_spawn_libc if use_libc else _spawn_os)(argv, env, cwd, stdout, stderr, cpus, stdin)
-
-
-def _spawn_os(argv: Sequence[str], env: Mapping[str, str], cwd: str, stdout: str, stderr: str,
-              cpus: frozenset[int] | None, stdin: str = os.devnull) -> Spawned:
     actions = _file_actions(stdout, stderr, stdin)
-    here = os.getcwd()
     saved = _pin(cpus)
     try:
-        if cwd != here:
-            os.chdir(cwd)
-        try:
-            start = os.posix_spawn if "/" in argv[0] else os.posix_spawnp
-            pid = start(argv[0], list(argv), env, file_actions=actions, setpgroup=0,
-                        setsigdef=DEFAULT_SIGNALS)
-        finally:
+        with _CHDIR:
+            here = os.getcwd()
             if cwd != here:
-                os.chdir(here)
+                os.chdir(cwd)
+            try:
+                start = os.posix_spawn if "/" in argv[0] else os.posix_spawnp
+                pid = start(argv[0], list(argv), env, file_actions=actions, setpgroup=0,
+                            setsigdef=DEFAULT_SIGNALS)
+            finally:
+                if cwd != here:
+                    os.chdir(here)
     except OSError as exc:
         raise SpawnError(_explain(exc, argv[0], cwd)) from None
     finally:
@@ -148,23 +128,9 @@ def _spawn_os(argv: Sequence[str], env: Mapping[str, str], cwd: str, stdout: str
     return Spawned(pid, os.pidfd_open(pid))
 
 
-def _spawn_libc(argv: Sequence[str], env: Mapping[str, str], cwd: str, stdout: str, stderr: str,
-                cpus: frozenset[int] | None, stdin: str = os.devnull) -> Spawned:
-    from sheaf.backends._libcspawn import libc_spawn
-
-    saved = _pin(cpus)
-    try:
-        pid = libc_spawn(argv, env, cwd, stdout, stderr, stdin)
-    except OSError as exc:
-        raise SpawnError(_libc_failure(exc, argv[0], cwd)) from None
-    finally:
-        if saved is not None:
-            os.sched_setaffinity(0, saved)
-    return Spawned(pid, os.pidfd_open(pid))
-
-
-def _libc_failure(exc: OSError, program: str, cwd: str) -> str:
-    """The reason of a failed libc ``posix_spawn`` (its working directory is a file action)."""
+def explain_failure(exc: OSError, program: str, cwd: str) -> str:
+    """The reason of a failed spawn whose working directory was a file action (the C spawner's),
+    told as :func:`spawn` tells its own."""
     if not os.path.isdir(cwd):  # the chdir action failed: say so, as the chdir path does
         exc.filename = cwd
     return _explain(exc, program, cwd)

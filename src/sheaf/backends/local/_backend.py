@@ -14,20 +14,21 @@ Scheduling policy
     directory is missing, or whose output cannot be opened is reported ``Held`` with the reason.
     While a launch waits on a limit held by another run, the queue is retried every 0.25 s.
 
-Processes (``_spawn``, ``_libcspawn``)
+Processes (``sheaf.backends._spawn``, ``_spawner``)
     argv exec'd directly (never a shell), the complete environment of the launch as given, the
     launch's working directory, stdout/stderr truncated per attempt (as HTCondor does), stdin
     the description's ``input`` (else /dev/null), no other descriptor of the engine, each job in its
     own process group (so ``cancel``/``close``/memory kills reach its children via the group),
     pinned to the claim's CPUs when the pool enforces CPU affinity.  When a job's
     main process exits, what is left of its process group is killed, as HTCondor's starter does.
-    Where glibc allows it, spawns run in a thread of their own (``_spawner.make_spawner``: C threads
-    where the ``_cspawn`` extension was built, else a Python one), so the engine
-    loop does not wait for each child's ``execve``: a launch granted a claim is *starting* until the
-    thread hands its pid back (through an eventfd in the same epoll).  A launch cancelled while
-    starting is killed as soon as its pid comes back.  With the C threads, they also own the
-    children they spawned (see "Exits") and refill a freed slot themselves ("Successors");
-    claims, events, policies and memory stay in the engine loop's thread.
+    Where the ``_cspawn`` extension was built, spawns run in C threads of their own
+    (``_spawner.make_spawner``), so the engine loop does not wait for each child's ``execve``: a
+    launch granted a claim is *starting* until the thread hands its pid back (through an eventfd in
+    the same epoll).  A launch cancelled while starting is killed as soon as its pid comes back.
+    The C threads also own the children they spawned (see "Exits") and refill a freed slot
+    themselves ("Successors"); claims, events, policies and memory stay in the engine loop's thread.
+    Without the extension, or with ``SHEAF_PURE_PYTHON=1``, the engine loop's thread spawns each job
+    itself (``_spawn.spawn``) and waits for its ``execve``.
 
 Started processes
     Each started attempt's pid is kept until ``started()`` takes it with its start time
@@ -108,7 +109,7 @@ from sheaf.backends._pool import Claim, Pool
 from sheaf.backends._queue import LaunchQueue, Outcome, Shape
 from sheaf.backends._sandbox import TransferFailure, copy_back, make_sandbox, remove_sandbox
 from sheaf.backends._spawn import Spawned, SpawnError, seal_descriptors, spawn
-from sheaf.backends.local._spawner import CSpawner, ExitResult, Spawner, SpawnResult, make_spawner
+from sheaf.backends.local._spawner import CSpawner, ExitResult, SpawnResult, make_spawner
 from sheaf.backends.local._successors import Chain, RunningJob, Successors, Tag, chainable, request
 from sheaf.classad import ClassAd, Demand, parse_limits
 from sheaf.engine import (
@@ -159,10 +160,8 @@ class LocalBackend:
         seal_descriptors()
         self._starting: dict[str, Tag] = {}  # handed to the spawner thread
         self._cancelled: set[str] = set()  # cancelled while starting: killed when the pid comes back
-        self._spawner: Spawner[Tag] | CSpawner[Tag] | None = make_spawner(
-            clock, reap=True, listed=_jobguard.add)
-        self._reaper = self._spawner if isinstance(self._spawner, CSpawner) else None
-        self._successors = Successors(self._reaper, self._queue)  # (none bound without the C threads)
+        self._spawner: CSpawner[Tag] | None = make_spawner(clock, reap=True)
+        self._successors = Successors(self._spawner, self._queue)  # (none bound without the C threads)
         self._guarded = False  # the C thread was given the job guard
         self._released = 0  # claims given back to the pool, ever
         self._seen = 0  # ... as of the last scheduling pass
@@ -323,7 +322,7 @@ class LocalBackend:
         if not claim.local and not self._acquire_limits(launch, ad):
             self.pool.release(claim)
             return "blocked"
-        if self._reaper is not None and chainable(launch, claim, launch.key in self._policy):
+        if self._spawner is not None and chainable(launch, claim, launch.key in self._policy):
             self._successors.starting(launch.key, shape)
         return self._start(launch, claim)
 
@@ -365,8 +364,8 @@ class LocalBackend:
             self._sandboxes[launch.key] = (sandbox, before, launch.cwd, launch.transfer)
             launch = replace(launch, cwd=sandbox)
         if self._spawner is not None:
-            if self._reaper is not None and not self._guarded:
-                self._reaper.guard(*_jobguard.shared())  # the C threads list their jobs themselves
+            if not self._guarded:
+                self._spawner.guard(*_jobguard.shared())  # the C threads list their jobs themselves
                 self._guarded = True
             self._starting[launch.key] = (launch, claim)
             self._spawner.submit(request(launch, claim))
@@ -400,8 +399,8 @@ class LocalBackend:
             record.started(started)
         return job
 
-    def _take(self, results: list[SpawnResult[Tag]] | list[SpawnResult[Tag] | ExitResult[Tag]]) -> None:
-        """The spawner thread's news, in order: starts, and (C thread) exits."""
+    def _take(self, results: list[SpawnResult[Tag] | ExitResult[Tag]]) -> None:
+        """The C threads' news, in order: starts and exits."""
         for result in results:
             if isinstance(result, ExitResult):
                 self._exited(result)
@@ -409,7 +408,8 @@ class LocalBackend:
                 self._take_spawn(result)
 
     def _take_spawn(self, result: SpawnResult[Tag]) -> None:
-        """Adopt what the spawner thread started; a failed spawn is ``Held``, a cancelled one killed."""
+        """Adopt what the C thread started (it reaps it too); a failed spawn is ``Held``, a cancelled
+        one killed."""
         launch, claim = result.tag
         self._starting.pop(launch.key, None)
         spawned = result.spawned
@@ -419,19 +419,12 @@ class LocalBackend:
             self._cancelled.discard(launch.key)
             chain, shape = self._successors.failed(launch.key)
             self._hand_on(launch.key, chain, claim, shape)
-        elif spawned.pidfd < 0:  # the C thread's: it reaps it too
-            job = self._adopt(launch, claim, spawned, result.started, result.since, result.handle)
-            if launch.key in self._cancelled:
-                self._cancelled.discard(launch.key)
-                job.cancelled = True
-                self._signal(job, signal.SIGKILL)
-        elif launch.key in self._cancelled:
+            return
+        job = self._adopt(launch, claim, spawned, result.started, result.since, result.handle)
+        if launch.key in self._cancelled:
             self._cancelled.discard(launch.key)
-            _reap_group(spawned.pid)
-            os.close(spawned.pidfd)
-            self._release(launch.key, claim)
-        else:
-            self._adopt(launch, claim, spawned, result.started, result.since)
+            job.cancelled = True
+            self._signal(job, signal.SIGKILL)
 
     def _hand_on(self, key: str, chain: Chain | None, claim: Claim, shape: Shape | None) -> None:
         """``key`` is done with ``claim``: its first successor takes it over (the C thread starts it
@@ -556,8 +549,8 @@ class LocalBackend:
         """Signal a running job's process group (the C thread's own under its lock: never a reaped group)."""
         if job.handle < 0:
             _kill_group(job.spawned.pid, sig)
-        elif self._reaper is not None:
-            self._reaper.kill(job.handle, sig)
+        elif self._spawner is not None:
+            self._spawner.kill(job.handle, sig)
 
     def _police_memory(self, now: float) -> None:
         self._next_poll = now + self._poll_interval

@@ -1,11 +1,9 @@
 /* sheaf.backends.local._cspawn: the local backend's job spawner and reapers, in POSIX threads that
  * never take the GIL.
  *
- * Why: the Python spawner thread (sheaf.backends._spawn.Spawner) lets the engine loop run while a
- * posix_spawn waits for the child's execve, but every spawn still costs the engine's interpreter
- * the thread's Python work (ctypes set-up of argv, environment and file actions) and two GIL
- * hand-offs; with two slots of /bin/true that was about a quarter of the engine's GIL time
- * (benchmarks/engine_throughput.py, py-spy --gil).  Here the engine thread only copies the request
+ * Why: posix_spawn suspends its caller until the child has exec'd, and os.posix_spawn holds the GIL
+ * through that wait, so spawning from Python (sheaf.backends._spawn, the fallback without this
+ * extension) stops the whole engine for every job.  Here the engine thread only copies the request
  * into C strings (submit) and later takes the results (results); the thread spawns on its own.
  *
  * Reaping (reap=True): a slot freed by an exit used to wait until the engine's single Python thread
@@ -57,9 +55,9 @@
  * the engine knows they run.  The figures behind COALESCE_SECONDS are in the comment at its
  * definition.
  *
- * Contract, the same as sheaf.backends._libcspawn (tests/backends/test_spawn_paths.py compares them):
- * argv and the complete environment as given, argv[0] looked up in PATH (posix_spawnp) when it has
- * no slash; the working directory a file action run before the opens; stdin opened read-only;
+ * Contract, the same as sheaf.backends._spawn.spawn's (tests/backends/test_spawn_paths.py compares
+ * them): argv and the complete environment as given, argv[0] looked up in PATH (posix_spawnp) when it
+ * has no slash; the working directory a file action run before the opens; stdin opened read-only;
  * stdout and stderr created and truncated, mode 0644 (stderr a dup of stdout when the paths are
  * equal); the child leads a new process group (POSIX_SPAWN_SETPGROUP, group 0); signal mask and
  * dispositions as the spawning thread has them (it is created with the creating thread's mask).

@@ -1,35 +1,28 @@
-"""Spawning job processes in a thread of their own, for the local backend (see ``_spawn``).
+"""The local backend's spawner: C threads that start, and reap, its job processes (``_cspawn``).
 
-Where glibc's ``posix_spawn`` is usable (``THREADED``), the call releases the GIL while the caller
-waits for the child's ``execve``; :class:`Spawner` runs the spawns in one thread so that wait overlaps
-with the engine loop.  The thread only spawns: it hands each result back through a list and an
-eventfd, and the backend's thread does everything else.  Where the C extension ``_cspawn`` was
-built, :class:`CSpawner` is that thread in C, never taking the GIL (``_spawn``'s docstring); with
-``reap=True`` (the local backend's choice) a second C thread also reaps the children and starts a
-successor bound to one the moment it is reaped (``_cspawn``'s header, ``_successors``), reporting
-exits as :class:`ExitResult`.
-Kept apart from ``_spawn``, which the Slurm job wrapper imports at the start of every job and which
-therefore stays free of ``threading``, ``queue``, ``dataclasses`` and ``ctypes``.
+Where the C extension ``_cspawn`` was built, :class:`CSpawner` is the interface to its threads,
+which never take the GIL (``sheaf.backends._spawn``'s docstring): the engine's thread hands each
+request over and takes the results back through an eventfd.  With ``reap=True`` (the local backend's
+choice) reaper threads also reap the children and start a successor bound to one the moment it is
+reaped (``_cspawn``'s header, ``_successors``), reporting exits as :class:`ExitResult`.  Without the
+extension, or with ``SHEAF_PURE_PYTHON=1``, :func:`make_spawner` gives None and the backend calls
+``sheaf.backends._spawn.spawn`` in its own thread.
 """
 
 from __future__ import annotations
 
-import contextlib
 import importlib
 import os
-import queue
 import signal
-import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from types import ModuleType
 from typing import Generic, TypeVar
 
-from sheaf.backends._spawn import Spawned, SpawnError, _libc_failure, libc_available, spawn
+from sheaf.backends._spawn import Spawned, SpawnError, explain_failure
 
-__all__ = ["THREADED", "CSpawner", "ExitResult", "SpawnRequest", "SpawnResult", "Spawner", "make_spawner"]
+__all__ = ["CSpawner", "ExitResult", "SpawnRequest", "SpawnResult", "make_spawner"]
 
-THREADED = libc_available()
 T = TypeVar("T")
 
 
@@ -84,55 +77,6 @@ class ExitResult(Generic[T]):
         return f"ExitResult({self.tag!r}, status={self.status}, maxrss_kb={self.maxrss_kb})"
 
 
-class Spawner(Generic[T]):
-    """Spawns requests in a thread of its own (see the module docstring); :meth:`results` gives the
-    finished ones, in order, and :attr:`wakeup` (an eventfd) is readable while some are waiting."""
-
-    def __init__(self, clock: Callable[[], float], listed: Callable[[int], None] | None = None) -> None:
-        """``listed``: called with each started child's pid in the thread, right after the spawn
-        (the job guard's ``add``: as soon as possible, see ``_jobguard``)."""
-        self._clock = clock
-        self._listed = listed
-        self._requests: queue.SimpleQueue[SpawnRequest[T] | None] = queue.SimpleQueue()
-        self._results: list[SpawnResult[T]] = []
-        self._lock = threading.Lock()
-        self.wakeup = os.eventfd(0, os.EFD_CLOEXEC | os.EFD_NONBLOCK)
-        self._thread = threading.Thread(target=self._run, name="sheaf-spawner", daemon=True)
-        self._thread.start()
-
-    def submit(self, request: SpawnRequest[T]) -> None:
-        self._requests.put(request)
-
-    def results(self) -> list[SpawnResult[T]]:
-        with contextlib.suppress(BlockingIOError):  # nothing written since the last call
-            os.eventfd_read(self.wakeup)
-        with self._lock:
-            done, self._results = self._results, []
-        return done
-
-    def _run(self) -> None:
-        while (request := self._requests.get()) is not None:
-            started, since = self._clock(), time.monotonic()
-            try:
-                spawned, error = spawn(request.argv, request.env, request.cwd, request.stdout, request.stderr,
-                                       request.cpus, request.stdin), None
-                if self._listed is not None:
-                    self._listed(spawned.pid)
-            except (SpawnError, ValueError) as exc:
-                spawned, error = None, str(exc)
-            with self._lock:
-                self._results.append(SpawnResult(request.tag, spawned, error, started, since))
-            os.eventfd_write(self.wakeup, 1)
-
-    def close(self) -> list[SpawnResult[T]]:
-        """Finish the requests already submitted, stop the thread; returns the results not yet taken."""
-        self._requests.put(None)
-        self._thread.join()
-        done = self.results()
-        os.close(self.wakeup)
-        return done
-
-
 def _compiled() -> ModuleType | None:
     """The C spawner (``_cspawn``), or None: not built, or ``SHEAF_PURE_PYTHON=1``."""
     if os.environ.get("SHEAF_PURE_PYTHON") == "1":
@@ -144,10 +88,12 @@ def _compiled() -> ModuleType | None:
 
 
 class CSpawner(Generic[T]):
-    """:class:`Spawner`'s interface over the C thread of ``_cspawn`` (see the module docstring).
+    """The C threads of ``_cspawn`` (see the module docstring): :meth:`submit` a request, take
+    :meth:`results` in order once :attr:`wakeup` (an eventfd) is readable.
 
     A request the C side refuses outright (an embedded NUL, an illegal variable name, no argv) is
-    a failed result, as the Python thread reports it, handed back by the next :meth:`results`.
+    a failed result, as :func:`sheaf.backends._spawn.spawn` fails, handed back by the next
+    :meth:`results`.
 
     With ``reap=True`` the thread also owns the children it started (``_cspawn``'s header): it
     reaps them and reports each as an :class:`ExitResult` (a started one's ``Spawned.pidfd`` is
@@ -236,7 +182,7 @@ class CSpawner(Generic[T]):
             if started is None:  # a successor: it started in C
                 started = real if realtime else self._clock()
             if error:
-                reason = _libc_failure(OSError(error, os.strerror(error)), request.argv[0], request.cwd)
+                reason = explain_failure(OSError(error, os.strerror(error)), request.argv[0], request.cwd)
                 done.append(SpawnResult(request.tag, None, reason, started, mono, number))
             else:
                 if pidfd < 0:
@@ -251,12 +197,8 @@ def _arguments(request: SpawnRequest[T]) -> tuple[object, ...]:
             sorted(request.cpus) if request.cpus else None)
 
 
-def make_spawner(clock: Callable[[], float], *, reap: bool = False,
-                 listed: Callable[[int], None] | None = None) -> Spawner[T] | CSpawner[T] | None:
-    """The spawner thread the local backend uses: C where built (reaping its children with
-    ``reap``), else Python where glibc allows (``THREADED``; ``listed`` is given each child's pid
-    as it starts), else None (spawns run in the caller's thread)."""
+def make_spawner(clock: Callable[[], float], *, reap: bool = False) -> CSpawner[T] | None:
+    """The spawner the local backend uses: the C threads where built (reaping their children with
+    ``reap``), else None (spawns run in the caller's thread)."""
     module = _compiled()
-    if module is not None:
-        return CSpawner(clock, module, reap=reap)
-    return Spawner(clock, listed) if THREADED else None
+    return CSpawner(clock, module, reap=reap) if module is not None else None

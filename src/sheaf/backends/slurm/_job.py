@@ -191,7 +191,7 @@ def _run_in(spec: dict[str, Any], started: float) -> dict[str, Any]:
     env = _environment(spec)
     try:
         spawned = spawn(_argv(spec, env), env, spec["cwd"], spec["stdout"], spec["stderr"], None,
-                        spec.get("stdin") or os.devnull, libc=False)
+                        spec.get("stdin") or os.devnull)
     except (SpawnError, ValueError, OSError) as exc:
         return {"kind": "held", "reason": str(exc)}
     watch = _Watch(spec, started)
