@@ -6,10 +6,10 @@ defaults, the saved calibration, ``--overheads FILE``, ``--overhead S``; ``slots
 this machine's CPUs); runtime estimates per transformation for tasks without a runtime profile, from
 the earlier runs of the same workflow under the same base (their events databases).
 
-After planning, the executable workflow is simulated as planned and with every cluster undone (its
-tasks as jobs of their own, with the cluster's parents and children).  When the unclustered plan is
-predicted to finish sooner, the workflow is planned again without automatic clustering (a warning
-says so): ``auto`` never chooses a plan the model says is slower than no clustering.
+After planning, the executable workflow is simulated as planned and as planned without ``--cluster
+auto`` (for a ``clusters.* = auto`` profile: with every cluster undone, its tasks as jobs of their
+own with the cluster's parents and children).  When that plan is predicted to finish sooner, it is
+the plan (a warning says so): ``auto`` never chooses a plan the model says is slower.
 """
 
 from __future__ import annotations
@@ -71,13 +71,16 @@ def sim_workflow(exec_wf: ExecutableWorkflow, estimates: Mapping[str, float], *,
     return SimWorkflow(jobs, edges)
 
 
-def auto_record(exec_wf: ExecutableWorkflow, auto: AutoModel) -> tuple[float, float]:
-    """The predicted makespans of ``exec_wf`` as planned and unclustered, also recorded in its
+def auto_record(exec_wf: ExecutableWorkflow, auto: AutoModel,
+                baseline: ExecutableWorkflow | None = None) -> tuple[float, float]:
+    """The predicted makespans of ``exec_wf`` as planned and without automatic clustering -- the
+    ``baseline`` plan, else ``exec_wf`` with its clusters undone -- also recorded in its
     ``autocluster`` (plan.json's)."""
     platform = Platform({None: auto.slots}, backend=auto.backend)
     chosen = simulate(sim_workflow(exec_wf, auto.estimates), platform, auto.model, replicates=0)
-    single = simulate(sim_workflow(exec_wf, auto.estimates, undo_clusters=True), platform, auto.model,
-                      replicates=0)
+    other = sim_workflow(baseline, auto.estimates) if baseline is not None else \
+        sim_workflow(exec_wf, auto.estimates, undo_clusters=True)
+    single = simulate(other, platform, auto.model, replicates=0)
     exec_wf.autocluster.update(backend=auto.backend, slots=auto.slots,
                                overheads=auto.model.for_site(None, auto.backend).to_json(),
                                predicted_makespan_s=chosen.makespan_s,

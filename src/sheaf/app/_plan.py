@@ -169,9 +169,13 @@ def plan(request: PlanRequest, *, on_warning: Callable[[str], None] | None = Non
 
         exec_wf = planned_with(clustering, auto)
         if auto is not None and exec_wf.autocluster:
-            chosen, single = auto_record(exec_wf, auto)
+            without = tuple(t for t in clustering if t.lower() != "auto")
+            # --cluster auto is weighed against the same plan without it; a clusters.* = auto profile
+            # against its own clusters undone
+            baseline = planned_with(without, None) if without != clustering else None
+            chosen, single = auto_record(exec_wf, auto, baseline)
             if chosen > single:
-                exec_wf = planned_with(tuple(t for t in clustering if t.lower() != "auto"), None)
+                exec_wf = baseline if baseline is not None else planned_with(without, None)
                 exec_wf.warnings.append(f"automatic clustering: the clustered plan is predicted to take "
                                         f"{chosen:.1f} s and the unclustered one {single:.1f} s: planned "
                                         "without it")
