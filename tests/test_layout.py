@@ -39,7 +39,7 @@ ALLOWED: dict[str, set[str]] = {
     "engine": {"model", "condor", "classad"},
     "jobtools": {"model", "formats", "condor", "classad"},
     "backends": {"model", "formats", "condor", "classad", "engine"},
-    "monitor": {"model", "formats", "condor", "classad", "engine", "codegen"},
+    "monitor": {"model", "formats", "condor", "classad", "engine", "planner", "codegen"},
     "app": {"model", "formats", "condor", "classad", "planner", "codegen", "engine", "jobtools",
             "backends", "monitor", "predict"},
 }

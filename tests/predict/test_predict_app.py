@@ -172,3 +172,20 @@ def test_a_users_cluster_size_wins_over_auto(tmp_path: Path, env: dict[str, str]
     plan = json.loads((directory / "plan.json").read_text())
     assert [len(job["tasks"]) for job in plan["jobs"] if job["type"] == "cluster"] == [8] * 5
     assert "autocluster" not in plan
+
+
+def test_clustering_options_without_automatic_clustering_are_warned_about(tmp_path: Path,
+                                                                          env: dict[str, str]) -> None:
+    fan_trace(tmp_path)
+    done = sheaf("plan", "fan.json", "--dir", "runs", "--slots", "4", "--overhead", "60", cwd=tmp_path,
+                 env=env)
+    assert done.returncode == 0, done.stderr
+    assert "--slots, --overhead: only automatic clustering reads them" in done.stderr
+
+
+def test_calibrating_from_a_directory_that_never_ran_is_exit_2(trace: Path, env: dict[str, str]) -> None:
+    directory = plan(trace, env, "tiny.json")
+    done = sheaf("calibrate", str(directory), cwd=trace, env=env)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "no run to calibrate from" in done.stderr and str(directory) in done.stderr
+    assert not Path(env["SHEAF_OVERHEADS"]).exists()

@@ -23,10 +23,8 @@ from collections.abc import Mapping
 from sheaf.app._predict import PredictOptions, load_model
 from sheaf.model import profile_float
 from sheaf.monitor import task_history
-from sheaf.planner import ExecJob, ExecutableWorkflow
+from sheaf.planner import DATA_KINDS, ExecJob, ExecutableWorkflow
 from sheaf.predict import AutoModel, Platform, SimJob, SimWorkflow, simulate
-
-_AUX = frozenset({"stage_in", "stage_out", "inter_site", "create_dir", "cleanup", "register"})
 
 
 def auto_model(backend: str, slots: int | None, overhead: float | None, overheads_file: str | None,
@@ -65,7 +63,7 @@ def sim_workflow(exec_wf: ExecutableWorkflow, estimates: Mapping[str, float], *,
             continue
         first.append([len(jobs)])
         cores = int(profile_float(job.profiles, "pegasus", "cores", subject=f"job '{job.id}'") or 1)
-        jobs.append(SimJob(job.id, level=job.level, runtimes=() if job.type in _AUX else runtimes,
+        jobs.append(SimJob(job.id, level=job.level, runtimes=() if job.type in DATA_KINDS else runtimes,
                            site=job.site, parallel=cores if job.aggregator == "mpiexec" else 1))
     edges = [(a, b) for parent, child in exec_wf.edges for a in first[parent] for b in first[child]]
     return SimWorkflow(jobs, edges)

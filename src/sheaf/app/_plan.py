@@ -127,6 +127,7 @@ def plan(request: PlanRequest, *, on_warning: Callable[[str], None] | None = Non
         inputs.rc, split_commas(request.caches), split_commas(request.inherited_rc),
         inputs.properties.get_bool("pegasus.catalog.replica.cache.asrc", False), _both(warnings, on_warning)))
     clustering = split_commas(request.clustering)
+    _warn_unused_auto(request, clustering, _both(warnings, on_warning))
     auto = auto_model(request.backend, request.slots, request.overhead, request.overheads_file,
                       where.parent(inputs.workflow.name)) if _automatic(clustering) else None
     record = {**staging.record(), "input_dirs": list(inputs_dirs), "force": request.force,
@@ -188,6 +189,16 @@ def plan(request: PlanRequest, *, on_warning: Callable[[str], None] | None = Non
                       files=files, braindump=dump,
                       warnings=(*warnings, *exec_wf.warnings, *files.warnings), notes=tuple(exec_wf.notes),
                       plan_seconds=planned - started, write_seconds=written - planned)
+
+
+def _warn_unused_auto(request: PlanRequest, clustering: tuple[str, ...], warn: Callable[[str], None]) -> None:
+    """The options of automatic clustering, given to a plan that does not cluster automatically."""
+    unused = [name for name, given in (("--backend", request.backend != "local"), ("--slots", request.slots),
+                                       ("--overhead", request.overhead is not None),
+                                       ("--overheads", request.overheads_file)) if given]
+    if unused and not _automatic(clustering):
+        warn(f"{', '.join(unused)}: only automatic clustering reads them (--cluster auto, or horizontal "
+             "with a clusters.* profile of auto); ignored")
 
 
 def _automatic(clustering: tuple[str, ...]) -> bool:

@@ -40,6 +40,7 @@ from sheaf.condor import Dag, parse_dag
 from sheaf.engine import find_dag
 from sheaf.errors import StorageError, UsageError
 from sheaf.monitor import JobTiming, RunTimings, master_db_path, run_timings, task_history
+from sheaf.planner import DATA_KINDS
 from sheaf.predict import (
     BACKENDS,
     OverheadModel,
@@ -55,7 +56,6 @@ from sheaf.predict import (
 )
 
 DEFAULT_RUNTIME = 60.0
-_DATA_TYPES = frozenset({"stage_in", "stage_out", "inter_site", "create_dir", "cleanup", "register"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -311,7 +311,7 @@ def _sim_job(name: str, dag: Dag, record: _PlanJob | None, history: Mapping[str,
         job.parallel = job.cpus
     kind = str(record.type)
     tasks = record.tasks if isinstance(record.tasks, list) else []
-    if kind in _DATA_TYPES or not tasks:
+    if kind in DATA_KINDS or not tasks:
         measured, job.spread = _runtimes_of(kind, 1, None, history, options, sources, trace, data=True)
         job.extra = sum(measured)
         return job

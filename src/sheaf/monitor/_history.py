@@ -25,8 +25,9 @@ from dataclasses import dataclass
 from sheaf.engine import find_dag, state_paths
 from sheaf.errors import UsageError
 from sheaf.monitor._events import open_events
+from sheaf.planner import DATA_KINDS
 
-_DATA_TYPES = ("stage_in", "stage_out", "inter_site", "create_dir", "cleanup", "register")
+_DATA_TYPES = tuple(sorted(DATA_KINDS))
 
 
 @dataclass(frozen=True, slots=True)

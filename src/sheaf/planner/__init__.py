@@ -7,13 +7,22 @@ returns (``_plan``).  Site selectors are pluggable (``SiteSelector``, ``register
 from __future__ import annotations
 
 from sheaf.planner._data import plan_data
-from sheaf.planner._plan import JOB_KINDS, Aggregator, DataOptions, ExecJob, ExecutableWorkflow, JobKind, Task
+from sheaf.planner._plan import (
+    DATA_KINDS,
+    JOB_KINDS,
+    Aggregator,
+    DataOptions,
+    ExecJob,
+    ExecutableWorkflow,
+    JobKind,
+    Task,
+)
 from sheaf.planner._planner import plan
 from sheaf.planner._replicas import find_local
 from sheaf.planner._sites import SiteSelector, register_selector
 from sheaf.planner._stageout import output_targets
 
 __all__ = [
-    "JOB_KINDS", "Aggregator", "DataOptions", "ExecJob", "ExecutableWorkflow", "JobKind", "SiteSelector",
-    "Task", "find_local", "output_targets", "plan", "plan_data", "register_selector",
+    "DATA_KINDS", "JOB_KINDS", "Aggregator", "DataOptions", "ExecJob", "ExecutableWorkflow", "JobKind",
+    "SiteSelector", "Task", "find_local", "output_targets", "plan", "plan_data", "register_selector",
 ]

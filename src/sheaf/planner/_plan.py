@@ -53,6 +53,9 @@ JobKind = Literal["compute", "cluster", "stage_in", "stage_out", "inter_site", "
 Aggregator = Literal["seqexec", "mpiexec", "decaf"]
 JOB_KINDS: tuple[JobKind, ...] = ("compute", "cluster", "stage_in", "stage_out", "inter_site",
                                   "create_dir", "cleanup", "register", "subworkflow")
+#: the kinds of the data pass's jobs, which move or remove files and run no abstract task
+DATA_KINDS: frozenset[JobKind] = frozenset({"stage_in", "stage_out", "inter_site", "create_dir", "cleanup",
+                                           "register"})
 
 
 @dataclass(slots=True)
