@@ -84,9 +84,9 @@ class Overheads:
         return out
 
 
-# Measured on the 2-CPU development machine by benchmarks/predict_accuracy.py (local), the Slurm test
-# cluster and the Dask LocalCluster of the backend tests; HTCondor's are its documented defaults (a
-# negotiation cycle of 60 s, a shadow and starter per job); grid is a wide-area site's ~60 s.
+# local and slurm: what calibrating benchmarks/predict_accuracy.py's runs gave (this machine, the
+# tests' Slurm cluster); dask: an estimate between the two, not calibrated yet; htcondor: its
+# documented negotiation cycle and a shadow and starter per job; grid: a wide-area site's ~60 s.
 DEFAULTS: dict[str, Overheads] = {
     "local": Overheads(engine=Dist(0.0015, 1.0), submit=Dist(0.0005, 1.0), launch=Dist(0.002, 1.0),
                        task=Dist(0.004, 0.5), post=Dist(0.001, 1.0), bandwidth=500e6, speed_cv=0.05),
