@@ -15,7 +15,7 @@ from sheaf.planner import plan, register_selector
 
 def test_public_names_are_pinned() -> None:
     assert sorted(sheaf.planner.__all__) == sorted([
-        "Aggregator", "DataOptions", "ExecJob", "ExecutableWorkflow", "JOB_KINDS", "JobKind", "SiteSelector",
+        "Aggregator", "DATA_KINDS", "DataOptions", "ExecJob", "ExecutableWorkflow", "JOB_KINDS", "JobKind", "SiteSelector",
         "Task", "find_local", "output_targets", "plan", "plan_data", "register_selector",
     ])
 
