@@ -15,8 +15,8 @@ from sheaf.planner import plan, register_selector
 
 def test_public_names_are_pinned() -> None:
     assert sorted(sheaf.planner.__all__) == sorted([
-        "Aggregator", "DATA_KINDS", "DataOptions", "ExecJob", "ExecutableWorkflow", "JOB_KINDS", "JobKind", "SiteSelector",
-        "Task", "find_local", "output_targets", "plan", "plan_data", "register_selector",
+        "Aggregator", "DATA_KINDS", "DataOptions", "ExecJob", "ExecutableWorkflow", "JOB_KINDS", "JobKind",
+        "SiteSelector", "Task", "find_local", "output_targets", "plan", "plan_data", "register_selector",
     ])
 
 
