@@ -4,8 +4,8 @@ For each size, a Montage-shaped workflow (``load.py``'s ``montage``, runtime pro
 levels) is written as Pegasus YAML and planned unclustered into a submit directory; then, in the
 same run, this script times
 
-- the baseline: reading what any prediction must read -- the DAG (``sheaf.condor.parse_dag``) and
-  ``plan.json`` (a ``msgspec`` decode of the whole file);
+- the baseline: reading what any prediction must read -- the DAG's shape (``sheaf.condor.parse_dag``
+  with ``read_vars=False``) and ``plan.json`` (a ``msgspec`` decode of the whole file);
 - ``sheaf.app.predict`` of the directory (read, simulate every replicate, summarise), with the
   history of earlier runs off,
 
@@ -65,7 +65,7 @@ def main() -> None:
             directory = planned.directory
 
             def read(directory: str = directory) -> None:
-                parse_dag(find_dag(directory))
+                parse_dag(find_dag(directory), read_vars=False)
                 msgspec.json.decode(Path(directory, "plan.json").read_bytes())
 
             options = app.PredictOptions(slots=args.slots, backend="slurm", history=False)

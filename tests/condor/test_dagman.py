@@ -91,6 +91,24 @@ def test_pegasus_generated_dag(tmp_path: Path) -> None:
         str(tmp_path / "blackdiamond.status"), 5.0)
 
 
+def test_a_reader_of_the_shape_passes_over_vars(tmp_path: Path) -> None:
+    """``read_vars=False`` gives the same nodes, edges and settings, with no node's VARS read -- not
+    even a VARS line naming no node, which a full read refuses."""
+    write(tmp_path, "DAGMAN_MAX_JOBS_SUBMITTED = 5\n", "blackdiamond-0.dag.config")
+    path = str(write(tmp_path, PEGASUS_DAG + 'VARS nobody x="1"\n'))
+    with pytest.raises(FormatError):
+        parse_dag(path)
+    shape = parse_dag(path, read_vars=False)
+    full = parse_dag(str(write(tmp_path, PEGASUS_DAG, "full.dag")))
+    assert not shape.vars_read and full.vars_read
+    assert list(shape.nodes) == list(full.nodes) and shape.parents == full.parents
+    assert shape.children == full.children and shape.maxjobs == full.maxjobs
+    for name, spec in shape.nodes.items():
+        assert spec.vars == {} and (spec.priority, spec.category, spec.retries, spec.noop) == (
+            full.nodes[name].priority, full.nodes[name].category, full.nodes[name].retries,
+            full.nodes[name].noop)
+
+
 def test_all_nodes_defaults_and_own_settings_win(tmp_path: Path) -> None:
     dag = parse_dag(str(write(tmp_path, "RETRY ALL_NODES 2\nVARS ALL_NODES a=\"1\" b=\"2\"\nJOB A a.sub\n"
                                         "JOB B b.sub\nRETRY B 5\nVARS B b=\"own\"\nCATEGORY ALL_NODES c\n")))

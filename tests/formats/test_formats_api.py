@@ -10,7 +10,7 @@ from sheaf import formats
 def test_all_is_pinned() -> None:
     assert sorted(formats.__all__) == [
         "FAILURE_MODES", "Inputs", "PmcDag", "PmcTask", "SeqexecTask", "SiteConfig", "SiteSpec", "Variables",
-        "dumps", "format_properties", "gc_paused", "load_inputs", "parse_pmc_dag", "parse_rescue",
+        "dumps", "format_properties", "load_inputs", "parse_pmc_dag", "parse_rescue",
         "parse_seqexec_input", "rc_to_data", "read_properties", "read_replica_catalog", "read_site_catalog",
         "read_site_config", "read_transformation_catalog", "read_workflow", "transformations_dir",
         "validate_inputs", "write_multiprog", "write_pmc_dag", "write_properties", "write_replica_catalog",
@@ -28,23 +28,3 @@ def test_signatures() -> None:
         assert list(inspect.signature(reader).parameters) == ["path", "warnings", "variables"]
     assert [f.name for f in formats.Inputs.__dataclass_fields__.values()] == [
         "workflow", "properties", "tc", "sc", "rc", "warnings", "paths"]
-
-
-def test_gc_paused_leaves_the_collector_on_with_what_was_built_unscanned() -> None:
-    """What the pause built is promoted to the oldest generation as it ends (no collection of it on
-    the next allocation); the collector is on again, and objects another caller froze stay frozen."""
-    import gc
-
-    assert gc.isenabled()
-    with formats.gc_paused():
-        assert not gc.isenabled()
-        built = [{"n": [i]} for i in range(50_000)]
-    assert gc.isenabled() and gc.get_count()[0] < 50 and gc.is_tracked(built)
-    gc.freeze()
-    try:
-        frozen = gc.get_freeze_count()
-        with formats.gc_paused():
-            more = [[i] for i in range(1_000)]
-        assert gc.get_freeze_count() == frozen and gc.isenabled() and more
-    finally:
-        gc.unfreeze()

@@ -36,6 +36,7 @@ from typing import Any
 
 import msgspec
 
+from sheaf._gc import gc_paused
 from sheaf.condor import Dag, parse_dag
 from sheaf.engine import find_dag
 from sheaf.errors import StorageError, UsageError
@@ -154,7 +155,8 @@ def predict(directory: str, options: PredictOptions = PredictOptions(),
         model = model.flat(options.overhead)
     slots = options.slots or os.cpu_count() or 1
     history = _history(directory, options) if options.history else {}
-    result = _predict_dir(os.path.abspath(directory), options, model, slots, history, depth=0)
+    with gc_paused():  # the DAG, the plan and the simulation's lists: millions of objects, no cycles
+        result = _predict_dir(os.path.abspath(directory), options, model, slots, history, depth=0)
     if options.record:
         _write_json(os.path.join(result.directory, "prediction.json"),
                     {**result.to_json(), "predicted_at": time.time()})
@@ -238,13 +240,14 @@ def _write_json(path: str, data: Mapping[str, Any]) -> None:
 
 def _predict_dir(directory: str, options: PredictOptions, model: OverheadModel, slots: int,
                  history: Mapping[str, Sequence[float]], depth: int) -> PredictResult:
-    dag = parse_dag(find_dag(directory))
+    dag = parse_dag(find_dag(directory), read_vars=False)  # the DAG's shape: no job is submitted
     plan = _plan_jobs(os.path.dirname(dag.path))
     trace = _is_trace(os.path.dirname(dag.path))
     sources: dict[str, str] = {}
     notes: list[str] = []
     names = list(dag.nodes)
-    jobs = [_sim_job(name, dag, plan.get(name), history, options, sources, trace) for name in names]
+    summaries = _summaries(history)
+    jobs = [_sim_job(name, dag, plan.get(name), summaries, options, sources, trace) for name in names]
     for job, name in zip(jobs, names, strict=True):
         spec = dag.nodes[name]
         if spec.subdag and depth < 8:
@@ -294,7 +297,7 @@ def _is_trace(directory: str) -> bool:
     return False
 
 
-def _sim_job(name: str, dag: Dag, record: _PlanJob | None, history: Mapping[str, Sequence[float]],
+def _sim_job(name: str, dag: Dag, record: _PlanJob | None, history: Mapping[str, tuple[float, float]],
              options: PredictOptions, sources: dict[str, str], trace: bool) -> SimJob:
     spec = dag.nodes[name]
     job = SimJob(name, priority=spec.priority, category=spec.category, noop=spec.noop)
@@ -323,23 +326,32 @@ def _sim_job(name: str, dag: Dag, record: _PlanJob | None, history: Mapping[str,
     return job
 
 
-def _runtimes_of(key: str, count: int, known: list[Any] | None, history: Mapping[str, Sequence[float]],
+def _runtimes_of(key: str, count: int, known: list[Any] | None, history: Mapping[str, tuple[float, float]],
                  options: PredictOptions, sources: dict[str, str], trace: bool,
                  data: bool = False) -> tuple[tuple[float, ...], float]:
     """``count`` task runtimes for transformation (or data job type) ``key`` and their spread."""
     past = history.get(key)
     fallback, spread, source = (0.0 if data else options.default_runtime), 0.0, "default"
-    if past:
-        fallback = statistics.median(past)
-        spread = statistics.pstdev(past) / fallback if fallback > 0 and len(past) > 1 else 0.0
+    if past is not None:
+        fallback, spread = past
         source = "history"
     if known is not None and any(isinstance(v, int | float) for v in known):
         sources.setdefault(key, "trace" if trace else "profile")
         return tuple(float(v) if isinstance(v, int | float) else fallback for v in known), spread
-    if data and not past:
+    if data and past is None:
         return (), 0.0
     sources.setdefault(key, source)
     return (fallback,) * count, spread
+
+
+def _summaries(history: Mapping[str, Sequence[float]]) -> dict[str, tuple[float, float]]:
+    """Per transformation, the median of its past runtimes and their coefficient of variation."""
+    out = {}
+    for key, past in history.items():
+        if past:
+            median = statistics.median(past)
+            out[key] = (median, statistics.pstdev(past) / median if median > 0 and len(past) > 1 else 0.0)
+    return out
 
 
 def _history(directory: str, options: PredictOptions) -> dict[str, list[float]]:

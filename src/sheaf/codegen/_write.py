@@ -72,6 +72,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import BinaryIO, TextIO
 
+from sheaf._gc import gc_paused
 from sheaf.codegen._clusters import (
     decaf_conf,
     decaf_conf_name,
@@ -110,7 +111,6 @@ from sheaf.codegen._submit import (
 from sheaf.codegen._subworkflow import PlanContext, condor_dagman, output_map_jobs, produced_dirs
 from sheaf.codegen._subworkflow_node import SubworkflowWriter, cache_lines
 from sheaf.errors import PlanningError, StorageError
-from sheaf.formats import gc_paused
 from sheaf.model import Graph, Profiles, RunLocks, build_graph, merge_profiles
 from sheaf.planner import ExecJob, ExecutableWorkflow
 

@@ -36,6 +36,7 @@ __all__ = ["Dag", "DotOptions", "InlineDescription", "NodeSpec", "Rescue", "Scri
 import os
 from typing import Literal
 
+from sheaf._gc import gc_paused
 from sheaf.condor._dagman_commands import COMMANDS, connect_splices
 from sheaf.condor._dagman_file import DagFile, dag_int, file_option, read_lines, resolve
 from sheaf.condor._dagman_nodes import parse_declaration
@@ -149,7 +150,8 @@ def _parse_body(f: DagFile) -> None:
         elif keyword in ("PARENT", "WEAK"):
             _parse_edges(f, words)
         elif keyword in SETTINGS or keyword == "VARS":  # VARS: apply_setting keeps its entries per macro
-            parse_setting(f, keyword, words)
+            if keyword != "VARS" or f.dag.vars_read:
+                parse_setting(f, keyword, words)
         elif keyword == "DONE":
             set_done(f, words)
         elif keyword in COMMANDS:
@@ -191,17 +193,20 @@ def _cycle_of(dag: Dag) -> tuple[str, ...]:
     return tuple(cycle_in(sorted(blocked), dag.parents.__getitem__))
 
 
-def parse_dag(path: str, *more: str) -> Dag:
+def parse_dag(path: str, *more: str, read_vars: bool = True) -> Dag:
     """Parse a DAG file (with its splices, includes and CONFIG file) into a :class:`Dag`; with
     ``more`` files, all of them into one DAG as ``condor_submit_dag a.dag b.dag`` does: node names
     unique across the files, ALL_NODES per file, at most one FINAL node and one CONFIG file in all,
-    the first file naming the run (its rescue DAG, its journal)."""
+    the first file naming the run (its rescue DAG, its journal).  ``read_vars=False`` passes over the
+    VARS lines, unread and unchecked, for a reader of the DAG's shape that submits nothing
+    (``sheaf predict``: two fifths of a plan's DAG is its VARS lines)."""
     path = os.path.abspath(path)
     paths = (path, *(os.path.abspath(p) for p in more))
-    dag = Dag(path, {}, {}, {}, {}, {}, files=paths)
-    for one in paths:
-        f = DagFile(one, os.path.dirname(one), "", dag, (one,))
-        _parse_file(f)
+    dag = Dag(path, {}, {}, {}, {}, {}, files=paths, vars_read=read_vars)
+    with gc_paused():  # a few objects a line, no cycles among them
+        for one in paths:
+            f = DagFile(one, os.path.dirname(one), "", dag, (one,))
+            _parse_file(f)
     for spec in (*dag.nodes.values(), *dag.services.values()):
         if spec.description is not None and spec.description not in dag.descriptions:
             spec.description = None  # a submit file after all

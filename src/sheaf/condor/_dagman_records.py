@@ -104,6 +104,7 @@ class Dag:
     weak: set[tuple[str, str]] = field(default_factory=set)  # WEAK (parent, child) edges (never also strong)
     services: dict[str, NodeSpec] = field(default_factory=dict)  # SERVICE nodes: beside the DAG, not in it
     provisioner: str | None = None  # the PROVISIONER node: every other node waits until its job runs
+    vars_read: bool = True  # False: VARS lines were passed over (``parse_dag(..., read_vars=False)``)
 
 
 @dataclass(frozen=True, slots=True)

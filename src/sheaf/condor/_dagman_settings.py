@@ -117,13 +117,18 @@ def _vars_entries(f: DagFile, words: list[str]) -> tuple[str, list[tuple[str, st
     if _VARS_LINE_RE.fullmatch(text) is not None:  # a good line (a plan's: one per node), in C
         entries: list[tuple[str, str]] = _VARS_RE.findall(text)
         if "\\" in text:  # only a value holds one (a key cannot)
-            entries = [(key, _VARS_ESCAPE.sub(r"\1", value)) for key, value in entries]
+            entries = [(key, _VARS_ESCAPE.sub(_unescaped, value)) if "\\" in value else (key, value)
+                       for key, value in entries]
         if "queue" in text.lower():
             for key, _value in entries:
                 if key.lower().startswith("queue"):
                     raise f.error("reserved VARS name", "VARS names are not reserved words", key)
         return mode, entries
     return mode, _checked_entries(f, words, text)
+
+
+def _unescaped(match: re.Match[str]) -> str:
+    return match.group(1)
 
 
 def _checked_entries(f: DagFile, words: list[str], text: str) -> list[tuple[str, str]]:
@@ -135,7 +140,7 @@ def _checked_entries(f: DagFile, words: list[str], text: str) -> list[tuple[str,
     while (match := _VARS_RE.match(text, pos)) is not None:
         key, value = match.group(1, 2)
         if "\\" in value:
-            value = _VARS_ESCAPE.sub(r"\1", value)
+            value = _VARS_ESCAPE.sub(_unescaped, value)
         if key.lower().startswith("queue"):
             raise f.error("reserved VARS name", "VARS names are not reserved words", key)
         entries.append((key, value))

@@ -45,15 +45,15 @@ from __future__ import annotations
 
 __all__ = ["Progress", "RunResult", "find_dag", "run_workflow", "state_paths"]
 
-import contextlib
 import gc
 import os
 import time
 import uuid
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from sheaf._gc import gc_paused
 from sheaf.condor import Dag, parse_dag
 from sheaf.engine._backend import Adopts, Backend
 from sheaf.engine._dagid import PARENT_ID_VARIABLE, dagman_id
@@ -150,7 +150,7 @@ def _run_workflow(directory: str, backend: Backend | Callable[[], Backend], opti
                   progress_interval: float, on_warning: Callable[[str], None] | None,
                   signals: StopSignals) -> RunResult:
     script_warnings: list[str] = []
-    with _collector_paused():
+    with gc_paused():  # reading makes a few objects a line, nearly all kept for the run
         dag_path, dag, names = _read_dags(directory, options.dag_files)
         check_scripts(dag, script_warnings.append)
         limits = run_limits(dag, options, _batch_name(dag_path, options.batch_name))
@@ -212,21 +212,6 @@ def _run_workflow(directory: str, backend: Backend | Callable[[], Backend], opti
 def _batch_name(dag_path: str, given: str | None) -> str:
     """The node jobs' JobBatchName: the one given, else DAGMan's ``<primary DAG file>+<DAGManJobId>``."""
     return f"{os.path.basename(dag_path)}+{dagman_id()}" if given is None else given
-
-
-@contextlib.contextmanager
-def _collector_paused() -> Iterator[None]:
-    """The cyclic collector off while the DAG is read and its descriptions loaded: reading makes a few
-    objects a line, nearly all kept for the run, and each generation-2 pass meanwhile rescanned all
-    made so far (a 10^4-node plan: 265 collections, ~20 ms of its ~95 ms read); a large DAG's are
-    frozen right after (``_freeze_long_lived``).  The collector is left as it was found."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _freeze_long_lived(dag: Dag) -> None:

@@ -27,7 +27,6 @@ from typing import TYPE_CHECKING
 from sheaf._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from sheaf.formats._common import gc_paused
     from sheaf.formats._discover import Inputs, load_inputs, validate_inputs
     from sheaf.formats._expand import Variables
     from sheaf.formats._multiprog import write_multiprog
@@ -60,7 +59,6 @@ __all__ = [
     "Variables",
     "dumps",
     "format_properties",
-    "gc_paused",
     "load_inputs",
     "parse_pmc_dag",
     "parse_rescue",
@@ -89,7 +87,7 @@ __all__ = [
 _WHERE = {
     "transformations_dir": "_tc_dir",
     "FAILURE_MODES": "_site_config", "PmcDag": "_pmcdag", "PmcTask": "_pmcdag", "SeqexecTask": "_seqexec_in",
-    "SiteConfig": "_site_config", "SiteSpec": "_site_config", "dumps": "_yaml_emit", "gc_paused": "_common",
+    "SiteConfig": "_site_config", "SiteSpec": "_site_config", "dumps": "_yaml_emit",
     "parse_pmc_dag": "_pmcdag", "parse_rescue": "_pmcdag", "parse_seqexec_input": "_seqexec_in",
     "rc_to_data": "_yaml_catalogs", "read_site_config": "_site_config", "write_multiprog": "_multiprog",
     "write_pmc_dag": "_pmcdag", "write_seqexec_input": "_seqexec_in", "Inputs": "_discover",

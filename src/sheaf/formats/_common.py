@@ -18,7 +18,6 @@ stack); its own flow-nesting limit is reported under the same rule.
 from __future__ import annotations
 
 import contextlib
-import gc
 import os
 import re
 from collections.abc import Iterator, Mapping
@@ -74,27 +73,6 @@ def refuse_nul(text: str, path: str | None) -> None:
         line, column = position(text, at)
         raise FormatError("the text holds a NUL character", rule="names, lfns and arguments hold no NUL",
                           path=path, line=line, column=column)
-
-
-@contextlib.contextmanager
-def gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while building large acyclic data (a 10^6-job load).
-
-    Loading allocates millions of containers and no cycles; with the collector on, each
-    generation-2 pass rescans everything built so far (a third of the load time at 10^5 jobs).
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            if not gc.get_freeze_count():
-                # what was built moves to the oldest generation unscanned: else the first allocation
-                # after enabling collects the millions of young objects, as the pause meant not to
-                gc.freeze()
-                gc.unfreeze()
-            gc.enable()
 
 
 def to_text(value: Any) -> str:

@@ -24,9 +24,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
+from sheaf._gc import gc_paused
 from sheaf.errors import InputError, UsageError, ValidationError
 from sheaf.formats._catalog_files import catalog_path, holds_nothing, remote_site_catalog, under
-from sheaf.formats._common import PathLike, gc_paused, read_text
+from sheaf.formats._common import PathLike, read_text
 from sheaf.formats._expand import Variables
 from sheaf.formats._locate import locate
 from sheaf.formats._pegasus_notes import deprecated_layer, feature_warnings

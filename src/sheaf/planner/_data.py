@@ -52,8 +52,8 @@ import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
+from sheaf._gc import gc_paused
 from sheaf.errors import PlanningError
-from sheaf.formats import gc_paused
 from sheaf.model import Profiles, SiteCatalog, all_uses
 from sheaf.planner._cleanup import add_cleanup
 from sheaf.planner._configurations import condorio_lists, lite_manifests, staging_site

@@ -29,8 +29,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from sheaf._gc import gc_paused
 from sheaf.errors import PlanningError, ValidationError
-from sheaf.formats import gc_paused
 from sheaf.model import (
     Graph,
     Job,

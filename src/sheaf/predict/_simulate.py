@@ -19,10 +19,12 @@ Policy (the engine's and the backends', so that the simulation replays what a ru
 
 Each replicate draws every delay from its distribution (``_overheads``) and one speed factor
 for the run, which scales all of them, every runtime and the dispatch intervals; the prediction
-is the median of the replicates' makespans with their p10 and p90.  One more run at the means
-gives the schedule, the utilisation and the per-level breakdown.  The critical path is the DAG's
-longest path of mean job durations (overheads included), whatever the slots: the makespan on an
-unbounded platform.
+is the median of the replicates' makespans with their p10 and p90.  When every site shares one
+speed spread, a factor scaling every time in a run scales its makespan alike, so each event-loop
+run is made at factor 1 and multiplied by many speed draws (``_SAMPLES`` makespans in all).  One
+more run at the means gives the schedule, the utilisation and the per-level breakdown.  The
+critical path is the DAG's longest path of mean job durations (overheads included), whatever the
+slots: the makespan on an unbounded platform.
 
 Cost: O((V + E) log V) per replicate; the replicates share their random draws per component
 (numpy, vectorised), the event loop is plain Python over lists.
@@ -136,10 +138,14 @@ def _work(job: SimJob) -> float:
     return max(loads)
 
 
+#: makespans sampled for the p10-p90: each event-loop run times as many speed draws as reach this
+_SAMPLES = 200
+
+
 def _replicates(n: int) -> int:
-    """How many sampled runs: enough for a p10-p90 of a small workflow, few for a large one, whose
-    per-job variations average out (a 10^5-job plan in a few seconds)."""
-    return max(4, min(40, 200_000 // max(n, 1)))
+    """How many event-loop runs with sampled delays: enough for a small workflow, whose makespan
+    each job's variation moves, few for a large one, whose per-job variations average out."""
+    return max(1, min(40, 50_000 // max(n, 1)))
 
 
 class _Draws:
@@ -171,8 +177,13 @@ class _Draws:
         out["speed"] = [1.0]
         return out
 
-    def sample(self, rng: np.random.Generator) -> dict[str, list[float]]:
-        z = float(rng.standard_normal())  # one draw for the run, each site scaling it by its spread
+    def uniform_speed(self) -> bool:
+        """Whether every job's site shares one speed spread (then a run's speed factor scales its
+        makespan, and need not be drawn inside the event loop)."""
+        return not self.n or float(np.ptp(self.speed_cv)) == 0.0
+
+    def sample(self, rng: np.random.Generator, z: float) -> dict[str, list[float]]:
+        """A run's delays; ``z`` is its speed draw, each site scaling it by its spread."""
         speed = np.maximum(1.0 + self.speed_cv * z, 0.1)
         out = {name: (_gamma(rng, self.means[name], self.cvs[name]) * speed).tolist() for name in COMPONENTS}
         out["work"] = ((_gamma(rng, self.work, self.work_cv) + self.transfer) * speed).tolist()
@@ -201,7 +212,16 @@ def simulate(workflow: SimWorkflow, platform: Platform, model: OverheadModel, *,
     times = runner.run(mean)
     count = replicates if replicates is not None else _replicates(len(jobs))
     rng = np.random.default_rng(seed)
-    spans = sorted(runner.run(draws.sample(rng))[3] for _ in range(count)) or [times[3]]
+    if draws.uniform_speed():
+        # every delay, runtime and dispatch interval scaled by one factor scales the makespan by it:
+        # each event-loop run at factor 1 stands for many speed draws
+        runs = np.array([runner.run(draws.sample(rng, 0.0))[3] for _ in range(count)])
+        cv = float(draws.speed_cv[0]) if draws.n else 0.0
+        speeds = np.maximum(1.0 + cv * rng.standard_normal((count, -(-_SAMPLES // max(count, 1)))), 0.1)
+        spans = sorted((runs[:, None] * speeds).ravel().tolist()) or [times[3]]
+    else:
+        spans = sorted(runner.run(draws.sample(rng, float(rng.standard_normal())))[3]
+                       for _ in range(count)) or [times[3]]
     work = float(sum(_work(job) for job in jobs))
     overhead = float(sum(sum(mean[name]) for name in COMPONENTS) + sum(mean["work"])) - work
     busy = sum(job.cpus * (mean["launch"][j] + mean["task"][j] + mean["work"][j])
@@ -224,6 +244,11 @@ def _quantile(values: Sequence[float], q: float) -> float:
     return values[low] + (values[high] - values[low]) * (position - low)
 
 
+def _durations(mean: Mapping[str, list[float]]) -> np.ndarray:
+    """Each job's mean duration, every delay included."""
+    return np.asarray(np.sum([mean[name] for name in (*COMPONENTS, "work")], axis=0), dtype=float)
+
+
 def _critical_path(workflow: SimWorkflow, mean: Mapping[str, list[float]]) -> float:
     n = len(workflow.jobs)
     parents: list[list[int]] = [[] for _ in range(n)]
@@ -231,7 +256,7 @@ def _critical_path(workflow: SimWorkflow, mean: Mapping[str, list[float]]) -> fl
     for parent, child in workflow.edges:
         parents[child].append(parent)
         children[parent].append(child)
-    duration = [sum(mean[name][j] for name in COMPONENTS) + mean["work"][j] for j in range(n)]
+    duration = _durations(mean).tolist() if n else []
     finish = [0.0] * n
     levels, _ = kahn_levels(range(n), parents.__getitem__, children.__getitem__)
     for level in levels:
@@ -242,18 +267,24 @@ def _critical_path(workflow: SimWorkflow, mean: Mapping[str, list[float]]) -> fl
 
 def _levels(jobs: Sequence[SimJob], mean: Mapping[str, list[float]],
             times: tuple[list[float], list[float], list[float], float]) -> tuple[LevelFigures, ...]:
+    if not jobs:
+        return ()
     submitted, _, done, _ = times
-    rows: dict[int, list[float]] = {}
-    for j, job in enumerate(jobs):
-        row = rows.setdefault(job.level, [0, 0, 0.0, 0.0, math.inf, 0.0])
-        row[0] += 0 if job.noop else 1
-        row[1] += len(job.runtimes)
-        row[2] += sum(job.runtimes)
-        row[3] += sum(mean[name][j] for name in COMPONENTS) + mean["work"][j] - _work(job) - job.extra
-        row[4] = min(row[4], submitted[j])
-        row[5] = max(row[5], done[j])
-    return tuple(LevelFigures(level, int(r[0]), int(r[1]), r[2], r[3], min(r[4], r[5]), r[5])
-                 for level, r in sorted(rows.items()))
+    numbers, at = np.unique([job.level for job in jobs], return_inverse=True)
+    work = np.array([_work(job) for job in jobs])
+    overhead = _durations(mean) - work - np.array([job.extra for job in jobs])
+    count = len(numbers)
+    first = np.full(count, math.inf)
+    np.minimum.at(first, at, submitted)
+    last = np.zeros(count)
+    np.maximum.at(last, at, done)
+    real = np.bincount(at, weights=[0 if job.noop else 1 for job in jobs], minlength=count)
+    tasks = np.bincount(at, weights=[len(job.runtimes) for job in jobs], minlength=count)
+    runtime = np.bincount(at, weights=[sum(job.runtimes) for job in jobs], minlength=count)
+    delays = np.bincount(at, weights=overhead, minlength=count)
+    return tuple(LevelFigures(int(numbers[i]), int(real[i]), int(tasks[i]), float(runtime[i]),
+                              float(delays[i]), float(min(first[i], last[i])), float(last[i]))
+                 for i in range(count))
 
 
 _ARRIVE, _END, _DONE, _WAKE = 0, 1, 2, 3
@@ -382,35 +413,38 @@ class _Replay:
                 self.release(child)
 
     def go(self) -> float:
-        g, events, pop = self.g, self.events, heapq.heappop
+        g, events, pop, push = self.g, self.events, heapq.heappop, heapq.heappush
+        site_of, cpus, mem, category, post = g.site_of, g.cpus, g.mem, g.category, self.post
+        free, free_mem, queues, in_category = self.free, self.free_mem, self.queues, self.in_category
+        start, finish, submit_ready = self.start, self.finish, self.submit_ready
         for j in range(g.n):
             if not g.indegree[j]:
                 self.release(j)
         self.unmet = list(g.indegree)
-        self.submit_ready(0.0)
+        submit_ready(0.0)
         while events:
             now, _, kind, j = pop(events)
             if kind == _WAKE:
                 self.waking[j] = False
-                self.start(j, now)
+                start(j, now)
                 continue
-            s = g.site_of[j]
+            s = site_of[j]
             if kind == _ARRIVE:
-                self.queues[s].append(j)
-                self.start(s, now)
+                queues[s].append(j)
+                start(s, now)
                 continue
             if kind == _END:
-                self.free[s] += g.cpus[j]
-                self.free_mem[s] += g.mem[j]
-                self.start(s, now)
+                free[s] += cpus[j]
+                free_mem[s] += mem[j]
+                start(s, now)
                 self.in_flight -= 1
-                self.in_category[g.category[j]] -= 1
-                if self.post[j] > 0:
+                in_category[category[j]] -= 1
+                if post[j] > 0:
                     self.counter += 1
-                    heapq.heappush(events, (now + self.post[j], self.counter, _DONE, j))
+                    push(events, (now + post[j], self.counter, _DONE, j))
                 else:  # the engine hears of the exit and finishes the node in one step
-                    self.finish(j, now)
+                    finish(j, now)
             else:
-                self.finish(j, now)
-            self.submit_ready(now)
+                finish(j, now)
+            submit_ready(now)
         return max(self.done, default=0.0)
