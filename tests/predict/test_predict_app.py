@@ -111,6 +111,16 @@ def test_a_run_calibrates_the_model_and_its_history_feeds_the_next_prediction(tm
     assert sheaf("run", str(first), cwd=example, env=env).returncode == 0
     statistics = sheaf("statistics", str(first), cwd=example, env=env).stdout
     assert "Predicted makespan (sheaf predict)" in statistics and "measured / predicted" in statistics
+    # the predicted Gantt chart beside the real one, on the same colours
+    schedule = json.loads((first / "prediction.json").read_text())["schedule"]
+    jobs = json.loads((first / "plan.json").read_text())["jobs"]
+    assert sorted(row[0] for row in schedule) == sorted(job["id"] for job in jobs)
+    assert all(0 <= start <= end for _, _, start, end in schedule)
+    assert sheaf("plots", str(first), cwd=example, env=env).returncode == 0
+    assert (first / "plots" / "gantt-predicted.png").read_bytes().startswith(b"\x89PNG")
+    page = (first / "plots" / "index.html").read_text()
+    predicted_chart = page[page.index('id="gantt-predicted"'):]
+    assert all(f">{row[0]} (" in predicted_chart for row in schedule)
 
     done = sheaf("calibrate", str(first), "--backend", "local", cwd=example, env=env)
     assert done.returncode == 0, done.stderr

@@ -84,6 +84,9 @@ class PredictResult:
     sources: Mapping[str, str]            # transformation (or data job type) -> where its runtime came from
     ids: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+    #: with ``PredictOptions.schedule``: each job's (id, transformation or job type, start, end) in the
+    #: run at the means, NOOP nodes left out -- the predicted Gantt chart
+    gantt: tuple[tuple[str, str, float, float], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         out = self.prediction.to_json()
@@ -91,6 +94,10 @@ class PredictResult:
                    runtime_sources=dict(sorted(self.sources.items())),
                    overheads=self.model.for_site(None, self.backend).to_json())
         return out
+
+
+#: prediction.json keeps the predicted schedule of plans up to this many jobs (``sheaf plots`` draws it)
+GANTT_JOBS = 20_000
 
 
 class _PlanJob(msgspec.Struct):
@@ -155,11 +162,16 @@ def predict(directory: str, options: PredictOptions = PredictOptions(),
         model = model.flat(options.overhead)
     slots = options.slots or os.cpu_count() or 1
     history = _history(directory, options) if options.history else {}
+    if options.record:
+        options = replace(options, schedule=True)  # prediction.json keeps the Gantt chart
     with gc_paused():  # the DAG, the plan and the simulation's lists: millions of objects, no cycles
         result = _predict_dir(os.path.abspath(directory), options, model, slots, history, depth=0)
     if options.record:
-        _write_json(os.path.join(result.directory, "prediction.json"),
-                    {**result.to_json(), "predicted_at": time.time()})
+        record = {**result.to_json(), "predicted_at": time.time()}
+        if result.gantt and len(result.gantt) <= GANTT_JOBS:
+            record["schedule"] = [[job, group, round(start, 3), round(end, 3)]
+                                  for job, group, start, end in result.gantt]
+        _write_json(os.path.join(result.directory, "prediction.json"), record)
     return result
 
 
@@ -268,8 +280,18 @@ def _predict_dir(directory: str, options: PredictOptions, model: OverheadModel, 
     platform = Platform({None: slots}, backend=options.backend)
     prediction = simulate(workflow, platform, model, replicates=options.replicates, seed=options.seed,
                           schedule=options.schedule)
+    gantt = tuple((name, _group(plan.get(name)), start, end)
+                  for name, job, (_, start, end) in zip(names, jobs, prediction.schedule, strict=True)
+                  if not job.noop) if prediction.schedule else ()
     return PredictResult(directory, prediction, slots, options.backend, model, sources, tuple(names),
-                         tuple(notes))
+                         tuple(notes), gantt)
+
+
+def _group(record: _PlanJob | None) -> str:
+    """What a job's bar is coloured by: its transformation, else its job type."""
+    if record is None:
+        return "job"
+    return str(record.transformation if isinstance(record.transformation, str) else record.type)
 
 
 def _plan_jobs(directory: str) -> dict[str, _PlanJob]:

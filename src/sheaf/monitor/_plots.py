@@ -4,19 +4,22 @@ and the time per transformation -- as PNG (matplotlib) and as one self-contained
 The HTML file works offline: the charts are inline SVG (each bar's ``<title>`` is its tooltip) and
 the only script is inline (it hides or shows the tasks' rows); nothing is fetched from a network.
 Files go to ``DIR/plots/`` (pegasus-plots' default): ``gantt.png``, ``slots.png``,
-``breakdown.png`` and ``index.html``.  Hierarchical runs are drawn whole: a sub-workflow's jobs are
+``breakdown.png`` and ``index.html``; when ``sheaf predict`` left its schedule in ``prediction.json``
+(plans of up to 20,000 jobs), ``gantt-predicted.png`` too and the predicted chart on the page, on the
+same colours, beside the real one.  Hierarchical runs are drawn whole: a sub-workflow's jobs are
 named ``<sub-workflow job>/<job>``.  Times are seconds since the run's first submission.
 """
 
 from __future__ import annotations
 
-__all__ = ["PlotData", "plot_data", "write_plots"]
+__all__ = ["PlotData", "plot_data", "predicted_data", "write_plots"]
 
 import html
 import os
 from dataclasses import dataclass, field, replace
+from typing import Any
 
-from sheaf.monitor._statistics import workflow_statistics
+from sheaf.monitor._statistics import read_prediction, workflow_statistics
 from sheaf.monitor._status import tree_views
 
 MAX_TASK_ROWS = 300  # more tasks than this are drawn on their cluster's row: a chart stays readable
@@ -97,6 +100,18 @@ def plot_data(directory: str, dag_file: str | None = None) -> PlotData:
     return data
 
 
+def predicted_data(directory: str) -> PlotData | None:
+    """The predicted schedule ``sheaf predict`` recorded for ``directory``, as bars; None without one."""
+    prediction = read_prediction(directory, schedule=True)
+    rows = (prediction or {}).get("schedule")
+    if not prediction or not rows:
+        return None
+    label = (f"predicted by sheaf predict: {prediction['makespan_s']:.1f} s "
+             f"(p10-p90 {prediction['low_s']:.1f}-{prediction['high_s']:.1f} s)")
+    bars = [Bar(job, float(start), float(end), group, False, True) for job, group, start, end in rows]
+    return PlotData(label, bars, _slots(bars))
+
+
 def _slots(jobs: list[Bar]) -> list[tuple[float, int]]:
     """The number of attempts running, as a step function (a sweep over start/end points)."""
     points = sorted([(b.start, 1) for b in jobs] + [(b.end, -1) for b in jobs])
@@ -111,15 +126,15 @@ def _slots(jobs: list[Bar]) -> list[tuple[float, int]]:
     return out
 
 
-def _colours(data: PlotData) -> dict[str, str]:
-    groups = sorted({b.group for b in data.bars} | {n for n, _, _ in data.breakdown})
+def _colours(data: PlotData, *more: PlotData) -> dict[str, str]:
+    groups = sorted({b.group for d in (data, *more) for b in d.bars} | {n for n, _, _ in data.breakdown})
     return {g: _COLOURS[i % len(_COLOURS)] for i, g in enumerate(groups)}
 
 
 # ---- HTML (inline SVG) ----------------------------------------------------------------------------
 
 
-def _svg_gantt(data: PlotData, colours: dict[str, str]) -> str:
+def _svg_gantt(data: PlotData, colours: dict[str, str], chart: str = "gantt") -> str:
     rows = list(dict.fromkeys(b.row for b in data.bars))
     index = {r: i for i, r in enumerate(rows)}
     end = max((b.end for b in data.bars), default=1.0) or 1.0
@@ -127,7 +142,7 @@ def _svg_gantt(data: PlotData, colours: dict[str, str]) -> str:
     scale = (width - left - 10) / end
     out = [
         (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{len(rows) * h + 30}" '
-         'id="gantt" role="img" aria-label="Gantt chart of jobs and tasks">')
+         f'id="{chart}" role="img" aria-label="Gantt chart of jobs and tasks">')
     ]
     for r in rows:
         task = ":" in r.split("/")[-1]
@@ -199,15 +214,17 @@ document.getElementById('tasks').addEventListener('change', function (e) {
 """
 
 
-def render_html(data: PlotData) -> str:
-    colours = _colours(data)
+def render_html(data: PlotData, predicted: PlotData | None = None) -> str:
+    colours = _colours(data, *((predicted,) if predicted else ()))
     title = html.escape(f"sheaf plots: {data.label}")
+    forecast = (f"<h2>Jobs over time, {html.escape(predicted.label)}</h2>"
+                f"{_svg_gantt(predicted, colours, 'gantt-predicted')}" if predicted else "")
     return (
         f'<!DOCTYPE html><html><head><meta charset="utf-8"><title>{title}</title>'
         "<style>body{font-family:sans-serif;margin:1em}h2{font-size:1.1em}</style></head><body>"
         f"<h1>{title}</h1><h2>Jobs and tasks over time</h2>"
         '<label><input type="checkbox" id="tasks" checked> show the tasks of clustered jobs</label><br>'
-        f"{_svg_gantt(data, colours)}<h2>Slots in use over time</h2>{_svg_slots(data)}"
+        f"{_svg_gantt(data, colours)}{forecast}<h2>Slots in use over time</h2>{_svg_slots(data)}"
         f"<h2>Time per transformation</h2>{_svg_breakdown(data, colours)}"
         f"<script>{_SCRIPT}</script></body></html>\n"
     )
@@ -216,30 +233,17 @@ def render_html(data: PlotData) -> str:
 # ---- PNG (matplotlib) -----------------------------------------------------------------------------
 
 
-def _png(data: PlotData, out_dir: str) -> list[str]:
+def _png(data: PlotData, out_dir: str, predicted: PlotData | None = None) -> list[str]:
     import matplotlib  # here: heavy, and only ``sheaf plots`` needs it
 
     matplotlib.use("Agg")
     from matplotlib import pyplot as plt
 
-    colours = _colours(data)
-    rows = list(dict.fromkeys(b.row for b in data.bars))
-    index = {r: i for i, r in enumerate(rows)}
-    written = []
-    fig, ax = plt.subplots(figsize=(10, max(2.0, 0.25 * len(rows) + 1)))
-    by_row: dict[str, list[Bar]] = {}
-    for b in data.bars:
-        by_row.setdefault(b.row, []).append(b)
-    for row, bars in by_row.items():  # one call per row: 10^4 bars draw in a second
-        thin = 0.25 if any(b.task for b in bars) and not all(b.task for b in bars) else 0.4
-        ax.broken_barh([(b.start, max(b.end - b.start, 1e-6)) for b in bars], (index[row] - thin, 2 * thin),
-                       facecolors=[colours[b.group] for b in bars],
-                       edgecolors=["red" if not b.ok else "none" for b in bars])
-    ax.set_yticks(range(len(rows)), [r[-40:] for r in rows], fontsize=7)
-    ax.invert_yaxis()
-    ax.set_xlabel("seconds since the first job started")
-    ax.set_title(f"{data.label}: jobs and tasks")
-    written.append(_save(fig, out_dir, "gantt.png"))
+    colours = _colours(data, *((predicted,) if predicted else ()))
+    written = [_png_gantt(plt, data, colours, out_dir, "gantt.png", f"{data.label}: jobs and tasks")]
+    if predicted is not None:
+        written.append(_png_gantt(plt, predicted, colours, out_dir, "gantt-predicted.png",
+                                  f"{data.label}: jobs, {predicted.label}"))
     fig, ax = plt.subplots(figsize=(10, 3))
     ax.step([t for t, _ in data.slots], [n for _, n in data.slots], where="post")
     ax.set_xlabel("seconds")
@@ -258,6 +262,25 @@ def _png(data: PlotData, out_dir: str) -> list[str]:
     return written
 
 
+def _png_gantt(plt: Any, data: PlotData, colours: dict[str, str], out_dir: str, name: str, title: str) -> str:
+    rows = list(dict.fromkeys(b.row for b in data.bars))
+    index = {r: i for i, r in enumerate(rows)}
+    fig, ax = plt.subplots(figsize=(10, max(2.0, 0.25 * len(rows) + 1)))
+    by_row: dict[str, list[Bar]] = {}
+    for b in data.bars:
+        by_row.setdefault(b.row, []).append(b)
+    for row, bars in by_row.items():  # one call per row: 10^4 bars draw in a second
+        thin = 0.25 if any(b.task for b in bars) and not all(b.task for b in bars) else 0.4
+        ax.broken_barh([(b.start, max(b.end - b.start, 1e-6)) for b in bars], (index[row] - thin, 2 * thin),
+                       facecolors=[colours[b.group] for b in bars],
+                       edgecolors=["red" if not b.ok else "none" for b in bars])
+    ax.set_yticks(range(len(rows)), [r[-40:] for r in rows], fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xlabel("seconds since the first job started")
+    ax.set_title(title)
+    return _save(fig, out_dir, name)
+
+
 def _save(fig: object, out_dir: str, name: str) -> str:
     path = os.path.join(out_dir, name)
     fig.tight_layout()  # type: ignore[attr-defined]
@@ -271,9 +294,10 @@ def write_plots(directory: str, dag_file: str | None = None, out_dir: str | None
     data = plot_data(directory, dag_file)
     out_dir = out_dir or os.path.join(directory, "plots")
     os.makedirs(out_dir, exist_ok=True)
-    written = _png(data, out_dir)
+    predicted = predicted_data(directory)
+    written = _png(data, out_dir, predicted)
     page = os.path.join(out_dir, "index.html")
     with open(page + ".tmp", "w", encoding="utf-8") as handle:
-        handle.write(render_html(data))
+        handle.write(render_html(data, predicted))
     os.replace(page + ".tmp", page)
     return [*written, page]

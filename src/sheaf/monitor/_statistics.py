@@ -34,6 +34,7 @@ __all__ = [
 ]
 
 import json
+import math
 import os
 from dataclasses import dataclass, field
 from typing import Any
@@ -111,9 +112,10 @@ class Statistics:
     predicted: dict[str, Any] | None = None  # prediction.json: what ``sheaf predict`` said before the run
 
 
-def read_prediction(directory: str) -> dict[str, Any] | None:
+def read_prediction(directory: str, schedule: bool = False) -> dict[str, Any] | None:
     """``prediction.json`` of a submit directory (``sheaf predict`` writes it): its makespan and interval,
-    backend and slots; None when absent or not such a record."""
+    backend and slots, and with ``schedule`` the predicted schedule's ``[job, group, start, end]`` rows
+    that are well formed; None when absent or not such a record."""
     try:
         with open(os.path.join(directory, "prediction.json"), encoding="utf-8") as handle:
             data = json.load(handle)
@@ -122,7 +124,13 @@ def read_prediction(directory: str) -> dict[str, Any] | None:
     keys = ("makespan_s", "low_s", "high_s")
     if not isinstance(data, dict) or not all(isinstance(data.get(k), int | float) for k in keys):
         return None
-    return {k: data[k] for k in (*keys, "backend", "slots", "predicted_at") if k in data}
+    out = {k: data[k] for k in (*keys, "backend", "slots", "predicted_at") if k in data}
+    rows = data.get("schedule")
+    if schedule and isinstance(rows, list):
+        out["schedule"] = [row for row in rows if isinstance(row, list) and len(row) == 4
+                           and isinstance(row[0], str) and isinstance(row[1], str)
+                           and all(isinstance(v, int | float) and math.isfinite(v) for v in row[2:])]
+    return out
 
 
 def format_seconds(duration: float | None) -> str:
