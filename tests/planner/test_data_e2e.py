@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
-from data_inputs import catalogs, diamond, job_types, plan_dir, sheaf
+from data_inputs import catalogs, diamond, job_types, plan_dir, plan_json, sheaf
 
 from plan_lists import data_lists
 from sheaf.formats import read_replica_catalog
@@ -281,3 +281,31 @@ def test_a_file_made_on_one_site_and_read_on_another_travels_by_inter_site_job(t
     _run(directory)
     assert (work / "out" / "f.c").read_text() == "A\nf.b\nf.c\n"
     assert [name for side in ("one", "two") for _, _, names in os.walk(work / side) for name in names] == []
+
+
+@pytest.mark.parametrize("form", ["yaml", "dax"])
+def test_automatic_clustering_with_data_staging_delivers_the_outputs(work: Path, form: str) -> None:
+    """``--cluster auto`` on a staged plan, from the 5.0 YAML and from the same workflow as a 4.x DAX:
+    the findrange level becomes clusters, the run delivers the output and leaves scratch clean."""
+    from sheaf.formats import read_workflow
+    from sheaf.formats._dax import write_dax
+
+    width = 12
+    diamond(work, width)
+    name = "workflow.yml"
+    if form == "dax":
+        write_dax(read_workflow(work / "workflow.yml"), work / "workflow.dax")
+        name = "workflow.dax"
+    out = work / "out"
+    done = sheaf(work, "plan", name, "--dir", str(work / "submit"), "-s", "condorpool", "--output-dir",
+                 str(out), "--cluster", "auto", "--overhead", "30", "--slots", "3", "-D", "pegasus.runtime=1")
+    directory = plan_dir(done)
+    assert "auto clusters:" in done.stdout and "predicted makespan:" in done.stdout
+    plan = plan_json(directory)
+    chosen = plan["autocluster"]["groups"]  # type: ignore[index]
+    assert any(group["tasks"] == width and 1 <= group["jobs"] < width for group in chosen)
+    types = job_types(directory)
+    assert types["cluster"] >= 1 and types["stage_in"] == 1 and types["stage_out"] == 1
+    _run(directory)
+    assert (out / "f.d").read_text() == "".join(f"A\nf.b{i}\nf.c{i}\n" for i in range(width)) + "f.d\n"
+    assert os.listdir(directory / "scratch" / "condorpool") == []
