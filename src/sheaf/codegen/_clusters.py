@@ -34,6 +34,7 @@ or Decaf cluster needs it).
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import shlex
@@ -41,6 +42,7 @@ from collections.abc import Mapping, Sequence
 
 import msgspec
 
+from sheaf.codegen._layout import tool_path
 from sheaf.errors import InputError, PlanningError
 from sheaf.formats import (
     PmcTask,
@@ -55,16 +57,26 @@ from sheaf.planner import ExecJob, Task
 
 
 def local_executable(path: str) -> str:
-    """A relative executable path (``bin/keg``) taken from the directory ``sheaf plan`` runs in.
+    """A task's or a job's executable as the plan writes it: absolute.
 
     Pegasus wants absolute pfns; sheaf also accepts relative ones (the bundled example's catalog
     uses one) and writes them absolute, because jobs run elsewhere (their working directory).  A bare
-    name (``sheaf-cluster``) is left alone: it is looked up as a command.  Decaf programs are the
-    exception: the seed's run script starts them relative to the scratch directory (``./individuals``).
+    name (a transformation without a catalog, a WfCommons trace's program) is looked up as a command
+    where ``sheaf plan`` runs (:func:`tool_path`), for a task inside a cluster as for a job of its
+    own: a job's environment is its submit description's, not the planner's ``PATH``.  Decaf
+    programs are the exception: the seed's run script starts them relative to the scratch directory
+    (``./individuals``).
     """
-    if path.startswith("/") or "/" not in path:  # the common cases, without a call (10^6 tasks)
+    if path.startswith("/"):  # the common case, without a call (10^6 tasks)
         return path
+    if "/" not in path:
+        return _command_path(path)
     return os.path.abspath(path)
+
+
+@functools.lru_cache(maxsize=1024)
+def _command_path(name: str) -> str:
+    return tool_path(name)
 
 
 def _unwritable(job: ExecJob, what: str, exc: ValueError) -> PlanningError:
