@@ -3,8 +3,10 @@ prediction clustered and not.
 
 The model is the one ``sheaf predict`` would use for the backend (``PlanRequest.backend``): the
 defaults, the saved calibration, ``--overheads FILE``, ``--overhead S``; ``slots`` per site (default:
-this machine's CPUs); runtime estimates per transformation for tasks without a runtime profile, from
-the earlier runs of the same workflow under the same base (their events databases).
+the backend's platform's, as ``sheaf predict`` finds them: ``sheaf.app._platform``, the local pool's
+configuration from ``--pool-config``); runtime estimates per transformation for tasks without a
+runtime profile, from the earlier runs of the same workflow under the same base (their events
+databases).
 
 After planning, the executable workflow is simulated as planned and as planned without ``--cluster
 auto`` (for a ``clusters.* = auto`` profile: with every cluster undone, its tasks as jobs of their
@@ -20,6 +22,7 @@ import os
 import statistics
 from collections.abc import Mapping
 
+from sheaf.app._platform import platform_slots
 from sheaf.app._predict import PredictOptions, load_model
 from sheaf.model import profile_float
 from sheaf.monitor import task_history
@@ -28,7 +31,7 @@ from sheaf.predict import AutoModel, Platform, SimJob, SimWorkflow, simulate
 
 
 def auto_model(backend: str, slots: int | None, overhead: float | None, overheads_file: str | None,
-               runs_dir: str | None) -> AutoModel:
+               runs_dir: str | None, pool_config: str | None = None) -> AutoModel:
     """The model automatic clustering optimises under (module docstring)."""
     options = PredictOptions(slots=slots, backend=backend, overhead=overhead, overheads_file=overheads_file)
     model = load_model(options)
@@ -39,7 +42,7 @@ def auto_model(backend: str, slots: int | None, overhead: float | None, overhead
         runs = [os.path.join(runs_dir, name) for name in sorted(os.listdir(runs_dir))]
         history = task_history([run for run in runs if os.path.isdir(run)])
         estimates = {name: statistics.median(values) for name, values in history.items() if values}
-    return AutoModel(model, backend, slots or os.cpu_count() or 1, None, estimates)
+    return AutoModel(model, backend, platform_slots(backend, slots, pool_config).cpus, None, estimates)
 
 
 def _runtime(job: ExecJob, index: int, estimates: Mapping[str, float]) -> float:

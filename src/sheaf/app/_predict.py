@@ -15,9 +15,12 @@ Where each task's runtime comes from, first found wins
     A data job (stage-in, stage-out, create-dir, cleanup, registration) costs its history's median
     by job type, else its overheads alone.  The result names each transformation's source.
 
-The platform is ``slots`` CPUs on every site (default: this machine's CPUs) under the overhead
-model of ``backend``: the defaults, then the model saved by calibration (:func:`overheads_path`),
-then ``overheads_file``, then what ``calibrate`` fits (and saves), then ``overhead`` seconds flat.
+The platform is ``slots`` CPUs on every site -- without ``slots``, those of the backend's platform
+(``sheaf.app._platform``: the local pool's slots and memory, configured by ``pool_config`` or as
+``sheaf run`` finds its configuration; a Slurm cluster's CPUs by ``sinfo``; else this machine's),
+the result naming where they came from -- under the overhead model of ``backend``: the defaults,
+then the model saved by calibration (:func:`overheads_path`), then ``overheads_file``, then what
+``calibrate`` fits (and saves), then ``overhead`` seconds flat.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from typing import Any
 import msgspec
 
 from sheaf._gc import gc_paused
+from sheaf.app._platform import Slots, platform_slots
 from sheaf.condor import Dag, parse_dag
 from sheaf.engine import find_dag
 from sheaf.errors import StorageError, UsageError
@@ -61,7 +65,8 @@ DEFAULT_RUNTIME = 60.0
 
 @dataclass(frozen=True, slots=True)
 class PredictOptions:
-    slots: int | None = None              # CPUs per site; None: this machine's
+    slots: int | None = None              # CPUs per site; None: the backend's platform's
+    pool_config: str | None = None        # the local pool's configuration file (backend local)
     backend: str = "local"
     overhead: float | None = None         # a flat per-job overhead, seconds
     overheads_file: str | None = None
@@ -84,10 +89,13 @@ class PredictResult:
     sources: Mapping[str, str]            # transformation (or data job type) -> where its runtime came from
     ids: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+    slots_source: str = "--slots"         # where ``slots`` came from (``sheaf.app._platform``)
+    memory_mb: float = 0.0                # the platform's memory per site; 0: not limited
 
     def to_json(self) -> dict[str, Any]:
         out = self.prediction.to_json()
-        out.update(directory=self.directory, slots=self.slots, backend=self.backend,
+        out.update(directory=self.directory, slots=self.slots, slots_source=self.slots_source,
+                   memory_mb=self.memory_mb, backend=self.backend,
                    runtime_sources=dict(sorted(self.sources.items())),
                    overheads=self.model.for_site(None, self.backend).to_json())
         return out
@@ -153,7 +161,7 @@ def predict(directory: str, options: PredictOptions = PredictOptions(),
         model = calibrate(options.calibrate, options.backend, base=model)
     if options.overhead is not None:
         model = model.flat(options.overhead)
-    slots = options.slots or os.cpu_count() or 1
+    slots = platform_slots(options.backend, options.slots, options.pool_config)
     history = _history(directory, options) if options.history else {}
     with gc_paused():  # the DAG, the plan and the simulation's lists: millions of objects, no cycles
         result = _predict_dir(os.path.abspath(directory), options, model, slots, history, depth=0)
@@ -189,7 +197,8 @@ def _residual(runs: Sequence[RunTimings], backend: str, fitted: Overheads, model
         options = PredictOptions(slots=max(1, peak_concurrency(run.jobs)), backend=backend, history=False,
                                  replicates=0)
         history = task_history([run.directory])  # the run's own runtimes, where no profile gives one
-        predicted = _predict_dir(run.directory, options, trial, options.slots or 1, history, depth=0)
+        slots = Slots(options.slots or 1, 0.0, "the run's peak concurrency")
+        predicted = _predict_dir(run.directory, options, trial, slots, history, depth=0)
         if predicted.prediction.makespan_s > 0 and run.makespan > 0:
             errors.append(run.makespan / predicted.prediction.makespan_s - 1)
     return math.sqrt(sum(e * e for e in errors) / len(errors)) if errors else 0.0
@@ -238,7 +247,7 @@ def _write_json(path: str, data: Mapping[str, Any]) -> None:
         raise StorageError(f"{path}: cannot write: {exc.strerror}") from None
 
 
-def _predict_dir(directory: str, options: PredictOptions, model: OverheadModel, slots: int,
+def _predict_dir(directory: str, options: PredictOptions, model: OverheadModel, slots: Slots,
                  history: Mapping[str, Sequence[float]], depth: int) -> PredictResult:
     dag = parse_dag(find_dag(directory), read_vars=False)  # the DAG's shape: no job is submitted
     plan = _plan_jobs(os.path.dirname(dag.path))
@@ -265,11 +274,11 @@ def _predict_dir(directory: str, options: PredictOptions, model: OverheadModel, 
     workflow = SimWorkflow(jobs, edges, maxjobs=_int(config.get("DAGMAN_MAX_JOBS_SUBMITTED")),
                            category_limits=dict(dag.maxjobs),
                            depth_first=_true(config.get("DAGMAN_SUBMIT_DEPTH_FIRST")))
-    platform = Platform({None: slots}, backend=options.backend)
+    platform = Platform({None: slots.cpus}, {None: slots.memory}, backend=options.backend)
     prediction = simulate(workflow, platform, model, replicates=options.replicates, seed=options.seed,
                           schedule=options.schedule)
-    return PredictResult(directory, prediction, slots, options.backend, model, sources, tuple(names),
-                         tuple(notes))
+    return PredictResult(directory, prediction, slots.cpus, options.backend, model, sources, tuple(names),
+                         tuple(notes), slots.source, slots.memory)
 
 
 def _plan_jobs(directory: str) -> dict[str, _PlanJob]:
