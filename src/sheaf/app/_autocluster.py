@@ -67,7 +67,8 @@ def sim_workflow(exec_wf: ExecutableWorkflow, estimates: Mapping[str, float], *,
         first.append([len(jobs)])
         cores = int(profile_float(job.profiles, "pegasus", "cores", subject=f"job '{job.id}'") or 1)
         jobs.append(SimJob(job.id, level=job.level, runtimes=() if job.type in DATA_KINDS else runtimes,
-                           site=job.site, parallel=cores if job.aggregator == "mpiexec" else 1))
+                           site=job.site, parallel=cores if job.aggregator == "mpiexec" else 1,
+                           bytes=float(exec_wf.transfer_bytes.get(job.id, (0, 0))[0])))
     edges = [(a, b) for parent, child in exec_wf.edges for a in first[parent] for b in first[child]]
     return SimWorkflow(jobs, edges)
 

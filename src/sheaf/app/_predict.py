@@ -12,8 +12,11 @@ Where each task's runtime comes from, first found wins
     that profile: ``trace`` when the workflow file is one); ``history``: the median of that
     transformation's successful invocations in earlier runs' events databases (the run directories
     beside this one and any ``calibrate`` directory); else ``default``: ``default_runtime`` seconds.
-    A data job (stage-in, stage-out, create-dir, cleanup, registration) costs its history's median
-    by job type, else its overheads alone.  The result names each transformation's source.
+    A transfer job whose plan.json states the ``bytes`` it moves (stage-in, stage-out, inter-site:
+    its files' sizes summed) moves them at the model's ``bandwidth`` (``sizes``); any other data job
+    (those of no known size, create-dir, cleanup, registration) costs its history's median by job
+    type, else its overheads alone.  The result names each transformation's source, and notes the
+    files of unknown size.
 
 The platform is ``slots`` CPUs on every site -- without ``slots``, those of the backend's platform
 (``sheaf.app._platform``: the local pool's slots and memory, configured by ``pool_config`` or as
@@ -111,6 +114,8 @@ class _PlanJob(msgspec.Struct):
     aggregator: Any = None
     profiles: Any = None
     runtimes: Any = None
+    bytes: Any = None
+    unknown_sizes: Any = None
 
 
 class _Plan(msgspec.Struct):
@@ -257,6 +262,10 @@ def _predict_dir(directory: str, options: PredictOptions, model: OverheadModel, 
     names = list(dag.nodes)
     summaries = _summaries(history)
     jobs = [_sim_job(name, dag, plan.get(name), summaries, options, sources, trace) for name in names]
+    unknown = [int(_number(plan[name].unknown_sizes)) for name in names if name in plan]
+    if any(unknown):
+        notes.append(f"{sum(1 for n in unknown if n)} data jobs move {sum(unknown)} files of unknown size, "
+                     "counted as 0 bytes")
     for job, name in zip(jobs, names, strict=True):
         spec = dag.nodes[name]
         if spec.subdag and depth < 8:
@@ -323,6 +332,10 @@ def _sim_job(name: str, dag: Dag, record: _PlanJob | None, history: Mapping[str,
         job.parallel = job.cpus
     kind = str(record.type)
     tasks = record.tasks if isinstance(record.tasks, list) else []
+    if kind in DATA_KINDS and _number(record.bytes) > 0:
+        job.bytes = _number(record.bytes)
+        sources.setdefault(kind, "sizes")
+        return job
     if kind in DATA_KINDS or not tasks:
         measured, job.spread = _runtimes_of(kind, 1, None, history, options, sources, trace, data=True)
         job.extra = sum(measured)
@@ -381,6 +394,13 @@ def _profile(profiles: Mapping[str, Any], *keys: tuple[str, str]) -> Any:
         if isinstance(entries, dict) and key in entries:
             return entries[key]
     return None
+
+
+def _number(value: Any) -> float:
+    """``value`` when it is a finite number >= 0 (not a boolean), else 0."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return 0.0
+    return float(value) if math.isfinite(value) and value > 0 else 0.0
 
 
 def _int(value: Any) -> int:
