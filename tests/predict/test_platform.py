@@ -163,6 +163,7 @@ def test_plan_cluster_auto_plans_on_the_pools_slots(tmp_path: Path, env: dict[st
     directory = Path(done.stdout.split("submit directory: ")[1].splitlines()[0])
     auto = json.loads((directory / "plan.json").read_text())["autocluster"]
     assert auto["slots"] == 4 and auto["groups"][0]["jobs"] == 4
+    assert auto["slots_source"] == f"local pool configuration {conf}, 4 slots"
     unused = sheaf("plan", "fan.json", "--dir", "runs", "--pool-config", str(conf), cwd=tmp_path, env=env)
     assert unused.returncode == 0 and "--pool-config: only automatic clustering reads them" in unused.stderr
 

@@ -42,7 +42,8 @@ def auto_model(backend: str, slots: int | None, overhead: float | None, overhead
         runs = [os.path.join(runs_dir, name) for name in sorted(os.listdir(runs_dir))]
         history = task_history([run for run in runs if os.path.isdir(run)])
         estimates = {name: statistics.median(values) for name, values in history.items() if values}
-    return AutoModel(model, backend, platform_slots(backend, slots, pool_config).cpus, None, estimates)
+    found = platform_slots(backend, slots, pool_config)
+    return AutoModel(model, backend, found.cpus, None, estimates, found.source)
 
 
 def _runtime(job: ExecJob, index: int, estimates: Mapping[str, float]) -> float:
@@ -83,7 +84,7 @@ def auto_record(exec_wf: ExecutableWorkflow, auto: AutoModel,
     other = sim_workflow(baseline, auto.estimates) if baseline is not None else \
         sim_workflow(exec_wf, auto.estimates, undo_clusters=True)
     single = simulate(other, platform, auto.model, replicates=0)
-    exec_wf.autocluster.update(backend=auto.backend, slots=auto.slots,
+    exec_wf.autocluster.update(backend=auto.backend, slots=auto.slots, slots_source=auto.slots_source,
                                overheads=auto.model.for_site(None, auto.backend).to_json(),
                                predicted_makespan_s=chosen.makespan_s,
                                unclustered_makespan_s=single.makespan_s)
