@@ -11,6 +11,7 @@ TIERS: dict[str, tuple[str, ...]] = {
     "backends/test_slurm_engine.py": ("daemon", "root"),
     "backends/test_slurm_run_contract.py": ("daemon", "root"),
     "grid/test_grid_slurm.py": ("daemon", "root"),
+    "predict/test_platform_slurm.py": ("daemon", "root"),
     "backends/test_dask_contract.py": ("daemon",),
     "backends/test_dask_run.py": ("daemon",),
     "jobtools/test_agg_transfer_remote.py": ("daemon",),

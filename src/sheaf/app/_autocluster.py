@@ -3,8 +3,10 @@ prediction clustered and not.
 
 The model is the one ``sheaf predict`` would use for the backend (``PlanRequest.backend``): the
 defaults, the saved calibration, ``--overheads FILE``, ``--overhead S``; ``slots`` per site (default:
-this machine's CPUs); runtime estimates per transformation for tasks without a runtime profile, from
-the earlier runs of the same workflow under the same base (their events databases).
+the backend's platform's, as ``sheaf predict`` finds them: ``sheaf.app._platform``, the local pool's
+configuration from ``--pool-config``); runtime estimates per transformation for tasks without a
+runtime profile, from the earlier runs of the same workflow under the same base (their events
+databases).
 
 After planning, the executable workflow is simulated as planned and as planned without ``--cluster
 auto`` (for a ``clusters.* = auto`` profile: with every cluster undone, its tasks as jobs of their
@@ -20,6 +22,7 @@ import os
 import statistics
 from collections.abc import Mapping
 
+from sheaf.app._platform import platform_slots
 from sheaf.app._predict import PredictOptions, load_model
 from sheaf.model import profile_float
 from sheaf.monitor import task_history
@@ -28,7 +31,7 @@ from sheaf.predict import AutoModel, Platform, SimJob, SimWorkflow, simulate
 
 
 def auto_model(backend: str, slots: int | None, overhead: float | None, overheads_file: str | None,
-               runs_dir: str | None) -> AutoModel:
+               runs_dir: str | None, pool_config: str | None = None) -> AutoModel:
     """The model automatic clustering optimises under (module docstring)."""
     options = PredictOptions(slots=slots, backend=backend, overhead=overhead, overheads_file=overheads_file)
     model = load_model(options)
@@ -39,7 +42,8 @@ def auto_model(backend: str, slots: int | None, overhead: float | None, overhead
         runs = [os.path.join(runs_dir, name) for name in sorted(os.listdir(runs_dir))]
         history = task_history([run for run in runs if os.path.isdir(run)])
         estimates = {name: statistics.median(values) for name, values in history.items() if values}
-    return AutoModel(model, backend, slots or os.cpu_count() or 1, None, estimates)
+    found = platform_slots(backend, slots, pool_config)
+    return AutoModel(model, backend, found.cpus, None, estimates, found.source)
 
 
 def _runtime(job: ExecJob, index: int, estimates: Mapping[str, float]) -> float:
@@ -64,7 +68,8 @@ def sim_workflow(exec_wf: ExecutableWorkflow, estimates: Mapping[str, float], *,
         first.append([len(jobs)])
         cores = int(profile_float(job.profiles, "pegasus", "cores", subject=f"job '{job.id}'") or 1)
         jobs.append(SimJob(job.id, level=job.level, runtimes=() if job.type in DATA_KINDS else runtimes,
-                           site=job.site, parallel=cores if job.aggregator == "mpiexec" else 1))
+                           site=job.site, parallel=cores if job.aggregator == "mpiexec" else 1,
+                           bytes=float(exec_wf.transfer_bytes.get(job.id, (0, 0))[0])))
     edges = [(a, b) for parent, child in exec_wf.edges for a in first[parent] for b in first[child]]
     return SimWorkflow(jobs, edges)
 
@@ -79,7 +84,7 @@ def auto_record(exec_wf: ExecutableWorkflow, auto: AutoModel,
     other = sim_workflow(baseline, auto.estimates) if baseline is not None else \
         sim_workflow(exec_wf, auto.estimates, undo_clusters=True)
     single = simulate(other, platform, auto.model, replicates=0)
-    exec_wf.autocluster.update(backend=auto.backend, slots=auto.slots,
+    exec_wf.autocluster.update(backend=auto.backend, slots=auto.slots, slots_source=auto.slots_source,
                                overheads=auto.model.for_site(None, auto.backend).to_json(),
                                predicted_makespan_s=chosen.makespan_s,
                                unclustered_makespan_s=single.makespan_s)

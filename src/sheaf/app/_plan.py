@@ -129,7 +129,8 @@ def plan(request: PlanRequest, *, on_warning: Callable[[str], None] | None = Non
     clustering = split_commas(request.clustering)
     _warn_unused_auto(request, clustering, _both(warnings, on_warning))
     auto = auto_model(request.backend, request.slots, request.overhead, request.overheads_file,
-                      where.parent(inputs.workflow.name)) if _automatic(clustering) else None
+                      where.parent(inputs.workflow.name), request.pool_config) \
+        if _automatic(clustering) else None
     record = {**staging.record(), "input_dirs": list(inputs_dirs), "force": request.force,
               "force_replan": request.force_replan, "basename": request.basename}
     context = PlanContext(os.getcwd(), {key: os.path.abspath(value) for key in ("tc", "sc", "rc")
@@ -194,6 +195,7 @@ def plan(request: PlanRequest, *, on_warning: Callable[[str], None] | None = Non
 def _warn_unused_auto(request: PlanRequest, clustering: tuple[str, ...], warn: Callable[[str], None]) -> None:
     """The options of automatic clustering, given to a plan that does not cluster automatically."""
     unused = [name for name, given in (("--backend", request.backend != "local"), ("--slots", request.slots),
+                                       ("--pool-config", request.pool_config),
                                        ("--overhead", request.overhead is not None),
                                        ("--overheads", request.overheads_file)) if given]
     if unused and not _automatic(clustering):

@@ -30,7 +30,8 @@ class PlanRequest:
     inputs, ``group_size`` (cut into group DAGs matched to grid sites), ``transformations_dir`` (each
     file a stageable transformation on site ``local``), ``argv``: the command line recorded in the
     braindump, and what automatic clustering (``clustering`` ``auto``) optimises under: the
-    ``backend``'s overheads (``overhead`` seconds flat, ``overheads_file``), ``slots`` per site."""
+    ``backend``'s overheads (``overhead`` seconds flat, ``overheads_file``), ``slots`` per site (else
+    the backend's platform's: the local pool's, configured by ``pool_config``, as ``sheaf predict``'s)."""
 
     workflow: str | None = None
     dax: str | None = None
@@ -65,6 +66,7 @@ class PlanRequest:
     argv: tuple[str, ...] = ()
     backend: str = "local"
     slots: int | None = None
+    pool_config: str | None = None
     overhead: float | None = None
     overheads_file: str | None = None
 

@@ -12,12 +12,18 @@ Where each task's runtime comes from, first found wins
     that profile: ``trace`` when the workflow file is one); ``history``: the median of that
     transformation's successful invocations in earlier runs' events databases (the run directories
     beside this one and any ``calibrate`` directory); else ``default``: ``default_runtime`` seconds.
-    A data job (stage-in, stage-out, create-dir, cleanup, registration) costs its history's median
-    by job type, else its overheads alone.  The result names each transformation's source.
+    A transfer job whose plan.json states the ``bytes`` it moves (stage-in, stage-out, inter-site:
+    its files' sizes summed) moves them at the model's ``bandwidth`` (``sizes``); any other data job
+    (those of no known size, create-dir, cleanup, registration) costs its history's median by job
+    type, else its overheads alone.  The result names each transformation's source, and notes the
+    files of unknown size.
 
-The platform is ``slots`` CPUs on every site (default: this machine's CPUs) under the overhead
-model of ``backend``: the defaults, then the model saved by calibration (:func:`overheads_path`),
-then ``overheads_file``, then what ``calibrate`` fits (and saves), then ``overhead`` seconds flat.
+The platform is ``slots`` CPUs on every site -- without ``slots``, those of the backend's platform
+(``sheaf.app._platform``: the local pool's slots and memory, configured by ``pool_config`` or as
+``sheaf run`` finds its configuration; a Slurm cluster's CPUs by ``sinfo``; else this machine's),
+the result naming where they came from -- under the overhead model of ``backend``: the defaults,
+then the model saved by calibration (:func:`overheads_path`), then ``overheads_file``, then what
+``calibrate`` fits (and saves), then ``overhead`` seconds flat.
 """
 
 from __future__ import annotations
@@ -37,6 +43,7 @@ from typing import Any
 import msgspec
 
 from sheaf._gc import gc_paused
+from sheaf.app._platform import Slots, platform_slots
 from sheaf.condor import Dag, parse_dag
 from sheaf.engine import find_dag
 from sheaf.errors import StorageError, UsageError
@@ -61,7 +68,8 @@ DEFAULT_RUNTIME = 60.0
 
 @dataclass(frozen=True, slots=True)
 class PredictOptions:
-    slots: int | None = None              # CPUs per site; None: this machine's
+    slots: int | None = None              # CPUs per site; None: the backend's platform's
+    pool_config: str | None = None        # the local pool's configuration file (backend local)
     backend: str = "local"
     overhead: float | None = None         # a flat per-job overhead, seconds
     overheads_file: str | None = None
@@ -84,13 +92,16 @@ class PredictResult:
     sources: Mapping[str, str]            # transformation (or data job type) -> where its runtime came from
     ids: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+    slots_source: str = "--slots"         # where ``slots`` came from (``sheaf.app._platform``)
+    memory_mb: float = 0.0                # the platform's memory per site; 0: not limited
     #: with ``PredictOptions.schedule``: each job's (id, transformation or job type, start, end) in the
     #: run at the means, NOOP nodes left out -- the predicted Gantt chart
     gantt: tuple[tuple[str, str, float, float], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         out = self.prediction.to_json()
-        out.update(directory=self.directory, slots=self.slots, backend=self.backend,
+        out.update(directory=self.directory, slots=self.slots, slots_source=self.slots_source,
+                   memory_mb=self.memory_mb, backend=self.backend,
                    runtime_sources=dict(sorted(self.sources.items())),
                    overheads=self.model.for_site(None, self.backend).to_json())
         return out
@@ -110,6 +121,8 @@ class _PlanJob(msgspec.Struct):
     aggregator: Any = None
     profiles: Any = None
     runtimes: Any = None
+    bytes: Any = None
+    unknown_sizes: Any = None
 
 
 class _Plan(msgspec.Struct):
@@ -160,7 +173,7 @@ def predict(directory: str, options: PredictOptions = PredictOptions(),
         model = calibrate(options.calibrate, options.backend, base=model)
     if options.overhead is not None:
         model = model.flat(options.overhead)
-    slots = options.slots or os.cpu_count() or 1
+    slots = platform_slots(options.backend, options.slots, options.pool_config)
     history = _history(directory, options) if options.history else {}
     if options.record:
         options = replace(options, schedule=True)  # prediction.json keeps the Gantt chart
@@ -201,7 +214,8 @@ def _residual(runs: Sequence[RunTimings], backend: str, fitted: Overheads, model
         options = PredictOptions(slots=max(1, peak_concurrency(run.jobs)), backend=backend, history=False,
                                  replicates=0)
         history = task_history([run.directory])  # the run's own runtimes, where no profile gives one
-        predicted = _predict_dir(run.directory, options, trial, options.slots or 1, history, depth=0)
+        slots = Slots(options.slots or 1, 0.0, "the run's peak concurrency")
+        predicted = _predict_dir(run.directory, options, trial, slots, history, depth=0)
         if predicted.prediction.makespan_s > 0 and run.makespan > 0:
             errors.append(run.makespan / predicted.prediction.makespan_s - 1)
     return math.sqrt(sum(e * e for e in errors) / len(errors)) if errors else 0.0
@@ -250,7 +264,7 @@ def _write_json(path: str, data: Mapping[str, Any]) -> None:
         raise StorageError(f"{path}: cannot write: {exc.strerror}") from None
 
 
-def _predict_dir(directory: str, options: PredictOptions, model: OverheadModel, slots: int,
+def _predict_dir(directory: str, options: PredictOptions, model: OverheadModel, slots: Slots,
                  history: Mapping[str, Sequence[float]], depth: int) -> PredictResult:
     dag = parse_dag(find_dag(directory), read_vars=False)  # the DAG's shape: no job is submitted
     plan = _plan_jobs(os.path.dirname(dag.path))
@@ -260,6 +274,10 @@ def _predict_dir(directory: str, options: PredictOptions, model: OverheadModel, 
     names = list(dag.nodes)
     summaries = _summaries(history)
     jobs = [_sim_job(name, dag, plan.get(name), summaries, options, sources, trace) for name in names]
+    unknown = [int(_number(plan[name].unknown_sizes)) for name in names if name in plan]
+    if any(unknown):
+        notes.append(f"{sum(1 for n in unknown if n)} data jobs move {sum(unknown)} files of unknown size, "
+                     "counted as 0 bytes")
     for job, name in zip(jobs, names, strict=True):
         spec = dag.nodes[name]
         if spec.subdag and depth < 8:
@@ -277,14 +295,14 @@ def _predict_dir(directory: str, options: PredictOptions, model: OverheadModel, 
     workflow = SimWorkflow(jobs, edges, maxjobs=_int(config.get("DAGMAN_MAX_JOBS_SUBMITTED")),
                            category_limits=dict(dag.maxjobs),
                            depth_first=_true(config.get("DAGMAN_SUBMIT_DEPTH_FIRST")))
-    platform = Platform({None: slots}, backend=options.backend)
+    platform = Platform({None: slots.cpus}, {None: slots.memory}, backend=options.backend)
     prediction = simulate(workflow, platform, model, replicates=options.replicates, seed=options.seed,
                           schedule=options.schedule)
     gantt = tuple((name, _group(plan.get(name)), start, end)
                   for name, job, (_, start, end) in zip(names, jobs, prediction.schedule, strict=True)
                   if not job.noop) if prediction.schedule else ()
-    return PredictResult(directory, prediction, slots, options.backend, model, sources, tuple(names),
-                         tuple(notes), gantt)
+    return PredictResult(directory, prediction, slots.cpus, options.backend, model, sources, tuple(names),
+                         tuple(notes), slots.source, slots.memory, gantt)
 
 
 def _group(record: _PlanJob | None) -> str:
@@ -336,6 +354,10 @@ def _sim_job(name: str, dag: Dag, record: _PlanJob | None, history: Mapping[str,
         job.parallel = job.cpus
     kind = str(record.type)
     tasks = record.tasks if isinstance(record.tasks, list) else []
+    if kind in DATA_KINDS and _number(record.bytes) > 0:
+        job.bytes = _number(record.bytes)
+        sources.setdefault(kind, "sizes")
+        return job
     if kind in DATA_KINDS or not tasks:
         measured, job.spread = _runtimes_of(kind, 1, None, history, options, sources, trace, data=True)
         job.extra = sum(measured)
@@ -394,6 +416,13 @@ def _profile(profiles: Mapping[str, Any], *keys: tuple[str, str]) -> Any:
         if isinstance(entries, dict) and key in entries:
             return entries[key]
     return None
+
+
+def _number(value: Any) -> float:
+    """``value`` when it is a finite number >= 0 (not a boolean), else 0."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return 0.0
+    return float(value) if math.isfinite(value) and value > 0 else 0.0
 
 
 def _int(value: Any) -> int:

@@ -62,7 +62,9 @@ def _refused(*names: str) -> click.Option:
 @click.option("--backend", type=click.Choice(BACKENDS), default="local", show_default=True,
               help="--cluster auto: whose overheads the jobs pay.")
 @click.option("--slots", type=click.IntRange(min=1),
-              help="--cluster auto: CPUs per site (default: this machine's).")
+              help="--cluster auto: CPUs per site (default: the backend's, as sheaf predict's).")
+@click.option("--pool-config", type=click.Path(exists=True, dir_okay=False), metavar="FILE",
+              help="--cluster auto, backend local: the local pool's configuration (as sheaf run's).")
 @click.option("--overhead", type=click.FloatRange(min=0), metavar="SECONDS",
               help="--cluster auto: a mean per-job overhead of SECONDS on every site.")
 @click.option("--overheads", "overheads_file", type=click.Path(dir_okay=False), metavar="FILE",
@@ -118,13 +120,14 @@ def _plan_command(*, workflow: str | None, dax: str | None, directory: str | Non
                   jvm_options: tuple[str, ...], deferred: bool, caches: tuple[str, ...],
                   inherited_rc: tuple[str, ...], output_map: str | None,
                   group_size: int | None, as_pegasus: bool, transformations_dir: str | None, backend: str,
-                  slots: int | None, overhead: float | None, overheads_file: str | None) -> None:
+                  slots: int | None, pool_config: str | None, overhead: float | None,
+                  overheads_file: str | None) -> None:
     request = PlanRequest(workflow, dax, directory, relative_dir, relative_submit_dir, basename, sites,
                           output_sites, output_dir, staging_site, cleanup, nocleanup, randomdir, cluster,
                           conf, defines, tc, sc, rc, input_dir, force, force_replan, reuse, deferred, caches,
                           inherited_rc, output_map, group_size, jvm_options, transformations_dir,
-                          tuple(sys.argv[1:]), backend=backend, slots=slots, overhead=overhead,
-                          overheads_file=overheads_file)
+                          tuple(sys.argv[1:]), backend=backend, slots=slots, pool_config=pool_config,
+                          overhead=overhead, overheads_file=overheads_file)
     told: list[str] = []
 
     def warn(text: str) -> None:

@@ -2,7 +2,8 @@
 
 Thin: :func:`sheaf.app.predict` and :func:`sheaf.app.calibrate` compute, this renders.  ``--json``
 prints one object (``makespan_s``, ``low_s``, ``high_s``, ``jobs``, ``critical_path_s``,
-``utilisation``, the per-level breakdown, each transformation's runtime source, the overheads used).
+``utilisation``, the per-level breakdown, the ``slots`` and where they came from (``slots_source``),
+``memory_mb``, each transformation's runtime source, the overheads used).
 """
 
 from __future__ import annotations
@@ -23,8 +24,9 @@ def _render(result: app.PredictResult) -> str:
     overheads = result.model.for_site(None, result.backend)
     head = (f"predicted makespan: {format_seconds(p.makespan_s)} (p10 {format_seconds(p.low_s)}, "
             f"p90 {format_seconds(p.high_s)}; {p.replicates} sampled runs)")
-    platform = (f"platform: {result.slots} slots, backend {result.backend}, overheads {overheads.source} "
-                f"(a single-task job pays {overheads.per_job:.3g} s)")
+    memory = f", {result.memory_mb:.0f} MB" if result.memory_mb > 0 else ""
+    platform = (f"platform: {result.slots} slots{memory} ({result.slots_source}), backend {result.backend}, "
+                f"overheads {overheads.source} (a single-task job pays {overheads.per_job:.3g} s)")
     jobs = (f"jobs: {p.jobs} running {p.tasks} tasks; critical path {format_seconds(p.critical_path_s)}; "
             f"utilisation {p.utilisation:.0%}")
     split = f"time in tasks {format_seconds(p.work_s)}, in overheads {format_seconds(p.overhead_s)}"
@@ -42,7 +44,11 @@ def _render(result: app.PredictResult) -> str:
 
 @click.command("predict")
 @click.argument("directory", type=click.Path(file_okay=False))
-@click.option("--slots", type=click.IntRange(min=1), help="CPUs on every site (default: this machine's).")
+@click.option("--slots", type=click.IntRange(min=1),
+              help="CPUs on every site (default: the backend's: the local pool's, a Slurm cluster's by "
+                   "sinfo, else this machine's).")
+@click.option("--pool-config", type=click.Path(exists=True, dir_okay=False), metavar="FILE",
+              help="The local pool's configuration (as sheaf run --pool-config): its slots' CPUs and memory.")
 @click.option("--backend", type=click.Choice(BACKENDS), default="local", show_default=True,
               help="Whose overheads the jobs pay.")
 @click.option("--overhead", type=click.FloatRange(min=0), metavar="SECONDS",
@@ -54,7 +60,7 @@ def _render(result: app.PredictResult) -> str:
 @click.option("--no-history", is_flag=True, help="Do not read task runtimes from earlier runs.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the sampled runs.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-def command(directory: str, slots: int | None, backend: str, overhead: float | None,
+def command(directory: str, slots: int | None, pool_config: str | None, backend: str, overhead: float | None,
             overheads_file: str | None, calibrate: tuple[str, ...], no_history: bool, seed: int,
             as_json: bool) -> None:
     """Predict how long the plan in DIR will take to run (a simulation of its jobs on the platform).
@@ -62,7 +68,7 @@ def command(directory: str, slots: int | None, backend: str, overhead: float | N
     Task runtimes come from their pegasus runtime profile (a WfCommons trace's runtimeInSeconds), else
     from the runs of that transformation in earlier runs' events databases, else 60 s; each job pays the
     backend's overheads (submit and queue, launch, per-task start-up, post), each a distribution."""
-    options = app.PredictOptions(slots=slots, backend=backend, overhead=overhead,
+    options = app.PredictOptions(slots=slots, pool_config=pool_config, backend=backend, overhead=overhead,
                                  overheads_file=overheads_file, calibrate=calibrate,
                                  history=not no_history, seed=seed, record=True)
     result = app.predict(directory, options)

@@ -13,7 +13,11 @@ the others).  ``hooks``, at the top and on a job whose tasks have any: the shell
 (``{"when": start|on_error|on_success|at_end|all, "cmd": ...}``, the conditions of Pegasus's
 notifications file), which ``sheaf.monitor`` runs while the DAG does.  ``runtimes``, on a job whose
 tasks have a pegasus ``runtime`` profile: each task's, in ``tasks``' order (``null`` for a task without
-one), what ``sheaf predict`` reads.  ``autocluster``, in a plan clustered automatically only: what was
+one), what ``sheaf predict`` reads.  ``bytes``, on a stage-in, stage-out or inter-site job: what
+its transfer list moves, the sum of its files' sizes as the workflow states them (a use's ``size`` or
+its metadata's, WfCommons ``sizeInBytes``), and ``unknown_sizes``, when some of its files have none:
+how many, each counted 0 bytes -- ``sheaf predict`` charges the bytes at the model's bandwidth.
+``autocluster``, in a plan clustered automatically only: what was
 chosen per group and the predicted makespans (docs/planning.md).
 
 Encoded with msgspec from slotted structs: 10^6 jobs take about a second.
@@ -34,7 +38,7 @@ FORMAT = "sheaf-plan/1"
 FOUR = ("pegasus", "condor", "dagman", "env")
 
 
-class PlanJobRecord(msgspec.Struct, omit_defaults=True):  # only ``container`` has a default: absent when none
+class PlanJobRecord(msgspec.Struct, omit_defaults=True):  # a key with a default is absent when None
     id: str
     type: str
     site: str | None
@@ -46,6 +50,8 @@ class PlanJobRecord(msgspec.Struct, omit_defaults=True):  # only ``container`` h
     container: dict[str, str | bool] | None = None
     hooks: list[dict[str, str]] | None = None
     runtimes: list[float | None] | None = None
+    bytes: int | None = None
+    unknown_sizes: int | None = None
 
 
 class PlanRecord(msgspec.Struct, omit_defaults=False):

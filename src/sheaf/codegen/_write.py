@@ -479,10 +479,11 @@ class _Writer:
             dag.write("\n".join(lines) + "\n")
             if cached[1].category:
                 out.categories[cached[1].category] = None
+            moved, unknown = self.exec_wf.transfer_bytes.get(job.id, (None, None))
             out.records.append(PlanJobRecord(job.id, job.type, job.site, job.transformation, job.level,
                                          [task.id for task in job.tasks], job.aggregator, cached[2],
                                          container_record(self.containers.jobs.get(job.id)),
-                                         self._hooks(job), task_runtimes(job.tasks)))
+                                         self._hooks(job), task_runtimes(job.tasks), moved, unknown or None))
             out.types[job.type] = out.types.get(job.type, 0) + 1
         return out
 

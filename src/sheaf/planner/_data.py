@@ -42,7 +42,8 @@ Policy (``sharedfs``: jobs read and write their site's shared scratch):
   last job is done; ``none`` keeps them.  Files to be kept (staged out nowhere) are never removed.
 
 Every auxiliary job names its input file (``exec_wf.job_inputs``: a JSON transfer list, the lists of
-files to remove or register) and codegen appends that file's path to its arguments.
+files to remove or register) and codegen appends that file's path to its arguments; a transfer job
+also records the bytes its list moves (``exec_wf.transfer_bytes``, ``_transfer_bytes``).
 """
 
 from __future__ import annotations
@@ -61,6 +62,7 @@ from sheaf.planner._naming import safe
 from sheaf.planner._plan import ExecJob, ExecutableWorkflow
 from sheaf.planner._replicas import Source, path_url, url_in
 from sheaf.planner._stageout import cluster_limit, plan_stage_out, replica_selector
+from sheaf.planner._transfer_bytes import TransferBytes
 from sheaf.planner._transfer_lists import transfer_entry, transfer_options, transfer_text
 
 RUNS_TASKS = ("compute", "cluster", "subworkflow")
@@ -85,11 +87,14 @@ class _Pass:
     jobs: list[ExecJob] = field(default_factory=list)      # auxiliary jobs, placed before the planner's
     edges: list[tuple[int, int]] = field(default_factory=list)  # over aux + planner jobs (see shift)
     staged: dict[str, dict[str, _Staged]] = field(default_factory=dict)  # site -> name -> file
+    moved: TransferBytes = field(default_factory=TransferBytes)
 
-    def add(self, job: ExecJob, text: str | None = None) -> int:
+    def add(self, job: ExecJob, text: str | None = None, files: Iterable[str] | None = None) -> int:
         self.jobs.append(job)
         if text is not None:
             self.exec_wf.job_inputs[job.id] = text
+        if files is not None:  # a transfer job: what its list moves
+            self.exec_wf.transfer_bytes[job.id] = self.moved.of(self.exec_wf.workflow, files)
         return len(self.jobs) - 1
 
 
@@ -403,7 +408,7 @@ def _add_stage_in(state: _Pass, buckets: dict[str, list[tuple[int, list[_Staged]
             job = ExecJob(id=f"stage_in_local_{safe(site)}_{level}_{n}", type="stage_in", site=site,
                           transformation=None, level=level, executable="sheaf-transfer",
                           arguments=transfer_options(exec_wf, workdir, state.submit_dir))
-            out.append((state.add(job, transfer_text(entries)), files, site))
+            out.append((state.add(job, transfer_text(entries), [f.name for f in files]), files, site))
     return out
 
 

@@ -141,6 +141,9 @@ class ExecutableWorkflow:
     #: auxiliary job id -> the text of its input file (a JSON transfer, cleanup or registration
     #: list), whose path codegen appends to the job's arguments
     job_inputs: dict[str, str] = field(default_factory=dict)
+    #: stage-in, stage-out and inter-site job id -> (the bytes its transfer list moves, how many of its
+    #: files have no known size and count 0): ``sheaf.planner._transfer_bytes``
+    transfer_bytes: dict[str, tuple[int, int]] = field(default_factory=dict)
     #: ``condorio``: compute/cluster job id -> (input paths on the staging site, output names), what
     #: HTCondor's file transfer moves in and out of the job's sandbox
     file_transfers: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = field(default_factory=dict)

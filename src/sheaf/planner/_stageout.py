@@ -78,7 +78,7 @@ class StageOut:
                 job = ExecJob(id=f"stage_inter_{safe(src)}_{safe(dst)}_{level}_{n}", type="inter_site",
                               site=dst, transformation=None, level=level, executable="sheaf-transfer",
                               arguments=transfer_options(exec_wf, exec_wf.workdirs[dst], state.submit_dir))
-                index = state.add(job, transfer_text(entries))
+                index = state.add(job, transfer_text(entries), group)
                 readers = sorted({r for lfn in group for r in self.inter[(src, dst, lfn)]})
                 made.append((index, src, dst, group, readers))
         return made
@@ -117,7 +117,7 @@ class StageOut:
             job = ExecJob(id=f"stage_out_local_{safe(site)}_{level}_{n}", type="stage_out", site=site,
                           transformation=None, level=level, executable="sheaf-transfer",
                           arguments=transfer_options(exec_wf, directory, state.submit_dir))
-            index = state.add(job, transfer_text(entries))
+            index = state.add(job, transfer_text(entries), [f.lfn for f in files])
             wanted = [(f, url, label) for f, url in zip(files, delivered, strict=True)
                       if f.register and registering]
             if wanted:

@@ -35,14 +35,16 @@ from sheaf.predict._overheads import OverheadModel, Overheads
 @dataclass(frozen=True, slots=True)
 class AutoModel:
     """What ``--cluster auto`` optimises under: the overhead model of ``backend`` (or a site's own),
-    ``slots`` per site, a wall-time limit per job (seconds; None: none), and runtime ``estimates``
-    per transformation for tasks without a runtime profile (from earlier runs)."""
+    ``slots`` per site, a wall-time limit per job (seconds; None: none), runtime ``estimates``
+    per transformation for tasks without a runtime profile (from earlier runs), and where the slots
+    came from (``slots_source``, in words)."""
 
     model: OverheadModel = field(default_factory=OverheadModel)
     backend: str = "local"
     slots: int = 1
     walltime: float | None = None
     estimates: Mapping[str, float] = field(default_factory=dict)
+    slots_source: str = ""
 
     def overheads(self, site: str | None) -> Overheads:
         return self.model.for_site(site, self.backend)
