@@ -162,6 +162,9 @@ def measure(args: argparse.Namespace, cluster_env: dict[str, str], run_options: 
                                  inside))
                 else:
                     sheaf("calibrate", directory, "--backend", args.backend, env=env, cwd=work)
+                    fitted = json.loads(Path(env["SHEAF_OVERHEADS"]).read_text())["backends"][args.backend]
+                    print(f"  calibrated {args.backend} model: {json.dumps(fitted, sort_keys=True)}",
+                          flush=True)
                     calibrated = True
     if rows:
         target = "5%" if args.backend == "local" else "15%"

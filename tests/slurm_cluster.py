@@ -8,7 +8,8 @@ otherwise), and exactly those are stopped.  Settings that matter, measured on th
 written on: ``ProctrackType=proctrack/linuxproc`` and ``TaskPlugin=task/none`` work without
 cgroups; ``SchedulerParameters=batch_sched_delay=0`` cut 100 short jobs from 131.6 s to 44.9 s (a
 test setting: sites own theirs); ``MinJobAge`` is small so that a job vanishes from ``squeue``
-soon after it ends (the backend must not read "gone" as "succeeded").
+soon after it ends (the backend must not read "gone" as "succeeded"); ``DefMemPerCPU`` gives a job
+that asks for no memory its CPUs' share, so that jobs share the node as on a site.
 
 Without root, or without the Debian packages ``slurm-wlm`` and ``munge`` (``scripts/system-deps.sh``
 installs them when root), :func:`unavailable` gives the reason and the Slurm tests skip.
@@ -167,6 +168,9 @@ def _slurm_conf(root: Path, port: int, cpus: int, memory: int, settings: dict[st
         "MpiDefault": "none", "SwitchType": "switch/none", "MailProg": "/bin/true",
         "SlurmctldTimeout": "30", "SlurmdTimeout": "60", "InactiveLimit": "0", "KillWait": "5",
         "MaxJobCount": "20000",
+        # a job that asks for no memory gets its CPUs' share, as sites configure it: without this
+        # Slurm gives it the whole node's memory (CR_Core_Memory), and jobs run one at a time
+        "DefMemPerCPU": str(max(1, memory // max(cpus, 1))),
     }
     lines.update(settings)
     text = "".join(f"{k}={v}\n" for k, v in lines.items() if v)

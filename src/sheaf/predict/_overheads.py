@@ -90,9 +90,9 @@ class Overheads:
 DEFAULTS: dict[str, Overheads] = {
     "local": Overheads(engine=Dist(0.0015, 1.0), submit=Dist(0.0005, 1.0), launch=Dist(0.002, 1.0),
                        task=Dist(0.004, 0.5), post=Dist(0.001, 1.0), bandwidth=500e6, speed_cv=0.05),
-    "slurm": Overheads(engine=Dist(0.002, 0.5), submit=Dist(0.5, 0.5), launch=Dist(0.06, 0.5),
-                       task=Dist(0.004, 0.5), post=Dist(0.05, 0.5), bandwidth=200e6, speed_cv=0.08,
-                       dispatch=1.0),
+    "slurm": Overheads(engine=Dist(0.002, 0.5), submit=Dist(1.0, 0.3), launch=Dist(0.001, 1.0),
+                       task=Dist(0.004, 0.5), post=Dist(0.002, 1.0), bandwidth=200e6, speed_cv=0.08,
+                       dispatch=0.5),
     "dask": Overheads(engine=Dist(0.002, 0.5), submit=Dist(0.01, 0.5), launch=Dist(0.02, 0.5),
                       task=Dist(0.004, 0.5), post=Dist(0.002, 0.5), bandwidth=500e6, speed_cv=0.05),
     "htcondor": Overheads(engine=Dist(0.01, 0.5), submit=Dist(30.0, 0.6), launch=Dist(2.0, 0.5),
