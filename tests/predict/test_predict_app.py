@@ -199,3 +199,25 @@ def test_calibrating_from_a_directory_that_never_ran_is_exit_2(trace: Path, env:
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert "no run to calibrate from" in done.stderr and str(directory) in done.stderr
     assert not Path(env["SHEAF_OVERHEADS"]).exists()
+
+
+def test_a_hand_written_dagman_dag_is_predicted_from_its_file_or_its_directory(tmp_path: Path,
+                                                                                env: dict[str, str]) -> None:
+    """Any DAGMan DAG: the file itself, or DIR with --dag when it holds several; levels are depths, the
+    PRIORITY and the CATEGORY throttle are the engine's."""
+    text = ("JOB A a.sub\nJOB B b.sub\nJOB C c.sub\nJOB D d.sub\nPARENT A CHILD B C D\n"
+            'VARS A x="1"\nCATEGORY B one\nCATEGORY C one\nCATEGORY D one\nMAXJOBS one 1\n')
+    (tmp_path / "w.dag").write_text(text)
+    (tmp_path / "other.dag").write_text("JOB X x.sub\n")
+    got = json.loads(sheaf("predict", "w.dag", "--slots", "8", "--overhead", "10", "--no-history", "--json",
+                           cwd=tmp_path, env=env).stdout)
+    assert [(level["level"], level["jobs"]) for level in got["levels"]] == [(0, 1), (1, 3)]
+    # one at a time through the category: four 60 s jobs, each paying its 10 s
+    assert got["critical_path_s"] == pytest.approx(140, rel=0.01)
+    assert got["makespan_s"] == pytest.approx(280, rel=0.25) and got["makespan_s"] > 200
+    assert json.loads((tmp_path / "prediction.json").read_text())["jobs"] == 4
+    again = sheaf("predict", ".", "--dag", "w.dag", "--slots", "8", "--overhead", "10", "--no-history",
+                  "--json", cwd=tmp_path, env=env)
+    assert json.loads(again.stdout)["jobs"] == 4
+    both = sheaf("predict", ".", cwd=tmp_path, env=env)
+    assert both.returncode == 2 and "expected exactly one *.dag file" in both.stderr

@@ -47,6 +47,7 @@ from sheaf.app._platform import Slots, platform_slots
 from sheaf.condor import Dag, parse_dag
 from sheaf.engine import find_dag
 from sheaf.errors import StorageError, UsageError
+from sheaf.model import kahn_levels
 from sheaf.monitor import JobTiming, RunTimings, master_db_path, run_timings, task_history
 from sheaf.planner import DATA_KINDS
 from sheaf.predict import (
@@ -78,6 +79,7 @@ class PredictOptions:
     default_runtime: float = DEFAULT_RUNTIME
     replicates: int | None = None
     seed: int = 0
+    dag_file: str | None = None           # the DAG to predict, in DIR or absolute; None: DIR's one *.dag
     schedule: bool = False
     record: bool = False                  # write ``prediction.json`` (sheaf statistics reads it)
 
@@ -174,11 +176,13 @@ def predict(directory: str, options: PredictOptions = PredictOptions(),
     if options.overhead is not None:
         model = model.flat(options.overhead)
     slots = platform_slots(options.backend, options.slots, options.pool_config)
+    dag_path = find_dag(directory, options.dag_file)  # DIR's DAG, or DIR is itself a DAG file
+    directory = os.path.dirname(dag_path)
     history = _history(directory, options) if options.history else {}
     if options.record:
         options = replace(options, schedule=True)  # prediction.json keeps the Gantt chart
     with gc_paused():  # the DAG, the plan and the simulation's lists: millions of objects, no cycles
-        result = _predict_dir(os.path.abspath(directory), options, model, slots, history, depth=0)
+        result = _predict_dir(directory, options, model, slots, history, depth=0, dag_path=dag_path)
     if options.record:
         record = {**result.to_json(), "predicted_at": time.time()}
         if result.gantt and len(result.gantt) <= GANTT_JOBS:
@@ -265,8 +269,9 @@ def _write_json(path: str, data: Mapping[str, Any]) -> None:
 
 
 def _predict_dir(directory: str, options: PredictOptions, model: OverheadModel, slots: Slots,
-                 history: Mapping[str, Sequence[float]], depth: int) -> PredictResult:
-    dag = parse_dag(find_dag(directory), read_vars=False)  # the DAG's shape: no job is submitted
+                 history: Mapping[str, Sequence[float]], depth: int,
+                 dag_path: str | None = None) -> PredictResult:
+    dag = parse_dag(dag_path or find_dag(directory), read_vars=False)  # its shape: nothing is submitted
     plan = _plan_jobs(os.path.dirname(dag.path))
     trace = _is_trace(os.path.dirname(dag.path))
     sources: dict[str, str] = {}
@@ -291,6 +296,11 @@ def _predict_dir(directory: str, options: PredictOptions, model: OverheadModel, 
     index = {name: i for i, name in enumerate(names)}
     edges = [(index[p], index[c]) for p, children in dag.children.items() for c in children
              if p in index and c in index]
+    if not plan:  # a DAG sheaf did not plan: its levels are the nodes' depths
+        levels, _ = kahn_levels(names, dag.parents.__getitem__, dag.children.__getitem__)
+        for number, level in enumerate(levels):
+            for name in level:
+                jobs[index[name]].level = number
     config = dag.config
     workflow = SimWorkflow(jobs, edges, maxjobs=_int(config.get("DAGMAN_MAX_JOBS_SUBMITTED")),
                            category_limits=dict(dag.maxjobs),

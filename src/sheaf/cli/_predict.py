@@ -43,7 +43,8 @@ def _render(result: app.PredictResult) -> str:
 
 
 @click.command("predict")
-@click.argument("directory", type=click.Path(file_okay=False))
+@click.argument("directory", type=click.Path(exists=True))
+@click.option("--dag", "dag_file", metavar="FILE", help="The DAG to predict, when DIR holds several.")
 @click.option("--slots", type=click.IntRange(min=1),
               help="CPUs on every site (default: the backend's: the local pool's, a Slurm cluster's by "
                    "sinfo, else this machine's).")
@@ -60,17 +61,18 @@ def _render(result: app.PredictResult) -> str:
 @click.option("--no-history", is_flag=True, help="Do not read task runtimes from earlier runs.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the sampled runs.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-def command(directory: str, slots: int | None, pool_config: str | None, backend: str, overhead: float | None,
-            overheads_file: str | None, calibrate: tuple[str, ...], no_history: bool, seed: int,
-            as_json: bool) -> None:
-    """Predict how long the plan in DIR will take to run (a simulation of its jobs on the platform).
+def command(directory: str, dag_file: str | None, slots: int | None, pool_config: str | None, backend: str,
+            overhead: float | None, overheads_file: str | None, calibrate: tuple[str, ...], no_history: bool,
+            seed: int, as_json: bool) -> None:
+    """Predict how long the plan in DIR (or the DAG file DIRECTORY) will take to run: a simulation of
+    its jobs on the platform.
 
     Task runtimes come from their pegasus runtime profile (a WfCommons trace's runtimeInSeconds), else
     from the runs of that transformation in earlier runs' events databases, else 60 s; each job pays the
     backend's overheads (submit and queue, launch, per-task start-up, post), each a distribution."""
     options = app.PredictOptions(slots=slots, pool_config=pool_config, backend=backend, overhead=overhead,
                                  overheads_file=overheads_file, calibrate=calibrate,
-                                 history=not no_history, seed=seed, record=True)
+                                 history=not no_history, seed=seed, record=True, dag_file=dag_file)
     result = app.predict(directory, options)
     click.echo(json.dumps(result.to_json(), indent=1) if as_json else _render(result))
 
