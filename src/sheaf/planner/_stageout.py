@@ -35,7 +35,8 @@ from sheaf.planner._transfer_lists import json_str, transfer_entry, transfer_opt
 if TYPE_CHECKING:
     from sheaf.planner._data import _Pass
 
-_PRODUCERS = ("compute", "cluster")
+#: the jobs whose outputs the data pass stages out and cleans up
+PRODUCERS = ("compute", "cluster")
 
 
 @dataclass(slots=True)
@@ -159,8 +160,11 @@ class StageOut:
             outputs[key] = (users, kept, False)
 
 
-def plan_stage_out(exec_wf: ExecutableWorkflow, submit_dir: str) -> StageOut:
-    files = _produced(exec_wf)
+def plan_stage_out(exec_wf: ExecutableWorkflow, submit_dir: str, files: dict[tuple[str, str], _File]
+                   ) -> StageOut:
+    """The stage-out plan of the produced ``files`` ((site, lfn) -> producers and same-site readers, from
+    the data pass's walk over the uses); sub-workflow and inter-site readers are added here."""
+    _sub_workflow_reads(exec_wf, files)
     inter = _cross_site(exec_wf, files)
     plan = StageOut(exec_wf, output_targets(exec_wf, submit_dir), files, inter)
     if not plan.targets:
@@ -202,26 +206,6 @@ def _reused(exec_wf: ExecutableWorkflow, targets: list[tuple[str, str]]) -> list
     return found
 
 
-def _produced(exec_wf: ExecutableWorkflow) -> dict[tuple[str, str], _File]:
-    """(site, lfn) -> producers and same-site readers of every file a job produces."""
-    files: dict[tuple[str, str], _File] = {}
-    for index, site, use in _uses(exec_wf):
-        if use.type != "input":
-            f = files.get((site, use.lfn))
-            if f is None:
-                f = files[(site, use.lfn)] = _File(site, use.lfn)
-            if not f.producers or f.producers[-1] != index:
-                f.producers.append(index)
-            f.stage_out = f.stage_out or use.stage_out
-            f.register = f.register or use.register_replica
-    for index, site, lfn in _reads(exec_wf):
-        f = files.get((site, lfn))
-        if f is not None and index not in f.producers and (not f.readers or f.readers[-1] != index):
-            f.readers.append(index)
-    _sub_workflow_reads(exec_wf, files)
-    return files
-
-
 def _sub_workflow_reads(exec_wf: ExecutableWorkflow, files: dict[tuple[str, str], _File]) -> None:
     """A sub-workflow job reads its inputs and the workflow file it plans from wherever they were made
     (its child finds them through the parent's cache files, on any site): it is a reader of every copy,
@@ -257,7 +241,7 @@ def _uses(exec_wf: ExecutableWorkflow) -> Iterator[tuple[int, str, Use]]:
     get = exec_wf.workflow.jobs.get
     for index, job in enumerate(exec_wf.jobs):
         site = job.site
-        if site is None or job.type not in _PRODUCERS:
+        if site is None or job.type not in PRODUCERS:
             continue
         for task in job.tasks:
             source = get(task.id)
@@ -273,7 +257,7 @@ def _cross_site(exec_wf: ExecutableWorkflow, files: dict[tuple[str, str], _File]
     nonsharedfs's staging directory) just reads it there."""
     sites = {site for site, _ in files}
     if len(sites) <= 1 and all(job.site in sites for job in exec_wf.jobs
-                               if job.site is not None and job.type in _PRODUCERS):
+                               if job.site is not None and job.type in PRODUCERS):
         return {}  # every file is made and read on one site: nothing crosses (the common case)
     made_on: dict[str, str] = {}
     for site, lfn in files:
