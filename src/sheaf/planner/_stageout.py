@@ -29,7 +29,7 @@ from sheaf.errors import PlanningError
 from sheaf.model import Use, all_uses
 from sheaf.planner._naming import safe
 from sheaf.planner._plan import ExecJob, ExecutableWorkflow
-from sheaf.planner._replicas import ReplicaSelector, Source, url_in
+from sheaf.planner._replicas import ReplicaSelector, Source, dir_url, quoted_name, url_in
 from sheaf.planner._transfer_lists import json_str, transfer_entry, transfer_options, transfer_text
 
 if TYPE_CHECKING:
@@ -111,10 +111,8 @@ class StageOut:
         to_register: dict[tuple[str, int], tuple[list[int], list[tuple[_File, str, str]]]] = {}
         for (label, directory), (site, level, files) in ((t, b) for t in self.targets for b in self.buckets):
             n = counters[(site, level)] = counters.get((site, level), -1) + 1
-            delivered = [url_in(directory, f.lfn) for f in files]
-            entries = [transfer_entry(i, "output", f.lfn, [f.source or _made(exec_wf, site, f.lfn)],
-                                      label, url)
-                       for i, (f, url) in enumerate(zip(files, delivered, strict=True), 1)]
+            # a bucket of reused outputs has no working directory: each is staged out from its replica
+            entries, delivered = output_entries(exec_wf.workdirs.get(site, ""), site, label, directory, files)
             job = ExecJob(id=f"stage_out_local_{safe(site)}_{level}_{n}", type="stage_out", site=site,
                           transformation=None, level=level, executable="sheaf-transfer",
                           arguments=transfer_options(exec_wf, directory, state.submit_dir))
@@ -160,6 +158,37 @@ class StageOut:
             outputs[key] = (users, kept, False)
 
 
+def output_entries(workdir: str, site: str, label: str, directory: str, files: list[_File]
+                   ) -> tuple[list[str], list[str]]:
+    """A stage-out job's transfer entries, as ``transfer_entry`` makes them, and the URL each file is
+    delivered to: a file made in ``workdir`` (on ``site``), or a reused one from its replica, goes to
+    ``directory`` (``label``)."""
+    entries: list[str] = []
+    delivered: list[str] = []
+    if not workdir or not directory:
+        heads = None
+    else:  # each URL is the file's quoted name under a directory quoted and escaped once, as quoting and
+        # escaping each whole URL is most of what a stage-out job's entries cost
+        src_head = f'"src_urls": [{{"site_label": {json_str(site)}, "url": {json_str(dir_url(workdir))[:-1]}'
+        dest_url = dir_url(directory)
+        dest_head = f'"dest_urls": [{{"site_label": {json_str(label)}, "url": {json_str(dest_url)[:-1]}'
+        heads = (src_head, dest_url, dest_head)
+    for number, f in enumerate(files, 1):
+        lfn = f.lfn
+        if heads is None or f.source is not None or lfn.startswith("/"):
+            url = url_in(directory, lfn)
+            source = f.source or Source(url_in(workdir, lfn), site)
+            entries.append(transfer_entry(number, "output", lfn, [source], label, url))
+        else:
+            quoted = quoted_name(lfn)  # no character of it needs escaping in JSON
+            url = heads[1] + quoted
+            entries.append(f'{{"type": "transfer", "id": {number:d}, "linkage": "output", '
+                           f'"lfn": {json_str(lfn)}, "executable": false, {heads[0]}{quoted}"}}], '
+                           f'{heads[2]}{quoted}"}}]}}')
+        delivered.append(url)
+    return entries, delivered
+
+
 def plan_stage_out(exec_wf: ExecutableWorkflow, submit_dir: str, files: dict[tuple[str, str], _File]
                    ) -> StageOut:
     """The stage-out plan of the produced ``files`` ((site, lfn) -> producers and same-site readers, from
@@ -186,11 +215,6 @@ def plan_stage_out(exec_wf: ExecutableWorkflow, submit_dir: str, files: dict[tup
     if reused:
         plan.buckets.append(("local", 0, reused))
     return plan
-
-
-def _made(exec_wf: ExecutableWorkflow, site: str, lfn: str) -> Source:
-    """Where a job of ``site`` writes ``lfn``: its working directory."""
-    return Source(url_in(exec_wf.workdirs[site], lfn), site)
 
 
 def _reused(exec_wf: ExecutableWorkflow, targets: list[tuple[str, str]]) -> list[_File]:
