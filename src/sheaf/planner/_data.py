@@ -119,14 +119,14 @@ def _plan_data(exec_wf: ExecutableWorkflow, submit_dir: str, exec_dir: str | Non
     if config == "sharedfs" and exec_wf.data.staging_sites:
         exec_wf.warnings.append("--staging-site is for condorio and nonsharedfs: under sharedfs every site "
                                 "stages into its own shared scratch")
-    produced = _collect_files(state, config)
+    produced, selector = _collect_files(state, config)
     if config == "condorio":
         staged = {lfn for files in state.staged.values() for lfn in files}
         condorio_lists(exec_wf, staged)
     elif config == "nonsharedfs":
         lite_manifests(exec_wf, state.submit_dir)
     _stage_executables(state)
-    planned = _aux_plan(state, sites, produced)
+    planned = _aux_plan(state, sites, produced, selector)
     exec_wf.jobs = state.jobs + jobs
     shift = len(state.jobs)
     exec_wf.edges = [*planned.edges, *((p + shift, c + shift) for p, c in exec_wf.edges)]
@@ -222,10 +222,11 @@ def workflow_inputs(exec_wf: ExecutableWorkflow) -> tuple[set[str], set[str]]:
     return (consumed - produced) | checkpoints, checkpoints
 
 
-def _collect_files(state: _Pass, config: str) -> dict[tuple[str, str], _File]:
+def _collect_files(state: _Pass, config: str) -> tuple[dict[tuple[str, str], _File], ReplicaSelector | None]:
     """One walk over the uses of every job that runs tasks: site -> lfn -> ``_Staged`` for every
     workflow input a job reads (bypassed inputs are read where their replica is: module docstring), and
-    (site, lfn) -> producers and same-site readers of every file a compute or cluster job produces."""
+    (site, lfn) -> producers and same-site readers of every file a compute or cluster job produces; and
+    the replica selector it found the inputs with (None without inputs)."""
     exec_wf = state.exec_wf
     inputs, optional = workflow_inputs(exec_wf)
     first = _FirstReads(exec_wf, inputs, optional, config)
@@ -279,7 +280,7 @@ def _collect_files(state: _Pass, config: str) -> dict[tuple[str, str], _File]:
                         f.readers.append(index)
     _early_readers(produced, early)
     first.warn_missing()
-    return produced
+    return produced, first.selector
 
 
 def _early_readers(produced: dict[tuple[str, str], _File], early: dict[tuple[str, str], list[int]]) -> None:
@@ -396,7 +397,8 @@ class Planned:
     outputs: dict[tuple[str, str], tuple[list[int], bool, bool]] = field(default_factory=dict)
 
 
-def _aux_plan(state: _Pass, sites: Sequence[str], produced: dict[tuple[str, str], _File]) -> Planned:
+def _aux_plan(state: _Pass, sites: Sequence[str], produced: dict[tuple[str, str], _File],
+              selector: ReplicaSelector | None) -> Planned:
     """Create the create_dir, stage_in, stage_out and register jobs; return the edges over the final
     job list (aux jobs first) and the cleanup facts."""
     exec_wf = state.exec_wf
@@ -406,7 +408,7 @@ def _aux_plan(state: _Pass, sites: Sequence[str], produced: dict[tuple[str, str]
             id=f"create_dir_{safe(exec_wf.name)}_0_{safe(site)}", type="create_dir", site=site,
             transformation=None, level=0, executable="/bin/mkdir", arguments=("-p", exec_wf.workdirs[site])))
     stage_buckets = {site: _stage_in_buckets(state, site) for site in sites}
-    out_plan = plan_stage_out(exec_wf, state.submit_dir, produced)
+    out_plan = plan_stage_out(exec_wf, state.submit_dir, produced, selector)
     stage_jobs = _add_stage_in(state, stage_buckets)
     out_jobs = out_plan.add_jobs(state)
     inter_jobs = out_plan.add_inter_jobs(state)

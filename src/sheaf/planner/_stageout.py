@@ -189,10 +189,11 @@ def output_entries(workdir: str, site: str, label: str, directory: str, files: l
     return entries, delivered
 
 
-def plan_stage_out(exec_wf: ExecutableWorkflow, submit_dir: str, files: dict[tuple[str, str], _File]
-                   ) -> StageOut:
+def plan_stage_out(exec_wf: ExecutableWorkflow, submit_dir: str, files: dict[tuple[str, str], _File],
+                   selector: ReplicaSelector | None = None) -> StageOut:
     """The stage-out plan of the produced ``files`` ((site, lfn) -> producers and same-site readers, from
-    the data pass's walk over the uses); sub-workflow and inter-site readers are added here."""
+    the data pass's walk over the uses); sub-workflow and inter-site readers are added here.  Reused
+    outputs are found by ``selector``, else one made here."""
     _sub_workflow_reads(exec_wf, files)
     inter = _cross_site(exec_wf, files)
     plan = StageOut(exec_wf, output_targets(exec_wf, submit_dir), files, inter)
@@ -211,16 +212,17 @@ def plan_stage_out(exec_wf: ExecutableWorkflow, submit_dir: str, files: dict[tup
         for f in group:
             buckets[rank[f.producers[-1]]].append(f)
         plan.buckets.extend((site, level, b) for b in buckets if b)
-    reused = _reused(exec_wf, plan.targets)
+    reused = _reused(exec_wf, plan.targets, selector)
     if reused:
         plan.buckets.append(("local", 0, reused))
     return plan
 
 
-def _reused(exec_wf: ExecutableWorkflow, targets: list[tuple[str, str]]) -> list[_File]:
+def _reused(exec_wf: ExecutableWorkflow, targets: list[tuple[str, str]], selector: ReplicaSelector | None
+            ) -> list[_File]:
     """The outputs of jobs data reuse pruned, to stage out from their best replica (``_reuse``) --
     unless the catalog has them in every output directory already."""
-    selector = replica_selector(exec_wf)
+    selector = selector or replica_selector(exec_wf)  # the inputs' own: a new one indexes the catalog again
     found = []
     for lfn, register in exec_wf.reused_outputs.items():
         sources = selector.sources(lfn, "local")
@@ -234,14 +236,15 @@ def _sub_workflow_reads(exec_wf: ExecutableWorkflow, files: dict[tuple[str, str]
     """A sub-workflow job reads its inputs and the workflow file it plans from wherever they were made
     (its child finds them through the parent's cache files, on any site): it is a reader of every copy,
     so no cleanup removes one before the job has run."""
+    subworkflows = [index for index, job in enumerate(exec_wf.jobs) if job.type == "subworkflow"]
+    if not subworkflows:  # the map of every produced file by name below would serve nothing
+        return
     by_lfn: dict[str, list[_File]] = {}
     for f in files.values():
         by_lfn.setdefault(f.lfn, []).append(f)
     get = exec_wf.workflow.jobs.get
-    for index, job in enumerate(exec_wf.jobs):
-        if job.type != "subworkflow":
-            continue
-        for task in job.tasks:
+    for index in subworkflows:
+        for task in exec_wf.jobs[index].tasks:
             source = get(task.id)
             if source is None:
                 continue
