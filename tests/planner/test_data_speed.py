@@ -20,6 +20,7 @@ from sheaf.planner import _data as data_pass
 from sheaf.planner import _transfer_lists as transfer_lists
 from sheaf.planner._cleanup import add_cleanup
 from sheaf.planner._replicas import Source, path_url, url_in
+from sheaf.planner._stageout import _File, output_entries
 
 _NAMES = st.text(st.characters(exclude_categories=["Cs"]), max_size=12)
 
@@ -83,3 +84,21 @@ def test_transfer_entry_is_the_json_of_its_dict(number: int, linkage: str, lfn: 
                                     dest[0], dest[1], executable, checksum)
     assert made == json.dumps(entry, ensure_ascii=False)
     assert json.loads(transfer_lists.transfer_text([made, made])) == [entry, entry]
+
+
+@settings(max_examples=200, deadline=None)
+@given(workdir=st.one_of(st.just(""), _NAMES.map(lambda s: "/w" + s)), out=_NAMES.map(lambda s: "/o" + s),
+       lfns=st.lists(st.one_of(_NAMES, st.from_regex(r"[A-Za-z0-9_.~/-]{0,12}", fullmatch=True)), max_size=4),
+       reused=st.booleans(), site=_NAMES, label=_NAMES)
+def test_output_entries_are_transfer_entries(workdir: str, out: str, lfns: list[str], reused: bool, site: str,
+                                             label: str) -> None:
+    """A stage-out job's entries, formatted with each directory's URL made once, are the entries
+    ``transfer_entry`` makes of a file's source (its copy in the working directory, or a reused
+    output's replica) and the URL it is delivered to."""
+    replica = Source("file:///data/x", "local") if reused else None
+    files = [_File(site, lfn, source=replica) for lfn in lfns]
+    entries, delivered = output_entries(workdir, site, label, out, files)
+    assert delivered == [url_in(out, lfn) for lfn in lfns]
+    sources = [replica or Source(url_in(workdir, lfn), site) for lfn in lfns]
+    assert entries == [transfer_lists.transfer_entry(i, "output", lfn, [source], label, url_in(out, lfn))
+                       for i, (lfn, source) in enumerate(zip(lfns, sources, strict=True), 1)]

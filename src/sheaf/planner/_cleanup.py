@@ -92,7 +92,8 @@ def _add(exec_wf: ExecutableWorkflow, job_id: str, site: str, level: int, names:
          parents: list[int], rmdir: str | None = None) -> None:
     workdir = exec_wf.workdirs[site]
     index = len(exec_wf.jobs)
-    paths = [os.path.join(workdir, name) for name in names]
+    prefix = os.path.join(workdir, "")  # os.path.join(workdir, name) for a relative name, one join a job
+    paths = [name if name.startswith("/") else prefix + name for name in names]
     argv: tuple[str, ...] = ("--rmdir", rmdir) if rmdir else ()
     if len(paths) > ARGV_PATHS:  # codegen appends the list file's path after --list
         exec_wf.job_inputs[job_id] = json.dumps(paths, ensure_ascii=False) + "\n"

@@ -60,8 +60,8 @@ from sheaf.planner._cleanup import add_cleanup
 from sheaf.planner._configurations import condorio_lists, lite_manifests, staging_site
 from sheaf.planner._naming import safe
 from sheaf.planner._plan import ExecJob, ExecutableWorkflow
-from sheaf.planner._replicas import Source, path_url, url_in
-from sheaf.planner._stageout import cluster_limit, plan_stage_out, replica_selector
+from sheaf.planner._replicas import ReplicaSelector, Source, path_url, url_in
+from sheaf.planner._stageout import PRODUCERS, _File, cluster_limit, plan_stage_out, replica_selector
 from sheaf.planner._transfer_bytes import TransferBytes
 from sheaf.planner._transfer_lists import transfer_entry, transfer_options, transfer_text
 
@@ -124,14 +124,14 @@ def _plan_data(exec_wf: ExecutableWorkflow, submit_dir: str, exec_dir: str | Non
     if config == "sharedfs" and exec_wf.data.staging_sites:
         exec_wf.warnings.append("--staging-site is for condorio and nonsharedfs: under sharedfs every site "
                                 "stages into its own shared scratch")
-    _collect_inputs(state, config)
+    produced, selector = _collect_files(state, config)
     if config == "condorio":
         staged = {lfn for files in state.staged.values() for lfn in files}
         condorio_lists(exec_wf, staged)
     elif config == "nonsharedfs":
         lite_manifests(exec_wf, state.submit_dir)
     _stage_executables(state)
-    planned = _aux_plan(state, sites)
+    planned = _aux_plan(state, sites, produced, selector)
     exec_wf.jobs = state.jobs + jobs
     shift = len(state.jobs)
     exec_wf.edges = [*planned.edges, *((p + shift, c + shift) for p, c in exec_wf.edges)]
@@ -227,23 +227,25 @@ def workflow_inputs(exec_wf: ExecutableWorkflow) -> tuple[set[str], set[str]]:
     return (consumed - produced) | checkpoints, checkpoints
 
 
-def _collect_inputs(state: _Pass, config: str) -> None:
-    """site -> lfn -> ``_Staged`` for every workflow input a job reads; bypassed inputs are read where
-    their replica is (module docstring)."""
+def _collect_files(state: _Pass, config: str) -> tuple[dict[tuple[str, str], _File], ReplicaSelector | None]:
+    """One walk over the uses of every job that runs tasks: site -> lfn -> ``_Staged`` for every
+    workflow input a job reads (bypassed inputs are read where their replica is: module docstring), and
+    (site, lfn) -> producers and same-site readers of every file a compute or cluster job produces; and
+    the replica selector it found the inputs with (None without inputs)."""
     exec_wf = state.exec_wf
     inputs, optional = workflow_inputs(exec_wf)
-    if not inputs:
-        return
-    bypassing = _bypassing(exec_wf, inputs) if config != "sharedfs" else set()
-    selector = replica_selector(exec_wf)
+    first = _FirstReads(exec_wf, inputs, optional, config)
     get = exec_wf.workflow.jobs.get
-    missing: set[str] = set()
-    cache: dict[tuple[str, str], list[Source]] = {}
+    produced: dict[tuple[str, str], _File] = {}
+    #: reads of a file no job had produced on the reader's site yet (another site's file, or a maker
+    #: later in plan order): made readers at the end if a job of the site does produce it
+    early: dict[tuple[str, str], list[int]] = {}
     for index, job in enumerate(exec_wf.jobs):
         site = job.site
         if site is None or job.type not in RUNS_TASKS:
             continue
-        files = state.staged.setdefault(site, {})
+        files = state.staged.setdefault(site, {}) if inputs else {}
+        producing = job.type in PRODUCERS
         for task in job.tasks:
             source = get(task.id)
             if source is None:
@@ -251,33 +253,95 @@ def _collect_inputs(state: _Pass, config: str) -> None:
             own = source.file if job.type == "subworkflow" else None  # read where it is by its planner
             for use in all_uses(source):
                 lfn = use.lfn
-                if lfn not in inputs or use.type == "output" or lfn == own:
+                kind = use.type
+                if kind != "input" and producing:
+                    f = produced.get((site, lfn))
+                    if f is None:
+                        f = produced[(site, lfn)] = _File(site, lfn)
+                    if not f.producers or f.producers[-1] != index:
+                        f.producers.append(index)
+                        if f.readers and f.readers[-1] == index:  # read first by this job: a producer
+                            f.readers.pop()
+                    if use.stage_out:
+                        f.stage_out = True
+                    if use.register_replica:
+                        f.register = True
+                if kind == "output":
                     continue
-                found = files.get(lfn)
-                if found is not None:
-                    if found.readers[-1] != index:
-                        found.readers.append(index)
-                    continue
-                if lfn in exec_wf.bypass:
-                    continue
-                check_lfn(lfn)
-                sources = cache.get((lfn, site))
-                if sources is None:
-                    sources = cache[(lfn, site)] = selector.sources(lfn, site)
-                if not sources:
-                    if lfn not in optional:
-                        missing.add(lfn)
-                    continue
-                if lfn in bypassing and sources[0].url.startswith("file://"):
-                    exec_wf.bypass[lfn] = sources[0].url
-                    continue
-                if _in_place(sources, exec_wf.workdirs[site], lfn):
-                    continue  # already where the job reads it: neither copied nor ever removed
-                files[lfn] = _Staged(lfn, sources, [index], checksum=selector.checksum(lfn))
-    if missing:
-        shown = ", ".join(sorted(missing)[:5]) + (" ..." if len(missing) > 5 else "")
-        exec_wf.warnings.append(f"{len(missing)} input file(s) found neither in --input-dir nor in the "
-                                f"replica catalog, not staged in: {shown}")
+                if lfn in inputs:
+                    if lfn != own:
+                        found = files.get(lfn)
+                        if found is None:
+                            first.read(files, index, site, lfn)
+                        elif found.readers[-1] != index:
+                            found.readers.append(index)
+                    if lfn not in optional:  # an input no job makes
+                        continue
+                if producing:
+                    f = produced.get((site, lfn))
+                    if f is None:
+                        early.setdefault((site, lfn), []).append(index)
+                    elif f.producers[-1] != index and (not f.readers or f.readers[-1] != index):
+                        f.readers.append(index)
+    _early_readers(produced, early)
+    first.warn_missing()
+    return produced, first.selector
+
+
+def _early_readers(produced: dict[tuple[str, str], _File], early: dict[tuple[str, str], list[int]]) -> None:
+    """Make the reads seen before the file's first producer readers of it: every reader in plan order,
+    none a producer."""
+    for key, readers in early.items():
+        f = produced.get(key)
+        if f is not None:
+            f.readers = sorted({*f.readers, *readers} - set(f.producers))
+
+
+@dataclass(slots=True)
+class _FirstReads:
+    """The first read of each workflow input on a site: where it is read from, found once per (lfn,
+    site)."""
+
+    exec_wf: ExecutableWorkflow
+    inputs: set[str]
+    optional: set[str]
+    config: str
+    selector: ReplicaSelector | None = field(init=False)
+    bypassing: set[str] = field(init=False)
+    cache: dict[tuple[str, str], list[Source]] = field(default_factory=dict)
+    missing: set[str] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        self.bypassing = _bypassing(self.exec_wf, self.inputs) if self.config != "sharedfs" else set()
+        self.selector = replica_selector(self.exec_wf) if self.inputs else None
+
+    def read(self, files: dict[str, _Staged], index: int, site: str, lfn: str) -> None:
+        """Job ``index`` on ``site`` is the first there to read ``lfn``: its staged copy, unless it has
+        no source, is bypassed or already is the scratch file."""
+        exec_wf, selector = self.exec_wf, self.selector
+        assert selector is not None  # there are inputs to read
+        if lfn in exec_wf.bypass:
+            return
+        check_lfn(lfn)
+        sources = self.cache.get((lfn, site))
+        if sources is None:
+            sources = self.cache[(lfn, site)] = selector.sources(lfn, site)
+        if not sources:
+            if lfn not in self.optional:
+                self.missing.add(lfn)
+            return
+        if lfn in self.bypassing and sources[0].url.startswith("file://"):
+            exec_wf.bypass[lfn] = sources[0].url
+            return
+        if _in_place(sources, exec_wf.workdirs[site], lfn):
+            return  # already where the job reads it: neither copied nor ever removed
+        files[lfn] = _Staged(lfn, sources, [index], checksum=selector.checksum(lfn))
+
+    def warn_missing(self) -> None:
+        if self.missing:
+            shown = ", ".join(sorted(self.missing)[:5]) + (" ..." if len(self.missing) > 5 else "")
+            self.exec_wf.warnings.append(f"{len(self.missing)} input file(s) found neither in --input-dir "
+                                         f"nor in the replica catalog, not staged in: {shown}")
 
 
 def _bypassing(exec_wf: ExecutableWorkflow, inputs: set[str]) -> set[str]:
@@ -338,7 +402,8 @@ class Planned:
     outputs: dict[tuple[str, str], tuple[list[int], bool, bool]] = field(default_factory=dict)
 
 
-def _aux_plan(state: _Pass, sites: Sequence[str]) -> Planned:
+def _aux_plan(state: _Pass, sites: Sequence[str], produced: dict[tuple[str, str], _File],
+              selector: ReplicaSelector | None) -> Planned:
     """Create the create_dir, stage_in, stage_out and register jobs; return the edges over the final
     job list (aux jobs first) and the cleanup facts."""
     exec_wf = state.exec_wf
@@ -348,7 +413,7 @@ def _aux_plan(state: _Pass, sites: Sequence[str]) -> Planned:
             id=f"create_dir_{safe(exec_wf.name)}_0_{safe(site)}", type="create_dir", site=site,
             transformation=None, level=0, executable="/bin/mkdir", arguments=("-p", exec_wf.workdirs[site])))
     stage_buckets = {site: _stage_in_buckets(state, site) for site in sites}
-    out_plan = plan_stage_out(exec_wf, state.submit_dir)
+    out_plan = plan_stage_out(exec_wf, state.submit_dir, produced, selector)
     stage_jobs = _add_stage_in(state, stage_buckets)
     out_jobs = out_plan.add_jobs(state)
     inter_jobs = out_plan.add_inter_jobs(state)

@@ -58,9 +58,20 @@ def url_in(directory: str, name: str) -> str:
     is per character, so the directory's prefix is quoted once."""
     if not directory or name.startswith("/"):
         return path_url(os.path.join(directory, name))
+    return dir_url(directory) + quoted_name(name)
+
+
+def quoted_name(name: str) -> str:
+    """``name`` percent-encoded as ``path_url`` does: ASCII letters, digits and ``_.~/-`` and ``%``
+    escapes only, so its JSON text is itself in quotes."""
     # a name of characters quote() keeps is its own quoting: one regex where quote() costs several calls
-    quoted = name if _KEPT_BY_QUOTE.fullmatch(name) else quote(name)
-    return _dir_url(directory if directory.endswith("/") else directory + "/") + quoted
+    return name if _KEPT_BY_QUOTE.fullmatch(name) else quote(name)
+
+
+def dir_url(directory: str) -> str:
+    """The ``file://`` URL of the non-empty ``directory`` with a trailing ``/``: a name's URL under it
+    is this plus ``quoted_name(name)``."""
+    return _dir_url(directory if directory.endswith("/") else directory + "/")
 
 
 @functools.lru_cache(maxsize=64)

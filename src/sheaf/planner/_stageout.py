@@ -29,13 +29,14 @@ from sheaf.errors import PlanningError
 from sheaf.model import Use, all_uses
 from sheaf.planner._naming import safe
 from sheaf.planner._plan import ExecJob, ExecutableWorkflow
-from sheaf.planner._replicas import ReplicaSelector, Source, url_in
+from sheaf.planner._replicas import ReplicaSelector, Source, dir_url, quoted_name, url_in
 from sheaf.planner._transfer_lists import json_str, transfer_entry, transfer_options, transfer_text
 
 if TYPE_CHECKING:
     from sheaf.planner._data import _Pass
 
-_PRODUCERS = ("compute", "cluster")
+#: the jobs whose outputs the data pass stages out and cleans up
+PRODUCERS = ("compute", "cluster")
 
 
 @dataclass(slots=True)
@@ -110,10 +111,8 @@ class StageOut:
         to_register: dict[tuple[str, int], tuple[list[int], list[tuple[_File, str, str]]]] = {}
         for (label, directory), (site, level, files) in ((t, b) for t in self.targets for b in self.buckets):
             n = counters[(site, level)] = counters.get((site, level), -1) + 1
-            delivered = [url_in(directory, f.lfn) for f in files]
-            entries = [transfer_entry(i, "output", f.lfn, [f.source or _made(exec_wf, site, f.lfn)],
-                                      label, url)
-                       for i, (f, url) in enumerate(zip(files, delivered, strict=True), 1)]
+            # a bucket of reused outputs has no working directory: each is staged out from its replica
+            entries, delivered = output_entries(exec_wf.workdirs.get(site, ""), site, label, directory, files)
             job = ExecJob(id=f"stage_out_local_{safe(site)}_{level}_{n}", type="stage_out", site=site,
                           transformation=None, level=level, executable="sheaf-transfer",
                           arguments=transfer_options(exec_wf, directory, state.submit_dir))
@@ -159,8 +158,43 @@ class StageOut:
             outputs[key] = (users, kept, False)
 
 
-def plan_stage_out(exec_wf: ExecutableWorkflow, submit_dir: str) -> StageOut:
-    files = _produced(exec_wf)
+def output_entries(workdir: str, site: str, label: str, directory: str, files: list[_File]
+                   ) -> tuple[list[str], list[str]]:
+    """A stage-out job's transfer entries, as ``transfer_entry`` makes them, and the URL each file is
+    delivered to: a file made in ``workdir`` (on ``site``), or a reused one from its replica, goes to
+    ``directory`` (``label``)."""
+    entries: list[str] = []
+    delivered: list[str] = []
+    if not workdir or not directory:
+        heads = None
+    else:  # each URL is the file's quoted name under a directory quoted and escaped once, as quoting and
+        # escaping each whole URL is most of what a stage-out job's entries cost
+        src_head = f'"src_urls": [{{"site_label": {json_str(site)}, "url": {json_str(dir_url(workdir))[:-1]}'
+        dest_url = dir_url(directory)
+        dest_head = f'"dest_urls": [{{"site_label": {json_str(label)}, "url": {json_str(dest_url)[:-1]}'
+        heads = (src_head, dest_url, dest_head)
+    for number, f in enumerate(files, 1):
+        lfn = f.lfn
+        if heads is None or f.source is not None or lfn.startswith("/"):
+            url = url_in(directory, lfn)
+            source = f.source or Source(url_in(workdir, lfn), site)
+            entries.append(transfer_entry(number, "output", lfn, [source], label, url))
+        else:
+            quoted = quoted_name(lfn)  # no character of it needs escaping in JSON
+            url = heads[1] + quoted
+            entries.append(f'{{"type": "transfer", "id": {number:d}, "linkage": "output", '
+                           f'"lfn": {json_str(lfn)}, "executable": false, {heads[0]}{quoted}"}}], '
+                           f'{heads[2]}{quoted}"}}]}}')
+        delivered.append(url)
+    return entries, delivered
+
+
+def plan_stage_out(exec_wf: ExecutableWorkflow, submit_dir: str, files: dict[tuple[str, str], _File],
+                   selector: ReplicaSelector | None = None) -> StageOut:
+    """The stage-out plan of the produced ``files`` ((site, lfn) -> producers and same-site readers, from
+    the data pass's walk over the uses); sub-workflow and inter-site readers are added here.  Reused
+    outputs are found by ``selector``, else one made here."""
+    _sub_workflow_reads(exec_wf, files)
     inter = _cross_site(exec_wf, files)
     plan = StageOut(exec_wf, output_targets(exec_wf, submit_dir), files, inter)
     if not plan.targets:
@@ -178,21 +212,17 @@ def plan_stage_out(exec_wf: ExecutableWorkflow, submit_dir: str) -> StageOut:
         for f in group:
             buckets[rank[f.producers[-1]]].append(f)
         plan.buckets.extend((site, level, b) for b in buckets if b)
-    reused = _reused(exec_wf, plan.targets)
+    reused = _reused(exec_wf, plan.targets, selector)
     if reused:
         plan.buckets.append(("local", 0, reused))
     return plan
 
 
-def _made(exec_wf: ExecutableWorkflow, site: str, lfn: str) -> Source:
-    """Where a job of ``site`` writes ``lfn``: its working directory."""
-    return Source(url_in(exec_wf.workdirs[site], lfn), site)
-
-
-def _reused(exec_wf: ExecutableWorkflow, targets: list[tuple[str, str]]) -> list[_File]:
+def _reused(exec_wf: ExecutableWorkflow, targets: list[tuple[str, str]], selector: ReplicaSelector | None
+            ) -> list[_File]:
     """The outputs of jobs data reuse pruned, to stage out from their best replica (``_reuse``) --
     unless the catalog has them in every output directory already."""
-    selector = replica_selector(exec_wf)
+    selector = selector or replica_selector(exec_wf)  # the inputs' own: a new one indexes the catalog again
     found = []
     for lfn, register in exec_wf.reused_outputs.items():
         sources = selector.sources(lfn, "local")
@@ -202,38 +232,19 @@ def _reused(exec_wf: ExecutableWorkflow, targets: list[tuple[str, str]]) -> list
     return found
 
 
-def _produced(exec_wf: ExecutableWorkflow) -> dict[tuple[str, str], _File]:
-    """(site, lfn) -> producers and same-site readers of every file a job produces."""
-    files: dict[tuple[str, str], _File] = {}
-    for index, site, use in _uses(exec_wf):
-        if use.type != "input":
-            f = files.get((site, use.lfn))
-            if f is None:
-                f = files[(site, use.lfn)] = _File(site, use.lfn)
-            if not f.producers or f.producers[-1] != index:
-                f.producers.append(index)
-            f.stage_out = f.stage_out or use.stage_out
-            f.register = f.register or use.register_replica
-    for index, site, lfn in _reads(exec_wf):
-        f = files.get((site, lfn))
-        if f is not None and index not in f.producers and (not f.readers or f.readers[-1] != index):
-            f.readers.append(index)
-    _sub_workflow_reads(exec_wf, files)
-    return files
-
-
 def _sub_workflow_reads(exec_wf: ExecutableWorkflow, files: dict[tuple[str, str], _File]) -> None:
     """A sub-workflow job reads its inputs and the workflow file it plans from wherever they were made
     (its child finds them through the parent's cache files, on any site): it is a reader of every copy,
     so no cleanup removes one before the job has run."""
+    subworkflows = [index for index, job in enumerate(exec_wf.jobs) if job.type == "subworkflow"]
+    if not subworkflows:  # the map of every produced file by name below would serve nothing
+        return
     by_lfn: dict[str, list[_File]] = {}
     for f in files.values():
         by_lfn.setdefault(f.lfn, []).append(f)
     get = exec_wf.workflow.jobs.get
-    for index, job in enumerate(exec_wf.jobs):
-        if job.type != "subworkflow":
-            continue
-        for task in job.tasks:
+    for index in subworkflows:
+        for task in exec_wf.jobs[index].tasks:
             source = get(task.id)
             if source is None:
                 continue
@@ -257,7 +268,7 @@ def _uses(exec_wf: ExecutableWorkflow) -> Iterator[tuple[int, str, Use]]:
     get = exec_wf.workflow.jobs.get
     for index, job in enumerate(exec_wf.jobs):
         site = job.site
-        if site is None or job.type not in _PRODUCERS:
+        if site is None or job.type not in PRODUCERS:
             continue
         for task in job.tasks:
             source = get(task.id)
@@ -273,7 +284,7 @@ def _cross_site(exec_wf: ExecutableWorkflow, files: dict[tuple[str, str], _File]
     nonsharedfs's staging directory) just reads it there."""
     sites = {site for site, _ in files}
     if len(sites) <= 1 and all(job.site in sites for job in exec_wf.jobs
-                               if job.site is not None and job.type in _PRODUCERS):
+                               if job.site is not None and job.type in PRODUCERS):
         return {}  # every file is made and read on one site: nothing crosses (the common case)
     made_on: dict[str, str] = {}
     for site, lfn in files:
