@@ -16,6 +16,7 @@ sweep's reduction that ``auto`` reaches (target >= 95%) and ``auto`` over unclus
 Usage::
 
     .venv/bin/python benchmarks/autocluster.py TRACE.json... [--slots 16 64 256] [--overhead 60]
+    .venv/bin/python benchmarks/autocluster.py --recipe montage:2000 --recipe seismology:5000
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from predict_accuracy import runnable
+from predict_accuracy import recipe_trace, runnable
 
 from sheaf import app
 
@@ -44,7 +45,9 @@ def _plan(path: str, base: str, name: str, clustering: tuple[str, ...], defines:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("traces", nargs="+")
+    parser.add_argument("traces", nargs="*")
+    parser.add_argument("--recipe", action="append", default=[], metavar="NAME:TASKS",
+                        help="also a trace of TASKS tasks made with wfcommons' recipe NAME (repeatable)")
     parser.add_argument("--slots", type=int, nargs="+", default=[16, 64, 256])
     parser.add_argument("--overhead", type=float, default=60.0)
     args = parser.parse_args()
@@ -54,7 +57,10 @@ def main() -> None:
     worst = 0.0
     with tempfile.TemporaryDirectory(prefix="autocluster-") as tmp:
         os.environ["SHEAF_OVERHEADS"] = os.path.join(tmp, "none.json")  # the model is --overhead's alone
-        for trace in args.traces:
+        traces = [*args.traces, *(recipe_trace(spec, tmp) for spec in args.recipe)]
+        if not traces:
+            parser.error("no trace: name TRACE files or --recipe NAME:TASKS")
+        for trace in traces:
             name = Path(trace).stem
             path = os.path.join(tmp, f"{name}.json")
             Path(path).write_text(json.dumps(runnable(json.loads(Path(trace).read_text()), 1.0)))

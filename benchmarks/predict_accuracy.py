@@ -22,12 +22,16 @@ local backend, <= 15% on Slurm) and the share of runs whose measured time lies i
 With ``--backend slurm`` the runs go to the tests' private Slurm cluster (``tests/slurm_cluster.py``:
 munged, slurmctld and slurmd on this machine; it needs root and Debian's slurm-wlm, else the script
 says why and stops), one node of this machine's CPUs: the slot count is that, and each trace is run
-``--repeat`` times (the first calibrates).
+``--repeat`` times (the first calibrates).  With ``--backend dask`` the runs go to a Dask
+LocalCluster each run starts (``sheaf run --backend dask``), one thread per CPU, ``--repeat`` times.
+``--recipe NAME:TASKS`` adds a larger synthetic trace made with the ``wfcommons`` package's recipe of
+that workflow (``pip install -e '.[bench]'``; seeded, so the same trace every time).
 
 Usage::
 
     .venv/bin/python benchmarks/predict_accuracy.py TRACE.json... [--slots 2 4 8] [--seconds 10]
     .venv/bin/python benchmarks/predict_accuracy.py TRACE.json... --backend slurm [--repeat 3]
+    .venv/bin/python benchmarks/predict_accuracy.py --recipe montage:1000 --recipe seismology:2000
 """
 
 from __future__ import annotations
@@ -91,6 +95,33 @@ def sleepers(trace: dict[str, Any], directory: str) -> str:
     return bin_dir
 
 
+RECIPES = ("blast", "bwa", "cycles", "epigenomics", "genome", "montage", "rnaseq", "seismology", "soykb",
+           "srasearch")
+
+
+def recipe_trace(spec: str, directory: str, seed: int = 1) -> str:
+    """A synthetic trace of ``NAME:TASKS`` made with the ``wfcommons`` package's recipe of that
+    workflow (``pip install -e '.[bench]'``), written as WfFormat JSON into ``directory``."""
+    name, _, count = spec.partition(":")
+    if name not in RECIPES or not count.isdigit():
+        raise SystemExit(f"--recipe {spec}: expected NAME:TASKS, NAME one of {', '.join(RECIPES)}")
+    try:
+        import wfcommons
+        from wfcommons.wfchef import recipes
+    except ImportError:
+        raise SystemExit("--recipe needs the wfcommons package: pip install -e '.[bench]'") from None
+    import random
+
+    import numpy
+
+    random.seed(seed)
+    numpy.random.seed(seed)  # the recipes draw from numpy's global generator
+    recipe = getattr(recipes, f"{name.capitalize()}Recipe").from_num_tasks(num_tasks=int(count))
+    path = os.path.join(directory, f"{name}-{count}.json")
+    wfcommons.WorkflowGenerator(recipe).build_workflow().write_json(Path(path))
+    return path
+
+
 def total_runtime(trace: dict[str, Any]) -> float:
     workflow = trace["workflow"]
     tasks = workflow["execution"]["tasks"] if "execution" in workflow else workflow["tasks"]
@@ -99,15 +130,33 @@ def total_runtime(trace: dict[str, Any]) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("traces", nargs="+")
+    parser.add_argument("traces", nargs="*")
+    parser.add_argument("--recipe", action="append", default=[], metavar="NAME:TASKS",
+                        help="also a trace of TASKS tasks made with wfcommons' recipe NAME (repeatable)")
     parser.add_argument("--slots", type=int, nargs="+", default=[2, 4, 8])
     parser.add_argument("--seconds", type=float, default=10.0,
                         help="the work of a trace over the largest slot count, after scaling (default 10)")
-    parser.add_argument("--backend", choices=("local", "slurm"), default="local")
-    parser.add_argument("--repeat", type=int, default=3, help="runs of each trace on Slurm (default 3)")
+    parser.add_argument("--backend", choices=("local", "slurm", "dask"), default="local")
+    parser.add_argument("--repeat", type=int, default=3,
+                        help="runs of each trace on Slurm or Dask (default 3)")
     args = parser.parse_args()
+    made = tempfile.mkdtemp(prefix="recipes-")
+    try:
+        args.traces = [*args.traces, *(recipe_trace(spec, made) for spec in args.recipe)]
+        if not args.traces:
+            parser.error("no trace: name TRACE files or --recipe NAME:TASKS")
+        run_on(args)
+    finally:
+        shutil.rmtree(made, ignore_errors=True)
+
+
+def run_on(args: argparse.Namespace) -> None:
     if args.backend == "local":
         measure(args, {}, ["--pool-config={pool}"])
+        return
+    if args.backend == "dask":  # a LocalCluster the run starts: one thread per CPU
+        args.slots = [os.cpu_count() or 1] * max(2, args.repeat)
+        measure(args, {}, ["--backend", "dask"])
         return
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # the Slurm test cluster
     import slurm_cluster

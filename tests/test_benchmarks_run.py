@@ -4,6 +4,7 @@ a script that broke when an interface changed would only be found when someone n
 from __future__ import annotations
 
 import importlib.util
+import json
 import shutil
 import subprocess
 import sys
@@ -39,3 +40,20 @@ def test_benchmark_runs(args: list[str]) -> None:
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert "Traceback" not in done.stderr
     assert "-> FAILED" not in done.stdout, done.stdout[-2000:]  # a correctness check inside a benchmark
+
+
+def test_autocluster_on_slurm_runs(tmp_path: Path) -> None:
+    """The real-run autocluster benchmark on a six-task fan (or it says why Slurm is missing)."""
+    tasks = [{"name": "s", "id": f"s_ID{i}", "parents": [], "children": ["m_ID0"], "inputFiles": [],
+              "outputFiles": []} for i in range(5)]
+    tasks.append({"name": "m", "id": "m_ID0", "parents": [t["id"] for t in tasks], "children": [],
+                  "inputFiles": [], "outputFiles": []})
+    runs = [{"id": t["id"], "runtimeInSeconds": 0.2, "command": {"program": t["name"]}} for t in tasks]
+    trace = tmp_path / "six.json"
+    trace.write_text(json.dumps({"name": "six", "schemaVersion": "1.5", "workflow": {
+        "specification": {"tasks": tasks, "files": []},
+        "execution": {"makespanInSeconds": 1, "executedAt": "2024", "tasks": runs}}}))
+    done = subprocess.run([sys.executable, str(BENCH / "autocluster_slurm.py"), str(trace), "--sizes", "5"],
+                          capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "skipped" in done.stdout or "sbatch cut" in done.stdout, done.stdout
