@@ -84,17 +84,17 @@ class Overheads:
         return out
 
 
-# local and slurm: what calibrating benchmarks/predict_accuracy.py's runs gave (this machine, the
-# tests' Slurm cluster); dask: an estimate between the two, not calibrated yet; htcondor: its
-# documented negotiation cycle and a shadow and starter per job; grid: a wide-area site's ~60 s.
+# local, slurm and dask: what calibrating benchmarks/predict_accuracy.py's runs gave (this machine,
+# the tests' Slurm cluster, a Dask LocalCluster); htcondor: its documented negotiation cycle and a
+# shadow and starter per job; grid: a wide-area site's ~60 s.
 DEFAULTS: dict[str, Overheads] = {
     "local": Overheads(engine=Dist(0.0015, 1.0), submit=Dist(0.0005, 1.0), launch=Dist(0.002, 1.0),
                        task=Dist(0.004, 0.5), post=Dist(0.001, 1.0), bandwidth=500e6, speed_cv=0.05),
     "slurm": Overheads(engine=Dist(0.002, 0.5), submit=Dist(1.0, 0.3), launch=Dist(0.001, 1.0),
                        task=Dist(0.004, 0.5), post=Dist(0.002, 1.0), bandwidth=200e6, speed_cv=0.08,
                        dispatch=0.5),
-    "dask": Overheads(engine=Dist(0.002, 0.5), submit=Dist(0.01, 0.5), launch=Dist(0.02, 0.5),
-                      task=Dist(0.004, 0.5), post=Dist(0.002, 0.5), bandwidth=500e6, speed_cv=0.05),
+    "dask": Overheads(engine=Dist(0.002, 1.0), submit=Dist(0.015, 0.3), launch=Dist(0.006, 0.5),
+                      task=Dist(0.004, 0.5), post=Dist(0.005, 0.3), bandwidth=500e6, speed_cv=0.05),
     "htcondor": Overheads(engine=Dist(0.01, 0.5), submit=Dist(30.0, 0.6), launch=Dist(2.0, 0.5),
                           task=Dist(0.004, 0.5), post=Dist(5.0, 0.5), bandwidth=100e6, speed_cv=0.05),
     "grid": Overheads(engine=Dist(0.01, 0.5), submit=Dist(50.0, 0.5), launch=Dist(5.0, 0.5),
