@@ -8,7 +8,8 @@ ended and was done, its task count and the seconds its tasks ran.  Per component
   the simulation's, not the model's);
 - ``launch`` and ``task``: the slot time beyond the tasks, ``ended - started - task_seconds``, fitted
   as ``launch + task * tasks`` by least squares over the jobs that ran tasks (with one task count
-  only, ``task`` keeps the base model's value); plus, in ``launch``, the median *turnover* of a slot:
+  only, ``task`` keeps the base model's value, or less when the whole excess is less); plus, in
+  ``launch``, the median *turnover* of a slot:
   for the attempts that waited for one, their start minus the last end before it, in which the
   freed slot does no work -- unless the site's scheduler was the limit:
 - ``dispatch``: the mean interval between two starts while jobs waited, when it is more than half as
@@ -121,10 +122,13 @@ def _launch_task(timings: Sequence[Timing], base: Overheads) -> tuple[Dist | Non
     if not rows:
         return None, None
     counts = {n for n, _ in rows}
-    if len(counts) == 1:
-        task = base.task.mean
+    if len(counts) == 1:  # launch and task cannot be told apart: task keeps the base model's value,
+        # unless the jobs' whole excess is less than their tasks' share of it would be
+        n = counts.pop()
+        excess = max(0.0, sum(y for _, y in rows) / len(rows))
+        task = min(base.task.mean, excess / n)
         launch = _dist([y - task * n for n, y in rows])
-        return launch, None
+        return launch, (None if task == base.task.mean else Dist(task, base.task.cv))
     n_mean = sum(n for n, _ in rows) / len(rows)
     y_mean = sum(y for _, y in rows) / len(rows)
     sxx = sum((n - n_mean) ** 2 for n, _ in rows)
