@@ -24,12 +24,13 @@ system-deps:
 demo: $(STAMP)
 	bash examples/demo.sh
 
-# Every test in one command, on every CPU (pytest-xdist; a test file's tests stay on one worker, so a module's
+# Every test in one command, two workers a CPU (pytest-xdist; a test file's tests stay on one worker, so a module's
 # Slurm cluster or server starts once): the suite with the compiled pieces but the tests marked `serial`
 # (they time a process against the clock), then those alone, then the ClassAd, sheaf-cluster and local
 # backend tests again in pure Python (the fallbacks: the compiled sheaf-cluster then hands every run to the
 # Python one, the local backend spawns in the engine's thread).
-WORKERS ?= auto
+# (two a CPU: much of the suite waits on processes, daemons and sleeps, which another worker's work fills)
+WORKERS ?= $(shell echo $$(( $$(getconf _NPROCESSORS_ONLN) * 2 )))
 PYTEST  := $(PY) -m pytest -q -p no:cacheprovider
 test: $(STAMP) system-deps
 	$(PYTEST) -n $(WORKERS) --dist loadfile -m "not serial"
