@@ -64,11 +64,11 @@ def test_public_surface_is_pinned() -> None:
         "split_environment", "state_paths",
     ])
     assert sheaf.monitor.__all__ == [
-        "Analysis", "EventsLoader", "FailedJob", "FailedTask", "JobTiming", "PlotData", "RunEntry",
-        "RunTimings", "RunView", "Statistics", "SubStatus", "WorkflowStatus", "age", "analyze",
-        "events_enabled", "format_seconds", "list_runs", "make_server", "master_db_path", "open_events",
-        "plot_data", "run_timings", "sub_workflows", "task_history", "workflow_statistics", "workflow_status",
-        "write_plots"]
+        "Analysis", "EventsLoader", "FailedJob", "FailedTask", "JobTiming", "PlanJob", "PlanProfiles",
+        "PlotData", "RunEntry", "RunTimings", "RunView", "Statistics", "SubStatus", "WorkflowStatus", "age",
+        "analyze", "braindump", "events_enabled", "format_seconds", "list_runs", "make_server",
+        "master_db_path", "open_events", "plan_json", "plot_data", "run_timings", "sub_workflows",
+        "task_history", "workflow_statistics", "workflow_status", "write_plots"]
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -40,15 +40,23 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-import msgspec
-
 from sheaf._gc import gc_paused
 from sheaf.app._platform import Slots, platform_slots
 from sheaf.condor import Dag, parse_dag
 from sheaf.engine import find_dag
 from sheaf.errors import StorageError, UsageError
 from sheaf.model import kahn_levels
-from sheaf.monitor import JobTiming, RunTimings, master_db_path, run_timings, task_history
+from sheaf.monitor import (
+    JobTiming,
+    PlanJob,
+    PlanProfiles,
+    RunTimings,
+    braindump,
+    master_db_path,
+    plan_json,
+    run_timings,
+    task_history,
+)
 from sheaf.planner import DATA_KINDS
 from sheaf.predict import (
     BACKENDS,
@@ -111,24 +119,6 @@ class PredictResult:
 
 #: prediction.json keeps the predicted schedule of plans up to this many jobs (``sheaf plots`` draws it)
 GANTT_JOBS = 20_000
-
-
-class _PlanJob(msgspec.Struct):
-    id: Any = None
-    type: Any = None
-    site: Any = None
-    transformation: Any = None
-    level: Any = 0
-    tasks: Any = None
-    aggregator: Any = None
-    profiles: Any = None
-    runtimes: Any = None
-    bytes: Any = None
-    unknown_sizes: Any = None
-
-
-class _Plan(msgspec.Struct):
-    jobs: list[_PlanJob] = msgspec.field(default_factory=list)
 
 
 def overheads_path() -> str:
@@ -315,39 +305,25 @@ def _predict_dir(directory: str, options: PredictOptions, model: OverheadModel, 
                          tuple(notes), slots.source, slots.memory, gantt)
 
 
-def _group(record: _PlanJob | None) -> str:
+def _group(record: PlanJob | None) -> str:
     """What a job's bar is coloured by: its transformation, else its job type."""
     if record is None:
         return "job"
     return str(record.transformation if isinstance(record.transformation, str) else record.type)
 
 
-def _plan_jobs(directory: str) -> dict[str, _PlanJob]:
-    path = os.path.join(directory, "plan.json")
-    try:
-        with open(path, "rb") as handle:
-            plan = msgspec.json.decode(handle.read(), type=_Plan)
-    except FileNotFoundError:
-        return {}
-    except (OSError, msgspec.DecodeError, msgspec.ValidationError):
-        return {}
-    return {str(job.id): job for job in plan.jobs if isinstance(job.id, str)}
+def _plan_jobs(directory: str) -> dict[str, PlanJob]:
+    plan = plan_json(directory)
+    jobs = plan.jobs if plan is not None and plan.jobs else []
+    return {job.id: job for job in jobs if isinstance(job.id, str)}
 
 
 def _is_trace(directory: str) -> bool:
     """Whether the plan was made from a WfCommons trace (braindump's ``dax`` is a .json file)."""
-    try:
-        with open(os.path.join(directory, "braindump.yml"), encoding="utf-8") as handle:
-            for line in handle:
-                key, _, value = line.partition(":")
-                if key.strip() == "dax":
-                    return value.strip().strip('"').endswith(".json")
-    except OSError:
-        pass
-    return False
+    return braindump(directory).get("dax", "").endswith(".json")
 
 
-def _sim_job(name: str, dag: Dag, record: _PlanJob | None, history: Mapping[str, tuple[float, float]],
+def _sim_job(name: str, dag: Dag, record: PlanJob | None, history: Mapping[str, tuple[float, float]],
              options: PredictOptions, sources: dict[str, str], trace: bool) -> SimJob:
     spec = dag.nodes[name]
     job = SimJob(name, priority=spec.priority, category=spec.category, noop=spec.noop)
@@ -357,7 +333,7 @@ def _sim_job(name: str, dag: Dag, record: _PlanJob | None, history: Mapping[str,
         return job
     job.site = record.site if isinstance(record.site, str) else None
     job.level = record.level if isinstance(record.level, int) else 0
-    profiles = record.profiles if isinstance(record.profiles, dict) else {}
+    profiles = record.profiles
     job.cpus = max(1, _int(_profile(profiles, ("pegasus", "cores"), ("condor", "request_cpus"))) or 1)
     job.memory = float(_int(_profile(profiles, ("pegasus", "memory"), ("condor", "request_memory"))))
     if record.aggregator == "mpiexec":
@@ -420,9 +396,9 @@ def _history(directory: str, options: PredictOptions) -> dict[str, list[float]]:
     return task_history(runs)
 
 
-def _profile(profiles: Mapping[str, Any], *keys: tuple[str, str]) -> Any:
+def _profile(profiles: PlanProfiles | None, *keys: tuple[str, str]) -> Any:
     for namespace, key in keys:
-        entries = profiles.get(namespace)
+        entries = getattr(profiles, namespace, None)
         if isinstance(entries, dict) and key in entries:
             return entries[key]
     return None

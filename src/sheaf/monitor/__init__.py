@@ -18,15 +18,17 @@ if TYPE_CHECKING:
     from sheaf.monitor._events import EventsLoader, RunView, events_enabled, open_events
     from sheaf.monitor._history import JobTiming, RunTimings, run_timings, task_history
     from sheaf.monitor._master import RunEntry, list_runs, master_db_path
+    from sheaf.monitor._meta import PlanJob, PlanProfiles, braindump, plan_json
     from sheaf.monitor._plots import PlotData, plot_data, write_plots
     from sheaf.monitor._statistics import Statistics, format_seconds, workflow_statistics
     from sheaf.monitor._status import SubStatus, WorkflowStatus, age, sub_workflows, workflow_status
 
 __all__: list[str] = [
-    "Analysis", "EventsLoader", "FailedJob", "FailedTask", "JobTiming", "PlotData", "RunEntry", "RunTimings",
-    "RunView", "Statistics", "SubStatus", "WorkflowStatus", "age", "analyze", "events_enabled",
-    "format_seconds", "list_runs", "make_server", "master_db_path", "open_events", "plot_data", "run_timings",
-    "sub_workflows", "task_history", "workflow_statistics", "workflow_status", "write_plots",
+    "Analysis", "EventsLoader", "FailedJob", "FailedTask", "JobTiming", "PlanJob", "PlanProfiles", "PlotData",
+    "RunEntry", "RunTimings", "RunView", "Statistics", "SubStatus", "WorkflowStatus", "age", "analyze",
+    "braindump", "events_enabled", "format_seconds", "list_runs", "make_server", "master_db_path",
+    "open_events", "plan_json", "plot_data", "run_timings", "sub_workflows", "task_history",
+    "workflow_statistics", "workflow_status", "write_plots",
 ]
 
 # where each name lives: imported on first use (sheaf._lazy), so that ``sheaf run``, which needs the
@@ -35,7 +37,9 @@ _WHERE = {
     "Analysis": "_analyze", "FailedJob": "_analyze", "FailedTask": "_analyze", "analyze": "_analyze",
     "JobTiming": "_history", "RunTimings": "_history", "run_timings": "_history", "task_history": "_history",
     "make_server": "_dashboard", "EventsLoader": "_events", "RunView": "_events", "events_enabled": "_events",
-    "open_events": "_events", "RunEntry": "_master", "list_runs": "_master", "master_db_path": "_master",
+    "open_events": "_events", "PlanJob": "_meta", "PlanProfiles": "_meta", "braindump": "_meta",
+    "plan_json": "_meta",
+    "RunEntry": "_master", "list_runs": "_master", "master_db_path": "_master",
     "PlotData": "_plots", "plot_data": "_plots", "write_plots": "_plots", "Statistics": "_statistics",
     "format_seconds": "_statistics", "workflow_statistics": "_statistics", "SubStatus": "_status",
     "WorkflowStatus": "_status", "age": "_status", "sub_workflows": "_status", "workflow_status": "_status",

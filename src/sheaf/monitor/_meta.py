@@ -12,7 +12,8 @@ rescue's) are the plan.json jobs of that group only.
 
 from __future__ import annotations
 
-__all__ = ["JobMeta", "Plan", "PlanJob", "RunMeta", "plan_json", "read_hooks", "read_meta", "run_ids"]
+__all__ = ["JobMeta", "Plan", "PlanJob", "PlanProfiles", "RunMeta", "braindump", "plan_json", "read_hooks",
+           "read_meta", "run_ids"]
 
 import getpass
 import os
@@ -49,7 +50,8 @@ class RunMeta:
     edges: list[tuple[str, str]] = field(default_factory=list)
 
 
-def _braindump(directory: str) -> dict[str, str]:
+def braindump(directory: str) -> dict[str, str]:
+    """``braindump.yml`` of a submit directory as key -> value text (empty when absent)."""
     out: dict[str, str] = {}
     try:
         with open(os.path.join(directory, "braindump.yml"), encoding="utf-8") as handle:
@@ -62,8 +64,16 @@ def _braindump(directory: str) -> dict[str, str]:
     return out
 
 
+class PlanProfiles(msgspec.Struct):
+    """The profile namespaces read of a plan.json job: the others (``env``: most of the file) are
+    skipped unread."""
+
+    pegasus: Any = None
+    condor: Any = None
+
+
 class PlanJob(msgspec.Struct):
-    """What the monitor reads of a plan.json job; its other keys (the profiles: most of the file) are
+    """What sheaf reads back of a plan.json job (the monitor, ``sheaf predict``); its other keys are
     skipped unread.  Values are as the file has them (``Any``): readers convert."""
 
     id: Any = None
@@ -73,6 +83,11 @@ class PlanJob(msgspec.Struct):
     tasks: Any = None
     aggregator: Any = None
     hooks: Any = None
+    level: Any = 0
+    runtimes: Any = None
+    bytes: Any = None
+    unknown_sizes: Any = None
+    profiles: PlanProfiles | None = None
 
 
 class Plan(msgspec.Struct):
@@ -116,9 +131,16 @@ def _lenient(data: object) -> Plan | None:
     if not isinstance(data, dict):
         return None
     jobs = data.get("jobs")
-    kept = [PlanJob(**{k: v for k, v in j.items() if k in _JOB_KEYS}) for j in jobs
-            if isinstance(j, dict)] if isinstance(jobs, list) else None
+    kept = [_lenient_job(j) for j in jobs if isinstance(j, dict)] if isinstance(jobs, list) else None
     return Plan(kept, data.get("edges"), data.get("hooks"))
+
+
+def _lenient_job(job: dict[str, Any]) -> PlanJob:
+    fields = {k: v for k, v in job.items() if k in _JOB_KEYS}
+    profiles = fields.pop("profiles", None)
+    if isinstance(profiles, dict):
+        fields["profiles"] = PlanProfiles(profiles.get("pegasus"), profiles.get("condor"))
+    return PlanJob(**fields)
 
 
 def _dag_lines(dag_path: str) -> tuple[dict[str, str], dict[str, int]]:
@@ -158,7 +180,7 @@ def _dag_jobs(dag: Dag) -> list[JobMeta]:
 def read_meta(dag_path: str, directory: str, parse: Callable[[], Dag | None]) -> RunMeta | None:
     """The run's identity, jobs and edges: from plan.json and a scan of the DAG when ``sheaf plan``
     wrote them, else from the DAG (``parse``); None when neither can be read."""
-    brain = _braindump(directory)
+    brain = braindump(directory)
     label = brain.get("dax_label") or os.path.basename(dag_path).removesuffix(".dag")
     meta = RunMeta(label, brain.get("dax"), brain.get("user") or getpass.getuser(),
                    brain.get("submit_hostname") or socket.gethostname(), brain.get("planner_arguments"))
@@ -238,6 +260,6 @@ def read_hooks(directory: str) -> tuple[tuple[tuple[str, str], ...], dict[str, t
 def run_ids(directory: str, fallback_label: str) -> tuple[str, str]:
     """``(wf_uuid, wf_id)`` as pegasus-monitord gives them to hooks: braindump's uuid, and its
     label and index (``blackdiamond-0``)."""
-    brain = _braindump(directory)
+    brain = braindump(directory)
     label = brain.get("dax_label") or fallback_label
     return brain.get("wf_uuid", ""), f"{label}-{brain.get('dax_index', '0')}"
