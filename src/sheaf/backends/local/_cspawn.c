@@ -979,9 +979,8 @@ static PyObject *spawner_results(Spawner *s, PyObject *Py_UNUSED(ignored)) {
     return take_results(s);
 }
 
-static void stop(Spawner *s) {
-    if (!s->running)
-        return;
+/* Tell the spawner and reaper threads to end, and wait until they have. */
+static void end_threads(Spawner *s) {
     pthread_mutex_lock(&s->lock);
     s->closing = 1;
     pthread_cond_signal(&s->wake);
@@ -989,10 +988,16 @@ static void stop(Spawner *s) {
     uint64_t one = 1;
     ssize_t ignored = write(s->kick, &one, sizeof one);
     (void)ignored;
-    Py_BEGIN_ALLOW_THREADS
     for (int k = 0; k < s->nreapers; k++)
         pthread_join(s->reapers[k], NULL);
     pthread_join(s->thread, NULL);
+}
+
+static void stop(Spawner *s) {
+    if (!s->running)
+        return;
+    Py_BEGIN_ALLOW_THREADS
+    end_threads(s);
     pthread_mutex_lock(&s->lock);  /* the thread is gone: what still runs is killed and reaped */
     while (s->live != NULL) {
         request *r = s->live;
@@ -1063,16 +1068,7 @@ static int spawner_init(Spawner *s, PyObject *args, PyObject *kwds) {
             s->nreapers++;
     }
     if (err != 0 && spawner) {  /* a reaper did not start: stop the threads that did */
-        pthread_mutex_lock(&s->lock);
-        s->closing = 1;
-        pthread_cond_signal(&s->wake);
-        pthread_mutex_unlock(&s->lock);
-        uint64_t one = 1;
-        ssize_t ignored = write(s->kick, &one, sizeof one);
-        (void)ignored;
-        for (int k = 0; k < s->nreapers; k++)
-            pthread_join(s->reapers[k], NULL);
-        pthread_join(s->thread, NULL);
+        end_threads(s);
         s->nreapers = 0;
     }
     if (err != 0) {
