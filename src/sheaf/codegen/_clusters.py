@@ -74,7 +74,7 @@ def local_executable(path: str) -> str:
     return os.path.abspath(path)
 
 
-@functools.lru_cache(maxsize=1024)
+@functools.lru_cache(maxsize=1024)  # clusters repeat a few names: one PATH search a name, not a task
 def _command_path(name: str) -> str:
     return tool_path(name)
 
