@@ -221,3 +221,29 @@ def test_a_hand_written_dagman_dag_is_predicted_from_its_file_or_its_directory(t
     assert json.loads(again.stdout)["jobs"] == 4
     both = sheaf("predict", ".", cwd=tmp_path, env=env)
     assert both.returncode == 2 and "expected exactly one *.dag file" in both.stderr
+
+
+def test_a_schedule_too_long_to_keep_is_said_and_a_missing_dag_is_exit_2(
+        tmp_path: Path, env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    import sheaf.app._predict as predicting
+
+    (tmp_path / "w.dag").write_text("JOB A a.sub\nJOB B b.sub\nPARENT A CHILD B\n")
+    monkeypatch.setattr(predicting, "GANTT_JOBS", 1)
+    result = app.predict(str(tmp_path / "w.dag"), app.PredictOptions(slots=1, history=False, record=True))
+    assert any("keeps no schedule of more than 1 jobs" in note for note in result.notes)
+    assert "schedule" not in json.loads((tmp_path / "prediction.json").read_text())
+    done = sheaf("predict", str(tmp_path), "--dag", "nope.dag", cwd=tmp_path, env=env)
+    assert done.returncode == 2 and "no DAG file" in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("schedule", [None, "text", [["a", "x", 0, 1], ["b"], [1, "x", 0, 1],
+                                                     ["c", "x", "0", 1], ["d", "x", 0, float("nan")]]])
+def test_a_damaged_predicted_schedule_draws_only_its_well_formed_rows(tmp_path: Path,
+                                                                      schedule: object) -> None:
+    from sheaf.monitor._plots import predicted_data
+
+    (tmp_path / "prediction.json").write_text(json.dumps(
+        {"makespan_s": 1.0, "low_s": 0.9, "high_s": 1.1, "schedule": schedule}))
+    data = predicted_data(str(tmp_path))
+    rows = [] if data is None else [bar.row for bar in data.bars]
+    assert rows == (["a"] if isinstance(schedule, list) else [])

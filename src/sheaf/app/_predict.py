@@ -178,6 +178,10 @@ def predict(directory: str, options: PredictOptions = PredictOptions(),
         if result.gantt and len(result.gantt) <= GANTT_JOBS:
             record["schedule"] = [[job, group, round(start, 3), round(end, 3)]
                                   for job, group, start, end in result.gantt]
+        elif result.gantt:
+            note = (f"prediction.json keeps no schedule of more than {GANTT_JOBS} jobs: sheaf plots draws no "
+                    "predicted chart")
+            result = replace(result, notes=(*result.notes, note))
         _write_json(os.path.join(result.directory, "prediction.json"), record)
     return result
 
