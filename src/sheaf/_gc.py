@@ -2,8 +2,7 @@
 (a workflow, a DAG file, a plan) and for the planner, the writer and the simulator.
 
 Reading or planning allocates millions of containers and no cycles; with the collector on, each
-generation-2 pass rescans everything built so far -- a third to two fifths of the time a 10^5-job
-workflow or DAG takes to read.
+generation-2 pass rescans everything built so far (figures in docs/performance.md).
 """
 
 from __future__ import annotations

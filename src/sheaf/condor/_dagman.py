@@ -199,7 +199,7 @@ def parse_dag(path: str, *more: str, read_vars: bool = True) -> Dag:
     unique across the files, ALL_NODES per file, at most one FINAL node and one CONFIG file in all,
     the first file naming the run (its rescue DAG, its journal).  ``read_vars=False`` passes over the
     VARS lines, unread and unchecked, for a reader of the DAG's shape that submits nothing
-    (``sheaf predict``: two fifths of a plan's DAG is its VARS lines)."""
+    (``sheaf predict``: a plan's DAG is largely its VARS lines)."""
     path = os.path.abspath(path)
     paths = (path, *(os.path.abspath(p) for p in more))
     dag = Dag(path, {}, {}, {}, {}, {}, files=paths, vars_read=read_vars)
