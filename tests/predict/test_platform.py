@@ -15,7 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_predict_app import fan_trace, sheaf
 
-from sheaf.app._platform import _sinfo_cpus, platform_slots
+from sheaf.app._platform import platform_slots
+from sheaf.backends.slurm import sinfo_cpus
 
 
 @pytest.fixture
@@ -184,5 +185,5 @@ def test_sinfo_counts_each_node_once_whatever_its_partitions(nodes: dict[str, tu
                                                             partitions: int) -> None:
     lines = [f"{name} {a}/{i}/{o}/{a + i + o}" for name, (a, i, o) in nodes.items()] * partitions
     text = "\n".join([*lines, "garbage", "x 1/2/3"])
-    assert _sinfo_cpus(text) == (sum(a + i for a, i, _ in nodes.values()),
+    assert sinfo_cpus(text) == (sum(a + i for a, i, _ in nodes.values()),
                                  sum(a + i + o for a, i, o in nodes.values()))

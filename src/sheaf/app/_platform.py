@@ -7,7 +7,7 @@ First found wins:
   ``$SHEAF_CONFIG``, else ``~/.config/sheaf/pool.conf``, else HTCondor's unconfigured machine: the
   CPUs and memory (MB) of all its slots (``sheaf.backends.Pool``).
 - backend ``slurm``: the cluster's usable CPUs, allocated plus idle, as ``sinfo`` reports them per
-  node (run as an argument list, never through a shell); when sinfo does not answer, this machine's.
+  node (``sheaf.backends.slurm.cluster_cpus``); when sinfo does not answer, this machine's.
 - any other backend: this machine's CPUs.
 
 ``Slots.source`` says which, in words a user reads (``slots_source`` of ``sheaf predict --json``).
@@ -18,11 +18,7 @@ from __future__ import annotations
 __all__ = ["Slots", "platform_slots"]
 
 import os
-import subprocess
 from dataclasses import dataclass
-
-#: seconds sinfo may take before the cluster counts as not answering
-SINFO_TIMEOUT = 15.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,34 +61,12 @@ def _local_pool(pool_config: str | None) -> Slots:
 
 
 def _slurm() -> Slots:
-    argv = ["sinfo", "--noheader", "--Node", "--format", "%N %C"]
-    try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=SINFO_TIMEOUT, check=False,
-                              stdin=subprocess.DEVNULL)
-    except FileNotFoundError:
-        return _machine("this machine's CPUs: sinfo not found, no Slurm cluster to ask")
-    except subprocess.TimeoutExpired:
-        return _machine(f"this machine's CPUs: sinfo did not answer in {SINFO_TIMEOUT:g} s")
-    except OSError as exc:
-        return _machine(f"this machine's CPUs: sinfo could not run: {exc.strerror}")
-    if done.returncode != 0:
-        said = (done.stderr.strip().splitlines() or [f"exit code {done.returncode}"])[0]
-        return _machine(f"this machine's CPUs: sinfo failed: {said}")
-    usable, total = _sinfo_cpus(done.stdout)
+    from sheaf.backends.slurm import cluster_cpus
+
+    found = cluster_cpus()
+    if isinstance(found, str):
+        return _machine(f"this machine's CPUs: {found}")
+    usable, total = found
     if usable < 1:
         return _machine(f"this machine's CPUs: sinfo reports no usable CPUs, {total} in all")
     return Slots(usable, 0.0, f"sinfo: {usable} CPUs allocated or idle of {total}")
-
-
-def _sinfo_cpus(text: str) -> tuple[int, int]:
-    """(allocated + idle, total) CPUs of ``sinfo -N -o '%N %C'`` lines: a node in several partitions
-    is listed once for each, and counted once; lines not of that form are skipped."""
-    nodes: dict[str, tuple[int, int]] = {}
-    for line in text.splitlines():
-        name, _, counts = line.strip().partition(" ")
-        parts = counts.strip().split("/")
-        if not name or len(parts) != 4 or not all(part.isdigit() for part in parts):
-            continue
-        allocated, idle, _other, total = (int(part) for part in parts)
-        nodes[name] = (allocated + idle, total)
-    return sum(u for u, _ in nodes.values()), sum(t for _, t in nodes.values())

@@ -16,7 +16,9 @@ from sheaf._lazy import lazy_exports
 TYPE_CHECKING = False  # not typing's: the job wrapper imports this package, and typing costs it
 if TYPE_CHECKING:
     from sheaf.backends.slurm._backend import SlurmBackend, from_options
+    from sheaf.backends.slurm._sinfo import cluster_cpus, sinfo_cpus
 
-__all__: list[str] = ["SlurmBackend", "from_options"]
+__all__: list[str] = ["SlurmBackend", "cluster_cpus", "from_options", "sinfo_cpus"]
 
-__getattr__ = lazy_exports(__name__, {"SlurmBackend": "_backend", "from_options": "_backend"})
+__getattr__ = lazy_exports(__name__, {"SlurmBackend": "_backend", "from_options": "_backend",
+                                      "cluster_cpus": "_sinfo", "sinfo_cpus": "_sinfo"})
