@@ -16,16 +16,20 @@ __all__ = ["gc_paused"]
 
 @contextlib.contextmanager
 def gc_paused() -> Iterator[None]:
-    """The collector off for the block; left as it was found.  Nested pauses are one pause."""
+    """The collector off for the block, then on again if it was.  Nested pauses are one pause.
+
+    What the block built leaves the young generations unscanned: else the first allocation after
+    the pause collects the millions of objects it meant not to.  It joins the oldest generation -- or,
+    where a reader froze what it built (``gc.freeze``), the frozen objects, since unfreezing would
+    thaw those too.  Frozen or not, objects are still freed by reference counting."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
         if was_enabled:
-            if not gc.get_freeze_count():
-                # what was built moves to the oldest generation unscanned: else the first allocation
-                # after enabling collects the millions of young objects, as the pause meant not to
-                gc.freeze()
+            thaw = not gc.get_freeze_count()
+            gc.freeze()
+            if thaw:
                 gc.unfreeze()
             gc.enable()
