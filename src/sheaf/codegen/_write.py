@@ -36,6 +36,10 @@ run before: ``write_plan`` only writes, and refuses a plan without them.  The ta
 transformations are wrapped to run in their container (``_containers``), whose podman configuration
 the plan holds.
 
+``plan.json`` and the cache file depend on nothing the DAG's writing does: for a plan of
+``BESIDE_JOBS`` jobs or more a forked child writes them while this process writes the DAG, the submit
+files and the lists (``_beside``: where a fork is safe; elsewhere they are written after the DAG).
+
 Shared submit descriptions: unclustered compute jobs of one transformation at one site, with the same
 profiles and command (arguments aside), share one description (``_submit.render_shared_submit``),
 written into the DAG as a ``SUBMIT-DESCRIPTION shared.<k>.<transformation>.<site> { ... }`` block
@@ -73,6 +77,7 @@ from dataclasses import dataclass, field, replace
 from typing import BinaryIO, TextIO
 
 from sheaf._gc import gc_paused
+from sheaf.codegen._beside import start_beside
 from sheaf.codegen._clusters import (
     decaf_conf,
     decaf_conf_name,
@@ -382,9 +387,13 @@ def _swap(tmp: str, final: str) -> None:
         os.close(guard)
 
 
+#: the plan size from which plan.json is written by a forked child (``_beside``): a fork costs
+#: milliseconds, a large plan's records and JSON seconds
+BESIDE_JOBS = 1_000
+
+
 @dataclass(slots=True)
 class _Written:
-    records: list[PlanJobRecord] = field(default_factory=list)
     submits: list[str] = field(default_factory=list)
     categories: dict[str, None] = field(default_factory=dict)
     types: dict[str, int] = field(default_factory=dict)
@@ -416,7 +425,31 @@ class _Writer:
         self.base = self.exec_wf.properties.profiles()
         self.jobs = jobs
         wf = self.exec_wf
-        # the DAG is streamed: at 10^6 jobs its lines never sit in memory at once
+        if any(job.type == "subworkflow" for job in jobs):
+            # for condor_submit_dag -dagman, which passes it down to every sub-DAG
+            self.options["condor_dagman"] = condor_dagman(self.context.transformations, os.environ)
+        ids = [job.id for job in jobs]
+        # plan.json and the cache file depend on nothing the DAG's writing does: made beside it
+        beside = start_beside(lambda: self._plan_files(jobs, ids, edges), fork=len(jobs) >= BESIDE_JOBS)
+        try:
+            out = self._dag(jobs, ids, edges, ctx)
+            self.put(self.layout.config, config_text(wf.workflow.profiles, wf.properties))
+            for rel, text in self.containers.files.items():
+                self._mkdir(os.path.dirname(rel))
+                self.put(rel, text)
+        except BaseException:
+            beside.cancel()
+            raise
+        beside.join()
+        final = self.layout.final_dir
+        return PlanFiles(final, os.path.join(final, self.layout.dag), os.path.join(final, self.layout.config),
+                         os.path.join(final, "plan.json"), tuple(out.submits), out.types, len(edges),
+                         tuple(ctx.warnings) + tuple(self.warnings))
+
+    def _dag(self, jobs: list[ExecJob], ids: list[str], edges: list[tuple[int, int]],
+             ctx: SubmitContext) -> _Written:
+        """The DAG file, with each job's own files; streamed: at 10^6 jobs its lines never sit in memory
+        at once."""
         with open(os.path.join(self.root, self.layout.dag), "x", encoding="utf-8", buffering=1 << 20) as dag:
             dag.write(f"# DAG of workflow {self.layout.name}, written by sheaf plan "
                       "(HTCondor DAGMan syntax)\n"
@@ -426,24 +459,34 @@ class _Writer:
             finally:
                 if self.lists is not None:
                     self.lists.close()
-            ids = [job.id for job in jobs]
-            tail = edge_lines(ids, edges) + maxjobs_lines(list(out.categories), wf.properties)
+            tail = edge_lines(ids, edges) + maxjobs_lines(list(out.categories), self.exec_wf.properties)
             dag.writelines(line + "\n" for line in tail)
-        self.put(self.layout.config, config_text(wf.workflow.profiles, wf.properties))
+        return out
+
+    def _plan_files(self, jobs: list[ExecJob], ids: list[str], edges: list[tuple[int, int]]) -> None:
+        """plan.json and the cache file (module docstring)."""
+        wf = self.exec_wf
         # streamed, as the DAG is: at 10^6 outputs the text was the plan's peak of memory (+0.5 GB)
         self.put_lines(f"{self.layout.name}.cache", cache_lines(produced_dirs(wf, self._workdir)))
-        for rel, text in self.containers.files.items():
-            self._mkdir(os.path.dirname(rel))
-            self.put(rel, text)
-        if self.subwf is not None:  # for condor_submit_dag -dagman, which passes it down to every sub-DAG
-            self.options["condor_dagman"] = condor_dagman(self.context.transformations, os.environ)
-        self.put("plan.json", encode_plan(wf.name, out.records, ids, edges, wf.sites, wf.output_sites,
+        self.put("plan.json", encode_plan(wf.name, self._records(jobs), ids, edges, wf.sites, wf.output_sites,
                                           wf.clustering, self.options, hook_records(wf.workflow.hooks),
                                           wf.autocluster))
-        final = self.layout.final_dir
-        return PlanFiles(final, os.path.join(final, self.layout.dag), os.path.join(final, self.layout.config),
-                         os.path.join(final, "plan.json"), tuple(out.submits), out.types, len(edges),
-                         tuple(ctx.warnings) + tuple(self.warnings))
+
+    def _records(self, jobs: list[ExecJob]) -> list[PlanJobRecord]:
+        """Each job's plan.json record; its profiles' record made once per distinct profile dict."""
+        contracted: dict[int, tuple[Profiles, dict[str, dict[str, str]]]] = {}
+        records = []
+        for job in jobs:
+            profiles = self._profiles(job)
+            hit = contracted.get(id(profiles))
+            if hit is None or hit[0] is not profiles:
+                hit = contracted[id(profiles)] = (profiles, contract_profiles(profiles))
+            moved, unknown = self.exec_wf.transfer_bytes.get(job.id, (None, None))
+            records.append(PlanJobRecord(job.id, job.type, job.site, job.transformation, job.level,
+                                         [task.id for task in job.tasks], job.aggregator, hit[1],
+                                         container_record(self.containers.jobs.get(job.id)),
+                                         self._hooks(job), task_runtimes(job.tasks), moved, unknown or None))
+        return records
 
     def _jobs(self, jobs: list[ExecJob], dag: TextIO, ctx: SubmitContext) -> _Written:
         """Each job's files and DAG lines; settings computed once per distinct (profiles, type)."""
@@ -451,7 +494,7 @@ class _Writer:
         share = self.exec_wf.properties.get_bool("sheaf.submit.shared", True)
         self.ids = frozenset(job.id for job in jobs)
         exitcode = tool_path("sheaf-exitcode")
-        settings: dict[tuple[int, str], tuple[Profiles, NodeSettings, dict[str, dict[str, str]]]] = {}
+        settings: dict[tuple[int, str], tuple[Profiles, NodeSettings]] = {}
         for index, job in enumerate(jobs):
             paths = self.layout.job(index, job.id)
             self._mkdir(paths.rel_dir)
@@ -459,8 +502,7 @@ class _Writer:
             cached = settings.get((id(profiles), job.type))
             if cached is None or cached[0] is not profiles:
                 cached = settings[(id(profiles), job.type)] = (
-                    profiles, node_settings(job.type, profiles, exitcode, job.id),
-                    contract_profiles(profiles))
+                    profiles, node_settings(job.type, profiles, exitcode, job.id))
             out_base = paths.abs("")
             if job.type == "subworkflow":
                 lines = self._subworkflows().lines(job, paths, cached[1], out_base + ".out")
@@ -479,11 +521,6 @@ class _Writer:
             dag.write("\n".join(lines) + "\n")
             if cached[1].category:
                 out.categories[cached[1].category] = None
-            moved, unknown = self.exec_wf.transfer_bytes.get(job.id, (None, None))
-            out.records.append(PlanJobRecord(job.id, job.type, job.site, job.transformation, job.level,
-                                         [task.id for task in job.tasks], job.aggregator, cached[2],
-                                         container_record(self.containers.jobs.get(job.id)),
-                                         self._hooks(job), task_runtimes(job.tasks), moved, unknown or None))
             out.types[job.type] = out.types.get(job.type, 0) + 1
         return out
 

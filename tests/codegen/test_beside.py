@@ -1,0 +1,136 @@
+"""plan.json and the cache file written by a forked child beside the DAG (``sheaf.codegen._beside``):
+the same files as written in one process, the child's failures raised by the parent, the child
+stopped when the parent fails, and no fork beside other threads."""
+
+from __future__ import annotations
+
+import errno
+import os
+import threading
+from pathlib import Path
+
+import pytest
+from codegen_plans import blackdiamond_plan
+
+import sheaf.codegen._write as writer
+from sheaf.codegen import write_plan
+from sheaf.codegen._beside import BesideError, can_fork, start_beside
+from sheaf.errors import StorageError
+from sheaf.model import PFN, Replica, ReplicaCatalog, Use
+from sheaf.planner import DataOptions, ExecutableWorkflow, plan_data
+
+pytestmark = pytest.mark.skipif(not can_fork(), reason="the writer forks only on Linux, in one thread")
+
+
+def _staged_plan(directory: Path) -> ExecutableWorkflow:
+    """A plan with staging, registration and cleanup: every file the writer makes."""
+    plan = blackdiamond_plan(6, cluster=None, cleanup="inplace")
+    for job in plan.workflow.jobs.values():
+        job.uses = tuple(Use(u.lfn, u.type, register_replica=u.type == "output") for u in job.uses)
+    plan.replica_catalog = ReplicaCatalog([Replica("f.a", (PFN("file:///data/f.a", "local"),))])
+    plan.data = DataOptions(output_dir=str(directory) + ".out", cleanup="inplace")
+    plan_data(plan, str(directory))
+    return plan
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def _children() -> set[int]:
+    """This process's child processes, zombies included."""
+    mine = str(os.getpid())
+    out = set()
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if fields[1] == mine:
+                out.add(int(entry))
+    return out
+
+
+def test_the_forked_writer_writes_what_one_process_writes(tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    forks: list[bool] = []
+    def counted(work: object, fork: bool) -> object:
+        forks.append(fork)
+        return start_beside(work, fork)  # type: ignore[arg-type]
+    monkeypatch.setattr(writer, "start_beside", counted)
+    target = tmp_path / "plan"
+    monkeypatch.setattr(writer, "BESIDE_JOBS", 10**9)
+    write_plan(_staged_plan(target), target)
+    alone = _tree(target)
+    os.rename(target, tmp_path / "alone")
+    monkeypatch.setattr(writer, "BESIDE_JOBS", 1)
+    write_plan(_staged_plan(target), target)
+    assert forks == [False, True]
+    assert _tree(target) == alone
+    assert {"plan.json", "blackdiamond.cache", "blackdiamond.lists"} <= set(alone)
+
+
+def test_a_failure_in_the_child_is_the_parents_and_leaves_nothing(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(writer, "BESIDE_JOBS", 1)
+    parent = os.getpid()
+
+    def full(*args: object, **kwargs: object) -> bytes:
+        assert os.getpid() != parent  # encoded in the child
+        raise OSError(errno.ENOSPC, "No space left on device", "plan.json")
+    monkeypatch.setattr(writer, "encode_plan", full)
+    target = tmp_path / "plan"
+    with pytest.raises(StorageError, match="No space left on device"):
+        write_plan(_staged_plan(target), target)
+    assert not target.exists() and os.listdir(tmp_path) == []
+    assert not _children()
+
+
+def test_a_failure_in_the_parent_stops_the_child(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(writer, "BESIDE_JOBS", 1)
+    started = tmp_path / "started"
+
+    def slow(self: object, *args: object) -> None:
+        started.touch()
+        threading.Event().wait(60)  # killed long before
+    monkeypatch.setattr(writer._Writer, "_plan_files", slow)
+
+    def broken(*args: object) -> str:
+        while not started.exists():  # the child is running
+            threading.Event().wait(0.01)
+        raise ValueError("a config that cannot be written")
+    monkeypatch.setattr(writer, "config_text", broken)
+    target = tmp_path / "plan"
+    with pytest.raises(ValueError, match="cannot be written"):
+        write_plan(_staged_plan(target), target)
+    assert not _children()
+    assert sorted(os.listdir(tmp_path)) == ["started"]
+
+
+def test_an_exception_that_cannot_travel_comes_back_as_text() -> None:
+    class Local(Exception):  # not importable by name: cannot be unpickled
+        pass
+
+    def work() -> None:
+        raise Local("the child's own trouble")
+    beside = start_beside(work, fork=True)
+    assert beside.pid
+    with pytest.raises(BesideError, match="the child's own trouble"):
+        beside.join()
+    assert not _children()
+
+
+def test_no_fork_beside_another_thread() -> None:
+    ran: list[int] = []
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        beside = start_beside(lambda: ran.append(os.getpid()), fork=True)
+        assert not beside.pid and not ran  # kept for the join, in this process
+        beside.join()
+    finally:
+        stop.set()
+        other.join()
+    assert ran == [os.getpid()]
