@@ -50,28 +50,30 @@ def add_cleanup(exec_wf: ExecutableWorkflow, shift: int, files: Files, mode: str
 
 def _inplace(exec_wf: ExecutableWorkflow, shift: int, removable: dict[tuple[str, str], list[int]]) -> None:
     jobs = exec_wf.jobs
-    per: dict[tuple[str, int], list[tuple[str, int]]] = {}  # (site, level) -> [(name, last user)]
+    # (site, level) -> [(name, last user, users)]
+    per: dict[tuple[str, int], list[tuple[str, int, list[int]]]] = {}
     # a user's (level, index) as one int, so max() compares without a Python key function
     order = [job.level * len(jobs) + index for index, job in enumerate(jobs)]
     for (site, name), users in removable.items():
         last = max(users, key=order.__getitem__)
-        per.setdefault((site, jobs[last].level), []).append((name, last))
+        per.setdefault((site, jobs[last].level), []).append((name, last, users))
     width: dict[tuple[str, int], int] = {}
     for job in jobs[shift:]:
         if job.site is not None:
             width[(job.site, job.level)] = width.get((job.site, job.level), 0) + 1
     number, size = _cluster_settings(exec_wf)
     for (site, level), group in sorted(per.items()):
-        lasts = sorted({last for _, last in group})
+        lasts = sorted({last for _, last, _ in group})
         per_width = math.ceil(max(width.get((site, level), 1), 1) / 5)
         k = number or (math.ceil(len(group) / size) if size else per_width)
         k = max(1, min(k, len(lasts)))
         rank = {u: i % k for i, u in enumerate(lasts)}
-        buckets: list[list[str]] = [[] for _ in range(k)]
-        for name, last in group:
-            buckets[rank[last]].append(name)
-        for n, names in enumerate(b for b in buckets if b):
-            parents = sorted({u for name in names for u in removable[(site, name)]})
+        buckets: list[list[tuple[str, int, list[int]]]] = [[] for _ in range(k)]
+        for entry in group:
+            buckets[rank[entry[1]]].append(entry)
+        for n, bucket in enumerate(b for b in buckets if b):
+            parents = sorted({u for _, _, users in bucket for u in users})
+            names = [name for name, _, _ in bucket]
             _add(exec_wf, f"cleanup_{safe(site)}_{level}_{n}", site, level + 1, names, parents)
 
 

@@ -357,7 +357,7 @@ def _in_place(sources: list[Source], workdir: str, lfn: str) -> bool:
     """Whether the best replica already is the file in the working directory (``--input-dir`` naming
     the scratch directory): copying it onto itself would be pointless, removing it a loss."""
     first = sources[0].url
-    return first.startswith("file://") and first == path_url(os.path.join(workdir, lfn))
+    return first.startswith("file://") and first == url_in(workdir, lfn)
 
 
 def _stage_executables(state: _Pass) -> None:
