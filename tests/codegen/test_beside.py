@@ -134,3 +134,34 @@ def test_no_fork_beside_another_thread() -> None:
         stop.set()
         other.join()
     assert ran == [os.getpid()]
+
+
+def test_a_fork_that_fails_leaves_the_work_to_the_parent(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_memory() -> int:
+        raise OSError(errno.ENOMEM, "Cannot allocate memory")
+    monkeypatch.setattr(os, "fork", no_memory)
+    ran: list[int] = []
+    beside = start_beside(lambda: ran.append(os.getpid()), fork=True)
+    assert not beside.pid and not ran
+    beside.join()
+    assert ran == [os.getpid()]
+
+
+def test_the_child_ends_on_a_signal_whatever_the_parents_handler(tmp_path: Path) -> None:
+    import signal
+    ready = tmp_path / "ready"
+
+    def work() -> None:
+        ready.touch()
+        threading.Event().wait(60)
+    old = signal.signal(signal.SIGTERM, lambda *args: None)  # a parent that ignores TERM
+    try:
+        beside = start_beside(work, fork=True)
+        while not ready.exists():  # the child's own handlers are set by now
+            threading.Event().wait(0.01)
+        os.kill(beside.pid, signal.SIGTERM)
+        with pytest.raises(BesideError, match="wait status 15"):
+            beside.join()
+    finally:
+        signal.signal(signal.SIGTERM, old)
+    assert not _children()

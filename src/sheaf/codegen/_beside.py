@@ -4,8 +4,9 @@ machine's other core.
 
 When it forks: on Linux, in a process running one thread, for work worth a fork (the caller says).
 A fork beside other threads could copy a lock another thread holds mid-update into a child that
-never sees it released, so with threads -- or elsewhere than Linux -- the same function runs in the
-parent instead, when the caller joins: the files are the same either way.
+never sees it released, so with threads -- or elsewhere than Linux, or when the fork itself fails --
+the same function runs in the parent instead, when the caller joins: the files are the same either
+way.
 
 The child shares the parent's memory copy-on-write and leaves with ``os._exit``: neither the
 parent's buffered files (the DAG being written) nor its exit handlers run twice.  An exception in
@@ -82,7 +83,12 @@ def start_beside(work: Callable[[], None], fork: bool) -> Beside:
     if not (fork and can_fork()):
         return Beside(work)
     read_end, write_end = os.pipe()
-    pid = os.fork()
+    try:
+        pid = os.fork()
+    except OSError:  # no memory or no process left for a child: the work is done here instead
+        os.close(read_end)
+        os.close(write_end)
+        return Beside(work)
     if pid == 0:  # the child: never returns
         os.close(read_end)
         _child(work, write_end)
@@ -93,7 +99,8 @@ def start_beside(work: Callable[[], None], fork: bool) -> Beside:
 def _child(work: Callable[[], None], pipe: int) -> None:
     code = 0
     try:
-        signal.signal(signal.SIGINT, signal.SIG_DFL)  # the parent decides; an interrupt ends the child
+        for signum in (signal.SIGINT, signal.SIGTERM):  # not the parent's handlers: a signal ends the child
+            signal.signal(signum, signal.SIG_DFL)
         work()
     except BaseException as exc:  # every failure goes back to the parent  # noqa: BLE001
         code = 1
