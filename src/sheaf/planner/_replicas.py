@@ -133,8 +133,6 @@ class ReplicaSelector:
             prefer = self._site_list("prefer", site)
             sources = [s for s in sources if s.site not in ignore]
             return sorted(sources, key=lambda s: s.site not in prefer)
-        if len(sources) == 1:  # the common case: nothing to rank
-            return sources
         if self.kind == "regex":
             return sorted(sources, key=lambda s: _rank_of(self.ranks, s.url))
         return sorted(sources, key=lambda s: (url_scheme(s.url) != "file", _site_rank(s.site, site)))

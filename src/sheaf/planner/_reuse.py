@@ -41,7 +41,7 @@ def reduce_workflow(workflow: Workflow, rc: ReplicaCatalog | None) -> Reduced:
         return hit
 
     made = (u.lfn for job in workflow.jobs.values() for u in all_uses(job) if u.type != "input")
-    if exact.isdisjoint(made) if not has_regex else not any(available(lfn) for lfn in made):
+    if not any(available(lfn) for lfn in made):
         return workflow, [], {}
     graph = build_graph(workflow)
     order = graph.topological_order()
