@@ -27,7 +27,7 @@ import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 
-__all__ = ["Beside", "start_beside"]
+__all__ = ["Beside", "BesideError", "can_fork", "start_beside"]
 
 
 class BesideError(RuntimeError):
@@ -74,7 +74,8 @@ class Beside:
 
 
 def can_fork() -> bool:
-    """Whether a fork is safe here (module docstring)."""
+    """Whether a fork is safe here (module docstring): Linux, and no Python thread but this one.  A
+    library's idle native workers (numpy's BLAS pool) are not counted: they handle a fork themselves."""
     return sys.platform == "linux" and threading.active_count() == 1
 
 
