@@ -466,7 +466,7 @@ class _Writer:
     def _plan_files(self, jobs: list[ExecJob], ids: list[str], edges: list[tuple[int, int]]) -> None:
         """plan.json and the cache file (module docstring)."""
         wf = self.exec_wf
-        # streamed, as the DAG is: at 10^6 outputs the text was the plan's peak of memory (+0.5 GB)
+        # streamed, as the DAG is: held whole, the text of 10^6 outputs would be the plan's peak of memory
         self.put_lines(f"{self.layout.name}.cache", cache_lines(produced_dirs(wf, self._workdir)))
         self.put("plan.json", encode_plan(wf.name, self._records(jobs), ids, edges, wf.sites, wf.output_sites,
                                           wf.clustering, self.options, hook_records(wf.workflow.hooks),
