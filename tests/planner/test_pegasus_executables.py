@@ -39,7 +39,8 @@ def test_file_url_pfn_runs_the_path_and_arguments_split_as_pegasus(tmp_path: Pat
     ).write(str(tmp_path / "workflow.yml"))
     target = tmp_path / "plan"
     _, exec_wf = plan_into(tmp_path, "workflow.yml", target)
-    assert exec_wf.jobs[-1].executable == str(keg)  # not <cwd>/file:/... (the data jobs come first)
+    (job,) = [job for job in exec_wf.jobs if job.type == "compute"]
+    assert job.executable == str(keg)  # not <cwd>/file:/...
     # the job's description: its own .sub file, or one shared in the DAG (SUBMIT-DESCRIPTION)
     texts = "".join(p.read_text() for p in [*target.glob("*.dag"), *target.rglob("keg_*.sub")])
     assert f"executable = {keg}\n" in texts

@@ -33,7 +33,8 @@ def test_default_local_site_has_pegasus_scratch_and_the_planners_path(
     Workflow("here").add_jobs(Job("dump")).write(str(tmp_path / "workflow.yml"))
     target = tmp_path / "submit" / "run0001"
     _, exec_wf = plan_into(tmp_path, "workflow.yml", target, sites=["local"])
-    env = exec_wf.jobs[-1].tasks[0].profiles["env"]  # the data jobs come first
+    (job,) = [job for job in exec_wf.jobs if job.type == "compute"]
+    env = job.tasks[0].profiles["env"]
     assert (env["PATH"], env["PYTHONPATH"]) == (os.environ["PATH"], "/opt/sheaf-test-modules")
     done = run(target)
     assert done.returncode == 0, done.stdout + done.stderr
@@ -48,4 +49,5 @@ def test_local_site_environment_set_in_the_catalog_wins(tmp_path: Path) -> None:
         .write(str(tmp_path / "transformations.yml"))
     Workflow("mine").add_jobs(Job("t")).write(str(tmp_path / "workflow.yml"))
     _, exec_wf = plan_into(tmp_path, "workflow.yml", tmp_path / "plan", sites=["local"])
-    assert exec_wf.jobs[-1].tasks[0].profiles["env"]["PATH"] == "/only/here"
+    (job,) = [job for job in exec_wf.jobs if job.type == "compute"]
+    assert job.tasks[0].profiles["env"]["PATH"] == "/only/here"

@@ -37,7 +37,7 @@ ARGV_PATHS = 20
 Files = dict[tuple[str, str], tuple[list[int], bool, bool]]
 
 
-def add_cleanup(exec_wf: ExecutableWorkflow, shift: int, files: Files, mode: str) -> None:
+def add_cleanup(exec_wf: ExecutableWorkflow, planned: int, files: Files, mode: str) -> None:
     """Append the cleanup jobs of ``mode`` to ``exec_wf`` (module docstring)."""
     if mode == "none":
         return
@@ -45,10 +45,10 @@ def add_cleanup(exec_wf: ExecutableWorkflow, shift: int, files: Files, mode: str
     if mode == "leaf":
         _leaf(exec_wf, removable)
     else:
-        _inplace(exec_wf, shift, removable)
+        _inplace(exec_wf, planned, removable)
 
 
-def _inplace(exec_wf: ExecutableWorkflow, shift: int, removable: dict[tuple[str, str], list[int]]) -> None:
+def _inplace(exec_wf: ExecutableWorkflow, planned: int, removable: dict[tuple[str, str], list[int]]) -> None:
     jobs = exec_wf.jobs
     # (site, level) -> [(name, last user, users)]
     per: dict[tuple[str, int], list[tuple[str, int, list[int]]]] = {}
@@ -58,7 +58,7 @@ def _inplace(exec_wf: ExecutableWorkflow, shift: int, removable: dict[tuple[str,
         last = max(users, key=order.__getitem__)
         per.setdefault((site, jobs[last].level), []).append((name, last, users))
     width: dict[tuple[str, int], int] = {}
-    for job in jobs[shift:]:
+    for job in jobs[:planned]:
         if job.site is not None:
             width[(job.site, job.level)] = width.get((job.site, job.level), 0) + 1
     number, size = _cluster_settings(exec_wf)

@@ -84,8 +84,8 @@ class _Staged:
 class _Pass:
     exec_wf: ExecutableWorkflow
     submit_dir: str
-    jobs: list[ExecJob] = field(default_factory=list)      # auxiliary jobs, placed before the planner's
-    edges: list[tuple[int, int]] = field(default_factory=list)  # over aux + planner jobs (see shift)
+    base: int                                              # the planner's job count: the first aux index
+    jobs: list[ExecJob] = field(default_factory=list)      # auxiliary jobs, placed after the planner's
     staged: dict[str, dict[str, _Staged]] = field(default_factory=dict)  # site -> name -> file
     moved: TransferBytes = field(default_factory=TransferBytes)
 
@@ -95,7 +95,7 @@ class _Pass:
             self.exec_wf.job_inputs[job.id] = text
         if files is not None:  # a transfer job: what its list moves
             self.exec_wf.transfer_bytes[job.id] = self.moved.of(self.exec_wf.workflow, files)
-        return len(self.jobs) - 1
+        return self.base + len(self.jobs) - 1
 
 
 def plan_data(exec_wf: ExecutableWorkflow, submit_dir: str, exec_dir: str | None = None,
@@ -115,7 +115,7 @@ def plan_data(exec_wf: ExecutableWorkflow, submit_dir: str, exec_dir: str | None
 def _plan_data(exec_wf: ExecutableWorkflow, submit_dir: str, exec_dir: str | None,
                keep: frozenset[str]) -> None:
     config = check_settings(exec_wf)
-    state = _Pass(exec_wf, os.path.abspath(submit_dir))
+    state = _Pass(exec_wf, os.path.abspath(submit_dir), len(exec_wf.jobs))
     jobs = exec_wf.jobs
     sites = sorted({job.site for job in jobs if job.site is not None and job.type in RUNS_TASKS})
     for site in sites:
@@ -132,13 +132,12 @@ def _plan_data(exec_wf: ExecutableWorkflow, submit_dir: str, exec_dir: str | Non
         lite_manifests(exec_wf, state.submit_dir)
     _stage_executables(state)
     planned = _aux_plan(state, sites, produced, selector)
-    exec_wf.jobs = state.jobs + jobs
-    shift = len(state.jobs)
-    exec_wf.edges = [*planned.edges, *((p + shift, c + shift) for p, c in exec_wf.edges)]
+    exec_wf.jobs = jobs + state.jobs
+    exec_wf.edges += planned.edges
     outputs = planned.outputs
     for key in [key for key in outputs if key[1] in keep] if keep else ():  # in place: 10^6 entries
         del outputs[key]
-    add_cleanup(exec_wf, shift, outputs, exec_wf.data.cleanup)
+    add_cleanup(exec_wf, state.base, outputs, exec_wf.data.cleanup)
     if exec_wf.properties.get_bool("pegasus.condor.concurrency.limits", False):
         _concurrency_limits(exec_wf.jobs)
     exec_wf.data_planned = True
@@ -405,7 +404,7 @@ class Planned:
 def _aux_plan(state: _Pass, sites: Sequence[str], produced: dict[tuple[str, str], _File],
               selector: ReplicaSelector | None) -> Planned:
     """Create the create_dir, stage_in, stage_out and register jobs; return the edges over the final
-    job list (aux jobs first) and the cleanup facts."""
+    job list (aux jobs after the planner's) and the cleanup facts."""
     exec_wf = state.exec_wf
     create: dict[str, int] = {}
     for site in sites:
@@ -417,21 +416,20 @@ def _aux_plan(state: _Pass, sites: Sequence[str], produced: dict[tuple[str, str]
     stage_jobs = _add_stage_in(state, stage_buckets)
     out_jobs = out_plan.add_jobs(state)
     inter_jobs = out_plan.add_inter_jobs(state)
-    shift = len(state.jobs)
     planned = Planned()
     edges = planned.edges
     same_site = _has_same_site_parent(exec_wf.jobs, exec_wf.edges)
     for index, job in enumerate(exec_wf.jobs):
         if job.site in create and job.type in RUNS_TASKS and not same_site[index]:
-            edges.append((create[job.site], index + shift))
+            edges.append((create[job.site], index))
     for aux, files, site in stage_jobs:
         edges.append((create[site], aux))
         readers = sorted({r for f in files for r in f.readers})
-        edges.extend((aux, r + shift) for r in readers)
+        edges.extend((aux, r) for r in readers)
         for f in files:
-            planned.outputs[(site, f.name)] = ([r + shift for r in f.readers] + [aux], False, True)
-    out_plan.link(edges, planned.outputs, out_jobs, shift)
-    out_plan.link_inter(edges, planned.outputs, inter_jobs, shift)
+            planned.outputs[(site, f.name)] = ([*f.readers, aux], False, True)
+    out_plan.link(edges, planned.outputs, out_jobs)
+    out_plan.link_inter(edges, planned.outputs, inter_jobs)
     edges.extend((create[dst], index) for index, _, dst, _, _ in inter_jobs)
     return planned
 

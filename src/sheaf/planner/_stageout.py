@@ -86,17 +86,17 @@ class StageOut:
 
     def link_inter(self, edges: list[tuple[int, int]],
                    outputs: dict[tuple[str, str], tuple[list[int], bool, bool]],
-                   made: list[tuple[int, str, str, list[str], list[int]]], shift: int) -> None:
+                   made: list[tuple[int, str, str, list[str], list[int]]]) -> None:
         """Edges maker -> inter_site -> readers; the copy's users (its readers and the transfer) for
         cleanup, and the transfer as one more user of the original."""
         for index, src, dst, lfns, readers in made:
             makers = sorted({p for lfn in lfns for p in self.files[(src, lfn)].producers})
-            edges.extend((p + shift, index) for p in makers)
-            edges.extend((index, r + shift) for r in readers)
+            edges.extend((p, index) for p in makers)
+            edges.extend((index, r) for r in readers)
             for lfn in lfns:
                 users, kept, staged = outputs[(src, lfn)]
                 outputs[(src, lfn)] = ([*users, index], kept, staged)
-                copy_users = [index, *(r + shift for r in self.inter[(src, dst, lfn)])]
+                copy_users = [index, *self.inter[(src, dst, lfn)]]
                 outputs[(dst, lfn)] = (copy_users, False, False)
 
     def add_jobs(self, state: _Pass) -> list[tuple[int, list[_File], int | None]]:
@@ -135,12 +135,12 @@ class StageOut:
         return made
 
     def link(self, edges: list[tuple[int, int]], outputs: dict[tuple[str, str], tuple[list[int], bool, bool]],
-             made: list[tuple[int, list[_File], int | None]], shift: int) -> None:
+             made: list[tuple[int, list[_File], int | None]]) -> None:
         """Edges producer -> stage_out -> register; every produced file's users for cleanup."""
         staged_by: dict[tuple[str, str], list[int]] = {}
         for index, files, reg in made:
             producers = sorted({p for f in files for p in f.producers})
-            edges.extend((p + shift, index) for p in producers)
+            edges.extend((p, index) for p in producers)
             if reg is not None:
                 edges.append((index, reg))
             for f in files:
@@ -150,8 +150,7 @@ class StageOut:
         release = not self.inter
         for key in list(self.files):
             f = self.files.pop(key) if release else self.files[key]
-            users = [p + shift for p in f.producers]
-            users += [r + shift for r in f.readers]
+            users = f.producers + f.readers
             outs = staged_by.get(key, [])
             users += outs
             kept = f.stage_out and not outs
