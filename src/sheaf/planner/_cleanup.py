@@ -33,22 +33,21 @@ from sheaf.planner._plan import ExecJob, ExecutableWorkflow
 
 #: a cleanup job names at most this many files on its command line, more in a list file
 ARGV_PATHS = 20
-#: (site, file name) -> (users: job indices, kept in scratch, staged in)
-Files = dict[tuple[str, str], tuple[list[int], bool, bool]]
+#: (site, file name) -> its users (job indices), for every file cleanup may remove
+Files = dict[tuple[str, str], list[int]]
 
 
 def add_cleanup(exec_wf: ExecutableWorkflow, planned: int, files: Files, mode: str) -> None:
     """Append the cleanup jobs of ``mode`` to ``exec_wf`` (module docstring)."""
     if mode == "none":
         return
-    removable = {key: users for key, (users, kept, _) in files.items() if not kept and users}
     if mode == "leaf":
-        _leaf(exec_wf, removable)
+        _leaf(exec_wf, files)
     else:
-        _inplace(exec_wf, planned, removable)
+        _inplace(exec_wf, planned, files)
 
 
-def _inplace(exec_wf: ExecutableWorkflow, planned: int, removable: dict[tuple[str, str], list[int]]) -> None:
+def _inplace(exec_wf: ExecutableWorkflow, planned: int, removable: Files) -> None:
     jobs = exec_wf.jobs
     # (site, level) -> [(name, last user, users)]
     per: dict[tuple[str, int], list[tuple[str, int, list[int]]]] = {}
@@ -77,7 +76,7 @@ def _inplace(exec_wf: ExecutableWorkflow, planned: int, removable: dict[tuple[st
             _add(exec_wf, f"cleanup_{safe(site)}_{level}_{n}", site, level + 1, names, parents)
 
 
-def _leaf(exec_wf: ExecutableWorkflow, removable: dict[tuple[str, str], list[int]]) -> None:
+def _leaf(exec_wf: ExecutableWorkflow, removable: Files) -> None:
     has_child = [False] * len(exec_wf.jobs)
     for parent, _ in exec_wf.edges:
         has_child[parent] = True

@@ -393,12 +393,12 @@ def _stage_executables(state: _Pass) -> None:
 
 @dataclass(slots=True)
 class Planned:
-    """What ``_aux_plan`` made: edges over the final job list, and per site the files in its working
-    directory with their users (for cleanup)."""
+    """What ``_aux_plan`` made: edges over the final job list, and the files cleanup may remove."""
 
     edges: list[tuple[int, int]] = field(default_factory=list)
-    #: (site, file name) -> (users: final job indices, whether the file is kept in scratch, staged in)
-    outputs: dict[tuple[str, str], tuple[list[int], bool, bool]] = field(default_factory=dict)
+    #: (site, file name) -> its users (final job indices): every file the workflow puts in a working
+    #: directory but those kept there (staged out nowhere)
+    outputs: dict[tuple[str, str], list[int]] = field(default_factory=dict)
 
 
 def _aux_plan(state: _Pass, sites: Sequence[str], produced: dict[tuple[str, str], _File],
@@ -427,7 +427,7 @@ def _aux_plan(state: _Pass, sites: Sequence[str], produced: dict[tuple[str, str]
         readers = sorted({r for f in files for r in f.readers})
         edges.extend((aux, r) for r in readers)
         for f in files:
-            planned.outputs[(site, f.name)] = ([*f.readers, aux], False, True)
+            planned.outputs[(site, f.name)] = [*f.readers, aux]
     out_plan.link(edges, planned.outputs, out_jobs)
     out_plan.link_inter(edges, planned.outputs, inter_jobs)
     edges.extend((create[dst], index) for index, _, dst, _, _ in inter_jobs)

@@ -85,7 +85,7 @@ class StageOut:
         return made
 
     def link_inter(self, edges: list[tuple[int, int]],
-                   outputs: dict[tuple[str, str], tuple[list[int], bool, bool]],
+                   outputs: dict[tuple[str, str], list[int]],
                    made: list[tuple[int, str, str, list[str], list[int]]]) -> None:
         """Edges maker -> inter_site -> readers; the copy's users (its readers and the transfer) for
         cleanup, and the transfer as one more user of the original."""
@@ -94,10 +94,10 @@ class StageOut:
             edges.extend((p, index) for p in makers)
             edges.extend((index, r) for r in readers)
             for lfn in lfns:
-                users, kept, staged = outputs[(src, lfn)]
-                outputs[(src, lfn)] = ([*users, index], kept, staged)
-                copy_users = [index, *self.inter[(src, dst, lfn)]]
-                outputs[(dst, lfn)] = (copy_users, False, False)
+                users = outputs.get((src, lfn))
+                if users is not None:  # not kept in scratch
+                    users.append(index)
+                outputs[(dst, lfn)] = [index, *self.inter[(src, dst, lfn)]]
 
     def add_jobs(self, state: _Pass) -> list[tuple[int, list[_File], int | None]]:
         """One stage_out job per bucket and one register job per site and level, a child of the level's
@@ -134,7 +134,7 @@ class StageOut:
             made.extend((stage, [], reg) for stage in stages)
         return made
 
-    def link(self, edges: list[tuple[int, int]], outputs: dict[tuple[str, str], tuple[list[int], bool, bool]],
+    def link(self, edges: list[tuple[int, int]], outputs: dict[tuple[str, str], list[int]],
              made: list[tuple[int, list[_File], int | None]]) -> None:
         """Edges producer -> stage_out -> register; every produced file's users for cleanup."""
         staged_by: dict[tuple[str, str], list[int]] = {}
@@ -150,11 +150,13 @@ class StageOut:
         release = not self.inter
         for key in list(self.files):
             f = self.files.pop(key) if release else self.files[key]
-            users = f.producers + f.readers
-            outs = staged_by.get(key, [])
-            users += outs
-            kept = f.stage_out and not outs
-            outputs[key] = (users, kept, False)
+            outs = staged_by.get(key)
+            if outs is not None:
+                outputs[key] = f.producers + f.readers + outs
+            elif f.stage_out:  # kept in scratch (staged out nowhere), a staged-in checkpoint file too
+                outputs.pop(key, None)
+            else:
+                outputs[key] = f.producers + f.readers
 
 
 def output_entries(workdir: str, site: str, label: str, directory: str, files: list[_File]
