@@ -118,6 +118,11 @@ def test_stage_in_jobs_per_level_follow_the_clusters_profile(tmp_path: Path) -> 
     assert job_types(_plan(work, "-D", "pegasus.stagein.clusters=1"))["stage_in"] == 1
     types = job_types(_plan(work, "--output-dir", str(work / "out")))
     assert types["stage_out"] == 3 and types["register"] == 1 and types["cleanup"] == 5  # ceil(25/5)
+    # one stage-in and one stage-out job share the level of the 25 compute jobs: each compute job, not
+    # the data job, is the last user of its files, so the files still spread over ceil(25/5) jobs
+    single = _plan(work, "--output-dir", str(work / "out"), "-D", "pegasus.stagein.clusters=1",
+                   "-D", "pegasus.stageout.clusters=1")
+    assert job_types(single) == {**types, "stage_in": 1, "stage_out": 1}
     sized = _plan(work, "--output-dir", str(work / "out"), "-D", "pegasus.file.cleanup.clusters.size=25")
     assert job_types(sized)["cleanup"] == 2  # 50 files (25 inputs, 25 outputs), 25 a job
 

@@ -51,8 +51,12 @@ def _inplace(exec_wf: ExecutableWorkflow, planned: int, removable: Files) -> Non
     jobs = exec_wf.jobs
     # (site, level) -> [(name, last user, users)]
     per: dict[tuple[str, int], list[tuple[str, int, list[int]]]] = {}
-    # a user's (level, index) as one int, so max() compares without a Python key function
-    order = [job.level * len(jobs) + index for index, job in enumerate(jobs)]
+    # a user's place as one int, so max() compares without a Python key function: by level, and within
+    # a level the data jobs (listed after the planner's) before the planner's jobs, each in plan order --
+    # a stage-in job runs before the readers of its level
+    data = len(jobs) - planned
+    order = [job.level * len(jobs) + (index + data if index < planned else index - planned)
+             for index, job in enumerate(jobs)]
     for (site, name), users in removable.items():
         last = max(users, key=order.__getitem__)
         per.setdefault((site, jobs[last].level), []).append((name, last, users))
@@ -62,7 +66,7 @@ def _inplace(exec_wf: ExecutableWorkflow, planned: int, removable: Files) -> Non
             width[(job.site, job.level)] = width.get((job.site, job.level), 0) + 1
     number, size = _cluster_settings(exec_wf)
     for (site, level), group in sorted(per.items()):
-        lasts = sorted({last for _, last, _ in group})
+        lasts = sorted({last for _, last, _ in group}, key=order.__getitem__)
         per_width = math.ceil(max(width.get((site, level), 1), 1) / 5)
         k = number or (math.ceil(len(group) / size) if size else per_width)
         k = max(1, min(k, len(lasts)))
