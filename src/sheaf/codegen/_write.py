@@ -262,10 +262,8 @@ def _write_into(final: str, exec_wf: ExecutableWorkflow, basename: str | None,
                 finish: Callable[[str, PlanFiles], None] | None = None) -> PlanFiles:
     layout = Layout(final, exec_wf.name, basename, exec_dir)
     containers = containerize(exec_wf, layout.final_dir, exec_wf.workdirs)
-    wrap_launched_tasks(exec_wf, exec_wf.workdirs, layout)
     jobs, edges = list(exec_wf.jobs), list(exec_wf.edges)
     placed = _output_map(exec_wf, layout, jobs, edges, context.output_map)
-    _check_ids(jobs)
     parent = os.path.dirname(final)
     try:
         os.makedirs(parent, exist_ok=True)
@@ -432,6 +430,9 @@ class _Writer:
         # plan.json and the cache file depend on nothing the DAG's writing does: made beside it
         beside = start_beside(lambda: self._plan_files(jobs, ids, edges), fork=len(jobs) >= BESIDE_JOBS)
         try:
+            _check_ids(jobs)
+            # the launcher changes commands only, which plan.json does not hold: wrapped beside it
+            wrap_launched_tasks(wf, wf.workdirs, self.layout)
             out = self._dag(jobs, ids, edges, ctx)
             self.put(self.layout.config, config_text(wf.workflow.profiles, wf.properties))
             for rel, text in self.containers.files.items():
