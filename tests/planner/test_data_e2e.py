@@ -99,6 +99,24 @@ def test_text_output_catalog_and_throttles_in_both_spellings(work: Path) -> None
     assert (work / "out.rc").read_text() == f'f.d file://{work}/out/f.d site="local"\n'
 
 
+def test_a_cleanup_job_follows_a_files_last_users_not_the_jobs_they_follow(work: Path) -> None:
+    """Each cleanup job is a child of the users of the files it removes, less those another user of
+    the same file descends from -- the stage-in job of f.a (pre reads it), pre as the maker of f.b0
+    and f.b1 (the find jobs read them), post as the maker of f.d (its stage-out job follows it) --
+    as Pegasus drops a cleanup job's redundant edges."""
+    record = plan_json(_plan(work, "--output-dir", str(work / "out")))
+    jobs = {job["id"]: job for job in record["jobs"]}  # type: ignore[attr-defined]
+
+    def name(job_id: str) -> str:
+        job = jobs[job_id]
+        return job["type"] if not job["tasks"] else "+".join(job["tasks"])
+    parents: dict[str, set[str]] = {}
+    for parent, child in record["edges"]:  # type: ignore[attr-defined]
+        if jobs[child]["type"] == "cleanup":
+            parents.setdefault(child, set()).add(name(parent))
+    assert sorted(map(sorted, parents.values())) == [["find0", "find1"], ["post", "stage_out"], ["pre"]]
+
+
 def test_stage_in_jobs_per_level_follow_the_clusters_profile(tmp_path: Path) -> None:
     from Pegasus.api import File, Job, ReplicaCatalog, Workflow
 

@@ -396,9 +396,10 @@ class Planned:
     """What ``_aux_plan`` made: edges over the final job list, and the files cleanup may remove."""
 
     edges: list[tuple[int, int]] = field(default_factory=list)
-    #: (site, file name) -> its users (final job indices): every file the workflow puts in a working
-    #: directory but those kept there (staged out nowhere)
-    outputs: dict[tuple[str, str], list[int]] = field(default_factory=dict)
+    #: (site, file name) -> its users (final job indices), and how many of them, at the end, another user
+    #: descends from (``_cleanup``): every file the workflow puts in a working directory but those kept
+    #: there (staged out nowhere)
+    outputs: dict[tuple[str, str], tuple[list[int], int]] = field(default_factory=dict)
 
 
 def _aux_plan(state: _Pass, sites: Sequence[str], produced: dict[tuple[str, str], _File],
@@ -426,8 +427,8 @@ def _aux_plan(state: _Pass, sites: Sequence[str], produced: dict[tuple[str, str]
         edges.append((create[site], aux))
         readers = sorted({r for f in files for r in f.readers})
         edges.extend((aux, r) for r in readers)
-        for f in files:
-            planned.outputs[(site, f.name)] = [*f.readers, aux]
+        for f in files:  # the stage-in job is its readers' parent
+            planned.outputs[(site, f.name)] = ([*f.readers, aux], 1)
     out_plan.link(edges, planned.outputs, out_jobs)
     out_plan.link_inter(edges, planned.outputs, inter_jobs)
     edges.extend((create[dst], index) for index, _, dst, _, _ in inter_jobs)

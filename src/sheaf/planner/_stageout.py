@@ -85,7 +85,7 @@ class StageOut:
         return made
 
     def link_inter(self, edges: list[tuple[int, int]],
-                   outputs: dict[tuple[str, str], list[int]],
+                   outputs: dict[tuple[str, str], tuple[list[int], int]],
                    made: list[tuple[int, str, str, list[str], list[int]]]) -> None:
         """Edges maker -> inter_site -> readers; the copy's users (its readers and the transfer) for
         cleanup, and the transfer as one more user of the original."""
@@ -94,10 +94,13 @@ class StageOut:
             edges.extend((p, index) for p in makers)
             edges.extend((index, r) for r in readers)
             for lfn in lfns:
-                users = outputs.get((src, lfn))
-                if users is not None:  # not kept in scratch
-                    users.append(index)
-                outputs[(dst, lfn)] = [index, *self.inter[(src, dst, lfn)]]
+                original = outputs.get((src, lfn))
+                if original is not None:  # not kept in scratch: the copy follows its producers, last
+                    makers = len(self.files[(src, lfn)].producers)
+                    original[0].insert(len(original[0]) - makers, index)
+                    outputs[(src, lfn)] = (original[0], makers)
+                # the copy's readers are the transfer's children
+                outputs[(dst, lfn)] = ([*self.inter[(src, dst, lfn)], index], 1)
 
     def add_jobs(self, state: _Pass) -> list[tuple[int, list[_File], int | None]]:
         """One stage_out job per bucket and one register job per site and level, a child of the level's
@@ -134,9 +137,10 @@ class StageOut:
             made.extend((stage, [], reg) for stage in stages)
         return made
 
-    def link(self, edges: list[tuple[int, int]], outputs: dict[tuple[str, str], list[int]],
+    def link(self, edges: list[tuple[int, int]], outputs: dict[tuple[str, str], tuple[list[int], int]],
              made: list[tuple[int, list[_File], int | None]]) -> None:
         """Edges producer -> stage_out -> register; every produced file's users for cleanup."""
+        jobs = self.exec_wf.jobs
         staged_by: dict[tuple[str, str], list[int]] = {}
         for index, files, reg in made:
             producers = sorted({p for f in files for p in f.producers})
@@ -150,13 +154,17 @@ class StageOut:
         release = not self.inter
         for key in list(self.files):
             f = self.files.pop(key) if release else self.files[key]
+            # the producers last: each stage-out job, and each reader the data pass found on the site
+            # (the first: readers of sub-workflow jobs come after them), is a child of the producers
             outs = staged_by.get(key)
             if outs is not None:
-                outputs[key] = f.producers + f.readers + outs
+                outputs[key] = (f.readers + outs + f.producers, len(f.producers))
             elif f.stage_out:  # kept in scratch (staged out nowhere), a staged-in checkpoint file too
                 outputs.pop(key, None)
             else:
-                outputs[key] = f.producers + f.readers
+                readers = f.readers
+                followed = readers and jobs[readers[0]].type in PRODUCERS
+                outputs[key] = (readers + f.producers, len(f.producers) if followed else 0)
 
 
 def output_entries(workdir: str, site: str, label: str, directory: str, files: list[_File]
