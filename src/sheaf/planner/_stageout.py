@@ -96,9 +96,9 @@ class StageOut:
             for lfn in lfns:
                 original = outputs.get((src, lfn))
                 if original is not None:  # not kept in scratch: the copy follows its producers, last
-                    makers = len(self.files[(src, lfn)].producers)
-                    original[0].insert(len(original[0]) - makers, index)
-                    outputs[(src, lfn)] = (original[0], makers)
+                    producers = len(self.files[(src, lfn)].producers)
+                    original[0].insert(len(original[0]) - producers, index)
+                    outputs[(src, lfn)] = (original[0], producers)
                 # the copy's readers are the transfer's children
                 outputs[(dst, lfn)] = ([*self.inter[(src, dst, lfn)], index], 1)
 
