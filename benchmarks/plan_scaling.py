@@ -40,10 +40,17 @@ not in ``plan cpu``.  ``cpu s`` is the CPU time of load (the worker's too) + pla
 ratio swings with that work, the CPU ratio much less (it overstates the quiet wall-clock ratio by
 the load's second core).
 
+``--rounds N`` runs every mode N times at each size, the modes interleaved round by round so that a
+slow spell of the machine falls on all of them, each run beside its own yardstick, and then prints
+each mode's median ``total/yaml`` with its range: one run's ratio swings with the machine, the
+yardstick's included.
+
 Usage::
 
     .venv/bin/python benchmarks/plan_scaling.py                        # 10^4, 10^5, 10^6
     .venv/bin/python benchmarks/plan_scaling.py --sizes 100000 --modes clustered
+    .venv/bin/python benchmarks/plan_scaling.py --sizes 100000 --run 0 --baseline-max 0 \
+        --modes staged staged-clustered --rounds 5
 """
 
 from __future__ import annotations
@@ -52,6 +59,7 @@ import argparse
 import math
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -187,6 +195,25 @@ def _baseline_seconds(size: int) -> float:
     return time.perf_counter() - t0
 
 
+def _measure(path: Path, mode: str, out: Path, size: int, jobs: int, base: str) -> tuple[float, float, float]:
+    """One run of ``mode`` beside its yardstick, printed as a row: (total s, yaml_rs s, plan + write s)."""
+    yaml_s, yaml_cpu = _child(_YAML_CHILD, path)
+    load = os.getloadavg()[0]
+    load_s, plan_s, cpu_s, write_s, rss, exec_jobs, _, total_cpu = _child(_PLAN_CHILD, path, mode, out)
+    total = load_s + plan_s + (0.0 if math.isnan(write_s) else write_s)
+    files = sum(len(names) for _, _, names in os.walk(out))
+    shutil.rmtree(out, ignore_errors=True)
+    ratio = total / yaml_s
+    target = TARGETS.get((size, mode))
+    ok = ratio <= target and rss <= RSS_TARGET_MB if target else None
+    verdict = "-" if ok is None else ("ok" if ok else "MISS")
+    print(f"{jobs:8d} {mode:16} {load_s:7.2f} {plan_s:7.2f} {cpu_s:8.2f} {write_s:8.2f} "
+          f"{total:8.2f} "
+          f"{rss:7.0f} {int(exec_jobs):9d} {files:8d} {yaml_s:9.2f} {ratio:10.2f} {verdict:>7} "
+          f"{load:5.1f} {total_cpu:7.2f} {total_cpu / yaml_cpu:8.2f}  {base}", flush=True)
+    return total, yaml_s, plan_s + (0.0 if math.isnan(write_s) else write_s)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
@@ -196,13 +223,15 @@ def main() -> None:
                         help="largest size the quadratic baseline runs on; larger sizes are extrapolated")
     parser.add_argument("--run", type=int, default=10_000,
                         help="jobs of the real cleanup run (0: skip it)")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="runs of every mode at each size, interleaved, then the median of each")
     args = parser.parse_args()
     print(f"{'jobs':>8} {'mode':16} {'load s':>7} {'plan s':>7} {'plan cpu':>8} {'write s':>8} "
           f"{'total s':>8} {'RSS MB':>7} {'exec jobs':>9} {'files':>8} {'yaml_rs s':>9} {'total/yaml':>10} "
           f"{'target':>7} {'load':>5} {'cpu s':>7} {'cpu/yaml':>8}  "
           f"{'baseline levels s':>17}")
     measured: tuple[int, float] | None = None
-    data_times: dict[tuple[int, str], float] = {}
+    data_times: dict[tuple[int, str], list[float]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         for size in sorted(args.sizes):
             path = Path(tmp) / f"montage-{size}.yml"
@@ -212,27 +241,22 @@ def main() -> None:
                 base = f"{measured[1]:17.2f}"
             else:
                 base = f"~{measured[1] * (jobs / measured[0]) ** 2:16.0f}" if measured else f"{'-':>17}"
-            for mode in args.modes:
-                yaml_s, yaml_cpu = _child(_YAML_CHILD, path)
-                load = os.getloadavg()[0]
-                out = Path(tmp) / mode
-                load_s, plan_s, cpu_s, write_s, rss, exec_jobs, _, total_cpu = _child(_PLAN_CHILD, path, mode,
-                                                                                      out)
-                total = load_s + plan_s + (0.0 if math.isnan(write_s) else write_s)
-                files = sum(len(names) for _, _, names in os.walk(out))
-                data_times[(size, mode)] = plan_s + (0.0 if math.isnan(write_s) else write_s)
-                shutil.rmtree(out, ignore_errors=True)
-                ratio = total / yaml_s
-                target = TARGETS.get((size, mode))
-                ok = ratio <= target and rss <= RSS_TARGET_MB if target else None
-                verdict = "-" if ok is None else ("ok" if ok else "MISS")
-                print(f"{jobs:8d} {mode:16} {load_s:7.2f} {plan_s:7.2f} {cpu_s:8.2f} {write_s:8.2f} "
-                      f"{total:8.2f} "
-                      f"{rss:7.0f} {int(exec_jobs):9d} {files:8d} {yaml_s:9.2f} {ratio:10.2f} {verdict:>7} "
-                      f"{load:5.1f} {total_cpu:7.2f} {total_cpu / yaml_cpu:8.2f}  {base}", flush=True)
+            ratios: dict[str, list[tuple[float, float, float]]] = {}
+            for _ in range(args.rounds):  # each round runs every mode: a slow spell of the machine hits all
+                for mode in args.modes:
+                    total, yaml_s, data_s = _measure(path, mode, Path(tmp) / mode, size, jobs, base)
+                    ratios.setdefault(mode, []).append((total / yaml_s, total, yaml_s))
+                    data_times.setdefault((size, mode), []).append(data_s)
+            if args.rounds > 1:
+                for mode, rows in ratios.items():
+                    ratio, total, yaml_s = (statistics.median(row[i] for row in rows) for i in range(3))
+                    low, high = min(row[0] for row in rows), max(row[0] for row in rows)
+                    print(f"{jobs:8d} {mode:16} median of {len(rows)}: total/yaml {ratio:.2f} "
+                          f"({low:.2f}-{high:.2f}), total {total:.2f} s, yaml_rs {yaml_s:.2f} s", flush=True)
             path.unlink()
             if (size, "staged") in data_times and (size, "bare") in data_times:
-                ratio = data_times[(size, "staged")] / data_times[(size, "bare")]
+                staged, bare = (statistics.median(data_times[(size, m)]) for m in ("staged", "bare"))
+                ratio = staged / bare
                 verdict = "ok" if ratio <= DATA_TARGET else "MISS"
                 print(f"{jobs:8d} staged/bare plan+write {ratio:.2f} (target <= {DATA_TARGET}) {verdict}",
                       flush=True)

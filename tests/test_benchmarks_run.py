@@ -18,7 +18,7 @@ BENCH = Path(__file__).resolve().parent.parent / "benchmarks"
 @pytest.mark.parametrize("args", [
     ["engine_throughput.py", "--tasks", "60", "--rounds", "1"],
     ["engine_throughput.py", "--tasks", "60", "--rounds", "1", "--events"],
-    ["plan_scaling.py", "--sizes", "300", "--run", "40"],
+    ["plan_scaling.py", "--sizes", "300", "--run", "40", "--rounds", "2"],
     ["transfer_throughput.py", "--small", "5", "--big-mb", "0.5"],
     pytest.param(["backend_overhead.py", "--tasks", "40", "--cluster", "20"],
                  marks=pytest.mark.skipif(importlib.util.find_spec("distributed") is None,
