@@ -14,13 +14,13 @@ after its stage-out job.
   file it removes, and is a parent of nothing, so it adds no cycle and no job ever finds an input gone.
 - ``leaf``: one cleanup job per site removes all of them, after their users and every job of the site
   without children; it then removes the working directory if it is empty.
+- ``none``: nothing is removed.
 
 A cleanup job is a child of those users, less the ones whose edge another user of the same file
 implies, as Pegasus removes a cleanup job's redundant dependencies: a file's producer when a
 stage-out job, an inter-site job or a reader on its site follows it, and the stage-in or inter-site
 job that brought a file in when a reader follows it.  Such a user still counts for the file's level
 and last user.
-- ``none``: nothing is removed.
 
 A cleanup job runs ``sheaf-cleanup [--rmdir DIR] -- PATH...`` for up to ``ARGV_PATHS`` files (no file
 to write per job: most cleanup jobs remove a handful), else ``sheaf-cleanup [--rmdir DIR] --list FILE``
@@ -45,7 +45,8 @@ Files = dict[tuple[str, str], tuple[list[int], int]]
 
 
 def add_cleanup(exec_wf: ExecutableWorkflow, planned: int, files: Files, mode: str) -> None:
-    """Append the cleanup jobs of ``mode`` to ``exec_wf`` (module docstring)."""
+    """Append the cleanup jobs of ``mode`` to ``exec_wf`` (module docstring); ``planned``: how many of
+    its jobs the planner made (the data jobs follow them)."""
     if mode == "none":
         return
     if mode == "leaf":

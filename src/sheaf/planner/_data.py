@@ -56,7 +56,7 @@ from dataclasses import dataclass, field, replace
 from sheaf._gc import gc_paused
 from sheaf.errors import PlanningError
 from sheaf.model import Profiles, SiteCatalog, all_uses
-from sheaf.planner._cleanup import add_cleanup
+from sheaf.planner._cleanup import Files, add_cleanup
 from sheaf.planner._configurations import condorio_lists, lite_manifests, staging_site
 from sheaf.planner._naming import safe
 from sheaf.planner._plan import ExecJob, ExecutableWorkflow
@@ -399,7 +399,7 @@ class Planned:
     #: (site, file name) -> its users (final job indices), and how many of them, at the end, another user
     #: descends from (``_cleanup``): every file the workflow puts in a working directory but those kept
     #: there (staged out nowhere)
-    outputs: dict[tuple[str, str], tuple[list[int], int]] = field(default_factory=dict)
+    outputs: Files = field(default_factory=dict)
 
 
 def _aux_plan(state: _Pass, sites: Sequence[str], produced: dict[tuple[str, str], _File],

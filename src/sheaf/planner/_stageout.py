@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 
 from sheaf.errors import PlanningError
 from sheaf.model import Use, all_uses
+from sheaf.planner._cleanup import Files
 from sheaf.planner._naming import safe
 from sheaf.planner._plan import ExecJob, ExecutableWorkflow
 from sheaf.planner._replicas import ReplicaSelector, Source, dir_url, quoted_name, url_in
@@ -85,7 +86,7 @@ class StageOut:
         return made
 
     def link_inter(self, edges: list[tuple[int, int]],
-                   outputs: dict[tuple[str, str], tuple[list[int], int]],
+                   outputs: Files,
                    made: list[tuple[int, str, str, list[str], list[int]]]) -> None:
         """Edges maker -> inter_site -> readers; the copy's users (its readers and the transfer) for
         cleanup, and the transfer as one more user of the original."""
@@ -137,7 +138,7 @@ class StageOut:
             made.extend((stage, [], reg) for stage in stages)
         return made
 
-    def link(self, edges: list[tuple[int, int]], outputs: dict[tuple[str, str], tuple[list[int], int]],
+    def link(self, edges: list[tuple[int, int]], outputs: Files,
              made: list[tuple[int, list[_File], int | None]]) -> None:
         """Edges producer -> stage_out -> register; every produced file's users for cleanup."""
         jobs = self.exec_wf.jobs
