@@ -226,6 +226,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=1,
                         help="runs of every mode at each size, interleaved, then the median of each")
     args = parser.parse_args()
+    if args.rounds < 1:
+        parser.error(f"--rounds must be 1 or more, not {args.rounds}")
     print(f"{'jobs':>8} {'mode':16} {'load s':>7} {'plan s':>7} {'plan cpu':>8} {'write s':>8} "
           f"{'total s':>8} {'RSS MB':>7} {'exec jobs':>9} {'files':>8} {'yaml_rs s':>9} {'total/yaml':>10} "
           f"{'target':>7} {'load':>5} {'cpu s':>7} {'cpu/yaml':>8}  "

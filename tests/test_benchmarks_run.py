@@ -57,3 +57,10 @@ def test_autocluster_on_slurm_runs(tmp_path: Path) -> None:
                           capture_output=True, text=True, timeout=600, check=False)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert "skipped" in done.stdout or "sbatch cut" in done.stdout, done.stdout
+
+
+def test_plan_scaling_refuses_zero_rounds() -> None:
+    done = subprocess.run([sys.executable, str(BENCH / "plan_scaling.py"), "--rounds", "0"],
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 2 and "--rounds must be 1 or more, not 0" in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr
