@@ -11,7 +11,25 @@ import contextlib
 import gc
 from collections.abc import Iterator
 
-__all__ = ["gc_paused"]
+__all__ = ["freeze", "gc_paused", "unfreeze"]
+
+#: whether objects sheaf froze (``freeze``) may still be frozen: then a pause need not count the
+#: frozen objects (``gc.get_freeze_count`` walks them all) to know it must not thaw them
+_froze = False
+
+
+def freeze() -> None:
+    """``gc.freeze()``, remembered: a later pause joins what it builds to the frozen objects."""
+    global _froze  # noqa: PLW0603 -- one flag for the process, as the collector is one
+    gc.freeze()
+    _froze = True
+
+
+def unfreeze() -> None:
+    """``gc.unfreeze()``: every frozen object collectable again."""
+    global _froze  # noqa: PLW0603
+    gc.unfreeze()
+    _froze = False
 
 
 @contextlib.contextmanager
@@ -20,15 +38,15 @@ def gc_paused() -> Iterator[None]:
 
     What the block built leaves the young generations unscanned: else the first allocation after
     the pause collects the millions of objects it meant not to.  It joins the oldest generation -- or,
-    where a reader froze what it built (``gc.freeze``), the frozen objects, since unfreezing would
-    thaw those too.  Frozen or not, objects are still freed by reference counting."""
+    where objects are frozen (a reader froze what it built: ``freeze``), the frozen objects, since
+    unfreezing would thaw those too.  Frozen or not, objects are still freed by reference counting."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
         if was_enabled:
-            thaw = not gc.get_freeze_count()
+            thaw = not _froze and not gc.get_freeze_count()
             gc.freeze()
             if thaw:
                 gc.unfreeze()

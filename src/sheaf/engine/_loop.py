@@ -53,7 +53,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from sheaf._gc import gc_paused
+from sheaf._gc import freeze, gc_paused, unfreeze
 from sheaf.condor import Dag, parse_dag
 from sheaf.engine._backend import Adopts, Backend
 from sheaf.engine._dagid import PARENT_ID_VARIABLE, dagman_id
@@ -142,7 +142,7 @@ def run_workflow(directory: str, *, backend: Backend | Callable[[], Backend],
         signals.restore()
         gc.set_threshold(*thresholds)
         if gc.get_freeze_count() > frozen:  # the run's objects may be garbage now: collectable again
-            gc.unfreeze()
+            unfreeze()
 
 
 def _run_workflow(directory: str, backend: Backend | Callable[[], Backend], options: DagmanOptions,
@@ -220,7 +220,7 @@ def _freeze_long_lived(dag: Dag) -> None:
     generation-2 pass - two thirds of the time a stop takes to move 10^5 ready nodes back to
     waiting, and a third of building the state.  ``run_workflow`` unfreezes them as it returns."""
     if len(dag.nodes) >= _FREEZE_NODES:
-        gc.freeze()
+        freeze()
 
 
 def _read_dags(directory: str, dag_files: Sequence[str]) -> tuple[str, Dag, tuple[str, ...]]:

@@ -5,7 +5,6 @@ re-exports these (the package docstring is the policy)."""
 
 from __future__ import annotations
 
-import gc
 import mmap
 import os
 import re
@@ -13,7 +12,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from sheaf._gc import gc_paused
+from sheaf._gc import freeze, gc_paused
 from sheaf.errors import FormatError, InputError, ValidationError
 from sheaf.formats._common import PathLike, TextSource, located_in, read_text
 from sheaf.formats._discover import locate_error
@@ -72,7 +71,7 @@ def read_workflow(path: PathLike, *, warnings: list[str] | None = None,
             # left tracked, the next collections (in validation, planning) would rescan them all
             # (a third of validation time at 10^5 jobs).  Frozen, they are still freed by reference
             # counting; only cyclic garbage alive at this moment is kept, which is little.
-            gc.freeze()
+            freeze()
         return workflow
 
 

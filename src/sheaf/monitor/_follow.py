@@ -36,6 +36,7 @@ import select
 import sqlite3
 import sys
 
+from sheaf._gc import freeze
 from sheaf.monitor._events import register
 from sheaf.monitor._loader import Loader
 
@@ -59,7 +60,7 @@ def follow(dag_path: str, interval: float) -> int:
             if frozen:
                 gc.collect(1)  # what the catch-up made and dropped
             else:
-                gc.freeze()  # once, after the first catch-up: see the module docstring
+                freeze()  # once, after the first catch-up: see the module docstring
                 frozen = True
             if ended or not registered:  # the master database learns of the run and of its end
                 registered = register(loader)
