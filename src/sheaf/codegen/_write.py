@@ -417,6 +417,14 @@ class _Writer:
     warnings: list[str] = field(default_factory=list)
     lists: BinaryIO | None = None  # the data jobs' lists file, opened at the first (module docstring)
     lists_size: int = 0
+    tools: dict[str, str] = field(default_factory=dict)
+
+    def _tool(self, name: str) -> str:
+        """``tool_path(name)``, looked up once per writer: it stats a file, and every data job runs one."""
+        found = self.tools.get(name)
+        if found is None:
+            found = self.tools[name] = tool_path(name)
+        return found
 
     def write(self, jobs: list[ExecJob], edges: list[tuple[int, int]]) -> PlanFiles:
         ctx = SubmitContext(self.exec_wf.name, self.layout.log)
@@ -477,6 +485,9 @@ class _Writer:
         """Each job's plan.json record; its profiles' record made once per distinct profile dict."""
         contracted: dict[int, tuple[Profiles, dict[str, dict[str, str]]]] = {}
         records = []
+        # most workflows have no hooks: then no job's tasks are looked up, a tenth of the records' time
+        hooked = bool(self.exec_wf.transformation_hooks) or any(
+            job.hooks for job in self.exec_wf.workflow.jobs.values())
         for job in jobs:
             profiles = self._profiles(job)
             hit = contracted.get(id(profiles))
@@ -486,7 +497,8 @@ class _Writer:
             records.append(PlanJobRecord(job.id, job.type, job.site, job.transformation, job.level,
                                          [task.id for task in job.tasks], job.aggregator, hit[1],
                                          container_record(self.containers.jobs.get(job.id)),
-                                         self._hooks(job), task_runtimes(job.tasks), moved, unknown or None))
+                                         self._hooks(job) if hooked else None, task_runtimes(job.tasks),
+                                         moved, unknown or None))
         return records
 
     def _jobs(self, jobs: list[ExecJob], dag: TextIO, ctx: SubmitContext) -> _Written:
@@ -494,7 +506,7 @@ class _Writer:
         out = _Written()
         share = self.exec_wf.properties.get_bool("sheaf.submit.shared", True)
         self.ids = frozenset(job.id for job in jobs)
-        exitcode = tool_path("sheaf-exitcode")
+        exitcode = self._tool("sheaf-exitcode")
         settings: dict[tuple[int, str], tuple[Profiles, NodeSettings]] = {}
         for index, job in enumerate(jobs):
             paths = self.layout.job(index, job.id)
@@ -560,10 +572,10 @@ class _Writer:
                             if workdir is None or os.path.join(workdir, lfn) not in streams)
             command = replace(command, transfer=transfer_lines(job, files[0], outputs, workdir=workdir))
         if job.id in self.exec_wf.lite:  # PegasusLite: the job's own command under the wrapper
-            command = replace(command, executable=tool_path("sheaf-lite"), raw_arguments=None, lite=True,
+            command = replace(command, executable=self._tool("sheaf-lite"), raw_arguments=None, lite=True,
                               argv=(paths.abs(".lite.json"), "--", command.executable, *command.argv))
         if "/" not in command.executable:  # a bare name (sheaf-cluster): HTCondor needs a path
-            command = replace(command, executable=tool_path(command.executable))
+            command = replace(command, executable=self._tool(command.executable))
         return command
 
     def _profiles(self, job: ExecJob) -> Profiles:
@@ -591,7 +603,7 @@ class _Writer:
             return self._cluster(job, paths, profiles)
         if job.id in self.exec_wf.job_inputs:  # a data job: its list, a slice of the plan's lists file
             span = self._data_list(self.exec_wf.job_inputs[job.id])
-            return Command(tool_path(job.executable or ""),
+            return Command(self._tool(job.executable or ""),
                            (*span, *job.arguments, os.path.join(self.layout.final_dir, self.layout.lists)),
                            self.layout.final_dir, "local")
         if not job.executable:
@@ -627,7 +639,7 @@ class _Writer:
             wall = max_wall_time(profiles, f"cluster {job.id}")
             if wall and not has_option(argv, "--max-wall-time"):
                 argv += ["--max-wall-time", wall]
-            return Command(job.executable or tool_path("sheaf-mpi-cluster"), (*argv, paths.abs(".dag")),
+            return Command(job.executable or self._tool("sheaf-mpi-cluster"), (*argv, paths.abs(".dag")),
                            self._workdir(job))
         self.put(paths.rel(".in"), seqexec_input(job))
         args = (*job.arguments, paths.abs(".in"))
