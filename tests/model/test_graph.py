@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sheaf.errors import ValidationError
-from sheaf.model import Job, Use, Workflow, build_graph, cycle_in, kahn_levels, validate
+from sheaf.model import Job, Use, Workflow, all_uses, build_graph, cycle_in, kahn_levels, validate
 
 
 def _workflow(n: int, edges: list[tuple[int, int]], names: list[str] | None = None) -> Workflow:
@@ -100,6 +100,35 @@ def test_file_implied_edges() -> None:
     assert graph.levels() == [1, 2, 3, 4]
     assert build_graph(wf, infer=False).edge_count == 0
     assert wf.dependencies == {}  # the graph never writes implied edges back into the model
+
+
+#: job i's uses: (file number, kind) pairs; a file is produced by at most one job (checked below)
+_USES = st.lists(st.tuples(st.integers(0, 9), st.sampled_from(["input", "output", "checkpoint"])), max_size=4)
+
+
+@given(st.lists(_USES, min_size=1, max_size=8))
+def test_the_graph_finds_the_workflows_inputs_and_checkpoints(jobs: list[list[tuple[int, str]]]) -> None:
+    """What the data pass would otherwise walk every use for: the files read as inputs that no job
+    produces, and the checkpoint files -- with stream uses (stdin, stdout) counted as the jobs' uses."""
+    wf = Workflow("io")
+    producer: dict[str, int] = {}
+    for i, uses in enumerate(jobs):
+        kept = []
+        for number, kind in uses:
+            lfn = f"f{number}"
+            if kind != "input" and producer.setdefault(lfn, i) != i:
+                continue
+            kept.append(Use(lfn, kind))  # type: ignore[arg-type]
+        wf.jobs[f"j{i}"] = Job(f"j{i}", "t", uses=tuple(kept), stdin="in.txt" if i == 0 else None,
+                               stdout=f"out{i}.txt")
+    read = {u.lfn for job in wf.jobs.values() for u in all_uses(job) if u.type == "input"}
+    made = {u.lfn for job in wf.jobs.values() for u in all_uses(job) if u.type != "input"}
+    graph = build_graph(wf)
+    assert graph.inputs == read - made
+    assert graph.checkpoints == {u.lfn for job in wf.jobs.values() for u in job.uses
+                                 if u.type == "checkpoint"}
+    assert graph.file_count == len(read | made)
+    assert build_graph(wf, infer=False).inputs is None
 
 
 @pytest.mark.parametrize(("edit", "words"), [

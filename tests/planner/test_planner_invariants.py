@@ -14,7 +14,8 @@ from planner_builders import TRACE_NAMES, catalog, job, read_trace, run, sites, 
 from planner_invariants import check, label_cycle, sites_of, whole_cycle
 
 from sheaf.errors import PlanningError
-from sheaf.model import Job, Workflow
+from sheaf.model import PFN, Job, Properties, Replica, ReplicaCatalog, Use, Workflow
+from sheaf.planner import DataOptions, ExecutableWorkflow, plan, plan_data
 
 TECHNIQUES = [[], ["horizontal"], ["label"], ["whole"], ["label", "horizontal"], ["horizontal", "label"],
               ["horizontal", "whole"], ["label", "whole"]]
@@ -161,3 +162,44 @@ def test_plans_are_identical_under_any_hash_seed() -> None:
                               env=env, capture_output=True, text=True, check=True)
         digests.add(done.stdout.strip())
     assert len(digests) == 1 and len(next(iter(digests))) == 64
+
+
+#: job i: the files it reads and writes, by number; a file is written by its first writer only, and
+#: only if no job read it before
+_IO = st.tuples(st.lists(st.integers(0, 11), max_size=3), st.lists(st.integers(0, 11), max_size=2),
+                st.sampled_from(["output", "output", "checkpoint"]))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(_IO, min_size=1, max_size=10), st.sets(st.integers(0, 11)), st.booleans(),
+       st.sampled_from([(), ("horizontal",)]))
+def test_the_data_pass_plans_the_same_from_the_graphs_inputs(
+        tmp_path_factory: pytest.TempPathFactory, jobs: list[tuple[list[int], list[int], str]],
+        replicas: set[int], staged_out: bool, clustering: tuple[str, ...]) -> None:
+    """plan() hands the data pass the inputs and checkpoints its job graph found; plan_data run on its
+    own walks the uses for them.  Both plan the same data jobs, lists and edges."""
+    wf = Workflow("io")
+    seen: set[int] = set()  # a file is written before it is read, or never: no cycle
+    for i, (reads, writes, kind) in enumerate(jobs):
+        uses = [Use(f"f{n}") for n in sorted(set(reads))]
+        seen.update(reads)
+        for n in sorted(set(writes)):
+            if n not in seen:
+                seen.add(n)
+                uses.append(Use(f"f{n}", kind, stage_out=staged_out, register_replica=False))  # type: ignore[arg-type]
+        wf.jobs[f"j{i}"] = Job(f"j{i}", "T0", uses=tuple(uses))
+    rc = ReplicaCatalog([Replica(f"f{n}", (PFN(f"file:///data/f{n}", "local"),)) for n in sorted(replicas)])
+    submit = str(tmp_path_factory.mktemp("submit"))
+    options = {"output_dir": submit + "/outputs" if staged_out else None, "force": True}
+
+    def planned(data: DataOptions) -> ExecutableWorkflow:
+        return plan(wf, tc=catalog("T0"), sc=sites("condorpool", "local"), rc=rc, properties=Properties({}),
+                    clustering=clustering, data=data)
+
+    at_once = planned(DataOptions(submit_dir=submit, **options))  # type: ignore[arg-type]
+    apart = planned(DataOptions(**options))  # type: ignore[arg-type]
+    plan_data(apart, submit)
+    assert [(j.id, j.type, j.level, j.arguments) for j in at_once.jobs] == \
+        [(j.id, j.type, j.level, j.arguments) for j in apart.jobs]
+    assert at_once.edges == apart.edges and at_once.job_inputs == apart.job_inputs
+    assert at_once.warnings == apart.warnings

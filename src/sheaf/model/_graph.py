@@ -35,13 +35,18 @@ from sheaf.model._workflow import Workflow, all_uses
 class Graph:
     """An immutable DAG candidate over node ids ``0..n-1`` with string names ``ids[i]``."""
 
-    __slots__ = ("_children", "_cptr", "_parents", "_pptr", "file_count", "ids", "index")
+    __slots__ = ("_children", "_cptr", "_parents", "_pptr", "checkpoints", "file_count", "ids", "index",
+                 "inputs")
 
     def __init__(self, ids: Sequence[str], parent_lists: Sequence[Sequence[int]],
                  index: dict[str, int] | None = None) -> None:
         self.ids = ids if isinstance(ids, list) else list(ids)
         #: distinct lfns of the workflow, counted by ``build_graph`` while it infers file edges
         self.file_count: int | None = None
+        #: what ``build_graph`` found while inferring file edges (None when it did not): the lfns jobs
+        #: read as inputs and no job produces, and the lfns of checkpoint uses
+        self.inputs: set[str] | None = None
+        self.checkpoints: set[str] | None = None
         self.index = index if index is not None else {name: i for i, name in enumerate(self.ids)}
         n = len(self.ids)
         pptr = array("l", bytes(8 * (n + 1)))
@@ -173,22 +178,26 @@ def build_graph(workflow: Workflow, *, infer: bool = True) -> Graph:
                 raise ValidationError("a job depends on itself", rule="the job graph is acyclic",
                                       value=parent)
             parent_lists[c].append(p)
-    files = _add_file_edges(workflow, ids, parent_lists) if infer else None
+    found = _add_file_edges(workflow, ids, parent_lists) if infer else None
     graph = Graph(ids, parent_lists, index)
-    graph.file_count = files
+    if found is not None:
+        graph.inputs, graph.checkpoints, graph.file_count = found
     return graph
 
 
-def _add_file_edges(workflow: Workflow, ids: list[str], parent_lists: list[list[int]]) -> int:
+def _add_file_edges(workflow: Workflow, ids: list[str], parent_lists: list[list[int]]
+                    ) -> tuple[set[str], set[str], int]:
     """One pass records producers and consumers; a second resolves consumers to their producer.
 
-    Returns the number of distinct lfns (produced, plus consumed and never produced), so that the
-    summary needs no third pass over every use (at 10^6 jobs each pass is seconds of cache misses).
+    Returns the inputs no job produces, the checkpoint files, and the number of distinct lfns
+    (produced, plus consumed and never produced): what the summary and the data pass need, found here
+    so that neither walks every use again (at 10^6 jobs each walk is seconds of cache misses).
     """
     producer: dict[str, int] = {}
     setdefault = producer.setdefault
     consumer_lfns: list[str] = []
     consumer_jobs: list[int] = []
+    checkpoints: set[str] = set()
     add_lfn, add_job = consumer_lfns.append, consumer_jobs.append
     for i, job in enumerate(workflow.jobs.values()):
         for use in all_uses(job):
@@ -199,6 +208,8 @@ def _add_file_edges(workflow: Workflow, ids: list[str], parent_lists: list[list[
                     raise ValidationError(
                         f"file '{lfn}' is produced by two jobs: '{ids[other]}' and '{job.id}'",
                         rule="a file has at most one producer", value=lfn)
+                if kind != "output":
+                    checkpoints.add(lfn)
             if kind != "output":
                 add_lfn(lfn)
                 add_job(i)
@@ -211,4 +222,4 @@ def _add_file_edges(workflow: Workflow, ids: list[str], parent_lists: list[list[
             add_input(lfn)
         elif p != i:
             parent_lists[i].append(p)
-    return len(producer) + len(inputs)
+    return inputs, checkpoints, len(producer) + len(inputs)

@@ -99,21 +99,24 @@ class _Pass:
 
 
 def plan_data(exec_wf: ExecutableWorkflow, submit_dir: str, exec_dir: str | None = None,
-              keep: frozenset[str] = frozenset()) -> None:
+              keep: frozenset[str] = frozenset(), *, inputs: list[Inputs] | None = None) -> None:
     """Add the data jobs to ``exec_wf`` in place (module docstring); once only.  ``exec_dir`` is
     pegasus-plan's relative execution directory: the working directory under a shared scratch;
-    ``keep``: files cleanup never removes (a sub-workflow's outputs its parent's ``--output-map`` copies)."""
+    ``keep``: files cleanup never removes (a sub-workflow's outputs its parent's ``--output-map`` copies);
+    ``inputs``: ``[workflow_inputs(exec_wf)]`` where the caller has it (``plan()``, from its job graph);
+    the pass empties the list as it reads it, so that the set goes with the records of the walk that
+    uses it (at 10^6 jobs it is tens of megabytes the rest of the pass would otherwise hold)."""
     if exec_wf.data_planned:
         return
     exec_wf.data = replace(exec_wf.data, submit_dir=os.path.abspath(submit_dir), exec_dir=exec_dir, keep=keep)
     # the pass allocates a few records per job and per file, all acyclic: a generation-2 collection
     # in the middle would walk the whole workflow (a third of the pass's time at 10^5 jobs)
     with gc_paused():
-        _plan_data(exec_wf, submit_dir, exec_dir, keep)
+        _plan_data(exec_wf, submit_dir, exec_dir, keep, inputs)
 
 
 def _plan_data(exec_wf: ExecutableWorkflow, submit_dir: str, exec_dir: str | None,
-               keep: frozenset[str]) -> None:
+               keep: frozenset[str], inputs: list[Inputs] | None) -> None:
     config = check_settings(exec_wf)
     state = _Pass(exec_wf, os.path.abspath(submit_dir), len(exec_wf.jobs))
     jobs = exec_wf.jobs
@@ -124,7 +127,7 @@ def _plan_data(exec_wf: ExecutableWorkflow, submit_dir: str, exec_dir: str | Non
     if config == "sharedfs" and exec_wf.data.staging_sites:
         exec_wf.warnings.append("--staging-site is for condorio and nonsharedfs: under sharedfs every site "
                                 "stages into its own shared scratch")
-    produced, selector = _collect_files(state, config)
+    produced, selector = _collect_files(state, config, inputs.pop() if inputs else None)
     if config == "condorio":
         staged = {lfn for files in state.staged.values() for lfn in files}
         condorio_lists(exec_wf, staged)
@@ -205,7 +208,11 @@ def check_lfn(lfn: str) -> None:
                             rule="lfns are relative paths without '..'", value=lfn)
 
 
-def workflow_inputs(exec_wf: ExecutableWorkflow) -> tuple[set[str], set[str]]:
+#: (the files jobs read that no job writes, with the checkpoint files; the checkpoint files)
+Inputs = tuple[set[str], set[str]]
+
+
+def workflow_inputs(exec_wf: ExecutableWorkflow) -> Inputs:
     """(the files jobs read that no job writes, the checkpoint files): a checkpoint file is an optional
     input that is also an output -- staged in when it has a replica (a run that resumes from one), and
     without one, no input at all."""
@@ -226,13 +233,14 @@ def workflow_inputs(exec_wf: ExecutableWorkflow) -> tuple[set[str], set[str]]:
     return (consumed - produced) | checkpoints, checkpoints
 
 
-def _collect_files(state: _Pass, config: str) -> tuple[dict[tuple[str, str], _File], ReplicaSelector | None]:
+def _collect_files(state: _Pass, config: str, known: Inputs | None
+                   ) -> tuple[dict[tuple[str, str], _File], ReplicaSelector | None]:
     """One walk over the uses of every job that runs tasks: site -> lfn -> ``_Staged`` for every
     workflow input a job reads (bypassed inputs are read where their replica is: module docstring), and
     (site, lfn) -> producers and same-site readers of every file a compute or cluster job produces; and
     the replica selector it found the inputs with (None without inputs)."""
     exec_wf = state.exec_wf
-    inputs, optional = workflow_inputs(exec_wf)
+    inputs, optional = known or workflow_inputs(exec_wf)
     first = _FirstReads(exec_wf, inputs, optional, config)
     get = exec_wf.workflow.jobs.get
     produced: dict[tuple[str, str], _File] = {}
@@ -296,6 +304,9 @@ def _early_readers(produced: dict[tuple[str, str], _File], early: dict[tuple[str
             f.readers = sorted({*f.readers, *readers} - set(f.producers))
 
 
+_NO_SOURCES: list[Source] = []  # read only: what every missing input's entry in the cache holds
+
+
 @dataclass(slots=True)
 class _FirstReads:
     """The first read of each workflow input on a site: where it is read from, found once per (lfn,
@@ -307,7 +318,8 @@ class _FirstReads:
     config: str
     selector: ReplicaSelector | None = field(init=False)
     bypassing: set[str] = field(init=False)
-    cache: dict[tuple[str, str], list[Source]] = field(default_factory=dict)
+    #: site -> lfn -> the sources found (one dict a site: no key tuple a file, nor a list a missing file)
+    cache: dict[str, dict[str, list[Source]]] = field(default_factory=dict)
     missing: set[str] = field(default_factory=set)
 
     def __post_init__(self) -> None:
@@ -322,9 +334,12 @@ class _FirstReads:
         if lfn in exec_wf.bypass:
             return
         check_lfn(lfn)
-        sources = self.cache.get((lfn, site))
+        cache = self.cache.get(site)
+        if cache is None:
+            cache = self.cache[site] = {}
+        sources = cache.get(lfn)
         if sources is None:
-            sources = self.cache[(lfn, site)] = selector.sources(lfn, site)
+            sources = cache[lfn] = selector.sources(lfn, site) or _NO_SOURCES
         if not sources:
             if lfn not in self.optional:
                 self.missing.add(lfn)

@@ -47,7 +47,7 @@ from sheaf.model import (
 )
 from sheaf.planner._aggregate import AggregatorResolver, combine
 from sheaf.planner._context import PassContext
-from sheaf.planner._data import plan_data
+from sheaf.planner._data import Inputs, plan_data
 from sheaf.planner._horizontal import auto_horizontal, horizontal
 from sheaf.planner._jobs import JobTable, resolve_jobs
 from sheaf.planner._label import label, whole
@@ -88,7 +88,7 @@ def plan(
         if not data.force:
             known = rc.merged_with(workflow.replica_catalog) if rc is not None else workflow.replica_catalog
             workflow, pruned, reused = reduce_workflow(workflow, known)
-        result = _plan(workflow, tc, sc, rc, properties, sites, output_sites, clustering, seed,
+        result, found = _plan(workflow, tc, sc, rc, properties, sites, output_sites, clustering, seed,
                        auto or AutoModel())
         result.reused_outputs = reused
         if pruned:
@@ -98,14 +98,16 @@ def plan(
         result.data = data
         result.input_dir = result.input_dir or data.input_dir
         if data.submit_dir is not None:
-            plan_data(result, data.submit_dir, data.exec_dir, data.keep)
+            plan_data(result, data.submit_dir, data.exec_dir, data.keep, inputs=found)
     return result
 
 
 def _plan(workflow: Workflow, tc: TransformationCatalog | None, sc: SiteCatalog | None,
           rc: ReplicaCatalog | None, properties: Properties, sites: Sequence[str] | None,
           output_sites: Sequence[str], clustering: Sequence[str], seed: int | None,
-          auto: AutoModel) -> ExecutableWorkflow:
+          auto: AutoModel) -> tuple[ExecutableWorkflow, list[Inputs]]:
+    """The executable workflow, and its workflow inputs as ``workflow_inputs`` finds them (from the job
+    graph, which found them while inferring file edges), in a list the data pass empties."""
     tc = (tc.merged_with(workflow.transformation_catalog) if tc is not None
           else workflow.transformation_catalog)
     sc = sc.merged_with(workflow.site_catalog) if sc is not None else workflow.site_catalog
@@ -150,7 +152,9 @@ def _plan(workflow: Workflow, tc: TransformationCatalog | None, sc: SiteCatalog 
                                 autocluster={"groups": ctx.auto_choices} if ctx.auto_choices else {},
                                 auto_model=auto if "auto" in options.techniques else None)
     _assemble(result, units, ctx)
-    return result
+    inputs, checkpoints = graph.inputs, graph.checkpoints
+    assert inputs is not None and checkpoints is not None  # build_graph inferred the file edges
+    return result, [(inputs | checkpoints if checkpoints else inputs, checkpoints)]
 
 
 def _transformation_hooks(table: JobTable, tc: TransformationCatalog | None) -> dict[str, Mapping[str, Any]]:
