@@ -14,7 +14,9 @@ from collections.abc import Iterator
 __all__ = ["freeze", "gc_paused", "unfreeze"]
 
 #: whether objects sheaf froze (``freeze``) may still be frozen: then a pause need not count the
-#: frozen objects (``gc.get_freeze_count`` walks them all) to know it must not thaw them
+#: frozen objects (``gc.get_freeze_count`` walks them all) to know it must not thaw them.  A caller
+#: that thaws them with ``gc.unfreeze()`` instead of ``unfreeze`` leaves it set: later pauses then
+#: freeze what they build, as they would with the objects still frozen
 _froze = False
 
 
