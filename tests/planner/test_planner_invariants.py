@@ -177,7 +177,7 @@ def test_the_data_pass_plans_the_same_from_the_graphs_inputs(
         tmp_path_factory: pytest.TempPathFactory, jobs: list[tuple[list[int], list[int], str]],
         replicas: set[int], staged_out: bool, clustering: tuple[str, ...]) -> None:
     """plan() hands the data pass the inputs and checkpoints its job graph found; plan_data run on its
-    own walks the uses for them.  Both plan the same data jobs, lists and edges."""
+    own builds the graph for them.  Both plan the same data jobs, lists and edges."""
     wf = Workflow("io")
     seen: set[int] = set()  # a file is written before it is read, or never: no cycle
     for i, (reads, writes, kind) in enumerate(jobs):

@@ -485,7 +485,7 @@ class _Writer:
         """Each job's plan.json record; its profiles' record made once per distinct profile dict."""
         contracted: dict[int, tuple[Profiles, dict[str, dict[str, str]]]] = {}
         records = []
-        # most workflows have no hooks: then no job's tasks are looked up, a tenth of the records' time
+        # most workflows have no hooks: then no job's tasks are looked up for them
         hooked = bool(self.exec_wf.transformation_hooks) or any(
             job.hooks for job in self.exec_wf.workflow.jobs.values())
         for job in jobs:

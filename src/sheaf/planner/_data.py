@@ -55,7 +55,7 @@ from dataclasses import dataclass, field, replace
 
 from sheaf._gc import gc_paused
 from sheaf.errors import PlanningError
-from sheaf.model import Profiles, SiteCatalog, all_uses
+from sheaf.model import Graph, Profiles, SiteCatalog, all_uses, build_graph
 from sheaf.planner._cleanup import Files, add_cleanup
 from sheaf.planner._configurations import condorio_lists, lite_manifests, staging_site
 from sheaf.planner._naming import safe
@@ -99,13 +99,12 @@ class _Pass:
 
 
 def plan_data(exec_wf: ExecutableWorkflow, submit_dir: str, exec_dir: str | None = None,
-              keep: frozenset[str] = frozenset(), *, inputs: list[Inputs] | None = None) -> None:
+              keep: frozenset[str] = frozenset(), *, inputs: Inputs | None = None) -> None:
     """Add the data jobs to ``exec_wf`` in place (module docstring); once only.  ``exec_dir`` is
     pegasus-plan's relative execution directory: the working directory under a shared scratch;
     ``keep``: files cleanup never removes (a sub-workflow's outputs its parent's ``--output-map`` copies);
-    ``inputs``: ``[workflow_inputs(exec_wf)]`` where the caller has it (``plan()``, from its job graph);
-    the pass empties the list as it reads it, so that the set goes with the records of the walk that
-    uses it (at 10^6 jobs it is tens of megabytes the rest of the pass would otherwise hold)."""
+    ``inputs``: ``graph_inputs`` of the workflow's job graph where the caller has that graph (``plan()``
+    does), else the graph is built here for them."""
     if exec_wf.data_planned:
         return
     exec_wf.data = replace(exec_wf.data, submit_dir=os.path.abspath(submit_dir), exec_dir=exec_dir, keep=keep)
@@ -116,7 +115,7 @@ def plan_data(exec_wf: ExecutableWorkflow, submit_dir: str, exec_dir: str | None
 
 
 def _plan_data(exec_wf: ExecutableWorkflow, submit_dir: str, exec_dir: str | None,
-               keep: frozenset[str], inputs: list[Inputs] | None) -> None:
+               keep: frozenset[str], inputs: Inputs | None) -> None:
     config = check_settings(exec_wf)
     state = _Pass(exec_wf, os.path.abspath(submit_dir), len(exec_wf.jobs))
     jobs = exec_wf.jobs
@@ -127,7 +126,7 @@ def _plan_data(exec_wf: ExecutableWorkflow, submit_dir: str, exec_dir: str | Non
     if config == "sharedfs" and exec_wf.data.staging_sites:
         exec_wf.warnings.append("--staging-site is for condorio and nonsharedfs: under sharedfs every site "
                                 "stages into its own shared scratch")
-    produced, selector = _collect_files(state, config, inputs.pop() if inputs else None)
+    produced, selector = _collect_files(state, config, inputs or graph_inputs(build_graph(exec_wf.workflow)))
     if config == "condorio":
         staged = {lfn for files in state.staged.values() for lfn in files}
         condorio_lists(exec_wf, staged)
@@ -212,35 +211,23 @@ def check_lfn(lfn: str) -> None:
 Inputs = tuple[set[str], set[str]]
 
 
-def workflow_inputs(exec_wf: ExecutableWorkflow) -> Inputs:
-    """(the files jobs read that no job writes, the checkpoint files): a checkpoint file is an optional
-    input that is also an output -- staged in when it has a replica (a run that resumes from one), and
-    without one, no input at all."""
-    produced: set[str] = set()
-    consumed: set[str] = set()
-    checkpoints: set[str] = set()
-    produce, consume = produced.add, consumed.add
-    for job in exec_wf.workflow.jobs.values():
-        for use in all_uses(job):
-            kind = use.type  # plain attribute reads: this loop sees every use of 10^6 jobs
-            if kind == "input":
-                consume(use.lfn)
-            elif kind == "output":
-                produce(use.lfn)
-            else:  # checkpoint: both
-                produce(use.lfn)
-                checkpoints.add(use.lfn)
-    return (consumed - produced) | checkpoints, checkpoints
+def graph_inputs(graph: Graph) -> Inputs:
+    """(the files jobs read that no job writes, the checkpoint files), as ``build_graph`` found them while
+    it inferred file edges: a checkpoint file is an optional input that is also an output -- staged in
+    when it has a replica (a run that resumes from one), and without one, no input at all."""
+    inputs, checkpoints = graph.inputs, graph.checkpoints
+    assert inputs is not None and checkpoints is not None  # built with its file edges inferred
+    return (inputs | checkpoints if checkpoints else inputs), checkpoints
 
 
-def _collect_files(state: _Pass, config: str, known: Inputs | None
+def _collect_files(state: _Pass, config: str, known: Inputs
                    ) -> tuple[dict[tuple[str, str], _File], ReplicaSelector | None]:
     """One walk over the uses of every job that runs tasks: site -> lfn -> ``_Staged`` for every
     workflow input a job reads (bypassed inputs are read where their replica is: module docstring), and
     (site, lfn) -> producers and same-site readers of every file a compute or cluster job produces; and
     the replica selector it found the inputs with (None without inputs)."""
     exec_wf = state.exec_wf
-    inputs, optional = known or workflow_inputs(exec_wf)
+    inputs, optional = known
     first = _FirstReads(exec_wf, inputs, optional, config)
     get = exec_wf.workflow.jobs.get
     produced: dict[tuple[str, str], _File] = {}

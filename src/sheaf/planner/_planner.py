@@ -47,7 +47,7 @@ from sheaf.model import (
 )
 from sheaf.planner._aggregate import AggregatorResolver, combine
 from sheaf.planner._context import PassContext
-from sheaf.planner._data import Inputs, plan_data
+from sheaf.planner._data import Inputs, graph_inputs, plan_data
 from sheaf.planner._horizontal import auto_horizontal, horizontal
 from sheaf.planner._jobs import JobTable, resolve_jobs
 from sheaf.planner._label import label, whole
@@ -105,9 +105,8 @@ def plan(
 def _plan(workflow: Workflow, tc: TransformationCatalog | None, sc: SiteCatalog | None,
           rc: ReplicaCatalog | None, properties: Properties, sites: Sequence[str] | None,
           output_sites: Sequence[str], clustering: Sequence[str], seed: int | None,
-          auto: AutoModel) -> tuple[ExecutableWorkflow, list[Inputs]]:
-    """The executable workflow, and its workflow inputs as ``workflow_inputs`` finds them (from the job
-    graph, which found them while inferring file edges), in a list the data pass empties."""
+          auto: AutoModel) -> tuple[ExecutableWorkflow, Inputs]:
+    """The executable workflow, and the workflow's inputs its job graph found (``graph_inputs``)."""
     tc = (tc.merged_with(workflow.transformation_catalog) if tc is not None
           else workflow.transformation_catalog)
     sc = sc.merged_with(workflow.site_catalog) if sc is not None else workflow.site_catalog
@@ -152,9 +151,7 @@ def _plan(workflow: Workflow, tc: TransformationCatalog | None, sc: SiteCatalog 
                                 autocluster={"groups": ctx.auto_choices} if ctx.auto_choices else {},
                                 auto_model=auto if "auto" in options.techniques else None)
     _assemble(result, units, ctx)
-    inputs, checkpoints = graph.inputs, graph.checkpoints
-    assert inputs is not None and checkpoints is not None  # build_graph inferred the file edges
-    return result, [(inputs | checkpoints if checkpoints else inputs, checkpoints)]
+    return result, graph_inputs(graph)
 
 
 def _transformation_hooks(table: JobTable, tc: TransformationCatalog | None) -> dict[str, Mapping[str, Any]]:
