@@ -30,9 +30,9 @@ For each size this script
    and inplace cleanup (``_cleanup_run``): every output delivered, no job failed, and the scratch
    directory empty afterwards -- cleanup is correct at scale, not only in the small random DAGs of
    ``tests/planner``;
-7. counts the files the plan wrote: unclustered compute jobs share ``SUBMIT-DESCRIPTION`` blocks in
-   the DAG (``sheaf.codegen._write``), so an unclustered plan writes a handful of files, not one per
-   job; a cluster keeps its own ``merge_*.sub`` and ``.in``.
+7. counts the files the plan wrote: jobs share ``SUBMIT-DESCRIPTION`` blocks in the DAG
+   (``sheaf.codegen._write``), so an unclustered plan writes a handful of files, not one per job; a
+   seqexec cluster keeps its own ``.in``.
 
 ``load s`` includes the YAML worker process (``sheaf.formats._slice_worker``), whose CPU time is
 not in ``plan cpu``.  ``cpu s`` is the CPU time of load (the worker's too) + plan + write, and

@@ -266,7 +266,7 @@ def test_a_pmc_cluster_runs_under_mpiexec_in_one_allocation(slurm: Cluster, tmp_
             "horizontal"]
     plan = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, check=False)
     assert plan.returncode == 0, plan.stderr
-    sub = next((tmp_path / "run").rglob("merge_*.sub")).read_text()
+    sub = next((tmp_path / "run").glob("*.dag")).read_text()  # the clusters' shared description
     for line in ("+HostNumber = 1", "+SMPGranularity = 2", "+NodeNumber = 2", '+sheaf_launcher = "mpiexec"'):
         assert line in sub.splitlines(), (line, sub)
     done = subprocess.run([SHEAF, "run", str(tmp_path / "run")], env=_env(slurm), capture_output=True,

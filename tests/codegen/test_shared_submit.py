@@ -45,20 +45,28 @@ PROFILES = st.sampled_from([{}, {"env": {"A": "x y"}}, {"condor": {"request_memo
                             {"pegasus": {"cores": "1"}, "dagman": {"retry": "2"}}])
 
 
+#: how the jobs are clustered: not at all, or horizontally into seqexec or PMC clusters of a size
+CLUSTERING = st.one_of(st.none(), st.tuples(st.sampled_from(["seqexec", "mpiexec"]), st.integers(1, 4)))
+
+
 @st.composite
-def workflows(draw: st.DrawFn) -> Workflow:
+def workflows(draw: st.DrawFn) -> tuple[Workflow, tuple[str, int] | None]:
     wf = Workflow("shared")
     for i in range(draw(st.integers(1, 12))):
         wf.jobs[f"ID{i:07d}"] = Job(f"ID{i:07d}", f"t{draw(st.integers(0, 2))}", "ns", "1.0",
                                     arguments=tuple(draw(st.lists(ARGS, max_size=4))),
                                     profiles=draw(PROFILES))
-    return wf
+    return wf, draw(CLUSTERING)
 
 
-def _written(wf: Workflow, root: Path, shared: bool) -> Dag:
-    props = Properties({"sheaf.submit.shared": str(shared).lower()})
-    files = write_planned(plan(wf, tc=TC, sc=SC, rc=None, properties=props, sites=["local"]), root)
-    return parse_dag(files.dag)
+def _written(wf: Workflow, root: Path, shared: bool, clustering: tuple[str, int] | None = None) -> Dag:
+    props = {"sheaf.submit.shared": str(shared).lower()}
+    if clustering is not None:
+        props |= {"pegasus.clusters.size": str(clustering[1]),
+                  "pegasus.clusterer.job.aggregator": clustering[0]}
+    planned = plan(wf, tc=TC, sc=SC, rc=None, properties=Properties(props), sites=["local"],
+                   clustering=("horizontal",) if clustering else ())
+    return parse_dag(write_planned(planned, root).dag)
 
 
 def _launched(dag: Dag, name: str) -> JobSpec:
@@ -69,11 +77,14 @@ def _launched(dag: Dag, name: str) -> JobSpec:
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(workflows())
-def test_a_shared_description_gives_each_node_its_own_values(wf: Workflow) -> None:
+def test_a_shared_description_gives_each_node_its_own_values(
+        drawn: tuple[Workflow, tuple[str, int] | None]) -> None:
+    wf, clustering = drawn
     root = Path(tempfile.mkdtemp())
     try:
         try:
-            own, shared = _written(wf, root / "own", False), _written(wf, root / "shared", True)
+            own = _written(wf, root / "own", False, clustering)
+            shared = _written(wf, root / "shared", True, clustering)
         except (PlanningError, ValidationError):
             return  # arguments the planner refuses (an unclosed quote): not this test's business
 
@@ -81,6 +92,7 @@ def test_a_shared_description_gives_each_node_its_own_values(wf: Workflow) -> No
             return text.replace(str(root / "shared"), str(root / "own"))
 
         assert own.nodes.keys() == shared.nodes.keys()
+        assert not list((root / "shared").rglob("merge_*.sub"))  # every cluster shares a description
         for name in own.nodes:
             sub_a, sub_b = node_description(own, name), node_description(shared, name)
             keys = set(sub_a.keys())  # type: ignore[attr-defined]

@@ -16,7 +16,7 @@ os.environ.setdefault("CONDOR_CONFIG", "/dev/null")
 import htcondor2
 import msgspec
 import pytest
-from codegen_plans import PER_JOB, blackdiamond_plan, write_planned
+from codegen_plans import PER_JOB, blackdiamond_plan, node_description, write_planned
 
 import sheaf.codegen
 from sheaf.codegen import PlanContext, PlanFiles, reserved_run_dir, write_plan
@@ -212,13 +212,14 @@ def test_pmc_cluster_files(tmp_path: Path) -> None:
     assert first.argv[1:] == tuple(tasks[0].argv)
     assert "-t 3 -f 'OUT=out file.txt' " in path.read_text()
     assert dag.edges == (("ID0000002", "ID0000003"),)
-    sub = htcondor2.Submit(Path(files.directory, "jobs", "000", f"{merge.id}.sub").read_text())
-    assert sub["request_cpus"] == "8"
-    assert sub["arguments"] == f'"--max-wall-time 30 {path}"'
-    assert sub["executable"].endswith("sheaf-mpi-cluster")
+    assert not Path(files.directory, "jobs", "000", f"{merge.id}.sub").exists()  # a shared description
+    sub = node_description(parse_dag(files.dag), merge.id)
+    assert sub["request_cpus"] == "8"  # type: ignore[index]
+    assert sub.expand("arguments") == f'"--max-wall-time 30 {path}"'  # type: ignore[attr-defined]
+    assert sub["executable"].endswith("sheaf-mpi-cluster")  # type: ignore[index]
     # BLAHP's batch directives, which the Slurm backend turns into --nodes/--ntasks-per-node/--ntasks
-    assert (sub["MY.HostNumber"], sub["MY.SMPGranularity"], sub["MY.NodeNumber"]) == ("2", "4", "8")
-    assert sub["MY.sheaf_launcher"] == '"mpiexec"'
+    assert (sub["MY.HostNumber"], sub["MY.SMPGranularity"], sub["MY.NodeNumber"]) == ("2", "4", "8")  # type: ignore[index]
+    assert sub["MY.sheaf_launcher"] == '"mpiexec"'  # type: ignore[index]
 
 
 def test_pmc_task_arguments_that_are_not_task_options_are_refused(tmp_path: Path) -> None:

@@ -33,12 +33,13 @@ What a description holds, in this order (``Command`` says what runs, the job's p
 Values cannot hold line breaks (a description is line based) nor end in a backslash (which continues
 a line): such a value is a ``PlanningError`` naming the job and the key.
 
-Shared descriptions (:func:`render_shared_submit`): unclustered compute jobs that differ only in
-their arguments, ids and output files share one description, which names those through macros the
-DAG's ``VARS`` give each node (:func:`shared_vars`): ``$(JOB)`` (DAGMan's own: the node name, which
-is the job id), ``$(sheaf_dir)`` (the job's ``jobs/NNN`` directory), ``$(sheaf_args)`` (its whole
-``arguments`` value) and ``$(sheaf_task)`` (its abstract job id, ClassAd-escaped).  Expanded with a
-node's VARS, a shared description gives what the job's own description would
+Shared descriptions (:func:`render_shared_submit`): jobs that differ only in their arguments, ids
+and output files (unclustered compute jobs, auxiliary jobs, clusters) share one description, which
+names those through macros the DAG's ``VARS`` give each node (:func:`shared_vars`): ``$(JOB)``
+(DAGMan's own: the node name, which is the job id), ``$(sheaf_dir)`` (the job's ``jobs/NNN``
+directory), ``$(sheaf_args)`` (its whole ``arguments`` value) and ``$(sheaf_task)`` (its abstract job
+id, ClassAd-escaped; a cluster's or an auxiliary job's description has none).  Expanded with a node's
+VARS, a shared description gives what the job's own description would
 (``tests/codegen/test_shared_submit.py`` checks this with the official bindings).
 """
 
@@ -145,8 +146,8 @@ SHARED_DIR, SHARED_ARGS, SHARED_TASK = "sheaf_dir", "sheaf_args", "sheaf_task"
 
 def render_shared_submit(job: ExecJob, profiles: Mapping[str, Mapping[str, str]], command: Command,
                          final_dir: str, ctx: SubmitContext) -> str:
-    """The description ``job`` shares with the unclustered compute jobs of the same transformation,
-    site, profiles and command (its ``argv`` aside); see the module docstring."""
+    """The description ``job`` shares with the jobs of the same type, transformation, site, profiles
+    and command (its ``argv`` aside); see the module docstring."""
     shared = Command(command.executable, (f"$({SHARED_ARGS})",), command.initialdir, command.universe,
                      command.environment)
     try:
@@ -161,11 +162,18 @@ def shared_vars(job: ExecJob, command: Command, rel_dir: str) -> str:
     ``jobs/NNN``).  Each value lands inside a quoted value of the description, never at a line's end."""
     try:
         args = quote_arguments(command.argv) if command.argv else ""
-        task = classad_string(job.tasks[0].id)[1:-1] if job.tasks else None
+        task = _dax_job_id(job)
+        task = None if task is None else classad_string(task)[1:-1]
     except Unwritable as exc:
         raise _unwritable(job, exc) from None
     own = f'{SHARED_DIR}="{rel_dir}" {SHARED_ARGS}="{dag_vars_value(args)}"'
-    return own if task is None else f'{own} {SHARED_TASK}="{dag_vars_value(task)}"'  # aux jobs run no task
+    return own if task is None else f'{own} {SHARED_TASK}="{dag_vars_value(task)}"'
+
+
+def _dax_job_id(job: ExecJob) -> str | None:
+    """The abstract job a job runs alone (``+pegasus_wf_dax_job_id``); None for a cluster or an
+    auxiliary job."""
+    return job.tasks[0].id if job.type in ("compute", "subworkflow") and len(job.tasks) == 1 else None
 
 
 def dag_vars_value(text: str) -> str:
@@ -327,10 +335,10 @@ def _pegasus_attributes(job: ExecJob, ctx: SubmitContext, shared: bool = False) 
         attrs.append(ctx.attr("pegasus_site", job.site))
     if job.transformation:
         attrs.append(ctx.attr("pegasus_wf_xformation", job.transformation))
-    if shared and job.tasks:
-        attrs.append(f'+pegasus_wf_dax_job_id = "$({SHARED_TASK})"')
-    elif job.type in ("compute", "subworkflow") and len(job.tasks) == 1:
-        attrs.append(f"+pegasus_wf_dax_job_id = {classad_string(job.tasks[0].id)}")
+    task = _dax_job_id(job)
+    if task is not None:
+        attrs.append(f'+pegasus_wf_dax_job_id = "$({SHARED_TASK})"' if shared
+                     else f"+pegasus_wf_dax_job_id = {classad_string(task)}")
     if job.type == "cluster":
         attrs.append(f"+pegasus_cluster_size = {len(job.tasks)}")
     return attrs

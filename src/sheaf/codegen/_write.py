@@ -47,7 +47,11 @@ right before the first job that uses it (HTCondor >= 10 reads them; a name no jo
 get their own values from their ``VARS`` line (a job with redirected streams or an unquoted argument
 string keeps its own) -- what DAGMan's manual shows for nodes that "only
 vary in filenames".  So a plan of 10^5 such jobs writes no submit file for them, where it wrote 10^5.
-Every other job (clusters with their ``.in``, auxiliary jobs, sub-workflows) keeps its own file.
+Auxiliary jobs share descriptions the same way, and so do clusters: each has profiles of its own (summed
+runtimes), so their descriptions are shared by what they say, not by their profiles -- the clusters
+of a horizontal level with the same size share one, each keeping its input file (``.in``, PMC DAG).
+A job with redirected streams, an unquoted argument string, file transfers or PegasusLite, and a
+sub-workflow, keeps a file of its own.
 The property ``sheaf.submit.shared = false`` writes one description file per job, as before.
 
 What a clustered job runs: the planner's ``executable`` and ``arguments`` (the aggregator and its
@@ -124,7 +128,7 @@ from sheaf.planner import ExecJob, ExecutableWorkflow
 #: one object for "no profiles", so that jobs without any (auxiliary jobs) share merged profiles and
 #: descriptions, which are cached by the identity of the profiles
 _NO_PROFILES: Profiles = {}
-_SHARED_AUX = frozenset({"stage_in", "stage_out", "inter_site", "cleanup", "register"})
+_SHARED = frozenset({"stage_in", "stage_out", "inter_site", "cleanup", "register", "cluster"})
 _NODE_NAME = re.compile(r"^[A-Za-z0-9_.\-]+$")
 _RESERVED_NODES = {"ALL_NODES", "PARENT", "CHILD"}
 
@@ -407,8 +411,8 @@ class _Writer:
     graph: Graph | None = None
     base: Profiles = field(default_factory=dict)
     merged: dict[int, tuple[Profiles, Profiles]] = field(default_factory=dict)
-    # shared descriptions by (command without argv, profiles' id, transformation, site)
-    shared: dict[tuple[object, ...], tuple[Profiles, str]] = field(default_factory=dict)
+    # shared descriptions by (command without argv, profiles' id, transformation, site), a cluster's by text
+    shared: dict[tuple[object, ...], tuple[Profiles | None, str]] = field(default_factory=dict)
     ids: frozenset[str] = frozenset()
     options: dict[str, object] = field(default_factory=dict)  # the command line's, for plan.json
     context: PlanContext = field(default_factory=PlanContext)
@@ -519,7 +523,7 @@ class _Writer:
             out_base = paths.abs("")
             if job.type == "subworkflow":
                 lines = self._subworkflows().lines(job, paths, cached[1], out_base + ".out")
-            elif share and (job.type in _SHARED_AUX or (job.type == "compute" and len(job.tasks) == 1)) and (
+            elif share and (job.type in _SHARED or (job.type == "compute" and len(job.tasks) == 1)) and (
                     command := self._resolved(job, paths, profiles)).shareable:
                 name = self._shared(job, profiles, command, ctx, dag)
                 lines = node_lines(job.id, name, cached[1], out_base + ".out",
@@ -548,17 +552,25 @@ class _Writer:
     def _shared(self, job: ExecJob, profiles: Profiles, command: Command, ctx: SubmitContext,
                 dag: TextIO) -> str:
         """The name of the shared description ``job`` uses, written into the DAG on first use."""
-        key = (command.executable, command.initialdir, command.universe, command.environment, id(profiles),
-               job.transformation, job.site, job.type)
+        text = None
+        if job.type == "cluster":  # profiles of its own (module docstring): keyed by what it says
+            text = render_shared_submit(job, profiles, command, self.layout.final_dir, ctx)
+            key: tuple[object, ...] = (text,)
+            owner = None
+        else:
+            key = (command.executable, command.initialdir, command.universe, command.environment,
+                   id(profiles), job.transformation, job.site, job.type)
+            owner = profiles
         hit = self.shared.get(key)
-        if hit is None or hit[0] is not profiles:
+        if hit is None or hit[0] is not owner:
             name = (f"shared.{len(self.shared)}.{safe_name(job.transformation or job.type)}."
                     f"{safe_name(job.site or '')}")
             while name in self.ids:  # DAGMan: a description's name is no node's
                 name += "_"
-            text = render_shared_submit(job, profiles, command, self.layout.final_dir, ctx)
+            if text is None:
+                text = render_shared_submit(job, profiles, command, self.layout.final_dir, ctx)
             dag.write(f"SUBMIT-DESCRIPTION {name} {{\n{text}}}\n")
-            hit = self.shared[key] = (profiles, name)
+            hit = self.shared[key] = (owner, name)
         return hit[1]
 
     def _resolved(self, job: ExecJob, paths: JobPaths, profiles: Profiles) -> Command:
