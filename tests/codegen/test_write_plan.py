@@ -17,9 +17,12 @@ import htcondor2
 import msgspec
 import pytest
 from codegen_plans import PER_JOB, blackdiamond_plan, node_description, write_planned
+from hypothesis import given
+from hypothesis import strategies as st
 
 import sheaf.codegen
 from sheaf.codegen import PlanContext, PlanFiles, reserved_run_dir, write_plan
+from sheaf.codegen._write import _check_ids
 from sheaf.engine import parse_dag, parse_submit
 from sheaf.errors import PlanningError
 from sheaf.formats._pmcdag import parse_pmc_dag
@@ -395,3 +398,30 @@ def test_a_profile_value_cannot_inject_submit_lines(tmp_path: Path) -> None:
     with pytest.raises(PlanningError, match="one line"):
         write_planned(plan, tmp_path / "p")
     assert not (tmp_path / "p").exists()
+
+
+NODE_IDS = st.lists(st.one_of(st.sampled_from(["a", "B.1", "x-y_z", "parent", "Child", "ALL_NODES",
+                                               "all_nodes2", "", "a b", "a\n", "\nb", "é", "PARENT\nx"]),
+                              st.text(st.sampled_from("aZ09_.-\n $"), min_size=1, max_size=4)),
+                    max_size=8)
+
+
+@given(NODE_IDS)
+def test_job_ids_are_checked_as_one_at_a_time_would(ids: list[str]) -> None:
+    def one_at_a_time() -> str | None:
+        seen: set[str] = set()
+        for name in ids:
+            reserved = name.upper() in {"ALL_NODES", "PARENT", "CHILD"}
+            if re.fullmatch(r"[A-Za-z0-9_.\-]+", name) is None or reserved:
+                return f"node name: {name}"
+            if name in seen:
+                return f"same id: {name}"
+            seen.add(name)
+        return None
+
+    try:
+        _check_ids(ids)
+        found = None
+    except PlanningError as exc:
+        found = ("node name: " if "node name" in str(exc) else "same id: ") + str(exc.value)
+    assert found == one_at_a_time()

@@ -39,12 +39,20 @@ def wrap_launched_tasks(exec_wf: ExecutableWorkflow, workdirs: Mapping[str, str]
     for job in exec_wf.jobs:
         if job.type not in ("compute", "cluster") or job.site is None or not job.tasks:
             continue
-        workdir = workdirs.get(job.site) or layout.scratch(job.site)
         clustered = job.type == "cluster"
+        if not clustered and not any(_checkpointed(task) for task in job.tasks):  # nothing to wrap
+            continue
+        workdir = workdirs.get(job.site) or layout.scratch(job.site)
         job.tasks = tuple(_wrapped(job, task, jobs.get(task.id) if clustered else None, workdir)
                           for task in job.tasks)
         if not clustered and len(job.tasks) == 1:
             job.executable, job.arguments = job.tasks[0].executable, job.tasks[0].argv
+
+
+def _checkpointed(task: Task) -> bool:
+    """The task's profiles set ``checkpoint.time`` (which ``timeouts`` then reads)."""
+    pegasus = task.profiles.get("pegasus")
+    return pegasus is not None and "checkpoint.time" in pegasus
 
 
 def launched(task: Task) -> bool:

@@ -52,8 +52,16 @@ def cache_text(locations: Mapping[str, str]) -> str:
 def cache_lines(directories: Mapping[str, str]) -> Iterator[str]:
     """:func:`cache_text` of ``lfn -> directory`` (``produced_dirs``), a line at a time."""
     yield _CACHE_HEADER
+    heads: dict[str, str] = {}  # directory -> its URL's quoted start: one quoting per directory
     for lfn in sorted(directories):
-        yield _cache_line(lfn, os.path.join(directories[lfn], lfn))
+        directory = directories[lfn]
+        if '"' in lfn or "\\" in lfn or lfn.startswith("/"):
+            yield _cache_line(lfn, os.path.join(directory, lfn))
+            continue
+        head = heads.get(directory)
+        if head is None:
+            head = heads[directory] = quote_rc("file://" + os.path.join(directory, ""))[:-1]
+        yield f'"{lfn}" {head}{lfn}" site="local"\n'
 
 
 def _cache_line(lfn: str, path: str) -> str:

@@ -129,7 +129,8 @@ from sheaf.planner import ExecJob, ExecutableWorkflow
 #: descriptions, which are cached by the identity of the profiles
 _NO_PROFILES: Profiles = {}
 _SHARED = frozenset({"stage_in", "stage_out", "inter_site", "cleanup", "register", "cluster"})
-_NODE_NAME = re.compile(r"^[A-Za-z0-9_.\-]+$")
+_NODE_NAME = re.compile(r"[A-Za-z0-9_.\-]+")
+_NODE_NAMES = re.compile(r"[A-Za-z0-9_.\-]+(?:\n[A-Za-z0-9_.\-]+)*")  # node names, one a line
 _RESERVED_NODES = {"ALL_NODES", "PARENT", "CHILD"}
 
 
@@ -359,16 +360,23 @@ def _is_empty(path: str) -> bool:
         return next(entries, None) is None
 
 
-def _check_ids(jobs: Sequence[ExecJob]) -> None:
+def _check_ids(ids: Sequence[str]) -> None:
+    """Every id a DAGMan node name, none twice; the first offender named."""
+    # one scan of all the ids joined, and the loop only to name the offender
+    joined = "\n".join(ids)
+    if _NODE_NAMES.fullmatch(joined) and joined.count("\n") == len(ids) - 1 and len(set(ids)) == len(ids):
+        upper = f"\n{joined.upper()}\n"
+        if not any(f"\n{name}\n" in upper for name in _RESERVED_NODES):
+            return
     seen: set[str] = set()
-    for job in jobs:
-        if not _NODE_NAME.match(job.id) or job.id.upper() in _RESERVED_NODES:
-            raise PlanningError("a job id cannot be a DAGMan node name", value=job.id,
+    for name in ids:
+        if not _NODE_NAME.fullmatch(name) or name.upper() in _RESERVED_NODES:
+            raise PlanningError("a job id cannot be a DAGMan node name", value=name,
                                 rule="node names use A-Z a-z 0-9 _ . - only")
-        if job.id in seen:
-            raise PlanningError("two jobs of the plan have the same id", value=job.id,
+        if name in seen:
+            raise PlanningError("two jobs of the plan have the same id", value=name,
                                 rule="job ids are unique")
-        seen.add(job.id)
+        seen.add(name)
 
 
 def _swap(tmp: str, final: str) -> None:
@@ -442,7 +450,7 @@ class _Writer:
         # plan.json and the cache file depend on nothing the DAG's writing does: made beside it
         beside = start_beside(lambda: self._plan_files(jobs, ids, edges), fork=len(jobs) >= BESIDE_JOBS)
         try:
-            _check_ids(jobs)
+            _check_ids(ids)
             # the launcher changes commands only, which plan.json does not hold: wrapped beside it
             wrap_launched_tasks(wf, wf.workdirs, self.layout)
             out = self._dag(jobs, ids, edges, ctx)
