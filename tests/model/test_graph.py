@@ -106,10 +106,13 @@ def test_file_implied_edges() -> None:
 _USES = st.lists(st.tuples(st.integers(0, 9), st.sampled_from(["input", "output", "checkpoint"])), max_size=4)
 
 
-@given(st.lists(_USES, min_size=1, max_size=8))
-def test_the_graph_finds_the_workflows_inputs_and_checkpoints(jobs: list[list[tuple[int, str]]]) -> None:
+@given(st.lists(_USES, min_size=1, max_size=8), st.sets(st.sampled_from([f"f{i}" for i in range(10)]
+                                                                      + ["out0.txt", "in.txt"])))
+def test_the_graph_finds_the_workflows_inputs_and_checkpoints(jobs: list[list[tuple[int, str]]],
+                                                              watch: set[str]) -> None:
     """What the data pass would otherwise walk every use for: the files read as inputs that no job
-    produces, and the checkpoint files -- with stream uses (stdin, stdout) counted as the jobs' uses."""
+    produces, and the checkpoint files -- with stream uses (stdin, stdout) counted as the jobs' uses;
+    and what data reuse would: which of the names it watches jobs produce."""
     wf = Workflow("io")
     producer: dict[str, int] = {}
     for i, uses in enumerate(jobs):
@@ -128,6 +131,8 @@ def test_the_graph_finds_the_workflows_inputs_and_checkpoints(jobs: list[list[tu
     assert graph.checkpoints == {u.lfn for job in wf.jobs.values() for u in job.uses
                                  if u.type == "checkpoint"}
     assert graph.file_count == len(read | made)
+    assert graph.produced_watched is None
+    assert build_graph(wf, watch=watch).produced_watched == (made & watch if watch else None)
     assert build_graph(wf, infer=False).inputs is None
 
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Iterable, Sequence
+from collections.abc import Set as AbstractSet
 
 from sheaf.errors import ValidationError
 from sheaf.model._toposort import cycle_in
@@ -36,7 +37,7 @@ class Graph:
     """An immutable DAG candidate over node ids ``0..n-1`` with string names ``ids[i]``."""
 
     __slots__ = ("_children", "_cptr", "_parents", "_pptr", "checkpoints", "file_count", "ids", "index",
-                 "inputs")
+                 "inputs", "produced_watched")
 
     def __init__(self, ids: Sequence[str], parent_lists: Sequence[Sequence[int]],
                  index: dict[str, int] | None = None) -> None:
@@ -47,6 +48,8 @@ class Graph:
         #: read as inputs and no job produces, and the lfns of checkpoint uses
         self.inputs: set[str] | None = None
         self.checkpoints: set[str] | None = None
+        #: the lfns of ``build_graph``'s ``watch`` that a job produces (None when it watched none)
+        self.produced_watched: set[str] | None = None
         self.index = index if index is not None else {name: i for i, name in enumerate(self.ids)}
         n = len(self.ids)
         pptr = array("l", bytes(8 * (n + 1)))
@@ -159,8 +162,10 @@ class Graph:
         return [self.ids[i] for i in cycle]
 
 
-def build_graph(workflow: Workflow, *, infer: bool = True) -> Graph:
-    """The job graph of ``workflow`` (module docstring); raises ``ValidationError`` on bad references."""
+def build_graph(workflow: Workflow, *, infer: bool = True,
+                watch: AbstractSet[str] = frozenset()) -> Graph:
+    """The job graph of ``workflow`` (module docstring); raises ``ValidationError`` on bad references.
+    With ``watch`` (and ``infer``), ``Graph.produced_watched`` says which of those lfns jobs produce."""
     ids = list(workflow.jobs)
     index = {name: i for i, name in enumerate(ids)}
     parent_lists: list[list[int]] = [[] for _ in ids]
@@ -181,17 +186,20 @@ def build_graph(workflow: Workflow, *, infer: bool = True) -> Graph:
     found = _add_file_edges(workflow, ids, parent_lists) if infer else None
     graph = Graph(ids, parent_lists, index)
     if found is not None:
-        graph.inputs, graph.checkpoints, graph.file_count = found
+        graph.inputs, graph.checkpoints, graph.file_count, produced = found
+        if watch:
+            graph.produced_watched = produced.keys() & watch  # iterates the smaller of the two
     return graph
 
 
 def _add_file_edges(workflow: Workflow, ids: list[str], parent_lists: list[list[int]]
-                    ) -> tuple[set[str], set[str], int]:
+                    ) -> tuple[set[str], set[str], int, dict[str, int]]:
     """One pass records producers and consumers; a second resolves consumers to their producer.
 
     Returns the inputs no job produces, the checkpoint files, and the number of distinct lfns
     (produced, plus consumed and never produced): what the summary and the data pass need, found here
-    so that neither walks every use again (at 10^6 jobs each walk is seconds of cache misses).
+    so that neither walks every use again (at 10^6 jobs each walk is seconds of cache misses); and the
+    producer of each produced lfn, which the caller lets go.
     """
     producer: dict[str, int] = {}
     setdefault = producer.setdefault
@@ -222,4 +230,4 @@ def _add_file_edges(workflow: Workflow, ids: list[str], parent_lists: list[list[
             add_input(lfn)
         elif p != i:
             parent_lists[i].append(p)
-    return inputs, checkpoints, len(producer) + len(inputs)
+    return inputs, checkpoints, len(producer) + len(inputs), producer

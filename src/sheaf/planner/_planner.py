@@ -85,11 +85,12 @@ def plan(
     with gc_paused():  # planning builds millions of small acyclic objects
         pruned: list[str] = []
         reused: dict[str, bool] = {}
+        graph = None
         if not data.force:
             known = rc.merged_with(workflow.replica_catalog) if rc is not None else workflow.replica_catalog
-            workflow, pruned, reused = reduce_workflow(workflow, known)
+            workflow, pruned, reused, graph = reduce_workflow(workflow, known)
         result, found = _plan(workflow, tc, sc, rc, properties, sites, output_sites, clustering, seed,
-                       auto or AutoModel())
+                       auto or AutoModel(), graph)
         result.reused_outputs = reused
         if pruned:
             shown = ", ".join(pruned[:10]) + (f" and {len(pruned) - 10} more" if len(pruned) > 10 else "")
@@ -105,8 +106,9 @@ def plan(
 def _plan(workflow: Workflow, tc: TransformationCatalog | None, sc: SiteCatalog | None,
           rc: ReplicaCatalog | None, properties: Properties, sites: Sequence[str] | None,
           output_sites: Sequence[str], clustering: Sequence[str], seed: int | None,
-          auto: AutoModel) -> tuple[ExecutableWorkflow, Inputs]:
-    """The executable workflow, and the workflow's inputs its job graph found (``graph_inputs``)."""
+          auto: AutoModel, graph: Graph | None = None) -> tuple[ExecutableWorkflow, Inputs]:
+    """The executable workflow, and the workflow's inputs its job graph found (``graph_inputs``);
+    ``graph``: the workflow's job graph where data reuse built it (else it is built here)."""
     tc = (tc.merged_with(workflow.transformation_catalog) if tc is not None
           else workflow.transformation_catalog)
     sc = sc.merged_with(workflow.site_catalog) if sc is not None else workflow.site_catalog
@@ -124,7 +126,7 @@ def _plan(workflow: Workflow, tc: TransformationCatalog | None, sc: SiteCatalog 
         warnings.append("jobs ask for the decaf aggregator (a Decaf data-flow job): clustered by label, "
                         "as Pegasus runs a data-flow job whatever --cluster says")
     chosen = selected_sites(("local",) if options.submit_host_only else sites, sc)
-    graph, order, levels = _graph(workflow)
+    graph, order, levels = _graph(workflow, graph)
     # workflow-level profiles sit just above properties (model.effective_profiles)
     prop_layer = merge_profiles(properties.profiles(), workflow.profiles)
     table = resolve_jobs(workflow, tc=tc, sc=sc, prop_layer=prop_layer, options=options,
@@ -169,8 +171,8 @@ def _transformation_hooks(table: JobTable, tc: TransformationCatalog | None) -> 
     return out
 
 
-def _graph(workflow: Workflow) -> tuple[Graph, list[int], list[int]]:
-    graph = build_graph(workflow)
+def _graph(workflow: Workflow, graph: Graph | None) -> tuple[Graph, list[int], list[int]]:
+    graph = graph if graph is not None else build_graph(workflow)
     order = graph.topological_order()
     if order is None:
         cycle = graph.find_cycle() or []

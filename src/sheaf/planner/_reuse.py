@@ -20,18 +20,23 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from sheaf.model import ReplicaCatalog, Workflow, all_uses, build_graph
+from sheaf.model import Graph, ReplicaCatalog, Workflow, all_uses, build_graph
 
-Reduced = tuple[Workflow, list[str], dict[str, bool]]
+#: the workflow left to plan, the pruned jobs' ids, the files they mark ``stage_out`` (lfn ->
+#: registered), and the job graph when nothing was pruned (None when jobs were, or the catalog is empty)
+Reduced = tuple[Workflow, list[str], dict[str, bool], Graph | None]
 
 
 def reduce_workflow(workflow: Workflow, rc: ReplicaCatalog | None) -> Reduced:
-    """``workflow`` without its reusable jobs, their ids in file order, and the files they mark
-    ``stage_out`` (lfn -> registered; module docstring)."""
+    """``workflow`` without its reusable jobs, their ids in file order, the files they mark
+    ``stage_out`` (lfn -> registered; module docstring), and the job graph when nothing was pruned
+    from a non-empty catalog: built here watching the catalog's names, it is the planner's then
+    (``ValidationError`` as ``build_graph`` raises it)."""
     if rc is None or not len(rc):
-        return workflow, [], {}
+        return workflow, [], {}, None
     exact = {r.lfn for r in rc if not r.regex}
     has_regex = any(r.regex for r in rc)
+    graph = build_graph(workflow, watch=exact)
     known: dict[str, bool] = {}
 
     def available(lfn: str) -> bool:
@@ -40,13 +45,15 @@ def reduce_workflow(workflow: Workflow, rc: ReplicaCatalog | None) -> Reduced:
             hit = known[lfn] = lfn in exact or (has_regex and bool(rc.lookup(lfn)))
         return hit
 
-    made = (u.lfn for job in workflow.jobs.values() for u in all_uses(job) if u.type != "input")
-    if not any(available(lfn) for lfn in made):
-        return workflow, [], {}
-    graph = build_graph(workflow)
+    if has_regex:  # a pattern can match any name: every output is looked up
+        made = (u.lfn for job in workflow.jobs.values() for u in all_uses(job) if u.type != "input")
+        if not any(available(lfn) for lfn in made):
+            return workflow, [], {}, graph
+    elif not graph.produced_watched:
+        return workflow, [], {}, graph
     order = graph.topological_order()
     if order is None:
-        return workflow, [], {}
+        return workflow, [], {}, graph
     ids = graph.ids
     outputs = [[(u.lfn, u.stage_out) for u in all_uses(workflow.jobs[i]) if u.type != "input"] for i in ids]
     gone = [bool(outs) and all(available(lfn) for lfn, _ in outs) for outs in outputs]
@@ -58,7 +65,7 @@ def reduce_workflow(workflow: Workflow, rc: ReplicaCatalog | None) -> Reduced:
                 available(lfn) for lfn, keep in outputs[j] if keep):
             gone[j] = True
     if not any(gone):
-        return workflow, [], {}
+        return workflow, [], {}, graph
     kept = {ids[j] for j in range(len(ids)) if not gone[j]}
     jobs = {i: job for i, job in workflow.jobs.items() if i in kept}
     deps = {p: [c for c in cs if c in kept] for p, cs in workflow.dependencies.items() if p in kept}
@@ -68,4 +75,4 @@ def reduce_workflow(workflow: Workflow, rc: ReplicaCatalog | None) -> Reduced:
         for use in all_uses(workflow.jobs[job_id]):
             if use.type != "input" and use.stage_out:
                 delivered[use.lfn] = delivered.get(use.lfn, False) or use.register_replica
-    return replace(workflow, jobs=jobs, dependencies=deps), pruned, delivered
+    return replace(workflow, jobs=jobs, dependencies=deps), pruned, delivered, None
