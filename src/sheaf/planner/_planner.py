@@ -91,6 +91,7 @@ def plan(
             workflow, pruned, reused, graph = reduce_workflow(workflow, known)
         result, found = _plan(workflow, tc, sc, rc, properties, sites, output_sites, clustering, seed,
                        auto or AutoModel(), graph)
+        del graph  # let go with the planner's own references, before the data pass
         result.reused_outputs = reused
         if pruned:
             shown = ", ".join(pruned[:10]) + (f" and {len(pruned) - 10} more" if len(pruned) > 10 else "")
