@@ -183,23 +183,21 @@ def build_graph(workflow: Workflow, *, infer: bool = True,
                 raise ValidationError("a job depends on itself", rule="the job graph is acyclic",
                                       value=parent)
             parent_lists[c].append(p)
-    found = _add_file_edges(workflow, ids, parent_lists) if infer else None
+    found = _add_file_edges(workflow, ids, parent_lists, watch) if infer else None
     graph = Graph(ids, parent_lists, index)
     if found is not None:
-        graph.inputs, graph.checkpoints, graph.file_count, produced = found
-        if watch:
-            graph.produced_watched = produced.keys() & watch  # iterates the smaller of the two
+        graph.inputs, graph.checkpoints, graph.file_count, graph.produced_watched = found
     return graph
 
 
-def _add_file_edges(workflow: Workflow, ids: list[str], parent_lists: list[list[int]]
-                    ) -> tuple[set[str], set[str], int, dict[str, int]]:
+def _add_file_edges(workflow: Workflow, ids: list[str], parent_lists: list[list[int]],
+                    watch: AbstractSet[str]) -> tuple[set[str], set[str], int, set[str] | None]:
     """One pass records producers and consumers; a second resolves consumers to their producer.
 
     Returns the inputs no job produces, the checkpoint files, and the number of distinct lfns
     (produced, plus consumed and never produced): what the summary and the data pass need, found here
     so that neither walks every use again (at 10^6 jobs each walk is seconds of cache misses); and the
-    producer of each produced lfn, which the caller lets go.
+    lfns of ``watch`` that jobs produce (None without ``watch``).
     """
     producer: dict[str, int] = {}
     setdefault = producer.setdefault
@@ -230,4 +228,5 @@ def _add_file_edges(workflow: Workflow, ids: list[str], parent_lists: list[list[
             add_input(lfn)
         elif p != i:
             parent_lists[i].append(p)
-    return inputs, checkpoints, len(producer) + len(inputs), producer
+    watched = producer.keys() & watch if watch else None  # iterates the smaller of the two
+    return inputs, checkpoints, len(producer) + len(inputs), watched
