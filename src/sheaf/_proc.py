@@ -1,4 +1,5 @@
-"""What the kernel says of a process in ``/proc/<pid>/stat``: one reader for every part of sheaf that asks.
+"""What the kernel says of a process in ``/proc/<pid>/stat`` (and its command line in ``cmdline``): one
+reader for every part of sheaf that asks.
 
 A pid is reused once its process is reaped, so a process is named by its pid *and* its start time
 (field 22, clock ticks since boot): a record of both never matches a later process.  A zombie (ended, not
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["alive", "start_ticks", "stat_fields"]
+__all__ = ["alive", "command_line", "pids", "start_ticks", "stat_fields"]
 
 _GONE = (b"Z", b"X")  # zombie, dead
 
@@ -54,3 +55,22 @@ def alive(pid: int) -> bool:
         return True
     fields = stat_fields(pid)
     return fields is None or not fields or fields[0] not in _GONE
+
+
+def pids() -> list[int]:
+    """Every process ``/proc`` lists (empty without ``/proc``)."""
+    try:
+        return [int(name) for name in os.listdir("/proc") if name.isdigit()]
+    except OSError:
+        return []
+
+
+def command_line(pid: int) -> list[bytes] | None:
+    """``pid``'s arguments, its program first; None when it is gone or cannot be read (another
+    user's), an empty list for a kernel thread."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return None
+    return data.split(b"\0")[:-1] if data else []

@@ -30,6 +30,7 @@ from Pegasus.api import (
 from pegasus_inputs import SHEAF, plan_into, run
 
 from http_serving import serving
+from sheaf._proc import command_line, pids
 from sheaf.codegen._container_state import podman_env, run_root
 from sheaf.codegen._containers import podman_config
 from sheaf.errors import PlanningError
@@ -306,6 +307,10 @@ def test_podman_run_root_is_removed_when_the_engine_stops(tmp_path: Path, image:
                           capture_output=True, text=True, check=True)
     shutil.rmtree(run_root(state), ignore_errors=True)  # made by this podman ps
     assert left.stdout.strip() == "", f"containers left: {left.stdout}"
+    # nor a conmon (and its runc init) of a container stopped while it was being created
+    named = str(root).encode()
+    monitors = [pid for pid in pids() if any(named in arg for arg in command_line(pid) or [])]
+    assert monitors == [], f"processes naming the run root left: {monitors}"
 
 
 def test_containerized_jobs_read_their_stdin_file(tmp_path: Path, image: Path) -> None:

@@ -27,7 +27,9 @@ it, and exits with its status (a signal ``n`` as ``128 + n``, as a shell reports
   running, and its cleanup makes the run root again when it ends.  So when the engine stops, ``sheaf
   run`` calls :func:`remove_leftover_containers`: with no task holding the lock, every container
   left in the plan's private podman storage is removed (``podman rm --force --all``), and then the
-  run root.
+  run root.  A container stopped while it was being created is removed from podman's records but
+  leaves its ``conmon`` and ``runc init`` waiting for ever; those ``conmon`` processes name the run
+  root on their command lines, and are killed with their children before the run root goes.
 """
 
 from __future__ import annotations
@@ -37,10 +39,12 @@ import contextlib
 import fcntl
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator, Sequence
 
+from sheaf._proc import command_line, pids, stat_fields
 from sheaf.jobtools.launch import run_child
 
 FETCH_TIMEOUT_S = 60.0
@@ -122,10 +126,29 @@ def remove_leftover_containers(lock: str, run_root: str, env: dict[str, str]) ->
                 subprocess.run([podman, "rm", "--force", "--all", "--time", "0"], env={**os.environ, **env},
                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL, timeout=REMOVE_TIMEOUT_S, check=False)
+            _kill_monitors(run_root)
         shutil.rmtree(run_root, ignore_errors=True)
         return not os.path.exists(run_root)
     finally:
         os.close(fd)
+
+
+def _kill_monitors(run_root: str) -> None:
+    """SIGKILL the ``conmon`` processes whose command lines name ``run_root``, their children first
+    (module docstring)."""
+    named = run_root.encode()
+    monitors = []
+    for pid in pids():
+        argv = command_line(pid)
+        if argv and os.path.basename(argv[0]) == b"conmon" and any(named in arg for arg in argv):
+            monitors.append(pid)
+    if not monitors:
+        return
+    children = [pid for pid in pids() if (fields := stat_fields(pid)) and len(fields) > 1
+                and int(fields[1]) in monitors]
+    for pid in (*children, *monitors):
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
 
 
 def fetch_image(url: str, path: str, *, shared: bool) -> None:
