@@ -16,6 +16,7 @@ import signal
 import subprocess
 import sys
 
+from sheaf._proc import command_line
 from sheaf.errors import UsageError
 
 LOG = "sheaf-run.log"
@@ -64,9 +65,5 @@ def stop(directory: str) -> int:
 
 
 def _runs_in(pid: int, directory: str) -> bool:
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as file:
-            argv = file.read().split(b"\0")
-    except OSError:
-        return False
-    return b"run" in argv and os.fsencode(directory) in argv
+    argv = command_line(pid)
+    return argv is not None and b"run" in argv and os.fsencode(directory) in argv

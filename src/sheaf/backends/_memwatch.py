@@ -25,7 +25,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 
-from sheaf._proc import stat_fields
+from sheaf._proc import pids, stat_fields
 
 __all__ = ["PAGE_MB", "POLL_INTERVAL", "tree_rss_mb"]
 
@@ -36,13 +36,11 @@ PAGE_MB = os.sysconf("SC_PAGE_SIZE") / 2**20
 def _scan() -> list[tuple[int, int, int, int]]:
     """``(pid, ppid, process group, rss pages)`` of every process."""
     rows: list[tuple[int, int, int, int]] = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        fields = stat_fields(name)
+    for pid in pids():
+        fields = stat_fields(pid)
         if fields is None:
             continue  # the process ended during the scan
-        rows.append((int(name), int(fields[1]), int(fields[2]), int(fields[21])))
+        rows.append((pid, int(fields[1]), int(fields[2]), int(fields[21])))
     return rows
 
 

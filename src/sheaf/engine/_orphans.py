@@ -44,7 +44,7 @@ import sys
 import time
 from collections.abc import Collection, Iterable
 
-from sheaf._proc import start_ticks
+from sheaf._proc import pids, start_ticks
 
 ATTEMPT_VARIABLE = "SHEAF_ATTEMPT"
 _GONE_WAIT = 5.0
@@ -70,14 +70,14 @@ def run_processes(run_id: str, spare: Collection[str] = ()) -> list[tuple[int, i
     needle = f"{ATTEMPT_VARIABLE}={run_id}/".encode()
     me = os.getpid()
     found = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit() or int(name) == me:
+    for pid in pids():
+        if pid == me:
             continue
-        env = _environ(int(name))
+        env = _environ(pid)
         if (env.startswith(needle) or b"\0" + needle in env) and not (spare and _token(env) in spare):
-            ticks = start_ticks(int(name))
+            ticks = start_ticks(pid)
             if ticks is not None:
-                found.append((int(name), ticks))
+                found.append((pid, ticks))
     return found
 
 
