@@ -3,7 +3,7 @@
 
     python generate.py        # (re)writes workflow.yml and the three catalogs beside it
 
-The output is committed; run this again only to change the example.  The workflow is the seeds'
+The output is committed; run this again only to change the example.  The workflow is Pegasus's
 black diamond made wider so that clustering shows: ``preprocess`` reads ``f.a`` and writes
 ``f.b0..f.b7``; eight ``findrange`` jobs each turn one ``f.bN`` into ``f.cN``; ``analyze`` reads
 them all and writes ``f.d``.  All transformations are ``diamond::*:4.0``; dependencies are the ones

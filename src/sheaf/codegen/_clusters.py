@@ -8,12 +8,12 @@
   ``pmc_priority`` (negative allowed), then ``pmc_task_arguments`` -- more task options (``-t 3``,
   ``-f VAR=FILE``), among the others before the command, as Pegasus's PMC generator writes them; then
   ``EDGE parent child`` for every abstract dependency inside the cluster.
-- **Decaf**: the JSON graph Decaf reads (``{"workflow": {"filter_level", "nodes", "edges"}}``) and a
-  run script shaped as the seed's, following its five rules: (1) roots have no inports and leaves
-  no outports; (2) a node's ``func`` is its task's transformation name; (3) an edge's ``name`` joins
-  the ``func`` of its two nodes; (4) ``source``/``target`` are the nodes' integer ids; (5) nodes keep
-  the cluster's (input workflow) order.  Node ``i`` is MPI rank ``i`` (one rank per task), which is
-  also line ``i`` of the ``srun --multi-prog`` configuration (``sheaf.formats._multiprog``).
+- **Decaf**: the JSON graph Decaf reads (``{"workflow": {"filter_level", "nodes", "edges"}}``) and a run
+  script shaped as the one in Pegasus's optimization chapter, following the chapter's five rules: (1) roots
+  have no inports and leaves no outports; (2) a node's ``func`` is its task's transformation name; (3) an
+  edge's ``name`` joins the ``func`` of its two nodes; (4) ``source``/``target`` are the nodes' integer ids;
+  (5) nodes keep the cluster's (input workflow) order.  Node ``i`` is MPI rank ``i`` (one rank per task),
+  which is also line ``i`` of the ``srun --multi-prog`` configuration (``sheaf.formats._multiprog``).
 
 Workflow data is only ever *data* in these files.  The Decaf run script is bash, so it holds no job
 argument at all: the multi-prog configuration is its own file, written at plan time beside the JSON
@@ -64,7 +64,7 @@ def local_executable(path: str) -> str:
     name (a transformation without a catalog, a WfCommons trace's program) is looked up as a command
     where ``sheaf plan`` runs (:func:`tool_path`), for a task inside a cluster as for a job of its
     own: a job's environment is its submit description's, not the planner's ``PATH``.  Decaf
-    programs are the exception: the seed's run script starts them relative to the scratch directory
+    programs are the exception: the chapter's run script starts them relative to the scratch directory
     (``./individuals``).
     """
     if path.startswith("/"):  # the common case, without a call (10^6 tasks)
@@ -195,7 +195,7 @@ def decaf_conf_name(job: ExecJob) -> str:
 
 
 def decaf_script(job: ExecJob, json_name: str) -> str:
-    """The run script (the seed's shape): environment, the JSON graph and the multi-prog configuration
+    """The run script (the chapter's shape): environment, the JSON graph and the multi-prog configuration
     (both written at plan time) into the scratch dir, ``srun --multi-prog``.  No job argument in it."""
     conf = decaf_conf_name(job)
     return "\n".join([

@@ -1,4 +1,4 @@
-"""DAX 3.x XML (the 4.x seed's abstract workflow format) <-> the abstract workflow.
+"""DAX 3.x XML (Pegasus 4.x's abstract workflow format) <-> the abstract workflow.
 
 Read (``read_dax``):
 

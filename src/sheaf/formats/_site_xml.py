@@ -7,13 +7,14 @@ Read into ``sheaf.model.SiteCatalog``.  Elements (namespace URIs are ignored, na
   ``shared-scratch`` -> ``sharedScratch`` and likewise for the other three types.
 - ``<grid type contact scheduler jobtype ...>``; ``<profile namespace key>value</profile>``;
   ``<metadata key>value</metadata>``.
-- Older (XML3, the 4.x seed's ``siteX`` example): ``<jobmanager universe url>`` -> a gt2 grid whose job
-  type is ``compute`` for ``vanilla`` and ``auxillary`` for ``transfer``; ``<workdirectory>`` -> the
-  shared-scratch directory; ``<gridftp url storage>`` -> a shared-storage directory with that file
-  server.  ``<lrc>`` and the ``gridlaunch`` attribute have no sheaf meaning: kept out, with a warning.
+- Older (XML3, the ``siteX`` example of Pegasus 4.x's job clustering documentation):
+  ``<jobmanager universe url>`` -> a gt2 grid whose job type is ``compute`` for ``vanilla`` and
+  ``auxillary`` for ``transfer``; ``<workdirectory>`` -> the shared-scratch directory; ``<gridftp url
+  storage>`` -> a shared-storage directory with that file server.  ``<lrc>`` and the ``gridlaunch``
+  attribute have no sheaf meaning: kept out, with a warning.
 
-The root may be ``<sitecatalog>`` or a single ``<site>`` (seed snippets).  Unknown elements are
-warned about and skipped; a malformed document or a missing required attribute is a
+The root may be ``<sitecatalog>`` or a single ``<site>`` (as documentation snippets are).  Unknown
+elements are warned about and skipped; a malformed document or a missing required attribute is a
 ``FormatError`` with the element's line; parsing is ``_xml``'s (internal entities expanded,
 external ones refused).
 """

@@ -18,7 +18,8 @@ Multi-line format (what the Pegasus manual show; read and written)::
     }
 
 Values may be quoted (``"..."`` with backslash escapes) or bare words (``profile pegasus nodes 1``).
-One-line format of the 4.x seed (read only), one entry per line, whitespace-separated columns::
+One-line format of Pegasus 4.x (its job clustering documentation; read only), one entry per line,
+whitespace-separated columns::
 
     #site  transformation    pfn                              type       sysinfo         profiles
     siteX  pegasus::seqexec  /usr/pegasus/bin/pegasus-cluster INSTALLED  INTEL32::LINUX  NULL

@@ -145,7 +145,8 @@ def _plan_data(exec_wf: ExecutableWorkflow, submit_dir: str, exec_dir: str | Non
     exec_wf.data_planned = True
 
 
-#: the seed's HTCondor concurrency limit of each job type (``pegasus.condor.concurrency.limits``)
+#: the HTCondor concurrency limit of each job type, as Pegasus's optimization chapter names them
+#: (``pegasus.condor.concurrency.limits``)
 LIMITS = {"stage_in": "pegasus_transfer.stagein", "stage_out": "pegasus_transfer.stageout",
           "inter_site": "pegasus_transfer.inter", "create_dir": "pegasus_auxillary.createdir",
           "cleanup": "pegasus_auxillary.cleanup", "register": "pegasus_auxillary.registration",
