@@ -61,7 +61,7 @@ def test_requests_no_worker_can_meet_are_held(tmp_path: Path) -> None:
 
 
 def test_request_memory_is_evaluated_per_attempt_and_enforced(tmp_path: Path) -> None:
-    """The seed's retry expression: 64 MB on the first try, 64 * 4 on the second; a job using
+    """The optimization chapter's retry expression: 64 MB on the first try, 64 * 4 on the second; a job using
     ~150 MB is killed with a memory reason on the first, and succeeds on the second."""
     hog = ["/usr/bin/python3", "-c", "import time; b = bytearray(150 * 2**20); time.sleep(1.0)"]
     ad = "RequestMemory = 64 * (DAGNodeRetry * 3 + 1)"

@@ -174,8 +174,8 @@ def test_a_qos_refusal_lowers_the_cap_and_requeues(slurm: Cluster, tmp_path: Pat
 
 
 def test_a_decaf_cluster_runs_srun_multi_prog_inside_one_allocation(slurm: Cluster, tmp_path: Path) -> None:
-    """The seed's Decaf script hands a multi-prog configuration to ``srun``: one allocation of 2 tasks,
-    each rank running its own line."""
+    """The optimization chapter's Decaf script hands a multi-prog configuration to ``srun``: one
+    allocation of 2 tasks, each rank running its own line."""
     (tmp_path / "ranks.conf").write_text("0 /bin/sh -c 'echo rank0 $SLURM_JOB_ID'\n"
                                          "1 /bin/sh -c 'echo rank1 $SLURM_JOB_ID'\n")
     env = {"PATH": os.environ["PATH"]}

@@ -21,7 +21,7 @@ Twice = Memory * 2
 """)
 
 
-def test_the_seeds_dag_job_gets_the_sites_environment_and_gatekeeper() -> None:
+def test_the_uscms_dag_job_gets_the_sites_environment_and_gatekeeper() -> None:
     job = ClassAd.parse('[ Cmd = "/condor/bin/condor_dagman"; GlobusScheduler = "$$(MatchmakerURL)";'
                         ' Environment = "$$(SiteEnvironment);PATH=/bin;USER=cms" ]')
     result = expand(job, SITE)

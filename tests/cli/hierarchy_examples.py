@@ -1,4 +1,5 @@
-"""The seed chapter's hierarchical-workflow examples, built with the real ``Pegasus.api`` as printed.
+"""The hierarchical-workflow examples of Pegasus's optimization chapter, built with the real
+``Pegasus.api`` as printed.
 
 Every executable is one stand-in (``keg``): it reads the files after ``-i``, writes each file after
 ``-o`` (the inputs' text plus a line naming itself), and, when ``-M DIR`` is given, leaves a marker

@@ -1,4 +1,4 @@
-"""Hierarchical workflows end to end: the seed chapter's examples as printed (``hierarchy_examples``),
+"""Hierarchical workflows end to end: the optimization chapter's examples as printed (``hierarchy_examples``),
 planned with ``sheaf plan`` and run with ``sheaf run`` as real processes, then recursion three levels
 deep, a sub-workflow file written by a job of the parent, a failing child resumed and a ``kill -9``
 of the top engine in the middle of a nested run."""

@@ -1,5 +1,6 @@
-"""Decaf clusters: the seed's 1000Genome shape (16 ``individuals`` tasks and one ``individuals_merge``,
-ranks 0-16) compared with expected files in golden/, and the five rules of the seed checked."""
+"""Decaf clusters: the optimization chapter's 1000Genome shape (16 ``individuals`` tasks and one
+``individuals_merge``, ranks 0-16) compared with expected files in golden/, and the chapter's five
+rules checked."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from sheaf.model import Job, Properties, Use, Workflow
 from sheaf.planner import ExecJob, ExecutableWorkflow, Task
 
 GOLDEN = Path(__file__).parent / "golden"
-# The seed's run script lists the individuals tasks in this order (rank 0..15).
+# The chapter's run script lists the individuals tasks in this order (rank 0..15).
 RANGES = [(1, 15626), (171876, 187501), (15626, 31251), (187501, 203126), (140626, 156251),
           (156251, 171876), (62501, 78126), (234376, 250001), (78126, 93751), (31251, 46876),
           (203126, 218751), (46876, 62501), (218751, 234376), (125001, 140626), (93751, 109376),
@@ -58,7 +59,7 @@ def test_run_script_matches_golden(decaf_dir: Path) -> None:
     text = script.read_text()
     assert "srun --multi-prog ./merge_cluster1.conf" in text and text.startswith("#!/bin/bash\nset -e\n")
     # the multi-prog configuration is its own file (no job argument in the script), its lines
-    # exactly as in the seed's script from a 1000Genome run on Cori
+    # exactly as in the chapter's script from a 1000Genome run on Cori
     conf = (decaf_dir / "jobs" / "000" / "merge_cluster1" / "merge_cluster1.conf").read_text()
     assert conf == (GOLDEN / "merge_cluster1.conf").read_text()
     for line in ("0 ./individuals ALL.chr1.250000.vcf 1 1 15626 250000",

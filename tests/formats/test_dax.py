@@ -1,4 +1,5 @@
-"""DAX 3.x XML: the 4.x seed's job, file references in arguments, round trip, malformed input."""
+"""DAX 3.x XML: Pegasus 4.x's clustering example job, file references in arguments, round trip,
+malformed input."""
 
 from __future__ import annotations
 
@@ -47,7 +48,7 @@ DIAMOND = """<?xml version="1.0" encoding="UTF-8"?>
 </adag>"""
 
 
-def test_the_seeds_labelled_job() -> None:
+def test_the_4x_labelled_job() -> None:
     job = loads_dax(SEED_JOB).jobs["ID000004"]
     assert job.arguments == ("-a", "bottom", "-T60", "-i", FileRef("user.f.c1"), "-o", FileRef("user.f.d"))
     assert job.profiles == {"pegasus": {"user_label": "p1"}}

@@ -226,7 +226,7 @@ def test_runtime_clustering_keys_and_the_maxruntime_slip(tmp_path: Path) -> None
 
 @pytest.mark.parametrize("name", ["seqexec", "mpiexec"])
 def test_seed_aggregator_entries_as_written_are_swapped(tmp_path: Path, name: str) -> None:
-    # The seed writes Transformation("pegasus", "seqexec", ...): name first, so namespace=seqexec.
+    # The chapter writes Transformation("pegasus", "seqexec", ...): name first, so namespace=seqexec.
     tc = TransformationCatalog().add_transformations(
         Transformation("pegasus", name, site="siteX", pfn=f"/usr/bin/pegasus-{name}", arch=Arch.X86_64,
                        is_stageable=False).add_profiles(Namespace.PEGASUS, key="nodes", value=1))

@@ -33,7 +33,7 @@ from sheaf import formats
 from sheaf.errors import SheafError
 from sheaf.model import ReplicaCatalog, validate
 
-SEEDS = Path(__file__).parent / "data" / "fuzz"
+CORPUS = Path(__file__).parent / "data" / "fuzz"
 SHEAF = str(Path(sys.executable).with_name("sheaf"))
 #: seconds any one input may take (super-linear readers once took 8 to 35 s)
 BOUND = 3.0
@@ -57,7 +57,7 @@ def _discovered(name: str) -> Callable[[Path], object]:
     """The catalog read as ``sheaf validate`` finds it: as ``name`` in the directory it runs in
     (``load_inputs``, which first checks whether the file holds anything)."""
     def read(path: Path) -> None:
-        (path.parent / "wf.yml").write_bytes((SEEDS / "inline.yml").read_bytes())
+        (path.parent / "wf.yml").write_bytes((CORPUS / "inline.yml").read_bytes())
         path.rename(path.parent / name)
         formats.load_inputs(path.parent / "wf.yml", cwd=path.parent)
 
@@ -116,7 +116,7 @@ def tree_mutations(draw: st.DrawFn, seed: bytes, kind: str) -> bytes:
 
 def _inputs(name: str) -> st.SearchStrategy[bytes]:
     seed_name, _ = READERS[name]
-    seed = (SEEDS / seed_name).read_bytes()
+    seed = (CORPUS / seed_name).read_bytes()
     kind = "yaml" if seed_name.endswith(".yml") else "json" if seed_name.endswith(".json") else None
     strategies = [byte_mutations(seed), st.binary(max_size=300)]
     if kind is not None:

@@ -47,10 +47,10 @@ SEED_RETRY_MEMORY = """<sitecatalog xmlns="http://pegasus.isi.edu/schema/sitecat
     <metadata key="owner">lab</metadata>
   </site>
   <site handle="local"><directory type="local-scratch" path="/tmp/x"/></site>
-</sitecatalog>"""  # noqa: E501  (the seed's request_memory profile, verbatim: spaces around its text and all)
+</sitecatalog>"""  # noqa: E501  (the chapter's request_memory profile, verbatim: spaces around its text and all)
 
 
-def test_the_seeds_local_site_for_vanilla_universe() -> None:
+def test_the_chapters_local_site_for_vanilla_universe() -> None:
     site = loads_site_xml(SEED_LOCAL_SITE).sites["local"]
     assert (site.arch, site.os_type) == ("x86_64", "linux")
     assert site.directory("sharedScratch") == Directory(
@@ -60,7 +60,7 @@ def test_the_seeds_local_site_for_vanilla_universe() -> None:
         "condor": {"universe": "vanilla", "requirements": '(Machine=="submit.example.com")'}}
 
 
-def test_the_4x_seeds_site_x_with_old_elements_and_warnings() -> None:
+def test_the_4x_site_x_example_with_old_elements_and_warnings() -> None:
     warnings: list[str] = []
     site = loads_site_xml(SEED_SITE_X, source="sites.xml", warnings=warnings).sites["siteX"]
     assert site.profiles["pegasus"] == {"job.aggregator": "seqexec"}

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
@@ -19,38 +18,32 @@ from sheaf.model import (
     normalize_profiles,
 )
 
-SEED = Path("/work/shared/seeds/pegasus-optimization-5.x.rst")
-SEED_TEXT = SEED.read_text() if SEED.exists() else ""
+#: the Text TC examples of Pegasus's optimization chapter, as printed there
+CHAPTER = Path(__file__).parent / "data" / "chapter"
 
 
-def _seed_text_tcs() -> list[str]:
-    """Every 'code-tab:: shell Text TC' block of the seed chapter, dedented."""
-    blocks = []
-    for match in re.finditer(r"code-tab:: shell Text TC\n\n((?:[ \t]+.*\n|\n)+)", SEED_TEXT):
-        lines = match.group(1).splitlines()
-        first = next(ln for ln in lines if ln.strip())
-        indent = len(first) - len(first.lstrip())
-        block = []
-        for ln in lines:  # the block ends at the first line indented less than its first line
-            if ln.strip() and len(ln) - len(ln.lstrip()) < indent:
-                break
-            block.append(ln[indent:])
-        blocks.append("\n".join(block))
-    return blocks
+@pytest.mark.parametrize(("name", "expected"), [
+    ("tc_text_clusters_size.txt", {"B": {"clusters.size": "3"}, "C": {"clusters.size": "2"}}),
+    ("tc_text_clusters_num.txt", {"B": {"clusters.num": "3"}, "C": {"clusters.num": "2"}}),
+    ("tc_text_runtime_maxruntime.txt", {"B": {"clusters.num": "2", "runtime": "100"},
+                                        "C": {"clusters.maxruntime": "300", "runtime": "100"}}),
+    ("tc_text_seqexec.txt", {"pegasus::seqexec": {}}),
+    ("tc_text_mpiexec.txt", {"pegasus::mpiexec": {"nodes": "1", "ppn": "32"}}),
+    ("tc_text_job_aggregator.txt", {"B": {"clusters.num": "2", "job.aggregator": "mpiexec"}}),
+])
+def test_every_text_tc_of_the_chapter_loads(name: str, expected: dict[str, dict[str, str]]) -> None:
+    tc = read_text_tc(CHAPTER / name)
+    found = {}
+    for transformation in tc:
+        (site,) = transformation.sites
+        assert site.name == "siteX" and site.os_type == "linux" and site.type == "installed"
+        assert site.pfn.startswith(("/shared/PEGASUS/bin/", "/user/bin/pegasus-"))
+        fqn = "::".join(filter(None, (transformation.namespace, transformation.name)))
+        found[fqn] = dict(site.profiles.get("pegasus", {}))
+    assert found == expected
 
 
-@pytest.mark.skipif(not SEED_TEXT, reason="seed text not available")
-def test_every_text_tc_of_the_seed_chapter_loads() -> None:
-    blocks = _seed_text_tcs()
-    assert len(blocks) >= 6
-    for block in blocks:
-        tc = loads_text_tc(block)
-        assert len(tc) >= 1
-        for transformation in tc:
-            assert transformation.sites and all(s.pfn.startswith("/") for s in transformation.sites)
-
-
-def test_the_seeds_clusters_example_reads_profiles_arch_os_and_type() -> None:
+def test_the_chapters_clusters_example_reads_profiles_arch_os_and_type() -> None:
     tc = loads_text_tc('''
 # multiple line text-based transformation catalog
 tr B {
@@ -81,7 +74,7 @@ def test_unquoted_values_and_transformation_level_profiles() -> None:
     assert pmc.sites[0].profiles == {"pegasus": {"nodes": "1", "ppn": "32"}}
 
 
-def test_one_line_format_of_the_4x_seed() -> None:
+def test_one_line_format_of_pegasus_4x() -> None:
     tc = loads_text_tc(
         "#site  transformation   pfn            type                 architecture    profiles\n\n"
         "siteX    pegasus::seqexec     /usr/pegasus/bin/pegasus-cluster"

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from sheaf.cli import main
 
-SEEDS = Path(__file__).parent / "data" / "seeds"
+CHAPTER = Path(__file__).parent / "data" / "chapter"
 DIAMOND = """pegasus: '5.0'
 name: blackdiamond
 jobs:
@@ -68,7 +68,7 @@ def test_options(here: Path) -> None:
 
 
 def test_warnings_go_to_stderr(here: Path) -> None:
-    (here / "transformations.yml").write_text((SEEDS / "tc_runtime_maxruntime.yml").read_text())
+    (here / "transformations.yml").write_text((CHAPTER / "tc_runtime_maxruntime.yml").read_text())
     (here / "w.yml").write_text("pegasus: '5.0'\nname: w\njobs:\n- {type: job, id: a, name: B}\n")
     code, out, err = _run("w.yml")
     assert code == 0 and "jobs: 1" in out
@@ -104,7 +104,7 @@ def test_real_subprocess(here: Path) -> None:
     ok = subprocess.run([sys.executable, "-c", script, "validate", "workflow.yml"], cwd=here,
                         capture_output=True, text=True, timeout=120, check=False)
     assert ok.returncode == 0 and "levels: 3" in ok.stdout
-    bad = subprocess.run([sys.executable, "-c", script, "validate", str(SEEDS / "wf_root_misindented.yml")],
+    bad = subprocess.run([sys.executable, "-c", script, "validate", str(CHAPTER / "wf_root_misindented.yml")],
                          cwd=here, capture_output=True, text=True, timeout=120, check=False)
     assert bad.returncode == 2 and "wf_root_misindented.yml:2:2: YAML syntax error" in bad.stderr
     assert "Traceback" not in bad.stderr

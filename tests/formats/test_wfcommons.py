@@ -13,9 +13,7 @@ from sheaf.errors import FormatError
 from sheaf.formats._wfcommons import dumps_wfcommons, loads_wfcommons, read_wfcommons
 from sheaf.model import Job, Use, Workflow, build_graph, validate
 
-TRACES = Path("/work/shared/traces")
-if not TRACES.is_dir():
-    TRACES = Path(__file__).resolve().parents[3] / "shared" / "traces"
+TRACES = Path(__file__).resolve().parents[1] / "data" / "traces"
 EXPECTED = {  # file: (tasks, levels, transformations) -- from the traces' README and their content
     "montage-chameleon-2mass-005d-001.json": (58, 8, 8),
     "seismology-chameleon-1000p-001.json": (1001, 2, 2),
@@ -28,8 +26,6 @@ EXPECTED = {  # file: (tasks, levels, transformations) -- from the traces' READM
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_real_traces_load_validate_and_round_trip(name: str) -> None:
     path = TRACES / name
-    if not path.exists():
-        pytest.skip(f"trace {name} not available")
     workflow = read_wfcommons(path)
     _, _, summary = validate(workflow)
     assert (summary.jobs, summary.levels, summary.transformations) == EXPECTED[name]
@@ -47,8 +43,6 @@ def test_real_traces_load_validate_and_round_trip(name: str) -> None:
 
 def test_seismology_is_the_textbook_horizontal_shape() -> None:
     path = TRACES / "seismology-chameleon-1000p-001.json"
-    if not path.exists():
-        pytest.skip("trace not available")
     workflow = read_wfcommons(path)
     names = {job.name for job in workflow.jobs.values()}
     assert len(names) == 2

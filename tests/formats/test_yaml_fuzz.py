@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from sheaf import formats
 from sheaf.errors import InputError
 
-SEEDS = Path(__file__).parent / "data" / "seeds"
+CHAPTER = Path(__file__).parent / "data" / "chapter"
 _VALID_WORKFLOW = """x-pegasus: {apiLang: python, createdBy: me, createdOn: '10-29-20T16:42:51Z'}
 pegasus: 5.0.4
 name: fuzz
@@ -82,8 +82,8 @@ def test_mutated_workflows(data: bytes) -> None:
 
 
 @_SETTINGS
-@given(st.sampled_from(sorted(p.name for p in SEEDS.glob("tc_*.yml"))).flatmap(
-    lambda name: byte_mutations((SEEDS / name).read_bytes())))
+@given(st.sampled_from(sorted(p.name for p in CHAPTER.glob("tc_*.yml"))).flatmap(
+    lambda name: byte_mutations((CHAPTER / name).read_bytes())))
 def test_mutated_transformation_catalogs(data: bytes) -> None:
     _read("tc", data)
 

@@ -1,7 +1,7 @@
 """The Pegasus manual's YAML snippets and hand-made bad inputs: each problem is an error or a warning with a
 line.
 
-``data/seeds/`` holds every YAML example of the Pegasus 5.x optimization chapter, dedented as a
+``data/chapter/`` holds every YAML example of the Pegasus 5.x optimization chapter, dedented as a
 reader would copy it.  Some are broken on purpose or by accident; none may pass in silence.
 """
 
@@ -14,12 +14,12 @@ import pytest
 from sheaf import formats
 from sheaf.errors import FormatError, InputError, ValidationError
 
-SEEDS = Path(__file__).parent / "data" / "seeds"
+CHAPTER = Path(__file__).parent / "data" / "chapter"
 
 
 def _tc(name: str) -> tuple[formats.TransformationCatalog, list[str]]:
     warnings: list[str] = []
-    return formats.read_transformation_catalog(SEEDS / name, warnings=warnings), warnings
+    return formats.read_transformation_catalog(CHAPTER / name, warnings=warnings), warnings
 
 
 def _write(tmp_path: Path, text: str, name: str = "wf.yml") -> Path:
@@ -38,7 +38,7 @@ def test_clean_seed_catalogs(name: str) -> None:
 
 
 def test_seed_alias_clusters_size_is_canonical() -> None:
-    tc, _ = _tc("tc_clusters_size.yml")  # the seed writes clusters_size
+    tc, _ = _tc("tc_clusters_size.yml")  # the chapter writes clusters_size
     assert tc.lookup(None, "B", None).profiles == {"pegasus": {"clusters.size": "3"}}  # type: ignore[union-attr]
 
 
@@ -48,7 +48,7 @@ def test_flow_mapping_without_space_is_warned_with_line() -> None:
     assert b is not None and b.profiles["pegasus"]["clusters.num"] == "3"
     text = "\n".join(warnings)
     assert "'clusters.size:3'" in text and "missing space after ':'" in text
-    assert all(w.startswith(f"{SEEDS / 'tc_num_and_size_broken_flow.yml'}:8: ") for w in warnings)
+    assert all(w.startswith(f"{CHAPTER / 'tc_num_and_size_broken_flow.yml'}:8: ") for w in warnings)
 
 
 def test_maxruntime_slip_names_clusters_maxruntime() -> None:
@@ -66,7 +66,7 @@ def test_swapped_namespace_and_name(name: str, wrong: str, right: str) -> None:
     _, warnings = _tc(name)
     assert [w.split(": ", 1)[1] for w in warnings] == [
         f"transformation '{wrong}' looks like '{right}' with namespace and name swapped"]
-    assert warnings[0].startswith(f"{SEEDS / name}:4: ")
+    assert warnings[0].startswith(f"{CHAPTER / name}:4: ")
 
 
 def test_decaf_swapped_the_other_way(tmp_path: Path) -> None:
@@ -88,7 +88,7 @@ def test_decaf_seed_with_misindented_header() -> None:
 
 def test_root_workflow_seed_does_not_parse() -> None:
     with pytest.raises(FormatError) as info:
-        formats.read_workflow(SEEDS / "wf_root_misindented.yml")
+        formats.read_workflow(CHAPTER / "wf_root_misindented.yml")
     err = info.value
     assert (err.line, err.column) == (2, 2)
     assert "YAML syntax error" in str(err) and "indented 1 more" in str(err)
@@ -98,7 +98,7 @@ def test_root_workflow_seed_does_not_parse() -> None:
                                   "wf_subworkflow_and_compute.yml"])
 def test_seed_workflows(name: str) -> None:
     warnings: list[str] = []
-    wf = formats.read_workflow(SEEDS / name, warnings=warnings)
+    wf = formats.read_workflow(CHAPTER / name, warnings=warnings)
     assert warnings == []
     assert wf.jobs["ID0000001"].is_subworkflow
     assert wf.jobs["ID0000001"].profiles.get("dagman", {}).get("maxjobs") in ("10", None)

@@ -5,8 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
-import pytest
-
 from sheaf.model import (
     Job,
     Properties,
@@ -19,9 +17,7 @@ from sheaf.model import (
 )
 from sheaf.planner import ExecJob, ExecutableWorkflow, plan
 
-TRACES = Path("/work/shared/traces")
-if not TRACES.is_dir():
-    TRACES = Path(__file__).resolve().parents[3] / "shared" / "traces"
+TRACES = Path(__file__).resolve().parents[1] / "data" / "traces"
 TRACE_NAMES = (
     "montage-chameleon-2mass-005d-001.json",
     "seismology-chameleon-1000p-001.json",
@@ -104,8 +100,6 @@ def blackdiamond(profiles: Prof | None = None) -> tuple[Workflow, Transformation
 
 
 def read_trace(name: str) -> Workflow:
-    if not (TRACES / name).is_file():
-        pytest.skip(f"trace {name} not found in {TRACES}")
     from sheaf.formats import read_workflow
 
     return read_workflow(TRACES / name)
