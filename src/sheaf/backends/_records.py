@@ -26,7 +26,7 @@ import json
 import os
 
 # The job wrapper imports this module at the start of every job: nothing beyond json and os at run
-# time (typing and dataclasses alone cost ~15 ms of CPU a job); the rest is imported when needed.
+# time (typing and dataclasses alone would cost more CPU than a short job); the rest is imported when needed.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping

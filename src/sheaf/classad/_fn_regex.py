@@ -32,7 +32,7 @@ TIMEOUT: Final = 1.0
 
 @functools.lru_cache(maxsize=512)
 def _compile(pattern: str, options: str, as_bytes: bool = False) -> re.Pattern[str] | None:
-    import regex as re  # first use: ~10 ms of imports that an engine run mostly never needs
+    import regex as re  # first use: an import that an engine run mostly never needs
 
     flags = re.ASCII if as_bytes else 0
     if "i" in options:

@@ -59,8 +59,8 @@ names lower-cased, in declaration order."""
 
 
 def _log_invalid(token: str) -> None:
-    # logging imported here, at the first invalid limit: every engine's start-up (it parses the
-    # limits of its jobs) would pay ~2 ms for it
+    # logging imported here, at the first invalid limit: every engine's start-up parses the limits
+    # of its jobs and would otherwise import it for nothing
     import logging
 
     logging.getLogger("sheaf.classad").debug("Ignoring invalid concurrency limit '%s'", token)

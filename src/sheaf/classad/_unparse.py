@@ -32,8 +32,8 @@ _NEEDS_ESCAPE: Final = re.compile(r'[\\"\x01-\x1f\x7f]')
 
 # HTCondor's own spelling (``unparse()``, ``string()`` of a list or ad) writes every byte past ASCII
 # in octal too: its strings are UTF-8 bytes, and such a byte is no printable C character
-# (written as what needs none: the class of the range up to U+10FFFF took 3.4 ms to compile, a
-# tenth of the ClassAd package's import; a test compares the two over every code point)
+# (written as what needs none: the class of the range up to U+10FFFF is slow to compile at import;
+# a test compares the two over every code point)
 _CONDOR_NEEDS_ESCAPE: Final = re.compile(r'[^\x00\x20\x21\x23-\x5b\x5d-\x7e]')
 
 

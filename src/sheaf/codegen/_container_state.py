@@ -19,7 +19,7 @@ RUN_ROOT_LOCK = "run-root.lock"
 def run_root(state_dir: str) -> str:
     """podman's run-time directory for the state kept in ``state_dir``: short, because podman puts
     sockets in it (``sheaf.codegen._containers``' docstring)."""
-    import hashlib  # here: OpenSSL's ~6 ms of loading is for plans with containers only
+    import hashlib  # here: loading OpenSSL is for plans with containers only
 
     digest = hashlib.sha256(os.path.abspath(state_dir).encode()).hexdigest()[:16]
     return f"/tmp/sheaf-podman-{digest}"

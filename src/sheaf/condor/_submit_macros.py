@@ -51,7 +51,7 @@ class Macros:
         self.predefined = {**SUBMIT_DEFAULTS, **{k.lower(): v for k, v in predefined.items()}}
         self.environ = os.environ if environ is None else environ
         self.evaluate = evaluate
-        self._rng = rng  # made on first use: seeding one per node attempt cost 10 us each
+        self._rng = rng  # made on first use: most node attempts never draw a random number
         self.active: set[str] = set()
 
     @property

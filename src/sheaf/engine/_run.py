@@ -147,7 +147,7 @@ class EngineRun:
         self._ended_keys: dict[str, tuple[str, int]] = {}  # attempts that ended since the last turn
         self._halted, self._halt_checked = False, -1e18
         # a backend with a descriptor to wait on: a commit in flight is waited for on it and on the
-        # journal's eventfd, not by polling wait() every 0.5 ms (_durable)
+        # journal's eventfd, not by polling wait() (_durable)
         self._backend_fd: Callable[[], int] | None = backend.fileno if isinstance(backend, Pollable) else None
 
     def _job_tag(self, node: str) -> str | None:

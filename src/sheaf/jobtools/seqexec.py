@@ -26,13 +26,13 @@ import sys
 from sheaf.jobtools._cli import ToolExit, run_guarded
 from sheaf.jobtools._seqexec_run import SeqexecRun, SeqexecRunTask, Settings
 
-# Start-up is part of every clustered job's cost (a cluster of 50 ``/bin/true`` runs in ~35 ms from a
-# shell), so this module and what it imports at start-up use the standard library's already-loaded
-# modules only: no dataclasses, typing, shlex/re or ``sheaf.formats`` (whose package imports the
-# model).  A plain ``.in`` file (ASCII, no quotes or backslashes: what codegen writes for ordinary
-# argv) is read by ``_quick_tasks``, which accepts only files on which it provably agrees with
-# ``sheaf.formats._seqexec_in.parse_seqexec_input``; anything else goes to that parser (a test pins
-# the agreement).
+# Start-up is part of every clustered job's cost (a cluster of short tasks runs in little more time than the
+# interpreter takes to start), so this module and what it imports at start-up use the standard library's
+# already-loaded modules only: no dataclasses, typing, shlex/re or ``sheaf.formats`` (whose package imports
+# the model).  A plain ``.in`` file (ASCII, no quotes or backslashes: what codegen writes for ordinary argv)
+# is read by ``_quick_tasks``, which accepts only files on which it provably agrees with
+# ``sheaf.formats._seqexec_in.parse_seqexec_input``; anything else goes to that parser (a test pins the
+# agreement).
 TYPE_CHECKING = False  # typing is not imported at start-up; mypy honours the name
 if TYPE_CHECKING:
     from collections.abc import Sequence

@@ -32,7 +32,7 @@ __all__: list[str] = [
 ]
 
 # where each name lives: imported on first use (sheaf._lazy), so that ``sheaf run``, which needs the
-# loader only, does not load the dashboard's HTTP server, the analyzer and the plots (~40 ms a run)
+# loader only, does not load the dashboard's HTTP server, the analyzer and the plots
 _WHERE = {
     "Analysis": "_analyze", "FailedJob": "_analyze", "FailedTask": "_analyze", "analyze": "_analyze",
     "JobTiming": "_history", "RunTimings": "_history", "run_timings": "_history", "task_history": "_history",

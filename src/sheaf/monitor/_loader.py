@@ -165,7 +165,7 @@ class Loader:
 
     def _load_cache(self) -> None:
         # the tasks of every job in one ordered pass (a subquery per job scans the whole task table
-        # each time: 2.4 s of every view after a run of 10^4 jobs, quadratic in the jobs)
+        # each time: quadratic in the jobs)
         for name, job_id, state, type_desc, tr, site, agg, tasks in self.conn.execute(
                 "SELECT exec_job_id, job_id, state, type_desc, transformation, site, aggregator, tasks "
                 "FROM job LEFT JOIN (SELECT job_id, group_concat(abs_task_id, ' ') AS tasks FROM "

@@ -86,7 +86,7 @@ class Overheads:
 
 # local, slurm and dask: what calibrating benchmarks/predict_accuracy.py's runs gave (this machine,
 # the tests' Slurm cluster, a Dask LocalCluster); htcondor: its documented negotiation cycle and a
-# shadow and starter per job; grid: a wide-area site's ~60 s.
+# shadow and starter per job; grid: a wide-area site's minute of scheduling, staging and bookkeeping.
 DEFAULTS: dict[str, Overheads] = {
     "local": Overheads(engine=Dist(0.0015, 1.0), submit=Dist(0.0005, 1.0), launch=Dist(0.002, 1.0),
                        task=Dist(0.004, 0.5), post=Dist(0.001, 1.0), bandwidth=500e6, speed_cv=0.05),
