@@ -78,7 +78,7 @@ _FORMATS: Final = ('"%Y-%m-%d"', '"%H:%M:%S"', '"%j %a %b"', '"%c"', '"%y%%"', '
 _ENVS: Final = ('"A=1;B=2"', '"A=1"', '"X=a b;Y="', '"\\"A=1 B=\'x y\'\\""', '";"', '"bad"', '"C=3;A=4"')
 _ARGS: Final = ('"a b"', '"\'a b\' c"', '"x  y"', '""', '"it\'\'s"', '"\'unterminated"')
 _USERS: Final = ('"alice@example.org"', '"slot1_2@host"', '"plain"', '"@x"', '"a@b@c"')
-# Literals of the issue's language list: adjacent string literals, minus infinity.
+# Literals of the ClassAd language reference: adjacent string literals, minus infinity.
 _SPECIAL_LITERALS: Final = ('"a" "b"', '"a"  "bc" ""', '"x" "\\"y" "z"', '-real("INF")', 'real("-INF")',
                             'string(-real("INF"))', '-real("inf") * 0', 'string({-real("INF")})')
 # Strings for old-syntax ads, where a backslash is an ordinary character.

@@ -1,4 +1,4 @@
-"""Horizontal and runtime clustering: the Pegasus manual's examples, the issue's rules, the aggregators."""
+"""Horizontal and runtime clustering: the Pegasus manual's examples, sheaf's rules, the aggregators."""
 
 from __future__ import annotations
 

@@ -6,8 +6,8 @@ Policy: nothing a Pegasus user wrote is dropped in silence.
   (``DEPRECATED``): ``pegasus.job.aggregator`` is ``pegasus.clusterer.job.aggregator``.  The new key
   wins when both are set.  (``pegasus.code.generator = PMC``, the whole workflow as one PMC job, is
   handled by the planner: it is ``--cluster whole`` with the ``mpiexec`` aggregator.)
-- **Features not implemented yet** are a warning naming the property or the feature and the issue
-  that implements it (``NOT_YET``): ``pegasus.mode`` other than ``production``, and hooks
+- **Features not implemented yet** are a warning naming the property or the feature and saying that
+  sheaf does not implement it (``NOT_YET``): ``pegasus.mode`` other than ``production``, and hooks
   (notifications) on transformations or of another type than ``shell`` (the workflow's and the jobs'
   shell hooks run: ``sheaf.monitor``).  (The data properties -- integrity checking, bypass -- are the
   planner's data pass's.)
