@@ -98,6 +98,25 @@ def test_bad_input_is_one_message_and_exit_2(catalogs: tuple[Path, list[str]], t
     assert os.listdir(tmp_path) == []
 
 
+@pytest.mark.parametrize("lfn", ["../../victim.txt", "VICTIM", "sub/../../victim.txt"])
+def test_an_output_outside_the_working_directory_is_refused_with_its_line(tmp_path: Path, lfn: str) -> None:
+    """A job that says it writes a file outside its working directory would have that file staged out and
+    then removed by cleanup: the plan refuses it, naming the line, and writes nothing."""
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    lfn = str(victim) if lfn == "VICTIM" else lfn
+    (tmp_path / "wf.yml").write_text(
+        'pegasus: "5.0"\nname: esc\njobs:\n- type: job\n  name: t\n  id: ID1\n  uses:\n'
+        '  - {lfn: in.txt, type: input}\n'
+        f'  - {{lfn: "{lfn}", type: output, stageOut: false, registerReplica: false}}\n'
+        "jobDependencies: []\n")
+    done = _sheaf("plan", "wf.yml", "--dir", "runs", "--output-dir", "out", cwd=tmp_path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "wf.yml:9:" in done.stderr and "outside its working directory" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert sorted(os.listdir(tmp_path)) == ["victim.txt", "wf.yml"] and victim.read_text() == "precious\n"
+
+
 def test_a_second_plan_never_overwrites_the_first(catalogs: tuple[Path, list[str]], tmp_path: Path) -> None:
     """sheaf 0.x's --force replaced DIR; now --force is pegasus-plan's (no data reuse) and every plan
     goes to a new runNNNN under the base."""

@@ -157,6 +157,34 @@ def test_two_producers() -> None:
     assert info.value.value == "f" and "'a' and 'b'" in str(info.value)
 
 
+def _leaves_its_directory(lfn: str) -> bool:
+    return not lfn or lfn.startswith("/") or ".." in lfn.split("/")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text(alphabet="ab./\n", max_size=7), min_size=1, max_size=6, unique=True))
+def test_a_produced_lfn_that_leaves_its_directory_is_refused(lfns: list[str]) -> None:
+    """Empty, absolute, or with a '..' part: its stage-out or cleanup would reach outside the working
+    directory (a '..' inside a name, or a newline, is no such part)."""
+    wf = Workflow("w")
+    for n, lfn in enumerate(lfns):
+        wf.jobs[f"j{n}"] = Job(f"j{n}", "t", uses=(Use("in", "input"), Use(lfn, "output")))
+    bad = [lfn for lfn in lfns if _leaves_its_directory(lfn)]
+    if not bad:
+        build_graph(wf)
+        return
+    with pytest.raises(ValidationError, match="outside its working directory") as info:
+        build_graph(wf)
+    assert info.value.value == bad[0]
+
+
+def test_an_input_may_be_named_by_any_path() -> None:
+    """Only what jobs write is refused; an input's name is the replica selection's business."""
+    wf = Workflow("w")
+    wf.jobs["a"] = Job("a", "t", uses=(Use("/data/x", "input"), Use("../y", "input"), Use("out", "output")))
+    assert build_graph(wf).inputs == {"/data/x", "../y"}
+
+
 def test_deep_chain_is_iterative() -> None:
     n = 50_000  # deeper than any recursion limit
     graph = build_graph(_workflow(n, [(i, i + 1) for i in range(n - 1)]))

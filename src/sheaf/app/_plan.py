@@ -26,6 +26,7 @@ import uuid
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from sheaf.app import _braindump
 from sheaf.app._autocluster import auto_model, auto_record
@@ -55,7 +56,7 @@ from sheaf.codegen import (
     write_groups,
     write_plan,
 )
-from sheaf.errors import UsageError
+from sheaf.errors import UsageError, ValidationError
 from sheaf.formats import Inputs, load_inputs, transformations_dir
 from sheaf.planner import DataOptions, ExecutableWorkflow
 from sheaf.planner import plan as plan_workflow
@@ -164,10 +165,9 @@ def plan(request: PlanRequest, *, on_warning: Callable[[str], None] | None = Non
                            input_dir=os.pathsep.join(inputs_dirs) or None)
 
         def planned_with(techniques: tuple[str, ...], model: AutoModel | None) -> ExecutableWorkflow:
-            return plan_workflow(inputs.workflow, tc=inputs.tc, sc=inputs.sc, rc=inputs.rc,
-                                 properties=inputs.properties, sites=split_commas(request.sites) or None,
-                                 output_sites=staging.output_sites, clustering=techniques, data=data,
-                                 auto=model)
+            return _plan_inputs(inputs, sites=split_commas(request.sites) or None,
+                                output_sites=staging.output_sites, clustering=techniques, data=data,
+                                auto=model)
 
         exec_wf = planned_with(clustering, auto)
         if auto is not None and exec_wf.autocluster:
@@ -251,6 +251,16 @@ def _group_property(value: str | None) -> int | None:
     if not value.strip().isdigit() or int(value) < 1:
         raise UsageError(f"{GROUP_PROPERTY} must be a positive integer, got {value!r}")
     return int(value)
+
+
+def _plan_inputs(inputs: Inputs, **options: Any) -> ExecutableWorkflow:
+    """The planner over ``inputs``; a model rule it finds broken (a cycle, a file's producers) is located
+    in the files read."""
+    try:
+        return plan_workflow(inputs.workflow, tc=inputs.tc, sc=inputs.sc, rc=inputs.rc,
+                             properties=inputs.properties, **options)
+    except ValidationError as exc:
+        raise inputs.locate(exc) from None
 
 
 def _submit_dir(where: _Where, workflow: str) -> AbstractContextManager[str]:

@@ -57,6 +57,11 @@ class Inputs:
     #: the file read, or ``None``.
     paths: Mapping[str, str | None] = field(default_factory=dict)
 
+    def locate(self, exc: ValidationError) -> ValidationError:
+        """``exc`` (a model rule broken, raised while planning) with the file and line where its value
+        is: the workflow file, then the catalogs (``locate_error``)."""
+        return locate_error(exc, [self.paths.get(k) for k in ("workflow", "tc", "sc")])
+
 
 def load_inputs(
     workflow_path: PathLike,
@@ -175,7 +180,7 @@ def validate_inputs(inputs: Inputs) -> tuple[Graph, list[int], Summary]:
         with gc_paused():
             return validate(inputs.workflow, inputs.tc, inputs.sc)
     except ValidationError as exc:
-        raise locate_error(exc, [inputs.paths.get(k) for k in ("workflow", "tc", "sc")]) from None
+        raise inputs.locate(exc) from None
 
 
 def locate_error(exc: ValidationError, paths: Iterable[str | None]) -> ValidationError:

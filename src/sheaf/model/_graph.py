@@ -12,7 +12,9 @@ Duplicate edges are merged; a node's parents and children are kept in ascending 
 every traversal is deterministic whatever ``PYTHONHASHSEED`` is.
 
 Rules checked while building (``ValidationError`` naming the offending value): a dependency names an
-unknown job; a job depends on itself; a file is produced by two jobs.  Cycles are *data*:
+unknown job; a job depends on itself; a file is produced by two jobs; a produced file's lfn leaves the
+working directory it is written in (empty, absolute, or with a ``..`` part): staging it out or
+cleaning it up would reach outside that directory.  Cycles are *data*:
 ``topological_order`` returns ``None`` when there is one and ``find_cycle`` returns its path.
 
 All traversals are iterative with in-degree counters (graphlib-shaped): O(V + E), no recursion,
@@ -24,6 +26,7 @@ loops over its arrays, the planner's path at 10^6 jobs, and finds its cycles wit
 
 from __future__ import annotations
 
+import re
 from array import array
 from collections.abc import Iterable, Sequence
 from collections.abc import Set as AbstractSet
@@ -219,6 +222,7 @@ def _add_file_edges(workflow: Workflow, ids: list[str], parent_lists: list[list[
             if kind != "output":
                 add_lfn(lfn)
                 add_job(i)
+    _check_produced(producer)
     get = producer.get
     inputs: set[str] = set()
     add_input = inputs.add
@@ -230,3 +234,18 @@ def _add_file_edges(workflow: Workflow, ids: list[str], parent_lists: list[list[
             parent_lists[i].append(p)
     watched = producer.keys() & watch if watch else None  # iterates the smaller of the two
     return inputs, checkpoints, len(producer) + len(inputs), watched
+
+
+#: a line of the produced lfns joined by newlines that may leave its directory (``_check_produced``)
+_MAY_ESCAPE = re.compile(r"^(?:/|$)|(?:^|/)\.\.(?:/|$)", re.MULTILINE)
+
+
+def _check_produced(lfns: Iterable[str]) -> None:
+    """Refuse a produced lfn that is empty, absolute or has a ``..`` part; one search over all of them
+    joined, and a name-by-name look only when it finds something (a name may hold a newline)."""
+    if _MAY_ESCAPE.search("\n".join(lfns)) is None:
+        return
+    for lfn in lfns:
+        if not lfn or lfn.startswith("/") or ".." in lfn.split("/"):
+            raise ValidationError(f"a job writes file '{lfn}' outside its working directory",
+                                  rule="a produced lfn is a relative path without '..'", value=lfn)
