@@ -491,3 +491,22 @@ def test_an_integer_before_a_dot_without_a_fraction_is_a_syntax_error(text: str)
 @pytest.mark.parametrize("text", ["3 .a", "(3).a", "3.5.a", "3e5.a", "3.0.a"])
 def test_a_number_then_a_selection_is_error(text: str) -> None:
     assert classad.evaluate(text) is classad.ERROR
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    # substr's offset and length are C ints: their low 32 bits, signed
+    ('substr("abc", 4294967295)', "c"), ('substr("abc", 4294967297, 1)', "b"),
+    ('substr("abc", -4294967295)', "bc"), ('substr("abcdef", 1, -4294967295)', "b"),
+    ('substr("abc", 1, 2147483648)', ""), ('substr("abc", 9223372036854775807)', "c"),
+    # an absTime is identical only to the same instant at the same offset; == compares instants
+    ("absTime(0) is absTime(0, 3600)", False), ("absTime(0, 3600) is absTime(0, 3600)", True),
+    ("absTime(0) =!= absTime(0, 3600)", True), ("absTime(0) == absTime(0, 3600)", True),
+    ('absTime("2020-01-01T00:00:00Z") is absTime("2020-01-01T01:00:00+01:00")', False),
+    ("identicalMember(absTime(0), {absTime(0, 3600)})", False),
+    ("member(absTime(0), {absTime(0, 3600)})", True),
+])
+def test_c_int_offsets_and_the_identity_of_times(text: str, value: Any) -> None:
+    assert classad.evaluate(text) == value
+    if ORACLE is not None:
+        assert agrees_with_oracle(text, value)
+

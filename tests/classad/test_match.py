@@ -69,6 +69,8 @@ def test_a_job_not_meant_for_the_grid_is_refused_by_the_site() -> None:
 @pytest.mark.parametrize(("requirements", "expected"), [
     ("true", True), ("false", False), ("1", True), ("0", False), ("2.5", True), ("0.0", False),
     ("undefined", False), ("error", False), ('"yes"', False), ("{1}", False), ("[a = 1]", False),
+    ("relTime(1)", True), ("relTime(-1)", True), ("relTime(0.5)", True), ("relTime(0)", False),
+    ("absTime(1)", False), ("absTime(0)", False),
 ])
 def test_requirements_truth_follows_the_official_library(requirements: str, expected: bool) -> None:
     text = f"[ Requirements = {requirements} ]"

@@ -17,7 +17,7 @@ from typing import Any, AnyStr
 from ._builtins import Library
 from ._coerce import strtod, to_string
 from ._ops import ascii_lower
-from ._values import ERROR, UNDEFINED, text_of_bytes, utf8
+from ._values import ERROR, UNDEFINED, text_of_bytes, utf8, wrap32
 
 Value = Any
 LIBRARY = Library()
@@ -103,6 +103,7 @@ def substr(args: list[Value]) -> Value:
     length = args[2] if len(args) == 3 else 0
     if type(text) is not str or type(offset) is not int or type(length) is not int:
         return ERROR
+    offset, length = wrap32(offset), wrap32(length)  # HTCondor takes them as C ints
     if len(args) == 3 and length == 0:
         return ""
     if text.isascii():

@@ -4,8 +4,8 @@ Policy (HTCondor's, checked against the official binding's ``ClassAd.matches``/`
 
 * ``half_match(my, target)``: ``my``'s ``Requirements`` evaluated with ``my`` as MY and ``target`` as
   TARGET, in compat mode (an unqualified name missing from MY is looked up in TARGET).  True only for
-  ``true`` or a non-zero number; ``false``, ``0``, ``undefined``, ``error``, a string, a list or an ad
-  -- and an ad without ``Requirements`` -- do not match.
+  ``true``, a non-zero number or a non-zero ``relTime``; ``false``, ``0``, ``undefined``, ``error``, an
+  ``absTime``, a string, a list or an ad -- and an ad without ``Requirements`` -- do not match.
 * ``symmetric_match(a, b)``: both halves hold.
 * ``rank(my, target)``: ``my``'s ``Rank`` against ``target`` as a float, as the negotiator reads a
   job's Rank of a slot (``EvalFloat``): a real or integer as is, a boolean as 1.0/0.0, anything else
@@ -23,6 +23,7 @@ from __future__ import annotations
 from typing import Any
 
 from ._classad import NOT_CONSTANT, ClassAd, as_classad, evaluate_in
+from ._values import RelTime
 
 __all__ = ["as_ad", "half_match", "rank", "rank_value", "symmetric_match", "truth"]
 
@@ -42,6 +43,8 @@ def truth(value: Any) -> bool:
         return value
     if type(value) is int or type(value) is float:
         return bool(value)
+    if type(value) is RelTime:  # a duration reads as its seconds; an absolute time as no boolean
+        return bool(value.secs)
     return False
 
 

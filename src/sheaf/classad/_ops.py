@@ -25,7 +25,7 @@ import math
 from collections.abc import Callable
 from typing import Any, Final
 
-from ._values import ERROR, AbsTime, ListValue, RelTime, SelectedList, SharedListValue, wrap
+from ._values import ERROR, AbsTime, ListValue, RelTime, SelectedList, SharedListValue, c_int, wrap
 
 Value = Any
 _INT_MIN: Final = -(1 << 63)
@@ -45,28 +45,20 @@ def _real(value: float) -> Value:
     return ERROR if value == math.inf else value  # only +inf: the official library lets -inf through
 
 
-def _int32(secs: float) -> int:
-    """A relative time meets an absolute one as a C int of seconds (truncated; out of range: INT_MIN)."""
-    if math.isnan(secs) or math.isinf(secs):
-        return -(1 << 31)
-    value = int(secs)
-    return value if -(1 << 31) <= value < (1 << 31) else -(1 << 31)
-
-
 def _time_arith(op: str, a: Value, b: Value) -> Value:
     ta, tb = type(a), type(b)
     if op == "+":
         if ta is AbsTime and tb is RelTime:
-            return AbsTime(a.secs + _int32(b.secs), a.offset)
+            return AbsTime(a.secs + c_int(b.secs), a.offset)
         if ta is RelTime and tb is AbsTime:
-            return AbsTime(_int32(a.secs) + b.secs, b.offset)
+            return AbsTime(c_int(a.secs) + b.secs, b.offset)
         if ta is RelTime and tb is RelTime:
             return RelTime(a.secs + b.secs)
     elif op == "-":
         if ta is AbsTime and tb is AbsTime:
             return RelTime(a.secs - b.secs)
         if ta is AbsTime and tb is RelTime:
-            return AbsTime(a.secs - _int32(b.secs), a.offset)
+            return AbsTime(a.secs - c_int(b.secs), a.offset)
         if ta is RelTime and tb is RelTime:
             return RelTime(a.secs - b.secs)
     elif op == "*":
@@ -185,9 +177,7 @@ def identical(a: Value, b: Value) -> Value:
         return ERROR
     if ta is not type(b):
         return False
-    if ta is AbsTime:
-        return a.secs == b.secs
-    return a == b
+    return a == b  # an absTime is its seconds and its offset: the same instant elsewhere is not identical
 
 
 def _is_ad(value: Value) -> bool:

@@ -37,6 +37,8 @@ import math
 import time
 from typing import Final
 
+from ._values import c_int
+
 # C's isspace and isdigit: the official library reads bytes in the C locale
 _SPACE: Final = " \t\n\v\f\r"
 _DIGITS: Final = "0123456789"
@@ -198,11 +200,11 @@ def format_abstime(secs: float, offset: int) -> str:
 def format_reltime(secs: float) -> str:
     """HTCondor's text for a relative time, computed as it does in 32-bit C ints (so that huge
     values come out as it writes them, e.g. ``--24855+-3:-14:-8``)."""
-    total = _int32(secs)
+    total = c_int(secs)
     sign = ""
     if total < 0:
         sign = "-"
-        total = _int32(-total)  # negating INT_MIN leaves it negative, as in C
+        total = c_int(-total)  # negating INT_MIN leaves it negative, as in C
     days, rest = _c_divmod(total, 86400)
     hours, rest = _c_divmod(rest, 3600)
     minutes, seconds = _c_divmod(rest, 60)
@@ -234,13 +236,6 @@ def format_reltime_literal(secs: float) -> str:
     candidates += [f"{fraction:.{digits}f}" for digits in range(1, 21)]
     texts = (f"{sign}{head}{text}" for text in candidates)
     return next((text for text in texts if parse_reltime(text) == secs), f"{sign}{head}{candidates[1]}")
-
-
-def _int32(value: float) -> int:
-    if math.isnan(value) or abs(value) == float("inf"):
-        return -(1 << 31)
-    result = int(value)
-    return result if -(1 << 31) <= result < (1 << 31) else -(1 << 31)
 
 
 def _c_divmod(a: int, b: int) -> tuple[int, int]:

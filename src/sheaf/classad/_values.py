@@ -18,6 +18,7 @@ __all__ = [
     "text_of_bytes", "utf8", "wrap",
 ]
 
+import math
 import re
 from typing import Final, NamedTuple, Self
 
@@ -132,6 +133,20 @@ class ClassAdSyntaxError(ValueError):
 
 _MASK: Final = (1 << 64) - 1
 _SIGN: Final = 1 << 63
+
+
+def c_int(value: float) -> int:
+    """A number as C converts a double to ``int``: truncated; NaN, infinities and values out of range are
+    ``INT_MIN`` (x86's ``cvttsd2si``)."""
+    if math.isnan(value) or math.isinf(value):
+        return -(1 << 31)
+    result = int(value)
+    return result if -(1 << 31) <= result < (1 << 31) else -(1 << 31)
+
+
+def wrap32(value: int) -> int:
+    """An integer as C narrows a ``long long`` to ``int``: its low 32 bits, signed."""
+    return (value + 0x80000000) % 0x100000000 - 0x80000000
 
 
 def wrap(value: int) -> int:
