@@ -153,3 +153,45 @@ def test_shell_code_generator_refuses_a_job_pinned_elsewhere(tmp_path: Path) -> 
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
     assert "ID1" in done.stderr and "condorpool" in done.stderr and "pegasus.code.generator" in done.stderr
     assert not (tmp_path / "out").exists()
+
+
+def _reader(here: Path) -> None:
+    """The pipeline's catalogs, and a workflow whose one job reads ``in.txt``, which no job makes."""
+    _pipeline(here)
+    Workflow("read").add_jobs(Job("second", _id="ID1").add_args(File("in.txt"), File("out.txt"))
+                              .add_inputs(File("in.txt")).add_outputs(File("out.txt"))) \
+        .write(str(here / "workflow.yml"))
+
+
+def test_a_directory_replica_catalog_supplies_the_inputs(tmp_path: Path) -> None:
+    """``pegasus.catalog.replica = Directory``: the files under its directory are the inputs' replicas,
+    each named by its path there, as ``--input-dir`` gives them."""
+    _reader(tmp_path)
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "in.txt").write_text("from the directory\n")
+    (tmp_path / "pegasus.properties").write_text(
+        "pegasus.catalog.replica = Directory\npegasus.catalog.replica.directory = data\n")
+    done = _sheaf(tmp_path, "plan", "workflow.yml", "-d", "out", "--relative-dir", "p",
+                  "--output-dir", str(tmp_path / "results"))
+    assert done.returncode == 0, done.stderr
+    assert "input file(s) found neither" not in done.stderr
+    ran = _sheaf(tmp_path, "run", str(tmp_path / "out" / "p"))
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert (tmp_path / "results" / "out.txt").read_text() == "from the directory\nsecond\n"
+
+
+@pytest.mark.parametrize(("defines", "code", "words"), [
+    (["pegasus.catalog.replica=JDBCRC"], 0, "pegasus.catalog.replica = JDBCRC is not implemented"),
+    (["pegasus.catalog.replica=Directory"], 2, "pegasus.catalog.replica.directory"),
+    (["pegasus.catalog.replica=Directory", "pegasus.catalog.replica.directory=nowhere"], 2, "nowhere"),
+    (["pegasus.catalog.replica=Directory", "pegasus.catalog.replica.directory=.",
+      "pegasus.catalog.replica.directory.flat.lfn=true"], 0,
+     "pegasus.catalog.replica.directory.flat.lfn = true is not implemented"),
+])
+def test_a_replica_catalog_sheaf_cannot_read_is_named(tmp_path: Path, defines: list[str], code: int,
+                                                       words: str) -> None:
+    _reader(tmp_path)
+    done = _sheaf(tmp_path, "plan", "workflow.yml", "-d", "out", *(x for d in defines for x in ("-D", d)))
+    assert done.returncode == code and "Traceback" not in done.stderr, done.stderr
+    assert words in done.stderr
+    assert code == 0 or not (tmp_path / "out").exists()

@@ -118,7 +118,7 @@ def plan(request: PlanRequest, *, on_warning: Callable[[str], None] | None = Non
                              cleanup_mode(request.cleanup, request.nocleanup), request.randomdir)
     inputs_dirs = input_dirs(request.input_dirs)
     started = time.perf_counter()
-    inputs = _load(path, request, warnings, on_warning)
+    inputs = _load(path, request, inputs_dirs, warnings, on_warning)
     if named is None and inputs.properties.get_bool("pegasus.dir.useTimestamp"):
         extended = inputs.properties.get_bool("pegasus.dir.timestamp.extended")
         where = replace(where, stamp=timestamp_name(time.time(), extended=extended))
@@ -132,7 +132,7 @@ def plan(request: PlanRequest, *, on_warning: Callable[[str], None] | None = Non
     auto = auto_model(request.backend, request.slots, request.overhead, request.overheads_file,
                       where.parent(inputs.workflow.name), request.pool_config) \
         if _automatic(clustering) else None
-    record = {**staging.record(), "input_dirs": list(inputs_dirs), "force": request.force,
+    record = {**staging.record(), "input_dirs": list(inputs.input_dirs), "force": request.force,
               "force_replan": request.force_replan, "basename": request.basename}
     context = PlanContext(os.getcwd(), {key: os.path.abspath(value) for key in ("tc", "sc", "rc")
                                         if (value := inputs.paths.get(key))},
@@ -162,7 +162,7 @@ def plan(request: PlanRequest, *, on_warning: Callable[[str], None] | None = Non
                            keep=frozenset(context.output_map), output_dir=staging.output_dir,
                            staging_sites=staging.staging_sites, cleanup=staging.cleanup or "inplace",
                            force=request.force, rc_file=inputs.paths.get("rc"), cwd=os.getcwd(),
-                           input_dir=os.pathsep.join(inputs_dirs) or None)
+                           input_dir=os.pathsep.join(inputs.input_dirs) or None)
 
         def planned_with(techniques: tuple[str, ...], model: AutoModel | None) -> ExecutableWorkflow:
             return _plan_inputs(inputs, sites=split_commas(request.sites) or None,
@@ -217,9 +217,10 @@ def _both(warnings: list[str], on_warning: Callable[[str], None] | None) -> Call
     return warn
 
 
-def _load(path: str, request: PlanRequest, warnings: list[str],
+def _load(path: str, request: PlanRequest, dirs: tuple[str, ...], warnings: list[str],
           on_warning: Callable[[str], None] | None) -> Inputs:
-    """The inputs; the warnings so far are told first (reading may still fail), the inputs' after."""
+    """The inputs, their ``input_dirs`` the ``--input-dir`` directories ``dirs`` then the replica
+    catalog's; the warnings so far are told first (reading may still fail), the inputs' after."""
     if on_warning is not None:
         for warning in warnings:
             on_warning(warning)
@@ -228,7 +229,7 @@ def _load(path: str, request: PlanRequest, warnings: list[str],
     tell = _both(warnings, on_warning)
     for warning in inputs.warnings:
         tell(warning)
-    return inputs
+    return replace(inputs, input_dirs=(*dirs, *(d for d in inputs.input_dirs if d not in dirs)))
 
 
 def _exec_dir(where: _Where, workflow: str, request: PlanRequest, wf_uuid: str, final: str) -> str:

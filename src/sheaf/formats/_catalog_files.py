@@ -13,6 +13,13 @@ Per catalog, the first of:
 A catalog file that holds nothing (empty, or only blanks and comments) is a warning naming it and an
 empty catalog, as in Pegasus; it is not parsed.
 
+The replica catalog's type, ``pegasus.catalog.replica``: ``YAML`` (the default), ``File`` and
+``Regex`` are files, read as above.  ``Directory`` is Pegasus's directory replica catalog: the files
+under ``pegasus.catalog.replica.directory`` (required), each ``DIR/<lfn>`` a replica on ``local`` --
+what ``--input-dir DIR`` gives (``replica_directories``); its ``.site``, ``.flat.lfn`` and
+``.url.prefix`` settings other than their defaults are warned about by name.  Another type (a
+database: ``JDBCRC``, ``MRC``) is warned about by name and not read.
+
 Remote site catalog (Pegasus's "site catalog repository"): with ``pegasus.catalog.site.repo.file =
 NAME`` the planner downloads ``<repo>/5.0/conf/NAME``, ``<repo>`` being
 ``pegasus.catalog.site.repo`` (default Pegasus's GitHub repository of site catalogs), into ``NAME``
@@ -72,6 +79,39 @@ def catalog_path(kind: str, option: PathLike | None, properties: Properties, her
                         f"planning without it")
         return None
     return next((here / name for name in defaults if (here / name).is_file()), None)
+
+
+#: ``pegasus.catalog.replica`` types read from a file (lower case)
+_FILE_REPLICA_TYPES = ("yaml", "file", "regex")
+#: the directory replica catalog's settings sheaf does not read -> the value that needs nothing
+_DIRECTORY_DEFAULTS: Mapping[str, str] = {"pegasus.catalog.replica.directory.site": "local",
+                                          "pegasus.catalog.replica.directory.flat.lfn": "false",
+                                          "pegasus.catalog.replica.directory.url.prefix": "file://"}
+
+
+def replica_directories(properties: Properties, here: Path, warnings: list[str]) -> tuple[str, ...]:
+    """The directories the replica catalog's type names (module docstring): one for ``Directory``."""
+    kind = (properties.get_str("pegasus.catalog.replica") or "YAML").strip()
+    if kind.lower() in _FILE_REPLICA_TYPES:
+        return ()
+    if kind.lower() != "directory":
+        warnings.append(f"property pegasus.catalog.replica = {kind} is not implemented (ignored): sheaf "
+                        "reads replica catalogs from files (YAML, File, Regex) and directories (Directory)")
+        return ()
+    named = properties.get_str("pegasus.catalog.replica.directory")
+    if not named or not named.strip():
+        raise InputError("a Directory replica catalog names no directory",
+                         rule="pegasus.catalog.replica = Directory needs pegasus.catalog.replica.directory")
+    directory = under(here, named.strip())
+    if not directory.is_dir() or os.pathsep in str(directory):
+        raise InputError("the directory of the Directory replica catalog does not exist",
+                         rule="pegasus.catalog.replica.directory is a directory", value=str(directory))
+    for key, default in _DIRECTORY_DEFAULTS.items():
+        value = properties.get_str(key)
+        if value is not None and value.strip().lower() != default:
+            warnings.append(f"property {key} = {value} is not implemented (ignored): the directory's "
+                            "files are replicas on local, each named by its path under the directory")
+    return (str(directory),)
 
 
 def holds_nothing(path: Path, kind: str, warnings: list[str]) -> bool:

@@ -26,7 +26,13 @@ from typing import TypeVar
 
 from sheaf._gc import gc_paused
 from sheaf.errors import InputError, UsageError, ValidationError
-from sheaf.formats._catalog_files import catalog_path, holds_nothing, remote_site_catalog, under
+from sheaf.formats._catalog_files import (
+    catalog_path,
+    holds_nothing,
+    remote_site_catalog,
+    replica_directories,
+    under,
+)
 from sheaf.formats._common import PathLike, read_text
 from sheaf.formats._expand import Variables
 from sheaf.formats._locate import locate
@@ -56,6 +62,9 @@ class Inputs:
     #: ``workflow``, ``properties`` (the layers, joined by ``os.pathsep``), ``tc``, ``sc``, ``rc`` ->
     #: the file read, or ``None``.
     paths: Mapping[str, str | None] = field(default_factory=dict)
+    #: the directories a ``Directory`` replica catalog names (``_catalog_files.replica_directories``):
+    #: searched for inputs as ``--input-dir`` directories are
+    input_dirs: tuple[str, ...] = ()
 
     def locate(self, exc: ValidationError) -> ValidationError:
         """``exc`` (a model rule broken, raised while planning) with the file and line where its value
@@ -105,12 +114,13 @@ def load_inputs(
     rcat = (formats.read_replica_catalog(rc_file, warnings=warnings, variables=rc_variables)
             if rc_file else None)
     merged_tc, merged_sc = _merge(tcat, workflow.transformation_catalog), _merge(scat, workflow.site_catalog)
+    directories = replica_directories(properties, here, warnings)
     return Inputs(
         workflow=workflow, properties=properties, tc=merged_tc, sc=merged_sc,
         rc=_merge(rcat, workflow.replica_catalog),
         warnings=_known_label_key(warnings + feature_warnings(properties, workflow, merged_tc, merged_sc),
                                   properties),
-        paths=paths)
+        paths=paths, input_dirs=directories)
 
 
 def _known_label_key(warnings: list[str], properties: Properties) -> list[str]:
