@@ -161,3 +161,18 @@ def test_a_site_catalog_that_cannot_be_downloaded_is_a_warning_naming_the_url(he
         assert any(f"{base}/5.0/conf/absent.yml" in w and "planning goes on" in w for w in inputs.warnings)
         assert inputs.sc is not None and inputs.sc.sites["condorpool"].directories[0].path == "/local/scratch"
         assert not (here / "absent.yml").exists()
+
+
+def test_a_relative_directory_path_in_the_site_catalog_is_a_warning_with_its_line(here: Path) -> None:
+    """sheaf uses a site's directories only by absolute path (Pegasus's API refuses any other): a
+    relative one, or a number, would be passed over silently for the site's default."""
+    (here / "sites.yml").write_text(
+        'pegasus: "5.0"\nsites:\n- name: condorpool\n  directories:\n  - type: sharedScratch\n'
+        '    path: scratch/here\n    fileServers:\n    - {url: "file:///x", operation: all}\n'
+        '  - type: sharedStorage\n    path: /abs/out\n  - type: localStorage\n    path: 42\n')
+    warnings: list[str] = []
+    formats.read_site_catalog(here / "sites.yml", warnings=warnings)
+    relative = [w for w in warnings if "relative path" in w]
+    assert [w.split(":")[1] for w in relative] == ["6", "12"]
+    assert "'scratch/here'" in relative[0] and "sharedScratch" in relative[0]
+    assert "'42'" in relative[1] and "localStorage" in relative[1]

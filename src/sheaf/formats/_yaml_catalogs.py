@@ -240,8 +240,11 @@ def _directory(entry: Any, src: TextSource, profiles: ProfileReader, site: str) 
         url = text(src, fs, "url", "a file server", required=True) or ""
         server_profiles = profiles(fs.get("profiles"), f"profiles of a file server of {site}")
         servers.append(FileServer(url=url, operation=operation, profiles=server_profiles))
-    return Directory(type=kind, path=text(src, raw, "path", what) or "",
-                     shared_file_system=flag(src, raw, "sharedFileSystem", what),
+    path = text(src, raw, "path", what) or ""
+    if path and not path.startswith("/"):
+        src.warn(f"the {kind} directory of {site} has a relative path, {path!r}, which sheaf does not use: "
+                 "the site's default directory is used instead", value=path, key="path")
+    return Directory(type=kind, path=path, shared_file_system=flag(src, raw, "sharedFileSystem", what),
                      file_servers=tuple(servers))
 
 
