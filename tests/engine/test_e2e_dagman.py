@@ -242,3 +242,39 @@ def test_the_halt_file_halts_the_dag(tmp_path: Path) -> None:
     done = sheaf_run(tmp_path, "--dag", "h.dag")
     assert done.returncode == 1, done.stderr
     assert "DONE A\n" in (tmp_path / "h.dag.rescue001").read_text()
+
+
+def _where(directory: Path, name: str, tag: str, log: Path) -> None:
+    """A submit file whose job appends ``tag NODE its working directory`` to ``log``."""
+    sub(directory, name, "/bin/sh", f"-c 'echo {tag} $(JOB) $PWD >> {log}'")
+
+
+def test_working_directories_of_subdags_splices_and_dag_files(tmp_path: Path) -> None:
+    """DAGMan's working directory is where condor_submit_dag runs: a DAG file's relative paths start
+    there and its nodes run there -- a SUBDAG's too, unless its DIR names another; a SPLICE's nodes run
+    in the splicing DAG's directory (or its DIR).  -usedagdir starts each DAG file's paths from its own
+    directory.  The same submit file name in two directories tells which one was read."""
+    log = tmp_path / "where.log"
+    inner = tmp_path / "sub"
+    inner.mkdir()
+    _where(tmp_path, "s.sub", "top", log)
+    _where(inner, "s.sub", "sub", log)
+    (inner / "inner.dag").write_text("JOB X s.sub\n")
+    (inner / "other.dag").write_text("JOB X s.sub\n")  # two runs of one DAG file would share its lock
+    (tmp_path / "wf.dag").write_text("SUBDAG EXTERNAL S sub/inner.dag\nSUBDAG EXTERNAL T other.dag DIR sub\n"
+                                     "SPLICE P sub/inner.dag\nSPLICE Q inner.dag DIR sub\n")
+    done = subprocess.run([SHEAF, "run", "wf.dag"], cwd=tmp_path, capture_output=True, text=True,
+                          check=False, timeout=120)  # a DAG file: run from the current directory
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert sorted(log.read_text().splitlines()) == sorted([
+        f"top X {tmp_path}", f"sub X {inner}", f"top P+X {tmp_path}", f"sub Q+X {inner}"])
+    log.unlink()
+    for name in ("alone.dag", "own.dag"):  # new DAG files: a run of inner.dag again would resume it
+        (inner / name).write_text("JOB X s.sub\n")
+    alone = sheaf_run(tmp_path, "--dag", "sub/alone.dag")
+    assert alone.returncode == 0, alone.stdout + alone.stderr
+    assert log.read_text() == f"top X {tmp_path}\n"
+    log.unlink()
+    own = sheaf_run(tmp_path, "--dag", "sub/own.dag", "--usedagdir")
+    assert own.returncode == 0, own.stdout + own.stderr
+    assert log.read_text() == f"sub X {inner}\n"

@@ -133,9 +133,9 @@ def test_the_collector_is_paused_while_the_dag_is_read_and_left_as_found(
     seen: list[tuple[str, bool]] = []
     real_parse, real_load = loop.parse_dag, loop.load_descriptions
 
-    def parse(*paths: str) -> object:
+    def parse(*paths: str, **kw: str | None) -> object:
         seen.append(("read", gc.isenabled()))
-        return real_parse(*paths)
+        return real_parse(*paths, **kw)  # type: ignore[arg-type]
 
     def load(*args: object, **kw: object) -> object:
         seen.append(("descriptions", gc.isenabled()))

@@ -112,10 +112,13 @@ def render_summary(result: RunResult, console: Console) -> None:
 
 
 @click.command(name="run")
-@click.argument("directory", type=click.Path(exists=True, file_okay=False))
+@click.argument("directory", type=click.Path(exists=True))
 @click.option("--dag", "dag_files", multiple=True,
               help="The DAG file, when DIRECTORY holds more than one *.dag; repeated, several DAG files run "
                    "as one DAG (as condor_submit_dag a.dag b.dag), the first naming the run.")
+@click.option("--usedagdir", is_flag=True,
+              help="Each DAG file's relative paths (submit files, DIR, scripts) start from its own "
+                   "directory, where its nodes run (condor_submit_dag -usedagdir); else from DIRECTORY.")
 @click.option("--maxjobs", type=int, help="At most N node jobs submitted at once (0 = no limit).")
 @click.option("--maxidle", type=int, help="No new submissions while N jobs wait for a slot.")
 @click.option("--maxpre", type=int, help="At most N PRE scripts at once.")
@@ -148,10 +151,13 @@ def command(directory: str, dag_files: tuple[str, ...], maxjobs: int | None, max
             maxpre: int | None, maxpost: int | None, pool_config: str | None, priority: int | None,
             backend_name: str, scheduler: str | None, negotiation_interval: float,
             backout_idle: float, always_run_post: bool | None, batch_name: str | None,
-            suppress_notification: bool | None) -> None:
-    """Run (or resume) the planned workflow in DIRECTORY on this machine (or --backend)."""
+            suppress_notification: bool | None, usedagdir: bool) -> None:
+    """Run (or resume) the planned workflow in DIRECTORY on this machine (or --backend).  DIRECTORY may
+    be a DAG file instead: it runs from the current directory, as condor_submit_dag FILE does."""
+    if os.path.isfile(directory):
+        directory, dag_files = os.curdir, (directory, *dag_files)
     options = RunOptions(DagmanOptions(tuple(dag_files), maxjobs, maxidle, maxpre, maxpost, priority,
-                                       always_run_post, batch_name, suppress_notification),
+                                       always_run_post, batch_name, suppress_notification, usedagdir),
                          backend_name, pool_config, scheduler, negotiation_interval, backout_idle)
     if backend_name == "htcondor":
         done = hand_to_dagman(directory, options)

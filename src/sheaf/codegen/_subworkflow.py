@@ -4,17 +4,19 @@ Both become a ``SUBDAG EXTERNAL`` node, which DAGMan (and sheaf's engine, with a
 run``) runs as one node of the parent; the sub-DAG file needs to exist only when the node is
 submitted, so a PRE script or an earlier job may write it.
 
-- ``condorWorkflow`` (the file is a DAG): ``SUBDAG EXTERNAL <id> <dag> [DIR <d>]``, ``DIR`` from the
-  job's dagman ``dir`` profile (it must exist when the node runs, as the chapter says; a missing one
-  fails that node).  With throttle profiles the node runs a small wrapper DAG,
-  ``<id>.subdag.dag``, whose ``CONFIG`` holds them and which splices the user's DAG with ``DIR``
-  (the profile's, else the DAG file's directory, so its relative paths mean what they did).  A DAG
-  with a FINAL node cannot be spliced: it runs unwrapped and the throttles are warned about.
+- ``condorWorkflow`` (the file is a DAG): ``SUBDAG EXTERNAL <id> <dag> DIR <d>``, ``DIR`` from the job's
+  dagman ``dir`` profile (it must exist when the node runs, as the chapter says; a missing one fails that
+  node), else the DAG file's directory: DAGMan runs a sub-DAG in its ``DIR``, else in the parent's directory,
+  where the DAG's relative paths would mean something else. With throttle profiles the node runs a small
+  wrapper DAG, ``<id>.subdag.dag``, whose ``CONFIG`` holds them and which splices the user's DAG with ``DIR``
+  (the profile's, else the DAG file's directory, so its relative paths mean what they did). A DAG with a FINAL
+  node cannot be spliced: it runs unwrapped and the throttles are warned about.
 - ``pegasusWorkflow`` (the file is an abstract workflow): *deferred planning*, as Pegasus does it --
   ``SCRIPT DEBUG <submit dir>/<id>.pre.log ALL PRE <id> sheaf plan ... --deferred`` plans the child
   into ``jobs/NNN/<id>.plan`` when the node becomes ready (its inputs exist by then; ``dagman.maxpre``
   bounds how many plan at once), its log in ``<id>.pre.log``; then the node runs the child's DAG,
-  ``<id>.plan/<basename>.dag`` (basename: the job's ``--basename``, else its id).
+  ``<id>.plan/<basename>.dag`` (basename: the job's ``--basename``, else its id), with that plan
+  directory as its ``DIR`` (written empty with the parent's plan: DAGMan runs the PRE script there).
 
 What the child plan inherits (Pegasus's sub-workflow planning): the parent's properties (in
 ``subworkflows.properties``, one file for every child of the plan), its ``--sites``, the standalone

@@ -73,10 +73,11 @@ class SubworkflowWriter:
     their outputs, and which sub-workflow jobs each job depends on."""
 
     def __init__(self, exec_wf: ExecutableWorkflow, layout: Layout, context: PlanContext,
-                 put: Callable[[str, str], None], workdir: Callable[[ExecJob], str],
-                 warnings: list[str], paths_of: Callable[[str], JobPaths]) -> None:
+                 put: Callable[[str, str], None], mkdir: Callable[[str], None],
+                 workdir: Callable[[ExecJob], str], warnings: list[str],
+                 paths_of: Callable[[str], JobPaths]) -> None:
         self.exec_wf, self.layout, self.context, self.paths_of = exec_wf, layout, context, paths_of
-        self.put, self.workdir, self.warnings = put, workdir, warnings
+        self.put, self.mkdir, self.workdir, self.warnings = put, mkdir, workdir, warnings
         self.produced = produced_files(exec_wf, workdir)
         caveat = globus_warning(exec_wf)
         if caveat:
@@ -119,11 +120,12 @@ class SubworkflowWriter:
             self.put(paths.rel(".subdag.dag"), f"# sub-workflow {job.id}: {path}, throttled\n"
                      f"CONFIG {paths.abs('.subdag.config')}\nSPLICE {safe_name(job.id)} {path} DIR {where}\n")
         lines = node_lines(job.id, dag, settings, out_file, subdag=True)
-        if directory:
-            lines[0] += f" DIR {one_word(directory, 'a DIR profile')}"
-            if not os.path.isdir(directory):
-                self.warnings.append(f"sub-workflow job '{job.id}': its DIR {directory} does not exist; "
-                                     "create it before the job runs, or the job fails")
+        # DAGMan runs a sub-DAG in its DIR, else in the parent's directory: the DAG file's own directory
+        # unless the profile names one, so that its relative paths mean what they did
+        lines[0] += f" DIR {one_word(directory or os.path.dirname(path), 'a DIR profile')}"
+        if directory and not os.path.isdir(directory):
+            self.warnings.append(f"sub-workflow job '{job.id}': its DIR {directory} does not exist; "
+                                 "create it before the job runs, or the job fails")
         return lines
 
     def _pegasus(self, job: ExecJob, path: str, paths: JobPaths, settings: NodeSettings, out_file: str,
@@ -144,6 +146,10 @@ class SubworkflowWriter:
         command += ["--dir", child_dir, "--relative-submit-dir", ".", "--deferred"]
         dag = os.path.join(child_dir, f"{dag_basename(basename)}.dag")
         lines = node_lines(job.id, dag, replace(settings, pre=None), out_file, subdag=True)
+        # the child's DAG runs in its plan directory, its paths its own; made now, empty, as DAGMan runs
+        # the node's PRE script (the child's planner) there too
+        lines[0] += f" DIR {one_word(child_dir, 'the plan directory')}"
+        self.mkdir(paths.rel(".plan"))
         log = os.path.join(self.layout.final_dir, f"{job.id}.pre.log")
         script = " ".join(one_word(word, f"sub-workflow job '{job.id}': argument") for word in command)
         lines.append(f"SCRIPT DEBUG {one_word(log, 'the plan directory')} ALL PRE {job.id} {script}")

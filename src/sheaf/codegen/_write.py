@@ -645,7 +645,7 @@ class _Writer:
     def _subworkflows(self) -> SubworkflowWriter:
         if self.subwf is None:
             index = {job.id: i for i, job in enumerate(self.jobs)}
-            self.subwf = SubworkflowWriter(self.exec_wf, self.layout, self.context, self.put,
+            self.subwf = SubworkflowWriter(self.exec_wf, self.layout, self.context, self.put, self._mkdir,
                                            self._workdir, self.warnings,
                                            lambda node: self.layout.job(index[node], node))
         return self.subwf

@@ -193,19 +193,22 @@ def _cycle_of(dag: Dag) -> tuple[str, ...]:
     return tuple(cycle_in(sorted(blocked), dag.parents.__getitem__))
 
 
-def parse_dag(path: str, *more: str, read_vars: bool = True) -> Dag:
+def parse_dag(path: str, *more: str, read_vars: bool = True, base: str | None = None) -> Dag:
     """Parse a DAG file (with its splices, includes and CONFIG file) into a :class:`Dag`; with
     ``more`` files, all of them into one DAG as ``condor_submit_dag a.dag b.dag`` does: node names
     unique across the files, ALL_NODES per file, at most one FINAL node and one CONFIG file in all,
     the first file naming the run (its rescue DAG, its journal).  ``read_vars=False`` passes over the
     VARS lines, unread and unchecked, for a reader of the DAG's shape that submits nothing
-    (``sheaf predict``: a plan's DAG is largely its VARS lines)."""
+    (``sheaf predict``: a plan's DAG is largely its VARS lines).  ``base``: the directory the files'
+    relative paths (submit files, DIR, SPLICE, INCLUDE, scripts) start from and nodes run in --
+    DAGMan's working directory; ``None`` takes each file's own directory (``-usedagdir``)."""
     path = os.path.abspath(path)
     paths = (path, *(os.path.abspath(p) for p in more))
     dag = Dag(path, {}, {}, {}, {}, {}, files=paths, vars_read=read_vars)
     with gc_paused():  # a few objects a line, no cycles among them
         for one in paths:
-            f = DagFile(one, os.path.dirname(one), "", dag, (one,))
+            where = os.path.abspath(base) if base is not None else os.path.dirname(one)
+            f = DagFile(one, where, "", dag, (one,))
             _parse_file(f)
     for spec in (*dag.nodes.values(), *dag.services.values()):
         if spec.description is not None and spec.description not in dag.descriptions:

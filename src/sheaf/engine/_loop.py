@@ -151,7 +151,7 @@ def _run_workflow(directory: str, backend: Backend | Callable[[], Backend], opti
                   signals: StopSignals) -> RunResult:
     script_warnings: list[str] = []
     with gc_paused():  # reading makes a few objects a line, nearly all kept for the run
-        dag_path, dag, names = _read_dags(directory, options.dag_files)
+        dag_path, dag, names = _read_dags(directory, options.dag_files, options.usedagdir)
         check_scripts(dag, script_warnings.append)
         limits = run_limits(dag, options, _batch_name(dag_path, options.batch_name))
         with DagEnvironment(dag.env):  # $ENV() and getenv of the expansions made now see ENV SET too
@@ -223,17 +223,20 @@ def _freeze_long_lived(dag: Dag) -> None:
         freeze()
 
 
-def _read_dags(directory: str, dag_files: Sequence[str]) -> tuple[str, Dag, tuple[str, ...]]:
+def _read_dags(directory: str, dag_files: Sequence[str], usedagdir: bool = False
+               ) -> tuple[str, Dag, tuple[str, ...]]:
     """(primary DAG path, the DAG, the DAG files' names) for one or several DAG files (none: the one
-    ``*.dag`` in ``directory``)."""
+    ``*.dag`` in ``directory``).  Their relative paths start from ``directory``, DAGMan's working
+    directory, or with ``usedagdir`` from each file's own directory (``condor_submit_dag -usedagdir``)."""
     found = [find_dag(directory, f) for f in dag_files] if dag_files else [find_dag(directory, None)]
     names = tuple(os.path.basename(p) for p in found)
-    first = parse_dag(found[0])
+    base = None if usedagdir else directory
+    first = parse_dag(found[0], base=base)
     if len(found) == 1:
         return found[0], first, names
     if not munges_names(first):
-        return found[0], parse_dag(*found), names  # one name space, the files read in turn
-    return found[0], combine_dags([first, *(parse_dag(p) for p in found[1:])]), names
+        return found[0], parse_dag(*found, base=base), names  # one name space, the files read in turn
+    return found[0], combine_dags([first, *(parse_dag(p, base=base) for p in found[1:])]), names
 
 
 def _stopped_result(directory: str, dag_files: Sequence[str], reason: str, elapsed: float) -> RunResult:

@@ -69,7 +69,8 @@ class DagmanOptions:
     as one DAG, the first naming the run); ``maxjobs``/``maxidle``/``maxpre``/``maxpost``: ``-maxjobs``
     ... (0: no limit); ``priority``: ``-priority``, added to every node's; ``always_run_post``:
     ``-[Dont]AlwaysRunPost``; ``batch_name``: ``-batch-name`` (default ``<primary DAG file>+<DAGManJobId>``);
-    ``suppress_notification``: ``-[dont_]suppress_notification``."""
+    ``suppress_notification``: ``-[dont_]suppress_notification``; ``usedagdir``: ``-usedagdir``, each DAG
+    file's relative paths from its own directory (else from the run's directory)."""
 
     dag_files: tuple[str, ...] = ()
     maxjobs: int | None = None
@@ -80,6 +81,7 @@ class DagmanOptions:
     always_run_post: bool | None = None
     batch_name: str | None = None
     suppress_notification: bool | None = None
+    usedagdir: bool = False
 
     def throttles(self) -> dict[str, int | None]:
         return {"maxjobs": self.maxjobs, "maxidle": self.maxidle, "maxpre": self.maxpre,
