@@ -278,3 +278,13 @@ def test_working_directories_of_subdags_splices_and_dag_files(tmp_path: Path) ->
     own = sheaf_run(tmp_path, "--dag", "sub/own.dag", "--usedagdir")
     assert own.returncode == 0, own.stdout + own.stderr
     assert log.read_text() == f"sub X {inner}\n"
+
+
+def test_a_job_with_no_priority_anywhere_has_jobprio_0(tmp_path: Path) -> None:
+    """condor_submit gives every job a JobPrio (0 unless set), so $$([JobPrio]) always expands."""
+    log = tmp_path / "prio.log"
+    sub(tmp_path, "n.sub", "/bin/sh", f"-c 'echo $(JOB) $$([JobPrio]) >> {log}'")
+    (tmp_path / "wf.dag").write_text("JOB A n.sub\nJOB B n.sub\nPRIORITY B 7\n")
+    done = sheaf_run(tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert sorted(log.read_text().splitlines()) == ["A 0", "B 7"]

@@ -11,7 +11,7 @@ from engine_helpers import FakeBackend, write_dag
 from engine_machines import machine, submits, validate_every_machine  # noqa: F401 (autouse fixture)
 from sheaf.condor._dagman import parse_dag
 from sheaf.engine import DagmanOptions, Launch, run_workflow
-from sheaf.engine._runconfig import config_warnings, run_limits
+from sheaf.engine._runconfig import HONOURED_KNOBS, config_warnings, run_limits
 from sheaf.engine._state import Limits
 from sheaf.errors import FormatError
 
@@ -125,3 +125,16 @@ def test_the_loop_does_not_wait_while_the_cap_holds_ready_nodes_back(tmp_path: P
     """With one submission per turn, 20 ready nodes are all submitted before the backend is waited on."""
     backend = _run_with(tmp_path / "one", "".join(f"JOB n{i} n.sub\n" for i in range(20)), "1")
     assert [waits for waits, _ in backend.seen] == [0] * 20
+
+
+def test_every_knob_the_engine_reads_is_not_warned_about() -> None:
+    """A CONFIG knob sheaf run reads (a "DAGMAN_..." string in its code) is never reported as ignored."""
+    import re
+
+    import sheaf
+
+    root = Path(sheaf.__file__).parent
+    read = {knob for path in root.rglob("*.py")
+            for knob in re.findall(r'"(DAGMAN_[A-Z_]+)"', path.read_text(encoding="utf-8"))}
+    assert read and read <= HONOURED_KNOBS, sorted(read - HONOURED_KNOBS)
+

@@ -116,8 +116,10 @@ def _assignments(attrs_raw: Mapping[str, str], vars_: Mapping[str, str],
             *_vars_assignments(vars_, 2)]
 
 
-# the (submit command, default) calls the shared part of a job ad is made of, asked in one batch
-AD_CALLS = (*((key, "1" if key == "request_cpus" else "") for key, _ in _REQUESTS),
+# the (submit command, default) calls the shared part of a job ad is made of, asked in one batch;
+# condor_submit gives every job RequestCpus 1 and JobPrio 0 when its file sets none
+_DEFAULTS = {"request_cpus": "1", "priority": "0"}
+AD_CALLS = (*((key, _DEFAULTS.get(key, "")) for key, _ in _REQUESTS),
             *((key, "") for key, _ in _EXPRESSIONS), ("concurrency_limits", ""),
             *((key, "") for key, _ in _STRINGS), *((key, "") for key, _ in _QUOTED_STRINGS),
             ("notification", "never"))
