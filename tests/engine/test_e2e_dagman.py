@@ -137,6 +137,23 @@ def test_abort_dag_on_return_is_the_exit_status(tmp_path: Path) -> None:
         assert "Traceback" not in done.stderr
 
 
+def test_an_abort_on_a_success_leaves_the_node_done(tmp_path: Path) -> None:
+    """ABORT-DAG-ON on value 0: DAGMan finishes the node before it checks for the abort, so the node is
+    done in the rescue DAG and the next run goes on from it; a job's failure is a failed node."""
+    log = tmp_path / "ran.log"
+    sub(tmp_path, "t.sub", "/bin/sh", f"-c 'echo $(JOB) >> {log}'")
+    (tmp_path / "wf.dag").write_text("JOB A t.sub\nABORT-DAG-ON A 0 RETURN 1\nJOB C t.sub\n"
+                                     "PARENT A CHILD C\n")
+    done = sheaf_run(tmp_path)
+    assert done.returncode == 1 and "aborted by ABORT-DAG-ON" in done.stdout, done.stdout + done.stderr
+    assert "failed: A" not in done.stdout and log.read_text() == "A\n"
+    rescue = (tmp_path / "wf.dag.rescue001").read_text().splitlines()
+    assert "DONE A" in rescue and "DONE C" not in rescue
+    again = sheaf_run(tmp_path)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert log.read_text() == "A\nC\n"
+
+
 def test_ready_nodes_run_breadth_first_or_depth_first(tmp_path: Path) -> None:
     for mode, expected in (("False", "A B C E\n"), ("True", "A C B E\n")):
         directory = tmp_path / mode

@@ -103,6 +103,8 @@ def render_summary(result: RunResult, console: Console) -> None:
     console.print(f"workflow {outcome}: {result.done} of {result.total} nodes done, {result.failed} failed, "
                   f"{result.retries} retries; wall time {result.wall_time:.1f}s, "
                   f"cumulative job time {result.job_time:.1f}s (started from: {result.source})")
+    if result.aborted:
+        console.print("  aborted by ABORT-DAG-ON", highlight=False)
     for name, reason in result.failed_nodes[:20]:
         console.print(f"  failed: {name}: {reason or 'unknown'}", highlight=False)
     if len(result.failed_nodes) > 20:

@@ -57,11 +57,17 @@ class Ending:
     def abort_matches(self, machine: DagState, node: Node, value: int) -> bool:
         return node.spec.abort_on is not None and node.spec.abort_on[0] == value and machine.aborted is None
 
-    def abort(self, machine: DagState, node: Node, value: int, info: Details) -> None:
+    def abort(self, machine: DagState, node: Node, value: int, info: Details, *, done: bool = False) -> None:
+        """Abort the DAG on ``node``'s value; ``done``: the value is a success (0 from the node's job or
+        POST script), so the node is done -- as DAGMan finishes a node before it checks for an abort --
+        and the rescue DAG says so."""
         node.value = value
         node.reason = f"ABORT-DAG-ON: exit value {value}"
-        machine.failed_count += 1
-        machine.transition(node, "failed", {**info, "why": node.reason, "abort": True})
+        if done:
+            machine.transition(node, "done", {**info, "why": node.reason, "abort": True})
+        else:
+            machine.failed_count += 1
+            machine.transition(node, "failed", {**info, "why": node.reason, "abort": True})
         machine.aborted = Abort(node.name, value, node.spec.abort_on[1] if node.spec.abort_on else None)
         self._stop_everything(machine, "DAG aborted by ABORT-DAG-ON")
 

@@ -59,7 +59,7 @@ from sheaf.engine._backend import Adopts, Backend
 from sheaf.engine._dagid import PARENT_ID_VARIABLE, dagman_id
 from sheaf.engine._journal import Journal, Replay, replay
 from sheaf.engine._multidag import combine_dags, munges_names
-from sheaf.engine._nodes import DAG_REMOVED
+from sheaf.engine._nodes import DAG_ABORTED, DAG_REMOVED
 from sheaf.engine._orphans import attempt_token, start_guard, stop_run_processes
 from sheaf.engine._paths import find_dag, state_paths
 from sheaf.engine._procs import Tolerance
@@ -107,6 +107,11 @@ class RunResult:
     def removed(self) -> bool:
         """The run was stopped (SIGTERM/SIGINT, DAGMan's ``condor_rm``)."""
         return self.dag_status == DAG_REMOVED
+
+    @property
+    def aborted(self) -> bool:
+        """A node's value matched its ABORT-DAG-ON."""
+        return self.dag_status == DAG_ABORTED
 
 
 def _complete_result(dag: Dag, prior: Replay, journal_path: str) -> RunResult:

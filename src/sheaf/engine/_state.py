@@ -450,7 +450,7 @@ class DagState:
         if node.spec.post is not None:
             self.transition(node, "post_ready", details)
         elif self.ending.abort_matches(self, node, value):
-            self.ending.abort(self, node, value, details)
+            self.ending.abort(self, node, value, details, done=value == 0)
         elif value == 0:
             node.value = 0
             self.transition(node, "done", details)
@@ -490,7 +490,7 @@ class DagState:
 
     def _on_post(self, node: Node, value: int, info: Details) -> None:
         if self.ending.abort_matches(self, node, value):
-            self.ending.abort(self, node, value, info)
+            self.ending.abort(self, node, value, info, done=value == 0)
         elif value == 0:
             node.value = 0
             self.transition(node, "done", info)
