@@ -305,3 +305,22 @@ def test_a_job_with_no_priority_anywhere_has_jobprio_0(tmp_path: Path) -> None:
     done = sheaf_run(tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
     assert sorted(log.read_text().splitlines()) == ["A 0", "B 7"]
+
+
+def test_dagman_max_rescue_num_caps_the_rescue_dags(tmp_path: Path) -> None:
+    """DAGMAN_MAX_RESCUE_NUM: the highest rescue DAG number; a later failure overwrites it, and 0
+    writes none."""
+    sub(tmp_path, "f.sub", "/bin/false")
+    (tmp_path / "wf.dag").write_text("CONFIG wf.config\nJOB A f.sub\n")
+    (tmp_path / "wf.config").write_text("DAGMAN_MAX_RESCUE_NUM = 2\n")
+    for _ in range(3):
+        assert sheaf_run(tmp_path).returncode == 1
+    assert sorted(p.name for p in tmp_path.glob("wf.dag.rescue*")) == ["wf.dag.rescue001", "wf.dag.rescue002"]
+    none = tmp_path / "none"
+    none.mkdir()
+    sub(none, "f.sub", "/bin/false")
+    (none / "wf.dag").write_text("CONFIG wf.config\nJOB A f.sub\n")
+    (none / "wf.config").write_text("DAGMAN_MAX_RESCUE_NUM = 0\n")
+    done = sheaf_run(none)
+    assert done.returncode == 1 and "rescue DAG" not in done.stdout and "not honoured" not in done.stderr
+    assert not list(none.glob("wf.dag.rescue*"))

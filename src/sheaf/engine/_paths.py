@@ -5,7 +5,8 @@ status``) find the journal without importing the engine that writes it.  The sta
 ``.sheaf/`` beside the DAG file: ``<dag>.journal`` (the durable record of the run), ``<dag>.lock``
 (one engine per DAG) and ``<dag>.scripts.log``.  Rescue DAGs are beside the DAG file:
 ``<primary dag>.rescueNNN`` (``<primary dag>_multi.rescueNNN`` for a run of several DAG files), the
-newest of which a rescue run reads and the next of which a failed run writes.
+newest of which a rescue run reads and the next of which a failed run writes -- up to
+``DAGMAN_MAX_RESCUE_NUM`` (default 100), whose number a later failure overwrites, as DAGMan does.
 """
 
 from __future__ import annotations
@@ -55,8 +56,10 @@ def newest_rescue(dag_path: str, multi: bool = False) -> str | None:
     return max(found)[1] if found else None
 
 
-def next_rescue(dag_path: str, multi: bool = False) -> str:
-    """The rescue DAG a run writes: numbered one more than the newest (see the module docstring)."""
+def next_rescue(dag_path: str, multi: bool = False, limit: int = 100) -> str:
+    """The rescue DAG a run writes: numbered one more than the newest, at most ``limit`` (see the
+    module docstring)."""
     newest = newest_rescue(dag_path, multi)
     number = int(_RESCUE_RE.search(newest).group(1)) + 1 if newest else 1  # type: ignore[union-attr]
+    number = min(number, limit)
     return f"{dag_path}{'_multi' if multi else ''}.rescue{number:03d}"

@@ -72,11 +72,12 @@ def rescue_text(dag_files: Iterable[str], nodes: Iterable[RescueNode], reset_ret
     return "\n".join(lines) + "\n"
 
 
-def write_rescue(dag_path: str, text: str, multi: bool = False, path: str | None = None) -> str:
+def write_rescue(dag_path: str, text: str, multi: bool = False, path: str | None = None,
+                 limit: int = 100) -> str:
     """Write a rescue DAG atomically: to ``path`` (the run's own, when it writes a second time: DAGMan
-    overwrites it) or a new ``<dag>.rescueNNN`` numbered one more than the newest."""
+    overwrites it) or a new ``<dag>.rescueNNN`` numbered one more than the newest, at most ``limit``."""
     if path is None:
-        path = next_rescue(dag_path, multi)
+        path = next_rescue(dag_path, multi, limit)
     write_atomic(path, text)
     return path
 

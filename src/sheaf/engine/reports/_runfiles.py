@@ -35,6 +35,7 @@ from sheaf.condor import Dag
 from sheaf.engine._dagid import PARENT_ID_VARIABLE, dagman_id
 from sheaf.engine._events import Change, Finish, WriteSavePoint
 from sheaf.engine._nodes import futile_nodes
+from sheaf.engine._runconfig import MAX_RESCUE_NUM, config_bool, config_clamped
 from sheaf.engine.reports._dot import DotFile
 from sheaf.engine.reports._files import remove_stale_temporaries, write_atomic
 from sheaf.engine.reports._jobstate import JobstateLog
@@ -58,11 +59,6 @@ def remove_stale_files(dag: Dag) -> list[str]:
         files.append(glob.escape(dag.dot) + ".[0-9]*")  # DOT ... DONT-OVERWRITE: numbered files
     rescues = [glob.escape(dag.path) + suffix + ".rescue[0-9][0-9][0-9]*" for suffix in ("", "_multi")]
     return remove_stale_temporaries(rescues + files)
-
-
-def _flag(dag: Dag, key: str, default: bool) -> bool:
-    raw = dag.config.get(key)
-    return default if raw is None else raw.strip().lower() in ("true", "1", "yes")
 
 
 def _weak_only(dag: Dag, name: str) -> bool:
@@ -145,14 +141,18 @@ class RunFiles:
         for log in self._user_files.values():
             log.flush()
 
-    def write_rescue(self, machine: DagState, now: float) -> str:
+    def write_rescue(self, machine: DagState, now: float) -> str | None:
+        """The rescue DAG written, or ``None`` under ``DAGMAN_MAX_RESCUE_NUM = 0`` (none is written)."""
+        limit = config_clamped(self.dag, "DAGMAN_MAX_RESCUE_NUM", 100, MAX_RESCUE_NUM)
+        if limit == 0:
+            return None
         nodes = [RescueNode(name, node.state == "done", node.state == "failed", node.spec.final,
                             node.spec.retries, min(node.attempt, node.spec.retries), node.spec.unless_exit,
                             node.reason, _weak_only(self.dag, name))
                  for name, node in machine.nodes.items()]
-        reset = _flag(self.dag, "DAGMAN_RESET_RETRIES_UPON_RESCUE", True)
+        reset = config_bool(self.dag, "DAGMAN_RESET_RETRIES_UPON_RESCUE", True)
         text = rescue_text(self.dag_files, nodes, reset, now)
-        self.rescue = write_rescue(self.dag.path, text, self.multi, self.rescue)
+        self.rescue = write_rescue(self.dag.path, text, self.multi, self.rescue, limit)
         return self.rescue
 
     def draw(self, machine: DagState, now: float) -> None:
@@ -221,8 +221,9 @@ class RunFiles:
         match = _RESCUE_NUMBER.search(self.source)
         raw = self.dag.config.get("DAGMAN_METRICS_FILE_VERSION", "2").strip()
         version = int(raw) if raw.isdigit() else 2
+        graph = config_bool(self.dag, "DAGMAN_REPORT_GRAPH_METRICS", False)
         return metrics_text(self.dag, {n: node.state for n, node in machine.nodes.items()}, self.counts,
                             start=self.start_time, end=now, exit_code=finish.exit_code,
                             dag_status=finish.dag_status, dagman_id=str(dagman_id()),
                             parent_id=self.parent_id, rescue_number=int(match.group(1)) if match else 0,
-                            version=version, graph=_flag(self.dag, "DAGMAN_REPORT_GRAPH_METRICS", False))
+                            version=version, graph=graph)
