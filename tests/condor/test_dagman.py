@@ -233,6 +233,18 @@ def test_include_and_splice_cycles_are_refused_with_the_cycle(tmp_path: Path, fi
     assert "cycle" in (error.rule or "") and cycle in str(error.value)
 
 
+@pytest.mark.parametrize(("text", "keyword"), [
+    ("JOB A a.sub\nSPLICE S nope.dag\n", "SPLICE"), ("JOB A a.sub\nINCLUDE nope.inc\n", "INCLUDE"),
+    ("JOB A a.sub\nSPLICE S sub DIR .\n", "SPLICE"),
+])
+def test_a_splice_or_include_that_cannot_be_read_is_refused_at_its_line(tmp_path: Path, text: str,
+                                                                         keyword: str) -> None:
+    (tmp_path / "sub").mkdir()
+    error = _refused(write(tmp_path, text))
+    assert (error.path, error.line) == (str(tmp_path / "wf.dag"), 2)
+    assert keyword in str(error) and str(error.value).startswith(str(tmp_path))
+
+
 def test_deep_distinct_includes_are_bounded(tmp_path: Path) -> None:
     for i in range(200):
         write(tmp_path, f"INCLUDE d{i + 1}.dag\n", f"d{i}.dag")

@@ -56,6 +56,7 @@ def _parse_splice(f: DagFile, words: list[str]) -> None:
         raise f.error("unexpected words after SPLICE", "SPLICE name file [DIR d]", " ".join(words[3:]))
     path = resolve(directory, file_name)
     _check_nesting(f, path, "SPLICE")
+    _check_readable(f, path, "SPLICE")
     if name in f.splices or f.prefix + name in f.dag.nodes:
         raise f.error("duplicate splice name", "node and splice names are unique", name)
     sub = DagFile(path, directory, f.prefix + name + "+", f.dag, (*f.stack, path))
@@ -83,10 +84,17 @@ def _check_nesting(f: DagFile, path: str, keyword: str) -> None:
                       path)
 
 
+def _check_readable(f: DagFile, path: str, keyword: str) -> None:
+    """A SPLICE or INCLUDE file that cannot be read is an error at the line naming it."""
+    if not os.access(path, os.R_OK) or os.path.isdir(path):
+        raise f.error(f"cannot read the {keyword} file", f"the {keyword} file exists and is readable", path)
+
+
 def _parse_include(f: DagFile, words: list[str]) -> None:
     """INCLUDE: the file's commands are this file's (its nodes, splices and command order shared)."""
     path = file_option(f, words, "INCLUDE")
     _check_nesting(f, path, "INCLUDE")
+    _check_readable(f, path, "INCLUDE")
     sub = DagFile(path, f.dir, f.prefix, f.dag, (*f.stack, path))
     sub.splices, sub.pins, sub.pin_in, sub.pin_out = f.splices, f.pins, f.pin_in, f.pin_out
     sub.local, sub.nested, sub.order = f.local, f.nested, f.order
