@@ -112,7 +112,7 @@ def test_unknown_profile_key_is_warned_with_the_nearest_key() -> None:
     ('tr B {\n site X {\n  pfn\n }\n}', 4, 2, "a pfn is a word or a quoted string"),
     ('tr B {\n site X {\n  arch "x86"\n }\n}', 2, 7, "every site entry has a pfn"),
     ("tr B {\n  bogus\n}", 2, 3, "a tr block holds profiles and sites"),
-    ('tr B {\n site X {\n  pfn "/b"\n  type "WEIRD"\n }\n}', 2, 7, "type is INSTALLED or STAGEABLE"),
+    ('tr B {\n site X {\n  pfn "/b"\n  type "WEIRD"\n }\n}', 4, 8, "type is INSTALLED or STAGEABLE"),
     ('tr B {\n site X {\n  pfn "/b\n }\n}', 3, 7, "strings close on the same line"),
     ("tr B {\n site X { pfn /b }", 2, 18, "expected 'profile', 'site' or '}'"),
     ("siteX a b", 1, 1, "site transformation pfn type [sysinfo [profiles]]"),
@@ -179,3 +179,13 @@ def test_fuzz_only_format_errors(text: str) -> None:
 def test_split_fqn_inverts_fqn(parts: tuple[str | None, str, str | None]) -> None:
     namespace, name, version = parts
     assert split_fqn(Transformation(name, namespace, version).fqn) == parts
+
+
+@pytest.mark.parametrize(("text", "line", "value"), [
+    ('tr t {\n  site s {\n    pfn "/x"\n    type "INSTALED"\n  }\n}\n', 4, "INSTALED"),
+    ('tr t {\n  site s {\n    type stagable\n    pfn "/x"\n  }\n}\n', 3, "stagable"),
+])
+def test_a_bad_type_is_named_at_its_own_line(text: str, line: int, value: str) -> None:
+    with pytest.raises(FormatError) as caught:
+        loads_text_tc(text)
+    assert (caught.value.line, caught.value.value) == (line, value)

@@ -170,6 +170,7 @@ class _Parser:
         name = self.value("site name")
         self.expect("{")
         fields: dict[str, str] = {}
+        tokens: dict[str, _Token | None] = {}  # where each field's value is, for an error about it
         profiles: dict[str, dict[str, object]] = {}
         while True:
             token = self.next("a site entry or '}'")
@@ -179,6 +180,7 @@ class _Parser:
             if key == "profile":
                 self.profile(profiles)
             elif key in _SITE_KEYS:
+                tokens[key] = self.ahead
                 fields[key] = self.value(key)
             else:
                 raise self.error("unknown site entry", "site entries are " + ", ".join(sorted(_SITE_KEYS)),
@@ -187,7 +189,7 @@ class _Parser:
             raise self.error(f"site '{name}' has no pfn", "every site entry has a pfn", name_token)
         kind = fields.get("type", "INSTALLED").lower()
         if kind not in ("installed", "stageable"):
-            raise self.error("bad transformation type", "type is INSTALLED or STAGEABLE", name_token)
+            raise self.error("bad transformation type", "type is INSTALLED or STAGEABLE", tokens["type"])
         return TransformationSite(
             name=name, pfn=fields["pfn"], type=kind,  # type: ignore[arg-type]
             arch=_ARCH.get(fields.get("arch", "").lower(), fields.get("arch")) if "arch" in fields else None,
