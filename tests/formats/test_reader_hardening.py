@@ -362,3 +362,20 @@ def test_an_integer_of_4300_digits_is_still_read() -> None:
     from sheaf.model._profiles import stringify
 
     assert stringify(int("9" * 4300)) == "9" * 4300
+
+
+@pytest.mark.parametrize(("job", "line", "value"), [
+    ("  id: [1, 2]\n  uses:\n  - {lfn: a, type: input}\n", 5, "list"),
+    ("  id: ID1\n  uses:\n  - lfn: a\n    type: outputt\n", 9, "outputt"),
+    ("  id: ID1\n  uses:\n  - {lfn: a, type: [input]}\n", 8, "list"),
+    ("  id: ID1\n  arguments: [-a, {x: 1}]\n", 6, "dict"),
+    ("  id: ID1\n  arguments: [-a, null]\n", 6, "null"),
+])
+def test_a_malformed_job_names_what_is_wrong_in_it(tmp_path: Path, job: str, line: int, value: str) -> None:
+    """The error shows the offending value itself (a list or mapping by its type), not a neighbour
+    used to find the job's line."""
+    path = tmp_path / "wf.yml"
+    path.write_text(f'pegasus: "5.0"\nname: w\njobs:\n- type: job\n  name: t\n{job}')
+    with pytest.raises(FormatError) as caught:
+        formats.read_workflow(path)
+    assert (caught.value.line, caught.value.value) == (line, value)

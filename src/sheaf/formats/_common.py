@@ -179,17 +179,22 @@ class TextSource:
         return locate(self.text, value, key=key, nth=nth)
 
     def error(self, cls: type[InputError], message: str, *, rule: str, value: Any = None,
-              key: str | None = None, nth: int = 1, show_value: bool = True) -> InputError:
+              key: str | None = None, nth: int = 1, show_value: bool = True,
+              offending: Any = None) -> InputError:
+        """The error located where ``value`` (after ``key``) is; it shows ``offending`` when given (the
+        value itself cannot be found in the text: a list, a mapping), else ``value``."""
         pos = self.where(value, key, nth)
         line, column = pos or (None, None)
+        if offending is not None:
+            return cls(message, rule=rule, value=offending, path=self.path, line=line, column=column)
         if show_value:
             return cls(message, rule=rule, value=value, path=self.path, line=line, column=column)
         return cls(message, rule=rule, path=self.path, line=line, column=column)
 
     def fail(self, message: str, *, rule: str, value: Any = None, key: str | None = None,
-             nth: int = 1, show_value: bool = True) -> NoReturn:
+             nth: int = 1, show_value: bool = True, offending: Any = None) -> NoReturn:
         raise self.error(FormatError, message, rule=rule, value=value, key=key, nth=nth,
-                         show_value=show_value)
+                         show_value=show_value, offending=offending)
 
     def warn(self, message: str, *, value: Any = None, key: str | None = None) -> None:
         if self.warnings is None or message in self._said:

@@ -286,7 +286,8 @@ def _diagnose(raw: Any, src: TextSource, index: int) -> None:
     if anchor is None:
         src.fail(f"{where} has no 'id'" if jid is None else f"the 'id' of {where} must be a single value",
                  rule="every job has an id", value=raw.get("name") or raw.get("file"),
-                 key="name" if raw.get("name") else "file", show_value=raw.get("name") is not None)
+                 key="name" if raw.get("name") else "file", show_value=False,
+                 offending=None if jid is None else shown(jid))
     where = f"job '{to_text(anchor)}'"
     for key in raw:
         if key not in _JOB_KEYS:
@@ -326,7 +327,7 @@ def _diagnose_fields(raw: dict[str, Any], src: TextSource, where: str, anchor: A
     for arg in args or ():
         if arg is None or isinstance(arg, (dict, list)):
             src.fail(f"an argument of {where} is not a single value", rule="arguments are scalars",
-                     value=anchor, key="id")
+                     value=anchor, key="id", offending="null" if arg is None else shown(arg))
 
 
 def _diagnose_use(use: Any, src: TextSource, where: str, anchor: Any) -> None:
@@ -336,9 +337,12 @@ def _diagnose_use(use: Any, src: TextSource, where: str, anchor: Any) -> None:
     lfn = use.get("lfn")
     if lfn is None or isinstance(lfn, (dict, list)):
         src.fail(f"a use of {where} has no 'lfn'", rule="a use has an lfn", value=anchor, key="id")
-    if not isinstance(use.get("type"), str) or use["type"] not in _USE_TYPES:
+    kind = use.get("type")
+    if not isinstance(kind, str) or kind not in _USE_TYPES:
+        found = isinstance(kind, str) and bool(kind)  # a typed word is found where it is, else by the lfn
         src.fail(f"use of '{to_text(lfn)}' by {where} must have type input, output or checkpoint",
-                 rule="a use's type is input|output|checkpoint", value=to_text(lfn))
+                 rule="a use's type is input|output|checkpoint", value=kind if found else to_text(lfn),
+                 key="type" if found else None, offending="no type" if kind is None else shown(kind))
     for key in ("stageOut", "registerReplica", "optional", "bypass", "forPlanning"):
         if key in use and not isinstance(use[key], bool):
             src.fail(f"'{key}' of the use of '{to_text(lfn)}' by {where} must be true or false",
