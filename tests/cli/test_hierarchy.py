@@ -72,6 +72,10 @@ def test_the_chapters_pegasus_workflow_job_runs_as_printed(tmp_path: Path) -> No
     assert "CATEGORY blackdiamond.yml_ID0000001 subwf" in dag
     # the dagman profile MAXJOBS is the child DAG's throttle, where DAGMan reads it
     assert "DAGMAN_MAX_JOBS_SUBMITTED = 10" in one(submit / "jobs", "ID0000001.dag.config").read_text()
+    # the sub-workflow job's task ran, as a DAG: a succeeded task, none left incomplete
+    stats = json.loads(sheaf("statistics", str(submit), "--json", cwd=tmp_path).stdout)
+    tasks = stats["summary"][0]
+    assert tasks["failed"] == tasks["incomplete"] == 0 and tasks["succeeded"] == tasks["total"] > 1
 
 
 def test_the_chapters_condor_workflow_job_runs_in_its_dir(tmp_path: Path) -> None:

@@ -51,6 +51,11 @@ from sheaf.monitor._tasks import TaskRecord, read_task_records
 _ACTIVE = frozenset({"pre", "submitted", "post", "pre_ready", "post_ready", "pre_deferred", "post_deferred",
                      "ready"})
 _TORN = "a torn record (the prefix of one)"
+#: the jobs that run one task of their own -> the transformation its run is recorded under (None: the
+#: job's): a sub-workflow job's task is the abstract job it plans, run as a DAG (pegasus-statistics'
+#: ``condor::dagman``)
+_TASK_RUNNERS: dict[str, str | None] = {"compute": None, "subworkflow": "condor::dagman",
+                                        "subdag": "condor::dagman"}
 _TAIL = 4096  # bytes of a failed attempt's stdout and stderr kept
 _INSERT_INSTANCE = ("INSERT INTO job_instance (job_instance_id, job_id, job_submit_seq, sched_id, submitted) "
                     "VALUES (?, ?, ?, ?, ?)")
@@ -506,7 +511,7 @@ class Loader:
         meta = self._meta[node]
         if meta.aggregator is not None:
             self._cluster_tasks(node, meta, iid, info)
-        elif meta.type_desc == "compute" and meta.tasks:
+        elif meta.type_desc in _TASK_RUNNERS and meta.tasks:
             started = info.get("started")
             ended = info.get("ended")
             if not isinstance(started, float) or not isinstance(ended, float):
@@ -514,7 +519,8 @@ class Loader:
             code = info.get("exit") if "exit" in info else -int(info.get("signal", 0))  # type: ignore[call-overload]
             if host is None and info.get("slot"):
                 host = self._host(meta.site, str(info["slot"]))
-            self._invocation_rows.append((iid, 1, meta.tasks[0], meta.transformation, None, started,
+            transformation = _TASK_RUNNERS[meta.type_desc] or meta.transformation
+            self._invocation_rows.append((iid, 1, meta.tasks[0], transformation, None, started,
                                           ended - started, code, host))
 
     def _cluster_tasks(self, node: str, meta: JobMeta, iid: int, info: dict[str, object]) -> None:
