@@ -292,3 +292,9 @@ def test_save_point_file_may_name_a_node_declared_later(tmp_path: Path) -> None:
     assert dag.nodes["C"].save_point == str(tmp_path / "sub" / "c.save")
     with pytest.raises(FormatError, match="unknown node"):
         parse_dag(str(write(tmp_path, "SAVE_POINT_FILE Z\nJOB A a.sub\n", "bad.dag")))
+
+
+def test_a_vars_macro_defined_twice_is_warned_about_and_the_last_wins(tmp_path: Path) -> None:
+    dag = parse_dag(str(write(tmp_path, 'JOB A a.sub\nVARS A m="foo" n="x"\nVARS A m="bar"\n')))
+    assert dag.nodes["A"].vars["m"] == "bar" and dag.nodes["A"].vars["n"] == "x"
+    assert dag.warnings == [f"{tmp_path / 'wf.dag'}:3: VARS macro m of node A is defined more than once"]

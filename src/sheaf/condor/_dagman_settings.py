@@ -19,7 +19,7 @@ __all__ = ["SETTINGS", "apply_later", "apply_setting", "parse_setting", "set_don
 import os
 import re
 
-from sheaf.condor._dagman_file import DagFile, dag_int, resolve
+from sheaf.condor._dagman_file import DagFile, dag_int, resolve, warn
 from sheaf.condor._dagman_records import ALL_NODES, NodeSpec, Script
 from sheaf.errors import FormatError
 
@@ -83,7 +83,10 @@ def apply_setting(f: DagFile, keyword: str, words: list[str], specs: list[NodeSp
         mode, entries = _vars_entries(f, words)
         for spec in specs:
             for key, value in entries:
-                if spec.var_order.get(key, -1) < order:
+                before = spec.var_order.get(key, -1)
+                if before >= 0:  # DAGMan warns, and the later definition (in file order) wins
+                    warn(f, f"VARS macro {key} of node {spec.name} is defined more than once")
+                if before < order:
                     spec.vars[key], spec.var_modes[key], spec.var_order[key] = value, mode, order
         return
     prop = _property(f, keyword, words)
