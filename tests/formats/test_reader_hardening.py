@@ -379,3 +379,16 @@ def test_a_malformed_job_names_what_is_wrong_in_it(tmp_path: Path, job: str, lin
     with pytest.raises(FormatError) as caught:
         formats.read_workflow(path)
     assert (caught.value.line, caught.value.value) == (line, value)
+
+
+@pytest.mark.parametrize(("version", "warned"), [('"4.0"', True), ("3.6", True), ('"5.0"', False),
+                                                 ("5.0", False)])
+def test_a_pegasus_version_other_than_5_is_warned_about(tmp_path: Path, version: str, warned: bool) -> None:
+    path = tmp_path / "wf.yml"
+    path.write_text(f"pegasus: {version}\nname: w\njobs:\n- {{type: job, name: t, id: ID1}}\n")
+    warnings: list[str] = []
+    formats.read_workflow(path, warnings=warnings)
+    found = [w for w in warnings if "another format than Pegasus 5" in w]
+    expected = (f"{path}:1: 'pegasus: {version.strip(chr(34))}' names another format than Pegasus 5's "
+                "YAML, which sheaf reads; reading it as 5.0")
+    assert found == ([expected] if warned else [])

@@ -227,7 +227,12 @@ HEADER_KEYS = frozenset({"apiLang", "createdBy", "createdOn"})
 
 
 def check_header(src: TextSource, data: dict[str, Any]) -> None:
-    """Warn about ``x-pegasus`` fields found at the top level: a misindented ``x-pegasus:`` block."""
+    """Warn about a ``pegasus`` version other than 5.x (sheaf reads Pegasus 5's YAML formats), and
+    about ``x-pegasus`` fields found at the top level: a misindented ``x-pegasus:`` block."""
+    version = data.get("pegasus")
+    if version is not None and not str(version).strip().startswith("5"):
+        src.warn(f"'pegasus: {version}' names another format than Pegasus 5's YAML, which sheaf reads; "
+                 "reading it as 5.0", value=version, key="pegasus")
     misplaced = [key for key in data if key in HEADER_KEYS]
     if misplaced:
         empty = " and 'x-pegasus' is empty" if "x-pegasus" in data and not data["x-pegasus"] else ""
