@@ -62,8 +62,9 @@ class Inputs:
     #: ``workflow``, ``properties`` (the layers, joined by ``os.pathsep``), ``tc``, ``sc``, ``rc`` ->
     #: the file read, or ``None``.
     paths: Mapping[str, str | None] = field(default_factory=dict)
-    #: the directories a ``Directory`` replica catalog names (``_catalog_files.replica_directories``):
-    #: searched for inputs as ``--input-dir`` directories are
+    #: directories searched for inputs, as ``--input-dir`` ones are: ``load_inputs`` gives those a
+    #: ``Directory`` replica catalog names (``_catalog_files.replica_directories``); ``sheaf.app`` puts
+    #: the command line's before them
     input_dirs: tuple[str, ...] = ()
 
     def locate(self, exc: ValidationError) -> ValidationError:
