@@ -11,7 +11,7 @@ newest of which a rescue run reads and the next of which a failed run writes -- 
 
 from __future__ import annotations
 
-__all__ = ["find_dag", "newest_rescue", "next_rescue", "state_paths"]
+__all__ = ["MAX_RESCUE_DEFAULT", "find_dag", "newest_rescue", "next_rescue", "state_paths"]
 
 import glob
 import os
@@ -56,7 +56,11 @@ def newest_rescue(dag_path: str, multi: bool = False) -> str | None:
     return max(found)[1] if found else None
 
 
-def next_rescue(dag_path: str, multi: bool = False, limit: int = 100) -> str:
+#: DAGMAN_MAX_RESCUE_NUM's default
+MAX_RESCUE_DEFAULT = 100
+
+
+def next_rescue(dag_path: str, multi: bool = False, limit: int = MAX_RESCUE_DEFAULT) -> str:
     """The rescue DAG a run writes: numbered one more than the newest, at most ``limit`` (see the
     module docstring)."""
     newest = newest_rescue(dag_path, multi)

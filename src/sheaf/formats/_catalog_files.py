@@ -104,8 +104,9 @@ def replica_directories(properties: Properties, here: Path, warnings: list[str])
                          rule="pegasus.catalog.replica = Directory needs pegasus.catalog.replica.directory")
     directory = under(here, named.strip())
     if not directory.is_dir() or os.pathsep in str(directory):
-        raise InputError("the directory of the Directory replica catalog does not exist",
-                         rule="pegasus.catalog.replica.directory is a directory", value=str(directory))
+        raise InputError("the directory of the Directory replica catalog does not exist, or its name "
+                         f"holds {os.pathsep!r}", rule="pegasus.catalog.replica.directory is a directory",
+                         value=str(directory))
     for key, default in _DIRECTORY_DEFAULTS.items():
         value = properties.get_str(key)
         if value is not None and value.strip().lower() != default:

@@ -44,7 +44,7 @@ from sheaf.engine import (
 from sheaf.errors import InputError
 from sheaf.monitor._hooks import HookRunner, Hooks
 from sheaf.monitor._jobfiles import JobFiles, job_files
-from sheaf.monitor._meta import JobMeta, read_hooks, read_meta, run_ids
+from sheaf.monitor._meta import SUBWORKFLOW_TRANSFORMATION, JobMeta, read_hooks, read_meta, run_ids
 from sheaf.monitor._schema import connect, events_db_path, remove
 from sheaf.monitor._tasks import TaskRecord, read_task_records
 
@@ -54,8 +54,8 @@ _TORN = "a torn record (the prefix of one)"
 #: the jobs that run one task of their own -> the transformation its run is recorded under (None: the
 #: job's): a sub-workflow job's task is the abstract job it plans, run as a DAG (pegasus-statistics'
 #: ``condor::dagman``)
-_TASK_RUNNERS: dict[str, str | None] = {"compute": None, "subworkflow": "condor::dagman",
-                                        "subdag": "condor::dagman"}
+_TASK_RUNNERS: dict[str, str | None] = {"compute": None, "subworkflow": SUBWORKFLOW_TRANSFORMATION,
+                                        "subdag": SUBWORKFLOW_TRANSFORMATION}
 _TAIL = 4096  # bytes of a failed attempt's stdout and stderr kept
 _INSERT_INSTANCE = ("INSERT INTO job_instance (job_instance_id, job_id, job_submit_seq, sched_id, submitted) "
                     "VALUES (?, ?, ?, ?, ?)")

@@ -12,8 +12,8 @@ rescue's) are the plan.json jobs of that group only.
 
 from __future__ import annotations
 
-__all__ = ["JobMeta", "Plan", "PlanJob", "PlanProfiles", "RunMeta", "braindump", "plan_json", "read_hooks",
-           "read_meta", "run_ids"]
+__all__ = ["SUBWORKFLOW_TRANSFORMATION", "JobMeta", "Plan", "PlanJob", "PlanProfiles", "RunMeta", "braindump",
+           "plan_json", "read_hooks", "read_meta", "run_ids"]
 
 import getpass
 import os
@@ -25,6 +25,9 @@ from typing import Any
 import msgspec
 
 from sheaf.engine import Dag
+
+#: what a sub-workflow job's runs are recorded under, as pegasus-statistics names a DAG's
+SUBWORKFLOW_TRANSFORMATION = "condor::dagman"
 
 
 @dataclass(frozen=True, slots=True)

@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sheaf.monitor._events import RunView
+from sheaf.monitor._meta import SUBWORKFLOW_TRANSFORMATION
 from sheaf.monitor._status import tree_views
 
 _AUX = {
@@ -49,8 +50,8 @@ _AUX = {
     "inter_site": "pegasus::transfer",
     "cleanup": "pegasus::cleanup",
     "register": "pegasus::rc-client",
-    "subworkflow": "condor::dagman",
-    "subdag": "condor::dagman",
+    "subworkflow": SUBWORKFLOW_TRANSFORMATION,
+    "subdag": SUBWORKFLOW_TRANSFORMATION,
 }
 _SUB = ("subworkflow", "subdag")
 

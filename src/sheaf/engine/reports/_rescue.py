@@ -15,7 +15,7 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from sheaf.engine._paths import next_rescue
+from sheaf.engine._paths import MAX_RESCUE_DEFAULT, next_rescue
 from sheaf.engine.reports._files import RESUME_HINT, write_atomic
 from sheaf.errors import StorageError
 
@@ -73,7 +73,7 @@ def rescue_text(dag_files: Iterable[str], nodes: Iterable[RescueNode], reset_ret
 
 
 def write_rescue(dag_path: str, text: str, multi: bool = False, path: str | None = None,
-                 limit: int = 100) -> str:
+                 limit: int = MAX_RESCUE_DEFAULT) -> str:
     """Write a rescue DAG atomically: to ``path`` (the run's own, when it writes a second time: DAGMan
     overwrites it) or a new ``<dag>.rescueNNN`` numbered one more than the newest, at most ``limit``."""
     if path is None:

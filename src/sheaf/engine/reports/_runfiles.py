@@ -35,6 +35,7 @@ from sheaf.condor import Dag
 from sheaf.engine._dagid import PARENT_ID_VARIABLE, dagman_id
 from sheaf.engine._events import Change, Finish, WriteSavePoint
 from sheaf.engine._nodes import futile_nodes
+from sheaf.engine._paths import MAX_RESCUE_DEFAULT
 from sheaf.engine._runconfig import MAX_RESCUE_NUM, config_bool, config_clamped
 from sheaf.engine.reports._dot import DotFile
 from sheaf.engine.reports._files import remove_stale_temporaries, write_atomic
@@ -143,7 +144,7 @@ class RunFiles:
 
     def write_rescue(self, machine: DagState, now: float) -> str | None:
         """The rescue DAG written, or ``None`` under ``DAGMAN_MAX_RESCUE_NUM = 0`` (none is written)."""
-        limit = config_clamped(self.dag, "DAGMAN_MAX_RESCUE_NUM", 100, MAX_RESCUE_NUM)
+        limit = config_clamped(self.dag, "DAGMAN_MAX_RESCUE_NUM", MAX_RESCUE_DEFAULT, MAX_RESCUE_NUM)
         if limit == 0:
             return None
         nodes = [RescueNode(name, node.state == "done", node.state == "failed", node.spec.final,
