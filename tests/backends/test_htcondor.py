@@ -197,3 +197,7 @@ def test_the_run_commands_dagman_options_reach_condor_submit_dag(plan: Path, dag
     arguments = submit["arguments"].split()
     assert flag in arguments and "-MaxJobs" in arguments and "-MaxIdle" not in arguments
     assert submit["My.JobBatchName"] == '"my batch"'
+    assert "-UseDagDir" not in arguments
+    own_dir = condor_submit_dag_options(DagmanOptions(usedagdir=True))
+    assert own_dir == {"UseDagDir": True}
+    assert "-UseDagDir" in render_dag_submit(str(plan / "blackdiamond.dag"), own_dir)["arguments"].split()

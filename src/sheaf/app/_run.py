@@ -112,7 +112,8 @@ def condor_submit_dag_options(dagman: DagmanOptions) -> dict[str, int | bool | s
     """The options given, under ``htcondor2.Submit.from_dag``'s names for condor_submit_dag's."""
     given = {"MaxJobs": dagman.maxjobs, "MaxIdle": dagman.maxidle, "MaxPre": dagman.maxpre,
              "MaxPost": dagman.maxpost, "Priority": dagman.priority, "PostRun": dagman.always_run_post,
-             "BatchName": dagman.batch_name, "SuppressNotification": dagman.suppress_notification}
+             "BatchName": dagman.batch_name, "SuppressNotification": dagman.suppress_notification,
+             "UseDagDir": dagman.usedagdir or None}
     return {key: value for key, value in given.items() if value is not None}
 
 
