@@ -52,24 +52,26 @@ def read_text(path: str, what: str) -> str:
     return text
 
 
-def logical_lines(text: str) -> list[tuple[int, str]]:
+def logical_lines(text: str, slashes: bool = False) -> list[tuple[int, str]]:
     """HTCondor's line reading for DAG files and submit descriptions: lines stripped, a line ending in
     ``\\`` continues on the next (``\\`` and line break become one space), blank lines and ``#`` comment
     lines dropped.  Each logical line comes with the number of its first physical line.  A comment
-    line inside a continuation ends nothing: it is skipped, as HTCondor's reader skips it."""
+    line inside a continuation ends nothing: it is skipped, as HTCondor's reader skips it.  With
+    ``slashes`` a line starting ``//`` is a comment line too, as in a DAG file."""
+    comment = ("#", "//") if slashes else "#"
     out: list[tuple[int, str]] = []
     pending: list[str] = []
     start = 0
     for number, raw in enumerate(text.splitlines(), 1):
         line = raw.strip()
         if not pending:
-            if not line or line[0] == "#":
+            if not line or line.startswith(comment):
                 continue
             if line[-1] != "\\":  # the common case, a line of its own: no joining
                 out.append((number, line))
                 continue
             start = number
-        elif line.startswith("#"):
+        elif line.startswith(comment):
             continue
         if line.endswith("\\"):
             pending.append(line[:-1].rstrip())

@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sheaf.condor._dagman import Dag, parse_dag
+from sheaf.condor._dagman_file import DagFile, bare, split_words
 from sheaf.errors import FormatError
 
 DATA = Path(__file__).parent / "data" / "dagman"
@@ -226,3 +227,29 @@ def test_a_vars_line_with_junk_after_many_blanks_is_refused_in_linear_time(tmp_p
 
     good = min(read('b="2"') for _ in range(3))
     assert read("x") < 20 * good + 0.2
+
+
+def _quoted(word: str, quote: str) -> str:
+    return quote + word.replace("\\", "\\\\").replace(quote, "\\" + quote) + quote
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.text(alphabet=" \ta'\"\\/b.", min_size=1, max_size=8), st.sampled_from("\"'")),
+                min_size=1, max_size=5))
+def test_quoted_words_read_back_as_written(pieces: list[tuple[str, str]]) -> None:
+    """Any words, each quoted with an escaped backslash and quote, read back as they were; the word
+    DAGMan keeps holds its quotes."""
+    line = " ".join(_quoted(word, quote) for word, quote in pieces)
+    f = DagFile("x.dag", ".", "", Dag("x.dag", {}, {}, {}, {}, {}), ())
+    words = split_words(f, line)
+    assert [bare(w) for w in words] == [word for word, _ in pieces]
+    assert [str(w)[0] + str(w)[-1] for w in words] == [quote * 2 for _, quote in pieces]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(alphabet="ab.+/-_=", min_size=1, max_size=6), min_size=1, max_size=6),
+       st.sampled_from([" ", "\t", "  \t "]))
+def test_unquoted_words_split_at_blanks(words: list[str], gap: str) -> None:
+    f = DagFile("x.dag", ".", "", Dag("x.dag", {}, {}, {}, {}, {}), ())
+    assert split_words(f, gap.join(words)) == words
+    assert split_words(f, gap.join([*words, "'q r'"]))[-1] == "'q r'"

@@ -297,6 +297,19 @@ def test_working_directories_of_subdags_splices_and_dag_files(tmp_path: Path) ->
     assert log.read_text() == f"sub X {inner}\n"
 
 
+def test_a_quoted_directory_and_submit_file_with_blanks(tmp_path: Path) -> None:
+    """``NODE A "my job.sub" DIR 'my dir'``: quoted names hold blanks, the job runs in that directory;
+    ``//`` starts a comment line."""
+    log = tmp_path / "where.log"
+    spaced = tmp_path / "my dir"
+    spaced.mkdir()
+    _where(spaced, "my job.sub", "spaced", log)
+    (tmp_path / "wf.dag").write_text("// comment\nNODE A \"my job.sub\" DIR 'my dir'\n")
+    done = sheaf_run(tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert log.read_text() == f"spaced A {spaced}\n"
+
+
 def test_a_job_with_no_priority_anywhere_has_jobprio_0(tmp_path: Path) -> None:
     """condor_submit gives every job a JobPrio (0 unless set), so $$([JobPrio]) always expands."""
     log = tmp_path / "prio.log"

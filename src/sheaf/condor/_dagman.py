@@ -1,8 +1,11 @@
 """The DAGMan input file: ``<name>.dag`` as pegasus-plan (or a person) writes it, parsed into a :class:`Dag`.
 
-Grammar (one command per line; keywords case-insensitive; ``#`` starts a comment line)::
+Grammar (one command per line; keywords case-insensitive, ``-`` and ``_`` alike in them; ``#`` or
+``//`` starts a comment line; a word in quotes may hold blanks, and a file or directory name loses its
+quotes)::
 
     JOB name submit [DIR d] [NOOP] [DONE]        FINAL name submit [DIR d] [NOOP]
+    NODE name submit [DIR d] [NOOP] [DONE]       (NODE: HTCondor's newer name for JOB)
     SERVICE name submit [DIR d] [NOOP]          PROVISIONER name submit [DIR d]
     SUBDAG EXTERNAL name dagfile [DIR d] [NOOP] [DONE]
     SPLICE name dagfile [DIR d]                  INCLUDE file
@@ -38,7 +41,16 @@ from typing import Literal
 
 from sheaf._gc import gc_paused
 from sheaf.condor._dagman_commands import COMMANDS, connect_splices
-from sheaf.condor._dagman_file import DagFile, dag_int, file_option, read_lines, resolve
+from sheaf.condor._dagman_file import (
+    DagFile,
+    bare,
+    dag_int,
+    dag_keyword,
+    file_option,
+    read_lines,
+    resolve,
+    split_words,
+)
 from sheaf.condor._dagman_nodes import parse_declaration
 from sheaf.condor._dagman_records import Dag, DotOptions, InlineDescription, NodeSpec, Rescue, Script
 from sheaf.condor._dagman_settings import SETTINGS, apply_later, apply_setting, parse_setting, set_done
@@ -48,10 +60,10 @@ from sheaf.model import cycle_in, kahn_levels
 def _parse_splice(f: DagFile, words: list[str]) -> None:
     if len(words) < 3:
         raise f.error("a splice needs a name and a DAG file", "SPLICE name file [DIR d]", " ".join(words))
-    name, file_name = words[1], words[2]
+    name, file_name = words[1], bare(words[2])
     directory = f.dir
-    if len(words) == 5 and words[3].upper() == "DIR":
-        directory = resolve(f.dir, words[4])
+    if len(words) == 5 and dag_keyword(words[3]) == "DIR":
+        directory = resolve(f.dir, bare(words[4]))
     elif len(words) != 3:
         raise f.error("unexpected words after SPLICE", "SPLICE name file [DIR d]", " ".join(words[3:]))
     path = resolve(directory, file_name)
@@ -142,15 +154,22 @@ _KNOWN = ("JOB, FINAL, SERVICE, PROVISIONER, SUBDAG EXTERNAL, SPLICE, SUBMIT-DES
           "SAVE_POINT_FILE, CONNECT, PIN_IN, PIN_OUT, REJECT")
 
 
+#: commands whose text after their first words DAGMan reads as it is written, quotes and all (a script's
+#: arguments, VARS values, ENV and SET_JOB_ATTR assignments): their lines are not split at quotes
+_RAW_TEXT = frozenset({"SCRIPT", "VARS", "ENV", "SET_JOB_ATTR"})
+
+
 def _parse_body(f: DagFile) -> None:
     lines = read_lines(f)
     i = 0
     while i < len(lines):
         f.lineno, words, f.current = lines[i]
         i += 1
-        keyword = words[0].upper()
-        if keyword in ("JOB", "FINAL", "SERVICE", "PROVISIONER", "SUBDAG", "SUBMIT-DESCRIPTION"):
-            i = parse_declaration(f, keyword, lines, i)
+        keyword = dag_keyword(words[0])
+        if keyword not in _RAW_TEXT and ('"' in f.current or "'" in f.current):
+            words = split_words(f, f.current)
+        if keyword in ("JOB", "NODE", "FINAL", "SERVICE", "PROVISIONER", "SUBDAG", "SUBMIT_DESCRIPTION"):
+            i = parse_declaration(f, "JOB" if keyword == "NODE" else keyword, words, lines, i)
         elif keyword == "SPLICE":
             _parse_splice(f, words)
         elif keyword == "INCLUDE":

@@ -19,7 +19,7 @@ import re
 from collections.abc import Callable
 
 from sheaf._text import read_text
-from sheaf.condor._dagman_file import DagFile, dag_int, file_option, resolve
+from sheaf.condor._dagman_file import DagFile, bare, dag_int, dag_keyword, file_option, resolve
 from sheaf.condor._dagman_records import ALL_NODES, DotOptions
 from sheaf.condor._dagman_settings import set_save_point
 from sheaf.errors import FormatError
@@ -38,11 +38,11 @@ def _parse_jobstate_log(f: DagFile, words: list[str]) -> None:
 
 def _parse_node_status_file(f: DagFile, words: list[str]) -> None:
     dag = f.dag
-    timed = len(words) > 2 and words[2].upper() != "ALWAYS-UPDATE"
+    timed = len(words) > 2 and dag_keyword(words[2]) != "ALWAYS_UPDATE"
     secs = float(dag_int(f, words[2], "update time", low=0)) if timed else 60.0
     if dag.node_status_file is None:
         dag.node_status_file = (file_option(f, words, "NODE_STATUS_FILE"), secs)
-        dag.node_status_always = words[-1].upper() == "ALWAYS-UPDATE"
+        dag.node_status_always = dag_keyword(words[-1]) == "ALWAYS_UPDATE"
 
 
 def _parse_config(f: DagFile, words: list[str]) -> None:
@@ -75,13 +75,13 @@ def _parse_dot(f: DagFile, words: list[str]) -> None:
     update, overwrite, include = False, True, None
     i = 2
     while i < len(words):
-        word = words[i].upper()
-        if word in ("UPDATE", "DONT-UPDATE"):
+        word = dag_keyword(words[i])
+        if word in ("UPDATE", "DONT_UPDATE"):
             update = word == "UPDATE"
-        elif word in ("OVERWRITE", "DONT-OVERWRITE"):
+        elif word in ("OVERWRITE", "DONT_OVERWRITE"):
             overwrite = word == "OVERWRITE"
         elif word == "INCLUDE" and i + 1 < len(words):
-            include = resolve(f.dir, words[i + 1])
+            include = resolve(f.dir, bare(words[i + 1]))
             i += 1
         else:
             raise f.error("unknown DOT option",
@@ -121,7 +121,7 @@ def _parse_set_job_attr(f: DagFile, words: list[str]) -> None:
 
 
 def _parse_save_point(f: DagFile, words: list[str]) -> None:
-    if len(words) not in (2, 3) or words[1].upper() == ALL_NODES:
+    if len(words) not in (2, 3) or dag_keyword(words[1]) == ALL_NODES:
         raise f.error("bad SAVE_POINT_FILE", "SAVE_POINT_FILE node [file] (one node, not ALL_NODES)",
                       " ".join(words))
     spec = f.dag.nodes.get(f.prefix + words[1])
@@ -132,7 +132,7 @@ def _parse_save_point(f: DagFile, words: list[str]) -> None:
 
 
 def _parse_pin(f: DagFile, words: list[str]) -> None:
-    keyword = words[0].upper()
+    keyword = dag_keyword(words[0])
     if len(words) != 3:
         raise f.error(f"bad {keyword}", f"{keyword} node pin-number", " ".join(words))
     number = dag_int(f, words[2], "pin number", low=1)

@@ -5,11 +5,18 @@ includer's node list, splices and command order (its commands are the includer's
 its own, with its name as the prefix of its nodes.  Numbers are read as DAGMan reads them, into a C
 ``int``; a file named in a command is resolved against the directory of the file that names it.
 Warnings (what sheaf does not carry out) are kept once each, as ``file:line: message``.
+
+Words, as DAGMan's lexer reads them: blanks separate them; a quote (``"`` or ``'``) runs to the same
+quote, blanks included, a backslash within it taking the next character as it is.  A word keeps its
+quotes where DAGMan keeps them (a node name), and loses them where DAGMan reads a file or a directory
+(:func:`bare`).  Keywords are case-insensitive and ``-`` is ``_`` in them (:func:`dag_keyword`:
+``ABORT-DAG-ON`` is ``abort_dag_on``).  A line starting ``#`` or ``//`` is a comment.
 """
 
 from __future__ import annotations
 
-__all__ = ["INT_MAX", "INT_MIN", "DagFile", "dag_int", "file_option", "read_lines", "resolve", "warn"]
+__all__ = ["INT_MAX", "INT_MIN", "DagFile", "Quoted", "bare", "dag_int", "dag_keyword", "file_option",
+           "read_lines", "resolve", "split_words", "warn"]
 
 import functools
 import os
@@ -72,14 +79,81 @@ def resolve(base: str, name: str) -> str:
 
 
 def read_lines(f: DagFile, what: str = "DAG file") -> list[tuple[int, list[str], str]]:
-    """Logical lines (``\\`` continues a line, as DAGMan's reader does), split into words."""
-    return [(number, line.split(), line) for number, line in logical_lines(read_text(f.path, what))]
+    """Logical lines (``\\`` continues a line, as DAGMan's reader does), split at blanks (a line with
+    quotes is split again by :func:`split_words` where its command's words may be quoted)."""
+    return [(number, line.split(), line) for number, line in logical_lines(read_text(f.path, what), True)]
+
+
+def dag_keyword(word: str) -> str:
+    """A keyword as DAGMan compares it: case-insensitive, ``-`` and ``_`` the same."""
+    return word.upper().replace("-", "_")
+
+
+class Quoted(str):
+    """A word written with quotes: the word as DAGMan keeps it (quotes kept, escapes read), and
+    ``bare``, the word without its quotes."""
+
+    bare: str
+
+
+def bare(word: str) -> str:
+    """``word`` without its quotes: a file or directory name as DAGMan reads it."""
+    return word.bare if isinstance(word, Quoted) else word
+
+
+def split_words(f: DagFile, line: str) -> list[str]:
+    """``line``'s words, quotes read (module docstring); an unclosed quote is an error."""
+    if '"' not in line and "'" not in line:
+        return line.split()
+    words: list[str] = []
+    kept: list[str] = []
+    plain: list[str] = []
+    quote = ""
+    escaped = quoted = False
+    for char in line:
+        if escaped:
+            kept.append(char)
+            plain.append(char)
+            escaped = False
+        elif quote:
+            if char == "\\":
+                escaped = True
+            elif char == quote:
+                kept.append(char)
+                quote = ""
+            else:
+                kept.append(char)
+                plain.append(char)
+        elif char in " \t\r":
+            if kept:
+                words.append(_word(kept, plain, quoted))
+                kept, plain, quoted = [], [], False
+        elif char in "\"'":
+            kept.append(char)
+            quote = char
+            quoted = True
+        else:
+            kept.append(char)
+            plain.append(char)
+    if quote:
+        raise f.error("a quote is not closed", "a quoted word ends with the quote it starts with", line)
+    if kept:
+        words.append(_word(kept, plain, quoted))
+    return words
+
+
+def _word(kept: list[str], plain: list[str], quoted: bool) -> str:
+    if not quoted:
+        return "".join(kept)
+    word = Quoted("".join(kept))
+    word.bare = "".join(plain)
+    return word
 
 
 def file_option(f: DagFile, words: list[str], keyword: str) -> str:
     if len(words) < 2:
         raise f.error(f"{keyword} needs a file name", f"{keyword} file", " ".join(words))
-    return resolve(f.dir, words[1])
+    return resolve(f.dir, bare(words[1]))
 
 
 def warn(f: DagFile, message: str) -> None:

@@ -1,36 +1,22 @@
-"""Node declarations of a DAG file: JOB, FINAL, SUBDAG EXTERNAL and SUBMIT-DESCRIPTION.
+"""Node declarations of a DAG file: JOB (or NODE), FINAL, SUBDAG EXTERNAL and SUBMIT-DESCRIPTION.
 
-A declaration names the node and its submit file (double-quoted when the name holds blanks, as in
-DAGMan), or opens an inline description (``{`` ... ``}``, or ``@=TAG`` ... ``@TAG``) whose lines are
-kept, numbered as lines of the DAG file, for the engine to read as a submit description; the node
-options (``DIR``, ``NOOP``, ``DONE``) follow the file name or the closing token.  A node's
+A declaration names the node and its submit file (quoted when the name holds blanks, as the ``DIR``
+directory may be), or opens an inline description (``{`` ... ``}``, or ``@=TAG`` ... ``@TAG``) whose
+lines are kept, numbered as lines of the DAG file, for the engine to read as a submit description; the
+node options (``DIR``, ``NOOP``, ``DONE``) follow the file name or the closing token. A node's
 ``description`` names a SUBMIT-DESCRIPTION until ``parse_dag`` finds there is none of that name (a
-submit file after all).  Node names are unique; ``+`` (the splice separator), ``ALL_NODES``,
-``PARENT`` and ``CHILD`` are not node names; only the top DAG file (or its INCLUDEs) has a FINAL node.
+submit file after all). Node names are unique; ``+`` (the splice separator), ``ALL_NODES``, ``PARENT``
+and ``CHILD`` are not node names; only the top DAG file (or its INCLUDEs) has a FINAL node.
 """
 
 from __future__ import annotations
 
 __all__ = ["parse_declaration"]
 
-from sheaf.condor._dagman_file import DagFile, resolve, warn
+from sheaf.condor._dagman_file import DagFile, bare, dag_keyword, resolve, split_words, warn
 from sheaf.condor._dagman_records import ALL_NODES, InlineDescription, NodeSpec
 
 _NODE_RULE = "JOB name submit-file|{ inline description } [DIR d] [NOOP] [DONE]"
-
-
-def _node_words(f: DagFile, line: str, words: list[str]) -> list[str]:
-    """A node line's words (``words``: the line split at blanks); the submit file may be double-quoted
-    (a name holding blanks), as in DAGMan."""
-    if len(words) < 3 or not words[2].startswith('"'):
-        return words
-    head = line.split(None, 2)
-    if len(head) == 3 and head[2].startswith('"'):
-        end = head[2].find('"', 1)
-        if end < 0:
-            raise f.error("unterminated quoted file name", _NODE_RULE, head[2])
-        return [head[0], head[1], head[2][1:end], *head[2][end + 1:].split()]
-    return line.split()
 
 
 def _inline_end(token: str) -> str | None:
@@ -53,9 +39,9 @@ def _inline(f: DagFile, lines: list[tuple[int, list[str], str]], index: int, ope
     start = f.lineno
     body: list[tuple[int, str]] = []
     for i in range(index, len(lines)):
-        number, words, line = lines[i]
+        number, _words, line = lines[i]
         if line == end or line.startswith((end + " ", end + "\t")):
-            return InlineDescription(name, f.path, tuple(body)), words[1:], i + 1
+            return InlineDescription(name, f.path, tuple(body)), split_words(f, line)[1:], i + 1
         body.append((number, line))
     f.lineno = start
     raise f.error("inline submit description not closed", f"an inline description ends with a line '{end}'",
@@ -67,16 +53,16 @@ def _parse_node_decl(f: DagFile, words: list[str], *, subdag: bool, final: bool,
                      provisioner: bool = False) -> None:
     if len(words) < 3:
         raise f.error("a node needs a name and a file", _NODE_RULE, " ".join(words))
-    name, file_name, rest = words[1], words[2], words[3:]
+    name, file_name, rest = words[1], bare(words[2]), words[3:]
     if inline is not None:
         file_name = inline.name
     directory = f.dir
     flags: set[str] = set()
     i = 0
     while i < len(rest):
-        word = rest[i].upper()
+        word = dag_keyword(rest[i])
         if word == "DIR" and i + 1 < len(rest):
-            directory = resolve(f.dir, rest[i + 1])
+            directory = resolve(f.dir, bare(rest[i + 1]))
             i += 2
             continue
         if word in ("NOOP", "DONE") and not (final and word == "DONE"):
@@ -115,13 +101,13 @@ def _parse_node_decl(f: DagFile, words: list[str], *, subdag: bool, final: bool,
     f.local.append(full)
 
 
-def parse_declaration(f: DagFile, keyword: str, lines: list[tuple[int, list[str], str]], i: int) -> int:
-    """JOB, FINAL, SERVICE, PROVISIONER, SUBDAG EXTERNAL and SUBMIT-DESCRIPTION, which may open an
-    inline description."""
-    words = _node_words(f, f.current, lines[i - 1][1])
+def parse_declaration(f: DagFile, keyword: str, words: list[str], lines: list[tuple[int, list[str], str]],
+                      i: int) -> int:
+    """JOB (or NODE), FINAL, SERVICE, PROVISIONER, SUBDAG EXTERNAL and SUBMIT-DESCRIPTION, which may
+    open an inline description (``words``: the declaration's, ``lines[i]`` the line after it)."""
     subdag = keyword == "SUBDAG"
     if subdag:
-        if len(words) < 2 or words[1].upper() != "EXTERNAL":
+        if len(words) < 2 or dag_keyword(words[1]) != "EXTERNAL":
             raise f.error("SUBDAG must be EXTERNAL", "SUBDAG EXTERNAL name file", " ".join(words))
         words = words[1:]
     inline = None
@@ -130,10 +116,10 @@ def parse_declaration(f: DagFile, keyword: str, lines: list[tuple[int, list[str]
             raise f.error("text after the opening of an inline description",
                           "the opening { (or @=TAG) ends its line; node options follow the closing }",
                           " ".join(words[2:]))
-        name = words[1] if keyword == "SUBMIT-DESCRIPTION" else f"{f.prefix}{words[1]}-InlineDesc"
+        name = words[1] if keyword == "SUBMIT_DESCRIPTION" else f"{f.prefix}{words[1]}-InlineDesc"
         inline, rest, i = _inline(f, lines, i, words[2], name)
         words = [*words[:3], *rest]
-    if keyword == "SUBMIT-DESCRIPTION":
+    if keyword == "SUBMIT_DESCRIPTION":
         if inline is None or len(words) != 3:
             raise f.error("bad SUBMIT-DESCRIPTION", "SUBMIT-DESCRIPTION name { ... }", f.current)
         _add_description(f, inline)

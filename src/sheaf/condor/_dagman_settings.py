@@ -19,7 +19,7 @@ __all__ = ["SETTINGS", "apply_later", "apply_setting", "parse_setting", "set_don
 import os
 import re
 
-from sheaf.condor._dagman_file import DagFile, dag_int, resolve, warn
+from sheaf.condor._dagman_file import DagFile, bare, dag_int, dag_keyword, resolve, warn
 from sheaf.condor._dagman_records import ALL_NODES, NodeSpec, Script
 from sheaf.errors import FormatError
 
@@ -40,7 +40,7 @@ def set_done(f: DagFile, words: list[str]) -> None:
     not one of the commands it applies to)."""
     if len(words) != 2:
         raise f.error("bad DONE", "DONE node", " ".join(words))
-    if words[1].upper() == ALL_NODES:
+    if dag_keyword(words[1]) == ALL_NODES:
         raise f.error("DONE does not take ALL_NODES", "DONE names one node (ALL_NODES is not allowed)",
                       words[1])
     spec = f.dag.nodes.get(f.prefix + words[1])
@@ -56,7 +56,7 @@ def set_done(f: DagFile, words: list[str]) -> None:
 def _settings_target(f: DagFile, name: str) -> list[NodeSpec] | None:
     """The node named (None for ALL_NODES, resolved at the end of the file; [] for a node not
     declared yet: DAGMan reads node declarations first, so a command may come before its JOB line)."""
-    if name.upper() == ALL_NODES:
+    if dag_keyword(name) == ALL_NODES:
         return None
     spec = f.dag.nodes.get(f.prefix + name) or f.dag.services.get(f.prefix + name)
     return [] if spec is None else [spec]
@@ -67,7 +67,7 @@ def _property(f: DagFile, keyword: str, words: list[str]) -> str:
     return f"SCRIPT {_script_parts(f, words)[2]}" if keyword == "SCRIPT" else keyword
 
 
-_NOT_FOR_FINAL = ("RETRY", "PRIORITY", "CATEGORY", "ABORT-DAG-ON", "DONE")
+_NOT_FOR_FINAL = ("RETRY", "PRIORITY", "CATEGORY", "ABORT_DAG_ON", "DONE")
 
 
 def _final_error(f: DagFile, keyword: str, spec: NodeSpec) -> FormatError:
@@ -100,7 +100,7 @@ def apply_setting(f: DagFile, keyword: str, words: list[str], specs: list[NodeSp
 
 
 def _set_retry(f: DagFile, words: list[str], spec: NodeSpec) -> None:
-    if len(words) not in (3, 5) or (len(words) == 5 and words[3].upper() != "UNLESS-EXIT"):
+    if len(words) not in (3, 5) or (len(words) == 5 and dag_keyword(words[3]) != "UNLESS_EXIT"):
         raise f.error("bad RETRY", "RETRY node n [UNLESS-EXIT value]", " ".join(words))
     spec.retries = dag_int(f, words[2], "retry count", low=0)
     spec.unless_exit = dag_int(f, words[4], "UNLESS-EXIT value") if len(words) == 5 else None
@@ -186,13 +186,13 @@ def _set_abort(f: DagFile, words: list[str], spec: NodeSpec) -> None:
 def _set_tolerance(f: DagFile, words: list[str], spec: NodeSpec) -> None:
     """``TOLERANCE node value[%] [FAIL-FAST|WAIT]``: the proc failures a node's job list tolerates."""
     rule = "TOLERANCE node value[%] [FAIL-FAST|WAIT]"
-    if len(words) not in (3, 4) or (len(words) == 4 and words[3].upper() not in ("FAIL-FAST", "WAIT")):
+    if len(words) not in (3, 4) or (len(words) == 4 and dag_keyword(words[3]) not in ("FAIL_FAST", "WAIT")):
         raise f.error("bad TOLERANCE", rule, " ".join(words))
     percent = words[2].endswith("%")
     value = dag_int(f, words[2][:-1] if percent else words[2], "TOLERANCE value", low=0)
     if percent and value > 100:
         raise f.error("TOLERANCE percentage out of range", "a percentage is 0..100%", words[2])
-    spec.tolerance = (value, percent, words[3].upper() if len(words) == 4 else "")
+    spec.tolerance = (value, percent, dag_keyword(words[3]).replace("_", "-") if len(words) == 4 else "")
 
 
 _SCRIPT_RULE = ("SCRIPT [DEFER status time] [DEBUG file STDOUT|STDERR|ALL] PRE|POST|HOLD node "
@@ -243,7 +243,7 @@ def _set_script(f: DagFile, words: list[str], spec: NodeSpec) -> None:
 
 SETTINGS = {
     "RETRY": _set_retry, "SCRIPT": _set_script, "PRE_SKIP": _set_pre_skip,
-    "PRIORITY": _set_priority, "CATEGORY": _set_category, "ABORT-DAG-ON": _set_abort,
+    "PRIORITY": _set_priority, "CATEGORY": _set_category, "ABORT_DAG_ON": _set_abort,
     "TOLERANCE": _set_tolerance,
 }
 
@@ -268,7 +268,7 @@ def parse_setting(f: DagFile, keyword: str, words: list[str]) -> None:
 def set_save_point(f: DagFile, words: list[str], spec: NodeSpec) -> None:
     """``SAVE_POINT_FILE node [file]``: a bare file name goes to ``save_files/`` beside the (primary)
     DAG; a path is the DAG's directory's."""
-    name = words[2] if len(words) == 3 else f"{words[1]}-{os.path.basename(f.path)}.save"
+    name = bare(words[2]) if len(words) == 3 else f"{words[1]}-{os.path.basename(f.path)}.save"
     top = os.path.dirname(f.dag.path)
     spec.save_point = resolve(top if "/" in name else os.path.join(top, "save_files"), name)
 
