@@ -177,7 +177,8 @@ def test_tolerance_of_a_multi_proc_node(tmp_path: Path) -> None:
 
 def test_tolerance_holds_for_a_node_of_one_proc(tmp_path: Path) -> None:
     """The manual's TOLERANCE is the number of a node's jobs that may fail: with ``TOLERANCE A 1`` a node
-    whose single job fails succeeds (its POST script sees $RETURN 0), and so does the DAG-wide
+    whose single job fails succeeds (its POST script sees the failure's $RETURN 3, as DAGMan sets the
+    node's return value at a list's first failure), and so does the DAG-wide
     ``DAGMAN_NODE_JOB_FAILURE_TOLERANCE``; without one the failure stands."""
     out = tmp_path / "out.txt"
     (tmp_path / "bad.sub").write_text(_job("exit 3"))
@@ -187,7 +188,7 @@ def test_tolerance_holds_for_a_node_of_one_proc(tmp_path: Path) -> None:
                                      f"SCRIPT POST A /bin/sh {tmp_path / 'post.sh'} $RETURN\n")
     done = sheaf_run(tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert out.read_text().split() == ["post", "0", "B"]
+    assert out.read_text().split() == ["post", "3", "B"]
     strict = tmp_path / "strict"
     strict.mkdir()
     (strict / "bad.sub").write_text(_job("exit 3"))
@@ -305,6 +306,26 @@ def test_periodic_remove_of_one_proc_fails_the_node_unless_tolerated(tmp_path: P
     assert sorted(words) == ["OK", "OK", "post--1002", "post-0"]  # BAD's other procs were removed
     rescue = (tmp_path / "wf.dag.rescue001").read_text()
     assert "DONE OK\n" in rescue and "DONE BAD" not in rescue
+
+
+def test_post_script_macros_of_a_job_list(tmp_path: Path) -> None:
+    """A POST script of a node of three procs, one of which fails within the node's TOLERANCE and ends
+    last: DAGMan's macros about the job list (the manual's POST script macros; $RETURN is the failure's,
+    set after the last success, while the node's job succeeded)."""
+    out = tmp_path / "out.txt"
+    (tmp_path / "p.sub").write_text(
+        "universe = local\nexecutable = /bin/sh\n"
+        "arguments = \"-c 'if [ $(Process) -eq 1 ]; then sleep 2; exit 3; fi'\"\nqueue 3\n")
+    _script(tmp_path / "post.sh", f'echo "$@" >> {out}\n')
+    (tmp_path / "wf.dag").write_text(
+        "JOB A p.sub\nTOLERANCE A 1\nSCRIPT POST A post.sh $RETURN $SUCCESS $JOB_COUNT $JOBID $CLUSTERID "
+        "$EXIT_CODES $EXIT_CODE_COUNTS $EXIT_CODE_LIST $JOB_ABORT_COUNT\n")
+    done = subprocess.run([SHEAF, "run", str(tmp_path)], capture_output=True, text=True, check=False,
+                          timeout=120, env=_pool_config(tmp_path))
+    assert done.returncode == 0, done.stdout + done.stderr
+    ret, success, count, jobid, cluster, codes, counts, listed, aborted = out.read_text().split()
+    assert (ret, success, count, jobid, codes, counts, listed, aborted) == (
+        "3", "True", "3", f"{cluster}.2", "0,3", "0:2,3:1", "0,3,0", "0")
 
 
 def test_execute_event_is_written_when_the_job_starts_running(tmp_path: Path) -> None:

@@ -10,9 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from engine_machines import machine, of, submits, validate_every_machine
-from sheaf.engine._backend import Exited
+from sheaf.engine._backend import Exited, Removed
 from sheaf.engine._nodes import futile_nodes
-from sheaf.engine._procs import ProcGroups, Tolerance
+from sheaf.engine._procs import JobList, ProcGroups, Tolerance
 from sheaf.engine._state import (
     Cancel,
     Finish,
@@ -160,22 +160,41 @@ def test_tolerance_counts_failures_and_fail_fast_removes_the_rest() -> None:
     groups = ProcGroups()
     procs = [f"A#0.{i}" for i in range(4)]
     groups.start("A#0", procs, Tolerance(1))
-    assert groups.finished(_exited(procs[0], 3)) == (None, [])  # one failure: tolerated
-    ended, rest = groups.finished(_exited(procs[1], 5))  # two: the list failed, the rest removed
+    assert groups.finished(_exited(procs[0], 3)) == (None, [], None)  # one failure: tolerated
+    ended, rest, job_list = groups.finished(_exited(procs[1], 5))  # two: the list failed, the rest removed
     assert ended == _exited("A#0", 3) and rest == procs[2:]
+    assert job_list == JobList((3, 5, None, None), 3)  # the removed procs have no code
 
 
 def test_tolerance_wait_lets_the_rest_run_and_within_tolerance_succeeds() -> None:
     groups = ProcGroups()
     procs = [f"B#0.{i}" for i in range(4)]
     groups.start("B#0", procs, Tolerance(25, percent=True, fail_fast=False))  # 25% of 4: one
-    assert groups.finished(_exited(procs[0], 3)) == (None, [])
-    assert groups.finished(_exited(procs[1], 4)) == (None, [])  # failed, but WAIT: no removal
-    assert groups.finished(_exited(procs[2], 0)) == (None, [])
-    assert groups.finished(_exited(procs[3], 0)) == (_exited("B#0", 3), [])
+    assert groups.finished(_exited(procs[0], 3)) == (None, [], None)
+    assert groups.finished(_exited(procs[1], 4)) == (None, [], None)  # failed, but WAIT: no removal
+    assert groups.finished(_exited(procs[2], 0)) == (None, [], None)
+    # the list failed: the successes after it leave the first failure the return value
+    assert groups.finished(_exited(procs[3], 0)) == (_exited("B#0", 3), [], JobList((3, 4, 0, 0), 3))
     groups.start("B#1", procs[:2], Tolerance(1))
-    assert groups.finished(_exited(procs[0], 9)) == (None, [])
-    assert groups.finished(_exited(procs[1], 0)) == (_exited("B#1", 0), [])  # within tolerance: success
+    assert groups.finished(_exited(procs[0], 9)) == (None, [], None)
+    # within tolerance: success, and a success after the tolerated failure returns 0
+    assert groups.finished(_exited(procs[1], 0)) == (_exited("B#1", 0), [], JobList((9, 0), 0))
+
+
+def test_a_tolerated_failure_after_the_last_success_is_the_return_value() -> None:
+    """Dag::ProcessTerminatedEvent: the first failure sets the node's return value, a success while
+    the list has not failed sets it back to 0; a removed proc returns -1002, a signal -signal."""
+    groups = ProcGroups()
+    procs = [f"C#0.{i}" for i in range(3)]
+    groups.start("C#0", procs, Tolerance(1))
+    groups.finished(_exited(procs[2], 0))
+    groups.finished(_exited(procs[0], 0))
+    ended, _, job_list = groups.finished(_exited(procs[1], 7))
+    assert ended == _exited("C#0", 0) and job_list == JobList((0, 7, 0), 7)
+    groups.start("C#1", procs[:2], Tolerance(2))
+    groups.finished(Removed(procs[1], "periodic_remove"))
+    _, _, job_list = groups.finished(Exited(procs[0], None, 9, None, 1.0, 2.0))
+    assert job_list == JobList((-1, None), -1002)
 
 
 # ---- PROVISIONER: every other node waits until its job runs (dag.cpp ``_provisioner_ready``) -------

@@ -30,12 +30,14 @@ from sheaf._value import value_class
 class JobExited:
     node: str
     attempt: int
-    exit_code: int | None
+    exit_code: int | None     # a job list's: 0 when it succeeded, else its first failure's
     signal: int | None = None
     reason: str | None = None
     started: float = 0.0
     ended: float = 0.0
     slot: str | None = None
+    procs: tuple[int | None, ...] = ()  # a job list's procs' exit codes (None: removed); () for one job
+    returned: int | None = None  # a job list's DAGMan return value ($RETURN, ABORT-DAG-ON, UNLESS-EXIT)
 
 
 @value_class
@@ -75,6 +77,7 @@ class JobRemoved:
     node: str
     attempt: int
     reason: str
+    procs: tuple[int | None, ...] = ()  # as JobExited's: a job list whose first failure was a removal
 
 
 @value_class

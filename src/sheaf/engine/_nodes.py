@@ -107,12 +107,14 @@ class Node:
         "cluster",
         "held_procs",
         "history",
+        "job_failed",
         "job_return",
         "name",
         "order",
         "poisoned",
         "pre_return",
         "prio",
+        "procs",
         "reason",
         "seq",
         "spec",
@@ -133,7 +135,9 @@ class Node:
         self.attempt = 0
         self.unmet = 0
         self.history: list[Change] = []  # its story: the changes journaled
-        self.job_return: int | None = None
+        self.job_return: int | None = None  # DAGMan's return value of the node's job ($RETURN)
+        self.job_failed = False  # whether the job (list) failed: a list may succeed with a nonzero return
+        self.procs: tuple[int | None, ...] = ()  # a job list's procs' exit codes (JobExited.procs)
         self.pre_return: int | None = None
         self.cluster = 0
         self.reason: str | None = None

@@ -41,7 +41,7 @@ from sheaf.engine._backend import (
 from sheaf.engine._journal import Journal
 from sheaf.engine._nodejob import render_node, subdag_job
 from sheaf.engine._orphans import ATTEMPT_VARIABLE, attempt_token
-from sheaf.engine._procs import NO_TOLERANCE, ProcGroups, Tolerance
+from sheaf.engine._procs import NO_TOLERANCE, ProcGroups, Tolerance, proc_of
 from sheaf.engine._runconfig import config_bool, config_int
 from sheaf.engine._scripts import ScriptRunner
 from sheaf.engine._state import (
@@ -242,7 +242,7 @@ class EngineRun:
                 self.pending.append(ProvisionerReady())
             self.files.started_keys.add(target)
             now = self.clock()
-            starts.append(JobStart(event.time or now, target[0], target[1], _proc_of(event.key), event.slot))
+            starts.append(JobStart(event.time or now, target[0], target[1], proc_of(event.key), event.slot))
             if event.pid > 0 and event.start_ticks > 0:
                 self.journal.process(now, target[0], target[1], event.pid, event.start_ticks)
         self._ended_keys.clear()
@@ -409,7 +409,7 @@ class EngineRun:
                 if isinstance(event, Suspended | Released):  # the attempt goes on (held, queued again)
                     held = self.keys.get(event.key)
                     if held is not None:
-                        proc = _proc_of(event.key)
+                        proc = proc_of(event.key)
                         events.append(JobSuspended(held[0], held[1], event.reason, proc, event.code,
                                                    event.subcode) if isinstance(event, Suspended)
                                       else JobReleased(held[0], held[1], proc, event.reason))
@@ -420,17 +420,19 @@ class EngineRun:
                 if self._started is not None:
                     self._ended_keys[event.key] = target
                 grouped = event.key in self.procs
-                ended, rest = self.procs.finished(event)
+                ended, rest, job_list = self.procs.finished(event)
                 if grouped:
                     self._proc_ended(target[0], event, rest)
                 for one in rest:  # a held proc ends its node's cluster (DAGMan removes the others)
                     if self.keys.pop(one, None) is not None:
                         self.backend.cancel(one)
+                codes, returned = (job_list.codes, job_list.returned) if job_list else ((), None)
                 if isinstance(ended, Exited):
                     events.append(JobExited(target[0], target[1], ended.exit_code, ended.signal,
-                                            ended.reason, ended.started, ended.ended, ended.slot))
+                                            ended.reason, ended.started, ended.ended, ended.slot, codes,
+                                            returned))
                 elif isinstance(ended, Removed):
-                    events.append(JobRemoved(target[0], target[1], ended.reason))
+                    events.append(JobRemoved(target[0], target[1], ended.reason, codes))
                 elif ended is not None:  # None: other procs of the node still run
                     events.append(JobHeld(target[0], target[1], ended.reason))
         elif not events:
@@ -446,16 +448,16 @@ class EngineRun:
         now = self.clock()
         match event:
             case Exited():
-                self.proc_ends.append(ProcEnd(event.ended or now, node, _proc_of(event.key), event.exit_code,
+                self.proc_ends.append(ProcEnd(event.ended or now, node, proc_of(event.key), event.exit_code,
                                               event.signal, started=event.started, slot=event.slot))
             case Removed():
-                self.proc_ends.append(ProcEnd(now, node, _proc_of(event.key), removed=event.reason))
+                self.proc_ends.append(ProcEnd(now, node, proc_of(event.key), removed=event.reason))
             case Held():
-                self.proc_ends.append(ProcEnd(now, node, _proc_of(event.key), held=event.reason))
-        why = (f"Node Error: DAG node {node} (proc {_proc_of(event.key)}) reached failure tolerance"
+                self.proc_ends.append(ProcEnd(now, node, proc_of(event.key), held=event.reason))
+        why = (f"Node Error: DAG node {node} (proc {proc_of(event.key)}) reached failure tolerance"
                if not isinstance(event, Held) else f"Node Error: DAG node {node} has a proc that cannot run")
         removed = [one for one in removed if one in self.keys]
-        self.proc_ends.extend(ProcEnd(now, node, _proc_of(one), removed=why) for one in removed)
+        self.proc_ends.extend(ProcEnd(now, node, proc_of(one), removed=why) for one in removed)
         if self._started is not None:  # a start reported after the removal is still written first
             self._ended_keys.update((one, self.keys[one]) for one in removed)
 
@@ -531,8 +533,3 @@ def _grouped(instructions: list[Instruction]) -> Iterator[Instruction | _Cancels
         yield _Cancels(tuple(run))
 
 
-def _proc_of(key: str) -> int:
-    """The proc of a backend key: ``node#attempt`` (proc 0) or ``node#attempt.proc``."""
-    _, _, tail = key.rpartition("#")
-    _, dot, proc = tail.partition(".")
-    return int(proc) if dot else 0

@@ -8,12 +8,15 @@ For every script: ``$NODE``/``$JOB`` (the node's name), ``$RETRY`` (retries done
 time), ``$MAX_RETRIES``, ``$NODE_COUNT`` (every node, FINAL included), ``$QUEUED_COUNT`` (nodes whose
 job is in the queue), ``$DONE_COUNT``, ``$FAILED_COUNT``, ``$FUTILE_COUNT`` (nodes that can never run
 because a node they depend on failed), ``$DAGID`` (the DAG's DAGMan job id), ``$DAG_STATUS``.
-For POST scripts only, about the node's job: ``$JOBID`` (``cluster.proc``; ``-1.-1`` when nothing was
-submitted; a NOOP node's fake ``0.2147483647``), ``$CLUSTERID``, ``$JOB_COUNT`` (jobs submitted: 1,
-or 0), ``$SUCCESS`` (``True``/``False``), ``$RETURN`` (the job's exit code, ``-signal``, -1001 when it
-could not be submitted or never ran, -1004 after a failed PRE script), ``$EXIT_CODES``,
-``$EXIT_CODE_LIST`` and ``$EXIT_CODE_COUNTS`` (``code:count``; empty when the job has no exit code),
-``$JOB_ABORT_COUNT``, ``$PRE_SCRIPT_RETURN`` (-1 without a PRE script).
+For POST scripts only, about the node's job: ``$JOBID`` (``cluster.proc``, of the last proc of a job
+list; ``-1.-1`` when nothing was submitted; a NOOP node's fake ``0.2147483647``), ``$CLUSTERID``,
+``$JOB_COUNT`` (jobs submitted: the procs of a job list, else 1, or 0), ``$SUCCESS`` (``True`` when
+the job, or the job list within its failure tolerance, succeeded), ``$RETURN`` (the job's exit code,
+``-signal``, -1001 when it could not be submitted or never ran, -1004 after a failed PRE script; a
+job list's return value, ``_procs``), ``$EXIT_CODES`` (the codes the procs exited with, ascending, each
+once), ``$EXIT_CODE_COUNTS`` (``code:count``, ascending), ``$EXIT_CODE_LIST`` (each proc's code in
+proc order, nothing for a removed proc), ``$JOB_ABORT_COUNT`` (procs removed),
+``$PRE_SCRIPT_RETURN`` (-1 without a PRE script).
 
 Any other word starting with ``$``, and a POST-only macro in a PRE script, is *not* expanded and
 draws DAGMan's "unrecognized macro" warning, which ``DAGMAN_USE_STRICT`` >= 1 (DAGMan's default is 1)
@@ -27,6 +30,7 @@ from __future__ import annotations
 
 __all__ = ["check_scripts", "script_argv"]
 
+from collections import Counter
 from collections.abc import Callable
 from typing import Protocol
 
@@ -72,7 +76,7 @@ def _job_id(node: Node) -> tuple[int, int]:
         return (0, NOOP_PROC)
     if node.job_return == RETURN_PRE_FAILED or _never_submitted(node):
         return (-1, -1)
-    return (node.cluster, 0)
+    return (node.cluster, max(len(node.procs) - 1, 0))
 
 
 def _never_submitted(node: Node) -> bool:
@@ -80,23 +84,38 @@ def _never_submitted(node: Node) -> bool:
 
 
 def _exit_codes(node: Node) -> list[int]:
+    """The codes the node's procs exited with, in proc order (removed procs left out)."""
+    if node.procs:
+        return [code for code in node.procs if code is not None]
     value = node.job_return
     return [value] if value is not None and value >= 0 and not node.spec.noop else []
 
 
+def _code_counts(node: Node) -> str:
+    counts = Counter(_exit_codes(node))
+    return ",".join(f"{code}:{counts[code]}" for code in sorted(counts))
+
+
 def _aborted(node: Node) -> int:
+    if node.procs:
+        return node.procs.count(None)
     return int(node.job_return == RETURN_SUBMIT_FAILED and not _never_submitted(node))
+
+
+def _job_count(node: Node) -> int:
+    return len(node.procs) if node.procs else int(_job_id(node)[0] > 0)
 
 
 _POST: dict[str, Value] = {
     "$JOBID": lambda m, n: "{}.{}".format(*_job_id(n)),
     "$CLUSTERID": lambda m, n: str(_job_id(n)[0]),
-    "$JOB_COUNT": lambda m, n: str(int(_job_id(n)[0] > 0)),
-    "$SUCCESS": lambda m, n: "True" if n.job_return == 0 else "False",
+    "$JOB_COUNT": lambda m, n: str(_job_count(n)),
+    "$SUCCESS": lambda m, n: "False" if n.job_failed or n.job_return is None else "True",
     "$RETURN": lambda m, n: str(n.job_return if n.job_return is not None else -1),
-    "$EXIT_CODES": lambda m, n: ",".join(map(str, _exit_codes(n))),
-    "$EXIT_CODE_LIST": lambda m, n: ",".join(map(str, _exit_codes(n))),
-    "$EXIT_CODE_COUNTS": lambda m, n: ",".join(f"{c}:1" for c in _exit_codes(n)),
+    "$EXIT_CODES": lambda m, n: ",".join(map(str, sorted(set(_exit_codes(n))))),
+    "$EXIT_CODE_LIST": lambda m, n: ",".join("" if c is None else str(c) for c in n.procs) if n.procs
+    else ",".join(map(str, _exit_codes(n))),
+    "$EXIT_CODE_COUNTS": lambda m, n: _code_counts(n),
     "$PRE_SCRIPT_RETURN": lambda m, n: str(n.pre_return if n.pre_return is not None else -1),
     "$JOB_ABORT_COUNT": lambda m, n: str(_aborted(n)),
 }

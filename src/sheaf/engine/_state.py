@@ -381,8 +381,8 @@ class DagState:
                 self._on_hold(node, reason, proc, code, subcode)
             case JobReleased(proc=proc, reason=reason):
                 self._on_release(node, proc, reason)
-            case JobRemoved(reason=reason):
-                self._removed(node, reason)
+            case JobRemoved(reason=reason, procs=procs):
+                self._removed(node, reason, procs)
             case SubmitFailed(reason=reason):
                 node.reason = f"submit failed: {reason}"
                 node.poisoned = True  # DAGMan: a submit failure short-circuits the node's retries
@@ -423,14 +423,14 @@ class DagState:
             node.held_procs.discard(proc)
             self._note(node, {"released": True, "proc": proc, "release_reason": reason})
 
-    def _removed(self, node: Node, reason: str) -> None:
+    def _removed(self, node: Node, reason: str, procs: tuple[int | None, ...] = ()) -> None:
         node.reason = f"removed: {reason}"
-        self._job_finished(node, RETURN_ABORTED, {"reason": node.reason, "removed": True})
+        self._job_finished(node, RETURN_ABORTED, {"reason": node.reason, "removed": True}, procs=procs)
 
     def _on_job_exited(self, node: Node, event: JobExited) -> None:
         if event.ended > event.started:
             self.job_time += event.ended - event.started
-        value = _value(event.exit_code, event.signal)
+        own = _value(event.exit_code, event.signal)  # a job list's: 0, or its first failure's
         info: Details = {"started": event.started, "ended": event.ended}
         if event.exit_code is not None:
             info["exit"] = event.exit_code
@@ -440,18 +440,25 @@ class DagState:
             info["reason"] = event.reason
         if event.slot is not None:
             info["slot"] = event.slot
-        node.reason = event.reason or (f"exit code {value}" if value else None)
-        self._job_finished(node, value, info)
+        node.reason = event.reason or (f"exit code {own}" if own else None)
+        # a job list's success and its return value are apart (a tolerated failure may be returned)
+        value = own if event.returned is None else event.returned
+        self._job_finished(node, value, info, own != 0, event.procs)
 
-    def _job_finished(self, node: Node, value: int, info: Details) -> None:
+    def _job_finished(self, node: Node, value: int, info: Details, failed: bool | None = None,
+                      procs: tuple[int | None, ...] = ()) -> None:
+        """The node's job ended with DAGMan's return ``value``; ``failed``: whether it failed (by
+        default whether ``value`` is not 0; a job list's own, see ``_procs``)."""
         node.held_procs.clear()  # a held job that is removed gets no release event
         node.job_return = value
+        node.job_failed = value != 0 if failed is None else failed
+        node.procs = procs
         details: Details = {"return": value, **info}
         if node.spec.post is not None:
             self.transition(node, "post_ready", details)
         elif self.ending.abort_matches(self, node, value):
-            self.ending.abort(self, node, value, details, done=value == 0)
-        elif value == 0:
+            self.ending.abort(self, node, value, details, done=not node.job_failed)
+        elif not node.job_failed:
             node.value = 0
             self.transition(node, "done", details)
         else:
@@ -482,7 +489,7 @@ class DagState:
         elif value == 0:
             self.transition(node, "ready", info)
         elif self.limits.always_run_post and node.spec.post is not None:
-            node.job_return = RETURN_PRE_FAILED
+            node.job_return, node.job_failed, node.procs = RETURN_PRE_FAILED, True, ()
             self.transition(node, "post_ready", info)
         else:
             node.reason = f"PRE script exited with {value}"
