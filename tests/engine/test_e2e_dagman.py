@@ -310,6 +310,23 @@ def test_a_quoted_directory_and_submit_file_with_blanks(tmp_path: Path) -> None:
     assert log.read_text() == f"spaced A {spaced}\n"
 
 
+def test_retries_left_in_a_rescue_dag_restart_the_retry_count(tmp_path: Path) -> None:
+    """Under ``DAGMAN_RESET_RETRIES_UPON_RESCUE = False`` a rescue DAG's ``RETRY A n`` is the node's
+    retries left: DAGMan reads it as the node's RETRY count, so ``$(RETRY)`` starts at 0 again and
+    ``$MAX_RETRIES`` is n."""
+    log = tmp_path / "retry.log"
+    sub(tmp_path, "a.sub", "/bin/sh", f"-c 'echo job $(RETRY) >> {log}; exit 1'")
+    post = executable(tmp_path / "post.sh", f'#!/bin/sh\necho post "$1" "$2" >> {log}\nexit 1\n')
+    (tmp_path / "wf.dag").write_text(f"CONFIG wf.config\nJOB A a.sub\nRETRY A 3\n"
+                                     f"SCRIPT POST A {post} $RETRY $MAX_RETRIES\n")
+    (tmp_path / "wf.config").write_text("DAGMAN_RESET_RETRIES_UPON_RESCUE = False\n")
+    (tmp_path / "wf.dag.rescue001").write_text("# 2 of 3 retries already performed; 1 remaining\nRETRY A 1\n")
+    done = sheaf_run(tmp_path)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert log.read_text().splitlines() == ["job 0", "post 0 1", "job 1", "post 1 1"]
+    assert "RETRY A 0" in (tmp_path / "wf.dag.rescue002").read_text()
+
+
 def test_a_job_with_no_priority_anywhere_has_jobprio_0(tmp_path: Path) -> None:
     """condor_submit gives every job a JobPrio (0 unless set), so $$([JobPrio]) always expands."""
     log = tmp_path / "prio.log"

@@ -23,7 +23,7 @@ from sheaf._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from sheaf.condor._dagman import Dag, parse_dag, parse_rescue
-    from sheaf.condor._dagman_records import InlineDescription, NodeSpec, Script
+    from sheaf.condor._dagman_records import InlineDescription, NodeSpec, Rescue, Script
     from sheaf.condor._submit_lang import (
         Unwritable,
         check_line,
@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from sheaf.condor._submit_template import MacroSource, memoised_macros, template_of
 
 __all__: list[str] = [
-    "Dag", "InlineDescription", "MacroSource", "Macros", "NodeSpec", "Script", "SubmitDescription",
+    "Dag", "InlineDescription", "MacroSource", "Macros", "NodeSpec", "Rescue", "Script", "SubmitDescription",
     "Unwritable", "check_line", "classad_string", "effective_values", "memoised_macros", "parse_dag",
     "parse_rescue", "parse_submit", "parse_submit_lines", "queue_items", "quote_arguments",
     "quote_environment", "submit_error", "template_of",
@@ -48,7 +48,8 @@ __all__: list[str] = [
 
 # where each name lives: imported on first use (sheaf._lazy)
 _WHERE: dict[str, str] = {
-    "Script": "_dagman_records", "Dag": "_dagman", "InlineDescription": "_dagman_records",
+    "Script": "_dagman_records", "Rescue": "_dagman_records", "Dag": "_dagman",
+    "InlineDescription": "_dagman_records",
     "MacroSource": "_submit_template", "Macros": "_submit_macros", "NodeSpec": "_dagman_records",
     "SubmitDescription": "_submit_records", "Unwritable": "_submit_lang", "check_line": "_submit_lang",
     "classad_string": "_submit_lang", "effective_values": "_submit_lang",

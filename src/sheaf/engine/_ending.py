@@ -179,6 +179,6 @@ class Ending:
             return
         self._rescued = True
         done = tuple(n for n, node in machine.nodes.items() if node.state == "done" and not node.spec.final)
-        left = tuple((n, node.spec.retries - node.attempt) for n, node in machine.nodes.items()
-                     if node.state != "done" and node.spec.retries)
+        left = tuple((n, node.max_retries - node.attempt) for n, node in machine.nodes.items()
+                     if node.state != "done" and node.max_retries)
         machine.emit(WriteRescue(done, left, machine.failed_count))

@@ -17,7 +17,8 @@ Starting a run (``run_workflow``) decides where state comes from, as DAGMan does
   stay done, nodes journaled failed stay failed, nodes that were in flight run again with the same
   attempt number;
 * a journal whose last run ended in failure: a *rescue* run from the newest ``<dag>.rescueNNN``
-  (retries reset unless ``DAGMAN_RESET_RETRIES_UPON_RESCUE = False``);
+  (retries reset unless ``DAGMAN_RESET_RETRIES_UPON_RESCUE = False``, when a node's retries left
+  are its RETRY count, counted again from 0, as DAGMan reads a rescue DAG's ``RETRY`` lines);
 * a journal whose last run succeeded: nothing to do.
 
 Everything is validated before anything is written: the DAG file, its CONFIG, every submit
@@ -180,10 +181,10 @@ def _run_workflow(directory: str, backend: Backend | Callable[[], Backend], opti
                 on_warning(warning)
         if prior.ended is not None and prior.ended.succeeded:
             return _complete_result(dag, prior, paths["journal"])
-        source, done, failed, attempts = starting_point(dag, prior, multi)
+        source, done, failed, attempts, retry_limits = starting_point(dag, prior, multi)
         reasons = {n: r.reason for n, r in prior.nodes.items() if n in failed}
         machine = DagState(dag, limits, clock, done=done, failed=failed, attempts=attempts,
-                           next_cluster=prior.max_cluster + 1, reasons=reasons)
+                           next_cluster=prior.max_cluster + 1, reasons=reasons, retry_limits=retry_limits)
         machine.dag_id = dagman_id()
         _freeze_long_lived(dag)
         signals.hold()  # the backend and the killing of a killed engine's jobs: a stop waits for the run

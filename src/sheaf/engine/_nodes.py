@@ -109,6 +109,7 @@ class Node:
         "history",
         "job_failed",
         "job_return",
+        "max_retries",
         "name",
         "order",
         "poisoned",
@@ -133,6 +134,7 @@ class Node:
         self.seq = 0  # place among nodes of equal priority in its queue (see ReadyQueues.queue_ready)
         self.state: NodeState = "waiting"
         self.attempt = 0
+        self.max_retries = spec.retries  # RETRY's count; a rescue DAG's retries left (DagState)
         self.unmet = 0
         self.history: list[Change] = []  # its story: the changes journaled
         self.job_return: int | None = None  # DAGMan's return value of the node's job ($RETURN)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import fcntl
 import os
 
-from sheaf.condor import Dag, parse_rescue
+from sheaf.condor import Dag, Rescue, parse_rescue
 from sheaf.engine._journal import Replay
 from sheaf.engine._paths import newest_rescue
 from sheaf.engine._runconfig import config_bool
@@ -39,33 +39,40 @@ class RunLock:
 
 
 
-def starting_point(dag: Dag, prior: Replay,
-                    multi: bool = False) -> tuple[str, set[str], set[str], dict[str, int]]:
-    """(source, done, failed, attempts) for this run; see the module docstring."""
+def starting_point(dag: Dag, prior: Replay, multi: bool = False
+                   ) -> tuple[str, set[str], set[str], dict[str, int], dict[str, int]]:
+    """(source, done, failed, attempts, retry limits) for this run; see the module docstring.  The
+    retry limits are a rescue DAG's ``RETRY`` lines, read when ``DAGMAN_RESET_RETRIES_UPON_RESCUE`` is
+    false: as in DAGMan, a node's retries left become its RETRY count, and ``$(RETRY)`` starts at 0."""
     if prior.epochs and prior.ended is None:
         done = {n for n, r in prior.nodes.items() if r.state == "done" and n in dag.nodes}
-        done |= rescue_done(dag, prior.source)
+        rescue = _rescue_of(dag, prior.source)
+        done |= {n for n in rescue.done if n in dag.nodes} if rescue else set()
         failed = {n for n, r in prior.nodes.items() if r.state == "failed" and n in dag.nodes}
-        return "recovery", done, failed, {n: r.attempt for n, r in prior.nodes.items() if n in dag.nodes}
+        return ("recovery", done, failed, {n: r.attempt for n, r in prior.nodes.items() if n in dag.nodes},
+                _retry_limits(dag, rescue))
     rescue_path = newest_rescue(dag.path, multi)
     if rescue_path is None:
-        return "fresh", set(), set(), {}
+        return "fresh", set(), set(), {}, {}
     rescue = parse_rescue(rescue_path, dag)
-    attempts: dict[str, int] = {}
-    if not config_bool(dag, "DAGMAN_RESET_RETRIES_UPON_RESCUE", True):
-        attempts = {n: max(0, dag.nodes[n].retries - left) for n, left in rescue.retries.items()}
-    return f"rescue:{os.path.basename(rescue_path)}", set(rescue.done), set(), attempts
+    return f"rescue:{os.path.basename(rescue_path)}", set(rescue.done), set(), {}, _retry_limits(dag, rescue)
 
 
-def rescue_done(dag: Dag, source: str | None) -> set[str]:
-    """The nodes the rescue DAG a killed run started from marks done: a second witness of what its
+def _retry_limits(dag: Dag, rescue: Rescue | None) -> dict[str, int]:
+    if rescue is None or config_bool(dag, "DAGMAN_RESET_RETRIES_UPON_RESCUE", True):
+        return {}
+    return dict(rescue.retries)
+
+
+def _rescue_of(dag: Dag, source: str | None) -> Rescue | None:
+    """The rescue DAG a killed run started from: its DONE nodes are a second witness of what its
     ``B`` record lists, so damage to that record cannot make them run again."""
     if not source or not source.startswith("rescue:"):
-        return set()
+        return None
     path = os.path.join(os.path.dirname(dag.path), source[len("rescue:"):])
     if os.path.basename(path) != source[len("rescue:"):] or not os.path.isfile(path):
-        return set()
-    return {n for n in parse_rescue(path, dag).done if n in dag.nodes}
+        return None
+    return parse_rescue(path, dag)
 
 
 def damage_warnings(prior: Replay, journal_path: str) -> list[str]:

@@ -59,7 +59,7 @@ _ALL: dict[str, Value] = {
     "$NODE": lambda m, n: n.name,
     "$JOB": lambda m, n: n.name,
     "$RETRY": lambda m, n: str(n.attempt),
-    "$MAX_RETRIES": lambda m, n: str(n.spec.retries),
+    "$MAX_RETRIES": lambda m, n: str(n.max_retries),
     "$DAG_STATUS": lambda m, n: str(m.dag_status()),
     "$FAILED_COUNT": lambda m, n: str(m.failed_count),
     "$FUTILE_COUNT": lambda m, n: str(len(futile_nodes(m.dag, m.node_state))),

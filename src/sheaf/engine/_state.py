@@ -159,7 +159,8 @@ class DagState:
     def __init__(self, dag: Dag, limits: Limits, clock: Callable[[], float], *,
                  done: Iterable[str] = (), failed: Iterable[str] = (),
                  attempts: Mapping[str, int] | None = None, next_cluster: int = 1,
-                 reasons: Mapping[str, str | None] | None = None) -> None:
+                 reasons: Mapping[str, str | None] | None = None,
+                 retry_limits: Mapping[str, int] | None = None) -> None:
         self.dag = dag
         self.clock = clock
         self.limits = limits
@@ -184,6 +185,8 @@ class DagState:
         self.finished: Finish | None = None
         self.dag_id = 0  # DAGMan's job id of this run ($DAGID), set by the loop
         self.provisioning = False  # the other nodes wait for the PROVISIONER's job to run
+        for name, limit in (retry_limits or {}).items():
+            self.nodes[name].max_retries = limit
         self._restore(set(done), set(failed), attempts or {}, reasons or {})
 
     # -- set-up ---------------------------------------------------------------------------------
@@ -509,11 +512,11 @@ class DagState:
     def _failed(self, node: Node, value: int, info: Details) -> None:
         node.value = value
         spec = node.spec
-        if node.attempt < spec.retries and value != spec.unless_exit and not self.interrupted \
+        if node.attempt < node.max_retries and value != spec.unless_exit and not self.interrupted \
                 and not node.poisoned:
             node.attempt += 1
             self.retries += 1
-            self.retried.append((node.name, node.attempt, spec.retries))
+            self.retried.append((node.name, node.attempt, node.max_retries))
             why: Details = {"why": node.reason} if node.reason else {}
             target: NodeState = "pre_ready" if spec.pre is not None else "ready"
             self.queues.retry_first = self.limits.retry_node_first

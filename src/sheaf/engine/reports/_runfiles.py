@@ -148,7 +148,7 @@ class RunFiles:
         if limit == 0:
             return None
         nodes = [RescueNode(name, node.state == "done", node.state == "failed", node.spec.final,
-                            node.spec.retries, min(node.attempt, node.spec.retries), node.spec.unless_exit,
+                            node.max_retries, min(node.attempt, node.max_retries), node.spec.unless_exit,
                             node.reason, _weak_only(self.dag, name))
                  for name, node in machine.nodes.items()]
         reset = config_bool(self.dag, "DAGMAN_RESET_RETRIES_UPON_RESCUE", True)
@@ -165,7 +165,7 @@ class RunFiles:
         path = machine.nodes[save.node].spec.save_point
         assert path is not None
         done, failed = set(save.done), set(save.failed)
-        nodes = [RescueNode(name, name in done, name in failed, node.spec.final, node.spec.retries,
+        nodes = [RescueNode(name, name in done, name in failed, node.spec.final, node.max_retries,
                             reason=node.reason)
                  for name, node in machine.nodes.items()]
         text = rescue_text(self.dag_files, nodes, True, now, f"# Save file written at Start Node {save.node}")
