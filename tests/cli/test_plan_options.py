@@ -95,6 +95,14 @@ def test_abbreviated_long_options_define_anywhere_and_comma_lists(work: Path, tm
     assert (target / "diamond.dag").is_file()  # --basename names the per-workflow files
 
 
+def test_a_basename_that_is_no_file_name_is_made_one_with_a_warning(work: Path, tmp_path: Path) -> None:
+    result = plan("--dir", str(tmp_path), "-b", "../../evil")
+    assert result.exit_code == 0, result.output
+    target = submit_dir(result)
+    assert (target / "_.._evil.dag").is_file() and not list(tmp_path.parent.glob("evil*"))
+    assert "--basename '../../evil' is not a file name" in result.output
+
+
 def test_randomdir_is_acted_on_without_a_warning(work: Path, tmp_path: Path) -> None:
     result = plan("--dir", str(tmp_path), "--randomdir=xyz", "-q")
     assert result.exit_code == 0 and "--randomdir" not in result.output

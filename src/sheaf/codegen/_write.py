@@ -280,6 +280,9 @@ def _write_into(final: str, exec_wf: ExecutableWorkflow, basename: str | None,
     try:
         os.chmod(tmp, 0o755)
         writer = _Writer(exec_wf, layout, tmp, containers, options=dict(options), context=context)
+        if basename is not None and layout.name != basename:
+            writer.warnings.append(f"--basename {basename!r} is not a file name: the per-workflow files are "
+                                   f"named {layout.name!r} (letters, digits, '_', '.' and '-' only)")
         files = writer.write(jobs, edges)
         if placed:
             writer.put("output-map.in", pairs_text(placed))
