@@ -327,6 +327,17 @@ def test_retries_left_in_a_rescue_dag_restart_the_retry_count(tmp_path: Path) ->
     assert "RETRY A 0" in (tmp_path / "wf.dag.rescue002").read_text()
 
 
+def test_a_dag_refused_at_its_line_leaves_the_directory_as_it_was(tmp_path: Path) -> None:
+    """Bad input: one message with the file and line, exit 2, and nothing written (no events
+    database, no dagman.out, no journal)."""
+    sub(tmp_path, "a.sub")
+    (tmp_path / "wf.dag").write_text("JOB A a.sub\nPARENT A CHILD Z\n")
+    before = sorted(p.name for p in tmp_path.iterdir())
+    done = sheaf_run(tmp_path)
+    assert done.returncode == 2 and "wf.dag:2" in done.stderr and "Traceback" not in done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
 def test_a_job_with_no_priority_anywhere_has_jobprio_0(tmp_path: Path) -> None:
     """condor_submit gives every job a JobPrio (0 unless set), so $$([JobPrio]) always expands."""
     log = tmp_path / "prio.log"

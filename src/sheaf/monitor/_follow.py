@@ -37,6 +37,7 @@ import sqlite3
 import sys
 
 from sheaf._gc import freeze
+from sheaf.engine import state_paths
 from sheaf.monitor._events import register
 from sheaf.monitor._loader import Loader
 
@@ -48,6 +49,8 @@ def _null(value: None) -> None:
 def follow(dag_path: str, interval: float) -> int:
     # not niced: on a loaded machine a niced loader starves, and `sheaf run` waits for its last
     # catch-up (measured: seconds at load 10); its work is a few per cent of the engine's CPU
+    if not _journal_begun(state_paths(dag_path)["journal"], interval):
+        return 0  # a run refused before it began (bad input) leaves no database behind
     gc.disable()  # see the module docstring: collected after each catch-up instead
     sqlite3.register_adapter(type(None), _null)  # see the module docstring: NULLs
     loader = Loader(dag_path, hooks=True)
@@ -68,6 +71,17 @@ def follow(dag_path: str, interval: float) -> int:
                 return 0
     finally:
         loader.close()
+
+
+def _journal_begun(journal: str, interval: float) -> bool:
+    """Whether the engine's journal exists before ``sheaf run`` says the run is over (end of stdin)."""
+    ended = False
+    while not os.path.exists(journal):
+        if ended:
+            return False
+        ready, _, _ = select.select([sys.stdin], [], [], interval)
+        ended = bool(ready) and not os.read(sys.stdin.fileno(), 4096)
+    return True
 
 
 def main() -> int:
