@@ -297,6 +297,26 @@ def test_working_directories_of_subdags_splices_and_dag_files(tmp_path: Path) ->
     assert log.read_text() == f"sub X {inner}\n"
 
 
+def test_usedagdir_reads_each_splice_and_include_in_its_own_directory(tmp_path: Path) -> None:
+    """Under -usedagdir DAGMan parses every DAG file -- a SPLICE's and an INCLUDE's too -- in its own
+    directory: their submit files are found there and their nodes run there; a node's DIR is refused."""
+    log = tmp_path / "where.log"
+    for name in ("sp", "inc"):
+        (tmp_path / name).mkdir()
+        _where(tmp_path / name, "x.sub", name, log)
+    (tmp_path / "sp" / "s.dag").write_text("JOB X x.sub\n")
+    (tmp_path / "inc" / "i.dag").write_text("JOB Y x.sub\n")
+    (tmp_path / "top.dag").write_text("SPLICE S sp/s.dag\nINCLUDE inc/i.dag\n")
+    done = subprocess.run([SHEAF, "run", "top.dag", "--usedagdir"], cwd=tmp_path, capture_output=True,
+                          text=True, check=False, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert sorted(log.read_text().splitlines()) == [f"inc Y {tmp_path / 'inc'}", f"sp S+X {tmp_path / 'sp'}"]
+    (tmp_path / "dir.dag").write_text("JOB Z x.sub DIR sp\n")
+    refused = subprocess.run([SHEAF, "run", "dir.dag", "--usedagdir"], cwd=tmp_path, capture_output=True,
+                             text=True, check=False, timeout=120)
+    assert refused.returncode == 2 and "DIR cannot be used with -usedagdir" in refused.stderr
+
+
 def test_a_quoted_directory_and_submit_file_with_blanks(tmp_path: Path) -> None:
     """``NODE A "my job.sub" DIR 'my dir'``: quoted names hold blanks, the job runs in that directory;
     ``//`` starts a comment line."""

@@ -67,6 +67,8 @@ def _parse_splice(f: DagFile, words: list[str]) -> None:
     elif len(words) != 3:
         raise f.error("unexpected words after SPLICE", "SPLICE name file [DIR d]", " ".join(words[3:]))
     path = resolve(directory, file_name)
+    if f.dag.own_dirs:
+        directory = os.path.dirname(path)
     _check_nesting(f, path, "SPLICE")
     _check_readable(f, path, "SPLICE")
     if name in f.splices or f.prefix + name in f.dag.nodes:
@@ -104,10 +106,12 @@ def _check_readable(f: DagFile, path: str, keyword: str) -> None:
 
 def _parse_include(f: DagFile, words: list[str]) -> None:
     """INCLUDE: the file's commands are this file's (its nodes, splices and command order shared)."""
+    if len(words) > 2:
+        raise f.error("unexpected words after INCLUDE", "INCLUDE file", " ".join(words[2:]))
     path = file_option(f, words, "INCLUDE")
     _check_nesting(f, path, "INCLUDE")
     _check_readable(f, path, "INCLUDE")
-    sub = DagFile(path, f.dir, f.prefix, f.dag, (*f.stack, path))
+    sub = DagFile(path, os.path.dirname(path) if f.dag.own_dirs else f.dir, f.prefix, f.dag, (*f.stack, path))
     sub.splices, sub.pins, sub.pin_in, sub.pin_out = f.splices, f.pins, f.pin_in, f.pin_out
     sub.local, sub.nested, sub.order = f.local, f.nested, f.order
     sub.later, sub.connects = f.later, f.connects
@@ -220,7 +224,8 @@ def _cycle_of(dag: Dag) -> tuple[str, ...]:
     return tuple(cycle_in(sorted(blocked), dag.parents.__getitem__))
 
 
-def parse_dag(path: str, *more: str, read_vars: bool = True, base: str | None = None) -> Dag:
+def parse_dag(path: str, *more: str, read_vars: bool = True, base: str | None = None,
+              usedagdir: bool = False) -> Dag:
     """Parse a DAG file (with its splices, includes and CONFIG file) into a :class:`Dag`; with
     ``more`` files, all of them into one DAG as ``condor_submit_dag a.dag b.dag`` does: node names
     unique across the files, ALL_NODES per file, at most one FINAL node and one CONFIG file in all,
@@ -228,10 +233,12 @@ def parse_dag(path: str, *more: str, read_vars: bool = True, base: str | None = 
     VARS lines, unread and unchecked, for a reader of the DAG's shape that submits nothing
     (``sheaf predict``: a plan's DAG is largely its VARS lines).  ``base``: the directory the files'
     relative paths (submit files, DIR, SPLICE, INCLUDE, scripts) start from and nodes run in --
-    DAGMan's working directory; ``None`` takes each file's own directory (``-usedagdir``)."""
+    DAGMan's working directory; ``None`` takes each file's own directory.  ``usedagdir``
+    (``-usedagdir``, with ``base`` None): a SPLICE's and an INCLUDE's file in its own directory too,
+    and a node's ``DIR`` refused, as DAGMan parses then."""
     path = os.path.abspath(path)
     paths = (path, *(os.path.abspath(p) for p in more))
-    dag = Dag(path, {}, {}, {}, {}, {}, files=paths, vars_read=read_vars)
+    dag = Dag(path, {}, {}, {}, {}, {}, files=paths, vars_read=read_vars, own_dirs=usedagdir)
     with gc_paused():  # a few objects a line, no cycles among them
         for one in paths:
             where = os.path.abspath(base) if base is not None else os.path.dirname(one)

@@ -62,6 +62,9 @@ def _parse_node_decl(f: DagFile, words: list[str], *, subdag: bool, final: bool,
     while i < len(rest):
         word = dag_keyword(rest[i])
         if word == "DIR" and i + 1 < len(rest):
+            if f.dag.own_dirs:
+                raise f.error("DIR cannot be used with -usedagdir", "under -usedagdir a node runs in its DAG "
+                              "file's directory", " ".join(rest[i:i + 2]))
             directory = resolve(f.dir, bare(rest[i + 1]))
             i += 2
             continue

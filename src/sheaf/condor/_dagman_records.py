@@ -105,6 +105,7 @@ class Dag:
     services: dict[str, NodeSpec] = field(default_factory=dict)  # SERVICE nodes: beside the DAG, not in it
     provisioner: str | None = None  # the PROVISIONER node: every other node waits until its job runs
     vars_read: bool = True  # False: VARS lines were passed over (``parse_dag(..., read_vars=False)``)
+    own_dirs: bool = False  # -usedagdir: every DAG file (splices and INCLUDEs too) in its own directory
 
 
 @dataclass(frozen=True, slots=True)

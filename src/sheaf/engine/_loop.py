@@ -237,12 +237,13 @@ def _read_dags(directory: str, dag_files: Sequence[str], usedagdir: bool = False
     found = [find_dag(directory, f) for f in dag_files] if dag_files else [find_dag(directory, None)]
     names = tuple(os.path.basename(p) for p in found)
     base = None if usedagdir else directory
-    first = parse_dag(found[0], base=base)
+    first = parse_dag(found[0], base=base, usedagdir=usedagdir)
     if len(found) == 1:
         return found[0], first, names
-    if not munges_names(first):
-        return found[0], parse_dag(*found, base=base), names  # one name space, the files read in turn
-    return found[0], combine_dags([first, *(parse_dag(p, base=base) for p in found[1:])]), names
+    if not munges_names(first):  # one name space, the files read in turn
+        return found[0], parse_dag(*found, base=base, usedagdir=usedagdir), names
+    return found[0], combine_dags([first, *(parse_dag(p, base=base, usedagdir=usedagdir)
+                                            for p in found[1:])]), names
 
 
 def _stopped_result(directory: str, dag_files: Sequence[str], reason: str, elapsed: float) -> RunResult:
