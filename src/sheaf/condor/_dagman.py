@@ -145,7 +145,9 @@ def _parse_edges(f: DagFile, words: list[str]) -> None:
     if "CHILD" not in upper:
         raise f.error("PARENT without CHILD", "[WEAK] PARENT p... CHILD c...", " ".join(words))
     cut = upper.index("CHILD")
-    parents, children = words[1:cut], words[cut + 1:]
+    # a CHILD word after the first is passed over, as DAGMan's parser passes it
+    parents = words[1:cut]
+    children = [w for w, u in zip(words[cut + 1:], upper[cut + 1:], strict=True) if u != "CHILD"]
     if not parents or not children:
         raise f.error("PARENT and CHILD each need at least one node", "[WEAK] PARENT p... CHILD c...",
                       " ".join(words))

@@ -33,6 +33,8 @@ def _parse_maxjobs(f: DagFile, words: list[str]) -> None:
 
 
 def _parse_jobstate_log(f: DagFile, words: list[str]) -> None:
+    if len(words) > 2:
+        raise f.error("unexpected words after JOBSTATE_LOG", "JOBSTATE_LOG file", " ".join(words[2:]))
     f.dag.jobstate_log = f.dag.jobstate_log or file_option(f, words, "JOBSTATE_LOG")
 
 
@@ -46,6 +48,8 @@ def _parse_node_status_file(f: DagFile, words: list[str]) -> None:
 
 
 def _parse_config(f: DagFile, words: list[str]) -> None:
+    if len(words) > 2:
+        raise f.error("unexpected words after CONFIG", "CONFIG file", " ".join(words[2:]))
     path = file_option(f, words, "CONFIG")
     if f.dag.config_path is not None and f.dag.config_path != path:
         raise f.error("a second CONFIG file", "a DAG has at most one CONFIG file", words[1])

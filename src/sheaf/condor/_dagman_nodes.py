@@ -48,14 +48,8 @@ def _inline(f: DagFile, lines: list[tuple[int, list[str], str]], index: int, ope
                   opener)
 
 
-def _parse_node_decl(f: DagFile, words: list[str], *, subdag: bool, final: bool,
-                     inline: InlineDescription | None = None, service: bool = False,
-                     provisioner: bool = False) -> None:
-    if len(words) < 3:
-        raise f.error("a node needs a name and a file", _NODE_RULE, " ".join(words))
-    name, file_name, rest = words[1], bare(words[2]), words[3:]
-    if inline is not None:
-        file_name = inline.name
+def _node_options(f: DagFile, name: str, rest: list[str], final: bool) -> tuple[str, set[str]]:
+    """The node's directory and its NOOP/DONE flags, from the words after its file."""
     directory = f.dir
     flags: set[str] = set()
     i = 0
@@ -68,15 +62,39 @@ def _parse_node_decl(f: DagFile, words: list[str], *, subdag: bool, final: bool,
             directory = resolve(f.dir, bare(rest[i + 1]))
             i += 2
             continue
-        if word in ("NOOP", "DONE") and not (final and word == "DONE"):
-            flags.add(word)
+        if word in ("NOOP", "DONE"):
+            if final and word == "DONE":  # DAGMan's warning: a FINAL node always runs
+                warn(f, f"FINAL node {name} cannot be marked DONE; it runs")
+            else:
+                flags.add(word)
             i += 1
             continue
         raise f.error("unexpected word in node declaration", _NODE_RULE, rest[i])
+    return directory, flags
+
+
+def _check_name(f: DagFile, name: str, full: str) -> None:
+    if full in f.dag.nodes or full in f.dag.services:
+        raise f.error("duplicate node name", "node names are unique", name)
+    if name.upper() in (ALL_NODES, "PARENT", "CHILD"):
+        raise f.error("reserved node name", "ALL_NODES, PARENT and CHILD are no node names", name)
+    if "+" in name and f.dag.config.get("DAGMAN_ALLOW_ANY_NODE_NAME_CHARACTERS", "").strip().lower() \
+            not in ("true", "1", "yes"):
+        raise f.error("a node name holds an illegal character", "'+' joins a splice's name to its nodes' "
+                      "names: not in a node name (unless DAGMAN_ALLOW_ANY_NODE_NAME_CHARACTERS)", name)
+
+
+def _parse_node_decl(f: DagFile, words: list[str], *, subdag: bool, final: bool,
+                     inline: InlineDescription | None = None, service: bool = False,
+                     provisioner: bool = False) -> None:
+    if len(words) < 3:
+        raise f.error("a node needs a name and a file", _NODE_RULE, " ".join(words))
+    name, file_name = words[1], bare(words[2])
+    if inline is not None:
+        file_name = inline.name
+    directory, flags = _node_options(f, name, words[3:], final)
     full = f.prefix + name
-    if "+" in name or full in f.dag.nodes or full in f.dag.services \
-            or name.upper() in (ALL_NODES, "PARENT", "CHILD"):
-        raise f.error("duplicate or reserved node name", "node names are unique", name)
+    _check_name(f, name, full)
     spec = NodeSpec(full, resolve(directory, file_name), directory, f.lineno, f.path, subdag=subdag,
                     final=final, noop="NOOP" in flags, done="DONE" in flags)
     if inline is not None:

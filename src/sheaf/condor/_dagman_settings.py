@@ -21,7 +21,6 @@ import re
 
 from sheaf.condor._dagman_file import DagFile, bare, dag_int, dag_keyword, resolve, warn
 from sheaf.condor._dagman_records import ALL_NODES, NodeSpec, Script
-from sheaf.errors import FormatError
 
 _VARS_KEY = r"[A-Za-z_+][\w.+]*"
 # a value is a run of plain characters and backslash escapes, written "unrolled" (runs between
@@ -48,8 +47,7 @@ def set_done(f: DagFile, words: list[str]) -> None:
         f.order[0] += 1
         f.later.append(("DONE", words, f.lineno, f.current, f.order[0]))
         return
-    if spec.final:
-        raise _final_error(f, "DONE", spec)
+    check_kind(f, "DONE", spec)
     spec.done = True
 
 
@@ -67,14 +65,26 @@ def _property(f: DagFile, keyword: str, words: list[str]) -> str:
     return f"SCRIPT {_script_parts(f, words)[2]}" if keyword == "SCRIPT" else keyword
 
 
-_NOT_FOR_FINAL = ("RETRY", "PRIORITY", "CATEGORY", "ABORT_DAG_ON", "DONE")
+#: what DAGMan's parser refuses on a node that is no JOB (FINAL, SERVICE, PROVISIONER) -- DONE is a
+#: warning there, fatal under the default DAGMAN_USE_STRICT = 1 -- and ABORT-DAG-ON on a FINAL node
+_JOBS_ONLY = ("RETRY", "PRIORITY", "CATEGORY", "DONE", "SAVE_POINT_FILE")
+_NOT_FOR = {"FINAL": (*_JOBS_ONLY, "ABORT_DAG_ON"), "SERVICE": _JOBS_ONLY, "PROVISIONER": _JOBS_ONLY}
 
 
-def _final_error(f: DagFile, keyword: str, spec: NodeSpec) -> FormatError:
-    """DAGMan's parse.cpp refuses these on a FINAL node (DONE: a warning, fatal under the default
-    DAGMAN_USE_STRICT = 1)."""
-    return f.error(f"a FINAL node cannot have {keyword}", "FINAL nodes take no " + ", ".join(_NOT_FOR_FINAL),
-                   spec.name)
+def _kind(f: DagFile, spec: NodeSpec) -> str:
+    if spec.final:
+        return "FINAL"
+    if spec.name in f.dag.services:
+        return "SERVICE"
+    return "PROVISIONER" if spec.name == f.dag.provisioner else "JOB"
+
+
+def check_kind(f: DagFile, keyword: str, spec: NodeSpec) -> None:
+    """Refuse ``keyword`` on ``spec`` where DAGMan's parser refuses it (``_NOT_FOR``)."""
+    kind = _kind(f, spec)
+    if keyword in _NOT_FOR.get(kind, ()):
+        raise f.error(f"a {kind} node cannot have {keyword}",
+                      f"{kind} nodes take no " + ", ".join(_NOT_FOR[kind]), spec.name)
 
 
 def apply_setting(f: DagFile, keyword: str, words: list[str], specs: list[NodeSpec], order: int) -> None:
@@ -92,8 +102,7 @@ def apply_setting(f: DagFile, keyword: str, words: list[str], specs: list[NodeSp
     prop = _property(f, keyword, words)
     handler = SETTINGS[keyword]
     for spec in specs:
-        if spec.final and keyword in _NOT_FOR_FINAL:  # ALL_NODES never lists FINAL: named here
-            raise _final_error(f, keyword, spec)
+        check_kind(f, keyword, spec)  # ALL_NODES lists JOB nodes only: these are named
         if spec.explicit.get(prop, -1) < order:
             handler(f, words, spec)
             spec.explicit[prop] = order
@@ -159,6 +168,8 @@ def _set_pre_skip(f: DagFile, words: list[str], spec: NodeSpec) -> None:
     if len(words) != 3:
         raise f.error("bad PRE_SKIP", "PRE_SKIP node exit-code", " ".join(words))
     spec.pre_skip = dag_int(f, words[2], "PRE_SKIP exit code")
+    if not 0 <= spec.pre_skip <= 255:
+        raise f.error("PRE_SKIP exit code is out of range", "PRE_SKIP exit code is 0 to 255", words[2])
 
 
 def _set_priority(f: DagFile, words: list[str], spec: NodeSpec) -> None:
@@ -186,6 +197,8 @@ def _set_abort(f: DagFile, words: list[str], spec: NodeSpec) -> None:
 def _set_tolerance(f: DagFile, words: list[str], spec: NodeSpec) -> None:
     """``TOLERANCE node value[%] [FAIL-FAST|WAIT]``: the proc failures a node's job list tolerates."""
     rule = "TOLERANCE node value[%] [FAIL-FAST|WAIT]"
+    if len(words) > 3 and words[3] == "%":  # DAGMan's parser takes the percent sign as its own word too
+        words = [*words[:2], words[2] + "%", *words[4:]]
     if len(words) not in (3, 4) or (len(words) == 4 and dag_keyword(words[3]) not in ("FAIL_FAST", "WAIT")):
         raise f.error("bad TOLERANCE", rule, " ".join(words))
     percent = words[2].endswith("%")
@@ -268,6 +281,7 @@ def parse_setting(f: DagFile, keyword: str, words: list[str]) -> None:
 def set_save_point(f: DagFile, words: list[str], spec: NodeSpec) -> None:
     """``SAVE_POINT_FILE node [file]``: a bare file name goes to ``save_files/`` beside the (primary)
     DAG; a path is the DAG's directory's."""
+    check_kind(f, "SAVE_POINT_FILE", spec)
     name = bare(words[2]) if len(words) == 3 else f"{words[1]}-{os.path.basename(f.path)}.save"
     top = os.path.dirname(f.dag.path)
     spec.save_point = resolve(top if "/" in name else os.path.join(top, "save_files"), name)
@@ -283,8 +297,7 @@ def apply_later(f: DagFile) -> None:
         if spec is None:
             raise f.error("unknown node", "settings name a node declared in the DAG file", name)
         if keyword == "DONE":
-            if spec.final:
-                raise _final_error(f, "DONE", spec)
+            check_kind(f, "DONE", spec)
             spec.done = True
         elif keyword == "SAVE_POINT_FILE":
             set_save_point(f, words, spec)

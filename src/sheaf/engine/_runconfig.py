@@ -124,7 +124,8 @@ def run_limits(dag: Dag, options: DagmanOptions, batch_name: str = "") -> Limits
 #: The DAGMan configuration knobs ``sheaf run`` honours; a CONFIG file setting any other is warned
 #: about, naming the knob (whoever teaches the engine a knob adds it here).
 HONOURED_KNOBS = frozenset({
-    "DAGMAN_ALWAYS_RUN_POST", "DAGMAN_DEFAULT_APPEND_VARS", "DAGMAN_DEFAULT_PRIORITY", "DAGMAN_MAX_JOBS_IDLE",
+    "DAGMAN_ALLOW_ANY_NODE_NAME_CHARACTERS", "DAGMAN_ALWAYS_RUN_POST", "DAGMAN_DEFAULT_APPEND_VARS",
+    "DAGMAN_DEFAULT_PRIORITY", "DAGMAN_MAX_JOBS_IDLE",
     "DAGMAN_MAX_JOB_HOLDS", "DAGMAN_MAX_JOBS_SUBMITTED", "DAGMAN_MAX_POST_SCRIPTS", "DAGMAN_MAX_PRE_SCRIPTS",
     "DAGMAN_MAX_RESCUE_NUM", "DAGMAN_MAX_SUBMITS_PER_INTERVAL", "DAGMAN_MAX_SUBMIT_ATTEMPTS",
     "DAGMAN_METRICS_FILE_VERSION",
