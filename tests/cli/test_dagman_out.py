@@ -148,3 +148,31 @@ def test_set_job_attr_without_a_node_status_file_is_said_by_name(tmp_path: Path)
     done = _sheaf_run(status)
     assert done.returncode == 0 and "SET_JOB_ATTR" not in done.stderr, done.stderr
     assert "TestNumber = 17" in (status / "wf.status").read_text()
+
+
+def test_what_happens_to_nodes_is_written_in_dagmans_words(tmp_path: Path) -> None:
+    """The lines DAGMan writes as it submits a node, reads its job's events, runs its scripts and skips
+    a node by PRE_SKIP; Pegasus's reader still finds the counts and the outcome among them."""
+    (tmp_path / "a.sub").write_text('universe = local\nexecutable = /bin/sh\n'
+                                    'arguments = "-c \'exit $(code)\'"\nqueue\n')
+    script = tmp_path / "s.sh"
+    script.write_text("#!/bin/sh\nexit $1\n")
+    script.chmod(0o755)
+    (tmp_path / "w.dag").write_text('JOB A a.sub\nVARS A code="0"\nSCRIPT PRE A s.sh 0\n'
+                                    'JOB B a.sub\nVARS B code="3"\nSCRIPT POST B s.sh 1\n'
+                                    'JOB C a.sub\nVARS C code="0"\nSCRIPT PRE C s.sh 2\nPRE_SKIP C 2\n')
+    assert _sheaf_run(tmp_path).returncode == 1
+    text = (tmp_path / "w.dag.dagman.out").read_text()
+    lines = [line.split(" ", 2)[2] for line in text.splitlines()]
+    for expected in ("Running PRE script of Node A...", "PRE Script of node A completed successfully.",
+                     "Submitting HTCondor Node A job(s)...", "Running POST script of Node B...",
+                     "POST Script of node B failed with status 1",
+                     "PRE Script of Node C failed with status 2",
+                     "PRE_SKIP return value 2 indicates we are done (successfully) with node C"):
+        assert expected in lines, (expected, text)
+    assert any(line.startswith("Node B job proc (") and line.endswith(".0.0) failed with status 3.")
+               for line in lines)
+    events = [line for line in lines if line.startswith("Event: ULOG_")]
+    assert any(line.startswith("Event: ULOG_JOB_TERMINATED for HTCondor Node A (") for line in events)
+    root = _read(tmp_path / "w.dag.dagman.out")
+    assert (root["succeeded"], root["failed"], root["state"]) == (2, 1, "Failure")

@@ -8,7 +8,13 @@ when the counts change (at most one a second, and always the last), and the exit
 ends (0: the workflow succeeded; a resumed run appends after the earlier one's exit line, as DAGMan
 does).  Each block starts with the ``DAG status`` line, which the readers need before the counts.
 A node that is retried gets DAGMan's line, ``Retrying node NAME (retry #n of m)...``, and each warning
-of the run a ``WARNING:`` line.
+of the run a ``WARNING:`` line.  What happens to a node is written in DAGMan's words too, the lines
+people and scripts look for (:func:`event_lines`): ``Submitting HTCondor Node A job(s)...``, an
+``Event: ULOG_SUBMIT for HTCondor Node A (12.0.0) {12/06/26 13:20:25}`` line for each job event,
+``Node A job proc (12.0.0) completed successfully.`` (or ``failed with status 3.``), ``Running PRE
+script of Node A...``, ``PRE Script of node A completed successfully.`` (or ``PRE Script of Node A
+failed with status 1``), ``PRE_SKIP return value 2 indicates we are done (successfully) with node
+A``, and the same for POST scripts.
 
 The engine's states map to DAGMan's columns: ``done``; ``pre`` (PRE script running); ``submitted``
 (Queued); ``post_ready``/``post``/``post_deferred`` (Post); ``ready``/``pre_ready``/``pre_deferred``
@@ -21,7 +27,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping
 
-from sheaf.engine import Progress
+from sheaf.engine import NodeEvent, Progress
 
 COLUMNS: dict[str, tuple[str, ...]] = {
     "Done": ("done",),
@@ -85,6 +91,62 @@ def stamp_now() -> str:
     return time.strftime("%m/%d/%y %H:%M:%S")
 
 
+#: node events that are HTCondor job events (DAGMan's ``Event:`` lines), by their ULOG names
+_ULOG = {kind: f"ULOG_{kind}" for kind in (
+    "SUBMIT", "EXECUTE", "JOB_EVICTED", "JOB_TERMINATED", "JOB_ABORTED", "JOB_HELD", "JOB_RELEASED",
+    "POST_SCRIPT_TERMINATED", "PRESKIP", "SUBMIT_FAILURE")}
+
+
+def _local_stamp(t: float) -> str:
+    return time.strftime("%m/%d/%y %H:%M:%S", time.localtime(t))
+
+
+def event_lines(stamp: str, events: tuple[NodeEvent, ...] | list[NodeEvent],
+                when: Callable[[float], str] = _local_stamp) -> str:
+    """DAGMan's lines for ``events`` (the module docstring), each prefixed with ``stamp``."""
+    out: list[str] = []
+    pre: dict[str, int | None] = {}  # a node's failed PRE script's value, for its PRE_SKIP line
+    for event in events:
+        kind, node = event.kind, event.node
+        e = event._replace(value=pre.get(node)) if kind == "PRESKIP" and event.value is None else event
+        if kind == "PRE_SCRIPT_FAILURE":
+            pre[node] = e.value
+        if kind == "SUBMIT" and e.proc == 0:
+            out.append(f"Submitting HTCondor Node {node} job(s)...")
+        ulog = _ULOG.get(kind)
+        if ulog is not None:
+            ids = f"{e.cluster}.{e.proc}.{e.subproc}" if e.cluster != -1 else "-1.-1.-1"
+            out.append(f"Event: {ulog} for HTCondor Node {node} ({ids}) {{{when(e.time)}}}")
+        line = _outcome(e)
+        if line:
+            out.append(line)
+    return "".join(f"{stamp} {line}\n" for line in out)
+
+
+def _outcome(e: NodeEvent) -> str:
+    """The line DAGMan writes as it acts on ``e`` (empty for none)."""
+    kind, node = e.kind, e.node
+    if kind == "JOB_TERMINATED":
+        ids = f"({e.cluster}.{e.proc}.{e.subproc})"
+        if e.signal is not None:
+            return f"Node {node} job proc {ids} failed with signal {e.signal}."
+        if e.value:
+            return f"Node {node} job proc {ids} failed with status {e.value}."
+        return f"Node {node} job proc {ids} completed successfully."
+    if kind in ("PRE_SCRIPT_STARTED", "POST_SCRIPT_STARTED"):
+        return f"Running {kind[:kind.index('_')]} script of Node {node}..."
+    if kind in ("PRE_SCRIPT_SUCCESS", "POST_SCRIPT_SUCCESS"):
+        return f"{kind[:kind.index('_')]} Script of node {node} completed successfully."
+    if kind in ("PRE_SCRIPT_FAILURE", "POST_SCRIPT_FAILURE"):
+        which = kind[:kind.index("_")]
+        if e.signal is not None:
+            return f"{which} Script of node {node} died on signal {e.signal}"
+        return f"{which} Script of {'Node' if which == 'PRE' else 'node'} {node} failed with status {e.value}"
+    if kind == "PRESKIP":
+        return f"PRE_SKIP return value {e.value} indicates we are done (successfully) with node {node}"
+    return ""
+
+
 class DagmanOut:
     """A progress callback appending blocks to ``<dag>.dagman.out`` (module docstring)."""
 
@@ -97,6 +159,8 @@ class DagmanOut:
         self._when = -1e18
 
     def __call__(self, progress: Progress) -> None:
+        if progress.events:
+            self._append(event_lines(self.stamp(), progress.events))
         if progress.retried:
             stamp = self.stamp()
             self._append("".join(f"{stamp} Retrying node {node} (retry #{number} of {most})...\n"

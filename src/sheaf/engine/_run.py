@@ -68,7 +68,7 @@ from sheaf.engine._state import (
     WriteSavePoint,
 )
 from sheaf.engine._submit import JobSpec, SubmitDescription, node_description, proc_rows
-from sheaf.engine.reports import JobStart, ProcEnd, RunFiles
+from sheaf.engine.reports import JobStart, NodeEvent, ProcEnd, RunFiles
 from sheaf.errors import EngineError, InputError, StorageError
 
 
@@ -82,6 +82,7 @@ class Progress:
     finished: bool = False
     dag_status: int | None = None  # DAGMan's DagStatus (0 ok, 2 a node failed, 3 aborted, 4 removed, ...)
     retried: tuple[tuple[str, int, int], ...] = ()  # (node, retry number, RETRY's count) since the last
+    events: tuple[NodeEvent, ...] = ()  # the node events written to the logs since the last
 
     @property
     def done(self) -> int:
@@ -126,6 +127,7 @@ class EngineRun:
                               multi=len(dag_files) > 1, source=source, pre_done=pre_done)
         self.keys: dict[str, tuple[str, int]] = {}
         self.procs = ProcGroups()
+        self._events: list[NodeEvent] = []  # for the next progress report
         self.proc_ends: list[ProcEnd] = []  # procs of multi-proc jobs that ended since the last turn
         self.proc_counts: dict[str, int] = {}  # nodes submitted this turn whose job has several procs
         self.services: set[str] = set()  # backend keys of SERVICE nodes' jobs still running
@@ -205,9 +207,11 @@ class EngineRun:
                     self.files.write_save_point(machine, instruction, self.clock())
                 case Finish():
                     finish = instruction
-        self.files.record(step.changes, frozenset((e.node, e.attempt) for e in self.pending
-                                                  if isinstance(e, SubmitFailed)), starts,
-                          self.proc_ends, self.proc_counts)
+        events = self.files.record(step.changes, frozenset((e.node, e.attempt) for e in self.pending
+                                                           if isinstance(e, SubmitFailed)), starts,
+                                   self.proc_ends, self.proc_counts)
+        if self.on_progress is not None:
+            self._events.extend(events)
         self.proc_ends, self.proc_counts = [], {}
         if finish is not None:
             self._finish(machine, finish)
@@ -495,9 +499,10 @@ class EngineRun:
         elif force or now - self._last_progress >= self.progress_interval:
             self._last_progress = now
             retried, machine.retried = tuple(machine.retried), []
+            events, self._events = tuple(self._events), []
             self.on_progress(Progress(len(machine.nodes), dict(machine.counts), machine.retries,
                                       now - self.started, machine.job_time, machine.finished is not None,
-                                      machine.dag_status(), retried))
+                                      machine.dag_status(), retried, events))
         self.files.status(machine, now, force)
 
     def close(self) -> None:

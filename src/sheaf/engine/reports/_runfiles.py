@@ -101,7 +101,8 @@ class RunFiles:
 
     def record(self, changes: Iterable[Change], failed_submits: frozenset[tuple[str, int]],
                starts: Iterable[JobStart] = (), ends: Iterable[ProcEnd] = (),
-               proc_counts: Mapping[str, int] | None = None) -> None:
+               proc_counts: Mapping[str, int] | None = None) -> list[NodeEvent]:
+        """The node events of ``changes`` written to the logs; returned (``Progress.events``)."""
         events = self.translator.events(changes, failed_submits, starts, ends, proc_counts or {})
         if events:
             self._outdated = True
@@ -116,6 +117,7 @@ class RunFiles:
         self.nodes_log.events(events)
         if self.user_logs:
             self._to_user_logs(events)
+        return events
 
     def user_log(self, node: str, path: object) -> None:
         """The event log the node's job names (``log = FILE``, HTCondor's ``UserLog``), which gets that
