@@ -510,3 +510,23 @@ def test_c_int_offsets_and_the_identity_of_times(text: str, value: Any) -> None:
     if ORACLE is not None:
         assert agrees_with_oracle(text, value)
 
+
+
+_HANDED = '[x = [a = [b = 1]]; v = x["a"]]'
+
+
+@pytest.mark.parametrize(("expr", "value"), [
+    ('x["a"].b', classad.UNDEFINED),        # an ad handed out by ["name"]: .name is UNDEFINED
+    ('(x["a"]).b', classad.UNDEFINED),
+    ("v.b", classad.UNDEFINED),             # ... after it was bound to another name too
+    ('isUndefined(x["a"].b)', True),
+    ('x["a"]["b"]', 1),                     # a subscript of it, and .a.b, are 1
+    ("x.a.b", 1),
+    ('isClassAd(x["a"])', True),
+    ("{[b = 1]}[0].b", 1),                  # an ad of a list: no such rule
+])
+def test_selecting_from_an_ad_a_subscript_handed_out(expr: str, value: Any) -> None:
+    got = classad.evaluate(expr, ClassAd.parse(_HANDED))
+    assert got is value if value is classad.UNDEFINED else got == value
+    if ORACLE is not None:
+        assert agrees_with_oracle(expr, got, _HANDED)

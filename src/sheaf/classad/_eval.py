@@ -41,6 +41,7 @@ __all__ = [
     "interpret", "lookup_unqualified", "missing", "resolve", "root_of", "run", "select", "target_member",
 ]
 
+import functools
 import os
 import time
 from collections.abc import Callable, Mapping
@@ -260,8 +261,11 @@ def missing(env: Env, lname: str) -> Value:
 
 
 def select(env: Env, base: Value, lname: str) -> Value:
-    """``base.name``: look up in an ad (and its enclosing ads); over a list, element by element."""
+    """``base.name``: look up in an ad (and its enclosing ads); over a list, element by element; on an
+    ad handed out by ``ad["name"]``, UNDEFINED (``_handed_type``)."""
     if isinstance(base, env.ad_type):
+        if type(base) is not env.ad_type and type(base) is _handed_type(env.ad_type):
+            return UNDEFINED
         value = resolve(env, base, lname)
         return missing(env, lname) if value is MISSING else value
     if base is UNDEFINED:
@@ -270,6 +274,14 @@ def select(env: Env, base: Value, lname: str) -> Value:
         return SelectedList(select(env, item, lname) if isinstance(item, (env.ad_type, list))
                             or item is UNDEFINED else ERROR for item in base)
     return ERROR
+
+
+@functools.cache
+def _handed_type(ad_type: Any) -> Any:
+    """The ads ``ad["name"]`` hands out: HTCondor's ``EvaluateAttr`` gives the nested ad back as a shared
+    ad value, on which a ``.name`` selection is UNDEFINED (``[a = [b = 1]]["a"].b`` is; ``["a"]["b"]``
+    and ``.a.b`` are 1), whether it is selected at once or after it was bound to another name."""
+    return type(f"Handed{ad_type.__name__}", (ad_type,), {"__slots__": ()})
 
 
 def _shared(value: ListValue) -> SharedListValue:
@@ -303,8 +315,12 @@ def subscript(env: Env, base: Value, index: Value) -> Value:
         value = (expr._fn or compiled(expr))(env, base)
         env.depth -= 1
         # the value comes back through EvaluateAttr as a shared list: "is" takes it for a list a
-        # built-in made, no literal (``{1} isnt [a = {1}]["a"]`` is true)
-        return _shared(value) if type(value) is ListValue else value
+        # built-in made, no literal (``{1} isnt [a = {1}]["a"]`` is true); an ad as a shared ad
+        if type(value) is ListValue:
+            return _shared(value)
+        if isinstance(value, env.ad_type):
+            return _handed_type(env.ad_type)._view(value._ex, value._names, value._parent)
+        return value
     return ERROR
 
 
