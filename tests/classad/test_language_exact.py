@@ -530,3 +530,33 @@ def test_selecting_from_an_ad_a_subscript_handed_out(expr: str, value: Any) -> N
     assert got is value if value is classad.UNDEFINED else got == value
     if ORACLE is not None:
         assert agrees_with_oracle(expr, got, _HANDED)
+
+
+@pytest.mark.parametrize(("pattern", "target", "found"), [
+    (r"(?<n>a)\k<n>", "aa", True), (r"(?'n'a)\k'n'", "aa", True), (r"(?<n>a)\k{n}", "aa", True),
+    (r"(?<n>a)\g{n}", "aa", True), (r"\x{41}", "A", True), (r"\o{101}", "A", True),
+    (r"\Qa.b\E", "a.b", True), (r"\Qa.b\E", "axb", False), (r"\Qa.b", "a.b", True), (r"[\Q]\E]", "]", True),
+    (r"\Qa\E+", "aa", True), (r"(a)\g1", "aa", True), (r"(a)(b)\g{-1}", "abb", True),
+    (r"(a)(b)\g{-2}", "aba", True), (r"(?:a)(b)\g{-1}", "abb", True), (r"\v", "\n", True),
+    (r"\v", " ", False),
+    (r"[\v]", "\n", True), (r"\V", "\n", False), (r"\N", "a", True), (r"\N", "\n", False),
+    (r"a\Z", "a\n", True), (r"a\Z", "a\nb", False), (r"a{,3}", "aaa", False), (r"a{,3}", "a{,3}", True),
+    (r"[]a]", "]", True), (r"[^]a]", "b", True), (r"[[:digit:]]+", "5", True),
+])
+def test_pcre_syntax_the_regex_package_reads_otherwise(pattern: str, target: str, found: bool) -> None:
+    """PCRE's constructs that the ``regex`` package refuses or reads otherwise (``_pcre``), as
+    HTCondor's ``regexp`` reads them."""
+    expr = "regexp(p, t)"
+    ad = ClassAd({"p": pattern, "t": target})
+    assert classad.evaluate(expr, ad) is found
+    if ORACLE is not None:
+        assert ORACLE.ExprTree(expr).eval(ORACLE.ClassAd({"p": pattern, "t": target})) is found
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet="ab.*+?()[]{}^$|\\-:", min_size=1, max_size=12).filter(lambda t: "\\E" not in t))
+def test_quoted_text_matches_itself_literally(text: str) -> None:
+    """``\\Q...\\E`` is literal text whatever it holds, outside a class and inside one."""
+    ad = ClassAd({"p": f"^\\Q{text}\\E$", "c": f"^[\\Q{text}\\E]+$", "t": text})
+    assert classad.evaluate("regexp(p, t)", ad) is True
+    assert classad.evaluate("regexp(c, t)", ad) is True

@@ -2,7 +2,8 @@
 ``stringList_regexpMember``.
 
 HTCondor uses PCRE; the ``regex`` package agrees on the syntax ClassAds use (POSIX bracket classes
-such as ``[[:digit:]]`` included) and, unlike ``re``, takes a timeout: a match that runs longer than
+such as ``[[:digit:]]`` included; ``_pcre`` writes the rest of PCRE's the ``regex`` way) and, unlike
+``re``, takes a timeout: a match that runs longer than
 ``TIMEOUT`` seconds (catastrophic backtracking) is ``ERROR``, as PCRE's match limit makes it.
 Options: ``i`` caseless, ``m`` multi-line, ``s`` dot-all, ``x`` extended, and for the substituting
 functions ``f`` (return the whole target with the replacement in place) and ``g`` (every match).
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
 
 from ._builtins import Library
 from ._fn_strings import split_list
+from ._pcre import pcre_to_regex
 from ._values import ERROR, UNDEFINED, text_of_bytes, utf8
 
 Value = Any
@@ -44,7 +46,7 @@ def _compile(pattern: str, options: str, as_bytes: bool = False) -> re.Pattern[s
     if "x" in options:
         flags |= re.VERBOSE
     try:
-        return re.compile(pattern, flags)
+        return re.compile(pcre_to_regex(pattern), flags)
     except (re.error, OverflowError, RecursionError, ValueError):
         return None
 
