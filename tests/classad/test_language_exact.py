@@ -560,3 +560,13 @@ def test_quoted_text_matches_itself_literally(text: str) -> None:
     ad = ClassAd({"p": f"^\\Q{text}\\E$", "c": f"^[\\Q{text}\\E]+$", "t": text})
     assert classad.evaluate("regexp(p, t)", ad) is True
     assert classad.evaluate("regexp(c, t)", ad) is True
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("A = 1;\nB = 2", {"A": 1, "B": 2}), ("A = 1 ;", {"A": 1}), ('A = "x;";', {"A": "x;"}),
+    ("A = 1;;", {"A": 1}), ('A = "x;"', {"A": "x;"}),
+])
+def test_old_syntax_lines_may_end_in_semicolons(text: str, expected: dict[str, Any]) -> None:
+    assert dict(ClassAd.parse_old(text)) == expected
+    if ORACLE is not None:
+        assert dict(ORACLE.parseOne(text, ORACLE.Parser.Old)) == expected

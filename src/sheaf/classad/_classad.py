@@ -35,6 +35,7 @@ from __future__ import annotations
 __all__ = ["NOT_CONSTANT", "ClassAd", "Expr", "LazyExpr", "as_classad", "constant_value", "evaluate",
            "evaluate_attr", "evaluate_in", "parse", "to_expr"]
 
+import re
 from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from typing import Any, Final
 
@@ -139,6 +140,9 @@ def parse(text: str | Expr) -> Expr:
     return expr
 
 
+_END_SEMICOLONS: Final = re.compile(r";[ \t;]*$", re.MULTILINE)
+
+
 def _compiled(load: Callable[..., Any], *args: Any) -> Any:
     """What the compiled parser makes of the text; None (take the Python path, which places the
     error) at a ``\\0`` escape."""
@@ -174,7 +178,10 @@ class ClassAd(MutableMapping[str, Any]):
 
     @classmethod
     def parse_old(cls, text: str) -> ClassAd:
-        """Parse old syntax: one ``Name = expression`` per line (blank and ``#`` lines skipped)."""
+        """Parse old syntax: one ``Name = expression`` per line (blank and ``#`` lines skipped); a line
+        may end in semicolons, which HTCondor's old-syntax reader passes over."""
+        if ";" in text:
+            text = _END_SEMICOLONS.sub("", text)
         if _C is not None and OLD_BACKSLASH_END.search(text) is None \
                 and (ad := _compiled(_C.load_old, text, cls)) is not None:
             return ad  # type: ignore[no-any-return]
