@@ -98,7 +98,9 @@ def test_an_input_cannot_land_outside_the_job_directory(tmp_path: Path, http_ser
 
 
 def test_bad_manifests_are_one_message_and_exit_2(tmp_path: Path) -> None:
-    for manifest in ({"inputs": {}}, {"integrity": "some"}, {"threads": 0}, {"keep_workdir": "yes"}):
+    for manifest in ({"inputs": {}}, {"integrity": "some"}, {"threads": 0}, {"keep_workdir": "yes"},
+                     {"streams": {"stdout": "../escape"}}, {"streams": {"stdout": "/abs"}},
+                     {"streams": {"stdlog": "x"}}, {"streams": []}):
         done = _lite(tmp_path, manifest, ["true"])
         assert done.returncode == 2, (manifest, done.stderr)
         assert "Traceback" not in done.stderr and len(done.stderr.splitlines()) == 1, done.stderr

@@ -219,6 +219,27 @@ def test_nonsharedfs_jobs_run_under_sheaf_lite_with_a_manifest(work: Path) -> No
     assert os.listdir(staging) == []
 
 
+def test_nonsharedfs_jobs_redirect_their_streams_in_the_job_directory(work: Path) -> None:
+    """A job's stdin and stdout files under nonsharedfs are files of sheaf-lite's job directory: the
+    stdin file is pulled there and the stdout file pushed from there, as PegasusLite does."""
+    from Pegasus.api import File as PFile
+    from Pegasus.api import Job, Transformation, TransformationCatalog, Workflow
+
+    TransformationCatalog().add_transformations(
+        Transformation("cat", site="condorpool", pfn="/bin/cat", is_stageable=False)).write(
+            str(work / "transformations.yml"))
+    Workflow("streams").add_jobs(Job("cat").set_stdin(PFile("f.a")).set_stdout(PFile("copy.txt"))).write(
+        str(work / "workflow.yml"))
+    directory = _plan(work, "--output-dir", str(work / "out"), "-D", "pegasus.data.configuration=nonsharedfs",
+                      "--staging-site", "condorpool=local")
+    (sub,) = [p.read_text() for p in directory.glob("jobs/*/cat_*.sub")]
+    assert "copy.txt" not in sub and "f.a" not in sub  # no HTCondor redirection: sheaf-lite's
+    if not _lite_tools():
+        pytest.skip("needs sheaf-transfer JSON lists")
+    _run(directory)
+    assert (work / "out" / "copy.txt").read_text() == "A\n"
+
+
 def test_a_dead_first_replica_falls_through_to_the_second(work: Path) -> None:
     (work / "replicas.yml").write_text(
         "pegasus: '5.0'\nreplicas:\n- lfn: f.a\n  pfns:\n"

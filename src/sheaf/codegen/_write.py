@@ -595,8 +595,11 @@ class _Writer:
                             if workdir is None or os.path.join(workdir, lfn) not in streams)
             command = replace(command, transfer=transfer_lines(job, files[0], outputs, workdir=workdir))
         if job.id in self.exec_wf.lite:  # PegasusLite: the job's own command under the wrapper
+            # the job's redirected streams are files of sheaf-lite's job directory (its manifest's
+            # "streams"), pulled and pushed with its other files
             command = replace(command, executable=self._tool("sheaf-lite"), raw_arguments=None, lite=True,
-                              argv=(paths.abs(".lite.json"), "--", command.executable, *command.argv))
+                              argv=(paths.abs(".lite.json"), "--", command.executable, *command.argv),
+                              stdin=None, stdout=None, stderr=None)
         if "/" not in command.executable:  # a bare name (sheaf-cluster): HTCondor needs a path
             command = replace(command, executable=self._tool(command.executable))
         return command

@@ -22,7 +22,9 @@ The steps, each one's failure named on stderr:
    the job directory and never outside it), each one's ``checksum`` and integrity record verified.
    Checkpoint files (``checkpoint_inputs``) are pulled next when the staging site has them; their
    transfers never fail the job (before the first attempt there is none).
-4. ``ARGV`` runs there: an argv list, never a shell, with stdin, stdout and stderr inherited; SIGTERM,
+4. ``ARGV`` runs there: an argv list, never a shell, with stdin, stdout and stderr inherited, except
+   the streams the manifest's ``streams`` redirects to files of the job directory (``{"stdout":
+   "date.txt"}``: the job's ``set_stdout``, pushed as its other outputs are); SIGTERM,
    SIGINT and SIGHUP reaching the wrapper are passed on to the job (a removed job stops its payload).
 5. Checkpoint files (``checkpoint_outputs``) the job wrote are pushed back whatever its exit status,
    so a retry starts from them (as PegasusLite stages them: never failing the job).  Then,
@@ -37,6 +39,7 @@ or 1 when a transfer or an integrity check failed, or 2 for a bad manifest or us
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import math
@@ -74,6 +77,8 @@ class Manifest:
     #: the job's checkpoint files: pulled when there, pushed back whatever the job's status
     checkpoint_inputs: list[Transfer] = dataclasses.field(default_factory=list)
     checkpoint_outputs: list[Transfer] = dataclasses.field(default_factory=list)
+    #: the job's redirected streams ("stdin", "stdout", "stderr"): files of the job directory
+    streams: dict[str, str] = dataclasses.field(default_factory=dict)
 
 
 def _log(line: str) -> None:
@@ -120,7 +125,20 @@ def load_manifest(path: str) -> Manifest:
                     inputs=_list(data, "inputs", path), outputs=_list(data, "outputs", path),
                     options=options, keep_workdir=_field(data, "keep_workdir", (bool,), False, path),
                     checkpoint_inputs=_list(data, "checkpoint_inputs", path),
-                    checkpoint_outputs=_list(data, "checkpoint_outputs", path))
+                    checkpoint_outputs=_list(data, "checkpoint_outputs", path),
+                    streams=_streams(data, path))
+
+
+def _streams(data: dict[str, Any], path: str) -> dict[str, str]:
+    """The manifest's ``streams``: file names inside the job directory, by stream."""
+    streams = _field(data, "streams", (dict,), {}, path)
+    for name, lfn in streams.items():
+        parts = lfn.split("/") if isinstance(lfn, str) else []
+        if name not in ("stdin", "stdout", "stderr") or not lfn or os.path.isabs(lfn) or ".." in parts:
+            raise ValidationError("a stream is stdin, stdout or stderr, a file inside the job directory",
+                                  rule="streams name relative files without '..'", value={name: lfn},
+                                  path=path)
+    return dict(streams)
 
 
 def _list(data: dict[str, Any], key: str, path: str) -> list[Transfer]:
@@ -170,7 +188,7 @@ def _in_workdir(manifest: Manifest, path: str, workdir: str, job: list[str]) -> 
     check_transfers(manifest.outputs + manifest.checkpoint_outputs, push, path)
     raise_failures(run_transfers(manifest.inputs, pull), "input ")
     _move_checkpoints(manifest.checkpoint_inputs, pull, "in")
-    status = _run_job(job, workdir)
+    status = _run_job(job, workdir, manifest.streams)
     _move_checkpoints(manifest.checkpoint_outputs, push, "out")
     if status != 0:
         return status
@@ -214,9 +232,14 @@ def _recorded(outputs: list[Transfer], options: TransferOptions) -> list[Transfe
     return done
 
 
-def _run_job(job: list[str], workdir: str) -> int:
+def _run_job(job: list[str], workdir: str, streams: Mapping[str, str]) -> int:
     try:
-        process = subprocess.Popen(job, cwd=workdir)
+        with contextlib.ExitStack() as files:
+            opened = {name: files.enter_context(open(os.path.join(workdir, lfn),
+                                                     "rb" if name == "stdin" else "wb"))
+                      for name, lfn in streams.items()}
+            process = subprocess.Popen(job, cwd=workdir, stdin=opened.get("stdin"),
+                                       stdout=opened.get("stdout"), stderr=opened.get("stderr"))
     except OSError as exc:
         _log(f"cannot start {job[0]}: {exc.strerror or exc}")
         return _CANNOT_START

@@ -102,6 +102,11 @@ def lite_manifests(exec_wf: ExecutableWorkflow, submit_dir: str) -> None:
         if saved:
             manifest["checkpoint_inputs"] = _pulls(saved, stage, site, there)
             manifest["checkpoint_outputs"] = _pushes(saved, site, stage, there)
+        source = exec_wf.workflow.jobs.get(job.tasks[0].id) if len(job.tasks) == 1 else None
+        streams = {name: lfn for name, lfn in (("stdin", source.stdin), ("stdout", source.stdout),
+                                                ("stderr", source.stderr)) if lfn} if source else {}
+        if streams:  # files of the job directory, as PegasusLite redirects them
+            manifest["streams"] = streams
         exec_wf.lite[job.id] = json.dumps(manifest, indent=1, ensure_ascii=False) + "\n"
 
 
