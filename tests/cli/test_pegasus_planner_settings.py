@@ -195,3 +195,26 @@ def test_a_replica_catalog_sheaf_cannot_read_is_named(tmp_path: Path, defines: l
     assert done.returncode == code and "Traceback" not in done.stderr, done.stderr
     assert words in done.stderr
     assert code == 0 or not (tmp_path / "out").exists()
+
+
+def test_every_job_is_retried_once_unless_its_profiles_say_otherwise(tmp_path: Path) -> None:
+    """Pegasus's Dagman namespace gives every job ``dagman.retry`` 1 where neither its profiles nor the
+    properties name one; a job's own profile, or the property, wins (0: no RETRY line)."""
+    TransformationCatalog().add_transformations(Transformation("keg", site="condorpool", pfn="/bin/true")) \
+        .write(str(tmp_path / "transformations.yml"))
+    SiteCatalog().add_sites(Site("condorpool")).write(str(tmp_path / "sites.yml"))
+    Workflow("w").add_jobs(Job("keg", _id="ID1"), Job("keg", _id="ID2").add_dagman_profile(retry=3)) \
+        .write(str(tmp_path / "workflow.yml"))
+
+    def retries(*defines: str) -> dict[str, str]:
+        done = _sheaf(tmp_path, "plan", "workflow.yml", "-s", "condorpool", "--cleanup", "none", "--force",
+                      "--dir", str(tmp_path / "submit"), *defines)
+        assert done.returncode == 0, done.stderr
+        directory = Path(done.stdout.split("submit directory: ", 1)[1].split()[0])
+        dag = next(directory.glob("*.dag")).read_text()
+        return {w[1]: w[2] for w in (line.split() for line in dag.splitlines()) if w and w[0] == "RETRY"}
+
+    default = retries()
+    assert default["keg_ID1"] == "1" and default["keg_ID2"] == "3"
+    assert default["create_dir_w_0_condorpool"] == "1"
+    assert retries("-Ddagman.retry=0") == {"keg_ID2": "3"}

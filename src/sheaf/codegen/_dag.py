@@ -56,6 +56,11 @@ def encode_message(text: str) -> str:
     return text.replace("+", "\\+").replace(" ", "+")
 
 
+#: the retries of a job whose profiles (properties included) name none: Pegasus's Dagman namespace
+#: gives every job ``dagman.retry`` 1
+DEFAULT_RETRY = 1
+
+
 @dataclass(frozen=True, slots=True)
 class NodeSettings:
     """A job's DAG settings from its profiles; computed once per distinct profile set and job type."""
@@ -75,7 +80,7 @@ def node_settings(job_type: str, profiles: Mapping[str, Mapping[str, str]], exit
         category = dagman.get("category") or DEFAULT_CATEGORY.get(job_type)
         abort = dagman.get("abort-dag-on")
         return NodeSettings(
-            profile_int(profiles, "dagman", "retry", subject=subject),
+            profile_int(profiles, "dagman", "retry", subject=subject) if "retry" in dagman else DEFAULT_RETRY,
             _word(category, "category") if category else None,
             profile_int(profiles, "dagman", "priority", subject=subject),
             _script(profiles, "pre"),
