@@ -205,3 +205,23 @@ def test_a_pegasus_driver_script_finds_the_submit_directory_in_the_output(tmp_pa
     assert first != second and first.name == "run0001" and second.name == "run0002"
     _wait_for(first, "succeeded")
     _wait_for(second, "succeeded")
+
+
+def test_pegasus_plans_dash_c_is_its_cache_option(tmp_path: Path) -> None:
+    """pegasus-plan's ``-c`` is ``--cache`` (a replica cache file), not sheaf plan's ``--conf``."""
+    from Pegasus.api import File, Job, Site, SiteCatalog, Transformation, TransformationCatalog, Workflow
+
+    bindir = tmp_path / "bin"
+    assert subprocess.run([str(BIN / "sheaf"), "shims", str(bindir)], check=False).returncode == 0
+    SiteCatalog().add_sites(Site("condorpool"), Site("local")).write(str(tmp_path / "sites.yml"))
+    cat = Transformation("cat", site="condorpool", pfn="/bin/cat")
+    TransformationCatalog().add_transformations(cat).write(str(tmp_path / "transformations.yml"))
+    Workflow("cached").add_jobs(Job(cat).add_args(File("f.a")).add_inputs(File("f.a"))).write(
+        str(tmp_path / "workflow.yml"))
+    (tmp_path / "f.a").write_text("A\n")
+    (tmp_path / "my.cache").write_text(f'f.a file://{tmp_path}/f.a site="local"\n')
+    env = {**os.environ, "PATH": f"{bindir}:{os.environ['PATH']}"}
+    argv = ["pegasus-plan", "--dir", "submit", "--sites", "condorpool", "-c", "my.cache", "workflow.yml"]
+    done = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, check=False, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "not staged in" not in done.stderr  # f.a was found in the cache file

@@ -82,7 +82,8 @@ def _split(argv: list[str], flags: Sequence[str]) -> tuple[set[str], str]:
 
 
 def _plan(argv: list[str]) -> list[str]:
-    return ["plan", "--as-pegasus-plan", *argv]  # ends with pegasus-plan's lines (``_pegasus_text``)
+    # ends with pegasus-plan's lines (``_pegasus_text``); pegasus-plan's -c is --cache (sheaf plan's --conf)
+    return ["plan", "--as-pegasus-plan", *("--cache" if arg == "-c" else arg for arg in argv)]
 
 
 def _run(argv: list[str]) -> None:
