@@ -15,6 +15,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "blackdiamond"
@@ -188,16 +189,23 @@ echo "DIRS $WORK_DIR $SUBMITTED"
 '''
 
 
-def test_a_pegasus_driver_script_finds_the_submit_directory_in_the_output(tmp_path: Path) -> None:
-    from Pegasus.api import Job, Site, SiteCatalog, Transformation, TransformationCatalog, Workflow
+def _shims_and_catalogs(tmp_path: Path, name: str, pfn: str) -> tuple[Any, dict[str, str]]:
+    """The shims in ``tmp_path/bin`` (their environment), and catalogs with ``name`` at ``pfn``."""
+    from Pegasus.api import Site, SiteCatalog, Transformation, TransformationCatalog
 
     bindir = tmp_path / "bin"
     assert subprocess.run([str(BIN / "sheaf"), "shims", str(bindir)], check=False).returncode == 0
     SiteCatalog().add_sites(Site("condorpool"), Site("local")).write(str(tmp_path / "sites.yml"))
-    echo = Transformation("echo", site="condorpool", pfn="/bin/echo")
-    TransformationCatalog().add_transformations(echo).write(str(tmp_path / "transformations.yml"))
+    transformation = Transformation(name, site="condorpool", pfn=pfn)
+    TransformationCatalog().add_transformations(transformation).write(str(tmp_path / "transformations.yml"))
+    return transformation, {**os.environ, "PATH": f"{bindir}:{os.environ['PATH']}"}
+
+
+def test_a_pegasus_driver_script_finds_the_submit_directory_in_the_output(tmp_path: Path) -> None:
+    from Pegasus.api import Job, Workflow
+
+    echo, env = _shims_and_catalogs(tmp_path, "echo", "/bin/echo")
     Workflow("hello").add_jobs(Job(echo).add_args("hello")).write(str(tmp_path / "workflow.yml"))
-    env = {**os.environ, "PATH": f"{bindir}:{os.environ['PATH']}"}
     done = subprocess.run(["bash", "-c", DRIVER], cwd=tmp_path, env=env, capture_output=True, text=True,
                           check=False, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
@@ -209,19 +217,15 @@ def test_a_pegasus_driver_script_finds_the_submit_directory_in_the_output(tmp_pa
 
 def test_pegasus_plans_dash_c_is_its_cache_option(tmp_path: Path) -> None:
     """pegasus-plan's ``-c`` is ``--cache`` (a replica cache file), not sheaf plan's ``--conf``."""
-    from Pegasus.api import File, Job, Site, SiteCatalog, Transformation, TransformationCatalog, Workflow
+    from Pegasus.api import File, Job, Workflow
 
-    bindir = tmp_path / "bin"
-    assert subprocess.run([str(BIN / "sheaf"), "shims", str(bindir)], check=False).returncode == 0
-    SiteCatalog().add_sites(Site("condorpool"), Site("local")).write(str(tmp_path / "sites.yml"))
-    cat = Transformation("cat", site="condorpool", pfn="/bin/cat")
-    TransformationCatalog().add_transformations(cat).write(str(tmp_path / "transformations.yml"))
+    cat, env = _shims_and_catalogs(tmp_path, "cat", "/bin/cat")
     Workflow("cached").add_jobs(Job(cat).add_args(File("f.a")).add_inputs(File("f.a"))).write(
         str(tmp_path / "workflow.yml"))
     (tmp_path / "f.a").write_text("A\n")
     (tmp_path / "my.cache").write_text(f'f.a file://{tmp_path}/f.a site="local"\n')
-    env = {**os.environ, "PATH": f"{bindir}:{os.environ['PATH']}"}
     argv = ["pegasus-plan", "--dir", "submit", "--sites", "condorpool", "-c", "my.cache", "workflow.yml"]
-    done = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, check=False, timeout=120)
+    done = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, check=False,
+                          timeout=120)
     assert done.returncode == 0, done.stderr
     assert "not staged in" not in done.stderr  # f.a was found in the cache file
