@@ -218,3 +218,23 @@ def test_every_job_is_retried_once_unless_its_profiles_say_otherwise(tmp_path: P
     assert default["keg_ID1"] == "1" and default["keg_ID2"] == "3"
     assert default["create_dir_w_0_condorpool"] == "1"
     assert retries("-Ddagman.retry=0") == {"keg_ID2": "3"}
+
+
+def test_site_profiles_set_in_the_properties_override_the_site_catalogs(tmp_path: Path) -> None:
+    """``pegasus.catalog.site.sites.SITE.profiles.NS.KEY`` (Pegasus's catalogs reference, "Site Profiles
+    Overriding in Properties"): over the site catalog's profile; a site the catalog lacks is named."""
+    TransformationCatalog().add_transformations(Transformation("keg", site="condorpool", pfn="/bin/true")) \
+        .write(str(tmp_path / "transformations.yml"))
+    SiteCatalog().add_sites(Site("condorpool").add_env(FOO="site")).write(str(tmp_path / "sites.yml"))
+    Workflow("w").add_jobs(Job("keg", _id="ID1")).write(str(tmp_path / "workflow.yml"))
+    (tmp_path / "pegasus.properties").write_text(
+        "pegasus.catalog.site.sites.condorpool.profiles.env.FOO = props\n"
+        "pegasus.catalog.site.sites.condorpool.profiles.condor.request_memory = 321\n"
+        "pegasus.catalog.site.sites.nosite.profiles.env.X = 1\n")
+    done = _sheaf(tmp_path, "plan", "workflow.yml", "-s", "condorpool", "--dir", str(tmp_path / "submit"))
+    assert done.returncode == 0, done.stderr
+    assert "site 'nosite' is not in the site catalog" in done.stderr
+    directory = Path(done.stdout.split("submit directory: ", 1)[1].split()[0])
+    (job,) = [j for j in json.loads((directory / "plan.json").read_text())["jobs"] if j["id"] == "keg_ID1"]
+    assert job["profiles"]["env"] == {"FOO": "props"}
+    assert job["profiles"]["condor"] == {"request_memory": "321"}

@@ -19,10 +19,11 @@ fill in the rest (``merged_with`` in ``sheaf.model``).  ``Inputs.tc/sc/rc`` are 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TypeVar
+from typing import Final, TypeVar
 
 from sheaf._gc import gc_paused
 from sheaf.errors import InputError, UsageError, ValidationError
@@ -115,6 +116,7 @@ def load_inputs(
     rcat = (formats.read_replica_catalog(rc_file, warnings=warnings, variables=rc_variables)
             if rc_file else None)
     merged_tc, merged_sc = _merge(tcat, workflow.transformation_catalog), _merge(scat, workflow.site_catalog)
+    merged_sc = site_profile_overrides(properties, merged_sc, warnings)
     directories = replica_directories(properties, here, warnings)
     return Inputs(
         workflow=workflow, properties=properties, tc=merged_tc, sc=merged_sc,
@@ -122,6 +124,31 @@ def load_inputs(
         warnings=_known_label_key(warnings + feature_warnings(properties, workflow, merged_tc, merged_sc),
                                   properties),
         paths=paths, input_dirs=directories)
+
+
+_SITE_PROFILE: Final = re.compile(r"pegasus\.catalog\.site\.sites\.([^.]+)\.profiles\.([^.]+)\.(.+)\Z")
+
+
+def site_profile_overrides(properties: Properties, sites: SiteCatalog | None,
+                           warnings: list[str]) -> SiteCatalog | None:
+    """The site catalog with the profiles of ``pegasus.catalog.site.sites.SITE.profiles.NS.KEY``
+    properties over its own (Pegasus's catalogs reference, "Site Profiles Overriding in Properties");
+    a property naming a site the catalog does not have is warned about."""
+    found = [(m.group(1), m.group(2).lower(), m.group(3), value) for key, value in properties.items()
+             if key.startswith("pegasus.catalog.site.sites.") and (m := _SITE_PROFILE.match(key))]
+    if not found:
+        return sites
+    out = SiteCatalog(dict(sites.sites) if sites is not None else {})
+    for site, namespace, key, value in found:
+        entry = out.get(site)
+        if entry is None:
+            warnings.append(f"pegasus.catalog.site.sites.{site}.profiles.{namespace}.{key}: site {site!r} is "
+                            "not in the site catalog; the property is ignored")
+            continue
+        profiles = {ns: dict(values) for ns, values in entry.profiles.items()}
+        profiles.setdefault(namespace, {})[key] = value
+        out.add(replace(entry, profiles=profiles))
+    return out
 
 
 def _known_label_key(warnings: list[str], properties: Properties) -> list[str]:
