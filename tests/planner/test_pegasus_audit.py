@@ -159,8 +159,10 @@ def test_documented_keys_sheaf_does_not_honour_are_warned_about(tmp_path: Path) 
     props["pegasus.transfer.lite.arguments"] = "-m 1"
     props["pegasus.dir.storage.deep"] = "true"
     props["pegasus.dir.storage.mapper"] = "Flat"  # the default: nothing to say
+    props["pegasus.data.configuration"] = "sharedfs"  # a property sheaf honours
     props.write(str(tmp_path / "pegasus.properties"))
-    pool = Site("condorpool").add_pegasus_profile(grid_start_path=f"{tmp_path}/ks-wrapper", style="condor")
+    pool = Site("condorpool").add_pegasus_profile(grid_start_path=f"{tmp_path}/ks-wrapper", style="condor",
+                                                  data_configuration="condorio")  # a property only
     SiteCatalog().add_sites(pool, Site("local")).write(str(tmp_path / "sites.yml"))
     tr = Transformation("preprocess", site="condorpool", pfn=str(keg))
     tr.add_pegasus_profile(queue="unknown", queue_expr='"scavenge" if job_retry > 0 else "unknown"')
@@ -171,10 +173,12 @@ def test_documented_keys_sheaf_does_not_honour_are_warned_about(tmp_path: Path) 
     said = "\n".join(inputs.warnings)
     for key, where in (("gridstart.arguments", "the properties"), ("gridstart.path", "site condorpool"),
                        ("transfer.lite.arguments", "the properties"), ("memory.expr", "job j1"),
-                       ("queue.expr", "transformation preprocess")):
+                       ("queue.expr", "transformation preprocess"),
+                       ("data.configuration", "site condorpool")):
         assert f"'{key}' is not honoured" in said and where in said.split(f"'{key}'", 1)[1].split("\n")[0]
     assert "pegasus.dir.storage.deep = true" in said and "storage.mapper" not in said
     assert "'queue'" not in said and "'memory'" not in said and "'style'" not in said
+    assert "the properties" not in said.split("'data.configuration'", 1)[1].split("\n")[0]
 
 
 def test_pegasus_register_false_makes_no_register_jobs(tmp_path: Path) -> None:

@@ -63,6 +63,10 @@ UNHONOURED: Mapping[str, str] = {
     **dict.fromkeys(("transfer.arguments", "transfer.lite.arguments", "cleanup.arguments"), _TOOLS),
     "pegasus_lite_env_source": "sheaf-lite sources no setup script",
 }
+#: keys honoured as properties only: set on a site, a transformation or a job they are not
+PROPERTY_ONLY: Mapping[str, str] = {
+    "data.configuration": "every site is planned with the property pegasus.data.configuration",
+}
 
 
 def deprecated_layer(properties: Properties, warnings: list[str]) -> dict[str, str]:
@@ -106,7 +110,7 @@ def _unhonoured_keys(properties: Properties, workflow: Workflow, tc: Transformat
 
     def look(profiles: Mapping[str, Mapping[str, str]], owner: str) -> None:
         for key in profiles.get("pegasus", EMPTY):
-            if key in UNHONOURED:
+            if key in UNHONOURED or (key in PROPERTY_ONLY and owner != "the properties"):
                 where.setdefault(key, []).append(owner)
 
     look(properties.profiles(), "the properties")
@@ -119,6 +123,7 @@ def _unhonoured_keys(properties: Properties, workflow: Workflow, tc: Transformat
     for job in workflow.jobs.values():
         if job.profiles is not EMPTY:
             look(job.profiles, f"job {job.id}")
-    return [f"pegasus profile key '{key}' is not honoured (ignored; {UNHONOURED[key]}): set on "
+    why = {**UNHONOURED, **PROPERTY_ONLY}
+    return [f"pegasus profile key '{key}' is not honoured (ignored; {why[key]}): set on "
             + ", ".join(dict.fromkeys(owners[:3])) + (" ..." if len(owners) > 3 else "")
             for key, owners in where.items()]
