@@ -62,9 +62,10 @@ def test_the_chapters_pegasus_workflow_job_runs_as_printed(tmp_path: Path) -> No
     submit, run = plan_and_run(tmp_path)
     # before: the child's relative --input-dir was read from the sub-workflow file's directory
     assert run.returncode == 0, run.stdout + run.stderr
-    # f.d is not staged out (stageOut: false): the child's inplace cleanup removes it once its maker
-    # is done, as Pegasus's does; that the maker ran is in the child's job state log
-    assert not list((tmp_path / "runs").rglob("f.d"))
+    # f.d is not staged out (stageOut: false) and stays in the child's scratch: Pegasus plans a
+    # sub-workflow with --cleanup none (pegasus.file.cleanup.scope fullahead); its maker ran, as the
+    # child's job state log says
+    assert [p.parent.name for p in (tmp_path / "runs").rglob("f.d")] == ["condorpool"]
     assert "analyze_ID0000004 JOB_SUCCESS" in _child_jobstates(tmp_path / "runs")
     log = one(submit, "*pre.log")  # the child planner's log, in the parent's submit directory
     assert log.parent == submit and "submit directory:" in log.read_text()
@@ -144,7 +145,9 @@ def test_every_planner_argument_the_python_api_writes_is_taken(tmp_path: Path) -
     Workflow("pa").add_jobs(job).write(str(tmp_path / "workflow.yml"))
     submit, run = plan_and_run(tmp_path)
     assert run.returncode == 0, run.stdout + run.stderr
-    assert not list((submit / "jobs").rglob("f.d"))  # not staged out: the child's leaf cleanup removed it
+    # not staged out, and left in the child's scratch: a sub-workflow is planned with --cleanup none,
+    # whatever cleanup its arguments ask for, as Pegasus plans it
+    assert [p.parent.name for p in (submit / "jobs").rglob("f.d")] == ["condorpool"]
     assert "analyze_ID0000004 JOB_SUCCESS" in _child_jobstates(submit / "jobs")
     assert one(submit / "jobs", "bb.dag").is_file()
 

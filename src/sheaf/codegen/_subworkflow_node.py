@@ -143,7 +143,9 @@ class SubworkflowWriter:
         command += [f"-D{SUBDAG_PREFIX}{key}={value}" for key, value in limits.items()]
         if option_given(argv, "--basename") is None:
             command += ["--basename", basename]
-        command += ["--dir", child_dir, "--relative-submit-dir", ".", "--deferred"]
+        # under pegasus.file.cleanup.scope fullahead (the only scope sheaf plans), Pegasus plans every
+        # sub-workflow with --cleanup none, whatever its arguments say: its files may be its parent's
+        command += ["--cleanup", "none", "--dir", child_dir, "--relative-submit-dir", ".", "--deferred"]
         dag = os.path.join(child_dir, f"{dag_basename(basename)}.dag")
         lines = node_lines(job.id, dag, replace(settings, pre=None), out_file, subdag=True)
         # the child's DAG runs in its plan directory, its paths its own; made now, empty, as DAGMan runs
