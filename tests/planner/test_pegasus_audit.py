@@ -4,6 +4,7 @@ their inputs -- through ``Pegasus.api`` -- planned and run for real."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -147,6 +148,27 @@ def test_selector_pfn_profile_names_the_executable_over_the_catalog(tmp_path: Pa
     done = run(target)
     assert done.returncode == 0, done.stdout + done.stderr
     assert json.loads(next(target.rglob("argv.json")).read_text()) == ["-a", "preprocess"]
+
+
+@pytest.mark.parametrize("configuration", ["condorio", "sharedfs", "nonsharedfs"])
+def test_a_checkpoint_file_staged_in_and_changed_is_staged_out(tmp_path: Path, configuration: str) -> None:
+    """The staged-in checkpoint file is changed by its job, so its stage-in keeps no integrity record
+    (``"integrity": false``): the stage-out of the changed file is not held to the staged-in one's."""
+    _checkpoint_workflow(tmp_path, configuration)
+    (tmp_path / "saved.ckpt").write_text("1\n2\n")
+    ReplicaCatalog().add_replica("local", "test.ckpt", str(tmp_path / "saved.ckpt")).write(
+        str(tmp_path / "replicas.yml"))
+    out = tmp_path / "out"
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}"}
+    argv = [SHEAF, "plan", "workflow.yml", "-s", "condorpool", "--output-dir", str(out), "--dir",
+            str(tmp_path / "submit")]
+    planned = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, env=env, timeout=300,
+                             check=False)
+    assert planned.returncode == 0, planned.stderr
+    target = Path(planned.stdout.split("submit directory: ", 1)[1].split()[0])
+    done = run(target)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (out / "f.b1").read_text() == "1\n2\n3\n" and (out / "test.ckpt").read_text() == "1\n2\n3\n"
 
 
 def test_documented_keys_sheaf_does_not_honour_are_warned_about(tmp_path: Path) -> None:

@@ -6,14 +6,15 @@ pass writes::
     [{"type": "transfer", "id": 1, "linkage": "input", "lfn": "f.a", "executable": false,
       "src_urls": [{"site_label": "local", "url": "http://host/f.a", "priority": 10}, ...],
       "dest_urls": [{"site_label": "condorpool", "url": "file:///scratch/f.a"}],
-      "checksum": {"sha256": "<64 hex digits>"}}]
+      "checksum": {"sha256": "<64 hex digits>"}, "integrity": false}]
 
 Rules (each broken one is a ``ValidationError`` naming the entry, the key and the value; a file that is
 not JSON is a ``FormatError`` with its line and column):
 
 - ``type`` is ``transfer`` (the only kind the interface has); ``linkage`` is ``input``, ``output`` or
   ``inter``; ``lfn`` a non-empty string; ``executable`` a boolean (absent: false); ``id`` any JSON
-  scalar (absent: the entry's 1-based position).
+  scalar (absent: the entry's 1-based position); ``integrity`` a boolean (absent: true): false keeps
+  the file out of the integrity records (a checkpoint file, which its job changes after stage-in).
 - ``src_urls`` is a non-empty list, tried in the order given (the planner orders it by the replica
   selector's ranking; ``priority`` is kept for the record and never reorders); ``dest_urls`` has
   exactly one entry.  Each URL's scheme must be one sheaf knows -- supported or named as unsupported,
@@ -65,6 +66,7 @@ class Transfer:
     linkage: str = "input"
     executable: bool = False
     sha256: str | None = None
+    integrity: bool = True  # False: neither recorded nor checked against a record
 
 
 def load_transfer_list(path: str, span: Span | None = None) -> list[Transfer]:
@@ -166,6 +168,9 @@ def _transfer(raw: Any, number: int, path: str | None) -> Transfer:
     executable = entry.raw.get("executable", False)
     if not isinstance(executable, bool):
         entry.fail("executable", "is not a boolean", "executable is true or false", executable)
+    integrity = entry.raw.get("integrity", True)
+    if not isinstance(integrity, bool):
+        entry.fail("integrity", "is not a boolean", "integrity is true or false", integrity)
     ident = entry.raw.get("id", number)
     if not isinstance(ident, (int, str)) or isinstance(ident, bool):
         entry.fail("id", "is not a number or a string", "id is a JSON number or string", ident)
@@ -175,7 +180,7 @@ def _transfer(raw: Any, number: int, path: str | None) -> Transfer:
                    [d.url for d in dests])
     return Transfer(lfn=entry.string("lfn", entry.raw.get("lfn")), sources=entry.endpoints("src_urls"),
                     dest=dests[0], id=ident, linkage=linkage, executable=executable,
-                    sha256=_checksum(entry))
+                    sha256=_checksum(entry), integrity=integrity)
 
 
 def _checksum(entry: _Entry) -> str | None:

@@ -284,7 +284,7 @@ def _checks_records(linked: bool, options: TransferOptions) -> bool:
 
 def _verify(item: Transfer, url: str, local: str, linked: bool, options: TransferOptions) -> str | None:
     """The delivered file's sha256 when anything needs it; a mismatch is the source's final failure."""
-    records = _checks_records(linked, options)
+    records = item.integrity and _checks_records(linked, options)
     if item.sha256 is None and not records:
         return None
     got = _integrity.file_sha256(local)
@@ -300,5 +300,6 @@ def _verify(item: Transfer, url: str, local: str, linked: bool, options: Transfe
 
 
 def _record(item: Transfer, url: str, sha256: str | None, linked: bool, options: TransferOptions) -> None:
-    if sha256 is not None and _checks_records(linked, options) and options.meta_dir is not None:
+    if sha256 is not None and item.integrity and _checks_records(linked, options) \
+            and options.meta_dir is not None:
         _integrity.write_record(options.meta_dir, item.lfn, sha256, shown_url(url))

@@ -78,6 +78,7 @@ class _Staged:
     readers: list[int]             # job indices (in the final job list) that need it
     executable: bool = False
     checksum: str | None = None
+    checkpoint: bool = False       # a checkpoint file: its job changes it, so no integrity record
 
 
 @dataclass(slots=True)
@@ -337,7 +338,8 @@ class _FirstReads:
             return
         if _in_place(sources, exec_wf.workdirs[site], lfn):
             return  # already where the job reads it: neither copied nor ever removed
-        files[lfn] = _Staged(lfn, sources, [index], checksum=selector.checksum(lfn))
+        files[lfn] = _Staged(lfn, sources, [index], checksum=selector.checksum(lfn),
+                             checkpoint=lfn in self.optional)
 
     def warn_missing(self) -> None:
         if self.missing:
@@ -471,7 +473,8 @@ def _add_stage_in(state: _Pass, buckets: dict[str, list[tuple[int, list[_Staged]
             n = counters[level] = counters.get(level, -1) + 1
             workdir = exec_wf.workdirs[site]
             entries = [transfer_entry(i, "input", f.name, f.sources, site, url_in(workdir, f.name),
-                                      f.executable, f.checksum) for i, f in enumerate(files, start=1)]
+                                      f.executable, f.checksum, integrity=not f.checkpoint)
+                       for i, f in enumerate(files, start=1)]
             job = ExecJob(id=f"stage_in_local_{safe(site)}_{level}_{n}", type="stage_in", site=site,
                           transformation=None, level=level, executable="sheaf-transfer",
                           arguments=transfer_options(exec_wf, workdir, state.submit_dir))

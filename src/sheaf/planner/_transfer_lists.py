@@ -35,11 +35,13 @@ def transfer_options(exec_wf: ExecutableWorkflow, root: str, submit_dir: str) ->
 
 
 def transfer_entry(number: int, linkage: str, lfn: str, sources: Iterable[Source], dest_site: str,
-                   dest_url: str, executable: bool = False, checksum: str | None = None) -> str:
+                   dest_url: str, executable: bool = False, checksum: str | None = None, *,
+                   integrity: bool = True) -> str:
     """One entry of a transfer list, as ``json_text`` writes the dict ``{"type": "transfer", "id":
     number, "linkage", "lfn", "executable", "src_urls": [{"site_label", "url"}...], "dest_urls": [...],
-    ["checksum": {"sha256"}]}`` -- formatted here: a list of 10^5 jobs holds 10^5 entries, and json's
-    per-call set-up was most of their cost (the test checks both agree)."""
+    ["checksum": {"sha256"}], ["integrity": false]}`` -- formatted here: a list of 10^5 jobs holds 10^5
+    entries, and json's per-call set-up was most of their cost (the test checks both agree).
+    ``integrity`` false: the file gets no integrity record (a checkpoint file, which its job changes)."""
     srcs = ", ".join([f'{{"site_label": {json_str(s.site)}, "url": {json_str(s.url)}}}' for s in sources])
     text = (f'{{"type": "transfer", "id": {number:d}, "linkage": {json_str(linkage)}, '
             f'"lfn": {json_str(lfn)}, "executable": {"true" if executable else "false"}, '
@@ -47,6 +49,8 @@ def transfer_entry(number: int, linkage: str, lfn: str, sources: Iterable[Source
             f'"dest_urls": [{{"site_label": {json_str(dest_site)}, "url": {json_str(dest_url)}}}]')
     if checksum:
         text += f', "checksum": {{"sha256": {json_str(checksum)}}}'
+    if not integrity:
+        text += ', "integrity": false'
     return text + "}"
 
 
