@@ -77,6 +77,7 @@ def test_fifty_jobs_with_http_inputs(tmp_path: Path, served: tuple[str, Path], c
     assert (work / "out" / "c3").read_text() == "in6\na6\nb6\nin7\na7\nb7\nc3\n"
     scratch = directory / "scratch"
     assert [name for _, _, names in os.walk(scratch) for name in names] == []
-    assert {r.lfn for r in read_replica_catalog(work / "replicas.yml")} >= {f"c{k}" for k in range(10)}
-    again = sheaf(work, *args)
+    (registered,) = directory.glob("*.replicas.yml")  # the submit directory's output catalog
+    assert {r.lfn for r in read_replica_catalog(registered)} >= {f"c{k}" for k in range(10)}
+    again = sheaf(work, *args, "--rc", str(registered))
     assert "data reuse: 50 job(s) not planned" in again.stderr

@@ -244,7 +244,8 @@ def test_every_output_site_gets_the_outputs(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     for name in ("local", "archive"):
         assert json.loads((tmp_path / f"{name}-out" / "argv.json").read_text()) == ["x"]
-    registered = (tmp_path / "replicas.yml").read_text()
+    (catalog,) = (tmp_path / "runs" / "p").glob("*.replicas.yml")  # the submit directory's output catalog
+    registered = catalog.read_text()
     assert "local-out/argv.json" in registered and "archive-out/argv.json" in registered
 
 
@@ -310,8 +311,11 @@ def test_fully_reused_workflow_still_delivers_its_outputs(tmp_path: Path) -> Non
     done = run(tmp_path / "runs" / "p")
     assert done.returncode == 0, done.stdout + done.stderr
     assert (tmp_path / "outputs" / "f.d").read_text() == "This is preexisting output file for the workflow"
-    again = subprocess.run([SHEAF, *argv[:5], "q", *argv[6:]], cwd=tmp_path, capture_output=True, text=True,
-                           check=False)  # now the catalog has it at the output site too
+    # registered in the submit directory's output catalog; read as the input catalog, f.d is at the
+    # output site already and nothing is left to stage out
+    (catalog,) = (tmp_path / "runs" / "p").glob("*.replicas.yml")
+    again = subprocess.run([SHEAF, *argv[:5], "q", *argv[6:], "--rc", str(catalog)], cwd=tmp_path,
+                           capture_output=True, text=True, check=False)
     assert again.returncode == 0, again.stderr
     assert "stage_out" not in (tmp_path / "runs" / "q" / "plan.json").read_text()
 

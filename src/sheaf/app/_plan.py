@@ -161,7 +161,7 @@ def plan(request: PlanRequest, *, on_warning: Callable[[str], None] | None = Non
                                                                     wf_uuid, directory),
                            keep=frozenset(context.output_map), output_dir=staging.output_dir,
                            staging_sites=staging.staging_sites, cleanup=staging.cleanup or "inplace",
-                           force=request.force, rc_file=inputs.paths.get("rc"), cwd=os.getcwd(),
+                           force=request.force, cwd=os.getcwd(),
                            input_dir=os.pathsep.join(inputs.input_dirs) or None)
 
         def planned_with(techniques: tuple[str, ...], model: AutoModel | None) -> ExecutableWorkflow:

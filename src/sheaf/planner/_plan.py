@@ -164,6 +164,6 @@ class DataOptions:
     staging_sites: Mapping[str, str] = field(default_factory=dict)  # --staging-site s=ss
     cleanup: str = "inplace"              # --cleanup none | inplace | leaf
     force: bool = False                   # --force: no data reuse
-    rc_file: str | None = None            # the replica catalog file read (registration's default)
+    rc_file: str | None = None            # where registration writes (None: register_target's default)
     cwd: str | None = None                # where relative replica paths are resolved
     input_dir: str | None = None          # --input-dir directories, joined by os.pathsep

@@ -10,11 +10,12 @@ default scratch has ``wf-scratch``.  A named output site with no local storage d
 waits for every stage-out job of a file.
 
 Registration: ``pegasus.register = false`` makes no register jobs, whatever the outputs' flags (as in
-Pegasus).  Its target (``register_target``): ``pegasus.catalog.replica.output.file``, else the replica
-catalog file the plan read (``DataOptions.rc_file``), else ``replicas.yml`` in the planning directory
-(Pegasus 5's default catalog name, so the next plan from there finds it); its format is YAML when
-``pegasus.catalog.replica.output`` says ``YAML`` or the name ends in ``.yml``/``.yaml``, else Pegasus's
-text ("File") format.
+Pegasus).  Its target (``register_target``): ``pegasus.catalog.replica.output.file``, else
+``DataOptions.rc_file`` (a Python caller's), else the output replica catalog Pegasus 5 keeps in the
+submit directory, ``<workflow>.replicas.yml`` there (Pegasus's is the SQLite ``<workflow>.replicas.db``):
+not the catalog the plan read, so that planning again does not take the outputs for reusable data;
+its format is YAML when ``pegasus.catalog.replica.output`` says ``YAML`` or the name ends in
+``.yml``/``.yaml``, else Pegasus's text ("File") format.
 """
 
 from __future__ import annotations
@@ -343,7 +344,8 @@ def register_target(exec_wf: ExecutableWorkflow) -> tuple[str, str]:
     """(file, format) the register jobs write (module docstring)."""
     props = exec_wf.properties
     path = (props.get_str("pegasus.catalog.replica.output.file") or exec_wf.data.rc_file
-            or os.path.join(exec_wf.data.cwd or os.getcwd(), "replicas.yml"))
+            or os.path.join(exec_wf.data.submit_dir or exec_wf.data.cwd or os.getcwd(),
+                            f"{safe(exec_wf.name)}.replicas.yml"))
     path = os.path.abspath(os.path.join(exec_wf.data.cwd or os.getcwd(), path))
     kind = (props.get_str("pegasus.catalog.replica.output") or "").strip().lower()
     if kind not in ("yaml", "file"):
