@@ -247,6 +247,11 @@ def test_every_output_site_gets_the_outputs(tmp_path: Path) -> None:
     (catalog,) = (tmp_path / "runs" / "p").glob("*.replicas.yml")  # the submit directory's output catalog
     registered = catalog.read_text()
     assert "local-out/argv.json" in registered and "archive-out/argv.json" in registered
+    for site, message in (("nosuchout", "the output site is not in the site catalog"),
+                          ("condorpool", "the output site has no local storage directory")):
+        refused = subprocess.run([SHEAF, *argv[:5], "q", *argv[6:-1], site], cwd=tmp_path,
+                                 capture_output=True, text=True, check=False)
+        assert refused.returncode == 2 and message in refused.stderr and site in refused.stderr
 
 
 #: copies the file after -i to the file after -o (pegasus-keg's way of naming them)

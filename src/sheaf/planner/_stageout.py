@@ -335,6 +335,9 @@ def _storage(exec_wf: ExecutableWorkflow, site: str, submit_dir: str) -> tuple[s
             return site, os.path.normpath(directory.path)
     if site == "local":  # Pegasus's default local storage, beside the default scratch
         return site, os.path.join(os.path.dirname(submit_dir), "wf-output")
+    if entry is None:
+        raise PlanningError("the output site is not in the site catalog", value=site,
+                            rule="--output-sites names sites of the site catalog (or give --output-dir)")
     raise PlanningError("the output site has no local storage directory", value=site,
                         rule="an output site's sharedStorage or localStorage is a local path "
                              "(or give --output-dir)")
