@@ -56,6 +56,16 @@ def test_diamond_delivers_registers_cleans_and_replans_with_reuse(work: Path) ->
     assert "data reuse: 4 job(s) not planned" in reused.stderr and job_types(plan_dir(reused)) == {}
 
 
+def test_a_database_output_catalog_is_warned_about(work: Path) -> None:
+    """pegasus.catalog.replica.output = JDBCRC (Pegasus's database catalog): sheaf writes files only,
+    says so, and names the file it registers into."""
+    done = sheaf(work, "plan", "workflow.yml", "--dir", str(work / "submit"), "-s", "condorpool",
+                 "--output-dir", str(work / "out"), "-Dpegasus.catalog.replica.output=JDBCRC")
+    directory = plan_dir(done)
+    assert "pegasus.catalog.replica.output = JDBCRC is not supported" in done.stderr
+    assert str(directory / "diamond.replicas.yml") in done.stderr
+
+
 def test_partial_reuse_stages_the_registered_intermediates_in(work: Path) -> None:
     rc = (work / "replicas.yml").read_text()
     kept = work / "kept"

@@ -15,7 +15,8 @@ Pegasus).  Its target (``register_target``): ``pegasus.catalog.replica.output.fi
 submit directory, ``<workflow>.replicas.yml`` there (Pegasus's is the SQLite ``<workflow>.replicas.db``):
 not the catalog the plan read, so that planning again does not take the outputs for reusable data;
 its format is YAML when ``pegasus.catalog.replica.output`` says ``YAML`` or the name ends in
-``.yml``/``.yaml``, else Pegasus's text ("File") format.
+``.yml``/``.yaml``, else Pegasus's text ("File") format; another type (``JDBCRC``, a database) is
+warned about.
 """
 
 from __future__ import annotations
@@ -350,8 +351,13 @@ def register_target(exec_wf: ExecutableWorkflow) -> tuple[str, str]:
             or os.path.join(exec_wf.data.submit_dir or exec_wf.data.cwd or os.getcwd(),
                             f"{safe(exec_wf.name)}.replicas.yml"))
     path = os.path.abspath(os.path.join(exec_wf.data.cwd or os.getcwd(), path))
-    kind = (props.get_str("pegasus.catalog.replica.output") or "").strip().lower()
+    given = (props.get_str("pegasus.catalog.replica.output") or "").strip()
+    kind = given.lower()
     if kind not in ("yaml", "file"):
+        if given:  # a database catalog (JDBCRC, MRC, ...): sheaf writes files only
+            exec_wf.warnings.append(f"pegasus.catalog.replica.output = {given} is not supported (sheaf "
+                                    "registers into YAML or File catalogs): outputs are registered into "
+                                    f"{path}")
         kind = "yaml" if path.endswith((".yml", ".yaml")) else "file"
     return path, kind
 
