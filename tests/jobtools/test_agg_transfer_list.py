@@ -87,6 +87,8 @@ def test_file_urls_name_their_paths(url: str, path: str | None) -> None:
     (('[{"lfn": "a", "src_urls": [{"url": "file:///x"}], "dest_urls": [{"url": "file:///a"}]},'
       ' {"lfn": "b", "src_urls": [{"url": "file:///y"}], "dest_urls": [{"url": "file:///a"}]}]'),
      ValidationError, "transfers 1 and 2 write one destination"),
+    (('[{"lfn": "a", "src_urls": [{"url": "file:///x"}], "dest_urls": [{"url": "file:///a"}],'
+      ' "integrity": "no"}]'), ValidationError, "integrity"),
     ('[{"lfn": "a",\n "src_urls": ]', FormatError, "l.json:2:14: not JSON"),
     ("[" * 100_000, FormatError, "l.json"),
 ])

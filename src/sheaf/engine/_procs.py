@@ -74,9 +74,13 @@ class _Group:
     members: list[str] = field(default_factory=list)
     tolerance: Tolerance = NO_TOLERANCE
     failures: int = 0
-    list_failed: bool = False
     returned: int = 0
     codes: dict[int, int | None] = field(default_factory=dict)
+
+    @property
+    def list_failed(self) -> bool:
+        """More procs failed than tolerated (it stays so: failures only grow)."""
+        return not self.tolerance.allows(self.failures, len(self.members))
 
     def summary(self) -> JobList:
         return JobList(tuple(self.codes.get(proc) for proc in range(len(self.members))), self.returned)
@@ -153,7 +157,6 @@ def _record(group: _Group, event: Exited | Removed) -> None:
         if group.failures == 1:
             group.returned = (RETURN_ABORTED if isinstance(event, Removed) else
                               -event.signal if event.signal is not None else event.exit_code or 0)
-    group.list_failed = group.list_failed or not group.tolerance.allows(group.failures, len(group.members))
 
 
 def _first_failure(group: _Group) -> Exited | Removed:
