@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from sheaf.condor._dagman import Dag, parse_dag
 from sheaf.condor._dagman_file import DagFile, bare, split_words
+from sheaf.condor._dagman_settings import _VARS_RULE
 from sheaf.errors import FormatError
 
 DATA = Path(__file__).parent / "data" / "dagman"
@@ -142,28 +143,65 @@ def test_writer_reader_round_trip(tmp_path_factory: pytest.TempPathFactory,
     assert sorted((p, c) for p in dag.children for c in dag.children[p]) == edges
 
 
-#: the VARS entry pattern as it was before its value was written unrolled (an alternation per character)
-_OLD_VARS_RE = re.compile(r'\s*([A-Za-z_+][\w.+]*)\s*=\s*"((?:[^"\\]|\\.)*)"')
+#: the VARS entry pattern written plainly (an alternation per character), against which the unrolled one
+#: is checked
+_OLD_VARS_RE = re.compile(r'''\s*([A-Za-z_+][\w.+]*)\s*=\s*'''
+                          r'''(?:"((?:[^"\\]|\\.)*)"|'((?:[^'\\]|\\.)*)'|([^\s"']+))(?=\s|$)''')
+
+
+def _dagman_word(text: str, pos: int) -> tuple[str, int, bool] | None:
+    """DAGMan's lexer reading a word at ``pos`` (blanks before it skipped): quotes start and end quoted
+    runs inside it, a backslash in quotes escapes the next character; (the word, where it ends, whether
+    it mixes quoted runs with other text), or None for an unclosed quote."""
+    while pos < len(text) and text[pos] in " \t":
+        pos += 1
+    out, quote, runs, plain = [], "", 0, False
+    while pos < len(text):
+        c = text[pos]
+        if quote:
+            if c == "\\" and pos + 1 < len(text):
+                out.append(text[pos + 1])
+                pos += 1
+            elif c == "\\":
+                return None
+            elif c == quote:
+                quote = ""
+            else:
+                out.append(c)
+        elif c in " \t":
+            break
+        elif c in "\"'":
+            quote, runs = c, runs + 1
+        else:
+            out.append(c)
+            plain = True
+        pos += 1
+    if quote:
+        return None
+    return "".join(out), pos, runs > 1 or (runs == 1 and plain)
 
 
 def _vars_reference(text: str) -> list[tuple[str, str]] | None:
-    """The VARS entry loop as it read before it was sped up (a copy of the line's rest per entry,
-    every value unescaped, the old pattern): entries, or None where it refused the line."""
+    """A VARS line's entries as DAGMan's lexer reads them (``key = value`` pairs, the key up to a blank or
+    "=", the value one word), or None where sheaf refuses the line: DAGMan refuses it, or a word mixes
+    quoted and plain text, or a key is not a macro name or starts with "queue"."""
     pos, entries = 0, []
-    while pos < len(text):
-        if text[pos:].strip() == "":
-            break
-        match = _OLD_VARS_RE.match(text, pos)
-        if match is None or match.group(1).lower().startswith("queue"):
+    while text[pos:].strip():
+        match = re.compile(r"\s*([^\s=]+)\s*=\s*").match(text, pos)
+        if match is None or not re.fullmatch(r"[A-Za-z_+][\w.+]*", match.group(1)) or \
+                match.group(1).lower().startswith("queue"):
             return None
-        entries.append((match.group(1), re.sub(r"\\(.)", r"\1", match.group(2))))
-        pos = match.end()
+        word = _dagman_word(text, match.end())
+        if word is None or word[2] or word[1] == match.end():
+            return None
+        entries.append((match.group(1), word[0]))
+        pos = word[1]
     return entries or None
 
 
-_VARS_PIECE = st.one_of(st.sampled_from([" ", "  ", "\t", '"', "\\", '\\"', "\\\\", "=", "a", "B_1", "x.y",
-                                         "+At", "queue", "$(JOB)"]),
-                        st.text(alphabet=" ab=\"\\", max_size=4))
+_VARS_PIECE = st.one_of(st.sampled_from([" ", "  ", "\t", '"', "'", "\\", '\\"', "\\'", "\\\\", "=", "a",
+                                         "B_1", "x.y", "+At", "queue", "$(JOB)", "k=v", "k='a b'"]),
+                        st.text(alphabet=" ab=\"'\\", max_size=4))
 
 
 _ESCAPED = st.lists(st.sampled_from(["a", " ", '\\"', "\\\\", "\\x", "$(JOB)"]), max_size=4).map("".join)
@@ -222,7 +260,7 @@ def test_a_vars_line_with_junk_after_many_blanks_is_refused_in_linear_time(tmp_p
         try:
             parse_dag(str(tmp_path / "x.dag"))
         except FormatError as exc:
-            assert (exc.rule, exc.value, exc.line) == ('VARS node key="value" ...', "x", 2)
+            assert (exc.rule, exc.value, exc.line) == (_VARS_RULE, "x", 2)
         return time.perf_counter() - started
 
     good = min(read('b="2"') for _ in range(3))

@@ -123,6 +123,20 @@ def test_vars_precedence_against_the_submit_files_own_values(tmp_path: Path) -> 
     assert [(tmp_path / f"{n}.out").read_text() for n in "ABC"] == ["dag\n", "dag\n", "file\n"]
 
 
+def test_vars_values_unquoted_and_single_quoted_as_dagmans_lexer_reads_them(tmp_path: Path) -> None:
+    # a value is a word: "double-quoted", 'single-quoted' or plain (escapes: test_dagman_grammar)
+    sub(tmp_path, "n.sub", "/bin/sh", "-c 'echo $(x)/$(y)/$(z) > $(JOB).out'")
+    (tmp_path / "wf.dag").write_text("JOB A n.sub\nVARS A x=plain y = 'two words' z=\"three\"\n"
+                                     "JOB B n.sub\nVARS B x=a=b y='' z=$(JOB)\n")
+    done = sheaf_run(tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "A.out").read_text() == "plain/two words/three\n"
+    assert (tmp_path / "B.out").read_text() == "a=b//B\n"
+    (tmp_path / "bad.dag").write_text("JOB A n.sub\nVARS A x='open\n")
+    done = sheaf_run(tmp_path, "--dag", "bad.dag")
+    assert done.returncode == 2 and "bad.dag:2:" in done.stderr, done.stderr
+
+
 def test_abort_dag_on_return_is_the_exit_status(tmp_path: Path) -> None:
     sub(tmp_path, "a.sub", "/bin/sh", "-c 'exit 3'")
     sub(tmp_path, "b.sub", "/bin/sleep", "30")

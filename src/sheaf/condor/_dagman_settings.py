@@ -23,15 +23,18 @@ from sheaf.condor._dagman_file import DagFile, bare, dag_int, dag_keyword, resol
 from sheaf.condor._dagman_records import ALL_NODES, NodeSpec, Script
 
 _VARS_KEY = r"[A-Za-z_+][\w.+]*"
-# a value is a run of plain characters and backslash escapes, written "unrolled" (runs between
-# escapes) because a per-character alternation is slower on long VARS lines; a test pins the language
-_VARS_VALUE = r'[^"\\]*(?:\\.[^"\\]*)*'
-_VARS_RE = re.compile(rf'\s*({_VARS_KEY})\s*=\s*"({_VARS_VALUE})"')
+# a value is "double-quoted" or 'single-quoted' (backslash escapes inside) or a run of non-blank characters
+# without quotes, then a blank or the line's end, as DAGMan's lexer reads a word (a word mixing quoted and
+# plain text is refused); the quoted runs are written "unrolled" (runs between escapes) because a
+# per-character alternation is slower on long VARS lines; a test pins the language
+_VARS_VALUE = r'"([^"\\]*(?:\\.[^"\\]*)*)"|\'([^\'\\]*(?:\\.[^\'\\]*)*)\'|([^\s"\']+)'
+_VARS_RE = re.compile(rf"\s*({_VARS_KEY})\s*=\s*(?:{_VARS_VALUE})(?=\s|$)")
 # a line that is entries and nothing else: an entry's match is the only one where it starts (a key
-# stops at a blank or "=", a value at its first unescaped quote), so this accepts exactly the lines
-# the entry-by-entry loop accepts, and findall then gives the loop's entries
-_VARS_LINE_RE = re.compile(rf'(?:\s*{_VARS_KEY}\s*=\s*"{_VARS_VALUE}")+\s*')
+# stops at a blank or "=", a value at its closing quote or its first blank), so this accepts exactly the
+# lines the entry-by-entry loop accepts, and findall then gives the loop's entries
+_VARS_LINE_RE = re.compile(rf"(?:\s*{_VARS_KEY}\s*=\s*(?:{_VARS_VALUE})(?=\s|$))+\s*")
 _VARS_ESCAPE = re.compile(r"\\(.)")
+_VARS_RULE = "VARS node key=\"value\" ... (or key='value', or key=word)"
 
 
 def set_done(f: DagFile, words: list[str]) -> None:
@@ -119,7 +122,7 @@ def _vars_entries(f: DagFile, words: list[str]) -> tuple[str, list[tuple[str, st
     """The mode (PREPEND, APPEND or "") and the ``key="value"`` entries of a VARS line."""
     text = f.current.split(None, 2)[2] if len(words) > 2 else ""
     if not text.strip():
-        raise f.error("VARS without a value", 'VARS node key="value" ...', " ".join(words))
+        raise f.error("VARS without a value", _VARS_RULE, " ".join(words))
     mode = ""
     if text[0] in "pPaA":  # maybe PREPEND or APPEND (most lines start with a key: no split of them)
         first = text.split(None, 1)
@@ -127,10 +130,8 @@ def _vars_entries(f: DagFile, words: list[str]) -> tuple[str, list[tuple[str, st
             mode = first[0].upper()
             text = first[1] if len(first) > 1 else ""
     if _VARS_LINE_RE.fullmatch(text) is not None:  # a good line (a plan's: one per node), in C
-        entries: list[tuple[str, str]] = _VARS_RE.findall(text)
-        if "\\" in text:  # only a value holds one (a key cannot)
-            entries = [(key, _VARS_ESCAPE.sub(_unescaped, value)) if "\\" in value else (key, value)
-                       for key, value in entries]
+        entries = [(key, _vars_value(double, single, plain))
+                   for key, double, single, plain in _VARS_RE.findall(text)]
         if "queue" in text.lower():
             for key, _value in entries:
                 if key.lower().startswith("queue"):
@@ -143,6 +144,14 @@ def _unescaped(match: re.Match[str]) -> str:
     return match.group(1)
 
 
+def _vars_value(double: str | None, single: str | None, plain: str | None) -> str:
+    """A VARS value from its matched form: a backslash escapes the next character inside quotes only."""
+    if plain:
+        return plain
+    quoted = double or single or ""
+    return _VARS_ESCAPE.sub(_unescaped, quoted) if "\\" in quoted else quoted
+
+
 def _checked_entries(f: DagFile, words: list[str], text: str) -> list[tuple[str, str]]:
     """The entries of a VARS line read one by one, raising at the first that is not one."""
     pos = 0
@@ -150,17 +159,16 @@ def _checked_entries(f: DagFile, words: list[str], text: str) -> list[tuple[str,
     # each entry matched where the one before ended: a search (finditer) would try the pattern again
     # at every later position of a line that goes wrong, quadratic in a run of blanks before junk
     while (match := _VARS_RE.match(text, pos)) is not None:
-        key, value = match.group(1, 2)
-        if "\\" in value:
-            value = _VARS_ESCAPE.sub(_unescaped, value)
+        key = match.group(1)
+        value = _vars_value(*match.group(2, 3, 4))
         if key.lower().startswith("queue"):
             raise f.error("reserved VARS name", "VARS names are not reserved words", key)
         entries.append((key, value))
         pos = match.end()
     if text[pos:].strip():
-        raise f.error("bad VARS entry", 'VARS node key="value" ...', text[pos:].strip())
+        raise f.error("bad VARS entry", _VARS_RULE, text[pos:].strip())
     if not entries:
-        raise f.error("VARS without a value", 'VARS node key="value" ...', " ".join(words))
+        raise f.error("VARS without a value", _VARS_RULE, " ".join(words))
     return entries
 
 
