@@ -91,7 +91,9 @@ def test_abbreviated_long_options_define_anywhere_and_comma_lists(work: Path, tm
     assert doc["output_sites"] == ["local"] and doc["clustering"] == ["horizontal"]
     assert doc["options"] == {"staging_sites": {"condorpool": "local"}, "output_dir": str(work / "out"),
                               "cleanup": "leaf", "random_dir": "xyz", "input_dirs": [str(work / "input")],
-                              "force": True, "force_replan": True, "basename": "diamond", "exec_dir": "xyz"}
+                              "force": True, "force_replan": True, "basename": "diamond", "exec_dir": "xyz",
+                              "replica_output": {"file": str(target / "blackdiamond.replicas.yml"),
+                                                 "format": "yaml"}}
     assert (target / "diamond.dag").is_file()  # --basename names the per-workflow files
 
 
@@ -155,11 +157,15 @@ def test_bad_options_are_one_message_and_nothing_written(work: Path, tmp_path: P
     assert not (tmp_path / "b").exists()
 
 
-def test_reuse_of_an_earlier_submit_dir_is_refused_until_data_reuse_exists(work: Path,
-                                                                           tmp_path: Path) -> None:
+def test_reuse_of_an_earlier_plan_that_registered_nothing_is_warned_about(work: Path, tmp_path: Path) -> None:
     earlier = submit_dir(plan("--dir", str(tmp_path), "-q"))
     result = plan("--dir", str(tmp_path), "--reuse", str(earlier))
-    assert result.exit_code == 2 and "does not reuse the outputs of earlier runs" in result.output
+    assert result.exit_code == 0, result.output
+    assert f"--reuse {earlier}: its plan registers no outputs; nothing reused from it" in result.stderr
+    (earlier / "plan.json").write_text("{not json")
+    result = plan("--dir", str(tmp_path / "c"), "--reuse", str(earlier))
+    assert result.exit_code == 2 and f"--reuse {earlier}: its plan.json cannot be read" in result.output
+    assert not (tmp_path / "c").exists()
 
 
 def test_json_prints_what_pegasus_plan_prints(work: Path, tmp_path: Path) -> None:

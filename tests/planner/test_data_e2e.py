@@ -54,6 +54,12 @@ def test_diamond_delivers_registers_cleans_and_replans_with_reuse(work: Path) ->
     reused = sheaf(work, "plan", "workflow.yml", "--dir", str(work / "submit"), "-s", "condorpool",
                    "--output-dir", str(out), "--rc", str(first / "diamond.replicas.yml"))
     assert "data reuse: 4 job(s) not planned" in reused.stderr and job_types(plan_dir(reused)) == {}
+    # pegasus-plan --reuse: the earlier submit directory's output catalog, named in its plan.json
+    assert plan_json(first)["options"]["replica_output"] == {"file": str(first / "diamond.replicas.yml"),
+                                                             "format": "yaml"}
+    again = sheaf(work, "plan", "workflow.yml", "--dir", str(work / "submit"), "-s", "condorpool",
+                  "--output-dir", str(out), "--reuse", str(first))
+    assert "data reuse: 4 job(s) not planned" in again.stderr and job_types(plan_dir(again)) == {}
 
 
 def test_a_database_output_catalog_is_warned_about(work: Path) -> None:

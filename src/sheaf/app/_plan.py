@@ -41,7 +41,7 @@ from sheaf.app._plan_request import (
     staging_sites,
     workflow_file,
 )
-from sheaf.app._subworkflow_inputs import ran_before, read_output_map, with_replica_files
+from sheaf.app._subworkflow_inputs import ran_before, read_output_map, reused_catalogs, with_replica_files
 from sheaf.codegen import (
     GROUP_PROPERTY,
     PlanContext,
@@ -112,7 +112,7 @@ def plan(request: PlanRequest, *, on_warning: Callable[[str], None] | None = Non
         check_target(target, request.deferred)  # first: a directory a workflow runs in is refused, never kept
         if request.deferred and not request.force_replan and ran_before(target):
             return PlanResult(target, kept=True)
-    check_reuse(request.reuse)
+    reuse = check_reuse(request.reuse)
     staging = StagingOptions(staging_sites(request.staging_sites), split_commas(request.output_sites),
                              os.path.abspath(request.output_dir) if request.output_dir else None,
                              cleanup_mode(request.cleanup, request.nocleanup), request.randomdir)
@@ -126,7 +126,8 @@ def plan(request: PlanRequest, *, on_warning: Callable[[str], None] | None = Non
         inputs = replace(inputs, tc=transformations_dir(request.transformations_dir, inputs.tc))
     inputs = replace(inputs, rc=with_replica_files(
         inputs.rc, split_commas(request.caches), split_commas(request.inherited_rc),
-        inputs.properties.get_bool("pegasus.catalog.replica.cache.asrc", False), _both(warnings, on_warning)))
+        inputs.properties.get_bool("pegasus.catalog.replica.cache.asrc", False), _both(warnings, on_warning),
+        reused_catalogs(reuse, _both(warnings, on_warning))))
     clustering = split_commas(request.clustering)
     _warn_unused_auto(request, clustering, _both(warnings, on_warning))
     auto = auto_model(request.backend, request.slots, request.overhead, request.overheads_file,

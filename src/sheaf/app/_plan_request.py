@@ -26,7 +26,8 @@ class PlanRequest:
     ``basename``, the execution ``sites``, ``output_sites``/``output_dir``/``staging_sites``/``cleanup``
     (the data pass), ``randomdir`` (jobs' directory under a site's shared scratch; ``""``: a generated
     name), ``clustering`` techniques in order, properties (``conf``, ``defines`` as ``key=value``),
-    the catalogs (``tc``, ``sc``, ``rc``), ``input_dirs``, ``force`` (no data reuse), the sub-workflow
+    the catalogs (``tc``, ``sc``, ``rc``), ``input_dirs``, ``force`` (no data reuse), ``reuse``
+    (earlier submit directories whose registered outputs are reusable data), the sub-workflow
     inputs, ``group_size`` (cut into group DAGs matched to grid sites), ``transformations_dir`` (each
     file a stageable transformation on site ``local``), ``argv``: the command line recorded in the
     braindump, and what automatic clustering (``clustering`` ``auto``) optimises under: the
@@ -120,15 +121,14 @@ def cleanup_mode(cleanup: str | None, nocleanup: bool) -> str | None:
     return mode
 
 
-def check_reuse(dirs: Sequence[str]) -> None:
-    """``--reuse``: each directory must be a submit directory; then refused (sheaf does not reuse data from
-    earlier runs)."""
+def check_reuse(dirs: Sequence[str]) -> tuple[str, ...]:
+    """``--reuse``: the directories, each checked to be the submit directory of an earlier plan."""
+    found = []
     for directory in split_commas(dirs):
         if not os.path.isfile(os.path.join(directory, "plan.json")):
             raise UsageError(f"--reuse {directory}: not a submit directory of an earlier plan (no plan.json)")
-    if dirs:
-        raise UsageError(f"--reuse {','.join(split_commas(dirs))}: sheaf does not reuse the outputs of "
-                         "earlier runs; plan without --reuse (every job runs)")
+        found.append(os.path.abspath(directory))
+    return tuple(found)
 
 
 def input_dirs(values: Sequence[str]) -> tuple[str, ...]:

@@ -8,6 +8,10 @@
 - ``--inherited-rc-files F``: the parent's inline replica catalog, below every other location.
 - ``--output-map F``: lfn -> where the parent wants a copy of that output (a text replica file);
   the plan copies each one there once the job writing it is done.
+- ``--reuse D``: the output replica catalog of each earlier submit directory D (where its register
+  jobs wrote, named in its ``plan.json``): what that run registered is reusable data, below the cache
+  files and above the replica catalog, as Pegasus reads earlier runs' output catalogs.  A directory
+  whose plan registered nothing, or whose catalog does not exist yet, is warned about and skipped.
 - ``--deferred`` into a directory where the sub-workflow already ran (a ``plan.json`` and the
   engine's ``.sheaf`` journal): the plan is kept and the run resumes from its journal and rescue
   DAG, as Pegasus submits a sub-workflow's rescue DAG rather than replanning it (``--force-replan``
@@ -18,7 +22,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
+from typing import Any
 
+import msgspec
+
+from sheaf.errors import UsageError
 from sheaf.formats import read_replica_catalog
 from sheaf.model import ReplicaCatalog, file_url_path
 
@@ -34,9 +42,40 @@ def _read(paths: Sequence[str], warn: Callable[[str], None]) -> ReplicaCatalog |
     return merged
 
 
+class _PlanOptions(msgspec.Struct):
+    """The part of a plan.json that ``--reuse`` reads (its other keys are skipped unread)."""
+
+    options: dict[str, Any] = {}
+
+
+def reused_catalogs(directories: Sequence[str], warn: Callable[[str], None]) -> list[str]:
+    """The output replica catalogs of the earlier submit directories ``directories`` that exist."""
+    found = []
+    for directory in directories:
+        path = os.path.join(directory, "plan.json")
+        try:
+            with open(path, "rb") as handle:
+                options = msgspec.json.decode(handle.read(), type=_PlanOptions).options
+        except (OSError, msgspec.DecodeError, msgspec.ValidationError) as exc:
+            raise UsageError(f"--reuse {directory}: its plan.json cannot be read ({exc})") from None
+        output = options.get("replica_output")
+        catalog = output.get("file") if isinstance(output, dict) else None
+        if not isinstance(catalog, str):
+            warn(f"--reuse {directory}: its plan registers no outputs; nothing reused from it")
+        elif not os.path.isfile(catalog):
+            warn(f"--reuse {directory}: its output replica catalog {catalog} does not exist (the run has "
+                 "registered nothing yet); nothing reused from it")
+        else:
+            found.append(catalog)
+    return found
+
+
 def with_replica_files(rc: ReplicaCatalog | None, caches: Sequence[str], inherited: Sequence[str],
-                       cache_as_rc: bool, warn: Callable[[str], None]) -> ReplicaCatalog | None:
-    cache, parent = _read(caches, warn), _read(inherited, warn)
+                       cache_as_rc: bool, warn: Callable[[str], None],
+                       reused: Sequence[str] = ()) -> ReplicaCatalog | None:
+    cache, parent, previous = _read(caches, warn), _read(inherited, warn), _read(reused, warn)
+    if previous is not None:  # earlier runs' outputs: above the catalog, below the cache files
+        rc = previous if rc is None else previous.merged_with(rc)
     if cache is not None:
         if rc is None:
             rc = cache

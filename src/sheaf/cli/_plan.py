@@ -49,10 +49,14 @@ def _refused(*names: str) -> click.Option:
 @click.option("--relative-submit-dir", metavar="R", help="Submit directory BASE/R (over --relative-dir).")
 @click.option("-b", "--basename", help="Name of the per-workflow files (B.dag, ...).")
 @click.option("-s", "--sites", multiple=True, metavar="S1,S2", help="Execution sites (comma list).")
-@click.option("-o", "--output-sites", multiple=True, metavar="S1,S2", help="Output sites (recorded).")
-@click.option("-O", "--output-dir", type=click.Path(file_okay=False), help="Output directory (recorded).")
-@click.option("--staging-site", multiple=True, metavar="S=SS,...", help="Staging sites (recorded).")
-@click.option("--cleanup", metavar="none|inplace|leaf|constraint", help="Cleanup strategy (recorded).")
+@click.option("-o", "--output-sites", multiple=True, metavar="S1,S2",
+              help="Output sites: outputs marked stage_out are delivered to each one's storage directory.")
+@click.option("-O", "--output-dir", type=click.Path(file_okay=False),
+              help="Output directory: outputs are delivered here (site label local).")
+@click.option("--staging-site", multiple=True, metavar="S=SS,...",
+              help="Staging site of each execution site (condorio and nonsharedfs).")
+@click.option("--cleanup", metavar="none|inplace|leaf|constraint",
+              help="Cleanup strategy (default inplace; constraint is planned as inplace).")
 @click.option("-n", "--nocleanup", is_flag=True, help="As --cleanup none (pegasus-plan 4.x).")
 @click.option("-r", "--randomdir", is_flag=False, flag_value="", default=None, metavar="[=NAME]",
               help="Jobs run in NAME (default <workflow>-0-<uuid>) under each site's shared scratch.")
@@ -81,10 +85,11 @@ def _refused(*names: str) -> click.Option:
               help="Cut the DAG into group DAGs of about N jobs matched to grid sites as wholes "
                    "(property sheaf.group.size; 1 binds each job).")
 @click.option("-I", "--input-dir", multiple=True, metavar="D1,D2", help="Directories holding input files.")
-@click.option("-f", "--force", is_flag=True, help="No data reuse: every job runs (sheaf's only way yet).")
+@click.option("-f", "--force", is_flag=True,
+              help="No data reuse: every job runs, even where the replica catalog has its outputs.")
 @click.option("--force-replan", is_flag=True, help="Replan sub-workflows on retry (sheaf always does).")
 @click.option("-R", "--reuse", multiple=True, metavar="DIR1,DIR2",
-              help="Data reuse from earlier submit directories (refused: sheaf plans every job).")
+              help="Data reuse from the outputs earlier runs in these submit directories registered.")
 @click.option("-S", "--submit", is_flag=True, help="Start the run in the background once planned.")
 @click.option("-J", "--json", "as_json", is_flag=True, help="Print pegasus-plan's JSON (the braindump).")
 @click.option("-v", "--verbose", count=True, help="Also print the planner's notes.")

@@ -13,13 +13,12 @@ Three groups:
   jobs plan), the sub-workflow planning inputs ``--cache``, ``--inherited-rc-files`` and
   ``--output-map`` (``sheaf.app``), and ``--randomdir`` with ``--relative-dir`` naming the
   execution directory under a site's shared scratch directory (``sheaf.codegen._layout``);
-- *recorded for the data-staging pass*: ``--staging-site``, ``--output-sites``,
-  ``--output-dir``, ``--cleanup``/``--nocleanup`` are parsed, validated and
-  recorded under ``options`` in plan.json, and a warning says what the plan does with them today;
+- *for the data-staging pass*: ``--staging-site``, ``--output-sites``, ``--output-dir``,
+  ``--cleanup``/``--nocleanup`` are parsed, validated, planned and recorded under ``options`` in
+  plan.json; ``--reuse`` reads earlier submit directories' output replica catalogs (data reuse);
 - *refused* with one message naming the option:
-  ``--job-prefix``, ``--forward``, ``--rescue``,
-  ``--group`` (in pegasus-plan's manual, refused by its 5.x parser) and
-  ``--reuse`` (data reuse from earlier submit directories; refused after its directories are checked).
+  ``--job-prefix``, ``--forward``, ``--rescue`` and
+  ``--group`` (in pegasus-plan's manual, refused by its 5.x parser).
 
 Long options may be abbreviated to any unique prefix, as pegasus-plan's GNU getopt allows
 (``--output-site`` is ``--output-sites``); ``-D`` may come anywhere (pegasus-plan's getopt takes it

@@ -187,6 +187,9 @@ def write_plan(exec_wf: ExecutableWorkflow, directory: str | os.PathLike[str], *
     check_target(target, replace)
     exec_dir = exec_wf.data.exec_dir
     recorded = {**(options or {}), "exec_dir": exec_dir} if exec_dir is not None else (options or {})
+    if exec_wf.replica_output is not None:  # what a later plan's --reuse of this directory reads
+        recorded = {**recorded, "replica_output": {"file": exec_wf.replica_output[0],
+                                                   "format": exec_wf.replica_output[1]}}
     with gc_paused():  # the writer allocates millions of acyclic objects: no generation-2 pass over them
         return _write_into(target, exec_wf, basename, extra_files, recorded, context, exec_dir, finish)
 

@@ -136,6 +136,9 @@ class ExecutableWorkflow:
     #: files of jobs data reuse pruned that they mark ``stage_out`` (lfn -> register_replica): the data
     #: pass stages them out from their replicas
     reused_outputs: dict[str, bool] = field(default_factory=dict)
+    #: (file, format) of the output replica catalog the register jobs write (``_stageout.register_target``),
+    #: None when the plan registers nothing: a later plan's ``--reuse`` of this submit directory reads it
+    replica_output: tuple[str, str] | None = None
     #: site -> the working directory its jobs run in (filled by the data pass)
     workdirs: dict[str, str] = field(default_factory=dict)
     #: auxiliary job id -> the text of its input file (a JSON transfer, cleanup or registration

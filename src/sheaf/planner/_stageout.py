@@ -138,6 +138,7 @@ class StageOut:
                               arguments=("--format", register[1], register[0]))
             reg = state.add(reg_job, "[\n" + ",\n".join(records) + "\n]\n")
             made.extend((stage, [], reg) for stage in stages)
+            exec_wf.replica_output = register
         return made
 
     def link(self, edges: list[tuple[int, int]], outputs: Files,
