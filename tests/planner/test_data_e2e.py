@@ -210,6 +210,19 @@ def test_condorio_jobs_run_in_sandboxes_fed_from_the_staging_site(work: Path) ->
     assert os.listdir(staging) == [] and not (directory / "scratch" / "condorpool").exists()
 
 
+@pytest.mark.parametrize("technique", ["horizontal", "whole"])
+def test_condorio_clusters_run_in_sandboxes_and_deliver(work: Path, technique: str) -> None:
+    """A cluster's command is resolved once: its input file is written once, whether its submit
+    description is shared or, with HTCondor file transfer, its own."""
+    directory = _plan(work, "--output-dir", str(work / "out"), "-D", "pegasus.data.configuration=condorio",
+                      "--cluster", technique, "-D", "pegasus.clusters.size=2")
+    assert job_types(directory)["cluster"] == 1
+    (cluster_in,) = directory.glob("jobs/*/merge_*.in")
+    assert cluster_in.read_text().count("tool") >= 2
+    _run(directory)
+    assert (work / "out" / "f.d").read_text() == "A\nf.b0\nf.c0\nA\nf.b1\nf.c1\nf.d\n"
+
+
 def _lite_tools() -> bool:
     from sheaf.jobtools import transfer
 

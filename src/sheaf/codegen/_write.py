@@ -535,16 +535,17 @@ class _Writer:
                 cached = settings[(id(profiles), job.type)] = (
                     profiles, node_settings(job.type, profiles, exitcode, job.id))
             out_base = paths.abs("")
-            if job.type == "subworkflow":
+            # resolved once (a cluster's command writes its input file)
+            command = None if job.type == "subworkflow" else self._resolved(job, paths, profiles)
+            if command is None:
                 lines = self._subworkflows().lines(job, paths, cached[1], out_base + ".out")
-            elif share and (job.type in _SHARED or (job.type == "compute" and len(job.tasks) == 1)) and (
-                    command := self._resolved(job, paths, profiles)).shareable:
+            elif share and (job.type in _SHARED or (job.type == "compute" and len(job.tasks) == 1)) and \
+                    command.shareable:
                 name = self._shared(job, profiles, command, ctx, dag)
                 lines = node_lines(job.id, name, cached[1], out_base + ".out",
                                    more_vars=shared_vars(job, command, paths.rel_dir))
             else:
-                self.put(paths.rel_submit, render_submit(job, profiles, self._resolved(job, paths, profiles),
-                                                          out_base, ctx))
+                self.put(paths.rel_submit, render_submit(job, profiles, command, out_base, ctx))
                 if job.id in self.exec_wf.lite:
                     self.put(paths.rel(".lite.json"), self.exec_wf.lite[job.id])
                 out.submits.append(paths.rel_submit)
