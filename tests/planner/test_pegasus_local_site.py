@@ -51,3 +51,29 @@ def test_local_site_environment_set_in_the_catalog_wins(tmp_path: Path) -> None:
     _, exec_wf = plan_into(tmp_path, "workflow.yml", tmp_path / "plan", sites=["local"])
     (job,) = [job for job in exec_wf.jobs if job.type == "compute"]
     assert job.tasks[0].profiles["env"]["PATH"] == "/only/here"
+
+
+def test_two_runs_on_the_default_local_site_have_scratch_directories_of_their_own(tmp_path: Path) -> None:
+    """The relative execution directory goes under ``wf-scratch/LOCAL`` as under a catalogued scratch:
+    runs planned into one base directory never share files, nor remove each other's."""
+    import subprocess
+
+    dump = tmp_path / "dump"
+    dump.write_text(ENV_DUMP)
+    dump.chmod(0o755)
+    SiteCatalog().add_sites(Site("condorpool")).write(str(tmp_path / "sites.yml"))
+    TransformationCatalog().add_transformations(Transformation("dump", site="local", pfn=str(dump))) \
+        .write(str(tmp_path / "transformations.yml"))
+    Workflow("here").add_jobs(Job("dump")).write(str(tmp_path / "workflow.yml"))
+    sheaf = str(Path(sys.executable).with_name("sheaf"))
+    seen = []
+    for name in ("relA", "relB"):
+        argv = [sheaf, "plan", "workflow.yml", "-s", "local", "--dir", "submit", "--relative-dir", name,
+                "--cleanup", "none"]
+        done = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, check=False, timeout=120)
+        assert done.returncode == 0, done.stderr
+        assert run(tmp_path / "submit" / name).returncode == 0
+        scratch = tmp_path / "submit" / "wf-scratch" / "LOCAL" / name
+        seen.append(json.loads((scratch / "env.json").read_text()))
+    assert [s["cwd"] for s in seen] == [str(tmp_path / "submit" / "wf-scratch" / "LOCAL" / n)
+                                        for n in ("relA", "relB")]

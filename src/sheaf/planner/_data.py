@@ -14,7 +14,8 @@ Policy (``sharedfs``: jobs read and write their site's shared scratch):
 - **Working directory** of a site: its ``sharedScratch`` directory from the site catalog when that is
   a local path (absolute, served by ``file://`` or by nothing) -- under it pegasus-plan's relative
   execution directory, when the plan has one; the ``local`` site no catalog defines
-  has Pegasus's ``wf-scratch/LOCAL`` beside the submit directory; any other site ``DIR/scratch/<site>``.
+  has Pegasus's ``wf-scratch/LOCAL`` beside the submit directory, the relative execution directory
+  under it too (so two runs never share one); any other site ``DIR/scratch/<site>``.
 - **create_dir**: one per site (``mkdir -p``), a parent of every job of the site without a parent on
   the site (so of every job of the site, transitively).
 - **stage_in**: every workflow input (consumed, produced by no job) a site's jobs read is copied
@@ -193,7 +194,8 @@ def check_settings(exec_wf: ExecutableWorkflow) -> str:
 def site_workdir(site: str, sites: SiteCatalog | None, submit_dir: str, exec_dir: str | None = None) -> str:
     entry = sites.get(site) if sites is not None else None
     if entry is None and site == "local":  # Pegasus's default local site: beside the submit directory
-        return os.path.join(os.path.dirname(submit_dir), "wf-scratch", "LOCAL")
+        default = os.path.join(os.path.dirname(submit_dir), "wf-scratch", "LOCAL")
+        return os.path.normpath(os.path.join(default, exec_dir or "."))
     scratch = entry.directory("sharedScratch") if entry is not None else None
     if scratch is not None and os.path.isabs(scratch.path):
         urls = [server.url for server in scratch.file_servers]
