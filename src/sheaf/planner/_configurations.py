@@ -28,16 +28,26 @@ import json
 import os
 from collections.abc import Callable
 
+from sheaf.errors import PlanningError
 from sheaf.model import all_uses, file_url_path
 from sheaf.planner._plan import ExecutableWorkflow
 from sheaf.planner._replicas import path_url
 
 
-def staging_site(exec_wf: ExecutableWorkflow, site: str) -> str:
-    """The staging site of ``site``'s jobs: ``--staging-site site=ss`` (or a bare ``ss`` for every
-    site), else ``local`` -- the submit host, as Pegasus's condorio defaults."""
+def staging_site(exec_wf: ExecutableWorkflow, site: str, config: str) -> str:
+    """The staging site of ``site``'s jobs under ``config``: ``--staging-site site=ss`` (or a bare ``ss``
+    for every site), else ``local`` -- the submit host, as Pegasus's condorio defaults.  As pegasus-plan,
+    refuses a staging site the site catalog lacks (``local`` is always there), and under ``condorio``
+    any but ``local``: HTCondor moves a job's files to and from the submit host."""
     chosen = exec_wf.data.staging_sites
-    return chosen.get(site) or chosen.get("*") or "local"
+    staging = chosen.get(site) or chosen.get("*") or "local"
+    if staging != "local" and (exec_wf.site_catalog is None or exec_wf.site_catalog.get(staging) is None):
+        raise PlanningError(f"the staging site of site {site} is not in the site catalog", value=staging,
+                            rule="--staging-site names sites of the site catalog")
+    if config == "condorio" and staging != "local":
+        raise PlanningError(f"under condorio the staging site of site {site} is the submit host",
+                            value=staging, rule="pegasus.data.configuration = condorio stages on local")
+    return staging
 
 
 def condorio_lists(exec_wf: ExecutableWorkflow, staged: set[str]) -> None:
@@ -89,7 +99,7 @@ def lite_manifests(exec_wf: ExecutableWorkflow, submit_dir: str) -> None:
         job = exec_wf.jobs[index]
         site = job.site or "local"
         staging = exec_wf.workdirs[site]
-        stage = staging_site(exec_wf, site)
+        stage = staging_site(exec_wf, site, "nonsharedfs")
         def there(lfn: str) -> str:
             return exec_wf.bypass.get(lfn) or path_url(os.path.join(staging, lfn))  # noqa: B023 (in the loop)
 
