@@ -118,7 +118,8 @@ def test_status_right_after_a_detached_start_says_starting(tmp_path: Path) -> No
 
 
 WATCHING = '''
-import json, sys
+import json, logging, sys
+logging.basicConfig(level=logging.INFO)  # Pegasus.api logs what its tools print
 sys.path.insert(0, ".")
 from generate import workflow
 wf = workflow()
@@ -155,6 +156,9 @@ def test_pegasus_api_waits_for_the_run_and_reads_its_status(tmp_path: Path) -> N
                            capture_output=True, text=True, check=False)
     assert asked.returncode == 0, asked.stderr
     assert json.loads(asked.stdout) == status
+    # wf.statistics() ran pegasus-statistics: sheaf statistics' tables, not the status counts
+    shown = done.stdout + done.stderr
+    assert "Workflow wall time" in shown and "# Transformation statistics (breakdown)" in shown
 
 
 def test_condor_q_wrapper_is_an_empty_queue_without_htcondor(tmp_path: Path) -> None:

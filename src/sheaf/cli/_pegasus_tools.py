@@ -14,9 +14,9 @@ unchanged script -- or ``Pegasus.api``, which runs ``<DIR>/../bin/pegasus-*`` on
   meaning for it and are dropped); with ``-j``/``--jsonrv`` the JSON pegasus-status prints, the counts
   in its keys (``sheaf.app.pegasus_status``);
 - ``pegasus-remove [-v] [DIR]``: ``sheaf remove DIR`` (SIGTERM to the engine);
-- ``pegasus-analyzer [options] [DIR]`` and ``pegasus-statistics [options] [DIR]``: ``sheaf analyze``
-  and ``sheaf statistics`` where this sheaf has them, else ``sheaf status DIR`` (the failed nodes
-  with their reasons, and the counts per state);
+- ``pegasus-analyzer [options] [DIR]`` and ``pegasus-statistics [options] [DIR]``: ``sheaf analyze DIR``
+  (the failed jobs with their reasons) and ``sheaf statistics DIR`` (pegasus-statistics' summary and
+  breakdown);
 - ``pegasus-version``: Pegasus's version line, naming sheaf;
 - ``condor_q``: ``Pegasus.api``'s ``wf.wait()``/``wf.status()`` run ``condor_q -constraint ... -json``
   before they read ``<dag>.dagman.out`` (which ``sheaf run`` writes); sheaf's jobs are in no HTCondor
@@ -134,13 +134,11 @@ def _status_json(directory: str) -> dict[str, object]:
 
 
 def _report(name: str) -> Callable[[list[str]], list[str]]:
-    """pegasus-analyzer/-statistics: ``sheaf NAME DIR`` when sheaf has the command, else its status."""
+    """pegasus-analyzer/-statistics: ``sheaf NAME DIR``."""
 
     def translate(argv: list[str]) -> list[str]:
-        from sheaf.cli import main as sheaf
-
         directory = _split([word for word in argv if not word.startswith("-")], ())[1]
-        return [name if name in sheaf.commands else "status", directory]
+        return [name, directory]
     return translate
 
 
