@@ -137,6 +137,41 @@ def test_vars_values_unquoted_and_single_quoted_as_dagmans_lexer_reads_them(tmp_
     assert done.returncode == 2 and "bad.dag:2:" in done.stderr, done.stderr
 
 
+def test_a_queue_statement_is_read_with_its_macros_expanded(tmp_path: Path) -> None:
+    # condor_submit expands the whole statement first: a VARS value, a macro of the file, a count
+    (tmp_path / "items.txt").write_text("a\nb\n")
+    for name in ("m1.dat", "m2.dat", "other.txt"):
+        (tmp_path / name).write_text("")
+    body = "universe = local\nexecutable = /bin/echo\n"
+    (tmp_path / "from.sub").write_text(body + "arguments = $(code)\noutput = from.$(Process)\n"
+                                       "queue code from $(filename)\n")
+    (tmp_path / "count.sub").write_text(body + "arguments = n$(Process)\noutput = count.$(Process)\n"
+                                        "N = 3\nqueue $(N)\n")
+    (tmp_path / "in.sub").write_text(body + "arguments = $(x)\noutput = in.$(x)\nL = p q\n"
+                                     "queue x in ($(L))\n")
+    (tmp_path / "match.sub").write_text(body + "arguments = $(x)\noutput = match.$(x)\n"
+                                        "queue x matching files $(pat)\n")
+    (tmp_path / "one.sub").write_text(body + "arguments = one\noutput = one.out\nK = 1\nqueue $(K)\n")
+    (tmp_path / "bad.sub").write_text(body + "N = many\nqueue $(N)\n")
+    (tmp_path / "wf.dag").write_text(
+        'JOB A from.sub\nVARS A filename="items.txt"\nJOB N count.sub\nJOB I in.sub\nJOB M match.sub\n'
+        'VARS M pat="m*.dat"\nJOB O one.sub\n')
+    done = sheaf_run(tmp_path)
+    assert done.returncode == 0, done.stderr
+    read = {p.name: p.read_text() for p in tmp_path.glob("*.*") if p.name.split(".")[0] in
+            ("from", "count", "in", "match", "one") and not p.name.endswith(".sub")}
+    assert read == {"from.0": "a\n", "from.1": "b\n", "count.0": "n0\n", "count.1": "n1\n", "count.2": "n2\n",
+                    "in.p": "p\n", "in.q": "q\n", "match.m1.dat": "m1.dat\n", "match.m2.dat": "m2.dat\n",
+                    "one.out": "one\n"}
+    # a statement that is none once expanded fails its node's submission, naming the file, line and
+    # rule (printed as text: its brackets are no markup)
+    (tmp_path / "bad.dag").write_text("JOB B bad.sub\n")
+    done = sheaf_run(tmp_path, "--dag", "bad.dag")
+    assert done.returncode == 1
+    assert (f"failed: B: submit failed: {tmp_path}/bad.sub:4: not a queue statement (rule: queue [N] "
+            "[vars in|from|matching items]): 'queue many'") in done.stdout, done.stdout
+
+
 def test_abort_dag_on_return_is_the_exit_status(tmp_path: Path) -> None:
     sub(tmp_path, "a.sub", "/bin/sh", "-c 'exit 3'")
     sub(tmp_path, "b.sub", "/bin/sleep", "30")

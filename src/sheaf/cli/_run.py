@@ -17,6 +17,7 @@ import time
 from typing import TYPE_CHECKING
 
 import click
+from rich.markup import escape
 
 from sheaf.app import RunOptions, hand_to_dagman, run
 from sheaf.backends import BACKENDS
@@ -92,12 +93,14 @@ class _BarProgress:
 
 
 def render_summary(result: RunResult, console: Console) -> None:
+    """The run's outcome; names, reasons and paths are printed as text (a ``[...]`` in them is no markup)."""
     outcome = "[green]succeeded[/]" if result.succeeded else "[red]FAILED[/]"
+    dag = escape(str(result.dag))
     if result.source == "complete":
-        console.print(f"workflow {result.dag}: already complete, nothing to run")
+        console.print(f"workflow {dag}: already complete, nothing to run")
         return
     if result.source == "stopped":  # a stop before any node started: nothing was run or written
-        console.print(f"workflow {result.dag}: removed ({result.extra.get('stopped')}) before any node "
+        console.print(f"workflow {dag}: removed ({escape(str(result.extra.get('stopped')))}) before any node "
                       "started; nothing was run", highlight=False)
         return
     console.print(f"workflow {outcome}: {result.done} of {result.total} nodes done, {result.failed} failed, "
@@ -106,11 +109,11 @@ def render_summary(result: RunResult, console: Console) -> None:
     if result.aborted:
         console.print("  aborted by ABORT-DAG-ON", highlight=False)
     for name, reason in result.failed_nodes[:20]:
-        console.print(f"  failed: {name}: {reason or 'unknown'}", highlight=False)
+        console.print(f"  failed: {escape(name)}: {escape(reason or 'unknown')}", highlight=False)
     if len(result.failed_nodes) > 20:
         console.print(f"  ... and {len(result.failed_nodes) - 20} more (sheaf status shows all)")
     if result.rescue:
-        console.print(f"rescue DAG: {result.rescue}; run `sheaf run` again to continue from it")
+        console.print(f"rescue DAG: {escape(str(result.rescue))}; run `sheaf run` again to continue from it")
 
 
 @click.command(name="run")

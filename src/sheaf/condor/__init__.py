@@ -35,14 +35,15 @@ if TYPE_CHECKING:
         quote_environment,
     )
     from sheaf.condor._submit_macros import Macros
-    from sheaf.condor._submit_queue import queue_items
-    from sheaf.condor._submit_records import SubmitDescription, submit_error
+    from sheaf.condor._submit_queue import parse_queue, queue_items
+    from sheaf.condor._submit_records import Queue, SubmitDescription, submit_error
     from sheaf.condor._submit_template import MacroSource, memoised_macros, template_of
 
 __all__: list[str] = [
-    "Dag", "InlineDescription", "MacroSource", "Macros", "NodeSpec", "Rescue", "Script", "SubmitDescription",
+    "Dag", "InlineDescription", "MacroSource", "Macros", "NodeSpec", "Queue", "Rescue", "Script",
+    "SubmitDescription",
     "Unwritable", "check_line", "classad_string", "effective_values", "memoised_macros", "parse_dag",
-    "parse_rescue", "parse_submit", "parse_submit_lines", "queue_items", "quote_arguments",
+    "parse_queue", "parse_rescue", "parse_submit", "parse_submit_lines", "queue_items", "quote_arguments",
     "quote_environment", "submit_error", "template_of",
 ]
 
@@ -55,6 +56,7 @@ _WHERE: dict[str, str] = {
     "classad_string": "_submit_lang", "effective_values": "_submit_lang",
     "memoised_macros": "_submit_template", "parse_dag": "_dagman", "parse_rescue": "_dagman",
     "parse_submit": "_submit_lang", "parse_submit_lines": "_submit_lang", "queue_items": "_submit_queue",
+    "parse_queue": "_submit_queue", "Queue": "_submit_records",
     "quote_arguments": "_submit_lang", "quote_environment": "_submit_lang", "submit_error": "_submit_records",
     "template_of": "_submit_template",
 }

@@ -6,7 +6,9 @@
 condor_submit does.  A second queue statement would make DAGMan's node a second cluster and is
 refused.  Reading a statement (:func:`parse_queue`) touches no file: the rows of ``from FILE`` (which
 a PRE script may write) and the names ``matching`` finds are read when the node is expanded
-(:func:`queue_items`).
+(:func:`queue_items`).  A statement that uses macros (``queue code from $(filename)``, ``queue $(N)``)
+is read once they are expanded, as condor_submit expands the whole statement before it parses it: the
+node's expansion hands the expanded lines to :func:`parse_queue` again.
 """
 
 from __future__ import annotations
@@ -36,6 +38,8 @@ def parse_queue(lines: Sequence[tuple[int, str]], index: int, path: str) -> tupl
                                later)
     if not rest:
         return Queue(line=number), index
+    if "$(" in rest:  # read once the node's macros are known
+        return Queue(line=number, raw=tuple(lines[index:])), index
     match = re.fullmatch(r"[0-9]+", rest)
     if match is not None:
         return Queue(_count(path, number, rest), line=number), index

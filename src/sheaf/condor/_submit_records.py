@@ -37,10 +37,13 @@ class Queue:
     items: tuple[str, ...] = ()  # inline items (lines for ``from``), or the file / patterns
     from_file: str | None = None
     line: int | None = None
+    #: a statement with ``$(...)`` in it, read only once its macros are known (``expand_queue``): its
+    #: line and the lines after it, as written; the other fields are then the defaults
+    raw: tuple[tuple[int, str], ...] = ()
 
     @property
     def simple(self) -> bool:
-        return self.mode == "" and self.count == 1
+        return self.mode == "" and self.count == 1 and not self.raw
 
 
 @dataclass(frozen=True, slots=True)

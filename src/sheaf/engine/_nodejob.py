@@ -20,10 +20,10 @@ import sys
 from collections.abc import Mapping
 
 from sheaf.classad import ClassAd
-from sheaf.condor import NodeSpec
+from sheaf.condor import NodeSpec, Queue
 from sheaf.engine._dagid import PARENT_ID_VARIABLE, dagman_id
 from sheaf.engine._events import Submit
-from sheaf.engine._submit import JobSpec, SubmitDescription, render
+from sheaf.engine._submit import JobSpec, SubmitDescription, expand_queue, render
 from sheaf.errors import InputError
 
 
@@ -53,6 +53,15 @@ def render_node(desc: SubmitDescription, spec: NodeSpec, sub: Submit, append_def
         after["notification"] = "NEVER"
     return render(desc, spec.name, sub.attempt, sub.cluster, spec.directory, {**appended, **after},
                   {**_dagman_values(spec, sub, parents, batch_name), **prepended}, proc)
+
+
+def render_queue(desc: SubmitDescription, spec: NodeSpec, sub: Submit, append_default: bool,
+                 parents: list[str], batch_name: str = "") -> Queue:
+    """The node's queue statement read with the macros :func:`render_node` expands its job with (one that
+    uses macros is read only now: ``sheaf.engine._submit.expand_queue``)."""
+    appended, prepended = _split_vars(spec, append_default)
+    return expand_queue(desc, spec.name, sub.attempt, sub.cluster, {**appended, **_dagman_after()},
+                        {**_dagman_values(spec, sub, parents, batch_name), **prepended})
 
 
 def _dagman_values(spec: NodeSpec, sub: Submit, parents: list[str], batch_name: str) -> dict[str, str]:

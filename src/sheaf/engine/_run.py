@@ -39,7 +39,7 @@ from sheaf.engine._backend import (
     Suspended,
 )
 from sheaf.engine._journal import Journal
-from sheaf.engine._nodejob import render_node, subdag_job
+from sheaf.engine._nodejob import render_node, render_queue, subdag_job
 from sheaf.engine._orphans import ATTEMPT_VARIABLE, attempt_token
 from sheaf.engine._procs import NO_TOLERANCE, ProcGroups, Tolerance, proc_of
 from sheaf.engine._runconfig import config_bool, config_int
@@ -361,15 +361,17 @@ class EngineRun:
             job = subdag_job(spec, sub, self.batch_name, self.suppress_notification)
         else:
             desc = self._description(spec)
-            if not desc.queue.simple:
-                rows = proc_rows(desc, spec.directory)
-                parents = self.dag.parents.get(spec.name, [])
+            parents = self.dag.parents.get(spec.name, [])
+            queue = render_queue(desc, spec, sub, self.append_vars, parents, self.batch_name) \
+                if desc.queue.raw else desc.queue
+            if not queue.simple:
+                rows = proc_rows(desc, spec.directory, queue)
                 return [self._launch(spec, sub, f"{key}.{row['Process']}",
                                      render_node(desc, spec, sub, self.append_vars, parents, row,
                                                  self.batch_name, self.suppress_notification))
                         for row in rows]
-            job = render_node(desc, spec, sub, self.append_vars, self.dag.parents.get(spec.name, []),
-                              batch_name=self.batch_name, suppress_notification=self.suppress_notification)
+            job = render_node(desc, spec, sub, self.append_vars, parents, batch_name=self.batch_name,
+                              suppress_notification=self.suppress_notification)
         return [self._launch(spec, sub, key, job)]
 
     def _launch(self, spec: NodeSpec, sub: Submit, key: str, job: JobSpec) -> Launch:

@@ -59,9 +59,11 @@ from sheaf.condor import (
     Macros,
     MacroSource,
     NodeSpec,
+    Queue,
     SubmitDescription,
     effective_values,
     memoised_macros,
+    parse_queue,
     parse_submit,
     parse_submit_lines,
     queue_items,
@@ -197,11 +199,12 @@ def node_description(spec: NodeSpec, descriptions: Mapping[str, InlineDescriptio
     return parse_submit(spec.submit)
 
 
-def proc_rows(desc: SubmitDescription, directory: str) -> list[dict[str, str]]:
+def proc_rows(desc: SubmitDescription, directory: str, queue: Queue | None = None) -> list[dict[str, str]]:
     """The procs a node's job has, each with its predefined per-proc macros: ``queue N`` gives N,
     ``queue ... in/from/matching`` N per item (``$(Item)`` or the named variables, ``$(ItemIndex)``,
-    ``$(Row)``, ``$(Step)``), always numbered by ``$(Process)`` from 0."""
-    queue = desc.queue
+    ``$(Row)``, ``$(Step)``), always numbered by ``$(Process)`` from 0.  ``queue``: the statement as
+    ``expand_queue`` read it, for one that uses macros."""
+    queue = queue or desc.queue
     if queue.simple:
         return [{}]
     try:
@@ -242,6 +245,32 @@ def _dagman_macros(values: Mapping[str, str], node: str, retry: str) -> dict[str
             for k, v in values.items()}
 
 
+def _predefined(node: str, cluster: int, proc: Mapping[str, str] | None) -> dict[str, str]:
+    return {"Cluster": str(cluster), "ClusterId": str(cluster), "Process": "0", "ProcId": "0", "Node": "0",
+            "Step": "0", "Row": "0", "Item": "", "ItemIndex": "0", "dag_node_name": node, **(proc or {})}
+
+
+def expand_queue(desc: SubmitDescription, node: str, attempt: int, cluster: int,
+                 dag_vars: Mapping[str, str], prepend: Mapping[str, str] | None = None) -> Queue:
+    """The queue statement of ``desc`` read with its macros expanded, as condor_submit expands the
+    whole statement before it parses it (``queue code from $(filename)``); ``desc.queue`` itself
+    when it uses none.  The macros are those of :func:`render` before any proc."""
+    queue = desc.queue
+    if not queue.raw:
+        return queue
+    retry = str(attempt)
+    macros = Macros(desc.path, desc.values, appended=_dagman_macros(dag_vars, node, retry),
+                    prepended=_dagman_macros(prepend or {}, node, retry),
+                    predefined=_predefined(node, cluster, None), evaluate=_evaluate)
+    if desc.statements:
+        macros.file = effective_values(desc, macros)[0]
+    expanded = [(number, macros.expand(text)) for number, text in queue.raw]
+    try:
+        return parse_queue(expanded, 0, desc.path)[0]
+    except FormatError as exc:
+        raise exc.located(desc.path) from None
+
+
 def render(desc: SubmitDescription, node: str, attempt: int, cluster: int, directory: str,
            dag_vars: Mapping[str, str], prepend: Mapping[str, str] | None = None,
            proc: Mapping[str, str] | None = None, memo: bool = True) -> JobSpec:
@@ -253,9 +282,7 @@ def render(desc: SubmitDescription, node: str, attempt: int, cluster: int, direc
     retry = str(attempt)
     vars_ = _dagman_macros(dag_vars, node, retry)
     before = _dagman_macros(prepend or {}, node, retry)
-    predefined = {"Cluster": str(cluster), "ClusterId": str(cluster), "Process": "0", "ProcId": "0",
-                  "Node": "0", "Step": "0", "Row": "0", "Item": "", "ItemIndex": "0", "dag_node_name": node,
-                  **(proc or {})}
+    predefined = _predefined(node, cluster, proc)
     # a queue statement's item variables are condor_submit's "live" values, set once the file is
     # read: they win over the file and are submit commands themselves (``queue input in ...``)
     items = {k: v for k, v in (proc or {}).items() if k not in _PER_PROC}
