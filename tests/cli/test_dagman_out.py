@@ -129,6 +129,31 @@ def test_each_retry_is_dagmans_retrying_line(tmp_path: Path) -> None:
     text = (tmp_path / "wf.dag.dagman.out").read_text()
     retries = [line.split(" ", 2)[2] for line in text.splitlines() if "Retrying node" in line]
     assert retries == ["Retrying node F (retry #1 of 4)...", "Retrying node F (retry #2 of 4)..."]
+    # where DAGMan writes them: after the failure, before the node's job is submitted again
+    lines = [line.split(" ", 2)[2] for line in text.splitlines()
+             if ("Node F" in line and ("Submitting" in line or "job proc" in line)) or "Retrying" in line]
+    assert [line.split(" (")[0] if "job proc" in line else line for line in lines] == [
+        "Submitting HTCondor Node F job(s)...", "Node F job proc", "Retrying node F (retry #1 of 4)...",
+        "Submitting HTCondor Node F job(s)...", "Node F job proc", "Retrying node F (retry #2 of 4)...",
+        "Submitting HTCondor Node F job(s)...", "Node F job proc"]
+
+
+def test_the_counts_block_is_dagmans_with_futile_nodes_and_held_procs(tmp_path: Path) -> None:
+    """DAGMan's columns, Futile last (the nodes a failure left that can never run, not Un-Ready), then
+    the held procs line; Pegasus's reader still reads the block."""
+    (tmp_path / "no.sub").write_text("universe = local\nexecutable = /bin/false\nqueue\n")
+    (tmp_path / "yes.sub").write_text("universe = local\nexecutable = /bin/true\nqueue\n")
+    (tmp_path / "w.dag").write_text("JOB A no.sub\nJOB B yes.sub\nJOB C yes.sub\nJOB D yes.sub\n"
+                                    "PARENT A CHILD B\nPARENT B CHILD C\n")
+    assert _sheaf_run(tmp_path).returncode == 1
+    rows = [line.split(" ", 2)[2] for line in (tmp_path / "w.dag.dagman.out").read_text().splitlines()]
+    header = " Done     Pre   Queued    Post   Ready   Un-Ready   Failed   Futile"
+    last = len(rows) - 1 - rows[::-1].index(header)
+    assert rows[last + 1:last + 4] == ["  ===     ===      ===     ===     ===        ===      ===      ===",
+                                       "    1       0        0       0       0          0        1        2",
+                                       "0 job proc(s) currently held"]
+    root = _read(tmp_path / "w.dag.dagman.out")
+    assert (root["succeeded"], root["failed"], root["unready"], root["state"]) == (1, 1, 0, "Failure")
 
 
 def test_set_job_attr_without_a_node_status_file_is_said_by_name(tmp_path: Path) -> None:

@@ -38,7 +38,10 @@ COLUMNS: dict[str, tuple[str, ...]] = {
     "Un-Ready": ("waiting",),
     "Failed": ("failed",),
 }
-_WIDTHS = (5, 7, 8, 7, 7, 10, 8)
+# the counts block as DAGMan's print_status lays it out
+_HEADER = " Done     Pre   Queued    Post   Ready   Un-Ready   Failed   Futile"
+_RULE = "  ===     ===      ===     ===     ===        ===      ===      ==="
+_ROW = "%5d   %5d    %5d   %5d   %5d      %5d    %5d    %5d"
 
 
 #: pegasus-status's JSON keys for DAGMan's columns (``Pegasus.client.status``)
@@ -70,16 +73,19 @@ DAG_STATUS_NAMES = ("DAG_STATUS_OK", "DAG_STATUS_ERROR", "DAG_STATUS_NODE_FAILED
                     "DAG_STATUS_RM", "DAG_STATUS_CYCLE", "DAG_STATUS_HALTED")
 
 
-def block(stamp: str, total: int, counts: Mapping[str, int], dag_status: int | None = None) -> str:
+def block(stamp: str, total: int, counts: Mapping[str, int], dag_status: int | None = None, futile: int = 0,
+          held: int = 0) -> str:
     """One progress block (the module docstring's lines), every line prefixed with ``stamp``; the
-    DAG's status as the engine tells it, else 2 (a node failed) once a node has failed."""
-    values = columns(counts)
+    DAG's status as the engine tells it, else 2 (a node failed) once a node has failed.  ``futile``
+    of the waiting nodes can never run (DAGMan's Futile column, not in Un-Ready); ``held`` procs are
+    on hold."""
+    done, pre, queued, post, ready, unready, failed = columns(counts)
     if dag_status is None or not 0 <= dag_status < len(DAG_STATUS_NAMES):
-        dag_status = 2 if values[-1] else 0
+        dag_status = 2 if failed else 0
     rows = [f"DAG status: {dag_status} ({DAG_STATUS_NAMES[dag_status]})", f"Of {total} nodes total:",
-            "".join(name.rjust(width) for name, width in zip(COLUMNS, _WIDTHS, strict=True)),
-            "".join("===".rjust(width) for width in _WIDTHS),
-            "".join(str(value).rjust(width) for value, width in zip(values, _WIDTHS, strict=True))]
+            _HEADER, _RULE,
+            _ROW % (done, pre, queued, post, ready, unready - futile, failed, futile),
+            f"{held} job proc(s) currently held"]
     return "".join(f"{stamp} {row}\n" for row in rows)
 
 
@@ -101,13 +107,33 @@ def _local_stamp(t: float) -> str:
     return time.strftime("%m/%d/%y %H:%M:%S", time.localtime(t))
 
 
+#: node events after which the node may be retried
+_FAILURES = frozenset({"JOB_ABORTED", "SUBMIT_FAILURE", "PRE_SCRIPT_FAILURE", "POST_SCRIPT_FAILURE"})
+
+
 def event_lines(stamp: str, events: tuple[NodeEvent, ...] | list[NodeEvent],
-                when: Callable[[float], str] = _local_stamp) -> str:
-    """DAGMan's lines for ``events`` (the module docstring), each prefixed with ``stamp``."""
+                when: Callable[[float], str] = _local_stamp,
+                retried: tuple[tuple[str, int, int], ...] = ()) -> str:
+    """DAGMan's lines for ``events`` (the module docstring), each prefixed with ``stamp``; the
+    ``Retrying node`` line of each of ``retried`` (node, retry number, RETRY's count) where DAGMan
+    writes it, as it restarts the node: before its PRE script starts or its job is submitted again
+    (at the end when neither is among ``events``)."""
     out: list[str] = []
     pre: dict[str, int | None] = {}  # a node's failed PRE script's value, for its PRE_SKIP line
+    pending: dict[str, list[str]] = {}
+    for node, number, most in retried:
+        pending.setdefault(node, []).append(f"Retrying node {node} (retry #{number} of {most})...")
+    # a retried node's restart follows a failure of it among the events, if one is there
+    armed = {node: not any(e.node == node and _failed(e) for e in events) for node in pending}
     for event in events:
         kind, node = event.kind, event.node
+        if node in pending:
+            if _failed(event):
+                armed[node] = True
+            elif armed[node] and pending[node] and (
+                    kind == "PRE_SCRIPT_STARTED" or (kind == "SUBMIT" and event.proc == 0)):
+                out.append(pending[node].pop(0))
+                armed[node] = False
         e = event._replace(value=pre.get(node)) if kind == "PRESKIP" and event.value is None else event
         if kind == "PRE_SCRIPT_FAILURE":
             pre[node] = e.value
@@ -120,7 +146,12 @@ def event_lines(stamp: str, events: tuple[NodeEvent, ...] | list[NodeEvent],
         line = _outcome(e)
         if line:
             out.append(line)
+    out.extend(line for lines in pending.values() for line in lines)
     return "".join(f"{stamp} {line}\n" for line in out)
+
+
+def _failed(e: NodeEvent) -> bool:
+    return e.kind in _FAILURES or (e.kind == "JOB_TERMINATED" and bool(e.value or e.signal is not None))
 
 
 def _outcome(e: NodeEvent) -> str:
@@ -159,18 +190,15 @@ class DagmanOut:
         self._when = -1e18
 
     def __call__(self, progress: Progress) -> None:
-        if progress.events:
-            self._append(event_lines(self.stamp(), progress.events))
-        if progress.retried:
-            stamp = self.stamp()
-            self._append("".join(f"{stamp} Retrying node {node} (retry #{number} of {most})...\n"
-                                 for node, number, most in progress.retried))
-        values = (*columns(progress.counts), progress.dag_status or 0)
+        if progress.events or progress.retried:
+            self._append(event_lines(self.stamp(), progress.events, retried=progress.retried))
+        values = (*columns(progress.counts), progress.dag_status or 0, progress.futile, progress.held)
         now = self.clock()
         if not progress.finished and (values == self._last or now - self._when < 1.0):
             return
         self._last, self._when = values, now
-        self._append(block(self.stamp(), progress.total, progress.counts, progress.dag_status))
+        self._append(block(self.stamp(), progress.total, progress.counts, progress.dag_status,
+                           progress.futile, progress.held))
 
     def warn(self, text: str) -> None:
         """A warning of the run, as DAGMan writes its warnings into the file."""

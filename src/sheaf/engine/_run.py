@@ -40,6 +40,7 @@ from sheaf.engine._backend import (
 )
 from sheaf.engine._journal import Journal
 from sheaf.engine._nodejob import render_node, render_queue, subdag_job
+from sheaf.engine._nodes import futile_nodes
 from sheaf.engine._orphans import ATTEMPT_VARIABLE, attempt_token
 from sheaf.engine._procs import NO_TOLERANCE, ProcGroups, Tolerance, proc_of
 from sheaf.engine._runconfig import config_bool, config_int
@@ -83,6 +84,8 @@ class Progress:
     dag_status: int | None = None  # DAGMan's DagStatus (0 ok, 2 a node failed, 3 aborted, 4 removed, ...)
     retried: tuple[tuple[str, int, int], ...] = ()  # (node, retry number, RETRY's count) since the last
     events: tuple[NodeEvent, ...] = ()  # the node events written to the logs since the last
+    futile: int = 0  # waiting nodes that can never run, a parent having failed (counted in "waiting" too)
+    held: int = 0  # procs of the nodes' jobs on hold now
 
     @property
     def done(self) -> int:
@@ -502,9 +505,11 @@ class EngineRun:
             self._last_progress = now
             retried, machine.retried = tuple(machine.retried), []
             events, self._events = tuple(self._events), []
+            # futile nodes are found by a walk from the failed ones: none to walk from in most reports
+            futile = len(futile_nodes(machine.dag, machine.node_state)) if machine.counts.get("failed") else 0
             self.on_progress(Progress(len(machine.nodes), dict(machine.counts), machine.retries,
                                       now - self.started, machine.job_time, machine.finished is not None,
-                                      machine.dag_status(), retried, events))
+                                      machine.dag_status(), retried, events, futile, machine.held_procs))
         self.files.status(machine, now, force)
 
     def close(self) -> None:

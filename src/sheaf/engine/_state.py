@@ -175,6 +175,7 @@ class DagState:
         self.active = 0
         self.failed_count = 0
         self.retries = 0
+        self.held_procs = 0  # procs of the nodes' jobs on hold now (DAGMan's "job proc(s) currently held")
         self.retried: list[tuple[str, int, int]] = []  # (node, retry number, RETRY's count) since taken
         self.job_time = 0.0
         self.aborted: Abort | None = None
@@ -410,6 +411,7 @@ class DagState:
         if proc in node.held_procs:
             return  # already on hold: DAGMan ignores a second hold event
         node.held_procs.add(proc)
+        self.held_procs += 1
         node.times_held += 1
         self._note(node, {"held": reason, "proc": proc, "hold_code": code, "hold_subcode": subcode})
         hold = node.spec.hold
@@ -424,6 +426,7 @@ class DagState:
     def _on_release(self, node: Node, proc: int, reason: str = "") -> None:
         if proc in node.held_procs:  # else not on hold: nothing to release (DAGMan warns)
             node.held_procs.discard(proc)
+            self.held_procs -= 1
             self._note(node, {"released": True, "proc": proc, "release_reason": reason})
 
     def _removed(self, node: Node, reason: str, procs: tuple[int | None, ...] = ()) -> None:
@@ -452,7 +455,9 @@ class DagState:
                       procs: tuple[int | None, ...] = ()) -> None:
         """The node's job ended with DAGMan's return ``value``; ``failed``: whether it failed (by
         default whether ``value`` is not 0; a job list's own, see ``_procs``)."""
-        node.held_procs.clear()  # a held job that is removed gets no release event
+        if node.held_procs:  # a held job that is removed gets no release event
+            self.held_procs -= len(node.held_procs)
+            node.held_procs.clear()
         node.job_return = value
         node.job_failed = value != 0 if failed is None else failed
         node.procs = procs
