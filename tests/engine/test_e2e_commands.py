@@ -123,7 +123,8 @@ def test_periodic_hold_runs_the_hold_script_and_release_runs_the_job_again(tmp_p
         "periodic_hold = NumJobStarts == 1 && JobStatus == 2\n"
         "periodic_hold_reason = \"first run\"\nperiodic_hold_subcode = 7\n"
         "periodic_release = JobStatus == 5 && HoldReasonSubCode == 7 && HoldReason == \"first run\"\n"
-        "periodic_remove = NumJobStarts >= 2 && JobStatus == 2\nqueue\n")
+        # a shadow per start: NumShadowStarts (JobRunCount its old name) counts as NumJobStarts
+        "periodic_remove = NumShadowStarts >= 2 && JobRunCount >= 2 && JobStatus == 2\nqueue\n")
     (tmp_path / "b.sub").write_text(_job())
     _script(tmp_path / "hold.sh", f"echo held-$1 >> {out}\nexit 3\n")
     (tmp_path / "wf.dag").write_text("JOB A a.sub\nJOB B b.sub\nPARENT A CHILD B\n"

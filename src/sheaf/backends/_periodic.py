@@ -4,7 +4,8 @@
 The schedd evaluates a job's policy every ``PERIODIC_EXPR_INTERVAL`` seconds (default 60) against the
 job's ad plus the attributes it keeps for the job: ``JobStatus`` (1 idle, 2 running, 5 held),
 ``EnteredCurrentStatus``, ``QDate``, ``JobStartDate`` (first start), ``JobCurrentStartDate``,
-``RemoteWallClockTime`` (all runs so far), ``NumJobStarts``, ``NumHolds``, ``ImageSize`` (KiB) and
+``RemoteWallClockTime`` (all runs so far), ``NumJobStarts`` (and ``NumShadowStarts``, ``JobRunCount``:
+a shadow per start), ``NumHolds``, ``ImageSize`` (KiB) and
 ``MemoryUsage`` (MiB) of the running job's process tree, and ``HoldReason``/``HoldReasonCode``/
 ``HoldReasonSubCode`` while held.  The order is ``UserPolicy::AnalyzePolicy``'s: a job not held is
 held when ``PeriodicHold`` is true; a held job is released when ``PeriodicRelease`` is true; then any
@@ -60,7 +61,9 @@ class JobRecord:
         run = now - self.current_start if running and self.current_start is not None else 0.0
         values: dict[str, object] = {
             "JobStatus": self.status, "EnteredCurrentStatus": int(self.entered), "QDate": int(self.qdate),
-            "NumJobStarts": self.starts, "NumHolds": self.holds,
+            # one shadow a start on one machine: HTCondor's NumShadowStarts (JobRunCount its old name)
+            "NumJobStarts": self.starts, "NumShadowStarts": self.starts, "JobRunCount": self.starts,
+            "NumHolds": self.holds,
             "RemoteWallClockTime": float(self.wall + run),
         }
         if self.first_start is not None:
