@@ -197,14 +197,29 @@ def test_bad_documents(tmp_path: Path, text: str, words: str) -> None:
     assert words in str(info.value)
 
 
-def test_unknown_keys_warn_with_nearest(tmp_path: Path) -> None:
-    warnings: list[str] = []
-    path = _write(tmp_path, _HEAD + "- {type: job, id: a, name: t, argument: [x]}\njobDependency: []\n")
-    formats.read_workflow(path, warnings=warnings)
-    text = "\n".join(warnings)
-    assert "unknown key 'argument' in job 'a'" in text
-    assert "unknown key 'jobDependency' in the workflow (ignored); did you mean 'jobDependencies'?" in text
-    assert f"{path}:4: " in text and f"{path}:5: " in text
+_TWO = "- {type: job, id: a, name: t}\n- {type: job, id: b, name: t}\n"
+
+
+@pytest.mark.parametrize(("body", "line", "message"), [
+    ("- {type: job, id: a, name: t, argument: [x]}\n", 4,
+     "unknown key 'argument' in job 'a'; did you mean 'arguments'?"),
+    ("- {type: job, id: a, name: t}\njobDependency: []\n", 5,
+     "unknown key 'jobDependency' in the workflow; did you mean 'jobDependencies'?"),
+    ("- {type: job, id: a, name: t, uses: [{lfn: f, type: input, stageout: true}]}\n", 4,
+     "unknown key 'stageout' in the use of 'f' by job 'a'; did you mean 'stageOut'?"),
+    (_TWO + "jobDependencies:\n- {id: a, childern: [b]}\n", 7,
+     "unknown key 'childern' in a job dependency; did you mean 'children'?"),
+])
+def test_unknown_keys_are_refused_with_the_nearest(tmp_path: Path, body: str, line: int,
+                                                   message: str) -> None:
+    """Pegasus's parser refuses a key its schema lacks ("Illegal key"): a misspelt one would change what
+    runs.  x-* vendor keys are kept out of the way."""
+    path = _write(tmp_path, _HEAD + body)
+    with pytest.raises(FormatError) as info:
+        formats.read_workflow(path)
+    assert f"{path}:{line}:" in str(info.value) and message in str(info.value), str(info.value)
+    assert formats.read_workflow(_write(tmp_path, _HEAD + "- {type: job, id: a, name: t, x-mine: 1}\n"
+                                        "x-tool: {a: 1}\n")).jobs
 
 
 def test_not_utf8_and_missing_file(tmp_path: Path) -> None:

@@ -243,8 +243,9 @@ def check_header(src: TextSource, data: dict[str, Any]) -> None:
 # --- typed field access for the small, cold parts of a file (catalogs, the workflow header) -------
 
 def mapping(src: TextSource, raw: Any, what: str, keys: frozenset[str], *, required: tuple[str, ...] = (),
-            anchor: Any = None) -> dict[str, Any]:
-    """``raw`` as a mapping with only ``keys`` (``x-*`` vendor keys allowed); unknown keys warn."""
+            anchor: Any = None, strict: str | None = None) -> dict[str, Any]:
+    """``raw`` as a mapping with only ``keys`` (``x-*`` vendor keys allowed); unknown keys warn, or with
+    ``strict`` (the rule to name) are refused."""
     if not isinstance(raw, dict):
         src.fail(f"{what} must be a mapping", rule=f"{what} is a YAML mapping",
                  value=shown(raw), key=None)
@@ -252,13 +253,22 @@ def mapping(src: TextSource, raw: Any, what: str, keys: frozenset[str], *, requi
         if not isinstance(key, str):
             src.fail(f"{what} has a key that is not a string", rule="mapping keys are strings", value=key)
         if key not in keys and not key.startswith("x-"):
-            close = _nearest(key, keys)
-            src.warn(f"unknown key '{key}' in {what} (ignored){close}", value=key)
+            unknown(src, key, what, keys, strict)
     for key in required:
         if raw.get(key) is None:
             src.fail(f"{what} is missing the required key '{key}'", rule=f"{what} has '{key}'",
                      value=anchor, show_value=anchor is not None)
     return raw
+
+
+def unknown(src: TextSource, key: str, what: str, keys: frozenset[str], strict: str | None,
+            value: Any = None) -> None:
+    """An unknown ``key`` of ``what``: warned about and ignored, or with ``strict`` (the rule) refused;
+    the nearest known key suggested."""
+    close = _nearest(key, keys)
+    if strict is not None:
+        src.fail(f"unknown key '{key}' in {what}{close}", rule=strict, value=key if value is None else value)
+    src.warn(f"unknown key '{key}' in {what} (ignored){close}", value=key if value is None else value)
 
 
 def _nearest(key: str, keys: frozenset[str]) -> str:

@@ -24,6 +24,8 @@ Semantics (Pegasus 5.0 schema and Python API):
 - A duplicate job id is an error at the line of its second occurrence.
 - ``x-pegasus`` is kept as the header; ``apiLang``/``createdBy``/``createdOn`` at the top level mean a
   misindented header and are warned about.
+- A key the schema lacks (at the top, in a job, a use or a dependency) is refused at its line, as
+  Pegasus's parser refuses it; ``x-*`` vendor keys are allowed anywhere and ignored.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ from sheaf.formats._common import (
     string_map,
     text,
     to_text,
+    unknown,
 )
 from sheaf.formats._yaml_catalogs import (
     rc_from_data,
@@ -57,8 +60,10 @@ from sheaf.formats._yaml_catalogs import (
 from sheaf.formats._yaml_emit import dumps, dumps_sequence
 from sheaf.model import EMPTY, FileRef, Job, JobType, Use, UseType, Workflow
 
-_TOP_KEYS = frozenset({"pegasus", "name", "hooks", "profiles", "metadata", "siteCatalog", "replicaCatalog",
-                       "transformationCatalog", "jobs", "jobDependencies", "x-pegasus"})
+_TOP_KEYS = frozenset({"pegasus", "name", "version", "hooks", "profiles", "metadata", "siteCatalog",
+                       "replicaCatalog", "transformationCatalog", "jobs", "jobDependencies", "x-pegasus"})
+# Pegasus's parser refuses any other key ("Illegal key"): a misspelt one would change what runs
+_STRICT = "keys of the Pegasus 5.0 workflow schema (or x-*)"
 _JOB_KEYS = frozenset({"type", "id", "name", "namespace", "version", "file", "isPlanned", "nodeLabel",
                        "arguments", "uses", "stdin", "stdout", "stderr", "profiles", "hooks", "metadata"})
 _USE_KEYS = frozenset({"lfn", "type", "stageOut", "registerReplica", "optional", "bypass", "size", "metadata",
@@ -116,7 +121,7 @@ def _top(data: Any, src: TextSource) -> dict[str, Any]:
                      show_value=False)
     if data.get("pegasus") is None:
         src.warn("the workflow has no 'pegasus' version key; reading it as Pegasus 5.0")
-    return mapping(src, data, "the workflow", _TOP_KEYS | HEADER_KEYS)
+    return mapping(src, data, "the workflow", _TOP_KEYS | HEADER_KEYS, strict=_STRICT)
 
 
 def _jobs(raw_jobs: list[Any], src: TextSource, profiles: ProfileReader, jobs: dict[str, Job],
@@ -290,8 +295,8 @@ def _diagnose(raw: Any, src: TextSource, index: int) -> None:
                  offending=None if jid is None else shown(jid))
     where = f"job '{to_text(anchor)}'"
     for key in raw:
-        if key not in _JOB_KEYS:
-            src.warn(f"unknown key '{key}' in {where} (ignored)", value=key)
+        if key not in _JOB_KEYS and not (isinstance(key, str) and key.startswith("x-")):
+            unknown(src, key, where, _JOB_KEYS, _STRICT)
     _diagnose_fields(raw, src, where, anchor)
     uses = raw.get("uses")
     if uses is not None:
@@ -357,7 +362,8 @@ def _diagnose_use(use: Any, src: TextSource, where: str, anchor: Any) -> None:
         use["metadata"] = dict(string_map(src, meta, f"metadata of '{to_text(lfn)}'")) or None
     for key in list(use):
         if key not in _USE_KEYS:
-            src.warn(f"unknown key '{key}' in the use of '{to_text(lfn)}' by {where} (ignored)", value=key)
+            if not (isinstance(key, str) and key.startswith("x-")):
+                unknown(src, key, f"the use of '{to_text(lfn)}' by {where}", _USE_KEYS, _STRICT)
             del use[key]
 
 
@@ -366,7 +372,7 @@ def _dependencies(raw_deps: list[Any], src: TextSource) -> dict[str, list[str]]:
     for raw in raw_deps:
         entry = raw
         if entry.__class__ is not dict or entry.get("id") is None or not entry.keys() <= _DEP_KEYS:
-            entry = mapping(src, raw, "a job dependency", _DEP_KEYS, required=("id",))
+            entry = mapping(src, raw, "a job dependency", _DEP_KEYS, required=("id",), strict=_STRICT)
         parent = entry["id"]
         children = entry.get("children") or []
         if parent.__class__ is not str or children.__class__ is not list or set(map(type, children)) - {str}:
