@@ -233,3 +233,27 @@ def test_pegasus_plans_dash_c_is_its_cache_option(tmp_path: Path) -> None:
                           timeout=120)
     assert done.returncode == 0, done.stderr
     assert "not staged in" not in done.stderr  # f.a was found in the cache file
+
+
+def test_pegasus_config_says_where_the_tools_and_the_python_api_are(tmp_path: Path) -> None:
+    """What Pegasus's test and example scripts ask (``PYTHONPATH=$(pegasus-config --python)``): a
+    script run with that path imports the same Pegasus API; what sheaf has no copy of is refused."""
+    bindir = tmp_path / "bin"
+    assert subprocess.run([str(BIN / "sheaf"), "shims", str(bindir)], check=False).returncode == 0
+
+    def config(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([str(bindir / "pegasus-config"), *args], capture_output=True, text=True,
+                              check=False)
+
+    assert config("--bin").stdout == f"{bindir}\n"
+    python = config("--python").stdout
+    assert python.endswith("\n") and config("--python", "--noeoln").stdout == python.rstrip("\n")
+    import Pegasus
+
+    assert Path(python.strip(), "Pegasus").resolve() == Path(Pegasus.__file__).parent.resolve()
+    dump = config("--sh-dump").stdout
+    assert f'PEGASUS_BIN_DIR="{bindir}";' in dump and f'PEGASUS_PYTHON_DIR="{python.strip()}"' in dump
+    assert config("--version").stdout == "5.0.0\n"
+    refused = config("--classpath")
+    assert refused.returncode == 2 and "--classpath: sheaf has no Pegasus Java planner" in refused.stderr
+    assert config().returncode == 2 and config("--nope").returncode == 2

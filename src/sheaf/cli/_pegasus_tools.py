@@ -18,6 +18,10 @@ unchanged script -- or ``Pegasus.api``, which runs ``<DIR>/../bin/pegasus-*`` on
   (the failed jobs with their reasons) and ``sheaf statistics DIR`` (pegasus-statistics' summary and
   breakdown);
 - ``pegasus-version``: Pegasus's version line, naming sheaf;
+- ``pegasus-config --bin|--python|--python-externals|--python-dump|--sh-dump|--version [--noeoln]``:
+  the wrappers' directory and the one the Pegasus Python API is imported from, as test and example
+  scripts ask for them (``PYTHONPATH=$(pegasus-config --python)``); ``--java``, ``--classpath``,
+  ``--conf``, ``--schema`` and ``--r`` are refused by name: sheaf has no copy of what they locate;
 - ``condor_q``: ``Pegasus.api``'s ``wf.wait()``/``wf.status()`` run ``condor_q -constraint ... -json``
   before they read ``<dag>.dagman.out`` (which ``sheaf run`` writes); sheaf's jobs are in no HTCondor
   queue, so the wrapper runs the next ``condor_q`` on PATH when there is one (a real HTCondor stays
@@ -42,7 +46,7 @@ from sheaf.cli import _exit, _pegasus_text
 from sheaf.errors import UsageError
 
 TOOLS = ("pegasus-plan", "pegasus-run", "pegasus-status", "pegasus-remove", "pegasus-analyzer",
-         "pegasus-statistics", "pegasus-version", "condor_q")
+         "pegasus-statistics", "pegasus-version", "pegasus-config", "condor_q")
 PEGASUS_VERSION = "5.0.0"  # the pegasus-plan whose command line sheaf reads
 
 
@@ -174,8 +178,54 @@ def _version(argv: list[str]) -> None:
     click.echo(f"{PEGASUS_VERSION} (sheaf {__version__})")
 
 
+#: pegasus-config's options for what sheaf has no copy of: Pegasus's Java planner, its R and its schemas
+_NO_SUCH = {"--java": "Java planner", "--classpath": "Java planner", "--r": "R client",
+            "--conf": "configuration directory", "--schema": "schema directory"}
+
+
+def _config(argv: list[str]) -> None:
+    """pegasus-config (module docstring): where the tools and the Python API are."""
+    eol = "" if "--noeoln" in argv else "\n"
+    asked = [word for word in argv if word != "--noeoln"]
+    if len(asked) != 1:
+        raise UsageError("give one of --version, --bin, --python, --python-externals, --python-dump, "
+                         "--sh-dump")
+    option = asked[0]
+    bin_dir = os.path.dirname(os.path.realpath(sys.argv[0])) if sys.argv and sys.argv[0] else ""
+    python_dir = _python_dir()
+    if option in _NO_SUCH:
+        raise UsageError(f"{option}: sheaf has no Pegasus {_NO_SUCH[option]}")
+    if option in ("-V", "--version"):
+        click.echo(PEGASUS_VERSION, nl=False)
+    elif option == "--bin":
+        click.echo(bin_dir, nl=False)
+    elif option in ("--python", "--python-externals"):
+        click.echo(python_dir, nl=False)
+    elif option == "--python-dump":
+        click.echo(f'pegasus_bin_dir = "{bin_dir}"\npegasus_python_dir = "{python_dir}"\n'
+                   f'pegasus_python_externals_dir = "{python_dir}"', nl=False)
+    elif option == "--sh-dump":
+        click.echo(f'PEGASUS_BIN_DIR="{bin_dir}";\nexport PEGASUS_BIN_DIR\n'
+                   f'PEGASUS_PYTHON_DIR="{python_dir}"\nexport PEGASUS_PYTHON_DIR\n'
+                   f'PEGASUS_PYTHON_EXTERNALS_DIR="{python_dir}"\nexport PEGASUS_PYTHON_EXTERNALS_DIR',
+                   nl=False)
+    else:
+        raise UsageError(f"unknown option {option}")
+    click.echo(eol, nl=False)
+
+
+def _python_dir() -> str:
+    """The directory the Pegasus Python API is imported from (sheaf's own where it is not installed)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("Pegasus")
+    places = list(spec.submodule_search_locations or ()) if spec is not None else []
+    here = places[0] if places else os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    return os.path.dirname(here)
+
+
 _TRANSLATE: dict[str, Callable[[list[str]], list[str] | None]] = {
     "pegasus-plan": _plan, "pegasus-run": _run, "pegasus-status": _status, "pegasus-remove": _remove,
     "pegasus-analyzer": _report("analyze"), "pegasus-statistics": _report("statistics"),
-    "pegasus-version": _version, "condor_q": _condor_q,
+    "pegasus-version": _version, "pegasus-config": _config, "condor_q": _condor_q,
 }
