@@ -137,6 +137,24 @@ def test_periodic_hold_runs_the_hold_script_and_release_runs_the_job_again(tmp_p
     assert out.read_text().split() == ["run", "held-A", "run", "post--1002"]
 
 
+def test_procs_that_can_never_match_wait_idle_for_their_policy_to_remove_them(tmp_path: Path) -> None:
+    """Procs 4-6 can never match: HTCondor keeps them idle, and their periodic_remove removes them; the
+    matchable procs run.  Within the tolerance the node succeeds, its POST script seeing every proc."""
+    _script(tmp_path / "exit.sh", "exit $1\n")
+    (tmp_path / "codes").write_text("1\n1\n2\n3\n4\n5\n6\n")
+    (tmp_path / "bad.sub").write_text(
+        'executable = exit.sh\narguments = "$(code)"\nperiodic_remove = True && $(ProcId) >= 4\n'
+        "requirements = !True || $(ProcId) < 4\nqueue code from codes\n")
+    _script(tmp_path / "post.sh", 'echo "$@" > post.out\n')
+    (tmp_path / "c.conf").write_text("DAGMAN_NODE_JOB_FAILURE_TOLERANCE = 6\n")
+    (tmp_path / "wf.dag").write_text("CONFIG c.conf\nJOB BAD bad.sub\n"
+                                     "SCRIPT POST BAD post.sh $JOB_COUNT $EXIT_CODE_LIST $JOB_ABORT_COUNT\n")
+    done = subprocess.run([SHEAF, "run", str(tmp_path)], capture_output=True, text=True, check=False,
+                          timeout=120, env=_pool_config(tmp_path))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (tmp_path / "post.out").read_text() == "7 1,1,2,3,,, 3\n"
+
+
 def test_weak_child_runs_after_a_failed_parent_and_the_rescue_marks_it_done(tmp_path: Path) -> None:
     out = tmp_path / "out.txt"
     (tmp_path / "bad.sub").write_text(_job("exit 4"))

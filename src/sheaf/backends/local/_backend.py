@@ -11,7 +11,9 @@ Scheduling policy
     store (``ConcurrencyLimits``; skipped for the local universe, as HTCondor does).  Scheduling runs
     on ``submit`` and after every exit, so a slot freed by an exit is refilled before the engine even
     sees the event.  A job that could never match (``Pool.unrunnable``), whose executable or
-    directory is missing, or whose output cannot be opened is reported ``Held`` with the reason.
+    directory is missing, or whose output cannot be opened is reported ``Held`` with the reason --
+    but one that could never match and has a ``periodic_*`` policy stays idle, as HTCondor keeps
+    it, for its policy to hold or remove.
     While a launch waits on a limit held by another run, the queue is retried every 0.25 s.
 
 Processes (``sheaf.backends._spawn``, ``_spawner``)
@@ -315,7 +317,8 @@ class LocalBackend:
             return "blocked"  # judged when a slot is free: whether it could ever fit
         if claim is None:
             reason = self.pool.unrunnable(ad, sig)
-            if reason is None:
+            if reason is None or launch.key in self._policy:
+                # a job its own policy may hold or remove stays idle until then, as in HTCondor
                 return "blocked"
             self._events.append(Held(launch.key, reason))
             return "dropped"
