@@ -67,6 +67,23 @@ def test_adjacent_string_literals_are_one(text: str, value: str) -> None:
         assert ORACLE.ExprTree(text).eval() == value
 
 
+@pytest.mark.parametrize(("text", "value"), [
+    ("-07", -7), ("-017", -17), ("-00", 0), ("(-07)", -7), ("1+-07", -6), ("-07 + 1", -6), ("{-07}", [-7]),
+    ("[a = -010].a", -10), ("-07.5", -7.5), ("-07e1", -70.0),
+])
+def test_a_minus_that_starts_a_literal_takes_leading_zeros(text: str, value: Any) -> None:
+    """HTCondor's lexer reads "-017" where an operand starts as one decimal literal, though "017" alone
+    (a leading zero) is refused."""
+    assert classad.evaluate(text) == value
+    if ORACLE is not None:
+        assert agrees_with_oracle(text, classad.evaluate(text))
+
+
+@pytest.mark.parametrize("text", ["07", "1-07", "1 -07", "a-07", "-08", "-07.", "- 07", "[a = 1; b = a-07]"])
+def test_a_leading_zero_anywhere_else_is_refused(text: str) -> None:
+    assert_refused(text)
+
+
 @pytest.mark.parametrize("text", ["[ ;; a = 3;; ]", "[ ; a = 3 ]", "[ a = 3 ; ; ]"])
 def test_empty_statements_in_an_ad(text: str) -> None:
     ad = ClassAd.parse(text)

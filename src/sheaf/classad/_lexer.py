@@ -41,7 +41,11 @@ _REAL = r"(?:\d+\.\d+|\.\d+)(?:[eE][+-]?\d+)?|\d+[eE][+-]?\d+"
 # an integer right before a '.' that starts no fraction ("3.a", "3.e5") is no token: the official
 # lexer reads such text as a broken real
 _INT = r"0(?![0-9.])|[1-9]\d*+(?!\.)"
-_NEG = r"-(?:" + _REAL + "|" + _INT + ")"
+# a leading zero is refused (HTCondor reads ClassAds with its old semantics: no octal), but not after a
+# minus that starts a literal, where the official lexer takes "-017" whole, as decimal -17 (octal digits
+# only, and no fraction or exponent after them: those make "-09" and "-07." no token)
+_ZEROED = r"0[0-7]+(?![0-9.eE])"
+_NEG = r"-(?:" + _REAL + "|" + _INT + "|" + _ZEROED + ")"
 _OP = r"\|\||&&|=\?=|=!=|==|!=|<=|>=|<<|>>>|>>|\?:|[-+*/%^~!?:(){}\[\],;.<>=|&]"
 # Which comments may still close where a match starts: (block, line).  Past the last "*/" no "/*"
 # opens a comment that ends, and past the last newline no "//" does; there the patterns leave the
@@ -255,7 +259,7 @@ def tokenize(src: str, pos: int = 0, end: int | None = None, limit: int | None =
         elif kind == "qname":
             append(("qname", _unescape_at(src, text[1:-1], start), start))
         else:
-            _negative(text, start, tokens)
+            _negative(src, text, start, tokens)
         pos = m.end()
     rest = _SKIPS[(pos < cuts[0], pos < cuts[1])].match(src, pos, end)
     if rest is not None and rest.end() < end:
@@ -264,11 +268,13 @@ def tokenize(src: str, pos: int = 0, end: int | None = None, limit: int | None =
     return tokens
 
 
-def _negative(text: str, start: int, tokens: list[Token]) -> None:
+def _negative(src: str, text: str, start: int, tokens: list[Token]) -> None:
     """"-5": a negative literal where an operand may start, else binary minus and 5."""
     number = text[1:]
-    is_int = _INT_ONLY.match(number) is not None
+    is_int = _INT_ONLY.match(number) is not None or (number[:1] == "0" and number.isdigit())
     if _after_operand(tokens):
+        if number[:1] == "0" and number[1:2].isdigit():  # "07" on its own: a leading zero
+            raise ClassAdSyntaxError("malformed number", src, start + 1)
         tokens.append(("op", "-", start))
         tokens.append(("int", integer(number), start + 1) if is_int else ("real", float(number), start + 1))
     elif is_int:

@@ -254,7 +254,10 @@ class _Parser:
             if level is None:
                 if op[:1] != "-":
                     break
-                # "-5" right after an operand: binary minus and 5 (the lexer kept them as one token)
+                # "-5" right after an operand: binary minus and 5 (the lexer kept them as one token);
+                # "-07" there is minus and "07", no number
+                if op[1:2] == "0" and op[2:3].isdigit():
+                    raise self.fail(pos, "malformed number")
                 toks[pos:pos + 1] = ["-", op[1:]]
                 op, level = "-", _LEVEL_OF["-"]
             if level < min_level:
