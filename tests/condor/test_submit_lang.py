@@ -96,6 +96,50 @@ def test_queue_statements_match_htcondor(queue: str, rows: list[dict[str, str]])
     assert desc.queue.count == count
 
 
+@pytest.mark.parametrize("queue", ["queue x in files (a b)", "queue x in dirs (a b)",
+                                   "queue x from any f.txt", "queue x in any (a b)",
+                                   "queue x matching table *.txt"])
+def test_a_qualifier_after_the_wrong_mode_is_refused_as_htcondor_refuses_it(queue: str) -> None:
+    text = f"executable = /bin/true\n{queue}\n"
+    with pytest.raises(FormatError, match="queue keyword conflict"):
+        parse_submit_lines(logical_lines(text), "t.sub", "/tmp")
+    with pytest.raises(ValueError, match="Queue keyword conflict"):
+        htcondor2.Submit(text).itemdata()  # the queue statement is read when its items are asked for
+
+
+@pytest.mark.parametrize(("queue", "kept"), [
+    ("queue x in [1:3] (a b c d)", ["b", "c"]), ("queue x in [-1] (a b c d)", ["d"]),
+    ("queue x in [2] (a b c d)", ["c", "d"]), ("queue x in [::2] (a b c d e)", ["a", "c", "e"]),
+    ("queue x in [:-2] (a b c d)", ["a", "b"]), ("queue x in [1::-2] (a b c d e)", ["b", "d"]),
+    ("queue x in [] (a b)", ["a", "b"]),
+])
+def test_a_queue_slice_keeps_the_items_condor_submit_keeps(queue: str, kept: list[str]) -> None:
+    """condor_submit's slice: Python's syntax, but "[2]" keeps the items from the third on and a step
+    never reverses; the items themselves are the whole list (``itemdata`` has them all)."""
+    text = f"executable = /bin/true\n{queue}\n"
+    desc = parse_submit_lines(logical_lines(text), "t.sub", "/tmp")
+    rows = queue_items(desc.queue, "/tmp")
+    assert rows == [dict(i) for i in htcondor2.Submit(text).itemdata()]
+    assert [rows[ix]["x"] for ix in desc.queue.selected(len(rows))] == kept
+
+
+_BOUND = st.one_of(st.none(), st.integers(-15, 15))
+
+
+@given(st.integers(0, 12), _BOUND, _BOUND, st.one_of(st.none(), st.integers(-4, 4)))
+def test_the_slice_selects_as_qslice_does(count: int, start: int | None, end: int | None,
+                                          step: int | None) -> None:
+    from sheaf.condor import Queue
+
+    def qslice(ix: int) -> bool:  # HTCondor's qslice::selected, one index at a time
+        first = 0 if start is None else (start + count if start < 0 else start)
+        last = count if end is None else (end + count if end < 0 else end)
+        return first <= ix < last and (not step or (ix - first) % step == 0)
+
+    queue = Queue(part=(start, end, step))
+    assert queue.selected(count) == [ix for ix in range(count) if qslice(ix)]
+
+
 def test_queue_matching(tmp_path: os.PathLike[str]) -> None:
     for name in ("a.txt", "b.txt", "c.dat"):
         open(os.path.join(tmp_path, name), "w").close()

@@ -58,11 +58,51 @@ def parse_queue(lines: Sequence[tuple[int, str]], index: int, path: str) -> tupl
         if not re.fullmatch(r"[A-Za-z_][\w.]*", name):
             raise submit_error(path, number, "not a queue variable name",
                                "queue [N] var[,var...] in|from ...", name)
+    kind, part, tail = _qualifiers(path, number, mode, tail)
     items, from_file = _queue_items(lines, index, path, mode, tail)
+    if kind:
+        items = (kind, *items)
     if mode == "matching" and names != ("Item",) and len(names) != 1:
         raise submit_error(path, number, "queue matching takes one variable",
                            "queue [N] [var] matching patterns", line)
-    return Queue(count, names, mode, items, from_file, number), index  # type: ignore[arg-type]
+    return Queue(count, names, mode, items, from_file, number, part=part), index  # type: ignore[arg-type]
+
+
+_SLICE = re.compile(r"\[(-?\d+)?(?::(-?\d+)?(?::(-?\d+)?)?)?\]")
+
+
+def _qualifiers(path: str, number: int, mode: str, tail: str
+                ) -> tuple[str, tuple[int | None, int | None, int | None] | None, str]:
+    """The words between the mode and the items, as condor_submit reads them: ``files``, ``dirs`` or
+    ``any`` after ``matching`` only, and a slice ``[start:end:step]`` after any mode; (the kind of name
+    ``matching`` takes, the slice, the rest).  ``table`` (after ``from``) is refused by name."""
+    kind, part = "", None
+    while tail and not tail.startswith("("):
+        if tail.startswith("["):
+            match = _SLICE.match(tail)
+            if match is None:
+                raise submit_error(path, number, "bad queue slice", "[start:end:step] of integers",
+                                   tail.split("]", 1)[0] + "]")
+            start, end, step = (int(g) if g is not None else None for g in match.groups())
+            part = (start, end, step)
+            tail = tail[match.end():].lstrip()
+            continue
+        word_match = re.match(r"([^\s(]+)\s*", tail)
+        assert word_match is not None  # tail is stripped and starts with neither "(" nor "["
+        word, rest = word_match.group(1), tail[word_match.end():]
+        low = word.lower()
+        if low in ("files", "dirs", "any", "table"):
+            if (low == "table") != (mode == "from") or (low != "table" and mode != "matching"):
+                raise submit_error(path, number, "queue keyword conflict",
+                                   "files, dirs and any follow matching; table follows from", word)
+            if low == "table":
+                raise submit_error(path, number, "queue ... from table is not supported",
+                                   "queue vars from file (one item per line)", word)
+            kind = "" if low == "any" else low
+            tail = rest.lstrip()
+            continue
+        break
+    return kind, part, tail
 
 
 def _split_arguments(rest: str) -> tuple[str | None, str | None, str, str] | None:
@@ -119,10 +159,7 @@ def _queue_items(lines: Sequence[tuple[int, str]], index: int, path: str, mode: 
                                tail)
         return (), tail
     if mode == "matching":
-        words = tail.split()
-        if words and words[0].lower() in ("files", "dirs"):
-            words = [words[0].lower(), *words[1:]]
-        return tuple(words), None
+        return tuple(tail.split()), None
     return tuple(w for w in re.split(r"[\s,]+", tail) if w), None
 
 

@@ -40,6 +40,20 @@ class Queue:
     #: a statement with ``$(...)`` in it, read only once its macros are known (``expand_queue``): its
     #: line and the lines after it, as written; the other fields are then the defaults
     raw: tuple[tuple[int, str], ...] = ()
+    #: ``[start:end:step]`` after the mode: the items kept, as condor_submit's slice keeps them
+    part: tuple[int | None, int | None, int | None] | None = None
+
+    def selected(self, count: int) -> list[int]:
+        """The indices of ``count`` items the statement's slice keeps, in order (all without one): from
+        ``start`` (counted from the end when negative) up to ``end`` (likewise), every ``step``-th --
+        condor_submit's ``qslice``: ``[2]`` keeps the items from the third on, and a step never
+        reverses the order."""
+        if self.part is None:
+            return list(range(count))
+        start, end, step = self.part
+        first = 0 if start is None else start + count if start < 0 else start
+        last = count if end is None else end + count if end < 0 else end
+        return [ix for ix in range(max(first, 0), min(last, count)) if not step or (ix - first) % step == 0]
 
     @property
     def simple(self) -> bool:

@@ -212,7 +212,8 @@ def proc_rows(desc: SubmitDescription, directory: str, queue: Queue | None = Non
     except FormatError as exc:
         raise exc.located(desc.path) from None
     rows: list[dict[str, str]] = []
-    for index, item in enumerate(items):
+    for index in queue.selected(len(items)):  # a slice keeps its items' own indices, as condor_submit
+        item = items[index]
         for step in range(queue.count):
             proc = str(len(rows))
             rows.append({**item, "Process": proc, "ProcId": proc, "Step": str(step), "Row": str(index),
