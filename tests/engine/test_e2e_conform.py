@@ -150,6 +150,26 @@ def test_prohibit_multi_jobs_fails_only_the_nodes_of_several_procs(tmp_path: Pat
     assert "DONE A" in status and "DONE C" in status and "DONE B" not in status
 
 
+@pytest.mark.parametrize(("dag", "env", "fails"), [
+    ("JOB B two.sub\n", {"_CONDOR_DAGMAN_PROHIBIT_MULTI_JOBS": "true"}, True),   # inherited by sheaf run
+    ("ENV SET _CONDOR_DAGMAN_PROHIBIT_MULTI_JOBS=true\nJOB B two.sub\n", {}, True),  # DAGMan's own, by ENV
+    ("CONFIG wf.config\nJOB B two.sub\n", {"_CONDOR_DAGMAN_PROHIBIT_MULTI_JOBS": "true"}, False),
+])
+def test_dagman_knobs_in_condor_environment_variables_under_the_config_file(
+        tmp_path: Path, dag: str, env: dict[str, str], fails: bool) -> None:
+    """HTCondor's precedence: ``_CONDOR_<knob>`` variables (DAGMan's environment: inherited, or ENV SET)
+    over the system configuration, the CONFIG file over them; a DAGMan knob sheaf lacks is named."""
+    (tmp_path / "two.sub").write_text("universe = local\nexecutable = /bin/true\nqueue 2\n")
+    (tmp_path / "wf.config").write_text("DAGMAN_PROHIBIT_MULTI_JOBS = False\n")
+    (tmp_path / "wf.dag").write_text(dag)
+    done = subprocess.run([SHEAF, "run", str(tmp_path)], capture_output=True, text=True, check=False,
+                          timeout=120, env={**os.environ, **env, "_CONDOR_DAGMAN_NO_SUCH_KNOB": "1"})
+    assert done.returncode == (1 if fails else 0), done.stdout + done.stderr
+    assert ("disallowed by DAGMAN_PROHIBIT_MULTI_JOBS" in done.stdout) == fails
+    assert ("_CONDOR_DAGMAN_NO_SUCH_KNOB: configuration knob DAGMAN_NO_SUCH_KNOB is not honoured"
+            in done.stderr)
+
+
 def status_ads(path: Path) -> dict[str, dict[str, str]]:
     """The node status file's ads by node name ("DAG" for the DagStatus ad): attribute -> raw value."""
     ads: dict[str, dict[str, str]] = {}

@@ -70,6 +70,7 @@ from sheaf.engine._runconfig import (
     DagEnvironment,
     DagmanOptions,
     config_warnings,
+    environment_knobs,
     load_descriptions,
     run_limits,
 )
@@ -233,7 +234,15 @@ def _read_dags(directory: str, dag_files: Sequence[str], usedagdir: bool = False
                ) -> tuple[str, Dag, tuple[str, ...]]:
     """(primary DAG path, the DAG, the DAG files' names) for one or several DAG files (none: the one
     ``*.dag`` in ``directory``).  Their relative paths start from ``directory``, DAGMan's working
-    directory, or with ``usedagdir`` from each file's own directory (``condor_submit_dag -usedagdir``)."""
+    directory, or with ``usedagdir`` from each file's own directory (``condor_submit_dag -usedagdir``).
+    The DAG's configuration has the ``_CONDOR_DAGMAN_*`` knobs of the environment under its own."""
+    path, dag, names = _parse_dags(directory, dag_files, usedagdir)
+    dag.warnings.extend(environment_knobs(dag, os.environ))
+    return path, dag, names
+
+
+def _parse_dags(directory: str, dag_files: Sequence[str], usedagdir: bool
+                ) -> tuple[str, Dag, tuple[str, ...]]:
     found = [find_dag(directory, f) for f in dag_files] if dag_files else [find_dag(directory, None)]
     names = tuple(os.path.basename(p) for p in found)
     base = None if usedagdir else directory

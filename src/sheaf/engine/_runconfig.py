@@ -136,6 +136,24 @@ HONOURED_KNOBS = frozenset({
 })
 
 
+def environment_knobs(dag: Dag, environ: Mapping[str, str]) -> list[str]:
+    """Put DAGMan's knobs set as ``_CONDOR_DAGMAN_*`` environment variables -- inherited, or the DAG's
+    ``ENV SET``, which makes DAGMan's own environment -- into ``dag.config`` under the CONFIG file's,
+    as HTCondor's precedence has it (system configuration, then ``_CONDOR_`` variables, then the
+    CONFIG file, then condor_submit_dag's options); the warnings for those sheaf does not honour."""
+    out = []
+    for name, value in {**environ, **dag.env}.items():
+        key = name[len("_CONDOR_"):].upper()
+        if not name.upper().startswith("_CONDOR_DAGMAN_") or key in dag.config:
+            continue
+        if key in HONOURED_KNOBS:
+            dag.config[key] = value
+        else:
+            out.append(f"environment variable {name}: configuration knob {key} is not honoured by sheaf run "
+                       "(it is ignored)")
+    return out
+
+
 def config_warnings(dag: Dag) -> list[str]:
     """The CONFIG knobs ``sheaf run`` does not honour, and the SET_JOB_ATTR attributes of a DAG without
     a node status file (DAGMan's own job ad is written into its ``DagStatus`` ad; with none, the
