@@ -138,6 +138,19 @@ def test_each_retry_is_dagmans_retrying_line(tmp_path: Path) -> None:
         "Submitting HTCondor Node F job(s)...", "Node F job proc"]
 
 
+def test_a_submit_failure_line_ends_with_its_reason(tmp_path: Path) -> None:
+    """DAGMan writes the error after the event's time (HTCondor's DAGMan tests look for it there)."""
+    (tmp_path / "two.sub").write_text("universe = local\nexecutable = /bin/true\nqueue 2\n")
+    (tmp_path / "c.conf").write_text("DAGMAN_PROHIBIT_MULTI_JOBS = True\n")
+    (tmp_path / "w.dag").write_text("CONFIG c.conf\nJOB A two.sub\n")
+    assert _sheaf_run(tmp_path).returncode == 1
+    (line,) = [line for line in (tmp_path / "w.dag.dagman.out").read_text().splitlines()
+               if "ULOG_SUBMIT_FAILURE" in line]
+    assert line.split(" ", 2)[2].startswith("Event: ULOG_SUBMIT_FAILURE for HTCondor Node A (-1.-1.-1) {")
+    assert line.endswith("} Submit generated multiple job procs; disallowed by DAGMAN_PROHIBIT_MULTI_JOBS "
+                         "setting"), line
+
+
 def test_the_counts_block_is_dagmans_with_futile_nodes_and_held_procs(tmp_path: Path) -> None:
     """DAGMan's columns, Futile last (the nodes a failure left that can never run, not Un-Ready), then
     the held procs line; Pegasus's reader still reads the block."""

@@ -142,7 +142,10 @@ def event_lines(stamp: str, events: tuple[NodeEvent, ...] | list[NodeEvent],
         ulog = _ULOG.get(kind)
         if ulog is not None:
             ids = f"{e.cluster}.{e.proc}.{e.subproc}" if e.cluster != -1 else "-1.-1.-1"
-            out.append(f"Event: {ulog} for HTCondor Node {node} ({ids}) {{{when(e.time)}}}")
+            line = f"Event: {ulog} for HTCondor Node {node} ({ids}) {{{when(e.time)}}}"
+            if kind == "SUBMIT_FAILURE" and e.reason:  # DAGMan's line ends with the error, on one line
+                line += " " + e.reason.replace("\n", " ")
+            out.append(line)
         line = _outcome(e)
         if line:
             out.append(line)

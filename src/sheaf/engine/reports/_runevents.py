@@ -260,7 +260,8 @@ class EventTranslator:
         value = int(info.get("return", 0))
         verdict: Kind = "JOB_SUCCESS" if value == 0 else "JOB_FAILURE"
         if info.get("submit_failed"):
-            return [self._event(c, "SUBMIT_FAILURE")]
+            why = str(info.get("reason") or "").removeprefix("submit failed: ")
+            return [self._event(c, "SUBMIT_FAILURE", reason=why or None)]
         if info.get("noop"):
             return [self._event(c, "JOB_TERMINATED", value=0), self._event(c, verdict, value=0)]
         if self._live.pop(c.node, None) is not None:  # several procs: each one's end is written already
