@@ -26,6 +26,8 @@ from Pegasus.api import (
     Site,
     SiteCatalog,
     SubWorkflow,
+    Transformation,
+    TransformationCatalog,
     Workflow,
 )
 
@@ -150,6 +152,25 @@ def test_every_planner_argument_the_python_api_writes_is_taken(tmp_path: Path) -
     assert [p.parent.name for p in (submit / "jobs").rglob("f.d")] == ["condorpool"]
     assert "analyze_ID0000004 JOB_SUCCESS" in _child_jobstates(submit / "jobs")
     assert one(submit / "jobs", "bb.dag").is_file()
+
+
+def test_a_sub_workflow_job_with_its_own_conf_does_not_inherit_the_parents_catalogs(tmp_path: Path) -> None:
+    """Pegasus's SUBDAXGenerator: a job whose arguments give --conf is planned with that file's
+    properties and catalogs, not its parent's; the parent's catalogs stay a fallback for those the
+    file names none of (here the site and replica catalogs)."""
+    ex.setup(tmp_path)
+    own = tmp_path / "child_tc.yml"
+    (tmp_path / "transformations.yml").rename(own)  # the parent's catalog: keg, ls and cp only
+    TransformationCatalog().add_transformations(
+        *(Transformation(name, site="condorpool", pfn="/bin/true", is_stageable=False)
+          for name in ("keg", "ls", "cp"))).write(str(tmp_path / "transformations.yml"))
+    (tmp_path / "child.props").write_text(f"pegasus.catalog.transformation.file = {own}\n")
+    job = SubWorkflow("blackdiamond.yml", False, _id="bd").add_args("--conf", "child.props", "--input-dir",
+                                                                     "input")
+    Workflow("own").add_jobs(job).write(str(tmp_path / "workflow.yml"))
+    submit, run = plan_and_run(tmp_path)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "analyze_ID0000004 JOB_SUCCESS" in _child_jobstates(submit / "jobs")
 
 
 def _leaf(top: Path, name: str) -> None:

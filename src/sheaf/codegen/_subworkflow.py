@@ -59,7 +59,7 @@ _DIR_OPTIONS = ("--dir", "--relative-dir", "--relative-submit-dir")
 _PATH_OPTIONS = ("--input-dir", "--conf", "--tc", "--sc", "--rc", "--output-dir", "--dax", "--reuse",
                  "--cache", "--inherited-rc-files", "--output-map", "--transformations-dir")
 _SHORT = {"-b": "--basename", "-C": "--cluster",
-          "-S": "--submit", "-I": "--input-dir", "-c": "--conf", "-O": "--output-dir",
+          "-S": "--submit", "-I": "--input-dir", "-c": "--cache", "-O": "--output-dir",
           "-R": "--reuse", "-d": "--dir", "-m": "--output-map", "-t": "--transformations-dir"}
 #: every long option of pegasus-plan 5.x, for GNU-style unique prefixes
 _LONG = ("--basename", "--cache", "--cleanup", "--cluster", "--conf", "--dax", "--deferred", "--dir",

@@ -162,14 +162,21 @@ class SubworkflowWriter:
         ``--cluster auto`` passes it on, with its backend, slots and overhead model, to a child whose
         arguments choose no clustering of their own."""
         wf = self.exec_wf
-        out = ["--conf", self._once("subworkflows.properties", lambda: properties_text(wf.properties))]
+        out = []
+        # a job whose arguments give its own --conf inherits neither the parent's properties nor the
+        # catalogs they found (Pegasus's SUBDAXGenerator): its own file and directory say where they
+        # are, the parent's only where they name none
+        own_conf = option_given(job.tasks[0].argv, "--conf") is not None
+        if not own_conf:
+            out += ["--conf", self._once("subworkflows.properties", lambda: properties_text(wf.properties))]
+        for key, kind in (("tc", "transformation"), ("sc", "site"), ("rc", "replica")):
+            if self.context.catalog_files.get(key):
+                path = self.context.catalog_files[key]
+                out += [f"-Dsheaf.inherited.catalog.{kind}.file={path}"] if own_conf else [f"--{key}", path]
         if self.context.sites:  # the parent's --sites, as the chapter's table says
             out += ["--sites", ",".join(self.context.sites)]
         if self.layout.exec_dir:  # the child's jobs share the parent's working directory
             out += ["--relative-dir", self.layout.exec_dir]
-        for key in ("tc", "sc", "rc"):
-            if self.context.catalog_files.get(key):
-                out += [f"--{key}", self.context.catalog_files[key]]
         inline = wf.workflow.replica_catalog
         if inline is not None and len(inline):
             rc_file = self._once("subworkflows.rc.yml", lambda: dumps(rc_to_data(inline)))

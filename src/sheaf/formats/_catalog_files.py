@@ -8,7 +8,10 @@ Per catalog, the first of:
    empty catalog);
 3. the default names Pegasus looks for in the directory it runs in, YAML first, then the older
    format: ``transformations.yml`` then ``tc.txt``; ``sites.yml`` then ``sites.xml``;
-   ``replicas.yml`` then ``rc.txt``.
+   ``replicas.yml`` then ``rc.txt``;
+4. ``sheaf.inherited.catalog.{transformation,site,replica}.file``: the parent's catalog, which a
+   sub-workflow job that gives its own ``--conf`` does not inherit as its own (module
+   ``sheaf.codegen._subworkflow_node``), but falls back on where its properties and directory name none.
 
 A catalog file that holds nothing (empty, or only blanks and comments) is a warning naming it and an
 empty catalog, as in Pegasus; it is not parsed.
@@ -78,7 +81,9 @@ def catalog_path(kind: str, option: PathLike | None, properties: Properties, her
         warnings.append(f"{path}: the {kind} catalog named by the property {prop} does not exist; "
                         f"planning without it")
         return None
-    return next((here / name for name in defaults if (here / name).is_file()), None)
+    found = next((here / name for name in defaults if (here / name).is_file()), None)
+    inherited = properties.get_str(f"sheaf.inherited.catalog.{kind}.file")
+    return found if found is not None or not inherited else under(here, inherited)
 
 
 #: ``pegasus.catalog.replica`` types read from a file (lower case)
