@@ -81,6 +81,13 @@ def test_shared_scratch_from_the_site_catalog(tmp_path: Path) -> None:
     files = write_planned(plan, tmp_path / "plan")
     text = node_description(parse_dag(files.dag), "preprocess_ID0000001").expand("initialdir")  # type: ignore[attr-defined]
     assert text == str(shared)
+    # a file server URL without a scheme is a path, as Pegasus's PegasusURL reads it
+    bare = blackdiamond_plan(2)
+    bare.site_catalog = SiteCatalog({"condorpool": Site("condorpool", directories=(
+        Directory("sharedScratch", str(shared), True, (FileServer(str(shared)),)),))})
+    files = write_planned(bare, tmp_path / "plan1")
+    assert node_description(parse_dag(files.dag), "preprocess_ID0000001").expand(  # type: ignore[attr-defined]
+        "initialdir") == str(shared)
     remote = blackdiamond_plan(2)
     remote.site_catalog = SiteCatalog({"condorpool": Site("condorpool", directories=(
         Directory("sharedScratch", "/remote/scratch", True, (FileServer("gsiftp://h/remote/scratch"),)),))})

@@ -12,10 +12,10 @@ planned for, and ``write_plan`` refuses another directory.
 Policy (``sharedfs``: jobs read and write their site's shared scratch):
 
 - **Working directory** of a site: its ``sharedScratch`` directory from the site catalog when that is
-  a local path (absolute, served by ``file://`` or by nothing) -- under it pegasus-plan's relative
-  execution directory, when the plan has one; the ``local`` site no catalog defines
-  has Pegasus's ``wf-scratch/LOCAL`` beside the submit directory, the relative execution directory
-  under it too (so two runs never share one); any other site ``DIR/scratch/<site>``.
+  a local path (absolute, served by ``file://``, a URL without a scheme, or by nothing) -- under it
+  pegasus-plan's relative execution directory, when the plan has one; the ``local`` site no catalog
+  defines has Pegasus's ``wf-scratch/LOCAL`` beside the submit directory, the relative execution
+  directory under it too (so two runs never share one); any other site ``DIR/scratch/<site>``.
 - **create_dir**: one per site (``mkdir -p``), a parent of every job of the site without a parent on
   the site (so of every job of the site, transitively).
 - **stage_in**: every workflow input (consumed, produced by no job) a site's jobs read is copied
@@ -199,7 +199,8 @@ def site_workdir(site: str, sites: SiteCatalog | None, submit_dir: str, exec_dir
     scratch = entry.directory("sharedScratch") if entry is not None else None
     if scratch is not None and os.path.isabs(scratch.path):
         urls = [server.url for server in scratch.file_servers]
-        if not urls or any(url.startswith("file://") for url in urls):
+        # a URL without a scheme is a path: Pegasus's PegasusURL gives it the file scheme
+        if not urls or any(url.startswith("file://") or "://" not in url for url in urls):
             return os.path.normpath(os.path.join(scratch.path, exec_dir or "."))
     return os.path.join(submit_dir, "scratch", safe(site))
 
