@@ -141,7 +141,7 @@ _HEAD = "pegasus: '5.0'\nname: w\njobs:\n"
 @pytest.mark.parametrize(("body", "line", "words"), [
     ("- {type: job, id: a, name: t}\n- {type: job, id: b, name: t}\n- {type: job, id: a, name: u}\n",
      6, "duplicate job id"),
-    ("- {type: job, id: a}\n", None, "missing the required key 'name'"),
+    ("- {type: job, id: a}\n", None, "missing the required key 'name' (rule: a job of type job has 'name')"),
     ("- {type: job, name: t}\n", 4, "has no 'id'"),
     ("- {type: task, id: a, name: t}\n", 4, "must be job, pegasusWorkflow or condorWorkflow"),
     ("- {type: job, id: a, name: t, arguments: -a}\n", 4, "'arguments' of job 'a' must be a list"),

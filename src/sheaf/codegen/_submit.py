@@ -195,8 +195,9 @@ def _render(job: ExecJob, profiles: Mapping[str, Mapping[str, str]], command: Co
             out_base: str, ctx: SubmitContext, *, shared: bool = False) -> str:
     condor = _in_place(job, profiles.get("condor") or _NO_PROFILES, command, ctx)
     check_line(command.executable + command.initialdir + out_base, "a path")
-    lines = [f"# sheaf: {job.type} jobs of {job.transformation} at {job.site}; each node's own values "
-             "in its DAG VARS" if shared else f"# sheaf: {job.type} job {job.id}"]
+    of = f" of {job.transformation}" if job.transformation else ""
+    lines = [f"# sheaf: {job.type} jobs{of} at {job.site}; each node's own values in its DAG VARS"
+             if shared else f"# sheaf: {job.type} job {job.id}"]
     if "universe" not in condor:
         lines.append(f"universe = {command.universe}")
     lines.append(f"executable = {command.executable}")

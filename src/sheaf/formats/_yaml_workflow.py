@@ -319,7 +319,7 @@ def _diagnose_fields(raw: dict[str, Any], src: TextSource, where: str, anchor: A
                  key="type" if typed else "id")
     need = "name" if _JOB_TYPES[kind] == "job" else "file"
     if raw.get(need) is None:
-        src.fail(f"{where} is missing the required key '{need}'", rule=f"a {kind} job has '{need}'",
+        src.fail(f"{where} is missing the required key '{need}'", rule=f"a job of type {kind} has '{need}'",
                  value=anchor, key="id")
     for key in ("name", "file", "namespace", "version", "nodeLabel", "stdin", "stdout", "stderr"):
         if isinstance(raw.get(key), (dict, list)):
