@@ -76,7 +76,7 @@ def parse_config(path: str) -> dict[str, str]:
 def _parse_dot(f: DagFile, words: list[str]) -> None:
     """``DOT file [UPDATE|DONT-UPDATE] [OVERWRITE|DONT-OVERWRITE] [INCLUDE header]``; the first DOT wins."""
     path = file_option(f, words, "DOT")
-    update, overwrite, include = False, True, None
+    update, overwrite, include, include_name = False, True, None, None
     i = 2
     while i < len(words):
         word = dag_keyword(words[i])
@@ -85,7 +85,8 @@ def _parse_dot(f: DagFile, words: list[str]) -> None:
         elif word in ("OVERWRITE", "DONT_OVERWRITE"):
             overwrite = word == "OVERWRITE"
         elif word == "INCLUDE" and i + 1 < len(words):
-            include = resolve(f.dir, bare(words[i + 1]))
+            include_name = bare(words[i + 1])
+            include = resolve(f.dir, include_name)
             i += 1
         else:
             raise f.error("unknown DOT option",
@@ -94,7 +95,7 @@ def _parse_dot(f: DagFile, words: list[str]) -> None:
         i += 1
     if f.dag.dot is None:
         f.dag.dot = path
-        f.dag.dot_options = DotOptions(update, overwrite, include)
+        f.dag.dot_options = DotOptions(update, overwrite, include, include_name)
 
 
 def _parse_env(f: DagFile, words: list[str]) -> None:

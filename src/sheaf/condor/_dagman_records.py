@@ -47,6 +47,7 @@ class DotOptions:
     update: bool = False  # DAGMan's default is DONT-UPDATE
     overwrite: bool = True
     include: str | None = None  # a header file copied into the graph
+    include_name: str | None = None  # that file as the DAG names it (the graph's comments name it so)
 
 
 @dataclass(slots=True)

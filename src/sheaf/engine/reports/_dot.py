@@ -36,7 +36,8 @@ _DRAWN = {
 }
 
 
-def _header(path: str | None) -> list[str]:
+def _header(path: str | None, name: str | None) -> list[str]:
+    """The header file's text between DAGMan's comments, which name it as the DAG does."""
     if path is None:
         return []
     try:
@@ -44,14 +45,15 @@ def _header(path: str | None) -> list[str]:
             text = handle.read()
     except OSError:
         return []
-    return [f"// Beginning of commands included from {path}.\n", text,
-            f"// End of commands included from {path}.\n\n"]
+    shown = name or path
+    return [f"// Beginning of commands included from {shown}.\n", text,
+            f"// End of commands included from {shown}.\n\n"]
 
 
 def dot_text(dag: Dag, state_of: Callable[[str], str] = lambda _n: "waiting") -> str:
     """The graph with each node drawn in its state (``state_of``); the label has the wall-clock time."""
     out = ["digraph DAG {\n", f'    label="DAGMan Job status at {time.ctime()}";\n\n',
-           *_header(dag.dot_options.include)]
+           *_header(dag.dot_options.include, dag.dot_options.include_name)]
     for name in dag.nodes:
         shape, label, style = _DRAWN.get(state_of(name), ("ellipse", "I", ""))
         out.append(f'    "{name}" [shape={shape} label="{name} ({label})"{style}];\n')
