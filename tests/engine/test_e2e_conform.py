@@ -170,6 +170,20 @@ def test_dagman_knobs_in_condor_environment_variables_under_the_config_file(
             in done.stderr)
 
 
+def test_dagman_default_node_log_names_the_node_jobs_event_log(tmp_path: Path) -> None:
+    """DAGMAN_DEFAULT_NODE_LOG with its @() variables; the default @(DAG_DIR)/@(DAG_FILE).nodes.log."""
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "a.sub").write_text("universe = local\nexecutable = /bin/true\nqueue\n")
+    (tmp_path / "wf.config").write_text(
+        "DAGMAN_DEFAULT_NODE_LOG = @(DAG_DIR)/logs/@(DAG_FILE).@(NODE_NAME).log\n")
+    (tmp_path / "wf.dag").write_text("CONFIG wf.config\nJOB A a.sub\n")
+    done = sheaf_run(tmp_path)
+    assert done.returncode == 0 and "DAGMAN_DEFAULT_NODE_LOG" not in done.stderr, done.stderr
+    assert not (tmp_path / "wf.dag.nodes.log").exists()
+    text = (tmp_path / "logs" / "wf.dag.undef.log").read_text()
+    assert text.startswith("000 (") and "005 (" in text  # submitted and terminated, in the event log format
+
+
 def status_ads(path: Path) -> dict[str, dict[str, str]]:
     """The node status file's ads by node name ("DAG" for the DagStatus ad): attribute -> raw value."""
     ads: dict[str, dict[str, str]] = {}

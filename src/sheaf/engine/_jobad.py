@@ -38,7 +38,7 @@ from sheaf import classad
 from sheaf.classad import ClassAd
 from sheaf.condor import MacroSource, SubmitDescription, submit_error, template_of
 
-_OWNER = os.environ.get("USER", "sheaf")
+OWNER = os.environ.get("USER", "sheaf")  # the job ads' Owner (and DAGMan's @(OWNER))
 UNIVERSES = {"vanilla": 5, "local": 12, "scheduler": 7, "grid": 9, "java": 10, "parallel": 11,
              "standard": 1, "vm": 13, "docker": 5, "container": 5}
 
@@ -244,7 +244,7 @@ def _shared_ad(desc: SubmitDescription, values: tuple[str, ...], exe: str, iwd: 
     attrs: list[tuple[str, classad.Expr]] = [
         ("ProcId", literal(0)), ("Cmd", literal(exe)), ("Iwd", literal(iwd)),
         ("JobUniverse", literal(UNIVERSES[universe])), ("Universe", literal(universe)),
-        ("Owner", literal(_OWNER))]
+        ("Owner", literal(OWNER))]
     got = dict(zip((key for key, _ in AD_CALLS), values, strict=True))
     for key, attr in _REQUESTS:
         value = got[key]

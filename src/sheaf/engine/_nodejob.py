@@ -21,7 +21,7 @@ from collections.abc import Mapping
 
 from sheaf.classad import ClassAd
 from sheaf.condor import NodeSpec, Queue
-from sheaf.engine._dagid import PARENT_ID_VARIABLE, dagman_id
+from sheaf.engine._dagid import PARENT_ID_VARIABLE, PARENT_NODE_VARIABLE, dagman_id
 from sheaf.engine._events import Submit
 from sheaf.engine._submit import JobSpec, SubmitDescription, expand_queue, render
 from sheaf.errors import InputError
@@ -117,6 +117,7 @@ def subdag_job(spec: NodeSpec, sub: Submit, batch_name: str = "",
                   "Cmd": sys.executable})
     if batch_name.strip():
         ad["JobBatchName"] = batch_name
-    env = {**os.environ, PARENT_ID_VARIABLE: str(dagman_id())}  # the nested run's parent_dagman_id
+    # the nested run's parent_dagman_id, and its node's name
+    env = {**os.environ, PARENT_ID_VARIABLE: str(dagman_id()), PARENT_NODE_VARIABLE: spec.name}
     return JobSpec(argv, env, spec.directory, spec.submit + ".lib.out", spec.submit + ".lib.err",
                    "local", ad, None)

@@ -22,8 +22,10 @@ from __future__ import annotations
 __all__ = ["NodesLog", "format_event", "nodes_log_path"]
 
 import functools
+import os
+import re
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from sheaf.engine.reports._files import AppendFile
 from sheaf.engine.reports._runevents import ULOG, NodeEvent
@@ -32,9 +34,16 @@ HOST = "<127.0.0.1:0>"
 _USAGE = "\t\tUsr 0 00:00:00, Sys 0 00:00:00  -  {}"
 
 
-def nodes_log_path(primary_dag: str) -> str:
-    """DAGMan's default node log: ``@(DAG_DIR)/@(DAG_FILE).nodes.log``."""
-    return primary_dag + ".nodes.log"
+def nodes_log_path(primary_dag: str, pattern: str | None = None, values: Mapping[str, str] = {}) -> str:
+    """DAGMan's node log: ``DAGMAN_DEFAULT_NODE_LOG`` (``pattern``) with its special variables
+    ``@(DAG_DIR)``, ``@(DAG_FILE)`` and those of ``values`` (``CLUSTER``, ``OWNER``, ``NODE_NAME``) put
+    in, a relative result from the DAG's directory; else ``@(DAG_DIR)/@(DAG_FILE).nodes.log``."""
+    if not pattern:
+        return primary_dag + ".nodes.log"
+    known = {"DAG_DIR": os.path.dirname(os.path.abspath(primary_dag)),
+             "DAG_FILE": os.path.basename(primary_dag), **values}
+    path = re.sub(r"@\(([A-Za-z_]+)\)", lambda m: known.get(m.group(1).upper(), m.group(0)), pattern.strip())
+    return os.path.join(os.path.dirname(os.path.abspath(primary_dag)), path)
 
 
 @functools.lru_cache(maxsize=64)

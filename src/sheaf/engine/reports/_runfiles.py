@@ -32,8 +32,9 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import TYPE_CHECKING
 
 from sheaf.condor import Dag
-from sheaf.engine._dagid import PARENT_ID_VARIABLE, dagman_id
+from sheaf.engine._dagid import PARENT_ID_VARIABLE, PARENT_NODE_VARIABLE, dagman_id
 from sheaf.engine._events import Change, Finish, WriteSavePoint
+from sheaf.engine._jobad import OWNER
 from sheaf.engine._nodes import futile_nodes
 from sheaf.engine._paths import MAX_RESCUE_DEFAULT
 from sheaf.engine._runconfig import MAX_RESCUE_NUM, config_bool, config_clamped
@@ -80,7 +81,9 @@ class RunFiles:
         default = "jobstate.log" if not self.parent_id else os.path.basename(dag.path) + ".jobstate.log"
         jobstate = dag.jobstate_log or os.path.join(os.path.dirname(dag.path), default)
         self.jobstate = JobstateLog(jobstate, tag_of)
-        self.nodes_log = NodesLog(nodes_log_path(dag.path))
+        self.nodes_log = NodesLog(nodes_log_path(dag.path, dag.config.get("DAGMAN_DEFAULT_NODE_LOG"), {
+            "CLUSTER": str(dagman_id()), "OWNER": OWNER,
+            "NODE_NAME": os.environ.get(PARENT_NODE_VARIABLE) or "undef"}))
         self.user_logs: dict[str, str] = {}  # node -> its job's own event log (the description's ``log``)
         self._user_files: dict[str, NodesLog] = {}
         self.translator = EventTranslator()
