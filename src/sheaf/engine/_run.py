@@ -140,6 +140,7 @@ class EngineRun:
         self.on_progress = on_progress
         self.progress_interval = progress_interval
         self._last_progress = -1e18
+        self._futile = (0, 0)  # (failed nodes, futile nodes) when last counted
         self.stop_requested: str | None = None
         self.stop_time: float | None = None  # monotonic time of the signal
         self.started = clock()
@@ -505,12 +506,19 @@ class EngineRun:
             self._last_progress = now
             retried, machine.retried = tuple(machine.retried), []
             events, self._events = tuple(self._events), []
-            # futile nodes are found by a walk from the failed ones: none to walk from in most reports
-            futile = len(futile_nodes(machine.dag, machine.node_state)) if machine.counts.get("failed") else 0
             self.on_progress(Progress(len(machine.nodes), dict(machine.counts), machine.retries,
                                       now - self.started, machine.job_time, machine.finished is not None,
-                                      machine.dag_status(), retried, events, futile, machine.held_procs))
+                                      machine.dag_status(), retried, events, self._futile_count(machine),
+                                      machine.held_procs))
         self.files.status(machine, now, force)
+
+    def _futile_count(self, machine: DagState) -> int:
+        """The waiting nodes a failure left that can never run: found by a walk from the failed nodes,
+        again only when more have failed (a futile node stays futile, and only a failure makes more)."""
+        failed = machine.counts.get("failed", 0)
+        if failed != self._futile[0]:
+            self._futile = (failed, len(futile_nodes(machine.dag, machine.node_state)) if failed else 0)
+        return self._futile[1]
 
     def close(self) -> None:
         try:
