@@ -298,7 +298,7 @@ def _predict_dir(directory: str, options: PredictOptions, model: OverheadModel, 
     config = dag.config
     workflow = SimWorkflow(jobs, edges, maxjobs=_int(config.get("DAGMAN_MAX_JOBS_SUBMITTED")),
                            category_limits=dict(dag.maxjobs),
-                           depth_first=_true(config.get("DAGMAN_SUBMIT_DEPTH_FIRST")))
+                           depth_first=dag.flag("DAGMAN_SUBMIT_DEPTH_FIRST", False))
     platform = Platform({None: slots.cpus}, {None: slots.memory}, backend=options.backend)
     prediction = simulate(workflow, platform, model, replicates=options.replicates, seed=options.seed,
                           schedule=options.schedule)
@@ -423,7 +423,5 @@ def _int(value: Any) -> int:
     return int(number) if math.isfinite(number) and number > 0 else 0
 
 
-def _true(value: str | None) -> bool:
-    return (value or "").strip().lower() in ("true", "1", "yes")
 
 

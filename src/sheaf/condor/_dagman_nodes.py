@@ -78,8 +78,7 @@ def _check_name(f: DagFile, name: str, full: str) -> None:
         raise f.error("duplicate node name", "node names are unique", name)
     if name.upper() in (ALL_NODES, "PARENT", "CHILD"):
         raise f.error("reserved node name", "ALL_NODES, PARENT and CHILD are no node names", name)
-    if "+" in name and f.dag.config.get("DAGMAN_ALLOW_ANY_NODE_NAME_CHARACTERS", "").strip().lower() \
-            not in ("true", "1", "yes"):
+    if "+" in name and not f.dag.flag("DAGMAN_ALLOW_ANY_NODE_NAME_CHARACTERS", False):
         raise f.error("a node name holds an illegal character", "'+' joins a splice's name to its nodes' "
                       "names: not in a node name (unless DAGMAN_ALLOW_ANY_NODE_NAME_CHARACTERS)", name)
 

@@ -108,6 +108,11 @@ class Dag:
     vars_read: bool = True  # False: VARS lines were passed over (``parse_dag(..., read_vars=False)``)
     own_dirs: bool = False  # -usedagdir: every DAG file (splices and INCLUDEs too) in its own directory
 
+    def flag(self, key: str, default: bool) -> bool:
+        """A boolean knob of the DAG's configuration: HTCondor's true is ``true``, ``yes`` or ``1``."""
+        raw = self.config.get(key)
+        return default if raw is None else raw.strip().lower() in ("true", "1", "yes")
+
 
 @dataclass(frozen=True, slots=True)
 class Rescue:

@@ -24,8 +24,7 @@ from sheaf.errors import FormatError
 
 def munges_names(first: Dag) -> bool:
     """``DAGMAN_MUNGE_NODE_NAMES`` as the first DAG file's CONFIG sets it (default true)."""
-    raw = first.config.get("DAGMAN_MUNGE_NODE_NAMES", "true")
-    return raw.strip().lower() in ("true", "1", "yes")
+    return first.flag("DAGMAN_MUNGE_NODE_NAMES", True)
 
 
 def combine_dags(dags: list[Dag]) -> Dag:

@@ -12,7 +12,6 @@ import os
 from sheaf.condor import Dag, Rescue, parse_rescue
 from sheaf.engine._journal import Replay
 from sheaf.engine._paths import newest_rescue
-from sheaf.engine._runconfig import config_bool
 from sheaf.errors import FormatError, UsageError
 
 
@@ -59,7 +58,7 @@ def starting_point(dag: Dag, prior: Replay, multi: bool = False
 
 
 def _retry_limits(dag: Dag, rescue: Rescue | None) -> dict[str, int]:
-    if rescue is None or config_bool(dag, "DAGMAN_RESET_RETRIES_UPON_RESCUE", True):
+    if rescue is None or dag.flag("DAGMAN_RESET_RETRIES_UPON_RESCUE", True):
         return {}
     return dict(rescue.retries)
 

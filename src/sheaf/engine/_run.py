@@ -43,7 +43,7 @@ from sheaf.engine._nodejob import render_node, render_queue, subdag_job
 from sheaf.engine._nodes import futile_nodes
 from sheaf.engine._orphans import ATTEMPT_VARIABLE, attempt_token
 from sheaf.engine._procs import NO_TOLERANCE, ProcGroups, Tolerance, proc_of
-from sheaf.engine._runconfig import config_bool, config_int
+from sheaf.engine._runconfig import config_int
 from sheaf.engine._scripts import ScriptRunner
 from sheaf.engine._state import (
     Cancel,
@@ -144,8 +144,8 @@ class EngineRun:
         self.stop_requested: str | None = None
         self.stop_time: float | None = None  # monotonic time of the signal
         self.started = clock()
-        self.append_vars = config_bool(dag, "DAGMAN_DEFAULT_APPEND_VARS", False)
-        self.prohibit_multi = config_bool(dag, "DAGMAN_PROHIBIT_MULTI_JOBS", False)
+        self.append_vars = dag.flag("DAGMAN_DEFAULT_APPEND_VARS", False)
+        self.prohibit_multi = dag.flag("DAGMAN_PROHIBIT_MULTI_JOBS", False)
         self.batch_name = batch_name  # the node jobs' JobBatchName (``_nodejob``)
         self.suppress_notification = suppress_notification
         self._started: Callable[[], list[Started]] | None = (

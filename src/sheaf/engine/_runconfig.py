@@ -37,11 +37,6 @@ def config_int(dag: Dag, key: str, default: int) -> int:
     return value
 
 
-def config_bool(dag: Dag, key: str, default: bool) -> bool:
-    raw = dag.config.get(key)
-    return default if raw is None else raw.strip().lower() in ("true", "1", "yes")
-
-
 def config_signed(dag: Dag, key: str, default: int) -> int:
     raw = dag.config.get(key)
     try:
@@ -105,17 +100,17 @@ def run_limits(dag: Dag, options: DagmanOptions, batch_name: str = "") -> Limits
             values[key] = value
     always_run_post = options.always_run_post
     if always_run_post is None:
-        always_run_post = config_bool(dag, "DAGMAN_ALWAYS_RUN_POST", False)
+        always_run_post = dag.flag("DAGMAN_ALWAYS_RUN_POST", False)
     suppress_notification = options.suppress_notification
     if suppress_notification is None:
-        suppress_notification = config_bool(dag, "DAGMAN_SUPPRESS_NOTIFICATION", False)
+        suppress_notification = dag.flag("DAGMAN_SUPPRESS_NOTIFICATION", False)
     return Limits(**values, always_run_post=always_run_post, batch_name=batch_name,
                   suppress_notification=suppress_notification,
-                  depth_first=config_bool(dag, "DAGMAN_SUBMIT_DEPTH_FIRST", False),
-                  retry_node_first=config_bool(dag, "DAGMAN_RETRY_NODE_FIRST", False),
+                  depth_first=dag.flag("DAGMAN_SUBMIT_DEPTH_FIRST", False),
+                  retry_node_first=dag.flag("DAGMAN_RETRY_NODE_FIRST", False),
                   dag_priority=options.priority or config_signed(dag, "DAGMAN_DEFAULT_PRIORITY", 0),
                   job_failure_tolerance=config_int(dag, "DAGMAN_NODE_JOB_FAILURE_TOLERANCE", 0),
-                  remove_job_list_on_failure=config_bool(dag, "DAGMAN_REMOVE_JOB_LIST_ON_FAILURE", True),
+                  remove_job_list_on_failure=dag.flag("DAGMAN_REMOVE_JOB_LIST_ON_FAILURE", True),
                   max_job_holds=config_int(dag, "DAGMAN_MAX_JOB_HOLDS", 100),
                   max_submits_per_interval=config_clamped(dag, "DAGMAN_MAX_SUBMITS_PER_INTERVAL", 100,
                                                           SUBMITS_PER_INTERVAL))
@@ -252,7 +247,7 @@ def _first_expansion(dag: Dag, limits: Limits, spec: NodeSpec, cache: dict[str, 
         return None  # expanded per proc at submission (a queue from-file may be written by then)
     sub = Submit(spec.name, 0, 0, spec.priority + limits.dag_priority)
     try:
-        return render_node(desc, spec, sub, config_bool(dag, "DAGMAN_DEFAULT_APPEND_VARS", False),
+        return render_node(desc, spec, sub, dag.flag("DAGMAN_DEFAULT_APPEND_VARS", False),
                            dag.parents[spec.name], batch_name=limits.batch_name,
                            suppress_notification=limits.suppress_notification)
     except InputError as exc:

@@ -37,7 +37,7 @@ from sheaf.engine._events import Change, Finish, WriteSavePoint
 from sheaf.engine._jobad import OWNER
 from sheaf.engine._nodes import futile_nodes
 from sheaf.engine._paths import MAX_RESCUE_DEFAULT
-from sheaf.engine._runconfig import MAX_RESCUE_NUM, config_bool, config_clamped
+from sheaf.engine._runconfig import MAX_RESCUE_NUM, config_clamped
 from sheaf.engine.reports._dot import DotFile
 from sheaf.engine.reports._files import remove_stale_temporaries, write_atomic
 from sheaf.engine.reports._jobstate import JobstateLog
@@ -156,7 +156,7 @@ class RunFiles:
                             node.max_retries, min(node.attempt, node.max_retries), node.spec.unless_exit,
                             node.reason, _weak_only(self.dag, name))
                  for name, node in machine.nodes.items()]
-        reset = config_bool(self.dag, "DAGMAN_RESET_RETRIES_UPON_RESCUE", True)
+        reset = self.dag.flag("DAGMAN_RESET_RETRIES_UPON_RESCUE", True)
         text = rescue_text(self.dag_files, nodes, reset, now)
         self.rescue = write_rescue(self.dag.path, text, self.multi, self.rescue, limit)
         return self.rescue
@@ -227,7 +227,7 @@ class RunFiles:
         match = _RESCUE_NUMBER.search(self.source)
         raw = self.dag.config.get("DAGMAN_METRICS_FILE_VERSION", "2").strip()
         version = int(raw) if raw.isdigit() else 2
-        graph = config_bool(self.dag, "DAGMAN_REPORT_GRAPH_METRICS", False)
+        graph = self.dag.flag("DAGMAN_REPORT_GRAPH_METRICS", False)
         return metrics_text(self.dag, {n: node.state for n, node in machine.nodes.items()}, self.counts,
                             start=self.start_time, end=now, exit_code=finish.exit_code,
                             dag_status=finish.dag_status, dagman_id=str(dagman_id()),
