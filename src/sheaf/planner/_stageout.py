@@ -138,6 +138,7 @@ class StageOut:
                               arguments=("--format", register[1], register[0]))
             reg = state.add(reg_job, "[\n" + ",\n".join(records) + "\n]\n")
             made.extend((stage, [], reg) for stage in stages)
+        if to_register:  # where a later plan's --reuse of this submit directory finds the outputs
             exec_wf.replica_output = register
         return made
 
