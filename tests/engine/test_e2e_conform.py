@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -182,6 +183,16 @@ def test_dagman_default_node_log_names_the_node_jobs_event_log(tmp_path: Path) -
     assert not (tmp_path / "wf.dag.nodes.log").exists()
     text = (tmp_path / "logs" / "wf.dag.undef.log").read_text()
     assert text.startswith("000 (") and "005 (" in text  # submitted and terminated, in the event log format
+    # a $() configuration macro or an unknown @() variable: said so, and the default log
+    for pattern in ("$(LOCAL_DIR)/log/@(DAG_FILE).log", "@(DAG_DIR)/@(NOPE).log"):
+        for stale in tmp_path.glob("wf.dag.*"):
+            stale.unlink()
+        shutil.rmtree(tmp_path / ".sheaf")  # the journal of the run before: a fresh run
+        (tmp_path / "wf.config").write_text(f"DAGMAN_DEFAULT_NODE_LOG = {pattern}\n")
+        done = sheaf_run(tmp_path)
+        assert done.returncode == 0, done.stderr
+        assert f"DAGMAN_DEFAULT_NODE_LOG = {pattern}: a $() macro" in done.stderr
+        assert (tmp_path / "wf.dag.nodes.log").is_file()
 
 
 def status_ads(path: Path) -> dict[str, dict[str, str]]:

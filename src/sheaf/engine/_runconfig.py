@@ -12,6 +12,7 @@ expanded twice.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
@@ -150,12 +151,29 @@ def environment_knobs(dag: Dag, environ: Mapping[str, str]) -> list[str]:
     return out
 
 
+#: DAGMAN_DEFAULT_NODE_LOG's special variables (HTCondor's configuration manual)
+NODE_LOG_VARIABLES = ("DAG_DIR", "DAG_FILE", "CLUSTER", "OWNER", "NODE_NAME")
+
+
+def node_log_pattern(dag: Dag) -> str | None:
+    """``DAGMAN_DEFAULT_NODE_LOG`` when sheaf can expand it: its ``@()`` variables known and no
+    ``$()`` configuration macro (sheaf reads no HTCondor configuration to expand one)."""
+    pattern = dag.config.get("DAGMAN_DEFAULT_NODE_LOG", "").strip()
+    names = re.findall(r"@\(([^)]*)\)", pattern)
+    usable = "$(" not in pattern and all(name.upper() in NODE_LOG_VARIABLES for name in names)
+    return pattern if pattern and usable else None
+
+
 def config_warnings(dag: Dag) -> list[str]:
     """The CONFIG knobs ``sheaf run`` does not honour, and the SET_JOB_ATTR attributes of a DAG without
     a node status file (DAGMan's own job ad is written into its ``DagStatus`` ad; with none, the
     attribute is nowhere to be seen but in this warning, which ``<dag>.dagman.out`` records too)."""
     out = [f"{dag.config_path}: configuration knob {key} is not honoured by sheaf run (it is ignored)"
            for key in dag.config if key not in HONOURED_KNOBS]
+    if dag.config.get("DAGMAN_DEFAULT_NODE_LOG", "").strip() and node_log_pattern(dag) is None:
+        out.append(f"DAGMAN_DEFAULT_NODE_LOG = {dag.config['DAGMAN_DEFAULT_NODE_LOG'].strip()}: a $() macro "
+                   "or an @() variable other than " + ", ".join(f"@({n})" for n in NODE_LOG_VARIABLES)
+                   + " is not expanded by sheaf run; the node log is <dag>.nodes.log")
     if dag.job_attrs and not dag.node_status_file:
         out += [f"{dag.path}: SET_JOB_ATTR {name} = {value}: sheaf has no DAGMan job ad; it writes the "
                 "attribute into the node status file's DagStatus ad, and this DAG names no NODE_STATUS_FILE"

@@ -37,7 +37,7 @@ from sheaf.engine._events import Change, Finish, WriteSavePoint
 from sheaf.engine._jobad import OWNER
 from sheaf.engine._nodes import futile_nodes
 from sheaf.engine._paths import MAX_RESCUE_DEFAULT
-from sheaf.engine._runconfig import MAX_RESCUE_NUM, config_clamped
+from sheaf.engine._runconfig import MAX_RESCUE_NUM, config_clamped, node_log_pattern
 from sheaf.engine.reports._dot import DotFile
 from sheaf.engine.reports._files import remove_stale_temporaries, write_atomic
 from sheaf.engine.reports._jobstate import JobstateLog
@@ -81,7 +81,7 @@ class RunFiles:
         default = "jobstate.log" if not self.parent_id else os.path.basename(dag.path) + ".jobstate.log"
         jobstate = dag.jobstate_log or os.path.join(os.path.dirname(dag.path), default)
         self.jobstate = JobstateLog(jobstate, tag_of)
-        self.nodes_log = NodesLog(nodes_log_path(dag.path, dag.config.get("DAGMAN_DEFAULT_NODE_LOG"), {
+        self.nodes_log = NodesLog(nodes_log_path(dag.path, node_log_pattern(dag), {
             "CLUSTER": str(dagman_id()), "OWNER": OWNER,
             "NODE_NAME": os.environ.get(PARENT_NODE_VARIABLE) or "undef"}))
         self.user_logs: dict[str, str] = {}  # node -> its job's own event log (the description's ``log``)
