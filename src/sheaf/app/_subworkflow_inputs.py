@@ -22,13 +22,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from typing import Any
-
-import msgspec
 
 from sheaf.errors import UsageError
 from sheaf.formats import read_replica_catalog
 from sheaf.model import ReplicaCatalog, file_url_path
+from sheaf.monitor import plan_json
 
 
 def _read(paths: Sequence[str], warn: Callable[[str], None]) -> ReplicaCatalog | None:
@@ -42,23 +40,14 @@ def _read(paths: Sequence[str], warn: Callable[[str], None]) -> ReplicaCatalog |
     return merged
 
 
-class _PlanOptions(msgspec.Struct):
-    """The part of a plan.json that ``--reuse`` reads (its other keys are skipped unread)."""
-
-    options: dict[str, Any] = {}
-
-
 def reused_catalogs(directories: Sequence[str], warn: Callable[[str], None]) -> list[str]:
     """The output replica catalogs of the earlier submit directories ``directories`` that exist."""
     found = []
     for directory in directories:
-        path = os.path.join(directory, "plan.json")
-        try:
-            with open(path, "rb") as handle:
-                options = msgspec.json.decode(handle.read(), type=_PlanOptions).options
-        except (OSError, msgspec.DecodeError, msgspec.ValidationError) as exc:
-            raise UsageError(f"--reuse {directory}: its plan.json cannot be read ({exc})") from None
-        output = options.get("replica_output")
+        plan = plan_json(directory)
+        if plan is None:
+            raise UsageError(f"--reuse {directory}: its plan.json cannot be read")
+        output = plan.options.get("replica_output") if isinstance(plan.options, dict) else None
         catalog = output.get("file") if isinstance(output, dict) else None
         if not isinstance(catalog, str):
             warn(f"--reuse {directory}: its plan registers no outputs; nothing reused from it")

@@ -97,6 +97,7 @@ class Plan(msgspec.Struct):
     jobs: list[PlanJob] | None = None
     edges: Any = None
     hooks: Any = None
+    options: Any = None  # the command line's options and where registration writes (``replica_output``)
 
 
 _plan_decoder = msgspec.json.Decoder(Plan)
@@ -135,7 +136,7 @@ def _lenient(data: object) -> Plan | None:
         return None
     jobs = data.get("jobs")
     kept = [_lenient_job(j) for j in jobs if isinstance(j, dict)] if isinstance(jobs, list) else None
-    return Plan(kept, data.get("edges"), data.get("hooks"))
+    return Plan(kept, data.get("edges"), data.get("hooks"), data.get("options"))
 
 
 def _lenient_job(job: dict[str, Any]) -> PlanJob:
