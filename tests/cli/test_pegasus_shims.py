@@ -254,6 +254,9 @@ def test_pegasus_config_says_where_the_tools_and_the_python_api_are(tmp_path: Pa
     dump = config("--sh-dump").stdout
     assert f'PEGASUS_BIN_DIR="{bindir}";' in dump and f'PEGASUS_PYTHON_DIR="{python.strip()}"' in dump
     assert config("--version").stdout == "5.0.0\n"
+    # the directories a plan defines for ${PEGASUS_*}, the wrappers' own as --bin
+    java = config("--java").stdout.strip()
+    assert java.endswith("share/pegasus/java") and f'PEGASUS_JAVA_DIR="{java}"' in dump
     refused = config("--classpath")
     assert refused.returncode == 2 and "--classpath: sheaf has no Pegasus Java planner" in refused.stderr
     assert config().returncode == 2 and config("--nope").returncode == 2

@@ -7,14 +7,16 @@ Pegasus's ``pegasus-plan`` evaluates ``pegasus-config --sh-dump`` first, so a ca
 installed -- is ``PEGASUS_BIN_DIR``, its parent ``PEGASUS_HOME``, and the other directories follow
 pegasus-config's layout under it (``etc``, ``share/pegasus``, ``share/pegasus/java``,
 ``share/pegasus/schema``); ``PEGASUS_PYTHON_DIR`` and ``PEGASUS_PYTHON_EXTERNALS_DIR`` are where the
-``sheaf`` package is imported from.  sheaf installs nothing under the ``share`` and ``etc`` names:
-they exist so that a catalog naming them plans, as it would with Pegasus installed.
+Pegasus Python API (``Pegasus.api``) is imported from, else the ``sheaf`` package.  sheaf installs
+nothing under the ``share`` and ``etc`` names: they exist so that a catalog naming them plans, as it
+would with Pegasus installed.
 pegasus-config's ``CLASSPATH`` is not defined: there is no JVM.  These are defaults only -- a variable
 already in the environment wins (``sheaf.formats._expand``).
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import sys
 
@@ -38,7 +40,7 @@ def config_variables() -> dict[str, str]:
     bin_dir = tools_dir()
     home = os.path.dirname(bin_dir)
     share = os.path.join(home, "share", "pegasus")
-    python = os.path.dirname(os.path.dirname(os.path.abspath(sheaf.__file__)))  # holds the package
+    python = _python_dir()
     return {
         "PEGASUS_HOME": home,
         "PEGASUS_BIN_DIR": bin_dir,
@@ -49,3 +51,11 @@ def config_variables() -> dict[str, str]:
         "PEGASUS_PYTHON_DIR": python,
         "PEGASUS_PYTHON_EXTERNALS_DIR": python,
     }
+
+
+def _python_dir() -> str:
+    """The directory holding the Pegasus Python API's package, else the one holding ``sheaf``."""
+    spec = importlib.util.find_spec("Pegasus")
+    places = list(spec.submodule_search_locations or ()) if spec is not None else []
+    package = places[0] if places else os.path.dirname(os.path.abspath(sheaf.__file__))
+    return os.path.dirname(package)

@@ -18,10 +18,11 @@ unchanged script -- or ``Pegasus.api``, which runs ``<DIR>/../bin/pegasus-*`` on
   (the failed jobs with their reasons) and ``sheaf statistics DIR`` (pegasus-statistics' summary and
   breakdown);
 - ``pegasus-version``: Pegasus's version line, naming sheaf;
-- ``pegasus-config --bin|--python|--python-externals|--python-dump|--sh-dump|--version [--noeoln]``:
-  the wrappers' directory and the one the Pegasus Python API is imported from, as test and example
-  scripts ask for them (``PYTHONPATH=$(pegasus-config --python)``); ``--java``, ``--classpath``,
-  ``--conf``, ``--schema`` and ``--r`` are refused by name: sheaf has no copy of what they locate;
+- ``pegasus-config --bin|--conf|--java|--python|--python-externals|--schema|--python-dump|--sh-dump|
+  --version [--noeoln]``: the directories a plan defines for ``${PEGASUS_*}``
+  (``sheaf.app.pegasus_variables``), the wrappers' own directory as ``--bin``, as test and example
+  scripts ask for them (``PYTHONPATH=$(pegasus-config --python)``); ``--classpath`` and ``--r`` are
+  refused by name: sheaf has no Java planner nor R client;
 - ``condor_q``: ``Pegasus.api``'s ``wf.wait()``/``wf.status()`` run ``condor_q -constraint ... -json``
   before they read ``<dag>.dagman.out`` (which ``sheaf run`` writes); sheaf's jobs are in no HTCondor
   queue, so the wrapper runs the next ``condor_q`` on PATH when there is one (a real HTCondor stays
@@ -178,50 +179,39 @@ def _version(argv: list[str]) -> None:
     click.echo(f"{PEGASUS_VERSION} (sheaf {__version__})")
 
 
-#: pegasus-config's options for what sheaf has no copy of: Pegasus's Java planner, its R and its schemas
-_NO_SUCH = {"--java": "Java planner", "--classpath": "Java planner", "--r": "R client",
-            "--conf": "configuration directory", "--schema": "schema directory"}
+#: pegasus-config's options -> the variable of ``sheaf.app.pegasus_variables`` each prints
+_CONFIG_OPTIONS = {"--bin": "PEGASUS_BIN_DIR", "--conf": "PEGASUS_CONF_DIR", "--java": "PEGASUS_JAVA_DIR",
+                   "--python": "PEGASUS_PYTHON_DIR", "--python-externals": "PEGASUS_PYTHON_EXTERNALS_DIR",
+                   "--schema": "PEGASUS_SCHEMA_DIR"}
+#: what sheaf has no copy of: Pegasus's Java classes and its R client
+_NO_SUCH = {"--classpath": "Java planner", "--r": "R client"}
 
 
 def _config(argv: list[str]) -> None:
-    """pegasus-config (module docstring): where the tools and the Python API are."""
-    eol = "" if "--noeoln" in argv else "\n"
+    """pegasus-config (module docstring): the directories a plan defines for ``${PEGASUS_*}``, the
+    wrappers' own directory being the tools' (``--bin``)."""
     asked = [word for word in argv if word != "--noeoln"]
     if len(asked) != 1:
-        raise UsageError("give one of --version, --bin, --python, --python-externals, --python-dump, "
-                         "--sh-dump")
+        raise UsageError("give one of --version, --bin, --conf, --java, --python, --python-externals, "
+                         "--schema, --python-dump, --sh-dump")
     option = asked[0]
-    bin_dir = os.path.dirname(os.path.realpath(sys.argv[0])) if sys.argv and sys.argv[0] else ""
-    python_dir = _python_dir()
     if option in _NO_SUCH:
         raise UsageError(f"{option}: sheaf has no Pegasus {_NO_SUCH[option]}")
+    variables = {**app.pegasus_variables(), "PEGASUS_BIN_DIR": os.path.dirname(os.path.realpath(sys.argv[0]))}
+    dumped = [name for name in variables if name != "PEGASUS_HOME"]
     if option in ("-V", "--version"):
-        click.echo(PEGASUS_VERSION, nl=False)
-    elif option == "--bin":
-        click.echo(bin_dir, nl=False)
-    elif option in ("--python", "--python-externals"):
-        click.echo(python_dir, nl=False)
+        text = PEGASUS_VERSION
+    elif option in _CONFIG_OPTIONS:
+        text = variables[_CONFIG_OPTIONS[option]]
     elif option == "--python-dump":
-        click.echo(f'pegasus_bin_dir = "{bin_dir}"\npegasus_python_dir = "{python_dir}"\n'
-                   f'pegasus_python_externals_dir = "{python_dir}"', nl=False)
+        text = "\n".join(f'{name.lower()} = "{variables[name]}"' for name in dumped)
     elif option == "--sh-dump":
-        click.echo(f'PEGASUS_BIN_DIR="{bin_dir}";\nexport PEGASUS_BIN_DIR\n'
-                   f'PEGASUS_PYTHON_DIR="{python_dir}"\nexport PEGASUS_PYTHON_DIR\n'
-                   f'PEGASUS_PYTHON_EXTERNALS_DIR="{python_dir}"\nexport PEGASUS_PYTHON_EXTERNALS_DIR',
-                   nl=False)
+        # pegasus-config's own spelling: a semicolon after the first assignment only
+        ends = {"PEGASUS_BIN_DIR": ";"}
+        text = "\n".join(f'{name}="{variables[name]}"{ends.get(name, "")}\nexport {name}' for name in dumped)
     else:
         raise UsageError(f"unknown option {option}")
-    click.echo(eol, nl=False)
-
-
-def _python_dir() -> str:
-    """The directory the Pegasus Python API is imported from (sheaf's own where it is not installed)."""
-    import importlib.util
-
-    spec = importlib.util.find_spec("Pegasus")
-    places = list(spec.submodule_search_locations or ()) if spec is not None else []
-    here = places[0] if places else os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    return os.path.dirname(here)
+    click.echo(text, nl="--noeoln" not in argv)
 
 
 _TRANSLATE: dict[str, Callable[[list[str]], list[str] | None]] = {
