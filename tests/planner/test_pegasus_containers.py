@@ -208,10 +208,14 @@ def test_image_that_cannot_be_fetched_fails_the_job_naming_it(tmp_path: Path, im
     assert "sheaf-no-such-image" in err
 
 
-def _one_marking_job(tmp_path: Path, box: Container, name: str) -> Path:
+def _one_marking_job(tmp_path: Path, box: Container, name: str, *, jobs: int = 2, retry: int | None = None
+                     ) -> Path:
     _catalogs(tmp_path, box, Transformation("mark", site="condorpool", pfn="/bin/cp", container=box))
-    Workflow(name).add_jobs(*(Job("mark").add_args("/etc/sheaf-image", f"m{i}.txt") for i in range(2))) \
-        .write(str(tmp_path / "workflow.yml"))
+    marks = [Job("mark").add_args("/etc/sheaf-image", f"m{i}.txt") for i in range(jobs)]
+    if retry is not None:
+        for job in marks:
+            job.add_dagman_profile(retry=retry)
+    Workflow(name).add_jobs(*marks).write(str(tmp_path / "workflow.yml"))
     target = tmp_path / "plan"
     plan_into(tmp_path, "workflow.yml", target, sites=["condorpool"])
     return target
@@ -246,7 +250,9 @@ def test_unreachable_image_url_fails_the_job_naming_it(tmp_path: Path, image: Pa
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     url = f"http://127.0.0.1:{port}/busybox.tar"
-    target = _one_marking_job(tmp_path, Container("gone", Container.DOCKER, url), "unfetched")
+    # one attempt of one job: each waits out the fetch's backoff between its own three tries
+    gone = Container("gone", Container.DOCKER, url)
+    target = _one_marking_job(tmp_path, gone, "unfetched", jobs=1, retry=0)
     done = run(target)
     assert done.returncode == 1, done.stdout + done.stderr
     errors = "".join(path.read_text() for path in (target / "jobs" / "000").glob("mark_*.err"))
