@@ -119,6 +119,24 @@ def test_clustered_tasks_run_with_their_own_streams(tmp_path: Path, aggregator: 
     assert "seen:" not in cluster_out
 
 
+@pytest.mark.parametrize("configuration", ["condorio", "nonsharedfs"])
+def test_clustered_tasks_write_their_streams_in_the_jobs_sandbox(tmp_path: Path, configuration: str) -> None:
+    """Under condorio and nonsharedfs a cluster runs its tasks in the job's own directory, from which
+    its outputs are transferred: each task's stream files are written there, and delivered."""
+    _setup(tmp_path)
+    (tmp_path / "pegasus.properties").write_text(f"pegasus.data.configuration = {configuration}\n")
+    jobs = [Job("echo", _id=f"j{i}").set_stdin(File("in.txt")).set_stdout(File(f"o{i}.txt"))
+            .add_pegasus_profile(label="pair") for i in range(2)]
+    Workflow("sandboxed").add_jobs(*jobs).write(str(tmp_path / "workflow.yml"))
+    target = tmp_path / "plan"
+    plan_into(tmp_path, "workflow.yml", target, sites=["condorpool"], clustering=["label"])
+    done = run(target)
+    assert done.returncode == 0, done.stdout + done.stderr
+    for i in range(2):
+        (found,) = target.parent.rglob(f"o{i}.txt")
+        assert found.read_text() == "seen: hello\n"
+
+
 #: resumes from its checkpoint file when there is one, else waits for SIGTERM and writes it
 RESUMABLE = f"""#!{sys.executable}
 import os, signal, sys, time

@@ -6,8 +6,10 @@ directly unless it needs one of two things kickstart would give it, and then its
 
 - **its own stream files inside a cluster**: an unclustered job's stdin/stdout/stderr files are its
   submit description's ``input``/``output``/``error`` (``_submit``), but a cluster has one description
-  for many tasks, so a clustered task whose job names files gets ``-i``/``-o``/``-e`` (the files in its
-  site's working directory) -- in the seqexec ``.in`` file and the PMC DAG alike;
+  for many tasks, so a clustered task whose job names files gets ``-i``/``-o``/``-e`` with the files'
+  names, relative to the directory the cluster runs its tasks in: the site's working directory under
+  ``sharedfs``, the job's own sandbox under ``condorio`` and ``nonsharedfs``, where the job's output
+  transfer looks for them -- in the seqexec ``.in`` file and the PMC DAG alike;
 - **checkpoint timeouts**: the pegasus ``checkpoint.time`` profile (minutes) gives ``-k`` in seconds,
   and with ``maxwalltime`` (minutes) ``-K`` is half of what is left after it, as Pegasus's Kickstart
   gridstart computes them (less than 10 s left is a ``PlanningError``, as there).  ``checkpoint.time``
@@ -21,10 +23,8 @@ list even under ``pegasus.arguments.unquoted`` (the launcher's own argv comes fi
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
 from dataclasses import replace
 
-from sheaf.codegen._layout import Layout
 from sheaf.errors import PlanningError
 from sheaf.planner import ExecJob, ExecutableWorkflow, Task
 
@@ -33,7 +33,7 @@ MIN_KILL_WINDOW_S = 10  # Kickstart gridstart's minimum maxwalltime - checkpoint
 _STREAMS = (("stdin", "-i"), ("stdout", "-o"), ("stderr", "-e"))
 
 
-def wrap_launched_tasks(exec_wf: ExecutableWorkflow, workdirs: Mapping[str, str], layout: Layout) -> None:
+def wrap_launched_tasks(exec_wf: ExecutableWorkflow) -> None:
     """Wrap the tasks that need the launcher (in place; module docstring)."""
     jobs = exec_wf.workflow.jobs
     for job in exec_wf.jobs:
@@ -42,9 +42,7 @@ def wrap_launched_tasks(exec_wf: ExecutableWorkflow, workdirs: Mapping[str, str]
         clustered = job.type == "cluster"
         if not clustered and not any(_checkpointed(task) for task in job.tasks):  # nothing to wrap
             continue
-        workdir = workdirs.get(job.site) or layout.scratch(job.site)
-        job.tasks = tuple(_wrapped(job, task, jobs.get(task.id) if clustered else None, workdir)
-                          for task in job.tasks)
+        job.tasks = tuple(_wrapped(job, task, jobs.get(task.id) if clustered else None) for task in job.tasks)
         if not clustered and len(job.tasks) == 1:
             job.executable, job.arguments = job.tasks[0].executable, job.tasks[0].argv
 
@@ -60,9 +58,9 @@ def launched(task: Task) -> bool:
     return task.argv[:2] == ("-m", LAUNCH)
 
 
-def _wrapped(job: ExecJob, task: Task, source: object, workdir: str) -> Task:
+def _wrapped(job: ExecJob, task: Task, source: object) -> Task:
     options = [part for name, flag in _STREAMS if (lfn := getattr(source, name, None))
-               for part in (flag, f"{workdir}/{lfn}")]
+               for part in (flag, lfn)]
     options += timeouts(job, task)
     if not options:
         return task

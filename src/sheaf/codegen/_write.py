@@ -458,7 +458,7 @@ class _Writer:
         try:
             _check_ids(ids)
             # the launcher changes commands only, which plan.json does not hold: wrapped beside it
-            wrap_launched_tasks(wf, wf.workdirs, self.layout)
+            wrap_launched_tasks(wf)
             out = self._dag(jobs, ids, edges, ctx)
             self.put(self.layout.config, config_text(wf.workflow.profiles, wf.properties))
             for rel, text in self.containers.files.items():
