@@ -260,3 +260,39 @@ def test_pegasus_config_says_where_the_tools_and_the_python_api_are(tmp_path: Pa
     refused = config("--classpath")
     assert refused.returncode == 2 and "--classpath: sheaf has no Pegasus Java planner" in refused.stderr
     assert config().returncode == 2 and config("--nope").returncode == 2
+
+
+def test_statistics_and_analyzer_read_their_pegasus_options(tmp_path: Path) -> None:
+    """pegasus-statistics' ``-s LEVEL``, ``--statistics-level=LEVEL``, ``-f csv``, ``-o DIR``, and
+    pegasus-analyzer's ``--dir=DIR``, ``-d DIR``, ``--dag FILE``, as their manuals give them."""
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (run_dir / "wf.dag").write_text("JOB ok ok.sub\nJOB bad bad.sub\n")
+    (run_dir / "ok.sub").write_text("executable = /bin/true\nqueue\n")
+    (run_dir / "bad.sub").write_text("executable = /bin/false\nqueue\n")
+    assert subprocess.run([str(BIN / "sheaf"), "run", str(run_dir)], capture_output=True,
+                          check=False).returncode == 1
+    bindir = tmp_path / "bin"
+    assert subprocess.run([str(BIN / "sheaf"), "shims", str(bindir)], check=False).returncode == 0
+
+    def tool(*argv: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([str(bindir / argv[0]), *argv[1:]], cwd=tmp_path, capture_output=True,
+                              text=True, check=False)
+
+    for argv in (["-s", "all", str(run_dir)], ["--statistics-level=tf_stats,summary", "-v", str(run_dir)]):
+        done = tool("pegasus-statistics", *argv)
+        assert done.returncode == 0 and "# Transformation statistics (breakdown)" in done.stdout, done.stderr
+    done = tool("pegasus-statistics", "-f", "csv", str(run_dir))
+    assert done.returncode == 0 and "# summary" in done.stdout, done.stderr
+    done = tool("pegasus-statistics", "-o", "stats", str(run_dir))
+    assert done.returncode == 0 and "-o stats" in done.stderr and not (tmp_path / "stats").exists()
+    for argv, said in ((["-s", "everything", str(run_dir)], "unknown statistics level everything"),
+                       (["-m", str(run_dir)], "several workflows"), (["-s"], "needs a value")):
+        done = tool("pegasus-statistics", *argv)
+        assert done.returncode == 2 and said in done.stderr, done.stderr
+    for argv in ([f"--dir={run_dir}"], ["-d", str(run_dir)], ["-i", str(run_dir), "-v"],
+                 ["--dag", str(run_dir / "wf.dag")]):
+        done = tool("pegasus-analyzer", *argv)
+        assert done.returncode == 0 and "bad" in done.stdout, (argv, done.stdout, done.stderr)
+    done = tool("pegasus-analyzer", "--debug-job", "bad", str(run_dir))
+    assert done.returncode == 2 and "--debug-job" in done.stderr, done.stderr

@@ -15,8 +15,10 @@ unchanged script -- or ``Pegasus.api``, which runs ``<DIR>/../bin/pegasus-*`` on
   in its keys (``sheaf.app.pegasus_status``);
 - ``pegasus-remove [-v] [DIR]``: ``sheaf remove DIR`` (SIGTERM to the engine);
 - ``pegasus-analyzer [options] [DIR]`` and ``pegasus-statistics [options] [DIR]``: ``sheaf analyze DIR``
-  (the failed jobs with their reasons) and ``sheaf statistics DIR`` (pegasus-statistics' summary and
-  breakdown);
+  (the failed jobs with their reasons; ``--dir``/``-d``/``-i DIR`` and ``--dag FILE`` name the run,
+  ``--debug-job`` is refused) and ``sheaf statistics DIR`` (pegasus-statistics' summary and breakdown;
+  ``-f csv`` is ``--csv``, levels are checked, ``-o`` and ``-t`` are warned about, several workflows
+  or UUIDs refused); each tool's other options are read and have no effect;
 - ``pegasus-version``: Pegasus's version line, naming sheaf;
 - ``pegasus-config --bin|--conf|--java|--python|--python-externals|--schema|--python-dump|--sh-dump|
   --version [--noeoln]``: the directories a plan defines for ``${PEGASUS_*}``
@@ -71,19 +73,8 @@ def main(tool: str, argv: Sequence[str]) -> int:
 
 def _split(argv: list[str], flags: Sequence[str]) -> tuple[set[str], str]:
     """The flags given (``-vv`` counts as ``-v``) and the one directory argument (default: here)."""
-    seen: set[str] = set()
-    dirs: list[str] = []
-    for word in argv:
-        if word.startswith("-"):
-            name = "-v" if word.strip("v") == "-" else word
-            if name not in flags:
-                raise UsageError(f"unknown option {word}")
-            seen.add(name)
-        else:
-            dirs.append(word)
-    if len(dirs) > 1:
-        raise UsageError(f"one submit directory expected, got {' '.join(dirs)}")
-    return seen, os.path.abspath(dirs[0] if dirs else ".")
+    _, seen, words = _options(argv, (), flags)
+    return seen, _one_directory(words)
 
 
 def _plan(argv: list[str]) -> list[str]:
@@ -138,13 +129,97 @@ def _status_json(directory: str) -> dict[str, object]:
     return pegasus_status(os.path.basename(status.dag), status.state, status.total, status.counts)
 
 
-def _report(name: str) -> Callable[[list[str]], list[str]]:
-    """pegasus-analyzer/-statistics: ``sheaf NAME DIR``."""
+def _options(argv: list[str], values: Sequence[str], flags: Sequence[str]
+             ) -> tuple[dict[str, str], set[str], list[str]]:
+    """A Pegasus tool's command line: its options that take a value (``-o DIR``, ``--output DIR``,
+    ``--output=DIR``), its flags (``-vv`` counts as ``-v``), and the other words."""
+    given: dict[str, str] = {}
+    seen: set[str] = set()
+    words: list[str] = []
+    rest = iter(argv)
+    for word in rest:
+        name, eq, value = word.partition("=") if word.startswith("--") else (word, "", "")
+        if name in values:
+            if not eq:
+                value = next(rest, None)  # type: ignore[assignment]
+                if value is None:
+                    raise UsageError(f"option {name} needs a value")
+            given[name] = value
+        elif word.startswith("-") and word != "-":
+            flag = "-v" if word.strip("v") == "-" else word
+            if flag not in flags:
+                raise UsageError(f"unknown option {word}")
+            seen.add(flag)
+        else:
+            words.append(word)
+    return given, seen, words
 
-    def translate(argv: list[str]) -> list[str]:
-        directory = _split([word for word in argv if not word.startswith("-")], ())[1]
-        return [name, directory]
-    return translate
+
+def _one_directory(words: list[str]) -> str:
+    if len(words) > 1:
+        raise UsageError(f"one submit directory expected, got {' '.join(words)}")
+    return os.path.abspath(words[0] if words else ".")
+
+
+def _pick(given: dict[str, str], *names: str) -> str | None:
+    return next((given[name] for name in names if name in given), None)
+
+
+_STATISTICS_VALUES = ("-o", "--output", "-c", "--conf", "-f", "--file", "-s", "--statistics-level",
+                      "-t", "--time-filter")
+_STATISTICS_FLAGS = ("-h", "--help", "-i", "--ignore-db-inconsistency", "-v", "--verbose", "-q", "--quiet",
+                     "-m", "--multiple-wf", "-p", "--ispmc", "-u", "--isuuid")
+_STATISTICS_LEVELS = {"all", "summary", "wf_stats", "jb_stats", "tf_stats", "ti_stats", "int_stats"}
+
+
+def _statistics(argv: list[str]) -> list[str]:
+    """pegasus-statistics: ``sheaf statistics DIR`` (its tables are pegasus-statistics' summary,
+    breakdown and per-host ones, whatever the level); ``-f csv`` is ``--csv``."""
+    given, seen, words = _options(argv, _STATISTICS_VALUES, _STATISTICS_FLAGS)
+    if seen & {"-h", "--help"}:
+        return ["statistics", "--help"]
+    if seen & {"-m", "--multiple-wf", "-u", "--isuuid"} or len(words) > 1:
+        raise UsageError("sheaf statistics reads one submit directory: statistics over several workflows "
+                         "(-m) or of workflows named by UUID (-u) are not supported")
+    levels = _pick(given, "-s", "--statistics-level")
+    unknown = {level.strip().lower() for level in (levels or "summary").split(",")} - _STATISTICS_LEVELS
+    if unknown:
+        raise UsageError(f"unknown statistics level {', '.join(sorted(unknown))} "
+                         f"(one of {', '.join(sorted(_STATISTICS_LEVELS))})")
+    kind = (_pick(given, "-f", "--file") or "text").lower()
+    if kind not in ("text", "csv"):
+        raise UsageError(f"unknown file type {kind} (text or csv)")
+    output = _pick(given, "-o", "--output")
+    if output is not None:
+        click.echo(f"pegasus-statistics: warning: -o {output}: sheaf prints the statistics, it writes no "
+                   "files", err=True)
+    if _pick(given, "-t", "--time-filter") is not None:
+        click.echo("pegasus-statistics: warning: -t: sheaf's per-host table is not grouped by time", err=True)
+    return ["statistics", *(["--csv"] if kind == "csv" else []), _one_directory(words)]
+
+
+_ANALYZER_VALUES = ("-o", "--output-dir", "--dag", "-d", "-i", "--dir", "-p", "--print", "--type",
+                    "--debug-job", "--debug-dir", "--local-executable", "-c", "--conf", "--top-dir",
+                    "-I", "--indent")
+_ANALYZER_FLAGS = ("-h", "--help", "-q", "--quiet", "-s", "--strict", "-S", "--summary", "-m", "-t",
+                   "--monitord", "-v", "--verbose", "--files", "-T", "--traverse-all", "-r", "--recurse")
+
+
+def _analyzer(argv: list[str]) -> list[str]:
+    """pegasus-analyzer: ``sheaf analyze DIR`` (``--dir``/``-d``/``-i`` or the one word; ``--dag``
+    passed on); its debug mode is refused by name, its display options have no meaning for sheaf."""
+    given, seen, words = _options(argv, _ANALYZER_VALUES, _ANALYZER_FLAGS)
+    if seen & {"-h", "--help"}:
+        return ["analyze", "--help"]
+    if "--debug-job" in given:
+        raise UsageError("--debug-job: sheaf has no debug mode that reruns a job; the job's own .sub, "
+                         ".out and .err files are under jobs/ in the submit directory")
+    named = _pick(given, "--dir", "-d", "-i")
+    dag = given.get("--dag")
+    if dag is not None:  # as pegasus-analyzer: the DAG file's directory overrides --dir
+        named = os.path.dirname(os.path.abspath(dag))
+    directory = _one_directory(words if named is None else [named, *words])
+    return ["analyze", *(["--dag", os.path.basename(dag)] if dag is not None else []), directory]
 
 
 def _condor_q(argv: list[str]) -> None:
@@ -216,6 +291,6 @@ def _config(argv: list[str]) -> None:
 
 _TRANSLATE: dict[str, Callable[[list[str]], list[str] | None]] = {
     "pegasus-plan": _plan, "pegasus-run": _run, "pegasus-status": _status, "pegasus-remove": _remove,
-    "pegasus-analyzer": _report("analyze"), "pegasus-statistics": _report("statistics"),
+    "pegasus-analyzer": _analyzer, "pegasus-statistics": _statistics,
     "pegasus-version": _version, "pegasus-config": _config, "condor_q": _condor_q,
 }
