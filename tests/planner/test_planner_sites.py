@@ -186,3 +186,30 @@ def test_pinned_job_may_use_a_site_outside_sites_where_only_it_has_the_transform
     tc.transformations.update(catalog("U", sites=("s1",)).transformations)
     ew = run(wf, tc, sites("s1", "s3"), sites=["s1"])
     assert [j.site for j in ew.jobs] == ["s3", "s1"]
+
+
+def test_an_entry_runs_only_on_a_site_of_its_system() -> None:
+    """Pegasus's transformation mapper matches an entry's arch, OS, release and version to the site's
+    (x86_64 and linux when either says nothing): another system's entry is no candidate."""
+    from sheaf.model import Site, SiteCatalog
+
+    sc = SiteCatalog()
+    sc.add(Site("x86"))
+    sc.add(Site("power", arch="ppc64le"))
+    sc.add(Site("el7", os_release="rhel", os_version="7"))
+    wf = workflow([job(f"j{i}", "T") for i in range(10)])
+    entries = (TransformationSite("x86", "/bin/t"), TransformationSite("power", "/bin/t", arch="x86_64"),
+               TransformationSite("el7", "/bin/t", os_release="RHEL", os_version="7"))
+    tc = TransformationCatalog()
+    tc.add(Transformation("T", sites=entries))
+    assert {j.site for j in run(wf, tc, sc).jobs} == {"x86", "el7"}
+    stageable = TransformationCatalog()
+    built = TransformationSite("x86", "/src/t", type="stageable", arch="ppc64le")
+    stageable.add(Transformation("T", sites=(built,)))
+    assert {j.site for j in run(wf, stageable, sc).jobs} == {"power"}  # a stageable entry goes anywhere alike
+    mac = TransformationCatalog()
+    mac.add(Transformation("T", sites=(TransformationSite("x86", "/bin/t", arch="ppc64le", os_type="macosx"),
+                                       )))
+    with pytest.raises(PlanningError, match=r"its entry for 'x86' is built for ppc64le/macosx, the site is "
+                                            r"x86_64/linux"):
+        run(wf, mac, sc)

@@ -123,16 +123,36 @@ class _SiteResolver:
         if cached is not None:
             return cached
         t = self.transformation(job, key)
-        found = self.selected if t is None else tuple(s for s in self.selected if _runs_on(t, s))
+        found = self.selected if t is None else tuple(s for s in self.selected if self.runs_on(t, s))
         if not found and t is not None:
-            found = tuple(s for s in self.fallback if _runs_on(t, s))
+            found = tuple(s for s in self.fallback if self.runs_on(t, s))
         if not found:
             raise PlanningError(
                 f"no selected site can run job '{job.id}': transformation '{job.transformation}' is not "
-                f"installed on {', '.join(self.selected)}",
+                f"installed on {', '.join(self.selected)}{self._mismatch(t)}",
                 rule="a job runs on a selected site that has its transformation", value=job.id)
         self._candidates[key] = found
         return found
+
+    def system(self, site: str) -> SystemInfo:
+        found = self.sc.get(site) if self.sc is not None else None
+        if found is None:
+            return DEFAULT_SYSTEM
+        return system_info(found.arch, found.os_type, found.os_release, found.os_version)
+
+    def runs_on(self, t: Transformation, site: str) -> bool:
+        return site_entry_of(t, site, self.system(site)) is not None
+
+    def _mismatch(self, t: Transformation | None) -> str:
+        """What a message adds when entries exist whose system does not match their site's."""
+        if t is None:
+            return ""
+        for entry in t.sites:
+            if entry.name in self.selected and _system_of(entry) != self.system(entry.name):
+                pair = (_system_of(entry), self.system(entry.name))
+                built, site = ("/".join(filter(None, info)) for info in pair)
+                return f" (its entry for '{entry.name}' is built for {built}, the site is {site})"
+        return ""
 
     def site_of(self, job: Job, key: TKey) -> str:
         pinned = None if job.profiles is EMPTY else job.profiles.get("selector", EMPTY).get("execution.site")
@@ -145,15 +165,15 @@ class _SiteResolver:
                     rule="under the Shell code generator every job runs on site local", value=job.id)
             check_known(pinned, self.sc, f"the execution.site profile of job '{job.id}'")
             t = self.transformation(job, key)
-            if t is not None and not pfn and not _runs_on(t, pinned):
+            if t is not None and not pfn and not self.runs_on(t, pinned):
                 raise PlanningError(
                     f"job '{job.id}' is pinned to site '{pinned}', where transformation "
-                    f"'{job.transformation}' is not installed",
+                    f"'{job.transformation}' is not installed{self._mismatch(t)}",
                     rule="a job runs on a site that has its transformation", value=job.id)
             return str(pinned)
         if pfn:  # the selected sites with its transformation, else any (per job: not cached)
             t = self.transformation(job, key)
-            found = tuple(site for site in self.selected if t is not None and _runs_on(t, site))
+            found = tuple(site for site in self.selected if t is not None and self.runs_on(t, site))
             found = found or self.selected
             return found[0] if len(found) == 1 else self.selector.select(job, found)
         found = self.candidates(job, key)
@@ -170,7 +190,8 @@ class _SiteResolver:
             site_layer = local_site_layer(site_layer, os.environ)
         t = self.transformation(job, key) if key is not None else None
         t_layer = t.profiles if t is not None else EMPTY
-        entry = site_entry_of(t, site) if t is not None and not job.is_subworkflow else None
+        entry = (site_entry_of(t, site, self.system(site)) if t is not None and not job.is_subworkflow
+                 else None)
         entry_layer = entry.profiles if entry is not None else EMPTY
         executable = _executable(job, t, entry, site, self.staged)
         if entry is not None and entry.container is not None and t is not None:
@@ -222,19 +243,32 @@ def _agg(layer: Layers) -> str:
     return str(layer.get("pegasus", EMPTY).get("job.aggregator", ""))
 
 
-def _runs_on(t: Transformation, site: str) -> bool:
-    return any(entry.name == site or entry.type == "stageable" or entry.container is not None
-               for entry in t.sites)
+#: a site's or an entry's system, as Pegasus compares them: architecture, OS, OS release and version
+SystemInfo = tuple[str, str, str, str]
+#: Pegasus's default system information, for a site or an entry that gives none
+DEFAULT_SYSTEM: SystemInfo = ("x86_64", "linux", "", "")
 
 
-def site_entry_of(t: Transformation, site: str) -> TransformationSite | None:
-    """The entry a job on ``site`` uses: the site's own, else a stageable one, else a containerized
-    one (both usable anywhere, module docstring)."""
-    entry = t.site(site)
+def system_info(arch: str | None, os_type: str | None, release: str | None, version: str | None
+                ) -> SystemInfo:
+    return ((arch or "x86_64").lower(), (os_type or "linux").lower(), (release or "").lower(),
+            (version or "").lower())
+
+
+def _system_of(entry: TransformationSite) -> SystemInfo:
+    return system_info(entry.arch, entry.os_type, entry.os_release, entry.os_version)
+
+
+def site_entry_of(t: Transformation, site: str, system: SystemInfo) -> TransformationSite | None:
+    """The entry a job on ``site`` (of ``system``) uses: the site's own, else a stageable one, else a
+    containerized one (both usable anywhere, module docstring) -- of the site's system each, as Pegasus's
+    transformation mapper matches an entry's architecture, OS, release and version to the site's."""
+    fits = [e for e in t.sites if _system_of(e) == system]
+    entry = next((e for e in fits if e.name == site), None)
     if entry is None:
-        entry = next((e for e in t.sites if e.type == "stageable"), None)
+        entry = next((e for e in fits if e.type == "stageable"), None)
     if entry is None:
-        entry = next((e for e in t.sites if e.container is not None), None)
+        entry = next((e for e in fits if e.container is not None), None)
     return entry
 
 
