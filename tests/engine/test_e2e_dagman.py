@@ -77,12 +77,27 @@ def test_a_cycle_runs_the_rest_then_final(tmp_path: Path) -> None:
     (tmp_path / "wf.dag").write_text(body)
     done = sheaf_run(tmp_path)
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert "a cycle exists in the DAG: B -> C -> B" in done.stdout, done.stdout
+    out = (tmp_path / "wf.dag.dagman.out").read_text()  # DAGMan's words, before its last counts
+    assert out.index("... ERROR: a cycle exists in the dag, please check input") < out.index("DAG status: 5")
     assert "DONE A" in (tmp_path / "wf.dag.rescue001").read_text()
     (tmp_path / "g.dag").write_text(body + f"FINAL F f.sub\nSCRIPT PRE F {final} $DAG_STATUS $FAILED_COUNT\n")
     done = sheaf_run(tmp_path, "--dag", "g.dag")
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "final.out").read_text() == "5 0\n"  # DAG_STATUS_CYCLE
     assert (tmp_path / "g.dag.rescue001").exists()  # written before FINAL, kept after its success
+
+
+def test_detect_cycle_refuses_a_dag_with_a_cycle_before_it_runs(tmp_path: Path) -> None:
+    for name in ("a.sub", "b.sub"):
+        sub(tmp_path, name)
+    (tmp_path / "wf.config").write_text("DAGMAN_DETECT_CYCLE = True\n")
+    (tmp_path / "wf.dag").write_text("CONFIG wf.config\nJOB A a.sub\nJOB B b.sub\nPARENT A CHILD B\n"
+                                     "PARENT B CHILD A\n")
+    done = sheaf_run(tmp_path)
+    assert done.returncode == 2 and "a cycle exists in the DAG: A -> B -> A" in done.stderr, done.stderr
+    assert "not honoured" not in done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.sub", "b.sub", "wf.config", "wf.dag"]
 
 
 def test_final_runs_when_the_run_is_stopped(tmp_path: Path) -> None:

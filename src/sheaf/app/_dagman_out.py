@@ -200,6 +200,10 @@ class DagmanOut:
         if not progress.finished and (values == self._last or now - self._when < 1.0):
             return
         self._last, self._when = values, now
+        if progress.finished and progress.dag_status == DAG_STATUS_NAMES.index("DAG_STATUS_CYCLE"):
+            stamp = self.stamp()  # DAGMan's words when nodes are left waiting with no failure
+            self._append(f"{stamp} ERROR: DAG finished but not all nodes are complete -- checking for a "
+                         f"cycle...\n{stamp} ... ERROR: a cycle exists in the dag, please check input\n")
         self._append(block(self.stamp(), progress.total, progress.counts, progress.dag_status,
                            progress.futile, progress.held))
 

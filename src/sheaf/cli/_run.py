@@ -108,6 +108,9 @@ def render_summary(result: RunResult, console: Console) -> None:
                   f"cumulative job time {result.job_time:.1f}s (started from: {result.source})")
     if result.aborted:
         console.print("  aborted by ABORT-DAG-ON", highlight=False)
+    if result.extra.get("cycle"):
+        cycle = escape(str(result.extra["cycle"]))
+        console.print(f"  nodes left waiting: a cycle exists in the DAG: {cycle}", highlight=False)
     for name, reason in result.failed_nodes[:20]:
         console.print(f"  failed: {escape(name)}: {escape(reason or 'unknown')}", highlight=False)
     if len(result.failed_nodes) > 20:

@@ -60,7 +60,7 @@ from sheaf.engine._backend import Adopts, Backend
 from sheaf.engine._dagid import PARENT_ID_VARIABLE, dagman_id
 from sheaf.engine._journal import Journal, Replay, replay
 from sheaf.engine._multidag import combine_dags, munges_names
-from sheaf.engine._nodes import DAG_ABORTED, DAG_REMOVED
+from sheaf.engine._nodes import DAG_ABORTED, DAG_CYCLE, DAG_REMOVED
 from sheaf.engine._orphans import attempt_token, start_guard, stop_run_processes
 from sheaf.engine._paths import find_dag, state_paths
 from sheaf.engine._procs import Tolerance
@@ -78,7 +78,7 @@ from sheaf.engine._scriptmacros import check_scripts
 from sheaf.engine._state import DagState
 from sheaf.engine._stop import Stopped, StopSignals
 from sheaf.engine.reports import remove_stale_files
-from sheaf.errors import StorageError
+from sheaf.errors import FormatError, StorageError
 
 _FREEZE_NODES = 10_000  # from this many nodes on, the run's long-lived objects leave the collector
 _YOUNG_THRESHOLD = 50_000  # net allocations between collections of the youngest generation (default 700)
@@ -238,6 +238,10 @@ def _read_dags(directory: str, dag_files: Sequence[str], usedagdir: bool = False
     The DAG's configuration has the ``_CONDOR_DAGMAN_*`` knobs of the environment under its own."""
     path, dag, names = _parse_dags(directory, dag_files, usedagdir)
     dag.warnings.extend(environment_knobs(dag, os.environ))
+    if dag.cycle and dag.flag("DAGMAN_DETECT_CYCLE", False):  # DAGMan's check before it starts
+        raise FormatError(f"a cycle exists in the DAG: {' -> '.join(dag.cycle)}",
+                          rule="with DAGMAN_DETECT_CYCLE = True a DAG with a cycle is refused before it runs",
+                          path=path)
     return path, dag, names
 
 
@@ -311,4 +315,5 @@ def _result(run: EngineRun, machine: DagState, source: str) -> RunResult:
                      machine.counts["done"], machine.counts["failed"], machine.retries,
                      run.clock() - run.started, machine.job_time, source, failed_nodes, run.rescue,
                      run.journal.path, run.journal.bytes_written, run.journal.commits,
-                     {"journal_seconds": run.journal.seconds})
+                     {"journal_seconds": run.journal.seconds,
+                      **({"cycle": " -> ".join(run.dag.cycle)} if finish.dag_status == DAG_CYCLE else {})})
