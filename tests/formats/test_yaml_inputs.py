@@ -209,6 +209,9 @@ _TWO = "- {type: job, id: a, name: t}\n- {type: job, id: b, name: t}\n"
      "unknown key 'stageout' in the use of 'f' by job 'a'; did you mean 'stageOut'?"),
     (_TWO + "jobDependencies:\n- {id: a, childern: [b]}\n", 7,
      "unknown key 'childern' in a job dependency; did you mean 'children'?"),
+    ("- {type: job, id: a, name: t, 17: x}\n", 4, "job 'a' has a key that is not a string"),
+    ("- {type: job, id: a, name: t, uses: [{lfn: f, type: input, 17: x}]}\n", 4,
+     "the use of 'f' by job 'a' has a key that is not a string"),
 ])
 def test_unknown_keys_are_refused_with_the_nearest(tmp_path: Path, body: str, line: int,
                                                    message: str) -> None:

@@ -264,7 +264,9 @@ def mapping(src: TextSource, raw: Any, what: str, keys: frozenset[str], *, requi
 def unknown(src: TextSource, key: str, what: str, keys: frozenset[str], strict: str | None,
             value: Any = None) -> None:
     """An unknown ``key`` of ``what``: warned about and ignored, or with ``strict`` (the rule) refused;
-    the nearest known key suggested."""
+    the nearest known key suggested; a key that is not a string (``1:``, ``true:``) is refused."""
+    if not isinstance(key, str):
+        src.fail(f"{what} has a key that is not a string", rule="mapping keys are strings", value=key)
     close = _nearest(key, keys)
     if strict is not None:
         src.fail(f"unknown key '{key}' in {what}{close}", rule=strict, value=key if value is None else value)
