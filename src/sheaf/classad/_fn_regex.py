@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 from ._builtins import Library
 from ._fn_strings import split_list
-from ._pcre import pcre_to_regex
+from ._pcre import pcre_to_regex, too_large
 from ._values import ERROR, UNDEFINED, text_of_bytes, utf8
 
 Value = Any
@@ -45,6 +45,8 @@ def _compile(pattern: str, options: str, as_bytes: bool = False) -> re.Pattern[s
         flags |= re.DOTALL
     if "x" in options:
         flags |= re.VERBOSE
+    if too_large(pattern):
+        return None
     try:
         return re.compile(pcre_to_regex(pattern), flags)
     except (re.error, OverflowError, RecursionError, ValueError):

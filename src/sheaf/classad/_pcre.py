@@ -14,11 +14,18 @@ or reads otherwise, :func:`pcre_to_regex` writes it the ``regex`` way:
 Inside a character class ``\\Q...\\E``, ``\\x{}``, ``\\o{}``, ``\\e`` and ``\\v`` are read the same way.
 Anything else passes unchanged: where ``regex`` cannot compile it, the pattern is ERROR, as a pattern
 PCRE refuses is.
+
+:func:`too_large` finds the patterns PCRE refuses for their size before ``regex``, which would expand
+them, tries: a repeat count above 65535 ("number too big in {} quantifier"), or a compiled pattern
+past PCRE's 64K code units ("regular expression is too large") -- PCRE writes a repeated group out
+once per repeat, so ``(?:ab){30000}`` is too large where ``a{60000}`` is not.  The size is estimated
+from PCRE's opcodes: a character or an escape 2 units, a class 33, a group 6 (capturing 8), an
+alternative 3, a repeated single item 3 more.
 """
 
 from __future__ import annotations
 
-__all__ = ["pcre_to_regex"]
+__all__ = ["pcre_to_regex", "too_large"]
 
 import re
 from typing import Final
@@ -143,3 +150,69 @@ def _escape(pattern: str, i: int, out: list[str], in_class: bool, groups: int) -
                 return found.end()
     out.append(pattern[i:i + 2])
     return i + 2
+
+
+#: PCRE's largest repeat count, and its largest compiled pattern (LINK_SIZE 2: 64K code units)
+MAX_REPEAT: Final = 65535
+MAX_UNITS: Final = 65535
+_REPEAT: Final = re.compile(r"\{(\d+)(?:(,)(\d*))?\}")
+_GROUP_PREFIX: Final = re.compile(r"\?(?:[:=!>|]|<[=!]|P?<\w+>|'\w+'|P[>=]\w+|[a-zA-Z^-]*:?)")
+_CLASS_END: Final = re.compile(r"\[:[a-z]+:\]|\\.|[^\]]", re.DOTALL)
+
+
+def too_large(pattern: str) -> bool:
+    """Whether PCRE refuses ``pattern`` for a repeat count or its compiled size (module docstring)."""
+    if "{" not in pattern:
+        return False  # without a counted repeat a pattern's size is about its length
+    # per open group: units so far, and the last item's units (negative: a group, copied when repeated)
+    stack: list[list[int]] = [[0, 0]]
+    i, n = 0, len(pattern)
+    while i < n:
+        c = pattern[i]
+        top = stack[-1]
+        if c == "\\":
+            if pattern.startswith("Q", i + 1):
+                end = pattern.find("\\E", i + 2)
+                end = n if end < 0 else end
+                top[:] = [top[0] + 2 * (end - i - 2), 2]
+                i = end + 2
+                continue
+            top[:] = [top[0] + 2, 2]
+            i += 2
+        elif c == "[":
+            j = i + 1 + (pattern.startswith("^", i + 1))
+            j += pattern.startswith("]", j)  # a leading ] is a member
+            while j < n and pattern[j] != "]":
+                found = _CLASS_END.match(pattern, j)
+                j = found.end() if found else j + 1
+            top[:] = [top[0] + 33, 33]
+            i = j + 1
+        elif c == "(":
+            prefix = _GROUP_PREFIX.match(pattern, i + 1)  # (?:  (?=  (?P<name>  (?i)  ... opcodes, not text
+            named = prefix is not None and prefix.group().startswith(("?P<", "?<", "?'"))
+            capturing = prefix is None or (named and prefix.group()[2] not in "=!")
+            stack.append([8 if capturing else 6, 0])  # a capturing group's opcodes hold its number
+            i = prefix.end() if prefix else i + 1
+        elif c == ")" and len(stack) > 1:
+            body = stack.pop()[0]
+            stack[-1][:] = [stack[-1][0] + body, -body]
+            i += 1
+        elif c == "|":
+            top[:] = [top[0] + 3, 0]
+            i += 1
+        elif c == "{" and (found := _REPEAT.match(pattern, i)) is not None:
+            low = int(found.group(1))
+            high = low if not found.group(2) else int(found.group(3) or low + 1)
+            if max(low, high) > MAX_REPEAT:
+                return True
+            last = top[1]
+            # one item (a character, an escape, a class) is repeated by one opcode, a group copied out
+            grown = -last * max(low, high, 1) - (-last) if last < 0 else 3
+            top[:] = [top[0] + grown, 0]
+            if sum(units for units, _ in stack) > MAX_UNITS:
+                return True
+            i = found.end()
+        else:
+            top[:] = [top[0] + 2, 2]
+            i += 1
+    return sum(units for units, _ in stack) > MAX_UNITS
