@@ -121,7 +121,13 @@ def open_events(directory: str, dag_file: str | None = None) -> RunView:
     paths = state_paths(dag)
     if not os.path.exists(paths["journal"]):
         raise UsageError(f"{directory}: no engine journal yet ({paths['journal']}); run `sheaf run` first")
-    db_path = catch_up(dag)
+    if not os.path.isfile(paths["journal"]):
+        raise UsageError(f"{directory}: the engine journal {paths['journal']} is not a file")
+    try:
+        db_path = catch_up(dag)
+    except OSError as exc:  # the events database's path taken by a directory, an unreadable file
+        raise UsageError(f"{directory}: the run's records cannot be read: {exc.filename}: "
+                         f"{exc.strerror or exc}") from None
     return RunView(dag, os.path.dirname(dag), db_path, paths["journal"], paths["lock"], connect(db_path))
 
 

@@ -19,6 +19,7 @@ import os
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from sheaf.errors import UsageError
 from sheaf.monitor._statistics import read_prediction, workflow_statistics
 from sheaf.monitor._status import tree_views
 
@@ -173,7 +174,8 @@ def _svg_slots(data: PlotData) -> str:
     end = max((t for t, _ in data.slots), default=1.0) or 1.0
     top = max((n for _, n in data.slots), default=1) or 1
     points = []
-    for (t, n), (t2, _) in zip(data.slots, [*data.slots[1:], (end, 0)], strict=True):
+    following = [*data.slots[1:], (end, 0)] if data.slots else []
+    for (t, n), (t2, _) in zip(data.slots, following, strict=True):
         y = height - 20 - n / top * (height - 40)
         points += [
             f"{40 + t / end * (width - 50):.1f},{y:.1f}",
@@ -293,11 +295,14 @@ def write_plots(directory: str, dag_file: str | None = None, out_dir: str | None
     """Write the plots of the run in ``directory``; returns the files written."""
     data = plot_data(directory, dag_file)
     out_dir = out_dir or os.path.join(directory, "plots")
-    os.makedirs(out_dir, exist_ok=True)
     predicted = predicted_data(directory)
+    text = render_html(data, predicted)  # the page made before any file is written
+    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
+        raise UsageError(f"{out_dir}: not a directory, the plots cannot be written there")
+    os.makedirs(out_dir, exist_ok=True)
     written = _png(data, out_dir, predicted)
     page = os.path.join(out_dir, "index.html")
     with open(page + ".tmp", "w", encoding="utf-8") as handle:
-        handle.write(render_html(data, predicted))
+        handle.write(text)
     os.replace(page + ".tmp", page)
     return [*written, page]
