@@ -103,6 +103,20 @@ def test_a_job_too_big_for_the_machine_is_held_not_queued_forever(tmp_path: Path
     assert isinstance(events["bad#0"], Held) and "RequestMemory" in events["bad#0"].reason
 
 
+def test_a_concurrency_limit_no_run_can_ever_grant_holds_the_job_at_once(tmp_path: Path) -> None:
+    """A weight above the limit's maximum (``a:1e999`` is infinite) can never be granted, even with
+    nothing held: the job is held with the reason, as one no slot can match, instead of waiting."""
+    with backend_for(tmp_path, "NUM_CPUS = 2\nSMALL_LIMIT = 3\n") as local:
+        local.submit(make_launch(tmp_path, "inf", ["/bin/true"], ad='ConcurrencyLimits = "a:1e999"'))
+        local.submit(make_launch(tmp_path, "four", ["/bin/true"], ad='ConcurrencyLimits = "small:4"'))
+        local.submit(make_launch(tmp_path, "three", ["/bin/true"], ad='ConcurrencyLimits = "small:3"'))
+        events = collect(local, 3)
+    assert isinstance(events["inf#0"], Held), events
+    assert "concurrency limit a asks for inf, more than its limit 2308032" in events["inf#0"].reason
+    assert isinstance(events["four#0"], Held) and "limit small asks for 4" in events["four#0"].reason
+    assert exited(events["three#0"]).exit_code == 0
+
+
 def test_local_universe_runs_beside_the_slots_under_start_local_universe(tmp_path: Path) -> None:
     config = "NUM_CPUS = 1\nSTART_LOCAL_UNIVERSE = TotalLocalJobsRunning < 2\nNEVER_GRANTED_LIMIT = 0\n"
     with backend_for(tmp_path, config) as local:

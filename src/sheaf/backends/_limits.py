@@ -111,6 +111,15 @@ class MachineLimits:
             found = self._maxima[key] = self._lookup(key.upper())
         return found
 
+    def beyond(self, demand: Demand) -> str | None:
+        """Why ``demand`` can never be granted, even with nothing held (a weight above its limit,
+        ``a:1e999`` among them); None if it can."""
+        for name, weight in demand:
+            if weight > self.limit(name):
+                return (f"concurrency limit {name} asks for {weight:.15g}, more than its limit "
+                        f"{self.limit(name):.15g}: the job can never run")
+        return None
+
     def _lookup(self, upper: str) -> float:
         return limit_for(upper, self._knobs)
 

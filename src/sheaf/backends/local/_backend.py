@@ -324,6 +324,10 @@ class LocalBackend:
             return "dropped"
         if not claim.local and not self._acquire_limits(launch, ad):
             self.pool.release(claim)
+            beyond = self._limits.beyond(self._demand(ad)) if self._limits is not None else None
+            if beyond is not None and launch.key not in self._policy:  # as a job no slot can match
+                self._events.append(Held(launch.key, beyond))
+                return "dropped"
             return "blocked"
         if self._spawner is not None and chainable(launch, claim, launch.key in self._policy):
             self._successors.starting(launch.key, shape)
