@@ -144,3 +144,57 @@ def test_wrongly_typed_execution_block() -> None:
     doc = {"workflow": {"specification": {"tasks": []}, "execution": {"tasks": {"a": 1}}}}
     with pytest.raises(FormatError, match="tasks"):
         loads_wfcommons(json.dumps(doc))
+
+
+def _spec(tasks: list[dict[str, object]], execution: list[object] | None = None,
+          version: object = "1.5") -> str:
+    doc: dict[str, object] = {"name": "w", "workflow": {"specification": {"tasks": tasks},
+                                                        "execution": {"tasks": execution or []}}}
+    if version is not None:
+        doc["schemaVersion"] = version
+    return json.dumps(doc)
+
+
+@pytest.mark.parametrize(("text", "rule"), [
+    (_spec([]), "a WfCommons workflow has at least one task"),
+    (_spec([{"id": "a"}], [{"id": "ghost", "runtimeInSeconds": 1}]),
+     "execution.tasks[].id is the id of a specification task"),
+    (_spec([{"id": "a"}], [{"id": "a", "runtimeInSeconds": 1}, {"id": "a", "runtimeInSeconds": 2}]),
+     "execution.tasks[].id is unique"),
+    (_spec([{"id": "a"}], [{"id": "a", "command": "ls"}]),
+     "command is an object with 'program' and 'arguments'"),
+    (_spec([{"id": "a"}], [{"id": "a", "command": {"program": ""}}]),
+     "command.program is a non-empty string"),
+    (_spec([{"id": "a"}], [[1]]), "execution.tasks[] are objects"),
+])
+def test_what_the_schema_requires_is_refused_by_name(text: str, rule: str) -> None:
+    """WfFormat's schema: at least one task, each execution record of one task, once; a command object
+    with a non-empty program -- a record or field that breaks it was dropped without a word."""
+    with pytest.raises(FormatError) as info:
+        loads_wfcommons(text)
+    assert info.value.rule == rule
+
+
+@pytest.mark.parametrize(("version", "said"), [
+    (None, "no schemaVersion"), ("9.9", "schemaVersion '9.9', which WfCommons never published"),
+    ("1.5", None), ("1.3", None),
+])
+def test_an_unknown_or_missing_schema_version_is_warned_about(version: object, said: str | None) -> None:
+    warnings: list[str] = []
+    loads_wfcommons(_spec([{"id": "a"}], version=version), warnings=warnings)
+    assert [said in w for w in warnings] == ([True] if said else []), warnings
+
+
+def test_a_nextflow_trace_plans_with_its_task_names_and_relative_files() -> None:
+    """Nextflow's traces give a process's whole script as ``program`` and name the files in its work
+    directories by absolute paths: the task's name is the transformation, the files are relative."""
+    script = "check_samplesheet.py sheet.csv\n    cat <<-END_VERSIONS > versions.yml\n"
+    text = _spec([{"name": "NFCORE_X.CHECK", "id": "NFCORE_X.CHECK_3", "parents": [], "children": [],
+                   "inputFiles": ["/data/sheet.csv"], "outputFiles": ["/3e/92a5/sheet.valid.csv"]}],
+                 [{"id": "NFCORE_X.CHECK_3", "runtimeInSeconds": 2.0, "command": {"program": script}}])
+    warnings: list[str] = []
+    job = loads_wfcommons(text, warnings=warnings).jobs["NFCORE_X.CHECK_3"]
+    assert job.name == "NFCORE_X.CHECK"
+    assert [(u.lfn, u.type) for u in job.uses] == [("data/sheet.csv", "input"), ("3e/92a5/sheet.valid.csv",
+                                                                                 "output")]
+    assert len(warnings) == 1 and "2 file name(s) are absolute paths" in warnings[0]

@@ -5,12 +5,15 @@ they can be planned, clustered and simulated.  Mapping (read):
 
 - each task becomes a compute job; its id is the task's ``id`` (``name`` when there is no id);
 - the transformation is ``command.program`` (its basename; the trace has no category field), and
-  when a task has no command, the task name with its ``_ID...`` suffix removed;
+  when a task has no command, or its program is a script of several lines (Nextflow's traces), the
+  task name with its ``_ID...`` suffix removed;
 - ``command.arguments`` become the job's arguments (strings);
 - ``runtimeInSeconds`` (1.3 and older: ``runtime``) becomes the pegasus profile ``runtime``, and
   ``coreCount``/``cores`` the pegasus profile ``cores``;
 - input files become ``input`` uses, output files ``output`` uses (staged out and registered, the
-  Pegasus defaults), with ``sizeInBytes`` as the use's size;
+  Pegasus defaults), with ``sizeInBytes`` as the use's size; a file named by an absolute path (the
+  work directories Nextflow's traces name) is read relative to the working directory, its leading
+  ``/`` dropped, with a warning -- a job's files stay in its working directory;
 - ``parents``/``children`` become explicit dependencies (merged, deduplicated, in file order).
 
 Schema 1.5 splits the document into ``workflow.specification`` (tasks, files) and
@@ -18,10 +21,12 @@ Schema 1.5 splits the document into ``workflow.specification`` (tasks, files) an
 ``workflow.tasks`` with per-task ``files`` carrying a ``link``.  Both are read; 1.5 is written.
 
 Bad input (text that is not UTF-8, malformed JSON, JSON nested past the decoder's recursion limit,
-a missing ``workflow``, a task without an id, a duplicate id, a parent naming an unknown task, a
-value of the wrong JSON type anywhere: an object where a name belongs, a non-finite or negative
-number) is a ``FormatError`` with the file, the line found for the offending value, the rule and
-the value -- never another exception.
+a missing ``workflow``, no task at all, a task without an id, a duplicate id, a parent naming an
+unknown task, an execution record naming no task or one twice, a ``command`` that is not an object
+or an empty ``program``, a value of the wrong JSON type anywhere: an object where a name belongs, a
+non-finite or negative number) is a ``FormatError`` with the file, the line found for the offending
+value, the rule and the value -- never another exception.  A missing ``schemaVersion``, or one
+WfCommons never published, is warned about, and the file read by its layout.
 """
 
 from __future__ import annotations
@@ -35,10 +40,12 @@ from typing import Any
 import msgspec
 
 from sheaf.errors import FormatError, InputError
-from sheaf.formats._common import decode_utf8, read_text
+from sheaf.formats._common import decode_utf8, read_text, shown
 from sheaf.model import Job, Use, Workflow, nul_problem, stringify
 
 _TASK_ID_SUFFIX = "_ID"
+#: the schema versions WfCommons published (1.5 is the current one)
+_VERSIONS = ("1.0", "1.1", "1.2", "1.3", "1.4", "1.5")
 
 
 def read_wfcommons(path: str | os.PathLike[str], *, warnings: list[str] | None = None) -> Workflow:
@@ -72,7 +79,20 @@ def loads_wfcommons(data: bytes | str, *, source: str = "<wfcommons>",
         raise FormatError("not a WfCommons workflow", rule="a top-level object with a 'workflow' object",
                           value=type(doc).__name__, path=source, line=1)
     workflow = doc["workflow"]
+    version = doc.get("schemaVersion")
+    if version not in _VERSIONS and warnings is not None:
+        said = ("no schemaVersion" if version is None
+                else f"schemaVersion {version!r}, which WfCommons never published,")
+        warnings.append(f"{source}: {said} (known: {', '.join(_VERSIONS)}); read as "
+                        f"{'1.5' if 'specification' in workflow else '1.4'} by its layout")
     tasks = _tasks_15(workflow) if "specification" in workflow else _tasks_14(workflow)
+    if not tasks:
+        raise FormatError("the workflow has no task", rule="a WfCommons workflow has at least one task",
+                          value="tasks")
+    absolute = _relative_files(tasks)
+    if absolute and warnings is not None:
+        warnings.append(f"{source}: {absolute} file name(s) are absolute paths (a trace's work directories); "
+                        "read relative to the working directory, the leading / dropped")
     built = _build(doc, tasks)
     found = nul_problem(built) if b"\\u0000" in raw else None
     if found is not None:
@@ -91,8 +111,16 @@ def _tasks_15(workflow: Mapping[str, Any]) -> list[dict[str, Any]]:
     if not isinstance(execution_doc, dict):
         raise FormatError("workflow.execution is not an object", rule="schema 1.5: execution.tasks",
                           value="execution")
-    execution = {_name(t.get("id"), "execution.tasks[].id"): t for t in _list(execution_doc, "tasks")
-                 if isinstance(t, dict)}
+    execution: dict[str, dict[str, Any]] = {}
+    for record in _list(execution_doc, "tasks"):
+        if not isinstance(record, dict):
+            raise FormatError("an execution task is not an object", rule="execution.tasks[] are objects",
+                              value=shown(record))
+        rid = _name(record.get("id"), "execution.tasks[].id")
+        if rid in execution:
+            raise FormatError("an execution task is recorded twice", rule="execution.tasks[].id is unique",
+                              value=rid)
+        execution[rid] = record
     tasks = []
     for task in spec["tasks"]:
         if not isinstance(task, dict):
@@ -101,11 +129,16 @@ def _tasks_15(workflow: Mapping[str, Any]) -> list[dict[str, Any]]:
         run = execution.get(tid, {})
         files = [(f, "input", sizes.get(f)) for f in _str_list(task, "inputFiles")]
         files += [(f, "output", sizes.get(f)) for f in _str_list(task, "outputFiles")]
+        execution.pop(tid, None)
         tasks.append({"id": tid, "name": task.get("name", tid), "parents": _str_list(task, "parents"),
                       "children": _str_list(task, "children"), "files": files,
                       "command": run.get("command") or task.get("command"),
                       "runtime": run.get("runtimeInSeconds", task.get("runtimeInSeconds")),
                       "cores": run.get("coreCount", task.get("coreCount"))})
+    if execution:
+        raise FormatError("an execution task names no task of the specification",
+                          rule="execution.tasks[].id is the id of a specification task",
+                          value=next(iter(execution)))
     return tasks
 
 
@@ -132,6 +165,18 @@ def _tasks_14(workflow: Mapping[str, Any]) -> list[dict[str, Any]]:
                       "runtime": task.get("runtimeInSeconds", task.get("runtime")),
                       "cores": task.get("cores", task.get("coreCount"))})
     return tasks
+
+
+def _relative_files(tasks: list[dict[str, Any]]) -> int:
+    """Make the tasks' absolute file names relative (module docstring); how many there were."""
+    count = 0
+    for task in tasks:
+        files = task["files"]
+        for index, (lfn, link, size) in enumerate(files):
+            if lfn.startswith("/") and lfn.strip("/"):
+                files[index] = (lfn.lstrip("/"), link, size)
+                count += 1
+    return count
 
 
 def _list(owner: Mapping[str, Any], key: str) -> list[Any]:
@@ -167,9 +212,10 @@ def _task_id(task: Mapping[str, Any]) -> str:
 
 def _transformation(task: Mapping[str, Any]) -> str:
     command = task.get("command")
-    if isinstance(command, dict) and command.get("program"):
+    if isinstance(command, dict) and "program" in command:
         program = _name(command["program"], "command.program")
-        return os.path.basename(program) or program
+        if "\n" not in program and "\r" not in program:  # not a script of several lines
+            return os.path.basename(program) or program
     name = _name(task.get("name") or task["id"], "tasks[].name")
     cut = name.rfind(_TASK_ID_SUFFIX)
     return name[:cut] if cut > 0 else name
@@ -196,7 +242,11 @@ def _build(doc: Mapping[str, Any], tasks: list[dict[str, Any]]) -> Workflow:
 
 
 def _job(task: Mapping[str, Any]) -> Job:
-    command = task.get("command") if isinstance(task.get("command"), dict) else {}
+    command = task.get("command")
+    if command is not None and not isinstance(command, dict):
+        raise FormatError(f"the command of task '{task['id']}' is not an object",
+                          rule="command is an object with 'program' and 'arguments'",
+                          value=shown(command))
     arguments = tuple(_argument(a) for a in _list(command or {}, "arguments"))
     pegasus: dict[str, str] = {}
     for key in ("runtime", "cores"):
