@@ -122,6 +122,21 @@ def test_job_runs_inside_its_docker_container_through_podman(tmp_path: Path, ima
     assert all("container" not in job for job in jobs.values() if job["type"] != "compute")
 
 
+def test_the_containers_env_profiles_are_set_inside_it(tmp_path: Path, image: Path) -> None:
+    """A container's own env profiles reach the job in it, with their values; the job's own env
+    profiles too, and win over the container's for a name both set."""
+    box = _busybox(image).add_env(FROM_BOX="box", BOTH="box")
+    _catalogs(tmp_path, box, Transformation("env", site="condorpool", pfn="/bin/env", container=box))
+    Workflow("envs").add_jobs(Job("env").add_env(FROM_JOB="job", BOTH="job").set_stdout(File("env.txt"))) \
+        .write(str(tmp_path / "workflow.yml"))
+    target = tmp_path / "plan"
+    plan_into(tmp_path, "workflow.yml", target, sites=["condorpool"])
+    done = run(target)
+    assert done.returncode == 0, done.stdout + done.stderr
+    seen = set((target / "scratch" / "condorpool" / "env.txt").read_text().splitlines())
+    assert {"FROM_BOX=box", "FROM_JOB=job", "BOTH=job"} <= seen, seen
+
+
 def test_containerized_transformation_catalogued_elsewhere_runs_on_the_selected_site(
         tmp_path: Path, image: Path) -> None:
     tools = _busybox(image)

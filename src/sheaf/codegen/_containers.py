@@ -37,9 +37,11 @@ written, so compute jobs, seqexec clusters and PMC clusters need nothing of thei
   the ones that are fetched.
 - **stdin**: a task whose job reads a stdin file runs ``podman run --interactive`` (without it podman
   gives the container no stdin).
-- **mounts** from the catalog are added as they are written (``src:dst[:options]``); the task's and
-  the container's ``env`` profiles are passed into the container (Pegasus sets them in the job's
-  script inside it); the pegasus ``container.arguments`` profile is split into extra run options.
+- **mounts** from the catalog are added as they are written (``src:dst[:options]``); the task's ``env``
+  profiles are passed into the container from the job's environment (``--env=NAME``, docker; a
+  singularity container has the job's environment), and the container's own, which the job's do not
+  set, with their values (``--env=NAME=VALUE``) -- Pegasus sets both in the job's script inside it;
+  the pegasus ``container.arguments`` profile is split into extra run options.
 - **podman's configuration** is the plan's own, never ``/etc``: ``DIR/containers/containers.conf``
   and ``storage.conf`` (vfs storage under ``DIR/containers``; its run-time directory of sockets and
   locks at ``/tmp/sheaf-podman-<digest of DIR>``, because conmon's sockets under a run root longer
@@ -222,17 +224,19 @@ def _options(task: Task, container: Container, workdir: str, kind: str, apart: b
     if kind == "docker":
         options[:0] = ["--network=none"]
         options += ["-w", cwd]
-        options += [f"--env={name}" for name in _env_names(task, container)]
+        options += [f"--env={name}" for name in (task.profiles.get("env") or {})]  # from the job's
     elif kind == "singularity":
-        options += ["--pwd", cwd]
+        options += ["--pwd", cwd]  # the job's environment is the container's already
+    if kind in ("docker", "singularity"):  # the container's own variables, with their values
+        options += [f"--env={name}={value}" for name, value in _container_env(task, container).items()]
     options += _extra_arguments(task, container)
     return options
 
 
-def _env_names(task: Task, container: Container) -> list[str]:
-    names = dict.fromkeys((task.profiles.get("env") or {}).keys())
-    names.update(dict.fromkeys((container.profiles.get("env") or {}).keys()))
-    return list(names)
+def _container_env(task: Task, container: Container) -> dict[str, str]:
+    """The container's env profiles the job's own do not set (the job's win, as its own profiles)."""
+    own = task.profiles.get("env") or {}
+    return {name: value for name, value in (container.profiles.get("env") or {}).items() if name not in own}
 
 
 def _extra_arguments(task: Task, container: Container) -> Sequence[str]:
