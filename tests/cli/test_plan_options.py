@@ -148,6 +148,8 @@ def test_options_sheaf_does_not_implement_are_refused_naming_them(work: Path, tm
     (["--staging-site", "a="], "SITE=STAGING_SITE"),
     (["--staging-site", "condorpool=nosite", "-Dpegasus.data.configuration=nonsharedfs"],
      "the staging site of site condorpool is not in the site catalog"),
+    (["--staging-site", "condorpool=nosite"],
+     "the staging site of site condorpool is not in the site catalog"),
     (["--staging-site", "condorpool", "-Dpegasus.data.configuration=condorio"],
      "under condorio the staging site of site condorpool is the submit host"),
     (["--reuse", "."], "not a submit directory"),
@@ -295,3 +297,19 @@ def test_a_comment_only_cache_file_is_an_empty_replica_catalog(work: Path, tmp_p
     cache.write_text("# file-based replica catalog: 2026-12-05T12:00:00\n# (no outputs)\n\n")
     result = plan("--dir", str(tmp_path / "b"), "--cache", str(cache), "-q")
     assert result.exit_code == 0, result.output
+
+
+def test_a_default_output_site_without_storage_is_named_as_such(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without a site catalog, condorpool is Pegasus's default site, which has no storage directory:
+    the message says so, not that the site is missing."""
+    from Pegasus.api import Job, Transformation, TransformationCatalog, Workflow
+
+    monkeypatch.chdir(tmp_path)
+    TransformationCatalog().add_transformations(Transformation("t", site="condorpool", pfn="/bin/true")) \
+        .write("transformations.yml")
+    Workflow("w").add_jobs(Job("t")).write("workflow.yml")
+    result = plan("--dir", str(tmp_path / "b"), "--sites", "condorpool", "--output-sites", "condorpool")
+    assert result.exit_code == 2, result.output
+    assert "the output site has no local storage directory (the default site" in result.output
+    assert not (tmp_path / "b").exists()

@@ -123,7 +123,8 @@ def _plan_data(exec_wf: ExecutableWorkflow, submit_dir: str, exec_dir: str | Non
     jobs = exec_wf.jobs
     sites = sorted({job.site for job in jobs if job.site is not None and job.type in RUNS_TASKS})
     for site in sites:
-        where = site if config == "sharedfs" else staging_site(exec_wf, site, config)
+        staging = staging_site(exec_wf, site, config)  # an unknown one refused under every configuration
+        where = site if config == "sharedfs" else staging
         exec_wf.workdirs[site] = site_workdir(where, exec_wf.site_catalog, state.submit_dir, exec_dir)
     if config == "sharedfs" and exec_wf.data.staging_sites:
         exec_wf.warnings.append("--staging-site is for condorio and nonsharedfs: under sharedfs every site "

@@ -33,6 +33,7 @@ from sheaf.planner._cleanup import Files
 from sheaf.planner._naming import safe
 from sheaf.planner._plan import ExecJob, ExecutableWorkflow
 from sheaf.planner._replicas import ReplicaSelector, Source, dir_url, quoted_name, url_in
+from sheaf.planner._sites import DEFAULT_SITES
 from sheaf.planner._transfer_lists import json_str, transfer_entry, transfer_options, transfer_text
 
 if TYPE_CHECKING:
@@ -338,10 +339,11 @@ def _storage(exec_wf: ExecutableWorkflow, site: str, submit_dir: str) -> tuple[s
             return site, os.path.normpath(directory.path)
     if site == "local":  # Pegasus's default local storage, beside the default scratch
         return site, os.path.join(os.path.dirname(submit_dir), "wf-output")
-    if entry is None:
+    if entry is None and site not in DEFAULT_SITES:
         raise PlanningError("the output site is not in the site catalog", value=site,
                             rule="--output-sites names sites of the site catalog (or give --output-dir)")
-    raise PlanningError("the output site has no local storage directory", value=site,
+    default = " (the default site, which the site catalog does not describe)" if entry is None else ""
+    raise PlanningError(f"the output site has no local storage directory{default}", value=site,
                         rule="an output site's sharedStorage or localStorage is a local path "
                              "(or give --output-dir)")
 
