@@ -153,6 +153,8 @@ def test_options_sheaf_does_not_implement_are_refused_naming_them(work: Path, tm
     (["--staging-site", "condorpool", "-Dpegasus.data.configuration=condorio"],
      "under condorio the staging site of site condorpool is the submit host"),
     (["--reuse", "."], "not a submit directory"),
+    (["--conf", "/dev/zero"], "/dev/zero: not a regular file but a device"),  # it would never end
+    (["--tc", "/dev/null"], "the transformation catalog given on the command line is not a regular file"),
     (["--dax", "other.yml", "workflow.yml"], "two workflows"),
     (["--nosuchoption"], "No such option"),
 ])

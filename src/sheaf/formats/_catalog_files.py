@@ -70,7 +70,8 @@ def catalog_path(kind: str, option: PathLike | None, properties: Properties, her
     if option is not None:
         path = under(here, option)
         if not path.is_file():
-            raise InputError(f"the {kind} catalog given on the command line does not exist",
+            what = "is not a regular file" if path.exists() else "does not exist"
+            raise InputError(f"the {kind} catalog given on the command line {what}",
                              rule="catalog files exist", path=str(path))
         return path
     named = properties.get_str(prop)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import stat
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, NoReturn
@@ -43,8 +44,12 @@ NESTING_RULE = f"YAML nests at most {MAX_DEPTH} levels deep"
 
 
 def read_bytes(path: PathLike) -> bytes:
-    """The bytes of ``path``; an unreadable file is an ``InputError`` naming it."""
+    """The bytes of ``path``; an unreadable file is an ``InputError`` naming it, and so is a device
+    (``/dev/zero`` would never end; a pipe is read)."""
     try:
+        if stat.S_ISCHR(mode := os.stat(path).st_mode) or stat.S_ISBLK(mode):
+            raise InputError("not a regular file but a device", rule="input files are regular files or pipes",
+                             path=str(path))
         return Path(path).read_bytes()
     except OSError as exc:
         raise InputError(f"cannot read file: {exc.strerror or exc}", path=str(path)) from None

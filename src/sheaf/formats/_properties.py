@@ -22,8 +22,8 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
-from sheaf.errors import FormatError, InputError
-from sheaf.formats._common import PathLike
+from sheaf.errors import FormatError
+from sheaf.formats._common import PathLike, read_bytes
 
 _SIMPLE = {"t": "\t", "n": "\n", "r": "\r", "f": "\f"}
 _LINES = re.compile(r"\r\n|\r|\n")
@@ -31,10 +31,7 @@ _LINES = re.compile(r"\r\n|\r|\n")
 
 def read_properties(path: PathLike) -> dict[str, str]:
     """The key -> value mapping of a Java properties file (module docstring)."""
-    try:
-        data = Path(path).read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read properties file: {exc.strerror or exc}", path=str(path)) from None
+    data = read_bytes(path)  # a device refused, an unreadable file named
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
