@@ -154,6 +154,9 @@ def test_options_sheaf_does_not_implement_are_refused_naming_them(work: Path, tm
      "under condorio the staging site of site condorpool is the submit host"),
     (["--reuse", "."], "not a submit directory"),
     (["--conf", "/dev/zero"], "/dev/zero: not a regular file but a device"),  # it would never end
+    (["-D", "pegasus.runtime=abc"], "malformed pegasus profile 'runtime' of the properties"),
+    (["-Dpegasus.clusters.size=abc", "-C", "horizontal"],
+     "malformed pegasus profile 'clusters.size' of the properties"),
     (["--tc", "/dev/null"], "the transformation catalog given on the command line is not a regular file"),
     (["--dax", "other.yml", "workflow.yml"], "two workflows"),
     (["--nosuchoption"], "No such option"),

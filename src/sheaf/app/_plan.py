@@ -58,6 +58,7 @@ from sheaf.codegen import (
 )
 from sheaf.errors import UsageError, ValidationError
 from sheaf.formats import Inputs, load_inputs, transformations_dir
+from sheaf.model import check_profile_values
 from sheaf.planner import DataOptions, ExecutableWorkflow
 from sheaf.planner import plan as plan_workflow
 from sheaf.predict import AutoModel
@@ -257,7 +258,10 @@ def _group_property(value: str | None) -> int | None:
 
 def _plan_inputs(inputs: Inputs, **options: Any) -> ExecutableWorkflow:
     """The planner over ``inputs``; a model rule it finds broken (a cycle, a file's producers) is located
-    in the files read."""
+    in the files read; a malformed profile value the properties give (``-D pegasus.runtime=abc``) is
+    the properties' fault, named so, before any job inherits it."""
+    check_profile_values(inputs.properties.profiles(), subject="the properties (--conf, pegasus.properties "
+                         "or -D)")
     try:
         return plan_workflow(inputs.workflow, tc=inputs.tc, sc=inputs.sc, rc=inputs.rc,
                              properties=inputs.properties, **options)
