@@ -98,6 +98,8 @@ def test_bad_options_are_exit_2(trace: Path, env: dict[str, str]) -> None:
         assert done.returncode == 2 and "Traceback" not in done.stderr, args
     done = sheaf("predict", str(trace / "nowhere"), cwd=trace, env=env)
     assert done.returncode == 2 and "nowhere" in done.stderr
+    done = sheaf("predict", str(trace / "tiny.json"), cwd=trace, env=env)  # the trace, not its plan
+    assert done.returncode == 2 and "tiny.json is a workflow, not a plan: `sheaf plan" in done.stderr
 
 
 @pytest.mark.slow

@@ -34,6 +34,7 @@ import contextlib
 import json
 import math
 import os
+import re
 import statistics
 import time
 from collections.abc import Mapping, Sequence
@@ -154,6 +155,20 @@ def _read_json(path: str) -> Any:
         raise OverheadModelError(f"{path}: not JSON: {exc}") from None
 
 
+def _not_a_workflow(path: str) -> None:
+    """A workflow file given where a plan belongs is refused saying what to do, not as a bad DAG."""
+    if path.endswith(".dag"):
+        return
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(4096).lstrip(b"\xef\xbb\xbf \t\r\n")
+    except OSError:
+        return  # the DAG parser names it
+    if head[:1] in (b"{", b"<") or re.search(rb"(?m)^(pegasus|jobs):", head):
+        raise UsageError(f"{path} is a workflow, not a plan: `sheaf plan {path}` writes one, then "
+                         "`sheaf predict` predicts the submit directory it names")
+
+
 def predict(directory: str, options: PredictOptions = PredictOptions(),
             model: OverheadModel | None = None) -> PredictResult:
     """Predict the run of the submit directory ``directory`` (module docstring)."""
@@ -167,6 +182,7 @@ def predict(directory: str, options: PredictOptions = PredictOptions(),
         model = model.flat(options.overhead)
     slots = platform_slots(options.backend, options.slots, options.pool_config)
     dag_path = find_dag(directory, options.dag_file)  # DIR's DAG, or DIR is itself a DAG file
+    _not_a_workflow(dag_path)
     directory = os.path.dirname(dag_path)
     history = _history(directory, options) if options.history else {}
     if options.record:
