@@ -392,3 +392,27 @@ def test_a_pegasus_version_other_than_5_is_warned_about(tmp_path: Path, version:
     expected = (f"{path}:1: 'pegasus: {version.strip(chr(34))}' names another format than Pegasus 5's "
                 "YAML, which sheaf reads; reading it as 5.0")
     assert found == ([expected] if warned else [])
+
+
+def test_a_utf8_byte_order_mark_is_skipped_as_yaml_json_and_xml_readers_skip_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An editor's byte-order mark before a workflow, a catalog or a properties file: read as without
+    it (the key 'pegasus' was '\\ufeffpegasus', a JSON trace malformed), the sliced YAML path too."""
+    import shutil
+
+    from sheaf.formats import load_inputs, read_workflow
+
+    example = Path(__file__).resolve().parents[2] / "examples" / "blackdiamond"
+    plain, marked = tmp_path / "plain", tmp_path / "marked"
+    shutil.copytree(example, plain)
+    shutil.copytree(example, marked)
+    for name in ("workflow.yml", "sites.yml", "transformations.yml", "replicas.yml", "pegasus.properties"):
+        (marked / name).write_bytes(b"\xef\xbb\xbf" + (marked / name).read_bytes())
+    ours, theirs = (load_inputs("workflow.yml", cwd=d) for d in (marked, plain))
+    assert ours.workflow == theirs.workflow and ours.properties == theirs.properties
+    assert (ours.tc, ours.sc, ours.rc) == (theirs.tc, theirs.sc, theirs.rc)
+    monkeypatch.setattr(_yaml_chunks, "SLICE_CHARS", 64)  # the mapped, sliced path
+    assert read_workflow(marked / "workflow.yml") == theirs.workflow
+    trace = Path(__file__).resolve().parents[1] / "data" / "traces" / "montage-chameleon-2mass-005d-001.json"
+    (tmp_path / "t.json").write_bytes(b"\xef\xbb\xbf" + trace.read_bytes())
+    assert read_workflow(tmp_path / "t.json") == read_workflow(trace)

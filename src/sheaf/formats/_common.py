@@ -43,16 +43,22 @@ _WINDOW = 60
 NESTING_RULE = f"YAML nests at most {MAX_DEPTH} levels deep"
 
 
+#: the UTF-8 byte-order mark
+BOM = b"\xef\xbb\xbf"
+
+
 def read_bytes(path: PathLike) -> bytes:
-    """The bytes of ``path``; an unreadable file is an ``InputError`` naming it, and so is a device
-    (``/dev/zero`` would never end; a pipe is read)."""
+    """The bytes of ``path``, without a UTF-8 byte-order mark (an editor's, which YAML, JSON and XML
+    readers skip); an unreadable file is an ``InputError`` naming it, and so is a device (``/dev/zero``
+    would never end; a pipe is read)."""
     try:
         if stat.S_ISCHR(mode := os.stat(path).st_mode) or stat.S_ISBLK(mode):
             raise InputError("not a regular file but a device", rule="input files are regular files or pipes",
                              path=str(path))
-        return Path(path).read_bytes()
+        data = Path(path).read_bytes()
     except OSError as exc:
         raise InputError(f"cannot read file: {exc.strerror or exc}", path=str(path)) from None
+    return data[3:] if data.startswith(BOM) else data
 
 
 def read_text(path: PathLike) -> str:

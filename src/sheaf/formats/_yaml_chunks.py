@@ -46,7 +46,7 @@ from typing import IO, Any
 import msgspec
 import yaml_rs
 
-from sheaf.formats._common import TextSource
+from sheaf.formats._common import BOM, TextSource
 from sheaf.formats._nesting import may_be_deep
 from sheaf.model import Workflow
 
@@ -155,6 +155,8 @@ def read_in_slices(src: TextSource, convert: Any) -> Workflow | None:
 
 
 def _read_mapped(data: mmap.mmap, src: TextSource, convert: Any) -> Workflow | None:
+    if data[:3] == BOM:  # a byte-order mark: the whole-document path skips it
+        return None
     if may_be_deep(data):  # type: ignore[arg-type]  # a regex searches a mapped file as bytes
         return None
     plan = plan_slices(data)
