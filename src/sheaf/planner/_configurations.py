@@ -53,7 +53,16 @@ def staging_site(exec_wf: ExecutableWorkflow, site: str, config: str) -> str:
 def condorio_lists(exec_wf: ExecutableWorkflow, staged: set[str]) -> None:
     """What HTCondor moves in and out of each compute job's sandbox (module docstring); a checkpoint
     file is moved in only when it was staged in (``staged``: a replica found), else there is none yet."""
-    checkpoints = {lfn for _, lfn in _checkpoint_uses(exec_wf)}
+    uses = _checkpoint_uses(exec_wf)
+    checkpoints = {lfn for _, lfn in uses}
+    unplaced = sorted({(lfn, job) for job, lfn in uses if lfn not in staged and lfn not in exec_wf.bypass})
+    if unplaced:  # Pegasus requires the placeholder under condorio
+        shown = ", ".join(f"{lfn} of job {job}" for lfn, job in unplaced[:5])
+        shown += " ..." if len(unplaced) > 5 else ""
+        exec_wf.warnings.append(
+            f"under condorio a checkpoint file is moved into its job only when a replica of it exists at "
+            f"planning, and {len(unplaced)} have none: {shown}; a retry of such a job starts over (give an "
+            "empty placeholder in --input-dir or the replica catalog)")
     for index, all_reads, writes in job_files(exec_wf):
         reads = [lfn for lfn in all_reads if lfn not in checkpoints or lfn in staged or lfn in exec_wf.bypass]
         job = exec_wf.jobs[index]
