@@ -159,6 +159,8 @@ def test_pegasus_api_waits_for_the_run_and_reads_its_status(tmp_path: Path) -> N
     # wf.statistics() ran pegasus-statistics: sheaf statistics' tables, not the status counts
     shown = done.stdout + done.stderr
     assert "Workflow wall time" in shown and "# Transformation statistics (breakdown)" in shown
+    uuid = json.loads((submit / "braindump.yml").read_text().split("\nwf_uuid: ", 1)[1].splitlines()[0])
+    assert f"# {uuid} (" in shown  # the workflow pegasus-statistics names is the one the plan named
 
 
 def test_condor_q_wrapper_is_an_empty_queue_without_htcondor(tmp_path: Path) -> None:

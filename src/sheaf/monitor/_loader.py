@@ -195,9 +195,9 @@ class Loader:
             return
         self.conn.execute(
             "INSERT INTO workflow (wf_id, wf_uuid, dag_file_name, submit_dir, dax_label, dax_file, user, "
-            "submit_hostname, planner_arguments, parent_submit_dir) VALUES (1, '', ?, ?, ?, ?, ?, ?, ?, ?) "
-            "ON CONFLICT (wf_id) DO NOTHING",
-            (self.dag_path, self.directory, meta.label, meta.dax_file, meta.user, meta.hostname,
+            "submit_hostname, planner_arguments, parent_submit_dir) VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (wf_id) DO NOTHING",  # a plan's uuid, else the first run's id (``_begin``)
+            (meta.wf_uuid, self.dag_path, self.directory, meta.label, meta.dax_file, meta.user, meta.hostname,
              meta.planner_arguments, self.parent))
         self._add_jobs(meta.jobs)
         self.conn.executemany("INSERT INTO job_edge VALUES (?, ?)", meta.edges)

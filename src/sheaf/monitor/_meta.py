@@ -49,6 +49,7 @@ class RunMeta:
     user: str
     hostname: str
     planner_arguments: str | None
+    wf_uuid: str = ""  # the plan's, as Pegasus's tools name a workflow (empty: a DAG sheaf did not plan)
     jobs: list[JobMeta] = field(default_factory=list)
     edges: list[tuple[str, str]] = field(default_factory=list)
 
@@ -187,7 +188,8 @@ def read_meta(dag_path: str, directory: str, parse: Callable[[], Dag | None]) ->
     brain = braindump(directory)
     label = brain.get("dax_label") or os.path.basename(dag_path).removesuffix(".dag")
     meta = RunMeta(label, brain.get("dax"), brain.get("user") or getpass.getuser(),
-                   brain.get("submit_hostname") or socket.gethostname(), brain.get("planner_arguments"))
+                   brain.get("submit_hostname") or socket.gethostname(), brain.get("planner_arguments"),
+                   brain.get("wf_uuid") or "")
     plan = plan_json(directory)
     groups = _read_groups(directory)
     if groups is not None:

@@ -2,8 +2,9 @@
 
 Tables (stampede's names and meanings, trimmed to what sheaf records)::
 
-    workflow       one row: the run's identity (the journal's run id is ``wf_uuid``), its DAG, its
-                   plan (label, planner arguments), and the parent workflow for a sub-workflow
+    workflow       one row: the run's identity (``wf_uuid``: its plan's, from braindump.yml, else the first
+                   run's journal id), its DAG, its plan (label, planner arguments), and the parent
+                   workflow for a sub-workflow
     workflowstate  WORKFLOW_STARTED / WORKFLOW_TERMINATED per engine run (restart_count = epoch - 1)
     job            one row per DAG node: its type, transformation, site, tasks; ``state`` is the
                    engine's node state after the last loaded change (``waiting`` when never mentioned)
