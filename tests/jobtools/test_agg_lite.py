@@ -113,6 +113,9 @@ def test_bad_manifests_are_one_message_and_exit_2(tmp_path: Path) -> None:
 def test_an_executable_that_cannot_start_is_127(tmp_path: Path) -> None:
     done = _lite(tmp_path, {}, [str(tmp_path / "no-such-program")])
     assert done.returncode == 127 and "cannot start" in done.stderr
+    # a stream file in a directory the job directory lacks: the file is named, not the program
+    done = _lite(tmp_path, {"streams": {"stdout": "out/o.txt"}}, ["/bin/true"])
+    assert done.returncode == 127 and "cannot open the stdout file out/o.txt of /bin/true" in done.stderr
 
 
 def test_sigterm_reaches_the_job_and_the_directory_goes(tmp_path: Path) -> None:

@@ -235,9 +235,14 @@ def _recorded(outputs: list[Transfer], options: TransferOptions) -> list[Transfe
 def _run_job(job: list[str], workdir: str, streams: Mapping[str, str]) -> int:
     try:
         with contextlib.ExitStack() as files:
-            opened = {name: files.enter_context(open(os.path.join(workdir, lfn),
-                                                     "rb" if name == "stdin" else "wb"))
-                      for name, lfn in streams.items()}
+            opened = {}
+            for name, lfn in streams.items():
+                try:
+                    opened[name] = files.enter_context(open(os.path.join(workdir, lfn),
+                                                            "rb" if name == "stdin" else "wb"))
+                except OSError as exc:  # the stream's file, not the program, is what is missing
+                    _log(f"cannot open the {name} file {lfn} of {job[0]}: {exc.strerror or exc}")
+                    return _CANNOT_START
             process = subprocess.Popen(job, cwd=workdir, stdin=opened.get("stdin"),
                                        stdout=opened.get("stdout"), stderr=opened.get("stderr"))
     except OSError as exc:
