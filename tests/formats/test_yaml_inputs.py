@@ -174,10 +174,18 @@ def test_duplicate_job_id_is_reported_at_the_second(tmp_path: Path) -> None:
     assert "job ids are unique" in str(info.value)
 
 
-def test_duplicate_yaml_key_is_located(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("text", "where"), [
+    ("pegasus: '5.0'\nname: a\nname: b\njobs: []\n", (3, 1)),
+    # the key of another mapping in between is not the duplicate: the workflow's second 'name' is
+    ("pegasus: '5.0'\nname: w\njobs:\n- type: job\n  name: t\n  id: ID1\nname: x\n", (7, 1)),
+    (("pegasus: '5.0'\nname: w\njobs:\n- type: job\n  name: t\n  id: ID1\n- type: job\n  name: t\n"
+      "  id: ID2\n  name: u\n"), (10, 3)),
+    ("pegasus: '5.0'\nname: w\njobs:\n- {type: job, name: t, id: ID1, name: u}\n", (4, 33)),
+])
+def test_duplicate_yaml_key_is_located(tmp_path: Path, text: str, where: tuple[int, int]) -> None:
     with pytest.raises(FormatError) as info:
-        formats.read_workflow(_write(tmp_path, "pegasus: '5.0'\nname: a\nname: b\njobs: []\n"))
-    assert info.value.line == 3 and "duplicate mapping key" in str(info.value)
+        formats.read_workflow(_write(tmp_path, text))
+    assert (info.value.line, info.value.column) == where and "duplicate mapping key" in str(info.value)
 
 
 @pytest.mark.parametrize(("text", "words"), [

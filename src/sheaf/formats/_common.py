@@ -28,7 +28,7 @@ from typing import Any, NoReturn
 import yaml_rs
 
 from sheaf.errors import FormatError, InputError, ValidationError
-from sheaf.formats._locate import Position, locate, locate_key, position
+from sheaf.formats._locate import Position, locate, locate_duplicate_key, locate_key, position
 from sheaf.formats._nesting import MAX_DEPTH, too_deep
 from sheaf.model import EMPTY, normalize_profiles
 
@@ -152,7 +152,7 @@ class TextSource:
         duplicate = _DUPLICATE.search(message)
         if duplicate:
             key = duplicate.group(1)
-            where = locate_key(self.text, key, nth=2)
+            where = locate_duplicate_key(self.text, key)
             return FormatError("duplicate mapping key", rule="keys of a YAML mapping are unique",
                                value=key, path=self.path, line=where and where[0],
                                column=where and where[1])

@@ -177,6 +177,46 @@ def locate_key(text: str, key: str, *, nth: int = 1) -> Position | None:
     return None
 
 
+def locate_duplicate_key(text: str, key: str) -> Position | None:
+    """Where ``key`` stands a second time as a key of one block mapping: its occurrences grouped by
+    column and by the mapping holding them (the nearest line above at a smaller indentation, the
+    ``- `` item the key opens, or the flow mapping on its line); else its second occurrence anywhere."""
+    if not key.strip():
+        return None
+    budget = _Budget(text, key)
+    seen: set[tuple[int, int]] = set()
+    for found in heapq.merge(*(_keys(text, form, budget) for form in _forms(key))):
+        start = text.rfind("\n", 0, found) + 1
+        column = found - start
+        head = text[start:found]
+        if head.strip(" -") == "" and "-" in head:  # ``- key:``: the key opens its item's mapping
+            group = (column, start)
+        elif "{" in head:  # a flow mapping: one a line
+            group = (-1 - head.rindex("{"), start)
+        elif head.strip():
+            return locate_key(text, key, nth=2)
+        else:
+            group = (column, _holder(text, start, column))
+        if group in seen:
+            return position(text, found)
+        seen.add(group)
+    return None
+
+
+def _holder(text: str, start: int, column: int) -> int:
+    """The offset of the nearest line above ``start`` indented less than ``column`` (-1: none), blank
+    and comment lines passed over."""
+    end = start - 1
+    while end > 0:
+        begin = text.rfind("\n", 0, end) + 1
+        line = text[begin:end]
+        stripped = line.lstrip(" ")
+        if stripped and not stripped.startswith("#") and len(line) - len(stripped) < column:
+            return begin
+        end = begin - 1
+    return -1
+
+
 def positions(text: str, offsets: Iterable[int]) -> list[Position]:
     """1-based (line, column) of increasing character offsets, counted in one pass."""
     result: list[Position] = []
