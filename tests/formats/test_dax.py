@@ -200,3 +200,27 @@ def test_a_dflow_is_one_decaf_data_flow_job_of_its_jobs(tmp_path: Path) -> None:
     (cluster,) = [job for job in exec_wf.jobs if job.type == "cluster"]
     assert cluster.aggregator == "decaf" and [t.id for t in cluster.tasks] == ["sim", "ana"]
     assert any("decaf aggregator" in w for w in exec_wf.warnings)
+
+
+DAX_HEAD = ('<?xml version="1.0" encoding="UTF-8"?>\n'
+            '<adag xmlns="http://pegasus.isi.edu/schema/DAX" version="3.6" name="d">\n'
+            '  <job id="ID1" name="t"/>\n')
+
+
+@pytest.mark.parametrize(("body", "said", "where"), [
+    ('  <child ref="ID1">\n    <parent ref="NOPE"/>\n  </child>\n', "names an unknown job", "wf.dax:5:18"),
+    ('  <child ref="ID1">\n    <parent ref="ID1"/>\n  </child>\n', "depends on itself", "wf.dax:3:12"),
+    ('  <job id="ID2" name="t">\n    <profile namespace="pegasus" key="cores">-3</profile>\n  </job>\n',
+     "malformed pegasus profile 'cores' of job 'ID2'", "wf.dax:5:46"),
+])
+def test_a_broken_model_rule_in_a_dax_is_located_at_its_line(tmp_path: Path, body: str, said: str,
+                                                              where: str) -> None:
+    """The model's rules, checked after the DAX is read, name the attribute or element that broke them."""
+    import subprocess
+    import sys
+
+    (tmp_path / "wf.dax").write_text(DAX_HEAD + body + "</adag>\n")
+    sheaf = str(Path(sys.executable).with_name("sheaf"))
+    done = subprocess.run([sheaf, "validate", str(tmp_path / "wf.dax")], capture_output=True, text=True,
+                          check=False)
+    assert done.returncode == 2 and said in done.stderr and where in done.stderr, done.stderr

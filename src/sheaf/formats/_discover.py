@@ -36,7 +36,7 @@ from sheaf.formats._catalog_files import (
 )
 from sheaf.formats._common import PathLike, read_text
 from sheaf.formats._expand import Variables
-from sheaf.formats._locate import locate
+from sheaf.formats._locate import locate, locate_xml
 from sheaf.formats._pegasus_notes import deprecated_layer, feature_warnings
 from sheaf.model import (
     Graph,
@@ -232,7 +232,10 @@ def locate_error(exc: ValidationError, paths: Iterable[str | None]) -> Validatio
             text = read_text(path)
         except InputError:
             continue
-        pos = locate(text, exc.value, key="id") or locate(text, exc.value)
+        if text.lstrip()[:1] == "<":  # XML (a DAX, a site catalog): an attribute's value or an element's text
+            pos = locate_xml(text, exc.value, "id") or locate_xml(text, exc.value)
+        else:
+            pos = locate(text, exc.value, key="id") or locate(text, exc.value)
         if pos is not None:
             exc.located(path, pos[0], pos[1])
             return exc

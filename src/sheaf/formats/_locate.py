@@ -177,6 +177,20 @@ def locate_key(text: str, key: str, *, nth: int = 1) -> Position | None:
     return None
 
 
+def locate_xml(text: str, value: object, name: str | None = None) -> Position | None:
+    """The first position of ``value`` in XML text: as the value of attribute ``name`` (``name="value"``),
+    or without ``name`` of any attribute, else as an element's whole text (``<k>value</k>``); ``None``."""
+    wanted = str(value)
+    if not wanted.strip():
+        return None
+    escaped = re.escape(wanted).replace("&", "&amp;").replace("<", "&lt;")
+    attribute = re.escape(name) if name else r"[\w:.-]+"
+    found = re.search(rf"(?<![\w:.-]){attribute}\s*=\s*([\"'])({escaped})\1", text)
+    if found is None and name is None:
+        found = re.search(rf">\s*()({escaped})\s*</", text)
+    return position(text, found.start(2)) if found else None
+
+
 def locate_duplicate_key(text: str, key: str) -> Position | None:
     """Where ``key`` stands a second time as a key of one block mapping: its occurrences grouped by
     column and by the mapping holding them (the nearest line above at a smaller indentation, the
