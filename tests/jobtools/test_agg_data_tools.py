@@ -62,6 +62,26 @@ def test_parallel_registrations_all_land(tmp_path: Path, name: str) -> None:
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no temporary left
 
 
+@pytest.mark.parametrize("name", ["out.yml", "out.rc"])
+def test_a_files_metadata_is_registered_with_it(tmp_path: Path, name: str) -> None:
+    """As Pegasus registers an output with its metadata: in the YAML catalog's metadata, in the text
+    format's key="value" attributes -- both read back the same."""
+    catalog = tmp_path / name
+    listed = tmp_path / "r.json"
+    listed.write_text(json.dumps([{"lfn": "f.b", "pfn": "file:///o/f.b", "site": "local",
+                                   "metadata": {"color": "red", "note": "a b=c"}},
+                                  {"lfn": "f.c", "pfn": "file:///o/f.c", "site": "local"}]))
+    kind = "yaml" if name.endswith(".yml") else "file"
+    done = _tool("register", "--format", kind, str(catalog), str(listed))
+    assert done.returncode == 0, done.stderr
+    replicas = {r.lfn: r for r in read_replica_catalog(catalog)}
+    assert dict(replicas["f.b"].metadata) == {"color": "red", "note": "a b=c"}
+    assert not replicas["f.c"].metadata
+    listed.write_text(json.dumps([{"lfn": "x", "pfn": "file:///x", "site": "local", "metadata": {"n": 1}}]))
+    done = _tool("register", str(catalog), str(listed))
+    assert done.returncode == 2 and "metadata is a JSON object of strings" in done.stderr
+
+
 def test_register_bad_input_is_one_message(tmp_path: Path) -> None:
     path = tmp_path / "r.json"
     path.write_text(json.dumps([{"lfn": "x"}]))

@@ -26,6 +26,8 @@ from Pegasus.api import (
 )
 from pegasus_inputs import SHEAF, plan_into, recorder, run
 
+from sheaf.formats import read_replica_catalog
+
 
 def _clustered_pair(tmp: Path, site: Site) -> None:
     keg = recorder(tmp / "pegasus-keg")
@@ -236,7 +238,7 @@ def test_every_output_site_gets_the_outputs(tmp_path: Path) -> None:
     SiteCatalog().add_sites(Site("condorpool"), *sites).write(str(tmp_path / "sites.yml"))
     tr = Transformation("keg", site="condorpool", pfn=str(keg))
     TransformationCatalog().add_transformations(tr).write(str(tmp_path / "transformations.yml"))
-    out = File("argv.json")
+    out = File("argv.json").add_metadata(color="red")  # registered with the file, as Pegasus does
     Workflow("two").add_jobs(Job(tr).add_args("x").add_outputs(out, register_replica=True)).write(
         str(tmp_path / "workflow.yml"))
     argv = ["plan", "workflow.yml", "--dir", "runs", "--relative-dir", "p", "--sites", "condorpool",
@@ -250,6 +252,7 @@ def test_every_output_site_gets_the_outputs(tmp_path: Path) -> None:
     (catalog,) = (tmp_path / "runs" / "p").glob("*.replicas.yml")  # the submit directory's output catalog
     registered = catalog.read_text()
     assert "local-out/argv.json" in registered and "archive-out/argv.json" in registered
+    assert [dict(r.metadata) for r in read_replica_catalog(catalog)] == [{"color": "red"}] * 2  # a site each
     for site, message in (("nosuchout", "the output site is not in the site catalog"),
                           ("condorpool", "the output site has no local storage directory")):
         refused = subprocess.run([SHEAF, *argv[:5], "q", *argv[6:-1], site], cwd=tmp_path,

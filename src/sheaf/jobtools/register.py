@@ -4,10 +4,10 @@ Usage::
 
     sheaf-register [--format yaml|file] [--slice OFFSET:LENGTH] CATALOG LIST_FILE
 
-``LIST_FILE`` is a JSON list of ``{"lfn": ..., "pfn": ..., "site": ...}`` (the planner writes it;
-with ``--slice``, those bytes of it are the list: ``_lists``).
-``CATALOG`` is a Pegasus 5 YAML replica catalog (``--format yaml``) or the text ``File`` format
-(``lfn pfn site="x"`` per line); it is created when missing.
+``LIST_FILE`` is a JSON list of ``{"lfn": ..., "pfn": ..., "site": ...[, "metadata": {...}]}`` (the
+planner writes it; with ``--slice``, those bytes of it are the list: ``_lists``).  ``CATALOG`` is a
+Pegasus 5 YAML replica catalog (``--format yaml``) or the text ``File`` format (``lfn pfn site="x"``
+and the metadata as ``key="value"`` attributes, per line); it is created when missing.
 
 Policy: registrations of one workflow run in parallel jobs and several workflows may share a
 catalog, so the update holds an exclusive ``flock`` on ``CATALOG.lock`` while it reads the catalog,
@@ -35,7 +35,7 @@ from sheaf.jobtools._lists import Span, parse_slice, read_json_list
 from sheaf.model import PFN, Replica, ReplicaCatalog
 
 PROG = "sheaf-register"
-Entry = tuple[str, str, str]  # lfn, pfn, site
+Entry = tuple[str, str, str, tuple[tuple[str, str], ...]]  # lfn, pfn, site, metadata
 _KEYS = ("lfn", "pfn", "site")
 
 
@@ -51,7 +51,11 @@ def read_entries(path: str, span: Span | None = None) -> list[Entry]:
         if not (isinstance(item, dict) and all(isinstance(item.get(k), str) and item[k] for k in _KEYS)):
             raise FormatError("an entry is not {lfn, pfn, site} strings",
                               rule="a JSON list of {lfn, pfn, site}", value=item, path=path)
-        out.append((item["lfn"], item["pfn"], item["site"]))
+        metadata = item.get("metadata") or {}
+        if not (isinstance(metadata, dict) and all(isinstance(v, str) for v in metadata.values())):
+            raise FormatError("an entry's metadata is not a mapping of strings",
+                              rule="metadata is a JSON object of strings", value=item, path=path)
+        out.append((item["lfn"], item["pfn"], item["site"], tuple(sorted(metadata.items()))))
     return out
 
 
@@ -63,11 +67,11 @@ def register(catalog: str, entries: list[Entry], kind: str) -> int:
         fcntl.flock(lock, fcntl.LOCK_EX)
         rc = read_replica_catalog(catalog) if os.path.exists(catalog) else ReplicaCatalog()
         known = {(r.lfn, p.pfn, p.site) for r in rc if not r.regex for p in r.pfns}
-        new = [e for e in dict.fromkeys(entries) if e not in known]
+        new = [e for e in dict.fromkeys(entries) if e[:3] not in known]
         if not new:
             return 0
-        for lfn, pfn, site in new:
-            rc.add(Replica(lfn, (PFN(pfn, site),)))
+        for lfn, pfn, site, metadata in new:
+            rc.add(Replica(lfn, (PFN(pfn, site),), metadata=dict(metadata)))
         if kind == "yaml":
             write_replica_catalog(rc, catalog)
         else:
@@ -81,6 +85,7 @@ def _write_text(rc: ReplicaCatalog, catalog: str, directory: str) -> None:
         for pfn in replica.pfns:
             extra = f' site="{pfn.site}"' if pfn.site else ""
             regex = ' regex="true"' if replica.regex else ""
+            extra += "".join(f" {name}={_word(value)}" for name, value in replica.metadata.items())
             lines.append(f"{_word(replica.lfn)} {_word(pfn.pfn)}{extra}{regex}\n")
     fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(catalog)}.", dir=directory)
     try:
@@ -95,7 +100,7 @@ def _write_text(rc: ReplicaCatalog, catalog: str, directory: str) -> None:
 
 def _word(text: str) -> str:
     """A word of the text format: as is, or double-quoted with backslash escapes."""
-    if text and not any(c.isspace() or c in '"\\' for c in text):
+    if text and not any(c.isspace() or c in '"\\=' for c in text):
         return text
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 

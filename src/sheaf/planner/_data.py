@@ -56,7 +56,7 @@ from dataclasses import dataclass, field, replace
 
 from sheaf._gc import gc_paused
 from sheaf.errors import PlanningError
-from sheaf.model import Graph, Profiles, SiteCatalog, all_uses, build_graph
+from sheaf.model import Graph, Profiles, SiteCatalog, Use, all_uses, build_graph
 from sheaf.planner._cleanup import Files, add_cleanup
 from sheaf.planner._configurations import condorio_lists, lite_manifests, staging_site
 from sheaf.planner._naming import safe
@@ -262,10 +262,8 @@ def _collect_files(state: _Pass, config: str, known: Inputs
                         f.producers.append(index)
                         if f.readers and f.readers[-1] == index:  # read first by this job: a producer
                             f.readers.pop()
-                    if use.stage_out:
-                        f.stage_out = True
-                    if use.register_replica:
-                        f.register = True
+                    if use.stage_out or use.register_replica or use.metadata:
+                        _mark(f, use)
                 if kind == "output":
                     continue
                 if lfn in inputs:
@@ -286,6 +284,14 @@ def _collect_files(state: _Pass, config: str, known: Inputs
     _early_readers(produced, early)
     first.warn_missing()
     return produced, first.selector
+
+
+def _mark(f: _File, use: Use) -> None:
+    """What a producer's use asks of its file: staged out, registered, with its metadata."""
+    f.stage_out = f.stage_out or use.stage_out
+    f.register = f.register or use.register_replica
+    if use.metadata:
+        f.metadata = use.metadata
 
 
 def _early_readers(produced: dict[tuple[str, str], _File], early: dict[tuple[str, str], list[int]]) -> None:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -34,7 +34,7 @@ from sheaf.planner._naming import safe
 from sheaf.planner._plan import ExecJob, ExecutableWorkflow
 from sheaf.planner._replicas import ReplicaSelector, Source, dir_url, quoted_name, url_in
 from sheaf.planner._sites import DEFAULT_SITES
-from sheaf.planner._transfer_lists import json_str, transfer_entry, transfer_options, transfer_text
+from sheaf.planner._transfer_lists import json_str, json_text, transfer_entry, transfer_options, transfer_text
 
 if TYPE_CHECKING:
     from sheaf.planner._data import _Pass
@@ -53,6 +53,8 @@ class _File:
     register: bool = False
     #: where a reused output is (its replica): staged out from there, not from a working directory
     source: Source | None = None
+    #: the file's metadata, as its producer declares it: registered with its replica
+    metadata: Mapping[str, str] | None = None
 
 
 @dataclass(slots=True)
@@ -132,7 +134,8 @@ class StageOut:
                 registered += wanted
             made.append((index, files, None))
         for (site, level), (stages, registered) in to_register.items():
-            records = [f'{{"lfn": {json_str(f.lfn)}, "pfn": {json_str(url)}, "site": {json_str(label)}}}'
+            records = [f'{{"lfn": {json_str(f.lfn)}, "pfn": {json_str(url)}, "site": {json_str(label)}'
+                       + (f', "metadata": {json_text(dict(f.metadata))}}}' if f.metadata else "}")
                        for f, url, label in registered]
             reg_job = ExecJob(id=f"register_{safe(site)}_{level}", type="register", site="local",
                               transformation=None, level=level + 1, executable="sheaf-register",
