@@ -506,6 +506,27 @@ def test_an_output_made_two_levels_down_reaches_the_top_job_that_reads_it(tmp_pa
     assert one(submit, "result.txt").read_text() == "maker->deep.txt\nreader->result.txt\n"
 
 
+def test_an_input_a_parent_stages_in_reaches_its_child_two_levels_down(tmp_path: Path) -> None:
+    """An input of a sub-workflow job that its parent finds itself (here --input-dir, as --reuse or a
+    replica would) is staged in by the parent, whose child is told where (--cache), as Pegasus passes a
+    sub-workflow job's inputs; the middle level passes it on the same way."""
+    ex.setup(tmp_path)
+    fa, out = File("f.a"), File("leaf.txt")
+    Workflow("leaf").add_jobs(Job("keg", _id="reader").add_args("-a", "reader", "-i", fa, "-o", out)
+                              .add_inputs(fa).add_outputs(out)).write(str(tmp_path / "leaf.yml"))
+    Workflow("mid").add_jobs(SubWorkflow("leaf.yml", False, _id="toleaf").add_inputs(fa).add_outputs(out)) \
+        .write(str(tmp_path / "mid.yml"))
+    ReplicaCatalog().add_replica("local", "leaf.yml", "file://" + str(tmp_path / "leaf.yml")) \
+        .add_replica("local", "mid.yml", "file://" + str(tmp_path / "mid.yml")) \
+        .write(str(tmp_path / "replicas.yml"))
+    Workflow("top").add_jobs(SubWorkflow("mid.yml", False, _id="tomid").add_inputs(fa).add_outputs(out)) \
+        .write(str(tmp_path / "workflow.yml"))
+    _, run = plan_and_run(tmp_path, "--input-dir", "input", "--output-sites", "local")
+    assert run.returncode == 0, run.stdout + run.stderr
+    delivered = tmp_path / "runs" / "wf-output" / "leaf.txt"
+    assert delivered.read_text() == "fa\nreader->leaf.txt\n"
+
+
 def test_a_sub_workflow_is_clustered_automatically_as_its_parent_was(tmp_path: Path) -> None:
     ex.setup(tmp_path)
     ex.pegasus_workflow_job(tmp_path)

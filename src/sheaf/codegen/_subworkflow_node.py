@@ -188,8 +188,10 @@ class SubworkflowWriter:
                     "--overheads", model]
         for upstream in self.upstream.get(job.tasks[0].id, ()):
             out += ["--cache", self._cache_of(upstream)]
-        made = self._inputs_made_here(job)
-        if made:  # inputs an earlier job of this workflow writes: where it writes them
+        # inputs an earlier job of this workflow writes, and those this plan stages in for the job (its
+        # --input-dir, replica catalog or --reuse found them): where they will be
+        made = {**self.exec_wf.subworkflow_inputs.get(job.id, {}), **self._inputs_made_here(job)}
+        if made:
             self.put(paths.rel(".inputs.cache"), cache_text(made))
             out += ["--cache", paths.abs(".inputs.cache")]
         wanted = self._output_map(job)

@@ -56,7 +56,7 @@ from dataclasses import dataclass, field, replace
 
 from sheaf._gc import gc_paused
 from sheaf.errors import PlanningError
-from sheaf.model import Graph, Profiles, SiteCatalog, Use, all_uses, build_graph
+from sheaf.model import Graph, Profiles, SiteCatalog, Use, all_uses, build_graph, file_url_path
 from sheaf.planner._cleanup import Files, add_cleanup
 from sheaf.planner._configurations import condorio_lists, lite_manifests, staging_site
 from sheaf.planner._naming import safe
@@ -130,6 +130,7 @@ def _plan_data(exec_wf: ExecutableWorkflow, submit_dir: str, exec_dir: str | Non
         exec_wf.warnings.append("--staging-site is for condorio and nonsharedfs: under sharedfs every site "
                                 "stages into its own shared scratch")
     produced, selector = _collect_files(state, config, inputs or graph_inputs(build_graph(exec_wf.workflow)))
+    _subworkflow_inputs(state)
     if config == "condorio":
         staged = {lfn for files in state.staged.values() for lfn in files}
         condorio_lists(exec_wf, staged)
@@ -292,6 +293,30 @@ def _mark(f: _File, use: Use) -> None:
     f.register = f.register or use.register_replica
     if use.metadata:
         f.metadata = use.metadata
+
+
+def _subworkflow_inputs(state: _Pass) -> None:
+    """Where each sub-workflow job's inputs that this plan brings in will be: its child is planned at
+    run time, and finds them only if told (``ExecutableWorkflow.subworkflow_inputs``)."""
+    exec_wf = state.exec_wf
+    for job in exec_wf.jobs:
+        if job.type != "subworkflow" or not job.tasks or job.site is None:
+            continue
+        source = exec_wf.workflow.jobs.get(job.tasks[0].id)
+        if source is None:
+            continue
+        staged = state.staged.get(job.site, {})
+        found = {}
+        for use in all_uses(source):
+            if use.type == "output" or use.lfn == source.file:
+                continue
+            url = exec_wf.bypass.get(use.lfn)
+            if url is not None:
+                found[use.lfn] = file_url_path(url) or url
+            elif use.lfn in staged:
+                found[use.lfn] = os.path.join(exec_wf.workdirs[job.site], use.lfn)
+        if found:
+            exec_wf.subworkflow_inputs[job.id] = found
 
 
 def _early_readers(produced: dict[tuple[str, str], _File], early: dict[tuple[str, str], list[int]]) -> None:

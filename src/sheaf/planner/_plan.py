@@ -154,6 +154,9 @@ class ExecutableWorkflow:
     bypass: dict[str, str] = field(default_factory=dict)
     #: ``nonsharedfs``: compute/cluster job id -> its ``sheaf-lite`` manifest (JSON text)
     lite: dict[str, str] = field(default_factory=dict)
+    #: sub-workflow job id -> lfn -> where this plan puts that input of the job for its child planner
+    #: (staged into the job's site, or read in place): what the child's ``--cache`` tells it
+    subworkflow_inputs: dict[str, dict[str, str]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
