@@ -298,3 +298,6 @@ def test_statistics_and_analyzer_read_their_pegasus_options(tmp_path: Path) -> N
         assert done.returncode == 0 and "bad" in done.stdout, (argv, done.stdout, done.stderr)
     done = tool("pegasus-analyzer", "--debug-job", "bad", str(run_dir))
     assert done.returncode == 2 and "--debug-job" in done.stderr, done.stderr
+    # pegasus-status -l: one line per (sub-)workflow, as sheaf status --long shows them
+    short, long = (tool("pegasus-status", *flags, str(run_dir)) for flags in ((), ("-l",)))
+    assert "running now" in long.stdout and "running now" not in short.stdout, long.stdout

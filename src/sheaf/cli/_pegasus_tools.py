@@ -10,7 +10,8 @@ unchanged script -- or ``Pegasus.api``, which runs ``<DIR>/../bin/pegasus-*`` on
 - ``pegasus-run [-v] [--grid|--nogrid] [-j|--json] [DIR]``: starts ``sheaf run DIR`` detached
   (``sheaf.app.submit``) and prints pegasus-run's message (``pegasus-status -l DIR``, ``pegasus-remove DIR``);
   ``--json`` prints the braindump as pegasus-run does;
-- ``pegasus-status [options] [DIR]``: ``sheaf status DIR`` (Pegasus's display options have no
+- ``pegasus-status [options] [DIR]``: ``sheaf status DIR`` (``-l``/``--long``: ``sheaf status --long``,
+  the sub-workflows' tree and the running and held jobs; Pegasus's other display options have no
   meaning for it and are dropped); with ``-j``/``--jsonrv`` the JSON pegasus-status prints, the counts
   in its keys (``sheaf.app.pegasus_status``);
 - ``pegasus-remove [-v] [DIR]``: ``sheaf remove DIR`` (SIGTERM to the engine);
@@ -118,7 +119,7 @@ def _status(argv: list[str]) -> list[str] | None:
     if seen & {"-j", "--jsonrv"}:
         click.echo(json.dumps(_status_json(directory), indent=2))
         return None
-    return ["status", directory]
+    return ["status", *(["--long"] if seen & {"-l", "--long"} else []), directory]
 
 
 def _status_json(directory: str) -> dict[str, object]:
