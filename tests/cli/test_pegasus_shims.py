@@ -17,6 +17,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "blackdiamond"
 BIN = Path(sys.executable).parent
@@ -50,6 +52,29 @@ def _wait_for(directory: Path, word: str, timeout: float = 240) -> str:
             return text
         assert time.monotonic() < deadline, text
         time.sleep(0.2)
+
+
+@pytest.mark.parametrize("named", ["directory", "dag file"])
+def test_remove_stops_a_run_started_in_a_terminal(tmp_path: Path, named: str) -> None:
+    """``sheaf run FILE.dag`` (or DIR) in a terminal leaves no pid file: ``sheaf remove`` finds the engine
+    by the run lock it holds, given the directory or the DAG file, as condor_rm finds DAGMan's job."""
+    (tmp_path / "sleep.sub").write_text("executable = /bin/sleep\narguments = 60\nuniverse = local\nqueue\n")
+    (tmp_path / "wf.dag").write_text("JOB S sleep.sub\n")
+    engine = subprocess.Popen([str(BIN / "sheaf"), "run", "wf.dag"], cwd=tmp_path, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True)
+    try:
+        _wait_for(tmp_path, "submitted")
+        target = str(tmp_path if named == "directory" else tmp_path / "wf.dag")
+        removed = subprocess.run([str(BIN / "sheaf"), "remove", target], capture_output=True, text=True,
+                                 check=False)
+        assert removed.returncode == 0 and f"pid {engine.pid}" in removed.stdout, removed.stderr
+        out, _ = engine.communicate(timeout=60)
+    finally:
+        engine.kill()
+    assert "engine received SIGTERM" in out, out
+    again = subprocess.run([str(BIN / "sheaf"), "remove", str(tmp_path)], capture_output=True, text=True,
+                           check=False)
+    assert again.returncode == 2 and "no workflow is running" in again.stderr
 
 
 def test_an_unchanged_pegasus_api_script_plans_runs_and_removes(tmp_path: Path) -> None:

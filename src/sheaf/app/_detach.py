@@ -6,7 +6,9 @@ the shell that started it), stdin from ``/dev/null``, stdout and stderr appended
 ``stop(DIR)`` sends that process SIGTERM -- the engine then cancels the running jobs and runs the
 FINAL node, as DAGMan does on ``condor_rm`` -- but only while that pid still runs ``sheaf run DIR``
 (its ``/proc/<pid>/cmdline``), so a pid the system has since given to another process is never
-signalled.
+signalled.  A run started otherwise (``sheaf run DIR`` or ``sheaf run FILE.dag`` in a terminal) is
+found by its engine's run lock, which the engine holds while it runs and in which it wrote its pid;
+DIR may then be the DAG file itself.
 """
 
 from __future__ import annotations
@@ -43,13 +45,27 @@ def start(directory: str) -> int:
 
 
 def running(directory: str) -> int | None:
-    """The pid of the background ``sheaf run DIR`` while it runs, else None."""
+    """The pid of the ``sheaf run`` of DIR (a directory, or a DAG file) while it runs, else None."""
     try:
         with open(os.path.join(directory, PID), encoding="ascii") as file:
             pid = int(file.read().strip())
     except (OSError, ValueError):
+        return _lock_holder(directory)
+    return pid if _runs_in(pid, os.path.abspath(directory)) else _lock_holder(directory)
+
+
+def _lock_holder(target: str) -> int | None:
+    """The engine holding the run lock of the DAG of ``target`` (module docstring)."""
+    from sheaf.engine import find_dag, lock_holder, state_paths
+
+    where, name = os.path.split(os.path.abspath(target)) if os.path.isfile(target) else (target, None)
+    try:
+        dag = find_dag(where, name)
+    except UsageError:
         return None
-    return pid if _runs_in(pid, os.path.abspath(directory)) else None
+    pid = lock_holder(state_paths(dag)["lock"])
+    argv = command_line(pid) if pid is not None else None
+    return pid if argv is not None and b"run" in argv else None
 
 
 def stop(directory: str) -> int:

@@ -1,9 +1,9 @@
 """``sheaf remove DIR``: stop the workflow running in DIR, as pegasus-remove (``condor_rm`` of DAGMan).
 
-Sends SIGTERM to the engine that ``sheaf plan --submit`` (or the ``pegasus-run`` shim) started in the
-background (``sheaf.app.stop``): the engine cancels the running jobs, runs the FINAL node and records
-the run as failed, so ``sheaf run DIR`` can resume it later.  Nothing running there is a usage error
-(exit 2).
+Sends SIGTERM (``sheaf.app.stop``) to the engine that ``sheaf plan --submit`` (or the ``pegasus-run``
+shim) started in the background, or to the ``sheaf run`` of the directory or DAG file started in a
+terminal: the engine cancels the running jobs, runs the FINAL node and records the run as failed, so
+``sheaf run DIR`` can resume it later.  Nothing running there is a usage error (exit 2).
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ __all__ = ["command"]
 
 
 @click.command(name="remove")
-@click.argument("directory", type=click.Path(exists=True, file_okay=False))
+@click.argument("directory", type=click.Path(exists=True))
 def command(directory: str) -> None:
-    """Stop the workflow running in DIRECTORY (its FINAL node still runs)."""
+    """Stop the workflow running in DIRECTORY, or of the DAG file DIRECTORY (its FINAL node still runs)."""
     pid = app.stop(directory)
     click.echo(f"stopping the workflow in {directory} (SIGTERM to sheaf run, pid {pid})")

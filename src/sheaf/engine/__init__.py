@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from sheaf.engine._paths import find_dag, state_paths
     from sheaf.engine._records import BeginRecord, ChangeRecord, Damage, EndRecord, ProcessRecord
     from sheaf.engine._records import scan as scan_journal
+    from sheaf.engine._resume import lock_holder
     from sheaf.engine._runconfig import DagmanOptions
     from sheaf.engine._state import STATES, DagState, Limits, NodeState
     from sheaf.engine._submit import node_description, parse_submit, split_arguments, split_environment
@@ -55,9 +56,9 @@ __all__: list[str] = [
     "DagState", "DagmanOptions", "Damage", "EndRecord", "Event", "EventTranslator", "Exited", "FileTransfer",
     "Held", "Launch", "Limits", "NodeEvent", "NodeState", "Pollable", "ProcessRecord", "Progress", "Released",
     "Removed", "Replay", "ReportsStarts", "RunResult", "SelfRefilling", "Started", "Suspended",
-    "expand_launch", "find_dag", "needs_expansion", "node_description", "parse_dag", "parse_submit",
-    "read_journal", "read_records", "run_workflow", "scan_journal", "split_arguments", "split_environment",
-    "state_paths",
+    "expand_launch", "find_dag", "lock_holder", "needs_expansion", "node_description", "parse_dag",
+    "parse_submit", "read_journal", "read_records", "run_workflow", "scan_journal", "split_arguments",
+    "split_environment", "state_paths",
 ]
 
 # where each name lives: imported on first use (sheaf._lazy), so that a reader of the run records
@@ -70,8 +71,8 @@ _WHERE = {
     "SelfRefilling": "_backend", "Backend": "_backend", "BeginRecord": "_records", "Change": "_events",
     "ChangeRecord": "_records", "DagState": "_state", "DagmanOptions": "_runconfig", "Damage": "_records",
     "EndRecord": "_records", "Event": "_backend", "EventTranslator": "reports", "Exited": "_backend",
-    "find_dag": "_paths", "Held": "_backend", "Launch": "_backend", "Limits": "_state",
-    "node_description": "_submit", "NodeEvent": "reports", "NodeState": "_state",
+    "find_dag": "_paths", "lock_holder": "_resume", "Held": "_backend", "Launch": "_backend",
+    "Limits": "_state", "node_description": "_submit", "NodeEvent": "reports", "NodeState": "_state",
     "parse_submit": "_submit", "ProcessRecord": "_records", "Progress": "_loop",
     "read_journal": "_journal:replay", "Replay": "_journal", "run_workflow": "_loop", "RunResult": "_loop",
     "scan_journal": "_records:scan", "split_arguments": "_submit", "split_environment": "_submit",

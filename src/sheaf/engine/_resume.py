@@ -37,6 +37,23 @@ class RunLock:
         os.close(self.fd)
 
 
+def lock_holder(path: str) -> int | None:
+    """The pid of the engine holding the run lock ``path`` now (the pid it wrote), else None."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        text = os.pread(fd, 64, 0).decode(errors="replace").strip()
+        return int(text) if text.isdigit() else None
+    else:
+        return None  # nobody holds it: no run
+    finally:
+        os.close(fd)
+
+
 
 def starting_point(dag: Dag, prior: Replay, multi: bool = False
                    ) -> tuple[str, set[str], set[str], dict[str, int], dict[str, int]]:
