@@ -171,6 +171,26 @@ def test_dagman_knobs_in_condor_environment_variables_under_the_config_file(
             in done.stderr)
 
 
+@pytest.mark.parametrize(("dag", "env", "fails"), [
+    ("JOB B two.sub\n", {}, True),  # the pool configuration is the run's HTCondor configuration
+    ("JOB B two.sub\n", {"_CONDOR_DAGMAN_PROHIBIT_MULTI_JOBS": "false"}, False),  # a _CONDOR_ variable wins
+    ("CONFIG wf.config\nJOB B two.sub\n", {}, False),  # so does the CONFIG file
+])
+def test_dagman_knobs_of_the_pool_configuration_under_the_variables_and_the_config_file(
+        tmp_path: Path, dag: str, env: dict[str, str], fails: bool) -> None:
+    """DAGMan knobs in the file --pool-config names are the system configuration's: honoured beneath
+    the _CONDOR_ variables and the CONFIG file, and one sheaf lacks is named, never ignored in silence."""
+    (tmp_path / "two.sub").write_text("universe = local\nexecutable = /bin/true\nqueue 2\n")
+    (tmp_path / "wf.config").write_text("DAGMAN_PROHIBIT_MULTI_JOBS = False\n")
+    (tmp_path / "pool.conf").write_text("DAGMAN_PROHIBIT_MULTI_JOBS = True\nDAGMAN_NO_SUCH_KNOB = 1\n")
+    (tmp_path / "wf.dag").write_text(dag)
+    done = subprocess.run([SHEAF, "run", str(tmp_path), "--pool-config", str(tmp_path / "pool.conf")],
+                          capture_output=True, text=True, check=False, timeout=120, env={**os.environ, **env})
+    assert done.returncode == (1 if fails else 0), done.stdout + done.stderr
+    assert ("disallowed by DAGMAN_PROHIBIT_MULTI_JOBS" in done.stdout) == fails
+    assert "the pool configuration: configuration knob DAGMAN_NO_SUCH_KNOB is not honoured" in done.stderr
+
+
 def test_dagman_default_node_log_names_the_node_jobs_event_log(tmp_path: Path) -> None:
     """DAGMAN_DEFAULT_NODE_LOG with its @() variables; the default @(DAG_DIR)/@(DAG_FILE).nodes.log."""
     (tmp_path / "logs").mkdir()

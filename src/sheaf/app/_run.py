@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, TypeVar
 
 from sheaf.app._dagman_out import DagmanOut
@@ -82,8 +82,9 @@ def run(directory: str, options: RunOptions | None = None, *,
     status = 1
     loader = _events_loader(dag_path, on_warning)
     removed = False  # a stopped run exits without the events loader's last catch-up
+    dagman = replace(options.dagman, system_knobs=_dagman_knobs(options.pool_config))
     try:
-        result = run_workflow(directory, backend=backend, options=options.dagman,
+        result = run_workflow(directory, backend=backend, options=dagman,
                               on_progress=_both(on_progress, record),
                               on_warning=_both(on_warning, record.warn if record is not None else None))
         status = 0 if result.succeeded else (result.exit_code or 1)
@@ -95,6 +96,14 @@ def run(directory: str, options: RunOptions | None = None, *,
         if record is not None:
             record.finish(status)
         _release_container_state(directory)
+
+
+def _dagman_knobs(pool_config: str | None) -> tuple[tuple[str, str], ...]:
+    """The ``DAGMAN_*`` knobs of the pool configuration, which is the run's HTCondor configuration."""
+    from sheaf.backends import load_pool_config
+
+    config = load_pool_config(pool_config)
+    return tuple((name, config[name]) for name in config if name.upper().startswith("DAGMAN_"))
 
 
 def hand_to_dagman(directory: str, options: RunOptions | None = None) -> DagmanSubmission:

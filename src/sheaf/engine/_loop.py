@@ -73,6 +73,7 @@ from sheaf.engine._runconfig import (
     environment_knobs,
     load_descriptions,
     run_limits,
+    system_knobs,
 )
 from sheaf.engine._scriptmacros import check_scripts
 from sheaf.engine._state import DagState
@@ -158,7 +159,8 @@ def _run_workflow(directory: str, backend: Backend | Callable[[], Backend], opti
                   signals: StopSignals) -> RunResult:
     script_warnings: list[str] = []
     with gc_paused():  # reading makes a few objects a line, nearly all kept for the run
-        dag_path, dag, names = _read_dags(directory, options.dag_files, options.usedagdir)
+        dag_path, dag, names = _read_dags(directory, options.dag_files, options.usedagdir,
+                                          options.system_knobs)
         check_scripts(dag, script_warnings.append)
         limits = run_limits(dag, options, _batch_name(dag_path, options.batch_name))
         with DagEnvironment(dag.env):  # $ENV() and getenv of the expansions made now see ENV SET too
@@ -230,14 +232,15 @@ def _freeze_long_lived(dag: Dag) -> None:
         freeze()
 
 
-def _read_dags(directory: str, dag_files: Sequence[str], usedagdir: bool = False
-               ) -> tuple[str, Dag, tuple[str, ...]]:
+def _read_dags(directory: str, dag_files: Sequence[str], usedagdir: bool = False,
+               system: Sequence[tuple[str, str]] = ()) -> tuple[str, Dag, tuple[str, ...]]:
     """(primary DAG path, the DAG, the DAG files' names) for one or several DAG files (none: the one
     ``*.dag`` in ``directory``).  Their relative paths start from ``directory``, DAGMan's working
     directory, or with ``usedagdir`` from each file's own directory (``condor_submit_dag -usedagdir``).
     The DAG's configuration has the ``_CONDOR_DAGMAN_*`` knobs of the environment under its own."""
     path, dag, names = _parse_dags(directory, dag_files, usedagdir)
     dag.warnings.extend(environment_knobs(dag, os.environ))
+    dag.warnings.extend(system_knobs(dag, system, "the pool configuration"))
     if dag.cycle and dag.flag("DAGMAN_DETECT_CYCLE", False):  # DAGMan's check before it starts
         raise FormatError(f"a cycle exists in the DAG: {' -> '.join(dag.cycle)}",
                           rule="with DAGMAN_DETECT_CYCLE = True a DAG with a cycle is refused before it runs",

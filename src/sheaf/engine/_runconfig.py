@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from sheaf.condor import Dag, NodeSpec, parse_dag
@@ -67,7 +67,9 @@ class DagmanOptions:
     ... (0: no limit); ``priority``: ``-priority``, added to every node's; ``always_run_post``:
     ``-[Dont]AlwaysRunPost``; ``batch_name``: ``-batch-name`` (default ``<primary DAG file>+<DAGManJobId>``);
     ``suppress_notification``: ``-[dont_]suppress_notification``; ``usedagdir``: ``-usedagdir``, each DAG
-    file's relative paths from its own directory (else from the run's directory)."""
+    file's relative paths from its own directory (else from the run's directory); ``system_knobs``: the
+    ``DAGMAN_*`` knobs of the HTCondor configuration the run is given (the pool configuration file),
+    under the ``_CONDOR_`` variables and the CONFIG file, as HTCondor orders its configuration."""
 
     dag_files: tuple[str, ...] = ()
     maxjobs: int | None = None
@@ -79,6 +81,7 @@ class DagmanOptions:
     batch_name: str | None = None
     suppress_notification: bool | None = None
     usedagdir: bool = False
+    system_knobs: tuple[tuple[str, str], ...] = ()
 
     def throttles(self) -> dict[str, int | None]:
         return {"maxjobs": self.maxjobs, "maxidle": self.maxidle, "maxpre": self.maxpre,
@@ -131,6 +134,22 @@ HONOURED_KNOBS = frozenset({
     "DAGMAN_RESET_RETRIES_UPON_RESCUE", "DAGMAN_RETRY_NODE_FIRST", "DAGMAN_SUBMIT_DEPTH_FIRST",
     "DAGMAN_SUPPRESS_NOTIFICATION",
 })
+
+
+def system_knobs(dag: Dag, knobs: Sequence[tuple[str, str]], source: str) -> list[str]:
+    """Put the HTCondor configuration's ``DAGMAN_*`` knobs (``knobs``, from ``source``) into ``dag.config``
+    under what it holds (the CONFIG file's, the environment's); the warnings for those sheaf does not
+    honour."""
+    out = []
+    for name, value in knobs:
+        key = name.upper()
+        if not key.startswith("DAGMAN_") or key in dag.config:
+            continue
+        if key in HONOURED_KNOBS:
+            dag.config[key] = value
+        else:
+            out.append(f"{source}: configuration knob {key} is not honoured by sheaf run (it is ignored)")
+    return out
 
 
 def environment_knobs(dag: Dag, environ: Mapping[str, str]) -> list[str]:
