@@ -245,7 +245,7 @@ def test_interrupt_cancels_kills_scripts_and_rescues(tmp_path: Path) -> None:
     m.start()
     step = m.advance([Interrupted("SIGTERM")])
     assert of(step, Cancel) == [Cancel("A", 0)] and of(step, KillScript) == [KillScript("B", "PRE")]
-    assert of(step, WriteRescue) and of(step, Finish) == [Finish(False, 4, 1)]
+    assert of(step, WriteRescue) and of(step, Finish) == [Finish(False, 4, 2)]  # EXIT_ABORT
 
 
 def test_recovered_state_never_reruns_done_nodes(tmp_path: Path) -> None:

@@ -53,7 +53,7 @@ def test_a_stop_before_the_run_exists_is_handed_to_it(tmp_path: Path,
     monkeypatch.setattr(loop, "_backend_of", _signalling(loop._backend_of))
     fake = FakeBackend(per_wait=1)
     result = run_workflow(str(tmp_path), backend=fake)
-    assert (result.succeeded, result.exit_code, result.dag_status) == (False, 1, 4)
+    assert (result.succeeded, result.exit_code, result.dag_status) == (False, 2, 4)  # DAGMan's EXIT_ABORT
     assert result.rescue is not None and result.done <= 1
     assert os.path.exists(state_paths(result.dag)["journal"])
 

@@ -59,8 +59,8 @@ def test_public_surface_is_pinned() -> None:
         "DagmanOptions", "Damage", "EndRecord", "Event", "EventTranslator", "Exited", "FileTransfer", "Held",
         "Launch", "Limits", "NodeEvent", "NodeState", "Pollable", "ProcessRecord", "Progress", "Released",
         "Removed", "Replay", "ReportsStarts", "RunResult", "STATES", "SelfRefilling", "Started", "Suspended",
-        "expand_launch", "find_dag", "needs_expansion", "node_description", "parse_dag", "parse_submit",
-        "read_journal", "read_records", "run_workflow", "scan_journal", "split_arguments",
+        "expand_launch", "find_dag", "lock_holder", "needs_expansion", "node_description", "parse_dag",
+        "parse_submit", "read_journal", "read_records", "run_workflow", "scan_journal", "split_arguments",
         "split_environment", "state_paths",
     ])
     assert sheaf.monitor.__all__ == [

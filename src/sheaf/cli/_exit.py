@@ -22,8 +22,11 @@ STORAGE_FAILED = 1  # a file could not be written (disk full, I/O error): nothin
 BAD_INPUT = 2
 
 
-def of_run(succeeded: bool, dag_exit: int) -> int:
-    """The exit status of ``sheaf run``: ``dag_exit`` is the DAG's own (``RunResult.exit_code``)."""
+def of_run(succeeded: bool, dag_exit: int, removed: bool = False) -> int:
+    """The exit status of ``sheaf run``: ``dag_exit`` is the DAG's own (``RunResult.exit_code``); a
+    removed run (DAGMan's 2, which its records keep) ran and failed here, as 2 is bad input's."""
     if succeeded and dag_exit == 0:
         return OK
+    if removed:
+        return WORKFLOW_FAILED
     return dag_exit & 0xFF if dag_exit else WORKFLOW_FAILED

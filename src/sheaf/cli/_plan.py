@@ -272,4 +272,4 @@ def _run_here(directory: str) -> None:
 
     result = app.run(directory)
     render_summary(result, Console())
-    sys.exit(_exit.of_run(result.succeeded, result.exit_code))
+    sys.exit(_exit.of_run(result.succeeded, result.exit_code, result.removed))

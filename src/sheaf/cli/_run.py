@@ -182,4 +182,4 @@ def command(directory: str, dag_files: tuple[str, ...], maxjobs: int | None, max
         if bar is not None:
             bar.stop()
     render_summary(result, console or _rich_console())
-    sys.exit(_exit.of_run(result.succeeded, result.exit_code))
+    sys.exit(_exit.of_run(result.succeeded, result.exit_code, result.removed))

@@ -32,6 +32,10 @@ if TYPE_CHECKING:
     from sheaf.engine._state import DagState
 
 
+#: DAGMan's exit value on ``condor_rm`` (``EXIT_ABORT``): in its jobstate log, metrics and dagman.out
+REMOVED_EXIT = 2
+
+
 @dataclass(frozen=True, slots=True)
 class Abort:
     node: str
@@ -139,7 +143,9 @@ class Ending:
         """The value DAGMan's shutdown would exit with before FINAL runs (non-zero: a rescue DAG)."""
         if machine.aborted is not None:
             return machine.aborted.exit_code
-        if machine.interrupted or machine.failed_count or machine.cycle or machine.halted:
+        if machine.interrupted:
+            return REMOVED_EXIT
+        if machine.failed_count or machine.cycle or machine.halted:
             return 1
         return 0
 
