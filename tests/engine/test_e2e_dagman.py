@@ -100,6 +100,20 @@ def test_detect_cycle_refuses_a_dag_with_a_cycle_before_it_runs(tmp_path: Path) 
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.sub", "b.sub", "wf.config", "wf.dag"]
 
 
+def test_condor_submit_dag_spellings_of_the_options_and_of_several_dag_files(tmp_path: Path) -> None:
+    """``-MaxJobs 1`` as condor_submit_dag spells it (any case), ``a.dag b.dag`` as two DAG files run as
+    one; a condor_submit_dag option sheaf run lacks is refused by name, nothing run."""
+    sub(tmp_path, "a.sub")
+    (tmp_path / "a.dag").write_text("JOB A1 a.sub\nJOB A2 a.sub\n")
+    (tmp_path / "b.dag").write_text("JOB B1 a.sub\n")
+    done = subprocess.run([SHEAF, "run", "a.dag", "b.dag", "-MaxJobs", "1", "-maxidle", "4"], cwd=tmp_path,
+                          capture_output=True, text=True, check=False, timeout=120)
+    assert done.returncode == 0 and "3 of 3 nodes done" in done.stdout, done.stdout + done.stderr
+    refused = subprocess.run([SHEAF, "run", "a.dag", "-force"], cwd=tmp_path, capture_output=True, text=True,
+                             check=False, timeout=120)
+    assert refused.returncode == 2 and "condor_submit_dag option -force is not supported" in refused.stderr
+
+
 def test_final_runs_when_the_run_is_stopped(tmp_path: Path) -> None:
     sub(tmp_path, "a.sub", "/bin/sleep", "60")
     sub(tmp_path, "b.sub")

@@ -119,7 +119,47 @@ def render_summary(result: RunResult, console: Console) -> None:
         console.print(f"rescue DAG: {escape(str(result.rescue))}; run `sheaf run` again to continue from it")
 
 
-@click.command(name="run")
+#: condor_submit_dag's options (lower case) that sheaf run has, by its spelling of them
+_DAGMAN_SPELLINGS = {
+    "-maxjobs": "--maxjobs", "-maxj": "--maxjobs", "-maxidle": "--maxidle", "-maxi": "--maxidle",
+    "-maxpre": "--maxpre", "-maxpr": "--maxpre", "-maxpost": "--maxpost", "-maxpo": "--maxpost",
+    "-priority": "--priority", "-usedagdir": "--usedagdir", "-batch-name": "--batch-name",
+    "-alwaysrunpost": "--always-run-post", "-dontalwaysrunpost": "--dont-always-run-post",
+    "-suppress_notification": "--suppress-notification",
+    "-dont_suppress_notification": "--dont-suppress-notification",
+}
+#: condor_submit_dag's options that sheaf run does not have (refused by name)
+_DAGMAN_UNSUPPORTED = frozenset({
+    "-f", "-force", "-autorescue", "-dorescuefrom", "-dorecovery", "-outfile_dir", "-config", "-dagman",
+    "-debug", "-verbose", "-v", "-no_submit", "-no_recurse", "-do_recurse", "-update_submit", "-import_env",
+    "-include_env", "-insert_env", "-insert_sub_file", "-append", "-allowversionmismatch", "-load_save",
+    "-notification", "-schedd-daemon-ad-file", "-schedd-address-file", "-rescuefile", "-sub_file",
+})
+
+
+class _RunCommand(click.Command):
+    """``sheaf run`` reading condor_submit_dag's spellings too: ``-maxjobs 2``, ``-MaxJobs 2``, several
+    DAG files (``sheaf run a.dag b.dag``); one of its options sheaf run lacks is refused by name."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        out: list[str] = []
+        files = 0
+        for word in args:
+            low = word.lower()
+            if low in _DAGMAN_SPELLINGS:
+                out.append(_DAGMAN_SPELLINGS[low])
+            elif low in _DAGMAN_UNSUPPORTED:
+                raise click.UsageError(f"condor_submit_dag option {word} is not supported by sheaf run "
+                                       "(sheaf run --help lists what it has)", ctx)
+            elif not word.startswith("-") and word.endswith(".dag") and os.path.isfile(word):
+                files += 1
+                out += [word] if files == 1 else ["--dag", word]  # as condor_submit_dag a.dag b.dag
+            else:
+                out.append(word)
+        return super().parse_args(ctx, out)
+
+
+@click.command(name="run", cls=_RunCommand)
 @click.argument("directory", type=click.Path(exists=True))
 @click.option("--dag", "dag_files", multiple=True,
               help="The DAG file, when DIRECTORY holds more than one *.dag; repeated, several DAG files run "
