@@ -12,7 +12,7 @@ __all__ = ["RescueNode", "rescue_text", "write_rescue", "write_save_point"]
 
 import os
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from sheaf.engine._paths import MAX_RESCUE_DEFAULT, next_rescue
@@ -35,7 +35,7 @@ class RescueNode:
     weak_only: bool = False  # every child is a WEAK child (a failed node is then DONE in a rescue DAG)
 
 
-def rescue_text(dag_files: Iterable[str], nodes: Iterable[RescueNode], reset_retries: bool,
+def rescue_text(dag_files: Sequence[str], nodes: Iterable[RescueNode], reset_retries: bool,
                 now: float, header: str | None = None) -> str:
     """A rescue DAG as DAGMan's ``Dag::WriteRescue`` writes it (version 2.1.0, a partial rescue DAG
     read on top of the original DAG): the header, a ``DONE`` line per finished node (never the FINAL
@@ -48,7 +48,7 @@ def rescue_text(dag_files: Iterable[str], nodes: Iterable[RescueNode], reset_ret
     stamp = time.gmtime(now)
     failed = [n for n in nodes if n.failed]
     heading = [header] if header is not None else ["# Rescue DAG file, created after running",
-                                                    f"#   the {' '.join(dag_files)} DAG file"]
+                                                    f"#   the {dag_files[0]} DAG file"]  # the primary
     lines = [*heading,
              (f"# Created {stamp.tm_mon}/{stamp.tm_mday}/{stamp.tm_year} "
               f"{time.strftime('%H:%M:%S', stamp)} UTC"),
