@@ -109,6 +109,9 @@ def test_condor_submit_dag_spellings_of_the_options_and_of_several_dag_files(tmp
     done = subprocess.run([SHEAF, "run", "a.dag", "b.dag", "-MaxJobs", "1", "-maxidle", "4"], cwd=tmp_path,
                           capture_output=True, text=True, check=False, timeout=120)
     assert done.returncode == 0 and "3 of 3 nodes done" in done.stdout, done.stdout + done.stderr
+    again = subprocess.run([SHEAF, "run", ".", "--dag", "a.dag", "--dag", "b.dag", "--maxjobs", "1"],
+                           cwd=tmp_path, capture_output=True, text=True, check=False, timeout=120)
+    assert again.returncode == 0 and "complete, nothing to run" in again.stdout, again.stdout + again.stderr
     refused = subprocess.run([SHEAF, "run", "a.dag", "-force"], cwd=tmp_path, capture_output=True, text=True,
                              check=False, timeout=120)
     assert refused.returncode == 2 and "condor_submit_dag option -force is not supported" in refused.stderr

@@ -142,11 +142,15 @@ class _RunCommand(click.Command):
     DAG files (``sheaf run a.dag b.dag``); one of its options sheaf run lacks is refused by name."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        valued = {name for param in self.params if isinstance(param, click.Option) and not param.is_flag
+                  for name in param.opts}
         out: list[str] = []
         files = 0
         for word in args:
             low = word.lower()
-            if low in _DAGMAN_SPELLINGS:
+            if out and out[-1] in valued:  # an option's value (--dag x.dag), whatever it looks like
+                out.append(word)
+            elif low in _DAGMAN_SPELLINGS:
                 out.append(_DAGMAN_SPELLINGS[low])
             elif low in _DAGMAN_UNSUPPORTED:
                 raise click.UsageError(f"condor_submit_dag option {word} is not supported by sheaf run "
