@@ -112,9 +112,37 @@ def test_condor_submit_dag_spellings_of_the_options_and_of_several_dag_files(tmp
     again = subprocess.run([SHEAF, "run", ".", "--dag", "a.dag", "--dag", "b.dag", "--maxjobs", "1"],
                            cwd=tmp_path, capture_output=True, text=True, check=False, timeout=120)
     assert again.returncode == 0 and "complete, nothing to run" in again.stdout, again.stdout + again.stderr
-    refused = subprocess.run([SHEAF, "run", "a.dag", "-force"], cwd=tmp_path, capture_output=True, text=True,
-                             check=False, timeout=120)
-    assert refused.returncode == 2 and "condor_submit_dag option -force is not supported" in refused.stderr
+    refused = subprocess.run([SHEAF, "run", "a.dag", "-no_recurse"], cwd=tmp_path, capture_output=True,
+                             text=True, check=False, timeout=120)
+    assert refused.returncode == 2
+    assert "condor_submit_dag option -no_recurse is not supported" in refused.stderr
+
+
+def test_force_auto_rescue_and_do_rescue_from_choose_the_dag_a_run_starts_from(tmp_path: Path) -> None:
+    """condor_submit_dag's -DoRescueFrom N (rescue N, the later ones renamed .old), -AutoRescue 0 (the
+    original DAG, the rescue DAGs kept) and -force (every rescue DAG renamed .old, the original run)."""
+    sub(tmp_path, "a.sub", "/bin/sh", f"-c 'echo A >> {tmp_path}/runs'")
+    sub(tmp_path, "b.sub", "/bin/false")
+    (tmp_path / "wf.dag").write_text("JOB A a.sub\nJOB B b.sub\nPARENT A CHILD B\n")
+
+    def runs_of_a(*args: str) -> int:
+        done = subprocess.run([SHEAF, "run", "wf.dag", *args], cwd=tmp_path, capture_output=True, text=True,
+                              check=False, timeout=120)
+        assert done.returncode == 1, done.stdout + done.stderr  # B fails every time
+        return len((tmp_path / "runs").read_text().splitlines())
+
+    assert runs_of_a() == 1 and runs_of_a() == 1  # the second run starts from rescue001: A is done
+    assert {p.name for p in tmp_path.glob("wf.dag.rescue*")} == {"wf.dag.rescue001", "wf.dag.rescue002"}
+    assert runs_of_a("-DoRescueFrom", "1") == 1  # A done in rescue001; rescue002 retired, then rewritten
+    assert (tmp_path / "wf.dag.rescue002.old").exists() and (tmp_path / "wf.dag.rescue002").exists()
+    assert runs_of_a("-AutoRescue", "0") == 2  # the original DAG: A runs again; a rescue003 is written
+    assert (tmp_path / "wf.dag.rescue003").exists() and (tmp_path / "wf.dag.rescue001").exists()
+    assert runs_of_a("-force") == 3
+    assert {p.name for p in tmp_path.glob("wf.dag.rescue*")} == {
+        "wf.dag.rescue001", "wf.dag.rescue001.old", "wf.dag.rescue002.old", "wf.dag.rescue003.old"}
+    refused = subprocess.run([SHEAF, "run", "wf.dag", "--do-rescue-from", "7"], cwd=tmp_path,
+                             capture_output=True, text=True, check=False, timeout=120)
+    assert refused.returncode == 2 and "no rescue DAG" in refused.stderr and "rescue007" in refused.stderr
 
 
 def test_final_runs_when_the_run_is_stopped(tmp_path: Path) -> None:

@@ -122,7 +122,9 @@ def condor_submit_dag_options(dagman: DagmanOptions) -> dict[str, int | bool | s
     given = {"MaxJobs": dagman.maxjobs, "MaxIdle": dagman.maxidle, "MaxPre": dagman.maxpre,
              "MaxPost": dagman.maxpost, "Priority": dagman.priority, "PostRun": dagman.always_run_post,
              "BatchName": dagman.batch_name, "SuppressNotification": dagman.suppress_notification,
-             "UseDagDir": dagman.usedagdir or None}
+             "UseDagDir": dagman.usedagdir or None, "Force": dagman.force or None,
+             "AutoRescue": None if dagman.auto_rescue is None else int(dagman.auto_rescue),
+             "DoRescueFrom": dagman.rescue_from}
     return {key: value for key, value in given.items() if value is not None}
 
 

@@ -126,11 +126,12 @@ _DAGMAN_SPELLINGS = {
     "-priority": "--priority", "-usedagdir": "--usedagdir", "-batch-name": "--batch-name",
     "-alwaysrunpost": "--always-run-post", "-dontalwaysrunpost": "--dont-always-run-post",
     "-suppress_notification": "--suppress-notification",
-    "-dont_suppress_notification": "--dont-suppress-notification",
+    "-dont_suppress_notification": "--dont-suppress-notification", "-f": "--force", "-force": "--force",
+    "-autorescue": "--auto-rescue", "-dorescuefrom": "--do-rescue-from",
 }
 #: condor_submit_dag's options that sheaf run does not have (refused by name)
 _DAGMAN_UNSUPPORTED = frozenset({
-    "-f", "-force", "-autorescue", "-dorescuefrom", "-dorecovery", "-outfile_dir", "-config", "-dagman",
+    "-dorecovery", "-outfile_dir", "-config", "-dagman",
     "-debug", "-verbose", "-v", "-no_submit", "-no_recurse", "-do_recurse", "-update_submit", "-import_env",
     "-include_env", "-insert_env", "-insert_sub_file", "-append", "-allowversionmismatch", "-load_save",
     "-notification", "-schedd-daemon-ad-file", "-schedd-address-file", "-rescuefile", "-sub_file",
@@ -188,6 +189,15 @@ class _RunCommand(click.Command):
               help="Node jobs send no e-mail (notification = NEVER), a SUBDAG's too, or as their submit "
                    "files say (condor_submit_dag -[dont_]suppress_notification; default "
                    "DAGMAN_SUPPRESS_NOTIFICATION, else as the files say).")
+@click.option("--force", is_flag=True,
+              help="Rename the rescue DAGs <dag>.rescueNNN.old and run the original DAG (condor_submit_dag "
+                   "-force).")
+@click.option("--auto-rescue", type=click.IntRange(0, 1), default=None,
+              help="1: start from the newest rescue DAG, 0: from the original DAG (condor_submit_dag "
+                   "-AutoRescue; default DAGMAN_AUTO_RESCUE, else 1).")
+@click.option("--do-rescue-from", type=click.IntRange(min=1), default=None,
+              help="Start from rescue DAG N; the later ones are renamed .old (condor_submit_dag "
+                   "-DoRescueFrom).")
 @click.option("--backend", "backend_name", type=click.Choice(sorted(BACKENDS)), default="local",
               show_default=True,
               help="Where jobs run: this machine's pool, a Dask cluster, Slurm, or (htcondor) the whole "
@@ -203,13 +213,16 @@ def command(directory: str, dag_files: tuple[str, ...], maxjobs: int | None, max
             maxpre: int | None, maxpost: int | None, pool_config: str | None, priority: int | None,
             backend_name: str, scheduler: str | None, negotiation_interval: float,
             backout_idle: float, always_run_post: bool | None, batch_name: str | None,
-            suppress_notification: bool | None, usedagdir: bool) -> None:
+            suppress_notification: bool | None, usedagdir: bool, force: bool, auto_rescue: int | None,
+            do_rescue_from: int | None) -> None:
     """Run (or resume) the planned workflow in DIRECTORY on this machine (or --backend).  DIRECTORY may
     be a DAG file instead: it runs from the current directory, as condor_submit_dag FILE does."""
     if os.path.isfile(directory):
         directory, dag_files = os.curdir, (directory, *dag_files)
     options = RunOptions(DagmanOptions(tuple(dag_files), maxjobs, maxidle, maxpre, maxpost, priority,
-                                       always_run_post, batch_name, suppress_notification, usedagdir),
+                                       always_run_post, batch_name, suppress_notification, usedagdir,
+                                       force=force, rescue_from=do_rescue_from,
+                                       auto_rescue=None if auto_rescue is None else bool(auto_rescue)),
                          backend_name, pool_config, scheduler, negotiation_interval, backout_idle)
     if backend_name == "htcondor":
         done = hand_to_dagman(directory, options)

@@ -62,7 +62,7 @@ from sheaf.engine._journal import Journal, Replay, replay
 from sheaf.engine._multidag import combine_dags, munges_names
 from sheaf.engine._nodes import DAG_ABORTED, DAG_CYCLE, DAG_REMOVED
 from sheaf.engine._orphans import attempt_token, start_guard, stop_run_processes
-from sheaf.engine._paths import find_dag, state_paths
+from sheaf.engine._paths import find_dag, rescue_number, retire_rescues, state_paths
 from sheaf.engine._procs import Tolerance
 from sheaf.engine._resume import RunLock, damage_warnings, starting_point
 from sheaf.engine._run import EngineRun, Progress
@@ -179,12 +179,11 @@ def _run_workflow(directory: str, backend: Backend | Callable[[], Backend], opti
         prior = replay(paths["journal"])
         warnings = [*dag.warnings, *config_warnings(dag), *script_warnings,
                     *damage_warnings(prior, paths["journal"])]
-        for warning in warnings:
-            if on_warning is not None:
-                on_warning(warning)
-        if prior.ended is not None and prior.ended.succeeded:
+        _tell(on_warning, warnings)
+        rescue = _rescue_choice(dag, options, multi)
+        if prior.ended is not None and prior.ended.succeeded and rescue == "newest":
             return _complete_result(dag, prior, paths["journal"])
-        source, done, failed, attempts, retry_limits = starting_point(dag, prior, multi)
+        source, done, failed, attempts, retry_limits = starting_point(dag, prior, multi, rescue)
         reasons = {n: r.reason for n, r in prior.nodes.items() if n in failed}
         machine = DagState(dag, limits, clock, done=done, failed=failed, attempts=attempts,
                            next_cluster=prior.max_cluster + 1, reasons=reasons, retry_limits=retry_limits)
@@ -230,6 +229,26 @@ def _freeze_long_lived(dag: Dag) -> None:
     waiting, and a third of building the state.  ``run_workflow`` unfreezes them as it returns."""
     if len(dag.nodes) >= _FREEZE_NODES:
         freeze()
+
+
+def _tell(on_warning: Callable[[str], None] | None, warnings: list[str]) -> None:
+    if on_warning is not None:
+        for warning in warnings:
+            on_warning(warning)
+
+
+def _rescue_choice(dag: Dag, options: DagmanOptions, multi: bool) -> str | None:
+    """Which DAG this run starts from, as condor_submit_dag's ``-force``, ``-DoRescueFrom N`` and
+    ``-AutoRescue`` choose (``starting_point``'s ``start``); renames the rescue DAGs they retire."""
+    if options.force:
+        retire_rescues(dag.path, multi)
+        return None
+    if options.rescue_from is not None:
+        chosen = rescue_number(dag.path, multi, options.rescue_from)
+        retire_rescues(dag.path, multi, after=options.rescue_from)
+        return chosen
+    auto = options.auto_rescue if options.auto_rescue is not None else dag.flag("DAGMAN_AUTO_RESCUE", True)
+    return "newest" if auto else None
 
 
 def _read_dags(directory: str, dag_files: Sequence[str], usedagdir: bool = False,

@@ -11,7 +11,8 @@ newest of which a rescue run reads and the next of which a failed run writes -- 
 
 from __future__ import annotations
 
-__all__ = ["MAX_RESCUE_DEFAULT", "find_dag", "newest_rescue", "next_rescue", "state_paths"]
+__all__ = ["MAX_RESCUE_DEFAULT", "find_dag", "newest_rescue", "next_rescue", "rescue_number",
+           "retire_rescues", "state_paths"]
 
 import glob
 import os
@@ -49,11 +50,32 @@ def state_paths(dag_path: str) -> dict[str, str]:
             "lock": lock_path(dag_path), "scripts": os.path.join(state, base + ".scripts.log")}
 
 
-def newest_rescue(dag_path: str, multi: bool = False) -> str | None:
+def _rescues(dag_path: str, multi: bool) -> list[tuple[int, str]]:
     base = dag_path + ("_multi" if multi else "")
-    found = [(int(m.group(1)), p) for p in glob.glob(glob.escape(base) + ".rescue*")
-             if (m := _RESCUE_RE.search(p))]
-    return max(found)[1] if found else None
+    return sorted((int(m.group(1)), p) for p in glob.glob(glob.escape(base) + ".rescue*")
+                  if (m := _RESCUE_RE.search(p)))
+
+
+def newest_rescue(dag_path: str, multi: bool = False) -> str | None:
+    found = _rescues(dag_path, multi)
+    return found[-1][1] if found else None
+
+
+def retire_rescues(dag_path: str, multi: bool = False, after: int = 0) -> list[str]:
+    """Rename the rescue DAGs numbered above ``after`` to ``<name>.old``, as condor_submit_dag's
+    ``-force`` (all) and ``-DoRescueFrom N`` (those after N) do; the names given."""
+    retired = [path for number, path in _rescues(dag_path, multi) if number > after]
+    for path in retired:
+        os.replace(path, path + ".old")
+    return retired
+
+
+def rescue_number(dag_path: str, multi: bool, number: int) -> str:
+    """Rescue DAG ``number`` of the DAG (``-DoRescueFrom``), which must exist."""
+    path = f"{dag_path}{'_multi' if multi else ''}.rescue{number:03d}"
+    if not os.path.isfile(path):
+        raise UsageError(f"-DoRescueFrom {number}: no rescue DAG {path}")
+    return path
 
 
 #: DAGMAN_MAX_RESCUE_NUM's default

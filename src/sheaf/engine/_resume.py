@@ -55,19 +55,21 @@ def lock_holder(path: str) -> int | None:
 
 
 
-def starting_point(dag: Dag, prior: Replay, multi: bool = False
+def starting_point(dag: Dag, prior: Replay, multi: bool = False, start: str | None = "newest"
                    ) -> tuple[str, set[str], set[str], dict[str, int], dict[str, int]]:
     """(source, done, failed, attempts, retry limits) for this run; see the module docstring.  The
     retry limits are a rescue DAG's ``RETRY`` lines, read when ``DAGMAN_RESET_RETRIES_UPON_RESCUE`` is
-    false: as in DAGMan, a node's retries left become its RETRY count, and ``$(RETRY)`` starts at 0."""
-    if prior.epochs and prior.ended is None:
+    false: as in DAGMan, a node's retries left become its RETRY count, and ``$(RETRY)`` starts at 0.
+    ``start``: the rescue DAG to start from -- ``"newest"`` (a killed run recovers first), a path
+    (``-DoRescueFrom``), or None for the original DAG (``-force``, ``-AutoRescue 0``)."""
+    if start == "newest" and prior.epochs and prior.ended is None:
         done = {n for n, r in prior.nodes.items() if r.state == "done" and n in dag.nodes}
         rescue = _rescue_of(dag, prior.source)
         done |= {n for n in rescue.done if n in dag.nodes} if rescue else set()
         failed = {n for n, r in prior.nodes.items() if r.state == "failed" and n in dag.nodes}
         return ("recovery", done, failed, {n: r.attempt for n, r in prior.nodes.items() if n in dag.nodes},
                 _retry_limits(dag, rescue))
-    rescue_path = newest_rescue(dag.path, multi)
+    rescue_path = newest_rescue(dag.path, multi) if start == "newest" else start
     if rescue_path is None:
         return "fresh", set(), set(), {}, {}
     rescue = parse_rescue(rescue_path, dag)

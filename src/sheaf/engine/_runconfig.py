@@ -69,7 +69,10 @@ class DagmanOptions:
     ``suppress_notification``: ``-[dont_]suppress_notification``; ``usedagdir``: ``-usedagdir``, each DAG
     file's relative paths from its own directory (else from the run's directory); ``system_knobs``: the
     ``DAGMAN_*`` knobs of the HTCondor configuration the run is given (the pool configuration file),
-    under the ``_CONDOR_`` variables and the CONFIG file, as HTCondor orders its configuration."""
+    under the ``_CONDOR_`` variables and the CONFIG file, as HTCondor orders its configuration;
+    ``force``: ``-force``, the rescue DAGs renamed ``.old`` and the original DAG run; ``auto_rescue``:
+    ``-AutoRescue 0|1`` (over ``DAGMAN_AUTO_RESCUE``, default true: a run starts from the newest
+    rescue DAG); ``rescue_from``: ``-DoRescueFrom N``, from rescue DAG N, the later ones renamed."""
 
     dag_files: tuple[str, ...] = ()
     maxjobs: int | None = None
@@ -82,6 +85,9 @@ class DagmanOptions:
     suppress_notification: bool | None = None
     usedagdir: bool = False
     system_knobs: tuple[tuple[str, str], ...] = ()
+    force: bool = False
+    auto_rescue: bool | None = None
+    rescue_from: int | None = None
 
     def throttles(self) -> dict[str, int | None]:
         return {"maxjobs": self.maxjobs, "maxidle": self.maxidle, "maxpre": self.maxpre,
@@ -123,7 +129,8 @@ def run_limits(dag: Dag, options: DagmanOptions, batch_name: str = "") -> Limits
 #: The DAGMan configuration knobs ``sheaf run`` honours; a CONFIG file setting any other is warned
 #: about, naming the knob (whoever teaches the engine a knob adds it here).
 HONOURED_KNOBS = frozenset({
-    "DAGMAN_ALLOW_ANY_NODE_NAME_CHARACTERS", "DAGMAN_ALWAYS_RUN_POST", "DAGMAN_DEFAULT_APPEND_VARS",
+    "DAGMAN_ALLOW_ANY_NODE_NAME_CHARACTERS", "DAGMAN_ALWAYS_RUN_POST", "DAGMAN_AUTO_RESCUE",
+    "DAGMAN_DEFAULT_APPEND_VARS",
     "DAGMAN_DEFAULT_NODE_LOG", "DAGMAN_DETECT_CYCLE",
     "DAGMAN_DEFAULT_PRIORITY", "DAGMAN_MAX_JOBS_IDLE",
     "DAGMAN_MAX_JOB_HOLDS", "DAGMAN_MAX_JOBS_SUBMITTED", "DAGMAN_MAX_POST_SCRIPTS", "DAGMAN_MAX_PRE_SCRIPTS",
