@@ -34,7 +34,6 @@ import contextlib
 import json
 import math
 import os
-import re
 import statistics
 import time
 from collections.abc import Mapping, Sequence
@@ -46,6 +45,7 @@ from sheaf.app._platform import Slots, platform_slots
 from sheaf.condor import Dag, parse_dag
 from sheaf.engine import find_dag
 from sheaf.errors import StorageError, UsageError
+from sheaf.formats import looks_like_workflow
 from sheaf.model import kahn_levels
 from sheaf.monitor import (
     JobTiming,
@@ -157,14 +157,7 @@ def _read_json(path: str) -> Any:
 
 def _not_a_workflow(path: str) -> None:
     """A workflow file given where a plan belongs is refused saying what to do, not as a bad DAG."""
-    if path.endswith(".dag"):
-        return
-    try:
-        with open(path, "rb") as handle:
-            head = handle.read(4096).lstrip(b"\xef\xbb\xbf \t\r\n")
-    except OSError:
-        return  # the DAG parser names it
-    if head[:1] in (b"{", b"<") or re.search(rb"(?m)^(pegasus|jobs):", head):
+    if not path.endswith(".dag") and looks_like_workflow(path):
         raise UsageError(f"{path} is a workflow, not a plan: `sheaf plan {path}` writes one, then "
                          "`sheaf predict` predicts the submit directory it names")
 

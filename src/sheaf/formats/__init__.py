@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from sheaf.formats._site_config import FAILURE_MODES, SiteConfig, SiteSpec, read_site_config
     from sheaf.formats._tc_dir import transformations_dir
     from sheaf.formats._workflow_io import (
+        looks_like_workflow,
         read_replica_catalog,
         read_site_catalog,
         read_transformation_catalog,
@@ -60,6 +61,7 @@ __all__ = [
     "dumps",
     "format_properties",
     "load_inputs",
+    "looks_like_workflow",
     "parse_pmc_dag",
     "parse_rescue",
     "parse_seqexec_input",
@@ -94,7 +96,8 @@ _WHERE = {
     "Variables": "_expand", "format_properties": "_properties", "load_inputs": "_discover",
     "read_properties": "_properties", "read_replica_catalog": "_workflow_io",
     "read_site_catalog": "_workflow_io", "read_transformation_catalog": "_workflow_io",
-    "read_workflow": "_workflow_io", "validate_inputs": "_discover", "write_properties": "_properties",
+    "read_workflow": "_workflow_io", "looks_like_workflow": "_workflow_io", "validate_inputs": "_discover",
+    "write_properties": "_properties",
     "write_replica_catalog": "_workflow_io", "write_site_catalog": "_workflow_io",
     "write_transformation_catalog": "_workflow_io", "write_workflow": "_workflow_io",
 }

@@ -128,6 +128,16 @@ def _names_checked(workflow: Workflow, path: PathLike) -> Workflow:
     return workflow
 
 
+def looks_like_workflow(path: PathLike) -> bool:
+    """Whether ``path`` reads as a workflow (DAX XML, WfCommons JSON, or YAML with Pegasus's top-level
+    ``pegasus:`` or ``jobs:``) rather than another text, a DAG file say; an unreadable file does not."""
+    try:
+        head = _head(path, 4096)
+    except InputError:
+        return False
+    return _first_char(head) in ("<", "{") or re.search(r"(?m)^(pegasus|jobs):", head) is not None
+
+
 def _head(path: PathLike, size: int = 65536) -> str:
     """The first characters of a file, to tell formats apart (``InputError`` if unreadable)."""
     try:
