@@ -147,16 +147,7 @@ def system_knobs(dag: Dag, knobs: Sequence[tuple[str, str]], source: str) -> lis
     """Put the HTCondor configuration's ``DAGMAN_*`` knobs (``knobs``, from ``source``) into ``dag.config``
     under what it holds (the CONFIG file's, the environment's); the warnings for those sheaf does not
     honour."""
-    out = []
-    for name, value in knobs:
-        key = name.upper()
-        if not key.startswith("DAGMAN_") or key in dag.config:
-            continue
-        if key in HONOURED_KNOBS:
-            dag.config[key] = value
-        else:
-            out.append(f"{source}: configuration knob {key} is not honoured by sheaf run (it is ignored)")
-    return out
+    return _beneath(dag, ((source, name.upper(), value) for name, value in knobs))
 
 
 def environment_knobs(dag: Dag, environ: Mapping[str, str]) -> list[str]:
@@ -164,16 +155,21 @@ def environment_knobs(dag: Dag, environ: Mapping[str, str]) -> list[str]:
     ``ENV SET``, which makes DAGMan's own environment -- into ``dag.config`` under the CONFIG file's,
     as HTCondor's precedence has it (system configuration, then ``_CONDOR_`` variables, then the
     CONFIG file, then condor_submit_dag's options); the warnings for those sheaf does not honour."""
+    return _beneath(dag, ((f"environment variable {name}", name[len("_CONDOR_"):].upper(), value)
+                          for name, value in {**environ, **dag.env}.items()
+                          if name.upper().startswith("_CONDOR_DAGMAN_")))
+
+
+def _beneath(dag: Dag, knobs: Iterable[tuple[str, str, str]]) -> list[str]:
+    """``(source, KEY, value)`` DAGMan knobs into ``dag.config`` where it does not set them yet."""
     out = []
-    for name, value in {**environ, **dag.env}.items():
-        key = name[len("_CONDOR_"):].upper()
-        if not name.upper().startswith("_CONDOR_DAGMAN_") or key in dag.config:
+    for source, key, value in knobs:
+        if not key.startswith("DAGMAN_") or key in dag.config:
             continue
         if key in HONOURED_KNOBS:
             dag.config[key] = value
         else:
-            out.append(f"environment variable {name}: configuration knob {key} is not honoured by sheaf run "
-                       "(it is ignored)")
+            out.append(f"{source}: configuration knob {key} is not honoured by sheaf run (it is ignored)")
     return out
 
 
