@@ -13,7 +13,7 @@ STAMP  := $(VENV)/.installed-stamp
 # The install compiles the ClassAd parser's C accelerator (setup.py; optional: pure Python without it).
 # ... and the compiled seqexec runner sheaf-cluster-c (optional too: the Python sheaf-cluster without it),
 # and the local backend's C spawner threads (optional: the engine's thread spawns without them).
-# uv installs the packages: the same set as pip's, in a seventh of pip's time on a fresh machine.
+# uv installs the packages: the same set as pip's, and much faster on a fresh machine (docs/development.md).
 $(STAMP): pyproject.toml setup.py $(wildcard src/sheaf/classad/_cparse*) $(wildcard src/sheaf/jobtools/_cluster*) \
           $(wildcard src/sheaf/backends/local/_cspawn*)
 	bash scripts/system-deps.sh build $(PYTHON)

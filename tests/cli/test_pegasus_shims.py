@@ -313,6 +313,8 @@ def test_statistics_and_analyzer_read_their_pegasus_options(tmp_path: Path) -> N
     assert done.returncode == 0 and "# summary" in done.stdout, done.stderr
     done = tool("pegasus-statistics", "-o", "stats", str(run_dir))
     assert done.returncode == 0 and "-o stats" in done.stderr and not (tmp_path / "stats").exists()
+    done = tool("pegasus-statistics", "-c", "my.properties", str(run_dir))  # read, named, not acted on
+    assert done.returncode == 0 and "-c my.properties: has no effect with sheaf" in done.stderr
     for argv, said in ((["-s", "everything", str(run_dir)], "unknown statistics level everything"),
                        (["-m", str(run_dir)], "several workflows"), (["-s"], "needs a value")):
         done = tool("pegasus-statistics", *argv)

@@ -19,7 +19,7 @@ unchanged script -- or ``Pegasus.api``, which runs ``<DIR>/../bin/pegasus-*`` on
   (the failed jobs with their reasons; ``--dir``/``-d``/``-i DIR`` and ``--dag FILE`` name the run,
   ``--debug-job`` is refused) and ``sheaf statistics DIR`` (pegasus-statistics' summary and breakdown;
   ``-f csv`` is ``--csv``, levels are checked, ``-o`` and ``-t`` are warned about, several workflows
-  or UUIDs refused); each tool's other options are read and have no effect;
+  or UUIDs refused); each tool's other options are read, and those with a value warned about;
 - ``pegasus-version``: Pegasus's version line, naming sheaf;
 - ``pegasus-config --bin|--conf|--java|--python|--python-externals|--schema|--python-dump|--sh-dump|
   --version [--noeoln]``: the directories a plan defines for ``${PEGASUS_*}``
@@ -162,6 +162,13 @@ def _one_directory(words: list[str]) -> str:
     return os.path.abspath(words[0] if words else ".")
 
 
+def _no_effect(tool: str, given: dict[str, str], names: Sequence[str]) -> None:
+    """A warning naming each of ``names`` given: options sheaf reads and does not act on."""
+    for name in names:
+        if name in given:
+            click.echo(f"{tool}: warning: {name} {given[name]}: has no effect with sheaf", err=True)
+
+
 def _pick(given: dict[str, str], *names: str) -> str | None:
     return next((given[name] for name in names if name in given), None)
 
@@ -196,6 +203,7 @@ def _statistics(argv: list[str]) -> list[str]:
                    "files", err=True)
     if _pick(given, "-t", "--time-filter") is not None:
         click.echo("pegasus-statistics: warning: -t: sheaf's per-host table is not grouped by time", err=True)
+    _no_effect("pegasus-statistics", given, ("-c", "--conf"))
     return ["statistics", *(["--csv"] if kind == "csv" else []), _one_directory(words)]
 
 
@@ -215,6 +223,8 @@ def _analyzer(argv: list[str]) -> list[str]:
     if "--debug-job" in given:
         raise UsageError("--debug-job: sheaf has no debug mode that reruns a job; the job's own .sub, "
                          ".out and .err files are under jobs/ in the submit directory")
+    _no_effect("pegasus-analyzer", given, [name for name in given if name not in ("--dir", "-d", "-i",
+                                                                                   "--dag")])
     named = _pick(given, "--dir", "-d", "-i")
     dag = given.get("--dag")
     if dag is not None:  # as pegasus-analyzer: the DAG file's directory overrides --dir
