@@ -442,6 +442,61 @@ def test_a_sub_workflow_jobs_own_stage_out_outputs_reach_the_output_site(tmp_pat
     assert (out / "f.d").read_text().endswith("analyze->f.d\n")
 
 
+def test_a_sub_workflow_output_the_parent_reads_is_also_delivered_registered_once_and_reused(
+        tmp_path: Path) -> None:
+    """deep.txt, made by the child, is read by a job of the parent (on another site) and staged out by the
+    sub-workflow job: the child puts it in the parent's scratch (its output map), whence the parent copies
+    it to its reader's site and delivers and registers it, as Pegasus's parent stages a sub-workflow
+    job's outputs out of its own scratch. The child's own --output-dir delivery registers into the same
+    catalog, the root's: one output replica catalog for the hierarchy, so --reuse of the root reuses
+    the child's work too."""
+    ex.setup(tmp_path)
+    deep, own, result = File("deep.txt"), File("own.txt"), File("result.txt")
+    maker = Job("keg", _id="maker").add_args("-a", "maker", "-o", deep, "-o", own) \
+        .add_outputs(deep, stage_out=False).add_outputs(own)
+    Workflow("leaf").add_jobs(maker).write(str(tmp_path / "leaf.yml"))
+    ReplicaCatalog().add_replica("local", "leaf.yml", "file://" + str(tmp_path / "leaf.yml")) \
+        .write(str(tmp_path / "replicas.yml"))
+    child_out = tmp_path / "child-out"
+    toleaf = SubWorkflow("leaf.yml", False, _id="toleaf").add_args("--output-dir", str(child_out)) \
+        .add_outputs(deep)
+    reader = Job("keg", _id="reader").add_args("-a", "reader", "-i", deep, "-o", result) \
+        .add_inputs(deep).add_outputs(result)
+    top = Workflow("top").add_jobs(toleaf, reader)
+    top.add_dependency(toleaf, children=[reader])
+    top.write(str(tmp_path / "workflow.yml"))
+    out = tmp_path / "delivered"
+    submit, run = plan_and_run(tmp_path, "--output-dir", str(out))
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert (out / "deep.txt").read_text() == "maker->deep.txt\n"
+    assert (out / "result.txt").read_text() == "maker->deep.txt\nreader->result.txt\n"
+    assert (child_out / "own.txt").is_file()
+    catalog = (submit / "top.replicas.yml").read_text()
+    for lfn, where in (("deep.txt", out), ("result.txt", out), ("own.txt", child_out)):
+        assert f'lfn: {lfn}\n  pfns:\n  - {{pfn: "file://{where}/{lfn}"' in catalog, catalog
+    assert not list(submit.rglob("*.plan/*.replicas.yml"))  # the child keeps no catalog of its own
+    again = sheaf("plan", "workflow.yml", "--dir", "runs", "--relative-dir", "q", "--output-dir", str(out),
+                  "--reuse", "runs/p", cwd=tmp_path)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "2 job(s) not planned" in again.stderr and "toleaf" in again.stderr, again.stderr
+    replanned = json.loads((tmp_path / "runs" / "q" / "plan.json").read_text())
+    assert not [job for job in replanned["jobs"] if job["type"] in ("subworkflow", "compute")]
+
+
+def test_an_output_map_may_place_one_file_in_several_places(tmp_path: Path) -> None:
+    """An output map (a replica file) giving a file two places: the child copies it to both."""
+    ex.setup(tmp_path)
+    made = File("made.txt")
+    Workflow("leaf").add_jobs(Job("keg", _id="maker").add_args("-a", "maker", "-o", made)
+                              .add_outputs(made, stage_out=False)).write(str(tmp_path / "workflow.yml"))
+    one_place, other = tmp_path / "a" / "made.txt", tmp_path / "b" / "made.txt"
+    (tmp_path / "map.txt").write_text(f'made.txt file://{one_place} site="local"\n'
+                                      f'made.txt file://{other} site="local"\n')
+    _, run = plan_and_run(tmp_path, "--output-map", "map.txt")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert one_place.read_text() == other.read_text() == "maker->made.txt\n"
+
+
 def test_no_cleanup_removes_a_file_before_the_sub_workflow_job_that_reads_it(tmp_path: Path) -> None:
     """A sub-workflow job is a user of what it reads -- its inputs and the workflow file it plans from (a
     file a job of the parent writes) -- so the cleanup job removing such a file runs after it."""

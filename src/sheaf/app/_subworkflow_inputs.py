@@ -77,16 +77,16 @@ def with_replica_files(rc: ReplicaCatalog | None, caches: Sequence[str], inherit
     return rc
 
 
-def read_output_map(path: str | None) -> dict[str, str]:
-    """lfn -> absolute local path from an output map (its first ``file://`` or path pfn per lfn)."""
+def read_output_map(path: str | None) -> dict[str, tuple[str, ...]]:
+    """lfn -> every absolute local path an output map gives it (its ``file://`` and path pfns)."""
     if path is None:
         return {}
-    out: dict[str, str] = {}
+    out: dict[str, tuple[str, ...]] = {}
     for replica in read_replica_catalog(path):
         for pfn in replica.pfns:
             local = file_url_path(pfn.pfn) if "://" in pfn.pfn else pfn.pfn
-            if local and os.path.isabs(local) and replica.lfn not in out:
-                out[replica.lfn] = local
+            if local and os.path.isabs(local) and local not in out.get(replica.lfn, ()):
+                out[replica.lfn] = (*out.get(replica.lfn, ()), local)
     return out
 
 

@@ -79,8 +79,14 @@ class PlanContext:
     planned_in: str = field(default_factory=os.getcwd)
     catalog_files: Mapping[str, str] = field(default_factory=dict)
     sites: tuple[str, ...] = ()
-    output_map: Mapping[str, str] = field(default_factory=dict)
+    #: lfn -> every place the parent wants the file (a single path is read as one place)
+    output_map: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     transformations: TransformationCatalog | None = None
+
+    def __post_init__(self) -> None:
+        places = {lfn: (where,) if isinstance(where, str) else tuple(where)
+                  for lfn, where in self.output_map.items()}
+        object.__setattr__(self, "output_map", places)
 
 
 def condor_dagman(tc: TransformationCatalog | None, environ: Mapping[str, str]) -> str | None:
@@ -245,8 +251,8 @@ def one_word(text: str, what: str) -> str:
     return text
 
 
-def output_map_jobs(exec_wf: ExecutableWorkflow, jobs: Sequence[ExecJob], wanted: Mapping[str, str],
-                    workdir: Callable[[ExecJob], str], pairs_file: str,
+def output_map_jobs(exec_wf: ExecutableWorkflow, jobs: Sequence[ExecJob],
+                    wanted: Mapping[str, Sequence[str]], workdir: Callable[[ExecJob], str], pairs_file: str,
                     transfer: str) -> tuple[ExecJob | None, list[int], list[tuple[str, str]]]:
     """``--output-map``: one local job copying each mapped output, once written, to where the parent
     wants it; ``(job, indexes of the jobs it follows, (source, destination) pairs)``."""
@@ -259,7 +265,7 @@ def output_map_jobs(exec_wf: ExecutableWorkflow, jobs: Sequence[ExecJob], wanted
             abstract = exec_wf.workflow.jobs.get(task.id)
             for use in (all_uses(abstract) if abstract is not None else ()):
                 if use.type == "output" and use.lfn in wanted:
-                    pairs.append((os.path.join(workdir(job), use.lfn), wanted[use.lfn]))
+                    pairs += [(os.path.join(workdir(job), use.lfn), place) for place in wanted[use.lfn]]
                     after.append(index)
     if not pairs:
         return None, [], []

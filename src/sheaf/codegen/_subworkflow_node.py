@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
 
 from sheaf.codegen._dag import THROTTLES, NodeSettings, node_lines
@@ -29,8 +29,8 @@ from sheaf.codegen._subworkflow import (
     throttles,
 )
 from sheaf.formats import dumps, rc_to_data
-from sheaf.model import all_uses, profile_int
-from sheaf.planner import ExecJob, ExecutableWorkflow, output_targets
+from sheaf.model import profile_int
+from sheaf.planner import ExecJob, ExecutableWorkflow
 
 
 def _tool(name: str) -> str:
@@ -64,6 +64,13 @@ def cache_lines(directories: Mapping[str, str]) -> Iterator[str]:
         yield f'"{lfn}" {head}{lfn}" site="local"\n'
 
 
+def output_map_text(wanted: Mapping[str, Sequence[str]]) -> str:
+    """A text replica catalog of where a child puts its outputs for its parent (``--output-map``): a
+    line for each place of each file."""
+    return ("# where the parent wants this workflow's outputs (its --output-map)\n"
+            + "".join(_cache_line(lfn, path) for lfn in sorted(wanted) for path in wanted[lfn]))
+
+
 def _cache_line(lfn: str, path: str) -> str:
     return f'{quote_rc(lfn)} {quote_rc("file://" + path)} site="local"\n'
 
@@ -77,21 +84,17 @@ class SubworkflowWriter:
                  workdir: Callable[[ExecJob], str], warnings: list[str],
                  paths_of: Callable[[str], JobPaths]) -> None:
         self.exec_wf, self.layout, self.context, self.paths_of = exec_wf, layout, context, paths_of
-        self.put, self.mkdir, self.workdir, self.warnings = put, mkdir, workdir, warnings
+        self.put, self.mkdir, self.warnings = put, mkdir, warnings
         self.produced = produced_files(exec_wf, workdir)
         caveat = globus_warning(exec_wf)
         if caveat:
             warnings.append(caveat)
         self.by_task = {job.tasks[0].id: job for job in exec_wf.jobs if job.type == "subworkflow"
                         and _kind(exec_wf, job) == "pegasusWorkflow"}  # those that write a cache file
-        self.readers: dict[str, list[ExecJob]] = {}  # abstract job id -> the jobs of its children
         self.upstream: dict[str, list[ExecJob]] = {}  # abstract job id -> its sub-workflow parents
-        owner = {task.id: job for job in exec_wf.jobs for task in job.tasks}
         for parent, children in exec_wf.workflow.dependencies.items():
-            for child in children:
-                if child in owner:
-                    self.readers.setdefault(parent, []).append(owner[child])
-                if parent in self.by_task:
+            if parent in self.by_task:
+                for child in children:
                     self.upstream.setdefault(child, []).append(self.by_task[parent])
         self.shared: dict[str, str] = {}  # files every child reads, written once: name -> absolute path
 
@@ -181,6 +184,10 @@ class SubworkflowWriter:
         if inline is not None and len(inline):
             rc_file = self._once("subworkflows.rc.yml", lambda: dumps(rc_to_data(inline)))
             out += ["--inherited-rc-files", rc_file]
+        if wf.replica_output is not None:  # one output replica catalog for the whole hierarchy, as Pegasus's
+            catalog, kind = wf.replica_output
+            out += [f"-Dpegasus.catalog.replica.output.file={catalog}",
+                    f"-Dpegasus.catalog.replica.output={'YAML' if kind == 'yaml' else 'File'}"]
         auto = wf.auto_model
         if auto is not None and option_given(job.tasks[0].argv, "--cluster") is None:
             model = self._once("subworkflows.overheads.json", lambda: json.dumps(auto.model.to_json()) + "\n")
@@ -196,7 +203,7 @@ class SubworkflowWriter:
             out += ["--cache", paths.abs(".inputs.cache")]
         wanted = self._output_map(job)
         if wanted:
-            self.put(paths.rel(".output.map"), cache_text(wanted))
+            self.put(paths.rel(".output.map"), output_map_text(wanted))
             out += ["--output-map", paths.abs(".output.map")]
         return out
 
@@ -219,33 +226,19 @@ class SubworkflowWriter:
         basename = option_given(job.tasks[0].argv, "--basename") or job.tasks[0].id
         return os.path.join(child, f"{dag_basename(basename)}.cache")
 
-    def _output_map(self, job: ExecJob) -> dict[str, str]:
-        """lfn -> where a compute job of the parent that reads the child's output looks for it, where this
-        plan's own parent wants it (its ``--output-map``, passed on down); and each
-        output the sub-workflow job itself stages out (``stageOut: true``), not read here, at the
-        parent's output site: the child copies it there whatever its own stage-out flag, as Pegasus
-        passes it in the child's output map."""
-        outputs = set(output_lfns(self.exec_wf, job))
-        wanted: dict[str, str] = {}
-        abstract = self.exec_wf.workflow.jobs.get(job.tasks[0].id)
-        targets = output_targets(self.exec_wf, self.layout.final_dir) if abstract is not None else []
-        if targets:
-            for use in all_uses(abstract) if abstract is not None else ():
-                if use.type == "output" and use.stage_out:
-                    wanted[use.lfn] = os.path.join(targets[0][1], use.lfn)
-        # what this plan's own parent wants of an output this child makes: passed on down, so a file made
-        # levels below reaches the level that reads it
-        for lfn in outputs:
-            if lfn in self.context.output_map:
-                wanted[lfn] = self.context.output_map[lfn]
-        for reader in self.readers.get(job.tasks[0].id, []):
-            if reader.type not in ("compute", "cluster"):
-                continue
-            for task in reader.tasks:
-                abstract = self.exec_wf.workflow.jobs.get(task.id)
-                for use in (abstract.uses if abstract is not None else ()):
-                    if use.type == "input" and use.lfn in outputs:
-                        wanted[use.lfn] = os.path.join(self.workdir(reader), use.lfn)
+    def _output_map(self, job: ExecJob) -> dict[str, list[str]]:
+        """lfn -> where the child puts that output once written: this job's working directory for each
+        output this plan stages out or its jobs read (the data pass's ``subworkflow_outputs``: from
+        there this plan's own data jobs deliver, register, copy and clean it up, as Pegasus's parent
+        stages a sub-workflow job's outputs out of its own scratch); and where this plan's own parent
+        wants an output this child makes (its ``--output-map``, passed on down, so a file made levels
+        below reaches every level that needs it)."""
+        wanted = {lfn: [path] for lfn, path in self.exec_wf.subworkflow_outputs.get(job.id, {}).items()}
+        for lfn in output_lfns(self.exec_wf, job):
+            for path in self.context.output_map.get(lfn, ()):
+                places = wanted.setdefault(lfn, [])
+                if path not in places:
+                    places.append(path)
         return wanted
 
     def _planned_in(self) -> str:

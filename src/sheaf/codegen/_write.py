@@ -309,7 +309,7 @@ def _write_into(final: str, exec_wf: ExecutableWorkflow, basename: str | None,
 
 
 def _output_map(exec_wf: ExecutableWorkflow, layout: Layout, jobs: list[ExecJob],
-                edges: list[tuple[int, int]], wanted: Mapping[str, str]) -> list[tuple[str, str]]:
+                edges: list[tuple[int, int]], wanted: Mapping[str, Sequence[str]]) -> list[tuple[str, str]]:
     """``--output-map`` (a sub-workflow's): the copying job appended to ``jobs`` and ``edges``."""
     if not wanted:
         return []

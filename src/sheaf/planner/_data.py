@@ -38,6 +38,11 @@ Policy (``sharedfs``: jobs read and write their site's shared scratch):
 - **inter_site**: a file made on one site and read on another (with another working directory) is
   copied between the two by ``inter_site`` jobs (at most ``ceil(n/10)`` per pair of sites and level),
   children of its makers and parents of its readers there (``_stageout``).
+- **sub-workflow outputs**: an output of a planned sub-workflow job that the plan stages out or one of
+  its jobs reads is put by the child into the job's site's working directory (its ``--output-map``),
+  and from there handled as any job's output: stage-out, registration, inter-site copies, cleanup.
+  A plan with such jobs names its output replica catalog (``replica_output``) for its children to
+  register into.
 - **cleanup** (``_cleanup``): ``inplace`` removes each file the workflow put in a working directory
   after its last user (readers, producer, stage-out job); ``leaf`` removes all of them once the site's
   last job is done; ``none`` keeps them.  Files to be kept (staged out nowhere) are never removed.
@@ -62,7 +67,16 @@ from sheaf.planner._configurations import condorio_lists, lite_manifests, stagin
 from sheaf.planner._naming import safe
 from sheaf.planner._plan import ExecJob, ExecutableWorkflow
 from sheaf.planner._replicas import ReplicaSelector, Source, path_url, url_in
-from sheaf.planner._stageout import PRODUCERS, _File, cluster_limit, plan_stage_out, replica_selector
+from sheaf.planner._stageout import (
+    PRODUCERS,
+    _File,
+    _reads,
+    cluster_limit,
+    output_targets,
+    plan_stage_out,
+    register_target,
+    replica_selector,
+)
 from sheaf.planner._transfer_bytes import TransferBytes
 from sheaf.planner._transfer_lists import transfer_entry, transfer_options, transfer_text
 
@@ -146,7 +160,22 @@ def _plan_data(exec_wf: ExecutableWorkflow, submit_dir: str, exec_dir: str | Non
     add_cleanup(exec_wf, state.base, outputs, exec_wf.data.cleanup)
     if exec_wf.properties.get_bool("pegasus.condor.concurrency.limits", False):
         _concurrency_limits(exec_wf.jobs)
+    if exec_wf.replica_output is None and _plans_children(exec_wf) and \
+            exec_wf.properties.get_bool("pegasus.register", True):
+        # the children register into this catalog too: one output replica catalog for the whole hierarchy
+        exec_wf.replica_output = register_target(exec_wf)
     exec_wf.data_planned = True
+
+
+def _plans_children(exec_wf: ExecutableWorkflow) -> bool:
+    """Whether a job of the plan plans a Pegasus workflow (a child that registers its outputs)."""
+    get = exec_wf.workflow.jobs.get
+    for job in exec_wf.jobs:
+        if job.type == "subworkflow" and job.tasks:
+            source = get(job.tasks[0].id)
+            if source is not None and source.type == "pegasusWorkflow":
+                return True
+    return False
 
 
 #: the HTCondor concurrency limit of each job type, as Pegasus's optimization chapter names them
@@ -252,10 +281,12 @@ def _collect_files(state: _Pass, config: str, known: Inputs
             if source is None:
                 continue
             own = source.file if job.type == "subworkflow" else None  # read where it is by its planner
+            # a planned sub-workflow's outputs are made here by its child (``_subworkflow_outputs``)
+            making = producing or source.type == "pegasusWorkflow"
             for use in all_uses(source):
                 lfn = use.lfn
                 kind = use.type
-                if kind != "input" and producing:
+                if kind != "input" and making:
                     f = produced.get((site, lfn))
                     if f is None:
                         f = produced[(site, lfn)] = _File(site, lfn)
@@ -284,7 +315,34 @@ def _collect_files(state: _Pass, config: str, known: Inputs
                         f.readers.append(index)
     _early_readers(produced, early)
     first.warn_missing()
+    _subworkflow_outputs(state, produced)
     return produced, first.selector
+
+
+def _subworkflow_outputs(state: _Pass, produced: dict[tuple[str, str], _File]) -> None:
+    """The outputs of sub-workflow jobs that this plan stages out or that its jobs read: the child puts
+    each in its job's working directory (the child's ``--output-map``), and from there this plan's data
+    jobs deliver, register, copy and remove it as any job's output, as Pegasus has the parent stage out a
+    sub-workflow job's outputs from its own scratch (``ExecutableWorkflow.subworkflow_outputs``).  The
+    child's other outputs are its own: left out of this plan's files."""
+    exec_wf = state.exec_wf
+    get = exec_wf.workflow.jobs.get
+    children = [(job, source) for job in exec_wf.jobs if job.type == "subworkflow" and job.site is not None
+                and job.tasks and (source := get(job.tasks[0].id)) is not None
+                and source.type == "pegasusWorkflow"]
+    if not children:
+        return
+    read = {lfn for _, _, lfn in _reads(exec_wf)}
+    delivering = bool(output_targets(exec_wf, state.submit_dir))
+    for job, source in children:
+        for lfn in {use.lfn for use in all_uses(source) if use.type != "input"}:
+            key = (str(job.site), lfn)
+            f = produced[key]
+            if (f.stage_out and delivering) or lfn in read:
+                placed = exec_wf.subworkflow_outputs.setdefault(job.id, {})
+                placed[lfn] = os.path.join(exec_wf.workdirs[f.site], lfn)
+            else:
+                del produced[key]
 
 
 def _mark(f: _File, use: Use) -> None:

@@ -157,6 +157,9 @@ class ExecutableWorkflow:
     #: sub-workflow job id -> lfn -> where this plan puts that input of the job for its child planner
     #: (staged into the job's site, or read in place): what the child's ``--cache`` tells it
     subworkflow_inputs: dict[str, dict[str, str]] = field(default_factory=dict)
+    #: sub-workflow job id -> lfn -> where its child puts that output for this plan's jobs and data jobs
+    #: (the job's site's working directory): what the child's ``--output-map`` tells it
+    subworkflow_outputs: dict[str, dict[str, str]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
