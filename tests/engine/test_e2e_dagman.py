@@ -145,6 +145,41 @@ def test_force_auto_rescue_and_do_rescue_from_choose_the_dag_a_run_starts_from(t
     assert refused.returncode == 2 and "no rescue DAG" in refused.stderr and "rescue007" in refused.stderr
 
 
+def test_a_subdag_inherits_the_rescue_and_directory_options_of_its_parents_run(tmp_path: Path) -> None:
+    """DAGMan passes -DoRescueFrom, -AutoRescue, -UseDagDir and (on a node's first submission) -force
+    down to every SUBDAG's run: the sub-DAG starts from the rescue DAG they choose."""
+    log = tmp_path / "ran"
+    (tmp_path / "inner").mkdir()
+    sub(tmp_path / "inner", "s.sub", "/bin/sh", f"-c 'echo $(JOB) >> {log}'")
+
+    def fresh() -> None:
+        (tmp_path / "top.dag").write_text("SUBDAG EXTERNAL D inner/sub.dag\n")
+        (tmp_path / "inner" / "sub.dag").write_text("JOB X s.sub\nJOB Y s.sub\n")
+        for path in [*tmp_path.glob("*.dag.*"), *(tmp_path / "inner").glob("sub.dag.*"), log]:
+            path.unlink(missing_ok=True)
+        for n in (1, 2):  # the sub-DAG's rescue 1 has X done, rescue 2 both; the top's nothing
+            (tmp_path / "inner" / f"sub.dag.rescue00{n}").write_text("DONE X\n" + "DONE Y\n" * (n - 1))
+            (tmp_path / f"top.dag.rescue00{n}").write_text("# nothing done\n")
+
+    def ran(*args: str) -> list[str]:
+        done = subprocess.run([SHEAF, "run", "top.dag", "--usedagdir", *args], cwd=tmp_path,
+                              capture_output=True, text=True, check=False, timeout=120)
+        assert done.returncode == 0, done.stdout + done.stderr
+        return sorted(log.read_text().split()) if log.exists() else []
+
+    fresh()
+    assert ran() == []  # from the sub-DAG's newest rescue DAG: nothing left to run
+    fresh()
+    assert ran("--do-rescue-from", "1") == ["Y"]
+    assert (tmp_path / "inner" / "sub.dag.rescue002.old").exists()
+    fresh()
+    assert ran("-AutoRescue", "0") == ["X", "Y"]
+    assert (tmp_path / "inner" / "sub.dag.rescue002").exists()
+    fresh()
+    assert ran("-force") == ["X", "Y"]
+    assert not list((tmp_path / "inner").glob("sub.dag.rescue00?"))
+
+
 def test_final_runs_when_the_run_is_stopped(tmp_path: Path) -> None:
     sub(tmp_path, "a.sub", "/bin/sleep", "60")
     sub(tmp_path, "b.sub")
@@ -294,7 +329,8 @@ def test_priority_is_the_jobs_jobprio_and_passes_into_subdags(tmp_path: Path) ->
     launches = {x.node: x for x in fake.launches}
     assert (launches["A"].priority, launches["A"].job_ad["JobPrio"]) == (15, 15)
     assert (launches["B"].priority, launches["B"].job_ad["JobPrio"]) == (15, 3)  # the file's own wins
-    assert launches["S"].argv[-2:] == ("--priority", "105")
+    argv = launches["S"].argv
+    assert argv[argv.index("--priority") + 1] == "105"
 
 
 def test_a_subdag_gets_its_nodes_priority(tmp_path: Path) -> None:

@@ -60,6 +60,7 @@ from sheaf.engine._backend import Adopts, Backend
 from sheaf.engine._dagid import PARENT_ID_VARIABLE, dagman_id
 from sheaf.engine._journal import Journal, Replay, replay
 from sheaf.engine._multidag import combine_dags, munges_names
+from sheaf.engine._nodejob import SubdagOptions
 from sheaf.engine._nodes import DAG_ABORTED, DAG_CYCLE, DAG_REMOVED
 from sheaf.engine._orphans import attempt_token, start_guard, stop_run_processes
 from sheaf.engine._paths import find_dag, rescue_number, retire_rescues, state_paths
@@ -69,10 +70,12 @@ from sheaf.engine._run import EngineRun, Progress
 from sheaf.engine._runconfig import (
     DagEnvironment,
     DagmanOptions,
+    auto_rescue,
     config_warnings,
     environment_knobs,
     load_descriptions,
     run_limits,
+    subdag_options,
     system_knobs,
 )
 from sheaf.engine._scriptmacros import check_scripts
@@ -204,7 +207,8 @@ def _run_workflow(directory: str, backend: Backend | Callable[[], Backend], opti
         run = EngineRun(dag, descs, first, the_backend, journal, paths, clock, on_progress, progress_interval,
                    source, pre_done, names,
                    Tolerance(limits.job_failure_tolerance, False, limits.remove_job_list_on_failure),
-                   limits.batch_name, limits.suppress_notification)
+                   limits.batch_name, limits.suppress_notification,
+                   SubdagOptions(subdag_options(dag, options), options.force))
         signals.attach(run)
         try:
             with DagEnvironment(dag.env):
@@ -247,8 +251,7 @@ def _rescue_choice(dag: Dag, options: DagmanOptions, multi: bool) -> str | None:
         chosen = rescue_number(dag.path, multi, options.rescue_from)
         retire_rescues(dag.path, multi, after=options.rescue_from)
         return chosen
-    auto = options.auto_rescue if options.auto_rescue is not None else dag.flag("DAGMAN_AUTO_RESCUE", True)
-    return "newest" if auto else None
+    return "newest" if auto_rescue(dag, options) else None
 
 
 def _read_dags(directory: str, dag_files: Sequence[str], usedagdir: bool = False,

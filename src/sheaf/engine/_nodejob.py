@@ -13,11 +13,12 @@ their PREPEND/APPEND mode, else by ``DAGMAN_DEFAULT_APPEND_VARS``.
 
 from __future__ import annotations
 
-__all__ = ["render_node", "subdag_job"]
+__all__ = ["NO_SUBDAG_OPTIONS", "SubdagOptions", "render_node", "subdag_job"]
 
 import os
 import sys
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 from sheaf.classad import ClassAd
 from sheaf.condor import NodeSpec, Queue
@@ -95,12 +96,25 @@ def _dagman_after() -> dict[str, str]:
     return {"DAGManJobId": ident, "MY.DAGManJobId": ident}
 
 
+@dataclass(frozen=True, slots=True)
+class SubdagOptions:
+    """What a run passes its SUBDAGs' runs besides the batch name and ``-suppress_notification``:
+    ``args``, its inherited options (``_runconfig.subdag_options``); ``force``: ``-force``, passed with
+    a node's first submission and not with a retry, which resumes the sub-DAG from its rescue DAG."""
+
+    args: tuple[str, ...] = ()
+    force: bool = False
+
+
+NO_SUBDAG_OPTIONS = SubdagOptions()
+
+
 def subdag_job(spec: NodeSpec, sub: Submit, batch_name: str = "",
-               suppress_notification: bool = False) -> JobSpec:
+               suppress_notification: bool = False, inherited: SubdagOptions = NO_SUBDAG_OPTIONS) -> JobSpec:
     """SUBDAG EXTERNAL: a nested ``sheaf run`` of the sub-DAG, as a local-universe job; the node's
     effective priority is passed down (``condor_submit_dag -priority``), and the run's batch name,
-    which its node jobs get too, and ``-suppress_notification`` (DAGMan's "deep" options).  A sub-DAG
-    file that does not exist at submission is a submit failure, as in DAGMan."""
+    which its node jobs get too, ``-suppress_notification`` and ``inherited`` (DAGMan's "deep"
+    options).  A sub-DAG file that does not exist at submission is a submit failure, as in DAGMan."""
     if not os.path.isfile(spec.submit):
         raise InputError("cannot submit the SUBDAG: no such DAG file", rule="the sub-DAG file exists",
                          value=spec.submit, path=spec.path, line=spec.line)
@@ -112,6 +126,9 @@ def subdag_job(spec: NodeSpec, sub: Submit, batch_name: str = "",
         argv += ("--suppress-notification",)
     if sub.priority:
         argv += ("--priority", str(sub.priority))
+    argv += inherited.args
+    if inherited.force and sub.attempt == 0:
+        argv += ("--force",)
     ad = ClassAd({"ClusterId": sub.cluster, "ProcId": 0, "Universe": "local", "JobUniverse": 12,
                   "DAGNodeName": spec.name, "DAGNodeRetry": sub.attempt, "RequestCpus": 0,
                   "Cmd": sys.executable})

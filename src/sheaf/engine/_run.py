@@ -39,7 +39,7 @@ from sheaf.engine._backend import (
     Suspended,
 )
 from sheaf.engine._journal import Journal
-from sheaf.engine._nodejob import render_node, render_queue, subdag_job
+from sheaf.engine._nodejob import NO_SUBDAG_OPTIONS, SubdagOptions, render_node, render_queue, subdag_job
 from sheaf.engine._nodes import futile_nodes
 from sheaf.engine._orphans import ATTEMPT_VARIABLE, attempt_token
 from sheaf.engine._procs import NO_TOLERANCE, ProcGroups, Tolerance, proc_of
@@ -117,7 +117,8 @@ class EngineRun:
                  on_progress: Callable[[Progress], None] | None, progress_interval: float,
                  source: str = "fresh", pre_done: frozenset[str] = frozenset(),
                  dag_files: tuple[str, ...] = (), tolerance: Tolerance = NO_TOLERANCE,
-                 batch_name: str = "", suppress_notification: bool = False) -> None:
+                 batch_name: str = "", suppress_notification: bool = False,
+                 subdags: SubdagOptions = NO_SUBDAG_OPTIONS) -> None:
         self.dag, self.descs, self.backend, self.journal = dag, descs, backend, journal
         self.tolerance = tolerance  # the DAG's default for a node without TOLERANCE
         self.submit_attempts = max(1, config_int(dag, "DAGMAN_MAX_SUBMIT_ATTEMPTS", 6))
@@ -148,6 +149,7 @@ class EngineRun:
         self.prohibit_multi = dag.flag("DAGMAN_PROHIBIT_MULTI_JOBS", False)
         self.batch_name = batch_name  # the node jobs' JobBatchName (``_nodejob``)
         self.suppress_notification = suppress_notification
+        self.subdags = subdags  # what a SUBDAG's run inherits of this one's options
         self._started: Callable[[], list[Started]] | None = (
             backend.started if isinstance(backend, ReportsStarts) else None)
         self._ended_keys: dict[str, tuple[str, int]] = {}  # attempts that ended since the last turn
@@ -362,7 +364,7 @@ class EngineRun:
         if job is not None:
             job.ad["ClusterId"] = sub.cluster  # known only now; nothing else in the ad depends on it
         elif spec.subdag:
-            job = subdag_job(spec, sub, self.batch_name, self.suppress_notification)
+            job = subdag_job(spec, sub, self.batch_name, self.suppress_notification, self.subdags)
         else:
             desc = self._description(spec)
             parents = self.dag.parents.get(spec.name, [])

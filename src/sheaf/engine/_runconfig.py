@@ -94,6 +94,23 @@ class DagmanOptions:
                 "maxpost": self.maxpost}
 
 
+def auto_rescue(dag: Dag, options: DagmanOptions) -> bool:
+    """Whether a run starts from the newest rescue DAG: ``-AutoRescue``, else ``DAGMAN_AUTO_RESCUE``."""
+    return options.auto_rescue if options.auto_rescue is not None else dag.flag("DAGMAN_AUTO_RESCUE", True)
+
+
+def subdag_options(dag: Dag, options: DagmanOptions) -> tuple[str, ...]:
+    """The options of this run its SUBDAGs' runs are given, as DAGMan passes its "deep" options down to
+    every sub-DAG's condor_submit_dag: ``-AutoRescue`` (this run's value, always), ``-DoRescueFrom`` and
+    ``-UseDagDir`` when given (``-force`` goes with a node's first submission only: ``subdag_job``)."""
+    out: tuple[str, ...] = ("--auto-rescue", "1" if auto_rescue(dag, options) else "0")
+    if options.rescue_from is not None:
+        out += ("--do-rescue-from", str(options.rescue_from))
+    if options.usedagdir:
+        out += ("--usedagdir",)
+    return out
+
+
 def run_limits(dag: Dag, options: DagmanOptions, batch_name: str = "") -> Limits:
     """The run's limits: the CONFIG file's knobs under the command line's values (``options``:
     condor_submit_dag's options win over the knobs they set); ``batch_name`` is the one the run uses."""
