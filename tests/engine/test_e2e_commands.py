@@ -137,6 +137,33 @@ def test_periodic_hold_runs_the_hold_script_and_release_runs_the_job_again(tmp_p
     assert out.read_text().split() == ["run", "held-A", "run", "post--1002"]
 
 
+def test_the_exit_policy_requeues_holds_and_removes_a_job_as_the_shadow_does(tmp_path: Path) -> None:
+    """At exit the shadow evaluates periodic_hold/periodic_remove, then on_exit_hold, then on_exit_remove:
+    max_retries (condor_submit's OnExitRemove) runs A again until it succeeds, in one DAGMan attempt
+    (JOB_EVICTED "Job terminated and was requeued" between its runs); B's on_exit_hold holds it and its
+    periodic_release runs it again; C's periodic_remove fires at its exit, however short its run."""
+    counter = _script(tmp_path / "count.sh", 'n=$(cat "$1" 2>/dev/null || echo 0); n=$((n + 1))\n'
+                                              'echo $n > "$1"; [ $n -ge "$2" ]\n')
+    (tmp_path / "a.sub").write_text(f'executable = {counter}\narguments = "a.n 3"\nmax_retries = 5\nqueue\n')
+    (tmp_path / "b.sub").write_text(f'executable = {counter}\narguments = "b.n 1"\n'
+                                    "on_exit_hold = NumJobCompletions == 1\n"
+                                    'on_exit_hold_reason = "look first"\non_exit_hold_subcode = 4\n'
+                                    "periodic_release = JobStatus == 5\nqueue\n")
+    (tmp_path / "c.sub").write_text("executable = /bin/true\nperiodic_remove = NumShadowStarts >= 1\nqueue\n")
+    (tmp_path / "wf.dag").write_text("JOB A a.sub\nJOB B b.sub\nJOB C c.sub\n")
+    done = subprocess.run([SHEAF, "run", str(tmp_path)], capture_output=True, text=True, check=False,
+                          timeout=120, env=_pool_config(tmp_path))
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "failed: C" in done.stdout and "removed" in done.stdout, done.stdout
+    assert (tmp_path / "a.n").read_text() == "3\n" and (tmp_path / "b.n").read_text() == "2\n"
+    log = (tmp_path / "wf.dag.nodes.log").read_text()
+    assert log.count("Job terminated and was requeued") == 2
+    assert "\t(1) Normal termination (return value 1)\n\tThe job attribute OnExitRemove expression " in log
+    assert "Job was held.\n\tlook first\n\tCode 3 Subcode 4" in log
+    jobstate = (tmp_path / "jobstate.log").read_text()
+    assert re.search(r" A JOB_SUCCESS 0 ", jobstate) and re.search(r" B JOB_SUCCESS 0 ", jobstate), jobstate
+
+
 def test_procs_that_can_never_match_wait_idle_for_their_policy_to_remove_them(tmp_path: Path) -> None:
     """Procs 4-6 can never match: HTCondor keeps them idle, and their periodic_remove removes them; the
     matchable procs run.  Within the tolerance the node succeeds, its POST script seeing every proc."""

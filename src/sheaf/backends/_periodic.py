@@ -12,13 +12,21 @@ held when ``PeriodicHold`` is true; a held job is released when ``PeriodicReleas
 job is removed when ``PeriodicRemove`` is true.  An expression is true when it evaluates to true or
 to a non-zero number (undefined and errors are false), as the schedd's ``EvalBool``.
 
-Only launches whose ad has one of the three expressions are tracked (:func:`has_policy`), so a run
+When a job exits, the shadow's order follows (``UserPolicy::AnalyzePolicy`` with
+``PERIODIC_THEN_EXIT``, :func:`decide_at_exit`), against the ad with ``ExitBySignal``, ``ExitCode`` or
+``ExitSignal`` and ``NumJobCompletions``: ``PeriodicHold`` holds, ``PeriodicRemove`` removes,
+``OnExitHold`` holds (``OnExitHoldReason``/``OnExitHoldSubCode``), and an ``OnExitRemove`` that is
+false (or 0) puts the job back in the queue to run again (its ``max_retries``, ``success_exit_code``
+and ``retry_until`` are condor_submit's parts of that expression); else the job leaves the queue.
+
+Only launches whose ad has one of these expressions are tracked (:func:`has_policy`), so a run
 without them pays nothing.  Times are the backend's clock (wall-clock seconds).
 """
 
 from __future__ import annotations
 
-__all__ = ["HELD", "IDLE", "RUNNING", "Action", "JobRecord", "decide", "has_policy", "policy_interval"]
+__all__ = ["HELD", "IDLE", "RUNNING", "Action", "JobRecord", "decide", "decide_at_exit", "has_policy",
+           "policy_interval"]
 
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -28,7 +36,7 @@ from sheaf.classad import ClassAd, unparse
 from sheaf.engine import Launch
 
 IDLE, RUNNING, HELD = 1, 2, 5
-_POLICY = ("PeriodicHold", "PeriodicRelease", "PeriodicRemove")
+_POLICY = ("PeriodicHold", "PeriodicRelease", "PeriodicRemove", "OnExitHold", "OnExitRemove")
 HOLD_CODE_JOB_POLICY = 3  # CONDOR_HOLD_CODE::JobPolicy
 
 
@@ -45,6 +53,7 @@ class JobRecord:
     holds: int = 0
     hold_reason: str = ""
     hold_subcode: int = 0
+    completions: int = 0  # NumJobCompletions: the runs that exited
 
     def started(self, now: float) -> None:
         self.status, self.entered, self.starts, self.current_start = RUNNING, now, self.starts + 1, now
@@ -63,7 +72,7 @@ class JobRecord:
             "JobStatus": self.status, "EnteredCurrentStatus": int(self.entered), "QDate": int(self.qdate),
             # one shadow a start on one machine: HTCondor's NumShadowStarts (JobRunCount its old name)
             "NumJobStarts": self.starts, "NumShadowStarts": self.starts, "JobRunCount": self.starts,
-            "NumHolds": self.holds,
+            "NumHolds": self.holds, "NumJobCompletions": self.completions,
             "RemoteWallClockTime": float(self.wall + run),
         }
         if self.first_start is not None:
@@ -80,7 +89,7 @@ class JobRecord:
         return ad
 
 
-Action = tuple[Literal["hold", "release", "remove"], str, int]  # (what, reason, subcode)
+Action = tuple[Literal["hold", "release", "remove", "requeue"], str, int]  # (what, reason, subcode)
 
 
 def has_policy(ad: ClassAd) -> bool:
@@ -129,4 +138,29 @@ def decide(record: JobRecord, now: float, memory_mb: float | None = None) -> Act
         return ("release", *_fired(ad, "PeriodicRelease"))
     if _true(ad, "PeriodicRemove"):
         return ("remove", *_fired(ad, "PeriodicRemove"))
+    return None
+
+
+def decide_at_exit(record: JobRecord, now: float, exit_code: int | None, sig: int | None) -> Action | None:
+    """What the shadow does with a job that exited (the module docstring's order); None: it leaves the
+    queue.  Counts the completion and stops the record's run."""
+    record.completions += 1
+    ad = record.ad(now, None)
+    ad["ExitBySignal"] = sig is not None
+    if sig is not None:
+        ad["ExitSignal"] = sig
+    else:
+        ad["ExitCode"] = exit_code or 0
+    record.stopped(now, IDLE)
+    for name, what in (("PeriodicHold", "hold"), ("PeriodicRemove", "remove"), ("OnExitHold", "hold")):
+        if _true(ad, name):
+            return (what, *_fired(ad, name))  # type: ignore[return-value]
+    if ad.get_expr("OnExitRemove") is not None:
+        try:
+            value = ad.eval("OnExitRemove")
+        except Exception:  # noqa: BLE001 - an expression that cannot be evaluated removes, as the shadow's
+            return None
+        if isinstance(value, bool | int | float) and not value:
+            expr = unparse(ad.lookup("OnExitRemove"))
+            return ("requeue", f"The job attribute OnExitRemove expression '{expr}' evaluated to FALSE", 0)
     return None

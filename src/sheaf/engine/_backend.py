@@ -99,7 +99,15 @@ class Removed:                # extension: removed by the job's periodic_remove 
     key: str
     reason: str
 
-Event = Exited | Held | Suspended | Released | Removed
+@value_class
+class Requeued:               # extension: the job exited and its OnExitRemove (on_exit_remove, max_retries)
+                              #   kept it queued: it runs again, the attempt goes on (JOB_EVICTED)
+    key: str
+    exit_code: int | None     # None when killed by a signal
+    signal: int | None
+    reason: str               # "The job attribute OnExitRemove expression '...' evaluated to FALSE"
+
+Event = Exited | Held | Suspended | Released | Removed | Requeued
 
 @value_class
 class Started:                # extension: an attempt's process began

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 __all__ = [
     "Cancel", "Change", "Defer", "DeferElapsed", "Details", "EngineEvent", "Finish", "Halted", "Instruction",
-    "Interrupted", "JobExited", "JobHeld", "JobReleased", "JobRemoved", "JobSuspended", "KillScript",
+    "Interrupted", "JobExited", "JobHeld", "JobReleased", "JobRemoved", "JobRequeued", "JobSuspended",
+    "KillScript",
     "ProvisionerReady", "RunScript", "ScriptExited", "Step", "Submit", "SubmitFailed", "WriteRescue",
     "WriteSavePoint",
 ]
@@ -58,6 +59,19 @@ class JobSuspended:
     proc: int = 0
     code: int = 3  # HoldReasonCode (3: the job's policy)
     subcode: int = 0  # HoldReasonSubCode
+
+
+@value_class
+class JobRequeued:
+    """A proc of the node's job exited and its OnExitRemove kept it queued: it runs again
+    (JOB_EVICTED, "Job terminated and was requeued")."""
+
+    node: str
+    attempt: int
+    proc: int = 0
+    exit_code: int | None = None
+    signal: int | None = None
+    reason: str = ""
 
 
 @value_class
@@ -125,7 +139,8 @@ class Interrupted:
     reason: str
 
 
-EngineEvent = (JobExited | JobHeld | JobSuspended | JobReleased | JobRemoved | SubmitFailed | ScriptExited
+EngineEvent = (JobExited | JobHeld | JobSuspended | JobReleased | JobRequeued | JobRemoved | SubmitFailed
+               | ScriptExited
                | DeferElapsed | Interrupted | Halted | ProvisionerReady)
 
 
@@ -223,6 +238,7 @@ Details = TypedDict("Details", {
     "release_reason": str,  # ... for this reason
     "proc": int,  # the proc a hold or release is about
     "removed": bool,  # the job was removed (periodic_remove, DAGMAN_MAX_JOB_HOLDS): JOB_ABORTED
+    "requeued": str,  # a proc exited and its OnExitRemove queued it again, for this reason (JOB_EVICTED)
 }, total=False)
 
 

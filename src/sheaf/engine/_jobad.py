@@ -73,7 +73,11 @@ _REQUESTS = (("request_cpus", "RequestCpus"), ("request_memory", "RequestMemory"
 _EXPRESSIONS = (("requirements", "Requirements"), ("rank", "Rank"), ("periodic_hold", "PeriodicHold"),
                 ("periodic_release", "PeriodicRelease"), ("periodic_remove", "PeriodicRemove"),
                 ("periodic_hold_reason", "PeriodicHoldReason"),
-                ("periodic_hold_subcode", "PeriodicHoldSubCode"))
+                ("periodic_hold_subcode", "PeriodicHoldSubCode"), ("on_exit_hold", "OnExitHold"),
+                ("on_exit_hold_reason", "OnExitHoldReason"), ("on_exit_hold_subcode", "OnExitHoldSubCode"))
+
+# the submit commands condor_submit builds a job's ``OnExitRemove`` from (``SubmitHash::SetJobRetries``)
+_RETRIES = ("on_exit_remove", "max_retries", "success_exit_code", "retry_until")
 
 
 # submit command -> job ad attribute holding its value as a string, as condor_submit sets them; a
@@ -120,7 +124,8 @@ def _assignments(attrs_raw: Mapping[str, str], vars_: Mapping[str, str],
 # condor_submit gives every job RequestCpus 1 and JobPrio 0 when its file sets none
 _DEFAULTS = {"request_cpus": "1", "priority": "0"}
 AD_CALLS = (*((key, _DEFAULTS.get(key, "")) for key, _ in _REQUESTS),
-            *((key, "") for key, _ in _EXPRESSIONS), ("concurrency_limits", ""),
+            *((key, "") for key, _ in _EXPRESSIONS), *((key, "") for key in _RETRIES),
+            ("concurrency_limits", ""),
             *((key, "") for key, _ in _STRINGS), *((key, "") for key, _ in _QUOTED_STRINGS),
             ("notification", "never"))
 _SHARED_LIMIT = 4096
@@ -254,6 +259,7 @@ def _shared_ad(desc: SubmitDescription, values: tuple[str, ...], exe: str, iwd: 
     for key, attr in _EXPRESSIONS:
         if got[key]:
             attrs.append((attr, _expr(desc, key, got[key])))
+    attrs += _exit_remove(desc, got)
     if got["concurrency_limits"]:
         attrs.append(("ConcurrencyLimits", literal(got["concurrency_limits"])))
     attrs.append(("JobNotification", literal(_notification(desc, got["notification"]))))
@@ -268,6 +274,43 @@ def _shared_ad(desc: SubmitDescription, values: tuple[str, ...], exe: str, iwd: 
     for name, expr in attrs:
         ad[name] = expr
     return ad
+
+
+def _exit_remove(desc: SubmitDescription, got: Mapping[str, str]) -> list[tuple[str, classad.Expr]]:
+    """``OnExitRemove`` (with ``JobMaxRetries`` and ``JobSuccessExitCode``), as condor_submit makes it:
+    ``on_exit_remove`` as written, unless ``max_retries``, ``success_exit_code`` or ``retry_until`` is
+    given -- then the job leaves the queue after ``JobMaxRetries`` retries (default 2) or on its success
+    exit code (default 0) or the ``retry_until`` code or expression, or when ``on_exit_remove`` says so."""
+    own = got["on_exit_remove"].strip()
+    if not (got["max_retries"] or got["success_exit_code"] or got["retry_until"]):
+        return [("OnExitRemove", _expr(desc, "on_exit_remove", own))] if own else []
+    out = [("JobMaxRetries", literal(_integer(desc, "max_retries", got["max_retries"] or "2")))]
+    check = "NumJobCompletions > JobMaxRetries || ExitCode =?= 0"
+    if got["success_exit_code"]:
+        code = _integer(desc, "success_exit_code", got["success_exit_code"])
+        out.append(("JobSuccessExitCode", literal(code)))
+        check = "NumJobCompletions > JobMaxRetries || ExitCode =?= JobSuccessExitCode"
+    until = got["retry_until"].strip()
+    if until:
+        try:
+            code = int(until)
+        except ValueError:
+            _expr(desc, "retry_until", until)  # an expression: refused here when it does not parse
+            check += f" || ({until})"
+        else:
+            check += f" || ExitCode =?= {code}"
+    if own:
+        _expr(desc, "on_exit_remove", own)
+        check += f" || ({own})"
+    return [*out, ("OnExitRemove", _expr(desc, "on_exit_remove", check))]
+
+
+def _integer(desc: SubmitDescription, key: str, text: str) -> int:
+    try:
+        return int(text.strip())
+    except ValueError:
+        raise submit_error(desc.path, desc.values.get(key, ("", None))[1], f"{key} is not an integer",
+                           f"{key} is an integer", text) from None
 
 
 def _unquoted(value: str) -> str:

@@ -49,6 +49,7 @@ from sheaf.engine._events import (
     JobHeld,
     JobReleased,
     JobRemoved,
+    JobRequeued,
     JobSuspended,
     ScriptExited,
     SubmitFailed,
@@ -153,11 +154,12 @@ class Node:
         return (-self.prio, self.seq, self.name)
 
 
-def expected_state(event: JobExited | JobHeld | JobSuspended | JobReleased | JobRemoved | SubmitFailed
-                   | ScriptExited | DeferElapsed) -> NodeState:
+def expected_state(event: JobExited | JobHeld | JobSuspended | JobReleased | JobRequeued | JobRemoved
+                   | SubmitFailed | ScriptExited | DeferElapsed) -> NodeState:
     """The state a node is in when ``event`` about its current attempt arrives."""
     match event:
-        case JobExited() | JobHeld() | JobSuspended() | JobReleased() | JobRemoved() | SubmitFailed():
+        case JobExited() | JobHeld() | JobSuspended() | JobReleased() | JobRequeued() | JobRemoved() \
+                | SubmitFailed():
             return "submitted"
         case ScriptExited(kind="PRE"):
             return "pre"

@@ -34,6 +34,7 @@ from sheaf.engine._backend import (
     Released,
     Removed,
     ReportsStarts,
+    Requeued,
     SelfRefilling,
     Started,
     Suspended,
@@ -58,6 +59,7 @@ from sheaf.engine._state import (
     JobHeld,
     JobReleased,
     JobRemoved,
+    JobRequeued,
     JobSuspended,
     KillScript,
     ProvisionerReady,
@@ -396,6 +398,19 @@ class EngineRun:
 
     # -- events -----------------------------------------------------------------------------------
 
+    def _going_on(self, event: Suspended | Released | Requeued) -> EngineEvent | None:
+        """The engine event of a backend event after which the attempt goes on: held, released, or
+        exited and queued again by its OnExitRemove (None: the attempt is no longer current)."""
+        ran = self.keys.get(event.key)
+        if ran is None:
+            return None
+        proc = proc_of(event.key)
+        if isinstance(event, Suspended):
+            return JobSuspended(ran[0], ran[1], event.reason, proc, event.code, event.subcode)
+        if isinstance(event, Released):
+            return JobReleased(ran[0], ran[1], proc, event.reason)
+        return JobRequeued(ran[0], ran[1], proc, event.exit_code, event.signal, event.reason)
+
     def gather(self) -> list[EngineEvent]:
         events: list[EngineEvent] = list(self.pending)
         self.pending.clear()
@@ -415,16 +430,13 @@ class EngineRun:
                 self._gather_while_queued(raw)
             for event in raw:
                 if event.key in self.services:  # a SERVICE node's job: not the DAG's business
-                    if not isinstance(event, Suspended | Released):
+                    if not isinstance(event, Suspended | Released | Requeued):
                         self.services.discard(event.key)
                     continue
-                if isinstance(event, Suspended | Released):  # the attempt goes on (held, queued again)
-                    held = self.keys.get(event.key)
-                    if held is not None:
-                        proc = proc_of(event.key)
-                        events.append(JobSuspended(held[0], held[1], event.reason, proc, event.code,
-                                                   event.subcode) if isinstance(event, Suspended)
-                                      else JobReleased(held[0], held[1], proc, event.reason))
+                if isinstance(event, Suspended | Released | Requeued):  # the attempt goes on (queued again)
+                    going = self._going_on(event)
+                    if going is not None:
+                        events.append(going)
                     continue
                 target = self.keys.pop(event.key, None)
                 if target is None:

@@ -85,6 +85,7 @@ __all__ = [
     "JobHeld",
     "JobReleased",
     "JobRemoved",
+    "JobRequeued",
     "JobSuspended",
     "KillScript",
     "Limits",
@@ -118,6 +119,7 @@ from sheaf.engine._events import (
     JobHeld,
     JobReleased,
     JobRemoved,
+    JobRequeued,
     JobSuspended,
     KillScript,
     ProvisionerReady,
@@ -385,6 +387,13 @@ class DagState:
                 self._on_hold(node, reason, proc, code, subcode)
             case JobReleased(proc=proc, reason=reason):
                 self._on_release(node, proc, reason)
+            case JobRequeued(proc=proc, exit_code=code, signal=sig, reason=reason):
+                info: Details = {"requeued": reason, "proc": proc}
+                if code is not None:
+                    info["exit"] = code
+                if sig is not None:
+                    info["signal"] = sig
+                self._note(node, info)
             case JobRemoved(reason=reason, procs=procs):
                 self._removed(node, reason, procs)
             case SubmitFailed(reason=reason):

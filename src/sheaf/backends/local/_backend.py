@@ -104,6 +104,7 @@ from sheaf.backends._periodic import (
     IDLE,
     JobRecord,
     decide,
+    decide_at_exit,
     has_policy,
     policy_interval,
 )
@@ -122,6 +123,7 @@ from sheaf.engine import (
     Launch,
     Released,
     Removed,
+    Requeued,
     Started,
     Suspended,
     expand_launch,
@@ -511,7 +513,7 @@ class LocalBackend:
         self._forget(job)
         if job.cancelled:  # stopped here (cancel, a policy, close): the caller reports it, or nobody
             return
-        self._policy.pop(key, None)
+        record = self._policy.pop(key, None)
         reason = job.killed
         if reason is None and job.limited and maxrss_kb > (job.claim.memory_limit or 0) * 1024:
             reason = self._peak_reason(job, maxrss_kb / 1024)  # above the limit: was it the job's?
@@ -527,7 +529,24 @@ class LocalBackend:
             if held is not None:
                 self._events.append(Held(key, held))
                 return
-        self._events.append(Exited(key, code, sig, reason, job.started, ended, job.claim.slot or "local"))
+        action = decide_at_exit(record, ended, code, sig) if record is not None and reason is None \
+            else None
+        if action is None:
+            self._events.append(Exited(key, code, sig, reason, job.started, ended, job.claim.slot or "local"))
+            return
+        assert record is not None
+        what, why, subcode = action
+        if what == "remove":
+            self._events.append(Removed(key, why))
+            return
+        self._policy[key] = record
+        if what == "hold":
+            record.stopped(ended, HELD)
+            record.holds, record.hold_reason, record.hold_subcode = record.holds + 1, why, subcode
+            self._events.append(Suspended(key, why, HOLD_CODE_JOB_POLICY, subcode))
+        else:  # its OnExitRemove keeps it queued: it runs again
+            self._queue.push(record.launch)
+            self._events.append(Requeued(key, code, sig, why))
 
     def _peak_reason(self, job: RunningJob, peak_mb: float) -> str | None:
         limit = job.claim.memory_limit

@@ -86,6 +86,9 @@ def _body(e: NodeEvent) -> list[str]:
         case "JOB_EVICTED":
             usage = [_USAGE.format(f"Run {a} Usage") for a in ("Remote", "Local")]
             size = [f"\t0  -  Run Bytes {what} By Job" for what in ("Sent", "Received")]
+            if e.requeued:  # the shadow's terminate-and-requeue: how it ended, and why it stays queued
+                return ["Job was evicted.", "\t(0) Job terminated and was requeued", *usage, *size,
+                        *_termination(e), *([f"\t{_one_line(e.reason)}"] if e.reason else [])]
             return ["Job was evicted.", "\t(0) Job was not checkpointed.", *usage, *size]
         case "JOB_ABORTED":
             return ["Job was aborted.", f"\t{_one_line(e.reason or 'removed by sheaf')}"]

@@ -76,6 +76,7 @@ class NodeEvent(NamedTuple):
     new_attempt: bool = False  # the node is retried after this event (jobstate.log's sequence)
     code: int = 0  # HoldReasonCode, HoldReasonSubCode (JOB_HELD)
     subcode: int = 0
+    requeued: bool = False  # JOB_EVICTED: the job exited and its OnExitRemove queued it again
 
     @property
     def condor_id(self) -> str:
@@ -132,8 +133,11 @@ class EventTranslator:
         proc's JOB_RELEASED; then the ``ends`` of procs of jobs with several procs (``proc_counts``:
         how many procs the jobs submitted this turn have, for nodes with more than one)."""
         out: list[NodeEvent] = []
+        changes = list(changes)
+        requeued = {(c.node, int(c.info.get("proc", 0))) for c in changes
+                    if c.info and c.info.get("requeued")}
         for start in starts:
-            if start.proc in self._held.get(start.node, ()):
+            if start.proc in self._held.get(start.node, ()) or (start.node, start.proc) in requeued:
                 self._after_release[(start.node, start.proc)] = start
             else:
                 out.extend(self._execute(start))
@@ -197,6 +201,12 @@ class EventTranslator:
         held, proc = info.get("held"), int(info.get("proc", 0))
         key = (c.node, proc)
         self._running.get(c.node, set()).discard(proc)  # held: killed if it ran; released: starts again
+        if info.get("requeued"):
+            signal = info.get("signal")
+            evicted = self._event(c, "JOB_EVICTED", value=info.get("exit"), reason=info.get("requeued"),
+                                  signal=None if signal is None else int(signal), requeued=True)
+            start = self._after_release.pop(key, None)
+            return [evicted._replace(proc=proc), *(self._execute(start) if start is not None else [])]
         if held is not None:
             self._held.setdefault(c.node, set()).add(proc)
             return [self._event(c, "JOB_HELD", reason=held, code=info.get("hold_code", 0),
