@@ -82,6 +82,39 @@ def test_pegasus_4_dash_d_naming_the_workflow_file_is_read_as_dax(work: Path) ->
     assert "pegasus-plan's -d (--dax)" in result.output
 
 
+@pytest.mark.parametrize("args", [("-d", "workflow.yml", "--dir", "b"), ("--dir", "b", "-d", "workflow.yml")])
+def test_dash_d_naming_a_file_beside_dir_is_the_workflow_and_dir_the_base(work: Path, args: tuple[str, ...]
+                                                                          ) -> None:
+    shutil.copy("workflow.yml", "other.yml")
+    os.rename("workflow.yml", "wf.yml")  # no default workflow to fall back on
+    words = ["other.yml" if word == "workflow.yml" else word for word in args]
+    result = plan(*words, "-q")
+    assert submit_dir(result) == runs(work / "b") / "run0001"
+    assert "-d other.yml: read as pegasus-plan's -d (--dax), which is deprecated" in result.output
+
+
+def test_dash_d_and_dir_naming_two_bases_is_refused(work: Path) -> None:
+    result = plan("-d", "a", "--dir", "b")
+    assert result.exit_code == 2 and "two submit directory bases named: -d a and --dir b" in result.output
+    assert not (work / "a").exists() and not (work / "b").exists()
+
+
+def test_pegasus_plan_shims_dash_d_is_the_deprecated_dax(work: Path, tmp_path: Path) -> None:
+    bindir = tmp_path / "bin"
+    assert subprocess.run([str(Path(sys.executable).parent / "sheaf"), "shims", str(bindir)], check=False,
+                          capture_output=True).returncode == 0
+    os.rename("workflow.yml", "wf.yml")
+    for dash_d in (["-d", "wf.yml"], ["-dwf.yml"]):
+        done = subprocess.run([str(bindir / "pegasus-plan"), *dash_d, "--dir", "runs"], capture_output=True,
+                              text=True, check=False, timeout=120)
+        assert done.returncode == 0, done.stderr
+        assert "pegasus-plan -d wf.yml: -d (--dax) is deprecated" in done.stderr
+        assert f"pegasus-run  {runs(work / 'runs')}" in done.stdout
+    missing = subprocess.run([str(bindir / "pegasus-plan"), "-d", "nope.yml", "--dir", "runs"],
+                             capture_output=True, text=True, check=False, timeout=120)
+    assert missing.returncode == 2 and "nope.yml" in missing.stderr and "Traceback" not in missing.stderr
+
+
 def test_abbreviated_long_options_define_anywhere_and_comma_lists(work: Path, tmp_path: Path) -> None:
     target = submit_dir(plan("--dir", str(tmp_path), "--output-site", "local", "--relative-d", "p",
                              "--sites", "condorpool", "-Dpegasus.mode=production", "--cluster", "horizontal",
