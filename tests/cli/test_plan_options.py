@@ -351,3 +351,17 @@ def test_a_default_output_site_without_storage_is_named_as_such(tmp_path: Path,
     assert result.exit_code == 2, result.output
     assert "the output site has no local storage directory (the default site" in result.output
     assert not (tmp_path / "b").exists()
+
+
+def test_properties_in_the_environment_are_over_conf_and_under_define(work: Path) -> None:
+    os.remove("replicas.yml")
+    Path("other.rc").write_text(f'f.a file://{work}/input/f.a site="local"\n')
+    Path("c.properties").write_text("pegasus.catalog.replica.file = nosuch.rc\n")
+    env = {"_PEGASUS__CATALOG__REPLICA__FILE": "other.rc"}
+    unstaged = "not staged in: f.a"
+
+    def run(*args: str) -> Result:
+        return CliRunner().invoke(main, ["plan", "--conf", "c.properties", "-q", *args], env=env)
+
+    assert unstaged not in run().output
+    assert unstaged in run("-Dpegasus.catalog.replica.file=nosuch.rc").output

@@ -2,8 +2,9 @@
 
 Properties (the command-line contract, ``docs/command-line.md``), later layers winning: ``~/.pegasusrc`` if
 present (as in
-Pegasus, under everything), ``./pegasus.properties`` if present, then ``--conf FILE``, then each
-``-D key=value``.
+Pegasus, under everything), ``./pegasus.properties`` if present, then ``--conf FILE``, then the
+environment's ``_PEGASUS__*`` variables (Pegasus's configuration reference, "Properties as Environment
+Variables": ``_PEGASUS__TRANSFER__THREADS`` is ``pegasus.transfer.threads``), then each ``-D key=value``.
 
 Each catalog comes from the option, the property or the default names Pegasus looks for
 (``_catalog_files``); relative paths are taken from the current directory (``cwd``).  ``${NAME}`` in
@@ -182,6 +183,9 @@ def _properties(here: Path, conf: PathLike | None, defines: Iterable[str],
     if conf is not None:
         layers.append((str(under(here, conf)), read_properties(under(here, conf))))
     files = [name for name, _ in layers]
+    from_environment = environment_properties(os.environ)
+    if from_environment:
+        layers.append((ENVIRONMENT, from_environment))
     overrides = parse_defines(defines)
     if overrides:
         layers.append(("-D", overrides))
@@ -189,6 +193,17 @@ def _properties(here: Path, conf: PathLike | None, defines: Iterable[str],
     if renamed:  # under every layer: a key set under its new name wins
         layers.insert(0, ("deprecated keys", renamed))
     return Properties.layered(*layers), files
+
+
+#: the name of the properties layer the environment gives
+ENVIRONMENT: Final = "the environment (_PEGASUS__*)"
+
+
+def environment_properties(environ: Mapping[str, str]) -> dict[str, str]:
+    """The properties the environment sets, as Pegasus reads them: each variable whose name starts with
+    ``_PEGASUS``, that ``_`` dropped, lower-cased, ``__`` made ``.``."""
+    return {name[1:].lower().replace("__", "."): value
+            for name, value in sorted(environ.items()) if name.startswith("_PEGASUS")}
 
 
 def parse_defines(defines: Iterable[str]) -> dict[str, str]:

@@ -1,7 +1,8 @@
 """Properties: Pegasus/sheaf configuration keys (``pegasus.*``, ``condor.*``, ``dagman.*``, ``sheaf.*``).
 
 A ``Properties`` object is an immutable ``str -> str`` mapping built from layers, later layers
-winning: ``./pegasus.properties`` if present, then ``--conf FILE``, then ``-D key=value`` options
+winning: ``./pegasus.properties`` if present, then ``--conf FILE``, then the environment's
+``_PEGASUS__*`` variables, then ``-D key=value`` options
 (the order of the command-line contract (``docs/command-line.md``)).  Keys are kept as written; lookups are
 exact, as in
 Pegasus.
