@@ -365,3 +365,15 @@ def test_properties_in_the_environment_are_over_conf_and_under_define(work: Path
 
     assert unstaged not in run().output
     assert unstaged in run("-Dpegasus.catalog.replica.file=nosuch.rc").output
+
+
+def test_a_property_value_refers_to_properties_and_system_properties(work: Path) -> None:
+    os.remove("replicas.yml")
+    Path("other.rc").write_text(f'f.a file://{work}/input/f.a site="local"\n')
+    with open("pegasus.properties", "a", encoding="utf-8") as file:
+        file.write("my.rc = ${user.dir}/other.rc\n")
+    Path("c.properties").write_text("pegasus.catalog.replica.file = ${my.rc}\nx.y = a${no.such}b\n")
+    result = plan("--conf", "c.properties", "-q")
+    assert result.exit_code == 0 and "not staged in: f.a" not in result.output
+    assert ("c.properties: x.y = a${no.such}b: ${no.such} names no property nor system property sheaf "
+            "defines; replaced by nothing") in result.output
