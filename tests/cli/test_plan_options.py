@@ -281,6 +281,22 @@ def test_jobs_run_in_the_relative_execution_directory_under_shared_scratch(
         assert "analyze on" in (scratch / relative / "f.d").read_text()
 
 
+@pytest.mark.parametrize(("dir_exec", "expected"), [("work/here", "{scratch}/work/here/r1"),
+                                                   ("{abs}", "{abs}/r1")])
+def test_dir_exec_is_appended_to_the_work_directory_or_replaces_it(work: Path, tmp_path: Path,
+                                                                   dir_exec: str, expected: str) -> None:
+    scratch, absolute = tmp_path / "scratch", tmp_path / "elsewhere"
+    _scratch_sites(work, scratch)
+    given = dir_exec.format(abs=absolute)
+    target = submit_dir(plan("--dir", str(tmp_path / "b"), "-s", "condorpool", "--relative-dir", "r1",
+                             f"-Dpegasus.dir.exec={given}"))
+    where = Path(expected.format(scratch=scratch, abs=absolute))
+    done = subprocess.run([str(Path(sys.executable).parent / "sheaf"), "run", str(target)],
+                          capture_output=True, text=True, check=False, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "analyze on" in (where / "f.d").read_text()
+
+
 @pytest.mark.parametrize(("args", "exec_dir"), [
     (("--randomdir", "workflow.yml"), "blackdiamond-0-"),   # bare: a generated name; the word is the workflow
     (("-r", "workflow.yml"), "blackdiamond-0-"),
