@@ -393,3 +393,15 @@ def test_a_property_value_refers_to_properties_and_system_properties(work: Path)
     assert result.exit_code == 0 and "not staged in: f.a" not in result.output
     assert ("c.properties: x.y = a${no.such}b: ${no.such} names no property nor system property sheaf "
             "defines; replaced by nothing") in result.output
+
+
+def test_a_malformed_property_value_names_the_layer_that_set_it(work: Path) -> None:
+    Path("c.properties").write_text("pegasus.transfer.threads = 2\npegasus.register = maybe\n")
+    result = plan("-Dpegasus.transfer.threads=abc", "-q")
+    assert result.exit_code == 2
+    assert ("-D: malformed property 'pegasus.transfer.threads' (rule: must be an integer): 'abc'"
+            in result.output)
+    result = plan("--conf", "c.properties", "-q")
+    assert result.exit_code == 2 and "workflow.yml" not in result.output
+    assert f"{work / 'c.properties'}: malformed property 'pegasus.register'" in result.output
+    assert not (work / getpass.getuser()).exists()
