@@ -405,3 +405,26 @@ def test_a_malformed_property_value_names_the_layer_that_set_it(work: Path) -> N
     assert result.exit_code == 2 and "workflow.yml" not in result.output
     assert f"{work / 'c.properties'}: malformed property 'pegasus.register'" in result.output
     assert not (work / getpass.getuser()).exists()
+
+
+def test_properties_sheaf_does_not_read_are_warned_about_by_name(work: Path) -> None:
+    given = {"pegasus.file.cleanup.strategy": "Constraint", "pegasus.selector.transformation": "Installed",
+             "pegasus.dir.submit.mapper": "Flat", "pegasus.dir.submit.logs": "/tmp/logs",
+             "pegasus.dir.create.strategy": "HourGlass", "pegasus.transfer.stagein.impl": "GUC",
+             "pegasus.catalog.site": "JDBC", "pegasus.catalog.transformation": "Directory",
+             "dagman.post.scope": "none", "pegasus.metrics.app.name": "x", "pegasus.monitord.events": "false",
+             "pegasus.catalog.workflow.url": "sqlite:///x.db"}
+    result = plan(*(f"-D{key}={value}" for key, value in given.items()), "-q")
+    assert result.exit_code == 0, result.output
+    for key, value in given.items():
+        assert f"property {key} = {value} is not implemented yet (ignored)" in result.output
+    quiet = plan("-Dpegasus.selector.transformation=Random", "-Dpegasus.transfer.inter.impl=Transfer", "-q")
+    assert "is not implemented yet" not in quiet.output
+
+
+def test_a_pegasus_mode_pegasus_does_not_define_is_refused(work: Path) -> None:
+    result = plan("-Dpegasus.mode=fast", "-q")
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert ("-D: unknown pegasus.mode (rule: pegasus.mode is one of production, development, tutorial, "
+            "debug): 'fast'") in result.output
+    assert not (work / getpass.getuser()).exists()
