@@ -82,6 +82,39 @@ def test_pegasus_4_dash_d_naming_the_workflow_file_is_read_as_dax(work: Path) ->
     assert "pegasus-plan's -d (--dax)" in result.output
 
 
+@pytest.mark.parametrize("args", [("-d", "workflow.yml", "--dir", "b"), ("--dir", "b", "-d", "workflow.yml")])
+def test_dash_d_naming_a_file_beside_dir_is_the_workflow_and_dir_the_base(work: Path, args: tuple[str, ...]
+                                                                          ) -> None:
+    shutil.copy("workflow.yml", "other.yml")
+    os.rename("workflow.yml", "wf.yml")  # no default workflow to fall back on
+    words = ["other.yml" if word == "workflow.yml" else word for word in args]
+    result = plan(*words, "-q")
+    assert submit_dir(result) == runs(work / "b") / "run0001"
+    assert "-d other.yml: read as pegasus-plan's -d (--dax), which is deprecated" in result.output
+
+
+def test_dash_d_and_dir_naming_two_bases_is_refused(work: Path) -> None:
+    result = plan("-d", "a", "--dir", "b")
+    assert result.exit_code == 2 and "two submit directory bases named: -d a and --dir b" in result.output
+    assert not (work / "a").exists() and not (work / "b").exists()
+
+
+def test_pegasus_plan_shims_dash_d_is_the_deprecated_dax(work: Path, tmp_path: Path) -> None:
+    bindir = tmp_path / "bin"
+    assert subprocess.run([str(Path(sys.executable).parent / "sheaf"), "shims", str(bindir)], check=False,
+                          capture_output=True).returncode == 0
+    os.rename("workflow.yml", "wf.yml")
+    for dash_d in (["-d", "wf.yml"], ["-dwf.yml"]):
+        done = subprocess.run([str(bindir / "pegasus-plan"), *dash_d, "--dir", "runs"], capture_output=True,
+                              text=True, check=False, timeout=120)
+        assert done.returncode == 0, done.stderr
+        assert "pegasus-plan -d wf.yml: -d (--dax) is deprecated" in done.stderr
+        assert f"pegasus-run  {runs(work / 'runs')}" in done.stdout
+    missing = subprocess.run([str(bindir / "pegasus-plan"), "-d", "nope.yml", "--dir", "runs"],
+                             capture_output=True, text=True, check=False, timeout=120)
+    assert missing.returncode == 2 and "nope.yml" in missing.stderr and "Traceback" not in missing.stderr
+
+
 def test_abbreviated_long_options_define_anywhere_and_comma_lists(work: Path, tmp_path: Path) -> None:
     target = submit_dir(plan("--dir", str(tmp_path), "--output-site", "local", "--relative-d", "p",
                              "--sites", "condorpool", "-Dpegasus.mode=production", "--cluster", "horizontal",
@@ -248,6 +281,22 @@ def test_jobs_run_in_the_relative_execution_directory_under_shared_scratch(
         assert "analyze on" in (scratch / relative / "f.d").read_text()
 
 
+@pytest.mark.parametrize(("dir_exec", "expected"), [("work/here", "{scratch}/work/here/r1"),
+                                                   ("{abs}", "{abs}/r1")])
+def test_dir_exec_is_appended_to_the_work_directory_or_replaces_it(work: Path, tmp_path: Path,
+                                                                   dir_exec: str, expected: str) -> None:
+    scratch, absolute = tmp_path / "scratch", tmp_path / "elsewhere"
+    _scratch_sites(work, scratch)
+    given = dir_exec.format(abs=absolute)
+    target = submit_dir(plan("--dir", str(tmp_path / "b"), "-s", "condorpool", "--relative-dir", "r1",
+                             f"-Dpegasus.dir.exec={given}"))
+    where = Path(expected.format(scratch=scratch, abs=absolute))
+    done = subprocess.run([str(Path(sys.executable).parent / "sheaf"), "run", str(target)],
+                          capture_output=True, text=True, check=False, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "analyze on" in (where / "f.d").read_text()
+
+
 @pytest.mark.parametrize(("args", "exec_dir"), [
     (("--randomdir", "workflow.yml"), "blackdiamond-0-"),   # bare: a generated name; the word is the workflow
     (("-r", "workflow.yml"), "blackdiamond-0-"),
@@ -318,3 +367,64 @@ def test_a_default_output_site_without_storage_is_named_as_such(tmp_path: Path,
     assert result.exit_code == 2, result.output
     assert "the output site has no local storage directory (the default site" in result.output
     assert not (tmp_path / "b").exists()
+
+
+def test_properties_in_the_environment_are_over_conf_and_under_define(work: Path) -> None:
+    os.remove("replicas.yml")
+    Path("other.rc").write_text(f'f.a file://{work}/input/f.a site="local"\n')
+    Path("c.properties").write_text("pegasus.catalog.replica.file = nosuch.rc\n")
+    env = {"_PEGASUS__CATALOG__REPLICA__FILE": "other.rc"}
+    unstaged = "not staged in: f.a"
+
+    def run(*args: str) -> Result:
+        return CliRunner().invoke(main, ["plan", "--conf", "c.properties", "-q", *args], env=env)
+
+    assert unstaged not in run().output
+    assert unstaged in run("-Dpegasus.catalog.replica.file=nosuch.rc").output
+
+
+def test_a_property_value_refers_to_properties_and_system_properties(work: Path) -> None:
+    os.remove("replicas.yml")
+    Path("other.rc").write_text(f'f.a file://{work}/input/f.a site="local"\n')
+    with open("pegasus.properties", "a", encoding="utf-8") as file:
+        file.write("my.rc = ${user.dir}/other.rc\n")
+    Path("c.properties").write_text("pegasus.catalog.replica.file = ${my.rc}\nx.y = a${no.such}b\n")
+    result = plan("--conf", "c.properties", "-q")
+    assert result.exit_code == 0 and "not staged in: f.a" not in result.output
+    assert ("c.properties: x.y = a${no.such}b: ${no.such} names no property nor system property sheaf "
+            "defines; replaced by nothing") in result.output
+
+
+def test_a_malformed_property_value_names_the_layer_that_set_it(work: Path) -> None:
+    Path("c.properties").write_text("pegasus.transfer.threads = 2\npegasus.register = maybe\n")
+    result = plan("-Dpegasus.transfer.threads=abc", "-q")
+    assert result.exit_code == 2
+    assert ("-D: malformed property 'pegasus.transfer.threads' (rule: must be an integer): 'abc'"
+            in result.output)
+    result = plan("--conf", "c.properties", "-q")
+    assert result.exit_code == 2 and "workflow.yml" not in result.output
+    assert f"{work / 'c.properties'}: malformed property 'pegasus.register'" in result.output
+    assert not (work / getpass.getuser()).exists()
+
+
+def test_properties_sheaf_does_not_read_are_warned_about_by_name(work: Path) -> None:
+    given = {"pegasus.file.cleanup.strategy": "Constraint", "pegasus.selector.transformation": "Installed",
+             "pegasus.dir.submit.mapper": "Flat", "pegasus.dir.submit.logs": "/tmp/logs",
+             "pegasus.dir.create.strategy": "HourGlass", "pegasus.transfer.stagein.impl": "GUC",
+             "pegasus.catalog.site": "JDBC", "pegasus.catalog.transformation": "Directory",
+             "dagman.post.scope": "none", "pegasus.metrics.app.name": "x", "pegasus.monitord.events": "false",
+             "pegasus.catalog.workflow.url": "sqlite:///x.db"}
+    result = plan(*(f"-D{key}={value}" for key, value in given.items()), "-q")
+    assert result.exit_code == 0, result.output
+    for key, value in given.items():
+        assert f"property {key} = {value} is not implemented yet (ignored)" in result.output
+    quiet = plan("-Dpegasus.selector.transformation=Random", "-Dpegasus.transfer.inter.impl=Transfer", "-q")
+    assert "is not implemented yet" not in quiet.output
+
+
+def test_a_pegasus_mode_pegasus_does_not_define_is_refused(work: Path) -> None:
+    result = plan("-Dpegasus.mode=fast", "-q")
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert ("-D: unknown pegasus.mode (rule: pegasus.mode is one of production, development, tutorial, "
+            "debug): 'fast'") in result.output
+    assert not (work / getpass.getuser()).exists()

@@ -80,7 +80,20 @@ def _split(argv: list[str], flags: Sequence[str]) -> tuple[set[str], str]:
 
 def _plan(argv: list[str]) -> list[str]:
     # ends with pegasus-plan's lines (``_pegasus_text``); pegasus-plan's -c is --cache (sheaf plan's --conf)
-    return ["plan", "--as-pegasus-plan", *("--cache" if arg == "-c" else arg for arg in argv)]
+    # and its -d the deprecated --dax (sheaf plan's --dir), attached (-dFILE) or not
+    out: list[str] = []
+    for index, arg in enumerate(argv):
+        if arg == "--":
+            out.extend(argv[index:])
+            break
+        if arg.startswith("-d") and not arg.startswith("--"):
+            named = arg[2:] or (argv[index + 1] if index + 1 < len(argv) else "")
+            click.echo(f"sheaf: warning: pegasus-plan -d {named}: -d (--dax) is deprecated; the workflow is "
+                       "the last argument", err=True)
+            out.append(f"--dax={arg[2:]}" if arg[2:] else "--dax")
+        else:
+            out.append("--cache" if arg == "-c" else arg)
+    return ["plan", "--as-pegasus-plan", *out]
 
 
 def _run(argv: list[str]) -> None:

@@ -22,7 +22,7 @@ import click
 from sheaf import __version__, app
 from sheaf.app import PlanRequest, PlanResult
 from sheaf.cli import _exit, _pegasus_text
-from sheaf.cli._plan_args import PegasusCommand, refuse
+from sheaf.cli._plan_args import PegasusCommand, dash_d, refuse
 from sheaf.codegen import PlanFiles
 from sheaf.monitor import format_seconds
 from sheaf.planner import ExecutableWorkflow
@@ -43,8 +43,10 @@ def _refused(*names: str) -> click.Option:
 @click.command("plan", cls=PegasusCommand)
 @click.argument("workflow", required=False, type=click.Path(dir_okay=False))
 @click.option("--dax", type=click.Path(dir_okay=False), help="The workflow (pegasus-plan 4.x's name for it).")
-@click.option("-d", "--dir", "directory", type=click.Path(),
+@click.option("--dir", "directory", type=click.Path(),
               help="Base of the submit directory (default: here): BASE/<user>/pegasus/<workflow>/runNNNN.")
+@click.option("-d", "short_d", type=click.Path(), metavar="BASE|FILE",
+              help="As --dir; an existing FILE is pegasus-plan's -d, the deprecated --dax (with a warning).")
 @click.option("--relative-dir", metavar="R", help="Submit directory BASE/R instead of the numbered one.")
 @click.option("--relative-submit-dir", metavar="R", help="Submit directory BASE/R (over --relative-dir).")
 @click.option("-b", "--basename", help="Name of the per-workflow files (B.dag, ...).")
@@ -115,7 +117,7 @@ for _names in (("-j", "--job-prefix"), ("-F", "--forward"), ("--rescue",),
     command.params.append(_refused(*_names))
 
 
-def _plan_command(*, workflow: str | None, dax: str | None, directory: str | None,
+def _plan_command(*, workflow: str | None, dax: str | None, directory: str | None, short_d: str | None,
                   relative_dir: str | None, relative_submit_dir: str | None, basename: str | None,
                   sites: tuple[str, ...], output_sites: tuple[str, ...], output_dir: str | None,
                   staging_site: tuple[str, ...], cleanup: str | None, nocleanup: bool, randomdir: str | None,
@@ -127,6 +129,7 @@ def _plan_command(*, workflow: str | None, dax: str | None, directory: str | Non
                   group_size: int | None, as_pegasus: bool, transformations_dir: str | None, backend: str,
                   slots: int | None, pool_config: str | None, overhead: float | None,
                   overheads_file: str | None) -> None:
+    dax, directory, d_warning = dash_d(short_d, workflow, dax, directory)
     request = PlanRequest(workflow, dax, directory, relative_dir, relative_submit_dir, basename, sites,
                           output_sites, output_dir, staging_site, cleanup, nocleanup, randomdir, cluster,
                           conf, defines, tc, sc, rc, input_dir, force, force_replan, reuse, deferred, caches,
@@ -139,6 +142,8 @@ def _plan_command(*, workflow: str | None, dax: str | None, directory: str | Non
         told.append(text)
         click.echo(f"sheaf: warning: {text}", err=True)
 
+    if d_warning:
+        warn(d_warning)
     result = app.plan(request, on_warning=warn)
     if result.kept:
         click.echo(f"sheaf: the sub-workflow in {result.directory} ran before: resuming it, not replanning "

@@ -24,12 +24,13 @@ Long options may be abbreviated to any unique prefix, as pegasus-plan's GNU geto
 (``--output-site`` is ``--output-sites``); ``-D`` may come anywhere (pegasus-plan's getopt takes it
 anywhere too, though its manual asks for it first).  Where sheaf's short options differ from
 pegasus-plan's -- ``-d`` is ``--dir`` and ``-c`` is ``--conf`` here (the contract), ``--dax`` and
-``--cache`` there -- a ``-d`` naming an existing file when no workflow is given is read as
-pegasus-plan's ``-d`` (``--dax``), with a warning.
+``--cache`` there -- a ``-d`` naming an existing file is read as pegasus-plan's ``-d``, the deprecated
+``--dax``, with a warning (:func:`dash_d`); beside ``--dir`` it is one or the other, never dropped.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -53,6 +54,26 @@ def refuse(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
         name = max(param.opts, key=len)
         raise UsageError(f"pegasus-plan option {name} is not supported by sheaf: {REFUSED[name]}")
     return value
+
+
+def dash_d(value: str | None, workflow: str | None, dax: str | None, directory: str | None
+           ) -> tuple[str | None, str | None, str | None]:
+    """``-d VALUE`` resolved: ``(dax, directory, warning)``.  An existing file is pegasus-plan's ``-d``
+    (its deprecated ``--dax``: the manual passes the workflow as the last positional argument); anything
+    else is sheaf's ``-d``, ``--dir``.  Either way a second workflow or base given otherwise is refused."""
+    if value is None:
+        return dax, directory, None
+    if os.path.isfile(value):
+        for name, other in (("the workflow", workflow), ("--dax", dax)):
+            if other is not None and os.path.abspath(other) != os.path.abspath(value):
+                raise UsageError(f"two workflows named: {name} {other} and -d {value} (pegasus-plan's -d is "
+                                 "--dax)")
+        return value, directory, (f"-d {value}: read as pegasus-plan's -d (--dax), which is deprecated: the "
+                                  "workflow is the last argument (sheaf's -d is --dir when it names no file)")
+    if directory is not None and os.path.abspath(directory) != os.path.abspath(value):
+        raise UsageError(f"two submit directory bases named: -d {value} and --dir {directory} (sheaf plan's "
+                         "-d is --dir unless it names an existing file)")
+    return dax, value, None
 
 
 #: pegasus-plan's options whose argument is optional (GNU getopt's ``optional_argument``): the value is

@@ -2,8 +2,9 @@
 
 Properties (the command-line contract, ``docs/command-line.md``), later layers winning: ``~/.pegasusrc`` if
 present (as in
-Pegasus, under everything), ``./pegasus.properties`` if present, then ``--conf FILE``, then each
-``-D key=value``.
+Pegasus, under everything), ``./pegasus.properties`` if present, then ``--conf FILE``, then the
+environment's ``_PEGASUS__*`` variables (Pegasus's configuration reference, "Properties as Environment
+Variables": ``_PEGASUS__TRANSFER__THREADS`` is ``pegasus.transfer.threads``), then each ``-D key=value``.
 
 Each catalog comes from the option, the property or the default names Pegasus looks for
 (``_catalog_files``); relative paths are taken from the current directory (``cwd``).  ``${NAME}`` in
@@ -18,7 +19,9 @@ fill in the rest (``merged_with`` in ``sheaf.model``).  ``Inputs.tc/sc/rc`` are 
 
 from __future__ import annotations
 
+import getpass
 import os
+import platform
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
@@ -175,13 +178,17 @@ def _properties(here: Path, conf: PathLike | None, defines: Iterable[str],
                 warnings: list[str]) -> tuple[Properties, list[str]]:
     from sheaf.formats._properties import read_properties
 
-    layers: list[tuple[str, Mapping[str, str]]] = [
-        (str(default), read_properties(default))
-        for default in (_pegasusrc(), here / "pegasus.properties")
-        if default is not None and default.is_file()]
+    files = [str(default) for default in (_pegasusrc(), here / "pegasus.properties")
+             if default is not None and default.is_file()]
     if conf is not None:
-        layers.append((str(under(here, conf)), read_properties(under(here, conf))))
-    files = [name for name, _ in layers]
+        files.append(str(under(here, conf)))
+    known: dict[str, str] = {}
+    layers: list[tuple[str, Mapping[str, str]]] = [
+        (name, substituted(name, read_properties(name), known, _system_properties(here), warnings))
+        for name in files]
+    from_environment = environment_properties(os.environ)
+    if from_environment:
+        layers.append((ENVIRONMENT, from_environment))
     overrides = parse_defines(defines)
     if overrides:
         layers.append(("-D", overrides))
@@ -189,6 +196,50 @@ def _properties(here: Path, conf: PathLike | None, defines: Iterable[str],
     if renamed:  # under every layer: a key set under its new name wins
         layers.insert(0, ("deprecated keys", renamed))
     return Properties.layered(*layers), files
+
+
+#: ``${key}`` in a property's value: a reference to another property (Pegasus's configuration reference)
+_REFERENCE: Final = re.compile(r"\$\{([-a-zA-Z0-9._]+)\}")
+
+
+def substituted(name: str, layer: Mapping[str, str], known: dict[str, str], system: Mapping[str, str],
+                warnings: list[str]) -> dict[str, str]:
+    """A properties file's values with each ``${key}`` replaced once, as Pegasus loads a file: by the
+    value of ``key`` in this file (read before it) or the files read before (``known``, which this
+    file's values are then added to), else by the system property (``system``), else by nothing --
+    which Pegasus does silently and sheaf warns about."""
+    result: dict[str, str] = {}
+    for key, value in layer.items():
+
+        def resolve(match: re.Match[str], key: str = key, value: str = value) -> str:
+            found = result.get(match[1], known.get(match[1], system.get(match[1])))
+            if found is None:
+                warnings.append(f"{name}: {key} = {value}: {match[0]} names no property nor system property "
+                                "sheaf defines; replaced by nothing, as Pegasus does")
+            return found or ""
+
+        result[key] = _REFERENCE.sub(resolve, value)
+    known.update(result)
+    return result
+
+
+def _system_properties(here: Path) -> dict[str, str]:
+    """The Java system properties a property may refer to (``${user.home}``), as the planner's JVM
+    would define them."""
+    return {"user.home": os.path.expanduser("~"), "user.dir": os.path.abspath(here),
+            "user.name": getpass.getuser(), "file.separator": os.sep, "path.separator": os.pathsep,
+            "line.separator": "\n", "java.io.tmpdir": "/tmp", "os.name": platform.system()}
+
+
+#: the name of the properties layer the environment gives
+ENVIRONMENT: Final = "the environment (_PEGASUS__*)"
+
+
+def environment_properties(environ: Mapping[str, str]) -> dict[str, str]:
+    """The properties the environment sets, as Pegasus reads them: each variable whose name starts with
+    ``_PEGASUS``, that ``_`` dropped, lower-cased, ``__`` made ``.``."""
+    return {name[1:].lower().replace("__", "."): value
+            for name, value in sorted(environ.items()) if name.startswith("_PEGASUS")}
 
 
 def parse_defines(defines: Iterable[str]) -> dict[str, str]:

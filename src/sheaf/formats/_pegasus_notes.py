@@ -7,13 +7,17 @@ Policy: nothing a Pegasus user wrote is dropped in silence.
   wins when both are set.  (``pegasus.code.generator = PMC``, the whole workflow as one PMC job, is
   handled by the planner: it is ``--cluster whole`` with the ``mpiexec`` aggregator.)
 - **Features not implemented yet** are a warning naming the property or the feature and saying that
-  sheaf does not implement it (``NOT_YET``): ``pegasus.mode`` other than ``production``, and hooks
+  sheaf does not implement it (``NOT_YET``): ``pegasus.mode`` other than ``production`` (one Pegasus does
+  not define is refused, naming those it does: ``MODES``), and hooks
   (notifications) on transformations or of another type than ``shell`` (the workflow's and the jobs'
   shell hooks run: ``sheaf.monitor``).  (The data properties -- integrity checking, bypass -- are the
   planner's data pass's.)
 - **Properties sheaf does not read** whose value changes what Pegasus does (``NOT_YET`` too, each
   with the values that need nothing): the output directory layout (``pegasus.dir.storage.deep``,
-  ``pegasus.dir.storage.mapper``), the transformation mapper, data reuse's scope, cleanup's scope.
+  ``pegasus.dir.storage.mapper``), the transformation mapper and selector, data reuse's scope,
+  cleanup's scope and strategy, the submit directory's layout, the transfer tools, catalog types sheaf
+  does not read, the post script's scope, metrics and the monitoring database; a key may be a glob
+  (``pegasus.transfer.*.impl``).
 - **Profile keys sheaf knows but does not honour** (``UNHONOURED``): Pegasus documents them, so they
   are not "unknown", yet ignoring them in silence would hide a difference -- kickstart's
   (``gridstart*``: sheaf runs jobs without kickstart), profile expressions (``*.expr``, which
@@ -25,7 +29,9 @@ Policy: nothing a Pegasus user wrote is dropped in silence.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from fnmatch import fnmatchcase
 
+from sheaf.errors import InputError
 from sheaf.model import EMPTY, Properties, SiteCatalog, TransformationCatalog, Workflow
 
 __all__ = ["deprecated_layer", "feature_warnings"]
@@ -39,7 +45,10 @@ _LATER = "sheaf does not implement it"
 
 _NOT_READ = "sheaf does not read it"
 
-#: property -> (values that need nothing, what implements it)
+_TC_TYPES = (f"{_NOT_READ}: transformation catalogs are YAML or Text files (a directory of executables: "
+             "--transformations-dir)")
+
+#: property (or a glob of properties) -> (values that need nothing, none: every value; what implements it)
 NOT_YET: Mapping[str, tuple[tuple[str, ...], str]] = {
     "pegasus.mode": (("production",), _LATER),
     "pegasus.dir.storage.deep": (("false",), f"{_NOT_READ}: outputs go flat into the output directory"),
@@ -47,7 +56,21 @@ NOT_YET: Mapping[str, tuple[tuple[str, ...], str]] = {
     "pegasus.catalog.transformation.mapper": (("all",), f"{_NOT_READ}: every catalog entry is used"),
     "pegasus.data.reuse.scope": (("full",), f"{_NOT_READ}: data reuse is full (--force turns it off)"),
     "pegasus.file.cleanup.scope": (("fullahead",), f"{_NOT_READ}: cleanup is --cleanup's"),
+    "pegasus.file.cleanup.strategy": (("inplace",), f"{_NOT_READ}: cleanup is --cleanup's"),
+    "pegasus.selector.transformation": (("random",), f"{_NOT_READ}: entries go in catalog order"),
+    "pegasus.dir.submit.mapper": ((), f"{_NOT_READ}: sheaf lays out the submit directory its own way"),
+    "pegasus.dir.submit.logs": ((), f"{_NOT_READ}: the DAG's logs are in the submit directory"),
+    "pegasus.dir.create.strategy": (("minimal",), f"{_NOT_READ}: one create_dir job per site"),
+    "pegasus.transfer.*.impl": (("transfer",), f"{_NOT_READ}: sheaf-transfer moves every file"),
+    "pegasus.catalog.site": (("yaml", "xml"), f"{_NOT_READ}: site catalogs are YAML or XML files"),
+    "pegasus.catalog.transformation": (("yaml", "text"), _TC_TYPES),
+    "dagman.post.scope": (("all",), f"{_NOT_READ}: every job's exit code is checked"),
+    "pegasus.metrics.app*": ((), f"{_NOT_READ}: sheaf sends no metrics"),
+    "pegasus.monitord.events": (("true",), f"{_NOT_READ}: a run's events are always kept"),
+    "pegasus.catalog.workflow.url": ((), f"{_NOT_READ}: events go to the submit directory"),
 }
+#: pegasus.mode's values (Pegasus's configuration reference); another is refused
+MODES = ("production", "development", "tutorial", "debug")
 
 _KICKSTART = "sheaf runs jobs without kickstart"
 _EXPRESSIONS = "profile expressions (pegasus-exitcode -U on a retry) are not evaluated"
@@ -85,11 +108,16 @@ def deprecated_layer(properties: Properties, warnings: list[str]) -> dict[str, s
 def feature_warnings(properties: Properties, workflow: Workflow, tc: TransformationCatalog | None,
                      sc: SiteCatalog | None = None) -> list[str]:
     """A warning per property, profile key or feature in the inputs that sheaf does not implement yet."""
+    mode = properties.get_str("pegasus.mode")
+    if mode is not None and mode.lower() not in MODES:
+        raise InputError("unknown pegasus.mode", path=properties.origin("pegasus.mode"),
+                         rule=f"pegasus.mode is one of {', '.join(MODES)}", value=mode)
     found = _unhonoured_keys(properties, workflow, tc, sc)
-    for key, (fine, owner) in NOT_YET.items():
-        value = properties.get_str(key)
-        if value is not None and value.strip().lower() not in fine:
-            found.append(f"property {key} = {value} is not implemented yet (ignored): {owner}")
+    for pattern, (fine, owner) in NOT_YET.items():
+        for key in sorted(k for k in properties if fnmatchcase(k, pattern)):
+            value = properties[key].strip()
+            if value.lower() not in fine:
+                found.append(f"property {key} = {value} is not implemented yet (ignored): {owner}")
     # shell hooks of the workflow, its jobs and their transformations run (sheaf.monitor); other hook
     # types (Pegasus knows only shell hooks today) do not
     hooked = [t.fqn for t in (tc or ()) if set(t.hooks) - {"shell"}]

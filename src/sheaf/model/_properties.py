@@ -1,7 +1,8 @@
 """Properties: Pegasus/sheaf configuration keys (``pegasus.*``, ``condor.*``, ``dagman.*``, ``sheaf.*``).
 
 A ``Properties`` object is an immutable ``str -> str`` mapping built from layers, later layers
-winning: ``./pegasus.properties`` if present, then ``--conf FILE``, then ``-D key=value`` options
+winning: ``./pegasus.properties`` if present, then ``--conf FILE``, then the environment's
+``_PEGASUS__*`` variables, then ``-D key=value`` options
 (the order of the command-line contract (``docs/command-line.md``)).  Keys are kept as written; lookups are
 exact, as in
 Pegasus.
@@ -34,25 +35,39 @@ _DAGMAN_PROFILE_KEYS = {"retry", "priority", "category", "pre", "pre.arguments",
                         "maxpost"}
 
 
+#: where a property whose layer is not known came from, in an error's message
+SOME_LAYER = "the properties (--conf, pegasus.properties or -D)"
+
+
 class Properties(Mapping[str, str]):
-    """An immutable layered mapping of property keys to string values."""
+    """An immutable layered mapping of property keys to string values; each key remembers the layer
+    that set it (:meth:`origin`), which errors about its value name."""
 
-    __slots__ = ("_data", "sources")
+    __slots__ = ("_data", "_origins", "sources")
 
-    def __init__(self, data: Mapping[str, str] | None = None, sources: tuple[str, ...] = ()) -> None:
+    def __init__(self, data: Mapping[str, str] | None = None, sources: tuple[str, ...] = (),
+                 origins: Mapping[str, str] | None = None) -> None:
         self._data: dict[str, str] = dict(data or {})
+        self._origins: dict[str, str] = dict(origins or {})
         self.sources = sources
 
     @classmethod
     def layered(cls, *layers: tuple[str, Mapping[str, str]]) -> Properties:
         """Build from ``(source name, mapping)`` layers, later layers winning."""
         data: dict[str, str] = {}
-        for _, layer in layers:
+        origins: dict[str, str] = {}
+        for name, layer in layers:
             data.update(layer)
-        return cls(data, tuple(name for name, _ in layers))
+            origins.update(dict.fromkeys(layer, name))
+        return cls(data, tuple(name for name, _ in layers), origins)
 
     def with_overrides(self, overrides: Mapping[str, str], source: str = "-D") -> Properties:
-        return Properties({**self._data, **overrides}, (*self.sources, source))
+        return Properties({**self._data, **overrides}, (*self.sources, source),
+                          {**self._origins, **dict.fromkeys(overrides, source)})
+
+    def origin(self, key: str) -> str:
+        """The layer that set ``key``: a file's path, ``-D``, the environment (else :data:`SOME_LAYER`)."""
+        return self._origins.get(key, SOME_LAYER)
 
     def __getitem__(self, key: str) -> str:
         return self._data[key]
@@ -75,7 +90,8 @@ class Properties(Mapping[str, str]):
             return True
         if text in _FALSE:
             return False
-        raise ValidationError(f"malformed property '{key}'", rule="must be true or false", value=raw)
+        raise ValidationError(f"malformed property '{key}'", rule="must be true or false", value=raw,
+                              path=self.origin(key))
 
     def get_int(self, key: str, default: int | None = None, *, minimum: int | None = None) -> int | None:
         raw = self._data.get(key)
@@ -85,9 +101,10 @@ class Properties(Mapping[str, str]):
             value = int(raw.strip())
         except ValueError:
             raise ValidationError(f"malformed property '{key}'", rule="must be an integer",
-                                  value=raw) from None
+                                  value=raw, path=self.origin(key)) from None
         if minimum is not None and value < minimum:
-            raise ValidationError(f"malformed property '{key}'", rule=f"must be >= {minimum}", value=raw)
+            raise ValidationError(f"malformed property '{key}'", rule=f"must be >= {minimum}", value=raw,
+                                  path=self.origin(key))
         return value
 
     def get_str(self, key: str, default: str | None = None) -> str | None:

@@ -16,6 +16,9 @@ Policy (``sharedfs``: jobs read and write their site's shared scratch):
   pegasus-plan's relative execution directory, when the plan has one; the ``local`` site no catalog
   defines has Pegasus's ``wf-scratch/LOCAL`` beside the submit directory, the relative execution
   directory under it too (so two runs never share one); any other site ``DIR/scratch/<site>``.
+  ``pegasus.dir.exec`` (Pegasus's "Site Directories" properties) changes that directory before the
+  relative execution directory is added: a relative value is appended to it, an absolute one
+  replaces it.
 - **create_dir**: one per site (``mkdir -p``), a parent of every job of the site without a parent on
   the site (so of every job of the site, transitively).
 - **stage_in**: every workflow input (consumed, produced by no job) a site's jobs read is copied
@@ -139,7 +142,8 @@ def _plan_data(exec_wf: ExecutableWorkflow, submit_dir: str, exec_dir: str | Non
     for site in sites:
         staging = staging_site(exec_wf, site, config)  # an unknown one refused under every configuration
         where = site if config == "sharedfs" else staging
-        exec_wf.workdirs[site] = site_workdir(where, exec_wf.site_catalog, state.submit_dir, exec_dir)
+        exec_wf.workdirs[site] = site_workdir(where, exec_wf.site_catalog, state.submit_dir, exec_dir,
+                                              exec_wf.properties.get_str("pegasus.dir.exec"))
     if config == "sharedfs" and exec_wf.data.staging_sites:
         exec_wf.warnings.append("--staging-site is for condorio and nonsharedfs: under sharedfs every site "
                                 "stages into its own shared scratch")
@@ -222,18 +226,23 @@ def check_settings(exec_wf: ExecutableWorkflow) -> str:
     return config
 
 
-def site_workdir(site: str, sites: SiteCatalog | None, submit_dir: str, exec_dir: str | None = None) -> str:
+def site_workdir(site: str, sites: SiteCatalog | None, submit_dir: str, exec_dir: str | None = None,
+                 dir_exec: str | None = None) -> str:
+    """The working directory of ``site`` (module docstring); ``dir_exec`` is ``pegasus.dir.exec``."""
     entry = sites.get(site) if sites is not None else None
     if entry is None and site == "local":  # Pegasus's default local site: beside the submit directory
         default = os.path.join(os.path.dirname(submit_dir), "wf-scratch", "LOCAL")
-        return os.path.normpath(os.path.join(default, exec_dir or "."))
+        return os.path.normpath(os.path.join(default, dir_exec or "", exec_dir or "."))
     scratch = entry.directory("sharedScratch") if entry is not None else None
     if scratch is not None and os.path.isabs(scratch.path):
         urls = [server.url for server in scratch.file_servers]
         # a URL without a scheme is a path: Pegasus's PegasusURL gives it the file scheme
         if not urls or any(url.startswith("file://") or "://" not in url for url in urls):
-            return os.path.normpath(os.path.join(scratch.path, exec_dir or "."))
-    return os.path.join(submit_dir, "scratch", safe(site))
+            return os.path.normpath(os.path.join(scratch.path, dir_exec or "", exec_dir or "."))
+    own = os.path.join(submit_dir, "scratch", safe(site))
+    if dir_exec and os.path.isabs(dir_exec):  # outside the submit directory: runs must not share it
+        return os.path.normpath(os.path.join(dir_exec, exec_dir or "."))
+    return os.path.normpath(os.path.join(own, dir_exec or "."))
 
 
 def check_lfn(lfn: str) -> None:
