@@ -103,3 +103,13 @@ def test_the_readmes_python_example_runs_as_shown(example: Path) -> None:
                           check=False, timeout=300)
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("True ")
+
+
+def test_a_python_plan_records_only_the_arguments_it_was_given(example: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """braindump.yml's planner_arguments are the request's ``argv``, never the host process's."""
+    monkeypatch.setattr(sys, "argv", ["host.py", "--host-option"])
+    bare = app.plan(app.PlanRequest("workflow.yml", base="runs", relative_dir="bare"))
+    given = app.plan(app.PlanRequest("workflow.yml", base="runs", relative_dir="given", argv=("-v", "x")))
+    assert bare.braindump["planner_arguments"] == "" and given.braindump["planner_arguments"] == "-v x"
+    assert "host-option" not in (Path(bare.directory) / "braindump.yml").read_text()

@@ -30,9 +30,10 @@ class PlanRequest:
     (earlier submit directories whose registered outputs are reusable data), the sub-workflow
     inputs, ``group_size`` (cut into group DAGs matched to grid sites), ``transformations_dir`` (each
     file a stageable transformation on site ``local``), ``argv``: the command line recorded in the
-    braindump, and what automatic clustering (``clustering`` ``auto``) optimises under: the
-    ``backend``'s overheads (``overhead`` seconds flat, ``overheads_file``), ``slots`` per site (else
-    the backend's platform's: the local pool's, configured by ``pool_config``, as ``sheaf predict``'s)."""
+    braindump (``planner_arguments``: only what is given, empty by default), and what automatic
+    clustering (``clustering`` ``auto``) optimises under: the ``backend``'s overheads (``overhead``
+    seconds flat, ``overheads_file``), ``slots`` per site (else the backend's platform's: the local
+    pool's, configured by ``pool_config``, as ``sheaf predict``'s)."""
 
     workflow: str | None = None
     dax: str | None = None
