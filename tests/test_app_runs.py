@@ -105,3 +105,16 @@ def test_runs_in_one_process_leave_no_descriptor_open(tmp_path: Path) -> None:
     finally:
         gc.enable()
     assert {fd: what for fd, what in after.items() if before.get(fd) != what} == {}
+
+
+def test_app_run_of_a_dag_file_runs_it_from_the_current_directory_as_sheaf_run_does(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "job.sub").write_text("executable = /bin/sh\n"
+                                      "arguments = \"-c 'echo $(node) > $(node).txt'\"\n"
+                                      "universe = local\nqueue\n")
+    (tmp_path / "my.dag").write_text('JOB A job.sub\nVARS A node="A"\n')
+    monkeypatch.chdir(tmp_path)
+    result = app.run("my.dag")
+    assert result.succeeded and result.done == 1 and result.dag == str(tmp_path / "my.dag")
+    assert (tmp_path / "A.txt").read_text() == "A\n"
+    assert app.status("my.dag").state == "succeeded"
