@@ -118,3 +118,31 @@ def test_app_run_of_a_dag_file_runs_it_from_the_current_directory_as_sheaf_run_d
     assert result.succeeded and result.done == 1 and result.dag == str(tmp_path / "my.dag")
     assert (tmp_path / "A.txt").read_text() == "A\n"
     assert app.status("my.dag").state == "succeeded"
+
+
+@pytest.mark.parametrize(("target", "message"), [
+    ("missing", "no such directory"), ("file.txt", "not a directory"), ("empty", "expected exactly one")])
+def test_submit_refuses_a_directory_it_cannot_run_and_writes_nothing(tmp_path: Path, target: str,
+                                                                     message: str) -> None:
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "file.txt").write_text("x\n")
+    before = sorted(p.name for p in tmp_path.rglob("*"))
+    with pytest.raises(UsageError, match=message):
+        app.submit(str(tmp_path / target))
+    assert sorted(p.name for p in tmp_path.rglob("*")) == before
+
+
+def test_a_second_submit_while_the_first_runs_is_refused(tmp_path: Path) -> None:
+    directory = _sleepy_dag(tmp_path)
+    first = app.submit(str(directory))
+    try:
+        assert _wait_running(directory) == first
+        with pytest.raises(UsageError, match=f"already running there \\(pid {first}\\)"):
+            app.submit(str(directory))
+        assert (directory / "sheaf-run.pid").read_text().strip() == str(first)
+    finally:
+        app.stop(str(directory))
+    deadline = time.monotonic() + 60
+    while app.running(str(directory)) is not None:
+        assert time.monotonic() < deadline
+        time.sleep(0.1)

@@ -37,7 +37,18 @@ def sheaf_argv() -> list[str]:
 
 
 def start(directory: str) -> int:
-    """Start ``sheaf run DIR`` detached (module docstring); returns its pid."""
+    """Start ``sheaf run DIR`` detached (module docstring); returns its pid.  A DIR that is no
+    directory, holds no single DAG, or in which a workflow runs already is a ``UsageError``, with
+    nothing written or started."""
+    from sheaf.engine import find_dag
+
+    if not os.path.isdir(directory):
+        raise UsageError(f"{directory}: no such directory" if not os.path.exists(directory)
+                         else f"{directory}: not a directory (a submit directory is expected)")
+    find_dag(directory)
+    busy = running(directory)
+    if busy is not None:
+        raise UsageError(f"{directory}: a workflow is already running there (pid {busy})")
     directory = os.path.abspath(directory)
     with open(os.path.join(directory, LOG), "ab") as log:
         proc = subprocess.Popen([*sheaf_argv(), "run", directory], stdin=subprocess.DEVNULL, stdout=log,
