@@ -72,6 +72,17 @@ class PlanRequest:
     overhead: float | None = None
     overheads_file: str | None = None
 
+    def __post_init__(self) -> None:
+        """The checks ``sheaf plan`` makes of ``--group-size``, ``--slots`` and ``--backend``."""
+        from sheaf.predict import BACKENDS
+
+        for name, value in (("group_size", self.group_size), ("slots", self.slots)):
+            if value is not None and value < 1:
+                raise UsageError(f"{name} {value!r} is not in the range x>=1 (sheaf plan "
+                                 f"--{name.replace('_', '-')})")
+        if self.backend not in BACKENDS:
+            raise UsageError(f"unknown backend {self.backend!r}: one of {', '.join(BACKENDS)}")
+
 
 def split_commas(values: Sequence[str]) -> tuple[str, ...]:
     """Repeated options and comma lists, flattened (``-s a,b -s c`` -> a, b, c)."""
