@@ -12,6 +12,7 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -103,3 +104,28 @@ def test_the_readmes_python_example_runs_as_shown(example: Path) -> None:
                           check=False, timeout=300)
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("True ")
+
+
+def test_a_python_plan_records_only_the_arguments_it_was_given(example: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """braindump.yml's planner_arguments are the request's ``argv``, never the host process's."""
+    monkeypatch.setattr(sys, "argv", ["host.py", "--host-option"])
+    bare = app.plan(app.PlanRequest("workflow.yml", base="runs", relative_dir="bare"))
+    given = app.plan(app.PlanRequest("workflow.yml", base="runs", relative_dir="given", argv=("-v", "x")))
+    assert bare.braindump["planner_arguments"] == "" and given.braindump["planner_arguments"] == "-v x"
+    assert "host-option" not in (Path(bare.directory) / "braindump.yml").read_text()
+
+
+@pytest.mark.parametrize(("make", "message"), [
+    (lambda: app.PlanRequest("workflow.yml", group_size=0), "group_size 0 is not in the range x>=1"),
+    (lambda: app.PlanRequest("workflow.yml", clustering=("auto",), slots=-1), "slots -1 is not in the range"),
+    (lambda: app.PlanRequest("workflow.yml", backend="nosuch"), "unknown backend 'nosuch'"),
+    (lambda: app.DagmanOptions(rescue_from=0), "rescue_from 0 is not in the range x>=1"),
+])
+def test_option_records_refuse_what_the_command_line_refuses(example: Path, make: Callable[[], object],
+                                                             message: str) -> None:
+    from sheaf.errors import UsageError
+
+    with pytest.raises(UsageError, match=re.escape(message)):
+        make()
+    assert not (example / "runs").exists()

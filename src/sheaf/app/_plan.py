@@ -20,7 +20,6 @@ named directory -- unless the sub-workflow ran there before, which is kept to re
 from __future__ import annotations
 
 import os
-import sys
 import time
 import uuid
 from collections.abc import Callable, Mapping
@@ -147,7 +146,7 @@ def plan(request: PlanRequest, *, on_warning: Callable[[str], None] | None = Non
     def extras(files: PlanFiles) -> dict[str, str]:
         dump.update(_braindump.braindump(workflow=inputs.workflow.name, workflow_file=path, base=where.base,
                                          submit_dir=files.directory, dag=files.dag, user=user_name(),
-                                         argv=request.argv or sys.argv[1:], wf_uuid=wf_uuid))
+                                         argv=request.argv, wf_uuid=wf_uuid))
         return {"braindump.yml": _braindump.yaml_text(dump)}
 
     def grouped(staging_dir: str, files: PlanFiles) -> None:

@@ -30,9 +30,10 @@ class PlanRequest:
     (earlier submit directories whose registered outputs are reusable data), the sub-workflow
     inputs, ``group_size`` (cut into group DAGs matched to grid sites), ``transformations_dir`` (each
     file a stageable transformation on site ``local``), ``argv``: the command line recorded in the
-    braindump, and what automatic clustering (``clustering`` ``auto``) optimises under: the
-    ``backend``'s overheads (``overhead`` seconds flat, ``overheads_file``), ``slots`` per site (else
-    the backend's platform's: the local pool's, configured by ``pool_config``, as ``sheaf predict``'s)."""
+    braindump (``planner_arguments``: only what is given, empty by default), and what automatic
+    clustering (``clustering`` ``auto``) optimises under: the ``backend``'s overheads (``overhead``
+    seconds flat, ``overheads_file``), ``slots`` per site (else the backend's platform's: the local
+    pool's, configured by ``pool_config``, as ``sheaf predict``'s)."""
 
     workflow: str | None = None
     dax: str | None = None
@@ -70,6 +71,17 @@ class PlanRequest:
     pool_config: str | None = None
     overhead: float | None = None
     overheads_file: str | None = None
+
+    def __post_init__(self) -> None:
+        """The checks ``sheaf plan`` makes of ``--group-size``, ``--slots`` and ``--backend``."""
+        from sheaf.predict import BACKENDS
+
+        for name, value in (("group_size", self.group_size), ("slots", self.slots)):
+            if value is not None and value < 1:
+                raise UsageError(f"{name} {value!r} is not in the range x>=1 (sheaf plan "
+                                 f"--{name.replace('_', '-')})")
+        if self.backend not in BACKENDS:
+            raise UsageError(f"unknown backend {self.backend!r}: one of {', '.join(BACKENDS)}")
 
 
 def split_commas(values: Sequence[str]) -> tuple[str, ...]:

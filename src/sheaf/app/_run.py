@@ -59,11 +59,13 @@ class RunOptions:
 def run(directory: str, options: RunOptions | None = None, *,
         on_progress: Callable[[Progress], None] | None = None,
         on_warning: Callable[[str], None] | None = None) -> RunResult:
-    """Run (or resume) the planned workflow in ``directory`` (module docstring); a workflow that runs
+    """Run (or resume) the planned workflow in ``directory`` (module docstring); ``directory`` may be a
+    DAG file instead, run from the current directory as ``sheaf run FILE.dag`` and ``condor_submit_dag
+    FILE`` run it (the file comes first among ``options.dagman.dag_files``).  A workflow that runs
     and fails is a result (``succeeded`` false, ``exit_code``), bad input raises ``InputError`` or
     ``UsageError``.  ``on_progress`` gets the engine's progress about every 0.2 s, ``on_warning`` each
     warning (damaged journal lines that did not matter, knobs sheaf does not honour)."""
-    options = options or RunOptions()
+    directory, options = _target(directory, options or RunOptions())
     if options.backend == "htcondor":
         raise UsageError("the htcondor backend hands the DAG to DAGMan: use hand_to_dagman")
     dags = options.dagman.dag_files
@@ -107,12 +109,14 @@ def _dagman_knobs(pool_config: str | None) -> tuple[tuple[str, str], ...]:
 
 
 def hand_to_dagman(directory: str, options: RunOptions | None = None) -> DagmanSubmission:
-    """The DAG of ``directory`` handed to DAGMan on the HTCondor pool whose schedd is reachable
-    (``sheaf.backends.htcondor``), with ``options.dagman`` as condor_submit_dag's options; returns the
-    submission's record (``dag``, ``cluster``, ``submit_file``)."""
+    """The DAG of ``directory`` (or the DAG file ``directory``, as :func:`run` takes it) handed to
+    DAGMan on the HTCondor pool whose schedd is reachable (``sheaf.backends.htcondor``), with
+    ``options.dagman`` as condor_submit_dag's options; returns the submission's record (``dag``,
+    ``cluster``, ``submit_file``)."""
     from sheaf.backends.htcondor import HTCondorBackend  # imported here: it loads the htcondor2 bindings
 
-    dagman = (options or RunOptions()).dagman
+    directory, options = _target(directory, options or RunOptions())
+    dagman = options.dagman
     return HTCondorBackend().submit_dag(directory, list(dagman.dag_files),
                                         options=condor_submit_dag_options(dagman))
 
@@ -126,6 +130,15 @@ def condor_submit_dag_options(dagman: DagmanOptions) -> dict[str, int | bool | s
              "AutoRescue": None if dagman.auto_rescue is None else int(dagman.auto_rescue),
              "DoRescueFrom": dagman.rescue_from}
     return {key: value for key, value in given.items() if value is not None}
+
+
+def _target(directory: str, options: RunOptions) -> tuple[str, RunOptions]:
+    """``directory`` and ``options``, or for a DAG file the current directory and the options with that
+    file first among the DAG files, as ``condor_submit_dag FILE`` runs it from where it is started."""
+    if not os.path.isfile(directory):
+        return directory, options
+    dagman = replace(options.dagman, dag_files=(directory, *options.dagman.dag_files))
+    return os.curdir, replace(options, dagman=dagman)
 
 
 def _is_grid_plan(directory: str) -> bool:

@@ -2,8 +2,9 @@
 
 Sends SIGTERM (``sheaf.app.stop``) to the engine that ``sheaf plan --submit`` (or the ``pegasus-run``
 shim) started in the background, or to the ``sheaf run`` of the directory or DAG file started in a
-terminal: the engine cancels the running jobs, runs the FINAL node and records the run as failed, so
-``sheaf run DIR`` can resume it later.  Nothing running there is a usage error (exit 2).
+terminal, or to the Python process running it with ``sheaf.app.run``: the engine cancels the running
+jobs, runs the FINAL node and records the run as failed, so ``sheaf run DIR`` can resume it later.
+Nothing running there is a usage error (exit 2).
 """
 
 from __future__ import annotations
@@ -20,4 +21,4 @@ __all__ = ["command"]
 def command(directory: str) -> None:
     """Stop the workflow running in DIRECTORY, or of the DAG file DIRECTORY (its FINAL node still runs)."""
     pid = app.stop(directory)
-    click.echo(f"stopping the workflow in {directory} (SIGTERM to sheaf run, pid {pid})")
+    click.echo(f"stopping the workflow in {directory} (SIGTERM to its engine, pid {pid})")

@@ -217,8 +217,6 @@ def command(directory: str, dag_files: tuple[str, ...], maxjobs: int | None, max
             do_rescue_from: int | None) -> None:
     """Run (or resume) the planned workflow in DIRECTORY on this machine (or --backend).  DIRECTORY may
     be a DAG file instead: it runs from the current directory, as condor_submit_dag FILE does."""
-    if os.path.isfile(directory):
-        directory, dag_files = os.curdir, (directory, *dag_files)
     options = RunOptions(DagmanOptions(tuple(dag_files), maxjobs, maxidle, maxpre, maxpost, priority,
                                        always_run_post, batch_name, suppress_notification, usedagdir,
                                        force=force, rescue_from=do_rescue_from,

@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from sheaf.engine._resume import lock_holder
     from sheaf.engine._runconfig import DagmanOptions
     from sheaf.engine._state import STATES, DagState, Limits, NodeState
+    from sheaf.engine._stop import stop_in_process
     from sheaf.engine._submit import node_description, parse_submit, split_arguments, split_environment
     from sheaf.engine.reports import EventTranslator, NodeEvent
 
@@ -100,6 +101,7 @@ __all__: list[str] = [
     "split_arguments",
     "split_environment",
     "state_paths",
+    "stop_in_process",
 ]
 
 # where each name lives: imported on first use (sheaf._lazy), so that a reader of the run records
@@ -118,6 +120,6 @@ _WHERE = {
     "parse_submit": "_submit", "ProcessRecord": "_records", "Progress": "_loop",
     "read_journal": "_journal:replay", "Replay": "_journal", "run_workflow": "_loop", "RunResult": "_loop",
     "scan_journal": "_records:scan", "split_arguments": "_submit", "split_environment": "_submit",
-    "Started": "_backend", "state_paths": "_paths", "STATES": "_state",
+    "Started": "_backend", "state_paths": "_paths", "STATES": "_state", "stop_in_process": "_stop",
 }
 __getattr__ = lazy_exports(__name__, _WHERE)

@@ -32,7 +32,9 @@ refuses to start (an ``flock`` on ``.sheaf/<dag>.lock``).
 
 A stop (SIGTERM/SIGINT) is honoured from the first line of ``run_workflow`` (``_stop``): before
 the backend exists it ends the run at once as a removed DAG that never ran; from then on the loop
-looks at it every turn.  The state is therefore built before the backend is made.  A DAG of
+looks at it every turn.  The state is therefore built before the backend is made.  While it holds
+the run lock, a run also takes a stop from another thread of its process (``stop_in_process``, given
+the lock), which needs no signal handler.  A DAG of
 ``_FREEZE_NODES`` or more has its long-lived objects frozen out of the cyclic collector for the
 run (``gc.freeze``, undone as ``run_workflow`` returns); the collector is paused while the DAG is
 read; and during the run the collector's youngest generation is collected every
@@ -80,7 +82,7 @@ from sheaf.engine._runconfig import (
 )
 from sheaf.engine._scriptmacros import check_scripts
 from sheaf.engine._state import DagState
-from sheaf.engine._stop import Stopped, StopSignals
+from sheaf.engine._stop import Stopped, StopSignals, register, unregister
 from sheaf.engine.reports import remove_stale_files
 from sheaf.errors import FormatError, StorageError
 
@@ -176,7 +178,7 @@ def _run_workflow(directory: str, backend: Backend | Callable[[], Backend], opti
     except OSError as exc:
         raise StorageError.of(exc, paths["dir"], "nothing was run") from None
     signals.hold()  # a lock taken must be released: a stop meanwhile is raised once it is held
-    lock = RunLock(paths["lock"])
+    lock = _take_lock(paths["lock"], signals)
     try:
         signals.resume()
         prior = replay(paths["journal"])
@@ -218,7 +220,19 @@ def _run_workflow(directory: str, backend: Backend | Callable[[], Backend], opti
             journal.close()
         return replace(result, warnings=tuple(warnings))
     finally:
-        lock.release()
+        _let_go(lock)
+
+
+def _take_lock(path: str, signals: StopSignals) -> RunLock:
+    """The run lock, and from now on a stop from another thread of this process (``stop_in_process``)."""
+    lock = RunLock(path)
+    register(path, signals)
+    return lock
+
+
+def _let_go(lock: RunLock) -> None:
+    unregister(lock.path)
+    lock.release()
 
 
 def _batch_name(dag_path: str, given: str | None) -> str:

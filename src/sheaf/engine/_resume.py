@@ -6,6 +6,7 @@ journal damaged inside its latest run stops the run before anything is written (
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 
@@ -33,6 +34,8 @@ class RunLock:
             pass
 
     def release(self) -> None:
+        with contextlib.suppress(OSError):  # a released lock names no engine (``lock_holder``)
+            os.ftruncate(self.fd, 0)
         fcntl.flock(self.fd, fcntl.LOCK_UN)
         os.close(self.fd)
 

@@ -89,6 +89,11 @@ class DagmanOptions:
     auto_rescue: bool | None = None
     rescue_from: int | None = None
 
+    def __post_init__(self) -> None:
+        if self.rescue_from is not None and self.rescue_from < 1:  # the rescue DAGs count from 1
+            raise UsageError(f"rescue_from {self.rescue_from!r} is not in the range x>=1 (-DoRescueFrom, "
+                             "sheaf run --do-rescue-from)")
+
     def throttles(self) -> dict[str, int | None]:
         return {"maxjobs": self.maxjobs, "maxidle": self.maxidle, "maxpre": self.maxpre,
                 "maxpost": self.maxpost}

@@ -11,12 +11,18 @@ state take seconds).  A stop has two meanings, by phase:
   whose loop looks at it every turn and stops as DAGMan does (jobs removed, FINAL, rescue DAG);
   one arriving before the run exists waits for it (:meth:`StopSignals.attach`).
 
+A stop also comes without a signal: another thread of the process that runs the engine (a Python
+caller running ``sheaf.app.run`` in a worker thread, where no handler can be installed) asks for it
+with :func:`stop_in_process`, naming the run's lock; the engine registers its :class:`StopSignals`
+under that lock for as long as it holds it.  Such a stop never raises: it is kept until the run
+exists, then handed to it, and the loop sees it within a turn.
+
 A SUBDAG's run also stops when its parent engine dies (:func:`watch_parent_engine`).
 """
 
 from __future__ import annotations
 
-__all__ = ["StopSignals", "Stopped", "watch_parent_engine"]
+__all__ = ["StopSignals", "Stopped", "stop_in_process", "watch_parent_engine"]
 
 import os
 import signal
@@ -70,7 +76,7 @@ class StopSignals:
     def attach(self, run: EngineRun) -> None:
         """Hand the run the stop that came before it existed; later ones go to it directly."""
         self.raising = False
-        self.run = run
+        self.run = run  # set before ``pending`` is read: a concurrent :meth:`request` sees one or the other
         if self.pending is not None and not run.stop_requested:
             run.stop_requested, run.stop_time = self.pending
         if self._old:
@@ -81,18 +87,43 @@ class StopSignals:
             signal.signal(s, handler)
         self._old = {}
 
-    def _stop(self, signum: int, _frame: Any) -> None:
-        reason = f"engine received {signal.Signals(signum).name}"
-        run = self.run
-        if run is not None:
-            if not run.stop_requested:  # None, or "" once the first stop was handed on: a second stop
-                run.stop_requested, run.stop_time = reason, time.monotonic()
-            return
-        if self.raising:
-            self.raising = False  # a second stop while this one unwinds is the same stop
-            raise Stopped(reason)
+    def request(self, reason: str) -> None:
+        """A stop that never raises: kept (``pending``) until the run exists, and handed to it once it
+        does -- ``pending`` is set before ``run`` is read, so a concurrent :meth:`attach` hands it on."""
         if self.pending is None:
             self.pending = (reason, time.monotonic())
+        run = self.run
+        if run is not None and not run.stop_requested:  # None, or "" once handed on: a second stop
+            run.stop_requested, run.stop_time = reason, time.monotonic()
+
+    def _stop(self, signum: int, _frame: Any) -> None:
+        reason = f"engine received {signal.Signals(signum).name}"
+        if self.run is None and self.raising:
+            self.raising = False  # a second stop while this one unwinds is the same stop
+            raise Stopped(reason)
+        self.request(reason)
+
+
+_IN_PROCESS: dict[str, StopSignals] = {}  # run lock (real path) -> the stop handling of the run holding it
+
+
+def register(lock: str, signals: StopSignals) -> None:
+    """The run holding ``lock`` in this process takes stops through ``signals`` (:func:`stop_in_process`)."""
+    _IN_PROCESS[os.path.realpath(lock)] = signals
+
+
+def unregister(lock: str) -> None:
+    _IN_PROCESS.pop(os.path.realpath(lock), None)
+
+
+def stop_in_process(lock: str, reason: str) -> bool:
+    """Ask the run of this process that holds the run lock ``lock`` to stop, as SIGTERM would;
+    False when no run of this process holds it."""
+    signals = _IN_PROCESS.get(os.path.realpath(lock))
+    if signals is None:
+        return False
+    signals.request(reason)
+    return True
 
 
 def watch_parent_engine(run: EngineRun, interval: float = 0.5) -> None:

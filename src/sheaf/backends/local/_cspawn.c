@@ -92,7 +92,8 @@
  *                                     or the reap
  *   s.close()                         spawns what was submitted, stops the threads, kills and reaps
  *                                     its running children (reap), returns the results not yet
- *                                     taken, closes the eventfd
+ *                                     taken, closes its descriptors (the eventfd, and the
+ *                                     reaper threads' epolls and wake-up eventfd)
  */
 #define _GNU_SOURCE
 #define PY_SSIZE_T_CLEAN
@@ -1009,13 +1010,24 @@ static void stop(Spawner *s) {
     s->running = 0;
 }
 
+/* Close the descriptors the threads waited on (they are gone: stop() joined them, or none started). */
+static void close_descriptors(Spawner *s) {
+    if (s->wakeup >= 0)
+        close(s->wakeup);
+    if (s->kick >= 0)
+        close(s->kick);
+    for (int k = 0; k < MAX_REAPERS; k++) {
+        if (s->epfd[k] >= 0)
+            close(s->epfd[k]);
+        s->epfd[k] = -1;
+    }
+    s->wakeup = s->kick = -1;
+}
+
 static PyObject *spawner_close(Spawner *s, PyObject *Py_UNUSED(ignored)) {
     stop(s);
     PyObject *left = take_results(s);
-    if (s->wakeup >= 0) {
-        close(s->wakeup);
-        s->wakeup = -1;
-    }
+    close_descriptors(s);
     return left;
 }
 
@@ -1105,11 +1117,7 @@ static void spawner_dealloc(Spawner *s) {
         }
         PyErr_Clear();
     }
-    if (s->kick >= 0)
-        close(s->kick);
-    for (int k = 0; k < MAX_REAPERS; k++)
-        if (s->epfd[k] >= 0)
-            close(s->epfd[k]);
+    close_descriptors(s);  /* a spawner whose start failed: never running, its descriptors still open */
     if (s->table != NULL)
         munmap(s->table, GUARD_WORDS * sizeof(uint64_t));
     free_chain(s->todo);
