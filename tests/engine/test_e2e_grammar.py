@@ -70,6 +70,19 @@ def test_if_else_choice_and_env_set(tmp_path: Path) -> None:
     assert out.read_text() == "one-set\nplain-set\n"
 
 
+def test_an_old_syntax_environment_may_name_its_own_delimiter_first(tmp_path: Path) -> None:
+    """HTCondor reads a V1 environment's first character, when it is one of its permitted delimiters,
+    as the delimiter (``|A=x;y|B=z``): in DAGMan's ENV SET and in a job's ``environment``."""
+    (tmp_path / "show.sh").write_text('#!/bin/sh\necho "$GAMES/$MORE/$OWN" > env.out\n')
+    (tmp_path / "show.sh").chmod(0o755)
+    (tmp_path / "e.sub").write_text("universe = local\nexecutable = show.sh\n"
+                                    "environment = !OWN=a;b!X=1\ngetenv = GAMES,MORE\nqueue\n")
+    (tmp_path / "wf.dag").write_text("ENV SET |GAMES=Blue;Red;|MORE=Gold\nJOB A e.sub\n")
+    done = sheaf_run(tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (tmp_path / "env.out").read_text() == "Blue;Red;/Gold/a;b\n"
+
+
 def test_choice_takes_condor_submits_platform_macros_and_an_expression_as_index(tmp_path: Path) -> None:
     """condor_submit predefines ``IsLinux``/``IsWindows`` (``SubmitMacroDefaults``), and a
     ``$CHOICE`` index that is no integer is evaluated (``string_is_long_param``): the DAGMan tests'

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
         parse_submit_lines,
         quote_arguments,
         quote_environment,
+        v1_environment_entries,
     )
     from sheaf.condor._submit_macros import Macros
     from sheaf.condor._submit_queue import parse_queue, queue_items
@@ -44,7 +45,7 @@ __all__: list[str] = [
     "SubmitDescription",
     "Unwritable", "check_line", "classad_string", "effective_values", "memoised_macros", "parse_dag",
     "parse_queue", "parse_rescue", "parse_submit", "parse_submit_lines", "queue_items", "quote_arguments",
-    "quote_environment", "submit_error", "template_of",
+    "quote_environment", "submit_error", "template_of", "v1_environment_entries",
 ]
 
 # where each name lives: imported on first use (sheaf._lazy)
@@ -58,6 +59,6 @@ _WHERE: dict[str, str] = {
     "parse_submit": "_submit_lang", "parse_submit_lines": "_submit_lang", "queue_items": "_submit_queue",
     "parse_queue": "_submit_queue", "Queue": "_submit_records",
     "quote_arguments": "_submit_lang", "quote_environment": "_submit_lang", "submit_error": "_submit_records",
-    "template_of": "_submit_template",
+    "template_of": "_submit_template", "v1_environment_entries": "_submit_lang",
 }
 __getattr__ = lazy_exports(__name__, _WHERE)

@@ -22,6 +22,7 @@ from sheaf._text import read_text
 from sheaf.condor._dagman_file import DagFile, bare, dag_int, dag_keyword, file_option, resolve
 from sheaf.condor._dagman_records import ALL_NODES, DotOptions
 from sheaf.condor._dagman_settings import set_save_point
+from sheaf.condor._submit_lang import v1_environment_entries
 from sheaf.errors import FormatError
 
 
@@ -107,10 +108,7 @@ def _parse_env(f: DagFile, words: list[str]) -> None:
     if words[1].upper() == "GET":
         f.dag.env_get += tuple(n for w in words[2:] for n in w.replace(",", " ").split())
         return
-    text = f.current.split(None, 2)[2]
-    for item in text.split(";"):
-        if not item.strip():
-            continue
+    for item in v1_environment_entries(f.current.split(None, 2)[2]):
         name, eq, value = item.strip().partition("=")
         if not eq or not name or any(c.isspace() for c in name):
             raise f.error("bad ENV SET entry", rule, item.strip())

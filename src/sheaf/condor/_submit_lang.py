@@ -39,6 +39,7 @@ __all__ = [
     "quote_arguments",
     "quote_environment",
     "quote_word",
+    "v1_environment_entries",
 ]
 
 import os
@@ -67,6 +68,21 @@ def parse_submit(path: str) -> SubmitDescription:
     """Read a submit description file."""
     text = read_text(path, "submit description")
     return parse_submit_lines(logical_lines(text), path, os.path.dirname(os.path.abspath(path)))
+
+
+#: the characters that, first in an old-syntax (V1) environment, name its delimiter (HTCondor's
+#: ``Env::MergeFromV1AutoDelim``); without one it is ``;``
+_V1_DELIMITERS = "!#$%&*+,-/:;<>?@^`|~\x1f"
+
+
+def v1_environment_entries(text: str) -> list[str]:
+    """The ``name=value`` entries of an old-syntax environment (``a=1;b=2``, or ``|a=1;2|b=3`` whose
+    first character names the delimiter), as HTCondor splits them; empty entries left out."""
+    text = text.strip()
+    delimiter = ";"
+    if text and text[0] in _V1_DELIMITERS:
+        delimiter, text = text[0], text[1:]
+    return [entry for entry in text.split(delimiter) if entry.strip()]
 
 
 def parse_submit_lines(lines: Sequence[tuple[int, str]], path: str, directory: str,

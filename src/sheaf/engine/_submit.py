@@ -67,6 +67,7 @@ from sheaf.condor import (
     parse_submit,
     parse_submit_lines,
     queue_items,
+    v1_environment_entries,
 )
 from sheaf.engine._backend import FileTransfer
 from sheaf.engine._jobad import UNIVERSES, job_ad, literal, request_text
@@ -147,10 +148,7 @@ def split_environment(value: str, where: str = "<environment>") -> dict[str, str
 @functools.lru_cache(maxsize=1024)
 def _split_environment(value: str, where: str) -> tuple[tuple[str, str], ...]:
     value = value.strip()
-    if value.startswith('"'):
-        words = split_arguments(value, where)
-    else:
-        words = [w for w in value.split(";") if w.strip()]
+    words = split_arguments(value, where) if value.startswith('"') else v1_environment_entries(value)
     env: dict[str, str] = {}
     for word in words:
         if word.strip().startswith("$$(") and word.strip().endswith(")") and "=" not in word:
