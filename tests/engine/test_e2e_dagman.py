@@ -106,8 +106,8 @@ def test_condor_submit_dag_spellings_of_the_options_and_of_several_dag_files(tmp
     sub(tmp_path, "a.sub")
     (tmp_path / "a.dag").write_text("JOB A1 a.sub\nJOB A2 a.sub\n")
     (tmp_path / "b.dag").write_text("JOB B1 a.sub\n")
-    done = subprocess.run([SHEAF, "run", "a.dag", "b.dag", "-MaxJobs", "1", "-maxidle", "4"], cwd=tmp_path,
-                          capture_output=True, text=True, check=False, timeout=120)
+    done = subprocess.run([SHEAF, "run", "a.dag", "b.dag", "-MaxJobs", "1", "-maxidle", "4", "-verbose"],
+                          cwd=tmp_path, capture_output=True, text=True, check=False, timeout=120)
     assert done.returncode == 0 and "3 of 3 nodes done" in done.stdout, done.stdout + done.stderr
     again = subprocess.run([SHEAF, "run", ".", "--dag", "a.dag", "--dag", "b.dag", "--maxjobs", "1"],
                            cwd=tmp_path, capture_output=True, text=True, check=False, timeout=120)

@@ -127,12 +127,13 @@ _DAGMAN_SPELLINGS = {
     "-alwaysrunpost": "--always-run-post", "-dontalwaysrunpost": "--dont-always-run-post",
     "-suppress_notification": "--suppress-notification",
     "-dont_suppress_notification": "--dont-suppress-notification", "-f": "--force", "-force": "--force",
-    "-autorescue": "--auto-rescue", "-dorescuefrom": "--do-rescue-from",
+    "-autorescue": "--auto-rescue", "-dorescuefrom": "--do-rescue-from", "-verbose": "--verbose",
+    "-v": "--verbose",
 }
 #: condor_submit_dag's options that sheaf run does not have (refused by name)
 _DAGMAN_UNSUPPORTED = frozenset({
     "-dorecovery", "-outfile_dir", "-config", "-dagman",
-    "-debug", "-verbose", "-v", "-no_submit", "-no_recurse", "-do_recurse", "-update_submit", "-import_env",
+    "-debug", "-no_submit", "-no_recurse", "-do_recurse", "-update_submit", "-import_env",
     "-include_env", "-insert_env", "-insert_sub_file", "-append", "-allowversionmismatch", "-load_save",
     "-notification", "-schedd-daemon-ad-file", "-schedd-address-file", "-rescuefile", "-sub_file",
 })
@@ -209,12 +210,14 @@ class _RunCommand(click.Command):
               help="Grid plans: back out of a site where a group made no progress for this many seconds.")
 @click.option("--scheduler", help="--backend dask: the scheduler's address (default: a LocalCluster "
               "started and closed by the run).")
+@click.option("--verbose", is_flag=True, help="condor_submit_dag's -verbose (-v), its error messages in "
+              "full: sheaf run's always are, so it changes nothing.")
 def command(directory: str, dag_files: tuple[str, ...], maxjobs: int | None, maxidle: int | None,
             maxpre: int | None, maxpost: int | None, pool_config: str | None, priority: int | None,
             backend_name: str, scheduler: str | None, negotiation_interval: float,
             backout_idle: float, always_run_post: bool | None, batch_name: str | None,
             suppress_notification: bool | None, usedagdir: bool, force: bool, auto_rescue: int | None,
-            do_rescue_from: int | None) -> None:
+            do_rescue_from: int | None, verbose: bool) -> None:
     """Run (or resume) the planned workflow in DIRECTORY on this machine (or --backend).  DIRECTORY may
     be a DAG file instead: it runs from the current directory, as condor_submit_dag FILE does."""
     options = RunOptions(DagmanOptions(tuple(dag_files), maxjobs, maxidle, maxpre, maxpost, priority,
