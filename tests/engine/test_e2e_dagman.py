@@ -198,6 +198,9 @@ def test_final_runs_when_the_run_is_stopped(tmp_path: Path) -> None:
     assert (tmp_path / "final.out").read_text() == "4 1\n"  # DAG_STATUS_RM, A removed
     assert (tmp_path / "final.sub.out").read_text() == "4 1\n"  # $(DAG_STATUS) in its submit file
     assert (tmp_path / "wf.dag.rescue001").exists()
+    # A's removal carries DAGMan's condor_rm reason
+    assert "Job was aborted.\n\tDAG Removed: User removed scheduler job from queue.\n" in \
+        (tmp_path / "wf.dag.nodes.log").read_text()
 
 
 def test_vars_precedence_against_the_submit_files_own_values(tmp_path: Path) -> None:
@@ -279,6 +282,9 @@ def test_abort_dag_on_return_is_the_exit_status(tmp_path: Path) -> None:
         done = sheaf_run(directory)
         assert done.returncode == status, (ret, done.stdout, done.stderr)
         assert "Traceback" not in done.stderr
+        # B, still running, is removed with DAGMan's reason for an abort
+        removed = (directory / "wf.dag.nodes.log").read_text()
+        assert "\tDAG Abort: DAG is exiting and writing rescue file.\n" in removed
 
 
 def test_an_abort_on_a_success_leaves_the_node_done(tmp_path: Path) -> None:

@@ -36,6 +36,11 @@ if TYPE_CHECKING:
 REMOVED_EXIT = 2
 
 
+#: the reasons DAGMan gives condor_rm for the jobs it removes as it stops (``main_shutdown_rescue``)
+STOP_REMOVAL = "DAG Removed: User removed scheduler job from queue."
+ABORT_REMOVAL = "DAG Abort: DAG is exiting and writing rescue file."
+
+
 @dataclass(frozen=True, slots=True)
 class Abort:
     node: str
@@ -73,7 +78,7 @@ class Ending:
             machine.failed_count += 1
             machine.transition(node, "failed", {**info, "why": node.reason, "abort": True})
         machine.aborted = Abort(node.name, value, node.spec.abort_on[1] if node.spec.abort_on else None)
-        self._stop_everything(machine, "DAG aborted by ABORT-DAG-ON")
+        self._stop_everything(machine, "DAG aborted by ABORT-DAG-ON", ABORT_REMOVAL)
 
     def interrupt(self, machine: DagState, reason: str) -> None:
         """A stop (DAGMan's ``condor_rm``): cancel everything, then run FINAL; a second stop while
@@ -83,7 +88,7 @@ class Ending:
         if machine.interrupted and not self._final_started:
             return
         machine.interrupted = True
-        self._stop_everything(machine, reason)
+        self._stop_everything(machine, reason, STOP_REMOVAL)
 
     def halt(self, machine: DagState) -> None:
         """A halted DAG (``Dag::Halt``) before FINAL's turn: the nodes waiting for a PRE script slot, a
@@ -100,7 +105,9 @@ class Ending:
                     machine.halt_deferred.add(node.name)
                 machine.transition(node, "waiting", {"why": "DAG halted"})
 
-    def _stop_everything(self, machine: DagState, reason: str) -> None:
+    def _stop_everything(self, machine: DagState, reason: str, removal: str) -> None:
+        """Cancel everything in flight for ``reason``; ``removal`` is the reason DAGMan gives condor_rm
+        for its jobs, which their JOB_ABORTED events carry."""
         machine.queues.clear(post=True)
         for node in machine.nodes.values():
             state = node.state
@@ -109,7 +116,7 @@ class Ending:
                 if node.token:
                     machine.emit(Cancel(node.name, node.attempt))
                 machine.failed_count += 1
-                machine.transition(node, "failed", {"why": reason, "cancelled": True})
+                machine.transition(node, "failed", {"why": reason, "cancelled": True, "removal": removal})
             elif state in ("pre", "post"):
                 node.reason = reason
                 machine.emit(KillScript(node.name, "PRE" if state == "pre" else "POST"))

@@ -229,6 +229,7 @@ Details = TypedDict("Details", {
     "skipped": bool,  # PRE_SKIP
     "retry": int,  # the attempt number the node retries with
     "why": str,  # why the node failed, was cancelled or stopped
+    "removal": str,  # a cancelled job: the reason its removal gives (JOB_ABORTED), as DAGMan's condor_rm
     "cancelled": bool,
     "abort": bool,  # ABORT-DAG-ON
     "held": str,  # a proc of the job went on hold, for this reason (the node stays submitted)

@@ -174,7 +174,8 @@ class EventTranslator:
         if info.get("cancelled"):
             live = sorted(self._live.pop(c.node, {0}))
             if c.start == "submitted" and c.node in self._ids and self._ids[c.node][1] != NOOP_PROC:
-                out.extend(self._event(c, "JOB_ABORTED", reason=info.get("why"))._replace(proc=proc)
+                out.extend(self._event(c, "JOB_ABORTED", reason=info.get("removal", info.get("why")))
+                           ._replace(proc=proc)
                            for proc in live)
             return out
         if c.start == c.finish:  # the node stays where it is: a hold or a release of one proc
