@@ -261,6 +261,15 @@ def test_service_nodes_run_beside_the_dag_and_are_removed_when_it_ends(tmp_path:
     assert out.read_text().split() == ["started", "A"]
     log = (tmp_path / ".sheaf" / "wf.dag.scripts.log").read_text()
     assert "SERVICE node MISSING could not be submitted" in log
+    # the services' jobs are in the node log under ids of their own, as DAGMan's are: submitted first,
+    # S removed by DAGMan as the DAG ends, FAILS terminated on its own
+    by_job: dict[str, list[str]] = {}
+    for number, cluster in re.findall(r"^(\d{3}) \((\d{3})\.000\.000\) ",
+                                      (tmp_path / "wf.dag.nodes.log").read_text(), re.MULTILINE):
+        by_job.setdefault(cluster, []).append(number)
+    assert by_job == {"001": ["000", "001", "009"], "002": ["000", "001", "005"],
+                      "003": ["000", "001", "005"]}
+    assert "Job was aborted.\n\tRemoved by DAGMan\n" in (tmp_path / "wf.dag.nodes.log").read_text()
 
 
 def test_provisioner_starts_first_and_the_dag_waits_for_it(tmp_path: Path) -> None:

@@ -333,7 +333,7 @@ def _drive(run: EngineRun, machine: DagState, prior: Replay, source: str) -> Run
     run.journal.begin(run.clock(), prior.epochs + 1, source, len(dag.nodes), initially_done)
     run.files.begin(run.clock())
     run.files.draw(machine, run.clock())
-    run.start_services()  # before every other node, as DAGMan starts them
+    run.start_services(machine)  # before every other node, as DAGMan starts them
     step = machine.start(idle=0)
     run.act(machine, step)
     while machine.finished is None:

@@ -22,6 +22,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from sheaf.condor import Dag, NodeSpec
 from sheaf.engine._backend import (
@@ -71,7 +72,7 @@ from sheaf.engine._state import (
     WriteSavePoint,
 )
 from sheaf.engine._submit import JobSpec, SubmitDescription, node_description, proc_rows
-from sheaf.engine.reports import JobStart, NodeEvent, ProcEnd, RunFiles
+from sheaf.engine.reports import JobStart, Kind, NodeEvent, ProcEnd, RunFiles
 from sheaf.errors import EngineError, InputError, StorageError
 
 
@@ -136,7 +137,9 @@ class EngineRun:
         self._events: list[NodeEvent] = []  # for the next progress report
         self.proc_ends: list[ProcEnd] = []  # procs of multi-proc jobs that ended since the last turn
         self.proc_counts: dict[str, int] = {}  # nodes submitted this turn whose job has several procs
-        self.services: set[str] = set()  # backend keys of SERVICE nodes' jobs still running
+        self.services: dict[str, tuple[str, int]] = {}  # SERVICE nodes' jobs still running: key -> (node,
+        #   cluster)
+        self.services_started: set[str] = set()  # those whose EXECUTE is written
         self.pending: list[EngineEvent] = []
         self.early: list[Event] = []  # backend events collected while a commit was in flight
         self.rescue: str | None = None
@@ -249,7 +252,10 @@ class EngineRun:
         for event in self._started():
             target = self.keys.get(event.key) or self._ended_keys.get(event.key)
             if target is None:
-                continue  # a SERVICE node's job, or a cancelled attempt
+                if event.key in self.services and event.key not in self.services_started:
+                    self.services_started.add(event.key)
+                    self._service_event(event.key, "EXECUTE", time=event.time, slot=event.slot)
+                continue  # else a cancelled attempt
             if target[0] == self.dag.provisioner:
                 self.pending.append(ProvisionerReady())
             self.files.started_keys.add(target)
@@ -332,26 +338,61 @@ class EngineRun:
         if sub.node == self.dag.provisioner and self._started is None:
             self.pending.append(ProvisionerReady())  # a backend that cannot tell: running once submitted
 
-    def start_services(self) -> None:
+    def start_services(self, machine: DagState) -> None:
         """SERVICE nodes: submitted as the run starts, best effort (a node that cannot be submitted is
-        noted in the scripts log, nothing more); what becomes of them never reaches the DAG."""
+        noted in the scripts log, nothing more); what becomes of them never reaches the DAG, only the
+        node log and the job's own log (``_service_event``), under a cluster id of the run's."""
         for name, spec in self.dag.services.items():
             if spec.noop:
                 continue
+            number = machine.next_cluster  # taken once the node's jobs are made
             try:
-                launches = self._launches(spec, Submit(name, 0, 0, spec.priority), f"{name}#service")
-            except (InputError, ValueError) as exc:
+                launches = self._launches(spec, Submit(name, 0, number, spec.priority), f"{name}#service")
+                self.files.user_log(name, launches[0].job_ad.get("UserLog") if launches else None)
+            except (InputError, ValueError, StorageError) as exc:
                 self.scripts.note(f"SERVICE node {name} could not be submitted: {exc}")
                 continue
+            machine.take_cluster()
             for launch in launches:
-                self.services.add(launch.key)
+                self.services[launch.key] = (name, number)
                 self.backend.submit(launch)
+                self._service_event(launch.key, "SUBMIT")
 
     def stop_services(self) -> None:
         """The DAG has ended: SERVICE nodes still running are removed, as DAGMan removes them."""
         for key in sorted(self.services):
             self.backend.cancel(key)
+            self._service_event(key, "JOB_ABORTED", reason="Removed by DAGMan")
         self.services.clear()
+
+    def _service_ended(self, event: Event) -> None:
+        """A SERVICE node's job exited, was removed, held or released by its policy, or requeued."""
+        key = event.key
+        match event:
+            case Exited(exit_code=code, signal=sig, started=started, ended=ended, slot=slot):
+                if key not in self.services_started:  # its start not reported yet: written first
+                    self._service_event(key, "EXECUTE", time=started, slot=slot)
+                self._service_event(key, "JOB_TERMINATED", time=ended, value=code, signal=sig)
+            case Removed(reason=reason) | Held(reason=reason):
+                self._service_event(key, "JOB_ABORTED", reason=reason)
+            case Suspended(reason=reason, code=code, subcode=subcode):
+                self._service_event(key, "JOB_HELD", reason=reason, code=code, subcode=subcode)
+                return
+            case Released(reason=reason):
+                self._service_event(key, "JOB_RELEASED", reason=reason or None)
+                return
+            case Requeued(exit_code=code, signal=sig, reason=reason):
+                self._service_event(key, "JOB_EVICTED", value=code, signal=sig, reason=reason, requeued=True)
+                return
+        del self.services[key]
+        self.services_started.discard(key)
+
+    def _service_event(self, key: str, kind: Kind, **values: Any) -> None:
+        """An event of a SERVICE node's job, in the node log and the job's own."""
+        node, cluster = self.services[key]
+        at = values.pop("time", None) or self.clock()
+        event = NodeEvent(at, node, kind, cluster, proc_of(key), 0, **values)
+        self.files.service_events([event])
 
     def _tolerance(self, spec: NodeSpec) -> Tolerance:
         """TOLERANCE, else DAGMAN_NODE_JOB_FAILURE_TOLERANCE / DAGMAN_REMOVE_JOB_LIST_ON_FAILURE."""
@@ -430,8 +471,7 @@ class EngineRun:
                 self._gather_while_queued(raw)
             for event in raw:
                 if event.key in self.services:  # a SERVICE node's job: not the DAG's business
-                    if not isinstance(event, Suspended | Released | Requeued):
-                        self.services.discard(event.key)
+                    self._service_ended(event)
                     continue
                 if isinstance(event, Suspended | Released | Requeued):  # the attempt goes on (queued again)
                     going = self._going_on(event)

@@ -340,6 +340,16 @@ class DagState:
             submitted += 1
         return submitted
 
+    @property
+    def next_cluster(self) -> int:
+        """The cluster id the next job gets."""
+        return self._next_cluster
+
+    def take_cluster(self) -> int:
+        """The next cluster id, for a job outside the DAG's nodes (a SERVICE node's)."""
+        self._next_cluster += 1
+        return self._next_cluster - 1
+
     def _submit(self, node: Node) -> None:
         if node.spec.noop:
             self.transition(node, "submitted", {"noop": True})

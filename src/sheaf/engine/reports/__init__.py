@@ -19,12 +19,13 @@ from typing import TYPE_CHECKING
 from sheaf._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from sheaf.engine.reports._runevents import EventTranslator, JobStart, NodeEvent, ProcEnd
+    from sheaf.engine.reports._runevents import EventTranslator, JobStart, Kind, NodeEvent, ProcEnd
     from sheaf.engine.reports._runfiles import RunFiles, remove_stale_files
 
-__all__ = ["EventTranslator", "JobStart", "NodeEvent", "ProcEnd", "RunFiles", "remove_stale_files"]
+__all__ = ["EventTranslator", "JobStart", "Kind", "NodeEvent", "ProcEnd", "RunFiles", "remove_stale_files"]
 
 # imported on first use (sheaf._lazy): the events loader asks for the translator alone
-_WHERE = {"EventTranslator": "_runevents", "JobStart": "_runevents", "NodeEvent": "_runevents",
-          "ProcEnd": "_runevents", "RunFiles": "_runfiles", "remove_stale_files": "_runfiles"}
+_WHERE = {"EventTranslator": "_runevents", "JobStart": "_runevents", "Kind": "_runevents",
+          "NodeEvent": "_runevents", "ProcEnd": "_runevents", "RunFiles": "_runfiles",
+          "remove_stale_files": "_runfiles"}
 __getattr__ = lazy_exports(__name__, _WHERE)

@@ -122,6 +122,13 @@ class RunFiles:
             self._to_user_logs(events)
         return events
 
+    def service_events(self, events: list[NodeEvent]) -> None:
+        """Events of SERVICE nodes' jobs, which the DAG does not follow: to the node log and the jobs'
+        own logs only."""
+        self.nodes_log.events(events)
+        if self.user_logs:
+            self._to_user_logs(events)
+
     def user_log(self, node: str, path: object) -> None:
         """The event log the node's job names (``log = FILE``, HTCondor's ``UserLog``), which gets that
         job's events besides the DAG's node log, as HTCondor writes both; None: it names none."""
