@@ -345,6 +345,25 @@ class BackendContract(FileTransferContract):
         event = collect(backend, 1, self.timeout)["doomed#0"]
         assert isinstance(event, Removed) and "PeriodicRemove" in event.reason
 
+    def test_the_exit_policy_requeues_and_holds_as_the_shadow_does(self, backend: Backend,
+                                                                   tmp_path: Path) -> None:
+        """``OnExitRemove`` false at exit runs the job again (``Requeued``); ``OnExitHold`` holds it,
+        and its ``periodic_release`` runs it again; ``NumJobCompletions`` counts the runs."""
+        count = 'n=$(cat "$0.n" 2>/dev/null || echo 0); n=$((n + 1)); echo $n > "$0.n"; [ $n -ge 2 ]'
+        backend.submit(make_launch(tmp_path, "again", ["/bin/sh", "-c", count, str(tmp_path / "again")],
+                                   ad="OnExitRemove = ExitCode =?= 0 || NumJobCompletions > 4"))
+        hold = "OnExitHold = NumJobCompletions == 1\nPeriodicRelease = JobStatus == 5"
+        backend.submit(make_launch(tmp_path, "held", ["/bin/sh", "-c", count, str(tmp_path / "held")],
+                                   ad=hold))
+        kinds: dict[str, list[str]] = {"again#0": [], "held#0": []}
+        deadline = time.monotonic() + self.timeout
+        while any(not seen or seen[-1] != "Exited" for seen in kinds.values()):
+            assert time.monotonic() < deadline, kinds
+            for event in backend.wait(1.0):
+                kinds[event.key].append(type(event).__name__)
+        assert kinds == {"again#0": ["Requeued", "Exited"], "held#0": ["Suspended", "Released", "Exited"]}
+        assert (tmp_path / "again.n").read_text() == (tmp_path / "held.n").read_text() == "2\n"
+
     def test_keys_are_unique_while_submitted(self, backend: Backend, tmp_path: Path) -> None:
         backend.submit(make_launch(tmp_path, "dup", ["/bin/sleep", "5"]))
         with pytest.raises(ValueError):

@@ -40,11 +40,12 @@ from typing import Any
 
 from sheaf._proc import start_ticks
 from sheaf.backends._records import read_record, write_record
-from sheaf.engine import Event, Exited, Held, Released, Removed, Suspended
+from sheaf.engine import Event, Exited, Held, Released, Removed, Requeued, Suspended
 
 __all__ = ["decode_events", "encode_events", "read_events", "stop_dead_worker", "write_exit", "write_start"]
 
-_KINDS: dict[str, type[Any]] = {cls.__name__: cls for cls in (Exited, Held, Suspended, Released, Removed)}
+_KINDS: dict[str, type[Any]] = {cls.__name__: cls
+                                for cls in (Exited, Held, Suspended, Released, Removed, Requeued)}
 _GONE_WAIT = 10.0
 
 

@@ -11,11 +11,11 @@ Policy
 
 Result
     The task returns the events the local backend reported for the attempt, in order, ending with
-    the one that ends it (``Exited``, ``Held`` or ``Removed``); ``Suspended``/``Released`` on the way
-    are kept (the task holds its Dask resources while the job is held, as a held job keeps its place
-    in the schedd's queue).  A cancelled attempt returns ``[]``.  Given the paths, the task also writes
-    its start record as it begins and, once the attempt ended, its exit record with the same events
-    (``_records``): what an engine resumed after a crash reads.
+    the one that ends it (``Exited``, ``Held`` or ``Removed``); ``Suspended``/``Released``/``Requeued``
+    on the way are kept (the task holds its Dask resources while the job is held, as a held job keeps
+    its place in the schedd's queue).  A cancelled attempt returns ``[]``.  Given the paths, the task
+    also writes its start record as it begins and, once the attempt ended, its exit record with the same
+    events (``_records``): what an engine resumed after a crash reads.
 
 Cancel
     :func:`cancel_attempts` runs in the worker process (``Client.run``): it flags the attempts, and

@@ -61,7 +61,15 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Self
 
-from sheaf.backends._periodic import HELD, IDLE, JobRecord, decide, has_policy, policy_interval
+from sheaf.backends._periodic import (
+    HELD,
+    IDLE,
+    JobRecord,
+    decide,
+    decide_at_exit,
+    has_policy,
+    policy_interval,
+)
 from sheaf.backends._records import Paths, read_record, stem_of, write_record
 from sheaf.backends.slurm._ctl import RateLimit, SlurmCommands
 from sheaf.backends.slurm._dirwatch import DirectoryWatch
@@ -75,6 +83,7 @@ from sheaf.engine import (
     Launch,
     Released,
     Removed,
+    Requeued,
     Started,
     Suspended,
     needs_expansion,
@@ -423,11 +432,15 @@ class SlurmBackend:
             return  # cancelled, or not ours
         job = self._jobs[key]
         event = self._event(job, record)
-        if not isinstance(event, Suspended):
+        if job.claimed and isinstance(event, Exited) and has_policy(job.launch.job_ad):
+            event = self._at_exit(job, event)
+        if not isinstance(event, Suspended | Requeued):
             self._history.pop(key, None)
         if job.claimed:
             del self._jobs[key]
             self._events.append(event)
+            if isinstance(event, Requeued):
+                self._push(job.launch)
         else:
             job.parked = event
 
@@ -444,6 +457,27 @@ class SlurmBackend:
         return Exited(key, record.get("exit_code"), record.get("signal"), reason,
                       float(record.get("started") or 0.0), float(record.get("ended") or 0.0),
                       record.get("slot"))
+
+    def _at_exit(self, job: _Job, exited: Exited) -> Event:
+        """The schedd's policy for a job that exited (``_periodic.decide_at_exit``): held, removed, queued
+        again by its ``OnExitRemove`` (its record kept, its next run counting on), or gone."""
+        key = job.launch.key
+        record = self._history.get(key) or JobRecord(job.launch, exited.started, exited.started)
+        record.started(exited.started)
+        action = decide_at_exit(record, exited.ended, exited.exit_code, exited.signal)
+        if action is None:
+            return exited
+        what, reason, subcode = action
+        if what == "remove":
+            return Removed(key, reason)
+        self._history[key] = record
+        if what == "requeue":
+            return Requeued(key, exited.exit_code, exited.signal, reason)
+        record.stopped(exited.ended, HELD)
+        record.holds, record.hold_reason, record.hold_subcode = record.holds + 1, reason, subcode
+        self._held[key] = record
+        self._next_policy = min(self._next_policy or 1e18, time.monotonic() + self._policy_every)
+        return Suspended(key, reason, subcode=subcode)
 
     def _hold_record(self, job: _Job, record: Mapping[str, Any]) -> JobRecord:
         """The schedd's record of a held job: its earlier runs and holds (``history``) plus this one."""

@@ -107,7 +107,8 @@ class _Watch:
             history = spec.get("history") or {}
             self.policy = JobRecord(launch_of(spec), history.get("qdate", started), started,
                                     starts=history.get("starts", 0), holds=history.get("holds", 0),
-                                    first_start=history.get("first_start"), wall=history.get("wall", 0.0))
+                                    first_start=history.get("first_start"), wall=history.get("wall", 0.0),
+                                    completions=history.get("completions", 0))
             self.policy.started(started)
         self.next_policy = time.monotonic() + self.interval
         self.killed: dict[str, Any] | None = None

@@ -27,7 +27,7 @@ def history_of(record: JobRecord) -> dict[str, Any]:
     """What the schedd remembers of a job held and released (``_periodic.JobRecord``): the wrapper of
     its next run starts from it, so ``NumJobStarts``, ``NumHolds`` and the like count on."""
     return {"qdate": record.qdate, "starts": record.starts, "holds": record.holds,
-            "first_start": record.first_start, "wall": record.wall}
+            "first_start": record.first_start, "wall": record.wall, "completions": record.completions}
 
 
 def spec_of(launch: Launch, *, memory_limit: int | None, policy_interval: float, expand: bool,
