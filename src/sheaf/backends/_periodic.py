@@ -64,6 +64,11 @@ class JobRecord:
             self.wall += now - self.current_start
         self.status, self.entered = status, now
 
+    def hold(self, now: float, reason: str, subcode: int) -> None:
+        """Put on hold now (its run, if any, over) for ``reason``."""
+        self.stopped(now, HELD)
+        self.holds, self.hold_reason, self.hold_subcode = self.holds + 1, reason, subcode
+
     def ad(self, now: float, memory_mb: float | None) -> ClassAd:
         ad = self.launch.job_ad.copy()
         running = self.status == RUNNING and self.current_start is not None

@@ -99,7 +99,6 @@ from sheaf.backends import _jobguard
 from sheaf.backends._limits import MachineLimits
 from sheaf.backends._memwatch import POLL_INTERVAL, tree_rss_mb
 from sheaf.backends._periodic import (
-    HELD,
     HOLD_CODE_JOB_POLICY,
     IDLE,
     JobRecord,
@@ -541,8 +540,7 @@ class LocalBackend:
             return
         self._policy[key] = record
         if what == "hold":
-            record.stopped(ended, HELD)
-            record.holds, record.hold_reason, record.hold_subcode = record.holds + 1, why, subcode
+            record.hold(ended, why, subcode)
             self._events.append(Suspended(key, why, HOLD_CODE_JOB_POLICY, subcode))
         else:  # its OnExitRemove keeps it queued: it runs again
             self._queue.push(record.launch)
@@ -612,9 +610,8 @@ class LocalBackend:
                 self._events.append(Released(key, reason))
                 continue
             self._stop(key)
-            record.stopped(now, HELD)
             if what == "hold":
-                record.holds, record.hold_reason, record.hold_subcode = record.holds + 1, reason, subcode
+                record.hold(now, reason, subcode)
                 self._events.append(Suspended(key, reason, HOLD_CODE_JOB_POLICY, subcode))
             else:
                 del self._policy[key]

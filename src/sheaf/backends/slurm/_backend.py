@@ -62,7 +62,6 @@ from dataclasses import dataclass
 from typing import Any, Self
 
 from sheaf.backends._periodic import (
-    HELD,
     IDLE,
     JobRecord,
     decide,
@@ -473,8 +472,7 @@ class SlurmBackend:
         self._history[key] = record
         if what == "requeue":
             return Requeued(key, exited.exit_code, exited.signal, reason)
-        record.stopped(exited.ended, HELD)
-        record.holds, record.hold_reason, record.hold_subcode = record.holds + 1, reason, subcode
+        record.hold(exited.ended, reason, subcode)
         self._held[key] = record
         self._next_policy = min(self._next_policy or 1e18, time.monotonic() + self._policy_every)
         return Suspended(key, reason, subcode=subcode)
@@ -485,9 +483,7 @@ class SlurmBackend:
         held = self._history.get(job.launch.key) or JobRecord(job.launch, now, now)
         started, ended = float(record.get("started") or now), float(record.get("ended") or now)
         held.started(started)
-        held.stopped(ended, HELD)
-        held.holds, held.hold_reason = held.holds + 1, str(record.get("reason") or "")
-        held.hold_subcode = int(record.get("subcode") or 0)
+        held.hold(ended, str(record.get("reason") or ""), int(record.get("subcode") or 0))
         self._history[job.launch.key] = held
         return held
 
