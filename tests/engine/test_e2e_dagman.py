@@ -180,6 +180,24 @@ def test_a_subdag_inherits_the_rescue_and_directory_options_of_its_parents_run(t
     assert not list((tmp_path / "inner").glob("sub.dag.rescue00?"))
 
 
+def test_a_missing_executable_is_a_submit_failure_as_condor_submit_refuses_it(tmp_path: Path) -> None:
+    """condor_submit refuses a job whose executable path names no file: DAGMan's submit failure (POST
+    $RETURN -1001, SUBMIT_FAILURE, no job event); with transfer_executable = false it is the execute
+    machine's business, and the job is submitted."""
+    post = executable(tmp_path / "post.sh", '#!/bin/sh\necho "$1 $2" >> post.out\n')
+    sub(tmp_path, "gone.sub", "/no/such/program")
+    (tmp_path / "kept.sub").write_text("universe = local\nexecutable = /no/such/program\n"
+                                       "transfer_executable = false\nqueue\n")
+    (tmp_path / "wf.dag").write_text(f"JOB A gone.sub\nJOB B kept.sub\nSCRIPT POST A {post} $JOB $RETURN\n"
+                                     f"SCRIPT POST B {post} $JOB $RETURN\n")
+    done = sheaf_run(tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr  # the POST scripts succeed
+    assert "A -1001" in (tmp_path / "post.out").read_text().splitlines()
+    jobstate = (tmp_path / "jobstate.log").read_text()
+    assert " A SUBMIT_FAILURE " in jobstate and " A SUBMIT " not in jobstate and " B SUBMIT " in jobstate
+    assert "Executable file /no/such/program does not exist" in (tmp_path / "wf.dag.dagman.out").read_text()
+
+
 def test_final_runs_when_the_run_is_stopped(tmp_path: Path) -> None:
     sub(tmp_path, "a.sub", "/bin/sleep", "60")
     sub(tmp_path, "b.sub")

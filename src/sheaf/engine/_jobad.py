@@ -125,7 +125,7 @@ def _assignments(attrs_raw: Mapping[str, str], vars_: Mapping[str, str],
 _DEFAULTS = {"request_cpus": "1", "priority": "0"}
 AD_CALLS = (*((key, _DEFAULTS.get(key, "")) for key, _ in _REQUESTS),
             *((key, "") for key, _ in _EXPRESSIONS), *((key, "") for key in _RETRIES),
-            ("concurrency_limits", ""),
+            ("concurrency_limits", ""), ("transfer_executable", ""),
             *((key, "") for key, _ in _STRINGS), *((key, "") for key, _ in _QUOTED_STRINGS),
             ("notification", "never"))
 _SHARED_LIMIT = 4096
@@ -260,6 +260,8 @@ def _shared_ad(desc: SubmitDescription, values: tuple[str, ...], exe: str, iwd: 
         if got[key]:
             attrs.append((attr, _expr(desc, key, got[key])))
     attrs += _exit_remove(desc, got)
+    if got["transfer_executable"].strip()[:1] in ("f", "F"):  # condor_submit's reading of it
+        attrs.append(("TransferExecutable", _FALSE))
     if got["concurrency_limits"]:
         attrs.append(("ConcurrencyLimits", literal(got["concurrency_limits"])))
     attrs.append(("JobNotification", literal(_notification(desc, got["notification"]))))
@@ -303,6 +305,9 @@ def _exit_remove(desc: SubmitDescription, got: Mapping[str, str]) -> list[tuple[
         _expr(desc, "on_exit_remove", own)
         check += f" || ({own})"
     return [*out, ("OnExitRemove", _expr(desc, "on_exit_remove", check))]
+
+
+_FALSE = classad.parse("false")
 
 
 def _integer(desc: SubmitDescription, key: str, text: str) -> int:

@@ -71,7 +71,7 @@ from sheaf.engine._state import (
     WriteRescue,
     WriteSavePoint,
 )
-from sheaf.engine._submit import JobSpec, SubmitDescription, node_description, proc_rows
+from sheaf.engine._submit import JobSpec, SubmitDescription, missing_executable, node_description, proc_rows
 from sheaf.engine.reports import JobStart, Kind, NodeEvent, ProcEnd, RunFiles
 from sheaf.errors import EngineError, InputError, StorageError
 
@@ -424,6 +424,11 @@ class EngineRun:
         return [self._launch(spec, sub, key, job)]
 
     def _launch(self, spec: NodeSpec, sub: Submit, key: str, job: JobSpec) -> Launch:
+        missing = missing_executable(job)
+        if missing is not None:  # condor_submit refuses it: a submit failure, not a job that is held
+            raise InputError(f"Executable file {missing} does not exist", path=spec.submit,
+                             rule="a job's executable exists when it is submitted (unless "
+                                  "transfer_executable = false)", value=missing)
         # the token makes the process findable without the journal (see _orphans)
         env = {**job.env, ATTEMPT_VARIABLE: attempt_token(self.journal.run_id, spec.name, sub.attempt)}
         return Launch(key, spec.name, sub.attempt, job.argv, env, job.cwd, job.stdout, job.stderr,

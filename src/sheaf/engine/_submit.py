@@ -90,6 +90,20 @@ class JobSpec(NamedTuple):
     transfer: FileTransfer | None = None  # ``should_transfer_files = YES``: HTCondor file transfer
 
 
+#: the universes whose executable condor_submit does not look for (an image's, a VM's, a grid job's)
+_NO_EXECUTABLE_CHECK = frozenset({"docker", "container", "vm", "grid"})
+
+
+def missing_executable(job: JobSpec) -> str | None:
+    """The job's executable, when condor_submit would refuse the job for it: a path that names no file,
+    unless ``transfer_executable = false`` (the execute machine has it) or the universe runs no
+    executable of its own."""
+    exe = job.argv[0] if job.argv else ""
+    if "/" not in exe or "$$(" in exe or job.universe in _NO_EXECUTABLE_CHECK or os.path.exists(exe):
+        return None
+    return None if job.ad.get("TransferExecutable") is False else exe
+
+
 def _error(desc_path: str, line: int | None, message: str, rule: str, value: object) -> FormatError:
     return FormatError(message, rule=rule, value=value, path=desc_path, line=line)
 
