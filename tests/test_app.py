@@ -129,3 +129,25 @@ def test_option_records_refuse_what_the_command_line_refuses(example: Path, make
     with pytest.raises(UsageError, match=re.escape(message)):
         make()
     assert not (example / "runs").exists()
+
+
+@pytest.mark.parametrize(("define", "rule"), [
+    ("dagman.retry=1e99", "'retry' must be an integer 0 to 2147483647"),
+    ("dagman.retry=3000000000", "'retry' must be an integer 0 to 2147483647"),
+    ("dagman.priority=-3000000000", "'priority' must be an integer -2147483648 to 2147483647"),
+    ("dagman.stagein.maxjobs=3000000000", "must be <= 2147483647"),
+])
+def test_a_plan_refuses_a_number_the_dag_file_cannot_hold(example: Path, define: str, rule: str) -> None:
+    """DAGMan reads RETRY, PRIORITY and MAXJOBS into a C int: the plan refuses a value ``sheaf run`` would."""
+    from sheaf.errors import ValidationError
+
+    with pytest.raises(ValidationError, match=re.escape(rule)) as caught:
+        app.plan(app.PlanRequest("workflow.yml", base="runs", defines=(define,)))
+    assert define.split("=")[1] in str(caught.value)
+    assert not (example / "runs").exists()
+
+
+def test_the_largest_retry_and_priority_the_dag_file_holds_plan_and_run(example: Path) -> None:
+    planned = app.plan(app.PlanRequest("workflow.yml", base="runs", defines=(
+        "dagman.retry=2147483647", "dagman.priority=-2147483648", "dagman.stagein.maxjobs=2147483647")))
+    assert app.run(planned.directory).succeeded
