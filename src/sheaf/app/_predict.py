@@ -40,6 +40,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from sheaf._fields import check_fields, check_path
 from sheaf._gc import gc_paused
 from sheaf.app._platform import Slots, platform_slots
 from sheaf.condor import Dag, parse_dag
@@ -91,6 +92,9 @@ class PredictOptions:
     dag_file: str | None = None           # the DAG to predict, in DIR or absolute; None: DIR's one *.dag
     schedule: bool = False
     record: bool = False                  # write ``prediction.json`` (sheaf statistics reads it)
+
+    def __post_init__(self) -> None:
+        check_fields(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,6 +169,7 @@ def _not_a_workflow(path: str) -> None:
 def predict(directory: str, options: PredictOptions = PredictOptions(),
             model: OverheadModel | None = None) -> PredictResult:
     """Predict the run of the submit directory ``directory`` (module docstring)."""
+    check_path("directory", directory)
     if options.slots is not None and options.slots < 1:
         raise UsageError(f"--slots must be at least 1, got {options.slots}")
     if model is None:
