@@ -193,3 +193,23 @@ def test_a_value_of_the_wrong_type_is_one_usage_error_naming_the_field(
 def test_values_of_the_annotated_types_are_taken() -> None:
     assert app.PredictOptions(overhead=5, default_runtime=30).overhead == 5  # an int is a float
     assert app.RunOptions(dagman=app.DagmanOptions(dag_files=("a.dag",), system_knobs=(("K", "v"),)))
+
+
+@pytest.mark.parametrize(("make", "message"), [
+    (lambda: app.PredictOptions(default_runtime=-1.0),
+     "PredictOptions.default_runtime -1.0 is not in the range x>=0"),
+    (lambda: app.PredictOptions(default_runtime=float("nan")),
+     "PredictOptions.default_runtime nan is not in the range"),
+    (lambda: app.PredictOptions(replicates=-1), "PredictOptions.replicates -1 is not in the range x>=0"),
+    (lambda: app.PredictOptions(overhead=-0.5), "PredictOptions.overhead -0.5 is not in the range x>=0"),
+    (lambda: app.calibrate([], "local"), "calibrate needs a sequence of one or more run directories"),
+    (lambda: app.calibrate("runs/r", "local"), "calibrate needs a sequence of one or more run directories"),
+])
+def test_predict_options_and_calibrate_refuse_what_the_command_line_refuses(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, make: Callable[[], object], message: str) -> None:
+    from sheaf.errors import UsageError
+
+    monkeypatch.setenv("SHEAF_OVERHEADS", str(tmp_path / "overheads.json"))
+    with pytest.raises(UsageError, match=re.escape(message)):
+        make()
+    assert not (tmp_path / "overheads.json").exists()
