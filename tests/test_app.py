@@ -129,3 +129,87 @@ def test_option_records_refuse_what_the_command_line_refuses(example: Path, make
     with pytest.raises(UsageError, match=re.escape(message)):
         make()
     assert not (example / "runs").exists()
+
+
+@pytest.mark.parametrize(("define", "rule"), [
+    ("dagman.retry=1e99", "'retry' must be an integer 0 to 2147483647"),
+    ("dagman.retry=3000000000", "'retry' must be an integer 0 to 2147483647"),
+    ("dagman.priority=-3000000000", "'priority' must be an integer -2147483648 to 2147483647"),
+    ("dagman.stagein.maxjobs=3000000000", "must be <= 2147483647"),
+])
+def test_a_plan_refuses_a_number_the_dag_file_cannot_hold(example: Path, define: str, rule: str) -> None:
+    """DAGMan reads RETRY, PRIORITY and MAXJOBS into a C int: the plan refuses a value ``sheaf run`` would."""
+    from sheaf.errors import ValidationError
+
+    with pytest.raises(ValidationError, match=re.escape(rule)) as caught:
+        app.plan(app.PlanRequest("workflow.yml", base="runs", defines=(define,)))
+    assert define.split("=")[1] in str(caught.value)
+    assert not (example / "runs").exists()
+
+
+def test_the_largest_retry_and_priority_the_dag_file_holds_plan_and_run(example: Path) -> None:
+    planned = app.plan(app.PlanRequest("workflow.yml", base="runs", defines=(
+        "dagman.retry=2147483647", "dagman.priority=-2147483648", "dagman.stagein.maxjobs=2147483647")))
+    assert app.run(planned.directory).succeeded
+
+
+@pytest.mark.parametrize(("make", "message"), [
+    (lambda: app.PlanRequest("workflow.yml", group_size="3"),  # type: ignore[arg-type]
+     "PlanRequest.group_size: expected int or None, got '3'"),
+    (lambda: app.PlanRequest(123),  # type: ignore[arg-type]
+     "PlanRequest.workflow: expected str or None, got 123"),
+    (lambda: app.PlanRequest("workflow.yml", clustering="horizontal"),  # type: ignore[arg-type]
+     "PlanRequest.clustering: expected a tuple of str, got 'horizontal' (write ('horizontal',) for one)"),
+    (lambda: app.PlanRequest("workflow.yml", overhead="5"),  # type: ignore[arg-type]
+     "PlanRequest.overhead: expected float or None, got '5'"),
+    (lambda: app.DagmanOptions(maxjobs=2.5),  # type: ignore[arg-type]
+     "DagmanOptions.maxjobs: expected int or None, got 2.5"),
+    (lambda: app.DagmanOptions(dag_files="my.dag"),  # type: ignore[arg-type]
+     "DagmanOptions.dag_files: expected a tuple of str, got 'my.dag'"),
+    (lambda: app.DagmanOptions(usedagdir=1),  # type: ignore[arg-type]
+     "DagmanOptions.usedagdir: expected bool, got 1"),
+    (lambda: app.RunOptions(dagman={"maxjobs": 2}),  # type: ignore[arg-type]
+     "RunOptions.dagman: expected DagmanOptions, got {'maxjobs': 2}"),
+    (lambda: app.PredictOptions(slots="4"),  # type: ignore[arg-type]
+     "PredictOptions.slots: expected int or None, got '4'"),
+    (lambda: app.PredictOptions(calibrate="runs/r"),  # type: ignore[arg-type]
+     "PredictOptions.calibrate: expected a tuple of str, got 'runs/r'"),
+    (lambda: app.status(None), "directory: expected a path (str or os.PathLike), got None"),  # type: ignore[arg-type]
+    (lambda: app.statistics(3), "directory: expected a path (str or os.PathLike), got 3"),  # type: ignore[arg-type]
+    (lambda: app.predict(None), "directory: expected a path"),  # type: ignore[arg-type]
+    (lambda: app.run(None), "directory: expected a path"),  # type: ignore[arg-type]
+    (lambda: app.running(5), "directory: expected a path"),  # type: ignore[arg-type]
+    (lambda: app.stop(5), "directory: expected a path"),  # type: ignore[arg-type]
+])
+def test_a_value_of_the_wrong_type_is_one_usage_error_naming_the_field(
+        example: Path, make: Callable[[], object], message: str) -> None:
+    from sheaf.errors import UsageError
+
+    with pytest.raises(UsageError, match=re.escape(message)):
+        make()
+    assert not (example / "runs").exists()
+
+
+def test_values_of_the_annotated_types_are_taken() -> None:
+    assert app.PredictOptions(overhead=5, default_runtime=30).overhead == 5  # an int is a float
+    assert app.RunOptions(dagman=app.DagmanOptions(dag_files=("a.dag",), system_knobs=(("K", "v"),)))
+
+
+@pytest.mark.parametrize(("make", "message"), [
+    (lambda: app.PredictOptions(default_runtime=-1.0),
+     "PredictOptions.default_runtime -1.0 is not in the range x>=0"),
+    (lambda: app.PredictOptions(default_runtime=float("nan")),
+     "PredictOptions.default_runtime nan is not in the range"),
+    (lambda: app.PredictOptions(replicates=-1), "PredictOptions.replicates -1 is not in the range x>=0"),
+    (lambda: app.PredictOptions(overhead=-0.5), "PredictOptions.overhead -0.5 is not in the range x>=0"),
+    (lambda: app.calibrate([], "local"), "calibrate needs a sequence of one or more run directories"),
+    (lambda: app.calibrate("runs/r", "local"), "calibrate needs a sequence of one or more run directories"),
+])
+def test_predict_options_and_calibrate_refuse_what_the_command_line_refuses(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, make: Callable[[], object], message: str) -> None:
+    from sheaf.errors import UsageError
+
+    monkeypatch.setenv("SHEAF_OVERHEADS", str(tmp_path / "overheads.json"))
+    with pytest.raises(UsageError, match=re.escape(message)):
+        make()
+    assert not (tmp_path / "overheads.json").exists()

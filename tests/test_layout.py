@@ -1,8 +1,8 @@
 """The layout is the data's path, stated as a graph and checked on every module.
 
 - **Stages.** Each package of ``sheaf`` may import only the packages ``ALLOWED`` names for it (and the
-  shared top-level modules: ``errors``, ``_lazy``, ``_value``, ``_proc``, ``_text``, ``_shellwords``,
-  ``_gc``).
+  shared top-level modules: ``errors``, ``_fields``, ``_lazy``, ``_value``, ``_proc``, ``_text``,
+  ``_shellwords``, ``_gc``).
   ``classad`` imports nothing of sheaf; the engine knows nothing of the planner.
 - **Public faces.** A module imports another package's names only from that package (``from
   sheaf.engine import DagmanOptions``), never from its private modules (``sheaf.engine._runconfig``):
@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "sheaf"
-SHARED = {"errors", "_lazy", "_value", "_proc", "_text", "_shellwords", "_gc", "__init__"}
+SHARED = {"errors", "_fields", "_lazy", "_value", "_proc", "_text", "_shellwords", "_gc", "__init__"}
 
 #: package -> the packages it may import (besides itself and SHARED)
 ALLOWED: dict[str, set[str]] = {

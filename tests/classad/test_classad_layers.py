@@ -13,7 +13,7 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[2] / "src" / "sheaf" / "classad"
 LAYERS: list[tuple[str, set[str]]] = [
-    ("values", {"_values", "_timetext", "_grammar", "_limits", "_match_dollar", "_pcre"}),
+    ("values", {"_values", "_timetext", "_grammar", "_limits", "_match_dollar", "_pcre", "_stack"}),
     ("syntax tree", {"_lexer", "_parser", "_unparse", "_nodes"}),
     ("evaluator", {"_ops", "_logic", "_coerce", "_context", "_eval"}),
     ("functions", {"_builtins", "_fn_core", "_fn_env", "_fn_lists", "_fn_refs", "_fn_regex", "_fn_strings",

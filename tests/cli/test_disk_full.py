@@ -2,7 +2,8 @@
 otherwise), nearly filled, under a real ``sheaf run`` and ``sheaf plan``.  Each must stop promptly with
 one message and exit 1 (not bad input: the same command succeeds once there is room), leave the
 journal consistent and no temporary file behind, and the run must resume once space is back
-without running again a node the journal shows done."""
+without running again a node the journal shows done.  A small file size limit (``ulimit -f``) is a
+storage error too."""
 
 from __future__ import annotations
 
@@ -97,3 +98,28 @@ def test_sheaf_plan_on_a_full_disk_is_one_message_and_leaves_nothing(small_disk:
     assert "Traceback" not in done.stderr and "the disk is full" in done.stderr
     assert done.stderr.strip().count("\n") == 0
     assert sorted(p.name for p in small_disk.iterdir()) == ["filler"]
+
+
+def _small_file_limit() -> None:
+    """``ulimit -f 256`` with SIGXFSZ ignored: a write past 256 KiB fails with EFBIG."""
+    import resource
+    import signal
+
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (256 * 1024, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
+
+
+def test_sheaf_run_under_a_small_file_size_limit_stops_with_one_message_and_resumes(tmp_path: Path) -> None:
+    """The job guard's table (an in-memory file of 512 KiB) counts against ``ulimit -f``: a storage error."""
+    (tmp_path / "t.sub").write_text("universe = local\nexecutable = /bin/true\nqueue\n")
+    (tmp_path / "wf.dag").write_text("JOB A t.sub\nJOB B t.sub\nPARENT A CHILD B\n")
+    first = subprocess.run([SHEAF, "run", str(tmp_path)], capture_output=True, text=True, timeout=120,
+                           check=False, preexec_fn=_small_file_limit)
+    assert first.returncode == 1, first.stdout + first.stderr
+    assert "Traceback" not in first.stderr
+    assert first.stderr.strip().splitlines() == [(
+        "sheaf: error: cannot write the job guard's table (an in-memory file of 512 KiB) (File too large); "
+        "no job was started and the run stopped; run `sheaf run` again to resume once files of that size "
+        "can be written")]
+    again = sheaf("run", str(tmp_path), cwd=tmp_path)
+    assert again.returncode == 0, again.stdout + again.stderr

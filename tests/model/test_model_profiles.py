@@ -94,7 +94,8 @@ def test_merge_profiles_later_wins() -> None:
     ({"pegasus": {"clusters.num": "0"}}, ">= 1"),
     ({"pegasus": {"runtime": "fast"}}, "must be a number"),
     ({"pegasus": {"runtime": "nan"}}, "finite"),
-    ({"dagman": {"retry": "-1"}}, ">= 0"),
+    ({"dagman": {"retry": "-1"}}, "0 to 2147483647"),
+    ({"dagman": {"priority": "1e99"}}, "-2147483648 to 2147483647"),
 ])
 def test_malformed_values(profiles: dict[str, dict[str, str]], words: str) -> None:
     with pytest.raises(ValidationError, match=words):

@@ -9,7 +9,9 @@ typed result (:class:`PlanResult`, ``RunResult``, ``WorkflowStatus``, ``Statisti
 submit directory holds (the plan, ``braindump.yml``, ``<dag>.dagman.out``, the events database, the
 container state) is made here, so ``sheaf run DIR`` and ``sheaf.app.run(DIR)`` leave the same
 directory.  The command line (``sheaf.cli``) only parses its options into these records, calls one
-function, and renders the result.
+function, and renders the result.  A record checks its fields' types as it is made, and each
+operation its directory argument: a value of the wrong type (a ``str`` where a tuple of ``str`` is
+expected among them) is one ``UsageError`` naming the field, the type expected and the value.
 
 Example::
 

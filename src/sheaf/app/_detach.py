@@ -21,6 +21,7 @@ import signal
 import subprocess
 import sys
 
+from sheaf._fields import check_path
 from sheaf._proc import alive, command_line
 from sheaf.errors import UsageError
 
@@ -62,6 +63,7 @@ def running(directory: str) -> int | None:
     """The pid of the process running the workflow of DIR (a directory, or a DAG file) -- a ``sheaf run``
     or a Python process in ``sheaf.app.run``, this process's own pid for a run in one of its threads --
     while it runs, else None."""
+    check_path("directory", directory)
     try:
         with open(os.path.join(directory, PID), encoding="ascii") as file:
             pid = int(file.read().strip())
@@ -94,6 +96,7 @@ def stop(directory: str) -> int:
     """Stop the engine running in DIR as SIGTERM does (module docstring); returns its pid."""
     from sheaf.engine import stop_in_process
 
+    check_path("directory", directory)
     pid = running(directory)
     if pid is None:
         raise UsageError(f"{directory}: no workflow is running there")

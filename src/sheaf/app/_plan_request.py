@@ -13,6 +13,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from sheaf._fields import check_fields
 from sheaf.errors import UsageError
 
 CLEANUP = ("none", "inplace", "leaf", "constraint")
@@ -73,9 +74,11 @@ class PlanRequest:
     overheads_file: str | None = None
 
     def __post_init__(self) -> None:
-        """The checks ``sheaf plan`` makes of ``--group-size``, ``--slots`` and ``--backend``."""
+        """Each field's type (``check_fields``), and the checks ``sheaf plan`` makes of ``--group-size``,
+        ``--slots`` and ``--backend``."""
         from sheaf.predict import BACKENDS
 
+        check_fields(self)
         for name, value in (("group_size", self.group_size), ("slots", self.slots)):
             if value is not None and value < 1:
                 raise UsageError(f"{name} {value!r} is not in the range x>=1 (sheaf plan "

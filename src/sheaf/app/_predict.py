@@ -40,6 +40,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from sheaf._fields import check_fields, check_path
 from sheaf._gc import gc_paused
 from sheaf.app._platform import Slots, platform_slots
 from sheaf.condor import Dag, parse_dag
@@ -91,6 +92,14 @@ class PredictOptions:
     dag_file: str | None = None           # the DAG to predict, in DIR or absolute; None: DIR's one *.dag
     schedule: bool = False
     record: bool = False                  # write ``prediction.json`` (sheaf statistics reads it)
+
+    def __post_init__(self) -> None:
+        """Each field's type (``check_fields``), and no negative runtime, overhead or replicate count."""
+        check_fields(self)
+        for name, value in (("default_runtime", self.default_runtime), ("overhead", self.overhead),
+                            ("replicates", self.replicates)):
+            if value is not None and not value >= 0:  # nan too
+                raise UsageError(f"PredictOptions.{name} {value!r} is not in the range x>=0")
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,6 +174,7 @@ def _not_a_workflow(path: str) -> None:
 def predict(directory: str, options: PredictOptions = PredictOptions(),
             model: OverheadModel | None = None) -> PredictResult:
     """Predict the run of the submit directory ``directory`` (module docstring)."""
+    check_path("directory", directory)
     if options.slots is not None and options.slots < 1:
         raise UsageError(f"--slots must be at least 1, got {options.slots}")
     if model is None:
@@ -201,6 +211,9 @@ def calibrate(directories: Sequence[str], backend: str, *, base: OverheadModel |
     runs in ``directories``; with ``save``, written to :func:`overheads_path` for the next prediction."""
     if backend not in BACKENDS:
         raise UsageError(f"--backend: unknown backend {backend!r} (one of {', '.join(BACKENDS)})")
+    if isinstance(directories, str) or not directories:
+        raise UsageError(f"calibrate needs a sequence of one or more run directories (sheaf calibrate "
+                         f"RUN_DIR...), got {directories!r}")
     model = base if base is not None else load_model(PredictOptions(backend=backend))
     runs = [run_timings(directory) for directory in directories]
     source = f"calibrated from {len(runs)} run{'s' if len(runs) > 1 else ''}"

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, TypeVar
 
+from sheaf._fields import check_fields, check_path
 from sheaf.app._dagman_out import DagmanOut
 from sheaf.backends import BACKENDS, make_backend
 from sheaf.codegen import CONF_DIR, RUN_ROOT_LOCK, podman_env, remove_stale_siblings, run_root
@@ -52,6 +53,7 @@ class RunOptions:
     backout_idle: float = 30.0
 
     def __post_init__(self) -> None:
+        check_fields(self)
         if self.backend not in BACKENDS:
             raise UsageError(f"unknown backend {self.backend!r}: one of {', '.join(sorted(BACKENDS))}")
 
@@ -65,6 +67,7 @@ def run(directory: str, options: RunOptions | None = None, *,
     and fails is a result (``succeeded`` false, ``exit_code``), bad input raises ``InputError`` or
     ``UsageError``.  ``on_progress`` gets the engine's progress about every 0.2 s, ``on_warning`` each
     warning (damaged journal lines that did not matter, knobs sheaf does not honour)."""
+    check_path("directory", directory)
     directory, options = _target(directory, options or RunOptions())
     if options.backend == "htcondor":
         raise UsageError("the htcondor backend hands the DAG to DAGMan: use hand_to_dagman")

@@ -140,7 +140,15 @@ def _start_locked() -> None:
     if _pipe and _owner[0] == os.getpid():
         return
     table = os.memfd_create("sheaf-jobguard", os.MFD_CLOEXEC)
-    os.ftruncate(table, _WORDS * 8)
+    try:
+        os.ftruncate(table, _WORDS * 8)  # a memfd counts against the file size limit (ulimit -f)
+    except OSError as exc:
+        os.close(table)
+        from sheaf.errors import StorageError  # here: the guard script imports no more of sheaf than it needs
+
+        raise StorageError.of(exc, f"the job guard's table (an in-memory file of {_WORDS * 8 // 1024} KiB)",
+                              "no job was started and the run stopped; run `sheaf run` again to resume once "
+                              "files of that size can be written") from None
     proc = subprocess.Popen([sys.executable, "-I", "-S", os.path.abspath(__file__), str(table)],
                             stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True, pass_fds=(table,))

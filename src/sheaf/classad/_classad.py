@@ -44,6 +44,7 @@ from ._functions import FUNCTIONS
 from ._lexer import NulEscape
 from ._nodes import NOT_CONSTANT, Node, const_of, value_node
 from ._parser import OLD_BACKSLASH_END, accelerator, parse_ad, parse_expr, parse_old_ad, parse_span
+from ._stack import deep_stack
 from ._unparse import quote_name, unparse, unparse_old
 from ._values import ERROR, UNDEFINED
 
@@ -86,7 +87,13 @@ class Expr:
         return f"Expr({unparse(self.node)!r})"
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Expr) and (self is other or self.node == other.node)
+        if not isinstance(other, Expr):
+            return False
+        try:
+            return self is other or self.node == other.node
+        except RecursionError:  # trees nested deeper than the process's limit allows
+            with deep_stack():
+                return self.node == other.node
 
     def __hash__(self) -> int:
         h = self._hash

@@ -62,6 +62,7 @@ from ._logic import (
 from ._nodes import NOT_CONSTANT, const_of
 from ._ops import BINARY, UNARY, identical
 from ._parser import accelerator
+from ._stack import deep_stack, deeper
 from ._values import ERROR, UNDEFINED, ListValue, SelectedList, SharedListValue
 
 Value = Any
@@ -330,6 +331,9 @@ def compile_node(node: tuple[Any, ...]) -> Fn:
     return _COMPILERS[node[0]](node)
 
 
+_compile_deep: Final = deeper(compile_node)  # a deep tree compiles under deep_stack
+
+
 # From the compiled parser (None without it): a first evaluation, and tracking an Expr made in C.
 _QUICK: Final = getattr(accelerator(), "first_evaluation", None)
 _TRACK: Final = getattr(accelerator(), "track", None)
@@ -343,7 +347,7 @@ def compiled(expr: Expr) -> Fn:
         if not expr._used:
             expr._used = True
             return partial(first_evaluation, expr)
-        fn = expr._fn = compile_node(expr.node)
+        fn = expr._fn = _compile_deep(expr.node)
         if _TRACK is not None:
             _TRACK(expr)  # made in C untracked (atoms only); a closure might reach back to it
     return fn
@@ -617,12 +621,18 @@ def _walk_binary(node: tuple[Any, ...], env: Env, scope: ClassAd | None) -> Valu
 
 # -- running ------------------------------------------------------------------------------------
 
-def run(fn: Fn, env: Env, scope: ClassAd | None) -> Value:
-    """Call a compiled closure: what goes wrong inside is the value ERROR, never an exception."""
+def run(fn: Fn, env: Env, scope: ClassAd | None, deep: bool = False) -> Value:
+    """Call a compiled closure: what goes wrong inside is the value ERROR, never an exception.  One
+    that nests deeper than the process's recursion limit allows is evaluated again from the start,
+    with a fresh ``env``, under ``deep_stack`` (``deep``); only there is ``RecursionError`` ERROR."""
     try:
+        if deep:
+            with deep_stack():
+                return fn(env, scope)
         return fn(env, scope)
     except RecursionError:
-        return ERROR
+        return ERROR if deep else run(fn, Env(env.my, env.target, env.strict, env.ad_type, env.functions),
+                                      scope, True)
     except Exception:  # a data problem a built-in did not foresee is still only ERROR
         if _RAISE_INTERNAL:
             raise

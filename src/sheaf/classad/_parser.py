@@ -13,7 +13,9 @@ tuples (hashable, compared structurally; ``Expr`` wraps the root):
 Names keep the case they were written in; evaluation folds case.  Binary operators are parsed by
 precedence climbing over ``_grammar.BINARY_LEVELS``, the same table the unparser reads.  Nesting is
 bounded: brackets at most ``MAX_BRACKETS`` deep (what the official parser accepts), everything at
-most ``MAX_DEPTH``; deeper text raises ``ClassAdSyntaxError`` instead of exhausting the stack.
+most ``MAX_DEPTH``; deeper text raises ``ClassAdSyntaxError`` instead of exhausting the stack.  Text
+nested deeper than the process's recursion limit allows is read again under ``_stack.deep_stack``
+(the limit raised while it is read, then put back).
 
 Speed (parsing text never seen before is the hot path of reading job ads): tokens are bare strings,
 with no position kept; a syntax error re-reads the text with ``_lexer.tokenize`` to place its caret
@@ -46,6 +48,7 @@ from typing import Any, Final
 
 from ._grammar import PRECEDENCE, UNARY_OPS, UNARY_PREC
 from ._lexer import NulEscape, Token, integer, join_strings, negative, scan, tokenize, unescape
+from ._stack import deeper
 from ._timetext import parse_abstime, parse_reltime
 from ._values import ClassAdSyntaxError
 
@@ -54,9 +57,6 @@ Node = tuple[Any, ...]
 MAX_DEPTH: Final = 1000
 # Brackets -- ( { [ and call parentheses -- nest at most this deep: the official parser's limit.
 MAX_BRACKETS: Final = 165
-# A nesting level costs up to six Python frames in the parser; make room for MAX_DEPTH of them.
-if sys.getrecursionlimit() < 10 * MAX_DEPTH:
-    sys.setrecursionlimit(10 * MAX_DEPTH)
 
 _KEYWORD_LITERALS: Final[dict[str, Node]] = {
     "true": ("bool", True), "false": ("bool", False), "undefined": ("undef",), "error": ("error",),
@@ -481,11 +481,17 @@ def parse_expr(src: str) -> Node:
     try:
         if _C is not None and (node := _C.expr(src)) is not None:
             return node  # type: ignore[no-any-return]
-        parser = _Parser(src)
-        pos, node = parser.expression(0)
-        parser.end(pos)
+        return _python_expr(src, 0, None)
     except NulEscape:
         raise _placed(src) from None
+
+
+@deeper
+def _python_expr(src: str, start: int, stop: int | None) -> Node:
+    """This parser's reading of an expression (``deeper``: a deep one under ``deep_stack``)."""
+    parser = _Parser(src, start, stop)
+    pos, node = parser.expression(0)
+    parser.end(pos)
     return node
 
 
@@ -494,12 +500,9 @@ def parse_span(src: str, start: int, stop: int) -> Node:
     try:
         if _C is not None and (node := _C.expr(src, start, stop)) is not None:
             return node  # type: ignore[no-any-return]
-        parser = _Parser(src, start, stop)
-        pos, node = parser.expression(0)
-        parser.end(pos)
+        return _python_expr(src, start, stop)
     except NulEscape:
         raise _placed(src, start, stop) from None
-    return node
 
 
 def parse_ad(src: str) -> Node:
@@ -513,6 +516,11 @@ def parse_ad(src: str) -> Node:
 def _parse_ad(src: str) -> Node:
     if _C is not None and (node := _C.ad(src)) is not None:
         return node  # type: ignore[no-any-return]
+    return _python_ad(src)
+
+
+@deeper
+def _python_ad(src: str) -> Node:
     parser = _Parser(src)
     if parser.toks[0] != "[":
         raise parser.fail(0, f"expected '[' starting a ClassAd, found {parser.describe(0)}")
@@ -581,9 +589,14 @@ def _old_line(src: str, offset: int, line: str) -> tuple[str, Node]:
     try:
         if _C is not None and (binding := _C.binding(src, offset, stop, True)) is not None:
             return binding  # type: ignore[no-any-return]
-        parser = _Parser(src, offset, stop, old=True)
-        pos, binding = parser.binding(0)
-        parser.end(pos)
+        return _python_binding(src, offset, stop)
     except NulEscape:
         raise _placed(src, offset, stop) from None
+
+
+@deeper
+def _python_binding(src: str, offset: int, stop: int) -> tuple[str, Node]:
+    parser = _Parser(src, offset, stop, old=True)
+    pos, binding = parser.binding(0)
+    parser.end(pos)
     return binding

@@ -18,6 +18,7 @@ import re
 from typing import Any, Final
 
 from ._grammar import COND_PREC, ELVIS_PREC, POSTFIX_PREC, PRECEDENCE, UNARY_PREC
+from ._stack import deeper
 from ._timetext import format_abstime, format_reltime_literal
 
 Node = tuple[Any, ...]
@@ -212,16 +213,19 @@ _CONDOR: Final = _Writer(True)
 _COMPACT: Final = _Writer(True, pretty=False)
 
 
+@deeper
 def unparse(node: Node, condor: bool = False) -> str:
     """Text for ``node``; ``condor=True`` reproduces the official library's spelling."""
     return (_CONDOR if condor else _PLAIN).write(node)
 
 
+@deeper
 def unparse_old(node: Node) -> str:
     """Text for ``node`` in old ClassAd syntax (what ``ClassAd.unparse_old`` writes)."""
     return _OLD.write(node)
 
 
+@deeper
 def unparse_compact(node: Node) -> str:
     """The official library's one-line spelling (what ``string()`` gives for a list or an ad)."""
     return _COMPACT.write(node)

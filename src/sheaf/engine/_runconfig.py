@@ -16,6 +16,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from sheaf._fields import check_fields
 from sheaf.condor import Dag, NodeSpec, parse_dag
 from sheaf.engine._events import Submit
 from sheaf.engine._nodejob import render_node
@@ -90,6 +91,7 @@ class DagmanOptions:
     rescue_from: int | None = None
 
     def __post_init__(self) -> None:
+        check_fields(self)
         if self.rescue_from is not None and self.rescue_from < 1:  # the rescue DAGs count from 1
             raise UsageError(f"rescue_from {self.rescue_from!r} is not in the range x>=1 (-DoRescueFrom, "
                              "sheaf run --do-rescue-from)")

@@ -20,6 +20,7 @@ from collections.abc import Iterator, Mapping
 
 from sheaf.errors import ValidationError
 from sheaf.model._profiles import (
+    DAG_INT_MAX,
     PEGASUS_ALIASES,
     PEGASUS_KEYS,
     Profiles,
@@ -93,7 +94,8 @@ class Properties(Mapping[str, str]):
         raise ValidationError(f"malformed property '{key}'", rule="must be true or false", value=raw,
                               path=self.origin(key))
 
-    def get_int(self, key: str, default: int | None = None, *, minimum: int | None = None) -> int | None:
+    def get_int(self, key: str, default: int | None = None, *, minimum: int | None = None,
+                maximum: int | None = None) -> int | None:
         raw = self._data.get(key)
         if raw is None or raw.strip() == "":
             return default
@@ -104,6 +106,9 @@ class Properties(Mapping[str, str]):
                                   value=raw, path=self.origin(key)) from None
         if minimum is not None and value < minimum:
             raise ValidationError(f"malformed property '{key}'", rule=f"must be >= {minimum}", value=raw,
+                                  path=self.origin(key))
+        if maximum is not None and value > maximum:
+            raise ValidationError(f"malformed property '{key}'", rule=f"must be <= {maximum}", value=raw,
                                   path=self.origin(key))
         return value
 
@@ -142,6 +147,6 @@ class Properties(Mapping[str, str]):
             parts = key.split(".")
             if len(parts) >= 3 and parts[0] == "dagman" and parts[-1].lower() == "maxjobs":
                 category = ".".join(parts[1:-1])
-                found[category] = self.get_int(key, minimum=0) or 0
+                found[category] = self.get_int(key, minimum=0, maximum=DAG_INT_MAX) or 0
         return found
 

@@ -39,6 +39,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
+from sheaf._fields import check_path
 from sheaf.monitor._events import RunView
 from sheaf.monitor._meta import SUBWORKFLOW_TRANSFORMATION
 from sheaf.monitor._status import tree_views
@@ -244,6 +245,7 @@ def _add_times(
 
 def workflow_statistics(directory: str, dag_file: str | None = None) -> Statistics:
     """The statistics of the run in ``directory`` and its sub-workflows."""
+    check_path("directory", directory)
     views = tree_views(directory, dag_file)
     try:
         top = views[0]

@@ -18,6 +18,7 @@ import os
 import time
 from dataclasses import dataclass
 
+from sheaf._fields import check_path
 from sheaf.engine import STATES, state_paths
 from sheaf.errors import InputError, UsageError
 from sheaf.monitor._events import RunView, open_events
@@ -112,6 +113,7 @@ def _status(view: RunView) -> WorkflowStatus:
 
 
 def workflow_status(directory: str, dag_file: str | None = None) -> WorkflowStatus:
+    check_path("directory", directory)
     view = open_events(directory, dag_file)
     try:
         return _status(view)
