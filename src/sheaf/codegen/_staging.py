@@ -19,8 +19,8 @@ def transfer_lines(job: ExecJob, inputs: tuple[str, ...], outputs: tuple[str, ..
     """The submit lines of a ``condorio`` job: HTCondor transfers its inputs (absolute paths on the
     staging site) into its sandbox and its outputs (names) back to its ``initialdir`` (``workdir``).
     HTCondor's lists are separated by commas, so a file name with a comma cannot be written (a
-    ``PlanningError``).  Deep LFNs (``deep/f.a``) keep their directories, as Pegasus keeps them
-    (PM-1875): the inputs under ``workdir`` are written relative to it with ``preserve_relative_paths``,
+    ``PlanningError``).  Deep LFNs (``deep/f.a``) keep their directories, as Pegasus keeps them:
+    the inputs under ``workdir`` are written relative to it with ``preserve_relative_paths``,
     which places them -- and brings the outputs back -- at those paths."""
     for name in (*inputs, *outputs):
         if "," in name:
