@@ -193,6 +193,9 @@ def test_a_value_of_the_wrong_type_is_one_usage_error_naming_the_field(
 def test_values_of_the_annotated_types_are_taken() -> None:
     assert app.PredictOptions(overhead=5, default_runtime=30).overhead == 5  # an int is a float
     assert app.RunOptions(dagman=app.DagmanOptions(dag_files=("a.dag",), system_knobs=(("K", "v"),)))
+    # a pathlib.Path where a file name is expected is taken as its text, alone or in a tuple
+    request = app.PlanRequest(Path("w.yml"), base=Path("runs"), input_dirs=(Path("in"), "more"))
+    assert (request.workflow, request.base, request.input_dirs) == ("w.yml", "runs", ("in", "more"))
 
 
 @pytest.mark.parametrize(("make", "message"), [

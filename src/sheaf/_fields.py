@@ -5,7 +5,8 @@ The application layer's option records (``PlanRequest``, ``RunOptions``, ``Dagma
 the wrong type would otherwise travel deep into the plan or the run and surface there as a raw
 ``TypeError``.  Each record's ``__post_init__`` calls :func:`check_fields`, which reads the annotations
 (``str``, ``int``, ``float``, ``bool``, ``X | None``, ``tuple[X, ...]``, fixed tuples, classes) and
-raises one ``UsageError`` naming the field, the type expected and the value.  ``bool`` is not taken
+raises one ``UsageError`` naming the field, the type expected and the value; a path object
+(``pathlib.Path``) where text is expected is taken as its text.  ``bool`` is not taken
 for ``int`` or ``float``; an ``int`` is taken for ``float``; a ``str`` is not a ``tuple[str, ...]``
 (it would be read one character at a time).  :func:`check_path` does the same for a directory
 argument.
@@ -73,12 +74,30 @@ def _spelled(expected: Any) -> str:
     return getattr(expected, "__name__", str(expected))
 
 
+def _paths_as_text(value: object, expected: Any) -> object:
+    """``value`` with a path object (``os.PathLike``) where ``expected`` takes ``str`` made that text,
+    alone or in a tuple of ``str``: a caller's ``pathlib.Path`` is a file name like any other."""
+    takes = typing.get_args(expected) if typing.get_origin(expected) in (typing.Union, types.UnionType) \
+        else (expected,)
+    if str in takes and isinstance(value, os.PathLike):
+        return os.fspath(value)
+    for arm in takes:
+        args = typing.get_args(arm)
+        if typing.get_origin(arm) is tuple and args == (str, Ellipsis) and isinstance(value, tuple):
+            return tuple(os.fspath(item) if isinstance(item, os.PathLike) else item for item in value)
+    return value
+
+
 def check_fields(record: object) -> None:
     """Raise ``UsageError`` for the first field of the dataclass ``record`` whose value is not of its
-    annotated type (module docstring)."""
+    annotated type (module docstring); a path object where text is expected is made text first."""
     cls = type(record)
     for name, expected in _hints(cls):
         value = getattr(record, name)
+        text = _paths_as_text(value, expected)
+        if text is not value:
+            object.__setattr__(record, name, text)  # the record is frozen: set once, as it is made
+            value = text
         if not _fits(value, expected):
             spelled = _spelled(expected)
             hint = f" (write ({value!r},) for one)" if isinstance(value, str) and "tuple" in spelled else ""
