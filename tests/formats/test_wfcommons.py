@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from sheaf.errors import FormatError
 from sheaf.formats._wfcommons import dumps_wfcommons, loads_wfcommons, read_wfcommons
-from sheaf.model import Job, Use, Workflow, build_graph, validate
+from sheaf.model import Job, Use, Workflow, build_graph, check_names, validate
 
 TRACES = Path(__file__).resolve().parents[1] / "data" / "traces"
 EXPECTED = {  # file: (tasks, levels, transformations) -- from the traces' README and their content
@@ -198,3 +198,24 @@ def test_a_nextflow_trace_plans_with_its_task_names_and_relative_files() -> None
     assert [(u.lfn, u.type) for u in job.uses] == [("data/sheet.csv", "input"), ("3e/92a5/sheet.valid.csv",
                                                                                  "output")]
     assert len(warnings) == 1 and "2 file name(s) are absolute paths" in warnings[0]
+
+
+def test_a_task_id_or_process_name_too_long_for_a_job_keeps_its_head_and_a_digest() -> None:
+    """Nextflow names a task by its process path and inputs, past the 100 bytes a job id or a
+    transformation name may take: each keeps its first bytes and a digest of the whole, so two long ids
+    that share their head stay apart, and the edges between them hold."""
+    process = "NFCORE_ATACSEQ.ATACSEQ." + "FASTQ_ALIGN_DEDUP_BWA.BAM_SORT_STATS_SAMTOOLS." * 2 + "SORT"
+    first, second = f"{process} (sample_1)_ID001", f"{process} (sample_2)_ID002"
+    text = _spec([{"name": first, "id": first, "parents": [], "children": [second]},
+                  {"name": second, "id": second, "parents": [first], "children": []}],
+                 [{"id": first, "runtimeInSeconds": 1.0}, {"id": second, "runtimeInSeconds": 1.0}])
+    warnings: list[str] = []
+    wf = loads_wfcommons(text, warnings=warnings)
+    ids = list(wf.jobs)
+    assert len(ids) == 2 and ids[0] != ids[1]
+    assert all(len(i.encode()) <= 100 and i.startswith(process[:60]) for i in ids)
+    assert {parent: list(children) for parent, children in wf.dependencies.items()} == {ids[0]: [ids[1]]}
+    for job in wf.jobs.values():  # the transformation: the name without its _ID suffix, fitted too
+        assert len(job.name.encode()) <= 100 and job.name.startswith(process[:60])
+    assert any("2 task id(s) are longer than a job id may be" in w for w in warnings), warnings
+    check_names(wf)  # the model takes every name now

@@ -3,7 +3,9 @@
 WfCommons traces are real executions of real workflows; sheaf reads them as abstract workflows so
 they can be planned, clustered and simulated.  Mapping (read):
 
-- each task becomes a compute job; its id is the task's ``id`` (``name`` when there is no id);
+- each task becomes a compute job; its id is the task's ``id`` (``name`` when there is no id) --
+  one longer than a job id may be (Nextflow's name the process path and its inputs) keeps its first
+  bytes and a digest of the whole id, with a warning, and so does a transformation name;
 - the transformation is ``command.program`` (its basename; the trace has no category field), and
   when a task has no command, or its program is a script of several lines (Nextflow's traces), the
   task name with its ``_ID...`` suffix removed;
@@ -31,6 +33,7 @@ WfCommons never published, is warned about, and the file read by its layout.
 
 from __future__ import annotations
 
+import hashlib
 import math
 import os
 from collections.abc import Mapping
@@ -41,7 +44,7 @@ import msgspec
 
 from sheaf.errors import FormatError, InputError
 from sheaf.formats._common import decode_utf8, read_text, shown
-from sheaf.model import Job, Use, Workflow, nul_problem, stringify
+from sheaf.model import MAX_NAME_BYTES, Job, Use, Workflow, nul_problem, stringify
 
 _TASK_ID_SUFFIX = "_ID"
 #: the schema versions WfCommons published (1.5 is the current one)
@@ -93,7 +96,11 @@ def loads_wfcommons(data: bytes | str, *, source: str = "<wfcommons>",
     if absolute and warnings is not None:
         warnings.append(f"{source}: {absolute} file name(s) are absolute paths (a trace's work directories); "
                         "read relative to the working directory, the leading / dropped")
-    built = _build(doc, tasks)
+    built, shortened = _build(doc, tasks)
+    if shortened and warnings is not None:
+        warnings.append(f"{source}: {shortened} task id(s) are longer than a job id may be ({MAX_NAME_BYTES} "
+                        "bytes); each job keeps the id's first bytes and a digest of the whole id, as does a "
+                        "transformation named by so long a process name")
     found = nul_problem(built) if b"\\u0000" in raw else None
     if found is not None:
         raise FormatError(found[1].message, rule=found[1].rule, value=found[0], path=source)
@@ -218,27 +225,49 @@ def _transformation(task: Mapping[str, Any]) -> str:
             return os.path.basename(program) or program
     name = _name(task.get("name") or task["id"], "tasks[].name")
     cut = name.rfind(_TASK_ID_SUFFIX)
-    return name[:cut] if cut > 0 else name
+    return _fitted(name[:cut] if cut > 0 else name)
 
 
-def _build(doc: Mapping[str, Any], tasks: list[dict[str, Any]]) -> Workflow:
+def _build(doc: Mapping[str, Any], tasks: list[dict[str, Any]]) -> tuple[Workflow, int]:
+    """The workflow, and how many task ids were too long to be job ids (``_fitted``)."""
     wf = Workflow(name=_name(doc.get("name") or "workflow", "name"),
                   format_version=_name(doc.get("schemaVersion", "1.5"), "schemaVersion"))
     by_name: dict[str, str] = {}
+    ids: dict[str, str] = {}  # task id -> its job's id
     for task in tasks:
         job = _job(task)
+        ids[task["id"]] = job.id = _fitted(task["id"])
         if job.id in wf.jobs:
-            raise FormatError("duplicate task id", rule="task ids are unique", value=job.id)
+            raise FormatError("duplicate task id", rule="task ids are unique", value=task["id"])
         wf.jobs[job.id] = job
         if task["name"] is not None:
             by_name.setdefault(_name(task["name"], "tasks[].name"), job.id)
+    shortened = {old: new for old, new in ids.items() if old != new}
+    for old, new in shortened.items():  # a reference by the task's own id
+        by_name.setdefault(old, new)
     seen: dict[str, set[str]] = {}
     for task in tasks:
+        own = ids[task["id"]]
         for parent in task["parents"]:
-            _add_edge(wf, seen, _resolve(wf, by_name, parent, task["id"]), task["id"])
+            _add_edge(wf, seen, _resolve(wf, by_name, parent, task["id"]), own)
         for child in task["children"]:
-            _add_edge(wf, seen, task["id"], _resolve(wf, by_name, child, task["id"]))
-    return wf
+            _add_edge(wf, seen, own, _resolve(wf, by_name, child, task["id"]))
+    return wf, len(shortened)
+
+
+#: a task id longer than a job id may be (``MAX_NAME_BYTES``) keeps this many bytes, then a digest
+_KEPT_BYTES = MAX_NAME_BYTES - 17
+
+
+def _fitted(name: str) -> str:
+    """A task id or process name as a job id or transformation name: itself, or -- one too long for
+    those (Nextflow's name the process path, and its inputs) -- its first bytes and a digest of all of
+    it, as distinct as the name was."""
+    raw = name.encode("utf-8", "surrogatepass")
+    if len(raw) <= MAX_NAME_BYTES:
+        return name
+    head = raw[:_KEPT_BYTES].decode("utf-8", "ignore")
+    return f"{head}_{hashlib.sha256(raw).hexdigest()[:16]}"
 
 
 def _job(task: Mapping[str, Any]) -> Job:

@@ -53,7 +53,14 @@ if TYPE_CHECKING:
     from sheaf.model._runlock import STATE_DIR, RunLocks, lock_path
     from sheaf.model._toposort import cycle_in, kahn_levels
     from sheaf.model._urls import file_url_path, url_scheme
-    from sheaf.model._validate import Summary, check_names, effective_profiles, nul_problem, validate
+    from sheaf.model._validate import (
+        MAX_NAME_BYTES,
+        Summary,
+        check_names,
+        effective_profiles,
+        nul_problem,
+        validate,
+    )
     from sheaf.model._workflow import (
         JOB_TYPES,
         USE_TYPES,
@@ -68,7 +75,8 @@ if TYPE_CHECKING:
     )
 
 __all__ = [
-    "EMPTY", "JOB_TYPES", "NAMESPACES", "PEGASUS_ALIASES", "PEGASUS_KEYS", "PFN", "STATE_DIR", "USE_TYPES",
+    "EMPTY", "JOB_TYPES", "MAX_NAME_BYTES", "NAMESPACES", "PEGASUS_ALIASES", "PEGASUS_KEYS", "PFN",
+    "STATE_DIR", "USE_TYPES",
     "Container", "Directory", "FileRef", "FileServer", "Graph", "Grid", "Job", "JobType", "Profiles",
     "Properties", "Replica", "ReplicaCatalog", "RunLocks", "Site", "SiteCatalog", "Summary", "Transformation",
     "TransformationCatalog", "TransformationSite", "Use", "UseType", "Workflow", "all_uses", "build_graph",
@@ -84,6 +92,7 @@ _WHERE = {
     "JobType": "_workflow", "RunLocks": "_runlock", "STATE_DIR": "_runlock", "UseType": "_workflow",
     "all_uses": "_workflow", "check_names": "_validate", "file_url_path": "_urls", "lock_path": "_runlock",
     "needs_splitting": "_arguments", "nul_problem": "_validate", "url_scheme": "_urls",
+    "MAX_NAME_BYTES": "_validate",
     "Container": "_catalogs", "Directory": "_catalogs", "EMPTY": "_empty", "FileRef": "_workflow",
     "FileServer": "_catalogs", "Graph": "_graph", "Grid": "_catalogs", "JOB_TYPES": "_workflow",
     "Job": "_workflow", "NAMESPACES": "_profiles", "PEGASUS_ALIASES": "_profiles",
