@@ -161,3 +161,15 @@ def test_refusals_name_the_line(text: str, line: int, rule: str) -> None:
         parse_submit_lines(logical_lines(text), "t.sub", "/tmp")
     assert info.value.line == line
     assert rule in (info.value.rule or "")
+
+
+def test_an_old_syntax_environment_is_split_on_the_delimiter_its_first_character_names() -> None:
+    """HTCondor's ``Env::MergeFromV1AutoDelim``: a first character among its permitted delimiters names
+    the delimiter; else ``;``.  The ``$`` of a ``$$(...)`` the match fills in names none."""
+    from sheaf.condor import v1_environment_entries
+
+    assert v1_environment_entries("A=1;B=2") == ["A=1", "B=2"]
+    assert v1_environment_entries("|A=x;y|B=z|") == ["A=x;y", "B=z"]
+    assert v1_environment_entries("  !A=1!B=2") == ["A=1", "B=2"]
+    assert v1_environment_entries("$$(SiteEnvironment);PATH=/bin") == ["$$(SiteEnvironment)", "PATH=/bin"]
+    assert v1_environment_entries("") == []

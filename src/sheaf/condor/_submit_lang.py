@@ -77,10 +77,11 @@ _V1_DELIMITERS = "!#$%&*+,-/:;<>?@^`|~\x1f"
 
 def v1_environment_entries(text: str) -> list[str]:
     """The ``name=value`` entries of an old-syntax environment (``a=1;b=2``, or ``|a=1;2|b=3`` whose
-    first character names the delimiter), as HTCondor splits them; empty entries left out."""
+    first character names the delimiter -- but the ``$`` of a ``$$(...)`` the match fills in), as
+    HTCondor splits them; empty entries left out."""
     text = text.strip()
     delimiter = ";"
-    if text and text[0] in _V1_DELIMITERS:
+    if text and text[0] in _V1_DELIMITERS and not text.startswith("$$("):  # $$(...) is filled in at the match
         delimiter, text = text[0], text[1:]
     return [entry for entry in text.split(delimiter) if entry.strip()]
 
