@@ -428,3 +428,50 @@ def test_a_pegasus_mode_pegasus_does_not_define_is_refused(work: Path) -> None:
     assert ("-D: unknown pegasus.mode (rule: pegasus.mode is one of production, development, tutorial, "
             "debug): 'fast'") in result.output
     assert not (work / getpass.getuser()).exists()
+
+
+def _with_store(work: Path, tmp_path: Path) -> Path:
+    """A site ``store`` with a local storage directory in the example's site catalog."""
+    store = tmp_path / "store"
+    with open(work / "sites.yml", "a", encoding="utf-8") as file:
+        file.write(f"- name: store\n  directories:\n  - type: localStorage\n    path: {store}\n"
+                   f"    fileServers:\n    - url: file://{store}\n      operation: all\n")
+    return store
+
+
+def _delivered_to(target: Path) -> set[tuple[str, str]]:
+    """(site label, directory) of every place the plan's stage-out jobs deliver into."""
+    entries = [e for text in data_lists(target, "stage_out") for e in json.loads(text)]
+    return {(u["site_label"], os.path.dirname(u["url"].removeprefix("file://"))) for e in entries
+            for u in e["dest_urls"]}
+
+
+@pytest.mark.parametrize(("args", "where", "recorded"), [
+    # several output sites: -O is local's storage directory, the others keep theirs
+    (["-o", "local,store", "-O", "out"], {("local", "{W}/out"), ("store", "{S}")}, "{W}/out"),
+    (["-o", "store", "-O", "relsub"], {("store", "{S}/relsub")}, "{S}/relsub"),  # one: under its storage
+    (["-o", "store", "-O", "{T}/abs"], {("store", "{T}/abs")}, "{T}/abs"),
+    (["-O", "out"], {("local", "{W}/out")}, "{W}/out"),                           # none: local's
+])
+def test_output_dir_replaces_one_output_sites_storage_directory(work: Path, tmp_path: Path, args: list[str],
+                                                                where: set[tuple[str, str]],
+                                                                recorded: str) -> None:
+    store = _with_store(work, tmp_path)
+
+    def path(text: str) -> str:
+        return text.format(W=work, T=tmp_path, S=store)
+
+    target = submit_dir(plan("--dir", str(tmp_path / "b"), "--sites", "condorpool", *map(path, args), "-q"))
+    assert _delivered_to(target) == {(label, path(directory)) for label, directory in where}
+    assert json.loads((target / "plan.json").read_text())["options"]["output_dir"] == path(recorded)
+
+
+@pytest.mark.parametrize("outputs", ["condorpool", "local,condorpool"])
+def test_output_dir_makes_no_storage_directory_for_a_site_without_one(work: Path, tmp_path: Path,
+                                                                     outputs: str) -> None:
+    result = plan("--dir", str(tmp_path / "b"), "--sites", "condorpool", "-o", outputs, "-O",
+                  str(tmp_path / "o"))
+    assert result.exit_code == 2, result.output
+    assert "the output site has no local storage directory" in result.output
+    assert "'condorpool'" in result.output
+    assert not (tmp_path / "b").exists()
