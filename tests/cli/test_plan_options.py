@@ -475,3 +475,23 @@ def test_output_dir_makes_no_storage_directory_for_a_site_without_one(work: Path
     assert "the output site has no local storage directory" in result.output
     assert "'condorpool'" in result.output
     assert not (tmp_path / "b").exists()
+
+
+@pytest.mark.parametrize(("text", "line"), [
+    ('# a cache\nf.a file:///data/f.a site="local"\n',
+     """line 2 is a replica catalog's, not a property: 'f.a file:///data/f.a site="local"'"""),
+    ("pegasus: '5.0'\nreplicas:\n  - lfn: f.a\n    pfns:\n      - {site: local, pfn: /data/f.a}\n",
+     "line 2 is a replica catalog's, not a property: 'replicas:'"),
+])
+def test_a_replica_catalog_given_as_conf_is_warned_about_naming_cache(work: Path, text: str,
+                                                                       line: str) -> None:
+    """pegasus-plan's -c is --cache; sheaf's is --conf: a replica file there is read as properties, and
+    the warning says so."""
+    Path("cache.rc").write_text(text)
+    result = plan("-c", "cache.rc", "-q")
+    assert result.exit_code == 0, result.output
+    assert f"{work / 'cache.rc'}: {line}" in result.output
+    assert "pegasus-plan's -c is --cache" in result.output
+    assert "replica catalog" not in plan("-c", "pegasus.properties", "-q").output
+    help_text = " ".join(plan("--help").output.split())
+    assert "pegasus-plan's -c is --cache" in help_text
