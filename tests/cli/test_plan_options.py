@@ -495,3 +495,36 @@ def test_a_replica_catalog_given_as_conf_is_warned_about_naming_cache(work: Path
     assert "replica catalog" not in plan("-c", "pegasus.properties", "-q").output
     help_text = " ".join(plan("--help").output.split())
     assert "pegasus-plan's -c is --cache" in help_text
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--randomdir={T}/abs"], "--randomdir '{T}/abs': an absolute path would put the jobs' working"),
+    (["--randomdir=a/../../x"], "--randomdir 'a/../../x': a '..' part would put the jobs' working directory"),
+    (["-r../x"], "--randomdir '../x': a '..' part"),
+    (["--relative-dir", "../x"], "--relative-dir '../x': a '..' part"),
+    (["--relative-dir", "/a/../../x"], "--relative-dir '/a/../../x': a '..' part"),
+])
+def test_an_execution_directory_outside_the_sites_working_directory_is_refused(
+        work: Path, tmp_path: Path, args: list[str], message: str) -> None:
+    """Jobs run, and leaf cleanup removes, under the execution directory: it stays under each site's
+    working directory."""
+    result = plan("--dir", str(tmp_path / "b"), "--cleanup", "leaf",
+                  *(arg.format(T=tmp_path) for arg in args))
+    assert result.exit_code == 2 and message.format(T=tmp_path) in result.output, result.output
+    assert "Traceback" not in result.output
+    assert not (tmp_path / "b").exists() and not (tmp_path / "x").exists()
+
+
+def test_an_absolute_relative_dir_is_under_the_sites_working_directory(work: Path, tmp_path: Path) -> None:
+    """As under BASE for the submit directory, pegasus-plan joins it under the site's scratch directory."""
+    scratch = tmp_path / "scratch"
+    with open(work / "sites.yml", "a", encoding="utf-8") as file:
+        file.write(f"- name: pool\n  directories:\n  - type: sharedScratch\n    path: {scratch}\n"
+                   f"    fileServers:\n    - url: file://{scratch}\n      operation: all\n")
+    tc = Path("transformations.yml")
+    tc.write_text(tc.read_text().replace("condorpool", "pool"))
+    target = submit_dir(plan("--dir", str(tmp_path / "b"), "--sites", "pool", "--relative-dir", "/rel", "-q"))
+    assert target == tmp_path / "b" / "rel"
+    entries = [e for text in data_lists(target, "stage_in") for e in json.loads(text)]
+    assert entries and {os.path.dirname(e["dest_urls"][0]["url"]) for e in entries} == {f"file://{scratch}/rel"}
+    assert json.loads((target / "plan.json").read_text())["options"]["exec_dir"] == "rel"

@@ -245,8 +245,8 @@ def _exec_dir(where: _Where, workflow: str, request: PlanRequest, wf_uuid: str, 
     directory ``final``: ``randomdir`` over ``relative_dir`` over the default relative submit directory."""
     if request.randomdir is not None:
         return request.randomdir or f"{request.basename or workflow + '-0'}-{wf_uuid}"
-    if request.relative_dir is not None:
-        return request.relative_dir
+    if request.relative_dir is not None:  # an absolute one under the site's directory, as under BASE
+        return request.relative_dir.lstrip(os.sep)
     if where.named is None:
         return os.path.relpath(final, where.base)
     parent = where.parent(workflow)  # under relative_submit_dir: the numbered name Pegasus would pick
