@@ -192,6 +192,9 @@ def test_options_sheaf_does_not_implement_are_refused_naming_them(work: Path, tm
      "malformed pegasus profile 'clusters.size' of the properties"),
     (["--tc", "/dev/null"], "the transformation catalog given on the command line is not a regular file"),
     (["--dax", "other.yml", "workflow.yml"], "two workflows"),
+    (["--dax", "workflow.yml", "workflow.yml"], "two workflows named: workflow.yml and --dax workflow.yml"),
+    (["-d", "workflow.yml", "workflow.yml"],
+     "two workflows named: the workflow workflow.yml and -d workflow.yml"),
     (["--nosuchoption"], "No such option"),
 ])
 def test_bad_options_are_one_message_and_nothing_written(work: Path, tmp_path: Path, args: list[str],
@@ -528,3 +531,13 @@ def test_an_absolute_relative_dir_is_under_the_sites_working_directory(work: Pat
     entries = [e for text in data_lists(target, "stage_in") for e in json.loads(text)]
     assert entries and {os.path.dirname(e["dest_urls"][0]["url"]) for e in entries} == {f"file://{scratch}/rel"}
     assert json.loads((target / "plan.json").read_text())["options"]["exec_dir"] == "rel"
+
+
+def test_a_staging_site_for_a_site_no_job_is_planned_on_is_warned_about(work: Path, tmp_path: Path) -> None:
+    result = plan("--dir", str(tmp_path), "--sites", "condorpool", "--staging-site",
+                  "nosuch=local,condorpool=local", "-Dpegasus.data.configuration=nonsharedfs", "-q")
+    assert result.exit_code == 0, result.output
+    assert ("--staging-site names sites no job is planned on: nosuch (planned: condorpool); their staging "
+            "sites are not used") in result.output
+    assert "planned on" not in plan("--dir", str(tmp_path), "--staging-site", "condorpool=local",
+                                    "-Dpegasus.data.configuration=nonsharedfs", "-q").output

@@ -173,8 +173,9 @@ def input_dirs(values: Sequence[str]) -> tuple[str, ...]:
 def workflow_file(workflow: str | None, dax: str | None, directory: str | None,
                   warnings: list[str]) -> tuple[str, str | None]:
     """The workflow file and the --dir base (module docstring: pegasus-plan's ``-d``)."""
-    if workflow and dax and os.path.abspath(workflow) != os.path.abspath(dax):
-        raise UsageError(f"two workflows named: {workflow} and --dax {dax}")
+    if workflow and dax:  # even one file twice, as pegasus-plan refuses it
+        raise UsageError(f"two workflows named: {workflow} and --dax {dax} (name the workflow once: the "
+                         "last argument, or --dax)")
     chosen = workflow or dax
     if chosen is None and directory is not None and os.path.isfile(directory):
         warnings.append(f"-d {directory} names a file: read as pegasus-plan's -d (--dax); sheaf's -d is "

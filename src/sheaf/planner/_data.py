@@ -145,6 +145,10 @@ def _plan_data(exec_wf: ExecutableWorkflow, submit_dir: str, exec_dir: str | Non
         where = site if config == "sharedfs" else staging
         exec_wf.workdirs[site] = site_workdir(where, exec_wf.site_catalog, state.submit_dir, exec_dir,
                                               exec_wf.properties.get_str("pegasus.dir.exec"))
+    unplanned = sorted(set(exec_wf.data.staging_sites) - {"*", *sites})
+    if unplanned:
+        exec_wf.warnings.append(f"--staging-site names sites no job is planned on: {', '.join(unplanned)} "
+                                f"(planned: {', '.join(sites) or 'none'}); their staging sites are not used")
     if config == "sharedfs" and exec_wf.data.staging_sites:
         exec_wf.warnings.append("--staging-site is for condorio and nonsharedfs: under sharedfs every site "
                                 "stages into its own shared scratch")
