@@ -541,3 +541,15 @@ def test_a_staging_site_for_a_site_no_job_is_planned_on_is_warned_about(work: Pa
             "sites are not used") in result.output
     assert "planned on" not in plan("--dir", str(tmp_path), "--staging-site", "condorpool=local",
                                     "-Dpegasus.data.configuration=nonsharedfs", "-q").output
+
+
+@pytest.mark.parametrize(("value", "what"), [("/dev/null", "is not a regular file but a device"),
+                                             ("input", "is not a regular file but a directory"),
+                                             ("nosuch.rc", "does not exist")])
+def test_a_catalog_property_naming_no_regular_file_says_what_it_names(work: Path, value: str,
+                                                                       what: str) -> None:
+    result = plan(f"-Dpegasus.catalog.replica.file={value}", "-q")
+    assert result.exit_code == 0, result.output
+    path = value if os.path.isabs(value) else str(work / value)
+    assert (f"{path}: the replica catalog named by the property pegasus.catalog.replica.file {what}; "
+            "planning without it") in result.output
