@@ -192,6 +192,9 @@ def test_options_sheaf_does_not_implement_are_refused_naming_them(work: Path, tm
      "malformed pegasus profile 'clusters.size' of the properties"),
     (["--tc", "/dev/null"], "the transformation catalog given on the command line is not a regular file"),
     (["--dax", "other.yml", "workflow.yml"], "two workflows"),
+    (["--dax", "workflow.yml", "workflow.yml"], "two workflows named: workflow.yml and --dax workflow.yml"),
+    (["-d", "workflow.yml", "workflow.yml"],
+     "two workflows named: the workflow workflow.yml and -d workflow.yml"),
     (["--nosuchoption"], "No such option"),
 ])
 def test_bad_options_are_one_message_and_nothing_written(work: Path, tmp_path: Path, args: list[str],
@@ -428,3 +431,125 @@ def test_a_pegasus_mode_pegasus_does_not_define_is_refused(work: Path) -> None:
     assert ("-D: unknown pegasus.mode (rule: pegasus.mode is one of production, development, tutorial, "
             "debug): 'fast'") in result.output
     assert not (work / getpass.getuser()).exists()
+
+
+def _with_store(work: Path, tmp_path: Path) -> Path:
+    """A site ``store`` with a local storage directory in the example's site catalog."""
+    store = tmp_path / "store"
+    with open(work / "sites.yml", "a", encoding="utf-8") as file:
+        file.write(f"- name: store\n  directories:\n  - type: localStorage\n    path: {store}\n"
+                   f"    fileServers:\n    - url: file://{store}\n      operation: all\n")
+    return store
+
+
+def _delivered_to(target: Path) -> set[tuple[str, str]]:
+    """(site label, directory) of every place the plan's stage-out jobs deliver into."""
+    entries = [e for text in data_lists(target, "stage_out") for e in json.loads(text)]
+    return {(u["site_label"], os.path.dirname(u["url"].removeprefix("file://"))) for e in entries
+            for u in e["dest_urls"]}
+
+
+@pytest.mark.parametrize(("args", "where", "recorded"), [
+    # several output sites: -O is local's storage directory, the others keep theirs
+    (["-o", "local,store", "-O", "out"], {("local", "{W}/out"), ("store", "{S}")}, "{W}/out"),
+    (["-o", "store", "-O", "relsub"], {("store", "{S}/relsub")}, "{S}/relsub"),  # one: under its storage
+    (["-o", "store", "-O", "{T}/abs"], {("store", "{T}/abs")}, "{T}/abs"),
+    (["-O", "out"], {("local", "{W}/out")}, "{W}/out"),                           # none: local's
+])
+def test_output_dir_replaces_one_output_sites_storage_directory(work: Path, tmp_path: Path, args: list[str],
+                                                                where: set[tuple[str, str]],
+                                                                recorded: str) -> None:
+    store = _with_store(work, tmp_path)
+
+    def path(text: str) -> str:
+        return text.format(W=work, T=tmp_path, S=store)
+
+    target = submit_dir(plan("--dir", str(tmp_path / "b"), "--sites", "condorpool", *map(path, args), "-q"))
+    assert _delivered_to(target) == {(label, path(directory)) for label, directory in where}
+    assert json.loads((target / "plan.json").read_text())["options"]["output_dir"] == path(recorded)
+
+
+@pytest.mark.parametrize("outputs", ["condorpool", "local,condorpool"])
+def test_output_dir_makes_no_storage_directory_for_a_site_without_one(work: Path, tmp_path: Path,
+                                                                     outputs: str) -> None:
+    result = plan("--dir", str(tmp_path / "b"), "--sites", "condorpool", "-o", outputs, "-O",
+                  str(tmp_path / "o"))
+    assert result.exit_code == 2, result.output
+    assert "the output site has no local storage directory" in result.output
+    assert "'condorpool'" in result.output
+    assert not (tmp_path / "b").exists()
+
+
+@pytest.mark.parametrize(("text", "line"), [
+    ('# a cache\nf.a file:///data/f.a site="local"\n',
+     """line 2 is a replica catalog's, not a property: 'f.a file:///data/f.a site="local"'"""),
+    ("pegasus: '5.0'\nreplicas:\n  - lfn: f.a\n    pfns:\n      - {site: local, pfn: /data/f.a}\n",
+     "line 2 is a replica catalog's, not a property: 'replicas:'"),
+])
+def test_a_replica_catalog_given_as_conf_is_warned_about_naming_cache(work: Path, text: str,
+                                                                       line: str) -> None:
+    """pegasus-plan's -c is --cache; sheaf's is --conf: a replica file there is read as properties, and
+    the warning says so."""
+    Path("cache.rc").write_text(text)
+    result = plan("-c", "cache.rc", "-q")
+    assert result.exit_code == 0, result.output
+    assert f"{work / 'cache.rc'}: {line}" in result.output
+    assert "pegasus-plan's -c is --cache" in result.output
+    assert "replica catalog" not in plan("-c", "pegasus.properties", "-q").output
+    help_text = " ".join(plan("--help").output.split())
+    assert "pegasus-plan's -c is --cache" in help_text
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--randomdir={T}/abs"], "--randomdir '{T}/abs': an absolute path would put the jobs' working"),
+    (["--randomdir=a/../../x"], "--randomdir 'a/../../x': a '..' part would put the jobs' working directory"),
+    (["-r../x"], "--randomdir '../x': a '..' part"),
+    (["--relative-dir", "../x"], "--relative-dir '../x': a '..' part"),
+    (["--relative-dir", "/a/../../x"], "--relative-dir '/a/../../x': a '..' part"),
+])
+def test_an_execution_directory_outside_the_sites_working_directory_is_refused(
+        work: Path, tmp_path: Path, args: list[str], message: str) -> None:
+    """Jobs run, and leaf cleanup removes, under the execution directory: it stays under each site's
+    working directory."""
+    result = plan("--dir", str(tmp_path / "b"), "--cleanup", "leaf",
+                  *(arg.format(T=tmp_path) for arg in args))
+    assert result.exit_code == 2 and message.format(T=tmp_path) in result.output, result.output
+    assert "Traceback" not in result.output
+    assert not (tmp_path / "b").exists() and not (tmp_path / "x").exists()
+
+
+def test_an_absolute_relative_dir_is_under_the_sites_working_directory(work: Path, tmp_path: Path) -> None:
+    """As under BASE for the submit directory, pegasus-plan joins it under the site's scratch directory."""
+    scratch = tmp_path / "scratch"
+    with open(work / "sites.yml", "a", encoding="utf-8") as file:
+        file.write(f"- name: pool\n  directories:\n  - type: sharedScratch\n    path: {scratch}\n"
+                   f"    fileServers:\n    - url: file://{scratch}\n      operation: all\n")
+    tc = Path("transformations.yml")
+    tc.write_text(tc.read_text().replace("condorpool", "pool"))
+    target = submit_dir(plan("--dir", str(tmp_path / "b"), "--sites", "pool", "--relative-dir", "/rel", "-q"))
+    assert target == tmp_path / "b" / "rel"
+    entries = [e for text in data_lists(target, "stage_in") for e in json.loads(text)]
+    assert entries and {os.path.dirname(e["dest_urls"][0]["url"]) for e in entries} == {f"file://{scratch}/rel"}
+    assert json.loads((target / "plan.json").read_text())["options"]["exec_dir"] == "rel"
+
+
+def test_a_staging_site_for_a_site_no_job_is_planned_on_is_warned_about(work: Path, tmp_path: Path) -> None:
+    result = plan("--dir", str(tmp_path), "--sites", "condorpool", "--staging-site",
+                  "nosuch=local,condorpool=local", "-Dpegasus.data.configuration=nonsharedfs", "-q")
+    assert result.exit_code == 0, result.output
+    assert ("--staging-site names sites no job is planned on: nosuch (planned: condorpool); their staging "
+            "sites are not used") in result.output
+    assert "planned on" not in plan("--dir", str(tmp_path), "--staging-site", "condorpool=local",
+                                    "-Dpegasus.data.configuration=nonsharedfs", "-q").output
+
+
+@pytest.mark.parametrize(("value", "what"), [("/dev/null", "is not a regular file but a device"),
+                                             ("input", "is not a regular file but a directory"),
+                                             ("nosuch.rc", "does not exist")])
+def test_a_catalog_property_naming_no_regular_file_says_what_it_names(work: Path, value: str,
+                                                                       what: str) -> None:
+    result = plan(f"-Dpegasus.catalog.replica.file={value}", "-q")
+    assert result.exit_code == 0, result.output
+    path = value if os.path.isabs(value) else str(work / value)
+    assert (f"{path}: the replica catalog named by the property pegasus.catalog.replica.file {what}; "
+            "planning without it") in result.output

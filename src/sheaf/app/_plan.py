@@ -58,7 +58,7 @@ from sheaf.codegen import (
 from sheaf.errors import UsageError, ValidationError
 from sheaf.formats import Inputs, load_inputs, transformations_dir
 from sheaf.model import check_profile_values
-from sheaf.planner import DataOptions, ExecutableWorkflow
+from sheaf.planner import DataOptions, ExecutableWorkflow, output_targets
 from sheaf.planner import plan as plan_workflow
 from sheaf.predict import AutoModel
 
@@ -114,7 +114,7 @@ def plan(request: PlanRequest, *, on_warning: Callable[[str], None] | None = Non
             return PlanResult(target, kept=True)
     reuse = check_reuse(request.reuse)
     staging = StagingOptions(staging_sites(request.staging_sites), split_commas(request.output_sites),
-                             os.path.abspath(request.output_dir) if request.output_dir else None,
+                             request.output_dir or None,
                              cleanup_mode(request.cleanup, request.nocleanup), request.randomdir)
     inputs_dirs = input_dirs(request.input_dirs)
     started = time.perf_counter()
@@ -184,13 +184,20 @@ def plan(request: PlanRequest, *, on_warning: Callable[[str], None] | None = Non
                                         "without it")
         planned = time.perf_counter()
         files = write_plan(exec_wf, directory, replace=where.replace, basename=request.basename,
-                           extra_files=extras, options=record, context=context,
+                           extra_files=extras, options={**record, **_output_dir(staging, exec_wf, directory)},
+                           context=context,
                            finish=grouped if size is not None else None)
     written = time.perf_counter()
     return PlanResult(files.directory, abstract_jobs=len(inputs.workflow.jobs), executable=exec_wf,
                       files=files, braindump=dump,
                       warnings=(*warnings, *exec_wf.warnings, *files.warnings), notes=tuple(exec_wf.notes),
                       plan_seconds=planned - started, write_seconds=written - planned)
+
+
+def _output_dir(staging: StagingOptions, exec_wf: ExecutableWorkflow, directory: str) -> dict[str, str]:
+    """``--output-dir`` as recorded in plan.json: the directory it resolved to (a relative one may be
+    under an output site's storage directory); nothing without it."""
+    return {"output_dir": output_targets(exec_wf, directory)[0][1]} if staging.output_dir else {}
 
 
 def _warn_unused_auto(request: PlanRequest, clustering: tuple[str, ...], warn: Callable[[str], None]) -> None:
@@ -238,8 +245,8 @@ def _exec_dir(where: _Where, workflow: str, request: PlanRequest, wf_uuid: str, 
     directory ``final``: ``randomdir`` over ``relative_dir`` over the default relative submit directory."""
     if request.randomdir is not None:
         return request.randomdir or f"{request.basename or workflow + '-0'}-{wf_uuid}"
-    if request.relative_dir is not None:
-        return request.relative_dir
+    if request.relative_dir is not None:  # an absolute one under the site's directory, as under BASE
+        return request.relative_dir.lstrip(os.sep)
     if where.named is None:
         return os.path.relpath(final, where.base)
     parent = where.parent(workflow)  # under relative_submit_dir: the numbered name Pegasus would pick

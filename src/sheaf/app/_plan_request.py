@@ -85,6 +85,7 @@ class PlanRequest:
                                  f"--{name.replace('_', '-')})")
         if self.backend not in BACKENDS:
             raise UsageError(f"unknown backend {self.backend!r}: one of {', '.join(BACKENDS)}")
+        _check_exec_dirs(self.randomdir, self.relative_dir)
 
 
 def split_commas(values: Sequence[str]) -> tuple[str, ...]:
@@ -105,6 +106,22 @@ class StagingOptions:
     def record(self) -> dict[str, object]:
         return {"staging_sites": dict(self.staging_sites), "output_dir": self.output_dir,
                 "cleanup": self.cleanup or "inplace", "random_dir": self.random_dir}
+
+
+def _check_exec_dirs(randomdir: str | None, relative_dir: str | None) -> None:
+    """``--randomdir`` and ``--relative-dir`` name the execution directory under each site's working
+    directory, where its jobs run and its cleanup removes files: a ``..`` part in either, or an absolute
+    ``--randomdir``, would reach outside it.  (An absolute ``--relative-dir`` is joined under it, as
+    pegasus-plan's Java ``File(parent, child)`` joins it.)"""
+    for option, value in (("--randomdir", randomdir), ("--relative-dir", relative_dir)):
+        if value and ".." in value.replace(os.sep, "/").split("/"):
+            raise UsageError(f"{option} {value!r}: a '..' part would put the jobs' working directory, and "
+                             "what cleanup removes, outside the site's working directory (rule: "
+                             f"{option} names a directory under it)")
+    if randomdir and os.path.isabs(randomdir):
+        raise UsageError(f"--randomdir {randomdir!r}: an absolute path would put the jobs' working "
+                         "directory, and what cleanup removes, outside the site's working directory "
+                         "(rule: --randomdir names a relative directory under it)")
 
 
 def staging_sites(values: Sequence[str]) -> dict[str, str]:
@@ -159,8 +176,9 @@ def input_dirs(values: Sequence[str]) -> tuple[str, ...]:
 def workflow_file(workflow: str | None, dax: str | None, directory: str | None,
                   warnings: list[str]) -> tuple[str, str | None]:
     """The workflow file and the --dir base (module docstring: pegasus-plan's ``-d``)."""
-    if workflow and dax and os.path.abspath(workflow) != os.path.abspath(dax):
-        raise UsageError(f"two workflows named: {workflow} and --dax {dax}")
+    if workflow and dax:  # even one file twice, as pegasus-plan refuses it
+        raise UsageError(f"two workflows named: {workflow} and --dax {dax} (name the workflow once: the "
+                         "last argument, or --dax)")
     chosen = workflow or dax
     if chosen is None and directory is not None and os.path.isfile(directory):
         warnings.append(f"-d {directory} names a file: read as pegasus-plan's -d (--dax); sheaf's -d is "

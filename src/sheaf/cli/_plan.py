@@ -76,7 +76,8 @@ def _refused(*names: str) -> click.Option:
 @click.option("--overheads", "overheads_file", type=click.Path(dir_okay=False), metavar="FILE",
               help="--cluster auto: an overhead model file (as sheaf predict's).")
 @click.option("-c", "--conf", type=click.Path(dir_okay=False),
-              help="Properties file (over ./pegasus.properties).")
+              help="Properties file (over ./pegasus.properties).  pegasus-plan's -c is --cache: a "
+                   "replica catalog given here is read as properties, with a warning.")
 @click.option("-D", "defines", multiple=True, metavar="KEY=VALUE", help="Set a property (over --conf).")
 @click.option("--tc", type=click.Path(dir_okay=False), help="Transformation catalog (YAML or text).")
 @click.option("--sc", type=click.Path(dir_okay=False), help="Site catalog (YAML or XML).")

@@ -65,9 +65,9 @@ def dash_d(value: str | None, workflow: str | None, dax: str | None, directory: 
         return dax, directory, None
     if os.path.isfile(value):
         for name, other in (("the workflow", workflow), ("--dax", dax)):
-            if other is not None and os.path.abspath(other) != os.path.abspath(value):
+            if other is not None:  # even one file twice, as pegasus-plan refuses it
                 raise UsageError(f"two workflows named: {name} {other} and -d {value} (pegasus-plan's -d is "
-                                 "--dax)")
+                                 "--dax; name the workflow once)")
         return value, directory, (f"-d {value}: read as pegasus-plan's -d (--dax), which is deprecated: the "
                                   "workflow is the last argument (sheaf's -d is --dir when it names no file)")
     if directory is not None and os.path.abspath(directory) != os.path.abspath(value):

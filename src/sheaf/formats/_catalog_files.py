@@ -70,8 +70,7 @@ def catalog_path(kind: str, option: PathLike | None, properties: Properties, her
     if option is not None:
         path = under(here, option)
         if not path.is_file():
-            what = "is not a regular file" if path.exists() else "does not exist"
-            raise InputError(f"the {kind} catalog given on the command line {what}",
+            raise InputError(f"the {kind} catalog given on the command line {_not_a_file(path)}",
                              rule="catalog files exist", path=str(path))
         return path
     named = properties.get_str(prop)
@@ -79,12 +78,22 @@ def catalog_path(kind: str, option: PathLike | None, properties: Properties, her
         path = under(here, named)
         if path.is_file():
             return path
-        warnings.append(f"{path}: the {kind} catalog named by the property {prop} does not exist; "
+        warnings.append(f"{path}: the {kind} catalog named by the property {prop} {_not_a_file(path)}; "
                         f"planning without it")
         return None
     found = next((here / name for name in defaults if (here / name).is_file()), None)
     inherited = properties.get_str(f"sheaf.inherited.catalog.{kind}.file")
     return found if found is not None or not inherited else under(here, inherited)
+
+
+def _not_a_file(path: Path) -> str:
+    """What ``path``, which is no regular file, is instead."""
+    if not path.exists():
+        return "does not exist"
+    if path.is_dir():
+        return "is not a regular file but a directory"
+    return "is not a regular file but a device" if path.is_char_device() or path.is_block_device() \
+        else "is not a regular file"
 
 
 #: ``pegasus.catalog.replica`` types read from a file (lower case)

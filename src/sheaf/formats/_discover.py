@@ -186,6 +186,8 @@ def _properties(here: Path, conf: PathLike | None, defines: Iterable[str],
     layers: list[tuple[str, Mapping[str, str]]] = [
         (name, substituted(name, read_properties(name), known, _system_properties(here), warnings))
         for name in files]
+    if conf is not None:
+        _warn_replica_conf(files[-1], warnings)
     from_environment = environment_properties(os.environ)
     if from_environment:
         layers.append((ENVIRONMENT, from_environment))
@@ -196,6 +198,18 @@ def _properties(here: Path, conf: PathLike | None, defines: Iterable[str],
     if renamed:  # under every layer: a key set under its new name wins
         layers.insert(0, ("deprecated keys", renamed))
     return Properties.layered(*layers), files
+
+
+def _warn_replica_conf(path: str, warnings: list[str]) -> None:
+    """A ``--conf`` file that holds a replica catalog's line is read as properties, with a warning: it is
+    likely pegasus-plan's ``-c``, which is ``--cache`` (a replica file), where sheaf's is ``--conf``."""
+    from sheaf.formats._properties import replica_catalog_line
+
+    found = replica_catalog_line(path)
+    if found is not None:
+        warnings.append(f"{path}: line {found[0]} is a replica catalog's, not a property: {found[1]!r}; "
+                        "-c/--conf names a properties file, and the file is read as one -- pegasus-plan's -c "
+                        "is --cache (a replica file): give it as --cache FILE (sheaf plan) or --rc FILE")
 
 
 #: ``${key}`` in a property's value: a reference to another property (Pegasus's configuration reference)

@@ -39,6 +39,24 @@ def read_properties(path: PathLike) -> dict[str, str]:
     return parse_properties(text, str(path))
 
 
+#: a replica catalog's line, which no properties file holds: Pegasus's text format (``lfn pfn site="x"``,
+#: attributes ``name="value"`` after the pfn) or a YAML catalog's top-level ``replicas:`` key
+_REPLICA_LINE = re.compile(r'^(?:replicas[ \t]*:|[ \t]*[^\s#!]\S*[ \t]+\S+'
+                           r'(?:[ \t]+[\w.]+[ \t]*=[ \t]*(?:"[^"]*"|\S+))*[ \t]+(?:site|pool)[ \t]*=)',
+                           re.MULTILINE)
+
+
+def replica_catalog_line(path: PathLike) -> tuple[int, str] | None:
+    """(number, text) of the first line of the file at ``path`` that is a replica catalog's rather than
+    a property's (``_REPLICA_LINE``); None when there is none."""
+    text = read_bytes(path).decode("utf-8", "replace")
+    match = _REPLICA_LINE.search(text)
+    if match is None:
+        return None
+    end = text.find("\n", match.start())
+    return text.count("\n", 0, match.start()) + 1, text[match.start():end if end >= 0 else None].strip()
+
+
 def parse_properties(text: str, path: str | None = None) -> dict[str, str]:
     result: dict[str, str] = {}
     for line_no, logical in _logical_lines(text):

@@ -30,11 +30,12 @@ Policy (``sharedfs``: jobs read and write their site's shared scratch):
   a warning: the job must find it itself.  An input whose best replica already is the file in the
   working directory is neither copied nor removed.  ``pegasus.transfer.links`` makes the stage-in
   jobs link ``file://`` sources instead of copying them (``sheaf-transfer --link``).
-- **stage_out**: outputs marked ``stage_out`` go to ``--output-dir`` (else the storage directory of
-  the first ``--output-sites`` site; ``local`` without a catalog entry: ``wf-output`` beside
-  ``wf-scratch``).  Without either nothing is staged out and those outputs stay in scratch (Pegasus
-  defaults the output site to ``local``; sheaf stages out only when told where).  ``ceil(n/10)``
-  stage-out jobs per site and level (``stageout.clusters``), each a child of the producers of its files.
+- **stage_out**: outputs marked ``stage_out`` go to the storage directory of every ``--output-sites``
+  site (``local`` without a catalog entry: ``wf-output`` beside ``wf-scratch``), ``--output-dir``
+  replacing one site's (``_stageout.output_targets``).  Without either nothing is staged out and those
+  outputs stay in scratch (Pegasus defaults the output site to ``local``; sheaf stages out only when
+  told where).  ``ceil(n/10)`` stage-out jobs per site and level (``stageout.clusters``), each a child
+  of the producers of its files.
 - **register**: one per site and level, a child of the level's stage-out jobs delivering files marked
   ``register_replica``; it adds ``lfn -> delivered URL`` to the output replica catalog
   (``_stageout.register_target``).
@@ -144,6 +145,10 @@ def _plan_data(exec_wf: ExecutableWorkflow, submit_dir: str, exec_dir: str | Non
         where = site if config == "sharedfs" else staging
         exec_wf.workdirs[site] = site_workdir(where, exec_wf.site_catalog, state.submit_dir, exec_dir,
                                               exec_wf.properties.get_str("pegasus.dir.exec"))
+    unplanned = sorted(set(exec_wf.data.staging_sites) - {"*", *sites})
+    if unplanned:
+        exec_wf.warnings.append(f"--staging-site names sites no job is planned on: {', '.join(unplanned)} "
+                                f"(planned: {', '.join(sites) or 'none'}); their staging sites are not used")
     if config == "sharedfs" and exec_wf.data.staging_sites:
         exec_wf.warnings.append("--staging-site is for condorio and nonsharedfs: under sharedfs every site "
                                 "stages into its own shared scratch")

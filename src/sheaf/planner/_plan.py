@@ -169,7 +169,7 @@ class DataOptions:
     submit_dir: str | None = None         # the final submit directory; None: no data pass in plan()
     exec_dir: str | None = None           # pegasus-plan's relative execution directory (under shared scratch)
     keep: frozenset[str] = frozenset()    # files cleanup never removes (a parent's --output-map copies them)
-    output_dir: str | None = None         # --output-dir (absolute)
+    output_dir: str | None = None         # --output-dir as given (a relative one: _stageout.output_targets)
     staging_sites: Mapping[str, str] = field(default_factory=dict)  # --staging-site s=ss
     cleanup: str = "inplace"              # --cleanup none | inplace | leaf
     force: bool = False                   # --force: no data reuse
