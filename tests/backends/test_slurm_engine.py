@@ -75,6 +75,34 @@ def test_a_dag_runs_on_slurm(slurm: Cluster, tmp_path: Path) -> None:
     assert slurm.queue() == [] or all("COMPLETED" in row for row in slurm.queue())
 
 
+def test_local_universe_jobs_and_a_subdags_run_stay_on_the_submit_host(slurm: Cluster,
+                                                                       tmp_path: Path) -> None:
+    """As HTCondor's schedd runs local and scheduler universe jobs itself: a local universe job runs on
+    the submit host, not in Slurm, and a SUBDAG's run too -- whose own vanilla jobs go to Slurm, the
+    backend the run was given."""
+    inner = tmp_path / "inner"
+    inner.mkdir()
+    where = tmp_path / "where.sh"
+    where.write_text(f'#!/bin/sh\necho "$1" >> {tmp_path / "ran"}\n')
+    where.chmod(0o755)
+    for directory in (tmp_path, inner):
+        (directory / "slurm.sub").write_text(f'executable = {where}\narguments = "$(JOB)"\nqueue\n')
+        (directory / "host.sub").write_text(f'universe = local\nexecutable = {where}\narguments = "$(JOB)"\n'
+                                            "queue\n")
+    (inner / "inner.dag").write_text("JOB INNER slurm.sub\n")
+    (tmp_path / "wf.dag").write_text("JOB A slurm.sub\nJOB L host.sub\n"
+                                     "SUBDAG EXTERNAL S inner.dag DIR inner\nPARENT A L CHILD S\n")
+    done = _sheaf_run(tmp_path, slurm)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert sorted((tmp_path / "ran").read_text().split()) == ["A", "INNER", "L"]
+
+    def sent_to_slurm(directory: Path) -> list[str]:  # the nodes whose jobs were Slurm jobs
+        specs = (directory / "sheaf-slurm" / "specs").glob("*.json")
+        return sorted(read_record(str(path))["node"] for path in specs)
+
+    assert sent_to_slurm(tmp_path) == ["A"] and sent_to_slurm(inner) == ["INNER"]
+
+
 def test_a_job_scancelled_from_outside_fails_and_retries(slurm: Cluster, tmp_path: Path) -> None:
     _build(tmp_path, _jobs(["victim"]) + "RETRY victim 1\n", duration="60")
     engine = subprocess.Popen([SHEAF, "run", str(tmp_path), "--backend", "slurm"], env=_env(slurm),

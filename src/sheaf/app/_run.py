@@ -87,7 +87,8 @@ def run(directory: str, options: RunOptions | None = None, *,
     status = 1
     loader = _events_loader(dag_path, on_warning)
     removed = False  # a stopped run exits without the events loader's last catch-up
-    dagman = replace(options.dagman, system_knobs=_dagman_knobs(options.pool_config))
+    dagman = replace(options.dagman, system_knobs=_dagman_knobs(options.pool_config),
+                     subdag_args=_backend_args(options))
     try:
         result = run_workflow(directory, backend=backend, options=dagman,
                               on_progress=_both(on_progress, record),
@@ -101,6 +102,17 @@ def run(directory: str, options: RunOptions | None = None, *,
         if record is not None:
             record.finish(status)
         _release_container_state(directory)
+
+
+def _backend_args(options: RunOptions) -> tuple[str, ...]:
+    """``sheaf run``'s options that send a SUBDAG's jobs where this run's go: its backend, scheduler
+    and pool configuration."""
+    out: tuple[str, ...] = ("--backend", options.backend) if options.backend != "local" else ()
+    if options.scheduler:
+        out += ("--scheduler", options.scheduler)
+    if options.pool_config:
+        out += ("--pool-config", os.path.abspath(options.pool_config))
+    return out
 
 
 def _dagman_knobs(pool_config: str | None) -> tuple[tuple[str, str], ...]:

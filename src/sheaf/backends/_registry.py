@@ -88,4 +88,6 @@ def make_backend(name: str, **options: Any) -> Any:
     directory = options.get("directory") or "."
     stateful = {system for system, backend in BATCH_SYSTEMS.items()
                 if os.path.isdir(state_dir(directory, backend))}
-    return RoutingBackend(default, routes, stateful) if routes else default
+    # local and scheduler universe jobs run where the engine does, as the schedd runs them
+    submit_host = None if name == "local" else (lambda: BACKENDS["local"](**options))
+    return RoutingBackend(default, routes, stateful, submit_host) if routes or submit_host else default

@@ -1,10 +1,14 @@
-"""``RoutingBackend``: one backend per launch, chosen by the job's ``GridResource`` (its site's choice).
+"""``RoutingBackend``: one backend per launch, chosen by the job's ``GridResource`` (its site's choice)
+or its universe.
 
 A launch whose job ad has ``GridResource = "batch <system>"`` goes to the backend registered for
-that system (made on first use); every other launch to the default backend.  The router keeps which
-backend holds each key, so ``cancel`` reaches the right one; ``idle``/``running`` are sums; ``wait``
-hands over to the one backend when only one has work (its own blocking wait, no added latency) and
-otherwise polls each in turn without blocking, pausing ``_SLICE`` seconds between rounds.  Optional
+that system (made on first use); a local or scheduler universe job (``JobUniverse`` 12 or 7: a data
+job, a SUBDAG's run) to the submit host's own backend, where HTCondor's schedd runs those, when the
+default backend is another (made on first use too); every other launch to the default backend.
+The router keeps which backend holds each key, so ``cancel`` reaches the right one;
+``idle``/``running`` are sums; ``wait`` hands over to the one backend when only one has work (its
+own blocking wait, no added latency) and otherwise polls each in turn without blocking, pausing
+``_SLICE`` seconds between rounds.  Optional
 extensions (``started``, ``adopt``) are forwarded to the backends that have them; ``self_refilling``
 holds while every backend made so far has it, and ``fileno`` is the default backend's while it is
 the only one made (else -1: nothing to wait on).  A route whose
@@ -37,6 +41,16 @@ __all__ = ["RoutingBackend", "route_of"]
 _SLICE = 0.01
 
 
+#: the route of the jobs the schedd runs on the submit host (a name no batch system has)
+SUBMIT_HOST = "<submit host>"
+_SUBMIT_HOST_UNIVERSES = frozenset({7, 12})  # scheduler, local
+
+
+def _on_submit_host(ad: ClassAd) -> bool:
+    universe = ad.get("JobUniverse")
+    return isinstance(universe, int) and universe in _SUBMIT_HOST_UNIVERSES
+
+
 def route_of(ad: ClassAd) -> str | None:
     """The batch system a job asks for (``grid_resource = batch slurm`` -> ``"slurm"``), or None."""
     if ad.get_expr("GridResource") is None:
@@ -50,9 +64,11 @@ def route_of(ad: ClassAd) -> str | None:
 
 class RoutingBackend:
     def __init__(self, default: Backend, routes: Mapping[str, Callable[[], Backend]],
-                 stateful: Collection[str] = ()) -> None:
+                 stateful: Collection[str] = (), submit_host: Callable[[], Backend] | None = None) -> None:
         self.default = default
         self._routes = dict(routes)
+        if submit_host is not None:
+            self._routes[SUBMIT_HOST] = submit_host
         self._stateful = frozenset(stateful)  # routes that may hold a killed engine's jobs
         self._made: dict[str, Backend] = {}
         self._owner: dict[str, Backend] = {}
@@ -75,6 +91,8 @@ class RoutingBackend:
 
     def _backend_for(self, launch: Launch) -> Backend | None:
         system = route_of(launch.job_ad)
+        if system is None and SUBMIT_HOST in self._routes and _on_submit_host(launch.job_ad):
+            system = SUBMIT_HOST
         if system is None or system not in self._routes:
             return self.default
         made = self._made.get(system)
@@ -82,7 +100,9 @@ class RoutingBackend:
             try:
                 made = self._made[system] = self._routes[system]()
             except UsageError as exc:
-                self._broken[system] = f"grid_resource asks for batch {system}, which is unusable here: {exc}"
+                self._broken[system] = (
+                    f"the submit host cannot run it: {exc}" if system == SUBMIT_HOST
+                    else f"grid_resource asks for batch {system}, which is unusable here: {exc}")
         return made
 
     def submit(self, launch: Launch) -> None:
@@ -142,8 +162,9 @@ class RoutingBackend:
         return found
 
     def adopt(self, run_id: str, attempts: Collection[tuple[str, int]]) -> set[str]:
-        """The default backend and every route that kept state may hold the killed engine's jobs."""
-        for system in self._stateful & self._routes.keys():
+        """The default backend, the submit host's and every route that kept state may hold the killed
+        engine's jobs."""
+        for system in (self._stateful | {SUBMIT_HOST}) & self._routes.keys():
             if system not in self._made and system not in self._broken:
                 try:
                     self._made[system] = self._routes[system]()

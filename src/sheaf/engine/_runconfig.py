@@ -73,7 +73,8 @@ class DagmanOptions:
     under the ``_CONDOR_`` variables and the CONFIG file, as HTCondor orders its configuration;
     ``force``: ``-force``, the rescue DAGs renamed ``.old`` and the original DAG run; ``auto_rescue``:
     ``-AutoRescue 0|1`` (over ``DAGMAN_AUTO_RESCUE``, default true: a run starts from the newest
-    rescue DAG); ``rescue_from``: ``-DoRescueFrom N``, from rescue DAG N, the later ones renamed."""
+    rescue DAG); ``rescue_from``: ``-DoRescueFrom N``, from rescue DAG N, the later ones renamed;
+    ``subdag_args``: ``sheaf run`` options a SUBDAG's run is given too (the backend its jobs go to)."""
 
     dag_files: tuple[str, ...] = ()
     maxjobs: int | None = None
@@ -89,6 +90,8 @@ class DagmanOptions:
     force: bool = False
     auto_rescue: bool | None = None
     rescue_from: int | None = None
+    #: what a SUBDAG's run is given besides DAGMan's inherited options: the backend its jobs go to
+    subdag_args: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         check_fields(self)
@@ -109,8 +112,10 @@ def auto_rescue(dag: Dag, options: DagmanOptions) -> bool:
 def subdag_options(dag: Dag, options: DagmanOptions) -> tuple[str, ...]:
     """The options of this run its SUBDAGs' runs are given, as DAGMan passes its "deep" options down to
     every sub-DAG's condor_submit_dag: ``-AutoRescue`` (this run's value, always), ``-DoRescueFrom`` and
-    ``-UseDagDir`` when given (``-force`` goes with a node's first submission only: ``subdag_job``)."""
+    ``-UseDagDir`` when given (``-force`` goes with a node's first submission only: ``subdag_job``);
+    and ``subdag_args``, the backend the run's jobs go to."""
     out: tuple[str, ...] = ("--auto-rescue", "1" if auto_rescue(dag, options) else "0")
+    out += options.subdag_args
     if options.rescue_from is not None:
         out += ("--do-rescue-from", str(options.rescue_from))
     if options.usedagdir:
