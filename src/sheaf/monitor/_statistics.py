@@ -7,6 +7,7 @@ Definitions (pegasus-statistics' legends, applied to sheaf's records):
   is 0 / not 0; Incomplete: Total minus both; Retries: runs beyond the first.
 * **Jobs** are the DAG's nodes other than sub-workflows, **Sub-Workflows** the SUBDAG and
   sub-workflow jobs: Succeeded/Failed by the node's state, Retries: attempts beyond the first.
+  Runs and attempts count over every engine run: a rescue rerun's are retries of the earlier runs'.
 * **Workflow wall time**: each engine run's begin to end (the last event, for a run that was
   killed), summed over the runs (a rescue or recovery adds its own), of the top workflow.
 * **Cumulative job wall time**: the jobs' runtimes as the jobs report them: the sum of a

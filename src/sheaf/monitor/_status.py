@@ -75,7 +75,8 @@ def _futile(view: RunView, states: dict[str, str]) -> set[str]:
 def _running(view: RunView) -> tuple[Running, ...]:
     rows = view.conn.execute(
         "SELECT j.exec_job_id, j.attempt, i.sched_id, coalesce(i.start, i.submitted), i.slot FROM job j "
-        "LEFT JOIN job_instance i ON i.job_id = j.job_id AND i.job_submit_seq = j.attempt + 1 "
+        "LEFT JOIN job_instance i ON i.job_id = j.job_id "
+        "AND i.job_submit_seq = j.earlier_attempts + j.attempt + 1 "
         "WHERE j.state = 'submitted' ORDER BY j.exec_job_id")
     return tuple(Running(*row) for row in rows)
 
