@@ -146,3 +146,15 @@ def test_a_second_submit_while_the_first_runs_is_refused(tmp_path: Path) -> None
     while app.running(str(directory)) is not None:
         assert time.monotonic() < deadline
         time.sleep(0.1)
+
+
+def test_status_names_the_rescue_dag_by_the_path_the_run_returned(tmp_path: Path) -> None:
+    """``WorkflowStatus.rescue`` is the rescue DAG's absolute path, as ``RunResult.rescue`` is;
+    ``sheaf status`` prints its file name."""
+    (tmp_path / "fail.sub").write_text("executable = /bin/false\nuniverse = local\nqueue\n")
+    (tmp_path / "wf.dag").write_text("JOB F fail.sub\n")
+    result = app.run(str(tmp_path))
+    assert not result.succeeded and result.rescue == str(tmp_path / "wf.dag.rescue001")
+    assert app.status(str(tmp_path)).rescue == result.rescue
+    shown = subprocess.run([SHEAF, "status", str(tmp_path)], capture_output=True, text=True, check=False)
+    assert shown.returncode == 0 and "rescue DAG: wf.dag.rescue001\n" in shown.stdout

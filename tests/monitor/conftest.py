@@ -49,6 +49,27 @@ def slow_workflow(tmp: Path, n: int) -> Path:
     return tmp / "run"
 
 
+def rescued_run(tmp: Path) -> Path:
+    """A run with ``dagman.retry=0`` and its rescue rerun: ``flaky`` fails (exit 5) in the first run and
+    succeeds in the rerun, ``bad`` fails (exit 3) in both; planned into ``tmp/run``."""
+    wf = Workflow("rescued")
+    tc = TransformationCatalog().add_transformations(
+        Transformation("sh", site="local", pfn="/bin/sh", is_stageable=False))
+    wf.add_transformation_catalog(tc).add_site_catalog(SiteCatalog().add_sites(Site("local")))
+    flag = tmp / "flag"
+    flaky = Job("sh", _id="flaky").add_args("-c", f"'test -e {flag} || {{ touch {flag}; exit 5; }}'")
+    bad = Job("sh", _id="bad").add_args("-c", "'exit 3'")
+    wf.add_jobs(flaky, bad)
+    wf.write(str(tmp / "rescued.yml"))
+    planned = sheaf("plan", "rescued.yml", "--dir", ".", "--relative-dir", "run", "-s", "local", "-q",
+                    "-D", "dagman.retry=0", cwd=tmp)
+    assert planned.returncode == 0, planned.stderr
+    for _ in range(2):
+        ran = sheaf("run", str(tmp / "run"))
+        assert ran.returncode == 1, ran.stdout + ran.stderr
+    return tmp / "run"
+
+
 @pytest.fixture(scope="module")
 def blackdiamond(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return plan_and_run(tmp_path_factory.mktemp("bd"), "clustered", "--cluster", "horizontal")

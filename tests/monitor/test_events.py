@@ -13,7 +13,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from Pegasus.api import Job, Site, SiteCatalog, Transformation, TransformationCatalog, Workflow
-from tests.monitor.conftest import BIN, sheaf, slow_workflow
+from tests.monitor.conftest import BIN, rescued_run, sheaf, slow_workflow
 
 from sheaf.jobtools._records import pmc_task, seqexec_task
 from sheaf.monitor import list_runs, open_events
@@ -320,3 +320,34 @@ def _unplaced(dump: dict[str, list[tuple[object, ...]]], *directories: Path) -> 
     for directory in directories:
         text = text.replace(str(directory), "DIR")
     return text
+
+
+def test_each_attempt_of_every_engine_run_has_its_row(tmp_path: Path) -> None:
+    """A rescue rerun numbers its attempts from 0 again: its attempts' rows follow the earlier run's
+    (job_submit_seq goes on increasing, as stampede's across restarts), each with its own events and
+    task runs; loaded by a new loader at every line (each reading what the last one stored), the
+    database is the one loaded at once."""
+    run_dir = rescued_run(tmp_path)
+    rows = _db(run_dir).execute(
+        "SELECT j.exec_job_id, i.job_submit_seq, i.exitcode, "
+        "(SELECT group_concat(v.exitcode) FROM invocation v WHERE v.job_instance_id = i.job_instance_id), "
+        "(SELECT group_concat(s.state, ' ') FROM jobstate s "
+        " WHERE s.job_instance_id = i.job_instance_id AND s.state LIKE 'JOB_%') "
+        "FROM job_instance i JOIN job j USING (job_id) WHERE j.exec_job_id IN ('sh_flaky', 'sh_bad') "
+        "ORDER BY 1, 2").fetchall()
+    assert rows == [("sh_bad", 1, 3, "3", "JOB_TERMINATED JOB_FAILURE"),
+                    ("sh_bad", 2, 3, "3", "JOB_TERMINATED JOB_FAILURE"),
+                    ("sh_flaky", 1, 5, "5", "JOB_TERMINATED JOB_FAILURE"),
+                    ("sh_flaky", 2, 0, "0", "JOB_TERMINATED JOB_SUCCESS")]
+    (journal,) = run_dir.glob(".sheaf/*.journal")
+    data = journal.read_bytes()
+    live = _unplaced(_closed_dump(run_dir), run_dir)
+    for path in run_dir.glob("*.events.db*"):
+        path.unlink()
+    (dag,) = run_dir.glob("*.dag")
+    for end in [i + 1 for i, byte in enumerate(data) if byte == ord("\n")]:
+        journal.write_bytes(data[:end])
+        loader = Loader(str(dag))
+        loader.catch_up(verify=False)
+        loader.close()
+    assert _unplaced(_closed_dump(run_dir), run_dir) == live

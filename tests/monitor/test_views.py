@@ -22,7 +22,7 @@ from Pegasus.api import (
     TransformationCatalog,
     Workflow,
 )
-from tests.monitor.conftest import BIN, sheaf, slow_workflow
+from tests.monitor.conftest import BIN, rescued_run, sheaf, slow_workflow
 
 
 def _catalogs(wf: Workflow, *transformations: tuple[str, str]) -> Workflow:
@@ -91,6 +91,22 @@ def test_analyze_explains_a_failed_job_and_its_rerun_command_reproduces_it(tmp_p
     assert (jobs["failed"], jobs["retries"]) == (1, 1) and stats["badput"] > 0
     status = sheaf("status", str(run_dir))
     assert "failed: bad_ID0000002: exit code 3" in status.stdout
+
+
+def test_a_retry_across_a_rescue_is_a_retry(tmp_path: Path) -> None:
+    """As pegasus-statistics counts them: an attempt of a rescue rerun is a retry of the job and of its
+    task; analyze counts a failed job's attempts over every run."""
+    run_dir = rescued_run(tmp_path)
+    stats = json.loads(sheaf("statistics", str(run_dir), "--json").stdout)
+    tasks, jobs = stats["summary"][:2]
+    assert (tasks["succeeded"], tasks["failed"], tasks["retries"]) == (1, 1, 2)
+    assert (jobs["failed"], jobs["retries"]) == (1, 2) and stats["badput"] > 0
+    lines = sheaf("statistics", str(run_dir)).stdout.splitlines()
+    # the create_dir job is the third
+    assert any(line.split() == ["Jobs", "2", "1", "0", "3", "2", "5"] for line in lines), lines
+    report = sheaf("analyze", str(run_dir)).stdout
+    assert "=sh_bad=" in report and "attempts: 2" in report and "exitcode: 3" in report
+    assert "=sh_flaky=" not in report
 
 
 def test_a_held_job_is_shown_with_its_reason(tmp_path: Path) -> None:

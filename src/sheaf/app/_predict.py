@@ -79,6 +79,21 @@ DEFAULT_RUNTIME = 60.0
 
 @dataclass(frozen=True, slots=True)
 class PredictOptions:
+    """What ``predict`` is asked (``sheaf predict``'s options); the module docstring says how each is used.
+
+    ``slots``: CPUs on every site, None: the backend's platform's.  ``pool_config``: the local pool's
+    configuration file (backend ``local``).  ``backend``: whose overhead model and platform (one of
+    ``sheaf.predict.BACKENDS``).  ``overhead``: a flat per-job overhead in seconds, replacing the
+    model.  ``overheads_file``: an overhead model (JSON) merged over the saved one.  ``calibrate``:
+    earlier run directories to fit the model from (the fit is saved) and read runtimes from.
+    ``history``: read earlier runs' task runtimes.  ``default_runtime``: a task's seconds when
+    nothing else gives them.  ``replicates``: the simulation's runs with sampled delays (None: by
+    the workflow's size; 0: the mean run alone).  ``seed``: their random numbers' seed.
+    ``dag_file``: the DAG to predict, in the directory or absolute; None: the directory's one
+    ``*.dag``.  ``schedule``: return the predicted schedule (``PredictResult.gantt``).  ``record``:
+    write ``prediction.json`` into the directory (with the schedule), which ``sheaf statistics``
+    and ``sheaf plots`` read."""
+
     slots: int | None = None              # CPUs per site; None: the backend's platform's
     pool_config: str | None = None        # the local pool's configuration file (backend local)
     backend: str = "local"
@@ -104,6 +119,18 @@ class PredictOptions:
 
 @dataclass(frozen=True, slots=True)
 class PredictResult:
+    """A prediction (``predict``).
+
+    ``directory``: the submit directory predicted (its DAG's).  ``prediction``: the simulation's
+    figures (makespan, its p10-p90 interval, critical path, utilisation, work and overhead, per
+    level).  ``slots``: the CPUs per site it assumed, and ``slots_source`` where they came from.
+    ``backend``: the backend whose overheads applied; ``model``: the overhead model used.
+    ``sources``: per transformation (or data job type), where its runtime came from (``profile``,
+    ``trace``, ``history``, ``default``, ``sizes``).  ``ids``: the DAG's nodes, in the order of the
+    prediction's per-job figures.  ``notes``: what the prediction says about itself (files of
+    unknown size, sub-DAGs predicted, a schedule too large to record).  ``memory_mb``: the
+    platform's memory per site, 0: not limited.  ``gantt``: see below."""
+
     directory: str
     prediction: Prediction
     slots: int

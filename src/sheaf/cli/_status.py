@@ -49,7 +49,7 @@ def _counts(status: WorkflowStatus) -> Table:
 def _tail(status: WorkflowStatus) -> list[Text]:
     out = [Text(f"failed: {name}: {reason or 'unknown'}") for name, reason in status.failed]
     if status.rescue:
-        out.append(Text(f"rescue DAG: {status.rescue}"))
+        out.append(Text(f"rescue DAG: {os.path.basename(status.rescue)}"))
     return out
 
 

@@ -92,9 +92,31 @@ _YOUNG_THRESHOLD = 50_000  # net allocations between collections of the youngest
 
 @dataclass(frozen=True, slots=True)
 class RunResult:
+    """The outcome of one engine run (``sheaf.app.run``, ``sheaf run``).
+
+    ``dag``: the DAG file run (absolute).  ``succeeded``: the workflow succeeded.  ``exit_code``:
+    DAGMan's exit value for the run -- 0 on success, 1 when nodes failed, an ``ABORT-DAG-ON``'s
+    ``RETURN`` value (else the node's value), 2 for a removed run (stopped by SIGTERM/SIGINT or
+    ``sheaf.app.stop``, DAGMan's value after ``condor_rm``; 1 for a stop before any node started);
+    when a FINAL node ran, 0 or 1 by its outcome.  The ``sheaf run`` process exits with it (modulo
+    256), except after a removed run, when it exits 1 (2 is bad input's).  ``dag_status``: DAGMan's
+    ``DAG_STATUS`` (0 ok, 2 nodes failed, 3 aborted, 4 removed, 5 cycle, 6 halted; ``removed`` and
+    ``aborted`` read it).  ``total``, ``done``, ``failed``: the DAG's nodes and those done and failed
+    at the end.  ``retries``: the node retries (``RETRY``) the run made.  ``wall_time``: the run's
+    seconds; ``job_time``: its jobs' seconds, summed.  ``source``: where the run started from --
+    ``fresh``, ``recovery`` (a killed run's journal), ``rescue:<file>`` (a rescue DAG), ``complete``
+    (the journal's last run succeeded: nothing ran) or ``stopped`` (stopped before any node
+    started: nothing ran or was written).  ``failed_nodes``: (node, reason) of each failed node.
+    ``rescue``: the absolute path of the rescue DAG the run wrote, None when it wrote none.
+    ``journal``: the run's journal file; ``journal_bytes``, ``journal_commits``: what the run wrote
+    to it.  ``extra``: ``journal_seconds`` (the time spent writing the journal), ``cycle`` (the
+    nodes of a cycle, when the run found one), ``stopped`` (the stop's reason, with source
+    ``stopped``).  ``warnings``: what was warned of (damaged journal lines that did not matter,
+    knobs sheaf does not honour)."""
+
     dag: str
     succeeded: bool
-    exit_code: int  # the DAG's own exit value (ABORT-DAG-ON RETURN), 0 on success
+    exit_code: int  # DAGMan's exit value: see the docstring
     dag_status: int
     total: int
     done: int

@@ -1,7 +1,8 @@
 """pegasus-analyzer from the events databases: why the jobs of a run (and its sub-workflows) failed.
 
 Summary: the jobs' counts -- total, succeeded, failed, held (an attempt the pool put on hold and
-removed), unsubmitted (never submitted).  Then, for each failed job, its last attempt: the state
+removed), unsubmitted (never submitted).  Then, for each failed job, its count of attempts over every
+engine run (a rescue rerun's follow the earlier runs') and its last attempt: the state
 it ended in, its exit code or signal, the hold reason, the engine's reason, its site and host, the
 submit description and its files, the tails of its stdout and stderr (kept by the loader when the
 attempt failed, before a retry overwrote them), the failed tasks of a cluster, and the command that

@@ -80,7 +80,10 @@ class Loader:
         self._jobs: dict[str, int] = {}
         self._meta: dict[str, JobMeta] = {}
         self._states: dict[str, str] = {}
-        self._instances: dict[tuple[str, int], int] = {}
+        self._instances: dict[tuple[str, int], int] = {}  # (node, job_submit_seq) -> job_instance_id
+        # node -> its attempts in the engine runs before the latest fresh or rescue one, which numbers
+        # its attempts from 0 again: an attempt's job_submit_seq is this + its attempt + 1
+        self._earlier: dict[str, int] = {}
         # attempts made in this catch-up whose row is not written yet: id -> (job, seq, HTCondor id,
         # submit time); the row is written whole when the attempt ends in the same catch-up
         self._unwritten: dict[int, tuple[int, int, str | None, float | None]] = {}
@@ -140,6 +143,7 @@ class Loader:
 
     def _reset_cache(self) -> None:
         self._jobs, self._meta, self._states, self._instances, self._hosts = {}, {}, {}, {}, {}
+        self._earlier = {}
         self._unwritten = {}
         self._job_rows, self._jobstate_rows, self._invocation_rows = {}, [], []
         self._translator = EventTranslator()
@@ -171,18 +175,21 @@ class Loader:
     def _load_cache(self) -> None:
         # the tasks of every job in one ordered pass (a subquery per job scans the whole task table
         # each time: quadratic in the jobs)
-        for name, job_id, state, type_desc, tr, site, agg, tasks in self.conn.execute(
-                "SELECT exec_job_id, job_id, state, type_desc, transformation, site, aggregator, tasks "
+        for name, job_id, state, type_desc, tr, site, agg, tasks, earlier in self.conn.execute(
+                "SELECT exec_job_id, job_id, state, type_desc, transformation, site, aggregator, tasks, "
+                "earlier_attempts "
                 "FROM job LEFT JOIN (SELECT job_id, group_concat(abs_task_id, ' ') AS tasks FROM "
                 "(SELECT job_id, abs_task_id FROM task ORDER BY job_id, task_id) GROUP BY job_id) "
                 "USING (job_id)"):
             self._jobs[name] = job_id
             self._states[name] = state
             self._meta[name] = JobMeta(name, type_desc, tr, site, tuple((tasks or "").split()), agg)
+            if earlier:
+                self._earlier[name] = int(earlier)
         for name, seq, iid in self.conn.execute(
                 "SELECT exec_job_id, job_submit_seq, job_instance_id FROM job_instance JOIN job "
                 "USING (job_id)"):
-            self._instances[(name, seq - 1)] = iid
+            self._instances[(name, seq)] = iid
         # numbered as SQLite numbers an INTEGER PRIMARY KEY: no row is ever deleted
         self._next_instance = max(self._instances.values(), default=0) + 1
         for host_id, site, hostname in self.conn.execute("SELECT host_id, site, hostname FROM host"):
@@ -345,8 +352,22 @@ class Loader:
             moved = [n for n, s in self._states.items() if s in _ACTIVE]
         else:
             moved = [n for n, s in self._states.items() if s != "waiting"]
+            self._number_after_earlier_runs()
         self._set_states((n, "waiting") for n in moved)
         self._set_states((n, "done") for n in r.done)
+
+    def _number_after_earlier_runs(self) -> None:
+        """A fresh or rescue run numbers each node's attempts from 0 again: its attempts' rows follow
+        the node's rows of the earlier runs (``job_submit_seq`` goes on increasing, as in Pegasus's
+        stampede database across a workflow's restarts).  A recovery continues its run's numbering."""
+        earlier: dict[str, int] = {}
+        for name, seq in self._instances:
+            if seq > earlier.get(name, 0):
+                earlier[name] = seq
+        self.conn.executemany("UPDATE job SET earlier_attempts = ? WHERE job_id = ?",
+                              [(seq, self._jobs[name]) for name, seq in earlier.items()
+                               if self._earlier.get(name, 0) != seq])
+        self._earlier = earlier
 
     def _set_states(self, pairs: Iterable[tuple[str, str]]) -> None:
         rows = []
@@ -445,15 +466,17 @@ class Loader:
 
     def _instance(self, node: str, job_id: int, attempt: int,
                   sched: tuple[str, float] | None) -> tuple[int, bool]:
-        """The attempt's job_instance row, and whether it was made now (then with ``sched``: its
-        HTCondor id and submit time).  A new row is written when the attempt ends, in one INSERT
-        with its end, if that is in this catch-up (else by ``_flush``): one statement a job, not two."""
-        iid = self._instances.get((node, attempt))
+        """The row of the node's attempt ``attempt`` in this engine run, and whether it was made now
+        (then with ``sched``: its HTCondor id and submit time).  A new row is written when the attempt
+        ends, in one INSERT with its end, if that is in this catch-up (else by ``_flush``): one
+        statement a job, not two."""
+        seq = self._earlier.get(node, 0) + attempt + 1
+        iid = self._instances.get((node, seq))
         if iid is not None:
             return iid, False
-        iid = self._instances[(node, attempt)] = self._next_instance
+        iid = self._instances[(node, seq)] = self._next_instance
         self._next_instance += 1
-        self._unwritten[iid] = (job_id, attempt + 1, *(sched or (None, None)))
+        self._unwritten[iid] = (job_id, seq, *(sched or (None, None)))
         return iid, True
 
     def _write_instance(self, iid: int) -> None:

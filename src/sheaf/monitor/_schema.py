@@ -7,11 +7,17 @@ Tables (stampede's names and meanings, trimmed to what sheaf records)::
                    workflow for a sub-workflow
     workflowstate  WORKFLOW_STARTED / WORKFLOW_TERMINATED per engine run (restart_count = epoch - 1)
     job            one row per DAG node: its type, transformation, site, tasks; ``state`` is the
-                   engine's node state after the last loaded change (``waiting`` when never mentioned)
+                   engine's node state after the last loaded change (``waiting`` when never mentioned),
+                   ``attempt`` the engine's attempt number (DAGMan's ``$(RETRY)``) in the latest engine
+                   run, ``earlier_attempts`` the node's attempts in the runs before the latest fresh
+                   or rescue run (which numbers attempts from 0 again; a recovery continues them)
     job_edge       the DAG's edges (parent, child)
-    job_instance   one row per attempt of a node: scheduler id, host, start/end, exit code, signal,
-                   hold reason, stdout/stderr files; for a failed attempt also the tails of its
-                   stdout/stderr, its submit file and the command that reruns it (pegasus-analyzer's)
+    job_instance   one row per attempt of a node in every engine run: scheduler id, host, start/end,
+                   exit code, signal, hold reason, stdout/stderr files; for a failed attempt also the
+                   tails of its stdout/stderr, its submit file and the command that reruns it
+                   (pegasus-analyzer's).  ``job_submit_seq`` numbers a node's attempts 1, 2, ...
+                   across the engine runs (stampede's, across a workflow's restarts): an attempt's is
+                   ``earlier_attempts + attempt + 1``
     jobstate       the attempt's events in jobstate.log's vocabulary (SUBMIT, EXECUTE, JOB_TERMINATED, ...)
     task           the abstract workflow's tasks, each with the job that runs it
     invocation     one row per task run: start, duration, exit code, host (a cluster's tasks from the
@@ -38,7 +44,7 @@ import contextlib
 import os
 import sqlite3
 
-SCHEMA_VERSION = 1  # PRAGMA user_version; a database of another version is rebuilt (it is derived)
+SCHEMA_VERSION = 2  # PRAGMA user_version; a database of another version is rebuilt (it is derived)
 
 _DDL = """
 CREATE TABLE IF NOT EXISTS workflow (
@@ -56,7 +62,8 @@ CREATE TABLE IF NOT EXISTS job (
     job_id INTEGER PRIMARY KEY, exec_job_id TEXT NOT NULL UNIQUE, type_desc TEXT NOT NULL,
     transformation TEXT, site TEXT, clustered INTEGER NOT NULL DEFAULT 0, aggregator TEXT,
     task_count INTEGER NOT NULL DEFAULT 0, max_retries INTEGER NOT NULL DEFAULT 0, subwf_dir TEXT,
-    state TEXT NOT NULL DEFAULT 'waiting', attempt INTEGER NOT NULL DEFAULT 0, reason TEXT
+    state TEXT NOT NULL DEFAULT 'waiting', attempt INTEGER NOT NULL DEFAULT 0, reason TEXT,
+    earlier_attempts INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS job_edge (parent TEXT NOT NULL, child TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS job_instance (

@@ -7,6 +7,7 @@ Definitions (pegasus-statistics' legends, applied to sheaf's records):
   is 0 / not 0; Incomplete: Total minus both; Retries: runs beyond the first.
 * **Jobs** are the DAG's nodes other than sub-workflows, **Sub-Workflows** the SUBDAG and
   sub-workflow jobs: Succeeded/Failed by the node's state, Retries: attempts beyond the first.
+  Runs and attempts count over every engine run: a rescue rerun's are retries of the earlier runs'.
 * **Workflow wall time**: each engine run's begin to end (the last event, for a run that was
   killed), summed over the runs (a rescue or recovery adds its own), of the top workflow.
 * **Cumulative job wall time**: the jobs' runtimes as the jobs report them: the sum of a
@@ -100,6 +101,19 @@ class HostRow:
 
 @dataclass(slots=True)
 class Statistics:
+    """pegasus-statistics of a run and its sub-workflows (``sheaf.app.statistics``, ``sheaf
+    statistics``); the module docstring defines each figure.
+
+    ``label``: the workflow's name (its plan's label); ``wf_uuid``: its id (the plan's, else the
+    first run's).  ``workflows``: the events databases summed (the run's and its sub-workflows').
+    ``summary``: the Tasks, Jobs and Sub-Workflows rows, in that order.  ``wall_time``: the
+    workflow wall time, seconds (None before any run).  ``job_wall_time``, ``submit_wall_time``:
+    the cumulative job wall time, as the jobs report it and as seen from the submit side;
+    ``badput``, ``submit_badput``: the same over failed attempts.  ``transformations``: the
+    breakdown per transformation and outcome.  ``hosts``: the attempts and task runs per host.
+    ``predicted``: what ``sheaf predict`` recorded before the run (``prediction.json``: makespan,
+    interval, backend, slots), None when it did not."""
+
     label: str
     wf_uuid: str
     workflows: int

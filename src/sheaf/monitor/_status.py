@@ -35,6 +35,22 @@ class Running:
 
 @dataclass(frozen=True, slots=True)
 class WorkflowStatus:
+    """A run's status (``sheaf.app.status``, ``sheaf status``), read from its events database.
+
+    ``dag``: the DAG file (absolute).  ``state``: ``not started`` (no engine run yet), ``running``,
+    ``interrupted`` (the latest run did not end and no engine holds its lock: it was killed),
+    ``succeeded`` or ``failed``.  ``total``: the DAG's nodes.  ``counts``: the nodes per engine state
+    (each of ``sheaf.engine.STATES``; nodes never mentioned are ``waiting``), and ``futile``: those
+    that can never run (a failed ancestor), when there are any.  ``failed``: (node, reason) of each
+    failed node.  ``retries``: the node retries (``RETRY``) over every engine run.  ``runs``: the
+    engine runs.  ``source``: where the latest run started from (``fresh``, ``recovery``,
+    ``rescue:<file>``), None before any run.  ``elapsed``: the latest run's seconds, from its
+    begin to its last event.  ``rescue``: the absolute path of the rescue DAG the latest run wrote
+    (as ``RunResult.rescue``), None when it wrote none or has not ended.  ``damage``: a message per
+    damaged journal line (skipped: the counts may miss what it said).  ``running``: the nodes whose
+    job is submitted now, with attempt, HTCondor id, since when and where.  ``held``: (node, hold
+    reason) of each attempt that was held."""
+
     dag: str
     state: str  # not started | running | interrupted | succeeded | failed
     total: int
@@ -75,7 +91,8 @@ def _futile(view: RunView, states: dict[str, str]) -> set[str]:
 def _running(view: RunView) -> tuple[Running, ...]:
     rows = view.conn.execute(
         "SELECT j.exec_job_id, j.attempt, i.sched_id, coalesce(i.start, i.submitted), i.slot FROM job j "
-        "LEFT JOIN job_instance i ON i.job_id = j.job_id AND i.job_submit_seq = j.attempt + 1 "
+        "LEFT JOIN job_instance i ON i.job_id = j.job_id "
+        "AND i.job_submit_seq = j.earlier_attempts + j.attempt + 1 "
         "WHERE j.state = 'submitted' ORDER BY j.exec_job_id")
     return tuple(Running(*row) for row in rows)
 
@@ -108,11 +125,16 @@ def _status(view: RunView) -> WorkflowStatus:
     held = tuple(view.conn.execute(
         "SELECT j.exec_job_id, i.held_reason FROM job_instance i JOIN job j USING (job_id) "
         "WHERE i.held_reason IS NOT NULL ORDER BY i.job_instance_id").fetchall())
+    # the journal names the rescue DAG by its file name; it is written beside the DAG
+    rescue_path = os.path.join(os.path.dirname(view.dag), rescue) if rescue else None
     return WorkflowStatus(view.dag, state, int(total or 0), counts, failed, int(retries or 0),
-                          int(epochs or 0), source, elapsed, rescue, damage, _running(view), held)
+                          int(epochs or 0), source, elapsed, rescue_path, damage, _running(view), held)
 
 
 def workflow_status(directory: str, dag_file: str | None = None) -> WorkflowStatus:
+    """The status of the run in ``directory`` (``dag_file``: its DAG, else the one ``*.dag`` there),
+    after catching its events database up with the journal; ``UsageError`` when there is no such
+    directory or DAG.  A run that has not started is ``not started``: status never refuses to report."""
     check_path("directory", directory)
     view = open_events(directory, dag_file)
     try:
