@@ -99,6 +99,13 @@ def test_dash_d_and_dir_naming_two_bases_is_refused(work: Path) -> None:
     assert not (work / "a").exists() and not (work / "b").exists()
 
 
+def test_dash_d_naming_a_missing_workflow_file_is_refused(work: Path) -> None:
+    """``-d missing.yml``: a workflow that does not exist, not a base to create (pegasus-plan's -d)."""
+    result = plan("-d", "missing.yml")
+    assert result.exit_code == 2 and "-d missing.yml: no such file" in result.output
+    assert not (work / "missing.yml").exists() and not (work / "root").exists()
+
+
 def test_pegasus_plan_shims_dash_d_is_the_deprecated_dax(work: Path, tmp_path: Path) -> None:
     bindir = tmp_path / "bin"
     assert subprocess.run([str(Path(sys.executable).parent / "sheaf"), "shims", str(bindir)], check=False,

@@ -59,8 +59,9 @@ def refuse(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
 def dash_d(value: str | None, workflow: str | None, dax: str | None, directory: str | None
            ) -> tuple[str | None, str | None, str | None]:
     """``-d VALUE`` resolved: ``(dax, directory, warning)``.  An existing file is pegasus-plan's ``-d``
-    (its deprecated ``--dax``: the manual passes the workflow as the last positional argument); anything
-    else is sheaf's ``-d``, ``--dir``.  Either way a second workflow or base given otherwise is refused."""
+    (its deprecated ``--dax``: the manual passes the workflow as the last positional argument), and one
+    that names no file but a workflow file's (``.yml``, ``.dax``, ...) a missing workflow; anything else
+    is sheaf's ``-d``, ``--dir``.  Either way a second workflow or base given otherwise is refused."""
     if value is None:
         return dax, directory, None
     if os.path.isfile(value):
@@ -70,10 +71,17 @@ def dash_d(value: str | None, workflow: str | None, dax: str | None, directory: 
                                  "--dax; name the workflow once)")
         return value, directory, (f"-d {value}: read as pegasus-plan's -d (--dax), which is deprecated: the "
                                   "workflow is the last argument (sheaf's -d is --dir when it names no file)")
+    if not os.path.exists(value) and value.lower().endswith(_WORKFLOW_SUFFIXES):
+        raise UsageError(f"-d {value}: no such file (pegasus-plan's -d is the deprecated --dax; name a "
+                         "submit directory base with --dir)")
     if directory is not None and os.path.abspath(directory) != os.path.abspath(value):
         raise UsageError(f"two submit directory bases named: -d {value} and --dir {directory} (sheaf plan's "
                          "-d is --dir unless it names an existing file)")
     return dax, value, None
+
+
+#: the names of workflow files: a ``-d`` naming one that does not exist is a missing workflow, not a base
+_WORKFLOW_SUFFIXES = (".yml", ".yaml", ".dax", ".xml", ".json")
 
 
 #: pegasus-plan's options whose argument is optional (GNU getopt's ``optional_argument``): the value is
