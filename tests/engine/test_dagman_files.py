@@ -14,7 +14,7 @@ import pytest
 
 from engine_helpers import FakeBackend, executable, write_dag
 from sheaf.condor._dagman import parse_dag, parse_rescue
-from sheaf.engine import Exited, Held, Launch, Started, run_workflow
+from sheaf.engine import DagmanOptions, Exited, Held, Launch, Started, run_workflow
 from sheaf.engine._journal import read_records
 from sheaf.engine._loop import state_paths
 from sheaf.engine._records import ProcessRecord
@@ -226,6 +226,16 @@ def test_set_job_attr_goes_to_the_dag_status_ad(tmp_path: Path) -> None:
     run(tmp_path, FakeBackend())
     dag_status = next(iter(classad2.parseAds((tmp_path / "st").read_text())))
     assert dag_status["TestNumber"] == 17 and dag_status["Label"] == "two words"
+
+
+def test_set_job_attr_and_env_set_of_a_later_dag_file_win(tmp_path: Path) -> None:
+    """Several DAG files in one run: the last SET_JOB_ATTR (and ENV SET) value named wins, across the
+    files as within one, as DAGMan's manual says of SET_JOB_ATTR."""
+    write_dag(tmp_path, "JOB A A.sub\nNODE_STATUS_FILE st\nSET_JOB_ATTR Which = 1\nSET_JOB_ATTR Kept = 5\n")
+    (tmp_path / "b.dag").write_text("JOB A A.sub\nSET_JOB_ATTR Which = 2\n")
+    run(tmp_path, FakeBackend(), options=DagmanOptions(("wf.dag", "b.dag")))
+    dag_status = next(iter(classad2.parseAds((tmp_path / "st").read_text())))
+    assert dag_status["Which"] == 2 and dag_status["Kept"] == 5
 
 
 class _StartingBackend(FakeBackend):

@@ -9,7 +9,8 @@ error.  The setting is read from the first file's CONFIG.  The files DAGMan writ
 are named after the first (*primary*) DAG file: ``<primary>.nodes.log``, ``<primary>.metrics``,
 and the rescue DAG ``<primary>_multi.rescueNNN``.  One FINAL node in all; the first file's
 settings (CONFIG, DOT, NODE_STATUS_FILE, JOBSTATE_LOG) win over later files', as a second
-setting of each does within one file.
+setting of each does within one file; a later file's ``SET_JOB_ATTR`` and ``ENV SET`` values win, as
+the last one named does.
 """
 
 from __future__ import annotations
@@ -59,12 +60,10 @@ def combine_dags(dags: list[Dag]) -> Dag:
         out.cycle = out.cycle or tuple(name(n) for n in dag.cycle)
         for label, description in dag.descriptions.items():
             out.descriptions.setdefault(label, description)
-        for key, value in dag.env.items():
-            out.env.setdefault(key, value)
+        out.env.update(dag.env)  # DAGMan merges each file's ENV SET in turn: a later value wins
         out.env_get += tuple(v for v in dag.env_get if v not in out.env_get)
         out.weak.update((name(p), name(c)) for p, c in dag.weak)
         out.services.update((name(old), replace(spec, name=name(old))) for old, spec in dag.services.items())
-        for key, value in dag.job_attrs.items():
-            out.job_attrs.setdefault(key, value)
+        out.job_attrs.update(dag.job_attrs)  # SET_JOB_ATTR: the last value named wins (DAGMan's manual)
         out.warnings.extend(dag.warnings)
     return out
