@@ -70,6 +70,14 @@ def test_if_else_choice_and_env_set(tmp_path: Path) -> None:
     assert out.read_text() == "one-set\nplain-set\n"
 
 
+def test_a_noop_nodes_submit_file_is_never_read(tmp_path: Path) -> None:
+    """A NOOP node is never submitted, so DAGMan reads no submit file for it: /dev/null or a missing
+    file draws no warning."""
+    (tmp_path / "wf.dag").write_text("JOB A /dev/null NOOP\nJOB B missing.sub NOOP\nPARENT A CHILD B\n")
+    done = sheaf_run(tmp_path)
+    assert done.returncode == 0 and "warning" not in done.stderr, done.stdout + done.stderr
+
+
 def test_an_old_syntax_environment_may_name_its_own_delimiter_first(tmp_path: Path) -> None:
     """HTCondor reads a V1 environment's first character, when it is one of its permitted delimiters,
     as the delimiter (``|A=x;y|B=z``): in DAGMan's ENV SET and in a job's ``environment``."""

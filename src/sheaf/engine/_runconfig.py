@@ -284,6 +284,8 @@ def load_descriptions(dag: Dag, limits: Limits, warn: Callable[[str], None] | No
     run_time: dict[str, bool] = {}  # by description: whether its own text uses run-time values
     failing: set[str] = set()  # submit files already warned about
     for spec in dag.nodes.values():
+        if spec.noop:
+            continue  # never submitted: its submit file is not read, as DAGMan reads none
         if spec.description is None and not os.path.exists(spec.submit):
             continue  # read at submission: a PRE script or an earlier node may write it
         if spec.submit in failing or spec.submit in cache:
