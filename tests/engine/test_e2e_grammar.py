@@ -70,6 +70,22 @@ def test_if_else_choice_and_env_set(tmp_path: Path) -> None:
     assert out.read_text() == "one-set\nplain-set\n"
 
 
+def test_submit_commands_sheaf_does_not_honour_are_named(tmp_path: Path) -> None:
+    """Nothing silently ignored: ``hold = true`` or a ``deferral_time`` is named in a warning, once a
+    submit file, with its line; ``hold = false`` needs none."""
+    (tmp_path / "a.sub").write_text("universe = local\nexecutable = /bin/true\nhold = true\n"
+                                    "deferral_time = 0\nqueue\n")
+    (tmp_path / "b.sub").write_text("universe = local\nexecutable = /bin/true\nhold = false\nqueue\n")
+    (tmp_path / "wf.dag").write_text("JOB A a.sub\nJOB A2 a.sub\nJOB B b.sub\n")
+    done = sheaf_run(tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    warned = [line for line in done.stderr.splitlines() if "is not honoured" in line]
+    tail = "is not honoured by sheaf run (it is ignored)"
+    head = f"sheaf: warning: {tmp_path / 'a.sub'}"
+    assert warned == [f"{head}:3: submit command hold = true {tail}",
+                      f"{head}:4: submit command deferral_time = 0 {tail}"], done.stderr
+
+
 def test_a_noop_nodes_submit_file_is_never_read(tmp_path: Path) -> None:
     """A NOOP node is never submitted, so DAGMan reads no submit file for it: /dev/null or a missing
     file draws no warning."""

@@ -283,6 +283,7 @@ def load_descriptions(dag: Dag, limits: Limits, warn: Callable[[str], None] | No
     first: dict[str, JobSpec] = {}
     run_time: dict[str, bool] = {}  # by description: whether its own text uses run-time values
     failing: set[str] = set()  # submit files already warned about
+    warned: set[str] = set()  # submit files whose unhonoured commands were named
     for spec in dag.nodes.values():
         if spec.noop:
             continue  # never submitted: its submit file is not read, as DAGMan reads none
@@ -300,7 +301,35 @@ def load_descriptions(dag: Dag, limits: Limits, warn: Callable[[str], None] | No
         if job is not None and spec.pre is None and not run_time[spec.submit] \
                 and not _uses_run_time_values(spec.vars.values()):
             first[spec.name] = job
+        desc = cache.get(spec.submit)
+        if warn is not None and desc is not None and spec.submit not in warned:
+            warned.add(spec.submit)
+            for text in unhonoured_commands(desc):
+                warn(text)
     return cache, first
+
+
+#: submit commands that decide whether or when a job runs, or how its log is written, which sheaf's
+#: backends do not honour: named in a warning (``hold`` and ``log_xml`` only when true)
+_UNHONOURED = ("hold", "log_xml", "deferral_time", "deferral_window", "deferral_prep_time", "cron_minute",
+               "cron_hour", "cron_day_of_month", "cron_month", "cron_day_of_week", "cron_window",
+               "cron_prep_time", "allowed_job_duration", "allowed_execute_duration", "next_job_start_delay")
+
+
+def unhonoured_commands(desc: SubmitDescription) -> list[str]:
+    """A warning for each submit command of ``desc`` that ``sheaf run`` does not honour."""
+    out = []
+    for key in _UNHONOURED:
+        found = desc.values.get(key)
+        if found is None:
+            continue
+        value, line = found
+        if key in ("hold", "log_xml") and value.strip().lower() in ("", "false", "f", "no", "0"):
+            continue
+        where = f"{desc.path}:{line}" if line else desc.path
+        out.append(f"{where}: submit command {key} = {value.strip()} is not honoured by sheaf run (it is "
+                   "ignored)")
+    return out
 
 
 def _first_expansion(dag: Dag, limits: Limits, spec: NodeSpec, cache: dict[str, SubmitDescription],
