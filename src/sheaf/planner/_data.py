@@ -60,12 +60,12 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 
 from sheaf._gc import gc_paused
 from sheaf.errors import PlanningError
-from sheaf.model import Graph, Profiles, SiteCatalog, Use, all_uses, build_graph, file_url_path
+from sheaf.model import Graph, Job, Profiles, SiteCatalog, Use, all_uses, build_graph, file_url_path
 from sheaf.planner._cleanup import Files, add_cleanup
 from sheaf.planner._configurations import condorio_lists, lite_manifests, staging_site
 from sheaf.planner._naming import safe
@@ -169,22 +169,22 @@ def _plan_data(exec_wf: ExecutableWorkflow, submit_dir: str, exec_dir: str | Non
     add_cleanup(exec_wf, state.base, outputs, exec_wf.data.cleanup)
     if exec_wf.properties.get_bool("pegasus.condor.concurrency.limits", False):
         _concurrency_limits(exec_wf.jobs)
-    if exec_wf.replica_output is None and _plans_children(exec_wf) and \
+    if exec_wf.replica_output is None and next(_planned_children(exec_wf), None) is not None and \
             exec_wf.properties.get_bool("pegasus.register", True):
         # the children register into this catalog too: one output replica catalog for the whole hierarchy
         exec_wf.replica_output = register_target(exec_wf)
     exec_wf.data_planned = True
 
 
-def _plans_children(exec_wf: ExecutableWorkflow) -> bool:
-    """Whether a job of the plan plans a Pegasus workflow (a child that registers its outputs)."""
+def _planned_children(exec_wf: ExecutableWorkflow) -> Iterator[tuple[ExecJob, Job]]:
+    """(job, its abstract job) of each job of the plan that plans a Pegasus workflow (a child whose
+    planner runs at run time and registers its outputs)."""
     get = exec_wf.workflow.jobs.get
     for job in exec_wf.jobs:
-        if job.type == "subworkflow" and job.tasks:
+        if job.type == "subworkflow" and job.site is not None and job.tasks:
             source = get(job.tasks[0].id)
             if source is not None and source.type == "pegasusWorkflow":
-                return True
-    return False
+                yield job, source
 
 
 #: the HTCondor concurrency limit of each job type, as Pegasus's optimization chapter names them
@@ -340,10 +340,7 @@ def _subworkflow_outputs(state: _Pass, produced: dict[tuple[str, str], _File]) -
     sub-workflow job's outputs from its own scratch (``ExecutableWorkflow.subworkflow_outputs``).  The
     child's other outputs are its own: left out of this plan's files."""
     exec_wf = state.exec_wf
-    get = exec_wf.workflow.jobs.get
-    children = [(job, source) for job in exec_wf.jobs if job.type == "subworkflow" and job.site is not None
-                and job.tasks and (source := get(job.tasks[0].id)) is not None
-                and source.type == "pegasusWorkflow"]
+    children = list(_planned_children(exec_wf))
     if not children:
         return
     read = {lfn for _, _, lfn in _reads(exec_wf)}
