@@ -164,6 +164,21 @@ def test_the_exit_policy_requeues_holds_and_removes_a_job_as_the_shadow_does(tmp
     assert re.search(r" A JOB_SUCCESS 0 ", jobstate) and re.search(r" B JOB_SUCCESS 0 ", jobstate), jobstate
 
 
+@pytest.mark.parametrize(("line", "said"), [
+    ("max_retries = abc", "max_retries is not an integer (rule: max_retries is an integer): 'abc'"),
+    ("on_exit_remove = (", "on_exit_remove is not a ClassAd expression"),
+    ("retry_until = (", "retry_until is not a ClassAd expression"),
+])
+def test_a_malformed_exit_policy_is_a_submit_failure_naming_its_line(tmp_path: Path, line: str,
+                                                                     said: str) -> None:
+    """As condor_submit refuses it: the node fails its submission, the message names file and line."""
+    (tmp_path / "a.sub").write_text(f"universe = local\nexecutable = /bin/true\n{line}\nqueue\n")
+    (tmp_path / "wf.dag").write_text("JOB A a.sub\n")
+    done = sheaf_run(tmp_path)
+    assert done.returncode == 1 and f"a.sub:3: {said}" in done.stdout + done.stderr, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
+
+
 def test_procs_that_can_never_match_wait_idle_for_their_policy_to_remove_them(tmp_path: Path) -> None:
     """Procs 4-6 can never match: HTCondor keeps them idle, and their periodic_remove removes them; the
     matchable procs run.  Within the tolerance the node succeeds, its POST script seeing every proc."""
