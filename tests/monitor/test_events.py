@@ -179,9 +179,13 @@ def test_no_loader_is_left_behind_when_the_engine_is_killed(tmp_path: Path) -> N
     run_dir = slow_workflow(tmp_path, 30)
     engine = subprocess.Popen([str(BIN / "sheaf"), "run", str(run_dir)], stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL)
-    time.sleep(1.5)
-    follower = subprocess.run(["pgrep", "-P", str(engine.pid), "-f", "sheaf.monitor._follow"],
-                              capture_output=True, text=True, check=False).stdout.split()
+    follower: list[str] = []
+    deadline = time.monotonic() + 30  # a busy machine starts the loader late
+    while not follower and engine.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.2)
+        follower = subprocess.run(["pgrep", "-P", str(engine.pid), "-f", "sheaf.monitor._follow"],
+                                  capture_output=True, text=True, check=False).stdout.split()
+    time.sleep(0.5)  # the engine has journalled its first submissions
     engine.send_signal(signal.SIGKILL)
     engine.wait()
     assert follower, "the loader process runs beside the engine"
