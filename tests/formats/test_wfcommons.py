@@ -10,8 +10,21 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sheaf.errors import FormatError
+from sheaf.formats import read_workflow
 from sheaf.formats._wfcommons import dumps_wfcommons, loads_wfcommons, read_wfcommons
-from sheaf.model import Job, Use, Workflow, build_graph, check_names, validate
+from sheaf.model import (
+    Job,
+    Properties,
+    Use,
+    Workflow,
+    build_graph,
+    check_names,
+    join_arguments,
+    quote_words,
+    split_arguments,
+    validate,
+)
+from sheaf.planner import plan
 
 TRACES = Path(__file__).resolve().parents[1] / "data" / "traces"
 EXPECTED = {  # file: (tasks, levels, transformations) -- from the traces' README and their content
@@ -219,3 +232,58 @@ def test_a_task_id_or_process_name_too_long_for_a_job_keeps_its_head_and_a_diges
         assert len(job.name.encode()) <= 100 and job.name.startswith(process[:60])
     assert any("2 task id(s) are longer than a job id may be" in w for w in warnings), warnings
     check_names(wf)  # the model takes every name now
+
+
+def _argv(job: Job) -> tuple[str, ...]:
+    return split_arguments(join_arguments(job.arguments))
+
+
+def test_a_wfbench_command_line_is_read_as_a_shell_reads_it(tmp_path: Path) -> None:
+    """WfBench writes a task's output sizes as ``--out "{\\"f\\":16}"`` and its inputs in double quotes,
+    for a shell: the job's program receives the shell's words, and the workflow plans."""
+    args = ["t1", "--percent-cpu 0.6", '--out "{\\"t1_out.txt\\":16}"', '"in.txt"']
+    text = _spec([{"name": "t1", "id": "t1", "parents": [], "children": [], "inputFiles": ["in.txt"],
+                   "outputFiles": ["t1_out.txt"]}],
+                 [{"id": "t1", "runtimeInSeconds": 1.0,
+                   "command": {"program": "wfbench", "arguments": args}}])
+    path = tmp_path / "bench.json"
+    path.write_text(text)
+    job = read_workflow(path).jobs["t1"]
+    assert _argv(job) == ("t1", "--percent-cpu", "0.6", "--out", '{"t1_out.txt":16}', "in.txt")
+    planned = plan(read_workflow(path), tc=None, sc=None, rc=None, properties=Properties({}))
+    assert planned.jobs[0].tasks[0].argv == _argv(job)
+
+
+@pytest.mark.parametrize(("args", "words"), [
+    (["-x", "1"], ("-x", "1")),                     # plain: as they are
+    (["'a b'", '"c d"'], ("a b", "c d")),            # both rules agree: as they are
+    (['"a\\"b"'], ('a"b',)),                         # a shell's escape inside double quotes
+    (['"x\\\\y"', "'p\\q'"], ("x\\y", "p\\q")),
+])
+def test_command_lines_read_and_written_back_keep_their_words(args: list[str],
+                                                             words: tuple[str, ...]) -> None:
+    text = _spec([{"name": "t", "id": "t", "parents": [], "children": []}],
+                 [{"id": "t", "runtimeInSeconds": 1.0, "command": {"program": "p", "arguments": args}}])
+    job = loads_wfcommons(text).jobs["t"]
+    assert _argv(job) == words
+    if words == tuple(args):
+        assert job.arguments == tuple(args)
+    assert _argv(loads_wfcommons(dumps_wfcommons(loads_wfcommons(text))).jobs["t"]) == words
+
+
+def test_an_unclosed_quote_in_a_command_line_is_a_format_error_at_its_task() -> None:
+    text = _spec([{"name": "t", "id": "t", "parents": [], "children": []}],
+                 [{"id": "t", "runtimeInSeconds": 1.0, "command": {"program": "p", "arguments": ['"a\\"']}}])
+    with pytest.raises(FormatError) as caught:
+        loads_wfcommons(text)
+    assert caught.value.rule == "command.arguments are shell words" and "'t'" in str(caught.value)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(alphabet=st.sampled_from("ab \t'\"\\$#"), max_size=6), max_size=4))
+def test_any_argv_written_by_sheaf_is_read_back(words: list[str]) -> None:
+    """A job's argv survives the trip through WfCommons's command-line text."""
+    wf = Workflow("w")
+    wf.jobs["t"] = Job("t", "p", arguments=quote_words(words))
+    back = loads_wfcommons(dumps_wfcommons(wf)).jobs["t"]
+    assert _argv(back) == tuple(words)

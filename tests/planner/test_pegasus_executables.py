@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -18,10 +19,10 @@ from Pegasus.api import (
     TransformationCatalog,
     Workflow,
 )
-from pegasus_inputs import argv_seen, plan_into, recorder, run
+from pegasus_inputs import SHEAF, argv_seen, plan_into, recorder, run
 
 from sheaf.errors import PlanningError, ValidationError
-from sheaf.model import split_arguments
+from sheaf.model import join_arguments, quote_words, split_arguments
 
 
 def _catalogs(tmp: Path, *transformations: Transformation) -> None:
@@ -79,6 +80,11 @@ def test_unclosed_quote_in_arguments_is_one_error_naming_the_job(tmp_path: Path)
     with pytest.raises(ValidationError) as caught:
         plan_into(tmp_path, "workflow.yml", tmp_path / "plan")
     assert "J1" in str(caught.value) and "unclosed" in str(caught.value)
+    # sheaf validate refuses what the planner refuses, at the job's line
+    done = subprocess.run([SHEAF, "validate", "workflow.yml"], cwd=tmp_path, capture_output=True, text=True,
+                          check=False)
+    assert done.returncode == 2 and "workflow.yml:" in done.stderr and "'J1'" in done.stderr, done.stderr
+    assert "quotes in a job's arguments are closed" in done.stderr and "Traceback" not in done.stderr
 
 
 _WORD = st.text(st.sampled_from("ab \t'\"\\$"), max_size=8)
@@ -93,6 +99,14 @@ def _quote(word: str) -> str:
 @given(st.lists(_WORD, max_size=6))
 def test_split_inverts_quoting(words: list[str]) -> None:
     assert split_arguments(" ".join(_quote(w) for w in words)) == tuple(words)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_WORD, max_size=6))
+def test_quote_words_gives_arguments_that_split_into_the_words(words: list[str]) -> None:
+    quoted = quote_words(words)
+    assert split_arguments(join_arguments(quoted)) == tuple(words)
+    assert all(q == w for q, w in zip(quoted, words, strict=True) if w and w.isalnum())  # plain as it is
 
 
 @settings(max_examples=200, deadline=None)

@@ -9,7 +9,11 @@ they can be planned, clustered and simulated.  Mapping (read):
 - the transformation is ``command.program`` (its basename; the trace has no category field), and
   when a task has no command, or its program is a script of several lines (Nextflow's traces), the
   task name with its ``_ID...`` suffix removed;
-- ``command.arguments`` become the job's arguments (strings);
+- ``command.arguments`` are a shell command line's text (WfCommons's translators hand the command to
+  a shell, and WfBench's ``--out "{\\"f\\":1}"`` needs one): the job's arguments are the words a POSIX
+  shell makes of them, each quoted for the job's own argument rules (``sheaf.model._arguments``) --
+  the arguments as they are wherever both rules give the same words.  Written back, words the two
+  rules would read differently are shell-quoted;
 - ``runtimeInSeconds`` (1.3 and older: ``runtime``) becomes the pegasus profile ``runtime``, and
   ``coreCount``/``cores`` the pegasus profile ``cores``;
 - input files become ``input`` uses, output files ``output`` uses (staged out and registered, the
@@ -36,6 +40,7 @@ from __future__ import annotations
 import hashlib
 import math
 import os
+import shlex
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -44,7 +49,18 @@ import msgspec
 
 from sheaf.errors import FormatError, InputError
 from sheaf.formats._common import decode_utf8, read_text, shown
-from sheaf.model import MAX_NAME_BYTES, Job, Use, Workflow, nul_problem, stringify
+from sheaf.model import (
+    MAX_NAME_BYTES,
+    Job,
+    Use,
+    Workflow,
+    join_arguments,
+    needs_splitting,
+    nul_problem,
+    quote_words,
+    split_arguments,
+    stringify,
+)
 
 _TASK_ID_SUFFIX = "_ID"
 #: the schema versions WfCommons published (1.5 is the current one)
@@ -276,7 +292,7 @@ def _job(task: Mapping[str, Any]) -> Job:
         raise FormatError(f"the command of task '{task['id']}' is not an object",
                           rule="command is an object with 'program' and 'arguments'",
                           value=shown(command))
-    arguments = tuple(_argument(a) for a in _list(command or {}, "arguments"))
+    arguments = _shell_words(tuple(_argument(a) for a in _list(command or {}, "arguments")), task["id"])
     pegasus: dict[str, str] = {}
     for key in ("runtime", "cores"):
         value = task.get(key)
@@ -312,6 +328,41 @@ def _argument(value: Any) -> str:
         raise FormatError("a command argument must be a single value",
                           rule="arguments are strings or numbers", value=type(value).__name__)
     return stringify(value)
+
+
+def _shell_words(arguments: tuple[str, ...], task: str) -> tuple[str, ...]:
+    """The job's arguments for a task's command-line text (module docstring)."""
+    if not needs_splitting(arguments):
+        return arguments
+    text = join_arguments(arguments)
+    try:
+        words = tuple(shlex.split(text))
+    except ValueError as exc:
+        raise FormatError(f"the arguments of task '{task}' are not a shell command line: {exc}",
+                          rule="command.arguments are shell words", value=text) from None
+    return arguments if _own_words(text) == words else quote_words(words)
+
+
+def _own_words(text: str) -> tuple[str, ...] | None:
+    """The words the job's argument rules make of ``text`` (None where they refuse it)."""
+    try:
+        return split_arguments(text)
+    except ValueError:
+        return None
+
+
+def _command_line(arguments: tuple[str, ...]) -> list[str]:
+    """A job's arguments as WfCommons's command-line text: as they are where a shell reads the same words."""
+    text = join_arguments(arguments)
+    words = _own_words(text) if needs_splitting(arguments) else arguments
+    if words is None or words == arguments:
+        return list(arguments)
+    try:
+        if tuple(shlex.split(text)) == words:
+            return list(arguments)
+    except ValueError:
+        pass
+    return [shlex.quote(word) for word in words]
 
 
 def _resolve(wf: Workflow, by_name: Mapping[str, str], ref: Any, owner: str) -> str:
@@ -350,7 +401,7 @@ def dumps_wfcommons(workflow: Workflow) -> bytes:
             "name": job.id, "id": job.id, "children": children[job.id], "parents": parents[job.id],
             "inputFiles": [u.lfn for u in job.uses if u.type == "input"],
             "outputFiles": [u.lfn for u in job.uses if u.type != "input"]})
-        command = {"program": job.name, "arguments": [str(a) for a in job.arguments]}
+        command = {"program": job.name, "arguments": _command_line(tuple(map(str, job.arguments)))}
         run: dict[str, Any] = {"id": job.id, "command": command}
         pegasus = job.profiles.get("pegasus", {})
         if "runtime" in pegasus:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from sheaf._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from sheaf.model._arguments import join_arguments, needs_splitting, split_arguments
+    from sheaf.model._arguments import job_argv, join_arguments, needs_splitting, quote_words, split_arguments
     from sheaf.model._catalogs import (
         PFN,
         Container,
@@ -81,10 +81,10 @@ __all__ = [
     "Properties", "Replica", "ReplicaCatalog", "RunLocks", "Site", "SiteCatalog", "Summary", "Transformation",
     "TransformationCatalog", "TransformationSite", "Use", "UseType", "Workflow", "all_uses", "build_graph",
     "canonical_key", "check_names", "check_profile_values", "cycle_in", "effective_profiles", "file_url_path",
-    "is_auto", "join_arguments", "kahn_levels", "lock_path", "merge_profiles", "needs_splitting",
+    "is_auto", "job_argv", "join_arguments", "kahn_levels", "lock_path", "merge_profiles", "needs_splitting",
     "normalize_profiles",
-    "nul_problem", "profile_float", "profile_int", "split_arguments", "stringify", "transformation_fqn",
-    "url_scheme", "validate",
+    "nul_problem", "profile_float", "profile_int", "quote_words", "split_arguments", "stringify",
+    "transformation_fqn", "url_scheme", "validate",
 ]
 
 # where each name lives: imported on first use (sheaf._lazy)
@@ -105,6 +105,7 @@ _WHERE = {
     "effective_profiles": "_validate",
     "join_arguments": "_arguments", "merge_profiles": "_profiles", "normalize_profiles": "_profiles",
     "profile_float": "_profiles", "profile_int": "_profiles", "split_arguments": "_arguments",
+    "quote_words": "_arguments", "job_argv": "_arguments",
     "stringify": "_profiles", "transformation_fqn": "_workflow", "validate": "_validate",
 }
 __getattr__ = lazy_exports(__name__, _WHERE)

@@ -18,6 +18,8 @@ and HTCondor splits it into the argv the program (through pegasus-kickstart) rec
 One deliberate difference: Pegasus's quoter turns ``\\'`` outside quotes into HTCondor's empty
 quoted string, so the program never sees the quote; sheaf gives the ``'`` the user escaped.
 
+``quote_words`` is the inverse: arguments whose split is the given argv.
+
 File references (DAX ``<filename file="f.a"/>``) are their lfn: the job runs in the site's working
 directory, where staged files have their lfn as name.  Time is linear in the text (one regex match
 per run of plain text, quoted string or escape).
@@ -28,9 +30,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from sheaf.errors import ValidationError
 from sheaf.model._workflow import FileRef
 
-__all__ = ["join_arguments", "needs_splitting", "split_arguments"]
+__all__ = ["job_argv", "join_arguments", "needs_splitting", "quote_words", "split_arguments"]
 
 # Possessive quantifiers: an unclosed quote fails without backtracking, so the scan stays linear.
 _PIECE = re.compile(r"""[^ \t\r\n'"\\]++|'[^']*+'|"[^"]*+"|\\.|[ \t\r\n]++|['"\\]""", re.DOTALL)
@@ -47,6 +50,22 @@ def needs_splitting(arguments: Sequence[str]) -> bool:
     """Whether ``split_arguments`` could give anything but the list itself (a blank, a quote, a
     backslash or an empty argument somewhere) -- the cheap test taken for every job."""
     return _SPECIAL.search("".join(arguments)) is not None or "" in arguments
+
+
+def job_argv(job_id: str, arguments: Sequence[str | FileRef]) -> tuple[str, ...]:
+    """The argv the program of job ``job_id`` receives for its ``arguments``; a ``ValidationError``
+    naming the job where a quote is not closed."""
+    try:
+        if not needs_splitting(arguments):  # type: ignore[arg-type]  # all str and plain: the common case
+            return arguments  # type: ignore[return-value]  # the tuple is already the argv
+    except TypeError:  # a FileRef among them (DAX)
+        pass
+    try:
+        return split_arguments(join_arguments(arguments))
+    except ValueError as exc:
+        raise ValidationError(f"the arguments of job '{job_id}' cannot be split into words: {exc}",
+                              rule="quotes in a job's arguments are closed, as HTCondor needs them",
+                              value=job_id, detail="arguments: " + join_arguments(arguments)) from None
 
 
 def split_arguments(text: str) -> tuple[str, ...]:
@@ -78,3 +97,15 @@ def split_arguments(text: str) -> tuple[str, ...]:
     if started:
         words.append("".join(current))
     return tuple(words)
+
+
+def quote_words(words: Sequence[str]) -> tuple[str, ...]:
+    """Arguments that ``split_arguments`` splits into ``words`` again: a plain word as it is, any
+    other in single quotes, a ``'`` in it written as ``"'"`` beside them."""
+    return tuple(word if word and _SPECIAL.search(word) is None else _quoted(word) for word in words)
+
+
+def _quoted(word: str) -> str:
+    if "'" not in word:
+        return f"'{word}'"
+    return "\"'\"".join(f"'{piece}'" if piece else "" for piece in word.split("'"))

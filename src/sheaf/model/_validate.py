@@ -18,7 +18,9 @@ is the offending id or lfn (readers use it to find the line in the file):
    255 bytes; refusing a longer name here, with its line, is clearer than a plan failing with
    ENAMETOOLONG.  These names also go into submit descriptions as ClassAd strings, which hold no
    line break: no newline or carriage return in them.  A NUL can reach no program, file name or
-   environment, so no id, name, label, lfn, stream or argument may hold one.
+   environment, so no id, name, label, lfn, stream or argument may hold one;
+7. every quote in a job's arguments is closed, so they split into the argv its program receives
+   (``job_argv``), as the planner splits them.
 
 Duplicate job ids are a reader's concern (the model holds a dict), reported with their line.
 """
@@ -30,6 +32,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from sheaf.errors import ValidationError
+from sheaf.model._arguments import job_argv
 from sheaf.model._catalogs import SiteCatalog, TransformationCatalog, TransformationKey
 from sheaf.model._graph import Graph, build_graph
 from sheaf.model._profiles import Profiles, check_profile_values, merge_profiles
@@ -70,6 +73,9 @@ def validate(
     check_names(workflow, transformations)
     _check_transformations(workflow, tc)
     _check_profiles(workflow, tc, sc)
+    for job in workflow.jobs.values():
+        if job.arguments:
+            job_argv(job.id, job.arguments)
     return graph, levels, _summary(workflow, graph, levels, tc, sc, len(transformations))
 
 

@@ -33,17 +33,14 @@ from sheaf._gc import gc_paused
 from sheaf.errors import PlanningError, ValidationError
 from sheaf.model import (
     Graph,
-    Job,
     Properties,
     ReplicaCatalog,
     SiteCatalog,
     TransformationCatalog,
     Workflow,
     build_graph,
-    join_arguments,
+    job_argv,
     merge_profiles,
-    needs_splitting,
-    split_arguments,
 )
 from sheaf.planner._aggregate import AggregatorResolver, combine
 from sheaf.planner._context import PassContext
@@ -202,29 +199,12 @@ def _assemble(result: ExecutableWorkflow, units: Units, ctx: PassContext) -> Non
     result.jobs = jobs
 
 
-def _argv(job: Job) -> tuple[str, ...]:
-    """The argv the job's program receives: Pegasus joins the arguments with spaces and HTCondor
-    splits the string again (``sheaf.model._arguments``)."""
-    args = job.arguments
-    try:
-        if not needs_splitting(args):  # type: ignore[arg-type]  # all str and plain: the common case
-            return args  # type: ignore[return-value]  # the tuple is already the argv
-    except TypeError:  # a FileRef among them (DAX)
-        pass
-    try:
-        return split_arguments(join_arguments(args))
-    except ValueError as exc:
-        raise ValidationError(f"the arguments of job '{job.id}' cannot be split into words: {exc}",
-                              rule="quotes in a job's arguments are closed, as HTCondor needs them",
-                              value=job.id, detail="arguments: " + join_arguments(args)) from None
-
-
 def _tasks(members: list[int], ctx: PassContext) -> tuple[Task, ...]:
     table = ctx.table
     jobs, fqns, executables, profiles, levels = (table.jobs, table.fqns, table.executables, table.profiles,
                                                  ctx.levels)
-    return tuple([Task(jobs[j].id, fqns[j], executables[j], _argv(jobs[j]), profiles[j], levels[j])
-                  for j in members])
+    return tuple([Task(jobs[j].id, fqns[j], executables[j], job_argv(jobs[j].id, jobs[j].arguments),
+                       profiles[j], levels[j]) for j in members])
 
 
 def _plain_jobs(selection: Iterable[int], levels: Sequence[int], ctx: PassContext) -> list[ExecJob]:
@@ -240,7 +220,8 @@ def _plain_jobs(selection: Iterable[int], levels: Sequence[int], ctx: PassContex
         name = prefix.get(job.name)
         if name is None:
             name = prefix[job.name] = safe(job.name) + "_"
-        task = Task(job.id, fqns[j], executables[j], _argv(job), profiles[j], abstract_levels[j])
+        task = Task(job.id, fqns[j], executables[j], job_argv(job.id, job.arguments), profiles[j],
+                    abstract_levels[j])
         if job.is_subworkflow:
             result.append(ExecJob(name + safe(job.id), "subworkflow", "local", None, level, (task,), None,
                                   task.profiles, None, task.argv))
