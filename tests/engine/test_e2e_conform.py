@@ -151,6 +151,28 @@ def test_prohibit_multi_jobs_fails_only_the_nodes_of_several_procs(tmp_path: Pat
     assert "DONE A" in status and "DONE C" in status and "DONE B" not in status
 
 
+def test_a_second_list_of_common_input_files_fails_its_submission(tmp_path: Path) -> None:
+    # a DAG transfers one list of common input files: the first node job with a CommonInputFiles string
+    # sets it, a node whose job declares another fails its submission (-1001 to its POST script) with
+    # DAGMan's message; the same list again submits
+    for name, files in (("a", "shared.tar.gz"), ("b", "shared.tar.gz"), ("c", "other.tar.gz")):
+        (tmp_path / f"{name}.sub").write_text(f'universe = local\nexecutable = /bin/true\n'
+                                               f'MY.CommonInputFiles = "{files}"\nqueue\n')
+    post = executable(tmp_path / "post.sh", f'#!/bin/sh\necho "$1 $2" >> {tmp_path}/post.out\nexit 1\n')
+    (tmp_path / "wf.dag").write_text("JOB A a.sub\nJOB B b.sub\nJOB C c.sub\nPARENT A CHILD B\n"
+                                     f"PARENT B CHILD C\nSCRIPT POST C {post} $JOB $RETURN\n")
+    done = sheaf_run(tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert (tmp_path / "post.out").read_text() == "C -1001\n"
+    assert [k for k, _ in jobstate(tmp_path, "C")] == ["SUBMIT_FAILURE", "POST_SCRIPT_STARTED",
+                                                         "POST_SCRIPT_TERMINATED", "POST_SCRIPT_FAILURE"]
+    out = (tmp_path / "wf.dag.dagman.out").read_text()
+    assert "Node C (-1.-1.-1) " in out
+    assert out.count("Multiple differing common input transfer lists declared in DAG") == 1
+    rescue = (tmp_path / "wf.dag.rescue001").read_text()
+    assert "DONE A" in rescue and "DONE B" in rescue and "DONE C" not in rescue
+
+
 @pytest.mark.parametrize(("dag", "env", "fails"), [
     ("JOB B two.sub\n", {"_CONDOR_DAGMAN_PROHIBIT_MULTI_JOBS": "true"}, True),   # inherited by sheaf run
     ("ENV SET _CONDOR_DAGMAN_PROHIBIT_MULTI_JOBS=true\nJOB B two.sub\n", {}, True),  # DAGMan's own, by ENV

@@ -208,6 +208,9 @@ def _parse_file(f: DagFile) -> None:
                 if f.dag.nodes[p].final or f.dag.nodes[c].final:
                     raise f.error("a FINAL node cannot have parents or children",
                                   "FINAL nodes are not in PARENT/CHILD", p if f.dag.nodes[p].final else c)
+                if f.dag.provisioner in (p, c):  # DAGMan's Node::CanAddParent/CanAddChildren
+                    raise f.error("a PROVISIONER node cannot have parents or children",
+                                  "PROVISIONER nodes are not in PARENT/CHILD", f.dag.provisioner)
                 f.dag.children[p].append(c)
                 f.dag.parents[c].append(p)
                 if is_weak:

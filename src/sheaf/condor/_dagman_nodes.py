@@ -76,6 +76,8 @@ def _node_options(f: DagFile, name: str, rest: list[str], final: bool) -> tuple[
 def _check_name(f: DagFile, name: str, full: str) -> None:
     if full in f.dag.nodes or full in f.dag.services:
         raise f.error("duplicate node name", "node names are unique", name)
+    if name in f.splices:  # DAGMan: a node name already associated with a splice
+        raise f.error("duplicate node name", "node and splice names are unique", name)
     if name.upper() in (ALL_NODES, "PARENT", "CHILD"):
         raise f.error("reserved node name", "ALL_NODES, PARENT and CHILD are no node names", name)
     if "+" in name and not f.dag.flag("DAGMAN_ALLOW_ANY_NODE_NAME_CHARACTERS", False):

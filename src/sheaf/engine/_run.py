@@ -4,7 +4,8 @@
 (``act``: journal, fsync - one group commit per turn - then submit, run scripts, cancel, write the
 rescue DAG) and gathers the next turn's events (``gather``: script exits, DEFER timers, a signal,
 backend exits).  A submit file read at submission that turns out missing or broken fails that node
-alone (:class:`SubmitFailed`), as does a job of several procs under ``DAGMAN_PROHIBIT_MULTI_JOBS``.
+alone (:class:`SubmitFailed`), as does a job of several procs under ``DAGMAN_PROHIBIT_MULTI_JOBS`` and a
+job whose ``CommonInputFiles`` differs from the one the run's first such job declared.
 
 Group commit: a turn's changes are journaled with one fsync.  With a backend that starts its queued
 attempts by itself (``self_refilling``: the local backend), slots never wait for the engine, so a
@@ -152,6 +153,7 @@ class EngineRun:
         self.started = clock()
         self.append_vars = dag.flag("DAGMAN_DEFAULT_APPEND_VARS", False)
         self.prohibit_multi = dag.flag("DAGMAN_PROHIBIT_MULTI_JOBS", False)
+        self.common_inputs: str | None = None  # the first CommonInputFiles a node job declared (one per DAG)
         self.batch_name = batch_name  # the node jobs' JobBatchName (``_nodejob``)
         self.suppress_notification = suppress_notification
         self.subdags = subdags  # what a SUBDAG's run inherits of this one's options
@@ -318,6 +320,9 @@ class EngineRun:
         if len(launches) > 1 and self.prohibit_multi:  # the node fails now, not retried (dagman_submit.cpp)
             self.pending.append(SubmitFailed(sub.node, sub.attempt, MULTI_PROHIBITED))
             return
+        if not self._same_common_inputs(launches):
+            self.pending.append(SubmitFailed(sub.node, sub.attempt, COMMON_INPUTS_DIFFER))
+            return
         tolerance = self._tolerance(spec)
         if len(launches) != 1 or tolerance.value:  # a tolerance holds for a node of one proc too
             self.procs.start(key, [launch.key for launch in launches], tolerance)
@@ -337,6 +342,19 @@ class EngineRun:
             self.backend.submit(launch)
         if sub.node == self.dag.provisioner and self._started is None:
             self.pending.append(ProvisionerReady())  # a backend that cannot tell: running once submitted
+
+    def _same_common_inputs(self, launches: list[Launch]) -> bool:
+        """DAGMan's direct submission: a DAG transfers one list of common input files; the first job ad
+        whose ``CommonInputFiles`` is a string sets it, and a job declaring another fails its submission."""
+        for launch in launches:
+            value = launch.job_ad.eval("CommonInputFiles")
+            if not isinstance(value, str):
+                continue
+            if self.common_inputs is None:
+                self.common_inputs = value
+            elif value != self.common_inputs:
+                return False
+        return True
 
     def start_services(self, machine: DagState) -> None:
         """SERVICE nodes: submitted as the run starts, best effort (a node that cannot be submitted is
@@ -588,6 +606,7 @@ class EngineRun:
 
 
 MULTI_PROHIBITED = "Submit generated multiple job procs; disallowed by DAGMAN_PROHIBIT_MULTI_JOBS setting"
+COMMON_INPUTS_DIFFER = "Multiple differing common input transfer lists declared in DAG"
 
 
 @dataclass(frozen=True, slots=True)
