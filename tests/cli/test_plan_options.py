@@ -432,6 +432,20 @@ def test_properties_sheaf_does_not_read_are_warned_about_by_name(work: Path) -> 
     assert "is not implemented yet" not in quiet.output
 
 
+def test_monitoring_destinations_sheaf_does_not_feed_are_warned_about_by_name(work: Path) -> None:
+    # Pegasus's monitoring guide: pegasus-monitord sends the workflow's events to an AMQP endpoint
+    # (pegasus.catalog.workflow.amqp.url) and to the dashboard's database (pegasus.catalog.master.url)
+    given = {"pegasus.catalog.workflow.amqp.url": "amqp://friend:donatedata@msgs.example.org:5672/prod/workflows",
+             "pegasus.catalog.master.url": "sqlite:///home/me/.pegasus/workflow.db",
+             "pegasus.monitord.output": "sqlite:///x.db", "pegasus.dashboard.output": "sqlite:///y.db"}
+    Path("c.properties").write_text("".join(f"{key} = {value}\n" for key, value in given.items()))
+    result = plan("--conf", "c.properties", "-q")
+    assert result.exit_code == 0, result.output
+    for key, value in given.items():
+        assert f"property {key} = {value} is not implemented yet (ignored)" in result.output
+    assert "never to a queue" in result.output
+
+
 def test_a_pegasus_mode_pegasus_does_not_define_is_refused(work: Path) -> None:
     result = plan("-Dpegasus.mode=fast", "-q")
     assert result.exit_code == 2 and "Traceback" not in result.output

@@ -45,6 +45,8 @@ _LATER = "sheaf does not implement it"
 
 _NOT_READ = "sheaf does not read it"
 
+_EVENTS = "events go to the submit directory"
+
 _TC_TYPES = (f"{_NOT_READ}: transformation catalogs are YAML or Text files (a directory of executables: "
              "--transformations-dir)")
 
@@ -67,7 +69,11 @@ NOT_YET: Mapping[str, tuple[tuple[str, ...], str]] = {
     "dagman.post.scope": (("all",), f"{_NOT_READ}: every job's exit code is checked"),
     "pegasus.metrics.app*": ((), f"{_NOT_READ}: sheaf sends no metrics"),
     "pegasus.monitord.events": (("true",), f"{_NOT_READ}: a run's events are always kept"),
-    "pegasus.catalog.workflow.url": ((), f"{_NOT_READ}: events go to the submit directory"),
+    "pegasus.catalog.workflow.url": ((), f"{_NOT_READ}: {_EVENTS}"),
+    "pegasus.monitord.output": ((), f"{_NOT_READ}: {_EVENTS}"),
+    "pegasus.catalog.workflow.amqp.url": ((), f"{_NOT_READ}: {_EVENTS}, never to a queue"),
+    "pegasus.catalog.master.url": ((), f"{_NOT_READ}: sheaf keeps no dashboard database"),
+    "pegasus.dashboard.output": ((), f"{_NOT_READ}: sheaf keeps no dashboard database"),
 }
 #: pegasus.mode's values (Pegasus's configuration reference); another is refused
 MODES = ("production", "development", "tutorial", "debug")
