@@ -171,6 +171,19 @@ def test_input_dirs_repeated_and_comma_separated_first_holding_a_file_wins(work:
     assert str(second / "f.a") in pairs
 
 
+def test_directory_catalog_settings_are_warned_about_for_input_dirs_too(work: Path, tmp_path: Path) -> None:
+    # pegasus-plan reads --input-dir through its Directory replica catalog, with every
+    # pegasus.catalog.replica.* property: pegasus.catalog.replica.directory.site names the site of its files
+    (work / "replicas.yml").unlink()
+    result = plan("--dir", str(tmp_path), "--input-dir", "input", "-q",
+                  "-Dpegasus.catalog.replica.directory.site=waisman")
+    assert result.exit_code == 0, result.output
+    assert ("property pegasus.catalog.replica.directory.site = waisman is not implemented (ignored)"
+            in result.output)
+    quiet = plan("--dir", str(tmp_path), "-q", "-Dpegasus.catalog.replica.directory.site=waisman")
+    assert "directory.site" not in quiet.output
+
+
 @pytest.mark.parametrize("option", ["--job-prefix", "-j", "--forward", "-F", "--rescue", "-g", "--group"])
 def test_options_sheaf_does_not_implement_are_refused_naming_them(work: Path, tmp_path: Path,
                                                                   option: str) -> None:
