@@ -171,6 +171,19 @@ def test_input_dirs_repeated_and_comma_separated_first_holding_a_file_wins(work:
     assert str(second / "f.a") in pairs
 
 
+def test_directory_catalog_settings_are_warned_about_for_input_dirs_too(work: Path, tmp_path: Path) -> None:
+    # pegasus-plan reads --input-dir through its Directory replica catalog, with every
+    # pegasus.catalog.replica.* property: pegasus.catalog.replica.directory.site names the site of its files
+    (work / "replicas.yml").unlink()
+    result = plan("--dir", str(tmp_path), "--input-dir", "input", "-q",
+                  "-Dpegasus.catalog.replica.directory.site=waisman")
+    assert result.exit_code == 0, result.output
+    assert ("property pegasus.catalog.replica.directory.site = waisman is not implemented (ignored)"
+            in result.output)
+    quiet = plan("--dir", str(tmp_path), "-q", "-Dpegasus.catalog.replica.directory.site=waisman")
+    assert "directory.site" not in quiet.output
+
+
 @pytest.mark.parametrize("option", ["--job-prefix", "-j", "--forward", "-F", "--rescue", "-g", "--group"])
 def test_options_sheaf_does_not_implement_are_refused_naming_them(work: Path, tmp_path: Path,
                                                                   option: str) -> None:
@@ -430,6 +443,20 @@ def test_properties_sheaf_does_not_read_are_warned_about_by_name(work: Path) -> 
         assert f"property {key} = {value} is not implemented yet (ignored)" in result.output
     quiet = plan("-Dpegasus.selector.transformation=Random", "-Dpegasus.transfer.inter.impl=Transfer", "-q")
     assert "is not implemented yet" not in quiet.output
+
+
+def test_monitoring_destinations_sheaf_does_not_feed_are_warned_about_by_name(work: Path) -> None:
+    # Pegasus's monitoring guide: pegasus-monitord sends the workflow's events to an AMQP endpoint
+    # (pegasus.catalog.workflow.amqp.url) and to the dashboard's database (pegasus.catalog.master.url)
+    given = {"pegasus.catalog.workflow.amqp.url": "amqp://friend:donatedata@msgs.example.org:5672/prod/workflows",
+             "pegasus.catalog.master.url": "sqlite:///home/me/.pegasus/workflow.db",
+             "pegasus.monitord.output": "sqlite:///x.db", "pegasus.dashboard.output": "sqlite:///y.db"}
+    Path("c.properties").write_text("".join(f"{key} = {value}\n" for key, value in given.items()))
+    result = plan("--conf", "c.properties", "-q")
+    assert result.exit_code == 0, result.output
+    for key, value in given.items():
+        assert f"property {key} = {value} is not implemented yet (ignored)" in result.output
+    assert "never to a queue" in result.output
 
 
 def test_a_pegasus_mode_pegasus_does_not_define_is_refused(work: Path) -> None:

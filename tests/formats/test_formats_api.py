@@ -10,8 +10,9 @@ from sheaf import formats
 def test_all_is_pinned() -> None:
     assert sorted(formats.__all__) == [
         "FAILURE_MODES", "Inputs", "PmcDag", "PmcTask", "SeqexecTask", "SiteConfig", "SiteSpec", "Variables",
-        "dumps", "format_properties", "load_inputs", "looks_like_workflow", "parse_pmc_dag", "parse_rescue",
-        "parse_seqexec_input", "rc_to_data", "read_properties", "read_replica_catalog", "read_site_catalog",
+        "directory_settings", "dumps", "format_properties", "load_inputs", "looks_like_workflow",
+        "parse_pmc_dag", "parse_rescue", "parse_seqexec_input", "rc_to_data", "read_properties",
+        "read_replica_catalog", "read_site_catalog",
         "read_site_config", "read_transformation_catalog", "read_workflow", "transformations_dir",
         "validate_inputs", "write_multiprog", "write_pmc_dag", "write_properties", "write_replica_catalog",
         "write_seqexec_input", "write_site_catalog", "write_transformation_catalog", "write_workflow",

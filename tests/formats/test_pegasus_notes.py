@@ -82,3 +82,18 @@ def test_code_generator_pmc_is_the_whole_workflow_in_one_pmc_job(here: Path) -> 
     ew = plan(inputs.workflow, tc=None, sc=None, rc=None, properties=inputs.properties)
     assert [(j.id, j.aggregator, j.task_ids) for j in ew.jobs] == [("merge_whole-wf", "mpiexec", ["A", "B"])]
     assert [w for w in ew.warnings if "pegasus.code.generator = PMC is deprecated" in w]
+
+
+def test_variables_kickstart_would_replace_in_arguments_are_warned_naming_the_jobs(here: Path) -> None:
+    # pegasus-kickstart's manual, "Variable Rewriting": $NAME and ${NAME} in the job's arguments are
+    # replaced from the job's environment, except inside single quotes or escaped by a backslash
+    wf = Workflow("w").add_jobs(
+        Job("mkdir", _id="M1").add_args("-p", "$_PEGASUS_INITIAL_DIR/png/a"),
+        Job("keg", _id="K1").add_args("-o", "out.txt", "'$HOME'", "\\$HOME"),
+        Job("keg", _id="K2").add_args("-a", "cost:", "5$"))
+    warnings = [w for w in _load(here, wf).warnings if "kickstart" in w]
+    assert len(warnings) == 1, warnings
+    assert "job M1 hold $_PEGASUS_INITIAL_DIR" in warnings[0]
+    assert "'$_PEGASUS_INITIAL_DIR' as written" in warnings[0] and "K1" not in warnings[0]
+    quiet = Workflow("w").add_jobs(Job("keg", _id="K1").add_args("-o", "out.txt", "'$HOME'"))
+    assert not [w for w in _load(here, quiet).warnings if "kickstart" in w]

@@ -56,7 +56,7 @@ from sheaf.codegen import (
     write_plan,
 )
 from sheaf.errors import UsageError, ValidationError
-from sheaf.formats import Inputs, load_inputs, transformations_dir
+from sheaf.formats import Inputs, directory_settings, load_inputs, transformations_dir
 from sheaf.model import check_profile_values
 from sheaf.planner import DataOptions, ExecutableWorkflow, output_targets
 from sheaf.planner import plan as plan_workflow
@@ -237,6 +237,9 @@ def _load(path: str, request: PlanRequest, dirs: tuple[str, ...], warnings: list
     tell = _both(warnings, on_warning)
     for warning in inputs.warnings:
         tell(warning)
+    if dirs and not inputs.input_dirs:  # a Directory replica catalog's settings were told already
+        for warning in directory_settings(inputs.properties):
+            tell(warning)
     return replace(inputs, input_dirs=(*dirs, *(d for d in inputs.input_dirs if d not in dirs)))
 
 

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 from sheaf._lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from sheaf.formats._catalog_files import directory_settings
     from sheaf.formats._discover import Inputs, load_inputs, validate_inputs
     from sheaf.formats._expand import Variables
     from sheaf.formats._multiprog import write_multiprog
@@ -58,6 +59,7 @@ __all__ = [
     "SiteConfig",
     "SiteSpec",
     "Variables",
+    "directory_settings",
     "dumps",
     "format_properties",
     "load_inputs",
@@ -87,7 +89,7 @@ __all__ = [
 # where each name lives: imported on first use (sheaf._lazy), so that reading a DAG file
 # (``_dagman``) does not load the YAML readers
 _WHERE = {
-    "transformations_dir": "_tc_dir",
+    "transformations_dir": "_tc_dir", "directory_settings": "_catalog_files",
     "FAILURE_MODES": "_site_config", "PmcDag": "_pmcdag", "PmcTask": "_pmcdag", "SeqexecTask": "_seqexec_in",
     "SiteConfig": "_site_config", "SiteSpec": "_site_config", "dumps": "_yaml_emit",
     "parse_pmc_dag": "_pmcdag", "parse_rescue": "_pmcdag", "parse_seqexec_input": "_seqexec_in",

@@ -20,8 +20,9 @@ The replica catalog's type, ``pegasus.catalog.replica``: ``YAML`` (the default),
 ``Regex`` are files, read as above.  ``Directory`` is Pegasus's directory replica catalog: the files
 under ``pegasus.catalog.replica.directory`` (required), each ``DIR/<lfn>`` a replica on ``local`` --
 what ``--input-dir DIR`` gives (``replica_directories``); its ``.site``, ``.flat.lfn`` and
-``.url.prefix`` settings other than their defaults are warned about by name.  Another type (a
-database: ``JDBCRC``, ``MRC``) is warned about by name and not read.
+``.url.prefix`` settings other than their defaults are warned about by name, for it and for
+``--input-dir`` alike (``directory_settings``: pegasus-plan reads input directories through that
+catalog).  Another type (a database: ``JDBCRC``, ``MRC``) is warned about by name and not read.
 
 Remote site catalog (Pegasus's "site catalog repository"): with ``pegasus.catalog.site.repo.file =
 NAME`` the planner downloads ``<repo>/5.0/conf/NAME``, ``<repo>`` being
@@ -122,12 +123,21 @@ def replica_directories(properties: Properties, here: Path, warnings: list[str])
         raise InputError("the directory of the Directory replica catalog does not exist, or its name "
                          f"holds {os.pathsep!r}", rule="pegasus.catalog.replica.directory is a directory",
                          value=str(directory))
+    warnings.extend(directory_settings(properties))
+    return (str(directory),)
+
+
+def directory_settings(properties: Properties) -> list[str]:
+    """A warning per setting of Pegasus's directory replica catalog that sheaf does not read, set to
+    another value than its default: they apply to the ``Directory`` replica catalog and, as pegasus-plan
+    reads ``--input-dir`` through that catalog with the same properties, to ``--input-dir`` too."""
+    found = []
     for key, default in _DIRECTORY_DEFAULTS.items():
         value = properties.get_str(key)
         if value is not None and value.strip().lower() != default:
-            warnings.append(f"property {key} = {value} is not implemented (ignored): the directory's "
-                            "files are replicas on local, each named by its path under the directory")
-    return (str(directory),)
+            found.append(f"property {key} = {value} is not implemented (ignored): the directory's "
+                         "files are replicas on local, each named by its path under the directory")
+    return found
 
 
 def holds_nothing(path: Path, kind: str, warnings: list[str]) -> bool:

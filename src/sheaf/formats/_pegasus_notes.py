@@ -28,11 +28,12 @@ Policy: nothing a Pegasus user wrote is dropped in silence.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from fnmatch import fnmatchcase
 
 from sheaf.errors import InputError
-from sheaf.model import EMPTY, Properties, SiteCatalog, TransformationCatalog, Workflow
+from sheaf.model import EMPTY, Properties, SiteCatalog, TransformationCatalog, Workflow, join_arguments
 
 __all__ = ["deprecated_layer", "feature_warnings"]
 
@@ -44,6 +45,8 @@ DEPRECATED: Mapping[str, str] = {
 _LATER = "sheaf does not implement it"
 
 _NOT_READ = "sheaf does not read it"
+
+_EVENTS = "events go to the submit directory"
 
 _TC_TYPES = (f"{_NOT_READ}: transformation catalogs are YAML or Text files (a directory of executables: "
              "--transformations-dir)")
@@ -67,7 +70,11 @@ NOT_YET: Mapping[str, tuple[tuple[str, ...], str]] = {
     "dagman.post.scope": (("all",), f"{_NOT_READ}: every job's exit code is checked"),
     "pegasus.metrics.app*": ((), f"{_NOT_READ}: sheaf sends no metrics"),
     "pegasus.monitord.events": (("true",), f"{_NOT_READ}: a run's events are always kept"),
-    "pegasus.catalog.workflow.url": ((), f"{_NOT_READ}: events go to the submit directory"),
+    "pegasus.catalog.workflow.url": ((), f"{_NOT_READ}: {_EVENTS}"),
+    "pegasus.monitord.output": ((), f"{_NOT_READ}: {_EVENTS}"),
+    "pegasus.catalog.workflow.amqp.url": ((), f"{_NOT_READ}: {_EVENTS}, never to a queue"),
+    "pegasus.catalog.master.url": ((), f"{_NOT_READ}: sheaf keeps no dashboard database"),
+    "pegasus.dashboard.output": ((), f"{_NOT_READ}: sheaf keeps no dashboard database"),
 }
 #: pegasus.mode's values (Pegasus's configuration reference); another is refused
 MODES = ("production", "development", "tutorial", "debug")
@@ -128,7 +135,42 @@ def feature_warnings(properties: Properties, workflow: Workflow, tc: Transformat
         where = ", ".join(hooked[:3]) + (" ..." if len(hooked) > 3 else "")
         found.append(f"hooks (notifications) other than shell hooks are not "
                      f"implemented yet (ignored) on {where}: {_LATER}")
+    found.extend(_kickstart_variables(workflow))
     return found
+
+
+#: a variable pegasus-kickstart replaces in a job's arguments: ``$NAME`` or ``${NAME}`` not escaped
+_VARIABLE = re.compile(r"(?<!\\)\$(?:[A-Za-z_][A-Za-z0-9_]*|\{[^}]*\})")
+#: text kickstart takes literally: single-quoted
+_SINGLE_QUOTED = re.compile(r"'[^']*'")
+
+
+def _kickstart_variables(workflow: Workflow) -> list[str]:
+    """A warning naming the jobs whose arguments hold a variable pegasus-kickstart's variable rewriting
+    would replace from the job's environment when it starts the program: sheaf starts it as written.
+    (``${NAME}`` in a workflow file is replaced when the file is read; this sees what is left, such
+    as ``$NAME``, which Pegasus leaves to kickstart.)"""
+    jobs: list[str] = []
+    first = ""
+    for job in workflow.jobs.values():
+        args = job.arguments
+        try:
+            if not any("$" in a for a in args):  # type: ignore[operator]  # str: the common case
+                continue
+        except TypeError:  # a FileRef among them (DAX)
+            pass
+        match = _VARIABLE.search(_SINGLE_QUOTED.sub("", join_arguments(args)))
+        if match is not None:
+            jobs.append(job.id)
+            first = first or match.group()
+    if not jobs:
+        return []
+    where = ", ".join(jobs[:3]) + (f" and {len(jobs) - 3} more" if len(jobs) > 3 else "")
+    text = (f"the arguments of {'jobs' if len(jobs) > 1 else 'job'} {where} hold {first}, which "
+            f"pegasus-kickstart replaces from the job's environment when the job starts: sheaf runs jobs "
+            f"without kickstart, so the program receives '{first}' as written (write ${{NAME}} to have the "
+            f"planner replace it from the environment)")
+    return [text]
 
 
 def _unhonoured_keys(properties: Properties, workflow: Workflow, tc: TransformationCatalog | None,
