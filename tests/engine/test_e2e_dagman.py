@@ -178,6 +178,55 @@ def test_a_subdag_inherits_the_rescue_and_directory_options_of_its_parents_run(t
     fresh()
     assert ran("-force") == ["X", "Y"]
     assert not list((tmp_path / "inner").glob("sub.dag.rescue00?"))
+    fresh()  # -RescueFile of the top's rescue 1: the sub-DAG starts from its rescue 1 too
+    assert ran("-RescueFile", "top.dag.rescue001") == ["Y"]
+    assert (tmp_path / "inner" / "sub.dag.rescue002.old").exists()
+    fresh()
+    (tmp_path / "mine.rescue").write_text("# nothing done\n")
+    assert ran("-RescueFile", "mine.rescue") == []  # no number to pass on: the sub-DAG's newest
+    assert (tmp_path / "inner" / "sub.dag.rescue002").exists()
+
+
+def test_a_named_rescue_dag_or_save_file_is_where_a_run_starts(tmp_path: Path) -> None:
+    """condor_submit_dag -RescueFile FILE starts from that rescue DAG, the numbered ones after its number
+    renamed .old (all of them for a name without one); -load_save FILE from a save point file, found in
+    save_files/ beside the DAG, the rescue DAGs left as they are; two of -DoRescueFrom, -RescueFile and
+    -load_save together are refused."""
+    log = tmp_path / "ran"
+    sub(tmp_path, "n.sub", "/bin/sh", f"-c 'echo $(JOB) >> {log}'")
+    (tmp_path / "wf.dag").write_text("JOB A n.sub\nJOB B n.sub\nJOB C n.sub\n")
+
+    def ran(*args: str) -> tuple[list[str], set[str], str]:
+        for path in [*tmp_path.glob("wf.dag.*"), log]:
+            path.unlink(missing_ok=True)
+        for n in (1, 2, 3):
+            (tmp_path / f"wf.dag.rescue00{n}").write_text("DONE A\nDONE B\n")
+        done = subprocess.run([SHEAF, "run", "wf.dag", *args], cwd=tmp_path, capture_output=True, text=True,
+                              check=False, timeout=120)
+        assert done.returncode == 0, done.stdout + done.stderr
+        metrics = (tmp_path / "wf.dag.metrics").read_text()
+        return (sorted(log.read_text().split()) if log.exists() else [],
+                {p.name for p in tmp_path.glob("wf.dag.rescue*")}, metrics)
+
+    names, rescues, metrics = ran("-RescueFile", "wf.dag.rescue002")
+    assert names == ["C"] and '"rescue_dag_number":2' in metrics
+    assert rescues == {"wf.dag.rescue001", "wf.dag.rescue002", "wf.dag.rescue003.old"}
+    (tmp_path / "mine.rescue").write_text("DONE A\n")
+    names, rescues, metrics = ran("-RescueFile", "mine.rescue")
+    assert names == ["B", "C"] and '"rescue_dag_number":0' in metrics
+    assert rescues == {f"wf.dag.rescue00{n}.old" for n in (1, 2, 3)}
+    (tmp_path / "save_files").mkdir()
+    (tmp_path / "save_files" / "p.save").write_text("DONE A\nDONE C\n")
+    names, rescues, _ = ran("-load_save", "p.save")
+    assert names == ["B"] and rescues == {f"wf.dag.rescue00{n}" for n in (1, 2, 3)}
+    exclusive = "can not be used with the following flag"
+    for args, said in ((("-load_save", "p.save", "-DoRescueFrom", "1"), exclusive),
+                       (("-RescueFile", "mine.rescue", "-DoRescueFrom", "1"), exclusive),
+                       (("-load_save", "gone.save"), "no save file"),
+                       (("-RescueFile", "gone"), "no rescue DAG")):
+        refused = subprocess.run([SHEAF, "run", "wf.dag", *args], cwd=tmp_path, capture_output=True,
+                                 text=True, check=False, timeout=120)
+        assert refused.returncode == 2 and said in refused.stderr, refused.stderr
 
 
 def test_a_missing_executable_is_a_submit_failure_as_condor_submit_refuses_it(tmp_path: Path) -> None:

@@ -143,7 +143,8 @@ def condor_submit_dag_options(dagman: DagmanOptions) -> dict[str, int | bool | s
              "BatchName": dagman.batch_name, "SuppressNotification": dagman.suppress_notification,
              "UseDagDir": dagman.usedagdir or None, "Force": dagman.force or None,
              "AutoRescue": None if dagman.auto_rescue is None else int(dagman.auto_rescue),
-             "DoRescueFrom": dagman.rescue_from}
+             "DoRescueFrom": dagman.rescue_from, "RescueFile": dagman.rescue_file,
+             "SaveFile": dagman.load_save}
     return {key: value for key, value in given.items() if value is not None}
 
 

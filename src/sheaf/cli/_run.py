@@ -127,15 +127,15 @@ _DAGMAN_SPELLINGS = {
     "-alwaysrunpost": "--always-run-post", "-dontalwaysrunpost": "--dont-always-run-post",
     "-suppress_notification": "--suppress-notification",
     "-dont_suppress_notification": "--dont-suppress-notification", "-f": "--force", "-force": "--force",
-    "-autorescue": "--auto-rescue", "-dorescuefrom": "--do-rescue-from", "-verbose": "--verbose",
-    "-v": "--verbose",
+    "-autorescue": "--auto-rescue", "-dorescuefrom": "--do-rescue-from", "-rescuefile": "--rescue-file",
+    "-load_save": "--load-save", "-verbose": "--verbose", "-v": "--verbose",
 }
 #: condor_submit_dag's options that sheaf run does not have (refused by name)
 _DAGMAN_UNSUPPORTED = frozenset({
     "-dorecovery", "-outfile_dir", "-config", "-dagman",
     "-debug", "-no_submit", "-no_recurse", "-do_recurse", "-update_submit", "-import_env",
-    "-include_env", "-insert_env", "-insert_sub_file", "-append", "-allowversionmismatch", "-load_save",
-    "-notification", "-schedd-daemon-ad-file", "-schedd-address-file", "-rescuefile", "-sub_file",
+    "-include_env", "-insert_env", "-insert_sub_file", "-append", "-allowversionmismatch",
+    "-notification", "-schedd-daemon-ad-file", "-schedd-address-file", "-sub_file",
 })
 
 
@@ -199,6 +199,12 @@ class _RunCommand(click.Command):
 @click.option("--do-rescue-from", type=click.IntRange(min=1), default=None,
               help="Start from rescue DAG N; the later ones are renamed .old (condor_submit_dag "
                    "-DoRescueFrom).")
+@click.option("--rescue-file", help="Start from this rescue DAG file (a relative name from DIRECTORY); the "
+              "rescue DAGs numbered after it (all, when its name has no number) are renamed .old "
+              "(condor_submit_dag -RescueFile).")
+@click.option("--load-save", help="Start from this save point file (SAVE_POINT_FILE): a bare name is "
+              "found in save_files/ beside the DAG, a path from the DAG's directory (condor_submit_dag "
+              "-load_save).")
 @click.option("--backend", "backend_name", type=click.Choice(sorted(BACKENDS)), default="local",
               show_default=True,
               help="Where jobs run: this machine's pool, a Dask cluster, Slurm, or (htcondor) the whole "
@@ -217,12 +223,14 @@ def command(directory: str, dag_files: tuple[str, ...], maxjobs: int | None, max
             backend_name: str, scheduler: str | None, negotiation_interval: float,
             backout_idle: float, always_run_post: bool | None, batch_name: str | None,
             suppress_notification: bool | None, usedagdir: bool, force: bool, auto_rescue: int | None,
-            do_rescue_from: int | None, verbose: bool) -> None:
+            do_rescue_from: int | None, rescue_file: str | None, load_save: str | None,
+            verbose: bool) -> None:
     """Run (or resume) the planned workflow in DIRECTORY on this machine (or --backend).  DIRECTORY may
     be a DAG file instead: it runs from the current directory, as condor_submit_dag FILE does."""
     options = RunOptions(DagmanOptions(tuple(dag_files), maxjobs, maxidle, maxpre, maxpost, priority,
                                        always_run_post, batch_name, suppress_notification, usedagdir,
-                                       force=force, rescue_from=do_rescue_from,
+                                       force=force, rescue_from=do_rescue_from, rescue_file=rescue_file,
+                                       load_save=load_save,
                                        auto_rescue=None if auto_rescue is None else bool(auto_rescue)),
                          backend_name, pool_config, scheduler, negotiation_interval, backout_idle)
     if backend_name == "htcondor":

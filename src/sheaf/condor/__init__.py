@@ -24,6 +24,7 @@ from sheaf._lazy import lazy_exports
 if TYPE_CHECKING:
     from sheaf.condor._dagman import Dag, parse_dag, parse_rescue
     from sheaf.condor._dagman_records import InlineDescription, NodeSpec, Rescue, Script
+    from sheaf.condor._dagman_settings import save_point_path
     from sheaf.condor._submit_lang import (
         Unwritable,
         check_line,
@@ -45,7 +46,7 @@ __all__: list[str] = [
     "SubmitDescription",
     "Unwritable", "check_line", "classad_string", "effective_values", "memoised_macros", "parse_dag",
     "parse_queue", "parse_rescue", "parse_submit", "parse_submit_lines", "queue_items", "quote_arguments",
-    "quote_environment", "submit_error", "template_of", "v1_environment_entries",
+    "quote_environment", "save_point_path", "submit_error", "template_of", "v1_environment_entries",
 ]
 
 # where each name lives: imported on first use (sheaf._lazy)
@@ -60,5 +61,6 @@ _WHERE: dict[str, str] = {
     "parse_queue": "_submit_queue", "Queue": "_submit_records",
     "quote_arguments": "_submit_lang", "quote_environment": "_submit_lang", "submit_error": "_submit_records",
     "template_of": "_submit_template", "v1_environment_entries": "_submit_lang",
+    "save_point_path": "_dagman_settings",
 }
 __getattr__ = lazy_exports(__name__, _WHERE)

@@ -291,8 +291,15 @@ def set_save_point(f: DagFile, words: list[str], spec: NodeSpec) -> None:
     DAG; a path is the DAG's directory's."""
     check_kind(f, "SAVE_POINT_FILE", spec)
     name = bare(words[2]) if len(words) == 3 else f"{words[1]}-{os.path.basename(f.path)}.save"
-    top = os.path.dirname(f.dag.path)
-    spec.save_point = resolve(top if "/" in name else os.path.join(top, "save_files"), name)
+    spec.save_point = save_point_path(f.dag.path, name)
+
+
+def save_point_path(dag_path: str, name: str) -> str:
+    """Where the save point file ``name`` of the DAG ``dag_path`` is, written (``SAVE_POINT_FILE``) and
+    read back (condor_submit_dag ``-load_save``): a bare file name in ``save_files/`` beside the
+    (primary) DAG, a path from the DAG's directory."""
+    top = os.path.dirname(dag_path)
+    return resolve(top if "/" in name else os.path.join(top, "save_files"), name)
 
 
 def apply_later(f: DagFile) -> None:

@@ -65,7 +65,7 @@ from sheaf.engine._multidag import combine_dags, munges_names
 from sheaf.engine._nodejob import SubdagOptions
 from sheaf.engine._nodes import DAG_ABORTED, DAG_CYCLE, DAG_REMOVED
 from sheaf.engine._orphans import attempt_token, start_guard, stop_run_processes
-from sheaf.engine._paths import find_dag, rescue_number, retire_rescues, state_paths
+from sheaf.engine._paths import find_dag, named_rescue, rescue_number, retire_rescues, save_file, state_paths
 from sheaf.engine._procs import Tolerance
 from sheaf.engine._resume import RunLock, damage_warnings, starting_point
 from sheaf.engine._run import EngineRun, Progress
@@ -207,7 +207,7 @@ def _run_workflow(directory: str, backend: Backend | Callable[[], Backend], opti
         warnings = [*dag.warnings, *config_warnings(dag), *script_warnings,
                     *damage_warnings(prior, paths["journal"])]
         _tell(on_warning, warnings)
-        rescue = _rescue_choice(dag, options, multi)
+        rescue, inherited = _rescue_choice(directory, dag, options, multi)
         if prior.ended is not None and prior.ended.succeeded and rescue == "newest":
             return _complete_result(dag, prior, paths["journal"])
         source, done, failed, attempts, retry_limits = starting_point(dag, prior, multi, rescue)
@@ -232,7 +232,7 @@ def _run_workflow(directory: str, backend: Backend | Callable[[], Backend], opti
                    source, pre_done, names,
                    Tolerance(limits.job_failure_tolerance, False, limits.remove_job_list_on_failure),
                    limits.batch_name, limits.suppress_notification,
-                   SubdagOptions(subdag_options(dag, options), options.force))
+                   SubdagOptions(subdag_options(dag, options, inherited), options.force))
         signals.attach(run)
         try:
             with DagEnvironment(dag.env):
@@ -277,17 +277,26 @@ def _tell(on_warning: Callable[[str], None] | None, warnings: list[str]) -> None
             on_warning(warning)
 
 
-def _rescue_choice(dag: Dag, options: DagmanOptions, multi: bool) -> str | None:
-    """Which DAG this run starts from, as condor_submit_dag's ``-force``, ``-DoRescueFrom N`` and
-    ``-AutoRescue`` choose (``starting_point``'s ``start``); renames the rescue DAGs they retire."""
+def _rescue_choice(directory: str, dag: Dag, options: DagmanOptions, multi: bool
+                   ) -> tuple[str | None, int | None]:
+    """Which DAG this run starts from, as condor_submit_dag's ``-force``, ``-load_save``, ``-RescueFile``,
+    ``-DoRescueFrom N`` and ``-AutoRescue`` choose (``starting_point``'s ``start``), renaming the rescue
+    DAGs they retire; and the number of a rescue DAG ``-RescueFile`` named (its SUBDAGs start from
+    theirs)."""
     if options.force:
         retire_rescues(dag.path, multi)
-        return None
+        return None, None
+    if options.load_save is not None:  # a partial rescue DAG; the rescue DAGs stay as they are
+        return save_file(dag.path, options.load_save), None
+    if options.rescue_file is not None:
+        chosen, number = named_rescue(directory, dag.path, multi, options.rescue_file)
+        retire_rescues(dag.path, multi, after=number)
+        return chosen, number
     if options.rescue_from is not None:
         chosen = rescue_number(dag.path, multi, options.rescue_from)
         retire_rescues(dag.path, multi, after=options.rescue_from)
-        return chosen
-    return "newest" if auto_rescue(dag, options) else None
+        return chosen, None
+    return ("newest" if auto_rescue(dag, options) else None), None
 
 
 def _read_dags(directory: str, dag_files: Sequence[str], usedagdir: bool = False,

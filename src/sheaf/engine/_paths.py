@@ -11,13 +11,14 @@ newest of which a rescue run reads and the next of which a failed run writes -- 
 
 from __future__ import annotations
 
-__all__ = ["MAX_RESCUE_DEFAULT", "find_dag", "newest_rescue", "next_rescue", "rescue_number",
-           "retire_rescues", "state_paths"]
+__all__ = ["MAX_RESCUE_DEFAULT", "find_dag", "named_rescue", "newest_rescue", "next_rescue", "rescue_number",
+           "retire_rescues", "save_file", "state_paths"]
 
 import glob
 import os
 import re
 
+from sheaf.condor import save_point_path
 from sheaf.errors import UsageError
 from sheaf.model import STATE_DIR, lock_path
 
@@ -75,6 +76,26 @@ def rescue_number(dag_path: str, multi: bool, number: int) -> str:
     path = f"{dag_path}{'_multi' if multi else ''}.rescue{number:03d}"
     if not os.path.isfile(path):
         raise UsageError(f"-DoRescueFrom {number}: no rescue DAG {path}")
+    return path
+
+
+def named_rescue(directory: str, dag_path: str, multi: bool, name: str) -> tuple[str, int]:
+    """The rescue DAG file ``name`` (condor_submit_dag ``-RescueFile``; a relative name from the run's
+    ``directory``), which must exist, and its number: N for ``<primary dag>.rescueNNN``, else 0."""
+    path = os.path.abspath(os.path.join(directory, name))
+    if not os.path.isfile(path):
+        raise UsageError(f"-RescueFile {name}: no rescue DAG {path}")
+    base = dag_path + ("_multi" if multi else "") + ".rescue"
+    digits = re.match(r"\d+", path[len(base):]) if path.startswith(base) else None
+    return path, int(digits.group()) if digits else 0
+
+
+def save_file(dag_path: str, name: str) -> str:
+    """The save point file ``name`` of the DAG (condor_submit_dag ``-load_save``), which must exist:
+    found where ``SAVE_POINT_FILE`` writes it (``sheaf.condor.save_point_path``)."""
+    path = save_point_path(dag_path, name)
+    if not os.path.isfile(path):
+        raise UsageError(f"-load_save {name}: no save file {path}")
     return path
 
 

@@ -74,6 +74,10 @@ class DagmanOptions:
     ``force``: ``-force``, the rescue DAGs renamed ``.old`` and the original DAG run; ``auto_rescue``:
     ``-AutoRescue 0|1`` (over ``DAGMAN_AUTO_RESCUE``, default true: a run starts from the newest
     rescue DAG); ``rescue_from``: ``-DoRescueFrom N``, from rescue DAG N, the later ones renamed;
+    ``rescue_file``: ``-RescueFile FILE``, from that rescue DAG (a relative name from the run's
+    directory), the numbered ones after its number (all, for a name without one) renamed;
+    ``load_save``: ``-load_save FILE``, from a save point file (``SAVE_POINT_FILE``: a bare name in
+    ``save_files/`` beside the DAG) -- two of these three may not be given together;
     ``subdag_args``: ``sheaf run`` options a SUBDAG's run is given too (the backend its jobs go to)."""
 
     dag_files: tuple[str, ...] = ()
@@ -90,6 +94,8 @@ class DagmanOptions:
     force: bool = False
     auto_rescue: bool | None = None
     rescue_from: int | None = None
+    rescue_file: str | None = None
+    load_save: str | None = None
     #: what a SUBDAG's run is given besides DAGMan's inherited options: the backend its jobs go to
     subdag_args: tuple[str, ...] = ()
 
@@ -98,6 +104,11 @@ class DagmanOptions:
         if self.rescue_from is not None and self.rescue_from < 1:  # the rescue DAGs count from 1
             raise UsageError(f"rescue_from {self.rescue_from!r} is not in the range x>=1 (-DoRescueFrom, "
                              "sheaf run --do-rescue-from)")
+        given = [flag for flag, value in (("-DoRescueFrom", self.rescue_from),
+                                          ("-RescueFile", self.rescue_file), ("-load_save", self.load_save))
+                 if value is not None]
+        if len(given) > 1:  # condor_submit_dag's words
+            raise UsageError(f"{given[-1]} can not be used with the following flag: {given[0]}")
 
     def throttles(self) -> dict[str, int | None]:
         return {"maxjobs": self.maxjobs, "maxidle": self.maxidle, "maxpre": self.maxpre,
@@ -109,15 +120,17 @@ def auto_rescue(dag: Dag, options: DagmanOptions) -> bool:
     return options.auto_rescue if options.auto_rescue is not None else dag.flag("DAGMAN_AUTO_RESCUE", True)
 
 
-def subdag_options(dag: Dag, options: DagmanOptions) -> tuple[str, ...]:
+def subdag_options(dag: Dag, options: DagmanOptions, rescue_from: int | None = None) -> tuple[str, ...]:
     """The options of this run its SUBDAGs' runs are given, as DAGMan passes its "deep" options down to
     every sub-DAG's condor_submit_dag: ``-AutoRescue`` (this run's value, always), ``-DoRescueFrom`` and
     ``-UseDagDir`` when given (``-force`` goes with a node's first submission only: ``subdag_job``);
-    and ``subdag_args``, the backend the run's jobs go to."""
+    and ``subdag_args``, the backend the run's jobs go to.  ``rescue_from``: the number of the rescue DAG
+    this run started from where ``-RescueFile`` named it (0: a name without one, passed on as none)."""
     out: tuple[str, ...] = ("--auto-rescue", "1" if auto_rescue(dag, options) else "0")
     out += options.subdag_args
-    if options.rescue_from is not None:
-        out += ("--do-rescue-from", str(options.rescue_from))
+    number = options.rescue_from or rescue_from
+    if number:
+        out += ("--do-rescue-from", str(number))
     if options.usedagdir:
         out += ("--usedagdir",)
     return out
