@@ -166,10 +166,17 @@ def format_seconds(duration: float | None) -> str:
     return ", ".join(f"{n} {unit}" if n == 1 else f"{n} {unit}s" for n, unit in parts[:2])
 
 
+#: the jobs of sub-workflows: their rows are Sub-Workflows, and their tasks (``condor::dagman``, a child's
+#: planner) are no Tasks, as pegasus-statistics counts tasks and jobs without them
+_SUB_JOBS = "type_desc IN ('subworkflow', 'subdag')"
+
+
 def _tasks(view: RunView) -> SummaryRow:
-    total = int(view.one("SELECT count(*) FROM task")[0])
+    total = int(view.one(f"SELECT count(*) FROM task t JOIN job j USING (job_id) WHERE NOT j.{_SUB_JOBS}")[0])
     runs = view.conn.execute(
-        "SELECT abs_task_id, exitcode FROM invocation WHERE abs_task_id IS NOT NULL ORDER BY invocation_id"
+        "SELECT v.abs_task_id, v.exitcode FROM invocation v JOIN job_instance i USING (job_instance_id) "
+        f"JOIN job j USING (job_id) WHERE v.abs_task_id IS NOT NULL AND NOT j.{_SUB_JOBS} "
+        "ORDER BY v.invocation_id"
     )
     last: dict[str, int] = {}
     count = 0
@@ -183,8 +190,7 @@ def _tasks(view: RunView) -> SummaryRow:
 
 
 def _jobs(view: RunView, sub: bool) -> SummaryRow:
-    kinds = "type_desc IN ('subworkflow', 'subdag')"
-    where = kinds if sub else f"NOT ({kinds})"
+    where = _SUB_JOBS if sub else f"NOT ({_SUB_JOBS})"
     ok, failed, total = view.one(
         f"SELECT coalesce(sum(state = 'done'), 0), coalesce(sum(state = 'failed'), 0), "
         f"count(*) FROM job WHERE {where}"
