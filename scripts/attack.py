@@ -296,7 +296,7 @@ def case_plan_over_running(a: Attack, tmp: Path) -> None:
     catalogs(tmp)
     (tmp / "transformations.yml").write_text(TC.replace("/bin/echo", "/bin/sleep"))
     wf = tmp / "sleep.yml"
-    wf.write_text(workflow_yaml(job_yaml("ID1", "['3']")))
+    wf.write_text(workflow_yaml(job_yaml("ID1", "['60']")))  # still running when both plans are tried
     plan = tmp / "plan"
     into = ["plan", str(wf), "-d", str(tmp), "--relative-submit-dir", "plan"]
     first = a.run(into, tmp)
@@ -305,9 +305,12 @@ def case_plan_over_running(a: Attack, tmp: Path) -> None:
         return
     running = subprocess.Popen([a.sheaf, "run", str(plan)], cwd=tmp, stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL)
-    time.sleep(1.0)
+    deadline = time.monotonic() + 60  # a busy machine starts the engine late: wait for its job
+    while not any(p.stat().st_size for p in plan.glob("*.nodes.log")) and time.monotonic() < deadline:
+        time.sleep(0.1)
     got = a.run([*into, "--force"], tmp)
     replanned = a.run([*into, "--deferred"], tmp)  # how a sub-workflow's retry replans its directory
+    running.terminate()  # the run stops, its job with it
     running.wait(timeout=60)
     a.check("plan --force over a running workflow", got)
     a.check("plan --deferred over a running workflow", replanned)
