@@ -8,6 +8,7 @@ precedence, ABORT-DAG-ON RETURN as the exit status, ready order and priority.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -196,9 +197,10 @@ def test_a_named_rescue_dag_or_save_file_is_where_a_run_starts(tmp_path: Path) -
     sub(tmp_path, "n.sub", "/bin/sh", f"-c 'echo $(JOB) >> {log}'")
     (tmp_path / "wf.dag").write_text("JOB A n.sub\nJOB B n.sub\nJOB C n.sub\n")
 
-    def ran(*args: str) -> tuple[list[str], set[str], str]:
+    def ran(*args: str) -> tuple[list[str], set[str], str, str]:
         for path in [*tmp_path.glob("wf.dag.*"), log]:
             path.unlink(missing_ok=True)
+        shutil.rmtree(tmp_path / ".sheaf", ignore_errors=True)  # no earlier run to recover
         for n in (1, 2, 3):
             (tmp_path / f"wf.dag.rescue00{n}").write_text("DONE A\nDONE B\n")
         done = subprocess.run([SHEAF, "run", "wf.dag", *args], cwd=tmp_path, capture_output=True, text=True,
@@ -206,19 +208,26 @@ def test_a_named_rescue_dag_or_save_file_is_where_a_run_starts(tmp_path: Path) -
         assert done.returncode == 0, done.stdout + done.stderr
         metrics = (tmp_path / "wf.dag.metrics").read_text()
         return (sorted(log.read_text().split()) if log.exists() else [],
-                {p.name for p in tmp_path.glob("wf.dag.rescue*")}, metrics)
+                {p.name for p in tmp_path.glob("wf.dag.rescue*")}, metrics,
+                (tmp_path / "wf.dag.dagman.out").read_text())
 
-    names, rescues, metrics = ran("-RescueFile", "wf.dag.rescue002")
+    names, rescues, metrics, out = ran("-RescueFile", "wf.dag.rescue002")
     assert names == ["C"] and '"rescue_dag_number":2' in metrics
+    # dagman.out's start-up lines, as DAGMan's
+    assert "Rescue DAG file specified; running wf.dag.rescue002 in combination with normal DAG file" in out
+    assert "USING RESCUE DAG wf.dag.rescue002" in out and "Number of pre-completed nodes: 2" in out
     assert rescues == {"wf.dag.rescue001", "wf.dag.rescue002", "wf.dag.rescue003.old"}
     (tmp_path / "mine.rescue").write_text("DONE A\n")
-    names, rescues, metrics = ran("-RescueFile", "mine.rescue")
+    names, rescues, metrics, _ = ran("-RescueFile", "mine.rescue")
     assert names == ["B", "C"] and '"rescue_dag_number":0' in metrics
     assert rescues == {f"wf.dag.rescue00{n}.old" for n in (1, 2, 3)}
     (tmp_path / "save_files").mkdir()
     (tmp_path / "save_files" / "p.save").write_text("DONE A\nDONE C\n")
-    names, rescues, _ = ran("-load_save", "p.save")
+    names, rescues, _, out = ran("-load_save", "p.save")
     assert names == ["B"] and rescues == {f"wf.dag.rescue00{n}" for n in (1, 2, 3)}
+    assert "Loading saved progress from p.save for DAG." in out and "Number of pre-completed nodes: 2" in out
+    _, _, _, out = ran()  # the newest rescue DAG, found
+    assert "Found rescue DAG number 3; running wf.dag.rescue003 in combination with normal DAG file" in out
     exclusive = "can not be used with the following flag"
     for args, said in ((("-load_save", "p.save", "-DoRescueFrom", "1"), exclusive),
                        (("-RescueFile", "mine.rescue", "-DoRescueFrom", "1"), exclusive),

@@ -7,14 +7,17 @@ run`` appends the same lines, in DAGMan's words and column order, beside the DAG
 when the counts change (at most one a second, and always the last), and the exit line when the run
 ends (0: the workflow succeeded; a resumed run appends after the earlier one's exit line, as DAGMan
 does).  Each block starts with the ``DAG status`` line, which the readers need before the counts.
-A node that is retried gets DAGMan's line, ``Retrying node NAME (retry #n of m)...``, and each warning
-of the run a ``WARNING:`` line.  What happens to a node is written in DAGMan's words too, the lines
-people and scripts look for (:func:`event_lines`): ``Submitting HTCondor Node A job(s)...``, an
-``Event: ULOG_SUBMIT for HTCondor Node A (12.0.0) {12/06/26 13:20:25}`` line for each job event,
-``Node A job proc (12.0.0) completed successfully.`` (or ``failed with status 3.``), ``Running PRE
-script of Node A...``, ``PRE Script of node A completed successfully.`` (or ``PRE Script of Node A
-failed with status 1``), ``PRE_SKIP return value 2 indicates we are done (successfully) with node
-A``, and the same for POST scripts.
+The first lines say where the run starts, as DAGMan's start-up does: the rescue DAG it combines with the DAG
+file and how it was chosen (``Rescue DAG file specified``, ``Rescue DAG number N specified``, ``Found rescue
+DAG number N``; then ``USING RESCUE DAG file``), or the save file it loads (``Loading saved progress from file
+for DAG.``), or ``Running in RECOVERY mode...`` after a killed run; then ``Number of pre-completed nodes: N``.
+A node that is retried gets DAGMan's line, ``Retrying node NAME (retry #n of m)...``, and each warning of the
+run a ``WARNING:`` line.  What happens to a node is written in DAGMan's words too, the lines people and
+scripts look for (:func:`event_lines`): ``Submitting HTCondor Node A job(s)...``, an ``Event: ULOG_SUBMIT for
+HTCondor Node A (12.0.0) {12/06/26 13:20:25}`` line for each job event, ``Node A job proc (12.0.0) completed
+successfully.`` (or ``failed with status 3.``), ``Running PRE script of Node A...``, ``PRE Script of node A
+completed successfully.`` (or ``PRE Script of Node A failed with status 1``), ``PRE_SKIP return value 2
+indicates we are done (successfully) with node A``, and the same for POST scripts.
 
 The engine's states map to DAGMan's columns: ``done``; ``pre`` (PRE script running); ``submitted``
 (Queued); ``post_ready``/``post``/``post_deferred`` (Post); ``ready``/``pre_ready``/``pre_deferred``
@@ -27,7 +30,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping
 
-from sheaf.engine import NodeEvent, Progress
+from sheaf.engine import DagmanOptions, NodeEvent, Progress
 
 COLUMNS: dict[str, tuple[str, ...]] = {
     "Done": ("done",),
@@ -181,18 +184,42 @@ def _outcome(e: NodeEvent) -> str:
     return ""
 
 
+def start_lines(stamp: str, source: str, pre_done: int, options: DagmanOptions) -> str:
+    """DAGMan's start-up lines for a run that starts from ``source`` with ``pre_done`` nodes done
+    (module docstring)."""
+    lines = []
+    if source == "recovery":
+        lines.append("Running in RECOVERY mode... >>>>>>>>>>>>>>>>>>>>>>>>>>>>>>")
+    elif source.startswith("rescue:") and options.load_save is not None:
+        lines.append(f"Loading saved progress from {options.load_save} for DAG.")
+    elif source.startswith("rescue:"):
+        name = source[len("rescue:"):]
+        number = name.rsplit(".rescue", 1)[-1]
+        how = ("Rescue DAG file specified" if options.rescue_file is not None
+               else f"Rescue DAG number {options.rescue_from} specified" if options.rescue_from is not None
+               else f"Found rescue DAG number {int(number) if number.isdigit() else 0}")
+        several = "s" if len(options.dag_files) > 1 else ""
+        lines += [f"{how}; running {name} in combination with normal DAG file{several}",
+                  f"USING RESCUE DAG {name}"]
+    lines.append(f"Number of pre-completed nodes: {pre_done}")
+    return "".join(f"{stamp} {line}\n" for line in lines)
+
+
 class DagmanOut:
     """A progress callback appending blocks to ``<dag>.dagman.out`` (module docstring)."""
 
     def __init__(self, dag_path: str, *, clock: Callable[[], float] = time.monotonic,
-                 stamp: Callable[[], str] = stamp_now) -> None:
+                 stamp: Callable[[], str] = stamp_now, options: DagmanOptions | None = None) -> None:
         self.path = dagman_out_path(dag_path)
+        self.options = options or DagmanOptions()
         self.clock, self.stamp = clock, stamp
         self.started = False
         self._last: tuple[int, ...] | None = None  # the counts and the DAG status last written
         self._when = -1e18
 
     def __call__(self, progress: Progress) -> None:
+        if progress.start is not None:
+            self._append(start_lines(self.stamp(), *progress.start, self.options))
         if progress.events or progress.retried:
             self._append(event_lines(self.stamp(), progress.events, retried=progress.retried))
         values = (*columns(progress.counts), progress.dag_status or 0, progress.futile, progress.held)

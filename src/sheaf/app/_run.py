@@ -83,7 +83,7 @@ def run(directory: str, options: RunOptions | None = None, *,
 
     remove_stale_siblings(directory)
     dag_path = _dag_of(directory, dags)
-    record = DagmanOut(dag_path) if dag_path else None
+    record = DagmanOut(dag_path, options=options.dagman) if dag_path else None
     status = 1
     loader = _events_loader(dag_path, on_warning)
     removed = False  # a stopped run exits without the events loader's last catch-up

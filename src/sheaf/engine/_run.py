@@ -90,6 +90,9 @@ class Progress:
     events: tuple[NodeEvent, ...] = ()  # the node events written to the logs since the last
     futile: int = 0  # waiting nodes that can never run, a parent having failed (counted in "waiting" too)
     held: int = 0  # procs of the nodes' jobs on hold now
+    #: the run's first report only: where it started (``fresh``, ``recovery``, ``rescue:<file>``) and how
+    #: many nodes were done before it (DONE in the DAG, the rescue DAG's, a recovered run's)
+    start: tuple[str, int] | None = None
 
     @property
     def done(self) -> int:
@@ -147,6 +150,7 @@ class EngineRun:
         self.on_progress = on_progress
         self.progress_interval = progress_interval
         self._last_progress = -1e18
+        self._start: tuple[str, int] | None = (source, len(pre_done))  # told in the first report
         self._futile = (0, 0)  # (failed nodes, futile nodes) when last counted
         self.stop_requested: str | None = None
         self.stop_time: float | None = None  # monotonic time of the signal
@@ -586,7 +590,8 @@ class EngineRun:
             self.on_progress(Progress(len(machine.nodes), dict(machine.counts), machine.retries,
                                       now - self.started, machine.job_time, machine.finished is not None,
                                       machine.dag_status(), retried, events, self._futile_count(machine),
-                                      machine.held_procs))
+                                      machine.held_procs, self._start))
+            self._start = None
         self.files.status(machine, now, force)
 
     def _futile_count(self, machine: DagState) -> int:
