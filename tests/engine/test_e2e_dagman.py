@@ -238,6 +238,29 @@ def test_a_named_rescue_dag_or_save_file_is_where_a_run_starts(tmp_path: Path) -
         assert refused.returncode == 2 and said in refused.stderr, refused.stderr
 
 
+def test_do_recovery_starts_from_the_last_runs_state_even_when_it_ended(tmp_path: Path) -> None:
+    """condor_submit_dag -DoRecovery: the state of the DAG's last run, as after a killed run -- its done
+    nodes done, its failed node (no retry left) failed -- whatever the rescue DAGs hold; not with
+    -load_save."""
+    log = tmp_path / "ran"
+    sub(tmp_path, "a.sub", "/bin/sh", f"-c 'echo A >> {log}'")
+    sub(tmp_path, "b.sub", "/bin/sh", f"-c 'echo B >> {log}; exit 1'")
+    (tmp_path / "wf.dag").write_text("JOB A a.sub\nJOB B b.sub\nJOB C a.sub\nPARENT A CHILD B\n")
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([SHEAF, "run", "wf.dag", *args], cwd=tmp_path, capture_output=True, text=True,
+                              check=False, timeout=120)
+
+    assert run().returncode == 1 and log.read_text().split() == ["A", "A", "B"]  # A and C, then B fails
+    (tmp_path / "wf.dag.rescue001").write_text("# nothing done\n")  # recovery does not read it
+    again = run("-DoRecovery")
+    assert again.returncode == 1, again.stdout + again.stderr
+    assert log.read_text().split() == ["A", "A", "B"]  # nothing ran: A and C done, B failed
+    assert "Running in RECOVERY mode" in (tmp_path / "wf.dag.dagman.out").read_text()
+    refused = run("-DoRecovery", "-load_save", "x.save")
+    assert refused.returncode == 2 and "can not be used with the following flag" in refused.stderr
+
+
 def test_a_missing_executable_is_a_submit_failure_as_condor_submit_refuses_it(tmp_path: Path) -> None:
     """condor_submit refuses a job whose executable path names no file: DAGMan's submit failure (POST
     $RETURN -1001, SUBMIT_FAILURE, no job event); with transfer_executable = false it is the execute

@@ -144,7 +144,7 @@ def condor_submit_dag_options(dagman: DagmanOptions) -> dict[str, int | bool | s
              "UseDagDir": dagman.usedagdir or None, "Force": dagman.force or None,
              "AutoRescue": None if dagman.auto_rescue is None else int(dagman.auto_rescue),
              "DoRescueFrom": dagman.rescue_from, "RescueFile": dagman.rescue_file,
-             "SaveFile": dagman.load_save}
+             "SaveFile": dagman.load_save, "DoRecovery": dagman.recovery or None}
     return {key: value for key, value in given.items() if value is not None}
 
 

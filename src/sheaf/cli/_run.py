@@ -128,11 +128,11 @@ _DAGMAN_SPELLINGS = {
     "-suppress_notification": "--suppress-notification",
     "-dont_suppress_notification": "--dont-suppress-notification", "-f": "--force", "-force": "--force",
     "-autorescue": "--auto-rescue", "-dorescuefrom": "--do-rescue-from", "-rescuefile": "--rescue-file",
-    "-load_save": "--load-save", "-verbose": "--verbose", "-v": "--verbose",
+    "-load_save": "--load-save", "-dorecovery": "--recovery", "-verbose": "--verbose", "-v": "--verbose",
 }
 #: condor_submit_dag's options that sheaf run does not have (refused by name)
 _DAGMAN_UNSUPPORTED = frozenset({
-    "-dorecovery", "-outfile_dir", "-config", "-dagman",
+    "-outfile_dir", "-config", "-dagman",
     "-debug", "-no_submit", "-no_recurse", "-do_recurse", "-update_submit", "-import_env",
     "-include_env", "-insert_env", "-insert_sub_file", "-append", "-allowversionmismatch",
     "-notification", "-schedd-daemon-ad-file", "-schedd-address-file", "-sub_file",
@@ -205,6 +205,8 @@ class _RunCommand(click.Command):
 @click.option("--load-save", help="Start from this save point file (SAVE_POINT_FILE): a bare name is "
               "found in save_files/ beside the DAG, a path from the DAG's directory (condor_submit_dag "
               "-load_save).")
+@click.option("--recovery", is_flag=True, help="Start as after a killed run: the nodes the DAG's last run "
+              "finished are done, whether it ended or not (condor_submit_dag -DoRecovery).")
 @click.option("--backend", "backend_name", type=click.Choice(sorted(BACKENDS)), default="local",
               show_default=True,
               help="Where jobs run: this machine's pool, a Dask cluster, Slurm, or (htcondor) the whole "
@@ -224,13 +226,13 @@ def command(directory: str, dag_files: tuple[str, ...], maxjobs: int | None, max
             backout_idle: float, always_run_post: bool | None, batch_name: str | None,
             suppress_notification: bool | None, usedagdir: bool, force: bool, auto_rescue: int | None,
             do_rescue_from: int | None, rescue_file: str | None, load_save: str | None,
-            verbose: bool) -> None:
+            recovery: bool, verbose: bool) -> None:
     """Run (or resume) the planned workflow in DIRECTORY on this machine (or --backend).  DIRECTORY may
     be a DAG file instead: it runs from the current directory, as condor_submit_dag FILE does."""
     options = RunOptions(DagmanOptions(tuple(dag_files), maxjobs, maxidle, maxpre, maxpost, priority,
                                        always_run_post, batch_name, suppress_notification, usedagdir,
                                        force=force, rescue_from=do_rescue_from, rescue_file=rescue_file,
-                                       load_save=load_save,
+                                       load_save=load_save, recovery=recovery,
                                        auto_rescue=None if auto_rescue is None else bool(auto_rescue)),
                          backend_name, pool_config, scheduler, negotiation_interval, backout_idle)
     if backend_name == "htcondor":

@@ -210,7 +210,8 @@ def _run_workflow(directory: str, backend: Backend | Callable[[], Backend], opti
         rescue, inherited = _rescue_choice(directory, dag, options, multi)
         if prior.ended is not None and prior.ended.succeeded and rescue == "newest":
             return _complete_result(dag, prior, paths["journal"])
-        source, done, failed, attempts, retry_limits = starting_point(dag, prior, multi, rescue)
+        source, done, failed, attempts, retry_limits = starting_point(dag, prior, multi, rescue,
+                                                                      options.recovery)
         reasons = {n: r.reason for n, r in prior.nodes.items() if n in failed}
         machine = DagState(dag, limits, clock, done=done, failed=failed, attempts=attempts,
                            next_cluster=prior.max_cluster + 1, reasons=reasons, retry_limits=retry_limits)

@@ -58,14 +58,15 @@ def lock_holder(path: str) -> int | None:
 
 
 
-def starting_point(dag: Dag, prior: Replay, multi: bool = False, start: str | None = "newest"
-                   ) -> tuple[str, set[str], set[str], dict[str, int], dict[str, int]]:
+def starting_point(dag: Dag, prior: Replay, multi: bool = False, start: str | None = "newest",
+                   recover: bool = False) -> tuple[str, set[str], set[str], dict[str, int], dict[str, int]]:
     """(source, done, failed, attempts, retry limits) for this run; see the module docstring.  The
     retry limits are a rescue DAG's ``RETRY`` lines, read when ``DAGMAN_RESET_RETRIES_UPON_RESCUE`` is
     false: as in DAGMan, a node's retries left become its RETRY count, and ``$(RETRY)`` starts at 0.
     ``start``: the rescue DAG to start from -- ``"newest"`` (a killed run recovers first), a path
-    (``-DoRescueFrom``), or None for the original DAG (``-force``, ``-AutoRescue 0``)."""
-    if start == "newest" and prior.epochs and prior.ended is None:
+    (``-DoRescueFrom``), or None for the original DAG (``-force``, ``-AutoRescue 0``).  ``recover``
+    (``-DoRecovery``): the last run's state, as after a killed run, even when it ended."""
+    if prior.epochs and ((start == "newest" and prior.ended is None) or recover):
         done = {n for n, r in prior.nodes.items() if r.state == "done" and n in dag.nodes}
         rescue = _rescue_of(dag, prior.source)
         done |= {n for n in rescue.done if n in dag.nodes} if rescue else set()

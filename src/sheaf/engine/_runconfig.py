@@ -77,7 +77,9 @@ class DagmanOptions:
     ``rescue_file``: ``-RescueFile FILE``, from that rescue DAG (a relative name from the run's
     directory), the numbered ones after its number (all, for a name without one) renamed;
     ``load_save``: ``-load_save FILE``, from a save point file (``SAVE_POINT_FILE``: a bare name in
-    ``save_files/`` beside the DAG) -- two of these three may not be given together;
+    ``save_files/`` beside the DAG) -- two of these three may not be given together; ``recovery``:
+    ``-DoRecovery``, the nodes the DAG's last run finished are done, as after a killed run, whether
+    that run ended or not (not with ``load_save``);
     ``subdag_args``: ``sheaf run`` options a SUBDAG's run is given too (the backend its jobs go to)."""
 
     dag_files: tuple[str, ...] = ()
@@ -96,6 +98,7 @@ class DagmanOptions:
     rescue_from: int | None = None
     rescue_file: str | None = None
     load_save: str | None = None
+    recovery: bool = False
     #: what a SUBDAG's run is given besides DAGMan's inherited options: the backend its jobs go to
     subdag_args: tuple[str, ...] = ()
 
@@ -109,6 +112,8 @@ class DagmanOptions:
                  if value is not None]
         if len(given) > 1:  # condor_submit_dag's words
             raise UsageError(f"{given[-1]} can not be used with the following flag: {given[0]}")
+        if self.recovery and self.load_save is not None:
+            raise UsageError("-load_save can not be used with the following flag: -DoRecovery")
 
     def throttles(self) -> dict[str, int | None]:
         return {"maxjobs": self.maxjobs, "maxidle": self.maxidle, "maxpre": self.maxpre,
