@@ -63,6 +63,27 @@ def test_stageable_executable_is_transferred_and_made_executable(tmp_path: Path)
     assert argv_seen(target / "scratch" / "condorpool" / "argv.json") == ["-i", "f.a"]
 
 
+def test_transformations_staged_from_one_source_each_run_their_own_name(tmp_path: Path) -> None:
+    """Pegasus names a staged executable after the job's transformation (namespace-name-version), so
+    preprocess, findrange and analyze catalogued with one script each run as their own name, which a
+    program reading its argv[0] (the tutorials' transformation.py) relies on."""
+    source = tmp_path / "transformation.py"
+    source.write_text("#!/bin/sh\nbasename \"$0\" > \"$(basename \"$0\").ran\"\n")
+    names = ("preprocess", "findrange", "analyze")
+    _catalogs(tmp_path, *(Transformation(name, site="condorpool", pfn=str(source), is_stageable=True)
+                          for name in names))
+    Workflow("same-source").add_jobs(*(Job(name, _id=name) for name in names)).write(
+        str(tmp_path / "workflow.yml"))
+    target = tmp_path / "plan"
+    _, exec_wf = plan_into(tmp_path, "workflow.yml", target)
+    runs = {job.tasks[0].id: Path(job.tasks[0].executable).name for job in exec_wf.jobs if job.type == "compute"}
+    assert runs == {name: name for name in names}
+    done = run(target)
+    assert done.returncode == 0, done.stdout + done.stderr
+    scratch = target / "scratch" / "condorpool"
+    assert {name: (scratch / f"{name}.ran").read_text().strip() for name in names} == {n: n for n in names}
+
+
 @pytest.mark.parametrize("pfn", ["gsiftp://example.org/bin/keg", "file://otherhost/bin/keg"])
 def test_installed_executable_at_a_url_is_refused_naming_it(tmp_path: Path, pfn: str) -> None:
     _catalogs(tmp_path, Transformation("keg", site="condorpool", pfn=pfn))

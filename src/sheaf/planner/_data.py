@@ -481,7 +481,7 @@ def _stage_executables(state: _Pass) -> None:
         workdir = exec_wf.workdirs[job.site]
         tasks = []
         for task in job.tasks:
-            name = exec_wf.stageable.get((job.site, task.executable))
+            name = exec_wf.stageable.get((job.site, task.transformation, task.executable))
             if name is None:
                 tasks.append(task)
                 continue

@@ -18,8 +18,11 @@ Execution"): property ``pegasus.clusterer.job.aggregator`` < the site's ``job.ag
 Executables: an installed entry's pfn is a path or a ``file://`` URL (``file:///opt/bin/keg`` runs
 ``/opt/bin/keg``); another scheme is a ``PlanningError`` naming it.  A stageable entry's pfn (a path,
 ``file://`` or ``http(s)://`` URL) is a source: the task's executable is that source, and
-``JobTable.staged`` maps ``(site, source)`` to the name the file gets in the site's working
-directory (``namespace-name-version``), which codegen transfers it to and makes executable.
+``JobTable.staged`` maps ``(site, transformation, source)`` to the name the file gets in the site's
+working directory (``namespace-name-version``), which codegen transfers it to and makes executable.
+Each transformation gets its own copy, named after it, as Pegasus names a staged executable after the
+job's transformation: several transformations catalogued with one source file each run their own
+name (a program that reads its ``argv[0]`` sees the transformation it was called as).
 
 Hints: a job's selector ``pfn`` profile (Pegasus 4's ``hints.pfn``) names the installed executable it
 runs, "overriding any entries specified in the transformation catalog" (Pegasus's profile table): the
@@ -74,8 +77,9 @@ class JobTable:
     executables: list[str]
     profiles: list[Profiles]
     aggregators: list[str]
-    #: stageable executables: (site, source path or URL) -> file name in the site's working directory
-    staged: dict[tuple[str, str], str] = field(default_factory=dict)
+    #: stageable executables: (site, transformation, source path or URL) -> file name in the site's
+    #: working directory
+    staged: dict[tuple[str, str, str], str] = field(default_factory=dict)
     #: containerized transformations: (site, transformation) -> the container its tasks run in
     containers: dict[tuple[str, str], Container] = field(default_factory=dict)
     #: notes for -v (what was decided and why)
@@ -99,8 +103,9 @@ class _SiteResolver:
     _candidates: dict[TKey, tuple[str, ...]] = field(default_factory=dict)
     _upper: dict[tuple[TKey | None, str], tuple[Profiles, str, str, str]] = field(default_factory=dict)
     _profiles: dict[tuple[TKey | None, str, object], tuple[Profiles, str]] = field(default_factory=dict)
-    #: (site, source) -> the file name a stageable executable gets in the site's working directory
-    staged: dict[tuple[str, str], str] = field(default_factory=dict)
+    #: (site, transformation, source) -> the file name a stageable executable gets in the site's
+    #: working directory
+    staged: dict[tuple[str, str, str], str] = field(default_factory=dict)
     containers: dict[tuple[str, str], Container] = field(default_factory=dict)
 
     def transformation(self, job: Job, key: TKey) -> Transformation | None:
@@ -273,7 +278,7 @@ def site_entry_of(t: Transformation, site: str, system: SystemInfo) -> Transform
 
 
 def _executable(job: Job, t: Transformation | None, entry: TransformationSite | None, site: str,
-                staged: dict[tuple[str, str], str]) -> str:
+                staged: dict[tuple[str, str, str], str]) -> str:
     """What the job runs on ``site``: the catalog entry's path (a ``file://`` PFN as its path; inside
     the container for a containerized entry), or for a stageable entry its source, recorded in
     ``staged`` for codegen to transfer (module docstring)."""
@@ -283,7 +288,8 @@ def _executable(job: Job, t: Transformation | None, entry: TransformationSite | 
         return job.name
     if entry.type == "stageable":
         source = file_url_path(entry.pfn) or entry.pfn
-        staged[(site, source)] = safe("-".join(p for p in (t.namespace, t.name, t.version) if p))
+        name = "-".join(p for p in (t.namespace, t.name, t.version) if p)
+        staged[(site, job.transformation, source)] = safe(name)
         return source
     return installed_path(entry.pfn, f"transformation '{t.fqn}' on site '{entry.name}'")
 
