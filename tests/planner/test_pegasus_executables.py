@@ -76,7 +76,8 @@ def test_transformations_staged_from_one_source_each_run_their_own_name(tmp_path
         str(tmp_path / "workflow.yml"))
     target = tmp_path / "plan"
     _, exec_wf = plan_into(tmp_path, "workflow.yml", target)
-    runs = {job.tasks[0].id: Path(job.tasks[0].executable).name for job in exec_wf.jobs if job.type == "compute"}
+    runs = {job.tasks[0].id: Path(job.tasks[0].executable).name
+            for job in exec_wf.jobs if job.type == "compute"}
     assert runs == {name: name for name in names}
     done = run(target)
     assert done.returncode == 0, done.stdout + done.stderr
