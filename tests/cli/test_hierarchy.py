@@ -173,6 +173,33 @@ def test_a_sub_workflow_job_with_its_own_conf_does_not_inherit_the_parents_catal
     assert "analyze_ID0000004 JOB_SUCCESS" in _child_jobstates(submit / "jobs")
 
 
+def test_a_relative_catalog_path_in_a_sub_workflow_jobs_conf_names_the_file_beside_the_parent(
+        tmp_path: Path) -> None:
+    """Pegasus plans a sub-workflow in a PegasusLite directory holding the job's files for planning
+    under their names, so a relative pegasus.catalog.transformation.file in the job's --conf names the
+    file beside the parent (the optimization chapter's inner_diamond_workflow.pegasus.properties), not
+    one in the child's submit directory."""
+    ex.setup(tmp_path)
+    (tmp_path / "transformations.yml").rename(tmp_path / "child_tc.yml")  # keg, ls and cp
+    TransformationCatalog().add_transformations(
+        *(Transformation(name, site="condorpool", pfn="/bin/true", is_stageable=False)
+          for name in ("keg", "ls", "cp"))).write(str(tmp_path / "transformations.yml"))
+    (tmp_path / "child.props").write_text("pegasus.catalog.transformation.file = child_tc.yml\n")
+    job = SubWorkflow("blackdiamond.yml", False, _id="bd").add_args("--conf", "child.props", "--input-dir",
+                                                                     "input")
+    job.add_inputs(File("child.props", for_planning=True), File("child_tc.yml", for_planning=True))
+    rc = ReplicaCatalog().add_replica("local", "blackdiamond.yml", str(tmp_path / "input/blackdiamond.yml"))
+    for lfn in ("child.props", "child_tc.yml"):
+        rc.add_replica("local", lfn, str(tmp_path / lfn))
+    rc.write(str(tmp_path / "replicas.yml"))
+    Workflow("own").add_jobs(job).write(str(tmp_path / "workflow.yml"))
+    submit, run = plan_and_run(tmp_path)
+    assert run.returncode == 0, run.stdout + run.stderr
+    pre_log = one(submit, "*bd.pre.log").read_text()
+    assert "does not exist" not in pre_log, pre_log
+    assert "analyze_ID0000004 JOB_SUCCESS" in _child_jobstates(submit / "jobs")
+
+
 def _leaf(top: Path, name: str) -> None:
     Workflow(name).add_jobs(Job("keg", _id="leafjob").add_args("-a", name, "-M", str(top / "marks"))) \
         .write(str(top / f"{name}.yml"))

@@ -64,6 +64,52 @@ def test_stageable_executable_is_transferred_and_made_executable(tmp_path: Path)
     assert argv_seen(target / "scratch" / "condorpool" / "argv.json") == ["-i", "f.a"]
 
 
+def test_transformations_staged_from_one_source_each_run_their_own_name(tmp_path: Path) -> None:
+    """Pegasus names a staged executable after the job's transformation (namespace-name-version), so
+    preprocess, findrange and analyze catalogued with one script each run as their own name, which a
+    program reading its argv[0] (the tutorials' transformation.py) relies on."""
+    source = tmp_path / "transformation.py"
+    source.write_text("#!/bin/sh\nbasename \"$0\" > \"$(basename \"$0\").ran\"\n")
+    names = ("preprocess", "findrange", "analyze")
+    _catalogs(tmp_path, *(Transformation(name, site="condorpool", pfn=str(source), is_stageable=True)
+                          for name in names))
+    Workflow("same-source").add_jobs(*(Job(name, _id=name) for name in names)).write(
+        str(tmp_path / "workflow.yml"))
+    target = tmp_path / "plan"
+    _, exec_wf = plan_into(tmp_path, "workflow.yml", target)
+    runs = {job.tasks[0].id: Path(job.tasks[0].executable).name
+            for job in exec_wf.jobs if job.type == "compute"}
+    assert runs == {name: name for name in names}
+    done = run(target)
+    assert done.returncode == 0, done.stdout + done.stderr
+    scratch = target / "scratch" / "condorpool"
+    assert {name: (scratch / f"{name}.ran").read_text().strip() for name in names} == {n: n for n in names}
+
+
+@pytest.mark.parametrize("configuration", ["sharedfs", "condorio", "nonsharedfs"])
+def test_a_compound_transformations_requirements_are_staged_beside_it(tmp_path: Path,
+                                                                       configuration: str) -> None:
+    """Pegasus's compound transformation (add_requirement, YAML requires): the executables a staged
+    transformation requires are staged beside it, each named after its transformation, into the
+    directory the job runs in (its sandbox or job directory under condorio and nonsharedfs), as
+    Montage's mDiffFit finds mDiff and mFitplane there."""
+    fit, diff = tmp_path / "mDiffFit.sh", tmp_path / "mDiff.sh"
+    fit.write_text("#!/bin/sh\n./mDiff > fit.out\n")
+    diff.write_text("#!/bin/sh\necho diffed\n")
+    m_diff = Transformation("mDiff", site="condorpool", pfn=str(diff), is_stageable=True)
+    m_fit = Transformation("mDiffFit", site="condorpool", pfn=str(fit), is_stageable=True)
+    m_fit.add_requirement(m_diff)
+    _catalogs(tmp_path, m_fit, m_diff)
+    Workflow("compound").add_jobs(Job("mDiffFit").add_outputs(File("fit.out"), stage_out=False)).write(
+        str(tmp_path / "workflow.yml"))
+    target = tmp_path / "plan"
+    plan_into(tmp_path, "workflow.yml", target,
+              defines=[f"pegasus.data.configuration={configuration}"])  # type: ignore[arg-type]
+    done = run(target)
+    assert done.returncode == 0, done.stdout + done.stderr  # ./mDiff not found: exit 127
+    assert [p.read_text() for p in target.rglob("fit.out")] == ["diffed\n"]
+
+
 @pytest.mark.parametrize("pfn", ["gsiftp://example.org/bin/keg", "file://otherhost/bin/keg"])
 def test_installed_executable_at_a_url_is_refused_naming_it(tmp_path: Path, pfn: str) -> None:
     _catalogs(tmp_path, Transformation("keg", site="condorpool", pfn=pfn))

@@ -80,6 +80,22 @@ def test_unknown_site_in_sites_is_an_error() -> None:
     assert info.value.value == "mars" and info.value.rule
 
 
+def test_without_a_site_catalog_only_the_default_sites_are_known() -> None:
+    """Without a site catalog pegasus-plan's site store holds local and condorpool alone, and an
+    execution site outside it is an error ("not loaded into site store"): --sites compute, written for
+    a site catalog that could not be read, is refused naming the sites there are, never planned onto a
+    site no catalog describes."""
+    wf = workflow([job("a", "T")])
+    with pytest.raises(PlanningError, match="unknown site in --sites") as info:
+        plan(wf, tc=None, sc=None, rc=None, properties=Properties({}), sites=["compute"])
+    assert info.value.value == "compute" and "local, condorpool" in str(info.value)
+    pinned = workflow([job("a", "T", profiles={"selector": {"execution.site": "compute"}})])
+    with pytest.raises(PlanningError, match="unknown site"):
+        plan(pinned, tc=None, sc=None, rc=None, properties=Properties({}))
+    assert plan(wf, tc=None, sc=None, rc=None, properties=Properties({}), sites=["condorpool"]).jobs[0].site \
+        == "condorpool"
+
+
 def test_job_no_site_can_run_names_job_and_transformation() -> None:
     wf = workflow([job("ok", "T"), job("bad", "U")])
     tc = catalog("T", sites=("s1",))

@@ -176,6 +176,8 @@ class SubworkflowWriter:
             if self.context.catalog_files.get(key):
                 path = self.context.catalog_files[key]
                 out += [f"-Dsheaf.inherited.catalog.{kind}.file={path}"] if own_conf else [f"--{key}", path]
+        # relative paths in the child's properties name files beside this plan (``_catalog_files``)
+        out.append(f"-Dsheaf.inherited.planning.dir={self._planned_in()}")
         if self.context.sites:  # the parent's --sites, as the chapter's table says
             out += ["--sites", ",".join(self.context.sites)]
         if self.layout.exec_dir:  # the child's jobs share the parent's working directory

@@ -13,6 +13,14 @@ Per catalog, the first of:
    sub-workflow job that gives its own ``--conf`` does not inherit as its own (module
    ``sheaf.codegen._subworkflow_node``), but falls back on where its properties and directory name none.
 
+A relative path a property names is taken from the directory the planner runs in, as pegasus-plan's
+Java takes it -- except in a sub-workflow's planner, which its parent gives
+``sheaf.inherited.planning.dir``, the directory the parent was planned in: Pegasus plans a
+sub-workflow in a PegasusLite directory holding the job's files for planning under their names
+(``forPlanning``), the files beside the parent, so ``pegasus.catalog.transformation.file =
+inner_tc.yml`` in the job's ``--conf`` file names the ``inner_tc.yml`` beside the parent, as the
+job's own relative arguments do.
+
 A catalog file that holds nothing (empty, or only blanks and comments) is a warning naming it and an
 empty catalog, as in Pegasus; it is not parsed.
 
@@ -59,9 +67,19 @@ SITE_REPO_RELEASE = "5.0"
 _FETCH_TIMEOUT = 30.0
 
 
+#: the property a parent gives its sub-workflow's planner: where relative paths in properties are from
+PLANNING_DIR_PROPERTY = "sheaf.inherited.planning.dir"
+
+
 def under(here: Path, path: PathLike) -> Path:
     candidate = Path(path)
     return candidate if candidate.is_absolute() else here / candidate
+
+
+def property_base(properties: Properties, here: Path) -> Path:
+    """Where a relative path a property names is taken from (module docstring)."""
+    inherited = properties.get_str(PLANNING_DIR_PROPERTY)
+    return Path(inherited) if inherited else here
 
 
 def catalog_path(kind: str, option: PathLike | None, properties: Properties, here: Path,
@@ -76,7 +94,7 @@ def catalog_path(kind: str, option: PathLike | None, properties: Properties, her
         return path
     named = properties.get_str(prop)
     if named:
-        path = under(here, named)
+        path = under(property_base(properties, here), named)
         if path.is_file():
             return path
         warnings.append(f"{path}: the {kind} catalog named by the property {prop} {_not_a_file(path)}; "
@@ -118,7 +136,7 @@ def replica_directories(properties: Properties, here: Path, warnings: list[str])
     if not named or not named.strip():
         raise InputError("a Directory replica catalog names no directory",
                          rule="pegasus.catalog.replica = Directory needs pegasus.catalog.replica.directory")
-    directory = under(here, named.strip())
+    directory = under(property_base(properties, here), named.strip())
     if not directory.is_dir() or os.pathsep in str(directory):
         raise InputError("the directory of the Directory replica catalog does not exist, or its name "
                          f"holds {os.pathsep!r}", rule="pegasus.catalog.replica.directory is a directory",

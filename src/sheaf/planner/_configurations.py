@@ -79,7 +79,9 @@ def _where(exec_wf: ExecutableWorkflow, workdir: str, lfn: str) -> str:
 
 def job_files(exec_wf: ExecutableWorkflow) -> list[tuple[int, list[str], list[str]]]:
     """(job index, lfns it reads, lfns it writes) of every compute and cluster job; a cluster reads
-    what its tasks read that no task of it writes."""
+    what its tasks read that no task of it writes.  The executables a task's compound transformation
+    requires (``ExecutableWorkflow.required``) are read too: moved into the job's own directory with its
+    inputs, where the transformation calls them."""
     get = exec_wf.workflow.jobs.get
     out = []
     for index, job in enumerate(exec_wf.jobs):
@@ -88,6 +90,8 @@ def job_files(exec_wf: ExecutableWorkflow) -> list[tuple[int, list[str], list[st
         reads: dict[str, None] = {}
         writes: dict[str, None] = {}
         for task in job.tasks:
+            for _, name in exec_wf.required.get((job.site, task.transformation), ()):
+                reads[name] = None
             source = get(task.id)
             for use in all_uses(source) if source is not None else ():
                 if use.type != "output" and use.lfn not in writes:

@@ -481,18 +481,19 @@ def _stage_executables(state: _Pass) -> None:
         workdir = exec_wf.workdirs[job.site]
         tasks = []
         for task in job.tasks:
-            name = exec_wf.stageable.get((job.site, task.executable))
+            name = exec_wf.stageable.get((job.site, task.transformation, task.executable))
             if name is None:
                 tasks.append(task)
                 continue
-            url = (task.executable if "://" in task.executable
-                   else path_url(os.path.join(cwd, task.executable)))
             files = state.staged.setdefault(job.site, {})
-            found = files.get(name)
-            if found is None:
-                files[name] = _Staged(name, [Source(url, "local")], [index], executable=True)
-            elif found.readers[-1] != index:
-                found.readers.append(index)
+            for source, staged in ((task.executable, name),
+                                   *exec_wf.required.get((job.site, task.transformation), ())):
+                url = source if "://" in source else path_url(os.path.join(cwd, source))
+                found = files.get(staged)
+                if found is None:
+                    files[staged] = _Staged(staged, [Source(url, "local")], [index], executable=True)
+                elif found.readers[-1] != index:
+                    found.readers.append(index)
             tasks.append(replace(task, executable=os.path.join(workdir, name)))
         if any(new is not old for new, old in zip(tasks, job.tasks, strict=True)):
             # a new record: the caller's jobs stay as they were (codegen plans copies)

@@ -18,8 +18,20 @@ Execution"): property ``pegasus.clusterer.job.aggregator`` < the site's ``job.ag
 Executables: an installed entry's pfn is a path or a ``file://`` URL (``file:///opt/bin/keg`` runs
 ``/opt/bin/keg``); another scheme is a ``PlanningError`` naming it.  A stageable entry's pfn (a path,
 ``file://`` or ``http(s)://`` URL) is a source: the task's executable is that source, and
-``JobTable.staged`` maps ``(site, source)`` to the name the file gets in the site's working
-directory (``namespace-name-version``), which codegen transfers it to and makes executable.
+``JobTable.staged`` maps ``(site, transformation, source)`` to the name the file gets in the site's
+working directory (``namespace-name-version``), which codegen transfers it to and makes executable.
+Each transformation gets its own copy, named after it, as Pegasus names a staged executable after the
+job's transformation: several transformations catalogued with one source file each run their own
+name (a program that reads its ``argv[0]`` sees the transformation it was called as).
+
+Compound transformations: a staged transformation's ``requires`` (Pegasus's compound transformation,
+``add_requirement``: an interpreter and its script, Montage's ``mDiffFit`` calling ``mDiff`` and
+``mFitplane``) are staged beside it, each named after its own transformation, as Pegasus's
+InterPoolEngine stages a job's dependent executables: ``JobTable.required`` maps ``(site,
+transformation)`` to the ``(source, file name)`` of each.  As in Pegasus, only a stageable entry of a
+required transformation usable on the site is staged, and only for a job whose own executable is
+staged (an installed one finds its companions installed); a required transformation that has no
+such entry is left out, with a note.
 
 Hints: a job's selector ``pfn`` profile (Pegasus 4's ``hints.pfn``) names the installed executable it
 runs, "overriding any entries specified in the transformation catalog" (Pegasus's profile table): the
@@ -74,10 +86,14 @@ class JobTable:
     executables: list[str]
     profiles: list[Profiles]
     aggregators: list[str]
-    #: stageable executables: (site, source path or URL) -> file name in the site's working directory
-    staged: dict[tuple[str, str], str] = field(default_factory=dict)
+    #: stageable executables: (site, transformation, source path or URL) -> file name in the site's
+    #: working directory
+    staged: dict[tuple[str, str, str], str] = field(default_factory=dict)
     #: containerized transformations: (site, transformation) -> the container its tasks run in
     containers: dict[tuple[str, str], Container] = field(default_factory=dict)
+    #: compound transformations: (site, transformation) -> (source, file name) of each stageable
+    #: executable it requires, staged beside its own
+    required: dict[tuple[str, str], tuple[tuple[str, str], ...]] = field(default_factory=dict)
     #: notes for -v (what was decided and why)
     notes: list[str] = field(default_factory=list)
 
@@ -99,9 +115,12 @@ class _SiteResolver:
     _candidates: dict[TKey, tuple[str, ...]] = field(default_factory=dict)
     _upper: dict[tuple[TKey | None, str], tuple[Profiles, str, str, str]] = field(default_factory=dict)
     _profiles: dict[tuple[TKey | None, str, object], tuple[Profiles, str]] = field(default_factory=dict)
-    #: (site, source) -> the file name a stageable executable gets in the site's working directory
-    staged: dict[tuple[str, str], str] = field(default_factory=dict)
+    #: (site, transformation, source) -> the file name a stageable executable gets in the site's
+    #: working directory
+    staged: dict[tuple[str, str, str], str] = field(default_factory=dict)
     containers: dict[tuple[str, str], Container] = field(default_factory=dict)
+    required: dict[tuple[str, str], tuple[tuple[str, str], ...]] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
 
     def transformation(self, job: Job, key: TKey) -> Transformation | None:
         if key in self._transformations:
@@ -194,12 +213,31 @@ class _SiteResolver:
                  else None)
         entry_layer = entry.profiles if entry is not None else EMPTY
         executable = _executable(job, t, entry, site, self.staged)
+        if entry is not None and entry.type == "stageable" and t is not None and t.requires:
+            self.required[(site, job.transformation)] = self._required(t, site)
         if entry is not None and entry.container is not None and t is not None:
             self.containers[(site, job.transformation)] = self.container(t, entry)
         tc_agg = _agg(entry_layer) or _agg(t_layer)
         result = (merge_profiles(site_layer, t_layer, entry_layer), executable, tc_agg, _agg(site_layer))
         self._upper[(key, site)] = result
         return result
+
+    def _required(self, t: Transformation, site: str) -> tuple[tuple[str, str], ...]:
+        """(source, file name) of each executable the staged transformation ``t`` requires on ``site``
+        (module docstring)."""
+        out = []
+        for fqn in t.requires:
+            namespace, _, rest = fqn.rpartition("::")
+            name, _, version = rest.partition(":")
+            found = self.tc.lookup(namespace or None, name, version or None) if self.tc is not None else None
+            entry = site_entry_of(found, site, self.system(site)) if found is not None else None
+            if found is None or entry is None or entry.type != "stageable":
+                self.notes.append(f"transformation '{t.fqn}' requires '{fqn}', which has no stageable entry "
+                                  f"for site '{site}': not staged beside it")
+                continue
+            staged = safe("-".join(p for p in (found.namespace, found.name, found.version) if p))
+            out.append((file_url_path(entry.pfn) or entry.pfn, staged))
+        return tuple(out)
 
     def container(self, t: Transformation, entry: TransformationSite) -> Container:
         found = self.tc.containers.get(entry.container or "") if self.tc is not None else None
@@ -273,7 +311,7 @@ def site_entry_of(t: Transformation, site: str, system: SystemInfo) -> Transform
 
 
 def _executable(job: Job, t: Transformation | None, entry: TransformationSite | None, site: str,
-                staged: dict[tuple[str, str], str]) -> str:
+                staged: dict[tuple[str, str, str], str]) -> str:
     """What the job runs on ``site``: the catalog entry's path (a ``file://`` PFN as its path; inside
     the container for a containerized entry), or for a stageable entry its source, recorded in
     ``staged`` for codegen to transfer (module docstring)."""
@@ -283,7 +321,8 @@ def _executable(job: Job, t: Transformation | None, entry: TransformationSite | 
         return job.name
     if entry.type == "stageable":
         source = file_url_path(entry.pfn) or entry.pfn
-        staged[(site, source)] = safe("-".join(p for p in (t.namespace, t.name, t.version) if p))
+        name = "-".join(p for p in (t.namespace, t.name, t.version) if p)
+        staged[(site, job.transformation, source)] = safe(name)
         return source
     return installed_path(entry.pfn, f"transformation '{t.fqn}' on site '{entry.name}'")
 
@@ -335,6 +374,8 @@ def resolve_jobs(workflow: Workflow, *, tc: TransformationCatalog | None, sc: Si
         add_agg(known[4])
     table.staged = resolver.staged
     table.containers = resolver.containers
+    table.required = resolver.required
+    table.notes.extend(resolver.notes)
     return table
 
 

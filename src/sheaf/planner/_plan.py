@@ -120,9 +120,13 @@ class ExecutableWorkflow:
     input_dir: str | None = None
     site_catalog: SiteCatalog | None = None
     replica_catalog: ReplicaCatalog | None = None
-    #: stageable executables (``type: stageable``): (site, source path or URL, as in ``Task.executable``)
-    #: -> the file name codegen transfers it to in the site's working directory before the job runs
-    stageable: dict[tuple[str, str], str] = field(default_factory=dict)
+    #: stageable executables (``type: stageable``): (site, transformation as in ``Task.transformation``,
+    #: source path or URL as in ``Task.executable``) -> the file name codegen transfers it to in the
+    #: site's working directory before the job runs
+    stageable: dict[tuple[str, str, str], str] = field(default_factory=dict)
+    #: compound transformations: (site, transformation as in ``Task.transformation``) -> (source, file
+    #: name) of each stageable executable it requires, staged beside its own
+    required: dict[tuple[str, str], tuple[tuple[str, str], ...]] = field(default_factory=dict)
     #: containerized transformations: (site, transformation fqn as in ``Task.transformation``) -> the
     #: catalog's container, which codegen runs the tasks in
     containers: dict[tuple[str, str], Container] = field(default_factory=dict)

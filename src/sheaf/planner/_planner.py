@@ -137,7 +137,7 @@ def _plan(workflow: Workflow, tc: TransformationCatalog | None, sc: SiteCatalog 
         warnings.append("no transformation catalog: every job runs its transformation's name, "
                         "found on the PATH of its site")
     ctx = PassContext(graph, levels, position, table, options, AggregatorResolver(tc, sc, options, warnings),
-                      warnings=warnings)
+                      warnings=warnings, notes=list(table.notes))
     units = Units(len(table))
     for technique in options.techniques:
         _PASSES[technique](units, ctx)
@@ -146,7 +146,7 @@ def _plan(workflow: Workflow, tc: TransformationCatalog | None, sc: SiteCatalog 
                                 metadata={"selector": options.selector, "seed": str(options.seed)},
                                 output_sites=tuple(output_sites), clustering=options.techniques,
                                 notes=ctx.notes, warnings=ctx.warnings, site_catalog=sc, replica_catalog=rc,
-                                stageable=table.staged, containers=table.containers,
+                                stageable=table.staged, required=table.required, containers=table.containers,
                                 transformation_hooks=_transformation_hooks(table, tc),
                                 autocluster={"groups": ctx.auto_choices} if ctx.auto_choices else {},
                                 auto_model=auto if "auto" in options.techniques else None)

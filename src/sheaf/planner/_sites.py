@@ -121,6 +121,11 @@ def _every_site(sc: SiteCatalog | None) -> tuple[str, ...]:
 
 
 def check_known(site: str, sc: SiteCatalog | None, where: str) -> None:
-    if sc is not None and site not in DEFAULT_SITES and site not in sc:
-        raise PlanningError(f"unknown site in {where}", value=site,
-                            rule="a site jobs run on is defined in the site catalog")
+    """A site jobs run on must be defined: without a site catalog only the default sites are, as
+    pegasus-plan's site store then holds ``local`` and ``condorpool`` alone."""
+    if site in DEFAULT_SITES or (sc is not None and site in sc):
+        return
+    known = ", ".join(dict.fromkeys((*DEFAULT_SITES, *(sc.sites if sc is not None else ()))))
+    which = "the sites are" if sc is not None else "without a site catalog the sites are"
+    raise PlanningError(f"unknown site in {where}; {which} {known}", value=site,
+                        rule="a site jobs run on is defined in the site catalog")
