@@ -7,6 +7,7 @@ README's Python example runs as shown.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import shutil
@@ -121,6 +122,11 @@ def test_a_python_plan_records_only_the_arguments_it_was_given(example: Path,
     (lambda: app.PlanRequest("workflow.yml", clustering=("auto",), slots=-1), "slots -1 is not in the range"),
     (lambda: app.PlanRequest("workflow.yml", backend="nosuch"), "unknown backend 'nosuch'"),
     (lambda: app.DagmanOptions(rescue_from=0), "rescue_from 0 is not in the range x>=1"),
+    (lambda: app.RunOptions(negotiation_interval=0.0), "negotiation_interval 0.0 is not in the range"),
+    (lambda: app.RunOptions(negotiation_interval=math.nan), "negotiation_interval nan is not in the range"),
+    (lambda: app.RunOptions(negotiation_interval=math.inf), "negotiation_interval inf is not in the range"),
+    (lambda: app.RunOptions(backout_idle=math.nan), "backout_idle nan is not in the range x>=0.1"),
+    (lambda: app.RunOptions(backout_idle=-1), "backout_idle -1 is not in the range x>=0.1"),
 ])
 def test_option_records_refuse_what_the_command_line_refuses(example: Path, make: Callable[[], object],
                                                              message: str) -> None:
@@ -129,6 +135,21 @@ def test_option_records_refuse_what_the_command_line_refuses(example: Path, make
     with pytest.raises(UsageError, match=re.escape(message)):
         make()
     assert not (example / "runs").exists()
+
+
+@pytest.mark.parametrize("option", ["--negotiation-interval", "--backout-idle"])
+def test_sheaf_run_refuses_a_nan_interval_that_would_never_negotiate(tmp_path: Path, option: str) -> None:
+    """click's float range lets NaN through (no comparison is true of it); the run refuses it before
+    anything starts, rather than a grid run that never negotiates again."""
+    from click.testing import CliRunner
+
+    from sheaf.cli import main
+
+    (tmp_path / "a.sub").write_text("executable = /bin/true\nqueue\n")
+    (tmp_path / "wf.dag").write_text("JOB A a.sub\n")
+    done = CliRunner().invoke(main, ["run", str(tmp_path), option, "nan"])
+    assert done.exit_code == 2 and "is not in the range" in done.output, done.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.sub", "wf.dag"]
 
 
 @pytest.mark.parametrize(("define", "rule"), [
