@@ -168,6 +168,28 @@ def test_a_plan_refuses_a_number_the_dag_file_cannot_hold(example: Path, define:
     assert not (example / "runs").exists()
 
 
+@pytest.mark.parametrize(("given", "key"), [
+    ("-D", "dagman.post"), ("-D", "pegasus.dir.exec"), ("-D", "pegasus.job.aggregator"),
+    ("-D", "condor.arguments.quote"), ("environment", "pegasus.dir.exec"),
+    ("environment", "pegasus.job.aggregator")])
+def test_a_property_of_bytes_that_are_not_utf8_is_refused(example: Path, monkeypatch: pytest.MonkeyPatch,
+                                                         given: str, key: str) -> None:
+    """A -D option or _PEGASUS__* variable of non-UTF-8 bytes (held by Python as lone surrogates) is
+    refused naming the property, before any file is written -- not a traceback while the DAG is written."""
+    from sheaf.errors import InputError, UsageError
+
+    value = b"a\xff".decode("utf-8", "surrogateescape")
+    defines: tuple[str, ...] = ()
+    if given == "-D":
+        defines = (f"{key}={value}",)
+    else:  # _PEGASUS__DIR__EXEC sets pegasus.dir.exec
+        monkeypatch.setenv("_" + key.upper().replace(".", "__"), value)
+    with pytest.raises(UsageError if given == "-D" else InputError, match="is not UTF-8 text") as caught:
+        app.plan(app.PlanRequest("workflow.yml", base="runs", defines=defines))
+    assert f"{key}=a\\udcff" in str(caught.value).replace("\\\\", "\\")
+    assert not (example / "runs").exists()
+
+
 def test_the_largest_retry_and_priority_the_dag_file_holds_plan_and_run(example: Path) -> None:
     planned = app.plan(app.PlanRequest("workflow.yml", base="runs", defines=(
         "dagman.retry=2147483647", "dagman.priority=-2147483648", "dagman.stagein.maxjobs=2147483647")))
