@@ -190,6 +190,17 @@ def test_a_property_of_bytes_that_are_not_utf8_is_refused(example: Path, monkeyp
     assert not (example / "runs").exists()
 
 
+@pytest.mark.parametrize("size", ["9" * 5000, "2147483648", "0"])
+def test_a_group_size_property_out_of_range_is_refused(example: Path, size: str) -> None:
+    """sheaf.group.size is a Java int >= 1: more digits than Python converts, or one past the range, is
+    refused naming the property, as a non-number is."""
+    from sheaf.errors import UsageError
+
+    with pytest.raises(UsageError, match=re.escape("sheaf.group.size must be a positive integer")):
+        app.plan(app.PlanRequest("workflow.yml", base="runs", defines=(f"sheaf.group.size={size}",)))
+    assert not (example / "runs").exists()
+
+
 def test_the_largest_retry_and_priority_the_dag_file_holds_plan_and_run(example: Path) -> None:
     planned = app.plan(app.PlanRequest("workflow.yml", base="runs", defines=(
         "dagman.retry=2147483647", "dagman.priority=-2147483648", "dagman.stagein.maxjobs=2147483647")))
