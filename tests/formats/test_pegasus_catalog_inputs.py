@@ -163,7 +163,7 @@ def test_a_site_catalog_that_cannot_be_downloaded_is_a_warning_naming_the_url(he
         assert not (here / "absent.yml").exists()
 
 
-@pytest.mark.parametrize("name", ["my sites.yml", "a\x01.yml", "x" * 300])
+@pytest.mark.parametrize("name", ["my sites.yml", "a\x01.yml", "a\x00.yml", "x" * 300])
 def test_a_repository_file_name_no_url_or_file_can_hold_is_a_warning(here: Path, name: str) -> None:
     """A blank or a control character is quoted into the URL, and a name longer than a file name may be
     fails its download: each a warning, planning going on as pegasus-plan does, not a traceback."""

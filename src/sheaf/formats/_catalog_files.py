@@ -223,5 +223,5 @@ def _download(url: str, target: Path) -> None:
                          rule="pegasus.catalog.site.repo.file names a file the repository serves",
                          value=url) from None
     finally:
-        with contextlib.suppress(OSError):  # a name too long to create was never created
+        with contextlib.suppress(OSError, ValueError):  # a name too long, or with a NUL, was never created
             tmp.unlink(missing_ok=True)
