@@ -122,6 +122,11 @@ def test_a_python_plan_records_only_the_arguments_it_was_given(example: Path,
     (lambda: app.PlanRequest("workflow.yml", clustering=("auto",), slots=-1), "slots -1 is not in the range"),
     (lambda: app.PlanRequest("workflow.yml", backend="nosuch"), "unknown backend 'nosuch'"),
     (lambda: app.DagmanOptions(rescue_from=0), "rescue_from 0 is not in the range x>=1"),
+    (lambda: app.PlanRequest("workflow.yml", relative_dir="a/" + "x" * 256), "component is longer than 255"),
+    (lambda: app.PlanRequest("workflow.yml", base="x" * 256), "--dir 'xxx"),
+    (lambda: app.PlanRequest("workflow.yml", relative_submit_dir="x" * 256), "--relative-submit-dir 'xxx"),
+    (lambda: app.PlanRequest("workflow.yml", randomdir="x" * 256), "--randomdir 'xxx"),
+    (lambda: app.PlanRequest("workflow.yml", basename="b" * 101), "longer than 100 bytes"),
     (lambda: app.RunOptions(negotiation_interval=0.0), "negotiation_interval 0.0 is not in the range"),
     (lambda: app.RunOptions(negotiation_interval=math.nan), "negotiation_interval nan is not in the range"),
     (lambda: app.RunOptions(negotiation_interval=math.inf), "negotiation_interval inf is not in the range"),
@@ -199,6 +204,16 @@ def test_a_group_size_property_out_of_range_is_refused(example: Path, size: str)
     with pytest.raises(UsageError, match=re.escape("sheaf.group.size must be a positive integer")):
         app.plan(app.PlanRequest("workflow.yml", base="runs", defines=(f"sheaf.group.size={size}",)))
     assert not (example / "runs").exists()
+
+
+def test_a_plan_directory_too_long_for_its_temporary_sibling_is_bad_input(example: Path) -> None:
+    """A last part of 255 bytes is a file name, but not with the ~30 bytes of the temporary directory the
+    plan is written into beside it: a PlanningError (exit 2) naming the directory, not a storage failure."""
+    from sheaf.errors import PlanningError
+
+    with pytest.raises(PlanningError, match="too long for the file system"):
+        app.plan(app.PlanRequest("workflow.yml", base="runs", relative_dir="c" * 255))
+    assert not any((example / "runs").iterdir())
 
 
 def test_the_largest_retry_and_priority_the_dag_file_holds_plan_and_run(example: Path) -> None:
