@@ -7,6 +7,7 @@ README's Python example runs as shown.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import shutil
@@ -121,6 +122,16 @@ def test_a_python_plan_records_only_the_arguments_it_was_given(example: Path,
     (lambda: app.PlanRequest("workflow.yml", clustering=("auto",), slots=-1), "slots -1 is not in the range"),
     (lambda: app.PlanRequest("workflow.yml", backend="nosuch"), "unknown backend 'nosuch'"),
     (lambda: app.DagmanOptions(rescue_from=0), "rescue_from 0 is not in the range x>=1"),
+    (lambda: app.PlanRequest("workflow.yml", relative_dir="a/" + "x" * 256), "component is longer than 255"),
+    (lambda: app.PlanRequest("workflow.yml", base="x" * 256), "--dir 'xxx"),
+    (lambda: app.PlanRequest("workflow.yml", relative_submit_dir="x" * 256), "--relative-submit-dir 'xxx"),
+    (lambda: app.PlanRequest("workflow.yml", randomdir="x" * 256), "--randomdir 'xxx"),
+    (lambda: app.PlanRequest("workflow.yml", basename="b" * 101), "longer than 100 bytes"),
+    (lambda: app.RunOptions(negotiation_interval=0.0), "negotiation_interval 0.0 is not in the range"),
+    (lambda: app.RunOptions(negotiation_interval=math.nan), "negotiation_interval nan is not in the range"),
+    (lambda: app.RunOptions(negotiation_interval=math.inf), "negotiation_interval inf is not in the range"),
+    (lambda: app.RunOptions(backout_idle=math.nan), "backout_idle nan is not in the range x>=0.1"),
+    (lambda: app.RunOptions(backout_idle=-1), "backout_idle -1 is not in the range x>=0.1"),
 ])
 def test_option_records_refuse_what_the_command_line_refuses(example: Path, make: Callable[[], object],
                                                              message: str) -> None:
@@ -129,6 +140,21 @@ def test_option_records_refuse_what_the_command_line_refuses(example: Path, make
     with pytest.raises(UsageError, match=re.escape(message)):
         make()
     assert not (example / "runs").exists()
+
+
+@pytest.mark.parametrize("option", ["--negotiation-interval", "--backout-idle"])
+def test_sheaf_run_refuses_a_nan_interval_that_would_never_negotiate(tmp_path: Path, option: str) -> None:
+    """click's float range lets NaN through (no comparison is true of it); the run refuses it before
+    anything starts, rather than a grid run that never negotiates again."""
+    from click.testing import CliRunner
+
+    from sheaf.cli import main
+
+    (tmp_path / "a.sub").write_text("executable = /bin/true\nqueue\n")
+    (tmp_path / "wf.dag").write_text("JOB A a.sub\n")
+    done = CliRunner().invoke(main, ["run", str(tmp_path), option, "nan"])
+    assert done.exit_code == 2 and "is not in the range" in done.output, done.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.sub", "wf.dag"]
 
 
 @pytest.mark.parametrize(("define", "rule"), [
@@ -145,6 +171,49 @@ def test_a_plan_refuses_a_number_the_dag_file_cannot_hold(example: Path, define:
         app.plan(app.PlanRequest("workflow.yml", base="runs", defines=(define,)))
     assert define.split("=")[1] in str(caught.value)
     assert not (example / "runs").exists()
+
+
+@pytest.mark.parametrize(("given", "key"), [
+    ("-D", "dagman.post"), ("-D", "pegasus.dir.exec"), ("-D", "pegasus.job.aggregator"),
+    ("-D", "condor.arguments.quote"), ("environment", "pegasus.dir.exec"),
+    ("environment", "pegasus.job.aggregator")])
+def test_a_property_of_bytes_that_are_not_utf8_is_refused(example: Path, monkeypatch: pytest.MonkeyPatch,
+                                                         given: str, key: str) -> None:
+    """A -D option or _PEGASUS__* variable of non-UTF-8 bytes (held by Python as lone surrogates) is
+    refused naming the property, before any file is written -- not a traceback while the DAG is written."""
+    from sheaf.errors import InputError, UsageError
+
+    value = b"a\xff".decode("utf-8", "surrogateescape")
+    defines: tuple[str, ...] = ()
+    if given == "-D":
+        defines = (f"{key}={value}",)
+    else:  # _PEGASUS__DIR__EXEC sets pegasus.dir.exec
+        monkeypatch.setenv("_" + key.upper().replace(".", "__"), value)
+    with pytest.raises(UsageError if given == "-D" else InputError, match="is not UTF-8 text") as caught:
+        app.plan(app.PlanRequest("workflow.yml", base="runs", defines=defines))
+    assert f"{key}=a\\udcff" in str(caught.value).replace("\\\\", "\\")
+    assert not (example / "runs").exists()
+
+
+@pytest.mark.parametrize("size", ["9" * 5000, "2147483648", "0"])
+def test_a_group_size_property_out_of_range_is_refused(example: Path, size: str) -> None:
+    """sheaf.group.size is a Java int >= 1: more digits than Python converts, or one past the range, is
+    refused naming the property, as a non-number is."""
+    from sheaf.errors import UsageError
+
+    with pytest.raises(UsageError, match=re.escape("sheaf.group.size must be a positive integer")):
+        app.plan(app.PlanRequest("workflow.yml", base="runs", defines=(f"sheaf.group.size={size}",)))
+    assert not (example / "runs").exists()
+
+
+def test_a_plan_directory_too_long_for_its_temporary_sibling_is_bad_input(example: Path) -> None:
+    """A last part of 255 bytes is a file name, but not with the ~30 bytes of the temporary directory the
+    plan is written into beside it: a PlanningError (exit 2) naming the directory, not a storage failure."""
+    from sheaf.errors import PlanningError
+
+    with pytest.raises(PlanningError, match="too long for the file system"):
+        app.plan(app.PlanRequest("workflow.yml", base="runs", relative_dir="c" * 255))
+    assert not any((example / "runs").iterdir())
 
 
 def test_the_largest_retry_and_priority_the_dag_file_holds_plan_and_run(example: Path) -> None:

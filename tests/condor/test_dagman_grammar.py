@@ -291,3 +291,22 @@ def test_unquoted_words_split_at_blanks(words: list[str], gap: str) -> None:
     f = DagFile("x.dag", ".", "", Dag("x.dag", {}, {}, {}, {}, {}), ())
     assert split_words(f, gap.join(words)) == words
     assert split_words(f, gap.join([*words, "'q r'"]))[-1] == "'q r'"
+
+
+@pytest.mark.parametrize("line", [
+    "JOBSTATE_LOG {long}", "NODE_STATUS_FILE {long} 5", "DOT {long}", "SAVE_POINT_FILE A {long}",
+    "SAVE_POINT_FILE A sub/{long}", "INCLUDE {long}", "CONFIG '{long}'", "SAVE_POINT_FILE A"])
+def test_a_file_name_component_longer_than_a_file_name_is_refused_at_its_line(tmp_path: Path,
+                                                                              line: str) -> None:
+    """No file of such a name can be written or read (ENAMETOOLONG): refused as the DAG is read, with
+    its line, rather than met by the run as a storage failure when it writes the file."""
+    long = "x" * 256
+    node = "N" * 250 if line == "SAVE_POINT_FILE A" else "A"  # the default name, <node>-<dag>.save
+    text = f"SAVE_POINT_FILE {node}" if node != "A" else line.format(long=long)
+    (tmp_path / "wf.dag").write_text(f"JOB {node} a.sub\n{text}\n")
+    with pytest.raises(FormatError) as info:
+        parse_dag(str(tmp_path / "wf.dag"))
+    assert info.value.line == 2 and "at most 255 bytes" in (info.value.rule or ""), info.value
+    (tmp_path / "wf.dag").write_text(f"JOB A a.sub\n{line.format(long='x' * 255)}\n")
+    if "INCLUDE" not in line and "CONFIG" not in line:
+        parse_dag(str(tmp_path / "wf.dag"))  # 255 bytes fit

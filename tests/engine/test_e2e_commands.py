@@ -164,6 +164,20 @@ def test_the_exit_policy_requeues_holds_and_removes_a_job_as_the_shadow_does(tmp
     assert re.search(r" A JOB_SUCCESS 0 ", jobstate) and re.search(r" B JOB_SUCCESS 0 ", jobstate), jobstate
 
 
+@pytest.mark.parametrize("subcode", ["1e400", 'real("nan")'])
+def test_a_hold_subcode_no_int_holds_is_c_s_int_cast_of_it(tmp_path: Path, subcode: str) -> None:
+    """A subcode that evaluates to an infinite or NaN real is the schedd's (int) cast of it (INT_MIN on
+    x86): the job is held and released, not the run ended by a traceback."""
+    (tmp_path / "a.sub").write_text("executable = /bin/true\non_exit_hold = NumJobCompletions == 1\n"
+                                    f"on_exit_hold_subcode = {subcode}\nperiodic_release = JobStatus == 5\n"
+                                    "queue\n")
+    (tmp_path / "wf.dag").write_text("JOB A a.sub\n")
+    done = subprocess.run([SHEAF, "run", str(tmp_path)], capture_output=True, text=True, check=False,
+                          timeout=120, env=_pool_config(tmp_path))
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stdout + done.stderr
+    assert "Code 3 Subcode -2147483648\n" in (tmp_path / "wf.dag.nodes.log").read_text()
+
+
 @pytest.mark.parametrize(("line", "said"), [
     ("max_retries = abc", "max_retries is not an integer (rule: max_retries is an integer): 'abc'"),
     ("on_exit_remove = (", "on_exit_remove is not a ClassAd expression"),

@@ -23,7 +23,7 @@ from Pegasus.api import (
 
 from http_serving import serving
 from sheaf import formats
-from sheaf.errors import FormatError
+from sheaf.errors import FormatError, InputError
 
 
 @pytest.fixture
@@ -161,6 +161,32 @@ def test_a_site_catalog_that_cannot_be_downloaded_is_a_warning_naming_the_url(he
         assert any(f"{base}/5.0/conf/absent.yml" in w and "planning goes on" in w for w in inputs.warnings)
         assert inputs.sc is not None and inputs.sc.sites["condorpool"].directories[0].path == "/local/scratch"
         assert not (here / "absent.yml").exists()
+
+
+@pytest.mark.parametrize("name", ["my sites.yml", "a\x01.yml", "a\x00.yml", "x" * 300])
+def test_a_repository_file_name_no_url_or_file_can_hold_is_a_warning(here: Path, name: str) -> None:
+    """A blank or a control character is quoted into the URL, and a name longer than a file name may be
+    fails its download: each a warning, planning going on as pegasus-plan does, not a traceback."""
+    _sites(here / "sites.yml", "/local/scratch")
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        closed = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    defines = [f"pegasus.catalog.site.repo={closed}", f"pegasus.catalog.site.repo.file={name}"]
+    inputs = formats.load_inputs("workflow.yml", cwd=here, defines=defines)
+    assert any("planning goes on" in w for w in inputs.warnings), inputs.warnings
+    assert inputs.sc is not None and inputs.sc.sites["condorpool"].directories[0].path == "/local/scratch"
+
+
+@pytest.mark.parametrize("kind", ["replica", "site", "transformation"])
+def test_a_catalog_name_too_long_for_a_file_is_named_not_a_traceback(here: Path, kind: str) -> None:
+    """A catalog file name with a component longer than 255 bytes (ENAMETOOLONG): the property's is
+    warned about as a missing file is, the command line's refused naming it."""
+    long_name = "x" * 300 + ".yml"
+    defines = [f"pegasus.catalog.{kind}.file={long_name}"]
+    inputs = formats.load_inputs("workflow.yml", cwd=here, defines=defines)
+    assert any(long_name in w and "cannot be looked up" in w for w in inputs.warnings), inputs.warnings
+    with pytest.raises(InputError, match="cannot be looked up"):
+        formats.load_inputs("workflow.yml", cwd=here, **{kind[0] + "c": long_name})  # type: ignore[arg-type]
 
 
 def test_a_relative_directory_path_in_the_site_catalog_is_a_warning_with_its_line(here: Path) -> None:

@@ -260,9 +260,12 @@ def _exec_dir(where: _Where, workflow: str, request: PlanRequest, wf_uuid: str, 
 def _group_property(value: str | None) -> int | None:
     if value is None or not value.strip():
         return None
-    if not value.strip().isdigit() or int(value) < 1:
-        raise UsageError(f"{GROUP_PROPERTY} must be a positive integer, got {value!r}")
-    return int(value)
+    text = value.strip()
+    # a Java int at most, as the planner's properties are; the length test first, as Python converts
+    # no more than 4,300 digits
+    if not text.isdigit() or len(text) > 10 or not 1 <= int(text) <= 2**31 - 1:
+        raise UsageError(f"{GROUP_PROPERTY} must be a positive integer (at most 2147483647), got {value!r}")
+    return int(text)
 
 
 def _plan_inputs(inputs: Inputs, **options: Any) -> ExecutableWorkflow:

@@ -86,6 +86,7 @@ class PlanRequest:
         if self.backend not in BACKENDS:
             raise UsageError(f"unknown backend {self.backend!r}: one of {', '.join(BACKENDS)}")
         _check_exec_dirs(self.randomdir, self.relative_dir)
+        _check_name_lengths(self)
 
 
 def split_commas(values: Sequence[str]) -> tuple[str, ...]:
@@ -122,6 +123,29 @@ def _check_exec_dirs(randomdir: str | None, relative_dir: str | None) -> None:
         raise UsageError(f"--randomdir {randomdir!r}: an absolute path would put the jobs' working "
                          "directory, and what cleanup removes, outside the site's working directory "
                          "(rule: --randomdir names a relative directory under it)")
+
+
+#: the longest name of one directory entry on Linux (NAME_MAX), in bytes
+_NAME_MAX = 255
+
+
+def _check_name_lengths(request: PlanRequest) -> None:
+    """A directory option with a component longer than a file name may be (``ENAMETOOLONG``), and a
+    ``--basename`` longer than a workflow name may be (the per-workflow files add their suffixes to it),
+    are usage errors: otherwise the plan fails writing its directory, as if the disk were full."""
+    from sheaf.model import MAX_NAME_BYTES
+
+    for option, value in (("--dir", request.base), ("--relative-dir", request.relative_dir),
+                          ("--relative-submit-dir", request.relative_submit_dir),
+                          ("--randomdir", request.randomdir)):
+        if value and any(len(part.encode("utf-8", "surrogateescape")) > _NAME_MAX
+                         for part in value.replace(os.sep, "/").split("/")):
+            raise UsageError(f"{option} {value!r}: a component is longer than {_NAME_MAX} bytes (rule: each "
+                             f"component of a directory name is at most {_NAME_MAX} bytes)")
+    if request.basename and len(request.basename.encode("utf-8", "surrogateescape")) > MAX_NAME_BYTES:
+        raise UsageError(f"--basename {request.basename!r}: longer than {MAX_NAME_BYTES} bytes (rule: the "
+                         f"per-workflow files' base name is at most {MAX_NAME_BYTES} bytes, as a workflow "
+                         "name)")
 
 
 def staging_sites(values: Sequence[str]) -> dict[str, str]:

@@ -12,6 +12,7 @@ it.  ``--backend htcondor`` is no run here: the DAG is handed to DAGMan on a poo
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -43,7 +44,9 @@ class RunOptions:
     go there whatever it says; ``pool_config``: the local pool's HTCondor knobs (``NUM_CPUS``, ``MEMORY``,
     ``SLOT_TYPE_N``, ...); ``scheduler``: a Dask scheduler's address (none: a LocalCluster for the run);
     ``negotiation_interval`` and ``backout_idle``: a grid plan's seconds between negotiation cycles, and
-    of no progress at a site before its groups are backed out."""
+    of no progress at a site before its groups are backed out: at least 0.05 and 0.1 as ``sheaf run``
+    takes them, the interval finite (an infinite or NaN one would never negotiate again), the time of
+    no progress a number (infinite: never backed out)."""
 
     dagman: DagmanOptions = field(default_factory=DagmanOptions)
     backend: str = "local"
@@ -56,6 +59,12 @@ class RunOptions:
         check_fields(self)
         if self.backend not in BACKENDS:
             raise UsageError(f"unknown backend {self.backend!r}: one of {', '.join(sorted(BACKENDS))}")
+        for name, least, finite in (("negotiation_interval", 0.05, True), ("backout_idle", 0.1, False)):
+            value = getattr(self, name)
+            if not (least <= value and (value < math.inf or not finite)):  # NaN is in no range
+                kind = "finite " if finite else ""
+                raise UsageError(f"{name} {value!r} is not in the range {kind}x>={least} "
+                                 f"(sheaf run --{name.replace('_', '-')})")
 
 
 def run(directory: str, options: RunOptions | None = None, *,

@@ -28,6 +28,7 @@ from __future__ import annotations
 __all__ = ["HELD", "IDLE", "RUNNING", "Action", "JobRecord", "decide", "decide_at_exit", "has_policy",
            "policy_interval"]
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
@@ -131,7 +132,15 @@ def _fired(ad: ClassAd, name: str) -> tuple[str, int]:
     if not (isinstance(reason, str) and reason):
         reason = f"The job attribute {name} expression '{unparse(ad.lookup(name))}' evaluated to TRUE"
     number = isinstance(subcode, int | float) and not isinstance(subcode, bool)
-    return reason, int(subcode) if number else 0
+    return reason, _c_int(subcode) if number else 0
+
+
+def _c_int(value: float) -> int:
+    """A subcode as the schedd's ``EvalInteger`` makes it: a real truncated by C's ``(int)`` cast, which
+    on x86 makes a NaN, infinite or out-of-range one INT_MIN."""
+    if isinstance(value, int):
+        return value
+    return int(value) if math.isfinite(value) and -2**31 <= value < 2**31 else -2**31
 
 
 def decide(record: JobRecord, now: float, memory_mb: float | None = None) -> Action | None:

@@ -70,6 +70,7 @@ looked up beside the running interpreter, then on PATH.
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import os
 import re
@@ -230,6 +231,7 @@ def reserved_run_dir(parent: str | os.PathLike[str], name: str | None = None) ->
         guard = tempfile.mkdtemp(prefix=f"{sibling(made[0], 'new')}{os.getpid()}-", dir=target)
     except OSError as exc:
         _remove_empty([*made, *missing])
+        _refuse_too_long(exc, made[0] if made else os.path.join(target, name or "runNNNN"))
         raise StorageError.of(exc, f"the plan directory under {target}", "nothing was written") from None
     lock = _hold(guard)
     try:
@@ -256,6 +258,18 @@ def _missing_dirs(path: str) -> list[str]:
     return out
 
 
+def _refuse_too_long(exc: OSError, directory: str) -> None:
+    """A plan directory whose name is too long for the file system (``ENAMETOOLONG``, the temporary
+    sibling the plan is written into adding about 30 bytes to its last part) is bad input, not a
+    storage failure: a ``PlanningError``."""
+    if exc.errno == errno.ENAMETOOLONG:
+        raise PlanningError(f"the plan directory's name is too long for the file system ({exc.strerror}); "
+                            "nothing was written",
+                            rule="each part of the plan directory's path, with about 30 bytes more for the "
+                            "temporary directory the plan is written into, fits a file name (255 bytes)",
+                            value=directory) from None
+
+
 def _remove_empty(paths: Sequence[str]) -> None:
     """A failed plan leaves nothing: the directories it made, while still empty, deepest first."""
     for path in paths:
@@ -278,6 +292,7 @@ def _write_into(final: str, exec_wf: ExecutableWorkflow, basename: str | None,
         remove_stale_siblings(final)
         tmp = tempfile.mkdtemp(prefix=f"{sibling(final, 'new')}{os.getpid()}-", dir=parent)
     except OSError as exc:
+        _refuse_too_long(exc, final)
         raise StorageError.of(exc, f"the plan directory {final}", "nothing was written") from None
     guard = _hold(tmp)
     try:

@@ -19,7 +19,7 @@ __all__ = ["SETTINGS", "apply_later", "apply_setting", "parse_setting", "set_don
 import os
 import re
 
-from sheaf.condor._dagman_file import DagFile, bare, dag_int, dag_keyword, resolve, warn
+from sheaf.condor._dagman_file import DagFile, bare, dag_int, dag_keyword, fitting_name, resolve, warn
 from sheaf.condor._dagman_records import ALL_NODES, NodeSpec, Script
 
 _VARS_KEY = r"[A-Za-z_+][\w.+]*"
@@ -291,7 +291,7 @@ def set_save_point(f: DagFile, words: list[str], spec: NodeSpec) -> None:
     DAG; a path is the DAG's directory's."""
     check_kind(f, "SAVE_POINT_FILE", spec)
     name = bare(words[2]) if len(words) == 3 else f"{words[1]}-{os.path.basename(f.path)}.save"
-    spec.save_point = save_point_path(f.dag.path, name)
+    spec.save_point = save_point_path(f.dag.path, fitting_name(f, name, "SAVE_POINT_FILE"))
 
 
 def save_point_path(dag_path: str, name: str) -> str:

@@ -43,9 +43,12 @@ URL and the reason.
 
 from __future__ import annotations
 
+import contextlib
+import http.client
 import os
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Mapping
 from pathlib import Path
@@ -88,14 +91,14 @@ def catalog_path(kind: str, option: PathLike | None, properties: Properties, her
     prop, defaults = CATALOG_FILES[kind]
     if option is not None:
         path = under(here, option)
-        if not path.is_file():
+        if not _is_file(path):
             raise InputError(f"the {kind} catalog given on the command line {_not_a_file(path)}",
                              rule="catalog files exist", path=str(path))
         return path
     named = properties.get_str(prop)
     if named:
         path = under(property_base(properties, here), named)
-        if path.is_file():
+        if _is_file(path):
             return path
         warnings.append(f"{path}: the {kind} catalog named by the property {prop} {_not_a_file(path)}; "
                         f"planning without it")
@@ -105,8 +108,21 @@ def catalog_path(kind: str, option: PathLike | None, properties: Properties, her
     return found if found is not None or not inherited else under(here, inherited)
 
 
+def _is_file(path: Path) -> bool:
+    """``path.is_file()``, false for a name the system cannot look up (``ENAMETOOLONG``: a component
+    longer than 255 bytes), which ``pathlib`` raises as ``OSError``."""
+    try:
+        return path.is_file()
+    except OSError:
+        return False
+
+
 def _not_a_file(path: Path) -> str:
     """What ``path``, which is no regular file, is instead."""
+    try:
+        path.exists()
+    except OSError as exc:
+        return f"cannot be looked up ({exc.strerror})"
     if not path.exists():
         return "does not exist"
     if path.is_dir():
@@ -185,17 +201,17 @@ def remote_site_catalog(properties: Properties, here: Path, warnings: list[str])
         raise InputError("pegasus.catalog.site.repo.file names a file of the repository's conf directory",
                          rule="a base name", value=name)
     base = (properties.get_str("pegasus.catalog.site.repo") or DEFAULT_SITE_REPO).rstrip("/")
-    url = f"{base}/{SITE_REPO_RELEASE}/conf/{name}"
+    url = f"{base}/{SITE_REPO_RELEASE}/conf/{urllib.parse.quote(name)}"
     target = here / name
     interval = _interval(properties)
-    if target.is_file() and time.time() - target.stat().st_mtime < interval:
+    if _is_file(target) and time.time() - target.stat().st_mtime < interval:
         return target
     try:
         _download(url, target)
     except InputError as exc:  # as pegasus-plan: the failure is logged and planning goes on
-        kept = " (an earlier download is used)" if target.is_file() else ""
+        kept = " (an earlier download is used)" if _is_file(target) else ""
         warnings.append(f"{exc.message}; planning goes on with the local site catalog{kept}")
-        return target if target.is_file() else None
+        return target if _is_file(target) else None
     warnings.append(f"{target}: site catalog downloaded from {url}")
     return target
 
@@ -219,10 +235,11 @@ def _download(url: str, target: Path) -> None:
             data = response.read()
         tmp.write_bytes(data)
         tmp.replace(target)
-    except (urllib.error.URLError, TimeoutError, ValueError, OSError) as exc:
+    except (urllib.error.URLError, http.client.HTTPException, TimeoutError, ValueError, OSError) as exc:
         reason = getattr(exc, "reason", None) or exc
         raise InputError(f"cannot download the site catalog from {url}: {reason}",
                          rule="pegasus.catalog.site.repo.file names a file the repository serves",
                          value=url) from None
     finally:
-        tmp.unlink(missing_ok=True)
+        with contextlib.suppress(OSError, ValueError):  # a name too long, or with a NUL, was never created
+            tmp.unlink(missing_ok=True)

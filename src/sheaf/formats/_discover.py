@@ -194,10 +194,30 @@ def _properties(here: Path, conf: PathLike | None, defines: Iterable[str],
     overrides = parse_defines(defines)
     if overrides:
         layers.append(("-D", overrides))
+    for name, layer in layers:
+        _refuse_lone_surrogates(name, layer)
     renamed = deprecated_layer(Properties.layered(*layers), warnings)
     if renamed:  # under every layer: a key set under its new name wins
         layers.insert(0, ("deprecated keys", renamed))
     return Properties.layered(*layers), files
+
+
+def _refuse_lone_surrogates(name: str, layer: Mapping[str, str]) -> None:
+    """Refuse a property that is no Unicode text -- a ``-D`` option or ``_PEGASUS__*`` variable of bytes
+    that are not UTF-8 (Python holds them as lone surrogates), a file's ``\\uDC80`` escape --, which no
+    file the plan writes could hold."""
+    for key, value in layer.items():
+        try:
+            key.encode("utf-8")
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            shown = f"{key}={value}".encode("utf-8", "backslashreplace").decode()
+            rule = "properties are Unicode text (UTF-8 bytes, no lone \\uD800-\\uDFFF escape)"
+            if name == "-D":
+                raise UsageError(f"-D {shown}: the property is not UTF-8 text (rule: {rule})") from None
+            where = "set by the environment " if name == ENVIRONMENT else ""
+            raise InputError(f"the property {shown.partition('=')[0]} {where}is not UTF-8 text", rule=rule,
+                             value=shown, path=None if name == ENVIRONMENT else name) from None
 
 
 def _warn_replica_conf(path: str, warnings: list[str]) -> None:
