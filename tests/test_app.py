@@ -132,6 +132,11 @@ def test_a_python_plan_records_only_the_arguments_it_was_given(example: Path,
     (lambda: app.RunOptions(negotiation_interval=math.inf), "negotiation_interval inf is not in the range"),
     (lambda: app.RunOptions(backout_idle=math.nan), "backout_idle nan is not in the range x>=0.1"),
     (lambda: app.RunOptions(backout_idle=-1), "backout_idle -1 is not in the range x>=0.1"),
+    (lambda: app.DagmanOptions(batch_name="a\nb"), "holds a line break"),
+    (lambda: app.DagmanOptions(batch_name="a\0b"), "DagmanOptions.batch_name: holds a NUL character"),
+    (lambda: app.DagmanOptions(dag_files=("w.dag", "x\0.dag")), "DagmanOptions.dag_files: holds a NUL"),
+    (lambda: app.PlanRequest("workflow.yml", defines=("a=\0",)), "PlanRequest.defines: holds a NUL"),
+    (lambda: app.status("runs\0"), "directory: holds a NUL character"),
 ])
 def test_option_records_refuse_what_the_command_line_refuses(example: Path, make: Callable[[], object],
                                                              message: str) -> None:

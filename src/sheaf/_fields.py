@@ -8,8 +8,8 @@ the wrong type would otherwise travel deep into the plan or the run and surface 
 raises one ``UsageError`` naming the field, the type expected and the value; a path object
 (``pathlib.Path``) where text is expected is taken as its text.  ``bool`` is not taken
 for ``int`` or ``float``; an ``int`` is taken for ``float``; a ``str`` is not a ``tuple[str, ...]``
-(it would be read one character at a time).  :func:`check_path` does the same for a directory
-argument.
+(it would be read one character at a time).  No text, alone or in a tuple, may hold a NUL: no file
+name, option or job attribute can.  :func:`check_path` does the same for a directory argument.
 """
 
 from __future__ import annotations
@@ -102,9 +102,20 @@ def check_fields(record: object) -> None:
             spelled = _spelled(expected)
             hint = f" (write ({value!r},) for one)" if isinstance(value, str) and "tuple" in spelled else ""
             raise UsageError(f"{cls.__name__}.{name}: expected {spelled}, got {value!r}{hint}")
+        if "\0" in _text_of(value):
+            raise UsageError(f"{cls.__name__}.{name}: holds a NUL character, got {value!r}")
+
+
+def _text_of(value: object) -> str:
+    """The text of a field: a ``str``, or a tuple's ``str`` items joined (the rest: none)."""
+    if isinstance(value, str):
+        return value
+    return "".join(item for item in value if isinstance(item, str)) if isinstance(value, tuple) else ""
 
 
 def check_path(name: str, value: object) -> None:
     """Raise ``UsageError`` unless ``value`` (the argument ``name``) is a str or an ``os.PathLike``."""
     if not isinstance(value, (str, os.PathLike)):
         raise UsageError(f"{name}: expected a path (str or os.PathLike), got {value!r}")
+    if "\0" in os.fsdecode(value):
+        raise UsageError(f"{name}: holds a NUL character, got {value!r}")

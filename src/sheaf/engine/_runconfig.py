@@ -112,6 +112,9 @@ class DagmanOptions:
                  if value is not None]
         if len(given) > 1:  # condor_submit_dag's words
             raise UsageError(f"{given[-1]} can not be used with the following flag: {given[0]}")
+        if self.batch_name is not None and ("\n" in self.batch_name or "\r" in self.batch_name):
+            raise UsageError(f"batch_name {self.batch_name!r} holds a line break (-batch-name, sheaf run "
+                             "--batch-name: every node job's JobBatchName, one line)")
         if self.recovery and self.load_save is not None:
             raise UsageError("-load_save can not be used with the following flag: -DoRecovery")
 
