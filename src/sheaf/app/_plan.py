@@ -190,7 +190,8 @@ def plan(request: PlanRequest, *, on_warning: Callable[[str], None] | None = Non
     written = time.perf_counter()
     return PlanResult(files.directory, abstract_jobs=len(inputs.workflow.jobs), executable=exec_wf,
                       files=files, braindump=dump,
-                      warnings=(*warnings, *exec_wf.warnings, *files.warnings), notes=tuple(exec_wf.notes),
+                      warnings=(*warnings, *exec_wf.warnings, *_batch_sites(exec_wf), *files.warnings),
+                      notes=tuple(exec_wf.notes),
                       plan_seconds=planned - started, write_seconds=written - planned)
 
 
@@ -198,6 +199,33 @@ def _output_dir(staging: StagingOptions, exec_wf: ExecutableWorkflow, directory:
     """``--output-dir`` as recorded in plan.json: the directory it resolved to (a relative one may be
     under an output site's storage directory); nothing without it."""
     return {"output_dir": output_targets(exec_wf, directory)[0][1]} if staging.output_dir else {}
+
+
+#: the batch systems Pegasus's glite style submits to through HTCondor's BLAHP
+_BLAHP_SYSTEMS = frozenset({"pbs", "sge", "slurm", "lsf", "flux", "moab", "cobalt"})
+
+
+def _batch_sites(exec_wf: ExecutableWorkflow) -> list[str]:
+    """One warning per site whose jobs' ``grid_resource`` asks for a batch system ``sheaf run`` does not
+    send jobs to (``batch pbs``, or the single word ``pbs`` that Pegasus's glite style reads as
+    ``batch pbs``): Pegasus would submit them to it, sheaf runs them on ``--backend``."""
+    from sheaf.backends import BATCH_SYSTEMS
+
+    asked: dict[str, str] = {}
+    for job in exec_wf.jobs:
+        value = job.profiles.get("condor", {}).get("grid_resource")
+        if job.site is None or not value or job.site in asked:
+            continue
+        words = value.lower().split()
+        legacy = words[0] in _BLAHP_SYSTEMS
+        system = words[0] if legacy else words[1] if words[0] == "batch" and len(words) > 1 else None
+        if system is not None and (legacy or system not in BATCH_SYSTEMS):
+            asked[job.site] = value
+    routed = ", ".join(f"batch {system}" for system in sorted(BATCH_SYSTEMS))
+    return [f"site '{site}': its jobs' grid_resource = {value} asks for a batch system, to which Pegasus's "
+            f"glite style submits them; sheaf run sends jobs to a batch system only for grid_resource = "
+            f"{routed}: these run on sheaf run's --backend (the local pool by default)"
+            for site, value in asked.items()]
 
 
 def _warn_unused_auto(request: PlanRequest, clustering: tuple[str, ...], warn: Callable[[str], None]) -> None:

@@ -35,18 +35,19 @@ TYPE_CHECKING = False  # not typing's: the Slurm job wrapper imports this packag
 if TYPE_CHECKING:
     from sheaf.backends._limits import MachineLimits
     from sheaf.backends._pool import Pool
-    from sheaf.backends._registry import BACKENDS, make_backend
+    from sheaf.backends._registry import BACKENDS, BATCH_SYSTEMS, make_backend
     from sheaf.backends._slotconfig import load_config as load_pool_config
     from sheaf.backends.local import LocalBackend
 
 __all__: list[str] = [
-    "BACKENDS", "LocalBackend", "MachineLimits", "Pool", "load_pool_config", "make_backend",
+    "BACKENDS", "BATCH_SYSTEMS", "LocalBackend", "MachineLimits", "Pool", "load_pool_config", "make_backend",
 ]
 
 # name -> "module" or "module:attribute" it is found as there
 _HOMES = {
     "MachineLimits": "sheaf.backends._limits", "LocalBackend": "sheaf.backends.local",
     "Pool": "sheaf.backends._pool", "BACKENDS": "sheaf.backends._registry",
+    "BATCH_SYSTEMS": "sheaf.backends._registry",
     "make_backend": "sheaf.backends._registry", "load_pool_config": "sheaf.backends._slotconfig:load_config",
 }
 
