@@ -15,7 +15,9 @@ Policy (``sharedfs``: jobs read and write their site's shared scratch):
   a local path (absolute, served by ``file://``, a URL without a scheme, or by nothing) -- under it
   pegasus-plan's relative execution directory, when the plan has one; the ``local`` site no catalog
   defines has Pegasus's ``wf-scratch/LOCAL`` beside the submit directory, the relative execution
-  directory under it too (so two runs never share one); any other site ``DIR/scratch/<site>``.
+  directory under it too (so two runs never share one); any other site ``DIR/scratch/<site>``, with
+  a warning naming the site, its directory and URL when the catalog gives a scratch directory that
+  only another scheme serves (``gsiftp://``, ``stash://``, ...), which sheaf does not work through.
   ``pegasus.dir.exec`` (Pegasus's "Site Directories" properties) changes that directory before the
   relative execution directory is added: a relative value is appended to it, an absolute one
   replaces it.
@@ -140,11 +142,18 @@ def _plan_data(exec_wf: ExecutableWorkflow, submit_dir: str, exec_dir: str | Non
     state = _Pass(exec_wf, os.path.abspath(submit_dir), len(exec_wf.jobs))
     jobs = exec_wf.jobs
     sites = sorted({job.site for job in jobs if job.site is not None and job.type in RUNS_TASKS})
+    remote: dict[str, None] = {}
     for site in sites:
         staging = staging_site(exec_wf, site, config)  # an unknown one refused under every configuration
         where = site if config == "sharedfs" else staging
         exec_wf.workdirs[site] = site_workdir(where, exec_wf.site_catalog, state.submit_dir, exec_dir,
                                               exec_wf.properties.get_str("pegasus.dir.exec"))
+        served = _remote_scratch(where, exec_wf.site_catalog)
+        if served is not None:
+            remote[f"site '{where}': its shared scratch directory {served[0]} is served only by {served[1]}, "
+                   f"a URL sheaf does not work through: its working directory is {exec_wf.workdirs[site]}"
+                   " instead"] = None
+    exec_wf.warnings.extend(remote)
     unplanned = sorted(set(exec_wf.data.staging_sites) - {"*", *sites})
     if unplanned:
         exec_wf.warnings.append(f"--staging-site names sites no job is planned on: {', '.join(unplanned)} "
@@ -248,6 +257,19 @@ def site_workdir(site: str, sites: SiteCatalog | None, submit_dir: str, exec_dir
     if dir_exec and os.path.isabs(dir_exec):  # outside the submit directory: runs must not share it
         return os.path.normpath(os.path.join(dir_exec, exec_dir or "."))
     return os.path.normpath(os.path.join(own, dir_exec or "."))
+
+
+def _remote_scratch(site: str, sites: SiteCatalog | None) -> tuple[str, str] | None:
+    """(path, URL) of ``site``'s catalogued shared scratch directory when only URLs of another scheme
+    than ``file://`` serve it (``site_workdir`` then uses the submit directory's), else None."""
+    entry = sites.get(site) if sites is not None else None
+    scratch = entry.directory("sharedScratch") if entry is not None else None
+    if scratch is None or not os.path.isabs(scratch.path) or not scratch.file_servers:
+        return None
+    urls = [server.url for server in scratch.file_servers]
+    if any(url.startswith("file://") or "://" not in url for url in urls):
+        return None
+    return scratch.path, urls[0]
 
 
 def check_lfn(lfn: str) -> None:
