@@ -224,3 +224,34 @@ def test_a_broken_model_rule_in_a_dax_is_located_at_its_line(tmp_path: Path, bod
     done = subprocess.run([sheaf, "validate", str(tmp_path / "wf.dax")], capture_output=True, text=True,
                           check=False)
     assert done.returncode == 2 and said in done.stderr and where in done.stderr, done.stderr
+
+
+COMPOUND = """<adag xmlns="http://pegasus.isi.edu/schema/DAX" version="3.6" name="compound">
+  <executable name="decon" installed="false"><pfn url="file:///opt/bin/decon" site="local"/></executable>
+  <executable name="iterdecon" installed="false"><pfn url="file:///opt/bin/idecon" site="local"/></executable>
+  <job id="ID1" name="decon"><argument>a b</argument><uses name="a" link="input"/></job>
+  <job id="ID2" name="other"/>
+  <transformation name="decon">
+    <uses name="decon"/>
+    <uses name="iterdecon"/>
+    <uses name="model.conf" executable="false"/>
+  </transformation>
+  <transformation name="nothing"><uses name="iterdecon"/></transformation>
+</adag>
+"""
+
+
+def test_a_compound_transformation_requires_its_executables_and_gives_its_jobs_its_files() -> None:
+    """DAX 3.6's <transformation>: its executables (``executable`` defaults to true there) are what its
+    entry requires, staged beside its executable; its data files inputs of each of its jobs."""
+    warnings: list[str] = []
+    wf = loads_dax(COMPOUND, warnings=warnings)
+    assert wf.transformation_catalog is not None
+    decon = wf.transformation_catalog.lookup(None, "decon", None)
+    assert decon is not None and decon.requires == ("iterdecon",)
+    assert [use.lfn for use in wf.jobs["ID1"].uses] == ["a", "model.conf"]
+    assert wf.jobs["ID2"].uses == ()
+    assert len(warnings) == 1 and "<transformation> nothing names no <executable>" in warnings[0]
+    again = loads_dax(dumps_dax(wf))
+    assert again.transformation_catalog is not None
+    assert again.transformation_catalog.lookup(None, "decon", None) == decon

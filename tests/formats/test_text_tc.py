@@ -9,13 +9,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sheaf.errors import FormatError
-from sheaf.formats._text_tc import dumps_text_tc, loads_text_tc, read_text_tc, split_fqn
+from sheaf.formats._text_tc import dumps_text_tc, loads_text_tc, read_text_tc
 from sheaf.model import (
     Container,
     Transformation,
     TransformationCatalog,
     TransformationSite,
     normalize_profiles,
+    split_fqn,
 )
 
 #: the Text TC examples of Pegasus's optimization chapter, as printed there

@@ -110,6 +110,28 @@ def test_a_compound_transformations_requirements_are_staged_beside_it(tmp_path: 
     assert [p.read_text() for p in target.rglob("fit.out")] == ["diffed\n"]
 
 
+def test_a_dax_compound_transformations_executables_are_staged_beside_it(tmp_path: Path) -> None:
+    """DAX 3's compound ``<transformation>``: the executables its ``<uses>`` name are required by it, and
+    staged beside it as the Python API's add_requirement is."""
+    fit, diff = tmp_path / "mDiffFit.sh", tmp_path / "mDiff.sh"
+    fit.write_text("#!/bin/sh\n./mDiff > fit.out\n")
+    diff.write_text("#!/bin/sh\necho diffed\n")
+    SiteCatalog().add_sites(Site("condorpool"), Site("local")).write(str(tmp_path / "sites.yml"))
+    (tmp_path / "workflow.dax").write_text(f"""<?xml version="1.0" encoding="UTF-8"?>
+<adag xmlns="http://pegasus.isi.edu/schema/DAX" version="3.6" name="compound">
+  <executable name="mDiffFit" installed="false"><pfn url="file://{fit}" site="condorpool"/></executable>
+  <executable name="mDiff" installed="false"><pfn url="file://{diff}" site="condorpool"/></executable>
+  <transformation name="mDiffFit"><uses name="mDiff"/></transformation>
+  <job id="ID1" name="mDiffFit"><uses name="fit.out" link="output" transfer="false"/></job>
+</adag>
+""")
+    target = tmp_path / "plan"
+    plan_into(tmp_path, "workflow.dax", target)
+    done = run(target)
+    assert done.returncode == 0, done.stdout + done.stderr  # ./mDiff not found: exit 127
+    assert [p.read_text() for p in target.rglob("fit.out")] == ["diffed\n"]
+
+
 @pytest.mark.parametrize("pfn", ["gsiftp://example.org/bin/keg", "file://otherhost/bin/keg"])
 def test_installed_executable_at_a_url_is_refused_naming_it(tmp_path: Path, pfn: str) -> None:
     _catalogs(tmp_path, Transformation("keg", site="condorpool", pfn=pfn))

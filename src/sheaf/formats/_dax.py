@@ -23,7 +23,14 @@ Read (``read_dax``):
   cluster; ``<link source target>`` and ``<child ref><parent ref/></child>`` inside it are the
   dependencies between its jobs;
 - catalogs inline: ``<file name><pfn url site/></file>`` -> replicas, ``<executable namespace name
-  version arch os installed><pfn url site/><profile/></executable>`` -> transformations.
+  version arch os installed><pfn url site/><profile/></executable>`` -> transformations;
+- ``<transformation namespace name version>`` (a compound transformation, "an aggregation of
+  executables"): its ``<uses namespace name version executable>`` are copied to every job of that
+  transformation, as Pegasus's DAX parser copies them -- an executable (``executable`` defaults to
+  true there, as DAX 3.6's schema says) becomes a ``requires`` of the transformation's inline
+  entry (staged beside its executable, Pegasus 5's ``add_requirement``), a data file
+  (``executable="false"``) an input of each job; one naming no ``<executable>`` of the workflow has
+  no entry to carry its requires: warned about and skipped.
 
 Write (``dumps_dax``): DAX 3.6 with the same elements, so ``read(write(x)) == x`` for what DAX can
 express.  Errors: ``FormatError`` with the element's line.  Parsing (``_xml``): internal entities
@@ -34,6 +41,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +63,8 @@ from sheaf.model import (
     Use,
     Workflow,
     normalize_profiles,
+    split_fqn,
+    transformation_fqn,
 )
 
 _NS = "http://pegasus.isi.edu/schema/DAX"
@@ -110,6 +120,7 @@ class _Reader:
         rc = ReplicaCatalog()
         metadata: dict[str, str] = {}
         invokes: list[dict[str, str]] = []
+        compounds: list[Any] = []
         for element in root:
             kind = _name(element)
             if kind in ("job", "dax", "dag"):
@@ -129,8 +140,12 @@ class _Reader:
                 invokes.append(self.invoke(element))
             elif kind == "dflow":
                 self.dflow(element, wf)
+            elif kind == "transformation":
+                compounds.append(element)
             elif kind:
                 self.warn(element, f"<{kind}> is not read by sheaf; skipped")
+        for element in compounds:  # after every <executable> and <job>, wherever it stands
+            self.compound(element, tc, wf)
         wf.metadata = metadata
         if invokes:
             wf.hooks = {"shell": invokes}
@@ -263,6 +278,33 @@ class _Reader:
         pfns = tuple(PFN(self.required(p, "url"), p.get("site")) for p in element if _name(p) == "pfn")
         return Replica(lfn, pfns)
 
+    def compound(self, element: Any, tc: TransformationCatalog, wf: Workflow) -> None:
+        """A ``<transformation>``: its executables required by its inline entry, its data files inputs
+        of its jobs (module docstring)."""
+        key = (element.get("namespace"), self.required(element, "name"), element.get("version"))
+        requires: list[str] = []
+        files: list[str] = []
+        for child in element:
+            if _name(child) != "uses":
+                continue
+            name = self.required(child, "file", "name")
+            if self.flag(child, "executable", True):
+                fqn = transformation_fqn(child.get("namespace"), name, child.get("version"))
+                if fqn != transformation_fqn(*key) and fqn not in requires:
+                    requires.append(fqn)
+            else:
+                files.append(name)
+        entry = tc.transformations.get(key)
+        if requires and entry is not None:
+            tc.transformations[key] = replace(entry, requires=(*entry.requires, *requires))
+        elif requires:
+            self.warn(element, f"<transformation> {transformation_fqn(*key)} names no <executable> of the "
+                               "workflow: the executables it uses are not staged with it; skipped")
+        for job in wf.jobs.values():
+            if files and (job.namespace, job.name, job.version) == key and job.type == "job":
+                named = {use.lfn for use in job.uses}
+                job.uses = (*job.uses, *(Use(lfn) for lfn in files if lfn not in named))
+
     def executable(self, element: Any, tc: TransformationCatalog) -> None:
         raw_profiles: dict[str, dict[str, str]] = {}
         for child in element:
@@ -333,6 +375,13 @@ def dumps_dax(workflow: Workflow) -> bytes:
                 "installed": _bool(entry.type == "installed")})
             _sub(element, "pfn", {"url": entry.pfn, "site": entry.name})
             _profiles(element, transformation.profiles)
+        if transformation.requires:
+            element = _sub(root, "transformation", {"namespace": transformation.namespace,
+                                                    "name": transformation.name,
+                                                    "version": transformation.version})
+            for fqn in transformation.requires:
+                namespace, name, version = split_fqn(fqn)
+                _sub(element, "uses", {"namespace": namespace, "name": name, "version": version})
     for job in workflow.jobs.values():
         _job(root, job)
     parents: dict[str, list[str]] = {}

@@ -47,6 +47,7 @@ from sheaf.model import (
     TransformationCatalog,
     TransformationSite,
     normalize_profiles,
+    split_fqn,
 )
 
 _ARCH = {"intel32": "x86", "intel64": "x86_64", "amd64": "x86_64", "x86": "x86", "x86_64": "x86_64",
@@ -233,18 +234,6 @@ class _Parser:
             prefix = f"{self.path}:{where.line}: " if where else f"{self.path}: "
             self.warnings.extend(prefix + w for w in warnings)
         return profiles
-
-
-def split_fqn(text: str) -> tuple[str | None, str, str | None]:
-    """``ns::name:version`` -> (ns, name, version); absent parts are None."""
-    namespace: str | None = None
-    rest = text
-    if "::" in rest:
-        namespace, rest = rest.split("::", 1)
-    version: str | None = None
-    if ":" in rest:
-        rest, version = rest.rsplit(":", 1)
-    return namespace or None, rest, version or None
 
 
 def _one_line_catalog(text: str, path: str, warnings: list[str] | None) -> TransformationCatalog:

@@ -71,6 +71,7 @@ if TYPE_CHECKING:
         UseType,
         Workflow,
         all_uses,
+        split_fqn,
         transformation_fqn,
     )
 
@@ -83,7 +84,7 @@ __all__ = [
     "canonical_key", "check_names", "check_profile_values", "cycle_in", "effective_profiles", "file_url_path",
     "is_auto", "job_argv", "join_arguments", "kahn_levels", "lock_path", "merge_profiles", "needs_splitting",
     "normalize_profiles",
-    "nul_problem", "profile_float", "profile_int", "quote_words", "split_arguments", "stringify",
+    "nul_problem", "profile_float", "profile_int", "quote_words", "split_arguments", "split_fqn", "stringify",
     "transformation_fqn", "url_scheme", "validate",
 ]
 
@@ -106,6 +107,7 @@ _WHERE = {
     "join_arguments": "_arguments", "merge_profiles": "_profiles", "normalize_profiles": "_profiles",
     "profile_float": "_profiles", "profile_int": "_profiles", "split_arguments": "_arguments",
     "quote_words": "_arguments", "job_argv": "_arguments",
-    "stringify": "_profiles", "transformation_fqn": "_workflow", "validate": "_validate",
+    "split_fqn": "_workflow", "stringify": "_profiles", "transformation_fqn": "_workflow",
+    "validate": "_validate",
 }
 __getattr__ = lazy_exports(__name__, _WHERE)

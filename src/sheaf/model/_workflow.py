@@ -136,6 +136,18 @@ def transformation_fqn(namespace: str | None, name: str, version: str | None) ->
     return f"{text}:{version}" if version else text
 
 
+def split_fqn(text: str) -> tuple[str | None, str, str | None]:
+    """``ns::name:version`` -> (ns, name, version); absent parts are None."""
+    namespace: str | None = None
+    rest = text
+    if "::" in rest:
+        namespace, rest = rest.split("::", 1)
+    version: str | None = None
+    if ":" in rest:
+        rest, version = rest.rsplit(":", 1)
+    return namespace or None, rest, version or None
+
+
 @dataclass(slots=True, eq=True)
 class Workflow:
     """An abstract workflow (Pegasus 5.0 YAML, DAX 3 or WfCommons, all read into this)."""
