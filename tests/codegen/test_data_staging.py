@@ -130,6 +130,11 @@ def test_sheaf_transfer_copies_and_refuses(tmp_path: Path) -> None:
     pairs.write_text(f"{tmp_path}/missing {root}/m\n")
     missing = _run("--root", str(root), str(pairs))
     assert missing.returncode == 1 and "source missing" in missing.stderr
+    (tmp_path / "made").mkdir()  # a job's output named "made/": a directory, not a file
+    pairs.write_text(f"{tmp_path}/made {root}/made\n")
+    directory = _run("--root", str(root), str(pairs))
+    assert directory.returncode == 1 and "source is a directory" in directory.stderr
+    assert "source missing" not in directory.stderr
     pairs.write_text(f"'{src}' {root}/linked\n")
     assert _run("--link", "--root", str(root), str(pairs)).returncode == 0
     assert os.readlink(root / "linked") == str(src)

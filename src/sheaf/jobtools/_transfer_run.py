@@ -243,6 +243,9 @@ def _attempt(item: Transfer, url: str, staging: _Staging, options: TransferOptio
              outcome: TransferOutcome) -> None:
     src = local_path(url, options.base)
     if src is not None and not os.path.isfile(src):
+        if os.path.isdir(src):  # an lfn naming a directory ("out/"), which a job made
+            raise AttemptFailed("source is a directory: sheaf-transfer moves files, and a workflow's files "
+                                "are files (archive the directory into one)", retry=False)
         raise AttemptFailed("source missing: no such file", retry=False)
     if staging.dest is not None:
         os.makedirs(os.path.dirname(staging.dest), exist_ok=True)
