@@ -445,6 +445,17 @@ def test_properties_sheaf_does_not_read_are_warned_about_by_name(work: Path) -> 
     assert "is not implemented yet" not in quiet.output
 
 
+def test_a_cleanup_scope_pegasus_does_not_define_is_read_as_fullahead_as_pegasus_reads_it(work: Path) -> None:
+    result = plan("-Dpegasus.file.cleanup.scope=inplace", "-q")
+    assert result.exit_code == 0, result.output
+    assert ("property pegasus.file.cleanup.scope = inplace is not a value Pegasus defines (fullahead, "
+            "deferred): read as fullahead, as Pegasus reads it") in result.output
+    assert "is not implemented yet" not in result.output
+    deferred = plan("-Dpegasus.file.cleanup.scope=deferred", "-q")
+    assert ("property pegasus.file.cleanup.scope = deferred is not implemented yet (ignored)"
+            in deferred.output)
+
+
 def test_monitoring_destinations_sheaf_does_not_feed_are_warned_about_by_name(work: Path) -> None:
     # Pegasus's monitoring guide: pegasus-monitord sends the workflow's events to an AMQP endpoint
     # (pegasus.catalog.workflow.amqp.url) and to the dashboard's database (pegasus.catalog.master.url)

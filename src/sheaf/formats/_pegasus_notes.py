@@ -79,6 +79,12 @@ NOT_YET: Mapping[str, tuple[tuple[str, ...], str]] = {
 #: pegasus.mode's values (Pegasus's configuration reference); another is refused
 MODES = ("production", "development", "tutorial", "debug")
 
+#: property -> (the values Pegasus defines, exactly as its enum spells them; the one it reads any other
+#: value as): a value outside them is no feature sheaf lacks -- Pegasus ignores it too
+DEFINED: Mapping[str, tuple[tuple[str, ...], str]] = {
+    "pegasus.file.cleanup.scope": (("fullahead", "deferred"), "fullahead"),
+}
+
 _KICKSTART = "sheaf runs jobs without kickstart"
 _EXPRESSIONS = "profile expressions (pegasus-exitcode -U on a retry) are not evaluated"
 _TOOLS = "sheaf's transfer and cleanup programs take their own options"
@@ -123,7 +129,11 @@ def feature_warnings(properties: Properties, workflow: Workflow, tc: Transformat
     for pattern, (fine, owner) in NOT_YET.items():
         for key in sorted(k for k in properties if fnmatchcase(k, pattern)):
             value = properties[key].strip()
-            if value.lower() not in fine:
+            defined, default = DEFINED.get(key, ((), ""))
+            if defined and value not in defined:
+                found.append(f"property {key} = {value} is not a value Pegasus defines "
+                             f"({', '.join(defined)}): read as {default}, as Pegasus reads it")
+            elif value.lower() not in fine:
                 found.append(f"property {key} = {value} is not implemented yet (ignored): {owner}")
     # shell hooks of the workflow, its jobs and their transformations run (sheaf.monitor); other hook
     # types (Pegasus knows only shell hooks today) do not
