@@ -255,3 +255,13 @@ def test_a_compound_transformation_requires_its_executables_and_gives_its_jobs_i
     again = loads_dax(dumps_dax(wf))
     assert again.transformation_catalog is not None
     assert again.transformation_catalog.lookup(None, "decon", None) == decon
+
+
+def test_a_job_naming_another_executable_to_stage_is_warned_about() -> None:
+    text = DIAMOND.replace('<uses name="keg" link="input" executable="true"/>',
+                           '<uses name="preprocess" namespace="diamond" version="4.0" executable="true"/>'
+                           '<uses name="helper" executable="true"/>')
+    warnings: list[str] = []
+    loads_dax(text, warnings=warnings)
+    (warning,) = warnings
+    assert "job ID1" in warning and "(helper) are not staged" in warning

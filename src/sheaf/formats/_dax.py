@@ -9,7 +9,8 @@ Read (``read_dax``):
 - ``<uses file|name link register transfer optional size executable>``: ``link`` input/output/inout
   (inout is Pegasus 5's ``checkpoint``), ``transfer`` true/false/optional -> stageOut, ``register`` ->
   registerReplica (DAX 3 defaults: both true), ``executable="true"`` uses are transformation
-  files and are skipped;
+  files and are skipped -- with a warning when they name another executable than the job's own, which
+  Pegasus stages for the job (sheaf stages a transformation's requires, below);
 - ``<stdin|stdout|stderr file|name>``; ``<metadata key>``;
 - ``<invoke when>command</invoke>`` (in ``<adag>`` and in jobs) -> shell hooks, ``when`` translated
   to the 5.0 YAML's ``_on`` (on_error -> error, on_success -> success, at_end -> end);
@@ -161,6 +162,7 @@ class _Reader:
         metadata: dict[str, str] = {}
         streams: dict[str, str] = {}
         invokes: list[dict[str, str]] = []
+        executables: list[str] = []  # its <uses executable="true">
         for child in element:
             sub = _name(child)
             if sub == "argument":
@@ -172,6 +174,10 @@ class _Reader:
                 use = self.use(child)
                 if use is not None:
                     uses.append(use)
+                else:
+                    executables.append(transformation_fqn(child.get("namespace"),
+                                                          self.required(child, "file", "name"),
+                                                          child.get("version")))
             elif sub in ("stdin", "stdout", "stderr"):
                 streams[sub] = self.required(child, "file", "name")
             elif sub == "metadata":
@@ -186,6 +192,13 @@ class _Reader:
         hooks = {"shell": invokes} if invokes else EMPTY
         if kind == "job":
             name = self.required(element, "name")
+            own = transformation_fqn(element.get("namespace"), name, element.get("version"))
+            others = [fqn for fqn in dict.fromkeys(executables) if fqn not in (own, name)]
+            if others:
+                self.warn(element, f"job {job_id}: the executables its <uses executable=\"true\"> name "
+                                   f"({', '.join(others)}) are not staged: sheaf stages those a "
+                                   "transformation requires (a <transformation> element, the catalog's "
+                                   "requires)")
             return Job(job_id, name, element.get("namespace"), element.get("version"), "job", arguments,
                        tuple(uses), profiles, element.get("node-label"), None, streams.get("stdin"),
                        streams.get("stdout"), streams.get("stderr"), hooks=hooks, metadata=metadata)
