@@ -86,6 +86,20 @@ def test_submit_commands_sheaf_does_not_honour_are_named(tmp_path: Path) -> None
                       f"{head}:4: submit command deferral_time = 0 {tail}"], done.stderr
 
 
+def test_a_gpu_request_is_named_as_not_honoured(tmp_path: Path) -> None:
+    """HTCondor runs a job that asks for GPUs only on a slot that has them; sheaf's slots have none, so
+    the job runs without one and the warning says so, with the submit file's line; 0 GPUs needs none."""
+    (tmp_path / "g.sub").write_text("universe = vanilla\nexecutable = /bin/true\nrequest_gpus = 1\nqueue\n")
+    (tmp_path / "z.sub").write_text("universe = vanilla\nexecutable = /bin/true\nrequest_gpus = 0\nqueue\n")
+    (tmp_path / "wf.dag").write_text("JOB G g.sub\nJOB Z z.sub\n")
+    done = sheaf_run(tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    warned = [line for line in done.stderr.splitlines() if "request_gpus" in line]
+    said = (f"sheaf: warning: {tmp_path / 'g.sub'}:3: submit command request_gpus = 1 is not honoured by "
+            "sheaf run (it is ignored): its slots have no GPUs to match, and the job runs without one")
+    assert warned == [said], done.stderr
+
+
 def test_a_noop_nodes_submit_file_is_never_read(tmp_path: Path) -> None:
     """A NOOP node is never submitted, so DAGMan reads no submit file for it: /dev/null or a missing
     file draws no warning."""

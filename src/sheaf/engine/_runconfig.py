@@ -331,7 +331,8 @@ def load_descriptions(dag: Dag, limits: Limits, warn: Callable[[str], None] | No
 
 
 #: submit commands that decide whether or when a job runs, or how its log is written, which sheaf's
-#: backends do not honour: named in a warning (``hold`` and ``log_xml`` only when true)
+#: backends do not honour: named in a warning (``hold`` and ``log_xml`` only when true; and
+#: ``request_gpus`` other than 0: no backend of sheaf's schedules GPUs)
 _UNHONOURED = ("hold", "log_xml", "deferral_time", "deferral_window", "deferral_prep_time", "cron_minute",
                "cron_hour", "cron_day_of_month", "cron_month", "cron_day_of_week", "cron_window",
                "cron_prep_time", "allowed_job_duration", "allowed_execute_duration", "next_job_start_delay")
@@ -350,6 +351,13 @@ def unhonoured_commands(desc: SubmitDescription) -> list[str]:
         where = f"{desc.path}:{line}" if line else desc.path
         out.append(f"{where}: submit command {key} = {value.strip()} is not honoured by sheaf run (it is "
                    "ignored)")
+    found = desc.values.get("request_gpus")
+    if found is not None and found[0].strip() not in ("", "0"):
+        value, line = found
+        where = f"{desc.path}:{line}" if line else desc.path
+        # HTCondor matches the job only to a slot with that many GPUs and leaves it idle until one has
+        out.append(f"{where}: submit command request_gpus = {value.strip()} is not honoured by sheaf run "
+                   "(it is ignored): its slots have no GPUs to match, and the job runs without one")
     return out
 
 
