@@ -28,7 +28,7 @@ def test_public_names() -> None:
     import sheaf.backends
     import sheaf.engine
 
-    assert sheaf.backends.__all__ == ["BACKENDS", "LocalBackend", "MachineLimits", "Pool",
+    assert sheaf.backends.__all__ == ["BACKENDS", "BATCH_SYSTEMS", "LocalBackend", "MachineLimits", "Pool",
                                       "load_pool_config", "make_backend"]
     assert "Pool" not in sheaf.engine.__all__ and "MachineLimits" not in sheaf.engine.__all__
     assert sheaf.backends.LocalBackend is LocalBackend
