@@ -125,18 +125,23 @@ def _check_exec_dirs(randomdir: str | None, relative_dir: str | None) -> None:
                          "(rule: --randomdir names a relative directory under it)")
 
 
+#: the longest name of one directory entry on Linux (NAME_MAX), in bytes
+_NAME_MAX = 255
+
+
 def _check_name_lengths(request: PlanRequest) -> None:
     """A directory option with a component longer than a file name may be (``ENAMETOOLONG``), and a
     ``--basename`` longer than a workflow name may be (the per-workflow files add their suffixes to it),
     are usage errors: otherwise the plan fails writing its directory, as if the disk were full."""
-    from sheaf.model import MAX_NAME_BYTES, NAME_MAX, part_too_long
+    from sheaf.model import MAX_NAME_BYTES
 
     for option, value in (("--dir", request.base), ("--relative-dir", request.relative_dir),
                           ("--relative-submit-dir", request.relative_submit_dir),
                           ("--randomdir", request.randomdir)):
-        if value and part_too_long(value.replace(os.sep, "/")):
-            raise UsageError(f"{option} {value!r}: a component is longer than {NAME_MAX} bytes (rule: each "
-                             f"component of a directory name is at most {NAME_MAX} bytes)")
+        if value and any(len(part.encode("utf-8", "surrogateescape")) > _NAME_MAX
+                         for part in value.replace(os.sep, "/").split("/")):
+            raise UsageError(f"{option} {value!r}: a component is longer than {_NAME_MAX} bytes (rule: each "
+                             f"component of a directory name is at most {_NAME_MAX} bytes)")
     if request.basename and len(request.basename.encode("utf-8", "surrogateescape")) > MAX_NAME_BYTES:
         raise UsageError(f"--basename {request.basename!r}: longer than {MAX_NAME_BYTES} bytes (rule: the "
                          f"per-workflow files' base name is at most {MAX_NAME_BYTES} bytes, as a workflow "

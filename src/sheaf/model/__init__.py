@@ -55,12 +55,10 @@ if TYPE_CHECKING:
     from sheaf.model._urls import file_url_path, url_scheme
     from sheaf.model._validate import (
         MAX_NAME_BYTES,
-        NAME_MAX,
         Summary,
         check_names,
         effective_profiles,
         nul_problem,
-        part_too_long,
         validate,
     )
     from sheaf.model._workflow import (
@@ -78,8 +76,7 @@ if TYPE_CHECKING:
     )
 
 __all__ = [
-    "EMPTY", "JOB_TYPES", "MAX_NAME_BYTES", "NAMESPACES", "NAME_MAX", "PEGASUS_ALIASES", "PEGASUS_KEYS",
-    "PFN",
+    "EMPTY", "JOB_TYPES", "MAX_NAME_BYTES", "NAMESPACES", "PEGASUS_ALIASES", "PEGASUS_KEYS", "PFN",
     "STATE_DIR", "USE_TYPES",
     "Container", "Directory", "FileRef", "FileServer", "Graph", "Grid", "Job", "JobType", "Profiles",
     "Properties", "Replica", "ReplicaCatalog", "RunLocks", "Site", "SiteCatalog", "Summary", "Transformation",
@@ -87,8 +84,7 @@ __all__ = [
     "canonical_key", "check_names", "check_profile_values", "cycle_in", "effective_profiles", "file_url_path",
     "is_auto", "job_argv", "join_arguments", "kahn_levels", "lock_path", "merge_profiles", "needs_splitting",
     "normalize_profiles",
-    "nul_problem", "part_too_long", "profile_float", "profile_int", "quote_words", "split_arguments",
-    "split_fqn", "stringify",
+    "nul_problem", "profile_float", "profile_int", "quote_words", "split_arguments", "split_fqn", "stringify",
     "transformation_fqn", "url_scheme", "validate",
 ]
 
@@ -97,7 +93,7 @@ _WHERE = {
     "JobType": "_workflow", "RunLocks": "_runlock", "STATE_DIR": "_runlock", "UseType": "_workflow",
     "all_uses": "_workflow", "check_names": "_validate", "file_url_path": "_urls", "lock_path": "_runlock",
     "needs_splitting": "_arguments", "nul_problem": "_validate", "url_scheme": "_urls",
-    "MAX_NAME_BYTES": "_validate", "NAME_MAX": "_validate", "part_too_long": "_validate",
+    "MAX_NAME_BYTES": "_validate",
     "Container": "_catalogs", "Directory": "_catalogs", "EMPTY": "_empty", "FileRef": "_workflow",
     "FileServer": "_catalogs", "Graph": "_graph", "Grid": "_catalogs", "JOB_TYPES": "_workflow",
     "Job": "_workflow", "NAMESPACES": "_profiles", "PEGASUS_ALIASES": "_profiles",

@@ -81,13 +81,6 @@ def validate(
 
 #: bytes a workflow name, job id, transformation name or node label may take (module docstring)
 MAX_NAME_BYTES = 100
-#: the longest name of one directory entry on Linux (NAME_MAX), in bytes
-NAME_MAX = 255
-
-
-def part_too_long(path: str) -> bool:
-    """Whether a component of ``path`` is longer than a directory entry's name may be (``ENAMETOOLONG``)."""
-    return any(len(part.encode("utf-8", "surrogateescape")) > NAME_MAX for part in path.split("/"))
 #: bytes a transformation namespace or version may take
 MAX_PART_BYTES = 50
 
