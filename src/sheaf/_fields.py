@@ -9,12 +9,13 @@ raises one ``UsageError`` naming the field, the type expected and the value; a p
 (``pathlib.Path``) where text is expected is taken as its text.  ``bool`` is not taken
 for ``int`` or ``float``; an ``int`` is taken for ``float``; a ``str`` is not a ``tuple[str, ...]``
 (it would be read one character at a time).  No text, alone or in a tuple, may hold a NUL: no file
-name, option or job attribute can.  :func:`check_path` does the same for a directory argument.
+name, option or job attribute can.  :func:`check_path` does the same for a directory argument, and
+:func:`long_component` finds a name no file can have on Linux (``ENAMETOOLONG``).
 """
 
 from __future__ import annotations
 
-__all__ = ["check_fields", "check_path"]
+__all__ = ["NAME_MAX", "check_fields", "check_path", "long_component"]
 
 import dataclasses
 import os
@@ -119,3 +120,14 @@ def check_path(name: str, value: object) -> None:
         raise UsageError(f"{name}: expected a path (str or os.PathLike), got {value!r}")
     if "\0" in os.fsdecode(value):
         raise UsageError(f"{name}: holds a NUL character, got {value!r}")
+
+
+#: the longest name of one directory entry on Linux (NAME_MAX), in bytes
+NAME_MAX = 255
+
+
+def long_component(name: str) -> bool:
+    """Whether a component of the path ``name`` is longer than ``NAME_MAX`` bytes: no file of that name
+    can be read or written (``ENAMETOOLONG``)."""
+    return any(len(part.encode("utf-8", "surrogateescape")) > NAME_MAX
+               for part in name.replace(os.sep, "/").split("/"))

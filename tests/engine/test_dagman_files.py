@@ -279,3 +279,20 @@ def test_execute_is_written_when_the_backend_reports_the_start(tmp_path: Path) -
     assert len(hosts) == 2 and all("node7" in str(h) for h in hosts)
     journal = state_paths(str(tmp_path / "wf.dag"))["journal"]
     assert not [r for r in read_records(journal) if isinstance(r, ProcessRecord)]
+
+
+@pytest.mark.parametrize(("name", "multi", "number"), [
+    ("/r/a.dag.rescue003", False, 3),
+    ("/r/a.dag.rescue012.old", False, 12),  # the digits after the base, as atoi reads them
+    ("/r/a.dag_multi.rescue002", True, 2),
+    ("/r/a.dag_multi.rescue002", False, 0),  # one DAG file: its rescue DAGs have no _multi
+    ("/r/a.dag.rescue002", True, 0),
+    ("/r/b.dag.rescue004", False, 0),  # another DAG's rescue DAG
+    ("/r/my_rescue.dag", False, 0),
+    ("/r/a.dag.rescue", False, 0),
+])
+def test_rescue_dag_number_is_read_after_the_primary_dags_rescue_base(name: str, multi: bool,
+                                                                       number: int) -> None:
+    from sheaf.engine import rescue_dag_number
+
+    assert rescue_dag_number(name, "/r/a.dag", multi) == number

@@ -27,10 +27,11 @@ under pegasus-status's names, make its ``--jsonrv`` answer (:func:`pegasus_statu
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Mapping
 
-from sheaf.engine import DagmanOptions, NodeEvent, Progress
+from sheaf.engine import DagmanOptions, NodeEvent, Progress, rescue_dag_number
 
 COLUMNS: dict[str, tuple[str, ...]] = {
     "Done": ("done",),
@@ -184,9 +185,9 @@ def _outcome(e: NodeEvent) -> str:
     return ""
 
 
-def start_lines(stamp: str, source: str, pre_done: int, options: DagmanOptions) -> str:
-    """DAGMan's start-up lines for a run that starts from ``source`` with ``pre_done`` nodes done
-    (module docstring)."""
+def start_lines(stamp: str, source: str, pre_done: int, options: DagmanOptions, dag_path: str) -> str:
+    """DAGMan's start-up lines for a run of the DAG ``dag_path`` that starts from ``source`` with
+    ``pre_done`` nodes done (module docstring)."""
     lines = []
     if source == "recovery":
         lines.append("Running in RECOVERY mode... >>>>>>>>>>>>>>>>>>>>>>>>>>>>>>")
@@ -194,10 +195,11 @@ def start_lines(stamp: str, source: str, pre_done: int, options: DagmanOptions) 
         lines.append(f"Loading saved progress from {options.load_save} for DAG.")
     elif source.startswith("rescue:"):
         name = source[len("rescue:"):]
-        number = name.rsplit(".rescue", 1)[-1]
+        number = rescue_dag_number(os.path.join(os.path.dirname(dag_path), name), dag_path,
+                                   len(options.dag_files) > 1)
         how = ("Rescue DAG file specified" if options.rescue_file is not None
                else f"Rescue DAG number {options.rescue_from} specified" if options.rescue_from is not None
-               else f"Found rescue DAG number {int(number) if number.isdigit() else 0}")
+               else f"Found rescue DAG number {number}")
         several = "s" if len(options.dag_files) > 1 else ""
         lines += [f"{how}; running {name} in combination with normal DAG file{several}",
                   f"USING RESCUE DAG {name}"]
@@ -210,7 +212,7 @@ class DagmanOut:
 
     def __init__(self, dag_path: str, *, clock: Callable[[], float] = time.monotonic,
                  stamp: Callable[[], str] = stamp_now, options: DagmanOptions | None = None) -> None:
-        self.path = dagman_out_path(dag_path)
+        self.path, self.dag_path = dagman_out_path(dag_path), dag_path
         self.options = options or DagmanOptions()
         self.clock, self.stamp = clock, stamp
         self.started = False
@@ -219,7 +221,7 @@ class DagmanOut:
 
     def __call__(self, progress: Progress) -> None:
         if progress.start is not None:
-            self._append(start_lines(self.stamp(), *progress.start, self.options))
+            self._append(start_lines(self.stamp(), *progress.start, self.options, self.dag_path))
         if progress.events or progress.retried:
             self._append(event_lines(self.stamp(), progress.events, retried=progress.retried))
         values = (*columns(progress.counts), progress.dag_status or 0, progress.futile, progress.held)

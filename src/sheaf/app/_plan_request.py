@@ -13,7 +13,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from sheaf._fields import check_fields
+from sheaf._fields import NAME_MAX, check_fields, long_component
 from sheaf.errors import UsageError
 
 CLEANUP = ("none", "inplace", "leaf", "constraint")
@@ -125,10 +125,6 @@ def _check_exec_dirs(randomdir: str | None, relative_dir: str | None) -> None:
                          "(rule: --randomdir names a relative directory under it)")
 
 
-#: the longest name of one directory entry on Linux (NAME_MAX), in bytes
-_NAME_MAX = 255
-
-
 def _check_name_lengths(request: PlanRequest) -> None:
     """A directory option with a component longer than a file name may be (``ENAMETOOLONG``), and a
     ``--basename`` longer than a workflow name may be (the per-workflow files add their suffixes to it),
@@ -138,10 +134,9 @@ def _check_name_lengths(request: PlanRequest) -> None:
     for option, value in (("--dir", request.base), ("--relative-dir", request.relative_dir),
                           ("--relative-submit-dir", request.relative_submit_dir),
                           ("--randomdir", request.randomdir)):
-        if value and any(len(part.encode("utf-8", "surrogateescape")) > _NAME_MAX
-                         for part in value.replace(os.sep, "/").split("/")):
-            raise UsageError(f"{option} {value!r}: a component is longer than {_NAME_MAX} bytes (rule: each "
-                             f"component of a directory name is at most {_NAME_MAX} bytes)")
+        if value and long_component(value):
+            raise UsageError(f"{option} {value!r}: a component is longer than {NAME_MAX} bytes (rule: each "
+                             f"component of a directory name is at most {NAME_MAX} bytes)")
     if request.basename and len(request.basename.encode("utf-8", "surrogateescape")) > MAX_NAME_BYTES:
         raise UsageError(f"--basename {request.basename!r}: longer than {MAX_NAME_BYTES} bytes (rule: the "
                          f"per-workflow files' base name is at most {MAX_NAME_BYTES} bytes, as a workflow "

@@ -22,6 +22,7 @@ import functools
 import os
 import re
 
+from sheaf._fields import NAME_MAX, long_component
 from sheaf._text import logical_lines, read_text
 from sheaf.condor._dagman_records import Dag
 from sheaf.errors import FormatError
@@ -156,15 +157,11 @@ def file_option(f: DagFile, words: list[str], keyword: str) -> str:
     return resolve(f.dir, fitting_name(f, bare(words[1]), keyword))
 
 
-#: the longest name of one directory entry on Linux (NAME_MAX), in bytes
-NAME_MAX = 255
-
-
 def fitting_name(f: DagFile, name: str, keyword: str) -> str:
     """``name``, refused at its line when one of its components is longer than a file name may be: no
     file of that name can be read or written (``ENAMETOOLONG``), which a run would otherwise meet only
     when it writes the file, as a storage failure."""
-    if any(len(part.encode("utf-8", "surrogateescape")) > NAME_MAX for part in name.split("/")):
+    if long_component(name):
         raise f.error(f"the {keyword} file name has a component longer than {NAME_MAX} bytes",
                       f"each component of a file name is at most {NAME_MAX} bytes", name)
     return name

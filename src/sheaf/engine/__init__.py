@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from sheaf.engine._journal import replay as read_journal
     from sheaf.engine._loop import Progress, RunResult, run_workflow
     from sheaf.engine._orphans import ATTEMPT_VARIABLE
-    from sheaf.engine._paths import find_dag, state_paths
+    from sheaf.engine._paths import find_dag, rescue_dag_number, state_paths
     from sheaf.engine._records import BeginRecord, ChangeRecord, Damage, EndRecord, ProcessRecord
     from sheaf.engine._records import scan as scan_journal
     from sheaf.engine._resume import lock_holder
@@ -96,6 +96,7 @@ __all__: list[str] = [
     "parse_submit",
     "read_journal",
     "read_records",
+    "rescue_dag_number",
     "run_workflow",
     "scan_journal",
     "split_arguments",
@@ -115,7 +116,8 @@ _WHERE = {
     "SelfRefilling": "_backend", "Backend": "_backend", "BeginRecord": "_records", "Change": "_events",
     "ChangeRecord": "_records", "DagState": "_state", "DagmanOptions": "_runconfig", "Damage": "_records",
     "EndRecord": "_records", "Event": "_backend", "EventTranslator": "reports", "Exited": "_backend",
-    "find_dag": "_paths", "lock_holder": "_resume", "Held": "_backend", "Launch": "_backend",
+    "find_dag": "_paths", "rescue_dag_number": "_paths", "lock_holder": "_resume", "Held": "_backend",
+    "Launch": "_backend",
     "Limits": "_state", "node_description": "_submit", "NodeEvent": "reports", "NodeState": "_state",
     "parse_submit": "_submit", "ProcessRecord": "_records", "Progress": "_loop",
     "read_journal": "_journal:replay", "Replay": "_journal", "run_workflow": "_loop", "RunResult": "_loop",

@@ -11,8 +11,8 @@ newest of which a rescue run reads and the next of which a failed run writes -- 
 
 from __future__ import annotations
 
-__all__ = ["MAX_RESCUE_DEFAULT", "find_dag", "named_rescue", "newest_rescue", "next_rescue", "rescue_number",
-           "retire_rescues", "save_file", "state_paths"]
+__all__ = ["MAX_RESCUE_DEFAULT", "find_dag", "named_rescue", "newest_rescue", "next_rescue",
+           "rescue_dag_number", "rescue_number", "retire_rescues", "save_file", "state_paths"]
 
 import glob
 import os
@@ -85,9 +85,16 @@ def named_rescue(directory: str, dag_path: str, multi: bool, name: str) -> tuple
     path = os.path.abspath(os.path.join(directory, name))
     if not os.path.isfile(path):
         raise UsageError(f"-RescueFile {name}: no rescue DAG {path}")
+    return path, rescue_dag_number(path, dag_path, multi)
+
+
+def rescue_dag_number(path: str, dag_path: str, multi: bool = False) -> int:
+    """The number of the rescue DAG ``path`` of the DAG ``dag_path``, as DAGMan reads it: the digits after
+    ``<primary dag>.rescue`` (``<primary dag>_multi.rescue`` for several DAG files); 0 for a file not
+    named so (a ``-RescueFile`` of another name, a save point file)."""
     base = dag_path + ("_multi" if multi else "") + ".rescue"
     digits = re.match(r"\d+", path[len(base):]) if path.startswith(base) else None
-    return path, int(digits.group()) if digits else 0
+    return int(digits.group()) if digits else 0
 
 
 def save_file(dag_path: str, name: str) -> str:

@@ -27,7 +27,6 @@ __all__ = ["RunFiles", "remove_stale_files"]
 
 import glob
 import os
-import re
 from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import TYPE_CHECKING
 
@@ -36,7 +35,7 @@ from sheaf.engine._dagid import PARENT_ID_VARIABLE, PARENT_NODE_VARIABLE, dagman
 from sheaf.engine._events import Change, Finish, WriteSavePoint
 from sheaf.engine._jobad import OWNER
 from sheaf.engine._nodes import futile_nodes
-from sheaf.engine._paths import MAX_RESCUE_DEFAULT
+from sheaf.engine._paths import MAX_RESCUE_DEFAULT, rescue_dag_number
 from sheaf.engine._runconfig import MAX_RESCUE_NUM, config_clamped, node_log_pattern
 from sheaf.engine.reports._dot import DotFile
 from sheaf.engine.reports._files import remove_stale_temporaries, write_atomic
@@ -49,9 +48,6 @@ from sheaf.engine.reports._runevents import EventTranslator, JobStart, NodeEvent
 
 if TYPE_CHECKING:
     from sheaf.engine._state import DagState
-
-_RESCUE_NUMBER = re.compile(r"\.rescue(\d+)$")
-
 
 def remove_stale_files(dag: Dag) -> list[str]:
     """The temporaries a killed engine left of the files it replaces atomically; returns them."""
@@ -231,12 +227,14 @@ class RunFiles:
             self.dag.job_attrs, {n: len(node.held_procs) for n, node in nodes.items() if node.held_procs})
 
     def _metrics(self, machine: DagState, finish: Finish, now: float) -> str:
-        match = _RESCUE_NUMBER.search(self.source)
+        name = self.source[len("rescue:"):] if self.source.startswith("rescue:") else ""
+        rescue = rescue_dag_number(os.path.join(os.path.dirname(self.dag.path), name), self.dag.path,
+                                   self.multi) if name else 0
         raw = self.dag.config.get("DAGMAN_METRICS_FILE_VERSION", "2").strip()
         version = int(raw) if raw.isdigit() else 2
         graph = self.dag.flag("DAGMAN_REPORT_GRAPH_METRICS", False)
         return metrics_text(self.dag, {n: node.state for n, node in machine.nodes.items()}, self.counts,
                             start=self.start_time, end=now, exit_code=finish.exit_code,
                             dag_status=finish.dag_status, dagman_id=str(dagman_id()),
-                            parent_id=self.parent_id, rescue_number=int(match.group(1)) if match else 0,
+                            parent_id=self.parent_id, rescue_number=rescue,
                             version=version, graph=graph)
