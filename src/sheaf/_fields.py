@@ -10,12 +10,14 @@ raises one ``UsageError`` naming the field, the type expected and the value; a p
 for ``int`` or ``float``; an ``int`` is taken for ``float``; a ``str`` is not a ``tuple[str, ...]``
 (it would be read one character at a time).  No text, alone or in a tuple, may hold a NUL: no file
 name, option or job attribute can.  :func:`check_path` does the same for a directory argument, and
-:func:`long_component` finds a name no file can have on Linux (``ENAMETOOLONG``).
+:func:`long_component` finds a name no file can have on Linux (``ENAMETOOLONG``).  ``INT_MIN`` and
+``INT_MAX`` bound a C ``int``: HTCondor keeps DAGMan's numbers (the DAG file's, its knobs', its
+command line's) and a hold subcode in one.
 """
 
 from __future__ import annotations
 
-__all__ = ["NAME_MAX", "check_fields", "check_path", "long_component"]
+__all__ = ["INT_MAX", "INT_MIN", "NAME_MAX", "check_fields", "check_path", "long_component"]
 
 import dataclasses
 import os
@@ -121,6 +123,8 @@ def check_path(name: str, value: object) -> None:
     if "\0" in os.fsdecode(value):
         raise UsageError(f"{name}: holds a NUL character, got {value!r}")
 
+
+INT_MIN, INT_MAX = -(1 << 31), (1 << 31) - 1
 
 #: the longest name of one directory entry on Linux (NAME_MAX), in bytes
 NAME_MAX = 255

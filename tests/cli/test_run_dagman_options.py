@@ -121,3 +121,28 @@ def test_options_sheaf_cannot_act_on_are_refused(tmp_path: Path, option: str) ->
     done = _sheaf_run(tmp_path, option)
     assert done.returncode == 2 and "No such option" in done.stderr and "Traceback" not in done.stderr
     assert not (tmp_path / ".sheaf").exists()  # nothing ran
+
+
+@pytest.mark.parametrize(("option", "value"), [("-maxjobs", "-1"), ("--maxidle", "2147483648"),
+                                               ("-MaxPre", "99999999999999999999"), ("--maxpost", "-7"),
+                                               ("-priority", "2147483648"), ("--priority", "-2147483649")])
+def test_a_throttle_or_priority_out_of_a_c_ints_range_is_refused_before_the_run(
+        tmp_path: Path, option: str, value: str) -> None:
+    """condor_submit_dag keeps them in C ints, throttles non-negative: refused naming the option, and
+    nothing runs or is written."""
+    (tmp_path / "a.sub").write_text("executable = /bin/true\nqueue\n")
+    (tmp_path / "w.dag").write_text("JOB A a.sub\n")
+    done = _sheaf_run(tmp_path, option, value)
+    name = option.lstrip("-").lower()
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert f"--{name} must be" in done.stderr and value in done.stderr and "Traceback" not in done.stderr
+    assert not (tmp_path / ".sheaf").exists() and not (tmp_path / "w.dag.dagman.out").exists()
+
+
+def test_the_python_options_record_refuses_a_throttle_past_a_c_int() -> None:
+    from sheaf.engine import DagmanOptions
+    from sheaf.errors import UsageError
+
+    with pytest.raises(UsageError, match="--maxjobs must be 0 to 2147483647"):
+        DagmanOptions(maxjobs=2**70)
+    assert DagmanOptions(maxjobs=2**31 - 1, priority=-2**31).maxjobs == 2**31 - 1

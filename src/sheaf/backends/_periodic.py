@@ -33,6 +33,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
+from sheaf._fields import INT_MAX, INT_MIN
 from sheaf.classad import ClassAd, unparse
 from sheaf.engine import Launch
 
@@ -140,7 +141,7 @@ def _c_int(value: float) -> int:
     on x86 makes a NaN, infinite or out-of-range one INT_MIN."""
     if isinstance(value, int):
         return value
-    return int(value) if math.isfinite(value) and -2**31 <= value < 2**31 else -2**31
+    return int(value) if math.isfinite(value) and INT_MIN <= value < INT_MAX + 1 else INT_MIN
 
 
 def decide(record: JobRecord, now: float, memory_mb: float | None = None) -> Action | None:

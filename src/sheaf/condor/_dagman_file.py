@@ -22,7 +22,7 @@ import functools
 import os
 import re
 
-from sheaf._fields import NAME_MAX, long_component
+from sheaf._fields import INT_MAX, INT_MIN, NAME_MAX, long_component
 from sheaf._text import logical_lines, read_text
 from sheaf.condor._dagman_records import Dag
 from sheaf.errors import FormatError
@@ -57,7 +57,6 @@ class DagFile:
 
 # ASCII digits only: ``int`` also takes "1_0" and "\u0661" (an Arabic-Indic one)
 _INT_RE = re.compile(r"[-+]?[0-9]{1,10}\Z")
-INT_MIN, INT_MAX = -(1 << 31), (1 << 31) - 1  # DAGMan reads every number into a C int
 
 
 def dag_int(f: DagFile, text: str, what: str, low: int = INT_MIN) -> int:

@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from sheaf._fields import check_fields
+from sheaf._fields import INT_MAX, INT_MIN, check_fields
 from sheaf.condor import Dag, NodeSpec, parse_dag
 from sheaf.engine._events import Submit
 from sheaf.engine._nodejob import render_node
@@ -117,6 +117,11 @@ class DagmanOptions:
                              "--batch-name: every node job's JobBatchName, one line)")
         if self.recovery and self.load_save is not None:
             raise UsageError("-load_save can not be used with the following flag: -DoRecovery")
+        for key, value in self.throttles().items():  # DAGMan keeps them in C ints, as its knobs
+            if value is not None and not 0 <= value <= INT_MAX:
+                raise UsageError(f"--{key} must be 0 to {INT_MAX} (0 = unlimited), got {value}")
+        if self.priority is not None and not INT_MIN <= self.priority <= INT_MAX:
+            raise UsageError(f"--priority must be {INT_MIN} to {INT_MAX}, got {self.priority}")
 
     def throttles(self) -> dict[str, int | None]:
         return {"maxjobs": self.maxjobs, "maxidle": self.maxidle, "maxpre": self.maxpre,
@@ -153,11 +158,7 @@ def run_limits(dag: Dag, options: DagmanOptions, batch_name: str = "") -> Limits
         "maxpre": config_int(dag, "DAGMAN_MAX_PRE_SCRIPTS", 20),
         "maxpost": config_int(dag, "DAGMAN_MAX_POST_SCRIPTS", 20),
     }
-    for key, value in options.throttles().items():
-        if value is not None:
-            if value < 0:
-                raise UsageError(f"--{key} must be >= 0 (0 = unlimited), got {value}")
-            values[key] = value
+    values.update({key: value for key, value in options.throttles().items() if value is not None})
     always_run_post = options.always_run_post
     if always_run_post is None:
         always_run_post = dag.flag("DAGMAN_ALWAYS_RUN_POST", False)

@@ -34,6 +34,7 @@ import sys
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from sheaf._fields import INT_MAX, INT_MIN
 from sheaf.errors import ValidationError
 
 Profiles = dict[str, dict[str, str]]
@@ -151,9 +152,7 @@ INT_KEYS: Mapping[tuple[str, str], int | None] = {
     ("globus", "host_xcount"): 1,
     ("globus", "count"): 1,
 }
-#: The limits of a number the DAG file holds: DAGMan reads each into a C ``int``.
-DAG_INT_MIN, DAG_INT_MAX = -(1 << 31), (1 << 31) - 1
-#: Keys written into the DAG file as numbers (``RETRY``, ``PRIORITY``): no larger than ``DAG_INT_MAX``.
+#: Keys written into the DAG file as numbers (``RETRY``, ``PRIORITY``): a C ``int``, as DAGMan reads them.
 DAG_INT_KEYS = frozenset({("dagman", "retry"), ("dagman", "priority")})
 NUMBER_KEYS: Mapping[tuple[str, str], float] = {
     ("pegasus", "runtime"): 0.0,
@@ -321,9 +320,9 @@ def parse_int(raw: str, namespace: str, key: str, subject: str | None = None) ->
         value = int(as_float)
     minimum = INT_KEYS.get((namespace, key))
     if (namespace, key) in DAG_INT_KEYS:
-        low = DAG_INT_MIN if minimum is None else minimum
-        if not low <= value <= DAG_INT_MAX:
-            raise _malformed(namespace, key, raw, f"an integer {low} to {DAG_INT_MAX}", subject)
+        low = INT_MIN if minimum is None else minimum
+        if not low <= value <= INT_MAX:
+            raise _malformed(namespace, key, raw, f"an integer {low} to {INT_MAX}", subject)
     elif minimum is not None and value < minimum:
         raise _malformed(namespace, key, raw, f"an integer >= {minimum}", subject)
     return value

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 
+from sheaf._fields import INT_MAX
 from sheaf.errors import ValidationError
 from sheaf.model._profiles import (
-    DAG_INT_MAX,
     PEGASUS_ALIASES,
     PEGASUS_KEYS,
     Profiles,
@@ -147,6 +147,6 @@ class Properties(Mapping[str, str]):
             parts = key.split(".")
             if len(parts) >= 3 and parts[0] == "dagman" and parts[-1].lower() == "maxjobs":
                 category = ".".join(parts[1:-1])
-                found[category] = self.get_int(key, minimum=0, maximum=DAG_INT_MAX) or 0
+                found[category] = self.get_int(key, minimum=0, maximum=INT_MAX) or 0
         return found
 
