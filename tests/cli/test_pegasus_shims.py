@@ -24,7 +24,8 @@ EXAMPLE = ROOT / "examples" / "blackdiamond"
 BIN = Path(sys.executable).parent
 
 SCRIPT = '''
-import json, sys
+import json, logging, sys
+logging.basicConfig(level=logging.INFO)  # the API's own lines, and the planner's it passes on
 sys.path.insert(0, ".")
 from generate import workflow
 wf = workflow()
@@ -88,6 +89,9 @@ def test_an_unchanged_pegasus_api_script_plans_runs_and_removes(tmp_path: Path) 
     done = subprocess.run([sys.executable, "script.py"], cwd=work, env=env, capture_output=True, text=True,
                           check=False, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
+    # said once a run, by the API (plan(submit=True), run()): pegasus-plan --json --submit prints
+    # pegasus-run --json's JSON alone
+    assert done.stderr.count("Your workflow has been started") == 2, done.stderr
     first = Path(done.stdout.split("FIRST ", 1)[1].split()[0])
     second = Path(done.stdout.split("SECOND ", 1)[1].split()[0])
     assert first.parent.name == "blackdiamond" and first.name == "run0001"

@@ -182,6 +182,8 @@ def _after(directory: str, *, submit: bool, foreground: bool, as_json: bool, as_
         _run_here(directory)
     elif submit:
         pid = app.submit(directory)
+        if as_pegasus and as_json:  # the run started as pegasus-run --json starts one: its JSON alone
+            return
         say(f"started: sheaf run {directory} (pid {pid}, log {os.path.join(directory, app.RUN_LOG)})")
         say(_pegasus_text.started(directory) if as_pegasus else f"watch it with: sheaf status {directory}")
     else:
