@@ -385,3 +385,53 @@ def test_automatic_clustering_with_data_staging_delivers_the_outputs(work: Path,
     _run(directory)
     assert (out / "f.d").read_text() == "".join(f"A\nf.b{i}\nf.c{i}\n" for i in range(width)) + "f.d\n"
     assert os.listdir(directory / "scratch" / "condorpool") == []
+
+
+def _site_configurations(work: Path, **configurations: str) -> None:
+    """The site catalog with a ``data.configuration`` profile on each site named (others: none)."""
+    from Pegasus.api import Site, SiteCatalog
+
+    sites = [Site(name) for name in ("local", "condorpool", "other")]
+    for site in sites:
+        if site.name in configurations:
+            site.add_pegasus_profile(data_configuration=configurations[site.name])
+    SiteCatalog().add_sites(*sites).write(str(work / "sites.yml"))
+
+
+def test_a_sites_data_configuration_profile_wins_over_the_property(work: Path) -> None:
+    """Pegasus reads data.configuration from the site catalog too, over the property, for the site's
+    jobs: condorpool's condorio plans (and runs) its jobs in sandboxes, the property saying sharedfs."""
+    _site_configurations(work, condorpool="condorio")
+    done = sheaf(work, "plan", "workflow.yml", "--dir", str(work / "submit"), "-s", "condorpool",
+                 "--output-dir", str(work / "out"), "-D", "pegasus.data.configuration=sharedfs")
+    directory = plan_dir(done)
+    assert "data.configuration" not in done.stderr
+    (sub,) = [p.read_text() for p in directory.glob("jobs/*/tool_post.sub")]
+    assert "should_transfer_files = YES\n" in sub and "transfer_output_files = f.d\n" in sub
+    _run(directory)
+    assert (work / "out" / "f.d").read_text() == "A\nf.b0\nf.c0\nA\nf.b1\nf.c1\nf.d\n"
+
+
+def test_sites_of_different_data_configurations_are_planned_with_the_propertys_and_said_so(
+        work: Path) -> None:
+    from Pegasus.api import Transformation, TransformationCatalog, TransformationSite
+
+    _site_configurations(work, condorpool="condorio", other="nonsharedfs")
+    exe = str(work / "tool.py")
+    tool = Transformation("tool", site="condorpool", pfn=exe, is_stageable=False)
+    tool.add_sites(TransformationSite("other", exe, is_stageable=False))
+    TransformationCatalog().add_transformations(tool).write(str(work / "transformations.yml"))
+    done = sheaf(work, "plan", "workflow.yml", "--dir", str(work / "submit"), "-s", "condorpool,other",
+                 "-D", "pegasus.data.configuration=sharedfs", "-D", "pegasus.selector=RoundRobin")
+    directory = plan_dir(done)
+    assert ("the sites' data configurations differ (condorpool: condorio, other: nonsharedfs)"
+            in done.stderr), done.stderr
+    assert not any("should_transfer_files = YES" in p.read_text() for p in directory.glob("jobs/*/*.sub"))
+
+
+def test_an_unknown_data_configuration_of_a_site_is_one_message(work: Path) -> None:
+    _site_configurations(work, condorpool="shared")
+    done = sheaf(work, "plan", "workflow.yml", "--dir", str(work / "submit"), "-s", "condorpool")
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "unknown data configuration of site condorpool" in done.stderr and "shared" in done.stderr
+    assert not (work / "submit").exists()

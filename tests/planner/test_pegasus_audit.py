@@ -189,23 +189,24 @@ def test_documented_keys_sheaf_does_not_honour_are_warned_about(tmp_path: Path) 
     props["pegasus.data.configuration"] = "sharedfs"  # a property sheaf honours
     props.write(str(tmp_path / "pegasus.properties"))
     pool = Site("condorpool").add_pegasus_profile(grid_start_path=f"{tmp_path}/ks-wrapper", style="condor",
-                                                  data_configuration="condorio")  # a property only
+                                                  data_configuration="sharedfs")  # honoured on a site
     SiteCatalog().add_sites(pool, Site("local")).write(str(tmp_path / "sites.yml"))
     tr = Transformation("preprocess", site="condorpool", pfn=str(keg))
     tr.add_pegasus_profile(queue="unknown", queue_expr='"scavenge" if job_retry > 0 else "unknown"')
     TransformationCatalog().add_transformations(tr).write(str(tmp_path / "transformations.yml"))
-    job = Job(tr, _id="j1").add_pegasus_profile(memory="1 GB", memory_expr="pegasus_memory_mb * 2")
+    job = Job(tr, _id="j1").add_pegasus_profile(memory="1 GB", memory_expr="pegasus_memory_mb * 2",
+                                                data_configuration="condorio")  # Pegasus's scope: not a job
     Workflow("unhonoured").add_jobs(job).write(str(tmp_path / "workflow.yml"))
     inputs, _ = plan_into(tmp_path, "workflow.yml", tmp_path / "plan")
     said = "\n".join(inputs.warnings)
     for key, where in (("gridstart.arguments", "the properties"), ("gridstart.path", "site condorpool"),
                        ("transfer.lite.arguments", "the properties"), ("memory.expr", "job j1"),
                        ("queue.expr", "transformation preprocess"),
-                       ("data.configuration", "site condorpool")):
+                       ("data.configuration", "job j1")):
         assert f"'{key}' is not honoured" in said and where in said.split(f"'{key}'", 1)[1].split("\n")[0]
     assert "pegasus.dir.storage.deep = true" in said and "storage.mapper" not in said
     assert "'queue'" not in said and "'memory'" not in said and "'style'" not in said
-    assert "the properties" not in said.split("'data.configuration'", 1)[1].split("\n")[0]
+    assert "site condorpool" not in said.split("'data.configuration'", 1)[1].split("\n")[0]
 
 
 def test_pegasus_register_false_makes_no_register_jobs(tmp_path: Path) -> None:

@@ -99,9 +99,10 @@ UNHONOURED: Mapping[str, str] = {
     **dict.fromkeys(("transfer.arguments", "transfer.lite.arguments", "cleanup.arguments"), _TOOLS),
     "pegasus_lite_env_source": "sheaf-lite sources no setup script",
 }
-#: keys honoured as properties only: set on a site, a transformation or a job they are not
+#: keys Pegasus reads from the properties and the site catalog only: on a transformation or a job,
+#: Pegasus and sheaf ignore them
 PROPERTY_ONLY: Mapping[str, str] = {
-    "data.configuration": "every site is planned with the property pegasus.data.configuration",
+    "data.configuration": "Pegasus reads it from the properties and the site catalog",
 }
 
 
@@ -190,7 +191,8 @@ def _unhonoured_keys(properties: Properties, workflow: Workflow, tc: Transformat
 
     def look(profiles: Mapping[str, Mapping[str, str]], owner: str) -> None:
         for key in profiles.get("pegasus", EMPTY):
-            if key in UNHONOURED or (key in PROPERTY_ONLY and owner != "the properties"):
+            if key in UNHONOURED or (key in PROPERTY_ONLY and owner != "the properties"
+                                     and not owner.startswith("site ")):
                 where.setdefault(key, []).append(owner)
 
     look(properties.profiles(), "the properties")

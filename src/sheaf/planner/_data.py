@@ -88,6 +88,7 @@ from sheaf.planner._transfer_lists import transfer_entry, transfer_options, tran
 
 RUNS_TASKS = ("compute", "cluster", "subworkflow")
 _INTEGRITY = ("none", "full", "nosymlink")
+_CONFIGURATIONS = ("sharedfs", "condorio", "nonsharedfs")
 
 
 @dataclass(slots=True)
@@ -138,10 +139,10 @@ def plan_data(exec_wf: ExecutableWorkflow, submit_dir: str, exec_dir: str | None
 
 def _plan_data(exec_wf: ExecutableWorkflow, submit_dir: str, exec_dir: str | None,
                keep: frozenset[str], inputs: Inputs | None) -> None:
-    config = check_settings(exec_wf)
     state = _Pass(exec_wf, os.path.abspath(submit_dir), len(exec_wf.jobs))
     jobs = exec_wf.jobs
     sites = sorted({job.site for job in jobs if job.site is not None and job.type in RUNS_TASKS})
+    config = check_settings(exec_wf, sites)
     remote: dict[str, None] = {}
     for site in sites:
         staging = staging_site(exec_wf, site, config)  # an unknown one refused under every configuration
@@ -219,17 +220,30 @@ def _concurrency_limits(jobs: list[ExecJob]) -> None:
         jobs[index] = replace(job, profiles=copies[key])  # a new record: the caller's stays as it was
 
 
-def check_settings(exec_wf: ExecutableWorkflow) -> str:
-    """The data configuration, once every data setting is checked."""
+def check_settings(exec_wf: ExecutableWorkflow, sites: Sequence[str]) -> str:
+    """The data configuration of the plan whose jobs run on ``sites``, once every data setting is
+    checked: ``pegasus.data.configuration`` (default ``sharedfs``), or the one every site has by its
+    site catalog's ``data.configuration`` profile, which wins over the property for the site's jobs
+    (Pegasus's scope for it: properties and site catalog).  Sites of different configurations are
+    planned with the property's, with a warning: one plan mixing them is not implemented."""
     props = exec_wf.properties
     integrity = (props.get_str("pegasus.integrity.checking") or "full").strip().lower()
     if integrity not in _INTEGRITY:
         raise PlanningError("unknown integrity checking dial", value=integrity,
                             rule="pegasus.integrity.checking is none, full or nosymlink")
     config = (props.get_str("pegasus.data.configuration") or "sharedfs").strip().lower()
-    if config not in ("sharedfs", "condorio", "nonsharedfs"):
+    if config not in _CONFIGURATIONS:
         raise PlanningError("unknown data configuration", value=config,
                             rule="pegasus.data.configuration is sharedfs, condorio or nonsharedfs")
+    per_site = {site: _site_configuration(exec_wf.site_catalog, site) or config for site in sites}
+    chosen = set(per_site.values())
+    if len(chosen) == 1:
+        config = chosen.pop()
+    elif chosen:
+        shown = ", ".join(f"{site}: {value}" for site, value in per_site.items())
+        exec_wf.warnings.append(f"the sites' data configurations differ ({shown}): a plan mixing data "
+                                f"configurations is not implemented; every site is planned with {config} "
+                                "(pegasus.data.configuration)")
     if exec_wf.data.cleanup == "constraint":
         exec_wf.warnings.append("--cleanup constraint (cleanup under disk-space constraints) is planned as "
                                 "inplace")
@@ -238,6 +252,19 @@ def check_settings(exec_wf: ExecutableWorkflow) -> str:
         raise PlanningError("unknown cleanup strategy", value=exec_wf.data.cleanup,
                             rule="--cleanup is none, inplace or leaf")
     return config
+
+
+def _site_configuration(sites: SiteCatalog | None, site: str) -> str | None:
+    """The site catalog's ``data.configuration`` profile of ``site`` (None when unset)."""
+    entry = sites.get(site) if sites is not None else None
+    raw = entry.profiles.get("pegasus", {}).get("data.configuration") if entry is not None else None
+    if raw is None:
+        return None
+    value = raw.strip().lower()
+    if value not in _CONFIGURATIONS:
+        raise PlanningError(f"unknown data configuration of site {site}", value=raw,
+                            rule="the data.configuration profile is sharedfs, condorio or nonsharedfs")
+    return value
 
 
 def site_workdir(site: str, sites: SiteCatalog | None, submit_dir: str, exec_dir: str | None = None,
