@@ -36,13 +36,19 @@ def plan_and_run(work: Path, name: str, *plan_args: str) -> Path:
     return run_dir
 
 
-def slow_workflow(tmp: Path, n: int) -> Path:
-    """N jobs of ``sleep 0.3`` planned into ``tmp/run`` (not run)."""
+def slow_workflow(tmp: Path, n: int, gate: Path | None = None) -> Path:
+    """N jobs of ``sleep 0.3`` planned into ``tmp/run`` (not run); with ``gate``, each job first waits
+    for that file to exist."""
     wf = Workflow("slow")
     tc = TransformationCatalog().add_transformations(
-        Transformation("sleep", site="local", pfn="/bin/sleep", is_stageable=False))
+        Transformation("sleep", site="local", pfn="/bin/sleep", is_stageable=False),
+        Transformation("sh", site="local", pfn="/bin/sh", is_stageable=False))
     wf.add_transformation_catalog(tc).add_site_catalog(SiteCatalog().add_sites(Site("local")))
-    wf.add_jobs(*(Job("sleep").add_args("0.3") for _ in range(n)))
+    if gate is None:
+        wf.add_jobs(*(Job("sleep").add_args("0.3") for _ in range(n)))
+    else:
+        wait = f"'while [ ! -e {gate} ]; do sleep 0.05; done; sleep 0.3'"
+        wf.add_jobs(*(Job("sh").add_args("-c", wait) for _ in range(n)))
     wf.write(str(tmp / "slow.yml"))
     done = sheaf("plan", "slow.yml", "--dir", ".", "--relative-dir", "run", "-s", "local", "-q", cwd=tmp)
     assert done.returncode == 0, done.stderr

@@ -43,7 +43,8 @@ def dashboard() -> object:
 
 
 def test_the_page_shows_a_running_workflow_progress(tmp_path: Path, dashboard: str) -> None:
-    run_dir = slow_workflow(tmp_path, 40)
+    gate = tmp_path / "gate"  # the jobs wait for it: the page is seen once before they can finish
+    run_dir = slow_workflow(tmp_path, 40, gate)
     engine = subprocess.Popen([str(BIN / "sheaf"), "run", str(run_dir)], stdout=subprocess.DEVNULL)
     try:
         seen: list[dict[str, str]] = []
@@ -52,10 +53,12 @@ def test_the_page_shows_a_running_workflow_progress(tmp_path: Path, dashboard: s
             dom = _chromium("--dump-dom", dashboard, tmp=tmp_path)
             if f'data-dir="{run_dir}"' in dom:
                 seen.append(_row(dom, run_dir))
+                gate.touch()
                 if seen[-1].get("succeeded") or (engine.poll() is not None and len(seen) > 2):
                     break
             time.sleep(0.5)
     finally:
+        gate.touch()
         assert engine.wait(timeout=120) == 0
     dom = _chromium("--dump-dom", dashboard, tmp=tmp_path)
     seen.append(_row(dom, run_dir))
