@@ -176,7 +176,8 @@ def test_task_records_read_back_as_the_aggregators_print_them(start: float, dura
 
 
 def test_no_loader_is_left_behind_when_the_engine_is_killed(tmp_path: Path) -> None:
-    run_dir = slow_workflow(tmp_path, 30)
+    gate = tmp_path / "gate"  # the jobs wait for it: the run cannot end before it is killed
+    run_dir = slow_workflow(tmp_path, 30, gate)
     engine = subprocess.Popen([str(BIN / "sheaf"), "run", str(run_dir)], stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL)
     follower: list[str] = []
@@ -188,6 +189,7 @@ def test_no_loader_is_left_behind_when_the_engine_is_killed(tmp_path: Path) -> N
     time.sleep(0.5)  # the engine has journalled its first submissions
     engine.send_signal(signal.SIGKILL)
     engine.wait()
+    gate.touch()  # the killed engine's jobs end
     assert follower, "the loader process runs beside the engine"
     deadline = time.monotonic() + 30
     while any(_running(pid) for pid in follower) and time.monotonic() < deadline:
