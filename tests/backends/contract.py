@@ -35,7 +35,7 @@ import pytest
 
 from sheaf.classad import ClassAd
 from sheaf.engine import Backend, Event, Exited, Held, Launch
-from sheaf.engine._backend import FileTransfer, Removed
+from sheaf.engine._backend import FileTransfer, Removed, Suspended
 
 ENV = {"PATH": "/usr/bin:/bin", "LC_ALL": "C"}
 
@@ -363,6 +363,22 @@ class BackendContract(FileTransferContract):
                 kinds[event.key].append(type(event).__name__)
         assert kinds == {"again#0": ["Requeued", "Exited"], "held#0": ["Suspended", "Released", "Exited"]}
         assert (tmp_path / "again.n").read_text() == (tmp_path / "held.n").read_text() == "2\n"
+
+    def test_a_duration_limit_holds_a_running_job_with_its_code(self, backend: Backend,
+                                                                tmp_path: Path) -> None:
+        """``allowed_execute_duration`` (``AllowedExecuteDuration``) holds a job that runs longer, hold
+        code 47 and HTCondor's reason; a ``periodic_remove`` on that code then removes it."""
+        ad = "AllowedExecuteDuration = 1\nPeriodicRemove = JobStatus == 5 && HoldReasonCode == 47"
+        backend.submit(make_launch(tmp_path, "long", ["/bin/sleep", "60"], ad=ad))
+        seen: list[Event] = []
+        deadline = time.monotonic() + self.timeout
+        while not seen or not isinstance(seen[-1], Removed):
+            assert time.monotonic() < deadline, seen
+            seen.extend(backend.wait(1.0))
+        held, removed = seen
+        assert isinstance(held, Suspended) and (held.code, held.subcode) == (47, 0)
+        assert held.reason == "The job exceeded allowed execute duration of 00:01"
+        assert "PeriodicRemove" in removed.reason
 
     def test_keys_are_unique_while_submitted(self, backend: Backend, tmp_path: Path) -> None:
         backend.submit(make_launch(tmp_path, "dup", ["/bin/sleep", "5"]))

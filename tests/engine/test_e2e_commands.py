@@ -137,6 +137,24 @@ def test_periodic_hold_runs_the_hold_script_and_release_runs_the_job_again(tmp_p
     assert out.read_text().split() == ["run", "held-A", "run", "post--1002"]
 
 
+def test_duration_limits_hold_a_job_when_they_fall_due(tmp_path: Path) -> None:
+    """allowed_execute_duration and allowed_job_duration hold a running job with HTCondor's code and
+    reason as soon as the limit passes, not at the next periodic evaluation (60 s by default here);
+    DAGMAN_MAX_JOB_HOLDS = 1 then removes each and fails its node."""
+    for name, command in (("a", "allowed_execute_duration = 1"), ("b", "allowed_job_duration = 2")):
+        (tmp_path / f"{name}.sub").write_text(f"executable = /bin/sleep\narguments = 60\n{command}\nqueue\n")
+    (tmp_path / "dag.config").write_text("DAGMAN_MAX_JOB_HOLDS = 1\n")
+    (tmp_path / "wf.dag").write_text("CONFIG dag.config\nJOB A a.sub\nJOB B b.sub\n")
+    started = time.monotonic()
+    done = subprocess.run([SHEAF, "run", str(tmp_path)], capture_output=True, text=True, check=False,
+                          timeout=120)
+    assert done.returncode == 1 and time.monotonic() - started < 30, done.stdout + done.stderr
+    log = (tmp_path / "wf.dag.nodes.log").read_text()
+    assert "Job was held.\n\tThe job exceeded allowed execute duration of 00:01\n\tCode 47 Subcode 0\n" in log
+    assert "Job was held.\n\tThe job exceeded allowed job duration of 00:02\n\tCode 46 Subcode 0\n" in log
+    assert "is not honoured" not in done.stderr
+
+
 def test_the_exit_policy_requeues_holds_and_removes_a_job_as_the_shadow_does(tmp_path: Path) -> None:
     """At exit the shadow evaluates periodic_hold/periodic_remove, then on_exit_hold, then on_exit_remove:
     max_retries (condor_submit's OnExitRemove) runs A again until it succeeds, in one DAGMan attempt

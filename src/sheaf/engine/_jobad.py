@@ -74,7 +74,9 @@ _EXPRESSIONS = (("requirements", "Requirements"), ("rank", "Rank"), ("periodic_h
                 ("periodic_release", "PeriodicRelease"), ("periodic_remove", "PeriodicRemove"),
                 ("periodic_hold_reason", "PeriodicHoldReason"),
                 ("periodic_hold_subcode", "PeriodicHoldSubCode"), ("on_exit_hold", "OnExitHold"),
-                ("on_exit_hold_reason", "OnExitHoldReason"), ("on_exit_hold_subcode", "OnExitHoldSubCode"))
+                ("on_exit_hold_reason", "OnExitHoldReason"), ("on_exit_hold_subcode", "OnExitHoldSubCode"),
+                ("allowed_job_duration", "AllowedJobDuration"),
+                ("allowed_execute_duration", "AllowedExecuteDuration"))
 
 # the submit commands condor_submit builds a job's ``OnExitRemove`` from (``SubmitHash::SetJobRetries``)
 _RETRIES = ("on_exit_remove", "max_retries", "success_exit_code", "retry_until")

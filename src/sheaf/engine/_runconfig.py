@@ -336,7 +336,7 @@ def load_descriptions(dag: Dag, limits: Limits, warn: Callable[[str], None] | No
 #: ``request_gpus`` other than 0: no backend of sheaf's schedules GPUs)
 _UNHONOURED = ("hold", "log_xml", "deferral_time", "deferral_window", "deferral_prep_time", "cron_minute",
                "cron_hour", "cron_day_of_month", "cron_month", "cron_day_of_week", "cron_window",
-               "cron_prep_time", "allowed_job_duration", "allowed_execute_duration", "next_job_start_delay")
+               "cron_prep_time", "next_job_start_delay")
 
 
 def unhonoured_commands(desc: SubmitDescription) -> list[str]:

@@ -99,11 +99,11 @@ from sheaf.backends import _jobguard
 from sheaf.backends._limits import MachineLimits
 from sheaf.backends._memwatch import POLL_INTERVAL, tree_rss_mb
 from sheaf.backends._periodic import (
-    HOLD_CODE_JOB_POLICY,
     IDLE,
     JobRecord,
     decide,
     decide_at_exit,
+    duration_due,
     has_policy,
     policy_interval,
 )
@@ -405,6 +405,7 @@ class LocalBackend:
         record = self._policy.get(launch.key)
         if record is not None:
             record.started(started)
+            self._bring_forward(record)
         return job
 
     def _take(self, results: list[SpawnResult[Tag] | ExitResult[Tag]]) -> None:
@@ -483,6 +484,8 @@ class LocalBackend:
         if self._policy and now >= self._next_policy:
             self._next_policy = now + self._policy_every
             retry = self._apply_policy() or retry
+            for record in self._policy.values():
+                self._bring_forward(record)
         if freed or retry:
             self._schedule()
         self._successors.bind(self._policy)
@@ -534,14 +537,14 @@ class LocalBackend:
             self._events.append(Exited(key, code, sig, reason, job.started, ended, job.claim.slot or "local"))
             return
         assert record is not None
-        what, why, subcode = action
+        what, why, hold_code, subcode = action
         if what == "remove":
             self._events.append(Removed(key, why))
             return
         self._policy[key] = record
         if what == "hold":
-            record.hold(ended, why, subcode)
-            self._events.append(Suspended(key, why, HOLD_CODE_JOB_POLICY, subcode))
+            record.hold(ended, why, subcode, hold_code)
+            self._events.append(Suspended(key, why, hold_code, subcode))
         else:  # its OnExitRemove keeps it queued: it runs again
             self._queue.push(record.launch)
             self._events.append(Requeued(key, code, sig, why))
@@ -589,6 +592,13 @@ class LocalBackend:
                 job.killed = f"memory usage {used:.0f} MB exceeded request {limit} MB"
                 self._signal(job, signal.SIGKILL)
 
+    def _bring_forward(self, record: JobRecord) -> None:
+        """The next policy pass no later than the running job's duration limit holds it, as the
+        shadow's timer fires then (``_periodic.duration_due``)."""
+        due = duration_due(record)
+        if due is not None:
+            self._next_policy = min(self._next_policy, time.monotonic() + max(due - self._clock(), 0.0))
+
     def _apply_policy(self) -> bool:
         """Evaluate every tracked job's policy (``_periodic``); True when a slot was freed or a job
         queued again."""
@@ -602,7 +612,7 @@ class LocalBackend:
             action = decide(record, now, memory.get(pid) if pid is not None else None)
             if action is None:
                 continue
-            what, reason, subcode = action
+            what, reason, hold_code, subcode = action
             changed = True
             if what == "release":
                 record.stopped(now, IDLE)
@@ -611,8 +621,8 @@ class LocalBackend:
                 continue
             self._stop(key)
             if what == "hold":
-                record.hold(now, reason, subcode)
-                self._events.append(Suspended(key, reason, HOLD_CODE_JOB_POLICY, subcode))
+                record.hold(now, reason, subcode, hold_code)
+                self._events.append(Suspended(key, reason, hold_code, subcode))
             else:
                 del self._policy[key]
                 self._events.append(Removed(key, reason))

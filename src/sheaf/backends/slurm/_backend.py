@@ -452,7 +452,8 @@ class SlurmBackend:
         if kind == "hold":
             self._held[key] = self._hold_record(job, record)
             self._next_policy = min(self._next_policy or 1e18, time.monotonic() + self._policy_every)
-            return Suspended(key, reason or "held by periodic_hold", subcode=int(record.get("subcode") or 0))
+            return Suspended(key, reason or "held by periodic_hold", int(record.get("code") or 3),
+                             int(record.get("subcode") or 0))
         return Exited(key, record.get("exit_code"), record.get("signal"), reason,
                       float(record.get("started") or 0.0), float(record.get("ended") or 0.0),
                       record.get("slot"))
@@ -466,16 +467,16 @@ class SlurmBackend:
         action = decide_at_exit(record, exited.ended, exited.exit_code, exited.signal)
         if action is None:
             return exited
-        what, reason, subcode = action
+        what, reason, code, subcode = action
         if what == "remove":
             return Removed(key, reason)
         self._history[key] = record
         if what == "requeue":
             return Requeued(key, exited.exit_code, exited.signal, reason)
-        record.hold(exited.ended, reason, subcode)
+        record.hold(exited.ended, reason, subcode, code)
         self._held[key] = record
         self._next_policy = min(self._next_policy or 1e18, time.monotonic() + self._policy_every)
-        return Suspended(key, reason, subcode=subcode)
+        return Suspended(key, reason, code, subcode)
 
     def _hold_record(self, job: _Job, record: Mapping[str, Any]) -> JobRecord:
         """The schedd's record of a held job: its earlier runs and holds (``history``) plus this one."""
@@ -483,7 +484,8 @@ class SlurmBackend:
         held = self._history.get(job.launch.key) or JobRecord(job.launch, now, now)
         started, ended = float(record.get("started") or now), float(record.get("ended") or now)
         held.started(started)
-        held.hold(ended, str(record.get("reason") or ""), int(record.get("subcode") or 0))
+        held.hold(ended, str(record.get("reason") or ""), int(record.get("subcode") or 0),
+                  int(record.get("code") or 3))
         self._history[job.launch.key] = held
         return held
 

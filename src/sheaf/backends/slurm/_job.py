@@ -111,7 +111,18 @@ class _Watch:
                                     completions=history.get("completions", 0))
             self.policy.started(started)
         self.next_policy = time.monotonic() + self.interval
+        self._bring_forward()
         self.killed: dict[str, Any] | None = None
+
+    def _bring_forward(self) -> None:
+        """The next policy check no later than the job's duration limit holds it (the shadow's timer)."""
+        if self.policy is None:
+            return
+        from sheaf.backends._periodic import duration_due
+
+        due = duration_due(self.policy)
+        if due is not None:
+            self.next_policy = min(self.next_policy, time.monotonic() + max(due - time.time(), 0.0))
 
     def check(self, pid: int, since: float) -> None:
         now = time.monotonic()
@@ -128,8 +139,9 @@ class _Watch:
             self.next_policy = now + self.interval
             action = decide(self.policy, time.time(), memory)
             if action is not None:
-                what, reason, subcode = action
-                self.killed = {"kind": what, "reason": reason, "subcode": subcode}
+                what, reason, code, subcode = action
+                self.killed = {"kind": what, "reason": reason, "code": code, "subcode": subcode}
+            self._bring_forward()
         if self.killed is not None:
             _kill_group(pid)
 
@@ -221,7 +233,7 @@ def _outcome(status: int, peak_mb: float, watch: _Watch) -> dict[str, Any]:
     if killed is not None:
         return {"kind": killed.get("kind", "exited"), "exit_code": None,
                 "signal": killed.get("signal", signal.SIGKILL.value), "reason": killed["reason"],
-                "subcode": killed.get("subcode", 0)}
+                "code": killed.get("code", 3), "subcode": killed.get("subcode", 0)}
     if os.WIFSIGNALED(status):
         return {"kind": "exited", "exit_code": None, "signal": os.WTERMSIG(status), "reason": None}
     return {"kind": "exited", "exit_code": os.WEXITSTATUS(status), "signal": None, "reason": None}
