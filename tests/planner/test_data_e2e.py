@@ -314,6 +314,31 @@ def test_bypass_reads_the_replica_in_place_under_condorio(work: Path) -> None:
     assert job_types(shared)["stage_in"] == 1  # sharedfs: jobs read scratch by name, nothing bypassed
 
 
+def test_under_condorio_a_replica_named_otherwise_than_its_lfn_is_staged_not_bypassed(work: Path) -> None:
+    """HTCondor puts a file it moves into a sandbox under the file's own name; a job reads its input
+    by lfn (Pegasus's job pulls a bypassed input into its lfn). A replica whose name differs from its
+    lfn (a generator naming lfns by directory: a_conf.txt for a/conf.txt) is staged in under the lfn;
+    one named as its lfn is still read in place."""
+    from Pegasus.api import File, Job, ReplicaCatalog, Workflow
+
+    (work / "input" / "a").mkdir()
+    (work / "input" / "a" / "conf.txt").write_text("C\n")
+    ReplicaCatalog().add_replica("local", "f.a", str(work / "input" / "f.a")).add_replica(
+        "local", "a_conf.txt", f"file://{work}/input/a/conf.txt").write(str(work / "replicas.yml"))
+    fa, conf, fd = File("f.a"), File("a_conf.txt"), File("f.d")
+    Workflow("renamed").add_jobs(Job("tool", _id="only").add_args("-i", fa, conf, "-o", fd)
+                                 .add_inputs(fa, conf).add_outputs(fd)).write(str(work / "workflow.yml"))
+    directory = _plan(work, "--output-dir", str(work / "out"), "-D", "pegasus.data.configuration=condorio",
+                      "-D", "pegasus.transfer.bypass.input.staging=true")
+    (sub,) = [p.read_text() for p in directory.glob("jobs/*/tool_only.sub")]
+    line = next(x for x in sub.splitlines() if x.startswith("transfer_input_files = "))
+    reads = line.split(" = ", 1)[1].split(",")
+    assert f"{work}/input/f.a" in reads and f"{work}/input/a/conf.txt" not in reads
+    assert [r for r in reads if r.endswith("/a_conf.txt")]  # the staged copy, under its lfn
+    _run(directory)
+    assert (work / "out" / "f.d").read_text() == "A\nC\nf.d\n"
+
+
 def test_a_file_made_on_one_site_and_read_on_another_travels_by_inter_site_job(tmp_path: Path) -> None:
     from Pegasus.api import (
         Directory,
