@@ -339,6 +339,36 @@ def test_under_condorio_a_replica_named_otherwise_than_its_lfn_is_staged_not_byp
     assert (work / "out" / "f.d").read_text() == "A\nC\nf.d\n"
 
 
+def test_the_replica_output_mapper_delivers_each_output_where_its_catalog_says(
+        work: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """pegasus.dir.storage.mapper = Replica: a regex output map (as a Pegasus 4 properties file names
+    it, ${VAR} in it from the environment) places each staged-out file; registered there too."""
+    monkeypatch.setenv("PROJECT", str(work / "project"))
+    (work / "output.map").write_text('# where outputs go\n'
+                                     '(.*)\\.d file://${PROJECT}/results/[1]/[0] site="local" regex="true"\n')
+    (work / "mapper.properties").write_text("pegasus.dir.storage.mapper = Replica\n"
+                                            "pegasus.dir.storage.mapper.replica = Regex\n"
+                                            "pegasus.dir.storage.mapper.replica.file = ./output.map\n")
+    done = sheaf(work, "plan", "workflow.yml", "--dir", str(work / "submit"), "-s", "condorpool",
+                 "-o", "local", "--conf", "mapper.properties")
+    directory = plan_dir(done)
+    assert "storage.mapper" not in done.stderr
+    _run(directory)
+    delivered = work / "project" / "results" / "f" / "f.d"
+    assert delivered.read_text() == "A\nf.b0\nf.c0\nA\nf.b1\nf.c1\nf.d\n"
+    rc = read_replica_catalog(directory / "diamond.replicas.yml")
+    assert [p.pfn for r in rc if r.lfn == "f.d" for p in r.pfns] == [f"file://{delivered}"]
+    # an output the catalog does not place fails the plan, as Pegasus's mapper does
+    (work / "output.map").write_text('(.*)\\.x file:///nowhere/[0] site="local" regex="true"\n')
+    refused = sheaf(work, "plan", "workflow.yml", "--dir", str(work / "submit"), "-s", "condorpool",
+                    "-o", "local", "--conf", "mapper.properties")
+    assert refused.returncode == 2 and "'f.d'" in refused.stderr and "Traceback" not in refused.stderr
+    (work / "output.map").unlink()
+    missing = sheaf(work, "plan", "workflow.yml", "--dir", str(work / "submit"), "-s", "condorpool",
+                    "-o", "local", "--conf", "mapper.properties")
+    assert missing.returncode == 2 and "output.map" in missing.stderr and "Traceback" not in missing.stderr
+
+
 def test_a_file_made_on_one_site_and_read_on_another_travels_by_inter_site_job(tmp_path: Path) -> None:
     from Pegasus.api import (
         Directory,

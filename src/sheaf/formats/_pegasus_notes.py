@@ -55,7 +55,8 @@ _TC_TYPES = (f"{_NOT_READ}: transformation catalogs are YAML or Text files (a di
 NOT_YET: Mapping[str, tuple[tuple[str, ...], str]] = {
     "pegasus.mode": (("production",), _LATER),
     "pegasus.dir.storage.deep": (("false",), f"{_NOT_READ}: outputs go flat into the output directory"),
-    "pegasus.dir.storage.mapper": (("flat",), f"{_NOT_READ}: outputs go flat into the output directory"),
+    "pegasus.dir.storage.mapper": (("flat", "replica"),
+                                   f"{_NOT_READ}: outputs go flat into the output directory"),
     "pegasus.catalog.transformation.mapper": (("all",), f"{_NOT_READ}: every catalog entry is used"),
     "pegasus.data.reuse.scope": (("full",), f"{_NOT_READ}: data reuse is full (--force turns it off)"),
     "pegasus.file.cleanup.scope": (("fullahead",), f"{_NOT_READ}: cleanup is --cleanup's"),
