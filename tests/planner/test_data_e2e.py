@@ -369,6 +369,19 @@ def test_the_replica_output_mapper_delivers_each_output_where_its_catalog_says(
     assert missing.returncode == 2 and "output.map" in missing.stderr and "Traceback" not in missing.stderr
 
 
+def test_development_mode_plans_no_retries_one_transfer_attempt_and_no_integrity_checks(work: Path) -> None:
+    """pegasus.mode = development, as a Pegasus user's properties set it (the API's Properties):
+    jobs are not retried, transfers try once, held jobs are removed after 30 s; the run delivers."""
+    (work / "pegasus.properties").write_text("pegasus.mode = development\n")
+    directory = _plan(work, "--output-dir", str(work / "out"))
+    dag = (directory / "diamond.dag").read_text()  # the jobs' descriptions are in it
+    assert "\nRETRY " not in dag
+    assert "--attempts 1" in dag and "--integrity none" in dag
+    assert "periodic_remove = (JobStatus == 5) && ((CurrentTime - EnteredCurrentStatus) > 30)" in dag
+    _run(directory)
+    assert (work / "out" / "f.d").exists()
+
+
 def test_a_file_made_on_one_site_and_read_on_another_travels_by_inter_site_job(tmp_path: Path) -> None:
     from Pegasus.api import (
         Directory,

@@ -41,7 +41,7 @@ from sheaf.formats._catalog_files import (
 from sheaf.formats._common import PathLike, read_text
 from sheaf.formats._expand import Variables
 from sheaf.formats._locate import locate, locate_xml
-from sheaf.formats._pegasus_notes import deprecated_layer, feature_warnings
+from sheaf.formats._pegasus_notes import deprecated_layer, feature_warnings, mode_layer
 from sheaf.model import (
     Graph,
     Properties,
@@ -232,6 +232,9 @@ def _properties(here: Path, conf: PathLike | None, defines: Iterable[str],
     renamed = deprecated_layer(Properties.layered(*layers), warnings)
     if renamed:  # under every layer: a key set under its new name wins
         layers.insert(0, ("deprecated keys", renamed))
+    moded = mode_layer(Properties.layered(*layers), warnings)
+    if moded:  # under every layer, as Pegasus sets a mode's properties only where none is set
+        layers.insert(0, ("pegasus.mode", moded))
     return Properties.layered(*layers), files
 
 
