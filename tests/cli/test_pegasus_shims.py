@@ -332,3 +332,48 @@ def test_statistics_and_analyzer_read_their_pegasus_options(tmp_path: Path) -> N
     # pegasus-status -l: one line per (sub-)workflow, as sheaf status --long shows them
     short, long = (tool("pegasus-status", *flags, str(run_dir)) for flags in ((), ("-l",)))
     assert "running now" in long.stdout and "running now" not in short.stdout, long.stdout
+
+
+def test_pegasus_graphviz_draws_the_workflow_a_script_graphs(tmp_path: Path) -> None:
+    """``wf.graph(...)`` of the Pegasus API (and scripts calling pegasus-graphviz) get the workflow's
+    DOT graph: jobs labelled as asked, file boxes with ``--files``, implied edges dropped unless
+    ``--nosimplify``; an image needs Graphviz's dot, a DAGMan file is refused by name."""
+    bindir = tmp_path / "bin"
+    assert subprocess.run([str(BIN / "sheaf"), "shims", str(bindir)], check=False).returncode == 0
+    script = f'''
+import os
+os.environ["PATH"] = {str(bindir)!r} + os.pathsep + os.environ["PATH"]
+from Pegasus.api import Job, Workflow
+wf = Workflow("g", infer_dependencies=True)
+wf.add_jobs(Job("make", _id="a").add_inputs("x").add_outputs("y"),
+            Job("use", _id="b").add_inputs("y").add_outputs("z"),
+            Job("use", _id="c", node_label="last").add_inputs("x", "y", "z"))
+wf.write("wf.yml")
+wf.graph(include_files=True, label="xform-id", output="files.dot")
+'''
+    done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True,
+                          check=False, timeout=120)
+    assert done.returncode == 0, done.stderr
+    drawn = (tmp_path / "files.dot").read_text()
+    assert drawn.startswith("digraph dag {") and '"a" [shape=ellipse' in drawn and 'label="make\\na"' in drawn
+    assert '"y" [shape=rect' in drawn and '"a" -> "y"' in drawn and '"y" -> "b"' in drawn
+    assert '"x" -> "c"' not in drawn  # implied by x -> a -> y -> b -> z -> c
+
+    def graphviz(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([str(bindir / "pegasus-graphviz"), *args], cwd=tmp_path, capture_output=True,
+                              text=True, check=False, timeout=60)
+
+    plain = graphviz("wf.yml").stdout
+    assert '"a" -> "b"' in plain and '"a" -> "c"' not in plain and 'label="last"' in plain
+    full = graphviz("--nosimplify", "-l", "id", "wf.yml").stdout
+    assert '"a" -> "c"' in full and 'label="c"' in full
+    kept = graphviz("-r", "use", "-r", "other", "wf.yml").stdout
+    assert '"a" [' in kept and '"b"' not in kept and '"c"' not in kept
+    if shutil.which("dot") is None:
+        image = graphviz("-o", "wf.png", "wf.yml")
+        assert image.returncode == 2 and "'dot'" in image.stderr and not (tmp_path / "wf.png").exists()
+    refused = graphviz("run.dag")
+    assert refused.returncode == 2 and "DAGMan" in refused.stderr
+    assert graphviz("-l", "nope", "wf.yml").returncode == 2 and graphviz().returncode == 2
+    missing = graphviz("absent.yml")
+    assert missing.returncode == 2 and "absent.yml" in missing.stderr and "Traceback" not in missing.stderr

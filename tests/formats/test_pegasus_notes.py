@@ -50,12 +50,20 @@ def test_deprecated_property_is_read_under_its_new_name(here: Path) -> None:
     assert newer.properties.get_str("pegasus.clusterer.job.aggregator") == "seqexec"
 
 
-@pytest.mark.parametrize("define", ["pegasus.mode=development"])
-def test_features_not_implemented_yet_are_warned_naming_them(here: Path, define: str) -> None:
-    inputs = _load(here, Workflow("w").add_jobs(Job("keg")), define)
-    key = define.split("=", 1)[0]
-    assert [w for w in inputs.warnings
-            if key in w and "not implemented yet" in w and "sheaf does not implement it" in w]
+def test_a_pegasus_mode_sets_its_properties_under_the_users(here: Path) -> None:
+    """Pegasus's configuration reference: development means no retries and no integrity checking,
+    tutorial one retry; a property the user sets wins; debug's extra logging is warned about."""
+    development = _load(here, Workflow("w").add_jobs(Job("keg")), "pegasus.mode=development")
+    assert development.properties.get_str("dagman.retry") == "0"
+    assert development.properties.get_str("pegasus.integrity.checking") == "none"
+    assert not [w for w in development.warnings if "pegasus.mode" in w]
+    mine = _load(here, Workflow("w").add_jobs(Job("keg")), "pegasus.mode=development", "dagman.retry=2")
+    assert mine.properties.get_str("dagman.retry") == "2"
+    tutorial = _load(here, Workflow("w").add_jobs(Job("keg")), "pegasus.mode=tutorial")
+    assert tutorial.properties.get_str("dagman.retry") == "1"
+    assert tutorial.properties.get_str("pegasus.integrity.checking") is None
+    debug = _load(here, Workflow("w").add_jobs(Job("keg")), "pegasus.mode=debug")
+    assert [w for w in debug.warnings if "pegasus.mode = debug" in w and "logging is not implemented" in w]
 
 
 @pytest.mark.parametrize("define", ["pegasus.integrity.checking=full",

@@ -314,6 +314,74 @@ def test_bypass_reads_the_replica_in_place_under_condorio(work: Path) -> None:
     assert job_types(shared)["stage_in"] == 1  # sharedfs: jobs read scratch by name, nothing bypassed
 
 
+def test_under_condorio_a_replica_named_otherwise_than_its_lfn_is_staged_not_bypassed(work: Path) -> None:
+    """HTCondor puts a file it moves into a sandbox under the file's own name; a job reads its input
+    by lfn (Pegasus's job pulls a bypassed input into its lfn). A replica whose name differs from its
+    lfn (a generator naming lfns by directory: a_conf.txt for a/conf.txt) is staged in under the lfn;
+    one named as its lfn is still read in place."""
+    from Pegasus.api import File, Job, ReplicaCatalog, Workflow
+
+    (work / "input" / "a").mkdir()
+    (work / "input" / "a" / "conf.txt").write_text("C\n")
+    ReplicaCatalog().add_replica("local", "f.a", str(work / "input" / "f.a")).add_replica(
+        "local", "a_conf.txt", f"file://{work}/input/a/conf.txt").write(str(work / "replicas.yml"))
+    fa, conf, fd = File("f.a"), File("a_conf.txt"), File("f.d")
+    Workflow("renamed").add_jobs(Job("tool", _id="only").add_args("-i", fa, conf, "-o", fd)
+                                 .add_inputs(fa, conf).add_outputs(fd)).write(str(work / "workflow.yml"))
+    directory = _plan(work, "--output-dir", str(work / "out"), "-D", "pegasus.data.configuration=condorio",
+                      "-D", "pegasus.transfer.bypass.input.staging=true")
+    (sub,) = [p.read_text() for p in directory.glob("jobs/*/tool_only.sub")]
+    line = next(x for x in sub.splitlines() if x.startswith("transfer_input_files = "))
+    reads = line.split(" = ", 1)[1].split(",")
+    assert f"{work}/input/f.a" in reads and f"{work}/input/a/conf.txt" not in reads
+    assert [r for r in reads if r.endswith("/a_conf.txt")]  # the staged copy, under its lfn
+    _run(directory)
+    assert (work / "out" / "f.d").read_text() == "A\nC\nf.d\n"
+
+
+def test_the_replica_output_mapper_delivers_each_output_where_its_catalog_says(
+        work: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """pegasus.dir.storage.mapper = Replica: a regex output map (as a Pegasus 4 properties file names
+    it, ${VAR} in it from the environment) places each staged-out file; registered there too."""
+    monkeypatch.setenv("PROJECT", str(work / "project"))
+    (work / "output.map").write_text('# where outputs go\n'
+                                     '(.*)\\.d file://${PROJECT}/results/[1]/[0] site="local" regex="true"\n')
+    (work / "mapper.properties").write_text("pegasus.dir.storage.mapper = Replica\n"
+                                            "pegasus.dir.storage.mapper.replica = Regex\n"
+                                            "pegasus.dir.storage.mapper.replica.file = ./output.map\n")
+    done = sheaf(work, "plan", "workflow.yml", "--dir", str(work / "submit"), "-s", "condorpool",
+                 "-o", "local", "--conf", "mapper.properties")
+    directory = plan_dir(done)
+    assert "storage.mapper" not in done.stderr
+    _run(directory)
+    delivered = work / "project" / "results" / "f" / "f.d"
+    assert delivered.read_text() == "A\nf.b0\nf.c0\nA\nf.b1\nf.c1\nf.d\n"
+    rc = read_replica_catalog(directory / "diamond.replicas.yml")
+    assert [p.pfn for r in rc if r.lfn == "f.d" for p in r.pfns] == [f"file://{delivered}"]
+    # an output the catalog does not place fails the plan, as Pegasus's mapper does
+    (work / "output.map").write_text('(.*)\\.x file:///nowhere/[0] site="local" regex="true"\n')
+    refused = sheaf(work, "plan", "workflow.yml", "--dir", str(work / "submit"), "-s", "condorpool",
+                    "-o", "local", "--conf", "mapper.properties")
+    assert refused.returncode == 2 and "'f.d'" in refused.stderr and "Traceback" not in refused.stderr
+    (work / "output.map").unlink()
+    missing = sheaf(work, "plan", "workflow.yml", "--dir", str(work / "submit"), "-s", "condorpool",
+                    "-o", "local", "--conf", "mapper.properties")
+    assert missing.returncode == 2 and "output.map" in missing.stderr and "Traceback" not in missing.stderr
+
+
+def test_development_mode_plans_no_retries_one_transfer_attempt_and_no_integrity_checks(work: Path) -> None:
+    """pegasus.mode = development, as a Pegasus user's properties set it (the API's Properties):
+    jobs are not retried, transfers try once, held jobs are removed after 30 s; the run delivers."""
+    (work / "pegasus.properties").write_text("pegasus.mode = development\n")
+    directory = _plan(work, "--output-dir", str(work / "out"))
+    dag = (directory / "diamond.dag").read_text()  # the jobs' descriptions are in it
+    assert "\nRETRY " not in dag
+    assert "--attempts 1" in dag and "--integrity none" in dag
+    assert "periodic_remove = (JobStatus == 5) && ((CurrentTime - EnteredCurrentStatus) > 30)" in dag
+    _run(directory)
+    assert (work / "out" / "f.d").exists()
+
+
 def test_a_file_made_on_one_site_and_read_on_another_travels_by_inter_site_job(tmp_path: Path) -> None:
     from Pegasus.api import (
         Directory,

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from sheaf.app._detach import LOG as RUN_LOG
     from sheaf.app._detach import running, stop
     from sheaf.app._detach import start as submit
+    from sheaf.app._graphviz import draw_workflow
     from sheaf.app._pegasus_config import config_variables as pegasus_variables
     from sheaf.app._plan import PlanResult, plan
     from sheaf.app._plan_request import PlanRequest
@@ -47,15 +48,15 @@ if TYPE_CHECKING:
 __all__ = [
     "RUN_LOG", "DagmanOptions", "PlanRequest", "PlanResult", "PredictOptions", "PredictResult", "RunOptions",
     "RunResult", "Statistics", "WorkflowStatus", "braindump_json", "calibrate", "condor_submit_dag_options",
-    "hand_to_dagman", "overheads_path", "pegasus_status", "pegasus_variables", "plan", "predict", "run",
-    "running", "statistics", "status", "stop", "submit",
+    "draw_workflow", "hand_to_dagman", "overheads_path", "pegasus_status", "pegasus_variables", "plan",
+    "predict", "run", "running", "statistics", "status", "stop", "submit",
 ]
 
 __getattr__ = lazy_exports(__name__, {
     "RunOptions": "_run", "run": "_run", "hand_to_dagman": "_run", "condor_submit_dag_options": "_run",
     "submit": "_detach:start", "stop": "_detach", "running": "_detach", "RUN_LOG": "_detach:LOG",
     "pegasus_status": "_dagman_out", "pegasus_variables": "_pegasus_config:config_variables",
-    "braindump_json": "_braindump:json_text", "plan": "_plan",
+    "braindump_json": "_braindump:json_text", "plan": "_plan", "draw_workflow": "_graphviz",
     "PlanResult": "_plan", "PlanRequest": "_plan_request", "PredictOptions": "_predict",
     "PredictResult": "_predict", "calibrate": "_predict", "overheads_path": "_predict", "predict": "_predict",
     "DagmanOptions": "_reexport", "RunResult": "_reexport", "Statistics": "_reexport",

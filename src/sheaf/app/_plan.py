@@ -163,7 +163,8 @@ def plan(request: PlanRequest, *, on_warning: Callable[[str], None] | None = Non
                            keep=frozenset(context.output_map), output_dir=staging.output_dir,
                            staging_sites=staging.staging_sites, cleanup=staging.cleanup or "inplace",
                            force=request.force, cwd=os.getcwd(),
-                           input_dir=os.pathsep.join(inputs.input_dirs) or None)
+                           input_dir=os.pathsep.join(inputs.input_dirs) or None,
+                           storage_map=inputs.storage_map)
 
         def planned_with(techniques: tuple[str, ...], model: AutoModel | None) -> ExecutableWorkflow:
             return _plan_inputs(inputs, sites=split_commas(request.sites) or None,

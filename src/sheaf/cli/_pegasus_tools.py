@@ -1,4 +1,4 @@
-"""pegasus-plan, pegasus-run, pegasus-status, pegasus-remove and pegasus-version, played by sheaf.
+"""pegasus-plan, pegasus-run, pegasus-status, pegasus-remove, ... pegasus-graphviz, played by sheaf.
 
 The wrappers ``sheaf shims DIR`` writes call :func:`main` with their own name and argv, so a user's
 unchanged script -- or ``Pegasus.api``, which runs ``<DIR>/../bin/pegasus-*`` once it finds
@@ -26,6 +26,8 @@ unchanged script -- or ``Pegasus.api``, which runs ``<DIR>/../bin/pegasus-*`` on
   (``sheaf.app.pegasus_variables``), the wrappers' own directory as ``--bin``, as test and example
   scripts ask for them (``PYTHONPATH=$(pegasus-config --python)``); ``--classpath`` and ``--r`` are
   refused by name: sheaf has no Java planner nor R client;
+- ``pegasus-graphviz [-s] [-f] [-l LABEL] [-o FILE] [-r XFORM]... FILE``: the workflow's DOT graph
+  (``sheaf.app.draw_workflow``), as ``wf.graph()`` asks for it; a DAGMan ``.dag`` file is refused;
 - ``condor_q``: ``Pegasus.api``'s ``wf.wait()``/``wf.status()`` run ``condor_q -constraint ... -json``
   before they read ``<dag>.dagman.out`` (which ``sheaf run`` writes); sheaf's jobs are in no HTCondor
   queue, so the wrapper runs the next ``condor_q`` on PATH when there is one (a real HTCondor stays
@@ -50,7 +52,7 @@ from sheaf.cli import _exit, _pegasus_text
 from sheaf.errors import UsageError
 
 TOOLS = ("pegasus-plan", "pegasus-run", "pegasus-status", "pegasus-remove", "pegasus-analyzer",
-         "pegasus-statistics", "pegasus-version", "pegasus-config", "condor_q")
+         "pegasus-statistics", "pegasus-version", "pegasus-config", "pegasus-graphviz", "condor_q")
 PEGASUS_VERSION = "5.0.0"  # the pegasus-plan whose command line sheaf reads
 
 
@@ -143,10 +145,11 @@ def _status_json(directory: str) -> dict[str, object]:
     return pegasus_status(os.path.basename(status.dag), status.state, status.total, status.counts)
 
 
-def _options(argv: list[str], values: Sequence[str], flags: Sequence[str]
-             ) -> tuple[dict[str, str], set[str], list[str]]:
+def _options(argv: list[str], values: Sequence[str], flags: Sequence[str],
+             every: dict[str, list[str]] | None = None) -> tuple[dict[str, str], set[str], list[str]]:
     """A Pegasus tool's command line: its options that take a value (``-o DIR``, ``--output DIR``,
-    ``--output=DIR``), its flags (``-vv`` counts as ``-v``), and the other words."""
+    ``--output=DIR``; the last one given, and each one in ``every`` when given), its flags (``-vv``
+    counts as ``-v``), and the other words."""
     given: dict[str, str] = {}
     seen: set[str] = set()
     words: list[str] = []
@@ -159,6 +162,8 @@ def _options(argv: list[str], values: Sequence[str], flags: Sequence[str]
                 if value is None:
                     raise UsageError(f"option {name} needs a value")
             given[name] = value
+            if every is not None:
+                every.setdefault(name, []).append(value)
         elif word.startswith("-") and word != "-":
             flag = "-v" if word.strip("v") == "-" else word
             if flag not in flags:
@@ -246,6 +251,51 @@ def _analyzer(argv: list[str]) -> list[str]:
     return ["analyze", *(["--dag", os.path.basename(dag)] if dag is not None else []), directory]
 
 
+_GRAPHVIZ_VALUES = {"-l": "label", "--label": "label", "-o": "output", "--output": "output",
+                    "-r": "remove", "--remove": "remove", "-W": "width", "--width": "width",
+                    "-H": "height", "--height": "height"}
+
+_GRAPHVIZ_FLAGS = {"-h": "h", "--help": "h", "-s": "s", "--nosimplify": "s", "-f": "f", "--files": "f"}
+
+
+def _graphviz(argv: list[str]) -> None:
+    """pegasus-graphviz [-s] [-f] [-l LABEL] [-o FILE] [-r XFORM]... [-W W -H H] FILE: the workflow's
+    graph (``sheaf.app.draw_workflow``); a DAGMan ``.dag`` file is refused by name."""
+    from sheaf.errors import SheafError
+    from sheaf.formats import read_workflow
+
+    every: dict[str, list[str]] = {}
+    _, seen, words = _options(argv, tuple(_GRAPHVIZ_VALUES), tuple(_GRAPHVIZ_FLAGS), every)
+    flags = {_GRAPHVIZ_FLAGS[flag] for flag in seen}
+    values: dict[str, list[str]] = {}
+    for name, given in every.items():
+        values.setdefault(_GRAPHVIZ_VALUES[name], []).extend(given)
+    if "h" in flags:
+        click.echo("usage: pegasus-graphviz [-s] [-f] [-l LABEL] [-o FILE] [-r XFORM]... "
+                   "[-W WIDTH -H HEIGHT] FILE")
+        return
+    if len(words) != 1:
+        raise UsageError(f"one workflow FILE expected, got {' '.join(words) or 'none'}")
+    if words[0].endswith(".dag"):
+        raise UsageError(f"{words[0]}: sheaf's pegasus-graphviz draws workflows (.yml, .dax, .xml), not "
+                         "DAGMan files")
+    try:
+        size = [float(values[key][-1]) if key in values else None for key in ("width", "height")]
+    except ValueError as exc:
+        raise UsageError(f"--width and --height are numbers: {exc}") from None
+    try:
+        text = app.draw_workflow(read_workflow(words[0]), values.get("output", [None])[-1],
+                                 label=values.get("label", ["label"])[-1], simplify="s" not in flags,
+                                 files="f" in flags, remove=values.get("remove", []), width=size[0],
+                                 height=size[1])
+    except UsageError:
+        raise
+    except SheafError as exc:
+        raise UsageError(str(exc)) from None
+    if text is not None:
+        click.echo(text, nl=False)
+
+
 def _condor_q(argv: list[str]) -> None:
     """The next condor_q on PATH, else an empty queue (module docstring)."""
     real = _next_on_path("condor_q")
@@ -316,5 +366,6 @@ def _config(argv: list[str]) -> None:
 _TRANSLATE: dict[str, Callable[[list[str]], list[str] | None]] = {
     "pegasus-plan": _plan, "pegasus-run": _run, "pegasus-status": _status, "pegasus-remove": _remove,
     "pegasus-analyzer": _analyzer, "pegasus-statistics": _statistics,
-    "pegasus-version": _version, "pegasus-config": _config, "condor_q": _condor_q,
+    "pegasus-version": _version, "pegasus-config": _config, "pegasus-graphviz": _graphviz,
+    "condor_q": _condor_q,
 }

@@ -33,6 +33,7 @@ from sheaf.errors import InputError, UsageError, ValidationError
 from sheaf.formats._catalog_files import (
     catalog_path,
     holds_nothing,
+    property_base,
     remote_site_catalog,
     replica_directories,
     under,
@@ -40,7 +41,7 @@ from sheaf.formats._catalog_files import (
 from sheaf.formats._common import PathLike, read_text
 from sheaf.formats._expand import Variables
 from sheaf.formats._locate import locate, locate_xml
-from sheaf.formats._pegasus_notes import deprecated_layer, feature_warnings
+from sheaf.formats._pegasus_notes import deprecated_layer, feature_warnings, mode_layer
 from sheaf.model import (
     Graph,
     Properties,
@@ -70,6 +71,9 @@ class Inputs:
     #: ``Directory`` replica catalog names (``_catalog_files.replica_directories``); ``sheaf.app`` puts
     #: the command line's before them
     input_dirs: tuple[str, ...] = ()
+    #: ``pegasus.dir.storage.mapper = Replica``: the catalog naming where each output is delivered
+    #: (``pegasus.dir.storage.mapper.replica.file``, a replica catalog file, regex entries included)
+    storage_map: ReplicaCatalog | None = None
 
     def locate(self, exc: ValidationError) -> ValidationError:
         """``exc`` (a model rule broken, raised while planning) with the file and line where its value
@@ -121,12 +125,41 @@ def load_inputs(
     merged_tc, merged_sc = _merge(tcat, workflow.transformation_catalog), _merge(scat, workflow.site_catalog)
     merged_sc = site_profile_overrides(properties, merged_sc, warnings)
     directories = replica_directories(properties, here, warnings)
+    storage_map = _storage_map(properties, here, rc_variables, warnings)
     return Inputs(
         workflow=workflow, properties=properties, tc=merged_tc, sc=merged_sc,
         rc=_merge(rcat, workflow.replica_catalog),
         warnings=_known_label_key(warnings + feature_warnings(properties, workflow, merged_tc, merged_sc),
                                   properties),
-        paths=paths, input_dirs=directories)
+        paths=paths, input_dirs=directories, storage_map=storage_map)
+
+
+def _storage_map(properties: Properties, here: Path, variables: Variables | None,
+                 warnings: list[str]) -> ReplicaCatalog | None:
+    """The catalog of Pegasus's Replica output mapper (``pegasus.dir.storage.mapper = Replica``): its
+    ``pegasus.dir.storage.mapper.replica.file``, read as a replica catalog (the ``Regex`` and ``File``
+    backends both read the text format, regex entries included); None for another mapper."""
+    from sheaf import formats
+
+    mapper = properties.get_str("pegasus.dir.storage.mapper")
+    if mapper is None or mapper.strip().lower() != "replica":
+        return None
+    key = "pegasus.dir.storage.mapper.replica.file"
+    name = properties.get_str(key)
+    if not name:
+        raise InputError("the Replica output mapper names no catalog", path=properties.origin(
+            "pegasus.dir.storage.mapper"), rule=f"pegasus.dir.storage.mapper = Replica needs {key}",
+            value=mapper)
+    backend = (properties.get_str("pegasus.dir.storage.mapper.replica") or "Regex").strip()
+    if backend.lower() not in ("regex", "file"):
+        raise InputError("unknown backend of the Replica output mapper",
+                         path=properties.origin("pegasus.dir.storage.mapper.replica"),
+                         rule="pegasus.dir.storage.mapper.replica is Regex or File", value=backend)
+    path = under(property_base(properties, here), os.path.expanduser(name.strip()))
+    if not path.is_file():
+        raise InputError("the Replica output mapper's catalog does not exist", path=properties.origin(key),
+                         rule=f"{key} names a replica catalog file", value=str(path))
+    return formats.read_replica_catalog(path, warnings=warnings, variables=variables)
 
 
 _SITE_PROFILE: Final = re.compile(r"pegasus\.catalog\.site\.sites\.([^.]+)\.profiles\.([^.]+)\.(.+)\Z")
@@ -199,6 +232,9 @@ def _properties(here: Path, conf: PathLike | None, defines: Iterable[str],
     renamed = deprecated_layer(Properties.layered(*layers), warnings)
     if renamed:  # under every layer: a key set under its new name wins
         layers.insert(0, ("deprecated keys", renamed))
+    moded = mode_layer(Properties.layered(*layers), warnings)
+    if moded:  # under every layer, as Pegasus sets a mode's properties only where none is set
+        layers.insert(0, ("pegasus.mode", moded))
     return Properties.layered(*layers), files
 
 

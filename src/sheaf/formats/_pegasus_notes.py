@@ -6,9 +6,10 @@ Policy: nothing a Pegasus user wrote is dropped in silence.
   (``DEPRECATED``): ``pegasus.job.aggregator`` is ``pegasus.clusterer.job.aggregator``.  The new key
   wins when both are set.  (``pegasus.code.generator = PMC``, the whole workflow as one PMC job, is
   handled by the planner: it is ``--cluster whole`` with the ``mpiexec`` aggregator.)
+- ``pegasus.mode`` sets its properties under the user's (``MODE_DEFAULTS``, ``mode_layer``), as
+  Pegasus does; one Pegasus does not define is refused, naming those it does (``MODES``).
 - **Features not implemented yet** are a warning naming the property or the feature and saying that
-  sheaf does not implement it (``NOT_YET``): ``pegasus.mode`` other than ``production`` (one Pegasus does
-  not define is refused, naming those it does: ``MODES``), and hooks
+  sheaf does not implement it (``NOT_YET``): hooks
   (notifications) on transformations or of another type than ``shell`` (the workflow's and the jobs'
   shell hooks run: ``sheaf.monitor``).  (The data properties -- integrity checking, bypass -- are the
   planner's data pass's.)
@@ -35,7 +36,7 @@ from fnmatch import fnmatchcase
 from sheaf.errors import InputError
 from sheaf.model import EMPTY, Properties, SiteCatalog, TransformationCatalog, Workflow, join_arguments
 
-__all__ = ["deprecated_layer", "feature_warnings"]
+__all__ = ["deprecated_layer", "feature_warnings", "mode_layer"]
 
 #: old property key -> its Pegasus 5 name
 DEPRECATED: Mapping[str, str] = {
@@ -53,9 +54,9 @@ _TC_TYPES = (f"{_NOT_READ}: transformation catalogs are YAML or Text files (a di
 
 #: property (or a glob of properties) -> (values that need nothing, none: every value; what implements it)
 NOT_YET: Mapping[str, tuple[tuple[str, ...], str]] = {
-    "pegasus.mode": (("production",), _LATER),
     "pegasus.dir.storage.deep": (("false",), f"{_NOT_READ}: outputs go flat into the output directory"),
-    "pegasus.dir.storage.mapper": (("flat",), f"{_NOT_READ}: outputs go flat into the output directory"),
+    "pegasus.dir.storage.mapper": (("flat", "replica"),
+                                   f"{_NOT_READ}: outputs go flat into the output directory"),
     "pegasus.catalog.transformation.mapper": (("all",), f"{_NOT_READ}: every catalog entry is used"),
     "pegasus.data.reuse.scope": (("full",), f"{_NOT_READ}: data reuse is full (--force turns it off)"),
     "pegasus.file.cleanup.scope": (("fullahead",), f"{_NOT_READ}: cleanup is --cleanup's"),
@@ -78,6 +79,27 @@ NOT_YET: Mapping[str, tuple[tuple[str, ...], str]] = {
 }
 #: pegasus.mode's values (Pegasus's configuration reference); another is refused
 MODES = ("production", "development", "tutorial", "debug")
+_HELD_30S = "(JobStatus == 5) && ((CurrentTime - EnteredCurrentStatus) > 30)"
+#: the properties each mode sets where the user's properties do not (Pegasus's configuration
+#: reference: no retries but tutorial's one, no integrity checking, held jobs removed after 30 s); the
+#: transfers' single attempt is ``sheaf.planner``'s (``pegasus.mode`` read by the transfer jobs)
+MODE_DEFAULTS: Mapping[str, Mapping[str, str]] = {
+    "production": {},
+    "development": {"dagman.retry": "0", "pegasus.integrity.checking": "none",
+                    "condor.periodic_remove": _HELD_30S},
+    "debug": {"dagman.retry": "0", "pegasus.integrity.checking": "none", "condor.periodic_remove": _HELD_30S},
+    "tutorial": {"dagman.retry": "1", "condor.periodic_remove": _HELD_30S},
+}
+
+
+def mode_layer(properties: Properties, warnings: list[str]) -> dict[str, str]:
+    """The defaults ``pegasus.mode`` sets (``MODE_DEFAULTS``), a layer under the user's properties; debug's
+    extra logging is warned about."""
+    mode = (properties.get_str("pegasus.mode") or "production").strip().lower()
+    if mode == "debug":
+        warnings.append("property pegasus.mode = debug: applied as development (no retries, no integrity "
+                        "checking, one transfer attempt); its extra logging is not implemented")
+    return dict(MODE_DEFAULTS.get(mode, {}))
 
 #: property -> (the values Pegasus defines, exactly as its enum spells them; the one it reads any other
 #: value as): a value outside them is no feature sheaf lacks -- Pegasus ignores it too

@@ -486,13 +486,24 @@ class _FirstReads:
             if lfn not in self.optional:
                 self.missing.add(lfn)
             return
-        if lfn in self.bypassing and sources[0].url.startswith("file://"):
+        if lfn in self.bypassing and self._bypassable(sources[0].url, lfn):
             exec_wf.bypass[lfn] = sources[0].url
             return
         if _in_place(sources, exec_wf.workdirs[site], lfn):
             return  # already where the job reads it: neither copied nor ever removed
         files[lfn] = _Staged(lfn, sources, [index], checksum=selector.checksum(lfn),
                              checkpoint=lfn in self.optional)
+
+    def _bypassable(self, url: str, lfn: str) -> bool:
+        """Whether a job can read the replica ``url`` in place as ``lfn``: a ``file://`` URL, and under
+        ``condorio`` one whose last component is the lfn -- HTCondor puts a file it moves into the job's
+        sandbox under that name, where Pegasus's job finds it under its lfn; another is staged in."""
+        if not url.startswith("file://"):
+            return False
+        if self.config != "condorio":
+            return True
+        path = file_url_path(url)
+        return path is not None and os.path.basename(path) == lfn
 
     def warn_missing(self) -> None:
         if self.missing:

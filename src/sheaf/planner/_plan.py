@@ -180,3 +180,5 @@ class DataOptions:
     rc_file: str | None = None            # where registration writes (None: register_target's default)
     cwd: str | None = None                # where relative replica paths are resolved
     input_dir: str | None = None          # --input-dir directories, joined by os.pathsep
+    #: pegasus.dir.storage.mapper = Replica: where each staged-out file goes, by lfn and output site
+    storage_map: ReplicaCatalog | None = None

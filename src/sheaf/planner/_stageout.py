@@ -10,7 +10,9 @@ one site's storage directory, as pegasus-plan's manual says: the single output s
 is then an output site too (a relative ``D`` under the planning directory).  A named output site with
 no local storage directory is a ``PlanningError``, with ``--output-dir`` too unless it is ``local``.
 No ``--output-dir`` and no ``--output-sites``: nothing is staged out.  Cleanup waits for every
-stage-out job of a file.
+stage-out job of a file.  ``pegasus.dir.storage.mapper = Replica`` (``DataOptions.storage_map``): each
+file goes where that catalog names it for the output site instead (``_mapped_url``), the stage-out job
+allowed to write there.
 
 Registration: ``pegasus.register = false`` makes no register jobs, whatever the outputs' flags (as in
 Pegasus).  Its target (``register_target``): ``pegasus.catalog.replica.output.file``, else
@@ -31,11 +33,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from sheaf.errors import PlanningError
-from sheaf.model import Use, all_uses
+from sheaf.model import ReplicaCatalog, Use, all_uses, file_url_path, url_scheme
 from sheaf.planner._cleanup import Files
 from sheaf.planner._naming import safe
 from sheaf.planner._plan import ExecJob, ExecutableWorkflow
-from sheaf.planner._replicas import ReplicaSelector, Source, dir_url, quoted_name, url_in
+from sheaf.planner._replicas import ReplicaSelector, Source, dir_url, path_url, quoted_name, url_in
 from sheaf.planner._sites import DEFAULT_SITES
 from sheaf.planner._transfer_lists import json_str, json_text, transfer_entry, transfer_options, transfer_text
 
@@ -124,10 +126,15 @@ class StageOut:
         for (label, directory), (site, level, files) in ((t, b) for t in self.targets for b in self.buckets):
             n = counters[(site, level)] = counters.get((site, level), -1) + 1
             # a bucket of reused outputs has no working directory: each is staged out from its replica
-            entries, delivered = output_entries(exec_wf.workdirs.get(site, ""), site, label, directory, files)
+            entries, delivered = output_entries(exec_wf.workdirs.get(site, ""), site, label, directory, files,
+                                                mapped=exec_wf.data.storage_map)
+            # the mapper's places are where the job may write, beside the storage directory
+            places = {os.path.dirname(file_url_path(u) or "") for u in delivered} - {""}
+            roots = (() if exec_wf.data.storage_map is None else
+                     tuple(a for d in sorted(places) for a in ("--root", d)))
             job = ExecJob(id=f"stage_out_local_{safe(site)}_{level}_{n}", type="stage_out", site=site,
                           transformation=None, level=level, executable="sheaf-transfer",
-                          arguments=transfer_options(exec_wf, directory, state.submit_dir))
+                          arguments=transfer_options(exec_wf, directory, state.submit_dir) + roots)
             index = state.add(job, transfer_text(entries), [f.lfn for f in files])
             wanted = [(f, url, label) for f, url in zip(files, delivered, strict=True)
                       if f.register and registering]
@@ -179,13 +186,20 @@ class StageOut:
                 outputs[key] = (readers + f.producers, len(f.producers) if followed else 0)
 
 
-def output_entries(workdir: str, site: str, label: str, directory: str, files: list[_File]
-                   ) -> tuple[list[str], list[str]]:
+def output_entries(workdir: str, site: str, label: str, directory: str, files: list[_File],
+                   mapped: ReplicaCatalog | None = None) -> tuple[list[str], list[str]]:
     """A stage-out job's transfer entries, as ``transfer_entry`` makes them, and the URL each file is
     delivered to: a file made in ``workdir`` (on ``site``), or a reused one from its replica, goes to
-    ``directory`` (``label``)."""
+    ``directory`` (``label``), or where the Replica output mapper's catalog ``mapped`` puts it."""
     entries: list[str] = []
     delivered: list[str] = []
+    if mapped is not None:
+        for number, f in enumerate(files, 1):
+            url = _mapped_url(mapped, f.lfn, label)
+            source = f.source or Source(url_in(workdir, f.lfn), site)
+            entries.append(transfer_entry(number, "output", f.lfn, [source], label, url))
+            delivered.append(url)
+        return entries, delivered
     if not workdir or not directory:
         heads = None
     else:  # each URL is the file's quoted name under a directory quoted and escaped once, as quoting and
@@ -208,6 +222,18 @@ def output_entries(workdir: str, site: str, label: str, directory: str, files: l
                            f'{heads[2]}{quoted}"}}]}}')
         delivered.append(url)
     return entries, delivered
+
+
+def _mapped_url(mapped: ReplicaCatalog, lfn: str, site: str) -> str:
+    """Where Pegasus's Replica output mapper delivers ``lfn`` on output site ``site``: the first pfn its
+    catalog gives the lfn there (a path as a ``file://`` URL); none is a ``PlanningError``, as Pegasus
+    fails the plan."""
+    for pfn in mapped.lookup(lfn):
+        if (pfn.site or "local") == site:
+            return pfn.pfn if url_scheme(pfn.pfn) is not None else path_url(os.path.abspath(pfn.pfn))
+    raise PlanningError(f"the Replica output mapper's catalog has no location for output '{lfn}' on site "
+                        f"'{site}'", rule="pegasus.dir.storage.mapper.replica.file names every staged-out "
+                        "file on its output site", value=lfn)
 
 
 def plan_stage_out(exec_wf: ExecutableWorkflow, submit_dir: str, files: dict[tuple[str, str], _File],

@@ -29,6 +29,8 @@ def transfer_options(exec_wf: ExecutableWorkflow, root: str, submit_dir: str) ->
     if props.get_bool("pegasus.transfer.links", False):
         argv.append("--link")
     argv += ["--root", root, "--integrity", integrity]
+    if (props.get_str("pegasus.mode") or "production").strip().lower() != "production":
+        argv += ["--attempts", "1"]  # Pegasus's manual: every other mode makes one attempt a transfer
     if integrity != "none":
         argv += ["--meta-dir", os.path.join(submit_dir, "integrity")]
     return tuple(argv)
