@@ -28,7 +28,7 @@ def test_the_public_surface_is_pinned() -> None:
     assert sorted(app.__all__) == sorted([
         "DagmanOptions", "PlanRequest", "PlanResult", "PredictOptions", "PredictResult", "RUN_LOG",
         "RunOptions", "RunResult", "Statistics", "WorkflowStatus", "braindump_json", "calibrate",
-        "condor_submit_dag_options",
+        "condor_submit_dag_options", "draw_workflow",
         "hand_to_dagman", "overheads_path", "pegasus_status", "pegasus_variables", "plan", "predict", "run",
         "running", "statistics", "status", "stop", "submit",
     ])
