@@ -58,6 +58,26 @@ def test_script_debug_captures_the_chosen_streams(tmp_path: Path) -> None:
     assert not list((tmp_path / ".sheaf").glob(".debug-*"))
 
 
+def test_a_node_or_script_named_debug_is_no_debug_keyword(tmp_path: Path) -> None:
+    """DEBUG is a keyword only right after SCRIPT (or its DEFER status and time): a node named DEBUG,
+    or a script called debug, runs its script with no DEBUG file, and no file is written to."""
+    (tmp_path / "a.sub").write_text(_job())
+    script = "#!/bin/sh\necho \"$*\" >> ran.txt\n"
+    _script(tmp_path / "note.sh", script[len("#!/bin/sh\n"):])
+    _script(tmp_path / "debug", script[len("#!/bin/sh\n"):])
+    (tmp_path / "wf.dag").write_text(
+        "JOB DEBUG a.sub\nJOB C a.sub\n"
+        "SCRIPT PRE DEBUG note.sh pre $NODE\n"
+        "SCRIPT DEFER 3 1 POST DEBUG note.sh post $NODE\n"
+        "SCRIPT POST C debug note.sh ALL\n")
+    done = sheaf_run(tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    ran = sorted((tmp_path / "ran.txt").read_text().splitlines())
+    assert ran == ["note.sh ALL", "post DEBUG", "pre DEBUG"]
+    assert (tmp_path / "note.sh").read_text() == script
+    assert (tmp_path / "debug").read_text() == script
+
+
 def _dot_nodes(text: str) -> dict[str, str]:
     return dict(re.findall(r'^    "(\w+)" \[shape=\w+ label="\w+ \(([^)]*)\)"', text, re.MULTILINE))
 

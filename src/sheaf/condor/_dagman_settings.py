@@ -240,11 +240,12 @@ def _script_parts(f: DagFile, words: list[str]) -> tuple[int | None, float, str,
     return defer_status, defer_time, words[i].upper(), words[i + 1], words[i + 2:]
 
 
-def _script_debug(f: DagFile, words: list[str], directory: str) -> tuple[str, str] | None:
-    upper = [w.upper() for w in words[:5]]
-    if "DEBUG" not in upper:
+def _script_debug(words: list[str], directory: str) -> tuple[str, str] | None:
+    """The DEBUG file and stream, when DEBUG stands where the syntax puts it: right after SCRIPT or
+    after its DEFER status and time (a node or executable named DEBUG is no keyword)."""
+    at = 4 if len(words) > 1 and words[1].upper() == "DEFER" else 1
+    if len(words) <= at + 2 or words[at].upper() != "DEBUG":
         return None
-    at = upper.index("DEBUG")
     return resolve(directory, words[at + 1]), words[at + 2].upper()
 
 
@@ -253,7 +254,7 @@ def _set_script(f: DagFile, words: list[str], spec: NodeSpec) -> None:
     local = resolve(spec.directory, argv[0])
     exe = local if not os.path.isabs(argv[0]) and os.path.exists(local) else argv[0]
     script = Script(kind, (exe, *argv[1:]), spec.directory, defer_status, defer_time,  # type: ignore[arg-type]
-                    _script_debug(f, words, spec.directory))
+                    _script_debug(words, spec.directory))
     if kind == "PRE":
         spec.pre = script
     elif kind == "POST":
