@@ -157,6 +157,33 @@ def test_periodic_hold_runs_the_hold_script_and_release_runs_the_job_again(tmp_p
     assert out.read_text().split() == ["run", "held-A", "run", "post--1002"]
 
 
+def test_a_hold_script_has_the_job_macros_of_a_post_script(tmp_path: Path) -> None:
+    """DAGMan's HOLD script takes the job's macros as a POST script does ($JOBID, $CLUSTERID, ...); only
+    a PRE script leaves them unexpanded."""
+    out = tmp_path / "out.txt"
+    (tmp_path / "a.sub").write_text(
+        "universe = local\nexecutable = /bin/sleep\narguments = 30\n"
+        "periodic_hold = JobStatus == 2\nperiodic_remove = JobStatus == 5\nqueue\n")
+    _script(tmp_path / "hold.sh", f'echo "$@" >> {out}\n')
+    (tmp_path / "wf.dag").write_text("JOB A a.sub\nSCRIPT HOLD A hold.sh $JOB $JOBID $CLUSTERID $JOB_COUNT\n"
+                                     "SCRIPT POST A hold.sh post $JOBID\n")
+    run = [SHEAF, "run", str(tmp_path)]
+    assert subprocess.run(run, env=_pool_config(tmp_path), timeout=120, check=False).returncode == 0
+    held, post = out.read_text().splitlines()
+    job_id = post.split()[1]
+    assert held.split() == ["A", job_id, job_id.split(".")[0], "1"], held
+
+
+def test_a_hold_script_with_an_unknown_macro_is_refused_at_its_line(tmp_path: Path) -> None:
+    (tmp_path / "a.sub").write_text(_job())
+    (tmp_path / "wf.dag").write_text("JOB A a.sub\n\nSCRIPT HOLD A hold.sh $NOT_A_MACRO\n")
+    done = sheaf_run(tmp_path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "wf.dag:3: unrecognized macro $NOT_A_MACRO in node A HOLD script arguments" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert not (tmp_path / "wf.dag.dagman.out").exists()
+
+
 def test_the_exit_policy_requeues_holds_and_removes_a_job_as_the_shadow_does(tmp_path: Path) -> None:
     """At exit the shadow evaluates periodic_hold/periodic_remove, then on_exit_hold, then on_exit_remove:
     max_retries (condor_submit's OnExitRemove) runs A again until it succeeds, in one DAGMan attempt

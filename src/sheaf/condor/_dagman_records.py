@@ -30,6 +30,8 @@ class Script:
     defer_status: int | None = None
     defer_time: float = 0.0
     debug: tuple[str, str] | None = None  # SCRIPT DEBUG: (absolute file, STDOUT | STDERR | ALL)
+    path: str = ""  # the DAG file of the SCRIPT command ("": not from a file)
+    line: int = 0  # its line there
 
 
 @dataclass(frozen=True, slots=True)

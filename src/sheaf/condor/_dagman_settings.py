@@ -254,7 +254,7 @@ def _set_script(f: DagFile, words: list[str], spec: NodeSpec) -> None:
     local = resolve(spec.directory, argv[0])
     exe = local if not os.path.isabs(argv[0]) and os.path.exists(local) else argv[0]
     script = Script(kind, (exe, *argv[1:]), spec.directory, defer_status, defer_time,  # type: ignore[arg-type]
-                    _script_debug(words, spec.directory))
+                    _script_debug(words, spec.directory), f.path, f.lineno)
     if kind == "PRE":
         spec.pre = script
     elif kind == "POST":
