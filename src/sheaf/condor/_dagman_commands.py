@@ -2,7 +2,8 @@
 
 MAXJOBS, CONFIG (the DAGMan configuration file, read here), DOT, JOBSTATE_LOG, NODE_STATUS_FILE,
 ENV, SET_JOB_ATTR, SAVE_POINT_FILE, and the splice wiring PIN_IN, PIN_OUT and CONNECT.  A run has
-at most one CONFIG file (naming the same one again is harmless); DOT, JOBSTATE_LOG and
+at most one CONFIG file (naming the same one again is harmless; CONFIG, ENV and SET_JOB_ATTR in a
+splice take no effect, as in DAGMan, which reads them at condor_submit_dag time); DOT, JOBSTATE_LOG and
 NODE_STATUS_FILE keep the first one named (the engine's ``_dot`` writes the DOT file with its
 options).  SET_JOB_ATTR sets an attribute of DAGMan's own job ad: sheaf has no schedd, so the
 engine writes these attributes into the node status file's ``DagStatus`` ad, where a DAGMan job's
