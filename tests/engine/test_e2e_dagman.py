@@ -89,6 +89,25 @@ def test_a_cycle_runs_the_rest_then_final(tmp_path: Path) -> None:
     assert (tmp_path / "g.dag.rescue001").exists()  # written before FINAL, kept after its success
 
 
+def test_a_dag_final_rescued_runs_again_from_its_rescue_dag(tmp_path: Path) -> None:
+    """A FINAL node's success makes the DAG succeed, but the rescue DAG written before it stands: given
+    the DAG again, DAGMan starts from that rescue DAG (the failed node runs again), not "complete"."""
+    flag = tmp_path / "ok"
+    sub(tmp_path, "a.sub")
+    sub(tmp_path, "f.sub")
+    sub(tmp_path, "b.sub", exe="/bin/sh", args=f"-c 'echo b >> b.out; test -e {flag}'")
+    (tmp_path / "wf.dag").write_text("JOB A a.sub\nJOB B b.sub\nPARENT A CHILD B\nFINAL F f.sub\n")
+    first = sheaf_run(tmp_path)
+    assert first.returncode == 0 and (tmp_path / "wf.dag.rescue001").exists(), first.stdout + first.stderr
+    flag.write_text("")
+    again = sheaf_run(tmp_path)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "started from: rescue:wf.dag.rescue001" in again.stdout, again.stdout
+    assert (tmp_path / "b.out").read_text() == "b\nb\n"
+    assert not (tmp_path / "wf.dag.rescue002").exists()
+    assert "already complete" in sheaf_run(tmp_path).stdout  # this run wrote no rescue DAG
+
+
 def test_detect_cycle_refuses_a_dag_with_a_cycle_before_it_runs(tmp_path: Path) -> None:
     for name in ("a.sub", "b.sub"):
         sub(tmp_path, name)
