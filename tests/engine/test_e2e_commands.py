@@ -9,6 +9,7 @@ TOLERANCE of multi-proc nodes; SERVICE and PROVISIONER nodes.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -346,6 +347,13 @@ def test_service_nodes_run_beside_the_dag_and_are_removed_when_it_ends(tmp_path:
     assert by_job == {"001": ["000", "001", "009"], "002": ["000", "001", "005"],
                       "003": ["000", "001", "005"]}
     assert "Job was aborted.\n\tRemoved by DAGMan\n" in (tmp_path / "wf.dag.nodes.log").read_text()
+    # the metrics count them apart, as DAGMan does: FAILS and MISSING failed, S (removed as the DAG
+    # ended) neither; their jobs are among the jobs submitted
+    metrics = json.loads((tmp_path / "wf.dag.metrics").read_text())
+    assert (metrics["nodes"], metrics["service_nodes"], metrics["service_nodes_failed"],
+            metrics["service_nodes_succeeded"]) == (1, 3, 2, 0)
+    assert (metrics["total_nodes"], metrics["total_nodes_run"]) == (4, 3)
+    assert (metrics["jobs_submitted"], metrics["jobs_succeeded"], metrics["provisioner_nodes"]) == (3, 1, 0)
 
 
 def test_provisioner_starts_first_and_the_dag_waits_for_it(tmp_path: Path) -> None:
@@ -359,6 +367,8 @@ def test_provisioner_starts_first_and_the_dag_waits_for_it(tmp_path: Path) -> No
     lines = out.read_text().split()
     assert lines[-1] == "deprovisioned" and lines.index("A") < lines.index("B")
     assert sorted(lines) == ["A", "B", "deprovisioned", "provisioned"]
+    metrics = json.loads((tmp_path / "wf.dag.metrics").read_text())
+    assert (metrics["provisioner_nodes"], metrics["nodes"], metrics["service_nodes"]) == (1, 3, 0)
 
 
 def test_held_and_released_jobs_are_in_jobstate_log_the_nodes_log_and_the_status_file(tmp_path: Path) -> None:
