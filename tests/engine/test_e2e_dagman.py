@@ -111,7 +111,7 @@ def test_a_dag_final_rescued_runs_again_from_its_rescue_dag(tmp_path: Path) -> N
 def test_detect_cycle_refuses_a_dag_with_a_cycle_before_it_runs(tmp_path: Path) -> None:
     for name in ("a.sub", "b.sub"):
         sub(tmp_path, name)
-    (tmp_path / "wf.config").write_text("DAGMAN_DETECT_CYCLE = True\n")
+    (tmp_path / "wf.config").write_text("DAGMAN_STARTUP_CYCLE_DETECT = True\n")
     (tmp_path / "wf.dag").write_text("CONFIG wf.config\nJOB A a.sub\nJOB B b.sub\nPARENT A CHILD B\n"
                                      "PARENT B CHILD A\n")
     done = sheaf_run(tmp_path)

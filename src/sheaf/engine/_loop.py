@@ -312,9 +312,10 @@ def _read_dags(directory: str, dag_files: Sequence[str], usedagdir: bool = False
     path, dag, names = _parse_dags(directory, dag_files, usedagdir)
     dag.warnings.extend(environment_knobs(dag, os.environ))
     dag.warnings.extend(system_knobs(dag, system, "the pool configuration"))
-    if dag.cycle and dag.flag("DAGMAN_DETECT_CYCLE", False):  # DAGMan's check before it starts
+    if dag.cycle and dag.flag("DAGMAN_STARTUP_CYCLE_DETECT", False):  # DAGMan's check before it starts
         raise FormatError(f"a cycle exists in the DAG: {' -> '.join(dag.cycle)}",
-                          rule="with DAGMAN_DETECT_CYCLE = True a DAG with a cycle is refused before it runs",
+                          rule="with DAGMAN_STARTUP_CYCLE_DETECT = True a DAG with a cycle is refused "
+                          "before it runs",
                           path=path)
     return path, dag, names
 
