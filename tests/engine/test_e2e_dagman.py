@@ -108,6 +108,43 @@ def test_a_dag_final_rescued_runs_again_from_its_rescue_dag(tmp_path: Path) -> N
     assert "already complete" in sheaf_run(tmp_path).stdout  # this run wrote no rescue DAG
 
 
+def test_use_strict_makes_dagmans_parse_warnings_fatal_by_level(tmp_path: Path) -> None:
+    """DAGMAN_USE_STRICT: a second PRIORITY for a node is fatal from level 2; a VARS macro defined
+    twice, a second CATEGORY or PRE_SKIP, NODE_STATUS_FILE or JOBSTATE_LOG from level 3; below, each
+    is a warning in dagman.out and the later value (the first file) is taken."""
+    sub(tmp_path, "a.sub")
+    body = ("JOB A a.sub\nPRIORITY A 3\nPRIORITY A 4\nVARS A x=\"1\"\nVARS A x=\"2\"\n"
+            "CATEGORY A one\nCATEGORY A two\nPRE_SKIP A 3\nPRE_SKIP A 4\n"
+            "NODE_STATUS_FILE a.status\nNODE_STATUS_FILE b.status\nJOBSTATE_LOG a.log\nJOBSTATE_LOG b.log\n")
+    (tmp_path / "wf.dag").write_text("CONFIG wf.config\n" + body)
+    (tmp_path / "wf.config").write_text("DAGMAN_USE_STRICT = 1\n")
+    done = sheaf_run(tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    log = (tmp_path / "wf.dag.dagman.out").read_text()
+    for line, text in ((4, "new PRIORITY 4 for node A overrides old value 3"),
+                       (6, "VARS macro x of node A is defined more than once"),
+                       (8, "new CATEGORY two for node A overrides old value one"),
+                       (10, "new PRE_SKIP 4 for node A overrides old value 3"),
+                       (12, "NODE_STATUS_FILE"), (14, "JOBSTATE_LOG")):
+        assert f"wf.dag:{line}: {text}" in log, text
+    assert (tmp_path / "a.status").exists() and not (tmp_path / "b.status").exists()
+    for stale in tmp_path.glob("wf.dag.*"):
+        stale.unlink()
+    shutil.rmtree(tmp_path / ".sheaf")
+    before = sorted(p.name for p in tmp_path.iterdir())
+    (tmp_path / "wf.config").write_text("DAGMAN_USE_STRICT = 2\n")
+    done = sheaf_run(tmp_path)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert "wf.dag:4: new PRIORITY 4 for node A overrides old value 3" in done.stderr, done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+    (tmp_path / "wf.dag").write_text("CONFIG wf.config\n" + body.replace("PRIORITY A 4\n", ""))
+    assert sheaf_run(tmp_path).returncode == 0
+    (tmp_path / "wf.config").write_text("DAGMAN_USE_STRICT = 3\n")
+    done = sheaf_run(tmp_path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "wf.dag:5: VARS macro x of node A is defined more than once" in done.stderr
+
+
 def test_detect_cycle_refuses_a_dag_with_a_cycle_before_it_runs(tmp_path: Path) -> None:
     for name in ("a.sub", "b.sub"):
         sub(tmp_path, name)

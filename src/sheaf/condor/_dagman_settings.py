@@ -16,6 +16,7 @@ from __future__ import annotations
 
 __all__ = ["SETTINGS", "apply_later", "apply_setting", "parse_setting", "set_done", "set_save_point"]
 
+import copy
 import os
 import re
 
@@ -98,7 +99,7 @@ def apply_setting(f: DagFile, keyword: str, words: list[str], specs: list[NodeSp
             for key, value in entries:
                 before = spec.var_order.get(key, -1)
                 if before >= 0:  # DAGMan warns, and the later definition (in file order) wins
-                    warn(f, f"VARS macro {key} of node {spec.name} is defined more than once")
+                    warn(f, f"VARS macro {key} of node {spec.name} is defined more than once", strict=3)
                 if before < order:
                     spec.vars[key], spec.var_modes[key], spec.var_order[key] = value, mode, order
         return
@@ -106,9 +107,29 @@ def apply_setting(f: DagFile, keyword: str, words: list[str], specs: list[NodeSp
     handler = SETTINGS[keyword]
     for spec in specs:
         check_kind(f, keyword, spec)  # ALL_NODES lists JOB nodes only: these are named
+        if keyword in _OVERRIDES and prop in spec.explicit:
+            _warn_override(f, keyword, words, spec, spec.explicit[prop] < order)
         if spec.explicit.get(prop, -1) < order:
             handler(f, words, spec)
             spec.explicit[prop] = order
+
+
+#: settings whose second value DAGMan warns about: the node's field, the DAGMAN_USE_STRICT level that
+#: makes the warning fatal
+_OVERRIDES = {"PRIORITY": ("priority", 2), "CATEGORY": ("category", 3), "PRE_SKIP": ("pre_skip", 3)}
+
+
+def _warn_override(f: DagFile, keyword: str, words: list[str], spec: NodeSpec, later: bool) -> None:
+    """DAGMan's warning when a command gives a node's PRIORITY (a non-zero one), CATEGORY or PRE_SKIP
+    another value; ``later``: this command comes after the one that set it (in file order)."""
+    attr, level = _OVERRIDES[keyword]
+    scratch = copy.copy(spec)
+    SETTINGS[keyword](f, words, scratch)
+    old, new = getattr(spec, attr), getattr(scratch, attr)
+    if not later:
+        old, new = new, old
+    if old != new and (keyword != "PRIORITY" or old != 0):
+        warn(f, f"new {keyword} {new} for node {spec.name} overrides old value {old}", strict=level)
 
 
 def _set_retry(f: DagFile, words: list[str], spec: NodeSpec) -> None:

@@ -75,6 +75,7 @@ from sheaf.engine._runconfig import (
     DagEnvironment,
     DagmanOptions,
     auto_rescue,
+    check_strict_warnings,
     config_warnings,
     environment_knobs,
     load_descriptions,
@@ -317,6 +318,7 @@ def _read_dags(directory: str, dag_files: Sequence[str], usedagdir: bool = False
                           rule="with DAGMAN_STARTUP_CYCLE_DETECT = True a DAG with a cycle is refused "
                           "before it runs",
                           path=path)
+    check_strict_warnings(dag)
     return path, dag, names
 
 

@@ -39,6 +39,7 @@ from typing import Protocol
 
 from sheaf.condor import Dag, Script
 from sheaf.engine._nodes import NOOP_PROC, RETURN_PRE_FAILED, RETURN_SUBMIT_FAILED, Node, futile_nodes
+from sheaf.engine._runconfig import use_strict
 from sheaf.errors import FormatError
 
 
@@ -141,7 +142,7 @@ def script_argv(machine: DagView, node: Node, script: Script) -> tuple[str, ...]
 def check_scripts(dag: Dag, warn: Callable[[str], None]) -> None:
     """Every ``$word`` of every script that DAGMan would not expand: a :class:`FormatError` under
     ``DAGMAN_USE_STRICT`` >= 1 (the default), else a warning each."""
-    strict = _strictness(dag)
+    strict = use_strict(dag)
     for spec in dag.nodes.values():
         for script in (spec.pre, spec.post, spec.hold):
             if script is None:
@@ -159,11 +160,3 @@ def check_scripts(dag: Dag, warn: Callable[[str], None]) -> None:
                                       line=script.line if script.path else spec.line)
                 warn(f"{script.path or spec.path}: {message}; passed unchanged")
 
-
-def _strictness(dag: Dag) -> int:
-    raw = dag.config.get("DAGMAN_USE_STRICT", "1").strip()
-    try:
-        return int(raw)
-    except ValueError:
-        raise FormatError("not an integer", rule="DAGMAN_USE_STRICT is an integer 0..3", value=raw,
-                          path=dag.config_path) from None
