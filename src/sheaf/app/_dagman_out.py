@@ -94,7 +94,11 @@ def block(stamp: str, total: int, counts: Mapping[str, int], dag_status: int | N
 
 
 def exit_line(stamp: str, status: int) -> str:
-    return f"{stamp} **** condor_scheduniv_exec (sheaf run) **** EXITING WITH STATUS {status}\n"
+    """DAGMan's last line, which its manual quotes as the one to check (``(condor_DAGMAN) pid 445
+    EXITING WITH STATUS 0``): the DAGMan job id is the engine's process id, as jobstate.log has it."""
+    pid = os.getpid()
+    return (f"{stamp} **** condor_scheduniv_exec.{pid}.0 (condor_DAGMAN) pid {pid} "
+            f"EXITING WITH STATUS {status}\n")
 
 
 def stamp_now() -> str:
