@@ -371,6 +371,19 @@ def test_provisioner_starts_first_and_the_dag_waits_for_it(tmp_path: Path) -> No
     assert (metrics["provisioner_nodes"], metrics["nodes"], metrics["service_nodes"]) == (1, 3, 0)
 
 
+def test_a_provisioner_of_several_jobs_stops_the_dag_with_no_rescue_dag_and_no_final(tmp_path: Path) -> None:
+    """The manual: a PROVISIONER node runs one job; with more, DAGMan exits without writing a rescue
+    DAG or running the FINAL node."""
+    out = tmp_path / "out.txt"
+    (tmp_path / "p.sub").write_text(_job(f"echo $(JOB) >> {out}").replace("queue\n", "queue 2\n"))
+    (tmp_path / "a.sub").write_text(_job(f"echo $(JOB) >> {out}"))
+    (tmp_path / "wf.dag").write_text("PROVISIONER P p.sub\nJOB A a.sub\nFINAL F a.sub\n")
+    done = sheaf_run(tmp_path)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stdout + done.stderr
+    assert "PROVISIONER node P submitted more than one job (2)" in done.stderr, done.stderr
+    assert not out.exists() and not list(tmp_path.glob("wf.dag.rescue*"))
+
+
 def test_held_and_released_jobs_are_in_jobstate_log_the_nodes_log_and_the_status_file(tmp_path: Path) -> None:
     """As DAGMan and HTCondor write them: ``JOB_HELD``/``JOB_RELEASED`` lines in jobstate.log,
     events 012/013 in ``<dag>.nodes.log`` (read back by ``htcondor2.JobEventLog``) with the schedd's

@@ -321,6 +321,10 @@ class EngineRun:
         except (InputError, ValueError) as exc:  # a missing submit file, a VARS value that breaks it
             self.pending.append(SubmitFailed(sub.node, sub.attempt, str(exc)))
             return
+        if len(launches) > 1 and sub.node == self.dag.provisioner:  # DAGMan exits: no rescue DAG, no FINAL
+            raise EngineError(f"PROVISIONER node {sub.node} submitted more than one job ({len(launches)}): "
+                              "a PROVISIONER node runs one job; the DAG stops with no rescue DAG and no "
+                              "FINAL node, as DAGMan does")
         if len(launches) > 1 and self.prohibit_multi:  # the node fails now, not retried (dagman_submit.cpp)
             self.pending.append(SubmitFailed(sub.node, sub.attempt, MULTI_PROHIBITED))
             return
