@@ -8,6 +8,7 @@ precedence, ABORT-DAG-ON RETURN as the exit status, ready order and priority.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -312,7 +313,15 @@ def test_do_recovery_starts_from_the_last_runs_state_even_when_it_ended(tmp_path
     again = run("-DoRecovery")
     assert again.returncode == 1, again.stdout + again.stderr
     assert log.read_text().split() == ["A", "A", "B"]  # nothing ran: A and C done, B failed
-    assert "Running in RECOVERY mode" in (tmp_path / "wf.dag.dagman.out").read_text()
+    out = (tmp_path / "wf.dag.dagman.out").read_text()
+    assert "Running in RECOVERY mode" in out and "...done with RECOVERY mode <<<" in out
+    # jobstate.log's meta-events, as the manual lists them: the recovery between the run's start lines
+    internal = [line.split(None, 1)[1] for line in (tmp_path / "jobstate.log").read_text().splitlines()
+                if " INTERNAL " in line]
+    assert [re.sub(r"\d+\.0", "N", text) for text in internal] == [
+        "INTERNAL *** DAGMAN_STARTED N ***", "INTERNAL *** DAGMAN_FINISHED 1 ***",
+        "INTERNAL *** DAGMAN_STARTED N ***", "INTERNAL *** RECOVERY_STARTED ***",
+        "INTERNAL *** RECOVERY_FINISHED ***", "INTERNAL *** DAGMAN_FINISHED 1 ***"]
     refused = run("-DoRecovery", "-load_save", "x.save")
     assert refused.returncode == 2 and "can not be used with the following flag" in refused.stderr
 

@@ -97,6 +97,9 @@ class RunFiles:
     def begin(self, now: float) -> None:
         self.start_time = now
         self.jobstate.internal(now, f"DAGMAN_STARTED {dagman_id()}.0")
+        if self.source == "recovery":  # the journal has replayed the killed run: recovery is over
+            self.jobstate.internal(now, "RECOVERY_STARTED")
+            self.jobstate.internal(now, "RECOVERY_FINISHED")
 
     def record(self, changes: Iterable[Change], failed_submits: frozenset[tuple[str, int]],
                starts: Iterable[JobStart] = (), ends: Iterable[ProcEnd] = (),
