@@ -146,6 +146,19 @@ def test_use_strict_makes_dagmans_parse_warnings_fatal_by_level(tmp_path: Path) 
     assert "wf.dag:5: VARS macro x of node A is defined more than once" in done.stderr
 
 
+def test_pre_skip_0_never_skips_a_node_whose_pre_script_succeeds(tmp_path: Path) -> None:
+    """PRE_SKIP takes a non-zero exit code: DAGMan skips a node only when its PRE script fails with
+    that code, so with PRE_SKIP 0 a PRE script exiting 0 succeeds and the job runs (warned about)."""
+    log = tmp_path / "ran"
+    sub(tmp_path, "a.sub", "/bin/sh", f"-c 'echo $(JOB) >> {log}'")
+    pre = executable(tmp_path / "pre.sh", "#!/bin/sh\nexit 0\n")
+    (tmp_path / "wf.dag").write_text(f"JOB A a.sub\nSCRIPT PRE A {pre}\nPRE_SKIP A 0\n")
+    done = sheaf_run(tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert log.read_text() == "A\n"
+    assert "wf.dag:3: PRE_SKIP 0 for node A never skips it" in (tmp_path / "wf.dag.dagman.out").read_text()
+
+
 def test_detect_cycle_refuses_a_dag_with_a_cycle_before_it_runs(tmp_path: Path) -> None:
     for name in ("a.sub", "b.sub"):
         sub(tmp_path, name)

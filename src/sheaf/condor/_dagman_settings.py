@@ -199,6 +199,8 @@ def _set_pre_skip(f: DagFile, words: list[str], spec: NodeSpec) -> None:
     spec.pre_skip = dag_int(f, words[2], "PRE_SKIP exit code")
     if not 0 <= spec.pre_skip <= 255:
         raise f.error("PRE_SKIP exit code is out of range", "PRE_SKIP exit code is 0 to 255", words[2])
+    if spec.pre_skip == 0:  # DAGMan: "exit code 0 for a PRE_SKIP value is weird"
+        warn(f, f"PRE_SKIP 0 for node {spec.name} never skips it: a PRE script that exits with 0 succeeds")
 
 
 def _set_priority(f: DagFile, words: list[str], spec: NodeSpec) -> None:
