@@ -8,6 +8,7 @@ precedence, ABORT-DAG-ON RETURN as the exit status, ready order and priority.
 from __future__ import annotations
 
 import os
+import pwd
 import re
 import shutil
 import signal
@@ -157,6 +158,21 @@ def test_pre_skip_0_never_skips_a_node_whose_pre_script_succeeds(tmp_path: Path)
     assert done.returncode == 0, done.stdout + done.stderr
     assert log.read_text() == "A\n"
     assert "wf.dag:3: PRE_SKIP 0 for node A never skips it" in (tmp_path / "wf.dag.dagman.out").read_text()
+
+
+def test_owner_is_the_account_that_runs_the_dag_even_without_user_set(tmp_path: Path) -> None:
+    """DAGMAN_DEFAULT_NODE_LOG's @(OWNER) is "the user name of the user who submitted the DAG", a
+    job's Owner the submitting account: the uid's account name, whatever $USER says (or its absence)."""
+    account = pwd.getpwuid(os.getuid()).pw_name
+    sub(tmp_path, "a.sub", "/bin/sh", "-c 'echo $$([Owner]) > owner.txt'")
+    (tmp_path / "wf.config").write_text("DAGMAN_DEFAULT_NODE_LOG = @(DAG_DIR)/@(DAG_FILE).@(OWNER).log\n")
+    (tmp_path / "wf.dag").write_text("CONFIG wf.config\nJOB A a.sub\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("USER", "LOGNAME")}
+    done = subprocess.run([SHEAF, "run", str(tmp_path)], capture_output=True, text=True, check=False,
+                          timeout=120, env=env, cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (tmp_path / f"wf.dag.{account}.log").exists()
+    assert (tmp_path / "owner.txt").read_text().strip() == account
 
 
 def test_detect_cycle_refuses_a_dag_with_a_cycle_before_it_runs(tmp_path: Path) -> None:
