@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -77,6 +78,19 @@ def test_nothing_is_written_for_a_run_that_never_started(tmp_path: Path) -> None
 def _sheaf_run(directory: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([str(Path(sys.executable).parent / "sheaf"), "run", str(directory), *args],
                           capture_output=True, text=True, check=False, timeout=120)
+
+
+def test_the_exit_line_is_the_one_the_dagman_manual_says_to_check(tmp_path: Path) -> None:
+    """The manual: a DAG that has left the queue succeeded when dagman.out's last line is like
+    ``(condor_DAGMAN) pid 445 EXITING WITH STATUS 0``; the id is the one jobstate.log names."""
+    (tmp_path / "a.sub").write_text("universe = local\nexecutable = /bin/true\nqueue\n")
+    (tmp_path / "wf.dag").write_text("JOB A a.sub\n")
+    assert _sheaf_run(tmp_path).returncode == 0
+    last = (tmp_path / "wf.dag.dagman.out").read_text().splitlines()[-1]
+    pattern = r" \*\*\*\* condor_scheduniv_exec\.(\d+)\.0 \(condor_DAGMAN\) pid (\d+) EXITING WITH STATUS 0$"
+    found = re.search(pattern, last)
+    assert found and found[1] == found[2], last
+    assert f"DAGMAN_STARTED {found[1]}.0" in (tmp_path / "jobstate.log").read_text()
 
 
 def test_a_run_of_named_dag_files_writes_the_first_ones_dagman_out(tmp_path: Path) -> None:

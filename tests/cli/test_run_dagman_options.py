@@ -146,3 +146,22 @@ def test_the_python_options_record_refuses_a_throttle_past_a_c_int() -> None:
     with pytest.raises(UsageError, match="--maxjobs must be 0 to 2147483647"):
         DagmanOptions(maxjobs=2**70)
     assert DagmanOptions(maxjobs=2**31 - 1, priority=-2**31).maxjobs == 2**31 - 1
+
+
+@pytest.mark.parametrize("option", [("-MaxHold", "2"), ("-Lockfile", "w.lock"), ("-SubmitMethod", "1"),
+                                    ("-valgrind",), ("-version",)])
+def test_condor_submit_dags_options_sheaf_lacks_are_refused_by_name(tmp_path: Path,
+                                                                     option: tuple[str, ...]) -> None:
+    """Every option of condor_submit_dag's manual page that sheaf run lacks is refused naming it, not
+    taken for a cluster of one-letter options ("No such option '-M'")."""
+    (tmp_path / "a.sub").write_text("executable = /bin/true\nqueue\n")
+    (tmp_path / "w.dag").write_text("JOB A a.sub\n")
+    done = _sheaf_run(tmp_path, *option)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert f"condor_submit_dag option {option[0]} is not supported by sheaf run" in done.stderr, done.stderr
+    assert not (tmp_path / ".sheaf").exists()  # nothing ran
+
+
+def test_dash_help_is_the_help(tmp_path: Path) -> None:
+    done = _sheaf_run(tmp_path, "-help")
+    assert done.returncode == 0 and "Usage: sheaf run" in done.stdout, done.stdout + done.stderr

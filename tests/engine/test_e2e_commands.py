@@ -9,6 +9,7 @@ TOLERANCE of multi-proc nodes; SERVICE and PROVISIONER nodes.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -56,6 +57,26 @@ def test_script_debug_captures_the_chosen_streams(tmp_path: Path) -> None:
     assert re.fullmatch(banner.format("C", "PRE", r"\S*both.sh C") + "err-C\n",
                         (tmp_path / "err.log").read_text())
     assert not list((tmp_path / ".sheaf").glob(".debug-*"))
+
+
+def test_a_node_or_script_named_debug_is_no_debug_keyword(tmp_path: Path) -> None:
+    """DEBUG is a keyword only right after SCRIPT (or its DEFER status and time): a node named DEBUG,
+    or a script called debug, runs its script with no DEBUG file, and no file is written to."""
+    (tmp_path / "a.sub").write_text(_job())
+    script = "#!/bin/sh\necho \"$*\" >> ran.txt\n"
+    _script(tmp_path / "note.sh", script[len("#!/bin/sh\n"):])
+    _script(tmp_path / "debug", script[len("#!/bin/sh\n"):])
+    (tmp_path / "wf.dag").write_text(
+        "JOB DEBUG a.sub\nJOB C a.sub\n"
+        "SCRIPT PRE DEBUG note.sh pre $NODE\n"
+        "SCRIPT DEFER 3 1 POST DEBUG note.sh post $NODE\n"
+        "SCRIPT POST C debug note.sh ALL\n")
+    done = sheaf_run(tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    ran = sorted((tmp_path / "ran.txt").read_text().splitlines())
+    assert ran == ["note.sh ALL", "post DEBUG", "pre DEBUG"]
+    assert (tmp_path / "note.sh").read_text() == script
+    assert (tmp_path / "debug").read_text() == script
 
 
 def _dot_nodes(text: str) -> dict[str, str]:
@@ -153,6 +174,33 @@ def test_duration_limits_hold_a_job_when_they_fall_due(tmp_path: Path) -> None:
     assert "Job was held.\n\tThe job exceeded allowed execute duration of 00:01\n\tCode 47 Subcode 0\n" in log
     assert "Job was held.\n\tThe job exceeded allowed job duration of 00:02\n\tCode 46 Subcode 0\n" in log
     assert "is not honoured" not in done.stderr
+
+
+def test_a_hold_script_has_the_job_macros_of_a_post_script(tmp_path: Path) -> None:
+    """DAGMan's HOLD script takes the job's macros as a POST script does ($JOBID, $CLUSTERID, ...); only
+    a PRE script leaves them unexpanded."""
+    out = tmp_path / "out.txt"
+    (tmp_path / "a.sub").write_text(
+        "universe = local\nexecutable = /bin/sleep\narguments = 30\n"
+        "periodic_hold = JobStatus == 2\nperiodic_remove = JobStatus == 5\nqueue\n")
+    _script(tmp_path / "hold.sh", f'echo "$@" >> {out}\n')
+    (tmp_path / "wf.dag").write_text("JOB A a.sub\nSCRIPT HOLD A hold.sh $JOB $JOBID $CLUSTERID $JOB_COUNT\n"
+                                     "SCRIPT POST A hold.sh post $JOBID\n")
+    run = [SHEAF, "run", str(tmp_path)]
+    assert subprocess.run(run, env=_pool_config(tmp_path), timeout=120, check=False).returncode == 0
+    held, post = out.read_text().splitlines()
+    job_id = post.split()[1]
+    assert held.split() == ["A", job_id, job_id.split(".")[0], "1"], held
+
+
+def test_a_hold_script_with_an_unknown_macro_is_refused_at_its_line(tmp_path: Path) -> None:
+    (tmp_path / "a.sub").write_text(_job())
+    (tmp_path / "wf.dag").write_text("JOB A a.sub\n\nSCRIPT HOLD A hold.sh $NOT_A_MACRO\n")
+    done = sheaf_run(tmp_path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "wf.dag:3: unrecognized macro $NOT_A_MACRO in node A HOLD script arguments" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert not (tmp_path / "wf.dag.dagman.out").exists()
 
 
 def test_the_exit_policy_requeues_holds_and_removes_a_job_as_the_shadow_does(tmp_path: Path) -> None:
@@ -317,6 +365,13 @@ def test_service_nodes_run_beside_the_dag_and_are_removed_when_it_ends(tmp_path:
     assert by_job == {"001": ["000", "001", "009"], "002": ["000", "001", "005"],
                       "003": ["000", "001", "005"]}
     assert "Job was aborted.\n\tRemoved by DAGMan\n" in (tmp_path / "wf.dag.nodes.log").read_text()
+    # the metrics count them apart, as DAGMan does: FAILS and MISSING failed, S (removed as the DAG
+    # ended) neither; their jobs are among the jobs submitted
+    metrics = json.loads((tmp_path / "wf.dag.metrics").read_text())
+    assert (metrics["nodes"], metrics["service_nodes"], metrics["service_nodes_failed"],
+            metrics["service_nodes_succeeded"]) == (1, 3, 2, 0)
+    assert (metrics["total_nodes"], metrics["total_nodes_run"]) == (4, 3)
+    assert (metrics["jobs_submitted"], metrics["jobs_succeeded"], metrics["provisioner_nodes"]) == (3, 1, 0)
 
 
 def test_provisioner_starts_first_and_the_dag_waits_for_it(tmp_path: Path) -> None:
@@ -330,6 +385,21 @@ def test_provisioner_starts_first_and_the_dag_waits_for_it(tmp_path: Path) -> No
     lines = out.read_text().split()
     assert lines[-1] == "deprovisioned" and lines.index("A") < lines.index("B")
     assert sorted(lines) == ["A", "B", "deprovisioned", "provisioned"]
+    metrics = json.loads((tmp_path / "wf.dag.metrics").read_text())
+    assert (metrics["provisioner_nodes"], metrics["nodes"], metrics["service_nodes"]) == (1, 3, 0)
+
+
+def test_a_provisioner_of_several_jobs_stops_the_dag_with_no_rescue_dag_and_no_final(tmp_path: Path) -> None:
+    """The manual: a PROVISIONER node runs one job; with more, DAGMan exits without writing a rescue
+    DAG or running the FINAL node."""
+    out = tmp_path / "out.txt"
+    (tmp_path / "p.sub").write_text(_job(f"echo $(JOB) >> {out}").replace("queue\n", "queue 2\n"))
+    (tmp_path / "a.sub").write_text(_job(f"echo $(JOB) >> {out}"))
+    (tmp_path / "wf.dag").write_text("PROVISIONER P p.sub\nJOB A a.sub\nFINAL F a.sub\n")
+    done = sheaf_run(tmp_path)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stdout + done.stderr
+    assert "PROVISIONER node P submitted more than one job (2)" in done.stderr, done.stderr
+    assert not out.exists() and not list(tmp_path.glob("wf.dag.rescue*"))
 
 
 def test_held_and_released_jobs_are_in_jobstate_log_the_nodes_log_and_the_status_file(tmp_path: Path) -> None:

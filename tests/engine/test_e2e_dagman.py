@@ -8,6 +8,8 @@ precedence, ABORT-DAG-ON RETURN as the exit status, ready order and priority.
 from __future__ import annotations
 
 import os
+import pwd
+import re
 import shutil
 import signal
 import subprocess
@@ -89,10 +91,94 @@ def test_a_cycle_runs_the_rest_then_final(tmp_path: Path) -> None:
     assert (tmp_path / "g.dag.rescue001").exists()  # written before FINAL, kept after its success
 
 
+def test_a_dag_final_rescued_runs_again_from_its_rescue_dag(tmp_path: Path) -> None:
+    """A FINAL node's success makes the DAG succeed, but the rescue DAG written before it stands: given
+    the DAG again, DAGMan starts from that rescue DAG (the failed node runs again), not "complete"."""
+    flag = tmp_path / "ok"
+    sub(tmp_path, "a.sub")
+    sub(tmp_path, "f.sub")
+    sub(tmp_path, "b.sub", exe="/bin/sh", args=f"-c 'echo b >> b.out; test -e {flag}'")
+    (tmp_path / "wf.dag").write_text("JOB A a.sub\nJOB B b.sub\nPARENT A CHILD B\nFINAL F f.sub\n")
+    first = sheaf_run(tmp_path)
+    assert first.returncode == 0 and (tmp_path / "wf.dag.rescue001").exists(), first.stdout + first.stderr
+    flag.write_text("")
+    again = sheaf_run(tmp_path)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "started from: rescue:wf.dag.rescue001" in again.stdout, again.stdout
+    assert (tmp_path / "b.out").read_text() == "b\nb\n"
+    assert not (tmp_path / "wf.dag.rescue002").exists()
+    assert "already complete" in sheaf_run(tmp_path).stdout  # this run wrote no rescue DAG
+
+
+def test_use_strict_makes_dagmans_parse_warnings_fatal_by_level(tmp_path: Path) -> None:
+    """DAGMAN_USE_STRICT: a second PRIORITY for a node is fatal from level 2; a VARS macro defined
+    twice, a second CATEGORY or PRE_SKIP, NODE_STATUS_FILE or JOBSTATE_LOG from level 3; below, each
+    is a warning in dagman.out and the later value (the first file) is taken."""
+    sub(tmp_path, "a.sub")
+    body = ("JOB A a.sub\nPRIORITY A 3\nPRIORITY A 4\nVARS A x=\"1\"\nVARS A x=\"2\"\n"
+            "CATEGORY A one\nCATEGORY A two\nPRE_SKIP A 3\nPRE_SKIP A 4\n"
+            "NODE_STATUS_FILE a.status\nNODE_STATUS_FILE b.status\nJOBSTATE_LOG a.log\nJOBSTATE_LOG b.log\n")
+    (tmp_path / "wf.dag").write_text("CONFIG wf.config\n" + body)
+    (tmp_path / "wf.config").write_text("DAGMAN_USE_STRICT = 1\n")
+    done = sheaf_run(tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    log = (tmp_path / "wf.dag.dagman.out").read_text()
+    for line, text in ((4, "new PRIORITY 4 for node A overrides old value 3"),
+                       (6, "VARS macro x of node A is defined more than once"),
+                       (8, "new CATEGORY two for node A overrides old value one"),
+                       (10, "new PRE_SKIP 4 for node A overrides old value 3"),
+                       (12, "NODE_STATUS_FILE"), (14, "JOBSTATE_LOG")):
+        assert f"wf.dag:{line}: {text}" in log, text
+    assert (tmp_path / "a.status").exists() and not (tmp_path / "b.status").exists()
+    for stale in tmp_path.glob("wf.dag.*"):
+        stale.unlink()
+    shutil.rmtree(tmp_path / ".sheaf")
+    before = sorted(p.name for p in tmp_path.iterdir())
+    (tmp_path / "wf.config").write_text("DAGMAN_USE_STRICT = 2\n")
+    done = sheaf_run(tmp_path)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert "wf.dag:4: new PRIORITY 4 for node A overrides old value 3" in done.stderr, done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+    (tmp_path / "wf.dag").write_text("CONFIG wf.config\n" + body.replace("PRIORITY A 4\n", ""))
+    assert sheaf_run(tmp_path).returncode == 0
+    (tmp_path / "wf.config").write_text("DAGMAN_USE_STRICT = 3\n")
+    done = sheaf_run(tmp_path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "wf.dag:5: VARS macro x of node A is defined more than once" in done.stderr
+
+
+def test_pre_skip_0_never_skips_a_node_whose_pre_script_succeeds(tmp_path: Path) -> None:
+    """PRE_SKIP takes a non-zero exit code: DAGMan skips a node only when its PRE script fails with
+    that code, so with PRE_SKIP 0 a PRE script exiting 0 succeeds and the job runs (warned about)."""
+    log = tmp_path / "ran"
+    sub(tmp_path, "a.sub", "/bin/sh", f"-c 'echo $(JOB) >> {log}'")
+    pre = executable(tmp_path / "pre.sh", "#!/bin/sh\nexit 0\n")
+    (tmp_path / "wf.dag").write_text(f"JOB A a.sub\nSCRIPT PRE A {pre}\nPRE_SKIP A 0\n")
+    done = sheaf_run(tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert log.read_text() == "A\n"
+    assert "wf.dag:3: PRE_SKIP 0 for node A never skips it" in (tmp_path / "wf.dag.dagman.out").read_text()
+
+
+def test_owner_is_the_account_that_runs_the_dag_even_without_user_set(tmp_path: Path) -> None:
+    """DAGMAN_DEFAULT_NODE_LOG's @(OWNER) is "the user name of the user who submitted the DAG", a
+    job's Owner the submitting account: the uid's account name, whatever $USER says (or its absence)."""
+    account = pwd.getpwuid(os.getuid()).pw_name
+    sub(tmp_path, "a.sub", "/bin/sh", "-c 'echo $$([Owner]) > owner.txt'")
+    (tmp_path / "wf.config").write_text("DAGMAN_DEFAULT_NODE_LOG = @(DAG_DIR)/@(DAG_FILE).@(OWNER).log\n")
+    (tmp_path / "wf.dag").write_text("CONFIG wf.config\nJOB A a.sub\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("USER", "LOGNAME")}
+    done = subprocess.run([SHEAF, "run", str(tmp_path)], capture_output=True, text=True, check=False,
+                          timeout=120, env=env, cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (tmp_path / f"wf.dag.{account}.log").exists()
+    assert (tmp_path / "owner.txt").read_text().strip() == account
+
+
 def test_detect_cycle_refuses_a_dag_with_a_cycle_before_it_runs(tmp_path: Path) -> None:
     for name in ("a.sub", "b.sub"):
         sub(tmp_path, name)
-    (tmp_path / "wf.config").write_text("DAGMAN_DETECT_CYCLE = True\n")
+    (tmp_path / "wf.config").write_text("DAGMAN_STARTUP_CYCLE_DETECT = True\n")
     (tmp_path / "wf.dag").write_text("CONFIG wf.config\nJOB A a.sub\nJOB B b.sub\nPARENT A CHILD B\n"
                                      "PARENT B CHILD A\n")
     done = sheaf_run(tmp_path)
@@ -256,7 +342,15 @@ def test_do_recovery_starts_from_the_last_runs_state_even_when_it_ended(tmp_path
     again = run("-DoRecovery")
     assert again.returncode == 1, again.stdout + again.stderr
     assert log.read_text().split() == ["A", "A", "B"]  # nothing ran: A and C done, B failed
-    assert "Running in RECOVERY mode" in (tmp_path / "wf.dag.dagman.out").read_text()
+    out = (tmp_path / "wf.dag.dagman.out").read_text()
+    assert "Running in RECOVERY mode" in out and "...done with RECOVERY mode <<<" in out
+    # jobstate.log's meta-events, as the manual lists them: the recovery between the run's start lines
+    internal = [line.split(None, 1)[1] for line in (tmp_path / "jobstate.log").read_text().splitlines()
+                if " INTERNAL " in line]
+    assert [re.sub(r"\d+\.0", "N", text) for text in internal] == [
+        "INTERNAL *** DAGMAN_STARTED N ***", "INTERNAL *** DAGMAN_FINISHED 1 ***",
+        "INTERNAL *** DAGMAN_STARTED N ***", "INTERNAL *** RECOVERY_STARTED ***",
+        "INTERNAL *** RECOVERY_FINISHED ***", "INTERNAL *** DAGMAN_FINISHED 1 ***"]
     refused = run("-DoRecovery", "-load_save", "x.save")
     assert refused.returncode == 2 and "can not be used with the following flag" in refused.stderr
 

@@ -170,6 +170,25 @@ def test_dollar_dollar_in_arguments_is_expanded_before_the_text_is_split(tmp_pat
     assert out.read_text() == "<A><><end>\n<B><A><A><end>\n"
 
 
+def test_config_env_and_set_job_attr_in_a_splice_take_no_effect(tmp_path: Path) -> None:
+    """The manual: CONFIG, ENV and SET_JOB_ATTR are read at condor_submit_dag time, so in a spliced DAG
+    they take no effect; a splice's second CONFIG file is no conflict, and each line is warned about."""
+    out = tmp_path / "out.txt"
+    (tmp_path / "c.sub").write_text(_append(out, "$ENV(SHEAF_TEST_ENV)-") + "queue\n")
+    (tmp_path / "top.config").write_text("DAGMAN_MAX_JOBS_SUBMITTED = 1\n")
+    (tmp_path / "splice.config").write_text("DAGMAN_MAX_JOBS_SUBMITTED = 2\n")
+    (tmp_path / "splice.dg").write_text("CONFIG splice.config\nENV SET SHEAF_TEST_ENV=set\n"
+                                         "SET_JOB_ATTR Spliced = 1\nJOB A c.sub\n")
+    (tmp_path / "wf.dag").write_text("CONFIG top.config\nSPLICE S splice.dg\nNODE_STATUS_FILE wf.status\n")
+    done = sheaf_run(tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert out.read_text() == "-\n"
+    assert "Spliced" not in (tmp_path / "wf.status").read_text()
+    log = (tmp_path / "wf.dag.dagman.out").read_text()
+    for line, keyword in ((1, "CONFIG"), (2, "ENV"), (3, "SET_JOB_ATTR")):
+        assert f"splice.dg:{line}: {keyword} in a splice takes no effect" in log
+
+
 def test_several_dag_files_run_as_one(tmp_path: Path) -> None:
     out = tmp_path / "out.txt"
     (tmp_path / "a.sub").write_text(_append(out, "a") + "queue\n")

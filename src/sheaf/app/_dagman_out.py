@@ -11,6 +11,7 @@ The first lines say where the run starts, as DAGMan's start-up does: the rescue 
 file and how it was chosen (``Rescue DAG file specified``, ``Rescue DAG number N specified``, ``Found rescue
 DAG number N``; then ``USING RESCUE DAG file``), or the save file it loads (``Loading saved progress from file
 for DAG.``), or ``Running in RECOVERY mode...`` after a killed run; then ``Number of pre-completed nodes: N``.
+After a killed run the recovery's end follows (``...done with RECOVERY mode``).
 A node that is retried gets DAGMan's line, ``Retrying node NAME (retry #n of m)...``, and each warning of the
 run a ``WARNING:`` line.  What happens to a node is written in DAGMan's words too, the lines people and
 scripts look for (:func:`event_lines`): ``Submitting HTCondor Node A job(s)...``, an ``Event: ULOG_SUBMIT for
@@ -94,7 +95,11 @@ def block(stamp: str, total: int, counts: Mapping[str, int], dag_status: int | N
 
 
 def exit_line(stamp: str, status: int) -> str:
-    return f"{stamp} **** condor_scheduniv_exec (sheaf run) **** EXITING WITH STATUS {status}\n"
+    """DAGMan's last line, which its manual quotes as the one to check (``(condor_DAGMAN) pid 445
+    EXITING WITH STATUS 0``): the DAGMan job id is the engine's process id, as jobstate.log has it."""
+    pid = os.getpid()
+    return (f"{stamp} **** condor_scheduniv_exec.{pid}.0 (condor_DAGMAN) pid {pid} "
+            f"EXITING WITH STATUS {status}\n")
 
 
 def stamp_now() -> str:
@@ -190,7 +195,8 @@ def start_lines(stamp: str, source: str, pre_done: int, options: DagmanOptions, 
     ``pre_done`` nodes done (module docstring)."""
     lines = []
     if source == "recovery":
-        lines.append("Running in RECOVERY mode... >>>>>>>>>>>>>>>>>>>>>>>>>>>>>>")
+        lines += ["Running in RECOVERY mode... >>>>>>>>>>>>>>>>>>>>>>>>>>>>>>",
+                  "...done with RECOVERY mode <<<<<<<<<<<<<<<<<<<<<<<<<<<<<<"]
     elif source.startswith("rescue:") and options.load_save is not None:
         lines.append(f"Loading saved progress from {options.load_save} for DAG.")
     elif source.startswith("rescue:"):

@@ -129,6 +129,7 @@ _DAGMAN_SPELLINGS = {
     "-dont_suppress_notification": "--dont-suppress-notification", "-f": "--force", "-force": "--force",
     "-autorescue": "--auto-rescue", "-dorescuefrom": "--do-rescue-from", "-rescuefile": "--rescue-file",
     "-load_save": "--load-save", "-dorecovery": "--recovery", "-verbose": "--verbose", "-v": "--verbose",
+    "-help": "--help",
 }
 #: condor_submit_dag's options that sheaf run does not have (refused by name)
 _DAGMAN_UNSUPPORTED = frozenset({
@@ -136,6 +137,7 @@ _DAGMAN_UNSUPPORTED = frozenset({
     "-debug", "-no_submit", "-no_recurse", "-do_recurse", "-update_submit", "-import_env",
     "-include_env", "-insert_env", "-insert_sub_file", "-append", "-allowversionmismatch",
     "-notification", "-schedd-daemon-ad-file", "-schedd-address-file", "-sub_file",
+    "-maxhold", "-lockfile", "-submitmethod", "-valgrind", "-version",
 })
 
 

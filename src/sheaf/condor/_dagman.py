@@ -50,6 +50,7 @@ from sheaf.condor._dagman_file import (
     read_lines,
     resolve,
     split_words,
+    warn,
 )
 from sheaf.condor._dagman_nodes import parse_declaration
 from sheaf.condor._dagman_records import Dag, DotOptions, InlineDescription, NodeSpec, Rescue, Script
@@ -163,6 +164,7 @@ _KNOWN = ("JOB, FINAL, SERVICE, PROVISIONER, SUBDAG EXTERNAL, SPLICE, SUBMIT-DES
 #: commands whose text after their first words DAGMan reads as it is written, quotes and all (a script's
 #: arguments, VARS values, ENV and SET_JOB_ATTR assignments): their lines are not split at quotes
 _RAW_TEXT = frozenset({"SCRIPT", "VARS", "ENV", "SET_JOB_ATTR"})
+_SUBMIT_TIME = frozenset({"CONFIG", "ENV", "SET_JOB_ATTR"})  # condor_submit_dag's, read from the top files
 
 
 def _parse_body(f: DagFile) -> None:
@@ -187,6 +189,9 @@ def _parse_body(f: DagFile) -> None:
                 parse_setting(f, keyword, words)
         elif keyword == "DONE":
             set_done(f, words)
+        elif keyword in _SUBMIT_TIME and f.prefix:
+            warn(f, f"{keyword} in a splice takes no effect: DAGMan reads CONFIG, ENV and SET_JOB_ATTR "
+                 "from the DAG files it is given, not from their splices")
         elif keyword in COMMANDS:
             COMMANDS[keyword](f, words)
         elif keyword == "REJECT":

@@ -2,7 +2,8 @@
 
 MAXJOBS, CONFIG (the DAGMan configuration file, read here), DOT, JOBSTATE_LOG, NODE_STATUS_FILE,
 ENV, SET_JOB_ATTR, SAVE_POINT_FILE, and the splice wiring PIN_IN, PIN_OUT and CONNECT.  A run has
-at most one CONFIG file (naming the same one again is harmless); DOT, JOBSTATE_LOG and
+at most one CONFIG file (naming the same one again is harmless; CONFIG, ENV and SET_JOB_ATTR in a
+splice take no effect, as in DAGMan, which reads them at condor_submit_dag time); DOT, JOBSTATE_LOG and
 NODE_STATUS_FILE keep the first one named (the engine's ``_dot`` writes the DOT file with its
 options).  SET_JOB_ATTR sets an attribute of DAGMan's own job ad: sheaf has no schedd, so the
 engine writes these attributes into the node status file's ``DagStatus`` ad, where a DAGMan job's
@@ -19,7 +20,7 @@ import re
 from collections.abc import Callable
 
 from sheaf._text import read_text
-from sheaf.condor._dagman_file import DagFile, bare, dag_int, dag_keyword, file_option, resolve
+from sheaf.condor._dagman_file import DagFile, bare, dag_int, dag_keyword, file_option, resolve, warn
 from sheaf.condor._dagman_records import ALL_NODES, DotOptions
 from sheaf.condor._dagman_settings import set_save_point
 from sheaf.condor._submit_lang import v1_environment_entries
@@ -36,16 +37,23 @@ def _parse_maxjobs(f: DagFile, words: list[str]) -> None:
 def _parse_jobstate_log(f: DagFile, words: list[str]) -> None:
     if len(words) > 2:
         raise f.error("unexpected words after JOBSTATE_LOG", "JOBSTATE_LOG file", " ".join(words[2:]))
-    f.dag.jobstate_log = f.dag.jobstate_log or file_option(f, words, "JOBSTATE_LOG")
+    path = file_option(f, words, "JOBSTATE_LOG")
+    if f.dag.jobstate_log is not None and f.dag.jobstate_log != path:
+        warn(f, f"JOBSTATE_LOG {path} does not override the first one, {f.dag.jobstate_log}", strict=3)
+    f.dag.jobstate_log = f.dag.jobstate_log or path
 
 
 def _parse_node_status_file(f: DagFile, words: list[str]) -> None:
     dag = f.dag
     timed = len(words) > 2 and dag_keyword(words[2]) != "ALWAYS_UPDATE"
     secs = float(dag_int(f, words[2], "update time", low=0)) if timed else 60.0
+    path = file_option(f, words, "NODE_STATUS_FILE")
     if dag.node_status_file is None:
-        dag.node_status_file = (file_option(f, words, "NODE_STATUS_FILE"), secs)
+        dag.node_status_file = (path, secs)
         dag.node_status_always = dag_keyword(words[-1]) == "ALWAYS_UPDATE"
+    elif dag.node_status_file[0] != path:
+        warn(f, f"NODE_STATUS_FILE {path} does not override the first one, {dag.node_status_file[0]}",
+             strict=3)
 
 
 def _parse_config(f: DagFile, words: list[str]) -> None:

@@ -166,7 +166,11 @@ def fitting_name(f: DagFile, name: str, keyword: str) -> str:
     return name
 
 
-def warn(f: DagFile, message: str) -> None:
+def warn(f: DagFile, message: str, strict: int = 0) -> None:
+    """A warning at the line being read; ``strict``: the least ``DAGMAN_USE_STRICT`` level that makes
+    DAGMan treat it as an error (0: none does)."""
     text = f"{f.path}:{f.lineno}: {message}"
     if text not in f.dag.warnings:
         f.dag.warnings.append(text)
+        if strict:
+            f.dag.strict_warnings.append((strict, f.path, f.lineno, message))

@@ -30,6 +30,8 @@ class Script:
     defer_status: int | None = None
     defer_time: float = 0.0
     debug: tuple[str, str] | None = None  # SCRIPT DEBUG: (absolute file, STDOUT | STDERR | ALL)
+    path: str = ""  # the DAG file of the SCRIPT command ("": not from a file)
+    line: int = 0  # its line there
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +104,8 @@ class Dag:
     env_get: tuple[str, ...] = ()  # ENV GET: names DAGMan takes from the submitter's environment
     job_attrs: dict[str, str] = field(default_factory=dict)  # SET_JOB_ATTR: DAGMan's own job ad
     warnings: list[str] = field(default_factory=list)  # "file:line: message" for what sheaf does not do
+    # the warnings DAGMAN_USE_STRICT makes fatal: (the least level that does, file, line, message)
+    strict_warnings: list[tuple[int, str, int, str]] = field(default_factory=list)
     weak: set[tuple[str, str]] = field(default_factory=set)  # WEAK (parent, child) edges (never also strong)
     services: dict[str, NodeSpec] = field(default_factory=dict)  # SERVICE nodes: beside the DAG, not in it
     provisioner: str | None = None  # the PROVISIONER node: every other node waits until its job runs

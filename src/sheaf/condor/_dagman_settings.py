@@ -16,6 +16,7 @@ from __future__ import annotations
 
 __all__ = ["SETTINGS", "apply_later", "apply_setting", "parse_setting", "set_done", "set_save_point"]
 
+import copy
 import os
 import re
 
@@ -98,7 +99,7 @@ def apply_setting(f: DagFile, keyword: str, words: list[str], specs: list[NodeSp
             for key, value in entries:
                 before = spec.var_order.get(key, -1)
                 if before >= 0:  # DAGMan warns, and the later definition (in file order) wins
-                    warn(f, f"VARS macro {key} of node {spec.name} is defined more than once")
+                    warn(f, f"VARS macro {key} of node {spec.name} is defined more than once", strict=3)
                 if before < order:
                     spec.vars[key], spec.var_modes[key], spec.var_order[key] = value, mode, order
         return
@@ -106,9 +107,29 @@ def apply_setting(f: DagFile, keyword: str, words: list[str], specs: list[NodeSp
     handler = SETTINGS[keyword]
     for spec in specs:
         check_kind(f, keyword, spec)  # ALL_NODES lists JOB nodes only: these are named
+        if keyword in _OVERRIDES and prop in spec.explicit:
+            _warn_override(f, keyword, words, spec, spec.explicit[prop] < order)
         if spec.explicit.get(prop, -1) < order:
             handler(f, words, spec)
             spec.explicit[prop] = order
+
+
+#: settings whose second value DAGMan warns about: the node's field, the DAGMAN_USE_STRICT level that
+#: makes the warning fatal
+_OVERRIDES = {"PRIORITY": ("priority", 2), "CATEGORY": ("category", 3), "PRE_SKIP": ("pre_skip", 3)}
+
+
+def _warn_override(f: DagFile, keyword: str, words: list[str], spec: NodeSpec, later: bool) -> None:
+    """DAGMan's warning when a command gives a node's PRIORITY (a non-zero one), CATEGORY or PRE_SKIP
+    another value; ``later``: this command comes after the one that set it (in file order)."""
+    attr, level = _OVERRIDES[keyword]
+    scratch = copy.copy(spec)
+    SETTINGS[keyword](f, words, scratch)
+    old, new = getattr(spec, attr), getattr(scratch, attr)
+    if not later:
+        old, new = new, old
+    if old != new and (keyword != "PRIORITY" or old != 0):
+        warn(f, f"new {keyword} {new} for node {spec.name} overrides old value {old}", strict=level)
 
 
 def _set_retry(f: DagFile, words: list[str], spec: NodeSpec) -> None:
@@ -178,6 +199,8 @@ def _set_pre_skip(f: DagFile, words: list[str], spec: NodeSpec) -> None:
     spec.pre_skip = dag_int(f, words[2], "PRE_SKIP exit code")
     if not 0 <= spec.pre_skip <= 255:
         raise f.error("PRE_SKIP exit code is out of range", "PRE_SKIP exit code is 0 to 255", words[2])
+    if spec.pre_skip == 0:  # DAGMan: "exit code 0 for a PRE_SKIP value is weird"
+        warn(f, f"PRE_SKIP 0 for node {spec.name} never skips it: a PRE script that exits with 0 succeeds")
 
 
 def _set_priority(f: DagFile, words: list[str], spec: NodeSpec) -> None:
@@ -240,11 +263,12 @@ def _script_parts(f: DagFile, words: list[str]) -> tuple[int | None, float, str,
     return defer_status, defer_time, words[i].upper(), words[i + 1], words[i + 2:]
 
 
-def _script_debug(f: DagFile, words: list[str], directory: str) -> tuple[str, str] | None:
-    upper = [w.upper() for w in words[:5]]
-    if "DEBUG" not in upper:
+def _script_debug(words: list[str], directory: str) -> tuple[str, str] | None:
+    """The DEBUG file and stream, when DEBUG stands where the syntax puts it: right after SCRIPT or
+    after its DEFER status and time (a node or executable named DEBUG is no keyword)."""
+    at = 4 if len(words) > 1 and words[1].upper() == "DEFER" else 1
+    if len(words) <= at + 2 or words[at].upper() != "DEBUG":
         return None
-    at = upper.index("DEBUG")
     return resolve(directory, words[at + 1]), words[at + 2].upper()
 
 
@@ -253,7 +277,7 @@ def _set_script(f: DagFile, words: list[str], spec: NodeSpec) -> None:
     local = resolve(spec.directory, argv[0])
     exe = local if not os.path.isabs(argv[0]) and os.path.exists(local) else argv[0]
     script = Script(kind, (exe, *argv[1:]), spec.directory, defer_status, defer_time,  # type: ignore[arg-type]
-                    _script_debug(f, words, spec.directory))
+                    _script_debug(words, spec.directory), f.path, f.lineno)
     if kind == "PRE":
         spec.pre = script
     elif kind == "POST":

@@ -31,6 +31,7 @@ __all__ = ["AD_CALLS", "UNIVERSES", "job_ad", "literal", "request_text", "reset_
 
 import functools
 import os
+import pwd
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -38,7 +39,17 @@ from sheaf import classad
 from sheaf.classad import ClassAd
 from sheaf.condor import MacroSource, SubmitDescription, submit_error, template_of
 
-OWNER = os.environ.get("USER", "sheaf")  # the job ads' Owner (and DAGMan's @(OWNER))
+
+def _account() -> str:
+    """The user running sheaf, as condor_submit names a job's Owner: the account of the process's
+    uid, else ``$USER`` (a uid with no account)."""
+    try:
+        return pwd.getpwuid(os.getuid()).pw_name
+    except KeyError:
+        return os.environ.get("USER", "sheaf")
+
+
+OWNER = _account()  # the job ads' Owner (and DAGMan's @(OWNER): the user who submitted the DAG)
 UNIVERSES = {"vanilla": 5, "local": 12, "scheduler": 7, "grid": 9, "java": 10, "parallel": 11,
              "standard": 1, "vm": 13, "docker": 5, "container": 5}
 

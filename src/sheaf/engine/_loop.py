@@ -19,7 +19,9 @@ Starting a run (``run_workflow``) decides where state comes from, as DAGMan does
 * a journal whose last run ended in failure: a *rescue* run from the newest ``<dag>.rescueNNN``
   (retries reset unless ``DAGMAN_RESET_RETRIES_UPON_RESCUE = False``, when a node's retries left
   are its RETRY count, counted again from 0, as DAGMan reads a rescue DAG's ``RETRY`` lines);
-* a journal whose last run succeeded: nothing to do.
+* a journal whose last run succeeded: nothing to do -- unless it wrote a rescue DAG (nodes failed
+  and the FINAL node's success made the DAG succeed): DAGMan, given the DAG again, starts from the
+  newest rescue DAG, and so does sheaf.
 
 Everything is validated before anything is written: the DAG file, its CONFIG, every submit
 description (expanded for its first node; the other nodes sharing it at submission) and every
@@ -73,6 +75,7 @@ from sheaf.engine._runconfig import (
     DagEnvironment,
     DagmanOptions,
     auto_rescue,
+    check_strict_warnings,
     config_warnings,
     environment_knobs,
     load_descriptions,
@@ -208,7 +211,8 @@ def _run_workflow(directory: str, backend: Backend | Callable[[], Backend], opti
                     *damage_warnings(prior, paths["journal"])]
         _tell(on_warning, warnings)
         rescue, inherited = _rescue_choice(directory, dag, options, multi)
-        if prior.ended is not None and prior.ended.succeeded and rescue == "newest":
+        if (prior.ended is not None and prior.ended.succeeded and prior.ended.rescue is None
+                and rescue == "newest"):
             return _complete_result(dag, prior, paths["journal"])
         source, done, failed, attempts, retry_limits = starting_point(dag, prior, multi, rescue,
                                                                       options.recovery)
@@ -309,10 +313,12 @@ def _read_dags(directory: str, dag_files: Sequence[str], usedagdir: bool = False
     path, dag, names = _parse_dags(directory, dag_files, usedagdir)
     dag.warnings.extend(environment_knobs(dag, os.environ))
     dag.warnings.extend(system_knobs(dag, system, "the pool configuration"))
-    if dag.cycle and dag.flag("DAGMAN_DETECT_CYCLE", False):  # DAGMan's check before it starts
+    if dag.cycle and dag.flag("DAGMAN_STARTUP_CYCLE_DETECT", False):  # DAGMan's check before it starts
         raise FormatError(f"a cycle exists in the DAG: {' -> '.join(dag.cycle)}",
-                          rule="with DAGMAN_DETECT_CYCLE = True a DAG with a cycle is refused before it runs",
+                          rule="with DAGMAN_STARTUP_CYCLE_DETECT = True a DAG with a cycle is refused "
+                          "before it runs",
                           path=path)
+    check_strict_warnings(dag)
     return path, dag, names
 
 

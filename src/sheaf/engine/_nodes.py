@@ -27,6 +27,7 @@ __all__ = [
     "RETURN_HELD",
     "RETURN_PRE_FAILED",
     "RETURN_SUBMIT_FAILED",
+    "SERVICE_REMOVED",
     "STATES",
     "InvalidTransition",
     "Node",
@@ -67,6 +68,7 @@ RETURN_ABORTED = -1002  # DAG_ERROR_CONDOR_JOB_ABORTED: the job was removed (per
 RETURN_PRE_FAILED = -1004  # DAG_ERROR_JOB_SKIPPED (DAGMAN_ALWAYS_RUN_POST)
 DAG_OK, DAG_NODES_FAILED, DAG_ABORTED, DAG_REMOVED, DAG_CYCLE, DAG_HALTED = 0, 2, 3, 4, 5, 6
 NOOP_PROC = 2147483647  # Node::NOOP_NODE_PROCID (INT_MAX)
+SERVICE_REMOVED = "Removed by DAGMan"  # JOB_ABORTED of a SERVICE node's job removed as the DAG ends
 
 
 def story_line(change: Change) -> str:

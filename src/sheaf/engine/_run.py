@@ -43,7 +43,7 @@ from sheaf.engine._backend import (
 )
 from sheaf.engine._journal import Journal
 from sheaf.engine._nodejob import NO_SUBDAG_OPTIONS, SubdagOptions, render_node, render_queue, subdag_job
-from sheaf.engine._nodes import futile_nodes
+from sheaf.engine._nodes import SERVICE_REMOVED, futile_nodes
 from sheaf.engine._orphans import ATTEMPT_VARIABLE, attempt_token
 from sheaf.engine._procs import NO_TOLERANCE, ProcGroups, Tolerance, proc_of
 from sheaf.engine._runconfig import config_int
@@ -321,6 +321,10 @@ class EngineRun:
         except (InputError, ValueError) as exc:  # a missing submit file, a VARS value that breaks it
             self.pending.append(SubmitFailed(sub.node, sub.attempt, str(exc)))
             return
+        if len(launches) > 1 and sub.node == self.dag.provisioner:  # DAGMan exits: no rescue DAG, no FINAL
+            raise EngineError(f"PROVISIONER node {sub.node} submitted more than one job ({len(launches)}): "
+                              "a PROVISIONER node runs one job; the DAG stops with no rescue DAG and no "
+                              "FINAL node, as DAGMan does")
         if len(launches) > 1 and self.prohibit_multi:  # the node fails now, not retried (dagman_submit.cpp)
             self.pending.append(SubmitFailed(sub.node, sub.attempt, MULTI_PROHIBITED))
             return
@@ -373,6 +377,7 @@ class EngineRun:
                 self.files.user_log(name, launches[0].job_ad.get("UserLog") if launches else None)
             except (InputError, ValueError, StorageError) as exc:
                 self.scripts.note(f"SERVICE node {name} could not be submitted: {exc}")
+                self.files.service_failed()
                 continue
             machine.take_cluster()
             for launch in launches:
@@ -384,7 +389,7 @@ class EngineRun:
         """The DAG has ended: SERVICE nodes still running are removed, as DAGMan removes them."""
         for key in sorted(self.services):
             self.backend.cancel(key)
-            self._service_event(key, "JOB_ABORTED", reason="Removed by DAGMan")
+            self._service_event(key, "JOB_ABORTED", reason=SERVICE_REMOVED)
         self.services.clear()
 
     def _service_ended(self, event: Event) -> None:

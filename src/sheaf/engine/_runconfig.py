@@ -25,6 +25,28 @@ from sheaf.engine._throttle import Limits
 from sheaf.errors import FormatError, InputError, UsageError
 
 
+def use_strict(dag: Dag) -> int:
+    """``DAGMAN_USE_STRICT`` (default 1): warnings of this level or lower are errors, as in DAGMan."""
+    raw = dag.config.get("DAGMAN_USE_STRICT", "1").strip()
+    try:
+        return int(raw)
+    except ValueError:
+        raise FormatError("not an integer", rule="DAGMAN_USE_STRICT is an integer 0..3", value=raw,
+                          path=dag.config_path) from None
+
+
+def check_strict_warnings(dag: Dag) -> None:
+    """The DAG file's first warning that ``DAGMAN_USE_STRICT`` makes fatal (a second PRIORITY at level
+    2; a VARS macro defined twice, a second CATEGORY, PRE_SKIP, NODE_STATUS_FILE or JOBSTATE_LOG at
+    level 3), refused at its line before anything runs."""
+    strict = use_strict(dag)
+    for level, path, line, message in dag.strict_warnings:
+        if strict >= level:
+            raise FormatError(message, rule=f"DAGMAN_USE_STRICT = {strict} makes this warning fatal "
+                              f"(it is fatal from {level})", value=f"DAGMAN_USE_STRICT = {strict}",
+                              path=path, line=line)
+
+
 def config_int(dag: Dag, key: str, default: int) -> int:
     raw = dag.config.get(key)
     if raw is None:
@@ -182,7 +204,7 @@ def run_limits(dag: Dag, options: DagmanOptions, batch_name: str = "") -> Limits
 HONOURED_KNOBS = frozenset({
     "DAGMAN_ALLOW_ANY_NODE_NAME_CHARACTERS", "DAGMAN_ALWAYS_RUN_POST", "DAGMAN_AUTO_RESCUE",
     "DAGMAN_DEFAULT_APPEND_VARS",
-    "DAGMAN_DEFAULT_NODE_LOG", "DAGMAN_DETECT_CYCLE",
+    "DAGMAN_DEFAULT_NODE_LOG", "DAGMAN_STARTUP_CYCLE_DETECT",
     "DAGMAN_DEFAULT_PRIORITY", "DAGMAN_MAX_JOBS_IDLE",
     "DAGMAN_MAX_JOB_HOLDS", "DAGMAN_MAX_JOBS_SUBMITTED", "DAGMAN_MAX_POST_SCRIPTS", "DAGMAN_MAX_PRE_SCRIPTS",
     "DAGMAN_MAX_RESCUE_NUM", "DAGMAN_MAX_SUBMITS_PER_INTERVAL", "DAGMAN_MAX_SUBMIT_ATTEMPTS",

@@ -1,4 +1,5 @@
-"""The ``$macros`` of PRE and POST script arguments, as DAGMan's ``Script::BackgroundRun`` expands them.
+"""The ``$macros`` of PRE, POST and HOLD script arguments, as DAGMan's ``Script::BackgroundRun``
+expands them.
 
 A script's command line is split on blanks; a *whole word* that names a macro, compared without
 regard to case (``$job``, ``$Return``), is replaced by its value.  A macro inside a word
@@ -8,8 +9,9 @@ For every script: ``$NODE``/``$JOB`` (the node's name), ``$RETRY`` (retries done
 time), ``$MAX_RETRIES``, ``$NODE_COUNT`` (every node, FINAL included), ``$QUEUED_COUNT`` (nodes whose
 job is in the queue), ``$DONE_COUNT``, ``$FAILED_COUNT``, ``$FUTILE_COUNT`` (nodes that can never run
 because a node they depend on failed), ``$DAGID`` (the DAG's DAGMan job id), ``$DAG_STATUS``.
-For POST scripts only, about the node's job: ``$JOBID`` (``cluster.proc``, of the last proc of a job
-list; ``-1.-1`` when nothing was submitted; a NOOP node's fake ``0.2147483647``), ``$CLUSTERID``,
+For POST and HOLD scripts only (a PRE script runs before the job), about the node's job:
+``$JOBID`` (``cluster.proc``, of the last proc of a job list; ``-1.-1`` when nothing was submitted;
+a NOOP node's fake ``0.2147483647``), ``$CLUSTERID``,
 ``$JOB_COUNT`` (jobs submitted: the procs of a job list, else 1, or 0), ``$SUCCESS`` (``True`` when
 the job, or the job list within its failure tolerance, succeeded), ``$RETURN`` (the job's exit code,
 ``-signal``, -1001 when it could not be submitted or never ran, -1004 after a failed PRE script; a
@@ -18,11 +20,12 @@ once), ``$EXIT_CODE_COUNTS`` (``code:count``, ascending), ``$EXIT_CODE_LIST`` (e
 proc order, nothing for a removed proc), ``$JOB_ABORT_COUNT`` (procs removed),
 ``$PRE_SCRIPT_RETURN`` (-1 without a PRE script).
 
-Any other word starting with ``$``, and a POST-only macro in a PRE script, is *not* expanded and
-draws DAGMan's "unrecognized macro" warning, which ``DAGMAN_USE_STRICT`` >= 1 (DAGMan's default is 1)
-turns into a fatal error.  DAGMan finds it when the script is about to run and then stops the whole
-DAG; sheaf checks every script before the run starts (:func:`check_scripts`), so the same DAG is
-refused - one message naming the DAG file, the node and the word, exit 2 - before anything runs,
+Any other word starting with ``$``, and a job macro (POST and HOLD only) in a PRE script, is *not*
+expanded and draws DAGMan's "unrecognized macro" warning, which ``DAGMAN_USE_STRICT`` >= 1 (DAGMan's
+default is 1) turns into a fatal error.  DAGMan finds it when the script is about to run and then
+stops the whole DAG; sheaf checks every script before the run starts (:func:`check_scripts`), so the
+same DAG is refused - one message naming the DAG file, the SCRIPT line, the node and the word, exit
+2 - before anything runs,
 and with ``DAGMAN_USE_STRICT = 0`` it is a warning and the word is passed unchanged.
 """
 
@@ -36,6 +39,7 @@ from typing import Protocol
 
 from sheaf.condor import Dag, Script
 from sheaf.engine._nodes import NOOP_PROC, RETURN_PRE_FAILED, RETURN_SUBMIT_FAILED, Node, futile_nodes
+from sheaf.engine._runconfig import use_strict
 from sheaf.errors import FormatError
 
 
@@ -122,7 +126,7 @@ _POST: dict[str, Value] = {
 
 
 def _table(kind: str) -> dict[str, Value]:
-    return {**_ALL, **_POST} if kind == "POST" else _ALL
+    return _ALL if kind == "PRE" else {**_ALL, **_POST}
 
 
 def script_argv(machine: DagView, node: Node, script: Script) -> tuple[str, ...]:
@@ -138,9 +142,9 @@ def script_argv(machine: DagView, node: Node, script: Script) -> tuple[str, ...]
 def check_scripts(dag: Dag, warn: Callable[[str], None]) -> None:
     """Every ``$word`` of every script that DAGMan would not expand: a :class:`FormatError` under
     ``DAGMAN_USE_STRICT`` >= 1 (the default), else a warning each."""
-    strict = _strictness(dag)
+    strict = use_strict(dag)
     for spec in dag.nodes.values():
-        for script in (spec.pre, spec.post):
+        for script in (spec.pre, spec.post, spec.hold):
             if script is None:
                 continue
             table = _table(script.kind)
@@ -152,14 +156,7 @@ def check_scripts(dag: Dag, warn: Callable[[str], None]) -> None:
                 if strict >= 1:
                     raise FormatError(message, rule="script arguments use DAGMan's script macros "
                                       "(DAGMAN_USE_STRICT >= 1 makes this warning fatal)", value=word,
-                                      path=spec.path, line=spec.line)
-                warn(f"{spec.path}: {message}; passed unchanged")
+                                      path=script.path or spec.path,
+                                      line=script.line if script.path else spec.line)
+                warn(f"{script.path or spec.path}: {message}; passed unchanged")
 
-
-def _strictness(dag: Dag) -> int:
-    raw = dag.config.get("DAGMAN_USE_STRICT", "1").strip()
-    try:
-        return int(raw)
-    except ValueError:
-        raise FormatError("not an integer", rule="DAGMAN_USE_STRICT is an integer 0..3", value=raw,
-                          path=dag.config_path) from None

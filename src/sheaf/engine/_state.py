@@ -508,7 +508,7 @@ class DagState:
 
     def _on_pre(self, node: Node, value: int, info: Details) -> None:
         node.pre_return = value
-        if node.spec.pre_skip is not None and value == node.spec.pre_skip:
+        if value != 0 and value == node.spec.pre_skip:  # a PRE script that succeeds is no skip (dag.cpp)
             node.value = 0
             self.transition(node, "done", {**info, "skipped": True})
         elif self.ending.abort_matches(self, node, value):

@@ -13,7 +13,9 @@ One line per node event (``_runevents``)::
   continues a DAG (rescue or recovery) starts after the largest number already in the file, as
   DAGMan's ``InitializeRescue`` does;
 * ``INTERNAL *** DAGMAN_STARTED <id>.0 ***`` and ``INTERNAL *** DAGMAN_FINISHED <exit> ***`` lines
-  bracket each run.
+  bracket each run; a recovery run (after a killed one) has ``INTERNAL *** RECOVERY_STARTED ***`` and
+  ``INTERNAL *** RECOVERY_FINISHED ***`` after its start line, as DAGMan's has around its reading of
+  the node log (the journal's replay, here, done before the run starts).
 
 Lines are appended in time order: an event that happened before the last line written (a job's
 start, reported when it ends) is written with that line's time, so the file never goes back in

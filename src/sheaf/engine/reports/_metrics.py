@@ -11,7 +11,11 @@ none); node counts split plain nodes from SUBDAG nodes, a node done at the start
 its rescue DAG) counting as succeeded, as DAGMan's bootstrap counts it; ``jobs_submitted`` counts
 job procs submitted (NOOP nodes' included; a ``queue N`` job counts N), ``jobs_succeeded`` the procs
 that exited with 0, as the manual defines it (``dagman_metrics.cpp`` writes every completed proc
-there).  ``version`` is sheaf's.  Written as DAGMan writes it: ``"key":value``, four spaces in.
+there), SERVICE nodes' jobs included.  SERVICE nodes are not among the nodes: ``service_nodes``
+counts them, ``service_nodes_succeeded``/``_failed`` those whose job exited with 0 / failed or was
+removed before the DAG ended (one removed as the DAG ends is neither), and version 2's totals add
+them; ``provisioner_nodes`` is 1 with a PROVISIONER node (counted among the nodes too).
+``version`` is sheaf's.  Written as DAGMan writes it: ``"key":value``, four spaces in.
 """
 
 from __future__ import annotations
@@ -32,6 +36,8 @@ class RunCounts:
 
     jobs_submitted: int = 0
     jobs_succeeded: int = 0
+    services_succeeded: int = 0  # SERVICE nodes whose job exited with 0
+    services_failed: int = 0  # those whose job failed or was removed before the DAG ended
 
 
 def graph_shape(dag: Dag) -> tuple[int, int]:
@@ -64,11 +70,15 @@ def metrics_text(dag: Dag, states: dict[str, str], counts: RunCounts, *, start: 
                 f"{word}_succeeded": plain["succeeded"],
                 f"dag_{word}": subdag["total"], f"dag_{word}_failed": subdag["failed"],
                 f"dag_{word}_succeeded": subdag["succeeded"]})
-    if version >= 2:
-        out.update({"provisioner_nodes": 0, "service_nodes": 0, "service_nodes_failed": 0,
-                    "service_nodes_succeeded": 0})
+    total = plain["total"] + subdag["total"]
     ran = plain["failed"] + plain["succeeded"] + subdag["failed"] + subdag["succeeded"]
-    out.update({f"total_{word}": plain["total"] + subdag["total"], f"total_{word}_run": ran})
+    if version >= 2:  # SERVICE nodes are counted apart, and in the totals (version 1 has none)
+        out.update({"provisioner_nodes": int(dag.provisioner is not None), "service_nodes": len(dag.services),
+                    "service_nodes_failed": counts.services_failed,
+                    "service_nodes_succeeded": counts.services_succeeded})
+        total += len(dag.services)
+        ran += counts.services_failed + counts.services_succeeded
+    out.update({f"total_{word}": total, f"total_{word}_run": ran})
     if version >= 2:
         out.update({"jobs_submitted": counts.jobs_submitted, "jobs_succeeded": counts.jobs_succeeded,
                     "jobs_failed": counts.jobs_submitted - counts.jobs_succeeded})

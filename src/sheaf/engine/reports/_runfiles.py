@@ -34,7 +34,7 @@ from sheaf.condor import Dag
 from sheaf.engine._dagid import PARENT_ID_VARIABLE, PARENT_NODE_VARIABLE, dagman_id
 from sheaf.engine._events import Change, Finish, WriteSavePoint
 from sheaf.engine._jobad import OWNER
-from sheaf.engine._nodes import futile_nodes
+from sheaf.engine._nodes import SERVICE_REMOVED, futile_nodes
 from sheaf.engine._paths import MAX_RESCUE_DEFAULT, rescue_dag_number
 from sheaf.engine._runconfig import MAX_RESCUE_NUM, config_clamped, node_log_pattern
 from sheaf.engine.reports._dot import DotFile
@@ -97,6 +97,9 @@ class RunFiles:
     def begin(self, now: float) -> None:
         self.start_time = now
         self.jobstate.internal(now, f"DAGMAN_STARTED {dagman_id()}.0")
+        if self.source == "recovery":  # the journal has replayed the killed run: recovery is over
+            self.jobstate.internal(now, "RECOVERY_STARTED")
+            self.jobstate.internal(now, "RECOVERY_FINISHED")
 
     def record(self, changes: Iterable[Change], failed_submits: frozenset[tuple[str, int]],
                starts: Iterable[JobStart] = (), ends: Iterable[ProcEnd] = (),
@@ -124,6 +127,20 @@ class RunFiles:
         self.nodes_log.events(events)
         if self.user_logs:
             self._to_user_logs(events)
+        for event in events:  # counted in the metrics as DAGMan counts a SERVICE node's job
+            if event.kind == "SUBMIT":
+                self.counts.jobs_submitted += 1
+            elif event.kind == "JOB_TERMINATED":
+                ok = not event.value and event.signal is None
+                self.counts.jobs_succeeded += ok
+                self.counts.services_succeeded += ok
+                self.counts.services_failed += not ok
+            elif event.kind == "JOB_ABORTED" and event.reason != SERVICE_REMOVED:
+                self.counts.services_failed += 1  # removed by its policy or by hand: the node failed
+
+    def service_failed(self) -> None:
+        """A SERVICE node could not be submitted: a failed one in the metrics, as DAGMan counts it."""
+        self.counts.services_failed += 1
 
     def user_log(self, node: str, path: object) -> None:
         """The event log the node's job names (``log = FILE``, HTCondor's ``UserLog``), which gets that
