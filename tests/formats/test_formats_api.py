@@ -28,4 +28,4 @@ def test_signatures() -> None:
                    formats.read_replica_catalog):
         assert list(inspect.signature(reader).parameters) == ["path", "warnings", "variables"]
     assert [f.name for f in formats.Inputs.__dataclass_fields__.values()] == [
-        "workflow", "properties", "tc", "sc", "rc", "warnings", "paths", "input_dirs"]
+        "workflow", "properties", "tc", "sc", "rc", "warnings", "paths", "input_dirs", "storage_map"]
