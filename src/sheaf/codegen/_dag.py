@@ -14,11 +14,12 @@ Per job, from its dagman profiles (the properties ``dagman.retry`` ... are their
     SCRIPT POST <id> ...                    dagman ``post`` (or pegasus ``dagman.post``), see below
     ABORT-DAG-ON <id> <value>               dagman ``abort-dag-on``
 
-POST scripts: a job with pegasus ``exitcode.successmsg``/``exitcode.failuremsg``, or whose post script
-is named ``pegasus-exitcode``/``sheaf-exitcode``, gets ``sheaf-exitcode -r $RETURN [-s MSG]... [-f
-MSG]... <job>.out`` (messages encoded as pegasus-exitcode's: ``+`` for a space, ``\\+`` for a plus,
-because DAGMan splits script arguments on white space); ``none`` means no script; any other value
-is the path of the user's script, run with ``post.arguments``.
+POST scripts: a job with pegasus ``exitcode.successmsg``/``exitcode.failuremsg``, with dagman
+``post.arguments`` (Pegasus's default POST script is pegasus-exitcode, which they are given to), or
+whose post script is named ``pegasus-exitcode``/``sheaf-exitcode``, gets ``sheaf-exitcode -r $RETURN
+[-s MSG]... [-f MSG]... [post.arguments] <job>.out`` (messages encoded as pegasus-exitcode's: ``+``
+for a space, ``\\+`` for a plus, because DAGMan splits script arguments on white space); ``none``
+means no script; any other value is the path of the user's script, run with ``post.arguments``.
 
 Then ``PARENT p CHILD c...`` (one line per parent, children in plan order), ``MAXJOBS <category> <n>``
 for every category in use (``dagman.<category>.maxjobs``, else the Pegasus manual's default: stage-in 10,
@@ -151,7 +152,8 @@ def _post_script(profiles: Mapping[str, Mapping[str, str]], tool: str) -> str | 
         return None
     if path and path not in _EXITCODE_NAMES and path.rpartition("/")[2] not in _EXITCODE_NAMES:
         return _script(profiles, "post")
-    if not path and not success and not failure:
+    args = _setting(profiles, "post.arguments")
+    if not path and not success and not failure and not args:
         return None
     if _has_space(tool):
         raise Unwritable(f"the exit-code tool's path holds white space: {tool!r}")
@@ -160,7 +162,6 @@ def _post_script(profiles: Mapping[str, Mapping[str, str]], tool: str) -> str | 
         words += ["-s", encode_message(success)]
     if failure:
         words += ["-f", encode_message(failure)]
-    args = _setting(profiles, "post.arguments")
     if args:
         words.append(args)
     words.append("{out}")
