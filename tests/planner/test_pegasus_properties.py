@@ -8,7 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from Pegasus.api import (
+    File,
     Job,
     Site,
     SiteCatalog,
@@ -17,6 +19,8 @@ from Pegasus.api import (
     Workflow,
 )
 from pegasus_inputs import SHEAF, run
+
+from sheaf.formats import read_replica_catalog
 
 #: a program that prints its first argument and exits 0
 SAYS = f"""#!{sys.executable}
@@ -31,15 +35,20 @@ def _plan(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
                           cwd=cwd, capture_output=True, text=True, env=env, timeout=120, check=False)
 
 
+def _program(tmp: Path, name: str, text: str) -> Transformation:
+    """``text`` as the program ``tmp/name``, catalogued as transformation ``name`` on condorpool."""
+    program = tmp / name
+    program.write_text(text)
+    program.chmod(0o755)
+    SiteCatalog().add_sites(Site("condorpool"), Site("local")).write(str(tmp / "sites.yml"))
+    tr = Transformation(name, site="condorpool", pfn=str(program))
+    TransformationCatalog().add_transformations(tr).write(str(tmp / "transformations.yml"))
+    return tr
+
+
 def _saying(tmp: Path, words: str, **dagman: str) -> None:
     """One job on condorpool that prints ``words`` and exits 0, with ``dagman`` profiles."""
-    says = tmp / "says"
-    says.write_text(SAYS)
-    says.chmod(0o755)
-    SiteCatalog().add_sites(Site("condorpool"), Site("local")).write(str(tmp / "sites.yml"))
-    tr = Transformation("says", site="condorpool", pfn=str(says))
-    TransformationCatalog().add_transformations(tr).write(str(tmp / "transformations.yml"))
-    job = Job(tr, _id="talk").add_args(words)
+    job = Job(_program(tmp, "says", SAYS), _id="talk").add_args(words)
     if dagman:
         job.add_dagman_profile(**dagman)
     Workflow("talk").add_jobs(job).write(str(tmp / "workflow.yml"))
@@ -64,3 +73,30 @@ def test_dagman_post_arguments_from_the_properties_reach_every_job(tmp_path: Pat
     assert "-f Traceback" in (tmp_path / "runs" / "p" / "talk.dag").read_text()
     done = run(tmp_path / "runs" / "p")
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+#: a program that writes its second argument's text into the file its first argument names
+WRITES = f"""#!{sys.executable}
+import os, sys
+os.makedirs(os.path.dirname(sys.argv[1]) or ".", exist_ok=True)
+open(sys.argv[1], "w").write(sys.argv[2])
+"""
+
+
+def _deep_output(tmp: Path) -> None:
+    """One job writing ``rupture/0001.rx``, staged out and registered (Pegasus's own example)."""
+    out = File("rupture/0001.rx")
+    job = Job(_program(tmp, "writes", WRITES), _id="make").add_args(out, "rx")
+    Workflow("deep").add_jobs(job.add_outputs(out, stage_out=True, register_replica=True)).write(
+        str(tmp / "workflow.yml"))
+
+
+@pytest.mark.parametrize(("deep", "registered"), [("true", "rupture/0001.rx"), ("false", "0001.rx")])
+def test_register_deep_false_registers_the_lfns_last_part(tmp_path: Path, deep: str, registered: str) -> None:
+    _deep_output(tmp_path)
+    planned = _plan(tmp_path, "--output-site", "local", "-D", f"pegasus.register.deep={deep}")
+    assert planned.returncode == 0, planned.stderr
+    done = run(tmp_path / "runs" / "p")
+    assert done.returncode == 0, done.stdout + done.stderr
+    catalog = read_replica_catalog(str(tmp_path / "runs" / "p" / "deep.replicas.yml"))
+    assert [replica.lfn for replica in catalog] == [registered]

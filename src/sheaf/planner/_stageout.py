@@ -15,10 +15,12 @@ file goes where that catalog names it for the output site instead (``_mapped_url
 allowed to write there.
 
 Registration: ``pegasus.register = false`` makes no register jobs, whatever the outputs' flags (as in
-Pegasus).  Its target (``register_target``): ``pegasus.catalog.replica.output.file``, else
-``DataOptions.rc_file`` (a Python caller's), else the output replica catalog Pegasus 5 keeps in the
-submit directory, ``<workflow>.replicas.yml`` there (Pegasus's is the SQLite ``<workflow>.replicas.db``):
-not the catalog the plan read, so that planning again does not take the outputs for reusable data;
+Pegasus); ``pegasus.register.deep = false`` registers each output under its lfn's last part
+(``rupture/0001.rx`` as ``0001.rx``), as Pegasus's configuration reference says.  Its target
+(``register_target``): ``pegasus.catalog.replica.output.file``, else ``DataOptions.rc_file`` (a Python
+caller's), else the output replica catalog Pegasus 5 keeps in the submit directory,
+``<workflow>.replicas.yml`` there (Pegasus's is the SQLite ``<workflow>.replicas.db``): not the catalog
+the plan read, so that planning again does not take the outputs for reusable data;
 its format is YAML when ``pegasus.catalog.replica.output`` says ``YAML`` or the name ends in
 ``.yml``/``.yaml``, else Pegasus's text ("File") format; another type (``JDBCRC``, a database) is
 warned about.
@@ -28,6 +30,7 @@ from __future__ import annotations
 
 import math
 import os
+import posixpath
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -122,6 +125,7 @@ class StageOut:
         counters: dict[tuple[str, int], int] = {}
         register = register_target(exec_wf)
         registering = exec_wf.properties.get_bool("pegasus.register", True)
+        deep = exec_wf.properties.get_bool("pegasus.register.deep", True)
         to_register: dict[tuple[str, int], tuple[list[int], list[tuple[_File, str, str]]]] = {}
         for (label, directory), (site, level, files) in ((t, b) for t in self.targets for b in self.buckets):
             n = counters[(site, level)] = counters.get((site, level), -1) + 1
@@ -144,7 +148,8 @@ class StageOut:
                 registered += wanted
             made.append((index, files, None))
         for (site, level), (stages, registered) in to_register.items():
-            records = [f'{{"lfn": {json_str(f.lfn)}, "pfn": {json_str(url)}, "site": {json_str(label)}'
+            records = [f'{{"lfn": {json_str(f.lfn if deep else posixpath.basename(f.lfn))}, '
+                       f'"pfn": {json_str(url)}, "site": {json_str(label)}'
                        + (f', "metadata": {json_text(dict(f.metadata))}}}' if f.metadata else "}")
                        for f, url, label in registered]
             reg_job = ExecJob(id=f"register_{safe(site)}_{level}", type="register", site="local",
