@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from Pegasus.api import (
+    EventType,
     File,
     Job,
     Site,
@@ -100,3 +101,37 @@ def test_register_deep_false_registers_the_lfns_last_part(tmp_path: Path, deep: 
     assert done.returncode == 0, done.stdout + done.stderr
     catalog = read_replica_catalog(str(tmp_path / "runs" / "p" / "deep.replicas.yml"))
     assert [replica.lfn for replica in catalog] == [registered]
+
+
+def _hooked(tmp: Path) -> None:
+    """A workflow and its one job, each with a shell hook at their end that writes a file here."""
+    job = Job(_program(tmp, "says", SAYS), _id="talk").add_args("hello")
+    job.add_shell_hook(EventType.END, f"/bin/touch {tmp / 'job-hook-ran'}")
+    wf = Workflow("talk").add_jobs(job).add_shell_hook(EventType.END, f"/bin/touch {tmp / 'wf-hook-ran'}")
+    wf.write(str(tmp / "workflow.yml"))
+
+
+@pytest.mark.parametrize(("setting", "ran"), [
+    ([], True),
+    (["-D", "pegasus.monitord.notifications=false"], False),
+    (["-D", "pegasus.monitord.notifications.max=0"], False),
+])
+def test_notifications_off_in_the_properties_run_no_hooks(tmp_path: Path, setting: list[str],
+                                                          ran: bool) -> None:
+    """pegasus-monitord runs no notification when ``pegasus.monitord.notifications`` is false or
+    ``pegasus.monitord.notifications.max`` is 0."""
+    _hooked(tmp_path)
+    planned = _plan(tmp_path, *setting)
+    assert planned.returncode == 0, planned.stderr
+    done = run(tmp_path / "runs" / "p")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (tmp_path / "wf-hook-ran").exists() is ran
+    assert (tmp_path / "job-hook-ran").exists() is ran
+
+
+def test_a_notifications_setting_that_is_no_boolean_is_refused_with_nothing_written(tmp_path: Path) -> None:
+    _hooked(tmp_path)
+    planned = _plan(tmp_path, "-D", "pegasus.monitord.notifications=maybe")
+    assert planned.returncode == 2
+    assert "pegasus.monitord.notifications" in planned.stderr and "Traceback" not in planned.stderr
+    assert not (tmp_path / "runs" / "p").exists()
