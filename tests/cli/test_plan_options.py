@@ -445,6 +445,28 @@ def test_properties_sheaf_does_not_read_are_warned_about_by_name(work: Path) -> 
     assert "is not implemented yet" not in quiet.output
 
 
+def test_more_properties_of_the_configuration_reference_sheaf_does_not_read_are_warned(work: Path) -> None:
+    """Each changes what Pegasus does: where its files go, where its transfers run, which edges it
+    adds, which tools it deploys and runs, how it runs notifications."""
+    given = {"pegasus.dir.submit.mapper.hashed.levels": "3", "pegasus.dir.staging.mapper": "Hashed",
+             "pegasus.dir.staging.mapper.hashed.multiplier": "7",
+             "pegasus.transfer.stagein.remote.sites": "condorpool", "pegasus.transfer.*.remote.sites": "*",
+             "pegasus.transfer.container.onhost": "false", "pegasus.transfer.worker.package": "true",
+             "pegasus.transfer.disable.chmod.sites": "condorpool", "pegasus.file.cleanup.impl": "RM",
+             "pegasus.parser.dax.data.dependencies": "false", "pegasus.monitord.notifications.max": "3",
+             "pegasus.monitord.notifications.timeout": "60"}
+    result = plan(*(f"-D{key}={value}" for key, value in given.items()), "-q")
+    assert result.exit_code == 0, result.output
+    for key, value in given.items():
+        assert f"property {key} = {value} is not implemented yet (ignored)" in result.output
+    defaults = {"pegasus.dir.staging.mapper": "Flat", "pegasus.transfer.container.onhost": "true",
+                "pegasus.transfer.worker.package": "false", "pegasus.file.cleanup.impl": "Cleanup",
+                "pegasus.parser.dax.data.dependencies": "true", "pegasus.monitord.notifications.max": "10",
+                "pegasus.monitord.notifications.timeout": "0"}
+    quiet = plan(*(f"-D{key}={value}" for key, value in defaults.items()), "-q")
+    assert quiet.exit_code == 0 and "is not implemented yet" not in quiet.output, quiet.output
+
+
 def test_a_cleanup_scope_pegasus_does_not_define_is_read_as_fullahead_as_pegasus_reads_it(work: Path) -> None:
     result = plan("-Dpegasus.file.cleanup.scope=inplace", "-q")
     assert result.exit_code == 0, result.output

@@ -16,9 +16,10 @@ Policy: nothing a Pegasus user wrote is dropped in silence.
 - **Properties sheaf does not read** whose value changes what Pegasus does (``NOT_YET`` too, each
   with the values that need nothing): the output directory layout (``pegasus.dir.storage.deep``,
   ``pegasus.dir.storage.mapper``), the transformation mapper and selector, data reuse's scope,
-  cleanup's scope and strategy, the submit directory's layout, the transfer tools, catalog types sheaf
-  does not read, the post script's scope, metrics and the monitoring database; a key may be a glob
-  (``pegasus.transfer.*.impl``).
+  cleanup's scope, strategy and tool, the submit and staging directories' layouts, the transfer tools,
+  where transfer jobs run, transfers inside containers, the worker package, chmod jobs, edges from
+  data dependencies left out, catalog types sheaf does not read, the post script's scope, metrics, the
+  monitoring database and the notifications' limits; a key may be a glob (``pegasus.transfer.*.impl``).
 - **Profile keys sheaf knows but does not honour** (``UNHONOURED``): Pegasus documents them, so they
   are not "unknown", yet ignoring them in silence would hide a difference -- kickstart's
   (``gridstart*``: sheaf runs jobs without kickstart), profile expressions (``*.expr``, which
@@ -52,6 +53,13 @@ _EVENTS = "events go to the submit directory"
 _TC_TYPES = (f"{_NOT_READ}: transformation catalogs are YAML or Text files (a directory of executables: "
              "--transformations-dir)")
 
+_STAGING = f"{_NOT_READ}: files go flat into the staging site's directory"
+_ONHOST = f"{_NOT_READ}: a container job's files are moved on the host, outside its container"
+_WORKER = f"{_NOT_READ}: sheaf deploys no worker package; jobs run sheaf's tools where it is installed"
+_CHMOD = f"{_NOT_READ}: a staged executable is always made executable"
+_EDGES = f"{_NOT_READ}: a job that reads a file another job writes always runs after it"
+_HOOKS_AT_ONCE = "sheaf runs at most 10 hooks at once (0, which turns them off, is read)"
+
 #: property (or a glob of properties) -> (values that need nothing, none: every value; what implements it)
 NOT_YET: Mapping[str, tuple[tuple[str, ...], str]] = {
     "pegasus.dir.storage.deep": (("false",), f"{_NOT_READ}: outputs go flat into the output directory"),
@@ -63,14 +71,25 @@ NOT_YET: Mapping[str, tuple[tuple[str, ...], str]] = {
     "pegasus.file.cleanup.strategy": (("inplace",), f"{_NOT_READ}: cleanup is --cleanup's"),
     "pegasus.selector.transformation": (("random",), f"{_NOT_READ}: entries go in catalog order"),
     "pegasus.dir.submit.mapper": ((), f"{_NOT_READ}: sheaf lays out the submit directory its own way"),
+    "pegasus.dir.submit.mapper.*": ((), f"{_NOT_READ}: sheaf lays out the submit directory its own way"),
+    "pegasus.dir.staging.mapper": (("flat",), _STAGING),
+    "pegasus.dir.staging.mapper.*": ((), _STAGING),
     "pegasus.dir.submit.logs": ((), f"{_NOT_READ}: the DAG's logs are in the submit directory"),
     "pegasus.dir.create.strategy": (("minimal",), f"{_NOT_READ}: one create_dir job per site"),
     "pegasus.transfer.*.impl": (("transfer",), f"{_NOT_READ}: sheaf-transfer moves every file"),
+    "pegasus.transfer.*.remote.sites": ((), f"{_NOT_READ}: transfer jobs run on the submit host"),
+    "pegasus.transfer.container.onhost": (("true",), _ONHOST),
+    "pegasus.transfer.worker.package": (("false",), _WORKER),
+    "pegasus.transfer.disable.chmod.sites": ((), _CHMOD),
+    "pegasus.file.cleanup.impl": (("cleanup",), f"{_NOT_READ}: sheaf-cleanup removes every file"),
+    "pegasus.parser.dax.data.dependencies": (("true",), _EDGES),
     "pegasus.catalog.site": (("yaml", "xml"), f"{_NOT_READ}: site catalogs are YAML or XML files"),
     "pegasus.catalog.transformation": (("yaml", "text"), _TC_TYPES),
     "dagman.post.scope": (("all",), f"{_NOT_READ}: every job's exit code is checked"),
     "pegasus.metrics.app*": ((), f"{_NOT_READ}: sheaf sends no metrics"),
     "pegasus.monitord.events": (("true",), f"{_NOT_READ}: a run's events are always kept"),
+    "pegasus.monitord.notifications.max": (("10", "0"), _HOOKS_AT_ONCE),
+    "pegasus.monitord.notifications.timeout": (("0",), f"{_NOT_READ}: hooks run until they end"),
     "pegasus.catalog.workflow.url": ((), f"{_NOT_READ}: {_EVENTS}"),
     "pegasus.monitord.output": ((), f"{_NOT_READ}: {_EVENTS}"),
     "pegasus.catalog.workflow.amqp.url": ((), f"{_NOT_READ}: {_EVENTS}, never to a queue"),
