@@ -13,6 +13,7 @@ from Pegasus.api import (
     EventType,
     File,
     Job,
+    ReplicaCatalog,
     Site,
     SiteCatalog,
     Transformation,
@@ -135,3 +136,50 @@ def test_a_notifications_setting_that_is_no_boolean_is_refused_with_nothing_writ
     assert planned.returncode == 2
     assert "pegasus.monitord.notifications" in planned.stderr and "Traceback" not in planned.stderr
     assert not (tmp_path / "runs" / "p").exists()
+
+
+#: a program that copies the file its first argument names to the file its second names
+COPIES = f"""#!{sys.executable}
+import shutil, sys
+shutil.copy(sys.argv[1], sys.argv[2])
+"""
+
+
+def _two_replicas(tmp: Path) -> None:
+    """f.a in the workflow's own replica catalog (``in-workflow/f.a``) and in replicas.yml
+    (``in-catalog/f.a``); one job copies it to f.b, delivered to ``out``."""
+    for where in ("in-workflow", "in-catalog"):
+        (tmp / where).mkdir()
+        (tmp / where / "f.a").write_text(f"{where}\n")
+    catalog = ReplicaCatalog().add_replica("local", "f.a", str(tmp / "in-catalog" / "f.a"))
+    catalog.write(str(tmp / "replicas.yml"))
+    fa, fb = File("f.a"), File("f.b")
+    job = Job(_program(tmp, "copies", COPIES), _id="copy").add_args(fa, fb).add_inputs(fa).add_outputs(fb)
+    wf = Workflow("two").add_jobs(job)
+    wf.add_replica_catalog(ReplicaCatalog().add_replica("local", "f.a", str(tmp / "in-workflow" / "f.a")))
+    wf.write(str(tmp / "workflow.yml"))
+
+
+def test_the_workflows_own_replica_is_used_over_the_replica_catalogs(tmp_path: Path) -> None:
+    """Pegasus: the locations of a file in the workflow override the replica catalog's (unless
+    ``pegasus.catalog.replica.dax.asrc`` is true)."""
+    _two_replicas(tmp_path)
+    planned = _plan(tmp_path, "--output-dir", "out")
+    assert planned.returncode == 0, planned.stderr
+    lists = (tmp_path / "runs" / "p" / "two.lists").read_text()
+    assert "in-workflow" in lists and "in-catalog" not in lists
+    done = run(tmp_path / "runs" / "p")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (tmp_path / "out" / "f.b").read_text() == "in-workflow\n"
+
+
+def test_dax_asrc_makes_both_replicas_candidates_the_workflows_first(tmp_path: Path) -> None:
+    _two_replicas(tmp_path)
+    planned = _plan(tmp_path, "--output-dir", "out", "-D", "pegasus.catalog.replica.dax.asrc=true")
+    assert planned.returncode == 0, planned.stderr
+    lists = (tmp_path / "runs" / "p" / "two.lists").read_text()
+    assert 0 <= lists.index("in-workflow") < lists.index("in-catalog")
+    (tmp_path / "in-workflow" / "f.a").unlink()  # the first candidate is gone: the second is read
+    done = run(tmp_path / "runs" / "p")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (tmp_path / "out" / "f.b").read_text() == "in-catalog\n"

@@ -11,10 +11,13 @@ Each catalog comes from the option, the property or the default names Pegasus lo
 the workflow and the catalogs is expanded before they are parsed (``_expand``).
 
 Inline and standalone entries: a catalog may also be inline in the workflow.  When both name the
-same entry (a transformation ``namespace::name:version``, a site handle, a replica lfn), the
-*standalone* entry wins -- it is what the user pointed at for this run -- and the inline entries
-fill in the rest (``merged_with`` in ``sheaf.model``).  ``Inputs.tc/sc/rc`` are the merged catalogs,
-``None`` when there is none at all.
+same transformation (``namespace::name:version``) or site handle, the *standalone* entry wins -- it
+is what the user pointed at for this run -- and the inline entries fill in the rest (``merged_with``
+in ``sheaf.model``).  Replicas follow Pegasus (its configuration reference,
+``pegasus.catalog.replica.dax.asrc``): the workflow's own locations of an lfn are used instead of the
+replica catalog's, and with ``pegasus.catalog.replica.dax.asrc = true`` both are candidates, the
+workflow's first (``_replicas``).  ``Inputs.tc/sc/rc`` are the merged catalogs, ``None`` when there
+is none at all.
 """
 
 from __future__ import annotations
@@ -128,7 +131,7 @@ def load_inputs(
     storage_map = _storage_map(properties, here, rc_variables, warnings)
     return Inputs(
         workflow=workflow, properties=properties, tc=merged_tc, sc=merged_sc,
-        rc=_merge(rcat, workflow.replica_catalog),
+        rc=_replicas(rcat, workflow.replica_catalog, properties),
         warnings=_known_label_key(warnings + feature_warnings(properties, workflow, merged_tc, merged_sc),
                                   properties),
         paths=paths, input_dirs=directories, storage_map=storage_map)
@@ -205,6 +208,16 @@ def _merge(standalone: _C | None, inline: _C | None) -> _C | None:
     if standalone is None:
         return inline
     return standalone.merged_with(inline)
+
+
+def _replicas(standalone: ReplicaCatalog | None, inline: ReplicaCatalog | None,
+              properties: Properties) -> ReplicaCatalog | None:
+    """The workflow's replicas over the catalog's, or beside them (module docstring)."""
+    if standalone is None or inline is None:
+        return inline if standalone is None else standalone
+    if properties.get_bool("pegasus.catalog.replica.dax.asrc", False):
+        return ReplicaCatalog(inline.replicas + standalone.replicas)
+    return inline.merged_with(standalone)
 
 
 def _properties(here: Path, conf: PathLike | None, defines: Iterable[str],
