@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from Pegasus.api import Grid, Scheduler, Site, SiteCatalog, SupportedJobs
 
 from sheaf import app
 
@@ -56,3 +57,39 @@ def test_a_batch_system_sheaf_run_does_not_submit_to_is_warned_about_naming_the_
 
 def test_batch_slurm_is_sent_to_slurm_and_not_warned_about(tmp_path: Path) -> None:
     assert not [w for w in _plan(tmp_path, "batch slurm") if "grid_resource" in w]
+
+
+def _plan_gateway(tmp_path: Path, scheduler: Scheduler, **condor: str) -> tuple[tuple[str, ...], str]:
+    """A glite-style site with a batch grid gateway and no grid_resource of its own (Pegasus's
+    configuration for a cluster it submits to through HTCondor's BLAHP)."""
+    hpc = Site("hpc").add_pegasus_profile(style="glite").add_grids(
+        Grid(Grid.BATCH, contact="me@login.example.org", scheduler_type=scheduler,
+             job_type=SupportedJobs.COMPUTE))
+    if condor:
+        hpc.add_condor_profile(**condor)
+    SiteCatalog().add_sites(hpc, Site("local")).write(str(tmp_path / "sites.yml"))
+    (tmp_path / "tc.txt").write_text(TRANSFORMATIONS)
+    (tmp_path / "workflow.yml").write_text(WORKFLOW)
+    planned = app.plan(app.PlanRequest(str(tmp_path / "workflow.yml"), base=str(tmp_path / "runs"),
+                                       relative_dir="p", sites=("hpc",), sc=str(tmp_path / "sites.yml"),
+                                       tc=str(tmp_path / "tc.txt")))
+    return planned.warnings, (tmp_path / "runs" / "p" / "batch.dag").read_text()
+
+
+def test_the_glite_style_takes_the_batch_system_from_the_sites_grid_gateway(tmp_path: Path) -> None:
+    """Pegasus's GLite style builds grid_resource from the site's grid gateway when the site gives
+    none: ``batch slurm me@login.example.org``, which sheaf run sends to Slurm."""
+    warnings, dag = _plan_gateway(tmp_path, Scheduler.SLURM)
+    assert "grid_resource = batch slurm me@login.example.org" in dag
+    assert not [w for w in warnings if "grid_resource" in w]
+
+
+def test_a_grid_gateway_of_a_batch_system_sheaf_run_does_not_submit_to_is_warned(tmp_path: Path) -> None:
+    warnings, dag = _plan_gateway(tmp_path, Scheduler.PBS)
+    assert "grid_resource = batch pbs me@login.example.org" in dag
+    assert [w for w in warnings if "grid_resource = batch pbs me@login.example.org asks for a batch" in w]
+
+
+def test_the_sites_own_grid_resource_wins_over_its_grid_gateway(tmp_path: Path) -> None:
+    _, dag = _plan_gateway(tmp_path, Scheduler.PBS, grid_resource="batch slurm")
+    assert "grid_resource = batch slurm\n" in dag and "batch pbs" not in dag

@@ -33,6 +33,11 @@ required transformation usable on the site is staged, and only for a job whose o
 staged (an installed one finds its companions installed); a required transformation that has no
 such entry is left out, with a note.
 
+Pegasus's glite style: a job whose pegasus ``style`` is ``glite`` and that has no condor
+``grid_resource`` gets ``grid_resource = <type> <scheduler> <contact>`` from its site's grid gateway
+(the one for compute jobs, else one for any job type, else the first), as Pegasus's GLite style
+builds it -- ``batch slurm me@login`` -- so that ``sheaf run`` sends it where Pegasus would.
+
 Hints: a job's selector ``pfn`` profile (Pegasus 4's ``hints.pfn``) names the installed executable it
 runs, "overriding any entries specified in the transformation catalog" (Pegasus's profile table): the
 job runs that path (a path or ``file://`` URL), nothing is staged for it, and it needs no catalog entry
@@ -257,12 +262,28 @@ class _SiteResolver:
         cache_key = (key, site, 0 if own is EMPTY else _frozen(own))
         cached = self._profiles.get(cache_key)
         if cached is None:
-            merged = merge_profiles(self.prop_layer, own, upper)
+            merged = self.glite_resource(merge_profiles(self.prop_layer, own, upper), site)
             check_requests(merged, job.id)  # once per distinct merge: what `sheaf run` would refuse
             agg = tc_agg or _agg(own) or site_agg or self.options.aggregator
             cached = (merged, agg.strip().lower())  # checked when a cluster uses it (aggregator_for)
             self._profiles[cache_key] = cached
         return cached[0], executable, cached[1]
+
+
+    def glite_resource(self, merged: Profiles, site: str) -> Profiles:
+        """``merged`` with condor ``grid_resource`` from the site's grid gateway when pegasus ``style``
+        is ``glite`` and no ``grid_resource`` is given (module docstring)."""
+        if ((merged.get("pegasus") or EMPTY).get("style") or "").strip().lower() != "glite" or (
+                "grid_resource" in (merged.get("condor") or EMPTY)):
+            return merged
+        entry = self.sc.get(site) if self.sc is not None else None
+        grids = entry.grids if entry is not None else ()
+        gateway = next((g for g in grids if (g.job_type or "").lower() == "compute"), None) or next(
+            (g for g in grids if not g.job_type), None) or (grids[0] if grids else None)
+        if gateway is None or not gateway.contact or not gateway.scheduler:
+            return merged
+        resource = f"{gateway.type.lower()} {gateway.scheduler.lower()} {gateway.contact}"
+        return {**merged, "condor": {**(merged.get("condor") or EMPTY), "grid_resource": resource}}
 
 
 def hinted_pfn(job: Job) -> str | None:
