@@ -4,6 +4,7 @@ a Pegasus user writes them (``Pegasus.api`` files, ``-D`` on the command line) a
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -183,3 +184,34 @@ def test_dax_asrc_makes_both_replicas_candidates_the_workflows_first(tmp_path: P
     done = run(tmp_path / "runs" / "p")
     assert done.returncode == 0, done.stdout + done.stderr
     assert (tmp_path / "out" / "f.b").read_text() == "in-catalog\n"
+
+
+#: a program that exits 3
+EXITS_3 = f"""#!{sys.executable}
+raise SystemExit(3)
+"""
+
+
+def test_the_clusterer_aggregator_arguments_property_reaches_the_clusters(tmp_path: Path) -> None:
+    """``pegasus.clusterer.job.aggregator.arguments`` (the configuration reference's property of the
+    ``job.aggregator.arguments`` profile) is given to every cluster: ``-S 3`` makes exit code 3 a
+    success for sheaf-cluster, as for pegasus-cluster."""
+    tr = _program(tmp_path, "exits", EXITS_3)
+    Workflow("pair").add_jobs(Job(tr, _id="a"), Job(tr, _id="b")).write(str(tmp_path / "workflow.yml"))
+    planned = _plan(tmp_path, "--cluster", "horizontal", "-D", "pegasus.clusters.size=2",
+                    "-D", "pegasus.clusterer.job.aggregator.arguments=-S 3")
+    assert planned.returncode == 0, planned.stderr
+    assert "-S 3" in (tmp_path / "runs" / "p" / "pair.dag").read_text()
+    done = run(tmp_path / "runs" / "p")
+    assert done.returncode == 0, done.stdout + done.stderr
+    profile = _plan_again(tmp_path, "-D", "pegasus.clusterer.job.aggregator.arguments=-S 3",
+                          "-D", "pegasus.job.aggregator.arguments=-S 4")
+    assert "-S 4" in profile and "-S 3" not in profile  # the profile's own property wins, as in Pegasus
+
+
+def _plan_again(tmp: Path, *args: str) -> str:
+    """The DAG of a fresh horizontal plan of ``tmp``'s workflow in clusters of 2."""
+    shutil.rmtree(tmp / "runs")
+    planned = _plan(tmp, "--cluster", "horizontal", "-D", "pegasus.clusters.size=2", *args)
+    assert planned.returncode == 0, planned.stderr
+    return next((tmp / "runs" / "p").glob("*.dag")).read_text()

@@ -11,7 +11,9 @@ Some keys are *profiles* in disguise (the lowest layer of profile precedence): `
 ``dagman.X``, ``env.X``, ``globus.X`` and ``pegasus.X`` where ``X`` is a known Pegasus profile key
 or alias (``pegasus.clusters.size``).  Everything else under ``pegasus.`` is a planner setting
 (``pegasus.clusterer.preference``), and ``dagman.<category>.maxjobs`` is a category throttle, not a
-profile -- ``profiles()`` leaves those out.
+profile -- ``profiles()`` leaves those out.  One planner setting is a profile under another name, as
+Pegasus's clustering reads it: ``pegasus.clusterer.job.aggregator.arguments`` is the
+``job.aggregator.arguments`` profile, below ``pegasus.job.aggregator.arguments`` when both are set.
 """
 
 from __future__ import annotations
@@ -34,6 +36,9 @@ _FALSE = {"false", "no", "off", "0"}
 _DAGMAN_PROFILE_KEYS = {"retry", "priority", "category", "pre", "pre.arguments", "post",
                         "post.arguments", "post.scope", "abort-dag-on", "maxjobs", "maxidle", "maxpre",
                         "maxpost"}
+
+#: planner settings that are a pegasus profile under another name (module docstring) -> that profile
+_PROFILE_SETTINGS = {"pegasus.clusterer.job.aggregator.arguments": "job.aggregator.arguments"}
 
 
 #: where a property whose layer is not known came from, in an error's message
@@ -137,6 +142,10 @@ class Properties(Mapping[str, str]):
             else:
                 continue
             result.setdefault(ns, {})[canon] = value.strip()
+        for key, canon in _PROFILE_SETTINGS.items():
+            setting = self._data.get(key)
+            if setting is not None and canon not in result.get("pegasus", {}):
+                result.setdefault("pegasus", {})[canon] = setting.strip()
         return result
 
     def category_maxjobs(self) -> dict[str, int]:
