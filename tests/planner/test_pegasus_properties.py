@@ -14,6 +14,7 @@ from Pegasus.api import (
     EventType,
     File,
     Job,
+    Namespace,
     ReplicaCatalog,
     Site,
     SiteCatalog,
@@ -21,7 +22,7 @@ from Pegasus.api import (
     TransformationCatalog,
     Workflow,
 )
-from pegasus_inputs import SHEAF, run
+from pegasus_inputs import SHEAF, argv_seen, recorder, run
 
 from sheaf.formats import read_replica_catalog
 
@@ -215,3 +216,36 @@ def _plan_again(tmp: Path, *args: str) -> str:
     planned = _plan(tmp, "--cluster", "horizontal", "-D", "pegasus.clusters.size=2", *args)
     assert planned.returncode == 0, planned.stderr
     return next((tmp / "runs" / "p").glob("*.dag")).read_text()
+
+
+def test_a_user_post_script_is_named_and_found_through_post_path(tmp_path: Path) -> None:
+    """The dagman profile table: ``POST = user_script`` with ``POST.PATH.user_script = /path`` and
+    ``POST.ARGUMENTS = -verbose`` runs ``/path -verbose X.out``, X.out the job's stdout."""
+    post = recorder(tmp_path / "post-script")
+    job = Job(_program(tmp_path, "says", SAYS), _id="talk").add_args("hello")
+    job.add_dagman_profile(post="user_script", post_arguments="-verbose")
+    job.add_profiles(Namespace.DAGMAN, key="post.path.user_script", value=str(post))
+    Workflow("talk").add_jobs(job).write(str(tmp_path / "workflow.yml"))
+    planned = _plan(tmp_path)
+    assert planned.returncode == 0, planned.stderr
+    done = run(tmp_path / "runs" / "p")
+    assert done.returncode == 0, done.stdout + done.stderr
+    seen = argv_seen(tmp_path / "runs" / "p" / "argv.json")
+    assert seen[0] == "-verbose" and seen[1].endswith("says_talk.out") and len(seen) == 2
+    assert Path(seen[1]).read_text() == "hello\n"
+
+
+def test_a_user_post_script_from_the_properties(tmp_path: Path) -> None:
+    post = recorder(tmp_path / "post-script")
+    _saying(tmp_path, "hello")
+    planned = _plan(tmp_path, "-D", "dagman.post=mine", "-D", f"dagman.post.path.mine={post}")
+    assert planned.returncode == 0, planned.stderr
+    assert f"SCRIPT POST says_talk {post} " in (tmp_path / "runs" / "p" / "talk.dag").read_text()
+
+
+def test_a_user_post_script_without_its_path_is_refused_naming_the_profile(tmp_path: Path) -> None:
+    _saying(tmp_path, "hello", post="user_script")
+    planned = _plan(tmp_path)
+    assert planned.returncode == 2 and "Traceback" not in planned.stderr
+    assert "post.path.user_script" in planned.stderr and "talk" in planned.stderr
+    assert not (tmp_path / "runs" / "p").exists()

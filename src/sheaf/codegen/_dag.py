@@ -19,7 +19,10 @@ POST scripts: a job with pegasus ``exitcode.successmsg``/``exitcode.failuremsg``
 whose post script is named ``pegasus-exitcode``/``sheaf-exitcode``, gets ``sheaf-exitcode -r $RETURN
 [-s MSG]... [-f MSG]... [post.arguments] <job>.out`` (messages encoded as pegasus-exitcode's: ``+``
 for a space, ``\\+`` for a plus, because DAGMan splits script arguments on white space); ``none``
-means no script; any other value is the path of the user's script, run with ``post.arguments``.
+means no script.  Any other value names the user's script as Pegasus's profile table says: an
+identifier ``T`` whose path is the dagman profile ``post.path.T``, run as ``<path> [post.arguments]
+<job>.out`` (an identifier without its ``post.path`` is a ``PlanningError``, as Pegasus refuses it); a
+value holding a ``/`` is the script's path itself, run with ``post.arguments``.
 
 Then ``PARENT p CHILD c...`` (one line per parent, children in plan order), ``MAXJOBS <category> <n>``
 for every category in use (``dagman.<category>.maxjobs``, else the Pegasus manual's default: stage-in 10,
@@ -33,6 +36,7 @@ The CONFIG file holds the workflow throttles, dagman ``maxjobs``/``maxidle``/``m
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -85,7 +89,7 @@ def node_settings(job_type: str, profiles: Mapping[str, Mapping[str, str]], exit
             _word(category, "category") if category else None,
             profile_int(profiles, "dagman", "priority", subject=subject),
             _script(profiles, "pre"),
-            _post_script(profiles, exitcode_tool),
+            _post_script(profiles, exitcode_tool, subject),
             check_line(abort, "abort-dag-on") if abort else None)
     except Unwritable as exc:
         raise PlanningError(f"job '{subject}' cannot be written to the DAG: {exc}",
@@ -144,14 +148,14 @@ def _script(profiles: Mapping[str, Mapping[str, str]], kind: str) -> str | None:
     return check_line(f"{path} {args}" if args else path, f"{kind} script")
 
 
-def _post_script(profiles: Mapping[str, Mapping[str, str]], tool: str) -> str | None:
+def _post_script(profiles: Mapping[str, Mapping[str, str]], tool: str, subject: str) -> str | None:
     path = _setting(profiles, "post")
     pegasus = profiles.get("pegasus") or {}
     success, failure = pegasus.get("exitcode.successmsg"), pegasus.get("exitcode.failuremsg")
     if path and path.lower() == "none":
         return None
     if path and path not in _EXITCODE_NAMES and path.rpartition("/")[2] not in _EXITCODE_NAMES:
-        return _script(profiles, "post")
+        return _user_post_script(profiles, path, subject)
     args = _setting(profiles, "post.arguments")
     if not path and not success and not failure and not args:
         return None
@@ -166,6 +170,24 @@ def _post_script(profiles: Mapping[str, Mapping[str, str]], tool: str) -> str | 
         words.append(args)
     words.append("{out}")
     return check_line(" ".join(words), "post script")
+
+
+#: a POST script type Pegasus reads as a user script's name (its profile table: ``[_A-Za-z][_A-Za-z0-9]*``)
+_POST_TYPE = re.compile(r"[_A-Za-z][_A-Za-z0-9]*\Z")
+
+
+def _user_post_script(profiles: Mapping[str, Mapping[str, str]], value: str, subject: str) -> str | None:
+    """The user's POST script (module docstring): ``post.path.<value>`` with its arguments and the job's
+    stdout file, or the path ``value`` itself."""
+    if not _POST_TYPE.match(value):
+        return _script(profiles, "post")
+    found = _setting(profiles, f"post.path.{value.lower()}")
+    if not found:
+        raise PlanningError(f"job '{subject}': dagman post = {value} names a user POST script whose path "
+                            f"is not given", value=value,
+                            rule=f"a user POST script's path is the dagman profile post.path.{value}")
+    args = _setting(profiles, "post.arguments")
+    return check_line(" ".join([found, *([args] if args else []), "{out}"]), "post script")
 
 
 def edge_lines(ids: Sequence[str], edges: Sequence[tuple[int, int]]) -> list[str]:

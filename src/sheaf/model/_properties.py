@@ -31,8 +31,8 @@ from sheaf.model._profiles import (
 
 _TRUE = {"true", "yes", "on", "1"}
 _FALSE = {"false", "no", "off", "0"}
-#: dagman profile keys that may be set from properties (``dagman.retry``); other ``dagman.x.y`` keys
-#: are category settings.
+#: dagman profile keys that may be set from properties (``dagman.retry``, and ``dagman.post.path.T``);
+#: other ``dagman.x.y`` keys are category settings.
 _DAGMAN_PROFILE_KEYS = {"retry", "priority", "category", "pre", "pre.arguments", "post",
                         "post.arguments", "post.scope", "abort-dag-on", "maxjobs", "maxidle", "maxpre",
                         "maxpost"}
@@ -131,7 +131,7 @@ class Properties(Mapping[str, str]):
             if ns in ("condor", "env", "globus"):
                 canon, _ = canonical_key(ns, rest)
             elif ns == "dagman":
-                if rest.lower() not in _DAGMAN_PROFILE_KEYS:
+                if rest.lower() not in _DAGMAN_PROFILE_KEYS and not rest.lower().startswith("post.path."):
                     continue
                 canon = rest.lower()
             elif ns == "pegasus":
