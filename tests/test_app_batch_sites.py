@@ -59,10 +59,12 @@ def test_batch_slurm_is_sent_to_slurm_and_not_warned_about(tmp_path: Path) -> No
     assert not [w for w in _plan(tmp_path, "batch slurm") if "grid_resource" in w]
 
 
-def _plan_gateway(tmp_path: Path, scheduler: Scheduler, **condor: str) -> tuple[tuple[str, ...], str]:
+def _plan_gateway(tmp_path: Path, scheduler: Scheduler, style: str = "glite",
+                  **condor: str) -> tuple[tuple[str, ...], str]:
     """A glite-style site with a batch grid gateway and no grid_resource of its own (Pegasus's
     configuration for a cluster it submits to through HTCondor's BLAHP)."""
-    hpc = Site("hpc").add_pegasus_profile(style="glite").add_grids(
+    tmp_path.mkdir(exist_ok=True)
+    hpc = Site("hpc").add_pegasus_profile(style=style).add_grids(
         Grid(Grid.BATCH, contact="me@login.example.org", scheduler_type=scheduler,
              job_type=SupportedJobs.COMPUTE))
     if condor:
@@ -93,3 +95,17 @@ def test_a_grid_gateway_of_a_batch_system_sheaf_run_does_not_submit_to_is_warned
 def test_the_sites_own_grid_resource_wins_over_its_grid_gateway(tmp_path: Path) -> None:
     _, dag = _plan_gateway(tmp_path, Scheduler.PBS, grid_resource="batch slurm")
     assert "grid_resource = batch slurm\n" in dag and "batch pbs" not in dag
+
+
+def test_the_ssh_style_takes_the_batch_system_from_the_grid_gateway_whatever_the_site_says(
+        tmp_path: Path) -> None:
+    """Pegasus's SSH style builds grid_resource from the grid gateway always."""
+    _, dag = _plan_gateway(tmp_path, Scheduler.SLURM, style="ssh", grid_resource="batch pbs")
+    assert "grid_resource = batch slurm me@login.example.org" in dag and "batch pbs" not in dag
+
+
+@pytest.mark.parametrize("style", ["condorc", "cream", "panda"])
+def test_a_style_sheaf_does_not_submit_with_is_warned_about_naming_it(tmp_path: Path, style: str) -> None:
+    warnings, _ = _plan_gateway(tmp_path, Scheduler.SLURM, style=style)
+    assert [w for w in warnings if f"'style' = '{style}' is not honoured" in w and "site hpc" in w]
+    assert not [w for w in _plan_gateway(tmp_path / "glite", Scheduler.SLURM)[0] if "'style'" in w]

@@ -24,7 +24,9 @@ Policy: nothing a Pegasus user wrote is dropped in silence.
   are not "unknown", yet ignoring them in silence would hide a difference -- kickstart's
   (``gridstart*``: sheaf runs jobs without kickstart), profile expressions (``*.expr``, which
   pegasus-exitcode evaluates on a retry), the container launcher, the options of pegasus-transfer and
-  pegasus-cleanup, PegasusLite's setup script.  One warning per key, naming where it is set (the
+  pegasus-cleanup, PegasusLite's setup script; and a few honoured for some values only
+  (``UNHONOURED_VALUES``: a ``style`` other than ``condor``, ``glite``, ``ssh``).  One warning per key
+  (and value), naming where it is set (the
   properties, sites, transformations or jobs, the first three).
 """
 
@@ -140,6 +142,12 @@ UNHONOURED: Mapping[str, str] = {
     **dict.fromkeys(("transfer.arguments", "transfer.lite.arguments", "cleanup.arguments"), _TOOLS),
     "pegasus_lite_env_source": "sheaf-lite sources no setup script",
 }
+#: Pegasus profile keys sheaf honours for some values only -> (those values, lower case; why not the others)
+UNHONOURED_VALUES: Mapping[str, tuple[tuple[str, ...], str]] = {
+    "style": (("condor", "glite", "ssh"), ("sheaf submits through a batch system only the glite and ssh "
+                                            "styles' grid_resource names; these jobs run on sheaf run's "
+                                            "--backend")),
+}
 #: keys Pegasus reads from the properties and the site catalog only: on a transformation or a job,
 #: Pegasus and sheaf ignore them
 PROPERTY_ONLY: Mapping[str, str] = {
@@ -229,12 +237,17 @@ def _unhonoured_keys(properties: Properties, workflow: Workflow, tc: Transformat
                      sc: SiteCatalog | None) -> list[str]:
     """One warning per ``UNHONOURED`` key set anywhere, naming where (module docstring)."""
     where: dict[str, list[str]] = {}
+    why = {**UNHONOURED, **PROPERTY_ONLY}
 
     def look(profiles: Mapping[str, Mapping[str, str]], owner: str) -> None:
-        for key in profiles.get("pegasus", EMPTY):
+        for key, value in profiles.get("pegasus", EMPTY).items():
             if key in UNHONOURED or (key in PROPERTY_ONLY and owner != "the properties"
                                      and not owner.startswith("site ")):
                 where.setdefault(key, []).append(owner)
+            elif key in UNHONOURED_VALUES and value.strip().lower() not in UNHONOURED_VALUES[key][0]:
+                label = f"{key}' = '{value.strip()}"  # the key and its value, quoted as the key alone is
+                why[label] = UNHONOURED_VALUES[key][1]
+                where.setdefault(label, []).append(owner)
 
     look(properties.profiles(), "the properties")
     for site in sc or ():
@@ -246,7 +259,6 @@ def _unhonoured_keys(properties: Properties, workflow: Workflow, tc: Transformat
     for job in workflow.jobs.values():
         if job.profiles is not EMPTY:
             look(job.profiles, f"job {job.id}")
-    why = {**UNHONOURED, **PROPERTY_ONLY}
     return [f"pegasus profile key '{key}' is not honoured (ignored; {why[key]}): set on "
             + ", ".join(dict.fromkeys(owners[:3])) + (" ..." if len(owners) > 3 else "")
             for key, owners in where.items()]

@@ -33,10 +33,11 @@ required transformation usable on the site is staged, and only for a job whose o
 staged (an installed one finds its companions installed); a required transformation that has no
 such entry is left out, with a note.
 
-Pegasus's glite style: a job whose pegasus ``style`` is ``glite`` and that has no condor
+Pegasus's glite and ssh styles: a job whose pegasus ``style`` is ``glite`` and that has no condor
 ``grid_resource`` gets ``grid_resource = <type> <scheduler> <contact>`` from its site's grid gateway
 (the one for compute jobs, else one for any job type, else the first), as Pegasus's GLite style
-builds it -- ``batch slurm me@login`` -- so that ``sheaf run`` sends it where Pegasus would.
+builds it -- ``batch slurm me@login`` -- so that ``sheaf run`` sends it where Pegasus would; under
+``ssh`` the gateway's wins over a ``grid_resource`` given, as Pegasus's SSH style builds it always.
 
 Hints: a job's selector ``pfn`` profile (Pegasus 4's ``hints.pfn``) names the installed executable it
 runs, "overriding any entries specified in the transformation catalog" (Pegasus's profile table): the
@@ -272,9 +273,10 @@ class _SiteResolver:
 
     def glite_resource(self, merged: Profiles, site: str) -> Profiles:
         """``merged`` with condor ``grid_resource`` from the site's grid gateway when pegasus ``style``
-        is ``glite`` and no ``grid_resource`` is given (module docstring)."""
-        if ((merged.get("pegasus") or EMPTY).get("style") or "").strip().lower() != "glite" or (
-                "grid_resource" in (merged.get("condor") or EMPTY)):
+        is ``glite`` and no ``grid_resource`` is given, or ``ssh`` (module docstring)."""
+        style = ((merged.get("pegasus") or EMPTY).get("style") or "").strip().lower()
+        if style not in ("glite", "ssh") or (style == "glite" and "grid_resource" in (merged.get("condor")
+                                                                                     or EMPTY)):
             return merged
         entry = self.sc.get(site) if self.sc is not None else None
         grids = entry.grids if entry is not None else ()
