@@ -109,3 +109,18 @@ def test_a_style_sheaf_does_not_submit_with_is_warned_about_naming_it(tmp_path: 
     warnings, _ = _plan_gateway(tmp_path, Scheduler.SLURM, style=style)
     assert [w for w in warnings if f"'style' = '{style}' is not honoured" in w and "site hpc" in w]
     assert not [w for w in _plan_gateway(tmp_path / "glite", Scheduler.SLURM)[0] if "'style'" in w]
+
+
+def test_a_jobs_grid_jobtype_picks_the_grid_gateway_of_that_job_type(tmp_path: Path) -> None:
+    """The selector profile table: ``grid.jobtype = auxillary`` on a compute job runs it through the
+    site's gateway for auxiliary jobs."""
+    hpc = Site("hpc").add_pegasus_profile(style="glite").add_grids(
+        Grid(Grid.BATCH, contact="me@login", scheduler_type=Scheduler.SLURM, job_type=SupportedJobs.COMPUTE),
+        Grid(Grid.BATCH, contact="me@login", scheduler_type=Scheduler.PBS, job_type=SupportedJobs.AUXILLARY))
+    SiteCatalog().add_sites(hpc, Site("local")).write(str(tmp_path / "sites.yml"))
+    (tmp_path / "tc.txt").write_text(TRANSFORMATIONS)
+    (tmp_path / "workflow.yml").write_text(WORKFLOW.replace(
+        "arguments: []}", "arguments: [], profiles: {selector: {grid.jobtype: auxillary}}}"))
+    app.plan(app.PlanRequest(str(tmp_path / "workflow.yml"), base=str(tmp_path / "runs"), relative_dir="p",
+                             sites=("hpc",), sc=str(tmp_path / "sites.yml"), tc=str(tmp_path / "tc.txt")))
+    assert "grid_resource = batch pbs me@login" in (tmp_path / "runs" / "p" / "batch.dag").read_text()

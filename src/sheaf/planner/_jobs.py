@@ -35,7 +35,8 @@ such entry is left out, with a note.
 
 Pegasus's glite and ssh styles: a job whose pegasus ``style`` is ``glite`` and that has no condor
 ``grid_resource`` gets ``grid_resource = <type> <scheduler> <contact>`` from its site's grid gateway
-(the one for compute jobs, else one for any job type, else the first), as Pegasus's GLite style
+(the one for compute jobs -- or for the job type its selector ``grid.jobtype`` profile names, as
+Pegasus selects it -- else one for any job type, else the first), as Pegasus's GLite style
 builds it -- ``batch slurm me@login`` -- so that ``sheaf run`` sends it where Pegasus would; under
 ``ssh`` the gateway's wins over a ``grid_resource`` given, as Pegasus's SSH style builds it always.
 
@@ -280,7 +281,8 @@ class _SiteResolver:
             return merged
         entry = self.sc.get(site) if self.sc is not None else None
         grids = entry.grids if entry is not None else ()
-        gateway = next((g for g in grids if (g.job_type or "").lower() == "compute"), None) or next(
+        wanted = ((merged.get("selector") or EMPTY).get("grid.jobtype") or "compute").strip().lower()
+        gateway = next((g for g in grids if (g.job_type or "").lower() == wanted), None) or next(
             (g for g in grids if not g.job_type), None) or (grids[0] if grids else None)
         if gateway is None or not gateway.contact or not gateway.scheduler:
             return merged
