@@ -61,7 +61,8 @@ def test_public_surface_is_pinned() -> None:
         "Removed", "Replay", "ReportsStarts", "Requeued", "RunResult", "STATES", "SelfRefilling", "Started",
         "Suspended",
         "expand_launch", "find_dag", "lock_holder", "needs_expansion", "node_description", "parse_dag",
-        "parse_submit", "read_journal", "read_records", "rescue_dag_number", "run_workflow", "scan_journal", "split_arguments",
+        "parse_submit", "read_journal", "read_records", "rescue_dag_number", "run_workflow", "scan_journal",
+        "split_arguments",
         "split_environment", "state_paths", "stop_in_process",
     ])
     assert sheaf.monitor.__all__ == [
