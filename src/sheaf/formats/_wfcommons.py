@@ -9,6 +9,10 @@ they can be planned, clustered and simulated.  Mapping (read):
 - the transformation is ``command.program`` (its basename; the trace has no category field), and
   when a task has no command, or its program is a script of several lines (Nextflow's traces), the
   task name with its ``_ID...`` suffix removed;
+- schema 1.0 and 1.1 jobs (a ``jobs`` list, no ``command``) give their ``arguments`` on the job itself and
+  no program: the program is the job's category as WfCommons's migration to 1.2 makes it, the name
+  before its ``_ID`` suffix, else before its first ``_`` (``fast2bfq_fast2bfq_HEP2_s_1`` runs
+  ``fast2bfq``);
 - ``command.arguments`` are a shell command line's text (WfCommons's translators hand the command to
   a shell, and WfBench's ``--out "{\\"f\\":1}"`` needs one): the job's arguments are the words a POSIX
   shell makes of them, each quoted for the job's own argument rules (``sheaf.model._arguments``) --
@@ -17,9 +21,11 @@ they can be planned, clustered and simulated.  Mapping (read):
 - ``runtimeInSeconds`` (1.3 and older: ``runtime``) becomes the pegasus profile ``runtime``, and
   ``coreCount``/``cores`` the pegasus profile ``cores``;
 - input files become ``input`` uses, output files ``output`` uses (staged out and registered, the
-  Pegasus defaults), with ``sizeInBytes`` as the use's size; a file named by an absolute path (the
-  work directories Nextflow's traces name) is read relative to the working directory, its leading
-  ``/`` dropped, with a warning -- a job's files stay in its working directory;
+  Pegasus defaults), with ``sizeInBytes`` as the use's size (1.3 and older: ``size``, which those
+  schemas call KB but their traces hold in bytes: WfCommons's migration to 1.4 carries it over
+  unchanged); a file named by an absolute path (the work directories Nextflow's traces name) is read
+  relative to the working directory, its leading ``/`` dropped, with a warning -- a job's files stay
+  in its working directory;
 - ``parents``/``children`` become explicit dependencies (merged, deduplicated, in file order).
 
 Schema 1.5 splits the document into ``workflow.specification`` (tasks, files) and
@@ -183,11 +189,25 @@ def _tasks_14(workflow: Mapping[str, Any]) -> list[dict[str, Any]]:
                                   value=link)
             files.append((_name(f.get("name", f.get("id")), "files[].name"), link,
                           f.get("sizeInBytes", f.get("size"))))
-        tasks.append({"id": _task_id(task), "name": task.get("name"), "parents": _str_list(task, "parents"),
-                      "children": _str_list(task, "children"), "files": files, "command": task.get("command"),
+        tid, command = _task_id(task), task.get("command")
+        if command is None and "tasks" not in workflow:  # schema 1.0 and 1.1: a list of jobs
+            command = {"program": _legacy_program(task), "arguments": task.get("arguments", [])}
+        tasks.append({"id": tid, "name": task.get("name"), "parents": _str_list(task, "parents"),
+                      "children": _str_list(task, "children"), "files": files, "command": command,
                       "runtime": task.get("runtimeInSeconds", task.get("runtime")),
                       "cores": task.get("cores", task.get("coreCount"))})
     return tasks
+
+
+def _legacy_program(job: Mapping[str, Any]) -> str:
+    """The program of a schema 1.0/1.1 job, which names none: its ``category`` (1.2), else the category
+    WfCommons's migration to 1.2 gives it -- the name before its ``_ID`` suffix, else before the name's
+    first ``_``."""
+    if job.get("category") is not None:
+        return _name(job["category"], "jobs[].category")
+    name = _name(job.get("name", job.get("id")), "jobs[].name")
+    cut = name.find(_TASK_ID_SUFFIX)
+    return name[:cut] if cut > 0 else name.split("_")[0] or name
 
 
 def _relative_files(tasks: list[dict[str, Any]]) -> int:

@@ -1,0 +1,108 @@
+"""WfCommons traces of the older WfFormat schemas (1.0 to 1.4) through ``sheaf validate``, ``sheaf plan``
+and ``sheaf predict``: what each schema version names differently is read, not dropped."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from sheaf.cli import main
+from sheaf.formats import read_workflow
+from sheaf.model import Workflow
+
+
+def _sheaf(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def _planned(tmp_path: Path, doc: dict[str, Any]) -> Path:
+    trace = tmp_path / "trace.json"
+    trace.write_text(json.dumps(doc))
+    code, _, err = _sheaf("plan", str(trace), "--dir", str(tmp_path / "runs"), "--relative-dir", "run", "-q")
+    assert code == 0, err
+    return tmp_path / "runs" / "run"
+
+
+def _read(tmp_path: Path, doc: dict[str, Any]) -> Workflow:
+    trace = tmp_path / "trace.json"
+    trace.write_text(json.dumps(doc))
+    return read_workflow(trace)
+
+
+def _dag_arguments(directory: Path) -> dict[str, str]:
+    """Each compute task's arguments as the DAG hands them to its node (``sheaf_args``)."""
+    text = next(directory.glob("*.dag")).read_text()
+    found = re.findall(r'^VARS \S+ .*sheaf_args="((?:[^"\\]|\\.)*)" sheaf_task="([^"]*)"', text, re.MULTILINE)
+    return {task: args for args, task in found}
+
+
+# schema 1.0 (Pegasus's epigenomics runs of 2020): a list of ``jobs``, no ids, arguments on the job and no
+# command, parents by name, ``runtime`` and file ``size``; names with and without an ``_ID`` suffix
+SCHEMA_10 = {"name": "epi", "schemaVersion": "1.0", "workflow": {
+    "makespan": 9, "executedAt": "20200408T000000+0000", "machines": [{"nodeName": "n1"}], "jobs": [
+        {"name": "sol2sanger_sol2sanger_HEP_s_1_sequence_1", "type": "compute", "runtime": 1.5,
+         "parents": [], "arguments": ["HEP_s_1.sfq", "HEP_s_1.fq"], "machine": "n1",
+         "files": [{"link": "input", "name": "HEP_s_1.sfq", "size": 2048},
+                   {"link": "output", "name": "HEP_s_1.fq", "size": 1024}]},
+        {"name": "sol2sanger_sol2sanger_HEP_s_1_sequence_2", "type": "compute", "runtime": 2.5,
+         "parents": [], "arguments": ["HEP_s_2.sfq", "HEP_s_2.fq"],
+         "files": [{"link": "input", "name": "HEP_s_2.sfq", "size": 10},
+                   {"link": "output", "name": "HEP_s_2.fq", "size": 20}]},
+        {"name": "fast2bfq_ID0000003", "type": "compute", "runtime": 4.0, "cores": 2,
+         "parents": ["sol2sanger_sol2sanger_HEP_s_1_sequence_1", "sol2sanger_sol2sanger_HEP_s_1_sequence_2"],
+         "arguments": ["-v", "HEP_s_1.fq", "HEP_s_2.fq"],
+         "files": [{"link": "input", "name": "HEP_s_1.fq", "size": 1024},
+                   {"link": "input", "name": "HEP_s_2.fq", "size": 20}]}]}}
+
+
+def test_a_schema_10_trace_keeps_its_jobs_arguments_and_programs(tmp_path: Path) -> None:
+    """A 1.0/1.1 job names no program and gives its arguments on itself: the program is its category as
+    WfCommons's migration to 1.2 makes it (``sol2sanger_sol2sanger_..._1`` runs ``sol2sanger``), and
+    the arguments reach the job's command line."""
+    trace = tmp_path / "trace.json"
+    trace.write_text(json.dumps(SCHEMA_10))
+    code, out, err = _sheaf("validate", str(trace))
+    assert code == 0, err
+    assert "jobs: 3 (3 compute, 0 sub-workflow)" in out and "edges: 2" in out
+    assert "transformations: 2" in out
+    directory = _planned(tmp_path, SCHEMA_10)
+    plan = json.loads((directory / "plan.json").read_text())
+    compute = {j["tasks"][0]: j for j in plan["jobs"] if j["type"] == "compute"}
+    assert {t: j["transformation"] for t, j in compute.items()} == {
+        "sol2sanger_sol2sanger_HEP_s_1_sequence_1": "sol2sanger",
+        "sol2sanger_sol2sanger_HEP_s_1_sequence_2": "sol2sanger", "fast2bfq_ID0000003": "fast2bfq"}
+    assert {t: j["runtimes"] for t, j in compute.items()} == {
+        "sol2sanger_sol2sanger_HEP_s_1_sequence_1": [1.5], "sol2sanger_sol2sanger_HEP_s_1_sequence_2": [2.5],
+        "fast2bfq_ID0000003": [4.0]}
+    assert _dag_arguments(directory) == {
+        "sol2sanger_sol2sanger_HEP_s_1_sequence_1": '\\"HEP_s_1.sfq HEP_s_1.fq\\"',
+        "sol2sanger_sol2sanger_HEP_s_1_sequence_2": '\\"HEP_s_2.sfq HEP_s_2.fq\\"',
+        "fast2bfq_ID0000003": '\\"-v HEP_s_1.fq HEP_s_2.fq\\"'}
+
+
+def test_a_schema_12_job_list_keeps_its_command(tmp_path: Path) -> None:
+    """From 1.2 on a job carries ``command`` (and ``category``): that is read, as for 1.4's tasks."""
+    doc = json.loads(json.dumps(SCHEMA_10))
+    doc["schemaVersion"] = "1.2"
+    for job in doc["workflow"]["jobs"]:
+        job["command"] = {"program": "/opt/bin/tool", "arguments": ["--x", *job.pop("arguments")]}
+        job["category"] = "cat"
+    workflow = _read(tmp_path, doc)
+    assert {job.name for job in workflow.jobs.values()} == {"tool"}
+    assert workflow.jobs["fast2bfq_ID0000003"].arguments == ("--x", "-v", "HEP_s_1.fq", "HEP_s_2.fq")
+
+
+@pytest.mark.parametrize("version", ["1.0", "1.1"])
+def test_a_legacy_job_without_arguments_still_gets_its_category(tmp_path: Path, version: str) -> None:
+    doc = {"name": "w", "schemaVersion": version, "workflow": {"jobs": [
+        {"name": "mapMerge_mapMerge_HEP", "type": "compute", "runtime": 1, "parents": []},
+        {"name": "chr21_chr21", "type": "compute", "runtime": 1, "parents": ["mapMerge_mapMerge_HEP"]}]}}
+    workflow = _read(tmp_path, doc)
+    assert [job.name for job in workflow.jobs.values()] == ["mapMerge", "chr21"]
+    assert all(job.arguments == () for job in workflow.jobs.values())
