@@ -13,7 +13,8 @@ from click.testing import CliRunner
 
 from sheaf.cli import main
 from sheaf.formats import read_workflow
-from sheaf.model import Workflow
+from sheaf.model import Properties, Workflow
+from sheaf.planner import plan
 
 
 def _sheaf(*args: str) -> tuple[int, str, str]:
@@ -106,3 +107,35 @@ def test_a_legacy_job_without_arguments_still_gets_its_category(tmp_path: Path, 
     workflow = _read(tmp_path, doc)
     assert [job.name for job in workflow.jobs.values()] == ["mapMerge", "chr21"]
     assert all(job.arguments == () for job in workflow.jobs.values())
+
+
+# schema 1.4 as Pegasus's soykb runs have it: kickstart's argv, one argument holding blanks and shell
+# operators (GATK's filter expression), and a program name with no path
+def _pegasus_14(wms: str) -> dict[str, Any]:
+    return {"name": "soykb", "schemaVersion": "1.4", "wms": {"name": wms, "version": "4.9.3"}, "workflow": {
+        "makespanInSeconds": 5, "executedAt": "20200407T225740+0000", "machines": [], "tasks": [
+            {"name": "filtering_snp_ID0000094", "id": "ID0000094", "type": "compute", "runtimeInSeconds": 5,
+             "parents": [], "files": [],
+             "command": {"program": "filtering_snp", "arguments": [
+                 "--filterExpression", "QD < 2.0 || FS > 60.0 || MQ < 40.0  || Haplotypescore > 20.0",
+                 "--filterName", "it's", "-o", "out.vcf"]}}]}}
+
+
+def test_a_pegasus_trace_keeps_each_recorded_argument_one_word(tmp_path: Path) -> None:
+    """A Pegasus trace's arguments are the program's argv as kickstart recorded it: the filter
+    expression reaches the program as one argument, its double blank kept, not split as shell words."""
+    expression = "QD < 2.0 || FS > 60.0 || MQ < 40.0  || Haplotypescore > 20.0"
+    planned = plan(_read(tmp_path, _pegasus_14("Pegasus")), tc=None, sc=None, rc=None,
+                   properties=Properties({}))
+    assert planned.jobs[0].tasks[0].argv == ("--filterExpression", expression, "--filterName", "it's",
+                                             "-o", "out.vcf")
+    directory = _planned(tmp_path, _pegasus_14("Pegasus"))
+    assert f"'{expression}'" in _dag_arguments(directory)["ID0000094"]
+
+
+def test_a_trace_of_another_system_still_reads_arguments_as_a_command_line(tmp_path: Path) -> None:
+    """Elsewhere (WfBench's, Nextflow's traces) the arguments stay a shell's command-line text."""
+    doc = _pegasus_14("WfBench")
+    doc["workflow"]["tasks"][0]["command"]["arguments"] = ["--percent-cpu 0.6", '"in file.txt"']
+    planned = plan(_read(tmp_path, doc), tc=None, sc=None, rc=None, properties=Properties({}))
+    assert planned.jobs[0].tasks[0].argv == ("--percent-cpu", "0.6", "in file.txt")

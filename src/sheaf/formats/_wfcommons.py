@@ -18,6 +18,10 @@ they can be planned, clustered and simulated.  Mapping (read):
   shell makes of them, each quoted for the job's own argument rules (``sheaf.model._arguments``) --
   the arguments as they are wherever both rules give the same words.  Written back, words the two
   rules would read differently are shell-quoted;
+  a Pegasus run's trace (``wms``/``runtimeSystem`` named Pegasus) holds instead each program's argv as
+  kickstart recorded it (its ``argument-vector``, which WfCommons's Pegasus parser copies): each
+  argument is one word of the program's argv, blanks and all (GATK's ``--filterExpression "QD < 2.0
+  || FS > 60.0"``), quoted for the job's own rules where they would split it;
 - ``runtimeInSeconds`` (1.3 and older: ``runtime``) becomes the pegasus profile ``runtime``, and
   ``coreCount``/``cores`` the pegasus profile ``cores``;
 - input files become ``input`` uses, output files ``output`` uses (staged out and registered, the
@@ -268,10 +272,11 @@ def _build(doc: Mapping[str, Any], tasks: list[dict[str, Any]]) -> tuple[Workflo
     """The workflow, and how many task ids were too long to be job ids (``_fitted``)."""
     wf = Workflow(name=_name(doc.get("name") or "workflow", "name"),
                   format_version=_name(doc.get("schemaVersion", "1.5"), "schemaVersion"))
+    argv = _runtime_system(doc) == "pegasus"
     by_name: dict[str, str] = {}
     ids: dict[str, str] = {}  # task id -> its job's id
     for task in tasks:
-        job = _job(task)
+        job = _job(task, argv=argv)
         ids[task["id"]] = job.id = _fitted(task["id"])
         if job.id in wf.jobs:
             raise FormatError("duplicate task id", rule="task ids are unique", value=task["id"])
@@ -306,13 +311,27 @@ def _fitted(name: str) -> str:
     return f"{head}_{hashlib.sha256(raw).hexdigest()[:16]}"
 
 
-def _job(task: Mapping[str, Any]) -> Job:
+def _runtime_system(doc: Mapping[str, Any]) -> str:
+    """The name of the system that ran the traced workflow (``runtimeSystem``, 1.4 and older ``wms``),
+    lower case; empty where the trace names none."""
+    record = doc.get("runtimeSystem", doc.get("wms"))
+    name = record.get("name") if isinstance(record, dict) else None
+    return name.lower() if isinstance(name, str) else ""
+
+
+def _job(task: Mapping[str, Any], *, argv: bool = False) -> Job:
+    """The job of ``task``; ``argv``: its arguments are the program's argv (a Pegasus trace), not a
+    shell's command line."""
     command = task.get("command")
     if command is not None and not isinstance(command, dict):
         raise FormatError(f"the command of task '{task['id']}' is not an object",
                           rule="command is an object with 'program' and 'arguments'",
                           value=shown(command))
-    arguments = _shell_words(tuple(_argument(a) for a in _list(command or {}, "arguments")), task["id"])
+    words = tuple(_argument(a) for a in _list(command or {}, "arguments"))
+    if argv:
+        arguments = quote_words(words) if needs_splitting(words) else words
+    else:
+        arguments = _shell_words(words, task["id"])
     pegasus: dict[str, str] = {}
     for key in ("runtime", "cores"):
         value = task.get(key)
