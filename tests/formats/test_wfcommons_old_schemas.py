@@ -134,8 +134,55 @@ def test_a_pegasus_trace_keeps_each_recorded_argument_one_word(tmp_path: Path) -
 
 
 def test_a_trace_of_another_system_still_reads_arguments_as_a_command_line(tmp_path: Path) -> None:
-    """Elsewhere (WfBench's, Nextflow's traces) the arguments stay a shell's command-line text."""
+    """Elsewhere (WfBench's, Nextflow's traces) the arguments stay a shell's command-line text, whose
+    redirections are the job's streams."""
     doc = _pegasus_14("WfBench")
-    doc["workflow"]["tasks"][0]["command"]["arguments"] = ["--percent-cpu 0.6", '"in file.txt"']
-    planned = plan(_read(tmp_path, doc), tc=None, sc=None, rc=None, properties=Properties({}))
+    doc["workflow"]["tasks"][0]["command"]["arguments"] = ["--percent-cpu 0.6", '"in file.txt"', "2>", "log"]
+    workflow = _read(tmp_path, doc)
+    assert workflow.jobs["ID0000094"].stderr == "log"
+    planned = plan(workflow, tc=None, sc=None, rc=None, properties=Properties({}))
     assert planned.jobs[0].tasks[0].argv == ("--percent-cpu", "0.6", "in file.txt")
+
+
+# schema 1.4 as Makeflow's blast runs have it: each rule's whole /bin/sh command split at blanks, its
+# command word first, with redirections and a file pattern
+MAKEFLOW_14 = {"name": "blast", "schemaVersion": "1.4", "wms": {"name": "Makeflow", "version": "7.1.12."},
+               "workflow": {"makespanInSeconds": 9, "executedAt": "20210308T000000+0000", "machines": [],
+                            "tasks": [
+    {"name": "split_fasta_ID000001", "id": "ID000001", "type": "compute", "runtimeInSeconds": 1,
+     "parents": [], "children": ["blastall_ID000002"], "command": {"program": "split_fasta",
+                                                     "arguments": ["./split_fasta", "2", "q.fasta"]},
+     "files": [{"link": "input", "name": "q.fasta", "sizeInBytes": 9},
+               {"link": "output", "name": "q.fasta.0", "sizeInBytes": 4}]},
+    {"name": "blastall_ID000002", "id": "ID000002", "type": "compute", "runtimeInSeconds": 5,
+     "parents": ["split_fasta_ID000001"], "children": ["cat_ID000003"],
+     "command": {"program": "blastall", "arguments": ["./blastall", "-p", "blastn", "-i", "q.fasta.0",
+                                                      ">", "q.fasta.0.out", "2>", "q.fasta.0.err"]},
+     "files": [{"link": "input", "name": "q.fasta.0", "sizeInBytes": 4},
+               {"link": "output", "name": "q.fasta.0.out", "sizeInBytes": 7},
+               {"link": "output", "name": "q.fasta.0.err", "sizeInBytes": 0}]},
+    {"name": "cat_ID000003", "id": "ID000003", "type": "compute", "runtimeInSeconds": 1,
+     "parents": ["blastall_ID000002"], "command": {"program": "cat", "arguments": ["cat", "q.fasta.*.err"]},
+     "files": [{"link": "input", "name": "q.fasta.0.err", "sizeInBytes": 0}]}]}}
+
+
+def test_a_makeflow_trace_runs_its_rules_commands_without_a_shell(tmp_path: Path) -> None:
+    """A Makeflow trace's arguments are the rule's shell command split at blanks: the command word is
+    not passed to the program again, ``>`` and ``2>`` become the job's stdout and stderr, and a file
+    pattern no shell will expand is warned about by name."""
+    trace = tmp_path / "trace.json"
+    trace.write_text(json.dumps(MAKEFLOW_14))
+    code, _, err = _sheaf("validate", str(trace))
+    assert code == 0, err
+    assert "1 Makeflow task(s) use shell syntax in their command ('q.fasta.*.err')" in err
+    directory = _planned(tmp_path, MAKEFLOW_14)
+    arguments = _dag_arguments(directory)
+    assert arguments["ID000001"] == '\\"2 q.fasta\\"'
+    assert arguments["ID000003"] == '\\"q.fasta.*.err\\"'  # the pattern as it is
+    submit = (directory / "jobs" / "000" / "blastall_ID000002.sub").read_text().splitlines()
+    assert 'arguments = "-p blastn -i q.fasta.0"' in submit
+    assert any(line.startswith("output = ") and line.endswith("/q.fasta.0.out") for line in submit)
+    assert any(line.startswith("error = ") and line.endswith("/q.fasta.0.err") for line in submit)
+    code, out, err = _sheaf("predict", str(directory), "--slots", "1", "--json", "--no-history")
+    assert code == 0, err
+    assert json.loads(out)["work_s"] == pytest.approx(7.0)

@@ -16,12 +16,18 @@ they can be planned, clustered and simulated.  Mapping (read):
 - ``command.arguments`` are a shell command line's text (WfCommons's translators hand the command to
   a shell, and WfBench's ``--out "{\\"f\\":1}"`` needs one): the job's arguments are the words a POSIX
   shell makes of them, each quoted for the job's own argument rules (``sheaf.model._arguments``) --
-  the arguments as they are wherever both rules give the same words.  Written back, words the two
-  rules would read differently are shell-quoted;
+  the arguments as they are wherever both rules give the same words; an argument that is just ``<``,
+  ``>``/``1>`` or ``2>`` and the plain file name after it are a redirection, the job's stdin, stdout or
+  stderr.  Written back, words the two rules would read differently are shell-quoted, and the job's
+  streams are redirections;
   a Pegasus run's trace (``wms``/``runtimeSystem`` named Pegasus) holds instead each program's argv as
   kickstart recorded it (its ``argument-vector``, which WfCommons's Pegasus parser copies): each
   argument is one word of the program's argv, blanks and all (GATK's ``--filterExpression "QD < 2.0
-  || FS > 60.0"``), quoted for the job's own rules where they would split it;
+  || FS > 60.0"``), quoted for the job's own rules where they would split it; a Makeflow run's trace
+  holds the rule's whole ``/bin/sh`` command split at blanks (WfCommons's Makeflow parser): its first
+  word, the command itself, is dropped, redirections are read as above, and what other shell syntax
+  is left (``query.*.sam``, a pipe) is passed as it is and warned about: a job's program runs without
+  a shell;
 - ``runtimeInSeconds`` (1.3 and older: ``runtime``) becomes the pegasus profile ``runtime``, and
   ``coreCount``/``cores`` the pegasus profile ``cores``;
 - input files become ``input`` uses, output files ``output`` uses (staged out and registered, the
@@ -122,7 +128,11 @@ def loads_wfcommons(data: bytes | str, *, source: str = "<wfcommons>",
     if absolute and warnings is not None:
         warnings.append(f"{source}: {absolute} file name(s) are absolute paths (a trace's work directories); "
                         "read relative to the working directory, the leading / dropped")
-    built, shortened = _build(doc, tasks)
+    shell: list[str] = []
+    built, shortened = _build(doc, tasks, shell)
+    if shell and warnings is not None:
+        warnings.append(f"{source}: {len(shell)} Makeflow task(s) use shell syntax in their command "
+                        f"({shell[0]!r}); passed to the program as it is: a job runs without a shell")
     if shortened and warnings is not None:
         warnings.append(f"{source}: {shortened} task id(s) are longer than a job id may be ({MAX_NAME_BYTES} "
                         "bytes); each job keeps the id's first bytes and a digest of the whole id, as does a "
@@ -268,15 +278,16 @@ def _transformation(task: Mapping[str, Any]) -> str:
     return _fitted(name[:cut] if cut > 0 else name)
 
 
-def _build(doc: Mapping[str, Any], tasks: list[dict[str, Any]]) -> tuple[Workflow, int]:
-    """The workflow, and how many task ids were too long to be job ids (``_fitted``)."""
+def _build(doc: Mapping[str, Any], tasks: list[dict[str, Any]], shell: list[str]) -> tuple[Workflow, int]:
+    """The workflow, and how many task ids were too long to be job ids (``_fitted``); ``shell`` gets
+    each Makeflow task's first word of shell syntax left in its arguments."""
     wf = Workflow(name=_name(doc.get("name") or "workflow", "name"),
                   format_version=_name(doc.get("schemaVersion", "1.5"), "schemaVersion"))
-    argv = _runtime_system(doc) == "pegasus"
+    system = _runtime_system(doc)
     by_name: dict[str, str] = {}
     ids: dict[str, str] = {}  # task id -> its job's id
     for task in tasks:
-        job = _job(task, argv=argv)
+        job = _job(task, system, shell)
         ids[task["id"]] = job.id = _fitted(task["id"])
         if job.id in wf.jobs:
             raise FormatError("duplicate task id", rule="task ids are unique", value=task["id"])
@@ -319,16 +330,24 @@ def _runtime_system(doc: Mapping[str, Any]) -> str:
     return name.lower() if isinstance(name, str) else ""
 
 
-def _job(task: Mapping[str, Any], *, argv: bool = False) -> Job:
-    """The job of ``task``; ``argv``: its arguments are the program's argv (a Pegasus trace), not a
-    shell's command line."""
+def _job(task: Mapping[str, Any], system: str, shell: list[str]) -> Job:
+    """The job of ``task`` of a trace of the runtime ``system``, whose arguments are the program's
+    argv (Pegasus), a shell command split at blanks (Makeflow) or a command line's text (module
+    docstring)."""
     command = task.get("command")
     if command is not None and not isinstance(command, dict):
         raise FormatError(f"the command of task '{task['id']}' is not an object",
                           rule="command is an object with 'program' and 'arguments'",
                           value=shown(command))
     words = tuple(_argument(a) for a in _list(command or {}, "arguments"))
-    if argv:
+    streams: dict[str, str] = {}
+    if system != "pegasus":
+        words = _redirected(words[1:] if system == "makeflow" else words, streams)
+    if system == "makeflow":
+        odd = next((w for w in words if _shell_syntax(w)), None)
+        if odd is not None:
+            shell.append(odd)
+    if system in ("pegasus", "makeflow"):
         arguments = quote_words(words) if needs_splitting(words) else words
     else:
         arguments = _shell_words(words, task["id"])
@@ -350,7 +369,34 @@ def _job(task: Mapping[str, Any], *, argv: bool = False) -> Job:
         uses.append(Use(lfn, link, stage_out=output, register_replica=output,
                         size=int(size) if size is not None else None))
     return Job(id=task["id"], name=_transformation(task), arguments=arguments, uses=tuple(uses),
-               profiles={"pegasus": pegasus} if pegasus else {})
+               profiles={"pegasus": pegasus} if pegasus else {}, stdin=streams.get("stdin"),
+               stdout=streams.get("stdout"), stderr=streams.get("stderr"))
+
+
+#: a redirection word of a Makeflow command, and the job's stream it names
+_REDIRECTIONS = {"<": "stdin", ">": "stdout", "1>": "stdout", "2>": "stderr"}
+#: characters a shell reads as syntax in an unquoted word
+_SHELL_SYNTAX = frozenset("|&;<>()$`\\\"' \t\n*?[")
+
+
+def _shell_syntax(word: str) -> bool:
+    """Whether a shell would read ``word`` otherwise than as itself."""
+    return not word or word[0] in "#~" or not _SHELL_SYNTAX.isdisjoint(word)
+
+
+def _redirected(words: tuple[str, ...], streams: dict[str, str]) -> tuple[str, ...]:
+    """``words`` less the redirections among them -- an argument that is just ``<``, ``>``, ``1>`` or
+    ``2>``, then one that is a plain file name -- each put in ``streams`` (the last one of a stream
+    wins, as in a shell)."""
+    kept: list[str] = []
+    rest = iter(words)
+    for word in rest:
+        target = next(rest, None) if word in _REDIRECTIONS else None
+        if target is not None and not _shell_syntax(target):
+            streams[_REDIRECTIONS[word]] = target
+            continue
+        kept.extend(w for w in (word, target) if w is not None)
+    return tuple(kept)
 
 
 def _count(value: Any) -> bool:
@@ -440,7 +486,10 @@ def dumps_wfcommons(workflow: Workflow) -> bytes:
             "name": job.id, "id": job.id, "children": children[job.id], "parents": parents[job.id],
             "inputFiles": [u.lfn for u in job.uses if u.type == "input"],
             "outputFiles": [u.lfn for u in job.uses if u.type != "input"]})
-        command = {"program": job.name, "arguments": _command_line(tuple(map(str, job.arguments)))}
+        redirections = [w for stream, lfn in (("<", job.stdin), (">", job.stdout), ("2>", job.stderr)) if lfn
+                        for w in (stream, lfn if not _shell_syntax(lfn) else shlex.quote(lfn))]
+        command = {"program": job.name,
+                   "arguments": _command_line(tuple(map(str, job.arguments))) + redirections}
         run: dict[str, Any] = {"id": job.id, "command": command}
         pegasus = job.profiles.get("pegasus", {})
         if "runtime" in pegasus:
