@@ -186,3 +186,31 @@ def test_a_makeflow_trace_runs_its_rules_commands_without_a_shell(tmp_path: Path
     code, out, err = _sheaf("predict", str(directory), "--slots", "1", "--json", "--no-history")
     assert code == 0, err
     assert json.loads(out)["work_s"] == pytest.approx(7.0)
+
+
+def _typed(kind: str) -> dict[str, Any]:
+    doc = _pegasus_14("Pegasus")
+    doc["workflow"]["tasks"].insert(0, {"name": "stage_in_local_ID1", "id": "ID1", "type": kind,
+                                        "runtimeInSeconds": 2, "parents": [], "files": []})
+    doc["workflow"]["tasks"][1]["parents"] = ["stage_in_local_ID1"]
+    return doc
+
+
+def test_a_pegasus_runs_own_staging_task_is_read_as_a_job_with_a_warning(tmp_path: Path) -> None:
+    """Schema 1.0-1.4 type a task ``transfer`` or ``auxiliary`` when the traced Pegasus run made it (its
+    stage-in, create-dir, cleanup jobs): read as a job, and said."""
+    trace = tmp_path / "trace.json"
+    trace.write_text(json.dumps(_typed("transfer")))
+    code, out, err = _sheaf("validate", str(trace))
+    assert code == 0, err
+    assert "jobs: 2 (2 compute, 0 sub-workflow)" in out and "edges: 1" in out
+    assert "1 task(s) of type transfer or auxiliary" in err and "'ID1'" in err
+
+
+def test_a_task_type_the_schema_does_not_list_is_refused_by_name(tmp_path: Path) -> None:
+    trace = tmp_path / "trace.json"
+    trace.write_text(json.dumps(_typed("staging"), indent=1))
+    code, _, err = _sheaf("validate", str(trace))
+    assert code == 2
+    assert "tasks[].type is one of compute, transfer, auxiliary" in err and "staging" in err
+    assert str(trace) in err and "Traceback" not in err

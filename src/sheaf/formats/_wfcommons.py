@@ -36,7 +36,10 @@ they can be planned, clustered and simulated.  Mapping (read):
   unchanged); a file named by an absolute path (the work directories Nextflow's traces name) is read
   relative to the working directory, its leading ``/`` dropped, with a warning -- a job's files stay
   in its working directory;
-- ``parents``/``children`` become explicit dependencies (merged, deduplicated, in file order).
+- ``parents``/``children`` become explicit dependencies (merged, deduplicated, in file order);
+- a 1.4-and-older task's ``type`` is ``compute``, ``transfer`` or ``auxiliary`` (any other is refused):
+  a transfer or auxiliary task (the traced Pegasus run's own stage-in, create-dir or cleanup job) is
+  read as a compute job, with a warning -- sheaf plans its own data staging beside it.
 
 Schema 1.5 splits the document into ``workflow.specification`` (tasks, files) and
 ``workflow.execution`` (tasks with runtime and command); schema 1.4 keeps everything in
@@ -124,6 +127,11 @@ def loads_wfcommons(data: bytes | str, *, source: str = "<wfcommons>",
     if not tasks:
         raise FormatError("the workflow has no task", rule="a WfCommons workflow has at least one task",
                           value="tasks")
+    staging = [task["id"] for task in tasks if task.get("type", "compute") != "compute"]
+    if staging and warnings is not None:
+        warnings.append(f"{source}: {len(staging)} task(s) of type transfer or auxiliary (the traced "
+                        f"system's own staging and directory jobs, '{staging[0]}') are read as compute jobs; "
+                        "sheaf plans its own beside them")
     absolute = _relative_files(tasks)
     if absolute and warnings is not None:
         warnings.append(f"{source}: {absolute} file name(s) are absolute paths (a trace's work directories); "
@@ -209,8 +217,20 @@ def _tasks_14(workflow: Mapping[str, Any]) -> list[dict[str, Any]]:
         tasks.append({"id": tid, "name": task.get("name"), "parents": _str_list(task, "parents"),
                       "children": _str_list(task, "children"), "files": files, "command": command,
                       "runtime": task.get("runtimeInSeconds", task.get("runtime")),
-                      "cores": task.get("cores", task.get("coreCount"))})
+                      "cores": task.get("cores", task.get("coreCount")), "type": _task_type(task, tid)})
     return tasks
+
+
+#: the types a task of schema 1.0 to 1.4 may have
+_TASK_TYPES = ("compute", "transfer", "auxiliary")
+
+
+def _task_type(task: Mapping[str, Any], tid: str) -> str:
+    kind = task.get("type", "compute")
+    if kind not in _TASK_TYPES:
+        raise FormatError(f"task '{tid}' has an unknown type", rule="tasks[].type is one of "
+                          + ", ".join(_TASK_TYPES), value=shown(kind))
+    return str(kind)
 
 
 def _legacy_program(job: Mapping[str, Any]) -> str:
