@@ -214,3 +214,17 @@ def test_a_task_type_the_schema_does_not_list_is_refused_by_name(tmp_path: Path)
     assert code == 2
     assert "tasks[].type is one of compute, transfer, auxiliary" in err and "staging" in err
     assert str(trace) in err and "Traceback" not in err
+
+
+def test_a_fractional_core_count_asks_for_whole_cpus(tmp_path: Path) -> None:
+    """Schema 1.2 made ``cores`` a number: a task of 1.5 cores validates and plans, asking for 2 CPUs."""
+    doc = _pegasus_14("Pegasus")
+    doc["workflow"]["tasks"][0]["cores"] = 1.5
+    trace = tmp_path / "trace.json"
+    trace.write_text(json.dumps(doc))
+    code, _, err = _sheaf("validate", str(trace))
+    assert code == 0, err
+    directory = _planned(tmp_path, doc)
+    plan_doc = json.loads((directory / "plan.json").read_text())
+    assert plan_doc["jobs"][0]["profiles"]["pegasus"]["cores"] == "2"
+    assert "request_cpus = 2\n" in next(directory.glob("*.dag")).read_text()

@@ -29,7 +29,8 @@ they can be planned, clustered and simulated.  Mapping (read):
   is left (``query.*.sam``, a pipe) is passed as it is and warned about: a job's program runs without
   a shell;
 - ``runtimeInSeconds`` (1.3 and older: ``runtime``) becomes the pegasus profile ``runtime``, and
-  ``coreCount``/``cores`` the pegasus profile ``cores``;
+  ``coreCount``/``cores`` the pegasus profile ``cores`` -- a whole number of CPUs, so a fraction
+  (schema 1.2 made ``cores`` a number) is rounded up: a task of 1.5 cores asks for 2;
 - input files become ``input`` uses, output files ``output`` uses (staged out and registered, the
   Pegasus defaults), with ``sizeInBytes`` as the use's size (1.3 and older: ``size``, which those
   schemas call KB but their traces hold in bytes: WfCommons's migration to 1.4 carries it over
@@ -379,7 +380,7 @@ def _job(task: Mapping[str, Any], system: str, shell: list[str]) -> Job:
         if not _count(value):
             raise FormatError(f"task '{task['id']}' has a bad {key}", rule=f"{key} is a number >= 0",
                               value=value)
-        pegasus[key] = stringify(value)
+        pegasus[key] = stringify(math.ceil(value) if key == "cores" else value)
     uses = []
     for lfn, link, size in task["files"]:
         output = link == "output"
