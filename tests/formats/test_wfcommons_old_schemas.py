@@ -228,3 +228,11 @@ def test_a_fractional_core_count_asks_for_whole_cpus(tmp_path: Path) -> None:
     plan_doc = json.loads((directory / "plan.json").read_text())
     assert plan_doc["jobs"][0]["profiles"]["pegasus"]["cores"] == "2"
     assert "request_cpus = 2\n" in next(directory.glob("*.dag")).read_text()
+
+
+def test_a_job_list_that_is_no_list_is_refused_naming_both_schema_names(tmp_path: Path) -> None:
+    trace = tmp_path / "trace.json"
+    trace.write_text(json.dumps({"name": "w", "schemaVersion": "1.0", "workflow": {"jobs": {"a": 1}}}))
+    code, _, err = _sheaf("validate", str(trace))
+    assert code == 2
+    assert "a workflow.tasks list (1.0-1.2: workflow.jobs)" in err and "Traceback" not in err

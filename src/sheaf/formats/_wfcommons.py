@@ -197,7 +197,8 @@ def _tasks_15(workflow: Mapping[str, Any]) -> list[dict[str, Any]]:
 def _tasks_14(workflow: Mapping[str, Any]) -> list[dict[str, Any]]:
     raw_tasks = workflow.get("tasks", workflow.get("jobs"))
     if not isinstance(raw_tasks, list):
-        raise FormatError("workflow has no task list", rule="schema 1.4: workflow.tasks", value="workflow")
+        raise FormatError("workflow has no task list", value="workflow",
+                          rule="schema 1.3-1.4: a workflow.tasks list (1.0-1.2: workflow.jobs)")
     tasks = []
     for task in raw_tasks:
         if not isinstance(task, dict):
