@@ -1,4 +1,4 @@
-"""WfCommons workflow JSON (WfFormat schema 1.4 and 1.5) <-> the abstract workflow.
+"""WfCommons workflow JSON (WfFormat schema 1.0 to 1.5) <-> the abstract workflow.
 
 WfCommons traces are real executions of real workflows; sheaf reads them as abstract workflows so
 they can be planned, clustered and simulated.  Mapping (read):
@@ -44,7 +44,8 @@ they can be planned, clustered and simulated.  Mapping (read):
 
 Schema 1.5 splits the document into ``workflow.specification`` (tasks, files) and
 ``workflow.execution`` (tasks with runtime and command); schema 1.4 keeps everything in
-``workflow.tasks`` with per-task ``files`` carrying a ``link``.  Both are read; 1.5 is written.
+``workflow.tasks`` with per-task ``files`` carrying a ``link``, as 1.0 to 1.3 do under their older
+names (``jobs`` up to 1.2, ``runtime``, file ``size``).  All are read; 1.5 is written.
 
 Bad input (text that is not UTF-8, malformed JSON, JSON nested past the decoder's recursion limit,
 a missing ``workflow``, no task at all, a task without an id, a duplicate id, a parent naming an
