@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from sheaf.cli import main
 from sheaf.formats import read_workflow
-from sheaf.model import Properties, Workflow
+from sheaf.model import Job, Properties, Workflow, job_argv
 from sheaf.planner import plan
 
 
@@ -236,3 +236,14 @@ def test_a_job_list_that_is_no_list_is_refused_naming_both_schema_names(tmp_path
     code, _, err = _sheaf("validate", str(trace))
     assert code == 2
     assert "a workflow.tasks list (1.0-1.2: workflow.jobs)" in err and "Traceback" not in err
+
+
+def test_an_argument_that_looks_like_a_redirection_is_written_back_as_an_argument() -> None:
+    """A job whose program takes ``>`` as an argument keeps it through the WfCommons writer and reader,
+    as it does with its streams."""
+    from sheaf.formats._wfcommons import dumps_wfcommons, loads_wfcommons
+    wf = Workflow("w")
+    wf.jobs["t"] = Job("t", "p", arguments=(">", "x", "2>"), stdout="out.txt", stderr="err.txt")
+    back = loads_wfcommons(dumps_wfcommons(wf)).jobs["t"]
+    assert job_argv("t", back.arguments) == (">", "x", "2>")
+    assert (back.stdout, back.stderr, back.stdin) == ("out.txt", "err.txt", None)

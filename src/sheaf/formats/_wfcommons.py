@@ -460,7 +460,12 @@ def _own_words(text: str) -> tuple[str, ...] | None:
 
 
 def _command_line(arguments: tuple[str, ...]) -> list[str]:
-    """A job's arguments as WfCommons's command-line text: as they are where a shell reads the same words."""
+    """A job's arguments as WfCommons's command-line text: as they are where a shell reads the same words,
+    an argument that is a redirection's operator (``>``) quoted, not read back as one."""
+    return [shlex.quote(a) if a in _REDIRECTIONS else a for a in _shell_text(arguments)]
+
+
+def _shell_text(arguments: tuple[str, ...]) -> list[str]:
     text = join_arguments(arguments)
     words = _own_words(text) if needs_splitting(arguments) else arguments
     if words is None or words == arguments:
