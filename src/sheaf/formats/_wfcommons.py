@@ -1,4 +1,4 @@
-"""WfCommons workflow JSON (WfFormat schema 1.4 and 1.5) <-> the abstract workflow.
+"""WfCommons workflow JSON (WfFormat schema 1.0 to 1.5) <-> the abstract workflow.
 
 WfCommons traces are real executions of real workflows; sheaf reads them as abstract workflows so
 they can be planned, clustered and simulated.  Mapping (read):
@@ -9,22 +9,43 @@ they can be planned, clustered and simulated.  Mapping (read):
 - the transformation is ``command.program`` (its basename; the trace has no category field), and
   when a task has no command, or its program is a script of several lines (Nextflow's traces), the
   task name with its ``_ID...`` suffix removed;
+- schema 1.0 and 1.1 jobs (a ``jobs`` list, no ``command``) give their ``arguments`` on the job itself and
+  no program: the program is the job's category as WfCommons's migration to 1.2 makes it, the name
+  before its ``_ID`` suffix, else before its first ``_`` (``fast2bfq_fast2bfq_HEP2_s_1`` runs
+  ``fast2bfq``);
 - ``command.arguments`` are a shell command line's text (WfCommons's translators hand the command to
   a shell, and WfBench's ``--out "{\\"f\\":1}"`` needs one): the job's arguments are the words a POSIX
   shell makes of them, each quoted for the job's own argument rules (``sheaf.model._arguments``) --
-  the arguments as they are wherever both rules give the same words.  Written back, words the two
-  rules would read differently are shell-quoted;
+  the arguments as they are wherever both rules give the same words; an argument that is just ``<``,
+  ``>``/``1>`` or ``2>`` and the plain file name after it are a redirection, the job's stdin, stdout or
+  stderr.  Written back, words the two rules would read differently are shell-quoted, and the job's
+  streams are redirections;
+  a Pegasus run's trace (``wms``/``runtimeSystem`` named Pegasus) holds instead each program's argv as
+  kickstart recorded it (its ``argument-vector``, which WfCommons's Pegasus parser copies): each
+  argument is one word of the program's argv, blanks and all (GATK's ``--filterExpression "QD < 2.0
+  || FS > 60.0"``), quoted for the job's own rules where they would split it; a Makeflow run's trace
+  holds the rule's whole ``/bin/sh`` command split at blanks (WfCommons's Makeflow parser): its first
+  word, the command itself, is dropped, redirections are read as above, and what other shell syntax
+  is left (``query.*.sam``, a pipe) is passed as it is and warned about: a job's program runs without
+  a shell;
 - ``runtimeInSeconds`` (1.3 and older: ``runtime``) becomes the pegasus profile ``runtime``, and
-  ``coreCount``/``cores`` the pegasus profile ``cores``;
+  ``coreCount``/``cores`` the pegasus profile ``cores`` -- a whole number of CPUs, so a fraction
+  (schema 1.2 made ``cores`` a number) is rounded up: a task of 1.5 cores asks for 2;
 - input files become ``input`` uses, output files ``output`` uses (staged out and registered, the
-  Pegasus defaults), with ``sizeInBytes`` as the use's size; a file named by an absolute path (the
-  work directories Nextflow's traces name) is read relative to the working directory, its leading
-  ``/`` dropped, with a warning -- a job's files stay in its working directory;
-- ``parents``/``children`` become explicit dependencies (merged, deduplicated, in file order).
+  Pegasus defaults), with ``sizeInBytes`` as the use's size (1.3 and older: ``size``, which those
+  schemas call KB but their traces hold in bytes: WfCommons's migration to 1.4 carries it over
+  unchanged); a file named by an absolute path (the work directories Nextflow's traces name) is read
+  relative to the working directory, its leading ``/`` dropped, with a warning -- a job's files stay
+  in its working directory;
+- ``parents``/``children`` become explicit dependencies (merged, deduplicated, in file order);
+- a 1.4-and-older task's ``type`` is ``compute``, ``transfer`` or ``auxiliary`` (any other is refused):
+  a transfer or auxiliary task (the traced Pegasus run's own stage-in, create-dir or cleanup job) is
+  read as a compute job, with a warning -- sheaf plans its own data staging beside it.
 
 Schema 1.5 splits the document into ``workflow.specification`` (tasks, files) and
 ``workflow.execution`` (tasks with runtime and command); schema 1.4 keeps everything in
-``workflow.tasks`` with per-task ``files`` carrying a ``link``.  Both are read; 1.5 is written.
+``workflow.tasks`` with per-task ``files`` carrying a ``link``, as 1.0 to 1.3 do under their older
+names (``jobs`` up to 1.2, ``runtime``, file ``size``).  All are read; 1.5 is written.
 
 Bad input (text that is not UTF-8, malformed JSON, JSON nested past the decoder's recursion limit,
 a missing ``workflow``, no task at all, a task without an id, a duplicate id, a parent naming an
@@ -108,11 +129,20 @@ def loads_wfcommons(data: bytes | str, *, source: str = "<wfcommons>",
     if not tasks:
         raise FormatError("the workflow has no task", rule="a WfCommons workflow has at least one task",
                           value="tasks")
+    staging = [task["id"] for task in tasks if task.get("type", "compute") != "compute"]
+    if staging and warnings is not None:
+        warnings.append(f"{source}: {len(staging)} task(s) of type transfer or auxiliary (the traced "
+                        f"system's own staging and directory jobs, '{staging[0]}') are read as compute jobs; "
+                        "sheaf plans its own beside them")
     absolute = _relative_files(tasks)
     if absolute and warnings is not None:
         warnings.append(f"{source}: {absolute} file name(s) are absolute paths (a trace's work directories); "
                         "read relative to the working directory, the leading / dropped")
-    built, shortened = _build(doc, tasks)
+    shell: list[str] = []
+    built, shortened = _build(doc, tasks, shell)
+    if shell and warnings is not None:
+        warnings.append(f"{source}: {len(shell)} Makeflow task(s) use shell syntax in their command "
+                        f"({shell[0]!r}); passed to the program as it is: a job runs without a shell")
     if shortened and warnings is not None:
         warnings.append(f"{source}: {shortened} task id(s) are longer than a job id may be ({MAX_NAME_BYTES} "
                         "bytes); each job keeps the id's first bytes and a digest of the whole id, as does a "
@@ -168,7 +198,8 @@ def _tasks_15(workflow: Mapping[str, Any]) -> list[dict[str, Any]]:
 def _tasks_14(workflow: Mapping[str, Any]) -> list[dict[str, Any]]:
     raw_tasks = workflow.get("tasks", workflow.get("jobs"))
     if not isinstance(raw_tasks, list):
-        raise FormatError("workflow has no task list", rule="schema 1.4: workflow.tasks", value="workflow")
+        raise FormatError("workflow has no task list", value="workflow",
+                          rule="schema 1.3-1.4: a workflow.tasks list (1.0-1.2: workflow.jobs)")
     tasks = []
     for task in raw_tasks:
         if not isinstance(task, dict):
@@ -183,11 +214,37 @@ def _tasks_14(workflow: Mapping[str, Any]) -> list[dict[str, Any]]:
                                   value=link)
             files.append((_name(f.get("name", f.get("id")), "files[].name"), link,
                           f.get("sizeInBytes", f.get("size"))))
-        tasks.append({"id": _task_id(task), "name": task.get("name"), "parents": _str_list(task, "parents"),
-                      "children": _str_list(task, "children"), "files": files, "command": task.get("command"),
+        tid, command = _task_id(task), task.get("command")
+        if command is None and "tasks" not in workflow:  # schema 1.0 and 1.1: a list of jobs
+            command = {"program": _legacy_program(task), "arguments": task.get("arguments", [])}
+        tasks.append({"id": tid, "name": task.get("name"), "parents": _str_list(task, "parents"),
+                      "children": _str_list(task, "children"), "files": files, "command": command,
                       "runtime": task.get("runtimeInSeconds", task.get("runtime")),
-                      "cores": task.get("cores", task.get("coreCount"))})
+                      "cores": task.get("cores", task.get("coreCount")), "type": _task_type(task, tid)})
     return tasks
+
+
+#: the types a task of schema 1.0 to 1.4 may have
+_TASK_TYPES = ("compute", "transfer", "auxiliary")
+
+
+def _task_type(task: Mapping[str, Any], tid: str) -> str:
+    kind = task.get("type", "compute")
+    if kind not in _TASK_TYPES:
+        raise FormatError(f"task '{tid}' has an unknown type", rule="tasks[].type is one of "
+                          + ", ".join(_TASK_TYPES), value=shown(kind))
+    return str(kind)
+
+
+def _legacy_program(job: Mapping[str, Any]) -> str:
+    """The program of a schema 1.0/1.1 job, which names none: its ``category`` (1.2), else the category
+    WfCommons's migration to 1.2 gives it -- the name before its ``_ID`` suffix, else before the name's
+    first ``_``."""
+    if job.get("category") is not None:
+        return _name(job["category"], "jobs[].category")
+    name = _name(job.get("name", job.get("id")), "jobs[].name")
+    cut = name.find(_TASK_ID_SUFFIX)
+    return name[:cut] if cut > 0 else name.split("_")[0] or name
 
 
 def _relative_files(tasks: list[dict[str, Any]]) -> int:
@@ -244,14 +301,16 @@ def _transformation(task: Mapping[str, Any]) -> str:
     return _fitted(name[:cut] if cut > 0 else name)
 
 
-def _build(doc: Mapping[str, Any], tasks: list[dict[str, Any]]) -> tuple[Workflow, int]:
-    """The workflow, and how many task ids were too long to be job ids (``_fitted``)."""
+def _build(doc: Mapping[str, Any], tasks: list[dict[str, Any]], shell: list[str]) -> tuple[Workflow, int]:
+    """The workflow, and how many task ids were too long to be job ids (``_fitted``); ``shell`` gets
+    each Makeflow task's first word of shell syntax left in its arguments."""
     wf = Workflow(name=_name(doc.get("name") or "workflow", "name"),
                   format_version=_name(doc.get("schemaVersion", "1.5"), "schemaVersion"))
+    system = _runtime_system(doc)
     by_name: dict[str, str] = {}
     ids: dict[str, str] = {}  # task id -> its job's id
     for task in tasks:
-        job = _job(task)
+        job = _job(task, system, shell)
         ids[task["id"]] = job.id = _fitted(task["id"])
         if job.id in wf.jobs:
             raise FormatError("duplicate task id", rule="task ids are unique", value=task["id"])
@@ -286,13 +345,35 @@ def _fitted(name: str) -> str:
     return f"{head}_{hashlib.sha256(raw).hexdigest()[:16]}"
 
 
-def _job(task: Mapping[str, Any]) -> Job:
+def _runtime_system(doc: Mapping[str, Any]) -> str:
+    """The name of the system that ran the traced workflow (``runtimeSystem``, 1.4 and older ``wms``),
+    lower case; empty where the trace names none."""
+    record = doc.get("runtimeSystem", doc.get("wms"))
+    name = record.get("name") if isinstance(record, dict) else None
+    return name.lower() if isinstance(name, str) else ""
+
+
+def _job(task: Mapping[str, Any], system: str, shell: list[str]) -> Job:
+    """The job of ``task`` of a trace of the runtime ``system``, whose arguments are the program's
+    argv (Pegasus), a shell command split at blanks (Makeflow) or a command line's text (module
+    docstring)."""
     command = task.get("command")
     if command is not None and not isinstance(command, dict):
         raise FormatError(f"the command of task '{task['id']}' is not an object",
                           rule="command is an object with 'program' and 'arguments'",
                           value=shown(command))
-    arguments = _shell_words(tuple(_argument(a) for a in _list(command or {}, "arguments")), task["id"])
+    words = tuple(_argument(a) for a in _list(command or {}, "arguments"))
+    streams: dict[str, str] = {}
+    if system != "pegasus":
+        words = _redirected(words[1:] if system == "makeflow" else words, streams)
+    if system == "makeflow":
+        odd = next((w for w in words if _shell_syntax(w)), None)
+        if odd is not None:
+            shell.append(odd)
+    if system in ("pegasus", "makeflow"):
+        arguments = quote_words(words) if needs_splitting(words) else words
+    else:
+        arguments = _shell_words(words, task["id"])
     pegasus: dict[str, str] = {}
     for key in ("runtime", "cores"):
         value = task.get(key)
@@ -301,7 +382,7 @@ def _job(task: Mapping[str, Any]) -> Job:
         if not _count(value):
             raise FormatError(f"task '{task['id']}' has a bad {key}", rule=f"{key} is a number >= 0",
                               value=value)
-        pegasus[key] = stringify(value)
+        pegasus[key] = stringify(math.ceil(value) if key == "cores" else value)
     uses = []
     for lfn, link, size in task["files"]:
         output = link == "output"
@@ -311,7 +392,34 @@ def _job(task: Mapping[str, Any]) -> Job:
         uses.append(Use(lfn, link, stage_out=output, register_replica=output,
                         size=int(size) if size is not None else None))
     return Job(id=task["id"], name=_transformation(task), arguments=arguments, uses=tuple(uses),
-               profiles={"pegasus": pegasus} if pegasus else {})
+               profiles={"pegasus": pegasus} if pegasus else {}, stdin=streams.get("stdin"),
+               stdout=streams.get("stdout"), stderr=streams.get("stderr"))
+
+
+#: a redirection word of a Makeflow command, and the job's stream it names
+_REDIRECTIONS = {"<": "stdin", ">": "stdout", "1>": "stdout", "2>": "stderr"}
+#: characters a shell reads as syntax in an unquoted word
+_SHELL_SYNTAX = frozenset("|&;<>()$`\\\"' \t\n*?[")
+
+
+def _shell_syntax(word: str) -> bool:
+    """Whether a shell would read ``word`` otherwise than as itself."""
+    return not word or word[0] in "#~" or not _SHELL_SYNTAX.isdisjoint(word)
+
+
+def _redirected(words: tuple[str, ...], streams: dict[str, str]) -> tuple[str, ...]:
+    """``words`` less the redirections among them -- an argument that is just ``<``, ``>``, ``1>`` or
+    ``2>``, then one that is a plain file name -- each put in ``streams`` (the last one of a stream
+    wins, as in a shell)."""
+    kept: list[str] = []
+    rest = iter(words)
+    for word in rest:
+        target = next(rest, None) if word in _REDIRECTIONS else None
+        if target is not None and not _shell_syntax(target):
+            streams[_REDIRECTIONS[word]] = target
+            continue
+        kept.extend(w for w in (word, target) if w is not None)
+    return tuple(kept)
 
 
 def _count(value: Any) -> bool:
@@ -352,7 +460,12 @@ def _own_words(text: str) -> tuple[str, ...] | None:
 
 
 def _command_line(arguments: tuple[str, ...]) -> list[str]:
-    """A job's arguments as WfCommons's command-line text: as they are where a shell reads the same words."""
+    """A job's arguments as WfCommons's command-line text: as they are where a shell reads the same words,
+    an argument that is a redirection's operator (``>``) quoted, not read back as one."""
+    return [shlex.quote(a) if a in _REDIRECTIONS else a for a in _shell_text(arguments)]
+
+
+def _shell_text(arguments: tuple[str, ...]) -> list[str]:
     text = join_arguments(arguments)
     words = _own_words(text) if needs_splitting(arguments) else arguments
     if words is None or words == arguments:
@@ -401,7 +514,10 @@ def dumps_wfcommons(workflow: Workflow) -> bytes:
             "name": job.id, "id": job.id, "children": children[job.id], "parents": parents[job.id],
             "inputFiles": [u.lfn for u in job.uses if u.type == "input"],
             "outputFiles": [u.lfn for u in job.uses if u.type != "input"]})
-        command = {"program": job.name, "arguments": _command_line(tuple(map(str, job.arguments)))}
+        redirections = [w for stream, lfn in (("<", job.stdin), (">", job.stdout), ("2>", job.stderr)) if lfn
+                        for w in (stream, lfn if not _shell_syntax(lfn) else shlex.quote(lfn))]
+        command = {"program": job.name,
+                   "arguments": _command_line(tuple(map(str, job.arguments))) + redirections}
         run: dict[str, Any] = {"id": job.id, "command": command}
         pegasus = job.profiles.get("pegasus", {})
         if "runtime" in pegasus:
