@@ -19,19 +19,22 @@ from pathlib import Path
 
 import pytest
 
-from tiers import TIERS
+from tiers import LONGEST, TIERS
 
 _TESTS = Path(__file__).resolve().parent
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    rank: dict[str, int] = {}
     for item in items:
         try:
             module = item.path.resolve().relative_to(_TESTS).as_posix()
         except ValueError:
-            continue
+            module = ""
+        rank[item.nodeid] = LONGEST.index(module) if module in LONGEST else len(LONGEST)
         for tier in TIERS.get(module, ()):
             item.add_marker(tier)
+    items.sort(key=lambda item: rank[item.nodeid])  # stable: each module's tests keep their order
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -27,3 +27,14 @@ TIERS: dict[str, tuple[str, ...]] = {
     "formats/test_pegasus_catalog_inputs.py": ("daemon",),
     "planner/test_pegasus_containers.py": ("serial", "daemon", "root"),
 }
+
+#: the modules whose tests take longest in all (``--durations``), started first: a worker given one
+#: of them last would run on alone after the others have finished (longest first)
+LONGEST: tuple[str, ...] = (
+    "cli/test_hierarchy.py", "engine/test_e2e_dagman.py", "test_benchmarks_run.py",
+    "planner/test_data_e2e.py", "backends/test_dask_run.py", "grid/test_grid_run.py", "monitor/test_views.py",
+    "predict/test_predict_app.py",
+    "engine/test_journal_values.py", "test_readme.py", "engine/test_e2e_commands.py",
+    "backends/test_slurm_engine.py", "engine/test_e2e_local.py", "backends/test_slurm_contract.py",
+    "cli/test_pegasus_shims.py", "engine/test_e2e_conform.py",
+)
