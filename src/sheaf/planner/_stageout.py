@@ -132,10 +132,10 @@ class StageOut:
             # a bucket of reused outputs has no working directory: each is staged out from its replica
             entries, delivered = output_entries(exec_wf.workdirs.get(site, ""), site, label, directory, files,
                                                 mapped=exec_wf.data.storage_map)
-            # the mapper's places are where the job may write, beside the storage directory
-            places = {os.path.dirname(file_url_path(u) or "") for u in delivered} - {""}
-            roots = (() if exec_wf.data.storage_map is None else
-                     tuple(a for d in sorted(places) for a in ("--root", d)))
+            roots: tuple[str, ...] = ()
+            if exec_wf.data.storage_map is not None:  # the mapper's places are where the job may write
+                places = {os.path.dirname(file_url_path(u) or "") for u in delivered} - {""}
+                roots = tuple(a for d in sorted(places) for a in ("--root", d))
             job = ExecJob(id=f"stage_out_local_{safe(site)}_{level}_{n}", type="stage_out", site=site,
                           transformation=None, level=level, executable="sheaf-transfer",
                           arguments=transfer_options(exec_wf, directory, state.submit_dir) + roots)
