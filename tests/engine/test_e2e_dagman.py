@@ -414,6 +414,17 @@ def test_vars_precedence_against_the_submit_files_own_values(tmp_path: Path) -> 
     assert [(tmp_path / f"{n}.out").read_text() for n in "ABC"] == ["dag\n", "dag\n", "file\n"]
 
 
+def test_a_vars_macro_defined_again_keeps_its_first_place_and_takes_the_new_value(tmp_path: Path) -> None:
+    """DAGMan's node replaces a macro's value and keeps the PREPEND/APPEND it was first given: A's x is
+    prepended, so the submit file's own x wins; B's is appended, so the DAG's second value does."""
+    sub(tmp_path, "n.sub", "/bin/sh", "-c 'echo $(x) >> $(JOB).out'", extra="x = file\n")
+    (tmp_path / "wf.dag").write_text('JOB A n.sub\nJOB B n.sub\nVARS A PREPEND x="one"\n'
+                                     'VARS A APPEND x="two"\nVARS B APPEND x="one"\nVARS B PREPEND x="two"\n')
+    done = sheaf_run(tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert [(tmp_path / f"{n}.out").read_text() for n in "AB"] == ["file\n", "two\n"]
+
+
 def test_vars_values_unquoted_and_single_quoted_as_dagmans_lexer_reads_them(tmp_path: Path) -> None:
     # a value is a word: "double-quoted", 'single-quoted' or plain (escapes: test_dagman_grammar)
     sub(tmp_path, "n.sub", "/bin/sh", "-c 'echo $(x)/$(y)/$(z) > $(JOB).out'")

@@ -100,8 +100,9 @@ def apply_setting(f: DagFile, keyword: str, words: list[str], specs: list[NodeSp
                 before = spec.var_order.get(key, -1)
                 if before >= 0:  # DAGMan warns, and the later definition (in file order) wins
                     warn(f, f"VARS macro {key} of node {spec.name} is defined more than once", strict=3)
-                if before < order:
-                    spec.vars[key], spec.var_modes[key], spec.var_order[key] = value, mode, order
+                if before < order:  # its value: the macro keeps the place (PREPEND/APPEND) it was given
+                    spec.vars[key], spec.var_order[key] = value, order
+                    spec.var_modes.setdefault(key, mode)
         return
     prop = _property(f, keyword, words)
     handler = SETTINGS[keyword]
