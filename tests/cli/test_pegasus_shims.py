@@ -377,3 +377,16 @@ wf.graph(include_files=True, label="xform-id", output="files.dot")
     assert graphviz("-l", "nope", "wf.yml").returncode == 2 and graphviz().returncode == 2
     missing = graphviz("absent.yml")
     assert missing.returncode == 2 and "absent.yml" in missing.stderr and "Traceback" not in missing.stderr
+
+
+def test_pegasus_graphviz_draws_a_long_chain(tmp_path: Path) -> None:
+    """A chain of 3,000 jobs is simplified without recursion: 2,999 edges, no traceback."""
+    bindir = tmp_path / "bin"
+    assert subprocess.run([str(BIN / "sheaf"), "shims", str(bindir)], check=False).returncode == 0
+    jobs = "".join(f"  - {{type: job, id: j{i}, name: t, arguments: []}}\n" for i in range(3000))
+    deps = "".join(f"  - {{id: j{i}, children: [j{i + 1}]}}\n" for i in range(2999))
+    (tmp_path / "wf.yml").write_text(f"pegasus: '5.0'\nname: chain\njobs:\n{jobs}jobDependencies:\n{deps}")
+    done = subprocess.run([str(bindir / "pegasus-graphviz"), "wf.yml"], cwd=tmp_path, capture_output=True,
+                          text=True, check=False, timeout=120)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr[-2000:]
+    assert done.stdout.count(" -> ") == 2999 and '"j0" -> "j1"' in done.stdout

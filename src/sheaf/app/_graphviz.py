@@ -17,6 +17,7 @@ import shutil
 import subprocess
 import tempfile
 from collections.abc import Iterable
+from graphlib import CycleError, TopologicalSorter
 
 from sheaf.errors import UsageError
 from sheaf.model import Workflow, all_uses
@@ -41,23 +42,23 @@ def _label(kind: str, job_id: str, xform: str, node_label: str) -> str:
 
 
 def _reduced(nodes: list[str], children: dict[str, set[str]]) -> dict[str, set[str]]:
-    """The edges no longer path implies (transitive reduction of an acyclic graph)."""
+    """The edges no longer path implies (transitive reduction of an acyclic graph), each node's reach
+    gathered from its children's in one pass, children first (no recursion: a chain of any length)."""
+    try:
+        order = list(TopologicalSorter({n: children.get(n, set()) for n in nodes}).static_order())
+    except CycleError as exc:
+        raise UsageError(f"the workflow has a cycle: {' -> '.join(map(str, exc.args[1]))}") from None
     reach: dict[str, set[str]] = {}
-
-    def below(node: str) -> set[str]:  # every node reachable from node, itself excluded
-        if node not in reach:
-            reach[node] = set()
-            found: set[str] = set()
-            for child in children.get(node, ()):
-                found.add(child)
-                found |= below(child)
-            reach[node] = found
-        return reach[node]
-
+    for node in order:
+        found: set[str] = set()
+        for child in children.get(node, ()):
+            found.add(child)
+            found |= reach[child]
+        reach[node] = found
     out: dict[str, set[str]] = {}
     for node in nodes:
         kids = children.get(node, set())
-        implied = set().union(*(below(k) for k in kids)) if kids else set()
+        implied = set().union(*(reach[k] for k in kids)) if kids else set()
         out[node] = kids - implied
     return out
 
