@@ -33,6 +33,7 @@ BENCH = Path(__file__).resolve().parent.parent / "benchmarks"
     ["predict_accuracy.py", str(BENCH.parent / "examples" / "fan" / "fan.json"), "--slots", "2", "3",
      "--seconds", "1"],
     ["autocluster.py", str(BENCH.parent / "examples" / "fan" / "fan.json"), "--slots", "4"],
+    ["cli_startup.py", "--runs", "1", "--history", "1"],
 ], ids=lambda a: a[0])
 def test_benchmark_runs(args: list[str]) -> None:
     done = subprocess.run([sys.executable, str(BENCH / args[0]), *args[1:]], capture_output=True, text=True,

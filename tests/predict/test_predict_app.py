@@ -249,3 +249,34 @@ def test_a_damaged_predicted_schedule_draws_only_its_well_formed_rows(tmp_path: 
     data = predicted_data(str(tmp_path))
     rows = [] if data is None else [bar.row for bar in data.bars]
     assert rows == (["a"] if isinstance(schedule, list) else [])
+
+
+def test_a_clusters_size_of_auto_under_horizontal_clustering_alone_loads_the_model(
+        tmp_path: Path, env: dict[str, str]) -> None:
+    """No automatic clustering option given: the model is built when the auto group needs it."""
+    fan_trace(tmp_path)
+    done = sheaf("plan", "fan.json", "--dir", "runs", "--cluster", "horizontal", "-D",
+                 "pegasus.clusters.size=auto", cwd=tmp_path, env=env)
+    assert done.returncode == 0, done.stderr
+    assert "auto clusters: level 1 sleep on condorpool: 40 tasks ->" in done.stdout
+    directory = Path(done.stdout.split("submit directory: ")[1].splitlines()[0])
+    auto = json.loads((directory / "plan.json").read_text())["autocluster"]
+    assert auto["backend"] == "local" and auto["groups"][0]["tasks"] == 40
+    assert auto["predicted_makespan_s"] > 0
+
+
+def test_horizontal_clustering_with_no_auto_profile_never_loads_the_simulator(
+        tmp_path: Path, env: dict[str, str]) -> None:
+    """Loading the model imports the simulator (numpy) and reads every earlier run: a plan that
+    clusters no group automatically pays for neither."""
+    fan_trace(tmp_path)
+    code = ("import sys\nfrom sheaf import app\n"
+            "for _ in range(2):\n"
+            "    app.plan(app.PlanRequest('fan.json', base='runs', clustering=('horizontal',),\n"
+            "                             defines=('pegasus.clusters.size=8',)))\n"
+            "print(sorted(m for m in ('numpy', 'sheaf.app._autocluster', 'sheaf.predict._simulate')\n"
+            "             if m in sys.modules))\n")
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"

@@ -19,6 +19,7 @@ named directory -- unless the sub-workflow ran there before, which is kept to re
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 import uuid
@@ -28,7 +29,6 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sheaf.app import _braindump
-from sheaf.app._autocluster import auto_model, auto_record
 from sheaf.app._pegasus_config import config_variables
 from sheaf.app._plan_request import (
     PlanRequest,
@@ -129,10 +129,8 @@ def plan(request: PlanRequest, *, on_warning: Callable[[str], None] | None = Non
         inputs.properties.get_bool("pegasus.catalog.replica.cache.asrc", False), _both(warnings, on_warning),
         reused_catalogs(reuse, _both(warnings, on_warning))))
     clustering = split_commas(request.clustering)
-    _warn_unused_auto(request, clustering, _both(warnings, on_warning))
-    auto = auto_model(request.backend, request.slots, request.overhead, request.overheads_file,
-                      where.parent(inputs.workflow.name), request.pool_config) \
-        if _automatic(clustering) else None
+    given = _warn_unused_auto(request, clustering, _both(warnings, on_warning))
+    auto = _auto_model(request, clustering, given, where.parent(inputs.workflow.name))
     record = {**staging.record(), "input_dirs": list(inputs.input_dirs), "force": request.force,
               "force_replan": request.force_replan, "basename": request.basename}
     context = PlanContext(os.getcwd(), {key: os.path.abspath(value) for key in ("tc", "sc", "rc")
@@ -166,7 +164,8 @@ def plan(request: PlanRequest, *, on_warning: Callable[[str], None] | None = Non
                            input_dir=os.pathsep.join(inputs.input_dirs) or None,
                            storage_map=inputs.storage_map)
 
-        def planned_with(techniques: tuple[str, ...], model: AutoModel | None) -> ExecutableWorkflow:
+        def planned_with(techniques: tuple[str, ...],
+                         model: AutoModel | Callable[[], AutoModel] | None) -> ExecutableWorkflow:
             return _plan_inputs(inputs, sites=split_commas(request.sites) or None,
                                 output_sites=staging.output_sites, clustering=techniques, data=data,
                                 auto=model)
@@ -177,7 +176,7 @@ def plan(request: PlanRequest, *, on_warning: Callable[[str], None] | None = Non
             # --cluster auto is weighed against the same plan without it; a clusters.* = auto profile
             # against its own clusters undone
             baseline = planned_with(without, None) if without != clustering else None
-            chosen, single = auto_record(exec_wf, auto, baseline)
+            chosen, single = _auto_record(exec_wf, auto, baseline)
             if chosen > single:
                 exec_wf = baseline if baseline is not None else planned_with(without, None)
                 exec_wf.warnings.append(f"automatic clustering: the clustered plan is predicted to take "
@@ -229,8 +228,9 @@ def _batch_sites(exec_wf: ExecutableWorkflow) -> list[str]:
             for site, value in asked.items()]
 
 
-def _warn_unused_auto(request: PlanRequest, clustering: tuple[str, ...], warn: Callable[[str], None]) -> None:
-    """The options of automatic clustering, given to a plan that does not cluster automatically."""
+def _warn_unused_auto(request: PlanRequest, clustering: tuple[str, ...], warn: Callable[[str], None]) -> bool:
+    """The options of automatic clustering, given to a plan that does not cluster automatically; whether
+    any was given."""
     unused = [name for name, given in (("--backend", request.backend != "local"), ("--slots", request.slots),
                                        ("--pool-config", request.pool_config),
                                        ("--overhead", request.overhead is not None),
@@ -238,6 +238,33 @@ def _warn_unused_auto(request: PlanRequest, clustering: tuple[str, ...], warn: C
     if unused and not _automatic(clustering):
         warn(f"{', '.join(unused)}: only automatic clustering reads them (--cluster auto, or horizontal "
              "with a clusters.* profile of auto); ignored")
+    return bool(unused)
+
+
+def _auto_record(exec_wf: ExecutableWorkflow, auto: AutoModel | Callable[[], AutoModel],
+                 baseline: ExecutableWorkflow | None) -> tuple[float, float]:
+    """``auto_record`` (``sheaf.app._autocluster``, the simulator) of a plan that clustered automatically."""
+    from sheaf.app._autocluster import auto_record
+    return auto_record(exec_wf, auto if isinstance(auto, AutoModel) else auto(), baseline)
+
+
+def _auto_model(request: PlanRequest, clustering: tuple[str, ...], given: bool,
+                runs_dir: str) -> AutoModel | Callable[[], AutoModel] | None:
+    """The model automatic clustering optimises under: loaded now for ``--cluster auto`` or when its
+    options were given (so that a bad one is refused before planning); for horizontal clustering alone,
+    a function the planner calls only for a group with a clusters.* profile of ``auto`` -- loading it
+    imports the simulator and reads every earlier run under the base directory."""
+    if not _automatic(clustering):
+        return None
+
+    def load() -> AutoModel:
+        from sheaf.app._autocluster import auto_model
+        return auto_model(request.backend, request.slots, request.overhead, request.overheads_file, runs_dir,
+                          request.pool_config)
+
+    if given or any(t.lower() == "auto" for t in clustering):
+        return load()
+    return functools.cache(load)
 
 
 def _automatic(clustering: tuple[str, ...]) -> bool:

@@ -9,6 +9,7 @@ from sheaf.planner._aggregate import AggregatorResolver, AggregatorTool
 from sheaf.planner._jobs import JobTable
 from sheaf.planner._options import Options, check_aggregator, mapped_aggregator_note
 from sheaf.planner._units import Units, contract
+from sheaf.predict import AutoModel
 
 
 @dataclass(slots=True)
@@ -22,6 +23,15 @@ class PassContext:
     notes: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     auto_choices: list[dict[str, object]] = field(default_factory=list)  # what automatic clustering chose
+    _auto: AutoModel | None = None
+
+    def auto_model(self) -> AutoModel:
+        """What automatic clustering optimises under, built (``Options.auto`` a function) when first
+        asked: loading it reads the earlier runs, which a plan with no automatic group never needs."""
+        if self._auto is None:
+            given = self.options.auto
+            self._auto = given if isinstance(given, AutoModel) else given()
+        return self._auto
 
     def aggregator_for(self, members: list[int], site: str,
                        cluster: str) -> tuple[str, AggregatorTool | None]:

@@ -220,7 +220,7 @@ class _AutoShares:
         """A member's runtime: its profile, else the model's estimate for its transformation."""
         table = self._ctx.table
         value = profile_float(table.profiles[j], "pegasus", "runtime", subject=f"job '{table.jobs[j].id}'")
-        return value if value is not None else self._ctx.options.auto.estimates.get(table.fqns[j])
+        return value if value is not None else self._ctx.auto_model().estimates.get(table.fqns[j])
 
     def slots(self, key: GroupKey, total: float) -> int:
         if self._totals is None:
@@ -230,7 +230,7 @@ class _AutoShares:
                 work = sum(v or 0.0 for v in known)
                 self._totals[(level, site)] = self._totals.get((level, site), 0.0) + work
         whole = self._totals.get((key[0], key[1]), 0.0)
-        slots = self._ctx.options.auto.slots
+        slots = self._ctx.auto_model().slots
         return max(1, round(slots * total / whole)) if whole > 0 else slots
 
 
@@ -246,7 +246,7 @@ def _auto_cut(members: list[int], key: GroupKey, ctx: PassContext,
                             f"earlier run gives one; its group at level {key[0]} on site {key[1]} is not "
                             "clustered")
         return "horizontal", _bins.by_size(len(members), 1), "auto: a member's runtime is unknown (size 1)"
-    model = ctx.options.auto
+    model = ctx.auto_model()
     overheads = model.overheads(key[1])
     total = sum(known)
     slots = shares.slots(key, total)
@@ -282,5 +282,5 @@ def _walltime(j: int, ctx: PassContext) -> float | None:
         minutes = profile_float(profiles, "pegasus", "maxwalltime", subject=subject)
     if minutes:
         return minutes * 60.0
-    return ctx.options.auto.walltime
+    return ctx.auto_model().walltime
 

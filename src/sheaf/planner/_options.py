@@ -24,7 +24,7 @@ generator is a ``PlanningError``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from sheaf.errors import PlanningError
@@ -47,7 +47,9 @@ class Options:
     seed: int = 0
     embedded_sites: frozenset[str] | None = None
     submit_host_only: bool = False  # pegasus.code.generator = Shell: every job on site local
-    auto: AutoModel = field(default_factory=AutoModel)  # what --cluster auto and clusters.* = auto optimise
+    # what --cluster auto and clusters.* = auto optimise: the model, or what builds it when a group
+    # first needs it (``PassContext.auto_model``)
+    auto: AutoModel | Callable[[], AutoModel] = field(default_factory=AutoModel)
 
 
 def read_options(properties: Properties, clustering: Sequence[str], seed: int | None) -> Options:

@@ -25,7 +25,7 @@ under any ``PYTHONHASHSEED``; the Random selector is seeded (``Options.seed``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -71,13 +71,14 @@ def plan(
     clustering: Sequence[str] = (),
     seed: int | None = None,
     data: DataOptions | None = None,
-    auto: AutoModel | None = None,
+    auto: AutoModel | Callable[[], AutoModel] | None = None,
 ) -> ExecutableWorkflow:
     """The executable workflow of ``workflow`` (module docstring); no file system access but the data
     pass's ``--input-dir`` test.  ``data``: the data-staging options; the data jobs are added here when
     ``data.submit_dir`` names the submit directory, else the caller runs ``plan_data`` before writing.
     ``auto``: the platform and overheads ``--cluster auto`` optimises under (default: this package's
-    local defaults on one slot)."""
+    local defaults on one slot), or a function that builds them, called only when a group is clustered
+    automatically."""
     data = data or DataOptions()
     with gc_paused():  # planning builds millions of small acyclic objects
         pruned: list[str] = []
@@ -104,7 +105,8 @@ def plan(
 def _plan(workflow: Workflow, tc: TransformationCatalog | None, sc: SiteCatalog | None,
           rc: ReplicaCatalog | None, properties: Properties, sites: Sequence[str] | None,
           output_sites: Sequence[str], clustering: Sequence[str], seed: int | None,
-          auto: AutoModel, graph: Graph | None = None) -> tuple[ExecutableWorkflow, Inputs]:
+          auto: AutoModel | Callable[[], AutoModel],
+          graph: Graph | None = None) -> tuple[ExecutableWorkflow, Inputs]:
     """The executable workflow, and the workflow's inputs its job graph found (``graph_inputs``);
     ``graph``: the workflow's job graph where data reuse built it (else it is built here)."""
     tc = (tc.merged_with(workflow.transformation_catalog) if tc is not None
@@ -149,7 +151,7 @@ def _plan(workflow: Workflow, tc: TransformationCatalog | None, sc: SiteCatalog 
                                 stageable=table.staged, required=table.required, containers=table.containers,
                                 transformation_hooks=_transformation_hooks(table, tc),
                                 autocluster={"groups": ctx.auto_choices} if ctx.auto_choices else {},
-                                auto_model=auto if "auto" in options.techniques else None)
+                                auto_model=ctx.auto_model() if "auto" in options.techniques else None)
     _assemble(result, units, ctx)
     return result, graph_inputs(graph)
 
