@@ -21,6 +21,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -67,6 +68,7 @@ def _type_checking_only(tree: ast.Module) -> set[int]:
     return lines
 
 
+@functools.cache  # the whole-graph tests and each module's own read every module's imports
 def _imports(name: str) -> list[tuple[str, bool, int]]:
     """(module imported, only for type checking, line) of every import of sheaf in module ``name``."""
     path = MODULES[name]
