@@ -6,8 +6,8 @@ from __future__ import annotations
 TIERS: dict[str, tuple[str, ...]] = {
     "cli/test_run_stop.py": ("serial",),
     "cli/test_disk_full.py": ("serial", "root"),
-    # a kill -9 landing between a job's spawn and its guard entry (the token guard's window, which
-    # these tests take away) is a race that a loaded machine's starved spawner thread widens
+    # kill -9 a running engine at moments timed against its jobs' starts and ends: run alone, where
+    # a loaded machine cannot stretch those moments past the tests' deadlines
     "engine/test_orphans.py": ("serial",),
     "backends/test_slurm.py": ("daemon", "root"),
     "backends/test_slurm_contract.py": ("daemon", "root"),

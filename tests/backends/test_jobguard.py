@@ -7,13 +7,15 @@ from __future__ import annotations
 import mmap
 import os
 import select
+import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from sheaf._proc import start_ticks
+from sheaf._proc import alive, command_line, pids, start_ticks, stat_fields
 from sheaf.backends import Pool, _jobguard
 from sheaf.backends.local import LocalBackend, _spawner
 from sheaf.backends.local._spawner import CSpawner, ExitResult, SpawnRequest, SpawnResult
@@ -202,3 +204,63 @@ def test_the_python_region_overflows_into_the_pipe(monkeypatch: pytest.MonkeyPat
     assert 4_000_000 not in listed_pids()
     _jobguard.remove(4_000_000)
     assert lines == ["+4000000", "-4000000"]
+
+
+OWNER = """
+import sys, time
+from sheaf.backends import _jobguard
+from sheaf.backends.local import _spawner
+from sheaf.backends.local._spawner import CSpawner, SpawnRequest
+cwd, fifo = sys.argv[1:3]
+marker = open(cwd + "/marker").read()  # not on this command line, which the forked job shares until it execs
+spawner = CSpawner(time.time, _spawner._compiled(), reap=True)
+spawner.guard(*_jobguard.shared())
+spawner.submit(SpawnRequest("job", ["/bin/sleep", marker], {"PATH": "/usr/bin:/bin"}, cwd, "job.out",
+                            "job.out", None, stdin=fifo))
+print("submitted", flush=True)
+time.sleep(120)
+"""
+
+
+def _children(parent: int) -> list[int]:
+    return [pid for pid in pids() if (fields := stat_fields(pid)) is not None and int(fields[1]) == parent]
+
+
+def _running(marker: str) -> list[int]:
+    return [pid for pid in pids() if marker.encode() in (command_line(pid) or [])]
+
+
+@pytest.mark.skipif(MODULE is None, reason="the _cspawn extension was not built")
+def test_a_job_its_owner_dies_before_it_execs_is_killed_by_the_guard(tmp_path: Path) -> None:
+    """The owner is SIGKILLed while its job is between fork and exec (held there by the open of its
+    stdin, a FIFO with no writer yet): once the job execs, the guard must know it and kill it."""
+    fifo = tmp_path / "stdin.fifo"
+    os.mkfifo(fifo)
+    marker = f"40.{os.getpid()}{time.monotonic_ns() % 10**6:06d}"
+    (tmp_path / "marker").write_text(marker)
+    owner = subprocess.Popen([sys.executable, "-c", OWNER, str(tmp_path), str(fifo)],
+                             stdout=subprocess.PIPE, text=True)
+    try:
+        assert owner.stdout is not None and owner.stdout.readline() == "submitted\n"
+        deadline = time.monotonic() + 30
+        while not (forked := [pid for pid in _children(owner.pid)
+                              if not any(b"_jobguard.py" in word for word in command_line(pid) or [])]):
+            assert time.monotonic() < deadline, "the job was never forked"
+            time.sleep(0.01)
+        time.sleep(0.2)  # the child is blocked in the open of its stdin, before its execve
+        assert not _running(marker)
+    finally:
+        owner.kill()
+        owner.wait()
+    job = forked[0]
+    writer = os.open(fifo, os.O_WRONLY)  # lets the child's open through: it execs the job now
+    try:
+        deadline = time.monotonic() + 10
+        while alive(job):
+            if time.monotonic() > deadline:
+                left = _running(marker)
+                os.kill(job, signal.SIGKILL)
+                pytest.fail(f"the dead owner's job still runs: {left}")
+            time.sleep(0.02)
+    finally:
+        os.close(writer)

@@ -34,11 +34,15 @@ Race analysis
       the owner is gone.  A store made before the death is in the shared page and seen; none can be
       made after.  An entry is one aligned 8-byte store (an atomic store in C; in CPython a
       ``memoryview`` item of format ``Q`` is one store too): never seen half written.
-    - A job started just before the death: its entry is stored right after ``posix_spawn``
-      returns, before anything else is done with it (the pipe's ``+PGID`` came at the same point).
-      What remains is the window between the child's ``clone`` and that store (its ``execve``); a
-      ``sheaf run`` job there carries the run's token, which the run's own guard
-      (``engine._orphans.start_guard``) stops once the engine is gone, and the resume's scan stops.
+    - A job started just before the death: the C threads' child (``_cspawn``, started with
+      ``vfork``) stores its own entry once it leads its group and before its ``execve``.  It holds
+      the guard's pipe until that ``execve`` closes it (close-on-exec), so the guard's end of file
+      comes after the store, and a child that may still exec is always in the table.  The Python
+      spawn path (no extension) stores the entry right after ``os.posix_spawn`` returns; there a
+      window remains between the child's ``clone`` and that store (its ``execve``).  A ``sheaf run``
+      job in that window carries the run's token: the run's own guard
+      (``engine._orphans.start_guard``) stops it once the engine is gone, and the resume's scan stops
+      it.
     - An end: the entry is cleared after what is left of the group was SIGKILLed and *before*
       ``wait4`` reaps the leader, while the zombie leader still holds the pid, so the group id
       cannot have been reused by then.  A death after the clear: nothing of the job is left alive.

@@ -34,7 +34,8 @@
  *
  * The job guard (sheaf.backends._jobguard, whose docstring has the table's layout and the race
  * analysis): a reaped child's group is listed in the guard's table in shared memory (mapped by
- * guard()) right after posix_spawn returns -- a compare-and-swap on a free word, no system call --
+ * guard()) by the child itself before its execve (spawn_child) -- a compare-and-swap on a free word,
+ * no system call --
  * and its word cleared after the killpg of its leftovers and before the wait4 that frees its group
  * id.  Only a full table sends "+PGID"/"-PGID" down the guard's pipe.  (Two pipe writes a job and
  * the guard's wake-ups used to cost ~0.3 s of the guard's CPU and ~16,700 context switches per
@@ -56,11 +57,13 @@
  * definition.
  *
  * Contract, the same as sheaf.backends._spawn.spawn's (tests/backends/test_spawn_paths.py compares
- * them): argv and the complete environment as given, argv[0] looked up in PATH (posix_spawnp) when it
+ * them): the child is started with vfork and takes posix_spawn's steps itself (spawn_child): argv and
+ * the complete environment as given, argv[0] looked up in PATH (as posix_spawnp does) when it
  * has no slash; the working directory a file action run before the opens; stdin opened read-only;
  * stdout and stderr created and truncated, mode 0644 (stderr a dup of stdout when the paths are
- * equal); the child leads a new process group (POSIX_SPAWN_SETPGROUP, group 0); signal mask and
- * dispositions as the spawning thread has them (it is created with the creating thread's mask).
+ * equal); the child leads a new process group (setpgid(0, 0)); the signal mask the spawning thread
+ * has (it is created with the creating thread's mask); SIGPIPE, SIGXFSZ and every caught signal
+ * back to its default action, other ignored signals still ignored.
  * With CPU ids, the thread pins itself to them around the call (the child inherits the mask) and
  * restores its own after.  A pidfd (pidfd_open) is opened for each child before it is reported.
  *
@@ -104,7 +107,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
-#include <spawn.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -243,21 +246,136 @@ static double clock_now(clockid_t id) {
 static int guard_list(Spawner *s, int pid);
 static void guard_unlist(Spawner *s, request *r, int pid);
 
+/* The child's steps between vfork and execve (see spawn_child); it shares the parent's memory, so
+ * it calls nothing that allocates or locks, and reports a failure in *failed before _exit(127).
+ * Order as the C library's posix_spawn takes them: signal dispositions, the process group, the
+ * file actions, the signal mask, the exec. */
+__attribute__((noinline, noreturn))
+static void child_steps(Spawner *s, request *r, const sigset_t *mask, char *buf, volatile int *failed,
+                        volatile int *listed) {
+    for (int sig = 1; sig < _NSIG; sig++) {  /* no handler of the parent's may run in this child */
+        struct sigaction sa;
+        if (sig >= 32 && sig < SIGRTMIN) {
+            /* the C library's own two (thread cancellation and set*id), which its sigaction refuses:
+             * ignored, as its posix_spawn leaves them (an ignored signal stays so across execve) */
+            struct { void *handler; unsigned long flags; void *restorer; uint64_t mask; } ignore = {0};
+            ignore.handler = (void *)SIG_IGN;
+            syscall(SYS_rt_sigaction, sig, &ignore, NULL, sizeof ignore.mask);
+            continue;
+        }
+        if (sigaction(sig, NULL, &sa) != 0)
+            continue;
+        if (sigismember(&s->defaults, sig) || (sa.sa_handler != SIG_IGN && sa.sa_handler != SIG_DFL)) {
+            memset(&sa, 0, sizeof sa);
+            sa.sa_handler = SIG_DFL;
+            sigaction(sig, &sa, NULL);
+        }
+    }
+    if (setpgid(0, 0) != 0)
+        goto fail;
+    if (s->reap)  /* listed by the child itself: the guard's end of file waits for this exec (below) */
+        *listed = guard_list(s, (int)syscall(SYS_getpid));
+    if (chdir(r->cwd) != 0)
+        goto fail;
+    const char *files[3] = {r->in, r->out, r->err};
+    for (int target = 0; target < 3; target++) {
+        int fd;
+        if (target == 2 && strcmp(r->out, r->err) == 0)
+            fd = dup2(1, 2);
+        else
+            fd = open(files[target], target == 0 ? O_RDONLY : O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fd < 0)
+            goto fail;
+        if (fd != target) {
+            if (dup2(fd, target) < 0)
+                goto fail;
+            close(fd);
+        }
+    }
+    sigprocmask(SIG_SETMASK, mask, NULL);
+    const char *name = r->argv[0];
+    if (strchr(name, '/') != NULL) {
+        execve(name, r->argv, r->envp);
+        goto fail;
+    }
+    const char *path = getenv("PATH");  /* the spawning process's, as posix_spawnp reads it */
+    if (path == NULL)
+        path = "/bin:/usr/bin";
+    size_t path_len = strlen(path);
+    /* posix_spawnp's search: each PATH entry in turn (an empty one is the working directory); EACCES
+     * from any of them wins over not found; another error ends the search; no shell for ENOEXEC */
+    size_t name_len = strlen(name);
+    int eacces = 0;
+    const char *p = path, *end = path + path_len;
+    if (name_len == 0) {
+        errno = ENOENT;
+        goto fail;
+    }
+    for (;;) {
+        const char *colon = memchr(p, ':', (size_t)(end - p));
+        const char *stop = colon != NULL ? colon : end;
+        size_t dir_len = (size_t)(stop - p);
+        if (dir_len + 1 + name_len + 1 > PATH_MAX) {
+            errno = ENAMETOOLONG;  /* as the kernel says of a longer one, which ends the search */
+        } else {
+            memcpy(buf, p, dir_len);
+            size_t at = dir_len;
+            if (dir_len > 0)
+                buf[at++] = '/';
+            memcpy(buf + at, name, name_len + 1);
+            execve(buf, r->argv, r->envp);
+        }
+        switch (errno) {
+        case EACCES:
+            eacces = 1;
+            break;
+        case ENOENT: case ESTALE: case ENOTDIR: case ENODEV: case ETIMEDOUT:
+            break;
+        default:
+            goto fail;
+        }
+        if (colon == NULL)
+            break;
+        p = colon + 1;
+    }
+    if (eacces)
+        errno = EACCES;
+fail:
+    *failed = errno != 0 ? errno : ENOEXEC;
+    _exit(127);
+}
+
+/* Start r's child with vfork, as posix_spawn(p) would (the contract in the header) but for one step:
+ * the child lists its own group in the job guard's table before its execve.  The guard's pipe stays
+ * open in the child until that execve closes it, so the guard, which reads the table at end of file,
+ * sees every child that may still exec -- where a parent listing the child after posix_spawn
+ * returned left a window (the child's file actions and execve) in which a SIGKILL of the parent
+ * let the job run on unguarded.  Returns 0 and the pid, or an errno. */
+static int spawn_child(Spawner *s, request *r, pid_t *out) {
+    char buf[PATH_MAX];
+    sigset_t all, mask;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &mask);  /* nothing is delivered to the child before its reset */
+    volatile int failed = 0;
+    volatile int listed = -1;
+    pid_t pid = vfork();
+    if (pid == 0)
+        child_steps(s, r, &mask, buf, &failed, &listed);
+    int err = pid < 0 ? errno : 0;
+    pthread_sigmask(SIG_SETMASK, &mask, NULL);
+    if (err != 0)
+        return err;
+    r->listed = listed;
+    if (failed != 0) {
+        guard_unlist(s, r, pid);  /* before the reap: the group id cannot have been reused */
+        waitpid(pid, NULL, 0);
+        return failed;
+    }
+    *out = pid;
+    return 0;
+}
+
 static void spawn_one(Spawner *s, request *r) {
-    posix_spawn_file_actions_t actions;
-    posix_spawnattr_t attr;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawnattr_init(&attr);
-    posix_spawn_file_actions_addchdir_np(&actions, r->cwd);
-    posix_spawn_file_actions_addopen(&actions, 0, r->in, O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&actions, 1, r->out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (strcmp(r->out, r->err) == 0)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2);
-    else
-        posix_spawn_file_actions_addopen(&actions, 2, r->err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    /* group 0: the child's own pid; SIGPIPE and SIGXFSZ back to their defaults (see _spawn) */
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF);
-    posix_spawnattr_setsigdefault(&attr, &s->defaults);
     cpu_set_t saved;
     int pinned = 0, err = 0;
     if (r->pin) {
@@ -270,14 +388,9 @@ static void spawn_one(Spawner *s, request *r) {
     r->since = clock_now(CLOCK_MONOTONIC);
     r->real = clock_now(CLOCK_REALTIME);
     if (err == 0)
-        err = (strchr(r->argv[0], '/') != NULL ? posix_spawn : posix_spawnp)(&pid, r->argv[0], &actions, &attr,
-                                                                              r->argv, r->envp);
-    if (err == 0 && s->reap)  /* listed at once: the job guard's window is the child's execve only */
-        r->listed = guard_list(s, pid);
+        err = spawn_child(s, r, &pid);
     if (pinned)
         sched_setaffinity(0, sizeof saved, &saved);
-    posix_spawn_file_actions_destroy(&actions);
-    posix_spawnattr_destroy(&attr);
     r->pid = r->pidfd = -1;
     r->error = err;
     if (err != 0)
