@@ -426,7 +426,13 @@ def test_a_malformed_property_value_names_the_layer_that_set_it(work: Path) -> N
             in result.output)
     result = plan("--conf", "c.properties", "-q")
     assert result.exit_code == 2 and "workflow.yml" not in result.output
-    assert f"{work / 'c.properties'}: malformed property 'pegasus.register'" in result.output
+    assert f"{work / 'c.properties'}:2: malformed property 'pegasus.register'" in result.output
+    # the line of the setting that counts: the last, where its logical line starts
+    Path("c.properties").write_text("pegasus.register = maybe\n# again\npegasus.register = \\\n  never\n")
+    result = plan("--conf", "c.properties", "-q")
+    assert result.exit_code == 2
+    said = f"{work / 'c.properties'}:3: malformed property 'pegasus.register' (rule: must be true or false)"
+    assert f"{said}: 'never'" in result.output, result.output
     assert not (work / getpass.getuser()).exists()
 
 

@@ -369,6 +369,24 @@ def test_the_replica_output_mapper_delivers_each_output_where_its_catalog_says(
     assert missing.returncode == 2 and "output.map" in missing.stderr and "Traceback" not in missing.stderr
 
 
+@pytest.mark.parametrize(("lines", "said"), [
+    ("pegasus.dir.storage.mapper = Replica\n",
+     "mapper.properties:1: the Replica output mapper names no catalog"),
+    (("pegasus.dir.storage.mapper = Replica\npegasus.dir.storage.mapper.replica = JDBCRC\n"
+      "pegasus.dir.storage.mapper.replica.file = ./output.map\n"),
+     "mapper.properties:2: unknown backend of the Replica output mapper"),
+])
+def test_a_replica_output_mapper_without_a_catalog_it_can_read_is_refused(work: Path, lines: str,
+                                                                          said: str) -> None:
+    (work / "output.map").write_text('(.*) file:///results/[0] site="local" regex="true"\n')
+    (work / "mapper.properties").write_text(lines)
+    refused = sheaf(work, "plan", "workflow.yml", "--dir", str(work / "submit"), "-s", "condorpool",
+                    "-o", "local", "--conf", "mapper.properties")
+    assert refused.returncode == 2 and said in refused.stderr, refused.stderr
+    assert "Traceback" not in refused.stderr
+    assert not (work / "submit").exists()
+
+
 def test_development_mode_plans_no_retries_one_transfer_attempt_and_no_integrity_checks(work: Path) -> None:
     """pegasus.mode = development, as a Pegasus user's properties set it (the API's Properties):
     jobs are not retried, transfers try once, held jobs are removed after 30 s; the run delivers."""

@@ -151,16 +151,18 @@ def _storage_map(properties: Properties, here: Path, variables: Variables | None
     name = properties.get_str(key)
     if not name:
         raise InputError("the Replica output mapper names no catalog", path=properties.origin(
-            "pegasus.dir.storage.mapper"), rule=f"pegasus.dir.storage.mapper = Replica needs {key}",
-            value=mapper)
+            "pegasus.dir.storage.mapper"), line=properties.origin_line("pegasus.dir.storage.mapper"),
+            rule=f"pegasus.dir.storage.mapper = Replica needs {key}", value=mapper)
     backend = (properties.get_str("pegasus.dir.storage.mapper.replica") or "Regex").strip()
     if backend.lower() not in ("regex", "file"):
         raise InputError("unknown backend of the Replica output mapper",
                          path=properties.origin("pegasus.dir.storage.mapper.replica"),
+                         line=properties.origin_line("pegasus.dir.storage.mapper.replica"),
                          rule="pegasus.dir.storage.mapper.replica is Regex or File", value=backend)
     path = under(property_base(properties, here), os.path.expanduser(name.strip()))
     if not path.is_file():
         raise InputError("the Replica output mapper's catalog does not exist", path=properties.origin(key),
+                         line=properties.origin_line(key),
                          rule=f"{key} names a replica catalog file", value=str(path))
     return formats.read_replica_catalog(path, warnings=warnings, variables=variables)
 
@@ -229,8 +231,10 @@ def _properties(here: Path, conf: PathLike | None, defines: Iterable[str],
     if conf is not None:
         files.append(str(under(here, conf)))
     known: dict[str, str] = {}
+    lines: dict[str, dict[str, int]] = {name: {} for name in files}
     layers: list[tuple[str, Mapping[str, str]]] = [
-        (name, substituted(name, read_properties(name), known, _system_properties(here), warnings))
+        (name, substituted(name, read_properties(name, lines[name]), known, _system_properties(here),
+                           warnings))
         for name in files]
     if conf is not None:
         _warn_replica_conf(files[-1], warnings)
@@ -248,7 +252,7 @@ def _properties(here: Path, conf: PathLike | None, defines: Iterable[str],
     moded = mode_layer(Properties.layered(*layers), warnings)
     if moded:  # under every layer, as Pegasus sets a mode's properties only where none is set
         layers.insert(0, ("pegasus.mode", moded))
-    return Properties.layered(*layers), files
+    return Properties.layered(*layers, lines=lines), files
 
 
 def _refuse_lone_surrogates(name: str, layer: Mapping[str, str]) -> None:

@@ -174,6 +174,7 @@ def feature_warnings(properties: Properties, workflow: Workflow, tc: Transformat
     mode = properties.get_str("pegasus.mode")
     if mode is not None and mode.lower() not in MODES:
         raise InputError("unknown pegasus.mode", path=properties.origin("pegasus.mode"),
+                         line=properties.origin_line("pegasus.mode"),
                          rule=f"pegasus.mode is one of {', '.join(MODES)}", value=mode)
     found = _unhonoured_keys(properties, workflow, tc, sc)
     for pattern, (fine, owner) in NOT_YET.items():

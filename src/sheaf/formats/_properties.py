@@ -29,14 +29,15 @@ _SIMPLE = {"t": "\t", "n": "\n", "r": "\r", "f": "\f"}
 _LINES = re.compile(r"\r\n|\r|\n")
 
 
-def read_properties(path: PathLike) -> dict[str, str]:
-    """The key -> value mapping of a Java properties file (module docstring)."""
+def read_properties(path: PathLike, lines: dict[str, int] | None = None) -> dict[str, str]:
+    """The key -> value mapping of a Java properties file (module docstring); ``lines``, when given,
+    gets each key's line number (its last setting's first line)."""
     data = read_bytes(path)  # a device refused, an unreadable file named
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         text = data.decode("latin-1")
-    return parse_properties(text, str(path))
+    return parse_properties(text, str(path), lines)
 
 
 #: a replica catalog's line, which no properties file holds: Pegasus's text format (``lfn pfn site="x"``,
@@ -57,11 +58,14 @@ def replica_catalog_line(path: PathLike) -> tuple[int, str] | None:
     return text.count("\n", 0, match.start()) + 1, text[match.start():end if end >= 0 else None].strip()
 
 
-def parse_properties(text: str, path: str | None = None) -> dict[str, str]:
+def parse_properties(text: str, path: str | None = None,
+                     lines: dict[str, int] | None = None) -> dict[str, str]:
     result: dict[str, str] = {}
     for line_no, logical in _logical_lines(text):
         key, value = _split(logical, path, line_no)
         result[key] = value
+        if lines is not None:
+            lines[key] = line_no
     return result
 
 

@@ -47,33 +47,45 @@ SOME_LAYER = "the properties (--conf, pegasus.properties or -D)"
 
 class Properties(Mapping[str, str]):
     """An immutable layered mapping of property keys to string values; each key remembers the layer
-    that set it (:meth:`origin`), which errors about its value name."""
+    that set it (:meth:`origin`) and, set in a file, its line there (:meth:`origin_line`), which
+    errors about its value name."""
 
-    __slots__ = ("_data", "_origins", "sources")
+    __slots__ = ("_data", "_lines", "_origins", "sources")
 
     def __init__(self, data: Mapping[str, str] | None = None, sources: tuple[str, ...] = (),
-                 origins: Mapping[str, str] | None = None) -> None:
+                 origins: Mapping[str, str] | None = None, lines: Mapping[str, int] | None = None) -> None:
         self._data: dict[str, str] = dict(data or {})
         self._origins: dict[str, str] = dict(origins or {})
+        self._lines: dict[str, int] = dict(lines or {})
         self.sources = sources
 
     @classmethod
-    def layered(cls, *layers: tuple[str, Mapping[str, str]]) -> Properties:
-        """Build from ``(source name, mapping)`` layers, later layers winning."""
+    def layered(cls, *layers: tuple[str, Mapping[str, str]],
+                lines: Mapping[str, Mapping[str, int]] | None = None) -> Properties:
+        """Build from ``(source name, mapping)`` layers, later layers winning; ``lines``: the line of
+        each key in the layers that are files, by source name."""
         data: dict[str, str] = {}
         origins: dict[str, str] = {}
         for name, layer in layers:
             data.update(layer)
             origins.update(dict.fromkeys(layer, name))
-        return cls(data, tuple(name for name, _ in layers), origins)
+        where = lines or {}
+        found = {key: line for key, name in origins.items()
+                 if (line := where.get(name, {}).get(key)) is not None}
+        return cls(data, tuple(name for name, _ in layers), origins, found)
 
     def with_overrides(self, overrides: Mapping[str, str], source: str = "-D") -> Properties:
         return Properties({**self._data, **overrides}, (*self.sources, source),
-                          {**self._origins, **dict.fromkeys(overrides, source)})
+                          {**self._origins, **dict.fromkeys(overrides, source)},
+                          {key: line for key, line in self._lines.items() if key not in overrides})
 
     def origin(self, key: str) -> str:
         """The layer that set ``key``: a file's path, ``-D``, the environment (else :data:`SOME_LAYER`)."""
         return self._origins.get(key, SOME_LAYER)
+
+    def origin_line(self, key: str) -> int | None:
+        """The line of ``key`` in the file that set it; None when a file did not."""
+        return self._lines.get(key)
 
     def __getitem__(self, key: str) -> str:
         return self._data[key]
@@ -97,7 +109,7 @@ class Properties(Mapping[str, str]):
         if text in _FALSE:
             return False
         raise ValidationError(f"malformed property '{key}'", rule="must be true or false", value=raw,
-                              path=self.origin(key))
+                              path=self.origin(key), line=self.origin_line(key))
 
     def get_int(self, key: str, default: int | None = None, *, minimum: int | None = None,
                 maximum: int | None = None) -> int | None:
@@ -108,13 +120,13 @@ class Properties(Mapping[str, str]):
             value = int(raw.strip())
         except ValueError:
             raise ValidationError(f"malformed property '{key}'", rule="must be an integer",
-                                  value=raw, path=self.origin(key)) from None
+                                  value=raw, path=self.origin(key), line=self.origin_line(key)) from None
         if minimum is not None and value < minimum:
             raise ValidationError(f"malformed property '{key}'", rule=f"must be >= {minimum}", value=raw,
-                                  path=self.origin(key))
+                                  path=self.origin(key), line=self.origin_line(key))
         if maximum is not None and value > maximum:
             raise ValidationError(f"malformed property '{key}'", rule=f"must be <= {maximum}", value=raw,
-                                  path=self.origin(key))
+                                  path=self.origin(key), line=self.origin_line(key))
         return value
 
     def get_str(self, key: str, default: str | None = None) -> str | None:
