@@ -14,9 +14,9 @@ model from earlier runs.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from sheaf._lazy import lazy_exports
 from sheaf.predict._autocluster import AutoModel, best_count, group_makespan
 from sheaf.predict._fit import Timing, fit_overheads, peak_concurrency
 from sheaf.predict._overheads import (
@@ -33,17 +33,10 @@ from sheaf.predict._overheads import (
 if TYPE_CHECKING:
     from sheaf.predict._simulate import LevelFigures, Platform, Prediction, SimJob, SimWorkflow, simulate
 
-#: the simulator's names, loaded on first use: it needs numpy, which the planner's automatic
-#: clustering (``best_count``) does not, and every ``sheaf plan`` would otherwise start it
-_SIMULATOR = frozenset({"LevelFigures", "Platform", "Prediction", "SimJob", "SimWorkflow", "simulate"})
-
-
-def __getattr__(name: str) -> Any:
-    if name in _SIMULATOR:
-        value = getattr(importlib.import_module("sheaf.predict._simulate"), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# the simulator's names are imported on first use (sheaf._lazy): it needs numpy, which the planner's
+# automatic clustering (best_count) does not, and every sheaf plan would otherwise start it
+__getattr__ = lazy_exports(__name__, dict.fromkeys(
+    ("LevelFigures", "Platform", "Prediction", "SimJob", "SimWorkflow", "simulate"), "_simulate"))
 
 __all__ = [
     "BACKENDS", "COMPONENTS", "DEFAULTS", "AutoModel", "Dist", "LevelFigures", "OverheadModel",
