@@ -59,7 +59,7 @@ def test_public_surface_is_pinned() -> None:
         "DagmanOptions", "Damage", "EndRecord", "Event", "EventTranslator", "Exited", "FileTransfer", "Held",
         "Launch", "Limits", "NodeEvent", "NodeState", "Pollable", "ProcessRecord", "Progress", "Released",
         "Removed", "Replay", "ReportsStarts", "Requeued", "RunResult", "STATES", "SelfRefilling", "Started",
-        "Suspended",
+        "Suspended", "dagman_id",
         "expand_launch", "find_dag", "lock_holder", "needs_expansion", "node_description", "parse_dag",
         "parse_submit", "read_journal", "read_records", "rescue_dag_number", "run_workflow", "scan_journal",
         "split_arguments", "split_environment", "state_paths", "stop_in_process",

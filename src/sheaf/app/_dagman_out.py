@@ -32,7 +32,7 @@ import os
 import time
 from collections.abc import Callable, Mapping
 
-from sheaf.engine import DagmanOptions, NodeEvent, Progress, rescue_dag_number
+from sheaf.engine import DagmanOptions, NodeEvent, Progress, dagman_id, rescue_dag_number
 
 COLUMNS: dict[str, tuple[str, ...]] = {
     "Done": ("done",),
@@ -96,8 +96,8 @@ def block(stamp: str, total: int, counts: Mapping[str, int], dag_status: int | N
 
 def exit_line(stamp: str, status: int) -> str:
     """DAGMan's last line, which its manual quotes as the one to check (``(condor_DAGMAN) pid 445
-    EXITING WITH STATUS 0``): the DAGMan job id is the engine's process id, as jobstate.log has it."""
-    pid = os.getpid()
+    EXITING WITH STATUS 0``): the run's DAGMan job id, as jobstate.log has it."""
+    pid = dagman_id()
     return (f"{stamp} **** condor_scheduniv_exec.{pid}.0 (condor_DAGMAN) pid {pid} "
             f"EXITING WITH STATUS {status}\n")
 

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
         Started,
         Suspended,
     )
+    from sheaf.engine._dagid import dagman_id
     from sheaf.engine._dollar import expand_launch, needs_expansion
     from sheaf.engine._events import Change
     from sheaf.engine._journal import Replay, read_records
@@ -87,6 +88,7 @@ __all__: list[str] = [
     "SelfRefilling",
     "Started",
     "Suspended",
+    "dagman_id",
     "expand_launch",
     "find_dag",
     "lock_holder",
@@ -116,7 +118,8 @@ _WHERE = {
     "SelfRefilling": "_backend", "Backend": "_backend", "BeginRecord": "_records", "Change": "_events",
     "ChangeRecord": "_records", "DagState": "_state", "DagmanOptions": "_runconfig", "Damage": "_records",
     "EndRecord": "_records", "Event": "_backend", "EventTranslator": "reports", "Exited": "_backend",
-    "find_dag": "_paths", "rescue_dag_number": "_paths", "lock_holder": "_resume", "Held": "_backend",
+    "dagman_id": "_dagid", "find_dag": "_paths", "rescue_dag_number": "_paths", "lock_holder": "_resume",
+    "Held": "_backend",
     "Launch": "_backend",
     "Limits": "_state", "node_description": "_submit", "NodeEvent": "reports", "NodeState": "_state",
     "parse_submit": "_submit", "ProcessRecord": "_records", "Progress": "_loop",
