@@ -10,6 +10,7 @@ import pytest
 from Pegasus.api import Grid, Scheduler, Site, SiteCatalog, SupportedJobs
 
 from sheaf import app
+from sheaf.errors import PlanningError
 
 SITES = """<?xml version="1.0" encoding="UTF-8"?>
 <sitecatalog xmlns="http://pegasus.isi.edu/schema/sitecatalog" version="4.0">
@@ -124,3 +125,25 @@ def test_a_jobs_grid_jobtype_picks_the_grid_gateway_of_that_job_type(tmp_path: P
     app.plan(app.PlanRequest(str(tmp_path / "workflow.yml"), base=str(tmp_path / "runs"), relative_dir="p",
                              sites=("hpc",), sc=str(tmp_path / "sites.yml"), tc=str(tmp_path / "tc.txt")))
     assert "grid_resource = batch pbs me@login" in (tmp_path / "runs" / "p" / "batch.dag").read_text()
+
+
+@pytest.mark.parametrize("style", ["glite", "ssh"])
+def test_a_site_of_the_glite_or_ssh_style_without_a_grid_gateway_is_refused(tmp_path: Path,
+                                                                            style: str) -> None:
+    """Pegasus's GLite and SSH styles build grid_resource from the site's grid gateway: a site with
+    none (and, for glite, no grid_resource of its own) cannot be planned, as in Pegasus."""
+    SiteCatalog().add_sites(Site("hpc").add_pegasus_profile(style=style), Site("local")).write(
+        str(tmp_path / "sites.yml"))
+    (tmp_path / "tc.txt").write_text(TRANSFORMATIONS)
+    (tmp_path / "workflow.yml").write_text(WORKFLOW)
+    with pytest.raises(PlanningError, match=f"site 'hpc' has no grid gateway with a contact for its {style} "
+                                            "style's compute jobs"):
+        app.plan(app.PlanRequest(str(tmp_path / "workflow.yml"), base=str(tmp_path / "runs"), sites=("hpc",),
+                                 sc=str(tmp_path / "sites.yml"), tc=str(tmp_path / "tc.txt")))
+    assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").rglob("*.dag"))
+
+
+def test_a_grid_gateway_that_names_the_fork_scheduler_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(PlanningError, match="names no batch scheduler") as caught:
+        _plan_gateway(tmp_path, Scheduler.FORK)
+    assert caught.value.value == "fork"

@@ -39,6 +39,8 @@ Pegasus's glite and ssh styles: a job whose pegasus ``style`` is ``glite`` and t
 Pegasus selects it -- else one for any job type, else the first), as Pegasus's GLite style
 builds it -- ``batch slurm me@login`` -- so that ``sheaf run`` sends it where Pegasus would; under
 ``ssh`` the gateway's wins over a ``grid_resource`` given, as Pegasus's SSH style builds it always.
+As in Pegasus, such a job whose site has no gateway with a contact, or whose gateway names no batch
+scheduler (none, ``fork`` or ``unknown``), cannot be planned.
 
 Hints: a job's selector ``pfn`` profile (Pegasus 4's ``hints.pfn``) names the installed executable it
 runs, "overriding any entries specified in the transformation catalog" (Pegasus's profile table): the
@@ -284,9 +286,17 @@ class _SiteResolver:
         wanted = ((merged.get("selector") or EMPTY).get("grid.jobtype") or "compute").strip().lower()
         gateway = next((g for g in grids if (g.job_type or "").lower() == wanted), None) or next(
             (g for g in grids if not g.job_type), None) or (grids[0] if grids else None)
-        if gateway is None or not gateway.contact or not gateway.scheduler:
-            return merged
-        resource = f"{gateway.type.lower()} {gateway.scheduler.lower()} {gateway.contact}"
+        rule = (f"a job of pegasus style {style}"
+                + (" with no condor grid_resource" if style == "glite" else "")
+                + " runs through a grid gateway of its site with a contact and a batch scheduler")
+        if gateway is None or not gateway.contact:
+            raise PlanningError(f"site '{site}' has no grid gateway with a contact for its {style} style's "
+                                f"{wanted} jobs", rule=rule, value=site)
+        scheduler = (gateway.scheduler or "").strip().lower()
+        if scheduler in ("", "fork", "unknown"):
+            raise PlanningError(f"site '{site}': the grid gateway for its {style} style's {wanted} jobs "
+                                "names no batch scheduler", rule=rule, value=gateway.scheduler or "")
+        resource = f"{gateway.type.lower()} {scheduler} {gateway.contact}"
         return {**merged, "condor": {**(merged.get("condor") or EMPTY), "grid_resource": resource}}
 
 
