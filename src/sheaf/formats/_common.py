@@ -21,14 +21,14 @@ import contextlib
 import os
 import re
 import stat
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, NoReturn
 
 import yaml_rs
 
 from sheaf.errors import FormatError, InputError, ValidationError
-from sheaf.formats._locate import Position, locate, locate_duplicate_key, locate_key, position
+from sheaf.formats._locate import Position, locate, locate_duplicate_key, locate_key, locate_xml, position
 from sheaf.formats._nesting import MAX_DEPTH, too_deep
 from sheaf.model import EMPTY, normalize_profiles
 
@@ -432,3 +432,26 @@ class ProfileReader:
 
 
 _QUOTED = re.compile(r"'([^']*)'")
+
+
+def locate_error(exc: ValidationError, paths: Iterable[str | None]) -> ValidationError:
+    """Fill in the file and line where ``exc.value`` appears first (best effort, never raises)."""
+    if exc.path is not None or not exc.has_value or exc.value is None:
+        return exc
+    for path in paths:
+        if not path:
+            continue
+        try:
+            text = read_text(path)
+        except InputError:
+            continue
+        if text.lstrip()[:1] == "<":  # XML (a DAX, a site catalog): an attribute's value or an element's text
+            pos = locate_xml(text, exc.value, "id") or locate_xml(text, exc.value)
+        else:
+            pos = locate(text, exc.value, key="id") or locate(text, exc.value)
+        if pos is not None:
+            exc.located(path, pos[0], pos[1])
+            return exc
+    first = next((p for p in paths if p), None)
+    exc.located(first)
+    return exc

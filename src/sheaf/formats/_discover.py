@@ -41,9 +41,8 @@ from sheaf.formats._catalog_files import (
     replica_directories,
     under,
 )
-from sheaf.formats._common import PathLike, read_text
+from sheaf.formats._common import PathLike, locate_error
 from sheaf.formats._expand import Variables
-from sheaf.formats._locate import locate, locate_xml
 from sheaf.formats._pegasus_notes import deprecated_layer, feature_warnings, mode_layer
 from sheaf.model import (
     Graph,
@@ -359,24 +358,3 @@ def validate_inputs(inputs: Inputs) -> tuple[Graph, list[int], Summary]:
         raise inputs.locate(exc) from None
 
 
-def locate_error(exc: ValidationError, paths: Iterable[str | None]) -> ValidationError:
-    """Fill in the file and line where ``exc.value`` appears first (best effort, never raises)."""
-    if exc.path is not None or not exc.has_value or exc.value is None:
-        return exc
-    for path in paths:
-        if not path:
-            continue
-        try:
-            text = read_text(path)
-        except InputError:
-            continue
-        if text.lstrip()[:1] == "<":  # XML (a DAX, a site catalog): an attribute's value or an element's text
-            pos = locate_xml(text, exc.value, "id") or locate_xml(text, exc.value)
-        else:
-            pos = locate(text, exc.value, key="id") or locate(text, exc.value)
-        if pos is not None:
-            exc.located(path, pos[0], pos[1])
-            return exc
-    first = next((p for p in paths if p), None)
-    exc.located(first)
-    return exc

@@ -14,8 +14,7 @@ from typing import Any
 
 from sheaf._gc import freeze, gc_paused
 from sheaf.errors import FormatError, InputError, ValidationError
-from sheaf.formats._common import PathLike, TextSource, located_in, read_text
-from sheaf.formats._discover import locate_error
+from sheaf.formats._common import PathLike, TextSource, locate_error, located_in, read_text
 from sheaf.formats._expand import Variables, expand_text
 from sheaf.formats._file_rc import looks_like_file_rc, parse_file_rc
 from sheaf.formats._yaml_catalogs import (
