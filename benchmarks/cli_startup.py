@@ -14,8 +14,9 @@ interleaved round by round (a slow spell of the machine falls on all of them):
 - ``sheaf run`` of one of those plans (the example's eight jobs: mostly waiting on them);
 - ``sheaf status`` of the finished run.
 
-It prints each command's median CPU seconds (user + system, the process and what it waited for) and
-wall seconds, and the CPU's ratio to the baseline's.
+It prints each command's mean CPU seconds (user + system, the process and what it waited for: the
+kernel counts them in clock ticks, which a mean over the runs evens out) and median wall seconds,
+and the CPU's ratio to the baseline's.
 
 Usage::
 
@@ -91,11 +92,12 @@ def main(argv: list[str] | None = None) -> int:
                     figures["sheaf run"].append((cpu, wall))
                     cpu, wall, _ = _timed([SHEAF, "status", directory], work)
                     figures["sheaf status"].append((cpu, wall))
-    base_cpu = statistics.median(cpu for cpu, _ in figures["python -c 'import click' (baseline)"])
-    print(f"{args.runs} runs each, {args.history} earlier runs under the base directory; medians")
+    base_cpu = statistics.fmean(cpu for cpu, _ in figures["python -c 'import click' (baseline)"])
+    print(f"{args.runs} runs each, {args.history} earlier runs under the base directory; "
+          "mean CPU, median wall")
     print(f"{'command':<40} {'cpu s':>7} {'wall s':>7} {'cpu/baseline':>13}")
     for name, rows in figures.items():
-        cpu = statistics.median(c for c, _ in rows)
+        cpu = statistics.fmean(c for c, _ in rows)
         wall = statistics.median(w for _, w in rows)
         print(f"{name:<40} {cpu:7.3f} {wall:7.3f} {cpu / base_cpu:13.2f}")
     return 0

@@ -15,12 +15,13 @@ from sheaf._lazy import lazy_exports
 if TYPE_CHECKING:
     from sheaf.monitor._analyze import Analysis, FailedJob, FailedTask, analyze
     from sheaf.monitor._dashboard import make_server
+    from sheaf.monitor._durations import format_seconds
     from sheaf.monitor._events import EventsLoader, RunView, events_enabled, open_events
     from sheaf.monitor._history import JobTiming, RunTimings, run_timings, task_history
     from sheaf.monitor._master import RunEntry, list_runs, master_db_path
     from sheaf.monitor._meta import PlanJob, PlanProfiles, braindump, plan_json
     from sheaf.monitor._plots import PlotData, plot_data, write_plots
-    from sheaf.monitor._statistics import Statistics, format_seconds, workflow_statistics
+    from sheaf.monitor._statistics import Statistics, workflow_statistics
     from sheaf.monitor._status import SubStatus, WorkflowStatus, age, sub_workflows, workflow_status
 
 __all__: list[str] = [
@@ -41,7 +42,7 @@ _WHERE = {
     "plan_json": "_meta",
     "RunEntry": "_master", "list_runs": "_master", "master_db_path": "_master",
     "PlotData": "_plots", "plot_data": "_plots", "write_plots": "_plots", "Statistics": "_statistics",
-    "format_seconds": "_statistics", "workflow_statistics": "_statistics", "SubStatus": "_status",
+    "format_seconds": "_durations", "workflow_statistics": "_statistics", "SubStatus": "_status",
     "WorkflowStatus": "_status", "age": "_status", "sub_workflows": "_status", "workflow_status": "_status",
 }
 __getattr__ = lazy_exports(__name__, _WHERE)

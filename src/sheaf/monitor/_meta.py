@@ -20,11 +20,12 @@ import os
 import socket
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from sheaf.engine import Dag
+if TYPE_CHECKING:
+    from sheaf.engine import Dag
 
 #: what a sub-workflow job's runs are recorded under, as pegasus-statistics names a DAG's
 SUBWORKFLOW_TRANSFORMATION = "condor::dagman"

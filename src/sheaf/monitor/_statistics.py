@@ -29,7 +29,6 @@ __all__ = [
     "Statistics",
     "SummaryRow",
     "TransformationRow",
-    "format_seconds",
     "read_prediction",
     "workflow_statistics",
 ]
@@ -147,23 +146,6 @@ def read_prediction(directory: str, schedule: bool = False) -> dict[str, Any] | 
                            and isinstance(row[0], str) and isinstance(row[1], str)
                            and all(isinstance(v, int | float) and math.isfinite(v) for v in row[2:])]
     return out
-
-
-def format_seconds(duration: float | None) -> str:
-    """pegasus-statistics' durations: the two largest components, "2 mins, 1 sec", "52.45 secs"."""
-    if duration is None:
-        return "-"
-    sec = int(duration)
-    parts: list[tuple[int, str]] = []
-    for size, unit in ((31536000, "year"), (86400, "day"), (3600, "hr"), (60, "min")):
-        count, sec = divmod(sec, size)
-        if count or parts:
-            parts.append((count, unit))
-    if not parts:
-        value = round(duration, 2)
-        return f"{value} sec" if value == 1 else f"{value} secs"
-    parts.append((sec, "sec"))
-    return ", ".join(f"{n} {unit}" if n == 1 else f"{n} {unit}s" for n, unit in parts[:2])
 
 
 #: the jobs of sub-workflows: their rows are Sub-Workflows, and their tasks (``condor::dagman``, a child's
