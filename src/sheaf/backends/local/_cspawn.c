@@ -23,7 +23,7 @@
  *
  * Threads: the spawner thread spawns the submitted requests, in order (their results come back in
  * submission order), and gives each child to the reaper that watches the fewest.  A reaper per CPU
- * (MAX_REAPERS at most), not one: a posix_spawn blocks its caller until the child has exec'd, and on
+ * (MAX_REAPERS at most), not one: a spawn (vfork) blocks its caller until the child has exec'd, and on
  * a busy machine the child first waits for a CPU -- one reaper spent ~0.31 ms a job blocked so (3.1 s
  * of a 5.2 s run of 10^4 /bin/true jobs on two CPUs, perf sched) while another slot's exit waited
  * to be reaped.  A spawn can also block for good (a FIFO or a socket among the job's files blocks
@@ -481,7 +481,7 @@ static void guard_unlist(Spawner *s, request *r, int pid) {
 
 /* The reaper watching the fewest running children, a successor it is starting counted as running;
  * the lock is held.  Without that count a slot's chain went missing from its reaper for the whole
- * of its successor's posix_spawn (~0.3 ms, most of a /bin/true job's life), and the spawner thread
+ * of its successor's spawn (~0.3 ms, most of a /bin/true job's life), and the spawner thread
  * gave the other slot's new chain to the same reaper, where both chains stayed: with 10^4 /bin/true
  * jobs on 2 CPUs one reaper spawned every job and each slot's exit waited for the other's spawn. */
 static int least_homed(const Spawner *s) {
