@@ -11,9 +11,8 @@ each job that runs in a container has its ``container`` (``name``, ``type``, ``i
 catalogued, and ``image_site`` and ``bypass`` when the catalog sets them; the key is absent for
 the others).  ``hooks``, at the top and on a job whose tasks have any: the shell hooks to run
 (``{"when": start|on_error|on_success|at_end|all, "cmd": ...}``, the conditions of Pegasus's
-notifications file), which ``sheaf.monitor`` runs while the DAG does -- none when the properties turn
-notifications off, as pegasus-monitord reads them: ``pegasus.monitord.notifications = false`` or
-``pegasus.monitord.notifications.max = 0`` (``notifications_on``).  ``runtimes``, on a job whose
+notifications file), which ``sheaf.monitor`` runs while the DAG does -- none when the planner found
+notifications turned off (``ExecutableWorkflow.notifications``).  ``runtimes``, on a job whose
 tasks have a pegasus ``runtime`` profile: each task's, in ``tasks``' order (``null`` for a task without
 one), what ``sheaf predict`` reads.  ``bytes``, on a stage-in, stage-out or inter-site job: what
 its transfer list moves, the sum of its files' sizes as the workflow states them (a use's ``size`` or
@@ -33,7 +32,7 @@ from typing import Any
 
 import msgspec
 
-from sheaf.model import Container, Properties
+from sheaf.model import Container
 from sheaf.planner import Task
 
 FORMAT = "sheaf-plan/1"
@@ -84,14 +83,6 @@ def hook_records(*sources: Mapping[str, Any]) -> list[dict[str, str]]:
                 if record not in out:
                     out.append(record)
     return out
-
-
-def notifications_on(properties: Properties) -> bool:
-    """Whether the plan's hooks run (module docstring); a negative ``notifications.max`` is unset, as
-    for pegasus-monitord."""
-    if not properties.get_bool("pegasus.monitord.notifications", True):
-        return False
-    return properties.get_int("pegasus.monitord.notifications.max") != 0
 
 
 def task_runtimes(tasks: Sequence[Task]) -> list[float | None] | None:

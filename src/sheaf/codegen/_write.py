@@ -105,7 +105,6 @@ from sheaf.codegen._planjson import (
     contract_profiles,
     encode_plan,
     hook_records,
-    notifications_on,
     task_runtimes,
 )
 from sheaf.codegen._siblings import remove_dead_plans, remove_stale_siblings, sibling
@@ -452,7 +451,6 @@ class _Writer:
     lists: BinaryIO | None = None  # the data jobs' lists file, opened at the first (module docstring)
     lists_size: int = 0
     tools: dict[str, str] = field(default_factory=dict)
-    notify: bool = True  # the plan's hooks run (``notifications_on``)
 
     def _tool(self, name: str) -> str:
         """``tool_path(name)``, looked up once per writer: it stats a file, and every data job runs one."""
@@ -464,7 +462,6 @@ class _Writer:
     def write(self, jobs: list[ExecJob], edges: list[tuple[int, int]]) -> PlanFiles:
         ctx = SubmitContext(self.exec_wf.name, self.layout.log)
         self.base = self.exec_wf.properties.profiles()
-        self.notify = notifications_on(self.exec_wf.properties)
         self.jobs = jobs
         wf = self.exec_wf
         if any(job.type == "subworkflow" for job in jobs):
@@ -515,7 +512,7 @@ class _Writer:
         self.put_lines(f"{self.layout.name}.cache", cache_lines(produced_dirs(wf, self._workdir)))
         self.put("plan.json", encode_plan(wf.name, self._records(jobs), ids, edges, wf.sites, wf.output_sites,
                                           wf.clustering, self.options,
-                                          hook_records(wf.workflow.hooks) if self.notify else [],
+                                          hook_records(wf.workflow.hooks) if wf.notifications else [],
                                           wf.autocluster))
 
     def _records(self, jobs: list[ExecJob]) -> list[PlanJobRecord]:
@@ -523,7 +520,7 @@ class _Writer:
         contracted: dict[int, tuple[Profiles, dict[str, dict[str, str]]]] = {}
         records = []
         # most workflows have no hooks: then no job's tasks are looked up for them
-        hooked = self.notify and (bool(self.exec_wf.transformation_hooks) or any(
+        hooked = self.exec_wf.notifications and (bool(self.exec_wf.transformation_hooks) or any(
             job.hooks for job in self.exec_wf.workflow.jobs.values()))
         for job in jobs:
             profiles = self._profiles(job)

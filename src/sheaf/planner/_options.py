@@ -52,6 +52,14 @@ class Options:
     auto: AutoModel | Callable[[], AutoModel] = field(default_factory=AutoModel)
 
 
+def notifications_on(properties: Properties) -> bool:
+    """Whether the plan's hooks run (``ExecutableWorkflow.notifications``); a negative
+    ``notifications.max`` is unset, as for pegasus-monitord."""
+    if not properties.get_bool("pegasus.monitord.notifications", True):
+        return False
+    return properties.get_int("pegasus.monitord.notifications.max") != 0
+
+
 def read_options(properties: Properties, clustering: Sequence[str], seed: int | None) -> Options:
     """The planner's ``Options`` (module docstring); raises ``PlanningError`` on a bad setting."""
     return Options(

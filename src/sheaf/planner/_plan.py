@@ -132,6 +132,9 @@ class ExecutableWorkflow:
     containers: dict[tuple[str, str], Container] = field(default_factory=dict)
     #: transformation (as in ``Task.transformation``) -> its catalog entry's hooks, run for every job of it
     transformation_hooks: dict[str, Mapping[str, Any]] = field(default_factory=dict)
+    #: whether the plan's hooks run: the properties turn them off as pegasus-monitord reads them
+    #: (``pegasus.monitord.notifications = false`` or ``pegasus.monitord.notifications.max = 0``)
+    notifications: bool = True
     #: the data-staging settings (``--output-dir``, ``--cleanup``, ...) the data pass reads
     data: DataOptions = field(default_factory=lambda: DataOptions())  # noqa: PLW0108 (defined below)
     #: whether the data pass (``sheaf.planner._data``) has added its jobs; ``data`` then names the submit

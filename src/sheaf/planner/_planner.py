@@ -49,7 +49,7 @@ from sheaf.planner._horizontal import auto_horizontal, horizontal
 from sheaf.planner._jobs import JobTable, resolve_jobs
 from sheaf.planner._label import label, whole
 from sheaf.planner._naming import safe, unique
-from sheaf.planner._options import code_generator, mapped_aggregator_note, read_options
+from sheaf.planner._options import code_generator, mapped_aggregator_note, notifications_on, read_options
 from sheaf.planner._plan import DataOptions, ExecJob, ExecutableWorkflow, Task
 from sheaf.planner._reuse import reduce_workflow
 from sheaf.planner._sites import make_selector, selected_sites
@@ -150,6 +150,7 @@ def _plan(workflow: Workflow, tc: TransformationCatalog | None, sc: SiteCatalog 
                                 notes=ctx.notes, warnings=ctx.warnings, site_catalog=sc, replica_catalog=rc,
                                 stageable=table.staged, required=table.required, containers=table.containers,
                                 transformation_hooks=_transformation_hooks(table, tc),
+                                notifications=notifications_on(properties),
                                 autocluster={"groups": ctx.auto_choices} if ctx.auto_choices else {},
                                 auto_model=ctx.auto_model() if "auto" in options.techniques else None)
     _assemble(result, units, ctx)
