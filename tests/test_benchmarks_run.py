@@ -65,3 +65,10 @@ def test_plan_scaling_refuses_zero_rounds() -> None:
                           capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 2 and "--rounds must be 1 or more, not 0" in done.stderr, done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_cli_startup_refuses_zero_runs() -> None:
+    done = subprocess.run([sys.executable, str(BENCH / "cli_startup.py"), "--runs", "0"],
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 2 and "--runs must be 1 or more" in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr
