@@ -13,6 +13,9 @@
   counting imports made inside functions, not those made only for type checking.
 - **The engine's state its own.** No engine module reads or writes another object's private field
   (``machine._x``): ``DagState``'s queues, ending and rules use public methods.
+- **Comments give reasons, not measurements.** A comment or docstring says why in a sentence; the
+  figures measured for a choice are in docs/performance.md, so no comment carries an approximate
+  figure (``~3 ms``), a before-and-after (``30 ms -> 8 ms``) or a measurement (``measured: 1.9 s``).
 - **The engine's reports apart.** ``sheaf.engine.reports`` (jobstate.log, the node status file, DOT,
   metrics, rescue DAGs) is used by the engine's loop alone, through the reports' face: the core (the
   state machine, the journal) does not know it, and the other packages see the engine's face only.
@@ -22,6 +25,9 @@ from __future__ import annotations
 
 import ast
 import functools
+import io
+import re
+import tokenize
 from pathlib import Path
 
 import pytest
@@ -215,3 +221,45 @@ def test_no_two_modules_define_a_public_class_of_the_same_name() -> None:
             if isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
                 where.setdefault(node.name, []).append(_module(path))
     assert {name: modules for name, modules in where.items() if len(modules) > 1} == {}
+
+
+_UNIT = r"(?:ms|us|µs|ns|s|MB|GB|KB|%|x|\u00d7)"  # \u00d7: the multiplication sign
+#: an approximate figure, a before-and-after, or a figure said to be measured or taken
+_FIGURE = rf"\d[\d.,]*\s?{_UNIT}(?![\w(])"
+_MEASUREMENT = re.compile(rf"~{_FIGURE}|\d\s?(?:{_UNIT}\s?)?(?:->|→)\s?{_FIGURE}|\bmeasured\b[^.;]*{_FIGURE}"
+                          rf"|\b(?:took|cost)\s~?{_FIGURE}")
+
+
+def _notes(path: Path) -> list[tuple[int, str]]:
+    """The comments and docstrings of a Python or C file, by line."""
+    text = path.read_text(encoding="utf-8")
+    if path.suffix == ".c":
+        return [(text.count("\n", 0, m.start()) + 1, m.group())
+                for m in re.finditer(r"/\*.*?\*/|//[^\n]*", text, re.DOTALL)]
+    notes = [(tok.start[0], tok.string) for tok in tokenize.generate_tokens(io.StringIO(text).readline)
+             if tok.type == tokenize.COMMENT]
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            doc = ast.get_docstring(node, clean=False)
+            if doc is not None:
+                notes.append((node.body[0].lineno, doc))
+    return notes
+
+
+def measurements_in_comments(root: Path) -> list[str]:
+    return [f"{path.relative_to(root)}:{line}: {match.group()!r}"
+            for path in sorted([*root.rglob("*.py"), *root.rglob("*.c")])
+            for line, note in _notes(path)
+            for match in _MEASUREMENT.finditer(" ".join(note.split()))]
+
+
+def test_comments_give_reasons_not_measurements() -> None:
+    assert measurements_in_comments(SRC) == []
+
+
+@pytest.mark.parametrize("note", ["a pop: 0.51 -> 0.27 us", "it costs ~4 ms to compile",
+                                  "(measured: 39-43 ms of CPU)", "the teardown took 0.4 s"])
+def test_the_measurement_rule_sees_a_figure(tmp_path: Path, note: str) -> None:
+    (tmp_path / "m.py").write_text(f'"""A module."""\n\nX = 1  # {note}\n')
+    (tmp_path / "c.c").write_text(f"/* {note} */\nint x;\n")
+    assert len(measurements_in_comments(tmp_path)) == 2

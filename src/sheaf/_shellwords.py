@@ -2,10 +2,9 @@
 
 The seqexec ``.in`` file, the PMC DAG and ``sheaf-transfer``'s pairs file carry argv as words quoted
 with POSIX shell rules (never given to a shell).  ``split_words`` reads them exactly as
-``shlex.split(text, comments=False, posix=True)`` does, which was the reader before; ``shlex`` builds
-every token one character at a time (``self.token += c``) and took ~20 s on a 1 MB line.  Here one
-regex match consumes a whole run of plain text, a quoted string or an escape, so the time is linear
-in the line.
+``shlex.split(text, comments=False, posix=True)`` does; ``shlex`` builds every token one character
+at a time (``self.token += c``), which is quadratic in a long word.  Here one regex match consumes a
+whole run of plain text, a quoted string or an escape, so the time is linear in the line.
 
 The rules (``shlex``'s POSIX mode with ``whitespace_split``, no comment characters):
 

@@ -2,9 +2,9 @@
 dataclasses to the type checker and to every reader, built without the frozen ``__setattr__`` at run
 time.
 
-A frozen dataclass assigns each field through ``object.__setattr__`` in its ``__init__``: an object
-of 8 fields costs ~0.9 us to make against ~0.13 us for a plain slotted one, and a run makes ~9 of them
-per node (its submission, changes, exit, start, launch).  The class keeps everything else a frozen
+A frozen dataclass assigns each field through ``object.__setattr__`` in its ``__init__``, several
+times dearer than a plain slotted one, and a run makes several of these objects per node (its
+submission, changes, exit, start, launch).  The class keeps everything else a frozen
 dataclass has: ``__eq__``, the same ``__hash__`` (of its fields), ``__match_args__``, ``replace``,
 pickling.  Assignment to a field is refused by mypy (``dataclass_transform(frozen_default=True)``),
 not at run time.

@@ -13,9 +13,8 @@ Policy
 The table: a start or an end costs no system call
     The live jobs are listed in a table in shared memory (a ``memfd`` mapped ``MAP_SHARED`` by the
     owner, and by the guard only once the owner is gone): a start stores an entry, an end clears
-    it, both plain stores of one aligned 64-bit word.  (The guard used to be told ``+PGID`` and
-    ``-PGID`` down a pipe: two writes and most of a guard wake-up per job -- ~16,700 wake-ups,
-    0.29 s of the guard's CPU and as many context switches on two CPUs for 10^4 ``/bin/true`` jobs.)
+    it, both plain stores of one aligned 64-bit word, where a message down a pipe would cost two
+    writes and a wake-up of the guard per job.
     The guard meanwhile sleeps in one ``read`` of its stdin, a pipe whose write end only the owner
     holds (close-on-exec: no job or script inherits it); end of file means the owner is gone.
 

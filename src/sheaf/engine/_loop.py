@@ -41,9 +41,9 @@ the lock), which needs no signal handler.  A DAG of
 run (``gc.freeze``, undone as ``run_workflow`` returns); the collector is paused while the DAG is
 read; and during the run the collector's youngest generation is collected every
 ``_YOUNG_THRESHOLD`` net allocations, not every 700 (the engine's per-node objects mostly die young,
-by reference counting; the state they join is rescanned by every young collection, and 10^4 nodes
-took ~500 of them, ~70 ms of CPU, against ~5 and ~27 ms): the process-wide changes the engine
-makes, at its entry point, undone as it returns.
+by reference counting; the state they join is rescanned by every young collection, so the default
+threshold makes many costly collections): the process-wide changes the engine makes, at its entry
+point, undone as it returns.
 """
 
 from __future__ import annotations

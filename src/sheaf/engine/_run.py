@@ -237,8 +237,7 @@ class EngineRun:
 
     def _cancel(self, cancels: tuple[Cancel, ...]) -> None:
         """Newest submission first: the attempts the backend still queues go before the running ones,
-        so that no slot a kill frees starts a queued attempt only to kill it next (a stop of a run
-        with 10^3 attempts submitted: ~10^3 needless starts, 1.8 s)."""
+        so that no slot a kill frees starts a queued attempt only to kill it next."""
         keys = [one for c in cancels for one in self.procs.cancel(f"{c.node}#{c.attempt}")]
         if len(keys) > 1:
             order = {key: i for i, key in enumerate(self.keys)}  # insertion order: submission order

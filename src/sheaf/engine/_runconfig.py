@@ -317,8 +317,8 @@ def load_descriptions(dag: Dag, limits: Limits, warn: Callable[[str], None] | No
     A description (or sub-DAG file) that cannot be read or expanded fails only its node, when the
     node is submitted, as DAGMan's submission of it fails (``SUBMIT_FAILURE``; the POST script still
     runs): it is warned about now, naming the file, line and rule.  The other nodes of a shared
-    description are expanded when they are submitted (a description shared by 10^4 nodes cost ~0.7 s
-    here, before the first job started); a node whose own VARS break its expansion then fails to
+    description are expanded when they are submitted (expanding every node of a large shared
+    description would delay the first job); a node whose own VARS break its expansion then fails to
     submit alone, as ``condor_submit`` fails for that node under DAGMan.  The first node's expansion
     is kept (when it does not depend on ``$(Cluster)``, which is only known at submission) so that its
     first attempt is not expanded twice.

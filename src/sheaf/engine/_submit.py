@@ -121,7 +121,7 @@ def split_arguments(value: str, where: str = "<arguments>") -> list[str]:
 @functools.lru_cache(maxsize=1024)
 def _split_arguments(value: str, where: str) -> tuple[str, ...]:
     """Cached by text: the nodes of a shared description mostly repeat their values (the
-    environment's long PATH above all), and tokenising one is 60 us."""
+    environment's long PATH above all), and tokenising a long one is costly."""
     return tuple(_tokenise_arguments(value, where))
 
 

@@ -127,7 +127,8 @@ class TextSource:
         return self._text
 
     def release(self) -> None:
-        """Drop the text once loaded: at 10^6 jobs it is ~400 MB that the model does not need."""
+        """Drop the text once loaded: at 10^6 jobs it is as large as the file, and the model does not
+        need it."""
         self._text = None
 
     @classmethod

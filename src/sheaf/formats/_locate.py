@@ -10,11 +10,11 @@ A *whole scalar* starts at the start of a line or after white space or one of ``
 where, past blanks, the line ends or one of ``,]}#`` or ``: `` follows.
 
 Policy: this runs only when an error or a warning is being reported, never while reading valid
-input, so it may rescan the text -- but in linear time, whatever the value and the text: a 1 MB
-value in a 1 MB file once took 35 s through a regular expression built from the value.  So
-candidates are found with ``str.find`` on the first ``_HEAD`` characters of the value form, each is
-checked at its two ends (constant time) before the whole form is compared, white space is scanned
-at most once per whole-scalar match, and the comparisons together may cost at most ``_BUDGET``
+input, so it may rescan the text -- but in linear time, whatever the value and the text, which a
+regular expression built from the value does not guarantee.  So candidates are found with
+``str.find`` on the first ``_HEAD`` characters of the value form, each is checked at its two ends
+(constant time) before the whole form is compared, white space is scanned at most once per
+whole-scalar match, and the comparisons together may cost at most ``_BUDGET``
 times the text's length: past that (a pathological, self-overlapping value), the search stops with
 what it found.  Values that are empty or all white space are not looked for.  It is a best effort:
 when the value cannot be found the caller reports the file without a line.

@@ -93,8 +93,8 @@ def _tokens(text: str, path: str) -> Iterator[_Token]:
 class _Parser:
     """Recursive-descent over the tokens: one method per grammar rule (no recursion depth: the
     grammar nests at most two levels).  Tokens are read one ahead as the parser goes, never listed
-    first: an error stops the reading at the offending token (a 4 MB file of ``{`` once cost 12 s
-    and 454 MB to tokenize before its second token was refused)."""
+    first: an error stops the reading at the offending token, so a huge malformed file is refused
+    without being tokenized whole."""
 
     def __init__(self, text: str, path: str, warnings: list[str] | None) -> None:
         self.path = path

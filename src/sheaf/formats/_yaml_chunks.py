@@ -1,7 +1,7 @@
 """Reading a large workflow's ``jobs`` in slices: raw YAML data and the model never both exist in full.
 
-Loaded YAML costs about fifteen times the file's size in Python objects (600 MB for a 40 MB,
-10^5-job file), so a 10^6-job workflow cannot be loaded in one piece within 2 GB.  For files of
+Loaded YAML costs many times the file's size in Python objects, so a 10^6-job workflow cannot be
+loaded in one piece within 2 GB.  For files of
 the layout that the Pegasus Python API and sheaf write -- a top-level block sequence under
 ``jobs:``, each job starting on a line ``<indent>- `` -- the jobs are cut at item boundaries into
 slices of about ``SLICE_CHARS`` characters, each slice is parsed on its own and converted, and its

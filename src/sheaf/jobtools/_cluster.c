@@ -1,7 +1,7 @@
 /* sheaf-cluster-c: the hot path of sheaf-cluster (seqexec.py) as a small C program.
  *
- * A clustered job's cost is mostly its runner's start-up: the Python sheaf-cluster needs ~13 ms
- * before its first task, this program well under 1 ms.  It is the same program, not a variant:
+ * A clustered job's cost is mostly its runner's start-up, and this program starts its first task in
+ * a small fraction of the Python sheaf-cluster's start-up.  It is the same program, not a variant:
  *
  * - It does exactly what seqexec.py and _seqexec_run.py do for the inputs it accepts: the options
  *   -d -e -f -S -s -n, an .in file (or stdin) in the grammar of sheaf.formats._seqexec_in, tasks

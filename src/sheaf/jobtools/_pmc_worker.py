@@ -5,8 +5,8 @@ Per task (as PMC's worker does):
 - The task is exec'd (never a shell; a bare name is looked up in PATH) in its own session, stdin
   from /dev/null, with ``PMC_TASK``, ``PMC_MEMORY``, ``PMC_CPUS``, ``PMC_RANK``, ``PMC_HOST_RANK``
   (and ``PMC_AFFINITY``) set.  It dies with its worker (``PR_SET_PDEATHSIG``, set by util-linux's
-  ``setpriv`` -- a Python pre-exec hook would cost ~8 ms a task): a task whose worker was killed
-  is run again elsewhere, and must not live on beside its second run.
+  ``setpriv`` -- a Python pre-exec hook would make every task's fork much dearer): a task whose
+  worker was killed is run again elsewhere, and must not live on beside its second run.
 - stdout/stderr go to this worker's ``DAG.out.RANK``/``DAG.err.RANK`` (appended; the master merges
   them into its own at the end) or, with ``--per-task-stdio``, to ``NAME.out.NNN``/``NAME.err.NNN``
   beside the DAG, NNN counting attempts.  After the task a ``[cluster-task ...]`` record is appended
@@ -69,7 +69,7 @@ _SETPRIV = shutil.which("setpriv")  # util-linux: sets the parent-death signal, 
 
 
 def _child_setup(strict_memory: int, bindings: tuple[int, ...]) -> Any:
-    """A pre-exec hook, only when needed: it makes the fork ~8 ms dearer than a plain spawn."""
+    """A pre-exec hook, only when needed: it makes the fork much dearer than a plain spawn."""
     if not strict_memory and not bindings and _SETPRIV:
         return None
     libc = ctypes.CDLL(None, use_errno=True)

@@ -2,7 +2,8 @@
 
 The file is shared by every clustered job of a workflow, so each line is written with one
 ``write()`` on an ``O_APPEND`` descriptor under an advisory ``lockf`` lock (a lock that cannot be had
-within ~2 s is given up, and the line is written anyway, as pegasus-cluster does)::
+in ten tries, a few seconds in all, is given up, and the line is written anyway, as pegasus-cluster
+does)::
 
     ISO HOST:PID 0 0/0 START ARGS ### sysname=S machine=M release=R       -- the cluster job starts
     ISO HOST:PID N EXIT/SIG DURATION ARGS ### utime=... nivcsw=...        -- task N finished

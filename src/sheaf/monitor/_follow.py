@@ -2,9 +2,9 @@
 
 Why a process and not a thread: the engine's loop is one Python thread that makes many short
 system calls (fsync, spawn, wait); a thread parsing the journal beside it holds the GIL in bursts,
-and every call the engine makes then waits for the GIL (up to the 5 ms switch interval) -- a 10^4
-job run measured 30 % slower that way for 0.7 s of loader CPU.  A process shares nothing with the
-engine but the journal it reads.
+and every call the engine makes then waits for the GIL (up to the switch interval), which slows
+the run far beyond the loader's own CPU time.  A process shares nothing with the engine but the
+journal it reads.
 
 Protocol: the parent holds the write end of this process's stdin and never writes to it.  Every
 INTERVAL seconds the process catches up; when stdin reaches end of file (the parent closed it when
@@ -15,10 +15,10 @@ a warning: the database is rebuilt by the next view.
 Memory: the process turns the cyclic garbage collector's automatic runs off (``gc.disable``, at
 this entry point).  A catch-up makes tens of thousands of objects (records, rows, the caches'
 entries) and next to no cycles; the automatic runs it set off scanned the growing heap again and
-again (20 ms of a run of 10^4 jobs, most of it in the first catch-up).  After the first catch-up
-(which reads the plan's jobs into the loader's caches) the process freezes what it holds
-(``gc.freeze``): those caches live as long as the process; after each later one it collects the
-young generations, which hold only what that catch-up made.
+again, most of all in the first catch-up.  After the first catch-up (which reads the plan's jobs
+into the loader's caches) the process freezes what it holds (``gc.freeze``): those caches live as
+long as the process; after each later one it collects the young generations, which hold only what
+that catch-up made.
 
 NULLs: the process registers an adapter for ``None`` with ``sqlite3`` (at this entry point).  The
 module binds int, float and str parameters directly but puts every other value, ``None`` included,
@@ -48,7 +48,7 @@ def _null(value: None) -> None:
 
 def follow(dag_path: str, interval: float) -> int:
     # not niced: on a loaded machine a niced loader starves, and `sheaf run` waits for its last
-    # catch-up (measured: seconds at load 10); its work is a few per cent of the engine's CPU
+    # catch-up; its work is a small share of the engine's CPU
     if not _journal_begun(state_paths(dag_path)["journal"], interval):
         return 0  # a run refused before it began (bad input) leaves no database behind
     gc.disable()  # see the module docstring: collected after each catch-up instead

@@ -112,8 +112,8 @@ _LAST_PLAN: list[tuple[tuple[object, ...], Plan | None]] = []
 
 def plan_json(directory: str) -> Plan | None:
     """plan.json's jobs, edges and hooks (None when absent or unreadable).  Decoded into
-    :class:`Plan`, which skips what the monitor does not read: 30 ms -> 8 ms at 10^4 jobs, most of
-    a job's record being its profiles (its environment)."""
+    :class:`Plan`, which skips what the monitor does not read, most of a job's record being its
+    profiles (its environment)."""
     path = os.path.join(directory, "plan.json")
     try:
         with open(path, "rb") as handle:
@@ -214,8 +214,8 @@ def read_meta(dag_path: str, directory: str, parse: Callable[[], Dag | None]) ->
 
 def _read_groups(directory: str) -> dict[str, Any] | None:
     """The grouped plan's record (``grid/groups.json``), None for a plan of one DAG.  Its reader is
-    imported only when the file is there: importing it loads the codegen package, 10 ms of the
-    start of the loader beside every run, and few plans are grouped."""
+    imported only when the file is there: importing it loads the codegen package, at the start of
+    the loader beside every run, and few plans are grouped."""
     if not os.path.exists(os.path.join(directory, "grid", "groups.json")):
         return None
     from sheaf.codegen import read_groups

@@ -62,8 +62,8 @@ DATA_KINDS: frozenset[JobKind] = frozenset({"stage_in", "stage_out", "inter_site
 class Task:
     """How one abstract job runs on its site.
 
-    Read-only by convention, not ``frozen``: a frozen dataclass costs 3x as much to build, and the
-    planner builds one per abstract job (10^6).  ``profiles`` is shared between tasks: never mutate.
+    Read-only by convention, not ``frozen``: a frozen dataclass costs several times as much to build,
+    and the planner builds one per abstract job.  ``profiles`` is shared between tasks: never mutate.
     """
 
     id: str                      # abstract job id

@@ -12,9 +12,9 @@ Cluster
 Where attempts run
     Each attempt is one Dask task, ``_task.run_attempt``, which runs the ``Launch`` through the
     local backend's launch path on the worker (see there: argv, environment, files, memory watch,
-    ``periodic_*``, ``$$()``).  A clustered job (seqexec, PMC) is one ``Launch``, so one task: per-task
-    Dask overhead (measured: 110-200 single-command tasks/s here, against ~950/s for a plain thread
-    pool) is paid once per cluster.  Dependencies, PRE/POST scripts, retries, throttles and rescue
+    ``periodic_*``, ``$$()``).  A clustered job (seqexec, PMC) is one ``Launch``, so one task: Dask's
+    per-task overhead, several times a plain thread pool's (``benchmarks/backend_overhead.py``), is
+    paid once per cluster.  Dependencies, PRE/POST scripts, retries, throttles and rescue
     DAGs stay in sheaf's engine; Dask sees only ready attempts.
 
 Resources and order

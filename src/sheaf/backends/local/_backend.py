@@ -254,7 +254,7 @@ class LocalBackend:
         and slot; ``start_ticks`` 0 for a process gone already.
 
         The ``/proc`` start time is read here, not at spawn: a short job is reaped by the time the
-        engine asks, and then costs no ``/proc`` read (~35 us a job on this machine)."""
+        engine asks, and then costs no ``/proc`` read."""
         started: list[Started] = []
         for key, pid, when, slot in self._started:
             ticks = start_ticks(pid) if key in self._jobs else None  # None: gone or a zombie

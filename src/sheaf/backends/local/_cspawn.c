@@ -8,8 +8,8 @@
  *
  * Reaping (reap=True): a slot freed by an exit used to wait until the engine's single Python thread
  * -- busy about half the time with the state machine, the journal and the reports -- came back to its
- * epoll, reaped the job and asked for the next spawn: a /bin/true job's life from spawn request to
- * reap was ~1.9 ms against ~1.06 ms under xargs -P2.  So reaper threads own the children the spawner
+ * epoll, reaped the job and asked for the next spawn, which made a short job's life from spawn
+ * request to reap much longer than under xargs -P2.  So reaper threads own the children the spawner
  * thread started: each keeps the pidfds of its children in an epoll of its own (beside an eventfd
  * that tells them all to stop), and when one is readable it kills what is left of the job's process
  * group (as HTCondor's starter does), wait4s it and records the exit (wait status, ru_maxrss,
@@ -24,26 +24,23 @@
  * Threads: the spawner thread spawns the submitted requests, in order (their results come back in
  * submission order), and gives each child to the reaper that watches the fewest.  A reaper per CPU
  * (MAX_REAPERS at most), not one: a spawn (vfork) blocks its caller until the child has exec'd, and on
- * a busy machine the child first waits for a CPU -- one reaper spent ~0.31 ms a job blocked so (3.1 s
- * of a 5.2 s run of 10^4 /bin/true jobs on two CPUs, perf sched) while another slot's exit waited
- * to be reaped.  A spawn can also block for good (a FIFO or a socket among the job's files blocks
+ * a busy machine the child first waits for a CPU, so one reaper would spend much of a run of short
+ * jobs blocked so while another slot's exit waited to be reaped.  A spawn can also block for good (a FIFO or a socket among the job's files blocks
  * its open before execve until a peer comes), and that must not hold up any reaping: a successor
- * with such a file goes to the spawner thread instead (a hand-off that cost ~0.05 ms at the median
- * and 0.3-0.6 ms at the 90th percentile on a busy 2-CPU machine, against ~0.02 and ~0.03 ms spawned
- * by the reaper).
+ * with such a file goes to the spawner thread instead (a hand-off, slower than a spawn by the
+ * reaper, so taken only then).
  *
  * The job guard (sheaf.backends._jobguard, whose docstring has the table's layout and the race
  * analysis): a reaped child's group is listed in the guard's table in shared memory (mapped by
  * guard()) by the child itself before its execve (spawn_child) -- a compare-and-swap on a free word,
  * no system call --
  * and its word cleared after the killpg of its leftovers and before the wait4 that frees its group
- * id.  Only a full table sends "+PGID"/"-PGID" down the guard's pipe.  (Two pipe writes a job and
- * the guard's wake-ups used to cost ~0.3 s of the guard's CPU and ~16,700 context switches per
- * 10^4 jobs on two CPUs.)
+ * id.  Only a full table sends "+PGID"/"-PGID" down the guard's pipe, which costs two writes and a
+ * wake-up of the guard a job.
  *
  * Wake-ups: each eventfd write wakes the engine's Python thread out of its epoll (a context switch,
- * then a pass of LocalBackend._collect and of the engine's batching loop: ~10^4 of each per 10^4
- * /bin/true jobs when the reaper wrote once or twice a job).  Most were not needed at once: while
+ * then a pass of LocalBackend._collect and of the engine's batching loop: one of each per job when
+ * the reaper wrote once or twice a job).  Most were not needed at once: while
  * a successor starts here in its claim, the engine loses nothing by hearing of the exit a little
  * later.  So the reaper wakes Python at once only when Python must act: a reaped child with no
  * successor started here (its claim is free, or its successor went to the spawner thread, which
@@ -53,7 +50,7 @@
  * it wakes Python once COALESCE_ROWS rows wait or the oldest has waited COALESCE_SECONDS (its
  * epoll_wait times out then).  The spawner thread always wakes Python at once: its starts are of
  * launches the engine submitted into a free claim, and successors can be bound to them only once
- * the engine knows they run.  The figures behind COALESCE_SECONDS are in the comment at its
+ * the engine knows they run.  Why COALESCE_SECONDS has its value is said at its
  * definition.
  *
  * Contract, the same as sheaf.backends._spawn.spawn's (tests/backends/test_spawn_paths.py compares
@@ -195,16 +192,9 @@ typedef struct Spawner {
 static long clock_ticks = 100;  /* sysconf(_SC_CLK_TCK), read at import */
 
 /* Wake-ups (see the header): the reaper wakes Python at once only when it must act, else after at
- * most COALESCE_SECONDS or COALESCE_ROWS rows.  Measured with 10^4 /bin/true jobs on two CPUs
- * (engine_throughput's unclustered plan; load 2-6 from other work, so counts, not wall): a wake-up
- * a row made ~10,700 passes of _collect and ~10,300 voluntary switches of the engine's thread;
- * 2 ms makes ~3,000-4,000 and ~4,500-5,000, with the engine's thread ~0.2 s of CPU lighter.  A
- * /bin/true job lives ~0.5-1 ms, so 2 ms is 2-4 jobs a slot, well inside the CHAIN successors the
- * engine keeps bound (8 then, 64 now); 1 ms made more wake-ups (~3,400-4,300 passes) and, in those
- * noisy runs, no fewer dry chains (claims given back to the pool: 80-450 either way, with the load).
- * Later, with the engine gathering exits for up to 100 ms a turn while its queue lasts, 6 ms against
- * 2 ms (interleaved, quiet machine, 5 runs each): median 3.79 against 3.89 s, the engine's thread
- * ~0.04 s of CPU lighter -- each wake-up costs the engine a pass of ~0.1 ms whatever it carries.
+ * most COALESCE_SECONDS or COALESCE_ROWS rows: each wake-up costs the engine a pass whatever it
+ * carries, and a few short jobs a slot fit well inside the CHAIN successors the engine keeps bound
+ * (the runs behind the value are in docs/performance.md, "Tuned constants").
  * LOW_CHAIN: the engine hears at once of a chain with a few successors left, before it runs dry
  * even when its thread is slow to turn (a dry chain costs a slot a trip through the engine). */
 #define COALESCE_SECONDS 0.006
@@ -480,10 +470,10 @@ static void guard_unlist(Spawner *s, request *r, int pid) {
 }
 
 /* The reaper watching the fewest running children, a successor it is starting counted as running;
- * the lock is held.  Without that count a slot's chain went missing from its reaper for the whole
- * of its successor's spawn (~0.3 ms, most of a /bin/true job's life), and the spawner thread
- * gave the other slot's new chain to the same reaper, where both chains stayed: with 10^4 /bin/true
- * jobs on 2 CPUs one reaper spawned every job and each slot's exit waited for the other's spawn. */
+ * the lock is held.  Without that count a slot's chain goes missing from its reaper for the whole
+ * of its successor's spawn (most of a short job's life), and the spawner thread gives the other
+ * slot's new chain to the same reaper, where both chains stay: one reaper then spawns every job and
+ * each slot's exit waits for the other's spawn. */
 static int least_homed(const Spawner *s) {
     int best = 0;
     for (int k = 1; k < s->nreapers; k++)

@@ -31,7 +31,7 @@ class SpawnRequest(Generic[T]):
 
     The three record classes here are plain slotted classes, not frozen dataclasses: the local
     backend makes two or three of them per job on the engine loop's thread, and a frozen
-    dataclass's ``__init__`` sets each field through ``object.__setattr__`` (~3x the cost).
+    dataclass's ``__init__`` sets each field through ``object.__setattr__``, several times the cost.
     Treat them as read-only."""
 
     __slots__ = ("argv", "cpus", "cwd", "env", "stderr", "stdin", "stdout", "tag")

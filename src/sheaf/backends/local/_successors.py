@@ -2,7 +2,7 @@
 
 Why: a slot freed by an exit used to wait for the engine's one Python thread -- busy about half the
 time with the state machine, the journal and the reports -- to reap the job and start the next
-launch; with two slots of ``/bin/true`` only 1.3 of the 2 CPUs were busy.  The C thread of
+launch, so short jobs left the CPUs partly idle.  The C thread of
 ``_cspawn`` reaps its own children, and a launch bound to a running job as its successor is started
 by that thread the moment the job is reaped, in the job's claim (``Claim`` moves to it, never back
 to the pool in between); the engine hears of both afterwards.

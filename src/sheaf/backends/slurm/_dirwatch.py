@@ -1,8 +1,8 @@
 """Waiting for a file to be renamed into a directory: Linux inotify where it works, else a plain sleep.
 
 The Slurm backend learns an attempt's start and end from records its job wrapper renames into the
-run's inbox (``sheaf.backends._records``).  Polling the inbox every 50 ms made the engine react to an exit
-25 ms late on average -- on a chain of jobs, once per link.  :class:`DirectoryWatch` lets the
+run's inbox (``sheaf.backends._records``).  Polling alone makes the engine react to an exit half a
+poll interval late on average -- on a chain of jobs, once per link.  :class:`DirectoryWatch` lets the
 backend sleep until a rename into the directory (``IN_MOVED_TO``) or the poll interval, whichever
 comes first.
 

@@ -30,8 +30,8 @@ local backend does for a process, reusing its pieces:
 Start-up cost matters (it is paid by every job, and on a busy node it is wall time of the job's
 slot): the wrapper imports only the process and memory helpers, which import nothing beyond the
 standard library's ``os``, ``json``, ``select``, ``signal`` and the like -- not ``typing``,
-``dataclasses``, ``threading`` or ``ctypes`` (measured here: 39-43 ms of CPU to start the wrapper
-before, 25-28 ms after, against ~11 ms for the bare interpreter); the ClassAd library and the
+``dataclasses``, ``threading`` or ``ctypes``, whose imports would be a large share of the wrapper's
+start-up; the ClassAd library and the
 engine's pieces are loaded only for a launch whose spec says it has ``$$()``, a ``periodic_*``
 policy or file transfer.
 After the exit record is written the wrapper leaves with ``os._exit`` (its output flushed): the
@@ -67,8 +67,8 @@ __all__ = ["main"]
 
 _TERMINATED: list[int] = []
 # The memory poll starts at the local backend's 0.1 s and backs off to this: a scan of /proc costs
-# milliseconds of CPU on the job's own node, and a spike between two polls is still caught by the
-# peak resident set at exit.
+# CPU on the job's own node, and a spike between two polls is still caught by the peak resident set
+# at exit.
 _MAX_PAUSE = 1.0
 
 

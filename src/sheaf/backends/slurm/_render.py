@@ -28,8 +28,7 @@ Always: ``--job-name`` (``sheaf-<stem>``: the attempt, found by name after a cra
 naming run, node and attempt, ``--no-requeue`` (a requeued job would run the attempt twice behind the
 engine's back), ``--export=ALL`` (the wrapper gives the job exactly the launch's environment
 whatever the batch script gets; ``NONE`` or a list of names would make slurmd load the user's login
-environment first, which measured 1.9-2.6 s from sbatch to a ``true`` job's end here against
-0.6-1.1 s), ``--output``/
+environment first, which delays every job's start), ``--output``/
 ``--error`` for the wrapper's own diagnostics (the job's files are opened by the wrapper),
 ``--parsable``.  An attribute that does not evaluate to a positive number is left out.
 

@@ -212,7 +212,7 @@ class RunFiles:
 
     def status(self, machine: DagState, now: float, force: bool = False) -> None:
         """Write the node status file by DAGMan's rules (``_nodestatus``), the DOT file by ``_dot``'s;
-        once more after :meth:`finish` would write the same (0.25 s at 10^5 nodes, as a stop ends)."""
+        once more after :meth:`finish` would write the same again, as a stop ends."""
         if self._final:
             return
         if self.dot is not None:
