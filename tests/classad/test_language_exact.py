@@ -7,6 +7,8 @@ import calendar
 import importlib
 import math
 import os
+import subprocess
+import sys
 import time
 from typing import Any
 
@@ -587,3 +589,86 @@ def test_old_syntax_lines_may_end_in_semicolons(text: str, expected: dict[str, A
     assert dict(ClassAd.parse_old(text)) == expected
     if ORACLE is not None:
         assert dict(ORACLE.parseOne(text, ORACLE.Parser.Old)) == expected
+
+
+@pytest.mark.parametrize("text", ["[true = 1]", "[TRUE = 1]", "[error = 1]", "[undefined = 1]", "[False = 0]",
+                                  "[x = [a = 'true'; true = 5]].x.a", "a.true", "MY.error", ".false",
+                                  "[a = 1].undefined", "['' = 1]", "[a = 1; '' = 2]"])
+def test_keywords_and_the_empty_name_are_no_attribute_names(text: str) -> None:
+    """``true``, ``false``, ``undefined`` and ``error`` are literals, never bare names (quoted they are
+    names), and no binding has an empty name, in HTCondor's parser."""
+    assert_refused(text)
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("['true' = 1].'true'", 1), ("[a = ['error' = 2]].a.'error'", 2), ("[b = 3].''", classad.UNDEFINED),
+])
+def test_quoted_keywords_are_names(text: str, value: Any) -> None:
+    assert classad.evaluate(text) == value
+    if ORACLE is not None:
+        assert agrees_with_oracle(text, value)
+
+
+def test_an_old_syntax_name_may_be_a_keyword() -> None:
+    ad = ClassAd.parse_old("true = 1\nerror = 2\nfoo = true")
+    assert ad["true"] == 1 and ad["error"] == 2 and ad["foo"] is True
+    if ORACLE is not None:
+        theirs = ORACLE.parseOne("true = 1\nerror = 2\nfoo = true", ORACLE.ParserType.Old)
+        assert theirs["true"] == 1 and theirs["error"] == 2 and theirs["foo"] is True
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("1 ? : 2", 1), ("x ? : 2", 2), ("[a = 1; b = 1 ? : 3].b", 1), ("undefined ?   : 7", 7),
+    ("undefined ?\t\n: 7", 7), ('"a ? : b" ? : 1', "a ? : b"), ("error ? : 1", classad.ERROR),
+])
+def test_a_question_mark_and_colon_with_white_space_between_are_elvis(text: str, value: Any) -> None:
+    assert classad.evaluate(text) == value
+    assert classad.evaluate(classad.unparse(classad.parse(text))) == value
+    if ORACLE is not None:
+        assert agrees_with_oracle(text, value)
+
+
+def test_a_comment_between_question_mark_and_colon_leaves_a_ternary_without_its_middle() -> None:
+    assert_refused("true ? /* c */ : 2")
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ('userMap(error, "u")', classad.ERROR), ('userMap("m", error)', classad.ERROR),
+    ('userMap(error, "u", "p", 5)', classad.ERROR), ('userMap("m", "u", "p", error)', classad.ERROR),
+    ('userMap("m", "u", error)', classad.UNDEFINED), ('userMap(1, "u")', classad.UNDEFINED),
+    ('userMap(undefined, "u", "p", 5)', 5), ('userMap("m", "u", "p", 7)', 7), ('userMap("m")', classad.ERROR),
+])
+def test_user_map_with_no_map_files(text: str, value: Any) -> None:
+    assert classad.evaluate(text) == value
+    if ORACLE is not None:
+        assert agrees_with_oracle(text, value)
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ('[a = relTime("100000000000"); b = unparse(a)].b', 'relTime("-24855+-3:-14:-8")'),
+    ('[a = relTime("2147483648"); b = unparse(a)].b', 'relTime("-24855+-3:-14:-8")'),
+    ('[a = relTime("-2147483649"); b = unparse(a)].b', 'relTime("--24855+-3:-14:-8")'),
+    ('[a = relTime("2147483647"); b = unparse(a)].b', 'relTime("24855+03:14:07")'),
+    ("string(relTime(2147483648))", "--24855+-3:-14:-8"), ("string(relTime(-2147483649))", "24855+03:14:07"),
+    ('string(relTime("2147483648"))', "2.147483648000000E+09"), ("string(relTime(-90061.7))", "-1+01:01:01"),
+])
+def test_a_relative_time_past_32_bits_is_written_as_htcondor_writes_it(text: str, value: str) -> None:
+    """Written from the double, its sign first: past INT_MAX the C cast gives INT_MIN's fields."""
+    assert classad.evaluate(text) == value
+    if ORACLE is not None:
+        assert agrees_with_oracle(text, value)
+
+
+@pytest.mark.parametrize(("zone", "text", "valid"), [
+    ("UTC", "1969-12-31T23:59:59Z", False), ("UTC", "1969-12-31T23:59:59", False),
+    ("UTC", "1969-12-31T23:59:58Z", True), ("UTC", "1970-01-01T00:59:59+01:00", True),
+    ("America/New_York", "1969-12-31T18:59:59", False), ("America/New_York", "1969-12-31T23:59:59Z", True),
+])
+def test_an_abstime_at_mktimes_failure_value_is_refused(zone: str, text: str, valid: bool) -> None:
+    """The library reads the fields as local time with mktime, and takes its -1 for a failure."""
+    code = ("import sys\nfrom sheaf import classad\ntry:\n    classad.parse(sys.argv[1])\n"
+            "except classad.ClassAdSyntaxError:\n    print('refused')\nelse:\n    print('read')\n")
+    env = {**os.environ, "TZ": zone}
+    done = subprocess.run([sys.executable, "-c", code, f'absTime("{text}")'], env=env, capture_output=True,
+                          text=True, check=True)
+    assert done.stdout.strip() == ("read" if valid else "refused")

@@ -173,7 +173,8 @@ class ClassAd(MutableMapping[str, Any]):
             self._ex, self._names = other._ex, other._names
         elif data is not None:
             for name, value in data.items():
-                self[name] = value
+                if name != "":  # left out, as classad2 leaves it out of an ad made from a dict
+                    self[name] = value
 
     # -- construction ------------------------------------------------------------------------
     @classmethod
@@ -235,6 +236,10 @@ class ClassAd(MutableMapping[str, Any]):
         return expr if value is NOT_CONSTANT else value
 
     def __setitem__(self, name: str, value: Any) -> None:
+        if not isinstance(name, str):
+            raise TypeError(f"ClassAd keys are strings, not {name!r}")
+        if not name:
+            raise ValueError("a ClassAd attribute name may not be empty")
         self._own()
         lname = name.lower()
         self._ex[lname] = to_expr(value)

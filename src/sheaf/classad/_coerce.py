@@ -20,7 +20,7 @@ from typing import Any, Final
 from ._nodes import value_node
 from ._timetext import format_abstime, format_reltime
 from ._unparse import unparse_compact
-from ._values import ERROR, UNDEFINED, AbsTime, RelTime
+from ._values import ERROR, UNDEFINED, AbsTime, RelTime, c_int32
 
 Value = Any
 _INT_MIN: Final = -(1 << 63)
@@ -52,14 +52,6 @@ def c_int(value: float) -> int:
     return result if -(1 << 63) <= result < (1 << 63) else _INT_MIN
 
 
-def c_int32(value: float) -> int:
-    """C's ``(int)`` cast of a double (what HTCondor uses for relative times): out of range -> INT32_MIN."""
-    if math.isnan(value) or value in (math.inf, -math.inf):
-        return -(1 << 31)
-    result = int(value)
-    return result if -(1 << 31) <= result < (1 << 31) else -(1 << 31)
-
-
 def to_string(value: Value) -> Value:
     kind = type(value)
     if kind is str or value is UNDEFINED or value is ERROR:
@@ -70,8 +62,8 @@ def to_string(value: Value) -> Value:
         return str(value)
     if kind is AbsTime:
         return format_abstime(value.secs, value.offset)
-    if kind is RelTime:
-        return format_reltime(value.secs)
+    if kind is RelTime:  # through a 64-bit time_t first, as HTCondor's string() takes it
+        return format_reltime(float(c_int(value.secs)))
     node = getattr(value, "node", None)  # a list literal prints its source, as HTCondor does
     return unparse_compact(node if node is not None else value_node(value))
 

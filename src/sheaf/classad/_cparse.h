@@ -80,7 +80,7 @@ int lower_is(Parser *P, const Tok *t, const char *word, Py_ssize_t n);
 PyObject *settle(PyObject *t);
 PyObject *text(Parser *P, Py_ssize_t s, Py_ssize_t e);
 PyObject *expression(Parser *P, Py_ssize_t *pos);
-PyObject *attribute_name(Parser *P, Py_ssize_t *pos);
+PyObject *attribute_name(Parser *P, Py_ssize_t *pos, int binding);
 int open_bracket(Parser *P);
 PyObject *parse_rule(PyObject *src, Py_ssize_t start, Py_ssize_t stop, int old, int rule);
 /* _cparse_load.c */

@@ -104,7 +104,7 @@ static int backslash_string(Parser *P, Py_ssize_t start, Py_ssize_t stop) {
  * is checked now and parsed when first used.  1 done, 0 fall back, -1 failure. */
 static int load_binding(Parser *P, Py_ssize_t *pos, PyObject *ex, PyObject *names) {
     P->build = 1;
-    PyObject *name = attribute_name(P, pos), *lname = NULL, *expr = NULL;
+    PyObject *name = attribute_name(P, pos, 1), *lname = NULL, *expr = NULL;
     if (name == NULL || !is_op(&P->toks[*pos], O_ASSIGN)) goto done;
     Py_ssize_t start = ++*pos, stop = value_end(P, start);
     /* built now: what may be a constant, and an old-syntax value with a backslash in a string (read

@@ -182,8 +182,13 @@ static PyObject *tuple3(Parser *P, PyObject *a, PyObject *b, PyObject *c) {
     return settle(t);
 }
 
-PyObject *attribute_name(Parser *P, Py_ssize_t *pos) {
+/* A name, bare or quoted; NULL (BAIL) for anything else.  true, false, undefined and error are
+ * literals, never bare names, except as an old-syntax line's name; a binding's name is never empty
+ * (''), as in HTCondor's parser.  binding: the name a binding defines. */
+PyObject *attribute_name(Parser *P, Py_ssize_t *pos, int binding) {
     const Tok *t = &P->toks[*pos];
+    if (t->kind == K_NAME && keyword_literal(P, t) != NULL && !(binding && P->old)) return BAIL;
+    if (t->kind == K_QNAME && binding && t->e - t->s <= 2) return BAIL;
     if (!P->build && (t->kind == K_NAME || t->kind == K_QNAME)) {
         (*pos)++;
         return none();
@@ -209,7 +214,7 @@ static PyObject *selection_tail(Parser *P, Py_ssize_t *pos, PyObject *node) {
         PyObject *part;
         if (is_op(t, O_DOT)) {
             (*pos)++;
-            part = attribute_name(P, pos);
+            part = attribute_name(P, pos, 0);
             if (part == NULL) break;
             node = tuple3(P, S_sel, node, part);
         } else if (is_op(t, O_LBRACKET)) {
@@ -461,7 +466,7 @@ static PyObject *primary(Parser *P, Py_ssize_t *pos) {
         return record(P, pos);
     case O_DOT:
         (*pos)++;
-        return pair(P, S_absattr, attribute_name(P, pos));
+        return pair(P, S_absattr, attribute_name(P, pos, 0));
     default:
         return BAIL;
     }
@@ -469,7 +474,7 @@ static PyObject *primary(Parser *P, Py_ssize_t *pos) {
 
 /* binding := name '=' expression */
 static PyObject *binding(Parser *P, Py_ssize_t *pos) {
-    PyObject *name = attribute_name(P, pos);
+    PyObject *name = attribute_name(P, pos, 1);
     if (name == NULL) return NULL;
     if (!is_op(&P->toks[*pos], O_ASSIGN)) {
         Py_DECREF(name);

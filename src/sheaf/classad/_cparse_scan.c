@@ -117,7 +117,12 @@ static int op_at(Parser *P, Py_ssize_t i, Py_ssize_t end, Py_ssize_t *len) {
         if (n == '>' && m == '>') { *len = 3; return O_USHR; }
         if (n == '>') { *len = 2; return O_SHR; }
         return O_GT;
-    case '?': if (n == ':') { *len = 2; return O_ELVIS; } return O_QUEST;
+    case '?': {  /* '?' and ':' with only white space between are the elvis operator, as in HTCondor */
+        Py_ssize_t j = i + 1;
+        while (j < end && (CH(P, j) == ' ' || (CH(P, j) >= '\t' && CH(P, j) <= '\r'))) j++;
+        if (j < end && CH(P, j) == ':') { *len = j - i + 1; return O_ELVIS; }
+        return O_QUEST;
+    }
     case '-': return O_MINUS;
     case '+': return O_PLUS;
     case '*': return O_STAR;

@@ -531,9 +531,13 @@ def _home(user: str) -> Value:
 
 @strict("userMap")
 def user_map(args: list[Value]) -> Value:
-    # No map files are configured in sheaf: every lookup misses, giving the default (if any).
+    """``userMap(map, user [, preferred [, default]])``.  No map files are configured in sheaf, so every
+    lookup misses: the default if given, else undefined -- but an error map or user name is an error,
+    as in HTCondor's function (another value that is no string misses like an unknown user)."""
     if not 2 <= len(args) <= 4:
         return ERROR
-    return args[3] if len(args) == 4 else args[2] if len(args) == 3 and False else UNDEFINED
+    if args[0] is ERROR or args[1] is ERROR:
+        return ERROR
+    return args[3] if len(args) == 4 else UNDEFINED
 
 

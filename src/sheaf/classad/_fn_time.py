@@ -10,9 +10,9 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from ._builtins import Library
-from ._coerce import c_int, c_int32
+from ._coerce import c_int
 from ._timetext import gmtime, local_offset
-from ._values import ERROR, UNDEFINED, AbsTime, RelTime
+from ._values import ERROR, UNDEFINED, AbsTime, RelTime, c_int32
 
 Value = Any
 Fn = Callable[[Any, Any], Value]

@@ -46,7 +46,8 @@ _INT = r"0(?![0-9.])|[1-9]\d*+(?!\.)"
 # only, and no fraction or exponent after them: those make "-09" and "-07." no token)
 _ZEROED = r"0[0-7]+(?![0-9.eE])"
 _NEG = r"-(?:" + _REAL + "|" + _INT + "|" + _ZEROED + ")"
-_OP = r"\|\||&&|=\?=|=!=|==|!=|<=|>=|<<|>>>|>>|\?:|[-+*/%^~!?:(){}\[\],;.<>=|&]"
+#: ``?`` and ``:`` with only white space between are one token, the elvis operator (HTCondor's lexer)
+_OP = r"\|\||&&|=\?=|=!=|==|!=|<=|>=|<<|>>>|>>|\?[ \t\n\v\f\r]*:|[-+*/%^~!?:(){}\[\],;.<>=|&]"
 # Which comments may still close where a match starts: (block, line).  Past the last "*/" no "/*"
 # opens a comment that ends, and past the last newline no "//" does; there the patterns leave the
 # comment out, because each failed try would read on to the end of the text (quadratic in all).
@@ -190,8 +191,15 @@ def scan(src: str, pos: int = 0, end: int | None = None) -> list[str]:
     cuts = _cuts(src, pos, end)
     start = _SKIPS[_EVERY_COMMENT_CLOSES].match(src, pos, end).end()  # type: ignore[union-attr]
     if cuts == (end, end):
-        return _SCANS[_EVERY_COMMENT_CLOSES].findall(src, start, end)  # every comment closes: one walk in C
-    return _scan_in_phases(src, start, end, cuts)
+        texts: list[str] = _SCANS[_EVERY_COMMENT_CLOSES].findall(src, start, end)  # one walk in C
+    else:
+        texts = _scan_in_phases(src, start, end, cuts)
+    if "?" in src and _SPACED_ELVIS.search(src, pos, end) is not None:
+        texts = ["?:" if text[:1] == "?" and len(text) > 1 else text for text in texts]
+    return texts
+
+
+_SPACED_ELVIS: Final = re.compile(r"\?[ \t\n\v\f\r]+:")
 
 
 def join_strings(texts: list[str]) -> list[str]:
@@ -243,7 +251,7 @@ def tokenize(src: str, pos: int = 0, end: int | None = None, limit: int | None =
             lowered = text.lower()
             append(("op", lowered, start) if lowered in {"is", "isnt"} else ("name", text, start))
         elif kind == "op":
-            append(("op", text, start))
+            append(("op", "?:" if text[0] == "?" and len(text) > 1 else text, start))
         elif kind == "int":
             append(("int", integer(text), start))
         elif kind == "real":

@@ -12,7 +12,7 @@ __all__ = ["NOT_CONSTANT", "Node", "const_of", "value_node"]
 
 import datetime
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 from ._values import ERROR, UNDEFINED, AbsTime, RelTime, text_of_bytes
@@ -55,13 +55,15 @@ def value_node(value: Any) -> Node:
     if isinstance(value, bool):
         return ("bool", value)
     if isinstance(value, int):
+        if not -(1 << 63) <= value < 1 << 63:
+            raise OverflowError(f"{value} is outside a ClassAd integer's 64 bits")
         return _number("int", value)
     if isinstance(value, float):
         return _real_node(value)
     if isinstance(value, str):
         return ("str", value)
-    if isinstance(value, bytes | bytearray):  # as classad2 takes them: a string of those bytes
-        return ("str", text_of_bytes(bytes(value)))
+    if isinstance(value, bytes):  # as classad2 takes them: a string of those bytes
+        return ("str", text_of_bytes(value))
     if isinstance(value, datetime.datetime):
         # the instant in whole seconds (a naive datetime is local time), offset 0: what classad2 makes
         return ("abstime", "absTime", value.replace(microsecond=0).timestamp(), 0)
@@ -71,9 +73,11 @@ def value_node(value: Any) -> Node:
         return ("call", "relTime", (_number("real", float(value.secs)),))
     if hasattr(value, "_ex") and hasattr(value, "_names"):  # a ClassAd: its expressions, unevaluated
         return ("ad", tuple((value._names[k], e.node) for k, e in value._ex.items()))
-    if isinstance(value, Mapping):
-        return ("ad", tuple((str(k), value_node(v)) for k, v in value.items()))
-    if isinstance(value, (list, tuple)):
+    if isinstance(value, Mapping):  # as classad2 makes one: an empty name is left out
+        if not all(isinstance(k, str) for k in value):
+            raise TypeError(f"a nested ad's names are strings, not {value!r}")
+        return ("ad", tuple((k, value_node(v)) for k, v in value.items() if k))
+    if isinstance(value, Iterable):  # any other iterable is a list (a bytearray one of its bytes)
         return ("list", tuple(value_node(v) for v in value))
     raise TypeError(f"no ClassAd value corresponds to {type(value).__name__} {value!r}")
 

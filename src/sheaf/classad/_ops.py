@@ -25,7 +25,7 @@ import math
 from collections.abc import Callable
 from typing import Any, Final
 
-from ._values import ERROR, AbsTime, ListValue, RelTime, SelectedList, SharedListValue, c_int, wrap
+from ._values import ERROR, AbsTime, ListValue, RelTime, SelectedList, SharedListValue, c_int32, wrap
 
 Value = Any
 _INT_MIN: Final = -(1 << 63)
@@ -49,16 +49,16 @@ def _time_arith(op: str, a: Value, b: Value) -> Value:
     ta, tb = type(a), type(b)
     if op == "+":
         if ta is AbsTime and tb is RelTime:
-            return AbsTime(a.secs + c_int(b.secs), a.offset)
+            return AbsTime(a.secs + c_int32(b.secs), a.offset)
         if ta is RelTime and tb is AbsTime:
-            return AbsTime(c_int(a.secs) + b.secs, b.offset)
+            return AbsTime(c_int32(a.secs) + b.secs, b.offset)
         if ta is RelTime and tb is RelTime:
             return RelTime(a.secs + b.secs)
     elif op == "-":
         if ta is AbsTime and tb is AbsTime:
             return RelTime(a.secs - b.secs)
         if ta is AbsTime and tb is RelTime:
-            return AbsTime(a.secs - c_int(b.secs), a.offset)
+            return AbsTime(a.secs - c_int32(b.secs), a.offset)
         if ta is RelTime and tb is RelTime:
             return RelTime(a.secs - b.secs)
     elif op == "*":

@@ -153,11 +153,12 @@ def _old_string_value(tok: str) -> str:
 class _Parser:
     """Parsing state: the source (for messages), its token texts and the current nesting depth."""
 
-    __slots__ = ("brackets", "depth", "exact", "span", "src", "toks")
+    __slots__ = ("brackets", "depth", "exact", "old", "span", "src", "toks")
 
     def __init__(self, src: str, start: int = 0, stop: int | None = None, old: bool = False) -> None:
         self.src = src
         self.span = (start, stop)
+        self.old = old
         self.toks: list[str] = scan(src, start, stop)
         if '"' in src:  # rare spellings of strings, each found by a search in C before any token pass
             if old and "\\" in src[start:stop]:
@@ -336,13 +337,16 @@ class _Parser:
         self.depth = depth
         return pos, node
 
-    def attribute_name(self, pos: int) -> tuple[int, str]:
+    def attribute_name(self, pos: int, keywords: bool = False) -> tuple[int, str]:
+        """A name, bare or quoted.  ``true``, ``false``, ``undefined`` and ``error`` are literals, never
+        bare names, as in HTCondor's parser -- but an old-syntax line's name is any word
+        (``keywords``)."""
         tok = self.toks[pos]
         leaf = _leaf(tok)
         if leaf is not None and leaf[0] == "attr":
             return pos + 1, leaf[1]
-        if leaf is not None and tok[:1] in _NAME_START:
-            return pos + 1, tok  # true, false, undefined, error: names here
+        if keywords and leaf is not None and tok[:1] in _NAME_START:
+            return pos + 1, tok
         raise self.fail(pos, f"expected an attribute name, found {self.describe(pos)}")
 
     def primary(self, pos: int) -> tuple[int, Node]:
@@ -431,7 +435,9 @@ class _Parser:
         return pos + 1, ("ad", tuple(bindings))
 
     def binding(self, pos: int) -> tuple[int, tuple[str, Node]]:
-        pos, name = self.attribute_name(pos)
+        pos, name = self.attribute_name(pos, keywords=self.old)
+        if not name:
+            raise self.fail(pos - 1, "an attribute name may not be empty")
         pos = self.expect(pos, "=", "'=' after the attribute name")
         toks = self.toks
         value = _LEAVES.get(toks[pos])

@@ -37,7 +37,7 @@ import math
 import time
 from typing import Final
 
-from ._values import c_int
+from ._values import c_int32
 
 # C's isspace and isdigit: the official library reads bytes in the C locale
 _SPACE: Final = " \t\n\v\f\r"
@@ -66,7 +66,10 @@ def parse_abstime(text: str) -> tuple[int, int] | None:
     months = year * 12 + month - 1
     wall = _days_from_civil(months // 12, months % 12 + 1) * 86400
     wall += (day - 1) * 86400 + hour * 3600 + minute * 60 + sec
-    offset = local_offset(wall) if zone is None else zone
+    local = local_offset(wall)
+    if wall - local == -1:  # the library reads the fields with mktime, whose -1 is its failure
+        return None
+    offset = local if zone is None else zone
     return wall - offset, offset
 
 
@@ -200,11 +203,11 @@ def format_abstime(secs: float, offset: int) -> str:
 def format_reltime(secs: float) -> str:
     """HTCondor's text for a relative time, computed as it does in 32-bit C ints (so that huge
     values come out as it writes them, e.g. ``--24855+-3:-14:-8``)."""
-    total = c_int(secs)
     sign = ""
-    if total < 0:
+    if secs < 0:  # the sign is the double's; a value past INT_MAX then casts to INT_MIN, as in C
         sign = "-"
-        total = c_int(-total)  # negating INT_MIN leaves it negative, as in C
+        secs = -secs
+    total = c_int32(secs)
     days, rest = _c_divmod(total, 86400)
     hours, rest = _c_divmod(rest, 3600)
     minutes, seconds = _c_divmod(rest, 60)

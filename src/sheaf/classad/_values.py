@@ -135,7 +135,7 @@ _MASK: Final = (1 << 64) - 1
 _SIGN: Final = 1 << 63
 
 
-def c_int(value: float) -> int:
+def c_int32(value: float) -> int:
     """A number as C converts a double to ``int``: truncated; NaN, infinities and values out of range are
     ``INT_MIN`` (x86's ``cvttsd2si``)."""
     if math.isnan(value) or math.isinf(value):
