@@ -357,3 +357,36 @@ def test_each_attempt_of_every_engine_run_has_its_row(tmp_path: Path) -> None:
         loader.catch_up(verify=False)
         loader.close()
     assert _unplaced(_closed_dump(run_dir), run_dir) == live
+
+
+def _failed_run_then_a_broken_dag(tmp_path: Path) -> Path:
+    """A run of one failing node, its events database deleted, and its DAG then broken (an unknown
+    command): what a user has who edits the DAG after a run."""
+    (tmp_path / "e3.sub").write_text("universe = vanilla\nexecutable = /bin/sh\narguments = \"-c 'exit 3'\"\n"
+                                     "queue\n")
+    dag = tmp_path / "t.dag"
+    dag.write_text("JOB A e3.sub\n")
+    assert sheaf("run", "t.dag", cwd=tmp_path).returncode == 1
+    for path in tmp_path.glob("t.dag.events.db*"):
+        path.unlink()
+    dag.write_text("JOB A e3.sub\nFOO\n")
+    return dag
+
+
+def test_a_run_refused_for_its_dag_leaves_the_events_database_alone(tmp_path: Path) -> None:
+    """The loader beside the refused run loads nothing: the journal of the earlier run did not grow."""
+    _failed_run_then_a_broken_dag(tmp_path)
+    done = sheaf("run", "t.dag", cwd=tmp_path)
+    assert done.returncode == 2
+    lines = done.stderr.splitlines()  # the refusal alone: no warning of the loader
+    assert len(lines) == 1 and "unknown DAG command" in lines[0]
+    assert not list(tmp_path.glob("t.dag.events.db*"))
+
+
+def test_a_view_of_a_run_whose_dag_no_longer_parses_reads_the_journal(tmp_path: Path) -> None:
+    """The database is rebuilt from the journal alone, its nodes named by the records."""
+    _failed_run_then_a_broken_dag(tmp_path)
+    done = sheaf("status", "t.dag", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    assert "failed: A: exit code 3" in done.stdout

@@ -131,6 +131,14 @@ def open_events(directory: str, dag_file: str | None = None) -> RunView:
     return RunView(dag, os.path.dirname(dag), db_path, paths["journal"], paths["lock"], connect(db_path))
 
 
+def journal_size(path: str) -> int:
+    """The size of the engine's journal, -1 when there is none yet."""
+    try:
+        return os.stat(path).st_size
+    except FileNotFoundError:
+        return -1
+
+
 class EventsLoader:
     """Keeps a DAG's events database caught up while a run goes: a loader process (``_follow``)
     beside the engine, every ``interval`` seconds and once more when :meth:`stop` is called.
@@ -147,7 +155,8 @@ class EventsLoader:
         self._proc: subprocess.Popen[bytes] | None = None
 
     def start(self) -> EventsLoader:
-        argv = [sys.executable, "-m", "sheaf.monitor._follow", self.dag_path, str(self.interval)]
+        before = journal_size(state_paths(self.dag_path)["journal"])  # before the engine writes to it
+        argv = [sys.executable, "-m", "sheaf.monitor._follow", self.dag_path, str(self.interval), str(before)]
         try:  # its own session: a Ctrl-C meant for the engine must not cut the last catch-up short
             self._proc = subprocess.Popen(argv, stdin=subprocess.PIPE, start_new_session=True)
         except OSError as exc:

@@ -1,4 +1,4 @@
-"""The loader process beside ``sheaf run``: ``python -m sheaf.monitor._follow DAG INTERVAL``.
+"""The loader process beside ``sheaf run``: ``python -m sheaf.monitor._follow DAG INTERVAL SIZE``.
 
 Why a process and not a thread: the engine's loop is one Python thread that makes many short
 system calls (fsync, spawn, wait); a thread parsing the journal beside it holds the GIL in bursts,
@@ -6,9 +6,12 @@ and every call the engine makes then waits for the GIL (up to the switch interva
 the run far beyond the loader's own CPU time.  A process shares nothing with the engine but the
 journal it reads.
 
-Protocol: the parent holds the write end of this process's stdin and never writes to it.  Every
-INTERVAL seconds the process catches up; when stdin reaches end of file (the parent closed it when
-the run returned, or the parent died -- even by kill -9) it catches up once more and exits 0.
+Protocol: the parent holds the write end of this process's stdin and never writes to it.  SIZE is
+the engine journal's size before the run (-1: none); the process loads nothing until the journal
+has grown past it, so a run refused before it began (a DAG that does not parse) leaves the database
+as the earlier runs left it.  Then every INTERVAL seconds the process catches up; when stdin
+reaches end of file (the parent closed it when the run returned, or the parent died -- even by
+kill -9) it catches up once more and exits 0.
 Failures go to stderr as one warning line; the exit status is 1 then, which the parent reports as
 a warning: the database is rebuilt by the next view.
 
@@ -24,8 +27,8 @@ NULLs: the process registers an adapter for ``None`` with ``sqlite3`` (at this e
 module binds int, float and str parameters directly but puts every other value, ``None`` included,
 through its adaptation protocol first -- a registry miss and two failed attribute lookups, each
 formatting an AttributeError -- unless an adapter is registered for the type.  A run binds about 20
-NULLs a job (a job's reason, a SUBMIT's value, an attempt's signal...): 4 % of the loader's
-instructions (callgrind).  The adapter returns ``None``, which binds NULL as before.
+NULLs a job (a job's reason, a SUBMIT's value, an attempt's signal...), a noticeable share of the
+loader's instructions.  The adapter returns ``None``, which binds NULL as before.
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ import sys
 
 from sheaf._gc import freeze
 from sheaf.engine import state_paths
-from sheaf.monitor._events import register
+from sheaf.monitor._events import journal_size, register
 from sheaf.monitor._loader import Loader
 
 
@@ -46,11 +49,11 @@ def _null(value: None) -> None:
     return value
 
 
-def follow(dag_path: str, interval: float) -> int:
+def follow(dag_path: str, interval: float, before: int) -> int:
     # not niced: on a loaded machine a niced loader starves, and `sheaf run` waits for its last
     # catch-up; its work is a small share of the engine's CPU
-    if not _journal_begun(state_paths(dag_path)["journal"], interval):
-        return 0  # a run refused before it began (bad input) leaves no database behind
+    if not _journal_grew(state_paths(dag_path)["journal"], before, interval):
+        return 0  # a run refused before it began (bad input): see the module docstring
     gc.disable()  # see the module docstring: collected after each catch-up instead
     sqlite3.register_adapter(type(None), _null)  # see the module docstring: NULLs
     loader = Loader(dag_path, hooks=True)
@@ -73,10 +76,11 @@ def follow(dag_path: str, interval: float) -> int:
         loader.close()
 
 
-def _journal_begun(journal: str, interval: float) -> bool:
-    """Whether the engine's journal exists before ``sheaf run`` says the run is over (end of stdin)."""
+def _journal_grew(journal: str, before: int, interval: float) -> bool:
+    """Whether the engine's journal grew past ``before`` -- the run began -- before ``sheaf run`` says
+    the run is over (end of stdin)."""
     ended = False
-    while not os.path.exists(journal):
+    while journal_size(journal) <= before:
         if ended:
             return False
         ready, _, _ = select.select([sys.stdin], [], [], interval)
@@ -84,9 +88,10 @@ def _journal_begun(journal: str, interval: float) -> bool:
     return True
 
 
+
 def main() -> int:
     try:
-        return follow(sys.argv[1], float(sys.argv[2]))
+        return follow(sys.argv[1], float(sys.argv[2]), int(sys.argv[3]))
     except (OSError, sqlite3.Error) as exc:
         print(f"sheaf: warning: the events database was not kept up to date ({exc}); "
               "`sheaf status` rebuilds it from the journal", file=sys.stderr)

@@ -198,8 +198,6 @@ class Loader:
 
     def _init_jobs(self) -> None:
         meta = read_meta(self.dag_path, self.directory, self._dag_of)
-        if meta is None:
-            return
         self.conn.execute(
             "INSERT INTO workflow (wf_id, wf_uuid, dag_file_name, submit_dir, dax_label, dax_file, user, "
             "submit_hostname, planner_arguments, parent_submit_dir) VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?) "

@@ -183,9 +183,10 @@ def _dag_jobs(dag: Dag) -> list[JobMeta]:
                     subwf_dir=s.submit if s.subdag else None) for n, s in dag.nodes.items()]
 
 
-def read_meta(dag_path: str, directory: str, parse: Callable[[], Dag | None]) -> RunMeta | None:
+def read_meta(dag_path: str, directory: str, parse: Callable[[], Dag | None]) -> RunMeta:
     """The run's identity, jobs and edges: from plan.json and a scan of the DAG when ``sheaf plan``
-    wrote them, else from the DAG (``parse``); None when neither can be read."""
+    wrote them, else from the DAG (``parse``); with no jobs when neither can be read (the journal's
+    records then name the nodes)."""
     brain = braindump(directory)
     label = brain.get("dax_label") or os.path.basename(dag_path).removesuffix(".dag")
     meta = RunMeta(label, brain.get("dax"), brain.get("user") or getpass.getuser(),
@@ -205,10 +206,9 @@ def read_meta(dag_path: str, directory: str, parse: Callable[[], Dag | None]) ->
         meta.edges = [(str(p), str(c)) for p, c in plan.edges or ()]
         return meta
     dag = parse()
-    if dag is None:
-        return None
-    meta.jobs = _dag_jobs(dag)
-    meta.edges = [(p, c) for p, children in dag.children.items() for c in children]
+    if dag is not None:
+        meta.jobs = _dag_jobs(dag)
+        meta.edges = [(p, c) for p, children in dag.children.items() for c in children]
     return meta
 
 
@@ -233,13 +233,13 @@ def _group_plan(plan: Plan | None, members: object) -> Plan | None:
 
 
 def _outer_meta(meta: RunMeta, dag_path: str, groups: dict[str, Any],
-                parse: Callable[[], Dag | None]) -> RunMeta | None:
+                parse: Callable[[], Dag | None]) -> RunMeta:
     """A grouped plan's outer DAG: one ``subdag`` job per group, its DAG the group's ``.gdag``."""
     from sheaf.codegen import group_dag
 
     dag = parse()
     if dag is None:
-        return None
+        return meta
     stem = dag_path.removesuffix(".dag")
     meta.jobs = [JobMeta(name, "subdag", retries=spec.retries,
                          subwf_dir=group_dag(stem, name) if name in groups["groups"] else None)
