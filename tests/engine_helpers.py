@@ -93,11 +93,13 @@ class FakeBackend:
 
 
 def write_dag(directory: Path, body: str, name: str = "wf", jobs: dict[str, dict[str, str]] | None = None,
-              exe: str = "/bin/true", args: str = "") -> Path:
-    """Write ``<name>.dag`` plus one ``<job>.sub`` per JOB line (pegasus-plan's layout)."""
+              exe: str = "/bin/true", args: str = "", jobstate_log: str | None = "jobstate.log") -> Path:
+    """Write ``<name>.dag`` plus one ``<job>.sub`` per JOB line (pegasus-plan's layout, which declares
+    ``JOBSTATE_LOG jobstate.log`` after the body unless the body names one or ``jobstate_log`` is None)."""
     directory.mkdir(parents=True, exist_ok=True)
     dag = directory / f"{name}.dag"
-    dag.write_text(body)
+    declared = "JOBSTATE_LOG" in body.upper() or jobstate_log is None
+    dag.write_text(body if declared else f"{body.rstrip(chr(10))}\nJOBSTATE_LOG {jobstate_log}\n")
     for line in body.splitlines():
         words = line.split()
         if len(words) >= 3 and words[0].upper() in ("JOB", "FINAL"):

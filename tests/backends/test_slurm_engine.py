@@ -133,7 +133,8 @@ def _lines_of(path: Path, node: str) -> list[str]:
 
 def test_execute_is_written_when_the_slurm_job_starts(slurm: Cluster, tmp_path: Path) -> None:
     """The wrapper's start record is the job's EXECUTE: in jobstate.log while the job still runs."""
-    _build(tmp_path, _jobs(["long"]) + "NODE_STATUS_FILE wf.status 1\n", duration="6")
+    _build(tmp_path, _jobs(["long"]) + "NODE_STATUS_FILE wf.status 1\nJOBSTATE_LOG jobstate.log\n"
+                                       "", duration="6")
     engine = subprocess.Popen([SHEAF, "run", str(tmp_path), "--backend", "slurm"], env=_env(slurm),
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:

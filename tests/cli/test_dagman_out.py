@@ -84,7 +84,7 @@ def test_the_exit_line_is_the_one_the_dagman_manual_says_to_check(tmp_path: Path
     """The manual: a DAG that has left the queue succeeded when dagman.out's last line is like
     ``(condor_DAGMAN) pid 445 EXITING WITH STATUS 0``; the id is the one jobstate.log names."""
     (tmp_path / "a.sub").write_text("universe = local\nexecutable = /bin/true\nqueue\n")
-    (tmp_path / "wf.dag").write_text("JOB A a.sub\n")
+    (tmp_path / "wf.dag").write_text("JOB A a.sub\nJOBSTATE_LOG jobstate.log\n")
     assert _sheaf_run(tmp_path).returncode == 0
     last = (tmp_path / "wf.dag.dagman.out").read_text().splitlines()[-1]
     pattern = r" \*\*\*\* condor_scheduniv_exec\.(\d+)\.0 \(condor_DAGMAN\) pid (\d+) EXITING WITH STATUS 0$"

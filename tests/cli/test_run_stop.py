@@ -26,7 +26,8 @@ NODES = 60_000  # without the fix: ~2 s before the engine looked at a signal at 
 def _dag(directory: Path) -> Path:
     directory.mkdir()
     (directory / "true.sub").write_text("executable = /bin/true\nqueue\n")  # vanilla: slots, a queue
-    (directory / "big.dag").write_text("".join(f"JOB n{i} true.sub\n" for i in range(NODES)))
+    (directory / "big.dag").write_text("JOBSTATE_LOG jobstate.log\n"
+                                       "" + "".join(f"JOB n{i} true.sub\n" for i in range(NODES)))
     return directory
 
 

@@ -110,16 +110,29 @@ def test_dollar_dollar_expands_against_the_matched_slot(tmp_path: Path) -> None:
 
 def test_a_subdag_writes_its_own_jobstate_log_and_metrics(tmp_path: Path) -> None:
     (tmp_path / "t.sub").write_text("universe = local\nexecutable = /bin/true\nqueue\n")
-    (tmp_path / "inner.dag").write_text("JOB I t.sub\n")
-    (tmp_path / "outer.dag").write_text("JOB A t.sub\nSUBDAG EXTERNAL S inner.dag\nPARENT A CHILD S\n")
+    (tmp_path / "inner.dag").write_text("JOB I t.sub\nJOBSTATE_LOG inner.jobstate.log\n")
+    (tmp_path / "outer.dag").write_text("JOB A t.sub\nSUBDAG EXTERNAL S inner.dag\nPARENT A CHILD S\n"
+                                        "JOBSTATE_LOG jobstate.log\n")
     done = sheaf_run(tmp_path, "--dag", "outer.dag")
     assert done.returncode == 0, done.stdout + done.stderr
     outer = (tmp_path / "jobstate.log").read_text()
-    inner = (tmp_path / "inner.dag.jobstate.log").read_text()
+    inner = (tmp_path / "inner.jobstate.log").read_text()
     assert " I SUBMIT " not in outer and " S SUBMIT " in outer and " I SUBMIT " in inner
     parent = json.loads((tmp_path / "outer.dag.metrics").read_text())["dagman_id"]
     assert json.loads((tmp_path / "inner.dag.metrics").read_text())["parent_dagman_id"] == parent
     assert (tmp_path / "inner.dag.nodes.log").exists() and (tmp_path / "outer.dag.nodes.log").exists()
+
+
+def test_no_jobstate_log_without_the_command(tmp_path: Path) -> None:
+    """DAGMan's manual: the jobstate log is produced when the JOBSTATE_LOG command is declared; a DAG
+    and its SUBDAG that declare none write none, beside the DAG or anywhere else."""
+    (tmp_path / "t.sub").write_text("universe = local\nexecutable = /bin/true\nqueue\n")
+    (tmp_path / "inner.dag").write_text("JOB I t.sub\n")
+    (tmp_path / "outer.dag").write_text("JOB A t.sub\nSUBDAG EXTERNAL S inner.dag\nPARENT A CHILD S\n")
+    done = sheaf_run(tmp_path, "--dag", "outer.dag")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (tmp_path / "inner.dag.metrics").exists()  # the SUBDAG ran
+    assert not [p.name for p in tmp_path.rglob("*jobstate*")]
 
 
 def test_several_dag_files_munge_the_names_of_their_splices_nodes_too(tmp_path: Path) -> None:
@@ -141,7 +154,7 @@ def test_several_dag_files_run_as_one_named_after_the_first(tmp_path: Path) -> N
     names prefixed with the file's number, DAGMan's files named after the first DAG."""
     (tmp_path / "t.sub").write_text("universe = local\nexecutable = /bin/true\nqueue\n")
     (tmp_path / "f.sub").write_text("universe = local\nexecutable = /bin/false\nqueue\n")
-    (tmp_path / "a.dag").write_text("JOB A t.sub\nJOB B t.sub\nPARENT A CHILD B\n")
+    (tmp_path / "a.dag").write_text("JOBSTATE_LOG jobstate.log\nJOB A t.sub\nJOB B t.sub\nPARENT A CHILD B\n")
     (tmp_path / "b.dag").write_text("JOB A t.sub\nJOB X f.sub\nPARENT A CHILD X\n")
     done = sheaf_run(tmp_path, "--dag", "a.dag", "--dag", "b.dag")
     assert done.returncode == 1, done.stdout + done.stderr

@@ -216,7 +216,7 @@ def test_the_exit_policy_requeues_holds_and_removes_a_job_as_the_shadow_does(tmp
                                     'on_exit_hold_reason = "look first"\non_exit_hold_subcode = 4\n'
                                     "periodic_release = JobStatus == 5\nqueue\n")
     (tmp_path / "c.sub").write_text("executable = /bin/true\nperiodic_remove = NumShadowStarts >= 1\nqueue\n")
-    (tmp_path / "wf.dag").write_text("JOB A a.sub\nJOB B b.sub\nJOB C c.sub\n")
+    (tmp_path / "wf.dag").write_text("JOBSTATE_LOG jobstate.log\nJOB A a.sub\nJOB B b.sub\nJOB C c.sub\n")
     done = subprocess.run([SHEAF, "run", str(tmp_path)], capture_output=True, text=True, check=False,
                           timeout=120, env=_pool_config(tmp_path))
     assert done.returncode == 1, done.stdout + done.stderr
@@ -416,7 +416,8 @@ def test_held_and_released_jobs_are_in_jobstate_log_the_nodes_log_and_the_status
         "periodic_release = JobStatus == 5 && time() - EnteredCurrentStatus >= 3\nqueue\n")
     # the status file as the HOLD script sees it (written in the turn the hold was journaled)
     _script(tmp_path / "hold.sh", "sleep 0.5\ncp wf.status held.status\n")
-    (tmp_path / "wf.dag").write_text("JOB A a.sub\nSCRIPT HOLD A hold.sh\nNODE_STATUS_FILE wf.status 0\n")
+    (tmp_path / "wf.dag").write_text("JOBSTATE_LOG jobstate.log\n"
+                                     "JOB A a.sub\nSCRIPT HOLD A hold.sh\nNODE_STATUS_FILE wf.status 0\n")
     done = subprocess.run([SHEAF, "run", str(tmp_path)], capture_output=True, text=True, check=False,
                           timeout=120, env=_pool_config(tmp_path))
     assert done.returncode == 0, done.stderr
@@ -447,7 +448,8 @@ def test_max_job_holds_removes_a_node_job_held_that_many_times(tmp_path: Path) -
         "universe = local\nexecutable = /bin/sh\narguments = \"-c 'sleep 30'\"\n"
         "periodic_hold = JobStatus == 2\nperiodic_release = JobStatus == 5\nqueue\n")
     _script(tmp_path / "post.sh", f"echo post-$1 >> {out}\nexit 0\n")
-    (tmp_path / "wf.dag").write_text("CONFIG wf.config\nJOB A a.sub\nSCRIPT POST A post.sh $RETURN\n")
+    (tmp_path / "wf.dag").write_text("JOBSTATE_LOG jobstate.log\n"
+                                     "CONFIG wf.config\nJOB A a.sub\nSCRIPT POST A post.sh $RETURN\n")
     (tmp_path / "wf.config").write_text("DAGMAN_MAX_JOB_HOLDS = 2\n")
     done = subprocess.run([SHEAF, "run", str(tmp_path)], capture_output=True, text=True, check=False,
                           timeout=120, env=_pool_config(tmp_path))
@@ -507,7 +509,8 @@ def test_execute_event_is_written_when_the_job_starts_running(tmp_path: Path) ->
     (tmp_path / "a.sub").write_text(
         _job("sleep 1.5; cp wf.dag.nodes.log seen.log; cp jobstate.log seen.jobstate"))
     (tmp_path / "b.sub").write_text(_job())
-    (tmp_path / "wf.dag").write_text("JOB A a.sub\nJOB B b.sub\nPARENT A CHILD B\n")
+    (tmp_path / "wf.dag").write_text("JOBSTATE_LOG jobstate.log\n"
+                                     "JOB A a.sub\nJOB B b.sub\nPARENT A CHILD B\n")
     done = sheaf_run(tmp_path)
     assert done.returncode == 0, done.stderr
     seen = (tmp_path / "seen.log").read_text()

@@ -56,7 +56,8 @@ def test_multi_proc_job_writes_each_procs_events(tmp_path: Path) -> None:
                                     "log = a.log\nqueue 2\n")
     (tmp_path / "b.sub").write_text("universe = local\nexecutable = /bin/true\nqueue 3\n")
     post = executable(tmp_path / "post.sh", "#!/bin/sh\nexit 0\n")
-    (tmp_path / "wf.dag").write_text(f"JOB A a.sub\nSCRIPT POST A {post}\nJOB B b.sub\nPARENT A CHILD B\n")
+    (tmp_path / "wf.dag").write_text("JOBSTATE_LOG jobstate.log\n"
+                                     f"JOB A a.sub\nSCRIPT POST A {post}\nJOB B b.sub\nPARENT A CHILD B\n")
     done = sheaf_run(tmp_path)
     assert done.returncode == 0, done.stderr
     a = jobstate(tmp_path, "A")
@@ -139,6 +140,7 @@ def test_prohibit_multi_jobs_fails_only_the_nodes_of_several_procs(tmp_path: Pat
     post = executable(tmp_path / "post.sh", f'#!/bin/sh\necho "$1 $2" >> {tmp_path}/post.out\nexit 0\n')
     (tmp_path / "wf.config").write_text("DAGMAN_PROHIBIT_MULTI_JOBS = True\n")
     (tmp_path / "wf.dag").write_text('CONFIG wf.config\nJOB A one.sub\nVARS A nodename="A"\nJOB B two.sub\n'
+                                     "JOBSTATE_LOG jobstate.log\n"
                                      f"JOB C two.sub\nSCRIPT POST C {post} $JOB $RETURN\n"
                                      "PARENT A CHILD B C\n")
     done = sheaf_run(tmp_path)
@@ -159,7 +161,8 @@ def test_a_second_list_of_common_input_files_fails_its_submission(tmp_path: Path
         (tmp_path / f"{name}.sub").write_text(f'universe = local\nexecutable = /bin/true\n'
                                                f'MY.CommonInputFiles = "{files}"\nqueue\n')
     post = executable(tmp_path / "post.sh", f'#!/bin/sh\necho "$1 $2" >> {tmp_path}/post.out\nexit 1\n')
-    (tmp_path / "wf.dag").write_text("JOB A a.sub\nJOB B b.sub\nJOB C c.sub\nPARENT A CHILD B\n"
+    (tmp_path / "wf.dag").write_text("JOBSTATE_LOG jobstate.log\n"
+                                     "JOB A a.sub\nJOB B b.sub\nJOB C c.sub\nPARENT A CHILD B\n"
                                      f"PARENT B CHILD C\nSCRIPT POST C {post} $JOB $RETURN\n")
     done = sheaf_run(tmp_path)
     assert done.returncode == 1, done.stderr

@@ -331,7 +331,8 @@ def test_do_recovery_starts_from_the_last_runs_state_even_when_it_ended(tmp_path
     log = tmp_path / "ran"
     sub(tmp_path, "a.sub", "/bin/sh", f"-c 'echo A >> {log}'")
     sub(tmp_path, "b.sub", "/bin/sh", f"-c 'echo B >> {log}; exit 1'")
-    (tmp_path / "wf.dag").write_text("JOB A a.sub\nJOB B b.sub\nJOB C a.sub\nPARENT A CHILD B\n")
+    (tmp_path / "wf.dag").write_text("JOBSTATE_LOG jobstate.log\n"
+                                     "JOB A a.sub\nJOB B b.sub\nJOB C a.sub\nPARENT A CHILD B\n")
 
     def run(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run([SHEAF, "run", "wf.dag", *args], cwd=tmp_path, capture_output=True, text=True,
@@ -363,7 +364,8 @@ def test_a_missing_executable_is_a_submit_failure_as_condor_submit_refuses_it(tm
     sub(tmp_path, "gone.sub", "/no/such/program")
     (tmp_path / "kept.sub").write_text("universe = local\nexecutable = /no/such/program\n"
                                        "transfer_executable = false\nqueue\n")
-    (tmp_path / "wf.dag").write_text(f"JOB A gone.sub\nJOB B kept.sub\nSCRIPT POST A {post} $JOB $RETURN\n"
+    (tmp_path / "wf.dag").write_text("JOBSTATE_LOG jobstate.log\n"
+                                     f"JOB A gone.sub\nJOB B kept.sub\nSCRIPT POST A {post} $JOB $RETURN\n"
                                      f"SCRIPT POST B {post} $JOB $RETURN\n")
     done = sheaf_run(tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr  # the POST scripts succeed
@@ -578,6 +580,7 @@ def test_a_submit_description_that_cannot_be_submitted_fails_only_its_node(tmp_p
     (tmp_path / "two.sub").write_text("executable = /bin/true\nuniverse = local\nqueue\nqueue 2\n")
     sub(tmp_path, "ok.sub")
     (tmp_path / "wf.dag").write_text(
+        "JOBSTATE_LOG jobstate.log\n"
         f"JOB A noexe.sub\nSCRIPT POST A {post} $JOB $RETURN\nJOB B two.sub\nJOB C ok.sub\nJOB D ok.sub\n"
         "PARENT C CHILD D\n")
     done = sheaf_run(tmp_path)

@@ -20,6 +20,7 @@ PLANNED_DAG = """\
 # PEGASUS WMS GENERATED DAG FILE
 # DAG diamond
 ######################################################################
+JOBSTATE_LOG jobstate.log
 JOB create_dir create_dir.sub
 RETRY create_dir 0
 

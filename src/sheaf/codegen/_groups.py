@@ -25,7 +25,8 @@ Written, beside the planned files:
   generic and learn their site from the group DAG's environment, as in the report.  Each group DAG
   names its own ``JOBSTATE_LOG <gdag>.jobstate.log`` (and ``<gdag>.status`` / ``<gdag>.dot`` when
   the planned DAG names a NODE_STATUS_FILE / DOT file), as DAGMan writes one of each per
-  (sub-)DAG: group DAGs run at once beside the outer DAG's run, which keeps ``jobstate.log``.
+  (sub-)DAG: group DAGs run at once beside the outer DAG's run, which keeps the planned DAG's
+  ``JOBSTATE_LOG`` line (DAGMan writes a jobstate log only where the command is declared).
 * ``grid/group_NNNN.sub``: the group DAG job with the report's ad (``+WANT_USCMS_MATCHMAKER``,
   ``Requirements = Is_USCMS_Site =?= True``, ``Rank = -CurMatches/MaxMatches``, ``environment =
   $$(SiteEnvironment);...``); with a group size of 1 also ``+SiteGatekeeper = "$$(GatekeeperURL)"``
@@ -127,7 +128,7 @@ def write_groups(directory: str | os.PathLike[str], size: int, *, dag_name: str 
     script.write_text(monitor_script(sys.executable), encoding="utf-8")
     script.chmod(0o755)
     os.replace(work / name, work / f"{name}.flat")
-    (work / name).write_text(_outer_text(labels, dag, names, groups), encoding="utf-8")
+    (work / name).write_text(_outer_text(labels, dag, names, groups, text), encoding="utf-8")
     record = {"size": size, "dag": name,
               "collector": os.path.abspath(collector) if collector else None,
               "groups": {label: members[g] for g, label in enumerate(labels)}}
@@ -198,10 +199,12 @@ def _group_text(text: str, dag: Dag, members: set[str], label: str, gdag: str) -
     return "\n".join(out) + "\n"
 
 
-def _outer_text(labels: list[str], dag: Dag, names: list[str], groups: list[frozenset[int]]) -> str:
+def _outer_text(labels: list[str], dag: Dag, names: list[str], groups: list[frozenset[int]],
+                text: str) -> str:
     """One node per group; an edge where a node of one group follows a node of another that has
-    no copy in it."""
+    no copy in it; the planned DAG's JOBSTATE_LOG line, so the run's jobstate log stays where it was."""
     out = ["# outer DAG: one node per group DAG job, matched to grid sites (sheaf plan --group-size)"]
+    out += [line for line in text.splitlines() if line.split()[:1] == ["JOBSTATE_LOG"]][:1]
     out += [f"JOB {label} grid/{label}.sub" for label in labels]
     group_of = dict(zip(names, groups, strict=True))
     edges = sorted({(a, b) for n, mine in group_of.items() for p in dag.parents.get(n, ())

@@ -1,8 +1,8 @@
 """The files a run writes for people and tools, as DAGMan writes them, kept by one object per run.
 
-* ``jobstate.log`` (``_jobstate``): the ``JOBSTATE_LOG`` file, else ``jobstate.log`` beside the DAG
-  for a top-level run (where Pegasus looks for it) and ``<dag>.jobstate.log`` for a SUBDAG's run, so
-  that a SUBDAG sharing its parent's directory writes its own file;
+* ``jobstate.log`` (``_jobstate``): the ``JOBSTATE_LOG`` file, only when the DAG declares one, as
+  DAGMan writes it (a planned DAG declares it, as Pegasus's do); what the monitor and ``sheaf status``
+  know of a run comes from the journal, never from this file;
 * ``<primary dag>.nodes.log`` (``_nodelog``): the node jobs' events in HTCondor's event log format;
 * the ``NODE_STATUS_FILE`` (``_nodestatus``) and the ``DOT`` file (``_dot``), when the DAG names them;
 * the rescue DAG (``_rescue``), when the state machine asks for one, and a
@@ -74,9 +74,7 @@ class RunFiles:
         self.source = source
         self.pre_done = frozenset(pre_done)
         self.parent_id = os.environ.get(PARENT_ID_VARIABLE, "")
-        default = "jobstate.log" if not self.parent_id else os.path.basename(dag.path) + ".jobstate.log"
-        jobstate = dag.jobstate_log or os.path.join(os.path.dirname(dag.path), default)
-        self.jobstate = JobstateLog(jobstate, tag_of)
+        self.jobstate = JobstateLog(dag.jobstate_log, tag_of) if dag.jobstate_log else None
         self.nodes_log = NodesLog(nodes_log_path(dag.path, node_log_pattern(dag), {
             "CLUSTER": str(dagman_id()), "OWNER": OWNER,
             "NODE_NAME": os.environ.get(PARENT_NODE_VARIABLE) or "undef"}))
@@ -96,6 +94,8 @@ class RunFiles:
 
     def begin(self, now: float) -> None:
         self.start_time = now
+        if self.jobstate is None:
+            return
         self.jobstate.internal(now, f"DAGMAN_STARTED {dagman_id()}.0")
         if self.source == "recovery":  # the journal has replayed the killed run: recovery is over
             self.jobstate.internal(now, "RECOVERY_STARTED")
@@ -115,7 +115,8 @@ class RunFiles:
                 self.counts.jobs_submitted += 1
             elif event.kind == "JOB_TERMINATED" and not event.value and event.signal is None:
                 self.counts.jobs_succeeded += 1  # a proc that exited with 0
-        self.jobstate.events(events)
+        if self.jobstate is not None:
+            self.jobstate.events(events)
         self.nodes_log.events(events)
         if self.user_logs:
             self._to_user_logs(events)
@@ -162,7 +163,8 @@ class RunFiles:
             self._user_files[path].events(chosen)
 
     def flush(self) -> None:
-        self.jobstate.flush()
+        if self.jobstate is not None:
+            self.jobstate.flush()
         self.nodes_log.flush()
         for log in self._user_files.values():
             log.flush()
@@ -200,10 +202,12 @@ class RunFiles:
         self.status(machine, now, force=True)
         self._final = True
         write_atomic(self.dag.path + ".metrics", self._metrics(machine, finish, now))
-        self.jobstate.internal(now, f"DAGMAN_FINISHED {finish.exit_code}")
+        if self.jobstate is not None:
+            self.jobstate.internal(now, f"DAGMAN_FINISHED {finish.exit_code}")
 
     def close(self) -> None:
-        self.jobstate.close()
+        if self.jobstate is not None:
+            self.jobstate.close()
         self.nodes_log.close()
         for log in self._user_files.values():
             log.close()
