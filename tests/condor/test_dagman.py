@@ -299,3 +299,18 @@ def test_a_vars_macro_defined_twice_is_warned_about_and_the_last_wins(tmp_path: 
     dag = parse_dag(str(write(tmp_path, 'JOB A a.sub\nVARS A m="foo" n="x"\nVARS A m="bar"\n')))
     assert dag.nodes["A"].vars["m"] == "bar" and dag.nodes["A"].vars["n"] == "x"
     assert dag.warnings == [f"{tmp_path / 'wf.dag'}:3: VARS macro m of node A is defined more than once"]
+
+
+def test_one_parent_child_line_lists_its_nodes_in_declaration_order(tmp_path: Path) -> None:
+    """DAGMan sorts the parents and the children of one PARENT line by node id, the order nodes are
+    declared (a splice's nodes where its SPLICE line is, an INCLUDE file's after the including file's
+    own declarations); several lines add their edges in line order."""
+    (tmp_path / "s.dag").write_text("JOB S1 x.sub\nJOB S2 x.sub\n")
+    (tmp_path / "inc.dag").write_text("JOB I x.sub\n")
+    (tmp_path / "wf.dag").write_text(
+        "INCLUDE inc.dag\nJOB A x.sub\nJOB C1 x.sub\nSPLICE SP s.dag\nJOB C3 x.sub\nJOB C2 x.sub\n"
+        "JOB P2 x.sub\nJOB P1 x.sub\nJOB D x.sub\n"
+        "PARENT A CHILD C3 I C2 SP C1 C3\nPARENT P1 P2 CHILD D\nPARENT I CHILD D\nPARENT A CHILD D\n")
+    dag = parse_dag(str(tmp_path / "wf.dag"))
+    assert dag.children["A"] == ["C1", "SP+S1", "SP+S2", "C3", "C2", "I", "D"]
+    assert dag.parents["D"] == ["P2", "P1", "I", "A"]

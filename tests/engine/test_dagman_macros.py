@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from engine_helpers import FakeBackend, executable, write_dag
-from sheaf.engine import run_workflow
+from sheaf.engine import DagmanOptions, run_workflow
 from sheaf.errors import FormatError
 
 SHEAF = str(Path(sys.executable).parent / "sheaf")
@@ -91,6 +91,20 @@ def test_submit_description_gets_dagmans_values(tmp_path: Path) -> None:
     assert launch.job_ad.eval("DAGParentNodeNames") == "A,B"
     assert launch.job_ad.eval("DAGManJobId") == os.getpid()
     assert fake.launches[0].job_ad.eval("DAGParentNodeNames") == ""  # no parents: the macro is unset
+
+
+def test_children_of_one_line_run_and_parents_are_named_in_declaration_order(tmp_path: Path) -> None:
+    """DAGMan's ProcessDependencies sorts one PARENT line's nodes by node id (declaration order):
+    the children become ready in that order (one job at a time: that is the order they run), and
+    ``$(DAG_PARENT_NAMES)`` names the parents so."""
+    write_dag(tmp_path, "JOB A A.sub\nJOB C1 C1.sub\nJOB C2 C2.sub\nJOB C3 C3.sub\nPARENT A CHILD C3 C2 C1\n"
+                        "JOB P2 P2.sub\nJOB P1 P1.sub\nJOB C C.sub\nPARENT P1 P2 CHILD C\n"
+                        "PARENT C3 C2 C1 CHILD P1 P2\n")
+    (tmp_path / "C.sub").write_text('executable = /bin/echo\narguments = "$(DAG_PARENT_NAMES)"\nqueue\n')
+    fake = FakeBackend()
+    run(tmp_path, fake, options=DagmanOptions(maxjobs=1))
+    assert fake.nodes() == ["A", "C1", "C2", "C3", "P2", "P1", "C"]
+    assert fake.launches[-1].argv[1:] == ("P2,P1",)
 
 
 def test_dollar_dollar_expands_against_the_matched_slot(tmp_path: Path) -> None:

@@ -75,6 +75,7 @@ def _parse_splice(f: DagFile, words: list[str]) -> None:
     if name in f.splices or f.prefix + name in f.dag.nodes:
         raise f.error("duplicate splice name", "node and splice names are unique", name)
     sub = DagFile(path, directory, f.prefix + name + "+", f.dag, (*f.stack, path))
+    sub.rank, sub.key = f.rank, (*f.key, 0, f.lineno)  # DAGMan's first pass reads it where it is named
     _parse_file(sub)
     f.pins[name] = (sub.pin_in, sub.pin_out)
     members = sub.local + sub.nested  # its initial and final nodes may be those of splices within it
@@ -116,6 +117,8 @@ def _parse_include(f: DagFile, words: list[str]) -> None:
     sub.splices, sub.pins, sub.pin_in, sub.pin_out = f.splices, f.pins, f.pin_in, f.pin_out
     sub.local, sub.nested, sub.order = f.local, f.nested, f.order
     sub.later, sub.connects = f.later, f.connects
+    # DAGMan's second pass over the file reads INCLUDE: its nodes follow the including file's own
+    sub.rank, sub.key = f.rank, (*f.key, 1, f.lineno)
     _parse_body(sub)
     f.edges.extend(sub.edges)
     f.all_nodes.extend(sub.all_nodes)
@@ -177,7 +180,10 @@ def _parse_body(f: DagFile) -> None:
         if keyword not in _RAW_TEXT and ('"' in f.current or "'" in f.current):
             words = split_words(f, f.current)
         if keyword in ("JOB", "NODE", "FINAL", "SERVICE", "PROVISIONER", "SUBDAG", "SUBMIT_DESCRIPTION"):
+            known = len(f.local)
             i = parse_declaration(f, "JOB" if keyword == "NODE" else keyword, words, lines, i)
+            for name in f.local[known:]:
+                f.rank[name] = (*f.key, 0, f.lineno)
         elif keyword == "SPLICE":
             _parse_splice(f, words)
         elif keyword == "INCLUDE":
@@ -208,8 +214,10 @@ def _parse_file(f: DagFile) -> None:
     weak: dict[tuple[str, str], int] = {}  # WEAK declarations per pair
     for parents, children, lineno, is_weak in f.edges:
         f.lineno = lineno
-        for p in _targets(f, parents, "parent"):
-            for c in _targets(f, children, "child"):
+        # DAGMan sorts a line's parents and children by node id: edges, readiness, DAG_PARENT_NAMES follow
+        line_children = sorted(dict.fromkeys(_targets(f, children, "child")), key=f.rank.__getitem__)
+        for p in sorted(dict.fromkeys(_targets(f, parents, "parent")), key=f.rank.__getitem__):
+            for c in line_children:
                 if f.dag.nodes[p].final or f.dag.nodes[c].final:
                     raise f.error("a FINAL node cannot have parents or children",
                                   "FINAL nodes are not in PARENT/CHILD", p if f.dag.nodes[p].final else c)
@@ -249,10 +257,12 @@ def parse_dag(path: str, *more: str, read_vars: bool = True, base: str | None = 
     path = os.path.abspath(path)
     paths = (path, *(os.path.abspath(p) for p in more))
     dag = Dag(path, {}, {}, {}, {}, {}, files=paths, vars_read=read_vars, own_dirs=usedagdir)
+    rank: dict[str, tuple[int, ...]] = {}
     with gc_paused():  # a few objects a line, no cycles among them
-        for one in paths:
+        for number, one in enumerate(paths):
             where = os.path.abspath(base) if base is not None else os.path.dirname(one)
             f = DagFile(one, where, "", dag, (one,))
+            f.rank, f.key = rank, (number,)
             _parse_file(f)
     for spec in (*dag.nodes.values(), *dag.services.values()):
         if spec.description is not None and spec.description not in dag.descriptions:

@@ -48,6 +48,10 @@ class DagFile:
         self.connects: list[tuple[str, str, int]] = []
         self.order = [0]  # commands seen so far (shared with INCLUDEd files): "the last one wins"
         self.edges: list[tuple[list[str], list[str], int, bool]] = []  # (parents, children, line, WEAK)
+        # DAGMan's node ids, the order its two passes over a file create nodes: node -> a key that sorts
+        # as the ids do (shared by all the files of a parse); ``key`` is where this file's nodes fall
+        self.rank: dict[str, tuple[int, ...]] = {}
+        self.key: tuple[int, ...] = ()
         self.lineno = 0
         self.current = ""  # the line being parsed (VARS values keep their spacing)
 
