@@ -743,3 +743,31 @@ def test_dagman_max_rescue_num_caps_the_rescue_dags(tmp_path: Path) -> None:
     done = sheaf_run(none)
     assert done.returncode == 1 and "rescue DAG" not in done.stdout and "not honoured" not in done.stderr
     assert not list(none.glob("wf.dag.rescue*"))
+
+
+def test_a_script_that_cannot_start_returns_1(tmp_path: Path) -> None:
+    """DAGMan's ScriptQ reaps a script it could not spawn (no such file, not executable, its node's
+    DIR missing) with status 1: that is $PRE_SCRIPT_RETURN and $RETURN, what PRE_SKIP, ABORT-DAG-ON
+    and UNLESS-EXIT compare; dagman.out says why."""
+    seen = tmp_path / "seen"
+    post = tmp_path / "post.sh"
+    executable(post, f'#!/bin/sh\necho "$@" >> {seen}\nexit 0\n')
+    (tmp_path / "plain.sh").write_text("#!/bin/sh\nexit 0\n")  # not executable
+    for name in ("a.sub", "b.sub", "c.sub", "e.sub"):
+        sub(tmp_path, name)
+    (tmp_path / "wf.config").write_text("DAGMAN_ALWAYS_RUN_POST = True\n")
+    (tmp_path / "wf.dag").write_text(
+        f"CONFIG wf.config\nJOB A a.sub\nSCRIPT PRE A no-such-script\nPRE_SKIP A 1\n"
+        f"JOB B b.sub\nSCRIPT PRE B plain.sh\nSCRIPT POST B {post} $JOB $PRE_SCRIPT_RETURN $RETURN\n"
+        f"JOB C c.sub DIR no-such-dir\nSCRIPT PRE C {post}\nRETRY C 3 UNLESS-EXIT 1\n"
+        f"JOB E e.sub\nSCRIPT POST E no-such-post\nPARENT A B CHILD E\nABORT-DAG-ON E 1 RETURN 7\n")
+    done = sheaf_run(tmp_path)
+    assert done.returncode == 7, done.stdout + done.stderr  # E's POST returned 1: the abort
+    assert seen.read_text().split() == ["B", "1", "-1004"]  # B's PRE failed: $RETURN is DAGMan's -1004
+    out = (tmp_path / "wf.dag.dagman.out").read_text()
+    assert "PRE_SKIP return value 1 indicates we are done (successfully) with node A" in out
+    assert "Retrying node C" not in out  # UNLESS-EXIT 1
+    assert "PRE Script of Node C failed with status 1" in out
+    assert re.search(r"Error: Failed to execute PRE for Node B: .*plain\.sh", out), out
+    assert re.search(r"Error: Failed to execute PRE for Node C: .*no-such-dir", out), out
+    assert "POST Script of node E failed with status 1" in out

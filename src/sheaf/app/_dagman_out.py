@@ -155,6 +155,9 @@ def event_lines(stamp: str, events: tuple[NodeEvent, ...] | list[NodeEvent],
             if kind == "SUBMIT_FAILURE" and e.reason:  # DAGMan's line ends with the error, on one line
                 line += " " + e.reason.replace("\n", " ")
             out.append(line)
+        if kind in ("PRE_SCRIPT_FAILURE", "POST_SCRIPT_FAILURE") and e.reason:  # it could not be started
+            out.append(f"Error: Failed to execute {kind[:kind.index('_')]} for Node {node}: "
+                       + e.reason.replace("\n", " "))
         line = _outcome(e)
         if line:
             out.append(line)

@@ -101,6 +101,7 @@ class ScriptExited:
     attempt: int
     exit_code: int | None
     signal: int | None = None
+    error: str | None = None  # why the script could not be started (it then counts as exit 1)
 
 
 @value_class
@@ -226,6 +227,7 @@ Details = TypedDict("Details", {
     "noop": bool,  # a NOOP node's job: nothing was submitted
     "submit_failed": bool,  # the submission failed ($RETURN is -1001)
     "script": Literal["PRE", "POST"],
+    "error": str,  # the script could not be started: why (its return is 1)
     "skipped": bool,  # PRE_SKIP
     "retry": int,  # the attempt number the node retries with
     "why": str,  # why the node failed, was cancelled or stopped

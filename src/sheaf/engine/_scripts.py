@@ -74,11 +74,11 @@ class ScriptRunner:
         try:
             proc = subprocess.Popen(list(argv), cwd=cwd, stdin=subprocess.DEVNULL, stdout=stdout,
                                     stderr=stderr, close_fds=True)
-        except OSError as exc:
+        except OSError as exc:  # DAGMan's ScriptQ reaps a script it could not spawn with status 1
             self.note(f"{kind} script of {node} could not start: {exc}")
             if capture is not None:
-                capture.finish(node, kind, 127)
-            return ScriptExited(node, kind, attempt, 127)
+                capture.finish(node, kind, 1)
+            return ScriptExited(node, kind, attempt, 1, error=str(exc))
         self._running[(node, kind)] = (proc, attempt)
         if capture is not None:
             self._debug[(node, kind)] = capture

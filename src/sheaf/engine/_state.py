@@ -498,6 +498,8 @@ class DagState:
         script = node.spec.pre if kind == "PRE" else node.spec.post
         assert script is not None
         info: Details = {"script": kind, "return": value}
+        if event.error is not None:
+            info["error"] = event.error
         if script.defer_status is not None and value == script.defer_status:
             self.transition(node, "pre_deferred" if kind == "PRE" else "post_deferred", info)
             self.emit(Defer(node.name, kind, node.attempt, script.defer_time))

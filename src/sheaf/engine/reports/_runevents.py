@@ -257,15 +257,18 @@ class EventTranslator:
 
     def _script_ended(self, c: Change, info: Details) -> list[NodeEvent]:
         value = int(info.get("return", 0))
+        error = info.get("error")  # the script could not be started
         if c.start == "pre":
-            out = [self._event(c, "PRE_SCRIPT_SUCCESS" if value == 0 else "PRE_SCRIPT_FAILURE", value=value)]
+            out = [self._event(c, "PRE_SCRIPT_SUCCESS" if value == 0 else "PRE_SCRIPT_FAILURE", value=value,
+                               reason=error)]
             if info.get("skipped"):
                 self._ids[c.node] = self._fake_id()
                 out.append(self._event(c, "PRESKIP"))
             return out
         signal = -value if value < 0 else None
         return [self._event(c, "POST_SCRIPT_TERMINATED", value=None if signal else value, signal=signal),
-                self._event(c, "POST_SCRIPT_SUCCESS" if value == 0 else "POST_SCRIPT_FAILURE", value=value)]
+                self._event(c, "POST_SCRIPT_SUCCESS" if value == 0 else "POST_SCRIPT_FAILURE", value=value,
+                            reason=error)]
 
     def _job_ended(self, c: Change, info: Details) -> list[NodeEvent]:
         value = int(info.get("return", 0))
