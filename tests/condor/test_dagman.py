@@ -165,6 +165,18 @@ def test_rescue_file(tmp_path: Path) -> None:
     assert rescue.done == {"A"} and rescue.retries == {"B": 2}
     with pytest.raises(FormatError):
         parse_rescue(str(write(tmp_path, "DONE nosuch\n", "wf.dag.rescue002")), dag)
+    retry = parse_rescue(str(write(tmp_path, "RETRY A 1 UNLESS-EXIT 4\nRETRY B 0\n", "wf.dag.rescue003")),
+                         dag)
+    assert retry.retries == {"A": 1, "B": 0} and retry.unless_exit == {"A": 4}
+
+
+def test_a_rescue_dag_command_sheaf_does_not_read_is_refused_by_name(tmp_path: Path) -> None:
+    """DAGMan parses a rescue DAG as a DAG file; sheaf reads its DONE and RETRY lines and names any
+    other command it meets there, with the file and line."""
+    dag = parse_dag(str(write(tmp_path, "JOB A a\n")))
+    with pytest.raises(FormatError) as caught:
+        parse_rescue(str(write(tmp_path, "DONE A\nVARS A x=\"1\"\n", "wf.dag.rescue001")), dag)
+    assert caught.value.line == 2 and "VARS in a rescue DAG" in caught.value.message
 
 
 # ---- hostile DAG files: one FormatError, never a traceback ----------------

@@ -705,6 +705,20 @@ def test_retries_left_in_a_rescue_dag_restart_the_retry_count(tmp_path: Path) ->
     assert "RETRY A 0" in (tmp_path / "wf.dag.rescue002").read_text()
 
 
+def test_a_rescue_dags_retry_line_is_applied_whatever_the_reset_knob(tmp_path: Path) -> None:
+    """DAGMan parses a rescue DAG as a DAG file: its ``RETRY node n [UNLESS-EXIT v]`` sets the node's
+    retries and abort value (ProcessRetry), whatever ``DAGMAN_RESET_RETRIES_UPON_RESCUE`` (which only
+    decides whether a rescue DAG is written with RETRY lines)."""
+    log = tmp_path / "retry.log"
+    sub(tmp_path, "a.sub", "/bin/sh", f"-c 'echo A $(RETRY) >> {log}; exit 1'")
+    sub(tmp_path, "b.sub", "/bin/sh", f"-c 'echo B $(RETRY) >> {log}; exit 3'")
+    (tmp_path / "wf.dag").write_text("JOB A a.sub\nJOB B b.sub\nRETRY B 5\n")
+    (tmp_path / "wf.dag.rescue001").write_text("RETRY A 2\nRETRY B 5 UNLESS-EXIT 3\n")
+    done = sheaf_run(tmp_path)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert sorted(log.read_text().splitlines()) == ["A 0", "A 1", "A 2", "B 0"]
+
+
 def test_a_dag_refused_at_its_line_leaves_the_directory_as_it_was(tmp_path: Path) -> None:
     """Bad input: one message with the file and line, exit 2, and nothing written (no events
     database, no dagman.out, no journal)."""

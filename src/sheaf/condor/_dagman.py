@@ -282,18 +282,29 @@ def _one_edge_per_pair(dag: Dag) -> None:
 
 
 def parse_rescue(path: str, dag: Dag) -> Rescue:
-    """A partial rescue DAG: ``DONE node`` and ``RETRY node n`` lines naming nodes of ``dag``."""
+    """A partial rescue DAG: ``DONE node`` and ``RETRY node n [UNLESS-EXIT v]`` lines naming nodes of
+    ``dag``.  DAGMan parses a rescue DAG as one more DAG file; sheaf reads these two commands, the
+    ones a rescue DAG is written with, and refuses any other by name."""
     done: set[str] = set()
     retries: dict[str, int] = {}
+    unless: dict[str, int] = {}
     f = DagFile(path, os.path.dirname(path), "", dag, (path,))
     for lineno, words, _line in read_lines(f, "rescue DAG"):
         f.lineno = lineno
-        keyword = words[0].upper()
-        if keyword not in ("DONE", "RETRY") or len(words) < 2 or words[1] not in dag.nodes:
-            raise f.error("not a rescue DAG line for this DAG", "DONE node | RETRY node n",
+        keyword = dag_keyword(words[0])
+        if keyword not in ("DONE", "RETRY"):
+            raise f.error(f"{words[0]} in a rescue DAG: sheaf reads only its DONE and RETRY lines",
+                          "a rescue DAG holds DONE node and RETRY node n [UNLESS-EXIT v] lines",
+                          " ".join(words))
+        if len(words) < 2 or words[1] not in dag.nodes:
+            raise f.error("not a rescue DAG line for this DAG", "DONE node | RETRY node n [UNLESS-EXIT v]",
                           " ".join(words))
         if keyword == "DONE":
             done.add(words[1])
-        else:
-            retries[words[1]] = dag_int(f, words[2] if len(words) > 2 else "", "retry count", low=0)
-    return Rescue(path, frozenset(done), retries)
+            continue
+        if len(words) not in (3, 5) or (len(words) == 5 and dag_keyword(words[3]) != "UNLESS_EXIT"):
+            raise f.error("bad RETRY", "RETRY node n [UNLESS-EXIT v]", " ".join(words))
+        retries[words[1]] = dag_int(f, words[2], "retry count", low=0)
+        if len(words) == 5:  # without it the DAG's own value stays, as DAGMan's SetMaxRetries keeps it
+            unless[words[1]] = dag_int(f, words[4], "UNLESS-EXIT value")
+    return Rescue(path, frozenset(done), retries, unless)

@@ -123,3 +123,4 @@ class Rescue:
     path: str
     done: frozenset[str]
     retries: dict[str, int]
+    unless_exit: dict[str, int] = field(default_factory=dict)  # RETRY ... UNLESS-EXIT v, where given

@@ -125,6 +125,7 @@ class Node:
         "state",
         "times_held",
         "token",
+        "unless_exit",
         "unmet",
         "value",
     )
@@ -138,6 +139,7 @@ class Node:
         self.state: NodeState = "waiting"
         self.attempt = 0
         self.max_retries = spec.retries  # RETRY's count; a rescue DAG's retries left (DagState)
+        self.unless_exit = spec.unless_exit  # RETRY's UNLESS-EXIT value; a rescue DAG's, where it names one
         self.unmet = 0
         self.history: list[Change] = []  # its story: the changes journaled
         self.job_return: int | None = None  # DAGMan's return value of the node's job ($RETURN)

@@ -58,11 +58,16 @@ def lock_holder(path: str) -> int | None:
 
 
 
+RetryLimits = dict[str, tuple[int, int | None]]
+
+
 def starting_point(dag: Dag, prior: Replay, multi: bool = False, start: str | None = "newest",
-                   recover: bool = False) -> tuple[str, set[str], set[str], dict[str, int], dict[str, int]]:
+                   recover: bool = False) -> tuple[str, set[str], set[str], dict[str, int], RetryLimits]:
     """(source, done, failed, attempts, retry limits) for this run; see the module docstring.  The
-    retry limits are a rescue DAG's ``RETRY`` lines, read when ``DAGMAN_RESET_RETRIES_UPON_RESCUE`` is
-    false: as in DAGMan, a node's retries left become its RETRY count, and ``$(RETRY)`` starts at 0.
+    retry limits are a rescue DAG's ``RETRY node n [UNLESS-EXIT v]`` lines, (n, v or None): DAGMan
+    parses the rescue DAG as a DAG file, so they apply whatever ``DAGMAN_RESET_RETRIES_UPON_RESCUE``
+    (which decides only whether a rescue DAG is written with them): a node's retries left become its
+    RETRY count, and ``$(RETRY)`` starts at 0.
     ``start``: the rescue DAG to start from -- ``"newest"`` (a killed run recovers first), a path
     (``-DoRescueFrom``), or None for the original DAG (``-force``, ``-AutoRescue 0``).  ``recover``
     (``-DoRecovery``): the last run's state, as after a killed run, even when it ended."""
@@ -72,18 +77,18 @@ def starting_point(dag: Dag, prior: Replay, multi: bool = False, start: str | No
         done |= {n for n in rescue.done if n in dag.nodes} if rescue else set()
         failed = {n for n, r in prior.nodes.items() if r.state == "failed" and n in dag.nodes}
         return ("recovery", done, failed, {n: r.attempt for n, r in prior.nodes.items() if n in dag.nodes},
-                _retry_limits(dag, rescue))
+                _retry_limits(rescue))
     rescue_path = newest_rescue(dag.path, multi) if start == "newest" else start
     if rescue_path is None:
         return "fresh", set(), set(), {}, {}
     rescue = parse_rescue(rescue_path, dag)
-    return f"rescue:{os.path.basename(rescue_path)}", set(rescue.done), set(), {}, _retry_limits(dag, rescue)
+    return f"rescue:{os.path.basename(rescue_path)}", set(rescue.done), set(), {}, _retry_limits(rescue)
 
 
-def _retry_limits(dag: Dag, rescue: Rescue | None) -> dict[str, int]:
-    if rescue is None or dag.flag("DAGMAN_RESET_RETRIES_UPON_RESCUE", True):
+def _retry_limits(rescue: Rescue | None) -> RetryLimits:
+    if rescue is None:
         return {}
-    return dict(rescue.retries)
+    return {n: (count, rescue.unless_exit.get(n)) for n, count in rescue.retries.items()}
 
 
 def _rescue_of(dag: Dag, source: str | None) -> Rescue | None:

@@ -162,7 +162,7 @@ class DagState:
                  done: Iterable[str] = (), failed: Iterable[str] = (),
                  attempts: Mapping[str, int] | None = None, next_cluster: int = 1,
                  reasons: Mapping[str, str | None] | None = None,
-                 retry_limits: Mapping[str, int] | None = None) -> None:
+                 retry_limits: Mapping[str, tuple[int, int | None]] | None = None) -> None:
         self.dag = dag
         self.clock = clock
         self.limits = limits
@@ -188,8 +188,10 @@ class DagState:
         self.finished: Finish | None = None
         self.dag_id = 0  # DAGMan's job id of this run ($DAGID), set by the loop
         self.provisioning = False  # the other nodes wait for the PROVISIONER's job to run
-        for name, limit in (retry_limits or {}).items():
+        for name, (limit, unless_exit) in (retry_limits or {}).items():  # a rescue DAG's RETRY lines
             self.nodes[name].max_retries = limit
+            if unless_exit is not None:
+                self.nodes[name].unless_exit = unless_exit
         self._restore(set(done), set(failed), attempts or {}, reasons or {})
 
     # -- set-up ---------------------------------------------------------------------------------
@@ -538,7 +540,7 @@ class DagState:
     def _failed(self, node: Node, value: int, info: Details) -> None:
         node.value = value
         spec = node.spec
-        if node.attempt < node.max_retries and value != spec.unless_exit and not self.interrupted \
+        if node.attempt < node.max_retries and value != node.unless_exit and not self.interrupted \
                 and not node.poisoned:
             node.attempt += 1
             self.retries += 1

@@ -175,7 +175,7 @@ class RunFiles:
         if limit == 0:
             return None
         nodes = [RescueNode(name, node.state == "done", node.state == "failed", node.spec.final,
-                            node.max_retries, min(node.attempt, node.max_retries), node.spec.unless_exit,
+                            node.max_retries, min(node.attempt, node.max_retries), node.unless_exit,
                             node.reason, _weak_only(self.dag, name))
                  for name, node in machine.nodes.items()]
         reset = self.dag.flag("DAGMAN_RESET_RETRIES_UPON_RESCUE", True)
