@@ -79,10 +79,36 @@ def test_node_status_file_is_dagmans_classad_layout(mixed: Path) -> None:
     assert dag["DagStatus"] == 6 and dag["NodesTotal"] == 7 and dag["NodesDone"] == 3
     assert dag["NodesFailed"] == 2 and dag["NodesFutile"] == 2 and list(dag["DagFiles"]) == ["wf.dag"]
     status = {ad["Node"]: (ad["NodeStatus"], ad["StatusDetails"], ad["RetryCount"]) for ad in ads[1:-1]}
-    assert status["B"] == (6, "killed", 1)  # STATUS_ERROR after its retry
+    assert status["B"][0::2] == (6, 1)  # STATUS_ERROR after its retry, in DAGMan's words
+    assert re.fullmatch(r"Job proc \(\d+\.0\.0\) failed with signal 9 \(after 1 node retries\)",
+                        status["B"][1])
     assert status["G"] == (7, "Had an ancestor node fail", 0) and status["H"][0] == 7  # STATUS_FUTILE
     assert status["A"][0] == status["C"][0] == status["E"][0] == 5
     assert ads[-1]["NextUpdate"] == 0  # the run is over
+
+
+def test_node_status_details_of_failed_nodes_are_dagmans_words(tmp_path: Path) -> None:
+    """A failed node's StatusDetails is DAGMan's error text (Dag::ProcessTerminatedEvent,
+    ProcessPostTermEvent, PreScriptReaper): the job proc with its id, the PRE script's status, the
+    job and the POST script together, and the retries done when the node had RETRY."""
+    executable(tmp_path / "pre.sh", "#!/bin/sh\nexit 4\n")
+    executable(tmp_path / "post.sh", '#!/bin/sh\nexit "$1"\n')
+    write_dag(tmp_path, "JOB J J.sub\nRETRY J 1\nJOB S S.sub\nJOB P P.sub\nSCRIPT PRE P pre.sh\n"
+                        "JOB Q Q.sub\nSCRIPT POST Q post.sh 3\nJOB R R.sub\nSCRIPT POST R post.sh 2\n"
+                        "NODE_STATUS_FILE wf.status\n")
+    fake = FakeBackend()
+    fake.script("J", [3, 3])
+    fake.script("S", [-9])
+    fake.script("Q", [3])
+    run(tmp_path, fake)
+    ads = {ad["Node"]: ad for ad in classad2.parseAds((tmp_path / "wf.status").read_text())
+           if ad["Type"] == "NodeStatus"}
+    details = {n: ad["StatusDetails"] for n, ad in ads.items()}
+    assert re.fullmatch(r"Job proc \(\d+\.0\.0\) failed with status 3 \(after 1 node retries\)", details["J"])
+    assert re.fullmatch(r"Job proc \(\d+\.0\.0\) failed with signal 9", details["S"])
+    assert details["P"] == "PRE Script failed with status 4"
+    assert details["Q"] == "Job exited with status 3 and POST Script failed with status 3"
+    assert details["R"] == "Job failed due to DAGMAN error 0 and POST Script failed with status 2"
 
 
 def test_node_status_file_always_update_and_running_counts(tmp_path: Path) -> None:

@@ -29,15 +29,20 @@ __all__ = [
     "RETURN_SUBMIT_FAILED",
     "SERVICE_REMOVED",
     "STATES",
+    "SUBMIT_FAILED_TEXT",
     "InvalidTransition",
     "Node",
     "NodeState",
     "expected_state",
     "futile_nodes",
+    "job_error_text",
+    "post_error_text",
+    "signal_text",
     "story_line",
     "unmet_parents",
 ]
 
+import signal
 from collections.abc import Callable, Mapping
 from typing import Literal, get_args
 
@@ -69,6 +74,38 @@ RETURN_PRE_FAILED = -1004  # DAG_ERROR_JOB_SKIPPED (DAGMAN_ALWAYS_RUN_POST)
 DAG_OK, DAG_NODES_FAILED, DAG_ABORTED, DAG_REMOVED, DAG_CYCLE, DAG_HALTED = 0, 2, 3, 4, 5, 6
 NOOP_PROC = 2147483647  # Node::NOOP_NODE_PROCID (INT_MAX)
 SERVICE_REMOVED = "Removed by DAGMan"  # JOB_ABORTED of a SERVICE node's job removed as the DAG ends
+
+
+SUBMIT_FAILED_TEXT = "Job submit failed"  # DAGMan's error text of a node whose submission failed
+MAX_SIGNAL = 64  # DAGMan tells a job's signal (a negative return down to -64) from its own error values
+
+
+def signal_text(number: int) -> str:
+    """DaemonCore's GetExceptionString: ``signal 9 (Killed)``."""
+    try:
+        name = signal.strsignal(number)
+    except ValueError:
+        name = None
+    return f"signal {number} ({name})" if name else f"signal {number}"
+
+
+def job_error_text(cluster: int, proc: int, exit_code: int | None, signo: int | None) -> str:
+    """DAGMan's error text of a node whose job proc failed (``Dag::ProcessTerminatedEvent``)."""
+    how = f"signal {signo}" if exit_code is None else f"status {exit_code}"
+    return f"Job proc ({cluster}.{proc}.0) failed with {how}"
+
+
+def post_error_text(job_value: int, exit_code: int | None, signo: int | None) -> str:
+    """DAGMan's error text of a node whose POST script failed for good: the node's return value
+    before the script (``Dag::ProcessPostTermEvent``), then the script's end."""
+    if job_value > 0:
+        job = f"Job exited with status {job_value}"
+    elif -MAX_SIGNAL <= job_value < 0:
+        job = f"Job died on signal {-job_value}"
+    else:
+        job = f"Job failed due to DAGMAN error {job_value}"
+    how = f"died on signal {signo}" if exit_code is None else f"failed with status {exit_code}"
+    return f"{job} and POST Script {how}"
 
 
 def story_line(change: Change) -> str:
@@ -108,6 +145,7 @@ class Node:
     __slots__ = (
         "attempt",
         "cluster",
+        "error_text",
         "held_procs",
         "history",
         "job_failed",
@@ -148,6 +186,7 @@ class Node:
         self.pre_return: int | None = None
         self.cluster = 0
         self.reason: str | None = None
+        self.error_text: str | None = None  # DAGMan's words for its failure (node status StatusDetails)
         self.token = False  # holds a maxjobs/category token while submitted
         self.poisoned = False  # a submit failure: no more retries (DAGMan's PoisonRetries)
         self.value: int | None = None  # the node's exit value (the last component's)

@@ -139,10 +139,14 @@ from sheaf.engine._nodes import (
     RETURN_PRE_FAILED,
     RETURN_SUBMIT_FAILED,
     STATES,
+    SUBMIT_FAILED_TEXT,
     InvalidTransition,
     Node,
     NodeState,
     expected_state,
+    job_error_text,
+    post_error_text,
+    signal_text,
     unmet_parents,
 )
 from sheaf.engine._queues import ReadyQueues
@@ -410,6 +414,7 @@ class DagState:
                 self._removed(node, reason, procs)
             case SubmitFailed(reason=reason):
                 node.reason = f"submit failed: {reason}"
+                node.error_text = SUBMIT_FAILED_TEXT
                 node.poisoned = True  # DAGMan: a submit failure short-circuits the node's retries
                 self._job_finished(node, RETURN_SUBMIT_FAILED, {"reason": node.reason, "submit_failed": True})
             case ScriptExited():
@@ -452,6 +457,8 @@ class DagState:
 
     def _removed(self, node: Node, reason: str, procs: tuple[int | None, ...] = ()) -> None:
         node.reason = f"removed: {reason}"
+        proc = next((i for i, code in enumerate(procs) if code is None), 0)
+        node.error_text = f"HTCondor reported ULOG_JOB_ABORTED event for job proc ({node.cluster}.{proc}.0)"
         self._job_finished(node, RETURN_ABORTED, {"reason": node.reason, "removed": True}, procs=procs)
 
     def _on_job_exited(self, node: Node, event: JobExited) -> None:
@@ -468,6 +475,9 @@ class DagState:
         if event.slot is not None:
             info["slot"] = event.slot
         node.reason = event.reason or (f"exit code {own}" if own else None)
+        if own:  # the proc that failed first (the first of the list with that value)
+            proc = next((i for i, code in enumerate(event.procs) if code == own), 0)
+            node.error_text = job_error_text(node.cluster, proc, event.exit_code, event.signal)
         # a job list's success and its return value are apart (a tolerated failure may be returned)
         value = own if event.returned is None else event.returned
         self._job_finished(node, value, info, own != 0, event.procs)
@@ -512,6 +522,9 @@ class DagState:
 
     def _on_pre(self, node: Node, value: int, info: Details) -> None:
         node.pre_return = value
+        if value:
+            node.error_text = f"PRE Script died on {signal_text(-value)}" if value < 0 \
+                else f"PRE Script failed with status {value}"
         if value != 0 and value == node.spec.pre_skip:  # a PRE script that succeeds is no skip (dag.cpp)
             node.value = 0
             self.transition(node, "done", {**info, "skipped": True})
@@ -527,6 +540,11 @@ class DagState:
             self._failed(node, value, info)
 
     def _on_post(self, node: Node, value: int, info: Details) -> None:
+        if value:  # DAGMan's words use the node's value before the script: the PRE script's if it failed
+            before = node.pre_return if node.job_return == RETURN_PRE_FAILED and node.pre_return else \
+                node.job_return or 0
+            node.error_text = post_error_text(before, value if value >= 0 else None,
+                                              -value if value < 0 else None)
         if self.ending.abort_matches(self, node, value):
             self.ending.abort(self, node, value, info, done=value == 0)
         elif value == 0:
@@ -546,6 +564,7 @@ class DagState:
             self.retries += 1
             self.retried.append((node.name, node.attempt, node.max_retries))
             why: Details = {"why": node.reason} if node.reason else {}
+            node.error_text = None  # the next attempt's failure has its own words
             target: NodeState = "pre_ready" if spec.pre is not None else "ready"
             self.queues.retry_first = self.limits.retry_node_first
             try:
@@ -554,6 +573,8 @@ class DagState:
                 self.queues.retry_first = False
             return
         node.poisoned = False
+        if node.max_retries > 0 and node.error_text and node.error_text != SUBMIT_FAILED_TEXT:
+            node.error_text += f" (after {node.attempt} node retries)"
         self.failed_count += 1
         self.transition(node, "failed", {**info, "why": node.reason or f"exit value {value}"})
         if self.dag.weak:

@@ -242,7 +242,8 @@ class RunFiles:
         return StatusSnapshot(
             self.dag_files, {n: "pre_ready" if node.state == "waiting" and n in machine.halt_deferred
                              else node.state for n, node in nodes.items()},
-            {n: node.reason for n, node in nodes.items()}, {n: node.attempt for n, node in nodes.items()},
+            {n: node.error_text or node.reason for n, node in nodes.items()},
+            {n: node.attempt for n, node in nodes.items()},
             futile_nodes(machine.dag, machine.node_state), self.pre_done, started,
             {n for n, node in nodes.items() if node.spec.noop}, outcome, finished is not None, every,
             self.dag.job_attrs, {n: len(node.held_procs) for n, node in nodes.items() if node.held_procs})
