@@ -209,6 +209,25 @@ def test_a_failed_final_node_rewrites_the_rescue_dag_listing_it(tmp_path: Path) 
     assert not (tmp_path / "wf.dag.rescue002").exists()
 
 
+@pytest.mark.parametrize("final", ["", "FINAL F F.sub\n"])
+def test_an_abort_leaves_the_jobs_it_removes_out_of_the_rescue_dags_failed_nodes(tmp_path: Path,
+                                                                                 final: str) -> None:
+    """DAGMan's main_shutdown_rescue writes the rescue DAG before it removes the running jobs: their
+    nodes are neither DONE nor failed there.  Without a FINAL node it exits before reading their
+    removal, so jobstate.log has no JOB_ABORTED line for them; with one it reads it while FINAL runs."""
+    write_dag(tmp_path, f"JOB A A.sub\nJOB B B.sub\nJOB C C.sub\nWEAK PARENT B CHILD D\nJOB D D.sub\n"
+                        f"ABORT-DAG-ON A 3\n{final}")
+    fake = FakeBackend(per_wait=1)
+    fake.script("A", [3])
+    run(tmp_path, fake)
+    text = (tmp_path / "wf.dag.rescue001").read_text()
+    assert "# Nodes that failed: 1\n#   A,<ENDLIST>\n" in text, text
+    assert "DONE B" not in text  # a removed node with only WEAK children is no failed node made DONE
+    lines = (tmp_path / "jobstate.log").read_text().splitlines()
+    aborted = [ln.split()[1] for ln in lines if " JOB_ABORTED " in ln]
+    assert aborted == (["B", "C"] if final else [])
+
+
 def test_rescue_dag_keeps_retry_limits_by_default(tmp_path: Path) -> None:
     write_dag(tmp_path, "JOB A A.sub\nRETRY A 2\n")
     fake = FakeBackend()

@@ -77,6 +77,18 @@ def test_a_stop_cancels_the_queued_attempts_newest_first(tmp_path: Path) -> None
     assert fake.cancelled == [launch.key for launch in fake.launches][::-1]
 
 
+def test_a_stops_rescue_dag_counts_no_removed_job_as_failed(tmp_path: Path) -> None:
+    """condor_rm of DAGMan (main_shutdown_rescue): the rescue DAG is written before the queued jobs are
+    removed, so their nodes are neither failed nor DONE there, and DAGMan exits before it reads their
+    removal (no JOB_ABORTED line in jobstate.log)."""
+    write_dag(tmp_path, WIDE)
+    result = run_workflow(str(tmp_path), backend=_StoppedOnceAllQueued(per_wait=0))
+    assert result.dag_status == 4 and result.rescue is not None
+    text = (tmp_path / "wf.dag.rescue001").read_text()
+    assert "# Nodes premarked DONE: 0\n# Nodes that failed: 0\n#   <ENDLIST>\n" in text, text
+    assert "JOB_ABORTED" not in (tmp_path / "jobstate.log").read_text()
+
+
 def test_a_large_dags_objects_are_frozen_for_the_run_only(tmp_path: Path,
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     """Out of the cyclic collector while the run goes (a stop of 10^5 ready nodes: 0.64 s -> 0.26 s

@@ -113,12 +113,14 @@ class Ending:
             state = node.state
             if state == "submitted":
                 node.reason = reason
+                machine.cancelled.add(node.name)
                 if node.token:
                     machine.emit(Cancel(node.name, node.attempt))
                 machine.failed_count += 1
                 machine.transition(node, "failed", {"why": reason, "cancelled": True, "removal": removal})
             elif state in ("pre", "post"):
                 node.reason = reason
+                machine.cancelled.add(node.name)
                 machine.emit(KillScript(node.name, "PRE" if state == "pre" else "POST"))
                 machine.failed_count += 1
                 machine.transition(node, "failed", {"why": reason, "cancelled": True})

@@ -188,6 +188,9 @@ class DagState:
         self.interrupted = False
         self.halted = False  # DAGMan's halt: nothing new starts but POST scripts (and FINAL)
         self.halt_deferred: set[str] = set()  # nodes whose PRE script the halt deferred (still PRERUN)
+        # nodes failed by an abort or a stop that cancelled their job or script: DAGMan writes its rescue
+        # DAG before it removes them, so it counts them neither failed nor done
+        self.cancelled: set[str] = set()
         self.cycle = False  # nodes left waiting with no failure to explain it
         self.finished: Finish | None = None
         self.dag_id = 0  # DAGMan's job id of this run ($DAGID), set by the loop

@@ -17,7 +17,8 @@ The mapping (``kind`` is the jobstate.log event name; the job event log number i
   ``JOB_TERMINATED`` (005) with the return value or signal, then ``JOB_SUCCESS 0`` or
   ``JOB_FAILURE <value>``.  A job the pool can never run is put on hold and removed
   (``JOB_HELD`` 012, ``JOB_ABORTED`` 009); a job cancelled by a stop or an abort, or removed by
-  its periodic_remove or ``DAGMAN_MAX_JOB_HOLDS``, is removed (``JOB_ABORTED``).  A proc put on
+  its periodic_remove or ``DAGMAN_MAX_JOB_HOLDS``, is removed (``JOB_ABORTED``; marked ``cancelled``
+  for an abort or a stop, which jobstate.log leaves out unless the DAG has a FINAL node).  A proc put on
   hold by its periodic_hold and released by its periodic_release writes ``JOB_HELD`` (012, with the
   hold reason, code and subcode) and ``JOB_RELEASED`` (013, with the release reason), under that
   proc's id; the job's start after its release is written after ``JOB_RELEASED``, even when the
@@ -77,6 +78,7 @@ class NodeEvent(NamedTuple):
     code: int = 0  # HoldReasonCode, HoldReasonSubCode (JOB_HELD)
     subcode: int = 0
     requeued: bool = False  # JOB_EVICTED: the job exited and its OnExitRemove queued it again
+    cancelled: bool = False  # JOB_ABORTED of a job an abort or a stop of the DAG removed
 
     @property
     def condor_id(self) -> str:
@@ -174,8 +176,8 @@ class EventTranslator:
         if info.get("cancelled"):
             live = sorted(self._live.pop(c.node, {0}))
             if c.start == "submitted" and c.node in self._ids and self._ids[c.node][1] != NOOP_PROC:
-                out.extend(self._event(c, "JOB_ABORTED", reason=info.get("removal", info.get("why")))
-                           ._replace(proc=proc)
+                out.extend(self._event(c, "JOB_ABORTED", reason=info.get("removal", info.get("why")),
+                                       cancelled=True)._replace(proc=proc)
                            for proc in live)
             return out
         if c.start == c.finish:  # the node stays where it is: a hold or a release of one proc

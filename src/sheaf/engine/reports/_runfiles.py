@@ -116,7 +116,10 @@ class RunFiles:
             elif event.kind == "JOB_TERMINATED" and not event.value and event.signal is None:
                 self.counts.jobs_succeeded += 1  # a proc that exited with 0
         if self.jobstate is not None:
-            self.jobstate.events(events)
+            # DAGMan without a FINAL node exits after removing the jobs of an abort or a stop, before it
+            # reads their removal: jobstate.log has no line for it (the pool's event log does)
+            self.jobstate.events(events if self.dag.final is not None
+                                 else [e for e in events if not e.cancelled])
         self.nodes_log.events(events)
         if self.user_logs:
             self._to_user_logs(events)
@@ -174,7 +177,9 @@ class RunFiles:
         limit = config_clamped(self.dag, "DAGMAN_MAX_RESCUE_NUM", MAX_RESCUE_DEFAULT, MAX_RESCUE_NUM)
         if limit == 0:
             return None
-        nodes = [RescueNode(name, node.state == "done", node.state == "failed", node.spec.final,
+        cancelled = machine.cancelled
+        nodes = [RescueNode(name, node.state == "done", node.state == "failed" and name not in cancelled,
+                            node.spec.final,
                             node.max_retries, min(node.attempt, node.max_retries), node.unless_exit,
                             node.reason, _weak_only(self.dag, name))
                  for name, node in machine.nodes.items()]
