@@ -52,13 +52,13 @@ def read_text(path: str, what: str) -> str:
     return text
 
 
-def logical_lines(text: str, slashes: bool = False) -> list[tuple[int, str]]:
-    """HTCondor's line reading for DAG files and submit descriptions: lines stripped, a line ending in
-    ``\\`` continues on the next (``\\`` and line break become one space), blank lines and ``#`` comment
+def logical_lines(text: str) -> list[tuple[int, str]]:
+    """HTCondor's line reading for submit descriptions: lines stripped, a line ending in ``\\``
+    continues on the next (``\\`` and line break become one space), blank lines and ``#`` comment
     lines dropped.  Each logical line comes with the number of its first physical line.  A comment
-    line inside a continuation ends nothing: it is skipped, as HTCondor's reader skips it.  With
-    ``slashes`` a line starting ``//`` is a comment line too, as in a DAG file."""
-    comment = ("#", "//") if slashes else "#"
+    line inside a continuation ends nothing: it is skipped, as HTCondor's reader skips it.  (A DAG
+    file is read by its own rule: ``sheaf.condor._dagman_file.read_lines``.)"""
+    comment = "#"
     out: list[tuple[int, str]] = []
     pending: list[str] = []
     start = 0

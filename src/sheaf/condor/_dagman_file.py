@@ -23,7 +23,7 @@ import os
 import re
 
 from sheaf._fields import INT_MAX, INT_MIN, NAME_MAX, long_component
-from sheaf._text import logical_lines, read_text
+from sheaf._text import read_text
 from sheaf.condor._dagman_records import Dag
 from sheaf.errors import FormatError
 
@@ -83,9 +83,27 @@ def resolve(base: str, name: str) -> str:
 
 
 def read_lines(f: DagFile, what: str = "DAG file") -> list[tuple[int, list[str], str]]:
-    """Logical lines (``\\`` continues a line, as DAGMan's reader does), split at blanks (a line with
-    quotes is split again by :func:`split_words` where its command's words may be quoted)."""
-    return [(number, line.split(), line) for number, line in logical_lines(read_text(f.path, what), True)]
+    """Logical lines, split at blanks (a line with quotes is split again by :func:`split_words` where its
+    command's words may be quoted), as DAGMan's parser reads them: each line stripped; blank and comment
+    lines passed over, inside a continuation too; a line ending in ``\\`` joined to the next one, with a
+    blank between and its own blanks before the ``\\`` kept (a quoted VARS value keeps them).  A logical
+    line is numbered by its last line, as DAGMan numbers a command in its messages."""
+    out: list[tuple[int, list[str], str]] = []
+    pending = ""
+    for number, raw in enumerate(read_text(f.path, what).splitlines(), 1):
+        line = raw.strip()
+        if not line or line[0] == "#" or line.startswith("//"):
+            continue
+        if pending:
+            line = f"{pending} {line}"
+        if line[-1] == "\\":
+            pending = line[:-1]
+            continue
+        pending = ""
+        out.append((number, line.split(), line))
+    if pending.strip():  # the file ends inside a continuation: the command is read as it stands
+        out.append((number, pending.split(), pending.strip()))
+    return out
 
 
 def dag_keyword(word: str) -> str:
