@@ -145,62 +145,57 @@ def test_writer_reader_round_trip(tmp_path_factory: pytest.TempPathFactory,
 
 #: the VARS entry pattern written plainly (an alternation per character), against which the unrolled one
 #: is checked
-_OLD_VARS_RE = re.compile(r'''\s*([A-Za-z_+][\w.+]*)\s*=\s*'''
-                          r'''(?:"((?:[^"\\]|\\.)*)"|'((?:[^'\\]|\\.)*)'|([^\s"']+))(?=\s|$)''')
+_OLD_VARS_RE = re.compile(r"""[ \t\r]*((?!(?:\+|My\.)[ \t\r=])[^ \t\r"'=]+)[ \t\r]*=[ \t\r]*"""
+                          r"""(?:"((?:[^"\\]|\\.)*)"(?=[ \t\r]|$)|'((?:[^'\\]|\\.)*)'(?=[ \t\r]|$)|"""
+                          r"""((?![ \t\r=])(?:[^ \t\r"']|"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')+"""
+                          r"""(?=[ \t\r]|$)))""")
 
 
-def _dagman_word(text: str, pos: int) -> tuple[str, int, bool] | None:
-    """DAGMan's lexer reading a word at ``pos`` (blanks before it skipped): quotes start and end quoted
-    runs inside it, a backslash in quotes escapes the next character; (the word, where it ends, whether
-    it mixes quoted runs with other text), or None for an unclosed quote."""
-    while pos < len(text) and text[pos] in " \t":
-        pos += 1
-    out, quote, runs, plain = [], "", 0, False
+def _dagman_word(text: str, pos: int) -> tuple[str, int] | None:
+    """DAGMan's lexer reading a word at ``pos`` (a non-blank): quotes start and end quoted runs inside it
+    (kept in the word), a backslash in a run takes the next character; (the word, where it ends), or None
+    for an unclosed quote."""
+    out, quote = [], ""
     while pos < len(text):
         c = text[pos]
-        if quote:
-            if c == "\\" and pos + 1 < len(text):
-                out.append(text[pos + 1])
-                pos += 1
-            elif c == "\\":
+        if quote and c == "\\":
+            if pos + 1 == len(text):
                 return None
-            elif c == quote:
-                quote = ""
-            else:
-                out.append(c)
-        elif c in " \t":
+            out.append(text[pos + 1])
+            pos += 1
+        elif quote:
+            out.append(c)
+            quote = "" if c == quote else quote
+        elif c in " \t\r":
             break
-        elif c in "\"'":
-            quote, runs = c, runs + 1
         else:
             out.append(c)
-            plain = True
+            quote = c if c in "\"'" else ""
         pos += 1
-    if quote:
-        return None
-    return "".join(out), pos, runs > 1 or (runs == 1 and plain)
+    return None if quote else ("".join(out), pos)
 
 
 def _vars_reference(text: str) -> list[tuple[str, str]] | None:
-    """A VARS line's entries as DAGMan's lexer reads them (``key = value`` pairs, the key up to a blank or
-    "=", the value one word), or None where sheaf refuses the line: DAGMan refuses it, or a word mixes
-    quoted and plain text, or a key is not a macro name or starts with "queue"."""
+    """A VARS line's entries as DAGMan's key=value reader takes them (the key up to a blank, a quote or
+    "=", blanks around the "=", the value one word, without its first and last characters when it starts
+    with a quote), or None where DAGMan refuses the line."""
     pos, entries = 0, []
-    while text[pos:].strip():
-        match = re.compile(r"\s*([^\s=]+)\s*=\s*").match(text, pos)
-        if match is None or not re.fullmatch(r"[A-Za-z_+][\w.+]*", match.group(1)) or \
-                match.group(1).lower().startswith("queue"):
+    while text[pos:].strip(" \t\r"):
+        match = re.compile(r"""[ \t\r]*([^ \t\r"'=]+)[ \t\r]*=[ \t\r]*""").match(text, pos)
+        if match is None or match.end() == len(text) or text[match.end()] == "=" or \
+                match.group(1) in ("+", "My.") or match.group(1).lower().startswith("queue"):
             return None
         word = _dagman_word(text, match.end())
-        if word is None or word[2] or word[1] == match.end():
+        if word is None:
             return None
-        entries.append((match.group(1), word[0]))
-        pos = word[1]
+        value, pos = word
+        entries.append((match.group(1), value[1:-1] if value[0] in "\"'" else value))
     return entries or None
 
 
-_VARS_PIECE = st.one_of(st.sampled_from([" ", "  ", "\t", '"', "'", "\\", '\\"', "\\'", "\\\\", "=", "a",
-                                         "B_1", "x.y", "+At", "queue", "$(JOB)", "k=v", "k='a b'"]),
+_VARS_PIECE = st.one_of(st.sampled_from([" ", "  ", "\t", "My.", "+", "a\"b\"", '"', "'", "\\", '\\"', "\\'",
+                                         "\\\\", "=", "a", "B_1", "x.y", "+At", "queue", "$(JOB)", "k=v",
+                                         "k='a b'"]),
                         st.text(alphabet=" ab=\"'\\", max_size=4))
 
 
@@ -226,8 +221,8 @@ def test_the_unrolled_vars_pattern_matches_what_the_alternation_matched(text: st
 
 @settings(max_examples=300, deadline=None)
 @given(_VARS_TEXT)
-def test_vars_entries_read_as_before(text: str) -> None:
-    """The faster VARS entry loop gives the entries (or the refusal) the old one gave."""
+def test_vars_entries_read_as_dagman_reads_them(text: str) -> None:
+    """The VARS reading gives the entries (or the refusal) DAGMan's key=value reader gives."""
     from sheaf.condor._dagman_settings import _vars_entries
 
     class Line:

@@ -43,3 +43,42 @@ def test_a_continued_quoted_value_keeps_its_blanks(tmp_path: Path) -> None:
     # the line is joined as written: the blank before the backslash, then one blank, then the next line
     dag = dag_of(tmp_path, 'JOB A a.sub\nVARS A x="a \\\n   b"\n')
     assert dag.nodes["A"].vars["x"] == "a  b"
+
+
+# ---- VARS ----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("entries", "expected"), [
+    ('my-var="v"', {"my-var": "v"}),  # a key is any word without blanks, quotes or "="
+    ('1x="1" $y=2', {"1x": "1", "$y": "2"}),
+    ('x=a"b"', {"x": 'a"b"'}),  # a word not starting with a quote keeps its quotes
+    ('x=a"b c"d', {"x": 'a"b c"d'}),  # ... and its quoted blanks
+    ('x="a"b', {"x": 'a"'}),  # a word starting with one loses its first and last characters
+    ('x="a b"c y=2', {"x": 'a b"', "y": "2"}),
+    ("x='it''s'", {"x": "it''s"}),
+    ('x="a\\"b" y=\'c\\\\\'', {"x": 'a"b', "y": "c\\"}),  # escapes in quoted runs
+    ('x=a\\b y="a"\\b', {"x": "a\\b", "y": 'a"\\'}),  # a backslash outside quotes is a character
+    ('x = "a" y= b z =c=d', {"x": "a", "y": "b", "z": "c=d"}),
+    ('+a=1 My.b=2 x=""', {"+a": "1", "My.b": "2", "x": ""}),
+])
+def test_vars_entries_as_dagmans_parser_reads_them(tmp_path: Path, entries: str,
+                                                   expected: dict[str, str]) -> None:
+    spec = dag_of(tmp_path, f"JOB A a.sub\nVARS A {entries}\n").nodes["A"]
+    assert {k: v for k, v in spec.vars.items() if k != "+DAGNodeRetry"} == expected
+
+
+@pytest.mark.parametrize(("entries", "reason"), [
+    ('x"=1', "quotation mark"), ('x "=1', "no '='"), ("=1", "misses its key"),
+    ("x=1 y", "no '=' and no value"),
+    ("x =", "has no value"), ("x==1", "second '='"), ("x= =1", "second '='"), ('x="a', "quote is not closed"),
+    ("+=1", "no letter or digit"), ("My.=1", "no letter or digit"),
+])
+def test_what_dagman_refuses_in_vars_is_refused_with_its_line(tmp_path: Path, entries: str,
+                                                               reason: str) -> None:
+    error = refusal(tmp_path, f"JOB A a.sub\nVARS A {entries}\n")
+    assert error.line == 2 and reason in error.message and error.path == str(tmp_path / "wf.dag")
+
+
+@pytest.mark.parametrize("entries", ["queue=1", "x=1 QUEUEx=2"])
+def test_vars_names_starting_with_queue_stay_refused(tmp_path: Path, entries: str) -> None:
+    error = refusal(tmp_path, f"JOB A a.sub\nVARS A {entries}\n")
+    assert (error.line, error.rule) == (2, "VARS names do not begin with 'queue'")

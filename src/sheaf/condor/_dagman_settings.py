@@ -23,19 +23,27 @@ import re
 from sheaf.condor._dagman_file import DagFile, bare, dag_int, dag_keyword, fitting_name, resolve, warn
 from sheaf.condor._dagman_records import ALL_NODES, NodeSpec, Script
 
-_VARS_KEY = r"[A-Za-z_+][\w.+]*"
-# a value is "double-quoted" or 'single-quoted' (backslash escapes inside) or a run of non-blank characters
-# without quotes, then a blank or the line's end, as DAGMan's lexer reads a word (a word mixing quoted and
-# plain text is refused); the quoted runs are written "unrolled" (runs between escapes) because a
-# per-character alternation is slower on long VARS lines; a test pins the language
-_VARS_VALUE = r'"([^"\\]*(?:\\.[^"\\]*)*)"|\'([^\'\\]*(?:\\.[^\'\\]*)*)\'|([^\s"\']+)'
-_VARS_RE = re.compile(rf"\s*({_VARS_KEY})\s*=\s*(?:{_VARS_VALUE})(?=\s|$)")
+# DAGMan's VARS entry (its lexer's key=value reading): a key is any run of characters but blanks, quotes
+# and "="; blanks may stand around the "="; the value is one word of the lexer, which may mix plain text
+# with quoted runs (a backslash in a quoted run takes the next character as it is) and does not start with
+# "=" (a second "=").  The quoted runs are written "unrolled" (runs between escapes) because a
+# per-character alternation is slower on long VARS lines; a test pins the language.  "+" and "My." alone
+# are no names (DAGMan: a name needs a letter or digit).
+_BLANK = " \t\r"
+_VARS_KEY = rf"(?!(?:\+|My\.)[{_BLANK}=])[^{_BLANK}\"'=]+"
+_PLAIN = rf"[^{_BLANK}\"']*"
+_QUOTED = r"\"[^\"\\]*(?:\\.[^\"\\]*)*\"|'[^'\\]*(?:\\.[^'\\]*)*'"
+_END = rf"(?=[{_BLANK}]|$)"
+_WORD = rf"(?:{_QUOTED}|[^{_BLANK}=\"']){_PLAIN}(?:(?:{_QUOTED}){_PLAIN})*{_END}"
+# the entry: key, then the value as the text of one quoted run (double, single: most values) or as a word
+_VARS_RE = re.compile(rf"[{_BLANK}]*({_VARS_KEY})[{_BLANK}]*=[{_BLANK}]*"
+                      rf"(?:\"([^\"\\]*(?:\\.[^\"\\]*)*)\"{_END}|'([^'\\]*(?:\\.[^'\\]*)*)'{_END}|({_WORD}))")
 # a line that is entries and nothing else: an entry's match is the only one where it starts (a key
-# stops at a blank or "=", a value at its closing quote or its first blank), so this accepts exactly the
+# stops at a blank or "=", a value at its first blank outside quotes), so this accepts exactly the
 # lines the entry-by-entry loop accepts, and findall then gives the loop's entries
-_VARS_LINE_RE = re.compile(rf"(?:\s*{_VARS_KEY}\s*=\s*(?:{_VARS_VALUE})(?=\s|$))+\s*")
+_VARS_LINE_RE = re.compile(rf"(?:[{_BLANK}]*{_VARS_KEY}[{_BLANK}]*=[{_BLANK}]*{_WORD})+[{_BLANK}]*")
 _VARS_ESCAPE = re.compile(r"\\(.)")
-_VARS_RULE = "VARS node key=\"value\" ... (or key='value', or key=word)"
+_VARS_RULE = "VARS node [PREPEND|APPEND] key=value ... (a value one word; quotes around it are dropped)"
 
 
 def set_done(f: DagFile, words: list[str]) -> None:
@@ -152,46 +160,100 @@ def _vars_entries(f: DagFile, words: list[str]) -> tuple[str, list[tuple[str, st
             mode = first[0].upper()
             text = first[1] if len(first) > 1 else ""
     if _VARS_LINE_RE.fullmatch(text) is not None:  # a good line (a plan's: one per node), in C
-        entries = [(key, _vars_value(double, single, plain))
-                   for key, double, single, plain in _VARS_RE.findall(text)]
+        entries = [(key, _vars_value(*value)) for key, *value in _VARS_RE.findall(text)]
         if "queue" in text.lower():
             for key, _value in entries:
-                if key.lower().startswith("queue"):
-                    raise f.error("reserved VARS name", "VARS names are not reserved words", key)
+                _check_vars_name(f, key)
         return mode, entries
     return mode, _checked_entries(f, words, text)
+
+
+def _check_vars_name(f: DagFile, key: str) -> None:
+    if key.lower().startswith("queue"):
+        raise f.error("reserved VARS name", "VARS names do not begin with 'queue'", key)
 
 
 def _unescaped(match: re.Match[str]) -> str:
     return match.group(1)
 
 
-def _vars_value(double: str | None, single: str | None, plain: str | None) -> str:
-    """A VARS value from its matched form: a backslash escapes the next character inside quotes only."""
-    if plain:
-        return plain
+def _vars_value(double: str | None, single: str | None, word: str | None) -> str:
+    """A VARS value from its match: the text of one quoted run with its escapes read (a backslash takes
+    the next character), or a word mixing plain text and quoted runs (:func:`_vars_word`)."""
+    if word:
+        return _vars_word(word)
     quoted = double or single or ""
     return _VARS_ESCAPE.sub(_unescaped, quoted) if "\\" in quoted else quoted
 
 
+def _vars_word(raw: str) -> str:
+    """A value written as a word that is not one quoted run: its quoted runs read, then, when it starts
+    with a quote, its first and last characters dropped -- as DAGMan drops them, whatever the last one
+    is (``x="a"b`` gives ``a"``)."""
+    if "\\" not in raw or ('"' not in raw and "'" not in raw):
+        out = raw  # no escape in a quoted run: a backslash outside quotes is a character like any other
+    else:
+        chars: list[str] = []
+        quote = ""
+        escaped = False
+        for char in raw:
+            if escaped:
+                chars.append(char)
+                escaped = False
+            elif quote and char == "\\":
+                escaped = True
+            else:
+                if char == quote:
+                    quote = ""
+                elif not quote and char in "\"'":
+                    quote = char
+                chars.append(char)
+        out = "".join(chars)
+    return out[1:-1] if raw[0] in "\"'" else out
+
+
 def _checked_entries(f: DagFile, words: list[str], text: str) -> list[tuple[str, str]]:
-    """The entries of a VARS line read one by one, raising at the first that is not one."""
+    """The entries of a VARS line read one by one, raising at the first that is not one, with
+    DAGMan's reason."""
     pos = 0
     entries: list[tuple[str, str]] = []
     # each entry matched where the one before ended: a search (finditer) would try the pattern again
     # at every later position of a line that goes wrong, quadratic in a run of blanks before junk
     while (match := _VARS_RE.match(text, pos)) is not None:
         key = match.group(1)
-        value = _vars_value(*match.group(2, 3, 4))
-        if key.lower().startswith("queue"):
-            raise f.error("reserved VARS name", "VARS names are not reserved words", key)
-        entries.append((key, value))
+        _check_vars_name(f, key)
+        entries.append((key, _vars_value(*match.group(2, 3, 4))))
         pos = match.end()
-    if text[pos:].strip():
-        raise f.error("bad VARS entry", _VARS_RULE, text[pos:].strip())
+    if text[pos:].strip(_BLANK):
+        rest = text[pos:].strip(_BLANK)
+        raise f.error(f"bad VARS entry: {_vars_problem(rest)}", _VARS_RULE, rest)
     if not entries:
         raise f.error("VARS without a value", _VARS_RULE, " ".join(words))
     return entries
+
+
+def _vars_problem(text: str) -> str:
+    """Why ``text`` (starting at a non-blank) is no VARS entry, in DAGMan's words."""
+    key = re.match(rf"[^{_BLANK}\"'=]*", text)
+    assert key is not None
+    name, pos = key.group(), key.end()
+    if pos < len(text) and text[pos] in "\"'":
+        return "a key contains a quotation mark"
+    if not name:
+        return "a key=value pair misses its key"
+    if name in ("+", "My."):
+        return f"the variable name '{name}' has no letter or digit"
+    after = text[pos:].lstrip(_BLANK)
+    if not after:
+        return f"'{name}' has no '=' and no value"
+    if after[0] != "=":
+        return f"no '=' after '{name}'"
+    value = after[1:].lstrip(_BLANK)
+    if not value:
+        return f"'{name}=' has no value"
+    if value[0] == "=":
+        return f"a second '=' after '{name}'"
+    return "a quote is not closed"
 
 
 def _set_pre_skip(f: DagFile, words: list[str], spec: NodeSpec) -> None:
