@@ -82,3 +82,22 @@ def test_what_dagman_refuses_in_vars_is_refused_with_its_line(tmp_path: Path, en
 def test_vars_names_starting_with_queue_stay_refused(tmp_path: Path, entries: str) -> None:
     error = refusal(tmp_path, f"JOB A a.sub\nVARS A {entries}\n")
     assert (error.line, error.rule) == (2, "VARS names do not begin with 'queue'")
+
+
+# ---- NODE_STATUS_FILE ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("options", "secs", "always"), [
+    ("", 60.0, False), ("30", 30.0, False), ("ALWAYS-UPDATE", 60.0, True),
+    ("ALWAYS-UPDATE 30", 30.0, True),
+    ("30 always_update", 30.0, True), ("30 40", 40.0, False), ("5 ALWAYS-UPDATE 7", 7.0, True),
+])
+def test_node_status_file_options_in_any_order(tmp_path: Path, options: str, secs: float,
+                                               always: bool) -> None:
+    dag = dag_of(tmp_path, f"JOB A a.sub\nNODE_STATUS_FILE st.txt {options}\n")
+    assert dag.node_status_file == (str(tmp_path / "st.txt"), secs) and dag.node_status_always is always
+
+
+@pytest.mark.parametrize("options", ["30 bogus", "bogus", "ALWAYS-UPDATE x"])
+def test_node_status_file_refuses_a_word_that_is_no_option(tmp_path: Path, options: str) -> None:
+    error = refusal(tmp_path, f"JOB A a.sub\nNODE_STATUS_FILE st.txt {options}\n")
+    assert error.line == 2 and error.value == options.rsplit(maxsplit=1)[-1]

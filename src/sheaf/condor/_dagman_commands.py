@@ -44,13 +44,22 @@ def _parse_jobstate_log(f: DagFile, words: list[str]) -> None:
 
 
 def _parse_node_status_file(f: DagFile, words: list[str]) -> None:
+    """``NODE_STATUS_FILE file [seconds] [ALWAYS-UPDATE]``: the options in any order, a later number
+    replacing an earlier one, as DAGMan's parser takes them (a negative time is no limit, as 0)."""
     dag = f.dag
-    timed = len(words) > 2 and dag_keyword(words[2]) != "ALWAYS_UPDATE"
-    secs = float(dag_int(f, words[2], "update time", low=0)) if timed else 60.0
     path = file_option(f, words, "NODE_STATUS_FILE")
+    secs, always = 60.0, False
+    for word in words[2:]:
+        if dag_keyword(word) == "ALWAYS_UPDATE":
+            always = True
+        elif word[0] in "0123456789+-":
+            secs = float(dag_int(f, word, "update time"))
+        else:
+            raise f.error("unexpected word in NODE_STATUS_FILE",
+                          "NODE_STATUS_FILE file [min-update-seconds] [ALWAYS-UPDATE]", word)
     if dag.node_status_file is None:
         dag.node_status_file = (path, secs)
-        dag.node_status_always = dag_keyword(words[-1]) == "ALWAYS_UPDATE"
+        dag.node_status_always = always
     elif dag.node_status_file[0] != path:
         warn(f, f"NODE_STATUS_FILE {path} does not override the first one, {dag.node_status_file[0]}",
              strict=3)
