@@ -101,3 +101,32 @@ def test_node_status_file_options_in_any_order(tmp_path: Path, options: str, sec
 def test_node_status_file_refuses_a_word_that_is_no_option(tmp_path: Path, options: str) -> None:
     error = refusal(tmp_path, f"JOB A a.sub\nNODE_STATUS_FILE st.txt {options}\n")
     assert error.line == 2 and error.value == options.rsplit(maxsplit=1)[-1]
+
+
+# ---- commands a splice does not carry out ----------------------------------------------------------
+
+_SPLICE_IGNORES = ("NODE_STATUS_FILE inner.status 5 ALWAYS-UPDATE\nJOBSTATE_LOG inner.jobstate\n"
+                   "DOT inner.dot UPDATE\n")
+
+
+def test_status_jobstate_and_dot_in_a_splice_are_ignored_with_a_warning(tmp_path: Path) -> None:
+    (tmp_path / "inner.dag").write_text("JOB X x.sub\n" + _SPLICE_IGNORES)
+    (tmp_path / "deeper.dag").write_text("JOB Y y.sub\nINCLUDE deeper.inc\n")
+    (tmp_path / "deeper.inc").write_text(_SPLICE_IGNORES)
+    dag = dag_of(tmp_path, "JOB A a.sub\nSPLICE S inner.dag\nSPLICE T deeper.dag\n")
+    assert (dag.node_status_file, dag.jobstate_log, dag.dot) == (None, None, None)
+    assert not dag.node_status_always
+    for path, first in ((tmp_path / "inner.dag", 2), (tmp_path / "deeper.inc", 1)):
+        for line, keyword in enumerate(("NODE_STATUS_FILE", "JOBSTATE_LOG", "DOT"), first):
+            where = f"{path}:{line}: {keyword} in a splice"
+            assert any(w.startswith(where) for w in dag.warnings), dag.warnings
+
+
+def test_the_top_dags_own_and_its_includes_take_effect_after_a_splices(tmp_path: Path) -> None:
+    (tmp_path / "inner.dag").write_text("JOB X x.sub\n" + _SPLICE_IGNORES)
+    (tmp_path / "top.inc").write_text("NODE_STATUS_FILE top.status 7\nJOBSTATE_LOG top.jobstate\n"
+                                      "DOT top.dot\n")
+    dag = dag_of(tmp_path, "SPLICE S inner.dag\nJOB A a.sub\nINCLUDE top.inc\n")
+    assert dag.node_status_file == (str(tmp_path / "top.status"), 7.0) and not dag.node_status_always
+    assert (dag.jobstate_log, dag.dot) == (str(tmp_path / "top.jobstate"), str(tmp_path / "top.dot"))
+    assert not dag.dot_options.update

@@ -4,10 +4,10 @@ MAXJOBS, CONFIG (the DAGMan configuration file, read here), DOT, JOBSTATE_LOG, N
 ENV, SET_JOB_ATTR, SAVE_POINT_FILE, and the splice wiring PIN_IN, PIN_OUT and CONNECT.  A run has
 at most one CONFIG file (naming the same one again is harmless; CONFIG, ENV and SET_JOB_ATTR in a
 splice take no effect, as in DAGMan, which reads them at condor_submit_dag time); DOT, JOBSTATE_LOG and
-NODE_STATUS_FILE keep the first one named (the engine's ``_dot`` writes the DOT file with its
-options).  SET_JOB_ATTR sets an attribute of DAGMan's own job ad: sheaf has no schedd, so the
-engine writes these attributes into the node status file's ``DagStatus`` ad, where a DAGMan job's
-status can be read.
+NODE_STATUS_FILE take none in a splice either (DAGMan ignores them there) and keep the first one
+named (the engine's ``_dot`` writes the DOT file with its options).  SET_JOB_ATTR sets an attribute
+of DAGMan's own job ad: sheaf has no schedd, so the engine writes these attributes into the node
+status file's ``DagStatus`` ad, where a DAGMan job's status can be read.
 Pins are checked, and CONNECT carried out, once the file is read (:func:`connect_splices`): PIN_OUT n
 of the output splice's nodes become parents of PIN_IN n's nodes.
 """
@@ -34,10 +34,22 @@ def _parse_maxjobs(f: DagFile, words: list[str]) -> None:
     f.dag.maxjobs[words[1] if not f.prefix or words[1].startswith("+") else f.prefix + words[1]] = value
 
 
+def _in_splice(f: DagFile, keyword: str) -> bool:
+    """A splice's NODE_STATUS_FILE, JOBSTATE_LOG and DOT (checked as any) take no effect, with a warning:
+    DAGMan sets them on the splice's own DAG, which only lends its nodes to the run (the DAGMan manual:
+    a splice's NODE_STATUS_FILE is ignored)."""
+    if f.prefix:
+        warn(f, f"{keyword} in a splice takes no effect: DAGMan ignores it there (only the DAG files "
+             "given, and their INCLUDEs, name these files)")
+    return bool(f.prefix)
+
+
 def _parse_jobstate_log(f: DagFile, words: list[str]) -> None:
     if len(words) > 2:
         raise f.error("unexpected words after JOBSTATE_LOG", "JOBSTATE_LOG file", " ".join(words[2:]))
     path = file_option(f, words, "JOBSTATE_LOG")
+    if _in_splice(f, "JOBSTATE_LOG"):
+        return
     if f.dag.jobstate_log is not None and f.dag.jobstate_log != path:
         warn(f, f"JOBSTATE_LOG {path} does not override the first one, {f.dag.jobstate_log}", strict=3)
     f.dag.jobstate_log = f.dag.jobstate_log or path
@@ -57,6 +69,8 @@ def _parse_node_status_file(f: DagFile, words: list[str]) -> None:
         else:
             raise f.error("unexpected word in NODE_STATUS_FILE",
                           "NODE_STATUS_FILE file [min-update-seconds] [ALWAYS-UPDATE]", word)
+    if _in_splice(f, "NODE_STATUS_FILE"):
+        return
     if dag.node_status_file is None:
         dag.node_status_file = (path, secs)
         dag.node_status_always = always
@@ -111,7 +125,7 @@ def _parse_dot(f: DagFile, words: list[str]) -> None:
                           "DOT file [UPDATE|DONT-UPDATE] [OVERWRITE|DONT-OVERWRITE] [INCLUDE header]",
                           words[i])
         i += 1
-    if f.dag.dot is None:
+    if not _in_splice(f, "DOT") and f.dag.dot is None:
         f.dag.dot = path
         f.dag.dot_options = DotOptions(update, overwrite, include, include_name)
 
