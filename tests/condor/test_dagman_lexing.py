@@ -130,3 +130,40 @@ def test_the_top_dags_own_and_its_includes_take_effect_after_a_splices(tmp_path:
     assert dag.node_status_file == (str(tmp_path / "top.status"), 7.0) and not dag.node_status_always
     assert (dag.jobstate_log, dag.dot) == (str(tmp_path / "top.jobstate"), str(tmp_path / "top.dot"))
     assert not dag.dot_options.update
+
+
+# ---- integers, read as C's stoi reads them -------------------------------------------------------
+
+def test_a_number_followed_by_other_text_is_the_number_with_a_warning(tmp_path: Path) -> None:
+    dag = dag_of(tmp_path, "JOB A a.sub\nPRIORITY A 1.5\nRETRY A 2x UNLESS-EXIT 3e\nPRE_SKIP A +4y\n"
+                           "ABORT-DAG-ON A 5.0 RETURN 6z\nCATEGORY A c\nMAXJOBS c 7q\nTOLERANCE A 8x%\n"
+                           "SCRIPT DEFER 9a 10b PRE A pre.sh\n")
+    spec = dag.nodes["A"]
+    assert (spec.priority, spec.retries, spec.unless_exit, spec.pre_skip) == (1, 2, 3, 4)
+    assert (spec.abort_on, dag.maxjobs["c"], spec.tolerance) == ((5, 6), 7, (8, True, ""))
+    assert spec.pre is not None and (spec.pre.defer_status, spec.pre.defer_time) == (9, 10.0)
+    for line, ignored in ((2, ".5"), (3, "x"), (3, "e"), (4, "y"), (5, ".0"), (5, "z"), (7, "q"), (8, "x"),
+                          (9, "a"), (9, "b")):
+        assert any(w.startswith(f"{tmp_path / 'wf.dag'}:{line}: ") and f"'{ignored}'" in w
+                   for w in dag.warnings), (line, ignored, dag.warnings)
+
+
+@pytest.mark.parametrize(("line", "rule"), [
+    ("PRIORITY A x1", "priority is an integer"),
+    ("PRIORITY A 2147483648", "priority is -2147483648 to 2147483647"),
+    ("PRIORITY A -99999999999999999999x", "priority is -2147483648 to 2147483647"),
+    ("RETRY A -1x", "retry count is 0 to 2147483647"),
+    ("MAXJOBS c -2", "MAXJOBS value is 0 to 2147483647"),
+    ("ABORT-DAG-ON A 1 RETURN 256x", "RETURN value is 0..255"),
+    ("PRE_SKIP A 300", "PRE_SKIP exit code is 0 to 255"),
+])
+def test_numbers_dagman_refuses_stay_refused(tmp_path: Path, line: str, rule: str) -> None:
+    error = refusal(tmp_path, f"JOB A a.sub\n{line}\n")
+    assert (error.line, error.rule) == (2, rule)
+
+
+def test_leading_zeros_and_a_negative_defer_time_are_taken(tmp_path: Path) -> None:
+    dag = dag_of(tmp_path, "JOB A a.sub\nPRIORITY A -0000000000000000000000007\n"
+                           "SCRIPT DEFER 1 -5 POST A p.sh\n")
+    spec = dag.nodes["A"]
+    assert spec.priority == -7 and spec.post is not None and spec.post.defer_time == 0.0

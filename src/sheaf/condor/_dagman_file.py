@@ -59,19 +59,27 @@ class DagFile:
         return FormatError(message, rule=rule, value=value, path=self.path, line=self.lineno)
 
 
-# ASCII digits only: ``int`` also takes "1_0" and "\u0661" (an Arabic-Indic one)
-_INT_RE = re.compile(r"[-+]?[0-9]{1,10}\Z")
+# a number as C's ``stoi`` reads one, from the start of a word (ASCII digits only: ``int`` also takes
+# "1_0" and "\u0661", an Arabic-Indic one)
+_INT_RE = re.compile(r"[-+]?[0-9]+")
 
 
 def dag_int(f: DagFile, text: str, what: str, low: int = INT_MIN) -> int:
-    """An integer of the DAG grammar: ``low`` (default INT_MIN) to INT_MAX, as DAGMan's ``int``."""
-    if _INT_RE.match(text) is None:
-        if re.fullmatch(r"[-+]?[0-9]+", text) is None:
-            raise f.error(f"{what} is not an integer", f"{what} is an integer", text)
+    """An integer of the DAG grammar as DAGMan reads one (``std::stoi``): the number the word starts
+    with, the text after it ignored -- with a warning here, so that ``PRIORITY A 1.5`` is seen to be 1 --
+    a word starting with no number refused, a number beyond a C ``int`` refused as ``stoi`` refuses it;
+    ``low`` (default INT_MIN): sheaf's bound where DAGMan's parser has one."""
+    match = _INT_RE.match(text)
+    if match is None:
+        raise f.error(f"{what} is not an integer", f"{what} is an integer", text)
+    digits = match.group()
+    # more than ten significant digits is beyond an int (and int() of thousands of digits is refused)
+    value = int(digits) if len(digits.lstrip("+-").lstrip("0")) <= 10 else INT_MAX + 1
+    if not max(low, INT_MIN) <= value <= INT_MAX:
         raise f.error(f"{what} is out of range", f"{what} is {low} to {INT_MAX}", text)
-    value = int(text)
-    if not low <= value <= INT_MAX:
-        raise f.error(f"{what} is out of range", f"{what} is {low} to {INT_MAX}", text)
+    if match.end() < len(text):
+        warn(f, f"{what} {text!r} is read as {value}: the text after the number, "
+             f"{text[match.end():]!r}, is ignored, as DAGMan ignores it")
     return value
 
 

@@ -313,7 +313,8 @@ def _script_parts(f: DagFile, words: list[str]) -> tuple[int | None, float, str,
         if len(words) < i + 3:
             raise f.error("bad DEFER", _SCRIPT_RULE, " ".join(words))
         defer_status = dag_int(f, words[i + 1], "DEFER status")
-        defer_time = float(dag_int(f, words[i + 2], "DEFER time", low=0))
+        # a negative time is taken, as DAGMan takes it: the script is due again at once, as with 0
+        defer_time = float(max(0, dag_int(f, words[i + 2], "DEFER time")))
         i += 3
     if len(words) > i and words[i].upper() == "DEBUG":
         if len(words) < i + 3 or words[i + 2].upper() not in ("STDOUT", "STDERR", "ALL"):
