@@ -136,7 +136,7 @@ def test_subdag_external(tmp_path: Path) -> None:
     ("JOB A a.sub\nRETRY A x\n", 2, "retry count is an integer"),
     ("JOB A a.sub\nJOB A b.sub\n", 2, "node names are unique"),
     ("JOB A a.sub\nPARENT A CHILD B\n", 2, "PARENT/CHILD name declared nodes or splices (not SERVICE nodes)"),
-    ("JOB A a.sub\nFROB A\n", 2, "a known DAGMan command"),
+    ("JOB A a.sub\nFROB A\n", 2, "a DAGMan command (" + _dagman._KNOWN + ")"),
     ("JOB A a.sub\nVARS A key'quoted'=x\n", 2,
      "VARS node [PREPEND|APPEND] key=value ... (a value one word; quotes around it are dropped)"),
     ("JOB A a.sub\nPARENT A\n", 2, "[WEAK] PARENT p... CHILD c..."),

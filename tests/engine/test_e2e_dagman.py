@@ -676,13 +676,13 @@ def test_usedagdir_reads_each_splice_and_include_in_its_own_directory(tmp_path: 
 
 
 def test_a_quoted_directory_and_submit_file_with_blanks(tmp_path: Path) -> None:
-    """``NODE A "my job.sub" DIR 'my dir'``: quoted names hold blanks, the job runs in that directory;
+    """``JOB A "my job.sub" DIR 'my dir'``: quoted names hold blanks, the job runs in that directory;
     ``//`` starts a comment line."""
     log = tmp_path / "where.log"
     spaced = tmp_path / "my dir"
     spaced.mkdir()
     _where(spaced, "my job.sub", "spaced", log)
-    (tmp_path / "wf.dag").write_text("// comment\nNODE A \"my job.sub\" DIR 'my dir'\n")
+    (tmp_path / "wf.dag").write_text("// comment\nJOB A \"my job.sub\" DIR 'my dir'\n")
     done = sheaf_run(tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
     assert log.read_text() == f"spaced A {spaced}\n"

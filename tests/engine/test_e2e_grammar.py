@@ -213,6 +213,18 @@ def test_refusals_name_the_line_and_run_nothing(tmp_path: Path) -> None:
     assert not out.exists()
 
 
+def test_node_is_no_dag_command(tmp_path: Path) -> None:
+    """DAGMan's keyword table has JOB and no NODE: ``NODE A a.sub`` is an unknown command at its line,
+    in DAGMan's words, and nothing runs."""
+    out = tmp_path / "out.txt"
+    (tmp_path / "a.sub").write_text(_append(out, "a") + "queue\n")
+    (tmp_path / "wf.dag").write_text("JOB A a.sub\n\nNODE B a.sub\n")
+    done = sheaf_run(tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert "wf.dag:3: 'NODE' is not a valid DAG command" in done.stderr and "Traceback" not in done.stderr
+    assert not out.exists()
+
+
 def test_unhonoured_config_knob_is_warned(tmp_path: Path) -> None:
     (tmp_path / "a.sub").write_text("universe = local\nexecutable = /bin/true\nqueue\n")
     (tmp_path / "wf.config").write_text("DAGMAN_FROBNICATE = 1\n")

@@ -5,7 +5,6 @@ Grammar (one command per line; keywords case-insensitive, ``-`` and ``_`` alike 
 quotes)::
 
     JOB name submit [DIR d] [NOOP] [DONE]        FINAL name submit [DIR d] [NOOP]
-    NODE name submit [DIR d] [NOOP] [DONE]       (NODE: HTCondor's newer name for JOB)
     SERVICE name submit [DIR d] [NOOP]          PROVISIONER name submit [DIR d]
     SUBDAG EXTERNAL name dagfile [DIR d] [NOOP] [DONE]
     SPLICE name dagfile [DIR d]                  INCLUDE file
@@ -179,9 +178,9 @@ def _parse_body(f: DagFile) -> None:
         keyword = dag_keyword(words[0])
         if keyword not in _RAW_TEXT and ('"' in f.current or "'" in f.current):
             words = split_words(f, f.current)
-        if keyword in ("JOB", "NODE", "FINAL", "SERVICE", "PROVISIONER", "SUBDAG", "SUBMIT_DESCRIPTION"):
+        if keyword in ("JOB", "FINAL", "SERVICE", "PROVISIONER", "SUBDAG", "SUBMIT_DESCRIPTION"):
             known = len(f.local)
-            i = parse_declaration(f, "JOB" if keyword == "NODE" else keyword, words, lines, i)
+            i = parse_declaration(f, keyword, words, lines, i)
             for name in f.local[known:]:
                 f.rank[name] = (*f.key, 0, f.lineno)
         elif keyword == "SPLICE":
@@ -203,7 +202,7 @@ def _parse_body(f: DagFile) -> None:
         elif keyword == "REJECT":
             raise f.error("the DAG file is marked REJECT", "a REJECT DAG cannot run", f.current)
         else:
-            raise f.error(f"unknown DAG command (DAGMan's commands: {_KNOWN})", "a known DAGMan command",
+            raise f.error(f"'{words[0]}' is not a valid DAG command", f"a DAGMan command ({_KNOWN})",
                           words[0])
 
 

@@ -1,4 +1,4 @@
-"""Node declarations of a DAG file: JOB (or NODE), FINAL, SUBDAG EXTERNAL and SUBMIT-DESCRIPTION.
+"""Node declarations of a DAG file: JOB, FINAL, SUBDAG EXTERNAL and SUBMIT-DESCRIPTION.
 
 A declaration names the node and its submit file (quoted when the name holds blanks, as the ``DIR``
 directory may be), or opens an inline description (``{`` ... ``}``, or ``@=TAG`` ... ``@TAG``) whose
@@ -125,7 +125,7 @@ def _parse_node_decl(f: DagFile, words: list[str], *, subdag: bool, final: bool,
 
 def parse_declaration(f: DagFile, keyword: str, words: list[str], lines: list[tuple[int, list[str], str]],
                       i: int) -> int:
-    """JOB (or NODE), FINAL, SERVICE, PROVISIONER, SUBDAG EXTERNAL and SUBMIT-DESCRIPTION, which may
+    """JOB, FINAL, SERVICE, PROVISIONER, SUBDAG EXTERNAL and SUBMIT-DESCRIPTION, which may
     open an inline description (``words``: the declaration's, ``lines[i]`` the line after it)."""
     subdag = keyword == "SUBDAG"
     if subdag:
