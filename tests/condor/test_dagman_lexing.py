@@ -167,3 +167,17 @@ def test_leading_zeros_and_a_negative_defer_time_are_taken(tmp_path: Path) -> No
                            "SCRIPT DEFER 1 -5 POST A p.sh\n")
     spec = dag.nodes["A"]
     assert spec.priority == -7 and spec.post is not None and spec.post.defer_time == 0.0
+
+
+# ---- where an error is reported ----------------------------------------------------------------
+
+@pytest.mark.parametrize("keyword", ["PIN_IN", "PIN_OUT"])
+def test_a_pin_naming_an_unknown_node_is_refused_at_its_own_line(tmp_path: Path, keyword: str) -> None:
+    (tmp_path / "s.dag").write_text(f"JOB X x.sub\nPIN_IN X 1\n\n{keyword} Y 2\nINCLUDE s.inc\n")
+    (tmp_path / "s.inc").write_text("# pins\nPIN_OUT X 1\n")
+    error = refusal(tmp_path, "SPLICE S s.dag\n")
+    assert (error.path, error.line, error.value) == (str(tmp_path / "s.dag"), 4, "Y")
+    (tmp_path / "s.dag").write_text("JOB X x.sub\nPIN_IN X 1\nINCLUDE s.inc\n")
+    (tmp_path / "s.inc").write_text(f"# pins\n{keyword} Z 1\n")
+    error = refusal(tmp_path, "SPLICE S s.dag\n")
+    assert (error.path, error.line, error.value) == (str(tmp_path / "s.inc"), 2, "Z")

@@ -114,6 +114,7 @@ def _parse_include(f: DagFile, words: list[str]) -> None:
     _check_readable(f, path, "INCLUDE")
     sub = DagFile(path, os.path.dirname(path) if f.dag.own_dirs else f.dir, f.prefix, f.dag, (*f.stack, path))
     sub.splices, sub.pins, sub.pin_in, sub.pin_out = f.splices, f.pins, f.pin_in, f.pin_out
+    sub.pin_lines = f.pin_lines
     sub.local, sub.nested, sub.order = f.local, f.nested, f.order
     sub.later, sub.connects = f.later, f.connects
     # DAGMan's second pass over the file reads INCLUDE: its nodes follow the including file's own

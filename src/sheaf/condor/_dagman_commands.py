@@ -172,6 +172,7 @@ def _parse_pin(f: DagFile, words: list[str]) -> None:
     number = dag_int(f, words[2], "pin number", low=1)
     pins = f.pin_in if keyword == "PIN_IN" else f.pin_out
     pins.setdefault(number, []).append(f.prefix + words[1])  # checked once the file is read
+    f.pin_lines.append((f.prefix + words[1], f.path, f.lineno))
 
 
 def _parse_connect(f: DagFile, words: list[str]) -> None:
@@ -214,13 +215,10 @@ COMMANDS: dict[str, Callable[[DagFile, list[str]], None]] = {
 
 def connect_splices(f: DagFile) -> None:
     """Once the file is read: its PIN_IN/PIN_OUT name its nodes; its CONNECTs are carried out."""
-    for pins in (f.pin_in, f.pin_out):
-        for nodes in pins.values():
-            for name in nodes:
-                if name not in f.dag.nodes:
-                    f.lineno = 0
-                    raise f.error("unknown node", "PIN_IN/PIN_OUT name nodes of their splice",
-                                  name[len(f.prefix):])
+    for name, path, lineno in f.pin_lines:  # at the pin's line, which may be an INCLUDEd file's
+        if name not in f.dag.nodes:
+            raise FormatError("unknown node", rule="PIN_IN/PIN_OUT name nodes of their splice",
+                              value=name[len(f.prefix):], path=path, line=lineno)
     for out_name, in_name, lineno in f.connects:
         f.lineno = lineno
         _connect(f, out_name, in_name)

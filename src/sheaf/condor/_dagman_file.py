@@ -43,6 +43,7 @@ class DagFile:
         self.pins: dict[str, tuple[dict[int, list[str]], dict[int, list[str]]]] = {}  # splice -> (in, out)
         self.pin_in: dict[int, list[str]] = {}  # this file's PIN_IN / PIN_OUT (a splice's own)
         self.pin_out: dict[int, list[str]] = {}
+        self.pin_lines: list[tuple[str, str, int]] = []  # (node, file, line) of each pin, for its error
         self.all_nodes: list[tuple[str, list[str], int, str, int]] = []  # deferred ALL_NODES commands
         self.later: list[tuple[str, list[str], int, str, int]] = []  # commands naming a node declared later
         self.connects: list[tuple[str, str, int]] = []
