@@ -181,3 +181,26 @@ def test_a_pin_naming_an_unknown_node_is_refused_at_its_own_line(tmp_path: Path,
     (tmp_path / "s.inc").write_text(f"# pins\n{keyword} Z 1\n")
     error = refusal(tmp_path, "SPLICE S s.dag\n")
     assert (error.path, error.line, error.value) == (str(tmp_path / "s.inc"), 2, "Z")
+
+
+# ---- inline descriptions: what DAGMan passes over ------------------------------------------------
+
+def test_text_after_an_inline_opening_is_ignored_with_a_warning(tmp_path: Path) -> None:
+    dag = dag_of(tmp_path, "JOB A {  NOOP\nexecutable = /bin/true\n} DONE\n"
+                           "JOB B {x executable = /bin/false\nexecutable = /bin/true\n}\n")
+    a, b = dag.nodes["A"], dag.nodes["B"]
+    assert (a.noop, a.done, b.noop) == (False, True, False)  # options count after the closing } only
+    body = {n: dag.descriptions[s.description].lines for n, s in (("A", a), ("B", b)) if s.description}
+    assert body == {"A": ((2, "executable = /bin/true"),), "B": ((5, "executable = /bin/true"),)}
+    dag_file = tmp_path / "wf.dag"
+    assert any(w.startswith(f"{dag_file}:1: ") and "'NOOP'" in w for w in dag.warnings), dag.warnings
+    assert any(w.startswith(f"{dag_file}:4: ") and "'x executable = /bin/false'" in w
+               for w in dag.warnings), dag.warnings
+
+
+def test_text_after_a_submit_descriptions_closing_is_ignored_with_a_warning(tmp_path: Path) -> None:
+    dag = dag_of(tmp_path, "SUBMIT-DESCRIPTION D {\nexecutable = /bin/true\n} extra words\nJOB A D\n")
+    assert dag.nodes["A"].description == "D"
+    assert dag.descriptions["D"].lines == ((2, "executable = /bin/true"),)
+    assert any(w.startswith(f"{tmp_path / 'wf.dag'}:3: ") and "'extra words'" in w
+               for w in dag.warnings), dag.warnings

@@ -134,13 +134,21 @@ def parse_declaration(f: DagFile, keyword: str, words: list[str], lines: list[tu
         words = words[1:]
     inline = None
     if len(words) >= 3 and _inline_end(words[2]) is not None and not subdag:
-        if len(words) > 3 or (words[2] != "{" and not words[2].startswith("@=")):
-            raise f.error("text after the opening of an inline description",
-                          "the opening { (or @=TAG) ends its line; node options follow the closing }",
-                          " ".join(words[2:]))
+        # DAGMan reads the description from the next line on, and node options after its closing
+        # token: what follows the opening on its line is passed over (a warning here)
+        opener = words[2]
+        after = [opener[1:]] if opener.startswith("{") and len(opener) > 1 else []
+        if after or len(words) > 3:
+            warn(f, f"the text after the opening of {words[1]}'s inline description, "
+                 f"{' '.join([*after, *words[3:]])!r}, is ignored, as DAGMan ignores it")
         name = words[1] if keyword == "SUBMIT_DESCRIPTION" else f"{f.prefix}{words[1]}-InlineDesc"
-        inline, rest, i = _inline(f, lines, i, words[2], name)
-        words = [*words[:3], *rest]
+        inline, rest, i = _inline(f, lines, i, opener, name)
+        if keyword == "SUBMIT_DESCRIPTION" and rest:  # DAGMan reads no options after it: passed over
+            opening, f.lineno = f.lineno, lines[i - 1][0]
+            warn(f, f"the text after the closing of SUBMIT-DESCRIPTION {name}, {' '.join(rest)!r}, is "
+                 "ignored, as DAGMan ignores it")
+            f.lineno, rest = opening, []
+        words = [*words[:2], opener, *rest]
     if keyword == "SUBMIT_DESCRIPTION":
         if inline is None or len(words) != 3:
             raise f.error("bad SUBMIT-DESCRIPTION", "SUBMIT-DESCRIPTION name { ... }", f.current)
