@@ -2,9 +2,10 @@
 
 A :class:`DagFile` is the top file, a splice or an INCLUDEd file; an INCLUDEd file shares its
 includer's node list, splices and command order (its commands are the includer's), a splice has
-its own, with its name as the prefix of its nodes.  Numbers are read as DAGMan reads them, into a C
-``int``; a file named in a command is resolved against the directory of the file that names it.
-Warnings (what sheaf does not carry out) are kept once each, as ``file:line: message``.
+its own, with its name as the prefix of its nodes.  Numbers are read as DAGMan reads them (C's
+``stoi``: a leading number, into a C ``int``); a file named in a command is resolved against the
+directory of the file that names it.  Warnings (what sheaf does not carry out) are kept once each,
+as ``file:line: message``.
 
 Words, as DAGMan's lexer reads them: blanks separate them; a quote (``"`` or ``'``) runs to the same
 quote, blanks included, a backslash within it taking the next character as it is.  A word keeps its
