@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 SHEAF = str(Path(sys.executable).parent / "sheaf")
 
 
@@ -232,3 +234,46 @@ def test_unhonoured_config_knob_is_warned(tmp_path: Path) -> None:
     done = sheaf_run(tmp_path)
     assert done.returncode == 0, done.stderr
     assert "DAGMAN_FROBNICATE" in done.stderr
+
+
+def _config_run(tmp_path: Path, config: str) -> subprocess.CompletedProcess[str]:
+    """Three independent nodes that record their starts and ends, under the CONFIG file ``config``."""
+    (tmp_path / "a.sub").write_text('universe = local\nexecutable = /bin/sh\narguments = "-c \'echo start >> '
+                                    'log; sleep 0.3; echo end >> log\'"\nqueue\n')
+    (tmp_path / "wf.config").write_text(config)
+    (tmp_path / "wf.dag").write_text("CONFIG wf.config\nJOB A a.sub\nJOB B a.sub\nJOB C a.sub\n")
+    return sheaf_run(tmp_path)
+
+
+@pytest.mark.parametrize("config", ["N = 1\nDAGMAN_MAX_JOBS_SUBMITTED = $(N)\n",
+                                    "DAGMAN_MAX_JOBS_SUBMITTED = $(UNSET:1)\n",
+                                    "DAGMAN_MAX_JOBS_SUBMITTED = \\\n   1\n"])
+def test_a_config_file_is_read_in_htcondors_configuration_language(tmp_path: Path, config: str) -> None:
+    """Macros (``$(N)``, a default) and continued lines, as condor_config reads them: one job at a time,
+    and a name only other values use is a macro, no knob to warn about."""
+    done = _config_run(tmp_path, config)
+    assert done.returncode == 0, done.stderr
+    assert "not honoured" not in done.stderr
+    assert (tmp_path / "log").read_text().split() == ["start", "end"] * 3
+
+
+@pytest.mark.parametrize(("config", "line", "value"), [
+    ("# throttles\nDAGMAN_MAX_JOBS_SUBMITTED = many\n", 2, "'many'"),
+    ("\nDAGMAN_ALWAYS_RUN_POST = yes\n", 2, "'yes'"),
+    ("DAGMAN_USE_STRICT = 1\nDAGMAN_MAX_JOBS_SUBMITTED = -2\n", 2, "'-2'"),
+    ("include : other.config\n", 1, "include : other.config"),
+    ("\n\nDAGMAN_MAX_JOBS_IDLE = $(POOL_IDLE)\n", 3, "'$(POOL_IDLE)'"),  # no system configuration read
+])
+def test_a_bad_config_value_is_refused_at_its_line(tmp_path: Path, config: str, line: int,
+                                                   value: str) -> None:
+    """HTCondor reads a boolean as true, false, 1 or 0 (``yes`` is no boolean to it)."""
+    done = _config_run(tmp_path, config)
+    assert done.returncode == 2
+    assert f"wf.config:{line}:" in done.stderr and value in done.stderr
+    assert "Traceback" not in done.stderr and not (tmp_path / "log").exists()
+
+
+@pytest.mark.parametrize("value", ["TRUE", "true ", "1", "False", "0"])
+def test_config_booleans_as_htcondor_reads_them(tmp_path: Path, value: str) -> None:
+    done = _config_run(tmp_path, f"DAGMAN_ALWAYS_RUN_POST = {value}\n")
+    assert done.returncode == 0, done.stderr

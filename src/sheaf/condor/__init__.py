@@ -9,7 +9,9 @@ runs them) speak these languages, so they live here, below both, with one reader
   includes, CONFIG files and rescue DAGs;
 - submit descriptions (``_submit_lang``: parsing, macro expansion ``_submit_macros``, ``queue``
   statements ``_submit_queue``, templates shared by many nodes ``_submit_template``, and the quoting
-  writers ``_submit_write``).
+  writers ``_submit_write``);
+- HTCondor's configuration language (``_config``: a condor_config file, which a DAG's CONFIG file
+  and the local pool's configuration are written in).
 
 Errors are ``FormatError`` naming the file, the line and the rule.  HTCondor's manual is the reference;
 where it is silent, what ``condor_dagman`` and ``condor_submit`` do.
@@ -22,6 +24,8 @@ from typing import TYPE_CHECKING
 from sheaf._lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from sheaf.condor._config import CondorConfig, condor_boolean
+    from sheaf.condor._config import parse_config as parse_condor_config
     from sheaf.condor._dagman import Dag, parse_dag, parse_rescue
     from sheaf.condor._dagman_records import InlineDescription, NodeSpec, Rescue, Script
     from sheaf.condor._dagman_settings import save_point_path
@@ -42,15 +46,16 @@ if TYPE_CHECKING:
     from sheaf.condor._submit_template import MacroSource, memoised_macros, template_of
 
 __all__: list[str] = [
-    "Dag", "InlineDescription", "MacroSource", "Macros", "NodeSpec", "Queue", "Rescue", "Script",
-    "SubmitDescription",
-    "Unwritable", "check_line", "classad_string", "effective_values", "memoised_macros", "parse_dag",
-    "parse_queue", "parse_rescue", "parse_submit", "parse_submit_lines", "queue_items", "quote_arguments",
+    "CondorConfig", "Dag", "InlineDescription", "MacroSource", "Macros", "NodeSpec", "Queue", "Rescue",
+    "Script", "SubmitDescription", "Unwritable", "check_line", "classad_string", "condor_boolean",
+    "effective_values", "memoised_macros", "parse_condor_config", "parse_dag", "parse_queue",
+    "parse_rescue", "parse_submit", "parse_submit_lines", "queue_items", "quote_arguments",
     "quote_environment", "save_point_path", "submit_error", "template_of", "v1_environment_entries",
 ]
 
 # where each name lives: imported on first use (sheaf._lazy)
 _WHERE: dict[str, str] = {
+    "CondorConfig": "_config", "condor_boolean": "_config", "parse_condor_config": "_config:parse_config",
     "Script": "_dagman_records", "Rescue": "_dagman_records", "Dag": "_dagman",
     "InlineDescription": "_dagman_records",
     "MacroSource": "_submit_template", "Macros": "_submit_macros", "NodeSpec": "_dagman_records",

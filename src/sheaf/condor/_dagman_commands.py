@@ -14,12 +14,13 @@ of the output splice's nodes become parents of PIN_IN n's nodes.
 
 from __future__ import annotations
 
-__all__ = ["COMMANDS", "connect_splices", "parse_config"]
+__all__ = ["COMMANDS", "connect_splices"]
 
 import re
 from collections.abc import Callable
 
 from sheaf._text import read_text
+from sheaf.condor._config import parse_config
 from sheaf.condor._dagman_file import DagFile, bare, dag_int, dag_keyword, file_option, resolve, warn
 from sheaf.condor._dagman_records import ALL_NODES, DotOptions
 from sheaf.condor._dagman_settings import set_save_point
@@ -86,23 +87,15 @@ def _parse_config(f: DagFile, words: list[str]) -> None:
     if f.dag.config_path is not None and f.dag.config_path != path:
         raise f.error("a second CONFIG file", "a DAG has at most one CONFIG file", words[1])
     f.dag.config_path = path
-    f.dag.config.update(parse_config(path))
+    config = parse_config(read_text(path, "DAGMan config file"), path, keep_undefined=True)
+    used = {name.upper() for entry in config.entries.values() for name in _MACRO.findall(entry.raw)}
+    for key in config:
+        if key.startswith("DAGMAN_") or key not in used:  # a name only other values use is a macro
+            f.dag.config[key] = config[key]
+            f.dag.config_lines[key] = config.entries[key].line
 
 
-def parse_config(path: str) -> dict[str, str]:
-    """A DAGMan configuration file (HTCondor config syntax, ``KEY = value``); keys upper-cased."""
-    out: dict[str, str] = {}
-    lines = read_text(path, "DAGMan config file").splitlines()
-    for number, raw in enumerate(lines, 1):
-        line = raw.strip()
-        if not line or line.startswith("#"):
-            continue
-        key, eq, value = line.partition("=")
-        if not eq or not key.strip() or " " in key.strip():
-            raise FormatError("not a configuration assignment", rule="KEY = value", value=line,
-                              path=path, line=number)
-        out[key.strip().upper()] = value.strip()
-    return out
+_MACRO = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_.]*)")
 
 
 def _parse_dot(f: DagFile, words: list[str]) -> None:

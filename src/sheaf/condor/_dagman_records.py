@@ -18,6 +18,9 @@ __all__ = ["ALL_NODES", "Dag", "DotOptions", "InlineDescription", "NodeSpec", "R
 from dataclasses import dataclass, field
 from typing import Literal
 
+from sheaf.condor._config import condor_boolean
+from sheaf.errors import FormatError
+
 ScriptKind = Literal["PRE", "POST", "HOLD"]
 ALL_NODES = "ALL_NODES"
 
@@ -88,7 +91,7 @@ class Dag:
     children: dict[str, list[str]]
     parents: dict[str, list[str]]
     maxjobs: dict[str, int]  # per CATEGORY
-    config: dict[str, str]  # DAGMan configuration (CONFIG file), upper-case keys
+    config: dict[str, str]  # DAGMan configuration (CONFIG file), upper-case keys, macros expanded
     config_path: str | None = None
     final: str | None = None
     dot: str | None = None
@@ -111,11 +114,21 @@ class Dag:
     provisioner: str | None = None  # the PROVISIONER node: every other node waits until its job runs
     vars_read: bool = True  # False: VARS lines were passed over (``parse_dag(..., read_vars=False)``)
     own_dirs: bool = False  # -usedagdir: every DAG file (splices and INCLUDEs too) in its own directory
+    config_lines: dict[str, int] = field(default_factory=dict)  # key -> its line in the CONFIG file
 
     def flag(self, key: str, default: bool) -> bool:
-        """A boolean knob of the DAG's configuration: HTCondor's true is ``true``, ``yes`` or ``1``."""
+        """A boolean knob of the DAG's configuration, read as HTCondor reads one: ``true``, ``false``,
+        ``1`` or ``0`` in any case; anything else is refused, naming the knob and where it was set
+        (HTCondor would evaluate it as an expression, and stops when that gives no boolean)."""
         raw = self.config.get(key)
-        return default if raw is None else raw.strip().lower() in ("true", "1", "yes")
+        if raw is None:
+            return default
+        value = condor_boolean(raw)
+        if value is None:
+            raise FormatError(f"{key}: not a boolean", rule="True or False (or 1 or 0)", value=raw,
+                              path=self.config_path if key in self.config_lines else None,
+                              line=self.config_lines.get(key))
+        return value
 
 
 @dataclass(frozen=True, slots=True)

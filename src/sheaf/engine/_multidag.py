@@ -51,6 +51,8 @@ def combine_dags(dags: list[Dag]) -> Dag:
         for category, limit in dag.maxjobs.items():
             out.maxjobs.setdefault(category, limit)
         for key, value in dag.config.items():
+            if key not in out.config and key in dag.config_lines:
+                out.config_lines[key] = dag.config_lines[key]
             out.config.setdefault(key, value)
         out.config_path = out.config_path or dag.config_path
         out.dot = out.dot or dag.dot

@@ -32,7 +32,7 @@ def use_strict(dag: Dag) -> int:
         return int(raw)
     except ValueError:
         raise FormatError("not an integer", rule="DAGMAN_USE_STRICT is an integer 0..3", value=raw,
-                          path=dag.config_path) from None
+                          path=dag.config_path, line=dag.config_lines.get("DAGMAN_USE_STRICT")) from None
 
 
 def check_strict_warnings(dag: Dag) -> None:
@@ -55,9 +55,10 @@ def config_int(dag: Dag, key: str, default: int) -> int:
         value = int(raw)
     except ValueError:
         raise FormatError("not an integer", rule=f"{key} is an integer", value=raw,
-                          path=dag.config_path) from None
+                          path=dag.config_path, line=dag.config_lines.get(key)) from None
     if value < 0:
-        raise FormatError("negative throttle", rule=f"{key} >= 0", value=raw, path=dag.config_path)
+        raise FormatError("negative throttle", rule=f"{key} >= 0", value=raw, path=dag.config_path,
+                          line=dag.config_lines.get(key))
     return value
 
 
@@ -67,7 +68,7 @@ def config_signed(dag: Dag, key: str, default: int) -> int:
         return default if raw is None else int(raw)
     except ValueError:
         raise FormatError("not an integer", rule=f"{key} is an integer", value=raw,
-                          path=dag.config_path) from None
+                          path=dag.config_path, line=dag.config_lines.get(key)) from None
 
 
 SUBMITS_PER_INTERVAL = (1, 1000)  # DAGMAN_MAX_SUBMITS_PER_INTERVAL's legal range (HTCondor's manual)
@@ -263,7 +264,9 @@ def config_warnings(dag: Dag) -> list[str]:
     """The CONFIG knobs ``sheaf run`` does not honour, and the SET_JOB_ATTR attributes of a DAG without
     a node status file (DAGMan's own job ad is written into its ``DagStatus`` ad; with none, the
     attribute is nowhere to be seen but in this warning, which ``<dag>.dagman.out`` records too)."""
-    out = [f"{dag.config_path}: configuration knob {key} is not honoured by sheaf run (it is ignored)"
+    out = [f"{dag.config_path}:{dag.config_lines[key]}: configuration knob {key} is not honoured by sheaf "
+           "run (it is ignored)" if key in dag.config_lines else
+           f"{dag.config_path}: configuration knob {key} is not honoured by sheaf run (it is ignored)"
            for key in dag.config if key not in HONOURED_KNOBS]
     if dag.config.get("DAGMAN_DEFAULT_NODE_LOG", "").strip() and node_log_pattern(dag) is None:
         out.append(f"DAGMAN_DEFAULT_NODE_LOG = {dag.config['DAGMAN_DEFAULT_NODE_LOG'].strip()}: a $() macro "
