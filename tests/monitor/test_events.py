@@ -379,7 +379,7 @@ def test_a_run_refused_for_its_dag_leaves_the_events_database_alone(tmp_path: Pa
     done = sheaf("run", "t.dag", cwd=tmp_path)
     assert done.returncode == 2
     lines = done.stderr.splitlines()  # the refusal alone: no warning of the loader
-    assert len(lines) == 1 and "unknown DAG command" in lines[0]
+    assert len(lines) == 1 and "'FOO' is not a valid DAG command" in lines[0]
     assert not list(tmp_path.glob("t.dag.events.db*"))
 
 
