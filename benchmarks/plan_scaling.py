@@ -113,18 +113,19 @@ for key in sorted({(j.namespace, j.name, j.version) for j in wf.jobs.values()}, 
 sc = SiteCatalog()
 for name in ("condorpool", "local"):
     sc.add(Site(name))
-rc = None
-if mode in ("staged", "staged-clustered", "bare"):  # outputs registered, inputs with a replica each:
-    # the data pass has everything to do
-    import dataclasses
-    from sheaf.model import PFN, Replica, ReplicaCatalog
-    made, read = set(), set()
-    for jid, job in wf.jobs.items():
+# every input has a replica, as planning requires (an input without one fails it, as in Pegasus);
+# the staged modes also register their outputs: the data pass has everything to do
+import dataclasses
+from sheaf.model import PFN, Replica, ReplicaCatalog
+made, read = set(), set()
+registering = mode in ("staged", "staged-clustered", "bare")
+for jid, job in wf.jobs.items():
+    if registering:
         uses = tuple(dataclasses.replace(u, register_replica=u.type != "input") for u in job.uses)
-        wf.jobs[jid] = dataclasses.replace(job, uses=uses)
-        made.update(u.lfn for u in uses if u.type != "input")
-        read.update(u.lfn for u in uses if u.type == "input")
-    rc = ReplicaCatalog([Replica(lfn, (PFN("file:///data/" + lfn, "local"),)) for lfn in sorted(read - made)])
+        job = wf.jobs[jid] = dataclasses.replace(job, uses=uses)
+    made.update(u.lfn for u in job.uses if u.type != "input")
+    read.update(u.lfn for u in job.uses if u.type == "input")
+rc = ReplicaCatalog([Replica(lfn, (PFN("file:///data/" + lfn, "local"),)) for lfn in sorted(read - made)])
 clustered = mode in ("clustered", "staged-clustered")
 props = Properties({"pegasus.clusters.size": "100"} if clustered else {})
 clustering = ("horizontal",) if clustered else ()

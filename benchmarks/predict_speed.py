@@ -34,9 +34,17 @@ from load import montage
 from sheaf import app
 from sheaf.condor import parse_dag
 from sheaf.engine import find_dag
-from sheaf.formats import write_workflow
+from sheaf.formats import write_replica_catalog, write_workflow
+from sheaf.model import PFN, Replica, ReplicaCatalog, Workflow
 
 TARGETS = {10_000: 1.0, 100_000: 5.0}
+
+
+def _replicas(wf: Workflow) -> ReplicaCatalog:
+    """A replica on ``local`` of each file the workflow's jobs read and none writes."""
+    made = {u.lfn for job in wf.jobs.values() for u in job.uses if u.type != "input"}
+    read = {u.lfn for job in wf.jobs.values() for u in job.uses if u.type == "input"}
+    return ReplicaCatalog([Replica(lfn, (PFN(f"/data/{lfn}", "local"),)) for lfn in sorted(read - made)])
 
 
 def _best_of(rounds: int, work: object) -> float:
@@ -59,8 +67,11 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="predict-speed-") as tmp:
         for size in args.sizes:
             path = os.path.join(tmp, f"montage-{size}.yml")
-            write_workflow(montage(size), path)
-            planned = app.plan(app.PlanRequest(path, base=tmp, relative_dir=f"plan-{size}",
+            wf = montage(size)
+            write_workflow(wf, path)
+            rc = os.path.join(tmp, f"montage-{size}.rc.yml")  # every input a replica: planning needs one
+            write_replica_catalog(_replicas(wf), rc)
+            planned = app.plan(app.PlanRequest(path, base=tmp, relative_dir=f"plan-{size}", rc=rc,
                                                sites=("condorpool",), defines=("pegasus.mode=development",)))
             directory = planned.directory
 

@@ -181,16 +181,18 @@ def test_a_directory_replica_catalog_supplies_the_inputs(tmp_path: Path) -> None
 
 
 @pytest.mark.parametrize(("defines", "code", "words"), [
-    (["pegasus.catalog.replica=JDBCRC"], 0, "pegasus.catalog.replica = JDBCRC is not implemented"),
+    (["pegasus.catalog.replica=JDBCRC"], 2, "pegasus.catalog.replica = JDBCRC is not implemented"),
     (["pegasus.catalog.replica=Directory"], 2, "pegasus.catalog.replica.directory"),
     (["pegasus.catalog.replica=Directory", "pegasus.catalog.replica.directory=nowhere"], 2, "nowhere"),
-    (["pegasus.catalog.replica=Directory", "pegasus.catalog.replica.directory=.",
+    (["pegasus.catalog.replica=Directory", "pegasus.catalog.replica.directory=data",
       "pegasus.catalog.replica.directory.flat.lfn=true"], 0,
      "pegasus.catalog.replica.directory.flat.lfn = true is not implemented"),
 ])
 def test_a_replica_catalog_sheaf_cannot_read_is_named(tmp_path: Path, defines: list[str], code: int,
                                                        words: str) -> None:
     _reader(tmp_path)
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "in.txt").write_text("in\n")
     done = _sheaf(tmp_path, "plan", "workflow.yml", "-d", "out", *(x for d in defines for x in ("-D", d)))
     assert done.returncode == code and "Traceback" not in done.stderr, done.stderr
     assert words in done.stderr

@@ -397,7 +397,7 @@ def test_properties_in_the_environment_are_over_conf_and_under_define(work: Path
     Path("other.rc").write_text(f'f.a file://{work}/input/f.a site="local"\n')
     Path("c.properties").write_text("pegasus.catalog.replica.file = nosuch.rc\n")
     env = {"_PEGASUS__CATALOG__REPLICA__FILE": "other.rc"}
-    unstaged = "not staged in: f.a"
+    unstaged = "input file 'f.a' of job 'ID0000001' has no replica"  # planning fails without it
 
     def run(*args: str) -> Result:
         return CliRunner().invoke(main, ["plan", "--conf", "c.properties", "-q", *args], env=env)
@@ -413,7 +413,7 @@ def test_a_property_value_refers_to_properties_and_system_properties(work: Path)
         file.write("my.rc = ${user.dir}/other.rc\n")
     Path("c.properties").write_text("pegasus.catalog.replica.file = ${my.rc}\nx.y = a${no.such}b\n")
     result = plan("--conf", "c.properties", "-q")
-    assert result.exit_code == 0 and "not staged in: f.a" not in result.output
+    assert result.exit_code == 0 and "has no replica" not in result.output
     assert ("c.properties: x.y = a${no.such}b: ${no.such} names no property nor system property sheaf "
             "defines; replaced by nothing") in result.output
 
@@ -621,7 +621,7 @@ def test_a_staging_site_for_a_site_no_job_is_planned_on_is_warned_about(work: Pa
                                              ("nosuch.rc", "does not exist")])
 def test_a_catalog_property_naming_no_regular_file_says_what_it_names(work: Path, value: str,
                                                                        what: str) -> None:
-    result = plan(f"-Dpegasus.catalog.replica.file={value}", "-q")
+    result = plan(f"-Dpegasus.catalog.replica.file={value}", "--input-dir", "input", "-q")
     assert result.exit_code == 0, result.output
     path = value if os.path.isabs(value) else str(work / value)
     assert (f"{path}: the replica catalog named by the property pegasus.catalog.replica.file {what}; "

@@ -21,7 +21,9 @@ def blackdiamond_workflow(width: int = 4) -> Workflow:
     wf.jobs["ID0000001"] = Job("ID0000001", "preprocess", "diamond", "4.0",
                                arguments=("-a", "preprocess", "-T", "0", "-i", "f.a", "-o",
                                           *[f"f.b{i}" for i in range(width)]),
-                               uses=(Use("f.a", "input"),
+                               # optional: f.a has no replica, and these plans test what codegen
+                               # writes, not its stage-in (an input without a replica fails planning)
+                               uses=(Use("f.a", "input", optional=True),
                                      *[Use(f"f.b{i}", "output") for i in range(width)]))
     for i in range(width):
         jid = f"ID{i + 2:07d}"

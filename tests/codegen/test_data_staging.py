@@ -29,12 +29,12 @@ def test_stage_in_from_input_dir_and_replicas(tmp_path: Path) -> None:
     extra = tmp_path / "extra.dat"
     extra.write_text("E")
     job = plan.workflow.jobs["ID0000003"]
-    job.uses = (*job.uses, Use("extra.dat"), Use("nowhere.dat"))
+    job.uses = (*job.uses, Use("extra.dat"), Use("nowhere.dat", optional=True))
     plan.input_dir = str(inputs)
     plan.replica_catalog = ReplicaCatalog([Replica("extra.dat", (PFN("gsiftp://x/extra.dat", "condorpool"),
                                                                  PFN(f"file://{extra}", "local")))])
     files = write_planned(plan, tmp_path / "plan")
-    assert any("nowhere.dat" in w for w in plan.warnings)  # the data pass's
+    assert not any("nowhere.dat" in w for w in plan.warnings)  # optional and found nowhere: left out
     dag = parse_dag(files.dag)
     first, second = "stage_in_local_condorpool_1_0", "stage_in_local_condorpool_2_0"
     assert dag.parents[first] == dag.parents[second] == ["create_dir_blackdiamond_0_condorpool"]

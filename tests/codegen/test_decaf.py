@@ -30,7 +30,8 @@ def genome_plan() -> ExecutableWorkflow:
         jid = f"ID{n:07d}"
         argv = ("ALL.chr1.250000.vcf", "1", str(a), str(b), "250000")
         wf.jobs[jid] = Job(jid, "individuals", "1000genome", "1.0", arguments=argv,
-                           uses=(Use("ALL.chr1.250000.vcf"), Use(f"chr1n-{a}-{b}.tar.gz", "output")))
+                           uses=(Use("ALL.chr1.250000.vcf", optional=True),  # no replica: not staged
+                                 Use(f"chr1n-{a}-{b}.tar.gz", "output")))
         tasks.append(Task(jid, "1000genome::individuals:1.0", "./individuals", argv, {}, 1))
     argv = ("1", *merged)
     wf.jobs["ID0000017"] = Job("ID0000017", "individuals_merge", "1000genome", "1.0", arguments=argv,

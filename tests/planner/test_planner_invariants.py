@@ -187,7 +187,10 @@ def test_the_data_pass_plans_the_same_from_the_graphs_inputs(
                 seen.add(n)
                 uses.append(Use(f"f{n}", kind, stage_out=staged_out, register_replica=False))  # type: ignore[arg-type]
         wf.jobs[f"j{i}"] = Job(f"j{i}", "T0", uses=tuple(uses))
-    rc = ReplicaCatalog([Replica(f"f{n}", (PFN(f"file:///data/f{n}", "local"),)) for n in sorted(replicas)])
+    # every input has a replica (planning fails on one without), some outputs too
+    read = {n for reads, _, _ in jobs for n in reads}
+    rc = ReplicaCatalog([Replica(f"f{n}", (PFN(f"file:///data/f{n}", "local"),))
+                         for n in sorted(replicas | read)])
     submit = str(tmp_path_factory.mktemp("submit"))
     options = {"output_dir": submit + "/outputs" if staged_out else None, "force": True}
 

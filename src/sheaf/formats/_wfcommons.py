@@ -305,7 +305,7 @@ def _build(doc: Mapping[str, Any], tasks: list[dict[str, Any]], shell: list[str]
     """The workflow, and how many task ids were too long to be job ids (``_fitted``); ``shell`` gets
     each Makeflow task's first word of shell syntax left in its arguments."""
     wf = Workflow(name=_name(doc.get("name") or "workflow", "name"),
-                  format_version=_name(doc.get("schemaVersion", "1.5"), "schemaVersion"))
+                  format_version=_name(doc.get("schemaVersion", "1.5"), "schemaVersion"), trace=True)
     system = _runtime_system(doc)
     by_name: dict[str, str] = {}
     ids: dict[str, str] = {}  # task id -> its job's id

@@ -167,6 +167,9 @@ class Workflow:
     format_version: str = "5.0"
     #: the ``x-pegasus`` header (apiLang, createdBy, createdOn), kept through a round trip.
     header: Mapping[str, Any] = EMPTY
+    #: read from a WfCommons trace: the record of a past run, whose input files need not exist here,
+    #: so an input without a replica is warned about where a Pegasus workflow's fails planning
+    trace: bool = field(default=False, compare=False)
 
     def add_dependency(self, parent: str, *children: str) -> None:
         self.dependencies.setdefault(parent, []).extend(children)

@@ -365,7 +365,7 @@ def _collect_files(state: _Pass, config: str, known: Inputs
                     if lfn != own:
                         found = files.get(lfn)
                         if found is None:
-                            first.read(files, index, site, lfn)
+                            first.read(files, index, site, lfn, not use.optional and source.id)
                         elif found.readers[-1] != index:
                             found.readers.append(index)
                     if lfn not in optional:  # an input no job makes
@@ -377,7 +377,7 @@ def _collect_files(state: _Pass, config: str, known: Inputs
                     elif f.producers[-1] != index and (not f.readers or f.readers[-1] != index):
                         f.readers.append(index)
     _early_readers(produced, early)
-    first.warn_missing()
+    first.refuse_missing()
     _subworkflow_outputs(state, produced)
     return produced, first.selector
 
@@ -462,15 +462,17 @@ class _FirstReads:
     bypassing: set[str] = field(init=False)
     #: site -> lfn -> the sources found (one dict a site: no key tuple a file, nor a list a missing file)
     cache: dict[str, dict[str, list[Source]]] = field(default_factory=dict)
-    missing: set[str] = field(default_factory=set)
+    #: lfn -> the first job that reads it, not as an optional file, where it has no source
+    missing: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.bypassing = _bypassing(self.exec_wf, self.inputs) if self.config != "sharedfs" else set()
         self.selector = replica_selector(self.exec_wf) if self.inputs else None
 
-    def read(self, files: dict[str, _Staged], index: int, site: str, lfn: str) -> None:
+    def read(self, files: dict[str, _Staged], index: int, site: str, lfn: str, reader: str | bool) -> None:
         """Job ``index`` on ``site`` is the first there to read ``lfn``: its staged copy, unless it has
-        no source, is bypassed or already is the scratch file."""
+        no source, is bypassed or already is the scratch file.  ``reader``: the abstract job's id, or
+        False where that job marks the file optional (no source then leaves it out)."""
         exec_wf, selector = self.exec_wf, self.selector
         assert selector is not None  # there are inputs to read
         if lfn in exec_wf.bypass:
@@ -483,8 +485,8 @@ class _FirstReads:
         if sources is None:
             sources = cache[lfn] = selector.sources(lfn, site) or _NO_SOURCES
         if not sources:
-            if lfn not in self.optional:
-                self.missing.add(lfn)
+            if reader and lfn not in self.optional:
+                self.missing.setdefault(lfn, str(reader))
             return
         if lfn in self.bypassing and self._bypassable(sources[0].url, lfn):
             exec_wf.bypass[lfn] = sources[0].url
@@ -505,11 +507,28 @@ class _FirstReads:
         path = file_url_path(url)
         return path is not None and os.path.basename(path) == lfn
 
-    def warn_missing(self) -> None:
-        if self.missing:
+    def refuse_missing(self) -> None:
+        """Refuse the inputs with no source at all, as Pegasus's stage-in fails planning on one ("can't
+        determine a location to transfer input file"): the job would run without its input.  A
+        WfCommons trace's are only warned about (``Workflow.trace``)."""
+        if not self.missing:
+            return
+        if self.exec_wf.workflow.trace:
             shown = ", ".join(sorted(self.missing)[:5]) + (" ..." if len(self.missing) > 5 else "")
-            self.exec_wf.warnings.append(f"{len(self.missing)} input file(s) found neither in --input-dir "
-                                         f"nor in the replica catalog, not staged in: {shown}")
+            self.exec_wf.warnings.append(f"{len(self.missing)} input file(s) of the trace found neither in "
+                                         f"--input-dir nor in the replica catalog, not staged in: {shown}")
+            return
+        lfn, job = min(self.missing.items())
+        known = self.selector is not None and self.selector.known(lfn)
+        where = ("its replicas are all on sites the replica selector leaves out" if known else
+                 "it is not in an --input-dir, not in the replica catalog, and no job makes it")
+        others = sorted(self.missing)[1:]
+        more = (f" (nor have {len(others)} other input file(s): {', '.join(others[:5])}"
+                f"{' ...' if len(others) > 5 else ''})") if others else ""
+        raise PlanningError(
+            f"input file '{lfn}' of job '{job}' has no replica to stage in: {where}{more}; give it one "
+            "(a replica catalog entry, or the file in an --input-dir), or mark the job's use of it "
+            "optional", rule="every input file has a replica, is made by a job, or is optional", value=lfn)
 
 
 def _bypassing(exec_wf: ExecutableWorkflow, inputs: set[str]) -> set[str]:

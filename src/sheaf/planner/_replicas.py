@@ -121,6 +121,10 @@ class ReplicaSelector:
             found += self._ranked(pfns, site)
         return found
 
+    def known(self, lfn: str) -> bool:
+        """Whether the replica catalog has any replica of ``lfn``, on whatever site."""
+        return bool(self.exact.get(lfn)) or (self.regex is not None and bool(self.regex.lookup(lfn)))
+
     def checksum(self, lfn: str) -> str | None:
         return self.checksums.get(lfn)
 
