@@ -195,10 +195,11 @@ def test_a_relative_directory_path_in_the_site_catalog_is_a_warning_with_its_lin
     (here / "sites.yml").write_text(
         'pegasus: "5.0"\nsites:\n- name: condorpool\n  directories:\n  - type: sharedScratch\n'
         '    path: scratch/here\n    fileServers:\n    - {url: "file:///x", operation: all}\n'
-        '  - type: sharedStorage\n    path: /abs/out\n  - type: localStorage\n    path: 42\n')
+        '  - type: sharedStorage\n    path: /abs/out\n    fileServers: [{url: "file:///y"}]\n'
+        '  - type: localStorage\n    path: 42\n    fileServers: [{url: "file:///z"}]\n')
     warnings: list[str] = []
     formats.read_site_catalog(here / "sites.yml", warnings=warnings)
     relative = [w for w in warnings if "relative path" in w]
-    assert [w.split(":")[1] for w in relative] == ["6", "12"]
+    assert [w.split(":")[1] for w in relative] == ["6", "13"]
     assert "'scratch/here'" in relative[0] and "sharedScratch" in relative[0]
     assert "'42'" in relative[1] and "localStorage" in relative[1]

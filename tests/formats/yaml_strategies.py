@@ -122,7 +122,7 @@ def site_catalogs(draw: Any) -> SiteCatalog:
             type=draw(st.sampled_from(["sharedScratch", "sharedStorage", "localScratch", "localStorage"])),
             path=draw(text), shared_file_system=draw(st.booleans()),
             file_servers=tuple(FileServer(draw(name), draw(st.sampled_from(["all", "get", "put"])),
-                                          draw(profiles())) for _ in range(draw(st.integers(0, 2)))))
+                                          draw(profiles())) for _ in range(draw(st.integers(1, 2)))))
             for _ in range(draw(st.integers(0, 2))))
         grids = tuple(Grid(draw(name), draw(name), draw(name), draw(st.none() | name),
                            *[draw(count) for _ in range(8)])

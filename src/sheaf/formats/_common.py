@@ -208,11 +208,11 @@ class TextSource:
         raise self.error(FormatError, message, rule=rule, value=value, key=key, nth=nth,
                          show_value=show_value, offending=offending)
 
-    def warn(self, message: str, *, value: Any = None, key: str | None = None) -> None:
+    def warn(self, message: str, *, value: Any = None, key: str | None = None, nth: int = 1) -> None:
         if self.warnings is None or message in self._said:
             return
         self._said.add(message)
-        pos = self.where(value, key)
+        pos = self.where(value, key, nth)
         head = f"{self.path}:{pos[0]}" if pos else self.path
         self.warnings.append(f"{head}: {message}")
 
@@ -423,9 +423,11 @@ class ProfileReader:
         try:
             profiles, warnings = normalize_profiles(raw)
         except ValidationError as exc:
+            # an unknown namespace is the value; a namespace not mapping to keys is shown by its name
+            named = exc.value if isinstance(exc.value, str) and exc.value in raw else None
+            flat = next((ns for ns, e in raw.items() if not isinstance(e, dict)), "profiles")
             raise src.error(ValidationError, exc.message, rule=exc.rule or "profiles",
-                            value=to_text(next((ns for ns, e in raw.items() if not isinstance(e, dict)),
-                                               "profiles")), show_value=True) from None
+                            value=named or to_text(flat), show_value=True) from None
         for warning in warnings:
             quoted = _QUOTED.search(warning)
             src.warn(warning, value=quoted.group(1) if quoted else None)

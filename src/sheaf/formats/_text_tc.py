@@ -39,7 +39,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from sheaf.errors import FormatError
+from sheaf.errors import FormatError, ValidationError
 from sheaf.formats._common import read_text, refuse_nul
 from sheaf.model import (
     Container,
@@ -223,7 +223,15 @@ class _Parser:
                          profiles=self.normalized(profiles, None))
 
     def profile(self, into: dict[str, dict[str, object]]) -> None:
-        namespace = self.value("profile namespace")
+        token = self.next("profile namespace")
+        if token.kind not in ("word", "string"):
+            raise self.error("expected profile namespace", "a profile namespace is a word or a quoted string",
+                             token)
+        namespace = token.text
+        try:  # an unknown namespace: Pegasus's text parser refuses it too, at its line
+            normalize_profiles({namespace: {}})
+        except ValidationError as exc:
+            raise self.error(exc.message, exc.rule or "profiles", token) from None
         key = self.value("profile key")
         into.setdefault(namespace, {})[key] = self.value("profile value")
 
@@ -255,7 +263,11 @@ def _one_line_catalog(text: str, path: str, warnings: list[str] | None) -> Trans
             raise FormatError("bad transformation type", rule="type is INSTALLED or STAGEABLE", value=kind,
                               path=path, line=number, column=line.find(kind) + 1)
         raw_profiles = _one_line_profiles(profile_text, path, number)
-        profiles, found = normalize_profiles(raw_profiles)
+        try:
+            profiles, found = normalize_profiles(raw_profiles)
+        except ValidationError as exc:
+            raise FormatError(exc.message, rule=exc.rule or "profiles", value=exc.value, path=path,
+                              line=number) from None
         if warnings is not None:
             warnings.extend(f"{path}:{number}: {w}" for w in found)
         entries.setdefault(split_fqn(fqn), []).append(TransformationSite(

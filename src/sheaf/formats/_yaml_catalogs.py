@@ -73,6 +73,9 @@ _RC_KEYS = frozenset({"pegasus", "rcVersion", "replicas"}) | HEADER_KEYS
 _REPLICA_KEYS = frozenset({"lfn", "pfns", "pfn", "site", "checksum", "metadata", "regex"})
 _PFN_KEYS = frozenset({"pfn", "site"})
 _TR_TYPES = ("installed", "stageable")
+#: Pegasus's catalog parsers refuse a key their schema lacks ("Illegal key"): a misspelt key would
+#: change where and how jobs run
+_STRICT = "keys of the Pegasus 5.0 catalog schemas (or x-*)"
 _DIR_TYPES = ("sharedScratch", "sharedStorage", "localScratch", "localStorage")
 _OPERATIONS = ("all", "get", "put")
 
@@ -82,7 +85,7 @@ _OPERATIONS = ("all", "get", "put")
 def tc_from_data(data: Any, src: TextSource, profiles: ProfileReader | None = None, *,
                  inline: bool = False) -> TransformationCatalog:
     what = "the inline transformation catalog" if inline else "a transformation catalog"
-    raw = mapping(src, data, what, _TC_KEYS)
+    raw = mapping(src, data, what, _TC_KEYS, strict=_STRICT)
     check_header(src, raw)
     read_profiles = profiles or ProfileReader(src)
     catalog = TransformationCatalog()
@@ -99,7 +102,7 @@ def tc_from_data(data: Any, src: TextSource, profiles: ProfileReader | None = No
 
 
 def _transformation(entry: Any, src: TextSource, profiles: ProfileReader) -> Transformation:
-    raw = mapping(src, entry, "a transformation", _TR_KEYS, required=("name",))
+    raw = mapping(src, entry, "a transformation", _TR_KEYS, required=("name",), strict=_STRICT)
     name = text(src, raw, "name", "a transformation", required=True) or ""
     namespace = text(src, raw, "namespace", f"transformation '{name}'")
     version = text(src, raw, "version", f"transformation '{name}'")
@@ -121,8 +124,11 @@ def _transformation(entry: Any, src: TextSource, profiles: ProfileReader) -> Tra
 
 def _tr_site(entry: Any, src: TextSource, profiles: ProfileReader, fqn: str) -> TransformationSite:
     what = f"a site of transformation '{fqn}'"
-    raw = mapping(src, entry, what, _TR_SITE_KEYS, required=("name", "pfn"), anchor=fqn)
-    kind = (text(src, raw, "type", what) or "installed").lower()
+    raw = mapping(src, entry, what, _TR_SITE_KEYS, required=("name", "pfn"), anchor=fqn, strict=_STRICT)
+    if raw.get("type") is None:  # required by the schema: no default that would move the job elsewhere
+        src.fail(f"{what} is missing the required key 'type' (installed or stageable)",
+                 rule="a transformation site has 'type'", value=text(src, raw, "pfn", what), key="pfn")
+    kind = (text(src, raw, "type", what) or "").lower()
     if kind not in _TR_TYPES:
         src.fail(f"type of {what} must be installed or stageable", rule="type is installed|stageable",
                  value=raw.get("type"), key="type")
@@ -138,7 +144,8 @@ def _tr_site(entry: Any, src: TextSource, profiles: ProfileReader, fqn: str) -> 
 
 
 def _container(entry: Any, src: TextSource, profiles: ProfileReader) -> Container:
-    raw = mapping(src, entry, "a container", _CONTAINER_KEYS, required=("name", "type", "image"))
+    raw = mapping(src, entry, "a container", _CONTAINER_KEYS, required=("name", "type", "image"),
+                  strict=_STRICT)
     name = text(src, raw, "name", "a container", required=True) or ""
     what = f"container '{name}'"
     mounts = texts(src, raw, "mounts", what)
@@ -199,40 +206,51 @@ def _container_data(c: Container) -> dict[str, Any]:
 def sc_from_data(data: Any, src: TextSource, profiles: ProfileReader | None = None, *,
                  inline: bool = False) -> SiteCatalog:
     what = "the inline site catalog" if inline else "a site catalog"
-    raw = mapping(src, data, what, _SC_KEYS)
+    raw = mapping(src, data, what, _SC_KEYS, strict=_STRICT)
     check_header(src, raw)
     read_profiles = profiles or ProfileReader(src)
     catalog = SiteCatalog()
+    kinds: dict[str, int] = {}
     for entry in seq(src, raw, "sites", what):
-        site = _site(entry, src, read_profiles)
+        site = _site(entry, src, read_profiles, kinds)
         if site.name in catalog:
             src.warn(f"site '{site.name}' is declared twice; the last one wins", value=site.name, key="name")
         catalog.add(site)
     return catalog
 
 
-def _site(entry: Any, src: TextSource, profiles: ProfileReader) -> Site:
-    raw = mapping(src, entry, "a site", _SITE_KEYS, required=("name",))
+def _site(entry: Any, src: TextSource, profiles: ProfileReader, kinds: dict[str, int]) -> Site:
+    raw = mapping(src, entry, "a site", _SITE_KEYS, required=("name",), strict=_STRICT)
     name = text(src, raw, "name", "a site", required=True) or ""
     what = f"site '{name}'"
     return Site(
         name=name, arch=text(src, raw, "arch", what), os_type=text(src, raw, "os.type", what),
         os_release=text(src, raw, "os.release", what), os_version=text(src, raw, "os.version", what),
-        directories=tuple(_directory(d, src, profiles, what) for d in seq(src, raw, "directories", what)),
+        directories=tuple(_directory(d, src, profiles, what, kinds)
+                          for d in seq(src, raw, "directories", what)),
         grids=tuple(_grid(g, src, what) for g in seq(src, raw, "grids", what)),
         profiles=profiles(raw.get("profiles"), f"profiles of {what}"),
         metadata=string_map(src, raw.get("metadata"), f"metadata of {what}"))
 
 
-def _directory(entry: Any, src: TextSource, profiles: ProfileReader, site: str) -> Directory:
+def _directory(entry: Any, src: TextSource, profiles: ProfileReader, site: str,
+               kinds: dict[str, int]) -> Directory:
+    """One directory of ``site``; ``kinds`` counts the directory types read so far, so that a message
+    about this one cites its own ``type:`` line, not the first directory's of the same type."""
     what = f"a directory of {site}"
-    raw = mapping(src, entry, what, _DIR_KEYS, required=("type",))
+    raw = mapping(src, entry, what, _DIR_KEYS, required=("type",), anchor=site.split("'")[1], strict=_STRICT)
     kind = text(src, raw, "type", what, required=True) or ""
+    nth = kinds[kind] = kinds.get(kind, 0) + 1
     if kind not in _DIR_TYPES:
-        src.warn(f"directory type '{kind}' of {site} is not one of {', '.join(_DIR_TYPES)}", value=kind)
+        src.fail(f"directory type '{kind}' of {site} is not one of {', '.join(_DIR_TYPES)}",
+                 rule="a directory's type is sharedScratch|sharedStorage|localScratch|localStorage",
+                 value=kind, key="type", nth=nth)
+    if not seq(src, raw, "fileServers", what):  # the schema requires one: a directory nothing serves
+        src.fail(f"the {kind} directory of {site} lists no file servers",
+                 rule="a directory has 'fileServers'", value=kind, key="type", nth=nth)
     servers = []
     for server in seq(src, raw, "fileServers", what):
-        fs = mapping(src, server, f"a file server of {site}", _FS_KEYS, required=("url",))
+        fs = mapping(src, server, f"a file server of {site}", _FS_KEYS, required=("url",), strict=_STRICT)
         operation = text(src, fs, "operation", "a file server") or "all"
         if operation not in _OPERATIONS:
             src.fail(f"operation of a file server of {site} must be all, get or put",
@@ -241,7 +259,10 @@ def _directory(entry: Any, src: TextSource, profiles: ProfileReader, site: str) 
         server_profiles = profiles(fs.get("profiles"), f"profiles of a file server of {site}")
         servers.append(FileServer(url=url, operation=operation, profiles=server_profiles))
     path = text(src, raw, "path", what) or ""
-    if path and not path.startswith("/"):
+    if not path:  # the schema allows it, but sheaf places the site's files by this path
+        src.warn(f"the {kind} directory of {site} has no path, which sheaf needs: the site's default "
+                 "directory is used instead", value=kind, key="type", nth=nth)
+    elif not path.startswith("/"):
         src.warn(f"the {kind} directory of {site} has a relative path, {path!r}, which sheaf does not use: "
                  "the site's default directory is used instead", value=path, key="path")
     return Directory(type=kind, path=path, shared_file_system=flag(src, raw, "sharedFileSystem", what),
@@ -250,7 +271,7 @@ def _directory(entry: Any, src: TextSource, profiles: ProfileReader, site: str) 
 
 def _grid(entry: Any, src: TextSource, site: str) -> Grid:
     what = f"a grid of {site}"
-    raw = mapping(src, entry, what, _GRID_KEYS, required=("type", "contact", "scheduler"))
+    raw = mapping(src, entry, what, _GRID_KEYS, required=("type", "contact", "scheduler"), strict=_STRICT)
     return Grid(
         type=text(src, raw, "type", what, required=True) or "",
         contact=text(src, raw, "contact", what, required=True) or "",
@@ -305,7 +326,7 @@ def _grid_data(g: Grid) -> dict[str, Any]:
 
 def rc_from_data(data: Any, src: TextSource, *, inline: bool = False) -> ReplicaCatalog:
     what = "the inline replica catalog" if inline else "a replica catalog"
-    raw = mapping(src, data, what, _RC_KEYS)
+    raw = mapping(src, data, what, _RC_KEYS, strict=_STRICT)
     check_header(src, raw)
     catalog = ReplicaCatalog()
     for entry in seq(src, raw, "replicas", what):
@@ -314,12 +335,12 @@ def rc_from_data(data: Any, src: TextSource, *, inline: bool = False) -> Replica
 
 
 def _replica(entry: Any, src: TextSource) -> Replica:
-    raw = mapping(src, entry, "a replica", _REPLICA_KEYS, required=("lfn",))
+    raw = mapping(src, entry, "a replica", _REPLICA_KEYS, required=("lfn",), strict=_STRICT)
     lfn = text(src, raw, "lfn", "a replica", required=True) or ""
     what = f"replica '{lfn}'"
     pfns = []
     for item in seq(src, raw, "pfns", what):
-        pfn = mapping(src, item, f"a pfn of {what}", _PFN_KEYS, required=("pfn",), anchor=lfn)
+        pfn = mapping(src, item, f"a pfn of {what}", _PFN_KEYS, required=("pfn",), anchor=lfn, strict=_STRICT)
         pfns.append(PFN(text(src, pfn, "pfn", what, required=True) or "", text(src, pfn, "site", what)))
     if raw.get("pfn") is not None:
         pfns.append(PFN(text(src, raw, "pfn", what) or "", text(src, raw, "site", what)))

@@ -241,6 +241,16 @@ def _unknown_key_warning(namespace: str, key: str, known: Iterable[str]) -> str:
     return f"unknown {namespace} profile key '{key}' (kept as written){hint}"
 
 
+#: Pegasus's profile namespaces are a closed list (its schemas and its Profile class refuse others)
+NAMESPACE_RULE = "a profile namespace is condor, dagman, env, globus, hints, pegasus or selector"
+
+
+def unknown_namespace(namespace: str) -> str:
+    """The message for a profile namespace Pegasus does not have, with the nearest one it has."""
+    close = difflib.get_close_matches(namespace.lower(), [*NAMESPACES, "hints"], n=1, cutoff=0.6)
+    return f"unknown profile namespace '{namespace}'" + (f"; did you mean '{close[0]}'?" if close else "")
+
+
 def normalize_profiles(raw: Mapping[str, Any] | None) -> tuple[Profiles, list[str]]:
     """Canonical profiles from a reader's ``{namespace: {key: value}}`` mapping, plus warnings."""
     result: Profiles = {}
@@ -248,9 +258,12 @@ def normalize_profiles(raw: Mapping[str, Any] | None) -> tuple[Profiles, list[st
     if not raw:
         return result, warnings
     for namespace, entries in raw.items():
+        if str(namespace).startswith("x-"):  # a vendor extension, which Pegasus's schema lets through
+            continue
         ns = canonical_namespace(str(namespace))
         if ns not in NAMESPACES:
-            warnings.append(f"unknown profile namespace '{namespace}' (kept as written)")
+            raise ValidationError(unknown_namespace(str(namespace)), rule=NAMESPACE_RULE,
+                                  value=str(namespace))
         if not isinstance(entries, Mapping):
             raise ValidationError(
                 f"profiles of namespace '{namespace}' must be a mapping of key to value",
