@@ -89,7 +89,7 @@ def test_round_trip_of_a_real_document() -> None:
     ("<adag>\n<job name='x'/></adag>", "<job> requires the 'id' attribute", 2),
     ("<adag><job id='a' name='x'/>\n<job id='a' name='y'/></adag>", "job ids are unique", 2),
     ("<adag><job id='a' name='x'>\n<uses file='f' link='sideways'/></job></adag>",
-     "link is input, output or inout", 2),
+     "link is none, input, output, inout or checkpoint", 2),
     ("<adag><job id='a' name='x'>\n<uses file='f' link='output' transfer='maybe'/></job></adag>",
      "'transfer' is true or false", 2),
     ("<adag>\n<child><parent ref='a'/></child></adag>", "<child> requires the 'ref' attribute", 2),
@@ -102,6 +102,17 @@ def test_malformed_documents(tmp_path: Path, text: str, rule: str, line: int) ->
     with pytest.raises(FormatError) as info:
         read_dax(path)
     assert info.value.rule == rule and info.value.line == line and info.value.path == str(path)
+
+
+def test_a_use_linked_none_is_neither_staged_nor_a_dependency(tmp_path: Path) -> None:
+    """``link="none"`` is legal in every DAX 3 schema; Pegasus's DAX parser adds such a file to neither
+    the job's inputs nor its outputs: it is not staged, and makes no dependency."""
+    path = tmp_path / "wf.dax"
+    path.write_text("<adag name='n'><job id='a' name='x'><uses file='f' link='output'/></job>\n"
+                    "<job id='b' name='x'><uses file='f' link='none'/><uses file='g' link='input'/></job>"
+                    "</adag>")
+    wf = read_dax(path)
+    assert [u.lfn for u in wf.jobs["b"].uses] == ["g"]  # no use of f: no file edge from a
 
 
 _words = st.from_regex(r"[A-Za-z0-9_.=-]{1,8}", fullmatch=True)

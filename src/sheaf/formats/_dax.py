@@ -7,7 +7,8 @@ Read (``read_dax``):
   white space; a reference glued to text, as in ``-i<filename .../>``, stays one string);
 - ``<profile namespace key>value</profile>`` -> profiles (through the alias table);
 - ``<uses file|name link register transfer optional size executable>``: ``link`` input/output/inout
-  (inout is Pegasus 5's ``checkpoint``), ``transfer`` true/false/optional -> stageOut, ``register`` ->
+  (inout is Pegasus 5's ``checkpoint``; ``none`` is skipped, as Pegasus's parser adds such a file to
+  neither the job's inputs nor its outputs), ``transfer`` true/false/optional -> stageOut, ``register`` ->
   registerReplica (DAX 3 defaults: both true), ``executable="true"`` uses are transformation
   files and are skipped -- with a warning when they name another executable than the job's own, which
   Pegasus stages for the job (sheaf stages a transformation's requires, below);
@@ -171,6 +172,8 @@ class _Reader:
                 namespace = raw_profiles.setdefault(self.required(child, "namespace"), {})
                 namespace[self.required(child, "key")] = (child.text or "").strip()
             elif sub == "uses":
+                if (child.get("link") or "").lower() == "none" and not self.flag(child, "executable", False):
+                    continue  # legal in DAX 3; Pegasus's parser makes it neither an input nor an output
                 use = self.use(child)
                 if use is not None:
                     uses.append(use)
@@ -248,7 +251,7 @@ class _Reader:
         lfn = self.required(element, "file", "name")
         link = element.get("link", "input").lower()
         if link not in _LINKS:
-            raise self.fail(element, "bad link", "link is input, output or inout", link)
+            raise self.fail(element, "bad link", "link is none, input, output, inout or checkpoint", link)
         kind = _LINKS[link]
         size = element.get("size")
         if size is not None and not (size.isascii() and size.isdigit() and len(size) <= 18):
