@@ -181,7 +181,8 @@ def test_a_directory_replica_catalog_supplies_the_inputs(tmp_path: Path) -> None
 
 
 @pytest.mark.parametrize(("defines", "code", "words"), [
-    (["pegasus.catalog.replica=JDBCRC"], 2, "pegasus.catalog.replica = JDBCRC is not implemented"),
+    (["pegasus.catalog.replica=JDBCRC"], 2,
+     "pegasus.catalog.replica = JDBCRC (a database catalog) is not implemented"),
     (["pegasus.catalog.replica=Directory"], 2, "pegasus.catalog.replica.directory"),
     (["pegasus.catalog.replica=Directory", "pegasus.catalog.replica.directory=nowhere"], 2, "nowhere"),
     (["pegasus.catalog.replica=Directory", "pegasus.catalog.replica.directory=data",

@@ -626,3 +626,48 @@ def test_a_catalog_property_naming_no_regular_file_says_what_it_names(work: Path
     path = value if os.path.isabs(value) else str(work / value)
     assert (f"{path}: the replica catalog named by the property pegasus.catalog.replica.file {what}; "
             "planning without it") in result.output
+
+
+# --- what pegasus-plan refuses, refused with one message naming the file, the line, the rule and the
+# value: an unknown or database replica catalog type
+
+
+def _plan_out(*args: str) -> Result:
+    return plan("--dir", "out", "-q", *args)
+
+
+def _refused(result: Result, *words: str) -> None:
+    assert result.exit_code == 2 and "Traceback" not in result.output, result.output
+    assert all(w in result.output for w in words), result.output
+    assert not Path("out").exists()
+
+
+def _line(path: Path, text: str) -> int:
+    return next(n for n, line in enumerate(path.read_text().splitlines(), 1) if text in line)
+
+
+def _edit(work: Path, old: str, new: str) -> Path:
+    path = work / "workflow.yml"
+    text = path.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new, 1))
+    return path
+
+
+@pytest.mark.parametrize("kind", ["Fiel", "Databse"])
+def test_an_unknown_replica_catalog_type_is_refused_with_its_line(work: Path, kind: str) -> None:
+    Path("c.properties").write_text(f"# mine\npegasus.catalog.replica = {kind}\n")
+    _refused(_plan_out("--conf", "c.properties"), "c.properties:2", "pegasus.catalog.replica", repr(kind),
+             "YAML", "File", "Regex", "Directory")
+    _refused(_plan_out(f"-Dpegasus.catalog.replica={kind}"), "pegasus.catalog.replica", repr(kind))
+
+
+@pytest.mark.parametrize("kind", ["JDBCRC", "MRC"])
+def test_a_pegasus_replica_catalog_type_sheaf_lacks_is_refused_by_name(work: Path, kind: str) -> None:
+    Path("c.properties").write_text(f"pegasus.catalog.replica = {kind}\n")
+    _refused(_plan_out("--conf", "c.properties"), "c.properties:1", kind, "not implemented")
+
+
+def test_simplefile_is_pegasus_file_replica_catalog(work: Path) -> None:
+    Path("c.properties").write_text("pegasus.catalog.replica = SimpleFile\n")
+    assert _plan_out("--conf", "c.properties").exit_code == 0

@@ -30,7 +30,8 @@ under ``pegasus.catalog.replica.directory`` (required), each ``DIR/<lfn>`` a rep
 what ``--input-dir DIR`` gives (``replica_directories``); its ``.site``, ``.flat.lfn`` and
 ``.url.prefix`` settings other than their defaults are warned about by name, for it and for
 ``--input-dir`` alike (``directory_settings``: pegasus-plan reads input directories through that
-catalog).  Another type (a database: ``JDBCRC``, ``MRC``) is warned about by name and not read.
+catalog).  Pegasus's other types (a database: ``JDBCRC``, ``MRC``, ...) are refused by name, and so is
+an unknown one, as Pegasus fails to load either.
 
 Remote site catalog (Pegasus's "site catalog repository"): with ``pegasus.catalog.site.repo.file =
 NAME`` the planner downloads ``<repo>/5.0/conf/NAME``, ``<repo>`` being
@@ -131,8 +132,11 @@ def _not_a_file(path: Path) -> str:
         else "is not a regular file"
 
 
-#: ``pegasus.catalog.replica`` types read from a file (lower case)
-_FILE_REPLICA_TYPES = ("yaml", "file", "regex")
+#: ``pegasus.catalog.replica`` types read from a file (lower case; Pegasus reads ``File`` as ``SimpleFile``)
+_FILE_REPLICA_TYPES = ("yaml", "file", "simplefile", "regex")
+#: Pegasus's other replica catalog types, which sheaf does not implement -> what they are
+_UNIMPLEMENTED_REPLICA_TYPES: Mapping[str, str] = {"jdbcrc": "a database catalog", "mrc": "several catalogs",
+                                                   "meta": "a catalog of metadata", "flushedcache": "a cache"}
 #: the directory replica catalog's settings sheaf does not read -> the value that needs nothing
 _DIRECTORY_DEFAULTS: Mapping[str, str] = {"pegasus.catalog.replica.directory.site": "local",
                                           "pegasus.catalog.replica.directory.flat.lfn": "false",
@@ -141,13 +145,18 @@ _DIRECTORY_DEFAULTS: Mapping[str, str] = {"pegasus.catalog.replica.directory.sit
 
 def replica_directories(properties: Properties, here: Path, warnings: list[str]) -> tuple[str, ...]:
     """The directories the replica catalog's type names (module docstring): one for ``Directory``."""
-    kind = (properties.get_str("pegasus.catalog.replica") or "YAML").strip()
+    key = "pegasus.catalog.replica"
+    kind = (properties.get_str(key) or "YAML").strip()
     if kind.lower() in _FILE_REPLICA_TYPES:
         return ()
     if kind.lower() != "directory":
-        warnings.append(f"property pegasus.catalog.replica = {kind} is not implemented (ignored): sheaf "
-                        "reads replica catalogs from files (YAML, File, Regex) and directories (Directory)")
-        return ()
+        # Pegasus fails to load a type it has no class for; reading ./replicas.yml instead would plan
+        # with other replicas than the user named
+        what = _UNIMPLEMENTED_REPLICA_TYPES.get(kind.lower())
+        message = (f"{key} = {kind} ({what}) is not implemented by sheaf" if what
+                   else f"unknown replica catalog type in {key}")
+        raise InputError(message, rule=f"{key} is YAML, File, SimpleFile, Regex or Directory", value=kind,
+                         path=properties.origin(key), line=properties.origin_line(key))
     named = properties.get_str("pegasus.catalog.replica.directory")
     if not named or not named.strip():
         raise InputError("a Directory replica catalog names no directory",
