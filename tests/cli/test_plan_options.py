@@ -629,7 +629,7 @@ def test_a_catalog_property_naming_no_regular_file_says_what_it_names(work: Path
 
 
 # --- what pegasus-plan refuses, refused with one message naming the file, the line, the rule and the
-# value: an unknown or database replica catalog type
+# value: an unknown or database replica catalog type, a file that is both input and output of one job
 
 
 def _plan_out(*args: str) -> Result:
@@ -671,3 +671,8 @@ def test_a_pegasus_replica_catalog_type_sheaf_lacks_is_refused_by_name(work: Pat
 def test_simplefile_is_pegasus_file_replica_catalog(work: Path) -> None:
     Path("c.properties").write_text("pegasus.catalog.replica = SimpleFile\n")
     assert _plan_out("--conf", "c.properties").exit_code == 0
+
+
+def test_a_file_both_input_and_output_of_one_job_is_refused(work: Path) -> None:
+    path = _edit(work, "  - lfn: f.a\n", "  - lfn: f.a\n    type: output\n  - lfn: f.a\n")
+    _refused(_plan_out("workflow.yml"), "f.a", "input and output", "ID0000001", f"{path}:")

@@ -102,6 +102,20 @@ def test_file_implied_edges() -> None:
     assert wf.dependencies == {}  # the graph never writes implied edges back into the model
 
 
+def test_a_job_reading_a_file_it_writes_is_refused_but_a_checkpoint_file() -> None:
+    """Pegasus's planner refuses a file listed as a job's input and output ("is listed as input and
+    output for job"), unless it is a checkpoint file; a WfCommons trace's task is let through."""
+    wf = Workflow("io")
+    wf.jobs["a"] = Job("a", "t", uses=(Use("f.txt"), Use("f.txt", "output")))
+    with pytest.raises(ValidationError, match=r"'f\.txt' is listed as input and output of job 'a'"):
+        build_graph(wf)
+    wf.trace = True
+    assert build_graph(wf).inputs == set()
+    wf = Workflow("io")
+    wf.jobs["a"] = Job("a", "t", uses=(Use("c.txt", "checkpoint"), Use("c.txt", "output")))
+    assert build_graph(wf).checkpoints == {"c.txt"}
+
+
 #: job i's uses: (file number, kind) pairs; a file is produced by at most one job (checked below)
 _USES = st.lists(st.tuples(st.integers(0, 9), st.sampled_from(["input", "output", "checkpoint"])), max_size=4)
 
@@ -122,6 +136,9 @@ def test_the_graph_finds_the_workflows_inputs_and_checkpoints(jobs: list[list[tu
             if kind != "input" and producer.setdefault(lfn, i) != i:
                 continue
             kept.append(Use(lfn, kind))  # type: ignore[arg-type]
+        # a job does not read what it writes, but for a checkpoint file (refused: test below)
+        writes = {u.lfn for u in kept if u.type == "output"} - {u.lfn for u in kept if u.type == "checkpoint"}
+        kept = [u for u in kept if not (u.type == "input" and u.lfn in writes)]
         wf.jobs[f"j{i}"] = Job(f"j{i}", "t", uses=tuple(kept), stdin="in.txt" if i == 0 else None,
                                stdout=f"out{i}.txt")
     read = {u.lfn for job in wf.jobs.values() for u in all_uses(job) if u.type == "input"}

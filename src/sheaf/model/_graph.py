@@ -12,7 +12,8 @@ Duplicate edges are merged; a node's parents and children are kept in ascending 
 every traversal is deterministic whatever ``PYTHONHASHSEED`` is.
 
 Rules checked while building (``ValidationError`` naming the offending value): a dependency names an
-unknown job; a job depends on itself; a file is produced by two jobs; a produced file's lfn leaves the
+unknown job; a job depends on itself; a file is produced by two jobs; a job reads a file it also
+writes, other than a checkpoint file (but in a WfCommons trace); a produced file's lfn leaves the
 working directory it is written in (empty, absolute, or with a ``..`` part): staging it out or
 cleaning it up would reach outside that directory.  Cycles are *data*:
 ``topological_order`` returns ``None`` when there is one and ``find_cycle`` returns its path.
@@ -231,6 +232,12 @@ def _add_file_edges(workflow: Workflow, ids: list[str], parent_lists: list[list[
             add_input(lfn)
         elif p != i:
             parent_lists[i].append(p)
+        elif lfn not in checkpoints and not workflow.trace:
+            # Pegasus refuses a file a job both reads and writes, but for a checkpoint file: it could
+            # be neither staged in as an input nor trusted as an output
+            raise ValidationError(f"file '{lfn}' is listed as input and output of job '{ids[i]}'",
+                                  rule="a job's inputs are not its outputs (but for checkpoint files)",
+                                  value=lfn)
     watched = producer.keys() & watch if watch else None  # iterates the smaller of the two
     return inputs, checkpoints, len(producer) + len(inputs), watched
 
