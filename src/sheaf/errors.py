@@ -72,7 +72,8 @@ class InputError(SheafError, ValueError):
     """Input that cannot be used: rendered as one line, exit code 2.
 
     ``message`` says what is wrong, ``rule`` names the rule broken, ``value`` is the offending value
-    (shown with ``repr``), ``path``/``line``/``column`` say where.  ``detail`` is extra text shown
+    (shown with ``repr``), ``path``/``line``/``column`` say where (or ``anchor``, to be found).
+    ``detail`` is extra text shown
     on the following lines (a caret under a source line, a cycle's path).
     """
 
@@ -86,8 +87,12 @@ class InputError(SheafError, ValueError):
         line: int | None = None,
         column: int | None = None,
         detail: str | None = None,
+        anchor: Any = None,
     ) -> None:
         self.message = message
+        #: a value that is where the error is, when the offending value is elsewhere (a job's id for
+        #: the transformation it names): what a reader looks for to find the line
+        self.anchor = anchor
         self.rule = rule
         self.value = value
         self.path = path

@@ -629,7 +629,9 @@ def test_a_catalog_property_naming_no_regular_file_says_what_it_names(work: Path
 
 
 # --- what pegasus-plan refuses, refused with one message naming the file, the line, the rule and the
-# value: an unknown or database replica catalog type, a file that is both input and output of one job
+# value: an unknown or database replica catalog type, a file that is both input and output of one job,
+# a job whose transformation no catalog has, a malformed profile value, a misspelt data configuration in
+# a properties file, and arguments given as a string
 
 
 def _plan_out(*args: str) -> Result:
@@ -676,3 +678,25 @@ def test_simplefile_is_pegasus_file_replica_catalog(work: Path) -> None:
 def test_a_file_both_input_and_output_of_one_job_is_refused(work: Path) -> None:
     path = _edit(work, "  - lfn: f.a\n", "  - lfn: f.a\n    type: output\n  - lfn: f.a\n")
     _refused(_plan_out("workflow.yml"), "f.a", "input and output", "ID0000001", f"{path}:")
+
+
+def test_a_job_whose_transformation_is_not_in_the_catalog_names_it_at_the_jobs_line(work: Path) -> None:
+    path = _edit(work, "  name: preprocess\n", "  name: preprocesz\n")
+    line = _line(path, "id: ID0000001")
+    _refused(_plan_out("workflow.yml"), f"{path}:{line}:", "not in the transformation catalog",
+             ": 'diamond::preprocesz:4.0'")
+
+
+def test_a_malformed_profile_value_of_a_job_is_located(work: Path) -> None:
+    path = _edit(work, "  id: ID0000001\n", "  id: ID0000001\n  profiles: {dagman: {RETRY: three}}\n")
+    _refused(_plan_out("workflow.yml"), f"{path}:{_line(path, 'RETRY: three')}:", "'three'")
+
+
+def test_a_misspelt_data_configuration_names_the_properties_file_and_line(work: Path) -> None:
+    Path("c.properties").write_text("\npegasus.data.configuration = nonsharedf\n")
+    _refused(_plan_out("--conf", "c.properties"), "c.properties:2", "'nonsharedf'")
+
+
+def test_arguments_given_as_a_string_cite_the_arguments(work: Path) -> None:
+    path = _edit(work, "  id: ID0000001\n  arguments:\n", "  id: ID0000001\n  arguments: hello\n  x-args:\n")
+    _refused(_plan_out("workflow.yml"), f"{path}:{_line(path, 'arguments: hello')}:", "'hello'")

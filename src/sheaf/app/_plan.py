@@ -55,9 +55,9 @@ from sheaf.codegen import (
     write_groups,
     write_plan,
 )
-from sheaf.errors import UsageError, ValidationError
+from sheaf.errors import PlanningError, UsageError, ValidationError
 from sheaf.formats import Inputs, directory_settings, load_inputs, transformations_dir
-from sheaf.model import check_profile_values
+from sheaf.model import check_profile_values, check_profiles
 from sheaf.planner import DataOptions, ExecutableWorkflow, output_targets
 from sheaf.planner import plan as plan_workflow
 from sheaf.predict import AutoModel
@@ -331,9 +331,15 @@ def _plan_inputs(inputs: Inputs, **options: Any) -> ExecutableWorkflow:
     check_profile_values(inputs.properties.profiles(), subject="the properties (--conf, pegasus.properties "
                          "or -D)")
     try:
+        # the workflow's and catalogs' own values first, where their lines can still be found
+        check_profiles(inputs.workflow, inputs.tc, inputs.sc)
         return plan_workflow(inputs.workflow, tc=inputs.tc, sc=inputs.sc, rc=inputs.rc,
                              properties=inputs.properties, **options)
     except ValidationError as exc:
+        raise inputs.locate(exc) from None
+    except PlanningError as exc:
+        if exc.anchor is None:
+            raise
         raise inputs.locate(exc) from None
 
 

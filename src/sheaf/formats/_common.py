@@ -23,7 +23,7 @@ import re
 import stat
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeVar
 
 import yaml_rs
 
@@ -436,10 +436,14 @@ class ProfileReader:
 
 _QUOTED = re.compile(r"'([^']*)'")
 
+_E = TypeVar("_E", bound=InputError)
 
-def locate_error(exc: ValidationError, paths: Iterable[str | None]) -> ValidationError:
-    """Fill in the file and line where ``exc.value`` appears first (best effort, never raises)."""
-    if exc.path is not None or not exc.has_value or exc.value is None:
+
+def locate_error(exc: _E, paths: Iterable[str | None]) -> _E:
+    """Fill in the file and line where ``exc.anchor``, else ``exc.value``, appears first (best effort,
+    never raises)."""
+    target = exc.anchor if exc.anchor is not None else exc.value if exc.has_value else None
+    if exc.path is not None or target is None:
         return exc
     for path in paths:
         if not path:
@@ -449,9 +453,9 @@ def locate_error(exc: ValidationError, paths: Iterable[str | None]) -> Validatio
         except InputError:
             continue
         if text.lstrip()[:1] == "<":  # XML (a DAX, a site catalog): an attribute's value or an element's text
-            pos = locate_xml(text, exc.value, "id") or locate_xml(text, exc.value)
+            pos = locate_xml(text, target, "id") or locate_xml(text, target)
         else:
-            pos = locate(text, exc.value, key="id") or locate(text, exc.value)
+            pos = locate(text, target, key="id") or locate(text, target)
         if pos is not None:
             exc.located(path, pos[0], pos[1])
             return exc

@@ -55,6 +55,8 @@ from sheaf.model import (
     validate,
 )
 
+_E = TypeVar("_E", bound=InputError)
+
 
 @dataclass(frozen=True)
 class Inputs:
@@ -77,9 +79,9 @@ class Inputs:
     #: (``pegasus.dir.storage.mapper.replica.file``, a replica catalog file, regex entries included)
     storage_map: ReplicaCatalog | None = None
 
-    def locate(self, exc: ValidationError) -> ValidationError:
-        """``exc`` (a model rule broken, raised while planning) with the file and line where its value
-        is: the workflow file, then the catalogs (``locate_error``)."""
+    def locate(self, exc: _E) -> _E:
+        """``exc`` (a model rule broken, raised while planning) with the file and line where its anchor
+        or value is: the workflow file, then the catalogs (``locate_error``)."""
         return locate_error(exc, [self.paths.get(k) for k in ("workflow", "tc", "sc")])
 
 

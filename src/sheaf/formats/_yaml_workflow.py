@@ -326,9 +326,12 @@ def _diagnose_fields(raw: dict[str, Any], src: TextSource, where: str, anchor: A
             src.fail(f"'{key}' of {where} must be a single value", rule=f"'{key}' is a scalar",
                      value=anchor, key="id")
     args = raw.get("arguments")
-    if args is not None and not isinstance(args, list):
+    if isinstance(args, dict):  # found by the job's id
         src.fail(f"'arguments' of {where} must be a list", rule="arguments is a YAML sequence",
-                 value=anchor, key="id")
+                 value=anchor, key="id", offending=shown(args))
+    if args is not None and not isinstance(args, list):  # a scalar: found where it is
+        src.fail(f"'arguments' of {where} must be a list", rule="arguments is a YAML sequence",
+                 value=args, key="arguments")
     for arg in args or ():
         if arg is None or isinstance(arg, (dict, list)):
             src.fail(f"an argument of {where} is not a single value", rule="arguments are scalars",

@@ -57,6 +57,7 @@ if TYPE_CHECKING:
         MAX_NAME_BYTES,
         Summary,
         check_names,
+        check_profiles,
         effective_profiles,
         nul_problem,
         validate,
@@ -81,7 +82,8 @@ __all__ = [
     "Container", "Directory", "FileRef", "FileServer", "Graph", "Grid", "Job", "JobType", "Profiles",
     "Properties", "Replica", "ReplicaCatalog", "RunLocks", "Site", "SiteCatalog", "Summary", "Transformation",
     "TransformationCatalog", "TransformationSite", "Use", "UseType", "Workflow", "all_uses", "build_graph",
-    "canonical_key", "check_names", "check_profile_values", "cycle_in", "effective_profiles", "file_url_path",
+    "canonical_key", "check_names", "check_profile_values", "check_profiles", "cycle_in",
+    "effective_profiles", "file_url_path",
     "is_auto", "job_argv", "join_arguments", "kahn_levels", "lock_path", "merge_profiles", "needs_splitting",
     "normalize_profiles",
     "nul_problem", "profile_float", "profile_int", "quote_words", "split_arguments", "split_fqn", "stringify",
@@ -91,7 +93,8 @@ __all__ = [
 # where each name lives: imported on first use (sheaf._lazy)
 _WHERE = {
     "JobType": "_workflow", "RunLocks": "_runlock", "STATE_DIR": "_runlock", "UseType": "_workflow",
-    "all_uses": "_workflow", "check_names": "_validate", "file_url_path": "_urls", "lock_path": "_runlock",
+    "all_uses": "_workflow", "check_names": "_validate", "check_profiles": "_validate",
+    "file_url_path": "_urls", "lock_path": "_runlock",
     "needs_splitting": "_arguments", "nul_problem": "_validate", "url_scheme": "_urls",
     "MAX_NAME_BYTES": "_validate",
     "Container": "_catalogs", "Directory": "_catalogs", "EMPTY": "_empty", "FileRef": "_workflow",

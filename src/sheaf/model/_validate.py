@@ -72,7 +72,7 @@ def validate(
     transformations = _transformations(workflow)
     check_names(workflow, transformations)
     _check_transformations(workflow, tc)
-    _check_profiles(workflow, tc, sc)
+    check_profiles(workflow, tc, sc)
     for job in workflow.jobs.values():
         if job.arguments:
             job_argv(job.id, job.arguments)
@@ -153,10 +153,12 @@ def _check_transformations(workflow: Workflow, tc: TransformationCatalog | None)
                    else "not in the transformation catalog")
             raise ValidationError(
                 f"job '{job.id}' uses transformation '{job.transformation}', {why}",
-                rule="every compute job's transformation is declared", value=job.id)
+                rule="every compute job's transformation is declared", value=job.transformation,
+                anchor=job.id)
 
 
-def _check_profiles(workflow: Workflow, tc: TransformationCatalog | None, sc: SiteCatalog | None) -> None:
+def check_profiles(workflow: Workflow, tc: TransformationCatalog | None, sc: SiteCatalog | None) -> None:
+    """Refuse a malformed numeric profile value of a job, a transformation or a site, naming whose."""
     checked: set[int] = set()  # readers share one dict among jobs with equal profiles: check it once
     for job in workflow.jobs.values():
         if job.profiles and id(job.profiles) not in checked:

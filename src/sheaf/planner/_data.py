@@ -230,11 +230,15 @@ def check_settings(exec_wf: ExecutableWorkflow, sites: Sequence[str]) -> str:
     integrity = (props.get_str("pegasus.integrity.checking") or "full").strip().lower()
     if integrity not in _INTEGRITY:
         raise PlanningError("unknown integrity checking dial", value=integrity,
-                            rule="pegasus.integrity.checking is none, full or nosymlink")
+                            rule="pegasus.integrity.checking is none, full or nosymlink",
+                            path=props.origin("pegasus.integrity.checking"),
+                            line=props.origin_line("pegasus.integrity.checking"))
     config = (props.get_str("pegasus.data.configuration") or "sharedfs").strip().lower()
     if config not in _CONFIGURATIONS:
         raise PlanningError("unknown data configuration", value=config,
-                            rule="pegasus.data.configuration is sharedfs, condorio or nonsharedfs")
+                            rule="pegasus.data.configuration is sharedfs, condorio or nonsharedfs",
+                            path=props.origin("pegasus.data.configuration"),
+                            line=props.origin_line("pegasus.data.configuration"))
     per_site = {site: _site_configuration(exec_wf.site_catalog, site) or config for site in sites}
     chosen = set(per_site.values())
     if len(chosen) == 1:

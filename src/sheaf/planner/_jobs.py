@@ -142,7 +142,8 @@ class _SiteResolver:
             why = (f"ambiguous: {', '.join(t.fqn for t in many)} all match" if many
                    else "not in the transformation catalog")
             raise PlanningError(f"job '{job.id}' uses transformation '{job.transformation}', {why}",
-                                rule="every compute job's transformation is in the catalog", value=job.id)
+                                rule="every compute job's transformation is in the catalog",
+                                value=job.transformation, anchor=job.id)
         self._transformations[key] = found
         return found
 
