@@ -44,6 +44,9 @@ def test_an_input_without_a_replica_fails_planning_under_every_configuration(wor
     code, err = _plan(work, "-D", f"pegasus.data.configuration={config}")
     assert code == 2 and "Traceback" not in err, err
     assert "gone.txt" in err and "'reader'" in err and "--input-dir" in err and "optional" in err
+    line = next(n for n, text in enumerate((work / "workflow.yml").read_text().splitlines(), 1)
+                if text.strip() == "id: reader")
+    assert f"{work / 'workflow.yml'}:{line}:" in err  # the reading job's line
     assert not (work / "submit").exists()
 
 

@@ -532,7 +532,8 @@ class _FirstReads:
         raise PlanningError(
             f"input file '{lfn}' of job '{job}' has no replica to stage in: {where}{more}; give it one "
             "(a replica catalog entry, or the file in an --input-dir), or mark the job's use of it "
-            "optional", rule="every input file has a replica, is made by a job, or is optional", value=lfn)
+            "optional", rule="every input file has a replica, is made by a job, or is optional", value=lfn,
+            anchor=job)
 
 
 def _bypassing(exec_wf: ExecutableWorkflow, inputs: set[str]) -> set[str]:
