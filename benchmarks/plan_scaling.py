@@ -113,19 +113,26 @@ for key in sorted({(j.namespace, j.name, j.version) for j in wf.jobs.values()}, 
 sc = SiteCatalog()
 for name in ("condorpool", "local"):
     sc.add(Site(name))
-# every input has a replica, as planning requires (an input without one fails it, as in Pegasus);
-# the staged modes also register their outputs: the data pass has everything to do
-import dataclasses
-from sheaf.model import PFN, Replica, ReplicaCatalog
-made, read = set(), set()
-registering = mode in ("staged", "staged-clustered", "bare")
-for jid, job in wf.jobs.items():
-    if registering:
+rc = None
+if mode in ("clustered", "unclustered"):  # no data to stage in: the inputs no job makes are optional and
+    # have no replica, which Pegasus drops from the plan (a required input needs one).  Marked on the
+    # records read, not copied: copying every job would change the peak memory measured
+    made = {u.lfn for job in wf.jobs.values() for u in job.uses if u.type != "input"}
+    for job in wf.jobs.values():
+        for u in job.uses:
+            if u.type == "input" and u.lfn not in made and not u.optional:
+                object.__setattr__(u, "optional", True)
+    del made
+else:  # outputs registered, inputs with a replica each: the data pass has everything to do
+    import dataclasses
+    from sheaf.model import PFN, Replica, ReplicaCatalog
+    made, read = set(), set()
+    for jid, job in wf.jobs.items():
         uses = tuple(dataclasses.replace(u, register_replica=u.type != "input") for u in job.uses)
-        job = wf.jobs[jid] = dataclasses.replace(job, uses=uses)
-    made.update(u.lfn for u in job.uses if u.type != "input")
-    read.update(u.lfn for u in job.uses if u.type == "input")
-rc = ReplicaCatalog([Replica(lfn, (PFN("file:///data/" + lfn, "local"),)) for lfn in sorted(read - made)])
+        wf.jobs[jid] = dataclasses.replace(job, uses=uses)
+        made.update(u.lfn for u in uses if u.type != "input")
+        read.update(u.lfn for u in uses if u.type == "input")
+    rc = ReplicaCatalog([Replica(lfn, (PFN("file:///data/" + lfn, "local"),)) for lfn in sorted(read - made)])
 clustered = mode in ("clustered", "staged-clustered")
 props = Properties({"pegasus.clusters.size": "100"} if clustered else {})
 clustering = ("horizontal",) if clustered else ()

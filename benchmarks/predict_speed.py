@@ -20,6 +20,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 import tempfile
@@ -34,17 +35,21 @@ from load import montage
 from sheaf import app
 from sheaf.condor import parse_dag
 from sheaf.engine import find_dag
-from sheaf.formats import write_replica_catalog, write_workflow
-from sheaf.model import PFN, Replica, ReplicaCatalog, Workflow
+from sheaf.formats import write_workflow
+from sheaf.model import Workflow
 
 TARGETS = {10_000: 1.0, 100_000: 5.0}
 
 
-def _replicas(wf: Workflow) -> ReplicaCatalog:
-    """A replica on ``local`` of each file the workflow's jobs read and none writes."""
+def _optional_inputs(wf: Workflow) -> Workflow:
+    """``wf`` with the inputs no job makes optional: given no replica, Pegasus drops them from the plan
+    (a required input needs one), so the plan has no data to stage in."""
     made = {u.lfn for job in wf.jobs.values() for u in job.uses if u.type != "input"}
-    read = {u.lfn for job in wf.jobs.values() for u in job.uses if u.type == "input"}
-    return ReplicaCatalog([Replica(lfn, (PFN(f"/data/{lfn}", "local"),)) for lfn in sorted(read - made)])
+    for jid, job in wf.jobs.items():
+        wf.jobs[jid] = dataclasses.replace(job, uses=tuple(
+            dataclasses.replace(u, optional=True) if u.type == "input" and u.lfn not in made else u
+            for u in job.uses))
+    return wf
 
 
 def _best_of(rounds: int, work: object) -> float:
@@ -67,11 +72,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="predict-speed-") as tmp:
         for size in args.sizes:
             path = os.path.join(tmp, f"montage-{size}.yml")
-            wf = montage(size)
-            write_workflow(wf, path)
-            rc = os.path.join(tmp, f"montage-{size}.rc.yml")  # every input a replica: planning needs one
-            write_replica_catalog(_replicas(wf), rc)
-            planned = app.plan(app.PlanRequest(path, base=tmp, relative_dir=f"plan-{size}", rc=rc,
+            write_workflow(_optional_inputs(montage(size)), path)
+            planned = app.plan(app.PlanRequest(path, base=tmp, relative_dir=f"plan-{size}",
                                                sites=("condorpool",), defines=("pegasus.mode=development",)))
             directory = planned.directory
 
