@@ -73,8 +73,8 @@ class InputError(SheafError, ValueError):
 
     ``message`` says what is wrong, ``rule`` names the rule broken, ``value`` is the offending value
     (shown with ``repr``), ``path``/``line``/``column`` say where (or ``anchor``, to be found).
-    ``detail`` is extra text shown
-    on the following lines (a caret under a source line, a cycle's path).
+    ``detail`` is extra text shown on the following lines (a caret under a source line, a cycle's
+    path).
     """
 
     def __init__(
