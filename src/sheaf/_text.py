@@ -10,9 +10,10 @@ escapes, so every reader turns a damaged file into one message and exit code 2.
 
 from __future__ import annotations
 
-__all__ = ["logical_lines", "read_text"]
+__all__ = ["did_you_mean", "logical_lines", "read_text"]
 
 import os
+from collections.abc import Iterable
 
 from sheaf.errors import FormatError
 
@@ -86,3 +87,11 @@ def logical_lines(text: str) -> list[tuple[int, str]]:
         if joined:
             out.append((start, joined))
     return out
+
+
+def did_you_mean(word: str, known: Iterable[str]) -> str:
+    """``"; did you mean 'x'?"`` naming the known word nearest ``word``, or ``""`` when none is near."""
+    import difflib  # imported here: only a refusal or a warning needs it
+
+    close = difflib.get_close_matches(word, sorted(known), n=1, cutoff=0.6)
+    return f"; did you mean '{close[0]}'?" if close else ""

@@ -27,6 +27,7 @@ from typing import Any, NoReturn, TypeVar
 
 import yaml_rs
 
+from sheaf._text import did_you_mean
 from sheaf.errors import FormatError, InputError, ValidationError
 from sheaf.formats._locate import Position, locate, locate_duplicate_key, locate_key, locate_xml, position
 from sheaf.formats._nesting import MAX_DEPTH, too_deep
@@ -279,17 +280,12 @@ def unknown(src: TextSource, key: str, what: str, keys: frozenset[str], strict: 
     the nearest known key suggested; a key that is not a string (``1:``, ``true:``) is refused."""
     if not isinstance(key, str):
         src.fail(f"{what} has a key that is not a string", rule="mapping keys are strings", value=key)
-    close = _nearest(key, keys)
+    close = did_you_mean(key, keys)
     if strict is not None:
         src.fail(f"unknown key '{key}' in {what}{close}", rule=strict, value=key if value is None else value)
     src.warn(f"unknown key '{key}' in {what} (ignored){close}", value=key if value is None else value)
 
 
-def _nearest(key: str, keys: frozenset[str]) -> str:
-    import difflib
-
-    close = difflib.get_close_matches(key, sorted(keys), n=1, cutoff=0.6)
-    return f"; did you mean '{close[0]}'?" if close else ""
 
 
 def shown(raw: Any) -> Any:

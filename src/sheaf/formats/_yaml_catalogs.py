@@ -226,19 +226,20 @@ def _site(entry: Any, src: TextSource, profiles: ProfileReader, kinds: dict[str,
     return Site(
         name=name, arch=text(src, raw, "arch", what), os_type=text(src, raw, "os.type", what),
         os_release=text(src, raw, "os.release", what), os_version=text(src, raw, "os.version", what),
-        directories=tuple(_directory(d, src, profiles, what, kinds)
+        directories=tuple(_directory(d, src, profiles, name, kinds)
                           for d in seq(src, raw, "directories", what)),
         grids=tuple(_grid(g, src, what) for g in seq(src, raw, "grids", what)),
         profiles=profiles(raw.get("profiles"), f"profiles of {what}"),
         metadata=string_map(src, raw.get("metadata"), f"metadata of {what}"))
 
 
-def _directory(entry: Any, src: TextSource, profiles: ProfileReader, site: str,
+def _directory(entry: Any, src: TextSource, profiles: ProfileReader, name: str,
                kinds: dict[str, int]) -> Directory:
-    """One directory of ``site``; ``kinds`` counts the directory types read so far, so that a message
-    about this one cites its own ``type:`` line, not the first directory's of the same type."""
+    """One directory of the site ``name``; ``kinds`` counts the directory types read so far, so that a
+    message about this one cites its own ``type:`` line, not the first directory's of the same type."""
+    site = f"site '{name}'"
     what = f"a directory of {site}"
-    raw = mapping(src, entry, what, _DIR_KEYS, required=("type",), anchor=site.split("'")[1], strict=_STRICT)
+    raw = mapping(src, entry, what, _DIR_KEYS, required=("type",), anchor=name, strict=_STRICT)
     kind = text(src, raw, "type", what, required=True) or ""
     nth = kinds[kind] = kinds.get(kind, 0) + 1
     if kind not in _DIR_TYPES:

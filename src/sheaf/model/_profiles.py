@@ -35,6 +35,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from sheaf._fields import INT_MAX, INT_MIN
+from sheaf._text import did_you_mean
 from sheaf.errors import ValidationError
 
 Profiles = dict[str, dict[str, str]]
@@ -247,8 +248,8 @@ NAMESPACE_RULE = "a profile namespace is condor, dagman, env, globus, hints, peg
 
 def unknown_namespace(namespace: str) -> str:
     """The message for a profile namespace Pegasus does not have, with the nearest one it has."""
-    close = difflib.get_close_matches(namespace.lower(), [*NAMESPACES, "hints"], n=1, cutoff=0.6)
-    return f"unknown profile namespace '{namespace}'" + (f"; did you mean '{close[0]}'?" if close else "")
+    hint = did_you_mean(namespace.lower(), [*NAMESPACES, "hints"])
+    return f"unknown profile namespace '{namespace}'{hint}"
 
 
 def normalize_profiles(raw: Mapping[str, Any] | None) -> tuple[Profiles, list[str]]:
