@@ -260,6 +260,7 @@ def test_a_config_file_is_read_in_htcondors_configuration_language(tmp_path: Pat
 @pytest.mark.parametrize(("config", "line", "value"), [
     ("# throttles\nDAGMAN_MAX_JOBS_SUBMITTED = many\n", 2, "'many'"),
     ("\nDAGMAN_ALWAYS_RUN_POST = yes\n", 2, "'yes'"),
+    ("DAGMAN_REPORT_GRAPH_METRICS = on\n", 1, "'on'"),  # read only as the run ends: checked at its start
     ("DAGMAN_USE_STRICT = 1\nDAGMAN_MAX_JOBS_SUBMITTED = -2\n", 2, "'-2'"),
     ("include : other.config\n", 1, "include : other.config"),
     ("\n\nDAGMAN_MAX_JOBS_IDLE = $(POOL_IDLE)\n", 3, "'$(POOL_IDLE)'"),  # no system configuration read

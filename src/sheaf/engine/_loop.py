@@ -75,6 +75,7 @@ from sheaf.engine._runconfig import (
     DagEnvironment,
     DagmanOptions,
     auto_rescue,
+    check_flags,
     check_strict_warnings,
     config_warnings,
     environment_knobs,
@@ -319,6 +320,7 @@ def _read_dags(directory: str, dag_files: Sequence[str], usedagdir: bool = False
                           "before it runs",
                           path=path)
     check_strict_warnings(dag)
+    check_flags(dag)
     return path, dag, names
 
 

@@ -47,6 +47,23 @@ def check_strict_warnings(dag: Dag) -> None:
                               path=path, line=line)
 
 
+#: the boolean knobs sheaf honours: each is checked as the DAG is loaded, though some are read only when
+#: the run writes its rescue DAG or its metrics, so that a bad value stops nothing half-way
+BOOLEAN_KNOBS = (
+    "DAGMAN_ALLOW_ANY_NODE_NAME_CHARACTERS", "DAGMAN_ALWAYS_RUN_POST", "DAGMAN_AUTO_RESCUE",
+    "DAGMAN_DEFAULT_APPEND_VARS", "DAGMAN_MUNGE_NODE_NAMES", "DAGMAN_PROHIBIT_MULTI_JOBS",
+    "DAGMAN_REMOVE_JOB_LIST_ON_FAILURE", "DAGMAN_REPORT_GRAPH_METRICS", "DAGMAN_RESET_RETRIES_UPON_RESCUE",
+    "DAGMAN_RETRY_NODE_FIRST", "DAGMAN_STARTUP_CYCLE_DETECT", "DAGMAN_SUBMIT_DEPTH_FIRST",
+    "DAGMAN_SUPPRESS_NOTIFICATION",
+)
+
+
+def check_flags(dag: Dag) -> None:
+    """Refuse a boolean knob that is no boolean (``Dag.flag``) before anything runs."""
+    for key in BOOLEAN_KNOBS:
+        dag.flag(key, False)
+
+
 def config_int(dag: Dag, key: str, default: int) -> int:
     raw = dag.config.get(key)
     if raw is None:
