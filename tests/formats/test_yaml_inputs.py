@@ -265,12 +265,12 @@ def test_cycle_is_located_with_its_path(tmp_path: Path) -> None:
     assert len(cycle) == 4 and cycle[0] == cycle[-1] == first and set(cycle) == {"a", "b", "c"}
 
 
-def test_two_producers_are_located(tmp_path: Path) -> None:
+def test_a_file_two_jobs_produce_is_valid(tmp_path: Path) -> None:
+    """As pegasus-plan plans it: the planner warns (tests/planner/test_pegasus_shared_outputs.py)."""
     text = (_HEAD + "- {type: job, id: a, name: t, uses: [{lfn: f.out, type: output}]}\n"
             "- {type: job, id: b, name: t, uses: [{lfn: f.out, type: output}]}\n")
-    with pytest.raises(ValidationError) as info:
-        formats.validate_inputs(formats.load_inputs(_write(tmp_path, text), cwd=tmp_path))
-    assert info.value.line == 4 and "produced by two jobs" in str(info.value)
+    graph, _, _ = formats.validate_inputs(formats.load_inputs(_write(tmp_path, text), cwd=tmp_path))
+    assert graph.shared_outputs == {"f.out": [0, 1]}
 
 
 def test_equal_profile_blocks_of_different_types_are_not_confused(tmp_path: Path) -> None:

@@ -1,7 +1,7 @@
 """Find where a value sits in a YAML source text -- on the error path only.
 
 The YAML loader gives plain Python data without positions (that is what makes it fast), so a
-semantic error (a duplicate job id, a dependency naming an unknown job, a file produced by two jobs)
+semantic error (a duplicate job id, a dependency naming an unknown job, a file produced on two sites)
 knows the offending *value* but not its line.  ``locate`` finds it back by scanning the text for the
 value as a whole YAML scalar (plain, single- or double-quoted), optionally right after a given key
 (``id: ID0000002``), and returns its 1-based line and column.

@@ -6,13 +6,16 @@ what the planner walks at 10^6 jobs.  Edges:
 
 - every explicit dependency (``Workflow.dependencies``);
 - every file-implied one: the job that produces ``f`` (an ``output`` or ``checkpoint`` use) is a
-  parent of every other job that consumes ``f`` (an ``input`` or ``checkpoint`` use).
+  parent of every other job that consumes ``f`` (an ``input`` or ``checkpoint`` use).  When several
+  jobs produce ``f``, the last of them in file order is its consumers' parent, as pegasus-plan infers
+  data dependencies (its DAX/YAML parser keeps one creator per file, the last it reads); the producers
+  are recorded in ``Graph.shared_outputs`` for the planner to warn about.
 
 Duplicate edges are merged; a node's parents and children are kept in ascending id order, so
 every traversal is deterministic whatever ``PYTHONHASHSEED`` is.
 
 Rules checked while building (``ValidationError`` naming the offending value): a dependency names an
-unknown job; a job depends on itself; a file is produced by two jobs; a job reads a file it also
+unknown job; a job depends on itself; a job reads a file it also
 writes, other than a checkpoint file (but in a WfCommons trace); a produced file's lfn leaves the
 working directory it is written in (empty, absolute, or with a ``..`` part): staging it out or
 cleaning it up would reach outside that directory.  Cycles are *data*:
@@ -40,7 +43,7 @@ class Graph:
     """An immutable DAG candidate over node ids ``0..n-1`` with string names ``ids[i]``."""
 
     __slots__ = ("_children", "_cptr", "_parents", "_pptr", "checkpoints", "file_count", "ids", "index",
-                 "inputs", "produced_watched")
+                 "inputs", "produced_watched", "shared_outputs")
 
     def __init__(self, ids: Sequence[str], parent_lists: Sequence[Sequence[int]],
                  index: dict[str, int] | None = None) -> None:
@@ -53,6 +56,8 @@ class Graph:
         self.checkpoints: set[str] | None = None
         #: the lfns of ``build_graph``'s ``watch`` that a job produces (None when it watched none)
         self.produced_watched: set[str] | None = None
+        #: lfn -> the node ids of its producers in file order, for the lfns more than one job produces
+        self.shared_outputs: dict[str, list[int]] = {}
         self.index = index if index is not None else {name: i for i, name in enumerate(self.ids)}
         n = len(self.ids)
         pptr = array("l", bytes(8 * (n + 1)))
@@ -189,21 +194,26 @@ def build_graph(workflow: Workflow, *, infer: bool = True,
     found = _add_file_edges(workflow, ids, parent_lists, watch) if infer else None
     graph = Graph(ids, parent_lists, index)
     if found is not None:
-        graph.inputs, graph.checkpoints, graph.file_count, graph.produced_watched = found
+        (graph.inputs, graph.checkpoints, graph.file_count, graph.produced_watched,
+         graph.shared_outputs) = found
     return graph
 
 
 def _add_file_edges(workflow: Workflow, ids: list[str], parent_lists: list[list[int]],
-                    watch: AbstractSet[str]) -> tuple[set[str], set[str], int, set[str] | None]:
-    """One pass records producers and consumers; a second resolves consumers to their producer.
+                    watch: AbstractSet[str]
+                    ) -> tuple[set[str], set[str], int, set[str] | None, dict[str, list[int]]]:
+    """One pass records producers and consumers; a second resolves consumers to their producer (the
+    last one in file order, module docstring).
 
     Returns the inputs no job produces, the checkpoint files, and the number of distinct lfns
     (produced, plus consumed and never produced): what the summary and the data pass need, found here
-    so that neither walks every use again (at 10^6 jobs each walk is seconds of cache misses); and the
-    lfns of ``watch`` that jobs produce (None without ``watch``).
+    so that neither walks every use again (at 10^6 jobs each walk is seconds of cache misses); the
+    lfns of ``watch`` that jobs produce (None without ``watch``); and the producers of every lfn that
+    more than one job produces.
     """
     producer: dict[str, int] = {}
     setdefault = producer.setdefault
+    shared: dict[str, list[int]] = {}
     consumer_lfns: list[str] = []
     consumer_jobs: list[int] = []
     checkpoints: set[str] = set()
@@ -214,9 +224,9 @@ def _add_file_edges(workflow: Workflow, ids: list[str], parent_lists: list[list[
             if kind != "input":
                 other = setdefault(lfn, i)
                 if other != i:
-                    raise ValidationError(
-                        f"file '{lfn}' is produced by two jobs: '{ids[other]}' and '{job.id}'",
-                        rule="a file has at most one producer", value=lfn)
+                    makers = shared.setdefault(lfn, [other])
+                    makers.append(i)
+                    producer[lfn] = i
                 if kind != "output":
                     checkpoints.add(lfn)
             if kind != "output":
@@ -230,16 +240,17 @@ def _add_file_edges(workflow: Workflow, ids: list[str], parent_lists: list[list[
         p = get(lfn)
         if p is None:
             add_input(lfn)
-        elif p != i:
+        elif p != i and not (shared and i in shared.get(lfn, ())):
             parent_lists[i].append(p)
         elif lfn not in checkpoints and not workflow.trace:
-            # Pegasus refuses a file a job both reads and writes, but for a checkpoint file: it could
-            # be neither staged in as an input nor trusted as an output
+            # a producer reads its own copy, not another producer's; Pegasus refuses a file a job both
+            # reads and writes, but for a checkpoint file: it could be neither staged in as an input nor
+            # trusted as an output
             raise ValidationError(f"file '{lfn}' is listed as input and output of job '{ids[i]}'",
                                   rule="a job's inputs are not its outputs (but for checkpoint files)",
                                   value=lfn)
     watched = producer.keys() & watch if watch else None  # iterates the smaller of the two
-    return inputs, checkpoints, len(producer) + len(inputs), watched
+    return inputs, checkpoints, len(producer) + len(inputs), watched, shared
 
 
 def _check_produced(lfns: Collection[str]) -> None:

@@ -4,8 +4,8 @@ Rules, checked in this order, the first broken one raised as a ``ValidationError
 is the offending id or lfn (readers use it to find the line in the file):
 
 1. dependencies name known jobs, no job depends on itself (``build_graph``);
-2. no file is produced by two jobs, and no job produces a file outside its working directory: a
-   produced lfn is not empty, not absolute and has no ``..`` part (``build_graph``);
+2. no job produces a file outside its working directory: a produced lfn is not empty, not absolute
+   and has no ``..`` part (``build_graph``; a file several jobs produce is valid, as in Pegasus);
 3. the graph is acyclic -- the error's detail is the cycle's path ``a -> b -> c -> a``;
 4. with a transformation catalog, every compute job's transformation is declared in it;
 5. profile values that sheaf reads as numbers are numbers (``clusters.size`` = ``"three"`` is an

@@ -127,11 +127,13 @@ def _plan(workflow: Workflow, tc: TransformationCatalog | None, sc: SiteCatalog 
                         "as Pegasus runs a data-flow job whatever --cluster says")
     chosen = selected_sites(("local",) if options.submit_host_only else sites, sc)
     graph, order, levels = _graph(workflow, graph)
+    warnings.extend(_shared_output_warnings(graph))
     # workflow-level profiles sit just above properties (model.effective_profiles)
     prop_layer = merge_profiles(properties.profiles(), workflow.profiles)
     table = resolve_jobs(workflow, tc=tc, sc=sc, prop_layer=prop_layer, options=options,
                          selected=chosen, selector=make_selector(options.selector, options.seed),
                          fallback=() if sites else ("local",))
+    _one_site_per_shared_output(graph, table)
     position = [0] * len(order)
     for pos, j in enumerate(order):
         position[j] = pos
@@ -180,6 +182,39 @@ def _graph(workflow: Workflow, graph: Graph | None) -> tuple[Graph, list[int], l
         raise ValidationError("the workflow has a cycle", rule="the job graph is acyclic",
                               value=cycle[0] if cycle else None, detail="cycle: " + " -> ".join(cycle))
     return graph, order, graph.levels(order)
+
+
+#: files produced by more than one job named each in a warning; the rest counted in one more
+SHARED_OUTPUTS_SHOWN = 10
+
+
+def _shared_output_warnings(graph: Graph) -> list[str]:
+    """A warning for each file several jobs produce: Pegasus plans it without a word, but which copy
+    the readers and the stage-out see depends on the order the producers run in."""
+    shared = graph.shared_outputs
+    ids = graph.ids
+    out = []
+    for lfn, makers in list(shared.items())[:SHARED_OUTPUTS_SHOWN]:
+        names = ", ".join(f"'{ids[m]}'" for m in makers)
+        out.append(f"file '{lfn}' is produced by {len(makers)} jobs: {names}; the jobs that read it "
+                   f"depend on the last, '{ids[makers[-1]]}' (as pegasus-plan infers data dependencies), "
+                   "and each producer's copy is staged out to the same place")
+    if len(shared) > SHARED_OUTPUTS_SHOWN:
+        out.append(f"{len(shared) - SHARED_OUTPUTS_SHOWN} more file(s) are produced by more than one job")
+    return out
+
+
+def _one_site_per_shared_output(graph: Graph, table: JobTable) -> None:
+    """Refuse a file whose producers run on different sites: each site would hold its own copy, so a
+    reader there would read that site's copy rather than the last producer's, and the copies' deliveries
+    would contradict one another's integrity record."""
+    sites = table.sites
+    for lfn, makers in graph.shared_outputs.items():
+        if len({sites[m] for m in makers}) > 1:
+            shown = ", ".join(f"'{graph.ids[m]}' on {sites[m]}" for m in makers)
+            raise PlanningError(f"file '{lfn}' is produced on more than one site ({shown})",
+                                rule="the jobs that produce one file run on one site", value=lfn,
+                                anchor=lfn)
 
 
 def _assemble(result: ExecutableWorkflow, units: Units, ctx: PassContext) -> None:
