@@ -390,3 +390,31 @@ def test_pegasus_graphviz_draws_a_long_chain(tmp_path: Path) -> None:
                           text=True, check=False, timeout=120)
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr[-2000:]
     assert done.stdout.count(" -> ") == 2999 and '"j0" -> "j1"' in done.stdout
+
+
+def test_pegasus_plan_names_itself_in_usage_help_and_errors(tmp_path: Path) -> None:
+    """As argparse's ``prog`` is the program the user ran: usage, help and error lines say
+    ``pegasus-plan``, not the ``sheaf plan`` that plays it."""
+    bindir = tmp_path / "bin"
+    assert subprocess.run([str(BIN / "sheaf"), "shims", str(bindir)], check=False).returncode == 0
+
+    def plan(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([str(bindir / "pegasus-plan"), *args], cwd=tmp_path, capture_output=True,
+                              text=True, check=False, timeout=120)
+
+    helped = plan("--help")
+    assert helped.returncode == 0 and helped.stdout.startswith("Usage: pegasus-plan [OPTIONS] [WORKFLOW]")
+    wrong = plan("--bogus")
+    assert wrong.returncode == 2 and wrong.stderr.startswith("Usage: pegasus-plan [OPTIONS] [WORKFLOW]")
+    assert "Try 'pegasus-plan --help' for help." in wrong.stderr and "sheaf" not in wrong.stderr
+    bare = plan("--sites")
+    assert bare.returncode == 2 and "'--sites' requires an argument" in bare.stderr
+    assert "sheaf" not in bare.stderr
+    missing = plan("missing.yml")
+    assert missing.returncode == 2 and missing.stderr.startswith("pegasus-plan: error: "), missing.stderr
+    refused = plan("--rescue", "3", "missing.yml")
+    assert refused.returncode == 2 and refused.stderr.startswith("pegasus-plan: error: pegasus-plan option")
+    assert "Traceback" not in missing.stderr + refused.stderr
+    # sheaf plan itself still names itself
+    own = subprocess.run([str(BIN / "sheaf"), "plan", "--bogus"], capture_output=True, text=True, check=False)
+    assert own.returncode == 2 and own.stderr.startswith("Usage: sheaf plan [OPTIONS] [WORKFLOW]")

@@ -115,7 +115,7 @@ def test_pegasus_plan_shims_dash_d_is_the_deprecated_dax(work: Path, tmp_path: P
         done = subprocess.run([str(bindir / "pegasus-plan"), *dash_d, "--dir", "runs"], capture_output=True,
                               text=True, check=False, timeout=120)
         assert done.returncode == 0, done.stderr
-        assert "pegasus-plan -d wf.yml: -d (--dax) is deprecated" in done.stderr
+        assert "pegasus-plan: warning: -d wf.yml: -d (--dax) is deprecated" in done.stderr
         assert f"pegasus-run  {runs(work / 'runs')}" in done.stdout
     missing = subprocess.run([str(bindir / "pegasus-plan"), "-d", "nope.yml", "--dir", "runs"],
                              capture_output=True, text=True, check=False, timeout=120)

@@ -19,6 +19,7 @@ import importlib
 import os
 import sys
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import click
@@ -50,34 +51,43 @@ class _Group(click.Group):
         return command
 
     def main(self, *args: Any, **kwargs: Any) -> Any:
-        kwargs.setdefault("standalone_mode", True)
-        try:
-            return super().main(*args, **{**kwargs, "standalone_mode": False})
-        except click.exceptions.Exit as exc:
-            sys.exit(exc.exit_code)
-        except click.ClickException as exc:
-            exc.show()
-            sys.exit(_exit.BAD_INPUT)
-        except click.exceptions.Abort:
-            click.echo("Aborted.", err=True)
-            sys.exit(_exit.BAD_INPUT)
-        except (InputError, UsageError) as exc:
-            click.echo(f"sheaf: error: {exc}", err=True)
-            sys.exit(_exit.BAD_INPUT)
-        except StorageError as exc:
-            click.echo(f"sheaf: error: {exc}", err=True)
-            sys.exit(_exit.STORAGE_FAILED)
-        except EngineError as exc:
-            click.echo(f"sheaf: engine error: {exc}", err=True)
-            sys.exit(_exit.WORKFLOW_FAILED)
-        except ValueError as exc:  # e.g. ClassAdSyntaxError from the leaf package
-            if type(exc).__module__.startswith("sheaf."):
-                click.echo(f"sheaf: error: {exc}", err=True)
-                sys.exit(_exit.BAD_INPUT)
-            raise
+        return guarded(lambda: super(_Group, self).main(*args, **{**kwargs, "standalone_mode": False}))
 
 
-@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+def guarded(call: Callable[[], Any], prog: str = "sheaf") -> Any:
+    """Run a command's ``main`` (not standalone) behind the error boundary (module docstring), its
+    messages led by ``prog``: the program the user ran, as argparse's ``prog`` names it."""
+    try:
+        return call()
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(_exit.BAD_INPUT)
+    except click.exceptions.Abort:
+        click.echo("Aborted.", err=True)
+        sys.exit(_exit.BAD_INPUT)
+    except (InputError, UsageError) as exc:
+        click.echo(f"{prog}: error: {exc}", err=True)
+        sys.exit(_exit.BAD_INPUT)
+    except StorageError as exc:
+        click.echo(f"{prog}: error: {exc}", err=True)
+        sys.exit(_exit.STORAGE_FAILED)
+    except EngineError as exc:
+        click.echo(f"{prog}: engine error: {exc}", err=True)
+        sys.exit(_exit.WORKFLOW_FAILED)
+    except ValueError as exc:  # e.g. ClassAdSyntaxError from the leaf package
+        if type(exc).__module__.startswith("sheaf."):
+            click.echo(f"{prog}: error: {exc}", err=True)
+            sys.exit(_exit.BAD_INPUT)
+        raise
+
+
+#: every command's help options: ``-h`` is help too
+HELP_OPTIONS = ["-h", "--help"]
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": HELP_OPTIONS})
 @click.version_option(__version__, prog_name="sheaf")
 def main() -> None:
     """Plan and run scientific workflows (Pegasus 5.0 YAML, DAX 3, WfCommons)."""

@@ -68,10 +68,24 @@ def main(tool: str, argv: Sequence[str]) -> int:
     if args is None:
         return _exit.OK
     try:
-        sheaf(args=args, prog_name="sheaf")
+        if tool == "pegasus-plan":
+            _as_pegasus_plan(args[1:])
+        else:
+            sheaf(args=args, prog_name="sheaf")
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else _exit.BAD_INPUT
     return _exit.OK
+
+
+def _as_pegasus_plan(args: list[str]) -> None:
+    """``sheaf plan``'s command run as the program the user ran: its usage, help and errors name
+    ``pegasus-plan``, as argparse's ``prog`` names the program, not the ``sheaf plan`` playing it."""
+    from sheaf.cli._app import HELP_OPTIONS, guarded
+    from sheaf.cli._plan import command
+
+    prog = "pegasus-plan"
+    guarded(lambda: command.main(args=args, prog_name=prog, standalone_mode=False,
+                                 help_option_names=HELP_OPTIONS), prog)
 
 
 def _split(argv: list[str], flags: Sequence[str]) -> tuple[set[str], str]:
@@ -90,7 +104,7 @@ def _plan(argv: list[str]) -> list[str]:
             break
         if arg.startswith("-d") and not arg.startswith("--"):
             named = arg[2:] or (argv[index + 1] if index + 1 < len(argv) else "")
-            click.echo(f"sheaf: warning: pegasus-plan -d {named}: -d (--dax) is deprecated; the workflow is "
+            click.echo(f"pegasus-plan: warning: -d {named}: -d (--dax) is deprecated; the workflow is "
                        "the last argument", err=True)
             out.append(f"--dax={arg[2:]}" if arg[2:] else "--dax")
         else:

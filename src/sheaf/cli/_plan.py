@@ -138,16 +138,17 @@ def _plan_command(*, workflow: str | None, dax: str | None, directory: str | Non
                           tuple(sys.argv[1:]), backend=backend, slots=slots, pool_config=pool_config,
                           overhead=overhead, overheads_file=overheads_file)
     told: list[str] = []
+    prog = "pegasus-plan" if as_pegasus else "sheaf"  # the program the user ran leads its messages
 
     def warn(text: str) -> None:
         told.append(text)
-        click.echo(f"sheaf: warning: {text}", err=True)
+        click.echo(f"{prog}: warning: {text}", err=True)
 
     if d_warning:
         warn(d_warning)
     result = app.plan(request, on_warning=warn)
     if result.kept:
-        click.echo(f"sheaf: the sub-workflow in {result.directory} ran before: resuming it, not replanning "
+        click.echo(f"{prog}: the sub-workflow in {result.directory} ran before: resuming it, not replanning "
                    "(--force-replan replans)", err=True)
         click.echo(f"submit directory: {result.directory}")
         if submit:
@@ -155,7 +156,7 @@ def _plan_command(*, workflow: str | None, dax: str | None, directory: str | Non
         return
     for warning in result.warnings:
         if warning not in told:
-            click.echo(f"sheaf: warning: {warning}", err=True)
+            click.echo(f"{prog}: warning: {warning}", err=True)
     level = verbose - quiet
     if as_json:
         click.echo(_json_text(result))
