@@ -249,3 +249,22 @@ def test_a_user_post_script_without_its_path_is_refused_naming_the_profile(tmp_p
     assert planned.returncode == 2 and "Traceback" not in planned.stderr
     assert "post.path.user_script" in planned.stderr and "talk" in planned.stderr
     assert not (tmp_path / "runs" / "p").exists()
+
+
+def test_maxruntime_without_the_runtime_preference_is_warned_about(tmp_path: Path) -> None:
+    """Pegasus's horizontal clusterer reads ``clusters.maxruntime`` only under
+    ``pegasus.clusterer.preference = Runtime``; set without it, the profile changes nothing, and sheaf
+    says so, naming the profile and the property."""
+    tr = _program(tmp_path, "says", SAYS)
+    jobs = [Job(tr, _id=f"j{i}").add_args(str(i)).add_pegasus_profile(runtime="60", clusters_max_runtime=120)
+            for i in range(4)]
+    Workflow("fan").add_jobs(*jobs).write(str(tmp_path / "workflow.yml"))
+    plain = _plan(tmp_path, "--cluster", "horizontal", "-v")
+    assert plain.returncode == 0, plain.stderr
+    (warning,) = [line for line in plain.stderr.splitlines() if "clusters.maxruntime" in line]
+    assert "pegasus.clusterer.preference" in warning and "says" in warning
+    assert "by no clusters.size or clusters.num (size 1)" in plain.stdout  # cut as Pegasus cuts it
+    shutil.rmtree(tmp_path / "runs")
+    packed = _plan(tmp_path, "--cluster", "horizontal", "-v", "-D", "pegasus.clusterer.preference=Runtime")
+    assert packed.returncode == 0, packed.stderr
+    assert "clusters.maxruntime" not in packed.stderr and "by clusters.maxruntime 120" in packed.stdout

@@ -14,7 +14,9 @@ Cutting a group (``_bins``)
     - with ``pegasus.clusterer.preference = Runtime``: ``clusters.maxruntime`` M gives first-fit
       decreasing bins of summed runtime <= M (a job longer than M stays as it is), else
       ``clusters.num`` k gives k bins by longest-processing-time; neither: a warning and the rules
-      above.  A member without a ``runtime`` profile is a ``PlanningError`` naming it;
+      above.  A member without a ``runtime`` profile is a ``PlanningError`` naming it.  Without that
+      preference ``clusters.maxruntime`` is not read, as in Pegasus: a warning names it, once per
+      transformation and value;
     - a group of one job is never clustered; a chunk of one runs as the plain job unless
       ``pegasus.clusterer.allow.single`` is true.
 
@@ -137,6 +139,14 @@ def _cut(members: list[int], key: GroupKey, params: _Params,
         ctx.warnings.append(
             f"runtime clustering: neither clusters.maxruntime nor clusters.num is set for "
             f"{ctx.table.fqns[members[0]]} on site {key[1]} at level {key[0]}; using the horizontal rules")
+    elif params.maxruntime is not None:
+        # Pegasus's horizontal clusterer reads the profile only under the Runtime preference
+        ignored = (f"the pegasus profile clusters.maxruntime ({params.maxruntime:g}) of "
+                   f"{ctx.table.fqns[members[0]]} is ignored: runtime clustering needs the property "
+                   "pegasus.clusterer.preference = Runtime; its jobs are cut by clusters.num and "
+                   "clusters.size")
+        if ignored not in ctx.warnings:
+            ctx.warnings.append(ignored)
     n = len(members)
     if params.num is not None:
         return "horizontal", _bins.by_num(n, params.num), f"clusters.num {params.num}"
