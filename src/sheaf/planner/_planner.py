@@ -198,7 +198,7 @@ def _shared_output_warnings(graph: Graph) -> list[str]:
         names = ", ".join(f"'{ids[m]}'" for m in makers)
         out.append(f"file '{lfn}' is produced by {len(makers)} jobs: {names}; the jobs that read it "
                    f"depend on the last, '{ids[makers[-1]]}' (as pegasus-plan infers data dependencies), "
-                   "and each producer's copy is staged out to the same place")
+                   "and the copy there once every producer has run is the one staged out")
     if len(shared) > SHARED_OUTPUTS_SHOWN:
         out.append(f"{len(shared) - SHARED_OUTPUTS_SHOWN} more file(s) are produced by more than one job")
     return out
