@@ -15,7 +15,7 @@ from sheaf.condor import (
     _submit_records,
     _submit_write,
 )
-from sheaf.condor._dagman import parse_dag, parse_rescue
+from sheaf.condor._dagman import check_categories, parse_dag, parse_rescue
 from sheaf.errors import FormatError
 
 PEGASUS_DAG = """\
@@ -326,3 +326,26 @@ def test_one_parent_child_line_lists_its_nodes_in_declaration_order(tmp_path: Pa
     dag = parse_dag(str(tmp_path / "wf.dag"))
     assert dag.children["A"] == ["C1", "SP+S1", "SP+S2", "C3", "C2", "I", "D"]
     assert dag.parents["D"] == ["P2", "P1", "I", "A"]
+
+
+def test_categories_are_checked_as_dagman_checks_its_throttles(tmp_path: Path) -> None:
+    """Dag::CheckThrottleCats: a MAXJOBS category without nodes and a category without MAXJOBS are
+    warnings fatal from DAGMAN_USE_STRICT 2 (so is a category a later CATEGORY emptied); a second
+    MAXJOBS value in one file is fatal from 3; MAXJOBS c 0 (DAGMan then submits none of c's nodes)
+    is warned about, naming the category and its nodes."""
+    dag = parse_dag(str(write(tmp_path, "JOB A a.sub\nJOB B b.sub\nJOB C c.sub\nCATEGORY A held\n"
+                                        "CATEGORY B loose\nCATEGORY C old\nCATEGORY C held\nMAXJOBS held 2\n"
+                                        "MAXJOBS held 0\nMAXJOBS empty 3\n")))
+    check_categories(dag)
+    wf = tmp_path / "wf.dag"
+    assert dag.warnings == [
+        f"{wf}:7: new CATEGORY held for node C overrides old value old",
+        f"{wf}:9: new MAXJOBS value 0 for category held overrides old value 2",
+        (f"{wf}:9: MAXJOBS held 0: DAGMan submits no node of category held (A, C); they and the nodes "
+         "after them wait until the DAG is stopped (sheaf remove) or halted, as DAGMan waits"),
+        f"{wf}:10: category empty has no assigned nodes, so the MAXJOBS value (3) will have no effect",
+        f"{wf}:5: category loose has no MAXJOBS value set",
+        f"{wf}:6: category old has no assigned nodes",
+        f"{wf}:6: category old has no MAXJOBS value set"]
+    assert [(level, line) for level, _path, line, _message in dag.strict_warnings] == [
+        (3, 7), (3, 9), (2, 10), (2, 5), (2, 6), (2, 6)]

@@ -117,7 +117,8 @@ def test_use_strict_makes_dagmans_parse_warnings_fatal_by_level(tmp_path: Path) 
     sub(tmp_path, "a.sub")
     body = ("JOB A a.sub\nPRIORITY A 3\nPRIORITY A 4\nVARS A x=\"1\"\nVARS A x=\"2\"\n"
             "CATEGORY A one\nCATEGORY A two\nPRE_SKIP A 3\nPRE_SKIP A 4\n"
-            "NODE_STATUS_FILE a.status\nNODE_STATUS_FILE b.status\nJOBSTATE_LOG a.log\nJOBSTATE_LOG b.log\n")
+            "NODE_STATUS_FILE a.status\nNODE_STATUS_FILE b.status\nJOBSTATE_LOG a.log\nJOBSTATE_LOG b.log\n"
+            "JOB B a.sub\nCATEGORY B one\nMAXJOBS one 1\nMAXJOBS two 1\n")  # no category left empty
     (tmp_path / "wf.dag").write_text("CONFIG wf.config\n" + body)
     (tmp_path / "wf.config").write_text("DAGMAN_USE_STRICT = 1\n")
     done = sheaf_run(tmp_path)
@@ -130,21 +131,59 @@ def test_use_strict_makes_dagmans_parse_warnings_fatal_by_level(tmp_path: Path) 
                        (12, "NODE_STATUS_FILE"), (14, "JOBSTATE_LOG")):
         assert f"wf.dag:{line}: {text}" in log, text
     assert (tmp_path / "a.status").exists() and not (tmp_path / "b.status").exists()
-    for stale in tmp_path.glob("wf.dag.*"):
-        stale.unlink()
-    shutil.rmtree(tmp_path / ".sheaf")
-    before = sorted(p.name for p in tmp_path.iterdir())
-    (tmp_path / "wf.config").write_text("DAGMAN_USE_STRICT = 2\n")
-    done = sheaf_run(tmp_path)
-    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
-    assert "wf.dag:4: new PRIORITY 4 for node A overrides old value 3" in done.stderr, done.stderr
-    assert sorted(p.name for p in tmp_path.iterdir()) == before
+    _refused_when_strict(tmp_path, 2, "wf.dag:4: new PRIORITY 4 for node A overrides old value 3")
     (tmp_path / "wf.dag").write_text("CONFIG wf.config\n" + body.replace("PRIORITY A 4\n", ""))
     assert sheaf_run(tmp_path).returncode == 0
     (tmp_path / "wf.config").write_text("DAGMAN_USE_STRICT = 3\n")
     done = sheaf_run(tmp_path)
     assert done.returncode == 2, done.stdout + done.stderr
     assert "wf.dag:5: VARS macro x of node A is defined more than once" in done.stderr
+
+
+def test_use_strict_2_refuses_dagmans_category_warnings(tmp_path: Path) -> None:
+    """DAGMan checks its categories once the DAG is read (Dag::CheckThrottleCats): a category without
+    MAXJOBS, or a MAXJOBS category without nodes, is a warning in dagman.out, fatal from
+    DAGMAN_USE_STRICT 2 -- refused before anything is written."""
+    sub(tmp_path, "a.sub")
+    (tmp_path / "wf.dag").write_text("CONFIG wf.config\nJOB A a.sub\nCATEGORY A c\nMAXJOBS unused 2\n")
+    (tmp_path / "wf.config").write_text("DAGMAN_USE_STRICT = 1\n")
+    done = sheaf_run(tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    log = (tmp_path / "wf.dag.dagman.out").read_text()
+    assert "wf.dag:3: category c has no MAXJOBS value set" in log
+    assert "wf.dag:4: category unused has no assigned nodes, so the MAXJOBS value (2) will have no " in log
+    _refused_when_strict(tmp_path, 2, "wf.dag:4: category unused has no assigned nodes")
+
+
+def _refused_when_strict(directory: Path, level: int, message: str) -> None:
+    """The last run's files gone, a run under ``DAGMAN_USE_STRICT = level`` is refused (exit 2, no
+    traceback) naming ``message``, and writes nothing."""
+    for stale in directory.glob("wf.dag.*"):
+        stale.unlink()
+    shutil.rmtree(directory / ".sheaf")
+    before = sorted(p.name for p in directory.iterdir())
+    (directory / "wf.config").write_text(f"DAGMAN_USE_STRICT = {level}\n")
+    done = sheaf_run(directory)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert message in done.stderr, done.stderr
+    assert sorted(p.name for p in directory.iterdir()) == before
+
+
+def test_a_category_throttled_to_0_never_submits_and_the_dag_waits(tmp_path: Path) -> None:
+    """MAXJOBS c 0 is no "no limit": DAGMan defers a node while its category runs as many jobs as the
+    limit, so c's nodes are never submitted and the DAG waits for them until it is stopped or halted
+    (here by A's job, which makes the halt file); sheaf warns at the start, naming the category."""
+    halt = executable(tmp_path / "halt.sh", '#!/bin/sh\ntouch "$1"\n')
+    sub(tmp_path, "halt.sub", str(halt), "wf.dag.halt")
+    sub(tmp_path, "b.sub", "/bin/sh", f"-c 'echo B >> {tmp_path}/ran'")
+    (tmp_path / "wf.dag").write_text("JOB A halt.sub\nJOB B b.sub\nJOB C b.sub\nPARENT B CHILD C\n"
+                                     "CATEGORY B stuck\nMAXJOBS stuck 0\n")
+    done = sheaf_run(tmp_path)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert not (tmp_path / "ran").exists()
+    assert "wf.dag:6: MAXJOBS stuck 0: DAGMan submits no node of category stuck (B)" in done.stderr
+    rescue = (tmp_path / "wf.dag.rescue001").read_text()
+    assert "DONE A\n" in rescue and "DONE B" not in rescue
 
 
 def test_pre_skip_0_never_skips_a_node_whose_pre_script_succeeds(tmp_path: Path) -> None:

@@ -183,6 +183,21 @@ def test_maxjobs_and_category_throttles(tmp_path: Path) -> None:
     assert submits(m.advance([JobExited("T0", 0, 0)])) == ["T1"]
 
 
+def test_a_category_with_maxjobs_0_submits_none_of_its_nodes(tmp_path: Path) -> None:
+    """DAGMan defers a node whose category's running count is not below its MAXJOBS value, so a
+    category throttled to 0 never submits -- a NOOP node of it neither -- and the DAG waits, with
+    nothing in flight, until it is stopped."""
+    body = "JOB A a.sub\nJOB B b.sub\nJOB N n.sub NOOP\nJOB C c.sub\nCATEGORY A held\nCATEGORY N held\n"
+    body += "MAXJOBS held 0\nPARENT A CHILD C\n"
+    m = machine(tmp_path, body)
+    assert submits(m.start()) == ["B"]
+    step = m.advance([JobExited("B", 0, 0)])
+    assert submits(step) == [] and not of(step, Finish)
+    assert (m.node_state("A"), m.node_state("N"), m.node_state("C")) == ("ready", "ready", "waiting")
+    step = m.advance([Interrupted("SIGTERM")])
+    assert [f.exit_code for f in of(step, Finish)] == [2]  # type: ignore[attr-defined]
+
+
 def test_maxidle_uses_the_backend_idle_count(tmp_path: Path) -> None:
     body = "".join(f"JOB N{i} n.sub\n" for i in range(10))
     m = machine(tmp_path, body, Limits(maxidle=3))

@@ -26,7 +26,7 @@ from sheaf._lazy import lazy_exports
 if TYPE_CHECKING:
     from sheaf.condor._config import CondorConfig, condor_boolean
     from sheaf.condor._config import parse_config as parse_condor_config
-    from sheaf.condor._dagman import Dag, parse_dag, parse_rescue
+    from sheaf.condor._dagman import Dag, check_categories, parse_dag, parse_rescue
     from sheaf.condor._dagman_records import InlineDescription, NodeSpec, Rescue, Script
     from sheaf.condor._dagman_settings import save_point_path
     from sheaf.condor._submit_lang import (
@@ -47,9 +47,9 @@ if TYPE_CHECKING:
 
 __all__: list[str] = [
     "CondorConfig", "Dag", "InlineDescription", "MacroSource", "Macros", "NodeSpec", "Queue", "Rescue",
-    "Script", "SubmitDescription", "Unwritable", "check_line", "classad_string", "condor_boolean",
-    "effective_values", "memoised_macros", "parse_condor_config", "parse_dag", "parse_queue",
-    "parse_rescue", "parse_submit", "parse_submit_lines", "queue_items", "quote_arguments",
+    "Script", "SubmitDescription", "Unwritable", "check_categories", "check_line", "classad_string",
+    "condor_boolean", "effective_values", "memoised_macros", "parse_condor_config", "parse_dag",
+    "parse_queue", "parse_rescue", "parse_submit", "parse_submit_lines", "queue_items", "quote_arguments",
     "quote_environment", "save_point_path", "submit_error", "template_of", "v1_environment_entries",
 ]
 
@@ -62,6 +62,7 @@ _WHERE: dict[str, str] = {
     "SubmitDescription": "_submit_records", "Unwritable": "_submit_lang", "check_line": "_submit_lang",
     "classad_string": "_submit_lang", "effective_values": "_submit_lang",
     "memoised_macros": "_submit_template", "parse_dag": "_dagman", "parse_rescue": "_dagman",
+    "check_categories": "_dagman",
     "parse_submit": "_submit_lang", "parse_submit_lines": "_submit_lang", "queue_items": "_submit_queue",
     "parse_queue": "_submit_queue", "Queue": "_submit_records",
     "quote_arguments": "_submit_lang", "quote_environment": "_submit_lang", "submit_error": "_submit_records",

@@ -32,8 +32,8 @@ from here as from ``_dagman_records``.
 
 from __future__ import annotations
 
-__all__ = ["Dag", "DotOptions", "InlineDescription", "NodeSpec", "Rescue", "Script", "parse_dag",
-           "parse_rescue"]
+__all__ = ["Dag", "DotOptions", "InlineDescription", "NodeSpec", "Rescue", "Script", "check_categories",
+           "parse_dag", "parse_rescue"]
 
 import os
 from typing import Literal
@@ -270,6 +270,41 @@ def parse_dag(path: str, *more: str, read_vars: bool = True, base: str | None = 
     _one_edge_per_pair(dag)
     dag.cycle = _cycle_of(dag)
     return dag
+
+
+def check_categories(dag: Dag) -> None:
+    """DAGMan's check of its categories once every DAG file is read (``Dag::CheckThrottleCats``): a
+    MAXJOBS category no node is in, and a category with nodes but no MAXJOBS, are warnings that
+    ``DAGMAN_USE_STRICT`` makes fatal from 2.  A category throttled to 0 is warned about here too
+    (DAGMan says nothing): DAGMan never submits its nodes, so the DAG waits until it is stopped."""
+    members: dict[str, list[str]] = {}
+    for name, spec in dag.nodes.items():
+        if spec.category is not None:
+            members.setdefault(spec.category, []).append(name)
+    for category, limit in dag.maxjobs.items():
+        path, line, _scope = dag.maxjobs_lines[category]
+        nodes = members.get(category, [])
+        if not nodes:
+            _dag_warning(dag, path, line, f"category {category} has no assigned nodes, so the MAXJOBS "
+                         f"value ({limit}) will have no effect", strict=2)
+        elif limit == 0:
+            shown = ", ".join(nodes[:5]) + (f" and {len(nodes) - 5} more" if len(nodes) > 5 else "")
+            _dag_warning(dag, path, line, f"MAXJOBS {category} 0: DAGMan submits no node of category "
+                         f"{category} ({shown}); they and the nodes after them wait until the DAG is "
+                         "stopped (sheaf remove) or halted, as DAGMan waits", strict=0)
+    for category, (path, line) in dag.category_lines.items():
+        if category not in dag.maxjobs:
+            if category not in members:  # named by a CATEGORY that a later one replaced
+                _dag_warning(dag, path, line, f"category {category} has no assigned nodes", strict=2)
+            _dag_warning(dag, path, line, f"category {category} has no MAXJOBS value set", strict=2)
+
+
+def _dag_warning(dag: Dag, path: str, line: int, message: str, strict: int) -> None:
+    text = f"{path}:{line}: {message}"
+    if text not in dag.warnings:
+        dag.warnings.append(text)
+        if strict:
+            dag.strict_warnings.append((strict, path, line, message))
 
 
 def _one_edge_per_pair(dag: Dag) -> None:

@@ -32,7 +32,13 @@ def _parse_maxjobs(f: DagFile, words: list[str]) -> None:
     if len(words) != 3:
         raise f.error("bad MAXJOBS", "MAXJOBS category n", " ".join(words))
     value = dag_int(f, words[2], "MAXJOBS value", low=0)
-    f.dag.maxjobs[words[1] if not f.prefix or words[1].startswith("+") else f.prefix + words[1]] = value
+    category = words[1] if not f.prefix or words[1].startswith("+") else f.prefix + words[1]
+    before = f.dag.maxjobs.get(category)
+    if before is not None and before != value and f.dag.maxjobs_lines[category][2] == f.prefix:
+        # DAGMan's ThrottleByCategory::SetThrottle: a second value in one DAG file warns, the last wins
+        warn(f, f"new MAXJOBS value {value} for category {category} overrides old value {before}", strict=3)
+    f.dag.maxjobs[category] = value
+    f.dag.maxjobs_lines[category] = (f.path, f.lineno, f.prefix)
 
 
 def _in_splice(f: DagFile, keyword: str) -> bool:

@@ -115,6 +115,9 @@ class Dag:
     vars_read: bool = True  # False: VARS lines were passed over (``parse_dag(..., read_vars=False)``)
     own_dirs: bool = False  # -usedagdir: every DAG file (splices and INCLUDEs too) in its own directory
     config_lines: dict[str, int] = field(default_factory=dict)  # key -> its line in the CONFIG file
+    # where each category's MAXJOBS was last set: (file, line, the splice prefix of that file)
+    maxjobs_lines: dict[str, tuple[str, int, str]] = field(default_factory=dict)
+    category_lines: dict[str, tuple[str, int]] = field(default_factory=dict)  # the first CATEGORY naming it
 
     def flag(self, key: str, default: bool) -> bool:
         """A boolean knob of the DAG's configuration, read as HTCondor reads one: ``true``, ``false``,

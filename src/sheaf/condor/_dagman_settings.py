@@ -276,6 +276,7 @@ def _set_category(f: DagFile, words: list[str], spec: NodeSpec) -> None:
     if len(words) != 3:
         raise f.error("bad CATEGORY", "CATEGORY node name", " ".join(words))
     spec.category = words[2] if words[2].startswith("+") else f.prefix + words[2] if f.prefix else words[2]
+    f.dag.category_lines.setdefault(spec.category, (f.path, f.lineno))  # a category once named stays one
 
 
 def _set_abort(f: DagFile, words: list[str], spec: NodeSpec) -> None:

@@ -59,7 +59,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sheaf._gc import freeze, gc_paused, unfreeze
-from sheaf.condor import Dag, parse_dag
+from sheaf.condor import Dag, check_categories, parse_dag
 from sheaf.engine._backend import Adopts, Backend
 from sheaf.engine._dagid import PARENT_ID_VARIABLE, dagman_id
 from sheaf.engine._journal import Journal, Replay, replay
@@ -312,6 +312,7 @@ def _read_dags(directory: str, dag_files: Sequence[str], usedagdir: bool = False
     directory, or with ``usedagdir`` from each file's own directory (``condor_submit_dag -usedagdir``).
     The DAG's configuration has the ``_CONDOR_DAGMAN_*`` knobs of the environment under its own."""
     path, dag, names = _parse_dags(directory, dag_files, usedagdir)
+    check_categories(dag)
     dag.warnings.extend(environment_knobs(dag, os.environ))
     dag.warnings.extend(system_knobs(dag, system, "the pool configuration"))
     if dag.cycle and dag.flag("DAGMAN_STARTUP_CYCLE_DETECT", False):  # DAGMan's check before it starts
@@ -379,6 +380,7 @@ def _drive(run: EngineRun, machine: DagState, prior: Replay, source: str) -> Run
     while machine.finished is None:
         # a step that DAGMAN_MAX_SUBMITS_PER_INTERVAL cut short is followed at once by the next: the
         # backend's news waits (it is gathered once the ready nodes are submitted), a stop does not
+        run.held_for_ever = machine.queues.closed_waiting()
         events = [] if step.more and not run.stop_requested else run.gather()
         step = machine.advance(events, idle=run.backend.idle())
         run.act(machine, step)

@@ -68,4 +68,9 @@ def combine_dags(dags: list[Dag]) -> Dag:
         out.services.update((name(old), replace(spec, name=name(old))) for old, spec in dag.services.items())
         out.job_attrs.update(dag.job_attrs)  # SET_JOB_ATTR: the last value named wins (DAGMan's manual)
         out.warnings.extend(dag.warnings)
+        out.strict_warnings.extend(dag.strict_warnings)
+        for category, where in dag.maxjobs_lines.items():
+            out.maxjobs_lines.setdefault(category, where)
+        for category, place in dag.category_lines.items():
+            out.category_lines.setdefault(category, place)
     return out

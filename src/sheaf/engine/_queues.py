@@ -7,7 +7,10 @@ or while a retried node is queued with ``DAGMAN_RETRY_NODE_FIRST`` (:attr:`Ready
 shrinks (last ready, first submitted).  PRE and POST scripts wait in first-come queues keyed ``(0,
 seq, name)``, whatever the priority (DAGMan's script queues).  The next ready node is the best head
 of the category heaps whose throttles allow it: maxjobs and maxidle, and its CATEGORY's MAXJOBS; a
-NOOP node needs no token.  A script starts when maxpre or maxpost lends a token.
+NOOP node needs no token.  A CATEGORY whose MAXJOBS is 0 is *closed*, not unlimited: DAGMan defers a
+node while its category's running count is not below the limit, so none of its nodes -- NOOP nodes
+included, which DAGMan queues as any -- is ever taken off its heap.  A script starts when maxpre or
+maxpost lends a token.
 
 Invariants (checked by ``_invariants``): a node is queued at most once, under its current key; the
 throttles lend one token per node holding one (``Node.token`` for a job, a running script).
@@ -33,8 +36,8 @@ Key = tuple[int, int, str]
 class ReadyQueues:
     """The ready queues and script queues of one DAG's nodes, and their throttles."""
 
-    __slots__ = ("_generation", "_nodes", "_post", "_pre", "_ready", "categories", "depth_first", "maxidle",
-                 "maxjobs", "maxpost", "maxpre", "retry_first")
+    __slots__ = ("_generation", "_nodes", "_post", "_pre", "_ready", "categories", "closed", "depth_first",
+                 "maxidle", "maxjobs", "maxpost", "maxpre", "retry_first")
 
     def __init__(self, nodes: Mapping[str, Node], limits: Limits, categories: Mapping[str, int]) -> None:
         self._nodes = nodes
@@ -43,6 +46,7 @@ class ReadyQueues:
         self.maxpre = Throttle("maxpre", limits.maxpre)
         self.maxpost = Throttle("maxpost", limits.maxpost)
         self.categories = {name: Throttle(f"category {name}", n) for name, n in categories.items()}
+        self.closed = frozenset(name for name, n in categories.items() if n == 0)  # MAXJOBS cat 0
         self.depth_first = limits.depth_first
         self.retry_first = False  # set while a retried node is queued (DAGMAN_RETRY_NODE_FIRST)
         self._pre: list[Key] = []
@@ -103,6 +107,10 @@ class ReadyQueues:
         heapq.heappop(self._ready[best[1]])
         return self._nodes[best[0][2]]
 
+    def closed_waiting(self) -> bool:
+        """Whether a ready node waits in a closed category (MAXJOBS 0): it waits for ever."""
+        return any(self._ready.get(category) for category in self.closed)
+
     def has_ready(self) -> bool:
         """Whether a ready node is queued that the throttles allow now."""
         return self._best_ready() is not None
@@ -116,6 +124,8 @@ class ReadyQueues:
         for category, heap in list(self._ready.items()):
             if not heap:
                 del self._ready[category]
+                continue
+            if category in self.closed:
                 continue
             top = heap[0]
             needs_token = not self._nodes[top[2]].spec.noop

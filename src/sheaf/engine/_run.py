@@ -145,6 +145,9 @@ class EngineRun:
         #   cluster)
         self.services_started: set[str] = set()  # those whose EXECUTE is written
         self.pending: list[EngineEvent] = []
+        # nodes wait that no throttle will ever let go (MAXJOBS c 0): with nothing in flight the run
+        # waits for a stop or the halt file, as DAGMan does, rather than stall
+        self.held_for_ever = False
         self.early: list[Event] = []  # backend events collected while a commit was in flight
         self.rescue: str | None = None
         self.on_progress = on_progress
@@ -531,7 +534,7 @@ class EngineRun:
                 elif ended is not None:  # None: other procs of the node still run
                     events.append(JobHeld(target[0], target[1], ended.reason))
         elif not events:
-            if not self.scripts.busy():
+            if not self.scripts.busy() and not self.held_for_ever:
                 raise EngineError("the engine stalled: nothing in flight but the DAG is not finished")
             time.sleep(timeout)
             events.extend(self.scripts.poll())
