@@ -349,3 +349,24 @@ def test_categories_are_checked_as_dagman_checks_its_throttles(tmp_path: Path) -
         f"{wf}:6: category old has no MAXJOBS value set"]
     assert [(level, line) for level, _path, line, _message in dag.strict_warnings] == [
         (3, 7), (3, 9), (2, 10), (2, 5), (2, 6), (2, 6)]
+
+
+def test_connect_and_parent_lines_take_effect_in_line_order(tmp_path: Path) -> None:
+    """DAGMan processes PARENT/CHILD and CONNECT lines in file order (its second pass): a PARENT line
+    naming the input splice before its CONNECT gives the splice's unpinned initial node a parent, so
+    CONNECT's check for a node left without parents passes (after it, the CONNECT fails); a child's
+    parents are listed in the order their lines come ($(DAG_PARENT_NAMES)); a CONNECT joins pin 1
+    before pin 2, whichever PIN line comes first."""
+    (tmp_path / "out.inc").write_text("JOB O2 x.sub\nJOB O1 x.sub\nPIN_OUT O2 2\nPIN_OUT O1 1\n")
+    (tmp_path / "in.inc").write_text("JOB I x.sub\nJOB U x.sub\nPIN_IN I 1\nPIN_IN I 2\n")
+    dag = parse_dag(str(write(tmp_path, "JOB X x.sub\nSPLICE S1 out.inc\nSPLICE S2 in.inc\n"
+                                        "PARENT X CHILD S2\nCONNECT S1 S2\n")))
+    assert dag.parents["S2+I"] == ["X", "S1+O1", "S1+O2"] and dag.parents["S2+U"] == ["X"]
+    (tmp_path / "pinned.inc").write_text("JOB I x.sub\nPIN_IN I 1\nPIN_IN I 2\n")
+    dag = parse_dag(str(write(tmp_path, "JOB X x.sub\nSPLICE S1 out.inc\nSPLICE S2 pinned.inc\n"
+                                        "CONNECT S1 S2\nPARENT X CHILD S2\n", "later.dag")))
+    assert dag.parents["S2+I"] == ["S1+O1", "S1+O2", "X"]
+    with pytest.raises(FormatError, match="no parent once connected") as info:
+        parse_dag(str(write(tmp_path, "JOB X x.sub\nSPLICE S1 out.inc\nSPLICE S2 in.inc\n"
+                                      "CONNECT S1 S2\nPARENT X CHILD S2\n", "after.dag")))
+    assert info.value.line == 4

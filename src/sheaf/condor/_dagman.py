@@ -39,7 +39,7 @@ import os
 from typing import Literal
 
 from sheaf._gc import gc_paused
-from sheaf.condor._dagman_commands import COMMANDS, connect_splices
+from sheaf.condor._dagman_commands import COMMANDS, check_pins, connect
 from sheaf.condor._dagman_file import (
     DagFile,
     bare,
@@ -116,11 +116,10 @@ def _parse_include(f: DagFile, words: list[str]) -> None:
     sub.splices, sub.pins, sub.pin_in, sub.pin_out = f.splices, f.pins, f.pin_in, f.pin_out
     sub.pin_lines = f.pin_lines
     sub.local, sub.nested, sub.order = f.local, f.nested, f.order
-    sub.later, sub.connects = f.later, f.connects
+    sub.later, sub.edges = f.later, f.edges
     # DAGMan's second pass over the file reads INCLUDE: its nodes follow the including file's own
     sub.rank, sub.key = f.rank, (*f.key, 1, f.lineno)
     _parse_body(sub)
-    f.edges.extend(sub.edges)
     f.all_nodes.extend(sub.all_nodes)
 
 
@@ -210,10 +209,13 @@ def _parse_body(f: DagFile) -> None:
 def _parse_file(f: DagFile) -> None:
     _parse_body(f)
     apply_later(f)
-    connect_splices(f)
+    check_pins(f)
     weak: dict[tuple[str, str], int] = {}  # WEAK declarations per pair
-    for parents, children, lineno, is_weak in f.edges:
+    for parents, children, lineno, is_weak in f.edges:  # in line order, as DAGMan's second pass
         f.lineno = lineno
+        if is_weak is None:  # CONNECT: its check sees the parents the PARENT lines before it gave
+            connect(f, parents[0], children[0])
+            continue
         # DAGMan sorts a line's parents and children by node id: edges, readiness, DAG_PARENT_NAMES follow
         line_children = sorted(dict.fromkeys(_targets(f, children, "child")), key=f.rank.__getitem__)
         for p in sorted(dict.fromkeys(_targets(f, parents, "parent")), key=f.rank.__getitem__):

@@ -8,13 +8,14 @@ NODE_STATUS_FILE take none in a splice either (DAGMan ignores them there) and ke
 named (the engine's ``_dot`` writes the DOT file with its options).  SET_JOB_ATTR sets an attribute
 of DAGMan's own job ad: sheaf has no schedd, so the engine writes these attributes into the node
 status file's ``DagStatus`` ad, where a DAGMan job's status can be read.
-Pins are checked, and CONNECT carried out, once the file is read (:func:`connect_splices`): PIN_OUT n
-of the output splice's nodes become parents of PIN_IN n's nodes.
+Pins are checked once the file is read (:func:`check_pins`); a CONNECT is carried out then, in line
+order among the PARENT/CHILD lines (:func:`connect`): PIN_OUT n of the output splice's nodes become
+parents of PIN_IN n's nodes.
 """
 
 from __future__ import annotations
 
-__all__ = ["COMMANDS", "connect_splices"]
+__all__ = ["COMMANDS", "check_pins", "connect"]
 
 import re
 from collections.abc import Callable
@@ -177,11 +178,13 @@ def _parse_pin(f: DagFile, words: list[str]) -> None:
 def _parse_connect(f: DagFile, words: list[str]) -> None:
     if len(words) != 3:
         raise f.error("bad CONNECT", "CONNECT output-splice input-splice", " ".join(words))
-    f.connects.append((words[1], words[2], f.lineno))
+    f.edges.append(([words[1]], [words[2]], f.lineno, None))  # carried out in line order
 
 
-def _connect(f: DagFile, out_name: str, in_name: str) -> None:
-    """CONNECT: PIN_OUT n of the output splice's nodes become parents of PIN_IN n's nodes."""
+def connect(f: DagFile, out_name: str, in_name: str) -> None:
+    """CONNECT: PIN_OUT n of the output splice's nodes become parents of PIN_IN n's nodes, pin 1
+    first (DAGMan's ``Dag::ConnectSplices``); then every initial node of the input splice has a
+    parent -- a pin's, or one a PARENT line before the CONNECT gave it."""
     for name in (out_name, in_name):
         if name not in f.pins:
             raise f.error("CONNECT names no splice", "CONNECT joins two splices of this file", name)
@@ -193,7 +196,7 @@ def _connect(f: DagFile, out_name: str, in_name: str) -> None:
     if len(outs) != len(ins):
         raise f.error("pin counts differ", "the output splice's PIN_OUTs match the input splice's PIN_INs",
                       f"{out_name}: {len(outs)} PIN_OUT, {in_name}: {len(ins)} PIN_IN")
-    for number, parents in outs.items():
+    for number, parents in sorted(outs.items()):
         for p in parents:
             for c in ins[number]:
                 f.dag.children[p].append(c)
@@ -201,7 +204,8 @@ def _connect(f: DagFile, out_name: str, in_name: str) -> None:
     loose = [n for n in f.splices[in_name][0] if not f.dag.parents[n]]  # as DAGMan checks, once connected
     if loose:
         raise f.error("a node of the input splice has no parent once connected",
-                      "every initial node of a CONNECT's input splice is on a PIN_IN", loose[0])
+                      "every initial node of a CONNECT's input splice is on a PIN_IN or has a parent "
+                      "from a PARENT line before the CONNECT", loose[0])
 
 
 COMMANDS: dict[str, Callable[[DagFile, list[str]], None]] = {
@@ -212,12 +216,9 @@ COMMANDS: dict[str, Callable[[DagFile, list[str]], None]] = {
 }
 
 
-def connect_splices(f: DagFile) -> None:
-    """Once the file is read: its PIN_IN/PIN_OUT name its nodes; its CONNECTs are carried out."""
+def check_pins(f: DagFile) -> None:
+    """Once the file is read (its nodes all declared): its PIN_IN/PIN_OUT name its nodes."""
     for name, path, lineno in f.pin_lines:  # at the pin's line, which may be an INCLUDEd file's
         if name not in f.dag.nodes:
             raise FormatError("unknown node", rule="PIN_IN/PIN_OUT name nodes of their splice",
                               value=name[len(f.prefix):], path=path, line=lineno)
-    for out_name, in_name, lineno in f.connects:
-        f.lineno = lineno
-        _connect(f, out_name, in_name)

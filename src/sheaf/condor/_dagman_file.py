@@ -47,9 +47,10 @@ class DagFile:
         self.pin_lines: list[tuple[str, str, int]] = []  # (node, file, line) of each pin, for its error
         self.all_nodes: list[tuple[str, list[str], int, str, int]] = []  # deferred ALL_NODES commands
         self.later: list[tuple[str, list[str], int, str, int]] = []  # commands naming a node declared later
-        self.connects: list[tuple[str, str, int]] = []
         self.order = [0]  # commands seen so far (shared with INCLUDEd files): "the last one wins"
-        self.edges: list[tuple[list[str], list[str], int, bool]] = []  # (parents, children, line, WEAK)
+        # PARENT/CHILD and CONNECT lines in file order, an INCLUDEd file's where it is included, as DAGMan
+        # carries them out: (parents, children, line, WEAK) -- a CONNECT's with WEAK None
+        self.edges: list[tuple[list[str], list[str], int, bool | None]] = []
         # DAGMan's node ids, the order its two passes over a file create nodes: node -> a key that sorts
         # as the ids do (shared by all the files of a parse); ``key`` is where this file's nodes fall
         self.rank: dict[str, tuple[int, ...]] = {}
