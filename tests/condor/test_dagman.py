@@ -170,13 +170,70 @@ def test_rescue_file(tmp_path: Path) -> None:
     assert retry.retries == {"A": 1, "B": 0} and retry.unless_exit == {"A": 4}
 
 
-def test_a_rescue_dag_command_sheaf_does_not_read_is_refused_by_name(tmp_path: Path) -> None:
-    """DAGMan parses a rescue DAG as a DAG file; sheaf reads its DONE and RETRY lines and names any
-    other command it meets there, with the file and line."""
+def test_a_rescue_dag_is_parsed_as_one_more_dag_file_of_the_dag(tmp_path: Path) -> None:
+    """DAGMan parses a rescue DAG with its DAG parser after the DAG's own files: its VARS, PRIORITY,
+    CATEGORY, MAXJOBS, SCRIPT ... lines apply as later lines of the DAG would, overriding what the DAG
+    set; its DONE and RETRY lines are the rescue's record of where the run starts."""
+    dag = parse_dag(str(write(tmp_path, "JOB A a\nJOB B b\nVARS A x=\"1\" y=\"kept\"\nPRIORITY A 1\n")))
+    text = "DONE B\nVARS A x=\"2\"\nPRIORITY A 5\nRETRY A 2\nCATEGORY ALL_NODES c\nMAXJOBS c 3\n"
+    rescue = parse_rescue(str(write(tmp_path, text, "wf.dag.rescue001")), dag)
+    a, b = dag.nodes["A"], dag.nodes["B"]
+    assert a.vars == {"x": "2", "y": "kept"} and a.priority == 5
+    assert a.category == b.category == "c" and dag.maxjobs == {"c": 3}
+    assert rescue.done == {"B"} and rescue.retries == {"A": 2}
+    assert not b.done  # DONE stays the rescue's record: a recovery from the journal reads it as such
+
+
+@pytest.mark.parametrize(("body", "line", "value"), [
+    ("DONE A\nVARS nosuch x=\"1\"\n", 2, "nosuch"),
+    ("PRIORITY A 2\n\nPRIORITY nosuch 3\n", 3, "nosuch"),
+    ("DONE nosuch\n", 1, "nosuch"),
+])
+def test_a_rescue_dag_line_naming_a_node_the_dag_does_not_have_is_refused(tmp_path: Path, body: str,
+                                                                          line: int, value: str) -> None:
     dag = parse_dag(str(write(tmp_path, "JOB A a\n")))
+    rescue = write(tmp_path, body, "wf.dag.rescue001")
     with pytest.raises(FormatError) as caught:
-        parse_rescue(str(write(tmp_path, "DONE A\nVARS A x=\"1\"\n", "wf.dag.rescue001")), dag)
-    assert caught.value.line == 2 and "VARS in a rescue DAG" in caught.value.message
+        parse_rescue(str(rescue), dag)
+    assert (caught.value.path, caught.value.line, caught.value.value) == (str(rescue), line, value)
+
+
+def test_a_job_line_in_a_rescue_dag_is_refused_as_dagman_refuses_it(tmp_path: Path) -> None:
+    """DAGMan's parse of the rescue DAG adds its nodes to the DAG's: a JOB line naming a node of the DAG
+    is a node declared twice."""
+    dag = parse_dag(str(write(tmp_path, "JOB A a\n")))
+    rescue = write(tmp_path, "DONE A\nJOB A a\n", "wf.dag.rescue001")
+    with pytest.raises(FormatError) as caught:
+        parse_rescue(str(rescue), dag)
+    assert (caught.value.path, caught.value.line, caught.value.value) == (str(rescue), 2, "A")
+    assert "duplicate node name" in caught.value.message
+
+
+@pytest.mark.parametrize(("line", "said"), [
+    ("PARENT A CHILD B", "PARENT in a rescue DAG"), ("INCLUDE more.dag", "INCLUDE in a rescue DAG"),
+    ("SPLICE S inner.dag", "SPLICE in a rescue DAG"), ("JOB C c", "a node declared in a rescue DAG"),
+])
+def test_a_rescue_dag_line_that_would_change_the_dags_shape_is_refused_by_name(tmp_path: Path, line: str,
+                                                                              said: str) -> None:
+    """sheaf reads a rescue DAG's settings of the DAG's nodes; new nodes and edges, which DAGMan would add
+    after it has set the DAG up for the run, are refused by name at their line."""
+    dag = parse_dag(str(write(tmp_path, "JOB A a\nJOB B b\n")))
+    with pytest.raises(FormatError) as caught:
+        parse_rescue(str(write(tmp_path, f"DONE A\n{line}\n", "wf.dag.rescue001")), dag)
+    assert caught.value.line == 2 and said in caught.value.message
+
+
+def test_a_rescue_dags_retry_all_nodes_and_config_lines(tmp_path: Path) -> None:
+    """RETRY ALL_NODES in a rescue DAG is every node's (not the FINAL node's), as DAGMan's parser applies
+    it once the splices are part of the DAG; CONFIG there is condor_submit_dag's, which reads it from the
+    DAG files only: warned about, no effect."""
+    write(tmp_path, "JOB X x\n", "inner.dag")
+    dag = parse_dag(str(write(tmp_path, "JOB A a\nSPLICE S inner.dag\nFINAL F f\n")))
+    rescue = parse_rescue(str(write(tmp_path, "RETRY ALL_NODES 2 UNLESS-EXIT 3\nCONFIG other.config\n",
+                                    "wf.dag.rescue001")), dag)
+    assert rescue.retries == {"A": 2, "S+X": 2} and rescue.unless_exit == {"A": 3, "S+X": 3}
+    assert dag.config_path is None
+    assert any("rescue001:2: CONFIG in a rescue DAG takes no effect" in w for w in dag.warnings)
 
 
 # ---- hostile DAG files: one FormatError, never a traceback ----------------

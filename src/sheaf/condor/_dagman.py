@@ -52,8 +52,23 @@ from sheaf.condor._dagman_file import (
     warn,
 )
 from sheaf.condor._dagman_nodes import parse_declaration
-from sheaf.condor._dagman_records import Dag, DotOptions, InlineDescription, NodeSpec, Rescue, Script
-from sheaf.condor._dagman_settings import SETTINGS, apply_later, apply_setting, parse_setting, set_done
+from sheaf.condor._dagman_records import (
+    ALL_NODES,
+    Dag,
+    DotOptions,
+    InlineDescription,
+    NodeSpec,
+    Rescue,
+    Script,
+)
+from sheaf.condor._dagman_settings import (
+    SETTINGS,
+    apply_later,
+    apply_setting,
+    check_kind,
+    parse_setting,
+    set_done,
+)
 from sheaf.model import cycle_in, kahn_levels
 
 
@@ -167,6 +182,8 @@ _KNOWN = ("JOB, FINAL, SERVICE, PROVISIONER, SUBDAG EXTERNAL, SPLICE, SUBMIT-DES
 #: arguments, VARS values, ENV and SET_JOB_ATTR assignments): their lines are not split at quotes
 _RAW_TEXT = frozenset({"SCRIPT", "VARS", "ENV", "SET_JOB_ATTR"})
 _SUBMIT_TIME = frozenset({"CONFIG", "ENV", "SET_JOB_ATTR"})  # condor_submit_dag's, read from the top files
+#: what would change the DAG's shape after DAGMan has set its edges up for the run: not read from a rescue DAG
+_NOT_IN_RESCUE = frozenset({"SPLICE", "INCLUDE", "PARENT", "WEAK", "CONNECT", "PIN_IN", "PIN_OUT"})
 
 
 def _parse_body(f: DagFile) -> None:
@@ -178,9 +195,16 @@ def _parse_body(f: DagFile) -> None:
         keyword = dag_keyword(words[0])
         if keyword not in _RAW_TEXT and ('"' in f.current or "'" in f.current):
             words = split_words(f, f.current)
+        if f.rescue is not None and keyword in _NOT_IN_RESCUE:
+            raise f.error(f"{words[0]} in a rescue DAG: sheaf does not change the DAG's shape from its "
+                          "rescue DAG", "a rescue DAG's lines set nodes of its DAG (no SPLICE, INCLUDE, "
+                          "PARENT/CHILD, CONNECT or PIN_IN/PIN_OUT)", words[0])
         if keyword in ("JOB", "FINAL", "SERVICE", "PROVISIONER", "SUBDAG", "SUBMIT_DESCRIPTION"):
             known = len(f.local)
             i = parse_declaration(f, keyword, words, lines, i)
+            if f.rescue is not None and len(f.local) > known:  # one naming a node of the DAG is a duplicate
+                raise f.error("a node declared in a rescue DAG: sheaf adds no nodes from a rescue DAG",
+                              "a rescue DAG's lines set nodes of its DAG", f.local[known])
             for name in f.local[known:]:
                 f.rank[name] = (*f.key, 0, f.lineno)
         elif keyword == "SPLICE":
@@ -189,11 +213,16 @@ def _parse_body(f: DagFile) -> None:
             _parse_include(f, words)
         elif keyword in ("PARENT", "WEAK"):
             _parse_edges(f, words)
+        elif f.rescue is not None and keyword in ("DONE", "RETRY"):
+            _rescue_line(f, keyword, words)
         elif keyword in SETTINGS or keyword == "VARS":  # VARS: apply_setting keeps its entries per macro
             if keyword != "VARS" or f.dag.vars_read:
                 parse_setting(f, keyword, words)
         elif keyword == "DONE":
             set_done(f, words)
+        elif keyword in _SUBMIT_TIME and f.rescue is not None:
+            warn(f, f"{keyword} in a rescue DAG takes no effect: DAGMan reads CONFIG, ENV and SET_JOB_ATTR "
+                 "from the DAG files it is given, not from the rescue DAG")
         elif keyword in _SUBMIT_TIME and f.prefix:
             warn(f, f"{keyword} in a splice takes no effect: DAGMan reads CONFIG, ENV and SET_JOB_ATTR "
                  "from the DAG files it is given, not from their splices")
@@ -318,30 +347,56 @@ def _one_edge_per_pair(dag: Dag) -> None:
                 table[name] = list(dict.fromkeys(others))
 
 
+#: the command order a rescue DAG's commands start from: above any a DAG file reaches, so that they
+#: override the DAG's own, as lines read after all of them
+_RESCUE_ORDER = 1 << 62
+
+
 def parse_rescue(path: str, dag: Dag) -> Rescue:
-    """A partial rescue DAG: ``DONE node`` and ``RETRY node n [UNLESS-EXIT v]`` lines naming nodes of
-    ``dag``.  DAGMan parses a rescue DAG as one more DAG file; sheaf reads these two commands, the
-    ones a rescue DAG is written with, and refuses any other by name."""
+    """A partial rescue DAG (or save point file), parsed onto ``dag`` as DAGMan parses it: one more DAG
+    file read after the DAG's own, its lines naming nodes by their full names, ``ALL_NODES`` every node
+    of the DAG.  Its settings (VARS, PRIORITY, CATEGORY, MAXJOBS, SCRIPT ...) override the DAG's as later
+    lines would; its ``DONE node`` and ``RETRY node n [UNLESS-EXIT v]`` lines are returned as the
+    :class:`Rescue` the run starts from.  A node declared again is a duplicate, as in DAGMan; a new node
+    or an edge is refused by name (DAGMan would add it after it has set the DAG up for the run)."""
+    f = DagFile(path, os.path.dirname(path), "", dag, (path,))
+    f.local = list(dag.nodes)  # ALL_NODES: the splices are part of the DAG by now, as in DAGMan
+    f.order = [_RESCUE_ORDER]
     done: set[str] = set()
     retries: dict[str, int] = {}
     unless: dict[str, int] = {}
-    f = DagFile(path, os.path.dirname(path), "", dag, (path,))
-    for lineno, words, _line in read_lines(f, "rescue DAG"):
-        f.lineno = lineno
-        keyword = dag_keyword(words[0])
-        if keyword not in ("DONE", "RETRY"):
-            raise f.error(f"{words[0]} in a rescue DAG: sheaf reads only its DONE and RETRY lines",
-                          "a rescue DAG holds DONE node and RETRY node n [UNLESS-EXIT v] lines",
-                          " ".join(words))
-        if len(words) < 2 or words[1] not in dag.nodes:
-            raise f.error("not a rescue DAG line for this DAG", "DONE node | RETRY node n [UNLESS-EXIT v]",
-                          " ".join(words))
-        if keyword == "DONE":
-            done.add(words[1])
-            continue
-        if len(words) not in (3, 5) or (len(words) == 5 and dag_keyword(words[3]) != "UNLESS_EXIT"):
-            raise f.error("bad RETRY", "RETRY node n [UNLESS-EXIT v]", " ".join(words))
-        retries[words[1]] = dag_int(f, words[2], "retry count", low=0)
-        if len(words) == 5:  # without it the DAG's own value stays, as DAGMan's SetMaxRetries keeps it
-            unless[words[1]] = dag_int(f, words[4], "UNLESS-EXIT value")
+    f.rescue = (done, retries, unless)
+    _parse_file(f)
     return Rescue(path, frozenset(done), retries, unless)
+
+
+def _rescue_line(f: DagFile, keyword: str, words: list[str]) -> None:
+    """A rescue DAG's ``DONE`` or ``RETRY`` line, into the record of where the run starts."""
+    assert f.rescue is not None
+    done, retries, unless = f.rescue
+    if keyword == "DONE":
+        if len(words) != 2:
+            raise f.error("bad DONE", "DONE node", " ".join(words))
+        if dag_keyword(words[1]) == ALL_NODES:
+            raise f.error("DONE does not take ALL_NODES", "DONE names one node (ALL_NODES is not allowed)",
+                          words[1])
+        check_kind(f, "DONE", _rescue_node(f, words[1]))
+        done.add(words[1])
+        return
+    if len(words) not in (3, 5) or (len(words) == 5 and dag_keyword(words[3]) != "UNLESS_EXIT"):
+        raise f.error("bad RETRY", "RETRY node n [UNLESS-EXIT v]", " ".join(words))
+    count = dag_int(f, words[2], "retry count", low=0)
+    value = dag_int(f, words[4], "UNLESS-EXIT value") if len(words) == 5 else None
+    every = dag_keyword(words[1]) == ALL_NODES
+    for spec in ([s for s in f.dag.nodes.values() if not s.final] if every else [_rescue_node(f, words[1])]):
+        check_kind(f, "RETRY", spec)
+        retries[spec.name] = count
+        if value is not None:  # without it the DAG's own value stays, as DAGMan's SetMaxRetries keeps it
+            unless[spec.name] = value
+
+
+def _rescue_node(f: DagFile, name: str) -> NodeSpec:
+    spec = f.dag.nodes.get(name)
+    if spec is None:
+        raise f.error("unknown node", "a rescue DAG's lines name nodes of its DAG", name)
+    return spec

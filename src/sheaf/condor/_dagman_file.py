@@ -57,6 +57,9 @@ class DagFile:
         self.key: tuple[int, ...] = ()
         self.lineno = 0
         self.current = ""  # the line being parsed (VARS values keep their spacing)
+        # a rescue DAG's DONE nodes, RETRY counts and UNLESS-EXIT values, kept apart from the DAG's own
+        # settings because they say where the run starts (None: this file is no rescue DAG)
+        self.rescue: tuple[set[str], dict[str, int], dict[str, int]] | None = None
 
     def error(self, message: str, rule: str, value: object) -> FormatError:
         return FormatError(message, rule=rule, value=value, path=self.path, line=self.lineno)

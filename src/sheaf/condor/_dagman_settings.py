@@ -14,7 +14,8 @@ FINAL node, as DAGMan's parser refuses them.
 
 from __future__ import annotations
 
-__all__ = ["SETTINGS", "apply_later", "apply_setting", "parse_setting", "set_done", "set_save_point"]
+__all__ = ["SETTINGS", "apply_later", "apply_setting", "check_kind", "parse_setting", "set_done",
+           "set_save_point"]
 
 import copy
 import os
