@@ -363,6 +363,33 @@ def test_a_named_rescue_dag_or_save_file_is_where_a_run_starts(tmp_path: Path) -
         assert refused.returncode == 2 and said in refused.stderr, refused.stderr
 
 
+def test_a_rescue_dags_vars_line_reaches_the_resumed_runs_job(tmp_path: Path) -> None:
+    """DAGMan parses the rescue DAG as one more DAG file after the DAG's own: a VARS line added to it
+    by hand gives the node's job its value in the run that starts from it, a PRIORITY line its priority."""
+    log = tmp_path / "ran"
+    sub(tmp_path, "n.sub", "/bin/sh", f"-c 'echo $(JOB)=$(x) >> {log}'")
+    (tmp_path / "wf.dag").write_text('JOB A n.sub\nJOB B n.sub\nVARS ALL_NODES x="dag"\nPARENT A CHILD B\n')
+    (tmp_path / "wf.dag.rescue001").write_text('# edited by hand\nDONE A\nVARS B x="rescue"\nPRIORITY B 5\n')
+    done = sheaf_run(tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "started from: rescue:wf.dag.rescue001" in done.stdout, done.stdout
+    assert log.read_text() == "B=rescue\n"
+
+
+def test_a_bad_rescue_dag_is_refused_before_anything_is_written(tmp_path: Path) -> None:
+    """A rescue DAG line naming a node the DAG does not have stops DAGMan's start-up; sheaf refuses it
+    with its file and line, exit 2, and leaves no state directory or lock behind."""
+    sub(tmp_path, "n.sub")
+    (tmp_path / "wf.dag").write_text("JOB A n.sub\n")
+    (tmp_path / "wf.dag.rescue001").write_text('DONE A\nVARS nosuch x="1"\n')
+    before = sorted(p.name for p in tmp_path.iterdir())
+    refused = sheaf_run(tmp_path)
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert "wf.dag.rescue001:2" in refused.stderr and "nosuch" in refused.stderr, refused.stderr
+    assert "Traceback" not in refused.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
 def test_do_recovery_starts_from_the_last_runs_state_even_when_it_ended(tmp_path: Path) -> None:
     """condor_submit_dag -DoRecovery: the state of the DAG's last run, as after a killed run -- its done
     nodes done, its failed node (no retry left) failed -- whatever the rescue DAGs hold; not with

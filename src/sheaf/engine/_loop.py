@@ -23,7 +23,8 @@ Starting a run (``run_workflow``) decides where state comes from, as DAGMan does
   and the FINAL node's success made the DAG succeed): DAGMan, given the DAG again, starts from the
   newest rescue DAG, and so does sheaf.
 
-Everything is validated before anything is written: the DAG file, its CONFIG, every submit
+Everything is validated before anything is written: the DAG file, its CONFIG, the rescue DAG the run
+reads (parsed onto the DAG as DAGMan parses it: one more DAG file, read last), every submit
 description (expanded for its first node; the other nodes sharing it at submission) and every
 SUBDAG's DAG file; a bad one raises :class:`FormatError`. A submit file or sub-DAG file that does
 not exist yet is not an error: as in DAGMan it is read when its node is submitted (a PRE script or
@@ -59,7 +60,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sheaf._gc import freeze, gc_paused, unfreeze
-from sheaf.condor import Dag, check_categories, parse_dag
+from sheaf.condor import Dag, Rescue, check_categories, parse_dag, parse_rescue
 from sheaf.engine._backend import Adopts, Backend
 from sheaf.engine._dagid import PARENT_ID_VARIABLE, dagman_id
 from sheaf.engine._journal import Journal, Replay, replay
@@ -69,7 +70,7 @@ from sheaf.engine._nodes import DAG_ABORTED, DAG_CYCLE, DAG_REMOVED
 from sheaf.engine._orphans import attempt_token, start_guard, stop_run_processes
 from sheaf.engine._paths import find_dag, named_rescue, rescue_number, retire_rescues, save_file, state_paths
 from sheaf.engine._procs import Tolerance
-from sheaf.engine._resume import RunLock, damage_warnings, starting_point
+from sheaf.engine._resume import RunLock, damage_warnings, is_complete, rescue_to_read, starting_point
 from sheaf.engine._run import EngineRun, Progress
 from sheaf.engine._runconfig import (
     DagEnvironment,
@@ -88,7 +89,7 @@ from sheaf.engine._scriptmacros import check_scripts
 from sheaf.engine._state import DagState
 from sheaf.engine._stop import Stopped, StopSignals, register, unregister
 from sheaf.engine.reports import remove_stale_files
-from sheaf.errors import FormatError, StorageError
+from sheaf.errors import FormatError, StorageError, UsageError
 
 _FREEZE_NODES = 10_000  # from this many nodes on, the run's long-lived objects leave the collector
 _YOUNG_THRESHOLD = 50_000  # net allocations between collections of the youngest generation (default 700)
@@ -192,13 +193,14 @@ def _run_workflow(directory: str, backend: Backend | Callable[[], Backend], opti
     with gc_paused():  # reading makes a few objects a line, nearly all kept for the run
         dag_path, dag, names = _read_dags(directory, options.dag_files, options.usedagdir,
                                           options.system_knobs)
+        multi = len(names) > 1
+        paths = state_paths(dag_path + "_multi" if multi else dag_path)
+        chosen = _read_rescue(directory, dag, options, multi, paths["journal"])
         check_scripts(dag, script_warnings.append)
         limits = run_limits(dag, options, _batch_name(dag_path, options.batch_name))
         with DagEnvironment(dag.env):  # $ENV() and getenv of the expansions made now see ENV SET too
             descs, first = load_descriptions(dag, limits, script_warnings.append)
         _freeze_long_lived(dag)
-    multi = len(names) > 1
-    paths = state_paths(dag_path + "_multi" if multi else dag_path)
     try:
         os.makedirs(paths["dir"], exist_ok=True)
     except OSError as exc:
@@ -211,12 +213,10 @@ def _run_workflow(directory: str, backend: Backend | Callable[[], Backend], opti
         warnings = [*dag.warnings, *config_warnings(dag), *script_warnings,
                     *damage_warnings(prior, paths["journal"])]
         _tell(on_warning, warnings)
-        rescue, inherited = _rescue_choice(directory, dag, options, multi)
-        if (prior.ended is not None and prior.ended.succeeded and prior.ended.rescue is None
-                and rescue == "newest"):
+        if _nothing_to_run(dag, prior, options, multi, chosen):
             return _complete_result(dag, prior, paths["journal"])
-        source, done, failed, attempts, retry_limits = starting_point(dag, prior, multi, rescue,
-                                                                      options.recovery)
+        source, done, failed, attempts, retry_limits = starting_point(dag, prior, chosen.start,
+                                                                      options.recovery, chosen.rescue)
         reasons = {n: r.reason for n, r in prior.nodes.items() if n in failed}
         machine = DagState(dag, limits, clock, done=done, failed=failed, attempts=attempts,
                            next_cluster=prior.max_cluster + 1, reasons=reasons, retry_limits=retry_limits)
@@ -238,7 +238,7 @@ def _run_workflow(directory: str, backend: Backend | Callable[[], Backend], opti
                    source, pre_done, names,
                    Tolerance(limits.job_failure_tolerance, False, limits.remove_job_list_on_failure),
                    limits.batch_name, limits.suppress_notification,
-                   SubdagOptions(subdag_options(dag, options, inherited), options.force))
+                   SubdagOptions(subdag_options(dag, options, chosen.inherited), options.force))
         signals.attach(run)
         try:
             with DagEnvironment(dag.env):
@@ -286,23 +286,68 @@ def _tell(on_warning: Callable[[str], None] | None, warnings: list[str]) -> None
 def _rescue_choice(directory: str, dag: Dag, options: DagmanOptions, multi: bool
                    ) -> tuple[str | None, int | None]:
     """Which DAG this run starts from, as condor_submit_dag's ``-force``, ``-load_save``, ``-RescueFile``,
-    ``-DoRescueFrom N`` and ``-AutoRescue`` choose (``starting_point``'s ``start``), renaming the rescue
-    DAGs they retire; and the number of a rescue DAG ``-RescueFile`` named (its SUBDAGs start from
-    theirs)."""
+    ``-DoRescueFrom N`` and ``-AutoRescue`` choose (``starting_point``'s ``start``), and the number of a
+    rescue DAG ``-RescueFile`` named (its SUBDAGs start from theirs).  It changes nothing: the rescue DAGs
+    the choice retires are renamed under the run lock (``_retire_rescues``)."""
     if options.force:
-        retire_rescues(dag.path, multi)
         return None, None
     if options.load_save is not None:  # a partial rescue DAG; the rescue DAGs stay as they are
         return save_file(dag.path, options.load_save), None
     if options.rescue_file is not None:
-        chosen, number = named_rescue(directory, dag.path, multi, options.rescue_file)
-        retire_rescues(dag.path, multi, after=number)
-        return chosen, number
+        return named_rescue(directory, dag.path, multi, options.rescue_file)
     if options.rescue_from is not None:
-        chosen = rescue_number(dag.path, multi, options.rescue_from)
-        retire_rescues(dag.path, multi, after=options.rescue_from)
-        return chosen, None
+        return rescue_number(dag.path, multi, options.rescue_from), None
     return ("newest" if auto_rescue(dag, options) else None), None
+
+
+def _retire_rescues(dag: Dag, options: DagmanOptions, multi: bool, named: int | None) -> None:
+    """Rename the rescue DAGs ``-force`` (all), ``-RescueFile`` (those after its number, ``named``) and
+    ``-DoRescueFrom N`` (those after N) retire, as condor_submit_dag does."""
+    if options.force:
+        retire_rescues(dag.path, multi)
+    elif options.load_save is None and options.rescue_file is not None:
+        retire_rescues(dag.path, multi, after=named or 0)
+    elif options.load_save is None and options.rescue_from is not None:
+        retire_rescues(dag.path, multi, after=options.rescue_from)
+
+
+@dataclass(frozen=True, slots=True)
+class _Chosen:
+    """Where the run starts: ``_rescue_choice``'s start and number, and the rescue DAG file read (None:
+    none) with what it says."""
+
+    start: str | None
+    inherited: int | None
+    path: str | None
+    rescue: Rescue | None
+
+
+def _read_rescue(directory: str, dag: Dag, options: DagmanOptions, multi: bool, journal: str) -> _Chosen:
+    """The start the options choose, and the rescue DAG the run reads (``rescue_to_read``) parsed onto
+    ``dag`` as DAGMan parses it, after the DAG files and before its category and strictness checks -- all
+    before anything is written, so that a bad one leaves nothing behind.  The journal is read here only
+    to tell a recovery (which reads the rescue DAG the killed run started from) or a complete DAG; the run
+    reads it again under its lock (``_nothing_to_run``)."""
+    start, inherited = _rescue_choice(directory, dag, options, multi)
+    prior = replay(journal) if start == "newest" or options.recovery else Replay()
+    path = rescue_to_read(dag, prior, multi, start, options.recovery)
+    rescue = parse_rescue(path, dag) if path is not None else None
+    check_categories(dag)
+    check_strict_warnings(dag)
+    return _Chosen(start, inherited, path, rescue)
+
+
+def _nothing_to_run(dag: Dag, prior: Replay, options: DagmanOptions, multi: bool, chosen: _Chosen) -> bool:
+    """Under the run lock: True when the journal's last run left nothing to do; else the rescue DAGs the
+    options retire are renamed, once the journal is known to ask for the rescue DAG read before the lock
+    (another run may have ended in between)."""
+    if is_complete(prior, chosen.start):
+        return True
+    if rescue_to_read(dag, prior, multi, chosen.start, options.recovery) != chosen.path:
+        raise UsageError("the workflow's journal or rescue DAGs changed while this run was starting "
+                         "(another run ended meanwhile); run it again")
+    _retire_rescues(dag, options, multi, chosen.inherited)
+    return False
 
 
 def _read_dags(directory: str, dag_files: Sequence[str], usedagdir: bool = False,
@@ -312,7 +357,6 @@ def _read_dags(directory: str, dag_files: Sequence[str], usedagdir: bool = False
     directory, or with ``usedagdir`` from each file's own directory (``condor_submit_dag -usedagdir``).
     The DAG's configuration has the ``_CONDOR_DAGMAN_*`` knobs of the environment under its own."""
     path, dag, names = _parse_dags(directory, dag_files, usedagdir)
-    check_categories(dag)
     dag.warnings.extend(environment_knobs(dag, os.environ))
     dag.warnings.extend(system_knobs(dag, system, "the pool configuration"))
     if dag.cycle and dag.flag("DAGMAN_STARTUP_CYCLE_DETECT", False):  # DAGMan's check before it starts
@@ -320,7 +364,6 @@ def _read_dags(directory: str, dag_files: Sequence[str], usedagdir: bool = False
                           rule="with DAGMAN_STARTUP_CYCLE_DETECT = True a DAG with a cycle is refused "
                           "before it runs",
                           path=path)
-    check_strict_warnings(dag)
     check_flags(dag)
     return path, dag, names
 

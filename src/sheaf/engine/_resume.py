@@ -10,7 +10,7 @@ import contextlib
 import fcntl
 import os
 
-from sheaf.condor import Dag, Rescue, parse_rescue
+from sheaf.condor import Dag, Rescue
 from sheaf.engine._journal import Replay
 from sheaf.engine._paths import newest_rescue
 from sheaf.errors import FormatError, UsageError
@@ -61,8 +61,30 @@ def lock_holder(path: str) -> int | None:
 RetryLimits = dict[str, tuple[int, int | None]]
 
 
-def starting_point(dag: Dag, prior: Replay, multi: bool = False, start: str | None = "newest",
-                   recover: bool = False) -> tuple[str, set[str], set[str], dict[str, int], RetryLimits]:
+def is_complete(prior: Replay, start: str | None) -> bool:
+    """The journal's last run succeeded and wrote no rescue DAG, and the run starts from the newest
+    rescue DAG: nothing to do."""
+    return (prior.ended is not None and prior.ended.succeeded and prior.ended.rescue is None
+            and start == "newest")
+
+
+def _recovers(prior: Replay, start: str | None, recover: bool) -> bool:
+    return bool(prior.epochs) and ((start == "newest" and prior.ended is None) or recover)
+
+
+def rescue_to_read(dag: Dag, prior: Replay, multi: bool = False, start: str | None = "newest",
+                   recover: bool = False) -> str | None:
+    """The rescue DAG (or save point file) the run reads, for ``starting_point``'s ``start`` and
+    ``recover``: in a recovery the one the killed run started from, else the chosen one; None for none."""
+    if is_complete(prior, start):
+        return None
+    if _recovers(prior, start, recover):
+        return _rescue_file_of(dag, prior.source)
+    return newest_rescue(dag.path, multi) if start == "newest" else start
+
+
+def starting_point(dag: Dag, prior: Replay, start: str | None, recover: bool, rescue: Rescue | None
+                   ) -> tuple[str, set[str], set[str], dict[str, int], RetryLimits]:
     """(source, done, failed, attempts, retry limits) for this run; see the module docstring.  The
     retry limits are a rescue DAG's ``RETRY node n [UNLESS-EXIT v]`` lines, (n, v or None): DAGMan
     parses the rescue DAG as a DAG file, so they apply whatever ``DAGMAN_RESET_RETRIES_UPON_RESCUE``
@@ -70,19 +92,19 @@ def starting_point(dag: Dag, prior: Replay, multi: bool = False, start: str | No
     RETRY count, and ``$(RETRY)`` starts at 0.
     ``start``: the rescue DAG to start from -- ``"newest"`` (a killed run recovers first), a path
     (``-DoRescueFrom``), or None for the original DAG (``-force``, ``-AutoRescue 0``).  ``recover``
-    (``-DoRecovery``): the last run's state, as after a killed run, even when it ended."""
-    if prior.epochs and ((start == "newest" and prior.ended is None) or recover):
+    (``-DoRecovery``): the last run's state, as after a killed run, even when it ended.  ``rescue``:
+    the rescue DAG ``rescue_to_read`` named, already parsed onto ``dag`` (``parse_rescue``)."""
+    if _recovers(prior, start, recover):
+        # the rescue DAG's DONE nodes are a second witness of what the killed run's ``B`` record
+        # lists, so damage to that record cannot make them run again
         done = {n for n, r in prior.nodes.items() if r.state == "done" and n in dag.nodes}
-        rescue = _rescue_of(dag, prior.source)
         done |= {n for n in rescue.done if n in dag.nodes} if rescue else set()
         failed = {n for n, r in prior.nodes.items() if r.state == "failed" and n in dag.nodes}
         return ("recovery", done, failed, {n: r.attempt for n, r in prior.nodes.items() if n in dag.nodes},
                 _retry_limits(rescue))
-    rescue_path = newest_rescue(dag.path, multi) if start == "newest" else start
-    if rescue_path is None:
+    if rescue is None:
         return "fresh", set(), set(), {}, {}
-    rescue = parse_rescue(rescue_path, dag)
-    return f"rescue:{os.path.basename(rescue_path)}", set(rescue.done), set(), {}, _retry_limits(rescue)
+    return f"rescue:{os.path.basename(rescue.path)}", set(rescue.done), set(), {}, _retry_limits(rescue)
 
 
 def _retry_limits(rescue: Rescue | None) -> RetryLimits:
@@ -91,15 +113,14 @@ def _retry_limits(rescue: Rescue | None) -> RetryLimits:
     return {n: (count, rescue.unless_exit.get(n)) for n, count in rescue.retries.items()}
 
 
-def _rescue_of(dag: Dag, source: str | None) -> Rescue | None:
-    """The rescue DAG a killed run started from: its DONE nodes are a second witness of what its
-    ``B`` record lists, so damage to that record cannot make them run again."""
+def _rescue_file_of(dag: Dag, source: str | None) -> str | None:
+    """The rescue DAG a killed run started from, if it is still there."""
     if not source or not source.startswith("rescue:"):
         return None
     path = os.path.join(os.path.dirname(dag.path), source[len("rescue:"):])
     if os.path.basename(path) != source[len("rescue:"):] or not os.path.isfile(path):
         return None
-    return parse_rescue(path, dag)
+    return path
 
 
 def damage_warnings(prior: Replay, journal_path: str) -> list[str]:
