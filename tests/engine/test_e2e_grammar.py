@@ -205,6 +205,21 @@ def test_several_dag_files_run_as_one(tmp_path: Path) -> None:
     assert list(tmp_path.glob(".sheaf/a.dag_multi.journal"))
 
 
+def test_a_later_dag_files_settings_for_an_earlier_files_node_win(tmp_path: Path) -> None:
+    """condor_submit_dag a.dag b.dag reads b.dag after a.dag: b's VARS and PRIORITY for a.dag's node
+    are later lines of the one DAG, so they override a's (with DAGMan's warnings)."""
+    out = tmp_path / "out.txt"
+    (tmp_path / "a.sub").write_text(_append(out, "$(v)") + "queue\n")
+    (tmp_path / "a.dag").write_text('CONFIG a.config\nJOB A a.sub\nVARS A v="from-a"\nPRIORITY A 1\n')
+    (tmp_path / "a.config").write_text("DAGMAN_MUNGE_NODE_NAMES = False\nDAGMAN_USE_STRICT = 0\n")
+    (tmp_path / "b.dag").write_text('VARS A v="from-b"\nPRIORITY A 5\n')
+    done = sheaf_run(tmp_path, "--dag", "a.dag", "--dag", "b.dag")
+    assert done.returncode == 0, done.stderr
+    assert out.read_text() == "from-b\n"
+    log = (tmp_path / "a.dag.dagman.out").read_text()
+    assert "b.dag:2: new PRIORITY 5 for node A overrides old value 1" in log
+
+
 def test_refusals_name_the_line_and_run_nothing(tmp_path: Path) -> None:
     out = tmp_path / "out.txt"
     (tmp_path / "a.sub").write_text(_append(out, "a") + "queue\n")

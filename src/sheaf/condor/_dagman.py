@@ -289,11 +289,12 @@ def parse_dag(path: str, *more: str, read_vars: bool = True, base: str | None = 
     paths = (path, *(os.path.abspath(p) for p in more))
     dag = Dag(path, {}, {}, {}, {}, {}, files=paths, vars_read=read_vars, own_dirs=usedagdir)
     rank: dict[str, tuple[int, ...]] = {}
+    order = [0]  # one command order for all the files: a later file's line is a later line of the DAG
     with gc_paused():  # a few objects a line, no cycles among them
         for number, one in enumerate(paths):
             where = os.path.abspath(base) if base is not None else os.path.dirname(one)
             f = DagFile(one, where, "", dag, (one,))
-            f.rank, f.key = rank, (number,)
+            f.rank, f.key, f.order = rank, (number,), order
             _parse_file(f)
     for spec in (*dag.nodes.values(), *dag.services.values()):
         if spec.description is not None and spec.description not in dag.descriptions:
