@@ -260,3 +260,39 @@ def test_random_corruption_never_tracebacks_and_never_reruns_a_done_node(
             return
         assert not done & set(backend.nodes()), f"{kind}: a node journaled done ran again"
         assert all(isinstance(r, BeginRecord) or r.time >= 0 for r in read_records(str(journal)))
+
+
+# ---- the journal read before the lock -------------------------------------------------------------
+
+def test_the_journal_read_before_the_lock_is_replayed_again_only_if_it_changed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The run reads the journal before its lock (to know which rescue DAG it reads) and under it: the
+    second read reuses the first while the file is unchanged, and replays it when another run wrote it
+    in between (its record, not the earlier read, decides)."""
+    from sheaf.engine import _loop
+
+    write_dag(tmp_path, CHAIN)
+    assert run(tmp_path, FakeBackend()).source == "fresh"  # type: ignore[attr-defined]
+    replays: list[str] = []
+    real_replay = _loop.replay
+
+    def counted(path: str) -> object:
+        replays.append(path)
+        return real_replay(path)
+
+    monkeypatch.setattr(_loop, "replay", counted)
+    result = run(tmp_path, FakeBackend())
+    assert result.source == "complete" and len(replays) == 1  # type: ignore[attr-defined]
+
+    real_lock = _loop._take_lock
+    journal = journal_of(tmp_path)
+
+    def lock_after_another_run(path: str, signals: object) -> object:
+        stat = journal.stat()
+        os.utime(journal, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000))
+        return real_lock(path, signals)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(_loop, "_take_lock", lock_after_another_run)
+    replays.clear()
+    result = run(tmp_path, FakeBackend())
+    assert result.source == "complete" and len(replays) == 2  # type: ignore[attr-defined]

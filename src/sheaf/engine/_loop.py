@@ -209,7 +209,7 @@ def _run_workflow(directory: str, backend: Backend | Callable[[], Backend], opti
     lock = _take_lock(paths["lock"], signals)
     try:
         signals.resume()
-        prior = replay(paths["journal"])
+        prior = chosen.journal_read(paths["journal"])
         warnings = [*dag.warnings, *config_warnings(dag), *script_warnings,
                     *damage_warnings(prior, paths["journal"])]
         _tell(on_warning, warnings)
@@ -320,21 +320,43 @@ class _Chosen:
     inherited: int | None
     path: str | None
     rescue: Rescue | None
+    #: the journal as read before the lock, and the (inode, size, mtime) it was read at
+    prior: Replay | None = None
+    journal_stamp: tuple[int, int, int] | None = None
+
+    def journal_read(self, journal: str) -> Replay:
+        """The journal replayed under the run lock: the replay made before the lock if the file has not
+        changed since (a large run's journal is slow to replay), else a new one."""
+        if self.prior is not None and self.journal_stamp is not None and \
+                _journal_stamp(journal) == self.journal_stamp:
+            return self.prior
+        return replay(journal)
+
+
+def _journal_stamp(journal: str) -> tuple[int, int, int] | None:
+    try:
+        st = os.stat(journal)
+    except OSError:
+        return None
+    return st.st_ino, st.st_size, st.st_mtime_ns
 
 
 def _read_rescue(directory: str, dag: Dag, options: DagmanOptions, multi: bool, journal: str) -> _Chosen:
     """The start the options choose, and the rescue DAG the run reads (``rescue_to_read``) parsed onto
     ``dag`` as DAGMan parses it, after the DAG files and before its category and strictness checks -- all
     before anything is written, so that a bad one leaves nothing behind.  The journal is read here only
-    to tell a recovery (which reads the rescue DAG the killed run started from) or a complete DAG; the run
-    reads it again under its lock (``_nothing_to_run``)."""
+    to tell a recovery (which reads the rescue DAG the killed run started from) or a complete DAG; under
+    its lock the run reads it again unless the file is unchanged (``_Chosen.journal_read``) and checks
+    the choice still holds (``_nothing_to_run``)."""
     start, inherited = _rescue_choice(directory, dag, options, multi)
-    prior = replay(journal) if start == "newest" or options.recovery else Replay()
+    early = start == "newest" or options.recovery
+    stamp = _journal_stamp(journal) if early else None
+    prior = replay(journal) if early else Replay()
     path = rescue_to_read(dag, prior, multi, start, options.recovery)
     rescue = parse_rescue(path, dag) if path is not None else None
     check_categories(dag)
     check_strict_warnings(dag)
-    return _Chosen(start, inherited, path, rescue)
+    return _Chosen(start, inherited, path, rescue, prior if early else None, stamp)
 
 
 def _nothing_to_run(dag: Dag, prior: Replay, options: DagmanOptions, multi: bool, chosen: _Chosen) -> bool:
