@@ -446,13 +446,16 @@ def test_final_runs_when_the_run_is_stopped(tmp_path: Path) -> None:
     sub(tmp_path, "b.sub")
     final = executable(tmp_path / "final.sh", '#!/bin/sh\necho "$1 $2" > final.out\n')
     sub(tmp_path, "f.sub", "/bin/sh", f"-c 'echo $(DAG_STATUS) $(FAILED_COUNT) > {tmp_path}/final.sub.out'")
+    # JOBSTATE_LOG: its SUBMIT line tells the test A is running
     (tmp_path / "wf.dag").write_text(f"JOB A a.sub\nJOB B b.sub\nPARENT A CHILD B\nFINAL F f.sub\n"
-                                     f"SCRIPT POST F {final} $DAG_STATUS $FAILED_COUNT\n")
+                                     f"SCRIPT POST F {final} $DAG_STATUS $FAILED_COUNT\n"
+                                     "JOBSTATE_LOG jobstate.log\n")
     proc = subprocess.Popen([SHEAF, "run", str(tmp_path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True)
     deadline = time.monotonic() + 30
     while b"SUBMIT" not in _read(tmp_path / "jobstate.log") and time.monotonic() < deadline:
         time.sleep(0.05)
+    assert b"SUBMIT" in _read(tmp_path / "jobstate.log"), "A was never submitted"
     proc.send_signal(signal.SIGTERM)
     _out, err = proc.communicate(timeout=60)
     assert proc.returncode == 0, err  # FINAL succeeded: DAGMan exits 0
