@@ -191,16 +191,21 @@ def test_config_env_and_set_job_attr_in_a_splice_take_no_effect(tmp_path: Path) 
         assert f"splice.dg:{line}: {keyword} in a splice takes no effect" in log
 
 
+def _run_two_dag_files(tmp_path: Path, a_dag: str, b_dag: str, config: str = "") -> None:
+    """``sheaf run --dag a.dag --dag b.dag`` in one name space (DAGMAN_MUNGE_NODE_NAMES = False in the
+    first file's CONFIG, so b may name a's nodes); it must succeed."""
+    (tmp_path / "a.dag").write_text("CONFIG a.config\n" + a_dag)
+    (tmp_path / "a.config").write_text("DAGMAN_MUNGE_NODE_NAMES = False\n" + config)
+    (tmp_path / "b.dag").write_text(b_dag)
+    done = sheaf_run(tmp_path, "--dag", "a.dag", "--dag", "b.dag")
+    assert done.returncode == 0, done.stderr
+
+
 def test_several_dag_files_run_as_one(tmp_path: Path) -> None:
     out = tmp_path / "out.txt"
     (tmp_path / "a.sub").write_text(_append(out, "a") + "queue\n")
     (tmp_path / "b.sub").write_text(_append(out, "b") + "queue\n")
-    # DAGMAN_MUNGE_NODE_NAMES = False (in the first file's CONFIG): one name space, so b may name A
-    (tmp_path / "a.dag").write_text("CONFIG a.config\nJOB A a.sub\n")
-    (tmp_path / "a.config").write_text("DAGMAN_MUNGE_NODE_NAMES = False\n")
-    (tmp_path / "b.dag").write_text("JOB B b.sub\nPARENT A CHILD B\n")
-    done = sheaf_run(tmp_path, "--dag", "a.dag", "--dag", "b.dag")
-    assert done.returncode == 0, done.stderr
+    _run_two_dag_files(tmp_path, "JOB A a.sub\n", "JOB B b.sub\nPARENT A CHILD B\n")
     assert out.read_text() == "a\nb\n"
     assert list(tmp_path.glob(".sheaf/a.dag_multi.journal"))
 
@@ -210,11 +215,8 @@ def test_a_later_dag_files_settings_for_an_earlier_files_node_win(tmp_path: Path
     are later lines of the one DAG, so they override a's (with DAGMan's warnings)."""
     out = tmp_path / "out.txt"
     (tmp_path / "a.sub").write_text(_append(out, "$(v)") + "queue\n")
-    (tmp_path / "a.dag").write_text('CONFIG a.config\nJOB A a.sub\nVARS A v="from-a"\nPRIORITY A 1\n')
-    (tmp_path / "a.config").write_text("DAGMAN_MUNGE_NODE_NAMES = False\nDAGMAN_USE_STRICT = 0\n")
-    (tmp_path / "b.dag").write_text('VARS A v="from-b"\nPRIORITY A 5\n')
-    done = sheaf_run(tmp_path, "--dag", "a.dag", "--dag", "b.dag")
-    assert done.returncode == 0, done.stderr
+    _run_two_dag_files(tmp_path, 'JOB A a.sub\nVARS A v="from-a"\nPRIORITY A 1\n',
+                       'VARS A v="from-b"\nPRIORITY A 5\n', config="DAGMAN_USE_STRICT = 0\n")
     assert out.read_text() == "from-b\n"
     log = (tmp_path / "a.dag.dagman.out").read_text()
     assert "b.dag:2: new PRIORITY 5 for node A overrides old value 1" in log

@@ -445,8 +445,8 @@ def _drive(run: EngineRun, machine: DagState, prior: Replay, source: str) -> Run
     while machine.finished is None:
         # a step that DAGMAN_MAX_SUBMITS_PER_INTERVAL cut short is followed at once by the next: the
         # backend's news waits (it is gathered once the ready nodes are submitted), a stop does not
-        run.held_for_ever = machine.queues.closed_waiting()
-        events = [] if step.more and not run.stop_requested else run.gather()
+        events = ([] if step.more and not run.stop_requested
+                  else run.gather(held_for_ever=machine.queues.closed_waiting()))
         step = machine.advance(events, idle=run.backend.idle())
         run.act(machine, step)
     return _result(run, machine, source)

@@ -145,9 +145,6 @@ class EngineRun:
         #   cluster)
         self.services_started: set[str] = set()  # those whose EXECUTE is written
         self.pending: list[EngineEvent] = []
-        # nodes wait that no throttle will ever let go (MAXJOBS c 0): with nothing in flight the run
-        # waits for a stop or the halt file, as DAGMan does, rather than stall
-        self.held_for_ever = False
         self.early: list[Event] = []  # backend events collected while a commit was in flight
         self.rescue: str | None = None
         self.on_progress = on_progress
@@ -486,7 +483,10 @@ class EngineRun:
             return JobReleased(ran[0], ran[1], proc, event.reason)
         return JobRequeued(ran[0], ran[1], proc, event.exit_code, event.signal, event.reason)
 
-    def gather(self) -> list[EngineEvent]:
+    def gather(self, *, held_for_ever: bool) -> list[EngineEvent]:
+        """The events since the last call: the halt file, a stop, scripts, the backend's.
+        ``held_for_ever``: nodes wait that no throttle will ever let go (MAXJOBS c 0), so with nothing
+        in flight the run waits for a stop or the halt file, as DAGMan does, rather than stall."""
         events: list[EngineEvent] = list(self.pending)
         self.pending.clear()
         if self._halt_file_appeared():
@@ -534,7 +534,7 @@ class EngineRun:
                 elif ended is not None:  # None: other procs of the node still run
                     events.append(JobHeld(target[0], target[1], ended.reason))
         elif not events:
-            if not self.scripts.busy() and not self.held_for_ever:
+            if not self.scripts.busy() and not held_for_ever:
                 raise EngineError("the engine stalled: nothing in flight but the DAG is not finished")
             time.sleep(timeout)
             events.extend(self.scripts.poll())
