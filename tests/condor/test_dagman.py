@@ -198,6 +198,23 @@ def test_a_rescue_dag_line_naming_a_node_the_dag_does_not_have_is_refused(tmp_pa
     assert (caught.value.path, caught.value.line, caught.value.value) == (str(rescue), line, value)
 
 
+@pytest.mark.parametrize(("body", "line", "value", "message"), [
+    ("DONE A B\n", 1, "DONE A B", "bad DONE"),
+    ("DONE ALL_NODES\n", 1, "ALL_NODES", "DONE does not take ALL_NODES"),
+    ("DONE A\nRETRY A\n", 2, "RETRY A", "bad RETRY"),
+    ("RETRY A 2 UNLESS 3\n", 1, "RETRY A 2 UNLESS 3", "bad RETRY"),
+    ("RETRY A two\n", 1, "two", "retry count"),
+])
+def test_a_malformed_rescue_dag_line_is_refused_at_its_line(tmp_path: Path, body: str, line: int,
+                                                            value: str, message: str) -> None:
+    dag = parse_dag(str(write(tmp_path, "JOB A a\n")))
+    rescue = write(tmp_path, body, "wf.dag.rescue001")
+    with pytest.raises(FormatError) as caught:
+        parse_rescue(str(rescue), dag)
+    assert (caught.value.path, caught.value.line, caught.value.value) == (str(rescue), line, value)
+    assert message in str(caught.value)
+
+
 def test_a_job_line_in_a_rescue_dag_is_refused_as_dagman_refuses_it(tmp_path: Path) -> None:
     """DAGMan's parse of the rescue DAG adds its nodes to the DAG's: a JOB line naming a node of the DAG
     is a node declared twice."""
