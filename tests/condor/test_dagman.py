@@ -184,29 +184,18 @@ def test_a_rescue_dag_is_parsed_as_one_more_dag_file_of_the_dag(tmp_path: Path) 
     assert not b.done  # DONE stays the rescue's record: a recovery from the journal reads it as such
 
 
-@pytest.mark.parametrize(("body", "line", "value"), [
-    ("DONE A\nVARS nosuch x=\"1\"\n", 2, "nosuch"),
-    ("PRIORITY A 2\n\nPRIORITY nosuch 3\n", 3, "nosuch"),
-    ("DONE nosuch\n", 1, "nosuch"),
-])
-def test_a_rescue_dag_line_naming_a_node_the_dag_does_not_have_is_refused(tmp_path: Path, body: str,
-                                                                          line: int, value: str) -> None:
-    dag = parse_dag(str(write(tmp_path, "JOB A a\n")))
-    rescue = write(tmp_path, body, "wf.dag.rescue001")
-    with pytest.raises(FormatError) as caught:
-        parse_rescue(str(rescue), dag)
-    assert (caught.value.path, caught.value.line, caught.value.value) == (str(rescue), line, value)
-
-
 @pytest.mark.parametrize(("body", "line", "value", "message"), [
+    ("DONE A\nVARS nosuch x=\"1\"\n", 2, "nosuch", "unknown node"),
+    ("PRIORITY A 2\n\nPRIORITY nosuch 3\n", 3, "nosuch", "unknown node"),
+    ("DONE nosuch\n", 1, "nosuch", "unknown node"),
     ("DONE A B\n", 1, "DONE A B", "bad DONE"),
     ("DONE ALL_NODES\n", 1, "ALL_NODES", "DONE does not take ALL_NODES"),
     ("DONE A\nRETRY A\n", 2, "RETRY A", "bad RETRY"),
     ("RETRY A 2 UNLESS 3\n", 1, "RETRY A 2 UNLESS 3", "bad RETRY"),
     ("RETRY A two\n", 1, "two", "retry count"),
 ])
-def test_a_malformed_rescue_dag_line_is_refused_at_its_line(tmp_path: Path, body: str, line: int,
-                                                            value: str, message: str) -> None:
+def test_a_rescue_dag_line_naming_no_node_of_the_dag_or_malformed_is_refused(
+        tmp_path: Path, body: str, line: int, value: str, message: str) -> None:
     dag = parse_dag(str(write(tmp_path, "JOB A a\n")))
     rescue = write(tmp_path, body, "wf.dag.rescue001")
     with pytest.raises(FormatError) as caught:
